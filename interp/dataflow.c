@@ -1,0 +1,189 @@
+/*
+ * dataflow.c — ideal timing of the orders (dataflow.h). Linear in the
+ * number of passes: a device runs until it meets a dependency not yet done
+ * and is woken when the pass it may wait for completes.
+ */
+#include "dataflow.h"
+#include "ir_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct flow {
+    sc_prog *pg;
+    double *endF, *endB; /* [S*m], < 0 while not done */
+    size_t *base, *pc;
+    double *tfree;
+    int *stack, *queued, nstack;
+    double *start, *end;
+} flow;
+
+/* The dependency of pass `in` on device d: its end time (< 0: not done)
+ * and, through *dep, the pass it is. Returns 0 when there is none. */
+static int dependency(const flow *f, int d, const sc_instr *in, double *ready, sc_instr *dep)
+{
+    const sc_prog *pg = f->pg;
+    int s = in->stage, mb = in->mb, ds;
+    const double *tab;
+    if (in->op == SC_OP_F) {
+        if (s == 0)
+            return 0;
+        ds = s - 1;
+        tab = f->endF;
+        dep->op = SC_OP_F;
+    } else if (in->op == SC_OP_W) {
+        ds = s;
+        tab = f->endB;
+        dep->op = SC_OP_B;
+    } else if (s == pg->S - 1) {
+        ds = s;
+        tab = f->endF;
+        dep->op = SC_OP_F;
+    } else {
+        ds = s + 1;
+        tab = f->endB;
+        dep->op = SC_OP_B;
+    }
+    dep->stage = ds;
+    dep->mb = mb;
+    double e = tab[SC_SM(pg, ds, mb)];
+    *ready = e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+    return 1;
+}
+
+static double cost(const sc_prog *pg, const sc_instr *in)
+{
+    switch (in->op) {
+    case SC_OP_F: return pg->tf[in->stage];
+    case SC_OP_B: return pg->tb[in->stage];
+    case SC_OP_W: return pg->tw[in->stage];
+    default: return pg->tb[in->stage] + pg->tw[in->stage];
+    }
+}
+
+static void wake(flow *f, int d)
+{
+    if (!f->queued[d]) {
+        f->queued[d] = 1;
+        f->stack[f->nstack++] = d;
+    }
+}
+
+static void run_device(flow *f, int d)
+{
+    sc_prog *pg = f->pg;
+    const sc_vec *ov = &pg->order[d];
+    while (f->pc[d] < ov->n) {
+        const sc_instr *in = &ov->v[f->pc[d]];
+        double t = f->tfree[d], ready;
+        sc_instr dep;
+        if (dependency(f, d, in, &ready, &dep)) {
+            if (ready < 0)
+                return;
+            if (ready > t)
+                t = ready;
+        }
+        double e = t + cost(pg, in);
+        size_t g = f->base[d] + f->pc[d];
+        if (f->start) {
+            f->start[g] = t;
+            f->end[g] = e;
+        }
+        f->tfree[d] = e;
+        f->pc[d]++;
+        size_t sm = SC_SM(pg, in->stage, in->mb);
+        if (in->op == SC_OP_F) {
+            f->endF[sm] = e;
+            if (in->stage + 1 < pg->S)
+                wake(f, pg->stage_dev[in->stage + 1]);
+        } else if (in->op != SC_OP_W) {
+            f->endB[sm] = e;
+            if (in->stage > 0)
+                wake(f, pg->stage_dev[in->stage - 1]);
+        }
+    }
+}
+
+static sc_status report_cycle(flow *f)
+{
+    sc_prog *pg = f->pg;
+    int d = -1;
+    for (int e = 0; e < pg->P && d < 0; e++)
+        if (f->pc[e] < pg->order[e].n)
+            d = e;
+    /* Follow "waits for the device of its dependency" until a repeat. */
+    int *seen = f->queued; /* reused: all zero now */
+    while (!seen[d]) {
+        seen[d] = 1;
+        sc_instr dep;
+        double ready;
+        dependency(f, d, &pg->order[d].v[f->pc[d]], &ready, &dep);
+        d = pg->stage_dev[dep.stage];
+    }
+    char msg[sizeof pg->err];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "dependency cycle across devices: ");
+    int c = d;
+    do {
+        const sc_instr *in = &pg->order[d].v[f->pc[d]];
+        sc_instr dep;
+        double ready;
+        char a[64];
+        dependency(f, d, in, &ready, &dep);
+        sc_instr_format(in, a, sizeof a);
+        int e = pg->stage_dev[dep.stage];
+        if (len < sizeof msg)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "d%d #%zu (%s) needs %s s%d mb%d from d%d; ",
+                                    d, f->pc[d], a, sc_op_name(dep.op), dep.stage, dep.mb, e);
+        d = e;
+    } while (d != c);
+    if (len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "no device can go on");
+    return sc_fail(pg, SC_ERR_PROGRAM, "%s", msg);
+}
+
+sc_status sc_dataflow(sc_prog *pg, double *start, double *end)
+{
+    int P = pg->P;
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    flow f = {.pg = pg, .start = start, .end = end};
+    f.endF = malloc(SM * sizeof(double));
+    f.endB = malloc(SM * sizeof(double));
+    f.base = malloc((size_t)P * sizeof(size_t));
+    f.pc = calloc((size_t)P, sizeof(size_t));
+    f.tfree = calloc((size_t)P, sizeof(double));
+    f.stack = malloc((size_t)P * sizeof(int));
+    f.queued = calloc((size_t)P, sizeof(int));
+    sc_status st = SC_OK;
+    if (!f.endF || !f.endB || !f.base || !f.pc || !f.tfree || !f.stack || !f.queued) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory timing %zu passes", SM);
+        goto done;
+    }
+    for (size_t i = 0; i < SM; i++)
+        f.endF[i] = f.endB[i] = -1;
+    size_t b = 0;
+    for (int d = 0; d < P; d++) {
+        f.base[d] = b;
+        b += pg->order[d].n;
+    }
+    for (int d = P - 1; d >= 0; d--)
+        wake(&f, d);
+    while (f.nstack > 0) {
+        int d = f.stack[--f.nstack];
+        f.queued[d] = 0;
+        run_device(&f, d);
+    }
+    for (int d = 0; d < P; d++)
+        if (f.pc[d] < pg->order[d].n) {
+            st = report_cycle(&f);
+            break;
+        }
+done:
+    free(f.endF);
+    free(f.endB);
+    free(f.base);
+    free(f.pc);
+    free(f.tfree);
+    free(f.stack);
+    free(f.queued);
+    return st;
+}

@@ -1,0 +1,376 @@
+/*
+ * ir.c — construction, placement, costs and accessors of sc_prog.
+ */
+#include "ir_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+#define X(name, code, text) text,
+    SC_STATUSES(X)
+#undef X
+};
+static const int status_codes[] = {
+#define X(name, code, text) code,
+    SC_STATUSES(X)
+#undef X
+};
+static const char *const op_names[] = {
+#define X(name, text) text,
+    SC_OPS(X)
+#undef X
+};
+_Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
+_Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
+
+const char *sc_status_name(sc_status st)
+{
+    return (unsigned)st < SC_STATUS_COUNT ? status_names[st] : "unknown status";
+}
+
+int sc_status_exit_code(sc_status st)
+{
+    return (unsigned)st < SC_STATUS_COUNT ? status_codes[st] : 1;
+}
+
+const char *sc_op_name(int op)
+{
+    return (unsigned)op < SC_OP_COUNT ? op_names[op] : "?";
+}
+
+sc_status sc_vec_push(sc_vec *vec, sc_instr in)
+{
+    if (vec->n == vec->cap) {
+        size_t cap = vec->cap ? vec->cap * 2 : 64;
+        sc_instr *v = realloc(vec->v, cap * sizeof *v);
+        if (!v)
+            return SC_ERR_NOMEM;
+        vec->v = v;
+        vec->cap = cap;
+    }
+    vec->v[vec->n++] = in;
+    return SC_OK;
+}
+
+void sc_vec_free(sc_vec *vec)
+{
+    free(vec->v);
+    vec->v = NULL;
+    vec->n = vec->cap = 0;
+}
+
+sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pg->err, sizeof pg->err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static char new_err[256];
+
+const char *sc_new_errmsg(void) { return new_err; }
+
+sc_prog *sc_prog_new(int P, int S, int m)
+{
+    if (P < 1 || P > SC_MAX_DEVICES) {
+        snprintf(new_err, sizeof new_err, "devices p = %d is out of range (1..%d)", P,
+                 SC_MAX_DEVICES);
+        return NULL;
+    }
+    if (S < P || S > SC_MAX_STAGES) {
+        snprintf(new_err, sizeof new_err, "stages = %d is out of range (p=%d..%d)", S, P,
+                 SC_MAX_STAGES);
+        return NULL;
+    }
+    if (m < 1 || m > SC_MAX_MICROBATCHES) {
+        snprintf(new_err, sizeof new_err, "microbatches m = %d is out of range (1..%d)", m,
+                 SC_MAX_MICROBATCHES);
+        return NULL;
+    }
+    if ((long)S * m * 3 > SC_MAX_PASSES) {
+        snprintf(new_err, sizeof new_err,
+                 "stages x microbatches = %d x %d is too large (at most %ld passes)", S, m,
+                 SC_MAX_PASSES);
+        return NULL;
+    }
+    sc_prog *pg = calloc(1, sizeof *pg);
+    if (!pg)
+        goto nomem;
+    pg->P = P;
+    pg->S = S;
+    pg->m = m;
+    pg->stage_dev = calloc((size_t)S, sizeof(int));
+    pg->chunk = calloc((size_t)S, sizeof(int));
+    pg->nchunks = calloc((size_t)P, sizeof(int));
+    pg->dev_stages = calloc((size_t)P, sizeof(int *));
+    pg->tf = calloc((size_t)S, sizeof(double));
+    pg->tb = calloc((size_t)S, sizeof(double));
+    pg->tw = calloc((size_t)S, sizeof(double));
+    pg->mem = calloc((size_t)S, sizeof(double));
+    pg->order = calloc((size_t)P, sizeof(sc_vec));
+    pg->stream = calloc((size_t)P, sizeof(sc_vec));
+    if (!pg->stage_dev || !pg->chunk || !pg->nchunks || !pg->dev_stages || !pg->tf || !pg->tb ||
+        !pg->tw || !pg->mem || !pg->order || !pg->stream)
+        goto nomem;
+    double share = (double)P / S;
+    for (int s = 0; s < S; s++) {
+        pg->tf[s] = pg->tb[s] = pg->tw[s] = share;
+        pg->mem[s] = share;
+    }
+    pg->w_keep = 1.0;
+    if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
+        goto nomem;
+    return pg;
+nomem:
+    snprintf(new_err, sizeof new_err, "out of memory creating a program of %d stages", S);
+    sc_prog_free(pg);
+    return NULL;
+}
+
+void sc_prog_free(sc_prog *pg)
+{
+    if (!pg)
+        return;
+    for (int d = 0; d < pg->P; d++) {
+        if (pg->order)
+            sc_vec_free(&pg->order[d]);
+        if (pg->stream)
+            sc_vec_free(&pg->stream[d]);
+        if (pg->dev_stages)
+            free(pg->dev_stages[d]);
+    }
+    free(pg->order);
+    free(pg->stream);
+    free(pg->dev_stages);
+    free(pg->stage_dev);
+    free(pg->chunk);
+    free(pg->nchunks);
+    free(pg->tf);
+    free(pg->tb);
+    free(pg->tw);
+    free(pg->mem);
+    free(pg);
+}
+
+void sc_prog_invalidate(sc_prog *pg)
+{
+    for (int d = 0; d < pg->P; d++)
+        pg->stream[d].n = 0;
+    pg->lowered = pg->verified = 0;
+}
+
+sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
+{
+    int P = pg->P, S = pg->S;
+    int *dev = malloc((size_t)S * sizeof(int));
+    if (!dev)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (int s = 0; s < S; s++) {
+        switch (kind) {
+        case SC_PLACE_LOOP:
+            dev[s] = s % P;
+            break;
+        case SC_PLACE_V:
+            if (S != 2 * P) {
+                free(dev);
+                return sc_fail(pg, SC_ERR_ARG,
+                               "placement 'v' needs exactly 2 stages per device (stages = %d, "
+                               "devices = %d)",
+                               S, P);
+            }
+            dev[s] = s < P ? s : 2 * P - 1 - s;
+            break;
+        case SC_PLACE_TABLE:
+            if (table[s] < 0 || table[s] >= P) {
+                free(dev);
+                return sc_fail(pg, SC_ERR_ARG,
+                               "placement: stage %d is placed on device %d, but devices are 0..%d",
+                               s, table[s], P - 1);
+            }
+            dev[s] = table[s];
+            break;
+        default:
+            free(dev);
+            return sc_fail(pg, SC_ERR_ARG, "unknown placement kind %d", (int)kind);
+        }
+    }
+    /* Every device must hold at least one stage. */
+    int *count = calloc((size_t)P, sizeof(int));
+    int **lists = calloc((size_t)P, sizeof(int *));
+    if (!count || !lists)
+        goto nomem;
+    for (int s = 0; s < S; s++)
+        count[dev[s]]++;
+    for (int d = 0; d < P; d++) {
+        if (count[d] == 0) {
+            free(dev);
+            free(count);
+            free(lists);
+            return sc_fail(pg, SC_ERR_ARG, "placement: device %d holds no stage", d);
+        }
+        lists[d] = malloc((size_t)count[d] * sizeof(int));
+        if (!lists[d]) {
+            for (int e = 0; e < d; e++)
+                free(lists[e]);
+            goto nomem;
+        }
+        count[d] = 0;
+    }
+    for (int s = 0; s < S; s++) {
+        int d = dev[s];
+        pg->chunk[s] = count[d];
+        lists[d][count[d]++] = s;
+    }
+    for (int d = 0; d < P; d++)
+        free(pg->dev_stages[d]);
+    free(pg->dev_stages);
+    free(pg->nchunks);
+    free(pg->stage_dev);
+    pg->dev_stages = lists;
+    pg->nchunks = count;
+    pg->stage_dev = dev;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+nomem:
+    free(dev);
+    free(count);
+    free(lists);
+    return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+}
+
+static int bad_time(double t) { return !isfinite(t) || t < 0; }
+
+sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "cost: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (bad_time(tf) || bad_time(tb) || bad_time(tw))
+        return sc_fail(pg, SC_ERR_ARG,
+                       "cost: times must be finite and >= 0 (tf=%g tb=%g tw=%g)", tf, tb, tw);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++) {
+        pg->tf[i] = tf;
+        pg->tb[i] = tb;
+        pg->tw[i] = tw;
+    }
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
+{
+    if (bad_time(tcomm))
+        return sc_fail(pg, SC_ERR_ARG, "tcomm must be finite and >= 0 (got %g)", tcomm);
+    pg->tcomm = tcomm;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_mem(sc_prog *pg, int s, double units)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "mem: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (bad_time(units))
+        return sc_fail(pg, SC_ERR_ARG, "activation units must be finite and >= 0 (got %g)", units);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
+        pg->mem[i] = units;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
+{
+    if (!(w_keep >= 0 && w_keep <= 1))
+        return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
+    pg->w_keep = w_keep;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb)
+{
+    if (d < 0 || d >= pg->P)
+        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
+    if (!sc_op_is_compute(op))
+        return sc_fail(pg, SC_ERR_ARG, "device %d: '%s' is not a compute pass", d, sc_op_name(op));
+    if (stage < 0 || stage >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "device %d: %s of stage %d: stages are 0..%d", d,
+                       sc_op_name(op), stage, pg->S - 1);
+    if (mb < 0 || mb >= pg->m)
+        return sc_fail(pg, SC_ERR_ARG, "device %d: %s of microbatch %d: microbatches are 0..%d", d,
+                       sc_op_name(op), mb, pg->m - 1);
+    if (pg->order[d].n >= (size_t)SC_MAX_PASSES)
+        return sc_fail(pg, SC_ERR_LIMIT, "device %d: more than %ld passes", d, SC_MAX_PASSES);
+    sc_instr in = {.op = (uint8_t)op, .stage = stage, .mb = mb, .peer = -1};
+    if (sc_vec_push(&pg->order[d], in) != SC_OK)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    if (pg->lowered)
+        sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+void sc_prog_clear_order(sc_prog *pg, int d)
+{
+    if (d >= 0 && d < pg->P) {
+        pg->order[d].n = 0;
+        sc_prog_invalidate(pg);
+    }
+}
+
+int sc_prog_devices(const sc_prog *pg) { return pg->P; }
+int sc_prog_stages(const sc_prog *pg) { return pg->S; }
+int sc_prog_microbatches(const sc_prog *pg) { return pg->m; }
+int sc_prog_stage_device(const sc_prog *pg, int s) { return pg->stage_dev[s]; }
+double sc_prog_tf(const sc_prog *pg, int s) { return pg->tf[s]; }
+double sc_prog_tb(const sc_prog *pg, int s) { return pg->tb[s]; }
+double sc_prog_tw(const sc_prog *pg, int s) { return pg->tw[s]; }
+double sc_prog_tcomm(const sc_prog *pg) { return pg->tcomm; }
+double sc_prog_mem(const sc_prog *pg, int s) { return pg->mem[s]; }
+double sc_prog_w_keep(const sc_prog *pg) { return pg->w_keep; }
+int sc_prog_chunk(const sc_prog *pg, int s) { return pg->chunk[s]; }
+int sc_prog_chunks(const sc_prog *pg, int d) { return pg->nchunks[d]; }
+int sc_prog_is_lowered(const sc_prog *pg) { return pg->lowered; }
+const char *sc_errmsg(const sc_prog *pg) { return pg->err; }
+
+int sc_prog_stage_of(const sc_prog *pg, int d, int chunk)
+{
+    if (d < 0 || d >= pg->P || chunk < 0 || chunk >= pg->nchunks[d])
+        return -1;
+    return pg->dev_stages[d][chunk];
+}
+
+const sc_instr *sc_prog_order(const sc_prog *pg, int d, size_t *n)
+{
+    *n = pg->order[d].n;
+    return pg->order[d].v;
+}
+
+const sc_instr *sc_prog_stream(const sc_prog *pg, int d, size_t *n)
+{
+    *n = pg->lowered ? pg->stream[d].n : 0;
+    return pg->lowered ? pg->stream[d].v : NULL;
+}
+
+size_t sc_prog_total_instructions(const sc_prog *pg)
+{
+    size_t n = 0;
+    for (int d = 0; d < pg->P; d++)
+        n += pg->lowered ? pg->stream[d].n : pg->order[d].n;
+    return n;
+}
+
+void sc_instr_format(const sc_instr *in, char *buf, size_t len)
+{
+    if (sc_op_is_compute(in->op))
+        snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
+    else if (sc_op_is_transfer(in->op))
+        snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
+                 in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
+                 in->op == SC_OP_SEND ? "->" : "<-", in->peer);
+    else
+        snprintf(buf, len, "%s", sc_op_name(in->op));
+}

@@ -1,0 +1,170 @@
+/*
+ * ir.h — the intermediate representation of a pipeline schedule.
+ *
+ * A program (sc_prog) owns everything about one schedule:
+ *   - the shape: P devices, S virtual stages, m microbatches, a placement
+ *     stage -> device;
+ *   - the cost model: per-stage T_F, T_B, T_W and the P2P time T_comm;
+ *   - the memory model: activation units per (stage, microbatch) and the
+ *     fraction w_keep of it still held after B (W or BW frees the rest);
+ *   - per device, the *order* of its compute passes (F, B, W, BW), as given
+ *     by a recipe (ordered program) or produced by unrolling a block;
+ *   - after sc_lower(), per device, the *stream*: the same passes with the
+ *     SEND/RECV transfers and the end-of-step REDUCE and OPTIM inserted.
+ *
+ * Worked example (1F1B on two devices, one microbatch):
+ *
+ *     sc_prog *pg = sc_prog_new(2, 2, 1);           // P=2, S=2, m=1
+ *     sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL);
+ *     sc_prog_push(pg, 0, SC_OP_F, 0, 0);           // device 0: F s0 mb0
+ *     sc_prog_push(pg, 1, SC_OP_F, 1, 0);           // device 1: F s1 mb0
+ *     sc_prog_push(pg, 1, SC_OP_BW, 1, 0);          //           BW s1 mb0
+ *     sc_prog_push(pg, 0, SC_OP_BW, 0, 0);          // device 0: BW s0 mb0
+ *     if (sc_check(pg) != SC_OK) puts(sc_errmsg(pg));  // verify passes,
+ *     sc_prog_free(pg);                                 // lower, verify streams
+ *
+ * Ownership: the program owns every array it hands out; pointers returned
+ * by accessors stay valid until the next call that changes the program.
+ * Thread-safety: none; one program is used by one thread at a time.
+ */
+#ifndef SC_IR_H
+#define SC_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes of every interp function. The CLI maps them to exit codes
+ * (see SPEC.md, "Errors and exit codes"). */
+#define SC_STATUSES(X)                                                  \
+    X(OK, 0, "ok")                                                      \
+    X(ERR_ARG, 3, "invalid argument")                                   \
+    X(ERR_NOMEM, 4, "out of memory")                                    \
+    X(ERR_PROGRAM, 5, "invalid program")                                \
+    X(ERR_DEADLOCK, 6, "deadlock")                                      \
+    X(ERR_LIMIT, 7, "limit exceeded")
+
+typedef enum sc_status {
+#define X(name, code, text) SC_##name,
+    SC_STATUSES(X)
+#undef X
+    SC_STATUS_COUNT
+} sc_status;
+
+const char *sc_status_name(sc_status st);
+int sc_status_exit_code(sc_status st);
+
+/* Instruction kinds. Compute passes come first (sc_op_is_compute). To add a
+ * pass kind, add it here and give its cost and memory effect in sim.c. */
+#define SC_OPS(X)                                                       \
+    X(F, "F")        /* forward of (stage, mb); allocates activation */ \
+    X(B, "B")        /* backward for the input gradient */             \
+    X(W, "W")        /* backward for the weight gradient */            \
+    X(BW, "BW")      /* B and W fused */                               \
+    X(SEND, "SEND")  /* post a send to a peer device */                \
+    X(RECV, "RECV")  /* post a receive from a peer device */           \
+    X(REDUCE, "REDUCE") /* end-of-step gradient reduction */           \
+    X(OPTIM, "OPTIM")   /* optimizer step */
+
+typedef enum sc_op {
+#define X(name, text) SC_OP_##name,
+    SC_OPS(X)
+#undef X
+    SC_OP_COUNT
+} sc_op;
+
+#define sc_op_is_compute(op) ((op) <= SC_OP_BW)
+#define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
+
+const char *sc_op_name(int op);
+
+/* Direction of a transfer: activations flow F(s-1) -> F(s), gradients flow
+ * B(s+1) -> B(s) (B means B or BW). */
+enum { SC_DIR_ACT = 0, SC_DIR_GRAD = 1 };
+
+/* One instruction: 16 bytes, plain data.
+ *   compute: stage = the pass's stage, mb = its microbatch, peer = -1;
+ *   SEND/RECV: stage = the stage that *consumes* the data, mb, dir, and
+ *              peer = the other device;
+ *   REDUCE/OPTIM: stage = mb = peer = -1. */
+typedef struct sc_instr {
+    uint8_t op;
+    uint8_t dir;
+    uint16_t flags;
+    int32_t stage;
+    int32_t mb;
+    int32_t peer;
+} sc_instr;
+
+typedef struct sc_prog sc_prog;
+
+/* Limits that keep a bad recipe from asking for a giant allocation. */
+#define SC_MAX_DEVICES 4096
+#define SC_MAX_STAGES 65536
+#define SC_MAX_MICROBATCHES 1000000
+#define SC_MAX_PASSES 50000000L
+
+/* Placements of stages on devices. */
+typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;
+
+/* New program with P devices, S stages, m microbatches: default placement
+ * loop, unit costs (T_F = T_B = T_W = 1 per device share), T_comm = 0,
+ * w_keep = 1, P/S units of activation per (stage, microbatch).
+ * Returns NULL on out of memory or when a size is out of range; then
+ * sc_new_errmsg() says which. */
+sc_prog *sc_prog_new(int P, int S, int m);
+const char *sc_new_errmsg(void);
+void sc_prog_free(sc_prog *pg);
+
+/* Placement: LOOP (s mod P), V (needs S == 2P), or TABLE (table[s] = dev). */
+sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
+
+/* Costs of one stage (s) or of all stages (s = -1). Times are for the stage
+ * itself; negative or non-finite values are refused. */
+sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw);
+sc_status sc_prog_set_comm(sc_prog *pg, double tcomm);
+/* Memory: units of activation one (s, mb) holds after F (s = -1: all), and
+ * the fraction W still needs after B (0 <= w_keep <= 1). */
+sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
+sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
+
+/* Append a compute pass to device d's order. Checks only ranges (stage,
+ * microbatch, kind); sc_verify_passes() checks the rest. */
+sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
+/* Drop device d's order (to rebuild it). */
+void sc_prog_clear_order(sc_prog *pg, int d);
+
+/* Shape and model accessors. */
+int sc_prog_devices(const sc_prog *pg);
+int sc_prog_stages(const sc_prog *pg);
+int sc_prog_microbatches(const sc_prog *pg);
+int sc_prog_stage_device(const sc_prog *pg, int s);
+double sc_prog_tf(const sc_prog *pg, int s);
+double sc_prog_tb(const sc_prog *pg, int s);
+double sc_prog_tw(const sc_prog *pg, int s);
+double sc_prog_tcomm(const sc_prog *pg);
+double sc_prog_mem(const sc_prog *pg, int s);
+double sc_prog_w_keep(const sc_prog *pg);
+/* Chunk index of stage s on its device: 0 for its lowest stage there. */
+int sc_prog_chunk(const sc_prog *pg, int s);
+/* Stage of chunk c on device d, or -1. */
+int sc_prog_stage_of(const sc_prog *pg, int d, int chunk);
+int sc_prog_chunks(const sc_prog *pg, int d);
+
+/* Device d's order of compute passes (before lowering). */
+const sc_instr *sc_prog_order(const sc_prog *pg, int d, size_t *n);
+/* Device d's lowered stream; NULL (n = 0) before sc_lower(). */
+const sc_instr *sc_prog_stream(const sc_prog *pg, int d, size_t *n);
+size_t sc_prog_total_instructions(const sc_prog *pg);
+int sc_prog_is_lowered(const sc_prog *pg);
+
+/* The last error message of any call on this program. */
+const char *sc_errmsg(const sc_prog *pg);
+
+/* Formats "F s3 mb12" style names of an instruction into buf. */
+void sc_instr_format(const sc_instr *in, char *buf, size_t len);
+
+/* The whole pipeline up to a verified program: sc_verify_passes, sc_lower,
+ * sc_verify_streams (see verify.h, lower.h). Idempotent. */
+sc_status sc_check(sc_prog *pg);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * ir_impl.h — the body of sc_prog, for the modules of interp/ only.
+ * Outside interp/, use the accessors of ir.h.
+ */
+#ifndef SC_IR_IMPL_H
+#define SC_IR_IMPL_H
+
+#include "ir.h"
+
+#include <stdarg.h>
+
+/* A growable array of instructions (one device's order or stream). */
+typedef struct sc_vec {
+    sc_instr *v;
+    size_t n, cap;
+} sc_vec;
+
+struct sc_prog {
+    int P, S, m;
+    int *stage_dev; /* [S] placement */
+    int *chunk;     /* [S] index of the stage among its device's stages */
+    int *nchunks;   /* [P] stages per device */
+    int **dev_stages; /* [P][nchunks] stages of each device, ascending */
+    double *tf, *tb, *tw; /* [S] per-stage costs */
+    double *mem;    /* [S] units per (stage, microbatch) */
+    double tcomm, w_keep;
+    sc_vec *order;  /* [P] compute passes as given */
+    sc_vec *stream; /* [P] lowered; n = 0 until lowered */
+    int lowered, verified;
+    char err[768];
+};
+
+sc_status sc_vec_push(sc_vec *vec, sc_instr in);
+void sc_vec_free(sc_vec *vec);
+
+/* Records a printf-style message as the program's error; returns st. */
+sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Drops lowering and verification results (after the order changed). */
+void sc_prog_invalidate(sc_prog *pg);
+
+/* Dense index of (stage, mb): s * m + mb. */
+#define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * lower.c — inserts transfers and the end of step into each device's order
+ * (lower.h).
+ */
+#include "lower.h"
+#include "dataflow.h"
+#include "ir_impl.h"
+
+#include <stdlib.h>
+
+typedef struct xfer {
+    size_t pos;     /* goes before compute #pos of the order */
+    double tau;     /* when its data is produced */
+    uint64_t key;   /* tie-break: (dir, stage, mb) */
+    sc_instr in;
+} xfer;
+
+static int xfer_cmp(const void *pa, const void *pb)
+{
+    const xfer *a = pa, *b = pb;
+    if (a->pos != b->pos)
+        return a->pos < b->pos ? -1 : 1;
+    if (a->tau != b->tau)
+        return a->tau < b->tau ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+/* Number of passes (from index 0) whose start is < tau; starts ascend. */
+static size_t count_before(const double *start, size_t n, double tau)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (start[mid] < tau)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t key_of(int dir, int stage, int mb)
+{
+    return ((uint64_t)dir << 60) | ((uint64_t)(uint32_t)stage << 30) | (uint64_t)(uint32_t)mb;
+}
+
+sc_status sc_lower(sc_prog *pg)
+{
+    int P = pg->P, S = pg->S;
+    size_t N = 0, SM = (size_t)S * (size_t)pg->m, maxn = 0;
+    for (int d = 0; d < P; d++) {
+        N += pg->order[d].n;
+        if (pg->order[d].n > maxn)
+            maxn = pg->order[d].n;
+    }
+    sc_status st = SC_OK;
+    double *start = malloc((N + 1) * sizeof(double));
+    double *end = malloc((N + 1) * sizeof(double));
+    double *endF = malloc(SM * sizeof(double));
+    double *endB = malloc(SM * sizeof(double));
+    xfer *xs = malloc((2 * maxn + 1) * sizeof(xfer));
+    if (!start || !end || !endF || !endB || !xs) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
+        goto done;
+    }
+    if ((st = sc_dataflow(pg, start, end)) != SC_OK)
+        goto done;
+    size_t base = 0;
+    for (int d = 0; d < P; d++) {
+        for (size_t k = 0; k < pg->order[d].n; k++) {
+            const sc_instr *in = &pg->order[d].v[k];
+            if (in->op == SC_OP_F)
+                endF[SC_SM(pg, in->stage, in->mb)] = end[base + k];
+            else if (in->op != SC_OP_W)
+                endB[SC_SM(pg, in->stage, in->mb)] = end[base + k];
+        }
+        base += pg->order[d].n;
+    }
+    base = 0;
+    for (int d = 0; d < P; d++) {
+        const sc_vec *ov = &pg->order[d];
+        const double *st0 = start + base;
+        size_t nx = 0;
+        for (size_t k = 0; k < ov->n; k++) {
+            const sc_instr *in = &ov->v[k];
+            int s = in->stage, mb = in->mb;
+            int is_b = in->op == SC_OP_B || in->op == SC_OP_BW;
+            int from = -1, to = -1, dir = 0;
+            if (in->op == SC_OP_F && s > 0 && pg->stage_dev[s - 1] != d)
+                from = s - 1, dir = SC_DIR_ACT;
+            else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
+                from = s + 1, dir = SC_DIR_GRAD;
+            if (from >= 0) {
+                double tau = dir == SC_DIR_ACT ? endF[SC_SM(pg, from, mb)] : endB[SC_SM(pg, from, mb)];
+                size_t pos = count_before(st0, ov->n, tau);
+                xs[nx++] = (xfer){pos < k ? pos : k, tau, key_of(dir, s, mb),
+                                  {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
+                                   .peer = pg->stage_dev[from]}};
+            }
+            if (in->op == SC_OP_F && s + 1 < S && pg->stage_dev[s + 1] != d)
+                to = s + 1, dir = SC_DIR_ACT;
+            else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
+                to = s - 1, dir = SC_DIR_GRAD;
+            if (to >= 0) {
+                double tau = end[base + k];
+                size_t pos = count_before(st0, ov->n, tau);
+                xs[nx++] = (xfer){pos > k + 1 ? pos : k + 1, tau, key_of(dir, to, mb),
+                                  {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
+                                   .peer = pg->stage_dev[to]}};
+            }
+        }
+        qsort(xs, nx, sizeof *xs, xfer_cmp);
+        sc_vec *sv = &pg->stream[d];
+        sv->n = 0;
+        size_t j = 0;
+        for (size_t k = 0; k <= ov->n; k++) {
+            while (j < nx && xs[j].pos == k)
+                if ((st = sc_vec_push(sv, xs[j++].in)) != SC_OK)
+                    goto nomem;
+            if (k < ov->n && (st = sc_vec_push(sv, ov->v[k])) != SC_OK)
+                goto nomem;
+        }
+        sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+        sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+        if ((st = sc_vec_push(sv, reduce)) != SC_OK || (st = sc_vec_push(sv, optim)) != SC_OK)
+            goto nomem;
+        base += ov->n;
+    }
+    pg->lowered = 1;
+    pg->verified = 0;
+    goto done;
+nomem:
+    st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+done:
+    free(start);
+    free(end);
+    free(endF);
+    free(endB);
+    free(xs);
+    return st;
+}

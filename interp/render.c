@@ -1,0 +1,156 @@
+/*
+ * render.c — instruction dump and ASCII timeline (render.h).
+ */
+#include "render.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable string. */
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->s && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap <= b->n + (size_t)k)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static char *finish(buf *b)
+{
+    if (b->oom || !b->s) {
+        free(b->s);
+        return NULL;
+    }
+    return b->s;
+}
+
+char *sc_render_dump(const sc_prog *pg)
+{
+    buf b = {0};
+    int P = sc_prog_devices(pg);
+    bprintf(&b, "# stagecraft program: %d devices, %d stages, %d microbatches, %zu instructions\n",
+            P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        if (!v)
+            v = sc_prog_order(pg, d, &n);
+        bprintf(&b, "device %d (stages", d);
+        for (int c = 0; c < sc_prog_chunks(pg, d); c++)
+            bprintf(&b, " %d", sc_prog_stage_of(pg, d, c));
+        bprintf(&b, "):\n");
+        for (size_t k = 0; k < n; k++) {
+            char t[96];
+            sc_instr_format(&v[k], t, sizeof t);
+            bprintf(&b, "%6zu  %s\n", k, t);
+        }
+    }
+    return finish(&b);
+}
+
+static const char *color_of(int op)
+{
+    switch (op) {
+    case SC_OP_F: return "\033[30;46m";  /* cyan */
+    case SC_OP_B: return "\033[30;43m";  /* yellow */
+    case SC_OP_W: return "\033[30;42m";  /* green */
+    default: return "\033[30;45m";       /* magenta: BW */
+    }
+}
+
+static char letter_of(int op)
+{
+    return op == SC_OP_F ? 'F' : op == SC_OP_B ? 'B' : op == SC_OP_W ? 'W' : 'X';
+}
+
+char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int color)
+{
+    buf b = {0};
+    int P = sim->P;
+    if (width < 10)
+        width = 10;
+    /* Shortest pass sets the unit, unless the makespan would not fit. */
+    double unit = INFINITY;
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++) {
+            size_t g = sim->offset[d] + k;
+            double t = sim->t1[g] - sim->t0[g];
+            if (sc_op_is_compute(v[k].op) && t > 0 && t < unit)
+                unit = t;
+        }
+    }
+    if (!isfinite(unit) || sim->makespan <= 0)
+        unit = 1;
+    long cols = (long)ceil(sim->makespan / unit - 1e-9);
+    if (cols > width) {
+        unit = sim->makespan / width;
+        cols = width;
+    }
+    if (cols < 1)
+        cols = 1;
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        bprintf(&b, "d%-3d|", d);
+        size_t k = 0;
+        for (long c = 0; c < cols; c++) {
+            double mid = (c + 0.5) * unit;
+            /* Passes are in time order on a device: advance to the one
+             * that ends after mid. */
+            while (k < n && (!sc_op_is_compute(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
+                k++;
+            if (k < n && sim->t0[sim->offset[d] + k] <= mid) {
+                if (color)
+                    bprintf(&b, "%s%d\033[0m", color_of(v[k].op), v[k].mb % 10);
+                else
+                    bprintf(&b, "%c", letter_of(v[k].op));
+            } else {
+                bprintf(&b, ".");
+            }
+        }
+        bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
+    }
+    bprintf(&b, "makespan %.6g  bubble %.2f%%  1 column = %.4g time",
+            sim->makespan, 100.0 * sim->bubble_rate, unit);
+    if (color)
+        bprintf(&b, "  %sF\033[0m %sB\033[0m %sW\033[0m %sBW\033[0m (digits: microbatch)",
+                color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
+    else
+        bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
+    bprintf(&b, "\n");
+    return finish(&b);
+}

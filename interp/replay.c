@@ -1,0 +1,495 @@
+/*
+ * replay.c — executes lowered streams under the communication semantics
+ * (replay.h), timing every instruction and catching deadlocks.
+ *
+ * The replay is event-driven and linear in the number of instructions: each
+ * group starts once and completes once, each transfer is matched once, and
+ * each device's program counter only moves forward. Because every time is a
+ * max-plus expression of times already known, the order in which events are
+ * processed does not change the result; a plain stack of events suffices.
+ */
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE ((size_t)-1)
+
+typedef struct group {
+    size_t first;      /* global index of the first transfer */
+    int count;         /* transfers in the group */
+    int remaining;     /* transfers not yet complete */
+    double post, start, done;
+} group;
+
+typedef struct dev {
+    size_t pc;         /* next instruction, local index */
+    int head;          /* first group not complete, local group index */
+    int posted;        /* groups posted so far */
+    int ngroups;
+    int gbase;         /* global index of the device's group 0 */
+    double tfree;      /* the compute stream is free from this time */
+} dev;
+
+typedef struct event {
+    int kind; /* EV_* */
+    int d;
+    int g;    /* local group index */
+} event;
+
+enum { EV_ADVANCE, EV_START, EV_COMPLETE };
+
+typedef struct replay {
+    sc_prog *pg;
+    const size_t *offset;
+    double *t0, *t1;
+    size_t N;
+    int *devof;        /* [N] device of a global instruction (transfers only) */
+    int *grp;          /* [N] local group index of a transfer, -1 otherwise */
+    size_t *match;     /* [N] global index of the matching transfer */
+    size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
+    unsigned char *matched; /* [N] */
+    group *groups;
+    dev *devs;
+    event *ev;
+    size_t nev, capev;
+} replay;
+
+static sc_status push_ev(replay *r, int kind, int d, int g)
+{
+    if (r->nev == r->capev) {
+        size_t cap = r->capev ? r->capev * 2 : 256;
+        event *ev = realloc(r->ev, cap * sizeof *ev);
+        if (!ev)
+            return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+        r->ev = ev;
+        r->capev = cap;
+    }
+    r->ev[r->nev++] = (event){kind, d, g};
+    return SC_OK;
+}
+
+static const sc_instr *instr_at(const replay *r, int d, size_t k)
+{
+    return &r->pg->stream[d].v[k];
+}
+
+static void describe(const replay *r, int d, size_t k, char *buf, size_t len)
+{
+    char tmp[96];
+    if (k >= r->pg->stream[d].n) {
+        snprintf(buf, len, "d%d at the end of its stream", d);
+        return;
+    }
+    sc_instr_format(instr_at(r, d, k), tmp, sizeof tmp);
+    snprintf(buf, len, "d%d #%zu (%s)", d, k, tmp);
+}
+
+/* Key of a transfer: (direction, consuming stage, microbatch). */
+static size_t key_of(const sc_prog *pg, const sc_instr *in)
+{
+    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m + (size_t)in->mb;
+}
+
+/* Producer stage of a transfer's data, or -1 when there is none. */
+static int producer_stage(const sc_prog *pg, const sc_instr *in)
+{
+    int s = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1;
+    return s >= 0 && s < pg->S ? s : -1;
+}
+
+/* Pass k's (global g) check against the table of where passes are. */
+static sc_status prepare(replay *r)
+{
+    sc_prog *pg = r->pg;
+    int P = pg->P;
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    sc_status st = SC_OK;
+    size_t *send_at = malloc(2 * SM * sizeof(size_t));
+    size_t *recv_at = malloc(2 * SM * sizeof(size_t));
+    size_t *posF = malloc(SM * sizeof(size_t));
+    size_t *posB = malloc(SM * sizeof(size_t)); /* B or BW */
+    if (!send_at || !recv_at || !posF || !posB) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
+    memset(send_at, 0xff, 2 * SM * sizeof(size_t));
+    memset(recv_at, 0xff, 2 * SM * sizeof(size_t));
+    memset(posF, 0xff, SM * sizeof(size_t));
+    memset(posB, 0xff, SM * sizeof(size_t));
+
+    /* Pass 1: groups, tables of passes and transfers. */
+    int gtotal = 0;
+    for (int d = 0; d < P; d++) {
+        r->devs[d].gbase = gtotal;
+        int ng = 0;
+        const sc_vec *sv = &pg->stream[d];
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t gi = r->offset[d] + k;
+            r->grp[gi] = -1;
+            r->need[gi] = NONE;
+            r->devof[gi] = d;
+            char a[96], b[96];
+            if (sc_op_is_transfer(in->op)) {
+                if (k == 0 || !sc_op_is_transfer(sv->v[k - 1].op))
+                    ng++;
+                r->grp[gi] = ng - 1;
+                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->m ||
+                    in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
+                    producer_stage(pg, in) < 0) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s: transfer out of range", a);
+                    goto done;
+                }
+                size_t key = key_of(pg, in);
+                size_t *tab = in->op == SC_OP_SEND ? send_at : recv_at;
+                if (tab[key] != NONE) {
+                    int e = r->devof[tab[key]];
+                    describe(r, e, tab[key] - r->offset[e], a, sizeof a);
+                    describe(r, d, k, b, sizeof b);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "transfer posted twice: %s and %s", a, b);
+                    goto done;
+                }
+                tab[key] = gi;
+            } else if (sc_op_is_compute(in->op)) {
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                if (in->op == SC_OP_F)
+                    posF[sm] = gi;
+                else if (in->op != SC_OP_W)
+                    posB[sm] = gi;
+            }
+        }
+        r->devs[d].ngroups = ng;
+        gtotal += ng;
+    }
+    r->groups = calloc((size_t)gtotal + 1, sizeof(group));
+    if (!r->groups) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
+
+    /* Pass 2: match transfers, check data flow, fill groups. */
+    for (int d = 0; d < P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t gi = r->offset[d] + k;
+            char a[96], b[96];
+            if (sc_op_is_transfer(in->op)) {
+                group *g = &r->groups[r->devs[d].gbase + r->grp[gi]];
+                if (g->count++ == 0)
+                    g->first = gi;
+                size_t key = key_of(pg, in);
+                int send = in->op == SC_OP_SEND;
+                size_t other = send ? recv_at[key] : send_at[key];
+                describe(r, d, k, a, sizeof a);
+                if (other == NONE) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s has no matching %s on d%d", a,
+                                 send ? "RECV" : "SEND", in->peer);
+                    goto done;
+                }
+                int e = r->devof[other];
+                if (e != in->peer || pg->stream[e].v[other - r->offset[e]].peer != d) {
+                    describe(r, e, other - r->offset[e], b, sizeof b);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
+                    goto done;
+                }
+                r->match[gi] = other;
+                /* The producer must be on the sender, before the SEND; the
+                 * consumer on the receiver, after the RECV. */
+                int ps = producer_stage(pg, in);
+                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SM(pg, ps, in->mb)]
+                                                    : posB[SC_SM(pg, ps, in->mb)];
+                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SM(pg, in->stage, in->mb)]
+                                                    : posB[SC_SM(pg, in->stage, in->mb)];
+                const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
+                if (send && (prod == NONE || r->devof[prod] != d || prod > gi)) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s sends data before it is produced: %s s%d mb%d is not "
+                                 "earlier on d%d",
+                                 a, pk, ps, in->mb, d);
+                    goto done;
+                }
+                if (!send && (cons == NONE || r->devof[cons] != d || cons < gi)) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
+                                 d, pk, in->stage, in->mb);
+                    goto done;
+                }
+            } else if (sc_op_is_compute(in->op) && in->op != SC_OP_W) {
+                /* Which input does the pass read, and from where? */
+                int dir, ps;
+                if (in->op == SC_OP_F) {
+                    dir = SC_DIR_ACT;
+                    ps = in->stage - 1;
+                } else {
+                    dir = SC_DIR_GRAD;
+                    ps = in->stage + 1 < pg->S ? in->stage + 1 : -1;
+                }
+                if (ps < 0)
+                    continue;
+                int pd = pg->stage_dev[ps];
+                if (pd == d)
+                    continue; /* local hand-off: verify_passes checked the order */
+                sc_instr probe = {.dir = (uint8_t)dir, .stage = in->stage, .mb = in->mb};
+                size_t rv = recv_at[key_of(pg, &probe)];
+                if (rv == NONE || r->devof[rv] != d || rv > gi) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s reads %s from d%d but no RECV of it comes before it", a,
+                                 dir == SC_DIR_ACT ? "activations" : "gradients", pd);
+                    goto done;
+                }
+                r->need[gi] = rv;
+            }
+        }
+    }
+    for (int i = 0; i < gtotal; i++)
+        r->groups[i].remaining = r->groups[i].count;
+done:
+    free(send_at);
+    free(recv_at);
+    free(posF);
+    free(posB);
+    return st;
+}
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+
+static double cost_of(const sc_prog *pg, const sc_instr *in)
+{
+    switch (in->op) {
+    case SC_OP_F: return pg->tf[in->stage];
+    case SC_OP_B: return pg->tb[in->stage];
+    case SC_OP_W: return pg->tw[in->stage];
+    case SC_OP_BW: return pg->tb[in->stage] + pg->tw[in->stage];
+    default: return 0;
+    }
+}
+
+static int running(const replay *r, int e, int g)
+{
+    return r->devs[e].head == g && r->devs[e].posted > g;
+}
+
+static sc_status start_group(replay *r, int d, int g)
+{
+    group *G = &r->groups[r->devs[d].gbase + g];
+    double prev = g > 0 ? r->groups[r->devs[d].gbase + g - 1].done : 0;
+    G->start = maxd(G->post, prev);
+    G->done = G->start;
+    for (int i = 0; i < G->count; i++) {
+        size_t k = G->first + (size_t)i;
+        if (r->matched[k])
+            continue;
+        size_t o = r->match[k];
+        int e = r->devof[o];
+        int ge = r->grp[o];
+        if (!running(r, e, ge))
+            continue;
+        group *H = &r->groups[r->devs[e].gbase + ge];
+        double t = maxd(G->start, H->start) + r->pg->tcomm;
+        r->matched[k] = r->matched[o] = 1;
+        if (r->t1) {
+            r->t1[k] = t;
+            r->t1[o] = t;
+        }
+        G->done = maxd(G->done, t);
+        H->done = maxd(H->done, t);
+        G->remaining--;
+        if (--H->remaining == 0) {
+            sc_status st = push_ev(r, EV_COMPLETE, e, ge);
+            if (st)
+                return st;
+        }
+    }
+    if (G->remaining == 0)
+        return push_ev(r, EV_COMPLETE, d, g);
+    return SC_OK;
+}
+
+static sc_status advance(replay *r, int d)
+{
+    sc_prog *pg = r->pg;
+    dev *D = &r->devs[d];
+    const sc_vec *sv = &pg->stream[d];
+    while (D->pc < sv->n) {
+        size_t k = D->pc, gi = r->offset[d] + k;
+        const sc_instr *in = &sv->v[k];
+        if (sc_op_is_transfer(in->op)) {
+            int g = r->grp[gi];
+            group *G = &r->groups[D->gbase + g];
+            G->post = D->tfree;
+            for (int i = 0; i < G->count; i++) {
+                if (r->t0)
+                    r->t0[G->first + (size_t)i] = D->tfree;
+            }
+            D->posted = g + 1;
+            D->pc += (size_t)G->count;
+            if (D->head == g) {
+                sc_status st = start_group(r, d, g);
+                if (st)
+                    return st;
+            }
+            continue;
+        }
+        double ready = D->tfree;
+        if (sc_op_is_compute(in->op)) {
+            size_t need = r->need[gi];
+            if (need != NONE) {
+                int g = r->grp[need];
+                if (D->head <= g)
+                    return SC_OK; /* blocked until that group completes */
+                ready = maxd(ready, r->groups[D->gbase + g].done);
+            }
+        } else if (in->op == SC_OP_REDUCE) {
+            if (D->head < D->posted)
+                return SC_OK;
+            if (D->posted > 0)
+                ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
+        }
+        double end = ready + cost_of(pg, in);
+        if (r->t0) {
+            r->t0[gi] = ready;
+            r->t1[gi] = end;
+        }
+        D->tfree = end;
+        D->pc++;
+    }
+    return SC_OK;
+}
+
+/* After a deadlock: walk from a stuck device along "waits for" edges until a
+ * device repeats, and write the cycle into the error message. */
+static sc_status report_deadlock(replay *r)
+{
+    sc_prog *pg = r->pg;
+    int P = pg->P;
+    int *seen = calloc((size_t)P, sizeof(int));
+    int *waits = malloc((size_t)P * sizeof(int));
+    size_t *on = malloc((size_t)P * sizeof(size_t));
+    if (!seen || !waits || !on) {
+        free(seen);
+        free(waits);
+        free(on);
+        return sc_fail(pg, SC_ERR_NOMEM, "deadlock (out of memory describing it)");
+    }
+    int start = -1;
+    for (int d = 0; d < P; d++) {
+        dev *D = &r->devs[d];
+        waits[d] = -1;
+        if (D->head < D->posted) {
+            group *G = &r->groups[D->gbase + D->head];
+            for (int i = 0; i < G->count; i++) {
+                size_t k = G->first + (size_t)i;
+                if (!r->matched[k]) {
+                    waits[d] = r->devof[r->match[k]];
+                    on[d] = k;
+                    break;
+                }
+            }
+        }
+        if (waits[d] >= 0 && start < 0)
+            start = d;
+    }
+    char msg[sizeof pg->err];
+    size_t len = 0;
+    if (start < 0) {
+        /* Cannot happen with matched streams; say what is stuck. */
+        snprintf(msg, sizeof msg, "deadlock: no device can proceed");
+    } else {
+        int d = start, step = 1;
+        while (!seen[d] && waits[d] >= 0) {
+            seen[d] = step++;
+            d = waits[d];
+        }
+        int c = d; /* first device of the cycle */
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "deadlock: ");
+        if (waits[d] < 0) {
+            char at[128];
+            describe(r, d, r->devs[d].pc, at, sizeof at);
+            snprintf(msg + len, sizeof msg - len, "%s cannot proceed", at);
+            d = -1;
+        } else
+        do {
+            char at[128], w[128];
+            if (d < 0)
+                break;
+            describe(r, d, r->devs[d].pc, at, sizeof at);
+            sc_instr_format(&pg->stream[d].v[on[d] - r->offset[d]], w, sizeof w);
+            if (len < sizeof msg)
+                len += (size_t)snprintf(msg + len, sizeof msg - len,
+                                        "%s is stuck, its %s waits for d%d; ", at, w, waits[d]);
+            d = waits[d];
+        } while (d != c && d >= 0);
+        if (d >= 0 && len < sizeof msg)
+            snprintf(msg + len, sizeof msg - len, "cycle closes at d%d", c);
+    }
+    free(seen);
+    free(waits);
+    free(on);
+    return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
+}
+
+sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
+{
+    int P = pg->P;
+    size_t N = offset[P];
+    replay r = {.pg = pg, .offset = offset, .t0 = t0, .t1 = t1, .N = N};
+    sc_status st = SC_OK;
+    r.devof = malloc((N + 1) * sizeof(int));
+    r.grp = malloc((N + 1) * sizeof(int));
+    r.match = malloc((N + 1) * sizeof(size_t));
+    r.need = malloc((N + 1) * sizeof(size_t));
+    r.matched = calloc(N + 1, 1);
+    r.devs = calloc((size_t)P, sizeof(dev));
+    if (!r.devof || !r.grp || !r.match || !r.need || !r.matched || !r.devs) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
+        goto done;
+    }
+    if ((st = prepare(&r)) != SC_OK)
+        goto done;
+    for (int d = P - 1; d >= 0; d--)
+        if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)
+            goto done;
+    while (r.nev > 0) {
+        event ev = r.ev[--r.nev];
+        dev *D = &r.devs[ev.d];
+        switch (ev.kind) {
+        case EV_ADVANCE:
+            st = advance(&r, ev.d);
+            break;
+        case EV_START:
+            st = start_group(&r, ev.d, ev.g);
+            break;
+        case EV_COMPLETE:
+            D->head = ev.g + 1;
+            if (D->posted > D->head)
+                st = push_ev(&r, EV_START, ev.d, D->head);
+            if (st == SC_OK)
+                st = push_ev(&r, EV_ADVANCE, ev.d, 0);
+            break;
+        }
+        if (st)
+            goto done;
+    }
+    for (int d = 0; d < P; d++) {
+        dev *D = &r.devs[d];
+        if (D->pc < pg->stream[d].n || D->head < D->ngroups) {
+            st = report_deadlock(&r);
+            goto done;
+        }
+    }
+done:
+    free(r.devof);
+    free(r.grp);
+    free(r.match);
+    free(r.need);
+    free(r.matched);
+    free(r.devs);
+    free(r.groups);
+    free(r.ev);
+    return st;
+}

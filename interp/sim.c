@@ -1,0 +1,108 @@
+/*
+ * sim.c — timing, busy time, bubble rate and memory of a lowered program
+ * (sim.h). The timing itself is the replay of replay.c.
+ */
+#include "sim.h"
+#include "ir_impl.h"
+#include "replay.h"
+#include "verify.h"
+
+#include <stdlib.h>
+
+void sc_sim_free(sc_sim *sim)
+{
+    if (!sim)
+        return;
+    free(sim->busy);
+    free(sim->start);
+    free(sim->end);
+    free(sim->peak_mem);
+    free(sim->offset);
+    free(sim->t0);
+    free(sim->t1);
+    free(sim->mem);
+    free(sim);
+}
+
+/* Memory change of a compute pass, in units. */
+static double mem_delta(const sc_prog *pg, const sc_instr *in)
+{
+    double u = pg->mem[in->stage];
+    switch (in->op) {
+    case SC_OP_F: return u;
+    case SC_OP_B: return -(1.0 - pg->w_keep) * u;
+    case SC_OP_W: return -pg->w_keep * u;
+    case SC_OP_BW: return -u;
+    default: return 0;
+    }
+}
+
+sc_status sc_simulate(sc_prog *pg, sc_sim **out)
+{
+    *out = NULL;
+    sc_status st = sc_check(pg);
+    if (st)
+        return st;
+    int P = pg->P;
+    sc_sim *sim = calloc(1, sizeof *sim);
+    if (!sim)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    sim->P = P;
+    sim->busy = calloc((size_t)P, sizeof(double));
+    sim->start = calloc((size_t)P, sizeof(double));
+    sim->end = calloc((size_t)P, sizeof(double));
+    sim->peak_mem = calloc((size_t)P, sizeof(double));
+    sim->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->offset)
+        goto nomem;
+    sim->offset[0] = 0;
+    for (int d = 0; d < P; d++)
+        sim->offset[d + 1] = sim->offset[d] + pg->stream[d].n;
+    size_t N = sim->offset[P];
+    sim->t0 = malloc((N + 1) * sizeof(double));
+    sim->t1 = malloc((N + 1) * sizeof(double));
+    sim->mem = malloc((N + 1) * sizeof(double));
+    if (!sim->t0 || !sim->t1 || !sim->mem)
+        goto nomem;
+    if ((st = sc_replay(pg, sim->offset, sim->t0, sim->t1)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
+    double span = 0, busy = 0;
+    for (int d = 0; d < P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        double cur = 0, peak = 0, first = -1, last = 0, b = 0;
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t g = sim->offset[d] + k;
+            if (sc_op_is_compute(in->op)) {
+                cur += mem_delta(pg, in);
+                if (cur > peak)
+                    peak = cur;
+                double t = sim->t1[g] - sim->t0[g];
+                b += t;
+                if (first < 0)
+                    first = sim->t0[g];
+                if (sim->t1[g] > last)
+                    last = sim->t1[g];
+            }
+            sim->mem[g] = cur;
+        }
+        sim->busy[d] = b;
+        sim->start[d] = first < 0 ? 0 : first;
+        sim->end[d] = last;
+        sim->peak_mem[d] = peak;
+        if (last - sim->start[d] > span)
+            span = last - sim->start[d];
+        if (b > busy)
+            busy = b;
+        if (last > sim->makespan)
+            sim->makespan = last;
+    }
+    sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
+    *out = sim;
+    return SC_OK;
+nomem:
+    sc_sim_free(sim);
+    return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+}
