@@ -1,0 +1,373 @@
+/*
+ * main.c — the stagecraft command line (SPEC.md, "Command line").
+ *
+ *   stagecraft                        REPL (stdin as a script when not a TTY)
+ *   stagecraft FILE.lua [args...]     run a script, like lua(1)
+ *   stagecraft list [RECIPE]          recipes, their parameters and defaults
+ *   stagecraft check RECIPE [-D k=v]...
+ *   stagecraft sim   RECIPE [-D k=v]... [--json]
+ *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]
+ *
+ * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
+ * of the error's class. Nothing else here calls exit().
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "render.h"
+#include "sc_lua.h"
+
+#define EXIT_USAGE 2
+#define EXIT_RECIPE 8
+
+static const char usage_text[] =
+    "usage: stagecraft [COMMAND] ...\n"
+    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
+    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
+    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
+    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
+    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
+    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]\n"
+    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    return code;
+}
+
+/* Exit code of the error on the stack top, then prints and pops it. */
+static int lua_fail(lua_State *L)
+{
+    int code = sc_lua_last_exit(L);
+    const char *msg = lua_tostring(L, -1);
+    code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return code;
+}
+
+typedef struct opts {
+    const char *cmd, *recipe;
+    int json, dump, width;
+} opts;
+
+/* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
+static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "-D", 2) == 0) {
+            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            const char *eq = kv ? strchr(kv, '=') : NULL;
+            if (!kv || !eq || eq == kv)
+                return fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            lua_pushlstring(L, kv, (size_t)(eq - kv));
+            lua_pushstring(L, eq + 1);
+            lua_settable(L, t);
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(a, "--ascii") == 0) {
+            o->dump = 0;
+        } else if (strcmp(a, "--dump") == 0) {
+            o->dump = 1;
+        } else if (strcmp(a, "--width") == 0 && i + 1 < argc) {
+            o->width = atoi(argv[++i]);
+            if (o->width < 10)
+                return fail(EXIT_USAGE, "--width needs a number >= 10");
+        } else if (a[0] == '-' && a[1]) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
+            return fail(EXIT_USAGE, msg);
+        } else if (!o->recipe) {
+            o->recipe = a;
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
+            return fail(EXIT_USAGE, msg);
+        }
+    }
+    return 0;
+}
+
+/* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
+static int evaluate(lua_State *L, const char *recipe, int t, int listing)
+{
+    lua_getglobal(L, "sc");
+    lua_getfield(L, -1, "_evaluate");
+    lua_remove(L, -2);
+    lua_pushstring(L, recipe);
+    if (t)
+        lua_pushvalue(L, t);
+    else
+        lua_newtable(L);
+    lua_pushboolean(L, listing);
+    return lua_pcall(L, 3, 3, 0);
+}
+
+static void print_params(lua_State *L, int decl)
+{
+    lua_Integer n = luaL_len(L, decl);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, decl, i);
+        lua_getfield(L, -1, "name");
+        lua_getfield(L, -2, "default");
+        lua_getfield(L, -3, "desc");
+        const char *name = lua_tostring(L, -3), *desc = lua_tostring(L, -1);
+        const char *dflt = luaL_tolstring(L, -2, NULL);
+        printf("    %-10s = %-8s %s\n", name, dflt, desc ? desc : "");
+        lua_pop(L, 5);
+    }
+}
+
+static int list_one(lua_State *L, const char *recipe)
+{
+    if (evaluate(L, recipe, 0, 1) != LUA_OK)
+        return lua_fail(L);
+    int top = lua_gettop(L);
+    printf("%-12s %s\n", recipe, lua_isstring(L, top) ? lua_tostring(L, top) : "");
+    print_params(L, top - 1);
+    lua_settop(L, top - 3);
+    return 0;
+}
+
+static int cmd_list(lua_State *L, const char *recipe)
+{
+    if (recipe)
+        return list_one(L, recipe);
+    for (int i = 0; sc_stdlib_name(i); i++) {
+        const char *name = sc_stdlib_name(i);
+        if (name[0] == '_')
+            continue;
+        int rc = list_one(L, name);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void print_json_array(const double *v, int n)
+{
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s%.15g", i ? ", " : "", v[i]);
+    printf("]");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static int cmd_program(opts *o, sc_lprog *lp)
+{
+    sc_prog *pg = lp->pg;
+    sc_status st = sc_lua_check(lp);
+    if (st) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s %s", lp->where, sc_errmsg(pg));
+        return fail(sc_status_exit_code(st), msg);
+    }
+    int P = sc_prog_devices(pg);
+    if (strcmp(o->cmd, "check") == 0) {
+        printf("ok: %s: %d devices, %d stages, %d microbatches, %zu instructions verified\n",
+               o->recipe, P, sc_prog_stages(pg), sc_prog_microbatches(pg),
+               sc_prog_total_instructions(pg));
+        return 0;
+    }
+    if (strcmp(o->cmd, "show") == 0 && o->dump) {
+        char *s = sc_render_dump(pg);
+        if (!s)
+            return fail(4, "out of memory");
+        fputs(s, stdout);
+        free(s);
+        return 0;
+    }
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s %s", lp->where, sc_errmsg(pg));
+        return fail(sc_status_exit_code(st), msg);
+    }
+    double peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = fmax(peak, sim->peak_mem[d]);
+    if (strcmp(o->cmd, "show") == 0) {
+        int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+        char *s = sc_render_timeline(pg, sim, o->width ? o->width : 120, color);
+        if (!s)
+            return fail(4, "out of memory");
+        fputs(s, stdout);
+        free(s);
+        return 0;
+    }
+    if (o->json) {
+        printf("{\"recipe\": ");
+        json_string(o->recipe);
+        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
+               "\"makespan\": %.15g, \"bubble_rate\": %.15g, \"peak_memory\": ",
+               P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
+               sim->makespan, sim->bubble_rate);
+        print_json_array(sim->peak_mem, P);
+        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
+        print_json_array(sim->busy, P);
+        printf("}\n");
+        return 0;
+    }
+    printf("recipe        %s\n", o->recipe);
+    printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
+           sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+    printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
+           sim->makespan, 100 * sim->bubble_rate, peak);
+    printf("device   busy        start       end         peak\n");
+    for (int d = 0; d < P; d++)
+        printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
+               sim->end[d], sim->peak_mem[d]);
+    return 0;
+}
+
+static int cmd_recipe(lua_State *L, int argc, char **argv)
+{
+    opts o = {.cmd = argv[1]};
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    int rc = parse_args(L, argc, argv, t, &o);
+    if (rc)
+        return rc;
+    if (strcmp(o.cmd, "list") == 0)
+        return cmd_list(L, o.recipe);
+    if (!o.recipe)
+        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    if (evaluate(L, o.recipe, t, 0) != LUA_OK)
+        return lua_fail(L);
+    sc_lprog *lp = sc_lua_toprog(L, -3);
+    return cmd_program(&o, lp);
+}
+
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static int run_chunk(lua_State *L, int nargs)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, 0, base);
+    lua_remove(L, base);
+    return rc;
+}
+
+/* stagecraft FILE.lua args...: arg[0] = FILE, arg[i] = args. */
+static int cmd_script(lua_State *L, int argc, char **argv)
+{
+    lua_createtable(L, argc, 1);
+    for (int i = 1; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_seti(L, -2, i - 1);
+    }
+    lua_setglobal(L, "arg");
+    const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
+    if (luaL_loadfilex(L, file, "t") != LUA_OK)
+        return lua_fail(L);
+    for (int i = 2; i < argc; i++)
+        lua_pushstring(L, argv[i]);
+    if (run_chunk(L, argc - 2) != LUA_OK)
+        return lua_fail(L);
+    return 0;
+}
+
+/* A plain line REPL: each line is tried as "return <line>" first. */
+static int repl(lua_State *L)
+{
+    char line[4096];
+    printf("stagecraft %s — the module is 'sc'; try sc.load('1f1b'):timeline()\n", "0.1.0");
+    for (;;) {
+        fputs("> ", stdout);
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin))
+            break;
+        lua_pushfstring(L, "return %s", line);
+        if (luaL_loadbuffer(L, lua_tostring(L, -1), strlen(lua_tostring(L, -1)), "=stdin") !=
+            LUA_OK) {
+            lua_pop(L, 2);
+            if (luaL_loadbuffer(L, line, strlen(line), "=stdin") != LUA_OK) {
+                fprintf(stderr, "%s\n", lua_tostring(L, -1));
+                lua_pop(L, 1);
+                continue;
+            }
+        } else {
+            lua_remove(L, -2);
+        }
+        int base = lua_gettop(L);
+        lua_pushcfunction(L, traceback);
+        lua_insert(L, base);
+        if (lua_pcall(L, 0, LUA_MULTRET, base) != LUA_OK) {
+            fprintf(stderr, "%s\n", lua_tostring(L, -1));
+            lua_settop(L, base - 1);
+            continue;
+        }
+        for (int i = base + 1; i <= lua_gettop(L); i++)
+            printf("%s%s", luaL_tolstring(L, i, NULL), i < lua_gettop(L) ? "\t" : "\n"),
+                lua_pop(L, 1);
+        lua_settop(L, base - 1);
+    }
+    putchar('\n');
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    lua_State *L = luaL_newstate();
+    if (!L)
+        return fail(4, "cannot create a Lua state (out of memory)");
+    sc_lua_setup(L);
+    int rc;
+    if (argc < 2) {
+        if (isatty(STDIN_FILENO))
+            rc = repl(L);
+        else {
+            char *args[] = {argv[0], "-", NULL};
+            rc = cmd_script(L, 2, args);
+        }
+    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+               strcmp(argv[1], "help") == 0) {
+        fputs(usage_text, stdout);
+        rc = 0;
+    } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
+               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0) {
+        rc = cmd_recipe(L, argc, argv);
+    } else if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "export") == 0 ||
+               strcmp(argv[1], "import") == 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "'%s' is not available in this version (see SPEC.md, Status)",
+                 argv[1]);
+        rc = fail(EXIT_USAGE, msg);
+    } else if (argv[1][0] == '-' && argv[1][1]) {
+        fputs(usage_text, stderr);
+        rc = fail(EXIT_USAGE, "unknown option");
+    } else {
+        rc = cmd_script(L, argc, argv);
+    }
+    lua_close(L);
+    return rc;
+}

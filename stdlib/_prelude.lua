@@ -1,0 +1,129 @@
+-- _prelude.lua — the Lua half of the stagecraft module: parameters and
+-- loading recipes. Loaded once into the module table by luaopen_stagecraft.
+local sc = ...
+
+-- The standard cost and memory parameters, to splice into sc.params.
+sc.COSTS = {
+  {"tf", 1, "forward time of one microbatch on a device's share of the model"},
+  {"tb", 1, "backward time for the input gradient (B)"},
+  {"tw", 1, "backward time for the weight gradient (W)"},
+  {"tcomm", 0, "time of one point-to-point transfer"},
+  {"w_keep", 1, "fraction of F's activation still held after B (W frees it)"},
+}
+
+-- Exit codes (SPEC.md, "Errors and exit codes").
+local USAGE, BADARG, RECIPE = 2, 3, 8
+
+-- The state of the recipe being evaluated.
+sc._overrides, sc._declared, sc._doc, sc._listing = {}, {}, nil, false
+local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end})
+
+local function convert(name, default, value)
+  local want = type(default)
+  if type(value) == want then return value end
+  if type(value) ~= "string" then
+    sc._raise(USAGE, ("parameter '%s': expected a %s, got a %s"):format(name, want, type(value)))
+  end
+  if want == "number" then
+    local n = tonumber(value)
+    if n == nil then
+      sc._raise(USAGE, ("parameter '%s': expected a number, got '%s'"):format(name, value))
+    end
+    if math.type(default) == "integer" then
+      local i = math.tointeger(n)
+      if i == nil then
+        sc._raise(USAGE, ("parameter '%s': expected an integer, got '%s'"):format(name, value))
+      end
+      return i
+    end
+    return n
+  elseif want == "boolean" then
+    if value == "true" or value == "1" then return true end
+    if value == "false" or value == "0" then return false end
+    sc._raise(USAGE, ("parameter '%s': expected true or false, got '%s'"):format(name, value))
+  end
+  return value
+end
+
+-- sc.params{ doc = "...", {name, default, description}, ..., sc.COSTS }
+-- Declares the recipe's parameters and returns their values (defaults,
+-- or what -D / sc.load gave).
+function sc.params(spec)
+  if type(spec) ~= "table" then
+    error("params: expected a table of {name, default, description}", 2)
+  end
+  if spec.doc ~= nil then sc._doc = tostring(spec.doc) end
+  local out = {}
+  local function add(e)
+    if type(e) ~= "table" then
+      error("params: each entry must be {name, default, description}", 3)
+    end
+    if type(e[1]) == "table" then
+      for _, x in ipairs(e) do add(x) end
+      return
+    end
+    local name, default, desc = e[1], e[2], e[3]
+    if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+      error("params: a parameter name must be an identifier (got " .. tostring(name) .. ")", 3)
+    end
+    local t = type(default)
+    if t ~= "number" and t ~= "string" and t ~= "boolean" then
+      error(("params: default of '%s' must be a number, string or boolean"):format(name), 3)
+    end
+    for _, d in ipairs(sc._declared) do
+      if d.name == name then error(("params: '%s' is declared twice"):format(name), 3) end
+    end
+    sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or ""}
+    local v = default
+    if sc._overrides[name] ~= nil then v = convert(name, default, sc._overrides[name]) end
+    out[name] = v
+  end
+  for _, e in ipairs(spec) do add(e) end
+  if sc._listing then error(LISTING, 0) end
+  return out
+end
+
+-- sc.need(cond, fmt, ...): a recipe's precondition on its parameters.
+function sc.need(cond, fmt, ...)
+  if not cond then
+    local where = ""
+    local info = debug.getinfo(2, "Sl")
+    if info and info.currentline and info.currentline > 0 then
+      where = info.short_src .. ":" .. info.currentline .. ": "
+    end
+    sc._raise(BADARG, where .. fmt:format(...))
+  end
+end
+
+-- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
+-- Returns program (nil when listing), declared parameters, doc.
+function sc._evaluate(recipe, overrides, listing)
+  local chunk = sc._chunk(recipe)
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing}
+  sc._overrides, sc._declared, sc._doc, sc._listing = overrides or {}, {}, nil, listing
+  local ok, res = pcall(chunk)
+  local declared, doc = sc._declared, sc._doc
+  sc._overrides, sc._declared, sc._doc, sc._listing = saved[1], saved[2], saved[3], saved[4]
+  if listing and (res == LISTING or ok) then return nil, declared, doc end
+  if not ok then error(res, 0) end
+  local known = {}
+  for _, d in ipairs(declared) do known[d.name] = true end
+  for k in pairs(overrides or {}) do
+    if not known[k] then
+      local names = {}
+      for _, d in ipairs(declared) do names[#names + 1] = d.name end
+      sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s' (%s)"):format(k, recipe,
+        #names > 0 and "its parameters: " .. table.concat(names, ", ") or "it declares none"))
+    end
+  end
+  if not sc.isprogram(res) then
+    sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
+      recipe, type(res)))
+  end
+  return res, declared, doc
+end
+
+-- sc.load(recipe, {name = value, ...}) -> program: a recipe from a script.
+function sc.load(recipe, overrides)
+  return (sc._evaluate(recipe, overrides, false))
+end
