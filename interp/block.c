@@ -90,8 +90,6 @@ sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
             dep[nd++] = (dep_t){SC_OP_W, s, SC_OP_B, s};
         for (int i = 0; i < nd; i++) {
             double ready = blk->off[dep[i].dop][dep[i].ds] + dur(pg, dep[i].dop, dep[i].ds);
-            if (pg->stage_dev[dep[i].ds] != pg->stage_dev[s])
-                ready += pg->tcomm;
             double at = blk->off[dep[i].op][s];
             if (at < ready - EPS)
                 return sc_fail(pg, SC_ERR_PROGRAM,

@@ -7,7 +7,9 @@
  *   - no two passes of one device overlap modulo T (a pass occupies
  *     [offset, offset + duration) with the stage's costs);
  *   - every dependency is met inside the block: a pass starts no earlier
- *     than the end of the pass it depends on (+ T_comm across devices).
+ *     than the end of the pass it depends on.
+ * Offsets are in compute time: T_comm is not part of a block (a block fixes
+ * the order of passes; the squeeze adds communication when it times them).
  * sc_block_unroll repeats the block for the program's m microbatches and
  * orders each device's passes by start time (ties: earlier microbatch,
  * then F < B < W, then stage): the squeeze itself is the dataflow timing,

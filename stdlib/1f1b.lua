@@ -1,5 +1,5 @@
 -- 1f1b.lua — one forward, one backward (PipeDream-flush), written as a
--- building block: F of stage s starts at s*(tf+tcomm); the fused backward
+-- building block (offsets in compute time): F of stage s starts at s*tf; the fused backward
 -- of the last stage follows its F, and each earlier stage's backward
 -- follows the next one's. Interval: one F and one BW. Unrolling the block
 -- gives each device min(p-d-1, m) warm-up F, then F/BW pairs.
@@ -10,10 +10,9 @@ local P = sc.params {
   sc.COSTS,
 }
 local F, BW = {}, {}
-local step = P.tf + P.tcomm
-for s = 0, P.p - 1 do F[s + 1] = s * step end
+for s = 0, P.p - 1 do F[s + 1] = s * P.tf end
 for s = P.p - 1, 0, -1 do
-  BW[s + 1] = (s == P.p - 1) and F[s + 1] + P.tf or BW[s + 2] + P.tb + P.tw + P.tcomm
+  BW[s + 1] = (s == P.p - 1) and F[s + 1] + P.tf or BW[s + 2] + P.tb + P.tw
 end
 return sc.program {
   p = P.p, m = P.m, tf = P.tf, tb = P.tb, tw = P.tw, tcomm = P.tcomm, w_keep = P.w_keep,

@@ -3,12 +3,13 @@
 local sc = ...
 
 -- The standard cost and memory parameters, to splice into sc.params.
+-- Float defaults: -D tf=1.5 is a number; integer defaults (p, m) take integers.
 sc.COSTS = {
-  {"tf", 1, "forward time of one microbatch on a device's share of the model"},
-  {"tb", 1, "backward time for the input gradient (B)"},
-  {"tw", 1, "backward time for the weight gradient (W)"},
-  {"tcomm", 0, "time of one point-to-point transfer"},
-  {"w_keep", 1, "fraction of F's activation still held after B (W frees it)"},
+  {"tf", 1.0, "forward time of one microbatch on a device's share of the model"},
+  {"tb", 1.0, "backward time for the input gradient (B)"},
+  {"tw", 1.0, "backward time for the weight gradient (W)"},
+  {"tcomm", 0.0, "time of one point-to-point transfer"},
+  {"w_keep", 1.0, "fraction of F's activation still held after B (W frees it)"},
 }
 
 -- Exit codes (SPEC.md, "Errors and exit codes").

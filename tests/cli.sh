@@ -1,0 +1,103 @@
+#!/bin/sh
+# cli.sh — the command line contract (SPEC.md): outputs, JSON, exit codes,
+# one-line errors. Run from the repository root: sh tests/cli.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL: $* (exit $rc, want $code; want '$sub')" >&2
+    sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2
+  fi
+}
+# Errors are one line on stderr.
+one_line_err() {
+  "$@" >/dev/null 2>"$tmp/err"
+  if [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q '^stagecraft: error: ' "$tmp/err"; then pass=$((pass+1))
+  else fail=$((fail+1)); echo "FAIL: not one error line: $*" >&2; cat "$tmp/err" >&2; fi
+}
+
+expect 0 "usage: stagecraft" -- $SC --help
+expect 0 "interleaved" -- $SC list
+expect 0 "w_keep" -- $SC list 1f1b
+expect 0 "microbatches per step" -- $SC list examples/mymodel/schedule.lua
+for r in gpipe 1f1b interleaved zb-h1 zb-h2 examples/custom_order.lua examples/custom_block.lua examples/mymodel/schedule.lua; do
+  expect 0 "ok: $r:" -- $SC check $r
+done
+expect 0 "bubble rate   27.2727%" -- $SC sim 1f1b
+expect 0 "makespan      10" -- $SC sim 1f1b -D p=2 -D m=2 -D tcomm=0.5
+expect 0 "d3  |...F" -- $SC show 1f1b --ascii
+expect 0 "SEND act s1 mb0 -> d1" -- $SC show 1f1b --dump
+expect 0 '"peak_memory_max": 5.5' -- $SC sim interleaved --json
+
+# sim --json: one object with the contract's fields and the right values.
+$SC sim zb-h1 -D p=4 -D m=8 --json >"$tmp/j.json"
+if python3 - "$tmp/j.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+need = ["recipe", "devices", "stages", "microbatches", "instructions", "makespan",
+        "bubble_rate", "peak_memory", "peak_memory_max"]
+assert all(k in j for k in need), j
+assert j["recipe"] == "zb-h1" and j["devices"] == 4 and j["microbatches"] == 8
+assert abs(j["bubble_rate"] - 3 / 27) < 1e-12
+assert j["peak_memory"] == [4, 4, 4, 4] and j["peak_memory_max"] == 4
+PY
+then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json contents" >&2; fi
+
+# Errors: message, exit code, one line.
+expect 2 "unknown parameter 'q' for recipe '1f1b'" -- $SC check 1f1b -D q=1
+expect 2 "parameter 'm': expected a number, got 'x'" -- $SC sim 1f1b -D m=x
+expect 2 "unknown recipe 'nope'" -- $SC check nope
+expect 2 "missing RECIPE" -- $SC check
+expect 2 "unknown option '--frobnicate'" -- $SC sim 1f1b --frobnicate
+expect 2 "-D needs NAME=VALUE" -- $SC sim 1f1b -D m
+expect 3 "interleaved needs m to be a multiple of p and m >= p (m = 6, p = 4)" -- $SC check interleaved -D m=6
+expect 3 "devices p = 0 is out of range" -- $SC check 1f1b -D p=0
+expect 3 "cost: times must be finite and >= 0" -- $SC check gpipe -D tf=-1
+one_line_err $SC check interleaved -D m=6
+one_line_err $SC check 1f1b -D q=1
+
+cat >"$tmp/syntax.lua" <<'LUA'
+local P = sc.params { {"p", 2, "devices"} }
+return sc.program { p = P.p, m = 2 order = "F0" }
+LUA
+expect 8 "syntax.lua:2:" -- $SC check "$tmp/syntax.lua"
+cat >"$tmp/runtime.lua" <<'LUA'
+local x = nil
+return x.field
+LUA
+expect 8 "runtime.lua:2: attempt to index a nil value" -- $SC check "$tmp/runtime.lua"
+echo 'return 42' >"$tmp/noprog.lua"
+expect 8 "did not return a program (it returned number)" -- $SC check "$tmp/noprog.lua"
+cat >"$tmp/missing.lua" <<'LUA'
+return sc.program { p = 2, m = 2,
+  order = { "F0 F1 BW0 BW1", "F0 BW0 F1" } }
+LUA
+expect 5 "missing.lua:1: pass missing: B or BW of stage 1, microbatch 1" -- $SC check "$tmp/missing.lua"
+cat >"$tmp/dup.lua" <<'LUA'
+return sc.program { p = 2, m = 1, placement = {0, 1},
+  order = function(d) return d == 0 and "F0 BW0 F0.0" or "F0 BW0" end }
+LUA
+expect 5 "pass twice: F s0 mb0" -- $SC check "$tmp/dup.lua"
+cat >"$tmp/cycle.lua" <<'LUA'
+return sc.program { p = 2, m = 2,
+  order = { "F0 BW0 F1 BW1", "F1 F0 BW0 BW1" } }
+LUA
+expect 5 "dependency cycle across devices: d" -- $SC check "$tmp/cycle.lua"
+one_line_err $SC check "$tmp/cycle.lua"
+expect 5 "d1 #0 (F s1 mb1) needs F s0 mb1 from d0" -- $SC check "$tmp/cycle.lua"
+
+# A script with arguments.
+printf 'print(#arg, arg[1], sc.load("gpipe", {m = tonumber(arg[1])}):sim().peak_memory_max)\n' >"$tmp/s.lua"
+expect 0 "1	7	7" -- $SC "$tmp/s.lua" 7
+# Stdin as a script when not a TTY.
+expect 0 "Program(4 devices" -- sh -c "echo 'print(sc.load(\"1f1b\"))' | $SC"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,37 @@
+#!/bin/sh
+# run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
+# DSL (tests/lua/test_*.lua), the command line (tests/cli.sh). Prints one
+# summary line "N passed, N failed" and exits non-zero on any failure.
+# BUILD names the build folder (build, or build-asan under `make asan`).
+BUILD=${BUILD:-build}
+SC=${SC:-$BUILD/stagecraft}
+export SC
+pass=0; fail=0; broken=0
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+
+count() { # adds the "N passed, N failed" of the last run; a suite without one is broken
+  line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -z "$line" ]; then broken=$((broken+1)); echo "BROKEN: $1 printed no summary" >&2; return; fi
+  p=$(echo "$line" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^passed/) print $(i-1)}')
+  f=$(echo "$line" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^failed/) print $(i-1)}')
+  pass=$((pass+p)); fail=$((fail+f))
+}
+run() { # name command...
+  name=$1; shift
+  "$@" >"$log" 2>&1; rc=$?
+  cat "$log"
+  count "$name"
+  if [ $rc != 0 ] && ! grep -qE '[1-9][0-9]* failed' "$log"; then broken=$((broken+1)); echo "BROKEN: $name exited $rc" >&2; fi
+}
+
+for t in "$BUILD"/test_*; do
+  [ -x "$t" ] && run "$t" "$t"
+done
+for t in tests/lua/test_*.lua; do
+  run "$t" "$SC" "$t"
+done
+run tests/cli.sh sh tests/cli.sh
+
+[ $broken = 0 ] || fail=$((fail+broken))
+echo "all: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,873 @@
+/*
+ * test_interp.c — the interpreter's results against closed forms.
+ *
+ * Every expected value here is either a closed form from the papers (Zero
+ * Bubble PP, Controllable Memory, Megatron interleaved 1F1B) evaluated for
+ * the case at hand, or a small case worked out by hand in a comment. The
+ * interpreter computes the other side by running the rule or block through
+ * verify, lower and the discrete-event simulation.
+ */
+#include "block.h"
+#include "dataflow.h"
+#include "harness.h"
+#include "ir.h"
+#include "lower.h"
+#include "render.h"
+#include "rules.h"
+#include "sim.h"
+#include "verify.h"
+
+#include <stdlib.h>
+
+#define EPS 1e-9
+
+static const int PS[] = {2, 4, 8, 16};
+#define NPS ((int)(sizeof PS / sizeof PS[0]))
+
+/* Microbatch counts tried for p devices: m >= p. */
+static void ms_for(int p, int ms[4])
+{
+    ms[0] = p;
+    ms[1] = 2 * p;
+    ms[2] = 3 * p + 1;
+    ms[3] = 4 * p;
+}
+
+/* A program of p devices, v chunks each, m microbatches, filled by `rule`,
+ * checked and simulated. NULL (with a failed check) when any step fails. */
+static sc_sim *run_rule(sc_prog *pg, const char *rule)
+{
+    sc_sim *sim = NULL;
+    sc_status st = sc_rule_fill(pg, rule);
+    CHECK(st == SC_OK);
+    if (st) {
+        fprintf(stderr, "  %s: %s\n", rule, sc_errmsg(pg));
+        return NULL;
+    }
+    st = sc_simulate(pg, &sim);
+    CHECK(st == SC_OK);
+    if (st) {
+        fprintf(stderr, "  %s p=%d m=%d: %s\n", rule, sc_prog_devices(pg),
+                sc_prog_microbatches(pg), sc_errmsg(pg));
+        return NULL;
+    }
+    return sim;
+}
+
+static size_t total_passes(const sc_prog *pg)
+{
+    size_t n = 0, k;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        sc_prog_order(pg, d, &k);
+        n += k;
+    }
+    return n;
+}
+
+/* Makespan of the dataflow ("squeeze") timing of the orders. */
+static double dataflow_makespan(sc_prog *pg)
+{
+    size_t n = total_passes(pg);
+    double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
+    double mk = -1;
+    if (start && end && sc_dataflow(pg, start, end) == SC_OK) {
+        mk = 0;
+        for (size_t i = 0; i < n; i++)
+            if (end[i] > mk)
+                mk = end[i];
+    }
+    free(start);
+    free(end);
+    return mk;
+}
+
+static double max_peak(const sc_sim *sim)
+{
+    double x = 0;
+    for (int d = 0; d < sim->P; d++)
+        if (sim->peak_mem[d] > x)
+            x = sim->peak_mem[d];
+    return x;
+}
+
+/* ---- unit costs: 1F1B and GPipe ------------------------------------------
+ * sc_prog_new(p, p, m): T_F = T_B = T_W = 1, so F = 1 and BW = 2. Both
+ * schedules idle (p-1)(T_F + T_BW) = 3(p-1) on every device around 3m of
+ * work: bubble (p-1)/(m+p-1), makespan 3(m+p-1). 1F1B holds p-d microbatches
+ * on device d (warm-up p-d-1 F, then one more F before the first BW); GPipe
+ * holds all m. */
+TEST(unit_1f1b_gpipe)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i], ms[4];
+        ms_for(p, ms);
+        for (int j = 0; j < 4; j++) {
+            int m = ms[j];
+            double bubble = (double)(p - 1) / (m + p - 1);
+            sc_prog *pg = sc_prog_new(p, p, m);
+            CHECK(pg != NULL);
+            if (!pg)
+                continue;
+            sc_sim *sim = run_rule(pg, "1f1b");
+            if (sim) {
+                CHECK_NEAR(sim->bubble_rate, bubble, EPS);
+                CHECK_NEAR(sim->makespan, 3.0 * (m + p - 1), EPS);
+                for (int d = 0; d < p; d++) {
+                    CHECK_NEAR(sim->peak_mem[d], p - d, EPS);
+                    CHECK_NEAR(sim->busy[d], 3.0 * m, EPS);
+                }
+            }
+            sc_sim_free(sim);
+            sim = run_rule(pg, "gpipe");
+            if (sim) {
+                CHECK_NEAR(sim->bubble_rate, bubble, EPS);
+                CHECK_NEAR(sim->makespan, 3.0 * (m + p - 1), EPS);
+                for (int d = 0; d < p; d++)
+                    CHECK_NEAR(sim->peak_mem[d], m, EPS);
+            }
+            sc_sim_free(sim);
+            sc_prog_free(pg);
+        }
+    }
+}
+
+/* ---- ZB-H1, unit costs ----------------------------------------------------
+ * Zero Bubble paper: ZB-H1 idles (p-1)(T_F + T_B - T_W) = p-1 per device
+ * around 3m of work: bubble (p-1)/(3m+p-1), a third of 1F1B's; memory p on
+ * every device, the same maximum as 1F1B. */
+TEST(unit_zb_h1)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i], ms[4];
+        ms_for(p, ms);
+        for (int j = 0; j < 4; j++) {
+            int m = ms[j];
+            sc_prog *pg = sc_prog_new(p, p, m);
+            CHECK(pg != NULL);
+            if (!pg)
+                continue;
+            sc_sim *sim = run_rule(pg, "zb-h1");
+            if (sim) {
+                CHECK_NEAR(sim->bubble_rate, (double)(p - 1) / (3.0 * m + p - 1), EPS);
+                CHECK_NEAR(sim->makespan, 3.0 * m + p - 1, EPS);
+                for (int d = 0; d < p; d++)
+                    CHECK_NEAR(sim->peak_mem[d], p, EPS);
+                double zb_max = max_peak(sim);
+                sc_sim_free(sim);
+                sim = run_rule(pg, "1f1b");
+                if (sim)
+                    CHECK_NEAR(zb_max, max_peak(sim), EPS);
+            }
+            sc_sim_free(sim);
+            sc_prog_free(pg);
+        }
+    }
+}
+
+/* ---- interleaved 1F1B -----------------------------------------------------
+ * S = v p stages, each 1/v of a device's share: T = 1/v per pass of a chunk,
+ * 1/v unit of memory per (stage, microbatch). The bubble shrinks v times:
+ * (p-1)/(v m + p - 1). Device 0 warms up with 2(p-1) + (v-1)p chunk
+ * forwards and runs one more before its first backward:
+ * (2(p-1) + (v-1)p + 1)/v = p + (p-1)/v units. When m == p Megatron runs
+ * every forward first (all m v chunks), which holds m v / v = p units. */
+TEST(interleaved)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i];
+        int ms[3] = {p, 2 * p, 4 * p};
+        for (int v = 2; v <= 3; v++) {
+            for (int j = 0; j < 3; j++) {
+                int m = ms[j];
+                sc_prog *pg = sc_prog_new(p, v * p, m);
+                CHECK(pg != NULL);
+                if (!pg)
+                    continue;
+                sc_sim *sim = run_rule(pg, "interleaved");
+                if (sim) {
+                    CHECK_NEAR(sim->bubble_rate, (double)(p - 1) / ((double)v * m + p - 1), EPS);
+                    double peak0 = m == p ? p : p + (double)(p - 1) / v;
+                    CHECK_NEAR(sim->peak_mem[0], peak0, EPS);
+                    for (int d = 0; d < p; d++)
+                        CHECK_NEAR(sim->busy[d], 3.0 * m, EPS);
+                }
+                sc_sim_free(sim);
+                sc_prog_free(pg);
+            }
+        }
+    }
+}
+
+/* ---- ZB-H2 ----------------------------------------------------------------
+ * Device d runs 2(p-d)-1 warm-up F and delays W by 2d microbatches: before
+ * its first W it has done (2(p-d)-1) + 2d = 2p-1 forwards, and afterwards
+ * every F is paired with a W. With m >= 2p-1 the warm-up and cool-down are
+ * full: zero bubble, peak 2p-1 on every device. For smaller m the rule is
+ * still a valid program. */
+TEST(zb_h2)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i], ms[4];
+        ms_for(p, ms);
+        for (int j = 0; j < 4; j++) {
+            int m = ms[j];
+            sc_prog *pg = sc_prog_new(p, p, m);
+            CHECK(pg != NULL);
+            if (!pg)
+                continue;
+            sc_sim *sim = run_rule(pg, "zb-h2");
+            if (sim && m >= 2 * p - 1) {
+                CHECK_NEAR(sim->bubble_rate, 0.0, EPS);
+                CHECK_NEAR(sim->makespan, 3.0 * m + p - 1, EPS); /* device d starts at d */
+                for (int d = 0; d < p; d++)
+                    CHECK_NEAR(sim->peak_mem[d], 2 * p - 1, EPS);
+            }
+            sc_sim_free(sim);
+            sc_prog_free(pg);
+        }
+    }
+}
+
+/* ---- ZB-H1 with unequal costs -----------------------------------------------
+ * Zero Bubble paper: ZB-H1's bubble is (p-1)(T_F + T_B - T_W) on each device
+ * (for T_W <= T_F + T_B ...), so the rate is
+ *   (p-1)(T_F+T_B-T_W) / (m(T_F+T_B+T_W) + (p-1)(T_F+T_B-T_W)). */
+TEST(zb_h1_unequal_costs)
+{
+    const double cost[2][3] = {{1, 1, 0.5}, {1, 1.2, 0.8}};
+    for (int c = 0; c < 2; c++) {
+        double tf = cost[c][0], tb = cost[c][1], tw = cost[c][2];
+        for (int i = 0; i < NPS; i++) {
+            int p = PS[i], ms[4];
+            ms_for(p, ms);
+            for (int j = 0; j < 4; j++) {
+                int m = ms[j];
+                sc_prog *pg = sc_prog_new(p, p, m);
+                CHECK(pg != NULL);
+                if (!pg)
+                    continue;
+                CHECK(sc_prog_set_cost(pg, -1, tf, tb, tw) == SC_OK);
+                CHECK_NEAR(sc_prog_tb(pg, p - 1), tb, 0);
+                sc_sim *sim = run_rule(pg, "zb-h1");
+                if (sim) {
+                    double idle = (p - 1) * (tf + tb - tw), work = m * (tf + tb + tw);
+                    CHECK_NEAR(sim->bubble_rate, idle / (work + idle), EPS);
+                    CHECK_NEAR(sim->makespan, work + idle, EPS);
+                }
+                sc_sim_free(sim);
+                sc_prog_free(pg);
+            }
+        }
+    }
+}
+
+/* ---- communication cost ---------------------------------------------------- */
+
+static double sim_makespan(sc_prog *pg)
+{
+    sc_sim *sim = NULL;
+    double mk = -1;
+    if (sc_simulate(pg, &sim) == SC_OK)
+        mk = sim->makespan;
+    else
+        fprintf(stderr, "  simulate: %s\n", sc_errmsg(pg));
+    sc_sim_free(sim);
+    return mk;
+}
+
+TEST(comm_cost)
+{
+    /* 1F1B, p = 2, m = 1, T_comm = 0.5 (F = 1, BW = 2):
+     *   d0 F s0   [0, 1]     -> act reaches d1 at 1.5
+     *   d1 F s1   [1.5, 2.5], BW s1 [2.5, 4.5] -> grad reaches d0 at 5
+     *   d0 BW s0  [5, 7]     makespan 7 = p(T_F+T_B+T_W) + 2(p-1) T_comm.
+     * The same closed form for any p with m = 1 (one microbatch goes down
+     * and back up: 2(p-1) hops). */
+    for (int p = 2; p <= 8; p++) {
+        sc_prog *pg = sc_prog_new(p, p, 1);
+        CHECK(sc_prog_set_comm(pg, 0.5) == SC_OK);
+        CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+        CHECK_NEAR(sim_makespan(pg), 3.0 * p + 2 * (p - 1) * 0.5, EPS);
+        CHECK_NEAR(dataflow_makespan(pg), 3.0 * p + 2 * (p - 1) * 0.5, EPS);
+        sc_prog_free(pg);
+    }
+
+    /* 1F1B, p = 2, m = 2, T_comm = 0.5. Orders: d0 F0 F1 BW0 BW1,
+     * d1 F0 BW0 F1 BW1. Lowered (RECV after the passes that start before
+     * its data exists, SEND right after its producer; dataflow starts d0
+     * 0,1,5,8 and d1 1.5,2.5,4.5,5.5):
+     *   d0: F0 [SEND a0] F1 [SEND a1, RECV g0] BW0 [RECV g1] BW1
+     *   d1: [RECV a0] F0 [RECV a1] BW0 [SEND g0] F1 BW1 [SEND g1]
+     * Replay (a transfer completes T_comm after both groups run):
+     *   d0 F0 0-1; a0 matched at max(1,0)+.5 = 1.5; d0 F1 1-2
+     *   d1 F0 1.5-2.5; its group {RECV a1} posted 2.5: a1 at 2.5+.5 = 3
+     *   d1 BW0 2.5-4.5; {SEND g0} posted 4.5: g0 at 5 (d0's group is running)
+     *   d1 F1 4.5-5.5 (a1 there since 3), BW1 5.5-7.5, {SEND g1} at 7.5
+     *   d0 BW0 waits for g0: 5-7; {RECV g1} posted 7: g1 at max(7,7.5)+.5 = 8
+     *   d0 BW1 8-10: makespan 10, the same as the dataflow timing. */
+    sc_prog *pg = sc_prog_new(2, 2, 2);
+    CHECK(sc_prog_set_comm(pg, 0.5) == SC_OK);
+    CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+    CHECK_NEAR(dataflow_makespan(pg), 10.0, EPS);
+    CHECK_NEAR(sim_makespan(pg), 10.0, EPS);
+
+    /* GPipe, p = 2, m = 2, T_comm = 0.5. Orders: d0 F0 F1 BW0 BW1,
+     * d1 F0 F1 BW0 BW1. Dataflow: d0 F 0-1, 1-2; d1 F 1.5-2.5, 2.5-3.5,
+     * BW 3.5-5.5, 5.5-7.5; d0 BW 6-8, 8-10: 10. Lowered:
+     *   d0: F0 [SEND a0] F1 [SEND a1, RECV g0] BW0 [RECV g1] BW1
+     *   d1: [RECV a0] F0 [RECV a1] F1 BW0 [SEND g0] BW1 [SEND g1]
+     * d1 posts RECV a1 after F0 (F0 starts at 1.5, before a1 exists at 2),
+     * i.e. at 2.5, so a1 arrives at 3, not 2.5:
+     *   d1 F0 1.5-2.5, F1 3-4, BW0 4-6, {SEND g0} at 6 -> g0 at 6.5,
+     *   BW1 6-8, {SEND g1} at 8;
+     *   d0 BW0 6.5-8.5, {RECV g1} posted 8.5 -> g1 at 9, BW1 9-11.
+     * Simulated makespan 11: half a T_comm per late-posted RECV more than
+     * the dataflow bound 10. */
+    CHECK(sc_rule_fill(pg, "gpipe") == SC_OK);
+    CHECK_NEAR(dataflow_makespan(pg), 10.0, EPS);
+    CHECK_NEAR(sim_makespan(pg), 11.0, EPS);
+    /* Without communication cost both are (m+p-1)(T_F+T_BW) = 9. */
+    CHECK(sc_prog_set_comm(pg, 0) == SC_OK);
+    CHECK_NEAR(sim_makespan(pg), 9.0, EPS);
+    sc_prog_free(pg);
+}
+
+/* ---- every rule verifies on a grid --------------------------------------- */
+TEST(rule_grid)
+{
+    static const int grid_p[] = {1, 2, 3, 4, 5, 8};
+    const char *simple[] = {"gpipe", "1f1b", "zb-h1", "zb-h2"};
+    for (int i = 0; i < 6; i++) {
+        int p = grid_p[i];
+        for (int m = 1; m <= 12; m++) {
+            sc_prog *pg = sc_prog_new(p, p, m);
+            CHECK(pg != NULL);
+            if (!pg)
+                continue;
+            for (int r = 0; r < 4; r++) {
+                sc_status st = sc_rule_fill(pg, simple[r]);
+                CHECK(st == SC_OK);
+                st = st ? st : sc_check(pg);
+                CHECK(st == SC_OK);
+                if (st)
+                    fprintf(stderr, "  %s p=%d m=%d: %s\n", simple[r], p, m, sc_errmsg(pg));
+                /* F and BW (or F, B, W) of every (stage, microbatch). */
+                size_t per = r >= 2 ? 3 : 2;
+                CHECK(total_passes(pg) == per * (size_t)p * (size_t)m);
+            }
+            sc_prog_free(pg);
+            for (int v = 2; v <= 3; v++) {
+                pg = sc_prog_new(p, v * p, m);
+                CHECK(pg != NULL);
+                if (!pg)
+                    continue;
+                sc_status st = sc_rule_fill(pg, "interleaved");
+                if (m % p == 0) {
+                    CHECK(st == SC_OK);
+                    st = st ? st : sc_check(pg);
+                    CHECK(st == SC_OK);
+                    if (st)
+                        fprintf(stderr, "  interleaved p=%d v=%d m=%d: %s\n", p, v, m,
+                                sc_errmsg(pg));
+                } else {
+                    CHECK(st == SC_ERR_ARG);
+                    CHECK_STR(sc_errmsg(pg), "multiple of p");
+                }
+                sc_prog_free(pg);
+            }
+        }
+    }
+}
+
+/* ---- building blocks ------------------------------------------------------
+ * 1F1B as a block (Controllable Memory paper): stage s runs F at s T_F and
+ * BW at P T_F + (P-1-s)(T_B+T_W); interval T = T_F + T_B + T_W. Then
+ * BW - F = (P-s) T - (T_B+T_W) = T_F (mod T): F and BW tile the interval, and
+ * BW_j comes before F_i on device d exactly when i >= P-d+j, which is 1F1B's
+ * warm-up of P-d-1 forwards plus one. */
+
+static int same_orders(const sc_prog *a, const sc_prog *b)
+{
+    for (int d = 0; d < sc_prog_devices(a); d++) {
+        size_t na, nb;
+        const sc_instr *x = sc_prog_order(a, d, &na), *y = sc_prog_order(b, d, &nb);
+        if (na != nb)
+            return 0;
+        for (size_t k = 0; k < na; k++)
+            if (x[k].op != y[k].op || x[k].stage != y[k].stage || x[k].mb != y[k].mb)
+                return 0;
+    }
+    return 1;
+}
+
+/* Peak memory predicted from lifespans: ceil(lifespan / T) units, capped by
+ * m (one stage per device, one unit per microbatch). */
+static double predicted_peak(double f_start, double free_end, double T, int m)
+{
+    double k = ceil((free_end - f_start) / T - 1e-9);
+    return k < m ? k : m;
+}
+
+TEST(block_1f1b)
+{
+    const double cost[3][3] = {{1, 1, 1}, {1, 2, 1}, {0.5, 1, 0.25}};
+    for (int c = 0; c < 3; c++) {
+        double tf = cost[c][0], tb = cost[c][1], tw = cost[c][2], T = tf + tb + tw;
+        for (int P = 1; P <= 5; P++) {
+            for (int m = 1; m <= 6; m++) {
+                sc_prog *blk_pg = sc_prog_new(P, P, m), *rule_pg = sc_prog_new(P, P, m);
+                CHECK(blk_pg && rule_pg);
+                if (!blk_pg || !rule_pg) {
+                    sc_prog_free(blk_pg);
+                    sc_prog_free(rule_pg);
+                    continue;
+                }
+                CHECK(sc_prog_set_cost(blk_pg, -1, tf, tb, tw) == SC_OK);
+                CHECK(sc_prog_set_cost(rule_pg, -1, tf, tb, tw) == SC_OK);
+                double *offF = malloc((size_t)P * sizeof(double));
+                double *offBW = malloc((size_t)P * sizeof(double));
+                for (int s = 0; s < P; s++) {
+                    offF[s] = s * tf;
+                    offBW[s] = P * tf + (P - 1 - s) * (tb + tw);
+                }
+                sc_block blk = {.off = {offF, NULL, NULL, offBW}, .interval = T};
+                CHECK(sc_block_check(blk_pg, &blk) == SC_OK);
+                CHECK(sc_block_unroll(blk_pg, &blk) == SC_OK);
+                CHECK(sc_rule_fill(rule_pg, "1f1b") == SC_OK);
+                CHECK(same_orders(blk_pg, rule_pg));
+                sc_sim *a = NULL, *b = NULL;
+                CHECK(sc_simulate(blk_pg, &a) == SC_OK);
+                CHECK(sc_simulate(rule_pg, &b) == SC_OK);
+                if (a && b) {
+                    CHECK_NEAR(a->makespan, b->makespan, EPS);
+                    /* The squeeze of the block: microbatch m-1 of stage 0
+                     * starts its BW at offBW[0] + (m-1)T in the block; the
+                     * dataflow may only start it earlier or at that time. */
+                    CHECK(a->makespan <= offBW[0] + (m - 1) * T + tb + tw + EPS);
+                    for (int d = 0; d < P; d++)
+                        CHECK_NEAR(a->peak_mem[d],
+                                   predicted_peak(offF[d], offBW[d] + tb + tw, T, m), EPS);
+                }
+                sc_sim_free(a);
+                sc_sim_free(b);
+                free(offF);
+                free(offBW);
+                sc_prog_free(blk_pg);
+                sc_prog_free(rule_pg);
+            }
+        }
+    }
+}
+
+/* Split backward, unit costs, T = 3: F at s, B at P + 2(P-1-s), W right after
+ * B. Residues mod 3: F = s, B = s+1, W = s+2: no collision. The orders are
+ * 1F1B's with every BW split into B then W, and so is the timing. A second
+ * block delays W of stage s by s intervals (ZB-H1's shape): the lifespan of
+ * every stage is then 3P (F at s, W ends at 3P + s), so the peak is P units
+ * on every device for m >= P. */
+TEST(block_split)
+{
+    for (int P = 1; P <= 5; P++) {
+        for (int m = 1; m <= 7; m++) {
+            sc_prog *pg = sc_prog_new(P, P, m), *ref = sc_prog_new(P, P, m);
+            CHECK(pg && ref);
+            if (!pg || !ref) {
+                sc_prog_free(pg);
+                sc_prog_free(ref);
+                continue;
+            }
+            double *f = malloc((size_t)P * sizeof(double)), *b = malloc((size_t)P * sizeof(double)),
+                   *w = malloc((size_t)P * sizeof(double));
+            for (int s = 0; s < P; s++) {
+                f[s] = s;
+                b[s] = P + 2 * (P - 1 - s);
+                w[s] = b[s] + 1;
+            }
+            sc_block blk = {.off = {f, b, w, NULL}, .interval = 3};
+            CHECK(sc_block_unroll(pg, &blk) == SC_OK);
+            /* Expected: the 1F1B rule's orders with BW -> B, W. */
+            CHECK(sc_rule_fill(ref, "1f1b") == SC_OK);
+            for (int d = 0; d < P; d++) {
+                size_t n, nr;
+                const sc_instr *o = sc_prog_order(pg, d, &n), *r = sc_prog_order(ref, d, &nr);
+                size_t k = 0;
+                int ok = 1;
+                for (size_t j = 0; j < nr && ok; j++) {
+                    if (r[j].op == SC_OP_BW) {
+                        ok = k + 1 < n && o[k].op == SC_OP_B && o[k + 1].op == SC_OP_W &&
+                             o[k].mb == r[j].mb && o[k + 1].mb == r[j].mb;
+                        k += 2;
+                    } else {
+                        ok = k < n && o[k].op == r[j].op && o[k].mb == r[j].mb;
+                        k++;
+                    }
+                }
+                CHECK(ok && k == n);
+            }
+            double mk_ref = sim_makespan(ref), mk = sim_makespan(pg);
+            CHECK_NEAR(mk, mk_ref, EPS);
+            CHECK_NEAR(mk, 3.0 * (m + P - 1), EPS);
+
+            /* W of stage s delayed by s intervals. */
+            for (int s = 0; s < P; s++)
+                w[s] = b[s] + 1 + 3.0 * s;
+            CHECK(sc_block_unroll(pg, &blk) == SC_OK);
+            sc_sim *sim = NULL;
+            CHECK(sc_simulate(pg, &sim) == SC_OK);
+            if (sim)
+                for (int d = 0; d < P; d++) {
+                    CHECK_NEAR(sim->peak_mem[d], predicted_peak(f[d], w[d] + 1, 3, m), EPS);
+                    CHECK_NEAR(sim->peak_mem[d], m < P ? m : P, EPS);
+                }
+            sc_sim_free(sim);
+            free(f);
+            free(b);
+            free(w);
+            sc_prog_free(pg);
+            sc_prog_free(ref);
+        }
+    }
+}
+
+/* ---- dataflow timing --------------------------------------------------------
+ * Checks the definition on every pass: it lasts its cost, starts no earlier
+ * than its device is free and its dependency is done (+ T_comm across
+ * devices), and exactly at the later of the two. */
+static void check_dataflow_definition(sc_prog *pg)
+{
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    size_t n = total_passes(pg), SM = (size_t)S * (size_t)m;
+    double *start = malloc(n * sizeof(double)), *end = malloc(n * sizeof(double));
+    double *endF = malloc(SM * sizeof(double)), *endB = malloc(SM * sizeof(double));
+    CHECK(sc_dataflow(pg, start, end) == SC_OK);
+    size_t base = 0;
+    for (int d = 0; d < P; d++) { /* ends of F and of B/BW, by (stage, mb) */
+        size_t k;
+        const sc_instr *o = sc_prog_order(pg, d, &k);
+        for (size_t j = 0; j < k; j++) {
+            size_t i = (size_t)o[j].stage * (size_t)m + (size_t)o[j].mb;
+            if (o[j].op == SC_OP_F)
+                endF[i] = end[base + j];
+            else if (o[j].op != SC_OP_W)
+                endB[i] = end[base + j];
+        }
+        base += k;
+    }
+    int bad = 0;
+    base = 0;
+    for (int d = 0; d < P; d++) {
+        size_t k;
+        const sc_instr *o = sc_prog_order(pg, d, &k);
+        double free_at = 0;
+        for (size_t j = 0; j < k; j++) {
+            int s = o[j].stage, mb = o[j].mb, ds = -1;
+            double cost = o[j].op == SC_OP_F ? sc_prog_tf(pg, s)
+                          : o[j].op == SC_OP_B ? sc_prog_tb(pg, s)
+                          : o[j].op == SC_OP_W ? sc_prog_tw(pg, s)
+                                               : sc_prog_tb(pg, s) + sc_prog_tw(pg, s);
+            double ready = free_at;
+            if (o[j].op == SC_OP_F && s > 0)
+                ds = s - 1;
+            else if (o[j].op != SC_OP_F && o[j].op != SC_OP_W && s + 1 < S)
+                ds = s + 1;
+            if (ds >= 0) {
+                const double *tab = o[j].op == SC_OP_F ? endF : endB;
+                double r = tab[(size_t)ds * (size_t)m + (size_t)mb] +
+                           (sc_prog_stage_device(pg, ds) != d ? sc_prog_tcomm(pg) : 0);
+                if (r > ready)
+                    ready = r;
+            } else if (o[j].op != SC_OP_F) { /* last stage's B after its F; W after B */
+                const double *tab = o[j].op == SC_OP_W ? endB : endF;
+                double r = tab[(size_t)s * (size_t)m + (size_t)mb];
+                if (r > ready)
+                    ready = r;
+            }
+            bad += fabs(start[base + j] - ready) > EPS;
+            bad += fabs(end[base + j] - start[base + j] - cost) > EPS;
+            free_at = end[base + j];
+        }
+        base += k;
+    }
+    CHECK(bad == 0);
+    free(start);
+    free(end);
+    free(endF);
+    free(endB);
+}
+
+TEST(dataflow)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i], ms[4];
+        ms_for(p, ms);
+        for (int j = 0; j < 4; j++) {
+            sc_prog *pg = sc_prog_new(p, p, ms[j]);
+            CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+            CHECK(sc_verify_passes(pg) == SC_OK);
+            double mk = dataflow_makespan(pg);
+            CHECK_NEAR(mk, 3.0 * (ms[j] + p - 1), EPS);
+            CHECK_NEAR(sim_makespan(pg), mk, EPS);
+            check_dataflow_definition(pg);
+            CHECK(sc_prog_set_comm(pg, 0.25) == SC_OK);
+            check_dataflow_definition(pg);
+            CHECK(sc_rule_fill(pg, "zb-h1") == SC_OK);
+            check_dataflow_definition(pg);
+            sc_prog_free(pg);
+        }
+    }
+    /* Interleaved (several stages per device: local hand-offs) and unequal
+     * per-stage costs. */
+    sc_prog *pg = sc_prog_new(4, 8, 8);
+    for (int s = 0; s < 8; s++)
+        CHECK(sc_prog_set_cost(pg, s, 0.5 + 0.125 * s, 1, 0.25) == SC_OK);
+    CHECK(sc_rule_fill(pg, "interleaved") == SC_OK);
+    check_dataflow_definition(pg);
+    CHECK_NEAR(sim_makespan(pg), dataflow_makespan(pg), EPS);
+    sc_prog_free(pg);
+}
+
+/* ---- lowering ---------------------------------------------------------------- */
+static int count_op(const sc_prog *pg, int op)
+{
+    int c = 0;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++)
+            c += v[k].op == op;
+    }
+    return c;
+}
+
+/* The stream of every device holds its order's passes in the same order. */
+static int stream_keeps_order(const sc_prog *pg)
+{
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n, no, k = 0;
+        const sc_instr *v = sc_prog_stream(pg, d, &n), *o = sc_prog_order(pg, d, &no);
+        for (size_t j = 0; j < n; j++)
+            if (sc_op_is_compute(v[j].op)) {
+                if (k >= no || v[j].op != o[k].op || v[j].stage != o[k].stage ||
+                    v[j].mb != o[k].mb)
+                    return 0;
+                k++;
+            }
+        if (k != no)
+            return 0;
+    }
+    return 1;
+}
+
+TEST(lowering)
+{
+    for (int i = 0; i < NPS; i++) {
+        int p = PS[i], ms[4];
+        ms_for(p, ms);
+        for (int j = 0; j < 4; j++) {
+            int m = ms[j];
+            sc_prog *pg = sc_prog_new(p, p, m);
+            CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+            CHECK(!sc_prog_is_lowered(pg));
+            CHECK(sc_check(pg) == SC_OK);
+            CHECK(sc_prog_is_lowered(pg));
+            for (int d = 0; d < p; d++) {
+                size_t n;
+                const sc_instr *v = sc_prog_stream(pg, d, &n);
+                CHECK(n >= 2 && v[n - 2].op == SC_OP_REDUCE && v[n - 1].op == SC_OP_OPTIM);
+            }
+            /* Each of the p-1 boundaries carries one activation down and one
+             * gradient up per microbatch. */
+            CHECK(count_op(pg, SC_OP_SEND) == 2 * (p - 1) * m);
+            CHECK(count_op(pg, SC_OP_RECV) == 2 * (p - 1) * m);
+            CHECK(count_op(pg, SC_OP_REDUCE) == p);
+            CHECK(stream_keeps_order(pg));
+            CHECK(sc_prog_total_instructions(pg) ==
+                  (size_t)(2 * p * m + 4 * (p - 1) * m + 2 * p));
+            if (j == 0) {
+                char *dump = sc_render_dump(pg);
+                CHECK_STR(dump, "SEND act s1 mb0 -> d1");
+                CHECK_STR(dump, "RECV act s1 mb0 <- d0");
+                CHECK_STR(dump, "SEND grad s0 mb0 -> d0");
+                CHECK_STR(dump, "REDUCE");
+                free(dump);
+            }
+            /* Changing the orders drops the lowering. */
+            sc_prog_clear_order(pg, 0);
+            CHECK(!sc_prog_is_lowered(pg));
+            sc_prog_free(pg);
+        }
+    }
+    /* Interleaved: every stage boundary crosses devices (loop placement). */
+    sc_prog *pg = sc_prog_new(4, 12, 8);
+    CHECK(sc_rule_fill(pg, "interleaved") == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(count_op(pg, SC_OP_SEND) == 2 * 11 * 8);
+    CHECK(count_op(pg, SC_OP_RECV) == 2 * 11 * 8);
+    CHECK(stream_keeps_order(pg));
+    sc_prog_free(pg);
+    /* V placement: stages P-1 and P share device P-1, a local hand-off with
+     * no transfer; the other 2P-2 boundaries cross. A GPipe-like order in
+     * dependency order: all F (stage ascending), then all BW (descending). */
+    int P = 3, m = 2;
+    pg = sc_prog_new(P, 2 * P, m);
+    CHECK(sc_prog_set_placement(pg, SC_PLACE_V, NULL) == SC_OK);
+    CHECK(sc_prog_stage_device(pg, P - 1) == P - 1 && sc_prog_stage_device(pg, P) == P - 1);
+    CHECK(sc_prog_stage_device(pg, 2 * P - 1) == 0);
+    CHECK(sc_prog_chunks(pg, 0) == 2 && sc_prog_stage_of(pg, 0, 1) == 2 * P - 1);
+    CHECK(sc_prog_chunk(pg, 2 * P - 1) == 1);
+    for (int s = 0; s < 2 * P; s++)
+        for (int mb = 0; mb < m; mb++)
+            CHECK(sc_prog_push(pg, sc_prog_stage_device(pg, s), SC_OP_F, s, mb) == SC_OK);
+    for (int s = 2 * P - 1; s >= 0; s--)
+        for (int mb = 0; mb < m; mb++)
+            CHECK(sc_prog_push(pg, sc_prog_stage_device(pg, s), SC_OP_BW, s, mb) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(count_op(pg, SC_OP_SEND) == 2 * (2 * P - 2) * m);
+    CHECK(count_op(pg, SC_OP_RECV) == 2 * (2 * P - 2) * m);
+    sc_prog_free(pg);
+}
+
+/* ---- timeline ------------------------------------------------------------------ */
+TEST(timeline)
+{
+    int p = 4, m = 8;
+    sc_prog *pg = sc_prog_new(p, p, m);
+    CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+    sc_sim *sim = NULL;
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (!sim) {
+        sc_prog_free(pg);
+        return;
+    }
+    char *tl = sc_render_timeline(pg, sim, 200, 0);
+    CHECK(tl != NULL);
+    CHECK(tl && strncmp(tl, "d0", 2) == 0);
+    CHECK(tl && strchr(tl, 'F') && strchr(tl, 'X'));
+    CHECK(tl && !strchr(tl, '\033'));
+    int rows = 0, lines = 0;
+    for (const char *l = tl; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        lines++;
+        rows += l[0] == 'd';
+    }
+    CHECK(rows == p);
+    CHECK(lines == p + 1); /* plus the legend */
+    /* Makespan 3(m+p-1) = 33 columns of the shortest pass (F = 1): device 0
+     * is busy 3m = 24 of them; the row is 'F' for 8 columns, 'X' for 16. */
+    if (tl) {
+        const char *bar = strchr(tl, '|');
+        int f = 0, x = 0, dot = 0, cols = 0;
+        for (const char *c = bar + 1; *c != '|'; c++, cols++)
+            f += *c == 'F', x += *c == 'X', dot += *c == '.';
+        CHECK(cols == 3 * (m + p - 1));
+        CHECK(f == m && x == 2 * m && dot == 3 * (p - 1));
+    }
+    free(tl);
+    tl = sc_render_timeline(pg, sim, 200, 1);
+    CHECK_STR(tl, "\033[");
+    free(tl);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+}
+
+/* ---- memory with w_keep ------------------------------------------------------
+ * ZB-H1, p = 2, m = 2, w_keep = 0.5 (B frees half, W the other half):
+ *   d0: F0 F1 B0 W0 B1 W1    memory 1, 2, 1.5, 1, 0.5, 0    peak 2
+ *   d1: F0 B0 F1 B1 W0 W1    memory 1, 0.5, 1.5, 1, 0.5, 0  peak 1.5
+ * (with w_keep = 1, d1 would hold 1, 1, 2, 2, 1, 0: peak 2).
+ * In general device d of ZB-H1 has done p-d+j forwards and j backwards
+ * after the F of step j < d, holding p-d + k(j+1) units at its highest
+ * (k = w_keep), and stays there once its W start: peak p - (1-k) d. */
+TEST(w_keep)
+{
+    sc_prog *pg = sc_prog_new(2, 2, 2);
+    CHECK(sc_prog_set_w_keep(pg, 0.5) == SC_OK);
+    CHECK_NEAR(sc_prog_w_keep(pg), 0.5, 0);
+    CHECK(sc_rule_fill(pg, "zb-h1") == SC_OK);
+    sc_sim *sim = NULL;
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (sim) {
+        CHECK_NEAR(sim->peak_mem[0], 2.0, EPS);
+        CHECK_NEAR(sim->peak_mem[1], 1.5, EPS);
+        for (int d = 0; d < 2; d++) /* everything freed at the end */
+            CHECK_NEAR(sim->mem[sim->offset[d + 1] - 1], 0.0, EPS);
+    }
+    sc_sim_free(sim);
+    CHECK(sc_prog_set_w_keep(pg, 1.0) == SC_OK);
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (sim)
+        CHECK_NEAR(sim->peak_mem[1], 2.0, EPS);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+
+    const double keeps[] = {0, 0.25, 0.5, 1};
+    for (int i = 1; i < NPS; i++) {
+        int p = PS[i], m = 2 * p;
+        for (int k = 0; k < 4; k++) {
+            pg = sc_prog_new(p, p, m);
+            CHECK(sc_prog_set_w_keep(pg, keeps[k]) == SC_OK);
+            sim = run_rule(pg, "zb-h1");
+            if (sim)
+                for (int d = 0; d < p; d++)
+                    CHECK_NEAR(sim->peak_mem[d], p - (1 - keeps[k]) * d, EPS);
+            sc_sim_free(sim);
+            /* BW frees everything at once: w_keep does not matter. */
+            sim = run_rule(pg, "1f1b");
+            if (sim)
+                for (int d = 0; d < p; d++)
+                    CHECK_NEAR(sim->peak_mem[d], p - d, EPS);
+            sc_sim_free(sim);
+            sc_prog_free(pg);
+        }
+    }
+    /* Memory per (stage, microbatch) scales the units. */
+    pg = sc_prog_new(4, 4, 8);
+    CHECK(sc_prog_set_mem(pg, -1, 2.5) == SC_OK);
+    sim = run_rule(pg, "1f1b");
+    if (sim)
+        for (int d = 0; d < 4; d++)
+            CHECK_NEAR(sim->peak_mem[d], 2.5 * (4 - d), EPS);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+}
+
+/* ---- the worked example of ir.h, and idempotence ---------------------------- */
+TEST(worked_example)
+{
+    sc_prog *pg = sc_prog_new(2, 2, 1);
+    CHECK(sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) == SC_OK);
+    CHECK(sc_prog_push(pg, 0, SC_OP_F, 0, 0) == SC_OK);
+    CHECK(sc_prog_push(pg, 1, SC_OP_F, 1, 0) == SC_OK);
+    CHECK(sc_prog_push(pg, 1, SC_OP_BW, 1, 0) == SC_OK);
+    CHECK(sc_prog_push(pg, 0, SC_OP_BW, 0, 0) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    size_t n1 = sc_prog_total_instructions(pg);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(sc_prog_total_instructions(pg) == n1);
+    /* 4 passes + SEND/RECV act + SEND/RECV grad + 2 x (REDUCE, OPTIM). */
+    CHECK(n1 == 4 + 4 + 4);
+    CHECK_NEAR(sim_makespan(pg), 6.0, EPS); /* F 1 + F 1 + BW 2 + BW 2 */
+    char buf[64];
+    sc_instr in = {.op = SC_OP_RECV, .dir = SC_DIR_GRAD, .stage = 3, .mb = 12, .peer = 4};
+    sc_instr_format(&in, buf, sizeof buf);
+    CHECK_STR(buf, "RECV grad s3 mb12 <- d4");
+    sc_prog_free(pg);
+}
+
+int main(void)
+{
+    RUN(unit_1f1b_gpipe);
+    RUN(unit_zb_h1);
+    RUN(interleaved);
+    RUN(zb_h2);
+    RUN(zb_h1_unequal_costs);
+    RUN(comm_cost);
+    RUN(rule_grid);
+    RUN(block_1f1b);
+    RUN(block_split);
+    RUN(dataflow);
+    RUN(lowering);
+    RUN(timeline);
+    RUN(w_keep);
+    RUN(worked_example);
+    return harness_done("interp");
+}
