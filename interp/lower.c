@@ -92,8 +92,8 @@ sc_status sc_lower(sc_prog *pg)
                 from = s + 1, dir = SC_DIR_GRAD;
             if (from >= 0) {
                 double tau = dir == SC_DIR_ACT ? endF[SC_SM(pg, from, mb)] : endB[SC_SM(pg, from, mb)];
-                size_t pos = count_before(st0, ov->n, tau);
-                xs[nx++] = (xfer){pos < k ? pos : k, tau, key_of(dir, s, mb),
+                size_t pos = count_before(st0, k, tau);
+                xs[nx++] = (xfer){pos, tau, key_of(dir, s, mb),
                                   {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
                                    .peer = pg->stage_dev[from]}};
             }
@@ -102,14 +102,19 @@ sc_status sc_lower(sc_prog *pg)
             else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
                 to = s - 1, dir = SC_DIR_GRAD;
             if (to >= 0) {
+                /* Passes after k start no earlier than k ends: the SEND goes
+                 * right after its producer. */
                 double tau = end[base + k];
-                size_t pos = count_before(st0, ov->n, tau);
-                xs[nx++] = (xfer){pos > k + 1 ? pos : k + 1, tau, key_of(dir, to, mb),
+                xs[nx++] = (xfer){k + 1, tau, key_of(dir, to, mb),
                                   {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
                                    .peer = pg->stage_dev[to]}};
             }
         }
-        qsort(xs, nx, sizeof *xs, xfer_cmp);
+        int sorted = 1;
+        for (size_t i = 1; i < nx && sorted; i++)
+            sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
+        if (!sorted)
+            qsort(xs, nx, sizeof *xs, xfer_cmp);
         sc_vec *sv = &pg->stream[d];
         sv->n = 0;
         size_t j = 0;

@@ -184,14 +184,15 @@ static sc_status prepare(replay *r)
                 size_t key = key_of(pg, in);
                 int send = in->op == SC_OP_SEND;
                 size_t other = send ? recv_at[key] : send_at[key];
-                describe(r, d, k, a, sizeof a);
                 if (other == NONE) {
+                    describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s has no matching %s on d%d", a,
                                  send ? "RECV" : "SEND", in->peer);
                     goto done;
                 }
                 int e = r->devof[other];
                 if (e != in->peer || pg->stream[e].v[other - r->offset[e]].peer != d) {
+                    describe(r, d, k, a, sizeof a);
                     describe(r, e, other - r->offset[e], b, sizeof b);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
                     goto done;
@@ -206,6 +207,7 @@ static sc_status prepare(replay *r)
                                                     : posB[SC_SM(pg, in->stage, in->mb)];
                 const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
                 if (send && (prod == NONE || r->devof[prod] != d || prod > gi)) {
+                    describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s sends data before it is produced: %s s%d mb%d is not "
                                  "earlier on d%d",
@@ -213,6 +215,7 @@ static sc_status prepare(replay *r)
                     goto done;
                 }
                 if (!send && (cons == NONE || r->devof[cons] != d || cons < gi)) {
+                    describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
                                  d, pk, in->stage, in->mb);

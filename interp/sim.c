@@ -5,6 +5,7 @@
 #include "sim.h"
 #include "ir_impl.h"
 #include "replay.h"
+#include "lower.h"
 #include "verify.h"
 
 #include <stdlib.h>
@@ -40,8 +41,10 @@ static double mem_delta(const sc_prog *pg, const sc_instr *in)
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 {
     *out = NULL;
-    sc_status st = sc_check(pg);
-    if (st)
+    /* The timed replay below is also the verification of the streams (the
+     * same replay sc_verify_streams runs), so it is not run twice. */
+    sc_status st = SC_OK;
+    if (!pg->verified && ((st = sc_verify_passes(pg)) || (st = sc_lower(pg))))
         return st;
     int P = pg->P;
     sc_sim *sim = calloc(1, sizeof *sim);
@@ -68,6 +71,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         sc_sim_free(sim);
         return st;
     }
+    pg->verified = 1;
     double span = 0, busy = 0;
     for (int d = 0; d < P; d++) {
         const sc_vec *sv = &pg->stream[d];
