@@ -15,9 +15,10 @@ LDLIBS  += -lm
 
 # Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev).
 DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config
-LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
-LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null)
-HAVE_LUA   := $(if $(LUA_LIBS),yes,no)
+# Recursive (=): evaluated when used, i.e. after `deps` has installed them.
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
+LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
+HAVE_LUA   = $(if $(LUA_LIBS),yes,no)
 NVCC       := $(shell command -v nvcc 2>/dev/null)
 
 INTERP_SRC := $(wildcard interp/*.c)
@@ -67,13 +68,12 @@ deps:
 	    echo "installing $(DEB_PKGS)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
-	    $(MAKE) --no-print-directory all; exit $$?; \
 	  else \
 	    echo "error: Lua 5.4 is missing: install it with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
 	  fi; \
 	fi
 
-test: all $(UNIT_BIN)
+test: deps $(BUILD)/stagecraft $(UNIT_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 asan:
