@@ -21,9 +21,12 @@ static double dur(const sc_prog *pg, int op, int s)
 
 static int fused(const sc_block *blk) { return blk->off[SC_OP_BW] != NULL; }
 
-/* Overlap of [a, a+da) and [b, b+db) modulo T. */
+/* Overlap of [a, a+da) and [b, b+db) modulo T; a pass that takes no time
+ * overlaps nothing. */
 static int overlap_mod(double a, double da, double b, double db, double T)
 {
+    if (da <= EPS || db <= EPS)
+        return 0;
     double x = fmod(b - a, T);
     if (x < 0)
         x += T;
@@ -56,16 +59,19 @@ sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
             if (!isfinite(blk->off[ops[i]][s]))
                 return sc_fail(pg, SC_ERR_ARG, "block: offset of %s s%d is not a number",
                                sc_op_name(ops[i]), s);
+    /* No pass longer than the interval. */
+    for (int i = 0; i < nops; i++)
+        for (int s = 0; s < pg->S; s++)
+            if (dur(pg, ops[i], s) > T + EPS)
+                return sc_fail(pg, SC_ERR_PROGRAM,
+                               "block: %s s%d takes %g, longer than the interval %g",
+                               sc_op_name(ops[i]), s, dur(pg, ops[i], s), T);
     /* Collisions among the passes of each device. */
     for (int d = 0; d < pg->P; d++) {
         int nc = pg->nchunks[d];
         for (int a = 0; a < nc * nops; a++) {
             int sa = pg->dev_stages[d][a / nops], oa = ops[a % nops];
             double da = dur(pg, oa, sa);
-            if (da > T + EPS)
-                return sc_fail(pg, SC_ERR_PROGRAM,
-                               "block: %s s%d takes %g, longer than the interval %g", sc_op_name(oa),
-                               sa, da, T);
             for (int b = a + 1; b < nc * nops; b++) {
                 int sb = pg->dev_stages[d][b / nops], ob = ops[b % nops];
                 double xa = blk->off[oa][sa], xb = blk->off[ob][sb];

@@ -16,6 +16,7 @@ typedef struct flow {
     double *tfree;
     int *stack, *queued, nstack;
     double *start, *end;
+    size_t *seq, nseq;
 } flow;
 
 /* The dependency of pass `in` on device d: its end time (< 0: not done)
@@ -89,6 +90,9 @@ static void run_device(flow *f, int d)
             f->start[g] = t;
             f->end[g] = e;
         }
+        if (f->seq)
+            f->seq[g] = f->nseq;
+        f->nseq++;
         f->tfree[d] = e;
         f->pc[d]++;
         size_t sm = SC_SM(pg, in->stage, in->mb);
@@ -141,11 +145,11 @@ static sc_status report_cycle(flow *f)
     return sc_fail(pg, SC_ERR_PROGRAM, "%s", msg);
 }
 
-sc_status sc_dataflow(sc_prog *pg, double *start, double *end)
+sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq)
 {
     int P = pg->P;
     size_t SM = (size_t)pg->S * (size_t)pg->m;
-    flow f = {.pg = pg, .start = start, .end = end};
+    flow f = {.pg = pg, .start = start, .end = end, .seq = seq};
     f.endF = malloc(SM * sizeof(double));
     f.endB = malloc(SM * sizeof(double));
     f.base = malloc((size_t)P * sizeof(size_t));

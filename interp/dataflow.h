@@ -8,14 +8,18 @@
  * orders form a dependency cycle across devices, with SC_ERR_PROGRAM and the
  * cycle named in sc_errmsg(). Precondition: sc_verify_passes() == SC_OK.
  *
- * start/end are indexed like the orders: pass k of device d is at
+ * start/end/seq are indexed like the orders: pass k of device d is at
  * base[d] + k where base[d] is the total length of the orders before d.
+ * seq (may be NULL) numbers the passes in the order this timing ran them:
+ * a pass runs after everything it depends on and after the passes before
+ * it on its device, so (start, seq) increases along every device and from
+ * every producer to its consumers, even when costs are zero.
  */
 #ifndef SC_DATAFLOW_H
 #define SC_DATAFLOW_H
 
 #include "ir.h"
 
-sc_status sc_dataflow(sc_prog *pg, double *start, double *end);
+sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq);
 
 #endif

@@ -72,7 +72,7 @@ typedef enum sc_op {
     SC_OP_COUNT
 } sc_op;
 
-#define sc_op_is_compute(op) ((op) <= SC_OP_BW)
+#define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
 #define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
 
 const char *sc_op_name(int op);

@@ -11,6 +11,7 @@
 typedef struct xfer {
     size_t pos;     /* goes before compute #pos of the order */
     double tau;     /* when its data is produced */
+    size_t seq;     /* the producer's place in the dataflow run */
     uint64_t key;   /* tie-break: (dir, stage, mb) */
     sc_instr in;
 } xfer;
@@ -22,16 +23,25 @@ static int xfer_cmp(const void *pa, const void *pb)
         return a->pos < b->pos ? -1 : 1;
     if (a->tau != b->tau)
         return a->tau < b->tau ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
     return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Number of passes (from index 0) whose start is < tau; starts ascend. */
-static size_t count_before(const double *start, size_t n, double tau)
+/* Number of passes (from index 0) that come before a transfer whose data
+ * is produced at tau by the pass that ran seq-th in the dataflow timing.
+ * A pass comes first when it starts earlier, or when it starts at tau,
+ * takes no time and ran no later than the producer (the producer itself
+ * included). A pass with a duration that starts at tau comes after: the
+ * RECV is posted before it. Ranks ascend along a device, so this is a
+ * binary search. */
+static size_t count_before(const double *start, const double *end, const size_t *sq, size_t n,
+                           double tau, size_t seq)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (start[mid] < tau)
+        if (start[mid] < tau || (start[mid] == tau && end[mid] == tau && sq[mid] <= seq))
             lo = mid + 1;
         else
             hi = mid;
@@ -58,21 +68,27 @@ sc_status sc_lower(sc_prog *pg)
     double *end = malloc((N + 1) * sizeof(double));
     double *endF = malloc(SM * sizeof(double));
     double *endB = malloc(SM * sizeof(double));
+    size_t *seq = malloc((N + 1) * sizeof(size_t));
+    size_t *seqF = malloc(SM * sizeof(size_t)), *seqB = malloc(SM * sizeof(size_t));
     xfer *xs = malloc((2 * maxn + 1) * sizeof(xfer));
-    if (!start || !end || !endF || !endB || !xs) {
+    if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
         goto done;
     }
-    if ((st = sc_dataflow(pg, start, end)) != SC_OK)
+    if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK)
         goto done;
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
             const sc_instr *in = &pg->order[d].v[k];
-            if (in->op == SC_OP_F)
-                endF[SC_SM(pg, in->stage, in->mb)] = end[base + k];
-            else if (in->op != SC_OP_W)
-                endB[SC_SM(pg, in->stage, in->mb)] = end[base + k];
+            size_t sm = SC_SM(pg, in->stage, in->mb);
+            if (in->op == SC_OP_F) {
+                endF[sm] = end[base + k];
+                seqF[sm] = seq[base + k];
+            } else if (in->op != SC_OP_W) {
+                endB[sm] = end[base + k];
+                seqB[sm] = seq[base + k];
+            }
         }
         base += pg->order[d].n;
     }
@@ -80,6 +96,7 @@ sc_status sc_lower(sc_prog *pg)
     for (int d = 0; d < P; d++) {
         const sc_vec *ov = &pg->order[d];
         const double *st0 = start + base;
+        const size_t *sq0 = seq + base;
         size_t nx = 0;
         for (size_t k = 0; k < ov->n; k++) {
             const sc_instr *in = &ov->v[k];
@@ -91,9 +108,11 @@ sc_status sc_lower(sc_prog *pg)
             else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
                 from = s + 1, dir = SC_DIR_GRAD;
             if (from >= 0) {
-                double tau = dir == SC_DIR_ACT ? endF[SC_SM(pg, from, mb)] : endB[SC_SM(pg, from, mb)];
-                size_t pos = count_before(st0, k, tau);
-                xs[nx++] = (xfer){pos, tau, key_of(dir, s, mb),
+                size_t sm = SC_SM(pg, from, mb);
+                double tau = dir == SC_DIR_ACT ? endF[sm] : endB[sm];
+                size_t sp = dir == SC_DIR_ACT ? seqF[sm] : seqB[sm];
+                size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
+                xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
                                   {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
                                    .peer = pg->stage_dev[from]}};
             }
@@ -105,7 +124,7 @@ sc_status sc_lower(sc_prog *pg)
                 /* Passes after k start no earlier than k ends: the SEND goes
                  * right after its producer. */
                 double tau = end[base + k];
-                xs[nx++] = (xfer){k + 1, tau, key_of(dir, to, mb),
+                xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
                                   {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
                                    .peer = pg->stage_dev[to]}};
             }
@@ -142,5 +161,8 @@ done:
     free(endF);
     free(endB);
     free(xs);
+    free(seq);
+    free(seqF);
+    free(seqB);
     return st;
 }

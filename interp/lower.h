@@ -7,14 +7,15 @@
  * is a local hand-off and needs no instruction (verify checks its order).
  * Each stream ends with REDUCE and OPTIM.
  *
- * Where the transfers go: the orders are timed first (dataflow.h); every
- * transfer gets the time its data is produced, and each device posts its
- * transfers in that one global order (ties broken by direction, stage and
- * microbatch): a SEND right after the pass that produces it, a RECV after
- * the passes that start before the data exists. Transfers that fall between
- * the same two passes form one group. Because every device lists its
- * transfers in the same global order, the streams cannot deadlock (SPEC.md,
- * "Why lowered programs cannot hang"); the verifier proves it anyway.
+ * Where the transfers go: the orders are timed first (dataflow.h). Every
+ * transfer gets the rank of its producer, (end time, place in the dataflow
+ * run), and every device posts its transfers in that one global order (ties
+ * broken by direction, stage and microbatch): a SEND right after the pass
+ * that produces it, a RECV after the passes of lower rank. Transfers that
+ * fall between the same two passes form one group. Because every device
+ * lists its transfers in one global order, the streams cannot deadlock
+ * (SPEC.md, "Why lowered programs cannot hang"), zero costs included; the
+ * verifier proves it anyway.
  *
  * Precondition: sc_verify_passes(pg) == SC_OK. Lowering again after a
  * change rebuilds the streams. A dependency cycle among the orders is

@@ -9,6 +9,7 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
 }
+sc.need(P.tf + P.tb + P.tw > 0, "1f1b needs tf + tb + tw > 0 (the block's interval)")
 local F, BW = {}, {}
 for s = 0, P.p - 1 do F[s + 1] = s * P.tf end
 for s = P.p - 1, 0, -1 do

@@ -70,7 +70,7 @@ static double dataflow_makespan(sc_prog *pg)
     size_t n = total_passes(pg);
     double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
     double mk = -1;
-    if (start && end && sc_dataflow(pg, start, end) == SC_OK) {
+    if (start && end && sc_dataflow(pg, start, end, NULL) == SC_OK) {
         mk = 0;
         for (size_t i = 0; i < n; i++)
             if (end[i] > mk)
@@ -548,7 +548,7 @@ static void check_dataflow_definition(sc_prog *pg)
     size_t n = total_passes(pg), SM = (size_t)S * (size_t)m;
     double *start = malloc(n * sizeof(double)), *end = malloc(n * sizeof(double));
     double *endF = malloc(SM * sizeof(double)), *endB = malloc(SM * sizeof(double));
-    CHECK(sc_dataflow(pg, start, end) == SC_OK);
+    CHECK(sc_dataflow(pg, start, end, NULL) == SC_OK);
     size_t base = 0;
     for (int d = 0; d < P; d++) { /* ends of F and of B/BW, by (stage, mb) */
         size_t k;
