@@ -291,7 +291,8 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
     return SC_OK;
 }
 
-sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb)
+/* Appends to the order; the caller decides what becomes stale. */
+static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
 {
     if (d < 0 || d >= pg->P)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
@@ -308,8 +309,32 @@ sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb)
     sc_instr in = {.op = (uint8_t)op, .stage = stage, .mb = mb, .peer = -1};
     if (sc_vec_push(&pg->order[d], in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    if (pg->lowered)
+    return SC_OK;
+}
+
+sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb)
+{
+    sc_status st = push_order(pg, d, op, stage, mb);
+    if (st == SC_OK && (pg->lowered || pg->verified))
         sc_prog_invalidate(pg);
+    return st;
+}
+
+sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
+{
+    if (d < 0 || d >= pg->P)
+        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
+    if (in.op >= SC_OP_COUNT)
+        return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
+    if (sc_op_is_compute(in.op)) {
+        sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
+        if (st)
+            return st;
+    }
+    if (sc_vec_push(&pg->stream[d], in) != SC_OK)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    pg->lowered = 1;
+    pg->verified = 0;
     return SC_OK;
 }
 

@@ -130,6 +130,12 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
 /* Append a compute pass to device d's order. Checks only ranges (stage,
  * microbatch, kind); sc_verify_passes() checks the rest. */
 sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
+/* Append an instruction to device d's lowered stream directly, for
+ * schedules that arrive fully lowered (imports) and for tests of the
+ * verifier. Compute passes also go to the order, so sc_verify_passes
+ * applies; the program counts as lowered, and sc_verify_streams (or
+ * sc_check) proves the streams as given. Do not mix with sc_prog_push. */
+sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in);
 /* Drop device d's order (to rebuild it). */
 void sc_prog_clear_order(sc_prog *pg, int d);
 

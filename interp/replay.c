@@ -424,11 +424,12 @@ static sc_status report_deadlock(replay *r)
             sc_instr_format(&pg->stream[d].v[on[d] - r->offset[d]], w, sizeof w);
             if (len < sizeof msg)
                 len += (size_t)snprintf(msg + len, sizeof msg - len,
-                                        "%s is stuck, its %s waits for d%d; ", at, w, waits[d]);
+                                        "%s: its running group's %s is unmatched, waits for d%d; ",
+                                        at, w, waits[d]);
             d = waits[d];
         } while (d != c && d >= 0);
         if (d >= 0 && len < sizeof msg)
-            snprintf(msg + len, sizeof msg - len, "cycle closes at d%d", c);
+            snprintf(msg + len, sizeof msg - len, "the cycle closes at d%d", c);
     }
     free(seen);
     free(waits);

@@ -44,7 +44,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
     /* The timed replay below is also the verification of the streams (the
      * same replay sc_verify_streams runs), so it is not run twice. */
     sc_status st = SC_OK;
-    if (!pg->verified && ((st = sc_verify_passes(pg)) || (st = sc_lower(pg))))
+    if (!pg->verified && ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg)))))
         return st;
     int P = pg->P;
     sc_sim *sim = calloc(1, sizeof *sim);

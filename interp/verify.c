@@ -139,7 +139,8 @@ sc_status sc_check(sc_prog *pg)
     if (pg->verified)
         return SC_OK;
     sc_status st;
-    if ((st = sc_verify_passes(pg)) || (st = sc_lower(pg)) || (st = sc_verify_streams(pg)))
+    if ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg))) ||
+        (st = sc_verify_streams(pg)))
         return st;
     return SC_OK;
 }
