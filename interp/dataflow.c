@@ -135,6 +135,13 @@ static sc_status report_cycle(flow *f)
         dependency(f, d, in, &ready, &dep);
         sc_instr_format(in, a, sizeof a);
         int e = pg->stage_dev[dep.stage];
+        /* The table of ends does not say B or BW: look at e's order. */
+        if (dep.op == SC_OP_B)
+            for (size_t k = 0; k < pg->order[e].n; k++) {
+                const sc_instr *x = &pg->order[e].v[k];
+                if (x->op == SC_OP_BW && x->stage == dep.stage && x->mb == dep.mb)
+                    dep.op = SC_OP_BW;
+            }
         if (len < sizeof msg)
             len += (size_t)snprintf(msg + len, sizeof msg - len, "d%d #%zu (%s) needs %s s%d mb%d from d%d; ",
                                     d, f->pc[d], a, sc_op_name(dep.op), dep.stage, dep.mb, e);

@@ -159,6 +159,9 @@ void sc_prog_free(sc_prog *pg)
 
 void sc_prog_invalidate(sc_prog *pg)
 {
+    pg->verified = 0;
+    if (pg->given)
+        return; /* streams given as they are (sc_prog_push_stream) stay */
     for (int d = 0; d < pg->P; d++)
         pg->stream[d].n = 0;
     pg->lowered = pg->verified = 0;
@@ -213,6 +216,8 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
             free(lists);
             return sc_fail(pg, SC_ERR_ARG, "placement: device %d holds no stage", d);
         }
+    }
+    for (int d = 0; d < P; d++) {
         lists[d] = malloc((size_t)count[d] * sizeof(int));
         if (!lists[d]) {
             for (int e = 0; e < d; e++)
@@ -333,7 +338,7 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
     }
     if (sc_vec_push(&pg->stream[d], in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    pg->lowered = 1;
+    pg->lowered = pg->given = 1;
     pg->verified = 0;
     return SC_OK;
 }

@@ -27,6 +27,7 @@ struct sc_prog {
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;
+    int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     char err[768];
 };
 

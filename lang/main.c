@@ -45,7 +45,7 @@ static int fail(int code, const char *msg)
 /* Exit code of the error on the stack top, then prints and pops it. */
 static int lua_fail(lua_State *L)
 {
-    int code = sc_lua_last_exit(L);
+    int code = sc_lua_exit_for(L, -1);
     const char *msg = lua_tostring(L, -1);
     code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
@@ -76,8 +76,8 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->dump = 0;
         } else if (strcmp(a, "--dump") == 0) {
             o->dump = 1;
-        } else if (strcmp(a, "--width") == 0 && i + 1 < argc) {
-            o->width = atoi(argv[++i]);
+        } else if (strcmp(a, "--width") == 0) {
+            o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
             if (o->width < 10)
                 return fail(EXIT_USAGE, "--width needs a number >= 10");
         } else if (a[0] == '-' && a[1]) {
@@ -181,13 +181,15 @@ static int cmd_program(opts *o, sc_lprog *lp)
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
     if (st) {
         char msg[1024];
-        snprintf(msg, sizeof msg, "%s %s", lp->where, sc_errmsg(pg));
+        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
         return fail(sc_status_exit_code(st), msg);
     }
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
-        printf("ok: %s: %d devices, %d stages, %d microbatches, %zu instructions verified\n",
-               o->recipe, P, sc_prog_stages(pg), sc_prog_microbatches(pg),
+        int m = sc_prog_microbatches(pg);
+        printf("ok: %s: %d device%s, %d stage%s, %d microbatch%s, %zu instructions verified\n",
+               o->recipe, P, P == 1 ? "" : "s", sc_prog_stages(pg),
+               sc_prog_stages(pg) == 1 ? "" : "s", m, m == 1 ? "" : "es",
                sc_prog_total_instructions(pg));
         return 0;
     }
@@ -202,7 +204,7 @@ static int cmd_program(opts *o, sc_lprog *lp)
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim) {
         char msg[1024];
-        snprintf(msg, sizeof msg, "%s %s", lp->where, sc_errmsg(pg));
+        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
         return fail(sc_status_exit_code(st), msg);
     }
     double peak = 0;
@@ -262,10 +264,13 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
 
 static int traceback(lua_State *L)
 {
+    int code = sc_lua_exit_for(L, 1);
     const char *msg = lua_tostring(L, 1);
     if (!msg)
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     luaL_traceback(L, L, msg, 1);
+    if (code)
+        sc_lua_mark(L, -1, code);
     return 1;
 }
 
@@ -289,7 +294,10 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     }
     lua_setglobal(L, "arg");
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
-    if (luaL_loadfilex(L, file, "t") != LUA_OK)
+    int rc = luaL_loadfilex(L, file, "t");
+    if (rc == LUA_ERRFILE)
+        return fail(EXIT_USAGE, lua_tostring(L, -1));
+    if (rc != LUA_OK)
         return lua_fail(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);

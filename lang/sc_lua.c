@@ -45,11 +45,16 @@ const char *sc_stdlib_name(int i)
     return NULL;
 }
 
-int sc_lua_last_exit(lua_State *L)
+#define STATUS_MSG_KEY "stagecraft.status_msg"
+
+int sc_lua_exit_for(lua_State *L, int idx)
 {
+    idx = lua_absindex(L, idx);
+    lua_getfield(L, LUA_REGISTRYINDEX, STATUS_MSG_KEY);
+    int same = lua_rawequal(L, -1, idx);
     lua_getfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
-    int code = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
+    int code = same ? (int)lua_tointeger(L, -1) : 0;
+    lua_pop(L, 2);
     return code;
 }
 
@@ -57,18 +62,35 @@ void sc_lua_clear_status(lua_State *L)
 {
     lua_pushinteger(L, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_MSG_KEY);
+}
+
+void sc_lua_mark(lua_State *L, int idx, int code)
+{
+    idx = lua_absindex(L, idx);
+    lua_pushinteger(L, code);
+    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
+    lua_pushvalue(L, idx);
+    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_MSG_KEY);
+}
+
+/* Raises the message on the stack top, remembering that it has this exit
+ * code (a later, unrelated error is not mistaken for it). */
+static int throw_code(lua_State *L, int code)
+{
+    sc_lua_mark(L, -1, code);
+    return lua_error(L);
 }
 
 /* Raises a Lua error with the caller's position, remembering the exit
  * code of st. */
 static int raise(lua_State *L, sc_status st, const char *msg)
 {
-    lua_pushinteger(L, sc_status_exit_code(st));
-    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
     luaL_where(L, 1);
     lua_pushstring(L, msg);
     lua_concat(L, 2);
-    return lua_error(L);
+    return throw_code(L, sc_status_exit_code(st));
 }
 
 sc_lprog *sc_lua_toprog(lua_State *L, int i)
@@ -352,8 +374,8 @@ static int l_program(lua_State *L)
     snprintf(lp->where, sizeof lp->where, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
     lp->pg = sc_prog_new((int)P, (int)S, (int)m);
-    if (!lp->pg)
-        return raise(L, SC_ERR_ARG, sc_new_errmsg());
+    if (!lp->pg) /* sizes are in range: the product is too large, or memory */
+        return raise(L, SC_ERR_LIMIT, sc_new_errmsg());
     sc_prog *pg = lp->pg;
     set_placement(L, 1, pg, (int)S);
 
@@ -407,9 +429,8 @@ const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st)
 
 static int raise_prog(lua_State *L, sc_lprog *lp, sc_status st)
 {
-    lua_pushinteger(L, sc_status_exit_code(st));
-    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
-    return luaL_error(L, "%s %s", lp->where, sc_errmsg(lp->pg));
+    lua_pushfstring(L, "%s%s", lp->where, sc_errmsg(lp->pg));
+    return throw_code(L, sc_status_exit_code(st));
 }
 
 static int l_check(lua_State *L)
@@ -588,12 +609,10 @@ static int l_rules(lua_State *L)
 /* sc._raise(exitcode, msg): an error without position, with its exit code. */
 static int l_raise(lua_State *L)
 {
-    lua_Integer code = luaL_checkinteger(L, 1);
+    int code = (int)luaL_checkinteger(L, 1);
     luaL_checkstring(L, 2);
-    lua_pushinteger(L, code);
-    lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
     lua_settop(L, 2);
-    return lua_error(L);
+    return throw_code(L, code);
 }
 
 static int is_path(const char *r)
@@ -615,11 +634,9 @@ static int l_chunk(lua_State *L)
     } else {
         FILE *f = fopen(r, "r");
         if (!f) {
-            lua_pushinteger(L, 2);
-            lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
             if (is_path(r)) {
                 lua_pushfstring(L, "cannot open recipe file '%s'", r);
-                return lua_error(L);
+                return throw_code(L, 2);
             }
             luaL_Buffer b;
             luaL_buffinit(L, &b);
@@ -631,16 +648,13 @@ static int l_chunk(lua_State *L)
             luaL_pushresult(&b);
             lua_pushfstring(L, "unknown recipe '%s' (stdlib: %s; or a path to a .lua file)", r,
                             lua_tostring(L, -1));
-            return lua_error(L);
+            return throw_code(L, 2);
         }
         fclose(f);
         rc = luaL_loadfilex(L, r, "t");
     }
-    if (rc != LUA_OK) {
-        lua_pushinteger(L, 8);
-        lua_setfield(L, LUA_REGISTRYINDEX, STATUS_KEY);
-        return lua_error(L);
-    }
+    if (rc != LUA_OK)
+        return throw_code(L, 8);
     return 1;
 }
 

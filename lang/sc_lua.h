@@ -8,7 +8,7 @@
  * SPEC.md is the reference of every field and method. Errors raised here
  * carry the recipe's file and line (luaL_error) and record an sc_status in
  * the registry so that the command line can choose the exit code
- * (sc_lua_last_exit).
+ * (sc_lua_exit_for).
  */
 #ifndef SC_LUA_H
 #define SC_LUA_H
@@ -41,9 +41,12 @@ sc_status sc_lua_check(sc_lprog *lp);
 /* Simulates (once); NULL with status in *st on failure. */
 const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
 
-/* Exit code recorded by the last error raised by the module (0 if none):
- * 2 usage, 3..7 as sc_status_exit_code, 8 recipe error. */
-int sc_lua_last_exit(lua_State *L);
+/* Exit code of the error value at idx when the module raised it (2 usage,
+ * 3..7 as sc_status_exit_code, 8 recipe error), 0 for any other error. */
+int sc_lua_exit_for(lua_State *L, int idx);
+/* Records that the error value at idx has this exit code (a message handler
+ * that rewrites an error keeps its code this way). */
+void sc_lua_mark(lua_State *L, int idx, int code);
 void sc_lua_clear_status(lua_State *L);
 
 /* Embedded stdlib recipes: source of `name`, or NULL. */

@@ -21,6 +21,13 @@ local LISTING = setmetatable({}, {__tostring = function() return "listing parame
 
 local function convert(name, default, value)
   local want = type(default)
+  if want == "number" and math.type(default) == "integer" and type(value) == "number" then
+    local i = math.tointeger(value)
+    if i == nil then
+      sc._raise(USAGE, ("parameter '%s': expected an integer, got %s"):format(name, value))
+    end
+    return i
+  end
   if type(value) == want then return value end
   if type(value) ~= "string" then
     sc._raise(USAGE, ("parameter '%s': expected a %s, got a %s"):format(name, want, type(value)))

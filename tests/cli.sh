@@ -93,6 +93,14 @@ expect 5 "dependency cycle across devices: d" -- $SC check "$tmp/cycle.lua"
 one_line_err $SC check "$tmp/cycle.lua"
 expect 5 "d1 #0 (F s1 mb1) needs F s0 mb1 from d0" -- $SC check "$tmp/cycle.lua"
 
+# Exit codes belong to the error that ends the run, not to one caught before.
+printf 'pcall(sc.program, {p = 0, m = 1, order = {}})\nerror("plain error")\n' >"$tmp/stale.lua"
+expect 8 "stale.lua:2: plain error" -- $SC "$tmp/stale.lua"
+expect 2 "cannot open $tmp/nofile.lua" -- $SC "$tmp/nofile.lua"
+expect 7 "is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+expect 2 "expected an integer, got 2.5" -- sh -c "echo 'sc.load(\"1f1b\", {p = 2.5})' | $SC"
+expect 2 "--width needs a number" -- $SC show 1f1b --width
+
 # A script with arguments.
 printf 'print(#arg, arg[1], sc.load("gpipe", {m = tonumber(arg[1])}):sim().peak_memory_max)\n' >"$tmp/s.lua"
 expect 0 "1	7	7" -- $SC "$tmp/s.lua" 7

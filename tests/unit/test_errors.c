@@ -435,54 +435,139 @@ TEST(blocks)
     sc_prog_free(pg);
 }
 
-/* The deadlock engine (the replay of sc_verify_streams and sc_simulate).
- *
- * Lowering orders every transfer by the dataflow time its data is produced,
- * and every device posts its transfers in that one global order, so programs
- * whose passes verify and time without a cycle lower to streams that cannot
- * hang; a cross-device cycle is refused before lowering (above). The order
- * is global only while every pass takes time, though: with zero-cost passes
- * and T_comm = 0 many transfers fall on the same instant, a RECV is placed
- * before the zero-length pass that starts at that instant and the SEND after
- * it, and the two devices post their groups in opposite orders. 1F1B on two
- * devices with every cost 0:
+/* Zero-cost passes (a regression test). Lowering ranks every transfer by
+ * the dataflow time its data is produced; with zero costs and T_comm = 0 many
+ * transfers share one instant, and an earlier lowering placed a RECV before
+ * the zero-length pass starting at that instant but the SEND after it, so
+ * two devices posted their groups in opposite orders. 1F1B on two devices
+ * with every cost 0 was lowered to
  *   d0: [RECV grad s0] F s0 [SEND act s1] BW s0
  *   d1: [RECV act s1] F s1 BW s1 [SEND grad s0]
- * d0's SEND group waits behind its RECV group, which waits for d1's SEND
- * group, which waits behind d1's RECV group, which waits for d0's SEND.
- * This is a lowering bug (reported); the verifier is the safety net and must
- * catch it with the cycle named. Should the lowering be fixed, the program
- * must simply check. */
-TEST(deadlock_engine)
+ * which deadlocks (below, built by hand). The rank now includes the place of
+ * the producer in the dataflow run, and every such program must check. */
+TEST(zero_costs_lower_without_deadlock)
 {
+    static const double zero[][3] = {{0, 0, 0}, {0, 1, 1}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    static const char *const rules[] = {"gpipe", "1f1b", "zb-h1", "zb-h2"};
+    for (int z = 0; z < 5; z++) {
+        for (int p = 2; p <= 4; p++) {
+            for (int m = 1; m <= 2 * p; m++) {
+                sc_prog *pg = sc_prog_new(p, p, m);
+                CHECK(sc_prog_set_cost(pg, -1, zero[z][0], zero[z][1], zero[z][2]) == SC_OK);
+                for (int r = 0; r < 4; r++) {
+                    CHECK(sc_rule_fill(pg, rules[r]) == SC_OK);
+                    sc_status st = sc_check(pg);
+                    CHECK(st == SC_OK);
+                    if (st)
+                        fprintf(stderr, "  %s p=%d m=%d costs %g %g %g: %s\n", rules[r], p, m,
+                                zero[z][0], zero[z][1], zero[z][2], sc_errmsg(pg));
+                }
+                sc_prog_free(pg);
+                if (m % p)
+                    continue;
+                pg = sc_prog_new(p, 2 * p, m);
+                CHECK(sc_prog_set_cost(pg, -1, zero[z][0], zero[z][1], zero[z][2]) == SC_OK);
+                CHECK(sc_rule_fill(pg, "interleaved") == SC_OK);
+                sc_status st = sc_check(pg);
+                CHECK(st == SC_OK);
+                if (st)
+                    fprintf(stderr, "  interleaved p=%d m=%d: %s\n", p, m, sc_errmsg(pg));
+                sc_prog_free(pg);
+            }
+        }
+    }
+    /* Everything free: the whole step takes no time. */
     sc_prog *pg = sc_prog_new(2, 2, 1);
     CHECK(sc_prog_set_cost(pg, -1, 0, 0, 0) == SC_OK);
     CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
-    CHECK(sc_verify_passes(pg) == SC_OK);
-    CHECK(sc_lower(pg) == SC_OK);
-    sc_status st = sc_verify_streams(pg);
-    CHECK(st == SC_OK || st == SC_ERR_DEADLOCK);
     sc_sim *sim = NULL;
-    if (st == SC_ERR_DEADLOCK) {
-        const char *msg = sc_errmsg(pg);
-        CHECK_STR(msg, "deadlock");
-        CHECK_STR(msg, "d0");
-        CHECK_STR(msg, "d1");
-        CHECK_STR(msg, "RECV grad s0 mb0 <- d1");
-        CHECK_STR(msg, "RECV act s1 mb0 <- d0");
-        CHECK_STR(msg, "cycle closes");
-        CHECK(sc_status_exit_code(st) != sc_status_exit_code(SC_ERR_PROGRAM));
-        /* The simulator replays the same streams and agrees. */
-        CHECK(sc_simulate(pg, &sim) == SC_ERR_DEADLOCK);
-        CHECK(sim == NULL);
-        CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
-        fprintf(stderr, "note: zero-cost 1F1B still deadlocks after lowering (known interp bug)\n");
-    } else {
-        CHECK(sc_simulate(pg, &sim) == SC_OK);
-        if (sim)
-            CHECK(sim->makespan == 0);
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (sim) {
+        CHECK(sim->makespan == 0);
+        CHECK(sim->bubble_rate == 0);
     }
     sc_sim_free(sim);
+    sc_prog_free(pg);
+}
+
+/* The deadlock engine (the replay behind sc_verify_streams and sc_simulate)
+ * on hand-lowered streams: the early-posted RECV of background.md (PyTorch
+ * issue 172668). Device 0 posts its RECV of the gradient before its forward,
+ * in a group of its own; its SEND of the activation comes in the next group,
+ * which cannot start before the RECV group completes:
+ *   d0: [RECV grad s0 mb0 <- d1] F s0 mb0 [SEND act s1 mb0 -> d1] BW s0 mb0
+ *   d1: [RECV act s1 mb0 <- d0] F s1 mb0 BW s1 mb0 [SEND grad s0 mb0 -> d0]
+ * d0's RECV waits for d1's SEND, behind d1's RECV, which waits for d0's
+ * SEND, behind d0's RECV. The passes alone are fine (sc_verify_passes). */
+typedef struct xi {
+    int d;
+    sc_instr in;
+} xi;
+
+static sc_prog *hand_lowered(const xi *v, int n)
+{
+    sc_prog *pg = sc_prog_new(2, 2, 1);
+    for (int i = 0; i < n; i++)
+        CHECK(sc_prog_push_stream(pg, v[i].d, v[i].in) == SC_OK);
+    return pg;
+}
+
+#define CI(d_, op_, s_) {d_, {.op = op_, .stage = s_, .mb = 0, .peer = -1}}
+#define XI(d_, op_, dir_, s_, peer_)                                                               \
+    {d_, {.op = op_, .dir = dir_, .stage = s_, .mb = 0, .peer = peer_}}
+
+TEST(deadlock_early_recv)
+{
+    const xi early[] = {
+        XI(0, SC_OP_RECV, SC_DIR_GRAD, 0, 1), CI(0, SC_OP_F, 0),
+        XI(0, SC_OP_SEND, SC_DIR_ACT, 1, 1),  CI(0, SC_OP_BW, 0),
+        XI(1, SC_OP_RECV, SC_DIR_ACT, 1, 0),  CI(1, SC_OP_F, 1),
+        CI(1, SC_OP_BW, 1),                   XI(1, SC_OP_SEND, SC_DIR_GRAD, 0, 0),
+    };
+    sc_prog *pg = hand_lowered(early, 8);
+    CHECK(sc_prog_is_lowered(pg));
+    CHECK(sc_verify_passes(pg) == SC_OK);
+    CHECK(sc_verify_streams(pg) == SC_ERR_DEADLOCK);
+    const char *msg = sc_errmsg(pg);
+    CHECK_STR(msg, "deadlock");
+    CHECK_STR(msg, "d0");
+    CHECK_STR(msg, "d1");
+    CHECK_STR(msg, "RECV grad s0 mb0 <- d1");
+    CHECK_STR(msg, "RECV act s1 mb0 <- d0");
+    CHECK_STR(msg, "cycle closes");
+    CHECK(sc_status_exit_code(SC_ERR_DEADLOCK) != sc_status_exit_code(SC_ERR_PROGRAM));
+    /* sc_check and the simulator replay the same streams and agree. */
+    CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
+    sc_sim *sim = (sc_sim *)1;
+    CHECK(sc_simulate(pg, &sim) == SC_ERR_DEADLOCK);
+    CHECK(sim == NULL);
+    sc_prog_free(pg);
+
+    /* Posting the RECV in the same group as the SEND (one NCCL group) is
+     * fine: the group runs both, d1 receives, and the gradient comes back.
+     * F 1 + F 1 + BW 2 + BW 2 = 6. */
+    const xi grouped[] = {
+        CI(0, SC_OP_F, 0),
+        XI(0, SC_OP_SEND, SC_DIR_ACT, 1, 1),  XI(0, SC_OP_RECV, SC_DIR_GRAD, 0, 1),
+        CI(0, SC_OP_BW, 0),
+        XI(1, SC_OP_RECV, SC_DIR_ACT, 1, 0),  CI(1, SC_OP_F, 1),
+        CI(1, SC_OP_BW, 1),                   XI(1, SC_OP_SEND, SC_DIR_GRAD, 0, 0),
+    };
+    pg = hand_lowered(grouped, 8);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (sim)
+        CHECK(fabs(sim->makespan - 6) < 1e-12);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+
+    /* The lowering of the same passes (sc_prog_push) never posts early. */
+    pg = sc_prog_new(2, 2, 1);
+    CHECK(sc_rule_fill(pg, "1f1b") == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    size_t n;
+    const sc_instr *v = sc_prog_stream(pg, 0, &n);
+    CHECK(n > 0 && v[0].op == SC_OP_F);
     sc_prog_free(pg);
 }
 
@@ -514,7 +599,8 @@ int main(void)
     RUN(sizes);
     RUN(rules);
     RUN(blocks);
-    RUN(deadlock_engine);
+    RUN(zero_costs_lower_without_deadlock);
+    RUN(deadlock_early_recv);
     RUN(statuses);
     return harness_done("errors");
 }

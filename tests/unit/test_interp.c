@@ -846,6 +846,117 @@ TEST(w_keep)
     sc_prog_free(pg);
 }
 
+/* ---- random orders -------------------------------------------------------------
+ * Orders drawn at random from all orders consistent with one global
+ * dependency order (so no cross-device cycle), on random placements, with
+ * random costs (zero included), T_comm 0 or 0.5, split or fused backward.
+ * Each must check; the simulation must agree with what follows from the
+ * orders alone: busy time = sum of the pass costs of a device, memory =
+ * the running sum of the memory model along the order, 2m transfers per
+ * stage boundary that crosses devices, the passes in the given order; and
+ * the dataflow timing is a lower bound of the simulated one. */
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)((rng_state >> 11) % n);
+}
+
+TEST(random_orders)
+{
+    int failures = 0;
+    for (int it = 0; it < 1500 && failures < 5; it++) {
+        int P = 1 + (int)rnd(4), S = P * (1 + (int)rnd(3)), m = 1 + (int)rnd(4);
+        int split = (int)rnd(2), place = (int)rnd(3);
+        sc_prog *pg = sc_prog_new(P, S, m);
+        if (place == 1 && S == 2 * P)
+            CHECK(sc_prog_set_placement(pg, SC_PLACE_V, NULL) == SC_OK);
+        else if (place == 2) { /* random table, every device used */
+            int *tab = malloc((size_t)S * sizeof(int));
+            for (int x = 0; x < S; x++)
+                tab[x] = x < P ? x : (int)rnd((unsigned)P);
+            for (int x = S - 1; x > 0; x--) {
+                int y = (int)rnd((unsigned)x + 1), t = tab[x];
+                tab[x] = tab[y];
+                tab[y] = t;
+            }
+            CHECK(sc_prog_set_placement(pg, SC_PLACE_TABLE, tab) == SC_OK);
+            free(tab);
+        }
+        int bad = 0;
+        for (int x = 0; x < S; x++)
+            bad += sc_prog_set_cost(pg, x, 0.5 * rnd(4), 0.5 * rnd(4), 0.5 * rnd(4)) != SC_OK;
+        bad += sc_prog_set_comm(pg, 0.5 * rnd(2)) != SC_OK;
+        bad += sc_prog_set_w_keep(pg, 0.25 * rnd(5)) != SC_OK;
+        /* Draw passes whose dependencies are done, at random. */
+        size_t SM = (size_t)S * (size_t)m;
+        char *done = calloc(3 * SM, 1); /* F, B (or BW), W */
+        int *cand = malloc(3 * SM * sizeof(int));
+        size_t total = SM * (split ? 3 : 2);
+        for (size_t cnt = 0; cnt < total; cnt++) {
+            int nc = 0;
+            for (int x = 0; x < S; x++)
+                for (int mb = 0; mb < m; mb++) {
+                    size_t i = (size_t)x * (size_t)m + (size_t)mb;
+                    if (!done[i] && (x == 0 || done[i - (size_t)m]))
+                        cand[nc++] = (int)i;
+                    if (done[i] && !done[SM + i] && (x == S - 1 || done[SM + i + (size_t)m]))
+                        cand[nc++] = (int)(SM + i);
+                    if (split && done[SM + i] && !done[2 * SM + i])
+                        cand[nc++] = (int)(2 * SM + i);
+                }
+            int c = cand[rnd((unsigned)nc)], kind = c / (int)SM, i = c % (int)SM;
+            done[c] = 1;
+            int op = kind == 0 ? SC_OP_F : kind == 2 ? SC_OP_W : split ? SC_OP_B : SC_OP_BW;
+            int x = i / m;
+            bad += sc_prog_push(pg, sc_prog_stage_device(pg, x), op, x, i % m) != SC_OK;
+        }
+        free(done);
+        free(cand);
+        sc_sim *sim = NULL;
+        sc_status st = sc_simulate(pg, &sim);
+        CHECK(st == SC_OK);
+        if (st) {
+            fprintf(stderr, "  random order %d (P=%d S=%d m=%d): %s\n", it, P, S, m, sc_errmsg(pg));
+            failures++;
+            sc_prog_free(pg);
+            continue;
+        }
+        for (int d = 0; d < P; d++) {
+            size_t n;
+            const sc_instr *o = sc_prog_order(pg, d, &n);
+            double busy = 0, cur = 0, peak = 0, k = sc_prog_w_keep(pg);
+            for (size_t j = 0; j < n; j++) {
+                int x = o[j].stage;
+                double u = sc_prog_mem(pg, x);
+                switch (o[j].op) {
+                case SC_OP_F: busy += sc_prog_tf(pg, x), cur += u; break;
+                case SC_OP_B: busy += sc_prog_tb(pg, x), cur -= (1 - k) * u; break;
+                case SC_OP_W: busy += sc_prog_tw(pg, x), cur -= k * u; break;
+                default: busy += sc_prog_tb(pg, x) + sc_prog_tw(pg, x), cur -= u; break;
+                }
+                if (cur > peak)
+                    peak = cur;
+            }
+            bad += fabs(sim->busy[d] - busy) > EPS;
+            bad += fabs(sim->peak_mem[d] - peak) > EPS;
+        }
+        int crossing = 0;
+        for (int x = 0; x + 1 < S; x++)
+            crossing += sc_prog_stage_device(pg, x) != sc_prog_stage_device(pg, x + 1);
+        bad += count_op(pg, SC_OP_SEND) != 2 * m * crossing;
+        bad += count_op(pg, SC_OP_RECV) != 2 * m * crossing;
+        bad += !stream_keeps_order(pg);
+        bad += sim->makespan < dataflow_makespan(pg) - EPS;
+        CHECK(bad == 0);
+        failures += bad != 0;
+        sc_sim_free(sim);
+        sc_prog_free(pg);
+    }
+}
+
 /* ---- the worked example of ir.h, and idempotence ---------------------------- */
 TEST(worked_example)
 {
@@ -884,6 +995,7 @@ int main(void)
     RUN(lowering);
     RUN(timeline);
     RUN(w_keep);
+    RUN(random_orders);
     RUN(worked_example);
     return harness_done("interp");
 }
