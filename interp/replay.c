@@ -99,7 +99,7 @@ static int producer_stage(const sc_prog *pg, const sc_instr *in)
     return s >= 0 && s < pg->S ? s : -1;
 }
 
-/* Pass k's (global g) check against the table of where passes are. */
+/* Groups, matching and data-flow checks of the streams; fills r. */
 static sc_status prepare(replay *r)
 {
     sc_prog *pg = r->pg;
