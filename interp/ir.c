@@ -123,6 +123,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
         pg->mem[s] = share;
     }
     pg->w_keep = 1.0;
+    pg->mem_limit = INFINITY;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
     return pg;
@@ -296,6 +297,14 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
     return SC_OK;
 }
 
+sc_status sc_prog_set_mem_limit(sc_prog *pg, double units)
+{
+    if (!(units > 0))
+        return sc_fail(pg, SC_ERR_ARG, "mem (the memory limit) must be > 0 (got %g)", units);
+    pg->mem_limit = units;
+    return SC_OK;
+}
+
 /* Appends to the order; the caller decides what becomes stale. */
 static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
 {
@@ -361,6 +370,7 @@ double sc_prog_tw(const sc_prog *pg, int s) { return pg->tw[s]; }
 double sc_prog_tcomm(const sc_prog *pg) { return pg->tcomm; }
 double sc_prog_mem(const sc_prog *pg, int s) { return pg->mem[s]; }
 double sc_prog_w_keep(const sc_prog *pg) { return pg->w_keep; }
+double sc_prog_mem_limit(const sc_prog *pg) { return pg->mem_limit; }
 int sc_prog_chunk(const sc_prog *pg, int s) { return pg->chunk[s]; }
 int sc_prog_chunks(const sc_prog *pg, int d) { return pg->nchunks[d]; }
 int sc_prog_is_lowered(const sc_prog *pg) { return pg->lowered; }

@@ -126,6 +126,9 @@ sc_status sc_prog_set_comm(sc_prog *pg, double tcomm);
  * the fraction W still needs after B (0 <= w_keep <= 1). */
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
 sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
+/* The memory limit: the peak, in units, any device may reach (default
+ * INFINITY). Blocks and the schedulers respect it. */
+sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
 /* Append a compute pass to device d's order. Checks only ranges (stage,
  * microbatch, kind); sc_verify_passes() checks the rest. */
@@ -150,6 +153,7 @@ double sc_prog_tw(const sc_prog *pg, int s);
 double sc_prog_tcomm(const sc_prog *pg);
 double sc_prog_mem(const sc_prog *pg, int s);
 double sc_prog_w_keep(const sc_prog *pg);
+double sc_prog_mem_limit(const sc_prog *pg);
 /* Chunk index of stage s on its device: 0 for its lowest stage there. */
 int sc_prog_chunk(const sc_prog *pg, int s);
 /* Stage of chunk c on device d, or -1. */

@@ -24,6 +24,7 @@ struct sc_prog {
     double *tf, *tb, *tw; /* [S] per-stage costs */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
+    double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;

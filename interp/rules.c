@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-const char *const sc_rule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", NULL};
+const char *const sc_rule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2",
+                                     "zb-v", "1f1b-v", NULL};
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
@@ -125,6 +126,89 @@ static sc_status interleaved(sc_prog *pg)
     return SC_OK;
 }
 
+/* ZB-V (the Zero Bubble paper's V schedule). Rank r holds chunk 0 (stage
+ * r) and chunk 1 (stage 2P-1-r). Warm-up: 2(P-r)-1 F of chunk 0, r pairs
+ * (F1, F0), P-r triples (F1, B1, W1); steady state (F0, B0, W0, F1, B1,
+ * W1) while forwards remain; cool-down r pairs (B0, B1), P-r pairs (B0,
+ * W0), then what is left: backwards, W of chunk 1, W of chunk 0. Each step
+ * takes the next microbatch of its kind, and is skipped when none is left. */
+typedef struct zbv_state {
+    sc_prog *pg;
+    int d, fused, stage[2], n[3][2]; /* n[F/B/W][chunk]: passes emitted */
+} zbv_state;
+
+static sc_status zbv_emit(zbv_state *z, int kind, int c)
+{
+    static const int ops[3] = {SC_OP_F, SC_OP_B, SC_OP_W};
+    if (z->fused && kind == 2)
+        return SC_OK; /* 1f1b-v: BW in B's place, no W */
+    int *n = &z->n[kind][c];
+    if (*n >= z->pg->m || (kind > 0 && *n >= z->n[kind - 1][c]))
+        return SC_OK;
+    int op = z->fused && kind == 1 ? SC_OP_BW : ops[kind];
+    return sc_prog_push(z->pg, z->d, op, z->stage[c], (*n)++);
+}
+
+#define ZBV(kind, c)                                                                               \
+    do {                                                                                           \
+        sc_status st_ = zbv_emit(&z, (kind), (c));                                                \
+        if (st_)                                                                                   \
+            return st_;                                                                            \
+    } while (0)
+
+static sc_status zbv(sc_prog *pg, int fused)
+{
+    int P = pg->P, m = pg->m;
+    const char *name = fused ? "1f1b-v" : "zb-v";
+    if (pg->S != 2 * P)
+        return sc_fail(pg, SC_ERR_ARG, "%s needs two stages per device (stages = 2p)", name);
+    for (int d = 0; d < P; d++)
+        if (pg->stage_dev[d] != d || pg->stage_dev[2 * P - 1 - d] != d)
+            return sc_fail(pg, SC_ERR_ARG, "%s needs the V placement", name);
+    if (m < 2 * P - 1)
+        return sc_fail(pg, SC_ERR_ARG, "%s needs m >= 2p - 1 (m = %d, p = %d)", name, m, P);
+    for (int r = 0; r < P; r++) {
+        zbv_state z = {pg, r, fused, {r, 2 * P - 1 - r}, {{0}}};
+        for (int i = 0; i < 2 * (P - r) - 1; i++)
+            ZBV(0, 0);
+        for (int i = 0; i < r; i++) {
+            ZBV(0, 1);
+            ZBV(0, 0);
+        }
+        for (int i = 0; i < P - r; i++) {
+            ZBV(0, 1);
+            ZBV(1, 1);
+            ZBV(2, 1);
+        }
+        while (z.n[0][0] < m || z.n[0][1] < m) {
+            ZBV(0, 0);
+            ZBV(1, 0);
+            ZBV(2, 0);
+            ZBV(0, 1);
+            ZBV(1, 1);
+            ZBV(2, 1);
+        }
+        for (int i = 0; i < r; i++) {
+            ZBV(1, 0);
+            ZBV(1, 1);
+        }
+        for (int i = 0; i < P - r; i++) {
+            ZBV(1, 0);
+            ZBV(2, 0);
+        }
+        while (z.n[1][0] < m || z.n[1][1] < m) {
+            ZBV(1, 1);
+            ZBV(1, 0);
+        }
+        while (!fused && z.n[2][1] < m)
+            ZBV(2, 1);
+        while (!fused && z.n[2][0] < m)
+            ZBV(2, 0);
+    }
+    return SC_OK;
+}
+#undef ZBV
+
 sc_status sc_rule_fill(sc_prog *pg, const char *name)
 {
     sc_status st = SC_OK;
@@ -132,12 +216,14 @@ sc_status sc_rule_fill(sc_prog *pg, const char *name)
         sc_prog_clear_order(pg, d);
     if (strcmp(name, "interleaved") == 0)
         return interleaved(pg);
+    if (strcmp(name, "zb-v") == 0 || strcmp(name, "1f1b-v") == 0)
+        return zbv(pg, name[0] == '1');
     int known = 0;
     for (int i = 0; sc_rule_names[i]; i++)
         known |= strcmp(name, sc_rule_names[i]) == 0;
     if (!known)
         return sc_fail(pg, SC_ERR_ARG,
-                       "unknown rule '%s' (rules: gpipe, 1f1b, interleaved, zb-h1, zb-h2)", name);
+                       "unknown rule '%s' (rules: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, 1f1b-v)", name);
     if ((st = need_one_stage(pg, name)))
         return st;
     if (strcmp(name, "gpipe") == 0)

@@ -4,6 +4,7 @@
  * loads into the module.
  */
 #include "sc_lua.h"
+#include "sc_lua_impl.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "block.h"
 #include "render.h"
 #include "rules.h"
 #include "text.h"
@@ -289,47 +289,72 @@ static void set_order(lua_State *L, int t, sc_prog *pg, int P)
     lua_pop(L, 1);
 }
 
-static void set_block(lua_State *L, int t, sc_prog *pg, int S)
+/* The shape, costs and memory model of the table at t, into a new program
+ * stored at *slot (a userdata's field, so that __gc frees it whatever error
+ * comes next). P, S, m are already checked. */
+void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
+                        sc_prog **slot)
 {
-    lua_getfield(L, t, "block");
-    int b = lua_gettop(L);
-    if (!lua_istable(L, b))
-        raise(L, SC_ERR_ARG, "program: 'block' must be a table {interval=T, F={...}, BW={...}}");
-    double *off = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
-    sc_block blk = {{NULL, NULL, NULL, NULL}, 0};
-    static const char *const kinds[] = {"F", "B", "W", "BW"};
-    for (int k = 0; k < 4; k++) {
-        int ty = lua_getfield(L, b, kinds[k]);
-        if (ty == LUA_TTABLE) {
-            if ((int)luaL_len(L, -1) != S) {
-                lua_pushfstring(L, "block: '%s' lists %d offsets, but there are %d stages",
-                                kinds[k], (int)luaL_len(L, -1), S);
-                raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-            }
-            for (int s = 0; s < S; s++) {
-                lua_geti(L, -1, s + 1);
-                int ok;
-                off[k * S + s] = lua_tonumberx(L, -1, &ok);
-                if (!ok) {
-                    lua_pushfstring(L, "block: '%s'[%d] is not a number", kinds[k], s + 1);
-                    raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-                }
-                lua_pop(L, 1);
-            }
-            blk.off[k] = off + k * S;
-        } else if (ty != LUA_TNIL) {
-            lua_pushfstring(L, "block: '%s' must be a list of offsets", kinds[k]);
-            raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-        }
-        lua_pop(L, 1);
+    t = lua_absindex(L, t);
+    *slot = sc_prog_new((int)P, (int)S, (int)m);
+    if (!*slot) /* sizes are in range: the product is too large, or memory */
+        raise(L, SC_ERR_LIMIT, sc_new_errmsg());
+    sc_prog *pg = *slot;
+    set_placement(L, t, pg, (int)S);
+    double *tf = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
+    double *tb = tf + S, *tw = tb + S, *units = tw + S;
+    stage_numbers(L, t, "tf", (int)P, (int)S, 1, tf);
+    stage_numbers(L, t, "tb", (int)P, (int)S, 1, tb);
+    stage_numbers(L, t, "tw", (int)P, (int)S, 1, tw);
+    stage_numbers(L, t, "units", (int)P, (int)S, 1, units);
+    for (int s = 0; s < S; s++) {
+        check_st(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
+        check_st(L, pg, sc_prog_set_mem(pg, s, units[s]));
     }
-    if (!blk.off[SC_OP_F])
-        raise(L, SC_ERR_ARG, "block: offsets 'F' are missing");
-    if (blk.off[SC_OP_BW] && (blk.off[SC_OP_B] || blk.off[SC_OP_W]))
-        raise(L, SC_ERR_ARG, "block: give offsets for BW, or for B and W, not both");
-    blk.interval = num_field(L, b, "interval", NAN);
-    check_st(L, pg, sc_block_unroll(pg, &blk));
-    lua_settop(L, b - 1);
+    lua_pop(L, 1);
+    check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
+    check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
+    double limit = num_field(L, t, "mem", INFINITY);
+    if (limit != INFINITY)
+        check_st(L, pg, sc_prog_set_mem_limit(pg, limit));
+}
+
+/* P, S, m of the table at t, checked; m_dflt when m is optional. */
+void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
+                        lua_Integer *m)
+{
+    *P = int_field(L, t, "p", "devices", -1);
+    *m = int_field(L, t, "m", "microbatches", m_dflt);
+    if (*P == -1 || *m == -1)
+        raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
+    int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
+                 strcmp(lua_tostring(L, -1), "v") == 0;
+    lua_pop(L, 1);
+    lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
+    if (v < 1 || v > SC_MAX_STAGES)
+        raise(L, SC_ERR_ARG, "program: 'v' (chunks per device) must be >= 1");
+    *S = int_field(L, t, "stages", NULL, *P * v);
+    if (*P < 1 || *P > SC_MAX_DEVICES) {
+        lua_pushfstring(L, "devices p = %I is out of range (1..%d)", *P, SC_MAX_DEVICES);
+        raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    if (*m < 1 || *m > SC_MAX_MICROBATCHES) {
+        lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", *m, SC_MAX_MICROBATCHES);
+        raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    if (*S < *P || *S > SC_MAX_STAGES) {
+        lua_pushfstring(L, "stages = %I is out of range (p..%d)", *S, SC_MAX_STAGES);
+        raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+}
+
+int sc_lua_raise(lua_State *L, sc_status st, const char *msg) { return raise(L, st, msg); }
+
+void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st) { check_st(L, pg, st); }
+
+double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt)
+{
+    return num_field(L, t, name, dflt);
 }
 
 /* sc.program{...} */
@@ -344,26 +369,8 @@ static int l_program(lua_State *L)
     }
     if (nsrc != 1)
         return raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block'");
-    lua_Integer P = int_field(L, 1, "p", "devices", -1);
-    lua_Integer m = int_field(L, 1, "m", "microbatches", -1);
-    if (P == -1 || m == -1)
-        return raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
-    lua_Integer v = int_field(L, 1, "v", NULL, 1);
-    if (v < 1 || v > SC_MAX_STAGES)
-        return raise(L, SC_ERR_ARG, "program: 'v' (chunks per device) must be >= 1");
-    lua_Integer S = int_field(L, 1, "stages", NULL, P * v);
-    if (P < 1 || P > SC_MAX_DEVICES) {
-        lua_pushfstring(L, "devices p = %I is out of range (1..%d)", P, SC_MAX_DEVICES);
-        return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
-    if (m < 1 || m > SC_MAX_MICROBATCHES) {
-        lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", m, SC_MAX_MICROBATCHES);
-        return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
-    if (S < P || S > SC_MAX_STAGES) {
-        lua_pushfstring(L, "stages = %I is out of range (p..%d)", S, SC_MAX_STAGES);
-        return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
+    lua_Integer P, S, m;
+    sc_lua_shape_sizes(L, 1, -1, &P, &S, &m);
     /* The userdata first, so that the program is freed by __gc whatever
      * error comes next. */
     sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 0);
@@ -373,25 +380,8 @@ static int l_program(lua_State *L)
     luaL_where(L, 1);
     snprintf(lp->where, sizeof lp->where, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
-    lp->pg = sc_prog_new((int)P, (int)S, (int)m);
-    if (!lp->pg) /* sizes are in range: the product is too large, or memory */
-        return raise(L, SC_ERR_LIMIT, sc_new_errmsg());
+    sc_lua_build_shape(L, 1, P, S, m, &lp->pg);
     sc_prog *pg = lp->pg;
-    set_placement(L, 1, pg, (int)S);
-
-    double *tf = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
-    double *tb = tf + S, *tw = tb + S, *mem = tw + S;
-    stage_numbers(L, 1, "tf", (int)P, (int)S, 1, tf);
-    stage_numbers(L, 1, "tb", (int)P, (int)S, 1, tb);
-    stage_numbers(L, 1, "tw", (int)P, (int)S, 1, tw);
-    stage_numbers(L, 1, "mem", (int)P, (int)S, 1, mem);
-    for (int s = 0; s < S; s++) {
-        check_st(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
-        check_st(L, pg, sc_prog_set_mem(pg, s, mem[s]));
-    }
-    lua_pop(L, 1);
-    check_st(L, pg, sc_prog_set_comm(pg, num_field(L, 1, "tcomm", 0)));
-    check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, 1, "w_keep", 1)));
 
     if (lua_getfield(L, 1, "rule") == LUA_TSTRING) {
         check_st(L, pg, sc_rule_fill(pg, lua_tostring(L, -1)));
@@ -402,7 +392,7 @@ static int l_program(lua_State *L)
         lua_pop(L, 1);
         if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
-            set_block(L, 1, pg, (int)S);
+            sc_lua_fill_block(L, 1, pg);
         } else {
             lua_pop(L, 1);
             set_order(L, 1, pg, (int)P);
@@ -682,6 +672,7 @@ int luaopen_stagecraft(lua_State *L)
     }
     lua_pop(L, 1);
     luaL_newlib(L, module_funcs);
+    sc_lua_open_block(L);
     lua_pushliteral(L, "0.1.0");
     lua_setfield(L, -2, "version");
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */

@@ -12,6 +12,20 @@ sc.COSTS = {
   {"w_keep", 1.0, "fraction of F's activation still held after B (W frees it)"},
 }
 
+-- The memory limit, for recipes that take one (0: no limit).
+sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
+
+-- The fields of sc.program that come straight from parameters: p, m, the
+-- costs and the memory limit (when P has them), merged into t.
+function sc.fields(P, t)
+  t = t or {}
+  for _, k in ipairs{"p", "m", "tf", "tb", "tw", "tcomm", "w_keep"} do
+    if t[k] == nil then t[k] = P[k] end
+  end
+  if t.mem == nil and P.mem and P.mem > 0 then t.mem = P.mem end
+  return t
+end
+
 -- Exit codes (SPEC.md, "Errors and exit codes").
 local USAGE, BADARG, RECIPE = 2, 3, 8
 

@@ -119,7 +119,7 @@ local q = sc.load("zb-h1", {p = 2, m = 2})
 T.ok(tostring(q):find("Program(2 devices, 2 stages, 2 microbatches, 12 passes)", 1, true), "tostring")
 T.ok(q:dump():find("SEND act s1 mb0 -> d1", 1, true), "dump shows transfers")
 T.ok(q:timeline(80):find("^d0  |"), "timeline rows")
-T.eq(#sc.rules(), 5, "five rules")
+T.eq(#sc.rules(), 7, "seven rules")
 T.ok(sc.isprogram(q) and not sc.isprogram({}), "isprogram")
 
 os.exit(T.done("dsl"))
