@@ -13,8 +13,9 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang
 SAN     :=
 LDLIBS  += -lm
 
-# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev).
-DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config
+# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev); the
+# tests drive the REPL and check exports with python3, xmllint, rsvg-convert.
+DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -63,13 +64,17 @@ $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscinterp.a
 
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
-	@if [ "$(HAVE_LUA)" = no ]; then \
+	@missing=; [ "$(HAVE_LUA)" = yes ] || missing=lua; \
+	for t in python3 xmllint rsvg-convert; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing $(DEB_PKGS)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
-	  else \
+	  elif [ "$(HAVE_LUA)" = no ]; then \
 	    echo "error: Lua 5.4 is missing: install it with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
+	  else \
+	    echo "note: the tests use python3, xmllint and rsvg-convert (missing:$$missing)"; \
 	  fi; \
 	fi
 

@@ -87,18 +87,20 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             size_t sg = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
             if (sg == NONE)
                 continue;
+            /* The arrow leaves the SEND when it is posted and enters the
+             * RECV no earlier, inside the RECV's slice (it completes only
+             * after the SEND was posted). */
             int sd = in->peer; /* the sender's device */
+            double ts = sim->t0[sg] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
             long id = ++*flow;
             event_head(f, first);
             fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": %ld, "
                        "\"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
-                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, 2 * sd + 1,
-                    (sim->t0[sg] + sim->t1[sg]) / 2 * us);
+                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, 2 * sd + 1, ts);
             event_head(f, first);
             fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"f\", \"bp\": \"e\", "
                        "\"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
-                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, tid,
-                    (t0 + t1) / 2);
+                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, tid, tf);
         }
     }
 }
