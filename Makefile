@@ -20,6 +20,11 @@ DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librs
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
 HAVE_LUA   = $(if $(LUA_LIBS),yes,no)
+# GNU readline for the REPL when its header is there (else a plain line reader).
+HAVE_READLINE = $(shell printf '\043include <stdio.h>\n\043include <readline/readline.h>\n' | \
+                  $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
+RL_CFLAGS  = $(if $(filter yes,$(HAVE_READLINE)),-DSC_HAVE_READLINE)
+RL_LIBS    = $(if $(filter yes,$(HAVE_READLINE)),-lreadline)
 NVCC       := $(shell command -v nvcc 2>/dev/null)
 
 INTERP_SRC := $(wildcard interp/*.c)
@@ -36,14 +41,14 @@ stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
 $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscinterp.a
-	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(LDLIBS)
+	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
 # The stdlib recipes are compiled into the binary.
 $(BUILD)/embed: tools/embed.c
@@ -94,6 +99,7 @@ echo:
 	@echo "CC       = $(CC)"
 	@echo "CFLAGS   = $(CFLAGS)"
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
+	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(if $(NVCC),nvcc found at $(NVCC) (the CUDA backend is not built yet),no nvcc: CPU only)"
 	@echo "MPI      = not used yet (the CPU runtime comes with issue 5)"
 

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "render.h"
+#include "repl.h"
 #include "sc_lua.h"
 
 #define EXIT_USAGE 2
@@ -326,45 +327,6 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     return 0;
 }
 
-/* A plain line REPL: each line is tried as "return <line>" first. */
-static int repl(lua_State *L)
-{
-    char line[4096];
-    printf("stagecraft %s — the module is 'sc'; try sc.load('1f1b'):timeline()\n", "0.1.0");
-    for (;;) {
-        fputs("> ", stdout);
-        fflush(stdout);
-        if (!fgets(line, sizeof line, stdin))
-            break;
-        lua_pushfstring(L, "return %s", line);
-        if (luaL_loadbuffer(L, lua_tostring(L, -1), strlen(lua_tostring(L, -1)), "=stdin") !=
-            LUA_OK) {
-            lua_pop(L, 2);
-            if (luaL_loadbuffer(L, line, strlen(line), "=stdin") != LUA_OK) {
-                fprintf(stderr, "%s\n", lua_tostring(L, -1));
-                lua_pop(L, 1);
-                continue;
-            }
-        } else {
-            lua_remove(L, -2);
-        }
-        int base = lua_gettop(L);
-        lua_pushcfunction(L, traceback);
-        lua_insert(L, base);
-        if (lua_pcall(L, 0, LUA_MULTRET, base) != LUA_OK) {
-            fprintf(stderr, "%s\n", lua_tostring(L, -1));
-            lua_settop(L, base - 1);
-            continue;
-        }
-        for (int i = base + 1; i <= lua_gettop(L); i++)
-            printf("%s%s", luaL_tolstring(L, i, NULL), i < lua_gettop(L) ? "\t" : "\n"),
-                lua_pop(L, 1);
-        lua_settop(L, base - 1);
-    }
-    putchar('\n');
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
@@ -374,7 +336,7 @@ int main(int argc, char **argv)
     int rc;
     if (argc < 2) {
         if (isatty(STDIN_FILENO))
-            rc = repl(L);
+            rc = sc_repl(L);
         else {
             char *args[] = {argv[0], "-", NULL};
             rc = cmd_script(L, 2, args);
