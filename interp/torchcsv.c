@@ -428,7 +428,7 @@ static sc_status check_order(reader *r, const act *v, const slot *sl, size_t k)
 {
     const act *a = &v[k];
     uint32_t inp = sl->i ? sl->i : (sl->w && sl->b ? sl->b : 0); /* old files: B then W */
-    uint32_t back = a->type == T_W ? 0 : (a->type == T_F ? 0 : (uint32_t)k + 1);
+    int back = a->type != T_W && a->type != T_F;
     if (a->type == T_W) {
         if (!inp)
             return rfail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient: stage %d, "
@@ -443,8 +443,11 @@ static sc_status check_order(reader *r, const act *v, const slot *sl, size_t k)
     return SC_OK;
 }
 
-static void build(sc_prog *pg, const act *v, size_t n, const slot *tab, int comms, const int *dev)
+/* Pushes the actions as orders (compute_only) or streams (compute_comms). */
+static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int comms,
+                       const int *dev)
 {
+    sc_status st = SC_OK;
     for (size_t k = 0; k < n; k++) {
         const act *a = &v[k];
         int d = a->row - 1, s = a->stage;
@@ -465,16 +468,15 @@ static void build(sc_prog *pg, const act *v, size_t n, const slot *tab, int comm
         case T_RECV_B: in = (sc_instr){SC_OP_RECV, SC_DIR_GRAD, 0, s, a->mb, dev[s + 1]}; break;
         default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD: our REDUCE ends the stream */
         }
-        if (comms)
-            sc_prog_push_stream(pg, d, in);
-        else
-            sc_prog_push(pg, d, in.op, s, a->mb);
+        if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
+            return st;
     }
-    if (comms)
-        for (int d = 0; d < pg->P; d++) {
-            sc_prog_push_stream(pg, d, (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1});
-            sc_prog_push_stream(pg, d, (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1});
-        }
+    sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+    sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+    for (int d = 0; comms && d < pg->P; d++)
+        if ((st = sc_prog_push_stream(pg, d, reduce)) || (st = sc_prog_push_stream(pg, d, optim)))
+            return st;
+    return SC_OK;
 }
 
 /* Everything after the split into actions; returns the program or NULL. */
@@ -621,9 +623,9 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         rfail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
         goto fail;
     }
-    build(pg, v, n, tab, r->comms, dev);
-    if (pg->err[0]) { /* a push failed: out of memory or a limit */
-        rfail(r, SC_ERR_NOMEM, "%s", sc_errmsg(pg));
+    sc_status st = build(pg, v, n, tab, r->comms, dev);
+    if (st) { /* out of memory, or a device's order too long */
+        rfail(r, st, "%s", sc_errmsg(pg));
         goto fail;
     }
     free(dev);

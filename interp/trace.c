@@ -8,9 +8,10 @@
 
 #define NONE ((size_t)-1)
 
-/* Global index (over all streams) of the SEND matching each transfer key
- * (dir, stage, mb): key = (dir * S + stage) * m + mb. */
-static size_t *index_sends(const sc_prog *pg, const size_t *offset)
+/* Index in its device's stream of the SEND of each transfer key (dir,
+ * stage, mb): key = (dir * S + stage) * m + mb. The sender is the RECV's
+ * peer. */
+static size_t *index_sends(const sc_prog *pg)
 {
     size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
     size_t *send = malloc(2 * S * m * sizeof(size_t));
@@ -23,8 +24,7 @@ static size_t *index_sends(const sc_prog *pg, const size_t *offset)
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++)
             if (v[k].op == SC_OP_SEND)
-                send[((size_t)v[k].dir * S + (size_t)v[k].stage) * m + (size_t)v[k].mb] =
-                    offset[d] + k;
+                send[((size_t)v[k].dir * S + (size_t)v[k].stage) * m + (size_t)v[k].mb] = k;
     }
     return send;
 }
@@ -84,14 +84,14 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             }
             if (in->op != SC_OP_RECV)
                 continue;
-            size_t sg = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
-            if (sg == NONE)
+            size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
+            if (sk == NONE)
                 continue;
             /* The arrow leaves the SEND when it is posted and enters the
              * RECV no earlier, inside the RECV's slice (it completes only
              * after the SEND was posted). */
             int sd = in->peer; /* the sender's device */
-            double ts = sim->t0[sg] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
+            double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
             long id = ++*flow;
             event_head(f, first);
             fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": %ld, "
@@ -109,7 +109,7 @@ sc_status sc_trace_write(FILE *f, const sc_prog *pg, const sc_timing *timings, i
 {
     if (!sc_prog_is_lowered(pg) || n < 1)
         return SC_ERR_ARG;
-    size_t *send = index_sends(pg, timings[0].sim->offset);
+    size_t *send = index_sends(pg);
     if (!send)
         return SC_ERR_NOMEM;
     long flow = 0;

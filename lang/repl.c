@@ -555,7 +555,8 @@ int sc_repl(lua_State *L)
         if (st == LUA_OK)
             st = docall(L, base);
         if (st != LUA_OK) {
-            fprintf(stderr, "%s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)");
+            const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)";
+            fprintf(stderr, "%s%s\n", strstr(msg, "interrupted") ? "\n" : "", msg);
             lua_settop(L, base);
             sc_lua_clear_status(L);
             continue;
