@@ -444,8 +444,9 @@ static int docall(lua_State *L, int base)
 {
     lua_pushcfunction(L, msghandler);
     lua_insert(L, base + 1);
-    g_sigint = 0;
     g_mode = MODE_EVAL;
+    if (g_sigint) /* Ctrl-C between the end of the line and now */
+        lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
     int st = lua_pcall(L, 0, LUA_MULTRET, base + 1);
     g_mode = MODE_IDLE;
     lua_sethook(L, NULL, 0, 0); /* a late Ctrl-C */
