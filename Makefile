@@ -13,12 +13,18 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang
 SAN     :=
 LDLIBS  += -lm
 
-# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev).
-DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config
+# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev); the
+# tests drive the REPL and check exports with python3, xmllint, rsvg-convert.
+DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
 HAVE_LUA   = $(if $(LUA_LIBS),yes,no)
+# GNU readline for the REPL when its header is there (else a plain line reader).
+HAVE_READLINE = $(shell printf '\043include <stdio.h>\n\043include <readline/readline.h>\n' | \
+                  $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
+RL_CFLAGS  = $(if $(filter yes,$(HAVE_READLINE)),-DSC_HAVE_READLINE)
+RL_LIBS    = $(if $(filter yes,$(HAVE_READLINE)),-lreadline)
 NVCC       := $(shell command -v nvcc 2>/dev/null)
 
 INTERP_SRC := $(wildcard interp/*.c)
@@ -35,14 +41,14 @@ stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
 $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscinterp.a
-	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(LDLIBS)
+	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
 # The stdlib recipes are compiled into the binary.
 $(BUILD)/embed: tools/embed.c
@@ -63,13 +69,17 @@ $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscinterp.a
 
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
-	@if [ "$(HAVE_LUA)" = no ]; then \
+	@missing=; [ "$(HAVE_LUA)" = yes ] || missing=lua; \
+	for t in python3 xmllint rsvg-convert; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing $(DEB_PKGS)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
-	  else \
+	  elif [ "$(HAVE_LUA)" = no ]; then \
 	    echo "error: Lua 5.4 is missing: install it with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
+	  else \
+	    echo "note: the tests use python3, xmllint and rsvg-convert (missing:$$missing)"; \
 	  fi; \
 	fi
 
@@ -89,6 +99,7 @@ echo:
 	@echo "CC       = $(CC)"
 	@echo "CFLAGS   = $(CFLAGS)"
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
+	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(if $(NVCC),nvcc found at $(NVCC) (the CUDA backend is not built yet),no nvcc: CPU only)"
 	@echo "MPI      = not used yet (the CPU runtime comes with issue 5)"
 

@@ -6,7 +6,9 @@
  *   stagecraft list [RECIPE]          recipes, their parameters and defaults
  *   stagecraft check RECIPE [-D k=v]...
  *   stagecraft sim   RECIPE [-D k=v]... [--json]
- *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]
+ *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
+ *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
+ *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
@@ -20,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "render.h"
+#include "repl.h"
 #include "sc_lua.h"
 
 #define EXIT_USAGE 2
@@ -33,7 +37,9 @@ static const char usage_text[] =
     "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
     "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
     "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
-    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]\n"
+    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
+    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
+    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
     "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
 
 static int fail(int code, const char *msg)
@@ -55,6 +61,7 @@ static int lua_fail(lua_State *L)
 typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width;
+    const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -80,6 +87,16 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
             if (o->width < 10)
                 return fail(EXIT_USAGE, "--width needs a number >= 10");
+        } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
+                   strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                return fail(EXIT_USAGE, msg);
+            }
+            const char **slot = a[2] == 's' ? &o->svg : a[2] == 't' ? &o->trace
+                              : a[2] == 'f' ? &o->format : &o->out;
+            *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             char msg[128];
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
@@ -176,6 +193,10 @@ static void json_string(const char *s)
 static int cmd_program(opts *o, sc_lprog *lp)
 {
     sc_prog *pg = lp->pg;
+    if (strcmp(o->cmd, "export") == 0)
+        return sc_cli_export(o->recipe, o->format, o->out, lp);
+    if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
+        return sc_cli_show_files(o->recipe, o->svg, o->trace, lp);
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
@@ -306,45 +327,6 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     return 0;
 }
 
-/* A plain line REPL: each line is tried as "return <line>" first. */
-static int repl(lua_State *L)
-{
-    char line[4096];
-    printf("stagecraft %s — the module is 'sc'; try sc.load('1f1b'):timeline()\n", "0.1.0");
-    for (;;) {
-        fputs("> ", stdout);
-        fflush(stdout);
-        if (!fgets(line, sizeof line, stdin))
-            break;
-        lua_pushfstring(L, "return %s", line);
-        if (luaL_loadbuffer(L, lua_tostring(L, -1), strlen(lua_tostring(L, -1)), "=stdin") !=
-            LUA_OK) {
-            lua_pop(L, 2);
-            if (luaL_loadbuffer(L, line, strlen(line), "=stdin") != LUA_OK) {
-                fprintf(stderr, "%s\n", lua_tostring(L, -1));
-                lua_pop(L, 1);
-                continue;
-            }
-        } else {
-            lua_remove(L, -2);
-        }
-        int base = lua_gettop(L);
-        lua_pushcfunction(L, traceback);
-        lua_insert(L, base);
-        if (lua_pcall(L, 0, LUA_MULTRET, base) != LUA_OK) {
-            fprintf(stderr, "%s\n", lua_tostring(L, -1));
-            lua_settop(L, base - 1);
-            continue;
-        }
-        for (int i = base + 1; i <= lua_gettop(L); i++)
-            printf("%s%s", luaL_tolstring(L, i, NULL), i < lua_gettop(L) ? "\t" : "\n"),
-                lua_pop(L, 1);
-        lua_settop(L, base - 1);
-    }
-    putchar('\n');
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
@@ -354,7 +336,7 @@ int main(int argc, char **argv)
     int rc;
     if (argc < 2) {
         if (isatty(STDIN_FILENO))
-            rc = repl(L);
+            rc = sc_repl(L);
         else {
             char *args[] = {argv[0], "-", NULL};
             rc = cmd_script(L, 2, args);
@@ -364,10 +346,12 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         rc = 0;
     } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
-               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0) {
+               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
+               strcmp(argv[1], "export") == 0) {
         rc = cmd_recipe(L, argc, argv);
-    } else if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "export") == 0 ||
-               strcmp(argv[1], "import") == 0) {
+    } else if (strcmp(argv[1], "import") == 0) {
+        rc = sc_cli_import(argc, argv);
+    } else if (strcmp(argv[1], "run") == 0) {
         char msg[128];
         snprintf(msg, sizeof msg, "'%s' is not available in this version (see SPEC.md, Status)",
                  argv[1]);

@@ -513,6 +513,31 @@ static int l_timeline(lua_State *L)
     return push_owned(L, sc_render_timeline(lp->pg, sim, width, color));
 }
 
+/* p:summary([width [, color]]): tostring(p), then the ASCII timeline with
+ * makespan, bubble and peaks; an invalid program says why instead. */
+static int l_summary(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    int width = (int)luaL_optinteger(L, 2, 100);
+    int color = lua_toboolean(L, 3);
+    luaL_tolstring(L, 1, NULL);
+    sc_status st;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim) {
+        lua_pushfstring(L, "%s\ninvalid: %s", lua_tostring(L, -1), sc_errmsg(lp->pg));
+        return 1;
+    }
+    char *t = sc_render_timeline(lp->pg, sim, width < 10 ? 10 : width, color);
+    if (!t)
+        return luaL_error(L, "out of memory");
+    size_t n = strlen(t);
+    if (n && t[n - 1] == '\n')
+        t[n - 1] = 0; /* the caller prints it as a line */
+    lua_pushfstring(L, "%s\n%s", lua_tostring(L, -1), t);
+    free(t);
+    return 1;
+}
+
 static int l_order(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -554,6 +579,7 @@ static int l_tostring(lua_State *L)
 static const luaL_Reg prog_methods[] = {
     {"check", l_check},   {"valid", l_valid},       {"sim", l_sim},
     {"dump", l_dump},     {"timeline", l_timeline}, {"order", l_order},
+    {"summary", l_summary},
     {NULL, NULL},
 };
 
@@ -669,6 +695,14 @@ int luaopen_stagecraft(lua_State *L)
         luaL_setfuncs(L, prog_meta, 0);
         luaL_newlib(L, prog_methods);
         lua_setfield(L, -2, "__methods");
+        /* The fields l_index serves, for the REPL's completion. */
+        static const char *const fields[] = {"devices", "stages", "microbatches", "placement"};
+        lua_createtable(L, 4, 0);
+        for (int i = 0; i < 4; i++) {
+            lua_pushstring(L, fields[i]);
+            lua_seti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "__fields");
     }
     lua_pop(L, 1);
     luaL_newlib(L, module_funcs);

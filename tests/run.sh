@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
-# DSL (tests/lua/test_*.lua), the command line (tests/cli.sh). Prints one
+# DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
+# import (tests/interchange.sh), the REPL on a pseudo-terminal
+# (tests/py/repl_pty.py). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -31,6 +33,12 @@ for t in tests/lua/test_*.lua; do
   run "$t" "$SC" "$t"
 done
 run tests/cli.sh sh tests/cli.sh
+run tests/interchange.sh sh tests/interchange.sh
+if command -v python3 >/dev/null; then
+  run tests/py/repl_pty.py python3 tests/py/repl_pty.py "$SC"
+else
+  echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
+fi
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed"

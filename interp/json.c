@@ -1,0 +1,96 @@
+/*
+ * json.c — the JSON dump of a program (json.h).
+ */
+#include "json.h"
+
+void sc_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+typedef double (*stage_num)(const sc_prog *, int);
+
+static void stage_array(FILE *f, const sc_prog *pg, const char *key, stage_num get)
+{
+    fprintf(f, ",\n  \"%s\": [", key);
+    for (int s = 0; s < sc_prog_stages(pg); s++)
+        fprintf(f, "%s%.15g", s ? ", " : "", get(pg, s));
+    fputc(']', f);
+}
+
+static void dev_array(FILE *f, const char *sep, const char *key, const double *v, int P)
+{
+    fprintf(f, "%s\"%s\": [", sep, key);
+    for (int d = 0; d < P; d++)
+        fprintf(f, "%s%.15g", d ? ", " : "", v[d]);
+    fputc(']', f);
+}
+
+sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *name)
+{
+    if (!sc_prog_is_lowered(pg))
+        return SC_ERR_ARG;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
+    fprintf(f, "{\n  \"format\": \"stagecraft.program\",\n  \"version\": 1,\n  \"name\": ");
+    sc_json_string(f, name ? name : "");
+    fprintf(f, ",\n  \"devices\": %d,\n  \"stages\": %d,\n  \"microbatches\": %d", P, S,
+            sc_prog_microbatches(pg));
+    fprintf(f, ",\n  \"placement\": [");
+    for (int s = 0; s < S; s++)
+        fprintf(f, "%s%d", s ? ", " : "", sc_prog_stage_device(pg, s));
+    fputc(']', f);
+    stage_array(f, pg, "tf", sc_prog_tf);
+    stage_array(f, pg, "tb", sc_prog_tb);
+    stage_array(f, pg, "tw", sc_prog_tw);
+    stage_array(f, pg, "mem", sc_prog_mem);
+    fprintf(f, ",\n  \"tcomm\": %.15g,\n  \"w_keep\": %.15g,\n  \"streams\": [", sc_prog_tcomm(pg),
+            sc_prog_w_keep(pg));
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        fprintf(f, "%s\n    [", d ? "," : "");
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &v[k];
+            fprintf(f, "%s\n      {\"op\": \"%s\"", k ? "," : "", sc_op_name(in->op));
+            if (sc_op_is_transfer(in->op))
+                fprintf(f, ", \"dir\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": %d",
+                        in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer);
+            else if (sc_op_is_compute(in->op))
+                fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
+            if (sim) {
+                size_t g = sim->offset[d] + k;
+                fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
+                if (sc_op_is_compute(in->op) && sim->mem)
+                    fprintf(f, ", \"mem\": %.15g", sim->mem[g]);
+            }
+            fputc('}', f);
+        }
+        fprintf(f, "%s]", n ? "\n    " : "");
+    }
+    fprintf(f, "\n  ]");
+    if (sim) {
+        double peak = 0;
+        for (int d = 0; d < P; d++)
+            peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
+        fprintf(f, ",\n  \"simulation\": {\"makespan\": %.15g, \"bubble_rate\": %.15g, ",
+                sim->makespan, sim->bubble_rate);
+        fprintf(f, "\"peak_memory_max\": %.15g,\n    ", peak);
+        dev_array(f, "", "peak_memory", sim->peak_mem, P);
+        dev_array(f, ", ", "busy", sim->busy, P);
+        dev_array(f, ", ", "start", sim->start, P);
+        dev_array(f, ", ", "end", sim->end, P);
+        fputc('}', f);
+    }
+    fprintf(f, "\n}\n");
+    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+}

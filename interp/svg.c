@@ -1,0 +1,140 @@
+/*
+ * svg.c — the timeline picture (svg.h).
+ */
+#include "svg.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Geometry, in pixels. */
+enum {
+    LEFT = 56, RIGHT = 70, TOP = 58, PLOT_W = 1000,
+    ROW_H = 22, XFER_H = 8, MEM_H = 26, GAP = 4, BAND_GAP = 10
+};
+#define BAND_H (ROW_H + GAP + XFER_H + GAP + MEM_H + BAND_GAP)
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20)
+                fputc(*s, f);
+        }
+    }
+}
+
+/* Colour of a pass: by kind, darker for later chunks of a device. */
+static void colour(int op, int chunk, char out[8])
+{
+    static const unsigned rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9}; /* F B W BW */
+    unsigned c = rgb[op <= SC_OP_BW ? op : 0];
+    double k = 1.0 - 0.28 * (chunk > 2 ? 2 : chunk);
+    unsigned r = (unsigned)(((c >> 16) & 255) * k), g = (unsigned)(((c >> 8) & 255) * k),
+             b = (unsigned)((c & 255) * k);
+    snprintf(out, 8, "#%02x%02x%02x", r, g, b);
+}
+
+static double tick_step(double span)
+{
+    double raw = span / 10, p = pow(10, floor(log10(raw > 0 ? raw : 1)));
+    return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
+sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
+{
+    if (!sc_prog_is_lowered(pg) || !sim)
+        return SC_ERR_ARG;
+    int P = sc_prog_devices(pg);
+    double span = sim->makespan > 0 ? sim->makespan : 1, sx = PLOT_W / span, peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
+    int width = LEFT + PLOT_W + RIGHT, height = TOP + P * BAND_H + 30;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            width, height, width, height);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
+               "font-size=\"14\" font-weight=\"bold\">", LEFT);
+    xml_text(f, title ? title : "schedule");
+    fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">makespan "
+               "%.6g, bubble %.2f%%, peak memory %.4g units</text>\n",
+            LEFT + PLOT_W, sim->makespan, 100 * sim->bubble_rate, peak);
+    static const char *const legend[] = {"F forward", "B input grad", "W weight grad", "BW B+W"};
+    for (int i = 0; i < 4; i++) {
+        char c[8];
+        colour(i, 0, c);
+        fprintf(f, "<rect x=\"%d\" y=\"28\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
+                   "y=\"38\" font-size=\"11\">%s</text>\n", LEFT + i * 110, c, LEFT + i * 110 + 16,
+                legend[i]);
+    }
+    fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#777\"/><text x=\"%d\" "
+               "y=\"38\" font-size=\"11\">transfer</text><polyline points=\"%d,38 %d,30\" "
+               "stroke=\"#c0392b\" fill=\"none\"/><text x=\"%d\" y=\"38\" font-size=\"11\">memory"
+               "</text>\n", LEFT + 440, LEFT + 456, LEFT + 530, LEFT + 542, LEFT + 546);
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        int y = TOP + d * BAND_H, yx = y + ROW_H + GAP, ym = yx + XFER_H + GAP + MEM_H;
+        fprintf(f, "<g id=\"d%d\">\n<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
+                   "d%d</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
+                d, LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, PLOT_W, ROW_H);
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &v[k];
+            size_t g = sim->offset[d] + k;
+            double x0 = LEFT + sim->t0[g] * sx, w = (sim->t1[g] - sim->t0[g]) * sx;
+            char name[96];
+            sc_instr_format(in, name, sizeof name);
+            if (sc_op_is_compute(in->op)) {
+                char c[8];
+                colour(in->op, sc_prog_chunk(pg, in->stage), c);
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "stroke=\"white\" stroke-width=\"0.5\"><title>%s</title></rect>\n",
+                        x0, y, w, ROW_H, c, name); /* compute names need no escaping */
+                if (w >= 9)
+                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\" "
+                               "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
+                            w >= 16 ? 11 : 8, in->mb);
+            } else if (sc_op_is_transfer(in->op)) {
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "fill-opacity=\"0.6\"><title>",
+                        x0, yx, w > 0.5 ? w : 0.5, XFER_H, in->op == SC_OP_SEND ? "#777" : "#444");
+                xml_text(f, name); /* "-> d1" */
+                fputs("</title></rect>\n", f);
+            }
+        }
+        /* Memory: a step curve, scaled to the largest peak. */
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
+                   "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"%d,%d",
+                LEFT, ym, LEFT + PLOT_W, ym, LEFT, ym);
+        double prev = 0;
+        for (size_t k = 0; k < n && sim->mem; k++) {
+            if (!sc_op_is_compute(v[k].op))
+                continue;
+            size_t g = sim->offset[d] + k;
+            double t = v[k].op == SC_OP_F ? sim->t0[g] : sim->t1[g];
+            double x = LEFT + t * sx, m = sim->mem[g];
+            double y0 = ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2);
+            double y1 = ym - (peak > 0 ? m / peak : 0) * (MEM_H - 2);
+            fprintf(f, " %.2f,%.2f %.2f,%.2f", x, y0, x, y1);
+            prev = m;
+        }
+        fprintf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
+                   "%.4g</text>\n</g>\n", LEFT + PLOT_W, ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2),
+                LEFT + PLOT_W + 4, ym - MEM_H / 2, sim->peak_mem[d]);
+    }
+    int ya = TOP + P * BAND_H;
+    double step = tick_step(span);
+    fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#333\"/>\n", LEFT, ya, LEFT + PLOT_W, ya);
+    for (double t = 0; t <= span + 1e-9 * span; t += step)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/><text "
+                   "x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.6g</text>\n",
+                LEFT + t * sx, ya, LEFT + t * sx, ya + 4, LEFT + t * sx, ya + 15, t);
+    fprintf(f, "<text x=\"%d\" y=\"%d\">time</text></g>\n</svg>\n", LEFT + PLOT_W + 6, ya + 15);
+    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+}

@@ -1,0 +1,123 @@
+/*
+ * trace.c — Chrome trace JSON with flow arrows for transfers (trace.h).
+ */
+#include "trace.h"
+#include "json.h"
+
+#include <stdlib.h>
+
+#define NONE ((size_t)-1)
+
+/* Index in its device's stream of the SEND of each transfer key (dir,
+ * stage, mb): key = (dir * S + stage) * m + mb. The sender is the RECV's
+ * peer. */
+static size_t *index_sends(const sc_prog *pg)
+{
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    size_t *send = malloc(2 * S * m * sizeof(size_t));
+    if (!send)
+        return NULL;
+    for (size_t i = 0; i < 2 * S * m; i++)
+        send[i] = NONE;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++)
+            if (v[k].op == SC_OP_SEND)
+                send[((size_t)v[k].dir * S + (size_t)v[k].stage) * m + (size_t)v[k].mb] = k;
+    }
+    return send;
+}
+
+static void event_head(FILE *f, int *first)
+{
+    fputs(*first ? "\n  " : ",\n  ", f);
+    *first = 0;
+}
+
+/* Writes the events of one timing as process pid; flow ids from *flow. */
+static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid,
+                         const size_t *send, long *flow, int *first)
+{
+    const sc_sim *sim = t->sim;
+    double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
+    int P = sc_prog_devices(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    event_head(f, first);
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": ", pid);
+    sc_json_string(f, t->label ? t->label : "timeline");
+    fputs("}}", f);
+    event_head(f, first);
+    fprintf(f, "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, "
+               "\"args\": {\"sort_index\": %d}}", pid, pid);
+    for (int d = 0; d < P; d++)
+        for (int c = 0; c < 2; c++) {
+            event_head(f, first);
+            fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"name\": \"d%d%s\"}}", pid, 2 * d + c, d, c ? " comm" : "");
+            event_head(f, first);
+            fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"sort_index\": %d}}", pid, 2 * d + c, 2 * d + c);
+        }
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &v[k];
+            size_t g = sim->offset[d] + k;
+            double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
+            if (!sc_op_is_compute(in->op) && !sc_op_is_transfer(in->op))
+                continue;
+            char name[96];
+            sc_instr_format(in, name, sizeof name);
+            int tid = 2 * d + !sc_op_is_compute(in->op);
+            event_head(f, first);
+            fprintf(f, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
+                       "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
+                       "\"mb\": %d}}",
+                    name, sc_op_name(in->op), pid, tid, t0, t1 - t0, in->stage, in->mb);
+            if (sc_op_is_compute(in->op) && sim->mem) {
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
+                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_F ? t0 : t1,
+                        sim->mem[g]);
+            }
+            if (in->op != SC_OP_RECV)
+                continue;
+            size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
+            if (sk == NONE)
+                continue;
+            /* The arrow leaves the SEND when it is posted and enters the
+             * RECV no earlier, inside the RECV's slice (it completes only
+             * after the SEND was posted). */
+            int sd = in->peer; /* the sender's device */
+            double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
+            long id = ++*flow;
+            event_head(f, first);
+            fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": %ld, "
+                       "\"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
+                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, 2 * sd + 1, ts);
+            event_head(f, first);
+            fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"f\", \"bp\": \"e\", "
+                       "\"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
+                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, tid, tf);
+        }
+    }
+}
+
+sc_status sc_trace_write(FILE *f, const sc_prog *pg, const sc_timing *timings, int n)
+{
+    if (!sc_prog_is_lowered(pg) || n < 1)
+        return SC_ERR_ARG;
+    size_t *send = index_sends(pg);
+    if (!send)
+        return SC_ERR_NOMEM;
+    long flow = 0;
+    int first = 1;
+    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", f);
+    for (int i = 0; i < n; i++)
+        write_timing(f, pg, &timings[i], i + 1, send, &flow, &first);
+    fputs("\n]}\n", f);
+    free(send);
+    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+}

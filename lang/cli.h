@@ -1,0 +1,25 @@
+/*
+ * cli.h — the command line's file outputs and the import command
+ * (SPEC.md, "Command line"): export, show --svg/--trace, import.
+ *
+ * Every function prints its own one-line error ("stagecraft: error: ...")
+ * and returns the exit code (0 on success). Files are written to a
+ * temporary file in the same directory and renamed into place, so a
+ * failed export leaves nothing half-written; "-" is standard output.
+ */
+#ifndef SC_CLI_H
+#define SC_CLI_H
+
+#include "sc_lua.h"
+
+/* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
+ * path, or NULL / "-" for standard output. */
+int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp);
+
+/* show --svg FILE and/or --trace FILE. */
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
+
+/* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
+int sc_cli_import(int argc, char **argv);
+
+#endif

@@ -1,0 +1,189 @@
+#!/bin/sh
+# interchange.sh — export and import (SPEC.md §11, §15): PyTorch CSV round
+# trips of every stdlib recipe in both dialects, PyTorch's grammar and rules
+# checked independently (tests/py/check_torch_csv.py), each import error
+# class, old letters, the JSON dump, the Chrome trace, the SVG picture and
+# writes that leave nothing half-done. Run from the repository root.
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass+1)); }
+ko() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
+  else ko "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
+}
+
+# Round trips: the streams of the recipe and of its re-import are the same.
+roundtrip() { # recipe dialect-format args...
+  r=$1; fmt=$2; shift 2
+  dia=compute_only; [ "$fmt" = torch-csv-comms ] && dia=compute_comms
+  if ! $SC export "$r" "$@" --format "$fmt" -o "$tmp/rt.csv" 2>"$tmp/err"; then
+    ko "export $r $fmt $*"; cat "$tmp/err" >&2; return; fi
+  if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia >"$tmp/chk"; then ok
+  else ko "PyTorch rules, $r $fmt $*: $(cat "$tmp/chk")"; fi
+  $SC show "$r" "$@" --dump >"$tmp/a.dump"
+  costs=$(echo "$@" | tr ' ' '\n' | grep -E '^(tf|tb|tw|tcomm|w_keep)=' | sed 's/^/-D /' | tr '\n' ' ')
+  # shellcheck disable=SC2086
+  $SC import "$tmp/rt.csv" $costs --dump >"$tmp/b.dump" 2>"$tmp/err"
+  if cmp -s "$tmp/a.dump" "$tmp/b.dump"; then ok
+  else ko "round trip $r $fmt $*"; diff "$tmp/a.dump" "$tmp/b.dump" | head -5 >&2; cat "$tmp/err" >&2; fi
+}
+recipes=$($SC list | grep -v '^ ' | awk '{print $1}')
+[ -n "$recipes" ] || ko "no stdlib recipes listed"
+for r in $recipes; do
+  for fmt in torch-csv torch-csv-comms; do
+    roundtrip "$r" $fmt
+    roundtrip "$r" $fmt -D p=2 -D m=4
+    roundtrip "$r" $fmt -D tf=1.5 -D tb=2 -D tw=0.5 -D tcomm=0.25
+  done
+done
+roundtrip examples/custom_order.lua torch-csv
+roundtrip examples/custom_block.lua torch-csv-comms
+
+# The compute_only columns are lock-step time steps (1F1B, p=2, m=2).
+$SC export 1f1b -D p=2 -D m=2 --format torch-csv >"$tmp/s.csv"
+printf '0F0,0F1,,0B0,,0B1\n,1F0,1B0,1F1,1B1\n' >"$tmp/want.csv"
+if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "1f1b compute_only layout"; cat "$tmp/s.csv" >&2; fi
+$SC export zb-h1 -D p=2 -D m=2 --format torch-csv-comms >"$tmp/s.csv"
+printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0I0,0W0,0RECV_B1,0I1,0W1,0REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1I0,1SEND_B0,1F1,1I1,1SEND_B1,1W0,1W1,1REDUCE_GRAD\n' >"$tmp/want.csv"
+if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "zb-h1 compute_comms"; cat "$tmp/s.csv" >&2; fi
+
+# Import: the report, JSON, both letter conventions, OVERLAP_F_B, quotes, CRLF.
+printf '0F0,0F1,,0I0,0W0,0I1,0W1\n,1F0,1I0,1F1,1I1,1W0,1W1\n' >"$tmp/new.csv"
+printf '0F0,0F1,,0B0,0W0,0B1,0W1\r\n,1F0,1B0,1F1,1B1,1W0,1W1\r\n' >"$tmp/old.csv"
+expect 0 "bubble rate" -- $SC import "$tmp/new.csv"
+expect 0 '"dialect": "compute_only", "devices": 2, "stages": 2, "microbatches": 2' -- $SC import "$tmp/new.csv" --json
+$SC import "$tmp/new.csv" --dump >"$tmp/new.dump"; $SC import "$tmp/old.csv" --dump >"$tmp/old.dump"
+if cmp -s "$tmp/new.dump" "$tmp/old.dump" && grep -q "W s0 mb1" "$tmp/old.dump"; then ok; else ko "old letters (B then W) read as I"; fi
+printf '0F0,0B0\n1F0,1B0\n' >"$tmp/full.csv"; printf '0F0,0BW0\n1F0,1BW0\n' >"$tmp/fullold.csv"
+expect 0 "BW s1 mb0" -- $SC import "$tmp/full.csv" --dump
+expect 0 "BW s1 mb0" -- $SC import "$tmp/fullold.csv" --dump
+printf '0F0,0F1,,0I0,0W0,0I1,0W1\n,1F0,(1I0;1F1)OVERLAP_F_B,1I1,1W0,1W1\n' >"$tmp/ov.csv"
+expect 0 '"instructions": ' -- $SC import "$tmp/ov.csv" --json
+printf '"0F0", 0F1 ,,0I0,0W0,0I1,0W1\n,1F0,1I0,1F1,1I1,1W0,1W1\n' >"$tmp/q.csv"
+expect 0 "microbatches  2" -- $SC import "$tmp/q.csv"
+$SC export zb-h1 -D p=2 -D m=3 --format torch-csv -o "$tmp/c.csv"
+mk=$($SC sim zb-h1 -D p=2 -D m=3 -D tf=2 -D tcomm=0.5 --json | sed 's/.*"makespan": \([^,]*\),.*/\1/')
+expect 0 "\"makespan\": $mk," -- $SC import "$tmp/c.csv" -D tf=2 -D tcomm=0.5 --json
+expect 2 "unknown parameter 'p' for import" -- $SC import "$tmp/c.csv" -D p=2
+expect 2 "missing FILE.csv" -- $SC import
+expect 2 "cannot read '$tmp/none.csv'" -- $SC import "$tmp/none.csv"
+$SC sim zb-h2 --json >"$tmp/sim.json"; $SC export zb-h2 --format torch-csv -o "$tmp/zb.csv"
+$SC import "$tmp/zb.csv" --json >"$tmp/imp.json"
+if python3 - "$tmp/sim.json" "$tmp/imp.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in ("devices", "stages", "microbatches", "instructions", "makespan", "bubble_rate", "peak_memory", "peak_memory_max", "busy"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+then ok; else ko "import --json agrees with sim --json"; fi
+
+# Import errors: one line, the row and cell named, the exit code of the class.
+bad() { # code message csv-text
+  printf "$3" >"$tmp/bad.csv"
+  expect "$1" "$tmp/bad.csv: $2" -- $SC import "$tmp/bad.csv"
+  if [ "$(wc -l <"$tmp/err")" = 1 ]; then ok; else ko "not one line: $2"; fi
+}
+bad 3 "row 2 (rank 1), cell 3 '1X0': unknown action type 'X'" '0F0,0B0\n1F0,,1X0\n'
+bad 3 "row 1 (rank 0), cell 1 'F0': expected <stage><TYPE>[<mb>]" 'F0,0B0\n'
+bad 3 "row 1 (rank 0), cell 2 '0F': F needs a microbatch number" '0F0,0F\n'
+bad 3 "row 1 (rank 0), cell 1 '0F0x': unexpected characters" '0F0x\n'
+bad 3 "row 1 (rank 0), cell 2 '0F1;': unexpected characters" '0F0,0F1;\n'
+bad 3 "row 1 (rank 0), cell 1 '(0F0)X': expected (a;b)OVERLAP_F_B" '(0F0)X\n'
+bad 3 "the file has no rows" ''
+bad 3 "row 1 (rank 0), cell 3: empty cell in a compute_comms file" '0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad 5 "row 2 (rank 1), cell 3 '3F0': unknown stage 3: stages are 0..S-1, each on one rank, and stage 2 is on no rank" '0F0,0B0\n1F0,1B0,3F0,3B0\n'
+bad 5 "row 2 (rank 1), cell 5 '1SEND_F0': unknown stage 2: SEND_F of stage 1 has no peer stage" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1SEND_F0\n'
+bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" '0F0,0W0,0I0\n1F0,1I0,1W0\n'
+bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient: stage 0, microbatch 0 has no I" '0F0,0W0\n1F0,1I0,1W0\n'
+bad 5 "row 2 (rank 1), cell 2 '1W0': W before its input gradient (B at cell 3)" '0F0,0I0,0W0\n1F0,1W0,1B0\n'
+bad 5 "row 1 (rank 0), cell 1 '0I0': backward before its forward" '0I0,0F0,0W0\n1F0,1B0\n'
+bad 5 "row 2 (rank 1): missing microbatch: stage 1 has no F of microbatch 1 (the file names microbatches 0..1)" '0F0,0B0,0F1,0B1\n1F0,1B0\n'
+bad 5 "row 1 (rank 0): missing microbatch: stage 0 has no backward (I and W, or B) of microbatch 1" '0F0,0B0,0F1\n1F0,1B0,1F1,1B1\n'
+bad 5 "row 1 (rank 0): missing microbatch: stage 0 has an I but no W of microbatch 0" '0F0,0I0\n1F0,1B0\n'
+bad 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2) and rank 1" '0F0,1F0,0B0,1B0\n1F1,1B1\n'
+bad 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
+bad 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
+bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
+bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n'
+bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's SEND act s1 mb0 -> d1 is unmatched" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n'
+
+# JSON dump: schema fields, one instruction object per stream entry.
+$SC export zb-h1 --format json -o "$tmp/p.json"
+$SC check zb-h1 >"$tmp/check.txt"
+if python3 - "$tmp/p.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "stagecraft.program" and p["version"] == 1 and p["name"] == "zb-h1"
+P, S, m = p["devices"], p["stages"], p["microbatches"]
+assert (P, S, m) == (4, 4, 8) and p["placement"] == [0, 1, 2, 3]
+for k in ("tf", "tb", "tw", "mem"):
+    assert len(p[k]) == S
+assert len(p["streams"]) == P and sum(map(len, p["streams"])) == 200
+ops = {"F", "B", "W", "BW", "SEND", "RECV", "REDUCE", "OPTIM"}
+for st in p["streams"]:
+    for i in st:
+        assert i["op"] in ops and i["t0"] <= i["t1"]
+        if i["op"] in ("SEND", "RECV"):
+            assert i["dir"] in ("act", "grad") and 0 <= i["peer"] < P
+    assert st[-2]["op"] == "REDUCE" and st[-1]["op"] == "OPTIM"
+s = p["simulation"]
+assert abs(s["bubble_rate"] - 3 / 27) < 1e-12 and s["peak_memory"] == [4, 4, 4, 4] and s["makespan"] == 27
+PY
+then ok; else ko "JSON dump schema"; fi
+
+# Chrome trace: valid JSON, a slice per pass and transfer, a flow per RECV.
+$SC export interleaved -D tcomm=0.5 --format json -o "$tmp/i.json"
+$SC show interleaved -D tcomm=0.5 --trace "$tmp/i.trace"
+if python3 tests/py/check_trace.py "$tmp/i.trace" "$tmp/i.json" >"$tmp/chk"; then ok; else ko "trace: $(cat "$tmp/chk")"; fi
+$SC export 1f1b --format trace >"$tmp/stdout.trace"
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/stdout.trace"; then ok; else ko "trace on stdout"; fi
+
+# SVG: well-formed XML with a band per device, rendered to PNG.
+$SC show zb-h2 -D tcomm=0.2 --svg "$tmp/z.svg" || ko "show --svg"
+if command -v xmllint >/dev/null; then
+  if xmllint --noout "$tmp/z.svg"; then ok; else ko "svg is not well-formed XML"; fi
+fi
+if python3 - "$tmp/z.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg"
+bands = [g for g in root.iter(ns + "g") if g.get("id", "").startswith("d")]
+assert len(bands) == 4, len(bands)
+cells = [r for r in bands[0].iter(ns + "rect") if r.find(ns + "title") is not None and r.find(ns + "title").text[0] in "FBW"]
+assert len(cells) == 24, len(cells)   # zb-h2 p=4 m=8: F, B, W of 8 microbatches
+assert any("SEND" in (t.text or "") for t in bands[0].iter(ns + "title"))
+assert len(list(bands[0].iter(ns + "polyline"))) == 1
+PY
+then ok; else ko "svg structure"; fi
+if command -v rsvg-convert >/dev/null; then
+  if rsvg-convert "$tmp/z.svg" -o "$tmp/z.png" && [ "$(head -c 8 "$tmp/z.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then ok
+  else ko "rsvg-convert could not render the svg"; fi
+else
+  echo "note: rsvg-convert not found; SVG rendering not tested" >&2
+fi
+$SC export gpipe --format svg -o "$tmp/g.svg" && xmllint --noout "$tmp/g.svg" 2>/dev/null && ok || ko "export --format svg"
+
+# Writes: nothing half-written; an existing file survives a failed export.
+echo keep >"$tmp/keep.csv"
+cat >"$tmp/missing.lua" <<'LUA'
+return sc.program { p = 2, m = 2, order = { "F0 F1 BW0 BW1", "F0 BW0 F1" } }
+LUA
+expect 5 "pass missing" -- $SC export "$tmp/missing.lua" --format torch-csv -o "$tmp/keep.csv"
+if [ "$(cat "$tmp/keep.csv")" = keep ] && [ "$(ls "$tmp" | grep -c tmp)" = 0 ]; then ok; else ko "failed export touched the target"; fi
+expect 2 "cannot write '$tmp/nodir/x.csv'" -- $SC export 1f1b --format torch-csv -o "$tmp/nodir/x.csv"
+[ ! -e "$tmp/nodir" ] && ok || ko "nodir created"
+$SC export 1f1b --format torch-csv -o "$tmp/keep.csv"
+if grep -q 3F7 "$tmp/keep.csv" && [ "$(ls "$tmp" | grep -c tmp)" = 0 ]; then ok; else ko "export replaces the file"; fi
+expect 2 "unknown format 'xls'" -- $SC export 1f1b --format xls
+expect 2 "export needs --format" -- $SC export 1f1b
+expect 2 "--format needs a value" -- $SC export 1f1b --format
+
+echo "interchange: $pass passed, $fail failed"
+[ "$fail" = 0 ]
