@@ -307,7 +307,19 @@ static int l_block_program(lua_State *L)
     lua_setfield(L, t, "block");
     lua_getfield(L, lua_upvalueindex(1), "program");
     lua_pushvalue(L, t);
-    lua_call(L, 1, 1);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        /* Raised inside sc.program, a C function called from C: give it
+         * the position of the blk:program call, and keep its exit code. */
+        int code = sc_lua_exit_for(L, -1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        if (code)
+            sc_lua_mark(L, -1, code);
+        return lua_error(L);
+    }
     return 1;
 }
 

@@ -26,6 +26,32 @@ function sc.fields(P, t)
   return t
 end
 
+-- The V-shape blocks of the Controllable Memory paper in their compact
+-- form (slots of one pass, interval 6, W at the first free slot after its
+-- B): sc.v_block("half" | "min", t) is sc.block of t (p, costs, ...) with
+-- the V placement and the paper's offsets for device i:
+--   min:  F = i,  f = 2p-i-1, B = 2p+c+i,    b = 4p+c-i-1  (c = 2 if 3 | p)
+--   half: F = 2i, f = 3p-i-2, B = 3p+c+2i-1, b = 6p+c-i-2  (c = 3 if 2 | p)
+-- (f, B, b: chunk 1's forward, chunk 1's backward, chunk 0's backward).
+function sc.v_block(kind, t)
+  local p = t.p or t.devices
+  local spec = {}
+  for k, v in pairs(t) do spec[k] = v end
+  spec.placement, spec.slots, spec.interval = "v", true, 6
+  if kind == "min" then
+    local c = (p % 3 == 0) and 2 or 0
+    spec.first = {F = {0, 2 * p - 1}, B = {4 * p + c - 1, 2 * p + c}}
+    spec.delta = {F = {1, -1}, B = {-1, 1}}
+  elseif kind == "half" then
+    local c = (p % 2 == 0) and 3 or 0
+    spec.first = {F = {0, 3 * p - 2}, B = {6 * p + c - 2, 3 * p + c - 1}}
+    spec.delta = {F = {2, -1}, B = {-1, 2}}
+  else
+    sc._raise(3, ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
+  end
+  return sc.block(spec)
+end
+
 -- Exit codes (SPEC.md, "Errors and exit codes").
 local USAGE, BADARG, RECIPE = 2, 3, 8
 

@@ -3,7 +3,7 @@
 -- Slots of one pass each, interval 6: device i starts F (chunk 0) at 2i,
 -- f (chunk 1) at 3p-i-2, the backward of chunk 1 at 3p+c+2i-1 and that of
 -- chunk 0 at 6p+c-i-2 (c = 3 when p is even, to avoid collisions); each W
--- goes to the first free slot after its B.
+-- goes to the first free slot after its B (sc.v_block).
 local P = sc.params {
   doc = "V-Half: V-shape block, peak (p+2)//2 units (half of 1F1B)",
   {"p", 4, "pipeline devices"},
@@ -11,13 +11,4 @@ local P = sc.params {
   sc.COSTS,
   sc.MEM,
 }
-local p = P.p
-local c = (p % 2 == 0) and 3 or 0
-return sc.program(sc.fields(P, {
-  placement = "v",
-  block = {
-    slots = true, interval = 6,
-    first = {F = {0, 3 * p - 2}, B = {6 * p + c - 2, 3 * p + c - 1}},
-    delta = {F = {2, -1}, B = {-1, 2}},
-  },
-}))
+return sc.v_block("half", sc.fields(P)):program()
