@@ -16,6 +16,12 @@ typedef struct ctx {
     size_t N, ndone;
     long *phead, *ptail;  /* [P] pending W (strategy 2), linked by nxt */
     long *widx;           /* [S*m] index of W (stage, mb) in it[] */
+    double *hr;           /* [P] ready time of the head, cached (-2: stale) */
+    double *key;          /* [P] time of the device's next step */
+    int *heap, *hpos;     /* [P] devices by key; where each device is */
+    int *use_w;           /* [P] strategy 2: the next step is a pending W */
+    int stale[64], nstale; /* devices to rekey after a step */
+    int all_stale;         /* too many: rekey them all */
     sc_instr *it;        /* [N] all passes, device by device */
     long *nxt;           /* [N] next pass of the remaining order, -1 at the end */
     long *head;          /* [P] first remaining pass, -1 when done */
@@ -85,6 +91,28 @@ static void run(ctx *c, int d, long k, double at)
     c->mem[d] += delta(pg, in);
     c->res[c->base[d] + c->nres[d]++] = *in;
     c->ndone++;
+    /* Devices whose next step may change: this one, the consumer's. */
+    int e = d;
+    if (in->op == SC_OP_F && in->stage + 1 < pg->S)
+        e = pg->stage_dev[in->stage + 1];
+    else if (in->op != SC_OP_F && in->op != SC_OP_W && in->stage > 0)
+        e = pg->stage_dev[in->stage - 1];
+    c->hr[d] = c->hr[e] = -2;
+    if (c->nstale + 2 > (int)(sizeof c->stale / sizeof *c->stale)) {
+        c->all_stale = 1;
+        c->nstale = 0;
+    }
+    c->stale[c->nstale++] = d;
+    if (e != d)
+        c->stale[c->nstale++] = e;
+}
+
+/* Ready time of device d's head (< 0: not known yet), cached. */
+static double head_ready(ctx *c, int d)
+{
+    if (c->hr[d] == -2)
+        c->hr[d] = c->head[d] < 0 ? -1 : ready(c, d, &c->it[c->head[d]]);
+    return c->hr[d];
 }
 
 /* Fills device d's idle time before rx (when its head may start) with
@@ -138,6 +166,7 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
         c->nres[d] = 0;
         c->tfree[d] = c->mem[d] = 0;
         c->head[d] = -1;
+        c->hr[d] = -2;
         c->phead[d] = c->ptail[d] = -1;
         memcpy(c->it + at, orders[d], n * sizeof *c->it);
         long prev = -1;
@@ -163,28 +192,116 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
 
 
 /* Strategy 1: the squeeze, its gaps filled with later ready passes. */
+/* ---- the devices by the time of their next step: an indexed min-heap -- */
+
+static int heap_less(const ctx *c, int a, int b)
+{
+    double ka = c->key[a], kb = c->key[b];
+    return ka < kb || (ka == kb && a < b);
+}
+
+static void heap_swap(ctx *c, int i, int j)
+{
+    int a = c->heap[i], b = c->heap[j];
+    c->heap[i] = b;
+    c->heap[j] = a;
+    c->hpos[b] = i;
+    c->hpos[a] = j;
+}
+
+static void heap_fix(ctx *c, int d)
+{
+    int i = c->hpos[d], n = c->pg->P;
+    while (i > 0 && heap_less(c, c->heap[i], c->heap[(i - 1) / 2])) {
+        heap_swap(c, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && heap_less(c, c->heap[l], c->heap[m]))
+            m = l;
+        if (r < n && heap_less(c, c->heap[r], c->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(c, i, m);
+        i = m;
+    }
+}
+
+/* Strategy 1's next step on device d: its head, at key[d] (INFINITY while
+ * the head is not known to be ready). */
+static void key_fill(ctx *c, int d)
+{
+    double r = head_ready(c, d);
+    c->key[d] = r < 0 ? INFINITY : (r > c->tfree[d] ? r : c->tfree[d]);
+}
+
+/* Strategy 2's next step on device d: a pending W (use_w[d]) or its head. */
+static void key_defer(ctx *c, int d, const double *cap)
+{
+    const sc_prog *pg = c->pg;
+    long x = c->head[d], w = c->phead[d];
+    double r = head_ready(c, d);
+    c->use_w[d] = 0;
+    c->key[d] = INFINITY;
+    if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
+        c->mem[d] + delta(pg, &c->it[x]) > cap[d] + EPS)
+        c->use_w[d] = 1; /* the F must wait for memory */
+    else if (w >= 0 && (x < 0 || r < 0 || r >= c->tfree[d] + dur(pg, &c->it[w]) - EPS))
+        c->use_w[d] = 1; /* idle time the W fits in */
+    else if (x < 0 || r < 0)
+        return;
+    c->key[d] = c->use_w[d] ? c->tfree[d] : (r > c->tfree[d] ? r : c->tfree[d]);
+}
+
+static void heap_init(ctx *c, const double *cap, int defer);
+
+static void rekey(ctx *c, const double *cap, int defer)
+{
+    if (c->all_stale) {
+        for (int d = 0; d < c->pg->P; d++)
+            c->hr[d] = -2;
+        heap_init(c, cap, defer);
+        return;
+    }
+    for (int i = 0; i < c->nstale; i++) {
+        int d = c->stale[i];
+        if (defer)
+            key_defer(c, d, cap);
+        else
+            key_fill(c, d);
+        heap_fix(c, d);
+    }
+    c->nstale = 0;
+}
+
+static void heap_init(ctx *c, const double *cap, int defer)
+{
+    for (int d = 0; d < c->pg->P; d++) {
+        c->heap[d] = d;
+        c->hpos[d] = d;
+        if (defer)
+            key_defer(c, d, cap);
+        else
+            key_fill(c, d);
+    }
+    for (int d = c->pg->P - 1; d >= 0; d--)
+        heap_fix(c, c->heap[d]);
+    c->nstale = 0;
+    c->all_stale = 0;
+}
+
+/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
 static int run_fill(ctx *c, const double *cap, long window)
 {
     const sc_prog *pg = c->pg;
+    heap_init(c, cap, 0);
     while (c->ndone < c->N) {
-        int best = -1;
-        double bt = INFINITY, br = 0;
-        for (int d = 0; d < pg->P; d++) {
-            if (c->head[d] < 0)
-                continue;
-            double r = ready(c, d, &c->it[c->head[d]]);
-            if (r < 0)
-                continue;
-            double t = r > c->tfree[d] ? r : c->tfree[d];
-            if (t < bt - EPS) {
-                bt = t;
-                br = r;
-                best = d;
-            }
-        }
-        if (best < 0) {
+        int best = c->heap[0];
+        if (c->key[best] == INFINITY)
             return 0; /* inconsistent orders */
-        }
+        double br = head_ready(c, best);
         if (br > c->tfree[best] + EPS)
             fill(c, best, br, cap[best], window);
         long k = c->head[best];
@@ -192,6 +309,7 @@ static int run_fill(ctx *c, const double *cap, long window)
         run(c, best, k, br > c->tfree[best] ? br : c->tfree[best]);
         if (c->nres[best] == pg->order[best].n)
             c->head[best] = -1;
+        rekey(c, cap, 0);
     }
     return 1;
 }
@@ -202,36 +320,14 @@ static int run_fill(ctx *c, const double *cap, long window)
 static int run_defer_w(ctx *c, const double *cap)
 {
     const sc_prog *pg = c->pg;
+    heap_init(c, cap, 1);
     while (c->ndone < c->N) {
-        int best = -1, best_w = 0;
-        double bt = INFINITY;
-        for (int d = 0; d < pg->P; d++) {
-            long x = c->head[d], w = c->phead[d];
-            double r = x >= 0 ? ready(c, d, &c->it[x]) : -1, t;
-            int use_w;
-            if (x < 0 && w < 0)
-                continue;
-            if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
-                c->mem[d] + delta(pg, &c->it[x]) > cap[d] + EPS)
-                use_w = 1; /* the F must wait for memory */
-            else if (w >= 0 && (x < 0 || r < 0 || r >= c->tfree[d] + dur(pg, &c->it[w]) - EPS))
-                use_w = 1; /* idle time the W fits in */
-            else if (x >= 0 && r >= 0)
-                use_w = 0;
-            else
-                continue;
-            t = use_w ? c->tfree[d] : (r > c->tfree[d] ? r : c->tfree[d]);
-            if (t < bt - EPS) {
-                bt = t;
-                best = d;
-                best_w = use_w;
-            }
-        }
-        if (best < 0) {
+        int best = c->heap[0];
+        double bt = c->key[best];
+        if (bt == INFINITY)
             return 0;
-        }
         long k;
-        if (best_w) {
+        if (c->use_w[best]) {
             k = c->phead[best];
             c->phead[best] = c->nxt[k];
             if (c->phead[best] < 0)
@@ -251,6 +347,7 @@ static int run_defer_w(ctx *c, const double *cap)
                 c->nxt[c->ptail[best]] = w;
             c->ptail[best] = w;
         }
+        rekey(c, cap, 1);
     }
     return 1;
 }
@@ -274,17 +371,22 @@ sc_status sc_reorder(sc_prog *pg, const double *cap)
     sc_instr *res = malloc(3 * N * sizeof *res);
     c.nxt = malloc(N * sizeof *c.nxt);
     c.head = malloc(3 * (size_t)P * sizeof *c.head);
+    c.hr = malloc(2 * (size_t)P * sizeof *c.hr);
+    c.heap = malloc(3 * (size_t)P * sizeof *c.heap);
     c.widx = malloc(SM * sizeof *c.widx);
     c.endF = malloc(2 * SM * sizeof *c.endF);
     c.tfree = calloc(2 * (size_t)P, sizeof *c.tfree);
     c.base = calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = malloc((size_t)P * sizeof *orders);
     sc_status st = SC_OK;
-    if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.widx || !c.endF || !c.tfree ||
+    if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF || !c.tfree ||
         !c.base || !orders) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
         goto done;
     }
+    c.key = c.hr + P;
+    c.hpos = c.heap + P;
+    c.use_w = c.heap + 2 * P;
     c.phead = c.head + P;
     c.ptail = c.head + 2 * P;
     c.endB = c.endF + SM;
@@ -296,7 +398,7 @@ sc_status sc_reorder(sc_prog *pg, const double *cap)
         if (pg->nchunks[d] > maxc)
             maxc = pg->nchunks[d];
     }
-    long window = 12L * maxc * P + 8;
+    long window = 6L * maxc * P + 8;
     if (window > 4096)
         window = 4096;
     /* Strategy 1 on the orders as given, into res. */
@@ -326,6 +428,8 @@ done:
     free(res);
     free(c.nxt);
     free(c.head);
+    free(c.hr);
+    free(c.heap);
     free(c.widx);
     free(c.endF);
     free(c.tfree);

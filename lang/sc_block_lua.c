@@ -166,6 +166,10 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
         blk = lb->blk;
         for (int k = 0; k < 4; k++)
             blk.off[k] = lb->blk.off[k] ? off + k * S : NULL;
+        lua_getfield(L, t, "reorder"); /* the program's own choice wins */
+        if (lua_isboolean(L, -1))
+            blk.keep_order = !lua_toboolean(L, -1);
+        lua_pop(L, 1);
     } else if (lua_istable(L, b)) {
         parse_block(L, b, pg, off, &blk);
     } else {
