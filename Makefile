@@ -94,6 +94,7 @@ asan:
 bench: all $(BUILD)/bench_interp
 	$(BUILD)/bench_interp
 	sh bench/bench_cli.sh
+	$(BUILD)/stagecraft bench/bench_blocks.lua
 
 echo:
 	@echo "CC       = $(CC)"
