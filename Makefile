@@ -9,20 +9,30 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wno-format-nonliteral -Werror=implicit-function-declaration
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang -Iruntime
 SAN     :=
 LDLIBS  += -lm
 
-# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev).
-DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config
+# Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev);
+# the CPU runtime uses OpenBLAS (CBLAS) and OpenMPI.
+DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config libopenblas-dev libopenmpi-dev openmpi-bin
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
 HAVE_LUA   = $(if $(LUA_LIBS),yes,no)
+BLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(shell pkg-config --libs openblas 2>/dev/null)
+HAVE_BLAS   = $(if $(BLAS_LIBS),yes,no)
+# MPI is optional: without it `run` works with threads only.
+MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
+HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
 NVCC       := $(shell command -v nvcc 2>/dev/null)
 
 INTERP_SRC := $(wildcard interp/*.c)
 LANG_SRC   := $(wildcard lang/*.c)
+RUNTIME_SRC := $(wildcard runtime/*.c)
+RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
 LANG_OBJ   := $(LANG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/stdlib_embed.o
@@ -34,13 +44,22 @@ all: deps stagecraft
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
-$(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscinterp.a
-	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(LDLIBS)
+RUNTIME_LIBS = $(BLAS_LIBS) $(MPI_LIBS) -lpthread
+
+$(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h)
+$(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/runtime/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) -c $< -o $@
 
@@ -58,18 +77,20 @@ $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
 $(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscinterp.a $(LDLIBS)
 
-$(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscinterp.a $(LDLIBS)
+$(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
+	  $(RUNTIME_LIBS) $(LDLIBS)
 
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
-	@if [ "$(HAVE_LUA)" = no ]; then \
+	@if [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ] || ! command -v mpirun >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing $(DEB_PKGS)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
 	  else \
-	    echo "error: Lua 5.4 is missing: install it with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
+	    echo "error: Lua 5.4, OpenBLAS or OpenMPI is missing: install them with 'apt-get install $(DEB_PKGS)' (as root)"; \
+	    [ "$(HAVE_LUA)" = yes ] && [ "$(HAVE_BLAS)" = yes ] || exit 1; \
 	  fi; \
 	fi
 
@@ -90,7 +111,8 @@ echo:
 	@echo "CFLAGS   = $(CFLAGS)"
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
 	@echo "CUDA     = $(if $(NVCC),nvcc found at $(NVCC) (the CUDA backend is not built yet),no nvcc: CPU only)"
-	@echo "MPI      = not used yet (the CPU runtime comes with issue 5)"
+	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS))"
+	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
 	rm -rf build build-asan stagecraft

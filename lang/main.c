@@ -7,6 +7,7 @@
  *   stagecraft check RECIPE [-D k=v]...
  *   stagecraft sim   RECIPE [-D k=v]... [--json]
  *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]
+ *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_run.h"
 #include "render.h"
 #include "sc_lua.h"
 
@@ -34,6 +36,7 @@ static const char usage_text[] =
     "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
     "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
     "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]\n"
+    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]\n"
     "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
 
 static int fail(int code, const char *msg)
@@ -366,7 +369,9 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
                strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0) {
         rc = cmd_recipe(L, argc, argv);
-    } else if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "export") == 0 ||
+    } else if (strcmp(argv[1], "run") == 0) {
+        rc = sc_cmd_run(L, argc, argv);
+    } else if (strcmp(argv[1], "export") == 0 ||
                strcmp(argv[1], "import") == 0) {
         char msg[128];
         snprintf(msg, sizeof msg, "'%s' is not available in this version (see SPEC.md, Status)",
