@@ -110,7 +110,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
             return fail(EXIT_USAGE, msg);
         }
         lua_pop(L, 1);
-        long lv = v < -1 ? -1 : v > 0x7fffffffL ? 0x7fffffffL : (long)v;
+        long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
         switch (i) {
         case 0: mc->hidden = lv; break;
         case 1: mc->layers = lv; given[1] = 1; break;
