@@ -292,7 +292,8 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
         goto done;
     out.t0 = r->measured->t0 + r->measured->offset[rank];
     out.t1 = r->measured->t1 + r->measured->offset[rank];
-    sc_mpi_barrier();
+    if ((st = sc_mpi_barrier(o->timeout_s, err, errlen)) != SC_OK)
+        goto done;
     if ((st = sc_exec_device(pg, rank, be, tp, &wl, sc_exec_now(), &out)) != SC_OK) {
         snprintf(err, errlen, "%s", out.err);
         goto done; /* the caller aborts the job */
@@ -316,10 +317,11 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
         v[2 * P + 1] = sc_model_compare(md, ref, &bw);
         v[2 * P + 2] = bw ? 0 : 1;
     }
-    sc_mpi_max(v, 3 * P + 3);
     size_t N = r->measured->offset[P];
-    sc_mpi_max(r->measured->t0, (int)N);
-    sc_mpi_max(r->measured->t1, (int)N);
+    if ((st = sc_mpi_max(v, 3 * P + 3, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t0, (int)N, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t1, (int)N, o->timeout_s, err, errlen)) != SC_OK)
+        goto done;
     for (int d = 0; d < P; d++) {
         r->peak_bytes[d] = (size_t)v[d];
         r->step_time_s = fmax(r->step_time_s, v[P + d]);

@@ -18,9 +18,11 @@ int sc_mpi_launched(void);
 int sc_mpi_available(void);
 /* MPI_Init once; this process's rank and the world size. */
 sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen);
-/* In place, over all ranks: element-wise maximum. */
-void sc_mpi_max(double *v, int n);
-void sc_mpi_barrier(void);
+/* In place, over all ranks: element-wise maximum. Both collectives poll
+ * non-blocking operations and give up after timeout_s (> 0), so that a rank
+ * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err). */
+sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen);
+sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen);
 /* The end of a run: MPI_Finalize, or with code != 0 MPI_Abort(code), which
  * ends every rank of the job. No-ops when MPI was not started. */
 void sc_mpi_finish(int code);

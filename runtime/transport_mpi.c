@@ -181,14 +181,48 @@ sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
     return SC_OK;
 }
 
-void sc_mpi_max(double *v, int n)
+/* Waits for one request, polling, at most timeout_s. */
+static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, char *err,
+                          size_t errlen)
 {
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double deadline = sc_exec_now() + timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            snprintf(err, errlen, "mpi: %s failed", what);
+            return SC_ERR_RUNTIME;
+        }
+        if (done)
+            return SC_OK;
+        if (timeout_s > 0 && sc_exec_now() > deadline) {
+            snprintf(err, errlen, "mpi: waited %g s in %s; a rank is gone or stuck: giving up",
+                     timeout_s, what);
+            return SC_ERR_RUNTIME;
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
 }
 
-void sc_mpi_barrier(void)
+sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) !=
+        MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: allreduce failed");
+        return SC_ERR_RUNTIME;
+    }
+    return poll_one(&req, timeout_s, "the allreduce of the results", err, errlen);
+}
+
+sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
+{
+    MPI_Request req;
+    if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: barrier failed");
+        return SC_ERR_RUNTIME;
+    }
+    return poll_one(&req, timeout_s, "the barrier before the step", err, errlen);
 }
 
 void sc_mpi_finish(int code)
@@ -233,14 +267,20 @@ sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
     return SC_ERR_ARG;
 }
 
-void sc_mpi_max(double *v, int n)
+sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
 {
     (void)v;
     (void)n;
+    (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
 }
 
-void sc_mpi_barrier(void)
+sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
 {
+    (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
 }
 
 void sc_mpi_finish(int code)

@@ -9,8 +9,11 @@ pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Under AddressSanitizer, Open MPI's own allocations at MPI_Init are reported
-# as leaks: suppress those (libmpi and its helper libraries) only.
-export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0"
+# as leaks: suppress those (libmpi, its helper libraries and components)
+# only. Components stay loaded and stacks are unwound fully so that the
+# suppressions can name the library of every frame.
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 MPIRUN="mpirun -np 4 --oversubscribe"
 
 ok() { pass=$((pass+1)); }
@@ -109,12 +112,12 @@ if command -v mpirun >/dev/null && $SC run 1f1b -D p=1 -D m=1 >/dev/null 2>&1; t
   expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout 120 $MPIRUN $SC run 1f1b -D p=2
 
   # A rank killed mid-step: the job ends, non-zero, with a message, in bounded time.
-  big="-D hidden=768 -D seq=64 -D batch=8 -D m=8"
+  big="-D hidden=1024 -D seq=64 -D batch=8 -D m=16"
   fault() { # signal, then what the others must say
     start=$(date +%s)
     STAGECRAFT_TIMEOUT=3 timeout 60 $MPIRUN $SC run 1f1b $big >"$tmp/out" 2>"$tmp/err" &
     tpid=$!
-    sleep 1.5
+    sleep 2.5
     mpid=$(ps -o pid= --ppid $tpid | tr -d ' ')
     victim=$(ps -o pid= --ppid "$mpid" 2>/dev/null | sed -n 2p | tr -d ' ')
     [ -n "$victim" ] && kill -"$1" "$victim"
