@@ -74,8 +74,8 @@ $(BUILD)/stdlib_embed.c: $(BUILD)/embed $(STDLIB)
 $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
 	$(CC) -std=c11 $(OPT) $(SAN) -c $< -o $@
 
-$(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscinterp.a $(LDLIBS)
+$(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
