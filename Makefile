@@ -102,8 +102,9 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime
 	$(BUILD)/bench_interp
+	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
 
 echo:
