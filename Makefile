@@ -83,14 +83,19 @@ $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
-	@if [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ] || ! command -v mpirun >/dev/null; then \
+	@missing=""; \
+	[ "$(HAVE_LUA)" = yes ] || missing="$$missing lua5.4"; \
+	[ "$(HAVE_BLAS)" = yes ] || missing="$$missing openblas"; \
+	{ [ "$(HAVE_MPI)" = yes ] && command -v mpirun >/dev/null; } || missing="$$missing openmpi"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing $(DEB_PKGS)"; \
+	    echo "installing $(DEB_PKGS) (missing:$$missing)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
+	  elif [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ]; then \
+	    echo "error: missing:$$missing: install them with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
 	  else \
-	    echo "error: Lua 5.4, OpenBLAS or OpenMPI is missing: install them with 'apt-get install $(DEB_PKGS)' (as root)"; \
-	    [ "$(HAVE_LUA)" = yes ] && [ "$(HAVE_BLAS)" = yes ] || exit 1; \
+	    echo "note: OpenMPI is missing: 'run' uses threads only (apt-get install libopenmpi-dev openmpi-bin)"; \
 	  fi; \
 	fi
 

@@ -101,7 +101,8 @@ STAGECRAFT_DEVICE_MEMORY=300000 $SC run 1f1b >/dev/null 2>"$tmp/err"
 [ "$(wc -l <"$tmp/err")" = 1 ] && ok || { bad "device OOM: not one error line"; cat "$tmp/err" >&2; }
 
 # 4. MPI: one process per device, bitwise the same loss as threads.
-if command -v mpirun >/dev/null && $SC run 1f1b -D p=1 -D m=1 >/dev/null 2>&1; then
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   for r in $recipes; do
     $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
     a=$($SC run "$r" -D p=4 -D m=8 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
@@ -130,7 +131,7 @@ if command -v mpirun >/dev/null && $SC run 1f1b -D p=1 -D m=1 >/dev/null 2>&1; t
   fault KILL "exited on signal 9"
   fault STOP "a peer is gone or stuck: giving up"
 else
-  echo "runtime: mpirun or MPI not available: MPI tests skipped"
+  echo "runtime: mpirun missing or stagecraft built without MPI: MPI tests skipped"
 fi
 
 echo "runtime: $pass passed, $fail failed"
