@@ -328,13 +328,17 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             bfree(&e, e.kept[i], kb);
             bfree(&e, e.bonly[i], bb);
         }
+    /* Buffers of groups still in flight: with a transport that can abort
+     * (local), the peers no longer touch them; one without abort (mpi) may
+     * still write into them until the job is aborted, so they are left. */
+    int inflight_safe = st == SC_OK || (tp && tp->ops->abort);
     if (e.box)
         for (size_t i = 0; i < 2 * SM; i++)
-            if (e.box[i])
+            if (e.box[i] && (inflight_safe || e.rgroup[i] < e.head))
                 bfree(&e, e.box[i],
                       kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
     if (e.g)
-        for (int i = e.head; i < e.posted; i++) {
+        for (int i = e.head; i < e.posted && inflight_safe; i++) {
             grp *G = &e.g[i];
             if (G->h)
                 tp->ops->release(tp->ctx, d, G->h);
