@@ -9,13 +9,15 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wno-format-nonliteral -Werror=implicit-function-declaration
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang -Iruntime
 SAN     :=
 LDLIBS  += -lm
 
 # Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev); the
-# tests drive the REPL and check exports with python3, xmllint, rsvg-convert.
-DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin
+# tests drive the REPL and check exports with python3, xmllint, rsvg-convert;
+# the CPU runtime uses OpenBLAS (CBLAS) and OpenMPI.
+DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin \
+            libopenblas-dev libopenmpi-dev openmpi-bin
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -25,10 +27,19 @@ HAVE_READLINE = $(shell printf '\043include <stdio.h>\n\043include <readline/rea
                   $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
 RL_CFLAGS  = $(if $(filter yes,$(HAVE_READLINE)),-DSC_HAVE_READLINE)
 RL_LIBS    = $(if $(filter yes,$(HAVE_READLINE)),-lreadline)
+BLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(shell pkg-config --libs openblas 2>/dev/null)
+HAVE_BLAS   = $(if $(BLAS_LIBS),yes,no)
+# MPI is optional: without it `run` works with threads only.
+MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
+HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
 NVCC       := $(shell command -v nvcc 2>/dev/null)
 
 INTERP_SRC := $(wildcard interp/*.c)
 LANG_SRC   := $(wildcard lang/*.c)
+RUNTIME_SRC := $(wildcard runtime/*.c)
+RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
 LANG_OBJ   := $(LANG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/stdlib_embed.o
@@ -40,13 +51,22 @@ all: deps stagecraft
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
-$(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscinterp.a
-	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(LDLIBS)
+RUNTIME_LIBS = $(BLAS_LIBS) $(MPI_LIBS) -lpthread
+
+$(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h)
+$(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/runtime/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
@@ -61,25 +81,29 @@ $(BUILD)/stdlib_embed.c: $(BUILD)/embed $(STDLIB)
 $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
 	$(CC) -std=c11 $(OPT) $(SAN) -c $< -o $@
 
-$(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscinterp.a $(LDLIBS)
+$(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscinterp.a $(LDLIBS)
+$(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
+	  $(RUNTIME_LIBS) $(LDLIBS)
 
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
-	@missing=; [ "$(HAVE_LUA)" = yes ] || missing=lua; \
+	@missing=""; \
+	[ "$(HAVE_LUA)" = yes ] || missing="$$missing lua5.4"; \
+	[ "$(HAVE_BLAS)" = yes ] || missing="$$missing openblas"; \
+	{ [ "$(HAVE_MPI)" = yes ] && command -v mpirun >/dev/null; } || missing="$$missing openmpi"; \
 	for t in python3 xmllint rsvg-convert; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing $(DEB_PKGS)"; \
+	    echo "installing $(DEB_PKGS) (missing:$$missing)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
 	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
-	  elif [ "$(HAVE_LUA)" = no ]; then \
-	    echo "error: Lua 5.4 is missing: install it with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
+	  elif [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ]; then \
+	    echo "error: missing:$$missing: install them with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
 	  else \
-	    echo "note: the tests use python3, xmllint and rsvg-convert (missing:$$missing)"; \
+	    echo "note: missing:$$missing ('run' uses threads only without OpenMPI; the tests need python3, xmllint, rsvg-convert)"; \
 	  fi; \
 	fi
 
@@ -91,8 +115,9 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime
 	$(BUILD)/bench_interp
+	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 
@@ -102,7 +127,8 @@ echo:
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
 	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(if $(NVCC),nvcc found at $(NVCC) (the CUDA backend is not built yet),no nvcc: CPU only)"
-	@echo "MPI      = not used yet (the CPU runtime comes with issue 5)"
+	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS))"
+	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
 	rm -rf build build-asan stagecraft

@@ -41,7 +41,8 @@
     X(ERR_NOMEM, 4, "out of memory")                                    \
     X(ERR_PROGRAM, 5, "invalid program")                                \
     X(ERR_DEADLOCK, 6, "deadlock")                                      \
-    X(ERR_LIMIT, 7, "limit exceeded")
+    X(ERR_LIMIT, 7, "limit exceeded")                                   \
+    X(ERR_RUNTIME, 9, "runtime failure")
 
 typedef enum sc_status {
 #define X(name, code, text) SC_##name,

@@ -9,6 +9,7 @@
  *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
  *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
  *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
+ *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]   (cmd_run.c)
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "render.h"
 #include "repl.h"
 #include "sc_lua.h"
@@ -40,6 +42,7 @@ static const char usage_text[] =
     "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
     "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
+    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]\n"
     "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
 
 static int fail(int code, const char *msg)
@@ -352,10 +355,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "import") == 0) {
         rc = sc_cli_import(argc, argv);
     } else if (strcmp(argv[1], "run") == 0) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "'%s' is not available in this version (see SPEC.md, Status)",
-                 argv[1]);
-        rc = fail(EXIT_USAGE, msg);
+        rc = sc_cmd_run(L, argc, argv);
     } else if (argv[1][0] == '-' && argv[1][1]) {
         fputs(usage_text, stderr);
         rc = fail(EXIT_USAGE, "unknown option");

@@ -2,7 +2,7 @@
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py). Prints one
+# (tests/py/repl_pty.py), the runtime (tests/runtime.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -39,6 +39,7 @@ if command -v python3 >/dev/null; then
 else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
+run tests/runtime.sh sh tests/runtime.sh
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed"

@@ -1,0 +1,143 @@
+/*
+ * backend_cpu.c — the CPU backend: malloc for memory, OpenBLAS (CBLAS) for
+ * the matrix products, plain loops for the rest. OpenBLAS runs on one
+ * thread: each device already has its own thread (or process), and one
+ * thread per product keeps results independent of the thread count.
+ */
+#include "backend.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu {
+    size_t cap, used;
+} cpu;
+
+static void *cpu_alloc(void *ctx, size_t bytes)
+{
+    cpu *c = ctx;
+    if (c->cap && (bytes > c->cap || c->used > c->cap - bytes))
+        return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    if (p)
+        c->used += bytes;
+    return p;
+}
+
+static void cpu_free(void *ctx, void *p, size_t bytes)
+{
+    cpu *c = ctx;
+    if (!p)
+        return;
+    c->used -= bytes;
+    free(p);
+}
+
+static void cpu_gemm(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                     const float *B, float beta, float *C)
+{
+    (void)ctx;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+                N, K, alpha, A, ta ? M : K, B, tb ? K : N, beta, C, N);
+}
+
+static void cpu_copy(void *ctx, size_t n, const float *src, float *dst)
+{
+    (void)ctx;
+    memcpy(dst, src, n * sizeof(float));
+}
+
+static void cpu_tanh_fwd(void *ctx, size_t n, float *x)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        x[i] = tanhf(x[i]);
+}
+
+static void cpu_tanh_bwd(void *ctx, size_t n, const float *a, float *g)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        g[i] *= 1.0f - a[i] * a[i];
+}
+
+static double cpu_xent(void *ctx, int rows, int V, float *logits, const int32_t *targets,
+                       float scale)
+{
+    (void)ctx;
+    double loss = 0;
+    for (int r = 0; r < rows; r++) {
+        float *x = logits + (size_t)r * (size_t)V;
+        float mx = x[0];
+        for (int j = 1; j < V; j++)
+            mx = x[j] > mx ? x[j] : mx;
+        double sum = 0;
+        for (int j = 0; j < V; j++)
+            sum += exp((double)x[j] - mx);
+        double lse = mx + log(sum);
+        loss += lse - x[targets[r]];
+        for (int j = 0; j < V; j++)
+            x[j] = scale * (float)(exp((double)x[j] - lse) - (j == targets[r]));
+    }
+    return loss;
+}
+
+static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        x[i] -= lr * g[i];
+}
+
+static const struct sc_backend_ops cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .gemm = cpu_gemm,
+    .copy = cpu_copy,
+    .tanh_fwd = cpu_tanh_fwd,
+    .tanh_bwd = cpu_tanh_bwd,
+    .xent = cpu_xent,
+    .sgd = cpu_sgd,
+    .sync = NULL,
+};
+
+sc_status sc_backend_open(const char *name, size_t mem_cap, sc_backend **out, char *err,
+                          size_t errlen)
+{
+    *out = NULL;
+    if (strcmp(name, "cuda") == 0) {
+        snprintf(err, errlen, "backend 'cuda' is not built or not available in this binary "
+                              "(use --backend cpu)");
+        return SC_ERR_ARG;
+    }
+    if (strcmp(name, "cpu") != 0) {
+        snprintf(err, errlen, "unknown backend '%s' (known: cpu, cuda)", name);
+        return SC_ERR_ARG;
+    }
+    openblas_set_num_threads(1);
+    sc_backend *be = calloc(1, sizeof *be);
+    cpu *c = calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        snprintf(err, errlen, "out of memory opening the cpu backend");
+        return SC_ERR_NOMEM;
+    }
+    c->cap = mem_cap;
+    be->ops = &cpu_ops;
+    be->ctx = c;
+    *out = be;
+    return SC_OK;
+}
+
+void sc_backend_free(sc_backend *be)
+{
+    if (!be)
+        return;
+    free(be->ctx);
+    free(be);
+}

@@ -1,0 +1,83 @@
+/*
+ * exec.h — the executor: runs one device's lowered stream (design.md §3).
+ *
+ * The executor walks sc_prog_stream(pg, d) in order and calls three tables:
+ * the *workload* (what F, B, W of a stage compute: the built-in model of
+ * model.h, or an embedding program's own stage functions), the *backend*
+ * (memory: activation records and transfer buffers are allocated through
+ * it) and the *transport* (SEND/RECV). Communication follows SPEC.md §8
+ * exactly: each run of consecutive SEND/RECV is one group, posted without
+ * waiting; a device's groups start in order, each once the previous one has
+ * completed; a pass waits only for the group holding the RECV it reads; a
+ * send buffer is freed when its group completes; REDUCE waits for all.
+ *
+ * Data between stages. F(s, mb) reads the activation of (s, mb) (received,
+ * or handed off locally by F(s-1, mb) on the same device) and produces the
+ * activation of (s+1, mb); B(s, mb) reads the gradient of (s, mb) and
+ * produces the gradient of (s-1, mb). All have workload->boundary_bytes(s).
+ *
+ * The activation pool. F(s, mb) allocates the stage's activation record
+ * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only);
+ * B frees b_only, W frees kept, BW frees both. The pool counts these bytes
+ * only (not parameters or transfer buffers); its high-water mark is what the
+ * simulator predicts from mem units and w_keep (run.h sets them so).
+ *
+ * Thread-safety: sc_exec_device reads the program only; one call per device
+ * may run concurrently on separate threads with separate backends.
+ */
+#ifndef SC_EXEC_H
+#define SC_EXEC_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "ir.h"
+#include "transport.h"
+
+struct sc_workload_ops {
+    /* Bytes of the activation flowing into stage s (and of the gradient
+     * flowing out of its B). */
+    size_t (*boundary_bytes)(void *ctx, int s);
+    /* Bytes of the record F(s, mb) creates: kept for W, b_only for B. */
+    void (*record_bytes)(void *ctx, int s, size_t *kept, size_t *b_only);
+    /* in: NULL for s = 0; out: NULL for the last stage. */
+    sc_status (*forward)(void *ctx, int s, int mb, const void *in, void *out, void *kept,
+                         void *b_only);
+    /* gin: NULL for the last stage; gout: NULL for s = 0. */
+    sc_status (*backward_input)(void *ctx, int s, int mb, const void *gin, void *gout,
+                                void *kept, void *b_only);
+    sc_status (*backward_weight)(void *ctx, int s, int mb, void *kept);
+    /* Optional: end of step (gradient reduction across replicas, optimizer). */
+    sc_status (*reduce)(void *ctx);
+    sc_status (*optim)(void *ctx);
+    /* Message of the last failure. */
+    const char *(*errmsg)(void *ctx);
+};
+
+typedef struct sc_workload {
+    const struct sc_workload_ops *ops;
+    void *ctx;
+} sc_workload;
+
+/* What one device's run measured. t0/t1 point to the caller's arrays of the
+ * stream's length (an sc_sim's t0 + offset[d]): start and end of every
+ * instruction in seconds since `origin` (transfers: posted, and group
+ * completed). */
+typedef struct sc_exec_out {
+    double *t0, *t1;
+    size_t peak_bytes;   /* high-water mark of the activation pool */
+    size_t end_bytes;    /* pool bytes still held at the end (0 when correct) */
+    double end;          /* end of the last instruction */
+    char err[384];
+} sc_exec_out;
+
+/* Monotonic clock in seconds. */
+double sc_exec_now(void);
+
+/* Runs device d's stream. On failure calls the transport's abort (so that
+ * the other devices stop), frees what it holds, and returns the status with
+ * one line in out->err. */
+sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
+                         const sc_workload *wl, double origin, sc_exec_out *out);
+
+#endif

@@ -1,0 +1,504 @@
+/*
+ * model.c — the built-in residual MLP (model.h) as a workload of the
+ * executor, and its single-device reference.
+ */
+#include "model.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Dimensions are passed to BLAS as int, and element counts of one tensor
+ * must fit comfortably in size_t: bound each size, and R * max(h, V). */
+#define DIM_MAX (1L << 24)
+#define ELEMS_MAX (1L << 31)
+
+typedef struct dev {
+    sc_model *md;
+    int d;
+    sc_backend *be;
+    int32_t *targets;    /* [R] scratch */
+    char err[160];
+} dev;
+
+struct sc_model {
+    sc_model_cfg c;
+    int S, m, L, R, h, V;
+    int *first, *count;  /* [S] layers of each stage */
+    float **W1, **W2, **G1, **G2; /* [L] */
+    float *Wout, *Gout;
+    sc_backend **owner;  /* [S] backend holding the stage's parameters */
+    dev **devs;          /* [S] device context of each attached stage */
+    double *loss;        /* [m] summed loss of each microbatch */
+    int have_loss;
+    sc_backend *own_be;  /* the reference's backend */
+};
+
+enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
+
+/* Counter-based hash (splitmix64 finalizer) of (seed, stream, index). */
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash3(long long seed, uint64_t stream, uint64_t i)
+{
+    return mix(mix((uint64_t)seed * 0x9e3779b97f4a7c15ULL ^ stream) + i);
+}
+
+/* Uniform in [-1, 1). */
+static float urand(long long seed, int kind, long idx, size_t i)
+{
+    uint64_t stream = ((uint64_t)kind << 40) | (uint64_t)idx;
+    return (float)((double)(hash3(seed, stream, i) >> 40) * (1.0 / 8388608.0) - 1.0);
+}
+
+static void fill(float *x, size_t n, long long seed, int kind, long idx, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = scale * urand(seed, kind, idx, i);
+}
+
+sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,
+                       size_t errlen)
+{
+    *out = NULL;
+    const struct { const char *name; long v; } dims[] = {
+        {"hidden", cfg->hidden}, {"layers", cfg->layers}, {"vocab", cfg->vocab},
+        {"seq", cfg->seq}, {"batch", cfg->batch},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        if (dims[i].v < 1) {
+            snprintf(err, errlen, "model size %s = %ld: must be at least 1", dims[i].name,
+                     dims[i].v);
+            return SC_ERR_ARG;
+        }
+        if (dims[i].v > DIM_MAX) {
+            snprintf(err, errlen, "model size %s = %ld is too large (at most %ld)",
+                     dims[i].name, dims[i].v, DIM_MAX);
+            return SC_ERR_LIMIT;
+        }
+    }
+    if (cfg->layers < S) {
+        snprintf(err, errlen,
+                 "model has %ld layers for %d stages: every stage needs at least one layer "
+                 "(-D layers=%d or more)", cfg->layers, S, S);
+        return SC_ERR_ARG;
+    }
+    long R = cfg->seq * cfg->batch, wide = cfg->hidden > cfg->vocab ? cfg->hidden : cfg->vocab;
+    if (R > DIM_MAX || R * wide > ELEMS_MAX || cfg->hidden * wide > ELEMS_MAX) {
+        snprintf(err, errlen,
+                 "model too large: seq*batch = %ld rows of %ld floats, hidden x vocab = %ld x "
+                 "%ld (one tensor may hold at most %ld floats)", R, wide, cfg->hidden,
+                 cfg->vocab, ELEMS_MAX);
+        return SC_ERR_LIMIT;
+    }
+    if (!(cfg->lr >= 0 && isfinite(cfg->lr))) {
+        snprintf(err, errlen, "learning rate must be finite and >= 0");
+        return SC_ERR_ARG;
+    }
+    sc_model *md = calloc(1, sizeof *md);
+    if (!md)
+        goto nomem;
+    md->c = *cfg;
+    md->S = S;
+    md->m = m;
+    md->L = (int)cfg->layers;
+    md->R = (int)R;
+    md->h = (int)cfg->hidden;
+    md->V = (int)cfg->vocab;
+    md->first = calloc((size_t)S, sizeof(int));
+    md->count = calloc((size_t)S, sizeof(int));
+    md->W1 = calloc((size_t)md->L, sizeof(float *));
+    md->W2 = calloc((size_t)md->L, sizeof(float *));
+    md->G1 = calloc((size_t)md->L, sizeof(float *));
+    md->G2 = calloc((size_t)md->L, sizeof(float *));
+    md->owner = calloc((size_t)S, sizeof(sc_backend *));
+    md->devs = calloc((size_t)S, sizeof(dev *));
+    md->loss = calloc((size_t)m, sizeof(double));
+    if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->owner ||
+        !md->devs || !md->loss)
+        goto nomem;
+    for (int s = 0, l = 0; s < S; s++) {
+        md->first[s] = l;
+        md->count[s] = md->L / S + (s < md->L % S);
+        l += md->count[s];
+    }
+    *out = md;
+    return SC_OK;
+nomem:
+    sc_model_free(md);
+    snprintf(err, errlen, "out of memory creating the model");
+    return SC_ERR_NOMEM;
+}
+
+void sc_model_free(sc_model *md)
+{
+    if (!md)
+        return;
+    size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
+    for (int s = 0; s < md->S && md->owner; s++) {
+        sc_backend *be = md->owner[s];
+        if (!be)
+            continue;
+        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
+            be->ops->free(be->ctx, md->W1[l], hh * sizeof(float));
+            be->ops->free(be->ctx, md->W2[l], hh * sizeof(float));
+            be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
+            be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
+        }
+        if (s == md->S - 1) {
+            be->ops->free(be->ctx, md->Wout, hv * sizeof(float));
+            be->ops->free(be->ctx, md->Gout, hv * sizeof(float));
+        }
+    }
+    for (int s = 0; s < md->S && md->devs; s++) {
+        dev *dv = md->devs[s];
+        if (!dv)
+            continue;
+        for (int t = s; t < md->S; t++)
+            if (md->devs[t] == dv)
+                md->devs[t] = NULL;
+        free(dv->targets);
+        free(dv);
+    }
+    free(md->first);
+    free(md->count);
+    free(md->W1);
+    free(md->W2);
+    free(md->G1);
+    free(md->G2);
+    free(md->owner);
+    free(md->devs);
+    free(md->loss);
+    sc_backend_free(md->own_be);
+    free(md);
+}
+
+int sc_model_stage_layers(const sc_model *md, int s, int *first)
+{
+    if (first)
+        *first = md->first[s];
+    return md->count[s];
+}
+
+size_t sc_model_record_bytes(const sc_model *md, int s)
+{
+    size_t Rh = (size_t)md->R * (size_t)md->h;
+    size_t n = 4 * Rh * (size_t)md->count[s];
+    if (s == md->S - 1)
+        n += Rh + (size_t)md->R * (size_t)md->V;
+    return n * sizeof(float);
+}
+
+size_t sc_model_boundary_bytes(const sc_model *md)
+{
+    return (size_t)md->R * (size_t)md->h * sizeof(float);
+}
+
+size_t sc_model_param_bytes(const sc_model *md, int s)
+{
+    size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
+    if (s == md->S - 1)
+        n += 2 * (size_t)md->h * (size_t)md->V;
+    return n * sizeof(float);
+}
+
+/* ---- the workload: F, B, W of one stage ---- */
+
+static size_t w_boundary(void *ctx, int s)
+{
+    (void)s;
+    return sc_model_boundary_bytes(((dev *)ctx)->md);
+}
+
+static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
+{
+    *kept = sc_model_record_bytes(((dev *)ctx)->md, s);
+    *b_only = 0;
+}
+
+static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
+                           void *b_only)
+{
+    dev *dv = ctx;
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    void *bc = dv->be->ctx;
+    size_t Rh = (size_t)md->R * (size_t)md->h;
+    int R = md->R, h = md->h, last = s == md->S - 1;
+    float *rec = kept;
+    (void)b_only;
+    if (s == 0)
+        fill(rec, Rh, md->c.seed, T_INPUT, mb, 1.0f);
+    else
+        o->copy(bc, Rh, in, rec);
+    for (int i = 0; i < md->count[s]; i++) {
+        int l = md->first[s] + i;
+        float *x = rec + 4 * Rh * (size_t)i, *a = x + Rh;
+        o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
+        o->tanh_fwd(bc, Rh, a);
+        float *next = i + 1 < md->count[s] ? x + 4 * Rh : last ? x + 4 * Rh : out;
+        o->copy(bc, Rh, x, next);
+        o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
+    }
+    if (last) {
+        float *xh = rec + 4 * Rh * (size_t)md->count[s], *dl = xh + Rh;
+        o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
+        for (int r = 0; r < R; r++)
+            dv->targets[r] = (int32_t)(hash3(md->c.seed, ((uint64_t)T_TARGET << 40) | (uint64_t)mb,
+                                             (uint64_t)r) % (uint64_t)md->V);
+        float scale = (float)(1.0 / ((double)md->m * R));
+        md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
+        if (!isfinite(md->loss[mb])) {
+            snprintf(dv->err, sizeof dv->err, "the loss of microbatch %d is not finite", mb);
+            return SC_ERR_RUNTIME;
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, void *gout,
+                                  void *kept, void *b_only)
+{
+    dev *dv = ctx;
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    void *bc = dv->be->ctx;
+    size_t Rh = (size_t)md->R * (size_t)md->h;
+    int R = md->R, h = md->h, n = md->count[s];
+    float *rec = kept;
+    (void)mb;
+    (void)b_only;
+    float *dytop = rec + 4 * Rh * (size_t)(n - 1) + 3 * Rh;
+    if (s == md->S - 1) {
+        float *dl = rec + 4 * Rh * (size_t)n + Rh;
+        o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
+    } else {
+        o->copy(bc, Rh, gin, dytop);
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        int l = md->first[s] + i;
+        float *a = rec + 4 * Rh * (size_t)i + Rh, *dz = a + Rh, *dy = dz + Rh;
+        o->gemm(bc, 0, 1, R, h, h, 1.0f, dy, md->W2[l], 0.0f, dz);
+        o->tanh_bwd(bc, Rh, a, dz);
+        float *dst = i > 0 ? dy - 4 * Rh : gout;
+        if (!dst)
+            continue; /* the input gradient of stage 0 is not needed */
+        o->copy(bc, Rh, dy, dst);
+        o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, md->W1[l], 1.0f, dst);
+    }
+    return SC_OK;
+}
+
+static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
+{
+    dev *dv = ctx;
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    void *bc = dv->be->ctx;
+    size_t Rh = (size_t)md->R * (size_t)md->h;
+    int R = md->R, h = md->h, n = md->count[s];
+    float *rec = kept;
+    (void)mb;
+    for (int i = 0; i < n; i++) {
+        int l = md->first[s] + i;
+        float *x = rec + 4 * Rh * (size_t)i, *a = x + Rh, *dz = a + Rh, *dy = dz + Rh;
+        o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
+        o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
+    }
+    if (s == md->S - 1) {
+        float *xh = rec + 4 * Rh * (size_t)n, *dl = xh + Rh;
+        o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
+    }
+    return SC_OK;
+}
+
+static sc_status w_optim(void *ctx)
+{
+    dev *dv = ctx;
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    size_t hh = (size_t)md->h * (size_t)md->h;
+    float lr = (float)md->c.lr;
+    for (int s = 0; s < md->S; s++) {
+        if (md->devs[s] != dv)
+            continue;
+        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
+            o->sgd(dv->be->ctx, hh, lr, md->G1[l], md->W1[l]);
+            o->sgd(dv->be->ctx, hh, lr, md->G2[l], md->W2[l]);
+        }
+        if (s == md->S - 1)
+            o->sgd(dv->be->ctx, (size_t)md->h * (size_t)md->V, lr, md->Gout, md->Wout);
+    }
+    return SC_OK;
+}
+
+static const char *w_errmsg(void *ctx)
+{
+    return ((dev *)ctx)->err;
+}
+
+static const struct sc_workload_ops model_ops = {
+    .boundary_bytes = w_boundary,
+    .record_bytes = w_record,
+    .forward = w_forward,
+    .backward_input = w_backward_input,
+    .backward_weight = w_backward_weight,
+    .reduce = NULL, /* one replica: nothing to reduce */
+    .optim = w_optim,
+    .errmsg = w_errmsg,
+};
+
+static float *palloc(sc_backend *be, size_t n, int *ok)
+{
+    float *p = be->ops->alloc(be->ctx, n * sizeof(float));
+    if (!p)
+        *ok = 0;
+    return p;
+}
+
+sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_dev,
+                          sc_workload *wl, char *err, size_t errlen)
+{
+    dev *dv = calloc(1, sizeof *dv);
+    if (dv)
+        dv->targets = malloc((size_t)md->R * sizeof(int32_t));
+    if (!dv || !dv->targets) {
+        if (dv)
+            free(dv);
+        snprintf(err, errlen, "out of memory attaching d%d", d);
+        return SC_ERR_NOMEM;
+    }
+    *dv = (dev){.md = md, .d = d, .be = be, .targets = dv->targets};
+    size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
+    float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
+    int ok = 1, any = 0;
+    for (int s = 0; s < md->S; s++) {
+        if (stage_dev[s] != d)
+            continue;
+        md->owner[s] = be;
+        md->devs[s] = dv;
+        any = 1;
+        for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
+            if ((md->W1[l] = palloc(be, hh, &ok)))
+                fill(md->W1[l], hh, md->c.seed, T_W1, l, hs);
+            if ((md->W2[l] = palloc(be, hh, &ok)))
+                fill(md->W2[l], hh, md->c.seed, T_W2, l, ls);
+            if ((md->G1[l] = palloc(be, hh, &ok)))
+                memset(md->G1[l], 0, hh * sizeof(float));
+            if ((md->G2[l] = palloc(be, hh, &ok)))
+                memset(md->G2[l], 0, hh * sizeof(float));
+        }
+        if (s == md->S - 1 && ok) {
+            if ((md->Wout = palloc(be, hv, &ok)))
+                fill(md->Wout, hv, md->c.seed, T_WOUT, 0, hs);
+            if ((md->Gout = palloc(be, hv, &ok)))
+                memset(md->Gout, 0, hv * sizeof(float));
+            md->have_loss = 1;
+        }
+    }
+    if (!any) {
+        free(dv->targets);
+        free(dv);
+        dv = NULL;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "out of memory on d%d allocating the parameters (%s backend)", d,
+                 be->ops->name);
+        return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
+    }
+    wl->ops = &model_ops;
+    wl->ctx = dv;
+    return SC_OK;
+}
+
+double sc_model_loss(const sc_model *md)
+{
+    if (!md->have_loss)
+        return NAN;
+    double sum = 0;
+    for (int i = 0; i < md->m; i++)
+        sum += md->loss[i];
+    return sum / ((double)md->m * md->R);
+}
+
+int sc_model_tensors(const sc_model *md)
+{
+    return 2 * md->L + 1;
+}
+
+const float *sc_model_grad(const sc_model *md, int t, size_t *n)
+{
+    if (t < 2 * md->L) {
+        *n = (size_t)md->h * (size_t)md->h;
+        return t % 2 ? md->G2[t / 2] : md->G1[t / 2];
+    }
+    *n = (size_t)md->h * (size_t)md->V;
+    return md->Gout;
+}
+
+sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_model **out,
+                             char *err, size_t errlen)
+{
+    *out = NULL;
+    sc_model *md;
+    sc_status st = sc_model_new(cfg, 1, m, &md, err, errlen);
+    if (st)
+        return st;
+    int dev0 = 0;
+    sc_workload wl;
+    void *rec = NULL;
+    size_t rb = sc_model_record_bytes(md, 0);
+    if ((st = sc_backend_open("cpu", mem_cap, &md->own_be, err, errlen)) != SC_OK ||
+        (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
+        goto fail;
+    if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb))) {
+        snprintf(err, errlen, "out of memory for the reference's activations (%zu bytes)", rb);
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    for (int mb = 0; mb < m; mb++) {
+        if ((st = w_forward(wl.ctx, 0, mb, NULL, NULL, rec, NULL)) != SC_OK ||
+            (st = w_backward_input(wl.ctx, 0, mb, NULL, NULL, rec, NULL)) != SC_OK ||
+            (st = w_backward_weight(wl.ctx, 0, mb, rec)) != SC_OK) {
+            snprintf(err, errlen, "reference: %s", w_errmsg(wl.ctx));
+            goto fail;
+        }
+    }
+    md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    *out = md;
+    return SC_OK;
+fail:
+    if (rec)
+        md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    sc_model_free(md);
+    return st;
+}
+
+double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise)
+{
+    double worst = 0;
+    *bitwise = 1;
+    for (int t = 0; t < sc_model_tensors(md) && t < sc_model_tensors(ref); t++) {
+        size_t n, nr;
+        const float *g = sc_model_grad(md, t, &n), *r = sc_model_grad(ref, t, &nr);
+        if (!g || !r || n != nr)
+            continue;
+        double diff = 0, mag = 0;
+        for (size_t i = 0; i < n; i++) {
+            diff = fmax(diff, fabs((double)g[i] - r[i]));
+            mag = fmax(mag, fabs((double)r[i]));
+        }
+        if (memcmp(g, r, n * sizeof(float)) != 0)
+            *bitwise = 0;
+        double rel = mag > 0 ? diff / mag : diff;
+        worst = fmax(worst, rel);
+    }
+    return worst;
+}

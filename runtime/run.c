@@ -1,0 +1,404 @@
+/*
+ * run.c — one training step through a program's streams (run.h): memory
+ * model, devices as threads or MPI ranks, the reference check.
+ */
+#include "run.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "exec.h"
+#include "sc_mpi.h"
+#include "transport.h"
+
+sc_run_opts sc_run_defaults(int stages)
+{
+    sc_run_opts o = {
+        .backend = "cpu",
+        .model = {.hidden = 64, .layers = 2L * stages, .vocab = 128, .seq = 16, .batch = 2,
+                  .seed = 1, .lr = 0.01},
+        .timeout_s = 300,
+    };
+    const char *t = getenv("STAGECRAFT_TIMEOUT");
+    if (t && atof(t) > 0)
+        o.timeout_s = atof(t);
+    return o;
+}
+
+void sc_run_result_free(sc_run_result *r)
+{
+    if (!r)
+        return;
+    free(r->peak_bytes);
+    free(r->predicted_bytes);
+    sc_sim_free(r->predicted);
+    sc_sim_free(r->measured);
+    free(r);
+}
+
+void sc_run_finish(int code)
+{
+    sc_mpi_finish(code);
+}
+
+typedef struct devrun {
+    const sc_prog *pg;
+    int d;
+    sc_backend *be;
+    sc_transport *tp;
+    sc_workload wl;
+    double origin;
+    sc_exec_out out;
+    sc_status st;
+} devrun;
+
+static void *device_thread(void *p)
+{
+    devrun *r = p;
+    r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
+    return NULL;
+}
+
+/* Sets the program's memory model from the model (run.h) and simulates. */
+static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
+                         size_t errlen)
+{
+    int P = r->P, S = r->S;
+    double total = 0;
+    for (int s = 0; s < S; s++)
+        total += (double)sc_model_record_bytes(md, s);
+    r->unit_bytes = total / P;
+    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
+    for (int s = 0; s < S && !st; s++)
+        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / r->unit_bytes);
+    if (!st)
+        st = sc_simulate(pg, &r->predicted);
+    if (st) {
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+        return st;
+    }
+    for (int d = 0; d < P; d++)
+        r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
+    return SC_OK;
+}
+
+/* Refuses a run that cannot fit in this machine's memory before trying. */
+static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
+                      int check, char *err, size_t errlen)
+{
+    double need = 0, all = 0, biggest = 0;
+    for (int s = 0; s < r->S; s++) {
+        double pb = (double)sc_model_param_bytes(md, s);
+        all += pb;
+        if (local < 0 || sc_prog_stage_device(pg, s) == local)
+            need += pb;
+        biggest += (double)sc_model_record_bytes(md, s);
+    }
+    for (int d = 0; d < r->P; d++)
+        if (local < 0 || d == local)
+            need += (double)r->predicted_bytes[d] +
+                    4.0 * r->m * (double)sc_model_boundary_bytes(md);
+    if (check)
+        need += all + biggest;
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (phys > 0 && need > phys) {
+        snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the machine has "
+                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch)",
+                 need / 1048576, phys / 1048576);
+        return SC_ERR_NOMEM;
+    }
+    return SC_OK;
+}
+
+static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
+{
+    sc_run_result *r = calloc(1, sizeof *r);
+    *out = r;
+    if (!r)
+        return SC_ERR_NOMEM;
+    r->P = sc_prog_devices(pg);
+    r->S = sc_prog_stages(pg);
+    r->m = sc_prog_microbatches(pg);
+    r->loss = r->reference_loss = r->max_grad_rel_err = NAN;
+    r->peak_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
+    return r->peak_bytes && r->predicted_bytes ? SC_OK : SC_ERR_NOMEM;
+}
+
+/* An sc_sim of the predicted one's shape for the measured times. */
+static sc_status alloc_measured(sc_run_result *r)
+{
+    int P = r->P;
+    size_t N = r->predicted->offset[P];
+    sc_sim *m = calloc(1, sizeof *m);
+    r->measured = m;
+    if (!m)
+        return SC_ERR_NOMEM;
+    m->P = P;
+    m->busy = calloc((size_t)P, sizeof(double));
+    m->start = calloc((size_t)P, sizeof(double));
+    m->end = calloc((size_t)P, sizeof(double));
+    m->peak_mem = calloc((size_t)P, sizeof(double));
+    m->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    m->t0 = malloc((N + 1) * sizeof(double));
+    m->t1 = malloc((N + 1) * sizeof(double));
+    if (!m->busy || !m->start || !m->end || !m->peak_mem || !m->offset || !m->t0 || !m->t1)
+        return SC_ERR_NOMEM;
+    memcpy(m->offset, r->predicted->offset, ((size_t)P + 1) * sizeof(size_t));
+    for (size_t i = 0; i < N; i++)
+        m->t0[i] = m->t1[i] = -INFINITY;
+    return SC_OK;
+}
+
+/* Busy time, start and end of each device from the measured times. */
+static void summarize(sc_prog *pg, sc_run_result *r)
+{
+    sc_sim *m = r->measured;
+    for (int d = 0; d < r->P; d++) {
+        size_t n;
+        const sc_instr *in = sc_prog_stream(pg, d, &n);
+        double b = 0, first = INFINITY, last = 0;
+        for (size_t k = 0; k < n; k++) {
+            size_t g = m->offset[d] + k;
+            if (!sc_op_is_compute(in[k].op))
+                continue;
+            b += m->t1[g] - m->t0[g];
+            first = fmin(first, m->t0[g]);
+            last = fmax(last, m->t1[g]);
+        }
+        m->busy[d] = b;
+        m->start[d] = isfinite(first) ? first : 0;
+        m->end[d] = last;
+        m->peak_mem[d] = (double)r->peak_bytes[d] / r->unit_bytes;
+        double span = last - m->start[d];
+        if (span > m->makespan)
+            m->makespan = span;
+    }
+    double busy = 0;
+    for (int d = 0; d < r->P; d++)
+        busy = fmax(busy, m->busy[d]);
+    m->bubble_rate = m->makespan > 0 ? 1 - busy / m->makespan : 0;
+}
+
+/* Runs the devices as threads; frees md. */
+static sc_status run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
+                             const sc_model *ref, char *err, size_t errlen)
+{
+    int P = r->P;
+    sc_status st = SC_OK;
+    sc_transport *tp = NULL;
+    devrun *dr = calloc((size_t)P, sizeof *dr);
+    pthread_t *th = calloc((size_t)P, sizeof *th);
+    int *stage_dev = malloc((size_t)r->S * sizeof(int));
+    int started = 0;
+    if (!dr || !th || !stage_dev) {
+        snprintf(err, errlen, "out of memory starting %d devices", P);
+        st = SC_ERR_NOMEM;
+        goto done;
+    }
+    for (int s = 0; s < r->S; s++)
+        stage_dev[s] = sc_prog_stage_device(pg, s);
+    if ((st = sc_transport_local_new(P, 2 * r->S * r->m, o->timeout_s, &tp)) != SC_OK) {
+        snprintf(err, errlen, "out of memory creating the local transport");
+        goto done;
+    }
+    for (int d = 0; d < P; d++) {
+        dr[d] = (devrun){.pg = pg, .d = d, .tp = tp};
+        if ((st = sc_backend_open(o->backend, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK ||
+            (st = sc_model_attach(md, d, dr[d].be, stage_dev, &dr[d].wl, err, errlen)) != SC_OK)
+            goto done;
+        dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
+        dr[d].out.t1 = r->measured->t1 + r->measured->offset[d];
+    }
+    double origin = sc_exec_now();
+    for (; started < P; started++) {
+        dr[started].origin = origin;
+        if (pthread_create(&th[started], NULL, device_thread, &dr[started]) != 0) {
+            tp->ops->abort(tp->ctx, started, "cannot start a thread");
+            snprintf(err, errlen, "cannot start the thread of d%d", started);
+            st = SC_ERR_RUNTIME;
+            break;
+        }
+    }
+    for (int d = 0; d < started; d++)
+        pthread_join(th[d], NULL);
+    if (st)
+        goto done;
+    /* The cause: a device's own failure first, else the transport's. */
+    for (int d = 0; d < P && !st; d++)
+        if (dr[d].st && dr[d].st != SC_ERR_RUNTIME) {
+            st = dr[d].st;
+            snprintf(err, errlen, "%s", dr[d].out.err);
+        }
+    for (int d = 0; d < P && !st; d++)
+        if (dr[d].st) {
+            st = dr[d].st;
+            const char *t = tp->ops->errmsg(tp->ctx);
+            snprintf(err, errlen, "%s", t && *t ? t : dr[d].out.err);
+        }
+    for (int d = 0; d < P && !st; d++) {
+        r->peak_bytes[d] = dr[d].out.peak_bytes;
+        r->step_time_s = fmax(r->step_time_s, dr[d].out.end);
+        if (dr[d].out.end_bytes) {
+            snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations (a pass "
+                     "without its W)", d, dr[d].out.end_bytes);
+            st = SC_ERR_PROGRAM;
+        }
+    }
+    if (!st) {
+        r->loss = sc_model_loss(md);
+        if (ref)
+            r->max_grad_rel_err = sc_model_compare(md, ref, &r->bitwise);
+    }
+done:
+    /* The model's parameters go back through the backends: free it first. */
+    sc_model_free(md);
+    for (int d = 0; dr && d < P; d++)
+        sc_backend_free(dr[d].be);
+    sc_transport_local_free(tp);
+    free(dr);
+    free(th);
+    free(stage_dev);
+    return st;
+}
+
+/* Runs this rank's device; frees md. */
+static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
+                         int rank, const sc_model *ref, char *err, size_t errlen)
+{
+    int P = r->P;
+    sc_status st;
+    sc_transport *tp = NULL;
+    sc_backend *be = NULL;
+    sc_workload wl;
+    sc_exec_out out = {0};
+    int *stage_dev = malloc((size_t)r->S * sizeof(int));
+    double *v = calloc((size_t)(3 * P + 3), sizeof(double));
+    if (!stage_dev || !v) {
+        snprintf(err, errlen, "out of memory");
+        st = SC_ERR_NOMEM;
+        goto done;
+    }
+    for (int s = 0; s < r->S; s++)
+        stage_dev[s] = sc_prog_stage_device(pg, s);
+    if ((st = sc_transport_mpi_new(2 * r->S * r->m, o->timeout_s, &tp, err, errlen)) != SC_OK ||
+        (st = sc_backend_open(o->backend, o->mem_cap, &be, err, errlen)) != SC_OK ||
+        (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
+        goto done;
+    out.t0 = r->measured->t0 + r->measured->offset[rank];
+    out.t1 = r->measured->t1 + r->measured->offset[rank];
+    if ((st = sc_mpi_barrier(o->timeout_s, err, errlen)) != SC_OK)
+        goto done;
+    if ((st = sc_exec_device(pg, rank, be, tp, &wl, sc_exec_now(), &out)) != SC_OK) {
+        snprintf(err, errlen, "%s", out.err);
+        goto done; /* the caller aborts the job */
+    }
+    if (out.end_bytes) {
+        snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations", rank,
+                 out.end_bytes);
+        st = SC_ERR_PROGRAM;
+        goto done;
+    }
+    /* Everything rank 0 reports, combined by element-wise maximum. */
+    for (int i = 0; i < 3 * P + 3; i++)
+        v[i] = -INFINITY;
+    v[rank] = (double)out.peak_bytes;
+    v[P + rank] = out.end;
+    double loss = sc_model_loss(md);
+    if (!isnan(loss))
+        v[2 * P] = loss;
+    if (ref) {
+        int bw = 1;
+        v[2 * P + 1] = sc_model_compare(md, ref, &bw);
+        v[2 * P + 2] = bw ? 0 : 1;
+    }
+    size_t N = r->measured->offset[P];
+    if ((st = sc_mpi_max(v, 3 * P + 3, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t0, (int)N, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t1, (int)N, o->timeout_s, err, errlen)) != SC_OK)
+        goto done;
+    for (int d = 0; d < P; d++) {
+        r->peak_bytes[d] = (size_t)v[d];
+        r->step_time_s = fmax(r->step_time_s, v[P + d]);
+    }
+    r->loss = v[2 * P];
+    if (ref) {
+        r->max_grad_rel_err = v[2 * P + 1];
+        r->bitwise = v[2 * P + 2] == 0;
+    }
+done:
+    sc_model_free(md);
+    sc_backend_free(be);
+    sc_transport_mpi_free(tp);
+    free(stage_dev);
+    free(v);
+    return st;
+}
+
+sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *err,
+                 size_t errlen)
+{
+    sc_run_result *r;
+    sc_model *md = NULL, *ref = NULL;
+    sc_status st = alloc_result(pg, &r);
+    *out = NULL;
+    err[0] = 0;
+    if (st) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* An unknown or unavailable backend is refused before anything else. */
+    sc_backend *probe;
+    if ((st = sc_backend_open(o->backend, 0, &probe, err, errlen)) != SC_OK)
+        goto fail;
+    sc_backend_free(probe);
+    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
+        (st = predict(pg, md, r, err, errlen)) != SC_OK)
+        goto fail;
+    int rank = 0, size = 1;
+    if (sc_mpi_launched()) {
+        if ((st = sc_mpi_init(&rank, &size, err, errlen)) != SC_OK)
+            goto fail;
+        r->mpi = 1;
+        r->rank = rank;
+        if (size != r->P) {
+            snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices (use "
+                     "mpirun -np %d)", size, r->P, r->P);
+            st = SC_ERR_ARG;
+            goto fail;
+        }
+    }
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, err, errlen)) != SC_OK)
+        goto fail;
+    if ((st = alloc_measured(r)) != SC_OK) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (o->check &&
+        (st = sc_model_reference(&o->model, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
+        goto fail;
+    sc_model *run_md = md;
+    md = NULL; /* freed by the runner */
+    st = r->mpi ? run_mpi(pg, o, run_md, r, rank, ref, err, errlen)
+                : run_threads(pg, o, run_md, r, ref, err, errlen);
+    if (st)
+        goto fail;
+    if (ref)
+        r->reference_loss = sc_model_loss(ref);
+    if (ref && r->loss != r->reference_loss)
+        r->bitwise = 0;
+    summarize(pg, r);
+    sc_model_free(ref);
+    *out = r;
+    return SC_OK;
+fail:
+    sc_model_free(md);
+    sc_model_free(ref);
+    sc_run_result_free(r);
+    return st;
+}

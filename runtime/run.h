@@ -1,0 +1,81 @@
+/*
+ * run.h — one training step of the built-in model through a program's
+ * streams, checked against the single-device reference (SPEC.md §15).
+ *
+ *     sc_run_opts o = sc_run_defaults(sc_prog_stages(pg));
+ *     o.check = 1;
+ *     sc_run_result *r;
+ *     char err[512];
+ *     sc_status st = sc_run(pg, &o, &r, err, sizeof err);
+ *     if (st == SC_OK && r->rank == 0) printf("loss %a\n", r->loss);
+ *     sc_run_result_free(r);
+ *     sc_run_finish(st ? sc_status_exit_code(st) : 0);   // MPI: finalize or abort
+ *
+ * Devices are threads of this process with the local transport, or, when
+ * the process was started by mpirun (sc_mpi_launched), the ranks of
+ * MPI_COMM_WORLD with the mpi transport (the world size must equal P).
+ *
+ * Memory: before simulating, sc_run sets the program's memory model from the
+ * model's real sizes: one unit = the bytes of one microbatch's activation
+ * records of all stages divided by P (one device's share), stage s holds
+ * record_bytes(s) / unit units per microbatch, and w_keep = the fraction W
+ * keeps (1 for the built-in model). The predicted peak in bytes of device d
+ * is then peak_mem[d] x unit, rounded to the byte, and the activation pool's
+ * measured high-water mark must equal it.
+ *
+ * Not thread-safe; one run at a time per process (OpenBLAS is set to one
+ * thread per call).
+ */
+#ifndef SC_RUN_H
+#define SC_RUN_H
+
+#include <stddef.h>
+
+#include "ir.h"
+#include "model.h"
+#include "sim.h"
+
+typedef struct sc_run_opts {
+    const char *backend;   /* "cpu" (default) or "cuda" */
+    sc_model_cfg model;
+    int check;             /* also train the reference and compare */
+    size_t mem_cap;        /* bytes per device the backend may allocate; 0 = no limit */
+    double timeout_s;      /* a transfer wait longer than this is an error; 0 = none */
+} sc_run_opts;
+
+/* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
+ * seed 1, lr 0.01, cpu, no check, no memory cap, timeout 300 s (the
+ * environment's STAGECRAFT_TIMEOUT, in seconds, overrides it). */
+sc_run_opts sc_run_defaults(int stages);
+
+typedef struct sc_run_result {
+    int P, S, m;
+    int mpi;               /* 1: MPI ranks; 0: threads */
+    int rank;              /* this process's rank (0 when threads) */
+    double loss;
+    double reference_loss, max_grad_rel_err; /* NaN without check */
+    int bitwise;           /* loss and every gradient identical to the reference */
+    double unit_bytes;     /* bytes of one memory unit */
+    size_t *peak_bytes;    /* [P] measured high-water mark of each activation pool */
+    size_t *predicted_bytes; /* [P] */
+    double step_time_s;    /* from the common start to the last device's end */
+    sc_sim *predicted;     /* the simulation with the model's memory */
+    sc_sim *measured;      /* same shape: offset, t0/t1 measured in seconds (all
+                            * devices, also under MPI), busy/start/end per device,
+                            * peak_mem in units, makespan = step time */
+} sc_run_result;
+
+/* Runs the step. pg must be verified (sc_check); sc_run changes its memory
+ * model (mem per stage, w_keep). Errors: SC_ERR_ARG (model sizes, backend),
+ * SC_ERR_LIMIT, SC_ERR_NOMEM (the machine or the device's cap), and
+ * SC_ERR_RUNTIME (a device failed, a peer vanished, the timeout); one line
+ * in err. */
+sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *err,
+                 size_t errlen);
+void sc_run_result_free(sc_run_result *r);
+
+/* Ends the run's process group: under MPI, MPI_Finalize when code is 0,
+ * else MPI_Abort(code) (which ends every rank); nothing without MPI. */
+void sc_run_finish(int code);
+
+#endif

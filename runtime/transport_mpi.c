@@ -1,0 +1,291 @@
+/*
+ * transport_mpi.c — the MPI transport (transport.h) and the helpers of
+ * sc_mpi.h: one process per device, MPI_COMM_WORLD rank = device.
+ *
+ * A group is one array of MPI_Isend/MPI_Irecv requests, posted when the
+ * group starts and completed together (MPI_Testall), the MPI counterpart of
+ * ncclGroupStart/End. Waiting polls MPI_Testall and sleeps briefly between
+ * polls, so that ranks oversubscribing the cores (mpirun --oversubscribe)
+ * leave them to the ranks that compute, and so that a wait can give up after
+ * the timeout (the watchdog for a peer that vanished without the job being
+ * aborted by mpirun).
+ */
+#include "sc_mpi.h"
+#include "transport.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int sc_mpi_launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
+}
+
+#ifdef SC_HAVE_MPI
+
+#include <mpi.h>
+
+#include "exec.h"
+
+typedef struct mctx {
+    int max_tag;
+    double timeout_s;
+    char err[256];
+} mctx;
+
+typedef struct mgroup {
+    int n;
+    MPI_Request req[];
+} mgroup;
+
+static int started;
+
+static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
+{
+    mctx *c = ctx;
+    mgroup *g = malloc(sizeof *g + (size_t)(n > 0 ? n : 1) * sizeof(MPI_Request));
+    *group = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    g->n = 0;
+    for (int i = 0; i < n; i++) {
+        const sc_xfer *t = &x[i];
+        if (t->tag < 0 || t->tag >= c->max_tag || t->bytes > INT_MAX) {
+            snprintf(c->err, sizeof c->err, "mpi transport: d%d: transfer tag %d or size %zu "
+                     "out of range", dev, t->tag, t->bytes);
+            return SC_ERR_LIMIT;
+        }
+        int rc = t->send ? MPI_Isend(t->buf, (int)t->bytes, MPI_BYTE, t->peer, t->tag,
+                                     MPI_COMM_WORLD, &g->req[i])
+                         : MPI_Irecv(t->buf, (int)t->bytes, MPI_BYTE, t->peer, t->tag,
+                                     MPI_COMM_WORLD, &g->req[i]);
+        if (rc != MPI_SUCCESS) {
+            snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting a transfer with d%d "
+                     "failed (MPI error %d)", dev, t->peer, rc);
+            return SC_ERR_RUNTIME;
+        }
+        g->n++;
+    }
+    return SC_OK;
+}
+
+static sc_status mpi_test(void *ctx, int dev, void *group, int *done)
+{
+    mctx *c = ctx;
+    mgroup *g = group;
+    int rc = MPI_Testall(g->n, g->req, done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: a transfer failed (MPI error %d)",
+                 dev, rc);
+        return SC_ERR_RUNTIME;
+    }
+    return SC_OK;
+}
+
+static sc_status mpi_wait(void *ctx, int dev, void *group)
+{
+    mctx *c = ctx;
+    double deadline = sc_exec_now() + c->timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        sc_status st = mpi_test(ctx, dev, group, &done);
+        if (st || done)
+            return st;
+        if (c->timeout_s > 0 && sc_exec_now() > deadline) {
+            snprintf(c->err, sizeof c->err, "mpi transport: d%d waited %g s for a transfer "
+                     "group; a peer is gone or stuck: giving up", dev, c->timeout_s);
+            return SC_ERR_RUNTIME;
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+static void mpi_release(void *ctx, int dev, void *group)
+{
+    (void)ctx;
+    (void)dev;
+    free(group);
+}
+
+static const char *mpi_errmsg(void *ctx)
+{
+    return ((mctx *)ctx)->err;
+}
+
+static const struct sc_transport_ops mpi_ops = {
+    .name = "mpi",
+    .start = mpi_start,
+    .test = mpi_test,
+    .wait = mpi_wait,
+    .release = mpi_release,
+    .abort = NULL, /* the run ends the whole job with MPI_Abort instead */
+    .errmsg = mpi_errmsg,
+};
+
+sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
+                               size_t errlen)
+{
+    *out = NULL;
+    void *ub;
+    int flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    if (flag && max_tag - 1 > *(int *)ub) {
+        snprintf(err, errlen, "mpi transport: %d tags needed (2 x stages x microbatches), this "
+                 "MPI allows %d", max_tag, *(int *)ub);
+        return SC_ERR_LIMIT;
+    }
+    sc_transport *tp = calloc(1, sizeof *tp);
+    mctx *c = calloc(1, sizeof *c);
+    if (!tp || !c) {
+        free(tp);
+        free(c);
+        snprintf(err, errlen, "out of memory creating the mpi transport");
+        return SC_ERR_NOMEM;
+    }
+    c->max_tag = max_tag;
+    c->timeout_s = timeout_s;
+    tp->ops = &mpi_ops;
+    tp->ctx = c;
+    *out = tp;
+    return SC_OK;
+}
+
+void sc_transport_mpi_free(sc_transport *tp)
+{
+    if (!tp)
+        return;
+    free(tp->ctx);
+    free(tp);
+}
+
+int sc_mpi_available(void)
+{
+    return 1;
+}
+
+sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
+{
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        snprintf(err, errlen, "MPI_Init failed");
+        return SC_ERR_RUNTIME;
+    }
+    started = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return SC_OK;
+}
+
+/* Waits for one request, polling, at most timeout_s. */
+static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, char *err,
+                          size_t errlen)
+{
+    double deadline = sc_exec_now() + timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            snprintf(err, errlen, "mpi: %s failed", what);
+            return SC_ERR_RUNTIME;
+        }
+        if (done)
+            return SC_OK;
+        if (timeout_s > 0 && sc_exec_now() > deadline) {
+            snprintf(err, errlen, "mpi: waited %g s in %s; a rank is gone or stuck: giving up",
+                     timeout_s, what);
+            return SC_ERR_RUNTIME;
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
+{
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) !=
+        MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: allreduce failed");
+        return SC_ERR_RUNTIME;
+    }
+    return poll_one(&req, timeout_s, "the allreduce of the results", err, errlen);
+}
+
+sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
+{
+    MPI_Request req;
+    if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: barrier failed");
+        return SC_ERR_RUNTIME;
+    }
+    return poll_one(&req, timeout_s, "the barrier before the step", err, errlen);
+}
+
+void sc_mpi_finish(int code)
+{
+    if (!started)
+        return;
+    started = 0;
+    if (code)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    MPI_Finalize();
+}
+
+#else /* built without MPI */
+
+sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
+                               size_t errlen)
+{
+    (void)max_tag;
+    (void)timeout_s;
+    *out = NULL;
+    snprintf(err, errlen, "this stagecraft was built without MPI (install libopenmpi-dev and "
+             "rebuild)");
+    return SC_ERR_ARG;
+}
+
+void sc_transport_mpi_free(sc_transport *tp)
+{
+    (void)tp;
+}
+
+int sc_mpi_available(void)
+{
+    return 0;
+}
+
+sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
+{
+    *rank = 0;
+    *size = 1;
+    snprintf(err, errlen, "started by mpirun, but this stagecraft was built without MPI "
+             "(install libopenmpi-dev and rebuild)");
+    return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
+{
+    (void)v;
+    (void)n;
+    (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
+{
+    (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
+}
+
+void sc_mpi_finish(int code)
+{
+    (void)code;
+}
+
+#endif

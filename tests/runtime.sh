@@ -1,0 +1,138 @@
+#!/bin/sh
+# runtime.sh — `stagecraft run` (SPEC.md §15): every stdlib recipe trained
+# through its streams matches the single-device reference, measured peak
+# activation bytes equal the prediction, threads and MPI ranks give the same
+# loss bit for bit, faults end in bounded time, bad sizes are clear errors.
+# Run from the repository root: sh tests/runtime.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Under AddressSanitizer, Open MPI's own allocations at MPI_Init are reported
+# as leaks: suppress those (libmpi, its helper libraries and components)
+# only. Components stay loaded and stacks are unwound fully so that the
+# suppressions can name the library of every frame.
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+MPIRUN="mpirun -np 4 --oversubscribe"
+
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
+  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
+}
+
+# A --json result: every contract field, loss within 1e-5 of the reference,
+# gradients within 1e-5, measured peak == predicted on every device.
+json_ok() { # file
+  python3 - "$1" <<'PY'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+need = ["recipe", "devices", "stages", "microbatches", "loss", "reference_loss",
+        "max_grad_rel_err", "peak_activation_bytes", "peak_activation_bytes_max",
+        "predicted_peak_activation_bytes", "step_time_s", "loss_hex"]
+missing = [k for k in need if k not in j]
+assert not missing, missing
+assert math.isfinite(j["loss"]) and j["loss"] > 0, j["loss"]
+assert abs(j["loss"] - j["reference_loss"]) <= 1e-5 * abs(j["reference_loss"]), j
+assert j["max_grad_rel_err"] <= 1e-5, j["max_grad_rel_err"]
+assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+assert len(j["peak_activation_bytes"]) == j["devices"]
+assert all(b > 0 for b in j["peak_activation_bytes"]), j
+assert j["step_time_s"] > 0
+PY
+}
+
+# 1. Every stdlib recipe that `check` accepts at p in {2, 4}, m in {4, 8}.
+recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')
+[ -n "$recipes" ] && ok || bad "no recipes listed"
+for r in $recipes; do
+  for p in 2 4; do
+    for m in 4 8; do
+      $SC check "$r" -D p=$p -D m=$m >/dev/null 2>&1 || continue
+      if $SC run "$r" -D p=$p -D m=$m --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j"; then ok
+      else bad "run $r p=$p m=$m --check"; head -3 "$tmp/e" >&2; fi
+    done
+  done
+done
+
+# The check can fail: a model size that makes stages unequal still matches,
+# and the comparison is exact for accumulation in microbatch order.
+expect 0 '"bitwise": true' -- $SC run zb-h1 -D p=4 -D m=8 -D layers=7 --check --json
+expect 0 "(bitwise identical)" -- $SC run interleaved -D p=2 -D m=4 -D hidden=48 -D vocab=50 --check
+# Stages of unequal size give unequal predicted peaks, matched exactly.
+$SC run gpipe -D p=2 -D m=4 -D layers=3 --json >"$tmp/j" 2>&1
+python3 - "$tmp/j" <<'PY' && ok || bad "gpipe layers=3: per-stage units"
+import json, sys
+j = json.load(open(sys.argv[1]))
+a, b = j["peak_activation_bytes"]
+assert a != b and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+PY
+
+# 2. Model sizes: from -D, or from the recipe when it declares them.
+cat >"$tmp/sized.lua" <<'LUA'
+local P = sc.params { {"p", 2, "devices"}, {"hidden", 24, "model width"} }
+return sc.program { p = P.p, m = 4, rule = "1f1b" }
+LUA
+expect 0 '"hidden": 24' -- $SC run "$tmp/sized.lua" --json
+expect 0 '"hidden": 40' -- $SC run "$tmp/sized.lua" -D hidden=40 --json
+expect 0 '"vocab": 33' -- $SC run 1f1b -D vocab=33 --json
+expect 2 "unknown parameter 'nope' for recipe '1f1b'" -- $SC run 1f1b -D nope=1
+expect 2 "model size 'hidden': expected an integer, got 'x'" -- $SC run 1f1b -D hidden=x
+
+# 3. Errors: impossible sizes, backends, memory.
+expect 3 "model has 2 layers for 4 stages: every stage needs at least one layer" -- $SC run 1f1b -D layers=2
+expect 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
+expect 3 "model size seq = -5: must be at least 1" -- $SC run 1f1b -D seq=-5
+expect 7 "model size vocab = 100000000 is too large" -- $SC run 1f1b -D vocab=100000000
+expect 7 "model too large" -- $SC run 1f1b -D hidden=100000 -D vocab=100000
+expect 4 "out of memory: this run needs about" -- $SC run 1f1b -D hidden=40000
+expect 3 "backend 'cuda' is not built or not available" -- $SC run 1f1b --backend cuda
+expect 3 "unknown backend 'tpu'" -- $SC run 1f1b --backend tpu
+expect 2 "unknown option '--frob' for 'run'" -- $SC run 1f1b --frob
+# A device that runs out of memory mid-step stops every device (no hang).
+STAGECRAFT_DEVICE_MEMORY=300000 expect 4 "out of memory on d0" -- timeout 30 $SC run 1f1b
+STAGECRAFT_DEVICE_MEMORY=300000 $SC run 1f1b >/dev/null 2>"$tmp/err"
+[ "$(wc -l <"$tmp/err")" = 1 ] && ok || { bad "device OOM: not one error line"; cat "$tmp/err" >&2; }
+
+# 4. MPI: one process per device, bitwise the same loss as threads.
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  for r in $recipes; do
+    $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
+    a=$($SC run "$r" -D p=4 -D m=8 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    b=$(timeout 120 $MPIRUN $SC run "$r" -D p=4 -D m=8 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 4 on $r: '$a' vs '$b'"; head -5 "$tmp/e" >&2; fi
+  done
+  expect 0 '"transport": "mpi"' -- timeout 120 $MPIRUN $SC run zb-h1 -D m=4 --check --json
+  expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout 120 $MPIRUN $SC run 1f1b -D p=2
+
+  # A rank killed mid-step: the job ends, non-zero, with a message, in bounded time.
+  big="-D hidden=1024 -D seq=64 -D batch=8 -D m=16"
+  fault() { # signal, then what the others must say
+    start=$(date +%s)
+    STAGECRAFT_TIMEOUT=3 timeout 60 $MPIRUN $SC run 1f1b $big >"$tmp/out" 2>"$tmp/err" &
+    tpid=$!
+    sleep 2.5
+    mpid=$(ps -o pid= --ppid $tpid | tr -d ' ')
+    victim=$(ps -o pid= --ppid "$mpid" 2>/dev/null | sed -n 2p | tr -d ' ')
+    [ -n "$victim" ] && kill -"$1" "$victim"
+    wait $tpid; rc=$?
+    took=$(( $(date +%s) - start ))
+    [ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null
+    if [ -n "$victim" ] && [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 40 ] && grep -q "$2" "$tmp/err"; then ok
+    else bad "rank stopped by SIG$1: exit $rc after $took s (victim '$victim')"; head -5 "$tmp/err" >&2; fi
+  }
+  fault KILL "exited on signal 9"
+  fault STOP "a peer is gone or stuck: giving up"
+else
+  echo "runtime: mpirun missing or stagecraft built without MPI: MPI tests skipped"
+fi
+
+echo "runtime: $pass passed, $fail failed"
+[ "$fail" = 0 ]
