@@ -267,9 +267,53 @@ static void take(search *se, cand *into, double mk, double span)
 }
 
 /* Times se->tmp: 0 with its figures, or -1 (invalid or over the limit). */
+static sc_status install(sc_prog *pg, const sc_actx *c, const sc_instr *ord)
+{
+    sc_status st = SC_OK;
+    for (int d = 0; d < c->P; d++) {
+        sc_prog_clear_order(pg, d);
+        for (size_t k = c->off[d]; k < c->off[d + 1] && !st; k++)
+            st = sc_prog_push(pg, d, ord[k].op, ord[k].stage, ord[k].mb);
+    }
+    return st;
+}
+
+/* Times a candidate in the simulator: lowered, replayed under the
+ * communication semantics (what the result is judged by). 0, -1 invalid,
+ * -2 over the memory limit. Sets c->spans and c->crit as sc_auto_time. */
+static int sim_time(sc_actx *c, const sc_instr *ord, double *mk, double *span)
+{
+    sc_prog *pg = c->pg;
+    for (int d = 0; d < c->P; d++) {
+        double mem = 0;
+        for (size_t k = c->off[d]; k < c->off[d + 1]; k++)
+            if ((mem += sc_auto_dmem(pg, ord[k].op, ord[k].stage)) > c->limit)
+                return -2;
+    }
+    sc_sim *sim = NULL;
+    if (install(pg, c, ord) || sc_simulate(pg, &sim))
+        return -1;
+    *mk = sim->makespan;
+    *span = -1;
+    c->spans = 0;
+    for (int d = 0; d < c->P; d++) {
+        double x = sim->end[d] - sim->start[d];
+        c->spans += x;
+        if (x > *span) {
+            *span = x;
+            c->crit = d;
+        }
+    }
+    sc_sim_free(sim);
+    return 0;
+}
+
+/* Times se->tmp: 0 with its figures, or -1 (invalid or over the limit). */
 static int timing(search *se, double *mk, double *span)
 {
     se->res->evals++;
+    if (se->c.use_sim)
+        return sim_time(&se->c, se->tmp.ord, mk, span) ? -1 : 0;
     return sc_auto_time(&se->c, se->tmp.ord, mk, span) ? -1 : 0;
 }
 
@@ -320,6 +364,16 @@ static int is_loop1(const sc_prog *pg)
     return 1;
 }
 
+static int is_v(const sc_prog *pg)
+{
+    if (pg->S != 2 * pg->P)
+        return 0;
+    for (int s = 0; s < pg->S; s++)
+        if (pg->stage_dev[s] != (s < pg->P ? s : 2 * pg->P - 1 - s))
+            return 0;
+    return 1;
+}
+
 static int multi_chunk(const sc_prog *pg)
 {
     for (int d = 0; d < pg->P; d++)
@@ -353,47 +407,63 @@ static void heuristic(search *se)
                  (best >> 2) & 1);
 }
 
-static void describe(search *se, const sc_agreedy *g, const int *x)
+/* Which schedule builder a walk drives. */
+enum { B_LIST, B_ZBH, B_V };
+
+static void describe(search *se, int kind, const sc_agreedy *g, const int *x)
 {
+    static const char *const names[] = {" warm=", " pairs=", " wlag=", " blag="};
     char *s = se->res->search_choice;
     size_t len = sizeof se->res->search_choice;
-    int P = se->c.P, n = g ? snprintf(s, len, "list: wfill=%d bwait=%d fnew=%d warm=", g->wfill,
-                                      g->bwait, g->fnew)
-                           : snprintf(s, len, "zb-h family: warm=");
-    for (int d = 0; d < 2 * P && n > 0 && (size_t)n < len; d++)
-        n += snprintf(s + n, len - (size_t)n, "%s%d", d == P ? " wlag=" : d ? "," : "", x[d]);
+    int P = se->c.P, nk = kind == B_V ? 4 : 2, n;
+    if (kind == B_LIST)
+        n = snprintf(s, len, "list: wfill=%d bwait=%d fnew=%d", g->wfill, g->bwait, g->fnew);
+    else
+        n = snprintf(s, len, "%s family:", kind == B_V ? "v" : "zb-h");
+    for (int d = 0; d < nk * P && n > 0 && (size_t)n < len; d++)
+        n += snprintf(s + n, len - (size_t)n, "%s%d",
+                      d % P ? "," : names[kind == B_V ? d / P : 2 * (d / P)],
+                      x[d]);
     if (n > 0 && (size_t)n >= len && len > 4)
         memcpy(s + len - 4, "...", 4);
 }
 
-/* Local search from caps x (warm then wlag, 2P numbers) under policy g:
- * a move changes one device's cap, or a range of devices' caps, of one kind
- * by 1 or 2; a candidate that is no worse is kept (plateaus are crossed);
- * the walk ends after a run of candidates without a strict gain. */
-static void walk(search *se, const sc_agreedy *pol, int *x, int *trial)
+static int build(search *se, int kind, const sc_agreedy *g, const int *x)
+{
+    sc_actx *c = &se->c;
+    if (kind == B_LIST)
+        return sc_auto_greedy(c, g, se->tmp.ord, NULL);
+    return kind == B_ZBH ? sc_auto_family(c, x, se->tmp.ord) : sc_auto_vfamily(c, x, se->tmp.ord);
+}
+
+/* Local search from parameters x (nk blocks of P numbers: the first at
+ * least 1, the others at least 0): a move changes one device's number, or
+ * a range of devices' numbers, of one block by 1 or 2; a candidate that is
+ * no worse is kept (plateaus are crossed); the walk ends after a run of
+ * candidates without a strict gain. */
+static void walk(search *se, int kind, const sc_agreedy *pol, int *x, int *trial)
 {
     sc_agreedy g = pol ? *pol : (sc_agreedy){0, 0, 0, NULL, NULL};
     sc_actx *c = &se->c;
-    int P = c->P, stall = 0, limit = 6 * P + 24;
+    int P = c->P, nk = kind == B_V ? 4 : 2, stall = 0, limit = 6 * P + 24;
+    size_t bytes = (size_t)nk * (size_t)P * sizeof(int);
     g.warm = trial;
     g.wlag = trial + P;
     cand here = {NULL, 0, 0, 0};
     while (stall < limit && !must_stop(se)) {
-        memcpy(trial, x, 2 * (size_t)P * sizeof(int));
+        memcpy(trial, x, bytes);
         unsigned long long r = next_rand(se);
         int a = (int)(r % (unsigned)P), b = a, delta = (r >> 20) & 1 ? 1 : -1;
-        int *v = (r >> 23) & 1 ? trial + P : trial, lo = v == trial ? 1 : 0;
+        int blk = (int)((r >> 23) % (unsigned)nk), *v = trial + blk * P, lo = blk ? 0 : 1;
         if ((r >> 21) & 1)
             delta *= 2;
-        if ((r >> 24) % 3 == 0)
-            b = a + (int)((r >> 26) % (unsigned)(P - a));
+        if ((r >> 28) % 3 == 0)
+            b = a + (int)((r >> 30) % (unsigned)(P - a));
         for (int d = a; d <= b; d++)
             v[d] = v[d] + delta < lo ? lo : v[d] + delta;
         double mk, span;
         stall++;
-        if (!memcmp(trial, x, 2 * (size_t)P * sizeof(int)) ||
-            (pol ? sc_auto_greedy(c, &g, se->tmp.ord, NULL) : sc_auto_family(c, trial, se->tmp.ord)) ||
-            timing(se, &mk, &span))
+        if (!memcmp(trial, x, bytes) || build(se, kind, &g, trial) || timing(se, &mk, &span))
             continue;
         int gain = better(mk, span, &here);
         if (!gain && here.ok) { /* keep it only if it is as good: a plateau */
@@ -404,12 +474,55 @@ static void walk(search *se, const sc_agreedy *pol, int *x, int *trial)
         if (gain)
             stall = 0;
         here.ok = 1, here.mk = mk, here.span = span;
-        memcpy(x, trial, 2 * (size_t)P * sizeof(int));
+        memcpy(x, trial, bytes);
         if (better(mk, span, &se->best)) {
             take(se, &se->best, mk, span);
-            describe(se, pol ? &g : NULL, trial);
+            describe(se, kind, &g, trial);
         }
     }
+}
+
+/* Makes a family's start fit the memory limit: on each device over it,
+ * fewer pairs, then fewer warm-up F, then less W delay, until it fits. */
+static void repair(search *se, int kind, int *x)
+{
+    sc_actx *c = &se->c;
+    const sc_prog *pg = c->pg;
+    int P = c->P;
+    for (int round = 0; round < 4 * (c->m + 2 * P); round++) {
+        if (build(se, kind, NULL, x))
+            return;
+        int over = 0;
+        for (int d = 0; d < P; d++) {
+            double mem = 0;
+            int bad = 0;
+            for (size_t k = c->off[d]; k < c->off[d + 1] && !bad; k++)
+                bad = (mem += sc_auto_dmem(pg, se->tmp.ord[k].op, se->tmp.ord[k].stage)) > c->limit;
+            if (!bad)
+                continue;
+            int *pairs = kind == B_V ? &x[P + d] : NULL, *lag = &x[(kind == B_V ? 2 : 1) * P + d];
+            if (pairs && *pairs > 0)
+                --*pairs, over = 1;
+            else if (x[d] > 1)
+                x[d]--, over = 1;
+            else if (*lag > 0)
+                --*lag, over = 1;
+        }
+        if (!over)
+            return;
+    }
+}
+
+/* A family's walk from a start x (nk blocks): times the start first. */
+static void family(search *se, int kind, int *x, int *trial)
+{
+    double mk, span;
+    repair(se, kind, x);
+    if (!build(se, kind, NULL, x) && !timing(se, &mk, &span) && better(mk, span, &se->best)) {
+        take(se, &se->best, mk, span);
+        describe(se, kind, NULL, x);
+    }
+    walk(se, kind, NULL, x, trial);
 }
 
 /* The list scheduler's policies without caps, then walks from the best two
@@ -419,10 +532,10 @@ static int improve(search *se)
 {
     sc_actx *c = &se->c;
     int P = c->P, chunks = multi_chunk(c->pg), npol = 0;
-    int *buf = malloc(8 * (size_t)P * sizeof(int));
+    int *buf = malloc(12 * (size_t)P * sizeof(int));
     if (!buf)
         return -1;
-    int *x = buf, *trial = buf + 2 * P, *start = buf + 4 * P; /* start: 2 x 2P */
+    int *x = buf, *trial = buf + 4 * P, *start = buf + 8 * P; /* start: 2 x 2P */
     sc_agreedy pol[2] = {{0, 0, 0, NULL, NULL}, {0, 0, 0, NULL, NULL}};
     cand top[2] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
     for (int f = 0; f < 12 && !must_stop(se); f++) {
@@ -444,7 +557,7 @@ static int improve(search *se)
         }
         if (better(mk, span, &se->best)) {
             take(se, &se->best, mk, span);
-            describe(se, &g, x);
+            describe(se, B_LIST, &g, x);
         }
     }
     for (int k = 0; k < 2 * npol && !must_stop(se); k++) {
@@ -452,7 +565,7 @@ static int improve(search *se)
         if (k & 1)
             for (int d = 0; d < P; d++)
                 x[P + d] = d;
-        walk(se, &pol[k / 2], x, trial);
+        walk(se, B_LIST, &pol[k / 2], x, trial);
     }
     /* the ZB-H family from ZB-H1 and from ZB-H2 */
     for (int k = 0; k < 2 && is_loop1(c->pg) && !must_stop(se); k++) {
@@ -460,14 +573,17 @@ static int improve(search *se)
             x[d] = k ? 2 * (P - d) - 1 : P - d;
             x[P + d] = k ? 2 * d : d;
         }
-        memcpy(trial, x, 2 * (size_t)P * sizeof(int));
-        double mk, span;
-        if (!sc_auto_family(c, x, se->tmp.ord) && !timing(se, &mk, &span) &&
-            better(mk, span, &se->best)) {
-            take(se, &se->best, mk, span);
-            describe(se, NULL, x);
+        family(se, B_ZBH, x, trial);
+    }
+    /* the V family, from a short and a long warm-up */
+    for (int k = 0; k < 2 && is_v(c->pg) && !must_stop(se); k++) {
+        for (int d = 0; d < P; d++) {
+            x[d] = k ? 2 * (P - d) - 1 : P - d;
+            x[P + d] = d;
+            x[2 * P + d] = k ? 2 * P : P;
+            x[3 * P + d] = (2 * P - 1 - 2 * d) / 3;
         }
-        walk(se, NULL, x, trial);
+        family(se, B_V, x, trial);
     }
     free(buf);
     return 0;
@@ -564,22 +680,17 @@ static void polish(search *se)
 
 /* ---- final choice on simulated figures ------------------------------- */
 
-static sc_status install(sc_prog *pg, const sc_actx *c, const sc_instr *ord)
-{
-    sc_status st = SC_OK;
-    for (int d = 0; d < c->P; d++) {
-        sc_prog_clear_order(pg, d);
-        for (size_t k = c->off[d]; k < c->off[d + 1] && !st; k++)
-            st = sc_prog_push(pg, d, ord[k].op, ord[k].stage, ord[k].mb);
-    }
-    return st;
-}
+/* The figures of a schedule: simulated, and of its dataflow timing. */
+typedef struct figs {
+    double mk, bubble, peak, fmk, fbubble;
+} figs;
 
-/* Installs ord, checks and simulates it: makespan, bubble, peak. Returns
- * the status; a peak over the limit is SC_ERR_LIMIT. */
-static sc_status measure(sc_prog *pg, const sc_actx *c, const sc_instr *ord, double *mk,
-                         double *bubble, double *peak)
+/* Installs ord, checks and simulates it, and times it by the dataflow.
+ * Returns the status; a peak over the limit is SC_ERR_LIMIT. */
+static sc_status measure(search *se, const sc_instr *ord, figs *f)
 {
+    sc_actx *c = &se->c;
+    sc_prog *pg = c->pg;
     sc_sim *sim = NULL;
     sc_status st = install(pg, c, ord);
     if (!st)
@@ -587,17 +698,28 @@ static sc_status measure(sc_prog *pg, const sc_actx *c, const sc_instr *ord, dou
     if (!st)
         st = sc_simulate(pg, &sim);
     if (!st) {
-        *mk = sim->makespan;
-        *bubble = sim->bubble_rate;
-        *peak = 0;
+        f->mk = sim->makespan;
+        f->bubble = sim->bubble_rate;
+        f->peak = 0;
         for (int d = 0; d < c->P; d++)
-            *peak = fmax(*peak, sim->peak_mem[d]);
-        if (*peak > c->limit)
-            st = sc_fail(pg, SC_ERR_LIMIT, "schedule exceeds the memory limit (%g > %g)", *peak,
+            f->peak = fmax(f->peak, sim->peak_mem[d]);
+        if (f->peak > c->limit)
+            st = sc_fail(pg, SC_ERR_LIMIT, "schedule exceeds the memory limit (%g > %g)", f->peak,
                          c->limit);
     }
     sc_sim_free(sim);
+    double span;
+    if (!st && sc_auto_time(c, ord, &f->fmk, &span) == 0)
+        f->fbubble = span > 0 ? 1.0 - se->lb / span : 0;
     return st;
+}
+
+/* a beats b under the objective: bubble, then makespan */
+static int wins(const figs *a, const figs *b, int flow)
+{
+    double ab = flow ? a->fbubble : a->bubble, bb = flow ? b->fbubble : b->bubble;
+    double am = flow ? a->fmk : a->mk, bm = flow ? b->fmk : b->mk;
+    return ab < bb - 1e-12 || (ab <= bb + 1e-12 && am < bm - 1e-9 * fmax(1, bm));
 }
 
 sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
@@ -625,6 +747,7 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     sc_status st = SC_OK;
     if (ctx_init(&se.c, pg, o->mem))
         goto nomem;
+    se.c.use_sim = o->objective != SC_AUTO_FLOW;
     size_t N = se.c.N;
     se.heur.ord = malloc(N * sizeof(sc_instr));
     se.best.ord = malloc(N * sizeof(sc_instr));
@@ -637,29 +760,35 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     if (o->time_limit > 0 && se.best.ok)
         polish(&se);
 
-    double hm = -1, hb = -1, hp = -1, bm = -1, bb = -1, bp = -1;
-    int hok = se.heur.ok && !measure(pg, &se.c, se.heur.ord, &hm, &hb, &hp);
-    int bok = se.best.ok && !measure(pg, &se.c, se.best.ord, &bm, &bb, &bp);
+    figs h = {-1, -1, -1, -1, -1}, b = h, w = h;
+    int hok = se.heur.ok && !measure(&se, se.heur.ord, &h);
+    int bok = se.best.ok && !measure(&se, se.best.ord, &b);
     if (hok) {
-        res->heur_makespan = hm;
-        res->heur_bubble = hb;
-        res->heur_peak = hp;
+        res->heur_makespan = h.mk;
+        res->heur_bubble = h.bubble;
+        res->heur_peak = h.peak;
+        res->heur_flow_bubble = h.fbubble;
     }
     const sc_instr *win = NULL;
-    if (bok && (!hok || bb < hb - 1e-12 || (bb <= hb + 1e-12 && bm < hm - 1e-9 * fmax(1, hm)))) {
+    if (bok && (!hok || wins(&b, &h, !se.c.use_sim))) {
         win = se.best.ord;
         res->method = "search";
-        res->makespan = bm, res->bubble_rate = bb, res->peak = bp;
+        w = b;
     } else if (hok) {
         win = se.heur.ord;
         res->method = "heuristic";
-        res->makespan = hm, res->bubble_rate = hb, res->peak = hp;
+        w = h;
     } else {
         sequential(&se.c, se.tmp.ord);
         win = se.tmp.ord;
-        if ((st = measure(pg, &se.c, win, &res->makespan, &res->bubble_rate, &res->peak)))
+        if ((st = measure(&se, win, &w)))
             goto done;
     }
+    res->makespan = w.mk;
+    res->bubble_rate = w.bubble;
+    res->peak = w.peak;
+    res->flow_makespan = w.fmk;
+    res->flow_bubble = w.fbubble;
     st = install(pg, &se.c, win); /* the winner stays installed */
     goto done;
 nomem:

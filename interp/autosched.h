@@ -51,11 +51,18 @@
 
 #include "ir.h"
 
+/* What candidates are judged by: the simulator (the lowered streams
+ * replayed under the communication semantics, where a compute waits for
+ * the whole group that holds its RECV), or the dataflow timing (every
+ * transfer takes T_comm and delays nothing else: the papers' simulators). */
+enum { SC_AUTO_SIM = 0, SC_AUTO_FLOW = 1 };
+
 typedef struct sc_auto_opts {
     double mem;            /* memory limit per device, in units (> 0) */
     unsigned long long seed;
     double time_limit;     /* seconds for the whole call; <= 0: heuristic only */
     int max_evals;         /* candidates the search may time; 0: a default */
+    int objective;         /* SC_AUTO_SIM (default) or SC_AUTO_FLOW, below */
     /* Called about every 50 ms while searching (may be NULL): seconds so
      * far, the time limit, the best makespan so far (dataflow timing). */
     void (*progress)(void *ctx, double elapsed, double limit, double best);
@@ -65,7 +72,9 @@ typedef struct sc_auto_opts {
 typedef struct sc_auto_result {
     const char *method;    /* "heuristic", "search" or "sequential": who won */
     double makespan, bubble_rate, peak; /* simulated, of the returned program */
+    double flow_makespan, flow_bubble; /* of its dataflow timing (the papers' model) */
     double heur_makespan, heur_bubble, heur_peak; /* simulated; -1 if it failed */
+    double heur_flow_bubble;
     double lower_bound;    /* max over devices of earliest start + busy time */
     char heur_choice[64];  /* the heuristic's winning combination */
     char search_choice[96]; /* the search's best policy and caps */

@@ -445,3 +445,89 @@ int sc_auto_family(sc_actx *c, const int *x, sc_instr *ord)
     }
     return 0;
 }
+
+/* ---- the V family ------------------------------------------------------
+ * Two stages per device (the V placement): c0 = stage d on the way down,
+ * c1 = stage 2P-1-d on the way back. Device d runs x[d] F of c0, then
+ * x[P+d] pairs (F c1, F c0), then repeats (F c1, B c1, F c0, B c0) while
+ * forwards remain, B c0 only once more than x[3P+d] B of c1 are ahead of
+ * it (the gradient of c1 takes a round trip to come back to c0), then the
+ * backwards; after each B, the W beyond a lag of x[2P+d] waiting. A pass whose local dependency is not yet placed, or
+ * whose kind is exhausted, is skipped. Always returns 0; a cycle across
+ * devices is found by the timing. */
+typedef struct vf {
+    sc_actx *c;
+    sc_instr *v;
+    size_t k;
+    int d, st[2], n[3][2]; /* n[kind][chunk]: F, B, W placed */
+} vf;
+
+static int vf_put(vf *f, int op, int ch)
+{
+    int m = f->c->m, i = f->n[op][ch], o = 1 - ch;
+    if (i >= m)
+        return 0;
+    if (op == SC_OP_B && i >= f->n[SC_OP_F][ch])
+        return 0; /* its F first */
+    if (op == SC_OP_W && i >= f->n[SC_OP_B][ch])
+        return 0;
+    /* the turn of the V on the last device: F c0 -> F c1, B c1 -> B c0 */
+    if (f->st[o] + (ch ? 1 : -1) == f->st[ch] && f->c->pg->stage_dev[f->st[o]] == f->d) {
+        if (op == SC_OP_F && ch == 1 && i >= f->n[SC_OP_F][0])
+            return 0;
+        if (op == SC_OP_B && ch == 0 && i >= f->n[SC_OP_B][1])
+            return 0;
+    }
+    f->v[f->k++] = (sc_instr){.op = (uint8_t)op, .stage = f->st[ch], .mb = i, .peer = -1};
+    f->n[op][ch]++;
+    return 1;
+}
+
+static void vf_wlag(vf *f, int lag)
+{
+    while (f->n[SC_OP_B][0] + f->n[SC_OP_B][1] - f->n[SC_OP_W][0] - f->n[SC_OP_W][1] > lag) {
+        /* the older W first: chunk 1's B run first */
+        int ch = f->n[SC_OP_W][1] <= f->n[SC_OP_W][0] ? 1 : 0;
+        if (!vf_put(f, SC_OP_W, ch) && !vf_put(f, SC_OP_W, 1 - ch))
+            break;
+    }
+}
+
+int sc_auto_vfamily(sc_actx *c, const int *x, sc_instr *ord)
+{
+    int P = c->P, m = c->m;
+    for (int d = 0; d < P; d++) {
+        vf f = {c, ord, c->off[d], d, {c->pg->dev_stages[d][0], c->pg->dev_stages[d][1]}, {{0}}};
+        int lag = x[2 * P + d];
+        for (int i = 0; i < x[d]; i++)
+            vf_put(&f, SC_OP_F, 0);
+        for (int i = 0; i < x[P + d]; i++) {
+            vf_put(&f, SC_OP_F, 1);
+            vf_put(&f, SC_OP_F, 0);
+        }
+        while (f.n[SC_OP_F][0] < m || f.n[SC_OP_F][1] < m) {
+            int any = vf_put(&f, SC_OP_F, 1);
+            if (vf_put(&f, SC_OP_B, 1))
+                any = 1, vf_wlag(&f, lag);
+            any |= vf_put(&f, SC_OP_F, 0);
+            if (f.n[SC_OP_B][1] - f.n[SC_OP_B][0] > x[3 * P + d] && vf_put(&f, SC_OP_B, 0))
+                any = 1, vf_wlag(&f, lag);
+            if (!any && !vf_put(&f, SC_OP_B, 0))
+                break;
+        }
+        while (f.n[SC_OP_B][0] < m || f.n[SC_OP_B][1] < m) {
+            int any = 0;
+            if (vf_put(&f, SC_OP_B, 1))
+                any = 1, vf_wlag(&f, lag);
+            if (vf_put(&f, SC_OP_B, 0))
+                any = 1, vf_wlag(&f, lag);
+            if (!any)
+                break;
+        }
+        while (vf_put(&f, SC_OP_W, 1) | vf_put(&f, SC_OP_W, 0))
+            ;
+        if (f.k != c->off[d + 1])
+            return -1; /* cannot happen: every kind runs out */
+    }
+    return 0;
+}

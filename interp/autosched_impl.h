@@ -29,6 +29,7 @@ typedef struct sc_actx {
     int *maxw;             /* [2P] scratch of the list scheduler */
     double spans;          /* sum of device spans of the last timing */
     int crit;              /* device with the longest span in the last timing */
+    int use_sim;           /* candidates are timed by sc_simulate, not the dataflow */
 } sc_actx;
 
 /* The list scheduler's policy (autosched_heur.c). */
@@ -59,6 +60,12 @@ int sc_auto_greedy(sc_actx *c, const sc_agreedy *g, sc_instr *ord, int *maxopen)
 /* The ZB-H family (one stage per device, loop placement): x[d] warm-up F
  * on device d, W delayed by x[P+d] microbatches. Always returns 0. */
 int sc_auto_family(sc_actx *c, const int *x, sc_instr *ord);
+
+/* The V family (two stages per device, V placement): x[d] warm-up F of the
+ * first chunk, x[P+d] pairs of F, W delayed beyond x[2P+d] waiting, B of
+ * the first chunk held back until x[3P+d] B of the second are ahead. 0, or
+ * -1 when the pattern left a pass out. */
+int sc_auto_vfamily(sc_actx *c, const int *x, sc_instr *ord);
 
 /* Times a candidate by the dataflow timing of its orders and checks its
  * memory. Returns 0 with *makespan and *span (the longest device span), -1
