@@ -15,6 +15,7 @@
 #include "block.h"
 #include "render.h"
 #include "rules.h"
+#include "sc_auto.h"
 #include "text.h"
 #include "verify.h"
 
@@ -337,13 +338,14 @@ static int l_program(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     int nsrc = 0;
-    static const char *const sources[] = {"order", "rule", "block"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const sources[] = {"order", "rule", "block", "auto"};
+    for (int i = 0; i < 4; i++) {
         nsrc += lua_getfield(L, 1, sources[i]) != LUA_TNIL;
         lua_pop(L, 1);
     }
     if (nsrc != 1)
-        return raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block'");
+        return raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block' "
+                                    "(or 'auto', the automatic scheduler)");
     lua_Integer P = int_field(L, 1, "p", "devices", -1);
     lua_Integer m = int_field(L, 1, "m", "microbatches", -1);
     if (P == -1 || m == -1)
@@ -366,7 +368,7 @@ static int l_program(lua_State *L)
     }
     /* The userdata first, so that the program is freed by __gc whatever
      * error comes next. */
-    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: sc_auto.c's figures */
     memset(lp, 0, sizeof *lp);
     luaL_setmetatable(L, SC_PROGRAM_MT);
     int ud = lua_gettop(L);
@@ -400,7 +402,11 @@ static int l_program(lua_State *L)
         return raise(L, SC_ERR_ARG, "program: 'rule' must be a string");
     } else {
         lua_pop(L, 1);
-        if (lua_getfield(L, 1, "block") != LUA_TNIL) {
+        int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has_auto) {
+            sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
+        } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
             set_block(L, 1, pg, (int)S);
         } else {
@@ -670,6 +676,8 @@ static const luaL_Reg module_funcs[] = {
     {"rules", l_rules},
     {"_raise", l_raise},
     {"_chunk", l_chunk},
+    {"_autoinfo", sc_lua_autoinfo},
+    {"_errcode", sc_lua_errcode},
     {NULL, NULL},
 };
 
