@@ -412,10 +412,10 @@ enum { B_LIST, B_ZBH, B_V };
 
 static void describe(search *se, int kind, const sc_agreedy *g, const int *x)
 {
-    static const char *const names[] = {" warm=", " pairs=", " wlag=", " blag="};
+    static const char *const names[] = {" warm=", " pairs=", " wlag=", " blag=", " catch=", " coolwlag="};
     char *s = se->res->search_choice;
     size_t len = sizeof se->res->search_choice;
-    int P = se->c.P, nk = kind == B_V ? 4 : 2, n;
+    int P = se->c.P, nk = kind == B_V ? 6 : 2, n;
     if (kind == B_LIST)
         n = snprintf(s, len, "list: wfill=%d bwait=%d fnew=%d", g->wfill, g->bwait, g->fnew);
     else
@@ -445,7 +445,7 @@ static void walk(search *se, int kind, const sc_agreedy *pol, int *x, int *trial
 {
     sc_agreedy g = pol ? *pol : (sc_agreedy){0, 0, 0, NULL, NULL};
     sc_actx *c = &se->c;
-    int P = c->P, nk = kind == B_V ? 4 : 2, stall = 0, limit = 6 * P + 24;
+    int P = c->P, nk = kind == B_V ? 6 : 2, stall = 0, limit = 6 * P + 24;
     size_t bytes = (size_t)nk * (size_t)P * sizeof(int);
     g.warm = trial;
     g.wlag = trial + P;
@@ -525,19 +525,41 @@ static void family(search *se, int kind, int *x, int *trial)
     walk(se, kind, NULL, x, trial);
 }
 
-/* The list scheduler's policies without caps, then walks from the best two
+/* Walks over the ZB-H family (one stage per device) or the V family; then
+ * the list scheduler's policies without caps, and walks from the best two
  * policies: once from their own maxima (no cap in effect), once with W
  * delayed as in ZB-H1 (wlag = d). */
 static int improve(search *se)
 {
     sc_actx *c = &se->c;
     int P = c->P, chunks = multi_chunk(c->pg), npol = 0;
-    int *buf = malloc(12 * (size_t)P * sizeof(int));
+    int *buf = malloc(16 * (size_t)P * sizeof(int));
     if (!buf)
         return -1;
-    int *x = buf, *trial = buf + 4 * P, *start = buf + 8 * P; /* start: 2 x 2P */
+    int *x = buf, *trial = buf + 6 * P, *start = buf + 12 * P; /* start: 2 x 2P */
     sc_agreedy pol[2] = {{0, 0, 0, NULL, NULL}, {0, 0, 0, NULL, NULL}};
     cand top[2] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
+    /* the families first (their candidates are cheap to build and the most
+     * regular): ZB-H from ZB-H2 and from ZB-H1, fitted to the limit */
+    for (int k = 0; k < 2 && is_loop1(c->pg) && !must_stop(se); k++) {
+        for (int d = 0; d < P; d++) {
+            x[d] = k ? P - d : 2 * (P - d) - 1;
+            x[P + d] = k ? d : 2 * d;
+        }
+        family(se, B_ZBH, x, trial);
+    }
+    /* the V family, from a short and a long warm-up */
+    for (int k = 0; k < 2 && is_v(c->pg) && !must_stop(se); k++) {
+        for (int d = 0; d < P; d++) { /* k = 0: ZB-V's pattern */
+            x[d] = k ? P - d : 2 * (P - d) - 1;
+            x[P + d] = d;
+            x[2 * P + d] = k ? P : 0;
+            x[3 * P + d] = k ? (2 * P - 1 - 2 * d) / 3 : 0;
+            x[4 * P + d] = k ? 0 : P - d;
+            x[5 * P + d] = k ? P : 2 * P;
+        }
+        family(se, B_V, x, trial);
+    }
     for (int f = 0; f < 12 && !must_stop(se); f++) {
         sc_agreedy g = {.wfill = f % 3, .bwait = (f / 3) & 1, .fnew = f / 6};
         double mk, span;
@@ -566,24 +588,6 @@ static int improve(search *se)
             for (int d = 0; d < P; d++)
                 x[P + d] = d;
         walk(se, B_LIST, &pol[k / 2], x, trial);
-    }
-    /* the ZB-H family from ZB-H1 and from ZB-H2 */
-    for (int k = 0; k < 2 && is_loop1(c->pg) && !must_stop(se); k++) {
-        for (int d = 0; d < P; d++) {
-            x[d] = k ? 2 * (P - d) - 1 : P - d;
-            x[P + d] = k ? 2 * d : d;
-        }
-        family(se, B_ZBH, x, trial);
-    }
-    /* the V family, from a short and a long warm-up */
-    for (int k = 0; k < 2 && is_v(c->pg) && !must_stop(se); k++) {
-        for (int d = 0; d < P; d++) {
-            x[d] = k ? 2 * (P - d) - 1 : P - d;
-            x[P + d] = d;
-            x[2 * P + d] = k ? 2 * P : P;
-            x[3 * P + d] = (2 * P - 1 - 2 * d) / 3;
-        }
-        family(se, B_V, x, trial);
     }
     free(buf);
     return 0;
@@ -626,6 +630,18 @@ static int shift(sc_instr *v, size_t lo, size_t hi, size_t k, long r)
         v[k + (size_t)r] = x;
     }
     return 1;
+}
+
+/* Ends the description with " +moves" (once, within its size). */
+static void mark_moves(char *s, size_t size)
+{
+    static const char tag[] = " +moves";
+    size_t n = strlen(s), t = sizeof tag - 1;
+    if (n >= t && strcmp(s + n - t, tag) == 0)
+        return;
+    if (n + t >= size)
+        n = size - t - 1;
+    memcpy(s + n, tag, t + 1);
 }
 
 /* Polishes se->best by moving single passes within their device's order
@@ -671,9 +687,7 @@ static void polish(search *se)
         if (better(mk, span, &se->best)) {
             memcpy(se->best.ord, v, c->N * sizeof *v);
             se->best.mk = mk, se->best.span = span;
-            snprintf(se->res->search_choice + strlen(se->res->search_choice) -
-                         (strstr(se->res->search_choice, " +moves") ? strlen(" +moves") : 0),
-                     sizeof se->res->search_choice, " +moves");
+            mark_moves(se->res->search_choice, sizeof se->res->search_choice);
         }
     }
 }

@@ -449,10 +449,12 @@ int sc_auto_family(sc_actx *c, const int *x, sc_instr *ord)
 /* ---- the V family ------------------------------------------------------
  * Two stages per device (the V placement): c0 = stage d on the way down,
  * c1 = stage 2P-1-d on the way back. Device d runs x[d] F of c0, then
- * x[P+d] pairs (F c1, F c0), then repeats (F c1, B c1, F c0, B c0) while
+ * x[P+d] pairs (F c1, F c0), then x[4P+d] times (F c1, B c1) (c1 catches
+ * up, as in ZB-V), then repeats (F c0, B c0, F c1, B c1) while
  * forwards remain, B c0 only once more than x[3P+d] B of c1 are ahead of
  * it (the gradient of c1 takes a round trip to come back to c0), then the
- * backwards; after each B, the W beyond a lag of x[2P+d] waiting. A pass whose local dependency is not yet placed, or
+ * backwards; after each B, the W beyond a lag of x[2P+d] waiting (x[5P+d]
+ * once the forwards are done). A pass whose local dependency is not yet placed, or
  * whose kind is exhausted, is skipped. Always returns 0; a cycle across
  * devices is found by the timing. */
 typedef struct vf {
@@ -505,21 +507,27 @@ int sc_auto_vfamily(sc_actx *c, const int *x, sc_instr *ord)
             vf_put(&f, SC_OP_F, 1);
             vf_put(&f, SC_OP_F, 0);
         }
-        while (f.n[SC_OP_F][0] < m || f.n[SC_OP_F][1] < m) {
-            int any = vf_put(&f, SC_OP_F, 1);
+        for (int i = 0; i < x[4 * P + d]; i++) {
+            vf_put(&f, SC_OP_F, 1);
             if (vf_put(&f, SC_OP_B, 1))
-                any = 1, vf_wlag(&f, lag);
-            any |= vf_put(&f, SC_OP_F, 0);
+                vf_wlag(&f, lag);
+        }
+        while (f.n[SC_OP_F][0] < m || f.n[SC_OP_F][1] < m) {
+            int any = vf_put(&f, SC_OP_F, 0);
             if (f.n[SC_OP_B][1] - f.n[SC_OP_B][0] > x[3 * P + d] && vf_put(&f, SC_OP_B, 0))
+                any = 1, vf_wlag(&f, lag);
+            any |= vf_put(&f, SC_OP_F, 1);
+            if (vf_put(&f, SC_OP_B, 1))
                 any = 1, vf_wlag(&f, lag);
             if (!any && !vf_put(&f, SC_OP_B, 0))
                 break;
         }
+        lag = x[5 * P + d]; /* the cool-down's own W delay */
         while (f.n[SC_OP_B][0] < m || f.n[SC_OP_B][1] < m) {
             int any = 0;
-            if (vf_put(&f, SC_OP_B, 1))
-                any = 1, vf_wlag(&f, lag);
             if (vf_put(&f, SC_OP_B, 0))
+                any = 1, vf_wlag(&f, lag);
+            if (vf_put(&f, SC_OP_B, 1))
                 any = 1, vf_wlag(&f, lag);
             if (!any)
                 break;

@@ -63,7 +63,9 @@ int sc_auto_family(sc_actx *c, const int *x, sc_instr *ord);
 
 /* The V family (two stages per device, V placement): x[d] warm-up F of the
  * first chunk, x[P+d] pairs of F, W delayed beyond x[2P+d] waiting, B of
- * the first chunk held back until x[3P+d] B of the second are ahead. 0, or
+ * the first chunk held back until x[3P+d] B of the second are ahead,
+ * x[4P+d] (F, B) of the second chunk before the steady state, W delay
+ * x[5P+d] in the cool-down. 0, or
  * -1 when the pattern left a pass out. */
 int sc_auto_vfamily(sc_actx *c, const int *x, sc_instr *ord);
 
