@@ -81,9 +81,10 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_auto
 	$(BUILD)/bench_interp
 	sh bench/bench_cli.sh
+	$(BUILD)/bench_auto
 
 echo:
 	@echo "CC       = $(CC)"

@@ -6,7 +6,8 @@
  * Prints figures, not pass/fail. For each case: the heuristic alone
  * (time_limit 0: 8 combinations, each lowered and simulated), then the
  * heuristic and the search under a time limit; wall time (CLOCK_MONOTONIC,
- * best of 3 for the heuristic), simulated bubble rates, who won.
+ * best of 3 for the heuristic), simulated bubble rates (and, as "flow", the
+ * bubble of the same orders in the dataflow timing), who won.
  *
  *   build/bench_auto            all cases
  *   build/bench_auto quick      small cases only
@@ -87,11 +88,13 @@ static void run(const bcase *b)
     }
     double ts = now_s() - t0;
     sc_prog_free(pg);
-    printf("p=%-3d %s m=%-4d %-9s wk=%.1f mem=%-4g | heuristic %7.3f s bubble %6.2f%% | "
-           "limit %4.1f s: %7.3f s bubble %6.2f%% (%s, %ld evals%s) | zb-h1 %6.2f%% 1f1b %6.2f%%\n",
+    printf("p=%-3d %s m=%-4d %-9s wk=%.1f mem=%-4g | heuristic %6.3f s bubble %6.2f%% (flow %5.2f%%) | "
+           "limit %3.1f s: %6.3f s bubble %6.2f%% (flow %5.2f%%, %s, %ld evals%s) | zb-h1 %6.2f%% "
+           "1f1b %6.2f%%\n",
            b->p, b->v == 2 ? "v   " : "loop", b->m, b->tf == 1 ? "unit" : "realistic", b->wk,
-           b->mem, th, 100 * h.bubble_rate, b->tl, ts, 100 * r.bubble_rate, r.method, r.evals,
-           r.timed_out ? ", cut" : "", 100 * rule_bubble(b, "zb-h1"), 100 * rule_bubble(b, "1f1b"));
+           b->mem, th, 100 * h.bubble_rate, 100 * h.flow_bubble, b->tl, ts, 100 * r.bubble_rate,
+           100 * r.flow_bubble, r.method, r.evals, r.timed_out ? ", cut" : "",
+           100 * rule_bubble(b, "zb-h1"), 100 * rule_bubble(b, "1f1b"));
     fflush(stdout);
 }
 
