@@ -333,8 +333,11 @@ static int must_stop(search *se)
     double t = now_s();
     if (se->o->progress && t - se->last_report >= 0.05) {
         se->last_report = t;
+        const cand *b = se->heur.ok ? &se->heur : NULL; /* the better of the two */
+        if (se->best.ok && (!b || !better(b->mk, b->span, &se->best)))
+            b = &se->best;
         se->o->progress(se->o->progress_ctx, t - se->t0, se->o->time_limit,
-                        se->best.ok ? se->best.mk : -1);
+                        b && b->span > 0 ? 1 - se->lb / b->span : -1);
     }
     if (t >= se->deadline) {
         se->res->timed_out = 1;

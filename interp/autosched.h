@@ -64,7 +64,8 @@ typedef struct sc_auto_opts {
     int max_evals;         /* candidates the search may time; 0: a default */
     int objective;         /* SC_AUTO_SIM (default) or SC_AUTO_FLOW, below */
     /* Called about every 50 ms while searching (may be NULL): seconds so
-     * far, the time limit, the best makespan so far (dataflow timing). */
+     * far, the time limit, the bubble rate of the best candidate so far
+     * (by the objective; -1: none yet). */
     void (*progress)(void *ctx, double elapsed, double limit, double best);
     void *progress_ctx;
 } sc_auto_opts;

@@ -58,8 +58,8 @@ static void progress(void *ctx, double elapsed, double limit, double best)
         return;
     static const char full[] = "##############################";
     int w = (int)sizeof full - 1, k = limit > 0 ? (int)(w * fmin(1.0, elapsed / limit)) : w;
-    fprintf(stderr, "\rautoschedule [%.*s%*s] %.1f/%.1f s, best makespan %.6g ", k, full, w - k,
-            "", elapsed, limit, best);
+    fprintf(stderr, "\rautoschedule [%.*s%*s] %.1f/%.1f s, best bubble %.2f%% ", k, full, w - k,
+            "", elapsed, limit, 100 * best);
     fflush(stderr);
     b->shown = 1;
 }
