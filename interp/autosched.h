@@ -15,16 +15,24 @@
  *      exceed the limit, W in the gaps before the next arrival, F skipped when
  *      it would delay a B), its three choices tried in all 8 combinations.
  *      With other placements the paper's greedy does not apply; the heuristic
- *      is then the list scheduler below with its 8 default combinations.
- *   2. search: a list scheduler (each device, at each moment, runs a ready
- *      B, else an F that fits in memory, else a W by a W policy, else waits)
- *      under per-device warm-up caps; its policies are tried, then the caps
- *      are improved by a seeded local search, each candidate timed by the
- *      dataflow timing of its orders. It stops at a local optimum, at the
- *      lower bound, after max_evals candidates, or at the time limit.
- *   3. both winners are lowered, verified and simulated; the one with the
- *      smaller simulated makespan is kept (the heuristic on a tie), so the
- *      result is never worse than the heuristic.
+ *      is then the list scheduler below with 8 policies.
+ *   2. search, while time is left: seeded local walks over parametric
+ *      families (the ZB-H family: per-device warm-up F and W delay, from
+ *      ZB-H2 and ZB-H1 fitted to the limit; on the V placement a family
+ *      with ZB-V's pattern), then over a list scheduler (each device, at
+ *      each moment, runs a ready B, else an F that fits in memory and under
+ *      its warm-up cap, else a W by its W policy) with per-device caps;
+ *      last, single passes moved within their device's order. Walks stop
+ *      after a run without gain; the search stops at the lower bound,
+ *      after max_evals candidates, or at the time limit.
+ *   3. both winners are lowered, verified and simulated; the search's is
+ *      kept only when it is better by the objective (bubble rate, then
+ *      makespan), so the result is never worse than the heuristic.
+ *
+ * Candidates are judged by the objective: SC_AUTO_SIM (default) lowers and
+ * simulates each one (the figures sc_simulate reports); SC_AUTO_FLOW times
+ * it by the dataflow timing, where a transfer delays only its consumer (the
+ * papers' model, 10-50x cheaper).
  *
  * Guarantees: the returned program passes sc_check, and in sc_simulate every
  * device's peak memory is at most `mem` (+1e-9). A limit below what one
@@ -60,7 +68,8 @@ enum { SC_AUTO_SIM = 0, SC_AUTO_FLOW = 1 };
 typedef struct sc_auto_opts {
     double mem;            /* memory limit per device, in units (> 0) */
     unsigned long long seed;
-    double time_limit;     /* seconds for the whole call; <= 0: heuristic only */
+    double time_limit;     /* seconds after which the search stops (the heuristic
+                            * always completes); <= 0: the heuristic only */
     int max_evals;         /* candidates the search may time; 0: a default */
     int objective;         /* SC_AUTO_SIM (default) or SC_AUTO_FLOW, below */
     /* Called about every 50 ms while searching (may be NULL): seconds so

@@ -56,6 +56,12 @@ end
 local q = sc.load("zb-auto", {p = 4, m = 8, mem = 6, last = 1.4, w_keep = 0.5})
 T.ok(q:sim().peak_memory_max <= 6 + 1e-9, "zb-auto mem = 6")
 
+-- The example that chooses at run time keeps its budget.
+for _, mem in ipairs({4, 8}) do
+  local e = sc.load("examples/choose_schedule.lua", {mem = mem, m = 8})
+  T.ok(e:valid() and e:sim().peak_memory_max <= mem, "choose_schedule mem=" .. mem)
+end
+
 -- Errors carry the caller's line and the exit code of an invalid argument.
 T.fails(function() sc.autoschedule{p = 4, m = 8, mem = 0.5} end,
   "mem = 0.5 units is below the 1 units one microbatch needs", "mem too small")
