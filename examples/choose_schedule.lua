@@ -8,6 +8,7 @@ local P = sc.params {
   {"m", 24, "microbatches"},
   {"mem", 8.0, "memory budget per device, in units"},
   {"head", 1.4, "cost factor of the last stage (output layer + loss)"},
+  {"report", true, "say on stderr which schedule was chosen"},
 }
 -- measured per-stage times (ms); the last stage is slower
 local tf, tb, tw = {}, {}, {}
@@ -33,5 +34,5 @@ local auto, fig = sc.autoschedule(with {mem = P.mem, seed = 1, time_limit = 0.5}
 consider("zb-auto (" .. fig.method .. ")", auto)
 consider("zb-h1", sc.program(with {rule = "zb-h1"}))
 consider("1f1b", sc.program(with {rule = "1f1b"}))
-io.stderr:write(("choose_schedule: %s, makespan %.6g ms\n"):format(why, best:sim().makespan))
+if P.report then io.stderr:write(("choose_schedule: %s, makespan %.6g ms\n"):format(why, best:sim().makespan)) end
 return best

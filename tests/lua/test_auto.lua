@@ -58,7 +58,7 @@ T.ok(q:sim().peak_memory_max <= 6 + 1e-9, "zb-auto mem = 6")
 
 -- The example that chooses at run time keeps its budget.
 for _, mem in ipairs({4, 8}) do
-  local e = sc.load("examples/choose_schedule.lua", {mem = mem, m = 8})
+  local e = sc.load("examples/choose_schedule.lua", {mem = mem, m = 8, report = false})
   T.ok(e:valid() and e:sim().peak_memory_max <= mem, "choose_schedule mem=" .. mem)
 end
 
