@@ -34,5 +34,7 @@ local auto, fig = sc.autoschedule(with {mem = P.mem, seed = 1, time_limit = 0.5}
 consider("zb-auto (" .. fig.method .. ")", auto)
 consider("zb-h1", sc.program(with {rule = "zb-h1"}))
 consider("1f1b", sc.program(with {rule = "1f1b"}))
-if P.report then io.stderr:write(("choose_schedule: %s, makespan %.6g ms\n"):format(why, best:sim().makespan)) end
+if P.report then
+  io.stderr:write(("choose_schedule: %s, makespan %.6g ms\n"):format(why, best:sim().makespan))
+end
 return best
