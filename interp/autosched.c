@@ -336,7 +336,7 @@ static int build(search *se, int kind, const sc_agreedy *g, const int *x)
  * a range of devices' numbers, of one block by 1 or 2; a candidate that is
  * no worse is kept (plateaus are crossed); the walk ends after a run of
  * candidates without a strict gain. */
-static void walk(search *se, int kind, const sc_agreedy *pol, int *x, int *trial)
+static cand walk(search *se, int kind, const sc_agreedy *pol, int *x, int *trial)
 {
     sc_agreedy g = pol ? *pol : (sc_agreedy){0, 0, 0, NULL, NULL};
     sc_actx *c = &se->c;
@@ -375,6 +375,7 @@ static void walk(search *se, int kind, const sc_agreedy *pol, int *x, int *trial
             describe(se, kind, &g, trial);
         }
     }
+    return here;
 }
 
 /* Makes a family's start fit the memory limit: on each device over it,
@@ -412,12 +413,36 @@ static void repair(search *se, int kind, int *x)
 static void family(search *se, int kind, int *x, int *trial)
 {
     double mk, span;
+    int P = se->c.P, nk = kind == B_V ? 6 : 2;
+    size_t bytes = (size_t)nk * (size_t)P * sizeof(int);
     repair(se, kind, x);
     if (!build(se, kind, NULL, x) && !timing(se, &mk, &span) && better(mk, span, &se->best)) {
         take(se, &se->best, mk, span);
         describe(se, kind, NULL, x);
     }
-    walk(se, kind, NULL, x, trial);
+    cand at = walk(se, kind, NULL, x, trial);
+    /* iterated local search: kick a few devices' parameters, walk again,
+     * move there when it is better */
+    int *y = malloc(2 * bytes);
+    if (!y)
+        return;
+    for (int kick = 0; kick < 12 && at.ok && !must_stop(se); kick++) {
+        memcpy(y, x, bytes);
+        int n = 1 + (int)(next_rand(se) % (unsigned)(P / 4 + 1));
+        for (int i = 0; i < n; i++) {
+            unsigned long long r = next_rand(se);
+            int d = (int)(r % (unsigned)P), blk = (int)((r >> 20) % (unsigned)nk);
+            int v = y[blk * P + d] + (int)((r >> 30) % 7) - 3;
+            y[blk * P + d] = v < (blk ? 0 : 1) ? (blk ? 0 : 1) : v;
+        }
+        repair(se, kind, y);
+        cand got = walk(se, kind, NULL, y, y + nk * P);
+        if (got.ok && better(got.mk, got.span, &at)) {
+            at = got;
+            memcpy(x, y, bytes);
+        }
+    }
+    free(y);
 }
 
 /* Walks over the ZB-H family (one stage per device) or the V family; then
