@@ -209,6 +209,44 @@ TEST(grid_valid)
     CHECK(cases == 2 * 3 * 3 * 3 * 4);
 }
 
+/* ---- random shapes: any placement (tables too), zero and unequal costs,
+ * units per stage, both objectives: still valid and within the limit ---- */
+static unsigned long long rng_state = 12345;
+static unsigned rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)rng_state;
+}
+
+TEST(random_valid)
+{
+    for (int it = 0; it < 200; it++) {
+        int p = 1 + (int)(rnd() % 5), v = 1 + (int)(rnd() % 2), m = 1 + (int)(rnd() % 7);
+        int kind = (int)(rnd() % 3), S = kind == 2 ? p + (int)(rnd() % (unsigned)(p + 1)) : p * v;
+        sc_prog *pg = sc_prog_new(p, S, m);
+        if (kind == 1 && v == 2)
+            sc_prog_set_placement(pg, SC_PLACE_V, NULL);
+        if (kind == 2) {
+            int t[16];
+            for (int q = 0; q < S; q++)
+                t[q] = q < p ? q : (int)(rnd() % (unsigned)p);
+            CHECK(sc_prog_set_placement(pg, SC_PLACE_TABLE, t) == SC_OK);
+        }
+        for (int q = 0; q < S; q++) {
+            sc_prog_set_cost(pg, q, (rnd() % 4) * 0.5, (rnd() % 4) * 0.5, (rnd() % 4) * 0.5);
+            sc_prog_set_mem(pg, q, (1 + rnd() % 3) * 0.5);
+        }
+        sc_prog_set_comm(pg, (rnd() % 3) * 0.25);
+        sc_prog_set_w_keep(pg, (rnd() % 3) * 0.5);
+        double mem = sc_auto_min_mem(pg) + (rnd() % 5) * 0.5;
+        sc_auto_result r;
+        autofill(pg, mem, (rnd() % 2) * 0.5, 30, (int)(rnd() % 2), &r);
+        sc_prog_free(pg);
+    }
+}
+
 /* ---- the V placement -------------------------------------------------------
  * Unit costs, mem = p: better than ZB-H1 (same memory); realistic costs:
  * better than 1F1B. */
@@ -287,6 +325,7 @@ int main(void)
     RUN(realistic_p8);
     RUN(unequal_costs_beat_1f1b);
     RUN(grid_valid);
+    RUN(random_valid);
     RUN(v_placement);
     RUN(deterministic);
     RUN(errors);
