@@ -88,7 +88,8 @@ static void run(const bcase *b)
     }
     double ts = now_s() - t0;
     sc_prog_free(pg);
-    printf("p=%-3d %s m=%-4d %-9s wk=%.1f mem=%-4g | heuristic %6.3f s bubble %6.2f%% (flow %5.2f%%) | "
+    printf("p=%-3d %s m=%-4d %-9s wk=%.1f mem=%-4g | "
+           "heuristic %6.3f s bubble %6.2f%% (flow %5.2f%%) | "
            "limit %3.1f s: %6.3f s bubble %6.2f%% (flow %5.2f%%, %s, %ld evals%s) | zb-h1 %6.2f%% "
            "1f1b %6.2f%%\n",
            b->p, b->v == 2 ? "v   " : "loop", b->m, b->tf == 1 ? "unit" : "realistic", b->wk,

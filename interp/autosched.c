@@ -64,8 +64,8 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->stack = malloc(uP * sizeof(int));
     c->queued = malloc(uP * sizeof(int));
     c->maxw = malloc(2 * uP * sizeof(int));
-    if (!c->maxw || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur || !c->pc ||
-        !c->nf || !c->nb || !c->nw || !c->stack || !c->queued)
+    if (!c->maxw || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur ||
+        !c->pc || !c->nf || !c->nb || !c->nw || !c->stack || !c->queued)
         return -1;
     c->off[0] = 0;
     for (int d = 0; d < P; d++)
@@ -307,7 +307,8 @@ enum { B_LIST, B_ZBH, B_V };
 
 static void describe(search *se, int kind, const sc_agreedy *g, const int *x)
 {
-    static const char *const names[] = {" warm=", " pairs=", " wlag=", " blag=", " catch=", " coolwlag="};
+    static const char *const names[] = {" warm=",  " pairs=", " wlag=",
+                                        " blag=",  " catch=", " coolwlag="};
     char *s = se->res->search_choice;
     size_t len = sizeof se->res->search_choice;
     int P = se->c.P, nk = kind == B_V ? 6 : 2, n;

@@ -310,7 +310,8 @@ static void place(ls *l, int d, int op, int s, double t)
     } else {
         c->nw[s]++;
     }
-    l->ord[c->off[d] + c->pc[d]++] = (sc_instr){.op = (uint8_t)op, .stage = s, .mb = mb, .peer = -1};
+    l->ord[c->off[d] + c->pc[d]++] =
+        (sc_instr){.op = (uint8_t)op, .stage = s, .mb = mb, .peer = -1};
     l->done++;
 }
 

@@ -76,7 +76,8 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     lua_getfield(L, t, "auto");
     int a = lua_gettop(L);
     if (!lua_istable(L, a))
-        fail(L, SC_ERR_ARG, "program: 'auto' must be a table {mem = units, seed = n, time_limit = s}");
+        fail(L, SC_ERR_ARG,
+             "program: 'auto' must be a table {mem = units, seed = n, time_limit = s}");
     sc_auto_opts o = {0};
     bar b = {0};
     if (lua_getfield(L, a, "mem") == LUA_TNIL)

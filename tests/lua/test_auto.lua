@@ -24,7 +24,8 @@ local slow = {1, 1, 1, 1.4}
 local p2, f2 = sc.autoschedule{p = 4, m = 12, tf = slow, tb = slow, tw = slow, mem = 4,
                                time_limit = 1, max_evals = 100}
 local one = sc.program{p = 4, m = 12, tf = slow, tb = slow, tw = slow, rule = "1f1b"}:sim()
-T.ok(f2.makespan < one.makespan, ("slow last stage: %g < 1f1b %g"):format(f2.makespan, one.makespan))
+T.ok(f2.makespan < one.makespan,
+  ("slow last stage: %g < 1f1b %g"):format(f2.makespan, one.makespan))
 T.ok(p2:valid(), "slow last stage verifies")
 
 -- `units`: the activation of each stage (sc.program's mem).
@@ -70,7 +71,8 @@ T.fails(function() sc.autoschedule{p = 4, m = 8, mem = 4, objective = "x"} end,
   "'objective' must be \"sim\" or \"flow\"", "bad objective")
 T.fails(function() sc.program{p = 2, m = 2, auto = 3} end, "'auto' must be a table", "auto type")
 local ok, err = pcall(function() sc.autoschedule{p = 4, m = 8, mem = 0.5} end)
-T.ok(not ok and err:find("test_auto.lua:%d+: ") ~= nil, "error at the caller's line: " .. tostring(err))
+T.ok(not ok and err:find("test_auto.lua:%d+: ") ~= nil,
+  "error at the caller's line: " .. tostring(err))
 T.eq(sc._errcode(err), 3, "exit code 3")
 
 os.exit(T.done("auto"))
