@@ -158,7 +158,7 @@ static void take(search *se, cand *into, double mk, double span)
     into->ok = 1;
 }
 
-/* Times se->tmp: 0 with its figures, or -1 (invalid or over the limit). */
+/* Replaces pg's orders by the candidate's. */
 static sc_status install(sc_prog *pg, const sc_actx *c, const sc_instr *ord)
 {
     sc_status st = SC_OK;
@@ -235,7 +235,9 @@ static int must_stop(search *se)
         se->res->timed_out = 1;
         se->stopped = 1;
     }
-    if (se->res->evals >= se->max_evals || (se->best.ok && se->best.span <= se->lb * (1 + 1e-12)))
+    double lb = se->lb * (1 + 1e-12); /* no bubble left to remove */
+    if (se->res->evals >= se->max_evals || (se->best.ok && se->best.span <= lb) ||
+        (se->heur.ok && se->heur.span <= lb))
         se->stopped = 1;
     return se->stopped;
 }
@@ -469,7 +471,8 @@ static int improve(search *se)
         }
         family(se, B_ZBH, x, trial);
     }
-    /* the V family, from a short and a long warm-up */
+    /* the V family: from ZB-V's pattern, and from a shorter warm-up with the
+     * first chunk's B held back */
     for (int k = 0; k < 2 && is_v(c->pg) && !must_stop(se); k++) {
         for (int d = 0; d < P; d++) { /* k = 0: ZB-V's pattern */
             x[d] = k ? P - d : 2 * (P - d) - 1;
