@@ -115,11 +115,12 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
+	$(BUILD)/bench_auto
 
 echo:
 	@echo "CC       = $(CC)"

@@ -10,6 +10,8 @@
  *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
  *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
  *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]   (cmd_run.c)
+ *   (check, sim, show also take --time-limit SECONDS: the automatic
+ *   scheduler's search time, overriding the recipe's time_limit)
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
@@ -27,6 +29,7 @@
 #include "cmd_run.h"
 #include "render.h"
 #include "repl.h"
+#include "sc_auto.h"
 #include "sc_lua.h"
 
 #define EXIT_USAGE 2
@@ -43,6 +46,7 @@ static const char usage_text[] =
     "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
     "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]\n"
+    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
     "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
 
 static int fail(int code, const char *msg)
@@ -86,6 +90,15 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->dump = 0;
         } else if (strcmp(a, "--dump") == 0) {
             o->dump = 1;
+        } else if (strcmp(a, "--time-limit") == 0) {
+            char *end = NULL;
+            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
+            if (!end || *end || !(tl >= 0) || tl > 1e9)
+                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
+            lua_getglobal(L, "sc"); /* read by sc_auto.c */
+            lua_pushnumber(L, tl);
+            lua_setfield(L, -2, "_time_limit");
+            lua_pop(L, 1);
         } else if (strcmp(a, "--width") == 0) {
             o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
             if (o->width < 10)
@@ -193,7 +206,46 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-static int cmd_program(opts *o, sc_lprog *lp)
+/* The figures of an automatic schedule (the table at info, 0: none). */
+static void print_auto(lua_State *L, int info, int json)
+{
+    static const char *const keys[] = {"makespan", "bubble_rate", "flow_bubble_rate", "seconds"};
+    if (!info)
+        return;
+    lua_getfield(L, info, "method");
+    lua_getfield(L, info, "heuristic");
+    int h = lua_gettop(L);
+    if (json) {
+        printf(", \"auto\": {\"method\": ");
+        json_string(lua_tostring(L, h - 1));
+        for (int k = 0; k < 4; k++) {
+            lua_getfield(L, info, keys[k]);
+            printf(", \"%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+        for (int k = 0; k < 3 && lua_istable(L, h); k++) {
+            lua_getfield(L, h, keys[k]);
+            printf(", \"heuristic_%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+        printf("}");
+    } else {
+        printf("schedule      %s won", lua_tostring(L, h - 1));
+        if (lua_istable(L, h)) {
+            lua_getfield(L, h, "bubble_rate");
+            lua_getfield(L, h, "makespan");
+            printf(" (heuristic: bubble %.4f%%, makespan %.6g)", 100 * lua_tonumber(L, -2),
+                   lua_tonumber(L, -1));
+            lua_pop(L, 2);
+        }
+        lua_getfield(L, info, "seconds");
+        printf(" in %.3g s\n", lua_tonumber(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+}
+
+static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
     if (strcmp(o->cmd, "export") == 0)
@@ -253,6 +305,7 @@ static int cmd_program(opts *o, sc_lprog *lp)
         print_json_array(sim->peak_mem, P);
         printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
         print_json_array(sim->busy, P);
+        print_auto(L, info, 1);
         printf("}\n");
         return 0;
     }
@@ -261,6 +314,7 @@ static int cmd_program(opts *o, sc_lprog *lp)
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
     printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
            sim->makespan, 100 * sim->bubble_rate, peak);
+    print_auto(L, info, 0);
     printf("device   busy        start       end         peak\n");
     for (int d = 0; d < P; d++)
         printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
@@ -283,7 +337,11 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (evaluate(L, o.recipe, t, 0) != LUA_OK)
         return lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
-    return cmd_program(&o, lp);
+    lua_pushcfunction(L, sc_lua_autoinfo);
+    lua_pushvalue(L, -4);
+    lua_call(L, 1, 1);
+    int info = lua_istable(L, -1) ? lua_gettop(L) : 0;
+    return cmd_program(L, &o, lp, info);
 }
 
 static int traceback(lua_State *L)
@@ -336,6 +394,10 @@ int main(int argc, char **argv)
     if (!L)
         return fail(4, "cannot create a Lua state (out of memory)");
     sc_lua_setup(L);
+    lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
+    lua_pushboolean(L, isatty(STDERR_FILENO));
+    lua_setfield(L, -2, "_progress");
+    lua_pop(L, 1);
     int rc;
     if (argc < 2) {
         if (isatty(STDIN_FILENO))

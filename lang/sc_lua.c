@@ -15,6 +15,7 @@
 
 #include "render.h"
 #include "rules.h"
+#include "sc_auto.h"
 #include "text.h"
 #include "verify.h"
 
@@ -362,18 +363,19 @@ static int l_program(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     int nsrc = 0;
-    static const char *const sources[] = {"order", "rule", "block"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const sources[] = {"order", "rule", "block", "auto"};
+    for (int i = 0; i < 4; i++) {
         nsrc += lua_getfield(L, 1, sources[i]) != LUA_TNIL;
         lua_pop(L, 1);
     }
     if (nsrc != 1)
-        return raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block'");
+        return raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block' "
+                                    "(or 'auto', the automatic scheduler)");
     lua_Integer P, S, m;
     sc_lua_shape_sizes(L, 1, -1, &P, &S, &m);
     /* The userdata first, so that the program is freed by __gc whatever
      * error comes next. */
-    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: sc_auto.c's figures */
     memset(lp, 0, sizeof *lp);
     luaL_setmetatable(L, SC_PROGRAM_MT);
     int ud = lua_gettop(L);
@@ -390,7 +392,11 @@ static int l_program(lua_State *L)
         return raise(L, SC_ERR_ARG, "program: 'rule' must be a string");
     } else {
         lua_pop(L, 1);
-        if (lua_getfield(L, 1, "block") != LUA_TNIL) {
+        int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has_auto) {
+            sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
+        } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
             sc_lua_fill_block(L, 1, pg);
         } else {
@@ -686,6 +692,8 @@ static const luaL_Reg module_funcs[] = {
     {"rules", l_rules},
     {"_raise", l_raise},
     {"_chunk", l_chunk},
+    {"_autoinfo", sc_lua_autoinfo},
+    {"_errcode", sc_lua_errcode},
     {NULL, NULL},
 };
 

@@ -175,3 +175,28 @@ end
 function sc.load(recipe, overrides)
   return (sc._evaluate(recipe, overrides, false))
 end
+
+-- sc.autoschedule{ p, m, [v, stages, placement], tf, tb, tw, tcomm, w_keep,
+--   [units], mem, [seed, time_limit, objective, max_evals] } -> program, figures
+-- The automatic scheduler (SPEC.md §5.6): the fields of sc.program, with
+-- `mem` the memory limit in units per device and `units` the activation
+-- units per microbatch, as in sc.program.
+local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
+function sc.autoschedule(t)
+  if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
+  local info = debug.getinfo(2, "Sl")
+  local where = info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+  local spec, auto = {}, {where = where}
+  for k, v in pairs(t) do
+    if AUTO[k] then auto[k] = v elseif k ~= "units" then spec[k] = v end
+  end
+  spec.units, spec.auto = t.units, auto
+  local ok, prog = pcall(sc.program, spec)
+  if not ok then -- point at the caller, keep the exit code
+    local code = sc._errcode(prog)
+    local msg = tostring(prog):gsub("^stdlib/_prelude%.lua:%d+: ", "")
+    if code == 0 then error(where .. msg, 0) end
+    sc._raise(code, where .. msg)
+  end
+  return prog, sc._autoinfo(prog)
+end

@@ -107,5 +107,12 @@ expect 0 "1	7	7" -- $SC "$tmp/s.lua" 7
 # Stdin as a script when not a TTY.
 expect 0 "Program(4 devices" -- sh -c "echo 'print(sc.load(\"1f1b\"))' | $SC"
 
+# The automatic scheduler: which schedule won, --time-limit, its errors.
+expect 0 "ok: zb-auto:" -- $SC check zb-auto --time-limit 0
+expect 0 "schedule      heuristic won" -- $SC sim zb-auto --time-limit 0
+expect 0 '"auto": {"method": ' -- $SC sim zbv-auto -D p=2 -D m=4 --json --time-limit 0.1
+expect 2 "--time-limit needs a number of seconds" -- $SC sim zb-auto --time-limit -1
+expect 3 "below the 1 units one microbatch needs" -- $SC sim zb-auto -D mem=0.5
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,28 @@
+-- zb-auto.lua — the Zero Bubble paper's automatic scheduler: one stage per
+-- device, B and W split, the smallest bubble found under a memory limit.
+-- The paper's heuristic first, then a search that keeps it only when it does
+-- better (sc.autoschedule, SPEC.md §5.6). Per-stage costs are lists; `last`
+-- scales the last stage (the loss layer is often slower).
+local P = sc.params {
+  doc = "Zero Bubble automatic schedule under a memory limit (mem units per device)",
+  {"p", 4, "pipeline devices"},
+  {"m", 8, "microbatches"},
+  sc.COSTS,
+  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B)"},
+  {"last", 1.0, "cost factor of the last stage (1.4: 40% slower)"},
+  {"seed", 1, "seed of the search"},
+  {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
+  {"objective", "sim", "judge by the simulator (sim) or the dataflow timing (flow)"},
+}
+local function per_stage(x)
+  local t = {}
+  for s = 1, P.p do t[s] = x end
+  t[P.p] = x * P.last
+  return t
+end
+local prog = sc.autoschedule {
+  p = P.p, m = P.m, tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
+  tcomm = P.tcomm, w_keep = P.w_keep, mem = P.mem > 0 and P.mem or P.p,
+  seed = P.seed, time_limit = P.time_limit, objective = P.objective,
+}
+return prog

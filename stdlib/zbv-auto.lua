@@ -1,0 +1,29 @@
+-- zbv-auto.lua — the automatic scheduler on the V placement: two chunks per
+-- device (device d holds stages d and 2p-1-d), B and W split, the smallest
+-- bubble found under a memory limit (sc.autoschedule, SPEC.md §5.6). Costs
+-- are for a device's whole share: each stage takes half; `last` scales the
+-- last stage (on device 0).
+local P = sc.params {
+  doc = "automatic schedule on the V placement under a memory limit (mem units per device)",
+  {"p", 4, "pipeline devices"},
+  {"m", 8, "microbatches"},
+  sc.COSTS,
+  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B and ZB-V)"},
+  {"last", 1.0, "cost factor of the last stage (1.4: 40% slower)"},
+  {"seed", 1, "seed of the search"},
+  {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
+  {"objective", "sim", "judge by the simulator (sim) or the dataflow timing (flow)"},
+}
+local function per_stage(x)
+  local t = {}
+  for s = 1, 2 * P.p do t[s] = x / 2 end
+  t[2 * P.p] = x / 2 * P.last
+  return t
+end
+local prog = sc.autoschedule {
+  p = P.p, m = P.m, v = 2, placement = "v",
+  tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
+  tcomm = P.tcomm, w_keep = P.w_keep, mem = P.mem > 0 and P.mem or P.p,
+  seed = P.seed, time_limit = P.time_limit, objective = P.objective,
+}
+return prog
