@@ -19,6 +19,10 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
 /* show --svg FILE and/or --trace FILE. */
 int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
 
+/* run --trace FILE: the measured timeline (seconds) beside the simulated
+ * one, scaled to the same span. */
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured);
+
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
 

@@ -38,6 +38,7 @@ typedef struct job {
     sc_prog *pg;
     const sc_sim *sim;
     const char *name;
+    const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
 } job;
 
 static sc_status write_job(FILE *f, const job *j)
@@ -51,8 +52,27 @@ static sc_status write_job(FILE *f, const job *j)
         return sc_json_write(f, j->pg, j->sim, j->name);
     if (strcmp(fm, "svg") == 0)
         return sc_svg_write(f, j->pg, j->sim, j->name);
+    if (j->measured) {
+        /* Simulated times scaled so that both timelines span the same. */
+        double mk = 0, sim_mk = j->sim->makespan;
+        for (int d = 0; d < sc_prog_devices(j->pg); d++)
+            for (size_t k = j->measured->offset[d]; k < j->measured->offset[d + 1]; k++)
+                mk = mk > j->measured->t1[k] ? mk : j->measured->t1[k];
+        sc_timing t[2] = {{j->measured, "measured", 1e6},
+                          {j->sim, "simulated (scaled to the measured step)",
+                           sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
+        return sc_trace_write(f, j->pg, t, 2);
+    }
     sc_timing t = {j->sim, "simulated", 0};
     return sc_trace_write(f, j->pg, &t, 1);
+}
+
+static int write_file(const char *path, const job *j);
+
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured)
+{
+    job j = {"trace", pg, sim, "run", measured};
+    return write_file(path, &j);
 }
 
 /* Writes the job to path ("-" or NULL: stdout) through a temporary file in
@@ -132,7 +152,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    job j = {format, lp->pg, sim, recipe};
+    job j = {format, lp->pg, sim, recipe, NULL};
     return write_file(out, &j);
 }
 
@@ -141,11 +161,11 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe};
+        job j = {"svg", lp->pg, sim, recipe, NULL};
         rc = write_file(svg, &j);
     }
     if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe};
+        job j = {"trace", lp->pg, sim, recipe, NULL};
         rc = write_file(trace, &j);
     }
     return rc;

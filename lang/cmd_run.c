@@ -10,6 +10,7 @@
  * check does not see it.
  */
 #include "cmd_run.h"
+#include "cli.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -212,7 +213,7 @@ static int verdict(const sc_run_result *r)
 
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
-    const char *recipe = NULL, *backend = "cpu";
+    const char *recipe = NULL, *backend = "cpu", *trace = NULL;
     int json = 0, check = 0;
     lua_newtable(L);
     int t = lua_gettop(L);
@@ -230,6 +231,10 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--trace") == 0) {
+            if (i + 1 >= argc)
+                return fail(EXIT_USAGE, "--trace needs a FILE");
+            trace = argv[++i];
         } else if (strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc)
                 return fail(EXIT_USAGE, "--backend needs cpu or cuda");
@@ -285,7 +290,9 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         else
             print_text(recipe, &o, r);
         fflush(stdout);
-        if (check)
+        if (trace)
+            rc = sc_cli_run_trace(trace, lp->pg, r->predicted, r->measured);
+        if (check && !rc)
             rc = verdict(r);
     }
     sc_run_result_free(r);

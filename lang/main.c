@@ -9,7 +9,7 @@
  *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
  *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
  *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
- *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]   (cmd_run.c)
+ *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]   (cmd_run.c)
  *   (check, sim, show also take --time-limit SECONDS: the automatic
  *   scheduler's search time, overriding the recipe's time_limit)
  *
@@ -45,7 +45,7 @@ static const char usage_text[] =
     "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
     "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
-    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json]\n"
+    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
     "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
     "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
 

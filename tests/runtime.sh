@@ -134,5 +134,24 @@ else
   echo "runtime: mpirun missing or stagecraft built without MPI: MPI tests skipped"
 fi
 
+# --trace: the measured timeline beside the simulated one, one slice per
+# compute pass and transfer in each, measured times within the step.
+if $SC run zb-h1 -D p=4 -D m=8 --trace "$tmp/run.json" >/dev/null 2>"$tmp/err" &&
+   $SC export zb-h1 -D p=4 -D m=8 --format json -o "$tmp/prog.json" 2>>"$tmp/err" &&
+   python3 - "$tmp/run.json" "$tmp/prog.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+prog = json.load(open(sys.argv[2]))
+want = sum(1 for st in prog["streams"] for i in st if i["op"] not in ("REDUCE", "OPTIM"))
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert sorted(procs.values()) == ["measured", "simulated (scaled to the measured step)"], procs
+for pid in procs:
+    xs = [e for e in ev if e["ph"] == "X" and e["pid"] == pid]
+    assert len(xs) == want, (procs[pid], len(xs), want)
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in xs)
+PY
+then ok; else bad "run --trace"; cat "$tmp/err" >&2; fi
+expect 2 "cannot write" -- $SC run 1f1b -D p=2 -D m=2 --trace /nonexistent/dir/t.json
+
 echo "runtime: $pass passed, $fail failed"
 [ "$fail" = 0 ]
