@@ -76,13 +76,12 @@ int sc_auto_time(sc_actx *c, const sc_instr *ord, double *makespan, double *span
 
 static inline double sc_auto_cost(const sc_prog *pg, int op, int s)
 {
-    return op == SC_OP_F ? pg->tf[s] : op == SC_OP_B ? pg->tb[s] : pg->tw[s];
+    return sc_op_cost(pg, op, s);
 }
 
 static inline double sc_auto_dmem(const sc_prog *pg, int op, int s)
 {
-    double u = pg->mem[s];
-    return op == SC_OP_F ? u : op == SC_OP_B ? -(1.0 - pg->w_keep) * u : -pg->w_keep * u;
+    return sc_op_mem(pg, op, s);
 }
 
 #endif

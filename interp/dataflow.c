@@ -52,16 +52,6 @@ static int dependency(const flow *f, int d, const sc_instr *in, double *ready, s
     return 1;
 }
 
-static double cost(const sc_prog *pg, const sc_instr *in)
-{
-    switch (in->op) {
-    case SC_OP_F: return pg->tf[in->stage];
-    case SC_OP_B: return pg->tb[in->stage];
-    case SC_OP_W: return pg->tw[in->stage];
-    default: return pg->tb[in->stage] + pg->tw[in->stage];
-    }
-}
-
 static void wake(flow *f, int d)
 {
     if (!f->queued[d]) {
@@ -84,7 +74,7 @@ static void run_device(flow *f, int d)
             if (ready > t)
                 t = ready;
         }
-        double e = t + cost(pg, in);
+        double e = t + sc_op_cost(pg, in->op, in->stage);
         size_t g = f->base[d] + f->pc[d];
         if (f->start) {
             f->start[g] = t;

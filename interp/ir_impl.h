@@ -42,6 +42,43 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);
 
+/* Time of pass op on stage s with the stage's costs (BW: B + W; transfers
+ * and the end-of-step instructions: 0). */
+static inline double sc_op_cost(const sc_prog *pg, int op, int s)
+{
+    switch (op) {
+    case SC_OP_F: return pg->tf[s];
+    case SC_OP_B: return pg->tb[s];
+    case SC_OP_W: return pg->tw[s];
+    case SC_OP_BW: return pg->tb[s] + pg->tw[s];
+    default: return 0;
+    }
+}
+
+static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
+{
+    return sc_op_cost(pg, in->op, in->stage);
+}
+
+/* Memory change of pass op on stage s, in units (SPEC.md §3.3): F adds the
+ * stage's units, B frees (1 - w_keep) of them, W w_keep, BW all. */
+static inline double sc_op_mem(const sc_prog *pg, int op, int s)
+{
+    double u = pg->mem[s];
+    switch (op) {
+    case SC_OP_F: return u;
+    case SC_OP_B: return -(1.0 - pg->w_keep) * u;
+    case SC_OP_W: return -pg->w_keep * u;
+    case SC_OP_BW: return -u;
+    default: return 0;
+    }
+}
+
+static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
+{
+    return sc_op_mem(pg, in->op, in->stage);
+}
+
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
 

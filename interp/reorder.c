@@ -31,27 +31,6 @@ typedef struct ctx {
     size_t *base, *nres; /* [P] */
 } ctx;
 
-static double dur(const sc_prog *pg, const sc_instr *in)
-{
-    switch (in->op) {
-    case SC_OP_F: return pg->tf[in->stage];
-    case SC_OP_B: return pg->tb[in->stage];
-    case SC_OP_W: return pg->tw[in->stage];
-    default: return pg->tb[in->stage] + pg->tw[in->stage];
-    }
-}
-
-static double delta(const sc_prog *pg, const sc_instr *in)
-{
-    double u = pg->mem[in->stage];
-    switch (in->op) {
-    case SC_OP_F: return u;
-    case SC_OP_B: return -(1 - pg->w_keep) * u;
-    case SC_OP_W: return -pg->w_keep * u;
-    default: return -u;
-    }
-}
-
 /* When pass `in` of device d may start as far as its dependency goes;
  * < 0 while that dependency has not run. */
 static double ready(const ctx *c, int d, const sc_instr *in)
@@ -82,13 +61,13 @@ static void run(ctx *c, int d, long k, double at)
 {
     const sc_prog *pg = c->pg;
     const sc_instr *in = &c->it[k];
-    double end = at + dur(pg, in);
+    double end = at + sc_pass_cost(pg, in);
     c->tfree[d] = end;
     if (in->op == SC_OP_F)
         c->endF[SC_SM(pg, in->stage, in->mb)] = end;
     else if (in->op != SC_OP_W)
         c->endB[SC_SM(pg, in->stage, in->mb)] = end;
-    c->mem[d] += delta(pg, in);
+    c->mem[d] += sc_pass_mem(pg, in);
     c->res[c->base[d] + c->nres[d]++] = *in;
     c->ndone++;
     /* Devices whose next step may change: this one, the consumer's. */
@@ -127,15 +106,15 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
         double running = c->mem[d], maxp = c->mem[d];
         long z = c->head[d], found = -1;
         for (long n = 0; n < window; n++) {
-            running += delta(pg, &c->it[z]);
+            running += sc_pass_mem(pg, &c->it[z]);
             if (running > maxp)
                 maxp = running;
             long y = c->nxt[z];
             if (y < 0)
                 break;
             const sc_instr *in = &c->it[y];
-            double dl = delta(pg, in), r;
-            if (dur(pg, in) <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
+            double dl = sc_pass_mem(pg, in), r;
+            if (sc_pass_cost(pg, in) <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
                 r <= c->tfree[d] + EPS && (dl <= 0 || maxp + dl <= cap + EPS)) {
                 c->nxt[z] = c->nxt[y];
                 found = y;
@@ -246,9 +225,9 @@ static void key_defer(ctx *c, int d, const double *cap)
     c->use_w[d] = 0;
     c->key[d] = INFINITY;
     if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
-        c->mem[d] + delta(pg, &c->it[x]) > cap[d] + EPS)
+        c->mem[d] + sc_pass_mem(pg, &c->it[x]) > cap[d] + EPS)
         c->use_w[d] = 1; /* the F must wait for memory */
-    else if (w >= 0 && (x < 0 || r < 0 || r >= c->tfree[d] + dur(pg, &c->it[w]) - EPS))
+    else if (w >= 0 && (x < 0 || r < 0 || r >= c->tfree[d] + sc_pass_cost(pg, &c->it[w]) - EPS))
         c->use_w[d] = 1; /* idle time the W fits in */
     else if (x < 0 || r < 0)
         return;

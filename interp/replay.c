@@ -261,17 +261,6 @@ done:
 
 static double maxd(double a, double b) { return a > b ? a : b; }
 
-static double cost_of(const sc_prog *pg, const sc_instr *in)
-{
-    switch (in->op) {
-    case SC_OP_F: return pg->tf[in->stage];
-    case SC_OP_B: return pg->tb[in->stage];
-    case SC_OP_W: return pg->tw[in->stage];
-    case SC_OP_BW: return pg->tb[in->stage] + pg->tw[in->stage];
-    default: return 0;
-    }
-}
-
 static int running(const replay *r, int e, int g)
 {
     return r->devs[e].head == g && r->devs[e].posted > g;
@@ -353,7 +342,7 @@ static sc_status advance(replay *r, int d)
             if (D->posted > 0)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
-        double end = ready + cost_of(pg, in);
+        double end = ready + sc_pass_cost(pg, in);
         if (r->t0) {
             r->t0[gi] = ready;
             r->t1[gi] = end;

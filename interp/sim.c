@@ -25,19 +25,6 @@ void sc_sim_free(sc_sim *sim)
     free(sim);
 }
 
-/* Memory change of a compute pass, in units. */
-static double mem_delta(const sc_prog *pg, const sc_instr *in)
-{
-    double u = pg->mem[in->stage];
-    switch (in->op) {
-    case SC_OP_F: return u;
-    case SC_OP_B: return -(1.0 - pg->w_keep) * u;
-    case SC_OP_W: return -pg->w_keep * u;
-    case SC_OP_BW: return -u;
-    default: return 0;
-    }
-}
-
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 {
     *out = NULL;
@@ -80,7 +67,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             const sc_instr *in = &sv->v[k];
             size_t g = sim->offset[d] + k;
             if (sc_op_is_compute(in->op)) {
-                cur += mem_delta(pg, in);
+                cur += sc_pass_mem(pg, in);
                 if (cur > peak)
                     peak = cur;
                 double t = sim->t1[g] - sim->t0[g];
