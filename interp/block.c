@@ -160,6 +160,7 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
                 free(ks);
                 return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
             }
+        pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
     }
     free(ks);
     return SC_OK;

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "render.h"
+#include "sandbox.h"
+#include "sc_limits.h"
 #include "sc_lua.h"
 
 #define EXIT_USAGE 2
@@ -34,7 +36,14 @@ static const char usage_text[] =
     "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
     "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
     "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]\n"
-    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
+    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
+    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
+    "FILE.lua, or anywhere after a command):\n"
+    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
+    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
+    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n";
+
+static sc_limits limits = SC_LIMITS_DEFAULT;
 
 static int fail(int code, const char *msg)
 {
@@ -45,6 +54,7 @@ static int fail(int code, const char *msg)
 /* Exit code of the error on the stack top, then prints and pops it. */
 static int lua_fail(lua_State *L)
 {
+    sc_limits_error(L);
     int code = sc_lua_exit_for(L, -1);
     const char *msg = lua_tostring(L, -1);
     code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
@@ -54,7 +64,7 @@ static int lua_fail(lua_State *L)
 
 typedef struct opts {
     const char *cmd, *recipe;
-    int json, dump, width;
+    int json, dump, width, trust;
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -80,6 +90,14 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
             if (o->width < 10)
                 return fail(EXIT_USAGE, "--width needs a number >= 10");
+        } else if (strcmp(a, "--trust") == 0) {
+            o->trust = 1;
+        } else if (strncmp(a, "--max-", 6) == 0) {
+            char msg[128];
+            int used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg);
+            if (used <= 0)
+                return fail(EXIT_USAGE, used ? msg : "unknown option");
+            i += used - 1;
         } else if (a[0] == '-' && a[1]) {
             char msg[128];
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
@@ -252,6 +270,9 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     int rc = parse_args(L, argc, argv, t, &o);
     if (rc)
         return rc;
+    if (o.trust)
+        sc_sandbox_trust(L, 1);
+    sc_limits_arm(L);
     if (strcmp(o.cmd, "list") == 0)
         return cmd_list(L, o.recipe);
     if (!o.recipe)
@@ -299,6 +320,9 @@ static int cmd_script(lua_State *L, int argc, char **argv)
         return fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return lua_fail(L);
+    if (file)
+        sc_sandbox_apply(L, -1, file);
+    sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);
     if (run_chunk(L, argc - 2) != LUA_OK)
@@ -331,7 +355,9 @@ static int repl(lua_State *L)
         int base = lua_gettop(L);
         lua_pushcfunction(L, traceback);
         lua_insert(L, base);
+        sc_limits_arm(L);
         if (lua_pcall(L, 0, LUA_MULTRET, base) != LUA_OK) {
+            sc_limits_error(L);
             fprintf(stderr, "%s\n", lua_tostring(L, -1));
             lua_settop(L, base - 1);
             continue;
@@ -347,11 +373,30 @@ static int repl(lua_State *L)
 
 int main(int argc, char **argv)
 {
-    lua_State *L = luaL_newstate();
+    lua_State *L = sc_limits_newstate(&limits);
     if (!L)
         return fail(4, "cannot create a Lua state (out of memory)");
     sc_lua_setup(L);
-    int rc;
+    /* Options before the command or FILE.lua: the sandbox and the limits. */
+    int k = 1, rc;
+    while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
+        char msg[128];
+        int used = strcmp(argv[k], "--trust") == 0
+                       ? 1
+                       : sc_limits_option(&limits, argc, argv, k, msg, sizeof msg);
+        if (used < 0) {
+            lua_close(L);
+            return fail(EXIT_USAGE, msg);
+        }
+        if (used == 0)
+            break;
+        if (strcmp(argv[k], "--trust") == 0)
+            sc_sandbox_trust(L, 1);
+        k += used;
+    }
+    argv[k - 1] = argv[0];
+    argv += k - 1;
+    argc -= k - 1;
     if (argc < 2) {
         if (isatty(STDIN_FILENO))
             rc = repl(L);

@@ -15,6 +15,7 @@
 #include "block.h"
 #include "render.h"
 #include "rules.h"
+#include "sandbox.h"
 #include "text.h"
 #include "verify.h"
 
@@ -655,6 +656,7 @@ static int l_chunk(lua_State *L)
     }
     if (rc != LUA_OK)
         return throw_code(L, 8);
+    sc_sandbox_apply(L, -1, src ? NULL : r);
     return 1;
 }
 
@@ -699,5 +701,6 @@ void sc_lua_setup(lua_State *L)
     luaL_openlibs(L);
     luaL_requiref(L, "stagecraft", luaopen_stagecraft, 1);
     lua_setglobal(L, "sc");
+    sc_sandbox_init(L);
     sc_lua_clear_status(L);
 }
