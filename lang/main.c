@@ -125,7 +125,13 @@ static int evaluate(lua_State *L, const char *recipe, int t, int listing)
     else
         lua_newtable(L);
     lua_pushboolean(L, listing);
-    return lua_pcall(L, 3, 3, 0);
+    int rc = lua_pcall(L, 3, 3, 0);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
+        lua_pop(L, 3);
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    return rc;
 }
 
 static void print_params(lua_State *L, int decl)
@@ -302,6 +308,10 @@ static int run_chunk(lua_State *L, int nargs)
     lua_insert(L, base);
     int rc = lua_pcall(L, nargs, 0, base);
     lua_remove(L, base);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the script */
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
     return rc;
 }
 

@@ -17,6 +17,8 @@
  * error, its message and a traceback can still be built. */
 #define SLACK ((size_t)1 << 20)
 
+static void hook(lua_State *L, lua_Debug *ar);
+
 /* Lua's allocator contract: nsize == 0 frees; a shrink never fails. When
  * ptr is NULL, osize holds a type tag, not a size. A refused growth makes
  * Lua collect garbage and ask once more: a second refusal of the same size
@@ -34,8 +36,11 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (nsize > osize && lim->max_mem) {
         size_t cap = lim->max_mem + (lim->hit ? SLACK : 0), grow = nsize - osize;
         if (lim->used > cap || grow > cap - lim->used) {
-            if (lim->refused == nsize && !lim->hit)
+            if (lim->refused == nsize && !lim->hit) {
                 lim->hit = SC_LIMIT_MEM;
+                if (lim->L) /* the next instruction raises (see hook) */
+                    lua_sethook(lim->L, hook, LUA_MASKCOUNT, 1);
+            }
             lim->refused = nsize;
             lim->refusals++;
             return NULL;
@@ -52,7 +57,9 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 lua_State *sc_limits_newstate(sc_limits *lim)
 {
     lim->used = 0;
-    return lua_newstate(counting_alloc, lim);
+    lim->L = NULL;
+    lim->L = lua_newstate(counting_alloc, lim);
+    return lim->L;
 }
 
 sc_limits *sc_limits_of(lua_State *L)
@@ -118,6 +125,12 @@ void sc_limits_arm(lua_State *L)
         lua_sethook(L, hook, LUA_MASKCOUNT, SC_LIMIT_PERIOD);
     else
         lua_sethook(L, NULL, 0, 0);
+}
+
+int sc_limits_hit(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    return lim && lim->hit;
 }
 
 int sc_limits_error(lua_State *L)

@@ -43,9 +43,11 @@ typedef struct sc_limits {
     size_t refused;      /* size of the last refused request (0: the last call succeeded) */
     long refusals;       /* refused requests since sc_limits_arm */
     int hit;             /* sc_limit_kind, sticky until sc_limits_arm */
+    lua_State *L;        /* the state (its main thread), for the allocator */
 } sc_limits;
 
-#define SC_LIMITS_DEFAULT {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, 0, 0, 0, 0, SC_LIMIT_NONE}
+#define SC_LIMITS_DEFAULT                                                                          \
+    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, 0, 0, 0, 0, SC_LIMIT_NONE, NULL}
 
 /* A new state whose allocator counts into lim; NULL on out of memory. */
 lua_State *sc_limits_newstate(sc_limits *lim);
@@ -56,6 +58,9 @@ void sc_limits_arm(lua_State *L);
 /* When a limit was hit, replaces the error on the stack top with the
  * limit's message (marked with exit code 7) and returns 1; else 0. */
 int sc_limits_error(lua_State *L);
+/* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
+ * the error: the evaluation has failed all the same. */
+int sc_limits_hit(lua_State *L);
 
 /* Command-line options: at argv[i], --max-steps N or --max-mem BYTES (also
  * --max-steps=N; BYTES may end in K, M or G). Returns the number of

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
-# DSL (tests/lua/test_*.lua), the command line (tests/cli.sh). Prints one
+# DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), the sandbox
+# and limits (tests/sandbox.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -31,6 +32,7 @@ for t in tests/lua/test_*.lua; do
   run "$t" "$SC" --trust "$t"   # test scripts use io, os.exit, dofile
 done
 run tests/cli.sh sh tests/cli.sh
+run tests/sandbox.sh sh tests/sandbox.sh
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed"
