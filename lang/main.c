@@ -72,6 +72,8 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
 {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        char msg[128];
+        int used;
         if (strncmp(a, "-D", 2) == 0) {
             const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             const char *eq = kv ? strchr(kv, '=') : NULL;
@@ -92,20 +94,16 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                 return fail(EXIT_USAGE, "--width needs a number >= 10");
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
-        } else if (strncmp(a, "--max-", 6) == 0) {
-            char msg[128];
-            int used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg);
-            if (used <= 0)
-                return fail(EXIT_USAGE, used ? msg : "unknown option");
+        } else if ((used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg)) != 0) {
+            if (used < 0)
+                return fail(EXIT_USAGE, msg);
             i += used - 1;
         } else if (a[0] == '-' && a[1]) {
-            char msg[128];
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
             return fail(EXIT_USAGE, msg);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
-            char msg[128];
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
             return fail(EXIT_USAGE, msg);
         }
@@ -428,8 +426,9 @@ int main(int argc, char **argv)
                  argv[1]);
         rc = fail(EXIT_USAGE, msg);
     } else if (argv[1][0] == '-' && argv[1][1]) {
-        fputs(usage_text, stderr);
-        rc = fail(EXIT_USAGE, "unknown option");
+        char msg[160];
+        snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
+        rc = fail(EXIT_USAGE, msg);
     } else {
         rc = cmd_script(L, argc, argv);
     }

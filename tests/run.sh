@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), the sandbox
-# and limits (tests/sandbox.sh). Prints one
+# and limits (tests/sandbox.sh), the error catalogue (tests/errors.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -33,6 +33,7 @@ for t in tests/lua/test_*.lua; do
 done
 run tests/cli.sh sh tests/cli.sh
 run tests/sandbox.sh sh tests/sandbox.sh
+run tests/errors.sh sh tests/errors.sh
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed"
