@@ -8,6 +8,9 @@
  *   stagecraft sim   RECIPE [-D k=v]... [--json]
  *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]
  *
+ * Options --trust, --max-steps N, --max-mem BYTES (SPEC.md §15) come before
+ * the command or FILE.lua, or anywhere after a recipe command.
+ *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
  */
