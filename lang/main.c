@@ -92,9 +92,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--dump") == 0) {
             o->dump = 1;
         } else if (strcmp(a, "--width") == 0) {
-            o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
-            if (o->width < 10)
-                return fail(EXIT_USAGE, "--width needs a number >= 10");
+            long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
+            if (w < 10 || w > SC_RENDER_MAX_WIDTH)
+                return fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+            o->width = (int)w;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
         } else if ((used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg)) != 0) {

@@ -349,14 +349,18 @@ static int l_program(lua_State *L)
     lua_Integer m = int_field(L, 1, "m", "microbatches", -1);
     if (P == -1 || m == -1)
         return raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
-    lua_Integer v = int_field(L, 1, "v", NULL, 1);
-    if (v < 1 || v > SC_MAX_STAGES)
-        return raise(L, SC_ERR_ARG, "program: 'v' (chunks per device) must be >= 1");
-    lua_Integer S = int_field(L, 1, "stages", NULL, P * v);
+    /* Each size is checked before it takes part in a product. */
     if (P < 1 || P > SC_MAX_DEVICES) {
         lua_pushfstring(L, "devices p = %I is out of range (1..%d)", P, SC_MAX_DEVICES);
         return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
+    lua_Integer v = int_field(L, 1, "v", NULL, 1);
+    if (v < 1 || v > SC_MAX_STAGES) {
+        lua_pushfstring(L, "program: 'v' (chunks per device) = %I is out of range (1..%d)", v,
+                        SC_MAX_STAGES);
+        return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    lua_Integer S = int_field(L, 1, "stages", NULL, P * v);
     if (m < 1 || m > SC_MAX_MICROBATCHES) {
         lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", m, SC_MAX_MICROBATCHES);
         return raise(L, SC_ERR_ARG, lua_tostring(L, -1));
@@ -515,7 +519,8 @@ static int l_dump(lua_State *L)
 static int l_timeline(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
-    int width = (int)luaL_optinteger(L, 2, 120);
+    lua_Integer w = luaL_optinteger(L, 2, 120);
+    int width = w < 10 ? 10 : w > SC_RENDER_MAX_WIDTH ? SC_RENDER_MAX_WIDTH : (int)w;
     int color = lua_toboolean(L, 3);
     sc_status st;
     const sc_sim *sim = sc_lua_sim(lp, &st);

@@ -52,6 +52,7 @@ row 3 "unknown rule 'zz'" -- $SC check "$(r a9.lua 'return sc.program { p = 2, m
 row 3 "interleaved needs m to be a multiple of p and m >= p (m = 6, p = 4)" -- $SC check interleaved -D m=6
 row 3 "block: offsets 'F' are missing" -- $SC check "$(r a10.lua 'return sc.program { p = 2, m = 2, block = { interval = 2, BW = {3, 2} } }')"
 row 3 "block: the interval must be a positive number" -- $SC check "$(r a11.lua 'return sc.program { p = 2, m = 2, block = { interval = 0, F = {0, 1}, BW = {3, 2} } }')"
+row 3 "simulation: times or memory add up past the largest number" -- $SC sim gpipe -D tf=1e307 -D m=100 --json
 row 3 "a11n.lua:1: mine needs m even (got 3)" -- $SC check "$(r a11n.lua 'sc.need(false, "mine needs m even (got %d)", 3)')"
 
 # ---- 4 out of memory: the C heap, under a small address space -------------

@@ -166,7 +166,18 @@ expect 3 "devices p = 1000000000 is out of range (1..4096)" -- $SC check "$tmp/r
 recipe hugem.lua 'return sc.program { p = 2, m = 1e12, rule = "gpipe" }'
 expect 3 "microbatches m = 1000000000000 is out of range" -- $SC check "$tmp/r/hugem.lua"
 recipe hugev.lua 'return sc.program { p = 4, v = 2^40, m = 2, rule = "interleaved" }'
-expect 3 "'v' (chunks per device) must be >= 1" -- $SC check "$tmp/r/hugev.lua"
+expect 3 "'v' (chunks per device) = 1099511627776 is out of range (1..65536)" -- $SC check "$tmp/r/hugev.lua"
+# Regression: p was multiplied by v before its range check (signed overflow).
+recipe hugepv.lua 'return sc.program { p = math.maxinteger // 2, v = 4, m = 1, rule = "gpipe" }'
+expect 3 "devices p = 4611686018427387903 is out of range" -- $SC check "$tmp/r/hugepv.lua"
+# Regression: a tiny pass made the timeline'"'"'s column count overflow (1 column
+# shown), and a huge width asked for P x width bytes.
+recipe tiny.lua 'local p = sc.program { p = 2, m = 2, tf = {1e-300, 1}, rule = "gpipe" }
+local t = p:timeline(2^40)
+assert(#t > 10000 and #t < 30000, #t)
+assert(#p:timeline(-5) < 200)
+return p'
+expect 0 "ok:" -- $SC check "$tmp/r/tiny.lua"
 recipe hugesm.lua 'return sc.program { p = 4096, m = 1e6, block = {interval = 1, F = {}, BW = {}} }'
 expect 7 "is too large (at most 50000000 passes)" -- $SC check "$tmp/r/hugesm.lua"
 recipe flood.lua 'local s = string.rep("F0 ", 3e6)
