@@ -8,8 +8,9 @@
  *   stagecraft sim   RECIPE [-D k=v]... [--json]
  *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump] [--width N]
  *
- * Options --trust, --max-steps N, --max-mem BYTES (SPEC.md §15) come before
- * the command or FILE.lua, or anywhere after a recipe command.
+ * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
+ * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
+ * recipe command.
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
@@ -44,7 +45,8 @@ static const char usage_text[] =
     "FILE.lua, or anywhere after a command):\n"
     "  --trust             lift the sandbox (for your own recipes and scripts)\n"
     "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n";
+    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
+    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
 
 static sc_limits limits = SC_LIMITS_DEFAULT;
 
@@ -128,6 +130,7 @@ static int evaluate(lua_State *L, const char *recipe, int t, int listing)
         lua_newtable(L);
     lua_pushboolean(L, listing);
     int rc = lua_pcall(L, 3, 3, 0);
+    sc_limits_disarm(L);
     if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
         lua_pop(L, 3);
         lua_pushliteral(L, "limit");
@@ -309,6 +312,7 @@ static int run_chunk(lua_State *L, int nargs)
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
     int rc = lua_pcall(L, nargs, 0, base);
+    sc_limits_disarm(L);
     lua_remove(L, base);
     if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the script */
         lua_pushliteral(L, "limit");
@@ -368,7 +372,9 @@ static int repl(lua_State *L)
         lua_pushcfunction(L, traceback);
         lua_insert(L, base);
         sc_limits_arm(L);
-        if (lua_pcall(L, 0, LUA_MULTRET, base) != LUA_OK) {
+        int rc = lua_pcall(L, 0, LUA_MULTRET, base);
+        sc_limits_disarm(L);
+        if (rc != LUA_OK) {
             sc_limits_error(L);
             fprintf(stderr, "%s\n", lua_tostring(L, -1));
             lua_settop(L, base - 1);

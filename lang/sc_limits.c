@@ -1,13 +1,17 @@
 /*
  * sc_limits.c — the counting allocator and the count hook (sc_limits.h).
  */
+#define _XOPEN_SOURCE 700 /* setitimer */
 #include "sc_limits.h"
 
 #include <errno.h>
 #include <lauxlib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "sc_lua.h"
 
@@ -18,6 +22,28 @@
 #define SLACK ((size_t)1 << 20)
 
 static void hook(lua_State *L, lua_Debug *ar);
+
+/* The alarm of the armed state: 0 before expiry, 1 after (the hook raises),
+ * and the message written if a C call outlives the grace period too. */
+static volatile sig_atomic_t alarm_stage;
+static lua_State *volatile alarm_L;
+static char alarm_msg[200];
+static size_t alarm_len;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (alarm_stage == 0) {
+        alarm_stage = 1;
+        if (alarm_L) /* as lua.c does on SIGINT: raise at the next instruction */
+            lua_sethook(alarm_L, hook, LUA_MASKCOUNT, 1);
+        alarm(SC_LIMIT_GRACE);
+        return;
+    }
+    if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0)
+        alarm_len = 0;
+    _exit(EXIT_LIMIT);
+}
 
 /* Lua's allocator contract: nsize == 0 frees; a shrink never fails. When
  * ptr is NULL, osize holds a type tag, not a size. A refused growth makes
@@ -70,7 +96,12 @@ sc_limits *sc_limits_of(lua_State *L)
 
 static void limit_message(const sc_limits *lim, char *buf, size_t len)
 {
-    if (lim->hit == SC_LIMIT_STEPS)
+    if (lim->hit == SC_LIMIT_TIME)
+        snprintf(buf, len,
+                 "time limit exceeded: the evaluation ran longer than %g s (--max-time SECONDS "
+                 "raises it; 0 for no limit)",
+                 lim->max_time);
+    else if (lim->hit == SC_LIMIT_STEPS)
         snprintf(buf, len,
                  "step limit exceeded: more than %lld Lua instructions (--max-steps N raises it; "
                  "0 for no limit)",
@@ -93,6 +124,8 @@ static void hook(lua_State *L, lua_Debug *ar)
     lim->steps += SC_LIMIT_PERIOD;
     if (!lim->hit && lim->max_steps && lim->steps > lim->max_steps)
         lim->hit = SC_LIMIT_STEPS;
+    if (!lim->hit && alarm_stage && alarm_L == lim->L)
+        lim->hit = SC_LIMIT_TIME;
     if (!lim->hit)
         return;
     lua_sethook(L, hook, LUA_MASKCOUNT, 1);
@@ -110,6 +143,14 @@ static void hook(lua_State *L, lua_Debug *ar)
     lua_error(L);
 }
 
+static void stop_alarm(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    alarm_L = NULL;
+    alarm_stage = 0;
+}
+
 void sc_limits_arm(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);
@@ -121,10 +162,39 @@ void sc_limits_arm(lua_State *L)
     lim->refusals = 0;
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
-    if (lim->max_steps || lim->max_mem)
+    if (lim->max_steps || lim->max_mem || lim->max_time > 0)
         lua_sethook(L, hook, LUA_MASKCOUNT, SC_LIMIT_PERIOD);
     else
         lua_sethook(L, NULL, 0, 0);
+    if (alarm_L)
+        stop_alarm();
+    if (lim->max_time > 0) {
+        lim->hit = SC_LIMIT_TIME; /* for the message only */
+        char msg[160];
+        limit_message(lim, msg, sizeof msg);
+        lim->hit = SC_LIMIT_NONE;
+        int n = snprintf(alarm_msg, sizeof alarm_msg,
+                         "stagecraft: error: %s; a library call did not return\n", msg);
+        alarm_len = n < 0 ? 0 : (size_t)n < sizeof alarm_msg ? (size_t)n : sizeof alarm_msg - 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        alarm_L = lim->L;
+        time_t sec = (time_t)lim->max_time;
+        struct itimerval it = {{0, 0}, {sec, (suseconds_t)((lim->max_time - (double)sec) * 1e6)}};
+        if (sec == 0 && it.it_value.tv_usec == 0)
+            it.it_value.tv_usec = 1;
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+}
+
+void sc_limits_disarm(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (lim && alarm_L == lim->L)
+        stop_alarm();
 }
 
 int sc_limits_hit(lua_State *L)
@@ -184,23 +254,30 @@ static int parse_count(const char *s, int bytes, unsigned long long *out)
 
 int sc_limits_option(sc_limits *lim, int argc, char **argv, int i, char *err, size_t errlen)
 {
-    static const char *const names[] = {"--max-steps", "--max-mem"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const names[] = {"--max-steps", "--max-mem", "--max-time"};
+    for (int k = 0; k < 3; k++) {
         size_t n = strlen(names[k]);
         if (strncmp(argv[i], names[k], n) != 0 || (argv[i][n] && argv[i][n] != '='))
             continue;
         const char *val = argv[i][n] ? argv[i] + n + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-        unsigned long long v;
-        if (!val || parse_count(val, k == 1, &v) != 0) {
-            snprintf(err, errlen, "%s needs %s", names[k],
-                     k ? "a size in bytes (like 65536, 64M or 2G; 0 for no limit)"
-                       : "a number of Lua instructions (like 1000000 or 1e9; 0 for no limit)");
+        static const char *const what[] = {
+            "a number of Lua instructions (like 1000000 or 1e9; 0 for no limit)",
+            "a size in bytes (like 65536, 64M or 2G; 0 for no limit)",
+            "a number of seconds (like 10 or 0.5; 0 for no limit)"};
+        unsigned long long v = 0;
+        char *end = NULL;
+        double secs = k == 2 && val ? strtod(val, &end) : 0;
+        if (!val || (k < 2 && parse_count(val, k == 1, &v) != 0) ||
+            (k == 2 && (end == val || *end || !(secs >= 0 && secs <= 1e6)))) {
+            snprintf(err, errlen, "%s needs %s", names[k], what[k]);
             return -1;
         }
         if (k == 0)
             lim->max_steps = (long long)v;
-        else
+        else if (k == 1)
             lim->max_mem = (size_t)v;
+        else
+            lim->max_time = secs;
         return argv[i][n] ? 1 : 2;
     }
     return 0;

@@ -77,6 +77,7 @@ row 5 "device 0: too many passes: 1 stage x 1 microbatch have at most 3" -- $SC 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
+row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
 row 7 "memory limit exceeded: the Lua heap would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
 
 # ---- 8 recipe error --------------------------------------------------------

@@ -155,6 +155,16 @@ recipe pcallmem.lua 'local ok = pcall(function() local t = {} for i = 1, 1e12 do
 return sc.program { p = 2, m = 2, rule = "1f1b" }'
 expect 7 "memory limit exceeded" -- $SC check "$tmp/r/pcallmem.lua" --max-mem 8M
 expect 7 "more than 1000 Lua instructions" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-steps 1000
+# Time: a library call that backtracks for hours (no Lua instruction to
+# count) is stopped by the alarm; a loop without a step limit too.
+recipe pattern.lua 'local s = string.rep("a", 40)
+return s:find(string.rep("a*", 40) .. "b")'
+start=$(date +%s)
+expect 7 "time limit exceeded: the evaluation ran longer than 1 s (--max-time SECONDS raises it; 0 for no limit); a library call did not return" -- $SC check "$tmp/r/pattern.lua" --max-time 1
+[ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "the time limit did not stop a backtracking string.find"
+expect 7 "loop.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-time 0.5
+expect 2 "--max-time needs a number of seconds" -- $SC check 1f1b --max-time soon
+expect 0 "ok: 1f1b" -- $SC check 1f1b --max-time 30
 expect 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps lots
 expect 2 "--max-mem needs a size in bytes" -- $SC check 1f1b --max-mem 12Q
 expect 2 "--max-mem needs a size in bytes" -- $SC --max-mem

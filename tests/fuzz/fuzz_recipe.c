@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_limits lim = SC_LIMITS_DEFAULT;
     lim.max_steps = 200000;
     lim.max_mem = (size_t)32 << 20;
+    lim.max_time = 0; /* libFuzzer's -timeout does it */
     lua_State *L = sc_limits_newstate(&lim);
     if (!L)
         return 0;
