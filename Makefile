@@ -103,7 +103,7 @@ fuzz-deps:
 	fi
 
 # Each harness runs FUZZ_TIME seconds; any crash, leak, sanitizer report or
-# timeout fails the target and leaves the input in build-fuzz/crash-*.
+# timeout fails the target and leaves the input in build-fuzz/NAME-crash-*.
 fuzz: deps fuzz-deps
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=300000L" \
 	  SAN="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BIN)
@@ -112,9 +112,9 @@ fuzz: deps fuzz-deps
 	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
 	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
 	  $$f -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_BUILD)/crash-$$n- $$dict $(FUZZ_BUILD)/corpus/$$n tests/fuzz/corpus/$$n \
+	    -artifact_prefix=$(FUZZ_BUILD)/$$n- $$dict $(FUZZ_BUILD)/corpus/$$n tests/fuzz/corpus/$$n \
 	    >$(FUZZ_BUILD)/fuzz-$$n.log 2>&1 \
-	    || { tail -n 60 $(FUZZ_BUILD)/fuzz-$$n.log; echo "fuzz: $$n FAILED (input in $(FUZZ_BUILD)/crash-$$n-*)"; exit 1; }; \
+	    || { tail -n 60 $(FUZZ_BUILD)/fuzz-$$n.log; echo "fuzz: $$n FAILED (the input is in $(FUZZ_BUILD)/$$n-crash-*, -leak-*, -timeout-* or -oom-*)"; exit 1; }; \
 	  grep -E '^stat::number_of_executed_units|^Done' $(FUZZ_BUILD)/fuzz-$$n.log | tr '\n' ' '; echo; \
 	done
 	@echo "fuzz: all harnesses ran $(FUZZ_TIME) s without a crash, leak or sanitizer report"
