@@ -98,5 +98,5 @@ row 9 "sandbox: collectgarbage('collect') is refused" -- $SC check "$(r s8.lua '
 
 # ---- runtime configuration (issue 5): rows go here ----------------------
 
-echo "errors: $pass passed, $fail failed"
+echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]
