@@ -129,6 +129,7 @@ static int evaluate(lua_State *L, const char *recipe, int t, int listing)
     else
         lua_newtable(L);
     lua_pushboolean(L, listing);
+    sc_limits_arm(L);
     int rc = lua_pcall(L, 3, 3, 0);
     sc_limits_disarm(L);
     if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
@@ -283,7 +284,6 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
         return rc;
     if (o.trust)
         sc_sandbox_trust(L, 1);
-    sc_limits_arm(L);
     if (strcmp(o.cmd, "list") == 0)
         return cmd_list(L, o.recipe);
     if (!o.recipe)
