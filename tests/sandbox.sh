@@ -141,6 +141,13 @@ expect 7 "step limit exceeded: more than 1000000000 Lua instructions" -- $SC che
 [ $(( $(date +%s) - start )) -lt 60 ] && ok || ko "the default step limit took a minute"
 recipe swallow.lua "while true do pcall(function() while true do end end) end"
 expect 7 "step limit exceeded" -- $SC check "$tmp/r/swallow.lua" --max-steps 1e6
+recipe coro.lua "local co = coroutine.create(function() while true do end end)
+while true do coroutine.resume(co) end"
+expect 7 "step limit exceeded" -- $SC check "$tmp/r/coro.lua" --max-steps 1e6
+recipe gcfin.lua "setmetatable({}, {__gc = function() os.execute('touch $tmp/out/gc') end})
+$PROG"
+expect 0 "ok:" -- $SC check "$tmp/r/gcfin.lua"
+absent "$tmp/out/gc" "a finalizer left the sandbox"
 recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
 expect 7 "memory limit exceeded: the Lua heap would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
 recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
