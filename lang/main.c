@@ -442,6 +442,6 @@ int main(int argc, char **argv)
     } else {
         rc = cmd_script(L, argc, argv);
     }
-    lua_close(L);
+    sc_limits_close(L);
     return rc;
 }

@@ -33,6 +33,7 @@ static const char *const base_names[] = {
     "setmetatable", "tonumber", "tostring", "type", "xpcall", "_VERSION",
     "load", "collectgarbage", NULL,
 };
+
 static const char *const lib_names[] = {"string", "table", "math", "utf8", "coroutine", "os",
                                         NULL};
 static const char *const os_allowed[] = {"clock", "date", "time", "difftime", NULL};
@@ -377,6 +378,23 @@ static int sb_collectgarbage(lua_State *L)
     return violation(L, "collectgarbage('%s') is refused (only 'count' and 'isrunning')", opt);
 }
 
+/* setmetatable(t, mt) without __gc: Lua runs finalizers with hooks off, so
+ * neither the step limit nor the time limit's soft stop could end one. A
+ * __gc added later is ignored by Lua (it must be there at this call). */
+static int sb_setmetatable(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return violation(L, "setmetatable: finalizers (__gc) are refused");
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
 /* getmetatable(t): tables only; strings and programs have none here. */
 static int sb_getmetatable(lua_State *L)
 {
@@ -456,6 +474,9 @@ static void new_sandbox(lua_State *L, const char *root)
         lua_getfield(L, snap, base_names[i]);
         lua_setfield(L, env, base_names[i]);
     }
+    lua_getfield(L, snap, "setmetatable");
+    lua_pushcclosure(L, sb_setmetatable, 1);
+    lua_setfield(L, env, "setmetatable");
     for (int i = 0; lib_names[i]; i++) {
         lua_getfield(L, snap, lib_names[i]);
         copy_table(L, -1, 1, NULL);

@@ -5,9 +5,11 @@
  * a fresh global table of its own instead of _G:
  *
  *   base       assert error ipairs next pairs pcall print rawequal rawget
- *              rawlen rawset select setmetatable tonumber tostring type
- *              xpcall _VERSION _G (the sandbox itself)
+ *              rawlen rawset select tonumber tostring type xpcall _VERSION
+ *              _G (the sandbox itself)
  *   getmetatable   of tables only (strings' and programs' are hidden)
+ *   setmetatable   without __gc (finalizers run with hooks off: no limit
+ *              could stop one)
  *   load       text chunks only; their globals default to the sandbox
  *   dofile loadfile  files inside the recipe's folder only, text only
  *   require    Lua files inside the recipe's folder, the stdlib, stagecraft

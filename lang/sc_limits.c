@@ -197,6 +197,14 @@ void sc_limits_disarm(lua_State *L)
         stop_alarm();
 }
 
+void sc_limits_close(lua_State *L)
+{
+    sc_limits_arm(L);
+    lua_close(L);
+    if (alarm_L == L)
+        stop_alarm();
+}
+
 int sc_limits_hit(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);

@@ -72,6 +72,9 @@ void sc_limits_arm(lua_State *L);
 /* Ends an evaluation: the alarm off (the C work that follows, verifying
  * and simulating, is bounded by the program's size instead). */
 void sc_limits_disarm(lua_State *L);
+/* Closes the state under fresh limits: finalizers a recipe left behind
+ * run at close, and a limit stops them as it would any evaluation. */
+void sc_limits_close(lua_State *L);
 /* When a limit was hit, replaces the error on the stack top with the
  * limit's message (marked with exit code 7) and returns 1; else 0. */
 int sc_limits_error(lua_State *L);

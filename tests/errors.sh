@@ -94,6 +94,7 @@ row 9 "sandbox: module 'lfs' not found: a recipe may require Lua files in its fo
 row 9 "sandbox: load: binary chunks are refused" -- $SC check "$(r s5.lua 'load("\27Lua")')"
 row 9 "sandbox: string.dump is not available to recipes" -- $SC check "$(r s6.lua 'string.dump(print)')"
 row 9 "sandbox: debug is not available to recipes" -- $SC check "$(r s7.lua 'debug.traceback()')"
+row 9 "sandbox: setmetatable: finalizers (__gc) are refused" -- $SC check "$(r s9.lua 'setmetatable({}, {__gc = print})')"
 row 9 "sandbox: collectgarbage('collect') is refused" -- $SC check "$(r s8.lua 'collectgarbage()')"
 
 # ---- runtime configuration (issue 5): rows go here ----------------------

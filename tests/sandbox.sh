@@ -144,10 +144,20 @@ expect 7 "step limit exceeded" -- $SC check "$tmp/r/swallow.lua" --max-steps 1e6
 recipe coro.lua "local co = coroutine.create(function() while true do end end)
 while true do coroutine.resume(co) end"
 expect 7 "step limit exceeded" -- $SC check "$tmp/r/coro.lua" --max-steps 1e6
-recipe gcfin.lua "setmetatable({}, {__gc = function() os.execute('touch $tmp/out/gc') end})
+# Finalizers run with hooks off, out of the limits' reach: refused.
+recipe gcfin.lua "setmetatable({}, {__gc = function() while true do end end})
 $PROG"
-expect 0 "ok:" -- $SC check "$tmp/r/gcfin.lua"
-absent "$tmp/out/gc" "a finalizer left the sandbox"
+expect 9 "gcfin.lua:1: sandbox: setmetatable: finalizers (__gc) are refused" -- $SC check "$tmp/r/gcfin.lua"
+recipe gclate.lua "local mt = {}
+setmetatable({}, mt)
+mt.__gc = function() os.execute('touch $tmp/out/gc') end
+$PROG"
+expect 0 "ok:" -- $SC check "$tmp/r/gclate.lua"
+absent "$tmp/out/gc" "a finalizer added later ran"
+# With --trust, a looping finalizer at exit is stopped by the time limit.
+start=$(date +%s)
+expect 7 "time limit exceeded" -- $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time 1
+[ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "a looping finalizer held the exit"
 recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
 expect 7 "memory limit exceeded: the Lua heap would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
 recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
