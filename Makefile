@@ -105,7 +105,7 @@ fuzz-deps:
 # Each harness runs FUZZ_TIME seconds; any crash, leak, sanitizer report or
 # timeout fails the target and leaves the input in build-fuzz/NAME-crash-*.
 fuzz: deps fuzz-deps
-	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=300000L" \
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=30000L" \
 	  SAN="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do \
 	  n=$${f##*/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
