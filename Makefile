@@ -2,6 +2,7 @@
 #   make            build ./stagecraft (installs missing Debian packages as root)
 #   make test       C unit tests, Lua tests of the DSL, command-line tests
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
 #   make echo       what the build decided
 CC      ?= cc
@@ -88,6 +89,19 @@ $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
 	  $(RUNTIME_LIBS) $(LDLIBS)
 
+# Fuzzing: every tests/fuzz/fuzz_NAME.c is a harness, run on its seed corpus
+# tests/fuzz/corpus/NAME/ (and tests/fuzz/NAME.dict when there is one); a
+# new harness needs its file only. Instrumented objects go to build-fuzz.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_BUILD := build-fuzz
+FUZZ_PKGS  := clang libclang-rt-14-dev
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/main.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
+
 # Missing Debian packages: installed when we are root, named otherwise.
 deps:
 	@missing=""; \
@@ -109,6 +123,35 @@ deps:
 
 test: deps $(BUILD)/stagecraft $(UNIT_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
+
+fuzz-deps:
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n; }' | \
+	    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing $(FUZZ_PKGS)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_PKGS) >/dev/null \
+	      || { echo "error: could not install $(FUZZ_PKGS)"; exit 1; }; \
+	  else \
+	    echo "error: $(FUZZ_CC) with libFuzzer is missing: install it with 'apt-get install $(FUZZ_PKGS)' (as root)"; exit 1; \
+	  fi; \
+	fi
+
+# Each harness runs FUZZ_TIME seconds; any crash, leak, sanitizer report or
+# timeout fails the target and leaves the input in build-fuzz/NAME-crash-*.
+fuzz: deps fuzz-deps
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=30000L" \
+	  SAN="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do \
+	  n=$${f##*/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/$$n- $$dict $(FUZZ_BUILD)/corpus/$$n tests/fuzz/corpus/$$n \
+	    >$(FUZZ_BUILD)/fuzz-$$n.log 2>&1 \
+	    || { tail -n 60 $(FUZZ_BUILD)/fuzz-$$n.log; echo "fuzz: $$n FAILED (the input is in $(FUZZ_BUILD)/$$n-crash-*, -leak-*, -timeout-* or -oom-*)"; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^Done' $(FUZZ_BUILD)/fuzz-$$n.log | tr '\n' ' '; echo; \
+	done
+	@echo "fuzz: all harnesses ran $(FUZZ_TIME) s without a crash, leak or sanitizer report"
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
@@ -132,7 +175,7 @@ echo:
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
-	rm -rf build build-asan stagecraft
+	rm -rf build build-asan $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps test asan bench echo clean
+.PHONY: all deps fuzz-deps test asan fuzz bench echo clean
 .DELETE_ON_ERROR:

@@ -324,6 +324,7 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         for (size_t k = 0; k < n && st == SC_OK; k++)
             if (sc_vec_push(&pg->order[d], ks[k].in) != SC_OK)
                 st = sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+        pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
     }
     free(ks);
     if (st == SC_OK && !blk->keep_order)

@@ -318,11 +318,18 @@ static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
     if (mb < 0 || mb >= pg->m)
         return sc_fail(pg, SC_ERR_ARG, "device %d: %s of microbatch %d: microbatches are 0..%d", d,
                        sc_op_name(op), mb, pg->m - 1);
-    if (pg->order[d].n >= (size_t)SC_MAX_PASSES)
-        return sc_fail(pg, SC_ERR_LIMIT, "device %d: more than %ld passes", d, SC_MAX_PASSES);
+    /* Checked before the memory is taken: a recipe that repeats a pass
+     * without end fails here, not in the allocator. */
+    if (pg->npasses >= sc_prog_max_passes(pg))
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "device %d: too many passes: %d stage%s x %d microbatch%s have at most %zu "
+                       "(F, B and W of each), so a pass is given twice",
+                       d, pg->S, pg->S == 1 ? "" : "s", pg->m, pg->m == 1 ? "" : "es",
+                       sc_prog_max_passes(pg));
     sc_instr in = {.op = (uint8_t)op, .stage = stage, .mb = mb, .peer = -1};
     if (sc_vec_push(&pg->order[d], in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    pg->npasses++;
     return SC_OK;
 }
 
@@ -340,6 +347,13 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
     if (in.op >= SC_OP_COUNT)
         return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
+    /* Each pass brings at most two transfers (in and out), each device one
+     * REDUCE and one OPTIM: more than that is not a lowered program. */
+    if (pg->ngiven >= 3 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P)
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "device %d: too many instructions for %d stages x %d microbatches (at "
+                       "most %zu)",
+                       d, pg->S, pg->m, 3 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P);
     if (sc_op_is_compute(in.op)) {
         sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
         if (st)
@@ -347,6 +361,7 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
     }
     if (sc_vec_push(&pg->stream[d], in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    pg->ngiven++;
     pg->lowered = pg->given = 1;
     pg->verified = 0;
     return SC_OK;
@@ -355,6 +370,7 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
 void sc_prog_clear_order(sc_prog *pg, int d)
 {
     if (d >= 0 && d < pg->P) {
+        pg->npasses -= pg->order[d].n;
         pg->order[d].n = 0;
         sc_prog_invalidate(pg);
     }

@@ -98,11 +98,15 @@ typedef struct sc_instr {
 
 typedef struct sc_prog sc_prog;
 
-/* Limits that keep a bad recipe from asking for a giant allocation. */
+/* Limits that keep a bad recipe from asking for a giant allocation. An
+ * order never holds more than 3·S·m passes (no valid program has more).
+ * SC_MAX_PASSES may be lowered at build time (the fuzzers do). */
 #define SC_MAX_DEVICES 4096
 #define SC_MAX_STAGES 65536
 #define SC_MAX_MICROBATCHES 1000000
+#ifndef SC_MAX_PASSES
 #define SC_MAX_PASSES 50000000L
+#endif
 
 /* Placements of stages on devices. */
 typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;

@@ -29,6 +29,8 @@ struct sc_prog {
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
+    size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
+    size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
     char err[768];
 };
 
@@ -38,6 +40,10 @@ void sc_vec_free(sc_vec *vec);
 /* Records a printf-style message as the program's error; returns st. */
 sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* 3·S·m: no valid program has more passes (F, B and W of each stage and
+ * microbatch), so no order may grow past it. */
+#define sc_prog_max_passes(pg) ((size_t)3 * (size_t)(pg)->S * (size_t)(pg)->m)
 
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);

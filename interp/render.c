@@ -101,6 +101,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
     int P = sim->P;
     if (width < 10)
         width = 10;
+    if (width > SC_RENDER_MAX_WIDTH)
+        width = SC_RENDER_MAX_WIDTH;
     /* Shortest pass sets the unit, unless the makespan would not fit. */
     double unit = INFINITY;
     for (int d = 0; d < P; d++) {
@@ -115,11 +117,13 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
     }
     if (!isfinite(unit) || sim->makespan <= 0)
         unit = 1;
-    long cols = (long)ceil(sim->makespan / unit - 1e-9);
-    if (cols > width) {
+    /* In double first: a tiny pass makes the count overflow a long. */
+    double ncols = ceil(sim->makespan / unit - 1e-9);
+    long cols = width;
+    if (ncols <= width)
+        cols = (long)ncols;
+    else
         unit = sim->makespan / width;
-        cols = width;
-    }
     if (cols < 1)
         cols = 1;
     for (int d = 0; d < P; d++) {

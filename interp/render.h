@@ -17,6 +17,9 @@
 #include "ir.h"
 #include "sim.h"
 
+/* Widths are clamped to 10..SC_RENDER_MAX_WIDTH columns. */
+#define SC_RENDER_MAX_WIDTH 10000
+
 char *sc_render_dump(const sc_prog *pg);
 char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int color);
 

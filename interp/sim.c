@@ -8,6 +8,8 @@
 #include "lower.h"
 #include "verify.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 void sc_sim_free(sc_sim *sim)
@@ -91,6 +93,17 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             sim->makespan = last;
     }
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
+    /* Finite costs can still add up past the largest double. */
+    int finite = isfinite(sim->makespan) && isfinite(sim->bubble_rate);
+    for (int d = 0; d < P; d++)
+        finite = finite && isfinite(sim->busy[d]) && isfinite(sim->peak_mem[d]);
+    if (!finite) {
+        sc_sim_free(sim);
+        return sc_fail(pg, SC_ERR_ARG,
+                       "simulation: times or memory add up past the largest number (%g); "
+                       "give costs and units in a larger unit",
+                       DBL_MAX);
+    }
     *out = sim;
     return SC_OK;
 nomem:

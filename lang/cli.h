@@ -23,6 +23,16 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
  * one, scaled to the same span. */
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured);
 
+/* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
+ * the limits; pushes what it returns or the error (lua_pcall's code). */
+int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
+/* Prints the error on the stack top (one line; a limit named as such), pops
+ * it, returns its exit code. */
+int sc_cli_lua_fail(lua_State *L);
+/* --trust and the limits options at argv[i]: the arguments used (0: not one
+ * of them; < 0: an error, message in msg). */
+int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
+
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
 

@@ -33,30 +33,6 @@ static int fail(int code, const char *msg)
     return code;
 }
 
-static int lua_fail(lua_State *L)
-{
-    int code = sc_lua_exit_for(L, -1);
-    const char *msg = lua_tostring(L, -1);
-    code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
-    lua_pop(L, 1);
-    return code;
-}
-
-/* sc._evaluate(recipe, overrides at t or {}, listing): 3 results. */
-static int evaluate(lua_State *L, const char *recipe, int t, int listing)
-{
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "_evaluate");
-    lua_remove(L, -2);
-    lua_pushstring(L, recipe);
-    if (t)
-        lua_pushvalue(L, t);
-    else
-        lua_newtable(L);
-    lua_pushboolean(L, listing);
-    return lua_pcall(L, 3, 3, 0);
-}
-
 /* The declared default of parameter `name` (pushed), or nothing and 0. */
 static int declared(lua_State *L, int decl, const char *name)
 {
@@ -79,8 +55,8 @@ static int declared(lua_State *L, int decl, const char *name)
 /* Fills the model sizes from -D (table t) and the recipe's declarations. */
 static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc, int *given)
 {
-    if (evaluate(L, recipe, 0, 1) != LUA_OK)
-        return lua_fail(L);
+    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
+        return sc_cli_lua_fail(L);
     int decl = lua_gettop(L) - 1;
     for (int i = 0; i < NKEYS; i++) {
         const char *k = model_keys[i];
@@ -241,8 +217,14 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             backend = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             char msg[128];
-            snprintf(msg, sizeof msg, "unknown option '%s' for 'run'", a);
-            return fail(EXIT_USAGE, msg);
+            int used = sc_cli_option(L, argc, argv, i, msg, sizeof msg);
+            if (used < 0)
+                return fail(EXIT_USAGE, msg);
+            if (used == 0) {
+                snprintf(msg, sizeof msg, "unknown option '%s' for 'run'", a);
+                return fail(EXIT_USAGE, msg);
+            }
+            i += used - 1;
         } else if (!recipe) {
             recipe = a;
         } else {
@@ -258,8 +240,8 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     int rc = model_sizes(L, recipe, t, &mc, given);
     if (rc)
         return rc;
-    if (evaluate(L, recipe, t, 0) != LUA_OK)
-        return lua_fail(L);
+    if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
+        return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     sc_status st = sc_lua_check(lp);
     char err[1024];

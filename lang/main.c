@@ -13,6 +13,10 @@
  *   (check, sim, show also take --time-limit SECONDS: the automatic
  *   scheduler's search time, overriding the recipe's time_limit)
  *
+ * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
+ * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
+ * recipe command.
+ *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
  */
@@ -30,6 +34,8 @@
 #include "render.h"
 #include "repl.h"
 #include "sc_auto.h"
+#include "sandbox.h"
+#include "sc_limits.h"
 #include "sc_lua.h"
 
 #define EXIT_USAGE 2
@@ -47,7 +53,15 @@ static const char usage_text[] =
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
     "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
     "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
-    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n";
+    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
+    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
+    "FILE.lua, or anywhere after a command):\n"
+    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
+    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
+    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
+    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
+
+static sc_limits limits = SC_LIMITS_DEFAULT;
 
 static int fail(int code, const char *msg)
 {
@@ -58,6 +72,7 @@ static int fail(int code, const char *msg)
 /* Exit code of the error on the stack top, then prints and pops it. */
 static int lua_fail(lua_State *L)
 {
+    sc_limits_error(L);
     int code = sc_lua_exit_for(L, -1);
     const char *msg = lua_tostring(L, -1);
     code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
@@ -65,9 +80,11 @@ static int lua_fail(lua_State *L)
     return code;
 }
 
+int sc_cli_lua_fail(lua_State *L) { return lua_fail(L); }
+
 typedef struct opts {
     const char *cmd, *recipe;
-    int json, dump, width;
+    int json, dump, width, trust;
     const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
 } opts;
 
@@ -76,6 +93,8 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
 {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        char msg[128];
+        int used;
         if (strncmp(a, "-D", 2) == 0) {
             const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             const char *eq = kv ? strchr(kv, '=') : NULL;
@@ -100,13 +119,19 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             lua_setfield(L, -2, "_time_limit");
             lua_pop(L, 1);
         } else if (strcmp(a, "--width") == 0) {
-            o->width = i + 1 < argc ? atoi(argv[++i]) : 0;
-            if (o->width < 10)
-                return fail(EXIT_USAGE, "--width needs a number >= 10");
+            long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
+            if (w < 10 || w > SC_RENDER_MAX_WIDTH)
+                return fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+            o->width = (int)w;
+        } else if (strcmp(a, "--trust") == 0) {
+            o->trust = 1;
+        } else if ((used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg)) != 0) {
+            if (used < 0)
+                return fail(EXIT_USAGE, msg);
+            i += used - 1;
         } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
             if (i + 1 >= argc) {
-                char msg[128];
                 snprintf(msg, sizeof msg, "%s needs a value", a);
                 return fail(EXIT_USAGE, msg);
             }
@@ -114,13 +139,11 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                               : a[2] == 'f' ? &o->format : &o->out;
             *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            char msg[128];
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
             return fail(EXIT_USAGE, msg);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
-            char msg[128];
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
             return fail(EXIT_USAGE, msg);
         }
@@ -129,7 +152,16 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
 }
 
 /* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
-static int evaluate(lua_State *L, const char *recipe, int t, int listing)
+int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len)
+{
+    if (strcmp(argv[i], "--trust") == 0) {
+        sc_sandbox_trust(L, 1);
+        return 1;
+    }
+    return sc_limits_option(&limits, argc, argv, i, msg, len);
+}
+
+int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
 {
     lua_getglobal(L, "sc");
     lua_getfield(L, -1, "_evaluate");
@@ -140,7 +172,15 @@ static int evaluate(lua_State *L, const char *recipe, int t, int listing)
     else
         lua_newtable(L);
     lua_pushboolean(L, listing);
-    return lua_pcall(L, 3, 3, 0);
+    sc_limits_arm(L);
+    int rc = lua_pcall(L, 3, 3, 0);
+    sc_limits_disarm(L);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
+        lua_pop(L, 3);
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    return rc;
 }
 
 static void print_params(lua_State *L, int decl)
@@ -160,7 +200,7 @@ static void print_params(lua_State *L, int decl)
 
 static int list_one(lua_State *L, const char *recipe)
 {
-    if (evaluate(L, recipe, 0, 1) != LUA_OK)
+    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
         return lua_fail(L);
     int top = lua_gettop(L);
     printf("%-12s %s\n", recipe, lua_isstring(L, top) ? lua_tostring(L, top) : "");
@@ -330,11 +370,13 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     int rc = parse_args(L, argc, argv, t, &o);
     if (rc)
         return rc;
+    if (o.trust)
+        sc_sandbox_trust(L, 1);
     if (strcmp(o.cmd, "list") == 0)
         return cmd_list(L, o.recipe);
     if (!o.recipe)
         return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
-    if (evaluate(L, o.recipe, t, 0) != LUA_OK)
+    if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
         return lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     lua_pushcfunction(L, sc_lua_autoinfo);
@@ -362,7 +404,12 @@ static int run_chunk(lua_State *L, int nargs)
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
     int rc = lua_pcall(L, nargs, 0, base);
+    sc_limits_disarm(L);
     lua_remove(L, base);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the script */
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
     return rc;
 }
 
@@ -381,6 +428,9 @@ static int cmd_script(lua_State *L, int argc, char **argv)
         return fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return lua_fail(L);
+    if (file)
+        sc_sandbox_apply(L, -1, file);
+    sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);
     if (run_chunk(L, argc - 2) != LUA_OK)
@@ -390,7 +440,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    lua_State *L = luaL_newstate();
+    lua_State *L = sc_limits_newstate(&limits);
     if (!L)
         return fail(4, "cannot create a Lua state (out of memory)");
     sc_lua_setup(L);
@@ -398,7 +448,26 @@ int main(int argc, char **argv)
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);
-    int rc;
+    /* Options before the command or FILE.lua: the sandbox and the limits. */
+    int k = 1, rc;
+    while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
+        char msg[128];
+        int used = strcmp(argv[k], "--trust") == 0
+                       ? 1
+                       : sc_limits_option(&limits, argc, argv, k, msg, sizeof msg);
+        if (used < 0) {
+            lua_close(L);
+            return fail(EXIT_USAGE, msg);
+        }
+        if (used == 0)
+            break;
+        if (strcmp(argv[k], "--trust") == 0)
+            sc_sandbox_trust(L, 1);
+        k += used;
+    }
+    argv[k - 1] = argv[0];
+    argv += k - 1;
+    argc -= k - 1;
     if (argc < 2) {
         if (isatty(STDIN_FILENO))
             rc = sc_repl(L);
@@ -419,11 +488,12 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "run") == 0) {
         rc = sc_cmd_run(L, argc, argv);
     } else if (argv[1][0] == '-' && argv[1][1]) {
-        fputs(usage_text, stderr);
-        rc = fail(EXIT_USAGE, "unknown option");
+        char msg[160];
+        snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
+        rc = fail(EXIT_USAGE, msg);
     } else {
         rc = cmd_script(L, argc, argv);
     }
-    lua_close(L);
+    sc_limits_close(L);
     return rc;
 }

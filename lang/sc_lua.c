@@ -16,6 +16,7 @@
 #include "render.h"
 #include "rules.h"
 #include "sc_auto.h"
+#include "sandbox.h"
 #include "text.h"
 #include "verify.h"
 
@@ -328,17 +329,21 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
     *m = int_field(L, t, "m", "microbatches", m_dflt);
     if (*P == -1 || *m == -1)
         raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
-    int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
-                 strcmp(lua_tostring(L, -1), "v") == 0;
-    lua_pop(L, 1);
-    lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
-    if (v < 1 || v > SC_MAX_STAGES)
-        raise(L, SC_ERR_ARG, "program: 'v' (chunks per device) must be >= 1");
-    *S = int_field(L, t, "stages", NULL, *P * v);
+    /* Each size is checked before it takes part in a product. */
     if (*P < 1 || *P > SC_MAX_DEVICES) {
         lua_pushfstring(L, "devices p = %I is out of range (1..%d)", *P, SC_MAX_DEVICES);
         raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
+    int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
+                 strcmp(lua_tostring(L, -1), "v") == 0;
+    lua_pop(L, 1);
+    lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
+    if (v < 1 || v > SC_MAX_STAGES) {
+        lua_pushfstring(L, "program: 'v' (chunks per device) = %I is out of range (1..%d)", v,
+                        SC_MAX_STAGES);
+        raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    *S = int_field(L, t, "stages", NULL, *P * v);
     if (*m < 1 || *m > SC_MAX_MICROBATCHES) {
         lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", *m, SC_MAX_MICROBATCHES);
         raise(L, SC_ERR_ARG, lua_tostring(L, -1));
@@ -510,7 +515,8 @@ static int l_dump(lua_State *L)
 static int l_timeline(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
-    int width = (int)luaL_optinteger(L, 2, 120);
+    lua_Integer w = luaL_optinteger(L, 2, 120);
+    int width = w < 10 ? 10 : w > SC_RENDER_MAX_WIDTH ? SC_RENDER_MAX_WIDTH : (int)w;
     int color = lua_toboolean(L, 3);
     sc_status st;
     const sc_sim *sim = sc_lua_sim(lp, &st);
@@ -677,6 +683,7 @@ static int l_chunk(lua_State *L)
     }
     if (rc != LUA_OK)
         return throw_code(L, 8);
+    sc_sandbox_apply(L, -1, src ? NULL : r);
     return 1;
 }
 
@@ -732,5 +739,6 @@ void sc_lua_setup(lua_State *L)
     luaL_openlibs(L);
     luaL_requiref(L, "stagecraft", luaopen_stagecraft, 1);
     lua_setglobal(L, "sc");
+    sc_sandbox_init(L);
     sc_lua_clear_status(L);
 }

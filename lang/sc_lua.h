@@ -42,7 +42,7 @@ sc_status sc_lua_check(sc_lprog *lp);
 const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
 
 /* Exit code of the error value at idx when the module raised it (2 usage,
- * 3..7 as sc_status_exit_code, 8 recipe error), 0 for any other error. */
+ * 3..7 as sc_status_exit_code, 8 recipe error, 9 sandbox), 0 for any other error. */
 int sc_lua_exit_for(lua_State *L, int idx);
 /* Records that the error value at idx has this exit code (a message handler
  * that rewrites an error keeps its code this way). */

@@ -2,7 +2,8 @@
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the runtime (tests/runtime.sh). Prints one
+# (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
+# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -30,7 +31,7 @@ for t in "$BUILD"/test_*; do
   [ -x "$t" ] && run "$t" "$t"
 done
 for t in tests/lua/test_*.lua; do
-  run "$t" "$SC" "$t"
+  run "$t" "$SC" --trust "$t"   # test scripts use io, os.exit, dofile
 done
 run tests/cli.sh sh tests/cli.sh
 run tests/interchange.sh sh tests/interchange.sh
@@ -40,6 +41,8 @@ else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
 run tests/runtime.sh sh tests/runtime.sh
+run tests/sandbox.sh sh tests/sandbox.sh
+run tests/errors.sh sh tests/errors.sh
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed"

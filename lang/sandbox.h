@@ -1,0 +1,53 @@
+/*
+ * sandbox.h — the sandbox in which recipes run (SPEC.md §15.1).
+ *
+ * A recipe may describe a schedule and nothing else. A sandboxed chunk gets
+ * a fresh global table of its own instead of _G:
+ *
+ *   base       assert error ipairs next pairs pcall print rawequal rawget
+ *              rawlen rawset select tonumber tostring type xpcall _VERSION
+ *              _G (the sandbox itself)
+ *   getmetatable   of tables only (strings' and programs' are hidden)
+ *   setmetatable   without __gc (finalizers run with hooks off: no limit
+ *              could stop one)
+ *   load       text chunks only; their globals default to the sandbox
+ *   dofile loadfile  files inside the recipe's folder only, text only
+ *   require    Lua files inside the recipe's folder, the stdlib, stagecraft
+ *   collectgarbage  "count" and "isrunning" only
+ *   string table math utf8 coroutine   copies (string without dump)
+ *   os         clock date time difftime
+ *   sc         a copy of the module (sc.load: stdlib names and files in
+ *              the recipe's folder)
+ *   arg        a copy of the script's arguments, if any
+ *
+ * Anything else (io, debug, package, os.execute, string.dump, binary
+ * chunks, files outside the folder, C modules) raises a "sandbox: ..."
+ * error with exit code 10. The recipe's folder is the real path of the
+ * directory that holds it; a stdlib recipe has none.
+ *
+ *   sc_sandbox_init(L);                  // once, after the libraries
+ *   luaL_loadfilex(L, "x/recipe.lua", "t");
+ *   sc_sandbox_apply(L, -1, "x/recipe.lua");   // _ENV := new sandbox
+ *
+ * Sandboxes share nothing writable with each other or with trusted code.
+ * `--trust` (sc_sandbox_trust) makes sc_sandbox_apply a no-op.
+ */
+#ifndef SC_SANDBOX_H
+#define SC_SANDBOX_H
+
+#include <lua.h>
+
+#define SC_EXIT_SANDBOX 10
+
+/* Records the pristine libraries the sandboxes copy and hides string.dump
+ * from string methods. Call once, after the standard libraries are open. */
+void sc_sandbox_init(lua_State *L);
+/* Trusted (1): recipes and scripts run with the full standard library. */
+void sc_sandbox_trust(lua_State *L, int trusted);
+int sc_sandbox_trusted(lua_State *L);
+/* Gives the Lua function at idx a new sandbox as its _ENV (first upvalue),
+ * rooted at the folder of `file` (NULL: no folder), unless trusted.
+ * Raises a Lua error on out of memory. */
+void sc_sandbox_apply(lua_State *L, int idx, const char *file);
+
+#endif

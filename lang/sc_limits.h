@@ -1,0 +1,92 @@
+/*
+ * sc_limits.h — limits on running Lua: instructions and heap memory
+ * (SPEC.md §15.2).
+ *
+ *   static sc_limits lim = SC_LIMITS_DEFAULT;
+ *   lua_State *L = sc_limits_newstate(&lim);   // counting allocator
+ *   lim.max_steps = 1000000;                   // options may change them
+ *   sc_limits_arm(L);                          // counters from 0, hook on
+ *   if (lua_pcall(L, 0, 0, 0) != LUA_OK)
+ *       sc_limits_error(L);                    // names the limit, if one was hit
+ *
+ * The step limit counts Lua VM instructions with a count hook, checked every
+ * SC_LIMIT_PERIOD instructions (time spent inside one C function, such as
+ * string.rep, is bounded by the memory limit instead). The memory limit caps
+ * the bytes the Lua heap holds: the allocator refuses to grow past it. The
+ * time limit is a wall-clock alarm (SIGALRM) between sc_limits_arm and
+ * sc_limits_disarm: at expiry the next Lua instruction raises; a C call
+ * that does not return within SC_LIMIT_GRACE more seconds (a backtracking
+ * string.find) ends the process with the message and exit code 7 (the one
+ * exit outside main: nothing else can stop such a call).
+ *
+ * A limit once hit ends the evaluation: every later Lua instruction raises
+ * the same error again, so a recipe cannot swallow it with pcall. The error
+ * carries exit code 7 (SC_ERR_LIMIT). sc_limits_arm starts a new evaluation
+ * (the REPL arms before each line).
+ *
+ * Ownership: the state keeps a pointer to lim; lim must outlive it.
+ * Memory held by C (programs, streams) is not counted here: its size is
+ * bounded by SC_MAX_PASSES (interp/ir.h).
+ */
+#ifndef SC_LIMITS_H
+#define SC_LIMITS_H
+
+#include <lua.h>
+#include <stddef.h>
+
+#define SC_DEFAULT_MAX_STEPS 1000000000LL /* about 2 to 10 s of Lua */
+#define SC_DEFAULT_MAX_MEM ((size_t)1 << 30) /* 1 GiB of Lua heap */
+#define SC_DEFAULT_MAX_TIME 60.0 /* seconds */
+#define SC_LIMIT_PERIOD 1000
+#define SC_LIMIT_GRACE 2
+
+typedef enum sc_limit_kind {
+    SC_LIMIT_NONE,
+    SC_LIMIT_STEPS,
+    SC_LIMIT_MEM,
+    SC_LIMIT_TIME
+} sc_limit_kind;
+
+typedef struct sc_limits {
+    long long max_steps; /* Lua instructions per evaluation; 0: no limit */
+    size_t max_mem;      /* bytes the Lua heap may hold; 0: no limit */
+    double max_time;     /* seconds per evaluation; 0: no limit */
+    long long steps;     /* counted since sc_limits_arm */
+    size_t used;         /* bytes the heap holds now */
+    size_t refused;      /* size of the last refused request (0: the last call succeeded) */
+    long refusals;       /* refused requests since sc_limits_arm */
+    int hit;             /* sc_limit_kind, sticky until sc_limits_arm */
+    lua_State *L;        /* the state (its main thread), for the allocator */
+} sc_limits;
+
+#define SC_LIMITS_DEFAULT                                                                          \
+    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, SC_LIMIT_NONE, NULL}
+
+/* A new state whose allocator counts into lim; NULL on out of memory. */
+lua_State *sc_limits_newstate(sc_limits *lim);
+/* The limits of a state made by sc_limits_newstate (NULL otherwise). */
+sc_limits *sc_limits_of(lua_State *L);
+/* Starts an evaluation: step counter and hit flag to 0, count hook on, the
+ * alarm set (one state at a time may be armed with a time limit). */
+void sc_limits_arm(lua_State *L);
+/* Ends an evaluation: the alarm off (the C work that follows, verifying
+ * and simulating, is bounded by the program's size instead). */
+void sc_limits_disarm(lua_State *L);
+/* Closes the state under fresh limits: finalizers a recipe left behind
+ * run at close, and a limit stops them as it would any evaluation. */
+void sc_limits_close(lua_State *L);
+/* When a limit was hit, replaces the error on the stack top with the
+ * limit's message (marked with exit code 7) and returns 1; else 0. */
+int sc_limits_error(lua_State *L);
+/* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
+ * the error: the evaluation has failed all the same. */
+int sc_limits_hit(lua_State *L);
+
+/* Command-line options: at argv[i], --max-steps N, --max-mem BYTES or
+ * --max-time SECONDS (also --max-steps=N; BYTES may end in K, M or G).
+ * Returns the number of
+ * arguments used (1 or 2), 0 when argv[i] is not one of them, -1 with a
+ * message in err when its value is bad. */
+int sc_limits_option(sc_limits *lim, int argc, char **argv, int i, char *err, size_t errlen);
+
+#endif

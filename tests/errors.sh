@@ -1,0 +1,103 @@
+#!/bin/sh
+# errors.sh — the error catalogue (SPEC.md §12): each class of bad input
+# gives its own message and exit code, as one line on stderr
+# ("stagecraft: error: ..."). One `row` per line of the catalogue, in its
+# order. Run from the repository root: sh tests/errors.sh
+SC=${SC:-./stagecraft}
+BUILD=${BUILD:-build}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# row CODE SUBSTRING -- command...: exit code, substring, one stderr line
+row() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/o" 2>"$tmp/e"; rc=$?
+  if [ "$rc" = "$code" ] && grep -qF -- "$sub" "$tmp/e" && [ "$(wc -l <"$tmp/e")" = 1 ] &&
+     grep -q '^stagecraft: error: ' "$tmp/e"; then pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL: $* (exit $rc, want $code; want one line with '$sub')" >&2
+    sed 's/^/  | /' "$tmp/e" | head -5 >&2
+  fi
+}
+# r NAME BODY: a recipe file; prints its path
+r() { printf '%s\n' "$2" >"$tmp/$1"; echo "$tmp/$1"; }
+
+# ---- 2 usage -------------------------------------------------------------
+row 2 "unknown option '--frob' for 'check'" -- $SC check 1f1b --frob
+row 2 "missing RECIPE" -- $SC sim
+row 2 "-D needs NAME=VALUE" -- $SC check 1f1b -D m
+row 2 "unknown parameter 'q' for recipe '1f1b' (its parameters: p, m" -- $SC check 1f1b -D q=1
+row 2 "parameter 'p': expected an integer, got '2.5'" -- $SC check 1f1b -D p=2.5
+row 2 "unknown recipe 'nosuch' (stdlib: " -- $SC check nosuch
+row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
+row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
+row 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps many
+row 2 "--max-mem needs a size in bytes" -- $SC --max-mem 1X check 1f1b
+row 2 "unknown option '--frob' (see stagecraft --help)" -- $SC --frob
+
+# ---- 3 invalid argument ----------------------------------------------------
+row 3 "program: field 'p' must be an integer (got x)" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
+row 3 "program: give exactly one of 'order', 'rule' or 'block'" -- $SC check "$(r a2.lua 'return sc.program { p = 2, m = 2 }')"
+row 3 "devices p = 0 is out of range (1..4096)" -- $SC check gpipe -D p=0
+row 3 "microbatches m = 0 is out of range" -- $SC check gpipe -D m=0
+row 3 "stages = 1 is out of range" -- $SC check "$(r a3.lua 'return sc.program { p = 2, m = 2, stages = 1, rule = "gpipe" }')"
+row 3 "cost: times must be finite and >= 0 (tf=-1" -- $SC check gpipe -D tf=-1
+row 3 "w_keep must be within [0, 1] (got 2)" -- $SC check 1f1b -D w_keep=2
+row 3 "unknown placement 'zz'" -- $SC check "$(r a4.lua 'return sc.program { p = 2, m = 2, placement = "zz", rule = "gpipe" }')"
+row 3 "placement 'v' needs exactly 2 stages per device" -- $SC check "$(r a5.lua 'return sc.program { p = 2, m = 2, placement = "v", stages = 2, rule = "gpipe" }')"
+row 3 "placement: device 1 holds no stage" -- $SC check "$(r a6.lua 'return sc.program { p = 2, m = 2, placement = {0, 0}, rule = "gpipe" }')"
+row 3 "device 1, token 3 'G1': unknown pass kind (F, B, W or BW)" -- $SC check "$(r a7.lua 'return sc.program { p = 2, m = 2, order = { "F0 BW0 F1 BW1", "F0 BW0 G1" } }')"
+row 3 "microbatch 7 is out of range (0..1)" -- $SC check "$(r a8.lua 'return sc.program { p = 1, m = 2, order = { "F0 BW0 F7" } }')"
+row 3 "unknown rule 'zz'" -- $SC check "$(r a9.lua 'return sc.program { p = 2, m = 2, rule = "zz" }')"
+row 3 "interleaved needs m to be a multiple of p and m >= p (m = 6, p = 4)" -- $SC check interleaved -D m=6
+row 3 "block: offsets 'F' are missing" -- $SC check "$(r a10.lua 'return sc.program { p = 2, m = 2, block = { interval = 2, BW = {3, 2} } }')"
+row 3 "block: the interval must be a positive number" -- $SC check "$(r a11.lua 'return sc.program { p = 2, m = 2, block = { interval = 0, F = {0, 1}, BW = {3, 2} } }')"
+row 3 "simulation: times or memory add up past the largest number" -- $SC sim gpipe -D tf=1e307 -D m=100 --json
+row 3 "a11n.lua:1: mine needs m even (got 3)" -- $SC check "$(r a11n.lua 'sc.need(false, "mine needs m even (got %d)", 3)')"
+
+# ---- 4 out of memory: the C heap, under a small address space -------------
+case "$BUILD" in
+  *asan*) ;; # AddressSanitizer needs a large address space
+  *) row 4 "out of memory" -- sh -c "ulimit -v 400000; $SC check gpipe -D p=4000 -D m=4000" ;;
+esac
+
+# ---- 5 invalid program (the verifier) -------------------------------------
+row 5 "pass missing: B or BW of stage 1, microbatch 1" -- $SC check "$(r p1.lua 'return sc.program { p = 2, m = 2, order = { "F0 F1 BW0 BW1", "F0 BW0 F1" } }')"
+row 5 "pass twice: F s0 mb1 is at d0 #1 and at d0 #4" -- $SC check "$(r p2.lua 'return sc.program { p = 2, m = 2, order = { "F0 F1 BW0 BW1 F1", "F0 BW0 F1 BW1" } }')"
+row 5 "dependency out of order on d1: BW s1 mb0 (#0) needs F s1 mb0, which comes later (#1)" -- $SC check "$(r p3.lua 'return sc.program { p = 2, m = 2, order = { "F0 F1 BW0 BW1", "BW0 F0 F1 BW1" } }')"
+row 5 "dependency cycle across devices: d0 #1 (BW s0 mb0) needs BW s1 mb0 from d1" -- $SC check "$(r p4.lua 'return sc.program { p = 2, m = 2, order = { "F0 BW0 F1 BW1", "F1 BW1 F0 BW0" } }')"
+row 5 "collide modulo the interval" -- $SC check "$(r p5.lua 'return sc.program { p = 2, m = 2, block = { interval = 2, F = {0, 1}, BW = {2.5, 1.5} } }')"
+row 5 "block: BW s1 starts at 1, but F s1 it depends on is done only at 4 (3 too early)" -- $SC check "$(r p6.lua 'return sc.program { p = 2, m = 2, block = { interval = 6, F = {0, 3}, BW = {4, 1} } }')"
+row 5 "block: BW s0 takes 2, longer than the interval 1" -- $SC check "$(r p7.lua 'return sc.program { p = 2, m = 2, block = { interval = 1, F = {0, 1}, BW = {3, 2} } }')"
+row 5 "device 0: too many passes: 1 stage x 1 microbatch have at most 3" -- $SC check "$(r p8.lua 'return sc.program { p = 1, m = 1, order = { string.rep("F0 ", 1e6) } }')"
+# Pass on the wrong device, transfer mismatch, deadlock (6): streams given
+# through the C API; tests/unit/test_errors.c and test_replay.c.
+# import (issue 7): a row per import error goes here.
+
+# ---- 7 limit exceeded ------------------------------------------------------
+row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
+row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
+row 7 "memory limit exceeded: the Lua heap would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
+
+# ---- 8 recipe error --------------------------------------------------------
+row 8 "r1.lua:1: '}' expected near 'm'" -- $SC check "$(r r1.lua 'return sc.program { p = 2 m = 2 }')"
+row 8 "r2.lua:1: attempt to index a nil value (local 'x')" -- $SC check "$(r r2.lua 'local x = nil; return x.y')"
+row 8 "recipe '$tmp/r3.lua' did not return a program (it returned number)" -- $SC check "$(r r3.lua 'return 42')"
+row 8 "r4.lua:1: my own error" -- $SC check "$(r r4.lua 'error("my own error")')"
+
+# ---- 10 sandbox ----------------------------------------------------------
+row 10 "s1.lua:1: sandbox: io is not available to recipes" -- $SC check "$(r s1.lua 'io.write("x")')"
+row 10 "s2.lua:1: sandbox: os.execute is not available to recipes" -- $SC check "$(r s2.lua 'os.execute("true")')"
+row 10 "sandbox: dofile('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$(r s3.lua 'dofile("/etc/passwd")')"
+row 10 "sandbox: module 'lfs' not found: a recipe may require Lua files in its folder and the stdlib; C modules are refused" -- $SC check "$(r s4.lua 'require("lfs")')"
+row 10 "sandbox: load: binary chunks are refused" -- $SC check "$(r s5.lua 'load("\27Lua")')"
+row 10 "sandbox: string.dump is not available to recipes" -- $SC check "$(r s6.lua 'string.dump(print)')"
+row 10 "sandbox: debug is not available to recipes" -- $SC check "$(r s7.lua 'debug.traceback()')"
+row 10 "sandbox: setmetatable: finalizers (__gc) are refused" -- $SC check "$(r s9.lua 'setmetatable({}, {__gc = print})')"
+row 10 "sandbox: collectgarbage('collect') is refused" -- $SC check "$(r s8.lua 'collectgarbage()')"
+
+# ---- runtime configuration (issue 5): rows go here ----------------------
+
+echo "catalogue: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,215 @@
+#!/bin/sh
+# sandbox.sh — recipes from strangers (SPEC.md §15, §16): each hostile
+# recipe is refused with its message and exit code, and nothing happens
+# outside (the files it would have made or removed are checked). Run from
+# the repository root: sh tests/sandbox.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/r/sub" "$tmp/out"
+
+ok() { pass=$((pass+1)); }
+ko() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/o" 2>"$tmp/e"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/o" "$tmp/e" | grep -qF -- "$sub"; then ok
+  else ko "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/o" "$tmp/e" | head -5 >&2; fi
+}
+absent() { if [ -e "$1" ]; then ko "$1 exists: $2"; else ok; fi; }
+present() { if [ -e "$1" ]; then ok; else ko "$1 is missing: $2"; fi; }
+# recipe NAME BODY: a recipe in the recipe folder $tmp/r
+recipe() { printf '%s\n' "$2" >"$tmp/r/$1"; }
+
+# A program the recipes return when they get that far.
+PROG='return sc.program { p = 2, m = 2, rule = "1f1b" }'
+
+# ---- the sandbox: each way out is refused, nothing happens -------------
+recipe exec.lua "os.execute('touch $tmp/out/pwned')
+$PROG"
+expect 10 "exec.lua:1: sandbox: os.execute is not available to recipes" -- $SC check "$tmp/r/exec.lua"
+absent "$tmp/out/pwned" "os.execute ran"
+
+recipe open.lua "local f = io.open('$tmp/out/written', 'w'); f:write('x'); f:close()
+$PROG"
+expect 10 "open.lua:1: sandbox: io is not available to recipes" -- $SC sim "$tmp/r/open.lua"
+absent "$tmp/out/written" "io.open wrote"
+
+touch "$tmp/out/keep"
+recipe remove.lua "os.remove('$tmp/out/keep')
+$PROG"
+expect 10 "sandbox: os.remove is not available" -- $SC show "$tmp/r/remove.lua"
+present "$tmp/out/keep" "os.remove removed"
+
+recipe popen.lua "io.popen('touch $tmp/out/popened')"
+expect 10 "sandbox: io is not available" -- $SC check "$tmp/r/popen.lua"
+absent "$tmp/out/popened" "io.popen ran"
+recipe getenv.lua "return os.getenv('HOME')"
+expect 10 "sandbox: os.getenv is not available" -- $SC check "$tmp/r/getenv.lua"
+recipe exit.lua "os.exit(0)"
+expect 10 "sandbox: os.exit is not available" -- $SC check "$tmp/r/exit.lua"
+
+# Files: only in the recipe's folder, wherever the command runs from.
+printf 'os.execute("touch %s/out/outside")\nreturn 1\n' "$tmp" >"$tmp/outside.lua"
+recipe loadfile.lua "local f = loadfile('/etc/passwd')"
+expect 10 "sandbox: loadfile('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/loadfile.lua"
+recipe dofile.lua "dofile('../outside.lua')"
+expect 10 "sandbox: dofile('../outside.lua'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/dofile.lua"
+recipe dofile2.lua "dofile('$tmp/outside.lua')"
+expect 10 "sandbox: dofile('$tmp/outside.lua')" -- $SC check "$tmp/r/dofile2.lua"
+recipe dotdot.lua "dofile('sub/../../outside.lua')"
+expect 10 "a recipe may read files in its own folder only" -- $SC check "$tmp/r/dotdot.lua"
+absent "$tmp/out/outside" "a file outside the folder ran"
+ln -s "$tmp/outside.lua" "$tmp/r/link.lua"
+recipe symlink.lua "dofile('link.lua')"
+expect 10 "sandbox: dofile('link.lua'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/symlink.lua"
+recipe reqlink.lua "require('link')"
+expect 10 "require('link.lua'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/reqlink.lua"
+absent "$tmp/out/outside" "a file outside the folder ran through a link"
+recipe scload.lua "return sc.load('../outside.lua')"
+expect 10 "sandbox: sc.load('../outside.lua')" -- $SC check "$tmp/r/scload.lua"
+absent "$tmp/out/outside" "sc.load ran a recipe outside the folder"
+
+# Modules: Lua files in the folder and the stdlib; never C.
+: >"$tmp/r/cmod.so"
+recipe creq.lua "require('cmod')"
+expect 10 "sandbox: module 'cmod' not found: a recipe may require Lua files in its folder and the stdlib; C modules are refused" -- $SC check "$tmp/r/creq.lua"
+recipe creq2.lua "require('socket.core')"
+expect 10 "module 'socket.core' not found" -- $SC check "$tmp/r/creq2.lua"
+recipe loadlib.lua "package.loadlib('$tmp/r/cmod.so', 'luaopen_cmod')"
+expect 10 "sandbox: package is not available" -- $SC check "$tmp/r/loadlib.lua"
+recipe reqpath.lua "require('../outside')"
+expect 10 "require('../outside'): a module name is words joined by dots" -- $SC check "$tmp/r/reqpath.lua"
+
+# Binary chunks and their source: string.dump, load of bytecode.
+recipe dump.lua "local b = string.dump(function() end)"
+expect 10 "sandbox: string.dump is not available" -- $SC check "$tmp/r/dump.lua"
+recipe dump2.lua 'assert(("").dump == nil, "string methods hand out dump")
+return sc.program { p = 2, m = 2, rule = "gpipe" }'
+expect 0 "ok:" -- $SC check "$tmp/r/dump2.lua"
+recipe binload.lua "load(string.char(27) .. 'Lua' .. string.rep('x', 40))"
+expect 10 "sandbox: load: binary chunks are refused" -- $SC check "$tmp/r/binload.lua"
+recipe binmode.lua "load('return 1', 'x', 'b')"
+expect 10 "sandbox: load: mode 'b': binary chunks are refused" -- $SC check "$tmp/r/binmode.lua"
+recipe loadenv.lua "return load('return io')()"
+expect 10 "sandbox: io is not available" -- $SC check "$tmp/r/loadenv.lua"
+recipe debug.lua "debug.sethook()"
+expect 10 "sandbox: debug is not available" -- $SC check "$tmp/r/debug.lua"
+recipe gc.lua "collectgarbage('stop')"
+expect 10 "sandbox: collectgarbage('stop') is refused" -- $SC check "$tmp/r/gc.lua"
+recipe strmt.lua "getmetatable('').__index.rep = nil"
+expect 8 "attempt to index a nil value" -- $SC check "$tmp/r/strmt.lua"
+
+# What a recipe may do: its folder's modules and files, the stdlib, os.clock.
+printf 'return {n = 3}\n' >"$tmp/r/helper.lua"
+printf 'return {m = 4}\n' >"$tmp/r/sub/mod.lua"
+recipe good.lua 'local h, m = require("helper"), require("sub.mod")
+assert(dofile("helper.lua").n == 3 and loadfile("sub/mod.lua")().m == 4)
+assert(load("return 1 + 1")() == 2 and os.clock() >= 0 and os.date("%Y"))
+assert(collectgarbage("count") > 0 and getmetatable("") == nil)
+assert(sc.isprogram(sc.load("1f1b", {p = 2})))
+local P = sc.params { {"p", h.n, "devices"}, {"m", m.m, "microbatches"} }
+return sc.program { p = P.p, m = P.m, rule = "1f1b" }'
+expect 0 "ok: $tmp/r/good.lua: 3 devices" -- $SC check "$tmp/r/good.lua"
+expect 0 "ok: $tmp/r/good.lua: 3 devices" -- sh -c "cd / && $(cd "$(dirname "$SC")" && pwd)/$(basename "$SC") check $tmp/r/good.lua"
+
+# A recipe cannot change what later recipes see.
+recipe taint.lua 'sc.params = nil; sc.COSTS[1][2] = 99; string.rep = nil
+return sc.program { p = 2, m = 2, rule = "gpipe" }'
+printf 'sc.load("%s/r/taint.lua")\nlocal p = sc.load("1f1b")\nprint(p.devices, sc.COSTS[1][2], ("ab"):rep(2))\n' "$tmp" >"$tmp/taint_driver.lua"
+expect 0 "4	1.0	abab" -- sh -c "$SC < $tmp/taint_driver.lua"
+
+# Scripts are sandboxed too; --trust lifts it; stdin and the REPL are trusted.
+printf 'io.write("hello")\n' >"$tmp/r/script.lua"
+expect 10 "sandbox: io is not available" -- $SC "$tmp/r/script.lua"
+expect 0 "hello" -- $SC --trust "$tmp/r/script.lua"
+expect 0 "hello" -- sh -c "$SC < $tmp/r/script.lua"
+recipe trusted.lua "os.execute('touch $tmp/out/trusted')
+$PROG"
+expect 0 "ok:" -- $SC check "$tmp/r/trusted.lua" --trust
+present "$tmp/out/trusted" "--trust did not lift the sandbox"
+# sc.load from trusted code still sandboxes the recipe it loads.
+expect 10 "exec.lua:1: sandbox: os.execute" -- sh -c "echo 'sc.load(\"$tmp/r/exec.lua\")' | $SC"
+absent "$tmp/out/pwned" "os.execute ran from sc.load"
+
+# ---- limits ------------------------------------------------------------
+recipe loop.lua "while true do end"
+expect 7 "loop.lua:1: step limit exceeded: more than 1000000 Lua instructions" -- $SC check "$tmp/r/loop.lua" --max-steps 1e6
+start=$(date +%s)
+expect 7 "step limit exceeded: more than 1000000000 Lua instructions" -- $SC check "$tmp/r/loop.lua"
+[ $(( $(date +%s) - start )) -lt 60 ] && ok || ko "the default step limit took a minute"
+recipe swallow.lua "while true do pcall(function() while true do end end) end"
+expect 7 "step limit exceeded" -- $SC check "$tmp/r/swallow.lua" --max-steps 1e6
+recipe coro.lua "local co = coroutine.create(function() while true do end end)
+while true do coroutine.resume(co) end"
+expect 7 "step limit exceeded" -- $SC check "$tmp/r/coro.lua" --max-steps 1e6
+# Finalizers run with hooks off, out of the limits' reach: refused.
+recipe gcfin.lua "setmetatable({}, {__gc = function() while true do end end})
+$PROG"
+expect 10 "gcfin.lua:1: sandbox: setmetatable: finalizers (__gc) are refused" -- $SC check "$tmp/r/gcfin.lua"
+recipe gclate.lua "local mt = {}
+setmetatable({}, mt)
+mt.__gc = function() os.execute('touch $tmp/out/gc') end
+$PROG"
+expect 0 "ok:" -- $SC check "$tmp/r/gclate.lua"
+absent "$tmp/out/gc" "a finalizer added later ran"
+# With --trust, a looping finalizer at exit is stopped by the time limit.
+start=$(date +%s)
+expect 7 "time limit exceeded" -- $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time 1
+[ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "a looping finalizer held the exit"
+recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
+expect 7 "memory limit exceeded: the Lua heap would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
+recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
+expect 7 "memory limit exceeded" -- $SC check "$tmp/r/grow2.lua" --max-mem 16M
+recipe rep.lua "local s = ('x'):rep(2^31 - 1)"
+expect 7 "memory limit exceeded" -- $SC check "$tmp/r/rep.lua" --max-mem 256M
+recipe concat.lua "local s = 'x' while true do s = s .. s end"
+expect 7 "memory limit exceeded" -- $SC check "$tmp/r/concat.lua" --max-mem 64M
+expect 7 "step limit exceeded" -- $SC --max-steps 1e5 "$tmp/r/loop.lua"
+expect 7 "step limit exceeded" -- sh -c "echo 'while true do end' | $SC --max-steps=100000"
+recipe pcallmem.lua 'local ok = pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end)
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+expect 7 "memory limit exceeded" -- $SC check "$tmp/r/pcallmem.lua" --max-mem 8M
+expect 7 "more than 1000 Lua instructions" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-steps 1000
+# Time: a library call that backtracks for hours (no Lua instruction to
+# count) is stopped by the alarm; a loop without a step limit too.
+recipe pattern.lua 'local s = string.rep("a", 40)
+return s:find(string.rep("a*", 40) .. "b")'
+start=$(date +%s)
+expect 7 "time limit exceeded: the evaluation ran longer than 1 s (--max-time SECONDS raises it; 0 for no limit); a library call did not return" -- $SC check "$tmp/r/pattern.lua" --max-time 1
+[ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "the time limit did not stop a backtracking string.find"
+expect 7 "loop.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-time 0.5
+expect 2 "--max-time needs a number of seconds" -- $SC check 1f1b --max-time soon
+expect 0 "ok: 1f1b" -- $SC check 1f1b --max-time 30
+expect 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps lots
+expect 2 "--max-mem needs a size in bytes" -- $SC check 1f1b --max-mem 12Q
+expect 2 "--max-mem needs a size in bytes" -- $SC --max-mem
+expect 0 "ok: 1f1b" -- $SC check 1f1b --max-mem 64M --max-steps 1e7
+
+# Unrolling guards: sizes are refused before anything is allocated.
+recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'
+expect 3 "devices p = 1000000000 is out of range (1..4096)" -- $SC check "$tmp/r/hugep.lua"
+recipe hugem.lua 'return sc.program { p = 2, m = 1e12, rule = "gpipe" }'
+expect 3 "microbatches m = 1000000000000 is out of range" -- $SC check "$tmp/r/hugem.lua"
+recipe hugev.lua 'return sc.program { p = 4, v = 2^40, m = 2, rule = "interleaved" }'
+expect 3 "'v' (chunks per device) = 1099511627776 is out of range (1..65536)" -- $SC check "$tmp/r/hugev.lua"
+# Regression: p was multiplied by v before its range check (signed overflow).
+recipe hugepv.lua 'return sc.program { p = math.maxinteger // 2, v = 4, m = 1, rule = "gpipe" }'
+expect 3 "devices p = 4611686018427387903 is out of range" -- $SC check "$tmp/r/hugepv.lua"
+# Regression: a tiny pass made the timeline'"'"'s column count overflow (1 column
+# shown), and a huge width asked for P x width bytes.
+recipe tiny.lua 'local p = sc.program { p = 2, m = 2, tf = {1e-300, 1}, rule = "gpipe" }
+local t = p:timeline(2^40)
+assert(#t > 10000 and #t < 30000, #t)
+assert(#p:timeline(-5) < 200)
+return p'
+expect 0 "ok:" -- $SC check "$tmp/r/tiny.lua"
+recipe hugesm.lua 'return sc.program { p = 4096, m = 1e6, block = {interval = 1, F = {}, BW = {}} }'
+expect 7 "is too large (at most 50000000 passes)" -- $SC check "$tmp/r/hugesm.lua"
+recipe flood.lua 'local s = string.rep("F0 ", 3e6)
+return sc.program { p = 4096, m = 4, order = function() return s end }'
+expect 5 "device 0: too many passes: 4096 stages x 4 microbatches have at most 49152" -- $SC check "$tmp/r/flood.lua"
+
+echo "sandbox: $pass passed, $fail failed"
+[ "$fail" = 0 ]
