@@ -99,7 +99,7 @@ FUZZ_PKGS  := clang libclang-rt-14-dev
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/main.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/main.o $(BUILD)/lang/cmd_run.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 # Missing Debian packages: installed when we are root, named otherwise.
