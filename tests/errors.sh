@@ -72,7 +72,11 @@ row 5 "block: BW s0 takes 2, longer than the interval 1" -- $SC check "$(r p7.lu
 row 5 "device 0: too many passes: 1 stage x 1 microbatch have at most 3" -- $SC check "$(r p8.lua 'return sc.program { p = 1, m = 1, order = { string.rep("F0 ", 1e6) } }')"
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given
 # through the C API; tests/unit/test_errors.c and test_replay.c.
-# import (issue 7): a row per import error goes here.
+# import: each class of malformed CSV (all classes: tests/interchange.sh).
+row 3 "row 1 (rank 0), cell 2 '0X0': unknown action type 'X'" -- $SC import "$(r bt.csv '0F0,0X0')"
+row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" -- $SC import "$(r wb.csv '0F0,0W0,0I0')"
+row 5 "missing microbatch: stage 1 has no backward" -- $SC import "$(r st.csv '0F0,0I0,0W0
+1F0')"
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
@@ -97,7 +101,10 @@ row 10 "sandbox: debug is not available to recipes" -- $SC check "$(r s7.lua 'de
 row 10 "sandbox: setmetatable: finalizers (__gc) are refused" -- $SC check "$(r s9.lua 'setmetatable({}, {__gc = print})')"
 row 10 "sandbox: collectgarbage('collect') is refused" -- $SC check "$(r s8.lua 'collectgarbage()')"
 
-# ---- runtime configuration (issue 5): rows go here ----------------------
+# ---- runtime configuration (run) ------------------------------------------
+row 3 "model has 2 layers for 4 stages: every stage needs at least one layer" -- $SC run 1f1b -D p=4 -D layers=2
+row 3 "backend 'cuda' is not built or not available in this binary" -- $SC run 1f1b --backend cuda
+row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]
