@@ -191,6 +191,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL;
     int json = 0, check = 0;
+    double time_limit = 0; /* automatic schedules: the heuristic, reproducibly */
     lua_newtable(L);
     int t = lua_gettop(L);
     for (int i = 2; i < argc; i++) {
@@ -207,6 +208,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--time-limit") == 0) {
+            char *end = NULL;
+            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
+            if (!end || *end || !(tl >= 0) || tl > 1e9)
+                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
+            time_limit = tl;
         } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
                 return fail(EXIT_USAGE, "--trace needs a FILE");
@@ -240,6 +247,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     int rc = model_sizes(L, recipe, t, &mc, given);
     if (rc)
         return rc;
+    /* Every MPI rank evaluates the recipe: a time-limited search could build
+     * different programs on different ranks (same_program refuses that). */
+    lua_getglobal(L, "sc");
+    lua_pushnumber(L, time_limit);
+    lua_setfield(L, -2, "_time_limit");
+    lua_pop(L, 1);
     if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);

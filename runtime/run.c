@@ -340,6 +340,34 @@ done:
     return st;
 }
 
+/* Every rank evaluated the recipe itself: they must have built the same
+ * streams (a recipe that depends on timing, like a time-limited search,
+ * could differ, and different streams could hang). FNV-1a of the streams,
+ * compared through a max of (h, -h) in two exact 32-bit halves. */
+static sc_status same_program(const sc_prog *pg, double timeout_s, char *err, size_t errlen)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n;
+        const sc_instr *in = sc_prog_stream(pg, d, &n);
+        const unsigned char *b = (const unsigned char *)in;
+        for (size_t i = 0; i < n * sizeof *in; i++)
+            h = (h ^ b[i]) * 1099511628211ULL;
+        h = (h ^ (uint64_t)n) * 1099511628211ULL;
+    }
+    double hi = (double)(h >> 32), lo = (double)(h & 0xffffffffu);
+    double v[4] = {hi, lo, -hi, -lo};
+    sc_status st = sc_mpi_max(v, 4, timeout_s, err, errlen);
+    if (st)
+        return st;
+    if (v[0] != hi || v[1] != lo || -v[2] != hi || -v[3] != lo) {
+        snprintf(err, errlen, "the ranks built different programs from the recipe (one that "
+                 "depends on time, like a search under a time limit: give --time-limit 0)");
+        return SC_ERR_ARG;
+    }
+    return SC_OK;
+}
+
 sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *err,
                  size_t errlen)
 {
@@ -373,6 +401,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         }
     }
+    if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
+        goto fail;
     if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {

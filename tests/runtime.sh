@@ -111,6 +111,11 @@ if command -v mpirun >/dev/null &&
   done
   expect 0 '"transport": "mpi"' -- timeout 120 $MPIRUN $SC run zb-h1 -D m=4 --check --json
   expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout 120 $MPIRUN $SC run 1f1b -D p=2
+  # Ranks that build different programs (here on purpose, by rank) are
+  # refused on every rank instead of hanging.
+  printf '%s\n' 'local r = tonumber(os.getenv("OMPI_COMM_WORLD_RANK") or 0)' \
+    'return sc.program { p = 4, m = 8, rule = (r == 2) and "gpipe" or "1f1b" }' >"$tmp/div.lua"
+  expect 3 "the ranks built different programs from the recipe" -- timeout 120 $MPIRUN $SC --trust run "$tmp/div.lua"
 
   # A rank killed mid-step: the job ends, non-zero, with a message, in bounded time.
   big="-D hidden=1024 -D seq=64 -D batch=8 -D m=16"
