@@ -494,13 +494,23 @@ static int l_sim(lua_State *L)
     return 1;
 }
 
+static int push_light_string(lua_State *L)
+{
+    lua_pushstring(L, lua_touserdata(L, 1));
+    return 1;
+}
+
+/* Pushes a malloc'd string and frees it, also when Lua cannot allocate the
+ * copy (a memory error, e.g. under --max-mem, would otherwise leak it). */
 static int push_owned(lua_State *L, char *s)
 {
     if (!s)
         return luaL_error(L, "out of memory");
-    lua_pushstring(L, s);
+    lua_pushcfunction(L, push_light_string); /* light C function: no allocation */
+    lua_pushlightuserdata(L, s);
+    int rc = lua_pcall(L, 1, 1, 0);
     free(s);
-    return 1;
+    return rc == LUA_OK ? 1 : lua_error(L);
 }
 
 static int l_dump(lua_State *L)
@@ -545,8 +555,8 @@ static int l_summary(lua_State *L)
     size_t n = strlen(t);
     if (n && t[n - 1] == '\n')
         t[n - 1] = 0; /* the caller prints it as a line */
-    lua_pushfstring(L, "%s\n%s", lua_tostring(L, -1), t);
-    free(t);
+    push_owned(L, t); /* freed even if Lua cannot copy it */
+    lua_pushfstring(L, "%s\n%s", lua_tostring(L, -2), lua_tostring(L, -1));
     return 1;
 }
 
