@@ -9,31 +9,8 @@
 
 static int dep_ready(const sc_actx *c, int d, const sc_instr *in, double *ready)
 {
-    const sc_prog *pg = c->pg;
-    int s = in->stage, ds;
-    const double *tab;
-    if (in->op == SC_OP_F) {
-        if (s == 0) {
-            *ready = 0;
-            return 1;
-        }
-        ds = s - 1;
-        tab = c->endF;
-    } else if (in->op == SC_OP_W) {
-        ds = s;
-        tab = c->endB;
-    } else if (s == c->S - 1) {
-        ds = s;
-        tab = c->endF;
-    } else {
-        ds = s + 1;
-        tab = c->endB;
-    }
-    double e = tab[SC_SM(pg, ds, in->mb)];
-    if (e < 0)
-        return 0;
-    *ready = e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
-    return 1;
+    *ready = sc_dep_ready(c->pg, d, in, c->endF, c->endB);
+    return *ready >= 0;
 }
 
 static void wake(sc_actx *c, int *n, int d)

@@ -23,32 +23,11 @@ typedef struct flow {
  * and, through *dep, the pass it is. Returns 0 when there is none. */
 static int dependency(const flow *f, int d, const sc_instr *in, double *ready, sc_instr *dep)
 {
-    const sc_prog *pg = f->pg;
-    int s = in->stage, mb = in->mb, ds;
-    const double *tab;
-    if (in->op == SC_OP_F) {
-        if (s == 0)
-            return 0;
-        ds = s - 1;
-        tab = f->endF;
-        dep->op = SC_OP_F;
-    } else if (in->op == SC_OP_W) {
-        ds = s;
-        tab = f->endB;
-        dep->op = SC_OP_B;
-    } else if (s == pg->S - 1) {
-        ds = s;
-        tab = f->endF;
-        dep->op = SC_OP_F;
-    } else {
-        ds = s + 1;
-        tab = f->endB;
-        dep->op = SC_OP_B;
-    }
-    dep->stage = ds;
-    dep->mb = mb;
-    double e = tab[SC_SM(pg, ds, mb)];
-    *ready = e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+    int dop, ds;
+    if (!sc_pass_dep(f->pg, in, &dop, &ds))
+        return 0;
+    *dep = (sc_instr){.op = (uint8_t)dop, .stage = ds, .mb = in->mb, .peer = -1};
+    *ready = sc_dep_ready(f->pg, d, in, f->endF, f->endB);
     return 1;
 }
 

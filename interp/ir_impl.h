@@ -88,4 +88,38 @@ static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
 
+/* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
+ * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s). Sets *dop
+ * to SC_OP_F or SC_OP_B (meaning B or BW) and *ds; 0 when there is none. */
+static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
+{
+    int s = in->stage;
+    if (in->op == SC_OP_F) {
+        *dop = SC_OP_F;
+        *ds = s - 1;
+        return s > 0;
+    }
+    if (in->op != SC_OP_W && s == pg->S - 1) {
+        *dop = SC_OP_F;
+        *ds = s;
+        return 1;
+    }
+    *dop = SC_OP_B;
+    *ds = in->op == SC_OP_W ? s : s + 1;
+    return 1;
+}
+
+/* When pass `in` of device d may start as far as its dependency goes, from
+ * end times endF/endB [S*m] (< 0: not run yet): 0 without a dependency,
+ * < 0 while it has not run, else its end plus T_comm across devices. */
+static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
+                                  const double *endF, const double *endB)
+{
+    int dop, ds;
+    if (!sc_pass_dep(pg, in, &dop, &ds))
+        return 0;
+    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
+    return e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+}
+
 #endif

@@ -35,26 +35,7 @@ typedef struct ctx {
  * < 0 while that dependency has not run. */
 static double ready(const ctx *c, int d, const sc_instr *in)
 {
-    const sc_prog *pg = c->pg;
-    int s = in->stage, ds;
-    const double *tab;
-    if (in->op == SC_OP_F) {
-        if (s == 0)
-            return 0;
-        ds = s - 1;
-        tab = c->endF;
-    } else if (in->op == SC_OP_W) {
-        ds = s;
-        tab = c->endB;
-    } else if (s == pg->S - 1) {
-        ds = s;
-        tab = c->endF;
-    } else {
-        ds = s + 1;
-        tab = c->endB;
-    }
-    double e = tab[SC_SM(pg, ds, in->mb)];
-    return e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+    return sc_dep_ready(c->pg, d, in, c->endF, c->endB);
 }
 
 static void run(ctx *c, int d, long k, double at)

@@ -279,6 +279,18 @@ static int l_block_offsets(lua_State *L)
     return 1;
 }
 
+/* Sets every field of the table at src in the table at dst. */
+static void merge(lua_State *L, int dst, int src)
+{
+    src = lua_absindex(L, src);
+    lua_pushnil(L);
+    while (lua_next(L, src)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, dst);
+    }
+}
+
 /* blk:program{m = ..., mem = ...}: sc.program with the block's fields,
  * overridden by the table given. */
 static int l_block_program(lua_State *L)
@@ -288,21 +300,10 @@ static int l_block_program(lua_State *L)
     lua_newtable(L);
     int t = lua_gettop(L);
     lua_getiuservalue(L, 1, 1);
-    for (int src = t + 1; src;) {
-        lua_pushnil(L);
-        while (lua_next(L, src)) {
-            lua_pushvalue(L, -2);
-            lua_insert(L, -2);
-            lua_settable(L, t);
-        }
-        lua_pop(L, 1);
-        src = 0;
-        if (over) {
-            lua_pushvalue(L, over);
-            src = t + 1;
-            over = 0;
-        }
-    }
+    merge(L, t, -1);
+    lua_pop(L, 1);
+    if (over)
+        merge(L, t, over);
     for (int k = 0; k < 4; k++) { /* the offsets travel in the Block */
         lua_pushnil(L);
         lua_setfield(L, t, kinds[k]);
@@ -391,12 +392,7 @@ static int v_spec(lua_State *L, int t)
 {
     lua_newtable(L);
     int c = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pushvalue(L, -2);
-        lua_insert(L, -2);
-        lua_settable(L, c);
-    }
+    merge(L, c, t);
     lua_pushliteral(L, "v");
     lua_setfield(L, c, "placement");
     lua_pushnil(L);

@@ -26,6 +26,22 @@ function sc.fields(P, t)
   return t
 end
 
+-- Where the caller of a prelude function stands ("file:line: "), and a call
+-- of f(t) whose error is reported there with its exit code, for the
+-- prelude's functions that build through the module's C functions.
+local function caller_where()
+  local info = debug.getinfo(3, "Sl")
+  return info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+end
+local function call_at(where, f, t)
+  local ok, res = pcall(f, t)
+  if ok then return res end
+  local code = sc._errcode(res)
+  local msg = tostring(res):gsub("^stdlib/_prelude%.lua:%d+: ", "")
+  if code == 0 then error(where .. msg, 0) end
+  sc._raise(code, where .. msg)
+end
+
 -- The V-shape blocks of the Controllable Memory paper in their compact
 -- form (slots of one pass, interval 6, W at the first free slot after its
 -- B): sc.v_block("half" | "min", t) is sc.block of t (p, costs, ...) with
@@ -47,9 +63,9 @@ function sc.v_block(kind, t)
     spec.first = {F = {0, 3 * p - 2}, B = {6 * p + c - 2, 3 * p + c - 1}}
     spec.delta = {F = {2, -1}, B = {-1, 2}}
   else
-    sc._raise(3, ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
+    sc._raise(3, caller_where() .. ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
   end
-  return sc.block(spec)
+  return call_at(caller_where(), sc.block, spec)
 end
 
 -- Exit codes (SPEC.md, "Errors and exit codes").
@@ -184,19 +200,12 @@ end
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
-  local info = debug.getinfo(2, "Sl")
-  local where = info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+  local where = caller_where()
   local spec, auto = {}, {where = where}
   for k, v in pairs(t) do
     if AUTO[k] then auto[k] = v elseif k ~= "units" then spec[k] = v end
   end
   spec.units, spec.auto = t.units, auto
-  local ok, prog = pcall(sc.program, spec)
-  if not ok then -- point at the caller, keep the exit code
-    local code = sc._errcode(prog)
-    local msg = tostring(prog):gsub("^stdlib/_prelude%.lua:%d+: ", "")
-    if code == 0 then error(where .. msg, 0) end
-    sc._raise(code, where .. msg)
-  end
+  local prog = call_at(where, sc.program, spec)
   return prog, sc._autoinfo(prog)
 end

@@ -1,5 +1,5 @@
 -- test_blocks.lua — building blocks, lifespans, the V-shape family and the
--- block search (SPEC.md §5.4, §5.5, §10). Run: stagecraft tests/lua/test_blocks.lua
+-- block search (SPEC.md §5.4, §5.5, §10). Run: stagecraft --trust tests/lua/test_blocks.lua
 local T = dofile("tests/lua/harness.lua")
 
 local function sim(name, t) return sc.load(name, t):sim() end
