@@ -82,7 +82,7 @@ static double empty_run(const sc_prog *pg, int reps)
             size_t n;
             sc_prog_stream(pg, d, &n);
             jobs[d] = (job){.pg = pg, .d = d, .tp = tp, .wl = {&empty_ops, NULL}};
-            sc_backend_open("cpu", 0, &jobs[d].be, err, sizeof err);
+            sc_backend_open("cpu", d, 0, &jobs[d].be, err, sizeof err);
             jobs[d].out.t0 = t0 + off;
             jobs[d].out.t1 = t1 + off;
             off += n;

@@ -92,6 +92,39 @@ static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
         x[i] -= lr * g[i];
 }
 
+/* The host pool: the CPU has no separate device memory, so an offloaded
+ * tensor is copied to a malloc'ed host buffer at once (the copy is the
+ * cost; the device pool's bytes are what the cap counts). */
+static void *cpu_host_alloc(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void cpu_host_free(void *ctx, void *p, size_t bytes)
+{
+    (void)ctx;
+    (void)bytes;
+    free(p);
+}
+
+static sc_status cpu_copy_start(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
+                                void **ticket)
+{
+    (void)ctx;
+    (void)to_host;
+    memcpy(dst, src, bytes);
+    *ticket = NULL;
+    return SC_OK;
+}
+
+static sc_status cpu_copy_wait(void *ctx, void *ticket)
+{
+    (void)ctx;
+    (void)ticket;
+    return SC_OK;
+}
+
 static const struct sc_backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -103,21 +136,22 @@ static const struct sc_backend_ops cpu_ops = {
     .xent = cpu_xent,
     .sgd = cpu_sgd,
     .sync = NULL,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .copy_start = cpu_copy_start,
+    .copy_wait = cpu_copy_wait,
+    .errmsg = NULL,
 };
 
-sc_status sc_backend_open(const char *name, size_t mem_cap, sc_backend **out, char *err,
-                          size_t errlen)
+static void cpu_free_backend(sc_backend *be)
+{
+    free(be->ctx);
+    free(be);
+}
+
+sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (strcmp(name, "cuda") == 0) {
-        snprintf(err, errlen, "backend 'cuda' is not built or not available in this binary "
-                              "(use --backend cpu)");
-        return SC_ERR_ARG;
-    }
-    if (strcmp(name, "cpu") != 0) {
-        snprintf(err, errlen, "unknown backend '%s' (known: cpu, cuda)", name);
-        return SC_ERR_ARG;
-    }
     openblas_set_num_threads(1);
     sc_backend *be = calloc(1, sizeof *be);
     cpu *c = calloc(1, sizeof *c);
@@ -130,14 +164,7 @@ sc_status sc_backend_open(const char *name, size_t mem_cap, sc_backend **out, ch
     c->cap = mem_cap;
     be->ops = &cpu_ops;
     be->ctx = c;
+    be->free_fn = cpu_free_backend;
     *out = be;
     return SC_OK;
-}
-
-void sc_backend_free(sc_backend *be)
-{
-    if (!be)
-        return;
-    free(be->ctx);
-    free(be);
 }

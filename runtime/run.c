@@ -209,7 +209,7 @@ static sc_status run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc
     }
     for (int d = 0; d < P; d++) {
         dr[d] = (devrun){.pg = pg, .d = d, .tp = tp};
-        if ((st = sc_backend_open(o->backend, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK ||
+        if ((st = sc_backend_open(o->backend, d, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK ||
             (st = sc_model_attach(md, d, dr[d].be, stage_dev, &dr[d].wl, err, errlen)) != SC_OK)
             goto done;
         dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
@@ -287,7 +287,7 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
     for (int s = 0; s < r->S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
     if ((st = sc_transport_mpi_new(2 * r->S * r->m, o->timeout_s, &tp, err, errlen)) != SC_OK ||
-        (st = sc_backend_open(o->backend, o->mem_cap, &be, err, errlen)) != SC_OK ||
+        (st = sc_backend_open(o->backend, rank, o->mem_cap, &be, err, errlen)) != SC_OK ||
         (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
         goto done;
     out.t0 = r->measured->t0 + r->measured->offset[rank];
@@ -382,7 +382,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     }
     /* An unknown or unavailable backend is refused before anything else. */
     sc_backend *probe;
-    if ((st = sc_backend_open(o->backend, 0, &probe, err, errlen)) != SC_OK)
+    if ((st = sc_backend_open(o->backend, 0, 0, &probe, err, errlen)) != SC_OK)
         goto fail;
     sc_backend_free(probe);
     if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||

@@ -103,7 +103,7 @@ row 10 "sandbox: collectgarbage('collect') is refused" -- $SC check "$(r s8.lua 
 
 # ---- runtime configuration (run) ------------------------------------------
 row 3 "model has 2 layers for 4 stages: every stage needs at least one layer" -- $SC run 1f1b -D p=4 -D layers=2
-row 3 "backend 'cuda' is not built or not available in this binary" -- $SC run 1f1b --backend cuda
+row 3 "backend 'cuda' is not built into this binary" -- $SC run 1f1b --backend cuda
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
 
 echo "catalogue: $pass passed, $fail failed"

@@ -92,7 +92,7 @@ expect 3 "model size seq = -5: must be at least 1" -- $SC run 1f1b -D seq=-5
 expect 7 "model size vocab = 100000000 is too large" -- $SC run 1f1b -D vocab=100000000
 expect 7 "model too large" -- $SC run 1f1b -D hidden=100000 -D vocab=100000
 expect 4 "out of memory: this run needs about" -- $SC run 1f1b -D hidden=40000
-expect 3 "backend 'cuda' is not built or not available" -- $SC run 1f1b --backend cuda
+expect 3 "backend 'cuda' is not built into this binary" -- $SC run 1f1b --backend cuda
 expect 3 "unknown backend 'tpu'" -- $SC run 1f1b --backend tpu
 expect 2 "unknown option '--frob' for 'run'" -- $SC run 1f1b --frob
 # A device that runs out of memory mid-step stops every device (no hang).
