@@ -96,6 +96,18 @@ typedef struct sc_instr {
     int32_t peer;
 } sc_instr;
 
+/* flags of a transfer: SC_IF_GROUP makes it start a new group even when
+ * the instruction before it is a transfer too (SPEC.md §8.1). */
+#define SC_IF_GROUP 0x1u
+
+/* Whether instruction k of a stream v starts a group: a transfer after a
+ * non-transfer (or first), or one flagged SC_IF_GROUP. */
+static inline int sc_starts_group(const sc_instr *v, size_t k)
+{
+    return sc_op_is_transfer(v[k].op) &&
+           (k == 0 || !sc_op_is_transfer(v[k - 1].op) || (v[k].flags & SC_IF_GROUP));
+}
+
 typedef struct sc_prog sc_prog;
 
 /* Limits that keep a bad recipe from asking for a giant allocation. An

@@ -28,20 +28,23 @@ static int xfer_cmp(const void *pa, const void *pb)
     return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Number of passes (from index 0) that come before a transfer whose data
- * is produced at tau by the pass that ran seq-th in the dataflow timing.
- * A pass comes first when it starts earlier, or when it starts at tau,
- * takes no time and ran no later than the producer (the producer itself
- * included). A pass with a duration that starts at tau comes after: the
- * RECV is posted before it. Ranks ascend along a device, so this is a
- * binary search. */
+/* Number of passes (from index 0) that come before a RECV whose data is
+ * produced at tau by the pass that ran seq-th in the dataflow timing. A
+ * pass comes first when it ends before tau, or ends at tau and either ran
+ * (it has a length) or takes no time and ran no later than the producer.
+ * So the RECV is posted before the pass that is running when its data is
+ * produced: the transfer can start at once, and the pass that reads it
+ * finds it there at tau + T_comm, as the dataflow timing assumed. (Posted
+ * after that pass, it would start only when the pass ends, and share a
+ * group with the pass's SENDs.) End times ascend along a device, so this
+ * is a binary search. */
 static size_t count_before(const double *start, const double *end, const size_t *sq, size_t n,
                            double tau, size_t seq)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (start[mid] < tau || (start[mid] == tau && end[mid] == tau && sq[mid] <= seq))
+        if (end[mid] < tau || (end[mid] == tau && (start[mid] < tau || sq[mid] <= seq)))
             lo = mid + 1;
         else
             hi = mid;
@@ -138,9 +141,14 @@ sc_status sc_lower(sc_prog *pg)
         sv->n = 0;
         size_t j = 0;
         for (size_t k = 0; k <= ov->n; k++) {
-            while (j < nx && xs[j].pos == k)
-                if ((st = sc_vec_push(sv, xs[j++].in)) != SC_OK)
+            /* A RECV of data produced while pass k runs starts its own
+             * group: pass k must not wait for it (nor for what follows). */
+            for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
+                if (j > j0 && k < ov->n && xs[j].tau > st0[k] && xs[j].tau != xs[j - 1].tau)
+                    xs[j].in.flags |= SC_IF_GROUP;
+                if ((st = sc_vec_push(sv, xs[j].in)) != SC_OK)
                     goto nomem;
+            }
             if (k < ov->n && (st = sc_vec_push(sv, ov->v[k])) != SC_OK)
                 goto nomem;
         }

@@ -133,7 +133,7 @@ static sc_status prepare(replay *r)
             r->devof[gi] = d;
             char a[96], b[96];
             if (sc_op_is_transfer(in->op)) {
-                if (k == 0 || !sc_op_is_transfer(sv->v[k - 1].op))
+                if (sc_starts_group(sv->v, k))
                     ng++;
                 r->grp[gi] = ng - 1;
                 if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->m ||

@@ -129,7 +129,9 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
     G->count = 0;
     double now = sc_exec_now() - e->origin;
     sc_status st = SC_OK;
-    for (; k < e->n && sc_op_is_transfer(e->in[k].op); k++) {
+    for (size_t k0 = k; k < e->n && sc_op_is_transfer(e->in[k].op) &&
+                        (k == k0 || !sc_starts_group(e->in, k));
+         k++) {
         const sc_instr *in = &e->in[k];
         size_t kk = key(e, in->dir, in->stage, in->mb);
         size_t bytes = kbytes(e, in->dir, in->stage);
@@ -298,7 +300,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     out->end = 0;
     size_t SM = (size_t)e.S * (size_t)e.m;
     for (size_t k = 0; k < e.n; k++)
-        if (sc_op_is_transfer(e.in[k].op) && (k == 0 || !sc_op_is_transfer(e.in[k - 1].op)))
+        if (sc_starts_group(e.in, k))
             e.ngroups++;
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
