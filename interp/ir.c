@@ -124,6 +124,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     }
     pg->w_keep = 1.0;
     pg->mem_limit = INFINITY;
+    pg->off.ratio = SC_OFFLOAD_RATIO;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
     return pg;
@@ -155,6 +156,7 @@ void sc_prog_free(sc_prog *pg)
     free(pg->tb);
     free(pg->tw);
     free(pg->mem);
+    sc_offload_free(pg);
     free(pg);
 }
 
@@ -347,13 +349,14 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
     if (in.op >= SC_OP_COUNT)
         return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
-    /* Each pass brings at most two transfers (in and out), each device one
-     * REDUCE and one OPTIM: more than that is not a lowered program. */
-    if (pg->ngiven >= 3 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P)
+    /* Each pass brings at most two transfers (in and out), each record three
+     * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
+     * OPTIM: more than that is not a lowered program. */
+    if (pg->ngiven >= 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P)
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "device %d: too many instructions for %d stages x %d microbatches (at "
                        "most %zu)",
-                       d, pg->S, pg->m, 3 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P);
+                       d, pg->S, pg->m, 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P);
     if (sc_op_is_compute(in.op)) {
         sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
         if (st)
@@ -427,6 +430,9 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
                  in->op == SC_OP_SEND ? "->" : "<-", in->peer);
+    else if (sc_op_is_host(in->op))
+        snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
+                 100.0 * in->frac / SC_FRAC_ONE);
     else
         snprintf(buf, len, "%s", sc_op_name(in->op));
 }

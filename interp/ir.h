@@ -55,7 +55,9 @@ const char *sc_status_name(sc_status st);
 int sc_status_exit_code(sc_status st);
 
 /* Instruction kinds. Compute passes come first (sc_op_is_compute). To add a
- * pass kind, add it here and give its cost and memory effect in sim.c. */
+ * pass kind, add it here and give its cost and memory effect in ir_impl.h.
+ * OFFLOAD, DROP and RELOAD move a fraction of an activation record to host
+ * memory and back (offload.h, SPEC.md §8.5). */
 #define SC_OPS(X)                                                       \
     X(F, "F")        /* forward of (stage, mb); allocates activation */ \
     X(B, "B")        /* backward for the input gradient */             \
@@ -64,7 +66,10 @@ int sc_status_exit_code(sc_status st);
     X(SEND, "SEND")  /* post a send to a peer device */                \
     X(RECV, "RECV")  /* post a receive from a peer device */           \
     X(REDUCE, "REDUCE") /* end-of-step gradient reduction */           \
-    X(OPTIM, "OPTIM")   /* optimizer step */
+    X(OPTIM, "OPTIM")   /* optimizer step */                        \
+    X(OFFLOAD, "OFFLOAD") /* start copying part of a record to host */ \
+    X(DROP, "DROP")     /* wait for that copy; free the device part */ \
+    X(RELOAD, "RELOAD") /* allocate it again; start copying it back */
 
 typedef enum sc_op {
 #define X(name, text) SC_OP_##name,
@@ -75,6 +80,7 @@ typedef enum sc_op {
 
 #define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
 #define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
+#define sc_op_is_host(op) ((op) >= SC_OP_OFFLOAD && (op) <= SC_OP_RELOAD)
 
 const char *sc_op_name(int op);
 
@@ -86,15 +92,23 @@ enum { SC_DIR_ACT = 0, SC_DIR_GRAD = 1 };
  *   compute: stage = the pass's stage, mb = its microbatch, peer = -1;
  *   SEND/RECV: stage = the stage that *consumes* the data, mb, dir, and
  *              peer = the other device;
- *   REDUCE/OPTIM: stage = mb = peer = -1. */
+ *   REDUCE/OPTIM: stage = mb = peer = -1;
+ *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
+ *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE). */
 typedef struct sc_instr {
     uint8_t op;
     uint8_t dir;
     uint16_t flags;
     int32_t stage;
     int32_t mb;
-    int32_t peer;
+    union {
+        int32_t peer;
+        int32_t frac;
+    };
 } sc_instr;
+
+/* The whole record, for frac: fractions are fixed point with 30 bits. */
+#define SC_FRAC_ONE (1 << 30)
 
 /* flags of a transfer: SC_IF_GROUP makes it start a new group even when
  * the instruction before it is a transfer too (SPEC.md §8.1). */

@@ -6,6 +6,7 @@
 #define SC_IR_IMPL_H
 
 #include "ir.h"
+#include "offload.h"
 
 #include <stdarg.h>
 
@@ -31,6 +32,11 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    sc_offload_cfg off;   /* offload policy (offload.h); policy NONE: none */
+    double *off_frac;     /* [S*m] fractions of the TABLE policy, or NULL */
+    double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
+    int *off_nlevels;     /* [S] */
+    sc_offload_info *off_info; /* what the last lowering moved, or NULL */
     char err[768];
 };
 
@@ -83,6 +89,26 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 {
     return sc_op_mem(pg, in->op, in->stage);
+}
+
+/* The fraction an OFFLOAD, DROP or RELOAD moves, in [0, 1]. */
+static inline double sc_instr_frac(const sc_instr *in)
+{
+    return (double)in->frac / SC_FRAC_ONE;
+}
+
+/* Device memory change of any instruction of a stream: compute passes as
+ * sc_pass_mem; DROP frees and RELOAD allocates its fraction of the record;
+ * the rest changes nothing. */
+static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
+{
+    if (sc_op_is_compute(in->op))
+        return sc_pass_mem(pg, in);
+    if (in->op == SC_OP_DROP)
+        return -sc_instr_frac(in) * pg->mem[in->stage];
+    if (in->op == SC_OP_RELOAD)
+        return sc_instr_frac(in) * pg->mem[in->stage];
+    return 0;
 }
 
 /* Dense index of (stage, mb): s * m + mb. */

@@ -49,6 +49,9 @@ typedef struct replay {
     int *grp;          /* [N] local group index of a transfer, -1 otherwise */
     size_t *match;     /* [N] global index of the matching transfer */
     size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
+    size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
+    double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
+    double *d2h, *h2d; /* [P] each device's host-link channels are free from */
     unsigned char *matched; /* [N] */
     group *groups;
     dev *devs;
@@ -99,6 +102,56 @@ static int producer_stage(const sc_prog *pg, const sc_instr *in)
     return s >= 0 && s < pg->S ? s : -1;
 }
 
+/* Checks an OFFLOAD, DROP or RELOAD (instruction k of device d) against
+ * what came before it: the record's F on this device, then OFFLOAD, DROP,
+ * RELOAD in this order, once each, with one fraction, all before its B.
+ * host_at[i * SM + sm] is where kind i (OFFLOAD, DROP, RELOAD) of record
+ * sm was seen. */
+static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, const size_t *posB,
+                            size_t *host_at)
+{
+    sc_prog *pg = r->pg;
+    const sc_instr *in = &pg->stream[d].v[k];
+    size_t gi = r->offset[d] + k, SM = (size_t)pg->S * (size_t)pg->m;
+    char a[96], b[96];
+    describe(r, d, k, a, sizeof a);
+    if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->m || in->frac <= 0 ||
+        in->frac > SC_FRAC_ONE)
+        return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage, microbatch or fraction out of range", a);
+    int s = in->stage, mb = in->mb, kind = in->op - SC_OP_OFFLOAD;
+    if (pg->stage_dev[s] != d)
+        return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage %d is on d%d, not on this device", a, s,
+                       pg->stage_dev[s]);
+    size_t sm = SC_SM(pg, s, mb);
+    if (host_at[kind * SM + sm] != NONE) {
+        describe(r, d, host_at[kind * SM + sm] - r->offset[d], b, sizeof b);
+        return sc_fail(pg, SC_ERR_PROGRAM, "%s: the record is moved twice (%s)", a, b);
+    }
+    if (kind == 0 && (posF[sm] == NONE || posF[sm] > gi))
+        return sc_fail(pg, SC_ERR_PROGRAM, "%s: F s%d mb%d does not come before it", a, s, mb);
+    if (kind == 0 && posB[sm] != NONE)
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "%s comes after the backward of s%d mb%d: only a record waiting for its B "
+                       "is offloaded",
+                       a, s, mb);
+    if (kind > 0) {
+        size_t prev = host_at[(kind - 1) * SM + sm];
+        if (prev == NONE)
+            return sc_fail(pg, SC_ERR_PROGRAM, "%s %s what was not offloaded (no %s of s%d mb%d "
+                           "before it)", a, kind == 1 ? "drops" : "reloads",
+                           kind == 1 ? "OFFLOAD" : "DROP", s, mb);
+        const sc_instr *p = &pg->stream[d].v[prev - r->offset[d]];
+        if (p->frac != in->frac) {
+            describe(r, d, prev - r->offset[d], b, sizeof b);
+            return sc_fail(pg, SC_ERR_PROGRAM, "%s moves another fraction than %s", a, b);
+        }
+        if (kind == 1)
+            r->hwait[gi] = prev;
+    }
+    host_at[kind * SM + sm] = gi;
+    return SC_OK;
+}
+
 /* Groups, matching and data-flow checks of the streams; fills r. */
 static sc_status prepare(replay *r)
 {
@@ -110,7 +163,8 @@ static sc_status prepare(replay *r)
     size_t *recv_at = malloc(2 * SM * sizeof(size_t));
     size_t *posF = malloc(SM * sizeof(size_t));
     size_t *posB = malloc(SM * sizeof(size_t)); /* B or BW */
-    if (!send_at || !recv_at || !posF || !posB) {
+    size_t *host_at = malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
+    if (!send_at || !recv_at || !posF || !posB || !host_at) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
     }
@@ -118,6 +172,7 @@ static sc_status prepare(replay *r)
     memset(recv_at, 0xff, 2 * SM * sizeof(size_t));
     memset(posF, 0xff, SM * sizeof(size_t));
     memset(posB, 0xff, SM * sizeof(size_t));
+    memset(host_at, 0xff, 3 * SM * sizeof(size_t));
 
     /* Pass 1: groups, tables of passes and transfers. */
     int gtotal = 0;
@@ -129,7 +184,7 @@ static sc_status prepare(replay *r)
             const sc_instr *in = &sv->v[k];
             size_t gi = r->offset[d] + k;
             r->grp[gi] = -1;
-            r->need[gi] = NONE;
+            r->need[gi] = r->hwait[gi] = NONE;
             r->devof[gi] = d;
             char a[96], b[96];
             if (sc_op_is_transfer(in->op)) {
@@ -159,6 +214,21 @@ static sc_status prepare(replay *r)
                     posF[sm] = gi;
                 else if (in->op != SC_OP_W)
                     posB[sm] = gi;
+                /* A record that went to the host is read only once back. */
+                size_t off = host_at[sm];
+                if (in->op != SC_OP_F && off != NONE && host_at[2 * SM + sm] == NONE) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s reads s%d mb%d, which is offloaded (#%zu) and not reloaded "
+                                 "before it",
+                                 a, in->stage, in->mb, off - r->offset[d]);
+                    goto done;
+                }
+                if (in->op != SC_OP_F && in->op != SC_OP_W && off != NONE)
+                    r->hwait[gi] = host_at[2 * SM + sm];
+            } else if (sc_op_is_host(in->op)) {
+                if ((st = check_host(r, d, k, posF, posB, host_at)) != SC_OK)
+                    goto done;
             }
         }
         r->devs[d].ngroups = ng;
@@ -256,6 +326,7 @@ done:
     free(recv_at);
     free(posF);
     free(posB);
+    free(host_at);
     return st;
 }
 
@@ -327,6 +398,26 @@ static sc_status advance(replay *r, int d)
             }
             continue;
         }
+        if (sc_op_is_host(in->op)) {
+            /* Host copies wait for nothing on other devices: a copy starts
+             * when posted and its channel is free; DROP waits for it. */
+            double t0 = D->tfree, t1 = t0;
+            if (in->op == SC_OP_DROP) {
+                t1 = maxd(t0, r->hend[r->hwait[gi]]);
+                D->tfree = t1;
+            } else {
+                double *ch = in->op == SC_OP_OFFLOAD ? &r->d2h[d] : &r->h2d[d];
+                t0 = maxd(t0, *ch);
+                t1 = t0 + sc_offload_time(pg, in->stage, sc_instr_frac(in));
+                *ch = r->hend[gi] = t1;
+            }
+            if (r->t0) {
+                r->t0[gi] = t0;
+                r->t1[gi] = t1;
+            }
+            D->pc++;
+            continue;
+        }
         double ready = D->tfree;
         if (sc_op_is_compute(in->op)) {
             size_t need = r->need[gi];
@@ -336,6 +427,8 @@ static sc_status advance(replay *r, int d)
                     return SC_OK; /* blocked until that group completes */
                 ready = maxd(ready, r->groups[D->gbase + g].done);
             }
+            if (r->hwait[gi] != NONE)
+                ready = maxd(ready, r->hend[r->hwait[gi]]); /* its RELOAD */
         } else if (in->op == SC_OP_REDUCE) {
             if (D->head < D->posted)
                 return SC_OK;
@@ -436,9 +529,14 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.grp = malloc((N + 1) * sizeof(int));
     r.match = malloc((N + 1) * sizeof(size_t));
     r.need = malloc((N + 1) * sizeof(size_t));
+    r.hwait = malloc((N + 1) * sizeof(size_t));
+    r.hend = calloc(N + 1, sizeof(double));
+    r.d2h = calloc(2 * (size_t)P, sizeof(double));
+    r.h2d = r.d2h ? r.d2h + P : NULL;
     r.matched = calloc(N + 1, 1);
     r.devs = calloc((size_t)P, sizeof(dev));
-    if (!r.devof || !r.grp || !r.match || !r.need || !r.matched || !r.devs) {
+    if (!r.devof || !r.grp || !r.match || !r.need || !r.hwait || !r.hend || !r.d2h || !r.matched ||
+        !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
@@ -480,6 +578,9 @@ done:
     free(r.grp);
     free(r.match);
     free(r.need);
+    free(r.hwait);
+    free(r.hend);
+    free(r.d2h);
     free(r.matched);
     free(r.devs);
     free(r.groups);

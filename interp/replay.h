@@ -12,11 +12,17 @@
  *   - a transfer completes T_comm after both it and its matching transfer
  *     sit in running groups; a group completes when all its transfers have;
  *   - a compute pass waits only for the group holding the RECV it reads;
- *   - REDUCE waits for every group its device has posted.
+ *   - REDUCE waits for every group its device has posted;
+ *   - host copies (offload.h): OFFLOAD and RELOAD start a copy on the
+ *     device's device-to-host or host-to-device channel (in stream order,
+ *     each once posted and the channel is free) and go on; DROP waits for
+ *     its OFFLOAD's copy; a B or BW waits for the RELOAD of its record.
  *
  * sc_replay checks the streams first (every transfer matched by exactly one
  * peer transfer; data sent after it is produced and received before it is
- * read; every cross-device input received) and then replays them. Times go
+ * read; every cross-device input received; every record moved to the host
+ * in order F, OFFLOAD, DROP, RELOAD, B on its own device) and then replays
+ * them. Times go
  * to t0/t1 (indexed offset[d] + k; offset has P+1 entries), or nowhere when
  * they are NULL. On a deadlock it returns SC_ERR_DEADLOCK with the wait-for
  * cycle in sc_errmsg().

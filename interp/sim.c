@@ -24,7 +24,56 @@ void sc_sim_free(sc_sim *sim)
     free(sim->t0);
     free(sim->t1);
     free(sim->mem);
+    free(sim->host);
+    free(sim->host_peak);
+    free(sim->link_busy);
     free(sim);
+}
+
+/* Host memory, link busy time and the units moved, when some stream holds
+ * host copies (else the fields stay NULL and 0). */
+static sc_status host_memory(sc_prog *pg, sc_sim *sim)
+{
+    int P = pg->P, any = 0;
+    for (int d = 0; d < P && !any; d++)
+        for (size_t k = 0; k < pg->stream[d].n && !any; k++)
+            any = sc_op_is_host(pg->stream[d].v[k].op);
+    if (!any)
+        return SC_OK;
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    sim->host = malloc((sim->offset[P] + 1) * sizeof(double));
+    sim->host_peak = calloc((size_t)P, sizeof(double));
+    sim->link_busy = calloc(2 * (size_t)P, sizeof(double));
+    double *held = calloc(SM, sizeof(double)); /* host units of each record */
+    if (!sim->host || !sim->host_peak || !sim->link_busy || !held) {
+        free(held);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    }
+    for (int d = 0; d < P; d++) {
+        double cur = 0;
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            const sc_instr *in = &pg->stream[d].v[k];
+            size_t g = sim->offset[d] + k;
+            if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
+                sim->link_busy[2 * d + (in->op == SC_OP_RELOAD)] += sim->t1[g] - sim->t0[g];
+                if (in->op == SC_OP_OFFLOAD) {
+                    size_t sm = SC_SM(pg, in->stage, in->mb);
+                    held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
+                    cur += held[sm];
+                    sim->moved += held[sm];
+                }
+            } else if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                cur -= held[sm]; /* it waited for the copy back: the host copy is free */
+                held[sm] = 0;
+            }
+            sim->host[g] = cur;
+            if (cur > sim->host_peak[d])
+                sim->host_peak[d] = cur;
+        }
+    }
+    free(held);
+    return SC_OK;
 }
 
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
@@ -61,6 +110,10 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         return st;
     }
     pg->verified = 1;
+    if ((st = host_memory(pg, sim)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
     double span = 0, busy = 0;
     for (int d = 0; d < P; d++) {
         const sc_vec *sv = &pg->stream[d];
@@ -68,10 +121,10 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
             size_t g = sim->offset[d] + k;
+            cur += sc_instr_mem(pg, in);
+            if (cur > peak)
+                peak = cur;
             if (sc_op_is_compute(in->op)) {
-                cur += sc_pass_mem(pg, in);
-                if (cur > peak)
-                    peak = cur;
                 double t = sim->t1[g] - sim->t0[g];
                 b += t;
                 if (first < 0)

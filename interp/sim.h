@@ -15,7 +15,16 @@
  *                stage's units, B frees (1 - w_keep) of them, W frees
  *                w_keep of them, BW frees all;
  *   t0/t1        start and end of every instruction (transfers: when the
- *                group was posted and when it completed).
+ *                group was posted and when it completed; OFFLOAD and RELOAD:
+ *                when their copy starts and ends on the host link; DROP:
+ *                when the device reaches it and when it frees the record);
+ *   mem          device memory after every instruction: DROP frees and
+ *                RELOAD allocates its fraction of the record (offload.h);
+ *   host_peak[d] highest host memory holding device d's records, in units:
+ *                OFFLOAD adds its fraction, the B (or BW) that reads the
+ *                reloaded record frees it;
+ *   link_busy    time each host-link channel is busy: [2d] device-to-host,
+ *                [2d+1] host-to-device.
  *
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
  */
@@ -31,6 +40,11 @@ typedef struct sc_sim {
     size_t *offset;        /* [P+1]: instruction k of device d is offset[d] + k */
     double *t0, *t1;       /* [offset[P]] start and end times */
     double *mem;           /* [offset[P]] memory of the device after instruction */
+    /* Offload; NULL (and 0) when no stream holds host copies: */
+    double *host;          /* [offset[P]] host memory of the device after instruction */
+    double *host_peak;     /* [P] */
+    double *link_busy;     /* [2P] */
+    double moved;          /* units moved to the host in the step */
 } sc_sim;
 
 /* Simulates a lowered program (sc_check first). On a deadlock the status is
