@@ -233,6 +233,9 @@ typedef struct rec {
     int s, mb;
     size_t jF, jB;       /* their compute indices on the device */
     double life;         /* lifespan: F start to the end of W or BW */
+    double want;         /* fraction the policy asks for (rounded to the runtime's parts) */
+    int banned;          /* budget: left on the device, the link could not take it */
+    int skipped;         /* left on the device: its window is too short */
     double q, dur;       /* fraction moved (0: stays) and the copy's time */
     double oend;         /* the OFFLOAD copy completes */
     size_t drop;         /* gap of the DROP */
@@ -244,6 +247,7 @@ typedef struct rec {
 typedef struct dplan {
     sc_prog *pg;
     int d;
+    int skip;            /* apply PipeOffload's rule (not to a table) */
     size_t nc;           /* compute passes */
     size_t *cidx;        /* [nc] stream index of compute pass j */
     const double *t0, *t1; /* the base timing of the device's stream */
@@ -251,6 +255,7 @@ typedef struct dplan {
     int nr;
     int *byB;            /* [nr] records by B start, latest first */
     int *rank;           /* [chunks] 0 for the chunk with the longest lifespans */
+    double *ready;       /* [nc + 1] when the device leaves gap g: its DROPs have waited */
     double tol;
 } dplan;
 
@@ -279,13 +284,14 @@ static int cmp_bkey(const void *pa, const void *pb)
     return a->jB > b->jB ? -1 : a->jB < b->jB;
 }
 
-/* The first gap after F whose post is at or after t (nc when none). */
+/* The first gap after F before a pass that starts at or after t (nc, the
+ * gap before REDUCE, when none): a DROP there never delays a pass. */
 static size_t first_gap_after(const dplan *p, size_t jF, double t)
 {
     size_t lo = jF + 1, hi = p->nc;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (post(p, mid) < t - p->tol)
+        if (cstart(p, mid) < t - p->tol)
             lo = mid + 1;
         else
             hi = mid;
@@ -293,7 +299,11 @@ static size_t first_gap_after(const dplan *p, size_t jF, double t)
     return lo;
 }
 
-/* Plans the copies of the records with q > 0 (see the top of the file). */
+/* Plans the copies of the records the policy wants (see the top of the
+ * file). PipeOffload's rule: a record whose window, from the moment its
+ * copy can leave (its F has ended and the channel is free) to one B
+ * duration before its B, is shorter than three transfer times gains
+ * nothing; it stays on the device. */
 static void plan_device(dplan *p)
 {
     sc_prog *pg = p->pg;
@@ -302,13 +312,27 @@ static void plan_device(dplan *p)
         rec *r = &p->r[i];
         r->short_by = 0;
         r->reload = -1;
+        r->skipped = 0;
+        r->q = r->banned ? 0 : r->want;
         if (r->q <= 0)
             continue;
         r->dur = sc_offload_time(pg, r->s, r->q);
         double t = fmax(cend(p, r->jF), free_at);
+        double window = cstart(p, r->jB) - sc_pass_cost(pg, cpass(p, r->jB)) - cend(p, r->jF);
+        if (p->skip && window < 3 * r->dur) {
+            r->q = 0;
+            r->skipped = 1;
+            continue;
+        }
         r->oend = free_at = t + r->dur;
         r->drop = first_gap_after(p, r->jF, r->oend);
     }
+    /* A gap's RELOADs are posted once its DROPs have waited. */
+    for (size_t g = 0; g <= p->nc; g++)
+        p->ready[g] = post(p, g);
+    for (int i = 0; i < p->nr; i++)
+        if (p->r[i].q > 0)
+            p->ready[p->r[i].drop] = fmax(p->ready[p->r[i].drop], p->r[i].oend);
     double next = INFINITY;
     for (int k = 0; k < p->nr; k++) {
         rec *r = &p->r[p->byB[k]];
@@ -316,20 +340,19 @@ static void plan_device(dplan *p)
             continue;
         double deadline = fmin(cstart(p, r->jB), next);
         r->rstart = next = deadline - r->dur;
-        /* The last gap up to B's that the device reaches by rstart. */
+        /* The last gap up to B's that the device leaves by rstart (ready
+         * ascends: a gap's DROPs wait no longer than its pass starts). */
         size_t lo = 0, hi = r->jB + 1;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (post(p, mid) <= r->rstart + p->tol)
+            if (p->ready[mid] <= r->rstart + p->tol)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         r->reload = (long)lo - 1;
-        if (r->reload < (long)r->drop) {
-            double leave = fmax(r->oend, post(p, r->drop));
-            r->short_by = fmax(leave - r->rstart, p->tol);
-        }
+        if (r->reload < (long)r->drop)
+            r->short_by = fmax(p->ready[r->drop] - r->rstart, p->tol);
     }
 }
 
@@ -361,43 +384,32 @@ static double plan_peak(const dplan *p, double *drop_at, double *reload_at)
 }
 
 /* Fractions for a level L (chunks, longest lifespans first), rounded to
- * what the runtime moves, minus the records PipeOffload skips. */
-static int assign_level(dplan *p, double L)
+ * what the runtime moves. */
+static void assign_level(dplan *p, double L)
 {
     sc_prog *pg = p->pg;
-    int skipped = 0;
     for (int i = 0; i < p->nr; i++) {
         rec *r = &p->r[i];
         double q = L - p->rank[pg->chunk[r->s]];
-        r->q = quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
-        if (r->q > 0) {
-            const sc_instr *b = cpass(p, r->jB);
-            double window = cstart(p, r->jB) - sc_pass_cost(pg, b) - cend(p, r->jF);
-            if (window < 3 * sc_offload_time(pg, r->s, r->q)) {
-                r->q = 0;
-                skipped++;
-            }
-        }
+        r->want = quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
+        r->banned = 0;
     }
-    return skipped;
 }
 
 /* Plans, and leaves on the device every record the link cannot take, until
- * the link takes all that is left. Returns how many were left. */
-static int plan_backing_off(dplan *p)
+ * the link takes all that is left. */
+static void plan_backing_off(dplan *p)
 {
-    int left = 0;
     for (;;) {
         plan_device(p);
         int bad = 0;
         for (int i = 0; i < p->nr; i++)
             if (p->r[i].q > 0 && p->r[i].short_by > 0) {
-                p->r[i].q = 0;
+                p->r[i].banned = 1;
                 bad++;
             }
         if (!bad)
-            return left;
-        left += bad;
+            return;
     }
 }
 
@@ -522,7 +534,8 @@ static sc_status build_plans(planner *pl)
         p->r = calloc(p->nc + 1, sizeof(rec));
         p->byB = malloc((p->nc + 1) * sizeof(int));
         p->rank = calloc((size_t)pg->nchunks[d], sizeof(int));
-        if (!p->cidx || !p->r || !p->byB || !p->rank) {
+        p->ready = malloc((p->nc + 1) * sizeof(double));
+        if (!p->cidx || !p->r || !p->byB || !p->rank || !p->ready) {
             free(endW);
             return SC_ERR_NOMEM;
         }
@@ -592,6 +605,7 @@ static void planner_free(planner *pl)
             free(pl->dp[d].r);
             free(pl->dp[d].byB);
             free(pl->dp[d].rank);
+            free(pl->dp[d].ready);
         }
     free(pl->dp);
     free(pl->jB_of);
@@ -631,8 +645,8 @@ static sc_status budget_device(planner *pl, dplan *p, double *level, sc_offload_
         else
             lo = mid;
     }
-    oi->skipped += assign_level(p, hi / 64.0);
-    oi->backed_off += plan_backing_off(p);
+    assign_level(p, hi / 64.0);
+    plan_backing_off(p);
     *level = hi / 64.0;
     return SC_OK;
 }
@@ -721,6 +735,7 @@ sc_status sc_offload_lower(sc_prog *pg)
         goto fail;
     for (int d = 0; d < P; d++) {
         dplan *p = &pl.dp[d];
+        p->skip = pg->off.policy != SC_OFFLOAD_TABLE;
         assign_level(p, 0);
         plan_device(p);
         oi->base_peak[d] = peak_of(&pl, p);
@@ -729,14 +744,14 @@ sc_status sc_offload_lower(sc_prog *pg)
         case SC_OFFLOAD_SELECTIVE: {
             double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
             oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
-            oi->skipped += assign_level(p, oi->level[d]);
+            assign_level(p, oi->level[d]);
             plan_device(p);
             break;
         }
         case SC_OFFLOAD_TABLE:
             for (int i = 0; i < p->nr; i++) {
                 rec *r = &p->r[i];
-                r->q = quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
+                r->want = quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
             }
             plan_device(p);
             break;
@@ -752,13 +767,17 @@ sc_status sc_offload_lower(sc_prog *pg)
         goto fail;
     for (int d = 0; d < P; d++) {
         dplan *p = &pl.dp[d];
-        for (int i = 0; i < p->nr; i++)
-            if (p->r[i].q > 0) {
+        for (int i = 0; i < p->nr; i++) {
+            const rec *r = &p->r[i];
+            oi->records += r->want > 0;
+            oi->skipped += r->skipped;
+            oi->backed_off += r->want > 0 && r->banned;
+            if (r->q > 0) {
                 oi->moved++;
-                oi->units += p->r[i].q * pg->mem[p->r[i].s];
+                oi->units += r->q * pg->mem[r->s];
             }
+        }
     }
-    oi->records = oi->moved + oi->skipped + oi->backed_off;
     /* The new streams replace the old ones. The plans keep the old timing
      * (pl.b) for check_timing, not the old streams. */
     for (int d = 0; d < P; d++) {

@@ -30,6 +30,23 @@ void sc_sim_free(sc_sim *sim)
     free(sim);
 }
 
+void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int n, double *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    if (!sim->host || n < 1 || !(sim->makespan > 0))
+        return;
+    double w = sim->makespan / n;
+    int op = dir ? SC_OP_RELOAD : SC_OP_OFFLOAD;
+    for (size_t k = 0; k < pg->stream[d].n; k++) {
+        if (pg->stream[d].v[k].op != op)
+            continue;
+        double a = sim->t0[sim->offset[d] + k], b = sim->t1[sim->offset[d] + k];
+        for (int i = (int)fmax(0, floor(a / w)); i < n && i * w < b; i++)
+            out[i] += (fmin(b, (i + 1) * w) - fmax(a, i * w)) / w;
+    }
+}
+
 /* Host memory, link busy time and the units moved, when some stream holds
  * host copies (else the fields stay NULL and 0). */
 static sc_status host_memory(sc_prog *pg, sc_sim *sim)

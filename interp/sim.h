@@ -47,6 +47,12 @@ typedef struct sc_sim {
     double moved;          /* units moved to the host in the step */
 } sc_sim;
 
+/* Link usage over time: the fraction of each of n equal slices of
+ * [0, makespan] in which device d's host-link channel dir (0: to the host,
+ * OFFLOAD; 1: back, RELOAD) is busy; all 0 without host copies. */
+#define SC_USAGE_BINS 20
+void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int n, double *out);
+
 /* Simulates a lowered program (sc_check first). On a deadlock the status is
  * SC_ERR_DEADLOCK and the message names the cycle. */
 sc_status sc_simulate(sc_prog *pg, sc_sim **out);

@@ -169,6 +169,10 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg)
                 break;
             case SC_OP_OPTIM:
                 continue; /* the optimizer step is outside PyTorch's schedule */
+            case SC_OP_OFFLOAD:
+            case SC_OP_DROP:
+            case SC_OP_RELOAD:
+                continue; /* PyTorch has no offload action: the schedule without it */
             default:
                 fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
             }
@@ -462,10 +466,14 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
             break;
         }
         case T_BW: in.op = SC_OP_BW; break;
-        case T_SEND_F: in = (sc_instr){SC_OP_SEND, SC_DIR_ACT, 0, s + 1, a->mb, dev[s + 1]}; break;
-        case T_RECV_F: in = (sc_instr){SC_OP_RECV, SC_DIR_ACT, 0, s, a->mb, dev[s - 1]}; break;
-        case T_SEND_B: in = (sc_instr){SC_OP_SEND, SC_DIR_GRAD, 0, s - 1, a->mb, dev[s - 1]}; break;
-        case T_RECV_B: in = (sc_instr){SC_OP_RECV, SC_DIR_GRAD, 0, s, a->mb, dev[s + 1]}; break;
+        case T_SEND_F: in = (sc_instr){.op = SC_OP_SEND, .dir = SC_DIR_ACT,
+                                        .stage = s + 1, .mb = a->mb, .peer = dev[s + 1]}; break;
+        case T_RECV_F: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_ACT,
+                                        .stage = s, .mb = a->mb, .peer = dev[s - 1]}; break;
+        case T_SEND_B: in = (sc_instr){.op = SC_OP_SEND, .dir = SC_DIR_GRAD,
+                                        .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
+        case T_RECV_B: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_GRAD,
+                                        .stage = s, .mb = a->mb, .peer = dev[s + 1]}; break;
         default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD: our REDUCE ends the stream */
         }
         if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))

@@ -21,6 +21,8 @@
  *                  time steps); the receiver adds the communication.
  *   compute_comms  fully lowered: our streams, one transfer per cell, then
  *                  one REDUCE_GRAD per stage of the rank; no empty cells.
+ *                  PyTorch has no offload action: OFFLOAD, DROP and RELOAD
+ *                  are left out (the same schedule without offload).
  *
  * Reading accepts both dialects (a file with any SEND_/RECV_/UNSHARD/
  * RESHARD/REDUCE_GRAD cell is compute_comms) and both letter conventions:

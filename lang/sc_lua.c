@@ -412,6 +412,7 @@ static int l_program(lua_State *L)
     /* The passes themselves are checked now: a recipe that names a pass
      * twice fails where it is built. */
     check_st(L, pg, sc_verify_passes(pg));
+    sc_lua_set_offload(L, 1, pg);
     lua_settop(L, ud);
     return 1;
 }
@@ -491,6 +492,8 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    if (sc_lua_push_offload(L, lp->pg, sim))
+        lua_setfield(L, -2, "offload");
     return 1;
 }
 

@@ -8,6 +8,7 @@
 #include <lua.h>
 
 #include "ir.h"
+#include "sim.h"
 
 /* Raises msg with the caller's position and the exit code of st. */
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
@@ -27,5 +28,11 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
  * sc.block_search and sc.tradeoff added to the module on the stack top. */
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
+
+/* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
+ * its orders are built); and the table of offload figures of a simulation
+ * (pushes it and returns 1, or returns 0 without offload). */
+void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
+int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 
 #endif

@@ -9,6 +9,8 @@ local P = sc.params {
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches (at least 2p-1)"},
   sc.COSTS,
+  sc.MEM,
+  sc.OFFLOAD,
 }
 sc.need(P.m >= 2 * P.p - 1, "1f1b-v needs m >= 2p-1 (m = %d, p = %d)", P.m, P.p)
 return sc.program(sc.fields(P, {placement = "v", rule = "1f1b-v"}))

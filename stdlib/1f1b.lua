@@ -8,6 +8,8 @@ local P = sc.params {
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches"},
   sc.COSTS,
+  sc.MEM,
+  sc.OFFLOAD,
 }
 sc.need(P.tf + P.tb + P.tw > 0, "1f1b needs tf + tb + tw > 0 (the block's interval)")
 local F, BW = {}, {}
@@ -15,7 +17,4 @@ for s = 0, P.p - 1 do F[s + 1] = s * P.tf end
 for s = P.p - 1, 0, -1 do
   BW[s + 1] = (s == P.p - 1) and F[s + 1] + P.tf or BW[s + 2] + P.tb + P.tw
 end
-return sc.program {
-  p = P.p, m = P.m, tf = P.tf, tb = P.tb, tw = P.tw, tcomm = P.tcomm, w_keep = P.w_keep,
-  block = {interval = P.tf + P.tb + P.tw, F = F, BW = BW},
-}
+return sc.program(sc.fields(P, {block = {interval = P.tf + P.tb + P.tw, F = F, BW = BW}}))

@@ -15,14 +15,64 @@ sc.COSTS = {
 -- The memory limit, for recipes that take one (0: no limit).
 sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
 
+-- Activation offload (PipeOffload; SPEC.md §19): the policy and the host
+-- link. With link_gbps > 0 the ratio comes from the model and the device
+-- (sc.offload_ratio); hidden and seq also size the model of `run`.
+sc.OFFLOAD = {
+  {"offload", "none", "activation offload: none, all, selective, budget (needs mem)"},
+  {"offload_chunks", 1.0, "selective: chunks per device to offload, longest lifespans first"},
+  {"offload_ratio", 0.25, "host-link time of one unit of activation relative to tf+tb+tw"},
+  {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)"},
+  {"tflops", 400.0, "device TFLOP/s, with link_gbps"},
+  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)"},
+  {"seq", 16, "sequence length, with link_gbps (and the model of run)"},
+  {"link_shared", false, "devices 2k and 2k+1 share one host link"},
+}
+
+-- PipeOffload's transfer-to-compute ratio of a transformer layer:
+-- k = 10 / (3 (6h + s)) * TFLOPS * 1000 / GBps, the time to move a
+-- microbatch's activations over the host link relative to its F+B+W.
+-- Full offload is sustainable when each direction of the link keeps up:
+-- k <= 1, or k <= 1/2 when two devices share the link. Returns k, whether
+-- full offload is sustainable, and that bound.
+function sc.offload_ratio(t)
+  if type(t) ~= "table" then error("offload_ratio: expected {hidden=, seq=, tflops=, gbps=}", 2) end
+  local function num(k)
+    local v = tonumber(t[k])
+    if v == nil or v ~= v or v <= 0 or v == math.huge then
+      error(("offload_ratio: '%s' must be a number > 0 (got %s)"):format(k, tostring(t[k])), 3)
+    end
+    return v
+  end
+  local h, s, tflops, gbps = num("hidden"), num("seq"), num("tflops"), num("gbps")
+  local k = 10 / (3 * (6 * h + s)) * tflops * 1000 / gbps
+  local bound = t.shared and 0.5 or 1
+  return k, k <= bound, bound
+end
+
+-- The `offload` field of sc.program from the parameters of sc.OFFLOAD (and
+-- mem, the target of budget), or nil for none.
+function sc.offload_of(P)
+  if P.offload == nil or P.offload == "none" then return nil end
+  local ratio = P.offload_ratio
+  if P.link_gbps and P.link_gbps > 0 then
+    ratio = sc.offload_ratio{hidden = P.hidden, seq = P.seq, tflops = P.tflops, gbps = P.link_gbps}
+  end
+  return {policy = P.offload, chunks = P.offload_chunks, ratio = ratio,
+          shared = P.link_shared, mem = P.mem and P.mem > 0 and P.mem or nil}
+end
+
 -- The fields of sc.program that come straight from parameters: p, m, the
--- costs and the memory limit (when P has them), merged into t.
+-- costs, the memory limit and the offload policy (when P has them), merged
+-- into t. With offload = "budget", mem is the peak offload reaches, not a
+-- limit on the schedule.
 function sc.fields(P, t)
   t = t or {}
   for _, k in ipairs{"p", "m", "tf", "tb", "tw", "tcomm", "w_keep"} do
     if t[k] == nil then t[k] = P[k] end
   end
-  if t.mem == nil and P.mem and P.mem > 0 then t.mem = P.mem end
+  if t.offload == nil then t.offload = sc.offload_of(P) end
+  if t.mem == nil and P.mem and P.mem > 0 and P.offload ~= "budget" then t.mem = P.mem end
   return t
 end
 

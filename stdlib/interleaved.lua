@@ -6,11 +6,9 @@ local P = sc.params {
   {"m", 8, "microbatches (a multiple of p, at least p)"},
   {"v", 2, "chunks (virtual stages) per device"},
   sc.COSTS,
+  sc.MEM,
+  sc.OFFLOAD,
 }
 sc.need(P.m >= P.p and P.m % P.p == 0,
   "interleaved needs m to be a multiple of p and m >= p (m = %d, p = %d)", P.m, P.p)
-return sc.program {
-  p = P.p, m = P.m, v = P.v, placement = "loop",
-  tf = P.tf, tb = P.tb, tw = P.tw, tcomm = P.tcomm, w_keep = P.w_keep,
-  rule = "interleaved",
-}
+return sc.program(sc.fields(P, {v = P.v, placement = "loop", rule = "interleaved"}))

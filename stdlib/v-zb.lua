@@ -9,8 +9,9 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
   sc.MEM,
+  sc.OFFLOAD,
 }
 local t = sc.fields(P)
-t.mem = (P.mem > 0) and P.mem or P.p
+t.mem = (P.mem > 0 and P.offload ~= "budget") and P.mem or P.p
 local blk = sc.block_search(t)
 return blk:program{m = P.m}

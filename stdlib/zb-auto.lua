@@ -13,6 +13,7 @@ local P = sc.params {
   {"seed", 1, "seed of the search"},
   {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
   {"objective", "sim", "judge by the simulator (sim) or the dataflow timing (flow)"},
+  sc.OFFLOAD,
 }
 local function per_stage(x)
   local t = {}
@@ -24,5 +25,6 @@ local prog = sc.autoschedule {
   p = P.p, m = P.m, tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
   tcomm = P.tcomm, w_keep = P.w_keep, mem = P.mem > 0 and P.mem or P.p,
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
+  offload = sc.offload_of(P),
 }
 return prog

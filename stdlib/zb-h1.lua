@@ -5,8 +5,7 @@ local P = sc.params {
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches"},
   sc.COSTS,
+  sc.MEM,
+  sc.OFFLOAD,
 }
-return sc.program {
-  p = P.p, m = P.m, tf = P.tf, tb = P.tb, tw = P.tw, tcomm = P.tcomm, w_keep = P.w_keep,
-  rule = "zb-h1",
-}
+return sc.program(sc.fields(P, {rule = "zb-h1"}))
