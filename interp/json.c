@@ -70,11 +70,18 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                         in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer, group);
             else if (sc_op_is_compute(in->op))
                 fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
+            else if (sc_op_is_host(in->op))
+                fprintf(f, ", \"stage\": %d, \"mb\": %d, \"frac\": %.15g", in->stage, in->mb,
+                        (double)in->frac / SC_FRAC_ONE);
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
-                if (sc_op_is_compute(in->op) && sim->mem)
+                if ((sc_op_is_compute(in->op) || in->op == SC_OP_DROP ||
+                     in->op == SC_OP_RELOAD) && sim->mem)
                     fprintf(f, ", \"mem\": %.15g", sim->mem[g]);
+                if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B ||
+                                  in->op == SC_OP_BW))
+                    fprintf(f, ", \"host\": %.15g", sim->host[g]);
             }
             fputc('}', f);
         }
@@ -92,6 +99,10 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
         dev_array(f, ", ", "busy", sim->busy, P);
         dev_array(f, ", ", "start", sim->start, P);
         dev_array(f, ", ", "end", sim->end, P);
+        if (sim->host_peak) {
+            fprintf(f, ",\n    ");
+            dev_array(f, "", "host_peak", sim->host_peak, P);
+        }
         fputc('}', f);
     }
     fprintf(f, "\n}\n");

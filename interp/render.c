@@ -97,6 +97,34 @@ static char letter_of(int op)
     return op == SC_OP_F ? 'F' : op == SC_OP_B ? 'B' : op == SC_OP_W ? 'W' : 'X';
 }
 
+/* The row of a device's host copies under its timeline ("  h |>>..<|"):
+ * whether an OFFLOAD (>) or a RELOAD (<) copy runs in each column (copies
+ * are often shorter than a column: any overlap counts). Nothing (0) when
+ * the device has none. */
+static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size_t base,
+                    long cols, double unit)
+{
+    size_t k[2] = {0, 0};
+    int ops[2] = {SC_OP_OFFLOAD, SC_OP_RELOAD}, any = 0;
+    for (size_t i = 0; i < n && !any; i++)
+        any = sc_op_is_host(v[i].op);
+    if (!any || !sim->host)
+        return 0;
+    bprintf(b, "  h |");
+    for (long c = 0; c < cols; c++) {
+        double a = c * unit, e = (c + 1) * unit;
+        int on[2] = {0, 0};
+        /* The copies of one channel follow each other in stream order. */
+        for (int ch = 0; ch < 2; ch++) {
+            while (k[ch] < n && (v[k[ch]].op != ops[ch] || sim->t1[base + k[ch]] <= a))
+                k[ch]++;
+            on[ch] = k[ch] < n && sim->t0[base + k[ch]] < e;
+        }
+        bprintf(b, "%c", on[0] && on[1] ? '*' : on[0] ? '>' : on[1] ? '<' : '.');
+    }
+    return 1;
+}
+
 char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int color)
 {
     buf b = {0};
@@ -149,6 +177,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
             }
         }
         bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
+        if (host_row(&b, v, n, sim, sim->offset[d], cols, unit))
+            bprintf(&b, "|  host %.4g\n", sim->host_peak ? sim->host_peak[d] : 0);
     }
     bprintf(&b, "makespan %.6g  bubble %.2f%%  1 column = %.4g time",
             sim->makespan, 100.0 * sim->bubble_rate, unit);
@@ -157,6 +187,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
     else
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
+    if (sim->host)
+        bprintf(&b, "; host link: > to the host, < back, * both");
     bprintf(&b, "\n");
     return finish(&b);
 }

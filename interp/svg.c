@@ -53,7 +53,9 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
     double span = sim->makespan > 0 ? sim->makespan : 1, sx = PLOT_W / span, peak = 0;
     for (int d = 0; d < P; d++)
         peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
-    int width = LEFT + PLOT_W + RIGHT, height = TOP + P * BAND_H + 30;
+    /* With offload, each band has a row of host copies under its transfers. */
+    int host = sim->host != NULL, band = BAND_H + (host ? XFER_H + GAP : 0);
+    int width = LEFT + PLOT_W + RIGHT, height = TOP + P * band + 30;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
@@ -76,10 +78,17 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                "y=\"38\" font-size=\"11\">transfer</text><polyline points=\"%d,38 %d,30\" "
                "stroke=\"#c0392b\" fill=\"none\"/><text x=\"%d\" y=\"38\" font-size=\"11\">memory"
                "</text>\n", LEFT + 440, LEFT + 456, LEFT + 530, LEFT + 542, LEFT + 546);
+    if (host)
+        fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#16a085\"/><text "
+                   "x=\"%d\" y=\"38\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"32\" "
+                   "width=\"12\" height=\"5\" fill=\"#8e44ad\"/><text x=\"%d\" y=\"38\" "
+                   "font-size=\"11\">reload</text>\n",
+                LEFT + 600, LEFT + 616, LEFT + 670, LEFT + 686);
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
-        int y = TOP + d * BAND_H, yx = y + ROW_H + GAP, ym = yx + XFER_H + GAP + MEM_H;
+        int y = TOP + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
+        int ym = yx + XFER_H + GAP + MEM_H + (host ? XFER_H + GAP : 0);
         fprintf(f, "<g id=\"d%d\">\n<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
                    "d%d</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
                 d, LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, PLOT_W, ROW_H);
@@ -105,6 +114,11 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                         x0, yx, w > 0.5 ? w : 0.5, XFER_H, in->op == SC_OP_SEND ? "#777" : "#444");
                 xml_text(f, name); /* "-> d1" */
                 fputs("</title></rect>\n", f);
+            } else if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
+                        x0, yh, w > 0.5 ? w : 0.5, XFER_H,
+                        in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
             }
         }
         /* Memory: a step curve, scaled to the largest peak. */
@@ -113,10 +127,12 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                 LEFT, ym, LEFT + PLOT_W, ym, LEFT, ym);
         double prev = 0;
         for (size_t k = 0; k < n && sim->mem; k++) {
-            if (!sc_op_is_compute(v[k].op))
+            if (!sc_op_is_compute(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
                 continue;
             size_t g = sim->offset[d] + k;
-            double t = v[k].op == SC_OP_F ? sim->t0[g] : sim->t1[g];
+            /* Memory rises when F starts or RELOAD is posted, falls when a
+             * pass or a DROP ends. */
+            double t = v[k].op == SC_OP_F || v[k].op == SC_OP_RELOAD ? sim->t0[g] : sim->t1[g];
             double x = LEFT + t * sx, m = sim->mem[g];
             double y0 = ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2);
             double y1 = ym - (peak > 0 ? m / peak : 0) * (MEM_H - 2);
@@ -127,7 +143,7 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                    "%.4g</text>\n</g>\n", LEFT + PLOT_W, ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2),
                 LEFT + PLOT_W + 4, ym - MEM_H / 2, sim->peak_mem[d]);
     }
-    int ya = TOP + P * BAND_H;
+    int ya = TOP + P * band;
     double step = tick_step(span);
     fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
                "stroke=\"#333\"/>\n", LEFT, ya, LEFT + PLOT_W, ya);

@@ -59,6 +59,14 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
                        "\"args\": {\"sort_index\": %d}}", pid, 2 * d + c, 2 * d + c);
         }
+    for (int d = 0; d < P && sim->host; d++) { /* offload: the host link of each device */
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                   "\"args\": {\"name\": \"d%d host\"}}", pid, 2 * P + d, d);
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                   "\"args\": {\"sort_index\": %d}}", pid, 2 * P + d, 2 * P + d);
+    }
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
@@ -66,6 +74,28 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             const sc_instr *in = &v[k];
             size_t g = sim->offset[d] + k;
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
+            if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) && sim->host) {
+                char hn[96];
+                sc_instr_format(in, hn, sizeof hn);
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
+                           "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
+                           "\"mb\": %d, \"frac\": %.15g}}",
+                        hn, sc_op_name(in->op), pid, 2 * P + d, t0, t1 - t0, in->stage, in->mb,
+                        (double)in->frac / SC_FRAC_ONE);
+            }
+            if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B || in->op == SC_OP_BW)) {
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"host d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
+                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_OFFLOAD ? t0 : t1,
+                        sim->host[g]);
+            }
+            if ((in->op == SC_OP_DROP || in->op == SC_OP_RELOAD) && sim->mem) {
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
+                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_DROP ? t1 : t0,
+                        sim->mem[g]);
+            }
             if (!sc_op_is_compute(in->op) && !sc_op_is_transfer(in->op))
                 continue;
             char name[96];

@@ -33,6 +33,7 @@
 #include "cmd_run.h"
 #include "render.h"
 #include "repl.h"
+#include "offload.h"
 #include "sc_auto.h"
 #include "sandbox.h"
 #include "sc_limits.h"
@@ -285,6 +286,91 @@ static void print_auto(lua_State *L, int info, int json)
     lua_pop(L, 2);
 }
 
+static double max_of(const double *v, int n)
+{
+    double x = 0;
+    for (int i = 0; i < n; i++)
+        x = fmax(x, v[i]);
+    return x;
+}
+
+/* The offload figures (SPEC.md §19.5): nothing without a policy or host
+ * copies. */
+static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
+{
+    static const char *const names[] = {"none", "all", "selective", "budget", "function"};
+    const sc_offload_info *oi = sc_prog_offload_info(pg);
+    const sc_offload_cfg *c = sc_prog_offload(pg);
+    if (!oi && !sim->host_peak)
+        return;
+    int P = sim->P;
+    double span = sim->makespan > 0 ? sim->makespan : 1;
+    double *busy = calloc(2 * (size_t)P, sizeof(double));
+    double *usage = calloc(SC_USAGE_BINS, sizeof(double));
+    double *zero = calloc((size_t)P, sizeof(double));
+    if (!busy || !usage || !zero) {
+        free(busy);
+        free(usage);
+        free(zero);
+        return;
+    }
+    for (int i = 0; i < 2 * P && sim->link_busy; i++)
+        busy[i] = sim->link_busy[i] / span;
+    const double *host = sim->host_peak ? sim->host_peak : zero;
+    if (json) {
+        printf(", \"offload\": {\"policy\": \"%s\", \"ratio\": %.15g, \"shared_link\": %s",
+               names[c->policy], c->ratio, c->shared ? "true" : "false");
+        if (oi) {
+            printf(", \"records\": %d, \"moved\": %d, \"skipped\": %d, \"backed_off\": %d, "
+                   "\"chunks\": ", oi->records, oi->moved, oi->skipped, oi->backed_off);
+            print_json_array(oi->level, P);
+            printf(", \"peak_memory_without\": ");
+            print_json_array(oi->base_peak, P);
+            printf(", \"peak_memory_without_max\": %.15g", max_of(oi->base_peak, P));
+        }
+        printf(", \"units_moved\": %.15g, \"host_peak\": ", sim->moved);
+        print_json_array(host, P);
+        printf(", \"host_peak_max\": %.15g", max_of(host, P));
+        for (int k = 0; k < 2; k++) {
+            printf(", \"link_busy_%s\": [", k ? "h2d" : "d2h");
+            for (int d = 0; d < P; d++)
+                printf("%s%.15g", d ? ", " : "", busy[2 * d + k]);
+            printf("]");
+        }
+        for (int k = 0; k < 2; k++) {
+            printf(", \"link_usage_%s\": [", k ? "h2d" : "d2h");
+            for (int d = 0; d < P; d++) {
+                sc_sim_link_usage(pg, sim, d, k, SC_USAGE_BINS, usage);
+                printf("%s", d ? ", " : "");
+                print_json_array(usage, SC_USAGE_BINS);
+            }
+            printf("]");
+        }
+        printf("}");
+    } else {
+        printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
+               c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
+        if (oi)
+            printf(": %d of %d records moved, %.4g units", oi->moved, oi->records, sim->moved);
+        if (oi && oi->skipped + oi->backed_off)
+            printf(" (%d left: window shorter than three transfers, %d: the link is busy)",
+                   oi->skipped, oi->backed_off);
+        printf("\n");
+        if (oi)
+            printf("without       peak %.4g units (max)\n", max_of(oi->base_peak, P));
+        double bd = 0, bh = 0;
+        for (int d = 0; d < P; d++) {
+            bd = fmax(bd, busy[2 * d]);
+            bh = fmax(bh, busy[2 * d + 1]);
+        }
+        printf("host memory   peak %.4g units (max)\nhost link     busy %.2f%% to the host, "
+               "%.2f%% back (max over devices)\n", max_of(host, P), 100 * bd, 100 * bh);
+    }
+    free(busy);
+    free(usage);
+    free(zero);
+}
+
 static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
@@ -346,6 +432,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
         print_json_array(sim->busy, P);
         print_auto(L, info, 1);
+        print_offload(pg, sim, 1);
         printf("}\n");
         return 0;
     }
@@ -355,10 +442,19 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
            sim->makespan, 100 * sim->bubble_rate, peak);
     print_auto(L, info, 0);
-    printf("device   busy        start       end         peak\n");
-    for (int d = 0; d < P; d++)
-        printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
-               sim->end[d], sim->peak_mem[d]);
+    print_offload(pg, sim, 0);
+    const sc_offload_info *oi = sc_prog_offload_info(pg);
+    printf("device   busy        start       end         peak%s\n",
+           oi ? "        without     host" : "");
+    for (int d = 0; d < P; d++) {
+        if (oi)
+            printf("%-8d %-11.6g %-11.6g %-11.6g %-11.4g %-11.4g %.4g\n", d, sim->busy[d],
+                   sim->start[d], sim->end[d], sim->peak_mem[d], oi->base_peak[d],
+                   sim->host_peak ? sim->host_peak[d] : 0);
+        else
+            printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
+                   sim->end[d], sim->peak_mem[d]);
+    }
     return 0;
 }
 
