@@ -142,6 +142,10 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
         printf(", \"bitwise\": %s", r->bitwise ? "true" : "false");
     json_sizes("peak_activation_bytes", r->peak_bytes, r->P);
     json_sizes("predicted_peak_activation_bytes", r->predicted_bytes, r->P);
+    if (r->predicted->host_peak) { /* offload */
+        json_sizes("peak_host_bytes", r->host_peak_bytes, r->P);
+        json_sizes("predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
+    }
     json_num("unit_bytes", r->unit_bytes);
     json_num("step_time_s", r->step_time_s);
     json_num("simulated_makespan", r->predicted->makespan);
@@ -161,9 +165,16 @@ static void print_text(const char *recipe, const sc_run_opts *o, const sc_run_re
         printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
                r->max_grad_rel_err, r->bitwise ? " (bitwise identical)" : "");
     printf("step time     %.6f s\n", r->step_time_s);
-    printf("device   peak activation bytes   predicted\n");
-    for (int d = 0; d < r->P; d++)
-        printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
+    int host = r->predicted->host_peak != NULL; /* offload */
+    printf("device   peak activation bytes   predicted%s\n",
+           host ? "        host bytes      predicted" : "");
+    for (int d = 0; d < r->P; d++) {
+        if (host)
+            printf("%-8d %-23zu %-16zu %-15zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d],
+                   r->host_peak_bytes[d], r->predicted_host_bytes[d]);
+        else
+            printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
+    }
 }
 
 /* --check: loss, gradients and memory against the reference and the
@@ -182,6 +193,12 @@ static int verdict(const sc_run_result *r)
         if (r->peak_bytes[d] != r->predicted_bytes[d]) {
             snprintf(msg, sizeof msg, "check failed: d%d peak activation %zu bytes, predicted "
                      "%zu", d, r->peak_bytes[d], r->predicted_bytes[d]);
+            return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+        }
+    for (int d = 0; d < r->P; d++)
+        if (r->host_peak_bytes[d] != r->predicted_host_bytes[d]) {
+            snprintf(msg, sizeof msg, "check failed: d%d peak host memory %zu bytes, predicted "
+                     "%zu", d, r->host_peak_bytes[d], r->predicted_host_bytes[d]);
             return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
         }
     return 0;

@@ -3,6 +3,7 @@
  */
 #include "exec.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,29 @@ typedef struct grp {
     void *h;             /* transport handle once started */
 } grp;
 
+/* The layout of a stage's record: its kept parts (the workload's
+ * record_parts, or one buffer), then b_only when it has one. OFFLOAD moves
+ * the last parts. */
+typedef struct layout {
+    int nk, n;           /* kept parts; all parts */
+    int split;           /* the workload takes kept as an array of parts */
+    size_t *bytes;       /* [n] */
+    size_t kept, bonly;  /* bytes */
+} layout;
+
+enum { R_HELD, R_OUT, R_HOST, R_IN }; /* a record's place while it is moved */
+
+/* One (stage, microbatch)'s record: its parts on the device and, while it
+ * is moved, its copy on the host. */
+typedef struct rec {
+    void **part;         /* [n] device buffers (NULL: not held), then [n] copy tickets */
+    void *host;          /* host buffer of the moved parts */
+    size_t host_bytes;
+    int moved;           /* parts moved (the last ones) */
+    int state;
+    size_t at;           /* the OFFLOAD or RELOAD whose copy is pending, for its end time */
+} rec;
+
 typedef struct ex {
     const sc_prog *pg;
     int d, S, m;
@@ -28,11 +52,13 @@ typedef struct ex {
     sc_exec_out *out;
     void **box;          /* [2 S m] boundary tensors by key */
     int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    void **kept, **bonly; /* [S m] activation records */
+    layout *lay;         /* [S] */
+    rec *rec;            /* [S m] activation records */
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
     int ngroups, posted, head;
     size_t cur;          /* pool bytes in use */
+    size_t host;         /* host bytes of moved records */
 } ex;
 
 double sc_exec_now(void)
@@ -179,29 +205,169 @@ static sc_status wl_fail(ex *e, sc_status st, const sc_instr *in)
     return failf(e, st, "d%d: %s: %s", e->d, buf, e->wl->ops->errmsg(e->wl->ctx));
 }
 
+/* The kept argument of the workload's passes: the array of parts, or the
+ * one buffer. */
+static void *kept_arg(const ex *e, const rec *r, int s)
+{
+    return e->lay[s].split ? (void *)r->part : r->part[0];
+}
+
+static void **tickets(const ex *e, const rec *r, int s)
+{
+    return r->part + e->lay[s].n;
+}
+
+static void pool_add(ex *e, size_t bytes)
+{
+    e->cur += bytes;
+    if (e->cur > e->out->peak_bytes)
+        e->out->peak_bytes = e->cur;
+}
+
+/* Frees parts [a, b) of a record. */
+static void free_parts(ex *e, rec *r, int s, int a, int b)
+{
+    for (int i = a; i < b; i++)
+        if (r->part[i]) {
+            bfree(e, r->part[i], e->lay[s].bytes[i]);
+            e->cur -= e->lay[s].bytes[i];
+            r->part[i] = NULL;
+        }
+}
+
+static const char *be_err(const ex *e)
+{
+    const char *m = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
+    return m && *m ? m : "the copy failed";
+}
+
+/* Waits for the pending copies of the moved parts (from first on). */
+static sc_status wait_copies(ex *e, rec *r, int s, int first)
+{
+    void **t = tickets(e, r, s);
+    sc_status st = SC_OK;
+    int pending = 0;
+    for (int i = first; i < e->lay[s].n; i++) {
+        pending |= t[i] != NULL;
+        if (t[i] && st == SC_OK && (st = e->be->ops->copy_wait(e->be->ctx, t[i])) != SC_OK)
+            st = failf(e, st, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
+        t[i] = NULL;
+    }
+    if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
+        e->out->t1[r->at] = sc_exec_now() - e->origin;
+    return st;
+}
+
+/* A pass reads a record that came back: its copy must be complete; then
+ * the host copy is freed. */
+static sc_status settle(ex *e, rec *r, int s)
+{
+    if (r->state != R_IN)
+        return SC_OK;
+    sc_status st = wait_copies(e, r, s, e->lay[s].n - r->moved);
+    e->be->ops->host_free(e->be->ctx, r->host, r->host_bytes);
+    e->host -= r->host_bytes;
+    r->host = NULL;
+    r->host_bytes = 0;
+    r->moved = 0;
+    r->state = R_HELD;
+    return st;
+}
+
+/* OFFLOAD, DROP and RELOAD (SPEC.md §8.5) on the backend's host pool. */
+static sc_status host_copy(ex *e, const sc_instr *in, size_t k)
+{
+    const struct sc_backend_ops *o = e->be->ops;
+    int s = in->stage, mb = in->mb;
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = &e->lay[s];
+    char name[96];
+    sc_instr_format(in, name, sizeof name);
+    if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
+        return failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
+                     name, o->name);
+    int want = in->op == SC_OP_OFFLOAD ? R_HELD : in->op == SC_OP_DROP ? R_OUT : R_HOST;
+    if (!r->part || r->state != want)
+        return failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
+                     e->d, k, name);
+    void **t = tickets(e, r, s);
+    sc_status st = SC_OK;
+    if (in->op == SC_OP_OFFLOAD) {
+        /* The last parts whose share of the record is nearest the fraction. */
+        double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
+        double best = q;
+        r->moved = 0;
+        for (int j = 1; j <= L->n; j++) {
+            acc += (double)L->bytes[L->n - j];
+            if (fabs(acc / total - q) < best - 1e-12) {
+                best = fabs(acc / total - q);
+                r->moved = j;
+            }
+        }
+        r->host_bytes = 0;
+        for (int i = L->n - r->moved; i < L->n; i++)
+            r->host_bytes += L->bytes[i];
+        if (r->host_bytes && !(r->host = o->host_alloc(e->be->ctx, r->host_bytes)))
+            return failf(e, SC_ERR_NOMEM, "out of host memory on d%d: %zu bytes to offload s%d mb%d",
+                         e->d, r->host_bytes, s, mb);
+        e->host += r->host_bytes;
+        if (e->host > e->out->host_peak_bytes)
+            e->out->host_peak_bytes = e->host;
+        size_t off = 0;
+        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
+            if ((st = o->copy_start(e->be->ctx, 1, (char *)r->host + off, r->part[i],
+                                    L->bytes[i], &t[i])) != SC_OK)
+                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
+        r->state = R_OUT;
+    } else if (in->op == SC_OP_DROP) {
+        if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
+            free_parts(e, r, s, L->n - r->moved, L->n);
+        r->state = R_HOST;
+    } else {
+        size_t off = 0;
+        for (int i = L->n - r->moved; i < L->n; off += L->bytes[i++])
+            if (!(r->part[i] = balloc(e, L->bytes[i], "reloaded activation record", s, mb, &st)))
+                return st;
+            else
+                pool_add(e, L->bytes[i]);
+        off = 0;
+        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
+            if ((st = o->copy_start(e->be->ctx, 0, r->part[i], (char *)r->host + off,
+                                    L->bytes[i], &t[i])) != SC_OK)
+                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
+        r->state = R_IN;
+    }
+    r->at = k;
+    return st;
+}
+
 static sc_status compute(ex *e, const sc_instr *in)
 {
     const struct sc_workload_ops *w = e->wl->ops;
     int s = in->stage, mb = in->mb;
-    size_t sm = (size_t)s * (size_t)e->m + (size_t)mb, kb, bb;
-    w->record_bytes(e->wl->ctx, s, &kb, &bb);
+    const layout *L = &e->lay[s];
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
     sc_status st = SC_OK;
     void *src = NULL, *dst = NULL;
     if (in->op == SC_OP_F) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
-        if (e->kept[sm])
+        if (r->part)
             return failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && !(dst = balloc(e, kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
             goto out;
-        if (!(e->kept[sm] = balloc(e, kb, "activation record", s, mb, &st)))
+        if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *)))) {
+            st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
             goto out;
-        if (bb && !(e->bonly[sm] = balloc(e, bb, "activation record", s, mb, &st)))
-            goto out;
-        e->cur += kb + bb;
-        if (e->cur > e->out->peak_bytes)
-            e->out->peak_bytes = e->cur;
-        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, e->kept[sm], e->bonly[sm])) != SC_OK) {
+        }
+        r->state = R_HELD;
+        for (int i = 0; i < L->n; i++) {
+            if (!(r->part[i] = balloc(e, L->bytes[i], "activation record", s, mb, &st)))
+                goto out;
+            pool_add(e, L->bytes[i]);
+        }
+        void *bonly = L->bonly ? r->part[L->nk] : NULL;
+        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly)) != SC_OK) {
             st = wl_fail(e, st, in);
             goto out;
         }
@@ -211,17 +377,23 @@ static sc_status compute(ex *e, const sc_instr *in)
         }
         goto out;
     }
-    if (!e->kept[sm])
+    if (!r->part)
         return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
                      sc_op_name(in->op), s, mb);
+    if (r->state != R_HELD && r->state != R_IN)
+        return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
+                     sc_op_name(in->op), s, mb);
+    if ((st = settle(e, r, s)) != SC_OK)
+        return st;
     if (in->op == SC_OP_B || in->op == SC_OP_BW) {
-        if (!e->bonly[sm] && bb)
+        if (L->bonly && !r->part[L->nk])
             return failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
             return st;
         if (s > 0 && !(dst = balloc(e, kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
             goto out;
-        st = w->backward_input(e->wl->ctx, s, mb, src, dst, e->kept[sm], e->bonly[sm]);
+        void *bonly = L->bonly ? r->part[L->nk] : NULL;
+        st = w->backward_input(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly);
         if (st != SC_OK) {
             st = wl_fail(e, st, in);
             goto out;
@@ -230,18 +402,16 @@ static sc_status compute(ex *e, const sc_instr *in)
             e->box[key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
             dst = NULL;
         }
-        bfree(e, e->bonly[sm], bb);
-        e->bonly[sm] = NULL;
-        e->cur -= bb;
+        free_parts(e, r, s, L->nk, L->n); /* b_only */
     }
     if (in->op == SC_OP_W || in->op == SC_OP_BW) {
-        if ((st = w->backward_weight(e->wl->ctx, s, mb, e->kept[sm])) != SC_OK) {
+        if ((st = w->backward_weight(e->wl->ctx, s, mb, kept_arg(e, r, s))) != SC_OK) {
             st = wl_fail(e, st, in);
             goto out;
         }
-        bfree(e, e->kept[sm], kb);
-        e->kept[sm] = NULL;
-        e->cur -= kb;
+        free_parts(e, r, s, 0, L->nk);
+        free(r->part);
+        r->part = NULL;
     }
 out:
     if (in->op == SC_OP_F) {
@@ -252,6 +422,30 @@ out:
         bfree(e, dst, dst ? kbytes(e, SC_DIR_GRAD, s - 1) : 0);
     }
     return st;
+}
+
+/* The record layout of every stage, from the workload. */
+static sc_status layouts(ex *e)
+{
+    const struct sc_workload_ops *w = e->wl->ops;
+    for (int s = 0; s < e->S; s++) {
+        layout *L = &e->lay[s];
+        w->record_bytes(e->wl->ctx, s, &L->kept, &L->bonly);
+        L->split = w->record_parts != NULL;
+        L->nk = L->split ? w->record_parts(e->wl->ctx, s, NULL, 0) : 1;
+        if (L->nk < 1)
+            L->nk = 1, L->split = 0;
+        L->n = L->nk + (L->bonly > 0);
+        if (!(L->bytes = calloc((size_t)L->n, sizeof(size_t))))
+            return SC_ERR_NOMEM;
+        if (L->split)
+            w->record_parts(e->wl->ctx, s, L->bytes, L->nk);
+        else
+            L->bytes[0] = L->kept;
+        if (L->bonly)
+            L->bytes[L->nk] = L->bonly;
+    }
+    return SC_OK;
 }
 
 static sc_status run(ex *e)
@@ -269,6 +463,8 @@ static sc_status run(ex *e)
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
             st = compute(e, in);
+        } else if (sc_op_is_host(in->op)) {
+            st = host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
             if ((st = pump(e, e->posted - 1)) == SC_OK && e->wl->ops->reduce &&
                 (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)
@@ -296,7 +492,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             .be = be, .tp = tp, .wl = wl, .origin = origin, .out = out};
     e.in = sc_prog_stream(pg, d, &e.n);
     out->err[0] = 0;
-    out->peak_bytes = out->end_bytes = 0;
+    out->peak_bytes = out->end_bytes = out->host_peak_bytes = out->host_end_bytes = 0;
     out->end = 0;
     size_t SM = (size_t)e.S * (size_t)e.m;
     for (size_t k = 0; k < e.n; k++)
@@ -304,12 +500,13 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             e.ngroups++;
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
-    e.kept = calloc(SM, sizeof(void *));
-    e.bonly = calloc(SM, sizeof(void *));
+    e.rec = calloc(SM, sizeof(rec));
+    e.lay = calloc((size_t)e.S, sizeof(layout));
     e.x = calloc(e.n + 1, sizeof(sc_xfer));
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
-    if (!e.box || !e.rgroup || !e.kept || !e.bonly || !e.x || !e.g) {
+    if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
+        (st = layouts(&e)) != SC_OK) {
         st = failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
     } else {
         for (size_t i = 0; i < 2 * SM; i++)
@@ -320,16 +517,23 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         tp->ops->abort(tp->ctx, d, out->err);
     /* Whatever is left: records (a failure, or a stream without W), boundary
      * tensors, send buffers of groups that never completed. */
-    if (e.kept)
-        for (size_t i = 0; i < SM; i++) {
-            size_t kb, bb;
-            if (!e.kept[i] && !e.bonly[i])
-                continue;
-            wl->ops->record_bytes(wl->ctx, (int)(i / (size_t)e.m), &kb, &bb);
-            out->end_bytes += (e.kept[i] ? kb : 0) + (e.bonly[i] ? bb : 0);
-            bfree(&e, e.kept[i], kb);
-            bfree(&e, e.bonly[i], bb);
-        }
+    for (size_t i = 0; e.rec && i < SM; i++) {
+        rec *r = &e.rec[i];
+        int s = (int)(i / (size_t)e.m);
+        if (!r->part)
+            continue;
+        void **t = tickets(&e, r, s);
+        for (int j = 0; j < e.lay[s].n; j++)
+            if (t[j])
+                be->ops->copy_wait(be->ctx, t[j]); /* the copy must end before its buffers */
+        size_t before = e.cur;
+        free_parts(&e, r, s, 0, e.lay[s].n);
+        out->end_bytes += before - e.cur;
+        out->host_end_bytes += r->host_bytes;
+        if (r->host)
+            be->ops->host_free(be->ctx, r->host, r->host_bytes);
+        free(r->part);
+    }
     /* Buffers of groups still in flight: with a transport that can abort
      * (local), the peers no longer touch them; one without abort (mpi) may
      * still write into them until the job is aborted, so they are left. */
@@ -352,8 +556,10 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         }
     free(e.box);
     free(e.rgroup);
-    free(e.kept);
-    free(e.bonly);
+    free(e.rec);
+    for (int s = 0; e.lay && s < e.S; s++)
+        free(e.lay[s].bytes);
+    free(e.lay);
     free(e.x);
     free(e.g);
     return st;

@@ -22,6 +22,16 @@
  * only (not parameters or transfer buffers); its high-water mark is what the
  * simulator predicts from mem units and w_keep (run.h sets them so).
  *
+ * Offload (SPEC.md §8.5). A record is its kept parts (record_parts), then
+ * b_only. OFFLOAD moves the last parts whose share of the record is nearest
+ * its fraction into one buffer of the backend's host pool (host_alloc,
+ * copy_start to the host) and goes on; DROP waits for those copies
+ * (copy_wait) and frees the parts; RELOAD allocates them again and starts
+ * the copies back; the next pass of the record (its B or BW) waits for them
+ * and frees the host buffer. The pool counts the parts when they are
+ * allocated and freed, in stream order, as the simulator does; the host
+ * buffers have their own high-water mark.
+ *
  * Thread-safety: sc_exec_device reads the program only; one call per device
  * may run concurrently on separate threads with separate backends.
  */
@@ -40,6 +50,13 @@ struct sc_workload_ops {
     size_t (*boundary_bytes)(void *ctx, int s);
     /* Bytes of the record F(s, mb) creates: kept for W, b_only for B. */
     void (*record_bytes)(void *ctx, int s, size_t *kept, size_t *b_only);
+    /* Optional (NULL: kept is one buffer). The kept record of stage s as n
+     * parts that offload can move one by one (the built-in model: one per
+     * tensor): returns n, and writes the first min(n, max) part sizes to
+     * bytes (they add up to kept). The executor then allocates every part
+     * on its own and passes `kept` to forward, backward_input and
+     * backward_weight as an array of the n part pointers (void **). */
+    int (*record_parts)(void *ctx, int s, size_t *bytes, int max);
     /* in: NULL for s = 0; out: NULL for the last stage. */
     sc_status (*forward)(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                          void *b_only);
@@ -67,6 +84,8 @@ typedef struct sc_exec_out {
     double *t0, *t1;
     size_t peak_bytes;   /* high-water mark of the activation pool */
     size_t end_bytes;    /* pool bytes still held at the end (0 when correct) */
+    size_t host_peak_bytes; /* high-water mark of the host buffers of moved records */
+    size_t host_end_bytes;  /* host bytes still held at the end (0 when correct) */
     double end;          /* end of the last instruction */
     char err[384];
 } sc_exec_out;

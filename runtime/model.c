@@ -223,6 +223,23 @@ static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
     *b_only = 0;
 }
 
+/* The record in parts, one per tensor (offload moves whole parts): x, a,
+ * dZ, dY of each block, then x and dlogits of the head. */
+int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
+{
+    size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
+    int n = 4 * md->count[s] + (s == md->S - 1 ? 2 : 0);
+    for (int i = 0; i < n && i < max; i++)
+        bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
+                                                      : (size_t)md->R * (size_t)md->V * sizeof(float);
+    return n;
+}
+
+static int w_parts(void *ctx, int s, size_t *bytes, int max)
+{
+    return sc_model_record_parts(((dev *)ctx)->md, s, bytes, max);
+}
+
 static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                            void *b_only)
 {
@@ -231,24 +248,24 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
-    int R = md->R, h = md->h, last = s == md->S - 1;
-    float *rec = kept;
+    int R = md->R, h = md->h, last = s == md->S - 1, n = md->count[s];
+    float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
     if (s == 0)
-        fill(rec, Rh, md->c.seed, T_INPUT, mb, 1.0f);
+        fill(T[0], Rh, md->c.seed, T_INPUT, mb, 1.0f);
     else
-        o->copy(bc, Rh, in, rec);
-    for (int i = 0; i < md->count[s]; i++) {
+        o->copy(bc, Rh, in, T[0]);
+    for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
-        float *x = rec + 4 * Rh * (size_t)i, *a = x + Rh;
+        float *x = T[4 * i], *a = T[4 * i + 1];
         o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
         o->tanh_fwd(bc, Rh, a);
-        float *next = i + 1 < md->count[s] ? x + 4 * Rh : last ? x + 4 * Rh : out;
+        float *next = i + 1 < n || last ? T[4 * i + 4] : out;
         o->copy(bc, Rh, x, next);
         o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
     }
     if (last) {
-        float *xh = rec + 4 * Rh * (size_t)md->count[s], *dl = xh + Rh;
+        float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
             dv->targets[r] = (int32_t)(hash3(md->c.seed, ((uint64_t)T_TARGET << 40) | (uint64_t)mb,
@@ -272,22 +289,22 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
-    float *rec = kept;
+    float **T = kept;
     (void)mb;
     (void)b_only;
-    float *dytop = rec + 4 * Rh * (size_t)(n - 1) + 3 * Rh;
+    float *dytop = T[4 * n - 1];
     if (s == md->S - 1) {
-        float *dl = rec + 4 * Rh * (size_t)n + Rh;
+        float *dl = T[4 * n + 1];
         o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
     } else {
         o->copy(bc, Rh, gin, dytop);
     }
     for (int i = n - 1; i >= 0; i--) {
         int l = md->first[s] + i;
-        float *a = rec + 4 * Rh * (size_t)i + Rh, *dz = a + Rh, *dy = dz + Rh;
+        float *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
         o->gemm(bc, 0, 1, R, h, h, 1.0f, dy, md->W2[l], 0.0f, dz);
         o->tanh_bwd(bc, Rh, a, dz);
-        float *dst = i > 0 ? dy - 4 * Rh : gout;
+        float *dst = i > 0 ? T[4 * i - 1] : gout; /* the block before's dY */
         if (!dst)
             continue; /* the input gradient of stage 0 is not needed */
         o->copy(bc, Rh, dy, dst);
@@ -304,16 +321,17 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
-    float *rec = kept;
+    float **T = kept;
     (void)mb;
+    (void)Rh;
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
-        float *x = rec + 4 * Rh * (size_t)i, *a = x + Rh, *dz = a + Rh, *dy = dz + Rh;
+        float *x = T[4 * i], *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
         o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
         o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
     }
     if (s == md->S - 1) {
-        float *xh = rec + 4 * Rh * (size_t)n, *dl = xh + Rh;
+        float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
     }
     return SC_OK;
@@ -347,6 +365,7 @@ static const char *w_errmsg(void *ctx)
 static const struct sc_workload_ops model_ops = {
     .boundary_bytes = w_boundary,
     .record_bytes = w_record,
+    .record_parts = w_parts,
     .forward = w_forward,
     .backward_input = w_backward_input,
     .backward_weight = w_backward_weight,
@@ -455,6 +474,15 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     sc_workload wl;
     void *rec = NULL;
     size_t rb = sc_model_record_bytes(md, 0);
+    int np = sc_model_record_parts(md, 0, NULL, 0);
+    size_t *pb = calloc((size_t)np, sizeof(size_t));
+    float **parts = calloc((size_t)np, sizeof(float *));
+    if (!pb || !parts) {
+        snprintf(err, errlen, "out of memory for the reference");
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    sc_model_record_parts(md, 0, pb, np);
     if ((st = sc_backend_open("cpu", 0, mem_cap, &md->own_be, err, errlen)) != SC_OK ||
         (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
         goto fail;
@@ -463,20 +491,28 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         st = SC_ERR_NOMEM;
         goto fail;
     }
+    /* The reference keeps its one record in one buffer, cut into the parts. */
+    size_t off = 0;
+    for (int i = 0; i < np; off += pb[i++] / sizeof(float))
+        parts[i] = (float *)rec + off;
     for (int mb = 0; mb < m; mb++) {
-        if ((st = w_forward(wl.ctx, 0, mb, NULL, NULL, rec, NULL)) != SC_OK ||
-            (st = w_backward_input(wl.ctx, 0, mb, NULL, NULL, rec, NULL)) != SC_OK ||
-            (st = w_backward_weight(wl.ctx, 0, mb, rec)) != SC_OK) {
+        if ((st = w_forward(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
+            (st = w_backward_input(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
+            (st = w_backward_weight(wl.ctx, 0, mb, parts)) != SC_OK) {
             snprintf(err, errlen, "reference: %s", w_errmsg(wl.ctx));
             goto fail;
         }
     }
     md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    free(pb);
+    free(parts);
     *out = md;
     return SC_OK;
 fail:
     if (rec)
         md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    free(pb);
+    free(parts);
     sc_model_free(md);
     return st;
 }

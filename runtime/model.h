@@ -27,7 +27,9 @@
  * x, a, dZ, dY (4 R hidden floats; B writes dZ and dY into it and W reads
  * them), and on the last stage x and dlogits of the head (R (hidden +
  * vocab) floats). Everything in it is needed by W, so B frees nothing:
- * w_keep = 1 (the papers' counting).
+ * w_keep = 1 (the papers' counting). Each of these tensors is a part of its
+ * own (sc_model_record_parts): the executor allocates them separately, so
+ * that offload can move the last ones to the host and back.
  */
 #ifndef SC_MODEL_H
 #define SC_MODEL_H
@@ -60,6 +62,10 @@ int sc_model_stage_layers(const sc_model *md, int s, int *first);
 /* Bytes of the activation record of one (stage, microbatch), and of the
  * tensor between two stages. */
 size_t sc_model_record_bytes(const sc_model *md, int s);
+/* The record of stage s in parts, one per tensor (x, a, dZ, dY of each
+ * block, then x and dlogits of the head): returns their number and writes
+ * the first min(n, max) sizes in bytes. Offload moves whole parts. */
+int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_model_boundary_bytes(const sc_model *md);
 /* Bytes of the parameters and gradients of stage s. */
 size_t sc_model_param_bytes(const sc_model *md, int s);

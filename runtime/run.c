@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "exec.h"
+#include "offload.h"
 #include "sc_mpi.h"
 #include "transport.h"
 
@@ -36,6 +37,8 @@ void sc_run_result_free(sc_run_result *r)
         return;
     free(r->peak_bytes);
     free(r->predicted_bytes);
+    free(r->host_peak_bytes);
+    free(r->predicted_host_bytes);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     free(r);
@@ -76,14 +79,36 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / r->unit_bytes);
+    /* Offload moves whole tensors: the plan rounds its fractions to them. */
+    for (int s = 0; s < S && !st; s++) {
+        int n = sc_model_record_parts(md, s, NULL, 0);
+        size_t *b = malloc((size_t)n * sizeof(size_t));
+        double *x = malloc((size_t)n * sizeof(double));
+        if (!b || !x) {
+            free(b);
+            free(x);
+            snprintf(err, errlen, "out of memory");
+            return SC_ERR_NOMEM;
+        }
+        sc_model_record_parts(md, s, b, n);
+        for (int i = 0; i < n; i++)
+            x[i] = (double)b[i];
+        st = sc_prog_set_offload_parts(pg, s, n, x);
+        free(b);
+        free(x);
+    }
     if (!st)
         st = sc_simulate(pg, &r->predicted);
     if (st) {
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;
     }
-    for (int d = 0; d < P; d++)
+    for (int d = 0; d < P; d++) {
         r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
+        if (r->predicted->host_peak)
+            r->predicted_host_bytes[d] =
+                (size_t)llround(r->predicted->host_peak[d] * r->unit_bytes);
+    }
     return SC_OK;
 }
 
@@ -127,7 +152,11 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->loss = r->reference_loss = r->max_grad_rel_err = NAN;
     r->peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
-    return r->peak_bytes && r->predicted_bytes ? SC_OK : SC_ERR_NOMEM;
+    r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
+    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes
+               ? SC_OK
+               : SC_ERR_NOMEM;
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
@@ -243,10 +272,12 @@ static sc_status run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc
         }
     for (int d = 0; d < P && !st; d++) {
         r->peak_bytes[d] = dr[d].out.peak_bytes;
+        r->host_peak_bytes[d] = dr[d].out.host_peak_bytes;
         r->step_time_s = fmax(r->step_time_s, dr[d].out.end);
-        if (dr[d].out.end_bytes) {
-            snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations (a pass "
-                     "without its W)", d, dr[d].out.end_bytes);
+        if (dr[d].out.end_bytes || dr[d].out.host_end_bytes) {
+            snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations and %zu "
+                     "on the host (a pass without its W, a record not reloaded)", d,
+                     dr[d].out.end_bytes, dr[d].out.host_end_bytes);
             st = SC_ERR_PROGRAM;
         }
     }
@@ -278,7 +309,7 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
     sc_workload wl;
     sc_exec_out out = {0};
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
-    double *v = calloc((size_t)(3 * P + 3), sizeof(double));
+    double *v = calloc((size_t)(4 * P + 3), sizeof(double));
     if (!stage_dev || !v) {
         snprintf(err, errlen, "out of memory");
         st = SC_ERR_NOMEM;
@@ -298,16 +329,17 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
         snprintf(err, errlen, "%s", out.err);
         goto done; /* the caller aborts the job */
     }
-    if (out.end_bytes) {
-        snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations", rank,
-                 out.end_bytes);
+    if (out.end_bytes || out.host_end_bytes) {
+        snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations and %zu on "
+                 "the host", rank, out.end_bytes, out.host_end_bytes);
         st = SC_ERR_PROGRAM;
         goto done;
     }
     /* Everything rank 0 reports, combined by element-wise maximum. */
-    for (int i = 0; i < 3 * P + 3; i++)
+    for (int i = 0; i < 4 * P + 3; i++)
         v[i] = -INFINITY;
     v[rank] = (double)out.peak_bytes;
+    v[3 * P + 3 + rank] = (double)out.host_peak_bytes;
     v[P + rank] = out.end;
     double loss = sc_model_loss(md);
     if (!isnan(loss))
@@ -318,12 +350,13 @@ static sc_status run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
         v[2 * P + 2] = bw ? 0 : 1;
     }
     size_t N = r->measured->offset[P];
-    if ((st = sc_mpi_max(v, 3 * P + 3, o->timeout_s, err, errlen)) != SC_OK ||
+    if ((st = sc_mpi_max(v, 4 * P + 3, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t1, (int)N, o->timeout_s, err, errlen)) != SC_OK)
         goto done;
     for (int d = 0; d < P; d++) {
         r->peak_bytes[d] = (size_t)v[d];
+        r->host_peak_bytes[d] = (size_t)v[3 * P + 3 + d];
         r->step_time_s = fmax(r->step_time_s, v[P + d]);
     }
     r->loss = v[2 * P];

@@ -21,7 +21,9 @@
  * record_bytes(s) / unit units per microbatch, and w_keep = the fraction W
  * keeps (1 for the built-in model). The predicted peak in bytes of device d
  * is then peak_mem[d] x unit, rounded to the byte, and the activation pool's
- * measured high-water mark must equal it.
+ * measured high-water mark must equal it. With offload, the plan's
+ * fractions are rounded to the model's tensors (sc_prog_set_offload_parts),
+ * so that host_peak[d] x unit is the host buffers' high-water mark too.
  *
  * Not thread-safe; one run at a time per process (OpenBLAS is set to one
  * thread per call).
@@ -58,6 +60,8 @@ typedef struct sc_run_result {
     double unit_bytes;     /* bytes of one memory unit */
     size_t *peak_bytes;    /* [P] measured high-water mark of each activation pool */
     size_t *predicted_bytes; /* [P] */
+    size_t *host_peak_bytes; /* [P] measured high-water mark of the host buffers (offload) */
+    size_t *predicted_host_bytes; /* [P] from the simulation (0 without offload) */
     double step_time_s;    /* from the common start to the last device's end */
     sc_sim *predicted;     /* the simulation with the model's memory */
     sc_sim *measured;      /* same shape: offset, t0/t1 measured in seconds (all
