@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const policy_names[] = {"none", "all", "selective", "budget", "table"};
+static const char *const policy_names[] = {"none", "all", "selective", "budget", "function"};
 
 /* ---- configuration ------------------------------------------------------ */
 
