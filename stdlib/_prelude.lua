@@ -15,6 +15,22 @@ sc.COSTS = {
 -- The memory limit, for recipes that take one (0: no limit).
 sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
 
+-- Where the caller of a prelude function stands ("file:line: "), and a call
+-- of f(t) whose error is reported there with its exit code, for the
+-- prelude's functions that build through the module's C functions.
+local function caller_where()
+  local info = debug.getinfo(3, "Sl")
+  return info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+end
+local function call_at(where, f, t)
+  local ok, res = pcall(f, t)
+  if ok then return res end
+  local code = sc._errcode(res)
+  local msg = tostring(res):gsub("^stdlib/_prelude%.lua:%d+: ", "")
+  if code == 0 then error(where .. msg, 0) end
+  sc._raise(code, where .. msg)
+end
+
 -- Activation offload (PipeOffload; SPEC.md §19): the policy and the host
 -- link. With link_gbps > 0 the ratio comes from the model and the device
 -- (sc.offload_ratio); hidden and seq also size the model of `run`.
@@ -36,11 +52,15 @@ sc.OFFLOAD = {
 -- k <= 1, or k <= 1/2 when two devices share the link. Returns k, whether
 -- full offload is sustainable, and that bound.
 function sc.offload_ratio(t)
-  if type(t) ~= "table" then error("offload_ratio: expected {hidden=, seq=, tflops=, gbps=}", 2) end
+  local where = caller_where()
+  if type(t) ~= "table" then
+    sc._raise(3, where .. "offload_ratio: expected a table {hidden=, seq=, tflops=, gbps=}")
+  end
   local function num(k)
     local v = tonumber(t[k])
     if v == nil or v ~= v or v <= 0 or v == math.huge then
-      error(("offload_ratio: '%s' must be a number > 0 (got %s)"):format(k, tostring(t[k])), 3)
+      sc._raise(3, where .. ("offload_ratio: '%s' must be a number > 0 (got %s)"):format(k,
+        tostring(t[k])))
     end
     return v
   end
@@ -56,6 +76,11 @@ function sc.offload_of(P)
   if P.offload == nil or P.offload == "none" then return nil end
   local ratio = P.offload_ratio
   if P.link_gbps and P.link_gbps > 0 then
+    for _, k in ipairs{"hidden", "seq", "tflops"} do
+      if not (tonumber(P[k]) and P[k] > 0) then
+        sc._raise(3, ("offload: link_gbps needs %s > 0 (got %s)"):format(k, tostring(P[k])))
+      end
+    end
     ratio = sc.offload_ratio{hidden = P.hidden, seq = P.seq, tflops = P.tflops, gbps = P.link_gbps}
   end
   return {policy = P.offload, chunks = P.offload_chunks, ratio = ratio,
@@ -74,22 +99,6 @@ function sc.fields(P, t)
   if t.offload == nil then t.offload = sc.offload_of(P) end
   if t.mem == nil and P.mem and P.mem > 0 and P.offload ~= "budget" then t.mem = P.mem end
   return t
-end
-
--- Where the caller of a prelude function stands ("file:line: "), and a call
--- of f(t) whose error is reported there with its exit code, for the
--- prelude's functions that build through the module's C functions.
-local function caller_where()
-  local info = debug.getinfo(3, "Sl")
-  return info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
-end
-local function call_at(where, f, t)
-  local ok, res = pcall(f, t)
-  if ok then return res end
-  local code = sc._errcode(res)
-  local msg = tostring(res):gsub("^stdlib/_prelude%.lua:%d+: ", "")
-  if code == 0 then error(where .. msg, 0) end
-  sc._raise(code, where .. msg)
 end
 
 -- The V-shape blocks of the Controllable Memory paper in their compact

@@ -114,5 +114,45 @@ expect 0 '"auto": {"method": ' -- $SC sim zbv-auto -D p=2 -D m=4 --json --time-l
 expect 2 "--time-limit needs a number of seconds" -- $SC sim zb-auto --time-limit -1
 expect 3 "below the 1 units one microbatch needs" -- $SC sim zb-auto -D mem=0.5
 
+# Offload (SPEC.md §19): the sim summary, --json fields, the host-link rows.
+expect 0 "ok: gis:" -- $SC check gis
+expect 0 "offload_chunks" -- $SC list gis
+expect 0 "offload       all, ratio 0.1 (a host link per device): 56 of 64 records moved" -- $SC sim gis -D offload=all -D offload_ratio=0.1
+expect 0 "without       peak 3 units (max)" -- $SC sim gis -D offload=all -D offload_ratio=0.1
+expect 0 "  h |" -- $SC show gis -D offload=all
+expect 0 "OFFLOAD s0 mb0 100%" -- $SC show gis -D offload=all --dump
+$SC sim gis -D p=16 -D m=64 -D v=4 -D g=8 -D offload=selective -D offload_chunks=2 -D offload_ratio=0.05 --json >"$tmp/o.json"
+$SC sim gis -D p=16 -D m=64 -D v=4 -D g=8 --json >"$tmp/o0.json"
+if python3 - "$tmp/o.json" "$tmp/o0.json" <<'PY'
+import json, sys
+j, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+o = j["offload"]
+assert "offload" not in b
+for k in ("policy", "ratio", "shared_link", "records", "moved", "skipped", "backed_off", "chunks",
+          "peak_memory_without", "peak_memory_without_max", "units_moved", "host_peak",
+          "host_peak_max", "link_busy_d2h", "link_busy_h2d", "link_usage_d2h", "link_usage_h2d"):
+    assert k in o, k
+assert o["policy"] == "selective" and o["chunks"] == [2] * 16
+assert o["peak_memory_without"] == b["peak_memory"] and o["peak_memory_without_max"] == 10
+assert j["peak_memory_max"] < 0.5 * b["peak_memory_max"], j["peak_memory_max"]
+assert j["bubble_rate"] == b["bubble_rate"] and j["makespan"] == b["makespan"]
+assert len(o["link_usage_d2h"]) == 16 and all(len(u) == 20 for u in o["link_usage_d2h"])
+assert all(0 <= x <= 1 + 1e-9 for u in o["link_usage_h2d"] for x in u)
+assert abs(sum(o["link_usage_d2h"][0]) / 20 - o["link_busy_d2h"][0]) < 1e-9
+for k in ("recipe", "devices", "stages", "microbatches", "instructions", "makespan", "bubble_rate",
+          "peak_memory", "peak_memory_max", "busy"):
+    assert k in j, k
+PY
+then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json offload fields" >&2; fi
+$SC show gis -D offload=all --svg "$tmp/o.svg" && xmllint --noout "$tmp/o.svg" && grep -q "OFFLOAD s0 mb0" "$tmp/o.svg" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: svg with host row" >&2; }
+$SC show gis -D offload=all --trace "$tmp/o.trace" &&
+  python3 -c "import json,sys; ev=json.load(open(sys.argv[1]))['traceEvents']; assert any(e.get('cat') == 'RELOAD' for e in ev); assert any(e.get('name') == 'thread_name' and e['args']['name'] == 'd0 host' for e in ev)" "$tmp/o.trace" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: trace host thread" >&2; }
+# PyTorch has no offload action: the comms export leaves the copies out.
+$SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC export gis --format torch-csv-comms >"$tmp/o0.csv" &&
+  cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: torch-csv-comms without host copies" >&2; }
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

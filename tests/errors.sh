@@ -54,6 +54,13 @@ row 3 "block: offsets 'F' are missing" -- $SC check "$(r a10.lua 'return sc.prog
 row 3 "block: the interval must be a positive number" -- $SC check "$(r a11.lua 'return sc.program { p = 2, m = 2, block = { interval = 0, F = {0, 1}, BW = {3, 2} } }')"
 row 3 "simulation: times or memory add up past the largest number" -- $SC sim gpipe -D tf=1e307 -D m=100 --json
 row 3 "a11n.lua:1: mine needs m even (got 3)" -- $SC check "$(r a11n.lua 'sc.need(false, "mine needs m even (got %d)", 3)')"
+row 3 "program: unknown offload policy 'most' (none, all, selective, budget, or a function" -- $SC check 1f1b -D offload=most
+row 3 "offload: the ratio (host-link time of one unit relative to tf+tb+tw) must be finite and >= 0 (got -1)" -- $SC check 1f1b -D offload=all -D offload_ratio=-1
+row 3 "offload: chunks = 3, but a device holds at most 2 chunks" -- $SC check interleaved -D offload=selective -D offload_chunks=3
+row 3 "offload: 'budget' needs mem, the peak to reach in units" -- $SC check 1f1b -D offload=budget
+row 3 "of.lua:1: offload: the function returned 7 for s0 mb0 (a fraction in [0, 1], or true / false)" -- $SC check "$(r of.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", offload = function() return 7 end }')"
+row 3 "offload: link_gbps needs hidden > 0 (got 0)" -- $SC check gis -D offload=all -D link_gbps=10 -D hidden=0
+row 3 "oh.lua:1: offload_ratio: 'seq' must be a number > 0 (got nil)" -- $SC check "$(r oh.lua 'sc.offload_ratio { hidden = 1 }')"
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -70,6 +77,9 @@ row 5 "collide modulo the interval" -- $SC check "$(r p5.lua 'return sc.program 
 row 5 "block: BW s1 starts at 1, but F s1 it depends on is done only at 4 (3 too early)" -- $SC check "$(r p6.lua 'return sc.program { p = 2, m = 2, block = { interval = 6, F = {0, 3}, BW = {4, 1} } }')"
 row 5 "block: BW s0 takes 2, longer than the interval 1" -- $SC check "$(r p7.lua 'return sc.program { p = 2, m = 2, block = { interval = 1, F = {0, 1}, BW = {3, 2} } }')"
 row 5 "device 0: too many passes: 1 stage x 1 microbatch have at most 3" -- $SC check "$(r p8.lua 'return sc.program { p = 1, m = 1, order = { string.rep("F0 ", 1e6) } }')"
+row 5 "offload 'all' (ratio 2): the host link of d1 cannot bring s9 mb0 back in time" -- $SC check interleaved -D m=16 -D v=4 -D offload=all -D offload_ratio=2
+row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units without offload" -- $SC check gis -D offload=budget -D mem=0.1 -D offload_ratio=2
+# OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given
 # through the C API; tests/unit/test_errors.c and test_replay.c.
 # import: each class of malformed CSV (all classes: tests/interchange.sh).

@@ -158,5 +158,53 @@ PY
 then ok; else bad "run --trace"; cat "$tmp/err" >&2; fi
 expect 2 "cannot write" -- $SC run 1f1b -D p=2 -D m=2 --trace /nonexistent/dir/t.json
 
+# Offload (SPEC.md §19.6): OFFLOAD/DROP/RELOAD move the records to the host
+# pool and back; loss and gradients stay bitwise the reference's, and the
+# measured device and host high-water marks equal the prediction.
+off_ok() { # file: bitwise, device and host peaks as predicted, something moved
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["bitwise"] is True, j
+assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+assert j["peak_host_bytes"] == j["predicted_peak_host_bytes"], j
+assert max(j["peak_host_bytes"]) > 0, j
+if sys.argv[2] != "-":
+    base = json.load(open(sys.argv[2]))
+    assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
+    assert j["loss_hex"] == base["loss_hex"], (j, base)
+PY
+}
+$SC run gis -D p=4 -D m=8 --json >"$tmp/base.json" 2>"$tmp/e" || bad "run gis"
+for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_chunks=1" \
+         "-D offload=selective -D offload_chunks=1.5" "-D offload=budget -D mem=1.5" \
+         "-D offload=all -D link_shared=true -D offload_ratio=0.05"; do
+  # shellcheck disable=SC2086
+  if $SC run gis -D p=4 -D m=8 $a --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" "$tmp/base.json"; then ok
+  else bad "run gis $a --check"; head -3 "$tmp/e" >&2; fi
+done
+for r in interleaved zb-h1 1f1b v-half zb-v; do
+  if $SC run $r -D p=4 -D m=8 -D offload=all -D offload_ratio=0.1 --check --json >"$tmp/j" 2>"$tmp/e" &&
+     off_ok "$tmp/j" -; then ok
+  else bad "run $r offload=all --check"; head -3 "$tmp/e" >&2; fi
+done
+# A fraction of a record: the function's 0.3 is rounded to whole tensors
+# (a quarter of the two blocks' eight), predicted and measured alike.
+printf '%s\n' 'local P = sc.params { doc = "part", {"p", 4, "p"}, {"m", 8, "m"} }' \
+  'return sc.program { p = P.p, m = P.m, v = 2, rule = "interleaved",' \
+  '  offload = function(ls) return ls.chunk == 0 and 0.3 or 0 end }' >"$tmp/part.lua"
+if $SC run "$tmp/part.lua" --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" -; then ok
+else bad "run part.lua"; head -3 "$tmp/e" >&2; fi
+# A device cap the step does not fit in without offload, and does with it.
+expect 4 "out of memory on d0" -- env STAGECRAFT_DEVICE_MEMORY=600000 $SC run gis -D m=16
+expect 0 "peak activation bytes" -- env STAGECRAFT_DEVICE_MEMORY=600000 $SC run gis -D m=16 -D offload=all
+# MPI ranks: the same bits.
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  if timeout 120 $MPIRUN $SC run gis -D offload=all --check --json >"$tmp/j" 2>"$tmp/e" &&
+     grep -q '"transport": "mpi"' "$tmp/j" && off_ok "$tmp/j" "$tmp/base.json"; then ok
+  else bad "mpirun gis offload"; head -3 "$tmp/e" >&2; fi
+fi
+
 echo "runtime: $pass passed, $fail failed"
 [ "$fail" = 0 ]
