@@ -163,6 +163,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
+	$(BUILD)/stagecraft bench/bench_offload.lua
 	$(BUILD)/bench_auto
 
 echo:
