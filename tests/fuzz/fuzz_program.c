@@ -2,7 +2,8 @@
  * fuzz_program.c — libFuzzer harness for sc.program's fields: the input
  * bytes choose a recipe (shape, placement, costs, and a rule, a block or
  * orders) from palettes rich in edge values (0, 1e-300, 1e307, -1, NaN,
- * inf, 2^53), which random Lua text rarely reaches; the recipe is then
+ * inf, 2^53) and an offload policy (a name, a table with edge numbers, a
+ * function), which random Lua text rarely reaches; the recipe is then
  * evaluated as fuzz_recipe does, its methods called, and the program
  * verified, simulated and rendered.
  *
@@ -123,6 +124,27 @@ static void generate(gen *g)
         emit(g, "tcomm = %s, ", num(g));
     if (byte(g) & 1)
         emit(g, "w_keep = %s, ", num(g));
+    unsigned off = byte(g);
+    if (off & 1) {
+        static const char *const names[] = {"none", "all", "selective", "budget", "most"};
+        switch ((off >> 1) % 4) {
+        case 0:
+            emit(g, "offload = \"%s\", ", names[byte(g) % 5]);
+            break;
+        case 1:
+            emit(g, "offload = {policy = \"%s\", chunks = %s, ratio = %s, mem = %s, shared = %s}, ",
+                 names[byte(g) % 5], num(g), byte(g) & 1 ? num(g) : "0.05", num(g),
+                 byte(g) & 1 ? "true" : "false");
+            break;
+        case 2:
+            emit(g, "offload = function(ls) return ls.chunk == 0 and %s or %s end, ", num(g),
+                 byte(g) & 1 ? "0" : "false");
+            break;
+        default:
+            emit(g, "offload = {policy = function(ls) return ls.window > 3 * ls.transfer end, "
+                    "ratio = %s}, ", num(g));
+        }
+    }
     unsigned src = byte(g) % 3;
     if (src == 0) {
         static const char *const rules[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2"};

@@ -7,7 +7,8 @@
  *   [0] P = 1 + b % 4   [1] v = 1 + b % 2 (S = P v)   [2] m = 1 + b % 4
  *   then device, op | dir << 4, stage, mb, peer; stage, mb and peer run
  *   one past their ranges on both sides (-1 and P, S or m) so that bad
- *   instructions are tried too.
+ *   instructions are tried too. For OFFLOAD, DROP and RELOAD the last byte
+ *   is the fraction: b / 254 of the record, 0 and 255 out of range.
  *
  * Invariant checked (abort when broken): a program that verifies also
  * simulates (the same replay, timed).
@@ -36,6 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *r = data + k;
         sc_instr in = {.op = (uint8_t)(r[1] & 15), .dir = (uint8_t)((r[1] >> 4) & 1),
                        .stage = spread(r[2], S), .mb = spread(r[3], m), .peer = spread(r[4], P)};
+        if (sc_op_is_host(in.op))
+            in.frac = r[4] == 255 ? SC_FRAC_ONE + 1 : (int32_t)r[4] * (SC_FRAC_ONE / 254);
         if (sc_prog_push_stream(pg, r[0] % P, in) != SC_OK)
             goto done;
     }

@@ -146,4 +146,42 @@ for _, name in ipairs({"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v",
   end
 end
 
+-- Property over many shapes, rules, links and policies: a policy is either
+-- refused with the record or applied without moving a pass, never above the
+-- peak without it, and within mem for budget.
+local n, refused = 0, 0
+for _, rule in ipairs({"gpipe", "1f1b", "zb-h1", "zb-h2", "interleaved"}) do
+  for _, p in ipairs({2, 3, 4}) do
+    for _, m in ipairs({p, 2 * p + 1}) do
+      local v = rule == "interleaved" and 2 or 1
+      if rule ~= "interleaved" or m % p == 0 then
+        local base = sc.program{p = p, m = m, v = v, rule = rule, tb = 1.5, tw = 0.5, tcomm = 0.1}
+        local r0 = base:sim()
+        for _, ratio in ipairs({0, 0.1, 0.5, 1, 3}) do
+          for _, pol in ipairs({{policy = "all"}, {policy = "selective", chunks = 0.5 * v},
+                                {policy = "budget", mem = math.max(1, r0.peak_memory_max - 1)}}) do
+            pol.ratio, pol.shared = ratio, p == 4
+            local prog = sc.program{p = p, m = m, v = v, rule = rule, tb = 1.5, tw = 0.5, tcomm = 0.1,
+                                    offload = pol}
+            local ok, msg = prog:valid()
+            local what = ("%s p=%d m=%d %s ratio %g"):format(rule, p, m, pol.policy, ratio)
+            n = n + 1
+            if ok then
+              local r = prog:sim()
+              T.near(r.makespan, r0.makespan, 1e-9, what .. " makespan")
+              T.ok(r.peak_memory_max <= r0.peak_memory_max + 1e-9, what .. " peak")
+              if pol.policy == "budget" then T.ok(r.peak_memory_max <= pol.mem + 1e-9, what .. " mem") end
+            else
+              refused = refused + 1
+              T.ok(msg:find("cannot bring s%d+ mb%d+ back in time") or msg:find("cannot get under mem"),
+                what .. " refusal: " .. msg)
+            end
+          end
+        end
+      end
+    end
+  end
+end
+T.ok(refused > 0 and refused < n, ("some refused (%d of %d), not all"):format(refused, n))
+
 os.exit(T.done("offload"))
