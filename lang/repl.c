@@ -390,7 +390,10 @@ static const struct topic {
     {"memory",
      "Memory is in units: one microbatch's activations of a device's share of the model.\n"
      "F adds its stage's units (mem), B frees (1 - w_keep) of them, W frees the rest,\n"
-     "BW frees all. p:sim().peak_memory lists the peak of each device."},
+     "BW frees all. p:sim().peak_memory lists the peak of each device.\n"
+     "Offload moves records to the host and back: sc.program{..., offload = \"all\"} (or\n"
+     "{policy = \"selective\", chunks = 1, ratio = 0.25}, or function(life) return q end);\n"
+     "p:sim().offload has the peaks without it, host memory and link usage (SPEC.md §19)."},
     {"sim",
      "p:sim() verifies, then replays the streams with the costs: makespan, bubble_rate\n"
      "= 1 - max busy / max span, peak_memory, busy, start, finish, instructions."},

@@ -149,6 +149,8 @@ $SC show gis -D offload=all --svg "$tmp/o.svg" && xmllint --noout "$tmp/o.svg" &
 $SC show gis -D offload=all --trace "$tmp/o.trace" &&
   python3 -c "import json,sys; ev=json.load(open(sys.argv[1]))['traceEvents']; assert any(e.get('cat') == 'RELOAD' for e in ev); assert any(e.get('name') == 'thread_name' and e['args']['name'] == 'd0 host' for e in ev)" "$tmp/o.trace" &&
   pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: trace host thread" >&2; }
+expect 0 "k = 0.682 (the bound is 1): full offload is sustainable" -- $SC examples/can_offload.lua 16384 4096 440 21
+expect 0 "full offload is not" -- $SC examples/can_offload.lua 16384 4096 440 21 shared
 # PyTorch has no offload action: the comms export leaves the copies out.
 $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC export gis --format torch-csv-comms >"$tmp/o0.csv" &&
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
