@@ -114,6 +114,7 @@ const sc_offload_info *sc_prog_offload_info(const sc_prog *pg);
 
 /* For interp/: sc_lower calls it once the transfers are in the streams. */
 sc_status sc_offload_lower(sc_prog *pg);
-void sc_offload_free(sc_prog *pg);
+void sc_offload_free(sc_prog *pg);      /* everything, with the program */
+void sc_offload_free_info(sc_prog *pg); /* the results of the last lowering */
 
 #endif
