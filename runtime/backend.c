@@ -28,6 +28,15 @@ sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend 
     return SC_ERR_ARG;
 }
 
+#ifndef SC_HAVE_CUDA
+int sc_backend_cuda_devices(char *info, size_t infolen)
+{
+    if (info)
+        snprintf(info, infolen, "built without CUDA");
+    return 0;
+}
+#endif
+
 void sc_backend_free(sc_backend *be)
 {
     if (be)

@@ -92,6 +92,13 @@ static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
         x[i] -= lr * g[i];
 }
 
+/* Device memory is host memory: upload and download are copies. */
+static void cpu_move(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    memcpy(dst, src, bytes);
+}
+
 /* The host pool: the CPU has no separate device memory, so an offloaded
  * tensor is copied to a malloc'ed host buffer at once (the copy is the
  * cost; the device pool's bytes are what the cap counts). */
@@ -135,12 +142,15 @@ static const struct sc_backend_ops cpu_ops = {
     .tanh_bwd = cpu_tanh_bwd,
     .xent = cpu_xent,
     .sgd = cpu_sgd,
+    .upload = cpu_move,
+    .download = cpu_move,
     .sync = NULL,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
     .copy_start = cpu_copy_start,
     .copy_wait = cpu_copy_wait,
     .errmsg = NULL,
+    .meminfo = NULL,
 };
 
 static void cpu_free_backend(sc_backend *be)

@@ -22,6 +22,11 @@
  * only (not parameters or transfer buffers); its high-water mark is what the
  * simulator predicts from mem units and w_keep (run.h sets them so).
  *
+ * Backends that queue work (cuda): after every compute pass, REDUCE and
+ * OPTIM the executor calls the backend's sync, so that the instruction's
+ * measured end is when its work ended, and a failure of the backend is
+ * reported as a failure of that instruction.
+ *
  * Thread-safety: sc_exec_device reads the program only; one call per device
  * may run concurrently on separate threads with separate backends.
  */
