@@ -230,6 +230,8 @@ static double cu_xent(void *ctx, int rows, int V, float *logits, const int32_t *
                       float scale)
 {
     cuda *c = ctx;
+    if (rows < 1 || V < 1)
+        fail_at(c, __FILE__, __LINE__, "xent", "rows and V must be at least 1");
     if (!ready(c) || !scratch(c, rows))
         return NAN;
     /* The previous call ended with a sync: the pinned buffers are free. */
