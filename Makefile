@@ -171,7 +171,7 @@ deps:
 	  fi; \
 	fi
 
-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN)
+test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
