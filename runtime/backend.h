@@ -65,6 +65,12 @@ struct sc_backend_ops {
      * queued so far). cpu: memcpy. */
     void (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
     void (*download)(void *ctx, void *dst, const void *src, size_t bytes);
+    /* Optional (NULL: the caller generates on the host and uploads):
+     * x[i] = scale * sc_urand(seed, stream, i) for i < n (sc_hash.h), the
+     * same bits on every backend; scale 0 writes zeros. For the built-in
+     * model's data, generated where it is used. */
+    void (*fill_uniform)(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                         float scale);
     /* Optional (NULL: nothing is ever queued, nothing can fail): waits for
      * the queued compute; returns SC_ERR_RUNTIME once any slot has failed
      * since the backend was opened (errmsg says which, sticky). */

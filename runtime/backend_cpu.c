@@ -5,6 +5,7 @@
  * thread per product keeps results independent of the thread count.
  */
 #include "backend.h"
+#include "sc_hash.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -92,6 +93,14 @@ static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
         x[i] -= lr * g[i];
 }
 
+static void cpu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                             float scale)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        x[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, stream, i);
+}
+
 /* Device memory is host memory: upload and download are copies. */
 static void cpu_move(void *ctx, void *dst, const void *src, size_t bytes)
 {
@@ -144,6 +153,7 @@ static const struct sc_backend_ops cpu_ops = {
     .sgd = cpu_sgd,
     .upload = cpu_move,
     .download = cpu_move,
+    .fill_uniform = cpu_fill_uniform,
     .sync = NULL,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,

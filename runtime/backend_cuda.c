@@ -194,6 +194,14 @@ static void cu_tanh_bwd(void *ctx, size_t n, const float *a, float *g)
         CK(c, sc_cuda_tanh_bwd(c->compute, n, a, g));
 }
 
+static void cu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                            float scale)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_fill_uniform(c->compute, n, x, seed, stream, scale));
+}
+
 static void cu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
 {
     cuda *c = ctx;
@@ -356,6 +364,7 @@ static const struct sc_backend_ops cuda_ops = {
     .sgd = cu_sgd,
     .upload = cu_upload,
     .download = cu_download,
+    .fill_uniform = cu_fill_uniform,
     .sync = cu_sync,
     .host_alloc = cu_host_alloc,
     .host_free = cu_host_free,

@@ -29,6 +29,9 @@ extern "C" {
 cudaError_t sc_cuda_tanh_fwd(cudaStream_t s, size_t n, float *x);
 cudaError_t sc_cuda_tanh_bwd(cudaStream_t s, size_t n, const float *a, float *g);
 cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const float *g, float *x);
+/* x[i] = scale * sc_urand(seed, stream, i) (sc_hash.h), 0 when scale is 0. */
+cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long seed,
+                                 uint64_t stream, float scale);
 /* Softmax cross-entropy, one block per row (deterministic: a fixed
  * reduction tree): logits = scale * (softmax - onehot(targets)),
  * row_loss[r] = logsumexp(row) - row[target] in double. targets and

@@ -8,6 +8,7 @@
  * in a fixed tree, so its result does not depend on scheduling.
  */
 #include "cuda_impl.h"
+#include "sc_hash.h"
 
 #define THREADS 256
 #define MAX_BLOCKS 65536
@@ -37,6 +38,13 @@ __global__ void k_sgd(size_t n, float lr, const float *g, float *x)
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         x[i] -= lr * g[i];
+}
+
+__global__ void k_fill_uniform(size_t n, float *x, long long seed, uint64_t stream, float scale)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = scale == 0 ? 0.0f : __fmul_rn(scale, sc_urand(seed, stream, i));
 }
 
 /* One block of THREADS threads per row. The same arithmetic as the CPU
@@ -94,6 +102,13 @@ extern "C" cudaError_t sc_cuda_tanh_bwd(cudaStream_t s, size_t n, const float *a
 extern "C" cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const float *g, float *x)
 {
     k_sgd<<<blocks_for(n), THREADS, 0, s>>>(n, lr, g, x);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long seed,
+                                            uint64_t stream, float scale)
+{
+    k_fill_uniform<<<blocks_for(n), THREADS, 0, s>>>(n, x, seed, stream, scale);
     return cudaGetLastError();
 }
 

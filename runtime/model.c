@@ -3,6 +3,7 @@
  * executor, and its single-device reference.
  */
 #include "model.h"
+#include "sc_hash.h"
 
 #include <limits.h>
 #include <math.h>
@@ -43,36 +44,21 @@ struct sc_model {
 
 enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
 
-/* Counter-based hash (splitmix64 finalizer) of (seed, stream, index). */
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t hash3(long long seed, uint64_t stream, uint64_t i)
-{
-    return mix(mix((uint64_t)seed * 0x9e3779b97f4a7c15ULL ^ stream) + i);
-}
-
-/* Uniform in [-1, 1). */
-static float urand(long long seed, int kind, long idx, size_t i)
-{
-    uint64_t stream = ((uint64_t)kind << 40) | (uint64_t)idx;
-    return (float)((double)(hash3(seed, stream, i) >> 40) * (1.0 / 8388608.0) - 1.0);
-}
-
-/* Device tensor x[0..n) = scale * urand(kind, idx, i), or 0 when scale is
- * 0, generated on the host and uploaded in chunks. */
+/* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
+ * is 0: by the backend's fill_uniform, else generated on the host and
+ * uploaded in chunks. */
 static void fill(dev *dv, float *x, size_t n, int kind, long idx, float scale)
 {
     const struct sc_backend_ops *o = dv->be->ops;
     long long seed = dv->md->c.seed;
+    if (o->fill_uniform) { /* on the device: the same bits (sc_hash.h) */
+        o->fill_uniform(dv->be->ctx, x, n, seed, sc_stream(kind, idx), scale);
+        return;
+    }
     for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
         for (size_t i = 0; i < c; i++)
-            dv->stage[i] = scale == 0 ? 0.0f : scale * urand(seed, kind, idx, i0 + i);
+            dv->stage[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, sc_stream(kind, idx), i0 + i);
         o->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
     }
 }
@@ -265,7 +251,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
         float *xh = rec + 4 * Rh * (size_t)md->count[s], *dl = xh + Rh;
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
-            dv->targets[r] = (int32_t)(hash3(md->c.seed, ((uint64_t)T_TARGET << 40) | (uint64_t)mb,
+            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb),
                                              (uint64_t)r) % (uint64_t)md->V);
         float scale = (float)(1.0 / ((double)md->m * R));
         md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);

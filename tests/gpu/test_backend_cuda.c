@@ -6,6 +6,7 @@
  *   gemm (all four transpositions, odd and larger shapes): max |C - C_cpu|
  *     <= 1e-5 max |C_cpu| (float32 without TF32, different summation order);
  *   tanh_fwd, tanh_bwd, sgd: within 2e-6 (tanhf differs by an ulp or two);
+ *   fill_uniform (the model's inputs and weights): bit for bit;
  *   xent: loss within 1e-6 relative, the gradient within 1e-6 of its scale,
  *     and the same bits when repeated (deterministic reduction);
  *   copy, upload/download, offload round trip: bit for bit (random bit
@@ -131,6 +132,11 @@ TEST(elementwise)
     cpu->ops->sgd(cpu->ctx, n, 0.01f, g, x);
     gpu->ops->download(gpu->ctx, out, dx, n * 4);
     CHECK(max_diff(out, x, n) <= 2e-6);
+    /* the model's data: the same bits as on the cpu */
+    gpu->ops->fill_uniform(gpu->ctx, dx, n, 7, 0x12345, 0.375f);
+    cpu->ops->fill_uniform(cpu->ctx, x, n, 7, 0x12345, 0.375f);
+    gpu->ops->download(gpu->ctx, out, dx, n * 4);
+    CHECK(memcmp(out, x, n * 4) == 0);
     gpu->ops->copy(gpu->ctx, n, dx, da);
     gpu->ops->download(gpu->ctx, out, da, n * 4);
     gpu->ops->download(gpu->ctx, a, dx, n * 4);
