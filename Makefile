@@ -54,15 +54,17 @@ NCCL_H      = $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nc
 CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 comma      := ,
 NVCCFLAGS   = -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iinterp -Xcompiler -Wall$(comma)-Wextra$(comma)-fPIC$(comma)-fvisibility=hidden
-CUDA_MODULE = $(if $(NVCC),$(BUILD)/libstagecraft_cuda.so)
+# CUDA is used when nvcc, the runtime library and cuBLAS's header are all there.
+CUDA        = $(if $(and $(NVCC),$(CUDA_LIBDIR),$(wildcard $(CUDA_HOME)/include/cublas_v2.h)),yes)
+CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
 # The registry (backend.c) knows whether there is a module and where it was built.
-REG_CFLAGS  = $(if $(NVCC),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
+REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(if $(NCCL_H),-lnccl) -lcublas -lcudart -lstdc++ -lpthread -lm
 CUDA_MOD_C := runtime/backend_cuda.c runtime/transport_cuda_local.c runtime/transport_nccl.c runtime/cuda_module.c
 CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/transport_nccl.c),$(CUDA_MOD_C))) \
                $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*.cu))
-CUDA_ECHO   = $(if $(NVCC),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),no nvcc: CPU only (--backend cuda says it is not built))
+CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 
 INTERP_SRC := $(wildcard interp/*.c)
 LANG_SRC   := $(wildcard lang/*.c)
@@ -132,8 +134,8 @@ $(BUILD)/gpu_%: tests/gpu/%.c tests/unit/harness.h $(BUILD)/libscruntime.a $(BUI
 $(BUILD)/gpubench_%: bench/gpu/%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
-GPU_TEST_BIN  = $(if $(NVCC),$(patsubst tests/gpu/%.c,$(BUILD)/gpu_%,$(wildcard tests/gpu/*.c)))
-GPU_BENCH_BIN = $(if $(NVCC),$(patsubst bench/gpu/%.c,$(BUILD)/gpubench_%,$(wildcard bench/gpu/*.c)))
+GPU_TEST_BIN  = $(if $(CUDA),$(patsubst tests/gpu/%.c,$(BUILD)/gpu_%,$(wildcard tests/gpu/*.c)))
+GPU_BENCH_BIN = $(if $(CUDA),$(patsubst bench/gpu/%.c,$(BUILD)/gpubench_%,$(wildcard bench/gpu/*.c)))
 
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
