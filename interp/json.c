@@ -59,12 +59,15 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         fprintf(f, "%s\n    [", d ? "," : "");
+        int group = -1;
         for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &v[k];
             fprintf(f, "%s\n      {\"op\": \"%s\"", k ? "," : "", sc_op_name(in->op));
+            group += sc_starts_group(v, k);
             if (sc_op_is_transfer(in->op))
-                fprintf(f, ", \"dir\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": %d",
-                        in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer);
+                fprintf(f, ", \"dir\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": %d, "
+                           "\"group\": %d",
+                        in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer, group);
             else if (sc_op_is_compute(in->op))
                 fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
             if (sim) {

@@ -74,7 +74,9 @@ char *sc_render_dump(const sc_prog *pg)
         for (size_t k = 0; k < n; k++) {
             char t[96];
             sc_instr_format(&v[k], t, sizeof t);
-            bprintf(&b, "%6zu  %s\n", k, t);
+            /* A group that follows another without a pass between. */
+            int split = sc_starts_group(v, k) && k > 0 && sc_op_is_transfer(v[k - 1].op);
+            bprintf(&b, "%6zu  %s%s\n", k, t, split ? "  (new group)" : "");
         }
     }
     return finish(&b);

@@ -26,10 +26,13 @@ roundtrip() { # recipe dialect-format args...
     ko "export $r $fmt $*"; cat "$tmp/err" >&2; return; fi
   if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia >"$tmp/chk"; then ok
   else ko "PyTorch rules, $r $fmt $*: $(cat "$tmp/chk")"; fi
-  $SC show "$r" "$@" --dump >"$tmp/a.dump"
+  # A CSV cannot mark where a run of transfers splits into groups (§8.1):
+  # a compute_comms import reads each run as one group, so the markers are
+  # compared without that note.
+  $SC show "$r" "$@" --dump | sed 's/  (new group)$//' >"$tmp/a.dump"
   costs=$(echo "$@" | tr ' ' '\n' | grep -E '^(tf|tb|tw|tcomm|w_keep)=' | sed 's/^/-D /' | tr '\n' ' ')
   # shellcheck disable=SC2086
-  $SC import "$tmp/rt.csv" $costs --dump >"$tmp/b.dump" 2>"$tmp/err"
+  $SC import "$tmp/rt.csv" $costs --dump 2>"$tmp/err" | sed 's/  (new group)$//' >"$tmp/b.dump"
   if cmp -s "$tmp/a.dump" "$tmp/b.dump"; then ok
   else ko "round trip $r $fmt $*"; diff "$tmp/a.dump" "$tmp/b.dump" | head -5 >&2; cat "$tmp/err" >&2; fi
 }
