@@ -11,6 +11,9 @@
  * on the copy's own event (cudaEventSynchronize), which is what the contract
  * asks: after it, dst is complete for any later work and src may be reused.
  *
+ * Host memory for offload is pinned (cudaHostAlloc, portable across GPUs);
+ * freed blocks are kept for reuse by size, since pinning is slow.
+ *
  * Memory. alloc is cudaMallocAsync on the compute stream from the GPU's
  * default memory pool (kept, not returned to the driver between passes), and
  * free is cudaFreeAsync on the compute stream: stream-ordered, so freeing a
@@ -47,6 +50,8 @@ typedef struct cuda {
     cudaEvent_t mark;          /* compute progress, for the copy streams */
     cudaEvent_t *idle;         /* ticket events ready for reuse */
     int nidle, idlecap;
+    struct hostblk { void *p; size_t bytes; } *cache; /* freed pinned blocks */
+    int ncache;
     int rows;                  /* rows of the loss scratch */
     int32_t *dtgt, *htgt;      /* targets: device, pinned host */
     double *dloss, *hloss;     /* per-row loss: device, pinned host */
@@ -267,11 +272,23 @@ static sc_status cu_sync(void *ctx)
 
 /* ---- offload: pinned host memory, copies on their own streams ---- */
 
+/* Pinned memory is slow to get and to give back (both may synchronize the
+ * device), and offload asks for the same few sizes (the record's tensors)
+ * again and again: freed blocks are kept, up to HOST_CACHE of them, and
+ * reused for the same size. */
+#define HOST_CACHE 256
+
 static void *cu_host_alloc(void *ctx, size_t bytes)
 {
     cuda *c = ctx;
     if (!ready(c))
         return NULL;
+    for (int i = c->ncache - 1; i >= 0; i--)
+        if (c->cache[i].bytes == bytes) {
+            void *q = c->cache[i].p;
+            c->cache[i] = c->cache[--c->ncache];
+            return q;
+        }
     void *p = NULL;
     cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
     if (e == cudaErrorMemoryAllocation) {
@@ -284,8 +301,15 @@ static void *cu_host_alloc(void *ctx, size_t bytes)
 static void cu_host_free(void *ctx, void *p, size_t bytes)
 {
     cuda *c = ctx;
-    (void)bytes;
-    if (p && ready(c))
+    if (!p)
+        return;
+    if (!c->cache)
+        c->cache = calloc(HOST_CACHE, sizeof *c->cache);
+    if (c->cache && c->ncache < HOST_CACHE) {
+        c->cache[c->ncache++] = (struct hostblk){p, bytes};
+        return;
+    }
+    if (ready(c))
         CK(c, cudaFreeHost(p));
 }
 
@@ -395,6 +419,8 @@ static void cu_free_backend(sc_backend *be)
         cudaFree(c->dloss);
         cudaFreeHost(c->htgt);
         cudaFreeHost(c->hloss);
+        for (int i = 0; i < c->ncache; i++)
+            cudaFreeHost(c->cache[i].p);
         if (c->blas)
             cublasDestroy(c->blas);
         if (c->compute)
@@ -409,6 +435,7 @@ static void cu_free_backend(sc_backend *be)
         (void)cudaGetLastError();
     }
     free(c->idle);
+    free(c->cache);
     free(c);
     free(be);
 }
