@@ -200,22 +200,23 @@ static double dev_param_bytes(const sc_model *md, const sc_prog *pg, int d)
     return b;
 }
 
-/* "d1 (stages 1, 5)" */
+/* "d1 (stages 1, 5)", "d0 (stage 0)" */
 static void dev_name(const sc_prog *pg, int d, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "d%d (stage", d), k = 0;
-    for (int s = 0; s < sc_prog_stages(pg) && n > 0 && (size_t)n < len; s++) {
+    int count = 0;
+    for (int s = 0; s < sc_prog_stages(pg); s++)
+        count += sc_prog_stage_device(pg, s) == d;
+    size_t n = (size_t)snprintf(buf, len, "d%d (stage%s", d, count == 1 ? "" : "s");
+    int k = 0;
+    for (int s = 0; s < sc_prog_stages(pg) && n < len; s++) {
         if (sc_prog_stage_device(pg, s) != d)
             continue;
-        if (k == 6) {
-            n += snprintf(buf + n, len - (size_t)n, ", ...");
+        n += (size_t)snprintf(buf + n, len - n, k == 6 ? ", ..." : "%s %d", k ? "," : "", s);
+        if (k++ == 6)
             break;
-        }
-        n += snprintf(buf + n, len - (size_t)n, "%s %d", k ? "," : k == 0 ? "s" : "", s);
-        k++;
     }
-    if (n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, ")");
+    if (n < len)
+        snprintf(buf + n, len - n, ")");
 }
 
 #define GIB(x) ((double)(x) / (1024.0 * 1024.0 * 1024.0))
