@@ -4,7 +4,11 @@
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
+#   make gpu-test   the CUDA backend on a GPU (tests/gpu/run.sh; skips without one)
+#   make gpu-bench  GPU benchmarks (bench/gpu/run.sh)
 #   make echo       what the build decided
+# With nvcc (on PATH or /usr/local/cuda/bin) the CUDA backend and the CUDA
+# transports are built in; `make NVCC=` builds for the CPU only.
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -g
@@ -35,11 +39,36 @@ HAVE_BLAS   = $(if $(BLAS_LIBS),yes,no)
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
 HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
-NVCC       := $(shell command -v nvcc 2>/dev/null)
+# CUDA is optional. With nvcc (on PATH or /usr/local/cuda/bin) everything
+# that needs CUDA, cuBLAS or NCCL goes into one module, libstagecraft_cuda.so
+# beside the executable: the cuda backend, the cuda-local transport, the nccl
+# transport when nccl.h is there, and the kernels (runtime/*.cu, the only
+# files nvcc compiles; the rest is C compiled with CC). The executable does
+# not link CUDA: backend.c loads the module when --backend cuda asks for it
+# (runtime/cuda_api.h says why). Kernels for sm_90 (H100, H200) plus PTX,
+# which newer GPUs compile at load time; CUDA_ARCH overrides.
+NVCC       := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_HOME   = $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+CUDA_LIBDIR = $(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart.so $(CUDA_HOME)/lib/libcudart.so $(CUDA_HOME)/targets/*/lib/libcudart.so))))
+NCCL_H      = $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+comma      := ,
+NVCCFLAGS   = -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iinterp -Xcompiler -Wall$(comma)-Wextra$(comma)-fPIC$(comma)-fvisibility=hidden
+# CUDA is used when nvcc, the runtime library and cuBLAS's header are all there.
+CUDA        = $(if $(and $(NVCC),$(CUDA_LIBDIR),$(wildcard $(CUDA_HOME)/include/cublas_v2.h)),yes)
+CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
+# The registry (backend.c) knows whether there is a module and where it was built.
+REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
+MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL)
+MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(if $(NCCL_H),-lnccl) -lcublas -lcudart -lstdc++ -lpthread -lm
+CUDA_MOD_C := runtime/backend_cuda.c runtime/transport_cuda_local.c runtime/transport_nccl.c runtime/cuda_module.c
+CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/transport_nccl.c),$(CUDA_MOD_C))) \
+               $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*.cu))
+CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 
 INTERP_SRC := $(wildcard interp/*.c)
 LANG_SRC   := $(wildcard lang/*.c)
-RUNTIME_SRC := $(wildcard runtime/*.c)
+RUNTIME_SRC := $(filter-out $(CUDA_MOD_C),$(wildcard runtime/*.c))
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
@@ -47,12 +76,12 @@ LANG_OBJ   := $(LANG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/stdlib_embed.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 
-all: deps stagecraft
+all: deps stagecraft $(CUDA_MODULE)
 
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
-RUNTIME_LIBS = $(BLAS_LIBS) $(MPI_LIBS) -lpthread
+RUNTIME_LIBS = $(BLAS_LIBS) $(MPI_LIBS) -ldl -lpthread
 
 $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
@@ -65,7 +94,19 @@ $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 
 $(BUILD)/runtime/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) -c $< -o $@
+	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
+
+# The CUDA module (built only with nvcc).
+$(BUILD)/cudamod/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
+
+$(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda_impl.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
+	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
 
 $(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
@@ -84,6 +125,17 @@ $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
 
 $(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+
+# GPU tests and benchmarks: C programs on the backend and executor, built
+# with the CUDA backend (and by `make test`, so that CI compiles them).
+$(BUILD)/gpu_%: tests/gpu/%.c tests/unit/harness.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+
+$(BUILD)/gpubench_%: bench/gpu/%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+
+GPU_TEST_BIN  = $(if $(CUDA),$(patsubst tests/gpu/%.c,$(BUILD)/gpu_%,$(wildcard tests/gpu/*.c)))
+GPU_BENCH_BIN = $(if $(CUDA),$(patsubst bench/gpu/%.c,$(BUILD)/gpubench_%,$(wildcard bench/gpu/*.c)))
 
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
@@ -121,8 +173,14 @@ deps:
 	  fi; \
 	fi
 
-test: deps $(BUILD)/stagecraft $(UNIT_BIN)
+test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
+
+gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
+	@BUILD=$(BUILD) sh tests/gpu/run.sh
+
+gpu-bench: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_BENCH_BIN)
+	@BUILD=$(BUILD) sh bench/gpu/run.sh
 
 fuzz-deps:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n; }' | \
@@ -139,7 +197,7 @@ fuzz-deps:
 # Each harness runs FUZZ_TIME seconds; any crash, leak, sanitizer report or
 # timeout fails the target and leaves the input in build-fuzz/NAME-crash-*.
 fuzz: deps fuzz-deps
-	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=30000L" \
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) NVCC= OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=30000L" \
 	  SAN="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do \
 	  n=$${f##*/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
@@ -171,12 +229,12 @@ echo:
 	@echo "CFLAGS   = $(CFLAGS)"
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
 	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
-	@echo "CUDA     = $(if $(NVCC),nvcc found at $(NVCC) (the CUDA backend is not built yet),no nvcc: CPU only)"
+	@echo "CUDA     = $(CUDA_ECHO)"
 	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS))"
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
 	rm -rf build build-asan $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps fuzz-deps test asan fuzz bench echo clean
+.PHONY: all deps fuzz-deps test gpu-test gpu-bench asan fuzz bench echo clean
 .DELETE_ON_ERROR:

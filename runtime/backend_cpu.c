@@ -5,6 +5,7 @@
  * thread per product keeps results independent of the thread count.
  */
 #include "backend.h"
+#include "sc_hash.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -92,6 +93,21 @@ static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
         x[i] -= lr * g[i];
 }
 
+static void cpu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                             float scale)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        x[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, stream, i);
+}
+
+/* Device memory is host memory: upload and download are copies. */
+static void cpu_move(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    memcpy(dst, src, bytes);
+}
+
 /* The host pool: the CPU has no separate device memory, so an offloaded
  * tensor is copied to a malloc'ed host buffer at once (the copy is the
  * cost; the device pool's bytes are what the cap counts). */
@@ -135,12 +151,16 @@ static const struct sc_backend_ops cpu_ops = {
     .tanh_bwd = cpu_tanh_bwd,
     .xent = cpu_xent,
     .sgd = cpu_sgd,
+    .upload = cpu_move,
+    .download = cpu_move,
+    .fill_uniform = cpu_fill_uniform,
     .sync = NULL,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
     .copy_start = cpu_copy_start,
     .copy_wait = cpu_copy_wait,
     .errmsg = NULL,
+    .meminfo = NULL,
 };
 
 static void cpu_free_backend(sc_backend *be)

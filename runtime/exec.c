@@ -473,6 +473,14 @@ static sc_status run(ex *e)
             if (e->wl->ops->optim && (st = e->wl->ops->optim(e->wl->ctx)) != SC_OK)
                 st = wl_fail(e, st, in);
         }
+        /* The pass's work may only be queued (cuda): wait for it, so that
+         * its end is measured and a failure is reported at this pass. */
+        if (!st && e->be->ops->sync && (st = e->be->ops->sync(e->be->ctx)) != SC_OK) {
+            char buf[64];
+            sc_instr_format(in, buf, sizeof buf);
+            const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
+            st = failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
+        }
         if (st)
             return st;
         e->out->t0[k] = t0;

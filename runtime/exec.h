@@ -32,6 +32,11 @@
  * allocated and freed, in stream order, as the simulator does; the host
  * buffers have their own high-water mark.
  *
+ * Backends that queue work (cuda): after every compute pass, REDUCE and
+ * OPTIM the executor calls the backend's sync, so that the instruction's
+ * measured end is when its work ended, and a failure of the backend is
+ * reported as a failure of that instruction.
+ *
  * Thread-safety: sc_exec_device reads the program only; one call per device
  * may run concurrently on separate threads with separate backends.
  */

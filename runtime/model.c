@@ -3,6 +3,7 @@
  * executor, and its single-device reference.
  */
 #include "model.h"
+#include "sc_hash.h"
 
 #include <limits.h>
 #include <math.h>
@@ -15,12 +16,17 @@
 #define DIM_MAX (1L << 24)
 #define ELEMS_MAX (1L << 31)
 
+/* Host staging of generated tensors: they reach device memory through the
+ * backend's upload, CHUNK floats at a time. */
+#define CHUNK ((size_t)1 << 16)
+
 typedef struct dev {
     sc_model *md;
     int d;
     sc_backend *be;
-    int32_t *targets;    /* [R] scratch */
-    char err[160];
+    int32_t *targets;    /* [R] scratch (host) */
+    float *stage;        /* [CHUNK] scratch (host) */
+    char err[384];
 } dev;
 
 struct sc_model {
@@ -38,30 +44,23 @@ struct sc_model {
 
 enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
 
-/* Counter-based hash (splitmix64 finalizer) of (seed, stream, index). */
-static uint64_t mix(uint64_t z)
+/* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
+ * is 0: by the backend's fill_uniform, else generated on the host and
+ * uploaded in chunks. */
+static void fill(dev *dv, float *x, size_t n, int kind, long idx, float scale)
 {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t hash3(long long seed, uint64_t stream, uint64_t i)
-{
-    return mix(mix((uint64_t)seed * 0x9e3779b97f4a7c15ULL ^ stream) + i);
-}
-
-/* Uniform in [-1, 1). */
-static float urand(long long seed, int kind, long idx, size_t i)
-{
-    uint64_t stream = ((uint64_t)kind << 40) | (uint64_t)idx;
-    return (float)((double)(hash3(seed, stream, i) >> 40) * (1.0 / 8388608.0) - 1.0);
-}
-
-static void fill(float *x, size_t n, long long seed, int kind, long idx, float scale)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = scale * urand(seed, kind, idx, i);
+    const struct sc_backend_ops *o = dv->be->ops;
+    long long seed = dv->md->c.seed;
+    if (o->fill_uniform) { /* on the device: the same bits (sc_hash.h) */
+        o->fill_uniform(dv->be->ctx, x, n, seed, sc_stream(kind, idx), scale);
+        return;
+    }
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (size_t i = 0; i < c; i++)
+            dv->stage[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, sc_stream(kind, idx), i0 + i);
+        o->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
+    }
 }
 
 sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,
@@ -165,6 +164,7 @@ void sc_model_free(sc_model *md)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
         free(dv->targets);
+        free(dv->stage);
         free(dv);
     }
     free(md->first);
@@ -252,7 +252,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
     if (s == 0)
-        fill(T[0], Rh, md->c.seed, T_INPUT, mb, 1.0f);
+        fill(dv, T[0], Rh, T_INPUT, mb, 1.0f);
     else
         o->copy(bc, Rh, in, T[0]);
     for (int i = 0; i < n; i++) {
@@ -268,10 +268,15 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
-            dv->targets[r] = (int32_t)(hash3(md->c.seed, ((uint64_t)T_TARGET << 40) | (uint64_t)mb,
+            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb),
                                              (uint64_t)r) % (uint64_t)md->V);
         float scale = (float)(1.0 / ((double)md->m * R));
         md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
+        const char *bad = o->errmsg ? o->errmsg(bc) : NULL;
+        if (bad) {
+            snprintf(dv->err, sizeof dv->err, "%s", bad);
+            return SC_ERR_RUNTIME;
+        }
         if (!isfinite(md->loss[mb])) {
             snprintf(dv->err, sizeof dv->err, "the loss of microbatch %d is not finite", mb);
             return SC_ERR_RUNTIME;
@@ -386,15 +391,20 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                           sc_workload *wl, char *err, size_t errlen)
 {
     dev *dv = calloc(1, sizeof *dv);
-    if (dv)
+    if (dv) {
         dv->targets = malloc((size_t)md->R * sizeof(int32_t));
-    if (!dv || !dv->targets) {
-        if (dv)
+        dv->stage = malloc(CHUNK * sizeof(float));
+    }
+    if (!dv || !dv->targets || !dv->stage) {
+        if (dv) {
+            free(dv->targets);
+            free(dv->stage);
             free(dv);
+        }
         snprintf(err, errlen, "out of memory attaching d%d", d);
         return SC_ERR_NOMEM;
     }
-    *dv = (dev){.md = md, .d = d, .be = be, .targets = dv->targets};
+    *dv = (dev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
     size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
     float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
     int ok = 1, any = 0;
@@ -406,26 +416,32 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         any = 1;
         for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
             if ((md->W1[l] = palloc(be, hh, &ok)))
-                fill(md->W1[l], hh, md->c.seed, T_W1, l, hs);
+                fill(dv, md->W1[l], hh, T_W1, l, hs);
             if ((md->W2[l] = palloc(be, hh, &ok)))
-                fill(md->W2[l], hh, md->c.seed, T_W2, l, ls);
+                fill(dv, md->W2[l], hh, T_W2, l, ls);
             if ((md->G1[l] = palloc(be, hh, &ok)))
-                memset(md->G1[l], 0, hh * sizeof(float));
+                fill(dv, md->G1[l], hh, 0, 0, 0.0f);
             if ((md->G2[l] = palloc(be, hh, &ok)))
-                memset(md->G2[l], 0, hh * sizeof(float));
+                fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
         if (s == md->S - 1 && ok) {
             if ((md->Wout = palloc(be, hv, &ok)))
-                fill(md->Wout, hv, md->c.seed, T_WOUT, 0, hs);
+                fill(dv, md->Wout, hv, T_WOUT, 0, hs);
             if ((md->Gout = palloc(be, hv, &ok)))
-                memset(md->Gout, 0, hv * sizeof(float));
+                fill(dv, md->Gout, hv, 0, 0, 0.0f);
             md->have_loss = 1;
         }
     }
     if (!any) {
         free(dv->targets);
+        free(dv->stage);
         free(dv);
         dv = NULL;
+    }
+    const char *bad = be->ops->errmsg ? be->ops->errmsg(be->ctx) : NULL;
+    if (ok && bad) {
+        snprintf(err, errlen, "d%d: initialising the parameters: %s", d, bad);
+        return SC_ERR_RUNTIME;
     }
     if (!ok) {
         snprintf(err, errlen, "out of memory on d%d allocating the parameters (%s backend)", d,
@@ -517,24 +533,55 @@ fail:
     return st;
 }
 
+/* The backend holding gradient tensor t (model.h's numbering). */
+static sc_backend *grad_owner(const sc_model *md, int t)
+{
+    if (t >= 2 * md->L)
+        return md->owner[md->S - 1];
+    int l = t / 2, s = 0;
+    while (s + 1 < md->S && md->first[s + 1] <= l)
+        s++;
+    return md->owner[s];
+}
+
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise)
 {
     double worst = 0;
     *bitwise = 1;
+    float *g = malloc(CHUNK * sizeof(float)), *r = malloc(CHUNK * sizeof(float));
+    if (!g || !r) {
+        free(g);
+        free(r);
+        *bitwise = 0;
+        return NAN;
+    }
     for (int t = 0; t < sc_model_tensors(md) && t < sc_model_tensors(ref); t++) {
         size_t n, nr;
-        const float *g = sc_model_grad(md, t, &n), *r = sc_model_grad(ref, t, &nr);
-        if (!g || !r || n != nr)
+        const float *gd = sc_model_grad(md, t, &n), *rd = sc_model_grad(ref, t, &nr);
+        sc_backend *gb = grad_owner(md, t), *rb = grad_owner(ref, t);
+        if (!gd || !rd || !gb || !rb || n != nr)
             continue;
         double diff = 0, mag = 0;
-        for (size_t i = 0; i < n; i++) {
-            diff = fmax(diff, fabs((double)g[i] - r[i]));
-            mag = fmax(mag, fabs((double)r[i]));
+        for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+            size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+            gb->ops->download(gb->ctx, g, gd + i0, c * sizeof(float));
+            rb->ops->download(rb->ctx, r, rd + i0, c * sizeof(float));
+            for (size_t i = 0; i < c; i++) {
+                diff = fmax(diff, fabs((double)g[i] - r[i]));
+                mag = fmax(mag, fabs((double)r[i]));
+            }
+            if (memcmp(g, r, c * sizeof(float)) != 0)
+                *bitwise = 0;
         }
-        if (memcmp(g, r, n * sizeof(float)) != 0)
-            *bitwise = 0;
         double rel = mag > 0 ? diff / mag : diff;
         worst = fmax(worst, rel);
+        if (gb->ops->errmsg && gb->ops->errmsg(gb->ctx)) { /* a download failed */
+            *bitwise = 0;
+            worst = NAN;
+            break;
+        }
     }
+    free(g);
+    free(r);
     return worst;
 }

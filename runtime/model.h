@@ -80,7 +80,8 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
 double sc_model_loss(const sc_model *md);
 
 /* Gradient tensors: 2 per layer (G1, G2) then Gout; NULL when the tensor's
- * stage is not attached here. */
+ * stage is not attached here. Device memory of the backend that holds the
+ * stage (read it with that backend's download). */
 int sc_model_tensors(const sc_model *md);
 const float *sc_model_grad(const sc_model *md, int t, size_t *n);
 
@@ -91,7 +92,8 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
                              char *err, size_t errlen);
 
 /* Largest per-tensor relative error max|g - r| / max|r| over the tensors
- * present in both; *bitwise = 1 when all of them are identical. */
+ * present in both (read through their backends); *bitwise = 1 when all of
+ * them are identical. NaN when a backend failed reading them. */
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
 
 #endif

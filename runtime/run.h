@@ -11,9 +11,25 @@
  *     sc_run_result_free(r);
  *     sc_run_finish(st ? sc_status_exit_code(st) : 0);   // MPI: finalize or abort
  *
- * Devices are threads of this process with the local transport, or, when
- * the process was started by mpirun (sc_mpi_launched), the ranks of
- * MPI_COMM_WORLD with the mpi transport (the world size must equal P).
+ * Devices are threads of this process, or, when the process was started by
+ * mpirun (sc_mpi_launched), the ranks of MPI_COMM_WORLD (the world size must
+ * equal P). The transport follows from the backend (SPEC.md §17.4):
+ *
+ *   backend  threads                                  MPI ranks
+ *   cpu      local                                    mpi
+ *   cuda     nccl when every device has its own GPU    nccl (rank r on GPU
+ *            (and the program posts each pair's        local rank mod GPUs;
+ *            transfers in one order), else cuda-local  at most one rank per
+ *            (devices d on GPU d mod GPUs, emulated)   GPU of a node)
+ *
+ * STAGECRAFT_TRANSPORT=cuda-local or =nccl forces the choice for threads on
+ * GPUs (an impossible one is an error).
+ *
+ * GPU memory: before allocating anything, each GPU's free memory
+ * (cudaMemGetInfo) must hold the parameters, gradients and predicted peak
+ * activations of the devices on it; otherwise the run is refused naming the
+ * device, its stages, and predicted against free bytes. A device that runs
+ * out later says the same after the executor's line.
  *
  * Memory: before simulating, sc_run sets the program's memory model from the
  * model's real sizes: one unit = the bytes of one microbatch's activation
@@ -42,6 +58,7 @@ typedef struct sc_run_opts {
     sc_model_cfg model;
     int check;             /* also train the reference and compare */
     size_t mem_cap;        /* bytes per device the backend may allocate; 0 = no limit */
+                           /* (cuda: also refused when past the GPU's free memory) */
     double timeout_s;      /* a transfer wait longer than this is an error; 0 = none */
 } sc_run_opts;
 
@@ -54,6 +71,11 @@ typedef struct sc_run_result {
     int P, S, m;
     int mpi;               /* 1: MPI ranks; 0: threads */
     int rank;              /* this process's rank (0 when threads) */
+    const char *transport; /* "local", "mpi", "nccl" or "cuda-local" */
+    int gpus;              /* GPUs this process used (cuda), else 0 */
+    char gpu_name[64];     /* name of GPU 0 (cuda) */
+    double tolerance;      /* --check's relative tolerance of loss and gradients:
+                            * 1e-5 on cpu, 1e-4 on cuda (SPEC.md §17.3) */
     double loss;
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* loss and every gradient identical to the reference */
@@ -77,6 +99,11 @@ typedef struct sc_run_result {
 sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *err,
                  size_t errlen);
 void sc_run_result_free(sc_run_result *r);
+
+/* SC_OK when, between every two devices, the SENDs of one come in the same
+ * order as the RECVs of the other (what NCCL's matching needs); else
+ * SC_ERR_PROGRAM with the first pair that differs in err. */
+sc_status sc_run_check_pair_order(const sc_prog *pg, char *err, size_t errlen);
 
 /* Ends the run's process group: under MPI, MPI_Finalize when code is 0,
  * else MPI_Abort(code) (which ends every rank); nothing without MPI. */

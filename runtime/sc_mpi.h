@@ -23,6 +23,12 @@ sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen);
  * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err). */
 sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen);
 sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen);
+/* In place, over all ranks: root's n bytes everywhere (polled, bounded by
+ * timeout_s like the collectives above). */
+sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen);
+/* This rank's index among the ranks on its node, and how many there are
+ * (MPI_Comm_split_type, shared memory): which GPU a rank takes. */
+sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen);
 /* The end of a run: MPI_Finalize, or with code != 0 MPI_Abort(code), which
  * ends every rank of the job. No-ops when MPI was not started. */
 void sc_mpi_finish(int code);

@@ -75,4 +75,46 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
                                size_t errlen);
 void sc_transport_mpi_free(sc_transport *tp);
 
+struct sc_backend;
+
+/* ---- GPU transports (built with CUDA; see SPEC.md §17.4) ----
+ *
+ * Both take the cuda backends of their devices (be[i] for devs[i]): a
+ * group's data moves after the compute each device had queued on its
+ * backend's compute stream when it posted the group (an event recorded there
+ * and waited for by the communication stream), and a group has completed
+ * when the host sees its events done, so compute queued afterwards reads
+ * received data and send buffers may be freed.
+ *
+ * cuda-local: the devices are threads of this process, any number per GPU
+ * (emulated devices). Matching exactly as `local` (by tag); the side that
+ * starts second queues cudaMemcpyPeerAsync on its own communication stream.
+ * abort and the timeout as `local`. */
+sc_status sc_transport_cuda_local_new(int P, struct sc_backend *const *be, int max_tag,
+                                      double timeout_s, sc_transport **out, char *err,
+                                      size_t errlen);
+void sc_transport_cuda_local_free(sc_transport *tp);
+
+/* nccl: one NCCL communicator over the P devices, one GPU each (NCCL refuses
+ * two ranks on one GPU). This process holds n of them, devs[0..n-1] (all P
+ * as threads, or one under MPI). Each group is one ncclGroupStart, an
+ * ncclSend/ncclRecv per transfer, ncclGroupEnd on the device's
+ * communication stream. NCCL matches the transfers between two devices in
+ * the order they are posted, not by tag: the caller must give programs whose
+ * transfers between each pair come in the same order on both sides (every
+ * lowered program does, SPEC.md §8.3; sc_run checks). The communicators are
+ * non-blocking, so no call can hang: a wait polls the group's event and
+ * ncclCommGetAsyncError, and on an NCCL error, abort, or the timeout, every
+ * device's communicator is aborted (ncclCommAbort, by its own thread) and
+ * its waits fail. id: the communicator's unique id, the same bytes on every
+ * process (from sc_transport_nccl_id on one of them); NULL when n == P. */
+#define SC_NCCL_ID_BYTES 128
+/* 1 when the nccl transport is built in and its module loads. */
+int sc_transport_nccl_available(void);
+sc_status sc_transport_nccl_id(unsigned char *id, char *err, size_t errlen);
+sc_status sc_transport_nccl_new(int P, int n, const int *devs, struct sc_backend *const *be,
+                                const unsigned char *id, double timeout_s, sc_transport **out,
+                                char *err, size_t errlen);
+void sc_transport_nccl_free(sc_transport *tp);
+
 #endif

@@ -225,6 +225,30 @@ sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
     return poll_one(&req, timeout_s, "the barrier before the step", err, errlen);
 }
 
+sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
+{
+    MPI_Request req;
+    if (MPI_Ibcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: broadcast failed");
+        return SC_ERR_RUNTIME;
+    }
+    return poll_one(&req, timeout_s, "a broadcast", err, errlen);
+}
+
+sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
+{
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi: cannot find the ranks of this node (MPI_Comm_split_type)");
+        return SC_ERR_RUNTIME;
+    }
+    MPI_Comm_rank(node, local_rank);
+    MPI_Comm_size(node, local_size);
+    MPI_Comm_free(&node);
+    return SC_OK;
+}
+
 void sc_mpi_finish(int code)
 {
     if (!started)
@@ -279,6 +303,24 @@ sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errle
 sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
 {
     (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
+{
+    (void)buf;
+    (void)n;
+    (void)root;
+    (void)timeout_s;
+    snprintf(err, errlen, "built without MPI");
+    return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
+{
+    *local_rank = 0;
+    *local_size = 1;
     snprintf(err, errlen, "built without MPI");
     return SC_ERR_ARG;
 }

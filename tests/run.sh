@@ -3,13 +3,14 @@
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
-# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh). Prints one
+# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
+# tests (tests/gpu/run.sh, skipped without a GPU). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 export SC
-pass=0; fail=0; broken=0
+pass=0; fail=0; skip=0; broken=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 
 count() { # adds the "N passed, N failed" of the last run; a suite without one is broken
@@ -17,7 +18,8 @@ count() { # adds the "N passed, N failed" of the last run; a suite without one i
   if [ -z "$line" ]; then broken=$((broken+1)); echo "BROKEN: $1 printed no summary" >&2; return; fi
   p=$(echo "$line" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^passed/) print $(i-1)}')
   f=$(echo "$line" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^failed/) print $(i-1)}')
-  pass=$((pass+p)); fail=$((fail+f))
+  s=$(echo "$line" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^skipped/) print $(i-1)}')
+  pass=$((pass+p)); fail=$((fail+f)); skip=$((skip+${s:-0}))
 }
 run() { # name command...
   name=$1; shift
@@ -43,7 +45,8 @@ fi
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
+run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 
 [ $broken = 0 ] || fail=$((fail+broken))
-echo "all: $pass passed, $fail failed"
+echo "all: $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"
 [ $fail = 0 ]

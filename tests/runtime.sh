@@ -92,7 +92,16 @@ expect 3 "model size seq = -5: must be at least 1" -- $SC run 1f1b -D seq=-5
 expect 7 "model size vocab = 100000000 is too large" -- $SC run 1f1b -D vocab=100000000
 expect 7 "model too large" -- $SC run 1f1b -D hidden=100000 -D vocab=100000
 expect 4 "out of memory: this run needs about" -- $SC run 1f1b -D hidden=40000
-expect 3 "backend 'cuda' is not built into this binary" -- $SC run 1f1b --backend cuda
+# --backend cuda: one clear line without a GPU (not built, or no device);
+# with one it runs, and tests/gpu/run.sh checks it.
+if $SC run 1f1b -D p=1 -D m=1 --backend cuda >/dev/null 2>"$tmp/err"; then
+  echo "runtime: a GPU is present: --backend cuda runs (tests/gpu/run.sh checks it)"; ok
+elif grep -q "is not built into this binary" "$tmp/err"; then
+  expect 3 "backend 'cuda' is not built into this binary (nvcc was not found at build time; use --backend cpu)" -- $SC run 1f1b --backend cuda
+else
+  expect 3 "backend 'cuda': no usable CUDA device (cudaGetDeviceCount: " -- $SC run 1f1b --backend cuda
+  [ "$(wc -l <"$tmp/err")" = 1 ] && ok || { bad "--backend cuda without a GPU: not one error line"; cat "$tmp/err" >&2; }
+fi
 expect 3 "unknown backend 'tpu'" -- $SC run 1f1b --backend tpu
 expect 2 "unknown option '--frob' for 'run'" -- $SC run 1f1b --frob
 # A device that runs out of memory mid-step stops every device (no hang).

@@ -1,0 +1,523 @@
+/*
+ * backend_cuda.c — the cuda backend (backend.h): cuBLAS for the matrix
+ * products, the kernels of cuda_kernels.cu for the rest.
+ *
+ * Streams. Each instance (one per pipeline device; several may share a GPU
+ * when devices are emulated) has three non-blocking streams: `compute` for
+ * every pass's work, `d2h` and `h2d` for the offload copies, one per
+ * direction so that they overlap each other and the compute. A copy waits
+ * (cudaStreamWaitEvent) for an event recorded on the compute stream when it
+ * starts, so it sees the compute queued before it; copy_wait blocks the host
+ * on the copy's own event (cudaEventSynchronize), which is what the contract
+ * asks: after it, dst is complete for any later work and src may be reused.
+ *
+ * Host memory for offload is pinned (cudaHostAlloc, portable across GPUs);
+ * freed blocks are kept for reuse by size, since pinning is slow.
+ *
+ * Memory. alloc is cudaMallocAsync on the compute stream from the GPU's
+ * default memory pool (kept, not returned to the driver between passes), and
+ * free is cudaFreeAsync on the compute stream: stream-ordered, so freeing a
+ * tensor never waits for the device and a reuse comes after the work that
+ * read it. The cap counts requested bytes, as on the cpu. The loss's few
+ * scratch bytes (targets and one double per row) are outside the cap.
+ *
+ * Numerics. cuBLAS runs in CUBLAS_DEFAULT_MATH: float32 throughout, no TF32
+ * tensor cores (STAGECRAFT_CUDA_TF32=1 allows them, for benchmarks only).
+ * cuBLAS and the kernels are deterministic (fixed reduction trees, no
+ * atomics), so a run repeats bit for bit; against the cpu the accumulation
+ * order differs, hence the tolerance of SPEC.md §17.3.
+ *
+ * Errors. A failed call records one line (file, call, reason, GPU) and makes
+ * the instance inert: later slots do nothing, sync returns SC_ERR_RUNTIME.
+ * Out of memory is not a failure: alloc and host_alloc return NULL and the
+ * caller says what did not fit.
+ */
+#include "backend.h"
+#include "cuda_impl.h"
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct cuda {
+    int dev, gpu;
+    size_t cap, used;
+    cudaStream_t compute, d2h, h2d;
+    cublasHandle_t blas;
+    cudaEvent_t mark;          /* compute progress, for the copy streams */
+    cudaEvent_t *idle;         /* ticket events ready for reuse */
+    int nidle, idlecap;
+    struct hostblk { void *p; size_t bytes; } *cache; /* freed pinned blocks */
+    int ncache;
+    int rows;                  /* rows of the loss scratch */
+    int32_t *dtgt, *htgt;      /* targets: device, pinned host */
+    double *dloss, *hloss;     /* per-row loss: device, pinned host */
+    int failed;
+    char err[320];
+} cuda;
+
+/* ---- checks: one line per failure, the first one kept ---- */
+
+void sc_cuda_format(char *buf, size_t len, const char *file, int line, const char *call,
+                    const char *reason)
+{
+    const char *base = strrchr(file, '/');
+    int n = (int)strcspn(call, "(");
+    snprintf(buf, len, "%s:%d: %.*s: %s", base ? base + 1 : file, line, n, call, reason);
+}
+
+static int fail_at(cuda *c, const char *file, int line, const char *call, const char *reason)
+{
+    if (!c->failed) {
+        char b[256];
+        c->failed = 1;
+        sc_cuda_format(b, sizeof b, file, line, call, reason);
+        snprintf(c->err, sizeof c->err, "%s (GPU %d)", b, c->gpu);
+    }
+    return 0;
+}
+
+static int ck(cuda *c, cudaError_t e, const char *file, int line, const char *call)
+{
+    return e == cudaSuccess ? 1 : fail_at(c, file, line, call, cudaGetErrorString(e));
+}
+
+static int ckb(cuda *c, cublasStatus_t e, const char *file, int line, const char *call)
+{
+    return e == CUBLAS_STATUS_SUCCESS ? 1 : fail_at(c, file, line, call, cublasGetStatusString(e));
+}
+
+#define CK(c, call) ck((c), (call), __FILE__, __LINE__, #call)
+#define CKB(c, call) ckb((c), (call), __FILE__, __LINE__, #call)
+
+double sc_cuda_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static _Thread_local int current_gpu = -1;
+
+cudaError_t sc_cuda_use(int gpu)
+{
+    if (gpu == current_gpu)
+        return cudaSuccess;
+    cudaError_t e = cudaSetDevice(gpu);
+    current_gpu = e == cudaSuccess ? gpu : -1;
+    return e;
+}
+
+/* 1 when the instance may go on: not failed, its GPU current. */
+static int ready(cuda *c)
+{
+    return !c->failed && CK(c, sc_cuda_use(c->gpu));
+}
+
+/* ---- memory ---- */
+
+static void *cu_alloc(void *ctx, size_t bytes)
+{
+    cuda *c = ctx;
+    if (c->cap && (bytes > c->cap || c->used > c->cap - bytes))
+        return NULL;
+    if (!ready(c))
+        return NULL;
+    void *p = NULL;
+    cudaError_t e = cudaMallocAsync(&p, bytes ? bytes : 1, c->compute);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* out of memory is not sticky */
+        return NULL;
+    }
+    if (!ck(c, e, __FILE__, __LINE__, "cudaMallocAsync"))
+        return NULL;
+    c->used += bytes;
+    return p;
+}
+
+static void cu_free(void *ctx, void *p, size_t bytes)
+{
+    cuda *c = ctx;
+    if (!p)
+        return;
+    c->used -= bytes;
+    if (ready(c))
+        CK(c, cudaFreeAsync(p, c->compute));
+}
+
+static void cu_upload(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    cuda *c = ctx;
+    if (ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->compute)))
+        CK(c, cudaStreamSynchronize(c->compute)); /* src is the caller's again */
+}
+
+static void cu_download(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    cuda *c = ctx;
+    if (ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->compute)))
+        CK(c, cudaStreamSynchronize(c->compute));
+    if (c->failed)
+        memset(dst, 0xff, bytes); /* NaN, never stale data that could pass a check */
+}
+
+/* ---- compute, queued on the compute stream ---- */
+
+static void cu_gemm(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                    const float *B, float beta, float *C)
+{
+    cuda *c = ctx;
+    if (!ready(c))
+        return;
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+     * same memory read as the transposes, with the operands swapped. */
+    CKB(c, cublasSgemm(c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                       N, M, K, &alpha, B, tb ? K : N, A, ta ? M : K, &beta, C, N));
+}
+
+static void cu_copy(void *ctx, size_t n, const float *src, float *dst)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, c->compute));
+}
+
+static void cu_tanh_fwd(void *ctx, size_t n, float *x)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_tanh_fwd(c->compute, n, x));
+}
+
+static void cu_tanh_bwd(void *ctx, size_t n, const float *a, float *g)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_tanh_bwd(c->compute, n, a, g));
+}
+
+static void cu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                            float scale)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_fill_uniform(c->compute, n, x, seed, stream, scale));
+}
+
+static void cu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_sgd(c->compute, n, lr, g, x));
+}
+
+/* The loss's scratch for `rows` rows (grown, never shrunk). */
+static int scratch(cuda *c, int rows)
+{
+    if (rows <= c->rows)
+        return 1;
+    if (c->rows) {
+        CK(c, cudaStreamSynchronize(c->compute));
+        CK(c, cudaFree(c->dtgt));
+        CK(c, cudaFree(c->dloss));
+        CK(c, cudaFreeHost(c->htgt));
+        CK(c, cudaFreeHost(c->hloss));
+        c->dtgt = c->htgt = NULL;
+        c->dloss = c->hloss = NULL;
+        c->rows = 0;
+    }
+    size_t r = (size_t)rows;
+    if (!CK(c, cudaMalloc((void **)&c->dtgt, r * sizeof(int32_t))) ||
+        !CK(c, cudaMalloc((void **)&c->dloss, r * sizeof(double))) ||
+        !CK(c, cudaMallocHost((void **)&c->htgt, r * sizeof(int32_t))) ||
+        !CK(c, cudaMallocHost((void **)&c->hloss, r * sizeof(double))))
+        return 0;
+    c->rows = rows;
+    return 1;
+}
+
+static double cu_xent(void *ctx, int rows, int V, float *logits, const int32_t *targets,
+                      float scale)
+{
+    cuda *c = ctx;
+    if (rows < 1 || V < 1)
+        fail_at(c, __FILE__, __LINE__, "xent", "rows and V must be at least 1");
+    if (!ready(c) || !scratch(c, rows))
+        return NAN;
+    /* The previous call ended with a sync: the pinned buffers are free. */
+    memcpy(c->htgt, targets, (size_t)rows * sizeof(int32_t));
+    if (!CK(c, cudaMemcpyAsync(c->dtgt, c->htgt, (size_t)rows * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, c->compute)) ||
+        !CK(c, sc_cuda_xent(c->compute, rows, V, logits, c->dtgt, scale, c->dloss)) ||
+        !CK(c, cudaMemcpyAsync(c->hloss, c->dloss, (size_t)rows * sizeof(double),
+                               cudaMemcpyDeviceToHost, c->compute)) ||
+        !CK(c, cudaStreamSynchronize(c->compute)))
+        return NAN;
+    double loss = 0;
+    for (int r = 0; r < rows; r++)
+        loss += c->hloss[r];
+    return loss;
+}
+
+static sc_status cu_sync(void *ctx)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, cudaStreamSynchronize(c->compute));
+    return c->failed ? SC_ERR_RUNTIME : SC_OK;
+}
+
+/* ---- offload: pinned host memory, copies on their own streams ---- */
+
+/* Pinned memory is slow to get and to give back (both may synchronize the
+ * device), and offload asks for the same few sizes (the record's tensors)
+ * again and again: freed blocks are kept, up to HOST_CACHE of them, and
+ * reused for the same size. */
+#define HOST_CACHE 256
+
+static void *cu_host_alloc(void *ctx, size_t bytes)
+{
+    cuda *c = ctx;
+    if (!ready(c))
+        return NULL;
+    for (int i = c->ncache - 1; i >= 0; i--)
+        if (c->cache[i].bytes == bytes) {
+            void *q = c->cache[i].p;
+            c->cache[i] = c->cache[--c->ncache];
+            return q;
+        }
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return ck(c, e, __FILE__, __LINE__, "cudaHostAlloc") ? p : NULL;
+}
+
+static void cu_host_free(void *ctx, void *p, size_t bytes)
+{
+    cuda *c = ctx;
+    if (!p)
+        return;
+    if (!c->cache)
+        c->cache = calloc(HOST_CACHE, sizeof *c->cache);
+    if (c->cache && c->ncache < HOST_CACHE) {
+        c->cache[c->ncache++] = (struct hostblk){p, bytes};
+        return;
+    }
+    if (ready(c))
+        CK(c, cudaFreeHost(p));
+}
+
+static sc_status cu_copy_start(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
+                               void **ticket)
+{
+    cuda *c = ctx;
+    *ticket = NULL;
+    if (!ready(c))
+        return SC_ERR_RUNTIME;
+    cudaStream_t s = to_host ? c->d2h : c->h2d;
+    cudaEvent_t ev = NULL;
+    if (c->nidle > 0)
+        ev = c->idle[--c->nidle];
+    else if (!CK(c, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)))
+        return SC_ERR_RUNTIME;
+    if (!CK(c, cudaEventRecord(c->mark, c->compute)) ||
+        !CK(c, cudaStreamWaitEvent(s, c->mark, 0)) ||
+        !CK(c, cudaMemcpyAsync(dst, src, bytes,
+                               to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, s)) ||
+        !CK(c, cudaEventRecord(ev, s))) {
+        cudaEventDestroy(ev);
+        return SC_ERR_RUNTIME;
+    }
+    *ticket = (void *)ev;
+    return SC_OK;
+}
+
+static sc_status cu_copy_wait(void *ctx, void *ticket)
+{
+    cuda *c = ctx;
+    cudaEvent_t ev = (cudaEvent_t)ticket;
+    if (!ev)
+        return c->failed ? SC_ERR_RUNTIME : SC_OK;
+    if (ready(c))
+        CK(c, cudaEventSynchronize(ev));
+    if (c->nidle == c->idlecap) {
+        int ncap = c->idlecap ? 2 * c->idlecap : 16;
+        cudaEvent_t *v = realloc(c->idle, (size_t)ncap * sizeof *v);
+        if (!v) {
+            cudaEventDestroy(ev);
+            return c->failed ? SC_ERR_RUNTIME : SC_OK;
+        }
+        c->idle = v;
+        c->idlecap = ncap;
+    }
+    c->idle[c->nidle++] = ev;
+    return c->failed ? SC_ERR_RUNTIME : SC_OK;
+}
+
+static const char *cu_errmsg(void *ctx)
+{
+    cuda *c = ctx;
+    return c->failed ? c->err : NULL;
+}
+
+static sc_status cu_meminfo(void *ctx, int *gpu, size_t *free_bytes, size_t *total_bytes)
+{
+    cuda *c = ctx;
+    *gpu = c->gpu;
+    *free_bytes = *total_bytes = 0;
+    if (!ready(c) || !CK(c, cudaMemGetInfo(free_bytes, total_bytes)))
+        return SC_ERR_RUNTIME;
+    return SC_OK;
+}
+
+static const struct sc_backend_ops cuda_ops = {
+    .name = "cuda",
+    .alloc = cu_alloc,
+    .free = cu_free,
+    .gemm = cu_gemm,
+    .copy = cu_copy,
+    .tanh_fwd = cu_tanh_fwd,
+    .tanh_bwd = cu_tanh_bwd,
+    .xent = cu_xent,
+    .sgd = cu_sgd,
+    .upload = cu_upload,
+    .download = cu_download,
+    .fill_uniform = cu_fill_uniform,
+    .sync = cu_sync,
+    .host_alloc = cu_host_alloc,
+    .host_free = cu_host_free,
+    .copy_start = cu_copy_start,
+    .copy_wait = cu_copy_wait,
+    .errmsg = cu_errmsg,
+    .meminfo = cu_meminfo,
+};
+
+/* ---- lifetime ---- */
+
+static void cu_free_backend(sc_backend *be)
+{
+    cuda *c = be->ctx;
+    if (sc_cuda_use(c->gpu) == cudaSuccess) {
+        /* Errors here change nothing: the instance is going away. */
+        if (c->compute)
+            cudaStreamSynchronize(c->compute);
+        if (c->d2h)
+            cudaStreamSynchronize(c->d2h);
+        if (c->h2d)
+            cudaStreamSynchronize(c->h2d);
+        for (int i = 0; i < c->nidle; i++)
+            cudaEventDestroy(c->idle[i]);
+        if (c->mark)
+            cudaEventDestroy(c->mark);
+        cudaFree(c->dtgt);
+        cudaFree(c->dloss);
+        cudaFreeHost(c->htgt);
+        cudaFreeHost(c->hloss);
+        for (int i = 0; i < c->ncache; i++)
+            cudaFreeHost(c->cache[i].p);
+        if (c->blas)
+            cublasDestroy(c->blas);
+        if (c->compute)
+            cudaStreamDestroy(c->compute);
+        if (c->d2h)
+            cudaStreamDestroy(c->d2h);
+        if (c->h2d)
+            cudaStreamDestroy(c->h2d);
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, c->gpu) == cudaSuccess)
+            cudaMemPoolTrimTo(pool, 0); /* unused memory only */
+        (void)cudaGetLastError();
+    }
+    free(c->idle);
+    free(c->cache);
+    free(c);
+    free(be);
+}
+
+int sc_cuda_devices(char *info, size_t infolen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n < 1) {
+        (void)cudaGetLastError();
+        if (info)
+            snprintf(info, infolen, "%s", e != cudaSuccess ? cudaGetErrorString(e)
+                                                          : "cudaGetDeviceCount found none");
+        return 0;
+    }
+    if (info) {
+        struct cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+            snprintf(info, infolen, "%s", p.name);
+        else
+            snprintf(info, infolen, "GPU 0");
+    }
+    return n;
+}
+
+sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    char why[160];
+    int n = sc_cuda_devices(why, sizeof why);
+    if (n < 1) {
+        snprintf(err, errlen, "backend 'cuda': no usable CUDA device (cudaGetDeviceCount: %s); use --backend cpu", why);
+        return SC_ERR_ARG;
+    }
+    sc_backend *be = calloc(1, sizeof *be);
+    cuda *c = calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        snprintf(err, errlen, "out of memory opening the cuda backend");
+        return SC_ERR_NOMEM;
+    }
+    c->dev = dev;
+    c->gpu = (dev % n + n) % n;
+    c->cap = mem_cap;
+    be->ops = &cuda_ops;
+    be->ctx = c;
+    be->free_fn = cu_free_backend;
+    const char *tf32 = getenv("STAGECRAFT_CUDA_TF32");
+    int ok = ready(c) &&
+             CK(c, cudaStreamCreateWithFlags(&c->compute, cudaStreamNonBlocking)) &&
+             CK(c, cudaStreamCreateWithFlags(&c->d2h, cudaStreamNonBlocking)) &&
+             CK(c, cudaStreamCreateWithFlags(&c->h2d, cudaStreamNonBlocking)) &&
+             CK(c, cudaEventCreateWithFlags(&c->mark, cudaEventDisableTiming)) &&
+             CKB(c, cublasCreate(&c->blas)) && CKB(c, cublasSetStream(c->blas, c->compute)) &&
+             CKB(c, cublasSetMathMode(c->blas, tf32 && strcmp(tf32, "1") == 0
+                                                   ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                   : CUBLAS_DEFAULT_MATH));
+    if (ok) {
+        /* Keep freed memory in the pool: the activation pool churns every
+         * pass, and returning memory to the driver would synchronize. */
+        cudaMemPool_t pool;
+        unsigned long long keep = ~0ULL;
+        ok = CK(c, cudaDeviceGetDefaultMemPool(&pool, c->gpu)) &&
+             CK(c, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    if (!ok) {
+        snprintf(err, errlen, "backend 'cuda': cannot start d%d on GPU %d: %s", dev, c->gpu,
+                 c->err);
+        cu_free_backend(be);
+        return SC_ERR_RUNTIME;
+    }
+    *out = be;
+    return SC_OK;
+}
+
+int sc_cuda_backend_gpu(const sc_backend *be)
+{
+    return be && be->ops == &cuda_ops ? ((const cuda *)be->ctx)->gpu : -1;
+}
+
+cudaStream_t sc_cuda_backend_stream(const sc_backend *be)
+{
+    return be && be->ops == &cuda_ops ? ((const cuda *)be->ctx)->compute : NULL;
+}

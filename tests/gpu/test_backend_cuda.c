@@ -1,0 +1,381 @@
+/*
+ * test_backend_cuda.c — the cuda backend and the GPU transports, slot by
+ * slot, against the cpu backend (ggml's test-backend-ops idea), through the
+ * public tables only (backend.h, transport.h): no CUDA header here.
+ *
+ *   gemm (all four transpositions, odd and larger shapes): max |C - C_cpu|
+ *     <= 1e-5 max |C_cpu| (float32 without TF32, different summation order);
+ *   tanh_fwd, tanh_bwd, sgd: within 2e-6 (tanhf differs by an ulp or two);
+ *   fill_uniform (the model's inputs and weights): bit for bit;
+ *   xent: loss within 1e-6 relative, the gradient within 1e-6 of its scale,
+ *     and the same bits when repeated (deterministic reduction);
+ *   copy, upload/download, offload round trip: bit for bit (random bit
+ *     patterns, NaNs included), copies in both directions at once, and a
+ *     copy to the host sees the compute queued before it;
+ *   the memory cap, meminfo, a sticky failure reported in one line;
+ *   cuda-local: a group between two devices on one GPU, and the watchdog;
+ *   nccl: a communicator of one GPU; with two GPUs, a transfer and the
+ *     watchdog (a peer that never posts: ncclCommAbort, no hang).
+ *
+ * Without a GPU it prints why and "0 passed, 0 failed, 1 skipped".
+ */
+#include "harness.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "transport.h"
+
+static uint32_t rng = 12345;
+static uint32_t next_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+static float uniform(void) { return (float)(next_u32() >> 8) / 8388608.0f - 1.0f; }
+
+static sc_backend *open_cuda(int dev, size_t cap)
+{
+    sc_backend *be = NULL;
+    char err[256];
+    if (sc_backend_open("cuda", dev, cap, &be, err, sizeof err) != SC_OK)
+        fprintf(stderr, "open cuda: %s\n", err);
+    return be;
+}
+
+/* A device tensor holding h[0..n). */
+static float *put(sc_backend *be, const float *h, size_t n)
+{
+    float *d = be->ops->alloc(be->ctx, n * sizeof(float));
+    if (d)
+        be->ops->upload(be->ctx, d, h, n * sizeof(float));
+    return d;
+}
+
+static double max_abs(const float *x, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)x[i]));
+    return m;
+}
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)a[i] - b[i]));
+    return m;
+}
+
+static sc_backend *gpu, *cpu;
+
+TEST(gemm)
+{
+    const int shapes[][3] = {{37, 53, 29}, {1, 1, 1}, {256, 512, 384}, {64, 1000, 64}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+                size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+                float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4),
+                      *Cg = malloc(nc * 4);
+                for (size_t i = 0; i < na; i++)
+                    A[i] = uniform();
+                for (size_t i = 0; i < nb; i++)
+                    B[i] = uniform();
+                for (size_t i = 0; i < nc; i++)
+                    C[i] = uniform();
+                float *dA = put(gpu, A, na), *dB = put(gpu, B, nb), *dC = put(gpu, C, nc);
+                gpu->ops->gemm(gpu->ctx, ta, tb, M, N, K, 1.25f, dA, dB, 0.5f, dC);
+                gpu->ops->download(gpu->ctx, Cg, dC, nc * 4);
+                cpu->ops->gemm(cpu->ctx, ta, tb, M, N, K, 1.25f, A, B, 0.5f, C);
+                double err = max_diff(Cg, C, nc), mag = max_abs(C, nc);
+                CHECK(err <= 1e-5 * mag);
+                if (err > 1e-5 * mag)
+                    fprintf(stderr, "gemm %dx%dx%d ta=%d tb=%d: error %g of %g\n", M, N, K, ta,
+                            tb, err, mag);
+                gpu->ops->free(gpu->ctx, dA, na * 4);
+                gpu->ops->free(gpu->ctx, dB, nb * 4);
+                gpu->ops->free(gpu->ctx, dC, nc * 4);
+                free(A);
+                free(B);
+                free(C);
+                free(Cg);
+            }
+    CHECK(gpu->ops->sync(gpu->ctx) == SC_OK);
+}
+
+TEST(elementwise)
+{
+    size_t n = 100003;
+    float *a = malloc(n * 4), *g = malloc(n * 4), *x = malloc(n * 4), *out = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 3 * uniform();
+        g[i] = uniform();
+        x[i] = uniform();
+    }
+    float *da = put(gpu, a, n), *dg = put(gpu, g, n), *dx = put(gpu, x, n);
+    gpu->ops->tanh_fwd(gpu->ctx, n, da);
+    cpu->ops->tanh_fwd(cpu->ctx, n, a);
+    gpu->ops->download(gpu->ctx, out, da, n * 4);
+    CHECK(max_diff(out, a, n) <= 2e-6);
+    gpu->ops->tanh_bwd(gpu->ctx, n, da, dg);
+    cpu->ops->tanh_bwd(cpu->ctx, n, a, g);
+    gpu->ops->download(gpu->ctx, out, dg, n * 4);
+    CHECK(max_diff(out, g, n) <= 2e-6);
+    gpu->ops->sgd(gpu->ctx, n, 0.01f, dg, dx);
+    cpu->ops->sgd(cpu->ctx, n, 0.01f, g, x);
+    gpu->ops->download(gpu->ctx, out, dx, n * 4);
+    CHECK(max_diff(out, x, n) <= 2e-6);
+    /* the model's data: the same bits as on the cpu */
+    gpu->ops->fill_uniform(gpu->ctx, dx, n, 7, 0x12345, 0.375f);
+    cpu->ops->fill_uniform(cpu->ctx, x, n, 7, 0x12345, 0.375f);
+    gpu->ops->download(gpu->ctx, out, dx, n * 4);
+    CHECK(memcmp(out, x, n * 4) == 0);
+    gpu->ops->copy(gpu->ctx, n, dx, da);
+    gpu->ops->download(gpu->ctx, out, da, n * 4);
+    gpu->ops->download(gpu->ctx, a, dx, n * 4);
+    CHECK(memcmp(out, a, n * 4) == 0);
+    gpu->ops->free(gpu->ctx, da, n * 4);
+    gpu->ops->free(gpu->ctx, dg, n * 4);
+    gpu->ops->free(gpu->ctx, dx, n * 4);
+    CHECK(gpu->ops->sync(gpu->ctx) == SC_OK);
+    free(a);
+    free(g);
+    free(x);
+    free(out);
+}
+
+TEST(xent)
+{
+    const int shapes[][2] = {{33, 1000}, {5, 7}, {64, 32000}};
+    for (size_t si = 0; si < 3; si++) {
+        int R = shapes[si][0], V = shapes[si][1];
+        size_t n = (size_t)R * V;
+        float *x = malloc(n * 4), *xg = malloc(n * 4);
+        int32_t *t = malloc((size_t)R * 4);
+        for (size_t i = 0; i < n; i++)
+            x[i] = 4 * uniform();
+        for (int r = 0; r < R; r++)
+            t[r] = (int32_t)(next_u32() % (uint32_t)V);
+        float scale = 1.0f / (float)R;
+        float *dx = put(gpu, x, n), *dx2 = put(gpu, x, n);
+        double lg = gpu->ops->xent(gpu->ctx, R, V, dx, t, scale);
+        double lg2 = gpu->ops->xent(gpu->ctx, R, V, dx2, t, scale);
+        double lc = cpu->ops->xent(cpu->ctx, R, V, x, t, scale);
+        CHECK(fabs(lg - lc) <= 1e-6 * fabs(lc));
+        CHECK(memcmp(&lg, &lg2, sizeof lg) == 0);
+        gpu->ops->download(gpu->ctx, xg, dx, n * 4);
+        CHECK(max_diff(xg, x, n) <= 1e-6 * scale);
+        gpu->ops->free(gpu->ctx, dx, n * 4);
+        gpu->ops->free(gpu->ctx, dx2, n * 4);
+        free(x);
+        free(xg);
+        free(t);
+    }
+}
+
+/* Random bit patterns (NaNs, infinities, denormals, -0) go to pinned host
+ * memory and back unchanged; copies in both directions overlap; a copy to
+ * the host sees the compute queued before it. */
+TEST(offload_round_trip)
+{
+    size_t n = (1u << 22) + 3, bytes = n * 4;
+    uint32_t *bits = malloc(bytes), *back = malloc(bytes);
+    for (size_t i = 0; i < n; i++)
+        bits[i] = next_u32();
+    const struct sc_backend_ops *o = gpu->ops;
+    void *x = o->alloc(gpu->ctx, bytes), *y = o->alloc(gpu->ctx, bytes),
+         *z = o->alloc(gpu->ctx, bytes);
+    void *h1 = o->host_alloc(gpu->ctx, bytes), *h2 = o->host_alloc(gpu->ctx, bytes);
+    CHECK(x && y && z && h1 && h2);
+    o->upload(gpu->ctx, x, bits, bytes);
+    void *t1, *t2;
+    CHECK(o->copy_start(gpu->ctx, 1, h1, x, bytes, &t1) == SC_OK);
+    CHECK(o->copy_wait(gpu->ctx, t1) == SC_OK);
+    CHECK(memcmp(h1, bits, bytes) == 0);
+    memcpy(h2, h1, bytes);
+    /* both directions at once: y <- h1 while x -> h2 (the same bits) */
+    CHECK(o->copy_start(gpu->ctx, 0, y, h1, bytes, &t1) == SC_OK);
+    CHECK(o->copy_start(gpu->ctx, 1, h2, x, bytes, &t2) == SC_OK);
+    CHECK(o->copy_wait(gpu->ctx, t2) == SC_OK);
+    CHECK(o->copy_wait(gpu->ctx, t1) == SC_OK);
+    o->download(gpu->ctx, back, y, bytes);
+    CHECK(memcmp(back, bits, bytes) == 0);
+    CHECK(memcmp(h2, bits, bytes) == 0);
+    /* ordering: tanh queued, then the copy to the host, no sync between */
+    float *f = malloc(bytes);
+    for (size_t i = 0; i < n; i++)
+        f[i] = uniform();
+    o->upload(gpu->ctx, z, f, bytes);
+    o->tanh_fwd(gpu->ctx, n, z);
+    CHECK(o->copy_start(gpu->ctx, 1, h1, z, bytes, &t1) == SC_OK);
+    CHECK(o->copy_wait(gpu->ctx, t1) == SC_OK);
+    o->download(gpu->ctx, back, z, bytes);
+    CHECK(memcmp(h1, back, bytes) == 0);
+    CHECK(o->sync(gpu->ctx) == SC_OK && o->errmsg(gpu->ctx) == NULL);
+    o->free(gpu->ctx, x, bytes);
+    o->free(gpu->ctx, y, bytes);
+    o->free(gpu->ctx, z, bytes);
+    o->host_free(gpu->ctx, h1, bytes);
+    o->host_free(gpu->ctx, h2, bytes);
+    free(bits);
+    free(back);
+    free(f);
+}
+
+TEST(memory_and_errors)
+{
+    sc_backend *be = open_cuda(0, 1 << 20);
+    CHECK(be != NULL);
+    if (!be)
+        return;
+    const struct sc_backend_ops *o = be->ops;
+    CHECK(o->alloc(be->ctx, 2 << 20) == NULL); /* past the cap */
+    void *a = o->alloc(be->ctx, 512 << 10);
+    CHECK(a != NULL);
+    CHECK(o->alloc(be->ctx, 600 << 10) == NULL);
+    o->free(be->ctx, a, 512 << 10);
+    int g = -1;
+    size_t fb = 0, tb = 0;
+    CHECK(o->meminfo(be->ctx, &g, &fb, &tb) == SC_OK && g == 0 && fb > 0 && fb <= tb);
+    /* A failed call (a shape no kernel takes: it fails before launching,
+     * so the GPU's context stays sound): one line naming the call, sticky,
+     * reported by sync. */
+    float *d = o->alloc(be->ctx, 64);
+    int32_t t = 0;
+    CHECK(isnan(o->xent(be->ctx, 0, 10, d, &t, 1.0f)));
+    CHECK(o->sync(be->ctx) == SC_ERR_RUNTIME);
+    CHECK_STR(o->errmsg(be->ctx), "xent");
+    CHECK(strchr(o->errmsg(be->ctx), '\n') == NULL);
+    CHECK(o->alloc(be->ctx, 64) == NULL); /* inert after a failure */
+    o->free(be->ctx, d, 64);
+    sc_backend_free(be);
+    /* the other instance is unaffected */
+    CHECK(gpu->ops->sync(gpu->ctx) == SC_OK);
+}
+
+/* d0 sends 4 floats to d1 in one group; both on GPU 0 (cuda-local) or on
+ * GPUs 0 and 1 (nccl). */
+static void one_transfer(sc_transport *tp, sc_backend **be)
+{
+    float src[4] = {1, 2, 3, 4}, dst[4] = {0};
+    float *a = put(be[0], src, 4), *b = put(be[1], dst, 4);
+    sc_xfer s = {.send = 1, .peer = 1, .tag = 3, .buf = a, .bytes = sizeof src};
+    sc_xfer r = {.send = 0, .peer = 0, .tag = 3, .buf = b, .bytes = sizeof dst};
+    void *h0, *h1;
+    CHECK(tp->ops->start(tp->ctx, 0, &s, 1, &h0) == SC_OK);
+    CHECK(tp->ops->start(tp->ctx, 1, &r, 1, &h1) == SC_OK);
+    CHECK(tp->ops->wait(tp->ctx, 1, h1) == SC_OK);
+    CHECK(tp->ops->wait(tp->ctx, 0, h0) == SC_OK);
+    tp->ops->release(tp->ctx, 0, h0);
+    tp->ops->release(tp->ctx, 1, h1);
+    be[1]->ops->download(be[1]->ctx, dst, b, sizeof dst);
+    CHECK(memcmp(src, dst, sizeof src) == 0);
+    be[0]->ops->free(be[0]->ctx, a, sizeof src);
+    be[1]->ops->free(be[1]->ctx, b, sizeof dst);
+}
+
+/* d0 posts a send that d1 never matches: the wait gives up after the
+ * timeout, with one line, and everything can be freed. */
+static void stuck_peer(sc_transport *tp, sc_backend **be)
+{
+    float *a = be[0]->ops->alloc(be[0]->ctx, 16);
+    sc_xfer s = {.send = 1, .peer = 1, .tag = 5, .buf = a, .bytes = 16};
+    void *h0;
+    CHECK(tp->ops->start(tp->ctx, 0, &s, 1, &h0) == SC_OK);
+    CHECK(tp->ops->wait(tp->ctx, 0, h0) == SC_ERR_RUNTIME);
+    CHECK_STR(tp->ops->errmsg(tp->ctx), "a peer is gone or stuck: giving up");
+    tp->ops->release(tp->ctx, 0, h0);
+    be[0]->ops->free(be[0]->ctx, a, 16);
+}
+
+TEST(cuda_local)
+{
+    sc_backend *be[2] = {open_cuda(0, 0), open_cuda(0, 0)};
+    int ngpu = sc_backend_cuda_devices(NULL, 0);
+    if (ngpu > 1) { /* dev 0 and dev ngpu share GPU 0: emulated devices */
+        sc_backend_free(be[1]);
+        be[1] = open_cuda(ngpu, 0);
+    }
+    CHECK(be[0] && be[1]);
+    sc_transport *tp;
+    char err[256];
+    CHECK(sc_transport_cuda_local_new(2, be, 16, 2, &tp, err, sizeof err) == SC_OK);
+    CHECK_STR(tp->ops->name, "cuda-local");
+    one_transfer(tp, be);
+    sc_transport_cuda_local_free(tp);
+    CHECK(sc_transport_cuda_local_new(2, be, 16, 2, &tp, err, sizeof err) == SC_OK);
+    stuck_peer(tp, be);
+    sc_transport_cuda_local_free(tp);
+    sc_backend_free(be[0]);
+    sc_backend_free(be[1]);
+}
+
+TEST(nccl)
+{
+    if (!sc_transport_nccl_available()) {
+        printf("nccl: not built in, skipped\n");
+        return;
+    }
+    char err[256];
+    sc_transport *tp;
+    int devs[2] = {0, 1};
+    /* one GPU: a communicator of one rank, created and finalized */
+    sc_backend *one = open_cuda(0, 0);
+    CHECK(sc_transport_nccl_new(1, 1, devs, &one, NULL, 10, &tp, err, sizeof err) == SC_OK);
+    sc_transport_nccl_free(tp);
+    /* two ranks on one GPU are refused, not hung */
+    sc_backend *same[2] = {one, open_cuda(0, 0)};
+    CHECK(sc_transport_nccl_new(2, 2, devs, same, NULL, 10, &tp, err, sizeof err) == SC_ERR_ARG);
+    CHECK_STR(err, "NCCL needs one GPU per device");
+    sc_backend_free(same[1]);
+    sc_backend_free(one);
+    if (sc_backend_cuda_devices(NULL, 0) < 2) {
+        printf("nccl: one GPU, transfers between two GPUs skipped\n");
+        return;
+    }
+    sc_backend *be[2] = {open_cuda(0, 0), open_cuda(1, 0)};
+    CHECK(sc_transport_nccl_new(2, 2, devs, be, NULL, 30, &tp, err, sizeof err) == SC_OK);
+    CHECK_STR(tp->ops->name, "nccl");
+    one_transfer(tp, be);
+    sc_transport_nccl_free(tp);
+    CHECK(sc_transport_nccl_new(2, 2, devs, be, NULL, 3, &tp, err, sizeof err) == SC_OK);
+    stuck_peer(tp, be);
+    sc_transport_nccl_free(tp); /* aborted: ncclCommAbort, no hang */
+    sc_backend_free(be[0]);
+    sc_backend_free(be[1]);
+}
+
+int main(void)
+{
+    char info[256];
+    int n = sc_backend_cuda_devices(info, sizeof info);
+    if (n < 1) {
+        printf("SKIP: no GPU (%s)\n", info);
+        printf("backend-cuda: 0 passed, 0 failed, 1 skipped\n");
+        return 0;
+    }
+    printf("backend-cuda: %d GPU%s, GPU 0 is %s\n", n, n > 1 ? "s" : "", info);
+    char err[256];
+    gpu = open_cuda(0, 0);
+    if (sc_backend_open("cpu", 0, 0, &cpu, err, sizeof err) != SC_OK || !gpu) {
+        printf("backend-cuda: 0 passed, 1 failed (cannot open the backends)\n");
+        return 1;
+    }
+    RUN(gemm);
+    RUN(elementwise);
+    RUN(xent);
+    RUN(offload_round_trip);
+    RUN(memory_and_errors);
+    RUN(cuda_local);
+    RUN(nccl);
+    sc_backend_free(gpu);
+    sc_backend_free(cpu);
+    return harness_done("backend-cuda");
+}
