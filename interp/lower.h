@@ -11,8 +11,11 @@
  * transfer gets the rank of its producer, (end time, place in the dataflow
  * run), and every device posts its transfers in that one global order (ties
  * broken by direction, stage and microbatch): a SEND right after the pass
- * that produces it, a RECV after the passes of lower rank. Transfers that
- * fall between the same two passes form one group. Because every device
+ * that produces it, a RECV before the pass that runs when its data is
+ * produced. Transfers that fall between the same two passes form one
+ * group, except that a RECV of data produced while the next pass runs
+ * starts a group of its own (SC_IF_GROUP): that pass must not wait for it.
+ * Because every device
  * lists its transfers in one global order, the streams cannot deadlock
  * (SPEC.md, "Why lowered programs cannot hang"), zero costs included; the
  * verifier proves it anyway.

@@ -324,13 +324,12 @@ static sc_status host_copy(ex *e, const sc_instr *in, size_t k)
             free_parts(e, r, s, L->n - r->moved, L->n);
         r->state = R_HOST;
     } else {
-        size_t off = 0;
-        for (int i = L->n - r->moved; i < L->n; off += L->bytes[i++])
+        for (int i = L->n - r->moved; i < L->n; i++) {
             if (!(r->part[i] = balloc(e, L->bytes[i], "reloaded activation record", s, mb, &st)))
                 return st;
-            else
-                pool_add(e, L->bytes[i]);
-        off = 0;
+            pool_add(e, L->bytes[i]);
+        }
+        size_t off = 0;
         for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
             if ((st = o->copy_start(e->be->ctx, 0, r->part[i], (char *)r->host + off,
                                     L->bytes[i], &t[i])) != SC_OK)

@@ -19,7 +19,11 @@ sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)
 -- of f(t) whose error is reported there with its exit code, for the
 -- prelude's functions that build through the module's C functions.
 local function caller_where()
-  local info = debug.getinfo(3, "Sl")
+  local level, info = 3, debug.getinfo(3, "Sl")
+  while info and (info.what == "C" or info.short_src:find("_prelude%.lua$")) do
+    level = level + 1
+    info = debug.getinfo(level, "Sl")  -- past the prelude's own helpers (sc.fields)
+  end
   return info and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
 end
 local function call_at(where, f, t)
@@ -78,13 +82,26 @@ function sc.offload_of(P)
   if P.link_gbps and P.link_gbps > 0 then
     for _, k in ipairs{"hidden", "seq", "tflops"} do
       if not (tonumber(P[k]) and P[k] > 0) then
-        sc._raise(3, ("offload: link_gbps needs %s > 0 (got %s)"):format(k, tostring(P[k])))
+        sc._raise(3, caller_where() ..
+          ("offload: link_gbps needs %s > 0 (got %s)"):format(k, tostring(P[k])))
       end
     end
     ratio = sc.offload_ratio{hidden = P.hidden, seq = P.seq, tflops = P.tflops, gbps = P.link_gbps}
   end
   return {policy = P.offload, chunks = P.offload_chunks, ratio = ratio,
-          shared = P.link_shared, mem = P.mem and P.mem > 0 and P.mem or nil}
+          shared = P.link_shared, mem = sc.mem_of(P)}
+end
+
+-- The memory limit parameter `mem` (0: none): its value, or `none` when it
+-- is 0 or absent; a negative or NaN value is refused at the recipe's line.
+function sc.mem_of(P, none)
+  local mem = P.mem
+  if mem == nil or mem == 0 then return none end
+  if not (mem > 0) then
+    sc._raise(3, caller_where() .. ("parameter 'mem': must be >= 0 (0: %s), got %s"):format(
+      none and "the default" or "no limit", tostring(mem)))
+  end
+  return mem
 end
 
 -- The fields of sc.program that come straight from parameters: p, m, the
@@ -97,7 +114,8 @@ function sc.fields(P, t)
     if t[k] == nil then t[k] = P[k] end
   end
   if t.offload == nil then t.offload = sc.offload_of(P) end
-  if t.mem == nil and P.mem and P.mem > 0 and P.offload ~= "budget" then t.mem = P.mem end
+  local mem = sc.mem_of(P)
+  if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
   return t
 end
 
@@ -109,7 +127,14 @@ end
 --   half: F = 2i, f = 3p-i-2, B = 3p+c+2i-1, b = 6p+c-i-2  (c = 3 if 2 | p)
 -- (f, B, b: chunk 1's forward, chunk 1's backward, chunk 0's backward).
 function sc.v_block(kind, t)
+  if type(t) ~= "table" then
+    sc._raise(3, caller_where() .. "v_block: expected a table of fields (p, costs, ...) after the kind")
+  end
   local p = t.p or t.devices
+  if math.type(tonumber(p)) ~= "integer" or tonumber(p) < 1 then
+    sc._raise(3, caller_where() .. ("v_block: 'p' must be an integer >= 1 (got %s)"):format(tostring(p)))
+  end
+  p = tonumber(p)
   local spec = {}
   for k, v in pairs(t) do spec[k] = v end
   spec.placement, spec.slots, spec.interval = "v", true, 6

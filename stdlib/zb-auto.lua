@@ -23,7 +23,7 @@ local function per_stage(x)
 end
 local prog = sc.autoschedule {
   p = P.p, m = P.m, tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
-  tcomm = P.tcomm, w_keep = P.w_keep, mem = P.mem > 0 and P.mem or P.p,
+  tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
   offload = sc.offload_of(P),
 }
