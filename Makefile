@@ -61,14 +61,19 @@ CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
 REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(if $(NCCL_H),-lnccl) -lcublas -lcudart -lstdc++ -lpthread -lm
-CUDA_MOD_C := runtime/backend_cuda.c runtime/transport_cuda_local.c runtime/transport_nccl.c runtime/cuda_module.c
-CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/transport_nccl.c),$(CUDA_MOD_C))) \
-               $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*.cu))
+CUDA_MOD_C := runtime/backend/backend_cuda.c runtime/transport/transport_cuda_local.c \
+              runtime/transport/transport_nccl.c runtime/backend/cuda_module.c
+CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/transport/transport_nccl.c),$(CUDA_MOD_C))) \
+               $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*/*.cu))
 CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 
-INTERP_SRC := $(wildcard interp/*.c)
-LANG_SRC   := $(wildcard lang/*.c)
-RUNTIME_SRC := $(filter-out $(CUDA_MOD_C),$(wildcard runtime/*.c))
+# Sources by folder (README.md, Layout); a new file needs no rule.
+INTERP_SRC := $(wildcard interp/*.c interp/*/*.c)
+LANG_SRC   := $(wildcard lang/*.c lang/*/*.c)
+RUNTIME_SRC := $(filter-out $(CUDA_MOD_C),$(wildcard runtime/*.c runtime/*/*.c))
+INTERP_H   := $(wildcard interp/*.h interp/*/*.h)
+LANG_H     := $(wildcard lang/*.h lang/*/*.h)
+RUNTIME_H  := $(wildcard runtime/*.h runtime/*/*.h)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
@@ -92,23 +97,23 @@ $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/runtime/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
+$(BUILD)/runtime/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
 
 # The CUDA module (built only with nvcc).
-$(BUILD)/cudamod/%.o: runtime/%.c $(wildcard interp/*.h runtime/*.h)
+$(BUILD)/cudamod/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
 
-$(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda_impl.h
+$(BUILD)/cudamod/%.o: runtime/%.cu runtime/backend/cuda_impl.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
 
-$(BUILD)/%.o: %.c $(wildcard interp/*.h lang/*.h runtime/*.h)
+$(BUILD)/%.o: %.c $(INTERP_H) $(LANG_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
@@ -151,7 +156,7 @@ FUZZ_PKGS  := clang libclang-rt-14-dev
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/main.o $(BUILD)/lang/cmd_run.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/cli/main.o $(BUILD)/lang/cli/cmd_run.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 # Missing Debian packages: installed when we are root, named otherwise.

@@ -12,9 +12,9 @@
  *   build/bench_auto            all cases
  *   build/bench_auto quick      small cases only
  */
-#include "autosched.h"
-#include "rules.h"
-#include "sim.h"
+#include "auto/autosched.h"
+#include "schedule/rules.h"
+#include "sim/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,11 +17,11 @@
  *   build/bench_interp            all cases
  *   build/bench_interp quick      smaller sizes (a smoke run)
  */
-#include "ir.h"
-#include "lower.h"
-#include "rules.h"
-#include "sim.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "lower/lower.h"
+#include "schedule/rules.h"
+#include "sim/sim.h"
+#include "check/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,11 +16,11 @@
 #include <time.h>
 
 #include "exec.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "model.h"
-#include "rules.h"
+#include "schedule/rules.h"
 #include "run.h"
-#include "transport.h"
+#include "transport/transport.h"
 
 /* ---- a workload that does nothing ---- */
 static size_t e_boundary(void *c, int s) { (void)c; (void)s; return 64; }

@@ -45,9 +45,9 @@
 
 #include <stddef.h>
 
-#include "backend.h"
-#include "ir.h"
-#include "transport.h"
+#include "backend/backend.h"
+#include "ir/ir.h"
+#include "transport/transport.h"
 
 struct sc_workload_ops {
     /* Bytes of the activation flowing into stage s (and of the gradient

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "exec.h"
-#include "offload.h"
-#include "sc_mpi.h"
-#include "transport.h"
+#include "lower/offload.h"
+#include "transport/sc_mpi.h"
+#include "transport/transport.h"
 
 sc_run_opts sc_run_defaults(int stages)
 {

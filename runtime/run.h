@@ -49,9 +49,9 @@
 
 #include <stddef.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "model.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 typedef struct sc_run_opts {
     const char *backend;   /* "cpu" (default) or "cuda" */

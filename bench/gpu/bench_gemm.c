@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 static double now(void)
 {

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ir.h"
-#include "sim.h"
-#include "torchcsv.h"
+#include "ir/ir.h"
+#include "sim/sim.h"
+#include "formats/torchcsv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

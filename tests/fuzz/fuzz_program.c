@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
-#include "sandbox.h"
-#include "sc_limits.h"
-#include "sc_lua.h"
+#include "formats/render.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
+#include "lua/sc_lua.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ir.h"
-#include "render.h"
-#include "sim.h"
+#include "ir/ir.h"
+#include "formats/render.h"
+#include "sim/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

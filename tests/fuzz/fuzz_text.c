@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "render.h"
-#include "sim.h"
-#include "text.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "formats/render.h"
+#include "sim/sim.h"
+#include "ir/text.h"
+#include "check/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "transport.h"
+#include "backend/backend.h"
+#include "transport/transport.h"
 
 static uint32_t rng = 12345;
 static uint32_t next_u32(void)

@@ -6,15 +6,15 @@
 #ifndef SC_INTERP_UTIL_H
 #define SC_INTERP_UTIL_H
 
-#include "block.h"
-#include "dataflow.h"
+#include "schedule/block.h"
+#include "schedule/dataflow.h"
 #include "harness.h"
-#include "ir.h"
-#include "lower.h"
-#include "render.h"
-#include "rules.h"
-#include "sim.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "lower/lower.h"
+#include "formats/render.h"
+#include "schedule/rules.h"
+#include "sim/sim.h"
+#include "check/verify.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * test_atomic.c — sc_write_atomic writes the whole file or leaves the old
  * one, and never leaves a temporary file behind.
  */
-#include "atomic.h"
+#include "formats/atomic.h"
 #include "harness.h"
 
 #include <dirent.h>

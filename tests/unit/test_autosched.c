@@ -7,7 +7,7 @@
  * The search is capped by max_evals (and a time limit that only matters
  * under the sanitizers), so the suite stays fast on two cores.
  */
-#include "autosched.h"
+#include "auto/autosched.h"
 #include "interp_util.h"
 
 /* Realistic costs (T_F, T_B, T_W, T_comm) of the Zero Bubble paper. */

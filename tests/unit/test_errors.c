@@ -2,14 +2,14 @@
  * test_errors.c — malformed programs and arguments are refused, each with
  * its status and a message that says what is wrong and where.
  */
-#include "block.h"
-#include "dataflow.h"
+#include "schedule/block.h"
+#include "schedule/dataflow.h"
 #include "harness.h"
-#include "ir.h"
-#include "lower.h"
-#include "rules.h"
-#include "sim.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "lower/lower.h"
+#include "schedule/rules.h"
+#include "sim/sim.h"
+#include "check/verify.h"
 
 #include <stdlib.h>
 

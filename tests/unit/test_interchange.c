@@ -5,10 +5,10 @@
  */
 #include "harness.h"
 #include "interp_util.h"
-#include "json.h"
-#include "svg.h"
-#include "torchcsv.h"
-#include "trace.h"
+#include "formats/json.h"
+#include "formats/svg.h"
+#include "formats/torchcsv.h"
+#include "formats/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,12 +6,12 @@
  * name the record and the shortfall, budget backing off, rounding to parts.
  */
 #include "harness.h"
-#include "ir.h"
-#include "offload.h"
-#include "render.h"
-#include "rules.h"
-#include "sim.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "lower/offload.h"
+#include "formats/render.h"
+#include "schedule/rules.h"
+#include "sim/sim.h"
+#include "check/verify.h"
 
 #include <stdlib.h>
 

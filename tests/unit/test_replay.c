@@ -4,9 +4,9 @@
  * deadlock of crossing transfer orders, with its wait-for cycle named.
  */
 #include "harness.h"
-#include "ir.h"
-#include "sim.h"
-#include "verify.h"
+#include "ir/ir.h"
+#include "sim/sim.h"
+#include "check/verify.h"
 
 #include <stdlib.h>
 

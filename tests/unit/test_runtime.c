@@ -5,11 +5,11 @@
  * (close, not bitwise), and failures.
  */
 #include "harness.h"
-#include "ir.h"
+#include "ir/ir.h"
 #include "model.h"
-#include "rules.h"
+#include "schedule/rules.h"
 #include "run.h"
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <math.h>
 #include <stdlib.h>

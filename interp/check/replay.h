@@ -1,0 +1,37 @@
+/*
+ * replay.h — the communication semantics of SPEC.md, executed on lowered
+ * streams. Internal to interp/: verify.c uses it to prove that a program
+ * cannot hang, sim.c to time it.
+ *
+ * Semantics (one definition for verifier, simulator and every runtime):
+ *   - a device executes its stream in order;
+ *   - each run of consecutive SEND/RECV instructions is one group, posted at
+ *     once without waiting;
+ *   - a device's groups run one after another in the order posted: a group
+ *     starts when it is posted and the previous group has completed;
+ *   - a transfer completes T_comm after both it and its matching transfer
+ *     sit in running groups; a group completes when all its transfers have;
+ *   - a compute pass waits only for the group holding the RECV it reads;
+ *   - REDUCE waits for every group its device has posted;
+ *   - host copies (offload.h): OFFLOAD and RELOAD start a copy on the
+ *     device's device-to-host or host-to-device channel (in stream order,
+ *     each once posted and the channel is free) and go on; DROP waits for
+ *     its OFFLOAD's copy; a B or BW waits for the RELOAD of its record.
+ *
+ * sc_replay checks the streams first (every transfer matched by exactly one
+ * peer transfer; data sent after it is produced and received before it is
+ * read; every cross-device input received; every record moved to the host
+ * in order F, OFFLOAD, DROP, RELOAD, B on its own device) and then replays
+ * them. Times go
+ * to t0/t1 (indexed offset[d] + k; offset has P+1 entries), or nowhere when
+ * they are NULL. On a deadlock it returns SC_ERR_DEADLOCK with the wait-for
+ * cycle in sc_errmsg().
+ */
+#ifndef SC_REPLAY_H
+#define SC_REPLAY_H
+
+#include "ir/ir_impl.h"
+
+sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * verify.c — completeness of the passes and safety of the streams
+ * (verify.h); sc_check, the pipeline up to a verified program.
+ */
+#include "verify.h"
+#include "ir/ir_impl.h"
+#include "lower/lower.h"
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where a pass sits: device and index in its order, or dev = -1. */
+typedef struct loc {
+    int dev;
+    int32_t idx;
+} loc;
+
+enum { K_F, K_B, K_W, K_BW, K_N };
+
+static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
+{
+    return sc_fail(pg, SC_ERR_PROGRAM, "pass twice: %s s%d mb%d is at d%d #%d and at d%d #%d",
+                   sc_op_name(op), s, mb, a.dev, a.idx, b.dev, b.idx);
+}
+
+/* Is dependency a (must come first) before b on b's device? */
+static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
+{
+    if (a.dev != b.dev || a.idx < b.idx)
+        return SC_OK;
+    return sc_fail(pg, SC_ERR_PROGRAM,
+                   "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
+                   "comes later (#%d)",
+                   b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
+}
+
+sc_status sc_verify_passes(sc_prog *pg)
+{
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    loc *at = malloc(K_N * SM * sizeof(loc));
+    if (!at)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory verifying %zu passes", SM);
+    for (size_t i = 0; i < K_N * SM; i++)
+        at[i].dev = -1;
+    sc_status st = SC_OK;
+    for (int d = 0; d < pg->P; d++) {
+        const sc_vec *ov = &pg->order[d];
+        for (size_t k = 0; k < ov->n; k++) {
+            const sc_instr *in = &ov->v[k];
+            int s = in->stage, mb = in->mb;
+            if (pg->stage_dev[s] != d) {
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but stage %d "
+                             "is placed on d%d",
+                             sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
+                goto done;
+            }
+            loc *l = &at[(size_t)in->op * SM + SC_SM(pg, s, mb)];
+            loc here = {d, (int32_t)k};
+            if (l->dev >= 0) {
+                st = dup_pass(pg, in->op, s, mb, *l, here);
+                goto done;
+            }
+            *l = here;
+        }
+    }
+    for (int s = 0; s < pg->S; s++) {
+        for (int mb = 0; mb < pg->m; mb++) {
+            size_t i = SC_SM(pg, s, mb);
+            loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i],
+                bw = at[K_BW * SM + i];
+            const char *missing = NULL;
+            if (f.dev < 0)
+                missing = "F";
+            else if (bw.dev >= 0 && (b.dev >= 0 || w.dev >= 0)) {
+                loc o = b.dev >= 0 ? b : w;
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "pass twice: s%d mb%d has both BW (d%d #%d) and %s (d%d #%d)", s, mb,
+                             bw.dev, bw.idx, b.dev >= 0 ? "B" : "W", o.dev, o.idx);
+                goto done;
+            } else if (bw.dev < 0 && b.dev < 0)
+                missing = w.dev >= 0 ? "B" : "B or BW";
+            else if (bw.dev < 0 && w.dev < 0)
+                missing = "W";
+            if (missing) {
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "pass missing: %s of stage %d, microbatch %d is on no device "
+                             "(stage %d is placed on d%d)",
+                             missing, s, mb, s, pg->stage_dev[s]);
+                goto done;
+            }
+            /* Dependencies inside one device must be in order. */
+            loc back = bw.dev >= 0 ? bw : b;
+            int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
+            if (s > 0 && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
+                                           SC_OP_F, s, mb)))
+                goto done;
+            if (s == pg->S - 1 && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
+                goto done;
+            if (s + 1 < pg->S) {
+                size_t j = i + (size_t)pg->m;
+                loc nb = at[K_BW * SM + j].dev >= 0 ? at[K_BW * SM + j] : at[K_B * SM + j];
+                int nop = at[K_BW * SM + j].dev >= 0 ? SC_OP_BW : SC_OP_B;
+                if ((st = need_before(pg, nb, nop, s + 1, back, bop, s, mb)))
+                    goto done;
+            }
+            if (bw.dev < 0 && (st = need_before(pg, b, SC_OP_B, s, w, SC_OP_W, s, mb)))
+                goto done;
+            if (bw.dev < 0 && (st = need_before(pg, f, SC_OP_F, s, b, SC_OP_B, s, mb)))
+                goto done;
+        }
+    }
+done:
+    free(at);
+    return st;
+}
+
+sc_status sc_verify_streams(sc_prog *pg)
+{
+    if (!pg->lowered)
+        return sc_fail(pg, SC_ERR_ARG, "the program is not lowered");
+    size_t *offset = malloc(((size_t)pg->P + 1) * sizeof(size_t));
+    if (!offset)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    offset[0] = 0;
+    for (int d = 0; d < pg->P; d++)
+        offset[d + 1] = offset[d] + pg->stream[d].n;
+    sc_status st = sc_replay(pg, offset, NULL, NULL);
+    free(offset);
+    if (st == SC_OK)
+        pg->verified = 1;
+    return st;
+}
+
+sc_status sc_check(sc_prog *pg)
+{
+    if (pg->verified)
+        return SC_OK;
+    sc_status st;
+    if ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg))) ||
+        (st = sc_verify_streams(pg)))
+        return st;
+    return SC_OK;
+}

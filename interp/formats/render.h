@@ -1,0 +1,26 @@
+/*
+ * render.h — text views of a program: the instruction dump and the ASCII
+ * timeline of a simulation.
+ *
+ * Both return a NUL-terminated string allocated with malloc (the caller
+ * frees it), or NULL when out of memory.
+ *
+ * Timeline: one row per device; one column is `unit` time (the shortest
+ * pass, widened so that the makespan fits in `width` columns). A column
+ * shows the pass running at its middle: F, B, W, or X for BW, '.' when
+ * idle. With color, cells are painted by kind (ANSI) and show the
+ * microbatch number modulo 10 instead of the letter.
+ */
+#ifndef SC_RENDER_H
+#define SC_RENDER_H
+
+#include "ir/ir.h"
+#include "sim/sim.h"
+
+/* Widths are clamped to 10..SC_RENDER_MAX_WIDTH columns. */
+#define SC_RENDER_MAX_WIDTH 10000
+
+char *sc_render_dump(const sc_prog *pg);
+char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int color);
+
+#endif

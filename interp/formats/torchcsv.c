@@ -1,0 +1,664 @@
+/*
+ * torchcsv.c — PyTorch pipelining CSV, both dialects, both letter
+ * conventions (torchcsv.h).
+ */
+#include "torchcsv.h"
+#include "ir/ir_impl.h"
+#include "check/verify.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Action types of the CSV. Order matters: compute types first. */
+#define TORCH_TYPES(X)                                                  \
+    X(F, "F")                                                           \
+    X(I, "I")                                                           \
+    X(W, "W")                                                           \
+    X(B, "B")         /* full backward; the input gradient in old files */ \
+    X(BW, "BW")       /* full backward in old files */                 \
+    X(SEND_F, "SEND_F")                                                 \
+    X(RECV_F, "RECV_F")                                                 \
+    X(SEND_B, "SEND_B")                                                 \
+    X(RECV_B, "RECV_B")                                                 \
+    X(UNSHARD, "UNSHARD")                                               \
+    X(RESHARD, "RESHARD")                                               \
+    X(REDUCE_GRAD, "REDUCE_GRAD")
+
+enum {
+#define X(name, text) T_##name,
+    TORCH_TYPES(X)
+#undef X
+    T_COUNT
+};
+static const char *const type_names[] = {
+#define X(name, text) text,
+    TORCH_TYPES(X)
+#undef X
+};
+_Static_assert(sizeof(type_names) / sizeof(type_names[0]) == T_COUNT, "type table");
+
+#define is_compute(t) ((t) <= T_BW)
+#define is_transfer(t) ((t) >= T_SEND_F && (t) <= T_RECV_B)
+
+/* ---- writing ----------------------------------------------------------- */
+
+static const char *compute_letter(int op)
+{
+    switch (op) {
+    case SC_OP_F: return "F";
+    case SC_OP_B: return "I";
+    case SC_OP_W: return "W";
+    default: return "B"; /* BW: PyTorch's full backward */
+    }
+}
+
+/* Column of every pass (compute_only): the first after the pass before it
+ * on its device and after the pass it depends on. */
+static sc_status columns(sc_prog *pg, const size_t *base, long *col)
+{
+    int P = pg->P, S = pg->S;
+    size_t SM = (size_t)S * (size_t)pg->m;
+    long *colF = malloc(SM * sizeof(long)), *colB = malloc(SM * sizeof(long));
+    size_t *pc = calloc((size_t)P, sizeof(size_t));
+    long *last = malloc((size_t)P * sizeof(long));
+    sc_status st = SC_OK;
+    if (!colF || !colB || !pc || !last) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < SM; i++)
+        colF[i] = colB[i] = -1;
+    for (int d = 0; d < P; d++)
+        last[d] = -1;
+    for (int left = P, progress = 1; left > 0 && progress;) {
+        progress = 0;
+        left = 0;
+        for (int d = 0; d < P; d++) {
+            const sc_vec *ov = &pg->order[d];
+            while (pc[d] < ov->n) {
+                const sc_instr *in = &ov->v[pc[d]];
+                int s = in->stage, mb = in->mb;
+                long dep = -1;
+                if (in->op == SC_OP_F)
+                    dep = s > 0 ? colF[SC_SM(pg, s - 1, mb)] : -2;
+                else if (in->op == SC_OP_W)
+                    dep = colB[SC_SM(pg, s, mb)];
+                else
+                    dep = s == S - 1 ? colF[SC_SM(pg, s, mb)] : colB[SC_SM(pg, s + 1, mb)];
+                if (dep == -1)
+                    break; /* not placed yet */
+                long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;
+                col[base[d] + pc[d]] = c;
+                if (in->op == SC_OP_F)
+                    colF[SC_SM(pg, s, mb)] = c;
+                else if (in->op != SC_OP_W)
+                    colB[SC_SM(pg, s, mb)] = c;
+                last[d] = c;
+                pc[d]++;
+                progress = 1;
+            }
+            left += pc[d] < ov->n;
+        }
+        if (left > 0 && !progress)
+            st = sc_fail(pg, SC_ERR_PROGRAM, "the passes form a dependency cycle across devices");
+    }
+done:
+    free(colF);
+    free(colB);
+    free(pc);
+    free(last);
+    return st;
+}
+
+static sc_status write_compute_only(FILE *f, sc_prog *pg)
+{
+    sc_status st = sc_verify_passes(pg);
+    if (st)
+        return st;
+    size_t *base = malloc(((size_t)pg->P + 1) * sizeof(size_t));
+    if (!base)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    base[0] = 0;
+    for (int d = 0; d < pg->P; d++)
+        base[d + 1] = base[d] + pg->order[d].n;
+    long *col = malloc((base[pg->P] + 1) * sizeof(long));
+    if (!col) {
+        free(base);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    }
+    if ((st = columns(pg, base, col)) == SC_OK) {
+        for (int d = 0; d < pg->P; d++) {
+            const sc_vec *ov = &pg->order[d];
+            long c = 0;
+            for (size_t k = 0; k < ov->n; k++) {
+                for (; c < col[base[d] + k]; c++)
+                    fputc(',', f); /* idle steps: empty cells */
+                const sc_instr *in = &ov->v[k];
+                fprintf(f, "%d%s%d", in->stage, compute_letter(in->op), in->mb);
+            }
+            fputc('\n', f);
+        }
+    }
+    free(col);
+    free(base);
+    return st;
+}
+
+static sc_status write_compute_comms(FILE *f, sc_prog *pg)
+{
+    if (!pg->lowered || !pg->verified)
+        return sc_fail(pg, SC_ERR_ARG, "compute_comms needs a lowered, verified program");
+    for (int d = 0; d < pg->P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        const char *sep = "";
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            int act = in->dir == SC_DIR_ACT;
+            switch (in->op) {
+            case SC_OP_SEND: /* our stage is the consumer; PyTorch names the sender */
+                fprintf(f, "%s%d%s%d", sep, act ? in->stage - 1 : in->stage + 1,
+                        act ? "SEND_F" : "SEND_B", in->mb);
+                break;
+            case SC_OP_RECV:
+                fprintf(f, "%s%d%s%d", sep, in->stage, act ? "RECV_F" : "RECV_B", in->mb);
+                break;
+            case SC_OP_REDUCE:
+                for (int c = 0; c < pg->nchunks[d]; c++, sep = ",")
+                    fprintf(f, "%s%dREDUCE_GRAD", sep, pg->dev_stages[d][c]);
+                break;
+            case SC_OP_OPTIM:
+                continue; /* the optimizer step is outside PyTorch's schedule */
+            case SC_OP_OFFLOAD:
+            case SC_OP_DROP:
+            case SC_OP_RELOAD:
+                continue; /* PyTorch has no offload action: the schedule without it */
+            default:
+                fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
+            }
+            sep = ",";
+        }
+        fputc('\n', f);
+    }
+    return SC_OK;
+}
+
+sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect)
+{
+    sc_status st = dialect == SC_TORCH_COMPUTE_ONLY ? write_compute_only(f, pg)
+                                                    : write_compute_comms(f, pg);
+    if (st == SC_OK && (fflush(f) != 0 || ferror(f)))
+        st = sc_fail(pg, SC_ERR_ARG, "write error");
+    return st;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+typedef struct act {
+    int type, stage, mb; /* mb = -1 when the token has none */
+    int row, cell;       /* from 1 */
+    const char *tok;     /* the cell's text, for messages */
+    int toklen;
+} act;
+
+typedef struct reader {
+    act *a;
+    size_t n, cap;
+    int rows;
+    int comms;                  /* a non-compute action was seen */
+    int empty_row, empty_cell;  /* the first empty cell, or 0 */
+    sc_status st;
+    char *err;
+    size_t errlen;
+} reader;
+
+static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, r->errlen, fmt, ap);
+    va_end(ap);
+    r->st = st;
+    return st;
+}
+
+/* "row 2 (rank 1), cell 5 '1W3'" */
+#define AT_FMT "row %d (rank %d), cell %d '%.*s'"
+#define AT(x) (x)->row, (x)->row - 1, (x)->cell, (x)->toklen > 40 ? 40 : (x)->toklen, (x)->tok
+
+static sc_status push_act(reader *r, act a)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        act *v = realloc(r->a, cap * sizeof *v);
+        if (!v)
+            return rfail(r, SC_ERR_NOMEM, "out of memory reading the CSV");
+        r->a = v;
+        r->cap = cap;
+    }
+    r->a[r->n++] = a;
+    return SC_OK;
+}
+
+/* At most 9 digits at *p: the value, -1 when none, -2 when too long. */
+static long digits(const char **p, const char *end)
+{
+    long v = 0;
+    int n = 0;
+    while (*p < end && **p >= '0' && **p <= '9') {
+        if (++n > 9)
+            return -2;
+        v = v * 10 + (**p - '0');
+        (*p)++;
+    }
+    return n ? v : -1;
+}
+
+static const char type_list[] = "F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, "
+                                "REDUCE_GRAD, or (a;b)OVERLAP_F_B";
+
+/* One action <stage><TYPE>[<mb>] in [p, end); `a` has row, cell, tok. */
+static sc_status parse_action(reader *r, const char *p, const char *end, act *a)
+{
+    long stage = digits(&p, end);
+    if (stage < 0)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": %s", AT(a),
+                     stage == -2 ? "stage number too long" : "expected <stage><TYPE>[<mb>], e.g. 0F3");
+    const char *t = p;
+    while (p < end && ((*p >= 'A' && *p <= 'Z') || *p == '_'))
+        p++;
+    int type = -1;
+    for (int i = 0; i < T_COUNT; i++)
+        if ((size_t)(p - t) == strlen(type_names[i]) && memcmp(t, type_names[i], (size_t)(p - t)) == 0)
+            type = i;
+    if (type < 0)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": unknown action type '%.*s' (%s)", AT(a),
+                     (int)(p - t > 20 ? 20 : p - t), t, type_list);
+    long mb = digits(&p, end);
+    if (mb == -2)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": microbatch number too long", AT(a));
+    if (p != end)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": unexpected characters after the action", AT(a));
+    if (mb < 0 && type <= T_RECV_B)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": %s needs a microbatch number", AT(a),
+                     type_names[type]);
+    if (stage >= SC_MAX_STAGES || mb >= SC_MAX_MICROBATCHES)
+        return rfail(r, SC_ERR_LIMIT, AT_FMT ": %s %ld is out of range (at most %d)", AT(a),
+                     stage >= SC_MAX_STAGES ? "stage" : "microbatch",
+                     stage >= SC_MAX_STAGES ? stage : mb,
+                     stage >= SC_MAX_STAGES ? SC_MAX_STAGES - 1 : SC_MAX_MICROBATCHES - 1);
+    a->type = type;
+    a->stage = (int)stage;
+    a->mb = (int)mb;
+    return SC_OK;
+}
+
+static const char *trim(const char **b, const char *e)
+{
+    while (*b < e && (**b == ' ' || **b == '\t'))
+        (*b)++;
+    while (e > *b && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    return e;
+}
+
+/* One cell [b, e) of row, cell: empty, an action, or an OVERLAP_F_B. */
+static sc_status parse_cell(reader *r, int row, int cell, const char *b, const char *e)
+{
+    e = trim(&b, e);
+    if (b == e) {
+        if (!r->empty_row)
+            r->empty_row = row, r->empty_cell = cell;
+        return SC_OK;
+    }
+    act a = {.row = row, .cell = cell, .tok = b, .toklen = (int)(e - b > 1000 ? 1000 : e - b)};
+    if (*b != '(') {
+        if (parse_action(r, b, e, &a))
+            return r->st;
+        r->comms |= !is_compute(a.type);
+        return push_act(r, a);
+    }
+    static const char overlap[] = "OVERLAP_F_B";
+    const char *close = memchr(b, ')', (size_t)(e - b));
+    if (!close || (size_t)(e - close - 1) != sizeof overlap - 1 ||
+        memcmp(close + 1, overlap, sizeof overlap - 1) != 0)
+        return rfail(r, SC_ERR_ARG, AT_FMT ": expected (a;b)OVERLAP_F_B", AT(&a));
+    for (const char *p = b + 1; p < close;) {
+        const char *q = memchr(p, ';', (size_t)(close - p));
+        if (!q)
+            q = close;
+        const char *sb = p, *se = trim(&sb, q);
+        act sub = a;
+        if (parse_action(r, sb, se, &sub))
+            return r->st;
+        if (!is_compute(sub.type))
+            return rfail(r, SC_ERR_ARG, AT_FMT ": OVERLAP_F_B holds compute actions only", AT(&a));
+        if (push_act(r, sub))
+            return r->st;
+        p = q + 1;
+    }
+    return SC_OK;
+}
+
+/* Splits the text into rows and cells (commas; a cell may be quoted). */
+static sc_status parse_text(reader *r, const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (++r->rows > SC_MAX_DEVICES)
+            return rfail(r, SC_ERR_LIMIT, "more than %d rows (ranks)", SC_MAX_DEVICES);
+        int cell = 0;
+        const char *c = p;
+        for (;;) {
+            cell++;
+            const char *b = c, *e;
+            const char *lead = c;
+            while (lead < le && (*lead == ' ' || *lead == '\t'))
+                lead++;
+            if (lead < le && *lead == '"') { /* quoted cell: no quotes inside */
+                b = lead + 1;
+                const char *q = memchr(b, '"', (size_t)(le - b));
+                if (!q)
+                    return rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: unterminated quote",
+                                 r->rows, r->rows - 1, cell);
+                e = q;
+                c = q + 1;
+                while (c < le && (*c == ' ' || *c == '\t'))
+                    c++;
+                if (c < le && *c != ',')
+                    return rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: text after a quoted cell",
+                                 r->rows, r->rows - 1, cell);
+            } else {
+                const char *comma = memchr(c, ',', (size_t)(le - c));
+                e = comma ? comma : le;
+                c = e;
+            }
+            if (parse_cell(r, r->rows, cell, b, e))
+                return r->st;
+            if (c >= le)
+                break;
+            c++; /* past the comma */
+        }
+        p = nl ? nl + 1 : end;
+    }
+    if (r->rows == 0)
+        return rfail(r, SC_ERR_ARG, "the file has no rows");
+    return SC_OK;
+}
+
+/* Passes of one (stage, mb): action index + 1, 0 when absent. */
+typedef struct slot {
+    uint32_t f, i, w, b, bw;
+} slot;
+
+static const char *kind_name(int t)
+{
+    return t == T_F ? "F" : t == T_I ? "I" : t == T_W ? "W" : t == T_B ? "B" : "BW";
+}
+
+/* Checks the stage of a non-compute action against the placement. */
+static sc_status check_other(reader *r, const act *a, const int *dev, int S)
+{
+    int s = a->stage, rank = a->row - 1, peer = -1;
+    if (a->type == T_SEND_F || a->type == T_RECV_B)
+        peer = s + 1;
+    else if (a->type == T_RECV_F || a->type == T_SEND_B)
+        peer = s - 1;
+    if (s >= S)
+        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d (the compute actions name stages 0..%d)",
+                     AT(a), s, S - 1);
+    if (dev[s] != rank)
+        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d is on rank %d (row %d), not on this rank",
+                     AT(a), s, dev[s], dev[s] + 1);
+    if (is_transfer(a->type)) {
+        if (peer < 0 || peer >= S)
+            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: %s of stage %d has no peer stage (stages 0..%d)",
+                         AT(a), peer, type_names[a->type], s, S - 1);
+        if (dev[peer] == rank)
+            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stages %d and %d are both on rank %d: no transfer between them",
+                         AT(a), s, peer, rank);
+    }
+    return SC_OK;
+}
+
+/* The file-order checks of one compute action against its slot. */
+static sc_status check_order(reader *r, const act *v, const slot *sl, size_t k)
+{
+    const act *a = &v[k];
+    uint32_t inp = sl->i ? sl->i : (sl->w && sl->b ? sl->b : 0); /* old files: B then W */
+    int back = a->type != T_W && a->type != T_F;
+    if (a->type == T_W) {
+        if (!inp)
+            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient: stage %d, "
+                         "microbatch %d has no I (or old-style B) before it", AT(a), a->stage, a->mb);
+        if (inp > k + 1)
+            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient (%s at cell %d)",
+                         AT(a), kind_name(v[inp - 1].type), v[inp - 1].cell);
+    }
+    if (back && (!sl->f || sl->f > k + 1))
+        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": backward before its forward: stage %d, "
+                     "microbatch %d has no F before it", AT(a), a->stage, a->mb);
+    return SC_OK;
+}
+
+/* Pushes the actions as orders (compute_only) or streams (compute_comms). */
+static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int comms,
+                       const int *dev)
+{
+    sc_status st = SC_OK;
+    for (size_t k = 0; k < n; k++) {
+        const act *a = &v[k];
+        int d = a->row - 1, s = a->stage;
+        sc_instr in = {.stage = s, .mb = a->mb, .peer = -1};
+        switch (a->type) {
+        case T_F: in.op = SC_OP_F; break;
+        case T_I: in.op = SC_OP_B; break;
+        case T_W: in.op = SC_OP_W; break;
+        case T_B: { /* old files: B followed by W is the input gradient */
+            const slot *sl = &tab[SC_SM(pg, s, a->mb)];
+            in.op = sl->w && !sl->i ? SC_OP_B : SC_OP_BW;
+            break;
+        }
+        case T_BW: in.op = SC_OP_BW; break;
+        case T_SEND_F: in = (sc_instr){.op = SC_OP_SEND, .dir = SC_DIR_ACT,
+                                        .stage = s + 1, .mb = a->mb, .peer = dev[s + 1]}; break;
+        case T_RECV_F: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_ACT,
+                                        .stage = s, .mb = a->mb, .peer = dev[s - 1]}; break;
+        case T_SEND_B: in = (sc_instr){.op = SC_OP_SEND, .dir = SC_DIR_GRAD,
+                                        .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
+        case T_RECV_B: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_GRAD,
+                                        .stage = s, .mb = a->mb, .peer = dev[s + 1]}; break;
+        default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD: our REDUCE ends the stream */
+        }
+        if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
+            return st;
+    }
+    sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+    sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+    for (int d = 0; comms && d < pg->P; d++)
+        if ((st = sc_prog_push_stream(pg, d, reduce)) || (st = sc_prog_push_stream(pg, d, optim)))
+            return st;
+    return SC_OK;
+}
+
+/* Everything after the split into actions; returns the program or NULL. */
+static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
+{
+    const act *v = r->a;
+    size_t n = r->n;
+    int S = 0, m = 0, P = r->rows;
+    sc_prog *pg = NULL;
+    int *dev = NULL;
+    size_t *first = NULL;
+    slot *tab = NULL;
+    *dialect = r->comms ? SC_TORCH_COMPUTE_COMMS : SC_TORCH_COMPUTE_ONLY;
+    if (r->comms && r->empty_row) {
+        rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: empty cell in a compute_comms file "
+              "(a file with SEND/RECV/REDUCE_GRAD actions is fully lowered: no idle cells)",
+              r->empty_row, r->empty_row - 1, r->empty_cell);
+        goto fail;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (is_compute(v[k].type)) {
+            S = v[k].stage + 1 > S ? v[k].stage + 1 : S;
+            m = v[k].mb + 1 > m ? v[k].mb + 1 : m;
+        }
+    if (S == 0) {
+        rfail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
+        goto fail;
+    }
+    dev = malloc((size_t)S * sizeof(int));
+    first = malloc((size_t)S * sizeof(size_t));
+    if (!dev || !first) {
+        rfail(r, SC_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int s = 0; s < S; s++)
+        dev[s] = -1;
+    for (size_t k = 0; k < n; k++) {
+        const act *a = &v[k];
+        if (!is_compute(a->type))
+            continue;
+        if (dev[a->stage] < 0) {
+            dev[a->stage] = a->row - 1;
+            first[a->stage] = k;
+        } else if (dev[a->stage] != a->row - 1) {
+            const act *o = &v[first[a->stage]];
+            rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d on two ranks: rank %d (row %d, cell %d) "
+                  "and rank %d", AT(a), a->stage, o->row - 1, o->row, o->cell, a->row - 1);
+            goto fail;
+        }
+    }
+    for (size_t k = 0; k < n; k++)
+        if (!is_compute(v[k].type) && check_other(r, &v[k], dev, S))
+            goto fail;
+    for (int s = 0; s < S; s++)
+        if (dev[s] < 0) { /* a gap: name the first cell beyond it */
+            size_t k = 0;
+            while (k < n && !(is_compute(v[k].type) && v[k].stage > s))
+                k++;
+            rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: stages are 0..S-1, each on one "
+                  "rank, and stage %d is on no rank", AT(&v[k]), v[k].stage, s);
+            goto fail;
+        }
+    {
+        char *has = calloc((size_t)P, 1);
+        if (!has) {
+            rfail(r, SC_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (int s = 0; s < S; s++)
+            has[dev[s]] = 1;
+        int none = -1;
+        for (int d = P - 1; d >= 0; d--)
+            if (!has[d])
+                none = d;
+        free(has);
+        if (none >= 0) {
+            rfail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank needs a "
+                  "compute action", none + 1, none);
+            goto fail;
+        }
+    }
+    if ((long)S * m * 3 > SC_MAX_PASSES || n >= UINT32_MAX) {
+        rfail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
+              S, m, SC_MAX_PASSES);
+        goto fail;
+    }
+    tab = calloc((size_t)S * (size_t)m, sizeof(slot));
+    if (!tab) {
+        rfail(r, SC_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const act *a = &v[k];
+        if (!is_compute(a->type))
+            continue;
+        slot *sl = &tab[(size_t)a->stage * (size_t)m + (size_t)a->mb];
+        uint32_t *p = a->type == T_F ? &sl->f : a->type == T_I ? &sl->i : a->type == T_W ? &sl->w
+                    : a->type == T_B ? &sl->b : &sl->bw;
+        if (*p) {
+            rfail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: %s of stage %d, microbatch %d is also "
+                  "at cell %d", AT(a), kind_name(a->type), a->stage, a->mb, v[*p - 1].cell);
+            goto fail;
+        }
+        *p = (uint32_t)k + 1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const act *a = &v[k];
+        if (!is_compute(a->type))
+            continue;
+        const slot *sl = &tab[(size_t)a->stage * (size_t)m + (size_t)a->mb];
+        int fulls = (sl->bw != 0) + (sl->b && !(sl->w && !sl->i));
+        int inps = (sl->i != 0) + (sl->b && sl->w && !sl->i);
+        if (a->type != T_F && fulls + inps > 1) {
+            rfail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: stage %d, microbatch %d has more than "
+                  "one backward (I, B, BW)", AT(a), a->stage, a->mb);
+            goto fail;
+        }
+        if (check_order(r, v, sl, k))
+            goto fail;
+    }
+    for (int s = 0; s < S; s++)
+        for (int mb = 0; mb < m; mb++) {
+            const slot *sl = &tab[(size_t)s * (size_t)m + (size_t)mb];
+            const char *what = NULL;
+            if (!sl->f)
+                what = "no F";
+            else if (!sl->i && !sl->b && !sl->bw)
+                what = "no backward (I and W, or B)";
+            else if (sl->i && !sl->w)
+                what = "an I but no W";
+            if (what) {
+                rfail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage %d has %s of "
+                      "microbatch %d (the file names microbatches 0..%d)",
+                      dev[s] + 1, dev[s], s, what, mb, m - 1);
+                goto fail;
+            }
+        }
+    pg = sc_prog_new(P, S, m);
+    if (!pg) {
+        rfail(r, SC_ERR_LIMIT, "%s", sc_new_errmsg());
+        goto fail;
+    }
+    if (sc_prog_set_placement(pg, SC_PLACE_TABLE, dev) != SC_OK) {
+        rfail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
+        goto fail;
+    }
+    sc_status st = build(pg, v, n, tab, r->comms, dev);
+    if (st) { /* out of memory, or a device's order too long */
+        rfail(r, st, "%s", sc_errmsg(pg));
+        goto fail;
+    }
+    free(dev);
+    free(first);
+    free(tab);
+    return pg;
+fail:
+    sc_prog_free(pg);
+    free(dev);
+    free(first);
+    free(tab);
+    return NULL;
+}
+
+sc_prog *sc_torchcsv_read(const char *text, size_t len, sc_torch_dialect *dialect,
+                          sc_status *st, char *err, size_t errlen)
+{
+    reader r = {.err = err, .errlen = errlen};
+    sc_prog *pg = NULL;
+    *dialect = SC_TORCH_COMPUTE_ONLY;
+    if (errlen)
+        err[0] = 0;
+    if (parse_text(&r, text, len) == SC_OK)
+        pg = resolve(&r, dialect);
+    free(r.a);
+    *st = pg ? SC_OK : r.st;
+    return pg;
+}

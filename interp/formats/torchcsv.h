@@ -1,0 +1,75 @@
+/*
+ * torchcsv.h — PyTorch torch.distributed.pipelining schedules as CSV.
+ *
+ * The format (PyTorch's _dump_csv / _load_csv): one row per rank, rank 0
+ * first, no header; one action per cell. An action is
+ *
+ *     <stage><TYPE>[<mb>]        e.g. 0F3, 2I0, 1W7, 3SEND_F2, 1REDUCE_GRAD
+ *     (<a>;<b>;...)OVERLAP_F_B    compute actions run back to back
+ *
+ * TYPE  F forward, I input gradient (our B), W weight gradient, B full
+ * backward (our BW); SEND_F / RECV_F activations, SEND_B / RECV_B
+ * gradients; UNSHARD, RESHARD (FSDP) and REDUCE_GRAD (end of step).
+ * SEND_F names the sending stage s, RECV_F the receiving stage s+1;
+ * SEND_B names the sending stage s, RECV_B the receiving stage s-1.
+ *
+ * Dialects:
+ *   compute_only   compute actions only; an empty cell is an idle step.
+ *                  Our writer puts every pass in the first column after the
+ *                  pass before it on its rank and after the passes it
+ *                  depends on (PyTorch's lock-step executor reads columns as
+ *                  time steps); the receiver adds the communication.
+ *   compute_comms  fully lowered: our streams, one transfer per cell, then
+ *                  one REDUCE_GRAD per stage of the rank; no empty cells.
+ *                  PyTorch has no offload action: OFFLOAD, DROP and RELOAD
+ *                  are left out (the same schedule without offload).
+ *
+ * Reading accepts both dialects (a file with any SEND_/RECV_/UNSHARD/
+ * RESHARD/REDUCE_GRAD cell is compute_comms) and both letter conventions:
+ * PyTorch up to about 2.5 wrote B for the input gradient (followed later by
+ * W of the same stage and microbatch) and BW for the full backward. A B
+ * whose (stage, microbatch) also has a W and no I is read as the input
+ * gradient. The shape comes from the file: P = rows, S = 1 + largest stage
+ * of a compute action, m = 1 + largest microbatch; the placement is where
+ * each stage's actions are. Costs are the defaults of sc_prog_new (set
+ * others before sc_check). compute_only files become orders (sc_prog_push,
+ * lowered by sc_lower); compute_comms files become streams as given
+ * (sc_prog_push_stream: verified, never re-lowered).
+ *
+ * A malformed file is refused with one message naming the row (from 1,
+ * rank = row - 1) and the cell (from 1, empty cells counted):
+ *   SC_ERR_ARG      bad token, empty file, empty cell in compute_comms
+ *   SC_ERR_PROGRAM  unknown stage, stage on two ranks, a rank without
+ *                   stages, pass twice, W before its input gradient,
+ *                   backward before its forward, missing microbatch
+ *
+ *     char err[512];
+ *     sc_status st;
+ *     sc_prog *pg = sc_torchcsv_read(text, len, &dialect, &st, err, sizeof err);
+ *     if (!pg) fprintf(stderr, "%s: %s\n", path, err);
+ *
+ * Writers need a program whose passes verify (compute_only) or that is
+ * lowered and verified (compute_comms: sc_check first).
+ */
+#ifndef SC_TORCHCSV_H
+#define SC_TORCHCSV_H
+
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+typedef enum sc_torch_dialect {
+    SC_TORCH_COMPUTE_ONLY,
+    SC_TORCH_COMPUTE_COMMS
+} sc_torch_dialect;
+
+/* Writes pg in the dialect to f. SC_ERR_ARG when the program is not ready
+ * (message in sc_errmsg), SC_ERR_NOMEM, or SC_ERR_ARG on a write error. */
+sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect);
+
+/* Reads CSV text. Returns the new program (caller frees), or NULL with the
+ * status in *st and one line in err. *dialect gets the dialect found. */
+sc_prog *sc_torchcsv_read(const char *text, size_t len, sc_torch_dialect *dialect,
+                          sc_status *st, char *err, size_t errlen);
+
+#endif

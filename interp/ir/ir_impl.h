@@ -1,0 +1,151 @@
+/*
+ * ir_impl.h — the body of sc_prog, for the modules of interp/ only.
+ * Outside interp/, use the accessors of ir.h.
+ */
+#ifndef SC_IR_IMPL_H
+#define SC_IR_IMPL_H
+
+#include "ir.h"
+#include "lower/offload.h"
+
+#include <stdarg.h>
+
+/* A growable array of instructions (one device's order or stream). */
+typedef struct sc_vec {
+    sc_instr *v;
+    size_t n, cap;
+} sc_vec;
+
+struct sc_prog {
+    int P, S, m;
+    int *stage_dev; /* [S] placement */
+    int *chunk;     /* [S] index of the stage among its device's stages */
+    int *nchunks;   /* [P] stages per device */
+    int **dev_stages; /* [P][nchunks] stages of each device, ascending */
+    double *tf, *tb, *tw; /* [S] per-stage costs */
+    double *mem;    /* [S] units per (stage, microbatch) */
+    double tcomm, w_keep;
+    double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
+    sc_vec *order;  /* [P] compute passes as given */
+    sc_vec *stream; /* [P] lowered; n = 0 until lowered */
+    int lowered, verified;
+    int given;      /* streams came from sc_prog_push_stream: never re-lowered */
+    size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
+    size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    sc_offload_cfg off;   /* offload policy (offload.h); policy NONE: none */
+    double *off_frac;     /* [S*m] fractions of the TABLE policy, or NULL */
+    double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
+    int *off_nlevels;     /* [S] */
+    sc_offload_info *off_info; /* what the last lowering moved, or NULL */
+    char err[768];
+};
+
+sc_status sc_vec_push(sc_vec *vec, sc_instr in);
+void sc_vec_free(sc_vec *vec);
+
+/* Records a printf-style message as the program's error; returns st. */
+sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 3·S·m: no valid program has more passes (F, B and W of each stage and
+ * microbatch), so no order may grow past it. */
+#define sc_prog_max_passes(pg) ((size_t)3 * (size_t)(pg)->S * (size_t)(pg)->m)
+
+/* Drops lowering and verification results (after the order changed). */
+void sc_prog_invalidate(sc_prog *pg);
+
+/* Time of pass op on stage s with the stage's costs (BW: B + W; transfers
+ * and the end-of-step instructions: 0). */
+static inline double sc_op_cost(const sc_prog *pg, int op, int s)
+{
+    switch (op) {
+    case SC_OP_F: return pg->tf[s];
+    case SC_OP_B: return pg->tb[s];
+    case SC_OP_W: return pg->tw[s];
+    case SC_OP_BW: return pg->tb[s] + pg->tw[s];
+    default: return 0;
+    }
+}
+
+static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
+{
+    return sc_op_cost(pg, in->op, in->stage);
+}
+
+/* Memory change of pass op on stage s, in units (SPEC.md §3.3): F adds the
+ * stage's units, B frees (1 - w_keep) of them, W w_keep, BW all. */
+static inline double sc_op_mem(const sc_prog *pg, int op, int s)
+{
+    double u = pg->mem[s];
+    switch (op) {
+    case SC_OP_F: return u;
+    case SC_OP_B: return -(1.0 - pg->w_keep) * u;
+    case SC_OP_W: return -pg->w_keep * u;
+    case SC_OP_BW: return -u;
+    default: return 0;
+    }
+}
+
+static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
+{
+    return sc_op_mem(pg, in->op, in->stage);
+}
+
+/* The fraction an OFFLOAD, DROP or RELOAD moves, in [0, 1]. */
+static inline double sc_instr_frac(const sc_instr *in)
+{
+    return (double)in->frac / SC_FRAC_ONE;
+}
+
+/* Device memory change of any instruction of a stream: compute passes as
+ * sc_pass_mem; DROP frees and RELOAD allocates its fraction of the record;
+ * the rest changes nothing. */
+static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
+{
+    if (sc_op_is_compute(in->op))
+        return sc_pass_mem(pg, in);
+    if (in->op == SC_OP_DROP)
+        return -sc_instr_frac(in) * pg->mem[in->stage];
+    if (in->op == SC_OP_RELOAD)
+        return sc_instr_frac(in) * pg->mem[in->stage];
+    return 0;
+}
+
+/* Dense index of (stage, mb): s * m + mb. */
+#define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
+
+/* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
+ * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s). Sets *dop
+ * to SC_OP_F or SC_OP_B (meaning B or BW) and *ds; 0 when there is none. */
+static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
+{
+    int s = in->stage;
+    if (in->op == SC_OP_F) {
+        *dop = SC_OP_F;
+        *ds = s - 1;
+        return s > 0;
+    }
+    if (in->op != SC_OP_W && s == pg->S - 1) {
+        *dop = SC_OP_F;
+        *ds = s;
+        return 1;
+    }
+    *dop = SC_OP_B;
+    *ds = in->op == SC_OP_W ? s : s + 1;
+    return 1;
+}
+
+/* When pass `in` of device d may start as far as its dependency goes, from
+ * end times endF/endB [S*m] (< 0: not run yet): 0 without a dependency,
+ * < 0 while it has not run, else its end plus T_comm across devices. */
+static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
+                                  const double *endF, const double *endB)
+{
+    int dop, ds;
+    if (!sc_pass_dep(pg, in, &dop, &ds))
+        return 0;
+    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
+    return e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+}
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * lower.c — inserts transfers and the end of step into each device's order
+ * (lower.h).
+ */
+#include "lower.h"
+#include "schedule/dataflow.h"
+#include "ir/ir_impl.h"
+
+#include <stdlib.h>
+
+typedef struct xfer {
+    size_t pos;     /* goes before compute #pos of the order */
+    double tau;     /* when its data is produced */
+    size_t seq;     /* the producer's place in the dataflow run */
+    uint64_t key;   /* tie-break: (dir, stage, mb) */
+    sc_instr in;
+} xfer;
+
+static int xfer_cmp(const void *pa, const void *pb)
+{
+    const xfer *a = pa, *b = pb;
+    if (a->pos != b->pos)
+        return a->pos < b->pos ? -1 : 1;
+    if (a->tau != b->tau)
+        return a->tau < b->tau ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+/* Number of passes (from index 0) that come before a RECV whose data is
+ * produced at tau by the pass that ran seq-th in the dataflow timing. A
+ * pass comes first when it ends before tau, or ends at tau and either ran
+ * (it has a length) or takes no time and ran no later than the producer.
+ * So the RECV is posted before the pass that is running when its data is
+ * produced: the transfer can start at once, and the pass that reads it
+ * finds it there at tau + T_comm, as the dataflow timing assumed. (Posted
+ * after that pass, it would start only when the pass ends, and share a
+ * group with the pass's SENDs.) End times ascend along a device, so this
+ * is a binary search. */
+static size_t count_before(const double *start, const double *end, const size_t *sq, size_t n,
+                           double tau, size_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (end[mid] < tau || (end[mid] == tau && (start[mid] < tau || sq[mid] <= seq)))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t key_of(int dir, int stage, int mb)
+{
+    return ((uint64_t)dir << 60) | ((uint64_t)(uint32_t)stage << 30) | (uint64_t)(uint32_t)mb;
+}
+
+sc_status sc_lower(sc_prog *pg)
+{
+    int P = pg->P, S = pg->S;
+    size_t N = 0, SM = (size_t)S * (size_t)pg->m, maxn = 0;
+    for (int d = 0; d < P; d++) {
+        N += pg->order[d].n;
+        if (pg->order[d].n > maxn)
+            maxn = pg->order[d].n;
+    }
+    sc_status st = SC_OK;
+    double *start = malloc((N + 1) * sizeof(double));
+    double *end = malloc((N + 1) * sizeof(double));
+    double *endF = malloc(SM * sizeof(double));
+    double *endB = malloc(SM * sizeof(double));
+    size_t *seq = malloc((N + 1) * sizeof(size_t));
+    size_t *seqF = malloc(SM * sizeof(size_t)), *seqB = malloc(SM * sizeof(size_t));
+    xfer *xs = malloc((2 * maxn + 1) * sizeof(xfer));
+    if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
+        goto done;
+    }
+    if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK)
+        goto done;
+    size_t base = 0;
+    for (int d = 0; d < P; d++) {
+        for (size_t k = 0; k < pg->order[d].n; k++) {
+            const sc_instr *in = &pg->order[d].v[k];
+            size_t sm = SC_SM(pg, in->stage, in->mb);
+            if (in->op == SC_OP_F) {
+                endF[sm] = end[base + k];
+                seqF[sm] = seq[base + k];
+            } else if (in->op != SC_OP_W) {
+                endB[sm] = end[base + k];
+                seqB[sm] = seq[base + k];
+            }
+        }
+        base += pg->order[d].n;
+    }
+    base = 0;
+    for (int d = 0; d < P; d++) {
+        const sc_vec *ov = &pg->order[d];
+        const double *st0 = start + base;
+        const size_t *sq0 = seq + base;
+        size_t nx = 0;
+        for (size_t k = 0; k < ov->n; k++) {
+            const sc_instr *in = &ov->v[k];
+            int s = in->stage, mb = in->mb;
+            int is_b = in->op == SC_OP_B || in->op == SC_OP_BW;
+            int from = -1, to = -1, dir = 0;
+            if (in->op == SC_OP_F && s > 0 && pg->stage_dev[s - 1] != d)
+                from = s - 1, dir = SC_DIR_ACT;
+            else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
+                from = s + 1, dir = SC_DIR_GRAD;
+            if (from >= 0) {
+                size_t sm = SC_SM(pg, from, mb);
+                double tau = dir == SC_DIR_ACT ? endF[sm] : endB[sm];
+                size_t sp = dir == SC_DIR_ACT ? seqF[sm] : seqB[sm];
+                size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
+                xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
+                                  {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
+                                   .peer = pg->stage_dev[from]}};
+            }
+            if (in->op == SC_OP_F && s + 1 < S && pg->stage_dev[s + 1] != d)
+                to = s + 1, dir = SC_DIR_ACT;
+            else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
+                to = s - 1, dir = SC_DIR_GRAD;
+            if (to >= 0) {
+                /* Passes after k start no earlier than k ends: the SEND goes
+                 * right after its producer. */
+                double tau = end[base + k];
+                xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
+                                  {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
+                                   .peer = pg->stage_dev[to]}};
+            }
+        }
+        int sorted = 1;
+        for (size_t i = 1; i < nx && sorted; i++)
+            sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
+        if (!sorted)
+            qsort(xs, nx, sizeof *xs, xfer_cmp);
+        sc_vec *sv = &pg->stream[d];
+        sv->n = 0;
+        size_t j = 0;
+        for (size_t k = 0; k <= ov->n; k++) {
+            /* A RECV of data produced while pass k runs starts its own
+             * group: pass k must not wait for it (nor for what follows). */
+            for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
+                if (j > j0 && k < ov->n && xs[j].tau > st0[k] && xs[j].tau != xs[j - 1].tau)
+                    xs[j].in.flags |= SC_IF_GROUP;
+                if ((st = sc_vec_push(sv, xs[j].in)) != SC_OK)
+                    goto nomem;
+            }
+            if (k < ov->n && (st = sc_vec_push(sv, ov->v[k])) != SC_OK)
+                goto nomem;
+        }
+        sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+        sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+        if ((st = sc_vec_push(sv, reduce)) != SC_OK || (st = sc_vec_push(sv, optim)) != SC_OK)
+            goto nomem;
+        base += ov->n;
+    }
+    pg->lowered = 1;
+    pg->verified = 0;
+    /* The host copies of an offload policy go in last (offload.h). */
+    if ((st = sc_offload_lower(pg)) != SC_OK) {
+        for (int d = 0; d < P; d++)
+            pg->stream[d].n = 0;
+        pg->lowered = 0;
+    }
+    goto done;
+nomem:
+    st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+done:
+    free(start);
+    free(end);
+    free(endF);
+    free(endB);
+    free(xs);
+    free(seq);
+    free(seqF);
+    free(seqB);
+    return st;
+}

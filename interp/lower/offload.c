@@ -1,0 +1,712 @@
+/*
+ * offload.c — the plan of host copies of an offload policy and their place in
+ * the streams (offload.h).
+ *
+ * The plan works on one device at a time: the host link of a device is its
+ * own (a shared link is modelled as half the speed), so what one device
+ * moves never changes another's timing. From the timing of the streams
+ * without offload (the replay), for each moved record:
+ *
+ *   - its OFFLOAD is posted when its F ends; copies leave in F order on the
+ *     device-to-host channel, each when the one before it is done;
+ *   - its DROP goes to the first *gap* (the place before a compute pass, or
+ *     before REDUCE) the device reaches once the copy has completed, so it
+ *     never waits;
+ *   - its RELOAD: records by B start, latest first, each copy ending by its
+ *     B's start and by the start of the next one on the host-to-device
+ *     channel, as late as that allows; it goes to the last gap the device
+ *     reaches before that start. It must come after the record's DROP:
+ *     otherwise the link cannot take the record, short by the difference.
+ *
+ * A copy then never starts later than planned (the channels are served in
+ * stream order, which is the planned order), so no pass waits; the replay
+ * of the new streams checks it.
+ */
+#include "offload.h"
+#include "ir/ir_impl.h"
+#include "check/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const policy_names[] = {"none", "all", "selective", "budget", "function"};
+
+/* The nearest fraction the runtime can move (ties: the smaller). */
+static double quantize(const sc_prog *pg, int s, double q)
+{
+    int n;
+    const double *lv = sc_prog_offload_levels(pg, s, &n);
+    if (!lv || q <= 0)
+        return q > 0 ? q : 0;
+    double best = 0;
+    for (int k = 0; k <= n; k++)
+        if (fabs(lv[k] - q) < fabs(best - q) - 1e-12)
+            best = lv[k];
+    return best;
+}
+
+/* ---- the timing without offload ----------------------------------------- */
+
+typedef struct base {
+    size_t *offset;   /* [P+1] */
+    double *t0, *t1;  /* [N] */
+    double tol;       /* times closer than this are equal */
+} base;
+
+static void base_free(base *b)
+{
+    free(b->offset);
+    free(b->t0);
+    free(b->t1);
+}
+
+/* Replays the current streams (transfers only) for their timing. */
+static sc_status base_timing(sc_prog *pg, base *b)
+{
+    int P = pg->P;
+    memset(b, 0, sizeof *b);
+    b->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    if (!b->offset)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
+    b->offset[0] = 0;
+    for (int d = 0; d < P; d++)
+        b->offset[d + 1] = b->offset[d] + pg->stream[d].n;
+    size_t N = b->offset[P];
+    b->t0 = malloc((N + 1) * sizeof(double));
+    b->t1 = malloc((N + 1) * sizeof(double));
+    if (!b->t0 || !b->t1)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
+    sc_status st = sc_replay(pg, b->offset, b->t0, b->t1);
+    double span = 0;
+    for (size_t i = 0; i < N && st == SC_OK; i++)
+        span = fmax(span, b->t1[i]);
+    b->tol = 1e-9 * (1 + span);
+    return st;
+}
+
+/* ---- one device's plan --------------------------------------------------- */
+
+typedef struct rec {
+    int s, mb;
+    size_t jF, jB;       /* their compute indices on the device */
+    double life;         /* lifespan: F start to the end of W or BW */
+    double want;         /* fraction the policy asks for (rounded to the runtime's parts) */
+    int banned;          /* budget: left on the device, the link could not take it */
+    int skipped;         /* left on the device: its window is too short */
+    double q, dur;       /* fraction moved (0: stays) and the copy's time */
+    double oend;         /* the OFFLOAD copy completes */
+    size_t drop;         /* gap of the DROP */
+    double rstart;       /* the RELOAD copy starts (at the latest) */
+    long reload;         /* gap of the RELOAD; -1: none possible */
+    double short_by;     /* > 0: the link cannot take the record */
+} rec;
+
+typedef struct dplan {
+    sc_prog *pg;
+    int d;
+    int skip;            /* apply PipeOffload's rule (not to a table) */
+    size_t nc;           /* compute passes */
+    size_t *cidx;        /* [nc] stream index of compute pass j */
+    const double *t0, *t1; /* the base timing of the device's stream */
+    rec *r;              /* [nr] records, in F order */
+    int nr;
+    int *byB;            /* [nr] records by B start, latest first */
+    int *rank;           /* [chunks] 0 for the chunk with the longest lifespans */
+    double *ready;       /* [nc + 1] when the device leaves gap g: its DROPs have waited */
+    double tol;
+} dplan;
+
+static double cstart(const dplan *p, size_t j) { return p->t0[p->cidx[j]]; }
+static double cend(const dplan *p, size_t j) { return p->t1[p->cidx[j]]; }
+/* When the device reaches gap g (the place before compute pass g). */
+static double post(const dplan *p, size_t g) { return g == 0 ? 0 : cend(p, g - 1); }
+
+static const sc_instr *cpass(const dplan *p, size_t j)
+{
+    return &p->pg->stream[p->d].v[p->cidx[j]];
+}
+
+/* A record's place in the order of B starts. */
+typedef struct bkey {
+    double t;
+    size_t jB;
+    int i;
+} bkey;
+
+static int cmp_bkey(const void *pa, const void *pb)
+{
+    const bkey *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t > b->t ? -1 : 1;
+    return a->jB > b->jB ? -1 : a->jB < b->jB;
+}
+
+/* The first gap after F before a pass that starts at or after t (nc, the
+ * gap before REDUCE, when none): a DROP there never delays a pass. */
+static size_t first_gap_after(const dplan *p, size_t jF, double t)
+{
+    size_t lo = jF + 1, hi = p->nc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cstart(p, mid) < t - p->tol)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Plans the copies of the records the policy wants (see the top of the
+ * file). PipeOffload's rule: a record whose window, from the moment its
+ * copy can leave (its F has ended and the channel is free) to one B
+ * duration before its B, is shorter than three transfer times gains
+ * nothing; it stays on the device. */
+static void plan_device(dplan *p)
+{
+    sc_prog *pg = p->pg;
+    double free_at = 0;
+    for (int i = 0; i < p->nr; i++) {
+        rec *r = &p->r[i];
+        r->short_by = 0;
+        r->reload = -1;
+        r->skipped = 0;
+        r->q = r->banned ? 0 : r->want;
+        if (r->q <= 0)
+            continue;
+        r->dur = sc_offload_time(pg, r->s, r->q);
+        double t = fmax(cend(p, r->jF), free_at);
+        double window = cstart(p, r->jB) - sc_pass_cost(pg, cpass(p, r->jB)) - cend(p, r->jF);
+        if (p->skip && window < 3 * r->dur) {
+            r->q = 0;
+            r->skipped = 1;
+            continue;
+        }
+        r->oend = free_at = t + r->dur;
+        r->drop = first_gap_after(p, r->jF, r->oend);
+    }
+    /* A gap's RELOADs are posted once its DROPs have waited. */
+    for (size_t g = 0; g <= p->nc; g++)
+        p->ready[g] = post(p, g);
+    for (int i = 0; i < p->nr; i++)
+        if (p->r[i].q > 0)
+            p->ready[p->r[i].drop] = fmax(p->ready[p->r[i].drop], p->r[i].oend);
+    double next = INFINITY;
+    for (int k = 0; k < p->nr; k++) {
+        rec *r = &p->r[p->byB[k]];
+        if (r->q <= 0)
+            continue;
+        double deadline = fmin(cstart(p, r->jB), next);
+        r->rstart = next = deadline - r->dur;
+        /* The last gap up to B's that the device leaves by rstart (ready
+         * ascends: a gap's DROPs wait no longer than its pass starts). */
+        size_t lo = 0, hi = r->jB + 1;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (p->ready[mid] <= r->rstart + p->tol)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        r->reload = (long)lo - 1;
+        if (r->reload < (long)r->drop)
+            r->short_by = fmax(p->ready[r->drop] - r->rstart, p->tol);
+    }
+}
+
+/* Peak device memory of the device under the plan: the order of the
+ * streams the plan makes (gap: DROPs, then RELOADs; then the pass). */
+static double plan_peak(const dplan *p, double *drop_at, double *reload_at)
+{
+    sc_prog *pg = p->pg;
+    for (size_t g = 0; g <= p->nc; g++)
+        drop_at[g] = reload_at[g] = 0;
+    for (int i = 0; i < p->nr; i++) {
+        const rec *r = &p->r[i];
+        if (r->q > 0 && r->reload >= 0) {
+            drop_at[r->drop] += r->q * pg->mem[r->s];
+            reload_at[r->reload] += r->q * pg->mem[r->s];
+        }
+    }
+    double cur = 0, peak = 0;
+    for (size_t g = 0; g <= p->nc; g++) {
+        cur -= drop_at[g];
+        cur += reload_at[g];
+        peak = fmax(peak, cur);
+        if (g < p->nc) {
+            cur += sc_pass_mem(pg, cpass(p, g));
+            peak = fmax(peak, cur);
+        }
+    }
+    return peak;
+}
+
+/* Fractions for a level L (chunks, longest lifespans first), rounded to
+ * what the runtime moves. */
+static void assign_level(dplan *p, double L)
+{
+    sc_prog *pg = p->pg;
+    for (int i = 0; i < p->nr; i++) {
+        rec *r = &p->r[i];
+        double q = L - p->rank[pg->chunk[r->s]];
+        r->want = quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
+        r->banned = 0;
+    }
+}
+
+/* Plans, and leaves on the device every record the link cannot take, until
+ * the link takes all that is left. */
+static void plan_backing_off(dplan *p)
+{
+    for (;;) {
+        plan_device(p);
+        int bad = 0;
+        for (int i = 0; i < p->nr; i++)
+            if (p->r[i].q > 0 && p->r[i].short_by > 0) {
+                p->r[i].banned = 1;
+                bad++;
+            }
+        if (!bad)
+            return;
+    }
+}
+
+/* ---- the streams ---------------------------------------------------------- */
+
+static int cmp_rstart(const void *pa, const void *pb)
+{
+    const rec *a = *(const rec *const *)pa, *b = *(const rec *const *)pb;
+    return a->rstart < b->rstart ? -1 : a->rstart > b->rstart;
+}
+
+static sc_instr host_instr(int op, const rec *r)
+{
+    sc_instr in = {.op = (uint8_t)op, .stage = r->s, .mb = r->mb};
+    double f = r->q * SC_FRAC_ONE;
+    in.frac = f < 1 ? 1 : f > SC_FRAC_ONE ? SC_FRAC_ONE : (int32_t)llround(f);
+    return in;
+}
+
+/* Device d's stream with the plan's host copies, into out. */
+static sc_status build_stream(const dplan *p, sc_vec *out)
+{
+    sc_prog *pg = p->pg;
+    const sc_vec *sv = &pg->stream[p->d];
+    size_t *nd = calloc(p->nc + 2, sizeof(size_t)), *nrl = calloc(p->nc + 2, sizeof(size_t));
+    const rec **drops = malloc(((size_t)p->nr + 1) * sizeof(rec *));
+    const rec **reloads = malloc(((size_t)p->nr + 1) * sizeof(rec *));
+    const rec **offl = calloc(p->nc + 1, sizeof(rec *)); /* the record of compute j, if moved */
+    sc_status st = SC_OK;
+    if (!nd || !nrl || !drops || !reloads || !offl) {
+        st = SC_ERR_NOMEM;
+        goto done;
+    }
+    /* Bucket the DROPs and RELOADs by gap (counting sort). */
+    for (int i = 0; i < p->nr; i++) {
+        const rec *r = &p->r[i];
+        if (r->q <= 0)
+            continue;
+        nd[r->drop + 1]++;
+        nrl[r->reload + 1]++;
+        offl[r->jF] = r;
+    }
+    for (size_t g = 0; g <= p->nc; g++) {
+        nd[g + 1] += nd[g];
+        nrl[g + 1] += nrl[g];
+    }
+    for (int i = 0; i < p->nr; i++) {
+        const rec *r = &p->r[i];
+        if (r->q > 0) {
+            drops[nd[r->drop]++] = r;
+            reloads[nrl[r->reload]++] = r;
+        }
+    }
+    /* nd[g] is now the end of gap g's bucket; its start is nd[g - 1]. */
+    size_t j = 0, d0 = 0, r0 = 0;
+    int gap_done = 0;
+    for (size_t k = 0; k <= sv->n; k++) {
+        const sc_instr *in = k < sv->n ? &sv->v[k] : NULL;
+        int at_gap = in ? sc_op_is_compute(in->op) || (in->op == SC_OP_REDUCE && !gap_done) : !gap_done;
+        if (at_gap) {
+            size_t g = j, de = nd[g], re = nrl[g];
+            qsort(reloads + r0, re - r0, sizeof *reloads, cmp_rstart);
+            for (; d0 < de; d0++)
+                if ((st = sc_vec_push(out, host_instr(SC_OP_DROP, drops[d0]))) != SC_OK)
+                    goto done;
+            for (; r0 < re; r0++)
+                if ((st = sc_vec_push(out, host_instr(SC_OP_RELOAD, reloads[r0]))) != SC_OK)
+                    goto done;
+            if (j == p->nc)
+                gap_done = 1;
+        }
+        if (!in)
+            break;
+        if ((st = sc_vec_push(out, *in)) != SC_OK)
+            goto done;
+        if (sc_op_is_compute(in->op)) {
+            if (offl[j] && (st = sc_vec_push(out, host_instr(SC_OP_OFFLOAD, offl[j]))) != SC_OK)
+                goto done;
+            j++;
+        }
+    }
+done:
+    free(nd);
+    free(nrl);
+    free(drops);
+    free(reloads);
+    free(offl);
+    return st;
+}
+
+/* ---- the whole program --------------------------------------------------- */
+
+typedef struct planner {
+    sc_prog *pg;
+    base b;
+    dplan *dp;          /* [P] */
+    size_t *jB_of;      /* [S*m] compute index of the B or BW of each record */
+    double *scratch;    /* [2 (maxnc + 1)] */
+} planner;
+
+static sc_status build_plans(planner *pl)
+{
+    sc_prog *pg = pl->pg;
+    int P = pg->P;
+    size_t SM = (size_t)pg->S * (size_t)pg->m, maxnc = 0;
+    pl->dp = calloc((size_t)P, sizeof(dplan));
+    pl->jB_of = malloc(SM * sizeof(size_t));
+    double *endW = malloc(SM * sizeof(double));
+    if (!pl->dp || !pl->jB_of || !endW) {
+        free(endW);
+        return SC_ERR_NOMEM;
+    }
+    for (int d = 0; d < P; d++) {
+        dplan *p = &pl->dp[d];
+        const sc_vec *sv = &pg->stream[d];
+        *p = (dplan){.pg = pg, .d = d, .t0 = pl->b.t0 + pl->b.offset[d],
+                     .t1 = pl->b.t1 + pl->b.offset[d], .tol = pl->b.tol};
+        for (size_t k = 0; k < sv->n; k++)
+            p->nc += sc_op_is_compute(sv->v[k].op);
+        maxnc = p->nc > maxnc ? p->nc : maxnc;
+        p->cidx = malloc((p->nc + 1) * sizeof(size_t));
+        p->r = calloc(p->nc + 1, sizeof(rec));
+        p->byB = malloc((p->nc + 1) * sizeof(int));
+        p->rank = calloc((size_t)pg->nchunks[d], sizeof(int));
+        p->ready = malloc((p->nc + 1) * sizeof(double));
+        if (!p->cidx || !p->r || !p->byB || !p->rank || !p->ready) {
+            free(endW);
+            return SC_ERR_NOMEM;
+        }
+        size_t j = 0;
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            if (!sc_op_is_compute(in->op))
+                continue;
+            p->cidx[j] = k;
+            size_t sm = SC_SM(pg, in->stage, in->mb);
+            if (in->op == SC_OP_B || in->op == SC_OP_BW)
+                pl->jB_of[sm] = j;
+            if (in->op == SC_OP_W || in->op == SC_OP_BW)
+                endW[sm] = p->t1[k];
+            j++;
+        }
+        for (j = 0; j < p->nc; j++) {
+            const sc_instr *in = cpass(p, j);
+            if (in->op == SC_OP_F)
+                p->r[p->nr++] = (rec){.s = in->stage, .mb = in->mb, .jF = j};
+        }
+    }
+    for (int d = 0; d < P; d++) {
+        dplan *p = &pl->dp[d];
+        int nch = pg->nchunks[d];
+        double *sum = calloc((size_t)nch, sizeof(double));
+        if (!sum) {
+            free(endW);
+            return SC_ERR_NOMEM;
+        }
+        bkey *keys = malloc(((size_t)p->nr + 1) * sizeof(bkey));
+        if (!keys) {
+            free(sum);
+            free(endW);
+            return SC_ERR_NOMEM;
+        }
+        for (int i = 0; i < p->nr; i++) {
+            rec *r = &p->r[i];
+            size_t sm = SC_SM(pg, r->s, r->mb);
+            r->jB = pl->jB_of[sm];
+            r->life = endW[sm] - cstart(p, r->jF);
+            sum[pg->chunk[r->s]] += r->life;
+            keys[i] = (bkey){cstart(p, r->jB), r->jB, i};
+        }
+        qsort(keys, (size_t)p->nr, sizeof *keys, cmp_bkey);
+        for (int i = 0; i < p->nr; i++)
+            p->byB[i] = keys[i].i;
+        free(keys);
+        /* Chunks by mean lifespan, longest first (ties: the lower chunk);
+         * every chunk has m records, so sums compare as means. */
+        for (int c = 0; c < nch; c++)
+            for (int e = 0; e < nch; e++)
+                if (sum[e] > sum[c] + p->tol || (fabs(sum[e] - sum[c]) <= p->tol && e < c))
+                    p->rank[c]++;
+        free(sum);
+    }
+    free(endW);
+    pl->scratch = malloc(2 * (maxnc + 2) * sizeof(double));
+    return pl->scratch ? SC_OK : SC_ERR_NOMEM;
+}
+
+static void planner_free(planner *pl)
+{
+    if (pl->dp)
+        for (int d = 0; d < pl->pg->P; d++) {
+            free(pl->dp[d].cidx);
+            free(pl->dp[d].r);
+            free(pl->dp[d].byB);
+            free(pl->dp[d].rank);
+            free(pl->dp[d].ready);
+        }
+    free(pl->dp);
+    free(pl->jB_of);
+    free(pl->scratch);
+    base_free(&pl->b);
+}
+
+static double peak_of(planner *pl, const dplan *p)
+{
+    return plan_peak(p, pl->scratch, pl->scratch + p->nc + 1);
+}
+
+/* Budget: the least level (in 1/64 chunks) that brings the device under
+ * mem, backing off what the link cannot take. */
+static sc_status budget_device(planner *pl, dplan *p, double *level, sc_offload_info *oi)
+{
+    sc_prog *pg = pl->pg;
+    double M = pg->off.mem;
+    long lo = 0, hi = 64L * pg->nchunks[p->d]; /* peak(lo) > M, peak(hi) <= M */
+    *level = 0;
+    if (oi->base_peak[p->d] <= M + p->tol) /* the plan of level 0 is in place */
+        return SC_OK;
+    assign_level(p, hi / 64.0);
+    plan_backing_off(p);
+    double best = peak_of(pl, p);
+    if (best > M + p->tol)
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "offload 'budget': d%d cannot get under mem = %g: its peak is %g units "
+                       "without offload and %g with all the host link takes (ratio %g)",
+                       p->d, M, oi->base_peak[p->d], best, pg->off.ratio);
+    while (hi - lo > 1) {
+        long mid = lo + (hi - lo) / 2;
+        assign_level(p, mid / 64.0);
+        plan_backing_off(p);
+        if (peak_of(pl, p) <= M + p->tol)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    assign_level(p, hi / 64.0);
+    plan_backing_off(p);
+    *level = hi / 64.0;
+    return SC_OK;
+}
+
+/* The refusal: the record the link cannot take whose B comes first. */
+static sc_status refuse(planner *pl)
+{
+    sc_prog *pg = pl->pg;
+    const rec *worst = NULL;
+    const dplan *wp = NULL;
+    int count = 0;
+    for (int d = 0; d < pg->P; d++) {
+        const dplan *p = &pl->dp[d];
+        for (int i = 0; i < p->nr; i++) {
+            const rec *r = &p->r[i];
+            if (r->q <= 0 || r->short_by <= 0)
+                continue;
+            count++;
+            if (!worst || cstart(p, r->jB) < cstart(wp, worst->jB)) {
+                worst = r;
+                wp = p;
+            }
+        }
+    }
+    if (!worst)
+        return SC_OK;
+    char b[96];
+    sc_instr_format(cpass(wp, worst->jB), b, sizeof b);
+    return sc_fail(pg, SC_ERR_PROGRAM,
+                   "offload '%s' (ratio %g%s): the host link of d%d cannot bring s%d mb%d back "
+                   "in time: its RELOAD must start by %g to complete before %s at %g, but the "
+                   "record leaves the device only at %g (short by %g; %d record%s short in all); "
+                   "offload less (selective, budget) or give a faster link",
+                   policy_names[pg->off.policy], pg->off.ratio, pg->off.shared ? ", shared" : "",
+                   wp->d, worst->s, worst->mb, worst->rstart, b, cstart(wp, worst->jB),
+                   worst->rstart + worst->short_by, worst->short_by, count, count == 1 ? "" : "s");
+}
+
+/* Replays the new streams and checks that no pass starts later than
+ * without offload (the plan's promise). */
+static sc_status check_timing(planner *pl)
+{
+    sc_prog *pg = pl->pg;
+    int P = pg->P;
+    base nb;
+    sc_status st = base_timing(pg, &nb);
+    for (int d = 0; d < P && st == SC_OK; d++) {
+        const dplan *p = &pl->dp[d];
+        const sc_vec *sv = &pg->stream[d];
+        size_t j = 0;
+        for (size_t k = 0; k < sv->n && st == SC_OK; k++) {
+            if (!sc_op_is_compute(sv->v[k].op))
+                continue;
+            double late = nb.t0[nb.offset[d] + k] - cstart(p, j);
+            if (late > pl->b.tol) {
+                char a[96];
+                sc_instr_format(&sv->v[k], a, sizeof a);
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "offload '%s' (ratio %g): the host copies delay %s on d%d by %g",
+                             policy_names[pg->off.policy], pg->off.ratio, a, d, late);
+            }
+            j++;
+        }
+    }
+    base_free(&nb);
+    return st;
+}
+
+sc_status sc_offload_lower(sc_prog *pg)
+{
+    sc_offload_free_info(pg);
+    if (pg->off.policy == SC_OFFLOAD_NONE)
+        return SC_OK;
+    int P = pg->P;
+    planner pl = {.pg = pg};
+    sc_offload_info *oi = pg->off_info = calloc(1, sizeof *oi);
+    sc_status st = SC_OK;
+    if (!oi || !(oi->base_peak = calloc((size_t)P, sizeof(double))) ||
+        !(oi->level = calloc((size_t)P, sizeof(double)))) {
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    if ((st = base_timing(pg, &pl.b)) != SC_OK)
+        goto fail;
+    if ((st = build_plans(&pl)) != SC_OK)
+        goto fail;
+    for (int d = 0; d < P; d++) {
+        dplan *p = &pl.dp[d];
+        p->skip = pg->off.policy != SC_OFFLOAD_TABLE;
+        assign_level(p, 0);
+        plan_device(p);
+        oi->base_peak[d] = peak_of(&pl, p);
+        switch (pg->off.policy) {
+        case SC_OFFLOAD_ALL:
+        case SC_OFFLOAD_SELECTIVE: {
+            double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
+            oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
+            assign_level(p, oi->level[d]);
+            plan_device(p);
+            break;
+        }
+        case SC_OFFLOAD_TABLE:
+            for (int i = 0; i < p->nr; i++) {
+                rec *r = &p->r[i];
+                r->want = quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
+            }
+            plan_device(p);
+            break;
+        case SC_OFFLOAD_BUDGET:
+            if ((st = budget_device(&pl, p, &oi->level[d], oi)) != SC_OK)
+                goto fail;
+            break;
+        default:
+            break;
+        }
+    }
+    if ((st = refuse(&pl)) != SC_OK)
+        goto fail;
+    for (int d = 0; d < P; d++) {
+        dplan *p = &pl.dp[d];
+        for (int i = 0; i < p->nr; i++) {
+            const rec *r = &p->r[i];
+            oi->records += r->want > 0;
+            oi->skipped += r->skipped;
+            oi->backed_off += r->want > 0 && r->banned;
+            if (r->q > 0) {
+                oi->moved++;
+                oi->units += r->q * pg->mem[r->s];
+            }
+        }
+    }
+    /* The new streams replace the old ones. The plans keep the old timing
+     * (pl.b) for check_timing, not the old streams. */
+    for (int d = 0; d < P; d++) {
+        sc_vec nv = {0};
+        if ((st = build_stream(&pl.dp[d], &nv)) != SC_OK) {
+            sc_vec_free(&nv);
+            goto fail;
+        }
+        sc_vec old = pg->stream[d];
+        pg->stream[d] = nv;
+        sc_vec_free(&old);
+    }
+    st = check_timing(&pl);
+    if (st)
+        goto fail;
+    planner_free(&pl);
+    return SC_OK;
+fail:
+    if (st == SC_ERR_NOMEM)
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
+    planner_free(&pl);
+    sc_offload_free_info(pg);
+    return st;
+}
+
+/* ---- lives of the records, for policies written as functions ----------- */
+
+sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
+{
+    sc_offload_cfg keep = pg->off;
+    sc_status st = SC_OK;
+    if (keep.policy != SC_OFFLOAD_NONE) {
+        pg->off.policy = SC_OFFLOAD_NONE;
+        sc_prog_invalidate(pg);
+    }
+    base b = {0};
+    if ((st = sc_check(pg)) != SC_OK || (st = base_timing(pg, &b)) != SC_OK)
+        goto done;
+    for (int d = 0; d < pg->P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            if (!sc_op_is_compute(in->op))
+                continue;
+            size_t g = b.offset[d] + k;
+            sc_record_life *l = &ls[SC_SM(pg, in->stage, in->mb)];
+            l->stage = in->stage;
+            l->mb = in->mb;
+            l->device = d;
+            l->chunk = pg->chunk[in->stage];
+            if (in->op == SC_OP_F) {
+                l->f_start = b.t0[g];
+                l->f_end = b.t1[g];
+            }
+            if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+                l->b_start = b.t0[g];
+                l->b_end = b.t1[g];
+            }
+            if (in->op == SC_OP_W || in->op == SC_OP_BW)
+                l->end = b.t1[g];
+        }
+    }
+    for (int s = 0; s < pg->S; s++)
+        for (int mb = 0; mb < pg->m; mb++)
+            ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1);
+done:
+    base_free(&b);
+    if (keep.policy != SC_OFFLOAD_NONE) {
+        pg->off = keep;
+        sc_prog_invalidate(pg);
+    }
+    return st;
+}

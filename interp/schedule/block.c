@@ -1,0 +1,334 @@
+/*
+ * block.c — validity, lifespans, peak memory and unrolling of building
+ * blocks (block.h).
+ */
+#include "block.h"
+#include "ir/ir_impl.h"
+#include "reorder.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define EPS 1e-9
+
+double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s)
+{
+    if (blk->slots)
+        return op == SC_OP_BW ? 2 : 1;
+    switch (op) {
+    case SC_OP_F: return pg->tf[s];
+    case SC_OP_B: return pg->tb[s];
+    case SC_OP_W: return pg->tw[s];
+    default: return pg->tb[s] + pg->tw[s];
+    }
+}
+
+static int fused(const sc_block *blk) { return blk->off[SC_OP_BW] != NULL; }
+
+/* The pass kinds of the block: F, then BW or B and W. */
+static int block_ops(const sc_block *blk, int ops[3])
+{
+    ops[0] = SC_OP_F;
+    if (fused(blk)) {
+        ops[1] = SC_OP_BW;
+        return 2;
+    }
+    ops[1] = SC_OP_B;
+    ops[2] = SC_OP_W;
+    return 3;
+}
+
+/* Overlap of [a, a+da) and [b, b+db) modulo T; a pass that takes no time
+ * overlaps nothing. */
+static int overlap_mod(double a, double da, double b, double db, double T)
+{
+    if (da <= EPS || db <= EPS)
+        return 0;
+    double x = fmod(b - a, T);
+    if (x < 0)
+        x += T;
+    /* b starts x after a (mod T): overlap if x < da, or if a starts inside b */
+    return x < da - EPS || T - x < db - EPS;
+}
+
+/* Pass (op, s) depends on pass (dop, ds). */
+typedef struct dep_t {
+    int op, s, dop, ds;
+} dep_t;
+
+sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
+{
+    double T = blk->interval;
+    if (!(T > 0) || !isfinite(T))
+        return sc_fail(pg, SC_ERR_ARG, "block: the interval must be a positive number (got %g)", T);
+    if (!blk->off[SC_OP_F])
+        return sc_fail(pg, SC_ERR_ARG, "block: offsets of F are missing");
+    if (!fused(blk) && (!blk->off[SC_OP_B] || !blk->off[SC_OP_W]))
+        return sc_fail(pg, SC_ERR_ARG, "block: give offsets for BW, or for both B and W");
+    int ops[3], nops = block_ops(blk, ops);
+    for (int i = 0; i < nops; i++)
+        for (int s = 0; s < pg->S; s++)
+            if (!isfinite(blk->off[ops[i]][s]))
+                return sc_fail(pg, SC_ERR_ARG, "block: offset of %s s%d is not a number",
+                               sc_op_name(ops[i]), s);
+    /* No pass longer than the interval. */
+    for (int i = 0; i < nops; i++)
+        for (int s = 0; s < pg->S; s++)
+            if (sc_block_dur(pg, blk, ops[i], s) > T + EPS)
+                return sc_fail(pg, SC_ERR_PROGRAM,
+                               "block: %s s%d takes %g, longer than the interval %g",
+                               sc_op_name(ops[i]), s, sc_block_dur(pg, blk, ops[i], s), T);
+    /* Collisions among the passes of each device. */
+    for (int d = 0; d < pg->P; d++) {
+        int nc = pg->nchunks[d];
+        for (int a = 0; a < nc * nops; a++) {
+            int sa = pg->dev_stages[d][a / nops], oa = ops[a % nops];
+            double da = sc_block_dur(pg, blk, oa, sa);
+            for (int b = a + 1; b < nc * nops; b++) {
+                int sb = pg->dev_stages[d][b / nops], ob = ops[b % nops];
+                double xa = blk->off[oa][sa], xb = blk->off[ob][sb];
+                if (overlap_mod(xa, da, xb, sc_block_dur(pg, blk, ob, sb), T))
+                    return sc_fail(pg, SC_ERR_PROGRAM,
+                                   "block: on d%d, %s s%d (at %g) and %s s%d (at %g) collide "
+                                   "modulo the interval %g",
+                                   d, sc_op_name(oa), sa, xa, sc_op_name(ob), sb, xb, T);
+            }
+        }
+    }
+    /* Dependencies inside the block. */
+    int bop = fused(blk) ? SC_OP_BW : SC_OP_B;
+    for (int s = 0; s < pg->S; s++) {
+        dep_t dep[3];
+        int nd = 0;
+        if (s > 0)
+            dep[nd++] = (dep_t){SC_OP_F, s, SC_OP_F, s - 1};
+        dep[nd++] = s == pg->S - 1 ? (dep_t){bop, s, SC_OP_F, s}
+                                   : (dep_t){bop, s, bop, s + 1};
+        if (!fused(blk))
+            dep[nd++] = (dep_t){SC_OP_W, s, SC_OP_B, s};
+        for (int i = 0; i < nd; i++) {
+            double ready = blk->off[dep[i].dop][dep[i].ds] +
+                           sc_block_dur(pg, blk, dep[i].dop, dep[i].ds);
+            double at = blk->off[dep[i].op][s];
+            if (at < ready - EPS)
+                return sc_fail(pg, SC_ERR_PROGRAM,
+                               "block: %s s%d starts at %g, but %s s%d it depends on is done "
+                               "only at %g (%g too early)",
+                               sc_op_name(dep[i].op), s, at, sc_op_name(dep[i].dop), dep[i].ds,
+                               ready, ready - at);
+        }
+    }
+    return SC_OK;
+}
+
+sc_status sc_block_lifespans(sc_prog *pg, const sc_block *blk, sc_lifespan *ls)
+{
+    sc_status st = sc_block_check(pg, blk);
+    if (st)
+        return st;
+    for (int s = 0; s < pg->S; s++) {
+        sc_lifespan *l = &ls[s];
+        l->stage = s;
+        l->device = pg->stage_dev[s];
+        l->start = blk->off[SC_OP_F][s];
+        if (fused(blk)) {
+            l->end = l->b_end = blk->off[SC_OP_BW][s] + sc_block_dur(pg, blk, SC_OP_BW, s);
+        } else {
+            l->b_end = blk->off[SC_OP_B][s] + sc_block_dur(pg, blk, SC_OP_B, s);
+            l->end = blk->off[SC_OP_W][s] + sc_block_dur(pg, blk, SC_OP_W, s);
+        }
+    }
+    return SC_OK;
+}
+
+/* Copies of [a, e) repeated every T that cover time t. */
+static double copies(double a, double e, double t, double T)
+{
+    return floor((t - a) / T + EPS) - floor((t - e) / T + EPS);
+}
+
+sc_status sc_block_peak(sc_prog *pg, const sc_block *blk, double *peak)
+{
+    sc_lifespan *ls = malloc((size_t)pg->S * sizeof *ls);
+    if (!ls)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory computing lifespans");
+    sc_status st = sc_block_lifespans(pg, blk, ls);
+    double T = blk->interval, wk = fused(blk) ? 1 : pg->w_keep;
+    for (int d = 0; st == SC_OK && d < pg->P; d++) {
+        /* Memory rises only at the start of an F: the peak is at one. */
+        peak[d] = 0;
+        for (int i = 0; i < pg->nchunks[d]; i++) {
+            double t = ls[pg->dev_stages[d][i]].start, sum = 0;
+            for (int j = 0; j < pg->nchunks[d]; j++) {
+                const sc_lifespan *l = &ls[pg->dev_stages[d][j]];
+                double u = pg->mem[l->stage];
+                sum += u * (1 - wk) * copies(l->start, l->b_end, t, T) +
+                       u * wk * copies(l->start, l->end, t, T);
+            }
+            if (sum > peak[d])
+                peak[d] = sum;
+        }
+    }
+    free(ls);
+    return st;
+}
+
+/* The earliest t' >= t at which a pass of length len on device d collides
+ * with none of the passes placed so far (placed[s]: offset set). */
+static double first_free(const sc_prog *pg, const sc_block *blk, const double *const off[4],
+                         const char *placed_w, int d, double t, double len)
+{
+    int ops[3], nops = block_ops(blk, ops);
+    double T = blk->interval;
+    for (int guard = 0; guard < 64 * (pg->nchunks[d] * 3 + 1); guard++) {
+        int moved = 0;
+        for (int c = 0; c < pg->nchunks[d] && !moved; c++) {
+            int s = pg->dev_stages[d][c];
+            for (int i = 0; i < nops && !moved; i++) {
+                if (ops[i] == SC_OP_W && !placed_w[s])
+                    continue;
+                double o = off[ops[i]][s], dl = sc_block_dur(pg, blk, ops[i], s);
+                if (!overlap_mod(t, len, o, dl, T))
+                    continue;
+                /* Move past the end of that pass's copy that we hit. */
+                double k = floor((t - o) / T + EPS);
+                double endk = o + k * T + dl;
+                t = endk > t + EPS ? endk : o + (k + 1) * T + dl;
+                moved = 1;
+            }
+        }
+        if (!moved)
+            return t;
+    }
+    return NAN;
+}
+
+typedef struct by_time {
+    double t;
+    int s;
+} by_time;
+
+static int by_time_cmp(const void *pa, const void *pb)
+{
+    const by_time *a = pa, *b = pb;
+    if (fabs(a->t - b->t) > EPS)
+        return a->t < b->t ? -1 : 1;
+    return (a->s > b->s) - (a->s < b->s);
+}
+
+sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w)
+{
+    if (!blk->off[SC_OP_F] || !blk->off[SC_OP_B] || fused(blk))
+        return sc_fail(pg, SC_ERR_ARG, "block: placing W needs offsets of F and B");
+    char *placed = calloc((size_t)pg->S, 1);
+    by_time *bs = malloc((size_t)pg->S * sizeof *bs);
+    if (!placed || !bs) {
+        free(placed);
+        free(bs);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing W");
+    }
+    sc_block tmp = *blk;
+    tmp.off[SC_OP_W] = w;
+    const double *off[4] = {blk->off[SC_OP_F], blk->off[SC_OP_B], w, NULL};
+    sc_status st = SC_OK;
+    for (int d = 0; d < pg->P && st == SC_OK; d++) {
+        int nc = pg->nchunks[d];
+        for (int c = 0; c < nc; c++) {
+            int s = pg->dev_stages[d][c];
+            bs[c] = (by_time){off[SC_OP_B][s], s};
+        }
+        qsort(bs, (size_t)nc, sizeof *bs, by_time_cmp);
+        for (int c = 0; c < nc; c++) {
+            int s = bs[c].s;
+            double len = sc_block_dur(pg, &tmp, SC_OP_W, s);
+            double t = first_free(pg, &tmp, off, placed, d,
+                                  bs[c].t + sc_block_dur(pg, &tmp, SC_OP_B, s), len);
+            if (isnan(t)) {
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "block: no room for W s%d on d%d within the interval %g", s, d,
+                             blk->interval);
+                break;
+            }
+            w[s] = t;
+            placed[s] = 1;
+        }
+    }
+    free(placed);
+    free(bs);
+    return st;
+}
+
+void sc_block_pattern(const sc_prog *pg, const double *first, const double *delta, double *off)
+{
+    for (int d = 0; d < pg->P; d++)
+        for (int c = 0; c < pg->nchunks[d]; c++)
+            off[pg->dev_stages[d][c]] = first[c] + d * delta[c];
+}
+
+typedef struct keyed {
+    double t;
+    long tie;
+    sc_instr in;
+} keyed;
+
+static int keyed_cmp(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (fabs(a->t - b->t) > EPS)
+        return a->t < b->t ? -1 : 1;
+    return (a->tie > b->tie) - (a->tie < b->tie);
+}
+
+sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
+{
+    double *cap = malloc((size_t)pg->P * sizeof *cap);
+    if (!cap)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+    sc_status st = sc_block_peak(pg, blk, cap);
+    for (int d = 0; st == SC_OK && d < pg->P; d++) {
+        if (cap[d] > pg->mem_limit + EPS)
+            st = sc_fail(pg, SC_ERR_PROGRAM,
+                         "block: d%d needs %g units of memory in the steady state, more than "
+                         "mem = %g",
+                         d, cap[d], pg->mem_limit);
+        else if (isfinite(pg->mem_limit))
+            cap[d] = pg->mem_limit;
+    }
+    if (st) {
+        free(cap);
+        return st;
+    }
+    int ops[3], nops = block_ops(blk, ops);
+    int maxc = 0;
+    for (int d = 0; d < pg->P; d++)
+        if (pg->nchunks[d] > maxc)
+            maxc = pg->nchunks[d];
+    size_t want = (size_t)maxc * (size_t)nops * (size_t)pg->m;
+    keyed *ks = want <= (size_t)SC_MAX_PASSES ? malloc(want * sizeof *ks) : NULL;
+    if (!ks) {
+        free(cap);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+    }
+    for (int d = 0; d < pg->P && st == SC_OK; d++) {
+        size_t n = 0;
+        for (int c = 0; c < pg->nchunks[d]; c++) {
+            int s = pg->dev_stages[d][c];
+            for (int i = 0; i < nops; i++)
+                for (int mb = 0; mb < pg->m; mb++)
+                    ks[n++] = (keyed){blk->off[ops[i]][s] + mb * blk->interval,
+                                      ((long)mb * 4 + ops[i]) * pg->S + s,
+                                      {.op = (uint8_t)ops[i], .stage = s, .mb = mb, .peer = -1}};
+        }
+        qsort(ks, n, sizeof *ks, keyed_cmp);
+        sc_prog_clear_order(pg, d);
+        for (size_t k = 0; k < n && st == SC_OK; k++)
+            if (sc_vec_push(&pg->order[d], ks[k].in) != SC_OK)
+                st = sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+        pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
+    }
+    free(ks);
+    if (st == SC_OK && !blk->keep_order)
+        st = sc_reorder(pg, cap);
+    free(cap);
+    return st;
+}

@@ -1,0 +1,68 @@
+/*
+ * block.h — building blocks (Controllable Memory paper): the start offset
+ * of every pass of one microbatch, and an interval T; microbatch i is the
+ * block shifted by i*T.
+ *
+ * sc_block_check proves the block valid:
+ *   - no two passes of one device overlap modulo T (a pass occupies
+ *     [offset, offset + duration) with the stage's costs);
+ *   - every dependency is met inside the block: a pass starts no earlier
+ *     than the end of the pass it depends on.
+ * Offsets are in compute time: T_comm is not part of a block (a block fixes
+ * the order of passes; the squeeze adds communication when it times them).
+ * With `slots` set, offsets count slots instead: F, B and W take one slot,
+ * BW two, whatever the costs (the paper's notation; the costs then only
+ * time the unrolled order).
+ *
+ * Lifespans: the activation of stage s lives from the start of its F to the
+ * end of its W (or BW); with w_keep < 1 only that fraction outlives B. The
+ * peak memory of a device in the steady state follows from the lifespans and
+ * T alone: at any time, ceil-like counts of each lifespan's copies overlap
+ * (sc_block_peak). The order, not the timing, decides memory, so the
+ * simulator measures the same peak on the unrolled program once m is large
+ * enough for the steady state; the warm-up and the cool-down never exceed
+ * it.
+ *
+ * sc_block_unroll repeats the block for the program's m microbatches and
+ * orders each device's passes by start time (ties: earlier microbatch,
+ * then F < B < W, then stage); unless keep_order is set it then reorders
+ * the warm-up and the cool-down (reorder.h) under a memory cap: the
+ * program's mem limit when it has one, else each device's block peak. A
+ * block whose peak exceeds the mem limit is refused.
+ *
+ * offsets: off[SC_OP_F][s], off[SC_OP_B][s], off[SC_OP_W][s] for split
+ * backward, or off[SC_OP_BW][s] for fused (then B and W are NULL).
+ */
+#ifndef SC_BLOCK_H
+#define SC_BLOCK_H
+
+#include "ir/ir.h"
+
+typedef struct sc_block {
+    const double *off[4]; /* indexed by SC_OP_F, SC_OP_B, SC_OP_W, SC_OP_BW */
+    double interval;
+    int slots;      /* offsets in slots: F, B, W take one slot, BW two */
+    int keep_order; /* unroll without reordering warm-up and cool-down */
+} sc_block;
+
+typedef struct sc_lifespan {
+    int stage, device;
+    double start, b_end, end; /* F start, B (or BW) end, W (or BW) end */
+} sc_lifespan;
+
+/* Duration of pass op of stage s inside the block. */
+double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s);
+sc_status sc_block_check(sc_prog *pg, const sc_block *blk);
+/* ls[S]: the lifespan of every stage (the block must be valid). */
+sc_status sc_block_lifespans(sc_prog *pg, const sc_block *blk, sc_lifespan *ls);
+/* peak[P]: steady-state peak memory of every device, in units. */
+sc_status sc_block_peak(sc_prog *pg, const sc_block *blk, double *peak);
+/* w[S]: places each W at the first free place after its B (on each device,
+ * B by B in time order), for a block that gives F and B only. */
+sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w);
+/* off[S] from the compact form: chunk c of device d starts at
+ * first[c] + d * delta[c] (c < the most chunks of any device). */
+void sc_block_pattern(const sc_prog *pg, const double *first, const double *delta, double *off);
+sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk);
+
+#endif

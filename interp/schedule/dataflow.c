@@ -1,0 +1,169 @@
+/*
+ * dataflow.c — ideal timing of the orders (dataflow.h). Linear in the
+ * number of passes: a device runs until it meets a dependency not yet done
+ * and is woken when the pass it may wait for completes.
+ */
+#include "dataflow.h"
+#include "ir/ir_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct flow {
+    sc_prog *pg;
+    double *endF, *endB; /* [S*m], < 0 while not done */
+    size_t *base, *pc;
+    double *tfree;
+    int *stack, *queued, nstack;
+    double *start, *end;
+    size_t *seq, nseq;
+} flow;
+
+/* The dependency of pass `in` on device d: its end time (< 0: not done)
+ * and, through *dep, the pass it is. Returns 0 when there is none. */
+static int dependency(const flow *f, int d, const sc_instr *in, double *ready, sc_instr *dep)
+{
+    int dop, ds;
+    if (!sc_pass_dep(f->pg, in, &dop, &ds))
+        return 0;
+    *dep = (sc_instr){.op = (uint8_t)dop, .stage = ds, .mb = in->mb, .peer = -1};
+    *ready = sc_dep_ready(f->pg, d, in, f->endF, f->endB);
+    return 1;
+}
+
+static void wake(flow *f, int d)
+{
+    if (!f->queued[d]) {
+        f->queued[d] = 1;
+        f->stack[f->nstack++] = d;
+    }
+}
+
+static void run_device(flow *f, int d)
+{
+    sc_prog *pg = f->pg;
+    const sc_vec *ov = &pg->order[d];
+    while (f->pc[d] < ov->n) {
+        const sc_instr *in = &ov->v[f->pc[d]];
+        double t = f->tfree[d], ready;
+        sc_instr dep;
+        if (dependency(f, d, in, &ready, &dep)) {
+            if (ready < 0)
+                return;
+            if (ready > t)
+                t = ready;
+        }
+        double e = t + sc_op_cost(pg, in->op, in->stage);
+        size_t g = f->base[d] + f->pc[d];
+        if (f->start) {
+            f->start[g] = t;
+            f->end[g] = e;
+        }
+        if (f->seq)
+            f->seq[g] = f->nseq;
+        f->nseq++;
+        f->tfree[d] = e;
+        f->pc[d]++;
+        size_t sm = SC_SM(pg, in->stage, in->mb);
+        if (in->op == SC_OP_F) {
+            f->endF[sm] = e;
+            if (in->stage + 1 < pg->S)
+                wake(f, pg->stage_dev[in->stage + 1]);
+        } else if (in->op != SC_OP_W) {
+            f->endB[sm] = e;
+            if (in->stage > 0)
+                wake(f, pg->stage_dev[in->stage - 1]);
+        }
+    }
+}
+
+static sc_status report_cycle(flow *f)
+{
+    sc_prog *pg = f->pg;
+    int d = -1;
+    for (int e = 0; e < pg->P && d < 0; e++)
+        if (f->pc[e] < pg->order[e].n)
+            d = e;
+    /* Follow "waits for the device of its dependency" until a repeat. */
+    int *seen = f->queued; /* reused: all zero now */
+    while (!seen[d]) {
+        seen[d] = 1;
+        sc_instr dep;
+        double ready;
+        dependency(f, d, &pg->order[d].v[f->pc[d]], &ready, &dep);
+        d = pg->stage_dev[dep.stage];
+    }
+    char msg[sizeof pg->err];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "dependency cycle across devices: ");
+    int c = d;
+    do {
+        const sc_instr *in = &pg->order[d].v[f->pc[d]];
+        sc_instr dep;
+        double ready;
+        char a[64];
+        dependency(f, d, in, &ready, &dep);
+        sc_instr_format(in, a, sizeof a);
+        int e = pg->stage_dev[dep.stage];
+        /* The table of ends does not say B or BW: look at e's order. */
+        if (dep.op == SC_OP_B)
+            for (size_t k = 0; k < pg->order[e].n; k++) {
+                const sc_instr *x = &pg->order[e].v[k];
+                if (x->op == SC_OP_BW && x->stage == dep.stage && x->mb == dep.mb)
+                    dep.op = SC_OP_BW;
+            }
+        if (len < sizeof msg)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "d%d #%zu (%s) needs %s s%d mb%d from d%d; ",
+                                    d, f->pc[d], a, sc_op_name(dep.op), dep.stage, dep.mb, e);
+        d = e;
+    } while (d != c);
+    if (len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "no device can go on");
+    return sc_fail(pg, SC_ERR_PROGRAM, "%s", msg);
+}
+
+sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq)
+{
+    int P = pg->P;
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    flow f = {.pg = pg, .start = start, .end = end, .seq = seq};
+    f.endF = malloc(SM * sizeof(double));
+    f.endB = malloc(SM * sizeof(double));
+    f.base = malloc((size_t)P * sizeof(size_t));
+    f.pc = calloc((size_t)P, sizeof(size_t));
+    f.tfree = calloc((size_t)P, sizeof(double));
+    f.stack = malloc((size_t)P * sizeof(int));
+    f.queued = calloc((size_t)P, sizeof(int));
+    sc_status st = SC_OK;
+    if (!f.endF || !f.endB || !f.base || !f.pc || !f.tfree || !f.stack || !f.queued) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory timing %zu passes", SM);
+        goto done;
+    }
+    for (size_t i = 0; i < SM; i++)
+        f.endF[i] = f.endB[i] = -1;
+    size_t b = 0;
+    for (int d = 0; d < P; d++) {
+        f.base[d] = b;
+        b += pg->order[d].n;
+    }
+    for (int d = P - 1; d >= 0; d--)
+        wake(&f, d);
+    while (f.nstack > 0) {
+        int d = f.stack[--f.nstack];
+        f.queued[d] = 0;
+        run_device(&f, d);
+    }
+    for (int d = 0; d < P; d++)
+        if (f.pc[d] < pg->order[d].n) {
+            st = report_cycle(&f);
+            break;
+        }
+done:
+    free(f.endF);
+    free(f.endB);
+    free(f.base);
+    free(f.pc);
+    free(f.tfree);
+    free(f.stack);
+    free(f.queued);
+    return st;
+}

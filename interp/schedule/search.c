@@ -1,0 +1,119 @@
+/*
+ * search.c — the V-shape block family and its search (search.h).
+ */
+#include "search.h"
+#include "dataflow.h"
+#include "ir/ir_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk)
+{
+    int P = pg->P, S = pg->S;
+    if (S != 2 * P)
+        return sc_fail(pg, SC_ERR_ARG, "V blocks need two stages per device (S = 2p)");
+    for (int d = 0; d < P; d++)
+        if (pg->nchunks[d] != 2 || pg->dev_stages[d][0] != d)
+            return sc_fail(pg, SC_ERR_ARG, "V blocks need the V placement");
+    double *F = off + SC_OP_F * S, *B = off + SC_OP_B * S, *W = off + SC_OP_W * S;
+    double f0 = (double)(pat->k + 1) * (P - 1) + 1 + pat->af;
+    double B0 = f0 + 1 + pat->aB;
+    double blast = B0 + (double)pat->k * (P - 1) + 1 + pat->ab;
+    for (int d = 0; d < P; d++) {
+        F[d] = (double)pat->k * d;
+        F[2 * P - 1 - d] = f0 - d;
+        B[2 * P - 1 - d] = B0 + (double)pat->k * d;
+        B[d] = blast + (P - 1 - d);
+    }
+    *blk = (sc_block){{F, B, NULL, NULL}, 6, 1, 0};
+    sc_status st = sc_block_place_w(pg, blk, W);
+    if (st)
+        return st;
+    blk->off[SC_OP_W] = W;
+    return sc_block_check(pg, blk);
+}
+
+/* Makespan and bubble rate of the program's orders, as the squeeze times
+ * them. */
+static sc_status measure(sc_prog *pg, double *times, double *makespan, double *bubble)
+{
+    size_t N = 0;
+    for (int d = 0; d < pg->P; d++)
+        N += pg->order[d].n;
+    double *start = times, *end = times + N;
+    sc_status st = sc_dataflow(pg, start, end, NULL);
+    if (st)
+        return st;
+    double mk = 0, busy = 0, span = 0;
+    size_t at = 0;
+    for (int d = 0; d < pg->P; d++) {
+        size_t n = pg->order[d].n;
+        double b = 0;
+        for (size_t k = 0; k < n; k++)
+            b += end[at + k] - start[at + k];
+        if (n) {
+            mk = fmax(mk, end[at + n - 1]);
+            span = fmax(span, end[at + n - 1] - start[at]);
+        }
+        busy = fmax(busy, b);
+        at += n;
+    }
+    *makespan = mk;
+    *bubble = span > 0 ? 1 - busy / span : 0;
+    return SC_OK;
+}
+
+sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
+{
+    int S = pg->S;
+    size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
+    sc_vcand *out = malloc(cap * sizeof *out);
+    double *off = malloc(3 * (size_t)S * sizeof *off);
+    double *peak = malloc((size_t)pg->P * sizeof *peak);
+    double *times = malloc(2 * N * sizeof *times);
+    double limit = pg->mem_limit;
+    sc_status st = SC_OK;
+    *cands = NULL;
+    *n = 0;
+    if (!out || !off || !peak || !times) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory searching blocks");
+        goto done;
+    }
+    pg->mem_limit = INFINITY; /* each block under its own peak */
+    size_t got = 0;
+    for (int k = 1; k <= kmax; k++)
+        for (int af = 0; af < 6; af++)
+            for (int aB = 0; aB < 6; aB++)
+                for (int ab = 0; ab < 6; ab++) {
+                    sc_vpattern pat = {k, af, aB, ab};
+                    sc_block blk;
+                    st = sc_vpattern_block(pg, &pat, off, &blk);
+                    if (st == SC_ERR_ARG || st == SC_ERR_NOMEM)
+                        goto done;
+                    if (st) /* this pattern collides: not a block */
+                        continue;
+                    if ((st = sc_block_peak(pg, &blk, peak)) != SC_OK ||
+                        (st = sc_block_unroll(pg, &blk)) != SC_OK)
+                        goto done;
+                    sc_vcand *c = &out[got];
+                    c->pat = pat;
+                    c->peak = 0;
+                    for (int d = 0; d < pg->P; d++)
+                        c->peak = fmax(c->peak, peak[d]);
+                    if ((st = measure(pg, times, &c->makespan, &c->bubble_rate)) != SC_OK)
+                        goto done;
+                    got++;
+                }
+    st = SC_OK;
+    *cands = out;
+    *n = got;
+    out = NULL;
+done:
+    pg->mem_limit = limit;
+    free(out);
+    free(off);
+    free(peak);
+    free(times);
+    return st;
+}

@@ -1,0 +1,182 @@
+/*
+ * sim.c — timing, busy time, bubble rate and memory of a lowered program
+ * (sim.h). The timing itself is the replay of replay.c.
+ */
+#include "sim.h"
+#include "ir/ir_impl.h"
+#include "check/replay.h"
+#include "lower/lower.h"
+#include "check/verify.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+void sc_sim_free(sc_sim *sim)
+{
+    if (!sim)
+        return;
+    free(sim->busy);
+    free(sim->start);
+    free(sim->end);
+    free(sim->peak_mem);
+    free(sim->offset);
+    free(sim->t0);
+    free(sim->t1);
+    free(sim->mem);
+    free(sim->host);
+    free(sim->host_peak);
+    free(sim->link_busy);
+    free(sim);
+}
+
+void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int n, double *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    if (!sim->host || n < 1 || !(sim->makespan > 0))
+        return;
+    double w = sim->makespan / n;
+    int op = dir ? SC_OP_RELOAD : SC_OP_OFFLOAD;
+    for (size_t k = 0; k < pg->stream[d].n; k++) {
+        if (pg->stream[d].v[k].op != op)
+            continue;
+        double a = sim->t0[sim->offset[d] + k], b = sim->t1[sim->offset[d] + k];
+        for (int i = (int)fmax(0, floor(a / w)); i < n && i * w < b; i++)
+            out[i] += (fmin(b, (i + 1) * w) - fmax(a, i * w)) / w;
+    }
+}
+
+/* Host memory, link busy time and the units moved, when some stream holds
+ * host copies (else the fields stay NULL and 0). */
+static sc_status host_memory(sc_prog *pg, sc_sim *sim)
+{
+    int P = pg->P, any = 0;
+    for (int d = 0; d < P && !any; d++)
+        for (size_t k = 0; k < pg->stream[d].n && !any; k++)
+            any = sc_op_is_host(pg->stream[d].v[k].op);
+    if (!any)
+        return SC_OK;
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    sim->host = malloc((sim->offset[P] + 1) * sizeof(double));
+    sim->host_peak = calloc((size_t)P, sizeof(double));
+    sim->link_busy = calloc(2 * (size_t)P, sizeof(double));
+    double *held = calloc(SM, sizeof(double)); /* host units of each record */
+    if (!sim->host || !sim->host_peak || !sim->link_busy || !held) {
+        free(held);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    }
+    for (int d = 0; d < P; d++) {
+        double cur = 0;
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            const sc_instr *in = &pg->stream[d].v[k];
+            size_t g = sim->offset[d] + k;
+            if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
+                sim->link_busy[2 * d + (in->op == SC_OP_RELOAD)] += sim->t1[g] - sim->t0[g];
+                if (in->op == SC_OP_OFFLOAD) {
+                    size_t sm = SC_SM(pg, in->stage, in->mb);
+                    held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
+                    cur += held[sm];
+                    sim->moved += held[sm];
+                }
+            } else if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                cur -= held[sm]; /* it waited for the copy back: the host copy is free */
+                held[sm] = 0;
+            }
+            sim->host[g] = cur;
+            if (cur > sim->host_peak[d])
+                sim->host_peak[d] = cur;
+        }
+    }
+    free(held);
+    return SC_OK;
+}
+
+sc_status sc_simulate(sc_prog *pg, sc_sim **out)
+{
+    *out = NULL;
+    /* The timed replay below is also the verification of the streams (the
+     * same replay sc_verify_streams runs), so it is not run twice. */
+    sc_status st = SC_OK;
+    if (!pg->verified && ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg)))))
+        return st;
+    int P = pg->P;
+    sc_sim *sim = calloc(1, sizeof *sim);
+    if (!sim)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    sim->P = P;
+    sim->busy = calloc((size_t)P, sizeof(double));
+    sim->start = calloc((size_t)P, sizeof(double));
+    sim->end = calloc((size_t)P, sizeof(double));
+    sim->peak_mem = calloc((size_t)P, sizeof(double));
+    sim->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->offset)
+        goto nomem;
+    sim->offset[0] = 0;
+    for (int d = 0; d < P; d++)
+        sim->offset[d + 1] = sim->offset[d] + pg->stream[d].n;
+    size_t N = sim->offset[P];
+    sim->t0 = malloc((N + 1) * sizeof(double));
+    sim->t1 = malloc((N + 1) * sizeof(double));
+    sim->mem = malloc((N + 1) * sizeof(double));
+    if (!sim->t0 || !sim->t1 || !sim->mem)
+        goto nomem;
+    if ((st = sc_replay(pg, sim->offset, sim->t0, sim->t1)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
+    pg->verified = 1;
+    if ((st = host_memory(pg, sim)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
+    double span = 0, busy = 0;
+    for (int d = 0; d < P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        double cur = 0, peak = 0, first = -1, last = 0, b = 0;
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t g = sim->offset[d] + k;
+            cur += sc_instr_mem(pg, in);
+            if (cur > peak)
+                peak = cur;
+            if (sc_op_is_compute(in->op)) {
+                double t = sim->t1[g] - sim->t0[g];
+                b += t;
+                if (first < 0)
+                    first = sim->t0[g];
+                if (sim->t1[g] > last)
+                    last = sim->t1[g];
+            }
+            sim->mem[g] = cur;
+        }
+        sim->busy[d] = b;
+        sim->start[d] = first < 0 ? 0 : first;
+        sim->end[d] = last;
+        sim->peak_mem[d] = peak;
+        if (last - sim->start[d] > span)
+            span = last - sim->start[d];
+        if (b > busy)
+            busy = b;
+        if (last > sim->makespan)
+            sim->makespan = last;
+    }
+    sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
+    /* Finite costs can still add up past the largest double. */
+    int finite = isfinite(sim->makespan) && isfinite(sim->bubble_rate);
+    for (int d = 0; d < P; d++)
+        finite = finite && isfinite(sim->busy[d]) && isfinite(sim->peak_mem[d]);
+    if (!finite) {
+        sc_sim_free(sim);
+        return sc_fail(pg, SC_ERR_ARG,
+                       "simulation: times or memory add up past the largest number (%g); "
+                       "give costs and units in a larger unit",
+                       DBL_MAX);
+    }
+    *out = sim;
+    return SC_OK;
+nomem:
+    sc_sim_free(sim);
+    return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+}

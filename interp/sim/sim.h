@@ -1,0 +1,61 @@
+/*
+ * sim.h — discrete-event simulation of a lowered program.
+ *
+ * The streams are replayed under the communication semantics of SPEC.md
+ * (the same replay the verifier uses) with the cost model: a compute pass
+ * takes its stage's T_F, T_B, T_W (BW: T_B + T_W); a transfer takes T_comm
+ * from the moment both its sides are posted in running groups; REDUCE and
+ * OPTIM take no time. Compute and communication overlap.
+ *
+ * Results:
+ *   makespan     end of the last pass on any device (the first starts at 0);
+ *   bubble_rate  1 - max_d busy_d / max_d (end_d - start_d);
+ *   busy[d]      sum of compute time on device d;
+ *   peak_mem[d]  highest activation memory on device d, in units: F adds its
+ *                stage's units, B frees (1 - w_keep) of them, W frees
+ *                w_keep of them, BW frees all;
+ *   t0/t1        start and end of every instruction (transfers: when the
+ *                group was posted and when it completed; OFFLOAD and RELOAD:
+ *                when their copy starts and ends on the host link; DROP:
+ *                when the device reaches it and when it frees the record);
+ *   mem          device memory after every instruction: DROP frees and
+ *                RELOAD allocates its fraction of the record (offload.h);
+ *   host_peak[d] highest host memory holding device d's records, in units:
+ *                OFFLOAD adds its fraction, the B (or BW) that reads the
+ *                reloaded record frees it;
+ *   link_busy    time each host-link channel is busy: [2d] device-to-host,
+ *                [2d+1] host-to-device.
+ *
+ * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
+ */
+#ifndef SC_SIM_H
+#define SC_SIM_H
+
+#include "ir/ir.h"
+
+typedef struct sc_sim {
+    int P;
+    double makespan, bubble_rate;
+    double *busy, *start, *end, *peak_mem; /* [P] */
+    size_t *offset;        /* [P+1]: instruction k of device d is offset[d] + k */
+    double *t0, *t1;       /* [offset[P]] start and end times */
+    double *mem;           /* [offset[P]] memory of the device after instruction */
+    /* Offload; NULL (and 0) when no stream holds host copies: */
+    double *host;          /* [offset[P]] host memory of the device after instruction */
+    double *host_peak;     /* [P] */
+    double *link_busy;     /* [2P] */
+    double moved;          /* units moved to the host in the step */
+} sc_sim;
+
+/* Link usage over time: the fraction of each of n equal slices of
+ * [0, makespan] in which device d's host-link channel dir (0: to the host,
+ * OFFLOAD; 1: back, RELOAD) is busy; all 0 without host copies. */
+#define SC_USAGE_BINS 20
+void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int n, double *out);
+
+/* Simulates a lowered program (sc_check first). On a deadlock the status is
+ * SC_ERR_DEADLOCK and the message names the cycle. */
+sc_status sc_simulate(sc_prog *pg, sc_sim **out);
+void sc_sim_free(sc_sim *sim);
+
+#endif

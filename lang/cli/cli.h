@@ -1,0 +1,39 @@
+/*
+ * cli.h — the command line's file outputs and the import command
+ * (SPEC.md, "Command line"): export, show --svg/--trace, import.
+ *
+ * Every function prints its own one-line error ("stagecraft: error: ...")
+ * and returns the exit code (0 on success). Files are written to a
+ * temporary file in the same directory and renamed into place, so a
+ * failed export leaves nothing half-written; "-" is standard output.
+ */
+#ifndef SC_CLI_H
+#define SC_CLI_H
+
+#include "lua/sc_lua.h"
+
+/* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
+ * path, or NULL / "-" for standard output. */
+int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp);
+
+/* show --svg FILE and/or --trace FILE. */
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
+
+/* run --trace FILE: the measured timeline (seconds) beside the simulated
+ * one, scaled to the same span. */
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured);
+
+/* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
+ * the limits; pushes what it returns or the error (lua_pcall's code). */
+int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
+/* Prints the error on the stack top (one line; a limit named as such), pops
+ * it, returns its exit code. */
+int sc_cli_lua_fail(lua_State *L);
+/* --trust and the limits options at argv[i]: the arguments used (0: not one
+ * of them; < 0: an error, message in msg). */
+int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
+
+/* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
+int sc_cli_import(int argc, char **argv);
+
+#endif

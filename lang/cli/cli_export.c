@@ -1,0 +1,341 @@
+/*
+ * cli_export.c — export, show --svg/--trace and import (cli.h).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/json.h"
+#include "formats/render.h"
+#include "formats/svg.h"
+#include "formats/torchcsv.h"
+#include "formats/trace.h"
+
+#define EXIT_USAGE 2
+
+static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failf(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stagecraft: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+/* What one output needs: the program, its simulation, a name. */
+typedef struct job {
+    const char *format;
+    sc_prog *pg;
+    const sc_sim *sim;
+    const char *name;
+    const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
+} job;
+
+static sc_status write_job(FILE *f, const job *j)
+{
+    const char *fm = j->format;
+    if (strcmp(fm, "torch-csv") == 0)
+        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_ONLY);
+    if (strcmp(fm, "torch-csv-comms") == 0)
+        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS);
+    if (strcmp(fm, "json") == 0)
+        return sc_json_write(f, j->pg, j->sim, j->name);
+    if (strcmp(fm, "svg") == 0)
+        return sc_svg_write(f, j->pg, j->sim, j->name);
+    if (j->measured) {
+        /* Simulated times scaled so that both timelines span the same. */
+        double mk = 0, sim_mk = j->sim->makespan;
+        for (int d = 0; d < sc_prog_devices(j->pg); d++)
+            for (size_t k = j->measured->offset[d]; k < j->measured->offset[d + 1]; k++)
+                mk = mk > j->measured->t1[k] ? mk : j->measured->t1[k];
+        sc_timing t[2] = {{j->measured, "measured", 1e6},
+                          {j->sim, "simulated (scaled to the measured step)",
+                           sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
+        return sc_trace_write(f, j->pg, t, 2);
+    }
+    sc_timing t = {j->sim, "simulated", 0};
+    return sc_trace_write(f, j->pg, &t, 1);
+}
+
+static int write_file(const char *path, const job *j);
+
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured)
+{
+    job j = {"trace", pg, sim, "run", measured};
+    return write_file(path, &j);
+}
+
+/* Writes the job to path ("-" or NULL: stdout) through a temporary file in
+ * the same directory, renamed into place only when everything was written. */
+static int write_file(const char *path, const job *j)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        sc_status st = write_job(stdout, j);
+        return st ? failf(sc_status_exit_code(st), "cannot write %s: %s", j->format,
+                          st == SC_ERR_NOMEM ? "out of memory" : sc_errmsg(j->pg))
+                  : 0;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return failf(4, "out of memory");
+    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return failf(EXIT_USAGE, "cannot write '%s': %s", path, strerror(e));
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    sc_status st = f ? write_job(f, j) : SC_ERR_NOMEM;
+    int bad = st != SC_OK;
+    int e = errno;
+    if (f) {
+        if (fclose(f) != 0 && !bad)
+            bad = 1, e = errno;
+    } else {
+        close(fd);
+    }
+    if (!bad && rename(tmp, path) != 0)
+        bad = 1, e = errno;
+    int rc = 0;
+    if (bad) {
+        unlink(tmp);
+        if (st == SC_ERR_NOMEM)
+            rc = failf(4, "out of memory writing '%s'", path);
+        else if (st != SC_OK && sc_errmsg(j->pg)[0] && strcmp(sc_errmsg(j->pg), "write error"))
+            rc = failf(sc_status_exit_code(st), "%s", sc_errmsg(j->pg));
+        else
+            rc = failf(EXIT_USAGE, "cannot write '%s': %s", path, strerror(e));
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Verifies and simulates; prints the error and returns its exit code. */
+static int prepare(sc_lprog *lp, const sc_sim **sim)
+{
+    sc_status st = sc_lua_check(lp);
+    if (st == SC_OK)
+        *sim = sc_lua_sim(lp, &st);
+    if (st)
+        return failf(sc_status_exit_code(st), "%s%s", lp->where, sc_errmsg(lp->pg));
+    return 0;
+}
+
+static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
+
+int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp)
+{
+    if (!format)
+        return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
+    int known = 0;
+    for (int i = 0; formats[i]; i++)
+        known |= strcmp(formats[i], format) == 0;
+    if (!known)
+        return failf(EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
+                     format);
+    const sc_sim *sim = NULL;
+    int rc = prepare(lp, &sim);
+    if (rc)
+        return rc;
+    job j = {format, lp->pg, sim, recipe, NULL};
+    return write_file(out, &j);
+}
+
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp)
+{
+    const sc_sim *sim = NULL;
+    int rc = prepare(lp, &sim);
+    if (!rc && svg) {
+        job j = {"svg", lp->pg, sim, recipe, NULL};
+        rc = write_file(svg, &j);
+    }
+    if (!rc && trace) {
+        job j = {"trace", lp->pg, sim, recipe, NULL};
+        rc = write_file(trace, &j);
+    }
+    return rc;
+}
+
+/* ---- import ------------------------------------------------------------- */
+
+static char *read_all(const char *path, size_t *len, int *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = errno;
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *b = realloc(buf, cap * 2);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    *err = buf && ferror(f) ? EIO : (buf ? 0 : ENOMEM);
+    fclose(f);
+    if (*err) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+typedef struct costs {
+    double tf, tb, tw, tcomm, w_keep, mem;
+} costs;
+
+/* -D NAME=VALUE of import: the cost and memory model. */
+static int import_define(const char *kv, costs *c)
+{
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    if (!kv || !eq || eq == kv)
+        return failf(EXIT_USAGE, "-D needs NAME=VALUE");
+    char *end;
+    double x = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end)
+        return failf(EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
+                     kv, eq + 1);
+    static const char *const names[] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem"};
+    double *slots[] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem};
+    for (int i = 0; i < 6; i++)
+        if (strlen(names[i]) == (size_t)(eq - kv) && strncmp(kv, names[i], (size_t)(eq - kv)) == 0) {
+            *slots[i] = x;
+            return 0;
+        }
+    return failf(EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
+                 "tcomm, w_keep, mem)", (int)(eq - kv), kv);
+}
+
+static sc_status apply_costs(sc_prog *pg, const costs *c)
+{
+    double share = (double)sc_prog_devices(pg) / sc_prog_stages(pg);
+    sc_status st;
+    if ((st = sc_prog_set_cost(pg, -1, c->tf * share, c->tb * share, c->tw * share)) ||
+        (st = sc_prog_set_mem(pg, -1, c->mem * share)) || (st = sc_prog_set_comm(pg, c->tcomm)) ||
+        (st = sc_prog_set_w_keep(pg, c->w_keep)))
+        return st;
+    return SC_OK;
+}
+
+static void json_array(const double *v, int n)
+{
+    putchar('[');
+    for (int i = 0; i < n; i++)
+        printf("%s%.15g", i ? ", " : "", v[i]);
+    putchar(']');
+}
+
+static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, const sc_sim *sim,
+                   int json)
+{
+    int P = sc_prog_devices(pg);
+    double peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = fmax(peak, sim->peak_mem[d]);
+    const char *dn = dialect == SC_TORCH_COMPUTE_ONLY ? "compute_only" : "compute_comms";
+    if (json) {
+        printf("{\"file\": ");
+        sc_json_string(stdout, path);
+        printf(", \"dialect\": \"%s\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, "
+               "\"instructions\": %zu, \"makespan\": %.15g, \"bubble_rate\": %.15g, "
+               "\"peak_memory\": ",
+               dn, P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
+               sim->makespan, sim->bubble_rate);
+        json_array(sim->peak_mem, P);
+        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
+        json_array(sim->busy, P);
+        printf("}\n");
+        return;
+    }
+    printf("file          %s (PyTorch pipelining CSV, %s)\n", path, dn);
+    printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu verified\n", P,
+           sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+    printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
+           sim->makespan, 100 * sim->bubble_rate, peak);
+    char *t = sc_render_timeline(pg, sim, 120, 0);
+    if (t)
+        fputs(t, stdout);
+    free(t);
+}
+
+int sc_cli_import(int argc, char **argv)
+{
+    const char *path = NULL;
+    int json = 0, dump = 0, rc;
+    costs c = {1, 1, 1, 0, 1, 1};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "-D", 2) == 0) {
+            if ((rc = import_define(a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL), &c)))
+                return rc;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--dump") == 0) {
+            dump = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return failf(EXIT_USAGE, "unknown option '%s' for 'import'", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            return failf(EXIT_USAGE, "unexpected argument '%s'", a);
+        }
+    }
+    if (!path)
+        return failf(EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+    size_t len = 0;
+    int e;
+    char *text = read_all(path, &len, &e);
+    if (!text)
+        return failf(e == ENOMEM ? 4 : EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
+    char err[512];
+    sc_status st;
+    sc_torch_dialect dialect;
+    sc_prog *pg = sc_torchcsv_read(text, len, &dialect, &st, err, sizeof err);
+    free(text);
+    if (!pg)
+        return failf(sc_status_exit_code(st), "%s: %s", path, err);
+    sc_sim *sim = NULL;
+    if ((st = apply_costs(pg, &c)) || (st = sc_check(pg)) || (st = sc_simulate(pg, &sim))) {
+        rc = failf(sc_status_exit_code(st), "%s: %s", path, sc_errmsg(pg));
+    } else {
+        rc = 0;
+        if (dump) {
+            char *s = sc_render_dump(pg);
+            if (s)
+                fputs(s, stdout);
+            else
+                rc = failf(4, "out of memory");
+            free(s);
+        } else {
+            report(path, dialect, pg, sim, json);
+        }
+    }
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+    return rc;
+}

@@ -1,0 +1,325 @@
+/*
+ * cmd_run.c — `stagecraft run`: evaluates the recipe, runs one training step
+ * of the built-in model through its streams (runtime/run.h), prints the
+ * measured numbers.
+ *
+ * Model sizes are -D parameters too (hidden, layers, vocab, seq, batch,
+ * seed). A recipe that declares one of them gets it like any parameter and
+ * its value sizes the model; otherwise the name is taken out of the
+ * overrides before the recipe runs, so that the recipe's unknown-parameter
+ * check does not see it.
+ */
+#include "cmd_run.h"
+#include "cli.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "lua/sc_lua.h"
+
+#define EXIT_USAGE 2
+#define EXIT_RECIPE 8
+
+static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed"};
+#define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    return code;
+}
+
+/* The declared default of parameter `name` (pushed), or nothing and 0. */
+static int declared(lua_State *L, int decl, const char *name)
+{
+    lua_Integer n = luaL_len(L, decl);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, decl, i);
+        lua_getfield(L, -1, "name");
+        int same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), name) == 0;
+        lua_pop(L, 1);
+        if (same) {
+            lua_getfield(L, -1, "default");
+            lua_remove(L, -2);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* Fills the model sizes from -D (table t) and the recipe's declarations. */
+static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc, int *given)
+{
+    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
+        return sc_cli_lua_fail(L);
+    int decl = lua_gettop(L) - 1;
+    for (int i = 0; i < NKEYS; i++) {
+        const char *k = model_keys[i];
+        lua_getfield(L, t, k);
+        int has = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (declared(L, decl, k)) {
+            if (!has) { /* the recipe's default sizes the model */
+                lua_setfield(L, t, k);
+                has = 1;
+            } else {
+                lua_pop(L, 1);
+            }
+            lua_getfield(L, t, k);
+        } else if (has) {
+            lua_getfield(L, t, k);
+            lua_pushnil(L);
+            lua_setfield(L, t, k); /* not the recipe's: take it out */
+        } else {
+            continue;
+        }
+        int isnum = 0;
+        lua_Integer v = lua_tointegerx(L, -1, &isnum);
+        if (!isnum) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "model size '%s': expected an integer, got '%s'", k,
+                     luaL_tolstring(L, -1, NULL));
+            return fail(EXIT_USAGE, msg);
+        }
+        lua_pop(L, 1);
+        long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
+        switch (i) {
+        case 0: mc->hidden = lv; break;
+        case 1: mc->layers = lv; given[1] = 1; break;
+        case 2: mc->vocab = lv; break;
+        case 3: mc->seq = lv; break;
+        case 4: mc->batch = lv; break;
+        default: mc->seed = (long long)v; break;
+        }
+    }
+    lua_settop(L, decl - 2);
+    return 0;
+}
+
+static void json_sizes(const char *key, const size_t *v, int n)
+{
+    size_t mx = 0;
+    printf(", \"%s\": [", key);
+    for (int i = 0; i < n; i++) {
+        printf("%s%zu", i ? ", " : "", v[i]);
+        mx = v[i] > mx ? v[i] : mx;
+    }
+    printf("], \"%s_max\": %zu", key, mx);
+}
+
+static void json_num(const char *key, double v)
+{
+    if (isfinite(v))
+        printf(", \"%s\": %.17g", key, v);
+    else
+        printf(", \"%s\": null", key);
+}
+
+static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
+                       const sc_run_result *r)
+{
+    printf("{\"recipe\": \"");
+    for (const char *s = recipe; *s; s++)
+        printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+    printf("\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
+           "\"backend\": \"%s\", \"transport\": \"%s\"",
+           r->P, r->S, r->m, sc_prog_total_instructions(pg), o->backend, r->transport);
+    if (r->gpus) {
+        printf(", \"gpus\": %d, \"gpu\": \"", r->gpus);
+        for (const char *s = r->gpu_name; *s; s++)
+            printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+        printf("\"");
+    }
+    printf(", \"model\": {\"hidden\": %ld, \"layers\": %ld, \"vocab\": %ld, \"seq\": %ld, "
+           "\"batch\": %ld, \"seed\": %lld}",
+           o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
+           o->model.seed);
+    json_num("loss", r->loss);
+    printf(", \"loss_hex\": \"%a\"", r->loss);
+    json_num("reference_loss", r->reference_loss);
+    json_num("max_grad_rel_err", r->max_grad_rel_err);
+    if (o->check)
+        printf(", \"tolerance\": %g", r->tolerance);
+    if (o->check)
+        printf(", \"bitwise\": %s", r->bitwise ? "true" : "false");
+    json_sizes("peak_activation_bytes", r->peak_bytes, r->P);
+    json_sizes("predicted_peak_activation_bytes", r->predicted_bytes, r->P);
+    if (r->predicted->host_peak) { /* offload */
+        json_sizes("peak_host_bytes", r->host_peak_bytes, r->P);
+        json_sizes("predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
+    }
+    json_num("unit_bytes", r->unit_bytes);
+    json_num("step_time_s", r->step_time_s);
+    json_num("simulated_makespan", r->predicted->makespan);
+    printf("}\n");
+}
+
+static void print_text(const char *recipe, const sc_run_opts *o, const sc_run_result *r)
+{
+    printf("recipe        %s\n", recipe);
+    printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
+           r->mpi ? "MPI ranks" : "threads", r->S, r->m);
+    if (r->gpus)
+        printf("backend       %s on %d GPU%s (%s), transport %s\n", o->backend, r->gpus,
+               r->gpus > 1 ? "s" : "", r->gpu_name, r->transport);
+    printf("model         hidden %ld, layers %ld, vocab %ld, seq %ld, batch %ld, seed %lld\n",
+           o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
+           o->model.seed);
+    printf("loss          %.9g (%a)\n", r->loss, r->loss);
+    if (o->check)
+        printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
+               r->max_grad_rel_err,
+               r->bitwise ? " (bitwise identical)"
+               : r->tolerance > 1e-5 ? " (tolerance 1e-4 on cuda)" : "");
+    printf("step time     %.6f s\n", r->step_time_s);
+    int host = r->predicted->host_peak != NULL; /* offload */
+    printf("device   peak activation bytes   predicted%s\n",
+           host ? "        host bytes      predicted" : "");
+    for (int d = 0; d < r->P; d++) {
+        if (host)
+            printf("%-8d %-23zu %-16zu %-15zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d],
+                   r->host_peak_bytes[d], r->predicted_host_bytes[d]);
+        else
+            printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
+    }
+}
+
+/* --check: loss, gradients and memory against the reference and the
+ * prediction. Returns 0 or prints the failure. */
+static int verdict(const sc_run_result *r)
+{
+    char msg[256];
+    double lrel = fabs(r->loss - r->reference_loss) / fmax(fabs(r->reference_loss), 1e-30);
+    if (!(lrel <= r->tolerance) || !(r->max_grad_rel_err <= r->tolerance)) {
+        snprintf(msg, sizeof msg, "check failed: loss %.9g vs reference %.9g, max gradient "
+                 "relative error %.3g (tolerance %g)", r->loss, r->reference_loss,
+                 r->max_grad_rel_err, r->tolerance);
+        return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+    }
+    for (int d = 0; d < r->P; d++)
+        if (r->peak_bytes[d] != r->predicted_bytes[d]) {
+            snprintf(msg, sizeof msg, "check failed: d%d peak activation %zu bytes, predicted "
+                     "%zu", d, r->peak_bytes[d], r->predicted_bytes[d]);
+            return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+        }
+    for (int d = 0; d < r->P; d++)
+        if (r->host_peak_bytes[d] != r->predicted_host_bytes[d]) {
+            snprintf(msg, sizeof msg, "check failed: d%d peak host memory %zu bytes, predicted "
+                     "%zu", d, r->host_peak_bytes[d], r->predicted_host_bytes[d]);
+            return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+        }
+    return 0;
+}
+
+int sc_cmd_run(lua_State *L, int argc, char **argv)
+{
+    const char *recipe = NULL, *backend = "cpu", *trace = NULL;
+    int json = 0, check = 0;
+    double time_limit = 0; /* automatic schedules: the heuristic, reproducibly */
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "-D", 2) == 0) {
+            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            const char *eq = kv ? strchr(kv, '=') : NULL;
+            if (!kv || !eq || eq == kv)
+                return fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            lua_pushlstring(L, kv, (size_t)(eq - kv));
+            lua_pushstring(L, eq + 1);
+            lua_settable(L, t);
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--check") == 0) {
+            check = 1;
+        } else if (strcmp(a, "--time-limit") == 0) {
+            char *end = NULL;
+            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
+            if (!end || *end || !(tl >= 0) || tl > 1e9)
+                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
+            time_limit = tl;
+        } else if (strcmp(a, "--trace") == 0) {
+            if (i + 1 >= argc)
+                return fail(EXIT_USAGE, "--trace needs a FILE");
+            trace = argv[++i];
+        } else if (strcmp(a, "--backend") == 0) {
+            if (i + 1 >= argc)
+                return fail(EXIT_USAGE, "--backend needs cpu or cuda");
+            backend = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            char msg[128];
+            int used = sc_cli_option(L, argc, argv, i, msg, sizeof msg);
+            if (used < 0)
+                return fail(EXIT_USAGE, msg);
+            if (used == 0) {
+                snprintf(msg, sizeof msg, "unknown option '%s' for 'run'", a);
+                return fail(EXIT_USAGE, msg);
+            }
+            i += used - 1;
+        } else if (!recipe) {
+            recipe = a;
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
+            return fail(EXIT_USAGE, msg);
+        }
+    }
+    if (!recipe)
+        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    sc_model_cfg mc = sc_run_defaults(0).model;
+    int given[NKEYS] = {0};
+    int rc = model_sizes(L, recipe, t, &mc, given);
+    if (rc)
+        return rc;
+    /* Every MPI rank evaluates the recipe: a time-limited search could build
+     * different programs on different ranks (same_program refuses that). */
+    lua_getglobal(L, "sc");
+    lua_pushnumber(L, time_limit);
+    lua_setfield(L, -2, "_time_limit");
+    lua_pop(L, 1);
+    if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
+        return sc_cli_lua_fail(L);
+    sc_lprog *lp = sc_lua_toprog(L, -3);
+    sc_status st = sc_lua_check(lp);
+    char err[1024];
+    if (st) {
+        snprintf(err, sizeof err, "%s%s", lp->where, sc_errmsg(lp->pg));
+        return fail(sc_status_exit_code(st), err);
+    }
+    sc_run_opts o = sc_run_defaults(sc_prog_stages(lp->pg));
+    if (!given[1])
+        mc.layers = o.model.layers; /* default: 2 per stage */
+    o.model = mc;
+    o.backend = backend;
+    o.check = check;
+    const char *cap = getenv("STAGECRAFT_DEVICE_MEMORY");
+    if (cap)
+        o.mem_cap = (size_t)strtoull(cap, NULL, 10);
+    sc_run_result *r = NULL;
+    st = sc_run(lp->pg, &o, &r, err, sizeof err);
+    if (st) {
+        rc = fail(sc_status_exit_code(st), err);
+        sc_run_finish(rc);
+        return rc;
+    }
+    rc = 0;
+    if (r->rank == 0) {
+        if (json)
+            print_json(recipe, lp->pg, &o, r);
+        else
+            print_text(recipe, &o, r);
+        fflush(stdout);
+        if (trace)
+            rc = sc_cli_run_trace(trace, lp->pg, r->predicted, r->measured);
+        if (check && !rc)
+            rc = verdict(r);
+    }
+    sc_run_result_free(r);
+    sc_run_finish(rc);
+    return rc;
+}

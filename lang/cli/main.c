@@ -1,0 +1,595 @@
+/*
+ * main.c — the stagecraft command line (SPEC.md, "Command line").
+ *
+ *   stagecraft                        REPL (stdin as a script when not a TTY)
+ *   stagecraft FILE.lua [args...]     run a script, like lua(1)
+ *   stagecraft list [RECIPE]          recipes, their parameters and defaults
+ *   stagecraft check RECIPE [-D k=v]...
+ *   stagecraft sim   RECIPE [-D k=v]... [--json]
+ *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
+ *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
+ *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
+ *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]   (cmd_run.c)
+ *   (check, sim, show also take --time-limit SECONDS: the automatic
+ *   scheduler's search time, overriding the recipe's time_limit)
+ *
+ * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
+ * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
+ * recipe command.
+ *
+ * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
+ * of the error's class. Nothing else here calls exit().
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd_run.h"
+#include "formats/render.h"
+#include "repl/repl.h"
+#include "lower/offload.h"
+#include "lua/sc_auto.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
+#include "lua/sc_lua.h"
+
+#define EXIT_USAGE 2
+#define EXIT_RECIPE 8
+
+static const char usage_text[] =
+    "usage: stagecraft [COMMAND] ...\n"
+    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
+    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
+    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
+    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
+    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
+    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
+    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
+    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
+    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
+    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
+    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
+    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
+    "FILE.lua, or anywhere after a command):\n"
+    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
+    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
+    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
+    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
+
+static sc_limits limits = SC_LIMITS_DEFAULT;
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    return code;
+}
+
+/* Exit code of the error on the stack top, then prints and pops it. */
+static int lua_fail(lua_State *L)
+{
+    sc_limits_error(L);
+    int code = sc_lua_exit_for(L, -1);
+    const char *msg = lua_tostring(L, -1);
+    code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return code;
+}
+
+int sc_cli_lua_fail(lua_State *L) { return lua_fail(L); }
+
+typedef struct opts {
+    const char *cmd, *recipe;
+    int json, dump, width, trust;
+    const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
+} opts;
+
+/* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
+static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        char msg[128];
+        int used;
+        if (strncmp(a, "-D", 2) == 0) {
+            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            const char *eq = kv ? strchr(kv, '=') : NULL;
+            if (!kv || !eq || eq == kv)
+                return fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            lua_pushlstring(L, kv, (size_t)(eq - kv));
+            lua_pushstring(L, eq + 1);
+            lua_settable(L, t);
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(a, "--ascii") == 0) {
+            o->dump = 0;
+        } else if (strcmp(a, "--dump") == 0) {
+            o->dump = 1;
+        } else if (strcmp(a, "--time-limit") == 0) {
+            char *end = NULL;
+            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
+            if (!end || *end || !(tl >= 0) || tl > 1e9)
+                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
+            lua_getglobal(L, "sc"); /* read by sc_auto.c */
+            lua_pushnumber(L, tl);
+            lua_setfield(L, -2, "_time_limit");
+            lua_pop(L, 1);
+        } else if (strcmp(a, "--width") == 0) {
+            long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
+            if (w < 10 || w > SC_RENDER_MAX_WIDTH)
+                return fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+            o->width = (int)w;
+        } else if (strcmp(a, "--trust") == 0) {
+            o->trust = 1;
+        } else if ((used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg)) != 0) {
+            if (used < 0)
+                return fail(EXIT_USAGE, msg);
+            i += used - 1;
+        } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
+                   strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc) {
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                return fail(EXIT_USAGE, msg);
+            }
+            const char **slot = a[2] == 's' ? &o->svg : a[2] == 't' ? &o->trace
+                              : a[2] == 'f' ? &o->format : &o->out;
+            *slot = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
+            return fail(EXIT_USAGE, msg);
+        } else if (!o->recipe) {
+            o->recipe = a;
+        } else {
+            snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
+            return fail(EXIT_USAGE, msg);
+        }
+    }
+    return 0;
+}
+
+/* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
+int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len)
+{
+    if (strcmp(argv[i], "--trust") == 0) {
+        sc_sandbox_trust(L, 1);
+        return 1;
+    }
+    return sc_limits_option(&limits, argc, argv, i, msg, len);
+}
+
+int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
+{
+    lua_getglobal(L, "sc");
+    lua_getfield(L, -1, "_evaluate");
+    lua_remove(L, -2);
+    lua_pushstring(L, recipe);
+    if (t)
+        lua_pushvalue(L, t);
+    else
+        lua_newtable(L);
+    lua_pushboolean(L, listing);
+    sc_limits_arm(L);
+    int rc = lua_pcall(L, 3, 3, 0);
+    sc_limits_disarm(L);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
+        lua_pop(L, 3);
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    return rc;
+}
+
+static void print_params(lua_State *L, int decl)
+{
+    lua_Integer n = luaL_len(L, decl);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, decl, i);
+        lua_getfield(L, -1, "name");
+        lua_getfield(L, -2, "default");
+        lua_getfield(L, -3, "desc");
+        const char *name = lua_tostring(L, -3), *desc = lua_tostring(L, -1);
+        const char *dflt = luaL_tolstring(L, -2, NULL);
+        printf("    %-10s = %-8s %s\n", name, dflt, desc ? desc : "");
+        lua_pop(L, 5);
+    }
+}
+
+static int list_one(lua_State *L, const char *recipe)
+{
+    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
+        return lua_fail(L);
+    int top = lua_gettop(L);
+    printf("%-12s %s\n", recipe, lua_isstring(L, top) ? lua_tostring(L, top) : "");
+    print_params(L, top - 1);
+    lua_settop(L, top - 3);
+    return 0;
+}
+
+static int cmd_list(lua_State *L, const char *recipe)
+{
+    if (recipe)
+        return list_one(L, recipe);
+    for (int i = 0; sc_stdlib_name(i); i++) {
+        const char *name = sc_stdlib_name(i);
+        if (name[0] == '_')
+            continue;
+        int rc = list_one(L, name);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void print_json_array(const double *v, int n)
+{
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s%.15g", i ? ", " : "", v[i]);
+    printf("]");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+/* The figures of an automatic schedule (the table at info, 0: none). */
+static void print_auto(lua_State *L, int info, int json)
+{
+    static const char *const keys[] = {"makespan", "bubble_rate", "flow_bubble_rate", "seconds"};
+    if (!info)
+        return;
+    lua_getfield(L, info, "method");
+    lua_getfield(L, info, "heuristic");
+    int h = lua_gettop(L);
+    if (json) {
+        printf(", \"auto\": {\"method\": ");
+        json_string(lua_tostring(L, h - 1));
+        for (int k = 0; k < 4; k++) {
+            lua_getfield(L, info, keys[k]);
+            printf(", \"%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+        for (int k = 0; k < 3 && lua_istable(L, h); k++) {
+            lua_getfield(L, h, keys[k]);
+            printf(", \"heuristic_%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+        printf("}");
+    } else {
+        printf("schedule      %s won", lua_tostring(L, h - 1));
+        if (lua_istable(L, h)) {
+            lua_getfield(L, h, "bubble_rate");
+            lua_getfield(L, h, "makespan");
+            printf(" (heuristic: bubble %.4f%%, makespan %.6g)", 100 * lua_tonumber(L, -2),
+                   lua_tonumber(L, -1));
+            lua_pop(L, 2);
+        }
+        lua_getfield(L, info, "seconds");
+        printf(" in %.3g s\n", lua_tonumber(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+}
+
+static double max_of(const double *v, int n)
+{
+    double x = 0;
+    for (int i = 0; i < n; i++)
+        x = fmax(x, v[i]);
+    return x;
+}
+
+/* The offload figures (SPEC.md §19.5): nothing without a policy or host
+ * copies. */
+static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
+{
+    static const char *const names[] = {"none", "all", "selective", "budget", "function"};
+    const sc_offload_info *oi = sc_prog_offload_info(pg);
+    const sc_offload_cfg *c = sc_prog_offload(pg);
+    if (!oi && !sim->host_peak)
+        return;
+    int P = sim->P;
+    double span = sim->makespan > 0 ? sim->makespan : 1;
+    double *busy = calloc(2 * (size_t)P, sizeof(double));
+    double *usage = calloc(SC_USAGE_BINS, sizeof(double));
+    double *zero = calloc((size_t)P, sizeof(double));
+    if (!busy || !usage || !zero) {
+        free(busy);
+        free(usage);
+        free(zero);
+        return;
+    }
+    for (int i = 0; i < 2 * P && sim->link_busy; i++)
+        busy[i] = sim->link_busy[i] / span;
+    const double *host = sim->host_peak ? sim->host_peak : zero;
+    if (json) {
+        printf(", \"offload\": {\"policy\": \"%s\", \"ratio\": %.15g, \"shared_link\": %s",
+               names[c->policy], c->ratio, c->shared ? "true" : "false");
+        if (oi) {
+            printf(", \"records\": %d, \"moved\": %d, \"skipped\": %d, \"backed_off\": %d, "
+                   "\"chunks\": ", oi->records, oi->moved, oi->skipped, oi->backed_off);
+            print_json_array(oi->level, P);
+            printf(", \"peak_memory_without\": ");
+            print_json_array(oi->base_peak, P);
+            printf(", \"peak_memory_without_max\": %.15g", max_of(oi->base_peak, P));
+        }
+        printf(", \"units_moved\": %.15g, \"host_peak\": ", sim->moved);
+        print_json_array(host, P);
+        printf(", \"host_peak_max\": %.15g", max_of(host, P));
+        for (int k = 0; k < 2; k++) {
+            printf(", \"link_busy_%s\": [", k ? "h2d" : "d2h");
+            for (int d = 0; d < P; d++)
+                printf("%s%.15g", d ? ", " : "", busy[2 * d + k]);
+            printf("]");
+        }
+        for (int k = 0; k < 2; k++) {
+            printf(", \"link_usage_%s\": [", k ? "h2d" : "d2h");
+            for (int d = 0; d < P; d++) {
+                sc_sim_link_usage(pg, sim, d, k, SC_USAGE_BINS, usage);
+                printf("%s", d ? ", " : "");
+                print_json_array(usage, SC_USAGE_BINS);
+            }
+            printf("]");
+        }
+        printf("}");
+    } else {
+        printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
+               c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
+        if (oi)
+            printf(": %d of %d records moved, %.4g units", oi->moved, oi->records, sim->moved);
+        if (oi && oi->skipped + oi->backed_off)
+            printf(" (%d left: window shorter than three transfers, %d: the link is busy)",
+                   oi->skipped, oi->backed_off);
+        printf("\n");
+        if (oi)
+            printf("without       peak %.4g units (max)\n", max_of(oi->base_peak, P));
+        double bd = 0, bh = 0;
+        for (int d = 0; d < P; d++) {
+            bd = fmax(bd, busy[2 * d]);
+            bh = fmax(bh, busy[2 * d + 1]);
+        }
+        printf("host memory   peak %.4g units (max)\nhost link     busy %.2f%% to the host, "
+               "%.2f%% back (max over devices)\n", max_of(host, P), 100 * bd, 100 * bh);
+    }
+    free(busy);
+    free(usage);
+    free(zero);
+}
+
+static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
+{
+    sc_prog *pg = lp->pg;
+    if (strcmp(o->cmd, "export") == 0)
+        return sc_cli_export(o->recipe, o->format, o->out, lp);
+    if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
+        return sc_cli_show_files(o->recipe, o->svg, o->trace, lp);
+    /* sim and show verify through the simulation's replay. */
+    int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
+    sc_status st = simulate ? SC_OK : sc_lua_check(lp);
+    if (st) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
+        return fail(sc_status_exit_code(st), msg);
+    }
+    int P = sc_prog_devices(pg);
+    if (strcmp(o->cmd, "check") == 0) {
+        int m = sc_prog_microbatches(pg);
+        printf("ok: %s: %d device%s, %d stage%s, %d microbatch%s, %zu instructions verified\n",
+               o->recipe, P, P == 1 ? "" : "s", sc_prog_stages(pg),
+               sc_prog_stages(pg) == 1 ? "" : "s", m, m == 1 ? "" : "es",
+               sc_prog_total_instructions(pg));
+        return 0;
+    }
+    if (strcmp(o->cmd, "show") == 0 && o->dump) {
+        char *s = sc_render_dump(pg);
+        if (!s)
+            return fail(4, "out of memory");
+        fputs(s, stdout);
+        free(s);
+        return 0;
+    }
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
+        return fail(sc_status_exit_code(st), msg);
+    }
+    double peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = fmax(peak, sim->peak_mem[d]);
+    if (strcmp(o->cmd, "show") == 0) {
+        int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+        char *s = sc_render_timeline(pg, sim, o->width ? o->width : 120, color);
+        if (!s)
+            return fail(4, "out of memory");
+        fputs(s, stdout);
+        free(s);
+        return 0;
+    }
+    if (o->json) {
+        printf("{\"recipe\": ");
+        json_string(o->recipe);
+        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
+               "\"makespan\": %.15g, \"bubble_rate\": %.15g, \"peak_memory\": ",
+               P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
+               sim->makespan, sim->bubble_rate);
+        print_json_array(sim->peak_mem, P);
+        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
+        print_json_array(sim->busy, P);
+        print_auto(L, info, 1);
+        print_offload(pg, sim, 1);
+        printf("}\n");
+        return 0;
+    }
+    printf("recipe        %s\n", o->recipe);
+    printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
+           sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+    printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
+           sim->makespan, 100 * sim->bubble_rate, peak);
+    print_auto(L, info, 0);
+    print_offload(pg, sim, 0);
+    const sc_offload_info *oi = sc_prog_offload_info(pg);
+    printf("device   busy        start       end         peak%s\n",
+           oi ? "        without     host" : "");
+    for (int d = 0; d < P; d++) {
+        if (oi)
+            printf("%-8d %-11.6g %-11.6g %-11.6g %-11.4g %-11.4g %.4g\n", d, sim->busy[d],
+                   sim->start[d], sim->end[d], sim->peak_mem[d], oi->base_peak[d],
+                   sim->host_peak ? sim->host_peak[d] : 0);
+        else
+            printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
+                   sim->end[d], sim->peak_mem[d]);
+    }
+    return 0;
+}
+
+static int cmd_recipe(lua_State *L, int argc, char **argv)
+{
+    opts o = {.cmd = argv[1]};
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    int rc = parse_args(L, argc, argv, t, &o);
+    if (rc)
+        return rc;
+    if (o.trust)
+        sc_sandbox_trust(L, 1);
+    if (strcmp(o.cmd, "list") == 0)
+        return cmd_list(L, o.recipe);
+    if (!o.recipe)
+        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
+        return lua_fail(L);
+    sc_lprog *lp = sc_lua_toprog(L, -3);
+    lua_pushcfunction(L, sc_lua_autoinfo);
+    lua_pushvalue(L, -4);
+    lua_call(L, 1, 1);
+    int info = lua_istable(L, -1) ? lua_gettop(L) : 0;
+    return cmd_program(L, &o, lp, info);
+}
+
+static int traceback(lua_State *L)
+{
+    int code = sc_lua_exit_for(L, 1);
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    if (code)
+        sc_lua_mark(L, -1, code);
+    return 1;
+}
+
+static int run_chunk(lua_State *L, int nargs)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, 0, base);
+    sc_limits_disarm(L);
+    lua_remove(L, base);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the script */
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    return rc;
+}
+
+/* stagecraft FILE.lua args...: arg[0] = FILE, arg[i] = args. */
+static int cmd_script(lua_State *L, int argc, char **argv)
+{
+    lua_createtable(L, argc, 1);
+    for (int i = 1; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_seti(L, -2, i - 1);
+    }
+    lua_setglobal(L, "arg");
+    const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
+    int rc = luaL_loadfilex(L, file, "t");
+    if (rc == LUA_ERRFILE)
+        return fail(EXIT_USAGE, lua_tostring(L, -1));
+    if (rc != LUA_OK)
+        return lua_fail(L);
+    if (file)
+        sc_sandbox_apply(L, -1, file);
+    sc_limits_arm(L);
+    for (int i = 2; i < argc; i++)
+        lua_pushstring(L, argv[i]);
+    if (run_chunk(L, argc - 2) != LUA_OK)
+        return lua_fail(L);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    lua_State *L = sc_limits_newstate(&limits);
+    if (!L)
+        return fail(4, "cannot create a Lua state (out of memory)");
+    sc_lua_setup(L);
+    lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
+    lua_pushboolean(L, isatty(STDERR_FILENO));
+    lua_setfield(L, -2, "_progress");
+    lua_pop(L, 1);
+    /* Options before the command or FILE.lua: the sandbox and the limits. */
+    int k = 1, rc;
+    while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
+        char msg[128];
+        int used = strcmp(argv[k], "--trust") == 0
+                       ? 1
+                       : sc_limits_option(&limits, argc, argv, k, msg, sizeof msg);
+        if (used < 0) {
+            lua_close(L);
+            return fail(EXIT_USAGE, msg);
+        }
+        if (used == 0)
+            break;
+        if (strcmp(argv[k], "--trust") == 0)
+            sc_sandbox_trust(L, 1);
+        k += used;
+    }
+    argv[k - 1] = argv[0];
+    argv += k - 1;
+    argc -= k - 1;
+    if (argc < 2) {
+        if (isatty(STDIN_FILENO))
+            rc = sc_repl(L);
+        else {
+            char *args[] = {argv[0], "-", NULL};
+            rc = cmd_script(L, 2, args);
+        }
+    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+               strcmp(argv[1], "help") == 0) {
+        fputs(usage_text, stdout);
+        rc = 0;
+    } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
+               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
+               strcmp(argv[1], "export") == 0) {
+        rc = cmd_recipe(L, argc, argv);
+    } else if (strcmp(argv[1], "import") == 0) {
+        rc = sc_cli_import(argc, argv);
+    } else if (strcmp(argv[1], "run") == 0) {
+        rc = sc_cmd_run(L, argc, argv);
+    } else if (argv[1][0] == '-' && argv[1][1]) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
+        rc = fail(EXIT_USAGE, msg);
+    } else {
+        rc = cmd_script(L, argc, argv);
+    }
+    sc_limits_close(L);
+    return rc;
+}

@@ -1,0 +1,581 @@
+/*
+ * sc_block_lua.c — building blocks in Lua: the `block` field of
+ * sc.program, the Block type (sc.block) with its lifespans and peak memory,
+ * and the block search (sc.block_search, sc.tradeoff). SPEC.md §5.4, §5.5.
+ */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/block.h"
+#include "sc_lua.h"
+#include "sc_lua_impl.h"
+#include "schedule/search.h"
+
+#define SC_BLOCK_MT "stagecraft.Block"
+
+static const char *const kinds[] = {"F", "B", "W", "BW"};
+
+/* Block userdata: its shape and costs (a program with no passes), the
+ * offsets, where it was built. The spec table is its user value. */
+typedef struct lblock {
+    sc_prog *pg;
+    double *off; /* [4*S] */
+    sc_block blk;
+    char where[160];
+} lblock;
+
+static int raisef(lua_State *L, sc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char buf[256];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return sc_lua_raise(L, st, buf);
+}
+
+/* n numbers of the list at the stack top into out. */
+static void read_list(lua_State *L, const char *what, const char *name, int n, double *out)
+{
+    if (!lua_istable(L, -1))
+        raisef(L, SC_ERR_ARG, "block: '%s%s' must be a list of offsets", what, name);
+    if ((int)luaL_len(L, -1) != n)
+        raisef(L, SC_ERR_ARG, "block: '%s%s' lists %d offsets, but %d are needed", what, name,
+               (int)luaL_len(L, -1), n);
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, -1, i + 1);
+        int ok;
+        out[i] = lua_tonumberx(L, -1, &ok);
+        if (!ok)
+            raisef(L, SC_ERR_ARG, "block: '%s%s'[%d] is not a number", what, name, i + 1);
+        lua_pop(L, 1);
+    }
+}
+
+static int max_chunks(const sc_prog *pg)
+{
+    int c = 1;
+    for (int d = 0; d < sc_prog_devices(pg); d++)
+        if (sc_prog_chunks(pg, d) > c)
+            c = sc_prog_chunks(pg, d);
+    return c;
+}
+
+/* The compact form: first = {F = {...}, B = {...}}, delta = {...}, one
+ * number per chunk. */
+static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_block *blk)
+{
+    int C = max_chunks(pg), S = sc_prog_stages(pg);
+    double first[64], delta[64];
+    if (C > 64)
+        raisef(L, SC_ERR_ARG, "block: the compact form allows at most 64 chunks per device");
+    lua_getfield(L, b, "first");
+    lua_getfield(L, b, "delta");
+    if (!lua_istable(L, -2))
+        raisef(L, SC_ERR_ARG, "block: 'first' must be a table {F = {...}, B = {...}}");
+    if (!lua_isnil(L, -1) && !lua_istable(L, -1))
+        raisef(L, SC_ERR_ARG, "block: 'delta' must be a table {F = {...}, B = {...}}");
+    for (int k = 0; k < 4; k++) {
+        if (lua_getfield(L, -2, kinds[k]) == LUA_TNIL) {
+            lua_pop(L, 1);
+            continue;
+        }
+        read_list(L, "first.", kinds[k], C, first);
+        lua_pop(L, 1);
+        for (int c = 0; c < C; c++)
+            delta[c] = 0;
+        if (lua_istable(L, -1)) {
+            if (lua_getfield(L, -1, kinds[k]) != LUA_TNIL)
+                read_list(L, "delta.", kinds[k], C, delta);
+            lua_pop(L, 1);
+        }
+        sc_block_pattern(pg, first, delta, off + k * S);
+        blk->off[k] = off + k * S;
+    }
+    lua_pop(L, 2);
+}
+
+/* The block spec in the table at b (interval, slots, reorder, offsets) into
+ * blk, offsets stored in off[4*S]. W missing beside F and B: placed. */
+static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block *blk)
+{
+    int S = sc_prog_stages(pg);
+    memset(blk, 0, sizeof *blk);
+    int compact = lua_getfield(L, b, "first") != LUA_TNIL;
+    lua_pop(L, 1);
+    for (int k = 0; k < 4; k++) {
+        if (lua_getfield(L, b, kinds[k]) != LUA_TNIL) {
+            if (compact)
+                raisef(L, SC_ERR_ARG,
+                       "block: give offsets per stage ('%s') or 'first' and 'delta', not both",
+                       kinds[k]);
+            read_list(L, "", kinds[k], S, off + k * S);
+            blk->off[k] = off + k * S;
+        }
+        lua_pop(L, 1);
+    }
+    if (compact)
+        parse_compact(L, b, pg, off, blk);
+    blk->interval = sc_lua_num_field(L, b, "interval", NAN);
+    lua_getfield(L, b, "slots");
+    blk->slots = lua_toboolean(L, -1);
+    lua_getfield(L, b, "reorder");
+    blk->keep_order = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    if (!blk->off[SC_OP_F])
+        sc_lua_raise(L, SC_ERR_ARG, "block: offsets 'F' are missing");
+    if (blk->off[SC_OP_BW] && (blk->off[SC_OP_B] || blk->off[SC_OP_W]))
+        sc_lua_raise(L, SC_ERR_ARG, "block: give offsets for BW, or for B and W, not both");
+    if (!blk->off[SC_OP_BW] && !blk->off[SC_OP_B])
+        sc_lua_raise(L, SC_ERR_ARG, "block: offsets 'B' (or 'BW') are missing");
+    if (blk->off[SC_OP_B] && !blk->off[SC_OP_W]) {
+        if (!(blk->interval > 0) || !isfinite(blk->interval))
+            sc_lua_check_st(L, pg, sc_block_check(pg, blk)); /* names the interval */
+        sc_lua_check_st(L, pg, sc_block_place_w(pg, blk, off + SC_OP_W * S));
+        blk->off[SC_OP_W] = off + SC_OP_W * S;
+    }
+}
+
+static lblock *toblock(lua_State *L, int i) { return luaL_testudata(L, i, SC_BLOCK_MT); }
+
+static lblock *checkblock(lua_State *L, int i)
+{
+    lblock *lb = luaL_checkudata(L, i, SC_BLOCK_MT);
+    if (!lb->pg)
+        luaL_error(L, "the block is closed");
+    return lb;
+}
+
+void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
+{
+    int S = sc_prog_stages(pg);
+    lua_getfield(L, t, "block");
+    int b = lua_gettop(L);
+    double *off = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
+    sc_block blk;
+    lblock *lb = toblock(L, b);
+    if (lb) {
+        if (!lb->pg || sc_prog_stages(lb->pg) != S)
+            raisef(L, SC_ERR_ARG, "program: the block has %d stages, the program %d",
+                   lb->pg ? sc_prog_stages(lb->pg) : 0, S);
+        memcpy(off, lb->off, 4 * (size_t)S * sizeof(double));
+        blk = lb->blk;
+        for (int k = 0; k < 4; k++)
+            blk.off[k] = lb->blk.off[k] ? off + k * S : NULL;
+        lua_getfield(L, t, "reorder"); /* the program's own choice wins */
+        if (lua_isboolean(L, -1))
+            blk.keep_order = !lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    } else if (lua_istable(L, b)) {
+        parse_block(L, b, pg, off, &blk);
+    } else {
+        sc_lua_raise(L, SC_ERR_ARG,
+                     "program: 'block' must be a Block or a table {interval=T, F={...}, BW={...}}");
+    }
+    sc_lua_check_st(L, pg, sc_block_unroll(pg, &blk));
+    lua_settop(L, b - 1);
+}
+
+/* ---- the Block type ---------------------------------------------------- */
+
+/* sc.block{...}: the shape fields of sc.program (m optional) and the block
+ * fields at the top level. Raises if the block is invalid. */
+static int l_block(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer P, S, m;
+    sc_lua_shape_sizes(L, 1, 1, &P, &S, &m);
+    lblock *lb = lua_newuserdatauv(L, sizeof *lb, 1);
+    memset(lb, 0, sizeof *lb);
+    luaL_setmetatable(L, SC_BLOCK_MT);
+    int ud = lua_gettop(L);
+    luaL_where(L, 1);
+    snprintf(lb->where, sizeof lb->where, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    sc_lua_build_shape(L, 1, P, S, m, &lb->pg);
+    lb->off = calloc(4 * (size_t)S, sizeof(double));
+    if (!lb->off)
+        return luaL_error(L, "out of memory");
+    parse_block(L, 1, lb->pg, lb->off, &lb->blk);
+    sc_lua_check_st(L, lb->pg, sc_block_check(lb->pg, &lb->blk));
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, ud, 1);
+    lua_settop(L, ud);
+    return 1;
+}
+
+static int l_block_valid(lua_State *L)
+{
+    lblock *lb = checkblock(L, 1);
+    sc_status st = sc_block_check(lb->pg, &lb->blk);
+    lua_pushboolean(L, st == SC_OK);
+    if (st)
+        lua_pushstring(L, sc_errmsg(lb->pg));
+    return st ? 2 : 1;
+}
+
+static int l_block_lifespans(lua_State *L)
+{
+    lblock *lb = checkblock(L, 1);
+    int S = sc_prog_stages(lb->pg);
+    sc_lifespan *ls = lua_newuserdatauv(L, (size_t)S * sizeof *ls, 0);
+    sc_lua_check_st(L, lb->pg, sc_block_lifespans(lb->pg, &lb->blk, ls));
+    lua_createtable(L, S, 0);
+    for (int s = 0; s < S; s++) {
+        lua_createtable(L, 0, 6);
+        lua_pushinteger(L, ls[s].stage);
+        lua_setfield(L, -2, "stage");
+        lua_pushinteger(L, ls[s].device);
+        lua_setfield(L, -2, "device");
+        lua_pushnumber(L, ls[s].start);
+        lua_setfield(L, -2, "start");
+        lua_pushnumber(L, ls[s].end);
+        lua_setfield(L, -2, "end");
+        lua_pushnumber(L, ls[s].end - ls[s].start);
+        lua_setfield(L, -2, "length");
+        lua_pushnumber(L, ls[s].b_end);
+        lua_setfield(L, -2, "b_end");
+        lua_seti(L, -2, s + 1);
+    }
+    return 1;
+}
+
+static int l_block_peak(lua_State *L)
+{
+    lblock *lb = checkblock(L, 1);
+    int P = sc_prog_devices(lb->pg);
+    double *peak = lua_newuserdatauv(L, (size_t)P * sizeof *peak, 0);
+    sc_lua_check_st(L, lb->pg, sc_block_peak(lb->pg, &lb->blk, peak));
+    double mx = 0;
+    lua_createtable(L, P, 0);
+    for (int d = 0; d < P; d++) {
+        lua_pushnumber(L, peak[d]);
+        lua_seti(L, -2, d + 1);
+        mx = fmax(mx, peak[d]);
+    }
+    lua_pushnumber(L, mx);
+    return 2;
+}
+
+static int l_block_offsets(lua_State *L)
+{
+    lblock *lb = checkblock(L, 1);
+    int S = sc_prog_stages(lb->pg);
+    lua_newtable(L);
+    for (int k = 0; k < 4; k++) {
+        if (!lb->blk.off[k])
+            continue;
+        lua_createtable(L, S, 0);
+        for (int s = 0; s < S; s++) {
+            lua_pushnumber(L, lb->blk.off[k][s]);
+            lua_seti(L, -2, s + 1);
+        }
+        lua_setfield(L, -2, kinds[k]);
+    }
+    return 1;
+}
+
+/* Sets every field of the table at src in the table at dst. */
+static void merge(lua_State *L, int dst, int src)
+{
+    src = lua_absindex(L, src);
+    lua_pushnil(L);
+    while (lua_next(L, src)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, dst);
+    }
+}
+
+/* blk:program{m = ..., mem = ...}: sc.program with the block's fields,
+ * overridden by the table given. */
+static int l_block_program(lua_State *L)
+{
+    checkblock(L, 1);
+    int over = lua_istable(L, 2) ? 2 : 0;
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    lua_getiuservalue(L, 1, 1);
+    merge(L, t, -1);
+    lua_pop(L, 1);
+    if (over)
+        merge(L, t, over);
+    for (int k = 0; k < 4; k++) { /* the offsets travel in the Block */
+        lua_pushnil(L);
+        lua_setfield(L, t, kinds[k]);
+    }
+    lua_pushvalue(L, 1);
+    lua_setfield(L, t, "block");
+    lua_getfield(L, lua_upvalueindex(1), "program");
+    lua_pushvalue(L, t);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        /* Raised inside sc.program, a C function called from C: give it
+         * the position of the blk:program call, and keep its exit code. */
+        int code = sc_lua_exit_for(L, -1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        if (code)
+            sc_lua_mark(L, -1, code);
+        return lua_error(L);
+    }
+    return 1;
+}
+
+static int l_block_gc(lua_State *L)
+{
+    lblock *lb = luaL_checkudata(L, 1, SC_BLOCK_MT);
+    sc_prog_free(lb->pg);
+    free(lb->off);
+    lb->pg = NULL;
+    lb->off = NULL;
+    return 0;
+}
+
+static int l_block_tostring(lua_State *L)
+{
+    lblock *lb = luaL_checkudata(L, 1, SC_BLOCK_MT);
+    if (!lb->pg) {
+        lua_pushliteral(L, "Block (closed)");
+        return 1;
+    }
+    int P = sc_prog_devices(lb->pg);
+    double mx = 0, *peak = malloc((size_t)P * sizeof *peak);
+    if (peak && sc_block_peak(lb->pg, &lb->blk, peak) == SC_OK)
+        for (int d = 0; d < P; d++)
+            mx = fmax(mx, peak[d]);
+    free(peak);
+    char buf[200];
+    snprintf(buf, sizeof buf, "Block(%d devices, %d stages, interval %g%s, peak %g units)", P,
+             sc_prog_stages(lb->pg), lb->blk.interval, lb->blk.slots ? " slots" : "", mx);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+static int l_block_index(lua_State *L)
+{
+    lblock *lb = checkblock(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "devices") == 0)
+        lua_pushinteger(L, sc_prog_devices(lb->pg));
+    else if (strcmp(k, "stages") == 0)
+        lua_pushinteger(L, sc_prog_stages(lb->pg));
+    else if (strcmp(k, "interval") == 0)
+        lua_pushnumber(L, lb->blk.interval);
+    else if (strcmp(k, "slots") == 0)
+        lua_pushboolean(L, lb->blk.slots);
+    else {
+        luaL_getmetafield(L, 1, "__methods");
+        lua_getfield(L, -1, k);
+    }
+    return 1;
+}
+
+static int l_isblock(lua_State *L)
+{
+    lua_pushboolean(L, toblock(L, 1) != NULL);
+    return 1;
+}
+
+
+/* ---- the block search -------------------------------------------------- */
+
+/* A copy of the table at t with the V placement (and m = 2p by default),
+ * on the stack top. */
+static int v_spec(lua_State *L, int t)
+{
+    lua_newtable(L);
+    int c = lua_gettop(L);
+    merge(L, c, t);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, c, "placement");
+    lua_pushnil(L);
+    lua_setfield(L, c, "v");
+    lua_pushnil(L);
+    lua_setfield(L, c, "stages");
+    lua_getfield(L, c, "p");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_getfield(L, c, "devices");
+    }
+    lua_Integer P = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, c, "m") == LUA_TNIL && P > 0) {
+        lua_pushinteger(L, 2 * P);
+        lua_setfield(L, c, "m");
+    }
+    lua_pop(L, 1);
+    lua_pushinteger(L, 2);
+    lua_setfield(L, c, "v");
+    return c;
+}
+
+/* Runs the search for the spec at c; leaves a holder userdata on the stack
+ * (it frees the scratch program) and returns the candidates (malloc'd). */
+static sc_vcand *run_search(lua_State *L, int c, size_t *n, sc_prog **pgout)
+{
+    lua_Integer P, S, m;
+    sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
+    lblock *lb = lua_newuserdatauv(L, sizeof *lb, 1);
+    memset(lb, 0, sizeof *lb);
+    luaL_setmetatable(L, SC_BLOCK_MT);
+    sc_lua_build_shape(L, c, P, S, m, &lb->pg);
+    lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "kmax", 5);
+    if (kmax < 1 || kmax > 32)
+        sc_lua_raise(L, SC_ERR_ARG, "block_search: kmax must be within 1..32");
+    sc_vcand *cands;
+    sc_lua_check_st(L, lb->pg, sc_vblock_search(lb->pg, (int)kmax, &cands, n));
+    *pgout = lb->pg;
+    return cands;
+}
+
+/* The best candidate with peak <= limit: least bubble, then least peak. */
+static const sc_vcand *best_under(const sc_vcand *c, size_t n, double limit)
+{
+    const sc_vcand *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].peak > limit + 1e-9)
+            continue;
+        if (!best || c[i].bubble_rate < best->bubble_rate - 1e-12 ||
+            (fabs(c[i].bubble_rate - best->bubble_rate) <= 1e-12 && c[i].peak < best->peak))
+            best = &c[i];
+    }
+    return best;
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void push_cand(lua_State *L, const sc_vcand *c)
+{
+    lua_createtable(L, 0, 8);
+    set_num(L, "k", c->pat.k);
+    set_num(L, "af", c->pat.af);
+    set_num(L, "aB", c->pat.aB);
+    set_num(L, "ab", c->pat.ab);
+    set_num(L, "peak", c->peak);
+    set_num(L, "bubble_rate", c->bubble_rate);
+    set_num(L, "makespan", c->makespan);
+}
+
+/* sc.block_search{p = , m = , costs..., mem = , kmax = }: the best V block
+ * under the memory limit, and its figures. */
+static int l_block_search(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int c = v_spec(L, 1);
+    double limit = sc_lua_num_field(L, c, "mem", INFINITY);
+    lua_pushnil(L);
+    lua_setfield(L, c, "mem"); /* the limit picks among blocks; each keeps its own peak */
+    size_t n;
+    sc_prog *pg;
+    sc_vcand *cands = run_search(L, c, &n, &pg);
+    const sc_vcand *b = best_under(cands, n, limit);
+    if (!b) {
+        double least = INFINITY;
+        for (size_t i = 0; i < n; i++)
+            least = fmin(least, cands[i].peak);
+        free(cands);
+        return raisef(L, SC_ERR_PROGRAM, "block_search: no V block fits mem = %g (the least peak is %g)",
+                      limit, least);
+    }
+    sc_vcand best = *b;
+    int S = sc_prog_stages(pg);
+    double *off = lua_newuserdatauv(L, 3 * (size_t)S * sizeof(double), 0);
+    sc_block blk;
+    sc_status st = sc_vpattern_block(pg, &best.pat, off, &blk);
+    free(cands);
+    sc_lua_check_st(L, pg, st);
+    /* The Block: the spec with the offsets found. */
+    lua_pushcfunction(L, l_block);
+    lua_pushvalue(L, c);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "slots");
+    lua_pushinteger(L, 6);
+    lua_setfield(L, -2, "interval");
+    for (int k = 0; k < 2; k++) {
+        lua_createtable(L, S, 0);
+        for (int s = 0; s < S; s++) {
+            lua_pushnumber(L, off[k * S + s]);
+            lua_seti(L, -2, s + 1);
+        }
+        lua_setfield(L, -2, kinds[k]);
+    }
+    if (limit != INFINITY) {
+        lua_pushnumber(L, limit);
+        lua_setfield(L, -2, "mem");
+    }
+    lua_call(L, 1, 1);
+    push_cand(L, &best);
+    lua_pushinteger(L, (lua_Integer)n);
+    lua_setfield(L, -2, "candidates");
+    return 2;
+}
+
+/* sc.tradeoff{p = , m = , costs...}: for memory budgets of p to 2p chunk
+ * activations, the least bubble of a V block within each. */
+static int l_tradeoff(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int c = v_spec(L, 1);
+    lua_pushnil(L);
+    lua_setfield(L, c, "mem");
+    size_t n;
+    sc_prog *pg;
+    sc_vcand *cands = run_search(L, c, &n, &pg);
+    int P = sc_prog_devices(pg);
+    double unit = sc_prog_mem(pg, 0); /* one chunk's activation */
+    lua_createtable(L, P + 1, 0);
+    for (int b = P; b <= 2 * P; b++) {
+        const sc_vcand *best = best_under(cands, n, b * unit);
+        if (best)
+            push_cand(L, best);
+        else
+            lua_createtable(L, 0, 2);
+        set_num(L, "chunks", b);
+        set_num(L, "mem", b * unit);
+        lua_seti(L, -2, b - P + 1);
+    }
+    free(cands);
+    return 1;
+}
+
+void sc_lua_open_block(lua_State *L)
+{
+    int mod = lua_gettop(L);
+    static const luaL_Reg meta[] = {
+        {"__gc", l_block_gc},       {"__close", l_block_gc},
+        {"__tostring", l_block_tostring}, {"__index", l_block_index},
+        {NULL, NULL},
+    };
+    static const luaL_Reg methods[] = {
+        {"valid", l_block_valid},   {"lifespans", l_block_lifespans},
+        {"peak", l_block_peak},     {"offsets", l_block_offsets},
+        {"program", l_block_program}, {NULL, NULL},
+    };
+    if (luaL_newmetatable(L, SC_BLOCK_MT)) {
+        luaL_setfuncs(L, meta, 0);
+        luaL_newlibtable(L, methods);
+        lua_pushvalue(L, mod);
+        luaL_setfuncs(L, methods, 1);
+        lua_setfield(L, -2, "__methods");
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_block);
+    lua_setfield(L, mod, "block");
+    lua_pushcfunction(L, l_isblock);
+    lua_setfield(L, mod, "isblock");
+    lua_pushcfunction(L, l_block_search);
+    lua_setfield(L, mod, "block_search");
+    lua_pushcfunction(L, l_tradeoff);
+    lua_setfield(L, mod, "tradeoff");
+}

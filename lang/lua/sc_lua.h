@@ -1,0 +1,57 @@
+/*
+ * sc_lua.h — the Lua surface of stagecraft: the module table `stagecraft`
+ * (global `sc` in recipes) and the Program userdata.
+ *
+ *   local P = sc.params{ doc = "my schedule", {"p", 4, "devices"}, sc.COSTS }
+ *   return sc.program{ p = P.p, m = 8, rule = "1f1b" }
+ *
+ * SPEC.md is the reference of every field and method. Errors raised here
+ * carry the recipe's file and line (luaL_error) and record an sc_status in
+ * the registry so that the command line can choose the exit code
+ * (sc_lua_exit_for).
+ */
+#ifndef SC_LUA_H
+#define SC_LUA_H
+
+#include <lua.h>
+
+#include "ir/ir.h"
+#include "sim/sim.h"
+
+#define SC_PROGRAM_MT "stagecraft.Program"
+
+/* Opens the module; leaves it on the stack. */
+int luaopen_stagecraft(lua_State *L);
+
+/* Opens the Lua standard libraries and the module as global `sc` and as
+ * package.loaded.stagecraft, with the stdlib's helper modules preloaded. */
+void sc_lua_setup(lua_State *L);
+
+/* Program userdata: the program, its last simulation, where it was built. */
+typedef struct sc_lprog {
+    sc_prog *pg;
+    sc_sim *sim;
+    char where[160]; /* "file.lua:12:" of the sc.program call */
+} sc_lprog;
+
+/* The Program at index i, or NULL if it is not one. */
+sc_lprog *sc_lua_toprog(lua_State *L, int i);
+/* Lowers and verifies (once); returns the status, message in sc_errmsg. */
+sc_status sc_lua_check(sc_lprog *lp);
+/* Simulates (once); NULL with status in *st on failure. */
+const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
+
+/* Exit code of the error value at idx when the module raised it (2 usage,
+ * 3..7 as sc_status_exit_code, 8 recipe error, 9 sandbox), 0 for any other error. */
+int sc_lua_exit_for(lua_State *L, int idx);
+/* Records that the error value at idx has this exit code (a message handler
+ * that rewrites an error keeps its code this way). */
+void sc_lua_mark(lua_State *L, int idx, int code);
+void sc_lua_clear_status(lua_State *L);
+
+/* Embedded stdlib recipes: source of `name`, or NULL. */
+const char *sc_stdlib_source(const char *name, size_t *len);
+/* Name of the i-th embedded file (NULL past the end). */
+const char *sc_stdlib_name(int i);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * sc_lua_impl.h — what the files of the Lua module share (lang/ only):
+ * reading recipe tables and raising errors with their exit codes.
+ */
+#ifndef SC_LUA_IMPL_H
+#define SC_LUA_IMPL_H
+
+#include <lua.h>
+
+#include "ir/ir.h"
+#include "sim/sim.h"
+
+/* Raises msg with the caller's position and the exit code of st. */
+int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
+/* Raises the program's message unless st is SC_OK. */
+void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st);
+double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt);
+/* P, S, m of the table at t, checked (m_dflt when m may be absent). */
+void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
+                        lua_Integer *m);
+/* A new program with the shape, costs and memory model of the table at t,
+ * stored at *slot (a userdata field, freed by its __gc on error). */
+void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
+                        sc_prog **slot);
+
+/* sc_block_lua.c: the `block` field of the table at t (a Block or a block
+ * table) unrolled into pg; and the Block type with sc.block,
+ * sc.block_search and sc.tradeoff added to the module on the stack top. */
+void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
+void sc_lua_open_block(lua_State *L);
+
+/* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
+ * its orders are built); and the table of offload figures of a simulation
+ * (pushes it and returns 1, or returns 0 without offload). */
+void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
+int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
+
+#endif

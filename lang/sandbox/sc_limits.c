@@ -1,0 +1,292 @@
+/*
+ * sc_limits.c — the counting allocator and the count hook (sc_limits.h).
+ */
+#define _XOPEN_SOURCE 700 /* setitimer */
+#include "sc_limits.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "lua/sc_lua.h"
+
+#define LIMIT_ERR_KEY "stagecraft.limit_error"
+#define EXIT_LIMIT 7
+/* Once a limit is hit, the heap may grow this much more, so that the
+ * error, its message and a traceback can still be built. */
+#define SLACK ((size_t)1 << 20)
+
+static void hook(lua_State *L, lua_Debug *ar);
+
+/* The alarm of the armed state: 0 before expiry, 1 after (the hook raises),
+ * and the message written if a C call outlives the grace period too. */
+static volatile sig_atomic_t alarm_stage;
+static lua_State *volatile alarm_L;
+static char alarm_msg[200];
+static size_t alarm_len;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (alarm_stage == 0) {
+        alarm_stage = 1;
+        if (alarm_L) /* as lua.c does on SIGINT: raise at the next instruction */
+            lua_sethook(alarm_L, hook, LUA_MASKCOUNT, 1);
+        alarm(SC_LIMIT_GRACE);
+        return;
+    }
+    if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0)
+        alarm_len = 0;
+    _exit(EXIT_LIMIT);
+}
+
+/* Lua's allocator contract: nsize == 0 frees; a shrink never fails. When
+ * ptr is NULL, osize holds a type tag, not a size. A refused growth makes
+ * Lua collect garbage and ask once more: a second refusal of the same size
+ * is final, and that is when the limit counts as hit. */
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    sc_limits *lim = ud;
+    if (!ptr)
+        osize = 0;
+    if (nsize == 0) {
+        free(ptr);
+        lim->used -= osize;
+        return NULL;
+    }
+    if (nsize > osize && lim->max_mem) {
+        size_t cap = lim->max_mem + (lim->hit ? SLACK : 0), grow = nsize - osize;
+        if (lim->used > cap || grow > cap - lim->used) {
+            if (lim->refused == nsize && !lim->hit) {
+                lim->hit = SC_LIMIT_MEM;
+                if (lim->L) /* the next instruction raises (see hook) */
+                    lua_sethook(lim->L, hook, LUA_MASKCOUNT, 1);
+            }
+            lim->refused = nsize;
+            lim->refusals++;
+            return NULL;
+        }
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p)
+        return nsize <= osize ? ptr : NULL;
+    lim->refused = 0;
+    lim->used = lim->used - osize + nsize;
+    return p;
+}
+
+lua_State *sc_limits_newstate(sc_limits *lim)
+{
+    lim->used = 0;
+    lim->L = NULL;
+    lim->L = lua_newstate(counting_alloc, lim);
+    return lim->L;
+}
+
+sc_limits *sc_limits_of(lua_State *L)
+{
+    void *ud;
+    return lua_getallocf(L, &ud) == counting_alloc ? ud : NULL;
+}
+
+static void limit_message(const sc_limits *lim, char *buf, size_t len)
+{
+    if (lim->hit == SC_LIMIT_TIME)
+        snprintf(buf, len,
+                 "time limit exceeded: the evaluation ran longer than %g s (--max-time SECONDS "
+                 "raises it; 0 for no limit)",
+                 lim->max_time);
+    else if (lim->hit == SC_LIMIT_STEPS)
+        snprintf(buf, len,
+                 "step limit exceeded: more than %lld Lua instructions (--max-steps N raises it; "
+                 "0 for no limit)",
+                 lim->max_steps);
+    else
+        snprintf(buf, len,
+                 "memory limit exceeded: the Lua heap would grow past %zu bytes (--max-mem BYTES "
+                 "raises it; 0 for no limit)",
+                 lim->max_mem);
+}
+
+/* Raises the limit's error: the first time with the position where it
+ * happened, then the same value again wherever Lua tries to go on. */
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim)
+        return;
+    lim->steps += SC_LIMIT_PERIOD;
+    if (!lim->hit && lim->max_steps && lim->steps > lim->max_steps)
+        lim->hit = SC_LIMIT_STEPS;
+    if (!lim->hit && alarm_stage && alarm_L == lim->L)
+        lim->hit = SC_LIMIT_TIME;
+    if (!lim->hit)
+        return;
+    lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        char msg[256];
+        limit_message(lim, msg, sizeof msg);
+        luaL_where(L, 0);
+        lua_pushstring(L, msg);
+        lua_concat(L, 2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    }
+    sc_lua_mark(L, -1, EXIT_LIMIT);
+    lua_error(L);
+}
+
+static void stop_alarm(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    alarm_L = NULL;
+    alarm_stage = 0;
+}
+
+void sc_limits_arm(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim)
+        return;
+    lim->steps = 0;
+    lim->hit = SC_LIMIT_NONE;
+    lim->refused = 0;
+    lim->refusals = 0;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    if (lim->max_steps || lim->max_mem || lim->max_time > 0)
+        lua_sethook(L, hook, LUA_MASKCOUNT, SC_LIMIT_PERIOD);
+    else
+        lua_sethook(L, NULL, 0, 0);
+    if (alarm_L)
+        stop_alarm();
+    if (lim->max_time > 0) {
+        lim->hit = SC_LIMIT_TIME; /* for the message only */
+        char msg[160];
+        limit_message(lim, msg, sizeof msg);
+        lim->hit = SC_LIMIT_NONE;
+        int n = snprintf(alarm_msg, sizeof alarm_msg,
+                         "stagecraft: error: %s; a library call did not return\n", msg);
+        alarm_len = n < 0 ? 0 : (size_t)n < sizeof alarm_msg ? (size_t)n : sizeof alarm_msg - 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        alarm_L = lim->L;
+        time_t sec = (time_t)lim->max_time;
+        struct itimerval it = {{0, 0}, {sec, (suseconds_t)((lim->max_time - (double)sec) * 1e6)}};
+        if (sec == 0 && it.it_value.tv_usec == 0)
+            it.it_value.tv_usec = 1;
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+}
+
+void sc_limits_disarm(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (lim && alarm_L == lim->L)
+        stop_alarm();
+}
+
+void sc_limits_close(lua_State *L)
+{
+    sc_limits_arm(L);
+    lua_close(L);
+    if (alarm_L == L)
+        stop_alarm();
+}
+
+int sc_limits_hit(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    return lim && lim->hit;
+}
+
+int sc_limits_error(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim)
+        return 0;
+    /* A memory error that was refused once only (Lua could not collect
+     * and retry) is the memory limit too. */
+    if (!lim->hit && lim->refusals && lua_type(L, -1) == LUA_TSTRING &&
+        strcmp(lua_tostring(L, -1), "not enough memory") == 0)
+        lim->hit = SC_LIMIT_MEM;
+    if (!lim->hit)
+        return 0;
+    lua_pop(L, 1);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        char msg[256];
+        limit_message(lim, msg, sizeof msg);
+        lua_pushstring(L, msg);
+    }
+    sc_lua_mark(L, -1, EXIT_LIMIT);
+    return 1;
+}
+
+/* Parses a count: digits, optionally in exponent form (1e9), with an
+ * optional K, M or G suffix when bytes; 0 on success. */
+static int parse_count(const char *s, int bytes, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0) || v > 9e18)
+        return -1;
+    if (bytes && *end) {
+        const char *units = "KMG";
+        const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+        if (!u)
+            return -1;
+        for (long k = u - units; k >= 0; k--)
+            v *= 1024;
+        end++;
+        if (*end == 'B' || *end == 'b')
+            end++;
+    }
+    if (*end || v > 9e18 || v != (double)(unsigned long long)v)
+        return -1;
+    *out = (unsigned long long)v;
+    return 0;
+}
+
+int sc_limits_option(sc_limits *lim, int argc, char **argv, int i, char *err, size_t errlen)
+{
+    static const char *const names[] = {"--max-steps", "--max-mem", "--max-time"};
+    for (int k = 0; k < 3; k++) {
+        size_t n = strlen(names[k]);
+        if (strncmp(argv[i], names[k], n) != 0 || (argv[i][n] && argv[i][n] != '='))
+            continue;
+        const char *val = argv[i][n] ? argv[i] + n + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        static const char *const what[] = {
+            "a number of Lua instructions (like 1000000 or 1e9; 0 for no limit)",
+            "a size in bytes (like 65536, 64M or 2G; 0 for no limit)",
+            "a number of seconds (like 10 or 0.5; 0 for no limit)"};
+        unsigned long long v = 0;
+        char *end = NULL;
+        double secs = k == 2 && val ? strtod(val, &end) : 0;
+        if (!val || (k < 2 && parse_count(val, k == 1, &v) != 0) ||
+            (k == 2 && (end == val || *end || !(secs >= 0 && secs <= 1e6)))) {
+            snprintf(err, errlen, "%s needs %s", names[k], what[k]);
+            return -1;
+        }
+        if (k == 0)
+            lim->max_steps = (long long)v;
+        else if (k == 1)
+            lim->max_mem = (size_t)v;
+        else
+            lim->max_time = secs;
+        return argv[i][n] ? 1 : 2;
+    }
+    return 0;
+}

@@ -1,0 +1,189 @@
+/*
+ * backend.c — the registry: opens a backend by name, and reaches the CUDA
+ * module (cuda_api.h) for the cuda backend and the GPU transports.
+ *
+ * The CUDA switch lives here and in the Makefile only. Built with nvcc
+ * (SC_HAVE_CUDA), the CUDA entry points of backend.h and transport.h load
+ * build/libstagecraft_cuda.so on first use, once per process: from
+ * STAGECRAFT_CUDA_MODULE when set, else beside the executable, else from the
+ * build folder it was built in (SC_CUDA_MODULE). Without nvcc, or when the
+ * module cannot be loaded, they fail with one line saying why.
+ */
+#include "backend.h"
+#include "transport/transport.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_api.h"
+
+#ifdef SC_HAVE_CUDA
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#ifndef SC_CUDA_MODULE
+#define SC_CUDA_MODULE "libstagecraft_cuda.so"
+#endif
+
+static const struct sc_cuda_api *api;
+static char api_err[512];
+static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+
+static void load_from(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(api_err, sizeof api_err, "backend 'cuda': cannot load its module: %s",
+                 dlerror());
+        return;
+    }
+    const struct sc_cuda_api *a = (const struct sc_cuda_api *)dlsym(h, SC_CUDA_API_SYMBOL);
+    if (!a || a->version != SC_CUDA_API_VERSION) {
+        snprintf(api_err, sizeof api_err, "backend 'cuda': %s is not a module of this "
+                 "stagecraft (rebuild with make)", path);
+        return; /* left open: harmless, and dlclose of CUDA libraries is not */
+    }
+    api = a;
+}
+
+static void load(void)
+{
+    char path[4096];
+    const char *env = getenv("STAGECRAFT_CUDA_MODULE");
+    if (env && *env) {
+        load_from(env);
+        return;
+    }
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    if (n > 0) {
+        path[n] = 0;
+        char *slash = strrchr(path, '/');
+        if (slash) {
+            strcpy(slash + 1, "libstagecraft_cuda.so");
+            if (access(path, R_OK) == 0) {
+                load_from(path);
+                return;
+            }
+        }
+    }
+    if (access(SC_CUDA_MODULE, R_OK) == 0) {
+        load_from(SC_CUDA_MODULE);
+        return;
+    }
+    snprintf(api_err, sizeof api_err, "backend 'cuda': its module libstagecraft_cuda.so is "
+             "missing (not beside the executable, not at %s; run make)", SC_CUDA_MODULE);
+}
+
+/* The module's table, or NULL with the reason in err. */
+static const struct sc_cuda_api *cuda(char *err, size_t errlen)
+{
+    pthread_once(&api_once, load);
+    if (!api && err)
+        snprintf(err, errlen, "%s", api_err);
+    return api;
+}
+
+#else /* built without nvcc: no module */
+
+static const struct sc_cuda_api *cuda(char *err, size_t errlen)
+{
+    if (err)
+        snprintf(err, errlen, "backend 'cuda' is not built into this binary (nvcc was not "
+                 "found at build time; use --backend cpu)");
+    return NULL;
+}
+
+#endif
+
+sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend **out, char *err,
+                          size_t errlen)
+{
+    *out = NULL;
+    if (strcmp(name, "cpu") == 0)
+        return sc_backend_cpu_open(mem_cap, out, err, errlen);
+    if (strcmp(name, "cuda") == 0)
+        return sc_backend_cuda_open(dev, mem_cap, out, err, errlen);
+    snprintf(err, errlen, "unknown backend '%s' (known: cpu, cuda)", name);
+    return SC_ERR_ARG;
+}
+
+void sc_backend_free(sc_backend *be)
+{
+    if (be)
+        be->free_fn(be);
+}
+
+/* ---- the CUDA entry points of backend.h and transport.h ---- */
+
+sc_status sc_backend_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err,
+                               size_t errlen)
+{
+    *out = NULL;
+    const struct sc_cuda_api *a = cuda(err, errlen);
+    return a ? a->backend_open(dev, mem_cap, out, err, errlen) : SC_ERR_ARG;
+}
+
+int sc_backend_cuda_devices(char *info, size_t infolen)
+{
+    const struct sc_cuda_api *a = cuda(info, info ? infolen : 0);
+    return a ? a->devices(info, infolen) : 0;
+}
+
+sc_status sc_transport_cuda_local_new(int P, struct sc_backend *const *be, int max_tag,
+                                      double timeout_s, sc_transport **out, char *err,
+                                      size_t errlen)
+{
+    *out = NULL;
+    const struct sc_cuda_api *a = cuda(err, errlen);
+    return a ? a->cuda_local_new(P, be, max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
+}
+
+void sc_transport_cuda_local_free(sc_transport *tp)
+{
+    const struct sc_cuda_api *a = tp ? cuda(NULL, 0) : NULL;
+    if (a)
+        a->cuda_local_free(tp);
+}
+
+int sc_transport_nccl_available(void)
+{
+    const struct sc_cuda_api *a = cuda(NULL, 0);
+    return a && a->has_nccl;
+}
+
+/* The table with its nccl slots, or NULL with the reason in err. */
+static const struct sc_cuda_api *nccl(char *err, size_t errlen)
+{
+    const struct sc_cuda_api *a = cuda(err, errlen);
+    if (a && !a->has_nccl) {
+        if (err)
+            snprintf(err, errlen, "the nccl transport is not built into this binary (nccl.h "
+                     "was not found at build time)");
+        return NULL;
+    }
+    return a;
+}
+
+sc_status sc_transport_nccl_id(unsigned char *id, char *err, size_t errlen)
+{
+    const struct sc_cuda_api *a = nccl(err, errlen);
+    return a ? a->nccl_id(id, err, errlen) : SC_ERR_ARG;
+}
+
+sc_status sc_transport_nccl_new(int P, int n, const int *devs, struct sc_backend *const *be,
+                                const unsigned char *id, double timeout_s, sc_transport **out,
+                                char *err, size_t errlen)
+{
+    *out = NULL;
+    const struct sc_cuda_api *a = nccl(err, errlen);
+    return a ? a->nccl_new(P, n, devs, be, id, timeout_s, out, err, errlen) : SC_ERR_ARG;
+}
+
+void sc_transport_nccl_free(sc_transport *tp)
+{
+    const struct sc_cuda_api *a = tp ? nccl(NULL, 0) : NULL;
+    if (a)
+        a->nccl_free(tp);
+}

@@ -1,0 +1,134 @@
+/*
+ * backend.h — memory and compute of one device (design.md §3).
+ *
+ * A backend is a table of function pointers and a context, one instance per
+ * device (the ggml backend pattern). The executor and the built-in model
+ * only call these slots, so a CUDA backend plugs in by filling the same
+ * table. All tensors are row-major float32; sizes are element counts.
+ *
+ * Memory. Pointers from alloc are *device* memory: only the backend's own
+ * slots touch them (on cuda they are GPU pointers, on cpu plain heap). The
+ * host reads and writes them through upload/download; every other host
+ * pointer a slot takes is named as such (xent's targets).
+ *
+ * Ordering and errors. Compute slots may only queue their work (cuda: on
+ * the device's compute stream) and return at once; work runs in the order
+ * queued. They report nothing: a failure is *sticky*, recorded by the
+ * backend, makes later slots do nothing, and is returned by the next sync
+ * (errmsg says which call failed, in one line). The executor syncs after
+ * every pass, so a failure is reported at the pass that caused it.
+ *
+ *     sc_backend *be;
+ *     if (sc_backend_open("cpu", 0, &be, err, sizeof err) != SC_OK) ...
+ *     float *x = be->ops->alloc(be->ctx, n * sizeof(float));
+ *     be->ops->gemm(be->ctx, 0, 0, M, N, K, 1.0f, A, B, 0.0f, C);
+ *     be->ops->free(be->ctx, x, n * sizeof(float));
+ *     sc_backend_free(be);
+ *
+ * Thread-safety: one instance is used by one thread at a time; instances are
+ * independent (one per device thread).
+ */
+#ifndef SC_BACKEND_H
+#define SC_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+struct sc_backend_ops {
+    const char *name;
+    /* Device memory; NULL when the device is out of memory. free(NULL) is a
+     * no-op; bytes is the size given to alloc. */
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p, size_t bytes);
+    /* C = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T (ta, tb);
+     * op(A) is M x K, op(B) is K x N, C is M x N, all dense row-major. */
+    void (*gemm)(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                 const float *B, float beta, float *C);
+    void (*copy)(void *ctx, size_t n, const float *src, float *dst);
+    void (*tanh_fwd)(void *ctx, size_t n, float *x);                  /* x = tanh(x) */
+    void (*tanh_bwd)(void *ctx, size_t n, const float *a, float *g);  /* g *= 1 - a^2 */
+    /* Softmax cross-entropy of rows x V logits against targets (host
+     * memory, rows entries in [0, V)): overwrites the logits with
+     * scale * (softmax - onehot) and returns the sum over rows of
+     * -log softmax[target] (each row's term in double, summed on the host in
+     * row order). Waits for the device (the loss is needed on the host);
+     * NaN after a failure. */
+    double (*xent)(void *ctx, int rows, int V, float *logits, const int32_t *targets,
+                   float scale);
+    /* x -= lr * g */
+    void (*sgd)(void *ctx, size_t n, float lr, const float *g, float *x);
+    /* Host <-> device memory, synchronous for the host buffer: upload
+     * returns once src may be reused (the copy is queued before any compute
+     * queued later), download once dst holds the data (after the compute
+     * queued so far). cpu: memcpy. */
+    void (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
+    void (*download)(void *ctx, void *dst, const void *src, size_t bytes);
+    /* Optional (NULL: the caller generates on the host and uploads):
+     * x[i] = scale * sc_urand(seed, stream, i) for i < n (sc_hash.h), the
+     * same bits on every backend; scale 0 writes zeros. For the built-in
+     * model's data, generated where it is used. */
+    void (*fill_uniform)(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
+                         float scale);
+    /* Optional (NULL: nothing is ever queued, nothing can fail): waits for
+     * the queued compute; returns SC_ERR_RUNTIME once any slot has failed
+     * since the backend was opened (errmsg says which, sticky). */
+    sc_status (*sync)(void *ctx);
+
+    /* The host pool for offload (SPEC.md, offload). host_alloc returns host
+     * memory the device copies to and from asynchronously (pinned on CUDA);
+     * NULL when the host is out of memory. */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p, size_t bytes);
+    /* Starts copying `bytes` from src to dst: to_host = 1 device -> host
+     * (after the compute queued so far, which may have produced src), 0 host
+     * -> device. Returns at once with *ticket (NULL when the copy is already
+     * done). copy_wait(ticket) blocks until that copy has completed: then
+     * compute queued afterwards sees dst, and src may be freed or reused.
+     * Each direction has its own queue (a copy stream on CUDA), so copies in
+     * opposite directions overlap each other and the compute. */
+    sc_status (*copy_start)(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
+                            void **ticket);
+    sc_status (*copy_wait)(void *ctx, void *ticket);
+    /* Optional: the message of the backend's first failure, one line with
+     * the call, file and reason (cuda: cudaGetErrorString); NULL: none. */
+    const char *(*errmsg)(void *ctx);
+    /* Optional: the physical device behind this instance (gpu: its index)
+     * and its free and total memory in bytes (cudaMemGetInfo); for the
+     * out-of-memory messages and the check before a run. */
+    sc_status (*meminfo)(void *ctx, int *gpu, size_t *free_bytes, size_t *total_bytes);
+};
+
+typedef struct sc_backend {
+    const struct sc_backend_ops *ops;
+    void *ctx;
+    void (*free_fn)(struct sc_backend *be);
+} sc_backend;
+
+/* Opens backend `name` ("cpu" or "cuda") for device `dev` of this process
+ * (cuda: the GPU it runs on is dev modulo the visible GPUs). mem_cap > 0
+ * limits the device memory in bytes (allocations beyond it fail as out of
+ * memory); 0 means no limit. On failure writes one line to err and returns
+ * SC_ERR_ARG (unknown or unavailable) or SC_ERR_NOMEM. */
+sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend **out, char *err,
+                          size_t errlen);
+void sc_backend_free(sc_backend *be);
+
+/* The backends themselves (backend.c dispatches by name). free_fn of a
+ * backend frees its context; sc_backend_free calls it. */
+sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen);
+/* Built only when nvcc was found (SC_HAVE_CUDA). dev selects the GPU (dev
+ * modulo the visible GPUs); several instances may share one GPU (emulated
+ * devices): each has its own streams, cuBLAS handle and memory cap.
+ * STAGECRAFT_CUDA_TF32=1 lets cuBLAS use TF32 tensor cores (for benchmarks;
+ * the --check tolerance assumes full FP32, the default). */
+sc_status sc_backend_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err,
+                               size_t errlen);
+
+/* CUDA devices this process sees: 0 when there are none or the binary was
+ * built without CUDA. info (may be NULL) receives why there are none, or
+ * the name of GPU 0 ("NVIDIA H200"). */
+int sc_backend_cuda_devices(char *info, size_t infolen);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * cuda_impl.h — private to the CUDA module (libstagecraft_cuda.so, built
+ * only when the Makefile found nvcc; cuda_api.h): the kernel launchers of
+ * cuda_kernels.cu, the module's entry points, and what the CUDA transports
+ * need from a cuda backend.
+ *
+ * Launchers (llm.c's pattern): each computes its grid, launches on the
+ * given stream and returns the launch's cudaGetLastError(); shapes are the
+ * caller's (backend_cuda.c checks them). Kernels never allocate.
+ *
+ * Errors stop here: every CUDA, cuBLAS and NCCL call of the runtime goes
+ * through a check that writes one line, "FILE:LINE: CALL: REASON"
+ * (cudaGetErrorString, cublasGetStatusString, ncclGetErrorString), into the
+ * caller's message, and the caller returns a status (design.md §3).
+ */
+#ifndef SC_CUDA_IMPL_H
+#define SC_CUDA_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* x = tanh(x); g *= 1 - a^2; x -= lr * g (n elements, any n). */
+cudaError_t sc_cuda_tanh_fwd(cudaStream_t s, size_t n, float *x);
+cudaError_t sc_cuda_tanh_bwd(cudaStream_t s, size_t n, const float *a, float *g);
+cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const float *g, float *x);
+/* x[i] = scale * sc_urand(seed, stream, i) (sc_hash.h), 0 when scale is 0. */
+cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long seed,
+                                 uint64_t stream, float scale);
+/* Softmax cross-entropy, one block per row (deterministic: a fixed
+ * reduction tree): logits = scale * (softmax - onehot(targets)),
+ * row_loss[r] = logsumexp(row) - row[target] in double. targets and
+ * row_loss are device memory. */
+cudaError_t sc_cuda_xent(cudaStream_t s, int rows, int V, float *logits, const int32_t *targets,
+                         float scale, double *row_loss);
+
+#ifdef __cplusplus
+}
+
+#else /* C only: the backend's side */
+
+#include "backend.h"
+#include "transport/transport.h"
+
+/* The module's entry points (cuda_api.h gives them to the executable; the
+ * public names of backend.h and transport.h forward to them). */
+int sc_cuda_devices(char *info, size_t infolen);
+sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, size_t errlen);
+sc_status sc_cuda_local_new(int P, sc_backend *const *be, int max_tag, double timeout_s,
+                            sc_transport **out, char *err, size_t errlen);
+void sc_cuda_local_free(sc_transport *tp);
+sc_status sc_cuda_nccl_id(unsigned char *id, char *err, size_t errlen);
+sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
+                          const unsigned char *id, double timeout_s, sc_transport **out,
+                          char *err, size_t errlen);
+void sc_cuda_nccl_free(sc_transport *tp);
+
+/* Monotonic clock in seconds (the module does not use the executable's). */
+double sc_cuda_now(void);
+
+/* Makes gpu the calling thread's current device (cudaSetDevice, skipped when
+ * it is already; one cache for the whole runtime). */
+cudaError_t sc_cuda_use(int gpu);
+
+/* For the transports: the GPU and the compute stream of a cuda backend
+ * (NULL / -1 when be is not one). A transfer's copy or NCCL call is ordered
+ * after the compute queued on this stream when the group is posted. */
+int sc_cuda_backend_gpu(const sc_backend *be);
+cudaStream_t sc_cuda_backend_stream(const sc_backend *be);
+
+/* "FILE:LINE: CALL: REASON" into buf (CALL up to its first '('). */
+void sc_cuda_format(char *buf, size_t len, const char *file, int line, const char *call,
+                    const char *reason);
+
+#endif
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * transport.h — moving tensors between devices (design.md §3).
+ *
+ * A transport is a table of function pointers and a context shared by all
+ * devices of one process (the ggml backend pattern). It executes *groups*:
+ * the executor hands it each run of consecutive SEND/RECV instructions of a
+ * device's stream as one group (one ncclGroupStart/End), in the order the
+ * stream posts them, and starts a group only when the device's previous
+ * group has completed (SPEC.md §8, the semantics the verifier proved
+ * deadlock-free). A group completes when every transfer in it has met its
+ * matching transfer in a started group of the peer. Transfers are matched by
+ * (peer, tag); the tag is unique per (direction, consuming stage,
+ * microbatch) in a step.
+ *
+ *     sc_xfer x[2] = {{.send = 1, .peer = 1, .tag = t0, .buf = a, .bytes = n},
+ *                     {.send = 0, .peer = 1, .tag = t1, .buf = b, .bytes = n}};
+ *     void *g;
+ *     tp->ops->start(tp->ctx, dev, x, 2, &g);   // posts both, returns at once
+ *     tp->ops->wait(tp->ctx, dev, g);           // both matched and copied
+ *     tp->ops->release(tp->ctx, dev, g);
+ *
+ * Buffers belong to the caller and must stay valid until the group has
+ * completed. Thread-safety: start/test/wait/release of one device are
+ * called by that device's thread; different devices call concurrently.
+ * abort may be called by any thread: every wait of every device then
+ * returns SC_ERR_RUNTIME soon. wait also returns SC_ERR_RUNTIME after the
+ * transport's timeout (the watchdog that turns a lost peer into an error).
+ */
+#ifndef SC_TRANSPORT_H
+#define SC_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "ir/ir.h"
+
+typedef struct sc_xfer {
+    int send;     /* 1 send, 0 receive */
+    int peer;     /* the other device */
+    int tag;      /* matching key, >= 0 */
+    void *buf;
+    size_t bytes;
+} sc_xfer;
+
+struct sc_transport_ops {
+    const char *name;
+    /* Posts a group of n transfers of device dev; *group is its handle. */
+    sc_status (*start)(void *ctx, int dev, const sc_xfer *x, int n, void **group);
+    /* *done = 1 once the group has completed; never blocks. */
+    sc_status (*test)(void *ctx, int dev, void *group, int *done);
+    /* Blocks until the group has completed, the transport is aborted, or
+     * the timeout passes. */
+    sc_status (*wait)(void *ctx, int dev, void *group);
+    /* Frees a completed group's handle. */
+    void (*release)(void *ctx, int dev, void *group);
+    /* Optional: make every device's waits fail (another device failed). */
+    void (*abort)(void *ctx, int dev, const char *why);
+    /* Message of the last failure (valid until the transport is freed). */
+    const char *(*errmsg)(void *ctx);
+};
+
+typedef struct sc_transport {
+    const struct sc_transport_ops *ops;
+    void *ctx;
+} sc_transport;
+
+/* In-process transport between the threads of P devices; max_tag bounds
+ * the tags (exclusive); timeout_s > 0 bounds every wait. */
+sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transport **out);
+void sc_transport_local_free(sc_transport *tp);
+
+/* MPI transport: this process is device `rank` of MPI_COMM_WORLD (the
+ * caller has initialised MPI). Unavailable (SC_ERR_ARG) when stagecraft was
+ * built without MPI. */
+sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
+                               size_t errlen);
+void sc_transport_mpi_free(sc_transport *tp);
+
+struct sc_backend;
+
+/* ---- GPU transports (built with CUDA; see SPEC.md §17.4) ----
+ *
+ * Both take the cuda backends of their devices (be[i] for devs[i]): a
+ * group's data moves after the compute each device had queued on its
+ * backend's compute stream when it posted the group (an event recorded there
+ * and waited for by the communication stream), and a group has completed
+ * when the host sees its events done, so compute queued afterwards reads
+ * received data and send buffers may be freed.
+ *
+ * cuda-local: the devices are threads of this process, any number per GPU
+ * (emulated devices). Matching exactly as `local` (by tag); the side that
+ * starts second queues cudaMemcpyPeerAsync on its own communication stream.
+ * abort and the timeout as `local`. */
+sc_status sc_transport_cuda_local_new(int P, struct sc_backend *const *be, int max_tag,
+                                      double timeout_s, sc_transport **out, char *err,
+                                      size_t errlen);
+void sc_transport_cuda_local_free(sc_transport *tp);
+
+/* nccl: one NCCL communicator over the P devices, one GPU each (NCCL refuses
+ * two ranks on one GPU). This process holds n of them, devs[0..n-1] (all P
+ * as threads, or one under MPI). Each group is one ncclGroupStart, an
+ * ncclSend/ncclRecv per transfer, ncclGroupEnd on the device's
+ * communication stream. NCCL matches the transfers between two devices in
+ * the order they are posted, not by tag: the caller must give programs whose
+ * transfers between each pair come in the same order on both sides (every
+ * lowered program does, SPEC.md §8.3; sc_run checks). The communicators are
+ * non-blocking, so no call can hang: a wait polls the group's event and
+ * ncclCommGetAsyncError, and on an NCCL error, abort, or the timeout, every
+ * device's communicator is aborted (ncclCommAbort, by its own thread) and
+ * its waits fail. id: the communicator's unique id, the same bytes on every
+ * process (from sc_transport_nccl_id on one of them); NULL when n == P. */
+#define SC_NCCL_ID_BYTES 128
+/* 1 when the nccl transport is built in and its module loads. */
+int sc_transport_nccl_available(void);
+sc_status sc_transport_nccl_id(unsigned char *id, char *err, size_t errlen);
+sc_status sc_transport_nccl_new(int P, int n, const int *devs, struct sc_backend *const *be,
+                                const unsigned char *id, double timeout_s, sc_transport **out,
+                                char *err, size_t errlen);
+void sc_transport_nccl_free(sc_transport *tp);
+
+#endif

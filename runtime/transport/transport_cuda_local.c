@@ -1,0 +1,320 @@
+/*
+ * transport_cuda_local.c — the cuda-local transport (transport.h): devices
+ * are threads of one process with cuda backends, any number of them per GPU
+ * (pipeline devices emulated on one GPU for development, or more devices
+ * than GPUs). NCCL cannot have two ranks on one GPU; this transport can.
+ *
+ * Matching is transport_local's: one slot per tag holds the side that
+ * started first; the side that starts second queues the copy and both
+ * groups count one match. The copy (cudaMemcpyPeerAsync, which is a device
+ * copy on one GPU) runs on the second side's communication stream after two
+ * events: each device records `posted` on its compute stream when it posts a
+ * group, so the copy reads the sender's data once produced and writes the
+ * receiver's buffer once its allocation (stream-ordered on the receiver's
+ * compute stream) is valid. A device re-records `posted` only for its next
+ * group, which starts once the previous one has completed, i.e. once every
+ * copy that waited on the old record has been queued.
+ *
+ * A group has completed when all its transfers are matched and their copy
+ * events are done (cudaEventQuery). Waits poll, sleeping briefly, and give
+ * up after the timeout; abort wakes every wait.
+ */
+#include "transport.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cuda_impl.h"
+
+typedef struct cslot {
+    int posted;        /* 0 empty, 1 a send waits, 2 a receive waits, 3 matched */
+    int dev, peer;
+    void *buf;
+    size_t bytes;
+    cudaEvent_t done;  /* the copy's end, once matched */
+    int refs;          /* groups still holding a matched slot */
+} cslot;
+
+typedef struct cdev {
+    int gpu;
+    cudaStream_t compute; /* the backend's */
+    cudaStream_t comm;    /* this transport's */
+    cudaEvent_t posted;
+} cdev;
+
+typedef struct cgroup {
+    int n;
+    int tag[];
+} cgroup;
+
+typedef struct clocal {
+    int P, max_tag;
+    double timeout_s;
+    pthread_mutex_t mu;
+    cdev *d;
+    cslot *slots;     /* [max_tag] */
+    int aborted;
+    char err[384];
+} clocal;
+
+/* First failure wins; every wait then fails. Call with mu held. */
+static sc_status fail_locked(clocal *c, const char *msg)
+{
+    if (!c->aborted) {
+        c->aborted = 1;
+        snprintf(c->err, sizeof c->err, "%s", msg);
+    }
+    return SC_ERR_RUNTIME;
+}
+
+static sc_status fail(clocal *c, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    sc_status st = fail_locked(c, msg);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+/* A CUDA call's failure as one line: "cuda-local transport: d0: FILE:LINE: CALL: REASON". */
+static int ck(clocal *c, int locked, int dev, cudaError_t e, int line, const char *call)
+{
+    if (e == cudaSuccess)
+        return 1;
+    char b[256], m[320];
+    sc_cuda_format(b, sizeof b, __FILE__, line, call, cudaGetErrorString(e));
+    snprintf(m, sizeof m, "cuda-local transport: d%d: %s", dev, b);
+    if (locked)
+        fail_locked(c, m);
+    else
+        fail(c, m);
+    return 0;
+}
+
+#define CK(locked, dev, call) ck(c, (locked), (dev), (call), __LINE__, #call)
+
+static sc_status cl_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
+{
+    clocal *c = ctx;
+    cdev *me = &c->d[dev];
+    cgroup *g = malloc(sizeof *g + (size_t)(n > 0 ? n : 1) * sizeof(int));
+    *group = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    g->n = 0;
+    if (!CK(0, dev, sc_cuda_use(me->gpu)) || !CK(0, dev, cudaEventRecord(me->posted, me->compute)))
+        return SC_ERR_RUNTIME;
+    sc_status st = SC_OK;
+    pthread_mutex_lock(&c->mu);
+    if (c->aborted)
+        st = SC_ERR_RUNTIME; /* the peers' buffers may be gone: match nothing */
+    for (int i = 0; i < n && !st; i++) {
+        const sc_xfer *t = &x[i];
+        char m[160];
+        if (t->tag < 0 || t->tag >= c->max_tag || t->peer < 0 || t->peer >= c->P) {
+            snprintf(m, sizeof m, "cuda-local transport: d%d posted a transfer to d%d with tag "
+                     "%d out of range", dev, t->peer, t->tag);
+            st = fail_locked(c, m);
+            break;
+        }
+        cslot *s = &c->slots[t->tag];
+        if (s->posted == 0) {
+            *s = (cslot){.posted = t->send ? 1 : 2, .dev = dev, .peer = t->peer, .buf = t->buf,
+                         .bytes = t->bytes};
+            g->tag[g->n++] = t->tag;
+            continue;
+        }
+        if (s->posted != (t->send ? 2 : 1) || s->dev != t->peer || s->peer != dev ||
+            s->bytes != t->bytes) {
+            snprintf(m, sizeof m, "cuda-local transport: d%d and d%d disagree on transfer tag %d",
+                     dev, s->dev, t->tag);
+            st = fail_locked(c, m);
+            break;
+        }
+        const cdev *other = &c->d[s->dev];
+        void *dst = t->send ? s->buf : t->buf;
+        const void *src = t->send ? t->buf : s->buf;
+        int dgpu = t->send ? other->gpu : me->gpu, sgpu = t->send ? me->gpu : other->gpu;
+        if (!CK(1, dev, cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming)) ||
+            !CK(1, dev, cudaStreamWaitEvent(me->comm, other->posted, 0)) ||
+            !CK(1, dev, cudaStreamWaitEvent(me->comm, me->posted, 0)) ||
+            !CK(1, dev, cudaMemcpyPeerAsync(dst, dgpu, src, sgpu, t->bytes, me->comm)) ||
+            !CK(1, dev, cudaEventRecord(s->done, me->comm))) {
+            st = SC_ERR_RUNTIME;
+            break;
+        }
+        s->posted = 3;
+        s->refs = 2;
+        g->tag[g->n++] = t->tag;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static sc_status cl_test(void *ctx, int dev, void *group, int *done)
+{
+    clocal *c = ctx;
+    cgroup *g = group;
+    *done = 0;
+    if (!CK(0, dev, sc_cuda_use(c->d[dev].gpu)))
+        return SC_ERR_RUNTIME;
+    pthread_mutex_lock(&c->mu);
+    int aborted = c->aborted, matched = 1;
+    for (int i = 0; i < g->n && matched; i++)
+        matched = c->slots[g->tag[i]].posted == 3;
+    pthread_mutex_unlock(&c->mu);
+    if (aborted)
+        return SC_ERR_RUNTIME;
+    if (!matched)
+        return SC_OK;
+    /* Matched slots stay as they are until both groups are released. */
+    for (int i = 0; i < g->n; i++) {
+        cudaError_t e = cudaEventQuery(c->slots[g->tag[i]].done);
+        if (e == cudaErrorNotReady)
+            return SC_OK;
+        if (!ck(c, 0, dev, e, __LINE__, "cudaEventQuery"))
+            return SC_ERR_RUNTIME;
+    }
+    *done = 1;
+    return SC_OK;
+}
+
+static sc_status cl_wait(void *ctx, int dev, void *group)
+{
+    clocal *c = ctx;
+    double deadline = sc_cuda_now() + c->timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        sc_status st = cl_test(ctx, dev, group, &done);
+        if (st || done)
+            return st;
+        if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
+            char m[192];
+            snprintf(m, sizeof m, "cuda-local transport: d%d waited %g s for a transfer group; a "
+                     "peer is gone or stuck: giving up", dev, c->timeout_s);
+            return fail(c, m);
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+static void cl_release(void *ctx, int dev, void *group)
+{
+    clocal *c = ctx;
+    cgroup *g = group;
+    (void)dev;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < g->n; i++) {
+        cslot *s = &c->slots[g->tag[i]];
+        if (s->posted == 3 && --s->refs == 0) {
+            cudaEventDestroy(s->done);
+            *s = (cslot){0};
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    free(g);
+}
+
+static void cl_abort(void *ctx, int dev, const char *why)
+{
+    clocal *c = ctx;
+    char m[384];
+    snprintf(m, sizeof m, "d%d failed: %s", dev, why);
+    fail(c, m);
+}
+
+static const char *cl_errmsg(void *ctx)
+{
+    return ((clocal *)ctx)->err;
+}
+
+static const struct sc_transport_ops cuda_local_ops = {
+    .name = "cuda-local",
+    .start = cl_start,
+    .test = cl_test,
+    .wait = cl_wait,
+    .release = cl_release,
+    .abort = cl_abort,
+    .errmsg = cl_errmsg,
+};
+
+void sc_cuda_local_free(sc_transport *tp)
+{
+    if (!tp)
+        return;
+    clocal *c = tp->ctx;
+    for (int d = 0; d < c->P; d++) {
+        cdev *v = &c->d[d];
+        if (sc_cuda_use(v->gpu) != cudaSuccess)
+            continue;
+        if (v->comm) {
+            cudaStreamSynchronize(v->comm);
+            cudaStreamDestroy(v->comm);
+        }
+        if (v->posted)
+            cudaEventDestroy(v->posted);
+    }
+    for (int i = 0; i < c->max_tag; i++)
+        if (c->slots[i].posted == 3)
+            cudaEventDestroy(c->slots[i].done);
+    (void)cudaGetLastError();
+    pthread_mutex_destroy(&c->mu);
+    free(c->slots);
+    free(c->d);
+    free(c);
+    free(tp);
+}
+
+sc_status sc_cuda_local_new(int P, sc_backend *const *be, int max_tag, double timeout_s,
+                            sc_transport **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    sc_transport *tp = calloc(1, sizeof *tp);
+    clocal *c = calloc(1, sizeof *c);
+    cdev *d = calloc((size_t)P, sizeof *d);
+    cslot *slots = calloc((size_t)max_tag + 1, sizeof *slots);
+    if (!tp || !c || !d || !slots) {
+        free(tp);
+        free(c);
+        free(d);
+        free(slots);
+        snprintf(err, errlen, "out of memory creating the cuda-local transport");
+        return SC_ERR_NOMEM;
+    }
+    *c = (clocal){.P = P, .max_tag = max_tag, .timeout_s = timeout_s, .d = d, .slots = slots};
+    pthread_mutex_init(&c->mu, NULL);
+    tp->ops = &cuda_local_ops;
+    tp->ctx = c;
+    for (int i = 0; i < P; i++) {
+        d[i].gpu = sc_cuda_backend_gpu(be[i]);
+        d[i].compute = sc_cuda_backend_stream(be[i]);
+        if (d[i].gpu < 0) {
+            snprintf(err, errlen, "cuda-local transport: d%d has no cuda backend", i);
+            sc_cuda_local_free(tp);
+            return SC_ERR_ARG;
+        }
+    }
+    for (int i = 0; i < P; i++) {
+        if (!CK(0, i, sc_cuda_use(d[i].gpu)) ||
+            !CK(0, i, cudaStreamCreateWithFlags(&d[i].comm, cudaStreamNonBlocking)) ||
+            !CK(0, i, cudaEventCreateWithFlags(&d[i].posted, cudaEventDisableTiming))) {
+            snprintf(err, errlen, "%s", c->err);
+            sc_cuda_local_free(tp);
+            return SC_ERR_RUNTIME;
+        }
+        /* Direct copies between GPUs where the hardware allows; the copy
+         * goes through the host otherwise. */
+        for (int j = 0; j < P; j++) {
+            int can = 0;
+            if (d[j].gpu != d[i].gpu &&
+                cudaDeviceCanAccessPeer(&can, d[i].gpu, d[j].gpu) == cudaSuccess && can)
+                (void)cudaDeviceEnablePeerAccess(d[j].gpu, 0); /* may be enabled already */
+            (void)cudaGetLastError();
+        }
+    }
+    *out = tp;
+    return SC_OK;
+}

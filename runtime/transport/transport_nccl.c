@@ -1,0 +1,436 @@
+/*
+ * transport_nccl.c — the nccl transport (transport.h): one NCCL
+ * communicator over the P devices, one GPU each; devices are threads of one
+ * process (one communicator per device, created together) or MPI ranks (the
+ * unique id broadcast by the caller).
+ *
+ * A group is exactly what SPEC.md §8.1 models: ncclGroupStart, ncclSend or
+ * ncclRecv per transfer, ncclGroupEnd, on the device's communication stream,
+ * after the compute its device had queued when posting (an event on the
+ * compute stream, waited for by the communication stream). Completion is an
+ * event recorded after the group on the communication stream.
+ *
+ * Matching. NCCL pairs the sends of a device to a peer with that peer's
+ * receives in posting order; the tags are not sent. Lowered programs post
+ * the transfers of each pair in one global order on both sides (§8.3), and
+ * sc_run checks any other program before choosing this transport, so the
+ * order pairs the same transfers as the tags would.
+ *
+ * Never hanging. The communicators are non-blocking (config.blocking = 0):
+ * no NCCL call waits for a peer. ncclGroupEnd may return ncclInProgress, the
+ * operations being enqueued in the background (connections to a new peer
+ * are set up lazily, with the peer); the group's event is recorded only once
+ * ncclCommGetAsyncError says ncclSuccess. Every poll also reads
+ * ncclCommGetAsyncError, so an NCCL error (a peer that died) fails the wait.
+ * A failure, an abort or the timeout marks the transport aborted; each
+ * device's thread then aborts its own communicator (ncclCommAbort) at its
+ * next test or wait, and its waits fail.
+ */
+#include "transport.h"
+
+#include <nccl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cuda_impl.h"
+
+_Static_assert(SC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
+
+typedef struct ndev {
+    int dev, gpu;
+    cudaStream_t compute;  /* the backend's */
+    cudaStream_t comm;
+    cudaEvent_t mark;      /* compute progress when a group is posted */
+    ncclComm_t nc;
+    int dead;              /* its communicator was aborted */
+} ndev;
+
+typedef struct ngroup {
+    int enqueued;          /* 0 while ncclGroupEnd's work is still in progress */
+    cudaEvent_t ev;
+} ngroup;
+
+typedef struct nctx {
+    int P, n;
+    ndev *d;               /* [n] */
+    int *local;            /* [P] index into d, or -1 */
+    double timeout_s;
+    pthread_mutex_t mu;
+    int aborted;
+    char err[384];
+} nctx;
+
+static void set_fail(nctx *c, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!c->aborted) {
+        c->aborted = 1;
+        snprintf(c->err, sizeof c->err, "%s", msg);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int is_aborted(nctx *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int a = c->aborted;
+    pthread_mutex_unlock(&c->mu);
+    return a;
+}
+
+/* Aborts device v's communicator; only v's thread calls this (or the
+ * caller while v's thread is not running). */
+static void kill_comm(ndev *v)
+{
+    if (v->dead || !v->nc)
+        return;
+    v->dead = 1;
+    (void)sc_cuda_use(v->gpu);
+    ncclCommAbort(v->nc);
+    v->nc = NULL;
+}
+
+/* Records the failure of a call of device v and aborts v's communicator. */
+static sc_status fail_dev(nctx *c, ndev *v, int line, const char *call, const char *reason)
+{
+    char b[256], m[384];
+    sc_cuda_format(b, sizeof b, __FILE__, line, call, reason);
+    snprintf(m, sizeof m, "nccl transport: d%d: %s", v->dev, b);
+    set_fail(c, m);
+    kill_comm(v);
+    return SC_ERR_RUNTIME;
+}
+
+#define CUDA_OK(v, call)                                                        \
+    ((err_ = (call)) == cudaSuccess ||                                          \
+     (fail_dev(c, (v), __LINE__, #call, cudaGetErrorString(err_)), 0))
+
+static const char *nccl_why(ncclResult_t r, ncclComm_t nc)
+{
+    const char *last = ncclGetLastError(nc);
+    return last && *last ? last : ncclGetErrorString(r);
+}
+
+static ndev *dev_of(nctx *c, int dev)
+{
+    return dev >= 0 && dev < c->P && c->local[dev] >= 0 ? &c->d[c->local[dev]] : NULL;
+}
+
+static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    cudaError_t err_;
+    ngroup *g = calloc(1, sizeof *g);
+    *group = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    if (!v)
+        return SC_ERR_ARG;
+    if (is_aborted(c)) {
+        kill_comm(v);
+        return SC_ERR_RUNTIME;
+    }
+    if (!CUDA_OK(v, sc_cuda_use(v->gpu)) ||
+        !CUDA_OK(v, cudaEventCreateWithFlags(&g->ev, cudaEventDisableTiming)) ||
+        !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
+        !CUDA_OK(v, cudaStreamWaitEvent(v->comm, v->mark, 0)))
+        return SC_ERR_RUNTIME;
+    ncclResult_t r = ncclGroupStart();
+    for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
+        const sc_xfer *t = &x[i];
+        r = t->send ? ncclSend(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm)
+                    : ncclRecv(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm);
+    }
+    ncclResult_t e = ncclGroupEnd();
+    if (r == ncclSuccess || r == ncclInProgress)
+        r = e;
+    if (r != ncclSuccess && r != ncclInProgress)
+        return fail_dev(c, v, __LINE__, "ncclGroupEnd", nccl_why(r, v->nc));
+    if (r == ncclSuccess) {
+        if (!CUDA_OK(v, cudaEventRecord(g->ev, v->comm)))
+            return SC_ERR_RUNTIME;
+        g->enqueued = 1;
+    }
+    return SC_OK;
+}
+
+static sc_status nc_test(void *ctx, int dev, void *group, int *done)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    ngroup *g = group;
+    cudaError_t err_;
+    *done = 0;
+    if (!v)
+        return SC_ERR_ARG;
+    if (is_aborted(c)) {
+        kill_comm(v);
+        return SC_ERR_RUNTIME;
+    }
+    ncclResult_t ae = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+    if (r != ncclSuccess)
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", ncclGetErrorString(r));
+    if (ae != ncclSuccess && ae != ncclInProgress)
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, v->nc));
+    if (!g->enqueued) {
+        if (ae == ncclInProgress)
+            return SC_OK;
+        if (!CUDA_OK(v, sc_cuda_use(v->gpu)) || !CUDA_OK(v, cudaEventRecord(g->ev, v->comm)))
+            return SC_ERR_RUNTIME;
+        g->enqueued = 1;
+    }
+    cudaError_t q = cudaEventQuery(g->ev);
+    if (q == cudaErrorNotReady)
+        return SC_OK;
+    if (q != cudaSuccess)
+        return fail_dev(c, v, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
+    *done = 1;
+    return SC_OK;
+}
+
+static sc_status nc_wait(void *ctx, int dev, void *group)
+{
+    nctx *c = ctx;
+    double deadline = sc_cuda_now() + c->timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        sc_status st = nc_test(ctx, dev, group, &done);
+        if (st || done)
+            return st;
+        if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
+            char m[256];
+            snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a transfer group; a peer "
+                     "is gone or stuck: giving up (ncclCommAbort on every device)", dev,
+                     c->timeout_s);
+            set_fail(c, m);
+            kill_comm(dev_of(c, dev));
+            return SC_ERR_RUNTIME;
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+static void nc_release(void *ctx, int dev, void *group)
+{
+    nctx *c = ctx;
+    ngroup *g = group;
+    ndev *v = dev_of(c, dev);
+    if (g->ev && v && sc_cuda_use(v->gpu) == cudaSuccess)
+        cudaEventDestroy(g->ev);
+    free(g);
+}
+
+static void nc_abort(void *ctx, int dev, const char *why)
+{
+    nctx *c = ctx;
+    char m[384];
+    snprintf(m, sizeof m, "d%d failed: %s", dev, why);
+    set_fail(c, m);
+    ndev *v = dev_of(c, dev);
+    if (v)
+        kill_comm(v);
+}
+
+static const char *nc_errmsg(void *ctx)
+{
+    return ((nctx *)ctx)->err;
+}
+
+static const struct sc_transport_ops nccl_ops = {
+    .name = "nccl",
+    .start = nc_start,
+    .test = nc_test,
+    .wait = nc_wait,
+    .release = nc_release,
+    .abort = nc_abort,
+    .errmsg = nc_errmsg,
+};
+
+/* Polls every live communicator until none is ncclInProgress; the timeout
+ * aborts them. Returns SC_OK or a failure in c->err. */
+static sc_status settle(nctx *c, const char *what)
+{
+    double deadline = sc_cuda_now() + (c->timeout_s > 0 ? c->timeout_s : 1e9);
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < c->n; i++) {
+            ndev *v = &c->d[i];
+            if (v->dead || !v->nc)
+                continue;
+            ncclResult_t ae = ncclSuccess;
+            ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+            if (r != ncclSuccess)
+                ae = r;
+            if (ae == ncclInProgress)
+                busy = 1;
+            else if (ae != ncclSuccess) {
+                char m[320];
+                snprintf(m, sizeof m, "nccl transport: d%d: %s: %s", v->dev, what,
+                         nccl_why(ae, v->nc));
+                set_fail(c, m);
+                for (int j = 0; j < c->n; j++)
+                    kill_comm(&c->d[j]);
+                return SC_ERR_RUNTIME;
+            }
+        }
+        if (!busy)
+            return SC_OK;
+        if (sc_cuda_now() > deadline) {
+            char m[256];
+            snprintf(m, sizeof m, "nccl transport: %s took more than %g s; a peer is gone or "
+                     "stuck: giving up (ncclCommAbort)", what, c->timeout_s);
+            set_fail(c, m);
+            for (int j = 0; j < c->n; j++)
+                kill_comm(&c->d[j]);
+            return SC_ERR_RUNTIME;
+        }
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+}
+
+void sc_cuda_nccl_free(sc_transport *tp)
+{
+    if (!tp)
+        return;
+    nctx *c = tp->ctx;
+    int live = 0;
+    if (!c->aborted) {
+        /* A clean end: flush (ncclCommFinalize, non-blocking), then destroy. */
+        for (int i = 0; i < c->n; i++)
+            if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess)
+                (void)ncclCommFinalize(c->d[i].nc); /* a failure shows in settle */
+        live = settle(c, "finalizing the communicators") == SC_OK;
+    }
+    for (int i = 0; i < c->n; i++) {
+        ndev *v = &c->d[i];
+        if (live && v->nc && !v->dead)
+            ncclCommDestroy(v->nc);
+        else
+            kill_comm(v);
+        if (sc_cuda_use(v->gpu) != cudaSuccess)
+            continue;
+        if (v->comm)
+            cudaStreamDestroy(v->comm);
+        if (v->mark)
+            cudaEventDestroy(v->mark);
+    }
+    (void)cudaGetLastError();
+    pthread_mutex_destroy(&c->mu);
+    free(c->d);
+    free(c->local);
+    free(c);
+    free(tp);
+}
+
+sc_status sc_cuda_nccl_id(unsigned char *id, char *err, size_t errlen)
+{
+    ncclUniqueId u;
+    ncclResult_t r = ncclGetUniqueId(&u);
+    if (r != ncclSuccess) {
+        snprintf(err, errlen, "nccl transport: ncclGetUniqueId: %s", ncclGetErrorString(r));
+        return SC_ERR_RUNTIME;
+    }
+    memcpy(id, u.internal, SC_NCCL_ID_BYTES);
+    return SC_OK;
+}
+
+sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
+                          const unsigned char *id, double timeout_s, sc_transport **out,
+                          char *err, size_t errlen)
+{
+    *out = NULL;
+    sc_transport *tp = calloc(1, sizeof *tp);
+    nctx *c = calloc(1, sizeof *c);
+    ndev *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
+    int *local = malloc((size_t)P * sizeof(int));
+    if (!tp || !c || !d || !local) {
+        free(tp);
+        free(c);
+        free(d);
+        free(local);
+        snprintf(err, errlen, "out of memory creating the nccl transport");
+        return SC_ERR_NOMEM;
+    }
+    *c = (nctx){.P = P, .n = n, .d = d, .local = local, .timeout_s = timeout_s};
+    pthread_mutex_init(&c->mu, NULL);
+    tp->ops = &nccl_ops;
+    tp->ctx = c;
+    for (int i = 0; i < P; i++)
+        local[i] = -1;
+    sc_status st = SC_OK;
+    for (int i = 0; i < n && !st; i++) {
+        d[i] = (ndev){.dev = devs[i], .gpu = sc_cuda_backend_gpu(be[i]),
+                      .compute = sc_cuda_backend_stream(be[i])};
+        for (int j = 0; j < i && !st; j++)
+            if (d[j].gpu == d[i].gpu) {
+                snprintf(err, errlen, "nccl transport: d%d and d%d are both on GPU %d (NCCL "
+                         "needs one GPU per device; cuda-local emulates several on one)",
+                         d[j].dev, d[i].dev, d[i].gpu);
+                st = SC_ERR_ARG;
+            }
+        if (!st && (d[i].gpu < 0 || devs[i] < 0 || devs[i] >= P)) {
+            snprintf(err, errlen, "nccl transport: d%d has no cuda backend", devs[i]);
+            st = SC_ERR_ARG;
+        }
+        if (!st)
+            local[devs[i]] = i;
+    }
+    ncclUniqueId u;
+    if (!st && id)
+        memcpy(u.internal, id, SC_NCCL_ID_BYTES);
+    else if (!st)
+        st = sc_cuda_nccl_id((unsigned char *)u.internal, err, errlen);
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < n && !st; i++) {
+        ndev *v = &d[i];
+        const char *call = "cudaSetDevice";
+        if ((e = sc_cuda_use(v->gpu)) != cudaSuccess ||
+            (call = "cudaStreamCreateWithFlags",
+             e = cudaStreamCreateWithFlags(&v->comm, cudaStreamNonBlocking)) != cudaSuccess ||
+            (call = "cudaEventCreateWithFlags",
+             e = cudaEventCreateWithFlags(&v->mark, cudaEventDisableTiming)) != cudaSuccess) {
+            snprintf(err, errlen, "nccl transport: d%d: %s: %s", v->dev, call,
+                     cudaGetErrorString(e));
+            st = SC_ERR_RUNTIME;
+        }
+    }
+    if (!st) {
+        /* All local communicators in one group (the one-thread, many-GPU
+         * pattern); non-blocking, so the group returns at once and settle
+         * polls, bounded by the timeout. */
+        ncclResult_t r = ncclGroupStart();
+        for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            cfg.blocking = 0;
+            if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
+                break;
+            r = ncclCommInitRankConfig(&d[i].nc, P, u, d[i].dev, &cfg);
+        }
+        ncclResult_t r2 = ncclGroupEnd();
+        if (r == ncclSuccess || r == ncclInProgress)
+            r = r2;
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "nccl transport: cudaSetDevice: %s", cudaGetErrorString(e));
+            st = SC_ERR_RUNTIME;
+        } else if (r != ncclSuccess && r != ncclInProgress) {
+            snprintf(err, errlen, "nccl transport: ncclCommInitRankConfig of %d ranks: %s", P,
+                     nccl_why(r, NULL));
+            st = SC_ERR_RUNTIME;
+        } else if ((st = settle(c, "creating the communicator")) != SC_OK) {
+            snprintf(err, errlen, "%s", c->err);
+        }
+    }
+    if (st) {
+        c->aborted = 1; /* no finalize: abort whatever was created */
+        sc_cuda_nccl_free(tp);
+        return st;
+    }
+    *out = tp;
+    return SC_OK;
+}
