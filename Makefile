@@ -42,10 +42,10 @@ HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
 # CUDA is optional. With nvcc (on PATH or /usr/local/cuda/bin) everything
 # that needs CUDA, cuBLAS or NCCL goes into one module, libstagecraft_cuda.so
 # beside the executable: the cuda backend, the cuda-local transport, the nccl
-# transport when nccl.h is there, and the kernels (runtime/*.cu, the only
+# transport when nccl.h is there, and the kernels (runtime/cuda/*.cu, the only
 # files nvcc compiles; the rest is C compiled with CC). The executable does
 # not link CUDA: backend.c loads the module when --backend cuda asks for it
-# (runtime/cuda_api.h says why). Kernels for sm_90 (H100, H200) plus PTX,
+# (runtime/cuda/cuda_api.h says why). Kernels for sm_90 (H100, H200) plus PTX,
 # which newer GPUs compile at load time; CUDA_ARCH overrides.
 NVCC       := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 CUDA_HOME   = $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
@@ -61,9 +61,9 @@ CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
 REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(if $(NCCL_H),-lnccl) -lcublas -lcudart -lstdc++ -lpthread -lm
-CUDA_MOD_C := runtime/backend/backend_cuda.c runtime/transport/transport_cuda_local.c \
-              runtime/transport/transport_nccl.c runtime/backend/cuda_module.c
-CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/transport/transport_nccl.c),$(CUDA_MOD_C))) \
+CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/transport_cuda_local.c \
+              runtime/cuda/transport_nccl.c runtime/cuda/cuda_module.c
+CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
                $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*/*.cu))
 CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 
@@ -106,7 +106,7 @@ $(BUILD)/cudamod/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
 
-$(BUILD)/cudamod/%.o: runtime/%.cu runtime/backend/cuda_impl.h
+$(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

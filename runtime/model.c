@@ -3,7 +3,7 @@
  * executor, and its single-device reference.
  */
 #include "model.h"
-#include "sc_hash.h"
+#include "backend/sc_hash.h"
 
 #include <limits.h>
 #include <math.h>

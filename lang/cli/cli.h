@@ -1,6 +1,7 @@
 /*
- * cli.h — the command line's file outputs and the import command
- * (SPEC.md, "Command line"): export, show --svg/--trace, import.
+ * cli.h — what the commands of the command line share (common.c: errors,
+ * limits, evaluating a recipe), their file outputs and the import command
+ * (cli_export.c; SPEC.md, "Command line"): export, show --svg/--trace, import.
  *
  * Every function prints its own one-line error ("stagecraft: error: ...")
  * and returns the exit code (0 on success). Files are written to a
@@ -11,6 +12,7 @@
 #define SC_CLI_H
 
 #include "lua/sc_lua.h"
+#include "sandbox/sc_limits.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
  * path, or NULL / "-" for standard output. */
@@ -26,6 +28,10 @@ int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_
 /* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
  * the limits; pushes what it returns or the error (lua_pcall's code). */
 int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
+/* Prints "stagecraft: error: msg" on stderr; returns code. */
+int sc_cli_fail(int code, const char *msg);
+/* The limits of every evaluation of this process (--max-steps, ...). */
+sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops
  * it, returns its exit code. */
 int sc_cli_lua_fail(lua_State *L);

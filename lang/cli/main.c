@@ -62,27 +62,6 @@ static const char usage_text[] =
     "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
     "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
 
-static sc_limits limits = SC_LIMITS_DEFAULT;
-
-static int fail(int code, const char *msg)
-{
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
-    return code;
-}
-
-/* Exit code of the error on the stack top, then prints and pops it. */
-static int lua_fail(lua_State *L)
-{
-    sc_limits_error(L);
-    int code = sc_lua_exit_for(L, -1);
-    const char *msg = lua_tostring(L, -1);
-    code = fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
-    lua_pop(L, 1);
-    return code;
-}
-
-int sc_cli_lua_fail(lua_State *L) { return lua_fail(L); }
-
 typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width, trust;
@@ -100,7 +79,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             const char *eq = kv ? strchr(kv, '=') : NULL;
             if (!kv || !eq || eq == kv)
-                return fail(EXIT_USAGE, "-D needs NAME=VALUE");
+                return sc_cli_fail(EXIT_USAGE, "-D needs NAME=VALUE");
             lua_pushlstring(L, kv, (size_t)(eq - kv));
             lua_pushstring(L, eq + 1);
             lua_settable(L, t);
@@ -114,7 +93,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             char *end = NULL;
             double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
             if (!end || *end || !(tl >= 0) || tl > 1e9)
-                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
+                return sc_cli_fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
             lua_getglobal(L, "sc"); /* read by sc_auto.c */
             lua_pushnumber(L, tl);
             lua_setfield(L, -2, "_time_limit");
@@ -122,66 +101,34 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
-                return fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+                return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
             o->width = (int)w;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
-        } else if ((used = sc_limits_option(&limits, argc, argv, i, msg, sizeof msg)) != 0) {
+        } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
-                return fail(EXIT_USAGE, msg);
+                return sc_cli_fail(EXIT_USAGE, msg);
             i += used - 1;
         } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
             if (i + 1 >= argc) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
-                return fail(EXIT_USAGE, msg);
+                return sc_cli_fail(EXIT_USAGE, msg);
             }
             const char **slot = a[2] == 's' ? &o->svg : a[2] == 't' ? &o->trace
                               : a[2] == 'f' ? &o->format : &o->out;
             *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
-            return fail(EXIT_USAGE, msg);
+            return sc_cli_fail(EXIT_USAGE, msg);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
-            return fail(EXIT_USAGE, msg);
+            return sc_cli_fail(EXIT_USAGE, msg);
         }
     }
     return 0;
-}
-
-/* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
-int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len)
-{
-    if (strcmp(argv[i], "--trust") == 0) {
-        sc_sandbox_trust(L, 1);
-        return 1;
-    }
-    return sc_limits_option(&limits, argc, argv, i, msg, len);
-}
-
-int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
-{
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "_evaluate");
-    lua_remove(L, -2);
-    lua_pushstring(L, recipe);
-    if (t)
-        lua_pushvalue(L, t);
-    else
-        lua_newtable(L);
-    lua_pushboolean(L, listing);
-    sc_limits_arm(L);
-    int rc = lua_pcall(L, 3, 3, 0);
-    sc_limits_disarm(L);
-    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
-        lua_pop(L, 3);
-        lua_pushliteral(L, "limit");
-        rc = LUA_ERRRUN;
-    }
-    return rc;
 }
 
 static void print_params(lua_State *L, int decl)
@@ -202,7 +149,7 @@ static void print_params(lua_State *L, int decl)
 static int list_one(lua_State *L, const char *recipe)
 {
     if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
-        return lua_fail(L);
+        return sc_cli_lua_fail(L);
     int top = lua_gettop(L);
     printf("%-12s %s\n", recipe, lua_isstring(L, top) ? lua_tostring(L, top) : "");
     print_params(L, top - 1);
@@ -384,7 +331,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (st) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return fail(sc_status_exit_code(st), msg);
+        return sc_cli_fail(sc_status_exit_code(st), msg);
     }
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
@@ -398,7 +345,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (strcmp(o->cmd, "show") == 0 && o->dump) {
         char *s = sc_render_dump(pg);
         if (!s)
-            return fail(4, "out of memory");
+            return sc_cli_fail(4, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
@@ -407,7 +354,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (!sim) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return fail(sc_status_exit_code(st), msg);
+        return sc_cli_fail(sc_status_exit_code(st), msg);
     }
     double peak = 0;
     for (int d = 0; d < P; d++)
@@ -416,7 +363,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
         char *s = sc_render_timeline(pg, sim, o->width ? o->width : 120, color);
         if (!s)
-            return fail(4, "out of memory");
+            return sc_cli_fail(4, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
@@ -471,9 +418,9 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (strcmp(o.cmd, "list") == 0)
         return cmd_list(L, o.recipe);
     if (!o.recipe)
-        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+        return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
-        return lua_fail(L);
+        return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     lua_pushcfunction(L, sc_lua_autoinfo);
     lua_pushvalue(L, -4);
@@ -521,24 +468,24 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
     int rc = luaL_loadfilex(L, file, "t");
     if (rc == LUA_ERRFILE)
-        return fail(EXIT_USAGE, lua_tostring(L, -1));
+        return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
-        return lua_fail(L);
+        return sc_cli_lua_fail(L);
     if (file)
         sc_sandbox_apply(L, -1, file);
     sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);
     if (run_chunk(L, argc - 2) != LUA_OK)
-        return lua_fail(L);
+        return sc_cli_lua_fail(L);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    lua_State *L = sc_limits_newstate(&limits);
+    lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
-        return fail(4, "cannot create a Lua state (out of memory)");
+        return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
     sc_lua_setup(L);
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
     lua_pushboolean(L, isatty(STDERR_FILENO));
@@ -550,10 +497,10 @@ int main(int argc, char **argv)
         char msg[128];
         int used = strcmp(argv[k], "--trust") == 0
                        ? 1
-                       : sc_limits_option(&limits, argc, argv, k, msg, sizeof msg);
+                       : sc_limits_option(sc_cli_limits(), argc, argv, k, msg, sizeof msg);
         if (used < 0) {
             lua_close(L);
-            return fail(EXIT_USAGE, msg);
+            return sc_cli_fail(EXIT_USAGE, msg);
         }
         if (used == 0)
             break;
@@ -586,7 +533,7 @@ int main(int argc, char **argv)
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
-        rc = fail(EXIT_USAGE, msg);
+        rc = sc_cli_fail(EXIT_USAGE, msg);
     } else {
         rc = cmd_script(L, argc, argv);
     }

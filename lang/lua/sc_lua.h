@@ -15,6 +15,7 @@
 
 #include <lua.h>
 
+#include "core/core.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
 
@@ -40,18 +41,5 @@ sc_lprog *sc_lua_toprog(lua_State *L, int i);
 sc_status sc_lua_check(sc_lprog *lp);
 /* Simulates (once); NULL with status in *st on failure. */
 const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
-
-/* Exit code of the error value at idx when the module raised it (2 usage,
- * 3..7 as sc_status_exit_code, 8 recipe error, 9 sandbox), 0 for any other error. */
-int sc_lua_exit_for(lua_State *L, int idx);
-/* Records that the error value at idx has this exit code (a message handler
- * that rewrites an error keeps its code this way). */
-void sc_lua_mark(lua_State *L, int idx, int code);
-void sc_lua_clear_status(lua_State *L);
-
-/* Embedded stdlib recipes: source of `name`, or NULL. */
-const char *sc_stdlib_source(const char *name, size_t *len);
-/* Name of the i-th embedded file (NULL past the end). */
-const char *sc_stdlib_name(int i);
 
 #endif

@@ -7,11 +7,10 @@
 
 #include <lua.h>
 
+#include "core/core.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
 
-/* Raises msg with the caller's position and the exit code of st. */
-int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
 /* Raises the program's message unless st is SC_OK. */
 void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st);
 double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt);
@@ -23,6 +22,9 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
 void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
                         sc_prog **slot);
 
+/* program.c: sc.program{...}, and the Program type's metatable. */
+int sc_lua_program(lua_State *L);
+void sc_lua_open_program(lua_State *L);
 /* sc_block_lua.c: the `block` field of the table at t (a Block or a block
  * table) unrolled into pg; and the Block type with sc.block,
  * sc.block_search and sc.tradeoff added to the module on the stack top. */

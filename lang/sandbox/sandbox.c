@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/sc_lua.h"
+#include "core/core.h"
 
 #define SNAPSHOT_KEY "stagecraft.sandbox_snapshot"
 #define TRUSTED_KEY "stagecraft.trusted"

@@ -13,7 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "lua/sc_lua.h"
+#include "core/core.h"
 
 #define LIMIT_ERR_KEY "stagecraft.limit_error"
 #define EXIT_LIMIT 7

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "transport/transport.h"
 
 #define SC_CUDA_API_SYMBOL "sc_cuda_api_v1"

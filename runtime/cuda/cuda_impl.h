@@ -44,7 +44,7 @@ cudaError_t sc_cuda_xent(cudaStream_t s, int rows, int V, float *logits, const i
 
 #else /* C only: the backend's side */
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "transport/transport.h"
 
 /* The module's entry points (cuda_api.h gives them to the executable; the

@@ -1,5 +1,5 @@
 /*
- * backend.c — the registry: opens a backend by name, and reaches the CUDA
+ * registry.c — the registry: opens a backend by name, and reaches the CUDA
  * module (cuda_api.h) for the cuda backend and the GPU transports.
  *
  * The CUDA switch lives here and in the Makefile only. Built with nvcc
@@ -9,13 +9,13 @@
  * build folder it was built in (SC_CUDA_MODULE). Without nvcc, or when the
  * module cannot be loaded, they fail with one line saying why.
  */
-#include "backend.h"
+#include "backend/backend.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_api.h"
+#include "cuda/cuda_api.h"
 
 #ifdef SC_HAVE_CUDA
 #include <dlfcn.h>

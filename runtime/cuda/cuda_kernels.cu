@@ -8,7 +8,7 @@
  * in a fixed tree, so its result does not depend on scheduling.
  */
 #include "cuda_impl.h"
-#include "sc_hash.h"
+#include "backend/sc_hash.h"
 
 #define THREADS 256
 #define MAX_BLOCKS 65536

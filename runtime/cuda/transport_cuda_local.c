@@ -19,7 +19,7 @@
  * events are done (cudaEventQuery). Waits poll, sleeping briefly, and give
  * up after the timeout; abort wakes every wait.
  */
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cuda_impl.h"
+#include "cuda_impl.h"
 
 typedef struct cslot {
     int posted;        /* 0 empty, 1 a send waits, 2 a receive waits, 3 matched */

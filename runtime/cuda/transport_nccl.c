@@ -26,7 +26,7 @@
  * device's thread then aborts its own communicator (ncclCommAbort) at its
  * next test or wait, and its waits fail.
  */
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <nccl.h>
 #include <pthread.h>
@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cuda_impl.h"
+#include "cuda_impl.h"
 
 _Static_assert(SC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
 

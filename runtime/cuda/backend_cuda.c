@@ -32,7 +32,7 @@
  * Out of memory is not a failure: alloc and host_alloc return NULL and the
  * caller says what did not fit.
  */
-#include "backend.h"
+#include "backend/backend.h"
 #include "cuda_impl.h"
 
 #include <cublas_v2.h>

@@ -1,0 +1,70 @@
+/*
+ * common.c — what the commands of the command line share (cli.h): the
+ * limits of every evaluation, the options that set them, evaluating a
+ * recipe under them, and the one-line error.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
+
+#define EXIT_RECIPE 8
+
+static sc_limits limits = SC_LIMITS_DEFAULT;
+
+int sc_cli_fail(int code, const char *msg)
+{
+    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    return code;
+}
+
+/* Exit code of the error on the stack top, then prints and pops it. */
+int sc_cli_lua_fail(lua_State *L)
+{
+    sc_limits_error(L);
+    int code = sc_lua_exit_for(L, -1);
+    const char *msg = lua_tostring(L, -1);
+    code = sc_cli_fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return code;
+}
+
+sc_limits *sc_cli_limits(void) { return &limits; }
+
+/* --trust, or one of the limits options. */
+int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len)
+{
+    if (strcmp(argv[i], "--trust") == 0) {
+        sc_sandbox_trust(L, 1);
+        return 1;
+    }
+    return sc_limits_option(&limits, argc, argv, i, msg, len);
+}
+
+/* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
+int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
+{
+    lua_getglobal(L, "sc");
+    lua_getfield(L, -1, "_evaluate");
+    lua_remove(L, -2);
+    lua_pushstring(L, recipe);
+    if (t)
+        lua_pushvalue(L, t);
+    else
+        lua_newtable(L);
+    lua_pushboolean(L, listing);
+    sc_limits_arm(L);
+    int rc = lua_pcall(L, 3, 3, 0);
+    sc_limits_disarm(L);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
+        lua_pop(L, 3);
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    return rc;
+}
+

@@ -1,0 +1,372 @@
+/*
+ * program.c — sc.program and the Program type (sc_lua.h): orders, rules,
+ * blocks and automatic schedules into one program, and its methods.
+ */
+#include "sc_lua.h"
+#include "sc_lua_impl.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/render.h"
+#include "schedule/rules.h"
+#include "sc_auto.h"
+#include "ir/text.h"
+#include "check/verify.h"
+
+static sc_lprog *checkprog(lua_State *L, int i)
+{
+    sc_lprog *lp = luaL_checkudata(L, i, SC_PROGRAM_MT);
+    if (!lp->pg)
+        luaL_error(L, "the program is closed");
+    return lp;
+}
+
+/* Device d's order from a string or a list of tokens at the stack top. */
+static void order_from_value(lua_State *L, sc_prog *pg, int d)
+{
+    int ty = lua_type(L, -1);
+    if (ty == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        sc_lua_check_st(L, pg, sc_order_parse(pg, d, s, len));
+    } else if (ty == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, -1, i);
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            if (!s) {
+                lua_pushfstring(L, "order of device %d: item %d is a %s, not a pass like 'F0'", d,
+                                (int)i, luaL_typename(L, -2));
+                sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+            }
+            sc_lua_check_st(L, pg, sc_order_parse(pg, d, s, len));
+            lua_pop(L, 1);
+        }
+    } else {
+        lua_pushfstring(L, "order of device %d must be a string or a list of passes (got %s)", d,
+                        luaL_typename(L, -1));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+}
+
+static void set_order(lua_State *L, int t, sc_prog *pg, int P)
+{
+    lua_getfield(L, t, "order");
+    int fn = lua_isfunction(L, -1);
+    if (!fn && !lua_istable(L, -1))
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'order' must be a function(d) or a list of per-device orders");
+    if (!fn && (int)luaL_len(L, -1) != P) {
+        lua_pushfstring(L, "program: 'order' lists %d devices, but there are %d",
+                        (int)luaL_len(L, -1), P);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    for (int d = 0; d < P; d++) {
+        if (fn) {
+            lua_pushvalue(L, -1);
+            lua_pushinteger(L, d);
+            lua_call(L, 1, 1);
+        } else {
+            lua_geti(L, -1, d + 1);
+        }
+        order_from_value(L, pg, d);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* sc.program{...} */
+int sc_lua_program(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int nsrc = 0;
+    static const char *const sources[] = {"order", "rule", "block", "auto"};
+    for (int i = 0; i < 4; i++) {
+        nsrc += lua_getfield(L, 1, sources[i]) != LUA_TNIL;
+        lua_pop(L, 1);
+    }
+    if (nsrc != 1)
+        return sc_lua_raise(L, SC_ERR_ARG, "program: give exactly one of 'order', 'rule' or 'block' "
+                                    "(or 'auto', the automatic scheduler)");
+    lua_Integer P, S, m;
+    sc_lua_shape_sizes(L, 1, -1, &P, &S, &m);
+    /* The userdata first, so that the program is freed by __gc whatever
+     * error comes next. */
+    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: sc_auto.c's figures */
+    memset(lp, 0, sizeof *lp);
+    luaL_setmetatable(L, SC_PROGRAM_MT);
+    int ud = lua_gettop(L);
+    luaL_where(L, 1);
+    snprintf(lp->where, sizeof lp->where, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    sc_lua_build_shape(L, 1, P, S, m, &lp->pg);
+    sc_prog *pg = lp->pg;
+
+    if (lua_getfield(L, 1, "rule") == LUA_TSTRING) {
+        sc_lua_check_st(L, pg, sc_rule_fill(pg, lua_tostring(L, -1)));
+        lua_pop(L, 1);
+    } else if (!lua_isnil(L, -1)) {
+        return sc_lua_raise(L, SC_ERR_ARG, "program: 'rule' must be a string");
+    } else {
+        lua_pop(L, 1);
+        int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has_auto) {
+            sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
+        } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
+            lua_pop(L, 1);
+            sc_lua_fill_block(L, 1, pg);
+        } else {
+            lua_pop(L, 1);
+            set_order(L, 1, pg, (int)P);
+        }
+    }
+    /* The passes themselves are checked now: a recipe that names a pass
+     * twice fails where it is built. */
+    sc_lua_check_st(L, pg, sc_verify_passes(pg));
+    sc_lua_set_offload(L, 1, pg);
+    lua_settop(L, ud);
+    return 1;
+}
+
+/* ---- Program methods -------------------------------------------------- */
+
+sc_status sc_lua_check(sc_lprog *lp) { return sc_check(lp->pg); }
+
+const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st)
+{
+    *st = SC_OK;
+    if (!lp->sim)
+        *st = sc_simulate(lp->pg, &lp->sim);
+    return lp->sim;
+}
+
+static int raise_prog(lua_State *L, sc_lprog *lp, sc_status st)
+{
+    lua_pushfstring(L, "%s%s", lp->where, sc_errmsg(lp->pg));
+    return sc_lua_throw(L, sc_status_exit_code(st));
+}
+
+static int l_check(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    sc_status st = sc_lua_check(lp);
+    if (st)
+        return raise_prog(L, lp, st);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int l_valid(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    sc_status st = sc_lua_check(lp);
+    lua_pushboolean(L, st == SC_OK);
+    if (st)
+        lua_pushstring(L, sc_errmsg(lp->pg));
+    return st ? 2 : 1;
+}
+
+static void push_array(lua_State *L, const double *v, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushnumber(L, v[i]);
+        lua_seti(L, -2, i + 1);
+    }
+}
+
+static int l_sim(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    sc_status st;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim)
+        return raise_prog(L, lp, st);
+    int P = sim->P;
+    double peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = fmax(peak, sim->peak_mem[d]);
+    lua_createtable(L, 0, 8);
+    lua_pushnumber(L, sim->makespan);
+    lua_setfield(L, -2, "makespan");
+    lua_pushnumber(L, sim->bubble_rate);
+    lua_setfield(L, -2, "bubble_rate");
+    push_array(L, sim->peak_mem, P);
+    lua_setfield(L, -2, "peak_memory");
+    lua_pushnumber(L, peak);
+    lua_setfield(L, -2, "peak_memory_max");
+    push_array(L, sim->busy, P);
+    lua_setfield(L, -2, "busy");
+    push_array(L, sim->start, P);
+    lua_setfield(L, -2, "start");
+    push_array(L, sim->end, P);
+    lua_setfield(L, -2, "finish");
+    lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
+    lua_setfield(L, -2, "instructions");
+    if (sc_lua_push_offload(L, lp->pg, sim))
+        lua_setfield(L, -2, "offload");
+    return 1;
+}
+
+static int push_light_string(lua_State *L)
+{
+    lua_pushstring(L, lua_touserdata(L, 1));
+    return 1;
+}
+
+/* Pushes a malloc'd string and frees it, also when Lua cannot allocate the
+ * copy (a memory error, e.g. under --max-mem, would otherwise leak it). */
+static int push_owned(lua_State *L, char *s)
+{
+    if (!s)
+        return luaL_error(L, "out of memory");
+    lua_pushcfunction(L, push_light_string); /* light C function: no allocation */
+    lua_pushlightuserdata(L, s);
+    int rc = lua_pcall(L, 1, 1, 0);
+    free(s);
+    return rc == LUA_OK ? 1 : lua_error(L);
+}
+
+static int l_dump(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    sc_status st = sc_lua_check(lp);
+    if (st)
+        return raise_prog(L, lp, st);
+    return push_owned(L, sc_render_dump(lp->pg));
+}
+
+static int l_timeline(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    lua_Integer w = luaL_optinteger(L, 2, 120);
+    int width = w < 10 ? 10 : w > SC_RENDER_MAX_WIDTH ? SC_RENDER_MAX_WIDTH : (int)w;
+    int color = lua_toboolean(L, 3);
+    sc_status st;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim)
+        return raise_prog(L, lp, st);
+    return push_owned(L, sc_render_timeline(lp->pg, sim, width, color));
+}
+
+/* p:summary([width [, color]]): tostring(p), then the ASCII timeline with
+ * makespan, bubble and peaks; an invalid program says why instead. */
+static int l_summary(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    int width = (int)luaL_optinteger(L, 2, 100);
+    int color = lua_toboolean(L, 3);
+    luaL_tolstring(L, 1, NULL);
+    sc_status st;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim) {
+        lua_pushfstring(L, "%s\ninvalid: %s", lua_tostring(L, -1), sc_errmsg(lp->pg));
+        return 1;
+    }
+    char *t = sc_render_timeline(lp->pg, sim, width < 10 ? 10 : width, color);
+    if (!t)
+        return luaL_error(L, "out of memory");
+    size_t n = strlen(t);
+    if (n && t[n - 1] == '\n')
+        t[n - 1] = 0; /* the caller prints it as a line */
+    push_owned(L, t); /* freed even if Lua cannot copy it */
+    lua_pushfstring(L, "%s\n%s", lua_tostring(L, -2), lua_tostring(L, -1));
+    return 1;
+}
+
+static int l_order(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    lua_Integer d = luaL_checkinteger(L, 2);
+    if (d < 0 || d >= sc_prog_devices(lp->pg))
+        return luaL_error(L, "device %d is out of range (0..%d)", (int)d,
+                          sc_prog_devices(lp->pg) - 1);
+    return push_owned(L, sc_order_format(lp->pg, (int)d));
+}
+
+static int l_gc(lua_State *L)
+{
+    sc_lprog *lp = luaL_checkudata(L, 1, SC_PROGRAM_MT);
+    sc_sim_free(lp->sim);
+    sc_prog_free(lp->pg);
+    lp->sim = NULL;
+    lp->pg = NULL;
+    return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+    sc_lprog *lp = luaL_checkudata(L, 1, SC_PROGRAM_MT);
+    if (!lp->pg) {
+        lua_pushliteral(L, "Program (closed)");
+        return 1;
+    }
+    size_t passes = 0, n;
+    for (int d = 0; d < sc_prog_devices(lp->pg); d++) {
+        sc_prog_order(lp->pg, d, &n);
+        passes += n;
+    }
+    lua_pushfstring(L, "Program(%d devices, %d stages, %d microbatches, %d passes)",
+                    sc_prog_devices(lp->pg), sc_prog_stages(lp->pg),
+                    sc_prog_microbatches(lp->pg), (int)passes);
+    return 1;
+}
+
+static const luaL_Reg prog_methods[] = {
+    {"check", l_check},   {"valid", l_valid},       {"sim", l_sim},
+    {"dump", l_dump},     {"timeline", l_timeline}, {"order", l_order},
+    {"summary", l_summary},
+    {NULL, NULL},
+};
+
+static int l_index(lua_State *L)
+{
+    sc_lprog *lp = checkprog(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "devices") == 0)
+        lua_pushinteger(L, sc_prog_devices(lp->pg));
+    else if (strcmp(k, "stages") == 0)
+        lua_pushinteger(L, sc_prog_stages(lp->pg));
+    else if (strcmp(k, "microbatches") == 0)
+        lua_pushinteger(L, sc_prog_microbatches(lp->pg));
+    else if (strcmp(k, "placement") == 0) {
+        int S = sc_prog_stages(lp->pg);
+        lua_createtable(L, S, 0);
+        for (int s = 0; s < S; s++) {
+            lua_pushinteger(L, sc_prog_stage_device(lp->pg, s));
+            lua_seti(L, -2, s + 1);
+        }
+    } else {
+        luaL_getmetafield(L, 1, "__methods");
+        lua_getfield(L, -1, k);
+    }
+    return 1;
+}
+
+static const luaL_Reg prog_meta[] = {
+    {"__gc", l_gc},       {"__close", l_gc}, {"__tostring", l_tostring},
+    {"__index", l_index}, {NULL, NULL},
+};
+
+void sc_lua_open_program(lua_State *L)
+{
+    if (luaL_newmetatable(L, SC_PROGRAM_MT)) {
+        luaL_setfuncs(L, prog_meta, 0);
+        luaL_newlib(L, prog_methods);
+        lua_setfield(L, -2, "__methods");
+        /* The fields l_index serves, for the REPL's completion. */
+        static const char *const fields[] = {"devices", "stages", "microbatches", "placement"};
+        lua_createtable(L, 4, 0);
+        for (int i = 0; i < 4; i++) {
+            lua_pushstring(L, fields[i]);
+            lua_seti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "__fields");
+    }
+    lua_pop(L, 1);
+}

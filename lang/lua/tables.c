@@ -1,0 +1,220 @@
+/*
+ * tables.c — reading the tables recipes give (sc_lua_impl.h): integer,
+ * number and per-stage fields, the placement, and a program's shape, costs
+ * and memory model built from them.
+ */
+#include "sc_lua.h"
+#include "sc_lua_impl.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+sc_lprog *sc_lua_toprog(lua_State *L, int i)
+{
+    return luaL_testudata(L, i, SC_PROGRAM_MT);
+}
+
+/* ---- reading the table given to sc.program ---------------------------- */
+
+/* Integer field (or alias), default when absent. */
+static lua_Integer int_field(lua_State *L, int t, const char *name, const char *alias,
+                             lua_Integer dflt)
+{
+    int ty = lua_getfield(L, t, name);
+    if (ty == LUA_TNIL && alias) {
+        lua_pop(L, 1);
+        ty = lua_getfield(L, t, alias);
+    }
+    lua_Integer v = dflt;
+    if (ty != LUA_TNIL) {
+        int ok;
+        v = lua_tointegerx(L, -1, &ok);
+        if (!ok) {
+            lua_pushfstring(L, "program: field '%s' must be an integer (got %s)", name,
+                            ty == LUA_TNUMBER || ty == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                    : luaL_typename(L, -1));
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Per-stage numbers: a number (for a device's whole share: each stage gets
+ * value * P / S) or a list of S numbers (one per stage). */
+static void stage_numbers(lua_State *L, int t, const char *name, int P, int S, double dflt,
+                          double *out)
+{
+    int ty = lua_getfield(L, t, name);
+    if (ty == LUA_TNIL) {
+        for (int s = 0; s < S; s++)
+            out[s] = dflt * P / S;
+    } else if (ty == LUA_TNUMBER) {
+        double x = lua_tonumber(L, -1);
+        for (int s = 0; s < S; s++)
+            out[s] = x * P / S;
+    } else if (ty == LUA_TTABLE) {
+        if ((int)luaL_len(L, -1) != S) {
+            lua_pushfstring(L, "program: '%s' lists %d values, but there are %d stages", name,
+                            (int)luaL_len(L, -1), S);
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+        for (int s = 0; s < S; s++) {
+            lua_geti(L, -1, s + 1);
+            int ok;
+            out[s] = lua_tonumberx(L, -1, &ok);
+            if (!ok) {
+                lua_pushfstring(L, "program: '%s'[%d] is not a number", name, s + 1);
+                sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+            }
+            lua_pop(L, 1);
+        }
+    } else {
+        lua_pushfstring(L, "program: '%s' must be a number or a list of numbers (got %s)", name,
+                        luaL_typename(L, -1));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+}
+
+static double num_field(lua_State *L, int t, const char *name, double dflt)
+{
+    int ty = lua_getfield(L, t, name);
+    double v = dflt;
+    if (ty != LUA_TNIL) {
+        int ok;
+        v = lua_tonumberx(L, -1, &ok);
+        if (!ok) {
+            lua_pushfstring(L, "program: '%s' must be a number (got %s)", name,
+                            ty == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+static void check_st(lua_State *L, sc_prog *pg, sc_status st)
+{
+    if (st != SC_OK)
+        sc_lua_raise(L, st, sc_errmsg(pg));
+}
+
+static void set_placement(lua_State *L, int t, sc_prog *pg, int S)
+{
+    int ty = lua_getfield(L, t, "placement");
+    if (ty == LUA_TNIL || ty == LUA_TSTRING) {
+        const char *name = ty == LUA_TNIL ? "loop" : lua_tostring(L, -1);
+        sc_place kind;
+        if (strcmp(name, "loop") == 0)
+            kind = SC_PLACE_LOOP;
+        else if (strcmp(name, "v") == 0)
+            kind = SC_PLACE_V;
+        else {
+            lua_pushfstring(L, "program: unknown placement '%s' (loop, v, or a table of devices)",
+                            name);
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+            return;
+        }
+        check_st(L, pg, sc_prog_set_placement(pg, kind, NULL));
+    } else if (ty == LUA_TTABLE) {
+        if ((int)luaL_len(L, -1) != S) {
+            lua_pushfstring(L, "program: placement lists %d devices, but there are %d stages",
+                            (int)luaL_len(L, -1), S);
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+        int *tab = lua_newuserdatauv(L, (size_t)S * sizeof(int), 0);
+        for (int s = 0; s < S; s++) {
+            lua_geti(L, -2, s + 1);
+            int ok;
+            lua_Integer dv = lua_tointegerx(L, -1, &ok);
+            if (!ok || dv < -1 || dv > SC_MAX_DEVICES) {
+                lua_pushfstring(L, "program: placement[%d] must be a device number", s + 1);
+                sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+            }
+            tab[s] = (int)dv;
+            lua_pop(L, 1);
+        }
+        check_st(L, pg, sc_prog_set_placement(pg, SC_PLACE_TABLE, tab));
+        lua_pop(L, 1);
+    } else {
+        sc_lua_raise(L, SC_ERR_ARG, "program: placement must be 'loop', 'v' or a table");
+    }
+    lua_pop(L, 1);
+}
+
+/* The shape, costs and memory model of the table at t, into a new program
+ * stored at *slot (a userdata's field, so that __gc frees it whatever error
+ * comes next). P, S, m are already checked. */
+void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
+                        sc_prog **slot)
+{
+    t = lua_absindex(L, t);
+    *slot = sc_prog_new((int)P, (int)S, (int)m);
+    if (!*slot) /* sizes are in range: the product is too large, or memory */
+        sc_lua_raise(L, SC_ERR_LIMIT, sc_new_errmsg());
+    sc_prog *pg = *slot;
+    set_placement(L, t, pg, (int)S);
+    double *tf = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
+    double *tb = tf + S, *tw = tb + S, *units = tw + S;
+    stage_numbers(L, t, "tf", (int)P, (int)S, 1, tf);
+    stage_numbers(L, t, "tb", (int)P, (int)S, 1, tb);
+    stage_numbers(L, t, "tw", (int)P, (int)S, 1, tw);
+    stage_numbers(L, t, "units", (int)P, (int)S, 1, units);
+    for (int s = 0; s < S; s++) {
+        check_st(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
+        check_st(L, pg, sc_prog_set_mem(pg, s, units[s]));
+    }
+    lua_pop(L, 1);
+    check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
+    check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
+    double limit = num_field(L, t, "mem", INFINITY);
+    if (limit != INFINITY)
+        check_st(L, pg, sc_prog_set_mem_limit(pg, limit));
+}
+
+/* P, S, m of the table at t, checked; m_dflt when m is optional. */
+void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
+                        lua_Integer *m)
+{
+    *P = int_field(L, t, "p", "devices", -1);
+    *m = int_field(L, t, "m", "microbatches", m_dflt);
+    if (*P == -1 || *m == -1)
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
+    /* Each size is checked before it takes part in a product. */
+    if (*P < 1 || *P > SC_MAX_DEVICES) {
+        lua_pushfstring(L, "devices p = %I is out of range (1..%d)", *P, SC_MAX_DEVICES);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
+                 strcmp(lua_tostring(L, -1), "v") == 0;
+    lua_pop(L, 1);
+    lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
+    if (v < 1 || v > SC_MAX_STAGES) {
+        lua_pushfstring(L, "program: 'v' (chunks per device) = %I is out of range (1..%d)", v,
+                        SC_MAX_STAGES);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    *S = int_field(L, t, "stages", NULL, *P * v);
+    if (*m < 1 || *m > SC_MAX_MICROBATCHES) {
+        lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", *m, SC_MAX_MICROBATCHES);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    if (*S < *P || *S > SC_MAX_STAGES) {
+        lua_pushfstring(L, "stages = %I is out of range (p..%d)", *S, SC_MAX_STAGES);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+}
+
+
+void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st) { check_st(L, pg, st); }
+
+double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt)
+{
+    return num_field(L, t, name, dflt);
+}
+

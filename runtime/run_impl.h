@@ -1,0 +1,22 @@
+/*
+ * run_impl.h — what the files of a run share (runtime/ only): run.c sets up
+ * the step (memory model, prediction, checks, results) and hands the
+ * devices to run_devices.c, which runs them as threads or as this MPI
+ * rank's device and fills the measured part of the result.
+ */
+#ifndef SC_RUN_IMPL_H
+#define SC_RUN_IMPL_H
+
+#include "run.h"
+
+/* Runs the P devices as threads of this process; frees md. ref (or NULL)
+ * is the reference the gradients are compared with. */
+sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
+                         const sc_model *ref, char *err, size_t errlen);
+
+/* Runs this MPI rank's device; rank 0's result gathers every rank's
+ * figures. Frees md. */
+sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
+                     int rank, const sc_model *ref, char *err, size_t errlen);
+
+#endif

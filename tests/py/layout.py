@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""layout.py BUILD — the architecture as a test (README.md, Layout).
+
+Checks, from the object files in BUILD (who defines and who uses each
+symbol, read with nm) and from the sources' #include lines:
+  - no call cycle between files: the graph "file A calls a function defined
+    in file B" has no strongly connected component of two or more files;
+  - no cycle between folders (interp/ir, interp/lower, lang/lua, ...), by
+    calls or by includes;
+  - the one-way dependencies: interp/ depends on nothing else, runtime/ on
+    interp/ only, lang/ on both;
+  - every source file under interp/, lang/ and runtime/ stays under
+    MAX_LINES lines.
+Prints the cycles it finds and one summary line "N passed, N failed".
+"""
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+
+MAX_LINES = 650
+ROOTS = ("interp", "lang", "runtime")
+ALLOWED = {"interp": {"interp"}, "runtime": {"interp", "runtime"},
+           "lang": {"interp", "runtime", "lang"}}
+
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+def folder(path):
+    """interp/lower/offload.c -> interp/lower; interp/compile.c -> interp"""
+    return os.path.dirname(path)
+
+
+def sccs(graph):
+    """Tarjan's strongly connected components with two or more nodes."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(100000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+# ---- calls between files, from the objects --------------------------------
+objs = [o for r in ROOTS for o in glob.glob(os.path.join(build, r, "**", "*.o"), recursive=True)
+        if os.path.exists(os.path.relpath(o, build)[:-2] + ".c")]  # not stale objects
+check(len(objs) > 20, "objects of interp/, lang/, runtime/ in %s (run make first)" % build)
+src_of = {o: os.path.relpath(o, build)[:-2] + ".c" for o in objs}
+defs, uses = {}, collections.defaultdict(set)
+for o in objs:
+    out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "TDBR":
+            defs[p[2]] = src_of[o]
+        elif len(p) == 2 and p[0] == "U":
+            uses[src_of[o]].add(p[1])
+calls = collections.defaultdict(set)
+for f, syms in uses.items():
+    for s in syms:
+        if s in defs and defs[s] != f:
+            calls[f].add(defs[s])
+cyc = sccs(calls)
+for c in cyc:
+    print("call cycle between files:", " <-> ".join(c))
+check(not cyc, "no call cycle between files")
+
+# ---- includes ----------------------------------------------------------------
+sources = [f for r in ROOTS for f in glob.glob(os.path.join(r, "**", "*.[ch]"), recursive=True)]
+sources += [f for r in ROOTS for f in glob.glob(os.path.join(r, "**", "*.cu"), recursive=True)]
+includes = collections.defaultdict(set)
+for f in sources:
+    root = f.split("/")[0]
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(f).read(), re.M):
+        cands = [os.path.join(os.path.dirname(f), name)] + [os.path.join(r, name) for r in ROOTS]
+        hit = next((c for c in cands if os.path.exists(c)), None)
+        check(hit is not None, "%s: #include \"%s\" is found" % (f, name))
+        if hit:
+            includes[f].add(os.path.normpath(hit))
+
+# ---- folders -----------------------------------------------------------------
+fgraph = collections.defaultdict(set)
+for g in (calls, includes):
+    for a, bs in g.items():
+        for b in bs:
+            if folder(a) != folder(b):
+                fgraph[folder(a)].add(folder(b))
+cyc = sccs(fgraph)
+for c in cyc:
+    print("cycle between folders:", " <-> ".join(c))
+check(not cyc, "no cycle between folders")
+for a, bs in sorted(fgraph.items()):
+    for b in sorted(bs):
+        ra, rb = a.split("/")[0], b.split("/")[0]
+        check(rb in ALLOWED.get(ra, {ra}), "%s depends on %s (%s/ may use only %s)"
+              % (a, b, ra, ", ".join(sorted(ALLOWED.get(ra, {ra})))))
+
+# ---- sizes ---------------------------------------------------------------------
+for f in sorted(sources):
+    n = sum(1 for _ in open(f))
+    check(n <= MAX_LINES, "%s has %d lines (at most %d: split it by job)" % (f, n, MAX_LINES))
+
+print("layout: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
