@@ -34,4 +34,8 @@
 
 sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1);
 
+/* sc_replay with the times into a timing it allocates (sized from the
+ * streams); on failure *t is left empty. */
+sc_status sc_replay_timed(sc_prog *pg, sc_times *t);
+
 #endif

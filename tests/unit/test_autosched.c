@@ -7,6 +7,7 @@
  * The search is capped by max_evals (and a time limit that only matters
  * under the sanitizers), so the suite stays fast on two cores.
  */
+#include "compile.h"
 #include "auto/autosched.h"
 #include "interp_util.h"
 
