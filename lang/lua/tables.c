@@ -175,6 +175,7 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     double limit = num_field(L, t, "mem", INFINITY);
     if (limit != INFINITY)
         check_st(L, pg, sc_prog_set_mem_limit(pg, limit));
+    sc_lua_apply_costs(L, t, pg); /* a cost file overrides tf, tb, tw, tcomm */
 }
 
 /* P, S, m of the table at t, checked; m_dflt when m is optional. */
