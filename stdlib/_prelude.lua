@@ -261,30 +261,30 @@ function sc.params(spec)
   end
   for _, e in ipairs(spec) do add(e) end
   if sc._listing then error(LISTING, 0) end
-<<<<<<< HEAD
+  -- The values, through a view that records which names the recipe reads:
+  -- a parameter that is set but never read would change nothing.
+  local read = sc._read
   -- A cost file sets the scalar costs too: the largest stage's time times
   -- the stages per device (a slot every device's share fits in), so that a
   -- recipe's own arithmetic with P.tf (block offsets) is in seconds and its
   -- blocks stay valid; the per-stage lists reach sc.program through
-  -- sc.fields (or costs = sc.costs_of(P)).
-  local C = sc.costs_of(out)
-  if C then
-    local stages = tonumber(C.stages) or 1
-    local per_device = stages / (tonumber(C.devices) or tonumber(out.p) or stages)
-    for _, k in ipairs{"tf", "tb", "tw"} do
-      if out[k] ~= nil and type(C[k]) == "table" then
-        local most = 0
-        for _, x in ipairs(C[k]) do most = math.max(most, tonumber(x) or 0) end
-        out[k] = most * per_device
+  -- sc.fields (or costs = sc.costs_of(P)). So `costs` is read here.
+  if out.costs ~= nil then
+    read.costs = true
+    local C = sc.costs_of(out)
+    if C then
+      local stages = tonumber(C.stages) or 1
+      local per_device = stages / (tonumber(C.devices) or tonumber(out.p) or stages)
+      for _, k in ipairs{"tf", "tb", "tw"} do
+        if out[k] ~= nil and type(C[k]) == "table" then
+          local most = 0
+          for _, x in ipairs(C[k]) do most = math.max(most, tonumber(x) or 0) end
+          out[k] = most * per_device
+        end
       end
+      if out.tcomm ~= nil then out.tcomm = tonumber(C.tcomm) or 0 end
     end
-    if out.tcomm ~= nil then out.tcomm = tonumber(C.tcomm) or 0 end
   end
-  return out
-=======
-  -- The values, through a view that records which names the recipe reads:
-  -- a parameter that is set but never read would change nothing.
-  local read = sc._read
   return setmetatable({}, {
     __index = function(_, k) read[k] = true; return out[k] end,
     __newindex = function(_, k, v) read[k] = true; out[k] = v end,
@@ -294,7 +294,6 @@ function sc.params(spec)
     end,
     __len = function() return #out end,
   })
->>>>>>> main
 end
 
 -- sc.need(cond, fmt, ...): a recipe's precondition on its parameters.
@@ -311,27 +310,6 @@ end
 
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
-<<<<<<< HEAD
-function sc._evaluate(recipe, overrides, listing)
-  local chunk = sc._chunk(recipe)
-  -- The recipe's own sc.costs (its sandbox's: its folder's files and those
-  -- named on the command line) reads the cost file of its parameters.
-  local _, env = debug.getupvalue(chunk, 1)
-  local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
-    rawget(rawget(env, "sc"), "costs") or sc.costs
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._costs_reader}
-  sc._overrides, sc._declared, sc._doc, sc._listing = overrides or {}, {}, nil, listing
-  sc._costs_reader = reader
-  local ok, res = pcall(chunk)
-  local declared, doc = sc._declared, sc._doc
-  sc._overrides, sc._declared, sc._doc, sc._listing = saved[1], saved[2], saved[3], saved[4]
-  sc._costs_reader = saved[5]
-  if listing and (res == LISTING or ok) then return nil, declared, doc end
-  if not ok then error(res, 0) end
-  local known = {}
-  for _, d in ipairs(declared) do known[d.name] = true end
-  for k in pairs(overrides or {}) do
-=======
 -- Declared parameters the recipe never read, warned about once per recipe.
 local warned = {}
 
@@ -347,7 +325,6 @@ local function check_names(recipe, overrides, declared, read)
   for k in pairs(overrides) do given[#given + 1] = tostring(k) end
   table.sort(given)
   for _, k in ipairs(given) do
->>>>>>> main
     if not known[k] then
       local near = sc._near(k, names)
       sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s'%s (%s)"):format(k, recipe,
@@ -375,13 +352,20 @@ end
 
 function sc._evaluate(recipe, overrides, listing)
   local chunk = sc._chunk(recipe)
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read}
+  -- The recipe's own sc.costs (its sandbox's: its folder's files and those
+  -- named on the command line) reads the cost file of its parameters.
+  local _, env = debug.getupvalue(chunk, 1)
+  local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
+    rawget(rawget(env, "sc"), "costs") or sc.costs
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader}
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     overrides or {}, {}, nil, listing, {}
+  sc._costs_reader = reader
   local ok, res = pcall(chunk)
   local declared, doc, read = sc._declared, sc._doc, sc._read
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     saved[1], saved[2], saved[3], saved[4], saved[5]
+  sc._costs_reader = saved[6]
   if listing and (res == LISTING or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
   check_names(recipe, overrides or {}, declared, read)
@@ -405,7 +389,7 @@ end
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
   "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
-  "max_evals"}
+  "max_evals", "costs"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()

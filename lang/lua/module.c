@@ -169,12 +169,8 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_program(L);
     luaL_newlib(L, module_funcs);
     sc_lua_open_block(L);
-<<<<<<< HEAD
     sc_lua_open_costs(L);
-    lua_pushliteral(L, "0.1.0");
-=======
     lua_pushliteral(L, SC_VERSION);
->>>>>>> main
     lua_setfield(L, -2, "version");
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */
     size_t len;
