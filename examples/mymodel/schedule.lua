@@ -19,9 +19,10 @@ local P = sc.params {
   {"mem", 4.0, "memory limit per device, in units of activation"},
   {"costs", "costs.json", "cost file of 'run --profile', beside this recipe ('': the estimate)"},
   {"head", 1.4, "estimated cost factor of the last stage (without a cost file)"},
-  {"hidden", 256, "model hidden size"},
-  {"seq", 64, "sequence length"},
-  {"layers", 8, "residual blocks"},
+  -- The model `run` trains (read by run itself, SPEC.md §17.1):
+  {"hidden", 256, "model hidden size", when = "running"},
+  {"seq", 64, "sequence length", when = "running"},
+  {"layers", 8, "residual blocks", when = "running"},
 }
 local p, v = 2, 2
 local tf, tb, tw = {}, {}, {}
