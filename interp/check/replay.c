@@ -396,7 +396,7 @@ static sc_status advance(replay *r, int d)
                 return SC_OK; /* blocked until it completes */
             ready = maxd(ready, t);
         }
-        double end = ready + sc_pass_cost(pg, in);
+        double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));
         if (r->t0) {
             r->t0[gi] = ready;
             r->t1[gi] = end;
