@@ -1,8 +1,7 @@
 /*
  * exec.c — the executor (exec.h): one device's stream, in order.
  */
-#include "exec.h"
-#include "exec_coll.h"
+#include "exec_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,77 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct grp {
-    size_t first;        /* index of its first instruction in the stream */
-    int count;
-    int started;
-    void *h;             /* transport handle once started */
-} grp;
-
-/* The layout of a stage's record: its kept parts (the workload's
- * record_parts, or one buffer), then b_only when it has one. OFFLOAD moves
- * the last parts. */
-typedef struct layout {
-    int nk, n;           /* kept parts; all parts */
-    int split;           /* the workload takes kept as an array of parts */
-    size_t *bytes;       /* [n] */
-    size_t kept, bonly;  /* bytes */
-} layout;
-
-enum { R_HELD, R_OUT, R_HOST, R_IN }; /* a record's place while it is moved */
-
-/* One (stage, microbatch)'s record: its parts on the device and, while it
- * is moved, its copy on the host. */
-typedef struct rec {
-    void **part;         /* [n] device buffers (NULL: not held), then [n] copy tickets */
-    void *host;          /* host buffer of the moved parts */
-    size_t host_bytes;
-    int moved;           /* parts moved (the last ones) */
-    int state;
-    size_t at;           /* the OFFLOAD or RELOAD whose copy is pending, for its end time */
-} rec;
-
-typedef struct ex {
-    const sc_prog *pg;
-    int d, S, m;
-    const sc_instr *in;
-    size_t n;
-    sc_backend *be;
-    sc_transport *tp;
-    const sc_workload *wl;
-    double origin;
-    sc_exec_out *out;
-    void **box;          /* [2 S m] boundary tensors by key */
-    int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    layout *lay;         /* [S] */
-    rec *rec;            /* [S m] activation records */
-    sc_xfer *x;          /* [n] transfer descriptors, by instruction */
-    grp *g;
-    int ngroups, posted, head;
-    sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
-    size_t cur;          /* pool bytes in use */
-    size_t host;         /* host bytes of moved records */
-} ex;
-
 double sc_exec_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static sc_status failf(ex *e, sc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static sc_status failf(ex *e, sc_status st, const char *fmt, ...)
-{
-    if (!e->out->err[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->out->err, sizeof e->out->err, fmt, ap);
-        va_end(ap);
-    }
-    return st;
 }
 
 static size_t key(const ex *e, int dir, int s, int mb)
@@ -94,20 +27,6 @@ static size_t key(const ex *e, int dir, int s, int mb)
 static size_t kbytes(const ex *e, int dir, int s)
 {
     return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1);
-}
-
-static void *balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
-{
-    void *p = e->be->ops->alloc(e->be->ctx, bytes);
-    if (!p)
-        *st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s of s%d mb%d",
-                    e->d, bytes, what, s, mb);
-    return p;
-}
-
-static void bfree(ex *e, void *p, size_t bytes)
-{
-    e->be->ops->free(e->be->ctx, p, bytes);
 }
 
 /* Completes groups in order: all up to `until` (blocking), then as many
@@ -235,148 +154,6 @@ static sc_status take(ex *e, int dir, int s, int mb, void **p)
     return SC_OK;
 }
 
-static sc_status wl_fail(ex *e, sc_status st, const sc_instr *in)
-{
-    char buf[64];
-    sc_instr_format(in, buf, sizeof buf);
-    return failf(e, st, "d%d: %s: %s", e->d, buf, e->wl->ops->errmsg(e->wl->ctx));
-}
-
-/* The kept argument of the workload's passes: the array of parts, or the
- * one buffer. */
-static void *kept_arg(const ex *e, const rec *r, int s)
-{
-    return e->lay[s].split ? (void *)r->part : r->part[0];
-}
-
-static void **tickets(const ex *e, const rec *r, int s)
-{
-    return r->part + e->lay[s].n;
-}
-
-static void pool_add(ex *e, size_t bytes)
-{
-    e->cur += bytes;
-    if (e->cur > e->out->peak_bytes)
-        e->out->peak_bytes = e->cur;
-}
-
-/* Frees parts [a, b) of a record. */
-static void free_parts(ex *e, rec *r, int s, int a, int b)
-{
-    for (int i = a; i < b; i++)
-        if (r->part[i]) {
-            bfree(e, r->part[i], e->lay[s].bytes[i]);
-            e->cur -= e->lay[s].bytes[i];
-            r->part[i] = NULL;
-        }
-}
-
-static const char *be_err(const ex *e)
-{
-    const char *m = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-    return m && *m ? m : "the copy failed";
-}
-
-/* Waits for the pending copies of the moved parts (from first on). */
-static sc_status wait_copies(ex *e, rec *r, int s, int first)
-{
-    void **t = tickets(e, r, s);
-    sc_status st = SC_OK;
-    int pending = 0;
-    for (int i = first; i < e->lay[s].n; i++) {
-        pending |= t[i] != NULL;
-        if (t[i] && st == SC_OK && (st = e->be->ops->copy_wait(e->be->ctx, t[i])) != SC_OK)
-            st = failf(e, st, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
-        t[i] = NULL;
-    }
-    if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
-        e->out->t1[r->at] = sc_exec_now() - e->origin;
-    return st;
-}
-
-/* A pass reads a record that came back: its copy must be complete; then
- * the host copy is freed. */
-static sc_status settle(ex *e, rec *r, int s)
-{
-    if (r->state != R_IN)
-        return SC_OK;
-    sc_status st = wait_copies(e, r, s, e->lay[s].n - r->moved);
-    e->be->ops->host_free(e->be->ctx, r->host, r->host_bytes);
-    e->host -= r->host_bytes;
-    r->host = NULL;
-    r->host_bytes = 0;
-    r->moved = 0;
-    r->state = R_HELD;
-    return st;
-}
-
-/* OFFLOAD, DROP and RELOAD (SPEC.md §8.5) on the backend's host pool. */
-static sc_status host_copy(ex *e, const sc_instr *in, size_t k)
-{
-    const struct sc_backend_ops *o = e->be->ops;
-    int s = in->stage, mb = in->mb;
-    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    const layout *L = &e->lay[s];
-    char name[96];
-    sc_instr_format(in, name, sizeof name);
-    if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
-        return failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
-                     name, o->name);
-    int want = in->op == SC_OP_OFFLOAD ? R_HELD : in->op == SC_OP_DROP ? R_OUT : R_HOST;
-    if (!r->part || r->state != want)
-        return failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
-                     e->d, k, name);
-    void **t = tickets(e, r, s);
-    sc_status st = SC_OK;
-    if (in->op == SC_OP_OFFLOAD) {
-        /* The last parts whose share of the record is nearest the fraction. */
-        double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
-        double best = q;
-        r->moved = 0;
-        for (int j = 1; j <= L->n; j++) {
-            acc += (double)L->bytes[L->n - j];
-            if (fabs(acc / total - q) < best - 1e-12) {
-                best = fabs(acc / total - q);
-                r->moved = j;
-            }
-        }
-        r->host_bytes = 0;
-        for (int i = L->n - r->moved; i < L->n; i++)
-            r->host_bytes += L->bytes[i];
-        if (r->host_bytes && !(r->host = o->host_alloc(e->be->ctx, r->host_bytes)))
-            return failf(e, SC_ERR_NOMEM, "out of host memory on d%d: %zu bytes to offload s%d mb%d",
-                         e->d, r->host_bytes, s, mb);
-        e->host += r->host_bytes;
-        if (e->host > e->out->host_peak_bytes)
-            e->out->host_peak_bytes = e->host;
-        size_t off = 0;
-        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
-            if ((st = o->copy_start(e->be->ctx, 1, (char *)r->host + off, r->part[i],
-                                    L->bytes[i], &t[i])) != SC_OK)
-                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
-        r->state = R_OUT;
-    } else if (in->op == SC_OP_DROP) {
-        if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
-            free_parts(e, r, s, L->n - r->moved, L->n);
-        r->state = R_HOST;
-    } else {
-        for (int i = L->n - r->moved; i < L->n; i++) {
-            if (!(r->part[i] = balloc(e, L->bytes[i], "reloaded activation record", s, mb, &st)))
-                return st;
-            pool_add(e, L->bytes[i]);
-        }
-        size_t off = 0;
-        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
-            if ((st = o->copy_start(e->be->ctx, 0, r->part[i], (char *)r->host + off,
-                                    L->bytes[i], &t[i])) != SC_OK)
-                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
-        r->state = R_IN;
-    }
-    r->at = k;
-    return st;
-}
-
 static sc_status compute(ex *e, const sc_instr *in)
 {
     const struct sc_workload_ops *w = e->wl->ops;
@@ -419,7 +196,7 @@ static sc_status compute(ex *e, const sc_instr *in)
     if (r->state != R_HELD && r->state != R_IN)
         return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
                      sc_op_name(in->op), s, mb);
-    if ((st = settle(e, r, s)) != SC_OK)
+    if ((st = sc_exec_settle(e, r, s)) != SC_OK)
         return st;
     if (in->op == SC_OP_B || in->op == SC_OP_BW) {
         if (L->bonly && !r->part[L->nk])
@@ -511,7 +288,7 @@ static sc_status run(ex *e)
         if (sc_op_is_compute(in->op)) {
             st = compute(e, in);
         } else if (sc_op_is_host(in->op)) {
-            st = host_copy(e, in, k);
+            st = sc_exec_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
             if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && e->wl->ops->reduce &&
                 (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)

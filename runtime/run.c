@@ -177,7 +177,7 @@ static void summarize(sc_prog *pg, sc_run_result *r)
         double b = 0, first = INFINITY, last = 0;
         for (size_t k = 0; k < n; k++) {
             size_t g = m->offset[d] + k;
-            if (!sc_op_is_compute(in[k].op))
+            if (!sc_op_is_pass(in[k].op))
                 continue;
             b += m->t1[g] - m->t0[g];
             first = fmin(first, m->t0[g]);

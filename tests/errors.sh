@@ -51,7 +51,7 @@ row 3 "w_keep must be within [0, 1] (got 2)" -- $SC check 1f1b -D w_keep=2
 row 3 "unknown placement 'zz'" -- $SC check "$(r a4.lua 'return sc.program { p = 2, m = 2, placement = "zz", rule = "gpipe" }')"
 row 3 "placement 'v' needs exactly 2 stages per device" -- $SC check "$(r a5.lua 'return sc.program { p = 2, m = 2, placement = "v", stages = 2, rule = "gpipe" }')"
 row 3 "placement: device 1 holds no stage" -- $SC check "$(r a6.lua 'return sc.program { p = 2, m = 2, placement = {0, 0}, rule = "gpipe" }')"
-row 3 "device 1, token 3 'G1': unknown pass kind (F, B, W or BW)" -- $SC check "$(r a7.lua 'return sc.program { p = 2, m = 2, order = { "F0 BW0 F1 BW1", "F0 BW0 G1" } }')"
+row 3 "device 1, token 3 'G1': unknown pass kind (F, B, W or BW; S, T, E, EW with a split vocabulary)" -- $SC check "$(r a7.lua 'return sc.program { p = 2, m = 2, order = { "F0 BW0 F1 BW1", "F0 BW0 G1" } }')"
 row 3 "microbatch 7 is out of range (0..1)" -- $SC check "$(r a8.lua 'return sc.program { p = 1, m = 2, order = { "F0 BW0 F7" } }')"
 row 3 "unknown rule 'zz'" -- $SC check "$(r a9.lua 'return sc.program { p = 2, m = 2, rule = "zz" }')"
 row 3 "interleaved needs m to be a multiple of p and m >= p (m = 6, p = 4)" -- $SC check interleaved -D m=6

@@ -255,9 +255,10 @@ static sc_status produced(rcoll *c)
 #define HOME(k) ((size_t)(((k) * 0x9e3779b97f4a7c15ULL) >> 19) & (cap - 1))
         for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) {
             const sc_instr *in = &pg->stream[d].v[c->chan[i] - c->offset[d]];
-            if (!sc_op_is_compute(sc_coll_what(in)))
+            int w = sc_coll_what(in);
+            if (!sc_op_is_pass(w))
                 continue;
-            uint64_t k = pass_key(sc_coll_what(in), in->stage, in->mb);
+            uint64_t k = pass_key(w, sc_op_is_vocab(w) ? d : in->stage, in->mb);
             size_t h = HOME(k);
             while (key[h] && key[h] != k)
                 h = (h + 1) & (cap - 1);
@@ -267,7 +268,7 @@ static sc_status produced(rcoll *c)
         const sc_vec *sv = &pg->stream[d];
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
-            if (!sc_op_is_compute(in->op))
+            if (!sc_op_is_pass(in->op))
                 continue;
             uint64_t q = pass_key(in->op, in->stage, in->mb);
             for (size_t h = HOME(q); key[h]; h = (h + 1) & (cap - 1))
@@ -281,23 +282,29 @@ static sc_status produced(rcoll *c)
             size_t gi = c->chan[i], k = gi - c->offset[d];
             const sc_instr *in = &sv->v[k];
             int w = sc_coll_what(in);
-            if (!sc_op_is_compute(w))
+            if (!sc_op_is_pass(w))
                 continue;
-            uint64_t q = pass_key(w, in->stage, in->mb);
+            int vs = sc_op_is_vocab(w);
+            uint64_t q = pass_key(w, vs ? d : in->stage, in->mb);
             size_t at = NONE;
             for (size_t h = HOME(q); key[h]; h = (h + 1) & (cap - 1))
                 if (key[h] == q) {
                     at = pos[h];
                     break;
                 }
-            int need = in->op == SC_OP_BCAST && pg->coll[in->coll].root == d;
+            /* A broadcast's root runs the pass; every member runs the
+             * vocabulary pass of its own shard. */
+            int need = (in->op == SC_OP_BCAST && pg->coll[in->coll].root == d) || vs;
             if ((at == NONE && need) || (at != NONE && at > k)) {
-                char a[192];
+                char a[192], p[48];
                 describe(pg, c->offset, gi, a, sizeof a);
+                if (vs)
+                    snprintf(p, sizeof p, "%s mb%d", sc_op_name(w), in->mb);
+                else
+                    snprintf(p, sizeof p, "%s s%d mb%d", sc_op_name(w), in->stage, in->mb);
                 st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "%s carries data before it is produced: %s s%d mb%d is not earlier "
-                             "on d%d",
-                             a, sc_op_name(w), in->stage, in->mb, d);
+                             "%s carries data before it is produced: %s is not earlier on d%d",
+                             a, p, d);
             }
         }
 #undef HOME

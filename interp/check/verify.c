@@ -35,6 +35,87 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
                    b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
 }
 
+/* The vocabulary passes (SPEC.md §21): with a split vocabulary, every
+ * device runs one S, T, E and EW of every microbatch, S before T; on one
+ * device the passes a collective ties together are in order: E before
+ * F s0, F of the last stage before S, S (vocab-1) or T (vocab-2) before the
+ * last stage's backward, B (or BW) s0 before EW. at: the stage passes'
+ * places (sc_verify_passes). */
+static sc_status verify_vocab(sc_prog *pg, const loc *at)
+{
+    size_t SM = (size_t)pg->S * (size_t)pg->m, Pm = (size_t)pg->P * (size_t)pg->m;
+    int split = sc_vocab_split(pg->vocab);
+    loc *v = split ? malloc(4 * Pm * sizeof(loc)) : NULL;
+    if (split && !v)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory verifying the vocabulary passes");
+    for (size_t i = 0; split && i < 4 * Pm; i++)
+        v[i].dev = -1;
+    sc_status st = SC_OK;
+    for (int d = 0; d < pg->P && !st; d++) {
+        const sc_vec *ov = &pg->order[d];
+        for (size_t k = 0; k < ov->n && !st; k++) {
+            const sc_instr *in = &ov->v[k];
+            if (!sc_op_is_vocab(in->op))
+                continue;
+            if (!split) {
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "d%d #%zu (%s mb%d) is a vocabulary pass, but the program's "
+                             "vocabulary is not split (vocab_par = %s; vocab-1 or vocab-2 split "
+                             "it)", d, k, sc_op_name(in->op), in->mb, sc_vocab_name(pg->vocab));
+                break;
+            }
+            loc *l = &v[(size_t)(in->op - SC_OP_S) * Pm + (size_t)d * pg->m + (size_t)in->mb];
+            if (l->dev >= 0)
+                st = sc_fail(pg, SC_ERR_PROGRAM, "pass twice: %s mb%d is at d%d #%d and at d%d #%zu",
+                             sc_op_name(in->op), in->mb, d, l->idx, d, k);
+            *l = (loc){d, (int32_t)k};
+        }
+    }
+    for (int d = 0; d < pg->P && split && !st; d++) {
+        for (int mb = 0; mb < pg->m && !st; mb++) {
+            loc p[4];
+            for (int i = 0; i < 4; i++)
+                p[i] = v[(size_t)i * Pm + (size_t)d * pg->m + (size_t)mb];
+            for (int i = 0; i < 4 && !st; i++)
+                if (p[i].dev < 0)
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "pass missing: %s of microbatch %d is not on d%d (with %s every "
+                                 "device runs S, T, E and EW of every microbatch)",
+                                 sc_op_name(SC_OP_S + i), mb, d, sc_vocab_name(pg->vocab));
+            if (st)
+                break;
+            int last = pg->S - 1, dl = pg->stage_dev[last], d0 = pg->stage_dev[0];
+            size_t il = SC_SM(pg, last, mb), i0 = SC_SM(pg, 0, mb);
+            loc bl = at[K_BW * SM + il].dev >= 0 ? at[K_BW * SM + il] : at[K_B * SM + il];
+            int blop = at[K_BW * SM + il].dev >= 0 ? SC_OP_BW : SC_OP_B;
+            loc b0 = at[K_BW * SM + i0].dev >= 0 ? at[K_BW * SM + i0] : at[K_B * SM + i0];
+            int b0op = at[K_BW * SM + i0].dev >= 0 ? SC_OP_BW : SC_OP_B;
+            /* (first, its op and stage, then, its op and stage) on this device */
+            struct { loc a; int aop, as; loc b; int bop, bs; } o[5] = {
+                {p[0], SC_OP_S, -1, p[1], SC_OP_T, -1},
+                {p[2], SC_OP_E, -1, d == d0 ? at[K_F * SM + i0] : (loc){-1, 0}, SC_OP_F, 0},
+                {d == dl ? at[K_F * SM + il] : (loc){-1, 0}, SC_OP_F, last, p[0], SC_OP_S, -1},
+                {p[pg->vocab == SC_VOCAB_V1 ? 0 : 1], pg->vocab == SC_VOCAB_V1 ? SC_OP_S : SC_OP_T,
+                 -1, d == dl ? bl : (loc){-1, 0}, blop, last},
+                {d == d0 ? b0 : (loc){-1, 0}, b0op, 0, p[3], SC_OP_EW, -1},
+            };
+            for (int i = 0; i < 5 && !st; i++) {
+                if (o[i].a.dev < 0 || o[i].b.dev < 0 || o[i].a.idx < o[i].b.idx)
+                    continue;
+                char an[32], bn[32];
+                snprintf(an, sizeof an, o[i].as >= 0 ? "%s s%d" : "%s", sc_op_name(o[i].aop), o[i].as);
+                snprintf(bn, sizeof bn, o[i].bs >= 0 ? "%s s%d" : "%s", sc_op_name(o[i].bop), o[i].bs);
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "dependency out of order on d%d: %s mb%d (#%d) needs %s mb%d, which "
+                             "comes later (#%d)",
+                             d, bn, mb, o[i].b.idx, an, mb, o[i].a.idx);
+            }
+        }
+    }
+    free(v);
+    return st;
+}
+
 sc_status sc_verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
@@ -49,6 +130,8 @@ sc_status sc_verify_passes(sc_prog *pg)
         for (size_t k = 0; k < ov->n; k++) {
             const sc_instr *in = &ov->v[k];
             int s = in->stage, mb = in->mb;
+            if (sc_op_is_vocab(in->op))
+                continue; /* verify_vocab */
             if (pg->stage_dev[s] != d) {
                 st = sc_fail(pg, SC_ERR_PROGRAM,
                              "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but stage %d "
@@ -111,6 +194,7 @@ sc_status sc_verify_passes(sc_prog *pg)
                 goto done;
         }
     }
+    st = verify_vocab(pg, at);
 done:
     free(at);
     return st;

@@ -70,6 +70,8 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                         in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer, group);
             else if (sc_op_is_compute(in->op))
                 fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
+            else if (sc_op_is_vocab(in->op)) /* the device's vocabulary shard */
+                fprintf(f, ", \"shard\": %d, \"mb\": %d", in->stage, in->mb);
             else if (sc_op_is_host(in->op))
                 fprintf(f, ", \"stage\": %d, \"mb\": %d, \"frac\": %.15g", in->stage, in->mb,
                         (double)in->frac / SC_FRAC_ONE);
@@ -87,7 +89,7 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
-                if ((sc_op_is_compute(in->op) || in->op == SC_OP_DROP ||
+                if ((sc_op_is_pass(in->op) || in->op == SC_OP_DROP ||
                      in->op == SC_OP_RELOAD) && sim->mem)
                     fprintf(f, ", \"mem\": %.15g", sim->mem[g]);
                 if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B ||

@@ -88,13 +88,25 @@ static const char *color_of(int op)
     case SC_OP_F: return "\033[30;46m";  /* cyan */
     case SC_OP_B: return "\033[30;43m";  /* yellow */
     case SC_OP_W: return "\033[30;42m";  /* green */
+    case SC_OP_S: return "\033[30;41m";  /* red: the output layer */
+    case SC_OP_T: return "\033[30;47m";  /* white */
+    case SC_OP_E: case SC_OP_EW: return "\033[30;44m"; /* blue: the embedding */
     default: return "\033[30;45m";       /* magenta: BW */
     }
 }
 
 static char letter_of(int op)
 {
-    return op == SC_OP_F ? 'F' : op == SC_OP_B ? 'B' : op == SC_OP_W ? 'W' : 'X';
+    switch (op) {
+    case SC_OP_F: return 'F';
+    case SC_OP_B: return 'B';
+    case SC_OP_W: return 'W';
+    case SC_OP_S: return 'S';
+    case SC_OP_T: return 'T';
+    case SC_OP_E: return 'E';
+    case SC_OP_EW: return 'e';
+    default: return 'X';
+    }
 }
 
 /* The row of a device's host copies under its timeline ("  h |>>..<|"):
@@ -172,7 +184,7 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
         for (size_t k = 0; k < n; k++) {
             size_t g = sim->offset[d] + k;
             double t = sim->t1[g] - sim->t0[g];
-            if (sc_op_is_compute(v[k].op) && t > 0 && t < unit)
+            if (sc_op_is_pass(v[k].op) && t > 0 && t < unit)
                 unit = t;
         }
     }
@@ -196,7 +208,7 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
             double mid = (c + 0.5) * unit;
             /* Passes are in time order on a device: advance to the one
              * that ends after mid. */
-            while (k < n && (!sc_op_is_compute(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
+            while (k < n && (!sc_op_is_pass(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
                 k++;
             if (k < n && sim->t0[sim->offset[d] + k] <= mid) {
                 if (color)
@@ -221,6 +233,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
     else
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
+    if (sc_vocab_split(sc_prog_vocab(pg)))
+        bprintf(&b, "; S output layer, T its weight grad, E embedding, e its grad");
     if (sim->host)
         bprintf(&b, "; host link: > to the host, < back, * both");
     if (sim->coll_busy)

@@ -31,8 +31,9 @@ static void xml_text(FILE *f, const char *s)
 /* Colour of a pass: by kind, darker for later chunks of a device. */
 static void colour(int op, int chunk, char out[8])
 {
-    static const unsigned rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9}; /* F B W BW */
-    unsigned c = rgb[op <= SC_OP_BW ? op : 0];
+    static const unsigned rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9, /* F B W BW */
+                                   0xd9534f, 0x8c564b, 0x17becf, 0x7f7f7f}; /* S T E EW */
+    unsigned c = rgb[op <= SC_OP_EW ? op : 0];
     double k = 1.0 - 0.28 * (chunk > 2 ? 2 : chunk);
     unsigned r = (unsigned)(((c >> 16) & 255) * k), g = (unsigned)(((c >> 8) & 255) * k),
              b = (unsigned)((c & 255) * k);
@@ -57,7 +58,8 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
      * with collectives, a row of the device's collective channel. */
     int host = sim->host != NULL, coll = sim->coll_busy != NULL;
     int band = BAND_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
-    int width = LEFT + PLOT_W + RIGHT, height = TOP + P * band + 30;
+    int top = TOP + (sc_vocab_split(sc_prog_vocab(pg)) ? 14 : 0); /* a second legend line */
+    int width = LEFT + PLOT_W + RIGHT, height = top + P * band + 30;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
@@ -68,13 +70,15 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
     fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">makespan "
                "%.6g, bubble %.2f%%, peak memory %.4g units</text>\n",
             LEFT + PLOT_W, sim->makespan, 100 * sim->bubble_rate, peak);
-    static const char *const legend[] = {"F forward", "B input grad", "W weight grad", "BW B+W"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const legend[] = {"F forward", "B input grad", "W weight grad", "BW B+W",
+                                         "S output", "T output grad", "E embed", "EW embed grad"};
+    int vocab = sc_vocab_split(sc_prog_vocab(pg));
+    for (int i = 0; i < (vocab ? 8 : 4); i++) {
         char c[8];
         colour(i, 0, c);
-        fprintf(f, "<rect x=\"%d\" y=\"28\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
-                   "y=\"38\" font-size=\"11\">%s</text>\n", LEFT + i * 110, c, LEFT + i * 110 + 16,
-                legend[i]);
+        int x = LEFT + (i % 4) * 110, y = i < 4 ? 28 : 43; /* vocabulary passes: a second line */
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
+                   "y=\"%d\" font-size=\"11\">%s</text>\n", x, y, c, x + 16, y + 10, legend[i]);
     }
     fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#777\"/><text x=\"%d\" "
                "y=\"38\" font-size=\"11\">transfer</text><polyline points=\"%d,38 %d,30\" "
@@ -95,7 +99,7 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
-        int y = TOP + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
+        int y = top + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
         int yc = yh + (host ? XFER_H + GAP : 0);
         int ym = yx + XFER_H + GAP + MEM_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
         double cfree = 0; /* the collective channel is free from */
@@ -108,9 +112,9 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
             double x0 = LEFT + sim->t0[g] * sx, w = (sim->t1[g] - sim->t0[g]) * sx;
             char name[96];
             sc_instr_format(in, name, sizeof name);
-            if (sc_op_is_compute(in->op)) {
+            if (sc_op_is_pass(in->op)) {
                 char c[8];
-                colour(in->op, sc_prog_chunk(pg, in->stage), c);
+                colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage), c);
                 fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "stroke=\"white\" stroke-width=\"0.5\"><title>%s</title></rect>\n",
                         x0, y, w, ROW_H, c, name); /* compute names need no escaping */
@@ -147,7 +151,7 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                 LEFT, ym, LEFT + PLOT_W, ym, LEFT, ym);
         double prev = 0;
         for (size_t k = 0; k < n && sim->mem; k++) {
-            if (!sc_op_is_compute(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
+            if (!sc_op_is_pass(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
                 continue;
             size_t g = sim->offset[d] + k;
             /* Memory rises when F starts or RELOAD is posted, falls when a
@@ -163,7 +167,7 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                    "%.4g</text>\n</g>\n", LEFT + PLOT_W, ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2),
                 LEFT + PLOT_W + 4, ym - MEM_H / 2, sim->peak_mem[d]);
     }
-    int ya = TOP + P * band;
+    int ya = top + P * band;
     double step = tick_step(span);
     fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
                "stroke=\"#333\"/>\n", LEFT, ya, LEFT + PLOT_W, ya);

@@ -130,17 +130,17 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                            "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_DROP ? t1 : t0,
                         sim->mem[g]);
             }
-            if (!sc_op_is_compute(in->op) && !sc_op_is_transfer(in->op))
+            if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
             char name[96];
             sc_instr_format(in, name, sizeof name);
-            int tid = 2 * d + !sc_op_is_compute(in->op);
+            int tid = 2 * d + !sc_op_is_pass(in->op);
             event_head(f, first);
             fprintf(f, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
                        "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
                        "\"mb\": %d}}",
                     name, sc_op_name(in->op), pid, tid, t0, t1 - t0, in->stage, in->mb);
-            if (sc_op_is_compute(in->op) && sim->mem) {
+            if (sc_op_is_pass(in->op) && sim->mem) {
                 event_head(f, first);
                 fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
                            "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_F ? t0 : t1,

@@ -176,6 +176,9 @@ void sc_prog_free(sc_prog *pg)
     free(pg->mem);
     sc_prog_free_offload_info(pg);
     free(pg->coll);
+    for (int i = 0; i < 4; i++)
+        free(pg->vcost[i]);
+    free(pg->vmem);
     for (int g = 0; g < pg->ngroups; g++)
         free(pg->grp[g]);
     free(pg->grp);
@@ -388,8 +391,11 @@ static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
 {
     if (d < 0 || d >= pg->P)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if (!sc_op_is_compute(op))
+    if (!sc_op_is_pass(op))
         return sc_fail(pg, SC_ERR_ARG, "device %d: '%s' is not a compute pass", d, sc_op_name(op));
+    if (sc_op_is_vocab(op) && stage != d)
+        return sc_fail(pg, SC_ERR_ARG, "device %d: %s names the shard of device %d (a vocabulary "
+                       "pass runs on its own device's shard)", d, sc_op_name(op), stage);
     if (stage < 0 || stage >= pg->S)
         return sc_fail(pg, SC_ERR_ARG, "device %d: %s of stage %d: stages are 0..%d", d,
                        sc_op_name(op), stage, pg->S - 1);
@@ -436,7 +442,7 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
                        "device %d: too many instructions for %d stages x %d microbatches (at "
                        "most %zu)",
                        d, pg->S, pg->m, 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P);
-    if (sc_op_is_compute(in.op)) {
+    if (sc_op_is_pass(in.op)) {
         sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
         if (st)
             return st;
@@ -508,6 +514,8 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
 {
     if (sc_op_is_compute(in->op))
         snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
+    else if (sc_op_is_vocab(in->op)) /* the device's own shard */
+        snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);
     else if (sc_op_is_transfer(in->op))
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,

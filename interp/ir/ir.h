@@ -66,6 +66,11 @@ int sc_status_exit_code(sc_status st);
     X(B, "B")        /* backward for the input gradient */             \
     X(W, "W")        /* backward for the weight gradient */            \
     X(BW, "BW")      /* B and W fused */                               \
+    X(S, "S")        /* output layer on the device's vocabulary shard:  \
+                        logits, softmax statistics (SPEC.md §21) */    \
+    X(T, "T")        /* its weight gradient */                         \
+    X(E, "E")        /* input embedding: the shard's masked lookup */  \
+    X(EW, "EW")      /* input embedding's weight gradient */           \
     X(SEND, "SEND")  /* post a send to a peer device */                \
     X(RECV, "RECV")  /* post a receive from a peer device */           \
     X(REDUCE, "REDUCE") /* end-of-step gradient reduction */           \
@@ -83,7 +88,12 @@ typedef enum sc_op {
     SC_OP_COUNT
 } sc_op;
 
+/* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
+ * stage semantics of SPEC.md §3.2): sc_op_is_compute. Those of a device's
+ * vocabulary shard (S, T, E, EW; stage = the device): sc_op_is_vocab. */
 #define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
+#define sc_op_is_vocab(op) ((op) >= SC_OP_S && (op) <= SC_OP_EW)
+#define sc_op_is_pass(op) ((unsigned)(op) <= SC_OP_EW)
 #define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
 #define sc_op_is_host(op) ((op) >= SC_OP_OFFLOAD && (op) <= SC_OP_RELOAD)
 #define sc_op_is_coll(op) ((op) == SC_OP_ALLREDUCE || (op) == SC_OP_BCAST)
@@ -164,6 +174,29 @@ typedef struct sc_prog sc_prog;
 #define SC_MAX_PASSES 50000000L
 #endif
 
+/* Where the vocabulary layers (input embedding, output layer with softmax
+ * cross-entropy) go (SPEC.md §21): none (the program has no vocabulary
+ * layers), baseline (the embedding in stage 0's passes, the output layer in
+ * the last stage's), redis (baseline with transformer layers moved off the
+ * first and last stages, by the model's costs), vocab-1 and vocab-2 (both
+ * layers split over every device by vocabulary: the passes S, T, E, EW of
+ * every device and their collectives; one barrier, or two). */
+#define SC_VOCABS(X)                                                    \
+    X(NONE, "none") X(BASELINE, "baseline") X(REDIS, "redis") X(V1, "vocab-1") X(V2, "vocab-2")
+
+typedef enum sc_vocab {
+#define X(name, text) SC_VOCAB_##name,
+    SC_VOCABS(X)
+#undef X
+    SC_VOCAB_COUNT
+} sc_vocab;
+
+const char *sc_vocab_name(int v);
+/* The placement named `name`, or -1. */
+int sc_vocab_parse(const char *name);
+/* Whether placement v splits the vocabulary layers (vocab-1, vocab-2). */
+#define sc_vocab_split(v) ((v) == SC_VOCAB_V1 || (v) == SC_VOCAB_V2)
+
 /* Placements of stages on devices. */
 typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;
 
@@ -193,6 +226,23 @@ sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
  * or abstract time units (the default). Only outputs read it. */
 void sc_prog_set_seconds(sc_prog *pg, int seconds);
 int sc_prog_seconds(const sc_prog *pg);
+/* Vocabulary layers (SPEC.md §21). sc_prog_set_vocab drops the orders'
+ * lowering, as a cost does. The costs of device d's vocabulary passes
+ * (d = -1: every device; times >= 0): S, T, E, EW; the units of memory
+ * the record of S holds until T frees it. The sizes of the vocabulary
+ * collectives: act_bytes for a tensor of one microbatch's rows x hidden (the
+ * last stage's output, its gradient, the embedding's output and gradient),
+ * row_bytes for one number per row (the maxima; the sums carry two). */
+sc_status sc_prog_set_vocab(sc_prog *pg, sc_vocab v);
+sc_vocab sc_prog_vocab(const sc_prog *pg);
+sc_status sc_prog_set_vocab_cost(sc_prog *pg, int d, double ts, double tt, double te,
+                                 double tew);
+sc_status sc_prog_set_vocab_mem(sc_prog *pg, int d, double units);
+sc_status sc_prog_set_vocab_bytes(sc_prog *pg, double act_bytes, double row_bytes);
+double sc_prog_vocab_cost(const sc_prog *pg, int op, int d);
+double sc_prog_vocab_mem(const sc_prog *pg, int d);
+double sc_prog_vocab_bytes(const sc_prog *pg, int what, int part);
+
 /* Memory: units of activation one (s, mb) holds after F (s = -1: all), and
  * the fraction W still needs after B (0 <= w_keep <= 1). */
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
@@ -202,7 +252,8 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
 /* Append a compute pass to device d's order. Checks only ranges (stage,
- * microbatch, kind); sc_verify_passes() checks the rest. */
+ * microbatch, kind); sc_verify_passes() checks the rest. A vocabulary pass
+ * (S, T, E, EW) names its device's shard: stage = d. */
 sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
 /* Append an instruction to device d's lowered stream directly, for
  * schedules that arrive fully lowered (imports) and for tests of the

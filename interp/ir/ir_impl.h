@@ -53,6 +53,10 @@ struct sc_prog {
     int *ngrp;            /* [ngroups] */
     int ngroups;
     double coll_lat, coll_bw; /* cost of collectives (sc_prog_set_coll_cost) */
+    sc_vocab vocab;       /* where the vocabulary layers go (SPEC.md §21) */
+    double *vcost[4];     /* [P] times of S, T, E, EW on each device */
+    double *vmem;         /* [P] units of S's record (freed by T) */
+    double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
     char err[768];
 };
 
@@ -77,46 +81,15 @@ static inline double sc_coll_factor(int op, int n)
     }
 }
 
-/* What an instruction reads from collectives (design.md §6: "a compute
- * instruction waits only for the collectives whose results it reads"): the
- * collectives tagged (what, stage, mb) with parts 0..part, all posted before
- * it on its device; what < 0 means every collective posted before it. */
-typedef struct sc_cread {
-    int what, stage, mb, part;
-} sc_cread;
-#define SC_CREAD_MAX 4
-
-/* The reading rules, in one place: instruction `in` of device d reads the
- * collectives rd[0..n) (returns n). OPTIM waits for every collective its
- * device posted before it (the end of the step: a gradient norm or an
- * inf/NaN flag is read by the optimizer). */
-static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc_cread *rd)
-{
-    (void)pg;
-    (void)d;
-    if (in->op == SC_OP_OPTIM) {
-        rd[0] = (sc_cread){-1, -1, -1, 0};
-        return 1;
-    }
-    return 0;
-}
-
-/* Whether some instruction of the program may read a collective other than
- * through OPTIM (then the replay maps readers even without collectives, so
- * that a missing collective is reported). */
-static inline int sc_prog_reads_colls(const sc_prog *pg)
-{
-    (void)pg;
-    return 0;
-}
-
 /* Records a printf-style message as the program's error; returns st. */
 sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* 3·S·m: no valid program has more passes (F, B and W of each stage and
  * microbatch), so no order may grow past it. */
-#define sc_prog_max_passes(pg) ((size_t)3 * (size_t)(pg)->S * (size_t)(pg)->m)
+#define sc_prog_max_passes(pg)                                                          \
+    (((size_t)3 * (size_t)(pg)->S + (sc_vocab_split((pg)->vocab) ? (size_t)4 * (size_t)(pg)->P : 0)) * \
+     (size_t)(pg)->m)
 
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);
@@ -133,6 +106,8 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     case SC_OP_B: return pg->tb[s];
     case SC_OP_W: return pg->tw[s];
     case SC_OP_BW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
+    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW:
+        return pg->vcost[op - SC_OP_S] ? pg->vcost[op - SC_OP_S][s] : 0; /* s: the device */
     default: return 0;
     }
 }
@@ -155,6 +130,8 @@ static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
  * stage's units, B frees (1 - w_keep) of them, W w_keep, BW all. */
 static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 {
+    if (sc_op_is_vocab(op)) /* s: the device; S's record lives until T */
+        return !pg->vmem ? 0 : op == SC_OP_S ? pg->vmem[s] : op == SC_OP_T ? -pg->vmem[s] : 0;
     double u = pg->mem[s];
     switch (op) {
     case SC_OP_F: return u;
@@ -181,7 +158,7 @@ static inline double sc_instr_frac(const sc_instr *in)
  * the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
-    if (sc_op_is_compute(in->op))
+    if (sc_op_is_pass(in->op))
         return sc_pass_mem(pg, in);
     if (in->op == SC_OP_DROP)
         return -sc_instr_frac(in) * pg->mem[in->stage];
@@ -194,11 +171,19 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
 
 /* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
- * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s). Sets *dop
- * to SC_OP_F or SC_OP_B (meaning B or BW) and *ds; 0 when there is none. */
+ * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s); the
+ * vocabulary passes S on F of the last stage, EW on B (or BW) of stage 0
+ * (through a broadcast, SPEC.md §21.2). Sets *dop to SC_OP_F or SC_OP_B
+ * (meaning B or BW) and *ds; 0 when there is none (E, T: see
+ * sc_vocab_all_dep). */
 static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
 {
     int s = in->stage;
+    if (sc_op_is_vocab(in->op)) {
+        *dop = in->op == SC_OP_S ? SC_OP_F : SC_OP_B;
+        *ds = in->op == SC_OP_S ? pg->S - 1 : 0;
+        return in->op == SC_OP_S || in->op == SC_OP_EW;
+    }
     if (in->op == SC_OP_F) {
         *dop = SC_OP_F;
         *ds = s - 1;
@@ -214,9 +199,106 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     return 1;
 }
 
+/* ---- the vocabulary collectives (SPEC.md §21.2) ----
+ * After E, an all-reduce (sum) of the embedding's output (tag E, part 0);
+ * after F of the last stage, the broadcast of its output from its device
+ * (F s(S-1)); after S, the all-reduces of the row maxima (S part 0, max),
+ * of the rescaled sums (S part 1: sum of exponentials and target logit)
+ * and, with vocab-1, of the input gradient (S part 2); with vocab-2, after
+ * T the all-reduce of the input gradient (T part 0); after B (or BW) of
+ * stage 0, the broadcast of the embedding's gradient (B s0). Every device
+ * is a member. */
+
+/* Bytes of the vocabulary collective (what, part). */
+static inline double sc_vocab_coll_bytes(const sc_prog *pg, int what, int part)
+{
+    if (what == SC_OP_S && part < 2)
+        return (part ? 2 : 1) * pg->vrow_bytes;
+    return pg->vact_bytes;
+}
+
+static inline double sc_vocab_coll_time(const sc_prog *pg, int what, int part)
+{
+    int bcast = what == SC_OP_F || what == SC_OP_B;
+    if (pg->P <= 1)
+        return 0;
+    double f = sc_coll_factor(bcast ? SC_OP_BCAST : SC_OP_ALLREDUCE, pg->P);
+    return pg->coll_lat + f * sc_vocab_coll_bytes(pg, what, part) / pg->coll_bw;
+}
+
+/* The collectives a pass of a vocabulary-split program posts after it
+ * (into out[0..n), n returned, at most 3). */
+static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll *out)
+{
+    if (!sc_vocab_split(pg->vocab))
+        return 0;
+    sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = in->op, .stage = -1,
+                 .mb = in->mb, .root = -1};
+    int n = 0;
+    if (in->op == SC_OP_E || (in->op == SC_OP_T && pg->vocab == SC_VOCAB_V2)) {
+        out[n++] = c;
+    } else if (in->op == SC_OP_S) {
+        for (int part = 0; part < (pg->vocab == SC_VOCAB_V1 ? 3 : 2); part++) {
+            out[n] = c;
+            out[n].part = part;
+            out[n++].red = part == 0 ? SC_RED_MAX : SC_RED_SUM;
+        }
+    } else if ((in->op == SC_OP_F && in->stage == pg->S - 1) ||
+               ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == 0)) {
+        c.op = SC_OP_BCAST;
+        c.red = 0;
+        c.what = in->op == SC_OP_F ? SC_OP_F : SC_OP_B;
+        c.stage = in->stage;
+        c.root = pg->stage_dev[in->stage];
+        out[n++] = c;
+    }
+    for (int i = 0; i < n; i++)
+        out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
+    return n;
+}
+
+/* The dependency of a pass on a pass of every device, through collectives,
+ * in a vocabulary-split program: F(0) on every E, T on every S (the
+ * statistics, part 1), B or BW of the last stage on every S (vocab-1, the
+ * input gradient of part 2) or every T (vocab-2). Sets the kind and the
+ * part of the collective read; 0 when there is none. */
+static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *op, int *part)
+{
+    if (!sc_vocab_split(pg->vocab))
+        return 0;
+    if (in->op == SC_OP_F && in->stage == 0) {
+        *op = SC_OP_E;
+        *part = 0;
+        return 1;
+    }
+    if (in->op == SC_OP_T) {
+        *op = SC_OP_S;
+        *part = 1;
+        return 1;
+    }
+    if ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == pg->S - 1) {
+        *op = pg->vocab == SC_VOCAB_V1 ? SC_OP_S : SC_OP_T;
+        *part = pg->vocab == SC_VOCAB_V1 ? 2 : 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Time from the last of the passes of a sc_vocab_all_dep to its reader's
+ * data: the collectives of parts 0..part, one after the other. */
+static inline double sc_vocab_chain_time(const sc_prog *pg, int what, int part)
+{
+    double t = 0;
+    for (int p = 0; p <= part; p++)
+        t += sc_vocab_coll_time(pg, what, p);
+    return t;
+}
+
 /* When pass `in` of device d may start as far as its dependency goes, from
  * end times endF/endB [S*m] (< 0: not run yet): 0 without a dependency,
- * < 0 while it has not run, else its end plus T_comm across devices. */
+ * < 0 while it has not run, else its end plus T_comm across devices (a
+ * vocabulary pass: plus its broadcast). The dependencies on every device's
+ * passes (sc_vocab_all_dep) are not counted here. */
 static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
                                   const double *endF, const double *endB)
 {
@@ -224,7 +306,61 @@ static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
     if (!sc_pass_dep(pg, in, &dop, &ds))
         return 0;
     double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
-    return e < 0 ? -1 : e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+    if (e < 0)
+        return -1;
+    if (sc_op_is_vocab(in->op))
+        return e + sc_vocab_coll_time(pg, dop, 0);
+    return e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+}
+
+/* What an instruction reads from collectives (design.md §6: "a compute
+ * instruction waits only for the collectives whose results it reads"): the
+ * collectives tagged (what, stage, mb) with parts 0..part, all posted before
+ * it on its device; what < 0 means every collective posted before it. */
+typedef struct sc_cread {
+    int what, stage, mb, part;
+} sc_cread;
+#define SC_CREAD_MAX 4
+
+/* The reading rules, in one place: instruction `in` of device d reads the
+ * collectives rd[0..n) (returns n). OPTIM waits for every collective its
+ * device posted before it (the end of the step: a gradient norm or an
+ * inf/NaN flag is read by the optimizer). */
+static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc_cread *rd)
+{
+    (void)d;
+    if (in->op == SC_OP_OPTIM) {
+        rd[0] = (sc_cread){-1, -1, -1, 0};
+        return 1;
+    }
+    if (!sc_vocab_split(pg->vocab) || !sc_op_is_pass(in->op))
+        return 0;
+    /* Vocabulary parallelism (SPEC.md §21.2): F(0) reads the embedding's
+     * all-reduce, S the broadcast of the last stage's output, T the
+     * statistics, the last stage's B the input gradient, EW the broadcast
+     * of the embedding's gradient. */
+    int op, part;
+    if (sc_vocab_all_dep(pg, in, &op, &part)) {
+        rd[0] = (sc_cread){op, -1, in->mb, part};
+        return 1;
+    }
+    if (in->op == SC_OP_S) {
+        rd[0] = (sc_cread){SC_OP_F, pg->S - 1, in->mb, 0};
+        return 1;
+    }
+    if (in->op == SC_OP_EW) {
+        rd[0] = (sc_cread){SC_OP_B, 0, in->mb, 0};
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether some instruction of the program may read a collective other than
+ * through OPTIM (then the replay maps readers even without collectives, so
+ * that a missing collective is reported). */
+static inline int sc_prog_reads_colls(const sc_prog *pg)
+{
+    return sc_vocab_split(pg->vocab);
 }
 
 #endif

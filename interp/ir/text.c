@@ -55,6 +55,10 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
         int op;
         if (tlen >= 2 && q[0] == 'B' && q[1] == 'W')
             op = SC_OP_BW, q += 2;
+        else if (tlen >= 2 && q[0] == 'E' && q[1] == 'W')
+            op = SC_OP_EW, q += 2;
+        else if (*q == 'S' || *q == 'T' || *q == 'E')
+            op = *q == 'S' ? SC_OP_S : *q == 'T' ? SC_OP_T : SC_OP_E, q++;
         else if (*q == 'F')
             op = SC_OP_F, q++;
         else if (*q == 'B')
@@ -62,11 +66,15 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
         else if (*q == 'W')
             op = SC_OP_W, q++;
         else
-            return bad(pg, d, ntok, tok, tlen, "unknown pass kind (F, B, W or BW)");
+            return bad(pg, d, ntok, tok, tlen,
+                       "unknown pass kind (F, B, W or BW; S, T, E, EW with a split vocabulary)");
         long mb = digits(&q, p);
         if (mb < 0)
             return bad(pg, d, ntok, tok, tlen, "expected a microbatch number after the kind");
         long chunk = 0;
+        if (q < p && *q == '.' && sc_op_is_vocab(op))
+            return bad(pg, d, ntok, tok, tlen,
+                       "a vocabulary pass runs on its device's shard and names no chunk");
         if (q < p && *q == '.') {
             q++;
             chunk = digits(&q, p);
@@ -86,7 +94,8 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
                      chunk, d, pg->nchunks[d], pg->nchunks[d] == 1 ? "" : "s");
             return bad(pg, d, ntok, tok, tlen, why);
         }
-        sc_status st = sc_prog_push(pg, d, op, pg->dev_stages[d][chunk], (int)mb);
+        sc_status st = sc_prog_push(pg, d, op, sc_op_is_vocab(op) ? d : pg->dev_stages[d][chunk],
+                                    (int)mb);
         if (st)
             return st;
     }
@@ -103,7 +112,7 @@ char *sc_order_format(const sc_prog *pg, int d)
     s[0] = 0;
     for (size_t k = 0; k < ov->n; k++) {
         const sc_instr *in = &ov->v[k];
-        int c = pg->chunk[in->stage];
+        int c = sc_op_is_vocab(in->op) ? 0 : pg->chunk[in->stage];
         n += (size_t)snprintf(s + n, cap - n, c ? "%s%s%d.%d" : "%s%s%d", k ? " " : "",
                               sc_op_name(in->op), in->mb, c);
     }

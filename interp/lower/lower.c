@@ -3,6 +3,7 @@
  * (lower.h).
  */
 #include "lower.h"
+#include "collectives.h"
 #include "ir/ir_impl.h"
 #include "schedule/dataflow.h"
 
@@ -28,29 +29,13 @@ static int xfer_cmp(const void *pa, const void *pb)
     return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Number of passes (from index 0) that come before a RECV whose data is
- * produced at tau by the pass that ran seq-th in the dataflow timing. A
- * pass comes first when it ends before tau, or ends at tau and either ran
- * (it has a length) or takes no time and ran no later than the producer.
- * So the RECV is posted before the pass that is running when its data is
- * produced: the transfer can start at once, and the pass that reads it
- * finds it there at tau + T_comm, as the dataflow timing assumed. (Posted
- * after that pass, it would start only when the pass ends, and share a
- * group with the pass's SENDs.) End times ascend along a device, so this
- * is a binary search. */
-static size_t count_before(const double *start, const double *end, const size_t *sq, size_t n,
-                           double tau, size_t seq)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (end[mid] < tau || (end[mid] == tau && (start[mid] < tau || sq[mid] <= seq)))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+/* count_before: sc_lower_count_before (collectives.h). A RECV goes before
+ * the pass that is running when its data is produced: the transfer can
+ * start at once, and the pass that reads it finds it there at tau +
+ * T_comm, as the dataflow timing assumed. (Posted after that pass, it
+ * would start only when the pass ends, and share a group with the pass's
+ * SENDs.) */
+#define count_before sc_lower_count_before
 
 static uint64_t key_of(int dir, int stage, int mb)
 {
@@ -74,16 +59,21 @@ sc_status sc_lower(sc_prog *pg)
     size_t *seq = malloc((N + 1) * sizeof(size_t));
     size_t *seqF = malloc(SM * sizeof(size_t)), *seqB = malloc(SM * sizeof(size_t));
     xfer *xs = malloc((2 * maxn + 1) * sizeof(xfer));
-    if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB) {
+    sc_lcoll **cl = calloc((size_t)P, sizeof *cl);
+    size_t *ncl = calloc((size_t)P, sizeof *ncl);
+    if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB || !cl || !ncl) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
         goto done;
     }
-    if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK)
+    if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
+        (st = sc_lower_colls(pg, start, end, seq, cl, ncl)) != SC_OK)
         goto done;
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
             const sc_instr *in = &pg->order[d].v[k];
+            if (sc_op_is_vocab(in->op))
+                continue;
             size_t sm = SC_SM(pg, in->stage, in->mb);
             if (in->op == SC_OP_F) {
                 endF[sm] = end[base + k];
@@ -96,6 +86,7 @@ sc_status sc_lower(sc_prog *pg)
         base += pg->order[d].n;
     }
     base = 0;
+    pg->ncoll = 0; /* the streams' collectives are made again with them */
     for (int d = 0; d < P; d++) {
         const sc_vec *ov = &pg->order[d];
         const double *st0 = start + base;
@@ -139,8 +130,12 @@ sc_status sc_lower(sc_prog *pg)
             qsort(xs, nx, sizeof *xs, xfer_cmp);
         sc_vec *sv = &pg->stream[d];
         sv->n = 0;
-        size_t j = 0;
+        size_t j = 0, jc = 0;
         for (size_t k = 0; k <= ov->n; k++) {
+            /* Collectives first (they do not split the transfers' groups). */
+            for (; jc < ncl[d] && cl[d][jc].pos == k; jc++)
+                if ((st = sc_coll_push(pg, sv, &cl[d][jc].c)) != SC_OK)
+                    goto done;
             /* A RECV of data produced while pass k runs starts its own
              * group: pass k must not wait for it (nor for what follows). */
             for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
@@ -164,6 +159,10 @@ sc_status sc_lower(sc_prog *pg)
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
 done:
+    for (int d = 0; cl && d < P; d++)
+        free(cl[d]);
+    free(cl);
+    free(ncl);
     free(start);
     free(end);
     free(endF);

@@ -12,6 +12,10 @@
 typedef struct flow {
     sc_prog *pg;
     double *endF, *endB; /* [S*m], < 0 while not done */
+    /* Vocabulary passes (SPEC.md §21): per kind (S, T, E, EW) and
+     * microbatch, how many devices ran it and the latest end. */
+    int *vcnt;           /* [4 m] */
+    double *vend;        /* [4 m] */
     size_t *base, *pc;
     double *tfree;
     int *stack, *queued, nstack;
@@ -39,6 +43,27 @@ static void wake(flow *f, int d)
     }
 }
 
+/* The dependency of pass `in` on every device's vocabulary pass of its
+ * microbatch (sc_vocab_all_dep): when its data is there (the last of them
+ * plus the collectives it reads), < 0 while some device has not run it,
+ * 0 when there is none. *op is the pass kind. */
+static double all_dep(const flow *f, const sc_instr *in, int *op)
+{
+    int part;
+    if (!f->vcnt || !sc_vocab_all_dep(f->pg, in, op, &part))
+        return 0;
+    size_t i = (size_t)(*op - SC_OP_S) * (size_t)f->pg->m + (size_t)in->mb;
+    if (f->vcnt[i] < f->pg->P)
+        return -1;
+    return f->vend[i] + sc_vocab_chain_time(f->pg, *op, part);
+}
+
+static void wake_all(flow *f)
+{
+    for (int e = 0; e < f->pg->P; e++)
+        wake(f, e);
+}
+
 static void run_device(flow *f, int d)
 {
     sc_prog *pg = f->pg;
@@ -53,6 +78,12 @@ static void run_device(flow *f, int d)
             if (ready > t)
                 t = ready;
         }
+        int aop;
+        double all = all_dep(f, in, &aop);
+        if (all < 0)
+            return;
+        if (all > t)
+            t = all;
         double e = t + sc_op_cost(pg, in->op, in->stage);
         size_t g = f->base[d] + f->pc[d];
         if (f->start) {
@@ -64,17 +95,70 @@ static void run_device(flow *f, int d)
         f->nseq++;
         f->tfree[d] = e;
         f->pc[d]++;
+        if (sc_op_is_vocab(in->op)) {
+            size_t i = (size_t)(in->op - SC_OP_S) * (size_t)pg->m + (size_t)in->mb;
+            if (e > f->vend[i])
+                f->vend[i] = e;
+            if (++f->vcnt[i] == pg->P)
+                wake_all(f);
+            continue;
+        }
         size_t sm = SC_SM(pg, in->stage, in->mb);
         if (in->op == SC_OP_F) {
             f->endF[sm] = e;
             if (in->stage + 1 < pg->S)
                 wake(f, pg->stage_dev[in->stage + 1]);
+            if (f->vcnt && in->stage == pg->S - 1)
+                wake_all(f); /* every device's S reads it */
         } else if (in->op != SC_OP_W) {
             f->endB[sm] = e;
             if (in->stage > 0)
                 wake(f, pg->stage_dev[in->stage - 1]);
+            if (f->vcnt && in->stage == 0)
+                wake_all(f); /* every device's EW reads it */
         }
     }
+}
+
+/* The device whose pass stuck device d waits for, and (in buf, when given)
+ * which pass: its dependency's ("F s2 mb0 from d1"), or for a dependency
+ * on every device, one that has not run its pass yet. */
+static int waits_for(flow *f, int d, char *buf, size_t len)
+{
+    sc_prog *pg = f->pg;
+    const sc_instr *in = &pg->order[d].v[f->pc[d]];
+    sc_instr dep;
+    double ready;
+    if (dependency(f, d, in, &ready, &dep) && ready < 0) {
+        int e = pg->stage_dev[dep.stage];
+        /* The table of ends does not say B or BW: look at e's order. */
+        if (dep.op == SC_OP_B)
+            for (size_t k = 0; k < pg->order[e].n; k++) {
+                const sc_instr *x = &pg->order[e].v[k];
+                if (x->op == SC_OP_BW && x->stage == dep.stage && x->mb == dep.mb)
+                    dep.op = SC_OP_BW;
+            }
+        if (buf)
+            snprintf(buf, len, "%s s%d mb%d from d%d", sc_op_name(dep.op), dep.stage, dep.mb, e);
+        return e;
+    }
+    int op;
+    all_dep(f, in, &op);
+    /* A device that has not run its pass (op, mb) yet: it is at or before
+     * it in its order. */
+    for (int e = 0; e < pg->P; e++)
+        for (size_t k = f->pc[e]; k < pg->order[e].n; k++) {
+            const sc_instr *x = &pg->order[e].v[k];
+            if (x->op == op && x->mb == in->mb) {
+                if (buf)
+                    snprintf(buf, len, "%s mb%d of every device (d%d has not run it)",
+                             sc_op_name(op), in->mb, e);
+                return e;
+            }
+        }
+    if (buf)
+        snprintf(buf, len, "%s mb%d of every device", sc_op_name(op), in->mb);
+    return d;
 }
 
 static sc_status report_cycle(flow *f)
@@ -88,32 +172,19 @@ static sc_status report_cycle(flow *f)
     int *seen = f->queued; /* reused: all zero now */
     while (!seen[d]) {
         seen[d] = 1;
-        sc_instr dep;
-        double ready;
-        dependency(f, d, &pg->order[d].v[f->pc[d]], &ready, &dep);
-        d = pg->stage_dev[dep.stage];
+        d = waits_for(f, d, NULL, 0);
     }
     char msg[sizeof pg->err];
     size_t len = (size_t)snprintf(msg, sizeof msg, "dependency cycle across devices: ");
     int c = d;
     do {
         const sc_instr *in = &pg->order[d].v[f->pc[d]];
-        sc_instr dep;
-        double ready;
-        char a[64];
-        dependency(f, d, in, &ready, &dep);
+        char a[64], need[96];
         sc_instr_format(in, a, sizeof a);
-        int e = pg->stage_dev[dep.stage];
-        /* The table of ends does not say B or BW: look at e's order. */
-        if (dep.op == SC_OP_B)
-            for (size_t k = 0; k < pg->order[e].n; k++) {
-                const sc_instr *x = &pg->order[e].v[k];
-                if (x->op == SC_OP_BW && x->stage == dep.stage && x->mb == dep.mb)
-                    dep.op = SC_OP_BW;
-            }
+        int e = waits_for(f, d, need, sizeof need);
         if (len < sizeof msg)
-            len += (size_t)snprintf(msg + len, sizeof msg - len, "d%d #%zu (%s) needs %s s%d mb%d from d%d; ",
-                                    d, f->pc[d], a, sc_op_name(dep.op), dep.stage, dep.mb, e);
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "d%d #%zu (%s) needs %s; ", d,
+                                    f->pc[d], a, need);
         d = e;
     } while (d != c);
     if (len < sizeof msg)
@@ -133,8 +204,13 @@ sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq)
     f.tfree = calloc((size_t)P, sizeof(double));
     f.stack = malloc((size_t)P * sizeof(int));
     f.queued = calloc((size_t)P, sizeof(int));
+    if (sc_vocab_split(pg->vocab)) {
+        f.vcnt = calloc(4 * (size_t)pg->m, sizeof(int));
+        f.vend = calloc(4 * (size_t)pg->m, sizeof(double));
+    }
     sc_status st = SC_OK;
-    if (!f.endF || !f.endB || !f.base || !f.pc || !f.tfree || !f.stack || !f.queued) {
+    if (!f.endF || !f.endB || !f.base || !f.pc || !f.tfree || !f.stack || !f.queued ||
+        (sc_vocab_split(pg->vocab) && (!f.vcnt || !f.vend))) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory timing %zu passes", SM);
         goto done;
     }
@@ -165,5 +241,7 @@ done:
     free(f.tfree);
     free(f.stack);
     free(f.queued);
+    free(f.vcnt);
+    free(f.vend);
     return st;
 }

@@ -157,7 +157,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             cur += sc_instr_mem(pg, in);
             if (cur > peak)
                 peak = cur;
-            if (sc_op_is_compute(in->op)) {
+            if (sc_op_is_pass(in->op)) {
                 double t = sim->t1[g] - sim->t0[g];
                 b += t;
                 if (first < 0)

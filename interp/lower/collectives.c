@@ -1,0 +1,180 @@
+/*
+ * collectives.c — ranking and placing the collectives of the lowered
+ * streams (collectives.h).
+ */
+#include "collectives.h"
+
+#include <stdlib.h>
+
+/* A pass is before data produced at tau by the seq-th pass of the dataflow
+ * run when it ends before tau, or ends at tau and either ran (it has a
+ * length) or takes no time and ran no later than the producer. End times
+ * ascend along a device: a binary search. */
+size_t sc_lower_count_before(const double *start, const double *end, const size_t *sq, size_t n,
+                             double tau, size_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (end[mid] < tau || (end[mid] == tau && (start[mid] < tau || sq[mid] <= seq)))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct ranked {
+    double tau;
+    size_t seq;
+    uint64_t key;
+    sc_lcoll lc;
+} ranked;
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->tau != b->tau)
+        return a->tau < b->tau ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+static uint64_t key_of(const sc_coll *c)
+{
+    return ((uint64_t)(uint8_t)c->what << 56) | ((uint64_t)(c->part & 15) << 52) |
+           ((uint64_t)((uint32_t)(c->stage + 1) & 0x3ffffu) << 34) |
+           ((uint64_t)(uint32_t)(c->mb + 1) & 0x3ffffffffULL);
+}
+
+sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, const size_t *seq,
+                         sc_lcoll **lists, size_t *n)
+{
+    int P = pg->P, m = pg->m;
+    for (int d = 0; d < P; d++) {
+        lists[d] = NULL;
+        n[d] = 0;
+    }
+    if (!sc_vocab_split(pg->vocab))
+        return SC_OK;
+    /* The producers' times: every device's vocabulary passes (the latest
+     * end and dataflow place of each kind and microbatch), F of the last
+     * stage and B (or BW) of stage 0. */
+    size_t nv = 4 * (size_t)m;
+    double *vend = malloc((nv + 2 * (size_t)m) * sizeof(double));
+    size_t *vseq = malloc((nv + 2 * (size_t)m) * sizeof(size_t));
+    ranked *rk = NULL;
+    sc_status st = SC_OK;
+    if (!vend || !vseq) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the collectives");
+        goto done;
+    }
+    double *fend = vend + nv, *bend = fend + m;
+    size_t *fseq = vseq + nv, *bseq = fseq + m;
+    for (size_t i = 0; i < nv + 2 * (size_t)m; i++) {
+        vend[i] = -1;
+        vseq[i] = 0;
+    }
+    size_t base = 0, maxn = 0;
+    for (int d = 0; d < P; d++) {
+        const sc_vec *ov = &pg->order[d];
+        for (size_t k = 0; k < ov->n; k++) {
+            const sc_instr *in = &ov->v[k];
+            size_t g = base + k, i;
+            double *te;
+            size_t *ts;
+            if (sc_op_is_vocab(in->op)) {
+                i = (size_t)(in->op - SC_OP_S) * (size_t)m + (size_t)in->mb;
+                te = vend;
+                ts = vseq;
+            } else if (in->op == SC_OP_F && in->stage == pg->S - 1) {
+                i = (size_t)in->mb;
+                te = fend;
+                ts = fseq;
+            } else if ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == 0) {
+                i = (size_t)in->mb;
+                te = bend;
+                ts = bseq;
+            } else {
+                continue;
+            }
+            if (end[g] > te[i] || (end[g] == te[i] && seq[g] > ts[i])) {
+                te[i] = end[g];
+                ts[i] = seq[g];
+            }
+        }
+        base += ov->n;
+        if (ov->n > maxn)
+            maxn = ov->n;
+    }
+    /* Per device: the collectives of its passes, and the broadcasts it
+     * receives; ranked, then positions made non-decreasing. */
+    rk = malloc((3 * maxn + 2 * (size_t)m + 1) * sizeof *rk);
+    if (!rk) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the collectives");
+        goto done;
+    }
+    base = 0;
+    for (int d = 0; d < P && st == SC_OK; d++) {
+        const sc_vec *ov = &pg->order[d];
+        size_t nr = 0;
+        for (size_t k = 0; k < ov->n; k++) {
+            const sc_instr *in = &ov->v[k];
+            sc_coll cs[3];
+            int nc = sc_vocab_colls(pg, in, cs);
+            for (int j = 0; j < nc; j++) {
+                double tau;
+                size_t sq;
+                if (cs[j].op == SC_OP_BCAST) {
+                    tau = (cs[j].what == SC_OP_F ? fend : bend)[in->mb];
+                    sq = (cs[j].what == SC_OP_F ? fseq : bseq)[in->mb];
+                } else {
+                    size_t i = (size_t)(in->op - SC_OP_S) * (size_t)m + (size_t)in->mb;
+                    tau = vend[i];
+                    sq = vseq[i];
+                }
+                rk[nr++] = (ranked){tau, sq, key_of(&cs[j]), {k + 1, cs[j]}};
+            }
+        }
+        /* Broadcasts from another device: posted like a RECV. */
+        for (int mb = 0; mb < m; mb++)
+            for (int w = 0; w < 2; w++) {
+                int stage = w ? 0 : pg->S - 1;
+                if (pg->stage_dev[stage] == d)
+                    continue;
+                sc_instr prod = {.op = (uint8_t)(w ? SC_OP_B : SC_OP_F), .stage = stage, .mb = mb};
+                sc_coll c;
+                sc_vocab_colls(pg, &prod, &c);
+                double tau = (w ? bend : fend)[mb];
+                size_t sq = (w ? bseq : fseq)[mb];
+                size_t pos = sc_lower_count_before(start + base, end + base, seq + base, ov->n,
+                                                   tau, sq);
+                rk[nr++] = (ranked){tau, sq, key_of(&c), {pos, c}};
+            }
+        qsort(rk, nr, sizeof *rk, rank_cmp);
+        lists[d] = malloc((nr + 1) * sizeof(sc_lcoll));
+        if (!lists[d]) {
+            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the collectives");
+            break;
+        }
+        for (size_t i = 0; i < nr; i++) {
+            if (i > 0 && rk[i].lc.pos < lists[d][i - 1].pos)
+                rk[i].lc.pos = lists[d][i - 1].pos;
+            lists[d][i] = rk[i].lc;
+        }
+        n[d] = nr;
+        base += ov->n;
+    }
+done:
+    free(vend);
+    free(vseq);
+    free(rk);
+    if (st)
+        for (int d = 0; d < P; d++) {
+            free(lists[d]);
+            lists[d] = NULL;
+            n[d] = 0;
+        }
+    return st;
+}
