@@ -237,6 +237,40 @@ out:
     return st;
 }
 
+/* A vocabulary pass (exec.h): S allocates its record, T frees it. */
+static sc_status vocab(ex *e, const sc_instr *in)
+{
+    const struct sc_workload_ops *w = e->wl->ops;
+    int mb = in->mb;
+    if (!w->vocab_pass)
+        return failf(e, SC_ERR_ARG, "d%d: %s mb%d: the workload has no vocabulary passes", e->d,
+                     sc_op_name(in->op), mb);
+    if (!e->vrec && !(e->vrec = calloc((size_t)e->m, sizeof(void *))))
+        return failf(e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", e->d);
+    sc_status st = SC_OK;
+    void *r = NULL;
+    if (in->op == SC_OP_S) {
+        e->vbytes = w->vocab_record_bytes ? w->vocab_record_bytes(e->wl->ctx) : 0;
+        if (e->vrec[mb])
+            return failf(e, SC_ERR_PROGRAM, "d%d: S mb%d runs twice", e->d, mb);
+        if (!(r = balloc(e, e->vbytes ? e->vbytes : 1, "record of S", -1, mb, &st)))
+            return st;
+        pool_add(e, e->vbytes);
+        e->vrec[mb] = r;
+    } else if (in->op == SC_OP_T) {
+        if (!(r = e->vrec[mb]))
+            return failf(e, SC_ERR_PROGRAM, "d%d: T mb%d before its S", e->d, mb);
+    }
+    if ((st = w->vocab_pass(e->wl->ctx, in->op, mb, r)) != SC_OK)
+        return wl_fail(e, st, in);
+    if (in->op == SC_OP_T) {
+        bfree(e, r, e->vbytes ? e->vbytes : 1);
+        e->cur -= e->vbytes;
+        e->vrec[mb] = NULL;
+    }
+    return SC_OK;
+}
+
 /* The record layout of every stage, from the workload. */
 static sc_status layouts(ex *e)
 {
@@ -287,6 +321,8 @@ static sc_status run(ex *e)
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
             st = compute(e, in);
+        } else if (sc_op_is_vocab(in->op)) {
+            st = vocab(e, in);
         } else if (sc_op_is_host(in->op)) {
             st = sc_exec_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
@@ -407,6 +443,12 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     free(e.box);
     free(e.rgroup);
     free(e.rec);
+    for (int i = 0; e.vrec && i < e.m; i++) /* records of S a failure left */
+        if (e.vrec[i]) {
+            bfree(&e, e.vrec[i], e.vbytes ? e.vbytes : 1);
+            out->end_bytes += e.vbytes;
+        }
+    free(e.vrec);
     for (int s = 0; e.lay && s < e.S; s++)
         free(e.lay[s].bytes);
     free(e.lay);

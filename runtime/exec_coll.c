@@ -42,7 +42,7 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
         snprintf(err, errlen, "out of memory on d%d: collective tables", d);
         return SC_ERR_NOMEM;
     }
-    sc_status st = sc_coll_readers(pg, d, need, err, errlen);
+    sc_status st = sc_coll_readers(pg, d, 0, need, err, errlen);
     int reads = 0;
     for (size_t k = 0; k < n && !st; k++)
         reads |= need[k] != NONE;

@@ -20,7 +20,7 @@ static sc_status wait_copies(ex *e, rec *r, int s, int first)
         t[i] = NULL;
     }
     if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
-        e->out->t1[r->at] = sc_exec_now() - e->origin;
+        e->out->t1[r->at] = exec_since(e);
     return st;
 }
 

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "exec.h"
 #include "exec_coll.h"
@@ -61,10 +62,21 @@ typedef struct ex {
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
     int ngroups, posted, head;
+    void **vrec;         /* [m] S's records (split vocabulary) */
+    size_t vbytes;       /* bytes of one */
     sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
     size_t cur;          /* pool bytes in use */
     size_t host;         /* host bytes of moved records */
 } ex;
+
+/* The executor's clock, since the run's origin (sc_exec_now's, read here
+ * so that exec_host.c calls nothing of exec.c). */
+static inline double exec_since(const ex *e)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - e->origin;
+}
 
 static inline sc_status failf(ex *e, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -2,7 +2,7 @@
  * model.c — the built-in residual MLP (model.h) as a workload of the
  * executor, and its single-device reference.
  */
-#include "model.h"
+#include "model_impl.h"
 #include "backend/sc_hash.h"
 
 #include <limits.h>
@@ -15,34 +15,6 @@
  * must fit comfortably in size_t: bound each size, and R * max(h, V). */
 #define DIM_MAX (1L << 24)
 #define ELEMS_MAX (1L << 31)
-
-/* Host staging of generated tensors: they reach device memory through the
- * backend's upload, CHUNK floats at a time. */
-#define CHUNK ((size_t)1 << 16)
-
-typedef struct dev {
-    sc_model *md;
-    int d;
-    sc_backend *be;
-    int32_t *targets;    /* [R] scratch (host) */
-    float *stage;        /* [CHUNK] scratch (host) */
-    char err[384];
-} dev;
-
-struct sc_model {
-    sc_model_cfg c;
-    int S, m, L, R, h, V;
-    int *first, *count;  /* [S] layers of each stage */
-    float **W1, **W2, **G1, **G2; /* [L] */
-    float *Wout, *Gout;
-    sc_backend **owner;  /* [S] backend holding the stage's parameters */
-    dev **devs;          /* [S] device context of each attached stage */
-    double *loss;        /* [m] summed loss of each microbatch */
-    int have_loss;
-    sc_backend *own_be;  /* the reference's backend */
-};
-
-enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
 
 /* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
  * is 0: by the backend's fill_uniform, else generated on the host and
@@ -83,6 +55,14 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
             return SC_ERR_LIMIT;
         }
     }
+    int split = cfg->vocab_par == SC_VOCAB_V1 ? 1 : cfg->vocab_par == SC_VOCAB_V2 ? 2 : 0;
+    int P = cfg->devices > 0 ? cfg->devices : 1;
+    if (split && cfg->vocab % P != 0) {
+        snprintf(err, errlen, "vocab_par = %s splits the vocabulary over the %d devices, but "
+                 "vocab = %ld is not a multiple of %d", sc_vocab_name(cfg->vocab_par), P,
+                 cfg->vocab, P);
+        return SC_ERR_ARG;
+    }
     if (cfg->layers < S) {
         snprintf(err, errlen,
                  "model has %ld layers for %d stages: every stage needs at least one layer "
@@ -111,6 +91,10 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->R = (int)R;
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
+    md->vocab = cfg->vocab_par;
+    md->split = split;
+    md->P = P;
+    md->c.stage_layers = NULL; /* not kept: copied below */
     md->first = calloc((size_t)S, sizeof(int));
     md->count = calloc((size_t)S, sizeof(int));
     md->W1 = calloc((size_t)md->L, sizeof(float *));
@@ -123,9 +107,18 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->owner ||
         !md->devs || !md->loss)
         goto nomem;
+    long given = 0;
+    for (int s = 0; cfg->stage_layers && s < S; s++)
+        given += cfg->stage_layers[s] >= 1 ? cfg->stage_layers[s] : -(1L << 40);
+    if (cfg->stage_layers && given != md->L) {
+        snprintf(err, errlen, "the program's split of %ld layers over %d stages does not add up",
+                 cfg->layers, S);
+        sc_model_free(md);
+        return SC_ERR_ARG;
+    }
     for (int s = 0, l = 0; s < S; s++) {
         md->first[s] = l;
-        md->count[s] = md->L / S + (s < md->L % S);
+        md->count[s] = cfg->stage_layers ? cfg->stage_layers[s] : md->L / S + (s < md->L % S);
         l += md->count[s];
     }
     *out = md;
@@ -151,7 +144,7 @@ void sc_model_free(sc_model *md)
             be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
             be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
         }
-        if (s == md->S - 1) {
+        if (s == md->S - 1 && !md->split) {
             be->ops->free(be->ctx, md->Wout, hv * sizeof(float));
             be->ops->free(be->ctx, md->Gout, hv * sizeof(float));
         }
@@ -163,6 +156,7 @@ void sc_model_free(sc_model *md)
         for (int t = s; t < md->S; t++)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
+        sc_mvocab_free(dv->mv);
         free(dv->targets);
         free(dv->stage);
         free(dv);
@@ -191,7 +185,7 @@ size_t sc_model_record_bytes(const sc_model *md, int s)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
-    if (s == md->S - 1)
+    if (s == md->S - 1 && !md->split) /* the head's x and dlogits */
         n += Rh + (size_t)md->R * (size_t)md->V;
     return n * sizeof(float);
 }
@@ -204,9 +198,18 @@ size_t sc_model_boundary_bytes(const sc_model *md)
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
     size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
-    if (s == md->S - 1)
+    if (s == md->S - 1 && !md->split)
+        n += 2 * (size_t)md->h * (size_t)md->V;
+    if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
         n += 2 * (size_t)md->h * (size_t)md->V;
     return n * sizeof(float);
+}
+
+size_t sc_model_vocab_record_bytes(const sc_model *md)
+{
+    size_t R = (size_t)md->R;
+    return md->split ? (R * (size_t)(md->V / md->P) + R * (size_t)md->h + 3 * R) * sizeof(float)
+                     : 0;
 }
 
 /* ---- the workload: F, B, W of one stage ---- */
@@ -228,7 +231,7 @@ static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
-    int n = 4 * md->count[s] + (s == md->S - 1 ? 2 : 0);
+    int n = 4 * md->count[s] + (s == md->S - 1 && !md->split ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
                                                       : (size_t)md->R * (size_t)md->V * sizeof(float);
@@ -251,20 +254,32 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     int R = md->R, h = md->h, last = s == md->S - 1, n = md->count[s];
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
-    if (s == 0)
+    if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
+        if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK) {
+            snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+            return SC_ERR_PROGRAM;
+        }
+    } else if (s == 0) {
         fill(dv, T[0], Rh, T_INPUT, mb, 1.0f);
-    else
+    } else {
         o->copy(bc, Rh, in, T[0]);
+    }
+    if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb))) {
+        snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+        return SC_ERR_NOMEM;
+    }
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1];
         o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
         o->tanh_fwd(bc, Rh, a);
-        float *next = i + 1 < n || last ? T[4 * i + 4] : out;
+        /* The last block's output: the next stage's input, the head's
+         * (kept in the record), or, with a split vocabulary, the broadcast. */
+        float *next = i + 1 < n || (last && !md->split) ? T[4 * i + 4] : out;
         o->copy(bc, Rh, x, next);
         o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
     }
-    if (last) {
+    if (last && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
@@ -298,11 +313,20 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     (void)mb;
     (void)b_only;
     float *dytop = T[4 * n - 1];
-    if (s == md->S - 1) {
+    if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
+        if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK) {
+            snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+            return SC_ERR_PROGRAM;
+        }
+    } else if (s == md->S - 1) {
         float *dl = T[4 * n + 1];
         o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
     } else {
         o->copy(bc, Rh, gin, dytop);
+    }
+    if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb))) {
+        snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+        return SC_ERR_NOMEM;
     }
     for (int i = n - 1; i >= 0; i--) {
         int l = md->first[s] + i;
@@ -315,6 +339,8 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
         o->copy(bc, Rh, dy, dst);
         o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, md->W1[l], 1.0f, dst);
     }
+    if (s == 0 && dv->mv) /* the embedding's gradient: scattered, or broadcast to EW */
+        return sc_mvocab_dx0_done(dv->mv, mb);
     return SC_OK;
 }
 
@@ -335,7 +361,7 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
         o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
         o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
     }
-    if (s == md->S - 1) {
+    if (s == md->S - 1 && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
     }
@@ -356,9 +382,11 @@ static sc_status w_optim(void *ctx)
             o->sgd(dv->be->ctx, hh, lr, md->G1[l], md->W1[l]);
             o->sgd(dv->be->ctx, hh, lr, md->G2[l], md->W2[l]);
         }
-        if (s == md->S - 1)
+        if (s == md->S - 1 && !md->split)
             o->sgd(dv->be->ctx, (size_t)md->h * (size_t)md->V, lr, md->Gout, md->Wout);
     }
+    if (dv->mv)
+        sc_mvocab_optim(dv->mv, lr);
     return SC_OK;
 }
 
@@ -367,7 +395,51 @@ static const char *w_errmsg(void *ctx)
     return ((dev *)ctx)->err;
 }
 
+/* The vocabulary passes and collectives (model_vocab.h). */
+static size_t w_vocab_bytes(void *ctx)
+{
+    return sc_model_vocab_record_bytes(((dev *)ctx)->md);
+}
+
+static sc_status w_vocab_fail(dev *dv, sc_status st)
+{
+    snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+    return st;
+}
+
+static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
+{
+    dev *dv = ctx;
+    sc_status st = dv->mv ? sc_mvocab_pass(dv->mv, op, mb, record) : SC_ERR_ARG;
+    return st ? w_vocab_fail(dv, st) : SC_OK;
+}
+
+static sc_status w_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
+{
+    dev *dv = ctx;
+    sc_status st = dv->mv ? sc_mvocab_coll_buffer(dv->mv, c, x) : SC_ERR_ARG;
+    return st ? w_vocab_fail(dv, st) : SC_OK;
+}
+
+static sc_status w_coll_done(void *ctx, const sc_coll *c)
+{
+    dev *dv = ctx;
+    sc_model *md = dv->md;
+    sc_status st = dv->mv ? sc_mvocab_coll_done(dv->mv, c) : SC_ERR_ARG;
+    if (st)
+        return w_vocab_fail(dv, st);
+    /* The statistics are reduced: the loss of the microbatch is known (kept
+     * by the last stage's device, as without a split). */
+    if (c->what == SC_OP_S && c->part == 1 && md->devs[md->S - 1] == dv)
+        md->loss[c->mb] = sc_mvocab_loss(dv->mv, c->mb);
+    return SC_OK;
+}
+
 static const struct sc_workload_ops model_ops = {
+    .vocab_record_bytes = w_vocab_bytes,
+    .vocab_pass = w_vocab_pass,
+    .coll_buffer = w_coll_buffer,
+    .coll_done = w_coll_done,
     .boundary_bytes = w_boundary,
     .record_bytes = w_record,
     .record_parts = w_parts,
@@ -424,13 +496,26 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
             if ((md->G2[l] = palloc(be, hh, &ok)))
                 fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && ok) {
+        if (s == md->S - 1 && ok && !md->split) {
             if ((md->Wout = palloc(be, hv, &ok)))
                 fill(dv, md->Wout, hv, T_WOUT, 0, hs);
             if ((md->Gout = palloc(be, hv, &ok)))
                 fill(dv, md->Gout, hv, 0, 0, 0.0f);
-            md->have_loss = 1;
         }
+        if (s == md->S - 1)
+            md->have_loss = 1;
+    }
+    /* The vocabulary layers: a shard on every device (split), or the whole
+     * embedding on the first stage's (model_vocab.h). */
+    if (any && ok && md->vocab != SC_VOCAB_NONE && (md->split || stage_dev[0] == d)) {
+        md->first_dev = stage_dev[0];
+        md->last_dev = stage_dev[md->S - 1];
+        sc_mvocab_cfg vc = {.R = md->R, .h = md->h, .V = md->V, .m = md->m,
+                            .P = md->split ? md->P : 1, .d = md->split ? d : 0,
+                            .split = md->split, .last_dev = md->last_dev,
+                            .first_dev = md->first_dev, .seed = md->c.seed, .init_scale = hs};
+        if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
+            return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
     if (!any) {
         free(dv->targets);
@@ -453,135 +538,3 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
     return SC_OK;
 }
 
-double sc_model_loss(const sc_model *md)
-{
-    if (!md->have_loss)
-        return NAN;
-    double sum = 0;
-    for (int i = 0; i < md->m; i++)
-        sum += md->loss[i];
-    return sum / ((double)md->m * md->R);
-}
-
-int sc_model_tensors(const sc_model *md)
-{
-    return 2 * md->L + 1;
-}
-
-const float *sc_model_grad(const sc_model *md, int t, size_t *n)
-{
-    if (t < 2 * md->L) {
-        *n = (size_t)md->h * (size_t)md->h;
-        return t % 2 ? md->G2[t / 2] : md->G1[t / 2];
-    }
-    *n = (size_t)md->h * (size_t)md->V;
-    return md->Gout;
-}
-
-sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_model **out,
-                             char *err, size_t errlen)
-{
-    *out = NULL;
-    sc_model *md;
-    sc_status st = sc_model_new(cfg, 1, m, &md, err, errlen);
-    if (st)
-        return st;
-    int dev0 = 0;
-    sc_workload wl;
-    void *rec = NULL;
-    size_t rb = sc_model_record_bytes(md, 0);
-    int np = sc_model_record_parts(md, 0, NULL, 0);
-    size_t *pb = calloc((size_t)np, sizeof(size_t));
-    float **parts = calloc((size_t)np, sizeof(float *));
-    if (!pb || !parts) {
-        snprintf(err, errlen, "out of memory for the reference");
-        st = SC_ERR_NOMEM;
-        goto fail;
-    }
-    sc_model_record_parts(md, 0, pb, np);
-    if ((st = sc_backend_open("cpu", 0, mem_cap, &md->own_be, err, errlen)) != SC_OK ||
-        (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
-        goto fail;
-    if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb))) {
-        snprintf(err, errlen, "out of memory for the reference's activations (%zu bytes)", rb);
-        st = SC_ERR_NOMEM;
-        goto fail;
-    }
-    /* The reference keeps its one record in one buffer, cut into the parts. */
-    size_t off = 0;
-    for (int i = 0; i < np; off += pb[i++] / sizeof(float))
-        parts[i] = (float *)rec + off;
-    for (int mb = 0; mb < m; mb++) {
-        if ((st = w_forward(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
-            (st = w_backward_input(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
-            (st = w_backward_weight(wl.ctx, 0, mb, parts)) != SC_OK) {
-            snprintf(err, errlen, "reference: %s", w_errmsg(wl.ctx));
-            goto fail;
-        }
-    }
-    md->own_be->ops->free(md->own_be->ctx, rec, rb);
-    free(pb);
-    free(parts);
-    *out = md;
-    return SC_OK;
-fail:
-    if (rec)
-        md->own_be->ops->free(md->own_be->ctx, rec, rb);
-    free(pb);
-    free(parts);
-    sc_model_free(md);
-    return st;
-}
-
-/* The backend holding gradient tensor t (model.h's numbering). */
-static sc_backend *grad_owner(const sc_model *md, int t)
-{
-    if (t >= 2 * md->L)
-        return md->owner[md->S - 1];
-    int l = t / 2, s = 0;
-    while (s + 1 < md->S && md->first[s + 1] <= l)
-        s++;
-    return md->owner[s];
-}
-
-double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise)
-{
-    double worst = 0;
-    *bitwise = 1;
-    float *g = malloc(CHUNK * sizeof(float)), *r = malloc(CHUNK * sizeof(float));
-    if (!g || !r) {
-        free(g);
-        free(r);
-        *bitwise = 0;
-        return NAN;
-    }
-    for (int t = 0; t < sc_model_tensors(md) && t < sc_model_tensors(ref); t++) {
-        size_t n, nr;
-        const float *gd = sc_model_grad(md, t, &n), *rd = sc_model_grad(ref, t, &nr);
-        sc_backend *gb = grad_owner(md, t), *rb = grad_owner(ref, t);
-        if (!gd || !rd || !gb || !rb || n != nr)
-            continue;
-        double diff = 0, mag = 0;
-        for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-            size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
-            gb->ops->download(gb->ctx, g, gd + i0, c * sizeof(float));
-            rb->ops->download(rb->ctx, r, rd + i0, c * sizeof(float));
-            for (size_t i = 0; i < c; i++) {
-                diff = fmax(diff, fabs((double)g[i] - r[i]));
-                mag = fmax(mag, fabs((double)r[i]));
-            }
-            if (memcmp(g, r, c * sizeof(float)) != 0)
-                *bitwise = 0;
-        }
-        double rel = mag > 0 ? diff / mag : diff;
-        worst = fmax(worst, rel);
-        if (gb->ops->errmsg && gb->ops->errmsg(gb->ctx)) { /* a download failed */
-            *bitwise = 0;
-            worst = NAN;
-            break;
-        }
-    }
-    free(g);
-    free(r);
-    return worst;
-}

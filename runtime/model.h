@@ -10,7 +10,16 @@
  * (seed, tensor, index): the same for any split into stages.
  *
  * Stages: the layers are split into S consecutive groups, the first
- * layers % S stages taking one more; the head belongs to the last stage.
+ * layers % S stages taking one more (or as cfg.stage_layers says); the head
+ * belongs to the last stage.
+ *
+ * Vocabulary layers (cfg.vocab_par, SPEC.md §21.4; model_vocab.h): with any
+ * placement but none, the inputs are the rows of an embedding table for
+ * tokens drawn from the hash (baseline, redis: the table on the first
+ * stage, its gradient scattered in B s0); vocab-1 and vocab-2 split the
+ * embedding and the head over every device by vocabulary, with the passes
+ * S, T, E, EW and their collectives; the last stage then ends at its blocks
+ * and its B starts from the all-reduced input gradient.
  *
  * Passes (all matrix products through the backend's gemm):
  *   F   the stage's blocks (and, on the last stage, the head, the loss and
@@ -44,6 +53,12 @@ typedef struct sc_model_cfg {
     long hidden, layers, vocab, seq, batch;
     long long seed;
     double lr;
+    /* The vocabulary layers (SPEC.md §21.4), from the program: vocab_par
+     * is its sc_vocab placement (none: no embedding, the inputs are drawn;
+     * the head on the last stage as always), devices its P; stage_layers
+     * (or NULL: the even split below) the layers of each stage. */
+    int vocab_par, devices;
+    const int *stage_layers;
 } sc_model_cfg;
 
 typedef struct sc_model sc_model;
@@ -67,8 +82,12 @@ size_t sc_model_record_bytes(const sc_model *md, int s);
  * the first min(n, max) sizes in bytes. Offload moves whole parts. */
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_model_boundary_bytes(const sc_model *md);
-/* Bytes of the parameters and gradients of stage s. */
+/* Bytes of the parameters and gradients of stage s (the embedding with the
+ * first stage's in baseline; a split vocabulary's shards are the devices'
+ * and not counted here). */
 size_t sc_model_param_bytes(const sc_model *md, int s);
+/* Bytes of the record S keeps for T (a split vocabulary), 0 otherwise. */
+size_t sc_model_vocab_record_bytes(const sc_model *md);
 
 /* Makes device d's workload: allocates and initialises the parameters of
  * every stage with stage_dev[s] == d (zero gradients) on backend be. */
@@ -80,8 +99,9 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
 double sc_model_loss(const sc_model *md);
 
 /* Gradient tensors: 2 per layer (G1, G2) then Gout; NULL when the tensor's
- * stage is not attached here. Device memory of the backend that holds the
- * stage (read it with that backend's download). */
+ * stage is not attached here (or, with a split vocabulary, Gout: it is in
+ * shards, compared by sc_model_compare). Device memory of the backend that
+ * holds the stage (read it with that backend's download). */
 int sc_model_tensors(const sc_model *md);
 const float *sc_model_grad(const sc_model *md, int t, size_t *n);
 
@@ -92,8 +112,9 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
                              char *err, size_t errlen);
 
 /* Largest per-tensor relative error max|g - r| / max|r| over the tensors
- * present in both (read through their backends); *bitwise = 1 when all of
- * them are identical. NaN when a backend failed reading them. */
+ * present in both (read through their backends), the embedding's and the
+ * head's shards against the reference's rows and columns; *bitwise = 1 when
+ * all of them are identical. NaN when a backend failed reading them. */
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
 
 #endif

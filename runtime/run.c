@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "exec.h"
+#include "ir/flops.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
 
@@ -47,6 +48,24 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
+/* The model of the run: run's sizes with the program's vocabulary
+ * placement, and its layers per stage when the program moved them (redis;
+ * layers[S] is the caller's). */
+static sc_model_cfg model_of(const sc_prog *pg, const sc_run_opts *o, int *layers)
+{
+    sc_model_cfg c = o->model;
+    int S = sc_prog_stages(pg);
+    c.vocab_par = sc_prog_vocab(pg);
+    c.devices = sc_prog_devices(pg);
+    c.stage_layers = NULL;
+    if (c.vocab_par == SC_VOCAB_REDIS && sc_prog_stage_layers(pg, 0) > 0) {
+        for (int s = 0; s < S; s++)
+            layers[s] = sc_prog_stage_layers(pg, s);
+        c.stage_layers = layers;
+    }
+    return c;
+}
+
 /* Sets the program's memory model from the model (run.h) and simulates. */
 static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
                          size_t errlen)
@@ -59,6 +78,10 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / r->unit_bytes);
+    /* A split vocabulary: S's record, held until T (SPEC.md §21.4). */
+    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
+        st = sc_prog_set_vocab_mem(pg, -1,
+                                   (double)sc_model_vocab_record_bytes(md) / r->unit_bytes);
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
         int n = sc_model_record_parts(md, s, NULL, 0);
@@ -248,8 +271,16 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         sc_backend_free(probe);
     }
-    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
-        (st = predict(pg, md, r, err, errlen)) != SC_OK)
+    int *layers = malloc((size_t)r->S * sizeof(int));
+    sc_model_cfg mc = model_of(pg, o, layers ? layers : &r->S);
+    if (!layers) {
+        snprintf(err, errlen, "out of memory");
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    st = sc_model_new(&mc, r->S, r->m, &md, err, errlen);
+    free(layers);
+    if (st != SC_OK || (st = predict(pg, md, r, err, errlen)) != SC_OK)
         goto fail;
     int rank = 0, size = 1;
     if (sc_mpi_launched()) {
@@ -274,7 +305,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     if (o->check &&
-        (st = sc_model_reference(&o->model, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
+        (st = sc_model_reference(&mc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */

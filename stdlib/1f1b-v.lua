@@ -10,7 +10,7 @@ local P = sc.params {
   {"m", 8, "microbatches (at least 2p-1)"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 sc.need(P.m >= 2 * P.p - 1, "1f1b-v needs m >= 2p-1 (m = %d, p = %d)", P.m, P.p)
 return sc.program(sc.fields(P, {placement = "v", rule = "1f1b-v"}))

@@ -9,7 +9,7 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 sc.need(P.tf + P.tb + P.tw > 0, "1f1b needs tf + tb + tw > 0 (the block's interval)")
 -- The block in slots of the longest F and the longest BW: with a cost file

@@ -63,13 +63,38 @@ sc.OFFLOAD = {
    when = WITH_OFFLOAD},
   {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)",
    when = WITH_OFFLOAD},
-  {"tflops", 400.0, "device TFLOP/s, with link_gbps", when = "offload is not none and link_gbps > 0"},
-  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)",
-   when = "offload is not none and link_gbps > 0"},
-  {"seq", 16, "sequence length, with link_gbps (and the model of run)",
-   when = "offload is not none and link_gbps > 0"},
+  {"tflops", 400.0, "device TFLOP/s, with link_gbps or layers > 0",
+   when = "layers > 0, or offload is not none and link_gbps > 0"},
+  {"hidden", 64, "model hidden size, with link_gbps or layers > 0 (and the model of run)",
+   when = "layers > 0, or offload is not none and link_gbps > 0"},
+  {"seq", 16, "sequence length, with link_gbps or layers > 0 (and the model of run)",
+   when = "layers > 0, or offload is not none and link_gbps > 0"},
   {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
 }
+
+-- The model and where its vocabulary layers go (Vocabulary Parallelism;
+-- SPEC.md §21): with layers > 0 the costs, memory and parameter bytes come
+-- from the model's FLOPs and bytes (hidden, seq and tflops are sc.OFFLOAD's);
+-- vocab_par places the input embedding and the output layer. layers, vocab
+-- and batch also size the model of run (layers 0: two per stage there).
+local WITH_MODEL = "layers > 0"
+sc.MODEL = {
+  {"vocab_par", "none", "vocabulary layers: none, baseline, redis, vocab-1, vocab-2"},
+  {"layers", 0, "transformer layers (> 0: costs and memory from the model; run: 0 is 2 per stage)"},
+  {"vocab", 128, "vocabulary size (with layers > 0, and the model of run)", when = WITH_MODEL},
+  {"batch", 2, "sequences per microbatch (with layers > 0, and the model of run)",
+   when = WITH_MODEL},
+  {"coll_gbps", 100.0, "collectives' bandwidth, GB/s (with layers > 0)", when = WITH_MODEL},
+  {"coll_us", 10.0, "collectives' latency, microseconds (with layers > 0)", when = WITH_MODEL},
+}
+
+-- The `vocab_par` and `model` fields of sc.program from the parameters of
+-- sc.MODEL (and hidden, seq, tflops): model only when layers > 0.
+function sc.model_of(P)
+  if P.layers == nil or P.layers <= 0 then return nil end
+  return {layers = P.layers, hidden = P.hidden, seq = P.seq, vocab = P.vocab, batch = P.batch,
+          tflops = P.tflops, coll_gbps = P.coll_gbps, coll_us = P.coll_us}
+end
 
 -- PipeOffload's transfer-to-compute ratio of a transformer layer:
 -- k = 10 / (3 (6h + s)) * TFLOPS * 1000 / GBps, the time to move a
@@ -138,6 +163,10 @@ function sc.fields(P, t)
     if t[k] == nil then t[k] = P[k] end
   end
   if t.costs == nil then t.costs = sc.costs_of(P) end
+  if t.vocab_par == nil and P.vocab_par ~= nil and P.vocab_par ~= "none" then
+    t.vocab_par = P.vocab_par
+  end
+  if t.model == nil then t.model = sc.model_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
   local mem = sc.mem_of(P)
   if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
@@ -389,7 +418,7 @@ end
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
   "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
-  "max_evals", "costs"}
+  "max_evals", "costs", "vocab_par", "model"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()

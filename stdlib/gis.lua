@@ -15,7 +15,7 @@ local P = sc.params {
   {"g", 0, "group size, p/2 <= g <= p (0: the least, ceil(p/2))"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 local p, m, v = P.p, P.m, P.v
 local g = P.g > 0 and P.g or (p + 1) // 2

@@ -7,7 +7,7 @@ local P = sc.params {
   {"v", 2, "chunks (virtual stages) per device"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 sc.need(P.m >= P.p and P.m % P.p == 0,
   "interleaved needs m to be a multiple of p and m >= p (m = %d, p = %d)", P.m, P.p)

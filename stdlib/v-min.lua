@@ -10,6 +10,6 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 return sc.v_block("min", sc.fields(P)):program()

@@ -9,9 +9,13 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 local t = sc.fields(P)
 t.mem = (P.mem > 0 and P.offload ~= "budget") and P.mem or P.p
+-- The vocabulary layers (and the model's costs) go to the program, not the
+-- search: the search times blocks of the transformer passes.
+local vocab_par, model = t.vocab_par, t.model
+t.vocab_par, t.model = nil, nil
 local blk = sc.block_search(t)
-return blk:program{m = P.m}
+return blk:program{m = P.m, vocab_par = vocab_par, model = model}

@@ -6,6 +6,6 @@ local P = sc.params {
   {"m", 8, "microbatches"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 return sc.program(sc.fields(P, {rule = "zb-h2"}))

@@ -13,7 +13,7 @@ local P = sc.params {
   {"seed", 1, "seed of the search"},
   {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
   {"objective", "sim", "judge by the simulator (sim) or the dataflow timing (flow)"},
-  sc.OFFLOAD,
+  sc.OFFLOAD, sc.MODEL,
 }
 local function per_stage(x)
   local t = {}
@@ -27,5 +27,6 @@ local prog = sc.autoschedule {
   tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
   offload = sc.offload_of(P), costs = sc.costs_of(P),
+  vocab_par = P.vocab_par ~= "none" and P.vocab_par or nil, model = sc.model_of(P),
 }
 return prog

@@ -156,5 +156,42 @@ $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC expo
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
   pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: torch-csv-comms without host copies" >&2; }
 
+# Vocabulary parallelism (SPEC.md §21): sim --json gains the vocabulary
+# placement, the collectives' time and, with a model, the bytes; dump,
+# ASCII, SVG and trace show the passes and the collectives.
+VP="-D p=4 -D m=8 -D layers=16 -D hidden=1024 -D seq=512 -D batch=1 -D vocab=64000"
+if $SC sim 1f1b $VP -D vocab_par=vocab-1 --json >"$tmp/v.json" && python3 - "$tmp/v.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["vocab_par"] == "vocab-1" and j["time_unit"] == "s"
+assert len(j["coll_busy"]) == 4 and j["collectives"] == 4 * 8 * 6
+assert len(set(round(b, 12) for b in j["busy"])) == 1          # every device as busy
+assert len(set(j["param_bytes"])) == 1 and j["param_bytes_max"] > 0
+assert abs(j["peak_activation_bytes"][0] - j["peak_memory"][0] * j["unit_bytes"]) < 1
+PY
+then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json vocab-1 fields" >&2; fi
+if $SC sim 1f1b $VP -D vocab_par=baseline --json >"$tmp/b.json" && python3 - "$tmp/b.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert "coll_busy" not in j and j["param_bytes"][3] > j["param_bytes"][1]
+PY
+then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json baseline fields" >&2; fi
+expect 0 "ALLREDUCE max S mb0" -- $SC show 1f1b -D p=2 -D m=2 -D vocab_par=vocab-1 --dump
+expect 0 "BCAST F s1 mb1 from d1" -- $SC show 1f1b -D p=2 -D m=2 -D vocab_par=vocab-1 --dump
+expect 0 "ALLREDUCE sum T mb1" -- $SC show 1f1b -D p=2 -D m=2 -D vocab_par=vocab-2 --dump
+expect 0 "  c |" -- $SC show 1f1b $VP -D vocab_par=vocab-1
+expect 0 "S output layer, T its weight grad" -- $SC show v-half $VP -D vocab_par=vocab-2
+expect 0 "collectives   192 instructions" -- $SC sim zb-h1 $VP -D vocab_par=vocab-1
+$SC show 1f1b $VP -D vocab_par=vocab-1 --svg "$tmp/v.svg" && xmllint --noout "$tmp/v.svg" &&
+  grep -q "ALLREDUCE sum S mb0 part 2" "$tmp/v.svg" && grep -q "S output" "$tmp/v.svg" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: svg with collectives" >&2; }
+$SC show 1f1b $VP -D vocab_par=vocab-1 --trace "$tmp/v.trace" &&
+  python3 -c "import json,sys; ev=json.load(open(sys.argv[1]))['traceEvents']; assert any(e.get('cat') == 'ALLREDUCE' for e in ev); assert any(e.get('cat') == 'S' for e in ev); assert any(e.get('name') == 'thread_name' and e['args']['name'] == 'd0 collectives' for e in ev)" "$tmp/v.trace" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: trace with collectives" >&2; }
+$SC export 1f1b -D p=2 -D m=2 -D vocab_par=vocab-1 --format json >"$tmp/v.dump" &&
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); ops=[i['op'] for s in j['streams'] for i in s]; assert 'S' in ops and 'EW' in ops and 'BCAST' in ops; a=[i for s in j['streams'] for i in s if i['op']=='ALLREDUCE'][0]; assert a['red'] in ('sum','max') and 'bytes' in a; assert [i for s in j['streams'] for i in s if i['op']=='S'][0]['shard'] == 0" "$tmp/v.dump" &&
+  pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: json dump with vocabulary passes" >&2; }
+expect 3 "PyTorch's pipelining schedules have no vocabulary passes" -- $SC export 1f1b -D vocab_par=vocab-2 --format torch-csv
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -76,6 +76,14 @@ row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC ch
 printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
 row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
 
+# Vocabulary parallelism (SPEC.md §21).
+row 3 "program: unknown vocab_par 'vocab-3' (none, baseline, redis, vocab-1, vocab-2)" -- $SC check 1f1b -D vocab_par=vocab-3
+row 3 "vocab_par = vocab-1 splits the vocabulary over the 4 devices, but vocab = 130 is not a multiple of 4" -- $SC sim 1f1b -D layers=8 -D vocab=130 -D vocab_par=vocab-1
+row 3 "program: vocab_par = 'vocab-2' cannot be placed on an automatic schedule ('auto')" -- $SC check zb-auto -D vocab_par=vocab-2 --time-limit 0
+row 3 "program: vocab_par = 'redis' moves transformer layers by the model's costs" -- $SC check zb-h1 -D vocab_par=redis
+row 3 "block: give offsets for all of S, T, E and EW (one per device)" -- $SC check "$(r vp1.lua 'return sc.program { p = 2, m = 2, vocab_par = "vocab-1", block = { interval = 8, slots = true, F = {1, 2}, BW = {6, 4}, S = {3, 3} } }')"
+row 3 "model: unknown field 'depth'" -- $SC check "$(r vp2.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", model = { layers = 4, hidden = 8, seq = 4, vocab = 16, depth = 2 } }')"
+
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
   *asan*) ;; # AddressSanitizer needs a large address space
@@ -91,6 +99,11 @@ row 5 "collide modulo the interval" -- $SC check "$(r p5.lua 'return sc.program 
 row 5 "block: BW s1 starts at 1, but F s1 it depends on is done only at 4 (3 too early)" -- $SC check "$(r p6.lua 'return sc.program { p = 2, m = 2, block = { interval = 6, F = {0, 3}, BW = {4, 1} } }')"
 row 5 "block: BW s0 takes 2, longer than the interval 1" -- $SC check "$(r p7.lua 'return sc.program { p = 2, m = 2, block = { interval = 1, F = {0, 1}, BW = {3, 2} } }')"
 row 5 "device 0: too many passes: 1 stage x 1 microbatch have at most 3" -- $SC check "$(r p8.lua 'return sc.program { p = 1, m = 1, order = { string.rep("F0 ", 1e6) } }')"
+row 5 "vp3.lua:1: d0 #1 (S mb0) is a vocabulary pass, but the program's vocabulary is not split" -- $SC check "$(r vp3.lua 'return sc.program { p = 2, m = 1, order = { "F0 S0 BW0", "F0 BW0" } }')"
+row 5 "pass missing: T of microbatch 0 is not on d1 (with vocab-1 every device runs S, T, E and EW" -- $SC check "$(r vp4.lua 'return sc.program { p = 2, m = 1, vocab_par = "vocab-1", order = { "E0 F0 S0 BW0 T0 EW0", "E0 F0 S0 BW0 EW0" } }')"
+row 5 "dependency out of order on d1: BW s1 mb0 (#2) needs S mb0, which comes later (#3)" -- $SC check "$(r vp5.lua 'return sc.program { p = 2, m = 1, vocab_par = "vocab-1", order = { "E0 F0 S0 BW0 T0 EW0", "E0 F0 BW0 S0 T0 EW0" } }')"
+row 5 "dependency cycle across devices: d0 #2 (BW s0 mb0) needs BW s1 mb0 from d1; d1 #3 (BW s1 mb0) needs S mb0 of every device (d0 has not run it)" -- $SC check "$(r vp6.lua 'return sc.program { p = 2, m = 1, vocab_par = "vocab-1", order = { "E0 F0 BW0 S0 T0 EW0", "E0 F0 S0 BW0 T0 EW0" } }')"
+row 5 "block: S on d0 starts at 2, but F s1 it depends on is done only at 3" -- $SC check "$(r vp7.lua 'return sc.program { p = 2, m = 2, vocab_par = "vocab-1", block = { interval = 8, slots = true, F = {1, 2}, BW = {6, 4}, S = {2, 3}, T = {4, 6}, E = {0, 0}, EW = {11, 9} } }')"
 row 5 "offload 'all' (ratio 2): the host link of d1 cannot bring s9 mb0 back in time" -- $SC check interleaved -D m=16 -D v=4 -D offload=all -D offload_ratio=2
 row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units without offload" -- $SC check gis -D offload=budget -D mem=0.1 -D offload_ratio=2
 # OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
@@ -138,6 +151,7 @@ else
   row 3 "backend 'cuda': no usable CUDA device" -- $SC run 1f1b --backend cuda
 fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
+row 3 "vocab_par = vocab-2 splits the vocabulary over the 4 devices, but vocab = 130 is not a multiple of 4" -- $SC run 1f1b -D vocab=130 -D vocab_par=vocab-2
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -263,6 +263,7 @@ static sc_status prepare(replay *r)
     for (int i = 0; i < gtotal; i++)
         r->groups[i].remaining = r->groups[i].count;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
+    r->cneed = sc_rcoll_needs(r->rc);
 done:
     free(send_at);
     free(recv_at);
@@ -389,11 +390,13 @@ static sc_status advance(replay *r, int d)
             if (D->posted > 0)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
-        size_t cneed = sc_rcoll_need(r->rc, gi);
+        size_t cneed = r->cneed ? r->cneed[gi] : NONE;
         if (cneed != NONE) { /* a collective it reads (design.md §6) */
             double t = sc_rcoll_done(r->rc, cneed);
-            if (t < 0)
+            if (t < 0) {
+                sc_rcoll_block(r->rc, d, cneed);
                 return SC_OK; /* blocked until it completes */
+            }
             ready = maxd(ready, t);
         }
         double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));

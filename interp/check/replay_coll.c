@@ -30,6 +30,8 @@ struct rcoll {
     double *done;      /* [ninst] completion, < 0 before */
     size_t *ioff;      /* [ninst + 1] into memb */
     size_t *memb;      /* [ncoll] the member instructions of each instance */
+    int *mdev;         /* [ncoll] their devices */
+    size_t *waiting;   /* [P] the collective a blocked device waits for, or NONE */
     int *wake;         /* [P] devices to wake, a stack */
     char *queued;      /* [P] */
     int nwake;
@@ -63,6 +65,8 @@ static int same_coll(const sc_prog *pg, const sc_instr *a, const sc_instr *b)
 
 static int is_member(const sc_prog *pg, int g, int d)
 {
+    if (g == 0)
+        return d >= 0 && d < pg->P; /* every device */
     const int *m = pg->grp[g];
     int lo = 0, hi = pg->ngrp[g];
     while (lo < hi) {
@@ -238,6 +242,11 @@ static sc_status produced(rcoll *c)
 {
     sc_prog *pg = c->pg;
     sc_status st = SC_OK;
+    /* A filter before the map: the stages (and vocabulary kinds) the
+     * device's collectives carry; most passes are looked up in neither. */
+    unsigned char *stage_on = calloc((size_t)pg->S + 1, 1);
+    if (!stage_on)
+        return nomem(pg);
     for (int d = 0; d < pg->P && !st; d++) {
         size_t n = c->choff[d + 1] - c->choff[d];
         if (n == 0)
@@ -250,8 +259,10 @@ static sc_status produced(rcoll *c)
         if (!key || !pos) {
             free(key);
             free(pos);
+            free(stage_on);
             return nomem(pg);
         }
+        unsigned vocab_on = 0; /* bit op - SC_OP_S */
 #define HOME(k) ((size_t)(((k) * 0x9e3779b97f4a7c15ULL) >> 19) & (cap - 1))
         for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) {
             const sc_instr *in = &pg->stream[d].v[c->chan[i] - c->offset[d]];
@@ -259,6 +270,10 @@ static sc_status produced(rcoll *c)
             if (!sc_op_is_pass(w))
                 continue;
             uint64_t k = pass_key(w, sc_op_is_vocab(w) ? d : in->stage, in->mb);
+            if (sc_op_is_vocab(w))
+                vocab_on |= 1u << (w - SC_OP_S);
+            else if (in->stage >= 0 && in->stage < pg->S)
+                stage_on[in->stage] = 1;
             size_t h = HOME(k);
             while (key[h] && key[h] != k)
                 h = (h + 1) & (cap - 1);
@@ -268,7 +283,9 @@ static sc_status produced(rcoll *c)
         const sc_vec *sv = &pg->stream[d];
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
-            if (!sc_op_is_pass(in->op))
+            if (!sc_op_is_pass(in->op) ||
+                (sc_op_is_vocab(in->op) ? !(vocab_on >> (in->op - SC_OP_S) & 1)
+                                        : !stage_on[in->stage]))
                 continue;
             uint64_t q = pass_key(in->op, in->stage, in->mb);
             for (size_t h = HOME(q); key[h]; h = (h + 1) & (cap - 1))
@@ -310,7 +327,13 @@ static sc_status produced(rcoll *c)
 #undef HOME
         free(key);
         free(pos);
+        for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) { /* the filter, cleared */
+            const sc_instr *in = &pg->stream[d].v[c->chan[i] - c->offset[d]];
+            if (in->stage >= 0 && in->stage < pg->S)
+                stage_on[in->stage] = 0;
+        }
     }
+    free(stage_on);
     return st;
 }
 
@@ -321,11 +344,6 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
     size_t N = offset[P], ncoll = 0;
     if (pg->ncoll == 0 && !sc_prog_reads_colls(pg))
         return SC_OK; /* no collective can be in the streams */
-    for (int d = 0; d < P; d++)
-        for (size_t k = 0; k < pg->stream[d].n; k++)
-            ncoll += sc_op_is_coll(pg->stream[d].v[k].op);
-    if (ncoll == 0 && !sc_prog_reads_colls(pg))
-        return SC_OK;
     rcoll *c = calloc(1, sizeof *c);
     if (!c)
         return nomem(pg);
@@ -333,53 +351,58 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
     c->pg = pg;
     c->offset = offset;
     c->N = N;
+    /* inst, post and begun are read for collective instructions only:
+     * set for those, left uninitialised for the rest. */
     c->need = malloc((N + 1) * sizeof(size_t));
     c->inst = malloc((N + 1) * sizeof(int32_t));
     c->post = malloc((N + 1) * sizeof(double));
-    c->begun = calloc(N + 1, 1);
-    c->chan = malloc((ncoll + 1) * sizeof(size_t));
+    c->begun = malloc(N + 1);
+    c->chan = malloc((pg->ncoll + 1) * sizeof(size_t));
     c->choff = calloc((size_t)P + 1, sizeof(size_t));
     c->head = calloc((size_t)P, sizeof(size_t));
     c->last = calloc((size_t)P, sizeof(double));
-    c->memb = malloc((ncoll + 1) * sizeof(size_t));
+    c->memb = malloc((pg->ncoll + 1) * sizeof(size_t));
+    c->mdev = malloc((pg->ncoll + 1) * sizeof(int));
+    c->waiting = malloc((size_t)P * sizeof(size_t));
     c->wake = malloc((size_t)P * sizeof(int));
     c->queued = calloc((size_t)P, 1);
     c->todo = malloc((size_t)P * sizeof(int));
     c->intodo = calloc((size_t)P, 1);
     if (!c->need || !c->inst || !c->post || !c->begun || !c->chan || !c->choff || !c->head ||
-        !c->last || !c->memb || !c->wake || !c->queued || !c->todo || !c->intodo)
+        !c->last || !c->memb || !c->mdev || !c->waiting || !c->wake || !c->queued || !c->todo ||
+        !c->intodo)
         return nomem(pg);
+    for (int d = 0; d < P; d++)
+        c->waiting[d] = NONE;
     size_t j = 0;
     for (int d = 0; d < P; d++) {
         c->choff[d] = j;
-        for (size_t k = 0; k < pg->stream[d].n; k++) {
-            size_t gi = offset[d] + k;
-            c->inst[gi] = -1;
-            c->post[gi] = -1;
-            const sc_instr *in = &pg->stream[d].v[k];
-            if (!sc_op_is_coll(in->op))
+        const sc_instr *v = pg->stream[d].v;
+        for (size_t k = 0, n = pg->stream[d].n; k < n; k++) {
+            if (!sc_op_is_coll(v[k].op))
                 continue;
-            if (in->coll < 0 || (size_t)in->coll >= pg->ncoll || pg->ngroups < 1) {
+            size_t gi = offset[d] + k;
+            if (v[k].coll < 0 || (size_t)v[k].coll >= pg->ncoll || pg->ngroups < 1 ||
+                j >= pg->ncoll) {
                 char a[128];
-                sc_instr_format(in, a, sizeof a);
+                sc_instr_format(&v[k], a, sizeof a);
                 return sc_fail(pg, SC_ERR_PROGRAM, "d%d #%zu (%s) has no description", d, k, a);
             }
+            c->inst[gi] = -1;
+            c->post[gi] = -1;
+            c->begun[gi] = 0;
             c->chan[j++] = gi;
         }
     }
-    c->choff[P] = j;
+    c->choff[P] = ncoll = j;
     sc_status st;
     if (ncoll > 0 && ((st = match(c)) != SC_OK || (st = produced(c)) != SC_OK))
         return st;
     /* Readers: what each instruction waits for, as global indices. */
-    for (int d = 0; d < P; d++) {
-        size_t *nd = c->need + offset[d];
-        if ((st = sc_coll_readers(pg, d, nd, pg->err, sizeof pg->err)) != SC_OK)
+    for (int d = 0; d < P; d++)
+        if ((st = sc_coll_readers(pg, d, offset[d], c->need + offset[d], pg->err,
+                                  sizeof pg->err)) != SC_OK)
             return st;
-        for (size_t k = 0; k < pg->stream[d].n; k++)
-            if (nd[k] != NONE)
-                nd[k] += offset[d];
-    }
     /* Instances: their member instructions, contiguous. */
     c->started = calloc((size_t)c->ninst + 1, sizeof(int));
     c->tstart = calloc((size_t)c->ninst + 1, sizeof(double));
@@ -395,10 +418,12 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
         c->members[I] = 0; /* refilled below */
     }
     c->ioff[c->ninst] = acc;
-    for (size_t i = 0; i < ncoll; i++) {
-        int I = c->inst[c->chan[i]];
-        c->memb[c->ioff[I] + (size_t)c->members[I]++] = c->chan[i];
-    }
+    for (int d = 0; d < P; d++)
+        for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) {
+            int I = c->inst[c->chan[i]];
+            c->mdev[c->ioff[I] + (size_t)c->members[I]] = d;
+            c->memb[c->ioff[I] + (size_t)c->members[I]++] = c->chan[i];
+        }
     return SC_OK;
 }
 
@@ -420,6 +445,8 @@ void sc_rcoll_free(rcoll *c)
     free(c->done);
     free(c->ioff);
     free(c->memb);
+    free(c->mdev);
+    free(c->waiting);
     free(c->wake);
     free(c->queued);
     free(c->todo);
@@ -427,9 +454,14 @@ void sc_rcoll_free(rcoll *c)
     free(c);
 }
 
-size_t sc_rcoll_need(const rcoll *c, size_t gi)
+const size_t *sc_rcoll_needs(const rcoll *c)
 {
-    return c ? c->need[gi] : NONE;
+    return c ? c->need : NULL;
+}
+
+void sc_rcoll_block(rcoll *c, int d, size_t gi)
+{
+    c->waiting[d] = gi;
 }
 
 double sc_rcoll_done(const rcoll *c, size_t gi)
@@ -478,22 +510,16 @@ static void start_head(rcoll *c, int d, double *t1)
     c->done[I] = t;
     for (size_t i = c->ioff[I]; i < c->ioff[I + 1]; i++) {
         size_t m = c->memb[i];
-        int e = 0;
-        /* The member's device: its instruction is the head of its channel. */
-        int lo = 0, hi = c->pg->P - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) / 2;
-            if (c->offset[mid] <= m)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        e = lo;
+        int e = c->mdev[i]; /* its instruction is the head of e's channel */
         if (t1)
             t1[m] = t;
         c->head[e]++;
         c->last[e] = t;
-        wake(c, e);
+        /* A device blocked on a collective goes on once that one is done. */
+        if (c->waiting[e] != NONE && c->done[c->inst[c->waiting[e]]] >= 0) {
+            c->waiting[e] = NONE;
+            wake(c, e);
+        }
         todo(c, e);
     }
 }

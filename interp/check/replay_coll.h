@@ -33,14 +33,18 @@ typedef struct rcoll rcoll;
 sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out);
 void sc_rcoll_free(rcoll *c);
 
-/* The collective instruction gi (global index) waits for, or (size_t)-1. */
-size_t sc_rcoll_need(const rcoll *c, size_t gi);
+/* For every instruction (global index), the collective it waits for, or
+ * (size_t)-1; NULL without collectives. */
+const size_t *sc_rcoll_needs(const rcoll *c);
+/* Device d stopped at an instruction that waits for collective gi: it is
+ * woken (sc_rcoll_woken) when gi completes. */
+void sc_rcoll_block(rcoll *c, int d, size_t gi);
 /* When collective gi completed, or < 0 while it has not. */
 double sc_rcoll_done(const rcoll *c, size_t gi);
 /* Device d posts collective gi at time t (t0[gi] = t; t1 of every member's
  * instruction = the completion, when it completes). */
 sc_status sc_rcoll_post(rcoll *c, int d, size_t gi, double t, double *t0, double *t1);
-/* Pops a device one of whose collectives completed since the last call
+/* Pops a device whose awaited collective completed since the last call
  * (into *d); 0 when there is none. */
 int sc_rcoll_woken(rcoll *c, int *d);
 /* 1 when every collective of device d has completed. */

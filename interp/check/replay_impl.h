@@ -50,6 +50,7 @@ typedef struct replay {
     double *d2h, *h2d; /* [P] each device's host-link channels are free from */
     unsigned char *matched; /* [N] */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
+    const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */
     group *groups;
     dev *devs;
     event *ev;

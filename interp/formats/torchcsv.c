@@ -185,6 +185,10 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg)
 
 sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect)
 {
+    if (sc_vocab_split(sc_prog_vocab(pg)))
+        return sc_fail(pg, SC_ERR_ARG, "PyTorch's pipelining schedules have no vocabulary passes "
+                       "or collectives (vocab_par = %s): export json, trace or svg",
+                       sc_vocab_name(sc_prog_vocab(pg)));
     sc_status st = dialect == SC_TORCH_COMPUTE_ONLY ? write_compute_only(f, pg)
                                                     : write_compute_comms(f, pg);
     if (st == SC_OK && (fflush(f) != 0 || ferror(f)))

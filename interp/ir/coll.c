@@ -232,7 +232,8 @@ static size_t tag_get(const tagmap *t, uint64_t k)
     return NONE;
 }
 
-sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, size_t errlen)
+sc_status sc_coll_readers(const sc_prog *pg, int d, size_t base, size_t *last, char *err,
+                          size_t errlen)
 {
     const sc_vec *sv = &pg->stream[d];
     size_t ncoll = 0;
@@ -265,8 +266,8 @@ sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, siz
         int nr = sc_coll_reads(pg, d, in, rd);
         for (int i = 0; i < nr && st == SC_OK; i++) {
             if (rd[i].what < 0) { /* every collective posted before it */
-                if (latest != NONE && (last[k] == NONE || latest > last[k]))
-                    last[k] = latest;
+                if (latest != NONE && (last[k] == NONE || base + latest > last[k]))
+                    last[k] = base + latest;
                 continue;
             }
             for (int p = 0; p <= rd[i].part; p++) {
@@ -284,8 +285,8 @@ sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, siz
                     st = SC_ERR_PROGRAM;
                     break;
                 }
-                if (last[k] == NONE || v > last[k])
-                    last[k] = v;
+                if (last[k] == NONE || base + v > last[k])
+                    last[k] = base + v;
             }
         }
     }

@@ -179,6 +179,9 @@ void sc_prog_free(sc_prog *pg)
     for (int i = 0; i < 4; i++)
         free(pg->vcost[i]);
     free(pg->vmem);
+    free(pg->model);
+    free(pg->slayers);
+    free(pg->pbytes);
     for (int g = 0; g < pg->ngroups; g++)
         free(pg->grp[g]);
     free(pg->grp);

@@ -303,12 +303,13 @@ double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in);
  * collective also its root, step and group). */
 void sc_prog_instr_format(const sc_prog *pg, const sc_instr *in, char *buf, size_t len);
 /* Which collective each instruction of device d's stream waits for:
- * last[k] = the index of the latest collective instruction k reads (posted
- * before it on d; a later one completes after the earlier ones on d's
- * channel), or (size_t)-1. The reading rules are sc_coll_reads (ir_impl.h).
- * SC_ERR_PROGRAM, with the instruction named in err, when one reads a
- * collective not posted before it. */
-sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, size_t errlen);
+ * last[k] = base + the index of the latest collective instruction k reads
+ * (posted before it on d; a later one completes after the earlier ones on
+ * d's channel), or (size_t)-1. The reading rules are sc_coll_reads
+ * (ir_impl.h). SC_ERR_PROGRAM, with the instruction named in err, when one
+ * reads a collective not posted before it. */
+sc_status sc_coll_readers(const sc_prog *pg, int d, size_t base, size_t *last, char *err,
+                          size_t errlen);
 
 /* Drop device d's order (to rebuild it). */
 void sc_prog_clear_order(sc_prog *pg, int d);

@@ -57,6 +57,10 @@ struct sc_prog {
     double *vcost[4];     /* [P] times of S, T, E, EW on each device */
     double *vmem;         /* [P] units of S's record (freed by T) */
     double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
+    struct sc_model_desc *model; /* the model the costs came from (flops.h), or NULL */
+    int *slayers;         /* [S] its transformer layers per stage */
+    double *pbytes;       /* [P] its parameter bytes per device */
+    double unit_bytes;    /* bytes of one unit of activation memory */
     char err[768];
 };
 

@@ -113,7 +113,7 @@ sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
                                ready, ready - at);
         }
     }
-    return SC_OK;
+    return sc_block_vocab_check(pg, blk);
 }
 
 sc_status sc_block_lifespans(sc_prog *pg, const sc_block *blk, sc_lifespan *ls)
@@ -298,7 +298,7 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
     for (int d = 0; d < pg->P; d++)
         if (pg->nchunks[d] > maxc)
             maxc = pg->nchunks[d];
-    size_t want = (size_t)maxc * (size_t)nops * (size_t)pg->m;
+    size_t want = (size_t)maxc * (size_t)nops * (size_t)pg->m + 4 * (size_t)pg->m;
     keyed *ks = want <= (size_t)SC_MAX_PASSES ? malloc(want * sizeof *ks) : NULL;
     if (!ks) {
         free(cap);
@@ -311,9 +311,16 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             for (int i = 0; i < nops; i++)
                 for (int mb = 0; mb < pg->m; mb++)
                     ks[n++] = (keyed){blk->off[ops[i]][s] + mb * blk->interval,
-                                      ((long)mb * 4 + ops[i]) * pg->S + s,
+                                      ((long)mb * 8 + ops[i]) * pg->S + s,
                                       {.op = (uint8_t)ops[i], .stage = s, .mb = mb, .peer = -1}};
         }
+        /* The vocabulary passes the block places (block_vocab.c). */
+        for (int k = 0; blk->voff[0] && k < 4; k++)
+            for (int mb = 0; mb < pg->m; mb++) {
+                ks[n++] = (keyed){blk->voff[k][d] + mb * blk->interval,
+                                  ((long)mb * 8 + SC_OP_S + k) * pg->S + d,
+                                  {.op = (uint8_t)(SC_OP_S + k), .stage = d, .mb = mb, .peer = -1}};
+            }
         qsort(ks, n, sizeof *ks, keyed_cmp);
         sc_prog_clear_order(pg, d);
         for (size_t k = 0; k < n && st == SC_OK; k++)
@@ -322,7 +329,9 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
     }
     free(ks);
-    if (st == SC_OK && !blk->keep_order)
+    /* The reorder moves stage passes only: a block that places its
+     * vocabulary passes keeps its order. */
+    if (st == SC_OK && !blk->keep_order && !blk->voff[0])
         st = sc_reorder(pg, cap);
     free(cap);
     return st;

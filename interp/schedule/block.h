@@ -32,6 +32,13 @@
  *
  * offsets: off[SC_OP_F][s], off[SC_OP_B][s], off[SC_OP_W][s] for split
  * backward, or off[SC_OP_BW][s] for fused (then B and W are NULL).
+ *
+ * Vocabulary passes in a block (voff): they take part in the collisions of
+ * their device, and their dependencies are met inside the block: S after F
+ * of the last stage, T after every S, the last stage's backward after
+ * every S (vocab-1) or T (vocab-2), F of stage 0 after every E, EW after B
+ * of stage 0 (collectives take no block time, as T_comm). Unrolled, they
+ * keep the block's order: no reorder.
  */
 #ifndef SC_BLOCK_H
 #define SC_BLOCK_H
@@ -43,6 +50,10 @@ typedef struct sc_block {
     double interval;
     int slots;      /* offsets in slots: F, B, W take one slot, BW two */
     int keep_order; /* unroll without reordering warm-up and cool-down */
+    /* A split vocabulary's passes in the block (SPEC.md §21.3): the offsets
+     * of S, T, E, EW on each device ([P] each), or all NULL: then they are
+     * placed after unrolling (schedule/vocab.h). */
+    const double *voff[4];
 } sc_block;
 
 typedef struct sc_lifespan {
@@ -64,5 +75,9 @@ sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w);
  * first[c] + d * delta[c] (c < the most chunks of any device). */
 void sc_block_pattern(const sc_prog *pg, const double *first, const double *delta, double *off);
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk);
+
+/* block_vocab.c: the checks of a block's vocabulary passes (collisions with
+ * every pass of their device, dependencies), called by sc_block_check. */
+sc_status sc_block_vocab_check(sc_prog *pg, const sc_block *blk);
 
 #endif

@@ -26,7 +26,7 @@ sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc
         B[2 * P - 1 - d] = B0 + (double)pat->k * d;
         B[d] = blast + (P - 1 - d);
     }
-    *blk = (sc_block){{F, B, NULL, NULL}, 6, 1, 0};
+    *blk = (sc_block){.off = {F, B, NULL, NULL}, .interval = 6, .slots = 1};
     sc_status st = sc_block_place_w(pg, blk, W);
     if (st)
         return st;

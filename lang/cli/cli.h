@@ -46,6 +46,11 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
  * lies, like their own folder's files (SPEC.md §20.4). */
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 
+/* sim: the vocabulary placement, the collectives' busy time and, with a
+ * model, the parameter and activation bytes per device (vocab_out.c):
+ * members of the --json object, or lines after the device table. */
+void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json);
+
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
 

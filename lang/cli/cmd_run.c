@@ -100,7 +100,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
         long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
         switch (i) {
         case 0: mc->hidden = lv; break;
-        case 1: mc->layers = lv; given[1] = 1; break;
+        case 1: mc->layers = lv; given[1] = lv != 0; break; /* 0: the default */
         case 2: mc->vocab = lv; break;
         case 3: mc->seq = lv; break;
         case 4: mc->batch = lv; break;

@@ -414,6 +414,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         print_json_array(sim->busy, P);
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
+        sc_cli_print_vocab(pg, sim, 1);
         if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
             printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
         printf("}\n");
@@ -441,6 +442,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
             printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
                    sim->end[d], sim->peak_mem[d]);
     }
+    sc_cli_print_vocab(pg, sim, 0);
     return 0;
 }
 

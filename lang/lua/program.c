@@ -14,6 +14,8 @@
 
 #include "formats/render.h"
 #include "schedule/rules.h"
+#include "schedule/vocab.h"
+#include "ir/flops.h"
 #include "sc_auto.h"
 #include "ir/text.h"
 #include "check/verify.h"
@@ -117,7 +119,12 @@ int sc_lua_program(lua_State *L)
         lua_pop(L, 1);
         int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
         lua_pop(L, 1);
-        if (has_auto) {
+        if (has_auto && sc_vocab_split(sc_prog_vocab(pg))) {
+            lua_pushfstring(L, "program: vocab_par = '%s' cannot be placed on an automatic "
+                            "schedule ('auto'): give an order, a rule or a block",
+                            sc_vocab_name(sc_prog_vocab(pg)));
+            return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        } else if (has_auto) {
             sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
         } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
@@ -127,6 +134,10 @@ int sc_lua_program(lua_State *L)
             set_order(L, 1, pg, (int)P);
         }
     }
+    /* A split vocabulary: its passes go into the orders unless the recipe
+     * placed them itself (SPEC.md §21.3). */
+    if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
+        sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
     /* The passes themselves are checked now: a recipe that names a pass
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
@@ -212,6 +223,24 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "instructions");
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    if (sim->coll_busy) { /* collectives (SPEC.md §8.6) */
+        push_array(L, sim->coll_busy, P);
+        lua_setfield(L, -2, "coll_busy");
+    }
+    if (sc_prog_vocab(lp->pg) != SC_VOCAB_NONE) {
+        lua_pushstring(L, sc_vocab_name(sc_prog_vocab(lp->pg)));
+        lua_setfield(L, -2, "vocab_par");
+    }
+    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (SPEC.md §21.1) */
+        lua_createtable(L, P, 0);
+        for (int d = 0; d < P; d++) {
+            lua_pushnumber(L, sc_prog_param_bytes(lp->pg, d));
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, "param_bytes");
+        lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
+        lua_setfield(L, -2, "unit_bytes");
+    }
     return 1;
 }
 

@@ -104,11 +104,20 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
 }
 
 /* The block spec in the table at b (interval, slots, reorder, offsets) into
- * blk, offsets stored in off[4*S]. W missing beside F and B: placed. */
+ * blk, offsets stored in off[4*S] (and a split vocabulary's, one per device,
+ * in off[4*S + 4*P]). W missing beside F and B: placed. */
 static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block *blk)
 {
-    int S = sc_prog_stages(pg);
+    int S = sc_prog_stages(pg), P = sc_prog_devices(pg);
     memset(blk, 0, sizeof *blk);
+    static const char *const vkinds[] = {"S", "T", "E", "EW"};
+    for (int k = 0; k < 4; k++) {
+        if (lua_getfield(L, b, vkinds[k]) != LUA_TNIL) {
+            read_list(L, "", vkinds[k], P, off + 4 * (size_t)S + (size_t)k * P);
+            blk->voff[k] = off + 4 * (size_t)S + (size_t)k * P;
+        }
+        lua_pop(L, 1);
+    }
     int compact = lua_getfield(L, b, "first") != LUA_TNIL;
     lua_pop(L, 1);
     for (int k = 0; k < 4; k++) {
@@ -156,20 +165,26 @@ static lblock *checkblock(lua_State *L, int i)
 
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
 {
-    int S = sc_prog_stages(pg);
+    int S = sc_prog_stages(pg), P = sc_prog_devices(pg);
+    size_t noff = 4 * (size_t)S + 4 * (size_t)P; /* the stages', then the vocabulary's */
     lua_getfield(L, t, "block");
     int b = lua_gettop(L);
-    double *off = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
+    double *off = lua_newuserdatauv(L, noff * sizeof(double), 0);
     sc_block blk;
     lblock *lb = toblock(L, b);
     if (lb) {
         if (!lb->pg || sc_prog_stages(lb->pg) != S)
             raisef(L, SC_ERR_ARG, "program: the block has %d stages, the program %d",
                    lb->pg ? sc_prog_stages(lb->pg) : 0, S);
-        memcpy(off, lb->off, 4 * (size_t)S * sizeof(double));
+        if (sc_prog_devices(lb->pg) != P)
+            raisef(L, SC_ERR_ARG, "program: the block has %d devices, the program %d",
+                   sc_prog_devices(lb->pg), P);
+        memcpy(off, lb->off, noff * sizeof(double));
         blk = lb->blk;
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4; k++) {
             blk.off[k] = lb->blk.off[k] ? off + k * S : NULL;
+            blk.voff[k] = lb->blk.voff[k] ? off + 4 * (size_t)S + (size_t)k * P : NULL;
+        }
         lua_getfield(L, t, "reorder"); /* the program's own choice wins */
         if (lua_isboolean(L, -1))
             blk.keep_order = !lua_toboolean(L, -1);
@@ -203,7 +218,7 @@ static int l_block(lua_State *L)
     snprintf(lb->where, sizeof lb->where, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
     sc_lua_build_shape(L, 1, P, S, m, &lb->pg);
-    lb->off = calloc(4 * (size_t)S, sizeof(double));
+    lb->off = calloc(4 * (size_t)S + 4 * (size_t)P, sizeof(double));
     if (!lb->off)
         return luaL_error(L, "out of memory");
     parse_block(L, 1, lb->pg, lb->off, &lb->blk);
@@ -311,8 +326,9 @@ static int l_block_program(lua_State *L)
     if (over)
         merge(L, t, over);
     /* The offsets and the block's own fields travel in the Block. */
-    static const char *const own[] = {"F", "B", "W", "BW", "interval", "slots", "first", "delta"};
-    for (int k = 0; k < 8; k++) {
+    static const char *const own[] = {"F", "B", "W", "BW", "interval", "slots", "first", "delta",
+                                      "S", "T", "E", "EW"};
+    for (int k = 0; k < 12; k++) {
         lua_pushnil(L);
         lua_setfield(L, t, own[k]);
     }

@@ -43,6 +43,10 @@ void sc_lua_open_program(lua_State *L);
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
 
+/* vocab_lua.c: the fields vocab_par, vocab_costs and model of the table at
+ * t, into pg (after its placement and costs, before a cost file). */
+void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg);
+
 /* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
  * its orders are built); and the table of offload figures of a simulation
  * (pushes it and returns 1, or returns 0 without offload). */

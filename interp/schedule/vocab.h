@@ -1,0 +1,40 @@
+/*
+ * vocab.h — placing the vocabulary passes (S, T, E, EW) of a program whose
+ * vocabulary is split (vocab-1, vocab-2; SPEC.md §21.3) into the orders of
+ * its transformer passes, as Vocabulary Parallelism (arXiv 2411.05288)
+ * places them: each device issues its S next to the F or B it is running
+ * when the last stage's output arrives (so devices differ in their order,
+ * B S F or B F S, and in how many S they run in the warm-up); the last
+ * stage's backward waits for the collectives, and meanwhile the devices go
+ * on with their next forwards (the schedule's warm-up grows by what the
+ * memory allowance lets: `lag` microbatches of a device's activations); T
+ * (vocab-1) and EW fill idle time, or run when two are pending; E runs a
+ * little ahead of the first stage's forwards.
+ *
+ * It is a list schedule in time: the device that can start something
+ * earliest chooses, in this order of priority, S; T with vocab-2 (on the
+ * critical path); E when due; a T or EW two are pending of; the next pass
+ * of its order; a later forward of its order when the next pass waits and
+ * the allowance holds; a T or EW that is ready. The stage passes keep
+ * their order but for those forwards. Times are the dataflow timing's
+ * (dataflow.h: costs, T_comm, collectives after their producers).
+ *
+ * Precondition: the orders hold the stage passes of every microbatch
+ * (sc_verify_passes would accept them but for the vocabulary passes) and
+ * no vocabulary pass. On success the orders hold both; SC_ERR_PROGRAM
+ * when the orders cannot all run (a dependency cycle), with the devices
+ * that wait named.
+ */
+#ifndef SC_VOCAB_H
+#define SC_VOCAB_H
+
+#include "ir/ir.h"
+
+/* lag: the memory allowance, in microbatches of a device's activations
+ * (< 0: the default, 2). */
+sc_status sc_vocab_place(sc_prog *pg, double lag);
+
+/* Whether any device's order holds a vocabulary pass. */
+int sc_vocab_placed(const sc_prog *pg);
+
+#endif

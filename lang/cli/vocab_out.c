@@ -1,0 +1,60 @@
+/*
+ * vocab_out.c — what `sim` adds for collectives and a model (SPEC.md §21):
+ * the vocabulary placement, the collectives' time, and with a model the
+ * parameter and activation bytes of every device.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+
+#include "ir/flops.h"
+
+static void array(const char *key, const double *v, int n, double scale)
+{
+    double mx = 0;
+    printf(", \"%s\": [", key);
+    for (int i = 0; i < n; i++) {
+        printf("%s%.15g", i ? ", " : "", v[i] * scale);
+        mx = v[i] * scale > mx ? v[i] * scale : mx;
+    }
+    printf("], \"%s_max\": %.15g", key, mx);
+}
+
+void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json)
+{
+    int P = sc_prog_devices(pg), model = sc_prog_has_model(pg);
+    double pb[SC_MAX_DEVICES];
+    for (int d = 0; d < P; d++)
+        pb[d] = sc_prog_param_bytes(pg, d);
+    double unit = sc_prog_unit_bytes(pg);
+    if (json) {
+        if (sc_prog_vocab(pg) != SC_VOCAB_NONE)
+            printf(", \"vocab_par\": \"%s\"", sc_vocab_name(sc_prog_vocab(pg)));
+        if (sim->coll_busy) {
+            printf(", \"collectives\": %zu", sim->colls);
+            array("coll_busy", sim->coll_busy, P, 1);
+        }
+        if (model) {
+            array("param_bytes", pb, P, 1);
+            array("peak_activation_bytes", sim->peak_mem, P, unit);
+            printf(", \"unit_bytes\": %.15g", unit);
+        }
+        return;
+    }
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE)
+        printf("vocabulary    %s\n", sc_vocab_name(sc_prog_vocab(pg)));
+    if (sim->coll_busy)
+        printf("collectives   %zu instructions\n", sim->colls);
+    if (!model && !sim->coll_busy)
+        return;
+    printf("device   %s%s\n", model ? "params GB   activations GB   " : "",
+           sim->coll_busy ? "collectives busy" : "");
+    for (int d = 0; d < P; d++) {
+        printf("%-8d ", d);
+        if (model)
+            printf("%-11.4g %-16.4g ", pb[d] / 1e9, sim->peak_mem[d] * unit / 1e9);
+        if (sim->coll_busy)
+            printf("%.6g", sim->coll_busy[d]);
+        printf("\n");
+    }
+}
