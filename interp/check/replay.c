@@ -9,6 +9,7 @@
  * processed does not change the result; a plain stack of events suffices.
  */
 #include "replay.h"
+#include "posting.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,6 @@ typedef struct replay {
     int *devof;        /* [N] device of a global instruction (transfers only) */
     int *grp;          /* [N] local group index of a transfer, -1 otherwise */
     size_t *match;     /* [N] global index of the matching transfer */
-    size_t *seq;       /* [N] transfer: its place among the device's SENDs to (RECVs from) its peer */
     size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
     size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
     double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
@@ -153,53 +153,6 @@ static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, cons
     return SC_OK;
 }
 
-/* Numbers device d's transfers in posting order per peer and direction:
- * seq of a SEND is how many SENDs to the same peer come before it, seq of a
- * RECV how many RECVs from the same peer. cnt has 2·P zeros and is left so. */
-static void posting_seq(replay *r, int d, size_t *cnt)
-{
-    const sc_vec *sv = &r->pg->stream[d];
-    int P = r->pg->P;
-    for (size_t k = 0; k < sv->n; k++) {
-        const sc_instr *in = &sv->v[k];
-        if (sc_op_is_transfer(in->op) && in->peer >= 0 && in->peer < P)
-            r->seq[r->offset[d] + k] = cnt[(in->op == SC_OP_SEND ? 0 : P) + in->peer]++;
-    }
-    for (size_t k = 0; k < sv->n; k++) {
-        const sc_instr *in = &sv->v[k];
-        if (sc_op_is_transfer(in->op) && in->peer >= 0 && in->peer < P)
-            cnt[(in->op == SC_OP_SEND ? 0 : P) + in->peer] = 0;
-    }
-}
-
-/* Communication semantics (SPEC.md §8.1, rule 4): NCCL and gloo pair the
- * k-th SEND from d to e with the k-th RECV on e from d, whatever they carry.
- * The SEND at global index gi and the RECV `other` carry the same message;
- * they must also be partners in posting order, or the runtime delivers one
- * message into another's buffer. */
-static sc_status check_posting_order(replay *r, size_t gi, size_t other)
-{
-    if (r->seq[gi] == r->seq[other])
-        return SC_OK;
-    sc_prog *pg = r->pg;
-    int d = r->devof[gi], e = r->devof[other];
-    size_t k = gi - r->offset[d], partner = NONE;
-    const sc_vec *ev = &pg->stream[e];
-    for (size_t j = 0; j < ev->n && partner == NONE; j++)
-        if (ev->v[j].op == SC_OP_RECV && ev->v[j].peer == d &&
-            r->seq[r->offset[e] + j] == r->seq[gi])
-            partner = j;
-    char a[96], b[96], c[96];
-    describe(r, d, k, a, sizeof a);
-    describe(r, e, other - r->offset[e], c, sizeof c);
-    describe(r, e, partner == NONE ? ev->n : partner, b, sizeof b); /* NONE: fewer RECVs */
-    return sc_fail(pg, SC_ERR_PROGRAM,
-                   "transfers out of posting order: %s and %s pair up (send and receive %zu "
-                   "between d%d and d%d; NCCL and gloo match in posting order) but carry "
-                   "different messages (its RECV is %s)",
-                   a, b, r->seq[gi] + 1, d, e, c);
-}
-
 /* Groups, matching and data-flow checks of the streams; fills r. */
 static sc_status prepare(replay *r)
 {
@@ -212,8 +165,7 @@ static sc_status prepare(replay *r)
     size_t *posF = malloc(SM * sizeof(size_t));
     size_t *posB = malloc(SM * sizeof(size_t)); /* B or BW */
     size_t *host_at = malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
-    size_t *cnt = calloc(2 * (size_t)P, sizeof(size_t)); /* posting_seq's counters */
-    if (!send_at || !recv_at || !posF || !posB || !host_at || !cnt) {
+    if (!send_at || !recv_at || !posF || !posB || !host_at) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
     }
@@ -226,7 +178,6 @@ static sc_status prepare(replay *r)
     /* Pass 1: groups, tables of passes and transfers. */
     int gtotal = 0;
     for (int d = 0; d < P; d++) {
-        posting_seq(r, d, cnt);
         r->devs[d].gbase = gtotal;
         int ng = 0;
         const sc_vec *sv = &pg->stream[d];
@@ -317,8 +268,6 @@ static sc_status prepare(replay *r)
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
                     goto done;
                 }
-                if (send && (st = check_posting_order(r, gi, other)) != SC_OK)
-                    goto done;
                 r->match[gi] = other;
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
@@ -379,7 +328,6 @@ done:
     free(posF);
     free(posB);
     free(host_at);
-    free(cnt);
     return st;
 }
 
@@ -488,7 +436,7 @@ static sc_status advance(replay *r, int d)
             if (D->posted > 0)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
-        double end = ready + sc_pass_cost(pg, in);
+        double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));
         if (r->t0) {
             r->t0[gi] = ready;
             r->t1[gi] = end;
@@ -581,7 +529,6 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.devof = malloc((N + 1) * sizeof(int));
     r.grp = malloc((N + 1) * sizeof(int));
     r.match = malloc((N + 1) * sizeof(size_t));
-    r.seq = malloc((N + 1) * sizeof(size_t));
     r.need = malloc((N + 1) * sizeof(size_t));
     r.hwait = malloc((N + 1) * sizeof(size_t));
     r.hend = calloc(N + 1, sizeof(double));
@@ -589,12 +536,12 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.h2d = r.d2h ? r.d2h + P : NULL;
     r.matched = calloc(N + 1, 1);
     r.devs = calloc((size_t)P, sizeof(dev));
-    if (!r.devof || !r.grp || !r.match || !r.seq || !r.need || !r.hwait || !r.hend || !r.d2h || !r.matched ||
+    if (!r.devof || !r.grp || !r.match || !r.need || !r.hwait || !r.hend || !r.d2h || !r.matched ||
         !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
-    if ((st = prepare(&r)) != SC_OK)
+    if ((st = prepare(&r)) != SC_OK || (st = sc_check_posting_order(pg)) != SC_OK)
         goto done;
     for (int d = P - 1; d >= 0; d--)
         if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)
@@ -631,7 +578,6 @@ done:
     free(r.devof);
     free(r.grp);
     free(r.match);
-    free(r.seq);
     free(r.need);
     free(r.hwait);
     free(r.hend);
@@ -640,5 +586,25 @@ done:
     free(r.devs);
     free(r.groups);
     free(r.ev);
+    return st;
+}
+
+sc_status sc_replay_timed(sc_prog *pg, sc_times *t)
+{
+    int P = pg->P;
+    *t = (sc_times){0};
+    t->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    if (!t->offset)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
+    t->offset[0] = 0;
+    for (int d = 0; d < P; d++)
+        t->offset[d + 1] = t->offset[d] + pg->stream[d].n;
+    size_t N = t->offset[P];
+    t->t0 = malloc((N + 1) * sizeof(double));
+    t->t1 = malloc((N + 1) * sizeof(double));
+    sc_status st = t->t0 && t->t1 ? sc_replay(pg, t->offset, t->t0, t->t1)
+                                  : sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
+    if (st != SC_OK)
+        sc_times_free(t);
     return st;
 }

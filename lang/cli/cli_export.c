@@ -1,6 +1,7 @@
 /*
  * cli_export.c — export, show --svg/--trace and import (cli.h).
  */
+#include "compile.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@ typedef struct job {
     const sc_sim *sim;
     const char *name;
     const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
+    int seconds;            /* the simulation is in seconds too: not scaled */
     int torch;              /* torch-csv*: the PyTorch version (torchcsv.h) */
 } job;
 
@@ -53,6 +55,12 @@ static sc_status write_job(FILE *f, const job *j)
         return sc_json_write(f, j->pg, j->sim, j->name);
     if (strcmp(fm, "svg") == 0)
         return sc_svg_write(f, j->pg, j->sim, j->name);
+    if (j->measured && j->seconds) {
+        /* Both in seconds: side by side on one clock. */
+        sc_timing t[2] = {{j->measured, "measured", 1e6},
+                          {j->sim, "predicted (seconds, from the measured costs)", 1e6}};
+        return sc_trace_write(f, j->pg, t, 2);
+    }
     if (j->measured) {
         /* Simulated times scaled so that both timelines span the same. */
         double mk = 0, sim_mk = j->sim->makespan;
@@ -64,15 +72,16 @@ static sc_status write_job(FILE *f, const job *j)
                            sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
         return sc_trace_write(f, j->pg, t, 2);
     }
-    sc_timing t = {j->sim, "simulated", 0};
+    sc_timing t = {j->sim, "simulated", sc_prog_seconds(j->pg) ? 1e6 : 0}; /* seconds: as is */
     return sc_trace_write(f, j->pg, &t, 1);
 }
 
 static int write_file(const char *path, const job *j);
 
-int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured)
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
+                     int seconds)
 {
-    job j = {"trace", pg, sim, "run", measured, SC_TORCH_CURRENT};
+    job j = {"trace", pg, sim, "run", measured, seconds, SC_TORCH_CURRENT};
     return write_file(path, &j);
 }
 
@@ -163,7 +172,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     int comms = strcmp(format, "torch-csv-comms") == 0;
     if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
         return rc;
-    job j = {format, lp->pg, sim, recipe, NULL, version};
+    job j = {format, lp->pg, sim, recipe, NULL, 0, version};
     return write_file(out, &j);
 }
 
@@ -172,11 +181,11 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe, NULL, SC_TORCH_CURRENT};
+        job j = {"svg", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
         rc = write_file(svg, &j);
     }
     if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe, NULL, SC_TORCH_CURRENT};
+        job j = {"trace", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
         rc = write_file(trace, &j);
     }
     return rc;

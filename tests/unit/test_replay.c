@@ -4,6 +4,7 @@
  * posting order of transfers between two devices, and the early-RECV deadlock
  * with its wait-for cycle named.
  */
+#include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
