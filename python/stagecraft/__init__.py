@@ -12,6 +12,7 @@ message and exit code (SPEC.md §12); nothing is cached on disk.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -35,6 +36,9 @@ def binary(path=None):
                     "STAGECRAFT=/path/to/stagecraft (or put it on PATH)" +
                     (f" (tried '{exe}')" if exe else ""), 2)
     return exe
+
+
+_PLACEMENT = re.compile(r"placement \(stage -> rank, \w+\):(.*)")
 
 
 def _run(exe, args):
@@ -61,23 +65,36 @@ class Program:
         self._defs = []
         for k, v in self.params.items():
             self._defs += ["-D", f"{k}={v}"]
-        out, _ = _run(exe, ["export", recipe] + self._defs + ["--format", "json"])
-        self.program = json.loads(out)
         out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json"])
         self.figures = json.loads(out)
+        self._program = self._placement = None
+
+    @property
+    def program(self):
+        """The JSON dump (read on first use: large for big programs)."""
+        if self._program is None:
+            out, _ = _run(self._exe, ["export", self.recipe] + self._defs + ["--format", "json"])
+            self._program = json.loads(out)
+        return self._program
 
     # ---- figures ---------------------------------------------------------
-    devices = property(lambda self: self.program["devices"])
-    stages = property(lambda self: self.program["stages"])
-    microbatches = property(lambda self: self.program["microbatches"])
-    placement = property(lambda self: list(self.program["placement"]))
+    devices = property(lambda self: self.figures["devices"])
+    stages = property(lambda self: self.figures["stages"])
+    microbatches = property(lambda self: self.figures["microbatches"])
+
+    @property
+    def placement(self):
+        """Stage -> device, as a list."""
+        if self._placement is None:
+            self._placement = list(self.program["placement"])
+        return list(self._placement)
     makespan = property(lambda self: self.figures["makespan"])
     bubble_rate = property(lambda self: self.figures["bubble_rate"])
     peaks = property(lambda self: list(self.figures["peak_memory"]))
 
     def stages_of(self, rank):
         """The stages rank holds, ascending."""
-        return [s for s, d in enumerate(self.program["placement"]) if d == rank]
+        return [s for s, d in enumerate(self.placement) if d == rank]
 
     def check(self):
         """`stagecraft check`: the verifier's one line ("ok: ...")."""
@@ -94,7 +111,15 @@ class Program:
             args += ["--torch", str(torch)]
         if torchtitan:
             args += ["--torchtitan"]
-        out, _ = _run(self._exe, args)
+        out, err = _run(self._exe, args)
+        m = _PLACEMENT.search(err)
+        if m and self._placement is None:  # export's note (SPEC.md §15.3) gives it for free
+            place = [0] * self.stages
+            for part in m.group(1).split(","):
+                rank, _, ss = part.strip().partition(":")
+                for st in ss.split():
+                    place[int(st)] = int(rank.split()[1])
+            self._placement = place
         return out
 
     def torch_schedule(self, stages, loss_fn=None, **kwargs):

@@ -83,8 +83,8 @@ def build_schedule(program, stages, loss_fn=None, n_microbatches=None,
     if n_microbatches is not None and n_microbatches != m:
         raise Error(f"n_microbatches={n_microbatches}, but the program has {m} microbatches", 3)
     st0 = stages[0]
-    check_stages(program, stages, st0.group_size, st0.group_rank)
     text = program.export("torch-csv-comms", torch=dialect or dialect_for(version))
+    check_stages(program, stages, st0.group_size, st0.group_rank)
     check_actions(text, schedules, version)
     sched = schedules._PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn,
                                                **kwargs)

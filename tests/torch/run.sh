@@ -70,6 +70,11 @@ for v in $VERSIONS; do
   say "PyTorch $("$py" -c 'import torch; print(torch.__version__)') in $VENVS/$v"
   launch "$py" 2
   launch "$py" 4
+  # The README's example: five steps of examples/torch/train_mlp.py, 2 ranks.
+  if STAGECRAFT=$SC timeout "$LIMIT" "$(dirname "$py")/torchrun" --nproc-per-node 2 \
+       --master-port $((29400 + $$ % 100)) examples/torch/train_mlp.py zb-v >"$tmp/ex.log" 2>&1 &&
+     grep -q '^step 4: loss' "$tmp/ex.log"; then pass=$((pass+1))
+  else fail=$((fail+1)); say "FAIL: examples/torch/train_mlp.py: $(grep -v Warning "$tmp/ex.log" | tail -2)"; fi
   # PyTorch's own schedules: dumped now, imported, and equal to the fixtures.
   rm -rf "$tmp/dump"
   if timeout "$LIMIT" "$py" tests/torch/dump.py "$tmp/dump" >"$tmp/dump.log" 2>&1; then pass=$((pass+1))
