@@ -250,8 +250,8 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         snprintf(name, sizeof name, "samples.%s", key);
         if (sm && (st = stage_list(sm, name, S, 1, x, err, errlen)) != SC_OK)
             goto fail;
-        for (int s = 0; sm && s < S; s++)
-            c->kind[k][s].n = (int)fmin(x[s], 1e9);
+        for (int s = 0; sm && s < S; s++) /* a time given was measured at least once */
+            c->kind[k][s].n = (int)fmax(1, fmin(x[s], 1e9));
     }
     const sc_jv *v;
     c->comm = (sc_stat){0, NAN, 0};
