@@ -1,0 +1,616 @@
+/*
+ * ncclstub.c — NCCL of the CUDA STAND-IN (a test double, tests/cudastub/):
+ * point-to-point transfers between the communicators of one process, built
+ * as its own shared object that the module loads at run time exactly as it
+ * loads libnccl.so.2 (STAGECRAFT_NCCL_LIBRARY).
+ *
+ * What it models:
+ *   - a communicator is usable once all ranks of its unique id have called
+ *     ncclCommInitRankConfig; until then a non-blocking one reports
+ *     ncclInProgress from ncclCommGetAsyncError; two ranks on one GPU are
+ *     refused (as NCCL <= 2.29 does);
+ *   - each ncclGroupEnd of sends and receives becomes one operation on the
+ *     stream they name, which posts them and completes when all have met
+ *     their peers: sends from a to b pair with b's receives from a in
+ *     posting order (NCCL's rule; tags do not exist); a size mismatch is a
+ *     violation;
+ *   - a non-blocking ncclGroupEnd returns ncclInProgress and enqueues from a
+ *     helper thread after a random delay, as NCCL 2.28 does; using a
+ *     communicator while its last operation is in progress is a violation;
+ *   - ncclCommAbort ends the communicator's operations on their streams;
+ *     ncclCommFinalize completes (non-blocking: in progress) once its
+ *     operations have run;
+ *   - a buffer is checked when the copy happens (the stand-in's registry):
+ *     a send buffer freed before the transfer ran is a use after free.
+ */
+#define _GNU_SOURCE
+#include "nccl.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COMM_MAGIC 0x434f4d4dU
+#define MAX_RANKS 64
+
+typedef struct entry {
+    int send;
+    int rank, peer;
+    void *buf;
+    size_t bytes;
+    int gpu;
+    int done;
+    struct entry *next;   /* in its pair's queue */
+} entry;
+
+typedef struct clique {
+    char id[NCCL_UNIQUE_ID_BYTES];
+    int nranks, joined;
+    struct sc_stub_comm *rank[MAX_RANKS];
+    entry **sendq, **recvq;  /* [nranks * nranks], by (from, to) */
+    struct clique *next;
+} clique;
+
+struct sc_stub_comm {
+    unsigned magic;
+    clique *q;
+    int rank, gpu, blocking;
+    int destroyed, dead;
+    int busy;              /* a non-blocking operation is in progress */
+    int pending;           /* stream operations not yet completed */
+    ncclResult_t error;
+    char last[256];
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static clique *cliques;
+static long ids;
+static char last_global[256];
+static unsigned delay_us;
+static int delay_read;
+
+static unsigned delay(void)
+{
+    if (!delay_read) {
+        const char *d = getenv("SC_CUDASTUB_DELAY_US");
+        delay_us = d ? (unsigned)atoi(d) : 0;
+        delay_read = 1;
+    }
+    return delay_us;
+}
+
+const char *ncclGetErrorString(ncclResult_t r)
+{
+    switch (r) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
+    }
+}
+
+static ncclResult_t failed(struct sc_stub_comm *c, ncclResult_t r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static ncclResult_t failed(struct sc_stub_comm *c, ncclResult_t r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c ? c->last : last_global, sizeof last_global, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+const char *ncclGetLastError(ncclComm_t c)
+{
+    return c && c->magic == COMM_MAGIC ? c->last : last_global;
+}
+
+ncclResult_t ncclGetVersion(int *version)
+{
+    *version = NCCL_VERSION_CODE;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
+{
+    memset(id, 0, sizeof *id);
+    pthread_mutex_lock(&mu);
+    long n = ++ids;
+    pthread_mutex_unlock(&mu);
+    snprintf(id->internal, sizeof id->internal, "ncclstub %ld %ld", (long)getpid(), n);
+    return ncclSuccess;
+}
+
+/* A communicator the caller may use (not destroyed, not busy). */
+static int usable(struct sc_stub_comm *c, const char *call)
+{
+    if (!c || c->magic != COMM_MAGIC || c->destroyed) {
+        sc_cudastub_violation(-1, "%s on a %s communicator", call, c ? "destroyed" : "NULL");
+        return 0;
+    }
+    if (c->busy) {
+        sc_cudastub_violation(c->gpu, "%s on a communicator whose last operation is still in "
+                              "progress (ncclCommGetAsyncError said ncclInProgress)", call);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- groups (per thread) ---- */
+
+typedef struct gop {
+    int kind;                 /* 0 init, 1 send, 2 recv */
+    struct sc_stub_comm *c;
+    void *buf;
+    size_t bytes;
+    int peer;
+    cudaStream_t s;
+    char id[NCCL_UNIQUE_ID_BYTES];
+    int nranks;
+} gop;
+
+static _Thread_local struct {
+    int depth;
+    gop *op;
+    int n, cap;
+    ncclResult_t err;
+} T;
+
+static ncclResult_t add_op(gop g)
+{
+    if (T.n == T.cap) {
+        int nc = T.cap ? 2 * T.cap : 16;
+        gop *v = realloc(T.op, (size_t)nc * sizeof *v);
+        if (!v)
+            return ncclSystemError;
+        T.op = v;
+        T.cap = nc;
+    }
+    T.op[T.n++] = g;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGroupStart(void)
+{
+    T.depth++;
+    return ncclSuccess;
+}
+
+static void join(gop *g)
+{
+    struct sc_stub_comm *c = g->c;
+    clique *q = cliques;
+    while (q && memcmp(q->id, g->id, sizeof q->id) != 0)
+        q = q->next;
+    if (!q) {
+        q = calloc(1, sizeof *q);
+        q->sendq = calloc((size_t)g->nranks * (size_t)g->nranks, sizeof *q->sendq);
+        q->recvq = calloc((size_t)g->nranks * (size_t)g->nranks, sizeof *q->recvq);
+        memcpy(q->id, g->id, sizeof q->id);
+        q->nranks = g->nranks;
+        q->next = cliques;
+        cliques = q;
+    }
+    c->q = q;
+    if (q->nranks != g->nranks || q->rank[c->rank]) {
+        c->error = failed(c, ncclInvalidUsage, "rank %d joined twice or with another size",
+                          c->rank);
+        return;
+    }
+    q->rank[c->rank] = c;
+    q->joined++;
+    if (q->joined == q->nranks) {
+        for (int i = 0; i < q->nranks; i++)
+            for (int j = 0; j < i; j++)
+                if (q->rank[i]->gpu == q->rank[j]->gpu) {
+                    for (int k = 0; k < q->nranks; k++)
+                        q->rank[k]->error = failed(q->rank[k], ncclInvalidUsage,
+                                                   "Duplicate GPU detected : rank %d and rank "
+                                                   "%d both on CUDA device %d", j, i,
+                                                   q->rank[i]->gpu);
+                }
+        pthread_cond_broadcast(&cv);
+    }
+}
+
+/* One stream operation: the transfers of one communicator's group. */
+typedef struct p2p {
+    struct sc_stub_comm *c;
+    entry *e;
+    int n;
+} p2p;
+
+static int queue_at(clique *q, int from, int to)
+{
+    return from * q->nranks + to;
+}
+
+/* Copies a matched pair (mu held); 0 on a violation. */
+static void transfer(entry *s, entry *r)
+{
+    if (s->bytes != r->bytes)
+        sc_cudastub_violation(r->gpu, "ncclSend of %zu bytes from rank %d met ncclRecv of %zu "
+                              "bytes on rank %d (NCCL pairs them in posting order)",
+                              s->bytes, s->rank, r->bytes, r->rank);
+    else if (sc_cudastub_check(s->buf, s->bytes, s->gpu, 0, "ncclSend buffer") &&
+             sc_cudastub_check(r->buf, r->bytes, r->gpu, 0, "ncclRecv buffer"))
+        memcpy(r->buf, s->buf, s->bytes);
+    s->done = r->done = 1;
+}
+
+static void post(clique *q, entry *e)
+{
+    int from = e->send ? e->rank : e->peer, to = e->send ? e->peer : e->rank;
+    entry **mine = e->send ? &q->sendq[queue_at(q, from, to)] : &q->recvq[queue_at(q, from, to)];
+    entry **theirs = e->send ? &q->recvq[queue_at(q, from, to)] : &q->sendq[queue_at(q, from, to)];
+    if (*theirs && !*mine) { /* the oldest waiting partner */
+        entry *o = *theirs;
+        *theirs = o->next;
+        if (e->send)
+            transfer(e, o);
+        else
+            transfer(o, e);
+        pthread_cond_broadcast(&cv);
+        return;
+    }
+    entry **t = mine;
+    while (*t)
+        t = &(*t)->next;
+    e->next = NULL;
+    *t = e;
+}
+
+static void unpost(clique *q, entry *e)
+{
+    int from = e->send ? e->rank : e->peer, to = e->send ? e->peer : e->rank;
+    entry **t = e->send ? &q->sendq[queue_at(q, from, to)] : &q->recvq[queue_at(q, from, to)];
+    for (; *t; t = &(*t)->next)
+        if (*t == e) {
+            *t = e->next;
+            return;
+        }
+}
+
+static void run_p2p(void *p)
+{
+    p2p *g = p;
+    pthread_mutex_lock(&mu);
+    clique *q = g->c->q;
+    if (!g->c->dead)
+        for (int i = 0; i < g->n; i++)
+            post(q, &g->e[i]);
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < g->n && all; i++)
+            all = g->e[i].done;
+        if (all || g->c->dead)
+            break;
+        pthread_cond_wait(&cv, &mu);
+    }
+    if (g->c->dead)
+        for (int i = 0; i < g->n; i++)
+            if (!g->e[i].done)
+                unpost(q, &g->e[i]);
+    g->c->pending--;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void free_p2p(void *p)
+{
+    p2p *g = p;
+    free(g->e);
+    free(g);
+}
+
+typedef struct later {
+    p2p *g;
+    cudaStream_t s;
+} later;
+
+static cudaError_t enqueue_p2p(p2p *g, cudaStream_t s)
+{
+    int keep = sc_cudastub_current();
+    cudaSetDevice(g->c->gpu);
+    cudaError_t e = sc_cudastub_enqueue(s, run_p2p, g, free_p2p, "ncclGroupEnd");
+    cudaSetDevice(keep);
+    return e;
+}
+
+/* NCCL 2.28's non-blocking ncclGroupEnd: the work is enqueued by a thread
+ * of its own, a little later. */
+static void *enqueue_later(void *p)
+{
+    later *l = p;
+    if (delay())
+        usleep((useconds_t)(rand() % (delay() + 1)));
+    struct sc_stub_comm *c = l->g->c;
+    cudaError_t e = enqueue_p2p(l->g, l->s);
+    pthread_mutex_lock(&mu);
+    if (e != cudaSuccess) {
+        c->pending--;
+        c->error = failed(c, ncclUnhandledCudaError, "Cuda failure '%s'", cudaGetErrorString(e));
+    }
+    c->busy = 0;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    free(l);
+    return NULL;
+}
+
+static ncclResult_t submit(struct sc_stub_comm *c, gop *ops, int n)
+{
+    p2p *g = calloc(1, sizeof *g);
+    entry *e = calloc((size_t)n, sizeof *e);
+    if (!g || !e) {
+        free(g);
+        free(e);
+        return ncclSystemError;
+    }
+    cudaStream_t s = ops[0].s;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].s != s) {
+            free(g);
+            free(e);
+            return failed(c, ncclInvalidUsage, "one group on two streams of one communicator");
+        }
+        e[i] = (entry){.send = ops[i].kind == 1, .rank = c->rank, .peer = ops[i].peer,
+                       .buf = ops[i].buf, .bytes = ops[i].bytes, .gpu = c->gpu};
+    }
+    *g = (p2p){.c = c, .e = e, .n = n};
+    pthread_mutex_lock(&mu);
+    c->pending++;
+    if (!c->blocking)
+        c->busy = 1;
+    pthread_mutex_unlock(&mu);
+    if (c->blocking) {
+        cudaError_t ce = enqueue_p2p(g, s);
+        if (ce != cudaSuccess) {
+            pthread_mutex_lock(&mu);
+            c->pending--;
+            pthread_mutex_unlock(&mu);
+            return failed(c, ncclUnhandledCudaError, "Cuda failure '%s'", cudaGetErrorString(ce));
+        }
+        return ncclSuccess;
+    }
+    later *l = malloc(sizeof *l);
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    *l = (later){g, s};
+    if (pthread_create(&th, &at, enqueue_later, l) != 0) {
+        pthread_attr_destroy(&at);
+        free(l);
+        free_p2p(g);
+        pthread_mutex_lock(&mu);
+        c->busy = 0;
+        c->pending--;
+        pthread_mutex_unlock(&mu);
+        return failed(c, ncclSystemError, "pthread_create failed");
+    }
+    pthread_attr_destroy(&at);
+    return ncclInProgress;
+}
+
+ncclResult_t ncclGroupEnd(void)
+{
+    if (T.depth < 1)
+        return failed(NULL, ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+    if (--T.depth > 0)
+        return ncclSuccess;
+    ncclResult_t r = T.err, any_progress = ncclSuccess;
+    T.err = ncclSuccess;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < T.n; i++)
+        if (T.op[i].kind == 0) {
+            join(&T.op[i]);
+            if (!T.op[i].c->blocking)
+                any_progress = ncclInProgress;
+        }
+    pthread_mutex_unlock(&mu);
+    /* Blocking communicators wait for their clique here. */
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < T.n; i++)
+        if (T.op[i].kind == 0 && T.op[i].c->blocking)
+            while (T.op[i].c->q->joined < T.op[i].c->q->nranks)
+                pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    /* Transfers, communicator by communicator in order of appearance. */
+    for (int i = 0; i < T.n && r == ncclSuccess; i++) {
+        if (T.op[i].kind == 0 || !T.op[i].c)
+            continue;
+        struct sc_stub_comm *c = T.op[i].c;
+        gop *mine = malloc((size_t)T.n * sizeof *mine);
+        int n = 0;
+        for (int j = i; j < T.n; j++)
+            if (T.op[j].kind != 0 && T.op[j].c == c) {
+                mine[n++] = T.op[j];
+                T.op[j].c = NULL;
+            }
+        ncclResult_t s = submit(c, mine, n);
+        free(mine);
+        if (s == ncclInProgress)
+            any_progress = ncclInProgress;
+        else if (s != ncclSuccess)
+            r = s;
+    }
+    T.n = 0;
+    return r != ncclSuccess ? r : any_progress;
+}
+
+static ncclResult_t p2p_call(int send, void *buf, size_t count, ncclDataType_t type, int peer,
+                             ncclComm_t c, cudaStream_t s)
+{
+    if (!usable(c, send ? "ncclSend" : "ncclRecv"))
+        return ncclInvalidUsage;
+    size_t size = type == ncclFloat32 ? 4 : 1;
+    if (c->dead || c->error)
+        return c->error ? c->error : ncclInvalidUsage;
+    if (peer < 0 || !c->q || peer >= c->q->nranks || peer == c->rank)
+        return failed(c, ncclInvalidArgument, "peer %d out of range", peer);
+    if (sc_cudastub_stream_gpu(s) != c->gpu) {
+        sc_cudastub_violation(c->gpu, "%s on a stream of GPU %d for a communicator of GPU %d",
+                              send ? "ncclSend" : "ncclRecv", sc_cudastub_stream_gpu(s), c->gpu);
+        return ncclInvalidUsage;
+    }
+    int implicit = T.depth == 0;
+    if (implicit)
+        ncclGroupStart();
+    ncclResult_t r = add_op((gop){.kind = send ? 1 : 2, .c = c, .buf = buf,
+                                  .bytes = count * size, .peer = peer, .s = s});
+    if (r != ncclSuccess)
+        T.err = r;
+    return implicit ? ncclGroupEnd() : r;
+}
+
+ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t type, int peer,
+                      ncclComm_t c, cudaStream_t s)
+{
+    return p2p_call(1, (void *)buf, count, type, peer, c, s);
+}
+
+ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type, int peer, ncclComm_t c,
+                      cudaStream_t s)
+{
+    return p2p_call(0, buf, count, type, peer, c, s);
+}
+
+/* Never freed (a destroyed communicator stays marked, so a later use is
+ * caught); reachable from here. */
+static struct sc_stub_comm **comms;
+static int ncomms, commcap;
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t *cfg)
+{
+    char want[32];
+    snprintf(want, sizeof want, "ncclstub %ld ", (long)getpid());
+    if (strncmp(id.internal, want, strlen(want)) != 0)
+        return failed(NULL, ncclInvalidUsage, "the stand-in NCCL works within one process (the "
+                      "unique id comes from another)");
+    if (nranks < 1 || nranks > MAX_RANKS || rank < 0 || rank >= nranks)
+        return failed(NULL, ncclInvalidArgument, "rank %d of %d", rank, nranks);
+    struct sc_stub_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return ncclSystemError;
+    *c = (struct sc_stub_comm){.magic = COMM_MAGIC, .rank = rank,
+                               .gpu = sc_cudastub_current(),
+                               .blocking = !cfg || cfg->blocking};
+    pthread_mutex_lock(&mu);
+    if (ncomms == commcap) {
+        commcap = commcap ? 2 * commcap : 16;
+        comms = realloc(comms, (size_t)commcap * sizeof *comms);
+    }
+    comms[ncomms++] = c;
+    pthread_mutex_unlock(&mu);
+    *out = c;
+    int implicit = T.depth == 0;
+    if (implicit)
+        ncclGroupStart();
+    gop g = {.kind = 0, .c = c, .nranks = nranks};
+    memcpy(g.id, id.internal, sizeof g.id);
+    ncclResult_t r = add_op(g);
+    if (r != ncclSuccess)
+        T.err = r;
+    if (!implicit)
+        return c->blocking ? r : (r == ncclSuccess ? ncclInProgress : r);
+    return ncclGroupEnd();
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *async)
+{
+    if (!c || c->magic != COMM_MAGIC || c->destroyed) {
+        sc_cudastub_violation(-1, "ncclCommGetAsyncError on a %s communicator",
+                              c ? "destroyed" : "NULL");
+        return ncclInvalidArgument;
+    }
+    pthread_mutex_lock(&mu);
+    if (c->error)
+        *async = c->error;
+    else if (!c->q || c->q->joined < c->q->nranks || c->busy)
+        *async = ncclInProgress;
+    else if (c->busy == 2)
+        *async = ncclInProgress;
+    else
+        *async = ncclSuccess;
+    pthread_mutex_unlock(&mu);
+    return ncclSuccess;
+}
+
+/* ncclCommFinalize's helper: done once the communicator's operations ran. */
+static void *finalize_later(void *p)
+{
+    struct sc_stub_comm *c = p;
+    pthread_mutex_lock(&mu);
+    while (c->pending > 0 && !c->dead)
+        pthread_cond_wait(&cv, &mu);
+    c->busy = 0;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t c)
+{
+    if (!usable(c, "ncclCommFinalize"))
+        return ncclInvalidUsage;
+    if (c->blocking) {
+        finalize_later(c);
+        return ncclSuccess;
+    }
+    pthread_mutex_lock(&mu);
+    c->busy = 1;
+    pthread_mutex_unlock(&mu);
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &at, finalize_later, c);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        finalize_later(c);
+        return ncclSuccess;
+    }
+    return ncclInProgress;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t c)
+{
+    if (!usable(c, "ncclCommDestroy"))
+        return ncclInvalidUsage;
+    pthread_mutex_lock(&mu);
+    while (c->pending > 0 && !c->dead) /* blocking, as in NCCL: its work ends first */
+        pthread_cond_wait(&cv, &mu);
+    c->destroyed = 1;
+    pthread_mutex_unlock(&mu);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t c)
+{
+    if (!c || c->magic != COMM_MAGIC || c->destroyed) {
+        sc_cudastub_violation(-1, "ncclCommAbort on a %s communicator", c ? "destroyed" : "NULL");
+        return ncclInvalidArgument;
+    }
+    pthread_mutex_lock(&mu);
+    c->dead = 1;
+    pthread_cond_broadcast(&cv);
+    /* Blocking, as in NCCL: the helper enqueuing its last group finishes. */
+    while (c->busy == 1 && c->pending > 0)
+        pthread_cond_wait(&cv, &mu);
+    c->destroyed = 1;
+    pthread_mutex_unlock(&mu);
+    return ncclSuccess;
+}
