@@ -4,7 +4,8 @@
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
-# tests (tests/gpu/run.sh, skipped without a GPU). Prints one
+# tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module on the
+# CPU stand-in of CUDA (tests/cudastub/run.sh, everywhere). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -46,6 +47,7 @@ run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
+run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"

@@ -21,7 +21,9 @@
  *     ncclCommFinalize completes (non-blocking: in progress) once its
  *     operations have run;
  *   - a buffer is checked when the copy happens (the stand-in's registry):
- *     a send buffer freed before the transfer ran is a use after free.
+ *     a send buffer freed before the transfer ran is a use after free;
+ *   - with NCCL_DEBUG set, an INFO line per communicator goes where NCCL
+ *     sends its log: NCCL_DEBUG_FILE (%h host, %p pid), else stdout.
  */
 #define _GNU_SOURCE
 #include "nccl.h"
@@ -487,6 +489,37 @@ ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type, int peer, nc
     return p2p_call(0, buf, count, type, peer, c, s);
 }
 
+/* NCCL's debug log: stdout unless NCCL_DEBUG_FILE names a file. */
+static void debug_line(int rank, int nranks, int gpu)
+{
+    if (!getenv("NCCL_DEBUG"))
+        return;
+    const char *f = getenv("NCCL_DEBUG_FILE");
+    FILE *out = stdout;
+    if (f && *f) {
+        char name[512], host[64] = "host";
+        size_t n = 0;
+        gethostname(host, sizeof host);
+        for (const char *c = f; *c && n + 80 < sizeof name; c++) {
+            if (c[0] == '%' && c[1] == 'h')
+                n += (size_t)snprintf(name + n, sizeof name - n, "%s", host), c++;
+            else if (c[0] == '%' && c[1] == 'p')
+                n += (size_t)snprintf(name + n, sizeof name - n, "%ld", (long)getpid()), c++;
+            else
+                name[n++] = *c;
+        }
+        name[n] = 0;
+        out = fopen(name, "a");
+        if (!out)
+            return;
+    }
+    fprintf(out, "cudastub:%ld [%d] NCCL INFO comm rank %d nranks %d cudaDev %d - Init START\n",
+            (long)getpid(), gpu, rank, nranks, gpu);
+    fflush(out);
+    if (out != stdout)
+        fclose(out);
+}
+
 /* Never freed (a destroyed communicator stays marked, so a later use is
  * caught); reachable from here. */
 static struct sc_stub_comm **comms;
@@ -515,6 +548,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniqueId id
     }
     comms[ncomms++] = c;
     pthread_mutex_unlock(&mu);
+    debug_line(rank, nranks, c->gpu);
     *out = c;
     int implicit = T.depth == 0;
     if (implicit)
@@ -525,7 +559,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniqueId id
     if (r != ncclSuccess)
         T.err = r;
     if (!implicit)
-        return c->blocking ? r : (r == ncclSuccess ? ncclInProgress : r);
+        return r;
     return ncclGroupEnd();
 }
 
@@ -540,8 +574,6 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *async)
     if (c->error)
         *async = c->error;
     else if (!c->q || c->q->joined < c->q->nranks || c->busy)
-        *async = ncclInProgress;
-    else if (c->busy == 2)
         *async = ncclInProgress;
     else
         *async = ncclSuccess;
