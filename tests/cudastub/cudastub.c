@@ -317,6 +317,7 @@ static void *worker(void *p)
     s->exited = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    sc_cudastub_thread_exit();
     return NULL;
 }
 

@@ -31,4 +31,7 @@ struct sc_stub_event {
     int destroyed;
 };
 
+/* A stream's thread ends: frees its coroutine stacks (cudastub_launch.c). */
+void sc_cudastub_thread_exit(void);
+
 #endif

@@ -229,6 +229,16 @@ static void run_block_coroutines(unsigned nthreads)
     }
 }
 
+void sc_cudastub_thread_exit(void)
+{
+    if (!B.f)
+        return;
+    for (int t = 0; t < MAX_BLOCK; t++)
+        free(B.f[t].stack);
+    free(B.f);
+    B.f = NULL;
+}
+
 typedef struct launch {
     unsigned grid, block;
     void (*fn)(void *);

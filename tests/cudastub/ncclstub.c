@@ -449,6 +449,9 @@ ncclResult_t ncclGroupEnd(void)
             r = s;
     }
     T.n = 0;
+    free(T.op); /* the thread may end now: nothing of it is kept */
+    T.op = NULL;
+    T.cap = 0;
     return r != ncclSuccess ? r : any_progress;
 }
 
