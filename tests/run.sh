@@ -48,6 +48,7 @@ run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in
+run tests/build.sh sh tests/build.sh   # the Makefile's deps step without a package registry
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"
