@@ -7,6 +7,7 @@
  *   offload = {policy = "budget", mem = 4}
  *   offload = function(ls) return ls.chunk == 0 and 1 or 0 end   -- per record
  */
+#include "compile.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/offload.h"
+#include "ir/offload_cfg.h"
 
 static const char *const policies[] = {"none", "all", "selective", "budget", NULL};
 
@@ -94,6 +95,8 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     } else if (ty == LUA_TFUNCTION) {
         fn = v;
     } else if (ty == LUA_TTABLE) {
+        static const char *const fields[] = {"policy", "chunks", "ratio", "shared", "mem", NULL};
+        sc_lua_check_fields(L, v, "offload", fields);
         int pt = lua_getfield(L, v, "policy");
         if (pt == LUA_TSTRING)
             c.policy = policy_named(L, lua_tostring(L, -1));
