@@ -102,6 +102,12 @@ typedef struct sc_nccl_lib {
                          ncclComm_t comm, cudaStream_t s);
     ncclResult_t (*Recv)(void *buf, size_t count, ncclDataType_t type, int peer,
                          ncclComm_t comm, cudaStream_t s);
+    ncclResult_t (*CommSplit)(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                              ncclConfig_t *config);
+    ncclResult_t (*AllReduce)(const void *send, void *recv, size_t count, ncclDataType_t type,
+                              ncclRedOp_t op, ncclComm_t comm, cudaStream_t s);
+    ncclResult_t (*Broadcast)(const void *send, void *recv, size_t count, ncclDataType_t type,
+                              int root, ncclComm_t comm, cudaStream_t s);
     char path[1024];   /* the file it came from */
     int version;       /* ncclGetVersion, e.g. 22809 */
 } sc_nccl_lib;

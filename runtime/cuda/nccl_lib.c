@@ -56,6 +56,9 @@ static int resolve(void *h, const char *path)
         {(void **)&lib.GroupEnd, "ncclGroupEnd"},
         {(void **)&lib.Send, "ncclSend"},
         {(void **)&lib.Recv, "ncclRecv"},
+        {(void **)&lib.CommSplit, "ncclCommSplit"},
+        {(void **)&lib.AllReduce, "ncclAllReduce"},
+        {(void **)&lib.Broadcast, "ncclBroadcast"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!(*want[i].slot = dlsym(h, want[i].name))) {

@@ -17,6 +17,10 @@
  *   - a non-blocking ncclGroupEnd returns ncclInProgress and enqueues from a
  *     helper thread after a random delay, as NCCL 2.28 does; using a
  *     communicator while its last operation is in progress is a violation;
+ *   - ncclCommSplit (every rank, same color, key = rank) makes a new
+ *     communicator of the same ranks; ncclAllReduce (sum or max, in rank
+ *     order) and ncclBroadcast are matched by the order each rank calls
+ *     them on the communicator, and run once every rank's has started;
  *   - ncclCommAbort ends the communicator's operations on their streams;
  *     ncclCommFinalize completes (non-blocking: in progress) once its
  *     operations have run;
@@ -49,11 +53,27 @@ typedef struct entry {
     struct entry *next;   /* in its pair's queue */
 } entry;
 
+/* One collective of a clique: the k-th call of every rank. */
+typedef struct coll {
+    long seq;
+    int kind;                 /* 0 all-reduce, 1 broadcast */
+    int posted, left, done;
+    size_t count;
+    ncclDataType_t type;
+    ncclRedOp_t op;
+    int root;
+    const void *send[MAX_RANKS];
+    void *recv[MAX_RANKS];
+    int gpu[MAX_RANKS];
+    struct coll *next;
+} coll;
+
 typedef struct clique {
     char id[NCCL_UNIQUE_ID_BYTES];
     int nranks, joined;
     struct sc_stub_comm *rank[MAX_RANKS];
     entry **sendq, **recvq;  /* [nranks * nranks], by (from, to) */
+    coll *colls;
     struct clique *next;
 } clique;
 
@@ -64,6 +84,8 @@ struct sc_stub_comm {
     int destroyed, dead;
     int busy;              /* a non-blocking operation is in progress */
     int pending;           /* stream operations not yet completed */
+    int nsplit;            /* ncclCommSplit calls so far */
+    long ncoll;            /* collectives posted so far */
     ncclResult_t error;
     char last[256];
 };
@@ -648,4 +670,169 @@ ncclResult_t ncclCommAbort(ncclComm_t c)
     c->destroyed = 1;
     pthread_mutex_unlock(&mu);
     return ncclSuccess;
+}
+
+/* ---- split and collectives ---- */
+
+ncclResult_t ncclCommSplit(ncclComm_t parent, int color, int key, ncclComm_t *out,
+                           ncclConfig_t *cfg)
+{
+    (void)color;
+    if (!usable(parent, "ncclCommSplit"))
+        return ncclInvalidUsage;
+    if (!parent->q || key != parent->rank)
+        return failed(parent, ncclInvalidArgument, "the stand-in splits with key = rank only");
+    struct sc_stub_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return ncclSystemError;
+    *c = (struct sc_stub_comm){.magic = COMM_MAGIC, .rank = parent->rank,
+                               .gpu = sc_cudastub_current(), .blocking = !cfg || cfg->blocking};
+    gop g = {.kind = 0, .c = c, .nranks = parent->q->nranks};
+    pthread_mutex_lock(&mu);
+    if (ncomms == commcap) {
+        commcap = commcap ? 2 * commcap : 16;
+        comms = realloc(comms, (size_t)commcap * sizeof *comms);
+    }
+    comms[ncomms++] = c;
+    snprintf(g.id, sizeof g.id, "%.100s/split%d", parent->q->id, parent->nsplit++);
+    pthread_mutex_unlock(&mu);
+    *out = c;
+    int implicit = T.depth == 0;
+    if (implicit)
+        ncclGroupStart();
+    ncclResult_t r = add_op(g);
+    if (r != ncclSuccess)
+        T.err = r;
+    return implicit ? ncclGroupEnd() : r;
+}
+
+typedef struct collop {
+    struct sc_stub_comm *c;
+    long seq;
+    int kind;
+    const void *send;
+    void *recv;
+    size_t count;
+    ncclDataType_t type;
+    ncclRedOp_t op;
+    int root;
+} collop;
+
+static size_t type_size(ncclDataType_t t)
+{
+    return t == ncclFloat64 ? 8 : t == ncclFloat32 ? 4 : 1;
+}
+
+/* The last rank to arrive computes for all (mu held): rank order, so the
+ * result is the same bits on every rank. */
+static void reduce_all(clique *q, coll *k)
+{
+    size_t bytes = k->count * type_size(k->type);
+    for (int r = 0; r < q->nranks; r++)
+        if (!sc_cudastub_check(k->send[r], bytes, k->gpu[r], 0, "collective send buffer") ||
+            !sc_cudastub_check(k->recv[r], bytes, k->gpu[r], 0, "collective receive buffer"))
+            return;
+    if (k->kind == 1) {
+        for (int r = 0; r < q->nranks; r++)
+            if (k->recv[r] != k->send[k->root])
+                memmove(k->recv[r], k->send[k->root], bytes);
+        return;
+    }
+    for (size_t i = 0; i < k->count; i++) {
+        double acc = 0;
+        for (int r = 0; r < q->nranks; r++) {
+            double x = k->type == ncclFloat64 ? ((const double *)k->send[r])[i]
+                                              : ((const float *)k->send[r])[i];
+            acc = r == 0 ? x : k->op == ncclMax ? (x > acc ? x : acc) : acc + x;
+        }
+        for (int r = 0; r < q->nranks; r++) {
+            if (k->type == ncclFloat64)
+                ((double *)k->recv[r])[i] = acc;
+            else
+                ((float *)k->recv[r])[i] = (float)acc;
+        }
+    }
+}
+
+static void run_coll(void *p)
+{
+    collop *o = p;
+    struct sc_stub_comm *c = o->c;
+    pthread_mutex_lock(&mu);
+    clique *q = c->q;
+    coll *k = q->colls;
+    while (k && k->seq != o->seq)
+        k = k->next;
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        *k = (coll){.seq = o->seq, .kind = o->kind, .count = o->count, .type = o->type,
+                    .op = o->op, .root = o->root, .left = q->nranks, .next = q->colls};
+        q->colls = k;
+    }
+    if (k->kind != o->kind || k->count != o->count || k->type != o->type ||
+        (k->kind == 1 && k->root != o->root))
+        sc_cudastub_violation(c->gpu, "collective #%ld: rank %d calls another collective than "
+                              "its peers (NCCL matches them in calling order)", o->seq, c->rank);
+    k->send[c->rank] = o->send;
+    k->recv[c->rank] = o->recv;
+    k->gpu[c->rank] = c->gpu;
+    if (++k->posted == q->nranks) {
+        reduce_all(q, k);
+        k->done = 1;
+        pthread_cond_broadcast(&cv);
+    }
+    while (!k->done && !c->dead)
+        pthread_cond_wait(&cv, &mu);
+    if (--k->left == 0) {
+        coll **t = &q->colls;
+        while (*t != k)
+            t = &(*t)->next;
+        *t = k->next;
+        free(k);
+    }
+    c->pending--;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static ncclResult_t collective(int kind, const void *send, void *recv, size_t count,
+                               ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t c,
+                               cudaStream_t s)
+{
+    if (!usable(c, kind ? "ncclBroadcast" : "ncclAllReduce"))
+        return ncclInvalidUsage;
+    if (c->dead || c->error)
+        return c->error ? c->error : ncclInvalidUsage;
+    collop *o = malloc(sizeof *o);
+    if (!o)
+        return ncclSystemError;
+    pthread_mutex_lock(&mu);
+    *o = (collop){.c = c, .seq = c->ncoll++, .kind = kind, .send = send, .recv = recv,
+                  .count = count, .type = type, .op = op, .root = root};
+    c->pending++;
+    pthread_mutex_unlock(&mu);
+    int keep = sc_cudastub_current();
+    cudaSetDevice(c->gpu);
+    cudaError_t e = sc_cudastub_enqueue(s, run_coll, o, free, kind ? "ncclBroadcast"
+                                                                    : "ncclAllReduce");
+    cudaSetDevice(keep);
+    if (e != cudaSuccess) {
+        pthread_mutex_lock(&mu);
+        c->pending--;
+        pthread_mutex_unlock(&mu);
+        return failed(c, ncclUnhandledCudaError, "Cuda failure '%s'", cudaGetErrorString(e));
+    }
+    return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t type,
+                           ncclRedOp_t op, ncclComm_t c, cudaStream_t s)
+{
+    return collective(0, send, recv, count, type, op, 0, c, s);
+}
+
+ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type,
+                           int root, ncclComm_t c, cudaStream_t s)
+{
+    return collective(1, send, recv, count, type, ncclSum, root, c, s);
 }

@@ -1,6 +1,7 @@
 /*
  * nccl.h of the CUDA STAND-IN — a TEST DOUBLE (tests/cudastub/), never
- * shipped: the NCCL calls runtime/cuda/transport_nccl.c makes, implemented
+ * shipped: the NCCL calls runtime/cuda/transport_nccl.c makes (point to
+ * point, and the collectives on a split communicator), implemented
  * on the CPU by ncclstub.c, which the module loads at run time like the real
  * libnccl.so.2 (STAGECRAFT_NCCL_LIBRARY). Within one process only.
  */
@@ -29,7 +30,8 @@ typedef enum {
     ncclInProgress = 7
 } ncclResult_t;
 
-typedef enum { ncclInt8 = 0, ncclFloat32 = 7 } ncclDataType_t;
+typedef enum { ncclInt8 = 0, ncclFloat32 = 7, ncclFloat64 = 8 } ncclDataType_t;
+typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3 } ncclRedOp_t;
 
 typedef struct ncclConfig_v21700 {
     size_t size;
@@ -56,6 +58,12 @@ ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t type, int pe
                       ncclComm_t comm, cudaStream_t s);
 ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
                       cudaStream_t s);
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config);
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t type,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t s);
+ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type,
+                           int root, ncclComm_t comm, cudaStream_t s);
 
 #ifdef __cplusplus
 }
