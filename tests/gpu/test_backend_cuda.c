@@ -17,8 +17,9 @@
  *     kernel launched after every poll (a "not ready" poll must not fail
  *     the launch), an abort that waits for the peer's queued copy before
  *     the buffers are freed, and the watchdog;
- *   nccl: a communicator of one GPU; with two GPUs, a transfer and the
- *     watchdog (a peer that never posts: ncclCommAbort, no hang).
+ *   nccl: a communicator of one GPU; with two GPUs, a transfer (also
+ *     polled), an all-reduce and a broadcast, and the watchdog (a peer
+ *     that never posts: ncclCommAbort, no hang).
  *
  * Without a GPU (no driver, no device, or built without nvcc) it prints why
  * and "0 passed, 0 failed, 1 skipped"; any other failure to reach the
@@ -366,6 +367,36 @@ static void abort_then_free(sc_transport *tp, sc_backend **be)
     CHECK(be[1]->ops->sync(be[1]->ctx) == SC_OK);
 }
 
+/* The collectives of two devices (the nccl transport's second
+ * communicator): an all-reduce sum in place, then a broadcast from d1. */
+static void collectives(sc_transport *tp, sc_backend **be)
+{
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4];
+    float *x[2] = {put(be[0], a, 4), put(be[1], b, 4)};
+    void *h[2];
+    for (int d = 0; d < 2; d++)
+        CHECK(tp->ops->coll_start(tp->ctx, d, &(sc_cxfer){SC_OP_ALLREDUCE, SC_RED_SUM, 0,
+                                                           SC_DT_F32, x[d], 4}, &h[d]) == SC_OK);
+    for (int d = 0; d < 2; d++) {
+        CHECK(tp->ops->coll_wait(tp->ctx, d, h[d]) == SC_OK);
+        tp->ops->coll_release(tp->ctx, d, h[d]);
+        be[d]->ops->download(be[d]->ctx, out, x[d], sizeof out);
+        CHECK(out[0] == 11 && out[1] == 22 && out[2] == 33 && out[3] == 44);
+    }
+    be[1]->ops->upload(be[1]->ctx, x[1], b, sizeof b);
+    for (int d = 0; d < 2; d++)
+        CHECK(tp->ops->coll_start(tp->ctx, d, &(sc_cxfer){SC_OP_BCAST, 0, 1, SC_DT_F32, x[d], 4},
+                                  &h[d]) == SC_OK);
+    for (int d = 0; d < 2; d++) {
+        CHECK(tp->ops->coll_wait(tp->ctx, d, h[d]) == SC_OK);
+        tp->ops->coll_release(tp->ctx, d, h[d]);
+    }
+    be[0]->ops->download(be[0]->ctx, out, x[0], sizeof out);
+    CHECK(memcmp(out, b, sizeof b) == 0);
+    for (int d = 0; d < 2; d++)
+        be[d]->ops->free(be[d]->ctx, x[d], sizeof a);
+}
+
 /* d0 posts a send that d1 never matches: the wait gives up after the
  * timeout, with one line, and everything can be freed. */
 static void stuck_peer(sc_transport *tp, sc_backend **be)
@@ -435,6 +466,8 @@ TEST(nccl)
     CHECK_STR(tp->ops->name, "nccl");
     one_transfer(tp, be);
     polled_transfer(tp, be);
+    if (tp->ops->coll_start)
+        collectives(tp, be);
     sc_transport_nccl_free(tp);
     CHECK(sc_transport_nccl_new(2, 2, devs, be, NULL, 3, &tp, err, sizeof err) == SC_OK);
     stuck_peer(tp, be);
