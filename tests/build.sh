@@ -3,7 +3,7 @@
 # the deps step where no package can be installed (a GPU machine without a
 # package registry, issue 22): optional tools missing is a note, Lua or BLAS
 # missing an error naming them, NODEPS=1 skips the step. apt-get is replaced
-# by one that fails, first on PATH.
+# by one that fails, first on PATH. And the CUDA module does not link NCCL.
 # Run from the repository root: sh tests/build.sh
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -27,5 +27,13 @@ make -s --no-print-directory deps NODEPS=1 LUA_LIBS= >"$tmp/out" 2>&1; rc=$?
 # make echo says how NCCL is used.
 make -s --no-print-directory echo NODEPS=1 >"$tmp/out" 2>&1
 grep -q "^CUDA     = " "$tmp/out" && ! grep -q -- "-lnccl" "$tmp/out" && ok || bad "make echo: $(cat "$tmp/out")"
+# The CUDA module (when nvcc built one) does not depend on libnccl.so.2: it
+# loads NCCL at run time, so p = 1 and cuda-local work where NCCL is missing.
+BUILD=${BUILD:-build}
+if [ -f "$BUILD/libstagecraft_cuda.so" ] && command -v readelf >/dev/null; then
+  readelf -d "$BUILD/libstagecraft_cuda.so" >"$tmp/out" 2>&1
+  grep -q NEEDED "$tmp/out" && ! grep -q "libnccl" "$tmp/out" && ok ||
+    bad "the CUDA module links NCCL: $(grep NEEDED "$tmp/out" | tr -s ' ' | tr '\n' ' ')"
+fi
 echo "build: $pass passed, $fail failed"
 [ "$fail" = 0 ]
