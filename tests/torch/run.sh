@@ -15,14 +15,14 @@ SC=${SC:-build/stagecraft}
 case $SC in /*) ;; *) SC=$PWD/$SC ;; esac
 VERSIONS=${TORCH_VERSIONS:-"2.15.0 2.14.1"}
 VENVS=${TORCH_VENVS:-build/torch}
-LIMIT=${TORCH_TIMEOUT:-420}
+LIMIT=${TORCH_TIMEOUT:-900}
 pass=0; fail=0; skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 say() { echo "torch: $*"; }
 
 # Recipes that fit PyTorch's model (each stage a module; any placement),
 # with the parameters for p = 2 and p = 4 (m at least what the recipe needs).
-RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2;g=1"
+RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2"
 
 venv_for() { # version -> prints the venv's python, or nothing (reason on stderr)
   v=$1; d=$VENVS/$v
