@@ -42,30 +42,13 @@
 #define EXIT_USAGE 2
 #define EXIT_RECIPE 8
 
-static const char usage_text[] =
-    "usage: stagecraft [COMMAND] ...\n"
-    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
-    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
-    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
-    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
-    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
-    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
-    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
-    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
-    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
-    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
-    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
-    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
-    "FILE.lua, or anywhere after a command):\n"
-    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
-    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
-    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
 
 typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width, trust;
     const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
+    const char *torch;                      /* export --torch VERSION */
+    int titan;                              /* export --torchtitan */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -106,6 +89,12 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->width = (int)w;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
+        } else if (strcmp(a, "--torchtitan") == 0) {
+            o->titan = 1;
+        } else if (strcmp(a, "--torch") == 0) {
+            if (i + 1 >= argc)
+                return sc_cli_fail(EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
+            o->torch = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
                 return sc_cli_fail(EXIT_USAGE, msg);
@@ -356,7 +345,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
     if (strcmp(o->cmd, "export") == 0)
-        return sc_cli_export(o->recipe, o->format, o->out, lp);
+        return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
         return sc_cli_show_files(o->recipe, o->svg, o->trace, lp);
     /* sim and show verify through the simulation's replay. */
@@ -512,12 +501,17 @@ static int cmd_script(lua_State *L, int argc, char **argv)
         return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
-    if (file)
+    if (file) {
         sc_sandbox_apply(L, -1, file);
+        sc_sandbox_enter(L, file); /* files the script writes: in its folder */
+    }
     sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);
-    if (run_chunk(L, argc - 2) != LUA_OK)
+    rc = run_chunk(L, argc - 2);
+    if (file)
+        sc_sandbox_leave(L);
+    if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
     return 0;
 }
@@ -574,7 +568,7 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
                strcmp(argv[1], "help") == 0) {
-        fputs(usage_text, stdout);
+        fputs(sc_usage, stdout);
         rc = 0;
     } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
                strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
