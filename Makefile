@@ -330,7 +330,7 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BUILD)/bench_vocab
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
@@ -338,6 +338,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto
 	$(BUILD)/stagecraft bench/bench_offload.lua
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
+	$(BUILD)/bench_vocab
 
 echo:
 	@echo "CC       = $(CC)"

@@ -8,9 +8,11 @@
  *      MFU at the device rate), the balance (largest over smallest busy
  *      time), peak activations and parameters, collectives' busy time; the
  *      paper's MFU beside them;
- *   2. the same for ZB-H1 and V-Half at 256k;
+ *   2. the same for ZB-H1 and V-Half at 256k (V-Half twice: its block with
+ *      the interval grown, the paper's way, and the vocabulary passes
+ *      placed into the unrolled V-Half by the list scheduler);
  *   3. verify + simulate time with the collectives against the same 1F1B
- *      without them (best of 5, per instruction);
+ *      without them (per instruction, the best of many rounds in alternation);
  *   4. the CPU runtime's measured step, baseline against vocab-1, on a model
  *      whose vocabulary dominates (threads; noisy on a loaded machine).
  *
@@ -53,10 +55,54 @@ static sc_model_desc paper_model(long V)
     return md;
 }
 
-/* A program of the paper's setting on `sched` (a rule, or "v-half"). */
+/* The V block with a split vocabulary, as the prelude's sc._v_vocab builds
+ * it (SPEC.md §21.3): periods of 6 slots become 10, E, S, T, EW each take
+ * the first free one of slots 6..9 of their device after what they need,
+ * the backward passes move whole periods later until the last stage's B
+ * comes after every S (vocab-1) or T (vocab-2). off: F, B, W of S stages,
+ * rewritten; vo: S, T, E, EW of P devices. */
+static int vslot(char *used, long t)
+{
+    while (((t % 10) + 10) % 10 < 6 || used[((t % 10) + 10) % 10])
+        t++;
+    used[((t % 10) + 10) % 10] = 1;
+    return (int)t;
+}
+
+static void v_vocab(int P, sc_vocab v, double *off[3], double vo[4][8])
+{
+    int S = 2 * P;
+    char used[8][10] = {{0}};
+    for (int k = 0; k < 3; k++)
+        for (int s = 0; s < S; s++)
+            off[k][s] = floor(off[k][s] / 6) * 10 + fmod(off[k][s], 6);
+    double sall = 0, tall = 0;
+    for (int d = 0; d < P; d++) {
+        used[d][9] = 1;
+        vo[2][d] = off[0][0] - 1;
+        vo[0][d] = vslot(used[d], (long)off[0][S - 1] + 1);
+        sall = fmax(sall, vo[0][d] + 1);
+    }
+    for (int d = 0; d < P; d++) {
+        vo[1][d] = vslot(used[d], (long)sall);
+        tall = fmax(tall, vo[1][d] + 1);
+    }
+    double ready = v == SC_VOCAB_V1 ? sall : tall;
+    double shift = fmax(0, ceil((ready - off[1][S - 1]) / 10)) * 10;
+    for (int s = 0; s < S; s++) {
+        off[1][s] += shift;
+        off[2][s] += shift;
+    }
+    for (int d = 0; d < P; d++)
+        vo[3][d] = vslot(used[d], (long)off[1][0] + 1);
+}
+
+/* A program of the paper's setting on `sched` (a rule; "v-half", the V-Half
+ * block, with a split vocabulary the block of v_vocab; "v-half-list", the
+ * V-Half block with the vocabulary passes placed by sc_vocab_place). */
 static sc_prog *build(const char *sched, sc_vocab v, long V, int m)
 {
-    int vhalf = strcmp(sched, "v-half") == 0;
+    int vhalf = strncmp(sched, "v-half", 6) == 0, vblock = vhalf && !strchr(sched + 6, 'l');
     sc_prog *pg = sc_prog_new(8, vhalf ? 16 : 8, m);
     sc_model_desc md = paper_model(V);
     if (vhalf)
@@ -73,12 +119,22 @@ static sc_prog *build(const char *sched, sc_vocab v, long V, int m)
         if (sc_block_place_w(pg, &blk, W))
             goto fail;
         blk.off[SC_OP_W] = W;
+        double vo[4][8];
+        if (vblock && sc_vocab_split(v)) {
+            double *o3[3] = {F, B, W};
+            v_vocab(8, v, o3, vo);
+            blk.interval = 10;
+            for (int k = 0; k < 4; k++)
+                blk.voff[k] = vo[k];
+            if (sc_block_check(pg, &blk))
+                goto fail;
+        }
         if (sc_block_unroll(pg, &blk))
             goto fail;
     } else if (sc_rule_fill(pg, sched)) {
         goto fail;
     }
-    if (sc_vocab_split(v) && sc_vocab_place(pg, -1))
+    if (sc_vocab_split(v) && !sc_vocab_placed(pg) && sc_vocab_place(pg, -1))
         goto fail;
     return pg;
 fail:
@@ -153,38 +209,57 @@ static void table(const char *sched, const long *Vs, int nV, int m)
 }
 
 /* Lowering, verifying (the replay that proves the streams) and simulating
- * (the timed replay) of the schedule, CPU seconds, best of 20 each. */
-static void verify_sim(sc_vocab v, int m, size_t *n, double t[3])
+ * (the timed replay) of the schedule, CPU seconds per round (each round
+ * repeats each step 4 times), the best of `rounds`; the two programs are
+ * timed in alternation, so that both see the same machine. */
+static int time_once(sc_prog *pg, double t[3])
 {
-    t[0] = t[1] = t[2] = INFINITY;
-    sc_prog *pg = build("1f1b", v, 256000, m);
-    if (!pg)
-        return;
-    for (int r = 0; r < 20; r++) {
-        sc_prog_set_comm(pg, sc_prog_tcomm(pg)); /* drops the lowering */
+    sc_status st = SC_OK;
+    double lo = 0, ve = 0;
+    for (int k = 0; k < 4 && !st; k++) { /* each verify on a fresh lowering */
         double a = now_s();
-        sc_status st = sc_verify_passes(pg);
+        sc_prog_set_comm(pg, sc_prog_tcomm(pg)); /* drops the lowering and the proof */
+        st = sc_verify_passes(pg);
         if (!st)
             st = sc_lower(pg);
         double b = now_s();
         if (!st)
             st = sc_verify_streams(pg);
         double c = now_s();
-        sc_sim *sim = NULL;
-        if (!st)
-            st = sc_simulate(pg, &sim);
-        double e = now_s();
-        sc_sim_free(sim);
-        if (st) {
-            fprintf(stderr, "bench_vocab: %s\n", sc_errmsg(pg));
-            break;
-        }
-        t[0] = fmin(t[0], b - a);
-        t[1] = fmin(t[1], c - b);
-        t[2] = fmin(t[2], e - c);
+        lo += b - a;
+        ve += c - b;
     }
-    *n = sc_prog_total_instructions(pg);
-    sc_prog_free(pg);
+    double c = now_s();
+    for (int k = 0; k < 4 && !st; k++) { /* the timed replay of a verified program */
+        sc_sim *sim = NULL;
+        st = sc_simulate(pg, &sim);
+        sc_sim_free(sim);
+    }
+    double e = now_s();
+    if (st) {
+        fprintf(stderr, "bench_vocab: %s\n", sc_errmsg(pg));
+        return -1;
+    }
+    t[0] = fmin(t[0], lo / 4);
+    t[1] = fmin(t[1], ve / 4);
+    t[2] = fmin(t[2], (e - c) / 4);
+    return 0;
+}
+
+static void verify_sim(int m, int rounds, size_t n[2], double t[2][3])
+{
+    sc_prog *pg[2] = {build("1f1b", SC_VOCAB_BASELINE, 256000, m),
+                      build("1f1b", SC_VOCAB_V1, 256000, m)};
+    for (int i = 0; i < 2; i++)
+        t[i][0] = t[i][1] = t[i][2] = INFINITY;
+    for (int r = 0; r < rounds && pg[0] && pg[1]; r++)
+        for (int i = 0; i < 2; i++)
+            if (time_once(pg[i], t[i]))
+                r = rounds;
+    for (int i = 0; i < 2; i++) {
+        n[i] = pg[i] ? sc_prog_total_instructions(pg[i]) : 1;
+        sc_prog_free(pg[i]);
+    }
 }
 
 static double run_step(sc_vocab v, double *loss)
@@ -224,26 +299,53 @@ static double run_step(sc_vocab v, double *loss)
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "quick") == 0, m = quick ? 32 : 128;
+    if (argc > 2 && strcmp(argv[1], "loop") == 0) { /* for a profiler: verify + simulate only */
+        sc_prog *pg = build("1f1b", sc_vocab_parse(argv[2]), 256000, 128);
+        double t[3] = {INFINITY, INFINITY, INFINITY};
+        int only = argc > 3 ? argv[3][0] : 0; /* v: verify, s: simulate */
+        if (only && pg && sc_check(pg) == SC_OK) {
+            for (int r = 0; r < 400; r++) {
+                sc_sim *sim = NULL;
+                if (only == 'v') {
+                    sc_prog_set_comm(pg, sc_prog_tcomm(pg));
+                    sc_lower(pg);
+                    sc_verify_streams(pg);
+                }
+                else
+                    sc_simulate(pg, &sim);
+                sc_sim_free(sim);
+            }
+        }
+        for (int r = 0; r < 100 && pg && !only; r++)
+            time_once(pg, t);
+        sc_prog_free(pg);
+        return 0;
+    }
     static const long Vs[] = {32000, 64000, 128000, 256000};
     table("1f1b", Vs, 4, m);
     table("zb-h1", Vs + 3, 1, m);
     table("v-half", Vs + 3, 1, m);
+    table("v-half-list", Vs + 3, 1, m);
 
-    size_t nb = 0, nv = 0;
-    double tb[3], tv[3];
-    verify_sim(SC_VOCAB_BASELINE, m, &nb, tb);
-    verify_sim(SC_VOCAB_V1, m, &nv, tv);
-    printf("\nlower, verify, simulate: 1f1b p = 8, m = %d, V = 256k (CPU time, best of 20; "
-           "ns per instruction):\n", m);
+    size_t n[2];
+    double t[2][3];
+    int rounds = quick ? 10 : 50;
+    verify_sim(m, rounds, n, t);
+    printf("\nlower, verify, simulate: 1f1b p = 8, m = %d, V = 256k (CPU time, best of %d "
+           "rounds, the two in alternation; ns per instruction):\n", m, rounds);
     printf("  %-30s %12s %8s %8s %8s\n", "", "instructions", "lower", "verify", "simulate");
-    printf("  %-30s %12zu %8.1f %8.1f %8.1f\n", "without collectives (baseline)", nb,
-           tb[0] * 1e9 / (double)nb, tb[1] * 1e9 / (double)nb, tb[2] * 1e9 / (double)nb);
-    printf("  %-30s %12zu %8.1f %8.1f %8.1f\n", "with them (vocab-1)", nv,
-           tv[0] * 1e9 / (double)nv, tv[1] * 1e9 / (double)nv, tv[2] * 1e9 / (double)nv);
-    printf("  ratio per instruction: lower %.2f, verify %.2f, simulate %.2f (vocab-1 has %.1fx "
-           "the instructions: the passes S, T, E, EW and 6 collectives per microbatch and device)\n",
-           (tv[0] / (double)nv) / (tb[0] / (double)nb), (tv[1] / (double)nv) / (tb[1] / (double)nb),
-           (tv[2] / (double)nv) / (tb[2] / (double)nb), (double)nv / (double)nb);
+    static const char *const what[2] = {"without collectives (baseline)", "with them (vocab-1)"};
+    for (int i = 0; i < 2; i++)
+        printf("  %-30s %12zu %8.1f %8.1f %8.1f\n", what[i], n[i], t[i][0] * 1e9 / (double)n[i],
+               t[i][1] * 1e9 / (double)n[i], t[i][2] * 1e9 / (double)n[i]);
+    double r3[3];
+    for (int k = 0; k < 3; k++)
+        r3[k] = (t[1][k] / (double)n[1]) / (t[0][k] / (double)n[0]);
+    printf("  ratio per instruction: lower %.2f, verify %.2f, simulate %.2f; verify + simulate "
+           "%.2f (vocab-1 has %.1fx the instructions: the passes S, T, E, EW and 6 collectives "
+           "per microbatch and device)\n", r3[0], r3[1], r3[2],
+           ((t[1][1] + t[1][2]) / (double)n[1]) / ((t[0][1] + t[0][2]) / (double)n[0]),
+           (double)n[1] / (double)n[0]);
     if (quick)
         return 0;
     double lb = 0, lv = 0;

@@ -205,6 +205,20 @@ size_t sc_model_param_bytes(const sc_model *md, int s)
     return n * sizeof(float);
 }
 
+size_t sc_model_shard_param_bytes(const sc_model *md)
+{
+    return md->split ? 4 * (size_t)md->h * (size_t)(md->V / md->P) * sizeof(float) : 0;
+}
+
+size_t sc_model_allocated_param_bytes(const sc_model *md, int d)
+{
+    for (int s = 0; s < md->S; s++)
+        if (md->devs[s] && md->devs[s]->d == d)
+            return md->devs[s]->pbytes + (md->devs[s]->mv ? sc_mvocab_param_bytes(md->devs[s]->mv)
+                                                           : 0);
+    return 0;
+}
+
 size_t sc_model_vocab_record_bytes(const sc_model *md)
 {
     size_t R = (size_t)md->R;
@@ -451,11 +465,13 @@ static const struct sc_workload_ops model_ops = {
     .errmsg = w_errmsg,
 };
 
-static float *palloc(sc_backend *be, size_t n, int *ok)
+static float *palloc(dev *dv, size_t n, int *ok)
 {
-    float *p = be->ops->alloc(be->ctx, n * sizeof(float));
+    float *p = dv->be->ops->alloc(dv->be->ctx, n * sizeof(float));
     if (!p)
         *ok = 0;
+    else
+        dv->pbytes += n * sizeof(float);
     return p;
 }
 
@@ -487,19 +503,19 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         md->devs[s] = dv;
         any = 1;
         for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
-            if ((md->W1[l] = palloc(be, hh, &ok)))
+            if ((md->W1[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->W1[l], hh, T_W1, l, hs);
-            if ((md->W2[l] = palloc(be, hh, &ok)))
+            if ((md->W2[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->W2[l], hh, T_W2, l, ls);
-            if ((md->G1[l] = palloc(be, hh, &ok)))
+            if ((md->G1[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G1[l], hh, 0, 0, 0.0f);
-            if ((md->G2[l] = palloc(be, hh, &ok)))
+            if ((md->G2[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
         if (s == md->S - 1 && ok && !md->split) {
-            if ((md->Wout = palloc(be, hv, &ok)))
+            if ((md->Wout = palloc(dv, hv, &ok)))
                 fill(dv, md->Wout, hv, T_WOUT, 0, hs);
-            if ((md->Gout = palloc(be, hv, &ok)))
+            if ((md->Gout = palloc(dv, hv, &ok)))
                 fill(dv, md->Gout, hv, 0, 0, 0.0f);
         }
         if (s == md->S - 1)

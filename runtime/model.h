@@ -88,6 +88,15 @@ size_t sc_model_boundary_bytes(const sc_model *md);
 size_t sc_model_param_bytes(const sc_model *md, int s);
 /* Bytes of the record S keeps for T (a split vocabulary), 0 otherwise. */
 size_t sc_model_vocab_record_bytes(const sc_model *md);
+/* Bytes of the vocabulary shard every device holds with a split
+ * vocabulary (embedding rows and output columns with their gradients),
+ * 0 otherwise: a device's parameters are the sc_model_param_bytes of its
+ * stages plus this. */
+size_t sc_model_shard_param_bytes(const sc_model *md);
+/* Bytes of parameters and gradients device d allocated on its backend
+ * when attached (sc_model_attach), counted as allocated; 0 when it is not
+ * attached in this process. */
+size_t sc_model_allocated_param_bytes(const sc_model *md, int d);
 
 /* Makes device d's workload: allocates and initialises the parameters of
  * every stage with stage_dev[s] == d (zero gradients) on backend be. */

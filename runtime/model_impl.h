@@ -20,6 +20,7 @@ typedef struct dev {
     int32_t *targets;    /* [R] scratch (host) */
     float *stage;        /* [CHUNK] scratch (host) */
     sc_mvocab *mv;       /* its vocabulary layers (model_vocab.h), or NULL */
+    size_t pbytes;       /* bytes of parameters and gradients it allocated (the layers') */
     char err[384];
 } dev;
 

@@ -27,6 +27,7 @@ struct sc_mvocab {
     char *tdone, *p2;   /* [m] T ran; the input gradient's all-reduce started */
     double *loss;       /* [m] */
     float *h1, *h2;     /* host scratch: R x max(Vd, h), and 3 R */
+    size_t pbytes;      /* parameters and gradients allocated */
     char err[256];
 };
 
@@ -121,11 +122,13 @@ sc_mvocab *sc_mvocab_new(const sc_mvocab_cfg *c, sc_backend *be, char *err, size
         v->emb = dalloc(v, Vd * h);
         v->gemb = dalloc(v, Vd * h);
         ok = v->emb && v->gemb;
+        v->pbytes = 2 * Vd * h * sizeof(float);
     }
     if (ok && c->split) {
         v->wout = dalloc(v, h * Vd);
         v->gout = dalloc(v, h * Vd);
         ok = v->wout && v->gout;
+        v->pbytes += 2 * h * Vd * sizeof(float);
     }
     if (!ok) {
         snprintf(err, errlen, "out of memory on d%d allocating the vocabulary layers (%s backend)",
@@ -185,6 +188,8 @@ void sc_mvocab_free(sc_mvocab *v)
     free(v->h2);
     free(v);
 }
+
+size_t sc_mvocab_param_bytes(const sc_mvocab *v) { return v->pbytes; }
 
 size_t sc_mvocab_record_bytes(const sc_mvocab *v)
 {

@@ -65,6 +65,10 @@ void sc_mvocab_free(sc_mvocab *v);
 int32_t sc_mvocab_token(const sc_mvocab_cfg *c, int mb, int r);
 int32_t sc_mvocab_target(const sc_mvocab_cfg *c, int mb, int r);
 
+/* Bytes of the parameters and gradients it allocated (embedding rows and,
+ * split, output columns). */
+size_t sc_mvocab_param_bytes(const sc_mvocab *v);
+
 /* Bytes of S's record (split). */
 size_t sc_mvocab_record_bytes(const sc_mvocab *v);
 

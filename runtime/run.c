@@ -38,6 +38,8 @@ void sc_run_result_free(sc_run_result *r)
     free(r->predicted_bytes);
     free(r->host_peak_bytes);
     free(r->predicted_host_bytes);
+    free(r->param_bytes);
+    free(r->predicted_param_bytes);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     free(r);
@@ -106,7 +108,10 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;
     }
+    for (int s = 0; s < r->S; s++)
+        r->predicted_param_bytes[sc_prog_stage_device(pg, s)] += sc_model_param_bytes(md, s);
     for (int d = 0; d < P; d++) {
+        r->predicted_param_bytes[d] += sc_model_shard_param_bytes(md);
         r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
         if (r->predicted->host_peak)
             r->predicted_host_bytes[d] =
@@ -160,7 +165,10 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
-    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes
+    r->param_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->predicted_param_bytes = calloc((size_t)r->P, sizeof(size_t));
+    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes &&
+                   r->param_bytes && r->predicted_param_bytes
                ? SC_OK
                : SC_ERR_NOMEM;
 }

@@ -203,7 +203,46 @@ function sc.v_block(kind, t)
   else
     sc._raise(3, caller_where() .. ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
   end
+  if (t.vocab_par == "vocab-1" or t.vocab_par == "vocab-2") and t.S == nil then
+    spec._p = p
+    return call_at(caller_where(), sc._v_vocab, spec)
+  end
   return call_at(caller_where(), sc.block, spec)
+end
+
+-- A V block with a split vocabulary (SPEC.md §21.3): the interval grows
+-- from 6 to 10 slots; every period of 6 keeps its passes and gains 4 slots
+-- (6..9) for E, S, T and EW, each at the first of its device's free ones
+-- after what it needs; the backward passes move whole periods later until
+-- the last stage's B comes after every S (vocab-1) or T (vocab-2).
+function sc._v_vocab(spec)
+  local p = spec._p
+  spec._p = nil
+  local off = sc.block(spec):offsets()
+  local S, N = 2 * p, 10
+  local function map(o) return (o // 6) * N + o % 6 end
+  local b = {}
+  for k, v in pairs(spec) do b[k] = v end
+  b.first, b.delta, b.interval = nil, nil, N
+  b.F, b.B, b.W = {}, {}, {}
+  for s = 1, S do b.F[s], b.B[s], b.W[s] = map(off.F[s]), map(off.B[s]), map(off.W[s]) end
+  local used = {}
+  for d = 1, p do used[d] = {[9] = true} end
+  local function slot(d, t) -- the first free vocabulary slot of d at or after t
+    t = math.ceil(t)
+    while (t % N) < 6 or used[d][t % N] do t = t + 1 end
+    used[d][t % N] = true
+    return t
+  end
+  b.E, b.S, b.T, b.EW = {}, {}, {}, {}
+  local sall, tall = 0, 0
+  for d = 1, p do b.E[d] = b.F[1] - 1; b.S[d] = slot(d, b.F[S] + 1); sall = math.max(sall, b.S[d] + 1) end
+  for d = 1, p do b.T[d] = slot(d, sall); tall = math.max(tall, b.T[d] + 1) end
+  local ready = spec.vocab_par == "vocab-1" and sall or tall
+  local shift = math.max(0, math.ceil((ready - b.B[S]) / N)) * N
+  for s = 1, S do b.B[s], b.W[s] = b.B[s] + shift, b.W[s] + shift end
+  for d = 1, p do b.EW[d] = slot(d, b.B[1] + 1) end
+  return sc.block(b)
 end
 
 -- Exit codes (SPEC.md, "Errors and exit codes").

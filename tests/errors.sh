@@ -83,6 +83,7 @@ row 3 "program: vocab_par = 'vocab-2' cannot be placed on an automatic schedule 
 row 3 "program: vocab_par = 'redis' moves transformer layers by the model's costs" -- $SC check zb-h1 -D vocab_par=redis
 row 3 "block: give offsets for all of S, T, E and EW (one per device)" -- $SC check "$(r vp1.lua 'return sc.program { p = 2, m = 2, vocab_par = "vocab-1", block = { interval = 8, slots = true, F = {1, 2}, BW = {6, 4}, S = {3, 3} } }')"
 row 3 "model: unknown field 'depth'" -- $SC check "$(r vp2.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", model = { layers = 4, hidden = 8, seq = 4, vocab = 16, depth = 2 } }')"
+row 3 "PyTorch's pipelining schedules have no vocabulary passes or collectives (vocab_par = vocab-1): export json, trace or svg" -- $SC export 1f1b -D vocab_par=vocab-1 --format torch-csv
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in

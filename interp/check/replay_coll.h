@@ -19,7 +19,9 @@
  * root too; data a collective carries is produced before it is posted (the
  * tagged pass, where the device runs it; a broadcast's root must) and
  * read after it. Errors name the devices, instructions and the first
- * mismatch.
+ * mismatch. For a program already verified (the timed replay of sc_simulate
+ * after sc_check), these checks are proved and skipped: only the matching
+ * is built again.
  */
 #ifndef SC_REPLAY_COLL_H
 #define SC_REPLAY_COLL_H

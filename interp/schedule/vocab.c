@@ -104,10 +104,10 @@ static choice decide(const vplace *v, int d)
                 break;
             }
     }
-    int eDue = D->nE < m && D->nE < v->nF0 + LEAD_E, eAny = D->nE < m;
+    int eDue = D->nE < m && D->nE < v->nF0 + LEAD_E;
     int pendT = D->nS - D->nT, pendEW = v->ng - (int)D->gx;
     /* The earliest time anything is ready. */
-    double t = INFINITY, rs[6] = {rS, rT, rEW, rB, rL, eAny ? 0 : -1};
+    double t = INFINITY, rs[6] = {rS, rT, rEW, rB, rL, eDue ? 0 : -1};
     for (int i = 0; i < 6; i++)
         if (rs[i] >= 0)
             t = fmin(t, maxd(rs[i], D->tfree));
@@ -133,8 +133,6 @@ static choice decide(const vplace *v, int d)
         c.kind = C_T, c.mb = mT;
     else if (READY(rEW))
         c.kind = C_EW, c.mb = mEW;
-    else if (eAny) /* idle: E ahead of time rather than nothing */
-        c.kind = C_E, c.mb = D->nE;
 #undef READY
     return c;
 }

@@ -6,8 +6,9 @@
  * when the last stage's output arrives (so devices differ in their order,
  * B S F or B F S, and in how many S they run in the warm-up); the last
  * stage's backward waits for the collectives, and meanwhile the devices go
- * on with their next forwards (the schedule's warm-up grows by what the
- * memory allowance lets: `lag` microbatches of a device's activations); T
+ * on with their next forwards (the backward passes are moved 0..3
+ * forwards later, the fastest kept, and with `lag` > 0 a device may also
+ * run a later forward while its next backward waits); T
  * (vocab-1) and EW fill idle time, or run when two are pending; E runs a
  * little ahead of the first stage's forwards.
  *
@@ -30,8 +31,10 @@
 
 #include "ir/ir.h"
 
-/* lag: the memory allowance, in microbatches of a device's activations
- * (< 0: the default, 2). */
+/* lag: the memory allowance of the lookahead forwards, in microbatches of
+ * a device's activations beyond its order's own peak (< 0: the default, 0:
+ * no lookahead; the shifts of the backward passes, 0..3 forwards later,
+ * give the collectives their time instead, the fastest kept). */
 sc_status sc_vocab_place(sc_prog *pg, double lag);
 
 /* Whether any device's order holds a vocabulary pass. */

@@ -55,6 +55,12 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
     int kind = placement_kind(pg);
     const char *file = out && strcmp(out, "-") ? out : "FILE";
     char msg[512];
+    if (sc_vocab_split(sc_prog_vocab(pg))) {
+        snprintf(msg, sizeof msg, "PyTorch's pipelining schedules have no vocabulary passes or "
+                 "collectives (vocab_par = %s): export json, trace or svg",
+                 sc_vocab_name(sc_prog_vocab(pg)));
+        return sc_cli_fail(EXIT_ARG, msg);
+    }
     if (titan && comms)
         return sc_cli_fail(EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
                            "(--format torch-csv); PyTorch then adds the communication itself");

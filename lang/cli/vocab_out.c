@@ -47,13 +47,16 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json)
         printf("collectives   %zu instructions\n", sim->colls);
     if (!model && !sim->coll_busy)
         return;
-    printf("device   %s%s\n", model ? "params GB   activations GB   " : "",
-           sim->coll_busy ? "collectives busy" : "");
+    int c = sim->coll_busy != NULL;
+    printf("device   %s%s\n", model ? (c ? "params GB   activations GB   " : "params GB   activations GB")
+                                   : "", c ? "collectives busy" : "");
     for (int d = 0; d < P; d++) {
         printf("%-8d ", d);
-        if (model)
+        if (model && c)
             printf("%-11.4g %-16.4g ", pb[d] / 1e9, sim->peak_mem[d] * unit / 1e9);
-        if (sim->coll_busy)
+        else if (model)
+            printf("%-11.4g %.4g", pb[d] / 1e9, sim->peak_mem[d] * unit / 1e9);
+        if (c)
             printf("%.6g", sim->coll_busy[d]);
         printf("\n");
     }

@@ -297,6 +297,18 @@ static int l_block_offsets(lua_State *L)
         }
         lua_setfield(L, -2, kinds[k]);
     }
+    static const char *const vkinds[] = {"S", "T", "E", "EW"};
+    int P = sc_prog_devices(lb->pg);
+    for (int k = 0; k < 4; k++) {
+        if (!lb->blk.voff[k])
+            continue;
+        lua_createtable(L, P, 0); /* one per device */
+        for (int d = 0; d < P; d++) {
+            lua_pushnumber(L, lb->blk.voff[k][d]);
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, vkinds[k]);
+    }
     return 1;
 }
 

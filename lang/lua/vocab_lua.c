@@ -87,23 +87,6 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
         check(L, pg, sc_prog_set_vocab(pg, (sc_vocab)v));
     }
     lua_pop(L, 1);
-    ty = lua_getfield(L, t, "vocab_costs");
-    if (ty == LUA_TTABLE) {
-        static const char *const known[] = {"s", "t", "e", "ew", "coll", "units", NULL};
-        int c = lua_gettop(L);
-        known_fields(L, c, "vocab_costs", known);
-        /* Times of a device's S, T, E, EW; a collective's latency; S's units. */
-        check(L, pg, sc_prog_set_vocab_cost(pg, -1, num(L, c, "vocab_costs", "s", 0),
-                                            num(L, c, "vocab_costs", "t", 0),
-                                            num(L, c, "vocab_costs", "e", 0),
-                                            num(L, c, "vocab_costs", "ew", 0)));
-        check(L, pg, sc_prog_set_vocab_mem(pg, -1, num(L, c, "vocab_costs", "units", 0)));
-        check(L, pg, sc_prog_set_coll_cost(pg, num(L, c, "vocab_costs", "coll", 0), INFINITY));
-    } else if (ty != LUA_TNIL) {
-        sc_lua_raise(L, SC_ERR_ARG, "program: 'vocab_costs' must be a table {s =, t =, e =, ew =, "
-                                    "coll =, units =}");
-    }
-    lua_pop(L, 1);
     ty = lua_getfield(L, t, "model");
     if (ty == LUA_TTABLE) {
         static const char *const known[] = {"layers", "hidden", "seq", "vocab", "batch", "heads",
@@ -131,6 +114,31 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
     } else if (ty != LUA_TNIL) {
         sc_lua_raise(L, SC_ERR_ARG, "program: 'model' must be a table {layers =, hidden =, seq =, "
                                     "vocab =, batch =, ...}");
+    }
+    lua_pop(L, 1);
+    ty = lua_getfield(L, t, "vocab_costs");
+    if (ty == LUA_TTABLE) {
+        static const char *const known[] = {"s", "t", "e", "ew", "coll", "units", NULL};
+        int c = lua_gettop(L);
+        known_fields(L, c, "vocab_costs", known);
+        /* Times of a device's S, T, E, EW; a collective's latency (then
+         * bandwidth unlimited); S's units. After the model: a field given
+         * overrides the model's, one not given keeps it (0 without one). */
+        check(L, pg, sc_prog_set_vocab_cost(
+                         pg, -1, num(L, c, "vocab_costs", "s", sc_prog_vocab_cost(pg, SC_OP_S, 0)),
+                         num(L, c, "vocab_costs", "t", sc_prog_vocab_cost(pg, SC_OP_T, 0)),
+                         num(L, c, "vocab_costs", "e", sc_prog_vocab_cost(pg, SC_OP_E, 0)),
+                         num(L, c, "vocab_costs", "ew", sc_prog_vocab_cost(pg, SC_OP_EW, 0))));
+        check(L, pg, sc_prog_set_vocab_mem(pg, -1, num(L, c, "vocab_costs", "units",
+                                                       sc_prog_vocab_mem(pg, 0))));
+        lua_getfield(L, c, "coll");
+        int coll = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (coll)
+            check(L, pg, sc_prog_set_coll_cost(pg, num(L, c, "vocab_costs", "coll", 0), INFINITY));
+    } else if (ty != LUA_TNIL) {
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'vocab_costs' must be a table {s =, t =, e =, ew =, "
+                                    "coll =, units =}");
     }
     lua_pop(L, 1);
 }

@@ -78,6 +78,52 @@ T.fails(function()
               S = {2, 3}, T = {4, 6}, E = {0, 0}, EW = {11, 9} } }
 end, "block: S on d0 starts at 2, but F s1 it depends on is done only at 3", "block too early")
 
+-- V-Half with a split vocabulary, the paper's way: the block's interval
+-- grows (6 to 10 slots: E, S, T, EW), the block stays valid, its memory
+-- balanced; the same V block placed by the list scheduler when vocab_par
+-- is given to the program only.
+for _, vp in ipairs{"vocab-1", "vocab-2"} do
+  for _, p in ipairs{2, 3, 4, 5, 8} do
+    local b = sc.v_block("half", {p = p, m = 3 * p, vocab_par = vp})
+    T.eq(b.interval, 10, vp .. " p=" .. p .. " V-Half interval grows")
+    T.ok(b:valid(), vp .. " p=" .. p .. " V-Half block valid")
+    local o = b:offsets()
+    T.ok(#o.S == p and #o.T == p and #o.E == p and #o.EW == p, vp .. " offsets per device")
+    local r = b:program():sim()
+    local lo, hi = math.huge, 0
+    for _, x in ipairs(r.peak_memory) do lo, hi = math.min(lo, x), math.max(hi, x) end
+    -- odd p (no spare slots before the first backward): one period later, one unit more
+    T.eq(hi, (p + 2) // 2 + p % 2, vp .. " p=" .. p .. " V-Half peak")
+    T.eq(lo, hi, vp .. " p=" .. p .. " memory balanced")
+  end
+end
+local vh = sc.load("v-half", with(paper, {vocab = 256000, vocab_par = "vocab-1"}))
+T.ok(vh:order(0):find("S", 1, true) ~= nil and vh:valid(), "v-half recipe with vocab-1")
+local vl = sc.v_block("half", {p = 8, m = 32}):program { vocab_par = "vocab-1",
+  model = {layers = 32, hidden = 3072, seq = 2048, batch = 1, vocab = 256000} }
+T.ok(vl:valid(), "V-Half placed by the list scheduler")
+T.ok(vl:sim().makespan < vh:sim().makespan, "list placement faster than the grown block")
+T.ok(vl:sim().peak_memory_max > vh:sim().peak_memory_max, "the grown block holds less")
+
+-- A cost file beats the model (SPEC.md §20.2, §21.1): the stage passes
+-- take the file's times; the vocabulary passes and the parameter bytes
+-- stay the model's.
+do
+  local c = {stagecraft_costs = 1, unit = "s", stages = 2, tf = {0.1, 0.1}, tb = {0.2, 0.2},
+             tw = {0.1, 0.1}}
+  local md = {layers = 4, hidden = 256, seq = 128, vocab = 1024, batch = 1}
+  local a = sc.program { p = 2, m = 4, rule = "1f1b", vocab_par = "vocab-1", model = md, costs = c }
+  local b = sc.program { p = 2, m = 4, rule = "1f1b", vocab_par = "vocab-1", model = md }
+  local ra, rb = a:sim(), b:sim()
+  T.near(ra.busy[1], 1.6, 1e-3, "cost file: 4 x (tf + tb + tw) of the file")
+  T.ok(ra.busy[1] > 1.6, "cost file: the vocabulary passes keep the model's times")
+  T.eq(ra.param_bytes[1], rb.param_bytes[1], "cost file: parameter bytes from the model")
+  -- vocab_costs overrides the model's vocabulary pass times, field by field.
+  local v = sc.program { p = 2, m = 4, rule = "1f1b", vocab_par = "vocab-1", model = md,
+                         costs = c, vocab_costs = {s = 0.05} }
+  T.near(v:sim().busy[1], 1.6 + 4 * 0.05, 1e-3, "vocab_costs.s over the model")
+end
+
 -- Errors.
 T.fails(function() sc.program { p = 2, m = 2, vocab_par = "vocab-3", rule = "1f1b" } end,
   "program: unknown vocab_par 'vocab-3' (none, baseline, redis, vocab-1, vocab-2)", "bad name")
