@@ -23,6 +23,7 @@
 SC=${SC:-build/stagecraft}
 case $SC in /*) ;; *) SC=$PWD/$SC ;; esac
 VERSIONS=${TORCH_VERSIONS:-"2.15.0 2.14.1"}
+NUMPY=2.4.6   # torch's pipelining sends its metadata through numpy (not a dependency of the wheel)
 VENVS=${TORCH_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/stagecraft/torch}
 LIMIT=${TORCH_TIMEOUT:-900}
 pass=0; fail=0; skip=0
@@ -33,28 +34,25 @@ say() { echo "torch: $*"; }
 # with the parameters for p = 2 and p = 4 (m at least what the recipe needs).
 RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2"
 
-venv_for() { # version -> prints the venv's python, or nothing (reason on stderr)
+venv_for() { # version -> prints the venv's python (torch, numpy), or nothing (reason on stderr)
   v=$1; d=$VENVS/$v
-  if [ -x "$d/bin/python" ] &&
-     [ "$("$d/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" = "$v" ]; then
-    "$d/bin/python" -m pip install -q --no-deps --force-reinstall ./python >/dev/null 2>&1 ||
-      { echo "pip install ./python failed" >&2; return; }
-    echo "$d/bin/python"; return
-  fi
   mkdir -p "$VENVS"
   exec 8>"$VENVS/.lock-$v"; flock 8   # one install per machine; others wait for it
-  if [ -x "$d/bin/python" ] &&
-     [ "$("$d/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" = "$v" ]; then
-    exec 8>&-; venv_for "$v"; return
-  fi
-  rm -rf "$d"
-  python3 -m venv "$d" 2>"$tmp/venv.err" || { echo "python3 -m venv failed: $(tail -1 "$tmp/venv.err")" >&2; return; }
-  say "installing torch==$v from PyPI into $d (once; about 3 to 10 minutes)" >&2
-  if ! timeout 1500 "$d/bin/python" -m pip install -q "torch==$v" >"$tmp/pip.log" 2>&1; then
-    echo "pip install torch==$v failed: $(grep -v '^ ' "$tmp/pip.log" | tail -1)" >&2; rm -rf "$d"; return
+  if [ "$("$d/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" != "$v" ]; then
+    rm -rf "$d"
+    python3 -m venv "$d" 2>"$tmp/venv.err" ||
+      { echo "python3 -m venv failed: $(tail -1 "$tmp/venv.err")" >&2; exec 8>&-; return; }
+    say "installing torch==$v from PyPI into $d (once; about 3 to 10 minutes)" >&2
+    if ! timeout 1500 "$d/bin/python" -m pip install -q "torch==$v" "numpy==$NUMPY" >"$tmp/pip.log" 2>&1; then
+      echo "pip install torch==$v failed: $(grep -v '^ ' "$tmp/pip.log" | tail -1)" >&2
+      rm -rf "$d"; exec 8>&-; return
+    fi
+  elif ! "$d/bin/python" -c 'import numpy' 2>/dev/null &&
+       ! "$d/bin/python" -m pip install -q "numpy==$NUMPY" >"$tmp/pip.log" 2>&1; then
+    echo "pip install numpy==$NUMPY failed: $(grep -v '^ ' "$tmp/pip.log" | tail -1)" >&2
+    exec 8>&-; return
   fi
   exec 8>&-
-  "$d/bin/python" -m pip install -q ./python >/dev/null 2>&1 || { echo "pip install ./python failed" >&2; return; }
   echo "$d/bin/python"
 }
 
@@ -107,6 +105,13 @@ launch() { # python world -> runs train.py on `world` ranks, counts its summary
   pass=$((pass+p)); fail=$((fail+f))
 }
 
+# The package as a user installs it (pip install ./python), into this run's
+# own folder: the shared environments hold torch only.
+if python3 -m pip install -q --no-deps --target "$tmp/pkg" ./python >"$tmp/pkg.log" 2>&1; then
+  pass=$((pass+1)); export PYTHONPATH="$tmp/pkg"
+else
+  fail=$((fail+1)); say "FAIL: pip install ./python: $(tail -1 "$tmp/pkg.log")"
+fi
 for v in $VERSIONS; do
   py=$(venv_for "$v" 2>"$tmp/why")
   if [ -z "$py" ]; then
