@@ -101,6 +101,41 @@ expect 10 "sandbox: collectgarbage('stop') is refused" -- $SC check "$tmp/r/gc.l
 recipe strmt.lua "getmetatable('').__index.rep = nil"
 expect 8 "attempt to index a nil value" -- $SC check "$tmp/r/strmt.lua"
 
+# Dotfiles and dot-folders in the recipe's folder are refused (issue 21):
+# a .env, an SSH key or .git/config beside a recipe stays unread, also
+# through a link or a path that only passes through a dot-folder.
+mkdir -p "$tmp/r/.git" "$tmp/r/.ssh"
+printf 'SECRET=hunter2\n' >"$tmp/r/.env"
+printf 'ssh-rsa AAAAB3Nza secret@host\n' >"$tmp/r/.ssh/id_rsa"
+printf 'return 1\n' >"$tmp/r/.git/x.lua"
+ln -s .env "$tmp/r/env.txt"
+recipe dot1.lua "dofile('.env')"
+expect 10 "sandbox: dofile('.env'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot1.lua"
+recipe dot2.lua "local f, e = loadfile('.ssh/id_rsa'); error(e)"
+expect 10 "sandbox: loadfile('.ssh/id_rsa'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot2.lua"
+if grep -q "AAAAB3Nza" "$tmp/e"; then ko "the key leaked through an error message"; else ok; fi
+recipe dot3.lua "dofile('sub/../.git/x.lua')"
+expect 10 "dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot3.lua"
+recipe dot4.lua "dofile('env.txt')"
+expect 10 "sandbox: dofile('env.txt'): the file is a dotfile or in a dot-folder ($tmp/r/.env)" -- $SC check "$tmp/r/dot4.lua"
+recipe dot5.lua "return sc.load('.git/x.lua')"
+expect 10 "sandbox: sc.load('.git/x.lua'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot5.lua"
+# A recipe that lives under a dot-folder still reads its own folder.
+mkdir -p "$tmp/.cfg"
+printf 'return {n = 2}\n' >"$tmp/.cfg/h.lua"
+printf 'local h = dofile("h.lua")\nreturn sc.program { p = h.n, m = 2, rule = "1f1b" }\n' >"$tmp/.cfg/ok.lua"
+expect 0 "ok: $tmp/.cfg/ok.lua: 2 devices" -- $SC check "$tmp/.cfg/ok.lua"
+
+# A closed Program returned by a recipe: a recipe error in every command,
+# never a crash (issue 21).
+recipe closed.lua 'local p <close> = sc.program { p = 2, m = 2, rule = "1f1b" }
+return p'
+for c in check sim show run; do
+  expect 8 "closed.lua' returned a closed program" -- $SC $c "$tmp/r/closed.lua"
+done
+expect 8 "returned a closed program" -- $SC export "$tmp/r/closed.lua" --format json
+expect 8 "returned a closed program" -- sh -c "echo 'sc.load(\"$tmp/r/closed.lua\")' | $SC"
+
 # What a recipe may do: its folder's modules and files, the stdlib, os.clock.
 printf 'return {n = 3}\n' >"$tmp/r/helper.lua"
 printf 'return {m = 4}\n' >"$tmp/r/sub/mod.lua"
@@ -186,6 +221,43 @@ expect 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --ma
 expect 2 "--max-mem needs a size in bytes" -- $SC check 1f1b --max-mem 12Q
 expect 2 "--max-mem needs a size in bytes" -- $SC --max-mem
 expect 0 "ok: 1f1b" -- $SC check 1f1b --max-mem 64M --max-steps 1e7
+
+# Loops the count hook cannot see (issue 21): xpcall's message handler
+# (Lua runs it with hooks off when the hook raised), and C loops of the
+# string and table libraries; each stopped by the step limit alone, with the
+# time limit off, sandboxed or trusted. `timeout` turns a hang into 124.
+recipe xp1.lua "xpcall(function() while true do end end, function() while true do end end)"
+recipe xp2.lua "xpcall(error, function() while true do end end)"
+recipe xp3.lua "local ok = xpcall(function() while true do end end, function(m) return m end)
+while true do end"
+recipe crep.lua 'local s = string.rep("", math.maxinteger) .. ("x"):rep(0)
+assert(s == "" and ("ab"):rep(3, "") == "ababab" and string.rep("", 3, "-") == "--")
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+recipe cmove.lua "table.move({}, 1, math.maxinteger, 2)"
+recipe cins.lua "table.insert(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1, 'x')"
+recipe crem.lua "table.remove(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1)"
+for t in "" --trust; do
+  for f in xp1 xp2 xp3 cmove cins crem; do
+    expect 7 "$f.lua:1: step limit exceeded: more than 1000000 Lua instructions" -- timeout 60 $SC $t check "$tmp/r/$f.lua" --max-steps 1e6 --max-time 0
+  done
+  expect 0 "ok:" -- timeout 60 $SC $t check "$tmp/r/crep.lua" --max-steps 1e6 --max-time 0
+done
+expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time 0.5
+recipe tmove.lua 'local t = table.move({1, 2, 3}, 1, 3, 2)
+table.insert(t, 1, 0); table.remove(t, 1)
+assert(table.concat(t, ",") == "1,1,2,3")
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+expect 0 "ok:" -- $SC check "$tmp/r/tmove.lua" --max-steps 1e6
+
+# A tiny --max-mem is the memory limit's error, never a Lua panic (issue 21).
+for k in 1 10K 40K; do
+  for c in "check 1f1b" "run 1f1b" "list" "sim $tmp/r/good.lua --json"; do
+    # shellcheck disable=SC2086
+    $SC --max-mem $k $c >"$tmp/o" 2>"$tmp/e"; rc=$?
+    if [ $rc = 7 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "^stagecraft: error: memory limit exceeded" "$tmp/e"; then ok
+    else ko "--max-mem $k $c: exit $rc"; head -3 "$tmp/e" >&2; fi
+  done
+done
 
 # Unrolling guards: sizes are refused before anything is allocated.
 recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'

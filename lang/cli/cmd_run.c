@@ -12,6 +12,7 @@
 #include "cmd_run.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +30,7 @@ static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "ba
 
 static int fail(int code, const char *msg)
 {
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
-    return code;
+    return sc_cli_fail(code, msg);
 }
 
 /* The declared default of parameter `name` (pushed), or nothing and 0. */
@@ -313,8 +313,13 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             print_json(recipe, lp->pg, &o, r);
         else
             print_text(recipe, &o, r);
-        fflush(stdout);
-        if (trace)
+        if (fflush(stdout) != 0 || ferror(stdout)) { /* before MPI_Finalize */
+            char msg[160];
+            snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
+                     errno ? strerror(errno) : "write error");
+            rc = fail(EXIT_USAGE, msg);
+        }
+        if (trace && !rc)
             rc = sc_cli_run_trace(trace, lp->pg, r->predicted, r->measured);
         if (check && !rc)
             rc = verdict(r);

@@ -3,10 +3,12 @@
  * limits of every evaluation, the options that set them, evaluating a
  * recipe under them, and the one-line error.
  */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sandbox/sandbox.h"
@@ -18,7 +20,20 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)
 {
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    /* Messages quote recipes, cells and paths: a control byte (a terminal
+     * escape, a carriage return) is written \xNN, so that no message can
+     * drive the terminal or hide itself; tabs and a script's traceback
+     * lines stay. */
+    fputs("stagecraft: error: ", stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p < 0x20 && *p != '\n' && *p != '\t')
+            fprintf(stderr, "\\x%02x", *p);
+        else if (*p == 0x7f)
+            fputs("\\x7f", stderr);
+        else
+            fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
     return code;
 }
 
@@ -57,9 +72,27 @@ int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
     else
         lua_newtable(L);
     lua_pushboolean(L, listing);
+    /* What the recipe writes (print, and with --trust io.write or a child
+     * process) goes to stderr: stdout carries the command's own output
+     * only, so that a recipe cannot forge rows of an export or fields of
+     * sim --json. */
+    int failed = fflush(stdout) != 0 || ferror(stdout); /* the command's own output */
+    int saved = dup(STDOUT_FILENO), was_closed = saved < 0 && errno == EBADF;
+    int moved = (saved >= 0 || was_closed) && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0;
     sc_limits_arm(L);
     int rc = lua_pcall(L, 3, 3, 0);
     sc_limits_disarm(L);
+    fflush(stdout);
+    if (moved) {
+        if (saved >= 0)
+            dup2(saved, STDOUT_FILENO);
+        else
+            close(STDOUT_FILENO);
+    }
+    if (saved >= 0)
+        close(saved);
+    if (!failed)
+        clearerr(stdout); /* a failed write of the recipe's is not the command's */
     if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
         lua_pop(L, 3);
         lua_pushliteral(L, "limit");

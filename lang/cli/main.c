@@ -20,6 +20,7 @@
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
  */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -481,11 +482,23 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* An error outside any pcall (the command line's own Lua calls; none is
+ * expected): one line and an exit code instead of Lua's abort(). */
+static int panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    int nomem = msg && strcmp(msg, "not enough memory") == 0;
+    sc_cli_fail(nomem ? 4 : 1, msg ? msg : "unprotected Lua error");
+    fflush(stdout);
+    _exit(nomem ? 4 : 1); /* Lua cannot go on; the one exit outside main's return */
+}
+
 int main(int argc, char **argv)
 {
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
         return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
+    lua_atpanic(L, panic);
     sc_lua_setup(L);
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
     lua_pushboolean(L, isatty(STDERR_FILENO));
@@ -536,6 +549,17 @@ int main(int argc, char **argv)
         rc = sc_cli_fail(EXIT_USAGE, msg);
     } else {
         rc = cmd_script(L, argc, argv);
+    }
+    /* Output that did not reach stdout (a full disk, /dev/full, a closed
+     * descriptor) is an error, never a silent success. */
+    int e = 0;
+    if (fflush(stdout) != 0)
+        e = errno;
+    if ((e || ferror(stdout)) && rc == 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
+                 e ? strerror(e) : "write error");
+        rc = sc_cli_fail(EXIT_USAGE, msg);
     }
     sc_limits_close(L);
     return rc;

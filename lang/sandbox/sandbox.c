@@ -158,8 +158,20 @@ static void normalize(char *p)
     *out = 0;
 }
 
+/* 1 when a name below root in `path` (a path inside root) starts with a
+ * dot: .env, .git/config, .ssh/id_rsa. */
+static int has_dot_name(const char *path, const char *root)
+{
+    for (const char *p = path + strlen(root); *p; p++) /* path[0] is '/': p[-1] exists */
+        if (*p == '.' && p[-1] == '/')
+            return 1;
+    return 0;
+}
+
 /* The real path of `path` (relative paths are relative to the folder) when
- * it lies inside the folder; raises a sandbox error when it does not.
+ * it lies inside the folder and no name below the folder starts with a dot
+ * (dotfiles hold secrets: .env, .ssh, .git); raises a sandbox error when
+ * it does not.
  * Returns NULL when the file does not exist (message pushed). The result
  * is pushed as a string. */
 static const char *resolve(lua_State *L, const char *path, const char *what)
@@ -183,18 +195,28 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
                   root);
         return NULL;
     }
+    if (has_dot_name(norm, root)) {
+        violation(L, "%s('%s'): dotfiles and dot-folders are refused (they hold secrets: "
+                  ".env, .ssh, .git)", what, path);
+        return NULL;
+    }
     char *real = realpath(norm, NULL);
     lua_pop(L, 2);
     if (!real) {
         lua_pushfstring(L, "cannot open %s", path);
         return NULL;
     }
-    int ok = inside_root(real, root);
+    int ok = inside_root(real, root), dot = ok && has_dot_name(real, root);
     lua_pushstring(L, real);
     free(real);
     if (!ok) {
         violation(L, "%s('%s'): the file lies outside the recipe's folder (%s)", what, path,
                   root);
+        return NULL;
+    }
+    if (dot) {
+        violation(L, "%s('%s'): the file is a dotfile or in a dot-folder (%s), and those are "
+                  "refused", what, path, lua_tostring(L, -1));
         return NULL;
     }
     return lua_tostring(L, -1);

@@ -56,11 +56,12 @@ typedef struct sc_limits {
     size_t refused;      /* size of the last refused request (0: the last call succeeded) */
     long refusals;       /* refused requests since sc_limits_arm */
     int hit;             /* sc_limit_kind, sticky until sc_limits_arm */
+    int armed;           /* between sc_limits_arm and sc_limits_disarm */
     lua_State *L;        /* the state (its main thread), for the allocator */
 } sc_limits;
 
 #define SC_LIMITS_DEFAULT                                                                          \
-    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, SC_LIMIT_NONE, NULL}
+    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, SC_LIMIT_NONE, 0, NULL}
 
 /* A new state whose allocator counts into lim; NULL on out of memory. */
 lua_State *sc_limits_newstate(sc_limits *lim);
@@ -81,6 +82,14 @@ int sc_limits_error(lua_State *L);
 /* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
  * the error: the evaluation has failed all the same. */
 int sc_limits_hit(lua_State *L);
+
+/* Wraps the library functions whose C loops the count hook cannot see, in
+ * the global tables (so in every sandbox made after it): xpcall's message
+ * handler is not called once a limit was hit (Lua runs it with hooks off
+ * when the hook raised); string.rep returns an empty result at once;
+ * table.move, table.insert and table.remove count the elements they shift
+ * as instructions, before shifting. Call once, before sc_sandbox_init. */
+void sc_limits_guard(lua_State *L);
 
 /* Command-line options: at argv[i], --max-steps N, --max-mem BYTES or
  * --max-time SECONDS (also --max-steps=N; BYTES may end in K, M or G).
