@@ -17,6 +17,7 @@
  *   build/bench_interp            all cases
  *   build/bench_interp quick      smaller sizes (a smoke run)
  */
+#include "compile.h"
 #include "ir/ir.h"
 #include "lower/lower.h"
 #include "schedule/rules.h"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compile.h"
 #include "exec.h"
 #include "ir/ir.h"
 #include "model.h"

@@ -12,7 +12,7 @@
 
 #include "backend/backend.h"
 #include "exec.h"
-#include "lower/offload.h"
+#include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
 
 sc_run_opts sc_run_defaults(int stages)

@@ -42,6 +42,7 @@ if command -v python3 >/dev/null; then
 else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
+run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, layering, file sizes
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh

@@ -84,4 +84,52 @@ static inline double sc_auto_dmem(const sc_prog *pg, int op, int s)
     return sc_op_mem(pg, op, s);
 }
 
+/* ---- what the driver (autosched.c), the candidates (autosched_cand.c)
+ * and the search (autosched_search.c) share ---------------------------- */
+
+/* A candidate: its orders (a flat array as above) and its figures. */
+typedef struct sc_acand {
+    sc_instr *ord;
+    double mk, span;
+    int ok;
+} sc_acand;
+
+/* The state of one sc_auto_fill. */
+typedef struct sc_asearch {
+    sc_actx c;
+    const sc_auto_opts *o;
+    sc_auto_result *res;
+    double t0, deadline, lb, last_report;
+    int max_evals, stopped;
+    unsigned long long rng;
+    sc_acand heur, best, tmp;
+} sc_asearch;
+
+/* Seconds on the monotonic clock. */
+double sc_auto_now(void);
+/* Whether (mk, span) beats candidate b by the objective: the longest device
+ * span (the papers' bubble rate), then the makespan. */
+int sc_auto_better(double mk, double span, const sc_acand *b);
+/* Replaces pg's orders by the candidate's. */
+sc_status sc_auto_install(sc_prog *pg, const sc_actx *c, const sc_instr *ord);
+/* Times se->tmp: 0 with its figures, or -1 (invalid or over the limit). */
+int sc_auto_timing(sc_asearch *se, double *mk, double *span);
+/* Makes se->tmp the candidate *into (swapping the buffers). */
+void sc_auto_take(sc_asearch *se, sc_acand *into, double mk, double span);
+/* Times se->tmp; when it beats *into, takes it (swapping the buffers).
+ * 1 if it did. */
+int sc_auto_offer(sc_asearch *se, sc_acand *into);
+/* Whether the search must stop now (time, budget, or nothing to gain);
+ * reports progress. */
+int sc_auto_must_stop(sc_asearch *se);
+/* The search's random numbers (splitmix64; seeded by the options). */
+unsigned long long sc_auto_rand(sc_asearch *se);
+
+/* autosched_search.c: the heuristic phase (into se->heur), the local walks
+ * over the families and the list scheduler (into se->best; 0, or -1 out of
+ * memory), and the last polish of se->best by single moves. */
+void sc_auto_heuristic(sc_asearch *se);
+int sc_auto_improve(sc_asearch *se);
+void sc_auto_polish(sc_asearch *se);
+
 #endif

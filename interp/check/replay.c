@@ -587,3 +587,23 @@ done:
     free(r.ev);
     return st;
 }
+
+sc_status sc_replay_timed(sc_prog *pg, sc_times *t)
+{
+    int P = pg->P;
+    *t = (sc_times){0};
+    t->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    if (!t->offset)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
+    t->offset[0] = 0;
+    for (int d = 0; d < P; d++)
+        t->offset[d + 1] = t->offset[d] + pg->stream[d].n;
+    size_t N = t->offset[P];
+    t->t0 = malloc((N + 1) * sizeof(double));
+    t->t1 = malloc((N + 1) * sizeof(double));
+    sc_status st = t->t0 && t->t1 ? sc_replay(pg, t->offset, t->t0, t->t1)
+                                  : sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
+    if (st != SC_OK)
+        sc_times_free(t);
+    return st;
+}

@@ -1,7 +1,7 @@
 /*
  * replay.h — the communication semantics of SPEC.md, executed on lowered
- * streams. Internal to interp/: verify.c uses it to prove that a program
- * cannot hang, sim.c to time it.
+ * streams. Internal to interp/: the compile driver and verify.c replay to prove
+ * that a program cannot hang, and the timing of that replay is the simulator's.
  *
  * Semantics (one definition for verifier, simulator and every runtime):
  *   - a device executes its stream in order;
@@ -33,5 +33,9 @@
 #include "ir/ir_impl.h"
 
 sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1);
+
+/* sc_replay with the times into a timing it allocates (sized from the
+ * streams); on failure *t is left empty. */
+sc_status sc_replay_timed(sc_prog *pg, sc_times *t);
 
 #endif

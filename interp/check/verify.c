@@ -1,10 +1,9 @@
 /*
  * verify.c — completeness of the passes and safety of the streams
- * (verify.h); sc_check, the pipeline up to a verified program.
+ * (verify.h).
  */
 #include "verify.h"
 #include "ir/ir_impl.h"
-#include "lower/lower.h"
 #include "replay.h"
 
 #include <stdio.h>
@@ -132,15 +131,4 @@ sc_status sc_verify_streams(sc_prog *pg)
     if (st == SC_OK)
         pg->verified = 1;
     return st;
-}
-
-sc_status sc_check(sc_prog *pg)
-{
-    if (pg->verified)
-        return SC_OK;
-    sc_status st;
-    if ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg))) ||
-        (st = sc_verify_streams(pg)))
-        return st;
-    return SC_OK;
 }

@@ -156,8 +156,34 @@ void sc_prog_free(sc_prog *pg)
     free(pg->tb);
     free(pg->tw);
     free(pg->mem);
-    sc_offload_free(pg);
+    sc_prog_free_offload_info(pg);
+    free(pg->off_frac);
+    if (pg->off_levels)
+        for (int s = 0; s < pg->S; s++)
+            free(pg->off_levels[s]);
+    free(pg->off_levels);
+    free(pg->off_nlevels);
     free(pg);
+}
+
+void sc_prog_free_offload_info(sc_prog *pg)
+{
+    if (pg->off_info) {
+        free(pg->off_info->base_peak);
+        free(pg->off_info->level);
+        free(pg->off_info);
+        pg->off_info = NULL;
+    }
+}
+
+void sc_times_free(sc_times *t)
+{
+    if (!t)
+        return;
+    free(t->offset);
+    free(t->t0);
+    free(t->t1);
+    *t = (sc_times){0};
 }
 
 void sc_prog_invalidate(sc_prog *pg)

@@ -20,8 +20,8 @@
  *     sc_prog_push(pg, 1, SC_OP_F, 1, 0);           // device 1: F s1 mb0
  *     sc_prog_push(pg, 1, SC_OP_BW, 1, 0);          //           BW s1 mb0
  *     sc_prog_push(pg, 0, SC_OP_BW, 0, 0);          // device 0: BW s0 mb0
- *     if (sc_check(pg) != SC_OK) puts(sc_errmsg(pg));  // verify passes,
- *     sc_prog_free(pg);                                 // lower, verify streams
+ *     if (sc_check(pg) != SC_OK) puts(sc_errmsg(pg));  // compile.h: verify
+ *     sc_prog_free(pg);                                 // passes, lower, verify
  *
  * Ownership: the program owns every array it hands out; pointers returned
  * by accessors stay valid until the next call that changes the program.
@@ -204,8 +204,14 @@ const char *sc_errmsg(const sc_prog *pg);
 /* Formats "F s3 mb12" style names of an instruction into buf. */
 void sc_instr_format(const sc_instr *in, char *buf, size_t len);
 
-/* The whole pipeline up to a verified program: sc_verify_passes, sc_lower,
- * sc_verify_streams (see verify.h, lower.h). Idempotent. */
-sc_status sc_check(sc_prog *pg);
+/* A timing of lowered streams: the start and end of every instruction, k of
+ * device d at offset[d] + k (offset has P+1 entries). Made by the replay
+ * (check/replay.h); the owner frees it with sc_times_free. */
+typedef struct sc_times {
+    size_t *offset;
+    double *t0, *t1;
+} sc_times;
+
+void sc_times_free(sc_times *t);
 
 #endif

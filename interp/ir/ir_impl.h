@@ -6,7 +6,7 @@
 #define SC_IR_IMPL_H
 
 #include "ir.h"
-#include "lower/offload.h"
+#include "offload_cfg.h"
 
 #include <stdarg.h>
 
@@ -53,6 +53,9 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
 
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);
+
+/* Frees what the last compilation's offload plan reported (off_info). */
+void sc_prog_free_offload_info(sc_prog *pg);
 
 /* Time of pass op on stage s with the stage's costs (BW: B + W; transfers
  * and the end-of-step instructions: 0). */

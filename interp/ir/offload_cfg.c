@@ -1,9 +1,9 @@
 /*
- * offload_cfg.c — the offload configuration of a program (offload.h): the
- * policy, the fractions of a table, the runtime's parts, the link's time.
- * The plan itself is offload.c.
+ * offload_cfg.c — the offload configuration of a program (offload_cfg.h):
+ * the policy, the fractions of a table, the runtime's parts, the link's
+ * time. The plan itself is a stage of the pipeline (lower/offload.c).
  */
-#include "lower/offload.h"
+#include "offload_cfg.h"
 #include "ir_impl.h"
 
 #include <math.h>
@@ -112,30 +112,6 @@ const double *sc_prog_offload_levels(const sc_prog *pg, int s, int *n)
 const sc_offload_info *sc_prog_offload_info(const sc_prog *pg)
 {
     return pg->lowered ? pg->off_info : NULL;
-}
-
-void sc_offload_free_info(sc_prog *pg)
-{
-    if (pg->off_info) {
-        free(pg->off_info->base_peak);
-        free(pg->off_info->level);
-        free(pg->off_info);
-        pg->off_info = NULL;
-    }
-}
-
-void sc_offload_free(sc_prog *pg)
-{
-    sc_offload_free_info(pg);
-    free(pg->off_frac);
-    pg->off_frac = NULL;
-    if (pg->off_levels)
-        for (int s = 0; s < pg->S; s++)
-            free(pg->off_levels[s]);
-    free(pg->off_levels);
-    free(pg->off_nlevels);
-    pg->off_levels = NULL;
-    pg->off_nlevels = NULL;
 }
 
 double sc_offload_time(const sc_prog *pg, int s, double q)

@@ -3,8 +3,8 @@
  * (lower.h).
  */
 #include "lower.h"
-#include "schedule/dataflow.h"
 #include "ir/ir_impl.h"
+#include "schedule/dataflow.h"
 
 #include <stdlib.h>
 
@@ -160,12 +160,6 @@ sc_status sc_lower(sc_prog *pg)
     }
     pg->lowered = 1;
     pg->verified = 0;
-    /* The host copies of an offload policy go in last (offload.h). */
-    if ((st = sc_offload_lower(pg)) != SC_OK) {
-        for (int d = 0; d < P; d++)
-            pg->stream[d].n = 0;
-        pg->lowered = 0;
-    }
     goto done;
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");

@@ -24,7 +24,6 @@
  */
 #include "offload.h"
 #include "ir/ir_impl.h"
-#include "check/replay.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,45 +44,6 @@ static double quantize(const sc_prog *pg, int s, double q)
         if (fabs(lv[k] - q) < fabs(best - q) - 1e-12)
             best = lv[k];
     return best;
-}
-
-/* ---- the timing without offload ----------------------------------------- */
-
-typedef struct base {
-    size_t *offset;   /* [P+1] */
-    double *t0, *t1;  /* [N] */
-    double tol;       /* times closer than this are equal */
-} base;
-
-static void base_free(base *b)
-{
-    free(b->offset);
-    free(b->t0);
-    free(b->t1);
-}
-
-/* Replays the current streams (transfers only) for their timing. */
-static sc_status base_timing(sc_prog *pg, base *b)
-{
-    int P = pg->P;
-    memset(b, 0, sizeof *b);
-    b->offset = malloc(((size_t)P + 1) * sizeof(size_t));
-    if (!b->offset)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
-    b->offset[0] = 0;
-    for (int d = 0; d < P; d++)
-        b->offset[d + 1] = b->offset[d] + pg->stream[d].n;
-    size_t N = b->offset[P];
-    b->t0 = malloc((N + 1) * sizeof(double));
-    b->t1 = malloc((N + 1) * sizeof(double));
-    if (!b->t0 || !b->t1)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
-    sc_status st = sc_replay(pg, b->offset, b->t0, b->t1);
-    double span = 0;
-    for (size_t i = 0; i < N && st == SC_OK; i++)
-        span = fmax(span, b->t1[i]);
-    b->tol = 1e-9 * (1 + span);
-    return st;
 }
 
 /* ---- one device's plan --------------------------------------------------- */
@@ -361,13 +321,16 @@ done:
 
 /* ---- the whole program --------------------------------------------------- */
 
-typedef struct planner {
+struct sc_offload_plan {
     sc_prog *pg;
-    base b;
+    const sc_times *b; /* the timing without offload (the caller's) */
+    double tol;         /* times closer than this are equal */
     dplan *dp;          /* [P] */
     size_t *jB_of;      /* [S*m] compute index of the B or BW of each record */
     double *scratch;    /* [2 (maxnc + 1)] */
-} planner;
+};
+
+typedef struct sc_offload_plan planner;
 
 static sc_status build_plans(planner *pl)
 {
@@ -384,8 +347,8 @@ static sc_status build_plans(planner *pl)
     for (int d = 0; d < P; d++) {
         dplan *p = &pl->dp[d];
         const sc_vec *sv = &pg->stream[d];
-        *p = (dplan){.pg = pg, .d = d, .t0 = pl->b.t0 + pl->b.offset[d],
-                     .t1 = pl->b.t1 + pl->b.offset[d], .tol = pl->b.tol};
+        *p = (dplan){.pg = pg, .d = d, .t0 = pl->b->t0 + pl->b->offset[d],
+                     .t1 = pl->b->t1 + pl->b->offset[d], .tol = pl->tol};
         for (size_t k = 0; k < sv->n; k++)
             p->nc += sc_op_is_compute(sv->v[k].op);
         maxnc = p->nc > maxnc ? p->nc : maxnc;
@@ -456,8 +419,10 @@ static sc_status build_plans(planner *pl)
     return pl->scratch ? SC_OK : SC_ERR_NOMEM;
 }
 
-static void planner_free(planner *pl)
+void sc_offload_plan_free(planner *pl)
 {
+    if (!pl)
+        return;
     if (pl->dp)
         for (int d = 0; d < pl->pg->P; d++) {
             free(pl->dp[d].cidx);
@@ -469,7 +434,7 @@ static void planner_free(planner *pl)
     free(pl->dp);
     free(pl->jB_of);
     free(pl->scratch);
-    base_free(&pl->b);
+    free(pl);
 }
 
 static double peak_of(planner *pl, const dplan *p)
@@ -544,23 +509,19 @@ static sc_status refuse(planner *pl)
                    worst->rstart + worst->short_by, worst->short_by, count, count == 1 ? "" : "s");
 }
 
-/* Replays the new streams and checks that no pass starts later than
- * without offload (the plan's promise). */
-static sc_status check_timing(planner *pl)
+sc_status sc_offload_plan_check(const planner *pl, const sc_times *nb)
 {
     sc_prog *pg = pl->pg;
-    int P = pg->P;
-    base nb;
-    sc_status st = base_timing(pg, &nb);
-    for (int d = 0; d < P && st == SC_OK; d++) {
+    sc_status st = SC_OK;
+    for (int d = 0; d < pg->P && st == SC_OK; d++) {
         const dplan *p = &pl->dp[d];
         const sc_vec *sv = &pg->stream[d];
         size_t j = 0;
         for (size_t k = 0; k < sv->n && st == SC_OK; k++) {
             if (!sc_op_is_compute(sv->v[k].op))
                 continue;
-            double late = nb.t0[nb.offset[d] + k] - cstart(p, j);
-            if (late > pl->b.tol) {
+            double late = nb->t0[nb->offset[d] + k] - cstart(p, j);
+            if (late > pl->tol) {
                 char a[96];
                 sc_instr_format(&sv->v[k], a, sizeof a);
                 st = sc_fail(pg, SC_ERR_PROGRAM,
@@ -570,34 +531,37 @@ static sc_status check_timing(planner *pl)
             j++;
         }
     }
-    base_free(&nb);
+    if (st)
+        sc_prog_free_offload_info(pg);
     return st;
 }
 
-sc_status sc_offload_lower(sc_prog *pg)
+sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
 {
-    sc_offload_free_info(pg);
-    if (pg->off.policy == SC_OFFLOAD_NONE)
-        return SC_OK;
+    *out = NULL;
+    sc_prog_free_offload_info(pg);
     int P = pg->P;
-    planner pl = {.pg = pg};
+    size_t N = base->offset[P];
+    double span = 0;
+    for (size_t i = 0; i < N; i++)
+        span = fmax(span, base->t1[i]);
+    planner *pl = calloc(1, sizeof *pl);
     sc_offload_info *oi = pg->off_info = calloc(1, sizeof *oi);
     sc_status st = SC_OK;
-    if (!oi || !(oi->base_peak = calloc((size_t)P, sizeof(double))) ||
+    if (!pl || !oi || !(oi->base_peak = calloc((size_t)P, sizeof(double))) ||
         !(oi->level = calloc((size_t)P, sizeof(double)))) {
         st = SC_ERR_NOMEM;
         goto fail;
     }
-    if ((st = base_timing(pg, &pl.b)) != SC_OK)
-        goto fail;
-    if ((st = build_plans(&pl)) != SC_OK)
+    *pl = (planner){.pg = pg, .b = base, .tol = 1e-9 * (1 + span)};
+    if ((st = build_plans(pl)) != SC_OK)
         goto fail;
     for (int d = 0; d < P; d++) {
-        dplan *p = &pl.dp[d];
+        dplan *p = &pl->dp[d];
         p->skip = pg->off.policy != SC_OFFLOAD_TABLE;
         assign_level(p, 0);
         plan_device(p);
-        oi->base_peak[d] = peak_of(&pl, p);
+        oi->base_peak[d] = peak_of(pl, p);
         switch (pg->off.policy) {
         case SC_OFFLOAD_ALL:
         case SC_OFFLOAD_SELECTIVE: {
@@ -615,17 +579,17 @@ sc_status sc_offload_lower(sc_prog *pg)
             plan_device(p);
             break;
         case SC_OFFLOAD_BUDGET:
-            if ((st = budget_device(&pl, p, &oi->level[d], oi)) != SC_OK)
+            if ((st = budget_device(pl, p, &oi->level[d], oi)) != SC_OK)
                 goto fail;
             break;
         default:
             break;
         }
     }
-    if ((st = refuse(&pl)) != SC_OK)
+    if ((st = refuse(pl)) != SC_OK)
         goto fail;
     for (int d = 0; d < P; d++) {
-        dplan *p = &pl.dp[d];
+        dplan *p = &pl->dp[d];
         for (int i = 0; i < p->nr; i++) {
             const rec *r = &p->r[i];
             oi->records += r->want > 0;
@@ -638,10 +602,10 @@ sc_status sc_offload_lower(sc_prog *pg)
         }
     }
     /* The new streams replace the old ones. The plans keep the old timing
-     * (pl.b) for check_timing, not the old streams. */
+     * (pl->b) for sc_offload_plan_check, not the old streams. */
     for (int d = 0; d < P; d++) {
         sc_vec nv = {0};
-        if ((st = build_stream(&pl.dp[d], &nv)) != SC_OK) {
+        if ((st = build_stream(&pl->dp[d], &nv)) != SC_OK) {
             sc_vec_free(&nv);
             goto fail;
         }
@@ -649,64 +613,12 @@ sc_status sc_offload_lower(sc_prog *pg)
         pg->stream[d] = nv;
         sc_vec_free(&old);
     }
-    st = check_timing(&pl);
-    if (st)
-        goto fail;
-    planner_free(&pl);
+    *out = pl;
     return SC_OK;
 fail:
     if (st == SC_ERR_NOMEM)
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the offload");
-    planner_free(&pl);
-    sc_offload_free_info(pg);
-    return st;
-}
-
-/* ---- lives of the records, for policies written as functions ----------- */
-
-sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
-{
-    sc_offload_cfg keep = pg->off;
-    sc_status st = SC_OK;
-    if (keep.policy != SC_OFFLOAD_NONE) {
-        pg->off.policy = SC_OFFLOAD_NONE;
-        sc_prog_invalidate(pg);
-    }
-    base b = {0};
-    if ((st = sc_check(pg)) != SC_OK || (st = base_timing(pg, &b)) != SC_OK)
-        goto done;
-    for (int d = 0; d < pg->P; d++) {
-        const sc_vec *sv = &pg->stream[d];
-        for (size_t k = 0; k < sv->n; k++) {
-            const sc_instr *in = &sv->v[k];
-            if (!sc_op_is_compute(in->op))
-                continue;
-            size_t g = b.offset[d] + k;
-            sc_record_life *l = &ls[SC_SM(pg, in->stage, in->mb)];
-            l->stage = in->stage;
-            l->mb = in->mb;
-            l->device = d;
-            l->chunk = pg->chunk[in->stage];
-            if (in->op == SC_OP_F) {
-                l->f_start = b.t0[g];
-                l->f_end = b.t1[g];
-            }
-            if (in->op == SC_OP_B || in->op == SC_OP_BW) {
-                l->b_start = b.t0[g];
-                l->b_end = b.t1[g];
-            }
-            if (in->op == SC_OP_W || in->op == SC_OP_BW)
-                l->end = b.t1[g];
-        }
-    }
-    for (int s = 0; s < pg->S; s++)
-        for (int mb = 0; mb < pg->m; mb++)
-            ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1);
-done:
-    base_free(&b);
-    if (keep.policy != SC_OFFLOAD_NONE) {
-        pg->off = keep;
-        sc_prog_invalidate(pg);
-    }
+    sc_offload_plan_free(pl);
+    sc_prog_free_offload_info(pg);
     return st;
 }

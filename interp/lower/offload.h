@@ -1,13 +1,9 @@
 /*
- * offload.h — activation offload (PipeOffload, arXiv 2503.01328): which
- * records go to host memory after their F and come back before their B, and
- * the instructions that move them (SPEC.md §8.5, §19).
- *
- * A *record* is the activation of one (stage, microbatch): F allocates it,
- * B and W (or BW) free it. An *offload policy* gives every record a fraction
- * q in [0, 1] to move to the host. The lowering (sc_lower) plans the moves
- * from the timing of the streams without offload and inserts, on the
- * record's device:
+ * offload.h — the offload plan (PipeOffload, arXiv 2503.01328; SPEC.md §8.5,
+ * §19): a stage of the pipeline after the transfers are lowered. From the
+ * program's policy (ir/offload_cfg.h) and the timing of its streams without
+ * offload, it decides which records go to host memory after their F and
+ * come back before their B, and inserts, on the record's device:
  *
  *     F s mb                 allocates the record
  *     OFFLOAD s mb q         right after F: starts copying q of it to the host
@@ -18,14 +14,6 @@
  *     ...
  *     B s mb  (or BW)        waits for that copy
  *
- * The host link. Every device has a link to host memory with two channels,
- * device-to-host (OFFLOAD) and host-to-device (RELOAD), each a queue served
- * in stream order; moving q of a record of u units takes
- * q · u · ratio · (T_F + T_B + T_W of the device's share), `ratio` being
- * PipeOffload's k. With `shared`, devices 2k and 2k+1 share one link and
- * take turns in each direction (PipeOffload's alternating pairs): each then
- * moves at half the speed.
- *
  * Placement: OFFLOAD right after F; DROP before the first pass that starts
  * after the copy has completed (so it never waits); RELOAD as late as the
  * host-to-device queue allows while still completing before B starts. A
@@ -35,86 +23,35 @@
  * pass is refused (SC_ERR_PROGRAM) with the record and the shortfall;
  * `budget` offloads less instead.
  *
- *     sc_offload_cfg c = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 2, .ratio = 0.1};
- *     sc_prog_set_offload(pg, &c);
- *     sc_check(pg);                        // lowers with the moves, verifies
- *     const sc_offload_info *oi = sc_prog_offload_info(pg);
+ * The compile driver (compile.h) runs it in three steps, each a function of
+ * the step before:
  *
- * Ownership: the program owns the configuration and the results.
+ *     sc_offload_plan *pl;
+ *     sc_offload_plan_new(pg, &base, &pl);  // base: replay of the streams
+ *                                           // without offload; rewrites them
+ *     sc_offload_plan_check(pl, &now);      // now: replay of the new streams;
+ *     sc_offload_plan_free(pl);             // no pass starts later than in base
+ *
+ * The plan keeps a pointer to `base` until it is freed. Results go to the
+ * program (sc_prog_offload_info).
  */
 #ifndef SC_OFFLOAD_H
 #define SC_OFFLOAD_H
 
-#include "ir/ir.h"
+#include "ir/offload_cfg.h"
 
-typedef enum sc_offload_policy {
-    SC_OFFLOAD_NONE,      /* nothing moves */
-    SC_OFFLOAD_ALL,       /* every record that gains from it */
-    SC_OFFLOAD_SELECTIVE, /* per device, the `chunks` chunks with the longest lifespans */
-    SC_OFFLOAD_BUDGET,    /* per device, the least (in that order) that brings the peak to `mem` */
-    SC_OFFLOAD_TABLE      /* fractions given per record (sc_prog_set_offload_fraction) */
-} sc_offload_policy;
+typedef struct sc_offload_plan sc_offload_plan;
 
-/* The default ratio: a fast link (PipeOffload's k after halving is about
- * 0.5 to 1 for 7B to 70B models on A100 and H100). */
-#define SC_OFFLOAD_RATIO 0.25
+/* Plans the moves of the program's policy (not NONE) from the timing of its
+ * lowered streams without offload, and replaces the streams with ones that
+ * hold the host copies. On failure *out is NULL and the streams may be
+ * partly replaced: the caller drops them. */
+sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, sc_offload_plan **out);
 
-typedef struct sc_offload_cfg {
-    sc_offload_policy policy;
-    double chunks; /* selective: chunks per device (a fraction moves part of the next) */
-    double ratio;  /* host-link time of one unit relative to T_F+T_B+T_W; >= 0 */
-    int shared;    /* devices 2k and 2k+1 share one host link */
-    double mem;    /* budget: the peak to reach, in units (> 0) */
-} sc_offload_cfg;
+/* The plan's promise on the replay of the new streams: no compute pass
+ * starts later than in base; else SC_ERR_PROGRAM naming the pass. */
+sc_status sc_offload_plan_check(const sc_offload_plan *pl, const sc_times *now);
 
-/* Sets the policy (checks its numbers; SC_ERR_ARG). TABLE keeps the
- * fractions set so far (all 0 at first). */
-sc_status sc_prog_set_offload(sc_prog *pg, const sc_offload_cfg *cfg);
-const sc_offload_cfg *sc_prog_offload(const sc_prog *pg);
-/* The fraction of record (s, mb) for the TABLE policy, in [0, 1]. */
-sc_status sc_prog_set_offload_fraction(sc_prog *pg, int s, int mb, double frac);
-/* The record of stage s consists of n parts of the given sizes (the runtime
- * moves whole parts: the built-in model's tensors). Moves of stage s are
- * then rounded to a run of its last parts: fractions sum(sizes[k..n-1]) /
- * sum(sizes). n = 0 drops the parts (any fraction). */
-sc_status sc_prog_set_offload_parts(sc_prog *pg, int s, int n, const double *sizes);
-/* Fractions of stage s that the runtime can move: levels[0] = 0 <
- * levels[1] < ... < levels[n] = 1 (the last k parts), or NULL (any). */
-const double *sc_prog_offload_levels(const sc_prog *pg, int s, int *n);
-
-/* Time the host link takes to move fraction q of a record of stage s. */
-double sc_offload_time(const sc_prog *pg, int s, double q);
-
-/* A record's life in the timing of the program without offload. */
-typedef struct sc_record_life {
-    int stage, mb, device, chunk;
-    double f_start, f_end;   /* its F */
-    double b_start, b_end;   /* its B or BW */
-    double end;              /* the end of its W or BW: the lifespan is end - f_start */
-    double transfer;         /* time to move all of it over the host link */
-} sc_record_life;
-
-/* The lives of all records, ls[s * m + mb], from the simulated timing of the
- * program without offload (it is lowered and verified for that). */
-sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls);
-
-/* What the last lowering did. */
-typedef struct sc_offload_info {
-    int records;        /* records with a fraction > 0 asked by the policy */
-    int moved;          /* records moved */
-    int skipped;        /* left on the device: window shorter than three transfers */
-    int backed_off;     /* budget: left on the device because the link could not take them */
-    double units;       /* units moved to the host in the step */
-    double *base_peak;  /* [P] peak device memory without offload */
-    double *level;      /* [P] selective and budget: chunks moved per device */
-} sc_offload_info;
-
-/* NULL before lowering or without a policy. */
-const sc_offload_info *sc_prog_offload_info(const sc_prog *pg);
-
-/* For interp/: sc_lower calls it once the transfers are in the streams. */
-sc_status sc_offload_lower(sc_prog *pg);
-void sc_offload_free(sc_prog *pg);      /* everything, with the program */
-void sc_offload_free_info(sc_prog *pg); /* the results of the last lowering */
+void sc_offload_plan_free(sc_offload_plan *pl);
 
 #endif

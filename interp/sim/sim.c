@@ -1,12 +1,11 @@
 /*
  * sim.c — timing, busy time, bubble rate and memory of a lowered program
- * (sim.h). The timing itself is the replay of replay.c.
+ * (sim.h). The timing itself is the replay that proves the streams,
+ * handed over by the compile driver (compile.h).
  */
 #include "sim.h"
+#include "compile.h"
 #include "ir/ir_impl.h"
-#include "check/replay.h"
-#include "lower/lower.h"
-#include "check/verify.h"
 
 #include <float.h>
 #include <math.h>
@@ -96,37 +95,29 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 {
     *out = NULL;
-    /* The timed replay below is also the verification of the streams (the
-     * same replay sc_verify_streams runs), so it is not run twice. */
-    sc_status st = SC_OK;
-    if (!pg->verified && ((st = sc_verify_passes(pg)) || (!pg->lowered && (st = sc_lower(pg)))))
+    /* The timing comes from the compile driver: for a program not yet
+     * verified, the replay that proves it is the one that times it. */
+    sc_times tm;
+    sc_status st = sc_compile_timed(pg, &tm);
+    if (st != SC_OK)
         return st;
     int P = pg->P;
     sc_sim *sim = calloc(1, sizeof *sim);
-    if (!sim)
+    if (!sim) {
+        sc_times_free(&tm);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    }
     sim->P = P;
+    sim->offset = tm.offset;
+    sim->t0 = tm.t0;
+    sim->t1 = tm.t1;
     sim->busy = calloc((size_t)P, sizeof(double));
     sim->start = calloc((size_t)P, sizeof(double));
     sim->end = calloc((size_t)P, sizeof(double));
     sim->peak_mem = calloc((size_t)P, sizeof(double));
-    sim->offset = malloc(((size_t)P + 1) * sizeof(size_t));
-    if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->offset)
+    sim->mem = malloc((sim->offset[P] + 1) * sizeof(double));
+    if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->mem)
         goto nomem;
-    sim->offset[0] = 0;
-    for (int d = 0; d < P; d++)
-        sim->offset[d + 1] = sim->offset[d] + pg->stream[d].n;
-    size_t N = sim->offset[P];
-    sim->t0 = malloc((N + 1) * sizeof(double));
-    sim->t1 = malloc((N + 1) * sizeof(double));
-    sim->mem = malloc((N + 1) * sizeof(double));
-    if (!sim->t0 || !sim->t1 || !sim->mem)
-        goto nomem;
-    if ((st = sc_replay(pg, sim->offset, sim->t0, sim->t1)) != SC_OK) {
-        sc_sim_free(sim);
-        return st;
-    }
-    pg->verified = 1;
     if ((st = host_memory(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
         return st;

@@ -1,6 +1,7 @@
 /*
  * cli_export.c — export, show --svg/--trace and import (cli.h).
  */
+#include "compile.h"
 #include "cli.h"
 
 #include <errno.h>

@@ -34,7 +34,7 @@
 #include "cmd_run.h"
 #include "formats/render.h"
 #include "repl/repl.h"
-#include "lower/offload.h"
+#include "ir/offload_cfg.h"
 #include "lua/sc_auto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"

@@ -2,6 +2,7 @@
  * program.c — sc.program and the Program type (sc_lua.h): orders, rules,
  * blocks and automatic schedules into one program, and its methods.
  */
+#include "compile.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
 

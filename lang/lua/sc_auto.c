@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Raises msg with the position of sc.program's caller and the exit code of
- * st (as sc_lua.c does). */
+ * st (as program.c does). */
 static int fail(lua_State *L, sc_status st, const char *msg)
 {
     luaL_where(L, 1);

@@ -7,6 +7,7 @@
  *   offload = {policy = "budget", mem = 4}
  *   offload = function(ls) return ls.chunk == 0 and 1 or 0 end   -- per record
  */
+#include "compile.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/offload.h"
+#include "ir/offload_cfg.h"
 
 static const char *const policies[] = {"none", "all", "selective", "budget", NULL};
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compile.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
 #include "formats/torchcsv.h"

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "compile.h"
 #include "ir/ir.h"
 #include "formats/render.h"
 #include "sim/sim.h"

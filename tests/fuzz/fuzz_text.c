@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "ir/ir.h"
 #include "formats/render.h"
 #include "sim/sim.h"

@@ -21,6 +21,9 @@ import subprocess
 import sys
 
 MAX_LINES = 650
+# Files known to be over the limit, each with the issue that splits it. An
+# entry here is reported (NOTE) and must go when that work lands.
+OVER = {"interp/formats/torchcsv.c": "issue 15 splits import and export"}
 ROOTS = ("interp", "lang", "runtime")
 ALLOWED = {"interp": {"interp"}, "runtime": {"interp", "runtime"},
            "lang": {"interp", "runtime", "lang"}}
@@ -134,6 +137,9 @@ for a, bs in sorted(fgraph.items()):
 # ---- sizes ---------------------------------------------------------------------
 for f in sorted(sources):
     n = sum(1 for _ in open(f))
+    if n > MAX_LINES and f in OVER:
+        print("NOTE: %s has %d lines (%s)" % (f, n, OVER[f]))
+        continue
     check(n <= MAX_LINES, "%s has %d lines (at most %d: split it by job)" % (f, n, MAX_LINES))
 
 print("layout: %d passed, %d failed" % (passed, failed))

@@ -1,5 +1,5 @@
 /*
- * test_autosched.c — the automatic scheduler (interp/autosched.h) against
+ * test_autosched.c — the automatic scheduler (interp/auto/autosched.h) against
  * the handcrafted schedules it must match or beat, computed here through
  * the rules; every schedule it returns verifies and keeps its memory limit
  * in the simulator; the same seed gives the same orders.
@@ -7,6 +7,7 @@
  * The search is capped by max_evals (and a time limit that only matters
  * under the sanitizers), so the suite stays fast on two cores.
  */
+#include "compile.h"
 #include "auto/autosched.h"
 #include "interp_util.h"
 

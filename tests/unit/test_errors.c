@@ -2,6 +2,7 @@
  * test_errors.c — malformed programs and arguments are refused, each with
  * its status and a message that says what is wrong and where.
  */
+#include "compile.h"
 #include "schedule/block.h"
 #include "schedule/dataflow.h"
 #include "harness.h"

@@ -3,6 +3,7 @@
  * of random programs with random placements (local hand-offs included), in
  * both dialects and with the old letters; the JSON, trace and SVG writers.
  */
+#include "compile.h"
 #include "harness.h"
 #include "interp_util.h"
 #include "formats/json.h"

@@ -8,6 +8,7 @@
  * interpreter computes the other side by running the rule or block through
  * verify, lower and the discrete-event simulation.
  */
+#include "compile.h"
 #include "interp_util.h"
 
 static int same_orders(const sc_prog *a, const sc_prog *b)

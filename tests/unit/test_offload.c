@@ -5,9 +5,10 @@
  * policy: no pass later than without offload, the peak lower, refusals that
  * name the record and the shortfall, budget backing off, rounding to parts.
  */
+#include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "lower/offload.h"
+#include "ir/offload_cfg.h"
 #include "formats/render.h"
 #include "schedule/rules.h"
 #include "sim/sim.h"

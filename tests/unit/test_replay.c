@@ -3,6 +3,7 @@
  * hand-lowered streams (sc_prog_push_stream): matching, data flow, and the
  * deadlock of crossing transfer orders, with its wait-for cycle named.
  */
+#include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "sim/sim.h"

@@ -3,6 +3,7 @@
  * zb-h2) against the closed forms of the papers, with unit and unequal
  * costs and a communication cost worked out by hand.
  */
+#include "compile.h"
 #include "interp_util.h"
 
 /* ---- unit costs: 1F1B and GPipe ------------------------------------------

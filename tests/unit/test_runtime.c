@@ -4,6 +4,7 @@
  * gradients, exact peak bytes), a W order that is not microbatch order
  * (close, not bitwise), and failures.
  */
+#include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "model.h"

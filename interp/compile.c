@@ -1,0 +1,117 @@
+/*
+ * compile.c — the compile driver (compile.h): verify passes, lower, plan
+ * the offload, prove the streams; nothing else calls the stages in order.
+ */
+#include "compile.h"
+
+#include "check/replay.h"
+#include "check/verify.h"
+#include "ir/ir_impl.h"
+#include "lower/lower.h"
+#include "lower/offload.h"
+
+/* Step 3 of compile.h: plans the host copies from the timing of the
+ * transfer-only streams and checks the plan on the replay of the new ones,
+ * which it leaves in *now (the proof of the new streams). */
+static sc_status plan_offload(sc_prog *pg, sc_times *now)
+{
+    sc_times base;
+    sc_offload_plan *pl = NULL;
+    sc_status st = sc_replay_timed(pg, &base);
+    if (st == SC_OK)
+        st = sc_offload_plan_new(pg, &base, &pl);
+    if (st == SC_OK)
+        st = sc_replay_timed(pg, now);
+    if (st == SC_OK && (st = sc_offload_plan_check(pl, now)) != SC_OK)
+        sc_times_free(now);
+    sc_offload_plan_free(pl);
+    sc_times_free(&base);
+    return st;
+}
+
+/* The pipeline; the timing of the verified streams into *t when t. */
+static sc_status compile(sc_prog *pg, sc_times *t)
+{
+    if (t)
+        *t = (sc_times){0};
+    if (pg->verified)
+        return t ? sc_replay_timed(pg, t) : SC_OK;
+    sc_status st = sc_verify_passes(pg);
+    if (st != SC_OK)
+        return st;
+    sc_times proof = {0};
+    int proved = 0;
+    if (!pg->lowered) {
+        if ((st = sc_lower(pg)) != SC_OK)
+            return st;
+        sc_prog_free_offload_info(pg);
+        if (pg->off.policy != SC_OFFLOAD_NONE) {
+            if ((st = plan_offload(pg, &proof)) != SC_OK) {
+                for (int d = 0; d < pg->P; d++)
+                    pg->stream[d].n = 0;
+                pg->lowered = 0;
+                return st;
+            }
+            proved = 1;
+        }
+    }
+    if (proved) {
+        if (t)
+            *t = proof;
+        else
+            sc_times_free(&proof);
+    } else {
+        st = t ? sc_replay_timed(pg, t) : sc_verify_streams(pg);
+    }
+    if (st == SC_OK)
+        pg->verified = 1;
+    return st;
+}
+
+sc_status sc_check(sc_prog *pg) { return compile(pg, NULL); }
+
+sc_status sc_compile_timed(sc_prog *pg, sc_times *t) { return compile(pg, t); }
+
+sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
+{
+    sc_offload_cfg keep = pg->off;
+    if (keep.policy != SC_OFFLOAD_NONE) {
+        pg->off.policy = SC_OFFLOAD_NONE;
+        sc_prog_invalidate(pg);
+    }
+    sc_times b;
+    sc_status st = sc_compile_timed(pg, &b);
+    for (int d = 0; d < pg->P && st == SC_OK; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            if (!sc_op_is_compute(in->op))
+                continue;
+            size_t g = b.offset[d] + k;
+            sc_record_life *l = &ls[SC_SM(pg, in->stage, in->mb)];
+            l->stage = in->stage;
+            l->mb = in->mb;
+            l->device = d;
+            l->chunk = pg->chunk[in->stage];
+            if (in->op == SC_OP_F) {
+                l->f_start = b.t0[g];
+                l->f_end = b.t1[g];
+            }
+            if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+                l->b_start = b.t0[g];
+                l->b_end = b.t1[g];
+            }
+            if (in->op == SC_OP_W || in->op == SC_OP_BW)
+                l->end = b.t1[g];
+        }
+    }
+    for (int s = 0; s < pg->S && st == SC_OK; s++)
+        for (int mb = 0; mb < pg->m; mb++)
+            ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1);
+    sc_times_free(&b);
+    if (keep.policy != SC_OFFLOAD_NONE) {
+        pg->off = keep;
+        sc_prog_invalidate(pg);
+    }
+    return st;
+}
