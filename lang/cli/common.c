@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,17 +24,22 @@ int sc_cli_fail(int code, const char *msg)
     /* Messages quote recipes, cells and paths: a control byte (a terminal
      * escape, a carriage return) is written \xNN, so that no message can
      * drive the terminal or hide itself; tabs and a script's traceback
-     * lines stay. */
-    fputs("stagecraft: error: ", stderr);
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
-        if (*p < 0x20 && *p != '\n' && *p != '\t')
-            fprintf(stderr, "\\x%02x", *p);
-        else if (*p == 0x7f)
-            fputs("\\x7f", stderr);
-        else
-            fputc(*p, stderr);
+     * lines stay. One write, so that the lines of MPI ranks do not mix. */
+    size_t n = strlen(msg), k = 0;
+    char *line = malloc(4 * n + 32);
+    if (!line) {
+        fprintf(stderr, "stagecraft: error: %s\n", msg);
+        return code;
     }
-    fputc('\n', stderr);
+    k = (size_t)sprintf(line, "stagecraft: error: ");
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+            k += (size_t)sprintf(line + k, "\\x%02x", *p);
+        else
+            line[k++] = (char)*p;
+    line[k++] = '\n';
+    fwrite(line, 1, k, stderr);
+    free(line);
     return code;
 }
 
