@@ -3,7 +3,8 @@
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
-# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
+# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
+# newcomer meets (tests/ux.sh: typos, list, notes, examples), the GPU
 # tests (tests/gpu/run.sh, skipped without a GPU). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
@@ -46,6 +47,7 @@ run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, l
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
+run tests/ux.sh sh tests/ux.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 
 [ $broken = 0 ] || fail=$((fail+broken))

@@ -21,25 +21,23 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)
 {
-    /* Messages quote recipes, cells and paths: a control byte (a terminal
-     * escape, a carriage return) is written \xNN, so that no message can
-     * drive the terminal or hide itself; tabs and a script's traceback
-     * lines stay. One write, so that the lines of MPI ranks do not mix. */
-    size_t n = strlen(msg), k = 0;
-    char *line = malloc(4 * n + 32);
-    if (!line) {
-        fprintf(stderr, "stagecraft: error: %s\n", msg);
+    /* Messages carry recipes' text (their errors, names): no escape
+     * sequence of theirs reaches the terminal. One write, so that the
+     * lines of MPI ranks do not mix (stderr is unbuffered). */
+    size_t n = strlen(msg) + 1; /* cleaning never lengthens */
+    char *clean = malloc(n + 32);
+    if (!clean) {
+        fputs("stagecraft: error: ", stderr);
+        sc_fputs_clean(msg, stderr, 1);
+        fputc('\n', stderr);
         return code;
     }
-    k = (size_t)sprintf(line, "stagecraft: error: ");
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-            k += (size_t)sprintf(line + k, "\\x%02x", *p);
-        else
-            line[k++] = (char)*p;
-    line[k++] = '\n';
-    fwrite(line, 1, k, stderr);
-    free(line);
+    memcpy(clean, "stagecraft: error: ", 19);
+    sc_clean_text(clean + 19, n, msg, 1);
+    size_t k = strlen(clean);
+    clean[k++] = '\n';
+    fwrite(clean, 1, k, stderr);
+    free(clean);
     return code;
 }
 
