@@ -28,7 +28,10 @@
  *                OFFLOAD adds its fraction, the B (or BW) that reads the
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
- *                [2d+1] host-to-device.
+ *                [2d+1] host-to-device;
+ *   coll_busy[d] time device d's collective channel is busy: each of its
+ *                collectives from its start (posted, and the device's
+ *                previous collective complete) to its completion (t1).
  *
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
  */
@@ -50,6 +53,9 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
+    /* Collectives; NULL (and 0) when no stream holds one: */
+    double *coll_busy;     /* [P] */
+    size_t colls;          /* collective instructions, all devices */
 } sc_sim;
 
 /* Link usage over time: the fraction of each of n equal slices of
