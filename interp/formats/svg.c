@@ -47,8 +47,15 @@ static double tick_step(double span)
 
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
 {
+    return sc_svg_write_opts(f, pg, sim, title, NULL);
+}
+
+sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title,
+                            const sc_svg_opts *opts)
+{
     if (!sc_prog_is_lowered(pg) || !sim)
         return SC_ERR_ARG;
+    (void)opts;
     int P = sc_prog_devices(pg);
     double span = sim->makespan > 0 ? sim->makespan : 1, sx = PLOT_W / span, peak = 0;
     for (int d = 0; d < P; d++)
