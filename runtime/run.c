@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "exec.h"
+#include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
 
@@ -144,22 +145,23 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
+/* (through ir/alloc.h, as sc_sim_free frees it) */
 static sc_status alloc_measured(sc_run_result *r)
 {
     int P = r->P;
     size_t N = r->predicted->offset[P];
-    sc_sim *m = calloc(1, sizeof *m);
+    sc_sim *m = sc_calloc(1, sizeof *m);
     r->measured = m;
     if (!m)
         return SC_ERR_NOMEM;
     m->P = P;
-    m->busy = calloc((size_t)P, sizeof(double));
-    m->start = calloc((size_t)P, sizeof(double));
-    m->end = calloc((size_t)P, sizeof(double));
-    m->peak_mem = calloc((size_t)P, sizeof(double));
-    m->offset = malloc(((size_t)P + 1) * sizeof(size_t));
-    m->t0 = malloc((N + 1) * sizeof(double));
-    m->t1 = malloc((N + 1) * sizeof(double));
+    m->busy = sc_calloc((size_t)P, sizeof(double));
+    m->start = sc_calloc((size_t)P, sizeof(double));
+    m->end = sc_calloc((size_t)P, sizeof(double));
+    m->peak_mem = sc_calloc((size_t)P, sizeof(double));
+    m->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
+    m->t0 = sc_malloc((N + 1) * sizeof(double));
+    m->t1 = sc_malloc((N + 1) * sizeof(double));
     if (!m->busy || !m->start || !m->end || !m->peak_mem || !m->offset || !m->t0 || !m->t1)
         return SC_ERR_NOMEM;
     memcpy(m->offset, r->predicted->offset, ((size_t)P + 1) * sizeof(size_t));
