@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
+#include "transport/transport.h"
 
 sc_run_opts sc_run_defaults(int stages)
 {
@@ -94,11 +96,64 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     return SC_OK;
 }
 
-/* Refuses a run that cannot fit in this machine's memory before trying
- * (on_host: the devices' memory is host memory, the cpu backend). */
-static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
-                      int check, int on_host, char *err, size_t errlen)
+/* What a thread of a device takes in address space besides the data: its
+ * stack (8 MiB, the default) and, on the cpu backend, the buffer OpenBLAS
+ * maps for each thread inside a BLAS call (BUFFER_SIZE: 128 MiB on x86-64).
+ * When OpenBLAS cannot map it, it retries forever: a run that would not fit
+ * under the address-space limit (ulimit -v) is refused before it starts. */
+#define STACK_BYTES ((double)(8u << 20))
+#define BLAS_BUFFER_BYTES ((double)(128u << 20))
+
+/* Address space this process may still map under RLIMIT_AS and RLIMIT_DATA
+ * (ulimit -v, -d); a negative number when neither is set. */
+static double address_room(void)
 {
+    double room = -1;
+    struct rlimit rl;
+    long page = sysconf(_SC_PAGESIZE);
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f && fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        if (f)
+            fclose(f);
+        room = (double)rl.rlim_cur - (double)pages * (double)page;
+    }
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long kb = 0;
+        char line[128];
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "VmData: %lu kB", &kb) == 1)
+                break;
+        if (f)
+            fclose(f);
+        double d = (double)rl.rlim_cur - (double)kb * 1024;
+        room = room < 0 || d < room ? d : room;
+    }
+    return room;
+}
+
+/* Refuses a run that cannot fit in this machine's memory before trying
+ * (on_host: the devices' memory is host memory, the cpu backend): the
+ * model's tensors and the run's own tables against physical memory, the
+ * tables against table_cap (what --max-mem leaves), and everything with the
+ * threads' stacks and BLAS buffers against the address-space limit. */
+static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
+                      int check, int on_host, size_t table_cap, char *err, size_t errlen)
+{
+    double tables = local < 0 ? (double)sc_transport_local_bytes(r->P, 2 * r->S * r->m) : 0;
+    for (int d = 0; d < r->P; d++)
+        if (local < 0 || d == local)
+            tables += (double)sc_exec_table_bytes(pg, d);
+    if (table_cap && tables > (double)table_cap) {
+        snprintf(err, errlen, "run: the executor's tables need %.0f MiB (%d device%s, %d stages x "
+                 "%d microbatches each), more than the %.0f MiB --max-mem leaves (--max-mem "
+                 "BYTES raises it; 0 for no limit)", tables / 1048576, local < 0 ? r->P : 1,
+                 local < 0 && r->P > 1 ? "s" : "", r->S, r->m, (double)table_cap / 1048576);
+        return SC_ERR_LIMIT;
+    }
     double need = 0, all = 0, biggest = 0;
     for (int s = 0; s < r->S; s++) {
         double pb = (double)sc_model_param_bytes(md, s);
@@ -115,11 +170,22 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
         need = 0; /* on the GPUs: gpu_fits */
     if (check)
         need += all + biggest;
+    need += tables;
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if (phys > 0 && need > phys) {
         snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the machine has "
-                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch)",
-                 need / 1048576, phys / 1048576);
+                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch%s)",
+                 need / 1048576, phys / 1048576, tables > need / 2 ? "; or fewer microbatches" : "");
+        return SC_ERR_NOMEM;
+    }
+    int threads = (local < 0 ? r->P : 1) + (check ? 1 : 0); /* the reference: this thread */
+    double room = address_room(), per = STACK_BYTES + (on_host ? BLAS_BUFFER_BYTES : 0);
+    if (room >= 0 && need + threads * per > room) {
+        snprintf(err, errlen, "out of memory: the address-space limit (ulimit -v or -d) leaves "
+                 "%.0f MiB, and this run needs about %.0f MiB (%.0f MiB of data, and %d "
+                 "thread%s with a stack%s)", room / 1048576, (need + threads * per) / 1048576,
+                 need / 1048576, threads, threads == 1 ? "" : "s",
+                 on_host ? " and OpenBLAS's buffer of 128 MiB each" : " each");
         return SC_ERR_NOMEM;
     }
     return SC_OK;
@@ -359,8 +425,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0, err,
-                   errlen)) != SC_OK)
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0,
+                   o->table_cap, err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {
         snprintf(err, errlen, "out of memory");
