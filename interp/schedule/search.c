@@ -69,7 +69,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
-    sc_vcand *out = sc_malloc(cap * sizeof *out);
+    sc_vcand *out = malloc(cap * sizeof *out); /* the caller's: plain malloc (search.h) */
     double *off = sc_malloc(3 * (size_t)S * sizeof *off);
     double *peak = sc_malloc((size_t)pg->P * sizeof *peak);
     double *times = sc_malloc(2 * N * sizeof *times);
@@ -112,7 +112,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
     out = NULL;
 done:
     pg->mem_limit = limit;
-    sc_free(out);
+    free(out);
     sc_free(off);
     sc_free(peak);
     sc_free(times);
