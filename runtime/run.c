@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,10 @@
 
 #include "backend/backend.h"
 #include "exec.h"
+#include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
+#include "transport/transport.h"
 
 sc_run_opts sc_run_defaults(int stages)
 {
@@ -93,11 +96,64 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     return SC_OK;
 }
 
-/* Refuses a run that cannot fit in this machine's memory before trying
- * (on_host: the devices' memory is host memory, the cpu backend). */
-static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
-                      int check, int on_host, char *err, size_t errlen)
+/* What a thread of a device takes in address space besides the data: its
+ * stack (8 MiB, the default) and, on the cpu backend, the buffer OpenBLAS
+ * maps for each thread inside a BLAS call (BUFFER_SIZE: 128 MiB on x86-64).
+ * When OpenBLAS cannot map it, it retries forever: a run that would not fit
+ * under the address-space limit (ulimit -v) is refused before it starts. */
+#define STACK_BYTES ((double)(8u << 20))
+#define BLAS_BUFFER_BYTES ((double)(128u << 20))
+
+/* Address space this process may still map under RLIMIT_AS and RLIMIT_DATA
+ * (ulimit -v, -d); a negative number when neither is set. */
+static double address_room(void)
 {
+    double room = -1;
+    struct rlimit rl;
+    long page = sysconf(_SC_PAGESIZE);
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f && fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        if (f)
+            fclose(f);
+        room = (double)rl.rlim_cur - (double)pages * (double)page;
+    }
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long kb = 0;
+        char line[128];
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "VmData: %lu kB", &kb) == 1)
+                break;
+        if (f)
+            fclose(f);
+        double d = (double)rl.rlim_cur - (double)kb * 1024;
+        room = room < 0 || d < room ? d : room;
+    }
+    return room;
+}
+
+/* Refuses a run that cannot fit in this machine's memory before trying
+ * (on_host: the devices' memory is host memory, the cpu backend): the
+ * model's tensors and the run's own tables against physical memory, the
+ * tables against table_cap (what --max-mem leaves), and everything with the
+ * threads' stacks and BLAS buffers against the address-space limit. */
+static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
+                      int check, int on_host, size_t table_cap, char *err, size_t errlen)
+{
+    double tables = local < 0 ? (double)sc_transport_local_bytes(r->P, 2 * r->S * r->m) : 0;
+    for (int d = 0; d < r->P; d++)
+        if (local < 0 || d == local)
+            tables += (double)sc_exec_table_bytes(pg, d);
+    if (table_cap && tables > (double)table_cap) {
+        snprintf(err, errlen, "run: the executor's tables need %.0f MiB (%d device%s, %d stages x "
+                 "%d microbatches each), more than the %.0f MiB --max-mem leaves (--max-mem "
+                 "BYTES raises it; 0 for no limit)", tables / 1048576, local < 0 ? r->P : 1,
+                 local < 0 && r->P > 1 ? "s" : "", r->S, r->m, (double)table_cap / 1048576);
+        return SC_ERR_LIMIT;
+    }
     double need = 0, all = 0, biggest = 0;
     for (int s = 0; s < r->S; s++) {
         double pb = (double)sc_model_param_bytes(md, s);
@@ -114,11 +170,22 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
         need = 0; /* on the GPUs: gpu_fits */
     if (check)
         need += all + biggest;
+    need += tables;
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if (phys > 0 && need > phys) {
         snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the machine has "
-                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch)",
-                 need / 1048576, phys / 1048576);
+                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch%s)",
+                 need / 1048576, phys / 1048576, tables > need / 2 ? "; or fewer microbatches" : "");
+        return SC_ERR_NOMEM;
+    }
+    int threads = (local < 0 ? r->P : 1) + (check ? 1 : 0); /* the reference: this thread */
+    double room = address_room(), per = STACK_BYTES + (on_host ? BLAS_BUFFER_BYTES : 0);
+    if (room >= 0 && need + threads * per > room) {
+        snprintf(err, errlen, "out of memory: the address-space limit (ulimit -v or -d) leaves "
+                 "%.0f MiB, and this run needs about %.0f MiB (%.0f MiB of data, and %d "
+                 "thread%s with a stack%s)", room / 1048576, (need + threads * per) / 1048576,
+                 need / 1048576, threads, threads == 1 ? "" : "s",
+                 on_host ? " and OpenBLAS's buffer of 128 MiB each" : " each");
         return SC_ERR_NOMEM;
     }
     return SC_OK;
@@ -144,22 +211,23 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
+/* (through ir/alloc.h, as sc_sim_free frees it) */
 static sc_status alloc_measured(sc_run_result *r)
 {
     int P = r->P;
     size_t N = r->predicted->offset[P];
-    sc_sim *m = calloc(1, sizeof *m);
+    sc_sim *m = sc_calloc(1, sizeof *m);
     r->measured = m;
     if (!m)
         return SC_ERR_NOMEM;
     m->P = P;
-    m->busy = calloc((size_t)P, sizeof(double));
-    m->start = calloc((size_t)P, sizeof(double));
-    m->end = calloc((size_t)P, sizeof(double));
-    m->peak_mem = calloc((size_t)P, sizeof(double));
-    m->offset = malloc(((size_t)P + 1) * sizeof(size_t));
-    m->t0 = malloc((N + 1) * sizeof(double));
-    m->t1 = malloc((N + 1) * sizeof(double));
+    m->busy = sc_calloc((size_t)P, sizeof(double));
+    m->start = sc_calloc((size_t)P, sizeof(double));
+    m->end = sc_calloc((size_t)P, sizeof(double));
+    m->peak_mem = sc_calloc((size_t)P, sizeof(double));
+    m->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
+    m->t0 = sc_malloc((N + 1) * sizeof(double));
+    m->t1 = sc_malloc((N + 1) * sizeof(double));
     if (!m->busy || !m->start || !m->end || !m->peak_mem || !m->offset || !m->t0 || !m->t1)
         return SC_ERR_NOMEM;
     memcpy(m->offset, r->predicted->offset, ((size_t)P + 1) * sizeof(size_t));
@@ -357,8 +425,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0, err,
-                   errlen)) != SC_OK)
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0,
+                   o->table_cap, err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {
         snprintf(err, errlen, "out of memory");

@@ -33,7 +33,7 @@ row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
-row 2 "cannot write '$tmp/nodir/x.csv': No such file or directory" -- $SC export 1f1b --format torch-csv -o "$tmp/nodir/x.csv"
+row 2 "cannot write '$tmp/nodir/x.json': No such file or directory" -- $SC export 1f1b --format json -o "$tmp/nodir/x.json"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
 row 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps many
 row 2 "--max-mem needs a size in bytes" -- $SC --max-mem 1X check 1f1b
@@ -80,7 +80,7 @@ row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
   *asan*) ;; # AddressSanitizer needs a large address space
-  *) row 4 "out of memory" -- sh -c "ulimit -v 400000; $SC check gpipe -D p=4000 -D m=4000" ;;
+  *) row 4 "out of memory" -- sh -c "ulimit -v 400000; $SC --max-mem 0 check gpipe -D p=4000 -D m=4000" ;;
 esac
 
 # ---- 5 invalid program (the verifier) -------------------------------------
@@ -109,9 +109,10 @@ row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- $SC check gpipe -D p=4000 -D m=4000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
 row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
-row 7 "memory limit exceeded: the Lua heap would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
+row 7 "memory limit exceeded: the Lua heap and the programs would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
 
 # ---- 8 recipe error --------------------------------------------------------
 row 8 "r1.lua:1: '}' expected near 'm'" -- $SC check "$(r r1.lua 'return sc.program { p = 2 m = 2 }')"

@@ -194,7 +194,7 @@ start=$(date +%s)
 expect 7 "time limit exceeded" -- $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time 1
 [ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "a looping finalizer held the exit"
 recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
-expect 7 "memory limit exceeded: the Lua heap would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
 recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
 expect 7 "memory limit exceeded" -- $SC check "$tmp/r/grow2.lua" --max-mem 16M
 recipe rep.lua "local s = ('x'):rep(2^31 - 1)"
@@ -258,6 +258,29 @@ for k in 1 10K 40K; do
     else ko "--max-mem $k $c: exit $rc"; head -3 "$tmp/e" >&2; fi
   done
 done
+
+# The C memory of programs counts against --max-mem with the Lua heap
+# (issue 21): a recipe that keeps its programs stops at the limit (not at
+# 7.8 GB), programs it drops give their memory back, and a program too large
+# to verify under the limit is refused, also after the evaluation.
+recipe keep.lua 'local t = {}
+for i = 1, 1e6 do t[i] = sc.program { p = 8, m = 512, rule = "1f1b" } end'
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 67108864 bytes" -- timeout 120 $SC check "$tmp/r/keep.lua" --max-mem 64M
+recipe drop.lua 'for i = 1, 300 do local p = sc.program { p = 16, m = 256, rule = "1f1b" } end
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+expect 0 "ok:" -- $SC check "$tmp/r/drop.lua" --max-mem 48M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 209715200 bytes" -- timeout 120 $SC sim gpipe -D p=64 -D m=20000 --max-mem 200M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- timeout 120 $SC check gpipe -D p=4000 -D m=4000
+expect 7 "memory limit exceeded" -- timeout 120 $SC --trust check "$tmp/r/keep.lua" --max-mem 64M
+# run: the executor's tables (O(P x S x m)) are checked before they are made.
+expect 7 "run: the executor's tables need 16808 MiB (256 devices, 256 stages x 4096 microbatches each), more than the" -- timeout 300 $SC run gpipe -D p=256 -D m=4096 -D hidden=1 -D vocab=1 -D seq=1 -D batch=1 -D layers=256
+# Threads of run under an address-space limit: refused before OpenBLAS
+# could spin on a buffer it cannot map (AddressSanitizer needs the space).
+case "$SC" in
+  *asan*) ;;
+  *) expect 4 "out of memory: the address-space limit (ulimit -v or -d) leaves" -- timeout 60 sh -c "ulimit -v 300000; STAGECRAFT_TIMEOUT=5 exec $SC run 1f1b -D p=2 -D m=2"
+     expect 0 "loss" -- timeout 120 sh -c "ulimit -v 2000000; exec $SC run 1f1b -D p=2 -D m=2" ;;
+esac
 
 # Unrolling guards: sizes are refused before anything is allocated.
 recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'

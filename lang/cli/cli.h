@@ -46,6 +46,10 @@ int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_
  * Meanwhile stdout is stderr: what the recipe prints never mixes into the
  * command's output. */
 int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
+/* A failure of interp (status st) after the evaluation: the memory
+ * limit's message and exit code 7 when the failure is a C allocation the
+ * limit refused, else the formatted message and st's exit code. */
+int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "stagecraft: error: msg" on stderr, control bytes other than
  * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);

@@ -145,7 +145,7 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
     if (st == SC_OK)
         *sim = sc_lua_sim(lp, &st);
     if (st)
-        return failf(sc_status_exit_code(st), "%s%s", lp->where, sc_errmsg(lp->pg));
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
     return 0;
 }
 
@@ -361,10 +361,10 @@ int sc_cli_import(int argc, char **argv)
     sc_prog *pg = sc_torchcsv_read(text, len, &dialect, &st, err, sizeof err);
     free(text);
     if (!pg)
-        return failf(sc_status_exit_code(st), "%s: %s", path, err);
+        return sc_cli_status_fail(st, "%s: %s", path, err);
     sc_sim *sim = NULL;
     if ((st = apply_costs(pg, &c)) || (st = sc_check(pg)) || (st = sc_simulate(pg, &sim))) {
-        rc = failf(sc_status_exit_code(st), "%s: %s", path, sc_errmsg(pg));
+        rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {
         rc = 0;
         if (dump) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,18 @@ int sc_cli_fail(int code, const char *msg)
     fwrite(clean, 1, k, stderr);
     free(clean);
     return code;
+}
+
+int sc_cli_status_fail(sc_status st, const char *fmt, ...)
+{
+    char msg[1024];
+    if (st == SC_ERR_NOMEM && sc_limits_message(&limits, msg, sizeof msg))
+        return sc_cli_fail(7, msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sc_cli_fail(sc_status_exit_code(st), msg);
 }
 
 /* Exit code of the error on the stack top, then prints and pops it. */

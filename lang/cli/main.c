@@ -352,11 +352,8 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
-    if (st) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return sc_cli_fail(sc_status_exit_code(st), msg);
-    }
+    if (st)
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
         int m = sc_prog_microbatches(pg);
@@ -375,11 +372,8 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         return 0;
     }
     const sc_sim *sim = sc_lua_sim(lp, &st);
-    if (!sim) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return sc_cli_fail(sc_status_exit_code(st), msg);
-    }
+    if (!sim)
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
     double peak = 0;
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "ir/alloc.h"
 
 #define LIMIT_ERR_KEY "stagecraft.limit_error"
 #define EXIT_LIMIT 7
@@ -64,7 +65,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         /* Past a hit, and between evaluations (the command line's own
          * tables and strings, outside any pcall), SLACK more. */
         size_t cap = lim->max_mem + (lim->hit || !lim->armed ? SLACK : 0), grow = nsize - osize;
-        if (lim->used > cap || grow > cap - lim->used) {
+        size_t held = lim->used + lim->c_used;
+        if (held > cap || grow > cap - held) {
             if (lim->refused == nsize && !lim->hit) {
                 lim->hit = SC_LIMIT_MEM;
                 if (lim->L) /* the next instruction raises (see hook) */
@@ -83,12 +85,48 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
+/* interp's allocator hook (ir/alloc.h): C memory against the same limit,
+ * with no slack (C memory is what the limit is about, not messages). */
+static int c_charge(void *ud, size_t bytes, int grow)
+{
+    sc_limits *lim = ud;
+    if (!grow) {
+        lim->c_used -= bytes < lim->c_used ? bytes : lim->c_used;
+        return 1;
+    }
+    size_t held = lim->used + lim->c_used;
+    if (lim->max_mem && (held > lim->max_mem || bytes > lim->max_mem - held)) {
+        if (!lim->hit) {
+            lim->hit = SC_LIMIT_MEM;
+            if (lim->armed && lim->L) /* the next instruction raises (see hook) */
+                lua_sethook(lim->L, hook, LUA_MASKCOUNT, 1);
+        }
+        return 0;
+    }
+    lim->c_used += bytes;
+    return 1;
+}
+
+static sc_limits *hooked; /* the limits interp's allocator charges */
+
 lua_State *sc_limits_newstate(sc_limits *lim)
 {
     lim->used = 0;
+    lim->c_used = 0;
     lim->L = NULL;
     lim->L = lua_newstate(counting_alloc, lim);
+    if (lim->L) {
+        hooked = lim;
+        sc_alloc_hook(c_charge, lim);
+    }
     return lim->L;
+}
+
+void sc_limits_make_room(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (lim && lim->max_mem && lim->used + lim->c_used > lim->max_mem / 2)
+        lua_gc(L, LUA_GCCOLLECT);
 }
 
 sc_limits *sc_limits_of(lua_State *L)
@@ -111,8 +149,8 @@ static void limit_message(const sc_limits *lim, char *buf, size_t len)
                  lim->max_steps);
     else
         snprintf(buf, len,
-                 "memory limit exceeded: the Lua heap would grow past %zu bytes (--max-mem BYTES "
-                 "raises it; 0 for no limit)",
+                 "memory limit exceeded: the Lua heap and the programs would grow past %zu bytes "
+                 "(--max-mem BYTES raises it; 0 for no limit)",
                  lim->max_mem);
 }
 
@@ -126,7 +164,19 @@ static int raise_limit(lua_State *L, sc_limits *lim, int level)
         lua_pop(L, 1);
         char msg[256];
         limit_message(lim, msg, sizeof msg);
-        luaL_where(L, level);
+        /* The position: the first frame from `level` up that is not the
+         * stdlib's own (the prelude wraps sc.program and evaluates the
+         * recipe), else none. */
+        lua_Debug d;
+        int at = -1;
+        for (int k = level; at < 0 && lua_getstack(L, k, &d); k++)
+            if (lua_getinfo(L, "Sl", &d) && d.currentline > 0 &&
+                strncmp(d.source, "@stdlib/_", 9) != 0)
+                at = k;
+        if (at >= 0)
+            luaL_where(L, at);
+        else
+            lua_pushliteral(L, "");
         lua_pushstring(L, msg);
         lua_concat(L, 2);
         lua_pushvalue(L, -1);
@@ -341,10 +391,23 @@ void sc_limits_disarm(lua_State *L)
 
 void sc_limits_close(lua_State *L)
 {
+    sc_limits *lim = sc_limits_of(L);
     sc_limits_arm(L);
     lua_close(L);
     if (alarm_L == L)
         stop_alarm();
+    if (lim && hooked == lim) { /* programs that outlive the state are not counted */
+        sc_alloc_hook(NULL, NULL);
+        hooked = NULL;
+    }
+}
+
+int sc_limits_message(const sc_limits *lim, char *buf, size_t len)
+{
+    if (!lim || !lim->hit)
+        return 0;
+    limit_message(lim, buf, len);
+    return 1;
 }
 
 int sc_limits_hit(lua_State *L)

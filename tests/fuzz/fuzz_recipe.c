@@ -86,6 +86,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(sc_render_timeline(lp->pg, sim, 60, 0));
         }
     }
-    lua_close(L);
+    sc_limits_close(L); /* also takes the allocator hook (on lim) away */
     return 0;
 }
