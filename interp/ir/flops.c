@@ -18,6 +18,7 @@
  * probabilities and its input), S 4 R V / P + 2 R h. Parameters: 12 h^2 +
  * 13 h per layer, V h for the embedding and for the output layer (untied).
  */
+#include "ir/alloc.h"
 #include "flops.h"
 #include "ir_impl.h"
 
@@ -43,7 +44,7 @@ static void split_layers(const sc_prog *pg, long L, const double *extra, double 
             nl[s] = (int)(L / S + (s < L % S));
         return;
     }
-    double *dev = calloc((size_t)P, sizeof(double));
+    double *dev = sc_calloc((size_t)P, sizeof(double));
     for (int s = 0; s < S; s++) {
         nl[s] = 1;
         if (dev)
@@ -63,7 +64,7 @@ static void split_layers(const sc_prog *pg, long L, const double *extra, double 
         if (dev)
             dev[pg->stage_dev[best]] += layer;
     }
-    free(dev);
+    sc_free(dev);
 }
 
 sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
@@ -96,15 +97,15 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     double of = 2 * R * h * V + 5 * R * V, ob = 2 * R * h * V, ow = 2 * R * h * V;
     double ef = 2 * R * h, ew = 2 * R * h;
     double act = 34 * R * h, unit = act * (double)md->layers / P;
-    int *nl = malloc((size_t)S * sizeof(int));
-    double *extra = calloc((size_t)S, sizeof(double));
-    double *pb = calloc((size_t)P, sizeof(double));
-    sc_model_desc *keep = malloc(sizeof *keep);
+    int *nl = sc_malloc((size_t)S * sizeof(int));
+    double *extra = sc_calloc((size_t)S, sizeof(double));
+    double *pb = sc_calloc((size_t)P, sizeof(double));
+    sc_model_desc *keep = sc_malloc(sizeof *keep);
     if (!nl || !extra || !pb || !keep) {
-        free(nl);
-        free(extra);
-        free(pb);
-        free(keep);
+        sc_free(nl);
+        sc_free(extra);
+        sc_free(pb);
+        sc_free(keep);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     if (vocab && !split) {
@@ -152,18 +153,18 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     if (!st && md->p2p_gbps > 0)
         st = sc_prog_set_comm(pg, 2 * R * h / (md->p2p_gbps * 1e9));
     if (st) {
-        free(nl);
-        free(extra);
-        free(pb);
-        free(keep);
+        sc_free(nl);
+        sc_free(extra);
+        sc_free(pb);
+        sc_free(keep);
         return st;
     }
     for (int d = 0; d < P; d++)
         pb[d] *= md->bytes_per_param;
-    free(extra);
-    free(pg->slayers);
-    free(pg->pbytes);
-    free(pg->model);
+    sc_free(extra);
+    sc_free(pg->slayers);
+    sc_free(pg->pbytes);
+    sc_free(pg->model);
     *keep = *md;
     pg->model = keep;
     pg->slayers = nl;

@@ -3,6 +3,7 @@
  * they go, the costs and memory of the vocabulary passes, the sizes of
  * their collectives.
  */
+#include "ir/alloc.h"
 #include "ir_impl.h"
 
 #include <math.h>
@@ -32,9 +33,9 @@ int sc_vocab_parse(const char *name)
 static sc_status ensure(sc_prog *pg)
 {
     for (int i = 0; i < 4; i++)
-        if (!pg->vcost[i] && !(pg->vcost[i] = calloc((size_t)pg->P, sizeof(double))))
+        if (!pg->vcost[i] && !(pg->vcost[i] = sc_calloc((size_t)pg->P, sizeof(double))))
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    if (!pg->vmem && !(pg->vmem = calloc((size_t)pg->P, sizeof(double))))
+    if (!pg->vmem && !(pg->vmem = sc_calloc((size_t)pg->P, sizeof(double))))
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     return SC_OK;
 }

@@ -3,6 +3,7 @@
  * streams (collectives.h).
  */
 #include "collectives.h"
+#include "ir/alloc.h"
 
 #include <stdlib.h>
 
@@ -62,8 +63,8 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
      * end and dataflow place of each kind and microbatch), F of the last
      * stage and B (or BW) of stage 0. */
     size_t nv = 4 * (size_t)m;
-    double *vend = malloc((nv + 2 * (size_t)m) * sizeof(double));
-    size_t *vseq = malloc((nv + 2 * (size_t)m) * sizeof(size_t));
+    double *vend = sc_malloc((nv + 2 * (size_t)m) * sizeof(double));
+    size_t *vseq = sc_malloc((nv + 2 * (size_t)m) * sizeof(size_t));
     ranked *rk = NULL;
     sc_status st = SC_OK;
     if (!vend || !vseq) {
@@ -110,7 +111,7 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
     }
     /* Per device: the collectives of its passes, and the broadcasts it
      * receives; ranked, then positions made non-decreasing. */
-    rk = malloc((3 * maxn + 2 * (size_t)m + 1) * sizeof *rk);
+    rk = sc_malloc((3 * maxn + 2 * (size_t)m + 1) * sizeof *rk);
     if (!rk) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the collectives");
         goto done;
@@ -153,7 +154,7 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
                 rk[nr++] = (ranked){tau, sq, key_of(&c), {pos, c}};
             }
         qsort(rk, nr, sizeof *rk, rank_cmp);
-        lists[d] = malloc((nr + 1) * sizeof(sc_lcoll));
+        lists[d] = sc_malloc((nr + 1) * sizeof(sc_lcoll));
         if (!lists[d]) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the collectives");
             break;
@@ -167,12 +168,12 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
         base += ov->n;
     }
 done:
-    free(vend);
-    free(vseq);
-    free(rk);
+    sc_free(vend);
+    sc_free(vseq);
+    sc_free(rk);
     if (st)
         for (int d = 0; d < P; d++) {
-            free(lists[d]);
+            sc_free(lists[d]);
             lists[d] = NULL;
             n[d] = 0;
         }

@@ -2,6 +2,7 @@
  * vocab.c — placing the vocabulary passes into the orders (vocab.h).
  */
 #include "vocab.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <math.h>
@@ -212,7 +213,7 @@ static sc_status shifted(sc_prog *pg, const sc_vec *base, int shift, sc_vec *out
             nf += b->v[k].op == SC_OP_F;
         /* x goes after min(f(x) + shift, nf) forwards, f(x) the forwards
          * before it in the base order. */
-        size_t *need = malloc((b->n + 1) * sizeof(size_t));
+        size_t *need = sc_malloc((b->n + 1) * sizeof(size_t));
         if (!need)
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
         for (size_t k = 0, f = 0; k < b->n; k++) {
@@ -234,11 +235,11 @@ static sc_status shifted(sc_prog *pg, const sc_vec *base, int shift, sc_vec *out
             if (x->op == SC_OP_F)
                 fdone++;
             if (sc_vec_push(&out[d], *x) != SC_OK) {
-                free(need);
+                sc_free(need);
                 return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
             }
         }
-        free(need);
+        sc_free(need);
     }
     return SC_OK;
 }
@@ -250,12 +251,12 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
     int P = pg->P, m = pg->m;
     size_t SM = (size_t)pg->S * (size_t)m;
     vplace v = {.pg = pg};
-    v.dv = calloc((size_t)P, sizeof(vdev));
-    v.endF = malloc(SM * sizeof(double));
-    v.endB = malloc(SM * sizeof(double));
-    v.vcnt = calloc(4 * (size_t)m, sizeof(int));
-    v.vend = calloc(4 * (size_t)m, sizeof(double));
-    v.xs = malloc(3 * (size_t)m * sizeof(int));
+    v.dv = sc_calloc((size_t)P, sizeof(vdev));
+    v.endF = sc_malloc(SM * sizeof(double));
+    v.endB = sc_malloc(SM * sizeof(double));
+    v.vcnt = sc_calloc(4 * (size_t)m, sizeof(int));
+    v.vend = sc_calloc(4 * (size_t)m, sizeof(double));
+    v.xs = sc_malloc(3 * (size_t)m * sizeof(int));
     v.ts = v.xs ? v.xs + m : NULL;
     v.gs = v.xs ? v.xs + 2 * (size_t)m : NULL;
     sc_status st = SC_OK;
@@ -269,8 +270,8 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
     for (int d = 0; d < P; d++) {
         vdev *D = &v.dv[d];
         const sc_vec *ov = &base[d];
-        D->base = malloc((ov->n + 1) * sizeof(sc_instr));
-        D->taken = calloc(ov->n + 1, 1);
+        D->base = sc_malloc((ov->n + 1) * sizeof(sc_instr));
+        D->taken = sc_calloc(ov->n + 1, 1);
         if (!D->base || !D->taken) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
             goto done;
@@ -340,16 +341,16 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
     }
 done:
     for (int d = 0; v.dv && d < P; d++) {
-        free(v.dv[d].base);
-        free(v.dv[d].taken);
+        sc_free(v.dv[d].base);
+        sc_free(v.dv[d].taken);
         sc_vec_free(&v.dv[d].out);
     }
-    free(v.dv);
-    free(v.endF);
-    free(v.endB);
-    free(v.vcnt);
-    free(v.vend);
-    free(v.xs);
+    sc_free(v.dv);
+    sc_free(v.endF);
+    sc_free(v.endB);
+    sc_free(v.vcnt);
+    sc_free(v.vend);
+    sc_free(v.xs);
     return st;
 }
 
@@ -360,8 +361,8 @@ sc_status sc_vocab_place(sc_prog *pg, double lag)
         return SC_OK;
     if (lag < 0)
         lag = 0;
-    sc_vec *base = calloc((size_t)P, sizeof(sc_vec)), *sh = calloc((size_t)P, sizeof(sc_vec));
-    sc_vec *cur = calloc((size_t)P, sizeof(sc_vec)), *best = calloc((size_t)P, sizeof(sc_vec));
+    sc_vec *base = sc_calloc((size_t)P, sizeof(sc_vec)), *sh = sc_calloc((size_t)P, sizeof(sc_vec));
+    sc_vec *cur = sc_calloc((size_t)P, sizeof(sc_vec)), *best = sc_calloc((size_t)P, sizeof(sc_vec));
     sc_status st = SC_OK;
     if (!base || !sh || !cur || !best) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
@@ -411,9 +412,9 @@ done:
         if (best)
             sc_vec_free(&best[d]);
     }
-    free(base);
-    free(sh);
-    free(cur);
-    free(best);
+    sc_free(base);
+    sc_free(sh);
+    sc_free(cur);
+    sc_free(best);
     return st;
 }
