@@ -7,6 +7,12 @@
 -- remaining B and W. Chunk 0 holds p microbatches, the others g each: the
 -- peak is g + (p-g)/v units on device 0 (m >= 2g), and the earliest chunks
 -- live longest, which is what selective offload moves first.
+-- PipeOffload's figures assume pairs of devices sharing a host link (its
+-- planner pairs ranks 2k and 2k+1): gis shares it by default.
+local OFFLOAD = {}
+for i, x in ipairs(sc.OFFLOAD) do
+  OFFLOAD[i] = x[1] == "link_shared" and {x[1], true, x[3] .. " (PipeOffload's pairs)"} or x
+end
 local P = sc.params {
   doc = "PipeOffload's grouped interleaved 1F1B: peak g + (p-g)/v (group g, p/2 <= g <= p)",
   {"p", 4, "pipeline devices"},
@@ -15,7 +21,7 @@ local P = sc.params {
   {"g", 0, "group size, p/2 <= g <= p (0: the least, ceil(p/2))"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  OFFLOAD,
 }
 local p, m, v = P.p, P.m, P.v
 local g = P.g > 0 and P.g or (p + 1) // 2

@@ -190,6 +190,15 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     if (!se.heur.ord || !se.best.ord || !se.tmp.ord)
         goto nomem;
     sc_auto_heuristic(&se);
+    if (o->time_limit > 0 && se.c.use_sim && se.heur.ok) {
+        /* the search compares with the heuristic by the simulator */
+        memcpy(se.tmp.ord, se.heur.ord, N * sizeof(sc_instr));
+        double mk, span;
+        if (sc_auto_timing(&se, &mk, &span) == 0) {
+            se.heur.mk = mk;
+            se.heur.span = span;
+        }
+    }
     if (o->time_limit > 0 && sc_auto_improve(&se))
         goto nomem;
     if (o->time_limit > 0 && se.best.ok)

@@ -40,10 +40,42 @@ static int multi_chunk(const sc_prog *pg)
 }
 
 
+/* ZB-V's greedy, the four (fill_f, fill_b) runs, each run again with the
+ * idle times of the one before while that lowers the largest. */
+static void zbv_runs(sc_asearch *se, int *best)
+{
+    sc_actx *c = &se->c;
+    double *idle = malloc(2 * (size_t)c->P * sizeof *idle);
+    if (!idle)
+        return; /* the list scheduler below still gives a heuristic */
+    for (int f = 0; f < 4; f++) {
+        double *prev = idle, *cur = idle + c->P, top = INFINITY;
+        const double *appr = NULL;
+        for (int run = 0; run < 64; run++) {
+            if (sc_auto_zbv(c, f, appr, cur, se->tmp.ord) != 0)
+                break;
+            double x = 0;
+            for (int d = 0; d < c->P; d++)
+                x = fmax(x, cur[d]);
+            if (run > 0 && x >= top)
+                break;
+            top = x;
+            if (sc_auto_offer(se, &se->heur))
+                *best = 100 + f;
+            double *t = prev;
+            prev = cur;
+            cur = t;
+            appr = prev;
+        }
+    }
+    free(idle);
+}
+
 void sc_auto_heuristic(sc_asearch *se)
 {
     sc_actx *c = &se->c;
-    int best = -1;
+    int best = -1, sim = c->use_sim;
+    c->use_sim = 0; /* by the dataflow timing; the winner is simulated after */
     if (is_loop1(c->pg)) {
         for (int f = 0; f < 8; f++)
             if (sc_auto_zb(c, f, se->tmp.ord) == 0 && sc_auto_offer(se, &se->heur))
@@ -52,17 +84,24 @@ void sc_auto_heuristic(sc_asearch *se)
             snprintf(se->res->heur_choice, sizeof se->res->heur_choice,
                      "zb: allow_bubble=%d prioritize_b=%d greedy_w=%d", best & 1, (best >> 1) & 1,
                      (best >> 2) & 1);
+        c->use_sim = sim;
         return;
     }
+    if (is_v(c->pg))
+        zbv_runs(se, &best);
     for (int f = 0; f < 8; f++) {
         sc_agreedy g = {.wfill = 1 + (f & 1), .bwait = (f >> 1) & 1, .fnew = (f >> 2) & 1};
         if (sc_auto_greedy(c, &g, se->tmp.ord, NULL) == 0 && sc_auto_offer(se, &se->heur))
             best = f;
     }
-    if (best >= 0)
+    if (best >= 100)
+        snprintf(se->res->heur_choice, sizeof se->res->heur_choice, "zbv: fill_f=%d fill_b=%d",
+                 (best - 100) & 1, ((best - 100) >> 1) & 1);
+    else if (best >= 0)
         snprintf(se->res->heur_choice, sizeof se->res->heur_choice,
                  "list: wfill=%d bwait=%d fnew=%d", 1 + (best & 1), (best >> 1) & 1,
                  (best >> 2) & 1);
+    c->use_sim = sim;
 }
 
 /* Which schedule builder a walk drives. */

@@ -171,6 +171,8 @@ void sc_prog_free_offload_info(sc_prog *pg)
     if (pg->off_info) {
         free(pg->off_info->base_peak);
         free(pg->off_info->level);
+        free(pg->off_info->copy_at);
+        free(pg->off_info->copy_dur);
         free(pg->off_info);
         pg->off_info = NULL;
     }

@@ -64,7 +64,31 @@ static sc_status measure(sc_prog *pg, double *times, double *makespan, double *b
     return SC_OK;
 }
 
-sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
+/* Plain squeeze before reordered figures: a < b in the ranking. */
+static int rank_less(const sc_vcand *a, const sc_vcand *b)
+{
+    if (a->bubble_rate != b->bubble_rate)
+        return a->bubble_rate < b->bubble_rate;
+    if (a->makespan != b->makespan)
+        return a->makespan < b->makespan;
+    return a->peak < b->peak;
+}
+
+/* Unrolls candidate c (reordered or not) and times it into c. */
+static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, double *times)
+{
+    sc_block blk;
+    sc_status st = sc_vpattern_block(pg, &c->pat, off, &blk);
+    if (st)
+        return st;
+    blk.keep_order = !reorder;
+    if ((st = sc_block_unroll(pg, &blk)) != SC_OK)
+        return st;
+    return measure(pg, times, &c->makespan, &c->bubble_rate);
+}
+
+sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
+                           size_t *n)
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
@@ -72,14 +96,17 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
     double *off = malloc(3 * (size_t)S * sizeof *off);
     double *peak = malloc((size_t)pg->P * sizeof *peak);
     double *times = malloc(2 * N * sizeof *times);
-    double limit = pg->mem_limit;
+    char *mark = calloc(cap, 1);
+    double limit = pg->mem_limit, top = -INFINITY;
     sc_status st = SC_OK;
     *cands = NULL;
     *n = 0;
-    if (!out || !off || !peak || !times) {
+    if (!out || !off || !peak || !times || !mark) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory searching blocks");
         goto done;
     }
+    for (int b = 0; b < nb; b++)
+        top = fmax(top, budgets[b]);
     pg->mem_limit = INFINITY; /* each block under its own peak */
     size_t got = 0;
     for (int k = 1; k <= kmax; k++)
@@ -93,18 +120,33 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
                         goto done;
                     if (st) /* this pattern collides: not a block */
                         continue;
-                    if ((st = sc_block_peak(pg, &blk, peak)) != SC_OK ||
-                        (st = sc_block_unroll(pg, &blk)) != SC_OK)
+                    if ((st = sc_block_peak(pg, &blk, peak)) != SC_OK)
                         goto done;
-                    sc_vcand *c = &out[got];
-                    c->pat = pat;
-                    c->peak = 0;
+                    sc_vcand *c = &out[got++];
+                    *c = (sc_vcand){pat, 0, INFINITY, INFINITY, 0};
                     for (int d = 0; d < pg->P; d++)
                         c->peak = fmax(c->peak, peak[d]);
-                    if ((st = measure(pg, times, &c->makespan, &c->bubble_rate)) != SC_OK)
-                        goto done;
-                    got++;
                 }
+    /* the plain squeeze of every block within the budgets ranks them */
+    for (size_t i = 0; i < got; i++)
+        if (out[i].peak <= top + 1e-9 && (st = evaluate(pg, &out[i], 0, off, times)) != SC_OK)
+            goto done;
+    for (int b = 0; b < nb; b++)
+        for (int keep = 0; keep < SC_VSEARCH_KEEP; keep++) {
+            long best = -1;
+            for (size_t i = 0; i < got; i++)
+                if (!mark[i] && out[i].peak <= budgets[b] + 1e-9 && isfinite(out[i].makespan) &&
+                    (best < 0 || rank_less(&out[i], &out[best])))
+                    best = (long)i;
+            if (best >= 0)
+                mark[best] = 1;
+        }
+    for (size_t i = 0; i < got; i++)
+        if (mark[i]) {
+            if ((st = evaluate(pg, &out[i], 1, off, times)) != SC_OK)
+                goto done;
+            out[i].timed = 1;
+        }
     st = SC_OK;
     *cands = out;
     *n = got;
@@ -115,5 +157,6 @@ done:
     free(off);
     free(peak);
     free(times);
+    free(mark);
     return st;
 }
