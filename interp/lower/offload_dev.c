@@ -61,7 +61,8 @@ static double slot_after(const dplan *p, int dir, double t)
         return t;
     double k0 = (double)(dir ^ L->parity), D = L->slot;
     double j = ceil((t - L->anchor - k0 * D) / (2 * D) - 1e-9);
-    return L->anchor + (2 * j + k0) * D;
+    double s = L->anchor + (2 * j + k0) * D;
+    return s < t ? t : s; /* within rounding of t: t itself, never earlier */
 }
 
 /* Latest slot start s of the device for direction dir with s + dur <= t. */
@@ -72,7 +73,8 @@ static double slot_before(const dplan *p, int dir, double t, double dur)
         return t - dur;
     double k0 = (double)(dir ^ L->parity), D = L->slot;
     double j = floor((t - dur - L->anchor - k0 * D) / (2 * D) + 1e-9);
-    return L->anchor + (2 * j + k0) * D;
+    double s = L->anchor + (2 * j + k0) * D;
+    return s + dur > t ? t - dur : s; /* never ending after t */
 }
 
 /* ---- the phases of a device's plan ---------------------------------------- */

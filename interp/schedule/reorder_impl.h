@@ -46,7 +46,45 @@ static inline double sc_r_dur(const sc_prog *pg, const sc_instr *in, int unit)
 int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, double *end,
               size_t *seq);
 
-/* The placement rounds (reorder_place.c); each writes dst and returns 1,
+/* ---- what the placement rounds share (reorder_place.c) ---------------- */
+
+int sc_r_is_back(int op);
+/* End of the dependency of `in` (on device d) plus T_comm across devices
+ * (none on the unit grid); 0 without one; < 0 while it has not run. */
+double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
+                     const double *endB, int unit);
+void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB);
+
+/* A pass in a round's global order: its start, then seq. */
+typedef struct gkey {
+    double t;
+    size_t seq;
+    uint32_t k;
+} gkey;
+int sc_r_gkey_cmp(const void *pa, const void *pb);
+
+/* Phases of a round's walk: 0 warm-up, 1 steady state (from stage 0's
+ * first backward), 2 cool-down (after stage 0's forward of the last
+ * microbatch). Returns whether `in` is in the steady state. */
+int sc_r_steady(const sc_prog *pg, const sc_instr *in, int *phase);
+
+/* A device's placed passes: sorted by start, non-overlapping. */
+typedef struct lane {
+    double *t0, *t1, *lvl; /* start, end, memory after the pass */
+    uint32_t *idx;         /* position in the source */
+    size_t n;
+} lane;
+/* The first placed pass at or after lo that ends after r. */
+size_t sc_r_first_after(const lane *L, size_t lo, double r);
+/* Inserts before position j; the levels after it move by delta. */
+void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint32_t idx,
+                      double delta);
+/* P empty lanes over buffers of N (freed by the caller, also on failure). */
+int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
+
+/* ---- the rounds ---------------------------------------------------------- */
+
+/* The placement rounds (reorder_place.c, reorder_wround.c); each writes dst and returns 1,
  * or 0 when it does not apply or meets an inconsistency (dst undefined),
  * -1 when out of memory.
  *
