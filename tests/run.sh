@@ -2,7 +2,8 @@
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
+# (tests/py/repl_pty.py), the V-shape recipes against the authors' schedules
+# (tests/py/vcompare.py), the runtime (tests/runtime.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
 # tests (tests/gpu/run.sh, skipped without a GPU). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
@@ -43,6 +44,10 @@ else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
 run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, layering, file sizes
+# the V-shape recipes against the authors' schedules rebuilt by tests/py/vref.py
+# (the whole grid, p = 3..16: bench/bench_vshape.sh)
+run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 3,4,6 --m 2
+run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 4 --m 4
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh

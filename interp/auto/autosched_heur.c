@@ -19,6 +19,7 @@ typedef struct zb {
     sc_actx *c;
     sc_instr *ord;
     double *bub; /* [P] idle time since the first F */
+    double maxbub; /* the largest of them (they only grow) */
     int allow, prio, greedy;
 } zb;
 
@@ -45,7 +46,8 @@ static int put(zb *z, int j, int op)
         t = fmax(t, a + pg->tcomm + cost);
     }
     if (c->nf[j] > 0)
-        z->bub[j] += t - nobubble;
+        if ((z->bub[j] += t - nobubble) > z->maxbub)
+            z->maxbub = z->bub[j];
     c->e[j] = t;
     c->cur[j] += sc_auto_dmem(pg, op, j);
     if (op == SC_OP_F) {
@@ -67,13 +69,7 @@ static int put(zb *z, int j, int op)
             return -1;                                                                             \
     } while (0)
 
-static double max_bubble(const zb *z)
-{
-    double x = 0;
-    for (int j = 0; j < z->c->S; j++)
-        x = fmax(x, z->bub[j]);
-    return x;
-}
+static double max_bubble(const zb *z) { return z->maxbub; }
 
 /* Before a pass of stage j whose input arrives at `arrive`: the W that end
  * before it, then one more if the gap is left (always when the gap is larger
@@ -174,7 +170,7 @@ int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord)
 {
     sc_prog *pg = c->pg;
     int S = c->S, m = c->m;
-    zb z = {c, ord, c->dt, flags & 1, (flags >> 1) & 1, (flags >> 2) & 1};
+    zb z = {c, ord, c->dt, 0, flags & 1, (flags >> 1) & 1, (flags >> 2) & 1};
     int *freq = c->stack;
     for (int j = 0; j < S; j++) {
         c->nf[j] = c->nb[j] = c->nw[j] = 0;
