@@ -10,7 +10,22 @@ sc.COSTS = {
   {"tw", 1.0, "backward time for the weight gradient (W)"},
   {"tcomm", 0.0, "time of one point-to-point transfer"},
   {"w_keep", 1.0, "fraction of F's activation still held after B (W frees it)"},
+  {"costs", "", "cost file of 'run --profile' (JSON, seconds): overrides tf tb tw tcomm"},
 }
+
+-- The reader of cost files for the recipe being evaluated: its sandbox's
+-- sc.costs (files in its folder, or named on the command line), set by
+-- sc._evaluate; sc.costs itself outside recipes.
+local function read_costs(path)
+  return (sc._costs_reader or sc.costs)(path)
+end
+
+-- The cost table of the parameter `costs` (SPEC.md §20), or nil when it is
+-- absent or empty.
+function sc.costs_of(P)
+  if P == nil or P.costs == nil or P.costs == "" then return nil end
+  return read_costs(P.costs)
+end
 
 -- The memory limit, for recipes that take one (0: no limit).
 sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
@@ -38,15 +53,22 @@ end
 -- Activation offload (PipeOffload; SPEC.md §19): the policy and the host
 -- link. With link_gbps > 0 the ratio comes from the model and the device
 -- (sc.offload_ratio); hidden and seq also size the model of `run`.
+-- Each but `offload` is read only when there is an offload policy (`when`).
+local WITH_OFFLOAD = "offload is not none"
 sc.OFFLOAD = {
   {"offload", "none", "activation offload: none, all, selective, budget (needs mem)"},
-  {"offload_chunks", 1.0, "selective: chunks per device to offload, longest lifespans first"},
-  {"offload_ratio", 0.25, "host-link time of one unit of activation relative to tf+tb+tw"},
-  {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)"},
-  {"tflops", 400.0, "device TFLOP/s, with link_gbps"},
-  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)"},
-  {"seq", 16, "sequence length, with link_gbps (and the model of run)"},
-  {"link_shared", false, "devices 2k and 2k+1 share one host link"},
+  {"offload_chunks", 1.0, "selective: chunks per device to offload, longest lifespans first",
+   when = "offload is selective"},
+  {"offload_ratio", 0.25, "host-link time of one unit of activation relative to tf+tb+tw",
+   when = WITH_OFFLOAD},
+  {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)",
+   when = WITH_OFFLOAD},
+  {"tflops", 400.0, "device TFLOP/s, with link_gbps", when = "offload is not none and link_gbps > 0"},
+  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)",
+   when = "offload is not none and link_gbps > 0"},
+  {"seq", 16, "sequence length, with link_gbps (and the model of run)",
+   when = "offload is not none and link_gbps > 0"},
+  {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
 }
 
 -- PipeOffload's transfer-to-compute ratio of a transformer layer:
@@ -88,7 +110,9 @@ function sc.offload_of(P)
     end
     ratio = sc.offload_ratio{hidden = P.hidden, seq = P.seq, tflops = P.tflops, gbps = P.link_gbps}
   end
-  return {policy = P.offload, chunks = P.offload_chunks, ratio = ratio,
+  local chunks = 1
+  if P.offload == "selective" then chunks = P.offload_chunks end
+  return {policy = P.offload, chunks = chunks, ratio = ratio,
           shared = P.link_shared, mem = sc.mem_of(P)}
 end
 
@@ -113,6 +137,7 @@ function sc.fields(P, t)
   for _, k in ipairs{"p", "m", "tf", "tb", "tw", "tcomm", "w_keep"} do
     if t[k] == nil then t[k] = P[k] end
   end
+  if t.costs == nil then t.costs = sc.costs_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
   local mem = sc.mem_of(P)
   if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
@@ -156,7 +181,11 @@ end
 local USAGE, BADARG, RECIPE = 2, 3, 8
 
 -- The state of the recipe being evaluated.
-sc._overrides, sc._declared, sc._doc, sc._listing = {}, {}, nil, false
+-- _read: the names the recipe read from what sc.params returned;
+-- _external: names the command itself uses (run's model sizes), so that a
+-- recipe need not read them.
+sc._overrides, sc._declared, sc._doc, sc._listing, sc._read = {}, {}, nil, false, {}
+sc._external = {}
 local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end})
 
 local function convert(name, default, value)
@@ -221,14 +250,50 @@ function sc.params(spec)
     for _, d in ipairs(sc._declared) do
       if d.name == name then error(("params: '%s' is declared twice"):format(name), 3) end
     end
-    sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or ""}
+    if e.when ~= nil and type(e.when) ~= "string" then
+      error(("params: 'when' of '%s' must be a string"):format(name), 3)
+    end
+    sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or "",
+                                       when = e.when}
     local v = default
     if sc._overrides[name] ~= nil then v = convert(name, default, sc._overrides[name]) end
     out[name] = v
   end
   for _, e in ipairs(spec) do add(e) end
   if sc._listing then error(LISTING, 0) end
-  return out
+  -- The values, through a view that records which names the recipe reads:
+  -- a parameter that is set but never read would change nothing.
+  local read = sc._read
+  -- A cost file sets the scalar costs too: the largest stage's time times
+  -- the stages per device (a slot every device's share fits in), so that a
+  -- recipe's own arithmetic with P.tf (block offsets) is in seconds and its
+  -- blocks stay valid; the per-stage lists reach sc.program through
+  -- sc.fields (or costs = sc.costs_of(P)). So `costs` is read here.
+  if out.costs ~= nil then
+    read.costs = true
+    local C = sc.costs_of(out)
+    if C then
+      local stages = tonumber(C.stages) or 1
+      local per_device = stages / (tonumber(C.devices) or tonumber(out.p) or stages)
+      for _, k in ipairs{"tf", "tb", "tw"} do
+        if out[k] ~= nil and type(C[k]) == "table" then
+          local most = 0
+          for _, x in ipairs(C[k]) do most = math.max(most, tonumber(x) or 0) end
+          out[k] = most * per_device
+        end
+      end
+      if out.tcomm ~= nil then out.tcomm = tonumber(C.tcomm) or 0 end
+    end
+  end
+  return setmetatable({}, {
+    __index = function(_, k) read[k] = true; return out[k] end,
+    __newindex = function(_, k, v) read[k] = true; out[k] = v end,
+    __pairs = function()
+      for k in pairs(out) do read[k] = true end
+      return next, out, nil
+    end,
+    __len = function() return #out end,
+  })
 end
 
 -- sc.need(cond, fmt, ...): a recipe's precondition on its parameters.
@@ -245,25 +310,67 @@ end
 
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
-function sc._evaluate(recipe, overrides, listing)
-  local chunk = sc._chunk(recipe)
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing}
-  sc._overrides, sc._declared, sc._doc, sc._listing = overrides or {}, {}, nil, listing
-  local ok, res = pcall(chunk)
-  local declared, doc = sc._declared, sc._doc
-  sc._overrides, sc._declared, sc._doc, sc._listing = saved[1], saved[2], saved[3], saved[4]
-  if listing and (res == LISTING or ok) then return nil, declared, doc end
-  if not ok then error(res, 0) end
-  local known = {}
-  for _, d in ipairs(declared) do known[d.name] = true end
-  for k in pairs(overrides or {}) do
+-- Declared parameters the recipe never read, warned about once per recipe.
+local warned = {}
+
+-- After the recipe ran: every override must name a declared parameter
+-- (else a usage error, with the near names), and every parameter given must
+-- have been read (else it would change nothing: a usage error too). A
+-- declared parameter never read, without a `when`, is the recipe's own
+-- mistake: a warning on stderr.
+local function check_names(recipe, overrides, declared, read)
+  local known, names = {}, {}
+  for _, d in ipairs(declared) do known[d.name] = d; names[#names + 1] = d.name end
+  local given = {}
+  for k in pairs(overrides) do given[#given + 1] = tostring(k) end
+  table.sort(given)
+  for _, k in ipairs(given) do
     if not known[k] then
-      local names = {}
-      for _, d in ipairs(declared) do names[#names + 1] = d.name end
-      sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s' (%s)"):format(k, recipe,
+      local near = sc._near(k, names)
+      sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s'%s (%s)"):format(k, recipe,
+        near and (": " .. near) or "",
         #names > 0 and "its parameters: " .. table.concat(names, ", ") or "it declares none"))
     end
   end
+  for _, k in ipairs(given) do
+    local d = known[k]
+    if not read[k] and not sc._external[k] then
+      sc._raise(USAGE, ("parameter '%s' is given (%s) but recipe '%s' %s, so it would change "
+        .. "nothing"):format(k, tostring(overrides[k]), recipe,
+        d.when and ("reads it only when " .. d.when) or "does not read it"))
+    end
+  end
+  for _, d in ipairs(declared) do
+    if not read[d.name] and not d.when and not sc._external[d.name]
+       and overrides[d.name] == nil and not warned[recipe .. "\0" .. d.name] then
+      warned[recipe .. "\0" .. d.name] = true
+      sc._say("warning", ("recipe '%s' declares parameter '%s' but does not read it: a value "
+        .. "given for it would change nothing"):format(recipe, d.name))
+    end
+  end
+end
+
+function sc._evaluate(recipe, overrides, listing)
+  local chunk = sc._chunk(recipe)
+  -- The recipe's own sc.costs (its sandbox's: its folder's files and those
+  -- named on the command line) reads the cost file of its parameters.
+  local _, env = debug.getupvalue(chunk, 1)
+  local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
+    rawget(rawget(env, "sc"), "costs") or sc.costs
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader}
+  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
+    overrides or {}, {}, nil, listing, {}
+  sc._costs_reader = reader
+  sc._enter(recipe)
+  local ok, res = pcall(chunk)
+  sc._leave()
+  local declared, doc, read = sc._declared, sc._doc, sc._read
+  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
+    saved[1], saved[2], saved[3], saved[4], saved[5]
+  sc._costs_reader = saved[6]
+  if listing and (res == LISTING or ok) then return nil, declared, doc end
+  if not ok then error(res, 0) end
+  check_names(recipe, overrides or {}, declared, read)
   if not sc.isprogram(res) then
     sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
       recipe, type(res)))
@@ -282,9 +389,14 @@ end
 -- `mem` the memory limit in units per device and `units` the activation
 -- units per microbatch, as in sc.program.
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
+local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
+  "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
+  "max_evals", "costs"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()
+  local bad = sc._unknown_fields(t, "autoschedule", AUTO_FIELDS)
+  if bad then sc._raise(BADARG, where .. bad) end
   local spec, auto = {}, {where = where}
   for k, v in pairs(t) do
     if AUTO[k] then auto[k] = v elseif k ~= "units" then spec[k] = v end
@@ -292,4 +404,148 @@ function sc.autoschedule(t)
   spec.units, spec.auto = t.units, auto
   local prog = call_at(where, sc.program, spec)
   return prog, sc._autoinfo(prog)
+end
+
+-- sc.need_version "X.Y[.Z]": the recipe needs this version of stagecraft or
+-- a later one of the same major version (SPEC.md §6, "Versions").
+local function version_parts(v)
+  local a, b, c = tostring(v):match("^(%d+)%.(%d+)%.?(%d*)$")
+  if not a then return nil end
+  return {tonumber(a), tonumber(b), tonumber(c) or 0}
+end
+function sc.need_version(v)
+  local want, have = version_parts(v), version_parts(sc.version)
+  if not want then
+    sc._raise(BADARG, caller_where() .. ("need_version: expected a version like \"0.2\" (got %s)")
+      :format(tostring(v)))
+  end
+  local older = want[1] ~= have[1]
+  for i = 1, 3 do
+    if not older and have[i] ~= want[i] then older = have[i] < want[i]; break end
+  end
+  if older then
+    sc._raise(BADARG, caller_where() .. ("this recipe needs stagecraft %s%s (this is %s)")
+      :format(v, want[1] == have[1] and " or later" or (" (major version %d)"):format(want[1]),
+        sc.version))
+  end
+  return true
+end
+
+-- sc.note(fmt, ...): a line on stderr ("stagecraft: note: ..."), for what a
+-- recipe wants to tell the person who runs it without touching the
+-- command's output.
+function sc.note(fmt, ...)
+  sc._say("note", tostring(fmt):format(...))
+end
+
+-- sc.pretty(value [, width]): a value as people read it (the REPL prints
+-- every result this way): tables nested, the list part first, then the
+-- other keys sorted (numbers, then strings), at most 4 levels deep and 40
+-- items a table, the whole at most 16000 characters; on one line when it
+-- fits in `width` (100) columns and holds no table, else one item a line.
+local PRETTY_DEPTH, PRETTY_ITEMS, PRETTY_CHARS = 4, 40, 16000
+local LUA_KEYWORDS = {}
+for w in ([[and break do else elseif end false for function goto if in local nil not or
+  repeat return then true until while]]):gmatch("%a+") do LUA_KEYWORDS[w] = true end
+
+local function pretty_scalar(v)
+  local t = type(v)
+  if t == "string" then
+    return '"' .. v:gsub('[%c"\\]', function(c)
+      if c == "\n" then return "\\n" elseif c == '"' or c == "\\" then return "\\" .. c end
+      return "\\" .. c:byte()
+    end) .. '"'
+  elseif t == "function" then return "<function>"
+  elseif t == "thread" then return "<coroutine>"
+  end
+  return tostring(v)
+end
+
+local function key_less(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then
+    local rank = {number = 0, string = 1, boolean = 2}
+    return (rank[ta] or 3) < (rank[tb] or 3)
+  end
+  if ta == "number" or ta == "string" then return a < b end
+  return false
+end
+
+function sc.pretty(v, width)
+  width = math.max(20, math.tointeger(tonumber(width)) or 100)
+  local out, n, cut, path = {}, 0, false, {}
+  local function put(s)
+    if cut then return end
+    if n + #s > PRETTY_CHARS then cut = true; out[#out + 1] = " ... (cut)"; return end
+    out[#out + 1] = s
+    n = n + #s
+  end
+  local function plain(x)
+    if type(x) ~= "table" then return true end
+    local mt = getmetatable(x)
+    return type(mt) == "table" and mt.__tostring ~= nil
+  end
+  local render
+  -- The items of table t: {key text or nil, value}, list part first.
+  local function items(t)
+    local list, len = {}, 0
+    while len < 1000000 and rawget(t, len + 1) ~= nil do len = len + 1 end
+    local keys = {}
+    for k in next, t do
+      if not (math.type(k) == "integer" and k >= 1 and k <= len) then keys[#keys + 1] = k end
+    end
+    table.sort(keys, key_less)
+    for i = 1, len do list[#list + 1] = {nil, rawget(t, i)} end
+    for _, k in ipairs(keys) do
+      local kt = (type(k) == "string" and k:match("^[%a_][%w_]*$") and not LUA_KEYWORDS[k])
+        and k or ("[" .. pretty_scalar(k) .. "]")
+      list[#list + 1] = {kt, rawget(t, k)}
+    end
+    return list
+  end
+  local function oneline(t, depth)
+    local parts, size = {}, 2
+    for i, it in ipairs(items(t)) do
+      if i > PRETTY_ITEMS or not plain(it[2]) then return nil end
+      local s = (it[1] and (it[1] .. " = ") or "") .. pretty_scalar(it[2])
+      parts[#parts + 1] = s
+      size = size + #s + 2
+      if size > width then return nil end
+    end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
+  render = function(x, depth, indent)
+    if plain(x) then put(pretty_scalar(x)); return end
+    if depth >= PRETTY_DEPTH then put("{...}"); return end
+    if path[x] then put("<cycle>"); return end
+    local line = oneline(x, depth)
+    if line and #line + indent <= width then put(line); return end
+    path[x] = true
+    local list = items(x)
+    local pad = string.rep(" ", indent + 2)
+    put("{")
+    local run = nil -- list items that are scalars share lines
+    for i, it in ipairs(list) do
+      if i > PRETTY_ITEMS then
+        if run then put("\n" .. pad .. run); run = nil end
+        put("\n" .. pad .. ("... (%d more)"):format(#list - PRETTY_ITEMS))
+        break
+      end
+      if not it[1] and plain(it[2]) then
+        local s = pretty_scalar(it[2]) .. ","
+        if run and #pad + #run + 1 + #s > width then put("\n" .. pad .. run); run = nil end
+        run = run and (run .. " " .. s) or s
+      else
+        if run then put("\n" .. pad .. run); run = nil end
+        put("\n" .. pad .. (it[1] and (it[1] .. " = ") or ""))
+        render(it[2], depth + 1, indent + 2)
+        put(",")
+      end
+    end
+    if run then put("\n" .. pad .. run) end
+    put("\n" .. string.rep(" ", indent) .. "}")
+    path[x] = nil
+  end
+  render(v, 0, 0)
+  return table.concat(out)
 end

@@ -29,6 +29,9 @@ row 2 "-D needs NAME=VALUE" -- $SC check 1f1b -D m
 row 2 "unknown parameter 'q' for recipe '1f1b' (its parameters: p, m" -- $SC check 1f1b -D q=1
 row 2 "parameter 'p': expected an integer, got '2.5'" -- $SC check 1f1b -D p=2.5
 row 2 "unknown recipe 'nosuch' (stdlib: " -- $SC check nosuch
+row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
+row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
+return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
 row 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps many
@@ -37,6 +40,8 @@ row 2 "unknown option '--frob' (see stagecraft --help)" -- $SC --frob
 
 # ---- 3 invalid argument ----------------------------------------------------
 row 3 "program: field 'p' must be an integer (got x)" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
+row 3 "a1u.lua:1: program: unknown field 'tcom' (did you mean 'tcomm'?)" -- $SC check "$(r a1u.lua 'return sc.program { p = 2, m = 2, rule = "gpipe", tcom = 1 }')"
+row 3 "a1v.lua:1: this recipe needs stagecraft 99.1 (major version 99)" -- $SC check "$(r a1v.lua 'sc.need_version "99.1"')"
 row 3 "program: give exactly one of 'order', 'rule' or 'block'" -- $SC check "$(r a2.lua 'return sc.program { p = 2, m = 2 }')"
 row 3 "devices p = 0 is out of range (1..4096)" -- $SC check gpipe -D p=0
 row 3 "microbatches m = 0 is out of range" -- $SC check gpipe -D m=0
@@ -60,12 +65,16 @@ row 3 "offload: chunks = 3, but a device holds at most 2 chunks" -- $SC check in
 row 3 "offload: 'budget' needs mem, the peak to reach in units" -- $SC check 1f1b -D offload=budget
 row 3 "of.lua:1: offload: the function returned 7 for s0 mb0 (a fraction in [0, 1], or true / false)" -- $SC check "$(r of.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", offload = function() return 7 end }')"
 row 3 "gis.lua:26: offload: link_gbps needs hidden > 0 (got 0)" -- $SC check gis -D offload=all -D link_gbps=10 -D hidden=0
-row 3 "1f1b.lua:20: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
+row 3 "1f1b.lua:30: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
 row 3 "zb-auto.lua:26: parameter 'mem': must be >= 0 (0: the default), got -1" -- $SC check zb-auto -D mem=-1
 row 3 "vb1.lua:1: v_block: expected a table of fields" -- $SC check "$(r vb1.lua 'return sc.program { p = 4, m = 8, block = sc.v_block("half") }')"
 row 3 "vb2.lua:1: v_block: 'p' must be an integer >= 1 (got nil)" -- $SC check "$(r vb2.lua 'return sc.v_block("min", { m = 8 }):program { m = 8 }')"
 row 3 "vb3.lua:1: v_block: unknown kind 'x' (half, min)" -- $SC check "$(r vb3.lua 'return sc.v_block("x", { p = 4 }):program { m = 8 }')"
 row 3 "oh.lua:1: offload_ratio: 'seq' must be a number > 0 (got nil)" -- $SC check "$(r oh.lua 'sc.offload_ratio { hidden = 1 }')"
+printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, -1], "tw": [1, 1]}' >"$tmp/neg.json"
+row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC check zb-h1 -D p=2 -D costs="$tmp/neg.json"
+printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
+row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -87,6 +96,9 @@ row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units with
 # OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given
 # through the C API; tests/unit/test_errors.c and test_replay.c.
+# Collectives out of order, posted by some members only, outside their
+# group, carried before produced (5), and deadlocks through collective
+# channels (6): C API streams; tests/unit/test_coll.c.
 # import: each class of malformed CSV (all classes: tests/interchange.sh).
 row 3 "row 1 (rank 0), cell 2 '0X0': unknown action type 'X'" -- $SC import "$(r bt.csv '0F0,0X0')"
 row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" -- $SC import "$(r wb.csv '0F0,0W0,0I0')"

@@ -4,8 +4,12 @@
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the V-shape recipes against the authors' schedules
 # (tests/py/vcompare.py), the runtime (tests/runtime.sh), the sandbox and
-# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
-# tests (tests/gpu/run.sh, skipped without a GPU). Prints one
+# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
+# newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
+# profiles (tests/costs.sh), the GPU tests (tests/gpu/run.sh, skipped
+# without a GPU), the CUDA module on the CPU stand-in of CUDA
+# (tests/cudastub/run.sh, everywhere), the Makefile's deps step
+# (tests/build.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -51,7 +55,11 @@ run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 4 --m 4
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
+run tests/ux.sh sh tests/ux.sh
+run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
+run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in
+run tests/build.sh sh tests/build.sh   # the Makefile's deps step without a package registry
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"

@@ -25,6 +25,18 @@ static const char *const op_names[] = {
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
+static const char *const red_names[] = {
+#define X(name, text) text,
+    SC_REDS(X)
+#undef X
+};
+_Static_assert(sizeof(red_names) / sizeof(red_names[0]) == SC_RED_COUNT, "reduction table");
+
+const char *sc_red_name(int red)
+{
+    return (unsigned)red < SC_RED_COUNT ? red_names[red] : "?";
+}
+
 
 const char *sc_status_name(sc_status st)
 {
@@ -111,20 +123,24 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->tf = calloc((size_t)S, sizeof(double));
     pg->tb = calloc((size_t)S, sizeof(double));
     pg->tw = calloc((size_t)S, sizeof(double));
+    pg->tbw = calloc((size_t)S, sizeof(double));
+    pg->topt = calloc((size_t)S, sizeof(double));
     pg->mem = calloc((size_t)S, sizeof(double));
     pg->order = calloc((size_t)P, sizeof(sc_vec));
     pg->stream = calloc((size_t)P, sizeof(sc_vec));
     if (!pg->stage_dev || !pg->chunk || !pg->nchunks || !pg->dev_stages || !pg->tf || !pg->tb ||
-        !pg->tw || !pg->mem || !pg->order || !pg->stream)
+        !pg->tw || !pg->tbw || !pg->topt || !pg->mem || !pg->order || !pg->stream)
         goto nomem;
     double share = (double)P / S;
     for (int s = 0; s < S; s++) {
         pg->tf[s] = pg->tb[s] = pg->tw[s] = share;
+        pg->tbw[s] = NAN;
         pg->mem[s] = share;
     }
     pg->w_keep = 1.0;
     pg->mem_limit = INFINITY;
     pg->off.ratio = SC_OFFLOAD_RATIO;
+    pg->coll_bw = INFINITY;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
     return pg;
@@ -155,8 +171,15 @@ void sc_prog_free(sc_prog *pg)
     free(pg->tf);
     free(pg->tb);
     free(pg->tw);
+    free(pg->tbw);
+    free(pg->topt);
     free(pg->mem);
     sc_prog_free_offload_info(pg);
+    free(pg->coll);
+    for (int g = 0; g < pg->ngroups; g++)
+        free(pg->grp[g]);
+    free(pg->grp);
+    free(pg->ngrp);
     free(pg->off_frac);
     if (pg->off_levels)
         for (int s = 0; s < pg->S; s++)
@@ -195,6 +218,7 @@ void sc_prog_invalidate(sc_prog *pg)
         return; /* streams given as they are (sc_prog_push_stream) stay */
     for (int d = 0; d < pg->P; d++)
         pg->stream[d].n = 0;
+    pg->ncoll = 0; /* the streams' collectives go with them */
     pg->lowered = pg->verified = 0;
 }
 
@@ -297,6 +321,32 @@ sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw)
     return SC_OK;
 }
 
+sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "cost: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (tbw == tbw && bad_time(tbw))
+        return sc_fail(pg, SC_ERR_ARG, "cost: tbw must be finite and >= 0 (got %g)", tbw);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
+        pg->tbw[i] = tbw;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "cost: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (bad_time(topt))
+        return sc_fail(pg, SC_ERR_ARG, "cost: optim must be finite and >= 0 (got %g)", topt);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
+        pg->topt[i] = topt;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+void sc_prog_set_seconds(sc_prog *pg, int seconds) { pg->seconds = seconds != 0; }
+
 sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
 {
     if (bad_time(tcomm))
@@ -377,6 +427,9 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
     if (in.op >= SC_OP_COUNT)
         return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
+    if (sc_op_is_coll(in.op))
+        return sc_fail(pg, SC_ERR_ARG, "device %d: a collective is given with its description "
+                       "(sc_prog_push_coll)", d);
     /* Each pass brings at most two transfers (in and out), each record three
      * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
      * OPTIM: more than that is not a lowered program. */
@@ -414,6 +467,9 @@ int sc_prog_stage_device(const sc_prog *pg, int s) { return pg->stage_dev[s]; }
 double sc_prog_tf(const sc_prog *pg, int s) { return pg->tf[s]; }
 double sc_prog_tb(const sc_prog *pg, int s) { return pg->tb[s]; }
 double sc_prog_tw(const sc_prog *pg, int s) { return pg->tw[s]; }
+double sc_prog_tbw(const sc_prog *pg, int s) { return sc_op_cost(pg, SC_OP_BW, s); }
+double sc_prog_topt(const sc_prog *pg, int s) { return pg->topt[s]; }
+int sc_prog_seconds(const sc_prog *pg) { return pg->seconds; }
 double sc_prog_tcomm(const sc_prog *pg) { return pg->tcomm; }
 double sc_prog_mem(const sc_prog *pg, int s) { return pg->mem[s]; }
 double sc_prog_w_keep(const sc_prog *pg) { return pg->w_keep; }
@@ -458,7 +514,19 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
                  in->op == SC_OP_SEND ? "->" : "<-", in->peer);
-    else if (sc_op_is_host(in->op))
+    else if (sc_op_is_coll(in->op)) {
+        char st[24] = "", mb[24] = "", part[24] = "";
+        if (in->stage >= 0)
+            snprintf(st, sizeof st, " s%d", in->stage);
+        if (in->mb >= 0)
+            snprintf(mb, sizeof mb, " mb%d", in->mb);
+        if (sc_coll_part(in))
+            snprintf(part, sizeof part, " part %d", sc_coll_part(in));
+        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op),
+                 in->op == SC_OP_ALLREDUCE ? " " : "",
+                 in->op == SC_OP_ALLREDUCE ? sc_red_name(in->dir) : "",
+                 sc_op_name(sc_coll_what(in)), st, mb, part);
+    } else if (sc_op_is_host(in->op))
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);
     else

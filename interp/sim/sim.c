@@ -26,6 +26,7 @@ void sc_sim_free(sc_sim *sim)
     free(sim->host);
     free(sim->host_peak);
     free(sim->link_busy);
+    free(sim->coll_busy);
     free(sim);
 }
 
@@ -92,6 +93,30 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
     return SC_OK;
 }
 
+/* Busy time of every device's collective channel: a collective runs from
+ * its start (posted, and the previous one complete) to its completion. */
+static sc_status coll_busy(sc_prog *pg, sc_sim *sim)
+{
+    if (pg->ncoll == 0)
+        return SC_OK;
+    sim->coll_busy = calloc((size_t)pg->P, sizeof(double));
+    if (!sim->coll_busy)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    for (int d = 0; d < pg->P; d++) {
+        double prev = 0;
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            if (!sc_op_is_coll(pg->stream[d].v[k].op))
+                continue;
+            size_t g = sim->offset[d] + k;
+            double start = sim->t0[g] > prev ? sim->t0[g] : prev;
+            sim->coll_busy[d] += sim->t1[g] - start;
+            prev = sim->t1[g];
+            sim->colls++;
+        }
+    }
+    return SC_OK;
+}
+
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 {
     *out = NULL;
@@ -118,7 +143,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
     sim->mem = malloc((sim->offset[P] + 1) * sizeof(double));
     if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->mem)
         goto nomem;
-    if ((st = host_memory(pg, sim)) != SC_OK) {
+    if ((st = host_memory(pg, sim)) != SC_OK || (st = coll_busy(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
         return st;
     }
@@ -142,6 +167,8 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             }
             sim->mem[g] = cur;
         }
+        for (size_t k = 0; k < sv->n; k++)
+            sim->step = fmax(sim->step, sim->t1[sim->offset[d] + k]);
         sim->busy[d] = b;
         sim->start[d] = first < 0 ? 0 : first;
         sim->end[d] = last;
@@ -170,4 +197,33 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 nomem:
     sc_sim_free(sim);
     return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+}
+
+sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
+{
+    *out = NULL;
+    if (costs->P != pg->P || costs->S != pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "simulate with costs: %d devices and %d stages, the "
+                       "program has %d and %d", costs->P, costs->S, pg->P, pg->S);
+    if (!pg->verified)
+        return sc_fail(pg, SC_ERR_ARG, "simulate with costs: the program is not verified");
+    /* The streams stay: only the replay's timing reads the costs. */
+    double *keep[5] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt};
+    double tcomm = pg->tcomm, ratio = pg->off.ratio;
+    pg->off.ratio = costs->off.ratio;
+    pg->tf = costs->tf;
+    pg->tb = costs->tb;
+    pg->tw = costs->tw;
+    pg->tbw = costs->tbw;
+    pg->topt = costs->topt;
+    pg->tcomm = costs->tcomm;
+    sc_status st = sc_simulate(pg, out);
+    pg->tf = keep[0];
+    pg->tb = keep[1];
+    pg->tw = keep[2];
+    pg->tbw = keep[3];
+    pg->topt = keep[4];
+    pg->tcomm = tcomm;
+    pg->off.ratio = ratio;
+    return st;
 }

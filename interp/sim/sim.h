@@ -3,12 +3,16 @@
  *
  * The streams are replayed under the communication semantics of SPEC.md
  * (the same replay the verifier uses) with the cost model: a compute pass
- * takes its stage's T_F, T_B, T_W (BW: T_B + T_W); a transfer takes T_comm
- * from the moment both its sides are posted in running groups; REDUCE and
- * OPTIM take no time. Compute and communication overlap.
+ * takes its stage's T_F, T_B, T_W (BW: its own T_BW when given, else
+ * T_B + T_W); a transfer takes T_comm from the moment both its sides are
+ * posted in running groups; OPTIM takes the optimizer time of the device's
+ * stages (0 unless a cost file gave it); REDUCE takes no time. Compute and
+ * communication overlap.
  *
  * Results:
  *   makespan     end of the last pass on any device (the first starts at 0);
+ *   step         end of the last instruction of any device (OPTIM included):
+ *                the step time a runtime measures;
  *   bubble_rate  1 - max_d busy_d / max_d (end_d - start_d);
  *   busy[d]      sum of compute time on device d;
  *   peak_mem[d]  highest activation memory on device d, in units: F adds its
@@ -24,7 +28,10 @@
  *                OFFLOAD adds its fraction, the B (or BW) that reads the
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
- *                [2d+1] host-to-device.
+ *                [2d+1] host-to-device;
+ *   coll_busy[d] time device d's collective channel is busy: each of its
+ *                collectives from its start (posted, and the device's
+ *                previous collective complete) to its completion (t1).
  *
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
  */
@@ -36,6 +43,7 @@
 typedef struct sc_sim {
     int P;
     double makespan, bubble_rate;
+    double step;           /* end of the last instruction (with OPTIM) */
     double *busy, *start, *end, *peak_mem; /* [P] */
     size_t *offset;        /* [P+1]: instruction k of device d is offset[d] + k */
     double *t0, *t1;       /* [offset[P]] start and end times */
@@ -45,6 +53,9 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
+    /* Collectives; NULL (and 0) when no stream holds one: */
+    double *coll_busy;     /* [P] */
+    size_t colls;          /* collective instructions, all devices */
 } sc_sim;
 
 /* Link usage over time: the fraction of each of n equal slices of
@@ -56,6 +67,12 @@ void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int
 /* Simulates a lowered program (sc_check first). On a deadlock the status is
  * SC_ERR_DEADLOCK and the message names the cycle. */
 sc_status sc_simulate(sc_prog *pg, sc_sim **out);
+/* The same streams of pg (verified: sc_check first) timed with the costs of
+ * `costs`, a program of the same devices and stages (T_F, T_B, T_W, T_BW,
+ * T_OPT, T_comm and the host link's ratio; nothing else of it is read): what those streams take with
+ * measured costs, without lowering them again for the new costs. pg is left
+ * as it was. SC_ERR_ARG when the shapes differ or pg is not verified. */
+sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out);
 void sc_sim_free(sc_sim *sim);
 
 #endif

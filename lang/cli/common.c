@@ -18,7 +18,11 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)
 {
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    /* Messages carry recipes' text (their errors, names): no escape
+     * sequence of theirs reaches the terminal. */
+    fputs("stagecraft: error: ", stderr);
+    sc_fputs_clean(msg, stderr, 1);
+    fputc('\n', stderr);
     return code;
 }
 
@@ -43,6 +47,18 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
         return 1;
     }
     return sc_limits_option(&limits, argc, argv, i, msg, len);
+}
+
+void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value)
+{
+    if (nlen != 5 || strncmp(name, "costs", 5) != 0 || !*value)
+        return;
+    lua_getglobal(L, "sc");
+    if (lua_getfield(L, -1, "_granted") == LUA_TTABLE) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, value);
+    }
+    lua_pop(L, 2);
 }
 
 /* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */

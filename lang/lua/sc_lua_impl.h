@@ -22,6 +22,22 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
 void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
                         sc_prog **slot);
 
+/* Raises "WHAT: unknown field 'x' (did you mean 'y'?)" (exit code 3, at
+ * the caller's line) when the table at t has a key that `known` (a
+ * NULL-terminated list) lacks: a misspelled field is never ignored. Every
+ * unknown key is named, in sorted order. */
+void sc_lua_check_fields(lua_State *L, int t, const char *what, const char *const *known);
+/* The message sc_lua_check_fields raises, pushed, or nothing and 0. */
+int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known);
+
+/* The fields of the tables recipes give (SPEC.md §5.1, §5.4, §5.5, §19.4). */
+extern const char *const sc_program_fields[], *const sc_block_fields[];
+extern const char *const sc_block_table_fields[];
+
+/* prog_export.c: adds p:export, p:svg, p:trace to the Program's methods
+ * (after sc_lua_open_program). */
+void sc_lua_open_export(lua_State *L);
+
 /* program.c: sc.program{...}, and the Program type's metatable. */
 int sc_lua_program(lua_State *L);
 void sc_lua_open_program(lua_State *L);
@@ -36,5 +52,13 @@ void sc_lua_open_block(lua_State *L);
  * (pushes it and returns 1, or returns 0 without offload). */
 void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
+
+/* costs.c: the `costs` field of the table at t (a table of sc.costs) into
+ * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
+ * 'stages' must equal the program's (else exit 3 naming the file and the
+ * field). It overrides every other source of the costs. And sc.costs,
+ * sc._costs_read and sc._granted added to the module on the stack top. */
+void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
+void sc_lua_open_costs(lua_State *L);
 
 #endif

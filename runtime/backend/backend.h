@@ -115,7 +115,7 @@ sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend 
                           size_t errlen);
 void sc_backend_free(sc_backend *be);
 
-/* The backends themselves (backend.c dispatches by name). free_fn of a
+/* The backends themselves (registry.c dispatches by name). free_fn of a
  * backend frees its context; sc_backend_free calls it. */
 sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen);
 /* Built only when nvcc was found (SC_HAVE_CUDA). dev selects the GPU (dev
@@ -130,5 +130,10 @@ sc_status sc_backend_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *
  * built without CUDA. info (may be NULL) receives why there are none, or
  * the name of GPU 0 ("NVIDIA H200"). */
 int sc_backend_cuda_devices(char *info, size_t infolen);
+
+/* The 16-byte UUID of visible GPU gpu (the same physical GPU has the same
+ * UUID in every process, whatever CUDA_VISIBLE_DEVICES renumbers); 0 when
+ * there is no such GPU or no CUDA. */
+int sc_backend_cuda_uuid(int gpu, unsigned char uuid[16]);
 
 #endif

@@ -16,6 +16,14 @@
  * sc_run checks any other program before choosing this transport, so the
  * order pairs the same transfers as the tags would.
  *
+ * Collectives (SPEC.md §8.6) run on a second communicator (ncclCommSplit of
+ * the first, same ranks) and a second stream of their own, so that they
+ * overlap the P2P groups as the verifier's two channels do:
+ * ncclAllReduce in place or ncclBroadcast, after the compute queued when
+ * the collective starts (the same event as the groups), completion an event
+ * on that stream. NCCL's own rule, that every rank calls the collectives
+ * of a communicator in the same order, is what the verifier proves.
+ *
  * Never hanging. The communicators are non-blocking (config.blocking = 0):
  * no NCCL call waits for a peer. ncclGroupEnd may return ncclInProgress, the
  * operations being enqueued in the background (connections to a new peer
@@ -28,7 +36,6 @@
  */
 #include "transport/transport.h"
 
-#include <nccl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +43,10 @@
 #include <time.h>
 
 #include "cuda_impl.h"
+
+/* NCCL's entry points (nccl_lib.c): set by sc_cuda_nccl_id and
+ * sc_cuda_nccl_new before anything else of this file runs. */
+static const sc_nccl_lib *N;
 
 _Static_assert(SC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
 
@@ -45,7 +56,9 @@ typedef struct ndev {
     cudaStream_t comm;
     cudaEvent_t mark;      /* compute progress when a group is posted */
     ncclComm_t nc;
-    int dead;              /* its communicator was aborted */
+    ncclComm_t cc;         /* the collectives' communicator */
+    cudaStream_t cstream;  /* the collectives' stream */
+    int dead;              /* its communicators were aborted */
 } ndev;
 
 typedef struct ngroup {
@@ -89,8 +102,19 @@ static void kill_comm(ndev *v)
         return;
     v->dead = 1;
     (void)sc_cuda_use(v->gpu);
-    ncclCommAbort(v->nc);
+    if (v->cc)
+        N->CommAbort(v->cc);
+    v->cc = NULL;
+    N->CommAbort(v->nc);
     v->nc = NULL;
+    /* The aborted kernels end on their own; wait for them, so that the
+     * caller may free the buffers this device's groups were using. The
+     * streams wait only on compute events, which complete. */
+    if (v->comm)
+        (void)cudaStreamSynchronize(v->comm);
+    if (v->cstream)
+        (void)cudaStreamSynchronize(v->cstream);
+    (void)cudaGetLastError();
 }
 
 /* Records the failure of a call of device v and aborts v's communicator. */
@@ -110,8 +134,8 @@ static sc_status fail_dev(nctx *c, ndev *v, int line, const char *call, const ch
 
 static const char *nccl_why(ncclResult_t r, ncclComm_t nc)
 {
-    const char *last = ncclGetLastError(nc);
-    return last && *last ? last : ncclGetErrorString(r);
+    const char *last = N->GetLastError(nc);
+    return last && *last ? last : N->GetErrorString(r);
 }
 
 static ndev *dev_of(nctx *c, int dev)
@@ -139,13 +163,13 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
         !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
         !CUDA_OK(v, cudaStreamWaitEvent(v->comm, v->mark, 0)))
         return SC_ERR_RUNTIME;
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = N->GroupStart();
     for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
         const sc_xfer *t = &x[i];
-        r = t->send ? ncclSend(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm)
-                    : ncclRecv(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm);
+        r = t->send ? N->Send(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm)
+                    : N->Recv(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm);
     }
-    ncclResult_t e = ncclGroupEnd();
+    ncclResult_t e = N->GroupEnd();
     if (r == ncclSuccess || r == ncclInProgress)
         r = e;
     if (r != ncclSuccess && r != ncclInProgress)
@@ -158,11 +182,10 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
     return SC_OK;
 }
 
-static sc_status nc_test(void *ctx, int dev, void *group, int *done)
+/* Whether group (or collective) g of device v on communicator nc and
+ * stream st has completed. */
+static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_t st, int *done)
 {
-    nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
-    ngroup *g = group;
     cudaError_t err_;
     *done = 0;
     if (!v)
@@ -172,41 +195,61 @@ static sc_status nc_test(void *ctx, int dev, void *group, int *done)
         return SC_ERR_RUNTIME;
     }
     ncclResult_t ae = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+    ncclResult_t r = N->CommGetAsyncError(nc, &ae);
     if (r != ncclSuccess)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", ncclGetErrorString(r));
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
     if (ae != ncclSuccess && ae != ncclInProgress)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, v->nc));
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
     if (!g->enqueued) {
         if (ae == ncclInProgress)
             return SC_OK;
-        if (!CUDA_OK(v, sc_cuda_use(v->gpu)) || !CUDA_OK(v, cudaEventRecord(g->ev, v->comm)))
+        if (!CUDA_OK(v, sc_cuda_use(v->gpu)) || !CUDA_OK(v, cudaEventRecord(g->ev, st)))
             return SC_ERR_RUNTIME;
         g->enqueued = 1;
     }
     cudaError_t q = cudaEventQuery(g->ev);
-    if (q == cudaErrorNotReady)
+    if (q == cudaErrorNotReady) {
+        /* Not an error: but the runtime records it as the thread's last
+         * error, which the next kernel launch would report as its own. */
+        (void)cudaGetLastError();
         return SC_OK;
+    }
     if (q != cudaSuccess)
         return fail_dev(c, v, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
     *done = 1;
     return SC_OK;
 }
 
-static sc_status nc_wait(void *ctx, int dev, void *group)
+static sc_status nc_test(void *ctx, int dev, void *group, int *done)
 {
     nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    *done = 0;
+    return v ? test_on(c, v, group, v->nc, v->comm, done) : SC_ERR_ARG;
+}
+
+static sc_status nc_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    *done = 0;
+    return v ? test_on(c, v, h, v->cc, v->cstream, done) : SC_ERR_ARG;
+}
+
+/* Polls test until done, an error, or the timeout. */
+static sc_status poll_wait(nctx *c, int dev, void *group,
+                           sc_status (*test)(void *, int, void *, int *), const char *what)
+{
     double deadline = sc_cuda_now() + c->timeout_s;
     for (long spin = 0;; spin++) {
         int done = 0;
-        sc_status st = nc_test(ctx, dev, group, &done);
+        sc_status st = test(c, dev, group, &done);
         if (st || done)
             return st;
         if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
             char m[256];
-            snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a transfer group; a peer "
-                     "is gone or stuck: giving up (ncclCommAbort on every device)", dev,
-                     c->timeout_s);
+            snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a %s; a peer is gone or "
+                     "stuck: giving up (ncclCommAbort on every device)", dev, c->timeout_s, what);
             set_fail(c, m);
             kill_comm(dev_of(c, dev));
             return SC_ERR_RUNTIME;
@@ -214,6 +257,55 @@ static sc_status nc_wait(void *ctx, int dev, void *group)
         if (spin > 64)
             nanosleep(&(struct timespec){0, 20000}, NULL);
     }
+}
+
+static sc_status nc_wait(void *ctx, int dev, void *group)
+{
+    return poll_wait(ctx, dev, group, nc_test, "transfer group");
+}
+
+static sc_status nc_coll_wait(void *ctx, int dev, void *h)
+{
+    return poll_wait(ctx, dev, h, nc_coll_test, "collective");
+}
+
+/* A collective on the second communicator and stream, after the compute
+ * queued so far (which produced its buffer). */
+static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    cudaError_t err_;
+    ngroup *g = calloc(1, sizeof *g);
+    *h = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    if (!v)
+        return SC_ERR_ARG;
+    if (is_aborted(c)) {
+        kill_comm(v);
+        return SC_ERR_RUNTIME;
+    }
+    if (!CUDA_OK(v, sc_cuda_use(v->gpu)) ||
+        !CUDA_OK(v, cudaEventCreateWithFlags(&g->ev, cudaEventDisableTiming)) ||
+        !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
+        !CUDA_OK(v, cudaStreamWaitEvent(v->cstream, v->mark, 0)))
+        return SC_ERR_RUNTIME;
+    ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
+    ncclResult_t r = x->op == SC_OP_BCAST
+                         ? N->Broadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
+                         : N->AllReduce(x->buf, x->buf, x->count, t,
+                                         x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
+                                         v->cstream);
+    if (r != ncclSuccess && r != ncclInProgress)
+        return fail_dev(c, v, __LINE__, x->op == SC_OP_BCAST ? "ncclBroadcast" : "ncclAllReduce",
+                        nccl_why(r, v->cc));
+    if (r == ncclSuccess) {
+        if (!CUDA_OK(v, cudaEventRecord(g->ev, v->cstream)))
+            return SC_ERR_RUNTIME;
+        g->enqueued = 1;
+    }
+    return SC_OK;
 }
 
 static void nc_release(void *ctx, int dev, void *group)
@@ -250,6 +342,10 @@ static const struct sc_transport_ops nccl_ops = {
     .release = nc_release,
     .abort = nc_abort,
     .errmsg = nc_errmsg,
+    .coll_start = nc_coll_start,
+    .coll_test = nc_coll_test,
+    .coll_wait = nc_coll_wait,
+    .coll_release = nc_release,
 };
 
 /* Polls every live communicator until none is ncclInProgress; the timeout
@@ -263,10 +359,14 @@ static sc_status settle(nctx *c, const char *what)
             ndev *v = &c->d[i];
             if (v->dead || !v->nc)
                 continue;
-            ncclResult_t ae = ncclSuccess;
-            ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+            ncclResult_t ae = ncclSuccess, ae2 = ncclSuccess;
+            ncclResult_t r = N->CommGetAsyncError(v->nc, &ae);
             if (r != ncclSuccess)
                 ae = r;
+            if (v->cc && (r = N->CommGetAsyncError(v->cc, &ae2)) != ncclSuccess)
+                ae2 = r;
+            if (ae == ncclSuccess || ae == ncclInProgress)
+                ae = ae2 == ncclSuccess ? ae : ae2;
             if (ae == ncclInProgress)
                 busy = 1;
             else if (ae != ncclSuccess) {
@@ -303,20 +403,28 @@ void sc_cuda_nccl_free(sc_transport *tp)
     if (!c->aborted) {
         /* A clean end: flush (ncclCommFinalize, non-blocking), then destroy. */
         for (int i = 0; i < c->n; i++)
-            if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess)
-                (void)ncclCommFinalize(c->d[i].nc); /* a failure shows in settle */
+            if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess) {
+                (void)N->CommFinalize(c->d[i].nc); /* a failure shows in settle */
+                if (c->d[i].cc)
+                    (void)N->CommFinalize(c->d[i].cc);
+            }
         live = settle(c, "finalizing the communicators") == SC_OK;
     }
     for (int i = 0; i < c->n; i++) {
         ndev *v = &c->d[i];
-        if (live && v->nc && !v->dead)
-            ncclCommDestroy(v->nc);
-        else
+        if (live && v->nc && !v->dead) {
+            if (v->cc)
+                N->CommDestroy(v->cc);
+            N->CommDestroy(v->nc);
+        } else {
             kill_comm(v);
+        }
         if (sc_cuda_use(v->gpu) != cudaSuccess)
             continue;
         if (v->comm)
             cudaStreamDestroy(v->comm);
+        if (v->cstream)
+            cudaStreamDestroy(v->cstream);
         if (v->mark)
             cudaEventDestroy(v->mark);
     }
@@ -328,12 +436,22 @@ void sc_cuda_nccl_free(sc_transport *tp)
     free(tp);
 }
 
+int sc_cuda_nccl_usable(char *why, size_t whylen)
+{
+    return sc_cuda_nccl_lib(why, whylen) != NULL;
+}
+
 sc_status sc_cuda_nccl_id(unsigned char *id, char *err, size_t errlen)
 {
+    char why[1024];
+    if (!N && !(N = sc_cuda_nccl_lib(why, sizeof why))) {
+        snprintf(err, errlen, "nccl transport: %s", why);
+        return SC_ERR_ARG;
+    }
     ncclUniqueId u;
-    ncclResult_t r = ncclGetUniqueId(&u);
+    ncclResult_t r = N->GetUniqueId(&u);
     if (r != ncclSuccess) {
-        snprintf(err, errlen, "nccl transport: ncclGetUniqueId: %s", ncclGetErrorString(r));
+        snprintf(err, errlen, "nccl transport: ncclGetUniqueId: %s", N->GetErrorString(r));
         return SC_ERR_RUNTIME;
     }
     memcpy(id, u.internal, SC_NCCL_ID_BYTES);
@@ -345,6 +463,11 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
                           char *err, size_t errlen)
 {
     *out = NULL;
+    char why[1024];
+    if (!N && !(N = sc_cuda_nccl_lib(why, sizeof why))) {
+        snprintf(err, errlen, "nccl transport: %s", why);
+        return SC_ERR_ARG;
+    }
     sc_transport *tp = calloc(1, sizeof *tp);
     nctx *c = calloc(1, sizeof *c);
     ndev *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
@@ -393,6 +516,7 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
         if ((e = sc_cuda_use(v->gpu)) != cudaSuccess ||
             (call = "cudaStreamCreateWithFlags",
              e = cudaStreamCreateWithFlags(&v->comm, cudaStreamNonBlocking)) != cudaSuccess ||
+            (e = cudaStreamCreateWithFlags(&v->cstream, cudaStreamNonBlocking)) != cudaSuccess ||
             (call = "cudaEventCreateWithFlags",
              e = cudaEventCreateWithFlags(&v->mark, cudaEventDisableTiming)) != cudaSuccess) {
             snprintf(err, errlen, "nccl transport: d%d: %s: %s", v->dev, call,
@@ -404,15 +528,15 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
         /* All local communicators in one group (the one-thread, many-GPU
          * pattern); non-blocking, so the group returns at once and settle
          * polls, bounded by the timeout. */
-        ncclResult_t r = ncclGroupStart();
+        ncclResult_t r = N->GroupStart();
         for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
             ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
             cfg.blocking = 0;
             if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
                 break;
-            r = ncclCommInitRankConfig(&d[i].nc, P, u, d[i].dev, &cfg);
+            r = N->CommInitRankConfig(&d[i].nc, P, u, d[i].dev, &cfg);
         }
-        ncclResult_t r2 = ncclGroupEnd();
+        ncclResult_t r2 = N->GroupEnd();
         if (r == ncclSuccess || r == ncclInProgress)
             r = r2;
         if (e != cudaSuccess) {
@@ -423,6 +547,31 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
                      nccl_why(r, NULL));
             st = SC_ERR_RUNTIME;
         } else if ((st = settle(c, "creating the communicator")) != SC_OK) {
+            snprintf(err, errlen, "%s", c->err);
+        }
+    }
+    if (!st) {
+        /* The collectives' communicator: a split of the first with the same
+         * ranks, every local one in one group. */
+        ncclResult_t r = N->GroupStart();
+        for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            cfg.blocking = 0;
+            if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
+                break;
+            r = N->CommSplit(d[i].nc, 0, d[i].dev, &d[i].cc, &cfg);
+        }
+        ncclResult_t r2 = N->GroupEnd();
+        if (r == ncclSuccess || r == ncclInProgress)
+            r = r2;
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "nccl transport: cudaSetDevice: %s", cudaGetErrorString(e));
+            st = SC_ERR_RUNTIME;
+        } else if (r != ncclSuccess && r != ncclInProgress) {
+            snprintf(err, errlen, "nccl transport: ncclCommSplit of %d ranks: %s", P,
+                     nccl_why(r, NULL));
+            st = SC_ERR_RUNTIME;
+        } else if ((st = settle(c, "creating the collectives' communicator")) != SC_OK) {
             snprintf(err, errlen, "%s", c->err);
         }
     }
