@@ -11,7 +11,10 @@
 -- planner pairs ranks 2k and 2k+1): gis shares it by default.
 local OFFLOAD = {}
 for i, x in ipairs(sc.OFFLOAD) do
-  OFFLOAD[i] = x[1] == "link_shared" and {x[1], true, x[3] .. " (PipeOffload's pairs)"} or x
+  local y = {}
+  for k, v in pairs(x) do y[k] = v end
+  if y[1] == "link_shared" then y[2], y[3] = true, y[3] .. " (PipeOffload's pairs)" end
+  OFFLOAD[i] = y
 end
 local P = sc.params {
   doc = "PipeOffload's grouped interleaved 1F1B: peak g + (p-g)/v (group g, p/2 <= g <= p)",

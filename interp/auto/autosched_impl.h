@@ -49,8 +49,10 @@ typedef struct sc_agreedy {
 /* The paper's heuristic, one stage per device, loop placement. flags: bit 0
  * allow a bubble before the first B (more warm-up F), bit 1 prioritize B
  * (skip an F that would delay an incoming B), bit 2 fill small gaps with W
- * greedily. Returns 0, or -1 when the limit cannot be kept this way. */
-int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord);
+ * greedily. Returns 0, or -1 when the limit cannot be kept this way. same
+ * (may be NULL) is set when the other choice of bit 0 gives the same
+ * schedule (the same warm-up counts; it decides nothing else). */
+int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord, int *same);
 
 /* The Zero Bubble paper's greedy for the V placement (ZB-V,
  * autosched_zbv.c): flags bit 0 fill_f, bit 1 fill_b (one more W before a

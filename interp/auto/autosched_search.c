@@ -44,14 +44,14 @@ static int multi_chunk(const sc_prog *pg)
  * times are the dataflow timing of its orders, every device within the
  * limit): the makespan and the longest device span, from device d's end
  * e[d] and the start of its first pass, the F of microbatch 0 of its
- * stage first[d]. Offers it like sc_auto_offer. */
+ * stage first[d] (NULL: stage d). Offers it like sc_auto_offer. */
 static int offer_built(sc_asearch *se, sc_acand *into, const int *first)
 {
     sc_actx *c = &se->c;
     double mk = 0, span = -1;
     c->spans = 0;
     for (int d = 0; d < c->P; d++) {
-        int s = first[d];
+        int s = first ? first[d] : d;
         double x = c->e[d] - (c->endF[SC_SM(c->pg, s, 0)] - c->pg->tf[s]);
         mk = fmax(mk, c->e[d]);
         c->spans += x;
@@ -111,12 +111,16 @@ void sc_auto_heuristic(sc_asearch *se)
     int best = -1, sim = c->use_sim;
     c->use_sim = 0; /* by the dataflow timing; the winner is simulated after */
     if (is_loop1(c->pg)) {
-        int *first = c->maxw; /* stage d is device d */
-        for (int d = 0; d < c->P; d++)
-            first[d] = d;
-        for (int f = 0; f < 8; f++)
-            if (sc_auto_zb(c, f, se->tmp.ord) == 0 && offer_built(se, &se->heur, first))
+        /* allow_bubble decides only the warm-up counts: where both choices
+         * give the same ones, the schedule with it is the one without */
+        int same[4] = {0, 0, 0, 0};
+        for (int f = 0; f < 8; f++) {
+            if ((f & 1) && same[f >> 1])
+                continue;
+            if (sc_auto_zb(c, f, se->tmp.ord, (f & 1) ? NULL : &same[f >> 1]) == 0 &&
+                offer_built(se, &se->heur, NULL))
                 best = f;
+        }
         if (best >= 0)
             snprintf(se->res->heur_choice, sizeof se->res->heur_choice,
                      "zb: allow_bubble=%d prioritize_b=%d greedy_w=%d", best & 1, (best >> 1) & 1,

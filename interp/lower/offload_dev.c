@@ -15,8 +15,8 @@
  *
  * The plan of a device, from the timing of its stream without offload:
  *   - PipeOffload's rule: a record whose window (B start − B's duration −
- *     F end) is shorter than three round trips (three copies, six on a
- *     shared link) gains nothing and stays;
+ *     F end) is shorter than three copies (on a shared link, three turns
+ *     of the pair: six slots) gains nothing and stays;
  *   - copies back: records by B start, the latest first, each as late as
  *     it can start and still end by its B's start and by the start of the
  *     next copy back;
@@ -98,7 +98,6 @@ static size_t first_gap_after(const dplan *p, size_t jF, double t)
 static void plan_back(dplan *p)
 {
     sc_prog *pg = p->pg;
-    double trips = p->link.shared ? 6 : 3;
     for (int i = 0; i < p->nr; i++) {
         rec *r = &p->r[i];
         r->short_by = 0;
@@ -109,7 +108,9 @@ static void plan_back(dplan *p)
             continue;
         r->dur = sc_offload_time(pg, r->s, r->q);
         double window = sc_o_cstart(p, r->jB) - sc_pass_cost(pg, sc_o_cpass(p, r->jB)) - cend(p, r->jF);
-        if (p->skip && window < trips * r->dur) {
+        /* three copies; on a shared link three turns of the pair's slots */
+        double need = p->link.shared ? 6 * p->link.slot : 3 * r->dur;
+        if (p->skip && window < need) {
             r->q = 0;
             r->skipped = 1;
         }
