@@ -123,6 +123,7 @@ def main():
             cache = json.load(f)
     costs = list(COSTS) if a.costs == "all" else a.costs.split(",")
     passed = failed = 0
+    summary = {}
     if a.table:
         print("| recipe | costs | p | m | stagecraft: bubble (flow) | peak | authors: bubble (flow) | peak |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -141,6 +142,7 @@ def main():
                                 json.dump(cache, f)
                     af, ap_, am, ab = cache[key]
                     ok = sb <= ab + 1e-9 and sf <= af + 1e-9 and sp <= ap_ + EPS
+                    summary.setdefault((recipe, cname), []).append((sb, ab, sf, af, ok))
                     if a.table:
                         print("| %s | %s | %d | %d | %.4f (%.4f) | %g | %.4f (%.4f) | %g |" % (recipe, cname, p, m, sb, sf, sp, ab, af, ap_))
                         continue
@@ -150,7 +152,17 @@ def main():
                     sys.stdout.flush()
                     passed += ok
                     failed += not ok
-    if not a.table:
+    if a.table:
+        print()
+        print("| recipe | costs | cases | lower bubble (sim) | equal | higher | largest gain (points) |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for (recipe, cname), rows in summary.items():
+            lower = sum(1 for sb, ab, _, _, _ in rows if sb < ab - 1e-9)
+            equal = sum(1 for sb, ab, _, _, _ in rows if abs(sb - ab) <= 1e-9)
+            gain = max(ab - sb for sb, ab, _, _, _ in rows)
+            print("| %s | %s | %d | %d | %d | %d | %.2f |" % (recipe, cname, len(rows), lower, equal,
+                                                            len(rows) - lower - equal, 100 * gain))
+    else:
         print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
