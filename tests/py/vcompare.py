@@ -154,14 +154,21 @@ def main():
                     failed += not ok
     if a.table:
         print()
-        print("| recipe | costs | cases | lower bubble (sim) | equal | higher | largest gain (points) |")
+        print("| recipe | costs | cases | lower: sim, flow | equal: sim, flow | higher | "
+              "largest gain (points): sim, flow |")
         print("|---|---|---:|---:|---:|---:|---:|")
         for (recipe, cname), rows in summary.items():
-            lower = sum(1 for sb, ab, _, _, _ in rows if sb < ab - 1e-9)
-            equal = sum(1 for sb, ab, _, _, _ in rows if abs(sb - ab) <= 1e-9)
-            gain = max(ab - sb for sb, ab, _, _, _ in rows)
-            print("| %s | %s | %d | %d | %d | %d | %.2f |" % (recipe, cname, len(rows), lower, equal,
-                                                            len(rows) - lower - equal, 100 * gain))
+            def cnt(f):
+                return sum(1 for r in rows if f(r))
+            lo_s = cnt(lambda r: r[0] < r[1] - 1e-9)
+            lo_f = cnt(lambda r: r[2] < r[3] - 1e-9)
+            eq_s = cnt(lambda r: abs(r[0] - r[1]) <= 1e-9)
+            eq_f = cnt(lambda r: abs(r[2] - r[3]) <= 1e-9)
+            gs = max(r[1] - r[0] for r in rows)
+            gf = max(r[3] - r[2] for r in rows)
+            print("| %s | %s | %d | %d, %d | %d, %d | %d | %.2f, %.2f |" % (
+                recipe, cname, len(rows), lo_s, lo_f, eq_s, eq_f, cnt(lambda r: not r[4]),
+                100 * gs, 100 * gf))
     else:
         print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
