@@ -1,6 +1,7 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
-#   make test       C unit tests, Lua tests of the DSL, command-line tests
+#   make test       C unit tests, Lua tests of the DSL, command-line tests, the
+#                   Python package and real PyTorch (installed once into build/torch)
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
@@ -101,10 +102,10 @@ $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/runtime/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
@@ -323,8 +324,9 @@ fuzz: deps fuzz-deps
 	done
 	@echo "fuzz: all harnesses ran $(FUZZ_TIME) s without a crash, leak or sanitizer report"
 
+# The real-PyTorch tests (tests/torch/run.sh) run under `make test` only.
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SC_TORCH=skip $(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
