@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk)
 {
@@ -96,7 +97,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     double *off = malloc(3 * (size_t)S * sizeof *off);
     double *peak = malloc((size_t)pg->P * sizeof *peak);
     double *times = malloc(2 * N * sizeof *times);
-    char *mark = calloc(cap, 1);
+    char *mark = calloc(2 * cap, 1);
     double limit = pg->mem_limit, top = -INFINITY;
     sc_status st = SC_OK;
     *cands = NULL;
@@ -131,16 +132,26 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     for (size_t i = 0; i < got; i++)
         if (out[i].peak <= top + 1e-9 && (st = evaluate(pg, &out[i], 0, off, times)) != SC_OK)
             goto done;
-    for (int b = 0; b < nb; b++)
-        for (int keep = 0; keep < SC_VSEARCH_KEEP; keep++) {
+    /* per budget, the best by the plain squeeze are reordered: as many as
+     * SC_VSEARCH_WORK passes of reordering allow (all of them for small
+     * programs), at least SC_VSEARCH_KEEP */
+    size_t keep = SC_VSEARCH_WORK / (N ? N : 1);
+    if (keep < SC_VSEARCH_KEEP)
+        keep = SC_VSEARCH_KEEP;
+    for (int b = 0; b < nb; b++) {
+        char *sel = mark + cap; /* this budget's choice */
+        memset(sel, 0, got);
+        for (size_t x = 0; x < keep; x++) {
             long best = -1;
             for (size_t i = 0; i < got; i++)
-                if (!mark[i] && out[i].peak <= budgets[b] + 1e-9 && isfinite(out[i].makespan) &&
+                if (!sel[i] && out[i].peak <= budgets[b] + 1e-9 && isfinite(out[i].makespan) &&
                     (best < 0 || rank_less(&out[i], &out[best])))
                     best = (long)i;
-            if (best >= 0)
-                mark[best] = 1;
+            if (best < 0)
+                break;
+            sel[best] = mark[best] = 1;
         }
+    }
     for (size_t i = 0; i < got; i++)
         if (mark[i]) {
             if ((st = evaluate(pg, &out[i], 1, off, times)) != SC_OK)

@@ -17,10 +17,11 @@
  * valid blocks with their block peak (max over devices, units). It then
  * ranks those within the largest budget by their plain squeeze (unrolled
  * on the program, its m, costs and T_comm, without the reorder, timed by
- * the dataflow timing: no reorder is needed to tell the promising blocks
- * from the others), and for each budget unrolls the SC_VSEARCH_KEEP best
- * within it with the reorder (under the block's own peak) and times them:
- * those are `timed`; the others keep the figures of their plain squeeze.
+ * the dataflow timing), and for each budget unrolls the best within it
+ * again with the reorder (under the block's own peak) and times them: as
+ * many as SC_VSEARCH_WORK passes allow (all for small programs), at least
+ * SC_VSEARCH_KEEP. Those are `timed`; the others keep the figures of their
+ * plain squeeze.
  * The program's orders are overwritten: use a scratch program.
  */
 #ifndef SC_SEARCH_H
@@ -39,8 +40,11 @@ typedef struct sc_vcand {
     int timed;
 } sc_vcand;
 
-/* Blocks unrolled with the reorder per budget. */
+/* Blocks unrolled with the reorder per budget: as many as about
+ * SC_VSEARCH_WORK passes of reordering take (every block of a small
+ * program), at least SC_VSEARCH_KEEP. */
 #define SC_VSEARCH_KEEP 2
+#define SC_VSEARCH_WORK 131072
 
 /* F and B offsets of the pattern into off[SC_OP_F*S ..], off[SC_OP_B*S ..],
  * W placed into off[SC_OP_W*S ..]; blk points there (slots, interval 6).
