@@ -16,7 +16,7 @@
  * speed, and in the pair's warm-up (before its first copy back) the copies
  * to the host run alone on the link at SC_OFFLOAD_SOLO of their time. The
  * plan (lower/offload.h) places the copies on the slots; the replay starts
- * each no earlier than planned (sc_offload_info's copy_at).
+ * each no earlier than its slot (sc_offload_info's copy_at).
  *
  *     sc_offload_cfg c = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 2, .ratio = 0.1};
  *     sc_prog_set_offload(pg, &c);
@@ -82,9 +82,10 @@ typedef struct sc_offload_info {
     double units;       /* units moved to the host in the step */
     double *base_peak;  /* [P] peak device memory without offload */
     double *level;      /* [P] selective and budget: chunks moved per device */
-    double *copy_at;    /* [2 S m] the planned start of the OFFLOAD copy of record
-                         * (s, mb) at s m + mb, of its RELOAD copy at S m + s m + mb;
-                         * -1: not moved */
+    double *copy_at;    /* [2 S m] on a shared link, the planned start of the
+                         * OFFLOAD copy of record (s, mb) at s m + mb, of its
+                         * RELOAD copy at S m + s m + mb; -1: not moved, or a
+                         * link of its own (a copy goes when posted) */
     double *copy_dur;   /* [2 S m] their durations (a solo copy is shorter) */
 } sc_offload_info;
 

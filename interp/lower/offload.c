@@ -6,9 +6,9 @@
  * The plan works on one device at a time (a pair of devices sharing a host
  * link only agrees on the slots and, last, on its warm-up). A copy never
  * starts later than planned (the channels are served in stream order, which
- * is the planned order, and the replay starts each copy no earlier than
- * planned: sc_offload_info's copy_at), so no pass waits; the replay of the
- * new streams checks it.
+ * is the planned order; on a shared link the replay starts each copy no
+ * earlier than its slot, sc_offload_info's copy_at), so no pass waits; the
+ * replay of the new streams checks it.
  */
 #include "offload.h"
 #include "offload_impl.h"
@@ -428,10 +428,12 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
                 size_t sm = SC_SM(pg, r->s, r->mb), SM = (size_t)pg->S * (size_t)pg->m;
                 oi->moved++;
                 oi->units += r->q * pg->mem[r->s];
-                oi->copy_at[sm] = r->ostart;
-                oi->copy_dur[sm] = r->odur;
-                oi->copy_at[SM + sm] = r->rstart;
-                oi->copy_dur[SM + sm] = r->dur;
+                if (p->link.shared) { /* own links: copies go when posted */
+                    oi->copy_at[sm] = r->ostart;
+                    oi->copy_dur[sm] = r->odur;
+                    oi->copy_at[SM + sm] = r->rstart;
+                    oi->copy_dur[SM + sm] = r->dur;
+                }
             }
         }
     }
