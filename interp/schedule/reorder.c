@@ -83,18 +83,23 @@ enum { K_LIST1, K_LIST3, K_INSERT, K_WROUND };
 
 typedef struct recipe {
     int kind, unit, init_at, freeze, from; /* from: the candidate it improves (-1: input) */
+    int small;                             /* only for programs of up to SMALL passes */
 } recipe;
 
+/* Past this many passes the warm-up and the cool-down are a small part of
+ * the program: the candidates that rarely win are left out (time). */
+#define SMALL 65536
+
 static const recipe RECIPES[] = {
-    {K_LIST1, 0, 0, 0, -1},  /* 0 */
-    {K_LIST3, 0, 0, 0, -1},  /* 1 */
-    {K_INSERT, 0, 0, 0, -1}, /* 2: real costs */
-    {K_INSERT, 1, 0, 0, -1}, /* 3: unit grid */
-    {K_INSERT, 1, 1, 1, -1}, /* 4: from the block's own slots (or times) */
-    {K_WROUND, 0, 0, 0, 2},  /* 5 */
-    {K_WROUND, 1, 0, 0, 3},  /* 6 */
-    {K_WROUND, 1, 0, 0, 4},  /* 7 */
-    {K_LIST3, 0, 0, 0, 6},   /* 8: W as filler on the orders of 6 */
+    {K_INSERT, 0, 0, 0, -1, 0}, /* 0: real costs */
+    {K_INSERT, 1, 0, 0, -1, 0}, /* 1: unit grid */
+    {K_INSERT, 1, 1, 1, -1, 1}, /* 2: from the block's own slots (or times) */
+    {K_WROUND, 0, 0, 0, 0, 0},  /* 3 */
+    {K_WROUND, 1, 0, 0, 1, 0},  /* 4 */
+    {K_WROUND, 1, 0, 0, 2, 1},  /* 5 */
+    {K_LIST3, 0, 0, 0, 4, 0},   /* 6: W as filler on the orders of 4 */
+    {K_LIST1, 0, 0, 0, -1, 1},  /* 7: the squeeze, its gaps filled */
+    {K_LIST3, 0, 0, 0, -1, 1},  /* 8: W as filler */
 };
 #define NREC (sizeof RECIPES / sizeof RECIPES[0])
 
@@ -141,7 +146,7 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     for (size_t r = 0; r < NREC; r++) {
         const recipe *rc = &RECIPES[r];
         made[r] = 0;
-        if (rc->from >= 0 && !made[rc->from])
+        if ((rc->from >= 0 && !made[rc->from]) || (rc->small && N > SMALL))
             continue;
         const sc_instr *src = rc->from < 0 ? in : slot[rc->from];
         if (needed[r] && !(slot[r] = malloc(N * sizeof *buf))) {

@@ -24,7 +24,10 @@
  *     unit slot grid (F, B, W one slot, BW two: the paper's cost-oblivious
  *     grid), from the squeeze and from the block's own times at[] (slots
  *     when at_slots).
- * The search for gaps looks a bounded window of passes back.
+ * The search for gaps looks a bounded window of passes back. Programs of
+ * more than 65,536 passes leave out the candidates that rarely win (the
+ * rounds from the block's own times, the list schedules of the plain
+ * order): there the warm-up and the cool-down are a small part.
  *
  * at (may be NULL) gives the block time of every pass, indexed like the
  * orders (device 0's first, ...). Precondition: sc_verify_passes() ==

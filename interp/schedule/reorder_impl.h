@@ -62,6 +62,11 @@ typedef struct gkey {
     uint32_t k;
 } gkey;
 int sc_r_gkey_cmp(const void *pa, const void *pb);
+/* The rounds merge their keys in a lane buffer of 3 N doubles. */
+_Static_assert(sizeof(gkey) <= 3 * sizeof(double), "a key fits in three doubles");
+/* Sorts g[0..n) made of P sorted runs (run d at [run[d], run[d+1])) by a
+ * merge; tmp has room for n. 0 when out of memory. */
+int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp);
 
 /* Phases of a round's walk: 0 warm-up, 1 steady state (from stage 0's
  * first backward), 2 cool-down (after stage 0's forward of the last

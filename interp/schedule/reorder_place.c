@@ -55,6 +55,59 @@ int sc_r_gkey_cmp(const void *pa, const void *pb)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Sorts g[0..n) made of P runs, run d at [run[d], run[d+1]), each already
+ * sorted: a P-way merge on a heap of the runs' heads. tmp has room for n.
+ * Returns 0 when out of memory (g untouched). */
+int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
+{
+    int *heap = malloc((size_t)P * sizeof *heap), nh = 0;
+    size_t *at = malloc((size_t)P * sizeof *at);
+    if (!heap || !at) {
+        free(heap);
+        free(at);
+        return 0;
+    }
+#define LESS(a, b) (sc_r_gkey_cmp(&g[at[a]], &g[at[b]]) < 0)
+    for (int d = 0; d < P; d++) {
+        at[d] = run[d];
+        if (run[d] == run[d + 1])
+            continue;
+        int i = nh++;
+        heap[i] = d;
+        while (i > 0 && LESS(heap[i], heap[(i - 1) / 2])) {
+            int t = heap[i];
+            heap[i] = heap[(i - 1) / 2];
+            heap[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    }
+    size_t o = 0;
+    while (nh > 0) {
+        int d = heap[0];
+        tmp[o++] = g[at[d]++];
+        if (at[d] == run[d + 1])
+            heap[0] = heap[--nh];
+        for (int i = 0;;) { /* sift down */
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < nh && LESS(heap[l], heap[m]))
+                m = l;
+            if (r < nh && LESS(heap[r], heap[m]))
+                m = r;
+            if (m == i)
+                break;
+            int t = heap[i];
+            heap[i] = heap[m];
+            heap[m] = t;
+            i = m;
+        }
+    }
+#undef LESS
+    memcpy(g, tmp, o * sizeof *g);
+    free(heap);
+    free(at);
+    return 1;
+}
+
 /* Phases of the walk: 0 warm-up, 1 steady state (from the first backward
  * of stage 0 on), 2 cool-down (after stage 0's forward of the last
  * microbatch). Returns whether `in` stays where it is. */
@@ -213,7 +266,8 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
         endF[i] = -1;
     for (size_t k = 0; k < N; k++)
         g[k] = (gkey){o[k], seq ? seq[k] : k, (uint32_t)k};
-    qsort(g, N, sizeof *g, sc_r_gkey_cmp);
+    if (!sc_r_gmerge(c->P, g, c->base, (gkey *)buf)) /* buf: room for 3N doubles */
+        goto done;
     int phase = 0;
     ok = 0;
     for (size_t x = 0; x < N; x++) {

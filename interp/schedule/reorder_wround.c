@@ -294,7 +294,8 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
             }
     }
     nwb[P] = nn;
-    qsort(g, ng, sizeof *g, sc_r_gkey_cmp);
+    if (!sc_r_gmerge(P, g, nwb, (gkey *)buf)) /* buf: room for 3N doubles */
+        goto done;
     w = (wr){c, src, wpos, st, st + N, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
              HORIZON};
     int phase = 0;
