@@ -130,7 +130,8 @@ void sc_auto_heuristic(sc_asearch *se)
     }
     if (is_v(c->pg))
         zbv_runs(se, &best);
-    for (int f = 0; f < 8; f++) {
+    /* the list scheduler's policies, unless ZB-V left no bubble to remove */
+    for (int f = 0; f < 8 && !(se->heur.ok && se->heur.span <= se->lb * (1 + 1e-12)); f++) {
         sc_agreedy g = {.wfill = 1 + (f & 1), .bwait = (f >> 1) & 1, .fnew = (f >> 2) & 1};
         if (sc_auto_greedy(c, &g, se->tmp.ord, NULL) == 0 && sc_auto_offer(se, &se->heur))
             best = f;
