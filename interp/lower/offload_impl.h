@@ -6,6 +6,7 @@
 #ifndef SC_OFFLOAD_IMPL_H
 #define SC_OFFLOAD_IMPL_H
 
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "offload.h"
 

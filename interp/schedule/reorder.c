@@ -49,7 +49,7 @@ static sc_status judge(const sc_rctx *c, const sc_instr *cand, double *times, sc
                 return SC_OK;
         }
     }
-    sc_vec *saved = pg->order, *tmp = malloc((size_t)P * sizeof *tmp);
+    sc_vec *saved = pg->order, *tmp = sc_malloc((size_t)P * sizeof *tmp);
     if (!tmp)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
     for (int d = 0; d < P; d++)
@@ -57,7 +57,7 @@ static sc_status judge(const sc_rctx *c, const sc_instr *cand, double *times, sc
     pg->order = tmp;
     sc_status st = sc_dataflow(pg, times, times + c->N, NULL);
     pg->order = saved;
-    free(tmp);
+    sc_free(tmp);
     if (st == SC_ERR_NOMEM)
         return st;
     if (st) { /* a cycle: not a candidate */
@@ -109,11 +109,11 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     size_t N = 0;
     for (int d = 0; d < P; d++)
         N += pg->order[d].n;
-    size_t *base = malloc(((size_t)P + 1) * sizeof *base);
-    int *dev = malloc(N * sizeof *dev);
-    sc_instr *buf = malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
-    double *times = malloc(2 * N * sizeof *times), *o = malloc(N * sizeof *o);
-    size_t *seq = malloc(N * sizeof *seq);
+    size_t *base = sc_malloc(((size_t)P + 1) * sizeof *base);
+    int *dev = sc_malloc(N * sizeof *dev);
+    sc_instr *buf = sc_malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
+    double *times = sc_malloc(2 * N * sizeof *times), *o = sc_malloc(N * sizeof *o);
+    size_t *seq = sc_malloc(N * sizeof *seq);
     sc_status st = SC_OK;
     if (!base || (N && (!dev || !buf || !times || !o || !seq))) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
@@ -149,11 +149,11 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
         if ((rc->from >= 0 && !made[rc->from]) || (rc->small && N > SMALL))
             continue;
         const sc_instr *src = rc->from < 0 ? in : slot[rc->from];
-        if (needed[r] && !(slot[r] = malloc(N * sizeof *buf))) {
+        if (needed[r] && !(slot[r] = sc_malloc(N * sizeof *buf))) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
             goto done;
         }
-        if (!needed[r] && !scratch && !(scratch = malloc(N * sizeof *buf))) {
+        if (!needed[r] && !scratch && !(scratch = sc_malloc(N * sizeof *buf))) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
             goto done;
         }
@@ -197,13 +197,13 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     }
 done:
     for (size_t r = 0; r < NREC; r++)
-        free(slot[r]);
-    free(scratch);
-    free(base);
-    free(dev);
-    free(buf);
-    free(times);
-    free(o);
-    free(seq);
+        sc_free(slot[r]);
+    sc_free(scratch);
+    sc_free(base);
+    sc_free(dev);
+    sc_free(buf);
+    sc_free(times);
+    sc_free(o);
+    sc_free(seq);
     return st;
 }

@@ -11,6 +11,7 @@
 #ifndef SC_REORDER_IMPL_H
 #define SC_REORDER_IMPL_H
 
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <stddef.h>

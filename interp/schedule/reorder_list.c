@@ -333,17 +333,17 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     int P = pg->P;
     size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
     ctx c = {.pg = pg, .N = N};
-    c.it = malloc(N * sizeof *c.it);
-    sc_instr *res = malloc(N * sizeof *res);
-    c.nxt = malloc(N * sizeof *c.nxt);
-    c.head = malloc(3 * (size_t)P * sizeof *c.head);
-    c.hr = malloc(2 * (size_t)P * sizeof *c.hr);
-    c.heap = malloc(3 * (size_t)P * sizeof *c.heap);
-    c.widx = malloc(SM * sizeof *c.widx);
-    c.endF = malloc(2 * SM * sizeof *c.endF);
-    c.tfree = calloc(2 * (size_t)P, sizeof *c.tfree);
-    c.base = calloc(2 * (size_t)P, sizeof *c.base);
-    const sc_instr **orders = malloc((size_t)P * sizeof *orders);
+    c.it = sc_malloc(N * sizeof *c.it);
+    sc_instr *res = sc_malloc(N * sizeof *res);
+    c.nxt = sc_malloc(N * sizeof *c.nxt);
+    c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
+    c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
+    c.heap = sc_malloc(3 * (size_t)P * sizeof *c.heap);
+    c.widx = sc_malloc(SM * sizeof *c.widx);
+    c.endF = sc_malloc(2 * SM * sizeof *c.endF);
+    c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
+    c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
+    const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
     if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF ||
         !c.tfree || !c.base || !orders)
@@ -374,16 +374,16 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
         ok = run_fill(&c, rc->cap, rc->window);
     }
 done:
-    free(c.it);
-    free(res);
-    free(c.nxt);
-    free(c.head);
-    free(c.hr);
-    free(c.heap);
-    free(c.widx);
-    free(c.endF);
-    free(c.tfree);
-    free(c.base);
-    free(orders);
+    sc_free(c.it);
+    sc_free(res);
+    sc_free(c.nxt);
+    sc_free(c.head);
+    sc_free(c.hr);
+    sc_free(c.heap);
+    sc_free(c.widx);
+    sc_free(c.endF);
+    sc_free(c.tfree);
+    sc_free(c.base);
+    sc_free(orders);
     return ok;
 }

@@ -60,11 +60,11 @@ int sc_r_gkey_cmp(const void *pa, const void *pb)
  * Returns 0 when out of memory (g untouched). */
 int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
 {
-    int *heap = malloc((size_t)P * sizeof *heap), nh = 0;
-    size_t *at = malloc((size_t)P * sizeof *at);
+    int *heap = sc_malloc((size_t)P * sizeof *heap), nh = 0;
+    size_t *at = sc_malloc((size_t)P * sizeof *at);
     if (!heap || !at) {
-        free(heap);
-        free(at);
+        sc_free(heap);
+        sc_free(at);
         return 0;
     }
 #define LESS(a, b) (sc_r_gkey_cmp(&g[at[a]], &g[at[b]]) < 0)
@@ -103,8 +103,8 @@ int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
     }
 #undef LESS
     memcpy(g, tmp, o * sizeof *g);
-    free(heap);
-    free(at);
+    sc_free(heap);
+    sc_free(at);
     return 1;
 }
 
@@ -158,8 +158,8 @@ void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint3
 
 int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf)
 {
-    *buf = malloc(3 * c->N * sizeof **buf);
-    *ibuf = malloc(c->N * sizeof **ibuf);
+    *buf = sc_malloc(3 * c->N * sizeof **buf);
+    *ibuf = sc_malloc(c->N * sizeof **ibuf);
     if (!*buf || !*ibuf)
         return 0;
     for (int d = 0; d < c->P; d++) {
@@ -177,9 +177,9 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
     const sc_prog *pg = c->pg;
     int P = c->P;
     size_t SM = (size_t)pg->S * (size_t)pg->m, nseq = 0;
-    double *endF = malloc(2 * SM * sizeof *endF), *tfree = calloc((size_t)P, sizeof *tfree);
-    size_t *pc = calloc((size_t)P, sizeof *pc);
-    int *stack = malloc((size_t)P * sizeof *stack), *queued = calloc((size_t)P, sizeof *queued);
+    double *endF = sc_malloc(2 * SM * sizeof *endF), *tfree = sc_calloc((size_t)P, sizeof *tfree);
+    size_t *pc = sc_calloc((size_t)P, sizeof *pc);
+    int *stack = sc_malloc((size_t)P * sizeof *stack), *queued = sc_calloc((size_t)P, sizeof *queued);
     int ok = -1, ns = 0;
     if (!endF || !tfree || !pc || !stack || !queued)
         goto done;
@@ -224,11 +224,11 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
     }
     ok = nseq == c->N;
 done:
-    free(endF);
-    free(tfree);
-    free(pc);
-    free(stack);
-    free(queued);
+    sc_free(endF);
+    sc_free(tfree);
+    sc_free(pc);
+    sc_free(stack);
+    sc_free(queued);
     return ok;
 }
 
@@ -254,10 +254,10 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
 {
     const sc_prog *pg = c->pg;
     size_t N = c->N, SM = (size_t)pg->S * (size_t)pg->m;
-    gkey *g = malloc(N * sizeof *g);
-    double *endF = malloc(3 * SM * sizeof *endF), *buf = NULL;
+    gkey *g = sc_malloc(N * sizeof *g);
+    double *endF = sc_malloc(3 * SM * sizeof *endF), *buf = NULL;
     uint32_t *ibuf = NULL;
-    lane *L = malloc((size_t)c->P * sizeof *L);
+    lane *L = sc_malloc((size_t)c->P * sizeof *L);
     int ok = -1;
     if (!g || !endF || !L || !sc_r_lanes_new(c, L, &buf, &ibuf))
         goto done;
@@ -320,10 +320,10 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
             dst[c->base[d] + i] = src[L[d].idx[i]];
     ok = 1;
 done:
-    free(g);
-    free(endF);
-    free(buf);
-    free(ibuf);
-    free(L);
+    sc_free(g);
+    sc_free(endF);
+    sc_free(buf);
+    sc_free(ibuf);
+    sc_free(L);
     return ok;
 }

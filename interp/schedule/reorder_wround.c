@@ -49,7 +49,7 @@ static int fill_push(fill *f, wq w)
 {
     if (f->qt == f->qcap) {
         size_t nc = f->qcap ? 2 * f->qcap : 16;
-        wq *nq = realloc(f->q, nc * sizeof *nq);
+        wq *nq = sc_realloc(f->q, nc * sizeof *nq);
         if (!nq)
             return 0;
         f->q = nq;
@@ -121,7 +121,7 @@ static int fill_all(const sc_rctx *c, const item *it, size_t n, double cap, int 
     fill_gap(&f, INFINITY, src, out, &o);
     while (f.qh < f.qt)
         out[o++] = src[f.q[f.qh++].k];
-    free(f.q);
+    sc_free(f.q);
     return ok == 1 && f.failed ? 0 : ok;
 }
 
@@ -263,15 +263,15 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
     const sc_prog *pg = c->pg;
     int P = c->P;
     size_t N = c->N, SM = (size_t)pg->S * (size_t)pg->m;
-    double *st = malloc(2 * N * sizeof *st), *endF = malloc(2 * SM * sizeof *endF), *buf = NULL;
-    size_t *seq = malloc(N * sizeof *seq), *nwb = malloc(((size_t)P + 1) * sizeof *nwb);
-    size_t *rp = calloc((size_t)P, sizeof *rp), *valid = calloc((size_t)P, sizeof *valid);
-    long *wpos = malloc(SM * sizeof *wpos);
-    gkey *g = malloc(N * sizeof *g);
-    uint32_t *ibuf = NULL, *nw = malloc(N * sizeof *nw);
-    lane *L = malloc((size_t)P * sizeof *L);
-    wst *S = calloc(N + (size_t)P, sizeof *S);
-    item *it = malloc(N * sizeof *it);
+    double *st = sc_malloc(2 * N * sizeof *st), *endF = sc_malloc(2 * SM * sizeof *endF), *buf = NULL;
+    size_t *seq = sc_malloc(N * sizeof *seq), *nwb = sc_malloc(((size_t)P + 1) * sizeof *nwb);
+    size_t *rp = sc_calloc((size_t)P, sizeof *rp), *valid = sc_calloc((size_t)P, sizeof *valid);
+    long *wpos = sc_malloc(SM * sizeof *wpos);
+    gkey *g = sc_malloc(N * sizeof *g);
+    uint32_t *ibuf = NULL, *nw = sc_malloc(N * sizeof *nw);
+    lane *L = sc_malloc((size_t)P * sizeof *L);
+    wst *S = sc_calloc(N + (size_t)P, sizeof *S);
+    item *it = sc_malloc(N * sizeof *it);
     wr w = {.c = c, .src = src, .unit = unit};
     int ok = -1;
     if (!st || !endF || !seq || !nwb || !rp || !valid || !wpos || !g || !nw || !L || !S || !it ||
@@ -357,21 +357,21 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
         ok = fill_all(c, it, L[d].n, c->cap[d], unit, src, dst + c->base[d]);
     }
 done:
-    free(w.tmp.q);
-    free(st);
-    free(endF);
-    free(buf);
-    free(seq);
-    free(nwb);
-    free(rp);
-    free(valid);
-    free(wpos);
-    free(g);
-    free(ibuf);
-    free(nw);
-    free(L);
-    free(S);
-    free(it);
+    sc_free(w.tmp.q);
+    sc_free(st);
+    sc_free(endF);
+    sc_free(buf);
+    sc_free(seq);
+    sc_free(nwb);
+    sc_free(rp);
+    sc_free(valid);
+    sc_free(wpos);
+    sc_free(g);
+    sc_free(ibuf);
+    sc_free(nw);
+    sc_free(L);
+    sc_free(S);
+    sc_free(it);
     return ok;
 }
 

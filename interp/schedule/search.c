@@ -3,6 +3,7 @@
  */
 #include "search.h"
 #include "dataflow.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <math.h>
@@ -93,11 +94,11 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
-    sc_vcand *out = malloc(cap * sizeof *out);
-    double *off = malloc(3 * (size_t)S * sizeof *off);
-    double *peak = malloc((size_t)pg->P * sizeof *peak);
-    double *times = malloc(2 * N * sizeof *times);
-    char *mark = calloc(2 * cap, 1);
+    sc_vcand *out = malloc(cap * sizeof *out); /* the caller's: plain malloc (search.h) */
+    double *off = sc_malloc(3 * (size_t)S * sizeof *off);
+    double *peak = sc_malloc((size_t)pg->P * sizeof *peak);
+    double *times = sc_malloc(2 * N * sizeof *times);
+    char *mark = sc_calloc(2 * cap, 1);
     double limit = pg->mem_limit, top = -INFINITY;
     sc_status st = SC_OK;
     *cands = NULL;
@@ -165,9 +166,9 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
 done:
     pg->mem_limit = limit;
     free(out);
-    free(off);
-    free(peak);
-    free(times);
-    free(mark);
+    sc_free(off);
+    sc_free(peak);
+    sc_free(times);
+    sc_free(mark);
     return st;
 }
