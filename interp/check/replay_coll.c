@@ -5,6 +5,7 @@
  */
 #include "replay_coll.h"
 #include "ir/alloc.h"
+#include "replay_coll_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,34 +13,6 @@
 
 #define NONE ((size_t)-1)
 
-struct rcoll {
-    sc_prog *pg;
-    const size_t *offset;
-    size_t N;
-    size_t *need;      /* [N] the collective an instruction waits for, or NONE */
-    int32_t *inst;     /* [N] instance of a collective instruction, else -1 */
-    double *post;      /* [N] when a collective was posted (< 0: not yet) */
-    char *begun;       /* [N] the collective has started on its device */
-    size_t *chan;      /* [ncoll] each device's collectives in order (global indices) */
-    size_t *choff;     /* [P+1] */
-    size_t *head;      /* [P] first collective of the device not complete */
-    double *last;      /* [P] when the device's previous collective completed */
-    int ninst;
-    int *members;      /* [ninst] */
-    int *started;      /* [ninst] members that started it */
-    double *tstart;    /* [ninst] the latest start of a member */
-    double *done;      /* [ninst] completion, < 0 before */
-    size_t *ioff;      /* [ninst + 1] into memb */
-    size_t *memb;      /* [ncoll] the member instructions of each instance */
-    int *mdev;         /* [ncoll] their devices */
-    size_t *waiting;   /* [P] the collective a blocked device waits for, or NONE */
-    int *wake;         /* [P] devices to wake, a stack */
-    char *queued;      /* [P] */
-    int nwake;
-    int *todo;         /* [P] devices whose channel may start its head */
-    char *intodo;      /* [P] */
-    int ntodo;
-};
 
 static sc_status nomem(sc_prog *pg)
 {
@@ -342,44 +315,15 @@ static sc_status produced(rcoll *c)
     return st;
 }
 
-sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
+/* The matching: each device's channel, the instances and their members,
+ * checked (match, produced) unless the program is verified; what each
+ * instruction waits for. */
+static sc_status shape(rcoll *c)
 {
-    *out = NULL;
+    sc_prog *pg = c->pg;
+    const size_t *offset = c->offset;
     int P = pg->P;
-    size_t N = offset[P], ncoll = 0;
-    if (pg->ncoll == 0 && !sc_prog_reads_colls(pg))
-        return SC_OK; /* no collective can be in the streams */
-    rcoll *c = sc_calloc(1, sizeof *c);
-    if (!c)
-        return nomem(pg);
-    *out = c;
-    c->pg = pg;
-    c->offset = offset;
-    c->N = N;
-    /* inst, post and begun are read for collective instructions only:
-     * set for those, left uninitialised for the rest. */
-    c->need = sc_malloc((N + 1) * sizeof(size_t));
-    c->inst = sc_malloc((N + 1) * sizeof(int32_t));
-    c->post = sc_malloc((N + 1) * sizeof(double));
-    c->begun = sc_malloc(N + 1);
-    c->chan = sc_malloc((pg->ncoll + 1) * sizeof(size_t));
-    c->choff = sc_calloc((size_t)P + 1, sizeof(size_t));
-    c->head = sc_calloc((size_t)P, sizeof(size_t));
-    c->last = sc_calloc((size_t)P, sizeof(double));
-    c->memb = sc_malloc((pg->ncoll + 1) * sizeof(size_t));
-    c->mdev = sc_malloc((pg->ncoll + 1) * sizeof(int));
-    c->waiting = sc_malloc((size_t)P * sizeof(size_t));
-    c->wake = sc_malloc((size_t)P * sizeof(int));
-    c->queued = sc_calloc((size_t)P, 1);
-    c->todo = sc_malloc((size_t)P * sizeof(int));
-    c->intodo = sc_calloc((size_t)P, 1);
-    if (!c->need || !c->inst || !c->post || !c->begun || !c->chan || !c->choff || !c->head ||
-        !c->last || !c->memb || !c->mdev || !c->waiting || !c->wake || !c->queued || !c->todo ||
-        !c->intodo)
-        return nomem(pg);
-    for (int d = 0; d < P; d++)
-        c->waiting[d] = NONE;
-    size_t j = 0;
+    size_t j = 0, ncoll;
     for (int d = 0; d < P; d++) {
         c->choff[d] = j;
         const sc_instr *v = pg->stream[d].v;
@@ -409,17 +353,13 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
                                   sizeof pg->err)) != SC_OK)
             return st;
     /* Instances: their member instructions, contiguous. */
-    c->started = sc_calloc((size_t)c->ninst + 1, sizeof(int));
-    c->tstart = sc_calloc((size_t)c->ninst + 1, sizeof(double));
-    c->done = sc_malloc(((size_t)c->ninst + 1) * sizeof(double));
     c->ioff = sc_malloc(((size_t)c->ninst + 2) * sizeof(size_t));
-    if (!c->started || !c->tstart || !c->done || !c->ioff)
+    if (!c->ioff)
         return nomem(pg);
     size_t acc = 0;
     for (int I = 0; I < c->ninst; I++) {
         c->ioff[I] = acc;
         acc += (size_t)c->members[I];
-        c->done[I] = -1;
         c->members[I] = 0; /* refilled below */
     }
     c->ioff[c->ninst] = acc;
@@ -432,25 +372,87 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
     return SC_OK;
 }
 
+sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
+{
+    *out = NULL;
+    int P = pg->P;
+    size_t N = offset[P];
+    if (pg->ncoll == 0 && !sc_prog_reads_colls(pg))
+        return SC_OK; /* no collective can be in the streams */
+    rcoll *c = sc_calloc(1, sizeof *c);
+    if (!c)
+        return nomem(pg);
+    *out = c;
+    c->pg = pg;
+    c->offset = offset;
+    c->N = N;
+    uint64_t key = 0;
+    if (!sc_rcoll_reuse(c, &key)) {
+        c->need = sc_malloc((N + 1) * sizeof(size_t));
+        c->inst = sc_malloc((N + 1) * sizeof(int32_t));
+        c->chan = sc_malloc((pg->ncoll + 1) * sizeof(size_t));
+        c->choff = sc_calloc((size_t)P + 1, sizeof(size_t));
+        c->memb = sc_malloc((pg->ncoll + 1) * sizeof(size_t));
+        c->mdev = sc_malloc((pg->ncoll + 1) * sizeof(int));
+    }
+    /* post and begun are read for collective instructions only: set for
+     * those, left uninitialised for the rest. */
+    c->post = sc_malloc((N + 1) * sizeof(double));
+    c->begun = sc_malloc(N + 1);
+    c->head = sc_calloc((size_t)P, sizeof(size_t));
+    c->last = sc_calloc((size_t)P, sizeof(double));
+    c->waiting = sc_malloc((size_t)P * sizeof(size_t));
+    c->wake = sc_malloc((size_t)P * sizeof(int));
+    c->queued = sc_calloc((size_t)P, 1);
+    c->todo = sc_malloc((size_t)P * sizeof(int));
+    c->intodo = sc_calloc((size_t)P, 1);
+    if (!c->need || !c->inst || !c->post || !c->begun || !c->chan || !c->choff || !c->head ||
+        !c->last || !c->memb || !c->mdev || !c->waiting || !c->wake || !c->queued || !c->todo ||
+        !c->intodo)
+        return nomem(pg);
+    for (int d = 0; d < P; d++)
+        c->waiting[d] = NONE;
+    sc_status st;
+    if (c->borrowed) {
+        for (size_t j = 0; j < c->choff[P]; j++) {
+            c->post[c->chan[j]] = -1;
+            c->begun[c->chan[j]] = 0;
+        }
+    } else if ((st = shape(c)) != SC_OK)
+        return st;
+    c->started = sc_calloc((size_t)c->ninst + 1, sizeof(int));
+    c->tstart = sc_calloc((size_t)c->ninst + 1, sizeof(double));
+    c->done = sc_malloc(((size_t)c->ninst + 1) * sizeof(double));
+    if (!c->started || !c->tstart || !c->done)
+        return nomem(pg);
+    for (int I = 0; I < c->ninst; I++)
+        c->done[I] = -1;
+    if (!c->borrowed && pg->verified)
+        sc_rcoll_keep(c, key);
+    return SC_OK;
+}
+
 void sc_rcoll_free(rcoll *c)
 {
     if (!c)
         return;
-    sc_free(c->need);
-    sc_free(c->inst);
+    if (!c->borrowed) {
+        sc_free(c->need);
+        sc_free(c->inst);
+        sc_free(c->chan);
+        sc_free(c->choff);
+        sc_free(c->members);
+        sc_free(c->ioff);
+        sc_free(c->memb);
+        sc_free(c->mdev);
+    }
     sc_free(c->post);
     sc_free(c->begun);
-    sc_free(c->chan);
-    sc_free(c->choff);
     sc_free(c->head);
     sc_free(c->last);
-    sc_free(c->members);
     sc_free(c->started);
     sc_free(c->tstart);
     sc_free(c->done);
-    sc_free(c->ioff);
-    sc_free(c->memb);
-    sc_free(c->mdev);
     sc_free(c->waiting);
     sc_free(c->wake);
     sc_free(c->queued);

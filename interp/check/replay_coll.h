@@ -20,8 +20,10 @@
  * tagged pass, where the device runs it; a broadcast's root must) and
  * read after it. Errors name the devices, instructions and the first
  * mismatch. For a program already verified (the timed replay of sc_simulate
- * after sc_check), these checks are proved and skipped: only the matching
- * is built again.
+ * after sc_check), these checks are proved and skipped, and the matching
+ * (with what each instruction waits for) is kept in the program after the
+ * first timed replay and lent to the next ones, while the streams hash the
+ * same (replay_coll_impl.h).
  */
 #ifndef SC_REPLAY_COLL_H
 #define SC_REPLAY_COLL_H

@@ -177,6 +177,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->mem);
     sc_prog_free_offload_info(pg);
     sc_free(pg->coll);
+    if (pg->rcache_free)
+        pg->rcache_free(pg->rcache);
     for (int i = 0; i < 4; i++)
         sc_free(pg->vcost[i]);
     sc_free(pg->vmem);

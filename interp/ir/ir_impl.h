@@ -48,6 +48,8 @@ struct sc_prog {
     int *off_nlevels;     /* [S] */
     sc_offload_info *off_info; /* what the last lowering moved, or NULL */
     sc_ctail *coll;       /* [ncoll] collectives of the streams (sc_instr.coll) */
+    void *rcache;         /* check/'s matching of the verified streams' collectives, */
+    void (*rcache_free)(void *); /* kept for the next timed replay (replay_coll.c) */
     size_t ncoll, capcoll;
     int **grp;            /* [ngroups] members of each group, ascending; grp[0]: all */
     int *ngrp;            /* [ngroups] */
