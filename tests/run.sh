@@ -49,6 +49,8 @@ run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
+run tests/compare.sh sh tests/compare.sh
+run tests/pictures.sh sh tests/pictures.sh
 run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 

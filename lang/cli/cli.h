@@ -11,15 +11,21 @@
 #ifndef SC_CLI_H
 #define SC_CLI_H
 
+#include "formats/svg.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sc_limits.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
  * path, or NULL / "-" for standard output. */
-int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp);
+int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp,
+                  const sc_svg_opts *svg);
 
 /* show --svg FILE and/or --trace FILE. */
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
+                      const sc_svg_opts *so);
+/* compare --svg FILE: n programs stacked on one time axis. */
+int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
+                     const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o);
 
 /* run --trace FILE: the measured timeline (seconds) beside the simulated
  * one: in seconds too when `seconds` (costs from a cost file or a

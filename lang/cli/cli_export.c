@@ -41,6 +41,11 @@ typedef struct job {
     const char *name;
     const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
     int seconds;            /* the simulation is in seconds too: not scaled */
+    const sc_svg_opts *svg; /* svg only: width, window; NULL: the defaults */
+    int n;                  /* svg only: > 0, a stack of n programs (below) */
+    const sc_prog *const *pgs;
+    const sc_sim *const *sims;
+    const char *const *titles;
 } job;
 
 static sc_status write_job(FILE *f, const job *j)
@@ -52,8 +57,10 @@ static sc_status write_job(FILE *f, const job *j)
         return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS);
     if (strcmp(fm, "json") == 0)
         return sc_json_write(f, j->pg, j->sim, j->name);
+    if (strcmp(fm, "svg") == 0 && j->n > 0)
+        return sc_svg_write_stack(f, j->n, j->pgs, j->sims, j->titles, j->svg);
     if (strcmp(fm, "svg") == 0)
-        return sc_svg_write(f, j->pg, j->sim, j->name);
+        return sc_svg_write_opts(f, j->pg, j->sim, j->name, j->svg);
     if (j->measured && j->seconds) {
         /* Both in seconds: side by side on one clock. */
         sc_timing t[2] = {{j->measured, "measured", 1e6},
@@ -80,7 +87,7 @@ static int write_file(const char *path, const job *j);
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds)
 {
-    job j = {"trace", pg, sim, "run", measured, seconds};
+    job j = {"trace", pg, sim, "run", measured, seconds, NULL, 0, NULL, NULL, NULL};
     return write_file(path, &j);
 }
 
@@ -147,7 +154,15 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
 
 static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
 
-int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp)
+int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
+                     const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o)
+{
+    job j = {"svg", NULL, NULL, NULL, NULL, 0, o, n, pgs, sims, titles};
+    return write_file(path, &j);
+}
+
+int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp,
+                  const sc_svg_opts *svg)
 {
     if (!format)
         return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
@@ -161,20 +176,21 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    job j = {format, lp->pg, sim, recipe, NULL, 0};
+    job j = {format, lp->pg, sim, recipe, NULL, 0, svg, 0, NULL, NULL, NULL};
     return write_file(out, &j);
 }
 
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp)
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
+                      const sc_svg_opts *so)
 {
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe, NULL, 0};
+        job j = {"svg", lp->pg, sim, recipe, NULL, 0, so, 0, NULL, NULL, NULL};
         rc = write_file(svg, &j);
     }
     if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe, NULL, 0};
+        job j = {"trace", lp->pg, sim, recipe, NULL, 0, NULL, 0, NULL, NULL, NULL};
         rc = write_file(trace, &j);
     }
     return rc;
