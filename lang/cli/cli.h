@@ -16,9 +16,21 @@
 #include "sandbox/sc_limits.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
- * path, or NULL / "-" for standard output. */
-int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp,
-                  const sc_svg_opts *svg);
+ * path, or NULL / "-" for standard output. torch: the PyTorch version of
+ * --torch (NULL: the current one); titan: --torchtitan; svg: width and
+ * window of an svg (NULL: the defaults). */
+int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
+                  int titan, sc_lprog *lp, const sc_svg_opts *svg);
+
+/* cli_torch.c. --torch VERSION ("2.15", "2.14.1") as 100 * major + minor
+ * in *v; on a bad one prints the error and returns its exit code. */
+int sc_cli_torch_version(const char *s, int *v);
+/* Prints on stderr, for a torch-csv export to `out`, the stage -> rank
+ * placement, how PyTorch loads the file and, for compute_only, the
+ * torchtitan settings. With titan, a program torchtitan cannot run (a
+ * compute_comms file, a placement it cannot express) is refused: prints
+ * the error and returns its exit code; else 0. */
+int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan);
 
 /* show --svg FILE and/or --trace FILE. */
 int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
@@ -51,6 +63,10 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
  * the user's own choice, so recipes may read it (sc.costs) wherever it
  * lies, like their own folder's files (SPEC.md §20.4). */
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
+
+/* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
+ * recipe's doc and parameters). */
+int sc_cli_list(lua_State *L, const char *recipe);
 
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);

@@ -49,6 +49,8 @@ typedef struct opts {
     int json, dump, width, trust;
     const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
     double from, to;                        /* show, export: the time window */
+    const char *torch;                      /* export --torch VERSION */
+    int titan;                              /* export --torchtitan */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -97,6 +99,12 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             *(a[2] == 'f' ? &o->from : &o->to) = x;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
+        } else if (strcmp(a, "--torchtitan") == 0) {
+            o->titan = 1;
+        } else if (strcmp(a, "--torch") == 0) {
+            if (i + 1 >= argc)
+                return sc_cli_fail(EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
+            o->torch = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
                 return sc_cli_fail(EXIT_USAGE, msg);
@@ -120,80 +128,6 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             return sc_cli_fail(EXIT_USAGE, msg);
         }
     }
-    return 0;
-}
-
-/* Text from a recipe, cleaned for the terminal (core.h). */
-static void put_clean(const char *s) { sc_fputs_clean(s, stdout, 0); }
-
-static void print_params(lua_State *L, int decl)
-{
-    lua_Integer n = luaL_len(L, decl);
-    int w = 10; /* names in a column as wide as the longest */
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, decl, i);
-        lua_getfield(L, -1, "name");
-        int len = (int)strlen(lua_tostring(L, -1));
-        w = len > w ? (len < 40 ? len : 40) : w;
-        lua_pop(L, 2);
-    }
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, decl, i);
-        lua_getfield(L, -1, "name");
-        lua_getfield(L, -2, "default");
-        lua_getfield(L, -3, "desc");
-        char name[64], dflt[64];
-        sc_clean_text(name, sizeof name, lua_tostring(L, -3), 0);
-        sc_clean_text(dflt, sizeof dflt, luaL_tolstring(L, -2, NULL), 0);
-        lua_pop(L, 1);
-        printf("    %-*s = %-8s ", w, name, dflt);
-        put_clean(lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-        fputs("\n", stdout);
-        lua_pop(L, 4);
-    }
-}
-
-/* One recipe: its doc, and with `details` its parameters. */
-static int list_one(lua_State *L, const char *recipe, int details)
-{
-    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
-        return sc_cli_lua_fail(L);
-    int top = lua_gettop(L);
-    char name[200];
-    sc_clean_text(name, sizeof name, recipe, 0);
-    printf("%-12s ", name);
-    put_clean(lua_isstring(L, top) ? lua_tostring(L, top) : "");
-    fputs("\n", stdout);
-    if (details)
-        print_params(L, top - 1);
-    lua_settop(L, top - 3);
-    return 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* list: one line per stdlib recipe; list NAME: its parameters too. */
-static int cmd_list(lua_State *L, const char *recipe)
-{
-    if (recipe)
-        return list_one(L, recipe, 1);
-    const char *names[128];
-    int n = 0;
-    for (int i = 0; sc_stdlib_name(i) && n < 128; i++)
-        if (sc_stdlib_name(i)[0] != '_')
-            names[n++] = sc_stdlib_name(i);
-    qsort(names, (size_t)n, sizeof *names, cmp_name);
-    for (int i = 0; i < n; i++) {
-        int rc = list_one(L, names[i], 0);
-        if (rc)
-            return rc;
-    }
-    if (isatty(STDOUT_FILENO)) /* a hint for people; scripts read one recipe a line */
-        printf("(stagecraft list NAME: its parameters. Every one takes p, m, the costs tf tb "
-               "tw tcomm w_keep, mem, and offload with its parameters.)\n");
     return 0;
 }
 
@@ -354,7 +288,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     /* --width is pixels for a picture, columns for the text view. */
     sc_svg_opts so = {o->width, o->from, o->to};
     if (strcmp(o->cmd, "export") == 0)
-        return sc_cli_export(o->recipe, o->format, o->out, lp, &so);
+        return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
         return sc_cli_show_files(o->recipe, o->svg, o->trace, lp, &so);
     /* sim and show verify through the simulation's replay. */
@@ -495,7 +429,7 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (o.trust)
         sc_sandbox_trust(L, 1);
     if (strcmp(o.cmd, "list") == 0)
-        return cmd_list(L, o.recipe);
+        return sc_cli_list(L, o.recipe);
     if (!o.recipe)
         return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
@@ -636,7 +570,8 @@ int main(int argc, char **argv)
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
         rc = sc_cli_fail(EXIT_USAGE, msg);
-    } else if (!strchr(argv[1], '/') && !strstr(argv[1], ".lua") && access(argv[1], F_OK) != 0) {
+    } else if (strcmp(argv[1], "-") != 0 && !strchr(argv[1], '/') && !strstr(argv[1], ".lua") &&
+               access(argv[1], F_OK) != 0) {
         rc = unknown_command(argv[1]);
     } else {
         rc = cmd_script(L, argc, argv);

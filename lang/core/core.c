@@ -99,6 +99,7 @@ const char sc_usage[] =
     "  stagecraft compare RECIPE... [-D k=v]... [--json] [--svg FILE]   one table of them all\n"
     "  (sim, compare: -D m=16,32,64 or -D link_gbps=10:100:10 sweeps, a row per value)\n"
     "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
+    "                   [--torch VERSION] [--torchtitan]   (torch-csv*: PyTorch's dialect; torchtitan's)\n"
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
     "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
     "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
