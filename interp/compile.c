@@ -5,10 +5,12 @@
 #include "compile.h"
 
 #include "check/replay.h"
+#include "check/steps.h"
 #include "check/verify.h"
 #include "ir/ir_impl.h"
 #include "lower/lower.h"
 #include "lower/offload.h"
+#include "lower/steps.h"
 
 /* Step 3 of compile.h: plans the host copies from the timing of the
  * transfer-only streams and checks the plan on the replay of the new ones,
@@ -54,6 +56,21 @@ static sc_status compile(sc_prog *pg, sc_times *t)
             }
             proved = 1;
         }
+        /* Every step after the first: the proof of one step is not theirs. */
+        if (pg->steps > 1) {
+            if (proved)
+                sc_times_free(&proof);
+            proved = 0;
+            if ((st = sc_lower_steps(pg)) != SC_OK) {
+                sc_prog_invalidate(pg);
+                return st;
+            }
+        }
+    }
+    if ((st = sc_verify_steps(pg)) != SC_OK) {
+        if (proved)
+            sc_times_free(&proof);
+        return st;
     }
     if (proved) {
         if (t)
@@ -85,8 +102,8 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
         const sc_vec *sv = &pg->stream[d];
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
-            if (!sc_op_is_compute(in->op))
-                continue;
+            if (!sc_op_is_compute(in->op) || in->mb >= pg->m)
+                continue; /* the first step's lives stand for every step's */
             size_t g = b.offset[d] + k;
             sc_record_life *l = &ls[SC_SM(pg, in->stage, in->mb)];
             l->stage = in->stage;

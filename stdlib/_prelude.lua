@@ -243,6 +243,16 @@ function sc.need(cond, fmt, ...)
   end
 end
 
+-- Parameters every recipe takes (SPEC.md §20): the training steps and how
+-- their optimizer steps synchronize. A recipe that declares one of them
+-- gets it as its own parameter; otherwise a value given with -D (or to
+-- sc.load) is set on the program the recipe returns.
+sc.STEPS = {
+  {"steps", 1, "training steps back to back"},
+  {"optim_sync", "none", "optimizer synchronization: none, sync, post-validation"},
+}
+local UNIVERSAL = {steps = sc.STEPS[1][2], optim_sync = sc.STEPS[2][2]}
+
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
 function sc._evaluate(recipe, overrides, listing)
@@ -254,8 +264,17 @@ function sc._evaluate(recipe, overrides, listing)
   sc._overrides, sc._declared, sc._doc, sc._listing = saved[1], saved[2], saved[3], saved[4]
   if listing and (res == LISTING or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
-  local known = {}
+  local known, universal = {}, {}
   for _, d in ipairs(declared) do known[d.name] = true end
+  for k, default in pairs(UNIVERSAL) do
+    if not known[k] and (overrides or {})[k] ~= nil then
+      universal[k] = convert(k, default, overrides[k])
+      known[k] = true
+    end
+  end
+  if next(universal) ~= nil and sc.isprogram(res) then
+    sc._steps(res, universal.steps, universal.optim_sync)
+  end
   for k in pairs(overrides or {}) do
     if not known[k] then
       local names = {}

@@ -13,7 +13,7 @@
  * peer. */
 static size_t *index_sends(const sc_prog *pg)
 {
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     size_t *send = malloc(2 * S * m * sizeof(size_t));
     if (!send)
         return NULL;
@@ -42,7 +42,7 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
     const sc_sim *sim = t->sim;
     double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     event_head(f, first);
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": ", pid);
     sc_json_string(f, t->label ? t->label : "timeline");

@@ -161,6 +161,46 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
  * INFINITY). Blocks and the schedulers respect it. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
+/* Training steps (SPEC.md §20). A program describes `steps` training steps
+ * back to back (default 1): the orders give one step's passes, and the
+ * lowering repeats them, each step ending with REDUCE and OPTIM. In the
+ * lowered streams, microbatch i of step k is numbered k·m + i, so the
+ * streams hold sc_prog_stream_microbatches() = m·steps microbatch numbers;
+ * the k-th OPTIM of a stream ends its step k. `optim_sync` says how the
+ * optimizer steps synchronize: NONE, each device steps on its own; SYNC, an
+ * all-reduce of the gradient norm and of the inf/NaN flag that every device
+ * waits for; POSTVAL, the Zero Bubble paper's post-validation (a chain of
+ * partial states, an eager step, validation during the next step's warm-up,
+ * and a rollback path). */
+#define SC_SYNCS(X)                                                     \
+    X(NONE, "none")                                                     \
+    X(SYNC, "sync")                                                     \
+    X(POSTVAL, "post-validation")
+
+typedef enum sc_sync {
+#define X(name, text) SC_SYNC_##name,
+    SC_SYNCS(X)
+#undef X
+    SC_SYNC_COUNT
+} sc_sync;
+
+#define SC_MAX_STEPS 100000
+
+/* Name of a synchronization ("post-validation"), and the reverse (-1 for
+ * an unknown name). */
+const char *sc_sync_name(int sync);
+int sc_sync_parse(const char *name);
+/* Sets the number of steps (1..SC_MAX_STEPS; the passes of all steps
+ * together stay within SC_MAX_PASSES) and the synchronization. Set them
+ * before pushing streams directly (sc_prog_push_stream). */
+sc_status sc_prog_set_steps(sc_prog *pg, int steps);
+sc_status sc_prog_set_optim_sync(sc_prog *pg, int sync);
+int sc_prog_steps(const sc_prog *pg);
+int sc_prog_optim_sync(const sc_prog *pg);
+/* Microbatch numbers the lowered streams use: m·steps (m before the steps
+ * are unrolled, within the compile driver). */
+int sc_prog_stream_microbatches(const sc_prog *pg);
+
 /* Append a compute pass to device d's order. Checks only ranges (stage,
  * microbatch, kind); sc_verify_passes() checks the rest. */
 sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);

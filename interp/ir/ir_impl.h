@@ -32,6 +32,9 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    int steps;      /* training steps (1..SC_MAX_STEPS) */
+    int sync;       /* sc_sync of the optimizer steps */
+    int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
     sc_offload_cfg off;   /* offload policy (offload.h); policy NONE: none */
     double *off_frac;     /* [S*m] fractions of the TABLE policy, or NULL */
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
@@ -116,6 +119,8 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
+/* The same for the microbatch numbers of the streams (all steps, nmb). */
+#define SC_SMN(pg, s, mb) ((size_t)(s) * (size_t)(pg)->nmb + (size_t)(mb))
 
 /* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
  * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s). Sets *dop

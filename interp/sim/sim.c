@@ -26,6 +26,9 @@ void sc_sim_free(sc_sim *sim)
     free(sim->host);
     free(sim->host_peak);
     free(sim->link_busy);
+    free(sim->step_end);
+    free(sim->step_makespan);
+    free(sim->step_bubble);
     free(sim);
 }
 
@@ -56,7 +59,7 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
             any = sc_op_is_host(pg->stream[d].v[k].op);
     if (!any)
         return SC_OK;
-    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
     sim->host = malloc((sim->offset[P] + 1) * sizeof(double));
     sim->host_peak = calloc((size_t)P, sizeof(double));
     sim->link_busy = calloc(2 * (size_t)P, sizeof(double));
@@ -73,13 +76,13 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
             if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
                 sim->link_busy[2 * d + (in->op == SC_OP_RELOAD)] += sim->t1[g] - sim->t0[g];
                 if (in->op == SC_OP_OFFLOAD) {
-                    size_t sm = SC_SM(pg, in->stage, in->mb);
+                    size_t sm = SC_SMN(pg, in->stage, in->mb);
                     held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
                     cur += held[sm];
                     sim->moved += held[sm];
                 }
             } else if (in->op == SC_OP_B || in->op == SC_OP_BW) {
-                size_t sm = SC_SM(pg, in->stage, in->mb);
+                size_t sm = SC_SMN(pg, in->stage, in->mb);
                 cur -= held[sm]; /* it waited for the copy back: the host copy is free */
                 held[sm] = 0;
             }
@@ -89,6 +92,62 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
         }
     }
     free(held);
+    return SC_OK;
+}
+
+sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
+{
+    int P = pg->P, N = pg->steps;
+    free(sim->step_end);
+    free(sim->step_makespan);
+    free(sim->step_bubble);
+    sim->steps = N;
+    sim->step_end = calloc((size_t)N, sizeof(double));
+    sim->step_makespan = calloc((size_t)N, sizeof(double));
+    sim->step_bubble = calloc((size_t)N, sizeof(double));
+    double *first = malloc((size_t)N * 3 * sizeof(double));
+    double *busy = calloc((size_t)N, sizeof(double)), *span = calloc((size_t)N, sizeof(double));
+    if (!sim->step_end || !sim->step_makespan || !sim->step_bubble || !first || !busy || !span) {
+        free(first);
+        free(busy);
+        free(span);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    }
+    double *last = first + N, *b = last + N;
+    for (int d = 0; d < P; d++) {
+        for (int k = 0; k < N; k++)
+            first[k] = -1, last[k] = b[k] = 0;
+        int k = 0;
+        for (size_t i = 0; i < pg->stream[d].n; i++) {
+            const sc_instr *in = &pg->stream[d].v[i];
+            size_t g = sim->offset[d] + i;
+            if (in->op == SC_OP_OPTIM && k < N) {
+                sim->step_end[k] = fmax(sim->step_end[k], sim->t1[g]);
+                k++;
+            }
+            if (!sc_op_is_compute(in->op))
+                continue;
+            int st = in->mb / pg->m;
+            if (st < 0 || st >= N)
+                continue;
+            if (first[st] < 0)
+                first[st] = sim->t0[g];
+            last[st] = fmax(last[st], sim->t1[g]);
+            b[st] += sim->t1[g] - sim->t0[g];
+        }
+        for (k = 0; k < N; k++) {
+            busy[k] = fmax(busy[k], b[k]);
+            if (first[k] >= 0)
+                span[k] = fmax(span[k], last[k] - first[k]);
+        }
+    }
+    for (int k = 0; k < N; k++) {
+        sim->step_makespan[k] = sim->step_end[k] - (k ? sim->step_end[k - 1] : 0);
+        sim->step_bubble[k] = span[k] > 0 ? 1.0 - busy[k] / span[k] : 0.0;
+    }
+    free(first);
+    free(busy);
+    free(span);
     return SC_OK;
 }
 
@@ -154,6 +213,10 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             sim->makespan = last;
     }
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
+    if ((st = sc_sim_steps(pg, sim)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
     /* Finite costs can still add up past the largest double. */
     int finite = isfinite(sim->makespan) && isfinite(sim->bubble_rate);
     for (int d = 0; d < P; d++)

@@ -24,7 +24,11 @@
  *                OFFLOAD adds its fraction, the B (or BW) that reads the
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
- *                [2d+1] host-to-device.
+ *                [2d+1] host-to-device;
+ *   step_*       per training step (steps > 1, SPEC.md §20): when it ends (the
+ *                last OPTIM of it), its share of the makespan and its own
+ *                bubble rate; makespan and bubble_rate above are those of
+ *                all steps together (the bubble across steps).
  *
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
  */
@@ -45,6 +49,12 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
+    /* Steps (SPEC.md §20): step k holds microbatches k·m .. k·m+m-1. */
+    int steps;
+    double *step_end;      /* [steps] the latest end of its OPTIM on any device */
+    double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */
+    double *step_bubble;   /* [steps] bubble rate of the step alone: each device's span
+                            * from its first to its last pass of the step */
 } sc_sim;
 
 /* Link usage over time: the fraction of each of n equal slices of
@@ -57,5 +67,10 @@ void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int
  * SC_ERR_DEADLOCK and the message names the cycle. */
 sc_status sc_simulate(sc_prog *pg, sc_sim **out);
 void sc_sim_free(sc_sim *sim);
+
+/* Fills the step_* figures (and steps) of a timing of pg's streams, from
+ * its t0/t1 and offset: for sc_simulate, and for a measured run's timeline
+ * (run.h). Replaces what was there. */
+sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim);
 
 #endif

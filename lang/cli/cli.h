@@ -39,6 +39,11 @@ int sc_cli_lua_fail(lua_State *L);
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
+/* sim: the figures of each training step (SPEC.md §20), as JSON fields
+ * (", \"steps\": ...") or text lines; nothing for one step without
+ * synchronization. */
+void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
+
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
 

@@ -380,6 +380,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         print_json_array(sim->busy, P);
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
+        sc_cli_print_steps(pg, sim, 1);
         printf("}\n");
         return 0;
     }
@@ -390,6 +391,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
            sim->makespan, 100 * sim->bubble_rate, peak);
     print_auto(L, info, 0);
     print_offload(pg, sim, 0);
+    sc_cli_print_steps(pg, sim, 0);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        start       end         peak%s\n",
            oi ? "        without     host" : "");

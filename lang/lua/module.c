@@ -94,6 +94,7 @@ static const luaL_Reg module_funcs[] = {
     {"_chunk", l_chunk},
     {"_autoinfo", sc_lua_autoinfo},
     {"_errcode", sc_lua_errcode},
+    {"_steps", sc_lua_steps},
     {NULL, NULL},
 };
 

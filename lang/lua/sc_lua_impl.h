@@ -31,6 +31,10 @@ void sc_lua_open_program(lua_State *L);
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
 
+/* sc_steps_lua.c: the `steps` and `optim_sync` fields of the table at t,
+ * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
+void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
+int sc_lua_steps(lua_State *L);
 /* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
  * its orders are built); and the table of offload figures of a simulation
  * (pushes it and returns 1, or returns 0 without offload). */
