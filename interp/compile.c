@@ -56,8 +56,9 @@ static sc_status compile(sc_prog *pg, sc_times *t)
             }
             proved = 1;
         }
-        /* Every step after the first: the proof of one step is not theirs. */
-        if (pg->steps > 1) {
+        /* Every step after the first, and the synchronization of their
+         * optimizer steps: the proof of one step is not theirs. */
+        if (pg->steps > 1 || pg->sync != SC_SYNC_NONE) {
             if (proved)
                 sc_times_free(&proof);
             proved = 0;

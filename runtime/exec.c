@@ -42,7 +42,7 @@ typedef struct rec {
 
 typedef struct ex {
     const sc_prog *pg;
-    int d, S, m;
+    int d, S, m;         /* m: microbatch numbers in the stream (all steps) */
     const sc_instr *in;
     size_t n;
     sc_backend *be;
@@ -59,6 +59,8 @@ typedef struct ex {
     int ngroups, posted, head;
     size_t cur;          /* pool bytes in use */
     size_t host;         /* host bytes of moved records */
+    int step;            /* the step being run: the number of OPTIMs passed */
+    double state[2];     /* its optimizer state (exec.h, grad_state) */
 } ex;
 
 double sc_exec_now(void)
@@ -465,12 +467,21 @@ static sc_status run(ex *e)
         } else if (sc_op_is_host(in->op)) {
             st = host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
-            if ((st = pump(e, e->posted - 1)) == SC_OK && e->wl->ops->reduce &&
-                (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)
+            const struct sc_workload_ops *w = e->wl->ops;
+            if ((st = pump(e, e->posted - 1)) == SC_OK && w->reduce &&
+                (st = w->reduce(e->wl->ctx)) != SC_OK)
+                st = wl_fail(e, st, in);
+            if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
                 st = wl_fail(e, st, in);
         } else if (in->op == SC_OP_OPTIM) {
-            if (e->wl->ops->optim && (st = e->wl->ops->optim(e->wl->ctx)) != SC_OK)
+            const struct sc_workload_ops *w = e->wl->ops;
+            if (w->optim_step)
+                st = w->optim_step(e->wl->ctx, e->step, e->state, 0);
+            else if (w->optim)
+                st = w->optim(e->wl->ctx);
+            if (st)
                 st = wl_fail(e, st, in);
+            e->step++;
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */
@@ -495,7 +506,7 @@ static sc_status run(ex *e)
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
                          const sc_workload *wl, double origin, sc_exec_out *out)
 {
-    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_microbatches(pg),
+    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_stream_microbatches(pg),
             .be = be, .tp = tp, .wl = wl, .origin = origin, .out = out};
     e.in = sc_prog_stream(pg, d, &e.n);
     out->err[0] = 0;

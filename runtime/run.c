@@ -20,7 +20,7 @@ sc_run_opts sc_run_defaults(int stages)
     sc_run_opts o = {
         .backend = "cpu",
         .model = {.hidden = 64, .layers = 2L * stages, .vocab = 128, .seq = 16, .batch = 2,
-                  .seed = 1, .lr = 0.01},
+                  .seed = 1, .steps = 1, .opt = sc_optim_defaults()},
         .timeout_s = 300,
     };
     const char *t = getenv("STAGECRAFT_TIMEOUT");
@@ -37,6 +37,9 @@ void sc_run_result_free(sc_run_result *r)
     free(r->predicted_bytes);
     free(r->host_peak_bytes);
     free(r->predicted_host_bytes);
+    free(r->step_loss);
+    free(r->step_info);
+    free(r->rollbacks);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     free(r);
@@ -92,6 +95,38 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     return SC_OK;
 }
 
+/* Clipping and skipping need the global state of the gradients, which
+ * only a synchronization gives; the fault injection's device becomes the
+ * first gradient tensor of its lowest stage (model.h's numbering). */
+static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, size_t errlen)
+{
+    sc_optim_cfg *c = &mc->opt;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
+    if (mc->sync == SC_SYNC_NONE && (c->clip > 0 || c->inf_step >= 0)) {
+        snprintf(err, errlen, "%s needs -D optim_sync=sync or post-validation: under none every "
+                 "device steps on its own, and none knows the global gradient norm or whether "
+                 "another device's gradients hold inf",
+                 c->clip > 0 ? "clipping (-D clip)" : "skipping a step on inf (-D inf_step)");
+        return SC_ERR_ARG;
+    }
+    c->inf_tensor = -1;
+    if (c->inf_step < 0)
+        return SC_OK;
+    if (c->inf_step >= mc->steps || c->inf_device < 0 || c->inf_device >= P) {
+        snprintf(err, errlen, "inf_step = %d, inf_device = %d: the program has steps 0..%d and "
+                 "devices 0..%d", c->inf_step, c->inf_device, mc->steps - 1, P - 1);
+        return SC_ERR_ARG;
+    }
+    long L = mc->layers;
+    for (int s = 0; s < S; s++)
+        if (sc_prog_stage_device(pg, s) == c->inf_device) {
+            long first = s * (L / S) + (s < L % S ? s : L % S); /* model.h's split */
+            c->inf_tensor = (int)(2 * first);
+            break;
+        }
+    return SC_OK;
+}
+
 /* Refuses a run that cannot fit in this machine's memory before trying
  * (on_host: the devices' memory is host memory, the cpu backend). */
 static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
@@ -132,14 +167,24 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->P = sc_prog_devices(pg);
     r->S = sc_prog_stages(pg);
     r->m = sc_prog_microbatches(pg);
-    r->loss = r->reference_loss = r->max_grad_rel_err = NAN;
+    r->loss = r->reference_loss = r->max_grad_rel_err = r->max_param_rel_err = NAN;
+    r->steps = sc_prog_steps(pg);
+    size_t N = (size_t)r->steps;
     r->peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
-    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes
-               ? SC_OK
-               : SC_ERR_NOMEM;
+    r->step_loss = malloc(2 * N * sizeof(double));
+    r->step_info = calloc(2 * N, sizeof(sc_step_info));
+    r->rollbacks = calloc(N, sizeof(int));
+    if (!r->peak_bytes || !r->predicted_bytes || !r->host_peak_bytes ||
+        !r->predicted_host_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
+        return SC_ERR_NOMEM;
+    r->reference_step_loss = r->step_loss + N;
+    r->reference_step_info = r->step_info + N;
+    for (size_t k = 0; k < 2 * N; k++)
+        r->step_loss[k] = NAN;
+    return SC_OK;
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
@@ -248,7 +293,13 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         sc_backend_free(probe);
     }
-    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
+    /* The model trains the program's steps, synchronized as it says. */
+    sc_model_cfg mc = o->model;
+    mc.steps = sc_prog_steps(pg);
+    mc.sync = sc_prog_optim_sync(pg);
+    if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
+        goto fail;
+    if ((st = sc_model_new(&mc, r->S, r->m, &md, err, errlen)) != SC_OK ||
         (st = predict(pg, md, r, err, errlen)) != SC_OK)
         goto fail;
     int rank = 0, size = 1;
@@ -274,7 +325,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     if (o->check &&
-        (st = sc_model_reference(&o->model, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
+        (st = sc_model_reference(&mc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
@@ -284,9 +335,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (ref)
         r->reference_loss = sc_model_loss(ref);
-    if (ref && r->loss != r->reference_loss)
-        r->bitwise = 0;
+    for (int k = 0; ref && k < r->steps; k++)
+        if (r->step_loss[k] != r->reference_step_loss[k])
+            r->bitwise = 0;
     summarize(pg, r);
+    if ((st = sc_sim_steps(pg, r->measured)) != SC_OK) {
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+        goto fail;
+    }
     sc_model_free(ref);
     *out = r;
     return SC_OK;

@@ -7,6 +7,9 @@
 sc_status sc_lower_steps(sc_prog *pg)
 {
     int N = pg->steps, m = pg->m;
+    if (pg->sync != SC_SYNC_NONE)
+        return sc_fail(pg, SC_ERR_ARG, "optim_sync %s is not built yet (it needs the collective "
+                       "instructions)", sc_sync_name(pg->sync));
     for (int d = 0; d < pg->P; d++) {
         sc_vec *sv = &pg->stream[d];
         size_t n = sv->n;
