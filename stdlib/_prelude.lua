@@ -273,7 +273,10 @@ function sc._evaluate(recipe, overrides, listing)
     end
   end
   if next(universal) ~= nil and sc.isprogram(res) then
-    sc._steps(res, universal.steps, universal.optim_sync)
+    local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
+    if not set then  -- a value out of range: the user's -D, not a line of the prelude
+      sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_prelude%.lua:%d+: ", "")))
+    end
   end
   for k in pairs(overrides or {}) do
     if not known[k] then

@@ -66,6 +66,9 @@ row 3 "vb1.lua:1: v_block: expected a table of fields" -- $SC check "$(r vb1.lua
 row 3 "vb2.lua:1: v_block: 'p' must be an integer >= 1 (got nil)" -- $SC check "$(r vb2.lua 'return sc.v_block("min", { m = 8 }):program { m = 8 }')"
 row 3 "vb3.lua:1: v_block: unknown kind 'x' (half, min)" -- $SC check "$(r vb3.lua 'return sc.v_block("x", { p = 4 }):program { m = 8 }')"
 row 3 "oh.lua:1: offload_ratio: 'seq' must be a number > 0 (got nil)" -- $SC check "$(r oh.lua 'sc.offload_ratio { hidden = 1 }')"
+row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
+row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
+row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -95,6 +98,7 @@ row 5 "missing microbatch: stage 1 has no backward" -- $SC import "$(r st.csv '0
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "steps = 20000 of 100 stages x 100 microbatches is too large (at most 50000000 passes in all)" -- $SC check gpipe -D p=100 -D m=100 -D steps=20000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
 row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
 row 7 "memory limit exceeded: the Lua heap would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
@@ -126,6 +130,8 @@ else
   row 3 "backend 'cuda': no usable CUDA device" -- $SC run 1f1b --backend cuda
 fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
+row 3 "optimizer: beta2 = 1 is out of range" -- $SC run 1f1b -D beta2=1
+row 3 "clipping (-D clip) needs -D optim_sync=sync or post-validation" -- $SC run 1f1b -D clip=1
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,7 +2,8 @@
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
+# (tests/py/repl_pty.py), the runtime (tests/runtime.sh), training steps
+# (tests/steps.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the GPU
 # tests (tests/gpu/run.sh, skipped without a GPU). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
@@ -44,6 +45,7 @@ else
 fi
 run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, layering, file sizes
 run tests/runtime.sh sh tests/runtime.sh
+run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU

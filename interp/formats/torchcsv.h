@@ -64,7 +64,9 @@ typedef enum sc_torch_dialect {
 } sc_torch_dialect;
 
 /* Writes pg in the dialect to f. SC_ERR_ARG when the program is not ready
- * (message in sc_errmsg), SC_ERR_NOMEM, or SC_ERR_ARG on a write error. */
+ * or holds more than one training step or an optimizer synchronization
+ * (PyTorch's file is one step; message in sc_errmsg), SC_ERR_NOMEM, or
+ * SC_ERR_ARG on a write error. */
 sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect);
 
 /* Reads CSV text. Returns the new program (caller frees), or NULL with the

@@ -67,9 +67,18 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
         fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
                    "\"args\": {\"sort_index\": %d}}", pid, 2 * P + d, 2 * P + d);
     }
+    /* Steps: where the last device ends each (a line across the process). */
+    for (int k = 0; k < sim->steps && sim->step_end && sim->steps > 1; k++) {
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"step %d ends\", \"cat\": \"step\", \"ph\": \"i\", \"s\": "
+                   "\"p\", \"pid\": %d, \"ts\": %.15g, \"args\": {\"step\": %d, \"makespan\": "
+                   "%.15g, \"bubble_rate\": %.15g}}", k, pid, sim->step_end[k] * us, k,
+                sim->step_makespan[k] * us, sim->step_bubble[k]);
+    }
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
+        int step = 0;
         for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &v[k];
             size_t g = sim->offset[d] + k;
@@ -95,6 +104,13 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                 fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
                            "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_DROP ? t1 : t0,
                         sim->mem[g]);
+            }
+            if (in->op == SC_OP_OPTIM && sc_prog_steps(pg) > 1) { /* a step boundary */
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"end of step %d\", \"cat\": \"step\", \"ph\": \"i\", "
+                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
+                           "{\"step\": %d}}", step, pid, 2 * d, t1, step);
+                step++;
             }
             if (!sc_op_is_compute(in->op) && !sc_op_is_transfer(in->op))
                 continue;

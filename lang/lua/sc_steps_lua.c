@@ -14,7 +14,7 @@ static int sync_named(lua_State *L, const char *name)
 {
     int s = sc_sync_parse(name);
     if (s < 0) {
-        lua_pushfstring(L, "program: unknown optim_sync '%s' (none, sync, post-validation)", name);
+        lua_pushfstring(L, "unknown optim_sync '%s' (none, sync, post-validation)", name);
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     return s;
@@ -35,7 +35,7 @@ static void set_steps(lua_State *L, int i, int j, sc_prog *pg)
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
         if (n < 1 || n > SC_MAX_STEPS) {
-            lua_pushfstring(L, "program: steps = %I is out of range (1..%d)", n, SC_MAX_STEPS);
+            lua_pushfstring(L, "steps = %I is out of range (1..%d)", n, SC_MAX_STEPS);
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
         sc_lua_check_st(L, pg, sc_prog_set_steps(pg, (int)n));
