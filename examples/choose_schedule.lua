@@ -8,7 +8,7 @@ local P = sc.params {
   {"m", 24, "microbatches"},
   {"mem", 8.0, "memory budget per device, in units"},
   {"head", 1.4, "cost factor of the last stage (output layer + loss)"},
-  {"report", true, "say on stderr which schedule was chosen"},
+  {"report", true, "say which schedule was chosen (a note on stderr)"},
 }
 -- measured per-stage times (ms); the last stage is slower
 local tf, tb, tw = {}, {}, {}
@@ -35,6 +35,6 @@ consider("zb-auto (" .. fig.method .. ")", auto)
 consider("zb-h1", sc.program(with {rule = "zb-h1"}))
 consider("1f1b", sc.program(with {rule = "1f1b"}))
 if P.report then
-  io.stderr:write(("choose_schedule: %s, makespan %.6g ms\n"):format(why, best:sim().makespan))
+  sc.note("choose_schedule: %s, makespan %.6g ms", why, best:sim().makespan)
 end
 return best

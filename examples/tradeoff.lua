@@ -2,6 +2,7 @@
 -- (Pipeline Parallelism with Controllable Memory): for every memory budget
 -- from p to 2p chunk activations, the block with the least bubble.
 --   stagecraft examples/tradeoff.lua [p [m [tf tb tw]]]
+--   stagecraft examples/tradeoff.lua 16 32
 local p = math.tointeger(tonumber(arg[1] or 8))
 local m = math.tointeger(tonumber(arg[2] or 2 * p))
 local tf, tb, tw = tonumber(arg[3] or 1), tonumber(arg[4] or 1), tonumber(arg[5] or 1)

@@ -38,15 +38,22 @@ end
 -- Activation offload (PipeOffload; SPEC.md §19): the policy and the host
 -- link. With link_gbps > 0 the ratio comes from the model and the device
 -- (sc.offload_ratio); hidden and seq also size the model of `run`.
+-- Each but `offload` is read only when there is an offload policy (`when`).
+local WITH_OFFLOAD = "offload is not none"
 sc.OFFLOAD = {
   {"offload", "none", "activation offload: none, all, selective, budget (needs mem)"},
-  {"offload_chunks", 1.0, "selective: chunks per device to offload, longest lifespans first"},
-  {"offload_ratio", 0.25, "host-link time of one unit of activation relative to tf+tb+tw"},
-  {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)"},
-  {"tflops", 400.0, "device TFLOP/s, with link_gbps"},
-  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)"},
-  {"seq", 16, "sequence length, with link_gbps (and the model of run)"},
-  {"link_shared", false, "devices 2k and 2k+1 share one host link"},
+  {"offload_chunks", 1.0, "selective: chunks per device to offload, longest lifespans first",
+   when = "offload is selective"},
+  {"offload_ratio", 0.25, "host-link time of one unit of activation relative to tf+tb+tw",
+   when = WITH_OFFLOAD},
+  {"link_gbps", 0.0, "host link GB/s (> 0: the ratio from hidden, seq and tflops)",
+   when = WITH_OFFLOAD},
+  {"tflops", 400.0, "device TFLOP/s, with link_gbps", when = "offload is not none and link_gbps > 0"},
+  {"hidden", 64, "model hidden size, with link_gbps (and the model of run)",
+   when = "offload is not none and link_gbps > 0"},
+  {"seq", 16, "sequence length, with link_gbps (and the model of run)",
+   when = "offload is not none and link_gbps > 0"},
+  {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
 }
 
 -- PipeOffload's transfer-to-compute ratio of a transformer layer:
@@ -88,7 +95,9 @@ function sc.offload_of(P)
     end
     ratio = sc.offload_ratio{hidden = P.hidden, seq = P.seq, tflops = P.tflops, gbps = P.link_gbps}
   end
-  return {policy = P.offload, chunks = P.offload_chunks, ratio = ratio,
+  local chunks = 1
+  if P.offload == "selective" then chunks = P.offload_chunks end
+  return {policy = P.offload, chunks = chunks, ratio = ratio,
           shared = P.link_shared, mem = sc.mem_of(P)}
 end
 
@@ -156,7 +165,11 @@ end
 local USAGE, BADARG, RECIPE = 2, 3, 8
 
 -- The state of the recipe being evaluated.
-sc._overrides, sc._declared, sc._doc, sc._listing = {}, {}, nil, false
+-- _read: the names the recipe read from what sc.params returned;
+-- _external: names the command itself uses (run's model sizes), so that a
+-- recipe need not read them.
+sc._overrides, sc._declared, sc._doc, sc._listing, sc._read = {}, {}, nil, false, {}
+sc._external = {}
 local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end})
 
 local function convert(name, default, value)
@@ -221,14 +234,29 @@ function sc.params(spec)
     for _, d in ipairs(sc._declared) do
       if d.name == name then error(("params: '%s' is declared twice"):format(name), 3) end
     end
-    sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or ""}
+    if e.when ~= nil and type(e.when) ~= "string" then
+      error(("params: 'when' of '%s' must be a string"):format(name), 3)
+    end
+    sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or "",
+                                       when = e.when}
     local v = default
     if sc._overrides[name] ~= nil then v = convert(name, default, sc._overrides[name]) end
     out[name] = v
   end
   for _, e in ipairs(spec) do add(e) end
   if sc._listing then error(LISTING, 0) end
-  return out
+  -- The values, through a view that records which names the recipe reads:
+  -- a parameter that is set but never read would change nothing.
+  local read = sc._read
+  return setmetatable({}, {
+    __index = function(_, k) read[k] = true; return out[k] end,
+    __newindex = function(_, k, v) read[k] = true; out[k] = v end,
+    __pairs = function()
+      for k in pairs(out) do read[k] = true end
+      return next, out, nil
+    end,
+    __len = function() return #out end,
+  })
 end
 
 -- sc.need(cond, fmt, ...): a recipe's precondition on its parameters.
@@ -243,6 +271,9 @@ function sc.need(cond, fmt, ...)
   end
 end
 
+
+-- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
+-- Returns program (nil when listing), declared parameters, doc.
 -- Parameters every recipe takes (SPEC.md §20): the training steps and how
 -- their optimizer steps synchronize. A recipe that declares one of them
 -- gets it as its own parameter; otherwise a value given with -D (or to
@@ -253,42 +284,84 @@ sc.STEPS = {
 }
 local UNIVERSAL = {steps = sc.STEPS[1][2], optim_sync = sc.STEPS[2][2]}
 
--- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
--- Returns program (nil when listing), declared parameters, doc.
-function sc._evaluate(recipe, overrides, listing)
-  local chunk = sc._chunk(recipe)
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing}
-  sc._overrides, sc._declared, sc._doc, sc._listing = overrides or {}, {}, nil, listing
-  local ok, res = pcall(chunk)
-  local declared, doc = sc._declared, sc._doc
-  sc._overrides, sc._declared, sc._doc, sc._listing = saved[1], saved[2], saved[3], saved[4]
-  if listing and (res == LISTING or ok) then return nil, declared, doc end
-  if not ok then error(res, 0) end
-  local known, universal = {}, {}
-  for _, d in ipairs(declared) do known[d.name] = true end
-  for k, default in pairs(UNIVERSAL) do
-    if not known[k] and (overrides or {})[k] ~= nil then
-      universal[k] = convert(k, default, overrides[k])
-      known[k] = true
+-- Declared parameters the recipe never read, warned about once per recipe.
+local warned = {}
+
+-- After the recipe ran: every override must name a declared parameter
+-- (else a usage error, with the near names), and every parameter given must
+-- have been read (else it would change nothing: a usage error too). A
+-- declared parameter never read, without a `when`, is the recipe's own
+-- mistake: a warning on stderr.
+local function check_names(recipe, overrides, declared, read)
+  local known, names = {}, {}
+  for _, d in ipairs(declared) do known[d.name] = d; names[#names + 1] = d.name end
+  local given = {}
+  for k in pairs(overrides) do given[#given + 1] = tostring(k) end
+  table.sort(given)
+  for _, k in ipairs(given) do
+    if not known[k] then
+      local cands = {table.unpack(names)}  -- and the parameters every recipe takes
+      for u in pairs(UNIVERSAL) do cands[#cands + 1] = u end
+      local near = sc._near(k, cands)
+      sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s'%s (%s)"):format(k, recipe,
+        near and (": " .. near) or "",
+        #names > 0 and "its parameters: " .. table.concat(names, ", ") or "it declares none"))
     end
   end
-  if next(universal) ~= nil and sc.isprogram(res) then
+  for _, k in ipairs(given) do
+    local d = known[k]
+    if not read[k] and not sc._external[k] then
+      sc._raise(USAGE, ("parameter '%s' is given (%s) but recipe '%s' %s, so it would change "
+        .. "nothing"):format(k, tostring(overrides[k]), recipe,
+        d.when and ("reads it only when " .. d.when) or "does not read it"))
+    end
+  end
+  for _, d in ipairs(declared) do
+    if not read[d.name] and not d.when and not sc._external[d.name]
+       and overrides[d.name] == nil and not warned[recipe .. "\0" .. d.name] then
+      warned[recipe .. "\0" .. d.name] = true
+      sc._say("warning", ("recipe '%s' declares parameter '%s' but does not read it: a value "
+        .. "given for it would change nothing"):format(recipe, d.name))
+    end
+  end
+end
+
+function sc._evaluate(recipe, overrides, listing)
+  local chunk = sc._chunk(recipe)
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read}
+  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
+    overrides or {}, {}, nil, listing, {}
+  local ok, res = pcall(chunk)
+  local declared, doc, read = sc._declared, sc._doc, sc._read
+  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
+    saved[1], saved[2], saved[3], saved[4], saved[5]
+  if listing and (res == LISTING or ok) then return nil, declared, doc end
+  if not ok then error(res, 0) end
+  -- steps and optim_sync, when the recipe does not declare them, are set on
+  -- its program (SPEC.md §20.1): not the recipe's parameters to check.
+  local given, universal = overrides or {}, {}
+  for k, default in pairs(UNIVERSAL) do
+    local mine = false
+    for _, d in ipairs(declared) do mine = mine or d.name == k end
+    if not mine and given[k] ~= nil then
+      universal[k] = convert(k, default, given[k])
+      if given == overrides then
+        given = {}
+        for kk, vv in pairs(overrides) do given[kk] = vv end
+      end
+      given[k] = nil
+    end
+  end
+  check_names(recipe, given, declared, read)
+  if not sc.isprogram(res) then
+    sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
+      recipe, type(res)))
+  end
+  if next(universal) ~= nil then
     local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
     if not set then  -- a value out of range: the user's -D, not a line of the prelude
       sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_prelude%.lua:%d+: ", "")))
     end
-  end
-  for k in pairs(overrides or {}) do
-    if not known[k] then
-      local names = {}
-      for _, d in ipairs(declared) do names[#names + 1] = d.name end
-      sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s' (%s)"):format(k, recipe,
-        #names > 0 and "its parameters: " .. table.concat(names, ", ") or "it declares none"))
-    end
-  end
-  if not sc.isprogram(res) then
-    sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
-      recipe, type(res)))
   end
   return res, declared, doc
 end
@@ -304,9 +377,14 @@ end
 -- `mem` the memory limit in units per device and `units` the activation
 -- units per microbatch, as in sc.program.
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
+local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
+  "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
+  "max_evals", "steps", "optim_sync"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()
+  local bad = sc._unknown_fields(t, "autoschedule", AUTO_FIELDS)
+  if bad then sc._raise(BADARG, where .. bad) end
   local spec, auto = {}, {where = where}
   for k, v in pairs(t) do
     if AUTO[k] then auto[k] = v elseif k ~= "units" then spec[k] = v end
@@ -314,4 +392,36 @@ function sc.autoschedule(t)
   spec.units, spec.auto = t.units, auto
   local prog = call_at(where, sc.program, spec)
   return prog, sc._autoinfo(prog)
+end
+
+-- sc.need_version "X.Y[.Z]": the recipe needs this version of stagecraft or
+-- a later one of the same major version (SPEC.md §6, "Versions").
+local function version_parts(v)
+  local a, b, c = tostring(v):match("^(%d+)%.(%d+)%.?(%d*)$")
+  if not a then return nil end
+  return {tonumber(a), tonumber(b), tonumber(c) or 0}
+end
+function sc.need_version(v)
+  local want, have = version_parts(v), version_parts(sc.version)
+  if not want then
+    sc._raise(BADARG, caller_where() .. ("need_version: expected a version like \"0.2\" (got %s)")
+      :format(tostring(v)))
+  end
+  local older = want[1] ~= have[1]
+  for i = 1, 3 do
+    if not older and have[i] ~= want[i] then older = have[i] < want[i]; break end
+  end
+  if older then
+    sc._raise(BADARG, caller_where() .. ("this recipe needs stagecraft %s%s (this is %s)")
+      :format(v, want[1] == have[1] and " or later" or (" (major version %d)"):format(want[1]),
+        sc.version))
+  end
+  return true
+end
+
+-- sc.note(fmt, ...): a line on stderr ("stagecraft: note: ..."), for what a
+-- recipe wants to tell the person who runs it without touching the
+-- command's output.
+function sc.note(fmt, ...)
+  sc._say("note", tostring(fmt):format(...))
 end

@@ -1,7 +1,7 @@
 /*
  * replay.h — the communication semantics of SPEC.md, executed on lowered
- * streams. Internal to interp/: verify.c uses it to prove that a program
- * cannot hang, sim.c to time it.
+ * streams. Internal to interp/: the compile driver and verify.c replay to prove
+ * that a program cannot hang, and the timing of that replay is the simulator's.
  *
  * Semantics (one definition for verifier, simulator and every runtime):
  *   - a device executes its stream in order;

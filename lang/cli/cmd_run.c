@@ -61,6 +61,15 @@ static int declared(lua_State *L, int decl, const char *name)
 /* Fills the model sizes from -D (table t) and the recipe's declarations. */
 static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc, int *given)
 {
+    /* The model sizes are run's own: a recipe need not read them. */
+    lua_getglobal(L, "sc");
+    lua_createtable(L, 0, NKEYS);
+    for (int i = 0; i < NKEYS; i++) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, model_keys[i]);
+    }
+    lua_setfield(L, -2, "_external");
+    lua_pop(L, 1);
     if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
         return sc_cli_lua_fail(L);
     int decl = lua_gettop(L) - 1;

@@ -18,7 +18,11 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)
 {
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
+    /* Messages carry recipes' text (their errors, names): no escape
+     * sequence of theirs reaches the terminal. */
+    fputs("stagecraft: error: ", stderr);
+    sc_fputs_clean(msg, stderr, 1);
+    fputc('\n', stderr);
     return code;
 }
 

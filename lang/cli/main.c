@@ -131,44 +131,77 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
     return 0;
 }
 
+/* Text from a recipe, cleaned for the terminal (core.h). */
+static void put_clean(const char *s) { sc_fputs_clean(s, stdout, 0); }
+
 static void print_params(lua_State *L, int decl)
 {
     lua_Integer n = luaL_len(L, decl);
+    int w = 10; /* names in a column as wide as the longest */
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, decl, i);
+        lua_getfield(L, -1, "name");
+        int len = (int)strlen(lua_tostring(L, -1));
+        w = len > w ? (len < 40 ? len : 40) : w;
+        lua_pop(L, 2);
+    }
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, decl, i);
         lua_getfield(L, -1, "name");
         lua_getfield(L, -2, "default");
         lua_getfield(L, -3, "desc");
-        const char *name = lua_tostring(L, -3), *desc = lua_tostring(L, -1);
-        const char *dflt = luaL_tolstring(L, -2, NULL);
-        printf("    %-10s = %-8s %s\n", name, dflt, desc ? desc : "");
-        lua_pop(L, 5);
+        char name[64], dflt[64];
+        sc_clean_text(name, sizeof name, lua_tostring(L, -3), 0);
+        sc_clean_text(dflt, sizeof dflt, luaL_tolstring(L, -2, NULL), 0);
+        lua_pop(L, 1);
+        printf("    %-*s = %-8s ", w, name, dflt);
+        put_clean(lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+        fputs("\n", stdout);
+        lua_pop(L, 4);
     }
 }
 
-static int list_one(lua_State *L, const char *recipe)
+/* One recipe: its doc, and with `details` its parameters. */
+static int list_one(lua_State *L, const char *recipe, int details)
 {
     if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
         return sc_cli_lua_fail(L);
     int top = lua_gettop(L);
-    printf("%-12s %s\n", recipe, lua_isstring(L, top) ? lua_tostring(L, top) : "");
-    print_params(L, top - 1);
+    char name[200];
+    sc_clean_text(name, sizeof name, recipe, 0);
+    printf("%-12s ", name);
+    put_clean(lua_isstring(L, top) ? lua_tostring(L, top) : "");
+    fputs("\n", stdout);
+    if (details)
+        print_params(L, top - 1);
     lua_settop(L, top - 3);
     return 0;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* list: one line per stdlib recipe; list NAME: its parameters too. */
 static int cmd_list(lua_State *L, const char *recipe)
 {
     if (recipe)
-        return list_one(L, recipe);
-    for (int i = 0; sc_stdlib_name(i); i++) {
-        const char *name = sc_stdlib_name(i);
-        if (name[0] == '_')
-            continue;
-        int rc = list_one(L, name);
+        return list_one(L, recipe, 1);
+    const char *names[128];
+    int n = 0;
+    for (int i = 0; sc_stdlib_name(i) && n < 128; i++)
+        if (sc_stdlib_name(i)[0] != '_')
+            names[n++] = sc_stdlib_name(i);
+    qsort(names, (size_t)n, sizeof *names, cmp_name);
+    for (int i = 0; i < n; i++) {
+        int rc = list_one(L, names[i], 0);
         if (rc)
             return rc;
     }
+    if (isatty(STDOUT_FILENO)) /* a hint for people; scripts read one recipe a line */
+        printf("(stagecraft list NAME: its parameters. Every one takes p, m, the costs tf tb "
+               "tw tcomm w_keep, mem, and offload with its parameters.)\n");
     return 0;
 }
 
@@ -483,6 +516,19 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* A word that is neither a command nor a file: a misspelled command. */
+static int unknown_command(const char *word)
+{
+    static const char *const cmds[] = {"list", "check", "sim", "show", "compare", "export",
+                                       "import", "run", "help"};
+    char hint[160], msg[400], clean[64];
+    sc_did_you_mean(hint, sizeof hint, word, cmds, (int)(sizeof cmds / sizeof cmds[0]));
+    snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: list, check, sim, show, "
+             "compare, export, import, run, help; or a script FILE.lua)",
+             sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint);
+    return sc_cli_fail(EXIT_USAGE, msg);
+}
+
 int main(int argc, char **argv)
 {
     lua_State *L = sc_limits_newstate(sc_cli_limits());
@@ -536,6 +582,8 @@ int main(int argc, char **argv)
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
         rc = sc_cli_fail(EXIT_USAGE, msg);
+    } else if (!strchr(argv[1], '/') && !strstr(argv[1], ".lua") && access(argv[1], F_OK) != 0) {
+        rc = unknown_command(argv[1]);
     } else {
         rc = cmd_script(L, argc, argv);
     }

@@ -21,8 +21,13 @@
 
 #include <lua.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ir/ir.h"
+
+/* The version of the language and its module (sc.version, SPEC.md §6). A
+ * recipe written for X.Y runs on every later X.Z (sc.need_version). */
+#define SC_VERSION "0.2.0"
 
 /* Exit code of the error value at idx when stagecraft raised it (2 usage,
  * 3..7 as sc_status_exit_code, 8 recipe error, 10 sandbox), 0 for any
@@ -41,5 +46,31 @@ int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
 const char *sc_stdlib_source(const char *name, size_t *len);
 /* Name of the i-th embedded file (NULL past the end). */
 const char *sc_stdlib_name(int i);
+
+/* ---- text for people (names.c) ------------------------------------------ */
+
+/* "Did you mean": the candidates nearest to `word` (a typo: at most 2 edits
+ * of the optimal string alignment distance, fewer for short words, ignoring
+ * case; or one is a prefix of the other, followed by '_' or '-', with at
+ * least 3 letters in common). Writes up to `max` of those at the least
+ * distance (in the candidates' order) into out; returns how many.
+ *
+ *     const char *cmds[] = {"list", "check", "sim", "show"}, *near[3];
+ *     int k = sc_near_names("simm", cmds, 4, near, 3);   // 1: "sim"
+ */
+int sc_near_names(const char *word, const char *const *cands, int n, const char **out, int max);
+/* Writes "did you mean 'a'?" or "did you mean 'a' or 'b'?" into buf (an
+ * empty string when nothing is near); returns 1 when it wrote a hint. */
+int sc_did_you_mean(char *buf, size_t len, const char *word, const char *const *cands, int n);
+
+/* Text a recipe makes stagecraft print (doc strings, parameter names and
+ * descriptions, error messages), made safe for a terminal: tabs and line
+ * breaks become spaces (keep_newlines: '\n' stays), every other control
+ * character (C0, DEL, C1) and every byte that is not valid UTF-8 becomes
+ * '?'. An escape sequence cannot clear the screen or write the clipboard
+ * then. Writes at most len-1 bytes and a NUL; returns out. */
+char *sc_clean_text(char *out, size_t len, const char *in, int keep_newlines);
+/* fputs of the cleaned text, any length. */
+void sc_fputs_clean(const char *s, FILE *f, int keep_newlines);
 
 #endif

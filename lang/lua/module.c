@@ -59,15 +59,22 @@ static int l_chunk(lua_State *L)
                 lua_pushfstring(L, "cannot open recipe file '%s'", r);
                 return sc_lua_throw(L, 2);
             }
+            const char *names[64];
+            int n = 0;
             luaL_Buffer b;
             luaL_buffinit(L, &b);
             for (int i = 0; sc_stdlib_name(i); i++)
                 if (sc_stdlib_name(i)[0] != '_') {
-                    luaL_addstring(&b, i ? ", " : "");
+                    luaL_addstring(&b, n ? ", " : "");
                     luaL_addstring(&b, sc_stdlib_name(i));
+                    if (n < 64)
+                        names[n++] = sc_stdlib_name(i);
                 }
             luaL_pushresult(&b);
-            lua_pushfstring(L, "unknown recipe '%s' (stdlib: %s; or a path to a .lua file)", r,
+            char hint[200], clean[100];
+            sc_did_you_mean(hint, sizeof hint, r, names, n);
+            lua_pushfstring(L, "unknown recipe '%s'%s%s (stdlib: %s; or a path to a .lua file)",
+                            sc_clean_text(clean, sizeof clean, r, 0), hint[0] ? ": " : "", hint,
                             lua_tostring(L, -1));
             return sc_lua_throw(L, 2);
         }
@@ -78,6 +85,63 @@ static int l_chunk(lua_State *L)
         return sc_lua_throw(L, 8);
     sc_sandbox_apply(L, -1, src ? NULL : r);
     return 1;
+}
+
+/* sc._near(word, {names...}): "did you mean 'x'?" or nil. */
+static int l_near(lua_State *L)
+{
+    const char *w = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer n = luaL_len(L, 2);
+    if (n > 4096)
+        n = 4096;
+    const char **names = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *names, 0);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, 2, i);
+        names[i - 1] = lua_tostring(L, -1); /* anchored in the list */
+        lua_pop(L, 1);
+    }
+    char hint[256];
+    if (sc_did_you_mean(hint, sizeof hint, w, names, (int)n))
+        lua_pushstring(L, hint);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* sc._unknown_fields(t, what, {known...}): the message of an unknown
+ * field of t, or nil. */
+static int l_unknown_fields(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const char *what = luaL_checkstring(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_Integer n = luaL_len(L, 3);
+    if (n > 4096)
+        n = 4096;
+    const char **names = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *names, 0);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, 3, i);
+        names[i - 1] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    names[n] = NULL;
+    if (!sc_lua_unknown_fields(L, 1, what, names))
+        lua_pushnil(L);
+    return 1;
+}
+
+/* sc._say(kind, msg): "stagecraft: KIND: MSG" on stderr, cleaned of
+ * control characters (warnings, sc.note). */
+static int l_say(lua_State *L)
+{
+    const char *kind = luaL_checkstring(L, 1), *msg = luaL_checkstring(L, 2);
+    fflush(stdout);
+    fprintf(stderr, "stagecraft: %s: ", kind);
+    sc_fputs_clean(msg, stderr, 0);
+    fputc('\n', stderr);
+    fflush(stderr);
+    return 0;
 }
 
 static int l_isprogram(lua_State *L)
@@ -95,6 +159,9 @@ static const luaL_Reg module_funcs[] = {
     {"_autoinfo", sc_lua_autoinfo},
     {"_errcode", sc_lua_errcode},
     {"_steps", sc_lua_steps},
+    {"_near", l_near},
+    {"_unknown_fields", l_unknown_fields},
+    {"_say", l_say},
     {NULL, NULL},
 };
 
@@ -103,7 +170,7 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_program(L);
     luaL_newlib(L, module_funcs);
     sc_lua_open_block(L);
-    lua_pushliteral(L, "0.1.0");
+    lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */
     size_t len;

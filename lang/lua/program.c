@@ -84,6 +84,7 @@ static void set_order(lua_State *L, int t, sc_prog *pg, int P)
 int sc_lua_program(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    sc_lua_check_fields(L, 1, "program", sc_program_fields);
     int nsrc = 0;
     static const char *const sources[] = {"order", "rule", "block", "auto"};
     for (int i = 0; i < 4; i++) {

@@ -5,6 +5,7 @@
 #include "sc_auto.h"
 #include "auto/autosched.h"
 #include "sc_lua.h"
+#include "sc_lua_impl.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 /* Raises msg with the position of sc.program's caller and the exit code of
- * st (as sc_lua.c does). */
+ * st (as program.c does). */
 static int fail(lua_State *L, sc_status st, const char *msg)
 {
     luaL_where(L, 1);
@@ -78,6 +79,10 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     if (!lua_istable(L, a))
         fail(L, SC_ERR_ARG,
              "program: 'auto' must be a table {mem = units, seed = n, time_limit = s}");
+    static const char *const fields[] = {"mem", "seed", "time_limit", "objective", "max_evals",
+                                         "where", NULL};
+    if (sc_lua_unknown_fields(L, a, "auto", fields))
+        fail(L, SC_ERR_ARG, lua_tostring(L, -1));
     sc_auto_opts o = {0};
     bar b = {0};
     if (lua_getfield(L, a, "mem") == LUA_TNIL)

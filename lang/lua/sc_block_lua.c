@@ -79,6 +79,10 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
         raisef(L, SC_ERR_ARG, "block: 'first' must be a table {F = {...}, B = {...}}");
     if (!lua_isnil(L, -1) && !lua_istable(L, -1))
         raisef(L, SC_ERR_ARG, "block: 'delta' must be a table {F = {...}, B = {...}}");
+    static const char *const kinds_nul[] = {"F", "B", "W", "BW", NULL};
+    sc_lua_check_fields(L, -2, "block: first", kinds_nul);
+    if (lua_istable(L, -1))
+        sc_lua_check_fields(L, -1, "block: delta", kinds_nul);
     for (int k = 0; k < 4; k++) {
         if (lua_getfield(L, -2, kinds[k]) == LUA_TNIL) {
             lua_pop(L, 1);
@@ -171,6 +175,7 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
             blk.keep_order = !lua_toboolean(L, -1);
         lua_pop(L, 1);
     } else if (lua_istable(L, b)) {
+        sc_lua_check_fields(L, b, "block", sc_block_table_fields);
         parse_block(L, b, pg, off, &blk);
     } else {
         sc_lua_raise(L, SC_ERR_ARG,
@@ -187,6 +192,7 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
 static int l_block(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    sc_lua_check_fields(L, 1, "block", sc_block_fields);
     lua_Integer P, S, m;
     sc_lua_shape_sizes(L, 1, 1, &P, &S, &m);
     lblock *lb = lua_newuserdatauv(L, sizeof *lb, 1);
@@ -304,9 +310,11 @@ static int l_block_program(lua_State *L)
     lua_pop(L, 1);
     if (over)
         merge(L, t, over);
-    for (int k = 0; k < 4; k++) { /* the offsets travel in the Block */
+    /* The offsets and the block's own fields travel in the Block. */
+    static const char *const own[] = {"F", "B", "W", "BW", "interval", "slots", "first", "delta"};
+    for (int k = 0; k < 8; k++) {
         lua_pushnil(L);
-        lua_setfield(L, t, kinds[k]);
+        lua_setfield(L, t, own[k]);
     }
     lua_pushvalue(L, 1);
     lua_setfield(L, t, "block");
@@ -469,9 +477,14 @@ static void push_cand(lua_State *L, const sc_vcand *c)
 
 /* sc.block_search{p = , m = , costs..., mem = , kmax = }: the best V block
  * under the memory limit, and its figures. */
+static const char *const search_fields[] = {
+    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
+    "w_keep", "units", "mem", "offload", "reorder", "kmax", NULL};
+
 static int l_block_search(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    sc_lua_check_fields(L, 1, "block_search", search_fields);
     int c = v_spec(L, 1);
     double limit = sc_lua_num_field(L, c, "mem", INFINITY);
     lua_pushnil(L);
@@ -479,6 +492,8 @@ static int l_block_search(lua_State *L)
     size_t n;
     sc_prog *pg;
     sc_vcand *cands = run_search(L, c, &n, &pg);
+    lua_pushnil(L);
+    lua_setfield(L, c, "kmax"); /* a field of the search, not of the Block */
     const sc_vcand *b = best_under(cands, n, limit);
     if (!b) {
         double least = INFINITY;
@@ -526,6 +541,7 @@ static int l_block_search(lua_State *L)
 static int l_tradeoff(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    sc_lua_check_fields(L, 1, "tradeoff", search_fields);
     int c = v_spec(L, 1);
     lua_pushnil(L);
     lua_setfield(L, c, "mem");

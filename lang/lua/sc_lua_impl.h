@@ -22,6 +22,18 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
 void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_Integer m,
                         sc_prog **slot);
 
+/* Raises "WHAT: unknown field 'x' (did you mean 'y'?)" (exit code 3, at
+ * the caller's line) when the table at t has a key that `known` (a
+ * NULL-terminated list) lacks: a misspelled field is never ignored. Every
+ * unknown key is named, in sorted order. */
+void sc_lua_check_fields(lua_State *L, int t, const char *what, const char *const *known);
+/* The message sc_lua_check_fields raises, pushed, or nothing and 0. */
+int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known);
+
+/* The fields of the tables recipes give (SPEC.md §5.1, §5.4, §5.5, §19.4). */
+extern const char *const sc_program_fields[], *const sc_block_fields[];
+extern const char *const sc_block_table_fields[];
+
 /* program.c: sc.program{...}, and the Program type's metatable. */
 int sc_lua_program(lua_State *L);
 void sc_lua_open_program(lua_State *L);

@@ -95,6 +95,8 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     } else if (ty == LUA_TFUNCTION) {
         fn = v;
     } else if (ty == LUA_TTABLE) {
+        static const char *const fields[] = {"policy", "chunks", "ratio", "shared", "mem", NULL};
+        sc_lua_check_fields(L, v, "offload", fields);
         int pt = lua_getfield(L, v, "policy");
         if (pt == LUA_TSTRING)
             c.policy = policy_named(L, lua_tostring(L, -1));

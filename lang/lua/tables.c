@@ -13,6 +13,99 @@
 #include <string.h>
 
 
+/* ---- known fields ---------------------------------------------------- */
+
+const char *const sc_program_fields[] = {
+    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
+    "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "steps",
+    "optim_sync", NULL};
+/* sc.block: the program's fields that a Block carries to blk:program, and
+ * the block's own. */
+const char *const sc_block_fields[] = {
+    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
+    "w_keep", "units", "mem", "offload", "reorder", "interval", "slots", "F", "B", "W", "BW",
+    "first", "delta", "steps", "optim_sync", NULL};
+/* The `block` field of sc.program. */
+const char *const sc_block_table_fields[] = {"interval", "slots", "reorder", "F", "B", "W",
+                                             "BW", "first", "delta", NULL};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known)
+{
+    t = lua_absindex(L, t);
+    int nk = 0;
+    while (known[nk])
+        nk++;
+    /* The unknown keys, as strings, in a list kept on the stack. */
+    lua_newtable(L);
+    int list = lua_gettop(L), n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        int ok = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int i = 0; i < nk && !ok; i++)
+                ok = strcmp(known[i], lua_tostring(L, -1)) == 0;
+        if (!ok) {
+            if (lua_type(L, -1) == LUA_TSTRING)
+                lua_pushvalue(L, -1);
+            else
+                lua_pushfstring(L, "[%s]", luaL_tolstring(L, -1, NULL)), lua_remove(L, -2);
+            lua_seti(L, list, ++n);
+        }
+    }
+    if (n == 0) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    const char **keys = lua_newuserdatauv(L, (size_t)n * sizeof *keys, 0);
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, list, i + 1);
+        keys[i] = lua_tostring(L, -1); /* anchored in list */
+        lua_pop(L, 1);
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_str);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, what);
+    luaL_addstring(&b, n == 1 ? ": unknown field " : ": unknown fields ");
+    int unhinted = n > 8;
+    for (int i = 0; i < n && i < 8; i++) {
+        char hint[160], clean[80];
+        luaL_addstring(&b, i ? ", '" : "'");
+        luaL_addstring(&b, sc_clean_text(clean, sizeof clean, keys[i], 0));
+        luaL_addchar(&b, '\'');
+        if (sc_did_you_mean(hint, sizeof hint, keys[i], known, nk)) {
+            luaL_addstring(&b, " (");
+            luaL_addstring(&b, hint);
+            luaL_addchar(&b, ')');
+        } else {
+            unhinted = 1;
+        }
+    }
+    if (n > 8)
+        luaL_addstring(&b, ", ...");
+    for (int i = 0; unhinted && i < nk; i++) { /* no near name: all of them */
+        luaL_addstring(&b, i ? ", " : " (known: ");
+        luaL_addstring(&b, known[i]);
+        luaL_addstring(&b, i + 1 < nk ? "" : ")");
+    }
+    luaL_pushresult(&b);
+    lua_replace(L, list);
+    lua_settop(L, list);
+    return 1;
+}
+
+void sc_lua_check_fields(lua_State *L, int t, const char *what, const char *const *known)
+{
+    if (sc_lua_unknown_fields(L, t, what, known))
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+}
+
 sc_lprog *sc_lua_toprog(lua_State *L, int i)
 {
     return luaL_testudata(L, i, SC_PROGRAM_MT);

@@ -510,7 +510,7 @@ int sc_repl(lua_State *L)
     int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     history_open();
     completion_setup();
-    printf("stagecraft %s (%s) - the module is 'sc'; :help for help, Ctrl-D to quit\n", "0.1.0",
+    printf("stagecraft %s (%s) - the module is 'sc'; :help for help, Ctrl-D to quit\n", SC_VERSION,
            LUA_RELEASE);
     char *chunk = NULL;
     for (;;) {

@@ -115,7 +115,7 @@ sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend 
                           size_t errlen);
 void sc_backend_free(sc_backend *be);
 
-/* The backends themselves (backend.c dispatches by name). free_fn of a
+/* The backends themselves (registry.c dispatches by name). free_fn of a
  * backend frees its context; sc_backend_free calls it. */
 sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen);
 /* Built only when nvcc was found (SC_HAVE_CUDA). dev selects the GPU (dev

@@ -5,7 +5,7 @@
  * Everything that needs CUDA, cuBLAS or NCCL is built into one shared
  * object, build/libstagecraft_cuda.so (backend_cuda.c, the two GPU
  * transports, the kernels), linked against those libraries. The executable
- * does not link them: backend.c opens the module with dlopen the first time
+ * does not link them: registry.c opens the module with dlopen the first time
  * `cuda` is asked for, and reads this one table from it. So a CPU run maps
  * none of CUDA's libraries (hundreds of MB, which would not even load under
  * a small `ulimit -v`), and a machine where they are missing gets one clear

@@ -1,5 +1,5 @@
 /*
- * test_autosched.c — the automatic scheduler (interp/autosched.h) against
+ * test_autosched.c — the automatic scheduler (interp/auto/autosched.h) against
  * the handcrafted schedules it must match or beat, computed here through
  * the rules; every schedule it returns verifies and keeps its memory limit
  * in the simulator; the same seed gives the same orders.
