@@ -228,6 +228,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 	$(BUILD)/stagecraft bench/bench_offload.lua
 	$(BUILD)/bench_auto
+	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
 
 echo:
 	@echo "CC       = $(CC)"

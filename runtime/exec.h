@@ -73,7 +73,7 @@ struct sc_workload_ops {
     sc_status (*reduce)(void *ctx);
     sc_status (*optim)(void *ctx);
     /* Optional (NULL: OPTIM calls optim): the optimizer step k in parts, so
-     * that devices can synchronize between them (SPEC.md §20):
+     * that devices can synchronize between them (SPEC.md §21):
      *   grad_state, at REDUCE (after reduce): this device's share of the
      *     step's state, two numbers that add up over the devices (the built-in
      *     model: the sum of squares of its gradients and the count of values

@@ -1,6 +1,6 @@
 /*
  * run.h — training steps of the built-in model through a program's
- * streams, checked against the single-device reference (SPEC.md §17, §20).
+ * streams, checked against the single-device reference (SPEC.md §17, §21).
  *
  *     sc_run_opts o = sc_run_defaults(sc_prog_stages(pg));
  *     o.check = 1;
@@ -81,7 +81,7 @@ typedef struct sc_run_result {
     double loss;           /* the last step's */
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
-    /* Steps (SPEC.md §20); arrays of `steps`: */
+    /* Steps (SPEC.md §21); arrays of `steps`: */
     int steps;
     double *step_loss, *reference_step_loss; /* (the latter NaN without check) */
     sc_step_info *step_info;   /* what the optimizer did (the lowest device's view) */

@@ -12,9 +12,19 @@ local P = sc.params {
   sc.OFFLOAD,
 }
 sc.need(P.tf + P.tb + P.tw > 0, "1f1b needs tf + tb + tw > 0 (the block's interval)")
-local F, BW = {}, {}
-for s = 0, P.p - 1 do F[s + 1] = s * P.tf end
-for s = P.p - 1, 0, -1 do
-  BW[s + 1] = (s == P.p - 1) and F[s + 1] + P.tf or BW[s + 2] + P.tb + P.tw
+-- The block in slots of the longest F and the longest BW: with a cost file
+-- (unequal stages, BW measured on its own) every pass still fits its slot.
+local tf, tbw, C = P.tf, P.tb + P.tw, sc.costs_of(P)
+if C then
+  tf, tbw = 0, 0
+  for s = 1, P.p do
+    tf = math.max(tf, C.tf[s] or 0)
+    tbw = math.max(tbw, C.tbw and C.tbw[s] or (C.tb[s] or 0) + (C.tw[s] or 0))
+  end
 end
-return sc.program(sc.fields(P, {block = {interval = P.tf + P.tb + P.tw, F = F, BW = BW}}))
+local F, BW = {}, {}
+for s = 0, P.p - 1 do F[s + 1] = s * tf end
+for s = P.p - 1, 0, -1 do
+  BW[s + 1] = (s == P.p - 1) and F[s + 1] + tf or BW[s + 2] + tbw
+end
+return sc.program(sc.fields(P, {block = {interval = tf + tbw, F = F, BW = BW}}))

@@ -10,7 +10,22 @@ sc.COSTS = {
   {"tw", 1.0, "backward time for the weight gradient (W)"},
   {"tcomm", 0.0, "time of one point-to-point transfer"},
   {"w_keep", 1.0, "fraction of F's activation still held after B (W frees it)"},
+  {"costs", "", "cost file of 'run --profile' (JSON, seconds): overrides tf tb tw tcomm"},
 }
+
+-- The reader of cost files for the recipe being evaluated: its sandbox's
+-- sc.costs (files in its folder, or named on the command line), set by
+-- sc._evaluate; sc.costs itself outside recipes.
+local function read_costs(path)
+  return (sc._costs_reader or sc.costs)(path)
+end
+
+-- The cost table of the parameter `costs` (SPEC.md §21), or nil when it is
+-- absent or empty.
+function sc.costs_of(P)
+  if P == nil or P.costs == nil or P.costs == "" then return nil end
+  return read_costs(P.costs)
+end
 
 -- The memory limit, for recipes that take one (0: no limit).
 sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
@@ -122,6 +137,7 @@ function sc.fields(P, t)
   for _, k in ipairs{"p", "m", "tf", "tb", "tw", "tcomm", "w_keep"} do
     if t[k] == nil then t[k] = P[k] end
   end
+  if t.costs == nil then t.costs = sc.costs_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
   local mem = sc.mem_of(P)
   if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
@@ -248,6 +264,27 @@ function sc.params(spec)
   -- The values, through a view that records which names the recipe reads:
   -- a parameter that is set but never read would change nothing.
   local read = sc._read
+  -- A cost file sets the scalar costs too: the largest stage's time times
+  -- the stages per device (a slot every device's share fits in), so that a
+  -- recipe's own arithmetic with P.tf (block offsets) is in seconds and its
+  -- blocks stay valid; the per-stage lists reach sc.program through
+  -- sc.fields (or costs = sc.costs_of(P)). So `costs` is read here.
+  if out.costs ~= nil then
+    read.costs = true
+    local C = sc.costs_of(out)
+    if C then
+      local stages = tonumber(C.stages) or 1
+      local per_device = stages / (tonumber(C.devices) or tonumber(out.p) or stages)
+      for _, k in ipairs{"tf", "tb", "tw"} do
+        if out[k] ~= nil and type(C[k]) == "table" then
+          local most = 0
+          for _, x in ipairs(C[k]) do most = math.max(most, tonumber(x) or 0) end
+          out[k] = most * per_device
+        end
+      end
+      if out.tcomm ~= nil then out.tcomm = tonumber(C.tcomm) or 0 end
+    end
+  end
   return setmetatable({}, {
     __index = function(_, k) read[k] = true; return out[k] end,
     __newindex = function(_, k, v) read[k] = true; out[k] = v end,
@@ -274,7 +311,7 @@ end
 
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
--- Parameters every recipe takes (SPEC.md §20): the training steps and how
+-- Parameters every recipe takes (SPEC.md §21): the training steps and how
 -- their optimizer steps synchronize. A recipe that declares one of them
 -- gets it as its own parameter; otherwise a value given with -D (or to
 -- sc.load) is set on the program the recipe returns.
@@ -328,17 +365,24 @@ end
 
 function sc._evaluate(recipe, overrides, listing)
   local chunk = sc._chunk(recipe)
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read}
+  -- The recipe's own sc.costs (its sandbox's: its folder's files and those
+  -- named on the command line) reads the cost file of its parameters.
+  local _, env = debug.getupvalue(chunk, 1)
+  local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
+    rawget(rawget(env, "sc"), "costs") or sc.costs
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader}
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     overrides or {}, {}, nil, listing, {}
+  sc._costs_reader = reader
   local ok, res = pcall(chunk)
   local declared, doc, read = sc._declared, sc._doc, sc._read
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     saved[1], saved[2], saved[3], saved[4], saved[5]
+  sc._costs_reader = saved[6]
   if listing and (res == LISTING or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on
-  -- its program (SPEC.md §20.1): not the recipe's parameters to check.
+  -- its program (SPEC.md §21.1): not the recipe's parameters to check.
   local given, universal = overrides or {}, {}
   for k, default in pairs(UNIVERSAL) do
     local mine = false
@@ -379,7 +423,7 @@ end
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
   "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
-  "max_evals", "steps", "optim_sync"}
+  "max_evals", "costs", "steps", "optim_sync"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()

@@ -25,6 +25,6 @@ local prog = sc.autoschedule {
   p = P.p, m = P.m, tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
   tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
-  offload = sc.offload_of(P),
+  offload = sc.offload_of(P), costs = sc.costs_of(P),
 }
 return prog

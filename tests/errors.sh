@@ -65,12 +65,16 @@ row 3 "offload: chunks = 3, but a device holds at most 2 chunks" -- $SC check in
 row 3 "offload: 'budget' needs mem, the peak to reach in units" -- $SC check 1f1b -D offload=budget
 row 3 "of.lua:1: offload: the function returned 7 for s0 mb0 (a fraction in [0, 1], or true / false)" -- $SC check "$(r of.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", offload = function() return 7 end }')"
 row 3 "gis.lua:26: offload: link_gbps needs hidden > 0 (got 0)" -- $SC check gis -D offload=all -D link_gbps=10 -D hidden=0
-row 3 "1f1b.lua:20: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
+row 3 "1f1b.lua:30: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
 row 3 "zb-auto.lua:26: parameter 'mem': must be >= 0 (0: the default), got -1" -- $SC check zb-auto -D mem=-1
 row 3 "vb1.lua:1: v_block: expected a table of fields" -- $SC check "$(r vb1.lua 'return sc.program { p = 4, m = 8, block = sc.v_block("half") }')"
 row 3 "vb2.lua:1: v_block: 'p' must be an integer >= 1 (got nil)" -- $SC check "$(r vb2.lua 'return sc.v_block("min", { m = 8 }):program { m = 8 }')"
 row 3 "vb3.lua:1: v_block: unknown kind 'x' (half, min)" -- $SC check "$(r vb3.lua 'return sc.v_block("x", { p = 4 }):program { m = 8 }')"
 row 3 "oh.lua:1: offload_ratio: 'seq' must be a number > 0 (got nil)" -- $SC check "$(r oh.lua 'sc.offload_ratio { hidden = 1 }')"
+printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, -1], "tw": [1, 1]}' >"$tmp/neg.json"
+row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC check zb-h1 -D p=2 -D costs="$tmp/neg.json"
+printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
+row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
 row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
 row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
 row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv

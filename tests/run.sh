@@ -5,7 +5,8 @@
 # (tests/py/repl_pty.py), the runtime (tests/runtime.sh), training steps
 # (tests/steps.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
-# newcomer meets (tests/ux.sh: typos, list, notes, examples), the GPU
+# newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
+# profiles (tests/costs.sh), the GPU
 # tests (tests/gpu/run.sh, skipped without a GPU). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
@@ -50,6 +51,7 @@ run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
+run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 
 [ $broken = 0 ] || fail=$((fail+broken))

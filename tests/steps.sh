@@ -1,5 +1,5 @@
 #!/bin/sh
-# steps.sh — training steps back to back (SPEC.md §20): -D steps and
+# steps.sh — training steps back to back (SPEC.md §21): -D steps and
 # optim_sync for every recipe, per-step simulation figures, pictures with
 # the step boundary, and `run` training several steps with AdamW, checked
 # against the single-device reference trained for the same steps (threads
@@ -26,7 +26,7 @@ expect() {
 # 1. The keys: every recipe takes steps and optim_sync; typos are errors.
 expect 0 "ok: zb-h1: 4 devices" -- $SC check zb-h1 -D steps=3
 expect 0 "steps         3 (optim_sync none)" -- $SC sim zb-h2 -D steps=3
-expect 0 "1        24          51          0.0000%" -- $SC sim zb-h2 -D steps=3   # SPEC.md §20.3
+expect 0 "1        24          51          0.0000%" -- $SC sim zb-h2 -D steps=3   # SPEC.md §21.3
 expect 2 "parameter 'steps': expected a number, got 'x'" -- $SC sim 1f1b -D steps=x
 expect 2 "parameter 'steps': expected an integer, got '2.5'" -- $SC sim 1f1b -D steps=2.5
 expect 3 "steps = 0 is out of range" -- $SC sim 1f1b -D steps=0

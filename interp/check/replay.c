@@ -435,7 +435,7 @@ static sc_status advance(replay *r, int d)
             if (D->posted > 0)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
-        double end = ready + sc_pass_cost(pg, in);
+        double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));
         if (r->t0) {
             r->t0[gi] = ready;
             r->t1[gi] = end;

@@ -45,7 +45,7 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     sc_json_string(f, name ? name : "");
     fprintf(f, ",\n  \"devices\": %d,\n  \"stages\": %d,\n  \"microbatches\": %d", P, S,
             sc_prog_microbatches(pg));
-    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) /* SPEC.md §20 */
+    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) /* SPEC.md §21 */
         fprintf(f, ",\n  \"steps\": %d,\n  \"optim_sync\": \"%s\"", sc_prog_steps(pg),
                 sc_sync_name(sc_prog_optim_sync(pg)));
     fprintf(f, ",\n  \"placement\": [");

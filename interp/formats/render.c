@@ -189,8 +189,9 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
         if (host_row(&b, v, n, sim, sim->offset[d], cols, unit))
             bprintf(&b, "|  host %.4g\n", sim->host_peak ? sim->host_peak[d] : 0);
     }
-    bprintf(&b, "makespan %.6g  bubble %.2f%%  1 column = %.4g time",
-            sim->makespan, 100.0 * sim->bubble_rate, unit);
+    const char *u = sc_prog_seconds(pg) ? " s" : " time";
+    bprintf(&b, "makespan %.6g%s  bubble %.2f%%  1 column = %.4g%s", sim->makespan,
+            sc_prog_seconds(pg) ? " s" : "", 100.0 * sim->bubble_rate, unit, u);
     if (color)
         bprintf(&b, "  %sF\033[0m %sB\033[0m %sW\033[0m %sBW\033[0m (digits: microbatch)",
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));

@@ -45,7 +45,7 @@ static double tick_step(double span)
     return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-/* Steps (SPEC.md §20): a dark tick where each device ends a step (its
+/* Steps (SPEC.md §21): a dark tick where each device ends a step (its
  * OPTIM), and a dashed line with a label where the last device does. */
 static void step_marks(FILE *f, const sc_prog *pg, const sc_sim *sim, const sc_instr *v,
                        size_t n, int d, int y, double sx)

@@ -113,15 +113,18 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->tf = calloc((size_t)S, sizeof(double));
     pg->tb = calloc((size_t)S, sizeof(double));
     pg->tw = calloc((size_t)S, sizeof(double));
+    pg->tbw = calloc((size_t)S, sizeof(double));
+    pg->topt = calloc((size_t)S, sizeof(double));
     pg->mem = calloc((size_t)S, sizeof(double));
     pg->order = calloc((size_t)P, sizeof(sc_vec));
     pg->stream = calloc((size_t)P, sizeof(sc_vec));
     if (!pg->stage_dev || !pg->chunk || !pg->nchunks || !pg->dev_stages || !pg->tf || !pg->tb ||
-        !pg->tw || !pg->mem || !pg->order || !pg->stream)
+        !pg->tw || !pg->tbw || !pg->topt || !pg->mem || !pg->order || !pg->stream)
         goto nomem;
     double share = (double)P / S;
     for (int s = 0; s < S; s++) {
         pg->tf[s] = pg->tb[s] = pg->tw[s] = share;
+        pg->tbw[s] = NAN;
         pg->mem[s] = share;
     }
     pg->w_keep = 1.0;
@@ -157,6 +160,8 @@ void sc_prog_free(sc_prog *pg)
     free(pg->tf);
     free(pg->tb);
     free(pg->tw);
+    free(pg->tbw);
+    free(pg->topt);
     free(pg->mem);
     sc_prog_free_offload_info(pg);
     free(pg->off_frac);
@@ -298,6 +303,32 @@ sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw)
     return SC_OK;
 }
 
+sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "cost: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (tbw == tbw && bad_time(tbw))
+        return sc_fail(pg, SC_ERR_ARG, "cost: tbw must be finite and >= 0 (got %g)", tbw);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
+        pg->tbw[i] = tbw;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "cost: stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (bad_time(topt))
+        return sc_fail(pg, SC_ERR_ARG, "cost: optim must be finite and >= 0 (got %g)", topt);
+    for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
+        pg->topt[i] = topt;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+void sc_prog_set_seconds(sc_prog *pg, int seconds) { pg->seconds = seconds != 0; }
+
 sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
 {
     if (bad_time(tcomm))
@@ -418,6 +449,9 @@ int sc_prog_stage_device(const sc_prog *pg, int s) { return pg->stage_dev[s]; }
 double sc_prog_tf(const sc_prog *pg, int s) { return pg->tf[s]; }
 double sc_prog_tb(const sc_prog *pg, int s) { return pg->tb[s]; }
 double sc_prog_tw(const sc_prog *pg, int s) { return pg->tw[s]; }
+double sc_prog_tbw(const sc_prog *pg, int s) { return sc_op_cost(pg, SC_OP_BW, s); }
+double sc_prog_topt(const sc_prog *pg, int s) { return pg->topt[s]; }
+int sc_prog_seconds(const sc_prog *pg) { return pg->seconds; }
 double sc_prog_tcomm(const sc_prog *pg) { return pg->tcomm; }
 double sc_prog_mem(const sc_prog *pg, int s) { return pg->mem[s]; }
 double sc_prog_w_keep(const sc_prog *pg) { return pg->w_keep; }

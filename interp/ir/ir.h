@@ -4,7 +4,8 @@
  * A program (sc_prog) owns everything about one schedule:
  *   - the shape: P devices, S virtual stages, m microbatches, a placement
  *     stage -> device;
- *   - the cost model: per-stage T_F, T_B, T_W and the P2P time T_comm;
+ *   - the cost model: per-stage T_F, T_B, T_W (T_BW when measured apart,
+ *     the optimizer's T_OPT) and the P2P time T_comm;
  *   - the memory model: activation units per (stage, microbatch) and the
  *     fraction w_keep of it still held after B (W or BW frees the rest);
  *   - per device, the *order* of its compute passes (F, B, W, BW), as given
@@ -153,6 +154,16 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
  * itself; negative or non-finite values are refused. */
 sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw);
 sc_status sc_prog_set_comm(sc_prog *pg, double tcomm);
+/* BW's own time on stage s (s = -1: all); NAN (the default) means tb + tw.
+ * A profile measures it (a fused pass can be faster than its halves). */
+sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
+/* Time of the optimizer step over stage s's parameters (default 0): OPTIM
+ * on a device takes the sum over its stages. */
+sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
+/* Whether the costs are seconds (they came from a cost file, SPEC.md §21)
+ * or abstract time units (the default). Only outputs read it. */
+void sc_prog_set_seconds(sc_prog *pg, int seconds);
+int sc_prog_seconds(const sc_prog *pg);
 /* Memory: units of activation one (s, mb) holds after F (s = -1: all), and
  * the fraction W still needs after B (0 <= w_keep <= 1). */
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
@@ -161,7 +172,7 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
  * INFINITY). Blocks and the schedulers respect it. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
-/* Training steps (SPEC.md §20). A program describes `steps` training steps
+/* Training steps (SPEC.md §21). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the
  * lowering repeats them, each step ending with REDUCE and OPTIM. In the
  * lowered streams, microbatch i of step k is numbered k·m + i, so the
@@ -221,6 +232,8 @@ int sc_prog_stage_device(const sc_prog *pg, int s);
 double sc_prog_tf(const sc_prog *pg, int s);
 double sc_prog_tb(const sc_prog *pg, int s);
 double sc_prog_tw(const sc_prog *pg, int s);
+double sc_prog_tbw(const sc_prog *pg, int s); /* BW's time: its own, or tb + tw */
+double sc_prog_topt(const sc_prog *pg, int s);
 double sc_prog_tcomm(const sc_prog *pg);
 double sc_prog_mem(const sc_prog *pg, int s);
 double sc_prog_w_keep(const sc_prog *pg);

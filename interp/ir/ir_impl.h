@@ -23,6 +23,9 @@ struct sc_prog {
     int *nchunks;   /* [P] stages per device */
     int **dev_stages; /* [P][nchunks] stages of each device, ascending */
     double *tf, *tb, *tw; /* [S] per-stage costs */
+    double *tbw;    /* [S] BW's own time; NAN: tb + tw */
+    double *topt;   /* [S] the optimizer step of the stage's parameters (OPTIM) */
+    int seconds;    /* costs are seconds (a cost file), not abstract units */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
     double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
@@ -60,17 +63,26 @@ void sc_prog_invalidate(sc_prog *pg);
 /* Frees what the last compilation's offload plan reported (off_info). */
 void sc_prog_free_offload_info(sc_prog *pg);
 
-/* Time of pass op on stage s with the stage's costs (BW: B + W; transfers
- * and the end-of-step instructions: 0). */
+/* Time of pass op on stage s with the stage's costs (BW: its own time when
+ * given, else B + W; transfers and the end-of-step instructions: 0). */
 static inline double sc_op_cost(const sc_prog *pg, int op, int s)
 {
     switch (op) {
     case SC_OP_F: return pg->tf[s];
     case SC_OP_B: return pg->tb[s];
     case SC_OP_W: return pg->tw[s];
-    case SC_OP_BW: return pg->tb[s] + pg->tw[s];
+    case SC_OP_BW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
     default: return 0;
     }
+}
+
+/* Time of OPTIM on device d: the optimizer steps of its stages. */
+static inline double sc_optim_cost(const sc_prog *pg, int d)
+{
+    double t = 0;
+    for (int c = 0; c < pg->nchunks[d]; c++)
+        t += pg->topt[pg->dev_stages[d][c]];
+    return t;
 }
 
 static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)

@@ -1,5 +1,5 @@
 /*
- * steps.h — several training steps back to back (SPEC.md §20).
+ * steps.h — several training steps back to back (SPEC.md §21).
  *
  * The lowering (lower.h) and the offload plan (offload.h) make one step's
  * streams, each ending with REDUCE and OPTIM. sc_lower_steps repeats them

@@ -15,12 +15,7 @@ double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s)
 {
     if (blk->slots)
         return op == SC_OP_BW ? 2 : 1;
-    switch (op) {
-    case SC_OP_F: return pg->tf[s];
-    case SC_OP_B: return pg->tb[s];
-    case SC_OP_W: return pg->tw[s];
-    default: return pg->tb[s] + pg->tw[s];
-    }
+    return sc_op_cost(pg, op, s);
 }
 
 static int fused(const sc_block *blk) { return blk->off[SC_OP_BW] != NULL; }

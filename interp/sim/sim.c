@@ -201,6 +201,8 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             }
             sim->mem[g] = cur;
         }
+        for (size_t k = 0; k < sv->n; k++)
+            sim->step = fmax(sim->step, sim->t1[sim->offset[d] + k]);
         sim->busy[d] = b;
         sim->start[d] = first < 0 ? 0 : first;
         sim->end[d] = last;
@@ -233,4 +235,33 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 nomem:
     sc_sim_free(sim);
     return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+}
+
+sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
+{
+    *out = NULL;
+    if (costs->P != pg->P || costs->S != pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "simulate with costs: %d devices and %d stages, the "
+                       "program has %d and %d", costs->P, costs->S, pg->P, pg->S);
+    if (!pg->verified)
+        return sc_fail(pg, SC_ERR_ARG, "simulate with costs: the program is not verified");
+    /* The streams stay: only the replay's timing reads the costs. */
+    double *keep[5] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt};
+    double tcomm = pg->tcomm, ratio = pg->off.ratio;
+    pg->off.ratio = costs->off.ratio;
+    pg->tf = costs->tf;
+    pg->tb = costs->tb;
+    pg->tw = costs->tw;
+    pg->tbw = costs->tbw;
+    pg->topt = costs->topt;
+    pg->tcomm = costs->tcomm;
+    sc_status st = sc_simulate(pg, out);
+    pg->tf = keep[0];
+    pg->tb = keep[1];
+    pg->tw = keep[2];
+    pg->tbw = keep[3];
+    pg->topt = keep[4];
+    pg->tcomm = tcomm;
+    pg->off.ratio = ratio;
+    return st;
 }

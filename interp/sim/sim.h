@@ -3,12 +3,16 @@
  *
  * The streams are replayed under the communication semantics of SPEC.md
  * (the same replay the verifier uses) with the cost model: a compute pass
- * takes its stage's T_F, T_B, T_W (BW: T_B + T_W); a transfer takes T_comm
- * from the moment both its sides are posted in running groups; REDUCE and
- * OPTIM take no time. Compute and communication overlap.
+ * takes its stage's T_F, T_B, T_W (BW: its own T_BW when given, else
+ * T_B + T_W); a transfer takes T_comm from the moment both its sides are
+ * posted in running groups; OPTIM takes the optimizer time of the device's
+ * stages (0 unless a cost file gave it); REDUCE takes no time. Compute and
+ * communication overlap.
  *
  * Results:
  *   makespan     end of the last pass on any device (the first starts at 0);
+ *   step         end of the last instruction of any device (OPTIM included):
+ *                the step time a runtime measures;
  *   bubble_rate  1 - max_d busy_d / max_d (end_d - start_d);
  *   busy[d]      sum of compute time on device d;
  *   peak_mem[d]  highest activation memory on device d, in units: F adds its
@@ -25,7 +29,7 @@
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
  *                [2d+1] host-to-device;
- *   step_*       per training step (steps > 1, SPEC.md §20): when it ends (the
+ *   step_*       per training step (steps > 1, SPEC.md §21): when it ends (the
  *                last OPTIM of it), its share of the makespan and its own
  *                bubble rate; makespan and bubble_rate above are those of
  *                all steps together (the bubble across steps).
@@ -40,6 +44,7 @@
 typedef struct sc_sim {
     int P;
     double makespan, bubble_rate;
+    double step;           /* end of the last instruction (with OPTIM) */
     double *busy, *start, *end, *peak_mem; /* [P] */
     size_t *offset;        /* [P+1]: instruction k of device d is offset[d] + k */
     double *t0, *t1;       /* [offset[P]] start and end times */
@@ -49,7 +54,7 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
-    /* Steps (SPEC.md §20): step k holds microbatches k·m .. k·m+m-1. */
+    /* Steps (SPEC.md §21): step k holds microbatches k·m .. k·m+m-1. */
     int steps;
     double *step_end;      /* [steps] the latest end of its OPTIM on any device */
     double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */
@@ -66,6 +71,12 @@ void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int
 /* Simulates a lowered program (sc_check first). On a deadlock the status is
  * SC_ERR_DEADLOCK and the message names the cycle. */
 sc_status sc_simulate(sc_prog *pg, sc_sim **out);
+/* The same streams of pg (verified: sc_check first) timed with the costs of
+ * `costs`, a program of the same devices and stages (T_F, T_B, T_W, T_BW,
+ * T_OPT, T_comm and the host link's ratio; nothing else of it is read): what those streams take with
+ * measured costs, without lowering them again for the new costs. pg is left
+ * as it was. SC_ERR_ARG when the shapes differ or pg is not verified. */
+sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out);
 void sc_sim_free(sc_sim *sim);
 
 /* Fills the step_* figures (and steps) of a timing of pg's streams, from

@@ -22,8 +22,10 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
 int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
 
 /* run --trace FILE: the measured timeline (seconds) beside the simulated
- * one, scaled to the same span. */
-int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured);
+ * one: in seconds too when `seconds` (costs from a cost file or a
+ * profile), else scaled to the same span. */
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
+                     int seconds);
 
 /* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
  * the limits; pushes what it returns or the error (lua_pcall's code). */
@@ -39,10 +41,15 @@ int sc_cli_lua_fail(lua_State *L);
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
-/* sim: the figures of each training step (SPEC.md §20), as JSON fields
+/* sim: the figures of each training step (SPEC.md §21), as JSON fields
  * (", \"steps\": ...") or text lines; nothing for one step without
  * synchronization. */
 void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
+
+/* -D NAME=VALUE seen on the command line: a file named by -D costs=FILE is
+ * the user's own choice, so recipes may read it (sc.costs) wherever it
+ * lies, like their own folder's files (SPEC.md §20.4). */
+void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);

@@ -40,6 +40,7 @@ typedef struct job {
     const sc_sim *sim;
     const char *name;
     const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
+    int seconds;            /* the simulation is in seconds too: not scaled */
 } job;
 
 static sc_status write_job(FILE *f, const job *j)
@@ -53,6 +54,12 @@ static sc_status write_job(FILE *f, const job *j)
         return sc_json_write(f, j->pg, j->sim, j->name);
     if (strcmp(fm, "svg") == 0)
         return sc_svg_write(f, j->pg, j->sim, j->name);
+    if (j->measured && j->seconds) {
+        /* Both in seconds: side by side on one clock. */
+        sc_timing t[2] = {{j->measured, "measured", 1e6},
+                          {j->sim, "predicted (seconds, from the measured costs)", 1e6}};
+        return sc_trace_write(f, j->pg, t, 2);
+    }
     if (j->measured) {
         /* Simulated times scaled so that both timelines span the same. */
         double mk = 0, sim_mk = j->sim->makespan;
@@ -64,15 +71,16 @@ static sc_status write_job(FILE *f, const job *j)
                            sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
         return sc_trace_write(f, j->pg, t, 2);
     }
-    sc_timing t = {j->sim, "simulated", 0};
+    sc_timing t = {j->sim, "simulated", sc_prog_seconds(j->pg) ? 1e6 : 0}; /* seconds: as is */
     return sc_trace_write(f, j->pg, &t, 1);
 }
 
 static int write_file(const char *path, const job *j);
 
-int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured)
+int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
+                     int seconds)
 {
-    job j = {"trace", pg, sim, "run", measured};
+    job j = {"trace", pg, sim, "run", measured, seconds};
     return write_file(path, &j);
 }
 
@@ -153,7 +161,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    job j = {format, lp->pg, sim, recipe, NULL};
+    job j = {format, lp->pg, sim, recipe, NULL, 0};
     return write_file(out, &j);
 }
 
@@ -162,11 +170,11 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe, NULL};
+        job j = {"svg", lp->pg, sim, recipe, NULL, 0};
         rc = write_file(svg, &j);
     }
     if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe, NULL};
+        job j = {"trace", lp->pg, sim, recipe, NULL, 0};
         rc = write_file(trace, &j);
     }
     return rc;

@@ -19,13 +19,14 @@
 #include <string.h>
 
 #include "run.h"
+#include "run_report.h"
 #include "lua/sc_lua.h"
 
 #define EXIT_USAGE 2
 #define EXIT_RECIPE 8
 
 /* The model's sizes (integers), then the optimizer's settings (SPEC.md
- * §20.4: numbers, and the fault injection's integers). */
+ * §21.4: numbers, and the fault injection's integers). */
 static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed",
                                          "lr", "beta1", "beta2", "eps", "weight_decay", "clip",
                                          "inf_step", "inf_device"};
@@ -161,7 +162,8 @@ static void json_num(const char *key, double v)
 }
 
 static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
-                       const sc_run_result *r)
+                       const sc_run_result *r, const sc_comparison *cmp, const sc_profile *pf,
+                       const char *profile)
 {
     printf("{\"recipe\": \"");
     for (const char *s = recipe; *s; s++)
@@ -196,12 +198,15 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     json_num("unit_bytes", r->unit_bytes);
     json_num("step_time_s", r->step_time_s);
     json_num("simulated_makespan", r->predicted->makespan);
+    if (cmp) /* costs in seconds: the prediction beside the measurement */
+        sc_report_json(cmp, pf, profile);
     sc_cli_run_steps_json(pg, o, r);
     printf("}\n");
 }
 
 static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
-                       const sc_run_result *r)
+                       const sc_run_result *r, const sc_comparison *cmp, const sc_profile *pf,
+                       const char *profile)
 {
     printf("recipe        %s\n", recipe);
     printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
@@ -219,6 +224,8 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
                r->bitwise ? " (bitwise identical)"
                : r->tolerance > 1e-5 ? " (tolerance 1e-4 on cuda)" : "");
     printf("step time     %.6f s\n", r->step_time_s);
+    if (cmp)
+        sc_report_text(cmp, pf, profile);
     int host = r->predicted->host_peak != NULL; /* offload */
     printf("device   peak activation bytes   predicted%s\n",
            host ? "        host bytes      predicted" : "");
@@ -263,8 +270,8 @@ static int verdict(const sc_run_result *r)
 
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
-    const char *recipe = NULL, *backend = "cpu", *trace = NULL;
-    int json = 0, check = 0;
+    const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
+    int json = 0, check = 0, steps = 5, warmup = -1;
     double time_limit = 0; /* automatic schedules: the heuristic, reproducibly */
     lua_newtable(L);
     int t = lua_gettop(L);
@@ -275,6 +282,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             const char *eq = kv ? strchr(kv, '=') : NULL;
             if (!kv || !eq || eq == kv)
                 return fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            sc_cli_grant(L, kv, (size_t)(eq - kv), eq + 1);
             lua_pushlstring(L, kv, (size_t)(eq - kv));
             lua_pushstring(L, eq + 1);
             lua_settable(L, t);
@@ -292,6 +300,22 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             if (i + 1 >= argc)
                 return fail(EXIT_USAGE, "--trace needs a FILE");
             trace = argv[++i];
+        } else if (strcmp(a, "--profile") == 0) {
+            if (i + 1 >= argc)
+                return fail(EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
+            profile = argv[++i];
+        } else if (strcmp(a, "--profile-steps") == 0 || strcmp(a, "--warmup") == 0) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+            int w = a[2] == 'w';
+            if (!end || *end || v < (w ? 0 : 1) || v > 10000) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "%s needs a number of steps (%s..10000)", a,
+                         w ? "0" : "1");
+                return fail(EXIT_USAGE, msg);
+            }
+            i++;
+            *(w ? &warmup : &steps) = (int)v;
         } else if (strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc)
                 return fail(EXIT_USAGE, "--backend needs cpu or cuda");
@@ -350,26 +374,61 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     const char *cap = getenv("STAGECRAFT_DEVICE_MEMORY");
     if (cap)
         o.mem_cap = (size_t)strtoull(cap, NULL, 10);
+    /* With costs in seconds (a cost file) or a profile, the process is
+     * warmed up first (untimed steps), as a profile measures warm steps. */
+    int seconds = profile || sc_prog_seconds(lp->pg);
+    if (warmup < 0)
+        warmup = seconds ? 1 : 0;
     sc_run_result *r = NULL;
-    st = sc_run(lp->pg, &o, &r, err, sizeof err);
+    sc_profile *pf = NULL;
+    sc_comparison *cmp = NULL;
+    const sc_sim *predicted = NULL;
+    if (profile) {
+        st = sc_profile_run(lp->pg, &o, recipe, warmup, steps, &pf, err, sizeof err);
+        if (!st) {
+            r = pf->run;
+            predicted = pf->predicted;
+        }
+    } else {
+        for (int i = 0; i <= warmup && !st; i++) {
+            sc_run_result_free(r);
+            r = NULL;
+            st = sc_run(lp->pg, &o, &r, err, sizeof err);
+        }
+        if (!st && seconds)
+            predicted = r->predicted;
+    }
     if (st) {
+        sc_run_result_free(r);
         rc = fail(sc_status_exit_code(st), err);
         sc_run_finish(rc);
         return rc;
     }
+    if (predicted && sc_compare(lp->pg, predicted, r->measured, &cmp) != SC_OK) {
+        rc = fail(4, "out of memory comparing the prediction");
+        goto out;
+    }
     rc = 0;
     if (r->rank == 0) {
-        if (json)
-            print_json(recipe, lp->pg, &o, r);
-        else
-            print_text(recipe, lp->pg, &o, r);
+        if (profile)
+            rc = sc_report_write_costs(profile, pf);
+        if (!rc && json)
+            print_json(recipe, lp->pg, &o, r, cmp, pf, profile);
+        else if (!rc)
+            print_text(recipe, lp->pg, &o, r, cmp, pf, profile);
         fflush(stdout);
-        if (trace)
-            rc = sc_cli_run_trace(trace, lp->pg, r->predicted, r->measured);
+        if (trace && !rc)
+            rc = sc_cli_run_trace(trace, lp->pg, predicted ? predicted : r->predicted,
+                                  r->measured, predicted != NULL);
         if (check && !rc)
             rc = verdict(r);
     }
-    sc_run_result_free(r);
+out:
+    sc_comparison_free(cmp);
+    if (pf)
+        sc_profile_free(pf); /* frees r */
+    else
+        sc_run_result_free(r);
     sc_run_finish(rc);
     return rc;
 }

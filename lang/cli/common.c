@@ -49,6 +49,18 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
     return sc_limits_option(&limits, argc, argv, i, msg, len);
 }
 
+void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value)
+{
+    if (nlen != 5 || strncmp(name, "costs", 5) != 0 || !*value)
+        return;
+    lua_getglobal(L, "sc");
+    if (lua_getfield(L, -1, "_granted") == LUA_TTABLE) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, value);
+    }
+    lua_pop(L, 2);
+}
+
 /* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
 int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
 {

@@ -80,6 +80,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             const char *eq = kv ? strchr(kv, '=') : NULL;
             if (!kv || !eq || eq == kv)
                 return sc_cli_fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            sc_cli_grant(L, kv, (size_t)(eq - kv), eq + 1);
             lua_pushlstring(L, kv, (size_t)(eq - kv));
             lua_pushstring(L, eq + 1);
             lua_settable(L, t);
@@ -413,6 +414,8 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         print_json_array(sim->busy, P);
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
+        if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
+            printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
         sc_cli_print_steps(pg, sim, 1);
         printf("}\n");
         return 0;
@@ -420,8 +423,11 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     printf("recipe        %s\n", o->recipe);
     printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
-    printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
-           sim->makespan, 100 * sim->bubble_rate, peak);
+    printf("makespan      %.6g%s\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
+           sim->makespan, sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate, peak);
+    if (sc_prog_seconds(pg))
+        printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
+               sim->step);
     print_auto(L, info, 0);
     print_offload(pg, sim, 0);
     sc_cli_print_steps(pg, sim, 0);

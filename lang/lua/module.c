@@ -170,6 +170,7 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_program(L);
     luaL_newlib(L, module_funcs);
     sc_lua_open_block(L);
+    sc_lua_open_costs(L);
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */

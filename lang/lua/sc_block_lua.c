@@ -479,7 +479,7 @@ static void push_cand(lua_State *L, const sc_vcand *c)
  * under the memory limit, and its figures. */
 static const char *const search_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "offload", "reorder", "kmax", NULL};
+    "w_keep", "units", "mem", "offload", "reorder", "kmax", "costs", NULL};
 
 static int l_block_search(lua_State *L)
 {

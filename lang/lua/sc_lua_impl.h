@@ -53,4 +53,12 @@ int sc_lua_steps(lua_State *L);
 void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 
+/* costs.c: the `costs` field of the table at t (a table of sc.costs) into
+ * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
+ * 'stages' must equal the program's (else exit 3 naming the file and the
+ * field). It overrides every other source of the costs. And sc.costs,
+ * sc._costs_read and sc._granted added to the module on the stack top. */
+void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
+void sc_lua_open_costs(lua_State *L);
+
 #endif

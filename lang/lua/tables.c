@@ -17,14 +17,14 @@
 
 const char *const sc_program_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "steps",
-    "optim_sync", NULL};
+    "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
+    "steps", "optim_sync", NULL};
 /* sc.block: the program's fields that a Block carries to blk:program, and
  * the block's own. */
 const char *const sc_block_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "offload", "reorder", "interval", "slots", "F", "B", "W", "BW",
-    "first", "delta", "steps", "optim_sync", NULL};
+    "first", "delta", "costs", "steps", "optim_sync", NULL};
 /* The `block` field of sc.program. */
 const char *const sc_block_table_fields[] = {"interval", "slots", "reorder", "F", "B", "W",
                                              "BW", "first", "delta", NULL};
@@ -268,6 +268,7 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     double limit = num_field(L, t, "mem", INFINITY);
     if (limit != INFINITY)
         check_st(L, pg, sc_prog_set_mem_limit(pg, limit));
+    sc_lua_apply_costs(L, t, pg); /* a cost file overrides tf, tb, tw, tcomm */
 }
 
 /* P, S, m of the table at t, checked; m_dflt when m is optional. */

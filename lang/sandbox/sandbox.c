@@ -432,6 +432,31 @@ static int sb_scload(lua_State *L)
     return 1;
 }
 
+/* sc.costs(path): a path named on the command line (-D costs=FILE, the
+ * module's _granted), or a file in the recipe's folder. Upvalues: the
+ * sandbox, the folder (or nil) and the module. */
+static int sb_sccosts(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    lua_getfield(L, lua_upvalueindex(3), "_costs_read");
+    lua_getfield(L, lua_upvalueindex(3), "_granted");
+    int granted = lua_istable(L, -1) && lua_getfield(L, -1, path) != LUA_TNIL;
+    lua_settop(L, 2);
+    if (granted) {
+        lua_pushvalue(L, 1);
+    } else {
+        if (!resolve(L, path, "sc.costs")) {
+            lua_pushfstring(L, "cost file %s: cannot open it (in %s)", path,
+                            lua_tostring(L, UV_ROOT));
+            return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+    }
+    lua_pushvalue(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
 /* __index of the sandbox, of its os and of its string: names that exist
  * outside the sandbox raise; others are nil as usual. */
 static int refused_index(lua_State *L)
@@ -554,6 +579,14 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_pushvalue(L, mod);
     lua_pushcclosure(L, sb_scload, 3);
     lua_setfield(L, -2, "load");
+    lua_pushvalue(L, env);
+    if (root)
+        lua_pushstring(L, root);
+    else
+        lua_pushnil(L);
+    lua_pushvalue(L, mod);
+    lua_pushcclosure(L, sb_sccosts, 3);
+    lua_setfield(L, -2, "costs");
     lua_setfield(L, env, "sc");
     lua_pop(L, 1);
 

@@ -1,5 +1,5 @@
 /*
- * test_steps.c — training steps back to back (SPEC.md §20): unrolling, the
+ * test_steps.c — training steps back to back (SPEC.md §21): unrolling, the
  * check that every step repeats the first, per-step simulation figures,
  * and the optimizer (AdamW, clipping, skipping, the kept copy).
  */

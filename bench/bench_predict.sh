@@ -1,0 +1,42 @@
+#!/bin/sh
+# bench_predict.sh — predicted against measured step time (SPEC.md §20), on
+# the CPU backend with threads, p = 2: for each recipe, `run --profile`
+# measures the costs over warm steps and predicts the same steps from them
+# (the "same run" columns: median step against the prediction of those very
+# streams); then a fresh process loads the cost file (`-D costs=FILE`: zb-auto
+# is scheduled again for it) and runs, and its step is compared with its own
+# prediction ("reloaded" columns). Prints one table row per recipe and the
+# machine's load before and after: the figures mean little on a loaded
+# machine (other processes take the cores from the two device threads).
+# Usage: sh bench/bench_predict.sh [ROUNDS]   (each round profiles every recipe)
+SC=${SC:-./stagecraft}
+ROUNDS=${1:-1}
+MODEL=${MODEL:--D hidden=256 -D seq=64 -D batch=2}
+M=${M:-8}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+machine=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+echo "predicted against measured: p = 2 threads, m = $M, $MODEL; $machine, $(nproc) cores"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-8s %12s %12s %9s %12s %12s %9s\n' recipe "predicted_s" "measured_s" "error" \
+  "reloaded_p" "reloaded_m" "error"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+  for recipe in 1f1b zb-h1 zb-auto; do
+    $SC run $recipe -D p=2 -D m=$M $MODEL --profile "$tmp/$recipe.json" --json >"$tmp/a.json" ||
+      { echo "$recipe: profile failed"; continue; }
+    $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --json >"$tmp/b.json" ||
+      { echo "$recipe: run with the cost file failed"; continue; }
+    python3 - "$recipe" "$tmp/a.json" "$tmp/b.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
+print(f"{sys.argv[1]:8s} {a['predicted_step_time_s']:12.4f} {a['step_time_s']:12.4f} "
+      f"{100 * a['prediction_error']:+8.1f}% {b['predicted_step_time_s']:12.4f} "
+      f"{b['step_time_s']:12.4f} {100 * b['prediction_error']:+8.1f}%")
+for j, what in ((a, "same run"), (b, "reloaded")):
+    if abs(j["prediction_error"]) > 0.1:
+        print(f"         {what}: {j['largest_contributor']['text']}")
+PY
+  done
+  r=$((r + 1))
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

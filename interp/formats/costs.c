@@ -1,0 +1,428 @@
+/*
+ * costs.c — reading and writing cost files (costs.h).
+ */
+#include "costs.h"
+#include "json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sc_cost_keys[SC_COST_KINDS] = {"tf", "tb", "tw", "tbw", "optim"};
+
+/* Top-level keys a cost file may hold. */
+static const char *const known_keys[] = {
+    "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
+    "optim", "tcomm", "spread", "samples", "transfers", "host_copies", "offload_ratio",
+    "measured", NULL};
+
+sc_status sc_costs_init(sc_costs *c, int P, int S)
+{
+    memset(c, 0, sizeof *c);
+    c->P = P;
+    c->S = S;
+    c->offload_ratio = c->predicted_step = NAN;
+    c->comm = c->step = (sc_stat){NAN, NAN, 0};
+    for (int k = 0; k < SC_COST_KINDS; k++) {
+        if (!(c->kind[k] = malloc((size_t)(S > 0 ? S : 1) * sizeof(sc_stat)))) {
+            sc_costs_free(c);
+            return SC_ERR_NOMEM;
+        }
+        for (int s = 0; s < S; s++)
+            c->kind[k][s] = (sc_stat){NAN, NAN, 0};
+    }
+    return SC_OK;
+}
+
+void sc_costs_free(sc_costs *c)
+{
+    if (!c)
+        return;
+    for (int k = 0; k < SC_COST_KINDS; k++)
+        free(c->kind[k]);
+    free(c->placement);
+    free(c->xfer);
+    free(c->host);
+    memset(c, 0, sizeof *c);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of sorted x[0..n), interpolated. */
+static double quantile(const double *x, int n, double q)
+{
+    double at = q * (n - 1);
+    int i = (int)floor(at);
+    if (i + 1 >= n)
+        return x[n - 1];
+    return x[i] + (at - i) * (x[i + 1] - x[i]);
+}
+
+sc_stat sc_stat_of(double *x, int n)
+{
+    if (n < 1)
+        return (sc_stat){NAN, NAN, 0};
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return (sc_stat){quantile(x, n, 0.5), quantile(x, n, 0.75) - quantile(x, n, 0.25), n};
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return SC_ERR_ARG;
+}
+
+/* A time: a finite number >= 0. */
+static sc_status time_of(const sc_jv *v, const char *what, double *out, char *err, size_t errlen)
+{
+    if (!v || v->type != SC_JNUM)
+        return bad(err, errlen, "%s: expected a time in seconds, found %s", what,
+                   v ? sc_jv_typename(v->type) : "nothing");
+    if (!(v->num >= 0))
+        return bad(err, errlen, "%s: a time must be >= 0 (got %g)", what, v->num);
+    *out = v->num;
+    return SC_OK;
+}
+
+static sc_status int_of(const sc_jv *v, const char *what, int lo, int hi, int *out, char *err,
+                        size_t errlen)
+{
+    if (!v || v->type != SC_JNUM || v->num != floor(v->num) || v->num < lo || v->num > hi)
+        return bad(err, errlen, "'%s': expected an integer in %d..%d", what, lo, hi);
+    *out = (int)v->num;
+    return SC_OK;
+}
+
+/* A per-stage list of S times (or, for spread and samples, of numbers). */
+static sc_status stage_list(const sc_jv *v, const char *key, int S, int integer, double *out,
+                            char *err, size_t errlen)
+{
+    if (v->type != SC_JARR)
+        return bad(err, errlen, "'%s': expected a list of %d times (one per stage), found %s",
+                   key, S, sc_jv_typename(v->type));
+    if ((int)v->len != S)
+        return bad(err, errlen, "'%s': %zu values for %d stages ('stages' is %d)", key, v->len, S,
+                   S);
+    for (int s = 0; s < S; s++) {
+        char what[64];
+        snprintf(what, sizeof what, "'%s'[%d]", key, s);
+        sc_status st = time_of(v->item[s], what, &out[s], err, errlen);
+        if (st)
+            return st;
+        if (integer && out[s] != floor(out[s]))
+            return bad(err, errlen, "%s: expected a count of samples", what);
+    }
+    return SC_OK;
+}
+
+/* transfers and host_copies: lists of {bytes, s, spread, samples[, direction]}. */
+static sc_status sizes(const sc_jv *v, const char *key, int host, sc_cost_size **out, int *n,
+                       char *err, size_t errlen)
+{
+    if (v->type != SC_JARR)
+        return bad(err, errlen, "'%s': expected a list of objects", key);
+    if (!(*out = calloc(v->len + 1, sizeof **out)))
+        return SC_ERR_NOMEM;
+    *n = (int)v->len;
+    for (size_t i = 0; i < v->len; i++) {
+        const sc_jv *e = v->item[i];
+        sc_cost_size *z = &(*out)[i];
+        char what[64];
+        if (e->type != SC_JOBJ)
+            return bad(err, errlen, "'%s'[%zu]: expected an object", key, i);
+        snprintf(what, sizeof what, "'%s'[%zu].bytes", key, i);
+        sc_status st = time_of(sc_jv_get(e, "bytes"), what, &z->bytes, err, errlen);
+        snprintf(what, sizeof what, "'%s'[%zu].s", key, i);
+        if (!st)
+            st = time_of(sc_jv_get(e, "s"), what, &z->t.median, err, errlen);
+        z->t.spread = NAN;
+        const sc_jv *sp = sc_jv_get(e, "spread"), *sm = sc_jv_get(e, "samples");
+        snprintf(what, sizeof what, "'%s'[%zu].spread", key, i);
+        if (!st && sp)
+            st = time_of(sp, what, &z->t.spread, err, errlen);
+        snprintf(what, sizeof what, "'%s'[%zu].samples", key, i);
+        double nn = 1;
+        if (!st && sm)
+            st = time_of(sm, what, &nn, err, errlen);
+        z->t.n = (int)fmin(nn, 1e9);
+        if (st)
+            return st;
+        if (host) {
+            const sc_jv *dir = sc_jv_get(e, "direction");
+            if (!dir || dir->type != SC_JSTR ||
+                (strcmp(dir->str, "to_host") && strcmp(dir->str, "to_device")))
+                return bad(err, errlen, "'%s'[%zu].direction: expected \"to_host\" or "
+                           "\"to_device\"", key, i);
+            z->to_host = strcmp(dir->str, "to_host") == 0;
+        }
+    }
+    return SC_OK;
+}
+
+static const char *str_of(const sc_jv *o, const char *key)
+{
+    const sc_jv *v = sc_jv_get(o, key);
+    return v && v->type == SC_JSTR ? v->str : NULL;
+}
+
+sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    if (!root || root->type != SC_JOBJ)
+        return bad(err, errlen, "a cost file is one JSON object, this is %s",
+                   root ? sc_jv_typename(root->type) : "empty");
+    for (size_t i = 0; i < root->len; i++) {
+        int known = 0;
+        for (int k = 0; known_keys[k] && !known; k++)
+            known = strcmp(root->keys[i], known_keys[k]) == 0;
+        if (!known)
+            return bad(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, spread, "
+                       "samples, transfers, host_copies, offload_ratio, measured)", root->keys[i]);
+    }
+    const sc_jv *ver = sc_jv_get(root, "stagecraft_costs");
+    if (!ver)
+        return bad(err, errlen, "'stagecraft_costs' is missing (not a cost file of "
+                   "stagecraft run --profile?)");
+    if (ver->type != SC_JNUM || ver->num != SC_COSTS_VERSION)
+        return bad(err, errlen, "'stagecraft_costs': version %g is not known (this stagecraft "
+                   "reads version %d)", ver->type == SC_JNUM ? ver->num : NAN, SC_COSTS_VERSION);
+    const sc_jv *unit = sc_jv_get(root, "unit");
+    if (!unit || unit->type != SC_JSTR || strcmp(unit->str, "s") != 0)
+        return bad(err, errlen, "'unit': expected \"s\" (times are seconds)%s",
+                   unit ? "" : ", and it is missing");
+    int S = 0, P = 0;
+    sc_status st;
+    if (!sc_jv_get(root, "stages"))
+        return bad(err, errlen, "'stages' is missing");
+    if ((st = int_of(sc_jv_get(root, "stages"), "stages", 1, SC_MAX_STAGES, &S, err, errlen)) ||
+        (sc_jv_get(root, "devices") &&
+         (st = int_of(sc_jv_get(root, "devices"), "devices", 1, SC_MAX_DEVICES, &P, err, errlen))))
+        return st;
+    if ((st = sc_costs_init(c, P, S)) != SC_OK)
+        return bad(err, errlen, "out of memory");
+    double *x = malloc((size_t)S * sizeof(double));
+    if (!x) {
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    const sc_jv *spread = sc_jv_get(root, "spread"), *samples = sc_jv_get(root, "samples");
+    if ((spread && spread->type != SC_JOBJ) || (samples && samples->type != SC_JOBJ)) {
+        st = bad(err, errlen, "'%s': expected an object of per-stage lists",
+                 spread && spread->type != SC_JOBJ ? "spread" : "samples");
+        goto fail;
+    }
+    for (int k = 0; k < SC_COST_KINDS; k++) {
+        const char *key = sc_cost_keys[k];
+        const sc_jv *v = sc_jv_get(root, key);
+        if (!v) {
+            if (k <= SC_COST_W) {
+                st = bad(err, errlen, "'%s' is missing (the %s time of every stage)", key,
+                         k == SC_COST_F ? "forward" : k == SC_COST_B ? "input-gradient"
+                                                                     : "weight-gradient");
+                goto fail;
+            }
+            continue;
+        }
+        if ((st = stage_list(v, key, S, 0, x, err, errlen)) != SC_OK)
+            goto fail;
+        for (int s = 0; s < S; s++)
+            c->kind[k][s] = (sc_stat){x[s], NAN, 1};
+        char name[32];
+        const sc_jv *sp = sc_jv_get(spread, key), *sm = sc_jv_get(samples, key);
+        snprintf(name, sizeof name, "spread.%s", key);
+        if (sp && (st = stage_list(sp, name, S, 0, x, err, errlen)) != SC_OK)
+            goto fail;
+        for (int s = 0; sp && s < S; s++)
+            c->kind[k][s].spread = x[s];
+        snprintf(name, sizeof name, "samples.%s", key);
+        if (sm && (st = stage_list(sm, name, S, 1, x, err, errlen)) != SC_OK)
+            goto fail;
+        for (int s = 0; sm && s < S; s++)
+            c->kind[k][s].n = (int)fmin(x[s], 1e9);
+    }
+    const sc_jv *v;
+    c->comm = (sc_stat){0, NAN, 0};
+    if ((v = sc_jv_get(root, "tcomm")) &&
+        (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "offload_ratio")) &&
+        (st = time_of(v, "'offload_ratio'", &c->offload_ratio, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "placement"))) {
+        if (v->type != SC_JARR || (int)v->len != S) {
+            st = bad(err, errlen, "'placement': expected a list of %d devices (one per stage)", S);
+            goto fail;
+        }
+        if (!(c->placement = malloc((size_t)S * sizeof(int)))) {
+            st = SC_ERR_NOMEM;
+            goto fail;
+        }
+        for (int s = 0; s < S; s++) {
+            char what[32];
+            snprintf(what, sizeof what, "placement[%d]", s);
+            if ((st = int_of(v->item[s], what, 0, P > 0 ? P - 1 : SC_MAX_DEVICES, &c->placement[s],
+                             err, errlen)) != SC_OK)
+                goto fail;
+        }
+    }
+    if ((v = sc_jv_get(root, "transfers")) &&
+        (st = sizes(v, "transfers", 0, &c->xfer, &c->nxfer, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "host_copies")) &&
+        (st = sizes(v, "host_copies", 1, &c->host, &c->nhost, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "measured"))) {
+        if (v->type != SC_JOBJ) {
+            st = bad(err, errlen, "'measured': expected an object");
+            goto fail;
+        }
+        c->recipe = str_of(v, "recipe");
+        c->backend = str_of(v, "backend");
+        c->transport = str_of(v, "transport");
+        c->machine = str_of(v, "machine");
+    }
+    free(x);
+    return SC_OK;
+fail:
+    if (st == SC_ERR_NOMEM)
+        bad(err, errlen, "out of memory");
+    free(x);
+    sc_costs_free(c);
+    return st;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static void num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.9g", x);
+    else
+        fputs("null", f);
+}
+
+/* A per-stage list of one field of the stats. */
+static void stage_row(FILE *f, const sc_stat *v, int S, int field)
+{
+    fputc('[', f);
+    for (int s = 0; s < S; s++) {
+        if (s)
+            fputs(", ", f);
+        if (field == 2)
+            fprintf(f, "%d", v[s].n);
+        else
+            num(f, field ? v[s].spread : v[s].median);
+    }
+    fputc(']', f);
+}
+
+/* Whether a kind was measured on every stage (only those are written). */
+static int complete(const sc_stat *v, int S)
+{
+    for (int s = 0; s < S; s++)
+        if (v[s].n < 1 || !isfinite(v[s].median))
+            return 0;
+    return 1;
+}
+
+static void sizes_out(FILE *f, const char *key, const sc_cost_size *z, int n, int host)
+{
+    fprintf(f, ",\n  \"%s\": [", key);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s\n    {", i ? "," : "");
+        if (host)
+            fprintf(f, "\"direction\": \"%s\", ", z[i].to_host ? "to_host" : "to_device");
+        fprintf(f, "\"bytes\": %.0f, \"s\": ", z[i].bytes);
+        num(f, z[i].t.median);
+        fputs(", \"spread\": ", f);
+        num(f, z[i].t.spread);
+        fprintf(f, ", \"samples\": %d}", z[i].t.n);
+    }
+    fputs(n ? "\n  ]" : "]", f);
+}
+
+static void str_field(FILE *f, const char *key, const char *v)
+{
+    if (!v)
+        return;
+    fprintf(f, ", \"%s\": ", key);
+    sc_json_string(f, v);
+}
+
+sc_status sc_costs_write(FILE *f, const sc_costs *c)
+{
+    int S = c->S;
+    fprintf(f, "{\n  \"stagecraft_costs\": %d,\n  \"unit\": \"s\",\n", SC_COSTS_VERSION);
+    if (c->P > 0)
+        fprintf(f, "  \"devices\": %d,\n", c->P);
+    fprintf(f, "  \"stages\": %d", S);
+    if (c->placement) {
+        fputs(",\n  \"placement\": [", f);
+        for (int s = 0; s < S; s++)
+            fprintf(f, "%s%d", s ? ", " : "", c->placement[s]);
+        fputc(']', f);
+    }
+    for (int k = 0; k < SC_COST_KINDS; k++)
+        if (complete(c->kind[k], S)) {
+            fprintf(f, ",\n  \"%s\": ", sc_cost_keys[k]);
+            stage_row(f, c->kind[k], S, 0);
+        }
+    fputs(",\n  \"tcomm\": ", f);
+    num(f, isfinite(c->comm.median) ? c->comm.median : 0);
+    for (int field = 1; field <= 2; field++) {
+        fprintf(f, ",\n  \"%s\": {", field == 1 ? "spread" : "samples");
+        int first = 1;
+        for (int k = 0; k < SC_COST_KINDS; k++)
+            if (complete(c->kind[k], S)) {
+                fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", sc_cost_keys[k]);
+                stage_row(f, c->kind[k], S, field);
+                first = 0;
+            }
+        fprintf(f, ",\n    \"tcomm\": ");
+        if (field == 1)
+            num(f, c->comm.spread);
+        else
+            fprintf(f, "%d", c->comm.n);
+        fputs("\n  }", f);
+    }
+    sizes_out(f, "transfers", c->xfer, c->nxfer, 0);
+    sizes_out(f, "host_copies", c->host, c->nhost, 1);
+    if (isfinite(c->offload_ratio)) {
+        fputs(",\n  \"offload_ratio\": ", f);
+        num(f, c->offload_ratio);
+    }
+    fputs(",\n  \"measured\": {\"what\": \"stagecraft run --profile\"", f);
+    str_field(f, "recipe", c->recipe);
+    str_field(f, "backend", c->backend);
+    str_field(f, "transport", c->transport);
+    fprintf(f, ", \"devices_as\": \"%s\"", c->mpi ? "MPI ranks" : "threads");
+    str_field(f, "machine", c->machine);
+    if (c->model_json)
+        fprintf(f, ", \"model\": %s", c->model_json);
+    fprintf(f, ", \"microbatches\": %d, \"warmup_steps\": %d, \"steps\": %d", c->m, c->warmup,
+            c->steps);
+    fputs(", \"step_time_s\": ", f);
+    num(f, c->step.median);
+    fputs(", \"step_time_spread_s\": ", f);
+    num(f, c->step.spread);
+    fputs(", \"predicted_step_time_s\": ", f);
+    num(f, c->predicted_step);
+    fputs(", \"prediction_error\": ", f);
+    num(f, isfinite(c->predicted_step) && c->predicted_step > 0
+               ? (c->step.median - c->predicted_step) / c->predicted_step : NAN);
+    fputs("}\n}\n", f);
+    return ferror(f) ? SC_ERR_ARG : SC_OK;
+}

@@ -1,0 +1,97 @@
+/*
+ * costs.h — cost files: the costs `stagecraft run --profile` measured, in
+ * seconds, written for any recipe to load (SPEC.md §20). The format is
+ * JSON (SPEC.md §20.2 says why); one object:
+ *
+ *   {"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
+ *    "placement": [0, 1],
+ *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...],
+ *    "tcomm": 4.1e-05,
+ *    "spread": {"tf": [...], ..., "tcomm": ...},
+ *    "samples": {"tf": [...], ..., "tcomm": ...},
+ *    "transfers": [{"bytes": 16384, "s": 4.1e-05, "spread": ..., "samples": 28}],
+ *    "host_copies": [{"direction": "to_host", "bytes": ..., "s": ..., ...}],
+ *    "offload_ratio": 0.12,
+ *    "measured": {"recipe": "1f1b", "backend": "cpu", ...}}
+ *
+ * Per-stage lists hold one median per stage; `spread` the interquartile
+ * range of the samples (seconds) and `samples` their number. Required:
+ * stagecraft_costs (1), unit ("s"), stages, tf, tb, tw. The rest is
+ * optional; an unknown top-level key is an error (a typo is never silent).
+ *
+ *     sc_jv *root; sc_costs c; char err[256];
+ *     if (sc_json_parse(text, n, &root, err, sizeof err) == SC_OK &&
+ *         sc_costs_from_json(root, &c, err, sizeof err) == SC_OK) ...
+ *     sc_costs_free(&c);
+ *
+ * Messages name the field: "'tf'[2]: a time must be >= 0 (got -0.1)";
+ * the caller puts the file's name in front.
+ *
+ * Ownership: sc_costs owns its arrays (sc_costs_free). Thread-safety: none
+ * needed (no global state).
+ */
+#ifndef SC_COSTS_H
+#define SC_COSTS_H
+
+#include <stdio.h>
+
+#include "ir/ir.h"
+#include "jsonread.h"
+
+#define SC_COSTS_VERSION 1
+
+/* A measured time: median and interquartile range in seconds, over n
+ * samples (n = 0: not measured; median NAN). */
+typedef struct sc_stat {
+    double median, spread;
+    int n;
+} sc_stat;
+
+/* Per-stage pass kinds of a cost file, in file order. */
+enum { SC_COST_F, SC_COST_B, SC_COST_W, SC_COST_BW, SC_COST_OPT, SC_COST_KINDS };
+
+/* The JSON key of each kind: "tf", "tb", "tw", "tbw", "optim". */
+extern const char *const sc_cost_keys[SC_COST_KINDS];
+
+typedef struct sc_cost_size {
+    double bytes;
+    sc_stat t;
+    int to_host;         /* host copies: 1 device to host, 0 back */
+} sc_cost_size;
+
+typedef struct sc_costs {
+    int P, S;             /* devices and stages profiled (P 0: not given) */
+    int *placement;       /* [S] device of each stage, or NULL */
+    sc_stat *kind[SC_COST_KINDS]; /* [S] each; tbw and optim may be unmeasured */
+    sc_stat comm;         /* one point-to-point transfer of the profiled model */
+    sc_cost_size *xfer;   /* [nxfer] transfers by size */
+    int nxfer;
+    sc_cost_size *host;   /* [nhost] host copies by direction and size */
+    int nhost;
+    double offload_ratio; /* host-link time of one unit / (tf+tb+tw); NAN: unknown */
+    /* Where it was measured (written; read back only by Lua, as a table). */
+    const char *recipe, *backend, *transport, *machine;
+    const char *model_json; /* the model's sizes, a JSON object written as is */
+    int m, steps, warmup, mpi;
+    sc_stat step;         /* the measured step time */
+    double predicted_step; /* the step predicted from these costs (NAN: none) */
+} sc_costs;
+
+/* Allocates the per-stage arrays of an empty cost table of S stages
+ * (medians NAN, n 0). SC_ERR_NOMEM. */
+sc_status sc_costs_init(sc_costs *c, int P, int S);
+void sc_costs_free(sc_costs *c);
+
+/* Checks a parsed cost file and fills c (its strings point into root:
+ * keep root alive while c's provenance is read). SC_ERR_ARG with the
+ * field named in err. */
+sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t errlen);
+
+/* Writes c as a cost file (one object, one key per line). SC_ERR_ARG on a
+ * write error. */
+sc_status sc_costs_write(FILE *f, const sc_costs *c);
+
+/* The median of x[0..n) and its interquartile range (sorts x). */
+sc_stat sc_stat_of(double *x, int n);
+
+#endif

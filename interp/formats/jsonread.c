@@ -1,0 +1,366 @@
+/*
+ * jsonread.c — the strict JSON reader (jsonread.h): recursive descent over
+ * the text, one node per value.
+ */
+#include "jsonread.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rd {
+    const char *p, *end;
+    int line;
+    char *err;
+    size_t errlen;
+    sc_status st;
+} rd;
+
+static sc_jv *fail(rd *r, sc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static sc_jv *fail(rd *r, sc_status st, const char *fmt, ...)
+{
+    if (r->st == SC_OK) {
+        r->st = st;
+        int n = snprintf(r->err, r->errlen, "line %d: ", r->line);
+        va_list ap;
+        va_start(ap, fmt);
+        if (n >= 0 && (size_t)n < r->errlen)
+            vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return NULL;
+}
+
+static void skip_ws(rd *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) {
+        if (*r->p == '\n')
+            r->line++;
+        r->p++;
+    }
+}
+
+static sc_jv *node(rd *r, sc_jtype t)
+{
+    sc_jv *v = calloc(1, sizeof *v);
+    if (!v)
+        return fail(r, SC_ERR_NOMEM, "out of memory");
+    v->type = t;
+    v->line = r->line;
+    return v;
+}
+
+void sc_jv_free(sc_jv *v)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; (v->type == SC_JARR || v->type == SC_JOBJ) && i < v->len; i++) {
+        sc_jv_free(v->item[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->item);
+    free(v->keys);
+    free(v->str);
+    free(v);
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+    unsigned u = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        u <<= 4;
+        if (c >= '0' && c <= '9')
+            u |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            u |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            u |= (unsigned)(c - 'A' + 10);
+        else
+            return 0;
+    }
+    *out = u;
+    return 1;
+}
+
+static size_t utf8(unsigned cp, char *o)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* A string literal at r->p (the opening quote): its decoded bytes. */
+static char *string(rd *r, size_t *len)
+{
+    const char *p = ++r->p;
+    size_t cap = 0;
+    while (p < r->end && *p != '"') { /* the decoded text is never longer */
+        if (*p == '\\' && p + 1 < r->end)
+            p++;
+        p++;
+        cap++;
+    }
+    char *s = malloc(cap * 2 + 5), *o = s; /* \u escapes: 6 bytes in, at most 4 out */
+    if (!s) {
+        fail(r, SC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (;;) {
+        if (r->p >= r->end) {
+            free(s);
+            fail(r, SC_ERR_ARG, "a string is not closed");
+            return NULL;
+        }
+        unsigned char c = (unsigned char)*r->p++;
+        if (c == '"')
+            break;
+        if (c < 0x20) {
+            free(s);
+            fail(r, SC_ERR_ARG, "a control character inside a string");
+            return NULL;
+        }
+        if (c != '\\') {
+            *o++ = (char)c;
+            continue;
+        }
+        char e = r->p < r->end ? *r->p++ : 0;
+        const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t", *at = e ? strchr(from, e) : NULL;
+        if (at) {
+            *o++ = to[at - from];
+            continue;
+        }
+        unsigned cp;
+        if (e != 'u' || r->end - r->p < 4 || !hex4(r->p, &cp)) {
+            free(s);
+            fail(r, SC_ERR_ARG, "a bad escape in a string");
+            return NULL;
+        }
+        r->p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a surrogate pair */
+            unsigned lo;
+            if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || !hex4(r->p + 2, &lo) ||
+                lo < 0xDC00 || lo > 0xDFFF) {
+                free(s);
+                fail(r, SC_ERR_ARG, "an unpaired surrogate in a string");
+                return NULL;
+            }
+            r->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            free(s);
+            fail(r, SC_ERR_ARG, "an unpaired surrogate in a string");
+            return NULL;
+        }
+        o += utf8(cp, o);
+    }
+    *o = 0;
+    *len = (size_t)(o - s);
+    return s;
+}
+
+static sc_jv *value(rd *r, int depth);
+
+/* Members of an array or object at r->p (the opening bracket). */
+static sc_jv *members(rd *r, sc_jv *v, int depth)
+{
+    int obj = v->type == SC_JOBJ;
+    char close = obj ? '}' : ']';
+    size_t cap = 0;
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == close) {
+        r->p++;
+        return v;
+    }
+    for (;;) {
+        char *key = NULL;
+        size_t klen;
+        skip_ws(r);
+        if (obj) {
+            if (r->p >= r->end || *r->p != '"') {
+                sc_jv_free(v);
+                return fail(r, SC_ERR_ARG, "expected a key in quotes");
+            }
+            if (!(key = string(r, &klen))) {
+                sc_jv_free(v);
+                return NULL;
+            }
+            for (size_t i = 0; i < v->len; i++)
+                if (strcmp(v->keys[i], key) == 0) {
+                    fail(r, SC_ERR_ARG, "the key '%s' appears twice in one object", key);
+                    free(key);
+                    sc_jv_free(v);
+                    return NULL;
+                }
+            skip_ws(r);
+            if (r->p >= r->end || *r->p != ':') {
+                free(key);
+                sc_jv_free(v);
+                return fail(r, SC_ERR_ARG, "expected ':' after a key");
+            }
+            r->p++;
+        }
+        if (v->len == cap) {
+            cap = cap ? 2 * cap : 8;
+            sc_jv **it = realloc(v->item, cap * sizeof *it);
+            char **ks = it && obj ? realloc(v->keys, cap * sizeof *ks) : NULL;
+            if (it)
+                v->item = it;
+            if (ks)
+                v->keys = ks;
+            if (!it || (obj && !ks)) {
+                free(key);
+                sc_jv_free(v);
+                return fail(r, SC_ERR_NOMEM, "out of memory");
+            }
+        }
+        sc_jv *x = value(r, depth + 1);
+        if (!x) {
+            free(key);
+            sc_jv_free(v);
+            return NULL;
+        }
+        if (obj)
+            v->keys[v->len] = key;
+        v->item[v->len++] = x;
+        skip_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == close) {
+            r->p++;
+            return v;
+        }
+        sc_jv_free(v);
+        return fail(r, SC_ERR_ARG, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static sc_jv *number(rd *r)
+{
+    const char *p = r->p;
+    if (p < r->end && *p == '-')
+        p++;
+    if (p >= r->end || !(*p >= '0' && *p <= '9'))
+        return fail(r, SC_ERR_ARG, "expected a value");
+    if (*p == '0' && p + 1 < r->end && p[1] >= '0' && p[1] <= '9')
+        return fail(r, SC_ERR_ARG, "a number with a leading zero");
+    while (p < r->end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+                          *p == '+' || *p == '-'))
+        p++;
+    char buf[64];
+    size_t n = (size_t)(p - r->p);
+    if (n >= sizeof buf)
+        return fail(r, SC_ERR_ARG, "a number of more than 63 characters");
+    memcpy(buf, r->p, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    double x = strtod(buf, &end);
+    /* strtod accepts more than JSON ("1.", ".5" cannot start here, "1.e3"): check the rest. */
+    const char *dot = strchr(buf, '.');
+    if (*end || (dot && !(dot[1] >= '0' && dot[1] <= '9')))
+        return fail(r, SC_ERR_ARG, "a malformed number '%s'", buf);
+    if (!isfinite(x) || (errno == ERANGE && fabs(x) > 1))
+        return fail(r, SC_ERR_ARG, "the number '%s' is out of range", buf);
+    sc_jv *v = node(r, SC_JNUM);
+    if (v)
+        v->num = x;
+    r->p = p;
+    return v;
+}
+
+static sc_jv *value(rd *r, int depth)
+{
+    skip_ws(r);
+    if (depth > SC_JSON_MAX_DEPTH)
+        return fail(r, SC_ERR_ARG, "nested more than %d deep", SC_JSON_MAX_DEPTH);
+    if (r->p >= r->end)
+        return fail(r, SC_ERR_ARG, "expected a value, found the end of the file");
+    char c = *r->p;
+    sc_jv *v;
+    if (c == '{' || c == '[') {
+        if (!(v = node(r, c == '{' ? SC_JOBJ : SC_JARR)))
+            return NULL;
+        return members(r, v, depth);
+    }
+    if (c == '"') {
+        if (!(v = node(r, SC_JSTR)))
+            return NULL;
+        if (!(v->str = string(r, &v->len))) {
+            free(v);
+            return NULL;
+        }
+        return v;
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(words[i]);
+        if ((size_t)(r->end - r->p) >= n && memcmp(r->p, words[i], n) == 0) {
+            if (!(v = node(r, i == 2 ? SC_JNULL : SC_JBOOL)))
+                return NULL;
+            v->num = i == 0;
+            r->p += n;
+            return v;
+        }
+    }
+    return number(r);
+}
+
+sc_status sc_json_parse(const char *text, size_t len, sc_jv **out, char *err, size_t errlen)
+{
+    rd r = {.p = text, .end = text + len, .line = 1, .err = err, .errlen = errlen};
+    *out = NULL;
+    if (errlen)
+        err[0] = 0;
+    sc_jv *v = value(&r, 0);
+    if (v) {
+        skip_ws(&r);
+        if (r.p < r.end) {
+            sc_jv_free(v);
+            v = fail(&r, SC_ERR_ARG, "text after the value");
+        }
+    }
+    *out = v;
+    return v ? SC_OK : r.st;
+}
+
+const sc_jv *sc_jv_get(const sc_jv *v, const char *key)
+{
+    if (!v || v->type != SC_JOBJ)
+        return NULL;
+    for (size_t i = 0; i < v->len; i++)
+        if (strcmp(v->keys[i], key) == 0)
+            return v->item[i];
+    return NULL;
+}
+
+const char *sc_jv_typename(sc_jtype t)
+{
+    static const char *const names[] = {"null", "a boolean", "a number", "a string", "a list",
+                                        "an object"};
+    return (unsigned)t < 6 ? names[t] : "?";
+}

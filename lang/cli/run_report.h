@@ -1,0 +1,22 @@
+/*
+ * run_report.h — what `stagecraft run` prints about time when the costs are
+ * seconds (a cost file, or a profile): the prediction beside the
+ * measurement (SPEC.md §20.5), and the cost file of `--profile`.
+ */
+#ifndef SC_RUN_REPORT_H
+#define SC_RUN_REPORT_H
+
+#include "compare.h"
+#include "profile.h"
+
+/* The JSON members (each ", \"key\": value") of the comparison, and with a
+ * profile its own (steps, step times, the file). */
+void sc_report_json(const sc_comparison *c, const sc_profile *pf, const char *file);
+/* The same as text lines. */
+void sc_report_text(const sc_comparison *c, const sc_profile *pf, const char *file);
+
+/* Writes the profile's cost file to path, whole or not at all; prints the
+ * error and returns its exit code (0: written). */
+int sc_report_write_costs(const char *path, const sc_profile *pf);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * costs.c — cost files in Lua (sc_lua_impl.h; SPEC.md §20): sc.costs(FILE)
+ * reads one into a table, and the `costs` field of sc.program (and of
+ * sc.block, sc.block_search, sc.autoschedule: every table that goes
+ * through sc_lua_build_shape) sets a program's costs from such a table.
+ */
+#include "sc_lua.h"
+#include "sc_lua_impl.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/costs.h"
+#include "formats/jsonread.h"
+
+/* A cost file is small (a few numbers per stage); this bounds a mistake. */
+#define MAX_COST_FILE (64L << 20)
+
+/* Pushes the JSON value as a Lua value: objects as tables with string
+ * keys, lists as sequences, integral numbers as integers. */
+static void push_json(lua_State *L, const sc_jv *v)
+{
+    luaL_checkstack(L, 4, "cost file nested too deep");
+    switch (v->type) {
+    case SC_JNULL: lua_pushnil(L); break;
+    case SC_JBOOL: lua_pushboolean(L, v->num != 0); break;
+    case SC_JNUM:
+        if (v->num == floor(v->num) && fabs(v->num) < 9007199254740992.0)
+            lua_pushinteger(L, (lua_Integer)v->num);
+        else
+            lua_pushnumber(L, v->num);
+        break;
+    case SC_JSTR: lua_pushlstring(L, v->str, v->len); break;
+    case SC_JARR:
+        lua_createtable(L, (int)v->len, 0);
+        for (size_t i = 0; i < v->len; i++) {
+            push_json(L, v->item[i]);
+            lua_seti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case SC_JOBJ:
+        lua_createtable(L, 0, (int)v->len);
+        for (size_t i = 0; i < v->len; i++) {
+            push_json(L, v->item[i]);
+            lua_setfield(L, -2, v->keys[i]);
+        }
+        break;
+    }
+}
+
+static int push_protected(lua_State *L)
+{
+    push_json(L, lua_touserdata(L, 1));
+    return 1;
+}
+
+/* Raises "NAME: msg" with exit code 3 (invalid argument). */
+static int costs_error(lua_State *L, const char *name, const char *msg)
+{
+    lua_pushfstring(L, "cost file %s: %s", name, msg);
+    return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+}
+
+/* sc._costs_read(path, name): the cost file at path as a table; messages
+ * call it `name` (the path as the recipe gave it). */
+static int l_costs_read(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1), *name = luaL_optstring(L, 2, path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return costs_error(L, name, strerror(errno));
+    /* The text lives in a userdata, so that an error cannot leak it. */
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    size_t n, total = 0;
+    char chunk[8192];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && total <= MAX_COST_FILE) {
+        luaL_addlstring(&b, chunk, n);
+        total += n;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return costs_error(L, name, "cannot read it");
+    if (total > MAX_COST_FILE)
+        return costs_error(L, name, "larger than 64 MiB: not a cost file");
+    luaL_pushresult(&b);
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    char err[384];
+    sc_jv *root = NULL;
+    sc_costs c;
+    sc_status st = sc_json_parse(text, len, &root, err, sizeof err);
+    if (st == SC_OK && (st = sc_costs_from_json(root, &c, err, sizeof err)) == SC_OK)
+        sc_costs_free(&c);
+    if (st != SC_OK) {
+        sc_jv_free(root);
+        return costs_error(L, name, err);
+    }
+    /* Building the table may raise (memory): under pcall, so that the
+     * tree is freed on every path. */
+    lua_pushcfunction(L, push_protected);
+    lua_pushlightuserdata(L, root);
+    int rc = lua_pcall(L, 1, 1, 0);
+    sc_jv_free(root);
+    if (rc != LUA_OK)
+        return lua_error(L);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "file");
+    return 1;
+}
+
+/* sc.costs(path): the cost file at path (relative to the current directory;
+ * in a recipe, the sandbox's version resolves it in the recipe's folder). */
+static int l_costs(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    lua_pushvalue(L, 1);
+    return l_costs_read(L);
+}
+
+/* ---- the `costs` field -------------------------------------------------- */
+
+static void check(lua_State *L, sc_prog *pg, sc_status st)
+{
+    if (st != SC_OK)
+        sc_lua_raise(L, st, sc_errmsg(pg));
+}
+
+/* Per-stage list `key` of the cost table at c into out[S]; 0 when absent
+ * and optional. */
+static int cost_list(lua_State *L, int c, const char *name, const char *key, int S, int need,
+                     double *out)
+{
+    int ty = lua_getfield(L, c, key);
+    if (ty == LUA_TNIL && !need) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    char msg[160];
+    if (ty != LUA_TTABLE) {
+        snprintf(msg, sizeof msg, "'%s' %s (a list of %d times in seconds, one per stage)", key,
+                 ty == LUA_TNIL ? "is missing" : "is not a list", S);
+        return costs_error(L, name, msg);
+    }
+    lua_Integer n = luaL_len(L, -1);
+    if (n != S) {
+        snprintf(msg, sizeof msg, "'%s' has %lld values, but the program has %d stages", key,
+                 (long long)n, S);
+        return costs_error(L, name, msg);
+    }
+    for (int s = 0; s < S; s++) {
+        lua_geti(L, -1, s + 1);
+        int ok;
+        double x = lua_tonumberx(L, -1, &ok);
+        if (!ok || !(x >= 0) || !isfinite(x)) {
+            snprintf(msg, sizeof msg, "'%s'[%d]: a time must be a number >= 0", key, s);
+            return costs_error(L, name, msg);
+        }
+        out[s] = x;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 1;
+}
+
+void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
+{
+    t = lua_absindex(L, t);
+    if (lua_getfield(L, t, "costs") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (!lua_istable(L, -1))
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'costs' must be a cost table (sc.costs(FILE))");
+    int c = lua_gettop(L);
+    lua_getfield(L, c, "file");
+    const char *name = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(a table)";
+    int S = sc_prog_stages(pg);
+    int ok, nil = lua_getfield(L, c, "stages") == LUA_TNIL;
+    lua_Integer cs = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    char msg[200];
+    if (!ok) {
+        snprintf(msg, sizeof msg, "'stages' is %s", nil ? "missing" : "not an integer");
+        costs_error(L, name, msg);
+    }
+    if (cs != S) {
+        snprintf(msg, sizeof msg, "'stages' is %lld, but the program has %d stages (profile a "
+                 "recipe with %d stages: stagecraft run RECIPE --profile FILE)", (long long)cs, S, S);
+        costs_error(L, name, msg);
+    }
+    double *x = lua_newuserdatauv(L, 5 * (size_t)S * sizeof(double), 0);
+    double *tf = x, *tb = x + S, *tw = x + 2 * S, *tbw = x + 3 * S, *opt = x + 4 * S;
+    cost_list(L, c, name, "tf", S, 1, tf);
+    cost_list(L, c, name, "tb", S, 1, tb);
+    cost_list(L, c, name, "tw", S, 1, tw);
+    int has_bw = cost_list(L, c, name, "tbw", S, 0, tbw);
+    int has_opt = cost_list(L, c, name, "optim", S, 0, opt);
+    double tcomm = 0;
+    int ty = lua_getfield(L, c, "tcomm");
+    if (ty != LUA_TNIL) {
+        tcomm = lua_tonumberx(L, -1, &ok);
+        if (!ok || !(tcomm >= 0) || !isfinite(tcomm))
+            costs_error(L, name, "'tcomm': a time must be a number >= 0");
+    }
+    lua_pop(L, 1);
+    for (int s = 0; s < S; s++) {
+        check(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
+        check(L, pg, sc_prog_set_cost_bw(pg, s, has_bw ? tbw[s] : NAN));
+        check(L, pg, sc_prog_set_cost_optim(pg, s, has_opt ? opt[s] : 0));
+    }
+    check(L, pg, sc_prog_set_comm(pg, tcomm));
+    sc_prog_set_seconds(pg, 1);
+    lua_settop(L, c - 1);
+}
+
+void sc_lua_open_costs(lua_State *L)
+{
+    lua_pushcfunction(L, l_costs);
+    lua_setfield(L, -2, "costs");
+    lua_pushcfunction(L, l_costs_read);
+    lua_setfield(L, -2, "_costs_read");
+    lua_newtable(L); /* paths named on the command line (-D costs=FILE) */
+    lua_setfield(L, -2, "_granted");
+}

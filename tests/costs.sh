@@ -1,0 +1,162 @@
+#!/bin/sh
+# costs.sh — cost files (SPEC.md §20): `run --profile FILE` writes one that
+# round-trips; with it `sim` predicts in seconds from exactly the file's
+# times, every stdlib recipe takes `-D costs=FILE`, the automatic scheduler
+# and the block search too; `run` prints the prediction beside the
+# measurement; malformed or mismatched files are refused in one line naming
+# the file and the field; the sandbox's file rules hold. No time is asserted
+# against a bound (the machine may be loaded): predictions are checked
+# against the file's own numbers.
+# Run from the repository root: sh tests/costs.sh
+SC=${SC:-./stagecraft}
+case $SC in /*) ;; *) SC=$(pwd)/$SC ;; esac
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
+  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
+}
+# py SCRIPT ARGS...: a python check; its assertion message on failure.
+py() {
+  if python3 -c "$@" 2>"$tmp/pyerr"; then ok; else bad "python check: $(tail -n 1 "$tmp/pyerr")"; fi
+}
+
+M="-D hidden=32 -D seq=4 -D batch=2"   # a small model: this tests contracts, not speed
+
+# 1. A profile: the file, and the run's own prediction beside its measurement.
+expect 0 '"prediction_error"' -- $SC run 1f1b -D p=2 -D m=4 $M --profile "$tmp/c.json" \
+  --profile-steps 2 --json
+cp "$tmp/out" "$tmp/run.json"
+py '
+import json, math, sys
+c = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert c["stagecraft_costs"] == 1 and c["unit"] == "s" and c["stages"] == 2 and c["devices"] == 2
+for k in ("tf", "tb", "tw", "tbw", "optim"):
+    assert len(c[k]) == 2 and all(x >= 0 for x in c[k]), k
+    assert len(c["spread"][k]) == 2 and len(c["samples"][k]) == 2, k
+assert c["samples"]["tf"] == [16, 16], c["samples"]  # 2 steps x 4 mb x (1f1b + its split variant)
+assert c["tcomm"] >= 0 and c["transfers"][0]["bytes"] == 4 * 8 * 32
+m = c["measured"]
+assert m["recipe"] == "1f1b" and m["backend"] == "cpu" and m["steps"] == 2 and m["warmup_steps"] == 1
+assert m["model"] == {"hidden": 32, "layers": 4, "vocab": 128, "seq": 4, "batch": 2, "seed": 1}
+assert abs(m["predicted_step_time_s"] - r["predicted_step_time_s"]) <= 1e-6 * r["predicted_step_time_s"]
+assert r["predicted_step_time_s"] > 0 and math.isfinite(r["prediction_error"])
+assert abs(r["prediction_error"] - (r["step_time_s"] / r["predicted_step_time_s"] - 1)) < 1e-6
+for k in ("measured_end_s", "predicted_end_s", "prediction_error_per_device"):
+    assert len(r[k]) == 2, k
+assert abs(max(r["measured_end_s"]) - r["step_time_s"]) <= 1e-8 * r["step_time_s"]
+assert abs(m["step_time_s"] - r["step_time_s"]) <= 1e-8 * r["step_time_s"]
+lc = r["largest_contributor"]
+assert lc["what"] and lc["text"] and r["contributors"][0] == lc
+d = sum(x["delta_s"] for x in r["contributors"])
+crit = r["critical_device"]
+assert abs(d - (r["measured_end_s"][crit] - r["predicted_end_s"][crit])) < 1e-6, d
+assert sorted(p["kind"] for p in r["passes"]) == ["BW", "BW", "F", "F"]
+assert r["profile"]["steps"] == 2 and len(r["profile"]["step_times_s"]) == 2
+assert r["profile"]["variant"] == "split"
+' "$tmp/c.json" "$tmp/run.json"
+
+# 2. sim with the file predicts in seconds, from exactly the file's times:
+#    every device's busy time is m x its stage's passes.
+for r in zb-h1 1f1b zb-auto; do
+  expect 0 '"time_unit": "s"' -- $SC sim $r -D p=2 -D m=4 -D costs="$tmp/c.json" --json
+  py '
+import json, sys
+c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2])); r = sys.argv[3]
+for d in range(2):
+    back = c["tbw"][d] if r == "1f1b" else c["tb"][d] + c["tw"][d]
+    want = 4 * (c["tf"][d] + back)
+    assert abs(s["busy"][d] - want) <= 1e-9 * want, (r, d, s["busy"][d], want)
+assert s["predicted_step_time_s"] >= s["makespan"] > 0
+' "$tmp/c.json" "$tmp/out" "$r"
+done
+expect 0 'makespan' -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/c.json"
+grep -q ' s$' "$tmp/out" && grep -q '^step time .* s (predicted' "$tmp/out" && ok || bad "sim text in seconds"
+expect 0 '1 column =' -- $SC show zb-h1 -D p=2 -D m=4 -D costs="$tmp/c.json"
+grep -q 'makespan [0-9.e-]* s ' "$tmp/out" && ok || bad "show in seconds"
+
+# 3. Every stdlib recipe takes -D costs=FILE (stage count permitting).
+for r in $($SC list | awk '/^[a-z0-9]/ {print $1}'); do
+  $SC list "$r" | grep -q '^ *costs ' && ok || bad "$r does not declare costs"
+done
+for r in gpipe 1f1b zb-h1 zb-h2 zb-auto; do
+  expect 0 '"time_unit": "s"' -- $SC sim $r -D p=2 -D m=4 -D costs="$tmp/c.json" --json
+done
+# A V recipe has 2p stages: it needs a profile of its own.
+expect 0 '"prediction_error"' -- $SC run zb-v -D p=2 -D m=4 $M --profile "$tmp/v.json" \
+  --profile-steps 1 --warmup 0 --json
+for r in zb-v v-half zbv-auto 1f1b-v; do
+  expect 0 '"time_unit": "s"' -- $SC sim $r -D p=2 -D m=4 -D costs="$tmp/v.json" --json
+done
+
+# 4. run with a cost file: the prediction beside the measurement; --trace
+#    puts both timelines in seconds.
+expect 0 '"predicted_step_time_s"' -- $SC run zb-h1 -D p=2 -D m=4 $M -D costs="$tmp/c.json" \
+  --json --trace "$tmp/t.json"
+grep -qF 'predicted (seconds, from the measured costs)' "$tmp/t.json" && ok || bad "trace in seconds"
+expect 0 'largest' -- $SC run zb-h1 -D p=2 -D m=4 $M -D costs="$tmp/c.json"
+grep -q '^predicted  *[0-9.]* s (' "$tmp/out" && ok || bad "run text prediction"
+# Without a cost file nothing changes: abstract units, no prediction in seconds.
+expect 0 '"simulated_makespan"' -- $SC run zb-h1 -D p=2 -D m=4 $M --json
+grep -qF 'predicted_step_time_s' "$tmp/out" && bad "prediction without costs" || ok
+
+# 5. Malformed or mismatched files: one line naming the file and the field.
+good='"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2'
+printf '{%s, "tf": [1, 2], "tb": [1, -2], "tw": [1, 1]}' "$good" >"$tmp/neg.json"
+printf '{%s, "tf": [1, 2], "tb": [1, 2]}' "$good" >"$tmp/miss.json"
+printf '{%s, "tf": [1, 2], "tb": [1, 2], "tw": [1, 1], "tcom": 1}' "$good" >"$tmp/typo.json"
+printf '{%s, "tf": [1, 2], "tb": [1, 2], "tw": [1, 1],}' "$good" >"$tmp/json.json"
+expect 3 "neg.json: 'tb'[1]: a time must be >= 0" -- $SC sim zb-h1 -D p=2 -D costs="$tmp/neg.json"
+expect 3 "miss.json: 'tw' is missing" -- $SC sim zb-h1 -D p=2 -D costs="$tmp/miss.json"
+expect 3 "typo.json: unknown field 'tcom'" -- $SC sim zb-h1 -D p=2 -D costs="$tmp/typo.json"
+expect 3 "json.json: line 1: expected" -- $SC check 1f1b -D p=2 -D costs="$tmp/json.json"
+expect 3 "c.json: 'stages' is 2, but the program has 4 stages" -- \
+  $SC sim zb-h1 -D p=4 -D costs="$tmp/c.json"
+expect 3 "nope.json: No such file" -- $SC sim zb-h1 -D p=2 -D costs="$tmp/nope.json"
+for f in neg miss typo; do
+  [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "$f: more than one line"
+done
+expect 3 "stages' is 2, but the program has 4" -- $SC run zb-h1 -D p=4 -D costs="$tmp/c.json"
+expect 2 "--profile needs a FILE" -- $SC run zb-h1 --profile
+expect 2 "--profile-steps needs" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-steps 0
+expect 2 "cannot create a temporary file" -- $SC run zb-h1 -D p=2 -D m=2 $M --profile "$tmp/no/dir/x.json" \
+  --profile-steps 1 --warmup 0
+[ -e "$tmp/no" ] && bad "a half-written cost file" || ok
+
+# 6. In recipes: sc.costs(FILE) reads files in the recipe's folder; a file
+#    named with -D costs= on the command line is readable wherever it lies;
+#    anything else is refused by the sandbox.
+mkdir -p "$tmp/model"
+cp "$tmp/c.json" "$tmp/model/costs.json"
+cat >"$tmp/model/r.lua" <<'EOF'
+local P = sc.params{{"p", 2, "devices"}, {"m", 4, "microbatches"}, sc.COSTS}
+local C = sc.costs_of(P) or sc.costs("costs.json")
+return sc.program{p = P.p, m = P.m, costs = C, rule = "zb-h1"}
+EOF
+cat >"$tmp/model/evil.lua" <<'EOF'
+return sc.program{p = 2, m = 4, costs = sc.costs("../c.json"), rule = "zb-h1"}
+EOF
+expect 0 '"time_unit": "s"' -- $SC sim "$tmp/model/r.lua" --json
+expect 0 '"time_unit": "s"' -- $SC sim "$tmp/model/r.lua" -D costs="$tmp/c.json" --json
+expect 10 "sandbox: sc.costs('../c.json'): a recipe may read files in its own folder only" -- \
+  $SC sim "$tmp/model/evil.lua"
+(cd "$tmp/model" && $SC check evil.lua --trust) >/dev/null 2>&1 && ok || bad "--trust reads any file"
+# A script reads cost files like any file of its own; the table has the fields.
+cat >"$tmp/read.lua" <<EOF
+local C = sc.costs("$tmp/c.json")
+print(C.file, C.stages, #C.tf, C.unit, C.measured.recipe, type(C.tcomm))
+local blk, fig = sc.block_search{p = 2, m = 4, costs = sc.costs("$tmp/v.json"), mem = 100}
+print("search", fig.makespan > 0)
+EOF
+expect 0 "$tmp/c.json	2	2	s	1f1b	number" -- $SC --trust "$tmp/read.lua"
+grep -q '^search	true' "$tmp/out" && ok || bad "block search with costs"
+
+echo "costs: $pass passed, $fail failed"
+[ $fail = 0 ]
