@@ -2,6 +2,7 @@
  * exec.c — the executor (exec.h): one device's stream, in order.
  */
 #include "exec.h"
+#include "exec_coll.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -57,6 +58,7 @@ typedef struct ex {
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
     int ngroups, posted, head;
+    sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
     size_t cur;          /* pool bytes in use */
     size_t host;         /* host bytes of moved records */
     int step;            /* the step being run: the number of OPTIMs passed */
@@ -149,6 +151,41 @@ static sc_status pump(ex *e, int until)
     return SC_OK;
 }
 
+/* Waits until every group up to g has completed and collective
+ * instruction c (or (size_t)-1) has. Without collectives, the transport's
+ * blocking wait. With them, both channels are polled, so that each starts
+ * its next posted group or collective as soon as the one before it has
+ * completed while the device waits (SPEC.md §8.6), giving up after the
+ * timeout. */
+static sc_status wait_for(ex *e, int g, size_t c)
+{
+    if (!e->ch)
+        return pump(e, g);
+    double deadline = e->out->timeout_s > 0 ? sc_exec_now() + e->out->timeout_s : 0;
+    for (long spin = 0;; spin++) {
+        int moved = 0, head = e->head;
+        sc_status st = pump(e, -1);
+        if (!st)
+            st = sc_cchan_progress(e->ch, &moved, e->out->err, sizeof e->out->err);
+        if (st)
+            return st;
+        if (e->head > g && sc_cchan_complete(e->ch, c))
+            return SC_OK;
+        if (moved || e->head != head) {
+            spin = 0;
+            if (deadline > 0)
+                deadline = sc_exec_now() + e->out->timeout_s;
+            continue;
+        }
+        if (deadline > 0 && sc_exec_now() > deadline)
+            return failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
+                         "giving up", e->d, e->out->timeout_s,
+                         e->head <= g ? "transfer group" : "collective");
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
 /* Posts the group of transfers starting at instruction k; returns its size. */
 static sc_status post_group(ex *e, size_t k, size_t *len)
 {
@@ -190,7 +227,7 @@ static sc_status take(ex *e, int dir, int s, int mb, void **p)
 {
     size_t kk = key(e, dir, s, mb);
     sc_status st;
-    if (e->rgroup[kk] >= 0 && (st = pump(e, e->rgroup[kk])) != SC_OK)
+    if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
         return st;
     if (!(*p = e->box[kk]))
         return failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
@@ -461,6 +498,17 @@ static sc_status run(ex *e)
             k += len;
             continue;
         }
+        if (sc_op_is_coll(in->op)) {
+            e->out->t0[k] = sc_exec_now() - e->origin;
+            if ((st = sc_cchan_post(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
+                return st;
+            k++;
+            continue;
+        }
+        /* The collective it reads, if any (posted earlier on this device). */
+        size_t need = sc_cchan_need(e->ch, k);
+        if (need != (size_t)-1 && (st = wait_for(e, -1, need)) != SC_OK)
+            return st;
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
             st = compute(e, in);
@@ -468,7 +516,7 @@ static sc_status run(ex *e)
             st = host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
             const struct sc_workload_ops *w = e->wl->ops;
-            if ((st = pump(e, e->posted - 1)) == SC_OK && w->reduce &&
+            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
                 (st = w->reduce(e->wl->ctx)) != SC_OK)
                 st = wl_fail(e, st, in);
             if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
@@ -498,9 +546,23 @@ static sc_status run(ex *e)
         k++;
         if ((st = pump(e, -1)) != SC_OK)
             return st;
+        int moved = 0;
+        if (e->ch && (st = sc_cchan_progress(e->ch, &moved, e->out->err, sizeof e->out->err)))
+            return st;
     }
-    /* A stream always ends with REDUCE, which waits; be safe anyway. */
-    return pump(e, e->posted - 1);
+    /* A stream always ends with REDUCE, which waits; be safe anyway. The
+     * collectives still running are waited for too. */
+    if ((st = wait_for(e, e->posted - 1, (size_t)-1)) != SC_OK)
+        return st;
+    while (!sc_cchan_idle(e->ch)) {
+        size_t last = (size_t)-1;
+        for (size_t k = e->n; k-- > 0 && last == (size_t)-1;)
+            if (sc_op_is_coll(e->in[k].op))
+                last = k;
+        if ((st = wait_for(e, -1, last)) != SC_OK)
+            return st;
+    }
+    return SC_OK;
 }
 
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
@@ -526,6 +588,9 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
         (st = layouts(&e)) != SC_OK) {
         st = failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
+    } else if ((st = sc_cchan_new(pg, d, be, tp, wl, origin, out->t1, &e.ch, out->err,
+                                  sizeof out->err)) != SC_OK) {
+        /* the message is in out->err */
     } else {
         for (size_t i = 0; i < 2 * SM; i++)
             e.rgroup[i] = -1;
@@ -572,6 +637,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
                     bfree(&e, x->buf, x->bytes);
             }
         }
+    sc_cchan_free(e.ch);
     free(e.box);
     free(e.rgroup);
     free(e.rec);

@@ -32,6 +32,15 @@
  * allocated and freed, in stream order, as the simulator does; the host
  * buffers have their own high-water mark.
  *
+ * Collectives (SPEC.md §8.6). A collective instruction is posted without
+ * waiting; the device's collectives start in posting order, each once the
+ * previous one has completed on the device, with the buffer the workload
+ * gives (coll_buffer) and the transport's coll_start; an instruction waits
+ * only for the collectives it reads (sc_coll_readers). While a device waits
+ * for anything, both its P2P groups and its collectives keep starting as
+ * their predecessors complete (by polling both, when the stream has
+ * collectives), as the semantics the verifier proved require.
+ *
  * Backends that queue work (cuda): after every compute pass, REDUCE and
  * OPTIM the executor calls the backend's sync, so that the instruction's
  * measured end is when its work ended, and a failure of the backend is
@@ -69,6 +78,18 @@ struct sc_workload_ops {
     sc_status (*backward_input)(void *ctx, int s, int mb, const void *gin, void *gout,
                                 void *kept, void *b_only);
     sc_status (*backward_weight)(void *ctx, int s, int mb, void *kept);
+    /* Optional (programs with collectives, SPEC.md §8.6). The buffer of
+     * collective c on this device, asked for when the collective starts
+     * on the device's collective channel: every collective the device
+     * posted before it has completed, so the contents may be computed
+     * from their results (statistics rescaled by an all-reduced maximum).
+     * The workload owns the buffer (until coll_done) and fills x (op, red
+     * and root are set by the executor); the transport reduces into it in
+     * place. */
+    sc_status (*coll_buffer)(void *ctx, const sc_coll *c, sc_cxfer *x);
+    /* Optional: collective c has completed here (its result is in the
+     * buffer). */
+    sc_status (*coll_done)(void *ctx, const sc_coll *c);
     /* Optional: end of step (gradient reduction across replicas, optimizer). */
     sc_status (*reduce)(void *ctx);
     sc_status (*optim)(void *ctx);
@@ -105,6 +126,8 @@ typedef struct sc_workload {
  * completed). */
 typedef struct sc_exec_out {
     double *t0, *t1;
+    double timeout_s;    /* in: waits that poll (streams with collectives) give up
+                          * after this many seconds without completing; 0: never */
     size_t peak_bytes;   /* high-water mark of the activation pool */
     size_t end_bytes;    /* pool bytes still held at the end (0 when correct) */
     size_t host_peak_bytes; /* high-water mark of the host buffers of moved records */

@@ -322,6 +322,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
             goto done;
         dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
         dr[d].out.t1 = r->measured->t1 + r->measured->offset[d];
+        dr[d].out.timeout_s = o->timeout_s;
     }
     double origin = sc_exec_now();
     for (; started < P; started++) {
@@ -444,6 +445,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
     r->transport = tp_names[kind];
     out.t0 = r->measured->t0 + r->measured->offset[rank];
     out.t1 = r->measured->t1 + r->measured->offset[rank];
+    out.timeout_s = o->timeout_s;
     if ((st = sc_mpi_barrier(o->timeout_s, err, errlen)) != SC_OK)
         goto done;
     if ((st = sc_exec_device(pg, rank, be, tp, &wl, sc_exec_now(), &out)) != SC_OK) {

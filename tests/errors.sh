@@ -99,6 +99,9 @@ row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units with
 # OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given
 # through the C API; tests/unit/test_errors.c and test_replay.c.
+# Collectives out of order, posted by some members only, outside their
+# group, carried before produced (5), and deadlocks through collective
+# channels (6): C API streams; tests/unit/test_coll.c.
 # import: each class of malformed CSV (all classes: tests/interchange.sh).
 row 3 "row 1 (rank 0), cell 2 '0X0': unknown action type 'X'" -- $SC import "$(r bt.csv '0F0,0X0')"
 row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" -- $SC import "$(r wb.csv '0F0,0W0,0I0')"

@@ -119,6 +119,13 @@ if command -v mpirun >/dev/null &&
     if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 4 on $r: '$a' vs '$b'"; head -5 "$tmp/e" >&2; fi
   done
   expect 0 '"transport": "mpi"' -- timeout 120 $MPIRUN $SC run zb-h1 -D m=4 --check --json
+  # Collectives through MPI_Iallreduce on the duplicated communicator, in
+  # the executor's channel (the C test of tests/unit, one device per rank).
+  BUILD_DIR=$(dirname "$SC")
+  if [ -x "$BUILD_DIR/test_coll_run" ]; then
+    expect 0 "coll_run (mpi): " -- timeout 120 mpirun -np 3 --oversubscribe "$BUILD_DIR/test_coll_run"
+    grep -q " [1-9][0-9]* failed" "$tmp/out" && bad "test_coll_run under mpirun: $(grep failed "$tmp/out" | head -1)"
+  fi
   expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout 120 $MPIRUN $SC run 1f1b -D p=2
   # Ranks that build different programs (here on purpose, by rank) are
   # refused on every rank instead of hanging.

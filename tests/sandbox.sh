@@ -211,5 +211,54 @@ recipe flood.lua 'local s = string.rep("F0 ", 3e6)
 return sc.program { p = 4096, m = 4, order = function() return s end }'
 expect 5 "device 0: too many passes: 4096 stages x 4 microbatches have at most 49152" -- $SC check "$tmp/r/flood.lua"
 
+# ---- files a program writes (p:svg, p:trace, p:export): the folder only ----
+recipe draw.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:svg("pic.svg"); p:trace("sub/t.json"); p:export("torch-csv", "s.csv")
+return p'
+expect 0 "ok:" -- $SC check "$tmp/r/draw.lua"
+present "$tmp/r/pic.svg" "p:svg in the recipe's folder"
+present "$tmp/r/sub/t.json" "p:trace in a subfolder"
+present "$tmp/r/s.csv" "p:export in the folder"
+recipe drawout.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+p:svg('$tmp/out/pic.svg')
+return p"
+expect 10 "drawout.lua:2: sandbox: svg('$tmp/out/pic.svg'): a recipe may write files in its own folder only" -- $SC check "$tmp/r/drawout.lua"
+absent "$tmp/out/pic.svg" "p:svg outside the folder"
+recipe drawup.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:export("json", "../out/up.json")
+return p'
+expect 10 "sandbox: json('../out/up.json'): a recipe may write files in its own folder only" -- $SC check "$tmp/r/drawup.lua"
+absent "$tmp/out/up.json" "p:export through .."
+recipe drawlua.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:export("json", "draw.lua")
+return p'
+expect 10 "sandbox: json('draw.lua'): a recipe may not write .lua files" -- $SC check "$tmp/r/drawlua.lua"
+ln -s "$tmp/out/target.svg" "$tmp/r/link.svg"
+recipe drawlink.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:svg("link.svg")
+return p'
+touch "$tmp/out/target.svg"
+expect 10 "sandbox: svg('link.svg'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/drawlink.lua"
+[ -s "$tmp/out/target.svg" ] && ko "p:svg wrote through a link" || ok
+# Code without an _ENV of its own (a coroutine, a local function) is covered too.
+recipe drawco.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+local svg = p.svg
+coroutine.wrap(function() svg(p, '$tmp/out/co.svg') end)()
+return p"
+# (coroutine.wrap re-raises the error as a new string: the exit code is 8 then)
+$SC check "$tmp/r/drawco.lua" >/dev/null 2>"$tmp/e"
+grep -qF "sandbox: svg('$tmp/out/co.svg'): a recipe may write files in its own folder only" "$tmp/e" && ok || ko "p:svg from a coroutine refused"
+absent "$tmp/out/co.svg" "p:svg from a coroutine"
+# A script is sandboxed the same way; with --trust, anywhere.
+recipe script.lua "print(sc.program { p = 2, m = 2, rule = '1f1b' }:svg('$tmp/out/s.svg'))"
+expect 10 "sandbox: svg('$tmp/out/s.svg'): a recipe may write files in its own folder only" -- $SC "$tmp/r/script.lua"
+absent "$tmp/out/s.svg" "a script's p:svg outside its folder"
+expect 0 "true" -- $SC --trust "$tmp/r/script.lua"
+present "$tmp/out/s.svg" "with --trust"
+# A recipe loaded by a trusted script still writes only in its own folder.
+printf 'sc.load("%s")
+' "$tmp/r/drawout.lua" >"$tmp/loader.lua"
+expect 10 "a recipe may write files in its own folder only" -- sh -c "$SC <'$tmp/loader.lua'"
+
 echo "sandbox: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -71,6 +71,13 @@ printf 'sc.need_version "%s"\nreturn sc.program { p = 1, m = 1, rule = "1f1b" }\
 expect 0 "ok: " -- $SC check "$tmp/now.lua"
 expect 0 "stagecraft $v" -- sh -c "$SC --help; echo stagecraft \$(echo 'print(sc.version)' | $SC)"
 
+# ---- exports from Lua are the command line's ----------------------------------
+for f in torch-csv torch-csv-comms json trace svg; do
+  echo "io.write(sc.load('zb-h1', {p = 3, m = 5}):export('$f', nil, {title = 'zb-h1'}))" | $SC >"$tmp/lua.$f"
+  $SC export zb-h1 -D p=3 -D m=5 --format $f >"$tmp/cli.$f"
+  cmp -s "$tmp/lua.$f" "$tmp/cli.$f" && [ -s "$tmp/cli.$f" ] && ok || bad "p:export('$f') differs from stagecraft export"
+done
+
 # ---- the examples, as their headers say to run them ------------------------------
 for f in examples/*.lua examples/*/*.lua; do
   grep -E '^--.*  stagecraft [a-z]' "$f" | sed -E 's/^.*  (stagecraft [a-z])/\1/; s/ +#.*//' | while read -r cmd; do

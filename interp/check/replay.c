@@ -9,55 +9,12 @@
  * processed does not change the result; a plain stack of events suffices.
  */
 #include "replay.h"
+#include "replay_coll.h"
+#include "replay_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NONE ((size_t)-1)
-
-typedef struct group {
-    size_t first;      /* global index of the first transfer */
-    int count;         /* transfers in the group */
-    int remaining;     /* transfers not yet complete */
-    double post, start, done;
-} group;
-
-typedef struct dev {
-    size_t pc;         /* next instruction, local index */
-    int head;          /* first group not complete, local group index */
-    int posted;        /* groups posted so far */
-    int ngroups;
-    int gbase;         /* global index of the device's group 0 */
-    double tfree;      /* the compute stream is free from this time */
-} dev;
-
-typedef struct event {
-    int kind; /* EV_* */
-    int d;
-    int g;    /* local group index */
-} event;
-
-enum { EV_ADVANCE, EV_START, EV_COMPLETE };
-
-typedef struct replay {
-    sc_prog *pg;
-    const size_t *offset;
-    double *t0, *t1;
-    size_t N;
-    int *devof;        /* [N] device of a global instruction (transfers only) */
-    int *grp;          /* [N] local group index of a transfer, -1 otherwise */
-    size_t *match;     /* [N] global index of the matching transfer */
-    size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
-    size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
-    double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
-    double *d2h, *h2d; /* [P] each device's host-link channels are free from */
-    unsigned char *matched; /* [N] */
-    group *groups;
-    dev *devs;
-    event *ev;
-    size_t nev, capev;
-} replay;
 
 static sc_status push_ev(replay *r, int kind, int d, int g)
 {
@@ -71,22 +28,6 @@ static sc_status push_ev(replay *r, int kind, int d, int g)
     }
     r->ev[r->nev++] = (event){kind, d, g};
     return SC_OK;
-}
-
-static const sc_instr *instr_at(const replay *r, int d, size_t k)
-{
-    return &r->pg->stream[d].v[k];
-}
-
-static void describe(const replay *r, int d, size_t k, char *buf, size_t len)
-{
-    char tmp[96];
-    if (k >= r->pg->stream[d].n) {
-        snprintf(buf, len, "d%d at the end of its stream", d);
-        return;
-    }
-    sc_instr_format(instr_at(r, d, k), tmp, sizeof tmp);
-    snprintf(buf, len, "d%d #%zu (%s)", d, k, tmp);
 }
 
 /* Key of a transfer: (direction, consuming stage, microbatch). */
@@ -113,7 +54,7 @@ static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, cons
     sc_prog *pg = r->pg;
     const sc_instr *in = &pg->stream[d].v[k];
     size_t gi = r->offset[d] + k, SM = (size_t)pg->S * (size_t)pg->nmb;
-    char a[96], b[96];
+    char a[160], b[160];
     describe(r, d, k, a, sizeof a);
     if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb || in->frac <= 0 ||
         in->frac > SC_FRAC_ONE)
@@ -186,7 +127,7 @@ static sc_status prepare(replay *r)
             r->grp[gi] = -1;
             r->need[gi] = r->hwait[gi] = NONE;
             r->devof[gi] = d;
-            char a[96], b[96];
+            char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
                 if (sc_starts_group(sv->v, k))
                     ng++;
@@ -246,7 +187,7 @@ static sc_status prepare(replay *r)
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
             size_t gi = r->offset[d] + k;
-            char a[96], b[96];
+            char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
                 group *g = &r->groups[r->devs[d].gbase + r->grp[gi]];
                 if (g->count++ == 0)
@@ -321,6 +262,7 @@ static sc_status prepare(replay *r)
     }
     for (int i = 0; i < gtotal; i++)
         r->groups[i].remaining = r->groups[i].count;
+    st = sc_rcoll_prepare(pg, r->offset, &r->rc);
 done:
     free(send_at);
     free(recv_at);
@@ -398,6 +340,18 @@ static sc_status advance(replay *r, int d)
             }
             continue;
         }
+        if (sc_op_is_coll(in->op)) {
+            /* Posting a collective does not block the stream (replay_coll.h). */
+            sc_status st = sc_rcoll_post(r->rc, d, gi, D->tfree, r->t0, r->t1);
+            int e;
+            while (st == SC_OK && sc_rcoll_woken(r->rc, &e))
+                if (e != d)
+                    st = push_ev(r, EV_ADVANCE, e, 0);
+            if (st)
+                return st;
+            D->pc++;
+            continue;
+        }
         if (sc_op_is_host(in->op)) {
             /* Host copies wait for nothing on other devices: a copy starts
              * when posted and its channel is free; DROP waits for it. */
@@ -435,6 +389,13 @@ static sc_status advance(replay *r, int d)
             if (D->posted > 0)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
+        size_t cneed = sc_rcoll_need(r->rc, gi);
+        if (cneed != NONE) { /* a collective it reads (design.md §6) */
+            double t = sc_rcoll_done(r->rc, cneed);
+            if (t < 0)
+                return SC_OK; /* blocked until it completes */
+            ready = maxd(ready, t);
+        }
         double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));
         if (r->t0) {
             r->t0[gi] = ready;
@@ -444,79 +405,6 @@ static sc_status advance(replay *r, int d)
         D->pc++;
     }
     return SC_OK;
-}
-
-/* After a deadlock: walk from a stuck device along "waits for" edges until a
- * device repeats, and write the cycle into the error message. */
-static sc_status report_deadlock(replay *r)
-{
-    sc_prog *pg = r->pg;
-    int P = pg->P;
-    int *seen = calloc((size_t)P, sizeof(int));
-    int *waits = malloc((size_t)P * sizeof(int));
-    size_t *on = malloc((size_t)P * sizeof(size_t));
-    if (!seen || !waits || !on) {
-        free(seen);
-        free(waits);
-        free(on);
-        return sc_fail(pg, SC_ERR_NOMEM, "deadlock (out of memory describing it)");
-    }
-    int start = -1;
-    for (int d = 0; d < P; d++) {
-        dev *D = &r->devs[d];
-        waits[d] = -1;
-        if (D->head < D->posted) {
-            group *G = &r->groups[D->gbase + D->head];
-            for (int i = 0; i < G->count; i++) {
-                size_t k = G->first + (size_t)i;
-                if (!r->matched[k]) {
-                    waits[d] = r->devof[r->match[k]];
-                    on[d] = k;
-                    break;
-                }
-            }
-        }
-        if (waits[d] >= 0 && start < 0)
-            start = d;
-    }
-    char msg[sizeof pg->err];
-    size_t len = 0;
-    if (start < 0) {
-        /* Cannot happen with matched streams; say what is stuck. */
-        snprintf(msg, sizeof msg, "deadlock: no device can proceed");
-    } else {
-        int d = start, step = 1;
-        while (!seen[d] && waits[d] >= 0) {
-            seen[d] = step++;
-            d = waits[d];
-        }
-        int c = d; /* first device of the cycle */
-        len += (size_t)snprintf(msg + len, sizeof msg - len, "deadlock: ");
-        if (waits[d] < 0) {
-            char at[128];
-            describe(r, d, r->devs[d].pc, at, sizeof at);
-            snprintf(msg + len, sizeof msg - len, "%s cannot proceed", at);
-            d = -1;
-        } else
-        do {
-            char at[128], w[128];
-            if (d < 0)
-                break;
-            describe(r, d, r->devs[d].pc, at, sizeof at);
-            sc_instr_format(&pg->stream[d].v[on[d] - r->offset[d]], w, sizeof w);
-            if (len < sizeof msg)
-                len += (size_t)snprintf(msg + len, sizeof msg - len,
-                                        "%s: its running group's %s is unmatched, waits for d%d; ",
-                                        at, w, waits[d]);
-            d = waits[d];
-        } while (d != c && d >= 0);
-        if (d >= 0 && len < sizeof msg)
-            snprintf(msg + len, sizeof msg - len, "the cycle closes at d%d", c);
-    }
-    free(seen);
-    free(waits);
-    free(on);
-    return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
 }
 
 sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
@@ -568,8 +456,9 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     }
     for (int d = 0; d < P; d++) {
         dev *D = &r.devs[d];
-        if (D->pc < pg->stream[d].n || D->head < D->ngroups) {
-            st = report_deadlock(&r);
+        if (D->pc < pg->stream[d].n || D->head < D->ngroups ||
+            !sc_rcoll_channel_done(r.rc, d)) {
+            st = sc_replay_deadlock(&r);
             goto done;
         }
     }
@@ -585,6 +474,7 @@ done:
     free(r.devs);
     free(r.groups);
     free(r.ev);
+    sc_rcoll_free(r.rc);
     return st;
 }
 

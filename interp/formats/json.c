@@ -76,6 +76,17 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
             else if (sc_op_is_host(in->op))
                 fprintf(f, ", \"stage\": %d, \"mb\": %d, \"frac\": %.15g", in->stage, in->mb,
                         (double)in->frac / SC_FRAC_ONE);
+            else if (sc_op_is_coll(in->op)) {
+                sc_coll c;
+                sc_prog_coll(pg, in, &c);
+                if (c.op == SC_OP_ALLREDUCE)
+                    fprintf(f, ", \"red\": \"%s\"", sc_red_name(c.red));
+                else
+                    fprintf(f, ", \"root\": %d", c.root);
+                fprintf(f, ", \"what\": \"%s\", \"part\": %d, \"stage\": %d, \"mb\": %d, "
+                           "\"step\": %d, \"group\": %d, \"bytes\": %.15g",
+                        sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
+            }
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
@@ -110,6 +121,10 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
             fprintf(f, ",\n    ");
             dev_array(f, "", "step_makespan", sim->step_makespan, sim->steps);
             dev_array(f, ", ", "step_bubble_rate", sim->step_bubble, sim->steps);
+        }
+        if (sim->coll_busy) {
+            fprintf(f, ",\n    ");
+            dev_array(f, "", "coll_busy", sim->coll_busy, P);
         }
         fputc('}', f);
     }

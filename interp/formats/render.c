@@ -78,8 +78,8 @@ char *sc_render_dump(const sc_prog *pg)
         bprintf(&b, "):\n");
         int step = 0;
         for (size_t k = 0; k < n; k++) {
-            char t[96];
-            sc_instr_format(&v[k], t, sizeof t);
+            char t[128];
+            sc_prog_instr_format(pg, &v[k], t, sizeof t);
             /* A group that follows another without a pass between. */
             int split = sc_starts_group(v, k) && k > 0 && sc_op_is_transfer(v[k - 1].op);
             bprintf(&b, "%6zu  %s%s", k, t, split ? "  (new group)" : "");
@@ -130,6 +130,37 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
             on[ch] = k[ch] < n && sim->t0[base + k[ch]] < e;
         }
         bprintf(b, "%c", on[0] && on[1] ? '*' : on[0] ? '>' : on[1] ? '<' : '.');
+    }
+    return 1;
+}
+
+/* The row of a device's collective channel ("  c |..==^.|"): an all-reduce
+ * (=) or a broadcast (^) runs in the column, from its start (posted, and
+ * the channel free) to its completion. Nothing (0) without collectives. */
+static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size_t base,
+                    long cols, double unit)
+{
+    if (!sim->coll_busy)
+        return 0;
+    bprintf(b, "  c |");
+    size_t k = 0;
+    double free_at = 0, cs = 0;
+    while (k < n && !sc_op_is_coll(v[k].op))
+        k++;
+    if (k < n)
+        cs = sim->t0[base + k];
+    for (long c = 0; c < cols; c++) {
+        double a = c * unit, e = (c + 1) * unit;
+        /* Skip the collectives that ended before this column. */
+        while (k < n && sim->t1[base + k] <= a) {
+            free_at = sim->t1[base + k];
+            for (k++; k < n && !sc_op_is_coll(v[k].op); k++)
+                ;
+            if (k < n)
+                cs = sim->t0[base + k] > free_at ? sim->t0[base + k] : free_at;
+        }
+        int on = k < n && cs < e && sim->t1[base + k] > cs;
+        bprintf(b, "%c", on ? (v[k].op == SC_OP_ALLREDUCE ? '=' : '^') : '.');
     }
     return 1;
 }
@@ -188,6 +219,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
         bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
         if (host_row(&b, v, n, sim, sim->offset[d], cols, unit))
             bprintf(&b, "|  host %.4g\n", sim->host_peak ? sim->host_peak[d] : 0);
+        if (coll_row(&b, v, n, sim, sim->offset[d], cols, unit))
+            bprintf(&b, "|  collectives %.4g\n", sim->coll_busy[d]);
     }
     const char *u = sc_prog_seconds(pg) ? " s" : " time";
     bprintf(&b, "makespan %.6g%s  bubble %.2f%%  1 column = %.4g%s", sim->makespan,
@@ -199,6 +232,8 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
     if (sim->host)
         bprintf(&b, "; host link: > to the host, < back, * both");
+    if (sim->coll_busy)
+        bprintf(&b, "; collectives: = all-reduce, ^ broadcast");
     bprintf(&b, "\n");
     return finish(&b);
 }

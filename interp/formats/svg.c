@@ -78,14 +78,23 @@ static void step_lines(FILE *f, const sc_prog *pg, const sc_sim *sim, int ya, do
 
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
 {
+    return sc_svg_write_opts(f, pg, sim, title, NULL);
+}
+
+sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title,
+                            const sc_svg_opts *opts)
+{
     if (!sc_prog_is_lowered(pg) || !sim)
         return SC_ERR_ARG;
+    (void)opts;
     int P = sc_prog_devices(pg);
     double span = sim->makespan > 0 ? sim->makespan : 1, sx = PLOT_W / span, peak = 0;
     for (int d = 0; d < P; d++)
         peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
-    /* With offload, each band has a row of host copies under its transfers. */
-    int host = sim->host != NULL, band = BAND_H + (host ? XFER_H + GAP : 0);
+    /* With offload, each band has a row of host copies under its transfers;
+     * with collectives, a row of the device's collective channel. */
+    int host = sim->host != NULL, coll = sim->coll_busy != NULL;
+    int band = BAND_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
     int width = LEFT + PLOT_W + RIGHT, height = TOP + P * band + 30;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -115,11 +124,19 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                    "width=\"12\" height=\"5\" fill=\"#8e44ad\"/><text x=\"%d\" y=\"38\" "
                    "font-size=\"11\">reload</text>\n",
                 LEFT + 600, LEFT + 616, LEFT + 670, LEFT + 686);
+    if (coll)
+        fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#d35400\"/><text "
+                   "x=\"%d\" y=\"38\" font-size=\"11\">all-reduce</text><rect x=\"%d\" y=\"32\" "
+                   "width=\"12\" height=\"5\" fill=\"#2c3e50\"/><text x=\"%d\" y=\"38\" "
+                   "font-size=\"11\">broadcast</text>\n",
+                LEFT + 740, LEFT + 756, LEFT + 830, LEFT + 846);
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         int y = TOP + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
-        int ym = yx + XFER_H + GAP + MEM_H + (host ? XFER_H + GAP : 0);
+        int yc = yh + (host ? XFER_H + GAP : 0);
+        int ym = yx + XFER_H + GAP + MEM_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
+        double cfree = 0; /* the collective channel is free from */
         fprintf(f, "<g id=\"d%d\">\n<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
                    "d%d</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
                 d, LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, PLOT_W, ROW_H);
@@ -145,6 +162,16 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
                         x0, yx, w > 0.5 ? w : 0.5, XFER_H, in->op == SC_OP_SEND ? "#777" : "#444");
                 xml_text(f, name); /* "-> d1" */
                 fputs("</title></rect>\n", f);
+            } else if (sc_op_is_coll(in->op)) {
+                /* From its start (posted, the channel free) to its completion. */
+                double cs = sim->t0[g] > cfree ? sim->t0[g] : cfree;
+                cfree = sim->t1[g];
+                char cn[128];
+                sc_prog_instr_format(pg, in, cn, sizeof cn);
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
+                        LEFT + cs * sx, yc, (sim->t1[g] - cs) * sx > 0.5 ? (sim->t1[g] - cs) * sx : 0.5,
+                        XFER_H, in->op == SC_OP_ALLREDUCE ? "#d35400" : "#2c3e50", cn);
             } else if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
                 fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "fill-opacity=\"0.8\"><title>%s</title></rect>\n",

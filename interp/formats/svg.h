@@ -24,4 +24,13 @@
 
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title);
 
+/* Options of the picture (zero: the defaults). */
+typedef struct sc_svg_opts {
+    int width;        /* width of the plot in pixels; 0: from the content */
+    double from, to;  /* the time window drawn; to <= from: the whole step */
+} sc_svg_opts;
+
+sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title,
+                            const sc_svg_opts *opts);
+
 #endif

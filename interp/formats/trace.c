@@ -75,14 +75,48 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                    "%.15g, \"bubble_rate\": %.15g}}", k, pid, sim->step_end[k] * us, k,
                 sim->step_makespan[k] * us, sim->step_bubble[k]);
     }
+    int colls = 0; /* collectives: a thread per device for its channel */
+    for (int d = 0; d < P && !colls; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n && !colls; k++)
+            colls = sc_op_is_coll(v[k].op);
+    }
+    for (int d = 0; d < P && colls; d++) {
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                   "\"args\": {\"name\": \"d%d collectives\"}}", pid, 3 * P + d, d);
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+                   "\"args\": {\"sort_index\": %d}}", pid, 3 * P + d, 3 * P + d);
+    }
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         int step = 0;
+        double cprev = 0; /* the channel is free from */
         for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &v[k];
             size_t g = sim->offset[d] + k;
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
+            if (sc_op_is_coll(in->op)) {
+                /* From its start (posted, the channel free) to its completion. */
+                char cn[128];
+                sc_coll c;
+                sc_prog_instr_format(pg, in, cn, sizeof cn);
+                sc_prog_coll(pg, in, &c);
+                double cs = t0 > cprev ? t0 : cprev;
+                cprev = t1;
+                event_head(f, first);
+                fputs("{\"name\": ", f);
+                sc_json_string(f, cn);
+                fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
+                           "\"ts\": %.15g, \"dur\": %.15g, \"args\": {\"posted\": %.15g, "
+                           "\"stage\": %d, \"mb\": %d, \"step\": %d, \"bytes\": %.15g}}",
+                        sc_op_name(in->op), pid, 3 * P + d, cs, t1 - cs, t0, c.stage, c.mb,
+                        c.step, c.bytes);
+                continue;
+            }
             if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) && sim->host) {
                 char hn[96];
                 sc_instr_format(in, hn, sizeof hn);

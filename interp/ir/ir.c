@@ -25,6 +25,18 @@ static const char *const op_names[] = {
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
+static const char *const red_names[] = {
+#define X(name, text) text,
+    SC_REDS(X)
+#undef X
+};
+_Static_assert(sizeof(red_names) / sizeof(red_names[0]) == SC_RED_COUNT, "reduction table");
+
+const char *sc_red_name(int red)
+{
+    return (unsigned)red < SC_RED_COUNT ? red_names[red] : "?";
+}
+
 
 const char *sc_status_name(sc_status st)
 {
@@ -130,6 +142,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->w_keep = 1.0;
     pg->mem_limit = INFINITY;
     pg->off.ratio = SC_OFFLOAD_RATIO;
+    pg->coll_bw = INFINITY;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
     return pg;
@@ -164,6 +177,11 @@ void sc_prog_free(sc_prog *pg)
     free(pg->topt);
     free(pg->mem);
     sc_prog_free_offload_info(pg);
+    free(pg->coll);
+    for (int g = 0; g < pg->ngroups; g++)
+        free(pg->grp[g]);
+    free(pg->grp);
+    free(pg->ngrp);
     free(pg->off_frac);
     if (pg->off_levels)
         for (int s = 0; s < pg->S; s++)
@@ -200,6 +218,7 @@ void sc_prog_invalidate(sc_prog *pg)
         return; /* streams given as they are (sc_prog_push_stream) stay */
     for (int d = 0; d < pg->P; d++)
         pg->stream[d].n = 0;
+    pg->ncoll = 0; /* the streams' collectives go with them */
     pg->lowered = pg->verified = 0;
     pg->nmb = pg->m;
 }
@@ -409,6 +428,9 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
     if (in.op >= SC_OP_COUNT)
         return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
+    if (sc_op_is_coll(in.op))
+        return sc_fail(pg, SC_ERR_ARG, "device %d: a collective is given with its description "
+                       "(sc_prog_push_coll)", d);
     /* Each pass brings at most two transfers (in and out), each record three
      * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
      * OPTIM: more than that is not a lowered program. */
@@ -496,7 +518,19 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
                  in->op == SC_OP_SEND ? "->" : "<-", in->peer);
-    else if (sc_op_is_host(in->op))
+    else if (sc_op_is_coll(in->op)) {
+        char st[24] = "", mb[24] = "", part[24] = "";
+        if (in->stage >= 0)
+            snprintf(st, sizeof st, " s%d", in->stage);
+        if (in->mb >= 0)
+            snprintf(mb, sizeof mb, " mb%d", in->mb);
+        if (sc_coll_part(in))
+            snprintf(part, sizeof part, " part %d", sc_coll_part(in));
+        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op),
+                 in->op == SC_OP_ALLREDUCE ? " " : "",
+                 in->op == SC_OP_ALLREDUCE ? sc_red_name(in->dir) : "",
+                 sc_op_name(sc_coll_what(in)), st, mb, part);
+    } else if (sc_op_is_host(in->op))
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);
     else

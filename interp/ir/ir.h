@@ -58,7 +58,9 @@ int sc_status_exit_code(sc_status st);
 /* Instruction kinds. Compute passes come first (sc_op_is_compute). To add a
  * pass kind, add it here and give its cost and memory effect in ir_impl.h.
  * OFFLOAD, DROP and RELOAD move a fraction of an activation record to host
- * memory and back (offload.h, SPEC.md §8.5). */
+ * memory and back (offload.h, SPEC.md §8.5). ALLREDUCE and BCAST are
+ * collectives (design.md §6, SPEC.md §8.6): to add a collective kind, add it
+ * here, to sc_op_is_coll and to the ring factors of ir_impl.h. */
 #define SC_OPS(X)                                                       \
     X(F, "F")        /* forward of (stage, mb); allocates activation */ \
     X(B, "B")        /* backward for the input gradient */             \
@@ -70,7 +72,9 @@ int sc_status_exit_code(sc_status st);
     X(OPTIM, "OPTIM")   /* optimizer step */                        \
     X(OFFLOAD, "OFFLOAD") /* start copying part of a record to host */ \
     X(DROP, "DROP")     /* wait for that copy; free the device part */ \
-    X(RELOAD, "RELOAD") /* allocate it again; start copying it back */
+    X(RELOAD, "RELOAD") /* allocate it again; start copying it back */ \
+    X(ALLREDUCE, "ALLREDUCE") /* all-reduce (sum or max) over a group */ \
+    X(BCAST, "BCAST")   /* broadcast from a root to a group */
 
 typedef enum sc_op {
 #define X(name, text) SC_OP_##name,
@@ -82,6 +86,7 @@ typedef enum sc_op {
 #define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
 #define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
 #define sc_op_is_host(op) ((op) >= SC_OP_OFFLOAD && (op) <= SC_OP_RELOAD)
+#define sc_op_is_coll(op) ((op) == SC_OP_ALLREDUCE || (op) == SC_OP_BCAST)
 
 const char *sc_op_name(int op);
 
@@ -89,13 +94,30 @@ const char *sc_op_name(int op);
  * B(s+1) -> B(s) (B means B or BW). */
 enum { SC_DIR_ACT = 0, SC_DIR_GRAD = 1 };
 
+/* Reductions of an all-reduce (the `dir` field of an ALLREDUCE). */
+#define SC_REDS(X) X(SUM, "sum") X(MAX, "max")
+
+enum {
+#define X(name, text) SC_RED_##name,
+    SC_REDS(X)
+#undef X
+    SC_RED_COUNT
+};
+
+const char *sc_red_name(int red);
+
 /* One instruction: 16 bytes, plain data.
  *   compute: stage = the pass's stage, mb = its microbatch, peer = -1;
  *   SEND/RECV: stage = the stage that *consumes* the data, mb, dir, and
  *              peer = the other device;
  *   REDUCE/OPTIM: stage = mb = peer = -1;
  *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
- *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE). */
+ *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE);
+ *   ALLREDUCE/BCAST: dir = the reduction (SC_RED_*; 0 for BCAST), flags =
+ *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
+ *              stage and mb = the tag's, coll = the index of the rest of its
+ *              description in the program (root, members, step, size;
+ *              sc_prog_coll gives all of it). */
 typedef struct sc_instr {
     uint8_t op;
     uint8_t dir;
@@ -105,8 +127,15 @@ typedef struct sc_instr {
     union {
         int32_t peer;
         int32_t frac;
+        int32_t coll;
     };
 } sc_instr;
+
+/* The tag of a collective instruction: the pass kind whose output it
+ * carries and which of that pass's collectives it is (0..SC_COLL_MAX_PART). */
+#define SC_COLL_MAX_PART 15
+#define sc_coll_what(in) ((int)((in)->flags & 0xffu))
+#define sc_coll_part(in) ((int)(((in)->flags >> 8) & 0xfu))
 
 /* The whole record, for frac: fractions are fixed point with 30 bits. */
 #define SC_FRAC_ONE (1 << 30)
@@ -221,6 +250,55 @@ sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
  * applies; the program counts as lowered, and sc_verify_streams (or
  * sc_check) proves the streams as given. Do not mix with sc_prog_push. */
 sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in);
+/* A collective (design.md §6, SPEC.md §8.6), as a whole: what kind, its
+ * members, what it carries (the tag) and its size. Each member has one
+ * instruction for it in its stream; members must post the collectives of a
+ * group in the same order. */
+typedef struct sc_coll {
+    int op;        /* SC_OP_ALLREDUCE or SC_OP_BCAST */
+    int red;       /* all-reduce: SC_RED_SUM or SC_RED_MAX; 0 for a broadcast */
+    int what;      /* tag: the kind of the pass whose output it carries (an sc_op) */
+    int part;      /* tag: which of that pass's collectives, 0..SC_COLL_MAX_PART */
+    int stage, mb; /* tag: the pass's stage and microbatch (-1: none) */
+    int step;      /* tag: the training step (0 in a program of one step) */
+    int root;      /* broadcast: the device that sends; -1 for an all-reduce */
+    int group;     /* members: 0 = every device, else a group of sc_prog_add_group */
+    double bytes;  /* size of the buffer */
+} sc_coll;
+
+/* A group of member devices (n >= 1 distinct devices, in any order): its
+ * number (>= 1), or -1 with sc_errmsg() saying why. Group 0 is every
+ * device. */
+int sc_prog_add_group(sc_prog *pg, const int *devs, int n);
+/* Members of group g, ascending (*n of them); NULL for an unknown group. */
+const int *sc_prog_group(const sc_prog *pg, int g, int *n);
+int sc_prog_groups(const sc_prog *pg);
+/* Appends a collective instruction to device d's stream given as it is
+ * (as sc_prog_push_stream; the device need not be a member: the verifier
+ * says so). */
+sc_status sc_prog_push_coll(sc_prog *pg, int d, const sc_coll *c);
+/* The whole description of collective instruction `in` of this program. */
+void sc_prog_coll(const sc_prog *pg, const sc_instr *in, sc_coll *out);
+/* Cost of collectives: latency + factor * bytes / bandwidth, factor the
+ * ring algorithm's (all-reduce 2(n-1)/n, broadcast (n-1)/n of n members).
+ * Default latency 0, bandwidth infinite: collectives take no time. */
+sc_status sc_prog_set_coll_cost(sc_prog *pg, double latency, double bandwidth);
+double sc_prog_coll_latency(const sc_prog *pg);
+double sc_prog_coll_bandwidth(const sc_prog *pg);
+/* Simulated time of collective instruction `in`. */
+double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in);
+
+/* Formats instruction `in` of this program (sc_instr_format, and for a
+ * collective also its root, step and group). */
+void sc_prog_instr_format(const sc_prog *pg, const sc_instr *in, char *buf, size_t len);
+/* Which collective each instruction of device d's stream waits for:
+ * last[k] = the index of the latest collective instruction k reads (posted
+ * before it on d; a later one completes after the earlier ones on d's
+ * channel), or (size_t)-1. The reading rules are sc_coll_reads (ir_impl.h).
+ * SC_ERR_PROGRAM, with the instruction named in err, when one reads a
+ * collective not posted before it. */
+sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, size_t errlen);
+
 /* Drop device d's order (to rebuild it). */
 void sc_prog_clear_order(sc_prog *pg, int d);
 

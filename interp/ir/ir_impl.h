@@ -16,6 +16,13 @@ typedef struct sc_vec {
     size_t n, cap;
 } sc_vec;
 
+/* The part of a collective's description the instruction does not hold
+ * (sc_instr.coll indexes the program's array of them). */
+typedef struct sc_ctail {
+    int32_t root, group, step;
+    double bytes;
+} sc_ctail;
+
 struct sc_prog {
     int P, S, m;
     int *stage_dev; /* [S] placement */
@@ -43,11 +50,68 @@ struct sc_prog {
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
     int *off_nlevels;     /* [S] */
     sc_offload_info *off_info; /* what the last lowering moved, or NULL */
+    sc_ctail *coll;       /* [ncoll] collectives of the streams (sc_instr.coll) */
+    size_t ncoll, capcoll;
+    int **grp;            /* [ngroups] members of each group, ascending; grp[0]: all */
+    int *ngrp;            /* [ngroups] */
+    int ngroups;
+    double coll_lat, coll_bw; /* cost of collectives (sc_prog_set_coll_cost) */
     char err[768];
 };
 
 sc_status sc_vec_push(sc_vec *vec, sc_instr in);
 void sc_vec_free(sc_vec *vec);
+
+/* Appends collective c to vec (a stream of pg), its description to pg->coll.
+ * Checks the kind, reduction, tag part and group; not the members. */
+sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c);
+
+/* Ring factor of a collective kind: the fraction of the buffer each member
+ * sends (all-reduce 2(n-1)/n: reduce-scatter and all-gather; broadcast
+ * (n-1)/n, pipelined along the ring). Add a collective kind here. */
+static inline double sc_coll_factor(int op, int n)
+{
+    if (n <= 1)
+        return 0;
+    switch (op) {
+    case SC_OP_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case SC_OP_BCAST: return (double)(n - 1) / n;
+    default: return 0;
+    }
+}
+
+/* What an instruction reads from collectives (design.md §6: "a compute
+ * instruction waits only for the collectives whose results it reads"): the
+ * collectives tagged (what, stage, mb) with parts 0..part, all posted before
+ * it on its device; what < 0 means every collective posted before it. */
+typedef struct sc_cread {
+    int what, stage, mb, part;
+} sc_cread;
+#define SC_CREAD_MAX 4
+
+/* The reading rules, in one place: instruction `in` of device d reads the
+ * collectives rd[0..n) (returns n). OPTIM waits for every collective its
+ * device posted before it (the end of the step: a gradient norm or an
+ * inf/NaN flag is read by the optimizer). */
+static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc_cread *rd)
+{
+    (void)pg;
+    (void)d;
+    if (in->op == SC_OP_OPTIM) {
+        rd[0] = (sc_cread){-1, -1, -1, 0};
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether some instruction of the program may read a collective other than
+ * through OPTIM (then the replay maps readers even without collectives, so
+ * that a missing collective is reported). */
+static inline int sc_prog_reads_colls(const sc_prog *pg)
+{
+    (void)pg;
+    return 0;
+}
 
 /* Records a printf-style message as the program's error; returns st. */
 sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)

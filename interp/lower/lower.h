@@ -20,6 +20,12 @@
  * (SPEC.md, "Why lowered programs cannot hang"), zero costs included; the
  * verifier proves it anyway.
  *
+ * Collectives (SPEC.md §8.6) are appended to a stream with sc_coll_push
+ * (ir_impl.h). A lowering that adds them must post the collectives of each
+ * group in one global order on every member (the verifier refuses any
+ * other order), each after the pass whose data it carries on the members
+ * that run it and before every instruction that reads it (sc_coll_reads).
+ *
  * Precondition: sc_verify_passes(pg) == SC_OK. Lowering again after a
  * change rebuilds the streams. A dependency cycle among the orders is
  * reported as SC_ERR_PROGRAM with the cycle.

@@ -29,6 +29,7 @@ void sc_sim_free(sc_sim *sim)
     free(sim->step_end);
     free(sim->step_makespan);
     free(sim->step_bubble);
+    free(sim->coll_busy);
     free(sim);
 }
 
@@ -151,6 +152,30 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
     return SC_OK;
 }
 
+/* Busy time of every device's collective channel: a collective runs from
+ * its start (posted, and the previous one complete) to its completion. */
+static sc_status coll_busy(sc_prog *pg, sc_sim *sim)
+{
+    if (pg->ncoll == 0)
+        return SC_OK;
+    sim->coll_busy = calloc((size_t)pg->P, sizeof(double));
+    if (!sim->coll_busy)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    for (int d = 0; d < pg->P; d++) {
+        double prev = 0;
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            if (!sc_op_is_coll(pg->stream[d].v[k].op))
+                continue;
+            size_t g = sim->offset[d] + k;
+            double start = sim->t0[g] > prev ? sim->t0[g] : prev;
+            sim->coll_busy[d] += sim->t1[g] - start;
+            prev = sim->t1[g];
+            sim->colls++;
+        }
+    }
+    return SC_OK;
+}
+
 sc_status sc_simulate(sc_prog *pg, sc_sim **out)
 {
     *out = NULL;
@@ -177,7 +202,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
     sim->mem = malloc((sim->offset[P] + 1) * sizeof(double));
     if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->mem)
         goto nomem;
-    if ((st = host_memory(pg, sim)) != SC_OK) {
+    if ((st = host_memory(pg, sim)) != SC_OK || (st = coll_busy(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
         return st;
     }

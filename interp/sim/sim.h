@@ -33,6 +33,9 @@
  *                last OPTIM of it), its share of the makespan and its own
  *                bubble rate; makespan and bubble_rate above are those of
  *                all steps together (the bubble across steps).
+ *   coll_busy[d] time device d's collective channel is busy: each of its
+ *                collectives from its start (posted, and the device's
+ *                previous collective complete) to its completion (t1).
  *
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
  */
@@ -60,6 +63,9 @@ typedef struct sc_sim {
     double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */
     double *step_bubble;   /* [steps] bubble rate of the step alone: each device's span
                             * from its first to its last pass of the step */
+    /* Collectives; NULL (and 0) when no stream holds one: */
+    double *coll_busy;     /* [P] */
+    size_t colls;          /* collective instructions, all devices */
 } sc_sim;
 
 /* Link usage over time: the fraction of each of n equal slices of

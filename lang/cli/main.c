@@ -42,25 +42,6 @@
 #define EXIT_USAGE 2
 #define EXIT_RECIPE 8
 
-static const char usage_text[] =
-    "usage: stagecraft [COMMAND] ...\n"
-    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
-    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
-    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
-    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
-    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
-    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
-    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
-    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
-    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
-    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
-    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
-    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
-    "FILE.lua, or anywhere after a command):\n"
-    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
-    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
-    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
 
 typedef struct opts {
     const char *cmd, *recipe;
@@ -512,12 +493,17 @@ static int cmd_script(lua_State *L, int argc, char **argv)
         return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
-    if (file)
+    if (file) {
         sc_sandbox_apply(L, -1, file);
+        sc_sandbox_enter(L, file); /* files the script writes: in its folder */
+    }
     sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
         lua_pushstring(L, argv[i]);
-    if (run_chunk(L, argc - 2) != LUA_OK)
+    rc = run_chunk(L, argc - 2);
+    if (file)
+        sc_sandbox_leave(L);
+    if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
     return 0;
 }
@@ -574,7 +560,7 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
                strcmp(argv[1], "help") == 0) {
-        fputs(usage_text, stdout);
+        fputs(sc_usage, stdout);
         rc = 0;
     } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
                strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||

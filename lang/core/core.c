@@ -85,3 +85,24 @@ static int raise(lua_State *L, sc_status st, const char *msg)
 }
 
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg) { return raise(L, st, msg); }
+
+/* The command line's usage (stagecraft --help; the REPL's ":help commands"). */
+const char sc_usage[] =
+    "usage: stagecraft [COMMAND] ...\n"
+    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
+    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
+    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
+    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
+    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
+    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
+    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
+    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
+    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
+    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
+    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
+    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
+    "FILE.lua, or anywhere after a command):\n"
+    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
+    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
+    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
+    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";

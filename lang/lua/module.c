@@ -144,6 +144,23 @@ static int l_say(lua_State *L)
     return 0;
 }
 
+/* sc._enter(recipe), sc._leave(): the evaluation of a recipe's chunk, for
+ * the sandbox's rule on files written (sandbox.h). */
+static int l_enter(lua_State *L)
+{
+    const char *r = luaL_checkstring(L, 1);
+    size_t len;
+    int stdlib = !is_path(r) && r[0] != '_' && sc_stdlib_source(r, &len);
+    sc_sandbox_enter(L, stdlib ? NULL : r);
+    return 0;
+}
+
+static int l_leave(lua_State *L)
+{
+    sc_sandbox_leave(L);
+    return 0;
+}
+
 static int l_isprogram(lua_State *L)
 {
     lua_pushboolean(L, sc_lua_toprog(L, 1) != NULL);
@@ -162,12 +179,15 @@ static const luaL_Reg module_funcs[] = {
     {"_near", l_near},
     {"_unknown_fields", l_unknown_fields},
     {"_say", l_say},
+    {"_enter", l_enter},
+    {"_leave", l_leave},
     {NULL, NULL},
 };
 
 int luaopen_stagecraft(lua_State *L)
 {
     sc_lua_open_program(L);
+    sc_lua_open_export(L);
     luaL_newlib(L, module_funcs);
     sc_lua_open_block(L);
     sc_lua_open_costs(L);

@@ -584,6 +584,14 @@ void sc_lua_open_block(lua_State *L)
         lua_pushvalue(L, mod);
         luaL_setfuncs(L, methods, 1);
         lua_setfield(L, -2, "__methods");
+        /* The fields l_block_index serves (REPL completion, :help block). */
+        static const char *const fields[] = {"devices", "stages", "interval", "slots"};
+        lua_createtable(L, 4, 0);
+        for (int i = 0; i < 4; i++) {
+            lua_pushstring(L, fields[i]);
+            lua_seti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "__fields");
     }
     lua_pop(L, 1);
     lua_pushcfunction(L, l_block);

@@ -34,6 +34,10 @@ int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *con
 extern const char *const sc_program_fields[], *const sc_block_fields[];
 extern const char *const sc_block_table_fields[];
 
+/* prog_export.c: adds p:export, p:svg, p:trace to the Program's methods
+ * (after sc_lua_open_program). */
+void sc_lua_open_export(lua_State *L);
+
 /* program.c: sc.program{...}, and the Program type's metatable. */
 int sc_lua_program(lua_State *L);
 void sc_lua_open_program(lua_State *L);

@@ -66,6 +66,12 @@ static void history_open(void)
         return;
     snprintf(history_path, n, "%s/%s", home, HISTORY_FILE);
     using_history();
+    /* A multi-line chunk stays one entry: each entry is written after a
+     * timestamp line, and the lines up to the next timestamp are read back
+     * as one entry. */
+    history_comment_char = '#'; /* timestamps are "#SECONDS" lines */
+    history_write_timestamps = 1;
+    history_multiline_entries = 1;
     if (read_history(history_path) != 0)
         write_history(history_path); /* create it, so that appending works */
 }
@@ -80,10 +86,20 @@ static void history_add(const char *chunk)
         append_history(1, history_path);
 }
 
+/* Keeps the file to its last HISTORY_MAX entries, whole entries (the
+ * file's lines are not entries: history_truncate_file would cut one). The
+ * file is read again, so entries other sessions appended are kept. */
 static void history_close(void)
 {
-    if (history_path)
-        history_truncate_file(history_path, HISTORY_MAX);
+    if (history_path) {
+        clear_history();
+        if (read_history(history_path) == 0 && history_length > HISTORY_MAX) {
+            stifle_history(HISTORY_MAX);
+            write_history(history_path);
+            unstifle_history();
+        }
+        clear_history();
+    }
     free(history_path);
     history_path = NULL;
 }
@@ -351,84 +367,6 @@ static void completion_setup(void) {}
 static void completion_free(void) {}
 #endif
 
-/* ---- :help ------------------------------------------------------------------- */
-
-static const struct topic {
-    const char *name, *text;
-} topics[] = {
-    {"recipes",
-     "A recipe is a Lua chunk that declares its parameters and returns a Program:\n"
-     "  local P = sc.params { doc = \"my schedule\", {\"p\", 4, \"devices\"}, {\"m\", 8, \"microbatches\"}, sc.COSTS }\n"
-     "  return sc.program { p = P.p, m = P.m, rule = \"1f1b\" }\n"
-     "sc.load(\"zb-h1\", {p = 4, m = 8}) evaluates a stdlib recipe or a file; `stagecraft list`\n"
-     "names the stdlib recipes (gpipe, 1f1b, interleaved, zb-h1, zb-h2) and their parameters."},
-    {"program",
-     "sc.program { p = P, m = M [, v = V] [, placement = ...] [, tf/tb/tw/tcomm/mem/w_keep]\n"
-     "             and exactly one of order = ..., rule = \"name\", block = {...} }\n"
-     "A Program p: p:check(), p:valid(), p:sim() (makespan, bubble_rate, peak_memory ...),\n"
-     "p:timeline([width]), p:dump(), p:order(d), p:summary(); fields p.devices, p.stages,\n"
-     "p.microbatches, p.placement. Typing p at the prompt prints its summary."},
-    {"order",
-     "An ordered program gives each device's passes in order, as a function(d) or a list:\n"
-     "  order = function(d) return \"F0 F1 B0 W0 F2 B1 W1 B2 W2\" end\n"
-     "Tokens: F, B (input gradient), W (weight gradient), BW (both fused), then the\n"
-     "microbatch, then .CHUNK for a device's later stages (F3.1). '#' starts a comment."},
-    {"block",
-     "A building block gives the start offset of each pass of microbatch 0 per stage and an\n"
-     "interval T; microbatch i is the block shifted by i*T, then squeezed:\n"
-     "  block = { interval = 3, F = {0, 1, 2, 3}, B = {...}, W = {...} }   (or BW = {...})\n"
-     "Two passes of one device must not collide modulo T; dependencies must hold in the block."},
-    {"rules", "rule = \"gpipe\" | \"1f1b\" | \"interleaved\" | \"zb-h1\" | \"zb-h2\" (sc.rules()):\n"
-              "a handcrafted order computed in C for the program's p, m and v."},
-    {"placement",
-     "Stages 0..S-1 (S = p*v) sit on devices: placement = \"loop\" (s mod p, the default),\n"
-     "\"v\" (chunk 0 goes down 0..p-1, chunk 1 comes back; needs v = 2), or a list of devices."},
-    {"costs",
-     "Costs are per device share of the model: tf, tb, tw (numbers, or lists of S per-stage\n"
-     "values), tcomm the time of one transfer. Compute and communication overlap.\n"
-     "sc.COSTS declares tf tb tw tcomm w_keep as recipe parameters (-D tf=1.5)."},
-    {"memory",
-     "Memory is in units: one microbatch's activations of a device's share of the model.\n"
-     "F adds its stage's units (mem), B frees (1 - w_keep) of them, W frees the rest,\n"
-     "BW frees all. p:sim().peak_memory lists the peak of each device.\n"
-     "Offload moves records to the host and back: sc.program{..., offload = \"all\"} (or\n"
-     "{policy = \"selective\", chunks = 1, ratio = 0.25}, or function(life) return q end);\n"
-     "p:sim().offload has the peaks without it, host memory and link usage (SPEC.md §19)."},
-    {"sim",
-     "p:sim() verifies, then replays the streams with the costs: makespan, bubble_rate\n"
-     "= 1 - max busy / max span, peak_memory, busy, start, finish, instructions."},
-    {"commands",
-     "stagecraft list | check | sim [--json] | show [--ascii|--dump|--svg F|--trace F] RECIPE [-D k=v]...\n"
-     "stagecraft export RECIPE --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
-     "stagecraft import FILE.csv [--json|--dump]    a PyTorch pipelining schedule, verified and simulated\n"
-     "stagecraft FILE.lua [args]                    run a script"},
-    {"repl",
-     "Type an expression to see its value, or a statement; an unfinished chunk continues\n"
-     "on the next line (>>). TAB completes globals and fields (sc.<TAB>, p:<TAB>).\n"
-     "Ctrl-C interrupts a running evaluation or drops the line; Ctrl-D or :quit leaves.\n"
-     "History is kept in ~/.stagecraft_history."},
-};
-
-static void help(const char *topic)
-{
-    size_t nt = sizeof topics / sizeof topics[0];
-    while (*topic == ' ')
-        topic++;
-    for (size_t i = 0; *topic && i < nt; i++)
-        if (strcmp(topics[i].name, topic) == 0) {
-            puts(topics[i].text);
-            return;
-        }
-    if (*topic)
-        printf("no help on '%s'.\n", topic);
-    puts("stagecraft: a language for pipeline-parallel training schedules; the module is 'sc'.\n"
-         "  p = sc.load(\"zb-h1\", {p = 4, m = 8})   then type p, p:sim(), p:timeline()\n"
-         ":help TOPIC for more, TOPIC one of:");
-    for (size_t i = 0; i < nt; i++)
-        printf("%s%s", i ? ", " : "  ", topics[i].name);
-    puts("\n:quit leaves (or Ctrl-D).");
-}
-
 /* ---- evaluation -------------------------------------------------------------- */
 
 static int msghandler(lua_State *L)
@@ -470,6 +408,19 @@ static void print_value(lua_State *L, int i, int color)
             return;
         }
         lua_pop(L, 1);
+    }
+    if (lua_type(L, i) == LUA_TTABLE) { /* sc.pretty: nested, sorted, bounded */
+        lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+        lua_getfield(L, -1, "stagecraft");
+        lua_getfield(L, -1, "pretty");
+        lua_pushvalue(L, i);
+        lua_pushinteger(L, 100);
+        int ok = lua_pcall(L, 2, 1, 0) == LUA_OK && lua_isstring(L, -1);
+        if (ok)
+            fputs(lua_tostring(L, -1), stdout);
+        lua_pop(L, 3);
+        if (ok)
+            return;
     }
     fputs(luaL_tolstring(L, i, NULL), stdout);
     lua_pop(L, 1);
@@ -526,7 +477,7 @@ int sc_repl(lua_State *L)
         if (!chunk && line[0] == ':') {
             history_add(line);
             if (strncmp(line, ":help", 5) == 0 && (line[5] == 0 || line[5] == ' '))
-                help(line + 5);
+                sc_repl_help(L, line + 5);
             else if (strcmp(line, ":quit") == 0 || strcmp(line, ":q") == 0) {
                 free(line);
                 break;

@@ -20,4 +20,8 @@
 
 int sc_repl(lua_State *L);
 
+/* help.c: ":help [TOPIC]" on stdout; lists of recipes, rules, methods and
+ * commands come from where they are defined, not from a copy. */
+void sc_repl_help(lua_State *L, const char *topic);
+
 #endif

@@ -6,22 +6,22 @@
  * change what the next sandbox sees. The functions that touch files
  * (dofile, loadfile, require, sc.load) are C closures holding the sandbox
  * and its folder; a path is allowed when its lexically normalized form and
- * its real path (symbolic links resolved) both lie inside the folder.
+ * its real path (symbolic links resolved) both lie inside the folder
+ * (paths.c, which also holds the rule for files written).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "sandbox.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "sandbox_impl.h"
 
 #define SNAPSHOT_KEY "stagecraft.sandbox_snapshot"
 #define TRUSTED_KEY "stagecraft.trusted"
-#define HINT " (stagecraft --trust lifts the sandbox)"
 
 /* Upvalues of the closures below. */
 #define UV_ENV lua_upvalueindex(1)
@@ -41,21 +41,6 @@ static const char *const os_refused[] = {"execute", "exit",    "getenv",    "rem
                                          "rename",  "tmpname", "setlocale", NULL};
 static const char *const global_refused[] = {"io", "debug", "package", "warn", NULL};
 static const char *const string_refused[] = {"dump", NULL};
-
-/* Raises "FILE:LINE: sandbox: ..." with the sandbox's exit code. */
-static int violation(lua_State *L, const char *fmt, ...)
-{
-    luaL_where(L, 1);
-    lua_pushliteral(L, "sandbox: ");
-    va_list ap;
-    va_start(ap, fmt);
-    lua_pushvfstring(L, fmt, ap);
-    va_end(ap);
-    lua_pushliteral(L, HINT);
-    lua_concat(L, 4);
-    sc_lua_mark(L, -1, SC_EXIT_SANDBOX);
-    return lua_error(L);
-}
 
 /* Copies the table at idx, with tables inside it, `depth` levels deep. */
 static void copy_table(lua_State *L, int idx, int depth, const char *skip)
@@ -123,41 +108,6 @@ int sc_sandbox_trusted(lua_State *L)
 
 /* ---- paths ------------------------------------------------------------- */
 
-static int inside_root(const char *path, const char *root)
-{
-    size_t n = strlen(root);
-    if (n == 1 && root[0] == '/')
-        return path[0] == '/';
-    return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == 0);
-}
-
-/* Normalizes an absolute path in place: no ".", "..", or double slashes. */
-static void normalize(char *p)
-{
-    char *out = p, *in = p;
-    while (*in) {
-        while (*in == '/')
-            in++;
-        char *seg = in;
-        while (*in && *in != '/')
-            in++;
-        size_t len = (size_t)(in - seg);
-        if (len == 0 || (len == 1 && seg[0] == '.'))
-            continue;
-        if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-            while (out > p && *--out != '/')
-                ;
-            continue;
-        }
-        *out++ = '/';
-        memmove(out, seg, len);
-        out += len;
-    }
-    if (out == p)
-        *out++ = '/';
-    *out = 0;
-}
-
 /* The real path of `path` (relative paths are relative to the folder) when
  * it lies inside the folder; raises a sandbox error when it does not.
  * Returns NULL when the file does not exist (message pushed). The result
@@ -166,7 +116,7 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
 {
     const char *root = lua_tostring(L, UV_ROOT);
     if (!root) {
-        violation(L, "%s('%s'): a recipe from the stdlib reads no files", what, path);
+        sc_sandbox_violation(L, "%s('%s'): a recipe from the stdlib reads no files", what, path);
         return NULL;
     }
     if (path[0] == '/')
@@ -177,9 +127,9 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
     const char *joined = lua_tolstring(L, -1, &len);
     char *norm = lua_newuserdatauv(L, len + 2, 0);
     memcpy(norm, joined, len + 1);
-    normalize(norm);
-    if (!inside_root(norm, root)) {
-        violation(L, "%s('%s'): a recipe may read files in its own folder only (%s)", what, path,
+    sc_sandbox_normalize(norm);
+    if (!sc_sandbox_inside(norm, root)) {
+        sc_sandbox_violation(L, "%s('%s'): a recipe may read files in its own folder only (%s)", what, path,
                   root);
         return NULL;
     }
@@ -189,11 +139,11 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
         lua_pushfstring(L, "cannot open %s", path);
         return NULL;
     }
-    int ok = inside_root(real, root);
+    int ok = sc_sandbox_inside(real, root);
     lua_pushstring(L, real);
     free(real);
     if (!ok) {
-        violation(L, "%s('%s'): the file lies outside the recipe's folder (%s)", what, path,
+        sc_sandbox_violation(L, "%s('%s'): the file lies outside the recipe's folder (%s)", what, path,
                   root);
         return NULL;
     }
@@ -219,7 +169,7 @@ static void check_mode(lua_State *L, int idx, const char *what)
 {
     const char *mode = luaL_optstring(L, idx, "t");
     if (!strchr(mode, 't'))
-        violation(L, "%s: mode '%s': binary chunks are refused", what, mode);
+        sc_sandbox_violation(L, "%s: mode '%s': binary chunks are refused", what, mode);
 }
 
 /* ---- the sandbox's functions ------------------------------------------ */
@@ -232,7 +182,7 @@ static int sb_load(lua_State *L)
     size_t len;
     const char *s = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
     if (s && len > 0 && s[0] == LUA_SIGNATURE[0])
-        return violation(L, "load: binary chunks are refused");
+        return sc_sandbox_violation(L, "load: binary chunks are refused");
     check_mode(L, 3, "load");
     lua_settop(L, 4);
     int base = lua_gettop(L);
@@ -332,7 +282,7 @@ static int sb_require(lua_State *L)
         call_loader(L, name, lua_tostring(L, -2));
     } else {
         if (!module_name_ok(name))
-            return violation(L, "require('%s'): a module name is words joined by dots", name);
+            return sc_sandbox_violation(L, "require('%s'): a module name is words joined by dots", name);
         luaL_Buffer b;
         luaL_buffinit(L, &b);
         for (const char *p = name; *p; p++)
@@ -349,7 +299,7 @@ static int sb_require(lua_State *L)
             }
         }
         if (!real)
-            return violation(L,
+            return sc_sandbox_violation(L,
                              "module '%s' not found: a recipe may require Lua files in its "
                              "folder and the stdlib; C modules are refused",
                              name);
@@ -375,7 +325,7 @@ static int sb_collectgarbage(lua_State *L)
         lua_pushboolean(L, lua_gc(L, LUA_GCISRUNNING, 0));
         return 1;
     }
-    return violation(L, "collectgarbage('%s') is refused (only 'count' and 'isrunning')", opt);
+    return sc_sandbox_violation(L, "collectgarbage('%s') is refused (only 'count' and 'isrunning')", opt);
 }
 
 /* setmetatable(t, mt) without __gc: Lua runs finalizers with hooks off, so
@@ -386,7 +336,7 @@ static int sb_setmetatable(lua_State *L)
     if (lua_type(L, 2) == LUA_TTABLE) {
         lua_pushliteral(L, "__gc");
         if (lua_rawget(L, 2) != LUA_TNIL)
-            return violation(L, "setmetatable: finalizers (__gc) are refused");
+            return sc_sandbox_violation(L, "setmetatable: finalizers (__gc) are refused");
         lua_pop(L, 1);
     }
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -464,7 +414,7 @@ static int refused_index(lua_State *L)
     if (lua_type(L, 2) == LUA_TSTRING) {
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
-            return violation(L, "%s%s is not available to recipes",
+            return sc_sandbox_violation(L, "%s%s is not available to recipes",
                              lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, 2));
     }
     return 0;

@@ -50,4 +50,25 @@ int sc_sandbox_trusted(lua_State *L);
  * Raises a Lua error on out of memory. */
 void sc_sandbox_apply(lua_State *L, int idx, const char *file);
 
+/* Files a program's methods write (p:svg(file), p:trace(file),
+ * p:export(fmt, file)) follow the sandbox's rule for files: while sandboxed
+ * code is being evaluated (between sc_sandbox_enter and sc_sandbox_leave),
+ * the path must lie inside the folder of the recipe or script being
+ * evaluated (lexically and with links resolved, as for reading) and must
+ * not end in ".lua" (a recipe never rewrites recipes); a stdlib recipe
+ * writes no files. Outside any sandboxed evaluation (the REPL, stdin,
+ * --trust), any path. The window, not the caller's _ENV, decides: code that
+ * has no _ENV of its own (a coroutine, a local function) is covered too.
+ *
+ *   sc_sandbox_enter(L, "x/recipe.lua");   // NULL: a stdlib recipe
+ *   ... run the chunk under lua_pcall ...
+ *   sc_sandbox_leave(L);
+ *
+ * sc_sandbox_write_path raises a "sandbox: ..." error (exit code 10) when
+ * the path is refused; else it returns the path to write (the normalized
+ * path inside the folder, or `path` itself), pushed on the stack. */
+void sc_sandbox_enter(lua_State *L, const char *file);
+void sc_sandbox_leave(lua_State *L);
+const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what);
+
 #endif

@@ -16,6 +16,14 @@
  * sc_run checks any other program before choosing this transport, so the
  * order pairs the same transfers as the tags would.
  *
+ * Collectives (SPEC.md §8.6) run on a second communicator (ncclCommSplit of
+ * the first, same ranks) and a second stream of their own, so that they
+ * overlap the P2P groups as the verifier's two channels do:
+ * ncclAllReduce in place or ncclBroadcast, after the compute queued when
+ * the collective starts (the same event as the groups), completion an event
+ * on that stream. NCCL's own rule, that every rank calls the collectives
+ * of a communicator in the same order, is what the verifier proves.
+ *
  * Never hanging. The communicators are non-blocking (config.blocking = 0):
  * no NCCL call waits for a peer. ncclGroupEnd may return ncclInProgress, the
  * operations being enqueued in the background (connections to a new peer
@@ -45,7 +53,9 @@ typedef struct ndev {
     cudaStream_t comm;
     cudaEvent_t mark;      /* compute progress when a group is posted */
     ncclComm_t nc;
-    int dead;              /* its communicator was aborted */
+    ncclComm_t cc;         /* the collectives' communicator */
+    cudaStream_t cstream;  /* the collectives' stream */
+    int dead;              /* its communicators were aborted */
 } ndev;
 
 typedef struct ngroup {
@@ -89,6 +99,9 @@ static void kill_comm(ndev *v)
         return;
     v->dead = 1;
     (void)sc_cuda_use(v->gpu);
+    if (v->cc)
+        ncclCommAbort(v->cc);
+    v->cc = NULL;
     ncclCommAbort(v->nc);
     v->nc = NULL;
 }
@@ -158,11 +171,10 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
     return SC_OK;
 }
 
-static sc_status nc_test(void *ctx, int dev, void *group, int *done)
+/* Whether group (or collective) g of device v on communicator nc and
+ * stream st has completed. */
+static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_t st, int *done)
 {
-    nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
-    ngroup *g = group;
     cudaError_t err_;
     *done = 0;
     if (!v)
@@ -172,15 +184,15 @@ static sc_status nc_test(void *ctx, int dev, void *group, int *done)
         return SC_ERR_RUNTIME;
     }
     ncclResult_t ae = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+    ncclResult_t r = ncclCommGetAsyncError(nc, &ae);
     if (r != ncclSuccess)
         return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", ncclGetErrorString(r));
     if (ae != ncclSuccess && ae != ncclInProgress)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, v->nc));
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
     if (!g->enqueued) {
         if (ae == ncclInProgress)
             return SC_OK;
-        if (!CUDA_OK(v, sc_cuda_use(v->gpu)) || !CUDA_OK(v, cudaEventRecord(g->ev, v->comm)))
+        if (!CUDA_OK(v, sc_cuda_use(v->gpu)) || !CUDA_OK(v, cudaEventRecord(g->ev, st)))
             return SC_ERR_RUNTIME;
         g->enqueued = 1;
     }
@@ -193,20 +205,36 @@ static sc_status nc_test(void *ctx, int dev, void *group, int *done)
     return SC_OK;
 }
 
-static sc_status nc_wait(void *ctx, int dev, void *group)
+static sc_status nc_test(void *ctx, int dev, void *group, int *done)
 {
     nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    *done = 0;
+    return v ? test_on(c, v, group, v->nc, v->comm, done) : SC_ERR_ARG;
+}
+
+static sc_status nc_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    *done = 0;
+    return v ? test_on(c, v, h, v->cc, v->cstream, done) : SC_ERR_ARG;
+}
+
+/* Polls test until done, an error, or the timeout. */
+static sc_status poll_wait(nctx *c, int dev, void *group,
+                           sc_status (*test)(void *, int, void *, int *), const char *what)
+{
     double deadline = sc_cuda_now() + c->timeout_s;
     for (long spin = 0;; spin++) {
         int done = 0;
-        sc_status st = nc_test(ctx, dev, group, &done);
+        sc_status st = test(c, dev, group, &done);
         if (st || done)
             return st;
         if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
             char m[256];
-            snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a transfer group; a peer "
-                     "is gone or stuck: giving up (ncclCommAbort on every device)", dev,
-                     c->timeout_s);
+            snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a %s; a peer is gone or "
+                     "stuck: giving up (ncclCommAbort on every device)", dev, c->timeout_s, what);
             set_fail(c, m);
             kill_comm(dev_of(c, dev));
             return SC_ERR_RUNTIME;
@@ -214,6 +242,55 @@ static sc_status nc_wait(void *ctx, int dev, void *group)
         if (spin > 64)
             nanosleep(&(struct timespec){0, 20000}, NULL);
     }
+}
+
+static sc_status nc_wait(void *ctx, int dev, void *group)
+{
+    return poll_wait(ctx, dev, group, nc_test, "transfer group");
+}
+
+static sc_status nc_coll_wait(void *ctx, int dev, void *h)
+{
+    return poll_wait(ctx, dev, h, nc_coll_test, "collective");
+}
+
+/* A collective on the second communicator and stream, after the compute
+ * queued so far (which produced its buffer). */
+static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    cudaError_t err_;
+    ngroup *g = calloc(1, sizeof *g);
+    *h = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    if (!v)
+        return SC_ERR_ARG;
+    if (is_aborted(c)) {
+        kill_comm(v);
+        return SC_ERR_RUNTIME;
+    }
+    if (!CUDA_OK(v, sc_cuda_use(v->gpu)) ||
+        !CUDA_OK(v, cudaEventCreateWithFlags(&g->ev, cudaEventDisableTiming)) ||
+        !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
+        !CUDA_OK(v, cudaStreamWaitEvent(v->cstream, v->mark, 0)))
+        return SC_ERR_RUNTIME;
+    ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
+    ncclResult_t r = x->op == SC_OP_BCAST
+                         ? ncclBroadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
+                         : ncclAllReduce(x->buf, x->buf, x->count, t,
+                                         x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
+                                         v->cstream);
+    if (r != ncclSuccess && r != ncclInProgress)
+        return fail_dev(c, v, __LINE__, x->op == SC_OP_BCAST ? "ncclBroadcast" : "ncclAllReduce",
+                        nccl_why(r, v->cc));
+    if (r == ncclSuccess) {
+        if (!CUDA_OK(v, cudaEventRecord(g->ev, v->cstream)))
+            return SC_ERR_RUNTIME;
+        g->enqueued = 1;
+    }
+    return SC_OK;
 }
 
 static void nc_release(void *ctx, int dev, void *group)
@@ -250,6 +327,10 @@ static const struct sc_transport_ops nccl_ops = {
     .release = nc_release,
     .abort = nc_abort,
     .errmsg = nc_errmsg,
+    .coll_start = nc_coll_start,
+    .coll_test = nc_coll_test,
+    .coll_wait = nc_coll_wait,
+    .coll_release = nc_release,
 };
 
 /* Polls every live communicator until none is ncclInProgress; the timeout
@@ -263,10 +344,14 @@ static sc_status settle(nctx *c, const char *what)
             ndev *v = &c->d[i];
             if (v->dead || !v->nc)
                 continue;
-            ncclResult_t ae = ncclSuccess;
+            ncclResult_t ae = ncclSuccess, ae2 = ncclSuccess;
             ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
             if (r != ncclSuccess)
                 ae = r;
+            if (v->cc && (r = ncclCommGetAsyncError(v->cc, &ae2)) != ncclSuccess)
+                ae2 = r;
+            if (ae == ncclSuccess || ae == ncclInProgress)
+                ae = ae2 == ncclSuccess ? ae : ae2;
             if (ae == ncclInProgress)
                 busy = 1;
             else if (ae != ncclSuccess) {
@@ -303,20 +388,28 @@ void sc_cuda_nccl_free(sc_transport *tp)
     if (!c->aborted) {
         /* A clean end: flush (ncclCommFinalize, non-blocking), then destroy. */
         for (int i = 0; i < c->n; i++)
-            if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess)
+            if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess) {
                 (void)ncclCommFinalize(c->d[i].nc); /* a failure shows in settle */
+                if (c->d[i].cc)
+                    (void)ncclCommFinalize(c->d[i].cc);
+            }
         live = settle(c, "finalizing the communicators") == SC_OK;
     }
     for (int i = 0; i < c->n; i++) {
         ndev *v = &c->d[i];
-        if (live && v->nc && !v->dead)
+        if (live && v->nc && !v->dead) {
+            if (v->cc)
+                ncclCommDestroy(v->cc);
             ncclCommDestroy(v->nc);
-        else
+        } else {
             kill_comm(v);
+        }
         if (sc_cuda_use(v->gpu) != cudaSuccess)
             continue;
         if (v->comm)
             cudaStreamDestroy(v->comm);
+        if (v->cstream)
+            cudaStreamDestroy(v->cstream);
         if (v->mark)
             cudaEventDestroy(v->mark);
     }
@@ -393,6 +486,7 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
         if ((e = sc_cuda_use(v->gpu)) != cudaSuccess ||
             (call = "cudaStreamCreateWithFlags",
              e = cudaStreamCreateWithFlags(&v->comm, cudaStreamNonBlocking)) != cudaSuccess ||
+            (e = cudaStreamCreateWithFlags(&v->cstream, cudaStreamNonBlocking)) != cudaSuccess ||
             (call = "cudaEventCreateWithFlags",
              e = cudaEventCreateWithFlags(&v->mark, cudaEventDisableTiming)) != cudaSuccess) {
             snprintf(err, errlen, "nccl transport: d%d: %s: %s", v->dev, call,
@@ -423,6 +517,31 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
                      nccl_why(r, NULL));
             st = SC_ERR_RUNTIME;
         } else if ((st = settle(c, "creating the communicator")) != SC_OK) {
+            snprintf(err, errlen, "%s", c->err);
+        }
+    }
+    if (!st) {
+        /* The collectives' communicator: a split of the first with the same
+         * ranks, every local one in one group. */
+        ncclResult_t r = ncclGroupStart();
+        for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
+            ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+            cfg.blocking = 0;
+            if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
+                break;
+            r = ncclCommSplit(d[i].nc, 0, d[i].dev, &d[i].cc, &cfg);
+        }
+        ncclResult_t r2 = ncclGroupEnd();
+        if (r == ncclSuccess || r == ncclInProgress)
+            r = r2;
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "nccl transport: cudaSetDevice: %s", cudaGetErrorString(e));
+            st = SC_ERR_RUNTIME;
+        } else if (r != ncclSuccess && r != ncclInProgress) {
+            snprintf(err, errlen, "nccl transport: ncclCommSplit of %d ranks: %s", P,
+                     nccl_why(r, NULL));
+            st = SC_ERR_RUNTIME;
+        } else if ((st = settle(c, "creating the collectives' communicator")) != SC_OK) {
             snprintf(err, errlen, "%s", c->err);
         }
     }

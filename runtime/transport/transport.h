@@ -41,6 +41,21 @@ typedef struct sc_xfer {
     size_t bytes;
 } sc_xfer;
 
+/* Element types of a collective's buffer. */
+enum { SC_DT_F32, SC_DT_F64 };
+
+/* One device's part of a collective (design.md §6): its buffer of count
+ * elements, reduced in place with the other members' (all-reduce) or
+ * overwritten with the root's (broadcast). */
+typedef struct sc_cxfer {
+    int op;       /* SC_OP_ALLREDUCE or SC_OP_BCAST */
+    int red;      /* all-reduce: SC_RED_SUM or SC_RED_MAX */
+    int root;     /* broadcast: the device that sends */
+    int dtype;    /* SC_DT_F32 or SC_DT_F64 */
+    void *buf;
+    size_t count;
+} sc_cxfer;
+
 struct sc_transport_ops {
     const char *name;
     /* Posts a group of n transfers of device dev; *group is its handle. */
@@ -56,6 +71,19 @@ struct sc_transport_ops {
     void (*abort)(void *ctx, int dev, const char *why);
     /* Message of the last failure (valid until the transport is freed). */
     const char *(*errmsg)(void *ctx);
+    /* Optional (NULL: no collectives). Collectives over every device, on a
+     * channel of their own (a duplicated communicator, a second NCCL
+     * communicator and stream): the k-th coll_start of every device is the
+     * same collective, with the same op, red, root, dtype and count (the
+     * verifier proves the programs post them so). Returns at once; the
+     * result is in buf once coll_test says done or coll_wait returns.
+     * The executor starts a device's next collective only when the
+     * previous one has completed there. Results are the same on every
+     * member and from run to run (a fixed order of reduction). */
+    sc_status (*coll_start)(void *ctx, int dev, const sc_cxfer *c, void **h);
+    sc_status (*coll_test)(void *ctx, int dev, void *h, int *done);
+    sc_status (*coll_wait)(void *ctx, int dev, void *h);
+    void (*coll_release)(void *ctx, int dev, void *h);
 };
 
 typedef struct sc_transport {

@@ -7,6 +7,14 @@
  * mutex and one condition variable guard everything: transfers are few per
  * pass (one or two per F and B), so contention is negligible next to the
  * matrix products.
+ *
+ * Collectives: the k-th collective of every device meets in a shared slot
+ * (a ring of NCS slots: a device starts its k-th only when its (k-1)-th has
+ * completed, which needs every device to have started that one, so slot k
+ * is free again). The last device to arrive reduces the members' buffers
+ * element by element in device order 0..P-1 (the same bits on every run)
+ * and writes the result into every buffer; the others find it done: one
+ * shared buffer set and a barrier per collective.
  */
 #include "transport.h"
 
@@ -29,8 +37,24 @@ typedef struct slot {
     lgroup *g;
 } slot;
 
+#define NCS 4
+
+typedef struct cslot {
+    long gen;         /* the collective number it serves, -1: none yet */
+    int arrived, done;
+    sc_cxfer x;       /* the first arrival's description */
+    void **buf;       /* [P] members' buffers */
+} cslot;
+
+typedef struct chandle {
+    int slot;
+    long gen;
+} chandle;
+
 typedef struct local {
     int P, max_tag;
+    cslot cs[NCS];
+    long *cseq;       /* [P] each device's next collective number */
     double timeout_s;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -159,6 +183,121 @@ static const char *local_errmsg(void *ctx)
     return ((local *)ctx)->err;
 }
 
+static size_t dt_size(int dtype) { return dtype == SC_DT_F64 ? sizeof(double) : sizeof(float); }
+
+/* Reduces (or broadcasts) the members' buffers of a complete slot. */
+static void reduce_slot(local *c, cslot *s)
+{
+    const sc_cxfer *x = &s->x;
+    int P = c->P;
+    if (x->op == SC_OP_BCAST) {
+        for (int d = 0; d < P; d++)
+            if (d != x->root)
+                memcpy(s->buf[d], s->buf[x->root], x->count * dt_size(x->dtype));
+        return;
+    }
+    int mx = x->red == SC_RED_MAX;
+    for (size_t i = 0; i < x->count; i++) {
+        if (x->dtype == SC_DT_F64) {
+            double a = ((double *)s->buf[0])[i];
+            for (int d = 1; d < P; d++) {
+                double b = ((double *)s->buf[d])[i];
+                a = mx ? (b > a ? b : a) : a + b;
+            }
+            for (int d = 0; d < P; d++)
+                ((double *)s->buf[d])[i] = a;
+        } else {
+            float a = ((float *)s->buf[0])[i];
+            for (int d = 1; d < P; d++) {
+                float b = ((float *)s->buf[d])[i];
+                a = mx ? (b > a ? b : a) : a + b;
+            }
+            for (int d = 0; d < P; d++)
+                ((float *)s->buf[d])[i] = a;
+        }
+    }
+}
+
+static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
+{
+    local *c = ctx;
+    chandle *hd = malloc(sizeof *hd);
+    *h = hd;
+    if (!hd)
+        return SC_ERR_NOMEM;
+    sc_status st = SC_OK;
+    pthread_mutex_lock(&c->mu);
+    long k = c->cseq[dev]++;
+    cslot *s = &c->cs[k % NCS];
+    *hd = (chandle){(int)(k % NCS), k};
+    if (c->aborted) {
+        st = SC_ERR_RUNTIME;
+    } else if (s->gen != k) {
+        s->gen = k;
+        s->arrived = s->done = 0;
+        s->x = *x;
+    } else if (s->x.op != x->op || s->x.red != x->red || s->x.dtype != x->dtype ||
+               s->x.count != x->count || (x->op == SC_OP_BCAST && s->x.root != x->root)) {
+        st = fail_locked(c, "local transport: d%d's collective %d is not the one the others "
+                            "posted (kind, reduction, root, type or count differ)%.0d",
+                         dev, (int)k, 0);
+    }
+    if (!st) {
+        s->buf[dev] = x->buf;
+        if (++s->arrived == c->P) {
+            reduce_slot(c, s);
+            s->done = 1;
+            pthread_cond_broadcast(&c->cv);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static sc_status local_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    local *c = ctx;
+    chandle *hd = h;
+    (void)dev;
+    pthread_mutex_lock(&c->mu);
+    *done = c->cs[hd->slot].gen == hd->gen && c->cs[hd->slot].done;
+    int aborted = c->aborted;
+    pthread_mutex_unlock(&c->mu);
+    return aborted && !*done ? SC_ERR_RUNTIME : SC_OK;
+}
+
+static sc_status local_coll_wait(void *ctx, int dev, void *h)
+{
+    local *c = ctx;
+    chandle *hd = h;
+    cslot *s = &c->cs[hd->slot];
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    double t = (double)dl.tv_sec + dl.tv_nsec * 1e-9 + c->timeout_s;
+    dl.tv_sec = (time_t)t;
+    dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
+    pthread_mutex_lock(&c->mu);
+    while (!(s->gen == hd->gen && s->done) && !c->aborted) {
+        int rc = c->timeout_s > 0 ? pthread_cond_timedwait(&c->cv, &c->mu, &dl)
+                                  : pthread_cond_wait(&c->cv, &c->mu);
+        if (rc == ETIMEDOUT && !(s->gen == hd->gen && s->done)) {
+            fail_locked(c, "local transport: d%d waited %d s for collective %d; giving up", dev,
+                        (int)c->timeout_s, (int)hd->gen);
+            break;
+        }
+    }
+    sc_status st = s->gen == hd->gen && s->done ? SC_OK : SC_ERR_RUNTIME;
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static void local_coll_release(void *ctx, int dev, void *h)
+{
+    (void)ctx;
+    (void)dev;
+    free(h);
+}
+
 static const struct sc_transport_ops local_ops = {
     .name = "local",
     .start = local_start,
@@ -167,6 +306,10 @@ static const struct sc_transport_ops local_ops = {
     .release = local_release,
     .abort = local_abort,
     .errmsg = local_errmsg,
+    .coll_start = local_coll_start,
+    .coll_test = local_coll_test,
+    .coll_wait = local_coll_wait,
+    .coll_release = local_coll_release,
 };
 
 sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transport **out)
@@ -175,12 +318,19 @@ sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transp
     sc_transport *tp = calloc(1, sizeof *tp);
     local *c = calloc(1, sizeof *c);
     slot *slots = calloc((size_t)max_tag + 1, sizeof(slot));
-    if (!tp || !c || !slots) {
+    long *cseq = calloc((size_t)P, sizeof(long));
+    void **bufs = calloc((size_t)NCS * (size_t)P, sizeof(void *));
+    if (!tp || !c || !slots || !cseq || !bufs) {
         free(tp);
         free(c);
         free(slots);
+        free(cseq);
+        free(bufs);
         return SC_ERR_NOMEM;
     }
+    c->cseq = cseq;
+    for (int i = 0; i < NCS; i++)
+        c->cs[i] = (cslot){.gen = -1, .buf = bufs + (size_t)i * (size_t)P};
     c->P = P;
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
@@ -201,6 +351,8 @@ void sc_transport_local_free(sc_transport *tp)
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->slots);
+    free(c->cseq);
+    free(c->cs[0].buf);
     free(c);
     free(tp);
 }

@@ -39,6 +39,7 @@ static double now(void)
 typedef struct mctx {
     int max_tag;
     double timeout_s;
+    MPI_Comm coll;     /* a duplicate of the world for collectives (their own channel) */
     char err[256];
 } mctx;
 
@@ -122,6 +123,35 @@ static const char *mpi_errmsg(void *ctx)
     return ((mctx *)ctx)->err;
 }
 
+/* Collectives on the duplicated communicator: MPI_Iallreduce in place or
+ * MPI_Ibcast, one request each, polled like the groups. */
+static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
+{
+    mctx *c = ctx;
+    mgroup *g = malloc(sizeof *g + sizeof(MPI_Request));
+    *h = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    g->n = 0;
+    if (x->count > INT_MAX) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: a collective of %zu elements is too "
+                 "large", dev, x->count);
+        return SC_ERR_LIMIT;
+    }
+    MPI_Datatype t = x->dtype == SC_DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
+    int rc = x->op == SC_OP_BCAST
+                 ? MPI_Ibcast(x->buf, (int)x->count, t, x->root, c->coll, &g->req[0])
+                 : MPI_Iallreduce(MPI_IN_PLACE, x->buf, (int)x->count, t,
+                                  x->red == SC_RED_MAX ? MPI_MAX : MPI_SUM, c->coll, &g->req[0]);
+    if (rc != MPI_SUCCESS) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting a collective failed (MPI "
+                 "error %d)", dev, rc);
+        return SC_ERR_RUNTIME;
+    }
+    g->n = 1;
+    return SC_OK;
+}
+
 static const struct sc_transport_ops mpi_ops = {
     .name = "mpi",
     .start = mpi_start,
@@ -130,6 +160,10 @@ static const struct sc_transport_ops mpi_ops = {
     .release = mpi_release,
     .abort = NULL, /* the run ends the whole job with MPI_Abort instead */
     .errmsg = mpi_errmsg,
+    .coll_start = mpi_coll_start,
+    .coll_test = mpi_test,
+    .coll_wait = mpi_wait,
+    .coll_release = mpi_release,
 };
 
 sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
@@ -154,6 +188,12 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
     }
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &c->coll) != MPI_SUCCESS) {
+        free(tp);
+        free(c);
+        snprintf(err, errlen, "mpi transport: MPI_Comm_dup failed");
+        return SC_ERR_RUNTIME;
+    }
     tp->ops = &mpi_ops;
     tp->ctx = c;
     *out = tp;
@@ -164,7 +204,9 @@ void sc_transport_mpi_free(sc_transport *tp)
 {
     if (!tp)
         return;
-    free(tp->ctx);
+    mctx *c = tp->ctx;
+    MPI_Comm_free(&c->coll);
+    free(c);
     free(tp);
 }
 

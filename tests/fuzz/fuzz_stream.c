@@ -8,7 +8,11 @@
  *   then device, op | dir << 4, stage, mb, peer; stage, mb and peer run
  *   one past their ranges on both sides (-1 and P, S or m) so that bad
  *   instructions are tried too. For OFFLOAD, DROP and RELOAD the last byte
- *   is the fraction: b / 254 of the record, 0 and 255 out of range.
+ *   is the fraction: b / 254 of the record, 0 and 255 out of range. For
+ *   ALLREDUCE and BCAST (SPEC.md §8.6) the bytes are: reduction (the dir
+ *   bit), tag kind (stage byte / 16), tag stage and microbatch as above,
+ *   root (the peer byte) and group (its top bit: group 1 = every device
+ *   but the last, when P > 1), size = the peer byte.
  *
  * Invariant checked (abort when broken): a program that verifies also
  * simulates (the same replay, timed).
@@ -34,12 +38,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_prog *pg = sc_prog_new(P, S, m);
     if (!pg)
         return 0;
+    int all[4] = {0, 1, 2, 3};
+    int g1 = P > 1 ? sc_prog_add_group(pg, all, P - 1) : 0;
     for (size_t k = 3; k + 5 <= size; k += 5) {
         const uint8_t *r = data + k;
         sc_instr in = {.op = (uint8_t)(r[1] & 15), .dir = (uint8_t)((r[1] >> 4) & 1),
                        .stage = spread(r[2], S), .mb = spread(r[3], m), .peer = spread(r[4], P)};
         if (sc_op_is_host(in.op))
             in.frac = r[4] == 255 ? SC_FRAC_ONE + 1 : (int32_t)r[4] * (SC_FRAC_ONE / 254);
+        if (sc_op_is_coll(in.op)) {
+            sc_coll c = {.op = in.op, .red = in.dir, .what = (r[2] >> 4) % SC_OP_COUNT,
+                         .part = r[1] >> 5, .stage = spread(r[2] & 15, S), .mb = in.mb,
+                         .root = spread(r[4], P), .group = (r[4] & 128) ? g1 : 0,
+                         .bytes = r[4]};
+            if (sc_prog_push_coll(pg, r[0] % P, &c) != SC_OK)
+                goto done;
+            continue;
+        }
         if (sc_prog_push_stream(pg, r[0] % P, in) != SC_OK)
             goto done;
     }

@@ -3,8 +3,11 @@
 Checks: an expression prints its value; `sc.` + TAB lists names; fields and
 methods of a Program complete; an incomplete chunk continues after ">> ";
 Ctrl-C stops `while true do end` and the next line still works; Ctrl-C
-drops a half-typed line; Programs print their summary; :help; errors keep
-the REPL alive; Ctrl-D quits with status 0; the history file is written.
+drops a half-typed line; Programs print their summary; tables print nested,
+sorted and bounded; p:svg and p:export; :help from one source (the stdlib,
+the metatables, --help); errors keep the REPL alive; Ctrl-D quits with
+status 0; the history file is written, keeps a multi-line chunk as one entry
+across a restart and its last 1000 entries whole.
 Prints "repl: N passed, N failed"."""
 import os
 import pty
@@ -141,10 +144,66 @@ check("\n5\n" in out, "statements run and globals persist", out)
 
 send(":help\n")
 out = read_until(r"\n> $")
-check("TOPIC" in out and "recipes" in out and "block" in out, ":help lists topics", out)
+check("TOPIC" in out and "recipes" in out and "block" in out and "run" in out,
+      ":help lists topics", out)
 send(":help block\n")
 out = read_until(r"\n> $")
-check("interval" in out, ":help block explains blocks", out)
+check("interval" in out and "b:lifespans()" in out and "sc.block_search" in out,
+      ":help block explains blocks and their methods", out)
+
+# :help comes from one source: the stdlib, the metatables, the usage text.
+import subprocess
+recipes = subprocess.run([SC, "list"], capture_output=True, text=True).stdout.split("\n")
+recipes = [line.split()[0] for line in recipes if line.strip()]
+send(":help recipes\n")
+out = read_until(r"\n> $")
+missing = [r for r in recipes if not re.search(r"\n  " + re.escape(r) + r" +\S", out)]
+check(len(recipes) >= 13 and not missing, ":help recipes lists every stdlib recipe", str(missing))
+usage = subprocess.run([SC, "--help"], capture_output=True, text=True).stdout
+send(":help commands\n")
+out = read_until(r"\n> $")
+check(usage.strip() in out and "stagecraft run" in out, ":help commands is --help's text", out)
+send(":help run\n")
+out = read_until(r"\n> $")
+check("--check" in out and "hidden" in out, ":help run explains run", out)
+send('for k in pairs(getmetatable(p).__methods) do io.write(k, " ") end print()\n')
+names = read_until(r"\n> $").split("\n")[1].split()
+send(":help program\n")
+out = read_until(r"\n> $")
+missing = [k for k in names if "p:" + k + "()" not in out]
+check(len(names) >= 10 and not missing and "p:svg()" in out, ":help program lists every method",
+      str(missing) + out)
+
+# Tables print readably: nested, keys sorted, bounded.
+send("p:sim()\n")
+out = read_until(r"\n> $")
+check("table: 0x" not in out and "  bubble_rate = 0.25,\n  busy = {9.0, 9.0}," in out
+      and out.index("makespan") < out.index("peak_memory") < out.index("start ="),
+      "p:sim() prints as a sorted, nested table", out)
+send("sc.block{p = 2, interval = 3, F = {0, 1}, B = {4, 2}, W = {5, 3}}:lifespans()\n")
+out = read_until(r"\n> $")
+check('{b_end = 5.0, device = 0, ["end"] = 6.0, length = 6.0, stage = 0, start = 0.0},' in out,
+      "b:lifespans() prints its keyed records", out)
+send("t = {} for i = 1, 5000 do t[i] = {i} end\n")
+read_until(r"\n> $")
+send("t\n")
+out = read_until(r"\n> $")
+check("... (4960 more)" in out and out.count("\n") < 60, "a large table is bounded", out[-300:])
+send("c = {x = 1}; c.me = c\n")
+read_until(r"\n> $")
+send("c\n")
+out = read_until(r"\n> $")
+check("me = <cycle>" in out, "a cycle prints as <cycle>", out)
+
+# Drawing a program built here: p:svg(file), p:export(format).
+svg = os.path.join(home, "p.svg")
+send(f'p:svg("{svg}")\n')
+out = read_until(r"\n> $")
+check("true" in out and os.path.exists(svg) and open(svg).read().startswith("<?xml"),
+      "p:svg(file) writes the picture", out)
+send('p:export("torch-csv")\n')
+out = read_until(r"\n> $")
+check("0F0,0F1" in out, "p:export(format) returns the text", out)
 
 send("\x04")
 out = read_until(r"$", 2)
@@ -155,6 +214,41 @@ hist = os.path.join(home, ".stagecraft_history")
 text = open(hist).read() if os.path.exists(hist) else ""
 check("1 + 2" in text and "twice(21)" in text and "return 2 * x" in text,
       "history written to $HOME/.stagecraft_history", text)
+
+
+def session(lines, wait=r"\n> $"):
+    """A new REPL with the same $HOME: sends the lines, returns the output."""
+    global pid, fd, buf
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = dict(os.environ, HOME=home, TERM="dumb", NO_COLOR="1", INPUTRC="/dev/null")
+        os.execve(SC, [SC], env)
+    buf = ""
+    text = read_until(r"\n> $")
+    for line in lines:
+        send(line)
+        text += read_until(wait)
+    send("\x04")
+    read_until(r"$", 2)
+    os.waitpid(pid, 0)
+    return text
+
+
+# After a restart, a multi-line chunk comes back as one entry: one Ctrl-P
+# recalls the whole function, and Enter defines it again.
+session(["function thrice(x)\n", "  return 3 * x\n", "end\n"], r"(\n> |>> )$")
+out = session(["\x10\n", "thrice(3)\n"])
+check("\n9\n" in out, "a multi-line chunk is one history entry after a restart", out)
+# The file keeps its last 1000 entries, whole.
+with open(hist, "w") as f:
+    for i in range(1100):
+        f.write(f"#{1700000000 + i}\nfunction f{i}()\n  return {i}\nend\n")
+session(["1 + 1\n"])
+text = open(hist).read()
+entries = text.split("\n#")
+check(len(entries) == 1000 and "f1099()" in text and "f100()" not in text and
+      all(e.count("\n") == 3 for e in entries[1:-1]), "history keeps its last 1000 whole entries",
+      str(len(entries)) + text[:200])
 shutil.rmtree(home)
 print(f"repl: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,0 +1,555 @@
+/*
+ * replay_coll.c — the collective channels of the replay (replay_coll.h):
+ * matching collectives across members, checking their data flow, and
+ * running them in posting order.
+ */
+#include "replay_coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE ((size_t)-1)
+
+struct rcoll {
+    sc_prog *pg;
+    const size_t *offset;
+    size_t N;
+    size_t *need;      /* [N] the collective an instruction waits for, or NONE */
+    int32_t *inst;     /* [N] instance of a collective instruction, else -1 */
+    double *post;      /* [N] when a collective was posted (< 0: not yet) */
+    char *begun;       /* [N] the collective has started on its device */
+    size_t *chan;      /* [ncoll] each device's collectives in order (global indices) */
+    size_t *choff;     /* [P+1] */
+    size_t *head;      /* [P] first collective of the device not complete */
+    double *last;      /* [P] when the device's previous collective completed */
+    int ninst;
+    int *members;      /* [ninst] */
+    int *started;      /* [ninst] members that started it */
+    double *tstart;    /* [ninst] the latest start of a member */
+    double *done;      /* [ninst] completion, < 0 before */
+    size_t *ioff;      /* [ninst + 1] into memb */
+    size_t *memb;      /* [ncoll] the member instructions of each instance */
+    int *wake;         /* [P] devices to wake, a stack */
+    char *queued;      /* [P] */
+    int nwake;
+    int *todo;         /* [P] devices whose channel may start its head */
+    char *intodo;      /* [P] */
+    int ntodo;
+};
+
+static sc_status nomem(sc_prog *pg)
+{
+    return sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay of collectives");
+}
+
+static void describe(const sc_prog *pg, const size_t *offset, size_t gi, char *buf, size_t len)
+{
+    int d = 0;
+    while (d + 1 < pg->P && offset[d + 1] <= gi)
+        d++;
+    char t[128];
+    sc_prog_instr_format(pg, &pg->stream[d].v[gi - offset[d]], t, sizeof t);
+    snprintf(buf, len, "d%d #%zu (%s)", d, gi - offset[d], t);
+}
+
+static int same_coll(const sc_prog *pg, const sc_instr *a, const sc_instr *b)
+{
+    const sc_ctail *x = &pg->coll[a->coll], *y = &pg->coll[b->coll];
+    return a->op == b->op && a->dir == b->dir && a->flags == b->flags && a->stage == b->stage &&
+           a->mb == b->mb && x->root == y->root && x->group == y->group && x->step == y->step &&
+           x->bytes == y->bytes;
+}
+
+static int is_member(const sc_prog *pg, int g, int d)
+{
+    const int *m = pg->grp[g];
+    int lo = 0, hi = pg->ngrp[g];
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (m[mid] < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < pg->ngrp[g] && m[lo] == d;
+}
+
+static const char *ordinal(size_t k, char *buf, size_t len)
+{
+    size_t n = k + 1;
+    const char *suf = n % 100 >= 11 && n % 100 <= 13 ? "th"
+                      : n % 10 == 1                  ? "st"
+                      : n % 10 == 2                  ? "nd"
+                      : n % 10 == 3                  ? "rd"
+                                                     : "th";
+    snprintf(buf, len, "%zu%s", n, suf);
+    return buf;
+}
+
+static void group_name(const sc_prog *pg, int g, char *buf, size_t len)
+{
+    if (g == 0) {
+        snprintf(buf, len, "the group of every device");
+        return;
+    }
+    size_t n = (size_t)snprintf(buf, len, "group %d (d", g);
+    for (int i = 0; i < pg->ngrp[g] && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, i ? ", d%d" : "%d", pg->grp[g][i]);
+    if (n < len)
+        snprintf(buf + n, len - n, ")");
+}
+
+/* Pass 1: every collective valid on its device; instances by (group, k);
+ * descriptions compared. */
+static sc_status match(rcoll *c)
+{
+    sc_prog *pg = c->pg;
+    int P = pg->P, G = pg->ngroups;
+    size_t ncoll = c->choff[P];
+    sc_status st = SC_OK;
+    int *cnt = calloc((size_t)G, sizeof(int));
+    size_t **first = calloc((size_t)G, sizeof(size_t *)); /* [g][k] first gi of instance */
+    int **id = calloc((size_t)G, sizeof(int *));           /* [g][k] instance number */
+    int *ng = calloc((size_t)G, sizeof(int)), *capg = calloc((size_t)G, sizeof(int));
+    c->members = malloc((ncoll + 1) * sizeof(int));
+    if (!cnt || !first || !id || !ng || !capg || !c->members) {
+        st = nomem(pg);
+        goto done;
+    }
+    char a[192], b[192], o[16], gn[96];
+    for (int d = 0; d < P && !st; d++) {
+        memset(cnt, 0, (size_t)G * sizeof(int));
+        for (size_t i = c->choff[d]; i < c->choff[d + 1] && !st; i++) {
+            size_t gi = c->chan[i];
+            const sc_instr *in = &pg->stream[d].v[gi - c->offset[d]];
+            const sc_ctail *t = &pg->coll[in->coll];
+            int g = t->group;
+            if (!is_member(pg, g, d) || (in->op == SC_OP_BCAST && !is_member(pg, g, t->root))) {
+                describe(pg, c->offset, gi, a, sizeof a);
+                group_name(pg, g, gn, sizeof gn);
+                st = sc_fail(pg, SC_ERR_PROGRAM, "%s: %s is not a member of %s", a,
+                             is_member(pg, g, d) ? "its root" : "the device", gn);
+                break;
+            }
+            int k = cnt[g]++;
+            if (k == ng[g]) {
+                if (ng[g] == capg[g]) {
+                    int cap = capg[g] ? 2 * capg[g] : 16;
+                    size_t *f = realloc(first[g], (size_t)cap * sizeof(size_t));
+                    if (f)
+                        first[g] = f;
+                    int *x = f ? realloc(id[g], (size_t)cap * sizeof(int)) : NULL;
+                    if (!f || !x) {
+                        st = nomem(pg);
+                        break;
+                    }
+                    id[g] = x;
+                    capg[g] = cap;
+                }
+                first[g][k] = gi;
+                id[g][k] = c->ninst;
+                c->members[c->ninst++] = 0;
+                ng[g]++;
+            } else {
+                size_t f = first[g][k];
+                int e = 0;
+                while (e + 1 < P && c->offset[e + 1] <= f)
+                    e++;
+                if (!same_coll(pg, &pg->stream[e].v[f - c->offset[e]], in)) {
+                    describe(pg, c->offset, f, a, sizeof a);
+                    describe(pg, c->offset, gi, b, sizeof b);
+                    group_name(pg, g, gn, sizeof gn);
+                    const sc_ctail *x = &pg->coll[pg->stream[e].v[f - c->offset[e]].coll];
+                    char sz[96] = "";
+                    if (x->bytes != t->bytes && strcmp(a + strcspn(a, "("), b + strcspn(b, "(")) == 0)
+                        snprintf(sz, sizeof sz, " (sizes %.17g and %.17g bytes)", x->bytes,
+                                 t->bytes);
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "collectives out of order: %s and %s are both the %s collective "
+                                 "of %s%s; its members must post the collectives they share in "
+                                 "the same order, with the same description",
+                                 a, b, ordinal((size_t)k, o, sizeof o), gn, sz);
+                    break;
+                }
+            }
+            c->inst[gi] = id[g][k];
+            c->members[id[g][k]]++;
+        }
+    }
+    /* Every instance posted by all members of its group. */
+    for (int g = 0; g < G && !st; g++) {
+        for (int k = 0; k < ng[g] && !st; k++) {
+            int I = id[g][k];
+            if (c->members[I] == pg->ngrp[g])
+                continue;
+            describe(pg, c->offset, first[g][k], a, sizeof a);
+            group_name(pg, g, gn, sizeof gn);
+            /* Which members lack it: those with at most k collectives of g. */
+            size_t n = 0;
+            b[0] = 0;
+            int shown = 0;
+            for (int i = 0; i < pg->ngrp[g] && n < sizeof b; i++) {
+                int e = pg->grp[g][i], have = 0;
+                for (size_t j = c->choff[e]; j < c->choff[e + 1]; j++) {
+                    const sc_instr *x = &pg->stream[e].v[c->chan[j] - c->offset[e]];
+                    have += pg->coll[x->coll].group == g;
+                }
+                if (have > k)
+                    continue;
+                if (shown++ < 6)
+                    n += (size_t)snprintf(b + n, sizeof b - n, "%sd%d", shown > 1 ? ", " : "", e);
+                else if (shown == 7)
+                    n += (size_t)snprintf(b + n, sizeof b - n, ", ...");
+            }
+            st = sc_fail(pg, SC_ERR_PROGRAM,
+                         "collective posted by some members only: %s is the %s collective of "
+                         "%s, and %s post%s no such collective",
+                         a, ordinal((size_t)k, o, sizeof o), gn, b, shown == 1 ? "s" : "");
+        }
+    }
+done:
+    for (int g = 0; g < G && first; g++)
+        free(first[g]);
+    for (int g = 0; g < G && id; g++)
+        free(id[g]);
+    free(first);
+    free(id);
+    free(cnt);
+    free(ng);
+    free(capg);
+    return st;
+}
+
+/* The pass (op, stage, mb) that produces what a collective carries, when
+ * its tag names a compute pass (B also stands for BW). */
+static uint64_t pass_key(int op, int stage, int mb)
+{
+    if (op == SC_OP_BW)
+        op = SC_OP_B;
+    return ((uint64_t)(uint8_t)op << 56) | ((uint64_t)((uint32_t)(stage + 1) & 0xffffffu) << 32) |
+           (uint64_t)(uint32_t)(mb + 1);
+}
+
+/* Data flow: the tagged pass, where this device runs it, comes before the
+ * collective; a broadcast's root must run it. A small open-addressing map
+ * per device from the tags its collectives carry to the passes' places. */
+static sc_status produced(rcoll *c)
+{
+    sc_prog *pg = c->pg;
+    sc_status st = SC_OK;
+    for (int d = 0; d < pg->P && !st; d++) {
+        size_t n = c->choff[d + 1] - c->choff[d];
+        if (n == 0)
+            continue;
+        size_t cap = 16;
+        while (cap < 2 * n)
+            cap *= 2;
+        uint64_t *key = calloc(cap, sizeof *key);
+        size_t *pos = malloc(cap * sizeof *pos);
+        if (!key || !pos) {
+            free(key);
+            free(pos);
+            return nomem(pg);
+        }
+#define HOME(k) ((size_t)(((k) * 0x9e3779b97f4a7c15ULL) >> 19) & (cap - 1))
+        for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) {
+            const sc_instr *in = &pg->stream[d].v[c->chan[i] - c->offset[d]];
+            if (!sc_op_is_compute(sc_coll_what(in)))
+                continue;
+            uint64_t k = pass_key(sc_coll_what(in), in->stage, in->mb);
+            size_t h = HOME(k);
+            while (key[h] && key[h] != k)
+                h = (h + 1) & (cap - 1);
+            key[h] = k;
+            pos[h] = NONE;
+        }
+        const sc_vec *sv = &pg->stream[d];
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            if (!sc_op_is_compute(in->op))
+                continue;
+            uint64_t q = pass_key(in->op, in->stage, in->mb);
+            for (size_t h = HOME(q); key[h]; h = (h + 1) & (cap - 1))
+                if (key[h] == q) {
+                    if (pos[h] == NONE)
+                        pos[h] = k;
+                    break;
+                }
+        }
+        for (size_t i = c->choff[d]; i < c->choff[d + 1] && !st; i++) {
+            size_t gi = c->chan[i], k = gi - c->offset[d];
+            const sc_instr *in = &sv->v[k];
+            int w = sc_coll_what(in);
+            if (!sc_op_is_compute(w))
+                continue;
+            uint64_t q = pass_key(w, in->stage, in->mb);
+            size_t at = NONE;
+            for (size_t h = HOME(q); key[h]; h = (h + 1) & (cap - 1))
+                if (key[h] == q) {
+                    at = pos[h];
+                    break;
+                }
+            int need = in->op == SC_OP_BCAST && pg->coll[in->coll].root == d;
+            if ((at == NONE && need) || (at != NONE && at > k)) {
+                char a[192];
+                describe(pg, c->offset, gi, a, sizeof a);
+                st = sc_fail(pg, SC_ERR_PROGRAM,
+                             "%s carries data before it is produced: %s s%d mb%d is not earlier "
+                             "on d%d",
+                             a, sc_op_name(w), in->stage, in->mb, d);
+            }
+        }
+#undef HOME
+        free(key);
+        free(pos);
+    }
+    return st;
+}
+
+sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
+{
+    *out = NULL;
+    int P = pg->P;
+    size_t N = offset[P], ncoll = 0;
+    if (pg->ncoll == 0 && !sc_prog_reads_colls(pg))
+        return SC_OK; /* no collective can be in the streams */
+    for (int d = 0; d < P; d++)
+        for (size_t k = 0; k < pg->stream[d].n; k++)
+            ncoll += sc_op_is_coll(pg->stream[d].v[k].op);
+    if (ncoll == 0 && !sc_prog_reads_colls(pg))
+        return SC_OK;
+    rcoll *c = calloc(1, sizeof *c);
+    if (!c)
+        return nomem(pg);
+    *out = c;
+    c->pg = pg;
+    c->offset = offset;
+    c->N = N;
+    c->need = malloc((N + 1) * sizeof(size_t));
+    c->inst = malloc((N + 1) * sizeof(int32_t));
+    c->post = malloc((N + 1) * sizeof(double));
+    c->begun = calloc(N + 1, 1);
+    c->chan = malloc((ncoll + 1) * sizeof(size_t));
+    c->choff = calloc((size_t)P + 1, sizeof(size_t));
+    c->head = calloc((size_t)P, sizeof(size_t));
+    c->last = calloc((size_t)P, sizeof(double));
+    c->memb = malloc((ncoll + 1) * sizeof(size_t));
+    c->wake = malloc((size_t)P * sizeof(int));
+    c->queued = calloc((size_t)P, 1);
+    c->todo = malloc((size_t)P * sizeof(int));
+    c->intodo = calloc((size_t)P, 1);
+    if (!c->need || !c->inst || !c->post || !c->begun || !c->chan || !c->choff || !c->head ||
+        !c->last || !c->memb || !c->wake || !c->queued || !c->todo || !c->intodo)
+        return nomem(pg);
+    size_t j = 0;
+    for (int d = 0; d < P; d++) {
+        c->choff[d] = j;
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            size_t gi = offset[d] + k;
+            c->inst[gi] = -1;
+            c->post[gi] = -1;
+            const sc_instr *in = &pg->stream[d].v[k];
+            if (!sc_op_is_coll(in->op))
+                continue;
+            if (in->coll < 0 || (size_t)in->coll >= pg->ncoll || pg->ngroups < 1) {
+                char a[128];
+                sc_instr_format(in, a, sizeof a);
+                return sc_fail(pg, SC_ERR_PROGRAM, "d%d #%zu (%s) has no description", d, k, a);
+            }
+            c->chan[j++] = gi;
+        }
+    }
+    c->choff[P] = j;
+    sc_status st;
+    if (ncoll > 0 && ((st = match(c)) != SC_OK || (st = produced(c)) != SC_OK))
+        return st;
+    /* Readers: what each instruction waits for, as global indices. */
+    for (int d = 0; d < P; d++) {
+        size_t *nd = c->need + offset[d];
+        if ((st = sc_coll_readers(pg, d, nd, pg->err, sizeof pg->err)) != SC_OK)
+            return st;
+        for (size_t k = 0; k < pg->stream[d].n; k++)
+            if (nd[k] != NONE)
+                nd[k] += offset[d];
+    }
+    /* Instances: their member instructions, contiguous. */
+    c->started = calloc((size_t)c->ninst + 1, sizeof(int));
+    c->tstart = calloc((size_t)c->ninst + 1, sizeof(double));
+    c->done = malloc(((size_t)c->ninst + 1) * sizeof(double));
+    c->ioff = malloc(((size_t)c->ninst + 2) * sizeof(size_t));
+    if (!c->started || !c->tstart || !c->done || !c->ioff)
+        return nomem(pg);
+    size_t acc = 0;
+    for (int I = 0; I < c->ninst; I++) {
+        c->ioff[I] = acc;
+        acc += (size_t)c->members[I];
+        c->done[I] = -1;
+        c->members[I] = 0; /* refilled below */
+    }
+    c->ioff[c->ninst] = acc;
+    for (size_t i = 0; i < ncoll; i++) {
+        int I = c->inst[c->chan[i]];
+        c->memb[c->ioff[I] + (size_t)c->members[I]++] = c->chan[i];
+    }
+    return SC_OK;
+}
+
+void sc_rcoll_free(rcoll *c)
+{
+    if (!c)
+        return;
+    free(c->need);
+    free(c->inst);
+    free(c->post);
+    free(c->begun);
+    free(c->chan);
+    free(c->choff);
+    free(c->head);
+    free(c->last);
+    free(c->members);
+    free(c->started);
+    free(c->tstart);
+    free(c->done);
+    free(c->ioff);
+    free(c->memb);
+    free(c->wake);
+    free(c->queued);
+    free(c->todo);
+    free(c->intodo);
+    free(c);
+}
+
+size_t sc_rcoll_need(const rcoll *c, size_t gi)
+{
+    return c ? c->need[gi] : NONE;
+}
+
+double sc_rcoll_done(const rcoll *c, size_t gi)
+{
+    return c->done[c->inst[gi]];
+}
+
+static void wake(rcoll *c, int d)
+{
+    if (!c->queued[d]) {
+        c->queued[d] = 1;
+        c->wake[c->nwake++] = d;
+    }
+}
+
+static void todo(rcoll *c, int d)
+{
+    if (!c->intodo[d]) {
+        c->intodo[d] = 1;
+        c->todo[c->ntodo++] = d;
+    }
+}
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+
+/* Starts the head of device d's channel when it is posted; completes an
+ * instance when its last member starts it. */
+static void start_head(rcoll *c, int d, double *t1)
+{
+    size_t h = c->choff[d] + c->head[d];
+    if (h >= c->choff[d + 1])
+        return;
+    size_t gi = c->chan[h];
+    if (c->post[gi] < 0 || c->begun[gi])
+        return;
+    c->begun[gi] = 1;
+    int I = c->inst[gi];
+    c->tstart[I] = maxd(c->tstart[I], maxd(c->post[gi], c->last[d]));
+    if (++c->started[I] < c->members[I])
+        return;
+    size_t first = c->memb[c->ioff[I]];
+    int e0 = 0;
+    while (e0 + 1 < c->pg->P && c->offset[e0 + 1] <= first)
+        e0++;
+    double t = c->tstart[I] + sc_prog_coll_time(c->pg, &c->pg->stream[e0].v[first - c->offset[e0]]);
+    c->done[I] = t;
+    for (size_t i = c->ioff[I]; i < c->ioff[I + 1]; i++) {
+        size_t m = c->memb[i];
+        int e = 0;
+        /* The member's device: its instruction is the head of its channel. */
+        int lo = 0, hi = c->pg->P - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (c->offset[mid] <= m)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        e = lo;
+        if (t1)
+            t1[m] = t;
+        c->head[e]++;
+        c->last[e] = t;
+        wake(c, e);
+        todo(c, e);
+    }
+}
+
+sc_status sc_rcoll_post(rcoll *c, int d, size_t gi, double t, double *t0, double *t1)
+{
+    c->post[gi] = t;
+    if (t0)
+        t0[gi] = t;
+    todo(c, d);
+    while (c->ntodo > 0) {
+        int e = c->todo[--c->ntodo];
+        c->intodo[e] = 0;
+        start_head(c, e, t1);
+    }
+    return SC_OK;
+}
+
+int sc_rcoll_woken(rcoll *c, int *d)
+{
+    if (!c || c->nwake == 0)
+        return 0;
+    *d = c->wake[--c->nwake];
+    c->queued[*d] = 0;
+    return 1;
+}
+
+int sc_rcoll_channel_done(const rcoll *c, int d)
+{
+    return !c || c->choff[d] + c->head[d] >= c->choff[d + 1];
+}
+
+int sc_rcoll_waits(const rcoll *c, int d, size_t gi, char *buf, size_t len)
+{
+    if (!c)
+        return -1;
+    size_t h = c->choff[d] + c->head[d];
+    if (h >= c->choff[d + 1])
+        return -1;
+    (void)gi; /* the head is the first one not complete: it is what blocks gi */
+    size_t hg = c->chan[h];
+    int I = c->inst[hg];
+    char a[192], b[192];
+    sc_instr hi = c->pg->stream[d].v[hg - c->offset[d]];
+    sc_prog_instr_format(c->pg, &hi, a, sizeof a);
+    for (size_t i = c->ioff[I]; i < c->ioff[I + 1]; i++) {
+        size_t m = c->memb[i];
+        if (c->begun[m])
+            continue;
+        int e = 0;
+        while (e + 1 < c->pg->P && c->offset[e + 1] <= m)
+            e++;
+        if (c->post[m] < 0) {
+            snprintf(buf, len, "its collective %s (#%zu) waits for d%d, which has not posted it",
+                     a, hg - c->offset[d], e);
+        } else {
+            size_t eh = c->chan[c->choff[e] + c->head[e]];
+            describe(c->pg, c->offset, eh, b, sizeof b);
+            snprintf(buf, len,
+                     "its collective %s (#%zu) waits for d%d, whose collectives run %s first",
+                     a, hg - c->offset[d], e, b);
+        }
+        return e;
+    }
+    return -1;
+}

@@ -1,0 +1,79 @@
+/*
+ * replay_impl.h — the replay's state (internal to check/): replay.c runs
+ * it, replay_report.c explains a deadlock from it.
+ */
+#ifndef SC_REPLAY_IMPL_H
+#define SC_REPLAY_IMPL_H
+
+#include <stdio.h>
+
+#include "ir/ir_impl.h"
+#include "replay_coll.h"
+
+#define NONE ((size_t)-1)
+
+typedef struct group {
+    size_t first;      /* global index of the first transfer */
+    int count;         /* transfers in the group */
+    int remaining;     /* transfers not yet complete */
+    double post, start, done;
+} group;
+
+typedef struct dev {
+    size_t pc;         /* next instruction, local index */
+    int head;          /* first group not complete, local group index */
+    int posted;        /* groups posted so far */
+    int ngroups;
+    int gbase;         /* global index of the device's group 0 */
+    double tfree;      /* the compute stream is free from this time */
+} dev;
+
+typedef struct event {
+    int kind; /* EV_* */
+    int d;
+    int g;    /* local group index */
+} event;
+
+enum { EV_ADVANCE, EV_START, EV_COMPLETE };
+
+typedef struct replay {
+    sc_prog *pg;
+    const size_t *offset;
+    double *t0, *t1;
+    size_t N;
+    int *devof;        /* [N] device of a global instruction (transfers only) */
+    int *grp;          /* [N] local group index of a transfer, -1 otherwise */
+    size_t *match;     /* [N] global index of the matching transfer */
+    size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
+    size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
+    double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
+    double *d2h, *h2d; /* [P] each device's host-link channels are free from */
+    unsigned char *matched; /* [N] */
+    rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
+    group *groups;
+    dev *devs;
+    event *ev;
+    size_t nev, capev;
+} replay;
+
+static inline const sc_instr *instr_at(const replay *r, int d, size_t k)
+{
+    return &r->pg->stream[d].v[k];
+}
+
+static inline void describe(const replay *r, int d, size_t k, char *buf, size_t len)
+{
+    char tmp[112];
+    if (k >= r->pg->stream[d].n) {
+        snprintf(buf, len, "d%d at the end of its stream", d);
+        return;
+    }
+    sc_prog_instr_format(r->pg, instr_at(r, d, k), tmp, sizeof tmp);
+    snprintf(buf, len, "d%d #%zu (%s)", d, k, tmp);
+}
+
+/* The deadlock message: the wait-for cycle through P2P groups and
+ * collective channels, from the state where the replay stopped. */
+sc_status sc_replay_deadlock(replay *r);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * replay_report.c — the message of a deadlock (replay_impl.h): for every
+ * stuck device, what it waits for (a running group's unmatched transfer, a
+ * collective a member has not started), followed as a cycle.
+ */
+#include "replay_impl.h"
+
+#include <stdlib.h>
+
+/* What device d waits for when the replay stopped: the peer (or -1) and,
+ * in why, the reason: its running P2P group's unmatched transfer, or the
+ * collective its channel cannot complete (replay_coll.h). */
+static int blocked_on(replay *r, int d, char *why, size_t len)
+{
+    sc_prog *pg = r->pg;
+    dev *D = &r->devs[d];
+    const sc_vec *sv = &pg->stream[d];
+    int p2p = D->head < D->posted, coll = 0;
+    if (D->pc < sv->n) {
+        size_t gi = r->offset[d] + D->pc;
+        const sc_instr *in = &sv->v[D->pc];
+        size_t need = sc_op_is_compute(in->op) ? r->need[gi] : NONE;
+        size_t cneed = sc_rcoll_need(r->rc, gi);
+        int waits_group = (need != NONE && D->head <= r->grp[need]) ||
+                          (in->op == SC_OP_REDUCE && D->head < D->posted);
+        coll = !waits_group && cneed != NONE && sc_rcoll_done(r->rc, cneed) < 0;
+        p2p = waits_group;
+    } else if (!p2p) {
+        coll = !sc_rcoll_channel_done(r->rc, d);
+    }
+    if (coll)
+        return sc_rcoll_waits(r->rc, d, (size_t)-1, why, len);
+    if (!p2p)
+        return -1;
+    group *G = &r->groups[D->gbase + D->head];
+    for (int i = 0; i < G->count; i++) {
+        size_t k = G->first + (size_t)i;
+        if (!r->matched[k]) {
+            char w[128];
+            sc_instr_format(&pg->stream[d].v[k - r->offset[d]], w, sizeof w);
+            snprintf(why, len, "its running group's %s is unmatched, waits for d%d", w,
+                     r->devof[r->match[k]]);
+            return r->devof[r->match[k]];
+        }
+    }
+    return -1;
+}
+
+/* After a deadlock: walk from a stuck device along "waits for" edges until a
+ * device repeats, and write the cycle into the error message. */
+sc_status sc_replay_deadlock(replay *r)
+{
+    sc_prog *pg = r->pg;
+    int P = pg->P;
+    enum { WHY = 320 };
+    int *seen = calloc((size_t)P, sizeof(int));
+    int *waits = malloc((size_t)P * sizeof(int));
+    char *why = malloc((size_t)P * WHY);
+    if (!seen || !waits || !why) {
+        free(seen);
+        free(waits);
+        free(why);
+        return sc_fail(pg, SC_ERR_NOMEM, "deadlock (out of memory describing it)");
+    }
+    int start = -1;
+    for (int d = 0; d < P; d++) {
+        why[(size_t)d * WHY] = 0;
+        waits[d] = blocked_on(r, d, why + (size_t)d * WHY, WHY);
+        if (waits[d] >= 0 && start < 0)
+            start = d;
+    }
+    char msg[sizeof pg->err];
+    size_t len = 0;
+    if (start < 0) {
+        /* Cannot happen with matched streams; say what is stuck. */
+        snprintf(msg, sizeof msg, "deadlock: no device can proceed");
+    } else {
+        int d = start, step = 1;
+        while (!seen[d] && waits[d] >= 0) {
+            seen[d] = step++;
+            d = waits[d];
+        }
+        int c = d; /* first device of the cycle */
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "deadlock: ");
+        if (waits[d] < 0) {
+            char at[160];
+            describe(r, d, r->devs[d].pc, at, sizeof at);
+            snprintf(msg + len, sizeof msg - len, "%s cannot proceed", at);
+            d = -1;
+        } else
+        do {
+            char at[160];
+            if (d < 0)
+                break;
+            describe(r, d, r->devs[d].pc, at, sizeof at);
+            if (len < sizeof msg)
+                len += (size_t)snprintf(msg + len, sizeof msg - len, "%s: %s; ", at,
+                                        why + (size_t)d * WHY);
+            d = waits[d];
+        } while (d != c && d >= 0);
+        if (d >= 0 && len < sizeof msg)
+            snprintf(msg + len, sizeof msg - len, "the cycle closes at d%d", c);
+    }
+    free(seen);
+    free(waits);
+    free(why);
+    return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
+}
+

@@ -1,0 +1,67 @@
+/*
+ * paths.c — the sandbox's rules on paths (sandbox_impl.h, sandbox.h): a
+ * path normalized, whether it lies inside a folder, the error a refusal
+ * raises.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "sandbox.h"
+#include "sandbox_impl.h"
+
+#include <lauxlib.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define HINT " (stagecraft --trust lifts the sandbox)"
+
+/* Raises "FILE:LINE: sandbox: ..." with the sandbox's exit code. */
+int sc_sandbox_violation(lua_State *L, const char *fmt, ...)
+{
+    luaL_where(L, 1);
+    lua_pushliteral(L, "sandbox: ");
+    va_list ap;
+    va_start(ap, fmt);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_pushliteral(L, HINT);
+    lua_concat(L, 4);
+    sc_lua_mark(L, -1, SC_EXIT_SANDBOX);
+    return lua_error(L);
+}
+
+int sc_sandbox_inside(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    if (n == 1 && root[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+/* Normalizes an absolute path in place: no ".", "..", or double slashes. */
+void sc_sandbox_normalize(char *p)
+{
+    char *out = p, *in = p;
+    while (*in) {
+        while (*in == '/')
+            in++;
+        char *seg = in;
+        while (*in && *in != '/')
+            in++;
+        size_t len = (size_t)(in - seg);
+        if (len == 0 || (len == 1 && seg[0] == '.'))
+            continue;
+        if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (out > p && *--out != '/')
+                ;
+            continue;
+        }
+        *out++ = '/';
+        memmove(out, seg, len);
+        out += len;
+    }
+    if (out == p)
+        *out++ = '/';
+    *out = 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * sandbox_impl.h — what the sandbox's files share (lang/sandbox only).
+ */
+#ifndef SC_SANDBOX_IMPL_H
+#define SC_SANDBOX_IMPL_H
+
+#include <lua.h>
+
+/* Raises "FILE:LINE: sandbox: ..." (printf-like fmt, Lua's %s %d %f) with
+ * the sandbox's exit code and the hint that --trust lifts it. */
+int sc_sandbox_violation(lua_State *L, const char *fmt, ...);
+/* Whether the normalized absolute path lies inside root (or is root). */
+int sc_sandbox_inside(const char *path, const char *root);
+/* Normalizes an absolute path in place: no ".", "..", or double slashes. */
+void sc_sandbox_normalize(char *p);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * exec_coll.c — a device's collective channel (exec_coll.h).
+ */
+#include "exec_coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NONE ((size_t)-1)
+
+struct sc_cchan {
+    const sc_prog *pg;
+    int d;
+    sc_transport *tp;
+    const sc_workload *wl;
+    double origin, *t1;
+    const sc_instr *in;
+    size_t n;
+    size_t *need;   /* [n] the collective instruction k waits for */
+    size_t *list;   /* [nc] stream indices of the collectives, in order */
+    char *done;     /* [n] collective k has completed */
+    size_t nc, posted, head;
+    int running;    /* list[head] has started */
+    void *h;        /* its transport handle */
+    sc_coll cur;    /* its description */
+};
+
+sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
+                       const sc_workload *wl, double origin, double *t1, sc_cchan **out,
+                       char *err, size_t errlen)
+{
+    (void)be;
+    *out = NULL;
+    size_t n;
+    const sc_instr *in = sc_prog_stream(pg, d, &n);
+    size_t nc = 0;
+    for (size_t k = 0; k < n; k++)
+        nc += sc_op_is_coll(in[k].op);
+    size_t *need = malloc((n + 1) * sizeof *need);
+    if (!need) {
+        snprintf(err, errlen, "out of memory on d%d: collective tables", d);
+        return SC_ERR_NOMEM;
+    }
+    sc_status st = sc_coll_readers(pg, d, need, err, errlen);
+    int reads = 0;
+    for (size_t k = 0; k < n && !st; k++)
+        reads |= need[k] != NONE;
+    if (st || (nc == 0 && !reads)) {
+        free(need);
+        return st;
+    }
+    if (!tp->ops->coll_start || !wl->ops->coll_buffer) {
+        free(need);
+        snprintf(err, errlen, "d%d: the stream has collectives, but the %s%s", d,
+                 !tp->ops->coll_start ? tp->ops->name : "workload",
+                 !tp->ops->coll_start ? " transport has none" : " gives no buffers for them");
+        return SC_ERR_ARG;
+    }
+    sc_cchan *ch = calloc(1, sizeof *ch);
+    if (ch) {
+        ch->list = malloc((nc + 1) * sizeof *ch->list);
+        ch->done = calloc(n + 1, 1);
+    }
+    if (!ch || !ch->list || !ch->done) {
+        if (ch) {
+            free(ch->list);
+            free(ch->done);
+        }
+        free(ch);
+        free(need);
+        snprintf(err, errlen, "out of memory on d%d: collective tables", d);
+        return SC_ERR_NOMEM;
+    }
+    *ch = (sc_cchan){.pg = pg, .d = d, .tp = tp, .wl = wl, .origin = origin, .t1 = t1, .in = in,
+                     .n = n, .need = need, .list = ch->list, .done = ch->done, .nc = nc};
+    for (size_t k = 0, j = 0; k < n; k++)
+        if (sc_op_is_coll(in[k].op))
+            ch->list[j++] = k;
+    *out = ch;
+    return SC_OK;
+}
+
+void sc_cchan_free(sc_cchan *ch)
+{
+    if (!ch)
+        return;
+    if (ch->running && ch->tp->ops->coll_release)
+        ch->tp->ops->coll_release(ch->tp->ctx, ch->d, ch->h);
+    free(ch->need);
+    free(ch->list);
+    free(ch->done);
+    free(ch);
+}
+
+size_t sc_cchan_need(const sc_cchan *ch, size_t k)
+{
+    return ch ? ch->need[k] : NONE;
+}
+
+/* The executor's clock (sc_exec_now's, read here so that this file calls
+ * nothing of exec.c). */
+static double now_since(const sc_cchan *ch)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - ch->origin;
+}
+
+sc_status sc_cchan_progress(sc_cchan *ch, int *moved, char *err, size_t errlen)
+{
+    const struct sc_transport_ops *t = ch->tp->ops;
+    const struct sc_workload_ops *w = ch->wl->ops;
+    sc_status st;
+    for (;;) {
+        if (ch->running) {
+            int done = 0;
+            if ((st = t->coll_test(ch->tp->ctx, ch->d, ch->h, &done)) != SC_OK) {
+                snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->tp->ctx));
+                return st;
+            }
+            if (!done)
+                return SC_OK;
+            t->coll_release(ch->tp->ctx, ch->d, ch->h);
+            ch->h = NULL;
+            ch->running = 0;
+            size_t k = ch->list[ch->head++];
+            ch->done[k] = 1;
+            ch->t1[k] = now_since(ch);
+            *moved = 1;
+            if (w->coll_done && (st = w->coll_done(ch->wl->ctx, &ch->cur)) != SC_OK) {
+                snprintf(err, errlen, "d%d: #%zu: %s", ch->d, k, w->errmsg(ch->wl->ctx));
+                return st;
+            }
+        }
+        if (ch->head >= ch->posted)
+            return SC_OK;
+        /* The next one starts: the workload fills its buffer now, when every
+         * collective before it has completed here. */
+        size_t k = ch->list[ch->head];
+        sc_prog_coll(ch->pg, &ch->in[k], &ch->cur);
+        sc_cxfer x = {.op = ch->cur.op, .red = ch->cur.red, .root = ch->cur.root};
+        if ((st = w->coll_buffer(ch->wl->ctx, &ch->cur, &x)) != SC_OK) {
+            char name[128];
+            sc_prog_instr_format(ch->pg, &ch->in[k], name, sizeof name);
+            snprintf(err, errlen, "d%d: %s: %s", ch->d, name, w->errmsg(ch->wl->ctx));
+            return st;
+        }
+        if ((st = t->coll_start(ch->tp->ctx, ch->d, &x, &ch->h)) != SC_OK) {
+            snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->tp->ctx));
+            return st;
+        }
+        ch->running = 1;
+        *moved = 1;
+    }
+}
+
+sc_status sc_cchan_post(sc_cchan *ch, size_t k, char *err, size_t errlen)
+{
+    if (ch->posted >= ch->nc || ch->list[ch->posted] != k) {
+        snprintf(err, errlen, "d%d #%zu: collective posted out of turn", ch->d, k);
+        return SC_ERR_PROGRAM;
+    }
+    ch->posted++;
+    int moved = 0;
+    return sc_cchan_progress(ch, &moved, err, errlen);
+}
+
+int sc_cchan_complete(const sc_cchan *ch, size_t k)
+{
+    return k == NONE || !ch || ch->done[k];
+}
+
+int sc_cchan_idle(const sc_cchan *ch)
+{
+    return !ch || (ch->head == ch->posted && !ch->running);
+}
