@@ -5,6 +5,7 @@
 #include "compile.h"
 
 #include "check/replay.h"
+#include "check/rollback.h"
 #include "check/steps.h"
 #include "check/verify.h"
 #include "ir/ir_impl.h"
@@ -31,13 +32,26 @@ static sc_status plan_offload(sc_prog *pg, sc_times *now)
     return st;
 }
 
+/* The proof of the lowered streams, and their timing into *t when t: with
+ * post-validation's rollback paths, the scenario where none runs, then
+ * (once) each path and all of them (check/rollback.h). */
+static sc_status prove(sc_prog *pg, sc_times *t)
+{
+    if (!sc_prog_has_rollback(pg))
+        return t ? sc_replay_timed(pg, t) : sc_verify_streams(pg);
+    sc_status st = sc_replay_scenario(pg, SC_SCEN_NONE, t);
+    if (st == SC_OK && !pg->verified && (st = sc_verify_rollbacks(pg)) != SC_OK && t)
+        sc_times_free(t);
+    return st;
+}
+
 /* The pipeline; the timing of the verified streams into *t when t. */
 static sc_status compile(sc_prog *pg, sc_times *t)
 {
     if (t)
         *t = (sc_times){0};
     if (pg->verified)
-        return t ? sc_replay_timed(pg, t) : SC_OK;
+        return t ? prove(pg, t) : SC_OK;
     sc_status st = sc_verify_passes(pg);
     if (st != SC_OK)
         return st;
@@ -79,7 +93,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
         else
             sc_times_free(&proof);
     } else {
-        st = t ? sc_replay_timed(pg, t) : sc_verify_streams(pg);
+        st = prove(pg, t);
     }
     if (st == SC_OK)
         pg->verified = 1;

@@ -151,7 +151,7 @@ static sc_status prepare(replay *r)
                 tab[key] = gi;
             } else if (sc_op_is_compute(in->op)) {
                 size_t sm = SC_SMN(pg, in->stage, in->mb);
-                if (in->op == SC_OP_F)
+                if (in->op == SC_OP_F && !(in->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
                     posF[sm] = gi;
                 else if (in->op != SC_OP_W)
                     posB[sm] = gi;

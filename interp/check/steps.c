@@ -16,15 +16,30 @@ static sc_status bad(sc_prog *pg, int d, size_t k, const char *why)
     return sc_fail(pg, SC_ERR_PROGRAM, "d%d #%zu (%s): %s", d, k, a, why);
 }
 
+/* Post-validation: the VALIDATE of step v comes after the OPTIM of step v
+ * (step, the OPTIMs passed, is above v) and before that of step v+1. */
+static sc_status validate_at(sc_prog *pg, int d, size_t k, int step, int *validated)
+{
+    if (pg->sync != SC_SYNC_POSTVAL)
+        return bad(pg, d, k, "VALIDATE in a program without post-validation");
+    if (*validated >= step)
+        return bad(pg, d, k, "VALIDATE of a step whose OPTIM has not run");
+    if (*validated < step - 1)
+        return bad(pg, d, k, "a step ends before the one before it is validated");
+    (*validated)++;
+    return SC_OK;
+}
+
 sc_status sc_verify_steps(sc_prog *pg)
 {
     int m = pg->m, N = pg->steps;
-    if (N == 1)
+    if (N == 1 && pg->sync != SC_SYNC_POSTVAL)
         return SC_OK; /* one step: nothing to compare, and no end asked for */
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *sv = &pg->stream[d];
         const sc_vec *ov = &pg->order[d]; /* step 0's passes, in order */
-        int step = 0, reduced = 0;
+        int step = 0, reduced = 0, validated = 0;
+        sc_status st;
         size_t next = 0; /* the pass of step 0 the next pass must copy */
         char why[160];
         for (size_t k = 0; k < sv->n; k++) {
@@ -40,6 +55,11 @@ sc_status sc_verify_steps(sc_prog *pg)
                     snprintf(why, sizeof why, "step %d ends before its pass #%zu", step, next);
                     return bad(pg, d, k, why);
                 }
+                if (!red && pg->sync == SC_SYNC_POSTVAL && validated < step - 1) {
+                    snprintf(why, sizeof why, "step %d ends before step %d is validated", step,
+                             step - 1);
+                    return bad(pg, d, k, why);
+                }
                 reduced = red;
                 if (!red) {
                     step++;
@@ -47,8 +67,19 @@ sc_status sc_verify_steps(sc_prog *pg)
                 }
                 continue;
             }
-            if (!sc_op_is_compute(in->op))
+            if (in->op == SC_OP_VALIDATE) {
+                if ((st = validate_at(pg, d, k, step, &validated)) != SC_OK)
+                    return st;
                 continue;
+            }
+            if (!sc_op_is_compute(in->op) || (in->flags & SC_IF_ROLLBACK))
+                continue; /* a redone pass of the rollback path: not one of the step's */
+            if (pg->sync == SC_SYNC_POSTVAL && step > 0 && validated < step &&
+                (in->op != SC_OP_F || sc_prog_chunk(pg, in->stage) != 0)) {
+                snprintf(why, sizeof why, "a pass of step %d other than a forward of the "
+                         "device's first chunk before the VALIDATE of step %d", step, step - 1);
+                return bad(pg, d, k, why);
+            }
             if (reduced || step >= N)
                 return bad(pg, d, k, "a pass between the REDUCE and the OPTIM of a step, or "
                                      "after the last step");
@@ -64,6 +95,11 @@ sc_status sc_verify_steps(sc_prog *pg)
         }
         if (step != N) {
             snprintf(why, sizeof why, "the stream holds %d of the program's %d steps", step, N);
+            return bad(pg, d, sv->n, why);
+        }
+        if (pg->sync == SC_SYNC_POSTVAL && validated != N) {
+            snprintf(why, sizeof why, "the stream validates %d of the program's %d steps",
+                     validated, N);
             return bad(pg, d, sv->n, why);
         }
     }

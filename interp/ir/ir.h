@@ -74,7 +74,8 @@ int sc_status_exit_code(sc_status st);
     X(DROP, "DROP")     /* wait for that copy; free the device part */ \
     X(RELOAD, "RELOAD") /* allocate it again; start copying it back */ \
     X(ALLREDUCE, "ALLREDUCE") /* all-reduce (sum or max) over a group */ \
-    X(BCAST, "BCAST")   /* broadcast from a root to a group */
+    X(BCAST, "BCAST")   /* broadcast from a root to a group */           \
+    X(VALIDATE, "VALIDATE") /* post-validation: check the eager step */
 
 typedef enum sc_op {
 #define X(name, text) SC_OP_##name,
@@ -143,6 +144,15 @@ typedef struct sc_instr {
 /* flags of a transfer: SC_IF_GROUP makes it start a new group even when
  * the instruction before it is a transfer too (SPEC.md §8.1). */
 #define SC_IF_GROUP 0x1u
+
+/* flags of any instruction (the high bits: a collective's tag holds the
+ * low twelve) for post-validation's rollback path (SPEC.md §21.2):
+ * SC_IF_ROLLBACK: runs only when the VALIDATE before it found the eager
+ * step wrong (a redone F, a broadcast of its output); SC_IF_REDO_IN: an F
+ * that then reads its input from the broadcast of a redone F (tagged
+ * F s-1 mb) instead of its transfer. */
+#define SC_IF_ROLLBACK 0x8000u
+#define SC_IF_REDO_IN 0x4000u
 
 /* Whether instruction k of a stream v starts a group: a transfer after a
  * non-transfer (or first), or one flagged SC_IF_GROUP. */

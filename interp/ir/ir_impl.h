@@ -97,8 +97,14 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
 {
     (void)pg;
     (void)d;
-    if (in->op == SC_OP_OPTIM) {
+    if (in->op == SC_OP_OPTIM || in->op == SC_OP_VALIDATE) {
         rd[0] = (sc_cread){-1, -1, -1, 0};
+        return 1;
+    }
+    /* Post-validation's rollback path (SPEC.md §21.2): an F whose producer
+     * was redone reads the broadcast of the redone output. */
+    if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN)) {
+        rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
     return 0;
@@ -184,6 +190,8 @@ static inline double sc_instr_frac(const sc_instr *in)
  * the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
+    if (in->flags & SC_IF_ROLLBACK)
+        return 0; /* a redone F computes into the record it made before */
     if (sc_op_is_compute(in->op))
         return sc_pass_mem(pg, in);
     if (in->op == SC_OP_DROP)
