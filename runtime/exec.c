@@ -147,6 +147,13 @@ static sc_status compute(ex *e, const sc_instr *in)
     if (in->op == SC_OP_F) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
+        if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
+            void *redone = sc_ex_redo_input(e, s, mb);
+            if (redone) {
+                sc_ex_bfree(e, src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                src = redone;
+            }
+        }
         if (r->part)
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
@@ -231,6 +238,16 @@ static sc_status run(ex *e)
             k += len;
             continue;
         }
+        if ((in->flags & SC_IF_ROLLBACK) && !e->rollback &&
+            (sc_op_is_compute(in->op) || sc_op_is_coll(in->op))) {
+            /* The rollback path of a VALIDATE that found the step right. */
+            e->out->t0[k] = e->out->t1[k] = sc_exec_now() - e->origin;
+            if (sc_op_is_coll(in->op) &&
+                (st = sc_cchan_skip(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
+                return st;
+            k++;
+            continue;
+        }
         if (sc_op_is_coll(in->op)) {
             e->out->t0[k] = sc_exec_now() - e->origin;
             if ((st = sc_cchan_post(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
@@ -244,7 +261,7 @@ static sc_status run(ex *e)
             return st;
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
-            st = compute(e, in);
+            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
         } else if (sc_op_is_host(in->op)) {
             st = sc_ex_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
@@ -257,12 +274,14 @@ static sc_status run(ex *e)
         } else if (in->op == SC_OP_OPTIM) {
             const struct sc_workload_ops *w = e->wl->ops;
             if (w->optim_step)
-                st = w->optim_step(e->wl->ctx, e->step, e->state, 0);
+                st = w->optim_step(e->wl->ctx, e->step, e->state);
             else if (w->optim)
                 st = w->optim(e->wl->ctx);
             if (st)
                 st = sc_ex_wl_fail(e, st, in);
             e->step++;
+        } else if (in->op == SC_OP_VALIDATE) {
+            st = sc_ex_validate(e, in);
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */
@@ -321,7 +340,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
         (st = sc_ex_layouts(&e)) != SC_OK) {
         st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
-    } else if ((st = sc_cchan_new(pg, d, be, tp, wl, origin, out->t1, &e.ch, out->err,
+    } else if ((st = sc_ex_redo_init(&e)) != SC_OK ||
+               (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
     } else {
@@ -371,6 +391,12 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             }
         }
     sc_cchan_free(e.ch);
+    if (inflight_safe)
+        sc_ex_redo_free(&e);
+    else { /* buffers a collective may still write into stay */
+        free(e.redo_in);
+        free(e.redo_out);
+    }
     free(e.box);
     free(e.rgroup);
     free(e.rec);

@@ -62,6 +62,13 @@ typedef struct ex {
     size_t host;         /* host bytes of moved records */
     int step;            /* the step being run: the number of OPTIMs passed */
     double state[2];     /* its optimizer state (exec.h, grad_state) */
+    /* Post-validation (exec_redo.c): */
+    int vsteps;          /* VALIDATEs passed */
+    int rollback;        /* the last VALIDATE took the rollback path */
+    void **redo_in;      /* [S m] a redone activation into stage s, for its F */
+    void **redo_out;     /* [S m] a redone output of stage s while it is broadcast */
+    struct sc_workload_ops cops; /* the collective channel's workload: the */
+    sc_workload cwl;     /* workload's, with the buffers of redone outputs */
 } ex;
 
 /* exec_mem.c */
@@ -89,5 +96,14 @@ sc_status sc_ex_layouts(ex *e);
  * complete; the host copy is freed); OFFLOAD, DROP, RELOAD. */
 sc_status sc_ex_settle(ex *e, rec *r, int s);
 sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k);
+
+/* exec_redo.c: the collective channel's workload (cwl) and the rollback
+ * tables; VALIDATE (sets rollback); a redone F (SC_IF_ROLLBACK); the
+ * redone input of F(s, mb), or NULL (the caller owns it: act bytes of s). */
+sc_status sc_ex_redo_init(ex *e);
+void sc_ex_redo_free(ex *e);
+sc_status sc_ex_validate(ex *e, const sc_instr *in);
+sc_status sc_ex_redo_forward(ex *e, const sc_instr *in);
+void *sc_ex_redo_input(ex *e, int s, int mb);
 
 #endif

@@ -237,7 +237,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     (void)b_only;
     if (s == 0)
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
-    else
+    else if (in != T[0]) /* a redone F (exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
@@ -360,6 +360,7 @@ const struct sc_workload_ops sc_model_ops = {
     .grad_state = sc_model_grad_state,
     .optim_step = sc_model_optim_step,
     .validate = sc_model_validate,
+    .coll_buffer = sc_model_coll_buffer,
     .errmsg = w_errmsg,
 };
 

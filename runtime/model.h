@@ -54,6 +54,7 @@ typedef struct sc_model_cfg {
     long long seed;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
+    int devices;         /* the program's devices (post-validation's chain ends at the last) */
     sc_optim_cfg opt;
     /* Optional: called by the device holding the last stage when it ends
      * step k (its OPTIM), with the step's loss; from that device's thread. */

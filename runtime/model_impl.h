@@ -22,7 +22,12 @@ typedef struct sc_mdev {
     float *stage;        /* [CHUNK] scratch (host) */
     sc_adamw *opt;       /* the optimizer of the device's tensors */
     double state[2];     /* the state of the step being ended (optim.h) */
+    /* The collectives' buffers (exec.h, coll_buffer): sync's all-reduces;
+     * post-validation's partial state received from the device before and
+     * sent on, the global state, and what passes through. */
+    double sync[2], part_in[2], part_out[2], global[2], scratch[2];
     int eager;           /* post-validation: the step in flight was taken eagerly */
+    int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
     char err[384];
 } sc_mdev;
@@ -53,7 +58,8 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step);
  * the workload's optimizer slots (exec.h). */
 sc_status sc_model_optim_attach(sc_mdev *dv);
 sc_status sc_model_grad_state(void *ctx, int step, double state[2]);
-sc_status sc_model_optim_step(void *ctx, int step, const double state[2], int eager);
-sc_status sc_model_validate(void *ctx, int step, const double state[2], int *redo);
+sc_status sc_model_optim_step(void *ctx, int step, const double state[2]);
+sc_status sc_model_validate(void *ctx, int step, int *redo);
+sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x);
 
 #endif

@@ -84,45 +84,82 @@ static void record(sc_mdev *dv, int step, const sc_optim_verdict *v)
     i->skipped = v->skip;
 }
 
-sc_status sc_model_optim_step(void *ctx, int step, const double state[2], int eager)
+sc_status sc_model_optim_step(void *ctx, int step, const double state[2])
 {
     sc_mdev *dv = ctx;
-    sc_optim_verdict v = sc_optim_decide(&dv->md->c.opt, state);
-    sc_status st = SC_OK;
+    sc_model *md = dv->md;
+    double st[2] = {state[0], state[1]};
+    int eager = 0;
+    if (md->c.sync == SC_SYNC_SYNC) { /* the all-reduced state */
+        st[0] = dv->sync[0];
+        st[1] = dv->sync[1];
+    } else if (md->c.sync == SC_SYNC_POSTVAL) { /* devices 0..d: eager but the last */
+        for (int i = 0; i < 2; i++)
+            st[i] = dv->part_out[i] = dv->part_in[i] + state[i];
+        eager = dv->d != md->c.devices - 1;
+    }
+    sc_optim_verdict v = sc_optim_decide(&md->c.opt, st);
+    sc_status s = SC_OK;
     dv->eager = 0;
+    dv->final = !eager;
     if (!eager) {
-        st = sc_adamw_step(dv->opt, &v, 0);
+        s = sc_adamw_step(dv->opt, &v, 0);
     } else if (!sc_optim_amends(&v)) { /* the partial state allows it: step now */
-        st = sc_adamw_step(dv->opt, &v, 1);
-        dv->eager = st == SC_OK;
+        s = sc_adamw_step(dv->opt, &v, 1);
+        dv->eager = s == SC_OK;
     }
     record(dv, step, &v);
-    sc_model *md = dv->md;
     if (step >= 0 && step < md->steps)
         dv->info[step].eager = dv->eager;
     if (md->c.progress && md->devs[md->S - 1] == dv)
         md->c.progress(md->c.progress_arg, step, md->steps, sc_model_step_loss(md, step));
-    return st == SC_OK ? SC_OK : fail(dv, st, "out of memory keeping the parameters");
+    return s == SC_OK ? SC_OK : fail(dv, s, "out of memory keeping the parameters");
 }
 
-sc_status sc_model_validate(void *ctx, int step, const double state[2], int *redo)
+sc_status sc_model_validate(void *ctx, int step, int *redo)
 {
     sc_mdev *dv = ctx;
-    sc_optim_verdict v = sc_optim_decide(&dv->md->c.opt, state);
+    sc_model *md = dv->md;
+    const double *g = dv->d == md->c.devices - 1 ? dv->part_out : dv->global;
+    sc_optim_verdict v = sc_optim_decide(&md->c.opt, g);
     record(dv, step, &v);
-    *redo = sc_optim_amends(&v);
-    if (!*redo) { /* the eager step was the right one */
+    *redo = sc_optim_amends(&v); /* then every device's passes since are redone */
+    if (!*redo || dv->final) { /* the eager step was right, or the step was final */
         sc_adamw_forget(dv->opt);
         return SC_OK;
     }
     sc_status st = SC_OK;
     if (dv->eager && (st = sc_adamw_restore(dv->opt)) != SC_OK)
         return fail(dv, st, "no kept copy to roll the step back to");
-    if (step >= 0 && step < dv->md->steps)
+    if (step >= 0 && step < md->steps)
         dv->info[step].rolled_back = dv->eager;
     dv->eager = 0;
     st = sc_adamw_step(dv->opt, &v, 0);
     return st == SC_OK ? SC_OK : fail(dv, st, "the optimizer step failed");
+}
+
+/* The buffers of the optimizer's collectives (postval.h, steps.h): doubles. */
+sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
+{
+    sc_mdev *dv = ctx;
+    x->dtype = SC_DT_F64;
+    x->count = 2;
+    if (c->what == SC_OP_REDUCE && c->part < 2) { /* sync: the sum, the count */
+        dv->sync[c->part] = dv->state[c->part];
+        x->buf = &dv->sync[c->part];
+        x->count = 1;
+    } else if (c->what == SC_OP_OPTIM && c->part == 0) { /* the chain of partial states */
+        x->buf = c->root == dv->d ? dv->part_out : c->root == dv->d - 1 ? dv->part_in
+                                                                         : dv->scratch;
+    } else if (c->what == SC_OP_OPTIM && c->part == 1) { /* the global state */
+        x->buf = c->root == dv->d ? dv->part_out : dv->global;
+    } else {
+        char name[96];
+        snprintf(name, sizeof name, "the built-in model has no buffer for a collective of %s "
+                 "part %d", sc_op_name(c->what), c->part);
+        return fail(dv, SC_ERR_ARG, name);
+    }
+    return SC_OK;
 }
 
 double sc_model_step_loss(const sc_model *md, int k)

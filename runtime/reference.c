@@ -19,6 +19,8 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     sc_model *md;
     sc_model_cfg c = *cfg;
     c.progress = NULL; /* the pipeline's run reports its steps, not the reference */
+    c.sync = SC_SYNC_NONE; /* one device: its own state is the global one */
+    c.devices = 1;
     sc_status st = sc_model_new(&c, 1, m, &md, err, errlen);
     if (st)
         return st;
@@ -60,7 +62,7 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         /* The state of all gradients: what a synchronized pipeline sums. */
         double state[2];
         if ((st = o->grad_state(wl.ctx, k, state)) != SC_OK ||
-            (st = o->optim_step(wl.ctx, k, state, 0)) != SC_OK) {
+            (st = o->optim_step(wl.ctx, k, state)) != SC_OK) {
             snprintf(err, errlen, "reference: step %d: %s", k, o->errmsg(wl.ctx));
             goto fail;
         }

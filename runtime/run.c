@@ -297,6 +297,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     sc_model_cfg mc = o->model;
     mc.steps = sc_prog_steps(pg);
     mc.sync = sc_prog_optim_sync(pg);
+    mc.devices = r->P;
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     if ((st = sc_model_new(&mc, r->S, r->m, &md, err, errlen)) != SC_OK ||

@@ -87,6 +87,11 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                            "\"step\": %d, \"group\": %d, \"bytes\": %.15g",
                         sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
             }
+            if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
+                (in->flags & SC_IF_ROLLBACK)) /* post-validation, SPEC.md §21.2 */
+                fprintf(f, ", \"rollback\": true");
+            else if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN))
+                fprintf(f, ", \"redo_in\": true");
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);

@@ -76,7 +76,7 @@ char *sc_render_dump(const sc_prog *pg)
         for (int c = 0; c < sc_prog_chunks(pg, d); c++)
             bprintf(&b, " %d", sc_prog_stage_of(pg, d, c));
         bprintf(&b, "):\n");
-        int step = 0;
+        int step = 0, vstep = 0;
         for (size_t k = 0; k < n; k++) {
             char t[128];
             sc_prog_instr_format(pg, &v[k], t, sizeof t);
@@ -85,6 +85,13 @@ char *sc_render_dump(const sc_prog *pg)
             bprintf(&b, "%6zu  %s%s", k, t, split ? "  (new group)" : "");
             if (v[k].op == SC_OP_OPTIM && steps > 1)
                 bprintf(&b, "  (end of step %d)", step++);
+            if (v[k].op == SC_OP_VALIDATE)
+                bprintf(&b, "  (of step %d)", vstep++);
+            int cond = sc_op_is_compute(v[k].op) || sc_op_is_coll(v[k].op);
+            if (cond && (v[k].flags & SC_IF_ROLLBACK)) /* SPEC.md §21.2 */
+                bprintf(&b, "  (rollback path)");
+            else if (v[k].op == SC_OP_F && (v[k].flags & SC_IF_REDO_IN))
+                bprintf(&b, "  (after a rollback: reads the redone input)");
             bprintf(&b, "\n");
         }
     }

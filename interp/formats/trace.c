@@ -93,12 +93,23 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
-        int step = 0;
+        int step = 0, vstep = 0;
         double cprev = 0; /* the channel is free from */
         for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &v[k];
             size_t g = sim->offset[d] + k;
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
+            if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
+                (in->flags & SC_IF_ROLLBACK) && t1 <= t0)
+                continue; /* a rollback path that did not run (SPEC.md §21.2) */
+            if (in->op == SC_OP_VALIDATE) {
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"step %d validated\", \"cat\": \"step\", \"ph\": \"i\", "
+                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
+                           "{\"step\": %d}}", vstep, pid, 2 * d, t1, vstep);
+                vstep++;
+                continue;
+            }
             if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
                 char cn[128];

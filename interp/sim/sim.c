@@ -4,6 +4,7 @@
  * handed over by the compile driver (compile.h).
  */
 #include "sim.h"
+#include "check/rollback.h"
 #include "compile.h"
 #include "ir/ir_impl.h"
 
@@ -152,6 +153,30 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
     return SC_OK;
 }
 
+/* Post-validation: the makespan of each step's rollback path run, against
+ * the makespan without (check/rollback.h). */
+static sc_status rollback_costs(sc_prog *pg, sc_sim *sim)
+{
+    if (!sc_prog_has_rollback(pg))
+        return SC_OK;
+    if (!(sim->rollback_cost = calloc((size_t)pg->steps, sizeof(double))))
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    for (int k = 0; k < pg->steps && k < 64; k++) {
+        sc_times t;
+        sc_status st = sc_replay_scenario(pg, k, &t);
+        if (st != SC_OK)
+            return st;
+        double end = 0; /* as the makespan: the end of the last pass */
+        for (int d = 0; d < pg->P; d++)
+            for (size_t i = 0; i < pg->stream[d].n; i++)
+                if (sc_op_is_compute(pg->stream[d].v[i].op))
+                    end = fmax(end, t.t1[t.offset[d] + i]);
+        sc_times_free(&t);
+        sim->rollback_cost[k] = end - sim->makespan;
+    }
+    return SC_OK;
+}
+
 /* Busy time of every device's collective channel: a collective runs from
  * its start (posted, and the previous one complete) to its completion. */
 static sc_status coll_busy(sc_prog *pg, sc_sim *sim)
@@ -240,7 +265,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             sim->makespan = last;
     }
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
-    if ((st = sc_sim_steps(pg, sim)) != SC_OK) {
+    if ((st = sc_sim_steps(pg, sim)) != SC_OK || (st = rollback_costs(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
         return st;
     }

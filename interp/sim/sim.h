@@ -63,6 +63,9 @@ typedef struct sc_sim {
     double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */
     double *step_bubble;   /* [steps] bubble rate of the step alone: each device's span
                             * from its first to its last pass of the step */
+    double *rollback_cost; /* [steps] post-validation: how much longer all steps take when
+                            * the rollback path of step k's VALIDATE runs (NULL without
+                            * one; the first 64 steps) */
     /* Collectives; NULL (and 0) when no stream holds one: */
     double *coll_busy;     /* [P] */
     size_t colls;          /* collective instructions, all devices */

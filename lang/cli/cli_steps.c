@@ -24,11 +24,18 @@ void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json)
         printf(", \"steps\": %d, \"optim_sync\": \"%s\"", N, sc_sync_name(sync));
         json_list("step_makespan", sim->step_makespan, N);
         json_list("step_bubble_rate", sim->step_bubble, N);
+        if (sim->rollback_cost)
+            json_list("rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
         return;
     }
     printf("steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));
-    printf("step     makespan    ends at     bubble\n");
-    for (int k = 0; k < N; k++)
-        printf("%-8d %-11.6g %-11.6g %.4f%%\n", k, sim->step_makespan[k], sim->step_end[k],
+    printf("step     makespan    ends at     bubble      %s\n",
+           sim->rollback_cost ? "rollback adds" : "");
+    for (int k = 0; k < N; k++) {
+        printf("%-8d %-11.6g %-11.6g %.4f%%", k, sim->step_makespan[k], sim->step_end[k],
                100 * sim->step_bubble[k]);
+        if (sim->rollback_cost && k < 64)
+            printf("%*s%.6g", 4, "", sim->rollback_cost[k]);
+        printf("\n");
+    }
 }

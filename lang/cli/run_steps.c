@@ -33,12 +33,10 @@ static void action(char *buf, size_t len, const sc_step_info *i, int rollbacks, 
     int n = i->skipped ? snprintf(buf, len, "skipped (inf/NaN)")
             : i->coef < 1 ? snprintf(buf, len, "clipped %.4g", i->coef)
                           : snprintf(buf, len, "stepped");
-    if (postval && n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "%s", rollbacks ? ", rolled back and redone"
-                                                 : i->eager ? ", eager" : ", after validation");
-    if (postval && rollbacks && n > 0 && (size_t)n < len)
-        snprintf(buf + strlen(buf), len - strlen(buf), " on %d device%s", rollbacks,
-                 rollbacks == 1 ? "" : "s");
+    if (postval && n > 0 && (size_t)n < len && rollbacks)
+        snprintf(buf + n, len - (size_t)n, ", %d rolled back", rollbacks);
+    else if (postval && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "%s", i->eager ? ", eager" : ", at validation");
 }
 
 void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run_result *r)
@@ -54,7 +52,7 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
         printf("%g", c->clip);
     if (c->inf_step >= 0)
         printf(", inf into d%d's gradients at step %d", c->inf_device, c->inf_step);
-    printf("\nstep   loss          grad norm    update                          time (s)    "
+    printf("\nstep   loss          grad norm    update                        time (s)    "
            "simulated\n");
     const sc_sim *ms = r->measured, *ps = r->predicted;
     for (int k = 0; k < r->steps; k++) {
@@ -63,7 +61,7 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
         char norm[32] = "-"; /* under none, no device knows the global norm */
         if (sc_prog_optim_sync(pg) != SC_SYNC_NONE)
             snprintf(norm, sizeof norm, "%.6g", r->step_info[k].norm);
-        printf("%-6d %-13.9g %-12s %-31s %-11.6f %.6g\n", k, r->step_loss[k], norm, what,
+        printf("%-6d %-13.9g %-12s %-29s %-11.6f %.6g\n", k, r->step_loss[k], norm, what,
                ms->step_makespan ? ms->step_makespan[k] : NAN,
                ps->step_makespan ? ps->step_makespan[k] : NAN);
     }
