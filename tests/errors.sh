@@ -78,6 +78,7 @@ row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has
 row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
 row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
 row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv
+row 3 "1f1b.lua:30: optim_sync post-validation with an offload policy is not supported" -- $SC check 1f1b -D steps=2 -D optim_sync=post-validation -D offload=all
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -144,6 +145,7 @@ fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
 row 3 "optimizer: beta2 = 1 is out of range" -- $SC run 1f1b -D beta2=1
 row 3 "clipping (-D clip) needs -D optim_sync=sync or post-validation" -- $SC run 1f1b -D clip=1
+row 3 "inf_step = 5, inf_device = 0: the program has steps 0..1 and devices 0..3" -- $SC run 1f1b -D steps=2 -D optim_sync=sync -D inf_step=5
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]

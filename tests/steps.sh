@@ -118,9 +118,97 @@ a=$($SC run zb-h1 -D steps=2 --json 2>/dev/null | sed 's/.*"loss_hex": "\([^"]*\
 b=$($SC run zb-h1 -D steps=2 -D lr=0.01 --json 2>/dev/null | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
 [ -n "$a" ] && [ "$a" != "$b" ] && ok || bad "lr does not change step 2's loss ('$a' vs '$b')"
 
-# 5. MPI ranks: the same bits as threads, step by step.
+# 5. Synchronized optimizer steps (SPEC.md §21.2): the verifier proves sync
+# and post-validation on every stdlib recipe; the simulator pins the
+# figures of §21.3 and the rollback path's cost.
+for r in $($SC list | awk '/^[a-z0-9]/ {print $1}'); do
+  $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
+  for s in sync post-validation; do
+    if $SC check "$r" -D p=4 -D m=8 -D steps=3 -D optim_sync=$s -D tcomm=0.2 >/dev/null 2>"$tmp/err"; then ok
+    else bad "check $r optim_sync=$s"; head -2 "$tmp/err" >&2; fi
+  done
+done
+for r in zb-h2 zb-v; do
+  for s in none sync post-validation; do
+    $SC sim $r -D p=8 -D m=32 -D steps=4 -D optim_sync=$s --json >"$tmp/$r-$s.json" 2>"$tmp/err" || bad "sim $r $s"
+  done
+  python3 - "$tmp" "$r" <<'PY' && ok || bad "pinned figures of $r"
+import json, sys
+d, r = sys.argv[1], sys.argv[2]
+j = {s: json.load(open(f"{d}/{r}-{s}.json")) for s in ("none", "sync", "post-validation")}
+pv, sync = j["post-validation"], j["sync"]
+assert pv["bubble_rate"] <= 0.005 and j["none"]["bubble_rate"] <= 0.005, pv  # one step: 0
+assert sync["bubble_rate"] > pv["bubble_rate"] + 0.02, (sync, pv)
+barrier = (sync["makespan"] - pv["makespan"]) / 3  # each step but the first waits
+assert abs(barrier - (7 if r == "zb-h2" else 3.5)) < 1e-9, barrier  # (p-1) tf, or half
+assert len(pv["rollback_cost"]) == 4 and pv["rollback_cost"][3] == 0, pv
+assert all(c > 0 for c in pv["rollback_cost"][:3]), pv
+assert "rollback_cost" not in sync
+PY
+done
+expect 0 "(rollback path)" -- $SC show zb-h2 -D p=2 -D m=3 -D steps=2 -D optim_sync=post-validation --dump
+expect 0 "VALIDATE  (of step 1)" -- $SC show zb-h2 -D p=2 -D m=3 -D steps=2 -D optim_sync=post-validation --dump
+if $SC export zb-v -D steps=2 -D optim_sync=post-validation --format trace -o "$tmp/pv.json" &&
+   $SC export zb-v -D steps=2 -D optim_sync=post-validation --format json -o "$tmp/pvd.json" &&
+   python3 tests/py/check_trace.py "$tmp/pv.json" "$tmp/pvd.json" >/dev/null; then ok
+else bad "trace of post-validation"; fi
+
+# 6. run with sync and post-validation: clipping, a skip on inf, the
+# rollback path, all against the reference (bitwise here: the same float
+# operations, and the state's sums happen to round alike).
+sync_ok() { # file steps mode what
+  python3 - "$@" <<'PY'
+import json, sys
+j, n, mode, what = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+assert j["optim_sync"] == mode and j["steps"] == n, j
+assert j["step_loss"] == j["reference_step_loss"], j
+assert j["max_param_rel_err"] <= 1e-5 and j["max_grad_rel_err"] <= 1e-5, j
+if what == "clip":
+    assert any(c < 1 for c in j["step_clip_coef"]), j["step_clip_coef"]
+if what == "inf":
+    assert j["step_skipped"][min(1, n - 1)] and sum(j["step_skipped"]) == 1, j["step_skipped"]
+if mode == "post-validation" and what != "plain" and n > 1:
+    assert sum(j["step_rollbacks"]) > 0, j["step_rollbacks"]
+if what == "plain":
+    assert not any(j["step_skipped"]) and all(c == 1 for c in j["step_clip_coef"]), j
+PY
+}
+for s in sync post-validation; do
+  for r in zb-h2 zb-v interleaved; do
+    for n in 1 3 5; do
+      for what in plain clip inf; do
+        case $what in plain) a="" ;; clip) a="-D clip=0.9" ;; inf) a="-D inf_step=$((n > 1 ? 1 : 0)) -D inf_device=2" ;; esac
+        # shellcheck disable=SC2086
+        if $SC run $r -D p=4 -D m=8 -D steps=$n -D optim_sync=$s $a --check --json >"$tmp/j" 2>"$tmp/e" &&
+           sync_ok "$tmp/j" $n $s $what; then ok
+        else bad "run $r steps=$n optim_sync=$s $what --check"; head -3 "$tmp/e" >&2; fi
+      done
+    done
+  done
+done
+expect 0 "3 rolled back" -- $SC run zb-h2 -D steps=2 -D optim_sync=post-validation -D clip=0.9
+expect 0 "skipped (inf/NaN)" -- $SC run zb-h2 -D steps=2 -D optim_sync=sync -D inf_step=1 -D inf_device=3
+expect 3 "inf_step = 5, inf_device = 0: the program has steps 0..1" -- $SC run 1f1b -D steps=2 -D optim_sync=sync -D inf_step=5
+
+# 7. MPI ranks: the same bits as threads, step by step.
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  for s in sync post-validation; do
+    for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
+      # shellcheck disable=SC2086
+      $SC run zb-h2 -D steps=3 -D optim_sync=$s $a --check --json >"$tmp/t.json" 2>"$tmp/e"
+      # shellcheck disable=SC2086
+      if timeout 120 $MPIRUN $SC run zb-h2 -D steps=3 -D optim_sync=$s $a --check --json >"$tmp/m.json" 2>>"$tmp/e" &&
+         python3 - "$tmp/t.json" "$tmp/m.json" <<'PY'
+import json, sys
+t, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert m["transport"] == "mpi" and t["step_loss"] == m["step_loss"], (t, m)
+assert m["step_loss"] == m["reference_step_loss"] and m["max_param_rel_err"] <= 1e-5, m
+assert t["step_rollbacks"] == m["step_rollbacks"] and t["step_skipped"] == m["step_skipped"], (t, m)
+PY
+      then ok; else bad "mpirun zb-h2 optim_sync=$s $a"; head -5 "$tmp/e" >&2; fi
+    done
+  done
   for r in zb-h1 zb-v; do
     $SC run $r -D steps=3 --check --json >"$tmp/t.json" 2>"$tmp/e"
     if timeout 120 $MPIRUN $SC run $r -D steps=3 --check --json >"$tmp/m.json" 2>>"$tmp/e" &&

@@ -29,8 +29,8 @@ void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json)
         return;
     }
     printf("steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));
-    printf("step     makespan    ends at     bubble      %s\n",
-           sim->rollback_cost ? "rollback adds" : "");
+    printf("step     makespan    ends at     bubble%s\n",
+           sim->rollback_cost ? "      rollback adds" : "");
     for (int k = 0; k < N; k++) {
         printf("%-8d %-11.6g %-11.6g %.4f%%", k, sim->step_makespan[k], sim->step_end[k],
                100 * sim->step_bubble[k]);
