@@ -158,5 +158,43 @@ EOF
 expect 0 "$tmp/c.json	2	2	s	1f1b	number" -- $SC --trust "$tmp/read.lua"
 grep -q '^search	true' "$tmp/out" && ok || bad "block search with costs"
 
+# 7. Offload: the host copies are measured, and the link's ratio follows.
+expect 0 '"prediction_error"' -- $SC run gis -D p=2 -D m=4 -D v=2 $M -D offload=all --profile \
+  "$tmp/o.json" --profile-steps 1 --warmup 0 --json
+py '
+import json, sys
+c = json.load(open(sys.argv[1]))
+dirs = sorted(h["direction"] for h in c["host_copies"])
+assert "to_host" in dirs and "to_device" in dirs, dirs
+assert all(h["bytes"] > 0 and h["samples"] > 0 for h in c["host_copies"])
+assert c["offload_ratio"] >= 0
+' "$tmp/o.json"
+
+# 8. Under MPI every rank measures the same figures; rank 0 writes the file.
+if command -v mpirun >/dev/null 2>&1; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  # Under AddressSanitizer: Open MPI's own allocations are not ours (runtime.sh)
+  export OMPI_MCA_mca_base_component_disable_dlclose=1
+  export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+  expect 0 '"prediction_error"' -- mpirun -np 2 --oversubscribe $SC run zb-h1 -D p=2 -D m=4 $M \
+    --profile "$tmp/mpi.json" --profile-steps 1 --warmup 0 --json
+  py '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["measured"]["devices_as"] == "MPI ranks" and c["measured"]["transport"] == "mpi"
+assert len(c["tbw"]) == 2 and c["samples"]["tf"] == [8, 8], c["samples"]
+' "$tmp/mpi.json"
+fi
+
+# 9. The loop of examples/mymodel, on a copy: profile beside the recipe,
+#    schedule for it, run against the prediction.
+mkdir -p "$tmp/mine" && cp examples/mymodel/schedule.lua "$tmp/mine/"
+expect 0 'profile' -- $SC run "$tmp/mine/schedule.lua" -D costs= -D hidden=32 -D seq=4 \
+  --profile "$tmp/mine/costs.json" --profile-steps 1
+expect 0 ' s (predicted' -- $SC sim "$tmp/mine/schedule.lua"
+expect 0 '"prediction_error"' -- $SC run "$tmp/mine/schedule.lua" -D hidden=32 -D seq=4 --json
+expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua       # the costs.json it ships
+expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua -D costs=   # the estimate
+
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

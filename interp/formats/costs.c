@@ -105,9 +105,11 @@ static sc_status int_of(const sc_jv *v, const char *what, int lo, int hi, int *o
     return SC_OK;
 }
 
-/* A per-stage list of S times (or, for spread and samples, of numbers). */
-static sc_status stage_list(const sc_jv *v, const char *key, int S, int integer, double *out,
-                            char *err, size_t errlen)
+/* A per-stage list of S times (or, for spread and samples, of numbers;
+ * integer: counts). nullable: null is allowed and read as NAN (a spread
+ * that is not known). */
+static sc_status stage_list(const sc_jv *v, const char *key, int S, int integer, int nullable,
+                            double *out, char *err, size_t errlen)
 {
     if (v->type != SC_JARR)
         return bad(err, errlen, "'%s': expected a list of %d times (one per stage), found %s",
@@ -118,6 +120,10 @@ static sc_status stage_list(const sc_jv *v, const char *key, int S, int integer,
     for (int s = 0; s < S; s++) {
         char what[64];
         snprintf(what, sizeof what, "'%s'[%d]", key, s);
+        if (nullable && v->item[s]->type == SC_JNULL) {
+            out[s] = NAN;
+            continue;
+        }
         sc_status st = time_of(v->item[s], what, &out[s], err, errlen);
         if (st)
             return st;
@@ -150,7 +156,7 @@ static sc_status sizes(const sc_jv *v, const char *key, int host, sc_cost_size *
         z->t.spread = NAN;
         const sc_jv *sp = sc_jv_get(e, "spread"), *sm = sc_jv_get(e, "samples");
         snprintf(what, sizeof what, "'%s'[%zu].spread", key, i);
-        if (!st && sp)
+        if (!st && sp && sp->type != SC_JNULL) /* null: not known */
             st = time_of(sp, what, &z->t.spread, err, errlen);
         snprintf(what, sizeof what, "'%s'[%zu].samples", key, i);
         double nn = 1;
@@ -236,22 +242,22 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             }
             continue;
         }
-        if ((st = stage_list(v, key, S, 0, x, err, errlen)) != SC_OK)
+        if ((st = stage_list(v, key, S, 0, 0, x, err, errlen)) != SC_OK)
             goto fail;
         for (int s = 0; s < S; s++)
             c->kind[k][s] = (sc_stat){x[s], NAN, 1};
         char name[32];
         const sc_jv *sp = sc_jv_get(spread, key), *sm = sc_jv_get(samples, key);
         snprintf(name, sizeof name, "spread.%s", key);
-        if (sp && (st = stage_list(sp, name, S, 0, x, err, errlen)) != SC_OK)
+        if (sp && (st = stage_list(sp, name, S, 0, 1, x, err, errlen)) != SC_OK)
             goto fail;
         for (int s = 0; sp && s < S; s++)
             c->kind[k][s].spread = x[s];
         snprintf(name, sizeof name, "samples.%s", key);
-        if (sm && (st = stage_list(sm, name, S, 1, x, err, errlen)) != SC_OK)
+        if (sm && (st = stage_list(sm, name, S, 1, 0, x, err, errlen)) != SC_OK)
             goto fail;
-        for (int s = 0; sm && s < S; s++)
-            c->kind[k][s].n = (int)fmin(x[s], 1e9);
+        for (int s = 0; sm && s < S; s++) /* a time given was measured at least once */
+            c->kind[k][s].n = (int)fmax(1, fmin(x[s], 1e9));
     }
     const sc_jv *v;
     c->comm = (sc_stat){0, NAN, 0};
