@@ -129,7 +129,11 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
  * present in both (read through their backends); *bitwise = 1 when all of
  * them are identical. NaN when a backend failed reading them. */
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
-/* The same for the parameters (W1, W2 of every layer, then Wout). */
+/* The same for the parameters (W1, W2 of every layer, then Wout), beyond
+ * 2 lr per AdamW step the reference took: an AdamW step moves every
+ * parameter by about lr whatever its gradient's size, so a gradient near
+ * zero that rounds to the other sign moves it the other way (bitwise is
+ * still the exact comparison). */
 double sc_model_compare_params(const sc_model *md, const sc_model *ref, int *bitwise);
 
 #endif

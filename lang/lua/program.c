@@ -213,6 +213,7 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "instructions");
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;
 }
 

@@ -69,3 +69,28 @@ int sc_lua_steps(lua_State *L)
     lp->sim = NULL;
     return 0;
 }
+
+static void list(lua_State *L, const char *key, const double *v, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushnumber(L, v[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, key);
+}
+
+void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim)
+{
+    int N = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
+    if ((N == 1 && sync == SC_SYNC_NONE) || !sim->step_end)
+        return; /* one step's figures stay as they were */
+    lua_pushinteger(L, N);
+    lua_setfield(L, -2, "steps");
+    lua_pushstring(L, sc_sync_name(sync));
+    lua_setfield(L, -2, "optim_sync");
+    list(L, "step_makespan", sim->step_makespan, N);
+    list(L, "step_bubble_rate", sim->step_bubble, N);
+    if (sim->rollback_cost)
+        list(L, "rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
+}
