@@ -30,9 +30,9 @@ T.eq(#pv.rollback_cost, 4, "rollback_cost per step")
 T.ok(pv.rollback_cost[1] > 0 and pv.rollback_cost[4] == 0, "the last step has no next warm-up")
 
 -- Blocks and automatic schedules carry the fields to their programs.
-local blk = sc.block { p = 2, interval = 3, F = {0, 1}, BW = {3, 2} }
+local blk = sc.block { p = 2, interval = 3, F = {0, 1}, BW = {4, 2} }
 T.eq(blk:program { m = 4, steps = 3 }.steps, 3, "blk:program steps")
-local auto = sc.autoschedule { p = 2, m = 4, steps = 2, optim_sync = "post-validation",
+local auto = sc.autoschedule { p = 2, m = 4, mem = 2, steps = 2, optim_sync = "post-validation",
                                time_limit = 0 }
 T.eq(auto.steps, 2, "autoschedule steps")
 T.eq(auto.optim_sync, "post-validation", "autoschedule optim_sync")
