@@ -403,6 +403,10 @@ function sc._evaluate(recipe, overrides, listing)
     sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
       recipe, type(res)))
   end
+  if sc._closed(res) then
+    sc._raise(RECIPE, ("recipe '%s' returned a closed program (a <close> variable closes "
+      .. "it when the recipe returns: drop <close>)"):format(recipe))
+  end
   if next(universal) ~= nil then
     local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
     if not set then  -- a value out of range: the user's -D, not a line of the prelude

@@ -2,6 +2,7 @@
  * rollback.c — post-validation's scenarios replayed (rollback.h).
  */
 #include "rollback.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "replay.h"
 
@@ -60,9 +61,9 @@ sc_status sc_replay_scenario(sc_prog *pg, int scen, sc_times *t)
 {
     int P = pg->P;
     sc_status st = SC_OK;
-    sc_vec *keep = calloc((size_t)P, sizeof(sc_vec));
-    size_t **map = calloc((size_t)P, sizeof(size_t *));
-    size_t *nk = calloc((size_t)P, sizeof(size_t));
+    sc_vec *keep = sc_calloc((size_t)P, sizeof(sc_vec));
+    size_t **map = sc_calloc((size_t)P, sizeof(size_t *));
+    size_t *nk = sc_calloc((size_t)P, sizeof(size_t));
     if (t)
         *t = (sc_times){0};
     if (!keep || !map || !nk) {
@@ -71,7 +72,7 @@ sc_status sc_replay_scenario(sc_prog *pg, int scen, sc_times *t)
     }
     for (int d = 0; d < P && st == SC_OK; d++) {
         const sc_vec *sv = &pg->stream[d];
-        if (!(map[d] = malloc((sv->n + 1) * sizeof(size_t)))) {
+        if (!(map[d] = sc_malloc((sv->n + 1) * sizeof(size_t)))) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the rollback paths");
             break;
         }
@@ -106,11 +107,11 @@ sc_status sc_replay_scenario(sc_prog *pg, int scen, sc_times *t)
     }
     if (st == SC_OK && t) {
         size_t N = 0;
-        t->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+        t->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
         for (int d = 0; d < P; d++)
             N += pg->stream[d].n;
-        t->t0 = malloc((N + 1) * sizeof(double));
-        t->t1 = malloc((N + 1) * sizeof(double));
+        t->t0 = sc_malloc((N + 1) * sizeof(double));
+        t->t1 = sc_malloc((N + 1) * sizeof(double));
         if (!t->offset || !t->t0 || !t->t1) {
             sc_times_free(t);
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the rollback paths");
@@ -137,10 +138,10 @@ done:
     for (int d = 0; keep && d < P; d++)
         sc_vec_free(&keep[d]);
     for (int d = 0; map && d < P; d++)
-        free(map[d]);
-    free(keep);
-    free(map);
-    free(nk);
+        sc_free(map[d]);
+    sc_free(keep);
+    sc_free(map);
+    sc_free(nk);
     return st;
 }
 

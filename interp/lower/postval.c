@@ -3,6 +3,7 @@
  * (postval.h).
  */
 #include "postval.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <stdlib.h>
@@ -174,15 +175,15 @@ static sc_status cuts(pv *v)
     int P = v->P;
     size_t SM = (size_t)v->S * (size_t)v->m, K = 2 * SM;
     where w = {0};
-    w.base = calloc((size_t)P + 1, sizeof(size_t));
+    w.base = sc_calloc((size_t)P + 1, sizeof(size_t));
     for (int d = 0; w.base && d < P; d++)
         w.base[d + 1] = w.base[d] + v->len[d];
     size_t total = w.base ? w.base[P] : 0;
-    w.devof = malloc((total + 1) * sizeof(int));
-    w.partner = malloc((total + 1) * sizeof(size_t));
-    w.grp = malloc((total + 1) * sizeof(int));
-    w.posF = malloc(SM * sizeof(size_t));
-    size_t *at = malloc(2 * K * sizeof(size_t)); /* SEND, RECV of each key */
+    w.devof = sc_malloc((total + 1) * sizeof(int));
+    w.partner = sc_malloc((total + 1) * sizeof(size_t));
+    w.grp = sc_malloc((total + 1) * sizeof(int));
+    w.posF = sc_malloc(SM * sizeof(size_t));
+    size_t *at = sc_malloc(2 * K * sizeof(size_t)); /* SEND, RECV of each key */
     sc_status st = SC_OK;
     if (!w.base || !w.devof || !w.partner || !w.grp || !w.posF || !at) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory building post-validation");
@@ -221,12 +222,12 @@ static sc_status cuts(pv *v)
             changed |= lower_cut(v, &w, d);
     }
 done:
-    free(w.base);
-    free(w.devof);
-    free(w.partner);
-    free(w.grp);
-    free(w.posF);
-    free(at);
+    sc_free(w.base);
+    sc_free(w.devof);
+    sc_free(w.partner);
+    sc_free(w.grp);
+    sc_free(w.posF);
+    sc_free(at);
     return st;
 }
 
@@ -278,13 +279,13 @@ sc_status sc_lower_postval(sc_prog *pg, double state_bytes)
                        "not supported (a redone forward pass would write into moved records)");
     pv v = {.pg = pg, .P = pg->P, .S = pg->S, .m = pg->m, .N = pg->steps, .bytes = state_bytes};
     size_t P = (size_t)pg->P;
-    v.len = calloc(P, sizeof(size_t));
-    v.cut = calloc(P, sizeof(size_t));
-    v.s0 = calloc(P, sizeof(int));
-    v.cross = calloc(P, sizeof(int));
-    v.chain = calloc(P, sizeof(int));
-    v.in_r = calloc(P * (size_t)pg->m, 1);
-    sc_vec *out = calloc(P, sizeof(sc_vec));
+    v.len = sc_calloc(P, sizeof(size_t));
+    v.cut = sc_calloc(P, sizeof(size_t));
+    v.s0 = sc_calloc(P, sizeof(int));
+    v.cross = sc_calloc(P, sizeof(int));
+    v.chain = sc_calloc(P, sizeof(int));
+    v.in_r = sc_calloc(P * (size_t)pg->m, 1);
+    sc_vec *out = sc_calloc(P, sizeof(sc_vec));
     sc_status st = SC_OK;
     if (!v.len || !v.cut || !v.s0 || !v.cross || !v.chain || !v.in_r || !out)
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory building post-validation");
@@ -300,12 +301,12 @@ sc_status sc_lower_postval(sc_prog *pg, double state_bytes)
             sc_vec_free(&out[d]);
         }
     }
-    free(out);
-    free(v.len);
-    free(v.cut);
-    free(v.s0);
-    free(v.cross);
-    free(v.chain);
-    free(v.in_r);
+    sc_free(out);
+    sc_free(v.len);
+    sc_free(v.cut);
+    sc_free(v.s0);
+    sc_free(v.cross);
+    sc_free(v.chain);
+    sc_free(v.in_r);
     return st;
 }
