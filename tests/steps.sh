@@ -48,6 +48,10 @@ expect 3 "program: 'steps' must be an integer (got many)" -- $SC check "$tmp/bad
 printf '%s\n' 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = 3 }' >"$tmp/badsync.lua"
 expect 3 "program: 'optim_sync' must be a string" -- $SC check "$tmp/badsync.lua"
 
+# Offload on a shared link plans step 0's copies; later steps take their
+# microbatch's planned duration (a step's copies never index past the plan).
+expect 0 '"step_makespan": [28, 28, 28, 28, 28, 28]' -- $SC sim gis -D p=4 -D m=8 -D offload=all -D steps=6 --json
+
 # 2. Per-step figures: with no synchronization, each device starts its next
 # step when it ends its last: four steps keep one step's bubble (ZB-H2's and
 # ZB-V's parallelograms, and 1F1B's trapezoid, tile), and every step alone

@@ -367,10 +367,15 @@ static sc_status advance(replay *r, int d)
                 const sc_offload_info *oi = pg->off_info;
                 t0 = maxd(t0, *ch);
                 if (oi && oi->copy_at) { /* the plan's slot and duration */
+                    /* The plan is step 0's (§21.1): a later step's copy
+                     * takes the duration of its microbatch in step 0, and
+                     * starts when the link allows (step 0's slots are past). */
                     size_t SM = (size_t)pg->S * (size_t)pg->m;
-                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, in->mb);
+                    int mb0 = in->mb % pg->m;
+                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, mb0);
                     if (oi->copy_at[x] >= 0) {
-                        t0 = maxd(t0, oi->copy_at[x]);
+                        if (mb0 == in->mb)
+                            t0 = maxd(t0, oi->copy_at[x]);
                         dur = oi->copy_dur[x];
                     }
                 }
