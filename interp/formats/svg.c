@@ -177,6 +177,49 @@ static void transfer(FILE *f, const frame *fr, const char *name, double t0, doub
 
 /* The bands of one program, from y; `which` names its groups in a stack
  * (id "d3" alone, "p1.d3" in a stack). */
+/* Steps (SPEC.md §21): a dark tick where each device ends a step (its
+ * OPTIM), and a dashed line where the last device does, labelled with the
+ * step's figures (in a stack, where titles sit above each program, the
+ * figures are the line's tooltip). Only what falls in the window. */
+static void step_marks(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim,
+                       const sc_instr *v, size_t n, int d, int y)
+{
+    if (sc_prog_steps(pg) < 2)
+        return;
+    for (size_t k = 0, step = 0; k < n; k++) {
+        if (v[k].op != SC_OP_OPTIM)
+            continue;
+        double t = sim->t1[sim->offset[d] + k];
+        step++;
+        if (t < fr->from || t > fr->to)
+            continue;
+        fprintf(f, "<line class=\"step\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                   "stroke=\"#222\" stroke-width=\"2\"><title>d%d: end of step %zu</title>"
+                   "</line>\n", px(fr, t), y - 2, px(fr, t), y + ROW_H + 2, d, step - 1);
+    }
+}
+
+static void step_lines(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
+                       int ya, int labels)
+{
+    if (sc_prog_steps(pg) < 2 || !sim->step_end)
+        return;
+    for (int k = 0; k < sim->steps; k++) {
+        double t = sim->step_end[k], x = px(fr, t);
+        if (t < fr->from || t > fr->to)
+            continue;
+        fprintf(f, "<g class=\"step-end\"><line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                   "stroke=\"#555\" stroke-dasharray=\"4,3\"><title>step %d (%.4g, bubble %.1f%%)"
+                   "</title></line>", x, y0 - 6, x, ya, k, sim->step_makespan[k],
+                100 * sim->step_bubble[k]);
+        if (labels)
+            fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
+                       "fill=\"#555\">step %d (%.4g, bubble %.1f%%)</text>", x - 2, y0 - 8, k,
+                    sim->step_makespan[k], 100 * sim->step_bubble[k]);
+        fputs("</g>\n", f);
+    }
+}
+
 static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                     int which)
 {
@@ -234,6 +277,7 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                         in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
             }
         }
+        step_marks(f, fr, pg, sim, v, n, d, y);
         /* Memory: a step curve in the window, scaled to the largest peak. */
         fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
                    "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"",
@@ -265,6 +309,7 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                    "%.4g</text>\n</g>\n", LEFT + fr->plot, ym - prev * scale, LEFT + fr->plot + 4,
                 ym - MEM_H / 2, sim->peak_mem[d]);
     }
+    step_lines(f, fr, pg, sim, y0, y0 + P * band, which < 0);
 }
 
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
@@ -378,7 +423,8 @@ sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc
         fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/><text "
                    "x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.6g</text>\n",
                 px(&fr, t), y, px(&fr, t), y + 4, px(&fr, t), y + 15, fabs(t) < 1e-12 ? 0 : t);
-    fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text></g>\n</svg>\n", LEFT + fr.plot + 6, y + 15,
+    /* The unit right of the axis, clear of the last tick's centred label. */
+    fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text></g>\n</svg>\n", LEFT + fr.plot + 22, y + 15,
             sc_prog_seconds(pgs[0]) ? "time (s)" : "time");
     return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
 }
