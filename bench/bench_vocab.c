@@ -1,5 +1,5 @@
 /*
- * bench_vocab.c — Vocabulary Parallelism (SPEC.md §21), figures side by
+ * bench_vocab.c — Vocabulary Parallelism (SPEC.md §22), figures side by
  * side in one run:
  *   1. the paper's 8-device setting (32 layers, h 3072, s 2048, m 128,
  *      batch 1, 400 TFLOP/s, collectives 100 GB/s + 10 us) on 1F1B, for
@@ -13,8 +13,6 @@
  *      placed into the unrolled V-Half by the list scheduler);
  *   3. verify + simulate time with the collectives against the same 1F1B
  *      without them (per instruction, the best of many rounds in alternation);
- *   4. the CPU runtime's measured step, baseline against vocab-1, on a model
- *      whose vocabulary dominates (threads; noisy on a loaded machine).
  *
  *   build/bench_vocab          all
  *   build/bench_vocab quick    parts 1-3 at m = 32
@@ -25,7 +23,6 @@
 #include "lower/lower.h"
 #include "ir/flops.h"
 #include "ir/ir.h"
-#include "run.h"
 #include "schedule/block.h"
 #include "schedule/rules.h"
 #include "schedule/vocab.h"
@@ -58,7 +55,7 @@ static sc_model_desc paper_model(long V)
 }
 
 /* The V block with a split vocabulary, as the prelude's sc._v_vocab builds
- * it (SPEC.md §21.3): periods of 6 slots become 10, E, S, T, EW each take
+ * it (SPEC.md §22.3): periods of 6 slots become 10, E, S, T, EW each take
  * the first free one of slots 6..9 of their device after what they need,
  * the backward passes move whole periods later until the last stage's B
  * comes after every S (vocab-1) or T (vocab-2). off: F, B, W of S stages,
@@ -285,40 +282,6 @@ static void proof_times(int m, int rounds, const char *how)
            (double)n[1] / (double)n[0]);
 }
 
-static double run_step(sc_vocab v, double *loss)
-{
-    sc_prog *pg = sc_prog_new(2, 2, 8);
-    sc_prog_set_vocab(pg, v);
-    sc_rule_fill(pg, "1f1b");
-    if (sc_vocab_split(v))
-        sc_vocab_place(pg, -1);
-    double best = INFINITY;
-    if (sc_check(pg) != SC_OK) {
-        sc_prog_free(pg);
-        return NAN;
-    }
-    for (int r = 0; r < 3; r++) {
-        sc_run_opts o = sc_run_defaults(2);
-        o.model.hidden = 128;
-        o.model.layers = 4;
-        o.model.vocab = 16384;
-        o.model.seq = 64;
-        o.model.batch = 1;
-        sc_run_result *res = NULL;
-        char err[512];
-        if (sc_run(pg, &o, &res, err, sizeof err) != SC_OK) {
-            fprintf(stderr, "bench_vocab: run: %s\n", err);
-            sc_prog_free(pg);
-            return NAN;
-        }
-        best = fmin(best, res->step_time_s);
-        *loss = res->loss;
-        sc_run_result_free(res);
-    }
-    sc_prog_free(pg);
-    return best;
-}
-
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "quick") == 0, m = quick ? 32 : 128;
@@ -365,13 +328,5 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     proof_times(m, rounds, "memory kept between rounds");
-    if (quick || proof)
-        return 0;
-    double lb = 0, lv = 0;
-    double sb = run_step(SC_VOCAB_BASELINE, &lb), sv = run_step(SC_VOCAB_V1, &lv);
-    printf("\nCPU runtime, 1f1b p = 2 (threads), m = 8, hidden 128, 4 layers, vocab 16384, seq "
-           "64 (the output layer is 2/3 of the work; best of 3):\n");
-    printf("  baseline %.4f s (loss %.8f), vocab-1 %.4f s (loss %.8f): %.2fx\n", sb, lb, sv, lv,
-           sb / sv);
     return 0;
 }

@@ -31,7 +31,7 @@ static void device_times(const sc_prog *pg, const sc_sim *t, int d, double *end,
         size_t g = t->offset[d] + k;
         if (isfinite(t->t1[g]))
             *end = fmax(*end, t->t1[g]);
-        if ((sc_op_is_pass(in[k].op) || in[k].op == SC_OP_OPTIM) && isfinite(t->t0[g]) &&
+        if ((sc_op_is_compute(in[k].op) || in[k].op == SC_OP_OPTIM) && isfinite(t->t0[g]) &&
             isfinite(t->t1[g]))
             *busy += t->t1[g] - t->t0[g];
     }

@@ -10,24 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-double sc_exec_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static size_t key(const ex *e, int dir, int s, int mb)
-{
-    return ((size_t)dir * (size_t)e->S + (size_t)s) * (size_t)e->m + (size_t)mb;
-}
-
-/* Bytes of the tensor at a key: the activation into stage s, or the
- * gradient of stage s's output (= the activation into s + 1). */
-static size_t kbytes(const ex *e, int dir, int s)
-{
-    return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1);
-}
 
 /* Completes groups in order: all up to `until` (blocking), then as many
  * more as have completed already (never blocking). */
@@ -40,15 +22,15 @@ static sc_status pump(ex *e, int until)
         if (!G->started) {
             G->started = 1;
             if ((st = t->start(e->tp->ctx, e->d, &e->x[G->first], G->count, &G->h)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         }
         if (e->head <= until) {
             if ((st = t->wait(e->tp->ctx, e->d, G->h)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         } else {
             int done = 0;
             if ((st = t->test(e->tp->ctx, e->d, G->h, &done)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
             if (!done)
                 break;
         }
@@ -58,7 +40,7 @@ static sc_status pump(ex *e, int until)
         for (int i = 0; i < G->count; i++) {
             sc_xfer *x = &e->x[G->first + (size_t)i];
             if (x->send) {
-                bfree(e, x->buf, x->bytes);
+                sc_ex_bfree(e, x->buf, x->bytes);
                 x->buf = NULL;
             }
             e->out->t1[G->first + (size_t)i] = now;
@@ -95,7 +77,7 @@ static sc_status wait_for(ex *e, int g, size_t c)
             continue;
         }
         if (deadline > 0 && sc_exec_now() > deadline)
-            return failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
+            return sc_ex_failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
                          "giving up", e->d, e->out->timeout_s,
                          e->head <= g ? "transfer group" : "collective");
         if (spin > 64)
@@ -115,8 +97,8 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
                         (k == k0 || !sc_starts_group(e->in, k));
          k++) {
         const sc_instr *in = &e->in[k];
-        size_t kk = key(e, in->dir, in->stage, in->mb);
-        size_t bytes = kbytes(e, in->dir, in->stage);
+        size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
+        size_t bytes = sc_ex_kbytes(e, in->dir, in->stage);
         sc_xfer *x = &e->x[k];
         *x = (sc_xfer){.send = in->op == SC_OP_SEND, .peer = in->peer, .tag = (int)kk,
                        .bytes = bytes};
@@ -124,9 +106,9 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
             x->buf = e->box[kk]; /* the group owns it now; freed on completion */
             e->box[kk] = NULL;
             if (!x->buf)
-                return failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
+                return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
         } else {
-            if (!(x->buf = balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
+            if (!(x->buf = sc_ex_balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
                 return st;
             e->box[kk] = x->buf;
             e->rgroup[kk] = e->posted;
@@ -142,12 +124,12 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
 /* The boundary tensor at key kk, waiting for its RECV's group if any. */
 static sc_status take(ex *e, int dir, int s, int mb, void **p)
 {
-    size_t kk = key(e, dir, s, mb);
+    size_t kk = sc_ex_key(e, dir, s, mb);
     sc_status st;
     if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
         return st;
     if (!(*p = e->box[kk]))
-        return failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
                      dir == SC_DIR_ACT ? "activation" : "gradient", s, mb);
     e->box[kk] = NULL;
     e->rgroup[kk] = -1;
@@ -165,134 +147,83 @@ static sc_status compute(ex *e, const sc_instr *in)
     if (in->op == SC_OP_F) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
+        if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
+            void *redone = sc_ex_redo_input(e, s, mb);
+            if (redone) {
+                sc_ex_bfree(e, src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                src = redone;
+            }
+        }
         if (r->part)
-            return failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
-        if (s + 1 < e->S && !(dst = balloc(e, kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
+        if (s + 1 < e->S && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
             goto out;
         if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *)))) {
-            st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
+            st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
             goto out;
         }
         r->state = R_HELD;
         for (int i = 0; i < L->n; i++) {
-            if (!(r->part[i] = balloc(e, L->bytes[i], "activation record", s, mb, &st)))
+            if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "activation record", s, mb, &st)))
                 goto out;
-            pool_add(e, L->bytes[i]);
+            sc_ex_pool_add(e, L->bytes[i]);
         }
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly)) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly)) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_ACT, s + 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_ACT, s + 1, mb)] = dst;
             dst = NULL;
         }
         goto out;
     }
     if (!r->part)
-        return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
                      sc_op_name(in->op), s, mb);
     if (r->state != R_HELD && r->state != R_IN)
-        return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
                      sc_op_name(in->op), s, mb);
-    if ((st = sc_exec_settle(e, r, s)) != SC_OK)
+    if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
     if (in->op == SC_OP_B || in->op == SC_OP_BW) {
         if (L->bonly && !r->part[L->nk])
-            return failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
             return st;
-        if (s > 0 && !(dst = balloc(e, kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
+        if (s > 0 && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
             goto out;
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        st = w->backward_input(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly);
+        st = w->backward_input(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
         if (st != SC_OK) {
-            st = wl_fail(e, st, in);
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
             dst = NULL;
         }
-        free_parts(e, r, s, L->nk, L->n); /* b_only */
+        sc_ex_free_parts(e, r, s, L->nk, L->n); /* b_only */
     }
     if (in->op == SC_OP_W || in->op == SC_OP_BW) {
-        if ((st = w->backward_weight(e->wl->ctx, s, mb, kept_arg(e, r, s))) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->backward_weight(e->wl->ctx, s, mb, sc_ex_kept_arg(e, r, s))) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
-        free_parts(e, r, s, 0, L->nk);
+        sc_ex_free_parts(e, r, s, 0, L->nk);
         free(r->part);
         r->part = NULL;
     }
 out:
     if (in->op == SC_OP_F) {
-        bfree(e, src, src ? kbytes(e, SC_DIR_ACT, s) : 0);
-        bfree(e, dst, dst ? kbytes(e, SC_DIR_ACT, s + 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_ACT, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0);
     } else {
-        bfree(e, src, src ? kbytes(e, SC_DIR_GRAD, s) : 0);
-        bfree(e, dst, dst ? kbytes(e, SC_DIR_GRAD, s - 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_GRAD, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_GRAD, s - 1) : 0);
     }
     return st;
-}
-
-/* A vocabulary pass (exec.h): S allocates its record, T frees it. */
-static sc_status vocab(ex *e, const sc_instr *in)
-{
-    const struct sc_workload_ops *w = e->wl->ops;
-    int mb = in->mb;
-    if (!w->vocab_pass)
-        return failf(e, SC_ERR_ARG, "d%d: %s mb%d: the workload has no vocabulary passes", e->d,
-                     sc_op_name(in->op), mb);
-    if (!e->vrec && !(e->vrec = calloc((size_t)e->m, sizeof(void *))))
-        return failf(e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", e->d);
-    sc_status st = SC_OK;
-    void *r = NULL;
-    if (in->op == SC_OP_S) {
-        e->vbytes = w->vocab_record_bytes ? w->vocab_record_bytes(e->wl->ctx) : 0;
-        if (e->vrec[mb])
-            return failf(e, SC_ERR_PROGRAM, "d%d: S mb%d runs twice", e->d, mb);
-        if (!(r = balloc(e, e->vbytes ? e->vbytes : 1, "record of S", -1, mb, &st)))
-            return st;
-        pool_add(e, e->vbytes);
-        e->vrec[mb] = r;
-    } else if (in->op == SC_OP_T) {
-        if (!(r = e->vrec[mb]))
-            return failf(e, SC_ERR_PROGRAM, "d%d: T mb%d before its S", e->d, mb);
-    }
-    if ((st = w->vocab_pass(e->wl->ctx, in->op, mb, r)) != SC_OK)
-        return wl_fail(e, st, in);
-    if (in->op == SC_OP_T) {
-        bfree(e, r, e->vbytes ? e->vbytes : 1);
-        e->cur -= e->vbytes;
-        e->vrec[mb] = NULL;
-    }
-    return SC_OK;
-}
-
-/* The record layout of every stage, from the workload. */
-static sc_status layouts(ex *e)
-{
-    const struct sc_workload_ops *w = e->wl->ops;
-    for (int s = 0; s < e->S; s++) {
-        layout *L = &e->lay[s];
-        w->record_bytes(e->wl->ctx, s, &L->kept, &L->bonly);
-        L->split = w->record_parts != NULL;
-        L->nk = L->split ? w->record_parts(e->wl->ctx, s, NULL, 0) : 1;
-        if (L->nk < 1)
-            L->nk = 1, L->split = 0;
-        L->n = L->nk + (L->bonly > 0);
-        if (!(L->bytes = calloc((size_t)L->n, sizeof(size_t))))
-            return SC_ERR_NOMEM;
-        if (L->split)
-            w->record_parts(e->wl->ctx, s, L->bytes, L->nk);
-        else
-            L->bytes[0] = L->kept;
-        if (L->bonly)
-            L->bytes[L->nk] = L->bonly;
-    }
-    return SC_OK;
 }
 
 static sc_status run(ex *e)
@@ -305,6 +236,16 @@ static sc_status run(ex *e)
             if ((st = post_group(e, k, &len)) != SC_OK || (st = pump(e, -1)) != SC_OK)
                 return st;
             k += len;
+            continue;
+        }
+        if ((in->flags & SC_IF_ROLLBACK) && !e->rollback &&
+            (sc_op_is_compute(in->op) || sc_op_is_coll(in->op))) {
+            /* The rollback path of a VALIDATE that found the step right. */
+            e->out->t0[k] = e->out->t1[k] = sc_exec_now() - e->origin;
+            if (sc_op_is_coll(in->op) &&
+                (st = sc_cchan_skip(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
+                return st;
+            k++;
             continue;
         }
         if (sc_op_is_coll(in->op)) {
@@ -320,18 +261,27 @@ static sc_status run(ex *e)
             return st;
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
-            st = compute(e, in);
-        } else if (sc_op_is_vocab(in->op)) {
-            st = vocab(e, in);
+            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
         } else if (sc_op_is_host(in->op)) {
-            st = sc_exec_host_copy(e, in, k);
+            st = sc_ex_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
-            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && e->wl->ops->reduce &&
-                (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
+                (st = w->reduce(e->wl->ctx)) != SC_OK)
+                st = sc_ex_wl_fail(e, st, in);
+            if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
+                st = sc_ex_wl_fail(e, st, in);
         } else if (in->op == SC_OP_OPTIM) {
-            if (e->wl->ops->optim && (st = e->wl->ops->optim(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if (w->optim_step)
+                st = w->optim_step(e->wl->ctx, e->step, e->state);
+            else if (w->optim)
+                st = w->optim(e->wl->ctx);
+            if (st)
+                st = sc_ex_wl_fail(e, st, in);
+            e->step++;
+        } else if (in->op == SC_OP_VALIDATE) {
+            st = sc_ex_validate(e, in);
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */
@@ -339,7 +289,7 @@ static sc_status run(ex *e)
             char buf[64];
             sc_instr_format(in, buf, sizeof buf);
             const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-            st = failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
+            st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
         }
         if (st)
             return st;
@@ -381,7 +331,7 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
                          const sc_workload *wl, double origin, sc_exec_out *out)
 {
-    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_microbatches(pg),
+    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_stream_microbatches(pg),
             .be = be, .tp = tp, .wl = wl, .origin = origin, .out = out};
     e.in = sc_prog_stream(pg, d, &e.n);
     out->err[0] = 0;
@@ -399,9 +349,10 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
-        (st = layouts(&e)) != SC_OK) {
-        st = failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
-    } else if ((st = sc_cchan_new(pg, d, be, tp, wl, origin, out->t1, &e.ch, out->err,
+        (st = sc_ex_layouts(&e)) != SC_OK) {
+        st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
+    } else if ((st = sc_ex_redo_init(&e)) != SC_OK ||
+               (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
     } else {
@@ -418,12 +369,12 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         int s = (int)(i / (size_t)e.m);
         if (!r->part)
             continue;
-        void **t = tickets(&e, r, s);
+        void **t = sc_ex_tickets(&e, r, s);
         for (int j = 0; j < e.lay[s].n; j++)
             if (t[j])
                 be->ops->copy_wait(be->ctx, t[j]); /* the copy must end before its buffers */
         size_t before = e.cur;
-        free_parts(&e, r, s, 0, e.lay[s].n);
+        sc_ex_free_parts(&e, r, s, 0, e.lay[s].n);
         out->end_bytes += before - e.cur;
         out->host_end_bytes += r->host_bytes;
         if (r->host)
@@ -437,8 +388,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (e.box)
         for (size_t i = 0; i < 2 * SM; i++)
             if (e.box[i] && (inflight_safe || e.rgroup[i] < e.head))
-                bfree(&e, e.box[i],
-                      kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
+                sc_ex_bfree(&e, e.box[i],
+                      sc_ex_kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
     if (e.g)
         for (int i = e.head; i < e.posted && inflight_safe; i++) {
             grp *G = &e.g[i];
@@ -447,19 +398,19 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             for (int j = 0; j < G->count; j++) {
                 sc_xfer *x = &e.x[G->first + (size_t)j];
                 if (x->send)
-                    bfree(&e, x->buf, x->bytes);
+                    sc_ex_bfree(&e, x->buf, x->bytes);
             }
         }
     sc_cchan_free(e.ch);
+    if (inflight_safe)
+        sc_ex_redo_free(&e);
+    else { /* buffers a collective may still write into stay */
+        free(e.redo_in);
+        free(e.redo_out);
+    }
     free(e.box);
     free(e.rgroup);
     free(e.rec);
-    for (int i = 0; e.vrec && i < e.m; i++) /* records of S a failure left */
-        if (e.vrec[i]) {
-            bfree(&e, e.vrec[i], e.vbytes ? e.vbytes : 1);
-            out->end_bytes += e.vbytes;
-        }
-    free(e.vrec);
     for (int s = 0; e.lay && s < e.S; s++)
         free(e.lay[s].bytes);
     free(e.lay);

@@ -32,10 +32,6 @@
  * allocated and freed, in stream order, as the simulator does; the host
  * buffers have their own high-water mark.
  *
- * Vocabulary passes (S, T, E, EW; SPEC.md §21) go to the workload's
- * vocab_pass; S allocates its record from the pool (vocab_record_bytes),
- * T frees it, as F and W do a stage's.
- *
  * Collectives (SPEC.md §8.6). A collective instruction is posted without
  * waiting; the device's collectives start in posting order, each once the
  * previous one has completed on the device, with the buffer the workload
@@ -82,13 +78,6 @@ struct sc_workload_ops {
     sc_status (*backward_input)(void *ctx, int s, int mb, const void *gin, void *gout,
                                 void *kept, void *b_only);
     sc_status (*backward_weight)(void *ctx, int s, int mb, void *kept);
-    /* Optional (a split vocabulary, SPEC.md §21): bytes of the record S
-     * keeps for T on this device, and the vocabulary passes: S, T, E or EW
-     * of microbatch mb, with S's record (allocated from the activation pool
-     * before S, freed after T; NULL for E and EW). Their data come and go
-     * through collectives (coll_buffer). */
-    size_t (*vocab_record_bytes)(void *ctx);
-    sc_status (*vocab_pass)(void *ctx, int op, int mb, void *record);
     /* Optional (programs with collectives, SPEC.md §8.6). The buffer of
      * collective c on this device, asked for when the collective starts
      * on the device's collective channel: every collective the device
@@ -104,6 +93,30 @@ struct sc_workload_ops {
     /* Optional: end of step (gradient reduction across replicas, optimizer). */
     sc_status (*reduce)(void *ctx);
     sc_status (*optim)(void *ctx);
+    /* Optional (NULL: OPTIM calls optim): the optimizer step k in parts, so
+     * that devices can synchronize between them (SPEC.md §21.2):
+     *   grad_state, at REDUCE (after reduce): this device's share of the
+     *     step's state, two numbers that add up over the devices (the built-in
+     *     model: the sum of squares of its gradients and the count of values
+     *     that are not finite, optim.h);
+     *   optim_step, at OPTIM, with that share: the update. Under optim_sync
+     *     none the device's own state decides it; under sync and
+     *     post-validation the workload adds the results of the collectives
+     *     OPTIM reads (it gave their buffers, coll_buffer: the all-reduced
+     *     state, or the partial state of the devices before it, with which it
+     *     steps eagerly when that asks for no clipping and no skip);
+     *   validate, at VALIDATE (post-validation), with the global state the
+     *     workload received: *redo = 1 when the step it asks for differs from
+     *     an unclipped, unskipped one; then the device has undone its eager
+     *     step and taken the right one, and the forward passes it ran since
+     *     VALIDATE's step are redone (the rollback path).
+     * A redone F calls forward again on the same record: with `in` the
+     * record's first kept part when the input did not change (the workload
+     * must keep its input there, as the built-in model does), or the
+     * producer's redone output. */
+    sc_status (*grad_state)(void *ctx, int step, double state[2]);
+    sc_status (*optim_step)(void *ctx, int step, const double state[2]);
+    sc_status (*validate)(void *ctx, int step, int *redo);
     /* Message of the last failure. */
     const char *(*errmsg)(void *ctx);
 };

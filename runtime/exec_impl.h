@@ -1,16 +1,11 @@
 /*
- * exec_impl.h — the executor's state (internal to runtime/): exec.c walks
- * the stream, exec_host.c moves records to the host and back (offload),
- * exec_vocab.c runs the vocabulary passes. Small helpers are inline here so
- * that those files call nothing of each other but what exec.c calls.
+ * exec_impl.h — the executor's state and what its files share (runtime/
+ * only): exec.c runs the stream, exec_mem.c holds memory and errors,
+ * exec_host.c the host copies of offload, exec_redo.c post-validation's
+ * VALIDATE and rollback path.
  */
 #ifndef SC_EXEC_IMPL_H
 #define SC_EXEC_IMPL_H
-
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 #include "exec.h"
 #include "exec_coll.h"
@@ -47,7 +42,7 @@ typedef struct rec {
 
 typedef struct ex {
     const sc_prog *pg;
-    int d, S, m;
+    int d, S, m;         /* m: microbatch numbers in the stream (all steps) */
     const sc_instr *in;
     size_t n;
     sc_backend *be;
@@ -62,96 +57,53 @@ typedef struct ex {
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
     int ngroups, posted, head;
-    void **vrec;         /* [m] S's records (split vocabulary) */
-    size_t vbytes;       /* bytes of one */
     sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
     size_t cur;          /* pool bytes in use */
     size_t host;         /* host bytes of moved records */
+    int step;            /* the step being run: the number of OPTIMs passed */
+    double state[2];     /* its optimizer state (exec.h, grad_state) */
+    /* Post-validation (exec_redo.c): */
+    int vsteps;          /* VALIDATEs passed */
+    int rollback;        /* the last VALIDATE took the rollback path */
+    void **redo_in;      /* [S m] a redone activation into stage s, for its F */
+    void **redo_out;     /* [S m] a redone output of stage s while it is broadcast */
+    struct sc_workload_ops cops; /* the collective channel's workload: the */
+    sc_workload cwl;     /* workload's, with the buffers of redone outputs */
 } ex;
 
-/* The executor's clock, since the run's origin (sc_exec_now's, read here
- * so that exec_host.c calls nothing of exec.c). */
-static inline double exec_since(const ex *e)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - e->origin;
-}
-
-static inline sc_status failf(ex *e, sc_status st, const char *fmt, ...)
+/* exec_mem.c */
+sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-static inline sc_status failf(ex *e, sc_status st, const char *fmt, ...)
-{
-    if (!e->out->err[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->out->err, sizeof e->out->err, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
-static inline void *balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
-{
-    void *p = e->be->ops->alloc(e->be->ctx, bytes);
-    if (!p)
-        *st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s of s%d mb%d",
-                    e->d, bytes, what, s, mb);
-    return p;
-}
-
-static inline void bfree(ex *e, void *p, size_t bytes)
-{
-    e->be->ops->free(e->be->ctx, p, bytes);
-}
-
-static inline sc_status wl_fail(ex *e, sc_status st, const sc_instr *in)
-{
-    char buf[64];
-    sc_instr_format(in, buf, sizeof buf);
-    return failf(e, st, "d%d: %s: %s", e->d, buf, e->wl->ops->errmsg(e->wl->ctx));
-}
-
+/* Key of a boundary tensor: the activation into stage s (SC_DIR_ACT) or
+ * the gradient of stage s's output (SC_DIR_GRAD), of microbatch mb. */
+size_t sc_ex_key(const ex *e, int dir, int s, int mb);
+/* Bytes of the tensor at a key. */
+size_t sc_ex_kbytes(const ex *e, int dir, int s);
+void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st);
+void sc_ex_bfree(ex *e, void *p, size_t bytes);
+sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in);
 /* The kept argument of the workload's passes: the array of parts, or the
- * one buffer. */
-static inline void *kept_arg(const ex *e, const rec *r, int s)
-{
-    return e->lay[s].split ? (void *)r->part : r->part[0];
-}
-
-static inline void **tickets(const ex *e, const rec *r, int s)
-{
-    return r->part + e->lay[s].n;
-}
-
-static inline void pool_add(ex *e, size_t bytes)
-{
-    e->cur += bytes;
-    if (e->cur > e->out->peak_bytes)
-        e->out->peak_bytes = e->cur;
-}
-
+ * one buffer; the copy tickets after the parts. */
+void *sc_ex_kept_arg(const ex *e, const rec *r, int s);
+void **sc_ex_tickets(const ex *e, const rec *r, int s);
+void sc_ex_pool_add(ex *e, size_t bytes);
 /* Frees parts [a, b) of a record. */
-static inline void free_parts(ex *e, rec *r, int s, int a, int b)
-{
-    for (int i = a; i < b; i++)
-        if (r->part[i]) {
-            bfree(e, r->part[i], e->lay[s].bytes[i]);
-            e->cur -= e->lay[s].bytes[i];
-            r->part[i] = NULL;
-        }
-}
-
-static inline const char *be_err(const ex *e)
-{
-    const char *m = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-    return m && *m ? m : "the copy failed";
-}
+void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
+/* The record layout of every stage, from the workload. */
+sc_status sc_ex_layouts(ex *e);
 
 /* exec_host.c: a pass reads a record that came back (its copy must be
- * complete; then the host copy is freed); OFFLOAD, DROP, RELOAD. */
-sc_status sc_exec_settle(ex *e, rec *r, int s);
-sc_status sc_exec_host_copy(ex *e, const sc_instr *in, size_t k);
+ * complete; the host copy is freed); OFFLOAD, DROP, RELOAD. */
+sc_status sc_ex_settle(ex *e, rec *r, int s);
+sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k);
+
+/* exec_redo.c: the collective channel's workload (cwl) and the rollback
+ * tables; VALIDATE (sets rollback); a redone F (SC_IF_ROLLBACK); the
+ * redone input of F(s, mb), or NULL (the caller owns it: act bytes of s). */
+sc_status sc_ex_redo_init(ex *e);
+void sc_ex_redo_free(ex *e);
+sc_status sc_ex_validate(ex *e, const sc_instr *in);
+sc_status sc_ex_redo_forward(ex *e, const sc_instr *in);
+void *sc_ex_redo_input(ex *e, int s, int mb);
 
 #endif

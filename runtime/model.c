@@ -16,10 +16,14 @@
 #define DIM_MAX (1L << 24)
 #define ELEMS_MAX (1L << 31)
 
+#define CHUNK SC_MODEL_CHUNK
+
+enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
+
 /* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
  * is 0: by the backend's fill_uniform, else generated on the host and
  * uploaded in chunks. */
-static void fill(dev *dv, float *x, size_t n, int kind, long idx, float scale)
+static void fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale)
 {
     const struct sc_backend_ops *o = dv->be->ops;
     long long seed = dv->md->c.seed;
@@ -55,14 +59,6 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
             return SC_ERR_LIMIT;
         }
     }
-    int split = cfg->vocab_par == SC_VOCAB_V1 ? 1 : cfg->vocab_par == SC_VOCAB_V2 ? 2 : 0;
-    int P = cfg->devices > 0 ? cfg->devices : 1;
-    if (split && cfg->vocab % P != 0) {
-        snprintf(err, errlen, "vocab_par = %s splits the vocabulary over the %d devices, but "
-                 "vocab = %ld is not a multiple of %d", sc_vocab_name(cfg->vocab_par), P,
-                 cfg->vocab, P);
-        return SC_ERR_ARG;
-    }
     if (cfg->layers < S) {
         snprintf(err, errlen,
                  "model has %ld layers for %d stages: every stage needs at least one layer "
@@ -77,24 +73,22 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  cfg->vocab, ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    if (!(cfg->lr >= 0 && isfinite(cfg->lr))) {
-        snprintf(err, errlen, "learning rate must be finite and >= 0");
-        return SC_ERR_ARG;
-    }
+    sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
+    if (ost != SC_OK)
+        return ost;
+    int steps = cfg->steps > 1 ? cfg->steps : 1;
     sc_model *md = calloc(1, sizeof *md);
     if (!md)
         goto nomem;
     md->c = *cfg;
     md->S = S;
     md->m = m;
+    md->steps = steps;
+    md->M = m * steps;
     md->L = (int)cfg->layers;
     md->R = (int)R;
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
-    md->vocab = cfg->vocab_par;
-    md->split = split;
-    md->P = P;
-    md->c.stage_layers = NULL; /* not kept: copied below */
     md->first = calloc((size_t)S, sizeof(int));
     md->count = calloc((size_t)S, sizeof(int));
     md->W1 = calloc((size_t)md->L, sizeof(float *));
@@ -102,23 +96,17 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->G1 = calloc((size_t)md->L, sizeof(float *));
     md->G2 = calloc((size_t)md->L, sizeof(float *));
     md->owner = calloc((size_t)S, sizeof(sc_backend *));
-    md->devs = calloc((size_t)S, sizeof(dev *));
-    md->loss = calloc((size_t)m, sizeof(double));
+    md->devs = calloc((size_t)S, sizeof(sc_mdev *));
+    md->loss = calloc((size_t)md->M, sizeof(double));
+    md->gstep = malloc((size_t)S * sizeof(int));
     if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->owner ||
-        !md->devs || !md->loss)
+        !md->devs || !md->loss || !md->gstep)
         goto nomem;
-    long given = 0;
-    for (int s = 0; cfg->stage_layers && s < S; s++)
-        given += cfg->stage_layers[s] >= 1 ? cfg->stage_layers[s] : -(1L << 40);
-    if (cfg->stage_layers && given != md->L) {
-        snprintf(err, errlen, "the program's split of %ld layers over %d stages does not add up",
-                 cfg->layers, S);
-        sc_model_free(md);
-        return SC_ERR_ARG;
-    }
+    for (int s = 0; s < S; s++)
+        md->gstep[s] = -1;
     for (int s = 0, l = 0; s < S; s++) {
         md->first[s] = l;
-        md->count[s] = cfg->stage_layers ? cfg->stage_layers[s] : md->L / S + (s < md->L % S);
+        md->count[s] = md->L / S + (s < md->L % S);
         l += md->count[s];
     }
     *out = md;
@@ -144,23 +132,25 @@ void sc_model_free(sc_model *md)
             be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
             be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
         }
-        if (s == md->S - 1 && !md->split) {
+        if (s == md->S - 1) {
             be->ops->free(be->ctx, md->Wout, hv * sizeof(float));
             be->ops->free(be->ctx, md->Gout, hv * sizeof(float));
         }
     }
     for (int s = 0; s < md->S && md->devs; s++) {
-        dev *dv = md->devs[s];
+        sc_mdev *dv = md->devs[s];
         if (!dv)
             continue;
         for (int t = s; t < md->S; t++)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
-        sc_mvocab_free(dv->mv);
         free(dv->targets);
         free(dv->stage);
+        free(dv->info);
+        sc_adamw_free(dv->opt);
         free(dv);
     }
+    free(md->gstep);
     free(md->first);
     free(md->count);
     free(md->W1);
@@ -185,7 +175,7 @@ size_t sc_model_record_bytes(const sc_model *md, int s)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
-    if (s == md->S - 1 && !md->split) /* the head's x and dlogits */
+    if (s == md->S - 1)
         n += Rh + (size_t)md->R * (size_t)md->V;
     return n * sizeof(float);
 }
@@ -198,32 +188,9 @@ size_t sc_model_boundary_bytes(const sc_model *md)
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
     size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
-    if (s == md->S - 1 && !md->split)
-        n += 2 * (size_t)md->h * (size_t)md->V;
-    if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
+    if (s == md->S - 1)
         n += 2 * (size_t)md->h * (size_t)md->V;
     return n * sizeof(float);
-}
-
-size_t sc_model_shard_param_bytes(const sc_model *md)
-{
-    return md->split ? 4 * (size_t)md->h * (size_t)(md->V / md->P) * sizeof(float) : 0;
-}
-
-size_t sc_model_allocated_param_bytes(const sc_model *md, int d)
-{
-    for (int s = 0; s < md->S; s++)
-        if (md->devs[s] && md->devs[s]->d == d)
-            return md->devs[s]->pbytes + (md->devs[s]->mv ? sc_mvocab_param_bytes(md->devs[s]->mv)
-                                                           : 0);
-    return 0;
-}
-
-size_t sc_model_vocab_record_bytes(const sc_model *md)
-{
-    size_t R = (size_t)md->R;
-    return md->split ? (R * (size_t)(md->V / md->P) + R * (size_t)md->h + 3 * R) * sizeof(float)
-                     : 0;
 }
 
 /* ---- the workload: F, B, W of one stage ---- */
@@ -231,12 +198,12 @@ size_t sc_model_vocab_record_bytes(const sc_model *md)
 static size_t w_boundary(void *ctx, int s)
 {
     (void)s;
-    return sc_model_boundary_bytes(((dev *)ctx)->md);
+    return sc_model_boundary_bytes(((sc_mdev *)ctx)->md);
 }
 
 static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 {
-    *kept = sc_model_record_bytes(((dev *)ctx)->md, s);
+    *kept = sc_model_record_bytes(((sc_mdev *)ctx)->md, s);
     *b_only = 0;
 }
 
@@ -245,7 +212,7 @@ static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
-    int n = 4 * md->count[s] + (s == md->S - 1 && !md->split ? 2 : 0);
+    int n = 4 * md->count[s] + (s == md->S - 1 ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
                                                       : (size_t)md->R * (size_t)md->V * sizeof(float);
@@ -254,13 +221,13 @@ int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 
 static int w_parts(void *ctx, int s, size_t *bytes, int max)
 {
-    return sc_model_record_parts(((dev *)ctx)->md, s, bytes, max);
+    return sc_model_record_parts(((sc_mdev *)ctx)->md, s, bytes, max);
 }
 
 static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                            void *b_only)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
@@ -268,36 +235,24 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     int R = md->R, h = md->h, last = s == md->S - 1, n = md->count[s];
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
-    if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
-        if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK) {
-            snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
-            return SC_ERR_PROGRAM;
-        }
-    } else if (s == 0) {
-        fill(dv, T[0], Rh, T_INPUT, mb, 1.0f);
-    } else {
+    if (s == 0)
+        fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
+    else if (in != T[0]) /* a redone F (exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
-    }
-    if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb))) {
-        snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
-        return SC_ERR_NOMEM;
-    }
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1];
         o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
         o->tanh_fwd(bc, Rh, a);
-        /* The last block's output: the next stage's input, the head's
-         * (kept in the record), or, with a split vocabulary, the broadcast. */
-        float *next = i + 1 < n || (last && !md->split) ? T[4 * i + 4] : out;
+        float *next = i + 1 < n || last ? T[4 * i + 4] : out;
         o->copy(bc, Rh, x, next);
         o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
     }
-    if (last && !md->split) {
+    if (last) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
-            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb),
+            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
                                              (uint64_t)r) % (uint64_t)md->V);
         float scale = (float)(1.0 / ((double)md->m * R));
         md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
@@ -317,7 +272,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
 static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, void *gout,
                                   void *kept, void *b_only)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
@@ -327,20 +282,11 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     (void)mb;
     (void)b_only;
     float *dytop = T[4 * n - 1];
-    if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
-        if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK) {
-            snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
-            return SC_ERR_PROGRAM;
-        }
-    } else if (s == md->S - 1) {
+    if (s == md->S - 1) {
         float *dl = T[4 * n + 1];
         o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
     } else {
         o->copy(bc, Rh, gin, dytop);
-    }
-    if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb))) {
-        snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
-        return SC_ERR_NOMEM;
     }
     for (int i = n - 1; i >= 0; i--) {
         int l = md->first[s] + i;
@@ -353,107 +299,56 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
         o->copy(bc, Rh, dy, dst);
         o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, md->W1[l], 1.0f, dst);
     }
-    if (s == 0 && dv->mv) /* the embedding's gradient: scattered, or broadcast to EW */
-        return sc_mvocab_dx0_done(dv->mv, mb);
     return SC_OK;
 }
 
 static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
     float **T = kept;
-    (void)mb;
     (void)Rh;
+    sc_model_grads_for(dv, s, mb / md->m);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
         o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
         o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
     }
-    if (s == md->S - 1 && !md->split) {
+    if (s == md->S - 1) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
     }
     return SC_OK;
 }
 
-static sc_status w_optim(void *ctx)
+void sc_model_grads_for(sc_mdev *dv, int s, int step)
 {
-    dev *dv = ctx;
     sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    size_t hh = (size_t)md->h * (size_t)md->h;
-    float lr = (float)md->c.lr;
-    for (int s = 0; s < md->S; s++) {
-        if (md->devs[s] != dv)
-            continue;
+    if (md->gstep[s] == step)
+        return;
+    if (md->gstep[s] >= 0) { /* an earlier step's: start again from zero */
+        size_t hh = (size_t)md->h * (size_t)md->h;
         for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
-            o->sgd(dv->be->ctx, hh, lr, md->G1[l], md->W1[l]);
-            o->sgd(dv->be->ctx, hh, lr, md->G2[l], md->W2[l]);
+            fill(dv, md->G1[l], hh, 0, 0, 0.0f);
+            fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && !md->split)
-            o->sgd(dv->be->ctx, (size_t)md->h * (size_t)md->V, lr, md->Gout, md->Wout);
+        if (s == md->S - 1)
+            fill(dv, md->Gout, (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
     }
-    if (dv->mv)
-        sc_mvocab_optim(dv->mv, lr);
-    return SC_OK;
+    md->gstep[s] = step;
 }
 
 static const char *w_errmsg(void *ctx)
 {
-    return ((dev *)ctx)->err;
+    return ((sc_mdev *)ctx)->err;
 }
 
-/* The vocabulary passes and collectives (model_vocab.h). */
-static size_t w_vocab_bytes(void *ctx)
-{
-    return sc_model_vocab_record_bytes(((dev *)ctx)->md);
-}
-
-static sc_status w_vocab_fail(dev *dv, sc_status st)
-{
-    snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
-    return st;
-}
-
-static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
-{
-    dev *dv = ctx;
-    sc_status st = dv->mv ? sc_mvocab_pass(dv->mv, op, mb, record) : SC_ERR_ARG;
-    return st ? w_vocab_fail(dv, st) : SC_OK;
-}
-
-static sc_status w_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
-{
-    dev *dv = ctx;
-    sc_status st = dv->mv ? sc_mvocab_coll_buffer(dv->mv, c, x) : SC_ERR_ARG;
-    return st ? w_vocab_fail(dv, st) : SC_OK;
-}
-
-static sc_status w_coll_done(void *ctx, const sc_coll *c)
-{
-    dev *dv = ctx;
-    sc_model *md = dv->md;
-    sc_status st = dv->mv ? sc_mvocab_coll_done(dv->mv, c) : SC_ERR_ARG;
-    if (st)
-        return w_vocab_fail(dv, st);
-    /* The statistics are reduced: the loss of the microbatch is known (kept
-     * by the last stage's device, as without a split). */
-    if (c->what == SC_OP_S && c->part == 1 && md->devs[md->S - 1] == dv)
-        md->loss[c->mb] = sc_mvocab_loss(dv->mv, c->mb);
-    return SC_OK;
-}
-
-static const struct sc_workload_ops model_ops = {
-    .vocab_record_bytes = w_vocab_bytes,
-    .vocab_pass = w_vocab_pass,
-    .coll_buffer = w_coll_buffer,
-    .coll_done = w_coll_done,
+const struct sc_workload_ops sc_model_ops = {
     .boundary_bytes = w_boundary,
     .record_bytes = w_record,
     .record_parts = w_parts,
@@ -461,24 +356,26 @@ static const struct sc_workload_ops model_ops = {
     .backward_input = w_backward_input,
     .backward_weight = w_backward_weight,
     .reduce = NULL, /* one replica: nothing to reduce */
-    .optim = w_optim,
+    .optim = NULL,  /* the optimizer in parts (model_optim.c): */
+    .grad_state = sc_model_grad_state,
+    .optim_step = sc_model_optim_step,
+    .validate = sc_model_validate,
+    .coll_buffer = sc_model_coll_buffer,
     .errmsg = w_errmsg,
 };
 
-static float *palloc(dev *dv, size_t n, int *ok)
+static float *palloc(sc_backend *be, size_t n, int *ok)
 {
-    float *p = dv->be->ops->alloc(dv->be->ctx, n * sizeof(float));
+    float *p = be->ops->alloc(be->ctx, n * sizeof(float));
     if (!p)
         *ok = 0;
-    else
-        dv->pbytes += n * sizeof(float);
     return p;
 }
 
 sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_dev,
                           sc_workload *wl, char *err, size_t errlen)
 {
-    dev *dv = calloc(1, sizeof *dv);
+    sc_mdev *dv = calloc(1, sizeof *dv);
     if (dv) {
         dv->targets = malloc((size_t)md->R * sizeof(int32_t));
         dv->stage = malloc(CHUNK * sizeof(float));
@@ -492,7 +389,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         snprintf(err, errlen, "out of memory attaching d%d", d);
         return SC_ERR_NOMEM;
     }
-    *dv = (dev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
+    *dv = (sc_mdev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
     size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
     float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
     int ok = 1, any = 0;
@@ -503,35 +400,22 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         md->devs[s] = dv;
         any = 1;
         for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
-            if ((md->W1[l] = palloc(dv, hh, &ok)))
+            if ((md->W1[l] = palloc(be, hh, &ok)))
                 fill(dv, md->W1[l], hh, T_W1, l, hs);
-            if ((md->W2[l] = palloc(dv, hh, &ok)))
+            if ((md->W2[l] = palloc(be, hh, &ok)))
                 fill(dv, md->W2[l], hh, T_W2, l, ls);
-            if ((md->G1[l] = palloc(dv, hh, &ok)))
+            if ((md->G1[l] = palloc(be, hh, &ok)))
                 fill(dv, md->G1[l], hh, 0, 0, 0.0f);
-            if ((md->G2[l] = palloc(dv, hh, &ok)))
+            if ((md->G2[l] = palloc(be, hh, &ok)))
                 fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && ok && !md->split) {
-            if ((md->Wout = palloc(dv, hv, &ok)))
+        if (s == md->S - 1 && ok) {
+            if ((md->Wout = palloc(be, hv, &ok)))
                 fill(dv, md->Wout, hv, T_WOUT, 0, hs);
-            if ((md->Gout = palloc(dv, hv, &ok)))
+            if ((md->Gout = palloc(be, hv, &ok)))
                 fill(dv, md->Gout, hv, 0, 0, 0.0f);
-        }
-        if (s == md->S - 1)
             md->have_loss = 1;
-    }
-    /* The vocabulary layers: a shard on every device (split), or the whole
-     * embedding on the first stage's (model_vocab.h). */
-    if (any && ok && md->vocab != SC_VOCAB_NONE && (md->split || stage_dev[0] == d)) {
-        md->first_dev = stage_dev[0];
-        md->last_dev = stage_dev[md->S - 1];
-        sc_mvocab_cfg vc = {.R = md->R, .h = md->h, .V = md->V, .m = md->m,
-                            .P = md->split ? md->P : 1, .d = md->split ? d : 0,
-                            .split = md->split, .last_dev = md->last_dev,
-                            .first_dev = md->first_dev, .seed = md->c.seed, .init_scale = hs};
-        if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
-            return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
+        }
     }
     if (!any) {
         free(dv->targets);
@@ -544,13 +428,30 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         snprintf(err, errlen, "d%d: initialising the parameters: %s", d, bad);
         return SC_ERR_RUNTIME;
     }
+    if (ok && dv && sc_model_optim_attach(dv) != SC_OK)
+        ok = 0;
     if (!ok) {
         snprintf(err, errlen, "out of memory on d%d allocating the parameters (%s backend)", d,
                  be->ops->name);
         return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
-    wl->ops = &model_ops;
+    wl->ops = &sc_model_ops;
     wl->ctx = dv;
     return SC_OK;
+}
+
+int sc_model_tensors(const sc_model *md)
+{
+    return 2 * md->L + 1;
+}
+
+const float *sc_model_grad(const sc_model *md, int t, size_t *n)
+{
+    if (t < 2 * md->L) {
+        *n = (size_t)md->h * (size_t)md->h;
+        return t % 2 ? md->G2[t / 2] : md->G1[t / 2];
+    }
+    *n = (size_t)md->h * (size_t)md->V;
+    return md->Gout;
 }
 

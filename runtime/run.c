@@ -14,7 +14,6 @@
 
 #include "backend/backend.h"
 #include "exec.h"
-#include "ir/flops.h"
 #include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
@@ -25,7 +24,7 @@ sc_run_opts sc_run_defaults(int stages)
     sc_run_opts o = {
         .backend = "cpu",
         .model = {.hidden = 64, .layers = 2L * stages, .vocab = 128, .seq = 16, .batch = 2,
-                  .seed = 1, .lr = 0.01},
+                  .seed = 1, .steps = 1, .opt = sc_optim_defaults()},
         .timeout_s = 300,
     };
     const char *t = getenv("STAGECRAFT_TIMEOUT");
@@ -42,8 +41,9 @@ void sc_run_result_free(sc_run_result *r)
     free(r->predicted_bytes);
     free(r->host_peak_bytes);
     free(r->predicted_host_bytes);
-    free(r->param_bytes);
-    free(r->predicted_param_bytes);
+    free(r->step_loss);
+    free(r->step_info);
+    free(r->rollbacks);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     free(r);
@@ -54,40 +54,17 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
-/* The model of the run: run's sizes with the program's vocabulary
- * placement, and its layers per stage when the program moved them (redis;
- * layers[S] is the caller's). */
-static sc_model_cfg model_of(const sc_prog *pg, const sc_run_opts *o, int *layers)
+sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
+                            size_t errlen)
 {
-    sc_model_cfg c = o->model;
-    int S = sc_prog_stages(pg);
-    c.vocab_par = sc_prog_vocab(pg);
-    c.devices = sc_prog_devices(pg);
-    c.stage_layers = NULL;
-    if (c.vocab_par == SC_VOCAB_REDIS && sc_prog_stage_layers(pg, 0) > 0) {
-        for (int s = 0; s < S; s++)
-            layers[s] = sc_prog_stage_layers(pg, s);
-        c.stage_layers = layers;
-    }
-    return c;
-}
-
-/* Sets the program's memory model from the model (run.h) and simulates. */
-static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
-                         size_t errlen)
-{
-    int P = r->P, S = r->S;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
     double total = 0;
     for (int s = 0; s < S; s++)
         total += (double)sc_model_record_bytes(md, s);
-    r->unit_bytes = total / P;
+    *unit_bytes = total / P;
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
-        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / r->unit_bytes);
-    /* A split vocabulary: S's record, held until T (SPEC.md §21.4). */
-    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
-        st = sc_prog_set_vocab_mem(pg, -1,
-                                   (double)sc_model_vocab_record_bytes(md) / r->unit_bytes);
+        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
         int n = sc_model_record_parts(md, s, NULL, 0);
@@ -106,21 +83,62 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         free(b);
         free(x);
     }
-    if (!st)
-        st = sc_simulate(pg, &r->predicted);
+    if (st)
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+    return st;
+}
+
+/* Sets the program's memory model from the model (run.h) and simulates. */
+static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
+                         size_t errlen)
+{
+    int P = r->P;
+    sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
+    if (st)
+        return st;
+    st = sc_simulate(pg, &r->predicted);
     if (st) {
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;
     }
-    for (int s = 0; s < r->S; s++)
-        r->predicted_param_bytes[sc_prog_stage_device(pg, s)] += sc_model_param_bytes(md, s);
     for (int d = 0; d < P; d++) {
-        r->predicted_param_bytes[d] += sc_model_shard_param_bytes(md);
         r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
         if (r->predicted->host_peak)
             r->predicted_host_bytes[d] =
                 (size_t)llround(r->predicted->host_peak[d] * r->unit_bytes);
     }
+    return SC_OK;
+}
+
+/* Clipping and skipping need the global state of the gradients, which
+ * only a synchronization gives; the fault injection's device becomes the
+ * first gradient tensor of its lowest stage (model.h's numbering). */
+static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, size_t errlen)
+{
+    sc_optim_cfg *c = &mc->opt;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
+    if (mc->sync == SC_SYNC_NONE && (c->clip > 0 || c->inf_step >= 0)) {
+        snprintf(err, errlen, "%s needs -D optim_sync=sync or post-validation: under none every "
+                 "device steps on its own, and none knows the global gradient norm or whether "
+                 "another device's gradients hold inf",
+                 c->clip > 0 ? "clipping (-D clip)" : "skipping a step on inf (-D inf_step)");
+        return SC_ERR_ARG;
+    }
+    c->inf_tensor = -1;
+    if (c->inf_step < 0)
+        return SC_OK;
+    if (c->inf_step >= mc->steps || c->inf_device < 0 || c->inf_device >= P) {
+        snprintf(err, errlen, "inf_step = %d, inf_device = %d: the program has steps 0..%d and "
+                 "devices 0..%d", c->inf_step, c->inf_device, mc->steps - 1, P - 1);
+        return SC_ERR_ARG;
+    }
+    long L = mc->layers;
+    for (int s = 0; s < S; s++)
+        if (sc_prog_stage_device(pg, s) == c->inf_device) {
+            long first = s * (L / S) + (s < L % S ? s : L % S); /* model.h's split */
+            c->inf_tensor = (int)(2 * first);
+            break;
+        }
     return SC_OK;
 }
 
@@ -228,17 +246,24 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->P = sc_prog_devices(pg);
     r->S = sc_prog_stages(pg);
     r->m = sc_prog_microbatches(pg);
-    r->loss = r->reference_loss = r->max_grad_rel_err = NAN;
+    r->loss = r->reference_loss = r->max_grad_rel_err = r->max_param_rel_err = NAN;
+    r->steps = sc_prog_steps(pg);
+    size_t N = (size_t)r->steps;
     r->peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
-    r->param_bytes = calloc((size_t)r->P, sizeof(size_t));
-    r->predicted_param_bytes = calloc((size_t)r->P, sizeof(size_t));
-    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes &&
-                   r->param_bytes && r->predicted_param_bytes
-               ? SC_OK
-               : SC_ERR_NOMEM;
+    r->step_loss = malloc(2 * N * sizeof(double));
+    r->step_info = calloc(2 * N, sizeof(sc_step_info));
+    r->rollbacks = calloc(N, sizeof(int));
+    if (!r->peak_bytes || !r->predicted_bytes || !r->host_peak_bytes ||
+        !r->predicted_host_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
+        return SC_ERR_NOMEM;
+    r->reference_step_loss = r->step_loss + N;
+    r->reference_step_info = r->step_info + N;
+    for (size_t k = 0; k < 2 * N; k++)
+        r->step_loss[k] = NAN;
+    return SC_OK;
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
@@ -277,7 +302,7 @@ static void summarize(sc_prog *pg, sc_run_result *r)
         double b = 0, first = INFINITY, last = 0;
         for (size_t k = 0; k < n; k++) {
             size_t g = m->offset[d] + k;
-            if (!sc_op_is_pass(in[k].op))
+            if (!sc_op_is_compute(in[k].op))
                 continue;
             b += m->t1[g] - m->t0[g];
             first = fmin(first, m->t0[g]);
@@ -347,7 +372,7 @@ static uint64_t model_hash(const sc_prog *pg)
  * element-wise max of (v, -v): max and min over the ranks, exact for
  * integers below 2^53 (hashes and seeds in 32-bit halves). */
 enum { A_P, A_S, A_M, A_HIDDEN, A_LAYERS, A_VOCAB, A_SEQ, A_BATCH, A_SEED_HI, A_SEED_LO, A_LR,
-       A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
+       A_BETA1, A_BETA2, A_EPS, A_WD, A_CLIP, A_INF_STEP, A_INF_DEVICE, A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
 
 static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s, char *err,
                        size_t errlen)
@@ -356,7 +381,9 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         "the number of devices", "the number of stages", "the number of microbatches",
         "the model size 'hidden'", "the model size 'layers'", "the model size 'vocab'",
         "the model size 'seq'", "the model size 'batch'", "the model's seed", "the model's seed",
-        "the learning rate", "the backend", "--check", "the program", "the program",
+        "the learning rate", "the optimizer's beta1", "the optimizer's beta2",
+        "the optimizer's eps", "the weight decay", "the clipping threshold", "inf_step",
+        "inf_device", "the backend", "--check", "the program", "the program",
         "the cost and memory model"};
     const sc_model_cfg *mc = &o->model;
     uint64_t seed = (uint64_t)mc->seed, prog = streams_hash(pg), cost = model_hash(pg);
@@ -364,7 +391,9 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
     double v[2 * A_N] = {
         sc_prog_devices(pg), sc_prog_stages(pg), sc_prog_microbatches(pg), (double)mc->hidden,
         (double)mc->layers, (double)mc->vocab, (double)mc->seq, (double)mc->batch,
-        (double)(seed >> 32), (double)(seed & 0xffffffffu), mc->lr,
+        (double)(seed >> 32), (double)(seed & 0xffffffffu), mc->opt.lr,
+        mc->opt.beta1, mc->opt.beta2, mc->opt.eps, mc->opt.weight_decay, mc->opt.clip,
+        mc->opt.inf_step, mc->opt.inf_device,
         (double)(be & 0xffffffffu), o->check, (double)(prog >> 32), (double)(prog & 0xffffffffu),
         (double)(cost >> 32), (double)(cost & 0xffffffffu)};
     for (int i = 0; i < A_N; i++)
@@ -383,7 +412,7 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
             snprintf(err, errlen, "the ranks built different programs from the recipe (one that "
                      "depends on time, like a search under a time limit: give --time-limit 0; "
                      "or on chance or the rank) %s", why);
-        else if (i <= A_BATCH || i == A_LR)
+        else if (i <= A_BATCH || (i >= A_LR && i <= A_INF_DEVICE))
             snprintf(err, errlen, "the ranks disagree on %s: from %.17g to %.17g across ranks %s",
                      what[i], lo, hi, why);
         else
@@ -424,6 +453,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    /* The built-in model has no vocabulary layers to place (SPEC.md §22.4). */
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) {
+        snprintf(err, errlen, "run: vocab_par = %s: the runtime does not train a placed "
+                 "vocabulary yet (sim, show, check and export take it)",
+                 sc_vocab_name(sc_prog_vocab(pg)));
+        st = SC_ERR_ARG;
+        goto fail;
+    }
     /* An unknown or unavailable backend is refused before anything else
      * (cuda: counting the GPUs, without starting one). */
     r->tolerance = strcmp(o->backend, "cuda") == 0 ? 1e-4 : 1e-5;
@@ -434,6 +471,13 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         sc_backend_free(probe);
     }
+    /* The model trains the program's steps, synchronized as it says. */
+    sc_model_cfg mc = o->model;
+    mc.steps = sc_prog_steps(pg);
+    mc.sync = sc_prog_optim_sync(pg);
+    mc.devices = r->P;
+    if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
+        goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
      * model or anything that follows from it is allocated. */
     int rank = 0, size = 1;
@@ -451,17 +495,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         }
     }
-    int *layers = malloc((size_t)r->S * sizeof(int));
-    sc_model_cfg mc = model_of(pg, o, layers ? layers : &r->S);
-    if (!layers) {
-        snprintf(err, errlen, "out of memory");
-        st = SC_ERR_NOMEM;
-        goto fail;
-    }
-    st = sc_model_new(&mc, r->S, r->m, &md, err, errlen);
-    free(layers);
-    mc.stage_layers = NULL; /* copied by the model */
-    if (st != SC_OK || (st = predict(pg, md, r, err, errlen)) != SC_OK)
+    if ((st = sc_model_new(&mc, r->S, r->m, &md, err, errlen)) != SC_OK ||
+        (st = predict(pg, md, r, err, errlen)) != SC_OK)
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
@@ -483,9 +518,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (ref)
         r->reference_loss = sc_model_loss(ref);
-    if (ref && r->loss != r->reference_loss)
-        r->bitwise = 0;
+    for (int k = 0; ref && k < r->steps; k++)
+        if (r->step_loss[k] != r->reference_step_loss[k])
+            r->bitwise = 0;
     summarize(pg, r);
+    if ((st = sc_sim_steps(pg, r->measured)) != SC_OK) {
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+        goto fail;
+    }
     sc_model_free(ref);
     *out = r;
     return SC_OK;

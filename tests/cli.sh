@@ -156,7 +156,7 @@ $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC expo
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
   pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: torch-csv-comms without host copies" >&2; }
 
-# Vocabulary parallelism (SPEC.md §21): sim --json gains the vocabulary
+# Vocabulary parallelism (SPEC.md §22): sim --json gains the vocabulary
 # placement, the collectives' time and, with a model, the bytes; dump,
 # ASCII, SVG and trace show the passes and the collectives.
 VP="-D p=4 -D m=8 -D layers=16 -D hidden=1024 -D seq=512 -D batch=1 -D vocab=64000"

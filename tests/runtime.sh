@@ -74,24 +74,11 @@ a, b = j["peak_activation_bytes"]
 assert a != b and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 PY
 
-# Vocabulary parallelism (SPEC.md §21.4): the output layer and the
-# embedding split by vocabulary over the devices match the single-device
-# reference (the reductions sum in another order: within the tolerance), the
-# measured peaks equal the prediction (S's records included); the baseline
-# placement (embedding on the first stage) is bitwise.
-for r in 1f1b v-half zb-h1; do
-  for vp in vocab-1 vocab-2; do
-    for p in 2 4; do
-      if $SC run $r -D p=$p -D m=8 -D vocab_par=$vp --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j"; then ok
-      else bad "run $r p=$p vocab_par=$vp --check"; head -3 "$tmp/e" "$tmp/j" >&2; fi
-    done
-  done
+# Vocabulary parallelism (SPEC.md §22.4): the runtime does not train a placed
+# vocabulary yet; run refuses it in one line (sim, show, check take it).
+for vp in baseline redis vocab-1 vocab-2; do
+  expect 3 "run: vocab_par = $vp: the runtime does not train a placed vocabulary yet" -- $SC run 1f1b -D p=2 -D m=2 -D vocab_par=$vp
 done
-expect 0 '"bitwise": true' -- $SC run 1f1b -D p=4 -D m=8 -D vocab_par=baseline --check --json
-expect 0 '"bitwise": true' -- $SC run v-half -D p=2 -D m=4 -D vocab_par=baseline --check --json
-# redis moves layers by the model's costs: the runtime trains that split.
-expect 0 '"bitwise": true' -- $SC run 1f1b -D p=4 -D m=8 -D layers=12 -D vocab=512 -D vocab_par=redis --check --json
-expect 3 "vocab = 130 is not a multiple of 4" -- $SC run 1f1b -D p=4 -D vocab=130 -D vocab_par=vocab-1
 
 # 2. Model sizes: from -D, or from the recipe when it declares them.
 cat >"$tmp/sized.lua" <<'LUA'
@@ -138,17 +125,6 @@ if command -v mpirun >/dev/null &&
     if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 4 on $r: '$a' vs '$b'"; head -5 "$tmp/e" >&2; fi
   done
   expect 0 '"transport": "mpi"' -- timeout 120 $MPIRUN $SC run zb-h1 -D m=4 --check --json
-  # A split vocabulary under MPI: MPI_Iallreduce and MPI_Ibcast on the
-  # duplicated communicator; the same loss as threads to 1e-9 (the sums of the
-  # all-reduces add in MPI's order there), the check passes on every rank.
-  for vp in vocab-1 vocab-2; do
-    a=$($SC run 1f1b -D p=4 -D m=8 -D vocab_par=$vp --json | sed 's/.*"loss": \([^,]*\),.*/\1/')
-    timeout 200 $MPIRUN $SC run 1f1b -D p=4 -D m=8 -D vocab_par=$vp --check --json >"$tmp/jm" 2>"$tmp/e"
-    b=$(sed 's/.*"loss": \([^,]*\),.*/\1/' "$tmp/jm")
-    if json_ok "$tmp/jm" && grep -q '"transport": "mpi"' "$tmp/jm" &&
-       python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert abs(a - b) <= 1e-9 * abs(a)" "$a" "$b"; then ok
-    else bad "threads vs mpirun -np 4, vocab_par=$vp: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
-  done
   # Collectives through MPI_Iallreduce on the duplicated communicator, in
   # the executor's channel (the C test of tests/unit, one device per rank).
   BUILD_DIR=$(dirname "$SC")
@@ -226,7 +202,8 @@ if $SC run zb-h1 -D p=4 -D m=8 --trace "$tmp/run.json" >/dev/null 2>"$tmp/err" &
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 prog = json.load(open(sys.argv[2]))
-want = sum(1 for st in prog["streams"] for i in st if i["op"] not in ("REDUCE", "OPTIM"))
+want = sum(1 for st in prog["streams"] for i in st
+           if i["op"] not in ("REDUCE", "OPTIM", "VALIDATE") and not i.get("rollback"))
 procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
 assert sorted(procs.values()) == ["measured", "simulated (scaled to the measured step)"], procs
 for pid in procs:

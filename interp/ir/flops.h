@@ -1,6 +1,6 @@
 /*
  * flops.h — costs, memory and parameters of a program from a description
- * of the model (SPEC.md §21.1): a GPT-like transformer of `layers` layers
+ * of the model (SPEC.md §22.1): a GPT-like transformer of `layers` layers
  * of width `hidden`, sequences of `seq` tokens, `batch` sequences per
  * microbatch, a vocabulary of `vocab` tokens (input embedding, output layer
  * with softmax cross-entropy), placed as the program's vocabulary placement

@@ -42,6 +42,9 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    int steps;      /* training steps (1..SC_MAX_STEPS) */
+    int sync;       /* sc_sync of the optimizer steps */
+    int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
     sc_offload_cfg off;   /* offload policy (offload.h); policy NONE: none */
     double *off_frac;     /* [S*m] fractions of the TABLE policy, or NULL */
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
@@ -55,7 +58,7 @@ struct sc_prog {
     int *ngrp;            /* [ngroups] */
     int ngroups;
     double coll_lat, coll_bw; /* cost of collectives (sc_prog_set_coll_cost) */
-    sc_vocab vocab;       /* where the vocabulary layers go (SPEC.md §21) */
+    sc_vocab vocab;       /* where the vocabulary layers go (SPEC.md §22) */
     double *vcost[4];     /* [P] times of S, T, E, EW on each device */
     double *vmem;         /* [P] units of S's record (freed by T) */
     double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
@@ -164,6 +167,8 @@ static inline double sc_instr_frac(const sc_instr *in)
  * the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
+    if (in->flags & SC_IF_ROLLBACK)
+        return 0; /* a redone F computes into the record it made before */
     if (sc_op_is_pass(in->op))
         return sc_pass_mem(pg, in);
     if (in->op == SC_OP_DROP)
@@ -175,11 +180,13 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
+/* The same for the microbatch numbers of the streams (all steps, nmb). */
+#define SC_SMN(pg, s, mb) ((size_t)(s) * (size_t)(pg)->nmb + (size_t)(mb))
 
 /* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
  * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s); the
  * vocabulary passes S on F of the last stage, EW on B (or BW) of stage 0
- * (through a broadcast, SPEC.md §21.2). Sets *dop to SC_OP_F or SC_OP_B
+ * (through a broadcast, SPEC.md §22.2). Sets *dop to SC_OP_F or SC_OP_B
  * (meaning B or BW) and *ds; 0 when there is none (E, T: see
  * sc_vocab_all_dep). */
 static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
@@ -205,7 +212,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     return 1;
 }
 
-/* ---- the vocabulary collectives (SPEC.md §21.2) ----
+/* ---- the vocabulary collectives (SPEC.md §22.2) ----
  * After E, an all-reduce (sum) of the embedding's output (tag E, part 0);
  * after F of the last stage, the broadcast of its output from its device
  * (F s(S-1)); after S, the all-reduces of the row maxima (S part 0, max),
@@ -335,13 +342,19 @@ typedef struct sc_cread {
 static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc_cread *rd)
 {
     (void)d;
-    if (in->op == SC_OP_OPTIM) {
+    if (in->op == SC_OP_OPTIM || in->op == SC_OP_VALIDATE) {
         rd[0] = (sc_cread){-1, -1, -1, 0};
+        return 1;
+    }
+    /* Post-validation's rollback path (SPEC.md §21.2): an F whose producer
+     * was redone reads the broadcast of the redone output. */
+    if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN)) {
+        rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
     if (!sc_vocab_split(pg->vocab) || !sc_op_is_pass(in->op))
         return 0;
-    /* Vocabulary parallelism (SPEC.md §21.2): F(0) reads the embedding's
+    /* Vocabulary parallelism (SPEC.md §22.2): F(0) reads the embedding's
      * all-reduce, S the broadcast of the last stage's output, T the
      * statistics, the last stage's B the input gradient, EW the broadcast
      * of the embedding's gradient. */

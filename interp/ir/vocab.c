@@ -1,5 +1,5 @@
 /*
- * vocab.c — the vocabulary layers in the IR (ir.h, SPEC.md §21): where
+ * vocab.c — the vocabulary layers in the IR (ir.h, SPEC.md §22): where
  * they go, the costs and memory of the vocabulary passes, the sizes of
  * their collectives.
  */

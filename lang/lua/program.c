@@ -135,13 +135,14 @@ int sc_lua_program(lua_State *L)
         }
     }
     /* A split vocabulary: its passes go into the orders unless the recipe
-     * placed them itself (SPEC.md §21.3). */
+     * placed them itself (SPEC.md §22.3). */
     if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
         sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
     /* The passes themselves are checked now: a recipe that names a pass
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
     sc_lua_set_offload(L, 1, pg);
+    sc_lua_set_steps(L, 1, pg);
     lua_settop(L, ud);
     return 1;
 }
@@ -193,6 +194,21 @@ static void push_array(lua_State *L, const double *v, int n)
     }
 }
 
+int sc_lua_balance(const sc_sim *sim, double *idle)
+{
+    int P = sim->P, b = 0, equal = 1;
+    double span = sim->makespan > 0 ? sim->makespan : 1;
+    for (int d = 0; d < P; d++) {
+        if (idle)
+            idle[d] = 1 - sim->busy[d] / span;
+        if (sim->busy[d] > sim->busy[b])
+            b = d;
+    }
+    for (int d = 0; d < P; d++)
+        equal &= fabs(sim->busy[d] - sim->busy[b]) <= 1e-9 * fmax(1, sim->busy[b]);
+    return equal ? -1 : b;
+}
+
 static int l_sim(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -221,6 +237,15 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    double *idle = lua_newuserdatauv(L, (size_t)P * sizeof *idle, 0);
+    int b = sc_lua_balance(sim, idle);
+    push_array(L, idle, P);
+    lua_setfield(L, -3, "idle");
+    lua_pop(L, 1);
+    if (b >= 0) {
+        lua_pushinteger(L, b);
+        lua_setfield(L, -2, "bottleneck");
+    }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
     if (sim->coll_busy) { /* collectives (SPEC.md §8.6) */
@@ -231,7 +256,7 @@ static int l_sim(lua_State *L)
         lua_pushstring(L, sc_vocab_name(sc_prog_vocab(lp->pg)));
         lua_setfield(L, -2, "vocab_par");
     }
-    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (SPEC.md §21.1) */
+    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (SPEC.md §22.1) */
         lua_createtable(L, P, 0);
         for (int d = 0; d < P; d++) {
             lua_pushnumber(L, sc_prog_param_bytes(lp->pg, d));
@@ -241,6 +266,7 @@ static int l_sim(lua_State *L)
         lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
         lua_setfield(L, -2, "unit_bytes");
     }
+    sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;
 }
 
@@ -365,6 +391,10 @@ static int l_index(lua_State *L)
         lua_pushinteger(L, sc_prog_stages(lp->pg));
     else if (strcmp(k, "microbatches") == 0)
         lua_pushinteger(L, sc_prog_microbatches(lp->pg));
+    else if (strcmp(k, "steps") == 0)
+        lua_pushinteger(L, sc_prog_steps(lp->pg));
+    else if (strcmp(k, "optim_sync") == 0)
+        lua_pushstring(L, sc_sync_name(sc_prog_optim_sync(lp->pg)));
     else if (strcmp(k, "placement") == 0) {
         int S = sc_prog_stages(lp->pg);
         lua_createtable(L, S, 0);
@@ -391,9 +421,10 @@ void sc_lua_open_program(lua_State *L)
         luaL_newlib(L, prog_methods);
         lua_setfield(L, -2, "__methods");
         /* The fields l_index serves, for the REPL's completion. */
-        static const char *const fields[] = {"devices", "stages", "microbatches", "placement"};
-        lua_createtable(L, 4, 0);
-        for (int i = 0; i < 4; i++) {
+        static const char *const fields[] = {"devices", "stages", "microbatches", "placement",
+                                             "steps", "optim_sync"};
+        lua_createtable(L, 6, 0);
+        for (int i = 0; i < 6; i++) {
             lua_pushstring(L, fields[i]);
             lua_seti(L, -2, i + 1);
         }

@@ -1,4 +1,4 @@
--- test_vocab.lua — Vocabulary Parallelism from the language (SPEC.md §21):
+-- test_vocab.lua — Vocabulary Parallelism from the language (SPEC.md §22):
 -- vocab_par on the stdlib schedules and on a user's order and block, the
 -- model's costs and bytes in prog:sim(), the errors.
 -- Run: ./stagecraft --trust tests/lua/test_vocab.lua
@@ -105,7 +105,7 @@ T.ok(vl:valid(), "V-Half placed by the list scheduler")
 T.ok(vl:sim().makespan < vh:sim().makespan, "list placement faster than the grown block")
 T.ok(vl:sim().peak_memory_max > vh:sim().peak_memory_max, "the grown block holds less")
 
--- A cost file beats the model (SPEC.md §20.2, §21.1): the stage passes
+-- A cost file beats the model (SPEC.md §20.2, §22.1): the stage passes
 -- take the file's times; the vocabulary passes and the parameter bytes
 -- stay the model's.
 do
