@@ -131,7 +131,12 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
         long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
         switch (i) {
         case 0: mc->hidden = lv; break;
-        case 1: mc->layers = lv; given[1] = 1; break;
+        case 1: /* 0 (sc.MODEL's default, SPEC.md §22.5): 2 blocks per stage */
+            if (lv != 0) {
+                mc->layers = lv;
+                given[1] = 1;
+            }
+            break;
         case 2: mc->vocab = lv; break;
         case 3: mc->seq = lv; break;
         case 4: mc->batch = lv; break;
