@@ -77,7 +77,7 @@ PY
 # Vocabulary parallelism (SPEC.md §22.4): the runtime does not train a placed
 # vocabulary yet; run refuses it in one line (sim, show, check take it).
 for vp in baseline redis vocab-1 vocab-2; do
-  expect 3 "run: vocab_par = $vp: the runtime does not train a placed vocabulary yet" -- $SC run 1f1b -D p=2 -D m=2 -D vocab_par=$vp
+  expect 3 "run: vocab_par = $vp: the runtime does not train a placed vocabulary yet" -- $SC run 1f1b -D p=2 -D m=2 -D layers=8 -D vocab_par=$vp
 done
 
 # 2. Model sizes: from -D, or from the recipe when it declares them.
