@@ -130,6 +130,7 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
     sc_prog *pg = c->pg;
     sc_sim *sim = NULL;
     sc_status st = sc_auto_install(pg, c, ord);
+    se->installed = st ? NULL : ord;
     if (!st)
         st = sc_simulate(pg, &sim);
     if (!st) {
@@ -240,7 +241,10 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     res->peak = w.peak;
     res->flow_makespan = w.fmk;
     res->flow_bubble = w.fbubble;
-    st = sc_auto_install(pg, &se.c, win); /* the winner stays installed */
+    /* The winner stays installed; when it was measured last it is already,
+     * lowered and verified (sc_check and sc_simulate need no new lowering). */
+    if (se.installed != win)
+        st = sc_auto_install(pg, &se.c, win);
     goto done;
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "autoschedule: out of memory");

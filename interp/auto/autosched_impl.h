@@ -114,6 +114,8 @@ typedef struct sc_asearch {
     int max_evals, stopped;
     unsigned long long rng;
     sc_acand heur, best, tmp;
+    const sc_instr *installed; /* the orders measure() left in the program,
+                                * lowered and verified (NULL: none) */
 } sc_asearch;
 
 /* Seconds on the monotonic clock. */
