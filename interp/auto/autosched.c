@@ -31,6 +31,8 @@ static void ctx_free(sc_actx *c)
     free(c->stack);
     free(c->queued);
     free(c->maxw);
+    free(c->heap);
+    free(c->hpos);
 }
 
 static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
@@ -58,7 +60,9 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->stack = malloc(uP * sizeof(int));
     c->queued = malloc(uP * sizeof(int));
     c->maxw = malloc(2 * uP * sizeof(int));
-    if (!c->maxw || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur ||
+    c->heap = malloc(uP * sizeof(int));
+    c->hpos = malloc(uP * sizeof(int));
+    if (!c->maxw || !c->heap || !c->hpos || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur ||
         !c->pc || !c->nf || !c->nb || !c->nw || !c->stack || !c->queued)
         return -1;
     c->off[0] = 0;
