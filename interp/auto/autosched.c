@@ -62,8 +62,9 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->maxw = malloc(2 * uP * sizeof(int));
     c->heap = malloc(uP * sizeof(int));
     c->hpos = malloc(uP * sizeof(int));
-    if (!c->maxw || !c->heap || !c->hpos || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur ||
-        !c->pc || !c->nf || !c->nb || !c->nw || !c->stack || !c->queued)
+    if (!c->maxw || !c->heap || !c->hpos || !c->off || !c->endF || !c->endB || !c->wtime ||
+        !c->e || !c->dt || !c->cur || !c->pc || !c->nf || !c->nb || !c->nw || !c->stack ||
+        !c->queued)
         return -1;
     c->off[0] = 0;
     for (int d = 0; d < P; d++)
