@@ -30,6 +30,9 @@ row 2 "unknown parameter 'q' for recipe '1f1b' (its parameters: p, m" -- $SC che
 row 2 "parameter 'p': expected an integer, got '2.5'" -- $SC check 1f1b -D p=2.5
 row 2 "unknown recipe 'nosuch' (stdlib: " -- $SC check nosuch
 row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
+row 2 "-D m=8:2: a range needs FROM <= TO and a STEP > 0" -- $SC sim 1f1b -D m=8:2
+row 2 "unknown parameter 'tcom': no recipe given declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
+row 2 "--from needs a time >= 0" -- $SC show 1f1b --from x
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
@@ -42,6 +45,8 @@ row 2 "unknown option '--frob' (see stagecraft --help)" -- $SC --frob
 # ---- 3 invalid argument ----------------------------------------------------
 row 3 "program: field 'p' must be an integer (got x)" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
 row 3 "a1u.lua:1: program: unknown field 'tcom' (did you mean 'tcomm'?)" -- $SC check "$(r a1u.lua 'return sc.program { p = 2, m = 2, rule = "gpipe", tcom = 1 }')"
+row 3 "a1p.lua:2: the recipe reads parameter 'tcom', which it does not declare: did you mean 'tcomm'?" -- $SC check "$(r a1p.lua 'local P = sc.params { {"p", 2, "d"}, sc.COSTS }
+return sc.program(sc.fields(P, { m = 2, rule = "gpipe", tcomm = P.tcom }))')"
 row 3 "a1v.lua:1: this recipe needs stagecraft 99.1 (major version 99)" -- $SC check "$(r a1v.lua 'sc.need_version "99.1"')"
 row 3 "program: give exactly one of 'order', 'rule' or 'block'" -- $SC check "$(r a2.lua 'return sc.program { p = 2, m = 2 }')"
 row 3 "devices p = 0 is out of range (1..4096)" -- $SC check gpipe -D p=0
@@ -76,6 +81,10 @@ printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1
 row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC check zb-h1 -D p=2 -D costs="$tmp/neg.json"
 printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
 row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
+row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
+row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
+row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv
+row 3 "1f1b.lua:30: optim_sync post-validation with an offload policy is not supported" -- $SC check 1f1b -D steps=2 -D optim_sync=post-validation -D offload=all
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -109,6 +118,7 @@ row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "steps = 20000 of 100 stages x 100 microbatches is too large (at most 50000000 passes in all)" -- $SC check gpipe -D p=100 -D m=100 -D steps=20000
 row 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- $SC check gpipe -D p=4000 -D m=4000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
 row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
@@ -144,6 +154,9 @@ else
   row 3 "backend 'cuda': no usable CUDA device" -- $SC run 1f1b --backend cuda
 fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
+row 3 "optimizer: beta2 = 1 is out of range" -- $SC run 1f1b -D beta2=1
+row 3 "clipping (-D clip) needs -D optim_sync=sync or post-validation" -- $SC run 1f1b -D clip=1
+row 3 "inf_step = 5, inf_device = 0: the program has steps 0..1 and devices 0..3" -- $SC run 1f1b -D steps=2 -D optim_sync=sync -D inf_step=5
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -4,7 +4,8 @@
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
 # real PyTorch (tests/torch/run.sh), the V-shape recipes against the authors'
-# schedules (tests/py/vcompare.py), the runtime (tests/runtime.sh), the sandbox and
+# schedules (tests/py/vcompare.py), the runtime (tests/runtime.sh), training
+# steps (tests/steps.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
 # newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
 # profiles (tests/costs.sh), the GPU tests (tests/gpu/run.sh, skipped
@@ -64,9 +65,14 @@ run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, l
 run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 3,4,6 --m 2
 run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 4 --m 4
 run tests/runtime.sh sh tests/runtime.sh
+run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
+run tests/compare.sh sh tests/compare.sh
+# Every example of README.md and SPEC.md, run and compared (tests/py/docs.py).
+run tests/py/docs.py env BUILD="$BUILD" python3 tests/py/docs.py "$SC"
+run tests/pictures.sh sh tests/pictures.sh
 run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in

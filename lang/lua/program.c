@@ -131,6 +131,7 @@ int sc_lua_program(lua_State *L)
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
     sc_lua_set_offload(L, 1, pg);
+    sc_lua_set_steps(L, 1, pg);
     lua_settop(L, ud);
     return 1;
 }
@@ -182,6 +183,21 @@ static void push_array(lua_State *L, const double *v, int n)
     }
 }
 
+int sc_lua_balance(const sc_sim *sim, double *idle)
+{
+    int P = sim->P, b = 0, equal = 1;
+    double span = sim->makespan > 0 ? sim->makespan : 1;
+    for (int d = 0; d < P; d++) {
+        if (idle)
+            idle[d] = 1 - sim->busy[d] / span;
+        if (sim->busy[d] > sim->busy[b])
+            b = d;
+    }
+    for (int d = 0; d < P; d++)
+        equal &= fabs(sim->busy[d] - sim->busy[b]) <= 1e-9 * fmax(1, sim->busy[b]);
+    return equal ? -1 : b;
+}
+
 static int l_sim(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -210,8 +226,18 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    double *idle = lua_newuserdatauv(L, (size_t)P * sizeof *idle, 0);
+    int b = sc_lua_balance(sim, idle);
+    push_array(L, idle, P);
+    lua_setfield(L, -3, "idle");
+    lua_pop(L, 1);
+    if (b >= 0) {
+        lua_pushinteger(L, b);
+        lua_setfield(L, -2, "bottleneck");
+    }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;
 }
 
@@ -336,6 +362,10 @@ static int l_index(lua_State *L)
         lua_pushinteger(L, sc_prog_stages(lp->pg));
     else if (strcmp(k, "microbatches") == 0)
         lua_pushinteger(L, sc_prog_microbatches(lp->pg));
+    else if (strcmp(k, "steps") == 0)
+        lua_pushinteger(L, sc_prog_steps(lp->pg));
+    else if (strcmp(k, "optim_sync") == 0)
+        lua_pushstring(L, sc_sync_name(sc_prog_optim_sync(lp->pg)));
     else if (strcmp(k, "placement") == 0) {
         int S = sc_prog_stages(lp->pg);
         lua_createtable(L, S, 0);
@@ -362,9 +392,10 @@ void sc_lua_open_program(lua_State *L)
         luaL_newlib(L, prog_methods);
         lua_setfield(L, -2, "__methods");
         /* The fields l_index serves, for the REPL's completion. */
-        static const char *const fields[] = {"devices", "stages", "microbatches", "placement"};
-        lua_createtable(L, 4, 0);
-        for (int i = 0; i < 4; i++) {
+        static const char *const fields[] = {"devices", "stages", "microbatches", "placement",
+                                             "steps", "optim_sync"};
+        lua_createtable(L, 6, 0);
+        for (int i = 0; i < 6; i++) {
             lua_pushstring(L, fields[i]);
             lua_seti(L, -2, i + 1);
         }
