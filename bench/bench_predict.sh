@@ -2,31 +2,35 @@
 # bench_predict.sh — predicted against measured step time (SPEC.md §20), on
 # the CPU backend with threads, p = 2: for each recipe, `run --profile`
 # measures the costs over warm steps and predicts the same steps from them
-# (the "same run" columns: median step against the prediction of those very
+# ("same run": the step of median time against the prediction of those very
 # streams); then a fresh process loads the cost file (`-D costs=FILE`: zb-auto
-# is scheduled again for it) and runs, and its step is compared with its own
-# prediction ("reloaded" columns). Prints one table row per recipe and the
-# machine's load before and after: the figures mean little on a loaded
-# machine (other processes take the cores from the two device threads).
-# Usage: sh bench/bench_predict.sh [ROUNDS]   (each round profiles every recipe)
+# is scheduled again for it) and runs one step after one warm-up, compared
+# with its own prediction ("reloaded"). Prints one row per recipe and round,
+# then per recipe the median over the rounds, and the machine's load before
+# and after: on a loaded machine other processes take the cores from the two
+# device threads at random, and the figures say more about the load than
+# about the prediction.
+# Usage: sh bench/bench_predict.sh [ROUNDS]     (default 1; MODEL, M, STEPS override)
 SC=${SC:-./stagecraft}
 ROUNDS=${1:-1}
 MODEL=${MODEL:--D hidden=256 -D seq=64 -D batch=2}
 M=${M:-8}
+STEPS=${STEPS:-5}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 machine=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-echo "predicted against measured: p = 2 threads, m = $M, $MODEL; $machine, $(nproc) cores"
+echo "predicted against measured: p = 2 threads, m = $M, $MODEL, $STEPS timed steps;" \
+  "$machine, $(nproc) cores"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %12s %12s %9s %12s %12s %9s\n' recipe "predicted_s" "measured_s" "error" \
   "reloaded_p" "reloaded_m" "error"
 r=0
 while [ $r -lt "$ROUNDS" ]; do
   for recipe in 1f1b zb-h1 zb-auto; do
-    $SC run $recipe -D p=2 -D m=$M $MODEL --profile "$tmp/$recipe.json" --json >"$tmp/a.json" ||
-      { echo "$recipe: profile failed"; continue; }
+    $SC run $recipe -D p=2 -D m=$M $MODEL --profile "$tmp/$recipe.json" --profile-steps $STEPS \
+      --json >"$tmp/a.json" || { echo "$recipe: profile failed"; continue; }
     $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --json >"$tmp/b.json" ||
       { echo "$recipe: run with the cost file failed"; continue; }
-    python3 - "$recipe" "$tmp/a.json" "$tmp/b.json" <<'PY'
+    python3 - "$recipe" "$tmp/a.json" "$tmp/b.json" "$tmp/rows" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
 print(f"{sys.argv[1]:8s} {a['predicted_step_time_s']:12.4f} {a['step_time_s']:12.4f} "
@@ -35,8 +39,22 @@ print(f"{sys.argv[1]:8s} {a['predicted_step_time_s']:12.4f} {a['step_time_s']:12
 for j, what in ((a, "same run"), (b, "reloaded")):
     if abs(j["prediction_error"]) > 0.1:
         print(f"         {what}: {j['largest_contributor']['text']}")
+with open(sys.argv[4], "a") as f:
+    f.write(f"{sys.argv[1]} {a['prediction_error']} {b['prediction_error']}\n")
 PY
   done
   r=$((r + 1))
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -f "$tmp/rows" ] && python3 - "$tmp/rows" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    r, a, b = line.split()
+    rows.setdefault(r, []).append((float(a), float(b)))
+for r, v in rows.items():
+    a = statistics.median(x for x, _ in v); b = statistics.median(y for _, y in v)
+    within = sum(abs(x) <= 0.1 for x, _ in v)
+    print(f"{r:8s} median error over {len(v)} rounds: same run {100 * a:+.1f}%, "
+          f"reloaded {100 * b:+.1f}%; same run within 10% in {within} of {len(v)}")
+PY
