@@ -42,7 +42,7 @@ static void device_times(const sc_prog *pg, const sc_sim *t, int d, double *end,
  * itself (from then until the pass could start), and the rest (the start,
  * gaps before passes that read nothing, the executor between instructions). */
 typedef struct idle {
-    double peer, xfer, rest;
+    double start, peer, xfer, rest;
 } idle;
 
 static size_t key_of(const sc_prog *pg, int dir, int s, int mb)
@@ -62,8 +62,13 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
     for (size_t k = 0; k < n; k++)
         if (in[k].op == SC_OP_RECV)
             recv[key_of(pg, in[k].dir, in[k].stage, in[k].mb)] = 1;
-    idle w = {0, 0, 0};
-    double free_at = 0; /* end of the last busy instruction */
+    idle w = {0, 0, 0, 0};
+    /* Before its first instruction the device had not started (a thread
+     * scheduled late); then free_at is the end of the last busy one. */
+    double free_at = n ? fmax(t->t0[t->offset[d]], 0) : 0;
+    if (!isfinite(free_at))
+        free_at = 0;
+    w.start = free_at;
     for (size_t k = 0; k < n; k++) {
         size_t g = t->offset[d] + k;
         int op = in[k].op;
@@ -185,7 +190,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     c->error = c->predicted > 0 ? c->measured / c->predicted - 1 : NAN;
     /* The critical device's difference, in parts (compare.h). */
     int d = c->critical, S = sc_prog_stages(pg);
-    if (!(c->items = calloc(4 * (size_t)S + 4, sizeof *c->items)))
+    if (!(c->items = calloc(4 * (size_t)S + 5, sizeof *c->items)))
         goto done;
     for (int i = 0; i < c->npasses; i++) {
         const sc_pass_total *x = &c->passes[i];
@@ -209,9 +214,12 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
         goto done;
     idle mi = idle_of(pg, ms, ms_send, scratch, d), pi = idle_of(pg, pr, pr_send, scratch, d);
     free(scratch);
-    /* The idle time: end - busy = peer + transfer + rest, in both timings. */
-    mi.rest = c->m_end[d] - mb[d] - mi.peer - mi.xfer;
-    pi.rest = c->p_end[d] - pb[d] - pi.peer - pi.xfer;
+    /* The idle time: end - busy = start + peer + transfer + rest, in both. */
+    mi.rest = c->m_end[d] - mb[d] - mi.start - mi.peer - mi.xfer;
+    pi.rest = c->p_end[d] - pb[d] - pi.start - pi.peer - pi.xfer;
+    it = &c->items[c->n++];
+    *it = (sc_contrib){SC_CONTRIB_START, -1, -1, d, mi.start, pi.start, ""};
+    snprintf(it->what, sizeof it->what, "the start of d%d (its first instruction)", d);
     it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_TRANSFER, SC_OP_RECV, -1, d, mi.xfer, pi.xfer, ""};
     snprintf(it->what, sizeof it->what, "transfers into d%d", d);
@@ -220,7 +228,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     snprintf(it->what, sizeof it->what, "waiting on d%d for its peers' data", d);
     it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_REST, -1, -1, d, mi.rest, pi.rest, ""};
-    snprintf(it->what, sizeof it->what, "idle on d%d otherwise (start, executor)", d);
+    snprintf(it->what, sizeof it->what, "idle on d%d otherwise (the executor, gaps)", d);
     qsort(c->items, (size_t)c->n, sizeof *c->items, by_size);
     st = SC_OK;
 done:
@@ -247,6 +255,9 @@ void sc_contrib_describe(const sc_contrib *x, char *buf, size_t len)
         break;
     case SC_CONTRIB_TRANSFER:
         why = delta > 0 ? "transfers slower than profiled" : "transfers faster than profiled";
+        break;
+    case SC_CONTRIB_START:
+        why = delta > 0 ? "it started late" : "it started early";
         break;
     case SC_CONTRIB_WAIT:
         why = delta > 0 ? "its peers' data came later than predicted"
