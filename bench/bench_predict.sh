@@ -3,9 +3,10 @@
 # the CPU backend with threads, p = 2: for each recipe, `run --profile`
 # measures the costs over warm steps and predicts the same steps from them
 # ("same run": the step of median time against the prediction of those very
-# streams); then a fresh process loads the cost file (`-D costs=FILE`: zb-auto
-# is scheduled again for it) and runs one step after one warm-up, compared
-# with its own prediction ("reloaded"). Prints one row per recipe and round,
+# streams); then fresh processes load the cost file (`-D costs=FILE`: zb-auto
+# is scheduled again for it) and each runs one step after one warm-up; the
+# median of five such steps is compared with their prediction ("reloaded":
+# one step alone varies by 20% from process to process here). Prints one row per recipe and round,
 # then per recipe the median over the rounds, and the machine's load before
 # and after: on a loaded machine other processes take the cores from the two
 # device threads at random, and the figures say more about the load than
@@ -43,11 +44,16 @@ while [ $r -lt "$ROUNDS" ]; do
   for recipe in 1f1b zb-h1 zb-auto; do
     $RUN $SC run $recipe -D p=2 -D m=$M $MODEL --profile "$tmp/$recipe.json" --profile-steps $STEPS \
       --json >"$tmp/a.json" || { echo "$recipe: profile failed"; continue; }
-    $RUN $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --json >"$tmp/b.json" ||
-      { echo "$recipe: run with the cost file failed"; continue; }
-    python3 - "$recipe" "$tmp/a.json" "$tmp/b.json" "$tmp/rows" <<'PY'
+    for i in 1 2 3 4 5; do
+      $RUN $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --json \
+        >"$tmp/b$i.json" || { echo "$recipe: run with the cost file failed"; continue 2; }
+    done
+    python3 - "$recipe" "$tmp/a.json" "$tmp/b" "$tmp/rows" <<'PY'
 import json, sys
-a = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
+a = json.load(open(sys.argv[2]))
+bs = sorted((json.load(open(f"{sys.argv[3]}{i}.json")) for i in range(1, 6)),
+            key=lambda j: j["step_time_s"])
+b = bs[2]  # the median of the five steps
 print(f"{sys.argv[1]:8s} {a['predicted_step_time_s']:12.4f} {a['step_time_s']:12.4f} "
       f"{100 * a['prediction_error']:+8.1f}% {b['predicted_step_time_s']:12.4f} "
       f"{b['step_time_s']:12.4f} {100 * b['prediction_error']:+8.1f}%")
