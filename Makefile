@@ -1,11 +1,15 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
-#   make test       C unit tests, Lua tests of the DSL, command-line tests
+#   make test       C unit tests, Lua tests of the DSL, command-line tests, the
+#                   Python package and real PyTorch (installed once into build/torch)
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
 #   make gpu-test   the CUDA backend on a GPU (tests/gpu/run.sh; skips without one)
 #   make gpu-bench  GPU benchmarks (bench/gpu/run.sh)
+#   make gpu-bundle a self-contained build-gpu/ to carry to a GPU machine
+#   make gpu-check  on the GPU machine: environment, GPU tests, sanitizers,
+#                   benchmarks, into one log (tools/gpu_check.sh)
 #   make echo       what the build decided
 # With nvcc (on PATH or /usr/local/cuda/bin) the CUDA backend and the CUDA
 # transports are built in; `make NVCC=` builds for the CPU only.
@@ -44,9 +48,11 @@ HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
 # beside the executable: the cuda backend, the cuda-local transport, the nccl
 # transport when nccl.h is there, and the kernels (runtime/cuda/*.cu, the only
 # files nvcc compiles; the rest is C compiled with CC). The executable does
-# not link CUDA: backend.c loads the module when --backend cuda asks for it
-# (runtime/cuda/cuda_api.h says why). Kernels for sm_90 (H100, H200) plus PTX,
-# which newer GPUs compile at load time; CUDA_ARCH overrides.
+# not link CUDA: registry.c loads the module when --backend cuda asks for it
+# (runtime/cuda/cuda_api.h says why), and the module does not link NCCL: it
+# loads libnccl.so.2 when the nccl transport is chosen (nccl_lib.c). Kernels
+# for sm_90 (H100, H200) plus PTX, which newer GPUs compile at load time;
+# CUDA_ARCH overrides.
 NVCC       := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 CUDA_HOME   = $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 CUDA_LIBDIR = $(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart.so $(CUDA_HOME)/lib/libcudart.so $(CUDA_HOME)/targets/*/lib/libcudart.so))))
@@ -57,15 +63,19 @@ NVCCFLAGS   = -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iinterp -Xcompiler -Wall$(c
 # CUDA is used when nvcc, the runtime library and cuBLAS's header are all there.
 CUDA        = $(if $(and $(NVCC),$(CUDA_LIBDIR),$(wildcard $(CUDA_HOME)/include/cublas_v2.h)),yes)
 CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
-# The registry (backend.c) knows whether there is a module and where it was built.
-REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA -DSC_CUDA_MODULE='"$(abspath $(CUDA_MODULE))"')
-MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL)
-MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) $(if $(NCCL_H),-lnccl) -lcublas -lcudart -lstdc++ -lpthread -lm
+# The registry (registry.c) knows whether nvcc was there (for its message);
+# where the module is, it finds at run time. Executable and module carry a
+# checksum of the headers between them (cuda_api.h): a stale module is refused.
+API_HASH   := $(shell cat runtime/cuda/cuda_api.h runtime/backend/backend.h runtime/transport/transport.h | cksum | cut -d' ' -f1)UL
+REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
+MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
+MOD_RPATH  ?= $(CUDA_LIBDIR)
+MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,'$(MOD_RPATH)' -lcublas -lcudart -lstdc++ -ldl -lpthread -lm
 CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/transport_cuda_local.c \
-              runtime/cuda/transport_nccl.c runtime/cuda/cuda_module.c
+              runtime/cuda/transport_nccl.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
 CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
                $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*/*.cu))
-CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H)),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
+CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H); libnccl.so.2 is loaded at run time),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 
 # Sources by folder (README.md, Layout); a new file needs no rule.
 INTERP_SRC := $(wildcard interp/*.c interp/*/*.c)
@@ -92,10 +102,10 @@ $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/libscinterp.a: $(INTERP_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/runtime/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
 	@mkdir -p $(dir $@)
@@ -139,8 +149,52 @@ $(BUILD)/gpu_%: tests/gpu/%.c tests/unit/harness.h $(BUILD)/libscruntime.a $(BUI
 $(BUILD)/gpubench_%: bench/gpu/%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
-GPU_TEST_BIN  = $(if $(CUDA),$(patsubst tests/gpu/%.c,$(BUILD)/gpu_%,$(wildcard tests/gpu/*.c)))
+# The GPU test programs use only the public tables: built everywhere, run on
+# a GPU by tests/gpu/run.sh and on the CUDA stand-in by tests/cudastub/run.sh.
+GPU_TEST_BIN  = $(patsubst tests/gpu/%.c,$(BUILD)/gpu_%,$(wildcard tests/gpu/*.c))
 GPU_BENCH_BIN = $(if $(CUDA),$(patsubst bench/gpu/%.c,$(BUILD)/gpubench_%,$(wildcard bench/gpu/*.c)))
+
+# The CUDA stand-in (tests/cudastub/README.md): a TEST DOUBLE of the CUDA
+# runtime, cuBLAS and NCCL on the CPU, never installed. The module's own
+# sources (runtime/cuda/*.c, and the kernels of cuda_kernels.cu compiled for
+# the host) are built against its headers into $(STUB)/libstagecraft_cuda.so,
+# which tests/cudastub/run.sh loads with STAGECRAFT_CUDA_MODULE; its NCCL is
+# loaded by the module like libnccl.so.2 (STAGECRAFT_NCCL_LIBRARY). Needs no
+# CUDA: it builds and runs on every machine, so CI runs the module on it.
+STUB        = $(BUILD)/cudastub
+STUB_INC    = -Itests/cudastub/include
+STUB_MOD_C  = $(filter-out runtime/cuda/nccl_lib.c,$(CUDA_MOD_C)) runtime/cuda/nccl_lib.c
+STUB_OBJ    = $(patsubst runtime/%.c,$(STUB)/mod/%.o,$(STUB_MOD_C)) $(STUB)/mod/cuda_kernels_host.o
+CXX        ?= c++
+STUB_LIBS   = $(STUB)/libsc_cudastub.so $(STUB)/libsc_ncclstub.so $(STUB)/libstagecraft_cuda.so
+STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
+
+$(STUB)/libsc_cudastub.so: tests/cudastub/cudastub.c tests/cudastub/cudastub_launch.c tests/cudastub/cublasstub.c $(STUB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -Wl,-soname,libsc_cudastub.so -o $@ $(filter %.c,$^) -lpthread
+
+$(STUB)/libsc_ncclstub.so: tests/cudastub/ncclstub.c $(STUB)/libsc_cudastub.so $(STUB_H)
+	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -o $@ $< -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lpthread
+
+$(STUB)/mod/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) $(STUB_H) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_HAVE_NCCL -DSC_CUDA_API_HASH=$(API_HASH) $(STUB_INC) -c $< -o $@
+
+# The kernels on the host: each `k<<<grid, block, 0, stream>>>(args)` becomes
+# SC_CUDASTUB_LAUNCH(grid, block, stream, k, args); a launch the rewrite
+# misses stops the build.
+$(STUB)/mod/cuda_kernels_host.cc: runtime/cuda/cuda_kernels.cu
+	@mkdir -p $(dir $@)
+	sed -E 's/([A-Za-z_0-9]+)<<<(.+), ([A-Za-z_0-9]+), 0, ([A-Za-z_0-9]+)>>>\((.*)\);/SC_CUDASTUB_LAUNCH(\2, \3, \4, \1, \5);/' $< > $@
+	@! grep -n '<<<' $@ || { echo "error: $< has a launch the stand-in's rewrite does not know"; exit 1; }
+
+$(STUB)/mod/cuda_kernels_host.o: $(STUB)/mod/cuda_kernels_host.cc runtime/cuda/cuda_impl.h $(STUB_H)
+	$(CXX) -std=c++17 -O2 -g $(SAN) -fPIC -fvisibility=hidden -ffp-contract=off -DSC_CUDASTUB_KERNELS -Wall -Wextra $(STUB_INC) -Iruntime/cuda -Iruntime -Iinterp -c $< -o $@
+
+$(STUB)/libstagecraft_cuda.so: $(STUB_OBJ) $(STUB)/libsc_cudastub.so
+	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $(STUB_OBJ) -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lstdc++ -ldl -lpthread -lm
+
+cudastub: $(STUB_LIBS) $(BUILD)/stagecraft $(GPU_TEST_BIN)
 
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
@@ -159,26 +213,35 @@ FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/cli/main.o $(BUILD)/lang/cli/cmd_run.o,$(LANG_OBJ)) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
-# Missing Debian packages: installed when we are root, named otherwise.
+# Missing Debian packages: installed when we are root and apt-get works,
+# named otherwise. Only Lua and BLAS are needed to build: when they are
+# there, a failed install (no package registry) is a note, not an error.
+# NODEPS=1 skips the step (a machine that must not install anything).
 deps:
+ifeq ($(NODEPS),)
 	@missing=""; \
 	[ "$(HAVE_LUA)" = yes ] || missing="$$missing lua5.4"; \
 	[ "$(HAVE_BLAS)" = yes ] || missing="$$missing openblas"; \
 	{ [ "$(HAVE_MPI)" = yes ] && command -v mpirun >/dev/null; } || missing="$$missing openmpi"; \
 	for t in python3 xmllint rsvg-convert; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
+	  installed=no; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing $(DEB_PKGS) (missing:$$missing)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
-	      || { echo "error: could not install $(DEB_PKGS)"; exit 1; }; \
-	  elif [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ]; then \
-	    echo "error: missing:$$missing: install them with 'apt-get install $(DEB_PKGS)' (as root)"; exit 1; \
-	  else \
-	    echo "note: missing:$$missing ('run' uses threads only without OpenMPI; the tests need python3, xmllint, rsvg-convert)"; \
+	      && installed=yes || echo "note: could not install $(DEB_PKGS) (no package registry?)"; \
+	  fi; \
+	  if [ $$installed = no ]; then \
+	    if [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ]; then \
+	      echo "error: missing:$$missing: install them with 'apt-get install $(DEB_PKGS)' (as root), or build elsewhere with 'make gpu-bundle' and carry build-gpu/"; exit 1; \
+	    else \
+	      echo "note: missing:$$missing ('run' uses threads only without OpenMPI; the tests need python3, xmllint, rsvg-convert)"; \
+	    fi; \
 	  fi; \
 	fi
+endif
 
-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
+test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) $(STUB_LIBS)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
@@ -186,6 +249,51 @@ gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
 
 gpu-bench: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_BENCH_BIN)
 	@BUILD=$(BUILD) sh bench/gpu/run.sh
+
+# A build to carry to a GPU machine that has CUDA, PyTorch and NCCL (as a
+# Python wheel) but no package registry, and maybe no Lua or OpenBLAS: Lua is
+# linked statically from Debian's liblua5.4.a; OpenBLAS (with its Fortran
+# runtime) from Debian's .a files into one private shared object,
+# build-gpu/libsc_openblas.so (OpenBLAS's kernels for every CPU are 25 MB,
+# once instead of in each of the three programs, so that the folder stays
+# well under 64 MiB); MPI and readline are left out. The programs find it
+# beside themselves ($$ORIGIN); the CUDA module (built with this machine's
+# nvcc) looks for cuBLAS and the CUDA runtime beside itself, in this
+# machine's CUDA folder and in /usr/local/cuda; NCCL it finds at run time
+# (runtime/cuda/nccl_lib.c). Copy the tree with build-gpu/ and run
+# `make gpu-check` there (it builds nothing).
+GPU_BUNDLE  := build-gpu
+LIBDIR      := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib))
+STATIC_LUA   = $(firstword $(wildcard $(LIBDIR)/liblua5.4.a))
+STATIC_BLAS  = $(firstword $(wildcard $(LIBDIR)/openblas-pthread/libopenblas.a $(LIBDIR)/libopenblas.a))
+STATIC_FORT  = $(shell $(CC) -print-file-name=libgfortran.a) $(shell $(CC) -print-file-name=libquadmath.a)
+$(GPU_BUNDLE)/libsc_openblas.so:
+	@[ -n "$(STATIC_BLAS)" ] || { echo "error: gpu-bundle needs libopenblas.a (libopenblas-dev)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ -Wl,-soname,libsc_openblas.so -Wl,-u,cblas_sgemm -Wl,-u,openblas_set_num_threads \
+	  $(STATIC_BLAS) $(STATIC_FORT) -lm -lpthread
+
+gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
+	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
+	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
+	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no \
+	  LUA_LIBS="$(STATIC_LUA)" BLAS_LIBS="-L$(GPU_BUNDLE) -lsc_openblas -Wl,-rpath,'\$$\$$ORIGIN'" \
+	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
+	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
+	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
+	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
+	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
+	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \
+	  echo "  $$f: $$(readelf -d $$f | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')(runpath $$(readelf -d $$f | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p'))"; \
+	  echo "    newest glibc symbol: $$(objdump -T $$f | grep -o 'GLIBC_[0-9.]*' | sort -t. -k2,2n -k3,3n | tail -1)"; \
+	done
+
+# On the GPU machine: the environment, the GPU tests, compute-sanitizer
+# (memcheck, racecheck) on a small run, the GPU benchmarks: one log
+# (tools/gpu_check.sh). Uses build-gpu/ when it is there, else $(BUILD).
+GPU_CHECK_LOG ?=
+gpu-check:
+	@sh tools/gpu_check.sh $(if $(wildcard $(GPU_BUNDLE)/stagecraft),$(GPU_BUNDLE),$(BUILD)) $(GPU_CHECK_LOG)
 
 fuzz-deps:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n; }' | \
@@ -216,8 +324,9 @@ fuzz: deps fuzz-deps
 	done
 	@echo "fuzz: all harnesses ran $(FUZZ_TIME) s without a crash, leak or sanitizer report"
 
+# The real-PyTorch tests (tests/torch/run.sh) run under `make test` only.
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SC_TORCH=skip $(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
@@ -240,7 +349,7 @@ echo:
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
-	rm -rf build build-asan $(FUZZ_BUILD) stagecraft
+	rm -rf build build-asan $(GPU_BUNDLE) $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps fuzz-deps test gpu-test gpu-bench asan fuzz bench echo clean
+.PHONY: all deps fuzz-deps test gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
 .DELETE_ON_ERROR:

@@ -2,33 +2,34 @@
  * registry.c — the registry: opens a backend by name, and reaches the CUDA
  * module (cuda_api.h) for the cuda backend and the GPU transports.
  *
- * The CUDA switch lives here and in the Makefile only. Built with nvcc
- * (SC_HAVE_CUDA), the CUDA entry points of backend.h and transport.h load
- * build/libstagecraft_cuda.so on first use, once per process: from
- * STAGECRAFT_CUDA_MODULE when set, else beside the executable, else from the
- * build folder it was built in (SC_CUDA_MODULE). Without nvcc, or when the
- * module cannot be loaded, they fail with one line saying why.
+ * The CUDA switch lives here and in the Makefile only. The CUDA entry
+ * points of backend.h and transport.h load libstagecraft_cuda.so on first
+ * use, once per process, from the first of:
+ *   1. STAGECRAFT_CUDA_MODULE (a file);
+ *   2. beside the executable (build/stagecraft and its module);
+ *   3. build/ below the executable's folder (./stagecraft at the root of a
+ *      tree finds build/libstagecraft_cuda.so).
+ * No path is baked in at build time: a tree copied elsewhere (make
+ * gpu-bundle) finds its own module, never another tree's. A module whose
+ * table does not match this executable's headers (SC_CUDA_API_HASH) is
+ * refused. Built without nvcc (no SC_HAVE_CUDA) the search is the same, so
+ * a module built elsewhere (the tests' CUDA stand-in) still loads; only the
+ * message when none is found differs.
  */
 #include "backend/backend.h"
 #include "transport/transport.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/cuda_api.h"
 
-#ifdef SC_HAVE_CUDA
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#ifndef SC_CUDA_MODULE
-#define SC_CUDA_MODULE "libstagecraft_cuda.so"
-#endif
-
 static const struct sc_cuda_api *api;
-static char api_err[512];
+static char api_err[1024];
 static pthread_once_t api_once = PTHREAD_ONCE_INIT;
 
 static void load_from(const char *path)
@@ -40,9 +41,9 @@ static void load_from(const char *path)
         return;
     }
     const struct sc_cuda_api *a = (const struct sc_cuda_api *)dlsym(h, SC_CUDA_API_SYMBOL);
-    if (!a || a->version != SC_CUDA_API_VERSION) {
+    if (!a || a->version != SC_CUDA_API_VERSION || a->api_hash != SC_CUDA_API_HASH) {
         snprintf(api_err, sizeof api_err, "backend 'cuda': %s is not a module of this "
-                 "stagecraft (rebuild with make)", path);
+                 "stagecraft (built from other sources; rebuild with make)", path);
         return; /* left open: harmless, and dlclose of CUDA libraries is not */
     }
     api = a;
@@ -56,24 +57,29 @@ static void load(void)
         load_from(env);
         return;
     }
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-    if (n > 0) {
-        path[n] = 0;
-        char *slash = strrchr(path, '/');
-        if (slash) {
-            strcpy(slash + 1, "libstagecraft_cuda.so");
-            if (access(path, R_OK) == 0) {
-                load_from(path);
-                return;
-            }
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
+    char *slash = n > 0 ? (path[n] = 0, strrchr(path, '/')) : NULL;
+    if (slash) {
+        strcpy(slash + 1, "libstagecraft_cuda.so");
+        if (access(path, R_OK) == 0) {
+            load_from(path);
+            return;
         }
+        strcpy(slash + 1, "build/libstagecraft_cuda.so");
+        if (access(path, R_OK) == 0) {
+            load_from(path);
+            return;
+        }
+        *slash = 0;
     }
-    if (access(SC_CUDA_MODULE, R_OK) == 0) {
-        load_from(SC_CUDA_MODULE);
-        return;
-    }
+#ifdef SC_HAVE_CUDA
     snprintf(api_err, sizeof api_err, "backend 'cuda': its module libstagecraft_cuda.so is "
-             "missing (not beside the executable, not at %s; run make)", SC_CUDA_MODULE);
+             "missing (not beside the executable nor in %.800s/build; run make, or set "
+             "STAGECRAFT_CUDA_MODULE)", slash ? path : ".");
+#else
+    snprintf(api_err, sizeof api_err, "backend 'cuda' is not built into this binary (nvcc was "
+             "not found at build time; use --backend cpu)");
+#endif
 }
 
 /* The module's table, or NULL with the reason in err. */
@@ -84,18 +90,6 @@ static const struct sc_cuda_api *cuda(char *err, size_t errlen)
         snprintf(err, errlen, "%s", api_err);
     return api;
 }
-
-#else /* built without nvcc: no module */
-
-static const struct sc_cuda_api *cuda(char *err, size_t errlen)
-{
-    if (err)
-        snprintf(err, errlen, "backend 'cuda' is not built into this binary (nvcc was not "
-                 "found at build time; use --backend cpu)");
-    return NULL;
-}
-
-#endif
 
 sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend **out, char *err,
                           size_t errlen)
@@ -131,6 +125,12 @@ int sc_backend_cuda_devices(char *info, size_t infolen)
     return a ? a->devices(info, infolen) : 0;
 }
 
+int sc_backend_cuda_uuid(int gpu, unsigned char uuid[16])
+{
+    const struct sc_cuda_api *a = cuda(NULL, 0);
+    return a ? a->gpu_uuid(gpu, uuid) : 0;
+}
+
 sc_status sc_transport_cuda_local_new(int P, struct sc_backend *const *be, int max_tag,
                                       double timeout_s, sc_transport **out, char *err,
                                       size_t errlen)
@@ -149,8 +149,23 @@ void sc_transport_cuda_local_free(sc_transport *tp)
 
 int sc_transport_nccl_available(void)
 {
-    const struct sc_cuda_api *a = cuda(NULL, 0);
-    return a && a->has_nccl;
+    return sc_transport_nccl_usable(NULL, 0);
+}
+
+int sc_transport_nccl_usable(char *why, size_t whylen)
+{
+    const struct sc_cuda_api *a = cuda(why, whylen);
+    if (a && !a->has_nccl) {
+        if (why)
+            snprintf(why, whylen, "the nccl transport is not built into this binary (nccl.h "
+                     "was not found at build time)");
+        return 0;
+    }
+    char buf[1024];
+    int ok = a && a->nccl_usable(buf, sizeof buf);
+    if (a && !ok && why)
+        snprintf(why, whylen, "%s", buf);
+    return ok;
 }
 
 /* The table with its nccl slots, or NULL with the reason in err. */

@@ -72,6 +72,8 @@ typedef struct sc_run_result {
     int mpi;               /* 1: MPI ranks; 0: threads */
     int rank;              /* this process's rank (0 when threads) */
     const char *transport; /* "local", "mpi", "nccl" or "cuda-local" */
+    char transport_note[320]; /* cuda threads: why not nccl ("" when nccl, or
+                            * when one device has nothing to send) */
     int gpus;              /* GPUs this process used (cuda), else 0 */
     char gpu_name[64];     /* name of GPU 0 (cuda) */
     double tolerance;      /* --check's relative tolerance of loss and gradients:

@@ -64,15 +64,38 @@ static void dev_name(const sc_prog *pg, int d, char *buf, size_t len)
         snprintf(buf + n, len - n, ")");
 }
 
+/* 1 when some device of pg sends anything. */
+static int has_transfers(const sc_prog *pg)
+{
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n;
+        const sc_instr *in = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++)
+            if (sc_op_is_transfer(in[k].op))
+                return 1;
+    }
+    return 0;
+}
+
 #define GIB(x) ((double)(x) / (1024.0 * 1024.0 * 1024.0))
 
-/* Refuses a run whose parameters, gradients and predicted peak activations
- * do not fit in the free memory of the GPUs (devices sharing a GPU add up).
- * be[i] is device devs[i]'s backend; backends without meminfo pass. */
+/* What a device takes besides its tensors, allocated after the check: the
+ * CUDA context is already there when the free memory is read (the backends
+ * are open), but cuBLAS allocates its workspace at the first product (32 MiB
+ * on Hopper), and an NCCL communicator its buffers (a few MiB per protocol,
+ * channel and peer) when it starts. */
+#define CUBLAS_WORKSPACE_BYTES (32.0 * 1024 * 1024)
+#define NCCL_BUFFER_BYTES (256.0 * 1024 * 1024)
+
+/* Refuses a run whose parameters, gradients, predicted peak activations and
+ * the libraries' own memory do not fit in the free memory of the GPUs
+ * (devices sharing a GPU add up). be[i] is device devs[i]'s backend;
+ * backends without meminfo pass. nccl: the devices will start NCCL. */
 static sc_status gpu_fits(const sc_model *md, const sc_prog *pg, const sc_run_result *r,
-                          sc_backend *const *be, const int *devs, int n, char *err,
+                          sc_backend *const *be, const int *devs, int n, int nccl, char *err,
                           size_t errlen)
 {
+    double extra = CUBLAS_WORKSPACE_BYTES + (nccl ? NCCL_BUFFER_BYTES : 0);
     for (int i = 0; i < n; i++) {
         int gi;
         size_t fi, ti;
@@ -96,7 +119,7 @@ static sc_status gpu_fits(const sc_model *md, const sc_prog *pg, const sc_run_re
             double p = dev_param_bytes(md, pg, devs[j]), a = (double)r->predicted_bytes[devs[j]];
             params += p;
             acts += a;
-            need += p + a;
+            need += p + a + extra;
             on++;
             if (p + a > worst) {
                 worst = p + a;
@@ -109,15 +132,18 @@ static sc_status gpu_fits(const sc_model *md, const sc_prog *pg, const sc_run_re
         dev_name(pg, big, who, sizeof who);
         if (on == 1)
             snprintf(err, errlen, "out of memory on %s, GPU %d: predicted %.2f GiB (parameters "
-                     "and gradients %.2f GiB, peak activations %.2f GiB), %.2f GiB free of "
-                     "%.2f GiB (make the model smaller: -D hidden, layers, vocab, seq, batch)",
-                     who, gi, GIB(need), GIB(params), GIB(acts), GIB(fi), GIB(ti));
+                     "and gradients %.2f GiB, peak activations %.2f GiB, cuBLAS and NCCL "
+                     "%.2f GiB), %.2f GiB free of %.2f GiB (make the model smaller: -D hidden, layers, "
+                     "vocab, seq, batch)",
+                     who, gi, GIB(need), GIB(params), GIB(acts), GIB(need - params - acts),
+                     GIB(fi), GIB(ti));
         else
             snprintf(err, errlen, "out of memory on GPU %d, which holds %d devices (the largest "
                      "%s): predicted %.2f GiB (parameters and gradients %.2f GiB, peak "
-                     "activations %.2f GiB), %.2f GiB free of %.2f GiB (make the model "
-                     "smaller, or use more GPUs)",
-                     gi, on, who, GIB(need), GIB(params), GIB(acts), GIB(fi), GIB(ti));
+                     "activations %.2f GiB, cuBLAS and NCCL %.2f GiB), %.2f GiB free of %.2f "
+                     "GiB (make the model smaller, or use more GPUs)",
+                     gi, on, who, GIB(need), GIB(params), GIB(acts), GIB(need - params - acts),
+                     GIB(fi), GIB(ti));
         return SC_ERR_NOMEM;
     }
     return SC_OK;
@@ -215,7 +241,12 @@ static int gpu_of(sc_backend *be)
     return be && be->ops->meminfo && be->ops->meminfo(be->ctx, &g, &f, &t) == SC_OK ? g : -1;
 }
 
-/* The transport of P devices as threads with backends be[0..P-1]. */
+/* The transport of P devices as threads with backends be[0..P-1]. On cuda:
+ * nccl when every device has its own GPU, NCCL loads and the pair order
+ * holds; else cuda-local, with the reason in r->transport_note. A program
+ * without transfers (p = 1) never starts NCCL (its bootstrap, proxy thread
+ * and buffers would only add ways to fail), and when NCCL cannot create the
+ * communicator the run goes on over cuda-local, saying why. */
 static sc_status threads_transport(const sc_prog *pg, const sc_run_opts *o, sc_run_result *r,
                                    sc_backend *const *be, sc_transport **tp, int *kind,
                                    char *err, size_t errlen)
@@ -236,17 +267,21 @@ static sc_status threads_transport(const sc_prog *pg, const sc_run_opts *o, sc_r
         return SC_ERR_ARG;
     }
     int force = want && *want ? (strcmp(want, "nccl") == 0 ? TP_NCCL : TP_CUDA_LOCAL) : -1;
-    char why[384] = "";
-    int nccl = force != TP_CUDA_LOCAL && r->gpus == P;
-    if (!sc_transport_nccl_available()) {
-        nccl = 0;
-        snprintf(why, sizeof why, "this stagecraft was built without NCCL");
-    } else if (r->gpus != P) {
-        snprintf(why, sizeof why, "%d devices on %d GPUs, and NCCL needs one GPU per device", P,
+    char *why = r->transport_note;
+    size_t whylen = sizeof r->transport_note;
+    int nccl = 0;
+    why[0] = 0;
+    if (force == TP_CUDA_LOCAL)
+        snprintf(why, whylen, "STAGECRAFT_TRANSPORT=cuda-local");
+    else if (r->gpus != P)
+        snprintf(why, whylen, "%d devices on %d GPUs, and NCCL needs one GPU per device", P,
                  r->gpus);
-    } else if (nccl && sc_run_check_pair_order(pg, why, sizeof why) != SC_OK) {
-        nccl = 0;
-    }
+    else if (force != TP_NCCL && !has_transfers(pg))
+        ; /* nothing to send: no NCCL, nothing to explain */
+    else if (!sc_transport_nccl_usable(why, whylen))
+        ;
+    else
+        nccl = sc_run_check_pair_order(pg, why, whylen) == SC_OK;
     if (force == TP_NCCL && !nccl) {
         snprintf(err, errlen, "STAGECRAFT_TRANSPORT=nccl: %s", why);
         return SC_ERR_ARG;
@@ -262,7 +297,10 @@ static sc_status threads_transport(const sc_prog *pg, const sc_run_opts *o, sc_r
         *kind = TP_NCCL;
         sc_status st = sc_transport_nccl_new(P, P, devs, be, NULL, o->timeout_s, tp, err, errlen);
         free(devs);
-        return st;
+        if (st == SC_OK || force == TP_NCCL || st == SC_ERR_NOMEM)
+            return st;
+        snprintf(why, whylen, "NCCL failed to start: %.280s", err);
+        err[0] = 0;
     }
     *kind = TP_CUDA_LOCAL;
     return sc_transport_cuda_local_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
@@ -312,7 +350,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
         be[d] = dr[d].be;
     }
     count_gpus(r, be, P);
-    if ((st = gpu_fits(md, pg, r, be, devs, P, err, errlen)) != SC_OK ||
+    if ((st = gpu_fits(md, pg, r, be, devs, P, r->gpus == P && P > 1 && has_transfers(pg), err,
+                       errlen)) != SC_OK ||
         (st = threads_transport(pg, o, r, be, &tp, &kind, err, errlen)) != SC_OK)
         goto done;
     r->transport = tp_names[kind];
@@ -383,8 +422,51 @@ done:
     return st;
 }
 
-/* This rank's cuda backend on GPU (local rank), the GPU memory check and
- * the nccl transport, its unique id broadcast from rank 0. */
+int sc_run_rank_gpu(int local_rank, int ngpu)
+{
+    return ngpu > 1 ? local_rank % ngpu : 0;
+}
+
+int sc_run_same_gpu(const unsigned char *uuids, int P, int *a, int *b)
+{
+    static const unsigned char none[16];
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < i; j++)
+            if (memcmp(uuids + 16 * i, none, 16) != 0 &&
+                memcmp(uuids + 16 * i, uuids + 16 * j, 16) == 0) {
+                *a = j;
+                *b = i;
+                return 1;
+            }
+    return 0;
+}
+
+/* Every rank's GPU UUID (16 bytes each, rank order), through sc_mpi_max:
+ * each rank fills its own row, the others are -inf. */
+static sc_status gather_uuids(int P, int rank, const unsigned char *mine, unsigned char *all,
+                              double timeout_s, char *err, size_t errlen)
+{
+    double *v = malloc((size_t)P * 16 * sizeof(double));
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return SC_ERR_NOMEM;
+    }
+    for (int i = 0; i < 16 * P; i++)
+        v[i] = -INFINITY;
+    for (int k = 0; k < 16; k++)
+        v[16 * rank + k] = mine[k];
+    sc_status st = sc_mpi_max(v, 16 * P, timeout_s, err, errlen);
+    for (int i = 0; i < 16 * P && !st; i++)
+        all[i] = (unsigned char)v[i];
+    free(v);
+    return st;
+}
+
+/* This rank's cuda backend, the GPU memory check and the nccl transport,
+ * its unique id broadcast from rank 0. The GPU: local rank modulo the GPUs
+ * this rank sees, or the only one it sees (schedulers that give each rank
+ * its own GPU through CUDA_VISIBLE_DEVICES); two ranks on one physical GPU
+ * (the same UUID) are refused, since NCCL needs one GPU per rank. */
 static sc_status mpi_cuda(const sc_prog *pg, const sc_run_opts *o, const sc_model *md,
                           sc_run_result *r, int rank, sc_backend **be, sc_transport **tp,
                           int *kind, char *err, size_t errlen)
@@ -394,20 +476,33 @@ static sc_status mpi_cuda(const sc_prog *pg, const sc_run_opts *o, const sc_mode
     int ngpu = sc_backend_cuda_devices(NULL, 0);
     if ((st = sc_mpi_local(&lr, &ls, err, errlen)) != SC_OK)
         return st;
-    if (ngpu > 0 && ls > ngpu) {
-        snprintf(err, errlen, "mpirun started %d ranks on this node, which has %d GPUs: NCCL "
-                 "needs one GPU per rank (run without mpirun to emulate several devices on one "
-                 "GPU)", ls, ngpu);
-        return SC_ERR_ARG;
+    int gpu = sc_run_rank_gpu(lr, ngpu);
+    if ((st = sc_backend_open("cuda", gpu, o->mem_cap, be, err, errlen)) != SC_OK)
+        return st;
+    unsigned char mine[16] = {0}, *all = calloc((size_t)r->P, 16);
+    if (!all) {
+        snprintf(err, errlen, "out of memory");
+        return SC_ERR_NOMEM;
     }
-    if ((st = sc_backend_open("cuda", lr, o->mem_cap, be, err, errlen)) != SC_OK)
+    (void)sc_backend_cuda_uuid(gpu, mine);
+    int a, b;
+    if ((st = gather_uuids(r->P, rank, mine, all, o->timeout_s, err, errlen)) == SC_OK &&
+        sc_run_same_gpu(all, r->P, &a, &b)) {
+        snprintf(err, errlen, "ranks %d and %d are on the same GPU (mpirun started %d ranks on "
+                 "this node, which %s %d GPU%s): NCCL needs one GPU per rank (give each rank "
+                 "its own GPU, or run without mpirun to emulate several devices on one GPU)",
+                 a, b, ls, ngpu == 1 ? "lets each rank see" : "has", ngpu, ngpu == 1 ? "" : "s");
+        st = SC_ERR_ARG;
+    }
+    free(all);
+    if (st)
         return st;
     count_gpus(r, be, 1);
-    if ((st = gpu_fits(md, pg, r, be, &rank, 1, err, errlen)) != SC_OK)
+    if ((st = gpu_fits(md, pg, r, be, &rank, 1, r->P > 1, err, errlen)) != SC_OK)
         return st;
-    if (!sc_transport_nccl_available()) {
-        snprintf(err, errlen, "under mpirun the cuda backend needs NCCL, and this stagecraft "
-                 "was built without it");
+    char why[512];
+    if (!sc_transport_nccl_usable(why, sizeof why)) {
+        snprintf(err, errlen, "under mpirun the cuda backend needs NCCL: %s", why);
         return SC_ERR_ARG;
     }
     unsigned char id[SC_NCCL_ID_BYTES] = {0};

@@ -19,4 +19,12 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
 sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
                      int rank, const sc_model *ref, char *err, size_t errlen);
 
+/* MPI with cuda: the GPU a rank takes among the ngpu it sees (local rank
+ * modulo ngpu; the only one when it sees one, as when a scheduler sets
+ * CUDA_VISIBLE_DEVICES per rank). */
+int sc_run_rank_gpu(int local_rank, int ngpu);
+/* 1 when two of the P 16-byte UUIDs (rank order) are equal and not all
+ * zero (unknown), with the two ranks in *a < *b. */
+int sc_run_same_gpu(const unsigned char *uuids, int P, int *a, int *b);
+
 #endif

@@ -19,14 +19,14 @@ expect() {
 }
 
 # Round trips: the streams of the recipe and of its re-import are the same.
-roundtrip() { # recipe dialect-format args...
+roundtrip() { # recipe dialect-format args...   (TORCH=2.14 for the older dialect)
   r=$1; fmt=$2; shift 2
   dia=compute_only; [ "$fmt" = torch-csv-comms ] && dia=compute_comms
   # --time-limit 0: an automatic schedule's search must not depend on how
   # loaded the machine is (the two evaluations below must agree).
-  if ! $SC export "$r" "$@" --time-limit 0 --format "$fmt" -o "$tmp/rt.csv" 2>"$tmp/err"; then
+  if ! $SC export "$r" "$@" --time-limit 0 --format "$fmt" --torch "${TORCH:-2.15}" -o "$tmp/rt.csv" 2>"$tmp/err"; then
     ko "export $r $fmt $*"; cat "$tmp/err" >&2; return; fi
-  if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia >"$tmp/chk"; then ok
+  if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia "${TORCH:-2.15}" >"$tmp/chk"; then ok
   else ko "PyTorch rules, $r $fmt $*: $(cat "$tmp/chk")"; fi
   # A CSV cannot mark where a run of transfers splits into groups (§8.1):
   # a compute_comms import reads each run as one group, so the markers are
@@ -49,14 +49,33 @@ for r in $recipes; do
 done
 roundtrip examples/custom_order.lua torch-csv
 roundtrip examples/custom_block.lua torch-csv-comms
+for r in 1f1b zb-v interleaved; do TORCH=2.14 roundtrip $r torch-csv-comms; done
 
 # The compute_only columns are lock-step time steps (1F1B, p=2, m=2).
 $SC export 1f1b -D p=2 -D m=2 --format torch-csv >"$tmp/s.csv"
 printf '0F0,0F1,,0B0,,0B1\n,1F0,1B0,1F1,1B1\n' >"$tmp/want.csv"
 if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "1f1b compute_only layout"; cat "$tmp/s.csv" >&2; fi
-$SC export zb-h1 -D p=2 -D m=2 --format torch-csv-comms >"$tmp/s.csv"
-printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0I0,0W0,0RECV_B1,0I1,0W1,0REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1I0,1SEND_B0,1F1,1I1,1SEND_B1,1W0,1W1,1REDUCE_GRAD\n' >"$tmp/want.csv"
+# compute_comms for PyTorch 2.15: each WAIT_SEND right before the first pass
+# that waits for its SEND's group under §8.1 (d0's I0 waits for the group of
+# RECV_B0, posted after both sends), the rest before the reductions.
+$SC export zb-h1 -D p=2 -D m=2 --format torch-csv-comms >"$tmp/s.csv" 2>"$tmp/note"
+printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F0,0WAIT_SEND_F1,0I0,0W0,0RECV_B1,0I1,0W1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1I0,1SEND_B0,1F1,1I1,1SEND_B1,1W0,1W1,1WAIT_SEND_B0,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/want.csv"
 if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "zb-h1 compute_comms"; cat "$tmp/s.csv" >&2; fi
+$SC export zb-h1 -D p=2 -D m=2 --format torch-csv-comms --torch 2.14.1 >"$tmp/s.csv" 2>/dev/null
+printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0I0,0W0,0RECV_B1,0I1,0W1,0REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1I0,1SEND_B0,1F1,1I1,1SEND_B1,1W0,1W1,1REDUCE_GRAD\n' >"$tmp/want.csv"
+if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "zb-h1 compute_comms for 2.14"; cat "$tmp/s.csv" >&2; fi
+# What export says beside the file: the placement and how to load it.
+if grep -qF 'placement (stage -> rank, loop): rank 0: 0, rank 1: 1' "$tmp/note" &&
+   grep -qF 'PyTorch >= 2.15: each rank builds its stages and runs _PipelineScheduleRuntime(stages, n_microbatches=2, ...)._load_csv("FILE", format="compute_comms")' "$tmp/note"; then ok
+else ko "export note"; cat "$tmp/note" >&2; fi
+expect 0 "placement (stage -> rank, V): rank 0: 0 7, rank 1: 1 6, rank 2: 2 5, rank 3: 3 4" -- $SC export zb-v --format torch-csv --torchtitan -o "$tmp/t.csv"
+expect 0 "--parallelism.pipeline_parallel_schedule_csv $tmp/t.csv --parallelism.pipeline_parallel_schedule ZBVZeroBubble --parallelism.pipeline_parallel_degree 4, with --training.local_batch_size = 8 x" -- $SC export zb-v --format torch-csv --torchtitan -o "$tmp/t.csv"
+expect 0 "--parallelism.pipeline_parallel_schedule Interleaved1F1B --parallelism.pipeline_parallel_degree 4" -- $SC export interleaved --format torch-csv --torchtitan -o "$tmp/t.csv"
+expect 2 "--torchtitan: torchtitan loads compute_only files (--format torch-csv)" -- $SC export zb-v --format torch-csv-comms --torchtitan
+expect 3 "--torchtitan: torchtitan places stages by its schedule class" -- $SC export "$(printf 'return sc.program { p = 2, m = 1, stages = 3, placement = {0, 1, 1}, order = { "F0 BW0", "F0.0 F0.1 BW0.1 BW0.0" } }' >"$tmp/tab.lua"; echo "$tmp/tab.lua")" --format torch-csv --torchtitan
+expect 2 "--torch 1.13: torch.distributed.pipelining reads schedule CSV files from PyTorch 2.4 on" -- $SC export 1f1b --format torch-csv-comms --torch 1.13
+expect 2 "--torch 'x': expected a PyTorch version like 2.15 or 2.14.1" -- $SC export 1f1b --format torch-csv-comms --torch x
+expect 2 "--torch applies to --format torch-csv and torch-csv-comms only" -- $SC export 1f1b --format json --torch 2.15
 
 # Import: the report, JSON, both letter conventions, OVERLAP_F_B, quotes, CRLF.
 printf '0F0,0F1,,0I0,0W0,0I1,0W1\n,1F0,1I0,1F1,1I1,1W0,1W1\n' >"$tmp/new.csv"
@@ -116,7 +135,34 @@ bad 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is a
 bad 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
 bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
 bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n'
-bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's SEND act s1 mb0 -> d1 is unmatched" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n'
+bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n'
+bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1\n'
+bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n'
+
+# PyTorch 2.15's waits: read, checked against its rules, then dropped.
+printf '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/w.csv"
+expect 0 '"dialect": "compute_comms", "devices": 2, "stages": 2, "microbatches": 1, "instructions": 12' -- $SC import "$tmp/w.csv" --json
+bad 3 "row 1 (rank 0), cell 3 '0WAIT_SEND_F0': WAIT_SEND_F without a pending SEND_F of stage 0, microbatch 0 before it on this rank" '0F0,0RECV_B0,0WAIT_SEND_F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\n'
+bad 3 "row 2 (rank 1), cell 4 '1SEND_B0': SEND_B without its WAIT_SEND_B after it" '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad 3 "row 1 (rank 0), cell 5 '0REDUCE_GRAD': REDUCE_GRAD without its WAIT_REDUCE_GRAD" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad 3 "row 1 (rank 0), cell 5 '0WAIT_REDUCE_GRAD': WAIT_REDUCE_GRAD without a pending REDUCE_GRAD of stage 0" '0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'" '0F0,0WAIT_RECV_F0\n'
+
+# PyTorch's own dumps (tests/torch/fixtures, written by tests/torch/dump.py
+# with PyTorch 2.15.0 and 2.14.1: every multi-stage schedule class, both
+# dialects, OVERLAP_F_B of DualPipeV, UNSHARD/RESHARD): each imports,
+# verifies and simulates, to the shape its name gives, in both dialects.
+nfix=0
+for f in tests/torch/fixtures/*/*.csv; do
+  [ -f "$f" ] || continue
+  nfix=$((nfix+1))
+  base=${f##*/}; p=${base#*-p}; p=${p%%-*}; m=${base#*-m}; m=${m%%.*}
+  want="\"devices\": $p, \"stages\": $((2*p)), \"microbatches\": $m"
+  expect 0 "$want" -- $SC import "$f" --json
+done
+[ "$nfix" -ge 40 ] && ok || ko "only $nfix PyTorch fixtures"
+grep -q 'OVERLAP_F_B' tests/torch/fixtures/2.15.0/DualPipeV-p4-m8.compute_only.csv && ok || ko "no OVERLAP_F_B fixture"
+grep -q 'WAIT_SEND_F' tests/torch/fixtures/2.15.0/ZBVZeroBubble-p4-m8.compute_comms.csv && ok || ko "no 2.15 waits fixture"
 
 # JSON dump: schema fields, one instruction object per stream entry.
 $SC export zb-h1 --format json -o "$tmp/p.json"

@@ -2,11 +2,14 @@
 # run.sh — every test suite: C unit tests (build/test_*), Lua tests of the
 # DSL (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the runtime (tests/runtime.sh), the sandbox and
+# (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
+# real PyTorch (tests/torch/run.sh), the runtime (tests/runtime.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
 # newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
-# profiles (tests/costs.sh), the GPU
-# tests (tests/gpu/run.sh, skipped without a GPU). Prints one
+# profiles (tests/costs.sh), the GPU tests (tests/gpu/run.sh, skipped
+# without a GPU), the CUDA module on the CPU stand-in of CUDA
+# (tests/cudastub/run.sh, everywhere), the Makefile's deps step
+# (tests/build.sh). Prints one
 # summary line "N passed, N failed" and exits non-zero on any failure.
 # BUILD names the build folder (build, or build-asan under `make asan`).
 BUILD=${BUILD:-build}
@@ -44,6 +47,16 @@ if command -v python3 >/dev/null; then
 else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
+run tests/py/test_package.py python3 tests/py/test_package.py "$SC"
+# Real PyTorch (tests/torch/run.sh: installs pinned torch once into
+# build/torch). `make asan` sets SC_TORCH=skip: those runs exercise PyTorch
+# and the package, not C code that `make test` and the suites above do not.
+if [ "${SC_TORCH:-run}" = skip ]; then
+  echo "torch: skipped (SC_TORCH=skip, set by make asan: make test runs them)"
+  echo "torch: 0 passed, 0 failed, 1 skipped" >"$log"; count tests/torch/run.sh
+else
+  run tests/torch/run.sh sh tests/torch/run.sh
+fi
 run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, layering, file sizes
 run tests/runtime.sh sh tests/runtime.sh
 run tests/sandbox.sh sh tests/sandbox.sh
@@ -51,6 +64,8 @@ run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
 run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
+run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in
+run tests/build.sh sh tests/build.sh   # the Makefile's deps step without a package registry
 
 [ $broken = 0 ] || fail=$((fail+broken))
 echo "all: $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"

@@ -1,6 +1,8 @@
 #!/bin/sh
 # bench/gpu/run.sh — the GPU benchmarks of bench/README.md; prints figures,
-# passes or fails nothing. Without a GPU it says so and exits 0.
+# passes or fails nothing. Without a GPU (no driver or device, or built
+# without nvcc) it says so and exits 0; when the backend is there but does
+# not run, it says why and exits 1.
 #   1. executor overhead per instruction (tiny passes: launch + sync);
 #   2. step time with 0 %, 50 % and 100 % of activations offloaded, hidden
 #      4096 (needs issue 4's -D offload=none|selective|all);
@@ -13,9 +15,16 @@ BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-if ! $SC run 1f1b -D p=1 -D m=1 --backend cuda --json >"$tmp/probe" 2>"$tmp/err"; then
-  echo "bench/gpu: skipped, no GPU ($(head -n 1 "$tmp/err" | sed 's/^stagecraft: error: //'))"
-  exit 0
+$SC run 1f1b -D p=1 -D m=1 --backend cuda --json >"$tmp/probe" 2>"$tmp/err"; rc=$?
+if [ $rc != 0 ]; then
+  why=$(head -n 1 "$tmp/err" | sed 's/^stagecraft: error: //')
+  listed=$(command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ $rc = 3 ] && [ "${listed:-0}" = 0 ] && echo "$why" | grep -qE "no usable CUDA device|not built into this binary"; then
+    echo "bench/gpu: skipped, no GPU ($why)"
+    exit 0
+  fi
+  echo "bench/gpu: FAILED: the cuda backend does not run (exit $rc): $why" >&2
+  exit 1
 fi
 field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
 gpus=$($SC run 1f1b -D p=8 -D m=8 --backend cuda --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"])')

@@ -9,6 +9,7 @@
  * processed does not change the result; a plain stack of events suffices.
  */
 #include "replay.h"
+#include "posting.h"
 #include "replay_coll.h"
 #include "replay_impl.h"
 
@@ -428,7 +429,7 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
-    if ((st = prepare(&r)) != SC_OK)
+    if ((st = prepare(&r)) != SC_OK || (st = sc_check_posting_order(pg)) != SC_OK)
         goto done;
     for (int d = P - 1; d >= 0; d--)
         if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)

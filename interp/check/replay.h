@@ -9,6 +9,7 @@
  *     once without waiting;
  *   - a device's groups run one after another in the order posted: a group
  *     starts when it is posted and the previous group has completed;
+ *   - transfers between two devices pair in posting order (NCCL's, gloo's);
  *   - a transfer completes T_comm after both it and its matching transfer
  *     sit in running groups; a group completes when all its transfers have;
  *   - a compute pass waits only for the group holding the RECV it reads;
@@ -19,7 +20,8 @@
  *     its OFFLOAD's copy; a B or BW waits for the RELOAD of its record.
  *
  * sc_replay checks the streams first (every transfer matched by exactly one
- * peer transfer; data sent after it is produced and received before it is
+ * peer transfer, which is also its partner in posting order: the k-th SEND
+ * from a to b and the k-th RECV on b from a; data sent after it is produced and received before it is
  * read; every cross-device input received; every record moved to the host
  * in order F, OFFLOAD, DROP, RELOAD, B on its own device) and then replays
  * them. Times go

@@ -15,8 +15,20 @@
 #include "sandbox/sc_limits.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
- * path, or NULL / "-" for standard output. */
-int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp);
+ * path, or NULL / "-" for standard output. torch: the PyTorch version of
+ * --torch (NULL: the current one); titan: --torchtitan. */
+int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
+                  int titan, sc_lprog *lp);
+
+/* cli_torch.c. --torch VERSION ("2.15", "2.14.1") as 100 * major + minor
+ * in *v; on a bad one prints the error and returns its exit code. */
+int sc_cli_torch_version(const char *s, int *v);
+/* Prints on stderr, for a torch-csv export to `out`, the stage -> rank
+ * placement, how PyTorch loads the file and, for compute_only, the
+ * torchtitan settings. With titan, a program torchtitan cannot run (a
+ * compute_comms file, a placement it cannot express) is refused: prints
+ * the error and returns its exit code; else 0. */
+int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan);
 
 /* show --svg FILE and/or --trace FILE. */
 int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);

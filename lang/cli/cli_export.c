@@ -41,15 +41,16 @@ typedef struct job {
     const char *name;
     const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
     int seconds;            /* the simulation is in seconds too: not scaled */
+    int torch;              /* torch-csv*: the PyTorch version (torchcsv.h) */
 } job;
 
 static sc_status write_job(FILE *f, const job *j)
 {
     const char *fm = j->format;
     if (strcmp(fm, "torch-csv") == 0)
-        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_ONLY);
+        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_ONLY, j->torch);
     if (strcmp(fm, "torch-csv-comms") == 0)
-        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS);
+        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS, j->torch);
     if (strcmp(fm, "json") == 0)
         return sc_json_write(f, j->pg, j->sim, j->name);
     if (strcmp(fm, "svg") == 0)
@@ -80,7 +81,7 @@ static int write_file(const char *path, const job *j);
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds)
 {
-    job j = {"trace", pg, sim, "run", measured, seconds};
+    job j = {"trace", pg, sim, "run", measured, seconds, SC_TORCH_CURRENT};
     return write_file(path, &j);
 }
 
@@ -147,7 +148,8 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
 
 static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
 
-int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lprog *lp)
+int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
+                  int titan, sc_lprog *lp)
 {
     if (!format)
         return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
@@ -157,11 +159,20 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, sc_lp
     if (!known)
         return failf(EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
                      format);
+    int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
+    if ((torch || titan) && !csv)
+        return failf(EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
+                     torch ? "--torch" : "--torchtitan");
+    if (torch && sc_cli_torch_version(torch, &version))
+        return EXIT_USAGE;
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    job j = {format, lp->pg, sim, recipe, NULL, 0};
+    int comms = strcmp(format, "torch-csv-comms") == 0;
+    if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
+        return rc;
+    job j = {format, lp->pg, sim, recipe, NULL, 0, version};
     return write_file(out, &j);
 }
 
@@ -170,11 +181,11 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe, NULL, 0};
+        job j = {"svg", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
         rc = write_file(svg, &j);
     }
     if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe, NULL, 0};
+        job j = {"trace", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
         rc = write_file(trace, &j);
     }
     return rc;

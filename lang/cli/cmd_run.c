@@ -140,6 +140,12 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     printf("\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
            "\"backend\": \"%s\", \"transport\": \"%s\"",
            r->P, r->S, r->m, sc_prog_total_instructions(pg), o->backend, r->transport);
+    if (r->transport_note[0]) { /* cuda: why not nccl */
+        printf(", \"transport_note\": \"");
+        for (const char *s = r->transport_note; *s; s++)
+            printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 32 ? " " : "%c", *s);
+        printf("\"");
+    }
     if (r->gpus) {
         printf(", \"gpus\": %d, \"gpu\": \"", r->gpus);
         for (const char *s = r->gpu_name; *s; s++)
@@ -179,8 +185,10 @@ static void print_text(const char *recipe, const sc_run_opts *o, const sc_run_re
     printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
            r->mpi ? "MPI ranks" : "threads", r->S, r->m);
     if (r->gpus)
-        printf("backend       %s on %d GPU%s (%s), transport %s\n", o->backend, r->gpus,
-               r->gpus > 1 ? "s" : "", r->gpu_name, r->transport);
+        printf("backend       %s on %d GPU%s (%s), transport %s%s%s%s\n", o->backend, r->gpus,
+               r->gpus > 1 ? "s" : "", r->gpu_name, r->transport,
+               r->transport_note[0] ? " (not nccl: " : "", r->transport_note,
+               r->transport_note[0] ? ")" : "");
     printf("model         hidden %ld, layers %ld, vocab %ld, seq %ld, batch %ld, seed %lld\n",
            o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
            o->model.seed);

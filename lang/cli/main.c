@@ -47,6 +47,8 @@ typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width, trust;
     const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
+    const char *torch;                      /* export --torch VERSION */
+    int titan;                              /* export --torchtitan */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -87,6 +89,12 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->width = (int)w;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
+        } else if (strcmp(a, "--torchtitan") == 0) {
+            o->titan = 1;
+        } else if (strcmp(a, "--torch") == 0) {
+            if (i + 1 >= argc)
+                return sc_cli_fail(EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
+            o->torch = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
                 return sc_cli_fail(EXIT_USAGE, msg);
@@ -337,7 +345,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
     if (strcmp(o->cmd, "export") == 0)
-        return sc_cli_export(o->recipe, o->format, o->out, lp);
+        return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
         return sc_cli_show_files(o->recipe, o->svg, o->trace, lp);
     /* sim and show verify through the simulation's replay. */

@@ -96,6 +96,7 @@ const char sc_usage[] =
     "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
     "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
     "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
+    "                   [--torch VERSION] [--torchtitan]   (torch-csv*: PyTorch's dialect; torchtitan's)\n"
     "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
     "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
     "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"

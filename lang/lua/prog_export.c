@@ -43,9 +43,9 @@ static sc_status render(FILE *f, const char *fm, sc_lprog *lp, const sc_sim *sim
                         const char *title, const sc_svg_opts *so)
 {
     if (strcmp(fm, "torch-csv") == 0)
-        return sc_torchcsv_write(f, lp->pg, SC_TORCH_COMPUTE_ONLY);
+        return sc_torchcsv_write(f, lp->pg, SC_TORCH_COMPUTE_ONLY, SC_TORCH_CURRENT);
     if (strcmp(fm, "torch-csv-comms") == 0)
-        return sc_torchcsv_write(f, lp->pg, SC_TORCH_COMPUTE_COMMS);
+        return sc_torchcsv_write(f, lp->pg, SC_TORCH_COMPUTE_COMMS, SC_TORCH_CURRENT);
     if (strcmp(fm, "json") == 0)
         return sc_json_write(f, lp->pg, sim, title);
     if (strcmp(fm, "svg") == 0)

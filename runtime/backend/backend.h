@@ -131,4 +131,9 @@ sc_status sc_backend_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *
  * the name of GPU 0 ("NVIDIA H200"). */
 int sc_backend_cuda_devices(char *info, size_t infolen);
 
+/* The 16-byte UUID of visible GPU gpu (the same physical GPU has the same
+ * UUID in every process, whatever CUDA_VISIBLE_DEVICES renumbers); 0 when
+ * there is no such GPU or no CUDA. */
+int sc_backend_cuda_uuid(int gpu, unsigned char uuid[16]);
+
 #endif

@@ -446,9 +446,16 @@ int sc_cuda_devices(char *info, size_t infolen)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n < 1) {
         (void)cudaGetLastError();
-        if (info)
-            snprintf(info, infolen, "%s", e != cudaSuccess ? cudaGetErrorString(e)
-                                                          : "cudaGetDeviceCount found none");
+        if (info) {
+            /* Without a driver the runtime says the driver is too old:
+             * name what is missing instead, with CUDA's own words after. */
+            if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+                snprintf(info, infolen, "no NVIDIA driver or GPU found: %s",
+                         cudaGetErrorString(e));
+            else
+                snprintf(info, infolen, "%s", e != cudaSuccess ? cudaGetErrorString(e)
+                                                              : "cudaGetDeviceCount found none");
+        }
         return 0;
     }
     if (info) {
@@ -457,8 +464,20 @@ int sc_cuda_devices(char *info, size_t infolen)
             snprintf(info, infolen, "%s", p.name);
         else
             snprintf(info, infolen, "GPU 0");
+        (void)cudaGetLastError(); /* not this thread's next launch's error */
     }
     return n;
+}
+
+int sc_cuda_gpu_uuid(int gpu, unsigned char uuid[16])
+{
+    struct cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, gpu) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    memcpy(uuid, p.uuid.bytes, 16);
+    return 1;
 }
 
 sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, size_t errlen)

@@ -4,8 +4,9 @@
  * cuda_kernels.cu, the module's entry points, and what the CUDA transports
  * need from a cuda backend.
  *
- * Launchers (llm.c's pattern): each computes its grid, launches on the
- * given stream and returns the launch's cudaGetLastError(); shapes are the
+ * Launchers (llm.c's pattern): each computes its grid, clears the thread's
+ * last error, launches on the given stream and returns the launch's
+ * cudaGetLastError(); shapes are the
  * caller's (backend_cuda.c checks them). Kernels never allocate.
  *
  * Errors stop here: every CUDA, cuBLAS and NCCL call of the runtime goes
@@ -50,6 +51,7 @@ cudaError_t sc_cuda_xent(cudaStream_t s, int rows, int V, float *logits, const i
 /* The module's entry points (cuda_api.h gives them to the executable; the
  * public names of backend.h and transport.h forward to them). */
 int sc_cuda_devices(char *info, size_t infolen);
+int sc_cuda_gpu_uuid(int gpu, unsigned char uuid[16]);
 sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, size_t errlen);
 sc_status sc_cuda_local_new(int P, sc_backend *const *be, int max_tag, double timeout_s,
                             sc_transport **out, char *err, size_t errlen);
@@ -76,6 +78,46 @@ cudaStream_t sc_cuda_backend_stream(const sc_backend *be);
 /* "FILE:LINE: CALL: REASON" into buf (CALL up to its first '('). */
 void sc_cuda_format(char *buf, size_t len, const char *file, int line, const char *call,
                     const char *reason);
+
+/* NCCL, loaded on first use (nccl_lib.c says where it looks): the entry
+ * points the nccl transport calls, or NULL with one line in err (not built
+ * in, or not found). The module never links libnccl.so.2, so a machine
+ * without it still runs p = 1 and cuda-local. Thread-safe; loads once. */
+#ifdef SC_HAVE_NCCL
+#include <nccl.h>
+typedef struct sc_nccl_lib {
+    ncclResult_t (*GetVersion)(int *version);
+    ncclResult_t (*GetUniqueId)(ncclUniqueId *id);
+    ncclResult_t (*CommInitRankConfig)(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                       ncclConfig_t *config);
+    ncclResult_t (*CommFinalize)(ncclComm_t comm);
+    ncclResult_t (*CommDestroy)(ncclComm_t comm);
+    ncclResult_t (*CommAbort)(ncclComm_t comm);
+    ncclResult_t (*CommGetAsyncError)(ncclComm_t comm, ncclResult_t *async);
+    const char *(*GetErrorString)(ncclResult_t r);
+    const char *(*GetLastError)(ncclComm_t comm);
+    ncclResult_t (*GroupStart)(void);
+    ncclResult_t (*GroupEnd)(void);
+    ncclResult_t (*Send)(const void *buf, size_t count, ncclDataType_t type, int peer,
+                         ncclComm_t comm, cudaStream_t s);
+    ncclResult_t (*Recv)(void *buf, size_t count, ncclDataType_t type, int peer,
+                         ncclComm_t comm, cudaStream_t s);
+    ncclResult_t (*CommSplit)(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                              ncclConfig_t *config);
+    ncclResult_t (*AllReduce)(const void *send, void *recv, size_t count, ncclDataType_t type,
+                              ncclRedOp_t op, ncclComm_t comm, cudaStream_t s);
+    ncclResult_t (*Broadcast)(const void *send, void *recv, size_t count, ncclDataType_t type,
+                              int root, ncclComm_t comm, cudaStream_t s);
+    char path[1024];   /* the file it came from */
+    int version;       /* ncclGetVersion, e.g. 22809 */
+} sc_nccl_lib;
+#else
+typedef struct sc_nccl_lib sc_nccl_lib;
+#endif
+const sc_nccl_lib *sc_cuda_nccl_lib(char *err, size_t errlen);
+/* 1 when the nccl transport can be used here (built in and NCCL loads);
+ * else 0 and why. */
+int sc_cuda_nccl_usable(char *why, size_t whylen);
 
 #endif
 

@@ -3,6 +3,11 @@
  * backend, and their extern "C" launchers (cuda_impl.h). Nothing else lives
  * in a .cu file: the backend itself is C (backend_cuda.c).
  *
+ * Launchers clear the thread's last error before launching (the CUDA
+ * guide's advice): the runtime also records non-errors such as a
+ * cudaEventQuery's cudaErrorNotReady there, and the launch's
+ * cudaGetLastError() must report this launch only.
+ *
  * Element-wise kernels use a grid-stride loop over size_t indices, so any n
  * fits a bounded grid. The loss kernel takes one block per row and reduces
  * in a fixed tree, so its result does not depend on scheduling.
@@ -89,18 +94,21 @@ __global__ void k_xent(int V, float *logits, const int32_t *targets, float scale
 
 extern "C" cudaError_t sc_cuda_tanh_fwd(cudaStream_t s, size_t n, float *x)
 {
+    (void)cudaGetLastError(); /* a stale error is not this launch's */
     k_tanh_fwd<<<blocks_for(n), THREADS, 0, s>>>(n, x);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t sc_cuda_tanh_bwd(cudaStream_t s, size_t n, const float *a, float *g)
 {
+    (void)cudaGetLastError(); /* a stale error is not this launch's */
     k_tanh_bwd<<<blocks_for(n), THREADS, 0, s>>>(n, a, g);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const float *g, float *x)
 {
+    (void)cudaGetLastError(); /* a stale error is not this launch's */
     k_sgd<<<blocks_for(n), THREADS, 0, s>>>(n, lr, g, x);
     return cudaGetLastError();
 }
@@ -108,6 +116,7 @@ extern "C" cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const flo
 extern "C" cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long seed,
                                             uint64_t stream, float scale)
 {
+    (void)cudaGetLastError(); /* a stale error is not this launch's */
     k_fill_uniform<<<blocks_for(n), THREADS, 0, s>>>(n, x, seed, stream, scale);
     return cudaGetLastError();
 }
@@ -117,6 +126,7 @@ extern "C" cudaError_t sc_cuda_xent(cudaStream_t s, int rows, int V, float *logi
 {
     if (rows < 1 || V < 1)
         return cudaErrorInvalidValue;
+    (void)cudaGetLastError(); /* a stale error is not this launch's */
     k_xent<<<(unsigned)rows, THREADS, 0, s>>>(V, logits, targets, scale, row_loss);
     return cudaGetLastError();
 }

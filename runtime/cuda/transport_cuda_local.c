@@ -172,8 +172,12 @@ static sc_status cl_test(void *ctx, int dev, void *group, int *done)
     /* Matched slots stay as they are until both groups are released. */
     for (int i = 0; i < g->n; i++) {
         cudaError_t e = cudaEventQuery(c->slots[g->tag[i]].done);
-        if (e == cudaErrorNotReady)
+        if (e == cudaErrorNotReady) {
+            /* Not an error: but the runtime records it as the thread's last
+             * error, which the next kernel launch would report as its own. */
+            (void)cudaGetLastError();
             return SC_OK;
+        }
         if (!ck(c, 0, dev, e, __LINE__, "cudaEventQuery"))
             return SC_ERR_RUNTIME;
     }
@@ -218,12 +222,20 @@ static void cl_release(void *ctx, int dev, void *group)
     free(g);
 }
 
+/* After marking the transport aborted (no copy is queued from then on),
+ * waits for every device's communication stream: a copy a peer queued
+ * before may still read or write this device's buffers, which the caller
+ * frees next. The streams wait only on compute events, which complete. */
 static void cl_abort(void *ctx, int dev, const char *why)
 {
     clocal *c = ctx;
     char m[384];
     snprintf(m, sizeof m, "d%d failed: %s", dev, why);
     fail(c, m);
+    for (int d = 0; d < c->P; d++)
+        if (c->d[d].comm && sc_cuda_use(c->d[d].gpu) == cudaSuccess)
+            (void)cudaStreamSynchronize(c->d[d].comm);
+    (void)cudaGetLastError();
 }
 
 static const char *cl_errmsg(void *ctx)

@@ -36,7 +36,6 @@
  */
 #include "transport/transport.h"
 
-#include <nccl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,10 @@
 #include <time.h>
 
 #include "cuda_impl.h"
+
+/* NCCL's entry points (nccl_lib.c): set by sc_cuda_nccl_id and
+ * sc_cuda_nccl_new before anything else of this file runs. */
+static const sc_nccl_lib *N;
 
 _Static_assert(SC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
 
@@ -100,10 +103,18 @@ static void kill_comm(ndev *v)
     v->dead = 1;
     (void)sc_cuda_use(v->gpu);
     if (v->cc)
-        ncclCommAbort(v->cc);
+        N->CommAbort(v->cc);
     v->cc = NULL;
-    ncclCommAbort(v->nc);
+    N->CommAbort(v->nc);
     v->nc = NULL;
+    /* The aborted kernels end on their own; wait for them, so that the
+     * caller may free the buffers this device's groups were using. The
+     * streams wait only on compute events, which complete. */
+    if (v->comm)
+        (void)cudaStreamSynchronize(v->comm);
+    if (v->cstream)
+        (void)cudaStreamSynchronize(v->cstream);
+    (void)cudaGetLastError();
 }
 
 /* Records the failure of a call of device v and aborts v's communicator. */
@@ -123,8 +134,8 @@ static sc_status fail_dev(nctx *c, ndev *v, int line, const char *call, const ch
 
 static const char *nccl_why(ncclResult_t r, ncclComm_t nc)
 {
-    const char *last = ncclGetLastError(nc);
-    return last && *last ? last : ncclGetErrorString(r);
+    const char *last = N->GetLastError(nc);
+    return last && *last ? last : N->GetErrorString(r);
 }
 
 static ndev *dev_of(nctx *c, int dev)
@@ -152,13 +163,13 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
         !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
         !CUDA_OK(v, cudaStreamWaitEvent(v->comm, v->mark, 0)))
         return SC_ERR_RUNTIME;
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = N->GroupStart();
     for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
         const sc_xfer *t = &x[i];
-        r = t->send ? ncclSend(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm)
-                    : ncclRecv(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm);
+        r = t->send ? N->Send(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm)
+                    : N->Recv(t->buf, t->bytes, ncclInt8, t->peer, v->nc, v->comm);
     }
-    ncclResult_t e = ncclGroupEnd();
+    ncclResult_t e = N->GroupEnd();
     if (r == ncclSuccess || r == ncclInProgress)
         r = e;
     if (r != ncclSuccess && r != ncclInProgress)
@@ -184,9 +195,9 @@ static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_
         return SC_ERR_RUNTIME;
     }
     ncclResult_t ae = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(nc, &ae);
+    ncclResult_t r = N->CommGetAsyncError(nc, &ae);
     if (r != ncclSuccess)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", ncclGetErrorString(r));
+        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
     if (ae != ncclSuccess && ae != ncclInProgress)
         return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
     if (!g->enqueued) {
@@ -197,8 +208,12 @@ static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_
         g->enqueued = 1;
     }
     cudaError_t q = cudaEventQuery(g->ev);
-    if (q == cudaErrorNotReady)
+    if (q == cudaErrorNotReady) {
+        /* Not an error: but the runtime records it as the thread's last
+         * error, which the next kernel launch would report as its own. */
+        (void)cudaGetLastError();
         return SC_OK;
+    }
     if (q != cudaSuccess)
         return fail_dev(c, v, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
     *done = 1;
@@ -278,8 +293,8 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
         return SC_ERR_RUNTIME;
     ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
     ncclResult_t r = x->op == SC_OP_BCAST
-                         ? ncclBroadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
-                         : ncclAllReduce(x->buf, x->buf, x->count, t,
+                         ? N->Broadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
+                         : N->AllReduce(x->buf, x->buf, x->count, t,
                                          x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
                                          v->cstream);
     if (r != ncclSuccess && r != ncclInProgress)
@@ -345,10 +360,10 @@ static sc_status settle(nctx *c, const char *what)
             if (v->dead || !v->nc)
                 continue;
             ncclResult_t ae = ncclSuccess, ae2 = ncclSuccess;
-            ncclResult_t r = ncclCommGetAsyncError(v->nc, &ae);
+            ncclResult_t r = N->CommGetAsyncError(v->nc, &ae);
             if (r != ncclSuccess)
                 ae = r;
-            if (v->cc && (r = ncclCommGetAsyncError(v->cc, &ae2)) != ncclSuccess)
+            if (v->cc && (r = N->CommGetAsyncError(v->cc, &ae2)) != ncclSuccess)
                 ae2 = r;
             if (ae == ncclSuccess || ae == ncclInProgress)
                 ae = ae2 == ncclSuccess ? ae : ae2;
@@ -389,9 +404,9 @@ void sc_cuda_nccl_free(sc_transport *tp)
         /* A clean end: flush (ncclCommFinalize, non-blocking), then destroy. */
         for (int i = 0; i < c->n; i++)
             if (!c->d[i].dead && c->d[i].nc && sc_cuda_use(c->d[i].gpu) == cudaSuccess) {
-                (void)ncclCommFinalize(c->d[i].nc); /* a failure shows in settle */
+                (void)N->CommFinalize(c->d[i].nc); /* a failure shows in settle */
                 if (c->d[i].cc)
-                    (void)ncclCommFinalize(c->d[i].cc);
+                    (void)N->CommFinalize(c->d[i].cc);
             }
         live = settle(c, "finalizing the communicators") == SC_OK;
     }
@@ -399,8 +414,8 @@ void sc_cuda_nccl_free(sc_transport *tp)
         ndev *v = &c->d[i];
         if (live && v->nc && !v->dead) {
             if (v->cc)
-                ncclCommDestroy(v->cc);
-            ncclCommDestroy(v->nc);
+                N->CommDestroy(v->cc);
+            N->CommDestroy(v->nc);
         } else {
             kill_comm(v);
         }
@@ -421,12 +436,22 @@ void sc_cuda_nccl_free(sc_transport *tp)
     free(tp);
 }
 
+int sc_cuda_nccl_usable(char *why, size_t whylen)
+{
+    return sc_cuda_nccl_lib(why, whylen) != NULL;
+}
+
 sc_status sc_cuda_nccl_id(unsigned char *id, char *err, size_t errlen)
 {
+    char why[1024];
+    if (!N && !(N = sc_cuda_nccl_lib(why, sizeof why))) {
+        snprintf(err, errlen, "nccl transport: %s", why);
+        return SC_ERR_ARG;
+    }
     ncclUniqueId u;
-    ncclResult_t r = ncclGetUniqueId(&u);
+    ncclResult_t r = N->GetUniqueId(&u);
     if (r != ncclSuccess) {
-        snprintf(err, errlen, "nccl transport: ncclGetUniqueId: %s", ncclGetErrorString(r));
+        snprintf(err, errlen, "nccl transport: ncclGetUniqueId: %s", N->GetErrorString(r));
         return SC_ERR_RUNTIME;
     }
     memcpy(id, u.internal, SC_NCCL_ID_BYTES);
@@ -438,6 +463,11 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
                           char *err, size_t errlen)
 {
     *out = NULL;
+    char why[1024];
+    if (!N && !(N = sc_cuda_nccl_lib(why, sizeof why))) {
+        snprintf(err, errlen, "nccl transport: %s", why);
+        return SC_ERR_ARG;
+    }
     sc_transport *tp = calloc(1, sizeof *tp);
     nctx *c = calloc(1, sizeof *c);
     ndev *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
@@ -498,15 +528,15 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
         /* All local communicators in one group (the one-thread, many-GPU
          * pattern); non-blocking, so the group returns at once and settle
          * polls, bounded by the timeout. */
-        ncclResult_t r = ncclGroupStart();
+        ncclResult_t r = N->GroupStart();
         for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
             ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
             cfg.blocking = 0;
             if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
                 break;
-            r = ncclCommInitRankConfig(&d[i].nc, P, u, d[i].dev, &cfg);
+            r = N->CommInitRankConfig(&d[i].nc, P, u, d[i].dev, &cfg);
         }
-        ncclResult_t r2 = ncclGroupEnd();
+        ncclResult_t r2 = N->GroupEnd();
         if (r == ncclSuccess || r == ncclInProgress)
             r = r2;
         if (e != cudaSuccess) {
@@ -523,15 +553,15 @@ sc_status sc_cuda_nccl_new(int P, int n, const int *devs, sc_backend *const *be,
     if (!st) {
         /* The collectives' communicator: a split of the first with the same
          * ranks, every local one in one group. */
-        ncclResult_t r = ncclGroupStart();
+        ncclResult_t r = N->GroupStart();
         for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
             ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
             cfg.blocking = 0;
             if ((e = sc_cuda_use(d[i].gpu)) != cudaSuccess)
                 break;
-            r = ncclCommSplit(d[i].nc, 0, d[i].dev, &d[i].cc, &cfg);
+            r = N->CommSplit(d[i].nc, 0, d[i].dev, &d[i].cc, &cfg);
         }
-        ncclResult_t r2 = ncclGroupEnd();
+        ncclResult_t r2 = N->GroupEnd();
         if (r == ncclSuccess || r == ncclInProgress)
             r = r2;
         if (e != cudaSuccess) {

@@ -137,8 +137,12 @@ void sc_transport_cuda_local_free(sc_transport *tp);
  * its waits fail. id: the communicator's unique id, the same bytes on every
  * process (from sc_transport_nccl_id on one of them); NULL when n == P. */
 #define SC_NCCL_ID_BYTES 128
-/* 1 when the nccl transport is built in and its module loads. */
+/* 1 when the nccl transport is built in, its module loads and NCCL itself
+ * loads (the module opens libnccl.so.2 at run time: from
+ * STAGECRAFT_NCCL_LIBRARY, the loader path, or the nvidia-nccl-cu* Python
+ * wheel). sc_transport_nccl_usable also says why not (why may be NULL). */
 int sc_transport_nccl_available(void);
+int sc_transport_nccl_usable(char *why, size_t whylen);
 sc_status sc_transport_nccl_id(unsigned char *id, char *err, size_t errlen);
 sc_status sc_transport_nccl_new(int P, int n, const int *devs, struct sc_backend *const *be,
                                 const unsigned char *id, double timeout_s, sc_transport **out,

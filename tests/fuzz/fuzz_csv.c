@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sc_sim_free(sim);
         FILE *f = fopen("/dev/null", "w");
         if (f) {
-            if (sc_torchcsv_write(f, pg, SC_TORCH_COMPUTE_ONLY) == SC_ERR_NOMEM ||
-                sc_torchcsv_write(f, pg, SC_TORCH_COMPUTE_COMMS) == SC_ERR_NOMEM)
+            if (sc_torchcsv_write(f, pg, SC_TORCH_COMPUTE_ONLY, SC_TORCH_CURRENT) == SC_ERR_NOMEM ||
+                sc_torchcsv_write(f, pg, SC_TORCH_COMPUTE_COMMS, SC_TORCH_CURRENT) == SC_ERR_NOMEM)
                 abort();
             fclose(f);
         }

@@ -1,12 +1,16 @@
-"""check_torch_csv.py FILE.csv compute_only|compute_comms
+"""check_torch_csv.py FILE.csv compute_only|compute_comms [VERSION]
 
-An independent reading of PyTorch pipelining's CSV rules (schedules.py:
-_Action.from_str's grammar and _validate_schedule's checks), used to test
-what stagecraft exports. Exits 1 with a message on the first violation."""
+A quick reading of PyTorch pipelining's CSV rules (schedules.py:
+_Action.from_str's grammar, _validate_schedule's checks and, for VERSION
+2.15 (the default) and later, the rules of _validate_send_waits and of the
+REDUCE_GRAD / WAIT_REDUCE_GRAD pairing), used by tests/interchange.sh where
+PyTorch is not installed. PyTorch's own validators check the same exports in
+tests/torch/ (SPEC.md §15.3). Exits 1 with a message on the first violation."""
 import re
 import sys
 
-TOKEN = re.compile(r"^(\d+)(F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B|UNSHARD|RESHARD|REDUCE_GRAD)(\d*)$")
+OLD = r"F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B|UNSHARD|RESHARD|REDUCE_GRAD"
+NEW = r"WAIT_SEND_F|WAIT_SEND_B|WAIT_REDUCE_GRAD|" + OLD
 
 
 def fail(msg):
@@ -16,6 +20,9 @@ def fail(msg):
 
 def main():
     path, dialect = sys.argv[1], sys.argv[2]
+    version = tuple(int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "2.15").split(".")[:2])
+    waits = version >= (2, 15)
+    TOKEN = re.compile(r"^(\d+)(" + (NEW if waits else OLD) + r")(\d*)$")
     with open(path, newline="") as f:
         rows = [line.rstrip("\r\n").split(",") for line in f]
     if not rows:
@@ -33,14 +40,14 @@ def main():
             s, kind, mb = int(m.group(1)), m.group(2), m.group(3)
             if dialect == "compute_only" and kind not in ("F", "I", "B", "W"):
                 fail(f"rank {rank} step {step}: {cell} in a compute_only file")
-            if kind in ("UNSHARD", "RESHARD", "REDUCE_GRAD"):
+            if kind in ("UNSHARD", "RESHARD", "REDUCE_GRAD", "WAIT_REDUCE_GRAD"):
                 if mb:
                     fail(f"{cell}: {kind} takes no microbatch")
             elif not mb:
                 fail(f"{cell}: no microbatch")
             if stage_rank.setdefault(s, rank) != rank:
                 fail(f"stage {s} on ranks {stage_rank[s]} and {rank}")
-            if mb:
+            if mb and not kind.startswith("WAIT"):
                 a = acts.setdefault((s, kind), [])
                 a.append(int(mb))
                 # PyTorch: I or B after the F of the same (stage, mb); W after its I.
@@ -59,6 +66,31 @@ def main():
             fail(f"stage {s}: forwards {f_}, expected 0..{nmb - 1}")
         if i_ != w_ or sorted(i_ + b_) != list(range(nmb)):
             fail(f"stage {s}: I {i_} W {w_} B {b_}")
+    if dialect == "compute_comms" and waits:
+        for rank, row in enumerate(rows):
+            pending, reduce_open = set(), None
+            for cell in row:
+                m = TOKEN.match(cell)
+                s, kind, mb = int(m.group(1)), m.group(2), m.group(3)
+                if kind in ("SEND_F", "SEND_B"):
+                    pending.add((kind, s, mb))
+                elif kind in ("WAIT_SEND_F", "WAIT_SEND_B"):
+                    key = (kind[5:], s, mb)
+                    if key not in pending:
+                        fail(f"rank {rank}: {cell} has no pending send")
+                    pending.remove(key)
+                elif kind == "REDUCE_GRAD":
+                    if reduce_open is not None:
+                        fail(f"rank {rank}: {cell} while stage {reduce_open} has a pending reduction")
+                    reduce_open = s
+                elif kind == "WAIT_REDUCE_GRAD":
+                    if reduce_open != s:
+                        fail(f"rank {rank}: {cell} without its pending REDUCE_GRAD")
+                    reduce_open = None
+            if pending:
+                fail(f"rank {rank}: sends without a wait: {sorted(pending)}")
+            if reduce_open is not None:
+                fail(f"rank {rank}: REDUCE_GRAD of stage {reduce_open} without WAIT_REDUCE_GRAD")
     if dialect == "compute_comms":
         # Every send has its receive on the peer rank.
         for (s, kind), mbs in acts.items():

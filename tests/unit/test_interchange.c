@@ -27,7 +27,7 @@ static char *write_csv(sc_prog *pg, sc_torch_dialect d, size_t *len)
 {
     char *s = NULL;
     FILE *f = open_memstream(&s, len);
-    sc_status st = sc_torchcsv_write(f, pg, d);
+    sc_status st = sc_torchcsv_write(f, pg, d, SC_TORCH_CURRENT);
     fclose(f);
     CHECK(st == SC_OK);
     if (st)

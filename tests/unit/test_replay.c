@@ -1,7 +1,8 @@
 /*
  * test_replay.c — the verifier's replay of the communication semantics on
  * hand-lowered streams (sc_prog_push_stream): matching, data flow, and the
- * deadlock of crossing transfer orders, with its wait-for cycle named.
+ * posting order of transfers between two devices, and the early-RECV deadlock
+ * with its wait-for cycle named.
  */
 #include "compile.h"
 #include "harness.h"
@@ -60,28 +61,78 @@ TEST(in_order_streams_verify)
     sc_prog_free(pg);
 }
 
-TEST(crossed_receives_deadlock_with_cycle)
+TEST(crossed_receives_are_out_of_posting_order)
 {
-    sc_prog *pg = two_devices(1, 0);
-    CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
-    const char *msg = sc_errmsg(pg);
-    CHECK_STR(msg, "deadlock: ");
-    /* d0 ran on to BW0, which waits for its gradient; its first group, the
-     * SEND of mb0, is still unmatched because d1 runs its RECV of mb1. */
-    CHECK_STR(msg, "d0 #5 (BW s0 mb0): its running group's SEND act s1 mb0 -> d1 is unmatched, "
-                   "waits for d1");
-    CHECK_STR(msg, "d1 #1 (F s1 mb1): its running group's RECV act s1 mb1 <- d0 is unmatched, "
-                   "waits for d0");
-    CHECK_STR(msg, "the cycle closes at d");
+    /* d1 receives mb1 first: NCCL and gloo would deliver d0's first message
+     * (mb0) into it. Refused, in separate groups and in one group alike,
+     * with both instructions of the pair named. */
+    for (int merge = 0; merge < 2; merge++) {
+        sc_prog *pg = two_devices(1, merge);
+        CHECK(sc_check(pg) == SC_ERR_PROGRAM);
+        const char *msg = sc_errmsg(pg);
+        CHECK_STR(msg, "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and "
+                       "d1 #0 (RECV act s1 mb1 <- d0) pair up (send and receive 1 between d0 and d1");
+        CHECK_STR(msg, merge ? "its RECV is d1 #1 (RECV act s1 mb0 <- d0)"
+                             : "its RECV is d1 #2 (RECV act s1 mb0 <- d0)");
+        sc_prog_free(pg);
+    }
+}
+
+TEST(in_order_receives_in_one_group_verify)
+{
+    sc_prog *pg = two_devices(0, 1);
+    CHECK(sc_check(pg) == SC_OK);
     sc_prog_free(pg);
 }
 
-TEST(crossed_receives_in_one_group_are_fine)
+TEST(swapped_sends_in_one_group_are_refused)
 {
-    /* The same crossing order posted as one group matches: both RECVs run
-     * together, so d0's SENDs find them in either order. */
-    sc_prog *pg = two_devices(1, 1);
-    CHECK(sc_check(pg) == SC_OK);
+    /* The issue's case: two sends to one peer swapped inside one group, each
+     * with its partner somewhere: every key matches, the posting order not. */
+    sc_prog *pg = sc_prog_new(2, 2, 2);
+    sc_instr d0[] = {C(SC_OP_F, 0, 0), C(SC_OP_F, 0, 1), X(SC_OP_SEND, SC_DIR_ACT, 1, 1, 1),
+                     X(SC_OP_SEND, SC_DIR_ACT, 1, 0, 1), X(SC_OP_RECV, SC_DIR_GRAD, 0, 0, 1),
+                     X(SC_OP_RECV, SC_DIR_GRAD, 0, 1, 1), C(SC_OP_BW, 0, 0), C(SC_OP_BW, 0, 1),
+                     END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    sc_instr d1[] = {X(SC_OP_RECV, SC_DIR_ACT, 1, 0, 0), X(SC_OP_RECV, SC_DIR_ACT, 1, 1, 0),
+                     C(SC_OP_F, 1, 0), C(SC_OP_F, 1, 1), C(SC_OP_BW, 1, 0), C(SC_OP_BW, 1, 1),
+                     X(SC_OP_SEND, SC_DIR_GRAD, 0, 0, 0), X(SC_OP_SEND, SC_DIR_GRAD, 0, 1, 0),
+                     END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    for (size_t i = 0; i < 10; i++) {
+        sc_prog_push_stream(pg, 0, d0[i]);
+        sc_prog_push_stream(pg, 1, d1[i]);
+    }
+    CHECK(sc_check(pg) == SC_ERR_PROGRAM);
+    /* SPEC.md §8.2 quotes this message. */
+    CHECK_STR(sc_errmsg(pg), "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and "
+                             "d1 #0 (RECV act s1 mb0 <- d0) pair up (send and receive 1 between d0 "
+                             "and d1; NCCL and gloo match in posting order) but carry different "
+                             "messages (its RECV is d1 #1 (RECV act s1 mb1 <- d0))");
+    sc_prog_free(pg);
+}
+
+TEST(early_receive_deadlocks_with_cycle)
+{
+    /* d0 posts the RECV of mb0's gradient in a group before the SEND of
+     * mb0's activation (background.md's early-RECV deadlock). */
+    sc_prog *pg = sc_prog_new(2, 2, 1);
+    sc_instr send = X(SC_OP_SEND, SC_DIR_ACT, 1, 0, 1);
+    send.flags = SC_IF_GROUP;
+    sc_instr d0[] = {C(SC_OP_F, 0, 0), X(SC_OP_RECV, SC_DIR_GRAD, 0, 0, 1), send,
+                     C(SC_OP_BW, 0, 0), END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    sc_instr d1[] = {X(SC_OP_RECV, SC_DIR_ACT, 1, 0, 0), C(SC_OP_F, 1, 0), C(SC_OP_BW, 1, 0),
+                     X(SC_OP_SEND, SC_DIR_GRAD, 0, 0, 0), END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    for (size_t i = 0; i < 6; i++) {
+        sc_prog_push_stream(pg, 0, d0[i]);
+        sc_prog_push_stream(pg, 1, d1[i]);
+    }
+    CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
+    const char *msg = sc_errmsg(pg);
+    CHECK_STR(msg, "deadlock: ");
+    CHECK_STR(msg, "its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1");
+    CHECK_STR(msg, "d1 #1 (F s1 mb0): its running group's RECV act s1 mb0 <- d0 is unmatched, "
+                   "waits for d0");
+    CHECK_STR(msg, "the cycle closes at d");
     sc_prog_free(pg);
 }
 
@@ -130,8 +181,10 @@ TEST(unmatched_and_misplaced_transfers)
 int main(void)
 {
     RUN(in_order_streams_verify);
-    RUN(crossed_receives_deadlock_with_cycle);
-    RUN(crossed_receives_in_one_group_are_fine);
+    RUN(crossed_receives_are_out_of_posting_order);
+    RUN(in_order_receives_in_one_group_verify);
+    RUN(swapped_sends_in_one_group_are_refused);
+    RUN(early_receive_deadlocks_with_cycle);
     RUN(unmatched_and_misplaced_transfers);
     return harness_done("replay");
 }

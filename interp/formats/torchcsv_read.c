@@ -1,6 +1,6 @@
 /*
- * torchcsv.c — PyTorch pipelining CSV, both dialects, both letter
- * conventions (torchcsv.h).
+ * torchcsv_read.c — reads PyTorch pipelining CSV: both dialects, both
+ * letter conventions, the wait actions of PyTorch 2.15 (torchcsv.h).
  */
 #include "torchcsv.h"
 #include "ir/ir_impl.h"
@@ -21,9 +21,12 @@
     X(RECV_F, "RECV_F")                                                 \
     X(SEND_B, "SEND_B")                                                 \
     X(RECV_B, "RECV_B")                                                 \
+    X(WAIT_SEND_F, "WAIT_SEND_F")  /* PyTorch 2.15 on */                \
+    X(WAIT_SEND_B, "WAIT_SEND_B")                                       \
     X(UNSHARD, "UNSHARD")                                               \
     X(RESHARD, "RESHARD")                                               \
-    X(REDUCE_GRAD, "REDUCE_GRAD")
+    X(REDUCE_GRAD, "REDUCE_GRAD")                                       \
+    X(WAIT_REDUCE_GRAD, "WAIT_REDUCE_GRAD")
 
 enum {
 #define X(name, text) T_##name,
@@ -39,158 +42,6 @@ static const char *const type_names[] = {
 _Static_assert(sizeof(type_names) / sizeof(type_names[0]) == T_COUNT, "type table");
 
 #define is_compute(t) ((t) <= T_BW)
-#define is_transfer(t) ((t) >= T_SEND_F && (t) <= T_RECV_B)
-
-/* ---- writing ----------------------------------------------------------- */
-
-static const char *compute_letter(int op)
-{
-    switch (op) {
-    case SC_OP_F: return "F";
-    case SC_OP_B: return "I";
-    case SC_OP_W: return "W";
-    default: return "B"; /* BW: PyTorch's full backward */
-    }
-}
-
-/* Column of every pass (compute_only): the first after the pass before it
- * on its device and after the pass it depends on. */
-static sc_status columns(sc_prog *pg, const size_t *base, long *col)
-{
-    int P = pg->P, S = pg->S;
-    size_t SM = (size_t)S * (size_t)pg->m;
-    long *colF = malloc(SM * sizeof(long)), *colB = malloc(SM * sizeof(long));
-    size_t *pc = calloc((size_t)P, sizeof(size_t));
-    long *last = malloc((size_t)P * sizeof(long));
-    sc_status st = SC_OK;
-    if (!colF || !colB || !pc || !last) {
-        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < SM; i++)
-        colF[i] = colB[i] = -1;
-    for (int d = 0; d < P; d++)
-        last[d] = -1;
-    for (int left = P, progress = 1; left > 0 && progress;) {
-        progress = 0;
-        left = 0;
-        for (int d = 0; d < P; d++) {
-            const sc_vec *ov = &pg->order[d];
-            while (pc[d] < ov->n) {
-                const sc_instr *in = &ov->v[pc[d]];
-                int s = in->stage, mb = in->mb;
-                long dep = -1;
-                if (in->op == SC_OP_F)
-                    dep = s > 0 ? colF[SC_SM(pg, s - 1, mb)] : -2;
-                else if (in->op == SC_OP_W)
-                    dep = colB[SC_SM(pg, s, mb)];
-                else
-                    dep = s == S - 1 ? colF[SC_SM(pg, s, mb)] : colB[SC_SM(pg, s + 1, mb)];
-                if (dep == -1)
-                    break; /* not placed yet */
-                long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;
-                col[base[d] + pc[d]] = c;
-                if (in->op == SC_OP_F)
-                    colF[SC_SM(pg, s, mb)] = c;
-                else if (in->op != SC_OP_W)
-                    colB[SC_SM(pg, s, mb)] = c;
-                last[d] = c;
-                pc[d]++;
-                progress = 1;
-            }
-            left += pc[d] < ov->n;
-        }
-        if (left > 0 && !progress)
-            st = sc_fail(pg, SC_ERR_PROGRAM, "the passes form a dependency cycle across devices");
-    }
-done:
-    free(colF);
-    free(colB);
-    free(pc);
-    free(last);
-    return st;
-}
-
-static sc_status write_compute_only(FILE *f, sc_prog *pg)
-{
-    sc_status st = sc_verify_passes(pg);
-    if (st)
-        return st;
-    size_t *base = malloc(((size_t)pg->P + 1) * sizeof(size_t));
-    if (!base)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    base[0] = 0;
-    for (int d = 0; d < pg->P; d++)
-        base[d + 1] = base[d] + pg->order[d].n;
-    long *col = malloc((base[pg->P] + 1) * sizeof(long));
-    if (!col) {
-        free(base);
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    }
-    if ((st = columns(pg, base, col)) == SC_OK) {
-        for (int d = 0; d < pg->P; d++) {
-            const sc_vec *ov = &pg->order[d];
-            long c = 0;
-            for (size_t k = 0; k < ov->n; k++) {
-                for (; c < col[base[d] + k]; c++)
-                    fputc(',', f); /* idle steps: empty cells */
-                const sc_instr *in = &ov->v[k];
-                fprintf(f, "%d%s%d", in->stage, compute_letter(in->op), in->mb);
-            }
-            fputc('\n', f);
-        }
-    }
-    free(col);
-    free(base);
-    return st;
-}
-
-static sc_status write_compute_comms(FILE *f, sc_prog *pg)
-{
-    if (!pg->lowered || !pg->verified)
-        return sc_fail(pg, SC_ERR_ARG, "compute_comms needs a lowered, verified program");
-    for (int d = 0; d < pg->P; d++) {
-        const sc_vec *sv = &pg->stream[d];
-        const char *sep = "";
-        for (size_t k = 0; k < sv->n; k++) {
-            const sc_instr *in = &sv->v[k];
-            int act = in->dir == SC_DIR_ACT;
-            switch (in->op) {
-            case SC_OP_SEND: /* our stage is the consumer; PyTorch names the sender */
-                fprintf(f, "%s%d%s%d", sep, act ? in->stage - 1 : in->stage + 1,
-                        act ? "SEND_F" : "SEND_B", in->mb);
-                break;
-            case SC_OP_RECV:
-                fprintf(f, "%s%d%s%d", sep, in->stage, act ? "RECV_F" : "RECV_B", in->mb);
-                break;
-            case SC_OP_REDUCE:
-                for (int c = 0; c < pg->nchunks[d]; c++, sep = ",")
-                    fprintf(f, "%s%dREDUCE_GRAD", sep, pg->dev_stages[d][c]);
-                break;
-            case SC_OP_OPTIM:
-                continue; /* the optimizer step is outside PyTorch's schedule */
-            case SC_OP_OFFLOAD:
-            case SC_OP_DROP:
-            case SC_OP_RELOAD:
-                continue; /* PyTorch has no offload action: the schedule without it */
-            default:
-                fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
-            }
-            sep = ",";
-        }
-        fputc('\n', f);
-    }
-    return SC_OK;
-}
-
-sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect)
-{
-    sc_status st = dialect == SC_TORCH_COMPUTE_ONLY ? write_compute_only(f, pg)
-                                                    : write_compute_comms(f, pg);
-    if (st == SC_OK && (fflush(f) != 0 || ferror(f)))
-        st = sc_fail(pg, SC_ERR_ARG, "write error");
-    return st;
-}
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -256,8 +107,9 @@ static long digits(const char **p, const char *end)
     return n ? v : -1;
 }
 
-static const char type_list[] = "F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, "
-                                "REDUCE_GRAD, or (a;b)OVERLAP_F_B";
+static const char type_list[] = "F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, WAIT_SEND_F, "
+                                "WAIT_SEND_B, UNSHARD, RESHARD, REDUCE_GRAD, WAIT_REDUCE_GRAD, "
+                                "or (a;b)OVERLAP_F_B";
 
 /* One action <stage><TYPE>[<mb>] in [p, end); `a` has row, cell, tok. */
 static sc_status parse_action(reader *r, const char *p, const char *end, act *a)
@@ -281,7 +133,7 @@ static sc_status parse_action(reader *r, const char *p, const char *end, act *a)
         return rfail(r, SC_ERR_ARG, AT_FMT ": microbatch number too long", AT(a));
     if (p != end)
         return rfail(r, SC_ERR_ARG, AT_FMT ": unexpected characters after the action", AT(a));
-    if (mb < 0 && type <= T_RECV_B)
+    if (mb < 0 && type <= T_WAIT_SEND_B)
         return rfail(r, SC_ERR_ARG, AT_FMT ": %s needs a microbatch number", AT(a),
                      type_names[type]);
     if (stage >= SC_MAX_STAGES || mb >= SC_MAX_MICROBATCHES)
@@ -406,9 +258,9 @@ static const char *kind_name(int t)
 static sc_status check_other(reader *r, const act *a, const int *dev, int S)
 {
     int s = a->stage, rank = a->row - 1, peer = -1;
-    if (a->type == T_SEND_F || a->type == T_RECV_B)
+    if (a->type == T_SEND_F || a->type == T_RECV_B || a->type == T_WAIT_SEND_F)
         peer = s + 1;
-    else if (a->type == T_RECV_F || a->type == T_SEND_B)
+    else if (a->type == T_RECV_F || a->type == T_SEND_B || a->type == T_WAIT_SEND_B)
         peer = s - 1;
     if (s >= S)
         return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d (the compute actions name stages 0..%d)",
@@ -416,13 +268,70 @@ static sc_status check_other(reader *r, const act *a, const int *dev, int S)
     if (dev[s] != rank)
         return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d is on rank %d (row %d), not on this rank",
                      AT(a), s, dev[s], dev[s] + 1);
-    if (is_transfer(a->type)) {
+    if (a->type <= T_WAIT_SEND_B) { /* transfers and their waits */
         if (peer < 0 || peer >= S)
             return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: %s of stage %d has no peer stage (stages 0..%d)",
                          AT(a), peer, type_names[a->type], s, S - 1);
         if (dev[peer] == rank)
             return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stages %d and %d are both on rank %d: no transfer between them",
                          AT(a), s, peer, rank);
+    }
+    return SC_OK;
+}
+
+/* PyTorch 2.15's rules for its waits, row by row, in a file that has any:
+ * every SEND_* has one WAIT_SEND_* after it on its rank (and a wait has its
+ * SEND before it); every REDUCE_GRAD has its WAIT_REDUCE_GRAD before the
+ * rank's next REDUCE_GRAD or the end. sent[] has 2·S·m zeros. */
+static sc_status check_waits(reader *r, const act *v, size_t n, int S, int m, unsigned char *sent)
+{
+    int sends = 0, reduces = 0;
+    for (size_t k = 0; k < n; k++) {
+        sends |= v[k].type == T_WAIT_SEND_F || v[k].type == T_WAIT_SEND_B;
+        reduces |= v[k].type == T_WAIT_REDUCE_GRAD;
+    }
+    const act *open = NULL; /* the pending REDUCE_GRAD of the row */
+    for (size_t k = 0; k <= n; k++) {
+        const act *a = k < n ? &v[k] : NULL;
+        if (open && (!a || a->row != open->row || a->type == T_REDUCE_GRAD))
+            return rfail(r, SC_ERR_ARG, AT_FMT ": REDUCE_GRAD without its WAIT_REDUCE_GRAD before "
+                         "the next reduction or the end of the row (PyTorch 2.15)", AT(open));
+        if (!a)
+            break;
+        int t = a->type, dir = t == T_SEND_B || t == T_WAIT_SEND_B;
+        if (t == T_REDUCE_GRAD && reduces)
+            open = a;
+        if (t == T_WAIT_REDUCE_GRAD) {
+            if (!open || open->stage != a->stage)
+                return rfail(r, SC_ERR_ARG, AT_FMT ": WAIT_REDUCE_GRAD without a pending "
+                             "REDUCE_GRAD of stage %d before it", AT(a), a->stage);
+            open = NULL;
+        }
+        if (!sends || (t != T_SEND_F && t != T_SEND_B && t != T_WAIT_SEND_F && t != T_WAIT_SEND_B))
+            continue;
+        if (a->stage >= S || a->mb >= m)
+            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage or microbatch beyond the compute "
+                         "actions' (stages 0..%d, microbatches 0..%d)", AT(a), S - 1, m - 1);
+        unsigned char *st = &sent[((size_t)dir * (size_t)S + (size_t)a->stage) * (size_t)m +
+                                  (size_t)a->mb];
+        if (t == T_SEND_F || t == T_SEND_B) {
+            *st = 1;
+        } else if (*st != 1) {
+            return rfail(r, SC_ERR_ARG, AT_FMT ": %s without a pending %s of stage %d, "
+                         "microbatch %d before it on this rank", AT(a), type_names[t],
+                         dir ? "SEND_B" : "SEND_F", a->stage, a->mb);
+        } else {
+            *st = 2;
+        }
+    }
+    for (size_t k = 0; sends && k < n; k++) {
+        const act *a = &v[k];
+        int dir = a->type == T_SEND_B;
+        if ((a->type == T_SEND_F || dir) &&
+            sent[((size_t)dir * (size_t)S + (size_t)a->stage) * (size_t)m + (size_t)a->mb] != 2)
+            return rfail(r, SC_ERR_ARG, AT_FMT ": %s without its WAIT_%s after it (a file with "
+                         "waits needs one per send, PyTorch 2.15)", AT(a), type_names[a->type],
+                         type_names[a->type]);
     }
     return SC_OK;
 }
@@ -474,7 +383,7 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
                                         .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
         case T_RECV_B: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_GRAD,
                                         .stage = s, .mb = a->mb, .peer = dev[s + 1]}; break;
-        default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD: our REDUCE ends the stream */
+        default: continue; /* waits (the replay's), UNSHARD, RESHARD, REDUCE_GRAD (our REDUCE) */
         }
         if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
             return st;
@@ -570,6 +479,14 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         rfail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
               S, m, SC_MAX_PASSES);
         goto fail;
+    }
+    if (r->comms) {
+        unsigned char *sent = calloc(2 * (size_t)S * (size_t)m + 1, 1);
+        sc_status wst = sent ? check_waits(r, v, n, S, m, sent)
+                             : rfail(r, SC_ERR_NOMEM, "out of memory");
+        free(sent);
+        if (wst)
+            goto fail;
     }
     tab = calloc((size_t)S * (size_t)m, sizeof(slot));
     if (!tab) {

@@ -1,0 +1,222 @@
+/*
+ * torchcsv_write.c — writes PyTorch pipelining CSV (torchcsv.h): the
+ * compute_only columns, and the compute_comms streams in the dialect of the
+ * PyTorch version asked for.
+ */
+#include "torchcsv.h"
+#include "ir/ir_impl.h"
+#include "check/verify.h"
+
+#include <stdlib.h>
+
+static const char *compute_letter(int op)
+{
+    switch (op) {
+    case SC_OP_F: return "F";
+    case SC_OP_B: return "I";
+    case SC_OP_W: return "W";
+    default: return "B"; /* BW: PyTorch's full backward */
+    }
+}
+
+/* Column of every pass (compute_only): the first after the pass before it
+ * on its device and after the pass it depends on. */
+static sc_status columns(sc_prog *pg, const size_t *base, long *col)
+{
+    int P = pg->P, S = pg->S;
+    size_t SM = (size_t)S * (size_t)pg->m;
+    long *colF = malloc(SM * sizeof(long)), *colB = malloc(SM * sizeof(long));
+    size_t *pc = calloc((size_t)P, sizeof(size_t));
+    long *last = malloc((size_t)P * sizeof(long));
+    sc_status st = SC_OK;
+    if (!colF || !colB || !pc || !last) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < SM; i++)
+        colF[i] = colB[i] = -1;
+    for (int d = 0; d < P; d++)
+        last[d] = -1;
+    for (int left = P, progress = 1; left > 0 && progress;) {
+        progress = 0;
+        left = 0;
+        for (int d = 0; d < P; d++) {
+            const sc_vec *ov = &pg->order[d];
+            while (pc[d] < ov->n) {
+                const sc_instr *in = &ov->v[pc[d]];
+                int s = in->stage, mb = in->mb;
+                long dep = -1;
+                if (in->op == SC_OP_F)
+                    dep = s > 0 ? colF[SC_SM(pg, s - 1, mb)] : -2;
+                else if (in->op == SC_OP_W)
+                    dep = colB[SC_SM(pg, s, mb)];
+                else
+                    dep = s == S - 1 ? colF[SC_SM(pg, s, mb)] : colB[SC_SM(pg, s + 1, mb)];
+                if (dep == -1)
+                    break; /* not placed yet */
+                long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;
+                col[base[d] + pc[d]] = c;
+                if (in->op == SC_OP_F)
+                    colF[SC_SM(pg, s, mb)] = c;
+                else if (in->op != SC_OP_W)
+                    colB[SC_SM(pg, s, mb)] = c;
+                last[d] = c;
+                pc[d]++;
+                progress = 1;
+            }
+            left += pc[d] < ov->n;
+        }
+        if (left > 0 && !progress)
+            st = sc_fail(pg, SC_ERR_PROGRAM, "the passes form a dependency cycle across devices");
+    }
+done:
+    free(colF);
+    free(colB);
+    free(pc);
+    free(last);
+    return st;
+}
+
+static sc_status write_compute_only(FILE *f, sc_prog *pg)
+{
+    sc_status st = sc_verify_passes(pg);
+    if (st)
+        return st;
+    size_t *base = malloc(((size_t)pg->P + 1) * sizeof(size_t));
+    if (!base)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    base[0] = 0;
+    for (int d = 0; d < pg->P; d++)
+        base[d + 1] = base[d] + pg->order[d].n;
+    long *col = malloc((base[pg->P] + 1) * sizeof(long));
+    if (!col) {
+        free(base);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    }
+    if ((st = columns(pg, base, col)) == SC_OK) {
+        for (int d = 0; d < pg->P; d++) {
+            const sc_vec *ov = &pg->order[d];
+            long c = 0;
+            for (size_t k = 0; k < ov->n; k++) {
+                for (; c < col[base[d] + k]; c++)
+                    fputc(',', f); /* idle steps: empty cells */
+                const sc_instr *in = &ov->v[k];
+                fprintf(f, "%d%s%d", in->stage, compute_letter(in->op), in->mb);
+            }
+            fputc('\n', f);
+        }
+    }
+    free(col);
+    free(base);
+    return st;
+}
+
+/* One transfer cell; PyTorch names the sending stage in SEND_* and the
+ * receiving stage in RECV_*, our SEND names the consumer. */
+static void put_transfer(FILE *f, const char *sep, const sc_instr *in)
+{
+    int act = in->dir == SC_DIR_ACT;
+    if (in->op == SC_OP_SEND)
+        fprintf(f, "%s%d%s%d", sep, act ? in->stage - 1 : in->stage + 1, act ? "SEND_F" : "SEND_B",
+                in->mb);
+    else
+        fprintf(f, "%s%d%s%d", sep, in->stage, act ? "RECV_F" : "RECV_B", in->mb);
+}
+
+/* A SEND not yet waited for (PyTorch 2.15 and later): its cell's stage,
+ * direction and microbatch, and the index of its group on the device. */
+typedef struct pending {
+    int stage, act, mb;
+    long group;
+} pending;
+
+/* The waits of every pending send whose group is at most g. */
+static void put_waits(FILE *f, const char **sep, pending *q, size_t *head, size_t n, long g)
+{
+    for (; *head < n && q[*head].group <= g; (*head)++, *sep = ",")
+        fprintf(f, "%s%d%s%d", *sep, q[*head].stage, q[*head].act ? "WAIT_SEND_F" : "WAIT_SEND_B",
+                q[*head].mb);
+}
+
+/* Group index on its device of the RECV a compute pass reads, or -1 when it
+ * reads nothing from another device. recv_group[key] was set while walking
+ * the device's stream (the verifier put that RECV before the pass). */
+static long needed_group(const sc_prog *pg, const sc_instr *in, const long *recv_group, int d)
+{
+    int s = in->stage, act = in->op == SC_OP_F;
+    if (in->op == SC_OP_W)
+        return -1;
+    int ps = act ? s - 1 : s + 1;
+    if (ps < 0 || ps >= pg->S || pg->stage_dev[ps] == d)
+        return -1;
+    return recv_group[((size_t)!act * (size_t)pg->S + (size_t)s) * (size_t)pg->m + (size_t)in->mb];
+}
+
+static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
+{
+    if (!pg->lowered || !pg->verified)
+        return sc_fail(pg, SC_ERR_ARG, "compute_comms needs a lowered, verified program");
+    int waits = version >= SC_TORCH_WAITS;
+    size_t K = 2 * (size_t)pg->S * (size_t)pg->m, most = 1;
+    for (int d = 0; d < pg->P; d++)
+        most = pg->stream[d].n > most ? pg->stream[d].n : most;
+    long *recv_group = waits ? malloc(K * sizeof(long)) : NULL;
+    pending *q = waits ? malloc(most * sizeof(pending)) : NULL;
+    if (waits && (!recv_group || !q)) {
+        free(recv_group);
+        free(q);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    }
+    for (int d = 0; d < pg->P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        const char *sep = "";
+        size_t nq = 0, head = 0;
+        long group = -1;
+        for (size_t k = 0; k < sv->n; k++) {
+            const sc_instr *in = &sv->v[k];
+            if (sc_op_is_transfer(in->op)) {
+                group += sc_starts_group(sv->v, k);
+                put_transfer(f, sep, in);
+                sep = ",";
+                int act = in->dir == SC_DIR_ACT;
+                if (waits && in->op == SC_OP_SEND)
+                    q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group};
+                else if (waits)
+                    recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
+                               (size_t)in->mb] = group;
+            } else if (sc_op_is_compute(in->op)) {
+                /* §8.1: the pass waits for this group, hence for every group
+                 * before it: their sends are complete, their waits free. */
+                if (waits)
+                    put_waits(f, &sep, q, &head, nq, needed_group(pg, in, recv_group, d));
+                fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
+                sep = ",";
+            } else if (in->op == SC_OP_REDUCE) {
+                /* REDUCE waits for every group (rule 6): the last waits. */
+                if (waits)
+                    put_waits(f, &sep, q, &head, nq, group);
+                for (int c = 0; c < pg->nchunks[d]; c++, sep = ",") {
+                    int s = pg->dev_stages[d][c]; /* one reduction pending at a time */
+                    fprintf(f, "%s%dREDUCE_GRAD", sep, s);
+                    if (waits)
+                        fprintf(f, ",%dWAIT_REDUCE_GRAD", s);
+                }
+            }
+            /* OPTIM is outside PyTorch's schedule; PyTorch has no offload
+             * action: OFFLOAD, DROP, RELOAD are left out. */
+        }
+        fputc('\n', f);
+    }
+    free(recv_group);
+    free(q);
+    return SC_OK;
+}
+
+sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int version)
+{
+    sc_status st = dialect == SC_TORCH_COMPUTE_ONLY ? write_compute_only(f, pg)
+                                                    : write_compute_comms(f, pg, version);
+    if (st == SC_OK && (fflush(f) != 0 || ferror(f)))
+        st = sc_fail(pg, SC_ERR_ARG, "write error");
+    return st;
+}

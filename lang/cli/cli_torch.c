@@ -1,0 +1,99 @@
+/*
+ * cli_torch.c — what an export for PyTorch says beside the file (cli.h):
+ * the version switch of the CSV dialect, the stage -> rank placement, how
+ * PyTorch loads the file and torchtitan's settings (SPEC.md §15.3).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/torchcsv.h"
+
+#define EXIT_USAGE 2
+#define EXIT_ARG 3
+
+int sc_cli_torch_version(const char *s, int *v)
+{
+    char *end;
+    long major = strtol(s, &end, 10), minor = -1;
+    if (end != s && *end == '.')
+        minor = strtol(end + 1, &end, 10);
+    if (*end == '.') /* a patch release: 2.14.1 */
+        strtol(end + 1, &end, 10);
+    char msg[160];
+    if (*end || major < 0 || minor < 0 || minor > 99) {
+        snprintf(msg, sizeof msg, "--torch '%.40s': expected a PyTorch version like 2.15 or 2.14.1", s);
+        return sc_cli_fail(EXIT_USAGE, msg);
+    }
+    if (major < 2 || (major == 2 && minor < 4)) {
+        snprintf(msg, sizeof msg, "--torch %.40s: torch.distributed.pipelining reads schedule CSV "
+                 "files from PyTorch 2.4 on", s);
+        return sc_cli_fail(EXIT_USAGE, msg);
+    }
+    *v = major > 2 ? 299 : (int)(100 * major + minor);
+    return 0;
+}
+
+/* The placement's kind: 1 loop (stage s on rank s mod P), 2 V (two stages
+ * per rank, rank d holds d and 2P-1-d), 0 any other table. */
+static int placement_kind(const sc_prog *pg)
+{
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), loop = S % P == 0, v = S == 2 * P;
+    for (int s = 0; s < S; s++) {
+        int d = sc_prog_stage_device(pg, s);
+        loop &= d == s % P;
+        v &= d == (s < P ? s : 2 * P - 1 - s);
+    }
+    return loop ? 1 : v ? 2 : 0;
+}
+
+int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan)
+{
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    int kind = placement_kind(pg);
+    const char *file = out && strcmp(out, "-") ? out : "FILE";
+    char msg[512];
+    if (titan && comms)
+        return sc_cli_fail(EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
+                           "(--format torch-csv); PyTorch then adds the communication itself");
+    if (titan && kind == 0) {
+        snprintf(msg, sizeof msg, "--torchtitan: torchtitan places stages by its schedule class "
+                 "(loop: stage s on rank s mod %d, or V: rank d holds d and %d-d), and this "
+                 "placement is neither (stage %d on rank %d); run it with the Python package "
+                 "(SPEC.md §15.5)", P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
+        return sc_cli_fail(EXIT_ARG, msg);
+    }
+    fprintf(stderr, "stagecraft: note: placement (stage -> rank, %s):",
+            kind == 1 ? "loop" : kind == 2 ? "V" : "table");
+    for (int d = 0; d < P; d++) {
+        fprintf(stderr, "%s rank %d:", d ? "," : "", d);
+        for (int s = 0; s < S; s++)
+            if (sc_prog_stage_device(pg, s) == d)
+                fprintf(stderr, " %d", s);
+    }
+    fputc('\n', stderr);
+    if (comms) {
+        fprintf(stderr, "stagecraft: note: PyTorch %s: each rank builds its stages and runs "
+                "_PipelineScheduleRuntime(stages, n_microbatches=%d, ...)._load_csv(\"%s\", "
+                "format=\"compute_comms\")\n",
+                version >= SC_TORCH_WAITS ? ">= 2.15" : "<= 2.14", m, file);
+        return 0;
+    }
+    const char *cls = kind == 2 ? "ZBVZeroBubble" : S == P ? "1F1B" : "Interleaved1F1B";
+    char extra[160] = "";
+    if (kind == 0)
+        snprintf(extra, sizeof extra, " (torchtitan cannot place these stages: its classes "
+                 "place loop or V)");
+    else if (kind == 1 && S != P && S != 2 * P)
+        snprintf(extra, sizeof extra, ", and --parallelism.pipeline_parallel_layers_per_stage "
+                 "giving %d stages", S);
+    fprintf(stderr, "stagecraft: note: PyTorch: _PipelineScheduleRuntime(stages, n_microbatches=%d, "
+            "...)._load_csv(\"%s\"); torchtitan: --parallelism.pipeline_parallel_schedule_csv %s%s%s "
+            "--parallelism.pipeline_parallel_degree %d, with --training.local_batch_size = %d x "
+            "--parallelism.pipeline_parallel_microbatch_size%s\n",
+            m, file, file, kind ? " --parallelism.pipeline_parallel_schedule " : "", kind ? cls : "",
+            P, m, extra);
+    return 0;
+}

@@ -1,0 +1,140 @@
+"""stagecraft from Python (SPEC.md §15.5).
+
+load() evaluates a recipe with parameters through the stagecraft binary (the
+one `make` built: $STAGECRAFT, else `stagecraft` on PATH) and returns a
+Program: the verified program (its JSON dump, SPEC.md §15.4), its figures
+(the simulation), its exports as strings and, with PyTorch installed, a
+torch.distributed.pipelining schedule built from the proved streams
+(Program.torch_schedule, in stagecraft.pipelining).
+
+Every failure of the binary raises stagecraft.Error with its one-line
+message and exit code (SPEC.md §12); nothing is cached on disk.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+__all__ = ["Error", "Program", "load", "binary"]
+__version__ = "0.1.0"
+
+
+class Error(Exception):
+    """A stagecraft error: `code` is the exit code of SPEC.md §12."""
+
+    def __init__(self, message, code=1):
+        super().__init__(message)
+        self.code = code
+
+
+def binary(path=None):
+    """The stagecraft executable: path, else $STAGECRAFT, else on PATH."""
+    exe = path or os.environ.get("STAGECRAFT") or shutil.which("stagecraft")
+    if not exe or not os.access(exe, os.X_OK):
+        raise Error("stagecraft executable not found: build it with `make` and set "
+                    "STAGECRAFT=/path/to/stagecraft (or put it on PATH)" +
+                    (f" (tried '{exe}')" if exe else ""), 2)
+    return exe
+
+
+_PLACEMENT = re.compile(r"placement \(stage -> rank, \w+\):(.*)")
+
+
+def _run(exe, args):
+    """Runs the binary; returns stdout and stderr, or raises Error."""
+    p = subprocess.run([exe] + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.startswith("stagecraft: error:")]
+        msg = lines[0][len("stagecraft: error: "):] if lines else p.stderr.strip()
+        raise Error(msg or f"stagecraft exited {p.returncode}", p.returncode)
+    return p.stdout, p.stderr
+
+
+class Program:
+    """A recipe evaluated with parameters: verified when load() returns.
+
+    recipe, params   what was loaded
+    program          the JSON dump (dict): devices, stages, microbatches,
+                     placement (stage -> device), streams, costs
+    figures          `sim --json` (dict): makespan, bubble_rate, peak_memory, ...
+    """
+
+    def __init__(self, recipe, params, exe):
+        self.recipe, self.params, self._exe = recipe, dict(params), exe
+        self._defs = []
+        for k, v in self.params.items():
+            self._defs += ["-D", f"{k}={v}"]
+        out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json"])
+        self.figures = json.loads(out)
+        self._program = self._placement = None
+
+    @property
+    def program(self):
+        """The JSON dump (read on first use: large for big programs)."""
+        if self._program is None:
+            out, _ = _run(self._exe, ["export", self.recipe] + self._defs + ["--format", "json"])
+            self._program = json.loads(out)
+        return self._program
+
+    # ---- figures ---------------------------------------------------------
+    devices = property(lambda self: self.figures["devices"])
+    stages = property(lambda self: self.figures["stages"])
+    microbatches = property(lambda self: self.figures["microbatches"])
+
+    @property
+    def placement(self):
+        """Stage -> device, as a list."""
+        if self._placement is None:
+            self._placement = list(self.program["placement"])
+        return list(self._placement)
+    makespan = property(lambda self: self.figures["makespan"])
+    bubble_rate = property(lambda self: self.figures["bubble_rate"])
+    peaks = property(lambda self: list(self.figures["peak_memory"]))
+
+    def stages_of(self, rank):
+        """The stages rank holds, ascending."""
+        return [s for s, d in enumerate(self.placement) if d == rank]
+
+    def check(self):
+        """`stagecraft check`: the verifier's one line ("ok: ...")."""
+        out, _ = _run(self._exe, ["check", self.recipe] + self._defs)
+        return out.strip()
+
+    # ---- exports ---------------------------------------------------------
+    def export(self, fmt, torch=None, torchtitan=False):
+        """The export in `fmt` (torch-csv, torch-csv-comms, json, trace, svg)
+        as a string; torch: the PyTorch version of the CSV dialect ("2.15",
+        "2.14"); the default is the current dialect."""
+        args = ["export", self.recipe] + self._defs + ["--format", fmt]
+        if torch:
+            args += ["--torch", str(torch)]
+        if torchtitan:
+            args += ["--torchtitan"]
+        out, err = _run(self._exe, args)
+        m = _PLACEMENT.search(err)
+        if m and self._placement is None:  # export's note (SPEC.md §15.3) gives it for free
+            place = [0] * self.stages
+            for part in m.group(1).split(","):
+                rank, _, ss = part.strip().partition(":")
+                for st in ss.split():
+                    place[int(st)] = int(rank.split()[1])
+            self._placement = place
+        return out
+
+    def torch_schedule(self, stages, loss_fn=None, **kwargs):
+        """A torch.distributed.pipelining schedule that runs this program's
+        proved streams (stagecraft.pipelining.build_schedule)."""
+        from . import pipelining
+        return pipelining.build_schedule(self, stages, loss_fn=loss_fn, **kwargs)
+
+    def __repr__(self):
+        return (f"<stagecraft.Program {self.recipe} {self.params}: {self.devices} devices, "
+                f"{self.stages} stages, {self.microbatches} microbatches, "
+                f"bubble {self.bubble_rate:.2%}>")
+
+
+def load(recipe, binary_path=None, **params):
+    """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
+    ...), verifies and simulates it; returns a Program or raises Error."""
+    return Program(recipe, params, binary(binary_path))

@@ -1,0 +1,173 @@
+#!/bin/sh
+# tests/cudastub/run.sh — the CUDA module on the CUDA STAND-IN (a test
+# double of the CUDA runtime, cuBLAS and NCCL on the CPU; README.md here).
+# Needs no GPU and no CUDA: it runs on every machine, in every `make test`,
+# so the module's stream, event, memory and transport logic is exercised on
+# every CI run. The module is the real one (runtime/cuda/*.c, and the
+# kernels of cuda_kernels.cu compiled for the host), built against the
+# stand-in as $BUILD/cudastub/libstagecraft_cuda.so.
+#   1. the GPU unit test (tests/gpu/test_backend_cuda.c) on 1 and 2 emulated
+#      GPUs, and with random delays on every stream operation;
+#   2. every stdlib recipe `run --backend cuda --check` at p=4 m=8, on 1
+#      emulated GPU (cuda-local) and on 4 of them (nccl), with offload=none
+#      and offload=all: the CPU reference within 1e-4, measured peaks ==
+#      predicted, the expected transport, no violation;
+#   3. some of them again, also at p=2, with 0-300 us random delays on every
+#      stream operation;
+#   4. runs that fail on purpose (device memory caps) end with one line and
+#      exit 4, and free nothing a queued copy still uses;
+#   5. p=1 and cuda-local without NCCL; NCCL missing; NCCL_DEBUG and --json;
+#      no device; the module found beside the executable, a stale one refused;
+#   6. tests/gpu/run.sh itself on the stand-in (it must pass; without a
+#      device it must skip; with a broken module it must fail);
+#   7. mpirun: ranks that each see only their own GPU are accepted, two
+#      ranks on one GPU refused.
+# A violation of CUDA's rules found by the stand-in (use after free, use
+# before the allocation is reached, a stale error) fails the run (exit 86).
+# Run from the repository root: sh tests/cudastub/run.sh
+BUILD=${BUILD:-build}
+SC=${SC:-$BUILD/stagecraft}
+STUB=$BUILD/cudastub
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+export STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so"
+export STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so"
+export SC_CUDASTUB=1 STAGECRAFT_TIMEOUT=120
+unset CUDA_VISIBLE_DEVICES SC_CUDASTUB_DELAY_US NCCL_DEBUG NCCL_DEBUG_FILE STAGECRAFT_TRANSPORT
+
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+
+for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda"; do
+  if [ ! -f "$f" ]; then
+    echo "FAIL: $f is missing (make test builds the stand-in)" >&2
+    echo "cudastub: 0 passed, 1 failed"; exit 1
+  fi
+done
+
+# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
+expect() {
+  code=$1; sub=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
+  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
+}
+
+# A --json result of --backend cuda --check on the stand-in.
+json_ok() { # file transport
+  python3 - "$1" "$2" <<'PY'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+assert j["backend"] == "cuda" and j["gpu"] == "CUDA stand-in (test double)", j
+assert j["transport"] == sys.argv[2], (j["transport"], sys.argv[2], j.get("transport_note"))
+assert j["tolerance"] == 1e-4, j["tolerance"]
+assert math.isfinite(j["loss"]) and j["loss"] > 0, j["loss"]
+assert abs(j["loss"] - j["reference_loss"]) <= 1e-4 * abs(j["reference_loss"]), j
+assert j["max_grad_rel_err"] <= 1e-4, j["max_grad_rel_err"]
+assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+PY
+}
+
+# 1. The GPU unit test on the stand-in.
+for g in 1 2; do
+  if SC_CUDASTUB_GPUS=$g "$BUILD/gpu_test_backend_cuda" >"$tmp/u" 2>&1 && grep -q ' 0 failed' "$tmp/u"; then ok
+  else bad "gpu_test_backend_cuda on $g emulated GPU(s)"; tail -8 "$tmp/u" >&2; fi
+done
+if SC_CUDASTUB_GPUS=2 SC_CUDASTUB_DELAY_US=200 "$BUILD/gpu_test_backend_cuda" >"$tmp/u" 2>&1; then ok
+else bad "gpu_test_backend_cuda with random delays"; tail -8 "$tmp/u" >&2; fi
+
+# 2. Every stdlib recipe through the module's real objects.
+recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')
+runs=0
+one() { # recipe p m gpus offload [env...]
+  r=$1 p=$2 m=$3 g=$4 off=$5; shift 5
+  want=cuda-local; [ "$g" = "$p" ] && want=nccl
+  if env SC_CUDASTUB_GPUS="$g" "$@" timeout 300 $SC run "$r" -D p="$p" -D m="$m" -D offload="$off" \
+       --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" $want; then ok
+  else bad "run $r p=$p m=$m offload=$off on $g emulated GPU(s) $*"; head -4 "$tmp/e" >&2; fi
+  runs=$((runs+1))
+}
+for r in $recipes; do
+  $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || { bad "$r does not build at p=4 m=8"; continue; }
+  for g in 1 4; do
+    for off in none all; do
+      one "$r" 4 8 $g $off
+    done
+  done
+done
+[ "$runs" -ge 48 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
+
+# 3. Random delays on every stream operation (0-300 us).
+for r in zb-h1 interleaved zb-v 1f1b-v; do
+  one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
+  one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
+done
+
+# 4. Failures on purpose: one line, exit 4, nothing freed under a queued copy.
+for r in 1f1b zb-h1 interleaved; do
+  for g in 1 4; do
+    for cap in 60000 150000; do
+      SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=200 STAGECRAFT_DEVICE_MEMORY=$cap \
+        timeout 120 $SC run $r -D p=4 -D m=8 -D offload=all --backend cuda >"$tmp/out" 2>"$tmp/err"; rc=$?
+      if [ $rc = 4 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "out of memory on d" "$tmp/err"; then ok
+      else bad "$r cap $cap on $g GPU(s): exit $rc"; head -4 "$tmp/err" >&2; fi
+    done
+  done
+done
+
+# 5. p=1 never starts NCCL; without NCCL, cuda-local; NCCL's log; no device.
+STAGECRAFT_NCCL_LIBRARY=/nonexistent/libnccl.so.2 expect 0 '"transport": "cuda-local"' -- $SC run 1f1b -D p=1 -D m=2 --backend cuda --check --json
+grep -q transport_note "$tmp/out" && bad "p=1 explains why not nccl: $(cat "$tmp/out")" || ok
+SC_CUDASTUB_GPUS=2 STAGECRAFT_NCCL_LIBRARY=/nonexistent/libnccl.so.2 expect 0 '"transport_note": "STAGECRAFT_NCCL_LIBRARY=/nonexistent/libnccl.so.2 does not load' -- $SC run 1f1b -D p=2 -D m=4 --backend cuda --check --json
+grep -q '"transport": "cuda-local"' "$tmp/out" && ok || bad "no NCCL: not cuda-local"
+SC_CUDASTUB_GPUS=2 STAGECRAFT_NCCL_LIBRARY=/nonexistent/libnccl.so.2 STAGECRAFT_TRANSPORT=nccl expect 3 "STAGECRAFT_TRANSPORT=nccl: STAGECRAFT_NCCL_LIBRARY=/nonexistent/libnccl.so.2 does not load" -- $SC run 1f1b -D p=2 -D m=4 --backend cuda
+SC_CUDASTUB_GPUS=1 expect 0 "transport cuda-local (not nccl: 2 devices on 1 GPUs, and NCCL needs one GPU per device)" -- $SC run 1f1b -D p=2 -D m=4 --backend cuda
+# NCCL's debug log must not land in --json's stdout (it goes to stdout by default)
+{ SC_CUDASTUB_GPUS=2 NCCL_DEBUG=INFO $SC run 1f1b -D p=2 -D m=4 --backend cuda --json 2>&1 >"$tmp/j" | cat >"$tmp/e"; }
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/j" 2>/dev/null && grep -q "NCCL INFO" "$tmp/e" && ok ||
+  bad "NCCL_DEBUG=INFO: stdout is not one JSON object, or the log is not on stderr: $(head -c 300 "$tmp/j")"
+SC_CUDASTUB_GPUS=0 expect 3 "no usable CUDA device (cudaGetDeviceCount: no NVIDIA driver or GPU found" -- $SC run 1f1b -D p=1 --backend cuda
+# The module beside a copied executable is found; none: a clear line; a stale one: refused.
+mkdir -p "$tmp/bin"; cp "$SC" "$tmp/bin/stagecraft"
+env -u STAGECRAFT_CUDA_MODULE "$tmp/bin/stagecraft" run 1f1b -D p=1 --backend cuda >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 3 ] && grep -qE "libstagecraft_cuda.so is missing|not built into this binary" "$tmp/err" && ok ||
+  bad "a copied executable without its module: exit $rc: $(cat "$tmp/err")"
+cp "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$tmp/bin/"
+env -u STAGECRAFT_CUDA_MODULE "$tmp/bin/stagecraft" run 1f1b -D p=1 --backend cuda --check >"$tmp/out" 2>"$tmp/err" && ok ||
+  bad "the module beside a copied executable: $(cat "$tmp/err")"
+printf '%s\n' 'struct t { int v; unsigned long h; } sc_cuda_api_v1 = {2, 1};' >"$tmp/stale.c"
+if cc -shared -fPIC -o "$tmp/stale.so" "$tmp/stale.c" 2>/dev/null; then
+  STAGECRAFT_CUDA_MODULE="$tmp/stale.so" expect 3 "is not a module of this stagecraft" -- $SC run 1f1b -D p=1 --backend cuda
+fi
+
+# 6. The GPU test script on the stand-in: passes with a device, skips
+# without one, fails when the backend is broken (never "SKIP" then).
+SC_CUDASTUB_GPUS=2 BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
+if [ $rc = 0 ] && grep -qE '^gpu: [1-9][0-9]* passed, 0 failed' "$tmp/g"; then ok
+else bad "tests/gpu/run.sh on 2 emulated GPUs: exit $rc"; grep -E 'FAIL|gpu:' "$tmp/g" | head -8 >&2; fi
+SC_CUDASTUB_GPUS=0 BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "SKIP: no GPU (.*no NVIDIA driver or GPU found" "$tmp/g" && ok || bad "tests/gpu/run.sh without a device: exit $rc: $(head -3 "$tmp/g")"
+STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "FAIL" "$tmp/g" && ! grep -q "SKIP: no GPU" "$tmp/g" && ok || bad "tests/gpu/run.sh with a broken module: exit $rc: $(head -3 "$tmp/g")"
+
+# 7. mpirun: each rank sees only its own GPU (CUDA_VISIBLE_DEVICES per
+# rank): accepted (the run goes on to NCCL, which the stand-in has within
+# one process only); both on one GPU: refused.
+if command -v mpirun >/dev/null && timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  cat >"$tmp/own.sh" <<EOF
+#!/bin/sh
+CUDA_VISIBLE_DEVICES=\$OMPI_COMM_WORLD_LOCAL_RANK exec "\$@"
+EOF
+  SC_CUDASTUB_GPUS=2 timeout 120 mpirun -np 2 sh "$tmp/own.sh" $SC run 1f1b -D p=2 -D m=4 --backend cuda >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ $rc != 0 ] && grep -q "the stand-in NCCL works within one process" "$tmp/err" && ! grep -q "same GPU" "$tmp/err" && ok ||
+    bad "ranks with a GPU each: exit $rc: $(head -3 "$tmp/err")"
+  SC_CUDASTUB_GPUS=2 CUDA_VISIBLE_DEVICES=0 expect 3 "ranks 0 and 1 are on the same GPU" -- timeout 120 mpirun -np 2 $SC run 1f1b -D p=2 -D m=4 --backend cuda
+else
+  echo "cudastub: mpirun missing or built without MPI: section 7 not run"
+fi
+
+echo "cudastub: $pass passed, $fail failed ($runs recipe runs on the stand-in)"
+[ "$fail" = 0 ]

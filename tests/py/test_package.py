@@ -1,0 +1,105 @@
+"""test_package.py STAGECRAFT — the Python package (python/stagecraft)
+without PyTorch: load with parameters, figures equal to `sim --json`, the
+verified program, exports, errors with their exit codes, the boundary
+checks of the schedule builder against test doubles of PyTorch's stages,
+and the time of loading a recipe for p = 8, m = 64 (SPEC.md §15.5)."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import stagecraft  # noqa: E402
+from stagecraft import pipelining  # noqa: E402
+
+SC = os.path.abspath(sys.argv[1])
+os.environ["STAGECRAFT"] = SC
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}")
+
+
+def raises(fn, code, text):
+    try:
+        fn()
+    except stagecraft.Error as e:
+        check(e.code == code and text in str(e), f"error {code} '{text}': got {e.code} '{e}'")
+        return
+    check(False, f"no error, wanted {code} '{text}'")
+
+
+prog = stagecraft.load("zb-v", p=4, m=8)
+sim = json.loads(subprocess.run([SC, "sim", "zb-v", "-D", "p=4", "-D", "m=8", "--json"],
+                                capture_output=True, text=True, check=True).stdout)
+check(prog.figures == sim, "figures are sim --json")
+check((prog.devices, prog.stages, prog.microbatches) == (4, 8, 8), "shape")
+check(prog.placement == [0, 1, 2, 3, 3, 2, 1, 0], f"V placement {prog.placement}")
+check(prog.stages_of(1) == [1, 6], "stages of rank 1")
+check(prog.peaks == sim["peak_memory"] and prog.bubble_rate == sim["bubble_rate"], "peaks")
+check(prog.check().startswith("ok: "), "check line")
+check(len(prog.program["streams"]) == 4 and prog.program["format"] == "stagecraft.program",
+      "program dump")
+comms = prog.export("torch-csv-comms")
+check("WAIT_SEND_F" in comms and "WAIT_REDUCE_GRAD" in comms, "2.15 dialect by default")
+old = prog.export("torch-csv-comms", torch="2.14")
+check("WAIT" not in old and "REDUCE_GRAD" in old, "2.14 dialect")
+check(prog.export("torch-csv").count("\n") == 4, "compute_only rows")
+check("zb-v" in repr(prog), "repr")
+raises(lambda: stagecraft.load("zb-v", p=4, m=2), 3, "zb-v needs m >= 2p-1")
+raises(lambda: stagecraft.load("1f1b", q=3), 2, "unknown parameter 'q'")
+raises(lambda: stagecraft.load("no-such-recipe"), 2, "no-such-recipe")
+raises(lambda: stagecraft.load("1f1b", binary_path="/nonexistent"), 2,
+       "stagecraft executable not found")
+raises(lambda: prog.export("torch-csv-comms", torchtitan=True), 2, "torchtitan loads compute_only")
+
+# Boundary checks of the schedule builder (test doubles of PipelineStage).
+class FakeStage:
+    def __init__(self, index, num_stages):
+        self.stage_index, self.num_stages = index, num_stages
+
+
+raises(lambda: pipelining.check_stages(prog, [FakeStage(1, 8)], 4, 1), 3,
+       "rank 1 built stages [1], but the program places stages [1, 6] on it")
+raises(lambda: pipelining.check_stages(prog, [FakeStage(1, 4), FakeStage(6, 4)], 4, 1), 3,
+       "stage 1 was built with num_stages=4, the program has 8 stages")
+raises(lambda: pipelining.check_stages(prog, [FakeStage(1, 8)], 2, 1), 3,
+       "the program has 4 devices but the pipeline group has 2 ranks")
+check(pipelining.check_stages(prog, [FakeStage(6, 8), FakeStage(1, 8)], 4, 1) is None,
+      "matching stages")
+check(pipelining.dialect_for((2, 15)) == "2.15" and pipelining.dialect_for((2, 16)) == "2.15"
+      and pipelining.dialect_for((2, 14)) == "2.14", "dialect by version")
+raises(lambda: pipelining.dialect_for((2, 3)), 3, "from 2.4 on")
+
+
+class Act:  # test double of an action type: its text
+    def __init__(self, v):
+        self.value = v
+
+
+class OldTorchTypes:  # test double of PyTorch 2.14's schedules module: its action types
+    _ComputationType = [Act(v) for v in "F I W B SEND_F RECV_F SEND_B RECV_B UNSHARD RESHARD "
+                        "REDUCE_GRAD OVERLAP_F_B".split()]
+
+
+raises(lambda: pipelining.check_actions(comms, OldTorchTypes, (2, 14)), 3,
+       "PyTorch 2.14 does not know the action WAIT_SEND_F")
+check(pipelining.check_actions(old, OldTorchTypes, (2, 14)) is None, "2.14 file for 2.14")
+
+# Loading a recipe for p = 8, m = 64 (the figure of SPEC.md §15.5).
+t = time.perf_counter()
+big = stagecraft.load("zb-v", p=8, m=64)
+text = big.export("torch-csv-comms")
+dt = time.perf_counter() - t
+check(big.microbatches == 64 and text.count("\n") == 8, "p=8 m=64")
+check(dt < 2.0, f"loading p=8 m=64 took {dt:.2f} s")
+print(f"load + export zb-v p=8 m=64: {dt * 1000:.0f} ms")
+print(f"package: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
