@@ -1,7 +1,7 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
 #   make test       C unit tests, Lua tests of the DSL, command-line tests, the
-#                   Python package and real PyTorch (installed once into build/torch)
+#                   Python package and real PyTorch (installed once into ~/.cache/stagecraft/torch)
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)

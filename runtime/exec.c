@@ -578,6 +578,17 @@ static sc_status run(ex *e)
     return SC_OK;
 }
 
+size_t sc_exec_table_bytes(const sc_prog *pg, int d)
+{
+    size_t n, ngroups = 0, S = (size_t)sc_prog_stages(pg);
+    size_t SM = S * (size_t)sc_prog_microbatches(pg);
+    const sc_instr *in = sc_prog_stream(pg, d, &n);
+    for (size_t k = 0; k < n; k++)
+        ngroups += sc_starts_group(in, k) != 0;
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + S * sizeof(layout) +
+           (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
+}
+
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
                          const sc_workload *wl, double origin, sc_exec_out *out)
 {

@@ -118,6 +118,12 @@ typedef struct sc_exec_out {
     char err[384];
 } sc_exec_out;
 
+/* Bytes of the executor's own tables for device d: what sc_exec_device
+ * allocates besides the backend's tensors (a mailbox and a record slot per
+ * stage and microbatch, the stream's transfers and groups, the collective
+ * channel), O(S·m) per device. run checks them before starting. */
+size_t sc_exec_table_bytes(const sc_prog *pg, int d);
+
 /* Monotonic clock in seconds. */
 double sc_exec_now(void);
 

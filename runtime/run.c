@@ -5,6 +5,8 @@
 #include "run_impl.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,10 @@
 
 #include "backend/backend.h"
 #include "exec.h"
+#include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
+#include "transport/transport.h"
 
 sc_run_opts sc_run_defaults(int stages)
 {
@@ -92,11 +96,64 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
     return SC_OK;
 }
 
-/* Refuses a run that cannot fit in this machine's memory before trying
- * (on_host: the devices' memory is host memory, the cpu backend). */
-static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
-                      int check, int on_host, char *err, size_t errlen)
+/* What a thread of a device takes in address space besides the data: its
+ * stack (8 MiB, the default) and, on the cpu backend, the buffer OpenBLAS
+ * maps for each thread inside a BLAS call (BUFFER_SIZE: 128 MiB on x86-64).
+ * When OpenBLAS cannot map it, it retries forever: a run that would not fit
+ * under the address-space limit (ulimit -v) is refused before it starts. */
+#define STACK_BYTES ((double)(8u << 20))
+#define BLAS_BUFFER_BYTES ((double)(128u << 20))
+
+/* Address space this process may still map under RLIMIT_AS and RLIMIT_DATA
+ * (ulimit -v, -d); a negative number when neither is set. */
+static double address_room(void)
 {
+    double room = -1;
+    struct rlimit rl;
+    long page = sysconf(_SC_PAGESIZE);
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f && fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        if (f)
+            fclose(f);
+        room = (double)rl.rlim_cur - (double)pages * (double)page;
+    }
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        unsigned long kb = 0;
+        char line[128];
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "VmData: %lu kB", &kb) == 1)
+                break;
+        if (f)
+            fclose(f);
+        double d = (double)rl.rlim_cur - (double)kb * 1024;
+        room = room < 0 || d < room ? d : room;
+    }
+    return room;
+}
+
+/* Refuses a run that cannot fit in this machine's memory before trying
+ * (on_host: the devices' memory is host memory, the cpu backend): the
+ * model's tensors and the run's own tables against physical memory, the
+ * tables against table_cap (what --max-mem leaves), and everything with the
+ * threads' stacks and BLAS buffers against the address-space limit. */
+static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog *pg, int local,
+                      int check, int on_host, size_t table_cap, char *err, size_t errlen)
+{
+    double tables = local < 0 ? (double)sc_transport_local_bytes(r->P, 2 * r->S * r->m) : 0;
+    for (int d = 0; d < r->P; d++)
+        if (local < 0 || d == local)
+            tables += (double)sc_exec_table_bytes(pg, d);
+    if (table_cap && tables > (double)table_cap) {
+        snprintf(err, errlen, "run: the executor's tables need %.0f MiB (%d device%s, %d stages x "
+                 "%d microbatches each), more than the %.0f MiB --max-mem leaves (--max-mem "
+                 "BYTES raises it; 0 for no limit)", tables / 1048576, local < 0 ? r->P : 1,
+                 local < 0 && r->P > 1 ? "s" : "", r->S, r->m, (double)table_cap / 1048576);
+        return SC_ERR_LIMIT;
+    }
     double need = 0, all = 0, biggest = 0;
     for (int s = 0; s < r->S; s++) {
         double pb = (double)sc_model_param_bytes(md, s);
@@ -113,11 +170,22 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
         need = 0; /* on the GPUs: gpu_fits */
     if (check)
         need += all + biggest;
+    need += tables;
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if (phys > 0 && need > phys) {
         snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the machine has "
-                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch)",
-                 need / 1048576, phys / 1048576);
+                 "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch%s)",
+                 need / 1048576, phys / 1048576, tables > need / 2 ? "; or fewer microbatches" : "");
+        return SC_ERR_NOMEM;
+    }
+    int threads = (local < 0 ? r->P : 1) + (check ? 1 : 0); /* the reference: this thread */
+    double room = address_room(), per = STACK_BYTES + (on_host ? BLAS_BUFFER_BYTES : 0);
+    if (room >= 0 && need + threads * per > room) {
+        snprintf(err, errlen, "out of memory: the address-space limit (ulimit -v or -d) leaves "
+                 "%.0f MiB, and this run needs about %.0f MiB (%.0f MiB of data, and %d "
+                 "thread%s with a stack%s)", room / 1048576, (need + threads * per) / 1048576,
+                 need / 1048576, threads, threads == 1 ? "" : "s",
+                 on_host ? " and OpenBLAS's buffer of 128 MiB each" : " each");
         return SC_ERR_NOMEM;
     }
     return SC_OK;
@@ -143,22 +211,23 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
+/* (through ir/alloc.h, as sc_sim_free frees it) */
 static sc_status alloc_measured(sc_run_result *r)
 {
     int P = r->P;
     size_t N = r->predicted->offset[P];
-    sc_sim *m = calloc(1, sizeof *m);
+    sc_sim *m = sc_calloc(1, sizeof *m);
     r->measured = m;
     if (!m)
         return SC_ERR_NOMEM;
     m->P = P;
-    m->busy = calloc((size_t)P, sizeof(double));
-    m->start = calloc((size_t)P, sizeof(double));
-    m->end = calloc((size_t)P, sizeof(double));
-    m->peak_mem = calloc((size_t)P, sizeof(double));
-    m->offset = malloc(((size_t)P + 1) * sizeof(size_t));
-    m->t0 = malloc((N + 1) * sizeof(double));
-    m->t1 = malloc((N + 1) * sizeof(double));
+    m->busy = sc_calloc((size_t)P, sizeof(double));
+    m->start = sc_calloc((size_t)P, sizeof(double));
+    m->end = sc_calloc((size_t)P, sizeof(double));
+    m->peak_mem = sc_calloc((size_t)P, sizeof(double));
+    m->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
+    m->t0 = sc_malloc((N + 1) * sizeof(double));
+    m->t1 = sc_malloc((N + 1) * sizeof(double));
     if (!m->busy || !m->start || !m->end || !m->peak_mem || !m->offset || !m->t0 || !m->t1)
         return SC_ERR_NOMEM;
     memcpy(m->offset, r->predicted->offset, ((size_t)P + 1) * sizeof(size_t));
@@ -198,21 +267,107 @@ static void summarize(sc_prog *pg, sc_run_result *r)
 }
 
 
-/* Every rank evaluated the recipe itself: they must have built the same
- * streams (a recipe that depends on timing, like a time-limited search,
- * could differ, and different streams could hang). FNV-1a of the streams,
- * compared through a max of (h, -h) in two exact 32-bit halves. */
-static sc_status same_program(const sc_prog *pg, double timeout_s, char *err, size_t errlen)
+/* FNV-1a over bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+#define FNV0 1469598103934665603ULL
+
+/* The streams as they are now. */
+static uint64_t streams_hash(const sc_prog *pg)
+{
+    uint64_t h = FNV0;
     for (int d = 0; d < sc_prog_devices(pg); d++) {
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
-        const unsigned char *b = (const unsigned char *)in;
-        for (size_t i = 0; i < n * sizeof *in; i++)
-            h = (h ^ b[i]) * 1099511628211ULL;
-        h = (h ^ (uint64_t)n) * 1099511628211ULL;
+        h = fnv(h, in, n * sizeof *in);
+        h = fnv(h, &n, sizeof n);
     }
+    return h;
+}
+
+/* The cost and memory model and the offload policy: what the prediction
+ * and the offload plan follow from. */
+static uint64_t model_hash(const sc_prog *pg)
+{
+    uint64_t h = FNV0;
+    for (int s = 0; s < sc_prog_stages(pg); s++) {
+        double v[4] = {sc_prog_tf(pg, s), sc_prog_tb(pg, s), sc_prog_tw(pg, s),
+                       sc_prog_mem(pg, s)};
+        h = fnv(h, v, sizeof v);
+    }
+    double g[3] = {sc_prog_tcomm(pg), sc_prog_w_keep(pg), sc_prog_mem_limit(pg)};
+    h = fnv(h, g, sizeof g);
+    const sc_offload_cfg *c = sc_prog_offload(pg);
+    double oc[5] = {(double)c->policy, c->chunks, c->ratio, (double)c->shared, c->mem};
+    return fnv(h, oc, sizeof oc);
+}
+
+/* Every rank evaluated the recipe and read its own command line: before
+ * anything is allocated from them, the ranks must agree on everything that
+ * must be the same everywhere (a model of another size would overrun the
+ * buffers of the transfers; another seed or program gives a loss that
+ * belongs to no configuration, or hangs). Each value goes through one
+ * element-wise max of (v, -v): max and min over the ranks, exact for
+ * integers below 2^53 (hashes and seeds in 32-bit halves). */
+enum { A_P, A_S, A_M, A_HIDDEN, A_LAYERS, A_VOCAB, A_SEQ, A_BATCH, A_SEED_HI, A_SEED_LO, A_LR,
+       A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
+
+static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s, char *err,
+                       size_t errlen)
+{
+    static const char *const what[A_N] = {
+        "the number of devices", "the number of stages", "the number of microbatches",
+        "the model size 'hidden'", "the model size 'layers'", "the model size 'vocab'",
+        "the model size 'seq'", "the model size 'batch'", "the model's seed", "the model's seed",
+        "the learning rate", "the backend", "--check", "the program", "the program",
+        "the cost and memory model"};
+    const sc_model_cfg *mc = &o->model;
+    uint64_t seed = (uint64_t)mc->seed, prog = streams_hash(pg), cost = model_hash(pg);
+    uint64_t be = fnv(FNV0, o->backend, strlen(o->backend));
+    double v[2 * A_N] = {
+        sc_prog_devices(pg), sc_prog_stages(pg), sc_prog_microbatches(pg), (double)mc->hidden,
+        (double)mc->layers, (double)mc->vocab, (double)mc->seq, (double)mc->batch,
+        (double)(seed >> 32), (double)(seed & 0xffffffffu), mc->lr,
+        (double)(be & 0xffffffffu), o->check, (double)(prog >> 32), (double)(prog & 0xffffffffu),
+        (double)(cost >> 32), (double)(cost & 0xffffffffu)};
+    for (int i = 0; i < A_N; i++)
+        v[A_N + i] = -v[i];
+    sc_status st = sc_mpi_max(v, 2 * A_N, timeout_s, err, errlen);
+    if (st)
+        return st;
+    for (int i = 0; i < A_N; i++) {
+        double hi = v[i], lo = -v[A_N + i];
+        if (hi == lo)
+            continue;
+        const char *why = "(every rank evaluates the recipe and reads its own command line: a "
+                          "parameter drawn at random or read from the rank, the time or the "
+                          "environment differs)";
+        if (i == A_PROG_HI || i == A_PROG_LO)
+            snprintf(err, errlen, "the ranks built different programs from the recipe (one that "
+                     "depends on time, like a search under a time limit: give --time-limit 0; "
+                     "or on chance or the rank) %s", why);
+        else if (i <= A_BATCH || i == A_LR)
+            snprintf(err, errlen, "the ranks disagree on %s: from %.17g to %.17g across ranks %s",
+                     what[i], lo, hi, why);
+        else
+            snprintf(err, errlen, "the ranks disagree on %s %s", what[i], why);
+        return SC_ERR_ARG;
+    }
+    return SC_OK;
+}
+
+/* After the prediction (which may re-plan offload): the same streams on
+ * every rank, as the agreement above implies; a guard against a prediction
+ * that is not deterministic. */
+static sc_status same_program(const sc_prog *pg, double timeout_s, char *err, size_t errlen)
+{
+    uint64_t h = streams_hash(pg);
     double hi = (double)(h >> 32), lo = (double)(h & 0xffffffffu);
     double v[4] = {hi, lo, -hi, -lo};
     sc_status st = sc_mpi_max(v, 4, timeout_s, err, errlen);
@@ -248,15 +403,16 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         sc_backend_free(probe);
     }
-    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
-        (st = predict(pg, md, r, err, errlen)) != SC_OK)
-        goto fail;
+    /* MPI ranks: started, and agreeing on the configuration, before the
+     * model or anything that follows from it is allocated. */
     int rank = 0, size = 1;
     if (sc_mpi_launched()) {
-        if ((st = sc_mpi_init(&rank, &size, err, errlen)) != SC_OK)
+        if ((st = sc_mpi_init(&rank, &size, o->timeout_s, err, errlen)) != SC_OK)
             goto fail;
         r->mpi = 1;
         r->rank = rank;
+        if ((st = agree(pg, o, o->timeout_s, err, errlen)) != SC_OK)
+            goto fail;
         if (size != r->P) {
             snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices (use "
                      "mpirun -np %d)", size, r->P, r->P);
@@ -264,10 +420,13 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         }
     }
+    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
+        (st = predict(pg, md, r, err, errlen)) != SC_OK)
+        goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0, err,
-                   errlen)) != SC_OK)
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0,
+                   o->table_cap, err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {
         snprintf(err, errlen, "out of memory");

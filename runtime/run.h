@@ -60,6 +60,9 @@ typedef struct sc_run_opts {
     size_t mem_cap;        /* bytes per device the backend may allocate; 0 = no limit */
                            /* (cuda: also refused when past the GPU's free memory) */
     double timeout_s;      /* a transfer wait longer than this is an error; 0 = none */
+    size_t table_cap;      /* bytes the run's own tables (executor, transport) may take,
+                            * checked before they are made; 0 = no limit (the command
+                            * line: what --max-mem leaves, SPEC.md §18.2) */
 } sc_run_opts;
 
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,

@@ -375,6 +375,10 @@ function sc._evaluate(recipe, overrides, listing)
     sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
       recipe, type(res)))
   end
+  if sc._closed(res) then
+    sc._raise(RECIPE, ("recipe '%s' returned a closed program (a <close> variable closes "
+      .. "it when the recipe returns: drop <close>)"):format(recipe))
+  end
   return res, declared, doc
 end
 

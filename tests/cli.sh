@@ -156,5 +156,42 @@ $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC expo
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
   pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: torch-csv-comms without host copies" >&2; }
 
+# Output that cannot be written is an error (issue 21): a full device or a
+# closed stdout never exits 0 with nothing written.
+printf '0F0,0I0,0W0\n' >"$tmp/one.csv"
+for c in "sim 1f1b --json" "sim 1f1b" "show 1f1b" "show 1f1b --dump" "check 1f1b" "list" \
+         "export 1f1b --format json" "export 1f1b --format torch-csv" "import $tmp/one.csv" \
+         "import $tmp/one.csv --json" "run 1f1b -D p=2 -D m=2 --json"; do
+  # shellcheck disable=SC2086
+  $SC $c >/dev/full 2>"$tmp/err"; rc=$?
+  # (one error line; torch-csv exports add their notes)
+  if [ $rc = 2 ] && [ "$(grep -c '^stagecraft: error: ' "$tmp/err")" = 1 ] &&
+     grep -q "^stagecraft: error: cannot write" "$tmp/err" && ! grep -qv '^stagecraft: \(error\|note\): ' "$tmp/err"; then pass=$((pass+1))
+  else fail=$((fail+1)); echo "FAIL: $c >/dev/full: exit $rc" >&2; cat "$tmp/err" >&2; fi
+done
+expect 2 "cannot write the output (standard output): Bad file descriptor" -- sh -c "$SC check 1f1b >&-"
+
+# An error message never carries a raw control byte (a recipe's own error
+# text included): escapes become '?', the message stays one line.
+printf 'error("a\\27[31mred\\rb")\n' >"$tmp/esc.lua"
+expect 8 'esc.lua:1: a?[31mred b' -- $SC check "$tmp/esc.lua"
+one_line_err $SC check "$tmp/esc.lua"
+
+# A recipe's output never mixes into what a command prints on stdout: a
+# print in a recipe goes to stderr (with --trust, io.write too).
+printf 'print("1F0,1F1")\nreturn sc.program { p = 2, m = 2, rule = "1f1b" }\n' >"$tmp/forge.lua"
+$SC export "$tmp/forge.lua" --format torch-csv >"$tmp/out" 2>"$tmp/err"
+$SC export 1f1b -D p=2 -D m=2 --format torch-csv >"$tmp/want"
+if cmp -s "$tmp/out" "$tmp/want" && grep -qx "1F0,1F1" "$tmp/err"; then pass=$((pass+1))
+else fail=$((fail+1)); echo "FAIL: a recipe's print forged rows of an export" >&2; head -3 "$tmp/out" >&2; fi
+printf 'print("{\\"makespan\\": 0}")\nio.write("x")\nreturn sc.program { p = 2, m = 2, rule = "1f1b" }\n' >"$tmp/forge2.lua"
+for c in "sim $tmp/forge.lua --json" "--trust sim $tmp/forge2.lua --json" "run $tmp/forge.lua --json"; do
+  # shellcheck disable=SC2086
+  $SC $c >"$tmp/out" 2>"$tmp/err"
+  if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out" 2>/dev/null && [ -s "$tmp/err" ]; then pass=$((pass+1))
+  else fail=$((fail+1)); echo "FAIL: $c: stdout is not the command's JSON alone" >&2; head -3 "$tmp/out" >&2; fi
+done
+expect 0 "1F0,1F1" -- $SC "$tmp/forge.lua"   # a script's print is its output
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -127,7 +127,7 @@ done
 expect 3 "stages' is 2, but the program has 4" -- $SC run zb-h1 -D p=4 -D costs="$tmp/c.json"
 expect 2 "--profile needs a FILE" -- $SC run zb-h1 --profile
 expect 2 "--profile-steps needs" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-steps 0
-expect 2 "cannot create a temporary file" -- $SC run zb-h1 -D p=2 -D m=2 $M --profile "$tmp/no/dir/x.json" \
+expect 2 "cannot write '$tmp/no/dir/x.json': No such file or directory" -- $SC run zb-h1 -D p=2 -D m=2 $M --profile "$tmp/no/dir/x.json" \
   --profile-steps 1 --warmup 0
 [ -e "$tmp/no" ] && bad "a half-written cost file" || ok
 

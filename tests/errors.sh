@@ -33,6 +33,7 @@ row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
+row 2 "cannot write '$tmp/nodir/x.json': No such file or directory" -- $SC export 1f1b --format json -o "$tmp/nodir/x.json"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
 row 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps many
 row 2 "--max-mem needs a size in bytes" -- $SC --max-mem 1X check 1f1b
@@ -79,7 +80,7 @@ row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
   *asan*) ;; # AddressSanitizer needs a large address space
-  *) row 4 "out of memory" -- sh -c "ulimit -v 400000; $SC check gpipe -D p=4000 -D m=4000" ;;
+  *) row 4 "out of memory" -- sh -c "ulimit -v 400000; $SC --max-mem 0 check gpipe -D p=4000 -D m=4000" ;;
 esac
 
 # ---- 5 invalid program (the verifier) -------------------------------------
@@ -104,23 +105,28 @@ row 3 "row 1 (rank 0), cell 2 '0X0': unknown action type 'X'" -- $SC import "$(r
 row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" -- $SC import "$(r wb.csv '0F0,0W0,0I0')"
 row 5 "missing microbatch: stage 1 has no backward" -- $SC import "$(r st.csv '0F0,0I0,0W0
 1F0')"
+row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import "$(r big.csv "$(head -c 2000 /dev/zero | tr '\0' ',')")"
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- $SC check gpipe -D p=4000 -D m=4000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
 row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
-row 7 "memory limit exceeded: the Lua heap would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
+row 7 "memory limit exceeded: the Lua heap and the programs would grow past 16777216 bytes" -- $SC check "$(r l3.lua 'local t = {} for i = 1, 1e12 do t[i] = i end')" --max-mem 16M
 
 # ---- 8 recipe error --------------------------------------------------------
 row 8 "r1.lua:1: '}' expected near 'm'" -- $SC check "$(r r1.lua 'return sc.program { p = 2 m = 2 }')"
 row 8 "r2.lua:1: attempt to index a nil value (local 'x')" -- $SC check "$(r r2.lua 'local x = nil; return x.y')"
 row 8 "recipe '$tmp/r3.lua' did not return a program (it returned number)" -- $SC check "$(r r3.lua 'return 42')"
+row 8 "recipe '$tmp/r5.lua' returned a closed program (a <close> variable closes it" -- $SC check "$(r r5.lua 'local p <close> = sc.program { p = 2, m = 2, rule = "1f1b" }; return p')"
 row 8 "r4.lua:1: my own error" -- $SC check "$(r r4.lua 'error("my own error")')"
 
 # ---- 10 sandbox ----------------------------------------------------------
 row 10 "s1.lua:1: sandbox: io is not available to recipes" -- $SC check "$(r s1.lua 'io.write("x")')"
 row 10 "s2.lua:1: sandbox: os.execute is not available to recipes" -- $SC check "$(r s2.lua 'os.execute("true")')"
 row 10 "sandbox: dofile('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$(r s3.lua 'dofile("/etc/passwd")')"
+printf 'KEY=secret\n' >"$tmp/.env"
+row 10 "sandbox: dofile('.env'): dotfiles and dot-folders are refused" -- $SC check "$(r s3d.lua 'dofile(".env")')"
 row 10 "sandbox: module 'lfs' not found: a recipe may require Lua files in its folder and the stdlib; C modules are refused" -- $SC check "$(r s4.lua 'require("lfs")')"
 row 10 "sandbox: load: binary chunks are refused" -- $SC check "$(r s5.lua 'load("\27Lua")')"
 row 10 "sandbox: string.dump is not available to recipes" -- $SC check "$(r s6.lua 'string.dump(print)')"

@@ -236,5 +236,62 @@ expect 2 "unknown format 'xls'" -- $SC export 1f1b --format xls
 expect 2 "export needs --format" -- $SC export 1f1b
 expect 2 "--format needs a value" -- $SC export 1f1b --format
 
+# import reads at most --max-mem bytes (issue 21): /dev/zero is refused in
+# bounded time and memory, not read until the machine runs out.
+expect 7 "'/dev/zero' is larger than the memory limit of 1073741824 bytes (--max-mem BYTES raises it" -- timeout 60 $SC import /dev/zero
+head -c 5000 /dev/zero | tr '\0' ',' >"$tmp/wide.csv"
+expect 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import "$tmp/wide.csv"
+# A cell quoted in a message has its control bytes escaped (a terminal
+# escape in a CSV cannot drive the terminal of whoever imports it).
+printf '0F0,0\033[2JX0\n' >"$tmp/esc.csv"
+expect 3 "cell 2 '0\\x1b[2JX0': unknown action type" -- $SC import "$tmp/esc.csv"
+if grep -q "$(printf '\033')" "$tmp/err"; then ko "a raw escape byte reached stderr"; else ok; fi
+
+# Outputs that are not plain files (issue 21): a FIFO, a device, a link and
+# a replaced file's mode stay what they were; several outputs are written
+# all or none; a signal that ends an export leaves no temporary file.
+runs() { if "$@" >"$tmp/out" 2>"$tmp/err"; then ok; else ko "$* (exit $?)"; sed 's/^/  | /' "$tmp/err" | head -3 >&2; fi; }
+mkdir -p "$tmp/w"
+mkfifo "$tmp/w/fifo"
+cat "$tmp/w/fifo" >"$tmp/fifo.out" & reader=$!
+runs $SC export 1f1b --format json -o "$tmp/w/fifo"
+wait $reader
+if [ -p "$tmp/w/fifo" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/fifo.out"; then ok
+else ko "export -o FIFO: replaced, or nothing read through it"; fi
+runs $SC show 1f1b --svg /dev/null
+[ -c /dev/null ] && ok || ko "show --svg /dev/null replaced the device"
+$SC export 1f1b --format torch-csv -o /dev/stdout >"$tmp/devout" 2>"$tmp/err" && grep -q 3F7 "$tmp/devout" && ok || ko "export -o /dev/stdout"
+echo old >"$tmp/w/real.csv"; chmod 640 "$tmp/w/real.csv"; ln -s real.csv "$tmp/w/link.csv"
+runs $SC export 1f1b --format torch-csv -o "$tmp/w/link.csv"
+if [ -L "$tmp/w/link.csv" ] && grep -q 3F7 "$tmp/w/real.csv" && [ "$(stat -c %a "$tmp/w/real.csv")" = 640 ]; then ok
+else ko "export through a link: the link or the file's mode changed"; ls -la "$tmp/w" >&2; fi
+echo old >"$tmp/w/m.svg"; chmod 600 "$tmp/w/m.svg"
+$SC show 1f1b --svg "$tmp/w/m.svg" && [ "$(stat -c %a "$tmp/w/m.svg")" = 600 ] && ok || ko "show --svg reset the mode of the file it replaced"
+ln -s nowhere "$tmp/w/dangling"
+expect 2 "cannot write '$tmp/w/dangling': it is a symbolic link to a file that does not exist" -- $SC export 1f1b --format json -o "$tmp/w/dangling"
+[ -L "$tmp/w/dangling" ] && [ ! -e "$tmp/w/nowhere" ] && ok || ko "a dangling link was replaced"
+expect 2 "cannot write '$tmp/w': it is a folder" -- $SC export 1f1b --format json -o "$tmp/w"
+echo keep >"$tmp/w/a.svg"
+expect 2 "cannot write '$tmp/w/nodir/t.json'" -- $SC show 1f1b --svg "$tmp/w/a.svg" --trace "$tmp/w/nodir/t.json"
+[ "$(cat "$tmp/w/a.svg")" = keep ] && ok || ko "show --svg --trace: a.svg replaced although the trace failed"
+runs $SC show 1f1b --svg "$tmp/w/a.svg" --trace "$tmp/w/t.json"
+grep -q "<svg" "$tmp/w/a.svg" && [ -s "$tmp/w/t.json" ] && ok || ko "show --svg --trace: both written"
+leftovers() { ls -a "$1" | grep -c 'tmp' ; }
+[ "$(leftovers "$tmp/w")" = 0 ] && ok || { ko "temporary files left"; ls -a "$tmp/w" >&2; }
+# A file-size limit (SIGXFSZ) and TERM, HUP, INT during the write.
+mkdir -p "$tmp/k"
+sh -c "ulimit -f 4; exec $SC export 1f1b --format json -o $tmp/k/x.json" 2>/dev/null
+[ "$(ls -a "$tmp/k" | grep -vc '^\.\.*$')" = 0 ] && ok || { ko "SIGXFSZ left a file"; ls -a "$tmp/k" >&2; }
+# (a background job starts with SIGINT ignored: python puts it back)
+for sig in TERM HUP INT; do
+  python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+    $SC export gpipe -D p=16 -D m=3000 --format trace -o "$tmp/k/big.json" 2>/dev/null & pid=$!
+  n=0; while [ $n -lt 600 ] && ! ls "$tmp/k" | grep -q tmp; do sleep 0.05; n=$((n+1)); done
+  seen=$(ls "$tmp/k" | grep -c tmp)
+  kill -$sig $pid 2>/dev/null; wait $pid 2>/dev/null
+  if [ "$seen" = 1 ] && [ "$(ls -a "$tmp/k" | grep -vc '^\.\.*$')" = 0 ]; then ok
+  else ko "SIG$sig during an export: temporary file left (seen: $seen)"; ls -a "$tmp/k" >&2; rm -f "$tmp/k"/*; fi
+done
+
 echo "interchange: $pass passed, $fail failed"
 [ "$fail" = 0 ]

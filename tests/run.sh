@@ -48,8 +48,8 @@ else
   echo "BROKEN: python3 is needed to drive the REPL through a pseudo-terminal" >&2; broken=$((broken+1))
 fi
 run tests/py/test_package.py python3 tests/py/test_package.py "$SC"
-# Real PyTorch (tests/torch/run.sh: installs pinned torch once into
-# build/torch). `make asan` sets SC_TORCH=skip: those runs exercise PyTorch
+# Real PyTorch (tests/torch/run.sh: installs pinned torch once per machine
+# into ~/.cache/stagecraft/torch). `make asan` sets SC_TORCH=skip: those runs exercise PyTorch
 # and the package, not C code that `make test` and the suites above do not.
 if [ "${SC_TORCH:-run}" = skip ]; then
   echo "torch: skipped (SC_TORCH=skip, set by make asan: make test runs them)"

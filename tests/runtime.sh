@@ -133,15 +133,48 @@ if command -v mpirun >/dev/null &&
     'return sc.program { p = 4, m = 8, rule = (r == 2) and "gpipe" or "1f1b" }' >"$tmp/div.lua"
   expect 3 "the ranks built different programs from the recipe" -- timeout 120 $MPIRUN $SC --trust run "$tmp/div.lua"
 
-  # A rank killed mid-step: the job ends, non-zero, with a message, in bounded time.
+  # Ranks must agree on everything a run is built from, checked before
+  # anything is allocated (issue 21): a model size drawn per rank, another
+  # -D seed or vocab on some ranks (mpirun's "A : B" starts two commands).
+  printf '%s\n' 'local r = tonumber(os.getenv("OMPI_COMM_WORLD_RANK") or 0)' \
+    'local P = sc.params { {"p", 4, "devices"}, {"hidden", 16 + 8 * r, "width"} }' \
+    'return sc.program { p = P.p, m = 8, rule = "1f1b" }' >"$tmp/hid.lua"
+  expect 3 "the ranks disagree on the model size 'hidden': from 16 to 40 across ranks" -- timeout 120 $MPIRUN $SC --trust run "$tmp/hid.lua"
+  expect 3 "the ranks disagree on the model's seed" -- timeout 120 mpirun --oversubscribe -np 2 $SC run 1f1b -D seed=1 : -np 2 $SC run 1f1b -D seed=2
+  expect 3 "the ranks disagree on the model size 'vocab': from 100 to 128" -- timeout 120 mpirun --oversubscribe -np 3 $SC run 1f1b -D vocab=100 : -np 1 $SC run 1f1b
+  expect 3 "the ranks disagree on the model size 'layers': from 4 to 8" -- timeout 120 mpirun --oversubscribe -np 1 $SC run 1f1b -D layers=4 : -np 3 $SC run 1f1b
+  expect 3 "the ranks disagree on the cost and memory model" -- timeout 120 mpirun --oversubscribe -np 2 $SC run 1f1b -D tf=2 : -np 2 $SC run 1f1b
+  # A rank stopped or stuck before MPI_Init (here in its evaluation): the
+  # others give up after STAGECRAFT_TIMEOUT instead of waiting in MPI_Init
+  # forever, and mpirun ends the job; no rank is left behind.
+  printf '%s\n' 'local r = tonumber(os.getenv("OMPI_COMM_WORLD_RANK") or 0)' \
+    'if r == 2 then os.execute("kill -STOP " .. io.open("/proc/self/stat"):read("n")) end' \
+    'if r == 1 then while true do end end' \
+    'return sc.program { p = 4, m = 8, rule = "1f1b" }' >"$tmp/stop.lua"
+  start=$(date +%s)
+  STAGECRAFT_TIMEOUT=5 timeout 100 $MPIRUN $SC --trust run "$tmp/stop.lua" --max-time 0 --max-steps 0 >"$tmp/out" 2>"$tmp/err"; rc=$?
+  took=$(( $(date +%s) - start ))
+  if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "waited 5 s for the other ranks to start (MPI_Init); a peer is gone or stuck: giving up" "$tmp/err"; then ok
+  else bad "a rank stopped before MPI_Init: exit $rc after $took s"; head -5 "$tmp/err" >&2; fi
+  sleep 1
+  if ps -eo args | grep -v grep | grep -qF "$tmp/stop.lua"; then bad "a rank of the stopped job is left"; else ok; fi
+
+  # A rank killed or stopped: the job ends, non-zero, with a message, in
+  # bounded time, whatever the rank was doing (evaluating, in MPI_Init, in
+  # the step): the victim is chosen once mpirun has started all four.
   big="-D hidden=1024 -D seq=64 -D batch=8 -D m=16"
   fault() { # signal, then what the others must say
-    start=$(date +%s)
-    STAGECRAFT_TIMEOUT=3 timeout 60 $MPIRUN $SC run 1f1b $big >"$tmp/out" 2>"$tmp/err" &
+    STAGECRAFT_TIMEOUT=3 timeout 100 $MPIRUN $SC run 1f1b $big >"$tmp/out" 2>"$tmp/err" &
     tpid=$!
-    sleep 2.5
-    mpid=$(ps -o pid= --ppid $tpid | tr -d ' ')
-    victim=$(ps -o pid= --ppid "$mpid" 2>/dev/null | sed -n 2p | tr -d ' ')
+    victim=; n=0
+    while [ -z "$victim" ] && [ $n -lt 300 ]; do
+      sleep 0.1; n=$((n+1))
+      mpid=$(ps -o pid= --ppid $tpid | tr -d ' ')
+      [ -n "$mpid" ] && [ "$(ps -o pid= --ppid "$mpid" | wc -l)" -ge 4 ] &&
+        victim=$(ps -o pid= --ppid "$mpid" | sed -n 2p | tr -d ' ')
+    done
+    sleep 1
+    start=$(date +%s)
     [ -n "$victim" ] && kill -"$1" "$victim"
     wait $tpid; rc=$?
     took=$(( $(date +%s) - start ))

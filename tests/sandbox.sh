@@ -101,6 +101,41 @@ expect 10 "sandbox: collectgarbage('stop') is refused" -- $SC check "$tmp/r/gc.l
 recipe strmt.lua "getmetatable('').__index.rep = nil"
 expect 8 "attempt to index a nil value" -- $SC check "$tmp/r/strmt.lua"
 
+# Dotfiles and dot-folders in the recipe's folder are refused (issue 21):
+# a .env, an SSH key or .git/config beside a recipe stays unread, also
+# through a link or a path that only passes through a dot-folder.
+mkdir -p "$tmp/r/.git" "$tmp/r/.ssh"
+printf 'SECRET=hunter2\n' >"$tmp/r/.env"
+printf 'ssh-rsa AAAAB3Nza secret@host\n' >"$tmp/r/.ssh/id_rsa"
+printf 'return 1\n' >"$tmp/r/.git/x.lua"
+ln -s .env "$tmp/r/env.txt"
+recipe dot1.lua "dofile('.env')"
+expect 10 "sandbox: dofile('.env'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot1.lua"
+recipe dot2.lua "local f, e = loadfile('.ssh/id_rsa'); error(e)"
+expect 10 "sandbox: loadfile('.ssh/id_rsa'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot2.lua"
+if grep -q "AAAAB3Nza" "$tmp/e"; then ko "the key leaked through an error message"; else ok; fi
+recipe dot3.lua "dofile('sub/../.git/x.lua')"
+expect 10 "dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot3.lua"
+recipe dot4.lua "dofile('env.txt')"
+expect 10 "sandbox: dofile('env.txt'): the file is a dotfile or in a dot-folder ($tmp/r/.env)" -- $SC check "$tmp/r/dot4.lua"
+recipe dot5.lua "return sc.load('.git/x.lua')"
+expect 10 "sandbox: sc.load('.git/x.lua'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/dot5.lua"
+# A recipe that lives under a dot-folder still reads its own folder.
+mkdir -p "$tmp/.cfg"
+printf 'return {n = 2}\n' >"$tmp/.cfg/h.lua"
+printf 'local h = dofile("h.lua")\nreturn sc.program { p = h.n, m = 2, rule = "1f1b" }\n' >"$tmp/.cfg/ok.lua"
+expect 0 "ok: $tmp/.cfg/ok.lua: 2 devices" -- $SC check "$tmp/.cfg/ok.lua"
+
+# A closed Program returned by a recipe: a recipe error in every command,
+# never a crash (issue 21).
+recipe closed.lua 'local p <close> = sc.program { p = 2, m = 2, rule = "1f1b" }
+return p'
+for c in check sim show run; do
+  expect 8 "closed.lua' returned a closed program" -- $SC $c "$tmp/r/closed.lua"
+done
+expect 8 "returned a closed program" -- $SC export "$tmp/r/closed.lua" --format json
+expect 8 "returned a closed program" -- sh -c "echo 'sc.load(\"$tmp/r/closed.lua\")' | $SC"
+
 # What a recipe may do: its folder's modules and files, the stdlib, os.clock.
 printf 'return {n = 3}\n' >"$tmp/r/helper.lua"
 printf 'return {m = 4}\n' >"$tmp/r/sub/mod.lua"
@@ -159,7 +194,7 @@ start=$(date +%s)
 expect 7 "time limit exceeded" -- $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time 1
 [ $(( $(date +%s) - start )) -lt 20 ] && ok || ko "a looping finalizer held the exit"
 recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
-expect 7 "memory limit exceeded: the Lua heap would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
 recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
 expect 7 "memory limit exceeded" -- $SC check "$tmp/r/grow2.lua" --max-mem 16M
 recipe rep.lua "local s = ('x'):rep(2^31 - 1)"
@@ -186,6 +221,66 @@ expect 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --ma
 expect 2 "--max-mem needs a size in bytes" -- $SC check 1f1b --max-mem 12Q
 expect 2 "--max-mem needs a size in bytes" -- $SC --max-mem
 expect 0 "ok: 1f1b" -- $SC check 1f1b --max-mem 64M --max-steps 1e7
+
+# Loops the count hook cannot see (issue 21): xpcall's message handler
+# (Lua runs it with hooks off when the hook raised), and C loops of the
+# string and table libraries; each stopped by the step limit alone, with the
+# time limit off, sandboxed or trusted. `timeout` turns a hang into 124.
+recipe xp1.lua "xpcall(function() while true do end end, function() while true do end end)"
+recipe xp2.lua "xpcall(error, function() while true do end end)"
+recipe xp3.lua "local ok = xpcall(function() while true do end end, function(m) return m end)
+while true do end"
+recipe crep.lua 'local s = string.rep("", math.maxinteger) .. ("x"):rep(0)
+assert(s == "" and ("ab"):rep(3, "") == "ababab" and string.rep("", 3, "-") == "--")
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+recipe cmove.lua "table.move({}, 1, math.maxinteger, 2)"
+recipe cins.lua "table.insert(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1, 'x')"
+recipe crem.lua "table.remove(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1)"
+for t in "" --trust; do
+  for f in xp1 xp2 xp3 cmove cins crem; do
+    expect 7 "$f.lua:1: step limit exceeded: more than 1000000 Lua instructions" -- timeout 60 $SC $t check "$tmp/r/$f.lua" --max-steps 1e6 --max-time 0
+  done
+  expect 0 "ok:" -- timeout 60 $SC $t check "$tmp/r/crep.lua" --max-steps 1e6 --max-time 0
+done
+expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time 0.5
+recipe tmove.lua 'local t = table.move({1, 2, 3}, 1, 3, 2)
+table.insert(t, 1, 0); table.remove(t, 1)
+assert(table.concat(t, ",") == "1,1,2,3")
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+expect 0 "ok:" -- $SC check "$tmp/r/tmove.lua" --max-steps 1e6
+
+# A tiny --max-mem is the memory limit's error, never a Lua panic (issue 21).
+for k in 1 10K 40K; do
+  for c in "check 1f1b" "run 1f1b" "list" "sim $tmp/r/good.lua --json"; do
+    # shellcheck disable=SC2086
+    $SC --max-mem $k $c >"$tmp/o" 2>"$tmp/e"; rc=$?
+    if [ $rc = 7 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "^stagecraft: error: memory limit exceeded" "$tmp/e"; then ok
+    else ko "--max-mem $k $c: exit $rc"; head -3 "$tmp/e" >&2; fi
+  done
+done
+
+# The C memory of programs counts against --max-mem with the Lua heap
+# (issue 21): a recipe that keeps its programs stops at the limit (not at
+# 7.8 GB), programs it drops give their memory back, and a program too large
+# to verify under the limit is refused, also after the evaluation.
+recipe keep.lua 'local t = {}
+for i = 1, 1e6 do t[i] = sc.program { p = 8, m = 512, rule = "1f1b" } end'
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 67108864 bytes" -- timeout 120 $SC check "$tmp/r/keep.lua" --max-mem 64M
+recipe drop.lua 'for i = 1, 300 do local p = sc.program { p = 16, m = 256, rule = "1f1b" } end
+return sc.program { p = 2, m = 2, rule = "1f1b" }'
+expect 0 "ok:" -- $SC check "$tmp/r/drop.lua" --max-mem 48M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 209715200 bytes" -- timeout 120 $SC sim gpipe -D p=64 -D m=20000 --max-mem 200M
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- timeout 120 $SC check gpipe -D p=4000 -D m=4000
+expect 7 "memory limit exceeded" -- timeout 120 $SC --trust check "$tmp/r/keep.lua" --max-mem 64M
+# run: the executor's tables (O(P x S x m)) are checked before they are made.
+expect 7 "run: the executor's tables need 16808 MiB (256 devices, 256 stages x 4096 microbatches each), more than the" -- timeout 300 $SC run gpipe -D p=256 -D m=4096 -D hidden=1 -D vocab=1 -D seq=1 -D batch=1 -D layers=256
+# Threads of run under an address-space limit: refused before OpenBLAS
+# could spin on a buffer it cannot map (AddressSanitizer needs the space).
+case "$SC" in
+  *asan*) ;;
+  *) expect 4 "out of memory: the address-space limit (ulimit -v or -d) leaves" -- timeout 60 sh -c "ulimit -v 300000; STAGECRAFT_TIMEOUT=5 exec $SC run 1f1b -D p=2 -D m=2"
+     expect 0 "loss" -- timeout 120 sh -c "ulimit -v 2000000; exec $SC run 1f1b -D p=2 -D m=2" ;;
+esac
 
 # Unrolling guards: sizes are refused before anything is allocated.
 recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'
@@ -240,6 +335,19 @@ return p'
 touch "$tmp/out/target.svg"
 expect 10 "sandbox: svg('link.svg'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/drawlink.lua"
 [ -s "$tmp/out/target.svg" ] && ko "p:svg wrote through a link" || ok
+# Dotfiles are not written either (issue 21): a hook under .git, a .env.
+mkdir -p "$tmp/r/.git/hooks"
+recipe drawdot.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:export("torch-csv", ".git/hooks/pre-commit")
+return p'
+expect 10 "sandbox: torch-csv('.git/hooks/pre-commit'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/drawdot.lua"
+absent "$tmp/r/.git/hooks/pre-commit" "p:export wrote a git hook"
+printf 'KEY=1\n' >"$tmp/r/.envout"; ln -s .envout "$tmp/r/envlink.csv"
+recipe drawdot2.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:export("json", "envlink.csv")
+return p'
+expect 10 "sandbox: json('envlink.csv'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/drawdot2.lua"
+[ "$(cat "$tmp/r/.envout")" = KEY=1 ] && ok || ko "p:export wrote a dotfile through a link"
 # Code without an _ENV of its own (a coroutine, a local function) is covered too.
 recipe drawco.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
 local svg = p.svg

@@ -82,7 +82,7 @@ done
 for f in examples/*.lua examples/*/*.lua; do
   grep -E '^--.*  stagecraft [a-z]' "$f" | sed -E 's/^.*  (stagecraft [a-z])/\1/; s/ +#.*//' | while read -r cmd; do
     case "$cmd" in *[A-Z][A-Z]*|*'['*) continue ;; esac   # placeholders: HIDDEN, [p [m ...]]
-    ( set -f; eval "./$cmd" ) >"$tmp/ex" 2>"$tmp/exerr" && echo "OK" || { echo "FAILED: $cmd"; sed 's/^/  | /' "$tmp/exerr" | head -3; }
+    ( set -f; eval "\"\$SC\"${cmd#stagecraft}" ) >"$tmp/ex" 2>"$tmp/exerr" && echo "OK" || { echo "FAILED: $cmd"; sed 's/^/  | /' "$tmp/exerr" | head -3; }
   done
 done >"$tmp/examples"
 if ! grep -q FAILED "$tmp/examples" && [ "$(grep -c OK "$tmp/examples")" -ge 7 ]; then ok; else bad "examples as their headers say"; cat "$tmp/examples" >&2; fi

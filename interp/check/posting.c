@@ -7,6 +7,7 @@
  * a's list for b and b's list for a are equal entry by entry.
  */
 #include "posting.h"
+#include "ir/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,16 +94,16 @@ sc_status sc_check_posting_order(sc_prog *pg)
     size_t most = 1;
     for (int d = 0; d < P; d++)
         most = pg->stream[d].n > most ? pg->stream[d].n : most;
-    entry **recvs = calloc((size_t)P, sizeof *recvs);
-    size_t *nrecv = calloc((size_t)P, sizeof *nrecv);
-    entry *sends = malloc(most * sizeof *sends);
+    entry **recvs = sc_calloc((size_t)P, sizeof *recvs);
+    size_t *nrecv = sc_calloc((size_t)P, sizeof *nrecv);
+    entry *sends = sc_malloc(most * sizeof *sends);
     sc_status st = SC_OK;
     if (!recvs || !nrecv || !sends) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory checking the posting order");
         goto done;
     }
     for (int b = 0; b < P; b++) {
-        recvs[b] = malloc((pg->stream[b].n + 1) * sizeof **recvs);
+        recvs[b] = sc_malloc((pg->stream[b].n + 1) * sizeof **recvs);
         if (!recvs[b]) {
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory checking the posting order");
             goto done;
@@ -132,9 +133,9 @@ sc_status sc_check_posting_order(sc_prog *pg)
     }
 done:
     for (int b = 0; recvs && b < P; b++)
-        free(recvs[b]);
-    free(recvs);
-    free(nrecv);
-    free(sends);
+        sc_free(recvs[b]);
+    sc_free(recvs);
+    sc_free(nrecv);
+    sc_free(sends);
     return st;
 }

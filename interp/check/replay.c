@@ -9,6 +9,7 @@
  * processed does not change the result; a plain stack of events suffices.
  */
 #include "replay.h"
+#include "ir/alloc.h"
 #include "posting.h"
 #include "replay_coll.h"
 #include "replay_impl.h"
@@ -21,7 +22,7 @@ static sc_status push_ev(replay *r, int kind, int d, int g)
 {
     if (r->nev == r->capev) {
         size_t cap = r->capev ? r->capev * 2 : 256;
-        event *ev = realloc(r->ev, cap * sizeof *ev);
+        event *ev = sc_realloc(r->ev, cap * sizeof *ev);
         if (!ev)
             return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
         r->ev = ev;
@@ -101,11 +102,11 @@ static sc_status prepare(replay *r)
     int P = pg->P;
     size_t SM = (size_t)pg->S * (size_t)pg->m;
     sc_status st = SC_OK;
-    size_t *send_at = malloc(2 * SM * sizeof(size_t));
-    size_t *recv_at = malloc(2 * SM * sizeof(size_t));
-    size_t *posF = malloc(SM * sizeof(size_t));
-    size_t *posB = malloc(SM * sizeof(size_t)); /* B or BW */
-    size_t *host_at = malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
+    size_t *send_at = sc_malloc(2 * SM * sizeof(size_t));
+    size_t *recv_at = sc_malloc(2 * SM * sizeof(size_t));
+    size_t *posF = sc_malloc(SM * sizeof(size_t));
+    size_t *posB = sc_malloc(SM * sizeof(size_t)); /* B or BW */
+    size_t *host_at = sc_malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
     if (!send_at || !recv_at || !posF || !posB || !host_at) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
@@ -176,7 +177,7 @@ static sc_status prepare(replay *r)
         r->devs[d].ngroups = ng;
         gtotal += ng;
     }
-    r->groups = calloc((size_t)gtotal + 1, sizeof(group));
+    r->groups = sc_calloc((size_t)gtotal + 1, sizeof(group));
     if (!r->groups) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
@@ -265,11 +266,11 @@ static sc_status prepare(replay *r)
         r->groups[i].remaining = r->groups[i].count;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
 done:
-    free(send_at);
-    free(recv_at);
-    free(posF);
-    free(posB);
-    free(host_at);
+    sc_free(send_at);
+    sc_free(recv_at);
+    sc_free(posF);
+    sc_free(posB);
+    sc_free(host_at);
     return st;
 }
 
@@ -414,16 +415,16 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     size_t N = offset[P];
     replay r = {.pg = pg, .offset = offset, .t0 = t0, .t1 = t1, .N = N};
     sc_status st = SC_OK;
-    r.devof = malloc((N + 1) * sizeof(int));
-    r.grp = malloc((N + 1) * sizeof(int));
-    r.match = malloc((N + 1) * sizeof(size_t));
-    r.need = malloc((N + 1) * sizeof(size_t));
-    r.hwait = malloc((N + 1) * sizeof(size_t));
-    r.hend = calloc(N + 1, sizeof(double));
-    r.d2h = calloc(2 * (size_t)P, sizeof(double));
+    r.devof = sc_malloc((N + 1) * sizeof(int));
+    r.grp = sc_malloc((N + 1) * sizeof(int));
+    r.match = sc_malloc((N + 1) * sizeof(size_t));
+    r.need = sc_malloc((N + 1) * sizeof(size_t));
+    r.hwait = sc_malloc((N + 1) * sizeof(size_t));
+    r.hend = sc_calloc(N + 1, sizeof(double));
+    r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
-    r.matched = calloc(N + 1, 1);
-    r.devs = calloc((size_t)P, sizeof(dev));
+    r.matched = sc_calloc(N + 1, 1);
+    r.devs = sc_calloc((size_t)P, sizeof(dev));
     if (!r.devof || !r.grp || !r.match || !r.need || !r.hwait || !r.hend || !r.d2h || !r.matched ||
         !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
@@ -464,17 +465,17 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         }
     }
 done:
-    free(r.devof);
-    free(r.grp);
-    free(r.match);
-    free(r.need);
-    free(r.hwait);
-    free(r.hend);
-    free(r.d2h);
-    free(r.matched);
-    free(r.devs);
-    free(r.groups);
-    free(r.ev);
+    sc_free(r.devof);
+    sc_free(r.grp);
+    sc_free(r.match);
+    sc_free(r.need);
+    sc_free(r.hwait);
+    sc_free(r.hend);
+    sc_free(r.d2h);
+    sc_free(r.matched);
+    sc_free(r.devs);
+    sc_free(r.groups);
+    sc_free(r.ev);
     sc_rcoll_free(r.rc);
     return st;
 }
@@ -483,15 +484,15 @@ sc_status sc_replay_timed(sc_prog *pg, sc_times *t)
 {
     int P = pg->P;
     *t = (sc_times){0};
-    t->offset = malloc(((size_t)P + 1) * sizeof(size_t));
+    t->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
     if (!t->offset)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
     t->offset[0] = 0;
     for (int d = 0; d < P; d++)
         t->offset[d + 1] = t->offset[d] + pg->stream[d].n;
     size_t N = t->offset[P];
-    t->t0 = malloc((N + 1) * sizeof(double));
-    t->t1 = malloc((N + 1) * sizeof(double));
+    t->t0 = sc_malloc((N + 1) * sizeof(double));
+    t->t1 = sc_malloc((N + 1) * sizeof(double));
     sc_status st = t->t0 && t->t1 ? sc_replay(pg, t->offset, t->t0, t->t1)
                                   : sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the streams");
     if (st != SC_OK)

@@ -4,6 +4,7 @@
  * running them in posting order.
  */
 #include "replay_coll.h"
+#include "ir/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,11 +109,11 @@ static sc_status match(rcoll *c)
     int P = pg->P, G = pg->ngroups;
     size_t ncoll = c->choff[P];
     sc_status st = SC_OK;
-    int *cnt = calloc((size_t)G, sizeof(int));
-    size_t **first = calloc((size_t)G, sizeof(size_t *)); /* [g][k] first gi of instance */
-    int **id = calloc((size_t)G, sizeof(int *));           /* [g][k] instance number */
-    int *ng = calloc((size_t)G, sizeof(int)), *capg = calloc((size_t)G, sizeof(int));
-    c->members = malloc((ncoll + 1) * sizeof(int));
+    int *cnt = sc_calloc((size_t)G, sizeof(int));
+    size_t **first = sc_calloc((size_t)G, sizeof(size_t *)); /* [g][k] first gi of instance */
+    int **id = sc_calloc((size_t)G, sizeof(int *));           /* [g][k] instance number */
+    int *ng = sc_calloc((size_t)G, sizeof(int)), *capg = sc_calloc((size_t)G, sizeof(int));
+    c->members = sc_malloc((ncoll + 1) * sizeof(int));
     if (!cnt || !first || !id || !ng || !capg || !c->members) {
         st = nomem(pg);
         goto done;
@@ -136,10 +137,10 @@ static sc_status match(rcoll *c)
             if (k == ng[g]) {
                 if (ng[g] == capg[g]) {
                     int cap = capg[g] ? 2 * capg[g] : 16;
-                    size_t *f = realloc(first[g], (size_t)cap * sizeof(size_t));
+                    size_t *f = sc_realloc(first[g], (size_t)cap * sizeof(size_t));
                     if (f)
                         first[g] = f;
-                    int *x = f ? realloc(id[g], (size_t)cap * sizeof(int)) : NULL;
+                    int *x = f ? sc_realloc(id[g], (size_t)cap * sizeof(int)) : NULL;
                     if (!f || !x) {
                         st = nomem(pg);
                         break;
@@ -210,14 +211,14 @@ static sc_status match(rcoll *c)
     }
 done:
     for (int g = 0; g < G && first; g++)
-        free(first[g]);
+        sc_free(first[g]);
     for (int g = 0; g < G && id; g++)
-        free(id[g]);
-    free(first);
-    free(id);
-    free(cnt);
-    free(ng);
-    free(capg);
+        sc_free(id[g]);
+    sc_free(first);
+    sc_free(id);
+    sc_free(cnt);
+    sc_free(ng);
+    sc_free(capg);
     return st;
 }
 
@@ -245,11 +246,11 @@ static sc_status produced(rcoll *c)
         size_t cap = 16;
         while (cap < 2 * n)
             cap *= 2;
-        uint64_t *key = calloc(cap, sizeof *key);
-        size_t *pos = malloc(cap * sizeof *pos);
+        uint64_t *key = sc_calloc(cap, sizeof *key);
+        size_t *pos = sc_malloc(cap * sizeof *pos);
         if (!key || !pos) {
-            free(key);
-            free(pos);
+            sc_free(key);
+            sc_free(pos);
             return nomem(pg);
         }
 #define HOME(k) ((size_t)(((k) * 0x9e3779b97f4a7c15ULL) >> 19) & (cap - 1))
@@ -301,8 +302,8 @@ static sc_status produced(rcoll *c)
             }
         }
 #undef HOME
-        free(key);
-        free(pos);
+        sc_free(key);
+        sc_free(pos);
     }
     return st;
 }
@@ -319,26 +320,26 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
             ncoll += sc_op_is_coll(pg->stream[d].v[k].op);
     if (ncoll == 0 && !sc_prog_reads_colls(pg))
         return SC_OK;
-    rcoll *c = calloc(1, sizeof *c);
+    rcoll *c = sc_calloc(1, sizeof *c);
     if (!c)
         return nomem(pg);
     *out = c;
     c->pg = pg;
     c->offset = offset;
     c->N = N;
-    c->need = malloc((N + 1) * sizeof(size_t));
-    c->inst = malloc((N + 1) * sizeof(int32_t));
-    c->post = malloc((N + 1) * sizeof(double));
-    c->begun = calloc(N + 1, 1);
-    c->chan = malloc((ncoll + 1) * sizeof(size_t));
-    c->choff = calloc((size_t)P + 1, sizeof(size_t));
-    c->head = calloc((size_t)P, sizeof(size_t));
-    c->last = calloc((size_t)P, sizeof(double));
-    c->memb = malloc((ncoll + 1) * sizeof(size_t));
-    c->wake = malloc((size_t)P * sizeof(int));
-    c->queued = calloc((size_t)P, 1);
-    c->todo = malloc((size_t)P * sizeof(int));
-    c->intodo = calloc((size_t)P, 1);
+    c->need = sc_malloc((N + 1) * sizeof(size_t));
+    c->inst = sc_malloc((N + 1) * sizeof(int32_t));
+    c->post = sc_malloc((N + 1) * sizeof(double));
+    c->begun = sc_calloc(N + 1, 1);
+    c->chan = sc_malloc((ncoll + 1) * sizeof(size_t));
+    c->choff = sc_calloc((size_t)P + 1, sizeof(size_t));
+    c->head = sc_calloc((size_t)P, sizeof(size_t));
+    c->last = sc_calloc((size_t)P, sizeof(double));
+    c->memb = sc_malloc((ncoll + 1) * sizeof(size_t));
+    c->wake = sc_malloc((size_t)P * sizeof(int));
+    c->queued = sc_calloc((size_t)P, 1);
+    c->todo = sc_malloc((size_t)P * sizeof(int));
+    c->intodo = sc_calloc((size_t)P, 1);
     if (!c->need || !c->inst || !c->post || !c->begun || !c->chan || !c->choff || !c->head ||
         !c->last || !c->memb || !c->wake || !c->queued || !c->todo || !c->intodo)
         return nomem(pg);
@@ -374,10 +375,10 @@ sc_status sc_rcoll_prepare(sc_prog *pg, const size_t *offset, rcoll **out)
                 nd[k] += offset[d];
     }
     /* Instances: their member instructions, contiguous. */
-    c->started = calloc((size_t)c->ninst + 1, sizeof(int));
-    c->tstart = calloc((size_t)c->ninst + 1, sizeof(double));
-    c->done = malloc(((size_t)c->ninst + 1) * sizeof(double));
-    c->ioff = malloc(((size_t)c->ninst + 2) * sizeof(size_t));
+    c->started = sc_calloc((size_t)c->ninst + 1, sizeof(int));
+    c->tstart = sc_calloc((size_t)c->ninst + 1, sizeof(double));
+    c->done = sc_malloc(((size_t)c->ninst + 1) * sizeof(double));
+    c->ioff = sc_malloc(((size_t)c->ninst + 2) * sizeof(size_t));
     if (!c->started || !c->tstart || !c->done || !c->ioff)
         return nomem(pg);
     size_t acc = 0;
@@ -399,25 +400,25 @@ void sc_rcoll_free(rcoll *c)
 {
     if (!c)
         return;
-    free(c->need);
-    free(c->inst);
-    free(c->post);
-    free(c->begun);
-    free(c->chan);
-    free(c->choff);
-    free(c->head);
-    free(c->last);
-    free(c->members);
-    free(c->started);
-    free(c->tstart);
-    free(c->done);
-    free(c->ioff);
-    free(c->memb);
-    free(c->wake);
-    free(c->queued);
-    free(c->todo);
-    free(c->intodo);
-    free(c);
+    sc_free(c->need);
+    sc_free(c->inst);
+    sc_free(c->post);
+    sc_free(c->begun);
+    sc_free(c->chan);
+    sc_free(c->choff);
+    sc_free(c->head);
+    sc_free(c->last);
+    sc_free(c->members);
+    sc_free(c->started);
+    sc_free(c->tstart);
+    sc_free(c->done);
+    sc_free(c->ioff);
+    sc_free(c->memb);
+    sc_free(c->wake);
+    sc_free(c->queued);
+    sc_free(c->todo);
+    sc_free(c->intodo);
+    sc_free(c);
 }
 
 size_t sc_rcoll_need(const rcoll *c, size_t gi)

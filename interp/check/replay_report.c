@@ -4,6 +4,7 @@
  * collective a member has not started), followed as a cycle.
  */
 #include "replay_impl.h"
+#include "ir/alloc.h"
 
 #include <stdlib.h>
 
@@ -53,13 +54,13 @@ sc_status sc_replay_deadlock(replay *r)
     sc_prog *pg = r->pg;
     int P = pg->P;
     enum { WHY = 320 };
-    int *seen = calloc((size_t)P, sizeof(int));
-    int *waits = malloc((size_t)P * sizeof(int));
-    char *why = malloc((size_t)P * WHY);
+    int *seen = sc_calloc((size_t)P, sizeof(int));
+    int *waits = sc_malloc((size_t)P * sizeof(int));
+    char *why = sc_malloc((size_t)P * WHY);
     if (!seen || !waits || !why) {
-        free(seen);
-        free(waits);
-        free(why);
+        sc_free(seen);
+        sc_free(waits);
+        sc_free(why);
         return sc_fail(pg, SC_ERR_NOMEM, "deadlock (out of memory describing it)");
     }
     int start = -1;
@@ -101,9 +102,9 @@ sc_status sc_replay_deadlock(replay *r)
         if (d >= 0 && len < sizeof msg)
             snprintf(msg + len, sizeof msg - len, "the cycle closes at d%d", c);
     }
-    free(seen);
-    free(waits);
-    free(why);
+    sc_free(seen);
+    sc_free(waits);
+    sc_free(why);
     return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
 }
 

@@ -3,6 +3,7 @@
  * (verify.h).
  */
 #include "verify.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "replay.h"
 
@@ -38,7 +39,7 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
 sc_status sc_verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
-    loc *at = malloc(K_N * SM * sizeof(loc));
+    loc *at = sc_malloc(K_N * SM * sizeof(loc));
     if (!at)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory verifying %zu passes", SM);
     for (size_t i = 0; i < K_N * SM; i++)
@@ -112,7 +113,7 @@ sc_status sc_verify_passes(sc_prog *pg)
         }
     }
 done:
-    free(at);
+    sc_free(at);
     return st;
 }
 
@@ -120,14 +121,14 @@ sc_status sc_verify_streams(sc_prog *pg)
 {
     if (!pg->lowered)
         return sc_fail(pg, SC_ERR_ARG, "the program is not lowered");
-    size_t *offset = malloc(((size_t)pg->P + 1) * sizeof(size_t));
+    size_t *offset = sc_malloc(((size_t)pg->P + 1) * sizeof(size_t));
     if (!offset)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     offset[0] = 0;
     for (int d = 0; d < pg->P; d++)
         offset[d + 1] = offset[d] + pg->stream[d].n;
     sc_status st = sc_replay(pg, offset, NULL, NULL);
-    free(offset);
+    sc_free(offset);
     if (st == SC_OK)
         pg->verified = 1;
     return st;

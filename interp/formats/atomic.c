@@ -1,70 +1,256 @@
 /*
- * atomic.c — whole-file writes through a temporary file and rename(2)
- * (atomic.h).
+ * atomic.c — whole-file writes through a temporary file and rename(2),
+ * special files written directly, and temporary files removed when a
+ * signal ends the process (atomic.h).
  */
+#define _XOPEN_SOURCE 700 /* realpath, fchown */
 #include "atomic.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+struct sc_atomic {
+    FILE *f;
+    char *name;   /* the path as given, for messages */
+    char *target; /* what is replaced: the path, or the file its link points to */
+    char *tmp;    /* the temporary file; NULL when written directly or committed */
+    int closed, close_rc;
+};
+
+/* ---- temporary files removed on a signal ---------------------------------
+ * The registry holds the names of the temporary files that exist; the
+ * handler removes them (unlink is async-signal-safe), puts the signal's
+ * previous action back and raises it again. Handlers are installed only
+ * over the default action (termination): an ignored signal stays ignored,
+ * and a program's own handler is left alone. */
+
+#define MAX_TEMPS 16
+static const int cleanup_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
+#define NSIGS (int)(sizeof cleanup_sigs / sizeof cleanup_sigs[0])
+static char *volatile temps[MAX_TEMPS];
+static int ntemps;
+static struct sigaction saved[NSIGS];
+static int installed[NSIGS];
+
+static void on_signal(int sig)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!tmp) {
-        snprintf(err, errlen, "cannot write '%s': out of memory", path);
-        return -1;
+    for (int i = 0; i < MAX_TEMPS; i++) {
+        char *t = temps[i];
+        if (t)
+            unlink(t);
     }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    const char *step = "create a temporary file for";
-    int fd = mkstemp(tmp), made = fd >= 0;
-    if (fd < 0)
-        goto fail;
-    step = "write";
-    /* mkstemp makes it 0600: give it the mode of the file it replaces, or
-     * what a plain fopen would (0666 less the umask). */
-    struct stat st;
+    for (int k = 0; k < NSIGS; k++)
+        if (cleanup_sigs[k] == sig && installed[k])
+            sigaction(sig, &saved[k], NULL);
+    raise(sig); /* delivered when this handler returns */
+}
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (int k = 0; k < NSIGS; k++)
+        sigaddset(&set, cleanup_sigs[k]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* Adds or removes a name; call with the signals blocked. 0, or -1 when the
+ * registry is full (the caller refuses the file). */
+static int registry(char *tmp, int add)
+{
+    for (int i = 0; i < MAX_TEMPS; i++) {
+        if (add ? temps[i] != NULL : temps[i] != tmp)
+            continue;
+        temps[i] = add ? tmp : NULL;
+        ntemps += add ? 1 : -1;
+        for (int k = 0; k < NSIGS && add && ntemps == 1; k++) {
+            struct sigaction sa, old;
+            sigaction(cleanup_sigs[k], NULL, &old);
+            installed[k] = old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO);
+            if (!installed[k])
+                continue;
+            saved[k] = old;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(cleanup_sigs[k], &sa, NULL);
+        }
+        for (int k = 0; k < NSIGS && !add && ntemps == 0; k++)
+            if (installed[k]) {
+                sigaction(cleanup_sigs[k], &saved[k], NULL);
+                installed[k] = 0;
+            }
+        return 0;
+    }
+    return add ? -1 : 0;
+}
+
+/* ---- the writer ----------------------------------------------------------- */
+
+static void fail(sc_atomic *a, int e, char *err, size_t errlen, const char *what)
+{
+    snprintf(err, errlen, "cannot write '%s': %s", a->name, what ? what : strerror(e));
+}
+
+FILE *sc_atomic_open(const char *path, sc_atomic **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    sc_atomic *a = calloc(1, sizeof *a);
+    if (!a || !(a->name = strdup(path))) {
+        free(a);
+        snprintf(err, errlen, "cannot write '%s': out of memory", path);
+        return NULL;
+    }
+    struct stat st, lst;
+    int exists = stat(path, &st) == 0, e = errno;
+    if (!exists && e != ENOENT) {
+        fail(a, e, err, errlen, NULL);
+        goto bad;
+    }
+    if (!exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        fail(a, 0, err, errlen, "it is a symbolic link to a file that does not exist");
+        goto bad;
+    }
+    if (exists && S_ISDIR(st.st_mode)) {
+        fail(a, 0, err, errlen, "it is a folder");
+        goto bad;
+    }
+    if (exists && !S_ISREG(st.st_mode)) { /* FIFO, terminal, device: write to it */
+        int fd = open(path, O_WRONLY | O_NOCTTY);
+        if (fd < 0 || !(a->f = fdopen(fd, "w"))) {
+            fail(a, errno, err, errlen, NULL);
+            if (fd >= 0)
+                close(fd);
+            goto bad;
+        }
+        *out = a;
+        return a->f;
+    }
+    /* A regular file, or none yet: through a temporary file beside the
+     * file itself (a link's target, so that the link stays a link). */
+    a->target = exists ? realpath(path, NULL) : strdup(path);
+    size_t n = a->target ? strlen(a->target) : 0;
+    char *tmp = a->target ? malloc(n + sizeof ".tmpXXXXXX") : NULL;
+    if (!tmp) {
+        fail(a, errno, err, errlen, a->target ? "out of memory" : NULL);
+        goto bad;
+    }
+    memcpy(tmp, a->target, n);
+    memcpy(tmp + n, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
+    sigset_t old;
+    block_signals(&old);
+    int fd = mkstemp(tmp);
+    e = errno;
+    int full = fd >= 0 && registry(tmp, 1) != 0;
+    if (fd >= 0)
+        a->tmp = tmp;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0 || full) {
+        if (fd < 0)
+            free(tmp);
+        fail(a, e, err, errlen, fd < 0 ? NULL : "too many files open at once");
+        if (fd >= 0)
+            close(fd);
+        goto bad;
+    }
+    /* mkstemp makes it 0600: give it the mode (and owner) of the file it
+     * replaces, or what a plain fopen would (0666 less the umask). */
     mode_t mode;
-    if (stat(path, &st) == 0)
+    if (exists) {
+        if (fchown(fd, st.st_uid, st.st_gid) != 0 && fchown(fd, (uid_t)-1, st.st_gid) != 0)
+            errno = 0; /* another user's file: ours from now on */
         mode = st.st_mode & 07777;
-    else {
+    } else {
         mode_t um = umask(0);
         umask(um);
         mode = 0666 & ~um;
     }
-    if (fchmod(fd, mode) != 0)
-        goto fail;
-    for (const char *p = data; len > 0;) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            goto fail;
-        p += w;
-        len -= (size_t)w;
-    }
-    if (fsync(fd) != 0)
-        goto fail;
-    int rc = close(fd);
-    fd = -1;
-    if (rc != 0)
-        goto fail;
-    step = "rename the temporary file onto";
-    if (rename(tmp, path) != 0)
-        goto fail;
-    free(tmp);
-    return 0;
-fail:
-    snprintf(err, errlen, "cannot %s '%s': %s", step, path, strerror(errno));
-    if (fd >= 0)
+    if (fchmod(fd, mode) != 0 || !(a->f = fdopen(fd, "w"))) {
+        fail(a, errno, err, errlen, NULL);
         close(fd);
-    if (made)
-        unlink(tmp);
-    free(tmp);
-    return -1;
+        goto bad;
+    }
+    *out = a;
+    return a->f;
+bad:
+    sc_atomic_free(a);
+    return NULL;
+}
+
+int sc_atomic_close(sc_atomic *a, char *err, size_t errlen)
+{
+    if (a->closed)
+        return a->close_rc;
+    errno = 0;
+    int e = fflush(a->f) != 0 || ferror(a->f) ? (errno ? errno : EIO) : 0;
+    if (!e && a->tmp && fsync(fileno(a->f)) != 0)
+        e = errno;
+    if (fclose(a->f) != 0 && !e)
+        e = errno;
+    a->f = NULL;
+    a->closed = 1;
+    a->close_rc = e ? -1 : 0;
+    if (e)
+        fail(a, e, err, errlen, NULL);
+    return a->close_rc;
+}
+
+int sc_atomic_commit(sc_atomic *a, char *err, size_t errlen)
+{
+    if (sc_atomic_close(a, err, errlen) != 0)
+        return -1;
+    if (!a->tmp)
+        return 0;
+    if (rename(a->tmp, a->target) != 0) {
+        snprintf(err, errlen, "cannot rename the temporary file onto '%s': %s", a->name,
+                 strerror(errno));
+        return -1;
+    }
+    sigset_t old;
+    block_signals(&old);
+    registry(a->tmp, 0);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(a->tmp);
+    a->tmp = NULL;
+    return 0;
+}
+
+void sc_atomic_free(sc_atomic *a)
+{
+    if (!a)
+        return;
+    if (a->f)
+        fclose(a->f);
+    if (a->tmp) {
+        sigset_t old;
+        block_signals(&old);
+        unlink(a->tmp);
+        registry(a->tmp, 0);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        free(a->tmp);
+    }
+    free(a->name);
+    free(a->target);
+    free(a);
+}
+
+int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    sc_atomic *a;
+    FILE *f = sc_atomic_open(path, &a, err, errlen);
+    if (!f)
+        return -1;
+    int rc = -1;
+    if (fwrite(data, 1, len, f) == len || len == 0)
+        rc = sc_atomic_commit(a, err, errlen);
+    else
+        sc_atomic_close(a, err, errlen);
+    sc_atomic_free(a);
+    return rc;
 }

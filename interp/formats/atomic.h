@@ -2,20 +2,58 @@
  * atomic.h — write a whole file or nothing (exports, SVG, traces).
  *
  *   char err[256];
- *   if (sc_write_atomic("out.csv", text, strlen(text), err, sizeof err) != 0)
+ *   sc_atomic *a;
+ *   FILE *f = sc_atomic_open("out.csv", &a, err, sizeof err);
+ *   if (!f) { fprintf(stderr, "%s\n", err); return; }
+ *   fputs(text, f);
+ *   if (sc_atomic_close(a, err, sizeof err) != 0 ||    // every write error shows here
+ *       sc_atomic_commit(a, err, sizeof err) != 0)     // the rename
  *       fprintf(stderr, "%s\n", err);
+ *   sc_atomic_free(a);         // removes the temporary file unless committed
  *
- * The data go to a temporary file next to `path` (same folder, so the
- * rename stays on one file system), which is flushed to disk and renamed
- * over `path`. A failure at any step removes the temporary file and leaves
- * `path` as it was: never half-written. Thread-safety: as the file system.
+ * A regular file (or a path that does not exist yet) is written through a
+ * temporary file "PATH.tmpXXXXXX" in its folder (same file system, so the
+ * rename is atomic), flushed to disk and renamed over PATH at commit. The
+ * new file gets the mode of the file it replaces (owner and group too where
+ * the process may set them), or 0666 less the umask. A symbolic link is
+ * followed: the file it points to is replaced and the link stays; a link to
+ * nothing is refused. Anything else that exists (a FIFO, a terminal, a
+ * device, /dev/stdout) is written directly: there is no file to replace, so
+ * nothing is renamed over it. A folder is refused.
+ *
+ * Several files, all or nothing: open all, write all, close all; commit
+ * them only when every close succeeded (each rename is atomic; the renames
+ * happen after everything was written). sc_atomic_free of a file not
+ * committed removes its temporary file and leaves PATH as it was.
+ *
+ * Signals: while a temporary file exists, SIGINT, SIGTERM, SIGHUP, SIGPIPE
+ * and SIGXFSZ remove it before the signal's previous action runs (a killed
+ * export leaves nothing behind; SIGKILL cannot be caught).
+ *
+ * Not thread-safe (one writer at a time per process).
  */
 #ifndef SC_ATOMIC_H
 #define SC_ATOMIC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
-/* 0 on success; -1 with a message naming the file and the reason in err. */
+typedef struct sc_atomic sc_atomic;
+
+/* Starts writing path; the stream to write to (owned by *out), or NULL
+ * with a message naming the file and the reason in err. */
+FILE *sc_atomic_open(const char *path, sc_atomic **out, char *err, size_t errlen);
+/* Flushes, syncs and closes the stream: 0, or -1 with the first write
+ * error in err (the temporary file stays until sc_atomic_free). */
+int sc_atomic_close(sc_atomic *a, char *err, size_t errlen);
+/* Closes if still open, then renames the temporary file over the path
+ * (nothing for a FIFO or device): 0, or -1 with err. */
+int sc_atomic_commit(sc_atomic *a, char *err, size_t errlen);
+/* Closes, removes the temporary file unless committed, frees. NULL: no-op. */
+void sc_atomic_free(sc_atomic *a);
+
+/* The whole buffer at once: 0 on success; -1 with a message naming the
+ * file and the reason in err, path unchanged. */
 int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 #endif

@@ -67,10 +67,20 @@ static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
 {
+    char raw[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->err, r->errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* Cells are quoted as they are: bytes that are not printable ASCII (a
+     * terminal escape, a control byte) are written \xNN instead. */
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p && n + 5 < r->errlen; p++)
+        n += (size_t)(*p >= 0x20 && *p < 0x7f
+                          ? (r->err[n] = (char)*p, 1)
+                          : snprintf(r->err + n, r->errlen - n, "\\x%02x", *p));
+    if (r->errlen)
+        r->err[n < r->errlen ? n : r->errlen - 1] = 0;
     r->st = st;
     return st;
 }

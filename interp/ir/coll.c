@@ -5,6 +5,7 @@
  * and the executor).
  */
 #include "ir_impl.h"
+#include "ir/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,11 +17,11 @@ static sc_status ensure_groups(sc_prog *pg)
 {
     if (pg->ngroups > 0)
         return SC_OK;
-    pg->grp = calloc(1, sizeof(int *));
-    pg->ngrp = calloc(1, sizeof(int));
+    pg->grp = sc_calloc(1, sizeof(int *));
+    pg->ngrp = sc_calloc(1, sizeof(int));
     if (!pg->grp || !pg->ngrp)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    pg->grp[0] = malloc((size_t)pg->P * sizeof(int));
+    pg->grp[0] = sc_malloc((size_t)pg->P * sizeof(int));
     if (!pg->grp[0])
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     for (int d = 0; d < pg->P; d++)
@@ -44,15 +45,15 @@ int sc_prog_add_group(sc_prog *pg, const int *devs, int n)
         sc_fail(pg, SC_ERR_ARG, "group: %d members, but there are %d devices", n, pg->P);
         return -1;
     }
-    int *m = malloc((size_t)n * sizeof(int));
-    int **grp = realloc(pg->grp, ((size_t)pg->ngroups + 1) * sizeof(int *));
+    int *m = sc_malloc((size_t)n * sizeof(int));
+    int **grp = sc_realloc(pg->grp, ((size_t)pg->ngroups + 1) * sizeof(int *));
     if (grp)
         pg->grp = grp;
-    int *ngrp = grp ? realloc(pg->ngrp, ((size_t)pg->ngroups + 1) * sizeof(int)) : NULL;
+    int *ngrp = grp ? sc_realloc(pg->ngrp, ((size_t)pg->ngroups + 1) * sizeof(int)) : NULL;
     if (ngrp)
         pg->ngrp = ngrp;
     if (!m || !grp || !ngrp) {
-        free(m);
+        sc_free(m);
         sc_fail(pg, SC_ERR_NOMEM, "out of memory");
         return -1;
     }
@@ -62,7 +63,7 @@ int sc_prog_add_group(sc_prog *pg, const int *devs, int n)
         if (m[i] < 0 || m[i] >= pg->P || (i > 0 && m[i] == m[i - 1])) {
             sc_fail(pg, SC_ERR_ARG, "group: member %d is %s (devices are 0..%d)", m[i],
                     m[i] < 0 || m[i] >= pg->P ? "out of range" : "given twice", pg->P - 1);
-            free(m);
+            sc_free(m);
             return -1;
         }
     }
@@ -108,7 +109,7 @@ sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c)
         return sc_fail(pg, SC_ERR_LIMIT, "too many collectives");
     if (pg->ncoll == pg->capcoll) {
         size_t cap = pg->capcoll ? 2 * pg->capcoll : 64;
-        sc_ctail *t = realloc(pg->coll, cap * sizeof *t);
+        sc_ctail *t = sc_realloc(pg->coll, cap * sizeof *t);
         if (!t)
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
         pg->coll = t;
@@ -244,11 +245,11 @@ sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, siz
     t.cap = 16;
     while (t.cap < 2 * ncoll)
         t.cap *= 2;
-    t.key = calloc(t.cap, sizeof *t.key);
-    t.val = malloc(t.cap * sizeof *t.val);
+    t.key = sc_calloc(t.cap, sizeof *t.key);
+    t.val = sc_malloc(t.cap * sizeof *t.val);
     if (!t.key || !t.val) {
-        free(t.key);
-        free(t.val);
+        sc_free(t.key);
+        sc_free(t.val);
         snprintf(err, errlen, "out of memory mapping the readers of collectives");
         return SC_ERR_NOMEM;
     }
@@ -289,7 +290,7 @@ sc_status sc_coll_readers(const sc_prog *pg, int d, size_t *last, char *err, siz
             }
         }
     }
-    free(t.key);
-    free(t.val);
+    sc_free(t.key);
+    sc_free(t.val);
     return st;
 }

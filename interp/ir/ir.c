@@ -2,6 +2,7 @@
  * ir.c — construction, placement, costs and accessors of sc_prog.
  */
 #include "ir_impl.h"
+#include "ir/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ sc_status sc_vec_push(sc_vec *vec, sc_instr in)
 {
     if (vec->n == vec->cap) {
         size_t cap = vec->cap ? vec->cap * 2 : 64;
-        sc_instr *v = realloc(vec->v, cap * sizeof *v);
+        sc_instr *v = sc_realloc(vec->v, cap * sizeof *v);
         if (!v)
             return SC_ERR_NOMEM;
         vec->v = v;
@@ -69,7 +70,7 @@ sc_status sc_vec_push(sc_vec *vec, sc_instr in)
 
 void sc_vec_free(sc_vec *vec)
 {
-    free(vec->v);
+    sc_free(vec->v);
     vec->v = NULL;
     vec->n = vec->cap = 0;
 }
@@ -110,24 +111,24 @@ sc_prog *sc_prog_new(int P, int S, int m)
                  SC_MAX_PASSES);
         return NULL;
     }
-    sc_prog *pg = calloc(1, sizeof *pg);
+    sc_prog *pg = sc_calloc(1, sizeof *pg);
     if (!pg)
         goto nomem;
     pg->P = P;
     pg->S = S;
     pg->m = m;
-    pg->stage_dev = calloc((size_t)S, sizeof(int));
-    pg->chunk = calloc((size_t)S, sizeof(int));
-    pg->nchunks = calloc((size_t)P, sizeof(int));
-    pg->dev_stages = calloc((size_t)P, sizeof(int *));
-    pg->tf = calloc((size_t)S, sizeof(double));
-    pg->tb = calloc((size_t)S, sizeof(double));
-    pg->tw = calloc((size_t)S, sizeof(double));
-    pg->tbw = calloc((size_t)S, sizeof(double));
-    pg->topt = calloc((size_t)S, sizeof(double));
-    pg->mem = calloc((size_t)S, sizeof(double));
-    pg->order = calloc((size_t)P, sizeof(sc_vec));
-    pg->stream = calloc((size_t)P, sizeof(sc_vec));
+    pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
+    pg->chunk = sc_calloc((size_t)S, sizeof(int));
+    pg->nchunks = sc_calloc((size_t)P, sizeof(int));
+    pg->dev_stages = sc_calloc((size_t)P, sizeof(int *));
+    pg->tf = sc_calloc((size_t)S, sizeof(double));
+    pg->tb = sc_calloc((size_t)S, sizeof(double));
+    pg->tw = sc_calloc((size_t)S, sizeof(double));
+    pg->tbw = sc_calloc((size_t)S, sizeof(double));
+    pg->topt = sc_calloc((size_t)S, sizeof(double));
+    pg->mem = sc_calloc((size_t)S, sizeof(double));
+    pg->order = sc_calloc((size_t)P, sizeof(sc_vec));
+    pg->stream = sc_calloc((size_t)P, sizeof(sc_vec));
     if (!pg->stage_dev || !pg->chunk || !pg->nchunks || !pg->dev_stages || !pg->tf || !pg->tb ||
         !pg->tw || !pg->tbw || !pg->topt || !pg->mem || !pg->order || !pg->stream)
         goto nomem;
@@ -160,41 +161,41 @@ void sc_prog_free(sc_prog *pg)
         if (pg->stream)
             sc_vec_free(&pg->stream[d]);
         if (pg->dev_stages)
-            free(pg->dev_stages[d]);
+            sc_free(pg->dev_stages[d]);
     }
-    free(pg->order);
-    free(pg->stream);
-    free(pg->dev_stages);
-    free(pg->stage_dev);
-    free(pg->chunk);
-    free(pg->nchunks);
-    free(pg->tf);
-    free(pg->tb);
-    free(pg->tw);
-    free(pg->tbw);
-    free(pg->topt);
-    free(pg->mem);
+    sc_free(pg->order);
+    sc_free(pg->stream);
+    sc_free(pg->dev_stages);
+    sc_free(pg->stage_dev);
+    sc_free(pg->chunk);
+    sc_free(pg->nchunks);
+    sc_free(pg->tf);
+    sc_free(pg->tb);
+    sc_free(pg->tw);
+    sc_free(pg->tbw);
+    sc_free(pg->topt);
+    sc_free(pg->mem);
     sc_prog_free_offload_info(pg);
-    free(pg->coll);
+    sc_free(pg->coll);
     for (int g = 0; g < pg->ngroups; g++)
-        free(pg->grp[g]);
-    free(pg->grp);
-    free(pg->ngrp);
-    free(pg->off_frac);
+        sc_free(pg->grp[g]);
+    sc_free(pg->grp);
+    sc_free(pg->ngrp);
+    sc_free(pg->off_frac);
     if (pg->off_levels)
         for (int s = 0; s < pg->S; s++)
-            free(pg->off_levels[s]);
-    free(pg->off_levels);
-    free(pg->off_nlevels);
-    free(pg);
+            sc_free(pg->off_levels[s]);
+    sc_free(pg->off_levels);
+    sc_free(pg->off_nlevels);
+    sc_free(pg);
 }
 
 void sc_prog_free_offload_info(sc_prog *pg)
 {
     if (pg->off_info) {
-        free(pg->off_info->base_peak);
-        free(pg->off_info->level);
-        free(pg->off_info);
+        sc_free(pg->off_info->base_peak);
+        sc_free(pg->off_info->level);
+        sc_free(pg->off_info);
         pg->off_info = NULL;
     }
 }
@@ -203,9 +204,9 @@ void sc_times_free(sc_times *t)
 {
     if (!t)
         return;
-    free(t->offset);
-    free(t->t0);
-    free(t->t1);
+    sc_free(t->offset);
+    sc_free(t->t0);
+    sc_free(t->t1);
     *t = (sc_times){0};
 }
 
@@ -223,7 +224,7 @@ void sc_prog_invalidate(sc_prog *pg)
 sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
 {
     int P = pg->P, S = pg->S;
-    int *dev = malloc((size_t)S * sizeof(int));
+    int *dev = sc_malloc((size_t)S * sizeof(int));
     if (!dev)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     for (int s = 0; s < S; s++) {
@@ -233,7 +234,7 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
             break;
         case SC_PLACE_V:
             if (S != 2 * P) {
-                free(dev);
+                sc_free(dev);
                 return sc_fail(pg, SC_ERR_ARG,
                                "placement 'v' needs exactly 2 stages per device (stages = %d, "
                                "devices = %d)",
@@ -243,7 +244,7 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
             break;
         case SC_PLACE_TABLE:
             if (table[s] < 0 || table[s] >= P) {
-                free(dev);
+                sc_free(dev);
                 return sc_fail(pg, SC_ERR_ARG,
                                "placement: stage %d is placed on device %d, but devices are 0..%d",
                                s, table[s], P - 1);
@@ -251,30 +252,30 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
             dev[s] = table[s];
             break;
         default:
-            free(dev);
+            sc_free(dev);
             return sc_fail(pg, SC_ERR_ARG, "unknown placement kind %d", (int)kind);
         }
     }
     /* Every device must hold at least one stage. */
-    int *count = calloc((size_t)P, sizeof(int));
-    int **lists = calloc((size_t)P, sizeof(int *));
+    int *count = sc_calloc((size_t)P, sizeof(int));
+    int **lists = sc_calloc((size_t)P, sizeof(int *));
     if (!count || !lists)
         goto nomem;
     for (int s = 0; s < S; s++)
         count[dev[s]]++;
     for (int d = 0; d < P; d++) {
         if (count[d] == 0) {
-            free(dev);
-            free(count);
-            free(lists);
+            sc_free(dev);
+            sc_free(count);
+            sc_free(lists);
             return sc_fail(pg, SC_ERR_ARG, "placement: device %d holds no stage", d);
         }
     }
     for (int d = 0; d < P; d++) {
-        lists[d] = malloc((size_t)count[d] * sizeof(int));
+        lists[d] = sc_malloc((size_t)count[d] * sizeof(int));
         if (!lists[d]) {
             for (int e = 0; e < d; e++)
-                free(lists[e]);
+                sc_free(lists[e]);
             goto nomem;
         }
         count[d] = 0;
@@ -285,19 +286,19 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
         lists[d][count[d]++] = s;
     }
     for (int d = 0; d < P; d++)
-        free(pg->dev_stages[d]);
-    free(pg->dev_stages);
-    free(pg->nchunks);
-    free(pg->stage_dev);
+        sc_free(pg->dev_stages[d]);
+    sc_free(pg->dev_stages);
+    sc_free(pg->nchunks);
+    sc_free(pg->stage_dev);
     pg->dev_stages = lists;
     pg->nchunks = count;
     pg->stage_dev = dev;
     sc_prog_invalidate(pg);
     return SC_OK;
 nomem:
-    free(dev);
-    free(count);
-    free(lists);
+    sc_free(dev);
+    sc_free(count);
+    sc_free(lists);
     return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
 }
 

@@ -4,6 +4,7 @@
  * time. The plan itself is a stage of the pipeline (lower/offload.c).
  */
 #include "offload_cfg.h"
+#include "ir/alloc.h"
 #include "ir_impl.h"
 
 #include <math.h>
@@ -42,7 +43,7 @@ sc_status sc_prog_set_offload(sc_prog *pg, const sc_offload_cfg *cfg)
                        "offload: 'budget' needs mem, the peak to reach in units (> 0; got %g)",
                        cfg->mem);
     if (cfg->policy == SC_OFFLOAD_TABLE && !pg->off_frac) {
-        pg->off_frac = calloc((size_t)pg->S * (size_t)pg->m, sizeof(double));
+        pg->off_frac = sc_calloc((size_t)pg->S * (size_t)pg->m, sizeof(double));
         if (!pg->off_frac)
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
@@ -61,7 +62,7 @@ sc_status sc_prog_set_offload_fraction(sc_prog *pg, int s, int mb, double frac)
         return sc_fail(pg, SC_ERR_ARG,
                        "offload: the fraction of s%d mb%d must be within [0, 1] (got %g)", s, mb,
                        frac);
-    if (!pg->off_frac && !(pg->off_frac = calloc((size_t)pg->S * (size_t)pg->m, sizeof(double))))
+    if (!pg->off_frac && !(pg->off_frac = sc_calloc((size_t)pg->S * (size_t)pg->m, sizeof(double))))
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     pg->off_frac[SC_SM(pg, s, mb)] = frac;
     sc_prog_invalidate(pg);
@@ -80,13 +81,13 @@ sc_status sc_prog_set_offload_parts(sc_prog *pg, int s, int n, const double *siz
         total += sizes[i];
     }
     if (!pg->off_levels) {
-        pg->off_levels = calloc((size_t)pg->S, sizeof(double *));
-        pg->off_nlevels = calloc((size_t)pg->S, sizeof(int));
+        pg->off_levels = sc_calloc((size_t)pg->S, sizeof(double *));
+        pg->off_nlevels = sc_calloc((size_t)pg->S, sizeof(int));
         if (!pg->off_levels || !pg->off_nlevels)
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     if (n > 0) {
-        if (!(lv = malloc(((size_t)n + 1) * sizeof(double))))
+        if (!(lv = sc_malloc(((size_t)n + 1) * sizeof(double))))
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
         double acc = 0;
         lv[0] = 0;
@@ -96,7 +97,7 @@ sc_status sc_prog_set_offload_parts(sc_prog *pg, int s, int n, const double *siz
         }
         lv[n] = 1;
     }
-    free(pg->off_levels[s]);
+    sc_free(pg->off_levels[s]);
     pg->off_levels[s] = lv;
     pg->off_nlevels[s] = n;
     sc_prog_invalidate(pg);

@@ -3,6 +3,7 @@
  * (lower.h).
  */
 #include "lower.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "schedule/dataflow.h"
 
@@ -67,13 +68,13 @@ sc_status sc_lower(sc_prog *pg)
             maxn = pg->order[d].n;
     }
     sc_status st = SC_OK;
-    double *start = malloc((N + 1) * sizeof(double));
-    double *end = malloc((N + 1) * sizeof(double));
-    double *endF = malloc(SM * sizeof(double));
-    double *endB = malloc(SM * sizeof(double));
-    size_t *seq = malloc((N + 1) * sizeof(size_t));
-    size_t *seqF = malloc(SM * sizeof(size_t)), *seqB = malloc(SM * sizeof(size_t));
-    xfer *xs = malloc((2 * maxn + 1) * sizeof(xfer));
+    double *start = sc_malloc((N + 1) * sizeof(double));
+    double *end = sc_malloc((N + 1) * sizeof(double));
+    double *endF = sc_malloc(SM * sizeof(double));
+    double *endB = sc_malloc(SM * sizeof(double));
+    size_t *seq = sc_malloc((N + 1) * sizeof(size_t));
+    size_t *seqF = sc_malloc(SM * sizeof(size_t)), *seqB = sc_malloc(SM * sizeof(size_t));
+    xfer *xs = sc_malloc((2 * maxn + 1) * sizeof(xfer));
     if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
         goto done;
@@ -164,13 +165,13 @@ sc_status sc_lower(sc_prog *pg)
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
 done:
-    free(start);
-    free(end);
-    free(endF);
-    free(endB);
-    free(xs);
-    free(seq);
-    free(seqF);
-    free(seqB);
+    sc_free(start);
+    sc_free(end);
+    sc_free(endF);
+    sc_free(endB);
+    sc_free(xs);
+    sc_free(seq);
+    sc_free(seqF);
+    sc_free(seqB);
     return st;
 }

@@ -23,6 +23,7 @@
  * of the new streams checks it.
  */
 #include "offload.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <math.h>
@@ -253,10 +254,10 @@ static sc_status build_stream(const dplan *p, sc_vec *out)
 {
     sc_prog *pg = p->pg;
     const sc_vec *sv = &pg->stream[p->d];
-    size_t *nd = calloc(p->nc + 2, sizeof(size_t)), *nrl = calloc(p->nc + 2, sizeof(size_t));
-    const rec **drops = malloc(((size_t)p->nr + 1) * sizeof(rec *));
-    const rec **reloads = malloc(((size_t)p->nr + 1) * sizeof(rec *));
-    const rec **offl = calloc(p->nc + 1, sizeof(rec *)); /* the record of compute j, if moved */
+    size_t *nd = sc_calloc(p->nc + 2, sizeof(size_t)), *nrl = sc_calloc(p->nc + 2, sizeof(size_t));
+    const rec **drops = sc_malloc(((size_t)p->nr + 1) * sizeof(rec *));
+    const rec **reloads = sc_malloc(((size_t)p->nr + 1) * sizeof(rec *));
+    const rec **offl = sc_calloc(p->nc + 1, sizeof(rec *)); /* the record of compute j, if moved */
     sc_status st = SC_OK;
     if (!nd || !nrl || !drops || !reloads || !offl) {
         st = SC_ERR_NOMEM;
@@ -311,11 +312,11 @@ static sc_status build_stream(const dplan *p, sc_vec *out)
         }
     }
 done:
-    free(nd);
-    free(nrl);
-    free(drops);
-    free(reloads);
-    free(offl);
+    sc_free(nd);
+    sc_free(nrl);
+    sc_free(drops);
+    sc_free(reloads);
+    sc_free(offl);
     return st;
 }
 
@@ -337,11 +338,11 @@ static sc_status build_plans(planner *pl)
     sc_prog *pg = pl->pg;
     int P = pg->P;
     size_t SM = (size_t)pg->S * (size_t)pg->m, maxnc = 0;
-    pl->dp = calloc((size_t)P, sizeof(dplan));
-    pl->jB_of = malloc(SM * sizeof(size_t));
-    double *endW = malloc(SM * sizeof(double));
+    pl->dp = sc_calloc((size_t)P, sizeof(dplan));
+    pl->jB_of = sc_malloc(SM * sizeof(size_t));
+    double *endW = sc_malloc(SM * sizeof(double));
     if (!pl->dp || !pl->jB_of || !endW) {
-        free(endW);
+        sc_free(endW);
         return SC_ERR_NOMEM;
     }
     for (int d = 0; d < P; d++) {
@@ -352,13 +353,13 @@ static sc_status build_plans(planner *pl)
         for (size_t k = 0; k < sv->n; k++)
             p->nc += sc_op_is_compute(sv->v[k].op);
         maxnc = p->nc > maxnc ? p->nc : maxnc;
-        p->cidx = malloc((p->nc + 1) * sizeof(size_t));
-        p->r = calloc(p->nc + 1, sizeof(rec));
-        p->byB = malloc((p->nc + 1) * sizeof(int));
-        p->rank = calloc((size_t)pg->nchunks[d], sizeof(int));
-        p->ready = malloc((p->nc + 1) * sizeof(double));
+        p->cidx = sc_malloc((p->nc + 1) * sizeof(size_t));
+        p->r = sc_calloc(p->nc + 1, sizeof(rec));
+        p->byB = sc_malloc((p->nc + 1) * sizeof(int));
+        p->rank = sc_calloc((size_t)pg->nchunks[d], sizeof(int));
+        p->ready = sc_malloc((p->nc + 1) * sizeof(double));
         if (!p->cidx || !p->r || !p->byB || !p->rank || !p->ready) {
-            free(endW);
+            sc_free(endW);
             return SC_ERR_NOMEM;
         }
         size_t j = 0;
@@ -383,15 +384,15 @@ static sc_status build_plans(planner *pl)
     for (int d = 0; d < P; d++) {
         dplan *p = &pl->dp[d];
         int nch = pg->nchunks[d];
-        double *sum = calloc((size_t)nch, sizeof(double));
+        double *sum = sc_calloc((size_t)nch, sizeof(double));
         if (!sum) {
-            free(endW);
+            sc_free(endW);
             return SC_ERR_NOMEM;
         }
-        bkey *keys = malloc(((size_t)p->nr + 1) * sizeof(bkey));
+        bkey *keys = sc_malloc(((size_t)p->nr + 1) * sizeof(bkey));
         if (!keys) {
-            free(sum);
-            free(endW);
+            sc_free(sum);
+            sc_free(endW);
             return SC_ERR_NOMEM;
         }
         for (int i = 0; i < p->nr; i++) {
@@ -405,17 +406,17 @@ static sc_status build_plans(planner *pl)
         qsort(keys, (size_t)p->nr, sizeof *keys, cmp_bkey);
         for (int i = 0; i < p->nr; i++)
             p->byB[i] = keys[i].i;
-        free(keys);
+        sc_free(keys);
         /* Chunks by mean lifespan, longest first (ties: the lower chunk);
          * every chunk has m records, so sums compare as means. */
         for (int c = 0; c < nch; c++)
             for (int e = 0; e < nch; e++)
                 if (sum[e] > sum[c] + p->tol || (fabs(sum[e] - sum[c]) <= p->tol && e < c))
                     p->rank[c]++;
-        free(sum);
+        sc_free(sum);
     }
-    free(endW);
-    pl->scratch = malloc(2 * (maxnc + 2) * sizeof(double));
+    sc_free(endW);
+    pl->scratch = sc_malloc(2 * (maxnc + 2) * sizeof(double));
     return pl->scratch ? SC_OK : SC_ERR_NOMEM;
 }
 
@@ -425,16 +426,16 @@ void sc_offload_plan_free(planner *pl)
         return;
     if (pl->dp)
         for (int d = 0; d < pl->pg->P; d++) {
-            free(pl->dp[d].cidx);
-            free(pl->dp[d].r);
-            free(pl->dp[d].byB);
-            free(pl->dp[d].rank);
-            free(pl->dp[d].ready);
+            sc_free(pl->dp[d].cidx);
+            sc_free(pl->dp[d].r);
+            sc_free(pl->dp[d].byB);
+            sc_free(pl->dp[d].rank);
+            sc_free(pl->dp[d].ready);
         }
-    free(pl->dp);
-    free(pl->jB_of);
-    free(pl->scratch);
-    free(pl);
+    sc_free(pl->dp);
+    sc_free(pl->jB_of);
+    sc_free(pl->scratch);
+    sc_free(pl);
 }
 
 static double peak_of(planner *pl, const dplan *p)
@@ -545,11 +546,11 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
     double span = 0;
     for (size_t i = 0; i < N; i++)
         span = fmax(span, base->t1[i]);
-    planner *pl = calloc(1, sizeof *pl);
-    sc_offload_info *oi = pg->off_info = calloc(1, sizeof *oi);
+    planner *pl = sc_calloc(1, sizeof *pl);
+    sc_offload_info *oi = pg->off_info = sc_calloc(1, sizeof *oi);
     sc_status st = SC_OK;
-    if (!pl || !oi || !(oi->base_peak = calloc((size_t)P, sizeof(double))) ||
-        !(oi->level = calloc((size_t)P, sizeof(double)))) {
+    if (!pl || !oi || !(oi->base_peak = sc_calloc((size_t)P, sizeof(double))) ||
+        !(oi->level = sc_calloc((size_t)P, sizeof(double)))) {
         st = SC_ERR_NOMEM;
         goto fail;
     }

@@ -3,6 +3,7 @@
  * blocks (block.h).
  */
 #include "block.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "reorder.h"
 
@@ -144,7 +145,7 @@ static double copies(double a, double e, double t, double T)
 
 sc_status sc_block_peak(sc_prog *pg, const sc_block *blk, double *peak)
 {
-    sc_lifespan *ls = malloc((size_t)pg->S * sizeof *ls);
+    sc_lifespan *ls = sc_malloc((size_t)pg->S * sizeof *ls);
     if (!ls)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory computing lifespans");
     sc_status st = sc_block_lifespans(pg, blk, ls);
@@ -164,7 +165,7 @@ sc_status sc_block_peak(sc_prog *pg, const sc_block *blk, double *peak)
                 peak[d] = sum;
         }
     }
-    free(ls);
+    sc_free(ls);
     return st;
 }
 
@@ -215,11 +216,11 @@ sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w)
 {
     if (!blk->off[SC_OP_F] || !blk->off[SC_OP_B] || fused(blk))
         return sc_fail(pg, SC_ERR_ARG, "block: placing W needs offsets of F and B");
-    char *placed = calloc((size_t)pg->S, 1);
-    by_time *bs = malloc((size_t)pg->S * sizeof *bs);
+    char *placed = sc_calloc((size_t)pg->S, 1);
+    by_time *bs = sc_malloc((size_t)pg->S * sizeof *bs);
     if (!placed || !bs) {
-        free(placed);
-        free(bs);
+        sc_free(placed);
+        sc_free(bs);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing W");
     }
     sc_block tmp = *blk;
@@ -248,8 +249,8 @@ sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w)
             placed[s] = 1;
         }
     }
-    free(placed);
-    free(bs);
+    sc_free(placed);
+    sc_free(bs);
     return st;
 }
 
@@ -276,7 +277,7 @@ static int keyed_cmp(const void *pa, const void *pb)
 
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
 {
-    double *cap = malloc((size_t)pg->P * sizeof *cap);
+    double *cap = sc_malloc((size_t)pg->P * sizeof *cap);
     if (!cap)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
     sc_status st = sc_block_peak(pg, blk, cap);
@@ -290,7 +291,7 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             cap[d] = pg->mem_limit;
     }
     if (st) {
-        free(cap);
+        sc_free(cap);
         return st;
     }
     int ops[3], nops = block_ops(blk, ops);
@@ -299,9 +300,9 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         if (pg->nchunks[d] > maxc)
             maxc = pg->nchunks[d];
     size_t want = (size_t)maxc * (size_t)nops * (size_t)pg->m;
-    keyed *ks = want <= (size_t)SC_MAX_PASSES ? malloc(want * sizeof *ks) : NULL;
+    keyed *ks = want <= (size_t)SC_MAX_PASSES ? sc_malloc(want * sizeof *ks) : NULL;
     if (!ks) {
-        free(cap);
+        sc_free(cap);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
     }
     for (int d = 0; d < pg->P && st == SC_OK; d++) {
@@ -321,9 +322,9 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
                 st = sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
         pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
     }
-    free(ks);
+    sc_free(ks);
     if (st == SC_OK && !blk->keep_order)
         st = sc_reorder(pg, cap);
-    free(cap);
+    sc_free(cap);
     return st;
 }

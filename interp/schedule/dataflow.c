@@ -4,6 +4,7 @@
  * and is woken when the pass it may wait for completes.
  */
 #include "dataflow.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <stdio.h>
@@ -126,13 +127,13 @@ sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq)
     int P = pg->P;
     size_t SM = (size_t)pg->S * (size_t)pg->m;
     flow f = {.pg = pg, .start = start, .end = end, .seq = seq};
-    f.endF = malloc(SM * sizeof(double));
-    f.endB = malloc(SM * sizeof(double));
-    f.base = malloc((size_t)P * sizeof(size_t));
-    f.pc = calloc((size_t)P, sizeof(size_t));
-    f.tfree = calloc((size_t)P, sizeof(double));
-    f.stack = malloc((size_t)P * sizeof(int));
-    f.queued = calloc((size_t)P, sizeof(int));
+    f.endF = sc_malloc(SM * sizeof(double));
+    f.endB = sc_malloc(SM * sizeof(double));
+    f.base = sc_malloc((size_t)P * sizeof(size_t));
+    f.pc = sc_calloc((size_t)P, sizeof(size_t));
+    f.tfree = sc_calloc((size_t)P, sizeof(double));
+    f.stack = sc_malloc((size_t)P * sizeof(int));
+    f.queued = sc_calloc((size_t)P, sizeof(int));
     sc_status st = SC_OK;
     if (!f.endF || !f.endB || !f.base || !f.pc || !f.tfree || !f.stack || !f.queued) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory timing %zu passes", SM);
@@ -158,12 +159,12 @@ sc_status sc_dataflow(sc_prog *pg, double *start, double *end, size_t *seq)
             break;
         }
 done:
-    free(f.endF);
-    free(f.endB);
-    free(f.base);
-    free(f.pc);
-    free(f.tfree);
-    free(f.stack);
-    free(f.queued);
+    sc_free(f.endF);
+    sc_free(f.endB);
+    sc_free(f.base);
+    sc_free(f.pc);
+    sc_free(f.tfree);
+    sc_free(f.stack);
+    sc_free(f.queued);
     return st;
 }

@@ -3,6 +3,7 @@
  * (reorder.h).
  */
 #include "reorder.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <math.h>
@@ -327,17 +328,17 @@ sc_status sc_reorder(sc_prog *pg, const double *cap)
     for (int d = 0; d < P; d++)
         N += pg->order[d].n;
     ctx c = {.pg = pg, .N = N};
-    c.it = malloc(N * sizeof *c.it);
-    sc_instr *res = malloc(3 * N * sizeof *res);
-    c.nxt = malloc(N * sizeof *c.nxt);
-    c.head = malloc(3 * (size_t)P * sizeof *c.head);
-    c.hr = malloc(2 * (size_t)P * sizeof *c.hr);
-    c.heap = malloc(3 * (size_t)P * sizeof *c.heap);
-    c.widx = malloc(SM * sizeof *c.widx);
-    c.endF = malloc(2 * SM * sizeof *c.endF);
-    c.tfree = calloc(2 * (size_t)P, sizeof *c.tfree);
-    c.base = calloc(2 * (size_t)P, sizeof *c.base);
-    const sc_instr **orders = malloc((size_t)P * sizeof *orders);
+    c.it = sc_malloc(N * sizeof *c.it);
+    sc_instr *res = sc_malloc(3 * N * sizeof *res);
+    c.nxt = sc_malloc(N * sizeof *c.nxt);
+    c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
+    c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
+    c.heap = sc_malloc(3 * (size_t)P * sizeof *c.heap);
+    c.widx = sc_malloc(SM * sizeof *c.widx);
+    c.endF = sc_malloc(2 * SM * sizeof *c.endF);
+    c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
+    c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
+    const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     sc_status st = SC_OK;
     if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF || !c.tfree ||
         !c.base || !orders) {
@@ -384,16 +385,16 @@ sc_status sc_reorder(sc_prog *pg, const double *cap)
         memcpy(pg->order[d].v, win + c.base[d], pg->order[d].n * sizeof *win);
     sc_prog_invalidate(pg);
 done:
-    free(c.it);
-    free(res);
-    free(c.nxt);
-    free(c.head);
-    free(c.hr);
-    free(c.heap);
-    free(c.widx);
-    free(c.endF);
-    free(c.tfree);
-    free(c.base);
-    free(orders);
+    sc_free(c.it);
+    sc_free(res);
+    sc_free(c.nxt);
+    sc_free(c.head);
+    sc_free(c.hr);
+    sc_free(c.heap);
+    sc_free(c.widx);
+    sc_free(c.endF);
+    sc_free(c.tfree);
+    sc_free(c.base);
+    sc_free(orders);
     return st;
 }

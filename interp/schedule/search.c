@@ -2,6 +2,7 @@
  * search.c — the V-shape block family and its search (search.h).
  */
 #include "search.h"
+#include "ir/alloc.h"
 #include "dataflow.h"
 #include "ir/ir_impl.h"
 
@@ -68,10 +69,10 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
-    sc_vcand *out = malloc(cap * sizeof *out);
-    double *off = malloc(3 * (size_t)S * sizeof *off);
-    double *peak = malloc((size_t)pg->P * sizeof *peak);
-    double *times = malloc(2 * N * sizeof *times);
+    sc_vcand *out = malloc(cap * sizeof *out); /* the caller's: plain malloc (search.h) */
+    double *off = sc_malloc(3 * (size_t)S * sizeof *off);
+    double *peak = sc_malloc((size_t)pg->P * sizeof *peak);
+    double *times = sc_malloc(2 * N * sizeof *times);
     double limit = pg->mem_limit;
     sc_status st = SC_OK;
     *cands = NULL;
@@ -112,8 +113,8 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
 done:
     pg->mem_limit = limit;
     free(out);
-    free(off);
-    free(peak);
-    free(times);
+    sc_free(off);
+    sc_free(peak);
+    sc_free(times);
     return st;
 }

@@ -4,6 +4,7 @@
  * handed over by the compile driver (compile.h).
  */
 #include "sim.h"
+#include "ir/alloc.h"
 #include "compile.h"
 #include "ir/ir_impl.h"
 
@@ -15,19 +16,19 @@ void sc_sim_free(sc_sim *sim)
 {
     if (!sim)
         return;
-    free(sim->busy);
-    free(sim->start);
-    free(sim->end);
-    free(sim->peak_mem);
-    free(sim->offset);
-    free(sim->t0);
-    free(sim->t1);
-    free(sim->mem);
-    free(sim->host);
-    free(sim->host_peak);
-    free(sim->link_busy);
-    free(sim->coll_busy);
-    free(sim);
+    sc_free(sim->busy);
+    sc_free(sim->start);
+    sc_free(sim->end);
+    sc_free(sim->peak_mem);
+    sc_free(sim->offset);
+    sc_free(sim->t0);
+    sc_free(sim->t1);
+    sc_free(sim->mem);
+    sc_free(sim->host);
+    sc_free(sim->host_peak);
+    sc_free(sim->link_busy);
+    sc_free(sim->coll_busy);
+    sc_free(sim);
 }
 
 void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int n, double *out)
@@ -58,12 +59,12 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
     if (!any)
         return SC_OK;
     size_t SM = (size_t)pg->S * (size_t)pg->m;
-    sim->host = malloc((sim->offset[P] + 1) * sizeof(double));
-    sim->host_peak = calloc((size_t)P, sizeof(double));
-    sim->link_busy = calloc(2 * (size_t)P, sizeof(double));
-    double *held = calloc(SM, sizeof(double)); /* host units of each record */
+    sim->host = sc_malloc((sim->offset[P] + 1) * sizeof(double));
+    sim->host_peak = sc_calloc((size_t)P, sizeof(double));
+    sim->link_busy = sc_calloc(2 * (size_t)P, sizeof(double));
+    double *held = sc_calloc(SM, sizeof(double)); /* host units of each record */
     if (!sim->host || !sim->host_peak || !sim->link_busy || !held) {
-        free(held);
+        sc_free(held);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
     }
     for (int d = 0; d < P; d++) {
@@ -89,7 +90,7 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
                 sim->host_peak[d] = cur;
         }
     }
-    free(held);
+    sc_free(held);
     return SC_OK;
 }
 
@@ -99,7 +100,7 @@ static sc_status coll_busy(sc_prog *pg, sc_sim *sim)
 {
     if (pg->ncoll == 0)
         return SC_OK;
-    sim->coll_busy = calloc((size_t)pg->P, sizeof(double));
+    sim->coll_busy = sc_calloc((size_t)pg->P, sizeof(double));
     if (!sim->coll_busy)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
     for (int d = 0; d < pg->P; d++) {
@@ -127,7 +128,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
     if (st != SC_OK)
         return st;
     int P = pg->P;
-    sc_sim *sim = calloc(1, sizeof *sim);
+    sc_sim *sim = sc_calloc(1, sizeof *sim);
     if (!sim) {
         sc_times_free(&tm);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
@@ -136,11 +137,11 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
     sim->offset = tm.offset;
     sim->t0 = tm.t0;
     sim->t1 = tm.t1;
-    sim->busy = calloc((size_t)P, sizeof(double));
-    sim->start = calloc((size_t)P, sizeof(double));
-    sim->end = calloc((size_t)P, sizeof(double));
-    sim->peak_mem = calloc((size_t)P, sizeof(double));
-    sim->mem = malloc((sim->offset[P] + 1) * sizeof(double));
+    sim->busy = sc_calloc((size_t)P, sizeof(double));
+    sim->start = sc_calloc((size_t)P, sizeof(double));
+    sim->end = sc_calloc((size_t)P, sizeof(double));
+    sim->peak_mem = sc_calloc((size_t)P, sizeof(double));
+    sim->mem = sc_malloc((sim->offset[P] + 1) * sizeof(double));
     if (!sim->busy || !sim->start || !sim->end || !sim->peak_mem || !sim->mem)
         goto nomem;
     if ((st = host_memory(pg, sim)) != SC_OK || (st = coll_busy(pg, sim)) != SC_OK) {

@@ -33,7 +33,9 @@
  *                collectives from its start (posted, and the device's
  *                previous collective complete) to its completion (t1).
  *
- * Ownership: the caller owns the sc_sim and frees it with sc_sim_free.
+ * Ownership: the caller owns the sc_sim and frees it with sc_sim_free
+ * (its arrays come from ir/alloc.h: an sc_sim made outside interp, like
+ * run's measured timeline, allocates them there too).
  */
 #ifndef SC_SIM_H
 #define SC_SIM_H

@@ -4,9 +4,11 @@
  * (cli_export.c; SPEC.md, "Command line"): export, show --svg/--trace, import.
  *
  * Every function prints its own one-line error ("stagecraft: error: ...")
- * and returns the exit code (0 on success). Files are written to a
- * temporary file in the same directory and renamed into place, so a
- * failed export leaves nothing half-written; "-" is standard output.
+ * and returns the exit code (0 on success). Files are written through
+ * formats/atomic.h (a temporary file renamed into place; links followed,
+ * FIFOs and devices written directly, modes kept), several files all or
+ * none, so a failed export leaves nothing half-written; "-" is standard
+ * output.
  */
 #ifndef SC_CLI_H
 #define SC_CLI_H
@@ -40,9 +42,16 @@ int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_
                      int seconds);
 
 /* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
- * the limits; pushes what it returns or the error (lua_pcall's code). */
+ * the limits; pushes what it returns or the error (lua_pcall's code).
+ * Meanwhile stdout is stderr: what the recipe prints never mixes into the
+ * command's output. */
 int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
-/* Prints "stagecraft: error: msg" on stderr; returns code. */
+/* A failure of interp (status st) after the evaluation: the memory
+ * limit's message and exit code 7 when the failure is a C allocation the
+ * limit refused, else the formatted message and st's exit code. */
+int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "stagecraft: error: msg" on stderr, control bytes other than
+ * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);
 /* The limits of every evaluation of this process (--max-steps, ...). */
 sc_limits *sc_cli_limits(void);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/atomic.h"
 #include "formats/json.h"
 #include "formats/render.h"
 #include "formats/svg.h"
@@ -24,13 +25,12 @@
 static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int failf(int code, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs("stagecraft: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return code;
+    return sc_cli_fail(code, msg);
 }
 
 /* What one output needs: the program, its simulation, a name. */
@@ -76,62 +76,65 @@ static sc_status write_job(FILE *f, const job *j)
     return sc_trace_write(f, j->pg, &t, 1);
 }
 
-static int write_file(const char *path, const job *j);
+static int write_outputs(const job *jobs, const char *const *paths, int n);
 
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds)
 {
     job j = {"trace", pg, sim, "run", measured, seconds, SC_TORCH_CURRENT};
-    return write_file(path, &j);
+    return write_outputs(&j, &path, 1);
 }
 
-/* Writes the job to path ("-" or NULL: stdout) through a temporary file in
- * the same directory, renamed into place only when everything was written. */
-static int write_file(const char *path, const job *j)
+static int is_stdout(const char *path)
 {
-    if (!path || strcmp(path, "-") == 0) {
-        sc_status st = write_job(stdout, j);
-        return st ? failf(sc_status_exit_code(st), "cannot write %s: %s", j->format,
-                          st == SC_ERR_NOMEM ? "out of memory" : sc_errmsg(j->pg))
-                  : 0;
+    return !path || strcmp(path, "-") == 0;
+}
+
+/* Writes job i to paths[i] ("-" or NULL: stdout), all or nothing: every
+ * file is opened before anything is written (a path that cannot be written
+ * fails first), and renamed into place only when every output was written
+ * whole (atomic.h: temporary files, links followed, FIFOs and devices
+ * written directly, the mode of a replaced file kept). */
+static int write_outputs(const job *jobs, const char *const *paths, int n)
+{
+    enum { MAX_OUT = 4 };
+    sc_atomic *a[MAX_OUT] = {0};
+    FILE *f[MAX_OUT];
+    char err[512];
+    int rc = 0, i;
+    for (i = 0; i < n && i < MAX_OUT; i++)
+        if (!(f[i] = is_stdout(paths[i]) ? stdout : sc_atomic_open(paths[i], &a[i], err, sizeof err))) {
+            rc = failf(EXIT_USAGE, "%s", err);
+            goto done;
+        }
+    for (i = 0; i < n && i < MAX_OUT; i++) {
+        sc_status st = write_job(f[i], &jobs[i]);
+        if (st && !ferror(f[i])) { /* not the file's fault: the program's or memory */
+            const char *m = sc_errmsg(jobs[i].pg);
+            rc = st == SC_ERR_NOMEM ? failf(4, "out of memory writing %s", jobs[i].format)
+                                    : failf(sc_status_exit_code(st), "cannot write %s: %s",
+                                            jobs[i].format, m[0] ? m : "error");
+            goto done;
+        }
+        if (!a[i] && (fflush(stdout) != 0 || ferror(stdout))) {
+            rc = failf(EXIT_USAGE, "cannot write the output (standard output): %s",
+                       errno ? strerror(errno) : "write error");
+            goto done;
+        }
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return failf(4, "out of memory");
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return failf(EXIT_USAGE, "cannot write '%s': %s", path, strerror(e));
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    sc_status st = f ? write_job(f, j) : SC_ERR_NOMEM;
-    int bad = st != SC_OK;
-    int e = errno;
-    if (f) {
-        if (fclose(f) != 0 && !bad)
-            bad = 1, e = errno;
-    } else {
-        close(fd);
-    }
-    if (!bad && rename(tmp, path) != 0)
-        bad = 1, e = errno;
-    int rc = 0;
-    if (bad) {
-        unlink(tmp);
-        if (st == SC_ERR_NOMEM)
-            rc = failf(4, "out of memory writing '%s'", path);
-        else if (st != SC_OK && sc_errmsg(j->pg)[0] && strcmp(sc_errmsg(j->pg), "write error"))
-            rc = failf(sc_status_exit_code(st), "%s", sc_errmsg(j->pg));
-        else
-            rc = failf(EXIT_USAGE, "cannot write '%s': %s", path, strerror(e));
-    }
-    free(tmp);
+    for (i = 0; i < n && i < MAX_OUT; i++)
+        if (a[i] && sc_atomic_close(a[i], err, sizeof err) != 0) {
+            rc = failf(EXIT_USAGE, "%s", err);
+            goto done;
+        }
+    for (i = 0; i < n && i < MAX_OUT; i++)
+        if (a[i] && sc_atomic_commit(a[i], err, sizeof err) != 0) {
+            rc = failf(EXIT_USAGE, "%s", err);
+            goto done;
+        }
+done:
+    for (i = 0; i < n && i < MAX_OUT; i++)
+        sc_atomic_free(a[i]);
     return rc;
 }
 
@@ -142,7 +145,7 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
     if (st == SC_OK)
         *sim = sc_lua_sim(lp, &st);
     if (st)
-        return failf(sc_status_exit_code(st), "%s%s", lp->where, sc_errmsg(lp->pg));
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
     return 0;
 }
 
@@ -173,49 +176,64 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
         return rc;
     job j = {format, lp->pg, sim, recipe, NULL, 0, version};
-    return write_file(out, &j);
+    return write_outputs(&j, &out, 1);
 }
 
 int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp)
 {
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
-    if (!rc && svg) {
-        job j = {"svg", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
-        rc = write_file(svg, &j);
+    if (rc)
+        return rc;
+    job jobs[2];
+    const char *paths[2];
+    int n = 0;
+    if (svg) {
+        jobs[n] = (job){"svg", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
+        paths[n++] = svg;
     }
-    if (!rc && trace) {
-        job j = {"trace", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
-        rc = write_file(trace, &j);
+    if (trace) {
+        jobs[n] = (job){"trace", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
+        paths[n++] = trace;
     }
-    return rc;
+    return write_outputs(jobs, paths, n);
 }
 
 /* ---- import ------------------------------------------------------------- */
 
-static char *read_all(const char *path, size_t *len, int *err)
+/* The whole file, at most cap bytes (0: no cap); NULL with *err an errno
+ * value, or E2BIG when the file holds more. */
+static char *read_all(const char *path, size_t cap, size_t *len, int *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         *err = errno;
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
+    size_t size = cap && cap < (1 << 16) ? cap + 1 : 1 << 16, n = 0;
+    char *buf = malloc(size);
+    *err = buf ? 0 : ENOMEM;
     while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
+        n += fread(buf + n, 1, size - n, f);
+        if (cap && n > cap) { /* /dev/zero, or a file larger than the limit */
+            *err = E2BIG;
             break;
-        char *b = realloc(buf, cap * 2);
+        }
+        if (n < size)
+            break;
+        size_t grow = size * 2;
+        if (cap && grow > cap + 1)
+            grow = cap + 1; /* one byte past the cap tells "more" */
+        char *b = grow > size ? realloc(buf, grow) : NULL;
         if (!b) {
-            free(buf);
-            buf = NULL;
+            *err = grow > size ? ENOMEM : E2BIG;
             break;
         }
         buf = b;
-        cap *= 2;
+        size = grow;
     }
-    *err = buf && ferror(f) ? EIO : (buf ? 0 : ENOMEM);
+    if (!*err && ferror(f))
+        *err = EIO;
     fclose(f);
     if (*err) {
         free(buf);
@@ -327,9 +345,14 @@ int sc_cli_import(int argc, char **argv)
     }
     if (!path)
         return failf(EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
-    size_t len = 0;
+    /* The text is held while the program is read from it: it counts
+     * against --max-mem like a recipe's heap (SPEC.md §18.2). */
+    size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
-    char *text = read_all(path, &len, &e);
+    char *text = read_all(path, cap, &len, &e);
+    if (!text && e == E2BIG)
+        return failf(7, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
+                     "raises it; 0 for no limit)", path, cap);
     if (!text)
         return failf(e == ENOMEM ? 4 : EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
     char err[512];
@@ -338,10 +361,10 @@ int sc_cli_import(int argc, char **argv)
     sc_prog *pg = sc_torchcsv_read(text, len, &dialect, &st, err, sizeof err);
     free(text);
     if (!pg)
-        return failf(sc_status_exit_code(st), "%s: %s", path, err);
+        return sc_cli_status_fail(st, "%s: %s", path, err);
     sc_sim *sim = NULL;
     if ((st = apply_costs(pg, &c)) || (st = sc_check(pg)) || (st = sc_simulate(pg, &sim))) {
-        rc = failf(sc_status_exit_code(st), "%s: %s", path, sc_errmsg(pg));
+        rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {
         rc = 0;
         if (dump) {

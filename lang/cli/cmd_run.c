@@ -12,6 +12,7 @@
 #include "cmd_run.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,8 +31,7 @@ static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "ba
 
 static int fail(int code, const char *msg)
 {
-    fprintf(stderr, "stagecraft: error: %s\n", msg);
-    return code;
+    return sc_cli_fail(code, msg);
 }
 
 /* The declared default of parameter `name` (pushed), or nothing and 0. */
@@ -328,16 +328,20 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     sc_lprog *lp = sc_lua_toprog(L, -3);
     sc_status st = sc_lua_check(lp);
     char err[1024];
-    if (st) {
-        snprintf(err, sizeof err, "%s%s", lp->where, sc_errmsg(lp->pg));
-        return fail(sc_status_exit_code(st), err);
-    }
+    if (st)
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
     sc_run_opts o = sc_run_defaults(sc_prog_stages(lp->pg));
     if (!given[1])
         mc.layers = o.model.layers; /* default: 2 per stage */
     o.model = mc;
     o.backend = backend;
     o.check = check;
+    /* The run's own tables (executor, transport) are checked against what
+     * --max-mem leaves of the Lua heap and the programs' C memory. */
+    const sc_limits *lim = sc_cli_limits();
+    size_t held = lim->used + lim->c_used;
+    if (lim->max_mem)
+        o.table_cap = lim->max_mem > held ? lim->max_mem - held : 1;
     const char *cap = getenv("STAGECRAFT_DEVICE_MEMORY");
     if (cap)
         o.mem_cap = (size_t)strtoull(cap, NULL, 10);
@@ -367,7 +371,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     }
     if (st) {
         sc_run_result_free(r);
-        rc = fail(sc_status_exit_code(st), err);
+        rc = sc_cli_status_fail(st, "%s", err); /* the memory limit, when it refused */
         sc_run_finish(rc);
         return rc;
     }
@@ -383,7 +387,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             print_json(recipe, lp->pg, &o, r, cmp, pf, profile);
         else if (!rc)
             print_text(recipe, &o, r, cmp, pf, profile);
-        fflush(stdout);
+        if (!rc && (fflush(stdout) != 0 || ferror(stdout))) { /* before MPI_Finalize */
+            char msg[160];
+            snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
+                     errno ? strerror(errno) : "write error");
+            rc = fail(EXIT_USAGE, msg);
+        }
         if (trace && !rc)
             rc = sc_cli_run_trace(trace, lp->pg, predicted ? predicted : r->predicted,
                                   r->measured, predicted != NULL);

@@ -3,10 +3,14 @@
  * limits of every evaluation, the options that set them, evaluating a
  * recipe under them, and the one-line error.
  */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sandbox/sandbox.h"
@@ -19,11 +23,35 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 int sc_cli_fail(int code, const char *msg)
 {
     /* Messages carry recipes' text (their errors, names): no escape
-     * sequence of theirs reaches the terminal. */
-    fputs("stagecraft: error: ", stderr);
-    sc_fputs_clean(msg, stderr, 1);
-    fputc('\n', stderr);
+     * sequence of theirs reaches the terminal. One write, so that the
+     * lines of MPI ranks do not mix (stderr is unbuffered). */
+    size_t n = strlen(msg) + 1; /* cleaning never lengthens */
+    char *clean = malloc(n + 32);
+    if (!clean) {
+        fputs("stagecraft: error: ", stderr);
+        sc_fputs_clean(msg, stderr, 1);
+        fputc('\n', stderr);
+        return code;
+    }
+    memcpy(clean, "stagecraft: error: ", 19);
+    sc_clean_text(clean + 19, n, msg, 1);
+    size_t k = strlen(clean);
+    clean[k++] = '\n';
+    fwrite(clean, 1, k, stderr);
+    free(clean);
     return code;
+}
+
+int sc_cli_status_fail(sc_status st, const char *fmt, ...)
+{
+    char msg[1024];
+    if (st == SC_ERR_NOMEM && sc_limits_message(&limits, msg, sizeof msg))
+        return sc_cli_fail(7, msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sc_cli_fail(sc_status_exit_code(st), msg);
 }
 
 /* Exit code of the error on the stack top, then prints and pops it. */
@@ -73,9 +101,27 @@ int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
     else
         lua_newtable(L);
     lua_pushboolean(L, listing);
+    /* What the recipe writes (print, and with --trust io.write or a child
+     * process) goes to stderr: stdout carries the command's own output
+     * only, so that a recipe cannot forge rows of an export or fields of
+     * sim --json. */
+    int failed = fflush(stdout) != 0 || ferror(stdout); /* the command's own output */
+    int saved = dup(STDOUT_FILENO), was_closed = saved < 0 && errno == EBADF;
+    int moved = (saved >= 0 || was_closed) && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0;
     sc_limits_arm(L);
     int rc = lua_pcall(L, 3, 3, 0);
     sc_limits_disarm(L);
+    fflush(stdout);
+    if (moved) {
+        if (saved >= 0)
+            dup2(saved, STDOUT_FILENO);
+        else
+            close(STDOUT_FILENO);
+    }
+    if (saved >= 0)
+        close(saved);
+    if (!failed)
+        clearerr(stdout); /* a failed write of the recipe's is not the command's */
     if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
         lua_pop(L, 3);
         lua_pushliteral(L, "limit");

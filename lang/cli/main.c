@@ -20,6 +20,7 @@
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
  * of the error's class. Nothing else here calls exit().
  */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -351,11 +352,8 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
-    if (st) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return sc_cli_fail(sc_status_exit_code(st), msg);
-    }
+    if (st)
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
         int m = sc_prog_microbatches(pg);
@@ -374,11 +372,8 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         return 0;
     }
     const sc_sim *sim = sc_lua_sim(lp, &st);
-    if (!sim) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s%s", lp->where, sc_errmsg(pg));
-        return sc_cli_fail(sc_status_exit_code(st), msg);
-    }
+    if (!sim)
+        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
     double peak = 0;
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);
@@ -514,6 +509,17 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     return 0;
 }
 
+/* An error outside any pcall (the command line's own Lua calls; none is
+ * expected): one line and an exit code instead of Lua's abort(). */
+static int panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    int nomem = msg && strcmp(msg, "not enough memory") == 0;
+    sc_cli_fail(nomem ? 4 : 1, msg ? msg : "unprotected Lua error");
+    fflush(stdout);
+    _exit(nomem ? 4 : 1); /* Lua cannot go on; the one exit outside main's return */
+}
+
 /* A word that is neither a command nor a file: a misspelled command. */
 static int unknown_command(const char *word)
 {
@@ -532,6 +538,7 @@ int main(int argc, char **argv)
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
         return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
+    lua_atpanic(L, panic);
     sc_lua_setup(L);
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
     lua_pushboolean(L, isatty(STDERR_FILENO));
@@ -584,6 +591,17 @@ int main(int argc, char **argv)
         rc = unknown_command(argv[1]);
     } else {
         rc = cmd_script(L, argc, argv);
+    }
+    /* Output that did not reach stdout (a full disk, /dev/full, a closed
+     * descriptor) is an error, never a silent success. */
+    int e = 0;
+    if (fflush(stdout) != 0)
+        e = errno;
+    if ((e || ferror(stdout)) && rc == 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
+                 e ? strerror(e) : "write error");
+        rc = sc_cli_fail(EXIT_USAGE, msg);
     }
     sc_limits_close(L);
     return rc;

@@ -105,5 +105,5 @@ const char sc_usage[] =
     "FILE.lua, or anywhere after a command):\n"
     "  --trust             lift the sandbox (for your own recipes and scripts)\n"
     "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-    "  --max-mem BYTES     Lua heap, like 512M (default 1G; 0: no limit)\n"
+    "  --max-mem BYTES     Lua heap and programs, like 512M (default 1G; 0: no limit)\n"
     "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";

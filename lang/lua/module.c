@@ -15,6 +15,7 @@
 #include "schedule/rules.h"
 #include "sc_auto.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
 
 
 static int l_rules(lua_State *L)
@@ -167,9 +168,19 @@ static int l_isprogram(lua_State *L)
     return 1;
 }
 
+/* sc._closed(p): true when the Program was closed (<close>, or collected):
+ * it holds no program any more, and nothing may use it. */
+static int l_closed(lua_State *L)
+{
+    sc_lprog *lp = sc_lua_toprog(L, 1);
+    lua_pushboolean(L, lp && !lp->pg);
+    return 1;
+}
+
 static const luaL_Reg module_funcs[] = {
     {"program", sc_lua_program},
     {"isprogram", l_isprogram},
+    {"_closed", l_closed},
     {"rules", l_rules},
     {"_raise", l_raise},
     {"_chunk", l_chunk},
@@ -207,6 +218,7 @@ void sc_lua_setup(lua_State *L)
     luaL_openlibs(L);
     luaL_requiref(L, "stagecraft", luaopen_stagecraft, 1);
     lua_setglobal(L, "sc");
+    sc_limits_guard(L);
     sc_sandbox_init(L);
     sc_lua_clear_status(L);
 }

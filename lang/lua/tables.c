@@ -5,6 +5,7 @@
  */
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "sandbox/sc_limits.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -247,6 +248,7 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
                         sc_prog **slot)
 {
     t = lua_absindex(L, t);
+    sc_limits_make_room(L); /* programs dropped give their C memory back first */
     *slot = sc_prog_new((int)P, (int)S, (int)m);
     if (!*slot) /* sizes are in range: the product is too large, or memory */
         sc_lua_raise(L, SC_ERR_LIMIT, sc_new_errmsg());

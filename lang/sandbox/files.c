@@ -90,6 +90,9 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     if (!sc_sandbox_inside(norm, root) || strcmp(norm, root) == 0)
         sc_sandbox_violation(L, "%s('%s'): a recipe may write files in its own folder only (%s)", what, path,
                   root);
+    if (sc_sandbox_dotted(norm, root))
+        sc_sandbox_violation(L, "%s('%s'): dotfiles and dot-folders are refused (.git/hooks, .env: "
+                             "other programs read them)", what, path);
     /* With links resolved: the folder the file goes to, and the file when
      * it exists (a link that points outside is refused too). */
     char *slash = strrchr(norm, '/');
@@ -97,8 +100,10 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     char *dir = realpath(norm[0] ? norm : "/", NULL), *file = NULL;
     *slash = '/';
     int ok = !dir || sc_sandbox_inside(dir, root); /* no folder: the write fails, saying so */
+    ok = ok && (!dir || !sc_sandbox_dotted(dir, root));
     if (dir && ok && (file = realpath(norm, NULL)) != NULL)
-        ok = sc_sandbox_inside(file, root) && !ends_with(file, ".lua");
+        ok = sc_sandbox_inside(file, root) && !ends_with(file, ".lua") &&
+             !sc_sandbox_dotted(file, root);
     free(dir);
     free(file);
     if (!ok)

@@ -39,6 +39,14 @@ int sc_sandbox_inside(const char *path, const char *root)
     return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == 0);
 }
 
+int sc_sandbox_dotted(const char *path, const char *root)
+{
+    for (const char *p = path + strlen(root); *p; p++) /* path[0] is '/': p[-1] exists */
+        if (*p == '.' && p[-1] == '/')
+            return 1;
+    return 0;
+}
+
 /* Normalizes an absolute path in place: no ".", "..", or double slashes. */
 void sc_sandbox_normalize(char *p)
 {

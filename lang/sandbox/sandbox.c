@@ -109,7 +109,9 @@ int sc_sandbox_trusted(lua_State *L)
 /* ---- paths ------------------------------------------------------------- */
 
 /* The real path of `path` (relative paths are relative to the folder) when
- * it lies inside the folder; raises a sandbox error when it does not.
+ * it lies inside the folder and no name below the folder starts with a dot
+ * (dotfiles hold secrets: .env, .ssh, .git); raises a sandbox error when
+ * it does not.
  * Returns NULL when the file does not exist (message pushed). The result
  * is pushed as a string. */
 static const char *resolve(lua_State *L, const char *path, const char *what)
@@ -133,18 +135,28 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
                   root);
         return NULL;
     }
+    if (sc_sandbox_dotted(norm, root)) {
+        sc_sandbox_violation(L, "%s('%s'): dotfiles and dot-folders are refused (they hold secrets: "
+                  ".env, .ssh, .git)", what, path);
+        return NULL;
+    }
     char *real = realpath(norm, NULL);
     lua_pop(L, 2);
     if (!real) {
         lua_pushfstring(L, "cannot open %s", path);
         return NULL;
     }
-    int ok = sc_sandbox_inside(real, root);
+    int ok = sc_sandbox_inside(real, root), dot = ok && sc_sandbox_dotted(real, root);
     lua_pushstring(L, real);
     free(real);
     if (!ok) {
         sc_sandbox_violation(L, "%s('%s'): the file lies outside the recipe's folder (%s)", what, path,
                   root);
+        return NULL;
+    }
+    if (dot) {
+        sc_sandbox_violation(L, "%s('%s'): the file is a dotfile or in a dot-folder (%s), and those are "
+                  "refused", what, path, lua_tostring(L, -1));
         return NULL;
     }
     return lua_tostring(L, -1);

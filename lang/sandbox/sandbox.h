@@ -11,8 +11,10 @@
  *   setmetatable   without __gc (finalizers run with hooks off: no limit
  *              could stop one)
  *   load       text chunks only; their globals default to the sandbox
- *   dofile loadfile  files inside the recipe's folder only, text only
- *   require    Lua files inside the recipe's folder, the stdlib, stagecraft
+ *   dofile loadfile  files inside the recipe's folder only, text only, no
+ *              dotfile or dot-folder below it (.env, .ssh, .git)
+ *   require    Lua files inside the recipe's folder (as dofile), the
+ *              stdlib, stagecraft
  *   collectgarbage  "count" and "isrunning" only
  *   string table math utf8 coroutine   copies (string without dump)
  *   os         clock date time difftime

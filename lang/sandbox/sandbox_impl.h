@@ -11,6 +11,10 @@
 int sc_sandbox_violation(lua_State *L, const char *fmt, ...);
 /* Whether the normalized absolute path lies inside root (or is root). */
 int sc_sandbox_inside(const char *path, const char *root);
+/* Whether a name below root in path (a path inside root) starts with a
+ * dot: .env, .git/config, .ssh/id_rsa. Dotfiles hold secrets and settings
+ * that other programs run: recipes neither read nor write them. */
+int sc_sandbox_dotted(const char *path, const char *root);
 /* Normalizes an absolute path in place: no ".", "..", or double slashes. */
 void sc_sandbox_normalize(char *p);
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "ir/alloc.h"
 
 #define LIMIT_ERR_KEY "stagecraft.limit_error"
 #define EXIT_LIMIT 7
@@ -60,8 +62,11 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     if (nsize > osize && lim->max_mem) {
-        size_t cap = lim->max_mem + (lim->hit ? SLACK : 0), grow = nsize - osize;
-        if (lim->used > cap || grow > cap - lim->used) {
+        /* Past a hit, and between evaluations (the command line's own
+         * tables and strings, outside any pcall), SLACK more. */
+        size_t cap = lim->max_mem + (lim->hit || !lim->armed ? SLACK : 0), grow = nsize - osize;
+        size_t held = lim->used + lim->c_used;
+        if (held > cap || grow > cap - held) {
             if (lim->refused == nsize && !lim->hit) {
                 lim->hit = SC_LIMIT_MEM;
                 if (lim->L) /* the next instruction raises (see hook) */
@@ -80,12 +85,48 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
+/* interp's allocator hook (ir/alloc.h): C memory against the same limit,
+ * with no slack (C memory is what the limit is about, not messages). */
+static int c_charge(void *ud, size_t bytes, int grow)
+{
+    sc_limits *lim = ud;
+    if (!grow) {
+        lim->c_used -= bytes < lim->c_used ? bytes : lim->c_used;
+        return 1;
+    }
+    size_t held = lim->used + lim->c_used;
+    if (lim->max_mem && (held > lim->max_mem || bytes > lim->max_mem - held)) {
+        if (!lim->hit) {
+            lim->hit = SC_LIMIT_MEM;
+            if (lim->armed && lim->L) /* the next instruction raises (see hook) */
+                lua_sethook(lim->L, hook, LUA_MASKCOUNT, 1);
+        }
+        return 0;
+    }
+    lim->c_used += bytes;
+    return 1;
+}
+
+static sc_limits *hooked; /* the limits interp's allocator charges */
+
 lua_State *sc_limits_newstate(sc_limits *lim)
 {
     lim->used = 0;
+    lim->c_used = 0;
     lim->L = NULL;
     lim->L = lua_newstate(counting_alloc, lim);
+    if (lim->L) {
+        hooked = lim;
+        sc_alloc_hook(c_charge, lim);
+    }
     return lim->L;
+}
+
+void sc_limits_make_room(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (lim && lim->max_mem && lim->used + lim->c_used > lim->max_mem / 2)
+        lua_gc(L, LUA_GCCOLLECT);
 }
 
 sc_limits *sc_limits_of(lua_State *L)
@@ -108,13 +149,43 @@ static void limit_message(const sc_limits *lim, char *buf, size_t len)
                  lim->max_steps);
     else
         snprintf(buf, len,
-                 "memory limit exceeded: the Lua heap would grow past %zu bytes (--max-mem BYTES "
-                 "raises it; 0 for no limit)",
+                 "memory limit exceeded: the Lua heap and the programs would grow past %zu bytes "
+                 "(--max-mem BYTES raises it; 0 for no limit)",
                  lim->max_mem);
 }
 
 /* Raises the limit's error: the first time with the position where it
- * happened, then the same value again wherever Lua tries to go on. */
+ * happened (the function at `level`), then the same value again wherever
+ * Lua tries to go on. */
+static int raise_limit(lua_State *L, sc_limits *lim, int level)
+{
+    lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        char msg[256];
+        limit_message(lim, msg, sizeof msg);
+        /* The position: the first frame from `level` up that is not the
+         * stdlib's own (the prelude wraps sc.program and evaluates the
+         * recipe), else none. */
+        lua_Debug d;
+        int at = -1;
+        for (int k = level; at < 0 && lua_getstack(L, k, &d); k++)
+            if (lua_getinfo(L, "Sl", &d) && d.currentline > 0 &&
+                strncmp(d.source, "@stdlib/_", 9) != 0)
+                at = k;
+        if (at >= 0)
+            luaL_where(L, at);
+        else
+            lua_pushliteral(L, "");
+        lua_pushstring(L, msg);
+        lua_concat(L, 2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    }
+    sc_lua_mark(L, -1, EXIT_LIMIT);
+    return lua_error(L);
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -126,21 +197,138 @@ static void hook(lua_State *L, lua_Debug *ar)
         lim->hit = SC_LIMIT_STEPS;
     if (!lim->hit && alarm_stage && alarm_L == lim->L)
         lim->hit = SC_LIMIT_TIME;
-    if (!lim->hit)
+    if (lim->hit)
+        raise_limit(L, lim, 0);
+}
+
+/* ---- library functions whose C loops the count hook cannot see ----------
+ * Each wrapper checks its arguments and calls the original (upvalue 1). */
+
+/* 1 when a limit was hit or the alarm has rung: the evaluation is over. */
+static int ended(const sc_limits *lim)
+{
+    return lim && (lim->hit || (alarm_stage && alarm_L == lim->L));
+}
+
+/* Counts n iterations of a C loop as n instructions, before the loop runs;
+ * raises the step limit when they would pass it. */
+static void charge(lua_State *L, lua_Unsigned n)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim || !lim->armed)
         return;
-    lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-    if (lua_getfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY) != LUA_TSTRING) {
-        lua_pop(L, 1);
-        char msg[256];
-        limit_message(lim, msg, sizeof msg);
-        luaL_where(L, 0);
-        lua_pushstring(L, msg);
-        lua_concat(L, 2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    long long room = lim->max_steps - lim->steps;
+    if (lim->max_steps && (room <= 0 || n > (lua_Unsigned)room)) {
+        lim->steps = lim->max_steps + 1;
+        if (!lim->hit)
+            lim->hit = SC_LIMIT_STEPS;
+    } else if (n < (lua_Unsigned)LLONG_MAX - (lua_Unsigned)lim->steps) {
+        lim->steps += (long long)n;
     }
-    sc_lua_mark(L, -1, EXIT_LIMIT);
-    lua_error(L);
+    if (lim->hit)
+        raise_limit(L, lim, 1);
+}
+
+static int call_original(lua_State *L, int nresults)
+{
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, nresults);
+    return lua_gettop(L);
+}
+
+/* The message handler given to xpcall, wrapped: Lua runs it inside the
+ * count hook when the hook raised, that is with hooks off, where no limit
+ * could stop a handler that loops. Once a limit is hit, the error goes on
+ * as it is and the handler is not called. */
+static int guarded_handler(lua_State *L)
+{
+    if (ended(sc_limits_of(L)))
+        return 1;
+    lua_settop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+static int g_xpcall(lua_State *L)
+{
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);
+    return call_original(L, LUA_MULTRET);
+}
+
+/* string.rep(s, n [, sep]): an empty result comes at once (the original
+ * loops n times, up to 2^63, copying nothing); other results are bounded
+ * by the memory limit. */
+static int g_rep(lua_State *L)
+{
+    size_t l, lsep;
+    luaL_checklstring(L, 1, &l);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &lsep);
+    if (n > 0 && l == 0 && lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L, 1);
+}
+
+/* table.move(a1, f, e, t [, a2]): e - f + 1 elements, one instruction each. */
+static int g_move(lua_State *L)
+{
+    lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
+    if (e >= f)
+        charge(L, (lua_Unsigned)e - (lua_Unsigned)f + 1u);
+    return call_original(L, LUA_MULTRET);
+}
+
+/* table.insert(t, pos, v) and table.remove(t, pos) shift #t - pos
+ * elements (#t may come from __len). */
+static int g_shift(lua_State *L, int with_pos)
+{
+    if (with_pos && lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2)) {
+        lua_Integer len = luaL_len(L, 1), pos = lua_tointeger(L, 2);
+        if (len > pos)
+            charge(L, (lua_Unsigned)len - (lua_Unsigned)pos);
+    }
+    return call_original(L, LUA_MULTRET);
+}
+
+static int g_insert(lua_State *L) { return g_shift(L, lua_gettop(L) == 3); }
+static int g_remove(lua_State *L) { return g_shift(L, lua_gettop(L) == 2); }
+
+void sc_limits_guard(lua_State *L)
+{
+    static const struct {
+        const char *lib, *name;
+        lua_CFunction fn;
+    } guards[] = {
+        {NULL, "xpcall", g_xpcall},       {"string", "rep", g_rep},
+        {"table", "move", g_move},         {"table", "insert", g_insert},
+        {"table", "remove", g_remove},
+    };
+    for (size_t i = 0; i < sizeof guards / sizeof guards[0]; i++) {
+        if (guards[i].lib) {
+            if (lua_getglobal(L, guards[i].lib) != LUA_TTABLE) {
+                lua_pop(L, 1);
+                continue;
+            }
+        } else {
+            lua_pushglobaltable(L);
+        }
+        if (lua_getfield(L, -1, guards[i].name) == LUA_TFUNCTION) {
+            lua_pushcclosure(L, guards[i].fn, 1);
+            lua_setfield(L, -2, guards[i].name);
+        } else {
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
 }
 
 static void stop_alarm(void)
@@ -157,6 +345,7 @@ void sc_limits_arm(lua_State *L)
     if (!lim)
         return;
     lim->steps = 0;
+    lim->armed = 0; /* armed last: the registry's key below may allocate */
     lim->hit = SC_LIMIT_NONE;
     lim->refused = 0;
     lim->refusals = 0;
@@ -188,21 +377,37 @@ void sc_limits_arm(lua_State *L)
             it.it_value.tv_usec = 1;
         setitimer(ITIMER_REAL, &it, NULL);
     }
+    lim->armed = 1;
 }
 
 void sc_limits_disarm(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);
+    if (lim)
+        lim->armed = 0;
     if (lim && alarm_L == lim->L)
         stop_alarm();
 }
 
 void sc_limits_close(lua_State *L)
 {
+    sc_limits *lim = sc_limits_of(L);
     sc_limits_arm(L);
     lua_close(L);
     if (alarm_L == L)
         stop_alarm();
+    if (lim && hooked == lim) { /* programs that outlive the state are not counted */
+        sc_alloc_hook(NULL, NULL);
+        hooked = NULL;
+    }
+}
+
+int sc_limits_message(const sc_limits *lim, char *buf, size_t len)
+{
+    if (!lim || !lim->hit)
+        return 0;
+    limit_message(lim, buf, len);
+    return 1;
 }
 
 int sc_limits_hit(lua_State *L)

@@ -24,9 +24,15 @@
  * carries exit code 7 (SC_ERR_LIMIT). sc_limits_arm starts a new evaluation
  * (the REPL arms before each line).
  *
- * Ownership: the state keeps a pointer to lim; lim must outlive it.
- * Memory held by C (programs, streams) is not counted here: its size is
- * bounded by SC_MAX_PASSES (interp/ir.h).
+ * The memory limit covers C memory too: sc_limits_newstate makes lim the
+ * hook of interp's allocator (ir/alloc.h), so the programs a recipe builds
+ * and what lowering, verification and simulation allocate (c_used) count
+ * with the Lua heap (used) against max_mem, during an evaluation and after
+ * it. A refused C allocation makes interp fail with SC_ERR_NOMEM and marks
+ * the memory limit as hit; sc_limits_message gives its message.
+ *
+ * Ownership: the state keeps a pointer to lim; lim must outlive it (until
+ * sc_limits_close, which also takes the allocator's hook away).
  */
 #ifndef SC_LIMITS_H
 #define SC_LIMITS_H
@@ -53,14 +59,16 @@ typedef struct sc_limits {
     double max_time;     /* seconds per evaluation; 0: no limit */
     long long steps;     /* counted since sc_limits_arm */
     size_t used;         /* bytes the heap holds now */
+    size_t c_used;       /* bytes of C memory (ir/alloc.h) held now */
     size_t refused;      /* size of the last refused request (0: the last call succeeded) */
     long refusals;       /* refused requests since sc_limits_arm */
     int hit;             /* sc_limit_kind, sticky until sc_limits_arm */
+    int armed;           /* between sc_limits_arm and sc_limits_disarm */
     lua_State *L;        /* the state (its main thread), for the allocator */
 } sc_limits;
 
 #define SC_LIMITS_DEFAULT                                                                          \
-    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, SC_LIMIT_NONE, NULL}
+    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, 0, SC_LIMIT_NONE, 0, NULL}
 
 /* A new state whose allocator counts into lim; NULL on out of memory. */
 lua_State *sc_limits_newstate(sc_limits *lim);
@@ -81,6 +89,21 @@ int sc_limits_error(lua_State *L);
 /* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
  * the error: the evaluation has failed all the same. */
 int sc_limits_hit(lua_State *L);
+/* When a limit was hit: its message in buf, returns 1; else 0. */
+int sc_limits_message(const sc_limits *lim, char *buf, size_t len);
+/* Before building a program: a full garbage collection when the Lua heap
+ * and C memory hold more than half the memory limit, so that programs a
+ * recipe dropped give their C memory back (Lua's collector does not see
+ * it) before the limit is reached. */
+void sc_limits_make_room(lua_State *L);
+
+/* Wraps the library functions whose C loops the count hook cannot see, in
+ * the global tables (so in every sandbox made after it): xpcall's message
+ * handler is not called once a limit was hit (Lua runs it with hooks off
+ * when the hook raised); string.rep returns an empty result at once;
+ * table.move, table.insert and table.remove count the elements they shift
+ * as instructions, before shifting. Call once, before sc_sandbox_init. */
+void sc_limits_guard(lua_State *L);
 
 /* Command-line options: at argv[i], --max-steps N, --max-mem BYTES or
  * --max-time SECONDS (also --max-steps=N; BYTES may end in K, M or G).

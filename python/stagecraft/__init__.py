@@ -65,6 +65,12 @@ class Program:
         self._defs = []
         for k, v in self.params.items():
             self._defs += ["-D", f"{k}={v}"]
+        # Each method runs the binary again, and every rank loads the recipe
+        # itself: an automatic schedule's search must not depend on time, or
+        # two calls (two ranks) could get different programs. Without an
+        # explicit time_limit, it is 0 (the heuristic alone), as for `run`.
+        if "time_limit" not in self.params:
+            self._defs += ["--time-limit", "0"]
         out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json"])
         self.figures = json.loads(out)
         self._program = self._placement = None
@@ -136,5 +142,7 @@ class Program:
 
 def load(recipe, binary_path=None, **params):
     """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
-    ...), verifies and simulates it; returns a Program or raises Error."""
+    ...), verifies and simulates it; returns a Program or raises Error.
+    Automatic schedules (zb-auto, ...) search only when time_limit is given
+    (else every call and every rank might see a different program)."""
     return Program(recipe, params, binary(binary_path))

@@ -16,8 +16,12 @@
 int sc_mpi_launched(void);
 /* 1 when stagecraft was built with MPI. */
 int sc_mpi_available(void);
-/* MPI_Init once; this process's rank and the world size. */
-sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen);
+/* MPI_Init once; this process's rank and the world size. MPI_Init waits
+ * for every rank to start it and cannot be polled: a watchdog thread ends
+ * the process (exit code 9, one line on stderr) when it has not returned
+ * after timeout_s (> 0), so that a rank stopped or stuck before MPI_Init
+ * (during its evaluation) cannot hang the others; mpirun then ends the job. */
+sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen);
 /* In place, over all ranks: element-wise maximum. Both collectives poll
  * non-blocking operations and give up after timeout_s (> 0), so that a rank
  * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err). */

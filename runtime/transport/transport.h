@@ -94,6 +94,8 @@ typedef struct sc_transport {
 /* In-process transport between the threads of P devices; max_tag bounds
  * the tags (exclusive); timeout_s > 0 bounds every wait. */
 sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transport **out);
+/* Bytes the local transport's tables take (a slot per tag). */
+size_t sc_transport_local_bytes(int P, int max_tag);
 void sc_transport_local_free(sc_transport *tp);
 
 /* MPI transport: this process is device `rank` of MPI_COMM_WORLD (the

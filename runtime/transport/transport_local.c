@@ -312,6 +312,11 @@ static const struct sc_transport_ops local_ops = {
     .coll_release = local_coll_release,
 };
 
+size_t sc_transport_local_bytes(int P, int max_tag)
+{
+    return ((size_t)max_tag + 1) * sizeof(slot) + (size_t)P * (sizeof(long) + NCS * sizeof(void *));
+}
+
 sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transport **out)
 {
     *out = NULL;

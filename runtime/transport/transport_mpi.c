@@ -13,11 +13,14 @@
 #include "sc_mpi.h"
 #include "transport.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int sc_mpi_launched(void)
 {
@@ -215,11 +218,61 @@ int sc_mpi_available(void)
     return 1;
 }
 
-sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
+/* The watchdog of MPI_Init: ends the process unless wd_done is set first. */
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
+static int wd_done;
+static double wd_timeout;
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double whole = (double)(time_t)wd_timeout;
+    until.tv_sec += (time_t)wd_timeout;
+    until.tv_nsec += (long)((wd_timeout - whole) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&wd_mu);
+    while (!wd_done && pthread_cond_timedwait(&wd_cv, &wd_mu, &until) != ETIMEDOUT)
+        ;
+    int done = wd_done;
+    pthread_mutex_unlock(&wd_mu);
+    if (!done) { /* the only way out of a blocked MPI_Init */
+        char msg[200];
+        int n = snprintf(msg, sizeof msg, "stagecraft: error: mpi: waited %g s for the other "
+                         "ranks to start (MPI_Init); a peer is gone or stuck: giving up\n",
+                         wd_timeout);
+        if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
+            n = 0;
+        _exit(9);
+    }
+    return NULL;
+}
+
+sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
 {
     int init = 0;
     MPI_Initialized(&init);
-    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+    pthread_t wd;
+    int watched = 0;
+    if (!init && timeout_s > 0) {
+        wd_timeout = timeout_s;
+        wd_done = 0;
+        watched = pthread_create(&wd, NULL, watchdog, NULL) == 0;
+    }
+    int rc = init ? MPI_SUCCESS : MPI_Init(NULL, NULL);
+    if (watched) {
+        pthread_mutex_lock(&wd_mu);
+        wd_done = 1;
+        pthread_cond_signal(&wd_cv);
+        pthread_mutex_unlock(&wd_mu);
+        pthread_join(wd, NULL);
+    }
+    if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "MPI_Init failed");
         return SC_ERR_RUNTIME;
     }
@@ -243,7 +296,7 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
         if (done)
             return SC_OK;
         if (timeout_s > 0 && now() > deadline) {
-            snprintf(err, errlen, "mpi: waited %g s in %s; a rank is gone or stuck: giving up",
+            snprintf(err, errlen, "mpi: waited %g s in %s; a peer is gone or stuck: giving up",
                      timeout_s, what);
             return SC_ERR_RUNTIME;
         }
@@ -330,8 +383,9 @@ int sc_mpi_available(void)
     return 0;
 }
 
-sc_status sc_mpi_init(int *rank, int *size, char *err, size_t errlen)
+sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
 {
+    (void)timeout_s;
     *rank = 0;
     *size = 1;
     snprintf(err, errlen, "started by mpirun, but this stagecraft was built without MPI "

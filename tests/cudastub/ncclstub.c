@@ -85,6 +85,8 @@ struct sc_stub_comm {
     int busy;              /* a non-blocking operation is in progress */
     int pending;           /* stream operations not yet completed */
     int nsplit;            /* ncclCommSplit calls so far */
+    pthread_t helper;      /* the thread of the last non-blocking operation */
+    int has_helper;
     long ncoll;            /* collectives posted so far */
     ncclResult_t error;
     char last[256];
@@ -156,9 +158,26 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
     return ncclSuccess;
 }
 
+/* Joins the helper thread of c's last non-blocking operation once it is
+ * done (a thread still ending when the process exits crashes
+ * LeakSanitizer's scan of the threads). */
+static void reap(struct sc_stub_comm *c)
+{
+    pthread_mutex_lock(&mu);
+    int join = c->has_helper && !c->busy;
+    pthread_t th = c->helper;
+    if (join)
+        c->has_helper = 0;
+    pthread_mutex_unlock(&mu);
+    if (join)
+        pthread_join(th, NULL);
+}
+
 /* A communicator the caller may use (not destroyed, not busy). */
 static int usable(struct sc_stub_comm *c, const char *call)
 {
+    if (c && c->magic == COMM_MAGIC)
+        reap(c);
     if (!c || c->magic != COMM_MAGIC || c->destroyed) {
         sc_cudastub_violation(-1, "%s on a %s communicator", call, c ? "destroyed" : "NULL");
         return 0;
@@ -410,12 +429,8 @@ static ncclResult_t submit(struct sc_stub_comm *c, gop *ops, int n)
     }
     later *l = malloc(sizeof *l);
     pthread_t th;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     *l = (later){g, s};
-    if (pthread_create(&th, &at, enqueue_later, l) != 0) {
-        pthread_attr_destroy(&at);
+    if (pthread_create(&th, NULL, enqueue_later, l) != 0) {
         free(l);
         free_p2p(g);
         pthread_mutex_lock(&mu);
@@ -424,7 +439,10 @@ static ncclResult_t submit(struct sc_stub_comm *c, gop *ops, int n)
         pthread_mutex_unlock(&mu);
         return failed(c, ncclSystemError, "pthread_create failed");
     }
-    pthread_attr_destroy(&at);
+    pthread_mutex_lock(&mu);
+    c->helper = th;
+    c->has_helper = 1;
+    pthread_mutex_unlock(&mu);
     return ncclInProgress;
 }
 
@@ -595,6 +613,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *async)
                               c ? "destroyed" : "NULL");
         return ncclInvalidArgument;
     }
+    reap(c);
     pthread_mutex_lock(&mu);
     if (c->error)
         *async = c->error;
@@ -631,15 +650,14 @@ ncclResult_t ncclCommFinalize(ncclComm_t c)
     c->busy = 1;
     pthread_mutex_unlock(&mu);
     pthread_t th;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &at, finalize_later, c);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
+    if (pthread_create(&th, NULL, finalize_later, c) != 0) {
         finalize_later(c);
         return ncclSuccess;
     }
+    pthread_mutex_lock(&mu);
+    c->helper = th;
+    c->has_helper = 1;
+    pthread_mutex_unlock(&mu);
     return ncclInProgress;
 }
 
@@ -667,6 +685,13 @@ ncclResult_t ncclCommAbort(ncclComm_t c)
     /* Blocking, as in NCCL: the helper enqueuing its last group finishes. */
     while (c->busy == 1 && c->pending > 0)
         pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    while (c->has_helper) { /* its helper ends once busy is clear */
+        reap(c);
+        if (c->has_helper)
+            usleep(100);
+    }
+    pthread_mutex_lock(&mu);
     c->destroyed = 1;
     pthread_mutex_unlock(&mu);
     return ncclSuccess;

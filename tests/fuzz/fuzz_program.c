@@ -236,6 +236,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(sc_render_timeline(lp->pg, sim, 50, 1));
         }
     }
-    lua_close(L);
+    sc_limits_close(L); /* also takes the allocator hook (on lim) away */
     return 0;
 }

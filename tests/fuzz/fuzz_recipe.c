@@ -73,7 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)sc_lua_exit_for(L, -1);
     } else if (!sc_limits_hit(L)) {
         sc_lprog *lp = sc_lua_toprog(L, -3);
-        if (lp && lp->pg && sc_lua_check(lp) == SC_OK) {
+        /* sc._evaluate returns an open Program or raises: no guard here,
+         * so that a closed one (NULL pg) crashes the harness. */
+        if (sc_lua_check(lp) == SC_OK) {
             char *dump = sc_render_dump(lp->pg);
             free(dump);
             sc_status st;
@@ -84,6 +86,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(sc_render_timeline(lp->pg, sim, 60, 0));
         }
     }
-    lua_close(L);
+    sc_limits_close(L); /* also takes the allocator hook (on lim) away */
     return 0;
 }

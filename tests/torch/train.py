@@ -8,6 +8,7 @@ torchtitan loads --parallelism.pipeline_parallel_schedule_csv.
 
 Rank 0 prints one line per check and "torch pN: N passed, N failed".
 """
+import datetime
 import os
 import sys
 import traceback
@@ -138,7 +139,10 @@ def main():
     rank, world, port = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     recipes = sys.argv[4].split(",")
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    # A rank whose recipe fails leaves the others waiting inside the step:
+    # gloo's timeout turns that into an error instead of a hang.
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=120))
     torch.set_num_threads(1)
     passed = failed = 0
     for spec in recipes:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -62,16 +63,84 @@ TEST(failure_leaves_nothing)
     CHECK(sc_write_atomic(path, "x", 1, err, sizeof err) == -1);
     CHECK_STR(err, "none/out.csv");
     CHECK(entries() == 0);
-    /* The target is a folder: the rename fails, the folder stays, and the
-     * temporary file is removed. */
+    /* The target is a folder: refused, the folder stays, nothing else is
+     * made. */
     snprintf(path, sizeof path, "%s/sub", dir);
     CHECK(mkdir(path, 0700) == 0);
     CHECK(sc_write_atomic(path, "x", 1, err, sizeof err) == -1);
-    CHECK_STR(err, "cannot rename the temporary file onto");
+    CHECK_STR(err, "it is a folder");
     struct stat st;
     CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
     CHECK(entries() == 1);
     rmdir(path);
+    /* A link to nothing: refused, the link stays a link. */
+    snprintf(path, sizeof path, "%s/dangling", dir);
+    CHECK(symlink("nowhere", path) == 0);
+    CHECK(sc_write_atomic(path, "x", 1, err, sizeof err) == -1);
+    CHECK_STR(err, "a symbolic link to a file that does not exist");
+    CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(entries() == 1);
+    unlink(path);
+}
+
+/* A link is followed (the file it points to is replaced, the link stays);
+ * the replaced file keeps its mode; a FIFO is written, not replaced. */
+TEST(links_modes_fifos)
+{
+    char real[128], link[128], fifo[128], err[256];
+    snprintf(real, sizeof real, "%s/real.csv", dir);
+    snprintf(link, sizeof link, "%s/link.csv", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CHECK(sc_write_atomic(real, "old", 3, err, sizeof err) == 0);
+    CHECK(chmod(real, 0604) == 0);
+    CHECK(symlink("real.csv", link) == 0);
+    CHECK(sc_write_atomic(link, "new", 3, err, sizeof err) == 0);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK_STR(slurp(real), "new");
+    CHECK(stat(real, &st) == 0 && (st.st_mode & 0777) == 0604);
+    CHECK(entries() == 2);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    pid_t pid = fork();
+    if (pid == 0) { /* the reader: copies the FIFO into real.csv */
+        char buf[64] = "";
+        FILE *in = fopen(fifo, "r"), *out = fopen(real, "w");
+        size_t n = in ? fread(buf, 1, sizeof buf, in) : 0;
+        int ok = in && out && fwrite(buf, 1, n, out) == n && fclose(out) == 0;
+        _exit(ok ? 0 : 1);
+    }
+    CHECK(pid > 0);
+    CHECK(sc_write_atomic(fifo, "piped", 5, err, sizeof err) == 0);
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_STR(slurp(real), "piped");
+    CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(entries() == 3);
+    unlink(fifo);
+    unlink(link);
+    unlink(real);
+}
+
+/* Several files: written all, then committed; one not committed is
+ * removed and its target left as it was. */
+TEST(all_or_nothing)
+{
+    char a_path[128], b_path[128], err[256];
+    snprintf(a_path, sizeof a_path, "%s/a.txt", dir);
+    snprintf(b_path, sizeof b_path, "%s/b.txt", dir);
+    CHECK(sc_write_atomic(a_path, "keep", 4, err, sizeof err) == 0);
+    sc_atomic *a, *b;
+    FILE *fa = sc_atomic_open(a_path, &a, err, sizeof err);
+    FILE *fb = sc_atomic_open(b_path, &b, err, sizeof err);
+    CHECK(fa && fb);
+    CHECK(entries() == 3); /* a.txt and two temporary files */
+    fputs("new a", fa);
+    fputs("new b", fb);
+    sc_atomic_free(a); /* say b failed: a is not committed either */
+    sc_atomic_free(b);
+    CHECK_STR(slurp(a_path), "keep");
+    CHECK(entries() == 1);
+    unlink(a_path);
 }
 
 int main(void)
@@ -81,6 +150,8 @@ int main(void)
         return 1;
     RUN(writes_and_replaces);
     RUN(failure_leaves_nothing);
+    RUN(links_modes_fifos);
+    RUN(all_or_nothing);
     rmdir(dir);
     return harness_done("atomic");
 }

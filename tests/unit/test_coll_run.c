@@ -300,7 +300,7 @@ static int mpi_main(void)
 {
     int rank, size;
     char err[256];
-    if (sc_mpi_init(&rank, &size, err, sizeof err) != SC_OK) {
+    if (sc_mpi_init(&rank, &size, 60, err, sizeof err) != SC_OK) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
