@@ -3,42 +3,34 @@
  */
 #include "exec_impl.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-static size_t key(const sc_ex *e, int dir, int s, int mb)
-{
-    return ((size_t)dir * (size_t)e->S + (size_t)s) * (size_t)e->m + (size_t)mb;
-}
-
-/* Bytes of the tensor at a key: the activation into stage s, or the
- * gradient of stage s's output (= the activation into s + 1). */
-static size_t kbytes(const sc_ex *e, int dir, int s)
-{
-    return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1);
-}
 
 /* Completes groups in order: all up to `until` (blocking), then as many
  * more as have completed already (never blocking). */
-static sc_status pump(sc_ex *e, int until)
+static sc_status pump(ex *e, int until)
 {
     const struct sc_transport_ops *t = e->tp->ops;
     while (e->head < e->posted) {
-        sc_ex_grp *G = &e->g[e->head];
+        grp *G = &e->g[e->head];
         sc_status st;
         if (!G->started) {
             G->started = 1;
             if ((st = t->start(e->tp->ctx, e->d, &e->x[G->first], G->count, &G->h)) != SC_OK)
-                return sc_ex_fail(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         }
         if (e->head <= until) {
             if ((st = t->wait(e->tp->ctx, e->d, G->h)) != SC_OK)
-                return sc_ex_fail(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         } else {
             int done = 0;
             if ((st = t->test(e->tp->ctx, e->d, G->h, &done)) != SC_OK)
-                return sc_ex_fail(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
             if (!done)
                 break;
         }
@@ -48,7 +40,7 @@ static sc_status pump(sc_ex *e, int until)
         for (int i = 0; i < G->count; i++) {
             sc_xfer *x = &e->x[G->first + (size_t)i];
             if (x->send) {
-                sc_ex_free(e, x->buf, x->bytes);
+                sc_ex_bfree(e, x->buf, x->bytes);
                 x->buf = NULL;
             }
             e->out->t1[G->first + (size_t)i] = now;
@@ -64,7 +56,7 @@ static sc_status pump(sc_ex *e, int until)
  * its next posted group or collective as soon as the one before it has
  * completed while the device waits (SPEC.md §8.6), giving up after the
  * timeout. */
-static sc_status wait_for(sc_ex *e, int g, size_t c)
+static sc_status wait_for(ex *e, int g, size_t c)
 {
     if (!e->ch)
         return pump(e, g);
@@ -85,19 +77,18 @@ static sc_status wait_for(sc_ex *e, int g, size_t c)
             continue;
         }
         if (deadline > 0 && sc_exec_now() > deadline)
-            return sc_ex_fail(e, SC_ERR_RUNTIME,
-                              "d%d waited %g s for a %s; a peer is gone or stuck: giving up",
-                              e->d, e->out->timeout_s,
-                              e->head <= g ? "transfer group" : "collective");
+            return sc_ex_failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
+                         "giving up", e->d, e->out->timeout_s,
+                         e->head <= g ? "transfer group" : "collective");
         if (spin > 64)
             nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 
 /* Posts the group of transfers starting at instruction k; returns its size. */
-static sc_status post_group(sc_ex *e, size_t k, size_t *len)
+static sc_status post_group(ex *e, size_t k, size_t *len)
 {
-    sc_ex_grp *G = &e->g[e->posted];
+    grp *G = &e->g[e->posted];
     G->first = k;
     G->count = 0;
     double now = sc_exec_now() - e->origin;
@@ -106,8 +97,8 @@ static sc_status post_group(sc_ex *e, size_t k, size_t *len)
                         (k == k0 || !sc_starts_group(e->in, k));
          k++) {
         const sc_instr *in = &e->in[k];
-        size_t kk = key(e, in->dir, in->stage, in->mb);
-        size_t bytes = kbytes(e, in->dir, in->stage);
+        size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
+        size_t bytes = sc_ex_kbytes(e, in->dir, in->stage);
         sc_xfer *x = &e->x[k];
         *x = (sc_xfer){.send = in->op == SC_OP_SEND, .peer = in->peer, .tag = (int)kk,
                        .bytes = bytes};
@@ -115,10 +106,9 @@ static sc_status post_group(sc_ex *e, size_t k, size_t *len)
             x->buf = e->box[kk]; /* the group owns it now; freed on completion */
             e->box[kk] = NULL;
             if (!x->buf)
-                return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d,
-                                  k);
+                return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
         } else {
-            if (!(x->buf = sc_ex_alloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
+            if (!(x->buf = sc_ex_balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
                 return st;
             e->box[kk] = x->buf;
             e->rgroup[kk] = e->posted;
@@ -132,32 +122,18 @@ static sc_status post_group(sc_ex *e, size_t k, size_t *len)
 }
 
 /* The boundary tensor at key kk, waiting for its RECV's group if any. */
-static sc_status take(sc_ex *e, int dir, int s, int mb, void **p)
+static sc_status take(ex *e, int dir, int s, int mb, void **p)
 {
-    size_t kk = key(e, dir, s, mb);
+    size_t kk = sc_ex_key(e, dir, s, mb);
     sc_status st;
     if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
         return st;
     if (!(*p = e->box[kk]))
-        return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed",
-                          e->d, dir == SC_DIR_ACT ? "activation" : "gradient", s, mb);
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
+                     dir == SC_DIR_ACT ? "activation" : "gradient", s, mb);
     e->box[kk] = NULL;
     e->rgroup[kk] = -1;
     return SC_OK;
-}
-
-static sc_status wl_fail(sc_ex *e, sc_status st, const sc_instr *in)
-{
-    char buf[64];
-    sc_instr_format(in, buf, sizeof buf);
-    return sc_ex_fail(e, st, "d%d: %s: %s", e->d, buf, e->wl->ops->errmsg(e->wl->ctx));
-}
-
-/* The kept argument of the workload's passes: the array of parts, or the
- * one buffer. */
-static void *kept_arg(const sc_ex *e, const sc_ex_rec *r, int s)
-{
-    return e->lay[s].split ? (void *)r->part : r->part[0];
 }
 
 /* A compute pass starts when what it reads is here: the group of the RECV
@@ -165,7 +141,7 @@ static void *kept_arg(const sc_ex *e, const sc_ex_rec *r, int s)
  * §8.1, §8.5). Waiting for them before the pass's clock starts keeps the
  * wait out of its measured time, as the simulator counts it (a profile
  * reads these times, SPEC.md §20.3). */
-static sc_status inputs_ready(sc_ex *e, const sc_instr *in)
+static sc_status inputs_ready(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb, dir = -1;
     if (in->op == SC_OP_F && s > 0)
@@ -174,81 +150,87 @@ static sc_status inputs_ready(sc_ex *e, const sc_instr *in)
         dir = SC_DIR_GRAD;
     sc_status st;
     if (dir >= 0) {
-        size_t kk = key(e, dir, s, mb);
+        size_t kk = sc_ex_key(e, dir, s, mb);
         if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
             return st;
     }
-    sc_ex_rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    return in->op != SC_OP_F && r->part && r->state == SC_EX_IN ? sc_ex_settle(e, r, s) : SC_OK;
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    return in->op != SC_OP_F && r->part && r->state == R_IN ? sc_ex_settle(e, r, s) : SC_OK;
 }
 
-static sc_status compute(sc_ex *e, const sc_instr *in)
+static sc_status compute(ex *e, const sc_instr *in)
 {
     const struct sc_workload_ops *w = e->wl->ops;
     int s = in->stage, mb = in->mb;
-    const sc_ex_layout *L = &e->lay[s];
-    sc_ex_rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = &e->lay[s];
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
     sc_status st = SC_OK;
     void *src = NULL, *dst = NULL;
     if (in->op == SC_OP_F) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
+        if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
+            void *redone = sc_ex_redo_input(e, s, mb);
+            if (redone) {
+                sc_ex_bfree(e, src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                src = redone;
+            }
+        }
         if (r->part)
-            return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
-        if (s + 1 < e->S && !(dst = sc_ex_alloc(e, kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
+        if (s + 1 < e->S && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
             goto out;
         if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *)))) {
-            st = sc_ex_fail(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
+            st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
             goto out;
         }
-        r->state = SC_EX_HELD;
+        r->state = R_HELD;
         for (int i = 0; i < L->n; i++) {
-            if (!(r->part[i] = sc_ex_alloc(e, L->bytes[i], "activation record", s, mb, &st)))
+            if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "activation record", s, mb, &st)))
                 goto out;
             sc_ex_pool_add(e, L->bytes[i]);
         }
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly)) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly)) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_ACT, s + 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_ACT, s + 1, mb)] = dst;
             dst = NULL;
         }
         goto out;
     }
     if (!r->part)
-        return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
-                          sc_op_name(in->op), s, mb);
-    if (r->state != SC_EX_HELD && r->state != SC_EX_IN)
-        return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host",
-                          e->d, sc_op_name(in->op), s, mb);
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
+                     sc_op_name(in->op), s, mb);
+    if (r->state != R_HELD && r->state != R_IN)
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
+                     sc_op_name(in->op), s, mb);
     if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
     if (in->op == SC_OP_B || in->op == SC_OP_BW) {
         if (L->bonly && !r->part[L->nk])
-            return sc_ex_fail(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
             return st;
-        if (s > 0 &&
-            !(dst = sc_ex_alloc(e, kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
+        if (s > 0 && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
             goto out;
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        st = w->backward_input(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly);
+        st = w->backward_input(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
         if (st != SC_OK) {
-            st = wl_fail(e, st, in);
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
             dst = NULL;
         }
         sc_ex_free_parts(e, r, s, L->nk, L->n); /* b_only */
     }
     if (in->op == SC_OP_W || in->op == SC_OP_BW) {
-        if ((st = w->backward_weight(e->wl->ctx, s, mb, kept_arg(e, r, s))) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->backward_weight(e->wl->ctx, s, mb, sc_ex_kept_arg(e, r, s))) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         sc_ex_free_parts(e, r, s, 0, L->nk);
@@ -257,16 +239,16 @@ static sc_status compute(sc_ex *e, const sc_instr *in)
     }
 out:
     if (in->op == SC_OP_F) {
-        sc_ex_free(e, src, src ? kbytes(e, SC_DIR_ACT, s) : 0);
-        sc_ex_free(e, dst, dst ? kbytes(e, SC_DIR_ACT, s + 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_ACT, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0);
     } else {
-        sc_ex_free(e, src, src ? kbytes(e, SC_DIR_GRAD, s) : 0);
-        sc_ex_free(e, dst, dst ? kbytes(e, SC_DIR_GRAD, s - 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_GRAD, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_GRAD, s - 1) : 0);
     }
     return st;
 }
 
-static sc_status run(sc_ex *e)
+static sc_status run(ex *e)
 {
     sc_status st = SC_OK;
     for (size_t k = 0; k < e->n;) {
@@ -276,6 +258,16 @@ static sc_status run(sc_ex *e)
             if ((st = post_group(e, k, &len)) != SC_OK || (st = pump(e, -1)) != SC_OK)
                 return st;
             k += len;
+            continue;
+        }
+        if ((in->flags & SC_IF_ROLLBACK) && !e->rollback &&
+            (sc_op_is_compute(in->op) || sc_op_is_coll(in->op))) {
+            /* The rollback path of a VALIDATE that found the step right. */
+            e->out->t0[k] = e->out->t1[k] = sc_exec_now() - e->origin;
+            if (sc_op_is_coll(in->op) &&
+                (st = sc_cchan_skip(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
+                return st;
+            k++;
             continue;
         }
         if (sc_op_is_coll(in->op)) {
@@ -289,20 +281,32 @@ static sc_status run(sc_ex *e)
         size_t need = sc_cchan_need(e->ch, k);
         if (need != (size_t)-1 && (st = wait_for(e, -1, need)) != SC_OK)
             return st;
-        if (sc_op_is_compute(in->op) && (st = inputs_ready(e, in)) != SC_OK)
+        if (sc_op_is_compute(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
+            (st = inputs_ready(e, in)) != SC_OK)
             return st;
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
-            st = compute(e, in);
+            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
         } else if (sc_op_is_host(in->op)) {
             st = sc_ex_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
-            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && e->wl->ops->reduce &&
-                (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
+                (st = w->reduce(e->wl->ctx)) != SC_OK)
+                st = sc_ex_wl_fail(e, st, in);
+            if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
+                st = sc_ex_wl_fail(e, st, in);
         } else if (in->op == SC_OP_OPTIM) {
-            if (e->wl->ops->optim && (st = e->wl->ops->optim(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if (w->optim_step)
+                st = w->optim_step(e->wl->ctx, e->step, e->state);
+            else if (w->optim)
+                st = w->optim(e->wl->ctx);
+            if (st)
+                st = sc_ex_wl_fail(e, st, in);
+            e->step++;
+        } else if (in->op == SC_OP_VALIDATE) {
+            st = sc_ex_validate(e, in);
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */
@@ -310,7 +314,7 @@ static sc_status run(sc_ex *e)
             char buf[64];
             sc_instr_format(in, buf, sizeof buf);
             const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-            st = sc_ex_fail(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
+            st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
         }
         if (st)
             return st;
@@ -345,15 +349,14 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     for (size_t k = 0; k < n; k++)
         ngroups += sc_starts_group(in, k) != 0;
-    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(sc_ex_rec) +
-           S * sizeof(sc_ex_layout) + (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) +
-           (ngroups + 1) * sizeof(sc_ex_grp);
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + S * sizeof(layout) +
+           (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
 }
 
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
                          const sc_workload *wl, double origin, sc_exec_out *out)
 {
-    sc_ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_microbatches(pg),
+    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_stream_microbatches(pg),
             .be = be, .tp = tp, .wl = wl, .origin = origin, .out = out};
     e.in = sc_prog_stream(pg, d, &e.n);
     out->err[0] = 0;
@@ -365,15 +368,16 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             e.ngroups++;
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
-    e.rec = calloc(SM, sizeof(sc_ex_rec));
-    e.lay = calloc((size_t)e.S, sizeof(sc_ex_layout));
+    e.rec = calloc(SM, sizeof(rec));
+    e.lay = calloc((size_t)e.S, sizeof(layout));
     e.x = calloc(e.n + 1, sizeof(sc_xfer));
-    e.g = calloc((size_t)e.ngroups + 1, sizeof(sc_ex_grp));
+    e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
         (st = sc_ex_layouts(&e)) != SC_OK) {
-        st = sc_ex_fail(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
-    } else if ((st = sc_cchan_new(pg, d, be, tp, wl, origin, out->t1, &e.ch, out->err,
+        st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
+    } else if ((st = sc_ex_redo_init(&e)) != SC_OK ||
+               (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
     } else {
@@ -386,7 +390,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     /* Whatever is left: records (a failure, or a stream without W), boundary
      * tensors, send buffers of groups that never completed. */
     for (size_t i = 0; e.rec && i < SM; i++) {
-        sc_ex_rec *r = &e.rec[i];
+        rec *r = &e.rec[i];
         int s = (int)(i / (size_t)e.m);
         if (!r->part)
             continue;
@@ -409,20 +413,26 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (e.box)
         for (size_t i = 0; i < 2 * SM; i++)
             if (e.box[i] && (inflight_safe || e.rgroup[i] < e.head))
-                sc_ex_free(&e, e.box[i],
-                      kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
+                sc_ex_bfree(&e, e.box[i],
+                      sc_ex_kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
     if (e.g)
         for (int i = e.head; i < e.posted && inflight_safe; i++) {
-            sc_ex_grp *G = &e.g[i];
+            grp *G = &e.g[i];
             if (G->h)
                 tp->ops->release(tp->ctx, d, G->h);
             for (int j = 0; j < G->count; j++) {
                 sc_xfer *x = &e.x[G->first + (size_t)j];
                 if (x->send)
-                    sc_ex_free(&e, x->buf, x->bytes);
+                    sc_ex_bfree(&e, x->buf, x->bytes);
             }
         }
     sc_cchan_free(e.ch);
+    if (inflight_safe)
+        sc_ex_redo_free(&e);
+    else { /* buffers a collective may still write into stay */
+        free(e.redo_in);
+        free(e.redo_out);
+    }
     free(e.box);
     free(e.rgroup);
     free(e.rec);
