@@ -48,7 +48,7 @@ typedef struct idle {
 static size_t key_of(const sc_prog *pg, int dir, int s, int mb)
 {
     return ((size_t)dir * (size_t)sc_prog_stages(pg) + (size_t)s) *
-               (size_t)sc_prog_microbatches(pg) + (size_t)mb;
+               (size_t)sc_prog_stream_microbatches(pg) + (size_t)mb;
 }
 
 /* send: global index of the SEND of each key; recv: scratch of that size. */
@@ -56,7 +56,7 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
 {
     size_t n;
     const sc_instr *in = sc_prog_stream(pg, d, &n);
-    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_stream_microbatches(pg);
     for (size_t i = 0; i < K; i++)
         recv[i] = 0;
     for (size_t k = 0; k < n; k++)
@@ -97,7 +97,7 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
 /* Index of each SEND by key (dir, stage, mb), global over the streams. */
 static size_t *index_sends(const sc_prog *pg, const sc_sim *t)
 {
-    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_stream_microbatches(pg);
     size_t *send = malloc(K * sizeof(size_t));
     if (!send)
         return NULL;
@@ -208,7 +208,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     sc_contrib *it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_OPTIM, SC_OP_OPTIM, -1, d, mo, po, ""};
     snprintf(it->what, sizeof it->what, "OPTIM on d%d", d);
-    size_t K = 2 * (size_t)S * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)S * (size_t)sc_prog_stream_microbatches(pg);
     size_t *scratch = malloc(K * sizeof(size_t));
     if (!scratch)
         goto done;
