@@ -11,7 +11,8 @@
 # and after: on a loaded machine other processes take the cores from the two
 # device threads at random, and the figures say more about the load than
 # about the prediction.
-# Usage: sh bench/bench_predict.sh [ROUNDS]     (default 1; MODEL, M, STEPS override)
+# Usage: sh bench/bench_predict.sh [ROUNDS]     (default 1; MODEL, M, STEPS override;
+# WARMUP: the untimed steps of each reloaded process, default 1)
 # On a shared machine other jobs take the cores from the device threads at
 # random. PRIORITY=1 runs the benchmark in a session of its own whose
 # autogroup has nice -15 (Linux shares the CPU fairly between sessions, so
@@ -30,10 +31,11 @@ ROUNDS=${1:-1}
 MODEL=${MODEL:--D hidden=256 -D seq=64 -D batch=2}
 M=${M:-8}
 STEPS=${STEPS:-5}
+WARMUP=${WARMUP:-1}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 machine=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "predicted against measured: p = 2 threads, m = $M, $MODEL, $STEPS timed steps;" \
-  "$machine, $(nproc) cores"
+  "$machine, $(nproc) cores; reloaded: $WARMUP warm-up step(s) each"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)$([ -n "$BENCH_PRIORITY_SET" ] &&
   echo "; this session's autogroup: $(cat /proc/self/autogroup)")$([ -n "$RUN" ] &&
   echo "; runs under SCHED_FIFO ($RUN)")"
@@ -45,7 +47,7 @@ while [ $r -lt "$ROUNDS" ]; do
     $RUN $SC run $recipe -D p=2 -D m=$M $MODEL --profile "$tmp/$recipe.json" --profile-steps $STEPS \
       --json >"$tmp/a.json" || { echo "$recipe: profile failed"; continue; }
     for i in 1 2 3 4 5; do
-      $RUN $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --json \
+      $RUN $SC run $recipe -D p=2 -D m=$M $MODEL -D costs="$tmp/$recipe.json" --warmup $WARMUP --json \
         >"$tmp/b$i.json" || { echo "$recipe: run with the cost file failed"; continue 2; }
     done
     python3 - "$recipe" "$tmp/a.json" "$tmp/b" "$tmp/rows" <<'PY'
