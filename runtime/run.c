@@ -338,7 +338,8 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         (double)(cost >> 32), (double)(cost & 0xffffffffu)};
     for (int i = 0; i < A_N; i++)
         v[A_N + i] = -v[i];
-    sc_status st = sc_mpi_max(v, 2 * A_N, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, 2 * A_N, "the check that the ranks agree (model, program)",
+                                timeout_s, err, errlen);
     if (st)
         return st;
     for (int i = 0; i < A_N; i++) {
@@ -370,7 +371,8 @@ static sc_status same_program(const sc_prog *pg, double timeout_s, char *err, si
     uint64_t h = streams_hash(pg);
     double hi = (double)(h >> 32), lo = (double)(h & 0xffffffffu);
     double v[4] = {hi, lo, -hi, -lo};
-    sc_status st = sc_mpi_max(v, 4, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, 4, "the check that the ranks built one program", timeout_s,
+                                err, errlen);
     if (st)
         return st;
     if (v[0] != hi || v[1] != lo || -v[2] != hi || -v[3] != lo) {
