@@ -7,6 +7,15 @@
 -- remaining B and W. Chunk 0 holds p microbatches, the others g each: the
 -- peak is g + (p-g)/v units on device 0 (m >= 2g), and the earliest chunks
 -- live longest, which is what selective offload moves first.
+-- PipeOffload's figures assume pairs of devices sharing a host link (its
+-- planner pairs ranks 2k and 2k+1): gis shares it by default.
+local OFFLOAD = {}
+for i, x in ipairs(sc.OFFLOAD) do
+  local y = {}
+  for k, v in pairs(x) do y[k] = v end
+  if y[1] == "link_shared" then y[2], y[3] = true, y[3] .. " (PipeOffload's pairs)" end
+  OFFLOAD[i] = y
+end
 local P = sc.params {
   doc = "PipeOffload's grouped interleaved 1F1B: peak g + (p-g)/v (group g, p/2 <= g <= p)",
   {"p", 4, "pipeline devices"},
@@ -15,7 +24,7 @@ local P = sc.params {
   {"g", 0, "group size, p/2 <= g <= p (0: the least, ceil(p/2))"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD,
+  OFFLOAD,
 }
 local p, m, v = P.p, P.m, P.v
 local g = P.g > 0 and P.g or (p + 1) // 2

@@ -266,8 +266,8 @@ PY
 }
 $SC run gis -D p=4 -D m=8 --json >"$tmp/base.json" 2>"$tmp/e" || bad "run gis"
 for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_chunks=1" \
-         "-D offload=selective -D offload_chunks=1.5" "-D offload=budget -D mem=1.5" \
-         "-D offload=all -D link_shared=true -D offload_ratio=0.05"; do
+         "-D offload=selective -D offload_chunks=1.5" "-D offload=budget -D mem=1.5 -D link_shared=false" \
+         "-D offload=all -D link_shared=false -D offload_ratio=0.05"; do
   # shellcheck disable=SC2086
   if $SC run gis -D p=4 -D m=8 $a --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" "$tmp/base.json"; then ok
   else bad "run gis $a --check"; head -3 "$tmp/e" >&2; fi

@@ -120,16 +120,16 @@ typedef struct figs {
     double mk, bubble, peak, fmk, fbubble;
 } figs;
 
-/* Installs ord, checks and simulates it, and times it by the dataflow.
- * Returns the status; a peak over the limit is SC_ERR_LIMIT. */
-static sc_status measure(sc_asearch *se, const sc_instr *ord, figs *f)
+/* Installs ord, checks and simulates it (one replay is the proof and the
+ * timing), and times it by the dataflow unless flow (a candidate's figures
+ * by the dataflow timing, or NULL) has them already. Returns the status; a
+ * peak over the limit is SC_ERR_LIMIT. */
+static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *flow, figs *f)
 {
     sc_actx *c = &se->c;
     sc_prog *pg = c->pg;
     sc_sim *sim = NULL;
     sc_status st = sc_auto_install(pg, c, ord);
-    if (!st)
-        st = sc_check(pg);
     if (!st)
         st = sc_simulate(pg, &sim);
     if (!st) {
@@ -144,8 +144,12 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, figs *f)
     }
     sc_sim_free(sim);
     double span;
-    if (!st && sc_auto_time(c, ord, &f->fmk, &span) == 0)
+    if (!st && flow) {
+        f->fmk = flow->mk;
+        f->fbubble = flow->span > 0 ? 1.0 - se->lb / flow->span : 0;
+    } else if (!st && sc_auto_time(c, ord, &f->fmk, &span) == 0) {
         f->fbubble = span > 0 ? 1.0 - se->lb / span : 0;
+    }
     return st;
 }
 
@@ -190,14 +194,26 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     if (!se.heur.ord || !se.best.ord || !se.tmp.ord)
         goto nomem;
     sc_auto_heuristic(&se);
+    if (o->time_limit > 0 && se.c.use_sim && se.heur.ok) {
+        /* the search compares with the heuristic by the simulator */
+        memcpy(se.tmp.ord, se.heur.ord, N * sizeof(sc_instr));
+        double mk, span;
+        if (sc_auto_timing(&se, &mk, &span) == 0) {
+            se.heur.mk = mk;
+            se.heur.span = span;
+        }
+    }
     if (o->time_limit > 0 && sc_auto_improve(&se))
         goto nomem;
     if (o->time_limit > 0 && se.best.ok)
         sc_auto_polish(&se);
 
     figs h = {-1, -1, -1, -1, -1}, b = h, w = h;
-    int hok = se.heur.ok && !measure(&se, se.heur.ord, &h);
-    int bok = se.best.ok && !measure(&se, se.best.ord, &b);
+    /* the heuristic's figures are the dataflow timing's unless the search
+     * re-timed them by the simulator */
+    int heur_flow = !(o->time_limit > 0 && se.c.use_sim);
+    int hok = se.heur.ok && !measure(&se, se.heur.ord, heur_flow ? &se.heur : NULL, &h);
+    int bok = se.best.ok && !measure(&se, se.best.ord, se.c.use_sim ? NULL : &se.best, &b);
     if (hok) {
         res->heur_makespan = h.mk;
         res->heur_bubble = h.bubble;
@@ -216,7 +232,7 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     } else {
         sequential(&se.c, se.tmp.ord);
         win = se.tmp.ord;
-        if ((st = measure(&se, win, &w)))
+        if ((st = measure(&se, win, NULL, &w)))
             goto done;
     }
     res->makespan = w.mk;

@@ -14,8 +14,12 @@
  *      back from the first B, W placed before each F and B while memory would
  *      exceed the limit, W in the gaps before the next arrival, F skipped when
  *      it would delay a B), its three choices tried in all 8 combinations.
- *      With other placements the paper's greedy does not apply; the heuristic
- *      is then the list scheduler below with 8 policies.
+ *      On the V placement, the paper's cost-aware ZB-V greedy (its 4 choices,
+ *      each rerun with the previous run's idle times as the bubble shares
+ *      while that helps; autosched_zbv.c) and, unless ZB-V leaves no bubble,
+ *      the list scheduler below with 8 policies; other placements, the list
+ *      scheduler alone. Candidates are timed as they are built (their times
+ *      are the dataflow timing of their orders) or by the dataflow timing.
  *   2. search, while time is left: seeded local walks over parametric
  *      families (the ZB-H family: per-device warm-up F and W delay, from
  *      ZB-H2 and ZB-H1 fitted to the limit; on the V placement a family
@@ -25,14 +29,16 @@
  *      last, single passes moved within their device's order. Walks stop
  *      after a run without gain; the search stops at the lower bound,
  *      after max_evals candidates, or at the time limit.
- *   3. both winners are lowered, verified and simulated; the search's is
- *      kept only when it is better by the objective (bubble rate, then
- *      makespan), so the result is never worse than the heuristic.
+ *   3. both winners (only the heuristic's with time_limit 0) are lowered,
+ *      verified and simulated; the search's is kept only when it is better by
+ *      the objective (bubble rate, then makespan), so the result is never
+ *      worse than the heuristic.
  *
- * Candidates are judged by the objective: SC_AUTO_SIM (default) lowers and
- * simulates each one (the figures sc_simulate reports); SC_AUTO_FLOW times
- * it by the dataflow timing, where a transfer delays only its consumer (the
- * papers' model, 10-50x cheaper).
+ * The search's candidates are judged by the objective: SC_AUTO_SIM (default)
+ * lowers and simulates each one (the figures sc_simulate reports);
+ * SC_AUTO_FLOW times it by the dataflow timing, where a transfer delays only
+ * its consumer (the papers' model, 10-50x cheaper). The heuristic's are
+ * always compared by the dataflow timing, its winner then simulated.
  *
  * Guarantees: the returned program passes sc_check, and in sc_simulate every
  * device's peak memory is at most `mem` (+1e-9). A limit below what one

@@ -19,6 +19,7 @@ typedef struct zb {
     sc_actx *c;
     sc_instr *ord;
     double *bub; /* [P] idle time since the first F */
+    double maxbub; /* the largest of them (they only grow) */
     int allow, prio, greedy;
 } zb;
 
@@ -45,7 +46,8 @@ static int put(zb *z, int j, int op)
         t = fmax(t, a + pg->tcomm + cost);
     }
     if (c->nf[j] > 0)
-        z->bub[j] += t - nobubble;
+        if ((z->bub[j] += t - nobubble) > z->maxbub)
+            z->maxbub = z->bub[j];
     c->e[j] = t;
     c->cur[j] += sc_auto_dmem(pg, op, j);
     if (op == SC_OP_F) {
@@ -67,13 +69,7 @@ static int put(zb *z, int j, int op)
             return -1;                                                                             \
     } while (0)
 
-static double max_bubble(const zb *z)
-{
-    double x = 0;
-    for (int j = 0; j < z->c->S; j++)
-        x = fmax(x, z->bub[j]);
-    return x;
-}
+static double max_bubble(const zb *z) { return z->maxbub; }
 
 /* Before a pass of stage j whose input arrives at `arrive`: the W that end
  * before it, then one more if the gap is left (always when the gap is larger
@@ -111,13 +107,13 @@ static int make_room(zb *z, int j, int op)
 /* Microbatch 0 on every stage, with the warm-up F: from the last stage back,
  * each stage issues the F that fit (memory) before microbatch 0's B arrives,
  * then the counts are made decreasing along the pipeline. */
-static int warmup(zb *z, int *freq)
+/* The warm-up counts with or without a bubble allowed before the first B
+ * (freq[S]; the F of microbatch 0 are placed). */
+static void warm_counts(zb *z, int allow, int *freq)
 {
     sc_actx *c = z->c;
     sc_prog *pg = c->pg;
     int S = c->S, m = c->m;
-    for (int j = 0; j < S; j++)
-        PUT(z, j, SC_OP_F);
     double last = 0;
     for (int j = S - 1; j >= 0; j--) {
         freq[j] = 0;
@@ -127,7 +123,7 @@ static int warmup(zb *z, int *freq)
         }
         double mem = c->cur[j], t = c->e[j];
         while (c->nf[j] + freq[j] < m && mem + pg->mem[j] <= c->limit) {
-            if (z->allow ? t + pg->tf[j] > last + pg->tcomm : t >= last + pg->tcomm)
+            if (allow ? t + pg->tf[j] > last + pg->tcomm : t >= last + pg->tcomm)
                 break;
             mem += pg->mem[j];
             t += pg->tf[j];
@@ -138,6 +134,24 @@ static int warmup(zb *z, int *freq)
     for (int j = 1; j < S; j++)
         while (freq[j] > 0 && freq[j] >= freq[j - 1] && c->nf[j] + freq[j] < m)
             freq[j]--;
+}
+
+/* Sets *same when the other choice of allow gives the same counts (then
+ * the same schedule: allow is used nowhere else). */
+static int warmup(zb *z, int *freq, int *same)
+{
+    sc_actx *c = z->c;
+    int S = c->S;
+    for (int j = 0; j < S; j++)
+        PUT(z, j, SC_OP_F);
+    warm_counts(z, z->allow, freq);
+    if (same) {
+        int *other = c->maxw; /* [2P] scratch, free here */
+        warm_counts(z, !z->allow, other);
+        *same = 1;
+        for (int j = 0; j < S && *same; j++)
+            *same = other[j] == freq[j];
+    }
     for (int j = 0; j < S; j++)
         for (int k = 0; k < freq[j]; k++)
             PUT(z, j, SC_OP_F);
@@ -170,11 +184,11 @@ static int wants_f(zb *z, int j)
     return !(next - c->e[j] <= max_bubble(z) - z->bub[j]);
 }
 
-int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord)
+int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord, int *same)
 {
     sc_prog *pg = c->pg;
     int S = c->S, m = c->m;
-    zb z = {c, ord, c->dt, flags & 1, (flags >> 1) & 1, (flags >> 2) & 1};
+    zb z = {c, ord, c->dt, 0, flags & 1, (flags >> 1) & 1, (flags >> 2) & 1};
     int *freq = c->stack;
     for (int j = 0; j < S; j++) {
         c->nf[j] = c->nb[j] = c->nw[j] = 0;
@@ -183,7 +197,7 @@ int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord)
     }
     for (size_t k = 0; k < (size_t)S * (size_t)m; k++)
         c->endF[k] = c->endB[k] = -1;
-    if (warmup(&z, freq))
+    if (warmup(&z, freq, same))
         return -1;
     for (int i = 1; i < m; i++) {
         for (int j = 0; j < S; j++)

@@ -49,8 +49,19 @@ typedef struct sc_agreedy {
 /* The paper's heuristic, one stage per device, loop placement. flags: bit 0
  * allow a bubble before the first B (more warm-up F), bit 1 prioritize B
  * (skip an F that would delay an incoming B), bit 2 fill small gaps with W
- * greedily. Returns 0, or -1 when the limit cannot be kept this way. */
-int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord);
+ * greedily. Returns 0, or -1 when the limit cannot be kept this way. same
+ * (may be NULL) is set when the other choice of bit 0 gives the same
+ * schedule (the same warm-up counts; it decides nothing else). */
+int sc_auto_zb(sc_actx *c, int flags, sc_instr *ord, int *same);
+
+/* The Zero Bubble paper's greedy for the V placement (ZB-V,
+ * autosched_zbv.c): flags bit 0 fill_f, bit 1 fill_b (one more W before a
+ * forward, before a chunk-1 backward, when the wait exceeds the device's
+ * share of the bubble); approved[P] (may be NULL): a previous run's idle
+ * times, which set each device's share. idle[P] receives this run's idle
+ * time per device (since its first F). Returns 0, -1 when the limit cannot
+ * be kept this way (or the placement is not V), -2 out of memory. */
+int sc_auto_zbv(sc_actx *c, int flags, const double *approved, double *idle, sc_instr *ord);
 
 /* The list scheduler. Returns 0, or -1 (no progress possible). If maxopen
  * is not NULL it receives, per device, the most microbatches open at once,

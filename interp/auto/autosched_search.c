@@ -40,29 +40,110 @@ static int multi_chunk(const sc_prog *pg)
 }
 
 
+/* The figures of a candidate a builder timed as it placed the passes (its
+ * times are the dataflow timing of its orders, every device within the
+ * limit): the makespan and the longest device span, from device d's end
+ * e[d] and the start of its first pass, the F of microbatch 0 of its
+ * stage first[d] (NULL: stage d). Offers it like sc_auto_offer. */
+static int offer_built(sc_asearch *se, sc_acand *into, const int *first)
+{
+    sc_actx *c = &se->c;
+    double mk = 0, span = -1;
+    c->spans = 0;
+    for (int d = 0; d < c->P; d++) {
+        int s = first ? first[d] : d;
+        double x = c->e[d] - (c->endF[SC_SM(c->pg, s, 0)] - c->pg->tf[s]);
+        mk = fmax(mk, c->e[d]);
+        c->spans += x;
+        if (x > span) {
+            span = x;
+            c->crit = d;
+        }
+    }
+    se->res->evals++;
+    if (!sc_auto_better(mk, span, into))
+        return 0;
+    sc_auto_take(se, into, mk, span);
+    return 1;
+}
+
+/* ZB-V's greedy, the four (fill_f, fill_b) runs, each run again with the
+ * idle times of the one before while that lowers the largest. */
+static void zbv_runs(sc_asearch *se, int *best)
+{
+    sc_actx *c = &se->c;
+    double *idle = malloc(2 * (size_t)c->P * sizeof *idle);
+    int *first = malloc((size_t)c->P * sizeof *first);
+    if (!idle || !first) {
+        free(idle);
+        free(first);
+        return; /* the list scheduler below still gives a heuristic */
+    }
+    for (int f = 0; f < 4; f++) {
+        double *prev = idle, *cur = idle + c->P, top = INFINITY;
+        const double *appr = NULL;
+        for (int run = 0; run < 64; run++) {
+            if (sc_auto_zbv(c, f, appr, cur, se->tmp.ord) != 0)
+                break;
+            for (int d = 0; d < c->P; d++)
+                first[d] = c->pg->dev_stages[d][0];
+            double x = 0;
+            for (int d = 0; d < c->P; d++)
+                x = fmax(x, cur[d]);
+            if (run > 0 && x >= top)
+                break;
+            top = x;
+            if (offer_built(se, &se->heur, first))
+                *best = 100 + f;
+            double *t = prev;
+            prev = cur;
+            cur = t;
+            appr = prev;
+        }
+    }
+    free(idle);
+    free(first);
+}
+
 void sc_auto_heuristic(sc_asearch *se)
 {
     sc_actx *c = &se->c;
-    int best = -1;
+    int best = -1, sim = c->use_sim;
+    c->use_sim = 0; /* by the dataflow timing; the winner is simulated after */
     if (is_loop1(c->pg)) {
-        for (int f = 0; f < 8; f++)
-            if (sc_auto_zb(c, f, se->tmp.ord) == 0 && sc_auto_offer(se, &se->heur))
+        /* allow_bubble decides only the warm-up counts: where both choices
+         * give the same ones, the schedule with it is the one without */
+        int same[4] = {0, 0, 0, 0};
+        for (int f = 0; f < 8; f++) {
+            if ((f & 1) && same[f >> 1])
+                continue;
+            if (sc_auto_zb(c, f, se->tmp.ord, (f & 1) ? NULL : &same[f >> 1]) == 0 &&
+                offer_built(se, &se->heur, NULL))
                 best = f;
+        }
         if (best >= 0)
             snprintf(se->res->heur_choice, sizeof se->res->heur_choice,
                      "zb: allow_bubble=%d prioritize_b=%d greedy_w=%d", best & 1, (best >> 1) & 1,
                      (best >> 2) & 1);
+        c->use_sim = sim;
         return;
     }
-    for (int f = 0; f < 8; f++) {
+    if (is_v(c->pg))
+        zbv_runs(se, &best);
+    /* the list scheduler's policies, unless ZB-V left no bubble to remove */
+    for (int f = 0; f < 8 && !(se->heur.ok && se->heur.span <= se->lb * (1 + 1e-12)); f++) {
         sc_agreedy g = {.wfill = 1 + (f & 1), .bwait = (f >> 1) & 1, .fnew = (f >> 2) & 1};
         if (sc_auto_greedy(c, &g, se->tmp.ord, NULL) == 0 && sc_auto_offer(se, &se->heur))
             best = f;
     }
-    if (best >= 0)
+    if (best >= 100)
+        snprintf(se->res->heur_choice, sizeof se->res->heur_choice, "zbv: fill_f=%d fill_b=%d",
+                 (best - 100) & 1, ((best - 100) >> 1) & 1);
+    else if (best >= 0)
         snprintf(se->res->heur_choice, sizeof se->res->heur_choice,
                  "list: wfill=%d bwait=%d fnew=%d", 1 + (best & 1), (best >> 1) & 1,
                  (best >> 2) & 1);
+    c->use_sim = sim;
 }
 
 /* Which schedule builder a walk drives. */

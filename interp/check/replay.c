@@ -363,8 +363,18 @@ static sc_status advance(replay *r, int d)
                 D->tfree = t1;
             } else {
                 double *ch = in->op == SC_OP_OFFLOAD ? &r->d2h[d] : &r->h2d[d];
+                double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in));
+                const sc_offload_info *oi = pg->off_info;
                 t0 = maxd(t0, *ch);
-                t1 = t0 + sc_offload_time(pg, in->stage, sc_instr_frac(in));
+                if (oi && oi->copy_at) { /* the plan's slot and duration */
+                    size_t SM = (size_t)pg->S * (size_t)pg->m;
+                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, in->mb);
+                    if (oi->copy_at[x] >= 0) {
+                        t0 = maxd(t0, oi->copy_at[x]);
+                        dur = oi->copy_dur[x];
+                    }
+                }
+                t1 = t0 + dur;
                 *ch = r->hend[gi] = t1;
             }
             if (r->t0) {

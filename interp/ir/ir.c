@@ -195,6 +195,8 @@ void sc_prog_free_offload_info(sc_prog *pg)
     if (pg->off_info) {
         sc_free(pg->off_info->base_peak);
         sc_free(pg->off_info->level);
+        sc_free(pg->off_info->copy_at);
+        sc_free(pg->off_info->copy_dur);
         sc_free(pg->off_info);
         pg->off_info = NULL;
     }

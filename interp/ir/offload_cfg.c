@@ -123,7 +123,6 @@ double sc_offload_time(const sc_prog *pg, int s, double q)
         int t = pg->dev_stages[d][c];
         share += pg->tf[t] + pg->tb[t] + pg->tw[t];
     }
-    double t = q * pg->mem[s] * pg->off.ratio * share;
-    return pg->off.shared && (d ^ 1) < pg->P ? 2 * t : t;
+    return q * pg->mem[s] * pg->off.ratio * share;
 }
 

@@ -9,10 +9,14 @@
  * B and W (or BW) free it. The host link: every device has a link to host
  * memory with two channels, device-to-host (OFFLOAD) and host-to-device
  * (RELOAD), each a queue served in stream order; moving q of a record of u
- * units takes q · u · ratio · (T_F + T_B + T_W of the device's share),
- * `ratio` being PipeOffload's k. With `shared`, devices 2k and 2k+1 share
- * one link and take turns in each direction (PipeOffload's alternating
- * pairs): each then moves at half the speed.
+ * units takes q · u · ratio · (T_F + T_B + T_W of the device's share) at
+ * full speed, `ratio` being PipeOffload's k. With `shared`, devices 2k and
+ * 2k+1 share one full-duplex link (PipeOffload's pairs): they take turns in
+ * slots, one copying to the host while the other copies back, each at full
+ * speed, and in the pair's warm-up (before its first copy back) the copies
+ * to the host run alone on the link at SC_OFFLOAD_SOLO of their time. The
+ * plan (lower/offload.h) places the copies on the slots; the replay starts
+ * each no earlier than its slot (sc_offload_info's copy_at).
  *
  *     sc_offload_cfg c = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 2, .ratio = 0.1};
  *     sc_prog_set_offload(pg, &c);
@@ -33,6 +37,10 @@ typedef enum sc_offload_policy {
     SC_OFFLOAD_BUDGET,    /* per device, the least (in that order) that brings the peak to `mem` */
     SC_OFFLOAD_TABLE      /* fractions given per record (sc_prog_set_offload_fraction) */
 } sc_offload_policy;
+
+/* A copy alone on a shared link takes this fraction of its time
+ * (PipeOffload's solo slots in the warm-up). */
+#define SC_OFFLOAD_SOLO 0.7
 
 /* The default ratio: a fast link (PipeOffload's k after halving is about
  * 0.5 to 1 for 7B to 70B models on A100 and H100). */
@@ -61,7 +69,8 @@ sc_status sc_prog_set_offload_parts(sc_prog *pg, int s, int n, const double *siz
  * levels[1] < ... < levels[n] = 1 (the last k parts), or NULL (any). */
 const double *sc_prog_offload_levels(const sc_prog *pg, int s, int *n);
 
-/* Time the host link takes to move fraction q of a record of stage s. */
+/* Time the host link takes to move fraction q of a record of stage s, at
+ * full speed. */
 double sc_offload_time(const sc_prog *pg, int s, double q);
 
 /* What the last lowering did. */
@@ -73,6 +82,11 @@ typedef struct sc_offload_info {
     double units;       /* units moved to the host in the step */
     double *base_peak;  /* [P] peak device memory without offload */
     double *level;      /* [P] selective and budget: chunks moved per device */
+    double *copy_at;    /* [2 S m] on a shared link, the planned start of the
+                         * OFFLOAD copy of record (s, mb) at s m + mb, of its
+                         * RELOAD copy at S m + s m + mb; -1: not moved, or a
+                         * link of its own (a copy goes when posted) */
+    double *copy_dur;   /* [2 S m] their durations (a solo copy is shorter) */
 } sc_offload_info;
 
 /* NULL before lowering or without a policy. */

@@ -1,30 +1,17 @@
 /*
- * offload.c — the plan of host copies of an offload policy and their place in
- * the streams (offload.h).
+ * offload.c — the offload plan's driver (offload.h): the plans of all
+ * devices (offload_dev.c), the policies' levels, the refusal, and the
+ * streams with the host copies in their places.
  *
- * The plan works on one device at a time: the host link of a device is its
- * own (a shared link is modelled as half the speed), so what one device
- * moves never changes another's timing. From the timing of the streams
- * without offload (the replay), for each moved record:
- *
- *   - its OFFLOAD is posted when its F ends; copies leave in F order on the
- *     device-to-host channel, each when the one before it is done;
- *   - its DROP goes to the first *gap* (the place before a compute pass, or
- *     before REDUCE) the device reaches once the copy has completed, so it
- *     never waits;
- *   - its RELOAD: records by B start, latest first, each copy ending by its
- *     B's start and by the start of the next one on the host-to-device
- *     channel, as late as that allows; it goes to the last gap the device
- *     reaches before that start. It must come after the record's DROP:
- *     otherwise the link cannot take the record, short by the difference.
- *
- * A copy then never starts later than planned (the channels are served in
- * stream order, which is the planned order), so no pass waits; the replay
- * of the new streams checks it.
+ * The plan works on one device at a time (a pair of devices sharing a host
+ * link only agrees on the slots and, last, on its warm-up). A copy never
+ * starts later than planned (the channels are served in stream order, which
+ * is the planned order; on a shared link the replay starts each copy no
+ * earlier than its slot, sc_offload_info's copy_at), so no pass waits; the
+ * replay of the new streams checks it.
  */
 #include "offload.h"
-#include "ir/alloc.h"
-#include "ir/ir_impl.h"
+#include "offload_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,206 +19,6 @@
 #include <string.h>
 
 static const char *const policy_names[] = {"none", "all", "selective", "budget", "function"};
-
-/* The nearest fraction the runtime can move (ties: the smaller). */
-static double quantize(const sc_prog *pg, int s, double q)
-{
-    int n;
-    const double *lv = sc_prog_offload_levels(pg, s, &n);
-    if (!lv || q <= 0)
-        return q > 0 ? q : 0;
-    double best = 0;
-    for (int k = 0; k <= n; k++)
-        if (fabs(lv[k] - q) < fabs(best - q) - 1e-12)
-            best = lv[k];
-    return best;
-}
-
-/* ---- one device's plan --------------------------------------------------- */
-
-typedef struct rec {
-    int s, mb;
-    size_t jF, jB;       /* their compute indices on the device */
-    double life;         /* lifespan: F start to the end of W or BW */
-    double want;         /* fraction the policy asks for (rounded to the runtime's parts) */
-    int banned;          /* budget: left on the device, the link could not take it */
-    int skipped;         /* left on the device: its window is too short */
-    double q, dur;       /* fraction moved (0: stays) and the copy's time */
-    double oend;         /* the OFFLOAD copy completes */
-    size_t drop;         /* gap of the DROP */
-    double rstart;       /* the RELOAD copy starts (at the latest) */
-    long reload;         /* gap of the RELOAD; -1: none possible */
-    double short_by;     /* > 0: the link cannot take the record */
-} rec;
-
-typedef struct dplan {
-    sc_prog *pg;
-    int d;
-    int skip;            /* apply PipeOffload's rule (not to a table) */
-    size_t nc;           /* compute passes */
-    size_t *cidx;        /* [nc] stream index of compute pass j */
-    const double *t0, *t1; /* the base timing of the device's stream */
-    rec *r;              /* [nr] records, in F order */
-    int nr;
-    int *byB;            /* [nr] records by B start, latest first */
-    int *rank;           /* [chunks] 0 for the chunk with the longest lifespans */
-    double *ready;       /* [nc + 1] when the device leaves gap g: its DROPs have waited */
-    double tol;
-} dplan;
-
-static double cstart(const dplan *p, size_t j) { return p->t0[p->cidx[j]]; }
-static double cend(const dplan *p, size_t j) { return p->t1[p->cidx[j]]; }
-/* When the device reaches gap g (the place before compute pass g). */
-static double post(const dplan *p, size_t g) { return g == 0 ? 0 : cend(p, g - 1); }
-
-static const sc_instr *cpass(const dplan *p, size_t j)
-{
-    return &p->pg->stream[p->d].v[p->cidx[j]];
-}
-
-/* A record's place in the order of B starts. */
-typedef struct bkey {
-    double t;
-    size_t jB;
-    int i;
-} bkey;
-
-static int cmp_bkey(const void *pa, const void *pb)
-{
-    const bkey *a = pa, *b = pb;
-    if (a->t != b->t)
-        return a->t > b->t ? -1 : 1;
-    return a->jB > b->jB ? -1 : a->jB < b->jB;
-}
-
-/* The first gap after F before a pass that starts at or after t (nc, the
- * gap before REDUCE, when none): a DROP there never delays a pass. */
-static size_t first_gap_after(const dplan *p, size_t jF, double t)
-{
-    size_t lo = jF + 1, hi = p->nc;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cstart(p, mid) < t - p->tol)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Plans the copies of the records the policy wants (see the top of the
- * file). PipeOffload's rule: a record whose window, from the moment its
- * copy can leave (its F has ended and the channel is free) to one B
- * duration before its B, is shorter than three transfer times gains
- * nothing; it stays on the device. */
-static void plan_device(dplan *p)
-{
-    sc_prog *pg = p->pg;
-    double free_at = 0;
-    for (int i = 0; i < p->nr; i++) {
-        rec *r = &p->r[i];
-        r->short_by = 0;
-        r->reload = -1;
-        r->skipped = 0;
-        r->q = r->banned ? 0 : r->want;
-        if (r->q <= 0)
-            continue;
-        r->dur = sc_offload_time(pg, r->s, r->q);
-        double t = fmax(cend(p, r->jF), free_at);
-        double window = cstart(p, r->jB) - sc_pass_cost(pg, cpass(p, r->jB)) - cend(p, r->jF);
-        if (p->skip && window < 3 * r->dur) {
-            r->q = 0;
-            r->skipped = 1;
-            continue;
-        }
-        r->oend = free_at = t + r->dur;
-        r->drop = first_gap_after(p, r->jF, r->oend);
-    }
-    /* A gap's RELOADs are posted once its DROPs have waited. */
-    for (size_t g = 0; g <= p->nc; g++)
-        p->ready[g] = post(p, g);
-    for (int i = 0; i < p->nr; i++)
-        if (p->r[i].q > 0)
-            p->ready[p->r[i].drop] = fmax(p->ready[p->r[i].drop], p->r[i].oend);
-    double next = INFINITY;
-    for (int k = 0; k < p->nr; k++) {
-        rec *r = &p->r[p->byB[k]];
-        if (r->q <= 0)
-            continue;
-        double deadline = fmin(cstart(p, r->jB), next);
-        r->rstart = next = deadline - r->dur;
-        /* The last gap up to B's that the device leaves by rstart (ready
-         * ascends: a gap's DROPs wait no longer than its pass starts). */
-        size_t lo = 0, hi = r->jB + 1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (p->ready[mid] <= r->rstart + p->tol)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        r->reload = (long)lo - 1;
-        if (r->reload < (long)r->drop)
-            r->short_by = fmax(p->ready[r->drop] - r->rstart, p->tol);
-    }
-}
-
-/* Peak device memory of the device under the plan: the order of the
- * streams the plan makes (gap: DROPs, then RELOADs; then the pass). */
-static double plan_peak(const dplan *p, double *drop_at, double *reload_at)
-{
-    sc_prog *pg = p->pg;
-    for (size_t g = 0; g <= p->nc; g++)
-        drop_at[g] = reload_at[g] = 0;
-    for (int i = 0; i < p->nr; i++) {
-        const rec *r = &p->r[i];
-        if (r->q > 0 && r->reload >= 0) {
-            drop_at[r->drop] += r->q * pg->mem[r->s];
-            reload_at[r->reload] += r->q * pg->mem[r->s];
-        }
-    }
-    double cur = 0, peak = 0;
-    for (size_t g = 0; g <= p->nc; g++) {
-        cur -= drop_at[g];
-        cur += reload_at[g];
-        peak = fmax(peak, cur);
-        if (g < p->nc) {
-            cur += sc_pass_mem(pg, cpass(p, g));
-            peak = fmax(peak, cur);
-        }
-    }
-    return peak;
-}
-
-/* Fractions for a level L (chunks, longest lifespans first), rounded to
- * what the runtime moves. */
-static void assign_level(dplan *p, double L)
-{
-    sc_prog *pg = p->pg;
-    for (int i = 0; i < p->nr; i++) {
-        rec *r = &p->r[i];
-        double q = L - p->rank[pg->chunk[r->s]];
-        r->want = quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
-        r->banned = 0;
-    }
-}
-
-/* Plans, and leaves on the device every record the link cannot take, until
- * the link takes all that is left. */
-static void plan_backing_off(dplan *p)
-{
-    for (;;) {
-        plan_device(p);
-        int bad = 0;
-        for (int i = 0; i < p->nr; i++)
-            if (p->r[i].q > 0 && p->r[i].short_by > 0) {
-                p->r[i].banned = 1;
-                bad++;
-            }
-        if (!bad)
-            return;
-    }
-}
 
 /* ---- the streams ---------------------------------------------------------- */
 
@@ -320,6 +107,21 @@ done:
     return st;
 }
 
+/* A record's place in the order of B starts. */
+typedef struct bkey {
+    double t;
+    size_t jB;
+    int i;
+} bkey;
+
+static int cmp_bkey(const void *pa, const void *pb)
+{
+    const bkey *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t > b->t ? -1 : 1;
+    return a->jB > b->jB ? -1 : a->jB < b->jB;
+}
+
 /* ---- the whole program --------------------------------------------------- */
 
 struct sc_offload_plan {
@@ -376,7 +178,7 @@ static sc_status build_plans(planner *pl)
             j++;
         }
         for (j = 0; j < p->nc; j++) {
-            const sc_instr *in = cpass(p, j);
+            const sc_instr *in = sc_o_cpass(p, j);
             if (in->op == SC_OP_F)
                 p->r[p->nr++] = (rec){.s = in->stage, .mb = in->mb, .jF = j};
         }
@@ -399,9 +201,9 @@ static sc_status build_plans(planner *pl)
             rec *r = &p->r[i];
             size_t sm = SC_SM(pg, r->s, r->mb);
             r->jB = pl->jB_of[sm];
-            r->life = endW[sm] - cstart(p, r->jF);
+            r->life = endW[sm] - sc_o_cstart(p, r->jF);
             sum[pg->chunk[r->s]] += r->life;
-            keys[i] = (bkey){cstart(p, r->jB), r->jB, i};
+            keys[i] = (bkey){sc_o_cstart(p, r->jB), r->jB, i};
         }
         qsort(keys, (size_t)p->nr, sizeof *keys, cmp_bkey);
         for (int i = 0; i < p->nr; i++)
@@ -416,6 +218,23 @@ static sc_status build_plans(planner *pl)
         sc_free(sum);
     }
     sc_free(endW);
+    /* The host links: a shared pair's slots last the longest time one
+     * whole record of the pair takes, from the end of the even device's
+     * first pass (as PipeOffload's schedule starts them). */
+    for (int d = 0; d < P; d++) {
+        dplan *p = &pl->dp[d];
+        int e = d ^ 1;
+        if (!pg->off.shared || e >= P)
+            continue;
+        int even = d & ~1;
+        double slot = 0;
+        for (int x = even; x <= even + 1; x++)
+            for (int c = 0; c < pg->nchunks[x]; c++)
+                slot = fmax(slot, sc_offload_time(pg, pg->dev_stages[x][c], 1));
+        const dplan *q = &pl->dp[even];
+        double anchor = q->nc ? q->t1[q->cidx[0]] : 0;
+        p->link = (olink){1, d & 1, anchor, slot > 0 ? slot : 1};
+    }
     pl->scratch = sc_malloc(2 * (maxnc + 2) * sizeof(double));
     return pl->scratch ? SC_OK : SC_ERR_NOMEM;
 }
@@ -440,7 +259,7 @@ void sc_offload_plan_free(planner *pl)
 
 static double peak_of(planner *pl, const dplan *p)
 {
-    return plan_peak(p, pl->scratch, pl->scratch + p->nc + 1);
+    return sc_o_peak(p, pl->scratch);
 }
 
 /* Budget: the least level (in 1/64 chunks) that brings the device under
@@ -453,8 +272,8 @@ static sc_status budget_device(planner *pl, dplan *p, double *level, sc_offload_
     *level = 0;
     if (oi->base_peak[p->d] <= M + p->tol) /* the plan of level 0 is in place */
         return SC_OK;
-    assign_level(p, hi / 64.0);
-    plan_backing_off(p);
+    sc_o_assign_level(p, hi / 64.0);
+    sc_o_plan_backing_off(p);
     double best = peak_of(pl, p);
     if (best > M + p->tol)
         return sc_fail(pg, SC_ERR_PROGRAM,
@@ -463,15 +282,15 @@ static sc_status budget_device(planner *pl, dplan *p, double *level, sc_offload_
                        p->d, M, oi->base_peak[p->d], best, pg->off.ratio);
     while (hi - lo > 1) {
         long mid = lo + (hi - lo) / 2;
-        assign_level(p, mid / 64.0);
-        plan_backing_off(p);
+        sc_o_assign_level(p, mid / 64.0);
+        sc_o_plan_backing_off(p);
         if (peak_of(pl, p) <= M + p->tol)
             hi = mid;
         else
             lo = mid;
     }
-    assign_level(p, hi / 64.0);
-    plan_backing_off(p);
+    sc_o_assign_level(p, hi / 64.0);
+    sc_o_plan_backing_off(p);
     *level = hi / 64.0;
     return SC_OK;
 }
@@ -490,7 +309,7 @@ static sc_status refuse(planner *pl)
             if (r->q <= 0 || r->short_by <= 0)
                 continue;
             count++;
-            if (!worst || cstart(p, r->jB) < cstart(wp, worst->jB)) {
+            if (!worst || sc_o_cstart(p, r->jB) < sc_o_cstart(wp, worst->jB)) {
                 worst = r;
                 wp = p;
             }
@@ -499,14 +318,14 @@ static sc_status refuse(planner *pl)
     if (!worst)
         return SC_OK;
     char b[96];
-    sc_instr_format(cpass(wp, worst->jB), b, sizeof b);
+    sc_instr_format(sc_o_cpass(wp, worst->jB), b, sizeof b);
     return sc_fail(pg, SC_ERR_PROGRAM,
                    "offload '%s' (ratio %g%s): the host link of d%d cannot bring s%d mb%d back "
                    "in time: its RELOAD must start by %g to complete before %s at %g, but the "
                    "record leaves the device only at %g (short by %g; %d record%s short in all); "
                    "offload less (selective, budget) or give a faster link",
                    policy_names[pg->off.policy], pg->off.ratio, pg->off.shared ? ", shared" : "",
-                   wp->d, worst->s, worst->mb, worst->rstart, b, cstart(wp, worst->jB),
+                   wp->d, worst->s, worst->mb, worst->rstart, b, sc_o_cstart(wp, worst->jB),
                    worst->rstart + worst->short_by, worst->short_by, count, count == 1 ? "" : "s");
 }
 
@@ -521,7 +340,7 @@ sc_status sc_offload_plan_check(const planner *pl, const sc_times *nb)
         for (size_t k = 0; k < sv->n && st == SC_OK; k++) {
             if (!sc_op_is_compute(sv->v[k].op))
                 continue;
-            double late = nb->t0[nb->offset[d] + k] - cstart(p, j);
+            double late = nb->t0[nb->offset[d] + k] - sc_o_cstart(p, j);
             if (late > pl->tol) {
                 char a[96];
                 sc_instr_format(&sv->v[k], a, sizeof a);
@@ -549,35 +368,40 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
     planner *pl = sc_calloc(1, sizeof *pl);
     sc_offload_info *oi = pg->off_info = sc_calloc(1, sizeof *oi);
     sc_status st = SC_OK;
+    size_t SM2 = 2 * (size_t)pg->S * (size_t)pg->m;
     if (!pl || !oi || !(oi->base_peak = sc_calloc((size_t)P, sizeof(double))) ||
-        !(oi->level = sc_calloc((size_t)P, sizeof(double)))) {
+        !(oi->level = sc_calloc((size_t)P, sizeof(double))) ||
+        !(oi->copy_at = sc_malloc(SM2 * sizeof(double))) ||
+        !(oi->copy_dur = sc_malloc(SM2 * sizeof(double)))) {
         st = SC_ERR_NOMEM;
         goto fail;
     }
+    for (size_t i = 0; i < SM2; i++)
+        oi->copy_at[i] = oi->copy_dur[i] = -1;
     *pl = (planner){.pg = pg, .b = base, .tol = 1e-9 * (1 + span)};
     if ((st = build_plans(pl)) != SC_OK)
         goto fail;
     for (int d = 0; d < P; d++) {
         dplan *p = &pl->dp[d];
         p->skip = pg->off.policy != SC_OFFLOAD_TABLE;
-        assign_level(p, 0);
-        plan_device(p);
+        sc_o_assign_level(p, 0);
+        sc_o_plan_device(p);
         oi->base_peak[d] = peak_of(pl, p);
         switch (pg->off.policy) {
         case SC_OFFLOAD_ALL:
         case SC_OFFLOAD_SELECTIVE: {
             double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
             oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
-            assign_level(p, oi->level[d]);
-            plan_device(p);
+            sc_o_assign_level(p, oi->level[d]);
+            sc_o_plan_device(p);
             break;
         }
         case SC_OFFLOAD_TABLE:
             for (int i = 0; i < p->nr; i++) {
                 rec *r = &p->r[i];
-                r->want = quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
+                r->want = sc_o_quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
             }
-            plan_device(p);
+            sc_o_plan_device(p);
             break;
         case SC_OFFLOAD_BUDGET:
             if ((st = budget_device(pl, p, &oi->level[d], oi)) != SC_OK)
@@ -587,6 +411,10 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             break;
         }
     }
+    /* A shared pair's warm-up: its copies out alone on the link, faster. */
+    for (int d = 0; d + 1 < P; d += 2)
+        if (pl->dp[d].link.shared)
+            sc_o_plan_solo(&pl->dp[d], &pl->dp[d + 1], pl->scratch);
     if ((st = refuse(pl)) != SC_OK)
         goto fail;
     for (int d = 0; d < P; d++) {
@@ -597,8 +425,15 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             oi->skipped += r->skipped;
             oi->backed_off += r->want > 0 && r->banned;
             if (r->q > 0) {
+                size_t sm = SC_SM(pg, r->s, r->mb), SM = (size_t)pg->S * (size_t)pg->m;
                 oi->moved++;
                 oi->units += r->q * pg->mem[r->s];
+                if (p->link.shared) { /* own links: copies go when posted */
+                    oi->copy_at[sm] = r->ostart;
+                    oi->copy_dur[sm] = r->odur;
+                    oi->copy_at[SM + sm] = r->rstart;
+                    oi->copy_dur[SM + sm] = r->dur;
+                }
             }
         }
     }

@@ -275,6 +275,18 @@ static int keyed_cmp(const void *pa, const void *pb)
     return (a->tie > b->tie) - (a->tie < b->tie);
 }
 
+/* Devices with up to this many stages merge their streams; more sort. */
+#define SC_MAX_CHUNKS_MERGE 8
+
+/* Pass mb of stream q of device d: stage chunk q / nops, kind ops[q % nops]. */
+static keyed stream_key(const sc_prog *pg, const sc_block *blk, int d, int q, int nops,
+                        const int *ops, int mb)
+{
+    int s = pg->dev_stages[d][q / nops], op = ops[q % nops];
+    return (keyed){blk->off[op][s] + mb * blk->interval, ((long)mb * 4 + op) * pg->S + s,
+                   {.op = (uint8_t)op, .stage = s, .mb = mb, .peer = -1}};
+}
+
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
 {
     double *cap = sc_malloc((size_t)pg->P * sizeof *cap);
@@ -301,30 +313,56 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             maxc = pg->nchunks[d];
     size_t want = (size_t)maxc * (size_t)nops * (size_t)pg->m;
     keyed *ks = want <= (size_t)SC_MAX_PASSES ? sc_malloc(want * sizeof *ks) : NULL;
-    if (!ks) {
+    double *at = want <= (size_t)SC_MAX_PASSES ? sc_malloc(want * (size_t)pg->P * sizeof *at) : NULL;
+    if (!ks || !at) {
+        sc_free(ks);
+        sc_free(at);
         sc_free(cap);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
     }
+    size_t nat = 0;
     for (int d = 0; d < pg->P && st == SC_OK; d++) {
-        size_t n = 0;
-        for (int c = 0; c < pg->nchunks[d]; c++) {
-            int s = pg->dev_stages[d][c];
-            for (int i = 0; i < nops; i++)
-                for (int mb = 0; mb < pg->m; mb++)
-                    ks[n++] = (keyed){blk->off[ops[i]][s] + mb * blk->interval,
-                                      ((long)mb * 4 + ops[i]) * pg->S + s,
-                                      {.op = (uint8_t)ops[i], .stage = s, .mb = mb, .peer = -1}};
-        }
-        qsort(ks, n, sizeof *ks, keyed_cmp);
+        /* each (stage, op) is one stream already in time order (microbatch
+         * by microbatch): merge the device's streams */
+        int ns = pg->nchunks[d] * nops, head[3 * SC_MAX_CHUNKS_MERGE];
+        size_t n = (size_t)ns * (size_t)pg->m;
         sc_prog_clear_order(pg, d);
-        for (size_t k = 0; k < n && st == SC_OK; k++)
+        if (ns > 3 * SC_MAX_CHUNKS_MERGE) {
+            size_t x = 0;
+            for (int q = 0; q < ns; q++)
+                for (int mb = 0; mb < pg->m; mb++)
+                    ks[x++] = stream_key(pg, blk, d, q, nops, ops, mb);
+            qsort(ks, n, sizeof *ks, keyed_cmp);
+        } else {
+            for (int q = 0; q < ns; q++)
+                head[q] = 0;
+            for (size_t x = 0; x < n; x++) {
+                int bq = -1;
+                keyed best = {0};
+                for (int q = 0; q < ns; q++) {
+                    if (head[q] >= pg->m)
+                        continue;
+                    keyed k = stream_key(pg, blk, d, q, nops, ops, head[q]);
+                    if (bq < 0 || keyed_cmp(&k, &best) < 0) {
+                        bq = q;
+                        best = k;
+                    }
+                }
+                ks[x] = best;
+                head[bq]++;
+            }
+        }
+        for (size_t k = 0; k < n && st == SC_OK; k++) {
             if (sc_vec_push(&pg->order[d], ks[k].in) != SC_OK)
                 st = sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+            at[nat++] = ks[k].t;
+        }
         pg->npasses += n; /* n <= 3·(stages of d)·m: within sc_prog_max_passes */
     }
     sc_free(ks);
     if (st == SC_OK && !blk->keep_order)
-        st = sc_reorder(pg, cap);
+        st = sc_reorder(pg, cap, at, blk->slots);
+    sc_free(at);
     sc_free(cap);
     return st;
 }

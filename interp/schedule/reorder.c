@@ -1,400 +1,209 @@
 /*
- * reorder.c — filling the squeeze's idle time with later ready passes
- * (reorder.h).
+ * reorder.c — the reorder of a block's warm-up and cool-down (reorder.h):
+ * builds the candidates (reorder_place.c, reorder_list.c), times each with
+ * the real costs and keeps the best one within the memory caps.
  */
 #include "reorder.h"
-#include "ir/alloc.h"
-#include "ir/ir_impl.h"
+#include "dataflow.h"
+#include "reorder_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EPS 1e-9
+#define EPS SC_R_EPS
 
-typedef struct ctx {
-    sc_prog *pg;
-    size_t N, ndone;
-    long *phead, *ptail;  /* [P] pending W (strategy 2), linked by nxt */
-    long *widx;           /* [S*m] index of W (stage, mb) in it[] */
-    double *hr;           /* [P] ready time of the head, cached (-2: stale) */
-    double *key;          /* [P] time of the device's next step */
-    int *heap, *hpos;     /* [P] devices by key; where each device is */
-    int *use_w;           /* [P] strategy 2: the next step is a pending W */
-    int stale[64], nstale; /* devices to rekey after a step */
-    int all_stale;         /* too many: rekey them all */
-    sc_instr *it;        /* [N] all passes, device by device */
-    long *nxt;           /* [N] next pass of the remaining order, -1 at the end */
-    long *head;          /* [P] first remaining pass, -1 when done */
-    double *endF, *endB; /* [S*m] end times, < 0 while not run */
-    double *tfree, *mem; /* [P] */
-    sc_instr *res;       /* [N] the new orders, device by device */
-    size_t *base, *nres; /* [P] */
-} ctx;
+/* How a candidate fares: the longest device span (the bubble rate's
+ * denominator: busy time is the same for every candidate), then the
+ * makespan. */
+typedef struct score {
+    double span, makespan;
+    int ok;
+} score;
 
-/* When pass `in` of device d may start as far as its dependency goes;
- * < 0 while that dependency has not run. */
-static double ready(const ctx *c, int d, const sc_instr *in)
+static int better(score a, score b)
 {
-    return sc_dep_ready(c->pg, d, in, c->endF, c->endB);
+    if (!a.ok)
+        return 0;
+    if (!b.ok)
+        return 1;
+    if (a.span < b.span - EPS * (1 + b.span))
+        return 1;
+    if (a.span > b.span + EPS * (1 + b.span))
+        return 0;
+    return a.makespan < b.makespan - EPS * (1 + b.makespan);
 }
 
-static void run(ctx *c, int d, long k, double at)
+/* Times a candidate with the program's costs and checks every device's
+ * memory against its cap. */
+static sc_status judge(const sc_rctx *c, const sc_instr *cand, double *times, score *out)
 {
-    const sc_prog *pg = c->pg;
-    const sc_instr *in = &c->it[k];
-    double end = at + sc_pass_cost(pg, in);
-    c->tfree[d] = end;
-    if (in->op == SC_OP_F)
-        c->endF[SC_SM(pg, in->stage, in->mb)] = end;
-    else if (in->op != SC_OP_W)
-        c->endB[SC_SM(pg, in->stage, in->mb)] = end;
-    c->mem[d] += sc_pass_mem(pg, in);
-    c->res[c->base[d] + c->nres[d]++] = *in;
-    c->ndone++;
-    /* Devices whose next step may change: this one, the consumer's. */
-    int e = d;
-    if (in->op == SC_OP_F && in->stage + 1 < pg->S)
-        e = pg->stage_dev[in->stage + 1];
-    else if (in->op != SC_OP_F && in->op != SC_OP_W && in->stage > 0)
-        e = pg->stage_dev[in->stage - 1];
-    c->hr[d] = c->hr[e] = -2;
-    if (c->nstale + 2 > (int)(sizeof c->stale / sizeof *c->stale)) {
-        c->all_stale = 1;
-        c->nstale = 0;
-    }
-    c->stale[c->nstale++] = d;
-    if (e != d)
-        c->stale[c->nstale++] = e;
-}
-
-/* Ready time of device d's head (< 0: not known yet), cached. */
-static double head_ready(ctx *c, int d)
-{
-    if (c->hr[d] == -2)
-        c->hr[d] = c->head[d] < 0 ? -1 : ready(c, d, &c->it[c->head[d]]);
-    return c->hr[d];
-}
-
-/* Fills device d's idle time before rx (when its head may start) with
- * later passes of its order. */
-static void fill(ctx *c, int d, double rx, double cap, long window)
-{
-    const sc_prog *pg = c->pg;
-    for (;;) {
-        double gap = rx - c->tfree[d];
-        if (gap <= EPS)
-            return;
-        double running = c->mem[d], maxp = c->mem[d];
-        long z = c->head[d], found = -1;
-        for (long n = 0; n < window; n++) {
-            running += sc_pass_mem(pg, &c->it[z]);
-            if (running > maxp)
-                maxp = running;
-            long y = c->nxt[z];
-            if (y < 0)
-                break;
-            const sc_instr *in = &c->it[y];
-            double dl = sc_pass_mem(pg, in), r;
-            if (sc_pass_cost(pg, in) <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
-                r <= c->tfree[d] + EPS && (dl <= 0 || maxp + dl <= cap + EPS)) {
-                c->nxt[z] = c->nxt[y];
-                found = y;
-                break;
-            }
-            z = y;
+    sc_prog *pg = c->pg;
+    int P = c->P;
+    *out = (score){0, 0, 0};
+    for (int d = 0; d < P; d++) {
+        double lvl = 0;
+        for (size_t k = c->base[d]; k < c->base[d + 1]; k++) {
+            lvl += sc_pass_mem(pg, &cand[k]);
+            if (lvl > c->cap[d] + 1e-7)
+                return SC_OK;
         }
-        if (found < 0)
-            return;
-        run(c, d, found, c->tfree[d]);
     }
-}
-
-/* Resets the run state and links every device's passes in their order;
- * with skip_w, W passes are left out of the lists (they become pending
- * when their B runs). Returns whether there is any W. */
-static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
-{
-    int has_w = 0;
-    const sc_prog *pg = c->pg;
-    c->ndone = 0;
-    size_t SM = (size_t)pg->S * (size_t)pg->m, at = 0;
-    for (size_t i = 0; i < 2 * SM; i++)
-        c->endF[i] = -1;
-    for (int d = 0; d < pg->P; d++) {
-        size_t n = pg->order[d].n;
-        c->base[d] = at;
-        c->nres[d] = 0;
-        c->tfree[d] = c->mem[d] = 0;
-        c->head[d] = -1;
-        c->hr[d] = -2;
-        c->phead[d] = c->ptail[d] = -1;
-        memcpy(c->it + at, orders[d], n * sizeof *c->it);
-        long prev = -1;
-        for (size_t k = 0; k < n; k++) {
-            long i = (long)(at + k);
-            c->nxt[i] = -1;
-            if (c->it[i].op == SC_OP_W) {
-                c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
-                has_w = 1;
-                if (skip_w)
-                    continue;
-            }
-            if (prev < 0)
-                c->head[d] = i;
-            else
-                c->nxt[prev] = i;
-            prev = i;
-        }
-        at += n;
+    sc_vec *saved = pg->order, *tmp = sc_malloc((size_t)P * sizeof *tmp);
+    if (!tmp)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
+    for (int d = 0; d < P; d++)
+        tmp[d] = (sc_vec){(sc_instr *)(cand + c->base[d]), c->base[d + 1] - c->base[d], 0};
+    pg->order = tmp;
+    sc_status st = sc_dataflow(pg, times, times + c->N, NULL);
+    pg->order = saved;
+    sc_free(tmp);
+    if (st == SC_ERR_NOMEM)
+        return st;
+    if (st) { /* a cycle: not a candidate */
+        pg->err[0] = 0;
+        return SC_OK;
     }
-    return has_w;
-}
-
-
-/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
-/* ---- the devices by the time of their next step: an indexed min-heap -- */
-
-static int heap_less(const ctx *c, int a, int b)
-{
-    double ka = c->key[a], kb = c->key[b];
-    return ka < kb || (ka == kb && a < b);
-}
-
-static void heap_swap(ctx *c, int i, int j)
-{
-    int a = c->heap[i], b = c->heap[j];
-    c->heap[i] = b;
-    c->heap[j] = a;
-    c->hpos[b] = i;
-    c->hpos[a] = j;
-}
-
-static void heap_fix(ctx *c, int d)
-{
-    int i = c->hpos[d], n = c->pg->P;
-    while (i > 0 && heap_less(c, c->heap[i], c->heap[(i - 1) / 2])) {
-        heap_swap(c, i, (i - 1) / 2);
-        i = (i - 1) / 2;
+    double span = 0, mk = 0;
+    for (int d = 0; d < P; d++) {
+        size_t a = c->base[d], b = c->base[d + 1];
+        if (a == b)
+            continue;
+        span = fmax(span, times[c->N + b - 1] - times[a]);
+        mk = fmax(mk, times[c->N + b - 1]);
     }
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && heap_less(c, c->heap[l], c->heap[m]))
-            m = l;
-        if (r < n && heap_less(c, c->heap[r], c->heap[m]))
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(c, i, m);
-        i = m;
-    }
+    *out = (score){span, mk, 1};
+    return SC_OK;
 }
 
-/* Strategy 1's next step on device d: its head, at key[d] (INFINITY while
- * the head is not known to be ready). */
-static void key_fill(ctx *c, int d)
-{
-    double r = head_ready(c, d);
-    c->key[d] = r < 0 ? INFINITY : (r > c->tfree[d] ? r : c->tfree[d]);
-}
+/* The candidates, in the order they are tried (ties keep the earlier):
+ * the list schedules, then the placement rounds with the real costs and on
+ * the unit grid, each followed by the W round. */
+enum { K_LIST1, K_LIST3, K_INSERT, K_WROUND };
 
-/* Strategy 2's next step on device d: a pending W (use_w[d]) or its head. */
-static void key_defer(ctx *c, int d, const double *cap)
-{
-    const sc_prog *pg = c->pg;
-    long x = c->head[d], w = c->phead[d];
-    double r = head_ready(c, d);
-    c->use_w[d] = 0;
-    c->key[d] = INFINITY;
-    if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
-        c->mem[d] + sc_pass_mem(pg, &c->it[x]) > cap[d] + EPS)
-        c->use_w[d] = 1; /* the F must wait for memory */
-    else if (w >= 0 && (x < 0 || r < 0 || r >= c->tfree[d] + sc_pass_cost(pg, &c->it[w]) - EPS))
-        c->use_w[d] = 1; /* idle time the W fits in */
-    else if (x < 0 || r < 0)
-        return;
-    c->key[d] = c->use_w[d] ? c->tfree[d] : (r > c->tfree[d] ? r : c->tfree[d]);
-}
+typedef struct recipe {
+    int kind, unit, init_at, freeze, from; /* from: the candidate it improves (-1: input) */
+    int small;                             /* only for programs of up to SMALL passes */
+} recipe;
 
-static void heap_init(ctx *c, const double *cap, int defer);
+/* Past this many passes the warm-up and the cool-down are a small part of
+ * the program: the candidates that rarely win are left out (time). */
+#define SMALL 65536
 
-static void rekey(ctx *c, const double *cap, int defer)
-{
-    if (c->all_stale) {
-        for (int d = 0; d < c->pg->P; d++)
-            c->hr[d] = -2;
-        heap_init(c, cap, defer);
-        return;
-    }
-    for (int i = 0; i < c->nstale; i++) {
-        int d = c->stale[i];
-        if (defer)
-            key_defer(c, d, cap);
-        else
-            key_fill(c, d);
-        heap_fix(c, d);
-    }
-    c->nstale = 0;
-}
+static const recipe RECIPES[] = {
+    {K_INSERT, 0, 0, 0, -1, 0}, /* 0: real costs */
+    {K_INSERT, 1, 0, 0, -1, 0}, /* 1: unit grid */
+    {K_INSERT, 1, 1, 1, -1, 1}, /* 2: from the block's own slots (or times) */
+    {K_WROUND, 0, 0, 0, 0, 0},  /* 3 */
+    {K_WROUND, 1, 0, 0, 1, 0},  /* 4 */
+    {K_WROUND, 1, 0, 0, 2, 1},  /* 5 */
+    {K_LIST3, 0, 0, 0, 4, 0},   /* 6: W as filler on the orders of 4 */
+    {K_LIST1, 0, 0, 0, -1, 1},  /* 7: the squeeze, its gaps filled */
+    {K_LIST3, 0, 0, 0, -1, 1},  /* 8: W as filler */
+};
+#define NREC (sizeof RECIPES / sizeof RECIPES[0])
 
-static void heap_init(ctx *c, const double *cap, int defer)
-{
-    for (int d = 0; d < c->pg->P; d++) {
-        c->heap[d] = d;
-        c->hpos[d] = d;
-        if (defer)
-            key_defer(c, d, cap);
-        else
-            key_fill(c, d);
-    }
-    for (int d = c->pg->P - 1; d >= 0; d--)
-        heap_fix(c, c->heap[d]);
-    c->nstale = 0;
-    c->all_stale = 0;
-}
-
-/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
-static int run_fill(ctx *c, const double *cap, long window)
-{
-    const sc_prog *pg = c->pg;
-    heap_init(c, cap, 0);
-    while (c->ndone < c->N) {
-        int best = c->heap[0];
-        if (c->key[best] == INFINITY)
-            return 0; /* inconsistent orders */
-        double br = head_ready(c, best);
-        if (br > c->tfree[best] + EPS)
-            fill(c, best, br, cap[best], window);
-        long k = c->head[best];
-        c->head[best] = c->nxt[k];
-        run(c, best, k, br > c->tfree[best] ? br : c->tfree[best]);
-        if (c->nres[best] == pg->order[best].n)
-            c->head[best] = -1;
-        rekey(c, cap, 0);
-    }
-    return 1;
-}
-
-/* Strategy 2: W as filler (the Controllable Memory paper's put_w): F and B
- * in their order as early as they can, each W at the first idle time after
- * its B that it fits in, or earlier when an F would otherwise pass cap. */
-static int run_defer_w(ctx *c, const double *cap)
-{
-    const sc_prog *pg = c->pg;
-    heap_init(c, cap, 1);
-    while (c->ndone < c->N) {
-        int best = c->heap[0];
-        double bt = c->key[best];
-        if (bt == INFINITY)
-            return 0;
-        long k;
-        if (c->use_w[best]) {
-            k = c->phead[best];
-            c->phead[best] = c->nxt[k];
-            if (c->phead[best] < 0)
-                c->ptail[best] = -1;
-        } else {
-            k = c->head[best];
-            c->head[best] = c->nxt[k];
-        }
-        run(c, best, k, bt);
-        const sc_instr *in = &c->it[k];
-        if (in->op == SC_OP_B) { /* its W becomes pending */
-            long w = c->widx[SC_SM(pg, in->stage, in->mb)];
-            c->nxt[w] = -1;
-            if (c->ptail[best] < 0)
-                c->phead[best] = w;
-            else
-                c->nxt[c->ptail[best]] = w;
-            c->ptail[best] = w;
-        }
-        rekey(c, cap, 1);
-    }
-    return 1;
-}
-
-static double makespan(const ctx *c)
-{
-    double mk = 0;
-    for (int d = 0; d < c->pg->P; d++)
-        mk = fmax(mk, c->tfree[d]);
-    return mk;
-}
-
-sc_status sc_reorder(sc_prog *pg, const double *cap)
+sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_slots)
 {
     int P = pg->P;
-    size_t N = 0, SM = (size_t)pg->S * (size_t)pg->m;
+    size_t N = 0;
     for (int d = 0; d < P; d++)
         N += pg->order[d].n;
-    ctx c = {.pg = pg, .N = N};
-    c.it = sc_malloc(N * sizeof *c.it);
-    sc_instr *res = sc_malloc(3 * N * sizeof *res);
-    c.nxt = sc_malloc(N * sizeof *c.nxt);
-    c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
-    c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
-    c.heap = sc_malloc(3 * (size_t)P * sizeof *c.heap);
-    c.widx = sc_malloc(SM * sizeof *c.widx);
-    c.endF = sc_malloc(2 * SM * sizeof *c.endF);
-    c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
-    c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
-    const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
+    size_t *base = sc_malloc(((size_t)P + 1) * sizeof *base);
+    int *dev = sc_malloc(N * sizeof *dev);
+    sc_instr *buf = sc_malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
+    double *times = sc_malloc(2 * N * sizeof *times), *o = sc_malloc(N * sizeof *o);
+    size_t *seq = sc_malloc(N * sizeof *seq);
     sc_status st = SC_OK;
-    if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF || !c.tfree ||
-        !c.base || !orders) {
+    if (!base || (N && (!dev || !buf || !times || !o || !seq))) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
         goto done;
     }
-    c.key = c.hr + P;
-    c.hpos = c.heap + P;
-    c.use_w = c.heap + 2 * P;
-    c.phead = c.head + P;
-    c.ptail = c.head + 2 * P;
-    c.endB = c.endF + SM;
-    c.mem = c.tfree + P;
-    c.nres = c.base + P;
     int maxc = 1;
+    size_t at_n = 0;
     for (int d = 0; d < P; d++) {
-        orders[d] = pg->order[d].v;
+        base[d] = at_n;
+        for (size_t k = 0; k < pg->order[d].n; k++)
+            dev[at_n + k] = d;
+        memcpy(buf + at_n, pg->order[d].v, pg->order[d].n * sizeof *buf);
+        at_n += pg->order[d].n;
         if (pg->nchunks[d] > maxc)
             maxc = pg->nchunks[d];
     }
+    base[P] = N;
     long window = 6L * maxc * P + 8;
-    if (window > 4096)
-        window = 4096;
-    /* Strategy 1 on the orders as given, into res. */
-    c.res = res;
-    int has_w = reset(&c, orders, 0);
-    if (!run_fill(&c, cap, window))
+    sc_rctx c = {pg, P, N, base, dev, cap, at, at_slots, window > 4096 ? 4096 : window};
+    sc_instr *in = buf, *keep = buf + N;
+    score best, sc;
+    int win = -1, made[NREC], needed[NREC] = {0};
+    for (size_t r = 0; r < NREC; r++)
+        if (RECIPES[r].from >= 0)
+            needed[RECIPES[r].from] = 1;
+    if ((st = judge(&c, in, times, &best)) != SC_OK)
+        goto done;
+    if (!best.ok)
         goto done; /* inconsistent orders: keep them for sc_check to name */
-    double best = makespan(&c);
-    const sc_instr *win = res;
-    /* Strategy 2 into res + N, then its gaps filled into res + 2N. */
-    c.res = res + N;
-    if (has_w && (reset(&c, orders, 1), run_defer_w(&c, cap))) {
-        for (int d = 0; d < P; d++)
-            orders[d] = res + N + c.base[d];
-        c.res = res + 2 * N;
-        reset(&c, orders, 0);
-        if (run_fill(&c, cap, window) && makespan(&c) < best - EPS) {
-            best = makespan(&c);
-            win = res + 2 * N;
+    for (size_t r = 0; r < NREC; r++) {
+        const recipe *rc = &RECIPES[r];
+        made[r] = 0;
+        if ((rc->from >= 0 && !made[rc->from]) || (rc->small && N > SMALL))
+            continue;
+        const sc_instr *src = rc->from < 0 ? in : slot[rc->from];
+        if (needed[r] && !(slot[r] = sc_malloc(N * sizeof *buf))) {
+            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
+            goto done;
+        }
+        if (!needed[r] && !scratch && !(scratch = sc_malloc(N * sizeof *buf))) {
+            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
+            goto done;
+        }
+        sc_instr *dst = needed[r] ? slot[r] : scratch;
+        int ok = 0;
+        switch (rc->kind) {
+        case K_LIST1: ok = sc_r_list(&c, src, 1, dst); break;
+        case K_LIST3: ok = sc_r_list(&c, src, 3, dst); break;
+        case K_INSERT:
+            if (rc->init_at) { /* the block's own times: slots or costs */
+                if (!at)
+                    break;
+                ok = sc_r_insert(&c, src, at, NULL, at_slots, rc->freeze, dst);
+            } else {
+                ok = sc_r_time(&c, src, rc->unit, o, times, seq);
+                if (ok == 1)
+                    ok = sc_r_insert(&c, src, o, seq, rc->unit, rc->freeze, dst);
+            }
+            break;
+        case K_WROUND: ok = sc_r_wround(&c, src, rc->unit, rc->freeze, dst); break;
+        }
+        if (ok < 0) {
+            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
+            goto done;
+        }
+        if (!ok)
+            continue;
+        made[r] = 1;
+        if ((st = judge(&c, dst, times, &sc)) != SC_OK)
+            goto done;
+        if (better(sc, best)) {
+            best = sc;
+            win = (int)r;
+            memcpy(keep, dst, N * sizeof *buf);
         }
     }
-    for (int d = 0; d < P; d++)
-        memcpy(pg->order[d].v, win + c.base[d], pg->order[d].n * sizeof *win);
-    sc_prog_invalidate(pg);
+    if (win >= 0) {
+        for (int d = 0; d < P; d++)
+            memcpy(pg->order[d].v, keep + base[d], pg->order[d].n * sizeof *buf);
+        sc_prog_invalidate(pg);
+    }
 done:
-    sc_free(c.it);
-    sc_free(res);
-    sc_free(c.nxt);
-    sc_free(c.head);
-    sc_free(c.hr);
-    sc_free(c.heap);
-    sc_free(c.widx);
-    sc_free(c.endF);
-    sc_free(c.tfree);
-    sc_free(c.base);
-    sc_free(orders);
+    for (size_t r = 0; r < NREC; r++)
+        sc_free(slot[r]);
+    sc_free(scratch);
+    sc_free(base);
+    sc_free(dev);
+    sc_free(buf);
+    sc_free(times);
+    sc_free(o);
+    sc_free(seq);
     return st;
 }

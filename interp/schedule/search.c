@@ -2,12 +2,13 @@
  * search.c — the V-shape block family and its search (search.h).
  */
 #include "search.h"
-#include "ir/alloc.h"
 #include "dataflow.h"
+#include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk)
 {
@@ -65,7 +66,31 @@ static sc_status measure(sc_prog *pg, double *times, double *makespan, double *b
     return SC_OK;
 }
 
-sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
+/* Plain squeeze before reordered figures: a < b in the ranking. */
+static int rank_less(const sc_vcand *a, const sc_vcand *b)
+{
+    if (a->bubble_rate != b->bubble_rate)
+        return a->bubble_rate < b->bubble_rate;
+    if (a->makespan != b->makespan)
+        return a->makespan < b->makespan;
+    return a->peak < b->peak;
+}
+
+/* Unrolls candidate c (reordered or not) and times it into c. */
+static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, double *times)
+{
+    sc_block blk;
+    sc_status st = sc_vpattern_block(pg, &c->pat, off, &blk);
+    if (st)
+        return st;
+    blk.keep_order = !reorder;
+    if ((st = sc_block_unroll(pg, &blk)) != SC_OK)
+        return st;
+    return measure(pg, times, &c->makespan, &c->bubble_rate);
+}
+
+sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
+                           size_t *n)
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
@@ -73,14 +98,17 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
     double *off = sc_malloc(3 * (size_t)S * sizeof *off);
     double *peak = sc_malloc((size_t)pg->P * sizeof *peak);
     double *times = sc_malloc(2 * N * sizeof *times);
-    double limit = pg->mem_limit;
+    char *mark = sc_calloc(2 * cap, 1);
+    double limit = pg->mem_limit, top = -INFINITY;
     sc_status st = SC_OK;
     *cands = NULL;
     *n = 0;
-    if (!out || !off || !peak || !times) {
+    if (!out || !off || !peak || !times || !mark) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory searching blocks");
         goto done;
     }
+    for (int b = 0; b < nb; b++)
+        top = fmax(top, budgets[b]);
     pg->mem_limit = INFINITY; /* each block under its own peak */
     size_t got = 0;
     for (int k = 1; k <= kmax; k++)
@@ -94,18 +122,43 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n)
                         goto done;
                     if (st) /* this pattern collides: not a block */
                         continue;
-                    if ((st = sc_block_peak(pg, &blk, peak)) != SC_OK ||
-                        (st = sc_block_unroll(pg, &blk)) != SC_OK)
+                    if ((st = sc_block_peak(pg, &blk, peak)) != SC_OK)
                         goto done;
-                    sc_vcand *c = &out[got];
-                    c->pat = pat;
-                    c->peak = 0;
+                    sc_vcand *c = &out[got++];
+                    *c = (sc_vcand){pat, 0, INFINITY, INFINITY, 0};
                     for (int d = 0; d < pg->P; d++)
                         c->peak = fmax(c->peak, peak[d]);
-                    if ((st = measure(pg, times, &c->makespan, &c->bubble_rate)) != SC_OK)
-                        goto done;
-                    got++;
                 }
+    /* the plain squeeze of every block within the budgets ranks them */
+    for (size_t i = 0; i < got; i++)
+        if (out[i].peak <= top + 1e-9 && (st = evaluate(pg, &out[i], 0, off, times)) != SC_OK)
+            goto done;
+    /* per budget, the best by the plain squeeze are reordered: as many as
+     * SC_VSEARCH_WORK passes of reordering allow (all of them for small
+     * programs), at least SC_VSEARCH_KEEP */
+    size_t keep = SC_VSEARCH_WORK / (N ? N : 1);
+    if (keep < SC_VSEARCH_KEEP)
+        keep = SC_VSEARCH_KEEP;
+    for (int b = 0; b < nb; b++) {
+        char *sel = mark + cap; /* this budget's choice */
+        memset(sel, 0, got);
+        for (size_t x = 0; x < keep; x++) {
+            long best = -1;
+            for (size_t i = 0; i < got; i++)
+                if (!sel[i] && out[i].peak <= budgets[b] + 1e-9 && isfinite(out[i].makespan) &&
+                    (best < 0 || rank_less(&out[i], &out[best])))
+                    best = (long)i;
+            if (best < 0)
+                break;
+            sel[best] = mark[best] = 1;
+        }
+    }
+    for (size_t i = 0; i < got; i++)
+        if (mark[i]) {
+            if ((st = evaluate(pg, &out[i], 1, off, times)) != SC_OK)
+                goto done;
+            out[i].timed = 1;
+        }
     st = SC_OK;
     *cands = out;
     *n = got;
@@ -116,5 +169,6 @@ done:
     sc_free(off);
     sc_free(peak);
     sc_free(times);
+    sc_free(mark);
     return st;
 }

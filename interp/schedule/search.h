@@ -13,11 +13,16 @@
  * k = 2 (with the slacks that avoid collisions); larger k keeps
  * activations longer and lowers the bubble.
  *
- * sc_vblock_search enumerates k = 1..kmax and slacks 0..5, keeps the valid
- * blocks, and for each computes the block peak (max over devices, units)
- * and unrolls it on the program (its m, costs, T_comm; reordered under the
- * block's own peak) to measure makespan and bubble rate with the dataflow
- * timing. The program's orders are overwritten: use a scratch program.
+ * sc_vblock_search enumerates k = 1..kmax and slacks 0..5 and keeps the
+ * valid blocks with their block peak (max over devices, units). It then
+ * ranks those within the largest budget by their plain squeeze (unrolled
+ * on the program, its m, costs and T_comm, without the reorder, timed by
+ * the dataflow timing), and for each budget unrolls the best within it
+ * again with the reorder (under the block's own peak) and times them: as
+ * many as SC_VSEARCH_WORK passes allow (all for small programs), at least
+ * SC_VSEARCH_KEEP. Those are `timed`; the others keep the figures of their
+ * plain squeeze.
+ * The program's orders are overwritten: use a scratch program.
  */
 #ifndef SC_SEARCH_H
 #define SC_SEARCH_H
@@ -31,16 +36,25 @@ typedef struct sc_vpattern {
 
 typedef struct sc_vcand {
     sc_vpattern pat;
-    double peak, makespan, bubble_rate;
+    double peak, makespan, bubble_rate; /* after the reorder when timed, else plain */
+    int timed;
 } sc_vcand;
+
+/* Blocks unrolled with the reorder per budget: as many as about
+ * SC_VSEARCH_WORK passes of reordering take (every block of a small
+ * program), at least SC_VSEARCH_KEEP. */
+#define SC_VSEARCH_KEEP 2
+#define SC_VSEARCH_WORK 131072
 
 /* F and B offsets of the pattern into off[SC_OP_F*S ..], off[SC_OP_B*S ..],
  * W placed into off[SC_OP_W*S ..]; blk points there (slots, interval 6).
  * off has room for 3*S numbers. Invalid blocks give SC_ERR_PROGRAM. */
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk);
 
-/* Every valid pattern evaluated; *cands is malloc'd (the caller frees).
- * The program must have the V placement. */
-sc_status sc_vblock_search(sc_prog *pg, int kmax, sc_vcand **cands, size_t *n);
+/* Every valid pattern, the best within each of budgets[nb] (units) timed;
+ * *cands is malloc'd (the caller frees). The program must have the V
+ * placement. */
+sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
+                           size_t *n);
 
 #endif

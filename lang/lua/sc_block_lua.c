@@ -426,7 +426,10 @@ static int v_spec(lua_State *L, int t)
 
 /* Runs the search for the spec at c; leaves a holder userdata on the stack
  * (it frees the scratch program) and returns the candidates (malloc'd). */
-static sc_vcand *run_search(lua_State *L, int c, size_t *n, sc_prog **pgout)
+/* The search on the shape of table c; budgets[nb] in units, or (chunks)
+ * in chunk activations (scaled here by a chunk's units). */
+static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int chunks, size_t *n,
+                           sc_prog **pgout)
 {
     lua_Integer P, S, m;
     sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
@@ -437,18 +440,21 @@ static sc_vcand *run_search(lua_State *L, int c, size_t *n, sc_prog **pgout)
     lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "kmax", 5);
     if (kmax < 1 || kmax > 32)
         sc_lua_raise(L, SC_ERR_ARG, "block_search: kmax must be within 1..32");
+    for (int b = 0; chunks && b < nb; b++)
+        budgets[b] *= sc_prog_mem(lb->pg, 0);
     sc_vcand *cands;
-    sc_lua_check_st(L, lb->pg, sc_vblock_search(lb->pg, (int)kmax, &cands, n));
+    sc_lua_check_st(L, lb->pg, sc_vblock_search(lb->pg, (int)kmax, budgets, nb, &cands, n));
     *pgout = lb->pg;
     return cands;
 }
 
-/* The best candidate with peak <= limit: least bubble, then least peak. */
+/* The best timed candidate with peak <= limit: least bubble, then least
+ * peak. */
 static const sc_vcand *best_under(const sc_vcand *c, size_t n, double limit)
 {
     const sc_vcand *best = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (c[i].peak > limit + 1e-9)
+        if (c[i].peak > limit + 1e-9 || !c[i].timed)
             continue;
         if (!best || c[i].bubble_rate < best->bubble_rate - 1e-12 ||
             (fabs(c[i].bubble_rate - best->bubble_rate) <= 1e-12 && c[i].peak < best->peak))
@@ -491,7 +497,7 @@ static int l_block_search(lua_State *L)
     lua_setfield(L, c, "mem"); /* the limit picks among blocks; each keeps its own peak */
     size_t n;
     sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, &n, &pg);
+    sc_vcand *cands = run_search(L, c, &limit, 1, 0, &n, &pg);
     lua_pushnil(L);
     lua_setfield(L, c, "kmax"); /* a field of the search, not of the Block */
     const sc_vcand *b = best_under(cands, n, limit);
@@ -545,20 +551,25 @@ static int l_tradeoff(lua_State *L)
     int c = v_spec(L, 1);
     lua_pushnil(L);
     lua_setfield(L, c, "mem");
+    lua_Integer P, S, m;
+    sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
+    /* budgets in chunk activations; run_search scales them by a chunk's units */
+    double *budgets = lua_newuserdatauv(L, (size_t)(P + 1) * sizeof *budgets, 0);
+    for (lua_Integer b = P; b <= 2 * P; b++)
+        budgets[b - P] = (double)b;
     size_t n;
     sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, &n, &pg);
-    int P = sc_prog_devices(pg);
+    sc_vcand *cands = run_search(L, c, budgets, (int)P + 1, 1, &n, &pg);
     double unit = sc_prog_mem(pg, 0); /* one chunk's activation */
-    lua_createtable(L, P + 1, 0);
-    for (int b = P; b <= 2 * P; b++) {
-        const sc_vcand *best = best_under(cands, n, b * unit);
+    lua_createtable(L, (int)P + 1, 0);
+    for (lua_Integer b = P; b <= 2 * P; b++) {
+        const sc_vcand *best = best_under(cands, n, (double)b * unit);
         if (best)
             push_cand(L, best);
         else
             lua_createtable(L, 0, 2);
-        set_num(L, "chunks", b);
-        set_num(L, "mem", b * unit);
+        set_num(L, "chunks", (double)b);
+        set_num(L, "mem", (double)b * unit);
         lua_seti(L, -2, b - P + 1);
     }
     free(cands);

@@ -1,0 +1,118 @@
+/*
+ * reorder_impl.h — what the reorder's files share (reorder.c drives,
+ * reorder_list.c holds the list schedules, reorder_place.c the placement
+ * rounds). Not for use outside interp/schedule/.
+ *
+ * A candidate is a flat array of the program's passes, device by device:
+ * device d's passes are at [base[d], base[d+1]), in the candidate's order.
+ * Every candidate is a permutation of each device's passes; the driver
+ * times it with the real costs and keeps the best one within the caps.
+ */
+#ifndef SC_REORDER_IMPL_H
+#define SC_REORDER_IMPL_H
+
+#include "ir/alloc.h"
+#include "ir/ir_impl.h"
+
+#include <stddef.h>
+
+#define SC_R_EPS 1e-9
+
+typedef struct sc_rctx {
+    sc_prog *pg;
+    int P;
+    size_t N;
+    const size_t *base;  /* [P+1] */
+    const int *dev;      /* [N] device of each flat position */
+    const double *cap;   /* [P] memory cap per device, units */
+    const double *at;    /* [N] block time of each pass of the input, or NULL */
+    int at_slots;        /* at counts slots (F, B, W one, BW two) */
+    long window;         /* how far back placements and fills look */
+} sc_rctx;
+
+/* The duration model of a placement round: the real costs and T_comm, or
+ * unit slots (F, B, W one, BW two, no T_comm: the papers' cost-oblivious
+ * grid). */
+static inline double sc_r_dur(const sc_prog *pg, const sc_instr *in, int unit)
+{
+    if (unit)
+        return in->op == SC_OP_BW ? 2 : 1;
+    return sc_pass_cost(pg, in);
+}
+
+/* Start and end of every pass of ord (indexed like ord) under the model,
+ * each as early as its device and its dependency allow; seq (may be NULL)
+ * numbers them in a topological order. Returns 0 when the orders are
+ * inconsistent (a cycle), -1 when out of memory, 1 on success. */
+int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, double *end,
+              size_t *seq);
+
+/* ---- what the placement rounds share (reorder_place.c) ---------------- */
+
+int sc_r_is_back(int op);
+/* End of the dependency of `in` (on device d) plus T_comm across devices
+ * (none on the unit grid); 0 without one; < 0 while it has not run. */
+double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
+                     const double *endB, int unit);
+void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB);
+
+/* A pass in a round's global order: its start, then seq. */
+typedef struct gkey {
+    double t;
+    size_t seq;
+    uint32_t k;
+} gkey;
+int sc_r_gkey_cmp(const void *pa, const void *pb);
+/* The rounds merge their keys in a lane buffer of 3 N doubles. */
+_Static_assert(sizeof(gkey) <= 3 * sizeof(double), "a key fits in three doubles");
+/* Sorts g[0..n) made of P sorted runs (run d at [run[d], run[d+1])) by a
+ * merge; tmp has room for n. 0 when out of memory. */
+int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp);
+
+/* Phases of a round's walk: 0 warm-up, 1 steady state (from stage 0's
+ * first backward), 2 cool-down (after stage 0's forward of the last
+ * microbatch). Returns whether `in` is in the steady state. */
+int sc_r_steady(const sc_prog *pg, const sc_instr *in, int *phase);
+
+/* A device's placed passes: sorted by start, non-overlapping. */
+typedef struct lane {
+    double *t0, *t1, *lvl; /* start, end, memory after the pass */
+    uint32_t *idx;         /* position in the source */
+    size_t n;
+} lane;
+/* The first placed pass at or after lo that ends after r. */
+size_t sc_r_first_after(const lane *L, size_t lo, double r);
+/* Inserts before position j; the levels after it move by delta. */
+void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint32_t idx,
+                      double delta);
+/* P empty lanes over buffers of N (freed by the caller, also on failure). */
+int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
+
+/* ---- the rounds ---------------------------------------------------------- */
+
+/* The placement rounds (reorder_place.c, reorder_wround.c); each writes dst and returns 1,
+ * or 0 when it does not apply or meets an inconsistency (dst undefined),
+ * -1 when out of memory.
+ *
+ * insert: every pass, in the order of its start o[] (ties: seq), moves to
+ *   the earliest gap of its device after its input that it fits in, no
+ *   later than o, where the device's memory stays within cap at every
+ *   point; with freeze, the steady state (from stage 0's first backward to
+ *   stage 0's last forward) stays where it is.
+ * wround: the W's are taken out; the cool-down (after stage 0's last
+ *   forward), and the warm-up too unless freeze0, moves again into the
+ *   earliest gaps; then each W goes into the first gap after its B that it
+ *   fits in (oldest first), or just before an F that would pass the cap;
+ *   a move is kept only if the memory, W's placed so, stays within cap.
+ */
+int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const size_t *seq, int unit,
+                int freeze, sc_instr *dst);
+int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc_instr *dst);
+
+/* The list schedules (reorder_list.c): 1 = the squeeze with its gaps
+ * filled by later ready passes; 3 = W as filler (each W in the first idle
+ * time after its B, or when an F would pass the cap), then its gaps
+ * filled. Same returns. */
+int sc_r_list(const sc_rctx *c, const sc_instr *src, int strategy, sc_instr *dst);
+
+#endif

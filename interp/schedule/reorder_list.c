@@ -1,0 +1,389 @@
+/*
+ * reorder_list.c — the reorder's list schedules (reorder_impl.h): the
+ * squeeze with its idle time filled by later ready passes, and W as
+ * filler.
+ */
+#include "reorder_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-9
+
+typedef struct ctx {
+    sc_prog *pg;
+    size_t N, ndone;
+    long *phead, *ptail;  /* [P] pending W (strategy 2), linked by nxt */
+    long *widx;           /* [S*m] index of W (stage, mb) in it[] */
+    double *hr;           /* [P] ready time of the head, cached (-2: stale) */
+    double *key;          /* [P] time of the device's next step */
+    int *heap, *hpos;     /* [P] devices by key; where each device is */
+    int *use_w;           /* [P] strategy 2: the next step is a pending W */
+    int stale[64], nstale; /* devices to rekey after a step */
+    int all_stale;         /* too many: rekey them all */
+    sc_instr *it;        /* [N] all passes, device by device */
+    long *nxt;           /* [N] next pass of the remaining order, -1 at the end */
+    long *head;          /* [P] first remaining pass, -1 when done */
+    double *endF, *endB; /* [S*m] end times, < 0 while not run */
+    double *tfree, *mem; /* [P] */
+    sc_instr *res;       /* [N] the new orders, device by device */
+    size_t *base, *nres; /* [P] */
+} ctx;
+
+/* When pass `in` of device d may start as far as its dependency goes;
+ * < 0 while that dependency has not run. */
+static double ready(const ctx *c, int d, const sc_instr *in)
+{
+    return sc_dep_ready(c->pg, d, in, c->endF, c->endB);
+}
+
+static void run(ctx *c, int d, long k, double at)
+{
+    const sc_prog *pg = c->pg;
+    const sc_instr *in = &c->it[k];
+    double end = at + sc_pass_cost(pg, in);
+    c->tfree[d] = end;
+    if (in->op == SC_OP_F)
+        c->endF[SC_SM(pg, in->stage, in->mb)] = end;
+    else if (in->op != SC_OP_W)
+        c->endB[SC_SM(pg, in->stage, in->mb)] = end;
+    c->mem[d] += sc_pass_mem(pg, in);
+    c->res[c->base[d] + c->nres[d]++] = *in;
+    c->ndone++;
+    /* Devices whose next step may change: this one, the consumer's. */
+    int e = d;
+    if (in->op == SC_OP_F && in->stage + 1 < pg->S)
+        e = pg->stage_dev[in->stage + 1];
+    else if (in->op != SC_OP_F && in->op != SC_OP_W && in->stage > 0)
+        e = pg->stage_dev[in->stage - 1];
+    c->hr[d] = c->hr[e] = -2;
+    if (c->nstale + 2 > (int)(sizeof c->stale / sizeof *c->stale)) {
+        c->all_stale = 1;
+        c->nstale = 0;
+    }
+    c->stale[c->nstale++] = d;
+    if (e != d)
+        c->stale[c->nstale++] = e;
+}
+
+/* Ready time of device d's head (< 0: not known yet), cached. */
+static double head_ready(ctx *c, int d)
+{
+    if (c->hr[d] == -2)
+        c->hr[d] = c->head[d] < 0 ? -1 : ready(c, d, &c->it[c->head[d]]);
+    return c->hr[d];
+}
+
+/* Fills device d's idle time before rx (when its head may start) with
+ * later passes of its order. */
+static void fill(ctx *c, int d, double rx, double cap, long window)
+{
+    const sc_prog *pg = c->pg;
+    for (;;) {
+        double gap = rx - c->tfree[d];
+        if (gap <= EPS)
+            return;
+        double running = c->mem[d], maxp = c->mem[d];
+        long z = c->head[d], found = -1;
+        for (long n = 0; n < window; n++) {
+            running += sc_pass_mem(pg, &c->it[z]);
+            if (running > maxp)
+                maxp = running;
+            long y = c->nxt[z];
+            if (y < 0)
+                break;
+            const sc_instr *in = &c->it[y];
+            double dl = sc_pass_mem(pg, in), r;
+            if (sc_pass_cost(pg, in) <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
+                r <= c->tfree[d] + EPS && (dl <= 0 || maxp + dl <= cap + EPS)) {
+                c->nxt[z] = c->nxt[y];
+                found = y;
+                break;
+            }
+            z = y;
+        }
+        if (found < 0)
+            return;
+        run(c, d, found, c->tfree[d]);
+    }
+}
+
+/* Resets the run state and links every device's passes in their order;
+ * with skip_w, W passes are left out of the lists (they become pending
+ * when their B runs). Returns whether there is any W. */
+static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
+{
+    int has_w = 0;
+    const sc_prog *pg = c->pg;
+    c->ndone = 0;
+    size_t SM = (size_t)pg->S * (size_t)pg->m, at = 0;
+    for (size_t i = 0; i < 2 * SM; i++)
+        c->endF[i] = -1;
+    for (int d = 0; d < pg->P; d++) {
+        size_t n = pg->order[d].n;
+        c->base[d] = at;
+        c->nres[d] = 0;
+        c->tfree[d] = c->mem[d] = 0;
+        c->head[d] = -1;
+        c->hr[d] = -2;
+        c->phead[d] = c->ptail[d] = -1;
+        memcpy(c->it + at, orders[d], n * sizeof *c->it);
+        long prev = -1;
+        for (size_t k = 0; k < n; k++) {
+            long i = (long)(at + k);
+            c->nxt[i] = -1;
+            if (c->it[i].op == SC_OP_W) {
+                c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
+                has_w = 1;
+                if (skip_w)
+                    continue;
+            }
+            if (prev < 0)
+                c->head[d] = i;
+            else
+                c->nxt[prev] = i;
+            prev = i;
+        }
+        at += n;
+    }
+    return has_w;
+}
+
+
+/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
+/* ---- the devices by the time of their next step: an indexed min-heap -- */
+
+static int heap_less(const ctx *c, int a, int b)
+{
+    double ka = c->key[a], kb = c->key[b];
+    return ka < kb || (ka == kb && a < b);
+}
+
+static void heap_swap(ctx *c, int i, int j)
+{
+    int a = c->heap[i], b = c->heap[j];
+    c->heap[i] = b;
+    c->heap[j] = a;
+    c->hpos[b] = i;
+    c->hpos[a] = j;
+}
+
+static void heap_fix(ctx *c, int d)
+{
+    int i = c->hpos[d], n = c->pg->P;
+    while (i > 0 && heap_less(c, c->heap[i], c->heap[(i - 1) / 2])) {
+        heap_swap(c, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && heap_less(c, c->heap[l], c->heap[m]))
+            m = l;
+        if (r < n && heap_less(c, c->heap[r], c->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(c, i, m);
+        i = m;
+    }
+}
+
+/* Strategy 1's next step on device d: its head, at key[d] (INFINITY while
+ * the head is not known to be ready). */
+static void key_fill(ctx *c, int d)
+{
+    double r = head_ready(c, d);
+    c->key[d] = r < 0 ? INFINITY : (r > c->tfree[d] ? r : c->tfree[d]);
+}
+
+/* The earliest the input of `in` (on device d, not run yet) can arrive:
+ * its producer starts no earlier than its device is free. */
+static double input_after(const ctx *c, int d, const sc_instr *in)
+{
+    int dop, ds;
+    if (!sc_pass_dep(c->pg, in, &dop, &ds))
+        return 0;
+    int e = c->pg->stage_dev[ds];
+    return c->tfree[e] + sc_op_cost(c->pg, dop == SC_OP_B ? SC_OP_B : dop, ds) +
+           (e != d ? c->pg->tcomm : 0);
+}
+
+/* Strategy 2's next step on device d: a pending W (use_w[d]) or its head
+ * (W when the head waits for memory, or when its input arrives after the
+ * W would end: known, or certain from where its producer's device is). */
+static void key_defer(ctx *c, int d, const double *cap)
+{
+    const sc_prog *pg = c->pg;
+    long x = c->head[d], w = c->phead[d];
+    double r = head_ready(c, d);
+    c->use_w[d] = 0;
+    c->key[d] = INFINITY;
+    if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
+        c->mem[d] + sc_pass_mem(pg, &c->it[x]) > cap[d] + EPS)
+        c->use_w[d] = 1; /* the F must wait for memory */
+    else if (w >= 0 && (x < 0 || (r < 0 ? input_after(c, d, &c->it[x]) : r) >=
+                                     c->tfree[d] + sc_pass_cost(pg, &c->it[w]) - EPS))
+        c->use_w[d] = 1; /* idle time the W fits in */
+    else if (x < 0 || r < 0)
+        return; /* wait until the input is known */
+    c->key[d] = c->use_w[d] ? c->tfree[d] : (r > c->tfree[d] ? r : c->tfree[d]);
+}
+
+static void heap_init(ctx *c, const double *cap, int defer);
+
+static void rekey(ctx *c, const double *cap, int defer)
+{
+    if (c->all_stale) {
+        for (int d = 0; d < c->pg->P; d++)
+            c->hr[d] = -2;
+        heap_init(c, cap, defer);
+        return;
+    }
+    for (int i = 0; i < c->nstale; i++) {
+        int d = c->stale[i];
+        if (defer)
+            key_defer(c, d, cap);
+        else
+            key_fill(c, d);
+        heap_fix(c, d);
+    }
+    c->nstale = 0;
+}
+
+static void heap_init(ctx *c, const double *cap, int defer)
+{
+    for (int d = 0; d < c->pg->P; d++) {
+        c->heap[d] = d;
+        c->hpos[d] = d;
+        if (defer)
+            key_defer(c, d, cap);
+        else
+            key_fill(c, d);
+    }
+    for (int d = c->pg->P - 1; d >= 0; d--)
+        heap_fix(c, c->heap[d]);
+    c->nstale = 0;
+    c->all_stale = 0;
+}
+
+/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
+static int run_fill(ctx *c, const double *cap, long window)
+{
+    const sc_prog *pg = c->pg;
+    heap_init(c, cap, 0);
+    while (c->ndone < c->N) {
+        int best = c->heap[0];
+        if (c->key[best] == INFINITY)
+            return 0; /* inconsistent orders */
+        double br = head_ready(c, best);
+        if (br > c->tfree[best] + EPS)
+            fill(c, best, br, cap[best], window);
+        long k = c->head[best];
+        c->head[best] = c->nxt[k];
+        run(c, best, k, br > c->tfree[best] ? br : c->tfree[best]);
+        if (c->nres[best] == pg->order[best].n)
+            c->head[best] = -1;
+        rekey(c, cap, 0);
+    }
+    return 1;
+}
+
+/* Strategy 2: W as filler (the Controllable Memory paper's put_w): F and B
+ * in their order as early as they can, each W at the first idle time after
+ * its B that it fits in, or earlier when an F would otherwise pass cap. */
+static int run_defer_w(ctx *c, const double *cap)
+{
+    const sc_prog *pg = c->pg;
+    heap_init(c, cap, 1);
+    while (c->ndone < c->N) {
+        int best = c->heap[0];
+        double bt = c->key[best];
+        if (bt == INFINITY)
+            return 0;
+        long k;
+        if (c->use_w[best]) {
+            k = c->phead[best];
+            c->phead[best] = c->nxt[k];
+            if (c->phead[best] < 0)
+                c->ptail[best] = -1;
+        } else {
+            k = c->head[best];
+            c->head[best] = c->nxt[k];
+        }
+        run(c, best, k, bt);
+        const sc_instr *in = &c->it[k];
+        if (in->op == SC_OP_B) { /* its W becomes pending */
+            long w = c->widx[SC_SM(pg, in->stage, in->mb)];
+            c->nxt[w] = -1;
+            if (c->ptail[best] < 0)
+                c->phead[best] = w;
+            else
+                c->nxt[c->ptail[best]] = w;
+            c->ptail[best] = w;
+        }
+        rekey(c, cap, 1);
+    }
+    return 1;
+}
+
+int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *dst)
+{
+    sc_prog *pg = rc->pg;
+    int P = pg->P;
+    size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
+    ctx c = {.pg = pg, .N = N};
+    c.it = sc_malloc(N * sizeof *c.it);
+    sc_instr *res = sc_malloc(N * sizeof *res);
+    c.nxt = sc_malloc(N * sizeof *c.nxt);
+    c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
+    c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
+    c.heap = sc_malloc(3 * (size_t)P * sizeof *c.heap);
+    c.widx = sc_malloc(SM * sizeof *c.widx);
+    c.endF = sc_malloc(2 * SM * sizeof *c.endF);
+    c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
+    c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
+    const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
+    int ok = -1;
+    if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF ||
+        !c.tfree || !c.base || !orders)
+        goto done;
+    c.key = c.hr + P;
+    c.hpos = c.heap + P;
+    c.use_w = c.heap + 2 * P;
+    c.phead = c.head + P;
+    c.ptail = c.head + 2 * P;
+    c.endB = c.endF + SM;
+    c.mem = c.tfree + P;
+    c.nres = c.base + P;
+    for (int d = 0; d < P; d++)
+        orders[d] = src + rc->base[d];
+    ok = 0;
+    if (strategy == 1) {
+        c.res = dst;
+        reset(&c, orders, 0);
+        ok = run_fill(&c, rc->cap, rc->window);
+    } else {
+        c.res = res;
+        if (!reset(&c, orders, 1) || !run_defer_w(&c, rc->cap))
+            goto done; /* no W, or inconsistent */
+        for (int d = 0; d < P; d++)
+            orders[d] = res + c.base[d];
+        c.res = dst;
+        reset(&c, orders, 0);
+        ok = run_fill(&c, rc->cap, rc->window);
+    }
+done:
+    sc_free(c.it);
+    sc_free(res);
+    sc_free(c.nxt);
+    sc_free(c.head);
+    sc_free(c.hr);
+    sc_free(c.heap);
+    sc_free(c.widx);
+    sc_free(c.endF);
+    sc_free(c.tfree);
+    sc_free(c.base);
+    sc_free(orders);
+    return ok;
+}
