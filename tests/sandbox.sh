@@ -243,6 +243,16 @@ for t in "" --trust; do
   expect 0 "ok:" -- timeout 60 $SC $t check "$tmp/r/crep.lua" --max-steps 1e6 --max-time 0
 done
 expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time 0.5
+# The guards keep the recipe's line and the function's name in the errors
+# of the functions they wrap (without them: "resulting string too large"
+# alone, "bad argument #5 to '?'").
+recipe crep2.lua 'local s = string.rep("x", math.maxinteger)'
+expect 8 "crep2.lua:1: resulting string too large" -- $SC check "$tmp/r/crep2.lua"
+recipe cmove2.lua 'local t = {}
+table.move(t, 1, 2, 3, 4)'
+expect 8 "cmove2.lua:2: bad argument #5 to 'move' (table expected, got number)" -- $SC check "$tmp/r/cmove2.lua"
+recipe cins2.lua 'table.insert({}, 1, 2, 3)'
+expect 8 "cins2.lua:1: wrong number of arguments to 'insert'" -- $SC check "$tmp/r/cins2.lua"
 recipe tmove.lua 'local t = table.move({1, 2, 3}, 1, 3, 2)
 table.insert(t, 1, 0); table.remove(t, 1)
 assert(table.concat(t, ",") == "1,1,2,3")
