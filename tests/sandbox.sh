@@ -292,6 +292,25 @@ case "$SC" in
      expect 0 "loss" -- timeout 120 sh -c "ulimit -v 2000000; exec $SC run 1f1b -D p=2 -D m=2" ;;
 esac
 
+# Inputs that would block (issue 21): a FIFO that no process writes held
+# open() forever, for a recipe, its dofile or require, a cost file, a CSV
+# to import, a script. Each reads as empty now: its own clear error (the
+# first `timeout` turns a hang into 124), and a FIFO with a writer still
+# reads as usual.
+mkfifo "$tmp/r/ff.lua" "$tmp/r/ff.json" "$tmp/r/ff.csv"
+expect 8 "recipe '$tmp/r/ff.lua' did not return a program (it returned nil)" -- timeout 20 $SC check "$tmp/r/ff.lua"
+recipe ffdo.lua 'dofile("ff.lua")'
+expect 8 "did not return a program" -- timeout 20 $SC check "$tmp/r/ffdo.lua"
+recipe ffreq.lua 'require("ff")'
+expect 8 "did not return a program" -- timeout 20 $SC check "$tmp/r/ffreq.lua"
+expect 3 "cost file $tmp/r/ff.json: line 1: expected a value, found the end of the file" -- timeout 20 $SC check zb-h1 -D costs="$tmp/r/ff.json"
+expect 3 "ff.csv: the file has no rows" -- timeout 20 $SC import "$tmp/r/ff.csv"
+timeout 20 $SC "$tmp/r/ff.lua" && ok || ko "a script that is a FIFO without a writer (exit $?)"
+{ sleep 1; printf '0F0,0I0,0W0\n'; } >"$tmp/r/ff.csv" &
+expect 0 "instructions  5 verified" -- timeout 20 $SC import "$tmp/r/ff.csv"
+wait
+expect 2 "cannot read $tmp/r/sub: Is a directory" -- $SC "$tmp/r/sub"
+
 # Unrolling guards: sizes are refused before anything is allocated.
 recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'
 expect 3 "devices p = 1000000000 is out of range (1..4096)" -- $SC check "$tmp/r/hugep.lua"

@@ -489,7 +489,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     }
     lua_setglobal(L, "arg");
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
-    int rc = luaL_loadfilex(L, file, "t");
+    int rc = file ? sc_loadfile(L, file, "t") : luaL_loadfilex(L, NULL, "t");
     if (rc == LUA_ERRFILE)
         return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
