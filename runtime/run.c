@@ -28,9 +28,20 @@ sc_run_opts sc_run_defaults(int stages)
         .timeout_s = 300,
     };
     const char *t = getenv("STAGECRAFT_TIMEOUT");
-    if (t && atof(t) > 0)
-        o.timeout_s = atof(t);
+    double v;
+    if (t && sc_run_parse_timeout(t, &v) == 0)
+        o.timeout_s = v;
     return o;
+}
+
+int sc_run_parse_timeout(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0 && v <= 1e6))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 void sc_run_result_free(sc_run_result *r)

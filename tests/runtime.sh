@@ -245,7 +245,23 @@ for pid in procs:
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in xs)
 PY
 then ok; else bad "run --trace"; cat "$tmp/err" >&2; fi
-expect 2 "cannot write" -- $SC run 1f1b -D p=2 -D m=2 --trace /nonexistent/dir/t.json
+# The files a run writes are checked before the step (issue 21): a path
+# that cannot be written is one line and nothing on stdout, not a result
+# printed and then the file lost.
+for opt in --trace --profile; do
+  expect 2 "cannot write '/nonexistent/dir/t.json': No such file or directory" -- $SC run 1f1b -D p=2 -D m=2 $opt /nonexistent/dir/t.json
+  [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || { bad "run $opt to a missing folder: ran first"; head -3 "$tmp/out" >&2; }
+done
+expect 2 "cannot write '$tmp': it is a folder" -- $SC run 1f1b -D p=2 -D m=2 --trace "$tmp"
+# The environment's settings: a typo is one line (exit 2), never the
+# default; an infinite timeout made the devices' waits spin forever.
+for v in inf abc 0 -5 1e9; do
+  expect 2 "STAGECRAFT_TIMEOUT='$v': expected a number of seconds > 0 and at most 1000000" -- env STAGECRAFT_TIMEOUT=$v timeout 60 $SC run 1f1b -D p=2 -D m=2
+done
+for v in abc -1 3e5; do
+  expect 2 "STAGECRAFT_DEVICE_MEMORY='$v': expected a number of bytes per device" -- env STAGECRAFT_DEVICE_MEMORY=$v $SC run 1f1b -D p=2 -D m=2
+done
+expect 0 "peak activation bytes" -- env STAGECRAFT_TIMEOUT=0.5e3 STAGECRAFT_DEVICE_MEMORY=0 $SC run 1f1b -D p=2 -D m=2
 
 # Offload (SPEC.md §19.6): OFFLOAD/DROP/RELOAD move the records to the host
 # pool and back; loss and gradients stay bitwise the reference's, and the

@@ -25,6 +25,7 @@
 #include <lua.h>
 #include <lualib.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,6 +536,10 @@ static int unknown_command(const char *word)
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which
+     * every output reports in one line, instead of ending the process
+     * with SIGXFSZ and no word. */
+    signal(SIGXFSZ, SIG_IGN);
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
         return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
