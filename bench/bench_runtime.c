@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 
     printf("\nCPU run of a schedule vs the single-device reference (same model, one step)\n");
     sc_model_cfg c = {.hidden = quick ? 128 : 512, .layers = 8, .vocab = 512, .seq = 64,
-                      .batch = 2, .seed = 1, .lr = 0.01};
+                      .batch = 2, .seed = 1, .steps = 1,
+                      .opt = sc_optim_defaults()};
     int mm = 8;
     printf("model: hidden %ld, layers %ld, vocab %ld, %ld rows per microbatch, m = %d\n",
            c.hidden, c.layers, c.vocab, c.seq * c.batch, mm);

@@ -5,10 +5,13 @@
 #include "compile.h"
 
 #include "check/replay.h"
+#include "check/rollback.h"
+#include "check/steps.h"
 #include "check/verify.h"
 #include "ir/ir_impl.h"
 #include "lower/lower.h"
 #include "lower/offload.h"
+#include "lower/steps.h"
 
 /* Step 3 of compile.h: plans the host copies from the timing of the
  * transfer-only streams and checks the plan on the replay of the new ones,
@@ -29,13 +32,26 @@ static sc_status plan_offload(sc_prog *pg, sc_times *now)
     return st;
 }
 
+/* The proof of the lowered streams, and their timing into *t when t: with
+ * post-validation's rollback paths, the scenario where none runs, then
+ * (once) each path and all of them (check/rollback.h). */
+static sc_status prove(sc_prog *pg, sc_times *t)
+{
+    if (!sc_prog_has_rollback(pg))
+        return t ? sc_replay_timed(pg, t) : sc_verify_streams(pg);
+    sc_status st = sc_replay_scenario(pg, SC_SCEN_NONE, t);
+    if (st == SC_OK && !pg->verified && (st = sc_verify_rollbacks(pg)) != SC_OK && t)
+        sc_times_free(t);
+    return st;
+}
+
 /* The pipeline; the timing of the verified streams into *t when t. */
 static sc_status compile(sc_prog *pg, sc_times *t)
 {
     if (t)
         *t = (sc_times){0};
     if (pg->verified)
-        return t ? sc_replay_timed(pg, t) : SC_OK;
+        return t ? prove(pg, t) : SC_OK;
     sc_status st = sc_verify_passes(pg);
     if (st != SC_OK)
         return st;
@@ -54,6 +70,22 @@ static sc_status compile(sc_prog *pg, sc_times *t)
             }
             proved = 1;
         }
+        /* Every step after the first, and the synchronization of their
+         * optimizer steps: the proof of one step is not theirs. */
+        if (pg->steps > 1 || pg->sync != SC_SYNC_NONE) {
+            if (proved)
+                sc_times_free(&proof);
+            proved = 0;
+            if ((st = sc_lower_steps(pg)) != SC_OK) {
+                sc_prog_invalidate(pg);
+                return st;
+            }
+        }
+    }
+    if ((st = sc_verify_steps(pg)) != SC_OK) {
+        if (proved)
+            sc_times_free(&proof);
+        return st;
     }
     if (proved) {
         if (t)
@@ -61,7 +93,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
         else
             sc_times_free(&proof);
     } else {
-        st = t ? sc_replay_timed(pg, t) : sc_verify_streams(pg);
+        st = prove(pg, t);
     }
     if (st == SC_OK)
         pg->verified = 1;
@@ -85,8 +117,8 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
         const sc_vec *sv = &pg->stream[d];
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
-            if (!sc_op_is_compute(in->op))
-                continue;
+            if (!sc_op_is_compute(in->op) || in->mb >= pg->m)
+                continue; /* the first step's lives stand for every step's */
             size_t g = b.offset[d] + k;
             sc_record_life *l = &ls[SC_SM(pg, in->stage, in->mb)];
             l->stage = in->stage;

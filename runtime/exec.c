@@ -1,8 +1,7 @@
 /*
  * exec.c — the executor (exec.h): one device's stream, in order.
  */
-#include "exec.h"
-#include "exec_coll.h"
+#include "exec_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,104 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct grp {
-    size_t first;        /* index of its first instruction in the stream */
-    int count;
-    int started;
-    void *h;             /* transport handle once started */
-} grp;
-
-/* The layout of a stage's record: its kept parts (the workload's
- * record_parts, or one buffer), then b_only when it has one. OFFLOAD moves
- * the last parts. */
-typedef struct layout {
-    int nk, n;           /* kept parts; all parts */
-    int split;           /* the workload takes kept as an array of parts */
-    size_t *bytes;       /* [n] */
-    size_t kept, bonly;  /* bytes */
-} layout;
-
-enum { R_HELD, R_OUT, R_HOST, R_IN }; /* a record's place while it is moved */
-
-/* One (stage, microbatch)'s record: its parts on the device and, while it
- * is moved, its copy on the host. */
-typedef struct rec {
-    void **part;         /* [n] device buffers (NULL: not held), then [n] copy tickets */
-    void *host;          /* host buffer of the moved parts */
-    size_t host_bytes;
-    int moved;           /* parts moved (the last ones) */
-    int state;
-    size_t at;           /* the OFFLOAD or RELOAD whose copy is pending, for its end time */
-} rec;
-
-typedef struct ex {
-    const sc_prog *pg;
-    int d, S, m;
-    const sc_instr *in;
-    size_t n;
-    sc_backend *be;
-    sc_transport *tp;
-    const sc_workload *wl;
-    double origin;
-    sc_exec_out *out;
-    void **box;          /* [2 S m] boundary tensors by key */
-    int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    layout *lay;         /* [S] */
-    rec *rec;            /* [S m] activation records */
-    sc_xfer *x;          /* [n] transfer descriptors, by instruction */
-    grp *g;
-    int ngroups, posted, head;
-    sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
-    size_t cur;          /* pool bytes in use */
-    size_t host;         /* host bytes of moved records */
-} ex;
-
-double sc_exec_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static sc_status failf(ex *e, sc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static sc_status failf(ex *e, sc_status st, const char *fmt, ...)
-{
-    if (!e->out->err[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->out->err, sizeof e->out->err, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
-static size_t key(const ex *e, int dir, int s, int mb)
-{
-    return ((size_t)dir * (size_t)e->S + (size_t)s) * (size_t)e->m + (size_t)mb;
-}
-
-/* Bytes of the tensor at a key: the activation into stage s, or the
- * gradient of stage s's output (= the activation into s + 1). */
-static size_t kbytes(const ex *e, int dir, int s)
-{
-    return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1);
-}
-
-static void *balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
-{
-    void *p = e->be->ops->alloc(e->be->ctx, bytes);
-    if (!p)
-        *st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s of s%d mb%d",
-                    e->d, bytes, what, s, mb);
-    return p;
-}
-
-static void bfree(ex *e, void *p, size_t bytes)
-{
-    e->be->ops->free(e->be->ctx, p, bytes);
-}
 
 /* Completes groups in order: all up to `until` (blocking), then as many
  * more as have completed already (never blocking). */
@@ -121,15 +22,15 @@ static sc_status pump(ex *e, int until)
         if (!G->started) {
             G->started = 1;
             if ((st = t->start(e->tp->ctx, e->d, &e->x[G->first], G->count, &G->h)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         }
         if (e->head <= until) {
             if ((st = t->wait(e->tp->ctx, e->d, G->h)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
         } else {
             int done = 0;
             if ((st = t->test(e->tp->ctx, e->d, G->h, &done)) != SC_OK)
-                return failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
+                return sc_ex_failf(e, st, "d%d: %s", e->d, t->errmsg(e->tp->ctx));
             if (!done)
                 break;
         }
@@ -139,7 +40,7 @@ static sc_status pump(ex *e, int until)
         for (int i = 0; i < G->count; i++) {
             sc_xfer *x = &e->x[G->first + (size_t)i];
             if (x->send) {
-                bfree(e, x->buf, x->bytes);
+                sc_ex_bfree(e, x->buf, x->bytes);
                 x->buf = NULL;
             }
             e->out->t1[G->first + (size_t)i] = now;
@@ -176,7 +77,7 @@ static sc_status wait_for(ex *e, int g, size_t c)
             continue;
         }
         if (deadline > 0 && sc_exec_now() > deadline)
-            return failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
+            return sc_ex_failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
                          "giving up", e->d, e->out->timeout_s,
                          e->head <= g ? "transfer group" : "collective");
         if (spin > 64)
@@ -196,8 +97,8 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
                         (k == k0 || !sc_starts_group(e->in, k));
          k++) {
         const sc_instr *in = &e->in[k];
-        size_t kk = key(e, in->dir, in->stage, in->mb);
-        size_t bytes = kbytes(e, in->dir, in->stage);
+        size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
+        size_t bytes = sc_ex_kbytes(e, in->dir, in->stage);
         sc_xfer *x = &e->x[k];
         *x = (sc_xfer){.send = in->op == SC_OP_SEND, .peer = in->peer, .tag = (int)kk,
                        .bytes = bytes};
@@ -205,9 +106,9 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
             x->buf = e->box[kk]; /* the group owns it now; freed on completion */
             e->box[kk] = NULL;
             if (!x->buf)
-                return failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
+                return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
         } else {
-            if (!(x->buf = balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
+            if (!(x->buf = sc_ex_balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
                 return st;
             e->box[kk] = x->buf;
             e->rgroup[kk] = e->posted;
@@ -223,158 +124,16 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
 /* The boundary tensor at key kk, waiting for its RECV's group if any. */
 static sc_status take(ex *e, int dir, int s, int mb, void **p)
 {
-    size_t kk = key(e, dir, s, mb);
+    size_t kk = sc_ex_key(e, dir, s, mb);
     sc_status st;
     if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
         return st;
     if (!(*p = e->box[kk]))
-        return failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
                      dir == SC_DIR_ACT ? "activation" : "gradient", s, mb);
     e->box[kk] = NULL;
     e->rgroup[kk] = -1;
     return SC_OK;
-}
-
-static sc_status wl_fail(ex *e, sc_status st, const sc_instr *in)
-{
-    char buf[64];
-    sc_instr_format(in, buf, sizeof buf);
-    return failf(e, st, "d%d: %s: %s", e->d, buf, e->wl->ops->errmsg(e->wl->ctx));
-}
-
-/* The kept argument of the workload's passes: the array of parts, or the
- * one buffer. */
-static void *kept_arg(const ex *e, const rec *r, int s)
-{
-    return e->lay[s].split ? (void *)r->part : r->part[0];
-}
-
-static void **tickets(const ex *e, const rec *r, int s)
-{
-    return r->part + e->lay[s].n;
-}
-
-static void pool_add(ex *e, size_t bytes)
-{
-    e->cur += bytes;
-    if (e->cur > e->out->peak_bytes)
-        e->out->peak_bytes = e->cur;
-}
-
-/* Frees parts [a, b) of a record. */
-static void free_parts(ex *e, rec *r, int s, int a, int b)
-{
-    for (int i = a; i < b; i++)
-        if (r->part[i]) {
-            bfree(e, r->part[i], e->lay[s].bytes[i]);
-            e->cur -= e->lay[s].bytes[i];
-            r->part[i] = NULL;
-        }
-}
-
-static const char *be_err(const ex *e)
-{
-    const char *m = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-    return m && *m ? m : "the copy failed";
-}
-
-/* Waits for the pending copies of the moved parts (from first on). */
-static sc_status wait_copies(ex *e, rec *r, int s, int first)
-{
-    void **t = tickets(e, r, s);
-    sc_status st = SC_OK;
-    int pending = 0;
-    for (int i = first; i < e->lay[s].n; i++) {
-        pending |= t[i] != NULL;
-        if (t[i] && st == SC_OK && (st = e->be->ops->copy_wait(e->be->ctx, t[i])) != SC_OK)
-            st = failf(e, st, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
-        t[i] = NULL;
-    }
-    if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
-        e->out->t1[r->at] = sc_exec_now() - e->origin;
-    return st;
-}
-
-/* A pass reads a record that came back: its copy must be complete; then
- * the host copy is freed. */
-static sc_status settle(ex *e, rec *r, int s)
-{
-    if (r->state != R_IN)
-        return SC_OK;
-    sc_status st = wait_copies(e, r, s, e->lay[s].n - r->moved);
-    e->be->ops->host_free(e->be->ctx, r->host, r->host_bytes);
-    e->host -= r->host_bytes;
-    r->host = NULL;
-    r->host_bytes = 0;
-    r->moved = 0;
-    r->state = R_HELD;
-    return st;
-}
-
-/* OFFLOAD, DROP and RELOAD (SPEC.md §8.5) on the backend's host pool. */
-static sc_status host_copy(ex *e, const sc_instr *in, size_t k)
-{
-    const struct sc_backend_ops *o = e->be->ops;
-    int s = in->stage, mb = in->mb;
-    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    const layout *L = &e->lay[s];
-    char name[96];
-    sc_instr_format(in, name, sizeof name);
-    if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
-        return failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
-                     name, o->name);
-    int want = in->op == SC_OP_OFFLOAD ? R_HELD : in->op == SC_OP_DROP ? R_OUT : R_HOST;
-    if (!r->part || r->state != want)
-        return failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
-                     e->d, k, name);
-    void **t = tickets(e, r, s);
-    sc_status st = SC_OK;
-    if (in->op == SC_OP_OFFLOAD) {
-        /* The last parts whose share of the record is nearest the fraction. */
-        double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
-        double best = q;
-        r->moved = 0;
-        for (int j = 1; j <= L->n; j++) {
-            acc += (double)L->bytes[L->n - j];
-            if (fabs(acc / total - q) < best - 1e-12) {
-                best = fabs(acc / total - q);
-                r->moved = j;
-            }
-        }
-        r->host_bytes = 0;
-        for (int i = L->n - r->moved; i < L->n; i++)
-            r->host_bytes += L->bytes[i];
-        if (r->host_bytes && !(r->host = o->host_alloc(e->be->ctx, r->host_bytes)))
-            return failf(e, SC_ERR_NOMEM, "out of host memory on d%d: %zu bytes to offload s%d mb%d",
-                         e->d, r->host_bytes, s, mb);
-        e->host += r->host_bytes;
-        if (e->host > e->out->host_peak_bytes)
-            e->out->host_peak_bytes = e->host;
-        size_t off = 0;
-        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
-            if ((st = o->copy_start(e->be->ctx, 1, (char *)r->host + off, r->part[i],
-                                    L->bytes[i], &t[i])) != SC_OK)
-                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
-        r->state = R_OUT;
-    } else if (in->op == SC_OP_DROP) {
-        if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
-            free_parts(e, r, s, L->n - r->moved, L->n);
-        r->state = R_HOST;
-    } else {
-        for (int i = L->n - r->moved; i < L->n; i++) {
-            if (!(r->part[i] = balloc(e, L->bytes[i], "reloaded activation record", s, mb, &st)))
-                return st;
-            pool_add(e, L->bytes[i]);
-        }
-        size_t off = 0;
-        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
-            if ((st = o->copy_start(e->be->ctx, 0, r->part[i], (char *)r->host + off,
-                                    L->bytes[i], &t[i])) != SC_OK)
-                st = failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
-        r->state = R_IN;
-    }
-    r->at = k;
-    return st;
 }
 
 static sc_status compute(ex *e, const sc_instr *in)
@@ -388,100 +147,83 @@ static sc_status compute(ex *e, const sc_instr *in)
     if (in->op == SC_OP_F) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
+        if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
+            void *redone = sc_ex_redo_input(e, s, mb);
+            if (redone) {
+                sc_ex_bfree(e, src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                src = redone;
+            }
+        }
         if (r->part)
-            return failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
-        if (s + 1 < e->S && !(dst = balloc(e, kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
+        if (s + 1 < e->S && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
             goto out;
         if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *)))) {
-            st = failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
+            st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
             goto out;
         }
         r->state = R_HELD;
         for (int i = 0; i < L->n; i++) {
-            if (!(r->part[i] = balloc(e, L->bytes[i], "activation record", s, mb, &st)))
+            if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "activation record", s, mb, &st)))
                 goto out;
-            pool_add(e, L->bytes[i]);
+            sc_ex_pool_add(e, L->bytes[i]);
         }
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly)) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly)) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_ACT, s + 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_ACT, s + 1, mb)] = dst;
             dst = NULL;
         }
         goto out;
     }
     if (!r->part)
-        return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
                      sc_op_name(in->op), s, mb);
     if (r->state != R_HELD && r->state != R_IN)
-        return failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
                      sc_op_name(in->op), s, mb);
-    if ((st = settle(e, r, s)) != SC_OK)
+    if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
     if (in->op == SC_OP_B || in->op == SC_OP_BW) {
         if (L->bonly && !r->part[L->nk])
-            return failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
             return st;
-        if (s > 0 && !(dst = balloc(e, kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
+        if (s > 0 && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
             goto out;
         void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        st = w->backward_input(e->wl->ctx, s, mb, src, dst, kept_arg(e, r, s), bonly);
+        st = w->backward_input(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
         if (st != SC_OK) {
-            st = wl_fail(e, st, in);
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
         if (dst) {
-            e->box[key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
+            e->box[sc_ex_key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
             dst = NULL;
         }
-        free_parts(e, r, s, L->nk, L->n); /* b_only */
+        sc_ex_free_parts(e, r, s, L->nk, L->n); /* b_only */
     }
     if (in->op == SC_OP_W || in->op == SC_OP_BW) {
-        if ((st = w->backward_weight(e->wl->ctx, s, mb, kept_arg(e, r, s))) != SC_OK) {
-            st = wl_fail(e, st, in);
+        if ((st = w->backward_weight(e->wl->ctx, s, mb, sc_ex_kept_arg(e, r, s))) != SC_OK) {
+            st = sc_ex_wl_fail(e, st, in);
             goto out;
         }
-        free_parts(e, r, s, 0, L->nk);
+        sc_ex_free_parts(e, r, s, 0, L->nk);
         free(r->part);
         r->part = NULL;
     }
 out:
     if (in->op == SC_OP_F) {
-        bfree(e, src, src ? kbytes(e, SC_DIR_ACT, s) : 0);
-        bfree(e, dst, dst ? kbytes(e, SC_DIR_ACT, s + 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_ACT, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0);
     } else {
-        bfree(e, src, src ? kbytes(e, SC_DIR_GRAD, s) : 0);
-        bfree(e, dst, dst ? kbytes(e, SC_DIR_GRAD, s - 1) : 0);
+        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_GRAD, s) : 0);
+        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_GRAD, s - 1) : 0);
     }
     return st;
-}
-
-/* The record layout of every stage, from the workload. */
-static sc_status layouts(ex *e)
-{
-    const struct sc_workload_ops *w = e->wl->ops;
-    for (int s = 0; s < e->S; s++) {
-        layout *L = &e->lay[s];
-        w->record_bytes(e->wl->ctx, s, &L->kept, &L->bonly);
-        L->split = w->record_parts != NULL;
-        L->nk = L->split ? w->record_parts(e->wl->ctx, s, NULL, 0) : 1;
-        if (L->nk < 1)
-            L->nk = 1, L->split = 0;
-        L->n = L->nk + (L->bonly > 0);
-        if (!(L->bytes = calloc((size_t)L->n, sizeof(size_t))))
-            return SC_ERR_NOMEM;
-        if (L->split)
-            w->record_parts(e->wl->ctx, s, L->bytes, L->nk);
-        else
-            L->bytes[0] = L->kept;
-        if (L->bonly)
-            L->bytes[L->nk] = L->bonly;
-    }
-    return SC_OK;
 }
 
 static sc_status run(ex *e)
@@ -494,6 +236,16 @@ static sc_status run(ex *e)
             if ((st = post_group(e, k, &len)) != SC_OK || (st = pump(e, -1)) != SC_OK)
                 return st;
             k += len;
+            continue;
+        }
+        if ((in->flags & SC_IF_ROLLBACK) && !e->rollback &&
+            (sc_op_is_compute(in->op) || sc_op_is_coll(in->op))) {
+            /* The rollback path of a VALIDATE that found the step right. */
+            e->out->t0[k] = e->out->t1[k] = sc_exec_now() - e->origin;
+            if (sc_op_is_coll(in->op) &&
+                (st = sc_cchan_skip(e->ch, k, e->out->err, sizeof e->out->err)) != SC_OK)
+                return st;
+            k++;
             continue;
         }
         if (sc_op_is_coll(in->op)) {
@@ -509,16 +261,27 @@ static sc_status run(ex *e)
             return st;
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
-            st = compute(e, in);
+            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
         } else if (sc_op_is_host(in->op)) {
-            st = host_copy(e, in, k);
+            st = sc_ex_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
-            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && e->wl->ops->reduce &&
-                (st = e->wl->ops->reduce(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
+                (st = w->reduce(e->wl->ctx)) != SC_OK)
+                st = sc_ex_wl_fail(e, st, in);
+            if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
+                st = sc_ex_wl_fail(e, st, in);
         } else if (in->op == SC_OP_OPTIM) {
-            if (e->wl->ops->optim && (st = e->wl->ops->optim(e->wl->ctx)) != SC_OK)
-                st = wl_fail(e, st, in);
+            const struct sc_workload_ops *w = e->wl->ops;
+            if (w->optim_step)
+                st = w->optim_step(e->wl->ctx, e->step, e->state);
+            else if (w->optim)
+                st = w->optim(e->wl->ctx);
+            if (st)
+                st = sc_ex_wl_fail(e, st, in);
+            e->step++;
+        } else if (in->op == SC_OP_VALIDATE) {
+            st = sc_ex_validate(e, in);
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */
@@ -526,7 +289,7 @@ static sc_status run(ex *e)
             char buf[64];
             sc_instr_format(in, buf, sizeof buf);
             const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
-            st = failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
+            st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, buf, why ? why : "the backend failed");
         }
         if (st)
             return st;
@@ -568,7 +331,7 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
 sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
                          const sc_workload *wl, double origin, sc_exec_out *out)
 {
-    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_microbatches(pg),
+    ex e = {.pg = pg, .d = d, .S = sc_prog_stages(pg), .m = sc_prog_stream_microbatches(pg),
             .be = be, .tp = tp, .wl = wl, .origin = origin, .out = out};
     e.in = sc_prog_stream(pg, d, &e.n);
     out->err[0] = 0;
@@ -586,9 +349,10 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
-        (st = layouts(&e)) != SC_OK) {
-        st = failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
-    } else if ((st = sc_cchan_new(pg, d, be, tp, wl, origin, out->t1, &e.ch, out->err,
+        (st = sc_ex_layouts(&e)) != SC_OK) {
+        st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
+    } else if ((st = sc_ex_redo_init(&e)) != SC_OK ||
+               (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
     } else {
@@ -605,12 +369,12 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         int s = (int)(i / (size_t)e.m);
         if (!r->part)
             continue;
-        void **t = tickets(&e, r, s);
+        void **t = sc_ex_tickets(&e, r, s);
         for (int j = 0; j < e.lay[s].n; j++)
             if (t[j])
                 be->ops->copy_wait(be->ctx, t[j]); /* the copy must end before its buffers */
         size_t before = e.cur;
-        free_parts(&e, r, s, 0, e.lay[s].n);
+        sc_ex_free_parts(&e, r, s, 0, e.lay[s].n);
         out->end_bytes += before - e.cur;
         out->host_end_bytes += r->host_bytes;
         if (r->host)
@@ -624,8 +388,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (e.box)
         for (size_t i = 0; i < 2 * SM; i++)
             if (e.box[i] && (inflight_safe || e.rgroup[i] < e.head))
-                bfree(&e, e.box[i],
-                      kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
+                sc_ex_bfree(&e, e.box[i],
+                      sc_ex_kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
     if (e.g)
         for (int i = e.head; i < e.posted && inflight_safe; i++) {
             grp *G = &e.g[i];
@@ -634,10 +398,16 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             for (int j = 0; j < G->count; j++) {
                 sc_xfer *x = &e.x[G->first + (size_t)j];
                 if (x->send)
-                    bfree(&e, x->buf, x->bytes);
+                    sc_ex_bfree(&e, x->buf, x->bytes);
             }
         }
     sc_cchan_free(e.ch);
+    if (inflight_safe)
+        sc_ex_redo_free(&e);
+    else { /* buffers a collective may still write into stay */
+        free(e.redo_in);
+        free(e.redo_out);
+    }
     free(e.box);
     free(e.rgroup);
     free(e.rec);

@@ -93,6 +93,30 @@ struct sc_workload_ops {
     /* Optional: end of step (gradient reduction across replicas, optimizer). */
     sc_status (*reduce)(void *ctx);
     sc_status (*optim)(void *ctx);
+    /* Optional (NULL: OPTIM calls optim): the optimizer step k in parts, so
+     * that devices can synchronize between them (SPEC.md §21.2):
+     *   grad_state, at REDUCE (after reduce): this device's share of the
+     *     step's state, two numbers that add up over the devices (the built-in
+     *     model: the sum of squares of its gradients and the count of values
+     *     that are not finite, optim.h);
+     *   optim_step, at OPTIM, with that share: the update. Under optim_sync
+     *     none the device's own state decides it; under sync and
+     *     post-validation the workload adds the results of the collectives
+     *     OPTIM reads (it gave their buffers, coll_buffer: the all-reduced
+     *     state, or the partial state of the devices before it, with which it
+     *     steps eagerly when that asks for no clipping and no skip);
+     *   validate, at VALIDATE (post-validation), with the global state the
+     *     workload received: *redo = 1 when the step it asks for differs from
+     *     an unclipped, unskipped one; then the device has undone its eager
+     *     step and taken the right one, and the forward passes it ran since
+     *     VALIDATE's step are redone (the rollback path).
+     * A redone F calls forward again on the same record: with `in` the
+     * record's first kept part when the input did not change (the workload
+     * must keep its input there, as the built-in model does), or the
+     * producer's redone output. */
+    sc_status (*grad_state)(void *ctx, int step, double state[2]);
+    sc_status (*optim_step)(void *ctx, int step, const double state[2]);
+    sc_status (*validate)(void *ctx, int step, int *redo);
     /* Message of the last failure. */
     const char *(*errmsg)(void *ctx);
 };

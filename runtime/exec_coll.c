@@ -20,6 +20,7 @@ struct sc_cchan {
     size_t *need;   /* [n] the collective instruction k waits for */
     size_t *list;   /* [nc] stream indices of the collectives, in order */
     char *done;     /* [n] collective k has completed */
+    char *skip;     /* [n] collective k is skipped: a rollback path that does not run */
     size_t nc, posted, head;
     int running;    /* list[head] has started */
     void *h;        /* its transport handle */
@@ -61,11 +62,13 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
     if (ch) {
         ch->list = malloc((nc + 1) * sizeof *ch->list);
         ch->done = calloc(n + 1, 1);
+        ch->skip = calloc(n + 1, 1);
     }
-    if (!ch || !ch->list || !ch->done) {
+    if (!ch || !ch->list || !ch->done || !ch->skip) {
         if (ch) {
             free(ch->list);
             free(ch->done);
+            free(ch->skip);
         }
         free(ch);
         free(need);
@@ -73,7 +76,8 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
         return SC_ERR_NOMEM;
     }
     *ch = (sc_cchan){.pg = pg, .d = d, .tp = tp, .wl = wl, .origin = origin, .t1 = t1, .in = in,
-                     .n = n, .need = need, .list = ch->list, .done = ch->done, .nc = nc};
+                     .n = n, .need = need, .list = ch->list, .done = ch->done, .skip = ch->skip,
+                     .nc = nc};
     for (size_t k = 0, j = 0; k < n; k++)
         if (sc_op_is_coll(in[k].op))
             ch->list[j++] = k;
@@ -90,6 +94,7 @@ void sc_cchan_free(sc_cchan *ch)
     free(ch->need);
     free(ch->list);
     free(ch->done);
+    free(ch->skip);
     free(ch);
 }
 
@@ -138,6 +143,13 @@ sc_status sc_cchan_progress(sc_cchan *ch, int *moved, char *err, size_t errlen)
         /* The next one starts: the workload fills its buffer now, when every
          * collective before it has completed here. */
         size_t k = ch->list[ch->head];
+        if (ch->skip[k]) { /* every device skips it: nothing to start */
+            ch->done[k] = 1;
+            ch->t1[k] = now_since(ch);
+            ch->head++;
+            *moved = 1;
+            continue;
+        }
         sc_prog_coll(ch->pg, &ch->in[k], &ch->cur);
         sc_cxfer x = {.op = ch->cur.op, .red = ch->cur.red, .root = ch->cur.root};
         if ((st = w->coll_buffer(ch->wl->ctx, &ch->cur, &x)) != SC_OK) {
@@ -161,6 +173,18 @@ sc_status sc_cchan_post(sc_cchan *ch, size_t k, char *err, size_t errlen)
         snprintf(err, errlen, "d%d #%zu: collective posted out of turn", ch->d, k);
         return SC_ERR_PROGRAM;
     }
+    ch->posted++;
+    int moved = 0;
+    return sc_cchan_progress(ch, &moved, err, errlen);
+}
+
+sc_status sc_cchan_skip(sc_cchan *ch, size_t k, char *err, size_t errlen)
+{
+    if (!ch || ch->posted >= ch->nc || ch->list[ch->posted] != k) {
+        snprintf(err, errlen, "d%d #%zu: collective skipped out of turn", ch ? ch->d : -1, k);
+        return SC_ERR_PROGRAM;
+    }
+    ch->skip[k] = 1;
     ch->posted++;
     int moved = 0;
     return sc_cchan_progress(ch, &moved, err, errlen);

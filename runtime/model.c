@@ -2,7 +2,7 @@
  * model.c — the built-in residual MLP (model.h) as a workload of the
  * executor, and its single-device reference.
  */
-#include "model.h"
+#include "model_impl.h"
 #include "backend/sc_hash.h"
 
 #include <limits.h>
@@ -16,38 +16,14 @@
 #define DIM_MAX (1L << 24)
 #define ELEMS_MAX (1L << 31)
 
-/* Host staging of generated tensors: they reach device memory through the
- * backend's upload, CHUNK floats at a time. */
-#define CHUNK ((size_t)1 << 16)
-
-typedef struct dev {
-    sc_model *md;
-    int d;
-    sc_backend *be;
-    int32_t *targets;    /* [R] scratch (host) */
-    float *stage;        /* [CHUNK] scratch (host) */
-    char err[384];
-} dev;
-
-struct sc_model {
-    sc_model_cfg c;
-    int S, m, L, R, h, V;
-    int *first, *count;  /* [S] layers of each stage */
-    float **W1, **W2, **G1, **G2; /* [L] */
-    float *Wout, *Gout;
-    sc_backend **owner;  /* [S] backend holding the stage's parameters */
-    dev **devs;          /* [S] device context of each attached stage */
-    double *loss;        /* [m] summed loss of each microbatch */
-    int have_loss;
-    sc_backend *own_be;  /* the reference's backend */
-};
+#define CHUNK SC_MODEL_CHUNK
 
 enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
 
 /* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
  * is 0: by the backend's fill_uniform, else generated on the host and
  * uploaded in chunks. */
-static void fill(dev *dv, float *x, size_t n, int kind, long idx, float scale)
+static void fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale)
 {
     const struct sc_backend_ops *o = dv->be->ops;
     long long seed = dv->md->c.seed;
@@ -97,16 +73,18 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  cfg->vocab, ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    if (!(cfg->lr >= 0 && isfinite(cfg->lr))) {
-        snprintf(err, errlen, "learning rate must be finite and >= 0");
-        return SC_ERR_ARG;
-    }
+    sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
+    if (ost != SC_OK)
+        return ost;
+    int steps = cfg->steps > 1 ? cfg->steps : 1;
     sc_model *md = calloc(1, sizeof *md);
     if (!md)
         goto nomem;
     md->c = *cfg;
     md->S = S;
     md->m = m;
+    md->steps = steps;
+    md->M = m * steps;
     md->L = (int)cfg->layers;
     md->R = (int)R;
     md->h = (int)cfg->hidden;
@@ -118,11 +96,14 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->G1 = calloc((size_t)md->L, sizeof(float *));
     md->G2 = calloc((size_t)md->L, sizeof(float *));
     md->owner = calloc((size_t)S, sizeof(sc_backend *));
-    md->devs = calloc((size_t)S, sizeof(dev *));
-    md->loss = calloc((size_t)m, sizeof(double));
+    md->devs = calloc((size_t)S, sizeof(sc_mdev *));
+    md->loss = calloc((size_t)md->M, sizeof(double));
+    md->gstep = malloc((size_t)S * sizeof(int));
     if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->owner ||
-        !md->devs || !md->loss)
+        !md->devs || !md->loss || !md->gstep)
         goto nomem;
+    for (int s = 0; s < S; s++)
+        md->gstep[s] = -1;
     for (int s = 0, l = 0; s < S; s++) {
         md->first[s] = l;
         md->count[s] = md->L / S + (s < md->L % S);
@@ -157,7 +138,7 @@ void sc_model_free(sc_model *md)
         }
     }
     for (int s = 0; s < md->S && md->devs; s++) {
-        dev *dv = md->devs[s];
+        sc_mdev *dv = md->devs[s];
         if (!dv)
             continue;
         for (int t = s; t < md->S; t++)
@@ -165,8 +146,11 @@ void sc_model_free(sc_model *md)
                 md->devs[t] = NULL;
         free(dv->targets);
         free(dv->stage);
+        free(dv->info);
+        sc_adamw_free(dv->opt);
         free(dv);
     }
+    free(md->gstep);
     free(md->first);
     free(md->count);
     free(md->W1);
@@ -214,12 +198,12 @@ size_t sc_model_param_bytes(const sc_model *md, int s)
 static size_t w_boundary(void *ctx, int s)
 {
     (void)s;
-    return sc_model_boundary_bytes(((dev *)ctx)->md);
+    return sc_model_boundary_bytes(((sc_mdev *)ctx)->md);
 }
 
 static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 {
-    *kept = sc_model_record_bytes(((dev *)ctx)->md, s);
+    *kept = sc_model_record_bytes(((sc_mdev *)ctx)->md, s);
     *b_only = 0;
 }
 
@@ -237,13 +221,13 @@ int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 
 static int w_parts(void *ctx, int s, size_t *bytes, int max)
 {
-    return sc_model_record_parts(((dev *)ctx)->md, s, bytes, max);
+    return sc_model_record_parts(((sc_mdev *)ctx)->md, s, bytes, max);
 }
 
 static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                            void *b_only)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
@@ -252,8 +236,8 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
     if (s == 0)
-        fill(dv, T[0], Rh, T_INPUT, mb, 1.0f);
-    else
+        fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
+    else if (in != T[0]) /* a redone F (exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
@@ -268,7 +252,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
-            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb),
+            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
                                              (uint64_t)r) % (uint64_t)md->V);
         float scale = (float)(1.0 / ((double)md->m * R));
         md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
@@ -288,7 +272,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
 static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, void *gout,
                                   void *kept, void *b_only)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
@@ -320,15 +304,15 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
 
 static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
 {
-    dev *dv = ctx;
+    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
     float **T = kept;
-    (void)mb;
     (void)Rh;
+    sc_model_grads_for(dv, s, mb / md->m);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
@@ -342,32 +326,29 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
     return SC_OK;
 }
 
-static sc_status w_optim(void *ctx)
+void sc_model_grads_for(sc_mdev *dv, int s, int step)
 {
-    dev *dv = ctx;
     sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    size_t hh = (size_t)md->h * (size_t)md->h;
-    float lr = (float)md->c.lr;
-    for (int s = 0; s < md->S; s++) {
-        if (md->devs[s] != dv)
-            continue;
+    if (md->gstep[s] == step)
+        return;
+    if (md->gstep[s] >= 0) { /* an earlier step's: start again from zero */
+        size_t hh = (size_t)md->h * (size_t)md->h;
         for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
-            o->sgd(dv->be->ctx, hh, lr, md->G1[l], md->W1[l]);
-            o->sgd(dv->be->ctx, hh, lr, md->G2[l], md->W2[l]);
+            fill(dv, md->G1[l], hh, 0, 0, 0.0f);
+            fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
         if (s == md->S - 1)
-            o->sgd(dv->be->ctx, (size_t)md->h * (size_t)md->V, lr, md->Gout, md->Wout);
+            fill(dv, md->Gout, (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
     }
-    return SC_OK;
+    md->gstep[s] = step;
 }
 
 static const char *w_errmsg(void *ctx)
 {
-    return ((dev *)ctx)->err;
+    return ((sc_mdev *)ctx)->err;
 }
 
-static const struct sc_workload_ops model_ops = {
+const struct sc_workload_ops sc_model_ops = {
     .boundary_bytes = w_boundary,
     .record_bytes = w_record,
     .record_parts = w_parts,
@@ -375,7 +356,11 @@ static const struct sc_workload_ops model_ops = {
     .backward_input = w_backward_input,
     .backward_weight = w_backward_weight,
     .reduce = NULL, /* one replica: nothing to reduce */
-    .optim = w_optim,
+    .optim = NULL,  /* the optimizer in parts (model_optim.c): */
+    .grad_state = sc_model_grad_state,
+    .optim_step = sc_model_optim_step,
+    .validate = sc_model_validate,
+    .coll_buffer = sc_model_coll_buffer,
     .errmsg = w_errmsg,
 };
 
@@ -390,7 +375,7 @@ static float *palloc(sc_backend *be, size_t n, int *ok)
 sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_dev,
                           sc_workload *wl, char *err, size_t errlen)
 {
-    dev *dv = calloc(1, sizeof *dv);
+    sc_mdev *dv = calloc(1, sizeof *dv);
     if (dv) {
         dv->targets = malloc((size_t)md->R * sizeof(int32_t));
         dv->stage = malloc(CHUNK * sizeof(float));
@@ -404,7 +389,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         snprintf(err, errlen, "out of memory attaching d%d", d);
         return SC_ERR_NOMEM;
     }
-    *dv = (dev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
+    *dv = (sc_mdev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
     size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
     float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
     int ok = 1, any = 0;
@@ -443,24 +428,16 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         snprintf(err, errlen, "d%d: initialising the parameters: %s", d, bad);
         return SC_ERR_RUNTIME;
     }
+    if (ok && dv && sc_model_optim_attach(dv) != SC_OK)
+        ok = 0;
     if (!ok) {
         snprintf(err, errlen, "out of memory on d%d allocating the parameters (%s backend)", d,
                  be->ops->name);
         return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
-    wl->ops = &model_ops;
+    wl->ops = &sc_model_ops;
     wl->ctx = dv;
     return SC_OK;
-}
-
-double sc_model_loss(const sc_model *md)
-{
-    if (!md->have_loss)
-        return NAN;
-    double sum = 0;
-    for (int i = 0; i < md->m; i++)
-        sum += md->loss[i];
-    return sum / ((double)md->m * md->R);
 }
 
 int sc_model_tensors(const sc_model *md)
@@ -478,110 +455,3 @@ const float *sc_model_grad(const sc_model *md, int t, size_t *n)
     return md->Gout;
 }
 
-sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_model **out,
-                             char *err, size_t errlen)
-{
-    *out = NULL;
-    sc_model *md;
-    sc_status st = sc_model_new(cfg, 1, m, &md, err, errlen);
-    if (st)
-        return st;
-    int dev0 = 0;
-    sc_workload wl;
-    void *rec = NULL;
-    size_t rb = sc_model_record_bytes(md, 0);
-    int np = sc_model_record_parts(md, 0, NULL, 0);
-    size_t *pb = calloc((size_t)np, sizeof(size_t));
-    float **parts = calloc((size_t)np, sizeof(float *));
-    if (!pb || !parts) {
-        snprintf(err, errlen, "out of memory for the reference");
-        st = SC_ERR_NOMEM;
-        goto fail;
-    }
-    sc_model_record_parts(md, 0, pb, np);
-    if ((st = sc_backend_open("cpu", 0, mem_cap, &md->own_be, err, errlen)) != SC_OK ||
-        (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
-        goto fail;
-    if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb))) {
-        snprintf(err, errlen, "out of memory for the reference's activations (%zu bytes)", rb);
-        st = SC_ERR_NOMEM;
-        goto fail;
-    }
-    /* The reference keeps its one record in one buffer, cut into the parts. */
-    size_t off = 0;
-    for (int i = 0; i < np; off += pb[i++] / sizeof(float))
-        parts[i] = (float *)rec + off;
-    for (int mb = 0; mb < m; mb++) {
-        if ((st = w_forward(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
-            (st = w_backward_input(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
-            (st = w_backward_weight(wl.ctx, 0, mb, parts)) != SC_OK) {
-            snprintf(err, errlen, "reference: %s", w_errmsg(wl.ctx));
-            goto fail;
-        }
-    }
-    md->own_be->ops->free(md->own_be->ctx, rec, rb);
-    free(pb);
-    free(parts);
-    *out = md;
-    return SC_OK;
-fail:
-    if (rec)
-        md->own_be->ops->free(md->own_be->ctx, rec, rb);
-    free(pb);
-    free(parts);
-    sc_model_free(md);
-    return st;
-}
-
-/* The backend holding gradient tensor t (model.h's numbering). */
-static sc_backend *grad_owner(const sc_model *md, int t)
-{
-    if (t >= 2 * md->L)
-        return md->owner[md->S - 1];
-    int l = t / 2, s = 0;
-    while (s + 1 < md->S && md->first[s + 1] <= l)
-        s++;
-    return md->owner[s];
-}
-
-double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise)
-{
-    double worst = 0;
-    *bitwise = 1;
-    float *g = malloc(CHUNK * sizeof(float)), *r = malloc(CHUNK * sizeof(float));
-    if (!g || !r) {
-        free(g);
-        free(r);
-        *bitwise = 0;
-        return NAN;
-    }
-    for (int t = 0; t < sc_model_tensors(md) && t < sc_model_tensors(ref); t++) {
-        size_t n, nr;
-        const float *gd = sc_model_grad(md, t, &n), *rd = sc_model_grad(ref, t, &nr);
-        sc_backend *gb = grad_owner(md, t), *rb = grad_owner(ref, t);
-        if (!gd || !rd || !gb || !rb || n != nr)
-            continue;
-        double diff = 0, mag = 0;
-        for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-            size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
-            gb->ops->download(gb->ctx, g, gd + i0, c * sizeof(float));
-            rb->ops->download(rb->ctx, r, rd + i0, c * sizeof(float));
-            for (size_t i = 0; i < c; i++) {
-                diff = fmax(diff, fabs((double)g[i] - r[i]));
-                mag = fmax(mag, fabs((double)r[i]));
-            }
-            if (memcmp(g, r, c * sizeof(float)) != 0)
-                *bitwise = 0;
-        }
-        double rel = mag > 0 ? diff / mag : diff;
-        worst = fmax(worst, rel);
-        if (gb->ops->errmsg && gb->ops->errmsg(gb->ctx)) { /* a download failed */
-            *bitwise = 0;
-            worst = NAN;
-            break;
-        }
-    }
-    free(g);
-    free(r);
-    return worst;
-}

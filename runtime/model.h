@@ -19,9 +19,17 @@
  *       dX = dY + dZ W1^T (last stage: dY = dlogits Wout^T);
  *   W   the weight gradients from the kept tensors: G2 += a^T dY,
  *       G1 += x^T dZ (last stage: Gout += x^T dlogits);
- *   OPTIM  SGD, w -= lr * g, on the device's stages (gradients are kept);
- *   REDUCE nothing: one replica, no data parallelism to reduce over.
- * Gradients accumulate over microbatches in the order W runs.
+ *   REDUCE the state of the device's gradients for the optimizer (the sum
+ *       of their squares, the count of non-finite values; optim.h): one
+ *       replica, no data parallelism to reduce over;
+ *   OPTIM  AdamW on the device's stages (optim.h), clipped or skipped as
+ *       the state summed over the devices says (gradients are kept);
+ *   VALIDATE (post-validation) the eager step checked against the global
+ *       state, undone and redone when it was wrong.
+ * Gradients accumulate over microbatches in the order W runs; the first W
+ * of a stage in a step zeroes them. With several steps (cfg.steps), step k
+ * trains microbatches k·m .. k·m+m-1 on the data of microbatches 0..m-1:
+ * the same batch every step, so that the loss falls as the model learns it.
  *
  * Activation record of (stage, microbatch), allocated by F: per block
  * x, a, dZ, dY (4 R hidden floats; B writes dZ and dY into it and W reads
@@ -39,12 +47,30 @@
 
 #include "backend/backend.h"
 #include "exec.h"
+#include "optim.h"
 
 typedef struct sc_model_cfg {
     long hidden, layers, vocab, seq, batch;
     long long seed;
-    double lr;
+    int steps;           /* training steps (0 or 1: one) */
+    int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
+    int devices;         /* the program's devices (post-validation's chain ends at the last) */
+    sc_optim_cfg opt;
+    /* Optional: called by the device holding the last stage when it ends
+     * step k (its OPTIM), with the step's loss; from that device's thread. */
+    void (*progress)(void *arg, int step, int steps, double loss);
+    void *progress_arg;
 } sc_model_cfg;
+
+/* What the optimizer did in one step (on one device; the verdict is the
+ * same on every device under sync and post-validation). */
+typedef struct sc_step_info {
+    double norm;         /* the gradient norm the verdict used (global, or local under none) */
+    double coef;         /* clip coefficient (1: not clipped) */
+    int skipped;         /* inf or NaN: no update */
+    int eager;           /* post-validation: the device stepped before validation */
+    int rolled_back;     /* post-validation: the eager step was undone and redone */
+} sc_step_info;
 
 typedef struct sc_model sc_model;
 
@@ -75,9 +101,15 @@ size_t sc_model_param_bytes(const sc_model *md, int s);
 sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_dev,
                           sc_workload *wl, char *err, size_t errlen);
 
-/* The step's loss (mean over all rows of all microbatches, summed in
+/* The loss of step k (mean over all rows of its microbatches, summed in
  * microbatch order); NAN when the last stage is not attached here. */
+double sc_model_step_loss(const sc_model *md, int k);
+/* The last step's loss. */
 double sc_model_loss(const sc_model *md);
+/* What step k did on the lowest device attached here (0 when none is). */
+int sc_model_step_info(const sc_model *md, int k, sc_step_info *out);
+/* post-validation: on how many attached devices step k was undone. */
+int sc_model_rollbacks(const sc_model *md, int k);
 
 /* Gradient tensors: 2 per layer (G1, G2) then Gout; NULL when the tensor's
  * stage is not attached here. Device memory of the backend that holds the
@@ -85,9 +117,11 @@ double sc_model_loss(const sc_model *md);
 int sc_model_tensors(const sc_model *md);
 const float *sc_model_grad(const sc_model *md, int t, size_t *n);
 
-/* Trains the same step on one device without a pipeline: every microbatch
- * in order, F through all layers, then B and W. The result is a model with
- * one stage whose loss and gradients are the reference. */
+/* Trains the same steps on one device without a pipeline: every
+ * microbatch of a step in order, F through all layers, then B and W; then
+ * the optimizer with the state of all gradients (the verdict a
+ * synchronized pipeline reaches). The result is a model with one stage
+ * whose losses, gradients and parameters are the reference. */
 sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_model **out,
                              char *err, size_t errlen);
 
@@ -95,5 +129,11 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
  * present in both (read through their backends); *bitwise = 1 when all of
  * them are identical. NaN when a backend failed reading them. */
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
+/* The same for the parameters (W1, W2 of every layer, then Wout), beyond
+ * 2 lr per AdamW step the reference took: an AdamW step moves every
+ * parameter by about lr whatever its gradient's size, so a gradient near
+ * zero that rounds to the other sign moves it the other way (bitwise is
+ * still the exact comparison). */
+double sc_model_compare_params(const sc_model *md, const sc_model *ref, int *bitwise);
 
 #endif

@@ -24,7 +24,7 @@ sc_run_opts sc_run_defaults(int stages)
     sc_run_opts o = {
         .backend = "cpu",
         .model = {.hidden = 64, .layers = 2L * stages, .vocab = 128, .seq = 16, .batch = 2,
-                  .seed = 1, .lr = 0.01},
+                  .seed = 1, .steps = 1, .opt = sc_optim_defaults()},
         .timeout_s = 300,
     };
     const char *t = getenv("STAGECRAFT_TIMEOUT");
@@ -52,6 +52,9 @@ void sc_run_result_free(sc_run_result *r)
     free(r->predicted_bytes);
     free(r->host_peak_bytes);
     free(r->predicted_host_bytes);
+    free(r->step_loss);
+    free(r->step_info);
+    free(r->rollbacks);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     free(r);
@@ -104,6 +107,38 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
             r->predicted_host_bytes[d] =
                 (size_t)llround(r->predicted->host_peak[d] * r->unit_bytes);
     }
+    return SC_OK;
+}
+
+/* Clipping and skipping need the global state of the gradients, which
+ * only a synchronization gives; the fault injection's device becomes the
+ * first gradient tensor of its lowest stage (model.h's numbering). */
+static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, size_t errlen)
+{
+    sc_optim_cfg *c = &mc->opt;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
+    if (mc->sync == SC_SYNC_NONE && (c->clip > 0 || c->inf_step >= 0)) {
+        snprintf(err, errlen, "%s needs -D optim_sync=sync or post-validation: under none every "
+                 "device steps on its own, and none knows the global gradient norm or whether "
+                 "another device's gradients hold inf",
+                 c->clip > 0 ? "clipping (-D clip)" : "skipping a step on inf (-D inf_step)");
+        return SC_ERR_ARG;
+    }
+    c->inf_tensor = -1;
+    if (c->inf_step < 0)
+        return SC_OK;
+    if (c->inf_step >= mc->steps || c->inf_device < 0 || c->inf_device >= P) {
+        snprintf(err, errlen, "inf_step = %d, inf_device = %d: the program has steps 0..%d and "
+                 "devices 0..%d", c->inf_step, c->inf_device, mc->steps - 1, P - 1);
+        return SC_ERR_ARG;
+    }
+    long L = mc->layers;
+    for (int s = 0; s < S; s++)
+        if (sc_prog_stage_device(pg, s) == c->inf_device) {
+            long first = s * (L / S) + (s < L % S ? s : L % S); /* model.h's split */
+            c->inf_tensor = (int)(2 * first);
+            break;
+        }
     return SC_OK;
 }
 
@@ -211,14 +246,24 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->P = sc_prog_devices(pg);
     r->S = sc_prog_stages(pg);
     r->m = sc_prog_microbatches(pg);
-    r->loss = r->reference_loss = r->max_grad_rel_err = NAN;
+    r->loss = r->reference_loss = r->max_grad_rel_err = r->max_param_rel_err = NAN;
+    r->steps = sc_prog_steps(pg);
+    size_t N = (size_t)r->steps;
     r->peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
-    return r->peak_bytes && r->predicted_bytes && r->host_peak_bytes && r->predicted_host_bytes
-               ? SC_OK
-               : SC_ERR_NOMEM;
+    r->step_loss = malloc(2 * N * sizeof(double));
+    r->step_info = calloc(2 * N, sizeof(sc_step_info));
+    r->rollbacks = calloc(N, sizeof(int));
+    if (!r->peak_bytes || !r->predicted_bytes || !r->host_peak_bytes ||
+        !r->predicted_host_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
+        return SC_ERR_NOMEM;
+    r->reference_step_loss = r->step_loss + N;
+    r->reference_step_info = r->step_info + N;
+    for (size_t k = 0; k < 2 * N; k++)
+        r->step_loss[k] = NAN;
+    return SC_OK;
 }
 
 /* An sc_sim of the predicted one's shape for the measured times. */
@@ -327,7 +372,7 @@ static uint64_t model_hash(const sc_prog *pg)
  * element-wise max of (v, -v): max and min over the ranks, exact for
  * integers below 2^53 (hashes and seeds in 32-bit halves). */
 enum { A_P, A_S, A_M, A_HIDDEN, A_LAYERS, A_VOCAB, A_SEQ, A_BATCH, A_SEED_HI, A_SEED_LO, A_LR,
-       A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
+       A_BETA1, A_BETA2, A_EPS, A_WD, A_CLIP, A_INF_STEP, A_INF_DEVICE, A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
 
 static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s, char *err,
                        size_t errlen)
@@ -336,7 +381,9 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         "the number of devices", "the number of stages", "the number of microbatches",
         "the model size 'hidden'", "the model size 'layers'", "the model size 'vocab'",
         "the model size 'seq'", "the model size 'batch'", "the model's seed", "the model's seed",
-        "the learning rate", "the backend", "--check", "the program", "the program",
+        "the learning rate", "the optimizer's beta1", "the optimizer's beta2",
+        "the optimizer's eps", "the weight decay", "the clipping threshold", "inf_step",
+        "inf_device", "the backend", "--check", "the program", "the program",
         "the cost and memory model"};
     const sc_model_cfg *mc = &o->model;
     uint64_t seed = (uint64_t)mc->seed, prog = streams_hash(pg), cost = model_hash(pg);
@@ -344,7 +391,9 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
     double v[2 * A_N] = {
         sc_prog_devices(pg), sc_prog_stages(pg), sc_prog_microbatches(pg), (double)mc->hidden,
         (double)mc->layers, (double)mc->vocab, (double)mc->seq, (double)mc->batch,
-        (double)(seed >> 32), (double)(seed & 0xffffffffu), mc->lr,
+        (double)(seed >> 32), (double)(seed & 0xffffffffu), mc->opt.lr,
+        mc->opt.beta1, mc->opt.beta2, mc->opt.eps, mc->opt.weight_decay, mc->opt.clip,
+        mc->opt.inf_step, mc->opt.inf_device,
         (double)(be & 0xffffffffu), o->check, (double)(prog >> 32), (double)(prog & 0xffffffffu),
         (double)(cost >> 32), (double)(cost & 0xffffffffu)};
     for (int i = 0; i < A_N; i++)
@@ -364,7 +413,7 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
             snprintf(err, errlen, "the ranks built different programs from the recipe (one that "
                      "depends on time, like a search under a time limit: give --time-limit 0; "
                      "or on chance or the rank) %s", why);
-        else if (i <= A_BATCH || i == A_LR)
+        else if (i <= A_BATCH || (i >= A_LR && i <= A_INF_DEVICE))
             snprintf(err, errlen, "the ranks disagree on %s: from %.17g to %.17g across ranks %s",
                      what[i], lo, hi, why);
         else
@@ -416,6 +465,13 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         sc_backend_free(probe);
     }
+    /* The model trains the program's steps, synchronized as it says. */
+    sc_model_cfg mc = o->model;
+    mc.steps = sc_prog_steps(pg);
+    mc.sync = sc_prog_optim_sync(pg);
+    mc.devices = r->P;
+    if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
+        goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
      * model or anything that follows from it is allocated. */
     int rank = 0, size = 1;
@@ -433,7 +489,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         }
     }
-    if ((st = sc_model_new(&o->model, r->S, r->m, &md, err, errlen)) != SC_OK ||
+    if ((st = sc_model_new(&mc, r->S, r->m, &md, err, errlen)) != SC_OK ||
         (st = predict(pg, md, r, err, errlen)) != SC_OK)
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
@@ -446,7 +502,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     if (o->check &&
-        (st = sc_model_reference(&o->model, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
+        (st = sc_model_reference(&mc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
@@ -456,9 +512,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (ref)
         r->reference_loss = sc_model_loss(ref);
-    if (ref && r->loss != r->reference_loss)
-        r->bitwise = 0;
+    for (int k = 0; ref && k < r->steps; k++)
+        if (r->step_loss[k] != r->reference_step_loss[k])
+            r->bitwise = 0;
     summarize(pg, r);
+    if ((st = sc_sim_steps(pg, r->measured)) != SC_OK) {
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+        goto fail;
+    }
     sc_model_free(ref);
     *out = r;
     return SC_OK;

@@ -1,6 +1,6 @@
 /*
- * run.h — one training step of the built-in model through a program's
- * streams, checked against the single-device reference (SPEC.md §15).
+ * run.h — training steps of the built-in model through a program's
+ * streams, checked against the single-device reference (SPEC.md §17, §21).
  *
  *     sc_run_opts o = sc_run_defaults(sc_prog_stages(pg));
  *     o.check = 1;
@@ -66,9 +66,11 @@ typedef struct sc_run_opts {
 } sc_run_opts;
 
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
- * seed 1, lr 0.01, cpu, no check, no memory cap, timeout 300 s (the
- * environment's STAGECRAFT_TIMEOUT, in seconds, overrides it when
- * sc_run_parse_timeout accepts it). */
+ * seed 1, the optimizer's defaults (optim.h), cpu, no check, no memory
+ * cap, timeout 300 s (the environment's STAGECRAFT_TIMEOUT, in seconds,
+ * overrides it when sc_run_parse_timeout accepts it). The number of steps
+ * and their synchronization come from the program (model.steps and
+ * model.sync are set from it). */
 sc_run_opts sc_run_defaults(int stages);
 /* STAGECRAFT_TIMEOUT's text: seconds, a finite number > 0 and at most 1e6
  * (the whole string); 0 and *out set when valid, else -1. Deadlines are
@@ -86,9 +88,16 @@ typedef struct sc_run_result {
     char gpu_name[64];     /* name of GPU 0 (cuda) */
     double tolerance;      /* --check's relative tolerance of loss and gradients:
                             * 1e-5 on cpu, 1e-4 on cuda (SPEC.md §17.3) */
-    double loss;
+    double loss;           /* the last step's */
     double reference_loss, max_grad_rel_err; /* NaN without check */
-    int bitwise;           /* loss and every gradient identical to the reference */
+    int bitwise;           /* every loss, gradient and parameter identical to the reference */
+    /* Steps (SPEC.md §21); arrays of `steps`: */
+    int steps;
+    double *step_loss, *reference_step_loss; /* (the latter NaN without check) */
+    sc_step_info *step_info;   /* what the optimizer did (the lowest device's view) */
+    sc_step_info *reference_step_info; /* the reference's (without check: zeros) */
+    int *rollbacks;        /* post-validation: devices that undid an eager step */
+    double max_param_rel_err; /* the parameters after the last step (NaN without check) */
     double unit_bytes;     /* bytes of one memory unit */
     size_t *peak_bytes;    /* [P] measured high-water mark of each activation pool */
     size_t *predicted_bytes; /* [P] */

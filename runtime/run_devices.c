@@ -169,7 +169,7 @@ static void oom_detail(const sc_model *md, const sc_prog *pg, const sc_run_resul
 
 sc_status sc_run_check_pair_order(const sc_prog *pg, char *err, size_t errlen)
 {
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_stream_microbatches(pg);
     size_t K = 2 * (size_t)S * (size_t)m;
     int *sendpos = malloc(K * sizeof(int)), *count = calloc((size_t)P, sizeof(int));
     sc_status st = SC_OK;
@@ -251,7 +251,7 @@ static sc_status threads_transport(const sc_prog *pg, const sc_run_opts *o, sc_r
                                    sc_backend *const *be, sc_transport **tp, int *kind,
                                    char *err, size_t errlen)
 {
-    int P = r->P, max_tag = 2 * r->S * r->m;
+    int P = r->P, max_tag = 2 * r->S * sc_prog_stream_microbatches(pg);
     *kind = TP_LOCAL;
     if (strcmp(o->backend, "cuda") != 0) {
         if (sc_transport_local_new(P, max_tag, o->timeout_s, tp) != SC_OK) {
@@ -402,11 +402,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
             st = SC_ERR_PROGRAM;
         }
     }
-    if (!st) {
-        r->loss = sc_model_loss(md);
-        if (ref)
-            r->max_grad_rel_err = sc_model_compare(md, ref, &r->bitwise);
-    }
+    if (!st)
+        sc_run_collect(md, ref, r);
 done:
     /* The model's parameters go back through the backends: free it first;
      * the transport before the backends whose streams it waits on. */
@@ -536,7 +533,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
         stage_dev[s] = sc_prog_stage_device(pg, s);
     if (strcmp(o->backend, "cuda") == 0)
         st = mpi_cuda(pg, o, md, r, rank, &be, &tp, &kind, err, errlen);
-    else if ((st = sc_transport_mpi_new(2 * r->S * r->m, o->timeout_s, &tp, err, errlen)) ==
+    else if ((st = sc_transport_mpi_new(2 * r->S * sc_prog_stream_microbatches(pg), o->timeout_s, &tp, err, errlen)) ==
              SC_OK)
         st = sc_backend_open(o->backend, rank, o->mem_cap, &be, err, errlen);
     if (st || (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
@@ -563,17 +560,12 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
     v[rank] = (double)out.peak_bytes;
     v[3 * P + 3 + rank] = (double)out.host_peak_bytes;
     v[P + rank] = out.end;
-    double loss = sc_model_loss(md);
-    if (!isnan(loss))
-        v[2 * P] = loss;
-    if (ref) {
-        int bw = 1;
-        v[2 * P + 1] = sc_model_compare(md, ref, &bw);
-        v[2 * P + 2] = bw ? 0 : 1;
-    }
+    sc_run_collect(md, ref, r);
     size_t N = r->measured->offset[P];
     const char *res = "the allreduce of the results";
-    if ((st = sc_mpi_max(v, 4 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
+    if ((st = sc_run_combine(r, rank, stage_dev[0] == rank, ref != NULL, o->timeout_s, err,
+                             errlen)) != SC_OK ||
+        (st = sc_mpi_max(v, 4 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK)
         goto done;
@@ -581,11 +573,6 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
         r->peak_bytes[d] = (size_t)v[d];
         r->host_peak_bytes[d] = (size_t)v[3 * P + 3 + d];
         r->step_time_s = fmax(r->step_time_s, v[P + d]);
-    }
-    r->loss = v[2 * P];
-    if (ref) {
-        r->max_grad_rel_err = v[2 * P + 1];
-        r->bitwise = v[2 * P + 2] == 0;
     }
 done:
     if (st == SC_ERR_NOMEM && out.err[0])

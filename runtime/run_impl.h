@@ -19,6 +19,14 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
 sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
                      int rank, const sc_model *ref, char *err, size_t errlen);
 
+/* run_steps.c: the per-step figures, the losses and the comparison with
+ * the reference (or NULL) from the devices attached to md in this process;
+ * under MPI sc_run_combine then merges every rank's (this rank runs device
+ * `rank`; rank_holds_first: it holds stage 0, whose device's verdicts are
+ * reported), on every rank. */
+void sc_run_collect(const sc_model *md, const sc_model *ref, sc_run_result *r);
+sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int check,
+                         double timeout_s, char *err, size_t errlen);
 /* MPI with cuda: the GPU a rank takes among the ngpu it sees (local rank
  * modulo ngpu; the only one when it sees one, as when a scheduler sets
  * CUDA_VISIBLE_DEVICES per rank). */

@@ -20,7 +20,7 @@ local function read_costs(path)
   return (sc._costs_reader or sc.costs)(path)
 end
 
--- The cost table of the parameter `costs` (SPEC.md §20), or nil when it is
+-- The cost table of the parameter `costs` (SPEC.md §21), or nil when it is
 -- absent or empty.
 function sc.costs_of(P)
   if P == nil or P.costs == nil or P.costs == "" then return nil end
@@ -308,8 +308,19 @@ function sc.need(cond, fmt, ...)
   end
 end
 
+
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
+-- Parameters every recipe takes (SPEC.md §21): the training steps and how
+-- their optimizer steps synchronize. A recipe that declares one of them
+-- gets it as its own parameter; otherwise a value given with -D (or to
+-- sc.load) is set on the program the recipe returns.
+sc.STEPS = {
+  {"steps", 1, "training steps back to back"},
+  {"optim_sync", "none", "optimizer synchronization: none, sync, post-validation"},
+}
+local UNIVERSAL = {steps = sc.STEPS[1][2], optim_sync = sc.STEPS[2][2]}
+
 -- Declared parameters the recipe never read, warned about once per recipe.
 local warned = {}
 
@@ -326,7 +337,9 @@ local function check_names(recipe, overrides, declared, read)
   table.sort(given)
   for _, k in ipairs(given) do
     if not known[k] then
-      local near = sc._near(k, names)
+      local cands = {table.unpack(names)}  -- and the parameters every recipe takes
+      for u in pairs(UNIVERSAL) do cands[#cands + 1] = u end
+      local near = sc._near(k, cands)
       sc._raise(USAGE, ("unknown parameter '%s' for recipe '%s'%s (%s)"):format(k, recipe,
         near and (": " .. near) or "",
         #names > 0 and "its parameters: " .. table.concat(names, ", ") or "it declares none"))
@@ -370,7 +383,22 @@ function sc._evaluate(recipe, overrides, listing)
   sc._costs_reader = saved[6]
   if listing and (res == LISTING or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
-  check_names(recipe, overrides or {}, declared, read)
+  -- steps and optim_sync, when the recipe does not declare them, are set on
+  -- its program (SPEC.md §21.1): not the recipe's parameters to check.
+  local given, universal = overrides or {}, {}
+  for k, default in pairs(UNIVERSAL) do
+    local mine = false
+    for _, d in ipairs(declared) do mine = mine or d.name == k end
+    if not mine and given[k] ~= nil then
+      universal[k] = convert(k, default, given[k])
+      if given == overrides then
+        given = {}
+        for kk, vv in pairs(overrides) do given[kk] = vv end
+      end
+      given[k] = nil
+    end
+  end
+  check_names(recipe, given, declared, read)
   if not sc.isprogram(res) then
     sc._raise(RECIPE, ("recipe '%s' did not return a program (it returned %s)"):format(
       recipe, type(res)))
@@ -378,6 +406,12 @@ function sc._evaluate(recipe, overrides, listing)
   if sc._closed(res) then
     sc._raise(RECIPE, ("recipe '%s' returned a closed program (a <close> variable closes "
       .. "it when the recipe returns: drop <close>)"):format(recipe))
+  end
+  if next(universal) ~= nil then
+    local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
+    if not set then  -- a value out of range: the user's -D, not a line of the prelude
+      sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_prelude%.lua:%d+: ", "")))
+    end
   end
   return res, declared, doc
 end
@@ -395,7 +429,7 @@ end
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
   "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
-  "max_evals", "costs"}
+  "max_evals", "costs", "steps", "optim_sync"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()

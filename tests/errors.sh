@@ -76,6 +76,10 @@ printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1
 row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC check zb-h1 -D p=2 -D costs="$tmp/neg.json"
 printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
 row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
+row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
+row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
+row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv
+row 3 "1f1b.lua:30: optim_sync post-validation with an offload policy is not supported" -- $SC check 1f1b -D steps=2 -D optim_sync=post-validation -D offload=all
 
 # ---- 4 out of memory: the C heap, under a small address space -------------
 case "$BUILD" in
@@ -109,6 +113,7 @@ row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000
+row 7 "steps = 20000 of 100 stages x 100 microbatches is too large (at most 50000000 passes in all)" -- $SC check gpipe -D p=100 -D m=100 -D steps=20000
 row 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- $SC check gpipe -D p=4000 -D m=4000
 row 7 "l2.lua:1: step limit exceeded: more than 100000 Lua instructions" -- $SC check "$(r l2.lua 'while true do end')" --max-steps 100000
 row 7 "l4.lua:1: time limit exceeded: the evaluation ran longer than 0.2 s" -- $SC check "$(r l4.lua 'while true do end')" --max-steps 0 --max-time 0.2
@@ -144,6 +149,9 @@ else
   row 3 "backend 'cuda': no usable CUDA device" -- $SC run 1f1b --backend cuda
 fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
+row 3 "optimizer: beta2 = 1 is out of range" -- $SC run 1f1b -D beta2=1
+row 3 "clipping (-D clip) needs -D optim_sync=sync or post-validation" -- $SC run 1f1b -D clip=1
+row 3 "inf_step = 5, inf_device = 0: the program has steps 0..1 and devices 0..3" -- $SC run 1f1b -D steps=2 -D optim_sync=sync -D inf_step=5
 
 echo "catalogue: $pass passed, $fail failed"
 [ "$fail" = 0 ]

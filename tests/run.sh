@@ -4,7 +4,8 @@
 # import (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
 # real PyTorch (tests/torch/run.sh), the V-shape recipes against the authors'
-# schedules (tests/py/vcompare.py), the runtime (tests/runtime.sh), the sandbox and
+# schedules (tests/py/vcompare.py), the runtime (tests/runtime.sh), training
+# steps (tests/steps.sh), the sandbox and
 # limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
 # newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
 # profiles (tests/costs.sh), the GPU tests (tests/gpu/run.sh, skipped
@@ -64,6 +65,7 @@ run tests/py/layout.py python3 tests/py/layout.py "$BUILD"   # no call cycles, l
 run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 3,4,6 --m 2
 run tests/py/vcompare.py python3 tests/py/vcompare.py "$SC" --p 4 --m 4
 run tests/runtime.sh sh tests/runtime.sh
+run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh

@@ -35,7 +35,7 @@ static sc_status push_ev(replay *r, int kind, int d, int g)
 /* Key of a transfer: (direction, consuming stage, microbatch). */
 static size_t key_of(const sc_prog *pg, const sc_instr *in)
 {
-    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m + (size_t)in->mb;
+    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
 }
 
 /* Producer stage of a transfer's data, or -1 when there is none. */
@@ -55,17 +55,17 @@ static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, cons
 {
     sc_prog *pg = r->pg;
     const sc_instr *in = &pg->stream[d].v[k];
-    size_t gi = r->offset[d] + k, SM = (size_t)pg->S * (size_t)pg->m;
+    size_t gi = r->offset[d] + k, SM = (size_t)pg->S * (size_t)pg->nmb;
     char a[160], b[160];
     describe(r, d, k, a, sizeof a);
-    if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->m || in->frac <= 0 ||
+    if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb || in->frac <= 0 ||
         in->frac > SC_FRAC_ONE)
         return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage, microbatch or fraction out of range", a);
     int s = in->stage, mb = in->mb, kind = in->op - SC_OP_OFFLOAD;
     if (pg->stage_dev[s] != d)
         return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage %d is on d%d, not on this device", a, s,
                        pg->stage_dev[s]);
-    size_t sm = SC_SM(pg, s, mb);
+    size_t sm = SC_SMN(pg, s, mb);
     if (host_at[kind * SM + sm] != NONE) {
         describe(r, d, host_at[kind * SM + sm] - r->offset[d], b, sizeof b);
         return sc_fail(pg, SC_ERR_PROGRAM, "%s: the record is moved twice (%s)", a, b);
@@ -100,7 +100,7 @@ static sc_status prepare(replay *r)
 {
     sc_prog *pg = r->pg;
     int P = pg->P;
-    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
     sc_status st = SC_OK;
     size_t *send_at = sc_malloc(2 * SM * sizeof(size_t));
     size_t *recv_at = sc_malloc(2 * SM * sizeof(size_t));
@@ -134,7 +134,7 @@ static sc_status prepare(replay *r)
                 if (sc_starts_group(sv->v, k))
                     ng++;
                 r->grp[gi] = ng - 1;
-                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->m ||
+                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
                     in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
                     producer_stage(pg, in) < 0) {
                     describe(r, d, k, a, sizeof a);
@@ -152,8 +152,8 @@ static sc_status prepare(replay *r)
                 }
                 tab[key] = gi;
             } else if (sc_op_is_compute(in->op)) {
-                size_t sm = SC_SM(pg, in->stage, in->mb);
-                if (in->op == SC_OP_F)
+                size_t sm = SC_SMN(pg, in->stage, in->mb);
+                if (in->op == SC_OP_F && !(in->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
                     posF[sm] = gi;
                 else if (in->op != SC_OP_W)
                     posB[sm] = gi;
@@ -214,10 +214,10 @@ static sc_status prepare(replay *r)
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
                 int ps = producer_stage(pg, in);
-                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SM(pg, ps, in->mb)]
-                                                    : posB[SC_SM(pg, ps, in->mb)];
-                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SM(pg, in->stage, in->mb)]
-                                                    : posB[SC_SM(pg, in->stage, in->mb)];
+                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, ps, in->mb)]
+                                                    : posB[SC_SMN(pg, ps, in->mb)];
+                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, in->stage, in->mb)]
+                                                    : posB[SC_SMN(pg, in->stage, in->mb)];
                 const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
                 if (send && (prod == NONE || r->devof[prod] != d || prod > gi)) {
                     describe(r, d, k, a, sizeof a);
@@ -367,10 +367,15 @@ static sc_status advance(replay *r, int d)
                 const sc_offload_info *oi = pg->off_info;
                 t0 = maxd(t0, *ch);
                 if (oi && oi->copy_at) { /* the plan's slot and duration */
+                    /* The plan is step 0's (§21.1): a later step's copy
+                     * takes the duration of its microbatch in step 0, and
+                     * starts when the link allows (step 0's slots are past). */
                     size_t SM = (size_t)pg->S * (size_t)pg->m;
-                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, in->mb);
+                    int mb0 = in->mb % pg->m;
+                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, mb0);
                     if (oi->copy_at[x] >= 0) {
-                        t0 = maxd(t0, oi->copy_at[x]);
+                        if (mb0 == in->mb)
+                            t0 = maxd(t0, oi->copy_at[x]);
                         dur = oi->copy_dur[x];
                     }
                 }

@@ -45,6 +45,9 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     sc_json_string(f, name ? name : "");
     fprintf(f, ",\n  \"devices\": %d,\n  \"stages\": %d,\n  \"microbatches\": %d", P, S,
             sc_prog_microbatches(pg));
+    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) /* SPEC.md §21 */
+        fprintf(f, ",\n  \"steps\": %d,\n  \"optim_sync\": \"%s\"", sc_prog_steps(pg),
+                sc_sync_name(sc_prog_optim_sync(pg)));
     fprintf(f, ",\n  \"placement\": [");
     for (int s = 0; s < S; s++)
         fprintf(f, "%s%d", s ? ", " : "", sc_prog_stage_device(pg, s));
@@ -84,6 +87,11 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                            "\"step\": %d, \"group\": %d, \"bytes\": %.15g",
                         sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
             }
+            if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
+                (in->flags & SC_IF_ROLLBACK)) /* post-validation, SPEC.md §21.2 */
+                fprintf(f, ", \"rollback\": true");
+            else if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN))
+                fprintf(f, ", \"redo_in\": true");
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
@@ -113,6 +121,11 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
         if (sim->host_peak) {
             fprintf(f, ",\n    ");
             dev_array(f, "", "host_peak", sim->host_peak, P);
+        }
+        if (sim->step_end && (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE)) {
+            fprintf(f, ",\n    ");
+            dev_array(f, "", "step_makespan", sim->step_makespan, sim->steps);
+            dev_array(f, ", ", "step_bubble_rate", sim->step_bubble, sim->steps);
         }
         if (sim->coll_busy) {
             fprintf(f, ",\n    ");

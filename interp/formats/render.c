@@ -60,8 +60,13 @@ char *sc_render_dump(const sc_prog *pg)
 {
     buf b = {0};
     int P = sc_prog_devices(pg);
-    bprintf(&b, "# stagecraft program: %d devices, %d stages, %d microbatches, %zu instructions\n",
-            P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+    int steps = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
+    bprintf(&b, "# stagecraft program: %d devices, %d stages, %d microbatches, ", P,
+            sc_prog_stages(pg), sc_prog_microbatches(pg));
+    if (steps > 1 || sync != SC_SYNC_NONE)
+        bprintf(&b, "%d step%s (optim_sync %s), ", steps, steps == 1 ? "" : "s",
+                sc_sync_name(sync));
+    bprintf(&b, "%zu instructions\n", sc_prog_total_instructions(pg));
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
@@ -71,12 +76,23 @@ char *sc_render_dump(const sc_prog *pg)
         for (int c = 0; c < sc_prog_chunks(pg, d); c++)
             bprintf(&b, " %d", sc_prog_stage_of(pg, d, c));
         bprintf(&b, "):\n");
+        int step = 0, vstep = 0;
         for (size_t k = 0; k < n; k++) {
             char t[128];
             sc_prog_instr_format(pg, &v[k], t, sizeof t);
             /* A group that follows another without a pass between. */
             int split = sc_starts_group(v, k) && k > 0 && sc_op_is_transfer(v[k - 1].op);
-            bprintf(&b, "%6zu  %s%s\n", k, t, split ? "  (new group)" : "");
+            bprintf(&b, "%6zu  %s%s", k, t, split ? "  (new group)" : "");
+            if (v[k].op == SC_OP_OPTIM && steps > 1)
+                bprintf(&b, "  (end of step %d)", step++);
+            if (v[k].op == SC_OP_VALIDATE)
+                bprintf(&b, "  (of step %d)", vstep++);
+            int cond = sc_op_is_compute(v[k].op) || sc_op_is_coll(v[k].op);
+            if (cond && (v[k].flags & SC_IF_ROLLBACK)) /* SPEC.md §21.2 */
+                bprintf(&b, "  (rollback path)");
+            else if (v[k].op == SC_OP_F && (v[k].flags & SC_IF_REDO_IN))
+                bprintf(&b, "  (after a rollback: reads the redone input)");
+            bprintf(&b, "\n");
         }
     }
     return finish(&b);

@@ -45,6 +45,37 @@ static double tick_step(double span)
     return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
+/* Steps (SPEC.md §21): a dark tick where each device ends a step (its
+ * OPTIM), and a dashed line with a label where the last device does. */
+static void step_marks(FILE *f, const sc_prog *pg, const sc_sim *sim, const sc_instr *v,
+                       size_t n, int d, int y, double sx)
+{
+    if (sc_prog_steps(pg) < 2)
+        return;
+    for (size_t k = 0, step = 0; k < n; k++) {
+        if (v[k].op != SC_OP_OPTIM)
+            continue;
+        double x = LEFT + sim->t1[sim->offset[d] + k] * sx;
+        fprintf(f, "<line class=\"step\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                   "stroke=\"#222\" stroke-width=\"2\"><title>d%d: end of step %zu</title>"
+                   "</line>\n", x, y - 2, x, y + ROW_H + 2, d, step++);
+    }
+}
+
+static void step_lines(FILE *f, const sc_prog *pg, const sc_sim *sim, int ya, double sx)
+{
+    if (sc_prog_steps(pg) < 2 || !sim->step_end)
+        return;
+    for (int k = 0; k < sim->steps; k++) {
+        double x = LEFT + sim->step_end[k] * sx;
+        fprintf(f, "<g class=\"step-end\"><line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                   "stroke=\"#555\" stroke-dasharray=\"4,3\"/><text x=\"%.2f\" y=\"%d\" "
+                   "font-size=\"10\" text-anchor=\"end\" fill=\"#555\">step %d (%.4g, bubble "
+                   "%.1f%%)</text></g>\n", x, TOP - 6, x, ya, x - 2, TOP - 8, k,
+                sim->step_makespan[k], 100 * sim->step_bubble[k]);
+    }
+}
+
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
 {
     return sc_svg_write_opts(f, pg, sim, title, NULL);
@@ -148,6 +179,7 @@ sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const
                         in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
             }
         }
+        step_marks(f, pg, sim, v, n, d, y, sx);
         /* Memory: a step curve, scaled to the largest peak. */
         fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
                    "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"%d,%d",
@@ -171,6 +203,7 @@ sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const
                 LEFT + PLOT_W + 4, ym - MEM_H / 2, sim->peak_mem[d]);
     }
     int ya = TOP + P * band;
+    step_lines(f, pg, sim, ya, sx);
     double step = tick_step(span);
     fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
                "stroke=\"#333\"/>\n", LEFT, ya, LEFT + PLOT_W, ya);

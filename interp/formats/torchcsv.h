@@ -87,8 +87,9 @@ typedef enum sc_torch_dialect {
 #define SC_TORCH_CURRENT 215
 
 /* Writes pg in the dialect for PyTorch `version` to f. SC_ERR_ARG when the
- * program is not ready (message in sc_errmsg), SC_ERR_NOMEM, or SC_ERR_ARG
- * on a write error. */
+ * program is not ready or holds more than one training step or an
+ * optimizer synchronization (PyTorch's file is one step; message in
+ * sc_errmsg), SC_ERR_NOMEM, or SC_ERR_ARG on a write error. */
 sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int version);
 
 /* Reads CSV text. Returns the new program (caller frees), or NULL with the

@@ -214,6 +214,12 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
 
 sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int version)
 {
+    /* PyTorch's file is one step's schedule, which the runtime repeats. */
+    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE)
+        return sc_fail(pg, SC_ERR_ARG, "a PyTorch schedule holds one training step without "
+                       "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
+                       "(this program has %d steps, optim_sync %s)", sc_prog_steps(pg),
+                       sc_sync_name(sc_prog_optim_sync(pg)));
     sc_status st = dialect == SC_TORCH_COMPUTE_ONLY ? write_compute_only(f, pg)
                                                     : write_compute_comms(f, pg, version);
     if (st == SC_OK && (fflush(f) != 0 || ferror(f)))

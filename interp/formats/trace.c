@@ -13,7 +13,7 @@
  * peer. */
 static size_t *index_sends(const sc_prog *pg)
 {
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     size_t *send = malloc(2 * S * m * sizeof(size_t));
     if (!send)
         return NULL;
@@ -42,7 +42,7 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
     const sc_sim *sim = t->sim;
     double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_microbatches(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     event_head(f, first);
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": ", pid);
     sc_json_string(f, t->label ? t->label : "timeline");
@@ -67,6 +67,14 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
         fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
                    "\"args\": {\"sort_index\": %d}}", pid, 2 * P + d, 2 * P + d);
     }
+    /* Steps: where the last device ends each (a line across the process). */
+    for (int k = 0; k < sim->steps && sim->step_end && sim->steps > 1; k++) {
+        event_head(f, first);
+        fprintf(f, "{\"name\": \"step %d ends\", \"cat\": \"step\", \"ph\": \"i\", \"s\": "
+                   "\"p\", \"pid\": %d, \"ts\": %.15g, \"args\": {\"step\": %d, \"makespan\": "
+                   "%.15g, \"bubble_rate\": %.15g}}", k, pid, sim->step_end[k] * us, k,
+                sim->step_makespan[k] * us, sim->step_bubble[k]);
+    }
     int colls = 0; /* collectives: a thread per device for its channel */
     for (int d = 0; d < P && !colls; d++) {
         size_t n;
@@ -85,11 +93,23 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
+        int step = 0, vstep = 0;
         double cprev = 0; /* the channel is free from */
         for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &v[k];
             size_t g = sim->offset[d] + k;
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
+            if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
+                (in->flags & SC_IF_ROLLBACK) && t1 <= t0)
+                continue; /* a rollback path that did not run (SPEC.md §21.2) */
+            if (in->op == SC_OP_VALIDATE) {
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"step %d validated\", \"cat\": \"step\", \"ph\": \"i\", "
+                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
+                           "{\"step\": %d}}", vstep, pid, 2 * d, t1, vstep);
+                vstep++;
+                continue;
+            }
             if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
                 char cn[128];
@@ -129,6 +149,13 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                 fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
                            "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_DROP ? t1 : t0,
                         sim->mem[g]);
+            }
+            if (in->op == SC_OP_OPTIM && sc_prog_steps(pg) > 1) { /* a step boundary */
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"end of step %d\", \"cat\": \"step\", \"ph\": \"i\", "
+                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
+                           "{\"step\": %d}}", step, pid, 2 * d, t1, step);
+                step++;
             }
             if (!sc_op_is_compute(in->op) && !sc_op_is_transfer(in->op))
                 continue;

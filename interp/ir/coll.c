@@ -132,9 +132,10 @@ sc_status sc_prog_push_coll(sc_prog *pg, int d, const sc_coll *c)
 {
     if (d < 0 || d >= pg->P)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if (pg->ngiven >= 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P)
+    if (pg->ngiven >= (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps)
         return sc_fail(pg, SC_ERR_PROGRAM, "device %d: too many instructions for %d stages x "
                        "%d microbatches", d, pg->S, pg->m);
+    pg->nmb = pg->m * pg->steps; /* given streams hold every step */
     sc_status st = sc_coll_push(pg, &pg->stream[d], c);
     if (st)
         return st;

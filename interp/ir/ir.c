@@ -117,6 +117,8 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->P = P;
     pg->S = S;
     pg->m = m;
+    pg->steps = 1;
+    pg->nmb = m;
     pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
     pg->chunk = sc_calloc((size_t)S, sizeof(int));
     pg->nchunks = sc_calloc((size_t)P, sizeof(int));
@@ -221,6 +223,7 @@ void sc_prog_invalidate(sc_prog *pg)
         pg->stream[d].n = 0;
     pg->ncoll = 0; /* the streams' collectives go with them */
     pg->lowered = pg->verified = 0;
+    pg->nmb = pg->m;
 }
 
 sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
@@ -434,12 +437,15 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
     /* Each pass brings at most two transfers (in and out), each record three
      * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
      * OPTIM: more than that is not a lowered program. */
-    if (pg->ngiven >= 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P)
+    if (pg->ngiven >= (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps)
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "device %d: too many instructions for %d stages x %d microbatches (at "
                        "most %zu)",
-                       d, pg->S, pg->m, 4 * sc_prog_max_passes(pg) + 2 * (size_t)pg->P);
-    if (sc_op_is_compute(in.op)) {
+                       d, pg->S, pg->m,
+                       (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps);
+    pg->nmb = pg->m * pg->steps; /* given streams hold every step */
+    /* Passes of later steps are copies of step 0's (sc_verify_steps). */
+    if (sc_op_is_compute(in.op) && !(in.mb >= pg->m && in.mb < pg->nmb)) {
         sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
         if (st)
             return st;

@@ -74,7 +74,8 @@ int sc_status_exit_code(sc_status st);
     X(DROP, "DROP")     /* wait for that copy; free the device part */ \
     X(RELOAD, "RELOAD") /* allocate it again; start copying it back */ \
     X(ALLREDUCE, "ALLREDUCE") /* all-reduce (sum or max) over a group */ \
-    X(BCAST, "BCAST")   /* broadcast from a root to a group */
+    X(BCAST, "BCAST")   /* broadcast from a root to a group */           \
+    X(VALIDATE, "VALIDATE") /* post-validation: check the eager step */
 
 typedef enum sc_op {
 #define X(name, text) SC_OP_##name,
@@ -144,6 +145,15 @@ typedef struct sc_instr {
  * the instruction before it is a transfer too (SPEC.md §8.1). */
 #define SC_IF_GROUP 0x1u
 
+/* flags of any instruction (the high bits: a collective's tag holds the
+ * low twelve) for post-validation's rollback path (SPEC.md §21.2):
+ * SC_IF_ROLLBACK: runs only when the VALIDATE before it found the eager
+ * step wrong (a redone F, a broadcast of its output); SC_IF_REDO_IN: an F
+ * that then reads its input from the broadcast of a redone F (tagged
+ * F s-1 mb) instead of its transfer. */
+#define SC_IF_ROLLBACK 0x8000u
+#define SC_IF_REDO_IN 0x4000u
+
 /* Whether instruction k of a stream v starts a group: a transfer after a
  * non-transfer (or first), or one flagged SC_IF_GROUP. */
 static inline int sc_starts_group(const sc_instr *v, size_t k)
@@ -189,7 +199,7 @@ sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
 /* Time of the optimizer step over stage s's parameters (default 0): OPTIM
  * on a device takes the sum over its stages. */
 sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
-/* Whether the costs are seconds (they came from a cost file, SPEC.md §20)
+/* Whether the costs are seconds (they came from a cost file, SPEC.md §21)
  * or abstract time units (the default). Only outputs read it. */
 void sc_prog_set_seconds(sc_prog *pg, int seconds);
 int sc_prog_seconds(const sc_prog *pg);
@@ -200,6 +210,46 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
 /* The memory limit: the peak, in units, any device may reach (default
  * INFINITY). Blocks and the schedulers respect it. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
+
+/* Training steps (SPEC.md §21). A program describes `steps` training steps
+ * back to back (default 1): the orders give one step's passes, and the
+ * lowering repeats them, each step ending with REDUCE and OPTIM. In the
+ * lowered streams, microbatch i of step k is numbered k·m + i, so the
+ * streams hold sc_prog_stream_microbatches() = m·steps microbatch numbers;
+ * the k-th OPTIM of a stream ends its step k. `optim_sync` says how the
+ * optimizer steps synchronize: NONE, each device steps on its own; SYNC, an
+ * all-reduce of the gradient norm and of the inf/NaN flag that every device
+ * waits for; POSTVAL, the Zero Bubble paper's post-validation (a chain of
+ * partial states, an eager step, validation during the next step's warm-up,
+ * and a rollback path). */
+#define SC_SYNCS(X)                                                     \
+    X(NONE, "none")                                                     \
+    X(SYNC, "sync")                                                     \
+    X(POSTVAL, "post-validation")
+
+typedef enum sc_sync {
+#define X(name, text) SC_SYNC_##name,
+    SC_SYNCS(X)
+#undef X
+    SC_SYNC_COUNT
+} sc_sync;
+
+#define SC_MAX_STEPS 100000
+
+/* Name of a synchronization ("post-validation"), and the reverse (-1 for
+ * an unknown name). */
+const char *sc_sync_name(int sync);
+int sc_sync_parse(const char *name);
+/* Sets the number of steps (1..SC_MAX_STEPS; the passes of all steps
+ * together stay within SC_MAX_PASSES) and the synchronization. Set them
+ * before pushing streams directly (sc_prog_push_stream). */
+sc_status sc_prog_set_steps(sc_prog *pg, int steps);
+sc_status sc_prog_set_optim_sync(sc_prog *pg, int sync);
+int sc_prog_steps(const sc_prog *pg);
+int sc_prog_optim_sync(const sc_prog *pg);
+/* Microbatch numbers the lowered streams use: m·steps (m before the steps
+ * are unrolled, within the compile driver). */
+int sc_prog_stream_microbatches(const sc_prog *pg);
 
 /* Append a compute pass to device d's order. Checks only ranges (stage,
  * microbatch, kind); sc_verify_passes() checks the rest. */

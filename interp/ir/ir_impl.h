@@ -42,6 +42,9 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    int steps;      /* training steps (1..SC_MAX_STEPS) */
+    int sync;       /* sc_sync of the optimizer steps */
+    int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
     sc_offload_cfg off;   /* offload policy (offload.h); policy NONE: none */
     double *off_frac;     /* [S*m] fractions of the TABLE policy, or NULL */
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
@@ -94,8 +97,14 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
 {
     (void)pg;
     (void)d;
-    if (in->op == SC_OP_OPTIM) {
+    if (in->op == SC_OP_OPTIM || in->op == SC_OP_VALIDATE) {
         rd[0] = (sc_cread){-1, -1, -1, 0};
+        return 1;
+    }
+    /* Post-validation's rollback path (SPEC.md §21.2): an F whose producer
+     * was redone reads the broadcast of the redone output. */
+    if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN)) {
+        rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
     return 0;
@@ -181,6 +190,8 @@ static inline double sc_instr_frac(const sc_instr *in)
  * the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
+    if (in->flags & SC_IF_ROLLBACK)
+        return 0; /* a redone F computes into the record it made before */
     if (sc_op_is_compute(in->op))
         return sc_pass_mem(pg, in);
     if (in->op == SC_OP_DROP)
@@ -192,6 +203,8 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
+/* The same for the microbatch numbers of the streams (all steps, nmb). */
+#define SC_SMN(pg, s, mb) ((size_t)(s) * (size_t)(pg)->nmb + (size_t)(mb))
 
 /* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
  * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s). Sets *dop

@@ -4,6 +4,7 @@
  * handed over by the compile driver (compile.h).
  */
 #include "sim.h"
+#include "check/rollback.h"
 #include "ir/alloc.h"
 #include "compile.h"
 #include "ir/ir_impl.h"
@@ -27,7 +28,11 @@ void sc_sim_free(sc_sim *sim)
     sc_free(sim->host);
     sc_free(sim->host_peak);
     sc_free(sim->link_busy);
+    sc_free(sim->step_end);
+    sc_free(sim->step_makespan);
+    sc_free(sim->step_bubble);
     sc_free(sim->coll_busy);
+    sc_free(sim->rollback_cost);
     sc_free(sim);
 }
 
@@ -58,7 +63,7 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
             any = sc_op_is_host(pg->stream[d].v[k].op);
     if (!any)
         return SC_OK;
-    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
     sim->host = sc_malloc((sim->offset[P] + 1) * sizeof(double));
     sim->host_peak = sc_calloc((size_t)P, sizeof(double));
     sim->link_busy = sc_calloc(2 * (size_t)P, sizeof(double));
@@ -75,13 +80,13 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
             if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
                 sim->link_busy[2 * d + (in->op == SC_OP_RELOAD)] += sim->t1[g] - sim->t0[g];
                 if (in->op == SC_OP_OFFLOAD) {
-                    size_t sm = SC_SM(pg, in->stage, in->mb);
+                    size_t sm = SC_SMN(pg, in->stage, in->mb);
                     held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
                     cur += held[sm];
                     sim->moved += held[sm];
                 }
             } else if (in->op == SC_OP_B || in->op == SC_OP_BW) {
-                size_t sm = SC_SM(pg, in->stage, in->mb);
+                size_t sm = SC_SMN(pg, in->stage, in->mb);
                 cur -= held[sm]; /* it waited for the copy back: the host copy is free */
                 held[sm] = 0;
             }
@@ -91,6 +96,86 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
         }
     }
     sc_free(held);
+    return SC_OK;
+}
+
+sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
+{
+    int P = pg->P, N = pg->steps;
+    sc_free(sim->step_end);
+    sc_free(sim->step_makespan);
+    sc_free(sim->step_bubble);
+    sim->steps = N;
+    sim->step_end = sc_calloc((size_t)N, sizeof(double));
+    sim->step_makespan = sc_calloc((size_t)N, sizeof(double));
+    sim->step_bubble = sc_calloc((size_t)N, sizeof(double));
+    double *first = sc_malloc((size_t)N * 3 * sizeof(double));
+    double *busy = sc_calloc((size_t)N, sizeof(double)), *span = sc_calloc((size_t)N, sizeof(double));
+    if (!sim->step_end || !sim->step_makespan || !sim->step_bubble || !first || !busy || !span) {
+        sc_free(first);
+        sc_free(busy);
+        sc_free(span);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    }
+    double *last = first + N, *b = last + N;
+    for (int d = 0; d < P; d++) {
+        for (int k = 0; k < N; k++)
+            first[k] = -1, last[k] = b[k] = 0;
+        int k = 0;
+        for (size_t i = 0; i < pg->stream[d].n; i++) {
+            const sc_instr *in = &pg->stream[d].v[i];
+            size_t g = sim->offset[d] + i;
+            if (in->op == SC_OP_OPTIM && k < N) {
+                sim->step_end[k] = fmax(sim->step_end[k], sim->t1[g]);
+                k++;
+            }
+            if (!sc_op_is_compute(in->op))
+                continue;
+            int st = in->mb / pg->m;
+            if (st < 0 || st >= N)
+                continue;
+            if (first[st] < 0)
+                first[st] = sim->t0[g];
+            last[st] = fmax(last[st], sim->t1[g]);
+            b[st] += sim->t1[g] - sim->t0[g];
+        }
+        for (k = 0; k < N; k++) {
+            busy[k] = fmax(busy[k], b[k]);
+            if (first[k] >= 0)
+                span[k] = fmax(span[k], last[k] - first[k]);
+        }
+    }
+    for (int k = 0; k < N; k++) {
+        sim->step_makespan[k] = sim->step_end[k] - (k ? sim->step_end[k - 1] : 0);
+        sim->step_bubble[k] = span[k] > 0 ? 1.0 - busy[k] / span[k] : 0.0;
+    }
+    sc_free(first);
+    sc_free(busy);
+    sc_free(span);
+    return SC_OK;
+}
+
+/* Post-validation: the makespan of each step's rollback path run, against
+ * the makespan without (check/rollback.h). */
+static sc_status rollback_costs(sc_prog *pg, sc_sim *sim)
+{
+    if (!sc_prog_has_rollback(pg))
+        return SC_OK;
+    if (!(sim->rollback_cost = sc_calloc((size_t)pg->steps, sizeof(double))))
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
+    for (int k = 0; k < pg->steps && k < 64; k++) {
+        sc_times t;
+        sc_status st = sc_replay_scenario(pg, k, &t);
+        if (st != SC_OK)
+            return st;
+        double end = 0; /* as the makespan: the end of the last pass */
+        for (int d = 0; d < pg->P; d++)
+            for (size_t i = 0; i < pg->stream[d].n; i++)
+                if (sc_op_is_compute(pg->stream[d].v[i].op))
+                    end = fmax(end, t.t1[t.offset[d] + i]);
+        sc_times_free(&t);
+        sim->rollback_cost[k] = end - sim->makespan;
+    }
     return SC_OK;
 }
 
@@ -182,6 +267,10 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             sim->makespan = last;
     }
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
+    if ((st = sc_sim_steps(pg, sim)) != SC_OK || (st = rollback_costs(pg, sim)) != SC_OK) {
+        sc_sim_free(sim);
+        return st;
+    }
     /* Finite costs can still add up past the largest double. */
     int finite = isfinite(sim->makespan) && isfinite(sim->bubble_rate);
     for (int d = 0; d < P; d++)

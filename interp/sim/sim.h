@@ -29,6 +29,10 @@
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
  *                [2d+1] host-to-device;
+ *   step_*       per training step (steps > 1, SPEC.md §21): when it ends (the
+ *                last OPTIM of it), its share of the makespan and its own
+ *                bubble rate; makespan and bubble_rate above are those of
+ *                all steps together (the bubble across steps).
  *   coll_busy[d] time device d's collective channel is busy: each of its
  *                collectives from its start (posted, and the device's
  *                previous collective complete) to its completion (t1).
@@ -55,6 +59,15 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
+    /* Steps (SPEC.md §21): step k holds microbatches k·m .. k·m+m-1. */
+    int steps;
+    double *step_end;      /* [steps] the latest end of its OPTIM on any device */
+    double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */
+    double *step_bubble;   /* [steps] bubble rate of the step alone: each device's span
+                            * from its first to its last pass of the step */
+    double *rollback_cost; /* [steps] post-validation: how much longer all steps take when
+                            * the rollback path of step k's VALIDATE runs (NULL without
+                            * one; the first 64 steps) */
     /* Collectives; NULL (and 0) when no stream holds one: */
     double *coll_busy;     /* [P] */
     size_t colls;          /* collective instructions, all devices */
@@ -76,5 +89,10 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out);
  * as it was. SC_ERR_ARG when the shapes differ or pg is not verified. */
 sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out);
 void sc_sim_free(sc_sim *sim);
+
+/* Fills the step_* figures (and steps) of a timing of pg's streams, from
+ * its t0/t1 and offset: for sc_simulate, and for a measured run's timeline
+ * (run.h). Replaces what was there. */
+sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim);
 
 #endif

@@ -62,6 +62,11 @@ int sc_cli_lua_fail(lua_State *L);
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
+/* sim: the figures of each training step (SPEC.md §21), as JSON fields
+ * (", \"steps\": ...") or text lines; nothing for one step without
+ * synchronization. */
+void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
+
 /* -D NAME=VALUE seen on the command line: a file named by -D costs=FILE is
  * the user's own choice, so recipes may read it (sc.costs) wherever it
  * lies, like their own folder's files (SPEC.md §20.4). */

@@ -173,6 +173,12 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     if (rc)
         return rc;
     int comms = strcmp(format, "torch-csv-comms") == 0;
+    int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
+    if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
+        return failf(3, "cannot write %s: a PyTorch schedule holds one training step without "
+                     "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
+                     "(this program has %d steps, optim_sync %s)", format, steps,
+                     sc_sync_name(sync));
     if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
         return rc;
     job j = {format, lp->pg, sim, recipe, NULL, 0, version};

@@ -27,8 +27,14 @@
 #define EXIT_USAGE 2
 #define EXIT_RECIPE 8
 
-static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed"};
+/* The model's sizes (integers), then the optimizer's settings (SPEC.md
+ * §21.4: numbers, and the fault injection's integers). */
+static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed",
+                                         "lr", "beta1", "beta2", "eps", "weight_decay", "clip",
+                                         "inf_step", "inf_device"};
 #define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
+#define FIRST_FLOAT 6 /* lr .. clip */
+#define FIRST_INT2 12 /* inf_step, inf_device */
 
 static int fail(int code, const char *msg)
 {
@@ -90,14 +96,39 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
             continue;
         }
         int isnum = 0;
+        if (i >= FIRST_FLOAT && i < FIRST_INT2) {
+            double x = lua_tonumberx(L, -1, &isnum);
+            if (!isnum) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "optimizer setting '%s': expected a number, got '%s'",
+                         k, luaL_tolstring(L, -1, NULL));
+                return fail(EXIT_USAGE, msg);
+            }
+            lua_pop(L, 1);
+            double *slot[] = {&mc->opt.lr, &mc->opt.beta1, &mc->opt.beta2, &mc->opt.eps,
+                              &mc->opt.weight_decay, &mc->opt.clip};
+            *slot[i - FIRST_FLOAT] = x;
+            continue;
+        }
         lua_Integer v = lua_tointegerx(L, -1, &isnum);
         if (!isnum) {
             char msg[160];
-            snprintf(msg, sizeof msg, "model size '%s': expected an integer, got '%s'", k,
+            snprintf(msg, sizeof msg, "%s '%s': expected an integer, got '%s'",
+                     i < FIRST_FLOAT ? "model size" : "fault injection", k,
                      luaL_tolstring(L, -1, NULL));
             return fail(EXIT_USAGE, msg);
         }
         lua_pop(L, 1);
+        if (i >= FIRST_INT2) {
+            if (v < -1 || v > 1000000000) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "fault injection '%s' = %lld is out of range", k,
+                         (long long)v);
+                return fail(3, msg);
+            }
+            *(i == FIRST_INT2 ? &mc->opt.inf_step : &mc->opt.inf_device) = (int)v;
+            continue;
+        }
         long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
         switch (i) {
         case 0: mc->hidden = lv; break;
@@ -176,11 +207,13 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     json_num("simulated_makespan", r->predicted->makespan);
     if (cmp) /* costs in seconds: the prediction beside the measurement */
         sc_report_json(cmp, pf, profile);
+    sc_cli_run_steps_json(pg, o, r);
     printf("}\n");
 }
 
-static void print_text(const char *recipe, const sc_run_opts *o, const sc_run_result *r,
-                       const sc_comparison *cmp, const sc_profile *pf, const char *profile)
+static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
+                       const sc_run_result *r, const sc_comparison *cmp, const sc_profile *pf,
+                       const char *profile)
 {
     printf("recipe        %s\n", recipe);
     printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
@@ -212,6 +245,7 @@ static void print_text(const char *recipe, const sc_run_opts *o, const sc_run_re
         else
             printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
     }
+    sc_cli_run_steps_text(pg, o, r);
 }
 
 /* --check: loss, gradients and memory against the reference and the
@@ -226,6 +260,8 @@ static int verdict(const sc_run_result *r)
                  r->max_grad_rel_err, r->tolerance);
         return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
     }
+    if (sc_cli_run_steps_verdict(r, msg, sizeof msg))
+        return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
     for (int d = 0; d < r->P; d++)
         if (r->peak_bytes[d] != r->predicted_bytes[d]) {
             snprintf(msg, sizeof msg, "check failed: d%d peak activation %zu bytes, predicted "
@@ -368,6 +404,11 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     if (!given[1])
         mc.layers = o.model.layers; /* default: 2 per stage */
     o.model = mc;
+    double start = sc_exec_now();
+    if (sc_prog_steps(lp->pg) > 1) { /* a progress line per step */
+        o.model.progress = sc_cli_run_progress;
+        o.model.progress_arg = &start;
+    }
     o.backend = backend;
     o.check = check;
     /* The run's own tables (executor, transport) are checked against what
@@ -420,7 +461,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         if (!rc && json)
             print_json(recipe, lp->pg, &o, r, cmp, pf, profile);
         else if (!rc)
-            print_text(recipe, &o, r, cmp, pf, profile);
+            print_text(recipe, lp->pg, &o, r, cmp, pf, profile);
         if (!rc && (fflush(stdout) != 0 || ferror(stdout))) { /* before MPI_Finalize */
             char msg[160];
             snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",

@@ -401,6 +401,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         print_offload(pg, sim, 1);
         if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
             printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
+        sc_cli_print_steps(pg, sim, 1);
         printf("}\n");
         return 0;
     }
@@ -414,6 +415,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
                sim->step);
     print_auto(L, info, 0);
     print_offload(pg, sim, 0);
+    sc_cli_print_steps(pg, sim, 0);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        start       end         peak%s\n",
            oi ? "        without     host" : "");

@@ -186,6 +186,7 @@ static const luaL_Reg module_funcs[] = {
     {"_chunk", l_chunk},
     {"_autoinfo", sc_lua_autoinfo},
     {"_errcode", sc_lua_errcode},
+    {"_steps", sc_lua_steps},
     {"_near", l_near},
     {"_unknown_fields", l_unknown_fields},
     {"_say", l_say},

@@ -131,6 +131,7 @@ int sc_lua_program(lua_State *L)
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
     sc_lua_set_offload(L, 1, pg);
+    sc_lua_set_steps(L, 1, pg);
     lua_settop(L, ud);
     return 1;
 }
@@ -212,6 +213,7 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "instructions");
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;
 }
 
@@ -336,6 +338,10 @@ static int l_index(lua_State *L)
         lua_pushinteger(L, sc_prog_stages(lp->pg));
     else if (strcmp(k, "microbatches") == 0)
         lua_pushinteger(L, sc_prog_microbatches(lp->pg));
+    else if (strcmp(k, "steps") == 0)
+        lua_pushinteger(L, sc_prog_steps(lp->pg));
+    else if (strcmp(k, "optim_sync") == 0)
+        lua_pushstring(L, sc_sync_name(sc_prog_optim_sync(lp->pg)));
     else if (strcmp(k, "placement") == 0) {
         int S = sc_prog_stages(lp->pg);
         lua_createtable(L, S, 0);
@@ -362,9 +368,10 @@ void sc_lua_open_program(lua_State *L)
         luaL_newlib(L, prog_methods);
         lua_setfield(L, -2, "__methods");
         /* The fields l_index serves, for the REPL's completion. */
-        static const char *const fields[] = {"devices", "stages", "microbatches", "placement"};
-        lua_createtable(L, 4, 0);
-        for (int i = 0; i < 4; i++) {
+        static const char *const fields[] = {"devices", "stages", "microbatches", "placement",
+                                             "steps", "optim_sync"};
+        lua_createtable(L, 6, 0);
+        for (int i = 0; i < 6; i++) {
             lua_pushstring(L, fields[i]);
             lua_seti(L, -2, i + 1);
         }

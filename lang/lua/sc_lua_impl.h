@@ -47,6 +47,13 @@ void sc_lua_open_program(lua_State *L);
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
 
+/* sc_steps_lua.c: the `steps` and `optim_sync` fields of the table at t,
+ * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
+void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
+int sc_lua_steps(lua_State *L);
+/* The figures of every step (SPEC.md §21.3) into the table on the stack
+ * top, for several steps or a synchronization. */
+void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 /* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
  * its orders are built); and the table of offload figures of a simulation
  * (pushes it and returns 1, or returns 0 without offload). */

@@ -19,13 +19,13 @@
 const char *const sc_program_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
-    NULL};
+    "steps", "optim_sync", NULL};
 /* sc.block: the program's fields that a Block carries to blk:program, and
  * the block's own. */
 const char *const sc_block_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "offload", "reorder", "interval", "slots", "F", "B", "W", "BW",
-    "first", "delta", "costs", NULL};
+    "first", "delta", "costs", "steps", "optim_sync", NULL};
 /* The `block` field of sc.program. */
 const char *const sc_block_table_fields[] = {"interval", "slots", "reorder", "F", "B", "W",
                                              "BW", "first", "delta", NULL};

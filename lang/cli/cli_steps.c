@@ -1,0 +1,41 @@
+/*
+ * cli_steps.c — the per-step figures of `sim` (SPEC.md §21): nothing for a
+ * program of one step without synchronization, so that one step's output
+ * stays as it was.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+
+static void json_list(const char *key, const double *v, int n)
+{
+    printf(", \"%s\": [", key);
+    for (int i = 0; i < n; i++)
+        printf("%s%.15g", i ? ", " : "", v[i]);
+    printf("]");
+}
+
+void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json)
+{
+    int N = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
+    if ((N == 1 && sync == SC_SYNC_NONE) || !sim->step_end)
+        return;
+    if (json) {
+        printf(", \"steps\": %d, \"optim_sync\": \"%s\"", N, sc_sync_name(sync));
+        json_list("step_makespan", sim->step_makespan, N);
+        json_list("step_bubble_rate", sim->step_bubble, N);
+        if (sim->rollback_cost)
+            json_list("rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
+        return;
+    }
+    printf("steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));
+    printf("step     makespan    ends at     bubble%s\n",
+           sim->rollback_cost ? "      rollback adds" : "");
+    for (int k = 0; k < N; k++) {
+        printf("%-8d %-11.6g %-11.6g %.4f%%", k, sim->step_makespan[k], sim->step_end[k],
+               100 * sim->step_bubble[k]);
+        if (sim->rollback_cost && k < 64)
+            printf("%*s%.6g", 4, "", sim->rollback_cost[k]);
+        printf("\n");
+    }
+}

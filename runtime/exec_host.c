@@ -1,0 +1,115 @@
+/*
+ * exec_host.c — OFFLOAD, DROP and RELOAD in the executor (exec.h, SPEC.md
+ * §8.5): records moved to the backend's host pool and back.
+ */
+#include "exec_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *be_err(const ex *e)
+{
+    const char *m = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
+    return m && *m ? m : "the copy failed";
+}
+
+/* Waits for the pending copies of the moved parts (from first on). */
+static sc_status wait_copies(ex *e, rec *r, int s, int first)
+{
+    void **t = sc_ex_tickets(e, r, s);
+    sc_status st = SC_OK;
+    int pending = 0;
+    for (int i = first; i < e->lay[s].n; i++) {
+        pending |= t[i] != NULL;
+        if (t[i] && st == SC_OK && (st = e->be->ops->copy_wait(e->be->ctx, t[i])) != SC_OK)
+            st = sc_ex_failf(e, st, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
+        t[i] = NULL;
+    }
+    if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
+        e->out->t1[r->at] = sc_exec_now() - e->origin;
+    return st;
+}
+
+/* A pass reads a record that came back: its copy must be complete; then
+ * the host copy is freed. */
+sc_status sc_ex_settle(ex *e, rec *r, int s)
+{
+    if (r->state != R_IN)
+        return SC_OK;
+    sc_status st = wait_copies(e, r, s, e->lay[s].n - r->moved);
+    e->be->ops->host_free(e->be->ctx, r->host, r->host_bytes);
+    e->host -= r->host_bytes;
+    r->host = NULL;
+    r->host_bytes = 0;
+    r->moved = 0;
+    r->state = R_HELD;
+    return st;
+}
+
+/* OFFLOAD, DROP and RELOAD (SPEC.md §8.5) on the backend's host pool. */
+sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
+{
+    const struct sc_backend_ops *o = e->be->ops;
+    int s = in->stage, mb = in->mb;
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = &e->lay[s];
+    char name[96];
+    sc_instr_format(in, name, sizeof name);
+    if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
+        return sc_ex_failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
+                     name, o->name);
+    int want = in->op == SC_OP_OFFLOAD ? R_HELD : in->op == SC_OP_DROP ? R_OUT : R_HOST;
+    if (!r->part || r->state != want)
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
+                     e->d, k, name);
+    void **t = sc_ex_tickets(e, r, s);
+    sc_status st = SC_OK;
+    if (in->op == SC_OP_OFFLOAD) {
+        /* The last parts whose share of the record is nearest the fraction. */
+        double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
+        double best = q;
+        r->moved = 0;
+        for (int j = 1; j <= L->n; j++) {
+            acc += (double)L->bytes[L->n - j];
+            if (fabs(acc / total - q) < best - 1e-12) {
+                best = fabs(acc / total - q);
+                r->moved = j;
+            }
+        }
+        r->host_bytes = 0;
+        for (int i = L->n - r->moved; i < L->n; i++)
+            r->host_bytes += L->bytes[i];
+        if (r->host_bytes && !(r->host = o->host_alloc(e->be->ctx, r->host_bytes)))
+            return sc_ex_failf(e, SC_ERR_NOMEM, "out of host memory on d%d: %zu bytes to offload s%d mb%d",
+                         e->d, r->host_bytes, s, mb);
+        e->host += r->host_bytes;
+        if (e->host > e->out->host_peak_bytes)
+            e->out->host_peak_bytes = e->host;
+        size_t off = 0;
+        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
+            if ((st = o->copy_start(e->be->ctx, 1, (char *)r->host + off, r->part[i],
+                                    L->bytes[i], &t[i])) != SC_OK)
+                st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
+        r->state = R_OUT;
+    } else if (in->op == SC_OP_DROP) {
+        if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
+            sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+        r->state = R_HOST;
+    } else {
+        for (int i = L->n - r->moved; i < L->n; i++) {
+            if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "reloaded activation record", s, mb, &st)))
+                return st;
+            sc_ex_pool_add(e, L->bytes[i]);
+        }
+        size_t off = 0;
+        for (int i = L->n - r->moved; i < L->n && st == SC_OK; off += L->bytes[i++])
+            if ((st = o->copy_start(e->be->ctx, 0, r->part[i], (char *)r->host + off,
+                                    L->bytes[i], &t[i])) != SC_OK)
+                st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
+        r->state = R_IN;
+    }
+    r->at = k;
+    return st;
+}
+

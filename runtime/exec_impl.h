@@ -1,0 +1,109 @@
+/*
+ * exec_impl.h — the executor's state and what its files share (runtime/
+ * only): exec.c runs the stream, exec_mem.c holds memory and errors,
+ * exec_host.c the host copies of offload, exec_redo.c post-validation's
+ * VALIDATE and rollback path.
+ */
+#ifndef SC_EXEC_IMPL_H
+#define SC_EXEC_IMPL_H
+
+#include "exec.h"
+#include "exec_coll.h"
+
+typedef struct grp {
+    size_t first;        /* index of its first instruction in the stream */
+    int count;
+    int started;
+    void *h;             /* transport handle once started */
+} grp;
+
+/* The layout of a stage's record: its kept parts (the workload's
+ * record_parts, or one buffer), then b_only when it has one. OFFLOAD moves
+ * the last parts. */
+typedef struct layout {
+    int nk, n;           /* kept parts; all parts */
+    int split;           /* the workload takes kept as an array of parts */
+    size_t *bytes;       /* [n] */
+    size_t kept, bonly;  /* bytes */
+} layout;
+
+enum { R_HELD, R_OUT, R_HOST, R_IN }; /* a record's place while it is moved */
+
+/* One (stage, microbatch)'s record: its parts on the device and, while it
+ * is moved, its copy on the host. */
+typedef struct rec {
+    void **part;         /* [n] device buffers (NULL: not held), then [n] copy tickets */
+    void *host;          /* host buffer of the moved parts */
+    size_t host_bytes;
+    int moved;           /* parts moved (the last ones) */
+    int state;
+    size_t at;           /* the OFFLOAD or RELOAD whose copy is pending, for its end time */
+} rec;
+
+typedef struct ex {
+    const sc_prog *pg;
+    int d, S, m;         /* m: microbatch numbers in the stream (all steps) */
+    const sc_instr *in;
+    size_t n;
+    sc_backend *be;
+    sc_transport *tp;
+    const sc_workload *wl;
+    double origin;
+    sc_exec_out *out;
+    void **box;          /* [2 S m] boundary tensors by key */
+    int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
+    layout *lay;         /* [S] */
+    rec *rec;            /* [S m] activation records */
+    sc_xfer *x;          /* [n] transfer descriptors, by instruction */
+    grp *g;
+    int ngroups, posted, head;
+    sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
+    size_t cur;          /* pool bytes in use */
+    size_t host;         /* host bytes of moved records */
+    int step;            /* the step being run: the number of OPTIMs passed */
+    double state[2];     /* its optimizer state (exec.h, grad_state) */
+    /* Post-validation (exec_redo.c): */
+    int vsteps;          /* VALIDATEs passed */
+    int rollback;        /* the last VALIDATE took the rollback path */
+    void **redo_in;      /* [S m] a redone activation into stage s, for its F */
+    void **redo_out;     /* [S m] a redone output of stage s while it is broadcast */
+    struct sc_workload_ops cops; /* the collective channel's workload: the */
+    sc_workload cwl;     /* workload's, with the buffers of redone outputs */
+} ex;
+
+/* exec_mem.c */
+sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Key of a boundary tensor: the activation into stage s (SC_DIR_ACT) or
+ * the gradient of stage s's output (SC_DIR_GRAD), of microbatch mb. */
+size_t sc_ex_key(const ex *e, int dir, int s, int mb);
+/* Bytes of the tensor at a key. */
+size_t sc_ex_kbytes(const ex *e, int dir, int s);
+void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st);
+void sc_ex_bfree(ex *e, void *p, size_t bytes);
+sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in);
+/* The kept argument of the workload's passes: the array of parts, or the
+ * one buffer; the copy tickets after the parts. */
+void *sc_ex_kept_arg(const ex *e, const rec *r, int s);
+void **sc_ex_tickets(const ex *e, const rec *r, int s);
+void sc_ex_pool_add(ex *e, size_t bytes);
+/* Frees parts [a, b) of a record. */
+void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
+/* The record layout of every stage, from the workload. */
+sc_status sc_ex_layouts(ex *e);
+
+/* exec_host.c: a pass reads a record that came back (its copy must be
+ * complete; the host copy is freed); OFFLOAD, DROP, RELOAD. */
+sc_status sc_ex_settle(ex *e, rec *r, int s);
+sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k);
+
+/* exec_redo.c: the collective channel's workload (cwl) and the rollback
+ * tables; VALIDATE (sets rollback); a redone F (SC_IF_ROLLBACK); the
+ * redone input of F(s, mb), or NULL (the caller owns it: act bytes of s). */
+sc_status sc_ex_redo_init(ex *e);
+void sc_ex_redo_free(ex *e);
+sc_status sc_ex_validate(ex *e, const sc_instr *in);
+sc_status sc_ex_redo_forward(ex *e, const sc_instr *in);
+void *sc_ex_redo_input(ex *e, int s, int mb);
+
+#endif

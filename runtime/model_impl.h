@@ -1,0 +1,65 @@
+/*
+ * model_impl.h — the body of the built-in model, for model.c (the
+ * workload), model_optim.c (its optimizer steps) and reference.c (the
+ * single-device reference and the comparison) only.
+ */
+#ifndef SC_MODEL_IMPL_H
+#define SC_MODEL_IMPL_H
+
+#include "model.h"
+#include "optim.h"
+
+/* Host staging of generated tensors: they reach device memory through the
+ * backend's upload, CHUNK floats at a time. */
+#define SC_MODEL_CHUNK ((size_t)1 << 16)
+
+/* One device's context: the workload's ctx. */
+typedef struct sc_mdev {
+    sc_model *md;
+    int d;
+    sc_backend *be;
+    int32_t *targets;    /* [R] scratch (host) */
+    float *stage;        /* [CHUNK] scratch (host) */
+    sc_adamw *opt;       /* the optimizer of the device's tensors */
+    double state[2];     /* the state of the step being ended (optim.h) */
+    /* The collectives' buffers (exec.h, coll_buffer): sync's all-reduces;
+     * post-validation's partial state received from the device before and
+     * sent on, the global state, and what passes through. */
+    double sync[2], part_in[2], part_out[2], global[2], scratch[2];
+    int eager;           /* post-validation: the step in flight was taken eagerly */
+    int final;           /* ... or with the global state (the last device) */
+    sc_step_info *info;  /* [steps] what each step did on this device */
+    char err[384];
+} sc_mdev;
+
+struct sc_model {
+    sc_model_cfg c;
+    int S, m, L, R, h, V;
+    int steps, M;        /* training steps; microbatch numbers m·steps */
+    int *first, *count;  /* [S] layers of each stage */
+    float **W1, **W2, **G1, **G2; /* [L] */
+    float *Wout, *Gout;
+    int *gstep;          /* [S] the step whose gradients G1, G2 (Gout) hold; -1: none */
+    sc_backend **owner;  /* [S] backend holding the stage's parameters */
+    sc_mdev **devs;      /* [S] device context of each attached stage */
+    double *loss;        /* [M] summed loss of each microbatch */
+    int have_loss;
+    sc_backend *own_be;  /* the reference's backend */
+};
+
+/* The workload's table (model.c). */
+extern const struct sc_workload_ops sc_model_ops;
+
+/* Zeroes the gradients of stage s when they hold an earlier step than
+ * `step` (the first W of a stage in a step). */
+void sc_model_grads_for(sc_mdev *dv, int s, int step);
+
+/* model_optim.c: adds the tensors of dv's stages to a new optimizer; and
+ * the workload's optimizer slots (exec.h). */
+sc_status sc_model_optim_attach(sc_mdev *dv);
+sc_status sc_model_grad_state(void *ctx, int step, double state[2]);
+sc_status sc_model_optim_step(void *ctx, int step, const double state[2]);
+sc_status sc_model_validate(void *ctx, int step, int *redo);
+sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x);
+
+#endif
