@@ -280,7 +280,12 @@ leftovers() { ls -a "$1" | grep -c 'tmp' ; }
 [ "$(leftovers "$tmp/w")" = 0 ] && ok || { ko "temporary files left"; ls -a "$tmp/w" >&2; }
 # A FIFO that no process reads is refused, not waited on forever; a full
 # device names its reason (not "Input/output error").
-expect 2 "cannot write '$tmp/w/fifo': it is a FIFO that no process reads" -- timeout 20 $SC export 1f1b --format json -o "$tmp/w/fifo"
+expect 2 "cannot write '$tmp/w/fifo': it is a FIFO that no process read within 10 s" -- timeout 30 $SC export 1f1b --format json -o "$tmp/w/fifo"
+# (a reader that opens it later than the command, within those 10 s, reads it)
+{ sleep 1; cat "$tmp/w/fifo" >"$tmp/fifo2.out"; } &
+runs $SC export 1f1b --format json -o "$tmp/w/fifo"
+wait
+grep -q '"format": "stagecraft.program"' "$tmp/fifo2.out" && ok || ko "export -o FIFO whose reader came 1 s later"
 expect 2 "cannot write '/dev/full': No space left on device" -- $SC show 1f1b --svg /dev/full
 # A file-size limit: the write fails with its reason in one line (SIGXFSZ
 # is ignored: it ended the process without a word), nothing left behind;

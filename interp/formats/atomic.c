@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sc_atomic {
@@ -33,6 +34,8 @@ struct sc_atomic {
  * and a program's own handler is left alone. */
 
 #define MAX_TEMPS 16
+#define FIFO_WAIT_S 10 /* how long a FIFO may wait for its reader */
+#define FIFO_WAIT_TEXT "10"
 static const int cleanup_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
 #define NSIGS (int)(sizeof cleanup_sigs / sizeof cleanup_sigs[0])
 static char *volatile temps[MAX_TEMPS];
@@ -124,14 +127,23 @@ FILE *sc_atomic_open(const char *path, sc_atomic **out, char *err, size_t errlen
         goto bad;
     }
     if (exists && !S_ISREG(st.st_mode)) { /* FIFO, terminal, device: write to it */
-        /* Without waiting: a FIFO that no process reads would hold open()
-         * forever (ENXIO instead); blocking again for the writes. */
-        int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK), fl = -1;
+        /* Not forever: a FIFO that no process reads would hold open() until
+         * one does. A reader started beside the command may come a little
+         * later: asked again (ENXIO) for FIFO_WAIT_S; blocking again for
+         * the writes. */
+        int fd, fl = -1;
+        for (int tries = 0;; tries++) {
+            fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK);
+            if (fd >= 0 || errno != ENXIO || tries >= FIFO_WAIT_S * 100)
+                break;
+            nanosleep(&(struct timespec){0, 10000000L}, NULL);
+        }
         if (fd >= 0 && ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
             fl = -1;
         if (fd < 0 || fl < 0 || !(a->f = fdopen(fd, "w"))) {
             fail(a, errno, err, errlen,
-                 fd < 0 && errno == ENXIO ? "it is a FIFO that no process reads" : NULL);
+                 fd < 0 && errno == ENXIO ? "it is a FIFO that no process read within "
+                                            FIFO_WAIT_TEXT " s" : NULL);
             if (fd >= 0)
                 close(fd);
             goto bad;

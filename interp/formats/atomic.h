@@ -20,7 +20,7 @@
  * nothing is refused. Anything else that exists (a FIFO, a terminal, a
  * device, /dev/stdout) is written directly: there is no file to replace, so
  * nothing is renamed over it. A folder is refused, and so is a FIFO that no
- * process reads (opening it would wait for a reader forever).
+ * process reads within 10 s (opening it would wait for a reader forever).
  *
  * Several files, all or nothing: open all, write all, close all; commit
  * them only when every close succeeded (each rename is atomic; the renames
