@@ -65,18 +65,17 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
-/* Sets the program's memory model from the model (run.h) and simulates. */
-static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
-                         size_t errlen)
+sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
+                            size_t errlen)
 {
-    int P = r->P, S = r->S;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
     double total = 0;
     for (int s = 0; s < S; s++)
         total += (double)sc_model_record_bytes(md, s);
-    r->unit_bytes = total / P;
+    *unit_bytes = total / P;
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
-        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / r->unit_bytes);
+        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
         int n = sc_model_record_parts(md, s, NULL, 0);
@@ -95,8 +94,20 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         free(b);
         free(x);
     }
-    if (!st)
-        st = sc_simulate(pg, &r->predicted);
+    if (st)
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+    return st;
+}
+
+/* Sets the program's memory model from the model (run.h) and simulates. */
+static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
+                         size_t errlen)
+{
+    int P = r->P;
+    sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
+    if (st)
+        return st;
+    st = sc_simulate(pg, &r->predicted);
     if (st) {
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;

@@ -119,6 +119,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
                  size_t errlen);
 void sc_run_result_free(sc_run_result *r);
 
+/* The program's memory model from the model's sizes, as sc_run sets it
+ * before it simulates (above: unit = the records of all stages / P, stage s
+ * holds record_bytes(s) / unit, w_keep = 1, offload fractions rounded to
+ * the model's tensors); *unit_bytes gets the unit. Call before the program
+ * is lowered (stagecraft compare shows peaks in bytes this way). */
+sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
+                            size_t errlen);
+
 /* SC_OK when, between every two devices, the SENDs of one come in the same
  * order as the RECVs of the other (what NCCL's matching needs); else
  * SC_ERR_PROGRAM with the first pair that differs in err. */

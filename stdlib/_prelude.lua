@@ -285,8 +285,29 @@ function sc.params(spec)
       if out.tcomm ~= nil then out.tcomm = tonumber(C.tcomm) or 0 end
     end
   end
+  -- A name the recipe did not declare reads as nil (P.x or default), except
+  -- one near a declared name: that is a typo (P.tcom for P.tcomm), which
+  -- would otherwise be a silent nil. The prelude's helpers (sc.fields,
+  -- sc.offload_of) probe names freely.
+  local names = {}
+  for _, d in ipairs(sc._declared) do names[#names + 1] = d.name end
+  local function undeclared(k)
+    if type(k) ~= "string" then return nil end
+    local info = debug.getinfo(3, "Sl")
+    if not info or info.what == "C" or info.short_src:find("_prelude%.lua$") then return nil end
+    local near = sc._near(k, names)
+    if not near then return nil end
+    local where = info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+    sc._raise(BADARG, ("%sthe recipe reads parameter '%s', which it does not declare: %s"):format(
+      where, k, near))
+  end
   return setmetatable({}, {
-    __index = function(_, k) read[k] = true; return out[k] end,
+    __index = function(_, k)
+      read[k] = true
+      local v = out[k]
+      if v == nil then undeclared(k) end
+      return v
+    end,
     __newindex = function(_, k, v) read[k] = true; out[k] = v end,
     __pairs = function()
       for k in pairs(out) do read[k] = true end

@@ -30,6 +30,9 @@ row 2 "unknown parameter 'q' for recipe '1f1b' (its parameters: p, m" -- $SC che
 row 2 "parameter 'p': expected an integer, got '2.5'" -- $SC check 1f1b -D p=2.5
 row 2 "unknown recipe 'nosuch' (stdlib: " -- $SC check nosuch
 row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
+row 2 "-D m=8:2: a range needs FROM <= TO and a STEP > 0" -- $SC sim 1f1b -D m=8:2
+row 2 "unknown parameter 'tcom': no recipe given declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
+row 2 "--from needs a time >= 0" -- $SC show 1f1b --from x
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
@@ -42,6 +45,8 @@ row 2 "unknown option '--frob' (see stagecraft --help)" -- $SC --frob
 # ---- 3 invalid argument ----------------------------------------------------
 row 3 "program: field 'p' must be an integer (got x)" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
 row 3 "a1u.lua:1: program: unknown field 'tcom' (did you mean 'tcomm'?)" -- $SC check "$(r a1u.lua 'return sc.program { p = 2, m = 2, rule = "gpipe", tcom = 1 }')"
+row 3 "a1p.lua:2: the recipe reads parameter 'tcom', which it does not declare: did you mean 'tcomm'?" -- $SC check "$(r a1p.lua 'local P = sc.params { {"p", 2, "d"}, sc.COSTS }
+return sc.program(sc.fields(P, { m = 2, rule = "gpipe", tcomm = P.tcom }))')"
 row 3 "a1v.lua:1: this recipe needs stagecraft 99.1 (major version 99)" -- $SC check "$(r a1v.lua 'sc.need_version "99.1"')"
 row 3 "program: give exactly one of 'order', 'rule' or 'block'" -- $SC check "$(r a2.lua 'return sc.program { p = 2, m = 2 }')"
 row 3 "devices p = 0 is out of range (1..4096)" -- $SC check gpipe -D p=0

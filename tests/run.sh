@@ -69,6 +69,10 @@ run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
+run tests/compare.sh sh tests/compare.sh
+# Every example of README.md and SPEC.md, run and compared (tests/py/docs.py).
+run tests/py/docs.py env BUILD="$BUILD" python3 tests/py/docs.py "$SC"
+run tests/pictures.sh sh tests/pictures.sh
 run tests/costs.sh sh tests/costs.sh
 run tests/gpu/run.sh sh tests/gpu/run.sh   # skips, saying why, without a GPU
 run tests/cudastub/run.sh sh tests/cudastub/run.sh   # the CUDA module on the CPU stand-in

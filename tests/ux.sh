@@ -22,6 +22,7 @@ expect 2 "unknown command 'simm': did you mean 'sim'?" -- $SC simm
 expect 2 "unknown command 'chekc': did you mean 'check'?" -- $SC chekc 1f1b
 expect 2 "unknown command 'frobnicate' (commands: list, check, sim" -- $SC frobnicate
 expect 2 "cannot open nofile.lua" -- $SC nofile.lua
+expect 0 "Program(2 devices" -- sh -c "echo 'print(sc.load(\"1f1b\", {p = 2}))' | $SC -"
 expect 2 "unknown recipe 'zb-h3': did you mean 'zb-h1' or 'zb-h2'?" -- $SC sim zb-h3
 expect 2 "unknown recipe 'gpip': did you mean 'gpipe'?" -- $SC check gpip
 expect 2 "unknown parameter 'tcom' for recipe '1f1b': did you mean 'tcomm'?" -- $SC sim 1f1b -D tcom=1

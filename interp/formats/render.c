@@ -118,7 +118,7 @@ static char letter_of(int op)
  * are often shorter than a column: any overlap counts). Nothing (0) when
  * the device has none. */
 static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size_t base,
-                    long cols, double unit)
+                    long cols, double from, double unit)
 {
     size_t k[2] = {0, 0};
     int ops[2] = {SC_OP_OFFLOAD, SC_OP_RELOAD}, any = 0;
@@ -128,7 +128,7 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
         return 0;
     bprintf(b, "  h |");
     for (long c = 0; c < cols; c++) {
-        double a = c * unit, e = (c + 1) * unit;
+        double a = from + c * unit, e = from + (c + 1) * unit;
         int on[2] = {0, 0};
         /* The copies of one channel follow each other in stream order. */
         for (int ch = 0; ch < 2; ch++) {
@@ -145,7 +145,7 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
  * (=) or a broadcast (^) runs in the column, from its start (posted, and
  * the channel free) to its completion. Nothing (0) without collectives. */
 static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size_t base,
-                    long cols, double unit)
+                    long cols, double from, double unit)
 {
     if (!sim->coll_busy)
         return 0;
@@ -157,7 +157,7 @@ static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
     if (k < n)
         cs = sim->t0[base + k];
     for (long c = 0; c < cols; c++) {
-        double a = c * unit, e = (c + 1) * unit;
+        double a = from + c * unit, e = from + (c + 1) * unit;
         /* Skip the collectives that ended before this column. */
         while (k < n && sim->t1[base + k] <= a) {
             free_at = sim->t1[base + k];
@@ -174,13 +174,53 @@ static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
 
 char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int color)
 {
+    return sc_render_timeline_window(pg, sim, width, color, 0, 0);
+}
+
+/* One cell of a compressed row, where a column may hold several passes:
+ * the letter (or digit) when every pass in it is of one kind, '+' when
+ * they are of several, '.' when there is none. Never a pass that is not
+ * there. k: the first pass not yet ended before the column. */
+static void mixed_cell(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size_t base,
+                       size_t *k, double a, double e, int color)
+{
+    double eps = 1e-9 * (e - a);
+    while (*k < n && (!sc_op_is_compute(v[*k].op) || sim->t1[base + *k] <= a + eps))
+        (*k)++;
+    int kind = -1, several = 0, mb = 0;
+    for (size_t i = *k; i < n && sim->t0[base + i] < e - eps; i++) {
+        if (!sc_op_is_compute(v[i].op) || sim->t1[base + i] <= a + eps)
+            continue;
+        if (kind < 0)
+            kind = v[i].op, mb = v[i].mb;
+        else if (v[i].op != kind)
+            several = 1;
+    }
+    if (kind < 0)
+        bprintf(b, ".");
+    else if (several)
+        bprintf(b, "+");
+    else if (color)
+        bprintf(b, "%s%d\033[0m", color_of(kind), mb % 10);
+    else
+        bprintf(b, "%c", letter_of(kind));
+}
+
+char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width, int color,
+                                double from, double to)
+{
     buf b = {0};
     int P = sim->P;
     if (width < 10)
         width = 10;
     if (width > SC_RENDER_MAX_WIDTH)
         width = SC_RENDER_MAX_WIDTH;
-    /* Shortest pass sets the unit, unless the makespan would not fit. */
+    if (!(from >= 0) || !isfinite(from))
+        from = 0;
+    if (!(to > from) || !isfinite(to))
+        to = sim->makespan > from ? sim->makespan : from + 1;
+    int window = from > 0 || to < sim->makespan;
+    /* Shortest pass sets the unit, unless the window would not fit. */
     double unit = INFINITY;
     for (int d = 0; d < P; d++) {
         size_t n;
@@ -192,15 +232,18 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
                 unit = t;
         }
     }
-    if (!isfinite(unit) || sim->makespan <= 0)
+    if (!isfinite(unit) || to - from <= 0)
         unit = 1;
     /* In double first: a tiny pass makes the count overflow a long. */
-    double ncols = ceil(sim->makespan / unit - 1e-9);
+    double ncols = ceil((to - from) / unit - 1e-9);
     long cols = width;
-    if (ncols <= width)
+    int compressed = 0;
+    if (ncols <= width) {
         cols = (long)ncols;
-    else
-        unit = sim->makespan / width;
+    } else {
+        unit = (to - from) / width;
+        compressed = 1; /* a column may hold several passes */
+    }
     if (cols < 1)
         cols = 1;
     for (int d = 0; d < P; d++) {
@@ -209,7 +252,12 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
         bprintf(&b, "d%-3d|", d);
         size_t k = 0;
         for (long c = 0; c < cols; c++) {
-            double mid = (c + 0.5) * unit;
+            if (compressed) {
+                mixed_cell(&b, v, n, sim, sim->offset[d], &k, from + c * unit,
+                           from + (c + 1) * unit, color);
+                continue;
+            }
+            double mid = from + (c + 0.5) * unit;
             /* Passes are in time order on a device: advance to the one
              * that ends after mid. */
             while (k < n && (!sc_op_is_compute(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
@@ -224,9 +272,9 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
             }
         }
         bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
-        if (host_row(&b, v, n, sim, sim->offset[d], cols, unit))
+        if (host_row(&b, v, n, sim, sim->offset[d], cols, from, unit))
             bprintf(&b, "|  host %.4g\n", sim->host_peak ? sim->host_peak[d] : 0);
-        if (coll_row(&b, v, n, sim, sim->offset[d], cols, unit))
+        if (coll_row(&b, v, n, sim, sim->offset[d], cols, from, unit))
             bprintf(&b, "|  collectives %.4g\n", sim->coll_busy[d]);
     }
     const char *u = sc_prog_seconds(pg) ? " s" : " time";
@@ -237,6 +285,10 @@ char *sc_render_timeline(const sc_prog *pg, const sc_sim *sim, int width, int co
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
     else
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
+    if (compressed)
+        bprintf(&b, ", + passes of several kinds (a wider --width or --from/--to shows each)");
+    if (window)
+        bprintf(&b, "; shown: time %.6g to %.6g", from, to);
     if (sim->host)
         bprintf(&b, "; host link: > to the host, < back, * both");
     if (sim->coll_busy)

@@ -1,5 +1,10 @@
 /*
  * svg.c — the timeline picture (svg.h).
+ *
+ * Scale: one time unit is `sx` pixels for every program drawn (a stack
+ * shares one axis). Without a width asked for, sx gives the shortest
+ * compute pass in the window room for its microbatch number, so that the
+ * picture grows with the schedule instead of turning into a barcode.
  */
 #include "svg.h"
 
@@ -8,10 +13,16 @@
 
 /* Geometry, in pixels. */
 enum {
-    LEFT = 56, RIGHT = 70, TOP = 58, PLOT_W = 1000,
-    ROW_H = 22, XFER_H = 8, MEM_H = 26, GAP = 4, BAND_GAP = 10
+    LEFT = 56, RIGHT = 74, ROW_H = 22, XFER_H = 8, MEM_H = 26, GAP = 4, BAND_GAP = 10,
+    HEAD_H = 74, TITLE_H = 24, AXIS_H = 34,
+    MIN_PLOT = 1000, MAX_PLOT = 20000, /* the plot's width without an asked width */
+    DIGIT_PX = 7                       /* a digit at font-size 11, with some air */
 };
 #define BAND_H (ROW_H + GAP + XFER_H + GAP + MEM_H + BAND_GAP)
+
+static const unsigned kind_rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9}; /* F B W BW */
+static const char *const kind_name[] = {"F forward", "B input grad", "W weight grad",
+                                        "BW fused B+W"};
 
 static void xml_text(FILE *f, const char *s)
 {
@@ -22,58 +33,283 @@ static void xml_text(FILE *f, const char *s)
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
         default:
-            if ((unsigned char)*s >= 0x20)
+            if ((unsigned char)*s >= 0x20 && *s != 0x7f)
                 fputc(*s, f);
         }
     }
 }
 
-/* Colour of a pass: by kind, darker for later chunks of a device. */
-static void colour(int op, int chunk, char out[8])
+/* Colour of a pass: by kind; a device's later chunks darker, from the full
+ * colour (chunk 0) to 55% of it (chunk nch-1). */
+static void colour(int op, int chunk, int nch, char out[8])
 {
-    static const unsigned rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9}; /* F B W BW */
-    unsigned c = rgb[op <= SC_OP_BW ? op : 0];
-    double k = 1.0 - 0.28 * (chunk > 2 ? 2 : chunk);
+    unsigned c = kind_rgb[op <= SC_OP_BW ? op : 0];
+    double k = nch > 1 ? 1.0 - 0.45 * chunk / (nch - 1) : 1.0;
     unsigned r = (unsigned)(((c >> 16) & 255) * k), g = (unsigned)(((c >> 8) & 255) * k),
              b = (unsigned)((c & 255) * k);
     snprintf(out, 8, "#%02x%02x%02x", r, g, b);
 }
 
-static double tick_step(double span)
+static double tick_step(double span, double px)
 {
-    double raw = span / 10, p = pow(10, floor(log10(raw > 0 ? raw : 1)));
+    /* About one tick per 80 pixels, on round numbers. */
+    double raw = span / fmax(2, floor(px / 80)), p = pow(10, floor(log10(raw > 0 ? raw : 1)));
     return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
+static int max_chunks(const sc_prog *pg)
+{
+    int c = 1;
+    for (int d = 0; d < sc_prog_devices(pg); d++)
+        c = sc_prog_chunks(pg, d) > c ? sc_prog_chunks(pg, d) : c;
+    return c;
+}
+
+static int digits(int x)
+{
+    int n = 1;
+    while (x >= 10)
+        x /= 10, n++;
+    return n;
+}
+
+/* What a stack shares: the window, the scale, the devices' band height. */
+typedef struct frame {
+    double from, to, sx;
+    int plot, chunks;
+    int kinds[4], host, coll;
+} frame;
+
+static double px(const frame *fr, double t) { return LEFT + (t - fr->from) * fr->sx; }
+
+/* The part of [a, b] inside the window, in pixels; 0 when none. */
+static int clip(const frame *fr, double a, double b, double *x0, double *w)
+{
+    if (b < fr->from || a > fr->to || (b == fr->from && a < b) || (a == fr->to && a < b))
+        return 0;
+    a = fmax(a, fr->from);
+    b = fmin(b, fr->to);
+    *x0 = px(fr, a);
+    *w = (b - a) * fr->sx;
+    return 1;
+}
+
+static int band_height(const frame *fr)
+{
+    return BAND_H + (fr->host ? XFER_H + GAP : 0) + (fr->coll ? XFER_H + GAP : 0);
+}
+
+static void legend(FILE *f, const frame *fr, double tcomm_all)
+{
+    int x = LEFT, y = 30;
+    for (int k = 0; k < 4; k++) {
+        if (!fr->kinds[k])
+            continue;
+        for (int c = 0; c < fr->chunks; c++) {
+            char col[8];
+            colour(k, c, fr->chunks, col);
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"12\" fill=\"%s\"><title>"
+                       "%s, chunk %d</title></rect>\n", x, y, col, kind_name[k], c);
+            x += 10;
+        }
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>\n", x + 4, y + 10,
+                kind_name[k]);
+        x += 4 + 7 * (int)strlen(kind_name[k]) + 14;
+    }
+    if (fr->chunks > 1)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">shades: chunk 0 to %d, "
+                   "later chunks darker</text>\n", x, y + 10, fr->chunks - 1);
+    /* Second line: transfers, memory, host link, collectives. */
+    x = LEFT;
+    y = 50;
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#555\"/><text x=\"%d\" "
+               "y=\"%d\" font-size=\"11\">transfer on the link%s</text>\n",
+            x, y + 2, x + 16, y + 9, tcomm_all > 0 ? "" : " (tcomm = 0: a tick)");
+    x += 16 + 7 * 20 + (tcomm_all > 0 ? 0 : 7 * 19) + 14;
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#aaa\" stroke-width=\"1\"/>"
+               "<text x=\"%d\" y=\"%d\" font-size=\"11\">posted, waiting for the peer</text>\n",
+            x, y + 5, x + 12, y + 5, x + 16, y + 9);
+    x += 16 + 7 * 28 + 14;
+    fprintf(f, "<polyline points=\"%d,%d %d,%d %d,%d\" stroke=\"#c0392b\" fill=\"none\"/><text "
+               "x=\"%d\" y=\"%d\" font-size=\"11\">activation memory</text>\n",
+            x, y + 10, x + 6, y + 10, x + 12, y + 2, x + 16, y + 9);
+    x += 16 + 7 * 17 + 14;
+    if (fr->host) {
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#16a085\"/><text "
+                   "x=\"%d\" y=\"%d\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"%d\" "
+                   "width=\"12\" height=\"6\" fill=\"#8e44ad\"/><text x=\"%d\" y=\"%d\" "
+                   "font-size=\"11\">reload</text>\n",
+                x, y + 2, x + 16, y + 9, x + 76, y + 2, x + 92, y + 9);
+        x += 150;
+    }
+    if (fr->coll)
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#d35400\"/><text "
+                   "x=\"%d\" y=\"%d\" font-size=\"11\">all-reduce</text><rect x=\"%d\" y=\"%d\" "
+                   "width=\"12\" height=\"6\" fill=\"#2c3e50\"/><text x=\"%d\" y=\"%d\" "
+                   "font-size=\"11\">broadcast</text>\n",
+                x, y + 2, x + 16, y + 9, x + 96, y + 2, x + 112, y + 9);
+}
+
+/* A transfer as it is: on the link for tcomm before it completes (a tick
+ * when tcomm is 0), and, before that, posted and waiting for its peer. */
+static void transfer(FILE *f, const frame *fr, const char *name, double t0, double t1,
+                     double tcomm, int y, int send)
+{
+    double on = fmax(t0, t1 - tcomm), x0, w;
+    const char *fill = send ? "#777" : "#444";
+    if (on > t0 && clip(fr, t0, on, &x0, &w)) {
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#aaa\" "
+                   "stroke-width=\"1\"><title>", x0, y + XFER_H / 2, x0 + w, y + XFER_H / 2);
+        xml_text(f, name);
+        fprintf(f, ": posted at %.6g, waits for its peer until %.6g</title></line>\n", t0, on);
+    }
+    if (!clip(fr, on, t1, &x0, &w))
+        return;
+    if (t1 - on <= 0)
+        fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"1\" height=\"%d\" fill=\"%s\"><title>",
+                x0 - 0.5, y, XFER_H, fill);
+    else
+        fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                   "fill-opacity=\"0.8\"><title>", x0, y, w > 1 ? w : 1, XFER_H, fill);
+    xml_text(f, name); /* "-> d1" */
+    fprintf(f, ": on the link %.6g to %.6g</title></rect>\n", on, t1);
+}
+
+/* The bands of one program, from y; `which` names its groups in a stack
+ * (id "d3" alone, "p1.d3" in a stack). */
 /* Steps (SPEC.md §21): a dark tick where each device ends a step (its
- * OPTIM), and a dashed line with a label where the last device does. */
-static void step_marks(FILE *f, const sc_prog *pg, const sc_sim *sim, const sc_instr *v,
-                       size_t n, int d, int y, double sx)
+ * OPTIM), and a dashed line where the last device does, labelled with the
+ * step's figures (in a stack, where titles sit above each program, the
+ * figures are the line's tooltip). Only what falls in the window. */
+static void step_marks(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim,
+                       const sc_instr *v, size_t n, int d, int y)
 {
     if (sc_prog_steps(pg) < 2)
         return;
     for (size_t k = 0, step = 0; k < n; k++) {
         if (v[k].op != SC_OP_OPTIM)
             continue;
-        double x = LEFT + sim->t1[sim->offset[d] + k] * sx;
+        double t = sim->t1[sim->offset[d] + k];
+        step++;
+        if (t < fr->from || t > fr->to)
+            continue;
         fprintf(f, "<line class=\"step\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
                    "stroke=\"#222\" stroke-width=\"2\"><title>d%d: end of step %zu</title>"
-                   "</line>\n", x, y - 2, x, y + ROW_H + 2, d, step++);
+                   "</line>\n", px(fr, t), y - 2, px(fr, t), y + ROW_H + 2, d, step - 1);
     }
 }
 
-static void step_lines(FILE *f, const sc_prog *pg, const sc_sim *sim, int ya, double sx)
+static void step_lines(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
+                       int ya, int labels)
 {
     if (sc_prog_steps(pg) < 2 || !sim->step_end)
         return;
     for (int k = 0; k < sim->steps; k++) {
-        double x = LEFT + sim->step_end[k] * sx;
+        double t = sim->step_end[k], x = px(fr, t);
+        if (t < fr->from || t > fr->to)
+            continue;
         fprintf(f, "<g class=\"step-end\"><line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
-                   "stroke=\"#555\" stroke-dasharray=\"4,3\"/><text x=\"%.2f\" y=\"%d\" "
-                   "font-size=\"10\" text-anchor=\"end\" fill=\"#555\">step %d (%.4g, bubble "
-                   "%.1f%%)</text></g>\n", x, TOP - 6, x, ya, x - 2, TOP - 8, k,
-                sim->step_makespan[k], 100 * sim->step_bubble[k]);
+                   "stroke=\"#555\" stroke-dasharray=\"4,3\"><title>step %d (%.4g, bubble %.1f%%)"
+                   "</title></line>", x, y0 - 6, x, ya, k, sim->step_makespan[k],
+                100 * sim->step_bubble[k]);
+        if (labels)
+            fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
+                       "fill=\"#555\">step %d (%.4g, bubble %.1f%%)</text>", x - 2, y0 - 8, k,
+                    sim->step_makespan[k], 100 * sim->step_bubble[k]);
+        fputs("</g>\n", f);
     }
+}
+
+static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
+                    int which)
+{
+    int P = sc_prog_devices(pg), band = band_height(fr);
+    double peak = 0, tcomm = sc_prog_tcomm(pg);
+    for (int d = 0; d < P; d++)
+        peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
+    for (int d = 0; d < P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        int y = y0 + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
+        int yc = yh + (fr->host ? XFER_H + GAP : 0), ym = yc + (fr->coll ? XFER_H + GAP : 0) + MEM_H;
+        double cfree = 0, x0, w; /* the collective channel is free from */
+        if (which < 0)
+            fprintf(f, "<g id=\"d%d\">\n", d);
+        else
+            fprintf(f, "<g id=\"p%d.d%d\">\n", which, d);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">d%d</text>\n"
+                   "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
+                LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, fr->plot, ROW_H);
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &v[k];
+            size_t g = sim->offset[d] + k;
+            double t0 = sim->t0[g], t1 = sim->t1[g];
+            char name[128];
+            sc_prog_instr_format(pg, in, name, sizeof name);
+            if (sc_op_is_compute(in->op)) {
+                if (!clip(fr, t0, t1, &x0, &w))
+                    continue;
+                char c[8];
+                colour(in->op, sc_prog_chunk(pg, in->stage), fr->chunks, c);
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
+                           "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
+                /* The microbatch where it fits. */
+                if (w >= DIGIT_PX * digits(in->mb) + 4)
+                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                               "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
+            } else if (sc_op_is_transfer(in->op)) {
+                transfer(f, fr, name, t0, t1, tcomm, yx, in->op == SC_OP_SEND);
+            } else if (sc_op_is_coll(in->op)) {
+                /* From its start (posted, the channel free) to its completion. */
+                double cs = t0 > cfree ? t0 : cfree;
+                cfree = t1;
+                if (clip(fr, cs, t1, &x0, &w))
+                    fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                               "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
+                            x0, yc, w > 0.5 ? w : 0.5, XFER_H,
+                            in->op == SC_OP_ALLREDUCE ? "#d35400" : "#2c3e50", name);
+            } else if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) &&
+                       clip(fr, t0, t1, &x0, &w)) {
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                           "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
+                        x0, yh, w > 0.5 ? w : 0.5, XFER_H,
+                        in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
+            }
+        }
+        step_marks(f, fr, pg, sim, v, n, d, y);
+        /* Memory: a step curve in the window, scaled to the largest peak. */
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
+                   "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"",
+                LEFT, ym, LEFT + fr->plot, ym);
+        double prev = 0, scale = peak > 0 ? (MEM_H - 2) / peak : 0;
+        int started = 0;
+        for (size_t k = 0; k < n && sim->mem; k++) {
+            if (!sc_op_is_compute(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
+                continue;
+            size_t g = sim->offset[d] + k;
+            /* Memory rises when F starts or RELOAD is posted, falls when a
+             * pass or a DROP ends. */
+            double t = v[k].op == SC_OP_F || v[k].op == SC_OP_RELOAD ? sim->t0[g] : sim->t1[g];
+            double m = sim->mem[g];
+            if (t > fr->to)
+                break;
+            if (t >= fr->from) {
+                if (!started)
+                    fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
+                started = 1;
+                fprintf(f, " %.2f,%.2f %.2f,%.2f", px(fr, t), ym - prev * scale, px(fr, t),
+                        ym - m * scale);
+            }
+            prev = m;
+        }
+        if (!started)
+            fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
+        fprintf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
+                   "%.4g</text>\n</g>\n", LEFT + fr->plot, ym - prev * scale, LEFT + fr->plot + 4,
+                ym - MEM_H / 2, sim->peak_mem[d]);
+    }
+    step_lines(f, fr, pg, sim, y0, y0 + P * band, which < 0);
 }
 
 sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title)
@@ -84,133 +320,111 @@ sc_status sc_svg_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char
 sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *title,
                             const sc_svg_opts *opts)
 {
-    if (!sc_prog_is_lowered(pg) || !sim)
+    return sc_svg_write_stack(f, 1, &pg, &sim, &title, opts);
+}
+
+sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc_sim *const *sims,
+                             const char *const *titles, const sc_svg_opts *opts)
+{
+    sc_svg_opts o = opts ? *opts : (sc_svg_opts){0};
+    frame fr = {0};
+    double span = 0, shortest = INFINITY, tcomm_all = 0;
+    int maxmb = 0;
+    if (n < 1)
         return SC_ERR_ARG;
-    (void)opts;
-    int P = sc_prog_devices(pg);
-    double span = sim->makespan > 0 ? sim->makespan : 1, sx = PLOT_W / span, peak = 0;
-    for (int d = 0; d < P; d++)
-        peak = sim->peak_mem[d] > peak ? sim->peak_mem[d] : peak;
-    /* With offload, each band has a row of host copies under its transfers;
-     * with collectives, a row of the device's collective channel. */
-    int host = sim->host != NULL, coll = sim->coll_busy != NULL;
-    int band = BAND_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
-    int width = LEFT + PLOT_W + RIGHT, height = TOP + P * band + 30;
+    for (int i = 0; i < n; i++) {
+        if (!pgs[i] || !sims[i] || !sc_prog_is_lowered(pgs[i]))
+            return SC_ERR_ARG;
+        span = fmax(span, sims[i]->makespan);
+        fr.chunks = max_chunks(pgs[i]) > fr.chunks ? max_chunks(pgs[i]) : fr.chunks;
+        fr.host |= sims[i]->host != NULL;
+        fr.coll |= sims[i]->coll_busy != NULL;
+        tcomm_all = fmax(tcomm_all, sc_prog_tcomm(pgs[i]));
+    }
+    fr.from = o.from > 0 ? o.from : 0;
+    fr.to = o.to > fr.from ? o.to : fmax(span, fr.from + 1);
+    /* The shortest compute pass in the window, and the kinds drawn. */
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < sc_prog_devices(pgs[i]); d++) {
+            size_t k, m;
+            const sc_instr *v = sc_prog_stream(pgs[i], d, &m);
+            for (k = 0; k < m; k++) {
+                size_t g = sims[i]->offset[d] + k;
+                double a = sims[i]->t0[g], b = sims[i]->t1[g];
+                if (!sc_op_is_compute(v[k].op) || b <= fr.from || a >= fr.to)
+                    continue;
+                fr.kinds[v[k].op <= SC_OP_BW ? v[k].op : 0] = 1;
+                if (b > a)
+                    shortest = fmin(shortest, b - a);
+                maxmb = v[k].mb > maxmb ? v[k].mb : maxmb;
+            }
+        }
+    double window = fr.to - fr.from;
+    if (o.width > 0) {
+        fr.plot = o.width;
+    } else {
+        double need = isfinite(shortest) ? (DIGIT_PX * digits(maxmb) + 6) / shortest : 0;
+        double w = fmax(MIN_PLOT, ceil(need * window));
+        fr.plot = (int)fmin(w, MAX_PLOT);
+    }
+    fr.sx = fr.plot / window;
+    int band = band_height(&fr), height = HEAD_H, width = LEFT + fr.plot + RIGHT;
+    for (int i = 0; i < n; i++)
+        height += (n > 1 ? TITLE_H : 0) + sc_prog_devices(pgs[i]) * band;
+    height += AXIS_H;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
             width, height, width, height);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
                "font-size=\"14\" font-weight=\"bold\">", LEFT);
-    xml_text(f, title ? title : "schedule");
-    fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">makespan "
-               "%.6g, bubble %.2f%%, peak memory %.4g units</text>\n",
-            LEFT + PLOT_W, sim->makespan, 100 * sim->bubble_rate, peak);
-    static const char *const legend[] = {"F forward", "B input grad", "W weight grad", "BW B+W"};
-    for (int i = 0; i < 4; i++) {
-        char c[8];
-        colour(i, 0, c);
-        fprintf(f, "<rect x=\"%d\" y=\"28\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" "
-                   "y=\"38\" font-size=\"11\">%s</text>\n", LEFT + i * 110, c, LEFT + i * 110 + 16,
-                legend[i]);
+    if (n == 1)
+        xml_text(f, titles && titles[0] ? titles[0] : "schedule");
+    else
+        fprintf(f, "%d schedules on one time axis", n);
+    fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">",
+            LEFT + fr.plot);
+    if (n == 1) {
+        double peak = 0;
+        for (int d = 0; d < sims[0]->P; d++)
+            peak = fmax(peak, sims[0]->peak_mem[d]);
+        fprintf(f, "makespan %.6g, bubble %.2f%%, peak memory %.4g units", sims[0]->makespan,
+                100 * sims[0]->bubble_rate, peak);
     }
-    fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#777\"/><text x=\"%d\" "
-               "y=\"38\" font-size=\"11\">transfer</text><polyline points=\"%d,38 %d,30\" "
-               "stroke=\"#c0392b\" fill=\"none\"/><text x=\"%d\" y=\"38\" font-size=\"11\">memory"
-               "</text>\n", LEFT + 440, LEFT + 456, LEFT + 530, LEFT + 542, LEFT + 546);
-    if (host)
-        fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#16a085\"/><text "
-                   "x=\"%d\" y=\"38\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"32\" "
-                   "width=\"12\" height=\"5\" fill=\"#8e44ad\"/><text x=\"%d\" y=\"38\" "
-                   "font-size=\"11\">reload</text>\n",
-                LEFT + 600, LEFT + 616, LEFT + 670, LEFT + 686);
-    if (coll)
-        fprintf(f, "<rect x=\"%d\" y=\"32\" width=\"12\" height=\"5\" fill=\"#d35400\"/><text "
-                   "x=\"%d\" y=\"38\" font-size=\"11\">all-reduce</text><rect x=\"%d\" y=\"32\" "
-                   "width=\"12\" height=\"5\" fill=\"#2c3e50\"/><text x=\"%d\" y=\"38\" "
-                   "font-size=\"11\">broadcast</text>\n",
-                LEFT + 740, LEFT + 756, LEFT + 830, LEFT + 846);
-    for (int d = 0; d < P; d++) {
-        size_t n;
-        const sc_instr *v = sc_prog_stream(pg, d, &n);
-        int y = TOP + d * band, yx = y + ROW_H + GAP, yh = yx + XFER_H + GAP;
-        int yc = yh + (host ? XFER_H + GAP : 0);
-        int ym = yx + XFER_H + GAP + MEM_H + (host ? XFER_H + GAP : 0) + (coll ? XFER_H + GAP : 0);
-        double cfree = 0; /* the collective channel is free from */
-        fprintf(f, "<g id=\"d%d\">\n<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
-                   "d%d</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
-                d, LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, PLOT_W, ROW_H);
-        for (size_t k = 0; k < n; k++) {
-            const sc_instr *in = &v[k];
-            size_t g = sim->offset[d] + k;
-            double x0 = LEFT + sim->t0[g] * sx, w = (sim->t1[g] - sim->t0[g]) * sx;
-            char name[96];
-            sc_instr_format(in, name, sizeof name);
-            if (sc_op_is_compute(in->op)) {
-                char c[8];
-                colour(in->op, sc_prog_chunk(pg, in->stage), c);
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "stroke=\"white\" stroke-width=\"0.5\"><title>%s</title></rect>\n",
-                        x0, y, w, ROW_H, c, name); /* compute names need no escaping */
-                if (w >= 9)
-                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\" "
-                               "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
-                            w >= 16 ? 11 : 8, in->mb);
-            } else if (sc_op_is_transfer(in->op)) {
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "fill-opacity=\"0.6\"><title>",
-                        x0, yx, w > 0.5 ? w : 0.5, XFER_H, in->op == SC_OP_SEND ? "#777" : "#444");
-                xml_text(f, name); /* "-> d1" */
-                fputs("</title></rect>\n", f);
-            } else if (sc_op_is_coll(in->op)) {
-                /* From its start (posted, the channel free) to its completion. */
-                double cs = sim->t0[g] > cfree ? sim->t0[g] : cfree;
-                cfree = sim->t1[g];
-                char cn[128];
-                sc_prog_instr_format(pg, in, cn, sizeof cn);
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
-                        LEFT + cs * sx, yc, (sim->t1[g] - cs) * sx > 0.5 ? (sim->t1[g] - cs) * sx : 0.5,
-                        XFER_H, in->op == SC_OP_ALLREDUCE ? "#d35400" : "#2c3e50", cn);
-            } else if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
-                        x0, yh, w > 0.5 ? w : 0.5, XFER_H,
-                        in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
-            }
+    if (fr.from > 0 || fr.to < span)
+        fprintf(f, "%stime %.6g to %.6g of %.6g", n == 1 ? "; " : "", fr.from, fr.to, span);
+    fputs("</text>\n", f);
+    legend(f, &fr, tcomm_all);
+    /* Grid lines at the ticks, under everything, across all programs. */
+    double step = tick_step(window, fr.plot), t = ceil(fr.from / step - 1e-9) * step;
+    for (; t <= fr.to + 1e-9 * window; t += step)
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#e4e4e4\"/>\n",
+                px(&fr, t), HEAD_H - 6, px(&fr, t), height - AXIS_H);
+    int y = HEAD_H;
+    for (int i = 0; i < n; i++) {
+        if (n > 1) {
+            double peak = 0;
+            for (int d = 0; d < sims[i]->P; d++)
+                peak = fmax(peak, sims[i]->peak_mem[d]);
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">", LEFT,
+                    y + 15);
+            xml_text(f, titles && titles[i] ? titles[i] : "schedule");
+            fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
+                       "makespan %.6g, bubble %.2f%%, peak memory %.4g units</text>\n",
+                    LEFT + fr.plot, y + 15, sims[i]->makespan, 100 * sims[i]->bubble_rate, peak);
+            y += TITLE_H;
         }
-        step_marks(f, pg, sim, v, n, d, y, sx);
-        /* Memory: a step curve, scaled to the largest peak. */
-        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
-                   "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"%d,%d",
-                LEFT, ym, LEFT + PLOT_W, ym, LEFT, ym);
-        double prev = 0;
-        for (size_t k = 0; k < n && sim->mem; k++) {
-            if (!sc_op_is_compute(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
-                continue;
-            size_t g = sim->offset[d] + k;
-            /* Memory rises when F starts or RELOAD is posted, falls when a
-             * pass or a DROP ends. */
-            double t = v[k].op == SC_OP_F || v[k].op == SC_OP_RELOAD ? sim->t0[g] : sim->t1[g];
-            double x = LEFT + t * sx, m = sim->mem[g];
-            double y0 = ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2);
-            double y1 = ym - (peak > 0 ? m / peak : 0) * (MEM_H - 2);
-            fprintf(f, " %.2f,%.2f %.2f,%.2f", x, y0, x, y1);
-            prev = m;
-        }
-        fprintf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
-                   "%.4g</text>\n</g>\n", LEFT + PLOT_W, ym - (peak > 0 ? prev / peak : 0) * (MEM_H - 2),
-                LEFT + PLOT_W + 4, ym - MEM_H / 2, sim->peak_mem[d]);
+        program(f, &fr, pgs[i], sims[i], y, n > 1 ? i : -1);
+        y += sc_prog_devices(pgs[i]) * band;
     }
-    int ya = TOP + P * band;
-    step_lines(f, pg, sim, ya, sx);
-    double step = tick_step(span);
     fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-               "stroke=\"#333\"/>\n", LEFT, ya, LEFT + PLOT_W, ya);
-    for (double t = 0; t <= span + 1e-9 * span; t += step)
+               "stroke=\"#333\"/>\n", LEFT, y, LEFT + fr.plot, y);
+    for (t = ceil(fr.from / step - 1e-9) * step; t <= fr.to + 1e-9 * window; t += step)
         fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/><text "
                    "x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.6g</text>\n",
-                LEFT + t * sx, ya, LEFT + t * sx, ya + 4, LEFT + t * sx, ya + 15, t);
-    fprintf(f, "<text x=\"%d\" y=\"%d\">time</text></g>\n</svg>\n", LEFT + PLOT_W + 6, ya + 15);
+                px(&fr, t), y, px(&fr, t), y + 4, px(&fr, t), y + 15, fabs(t) < 1e-12 ? 0 : t);
+    /* The unit right of the axis, clear of the last tick's centred label. */
+    fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text></g>\n</svg>\n", LEFT + fr.plot + 22, y + 15,
+            sc_prog_seconds(pgs[0]) ? "time (s)" : "time");
     return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
 }

@@ -13,14 +13,16 @@
 #ifndef SC_CLI_H
 #define SC_CLI_H
 
+#include "formats/svg.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sc_limits.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
  * path, or NULL / "-" for standard output. torch: the PyTorch version of
- * --torch (NULL: the current one); titan: --torchtitan. */
+ * --torch (NULL: the current one); titan: --torchtitan; svg: width and
+ * window of an svg (NULL: the defaults). */
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
-                  int titan, sc_lprog *lp);
+                  int titan, sc_lprog *lp, const sc_svg_opts *svg);
 
 /* cli_torch.c. --torch VERSION ("2.15", "2.14.1") as 100 * major + minor
  * in *v; on a bad one prints the error and returns its exit code. */
@@ -33,7 +35,11 @@ int sc_cli_torch_version(const char *s, int *v);
 int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan);
 
 /* show --svg FILE and/or --trace FILE. */
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp);
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
+                      const sc_svg_opts *so);
+/* compare --svg FILE: n programs stacked on one time axis. */
+int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
+                     const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o);
 
 /* run --trace FILE: the measured timeline (seconds) beside the simulated
  * one: in seconds too when `seconds` (costs from a cost file or a
@@ -71,6 +77,10 @@ void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
  * the user's own choice, so recipes may read it (sc.costs) wherever it
  * lies, like their own folder's files (SPEC.md §20.4). */
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
+
+/* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
+ * recipe's doc and parameters). */
+int sc_cli_list(lua_State *L, const char *recipe);
 
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);

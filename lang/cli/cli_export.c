@@ -42,6 +42,11 @@ typedef struct job {
     const sc_sim *measured; /* trace only: a runtime's timeline (seconds) */
     int seconds;            /* the simulation is in seconds too: not scaled */
     int torch;              /* torch-csv*: the PyTorch version (torchcsv.h) */
+    const sc_svg_opts *svg; /* svg only: width, window; NULL: the defaults */
+    int n;                  /* svg only: > 0, a stack of n programs (below) */
+    const sc_prog *const *pgs;
+    const sc_sim *const *sims;
+    const char *const *titles;
 } job;
 
 static sc_status write_job(FILE *f, const job *j)
@@ -53,8 +58,10 @@ static sc_status write_job(FILE *f, const job *j)
         return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS, j->torch);
     if (strcmp(fm, "json") == 0)
         return sc_json_write(f, j->pg, j->sim, j->name);
+    if (strcmp(fm, "svg") == 0 && j->n > 0)
+        return sc_svg_write_stack(f, j->n, j->pgs, j->sims, j->titles, j->svg);
     if (strcmp(fm, "svg") == 0)
-        return sc_svg_write(f, j->pg, j->sim, j->name);
+        return sc_svg_write_opts(f, j->pg, j->sim, j->name, j->svg);
     if (j->measured && j->seconds) {
         /* Both in seconds: side by side on one clock. */
         sc_timing t[2] = {{j->measured, "measured", 1e6},
@@ -81,7 +88,8 @@ static int write_outputs(const job *jobs, const char *const *paths, int n);
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds)
 {
-    job j = {"trace", pg, sim, "run", measured, seconds, SC_TORCH_CURRENT};
+    job j = {.format = "trace", .pg = pg, .sim = sim, .name = "run", .measured = measured,
+             .seconds = seconds, .torch = SC_TORCH_CURRENT};
     return write_outputs(&j, &path, 1);
 }
 
@@ -110,7 +118,7 @@ static int write_outputs(const job *jobs, const char *const *paths, int n)
     for (i = 0; i < n && i < MAX_OUT; i++) {
         sc_status st = write_job(f[i], &jobs[i]);
         if (st && !ferror(f[i])) { /* not the file's fault: the program's or memory */
-            const char *m = sc_errmsg(jobs[i].pg);
+            const char *m = jobs[i].pg ? sc_errmsg(jobs[i].pg) : ""; /* a stack: none */
             rc = st == SC_ERR_NOMEM ? failf(4, "out of memory writing %s", jobs[i].format)
                                     : failf(sc_status_exit_code(st), "cannot write %s: %s",
                                             jobs[i].format, m[0] ? m : "error");
@@ -151,8 +159,16 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
 
 static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
 
+int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
+                     const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o)
+{
+    job j = {.format = "svg", .torch = SC_TORCH_CURRENT, .svg = o, .n = n, .pgs = pgs,
+             .sims = sims, .titles = titles};
+    return write_outputs(&j, &path, 1);
+}
+
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
-                  int titan, sc_lprog *lp)
+                  int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
     if (!format)
         return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
@@ -181,11 +197,13 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                      sc_sync_name(sync));
     if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
         return rc;
-    job j = {format, lp->pg, sim, recipe, NULL, 0, version};
+    job j = {.format = format, .pg = lp->pg, .sim = sim, .name = recipe, .torch = version,
+             .svg = svg};
     return write_outputs(&j, &out, 1);
 }
 
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp)
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
+                      const sc_svg_opts *so)
 {
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
@@ -195,11 +213,13 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
     const char *paths[2];
     int n = 0;
     if (svg) {
-        jobs[n] = (job){"svg", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
+        jobs[n] = (job){.format = "svg", .pg = lp->pg, .sim = sim, .name = recipe,
+                        .torch = SC_TORCH_CURRENT, .svg = so};
         paths[n++] = svg;
     }
     if (trace) {
-        jobs[n] = (job){"trace", lp->pg, sim, recipe, NULL, 0, SC_TORCH_CURRENT};
+        jobs[n] = (job){.format = "trace", .pg = lp->pg, .sim = sim, .name = recipe,
+                        .torch = SC_TORCH_CURRENT};
         paths[n++] = trace;
     }
     return write_outputs(jobs, paths, n);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_compare.h"
 #include "cmd_run.h"
 #include "formats/render.h"
 #include "repl/repl.h"
@@ -49,6 +50,7 @@ typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width, trust;
     const char *svg, *trace, *format, *out; /* show --svg/--trace, export */
+    double from, to;                        /* show, export: the time window */
     const char *torch;                      /* export --torch VERSION */
     int titan;                              /* export --torchtitan */
 } opts;
@@ -89,6 +91,14 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
                 return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
             o->width = (int)w;
+        } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+            char *end = NULL;
+            double x = i + 1 < argc ? strtod(argv[++i], &end) : -1;
+            if (!end || *end || !(x >= 0) || !isfinite(x)) {
+                snprintf(msg, sizeof msg, "%s needs a time >= 0", a);
+                return sc_cli_fail(EXIT_USAGE, msg);
+            }
+            *(a[2] == 'f' ? &o->from : &o->to) = x;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
         } else if (strcmp(a, "--torchtitan") == 0) {
@@ -120,80 +130,6 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             return sc_cli_fail(EXIT_USAGE, msg);
         }
     }
-    return 0;
-}
-
-/* Text from a recipe, cleaned for the terminal (core.h). */
-static void put_clean(const char *s) { sc_fputs_clean(s, stdout, 0); }
-
-static void print_params(lua_State *L, int decl)
-{
-    lua_Integer n = luaL_len(L, decl);
-    int w = 10; /* names in a column as wide as the longest */
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, decl, i);
-        lua_getfield(L, -1, "name");
-        int len = (int)strlen(lua_tostring(L, -1));
-        w = len > w ? (len < 40 ? len : 40) : w;
-        lua_pop(L, 2);
-    }
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, decl, i);
-        lua_getfield(L, -1, "name");
-        lua_getfield(L, -2, "default");
-        lua_getfield(L, -3, "desc");
-        char name[64], dflt[64];
-        sc_clean_text(name, sizeof name, lua_tostring(L, -3), 0);
-        sc_clean_text(dflt, sizeof dflt, luaL_tolstring(L, -2, NULL), 0);
-        lua_pop(L, 1);
-        printf("    %-*s = %-8s ", w, name, dflt);
-        put_clean(lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-        fputs("\n", stdout);
-        lua_pop(L, 4);
-    }
-}
-
-/* One recipe: its doc, and with `details` its parameters. */
-static int list_one(lua_State *L, const char *recipe, int details)
-{
-    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
-        return sc_cli_lua_fail(L);
-    int top = lua_gettop(L);
-    char name[200];
-    sc_clean_text(name, sizeof name, recipe, 0);
-    printf("%-12s ", name);
-    put_clean(lua_isstring(L, top) ? lua_tostring(L, top) : "");
-    fputs("\n", stdout);
-    if (details)
-        print_params(L, top - 1);
-    lua_settop(L, top - 3);
-    return 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* list: one line per stdlib recipe; list NAME: its parameters too. */
-static int cmd_list(lua_State *L, const char *recipe)
-{
-    if (recipe)
-        return list_one(L, recipe, 1);
-    const char *names[128];
-    int n = 0;
-    for (int i = 0; sc_stdlib_name(i) && n < 128; i++)
-        if (sc_stdlib_name(i)[0] != '_')
-            names[n++] = sc_stdlib_name(i);
-    qsort(names, (size_t)n, sizeof *names, cmp_name);
-    for (int i = 0; i < n; i++) {
-        int rc = list_one(L, names[i], 0);
-        if (rc)
-            return rc;
-    }
-    if (isatty(STDOUT_FILENO)) /* a hint for people; scripts read one recipe a line */
-        printf("(stagecraft list NAME: its parameters. Every one takes p, m, the costs tf tb "
-               "tw tcomm w_keep, mem, and offload with its parameters.)\n");
     return 0;
 }
 
@@ -343,13 +279,20 @@ static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
     free(zero);
 }
 
+static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
+                     const double *idle, int bneck);
+
 static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
+    if (o->to > 0 && o->to <= o->from)
+        return sc_cli_fail(EXIT_USAGE, "--to must be after --from");
+    /* --width is pixels for a picture, columns for the text view. */
+    sc_svg_opts so = {o->width, o->from, o->to};
     if (strcmp(o->cmd, "export") == 0)
-        return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp);
+        return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
-        return sc_cli_show_files(o->recipe, o->svg, o->trace, lp);
+        return sc_cli_show_files(o->recipe, o->svg, o->trace, lp, &so);
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
@@ -380,13 +323,32 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         peak = fmax(peak, sim->peak_mem[d]);
     if (strcmp(o->cmd, "show") == 0) {
         int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-        char *s = sc_render_timeline(pg, sim, o->width ? o->width : 120, color);
+        char *s = sc_render_timeline_window(pg, sim, o->width ? o->width : 120, color, o->from,
+                                            o->to);
         if (!s)
             return sc_cli_fail(4, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
     }
+    double *idle = calloc((size_t)P, sizeof *idle);
+    if (!idle)
+        return sc_cli_fail(4, "out of memory");
+    int bneck = sc_lua_balance(sim, idle);
+    int rc = print_sim(L, o, lp, sim, info, idle, bneck);
+    free(idle);
+    return rc;
+}
+
+/* sim: the summary (or --json) with the balance of the devices. */
+static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
+                     const double *idle, int bneck)
+{
+    sc_prog *pg = lp->pg;
+    int P = sc_prog_devices(pg);
+    double peak = 0;
+    for (int d = 0; d < P; d++)
+        peak = fmax(peak, sim->peak_mem[d]);
     if (o->json) {
         printf("{\"recipe\": ");
         json_string(o->recipe);
@@ -397,6 +359,12 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         print_json_array(sim->peak_mem, P);
         printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
         print_json_array(sim->busy, P);
+        printf(", \"idle\": ");
+        print_json_array(idle, P);
+        if (bneck >= 0)
+            printf(", \"bottleneck\": %d", bneck);
+        else
+            printf(", \"bottleneck\": null");
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
         if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
@@ -408,8 +376,23 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     printf("recipe        %s\n", o->recipe);
     printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
-    printf("makespan      %.6g%s\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
-           sim->makespan, sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate, peak);
+    printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
+           sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
+    int lo = 0, hi = 0;
+    for (int d = 0; d < P; d++) {
+        lo = idle[d] < idle[lo] ? d : lo;
+        hi = idle[d] > idle[hi] ? d : hi;
+    }
+    if (idle[hi] - idle[lo] < 1e-12)
+        printf("idle          %.4f%% of the makespan on every device\n", 100 * idle[hi]);
+    else
+        printf("idle          %.4f%% to %.4f%% of the makespan per device (most on d%d)\n",
+               100 * idle[lo], 100 * idle[hi], hi);
+    if (bneck >= 0)
+        printf("bottleneck    d%d: busy %.6g, the most of any device\n", bneck, sim->busy[bneck]);
+    else
+        printf("bottleneck    none: every device is busy %.6g\n", sim->busy[0]);
+    printf("peak memory   %.4g units (max)\n", peak);
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);
@@ -417,16 +400,18 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     print_offload(pg, sim, 0);
     sc_cli_print_steps(pg, sim, 0);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
-    printf("device   busy        start       end         peak%s\n",
+    printf("device   busy        idle      start       end         peak%s\n",
            oi ? "        without     host" : "");
     for (int d = 0; d < P; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "%.2f%%", 100 * idle[d]);
         if (oi)
-            printf("%-8d %-11.6g %-11.6g %-11.6g %-11.4g %-11.4g %.4g\n", d, sim->busy[d],
-                   sim->start[d], sim->end[d], sim->peak_mem[d], oi->base_peak[d],
+            printf("%-8d %-11.6g %-9s %-11.6g %-11.6g %-11.4g %-11.4g %.4g\n", d, sim->busy[d],
+                   id, sim->start[d], sim->end[d], sim->peak_mem[d], oi->base_peak[d],
                    sim->host_peak ? sim->host_peak[d] : 0);
         else
-            printf("%-8d %-11.6g %-11.6g %-11.6g %.4g\n", d, sim->busy[d], sim->start[d],
-                   sim->end[d], sim->peak_mem[d]);
+            printf("%-8d %-11.6g %-9s %-11.6g %-11.6g %.4g\n", d, sim->busy[d], id,
+                   sim->start[d], sim->end[d], sim->peak_mem[d]);
     }
     return 0;
 }
@@ -442,7 +427,7 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (o.trust)
         sc_sandbox_trust(L, 1);
     if (strcmp(o.cmd, "list") == 0)
-        return cmd_list(L, o.recipe);
+        return sc_cli_list(L, o.recipe);
     if (!o.recipe)
         return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
@@ -585,7 +570,12 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
                strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
                strcmp(argv[1], "export") == 0) {
-        rc = cmd_recipe(L, argc, argv);
+        /* sim with a sweep (-D m=16,32,64): one row per value. */
+        rc = strcmp(argv[1], "sim") == 0 && sc_cmd_is_sweep(argc, argv)
+                 ? sc_cmd_compare(L, argc, argv)
+                 : cmd_recipe(L, argc, argv);
+    } else if (strcmp(argv[1], "compare") == 0) {
+        rc = sc_cmd_compare(L, argc, argv);
     } else if (strcmp(argv[1], "import") == 0) {
         rc = sc_cli_import(argc, argv);
     } else if (strcmp(argv[1], "run") == 0) {
@@ -594,7 +584,8 @@ int main(int argc, char **argv)
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
         rc = sc_cli_fail(EXIT_USAGE, msg);
-    } else if (!strchr(argv[1], '/') && !strstr(argv[1], ".lua") && access(argv[1], F_OK) != 0) {
+    } else if (strcmp(argv[1], "-") != 0 && !strchr(argv[1], '/') && !strstr(argv[1], ".lua") &&
+               access(argv[1], F_OK) != 0) {
         rc = unknown_command(argv[1]);
     } else {
         rc = cmd_script(L, argc, argv);

@@ -50,7 +50,7 @@ static sc_status render(FILE *f, const char *fm, sc_lprog *lp, const sc_sim *sim
         return sc_json_write(f, lp->pg, sim, title);
     if (strcmp(fm, "svg") == 0)
         return sc_svg_write_opts(f, lp->pg, sim, title, so);
-    sc_timing t = {sim, "simulated", 0};
+    sc_timing t = {sim, "simulated", sc_prog_seconds(lp->pg) ? 1e6 : 0}; /* as the CLI's */
     return sc_trace_write(f, lp->pg, &t, 1);
 }
 

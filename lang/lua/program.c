@@ -183,6 +183,21 @@ static void push_array(lua_State *L, const double *v, int n)
     }
 }
 
+int sc_lua_balance(const sc_sim *sim, double *idle)
+{
+    int P = sim->P, b = 0, equal = 1;
+    double span = sim->makespan > 0 ? sim->makespan : 1;
+    for (int d = 0; d < P; d++) {
+        if (idle)
+            idle[d] = 1 - sim->busy[d] / span;
+        if (sim->busy[d] > sim->busy[b])
+            b = d;
+    }
+    for (int d = 0; d < P; d++)
+        equal &= fabs(sim->busy[d] - sim->busy[b]) <= 1e-9 * fmax(1, sim->busy[b]);
+    return equal ? -1 : b;
+}
+
 static int l_sim(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -211,6 +226,15 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    double *idle = lua_newuserdatauv(L, (size_t)P * sizeof *idle, 0);
+    int b = sc_lua_balance(sim, idle);
+    push_array(L, idle, P);
+    lua_setfield(L, -3, "idle");
+    lua_pop(L, 1);
+    if (b >= 0) {
+        lua_pushinteger(L, b);
+        lua_setfield(L, -2, "bottleneck");
+    }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
     sc_lua_set_step_figures(L, lp->pg, sim);

@@ -42,4 +42,12 @@ sc_status sc_lua_check(sc_lprog *lp);
 /* Simulates (once); NULL with status in *st on failure. */
 const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
 
+/* Balance of a simulation: idle[d] = 1 - busy[d] / makespan, the share of
+ * the step device d computes nothing (the bubble rate, the papers' figure,
+ * counts each device from its first pass and hides a slow stage: a device
+ * that idles 30% can sit beside a bubble rate of 0). Returns the
+ * bottleneck: the lowest-numbered device with the largest busy time, or -1
+ * when every device is equally busy (within 1e-9 of the largest). */
+int sc_lua_balance(const sc_sim *sim, double *idle);
+
 #endif

@@ -1,7 +1,8 @@
 -- test_typos.lua — a typo is never silent (SPEC.md §2, §4, §5.1): unknown
 -- fields of sc.program, sc.block, sc.autoschedule, block, auto and offload
 -- tables are errors with the near names; a parameter given but never read
--- is an error; sc.version and sc.need_version. Run:
+-- is an error; reading an undeclared name near a declared one is an
+-- error; sc.version and sc.need_version. Run:
 --   ./stagecraft --trust tests/lua/test_typos.lua
 local T = dofile("tests/lua/harness.lua")
 
@@ -108,6 +109,25 @@ return sc.program { p = P.p, m = P.m, rule = "1f1b" }
 ]])
 f2:close()
 T.ok(sc.load(path, {m = 3}), "pairs reads every parameter")
+-- Reading an undeclared name: nil, unless it is near a declared one (a
+-- typo); the prelude's helpers probe names freely (sc.fields on a recipe
+-- that declares 'mems', near 'mem', and no costs).
+local f3 = assert(io.open(path, "w"))
+f3:write([[
+local P = sc.params { {"p", 2, "devices"}, {"m", 2, "microbatches"}, {"mems", 0, "x"}, sc.COSTS }
+assert(P.head == nil and P.mems == 0, "an undeclared name far from all reads as nil")
+local t = sc.fields(P, {rule = "1f1b"})
+if MODE == "typo" then t.tcomm = P.tcom end
+return sc.program(t)
+]])
+f3:close()
+T.ok(sc.load(path), "P.head reads as nil; sc.fields probes 'mem' without a typo error")
+MODE = "typo"
+ok, err = pcall(sc.load, path)
+MODE = nil
+T.ok(not ok and tostring(err):find(":4: the recipe reads parameter 'tcom', which it does not "
+  .. "declare: did you mean 'tcomm'?", 1, true) ~= nil, "P.tcom: a typo, at its line: " .. tostring(err))
+T.eq(sc._errcode(err), 3, "undeclared near name: exit code 3")
 os.remove(path)
 T.fails(function() sc.params { {"x", 1, "d", when = 3} } end, "'when' of 'x' must be a string",
   "when must be a string")

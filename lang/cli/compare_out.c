@@ -1,0 +1,285 @@
+/*
+ * compare_out.c — what `stagecraft compare` prints (cmd_compare.h): the
+ * table, its notes, --json and the stacked --svg; and the command itself,
+ * which runs the rows of cmd_compare.c and prints them.
+ */
+#include "cli.h"
+#include "cmd_compare.h"
+#include "compare_impl.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/svg.h"
+#include "lua/sc_lua.h"
+
+#define EXIT_USAGE 2
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    putchar('"');
+}
+
+static void json_nums(const char *key, const double *v, int n, double scale)
+{
+    printf(", \"%s\": [", key);
+    for (int i = 0; i < n; i++)
+        printf(scale > 0 ? "%s%.0f" : "%s%.15g", i ? ", " : "", scale > 0 ? v[i] * scale : v[i]);
+    printf("]");
+}
+
+static void print_json(const cmp *c)
+{
+    printf("{\"rows\": [");
+    for (int i = 0; i < c->nrows; i++) {
+        const row *w = &c->rows[i];
+        printf("%s\n  {\"recipe\": ", i ? "," : "");
+        json_str(c->recipes[w->recipe]);
+        printf(", \"parameters\": {");
+        for (int k = 0; k < c->ndefs; k++) {
+            const char *v = c->defs[k].values[sc_compare_value_of(c, w->combo, k)];
+            double x;
+            printf("%s", k ? ", " : "");
+            json_str(c->defs[k].name);
+            printf(": ");
+            if (sc_compare_number(v, &x))
+                printf("%.15g", x);
+            else
+                json_str(v);
+        }
+        printf("}");
+        if (w->error) {
+            printf(", \"error\": ");
+            json_str(w->error);
+            printf(", \"exit_code\": %d}", w->code);
+            continue;
+        }
+        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
+               "\"makespan\": %.15g, \"bubble_rate\": %.15g", w->P, w->S, w->m, w->instructions,
+               w->makespan, w->bubble);
+        json_nums("idle", w->idle, w->P, 0);
+        printf(", \"bottleneck\": ");
+        printf(w->bneck >= 0 ? "%d" : "null", w->bneck);
+        json_nums("peak_memory", w->peak, w->P, 0);
+        printf(", \"peak_memory_max\": %.15g", w->peak_max);
+        if (c->bytes) {
+            printf(", \"unit_bytes\": %.15g", w->unit_bytes);
+            json_nums("peak_bytes", w->peak, w->P, w->unit_bytes);
+            printf(", \"peak_bytes_max\": %.0f", w->peak_max * w->unit_bytes);
+        }
+        printf("}");
+    }
+    printf("\n]}\n");
+}
+
+enum { NCOL = 10 + MAX_DEFS };
+
+/* Bytes for people: 262144 -> "256 KiB". */
+static void human(char *out, size_t n, double b)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5)
+        b /= 1024, u++;
+    snprintf(out, n, u ? "%.4g %s" : "%.0f %s", b, unit[u]);
+}
+
+static void print_table(const cmp *c)
+{
+    /* Cells: recipe, the swept names, then the figures. */
+    int sweeps[MAX_DEFS], ns = 0;
+    for (int k = 0; k < c->ndefs; k++)
+        if (c->defs[k].sweep)
+            sweeps[ns++] = k;
+    const char *head[NCOL];
+    int nc = 0;
+    head[nc++] = "recipe";
+    for (int j = 0; j < ns; j++)
+        head[nc++] = c->defs[sweeps[j]].name;
+    int fig = nc;
+    static const char *const figs[] = {"makespan", "bubble", "idle max", "bottleneck",
+                                       "peak max", "peak min", "instructions", "peak bytes"};
+    for (int j = 0; j < 7 + c->bytes; j++)
+        head[nc++] = figs[j];
+    int width[NCOL];
+    for (int j = 0; j < nc; j++)
+        width[j] = (int)strlen(head[j]);
+    char (*cell)[NCOL][48] = calloc((size_t)c->nrows, sizeof *cell);
+    if (!cell)
+        return;
+    for (int i = 0; i < c->nrows; i++) {
+        const row *w = &c->rows[i];
+        char clean[48];
+        snprintf(cell[i][0], 48, "%s", sc_clean_text(clean, sizeof clean, c->recipes[w->recipe], 0));
+        for (int j = 0; j < ns; j++)
+            snprintf(cell[i][1 + j], 48, "%s",
+                     sc_clean_text(clean, sizeof clean,
+                                   c->defs[sweeps[j]].values[sc_compare_value_of(c, w->combo, sweeps[j])], 0));
+        if (!w->error) {
+            char *f[8];
+            for (int j = 0; j < 8; j++)
+                f[j] = cell[i][fig + j];
+            snprintf(f[0], 48, "%.6g", w->makespan);
+            snprintf(f[1], 48, "%.2f%%", 100 * w->bubble);
+            snprintf(f[2], 48, "%.2f%% d%d", 100 * w->idle_max, w->idlest);
+            if (w->bneck >= 0)
+                snprintf(f[3], 48, "d%d", w->bneck);
+            else
+                snprintf(f[3], 48, "none");
+            snprintf(f[4], 48, "%.4g", w->peak_max);
+            snprintf(f[5], 48, "%.4g", w->peak_min);
+            snprintf(f[6], 48, "%zu", w->instructions);
+            if (c->bytes)
+                human(f[7], 48, w->peak_max * w->unit_bytes);
+        }
+        for (int j = 0; j < nc; j++)
+            if ((int)strlen(cell[i][j]) > width[j])
+                width[j] = (int)strlen(cell[i][j]);
+    }
+    for (int j = 0; j < nc; j++)
+        if (j + 1 < nc)
+            printf("%-*s  ", width[j], head[j]);
+        else
+            printf("%s\n", head[j]);
+    for (int i = 0; i < c->nrows; i++) {
+        const row *w = &c->rows[i];
+        int last = w->error ? fig : nc;
+        for (int j = 0; j < last; j++)
+            if (j + 1 < nc)
+                printf("%-*s  ", width[j], cell[i][j]);
+            else
+                printf("%s", cell[i][j]);
+        if (w->error) { /* the start of it: --json has the whole message */
+            char e[112];
+            sc_clean_text(e, sizeof e, w->error, 0);
+            printf("error (exit %d): %s%s", w->code, e, strlen(w->error) >= sizeof e - 1 ? "..." : "");
+        }
+        putchar('\n');
+    }
+    free(cell);
+}
+
+/* A note for each -D name that some recipes do not declare. */
+static void print_notes(lua_State *L, const cmp *c, int decl)
+{
+    for (int k = 0; k < c->ndefs; k++) {
+        char list[512] = "";
+        size_t n = 0;
+        int missing = 0;
+        for (int r = 0; r < c->nrec; r++) {
+            lua_geti(L, decl, r + 1);
+            if (lua_getfield(L, -1, c->defs[k].name) == LUA_TNIL && n + 80 < sizeof list) {
+                char clean[64];
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", missing ? ", " : "",
+                                      sc_clean_text(clean, sizeof clean, c->recipes[r], 0));
+                missing++;
+            }
+            lua_pop(L, 2);
+        }
+        if (missing && sc_compare_is_model_key(c->defs[k].name))
+            printf("note: %s sizes the model (bytes) for every recipe; %s %s not declare it\n",
+                   c->defs[k].name, list, missing > 1 ? "do" : "does");
+        else if (missing)
+            printf("note: %s is not a parameter of %s (left out there)\n", c->defs[k].name, list);
+    }
+    if (c->bytes && c->nrows)
+        printf("note: peak bytes of the built-in model (stagecraft run's, SPEC.md §17.2): the "
+               "memory model is the model's, w_keep = 1\n");
+}
+
+/* --svg: the programs stacked on one time axis. */
+static int write_svg(lua_State *L, const cmp *c)
+{
+    int n = 0;
+    const sc_prog **pgs = calloc((size_t)c->nrows, sizeof *pgs);
+    const sc_sim **sims = calloc((size_t)c->nrows, sizeof *sims);
+    char **titles = calloc((size_t)c->nrows, sizeof *titles);
+    if (!pgs || !sims || !titles) {
+        free(pgs);
+        free(sims);
+        free(titles);
+        return sc_cli_fail(4, "out of memory");
+    }
+    for (int i = 0; i < c->nrows; i++) {
+        const row *w = &c->rows[i];
+        if (w->error || w->ud == LUA_NOREF)
+            continue;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, w->ud);
+        sc_lprog *lp = sc_lua_toprog(L, -1);
+        lua_pop(L, 1); /* still referenced */
+        sc_status st;
+        pgs[n] = lp->pg;
+        sims[n] = sc_lua_sim(lp, &st);
+        char t[512];
+        size_t k = (size_t)snprintf(t, sizeof t, "%s", c->recipes[w->recipe]);
+        for (int j = 0; j < c->ndefs && k < sizeof t; j++)
+            if (c->defs[j].sweep)
+                k += (size_t)snprintf(t + k, sizeof t - k, " %s=%s", c->defs[j].name,
+                                      c->defs[j].values[sc_compare_value_of(c, w->combo, j)]);
+        titles[n++] = strdup(t);
+    }
+    sc_svg_opts so = {c->width, c->from, c->to};
+    int rc = n ? sc_cli_svg_stack(c->svg, n, pgs, sims, (const char *const *)titles, &so)
+               : sc_cli_fail(EXIT_USAGE, "--svg: no row has a program to draw");
+    for (int i = 0; i < n; i++)
+        free(titles[i]);
+    free(pgs);
+    free(sims);
+    free(titles);
+    return rc;
+}
+
+int sc_cmd_compare(lua_State *L, int argc, char **argv)
+{
+    cmp c;
+    memset(&c, 0, sizeof c);
+    int rc = sc_compare_parse(L, argc, argv, &c);
+    lua_newtable(L);
+    int decl = lua_gettop(L);
+    if (!rc)
+        rc = sc_compare_declared(L, &c, decl);
+    long combos = 1;
+    for (int k = 0; k < c.ndefs && !rc && combos * c.nrec <= MAX_ROWS; k++)
+        combos *= c.defs[k].n;
+    if (!rc && (combos * c.nrec > MAX_ROWS || combos < 1))
+        rc = sc_cli_fail(EXIT_USAGE, "more than 10000 rows: sweep fewer values");
+    if (!rc && !(c.rows = calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
+        rc = sc_cli_fail(4, "out of memory");
+    int first = 0;
+    for (long combo = 0; !rc && combo < combos; combo++)
+        for (int r = 0; !rc && r < c.nrec; r++) {
+            row *w = &c.rows[c.nrows++];
+            w->recipe = r;
+            w->combo = (int)combo;
+            w->ud = LUA_NOREF;
+            rc = sc_compare_row(L, &c, decl, w);
+            if (!first && w->code)
+                first = w->code;
+        }
+    sc_compare_set_model(L, 0);
+    if (!rc) {
+        if (c.json)
+            print_json(&c);
+        else {
+            print_table(&c);
+            print_notes(L, &c, decl);
+        }
+        fflush(stdout);
+        if (c.svg)
+            rc = write_svg(L, &c);
+    }
+    sc_compare_free(L, &c);
+    lua_settop(L, decl - 1);
+    return rc ? rc : first;
+}

@@ -1,0 +1,351 @@
+"""docs.py STAGECRAFT [FILE.md...] — every example of the documents, run.
+
+README.md and SPEC.md (or the files named) are read in order, and each
+fenced block is one of these (the first that applies):
+
+  - after a line `<!-- doc-test: skip (why) -->`: not run (a syntax sketch, a
+    fragment, a machine this test cannot assume). Say why. After
+    `<!-- doc-test: unsanitized -->`: not run under `make asan` (an example
+    that limits the address space);
+  - after `<!-- doc-test: file NAME -->`, or a ```lua block whose first line
+    is a comment naming a file (`-- zb3.lua: ...`): written as NAME into the
+    document's scratch folder, for the commands that follow;
+  - with lines that start with `$ `: commands. Each runs with `sh -c` in the
+    scratch folder (where `stagecraft` and `./stagecraft` are the binary
+    under test, and examples/, stdlib/, tests/, bench/ are the repository's),
+    and its stdout, then its stderr, must equal the lines that follow it up
+    to the next `$ ` line. With no lines after it, it must succeed; with a
+    `stagecraft: error:` line, it must fail;
+  - a REPL transcript (first line `> `): typed into the REPL on a
+    pseudo-terminal, line by line (`>> ` lines continue a chunk); what
+    follows each input is compared up to the next prompt. `^C` after an
+    input sends Ctrl-C; an input ending in `<TAB><TAB>` asks for completions
+    and the names listed are compared, not their layout;
+  - a ```lua block with `-->` comments: run as a script; what it prints must
+    equal the `-->` texts, one line each, in order;
+  - any other ```lua block: run as a script (stdin, trusted); it must not
+    fail;
+  - any other block: prose (a synopsis, a list of messages): not run.
+
+In expected output `[...]` matches any text within a line, and a line that
+is only `...` (or `[...]`) matches any number of lines: mark output that
+legitimately varies (times, temporary paths) so. (Plain dots are text: the
+ASCII timelines are full of them.) Hidden files and set-up commands:
+
+  <!-- doc-test: file NAME
+  CONTENT
+  -->
+  <!-- doc-test: run COMMAND -->
+
+A new section is covered as soon as it shows a `$ ` command, a transcript or
+a Lua block: nothing to register. Prints each failure with the document and
+line, then "docs: N passed, N failed". With --bless, the outputs of `$ `
+commands that differ (and hold no `[...]`) are rewritten in the document as
+they are now: review them with git diff before committing.
+"""
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SC = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BLESS = "--bless" in sys.argv[2:]
+FILES = [a for a in sys.argv[2:] if a != "--bless"] or ["README.md", "SPEC.md"]
+passed = failed = 0
+ran = {"commands": 0, "repl": 0, "lua": 0, "files": 0, "skipped": 0}
+
+
+def report(ok, where, what, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {where}: {what}", file=sys.stderr)
+        if detail:
+            print("  " + detail.replace("\n", "\n  "), file=sys.stderr)
+
+
+def line_match(pattern, text):
+    parts = pattern.split("[...]")
+    rx = ".*".join(re.escape(p) for p in parts)
+    return re.fullmatch(rx, text, re.S) is not None
+
+
+def elided(line):
+    return line.strip() in ("...", "[...]")
+
+
+def lines_match(expected, actual):
+    """Expected lines (with ... wildcards) against actual lines."""
+    exp = [e.rstrip() for e in expected]
+    act = [a.rstrip() for a in actual]
+    memo = {}
+
+    def m(i, j):
+        if (i, j) in memo:
+            return memo[(i, j)]
+        if i == len(exp):
+            r = j == len(act)
+        elif elided(exp[i]):
+            r = any(m(i + 1, k) for k in range(j, len(act) + 1))
+        else:
+            r = j < len(act) and line_match(exp[i], act[j]) and m(i + 1, j + 1)
+        memo[(i, j)] = r
+        return r
+
+    sys.setrecursionlimit(20000)
+    return m(0, 0)
+
+
+def diff(expected, actual):
+    out = ["expected:"] + ["  | " + e for e in expected[:40]]
+    out += ["got:"] + ["  | " + a for a in actual[:40]]
+    return "\n".join(out)
+
+
+class Doc:
+    def __init__(self, path):
+        self.path = path
+        self.bless = []  # (0-based line of the first expected line, expected, actual)
+        self.dir = tempfile.mkdtemp(prefix="sc_docs_")
+        self.bin = os.path.join(self.dir, ".bin")
+        os.makedirs(self.bin)
+        os.makedirs(os.path.join(self.dir, "home"))
+        os.symlink(SC, os.path.join(self.bin, "stagecraft"))
+        os.symlink(SC, os.path.join(self.dir, "stagecraft"))
+        for d in ("examples", "stdlib", "tests", "bench"):
+            if os.path.isdir(os.path.join(ROOT, d)):
+                os.symlink(os.path.join(ROOT, d), os.path.join(self.dir, d))
+        self.env = dict(os.environ, PATH=self.bin + os.pathsep + os.environ.get("PATH", ""),
+                        HOME=os.path.join(self.dir, "home"), NO_COLOR="1", TERM="dumb",
+                        INPUTRC="/dev/null", LC_ALL="C.UTF-8")
+
+    def where(self, line):
+        return f"{os.path.basename(self.path)}:{line}"
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        ran["files"] += 1
+
+    def sh(self, cmd, stdin=None, timeout=120):
+        try:
+            r = subprocess.run(["sh", "-c", cmd], cwd=self.dir, env=self.env, input=stdin,
+                               capture_output=True, text=True, timeout=timeout)
+            return r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired:
+            return -1, "", f"(timed out after {timeout} s)"
+
+    # ---- block kinds ----------------------------------------------------
+
+    def commands(self, start, body):
+        i = 0
+        while i < len(body):
+            if not body[i].startswith("$ "):
+                i += 1
+                continue
+            cmd, line = body[i][2:], start + i
+            j = i + 1
+            while j < len(body) and not body[j].startswith("$ "):
+                j += 1
+            expected, first = body[i + 1:j], start + i  # first: 0-based line of expected[0]
+            i = j
+            rc, out, err = self.sh(cmd)
+            ran["commands"] += 1
+            actual = (out + err).split("\n")
+            if actual and actual[-1] == "":
+                actual.pop()
+            wants_error = any(e.startswith("stagecraft: error:") for e in expected)
+            if not expected:
+                report(rc == 0, self.where(line), f"$ {cmd}: exit {rc}", err[-800:])
+                continue
+            ok = lines_match(expected, actual) and ((rc != 0) == wants_error)
+            if not ok and BLESS and not any("[...]" in e or elided(e) for e in expected):
+                # the output as it is now, for a person to review (git diff)
+                self.bless.append((first, expected, actual))
+            report(ok, self.where(line), f"$ {cmd} (exit {rc})", diff(expected, actual))
+
+    def lua_annotated(self, start, body):
+        expected = []
+        for b in body:
+            k = b.find("-->")
+            if k >= 0:
+                expected.append(b[k + 3:].strip() if b[k + 3:k + 4] in (" ", "") else b[k + 3:])
+        rc, out, err = self.sh("stagecraft -", stdin="\n".join(body) + "\n")
+        ran["lua"] += 1
+        actual = out.split("\n")
+        if actual and actual[-1] == "":
+            actual.pop()
+        actual = [a.strip() for a in actual]
+        ok = rc == 0 and lines_match(expected, actual)
+        report(ok, self.where(start), "lua block and its --> results",
+               diff(expected, actual) + ("\nstderr: " + err[-600:] if err else ""))
+
+    def lua_plain(self, start, body):
+        rc, out, err = self.sh("stagecraft -", stdin="\n".join(body) + "\n")
+        ran["lua"] += 1
+        report(rc == 0, self.where(start), f"lua block fails (exit {rc})", err[-800:])
+
+    def repl(self, start, body):
+        ran["repl"] += 1
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(self.dir)
+            os.execve(SC, [SC], self.env)
+        ansi = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[>=]|\r")
+        buf = [""]
+
+        def read_until(pattern, timeout=20.0):
+            end = time.time() + timeout
+            while time.time() < end:
+                text = ansi.sub("", buf[0])
+                if re.search(pattern, text, re.S):
+                    buf[0] = ""
+                    return text
+                r, _, _ = select.select([fd], [], [], 0.05)
+                if r:
+                    try:
+                        data = os.read(fd, 65536)
+                    except OSError:
+                        break
+                    if not data:
+                        break
+                    buf[0] += data.decode("utf-8", "replace")
+            text = ansi.sub("", buf[0])
+            buf[0] = ""
+            return text + "<timeout>"
+
+        read_until(r"\n> $")
+        i = 0
+        while i < len(body):
+            line = body[i]
+            if not (line.startswith("> ") or line.startswith(">> ") or line in (">", ">>")):
+                i += 1
+                continue
+            typed = line[3:] if line.startswith(">> ") else line[2:]
+            j = i + 1
+            while j < len(body) and not (body[j].startswith(">") and not body[j].startswith(">>>")):
+                j += 1
+            expected = body[i + 1:j]
+            where = self.where(start + i)
+            if typed.endswith("<TAB><TAB>"):
+                word = typed[:-len("<TAB><TAB>")]
+                os.write(fd, (word + "\t\t").encode())
+                got = read_until(r"\n> " + re.escape(word) + "$", 10)
+                os.write(fd, b"\x15\n")
+                read_until(r"\n> $")
+                want = sorted(" ".join(expected).split())
+                have = sorted(w for w in got.split() if w.startswith(word) and w != word
+                              and w.isprintable())
+                report(want == have, where, f"completions of {word}", f"want {want}\nhave {have}")
+                i = j
+                continue
+            os.write(fd, (typed + "\n").encode())
+            if expected and expected[0] == "^C":  # the terminal echoes it too
+                time.sleep(0.5)
+                os.write(fd, b"\x03")
+            nxt = body[j] if j < len(body) else "> "
+            prompt = r"\n>> $" if nxt.startswith(">> ") else r"\n> $"
+            got = read_until(prompt)
+            lines = got.split("\n")[1:-1]  # the echo of the input, then the prompt
+            report(lines_match(expected, lines), where, f"> {typed}", diff(expected, lines))
+            i = j
+        os.write(fd, b"\x04")
+        read_until(r"$", 2)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+    # ---- the document -----------------------------------------------------
+
+    def run(self):
+        text = open(self.path).read().split("\n")
+        directive, n = None, 0
+        while n < len(text):
+            line = text[n]
+            m = re.match(r"\s*<!-- doc-test: (\w+)\s*(.*?)\s*(-->)?\s*$", line)
+            if m:
+                kind, arg, closed = m.group(1), m.group(2), m.group(3)
+                content = []
+                if not closed:  # a hidden file: lines up to -->
+                    n += 1
+                    while n < len(text) and text[n].strip() != "-->":
+                        content.append(text[n])
+                        n += 1
+                if kind == "file" and content:
+                    self.write(arg, "\n".join(content) + "\n")
+                elif kind == "run":
+                    rc, out, err = self.sh(arg)
+                    report(rc == 0, self.where(n + 1), f"set-up '{arg}'", err[-400:])
+                else:
+                    directive = (kind, arg)
+                n += 1
+                continue
+            fence = re.match(r"^(```+)(\w*)\s*$", line)
+            if not fence:
+                if line.strip():
+                    directive = directive if line.strip().startswith("<!--") else None
+                n += 1
+                continue
+            ticks, lang, start = fence.group(1), fence.group(2), n + 2
+            body = []
+            n += 1
+            while n < len(text) and text[n].rstrip() != ticks:
+                body.append(text[n])
+                n += 1
+            n += 1
+            self.block(lang, start, body, directive)
+            directive = None
+
+    def block(self, lang, start, body, directive):
+        if directive and directive[0] == "skip":
+            ran["skipped"] += 1
+            return
+        if directive and directive[0] == "unsanitized" and "asan" in os.environ.get("BUILD", ""):
+            ran["skipped"] += 1  # a sanitizer needs more address space than the example allows
+            return
+        if directive and directive[0] == "file":
+            self.write(directive[1], "\n".join(body) + "\n")
+            return
+        named = re.match(r"--\s*([\w./-]+\.lua)\b", body[0]) if body and lang == "lua" else None
+        if named:
+            self.write(named.group(1), "\n".join(body) + "\n")
+            return
+        if any(b.startswith("$ ") for b in body):
+            self.commands(start, body)
+        elif body and body[0].startswith("> "):
+            self.repl(start, body)
+        elif lang == "lua" and any("-->" in b for b in body):
+            self.lua_annotated(start, body)
+        elif lang == "lua":
+            self.lua_plain(start, body)
+
+
+for f in FILES:
+    path = f if os.path.isabs(f) else os.path.join(ROOT, f)
+    doc = Doc(path)
+    try:
+        doc.run()
+    finally:
+        shutil.rmtree(doc.dir, ignore_errors=True)
+    if doc.bless:  # --bless: rewrite the outputs that differ, last first
+        text = open(path).read().split("\n")
+        for first, expected, actual in sorted(doc.bless, reverse=True):
+            assert text[first:first + len(expected)] == expected
+            text[first:first + len(expected)] = actual
+        open(path, "w").write("\n".join(text))
+        print(f"blessed {len(doc.bless)} outputs in {path}: review them with git diff")
+print(f"(ran {ran['commands']} commands, {ran['repl']} REPL transcripts, {ran['lua']} Lua blocks; "
+      f"{ran['files']} files written, {ran['skipped']} blocks skipped by a doc-test: skip)")
+print(f"docs: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
