@@ -42,13 +42,13 @@ static void device_times(const sc_prog *pg, const sc_sim *t, int d, double *end,
  * itself (from then until the pass could start), and the rest (the start,
  * gaps before passes that read nothing, the executor between instructions). */
 typedef struct idle {
-    double peer, xfer, rest;
+    double start, peer, xfer, rest;
 } idle;
 
 static size_t key_of(const sc_prog *pg, int dir, int s, int mb)
 {
     return ((size_t)dir * (size_t)sc_prog_stages(pg) + (size_t)s) *
-               (size_t)sc_prog_microbatches(pg) + (size_t)mb;
+               (size_t)sc_prog_stream_microbatches(pg) + (size_t)mb;
 }
 
 /* send: global index of the SEND of each key; recv: scratch of that size. */
@@ -56,14 +56,19 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
 {
     size_t n;
     const sc_instr *in = sc_prog_stream(pg, d, &n);
-    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_stream_microbatches(pg);
     for (size_t i = 0; i < K; i++)
         recv[i] = 0;
     for (size_t k = 0; k < n; k++)
         if (in[k].op == SC_OP_RECV)
             recv[key_of(pg, in[k].dir, in[k].stage, in[k].mb)] = 1;
-    idle w = {0, 0, 0};
-    double free_at = 0; /* end of the last busy instruction */
+    idle w = {0, 0, 0, 0};
+    /* Before its first instruction the device had not started (a thread
+     * scheduled late); then free_at is the end of the last busy one. */
+    double free_at = n ? fmax(t->t0[t->offset[d]], 0) : 0;
+    if (!isfinite(free_at))
+        free_at = 0;
+    w.start = free_at;
     for (size_t k = 0; k < n; k++) {
         size_t g = t->offset[d] + k;
         int op = in[k].op;
@@ -92,7 +97,7 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
 /* Index of each SEND by key (dir, stage, mb), global over the streams. */
 static size_t *index_sends(const sc_prog *pg, const sc_sim *t)
 {
-    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)sc_prog_stages(pg) * (size_t)sc_prog_stream_microbatches(pg);
     size_t *send = malloc(K * sizeof(size_t));
     if (!send)
         return NULL;
@@ -185,7 +190,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     c->error = c->predicted > 0 ? c->measured / c->predicted - 1 : NAN;
     /* The critical device's difference, in parts (compare.h). */
     int d = c->critical, S = sc_prog_stages(pg);
-    if (!(c->items = calloc(4 * (size_t)S + 4, sizeof *c->items)))
+    if (!(c->items = calloc(4 * (size_t)S + 5, sizeof *c->items)))
         goto done;
     for (int i = 0; i < c->npasses; i++) {
         const sc_pass_total *x = &c->passes[i];
@@ -203,15 +208,18 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     sc_contrib *it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_OPTIM, SC_OP_OPTIM, -1, d, mo, po, ""};
     snprintf(it->what, sizeof it->what, "OPTIM on d%d", d);
-    size_t K = 2 * (size_t)S * (size_t)sc_prog_microbatches(pg);
+    size_t K = 2 * (size_t)S * (size_t)sc_prog_stream_microbatches(pg);
     size_t *scratch = malloc(K * sizeof(size_t));
     if (!scratch)
         goto done;
     idle mi = idle_of(pg, ms, ms_send, scratch, d), pi = idle_of(pg, pr, pr_send, scratch, d);
     free(scratch);
-    /* The idle time: end - busy = peer + transfer + rest, in both timings. */
-    mi.rest = c->m_end[d] - mb[d] - mi.peer - mi.xfer;
-    pi.rest = c->p_end[d] - pb[d] - pi.peer - pi.xfer;
+    /* The idle time: end - busy = start + peer + transfer + rest, in both. */
+    mi.rest = c->m_end[d] - mb[d] - mi.start - mi.peer - mi.xfer;
+    pi.rest = c->p_end[d] - pb[d] - pi.start - pi.peer - pi.xfer;
+    it = &c->items[c->n++];
+    *it = (sc_contrib){SC_CONTRIB_START, -1, -1, d, mi.start, pi.start, ""};
+    snprintf(it->what, sizeof it->what, "the start of d%d (its first instruction)", d);
     it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_TRANSFER, SC_OP_RECV, -1, d, mi.xfer, pi.xfer, ""};
     snprintf(it->what, sizeof it->what, "transfers into d%d", d);
@@ -220,7 +228,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     snprintf(it->what, sizeof it->what, "waiting on d%d for its peers' data", d);
     it = &c->items[c->n++];
     *it = (sc_contrib){SC_CONTRIB_REST, -1, -1, d, mi.rest, pi.rest, ""};
-    snprintf(it->what, sizeof it->what, "idle on d%d otherwise (start, executor)", d);
+    snprintf(it->what, sizeof it->what, "idle on d%d otherwise (the executor, gaps)", d);
     qsort(c->items, (size_t)c->n, sizeof *c->items, by_size);
     st = SC_OK;
 done:
@@ -247,6 +255,9 @@ void sc_contrib_describe(const sc_contrib *x, char *buf, size_t len)
         break;
     case SC_CONTRIB_TRANSFER:
         why = delta > 0 ? "transfers slower than profiled" : "transfers faster than profiled";
+        break;
+    case SC_CONTRIB_START:
+        why = delta > 0 ? "it started late" : "it started early";
         break;
     case SC_CONTRIB_WAIT:
         why = delta > 0 ? "its peers' data came later than predicted"

@@ -22,8 +22,10 @@
  *   - its idle time before each pass that reads received data, split at
  *     the moment the peer posted the SEND: before it, waiting for the peer
  *     (a peer late); after it, the transfer itself (slower than profiled);
- *   - the rest of its idle time: the start, gaps before passes that read
- *     nothing, the executor's own time between instructions.
+ *   - its start: the time before its first instruction (a thread that was
+ *     scheduled late);
+ *   - the rest of its idle time: gaps before passes that read nothing, the
+ *     executor's own time between instructions.
  * items lists them, the largest absolute difference first.
  */
 #ifndef SC_COMPARE_H
@@ -33,7 +35,7 @@
 #include "sim/sim.h"
 
 typedef enum sc_contrib_kind { SC_CONTRIB_PASS, SC_CONTRIB_OPTIM, SC_CONTRIB_TRANSFER,
-                               SC_CONTRIB_WAIT, SC_CONTRIB_REST } sc_contrib_kind;
+                               SC_CONTRIB_WAIT, SC_CONTRIB_START, SC_CONTRIB_REST } sc_contrib_kind;
 
 typedef struct sc_contrib {
     sc_contrib_kind kind;

@@ -83,7 +83,8 @@ static void add(samples *sm, vec *x, double t)
 /* The samples of one timed step of pg (measured: its timing). */
 static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md)
 {
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    /* Keys over the streams' microbatch numbers (m·steps, SPEC.md §21). */
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_stream_microbatches(pg);
     size_t K = 2 * (size_t)S * (size_t)m;
     size_t *send = malloc(K * sizeof(size_t));
     if (!send) {
@@ -110,6 +111,8 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
             if (!isfinite(t0) || !isfinite(t1))
                 continue;
             int op = in[k].op;
+            if (in[k].flags & SC_IF_ROLLBACK)
+                continue; /* post-validation's rollback path: skipped (no time) or redone */
             if (sc_op_is_compute(op)) {
                 int kind = op == SC_OP_F ? SC_COST_F : op == SC_OP_B ? SC_COST_B
                          : op == SC_OP_W ? SC_COST_W : SC_COST_BW;

@@ -608,3 +608,22 @@ function sc.pretty(v, width)
   render(v, 0, 0)
   return table.concat(out)
 end
+
+-- A misspelled name of the module (sc.porgram) is a typo: an error with the
+-- near names at the caller's line, rather than "attempt to call a nil
+-- value". Any other missing name reads as nil, so that a recipe may still
+-- test for something newer (if sc.x then); sc.version is the better test.
+-- The sandbox's copy of the module gets this metatable too.
+setmetatable(sc, {
+  __index = function(t, k)
+    if type(k) ~= "string" or k:sub(1, 1) == "_" then return nil end
+    local names = {}
+    for name in pairs(t) do
+      if type(name) == "string" and name:sub(1, 1) ~= "_" then names[#names + 1] = name end
+    end
+    table.sort(names)
+    local near = sc._near(k, names)
+    if near then error(("module 'sc' has no field '%s': %s"):format(k, near), 2) end
+    return nil
+  end,
+})

@@ -4,7 +4,8 @@
 # times, every stdlib recipe takes `-D costs=FILE`, the automatic scheduler
 # and the block search too; `run` prints the prediction beside the
 # measurement; malformed or mismatched files are refused in one line naming
-# the file and the field; the sandbox's file rules hold. No time is asserted
+# the file and the field; the sandbox's file rules hold; threads, MPI ranks
+# and --backend cuda (on the CUDA stand-in) all profile. No time is asserted
 # against a bound (the machine may be loaded): predictions are checked
 # against the file's own numbers.
 # Run from the repository root: sh tests/costs.sh
@@ -195,6 +196,51 @@ expect 0 ' s (predicted' -- $SC sim "$tmp/mine/schedule.lua"
 expect 0 '"prediction_error"' -- $SC run "$tmp/mine/schedule.lua" -D hidden=32 -D seq=4 --json
 expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua       # the costs.json it ships
 expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua -D costs=   # the estimate
+
+# 9b. Several training steps (SPEC.md §21): a profile's samples and the
+#     comparison key the streams' microbatch numbers (m x steps); the
+#     rollback path of post-validation is no sample (it is skipped, no time).
+for sync in none post-validation; do
+  expect 0 '"prediction_error"' -- $SC run zb-h1 -D p=2 -D m=4 -D steps=3 -D optim_sync=$sync $M \
+    --profile "$tmp/steps.json" --profile-steps 2 --json
+  cp "$tmp/out" "$tmp/steps_run.json"
+  py '
+import json, math, sys
+c = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+# 2 timed runs x 3 steps x 4 mb, and 2 x 4 of the fused variant (one step)
+assert c["samples"]["tf"] == [32, 32] and c["samples"]["tb"] == [24, 24], c["samples"]
+assert c["samples"]["tbw"] == [8, 8] and c["samples"]["optim"] == [8, 8], c["samples"]
+assert all(x > 0 for k in ("tf", "tb", "tw", "tbw") for x in c[k]), c
+d = sum(x["delta_s"] for x in r["contributors"]); crit = r["critical_device"]
+assert abs(d - (r["measured_end_s"][crit] - r["predicted_end_s"][crit])) < 1e-6, d
+assert math.isfinite(r["prediction_error"])
+' "$tmp/steps.json" "$tmp/steps_run.json"
+  expect 0 '"prediction_error"' -- $SC run zb-h1 -D p=2 -D m=4 -D steps=3 -D optim_sync=$sync $M \
+    -D costs="$tmp/steps.json" --json
+done
+
+# 10. --backend cuda: a profile reads only the executor's timestamps, so it
+#     runs through the real CUDA module on the CPU stand-in of CUDA (the test
+#     double of tests/cudastub; its times are the host's, not a GPU's).
+STUB=${BUILD:-$(dirname "$SC")}/cudastub
+if [ -f "$STUB/libstagecraft_cuda.so" ] && [ -f "$STUB/libsc_ncclstub.so" ]; then
+  for gpus in 1 2; do
+    expect 0 '"prediction_error"' -- env STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" \
+      STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=$gpus \
+      $SC run zb-h1 -D p=2 -D m=4 $M --backend cuda --profile "$tmp/cuda$gpus.json" \
+      --profile-steps 2 --json
+    py '
+import json, sys
+c = json.load(open(sys.argv[1])); want = sys.argv[2]
+assert c["measured"]["backend"] == "cuda" and c["measured"]["transport"] == want, c["measured"]
+for k in ("tf", "tb", "tw", "tbw", "optim"):
+    assert len(c[k]) == 2 and all(x > 0 for x in c[k]), (k, c[k])
+assert c["samples"]["tf"] == [16, 16] and c["tcomm"] >= 0
+' "$tmp/cuda$gpus.json" "$([ $gpus = 1 ] && echo cuda-local || echo nccl)"
+  done
+else
+  echo "costs: the CUDA stand-in is not built ($STUB): --backend cuda not profiled here"
+fi
 
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

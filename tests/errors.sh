@@ -126,6 +126,10 @@ row 7 "memory limit exceeded: the Lua heap and the programs would grow past 1677
 
 # ---- 8 recipe error --------------------------------------------------------
 row 8 "r1.lua:1: '}' expected near 'm'" -- $SC check "$(r r1.lua 'return sc.program { p = 2 m = 2 }')"
+row 8 "r2s.lua:1: module 'sc' has no field 'porgram': did you mean 'program'?" -- $SC check "$(r r2s.lua 'return sc.porgram { p = 2, m = 2, rule = "1f1b" }')"
+row 8 "r2p.lua:2: Program has no field or method 'simm': did you mean 'sim'?" -- $SC check "$(r r2p.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
+p:simm(); return p')"
+row 8 "r2b.lua:1: Block has no field or method 'peek': did you mean 'peak'?" -- $SC check "$(r r2b.lua 'local b = sc.v_block("half", {p = 4}); b:peek()')"
 row 8 "r2.lua:1: attempt to index a nil value (local 'x')" -- $SC check "$(r r2.lua 'local x = nil; return x.y')"
 row 8 "recipe '$tmp/r3.lua' did not return a program (it returned number)" -- $SC check "$(r r3.lua 'return 42')"
 row 8 "recipe '$tmp/r5.lua' returned a closed program (a <close> variable closes it" -- $SC check "$(r r5.lua 'local p <close> = sc.program { p = 2, m = 2, rule = "1f1b" }; return p')"

@@ -198,17 +198,19 @@ expect 3 "inf_step = 5, inf_device = 0: the program has steps 0..1" -- $SC run 1
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   for s in sync post-validation; do
-    for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
+    for a in "-D clip=0.9" "-D inf_step=3 -D inf_device=2"; do
       # shellcheck disable=SC2086
-      $SC run zb-h2 -D steps=3 -D optim_sync=$s $a --check --json >"$tmp/t.json" 2>"$tmp/e"
+      $SC run zb-h2 -D steps=5 -D optim_sync=$s $a --check --json >"$tmp/t.json" 2>"$tmp/e"
       # shellcheck disable=SC2086
-      if timeout 120 $MPIRUN $SC run zb-h2 -D steps=3 -D optim_sync=$s $a --check --json >"$tmp/m.json" 2>>"$tmp/e" &&
+      if timeout 120 $MPIRUN $SC run zb-h2 -D steps=5 -D optim_sync=$s $a --check --json >"$tmp/m.json" 2>>"$tmp/e" &&
          python3 - "$tmp/t.json" "$tmp/m.json" <<'PY'
 import json, sys
 t, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert m["transport"] == "mpi" and t["step_loss"] == m["step_loss"], (t, m)
 assert m["step_loss"] == m["reference_step_loss"] and m["max_param_rel_err"] <= 1e-5, m
 assert t["step_rollbacks"] == m["step_rollbacks"] and t["step_skipped"] == m["step_skipped"], (t, m)
+assert m["steps"] == 5 and (sum(m["step_skipped"]) == 1 and m["step_skipped"][3]
+                            or any(c < 1 for c in m["step_clip_coef"])), m
 PY
       then ok; else bad "mpirun zb-h2 optim_sync=$s $a"; head -5 "$tmp/e" >&2; fi
     done

@@ -31,6 +31,8 @@ static void ctx_free(sc_actx *c)
     free(c->stack);
     free(c->queued);
     free(c->maxw);
+    free(c->heap);
+    free(c->hpos);
 }
 
 static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
@@ -58,8 +60,11 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->stack = malloc(uP * sizeof(int));
     c->queued = malloc(uP * sizeof(int));
     c->maxw = malloc(2 * uP * sizeof(int));
-    if (!c->maxw || !c->off || !c->endF || !c->endB || !c->wtime || !c->e || !c->dt || !c->cur ||
-        !c->pc || !c->nf || !c->nb || !c->nw || !c->stack || !c->queued)
+    c->heap = malloc(uP * sizeof(int));
+    c->hpos = malloc(uP * sizeof(int));
+    if (!c->maxw || !c->heap || !c->hpos || !c->off || !c->endF || !c->endB || !c->wtime ||
+        !c->e || !c->dt || !c->cur || !c->pc || !c->nf || !c->nb || !c->nw || !c->stack ||
+        !c->queued)
         return -1;
     c->off[0] = 0;
     for (int d = 0; d < P; d++)
@@ -130,6 +135,7 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
     sc_prog *pg = c->pg;
     sc_sim *sim = NULL;
     sc_status st = sc_auto_install(pg, c, ord);
+    se->installed = st ? NULL : ord;
     if (!st)
         st = sc_simulate(pg, &sim);
     if (!st) {
@@ -240,7 +246,10 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     res->peak = w.peak;
     res->flow_makespan = w.fmk;
     res->flow_bubble = w.fbubble;
-    st = sc_auto_install(pg, &se.c, win); /* the winner stays installed */
+    /* The winner stays installed; when it was measured last it is already,
+     * lowered and verified (sc_check and sc_simulate need no new lowering). */
+    if (se.installed != win)
+        st = sc_auto_install(pg, &se.c, win);
     goto done;
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "autoschedule: out of memory");

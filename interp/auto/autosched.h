@@ -32,7 +32,9 @@
  *   3. both winners (only the heuristic's with time_limit 0) are lowered,
  *      verified and simulated; the search's is kept only when it is better by
  *      the objective (bubble rate, then makespan), so the result is never
- *      worse than the heuristic.
+ *      worse than the heuristic. The winner is left in the program lowered
+ *      and verified when it was simulated last (always with time_limit 0):
+ *      a later sc_check costs nothing, sc_simulate one replay.
  *
  * The search's candidates are judged by the objective: SC_AUTO_SIM (default)
  * lowers and simulates each one (the figures sc_simulate reports);

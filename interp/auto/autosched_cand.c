@@ -42,16 +42,22 @@ void sc_auto_take(sc_asearch *se, sc_acand *into, double mk, double span)
     into->ok = 1;
 }
 
-/* Replaces pg's orders by the candidate's. */
+/* Replaces pg's orders by the candidate's: copied whole (a candidate holds
+ * every pass of the program once, each in range: what sc_prog_push checks
+ * pass by pass). */
 sc_status sc_auto_install(sc_prog *pg, const sc_actx *c, const sc_instr *ord)
 {
-    sc_status st = SC_OK;
     for (int d = 0; d < c->P; d++) {
+        size_t n = c->off[d + 1] - c->off[d];
         sc_prog_clear_order(pg, d);
-        for (size_t k = c->off[d]; k < c->off[d + 1] && !st; k++)
-            st = sc_prog_push(pg, d, ord[k].op, ord[k].stage, ord[k].mb);
+        if (sc_vec_reserve(&pg->order[d], n) != SC_OK)
+            return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        memcpy(pg->order[d].v, ord + c->off[d], n * sizeof *ord);
+        pg->order[d].n = n;
+        pg->npasses += n;
     }
-    return st;
+    sc_prog_invalidate(pg);
+    return SC_OK;
 }
 
 /* Times a candidate in the simulator: lowered, replayed under the

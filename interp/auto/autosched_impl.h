@@ -27,6 +27,7 @@ typedef struct sc_actx {
     int *stack, *queued;   /* [P] scratch of the timing */
     double *wtime;         /* [S m] scratch: when W became available (B end) */
     int *maxw;             /* [2P] scratch of the list scheduler */
+    int *heap, *hpos;      /* [P] scratch of the list scheduler: devices by dt */
     double spans;          /* sum of device spans of the last timing */
     int crit;              /* device with the longest span in the last timing */
     int use_sim;           /* candidates are timed by sc_simulate, not the dataflow */
@@ -114,6 +115,8 @@ typedef struct sc_asearch {
     int max_evals, stopped;
     unsigned long long rng;
     sc_acand heur, best, tmp;
+    const sc_instr *installed; /* the orders measure() left in the program,
+                                * lowered and verified (NULL: none) */
 } sc_asearch;
 
 /* Seconds on the monotonic clock. */

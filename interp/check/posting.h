@@ -7,7 +7,8 @@
  * that every such pair is one message (direction, stage, microbatch: hence
  * one size), for every program, lowered or given. Call it on streams whose
  * transfers are in range and matched one to one by message (sc_replay's
- * checks do that first). O(N log N) in the number of transfers.
+ * checks do that first). Linear in the number of transfers (a device with
+ * fewer transfers than there are devices sorts them: O(n log n)).
  *
  * On a pair that is not one message it returns SC_ERR_PROGRAM, naming both
  * instructions and the RECV of the SEND's message:

@@ -68,6 +68,18 @@ sc_status sc_vec_push(sc_vec *vec, sc_instr in)
     return SC_OK;
 }
 
+sc_status sc_vec_reserve(sc_vec *vec, size_t n)
+{
+    if (n <= vec->cap)
+        return SC_OK;
+    sc_instr *v = sc_realloc(vec->v, n * sizeof *v);
+    if (!v)
+        return SC_ERR_NOMEM;
+    vec->v = v;
+    vec->cap = n;
+    return SC_OK;
+}
+
 void sc_vec_free(sc_vec *vec)
 {
     sc_free(vec->v);

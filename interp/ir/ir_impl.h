@@ -60,6 +60,8 @@ struct sc_prog {
 };
 
 sc_status sc_vec_push(sc_vec *vec, sc_instr in);
+/* Room for n instructions in all (n - vec->n more pushes need no growth). */
+sc_status sc_vec_reserve(sc_vec *vec, size_t n);
 void sc_vec_free(sc_vec *vec);
 
 /* Appends collective c to vec (a stream of pg), its description to pg->coll.

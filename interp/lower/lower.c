@@ -8,6 +8,7 @@
 #include "schedule/dataflow.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct xfer {
     size_t pos;     /* goes before compute #pos of the order */
@@ -27,6 +28,39 @@ static int xfer_cmp(const void *pa, const void *pb)
     if (a->seq != b->seq)
         return a->seq < b->seq ? -1 : 1;
     return (a->key > b->key) - (a->key < b->key);
+}
+
+/* Sorts xs[0..nx) by xfer_cmp: a counting sort by pos (< npos), then each
+ * pos's few transfers by the rest of the key (insertion sort; qsort for a
+ * long run). Transfers nearly come in pos order, but a RECV goes back to
+ * the pass running when its data is produced: a plain qsort took a tenth of
+ * lowering and simulating. out and cnt (npos + 1) are scratch; the result
+ * is copied back into xs. */
+static void sort_xfers(xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
+{
+    memset(cnt, 0, (npos + 1) * sizeof *cnt);
+    for (size_t i = 0; i < nx; i++)
+        cnt[xs[i].pos + 1]++;
+    for (size_t p = 0; p < npos; p++)
+        cnt[p + 1] += cnt[p];
+    for (size_t i = 0; i < nx; i++)
+        out[cnt[xs[i].pos]++] = xs[i];
+    for (size_t lo = 0, hi; lo < nx; lo = hi) {
+        for (hi = lo + 1; hi < nx && out[hi].pos == out[lo].pos;)
+            hi++;
+        if (hi - lo > 16) {
+            qsort(out + lo, hi - lo, sizeof *out, xfer_cmp);
+            continue;
+        }
+        for (size_t i = lo + 1; i < hi; i++) {
+            xfer x = out[i];
+            size_t j = i;
+            for (; j > lo && xfer_cmp(&out[j - 1], &x) > 0; j--)
+                out[j] = out[j - 1];
+            out[j] = x;
+        }
+    }
+    memcpy(xs, out, nx * sizeof *xs);
 }
 
 /* Number of passes (from index 0) that come before a RECV whose data is
@@ -74,7 +108,8 @@ sc_status sc_lower(sc_prog *pg)
     double *endB = sc_malloc(SM * sizeof(double));
     size_t *seq = sc_malloc((N + 1) * sizeof(size_t));
     size_t *seqF = sc_malloc(SM * sizeof(size_t)), *seqB = sc_malloc(SM * sizeof(size_t));
-    xfer *xs = sc_malloc((2 * maxn + 1) * sizeof(xfer));
+    xfer *xs = sc_malloc((2 * maxn + 1) * sizeof(xfer)), *xs2 = NULL;
+    size_t *cnt = NULL;
     if (!start || !end || !endF || !endB || !xs || !seq || !seqF || !seqB) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
         goto done;
@@ -136,10 +171,16 @@ sc_status sc_lower(sc_prog *pg)
         int sorted = 1;
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
-        if (!sorted)
-            qsort(xs, nx, sizeof *xs, xfer_cmp);
+        if (!sorted) {
+            if (!xs2 && (!(xs2 = sc_malloc((2 * maxn + 1) * sizeof(xfer))) ||
+                         !(cnt = sc_malloc((maxn + 2) * sizeof(size_t)))))
+                goto nomem;
+            sort_xfers(xs, nx, ov->n + 1, xs2, cnt);
+        }
         sc_vec *sv = &pg->stream[d];
         sv->n = 0;
+        if (sc_vec_reserve(sv, ov->n + nx + 2) != SC_OK)
+            goto nomem;
         size_t j = 0;
         for (size_t k = 0; k <= ov->n; k++) {
             /* A RECV of data produced while pass k runs starts its own
@@ -147,16 +188,13 @@ sc_status sc_lower(sc_prog *pg)
             for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
                 if (j > j0 && k < ov->n && xs[j].tau > st0[k] && xs[j].tau != xs[j - 1].tau)
                     xs[j].in.flags |= SC_IF_GROUP;
-                if ((st = sc_vec_push(sv, xs[j].in)) != SC_OK)
-                    goto nomem;
+                sv->v[sv->n++] = xs[j].in;
             }
-            if (k < ov->n && (st = sc_vec_push(sv, ov->v[k])) != SC_OK)
-                goto nomem;
+            if (k < ov->n)
+                sv->v[sv->n++] = ov->v[k];
         }
-        sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
-        sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
-        if ((st = sc_vec_push(sv, reduce)) != SC_OK || (st = sc_vec_push(sv, optim)) != SC_OK)
-            goto nomem;
+        sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+        sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
         base += ov->n;
     }
     pg->lowered = 1;
@@ -170,6 +208,8 @@ done:
     sc_free(endF);
     sc_free(endB);
     sc_free(xs);
+    sc_free(xs2);
+    sc_free(cnt);
     sc_free(seq);
     sc_free(seqF);
     sc_free(seqB);

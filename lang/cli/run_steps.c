@@ -52,7 +52,7 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
         printf("%g", c->clip);
     if (c->inf_step >= 0)
         printf(", inf into d%d's gradients at step %d", c->inf_device, c->inf_step);
-    printf("\nstep   loss          grad norm    update                        time (s)    "
+    printf("\nstep   loss          grad norm    update                            time (s)    "
            "simulated\n");
     const sc_sim *ms = r->measured, *ps = r->predicted;
     for (int k = 0; k < r->steps; k++) {
@@ -61,7 +61,7 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
         char norm[32] = "-"; /* under none, no device knows the global norm */
         if (sc_prog_optim_sync(pg) != SC_SYNC_NONE)
             snprintf(norm, sizeof norm, "%.6g", r->step_info[k].norm);
-        printf("%-6d %-13.9g %-12s %-29s %-11.6f %.6g\n", k, r->step_loss[k], norm, what,
+        printf("%-6d %-13.9g %-12s %-33s %-11.6f %.6g\n", k, r->step_loss[k], norm, what,
                ms->step_makespan ? ms->step_makespan[k] : NAN,
                ps->step_makespan ? ps->step_makespan[k] : NAN);
     }

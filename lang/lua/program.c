@@ -374,8 +374,11 @@ static int l_index(lua_State *L)
             lua_seti(L, -2, s + 1);
         }
     } else {
+        static const char *const fields[] = {"devices", "stages", "microbatches", "steps",
+                                             "optim_sync", "placement", NULL};
         luaL_getmetafield(L, 1, "__methods");
-        lua_getfield(L, -1, k);
+        if (lua_getfield(L, -1, k) == LUA_TNIL)
+            sc_lua_member_typo(L, "Program", k, -2, fields);
     }
     return 1;
 }

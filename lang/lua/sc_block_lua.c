@@ -379,8 +379,10 @@ static int l_block_index(lua_State *L)
     else if (strcmp(k, "slots") == 0)
         lua_pushboolean(L, lb->blk.slots);
     else {
+        static const char *const fields[] = {"devices", "stages", "interval", "slots", NULL};
         luaL_getmetafield(L, 1, "__methods");
-        lua_getfield(L, -1, k);
+        if (lua_getfield(L, -1, k) == LUA_TNIL)
+            sc_lua_member_typo(L, "Block", k, -2, fields);
     }
     return 1;
 }

@@ -30,6 +30,14 @@ void sc_lua_check_fields(lua_State *L, int t, const char *what, const char *cons
 /* The message sc_lua_check_fields raises, pushed, or nothing and 0. */
 int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known);
 
+/* After a Program's or Block's __index found nothing for the string key k
+ * (its __methods table at index methods; its other fields in `fields`, a
+ * NULL-terminated list): a name near one of them is a typo, raised at the
+ * caller's line, "Program has no field or method 'simm': did you mean
+ * 'sim'?"; any other name reads as nil (p.x == nil still works). */
+void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int methods,
+                        const char *const *fields);
+
 /* The fields of the tables recipes give (SPEC.md §5.1, §5.4, §5.5, §19.4). */
 extern const char *const sc_program_fields[], *const sc_block_fields[];
 extern const char *const sc_block_table_fields[];

@@ -35,6 +35,29 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int methods,
+                        const char *const *fields)
+{
+    enum { MAX_NAMES = 128 };
+    const char *names[MAX_NAMES];
+    int n = 0;
+    methods = lua_absindex(L, methods);
+    for (; fields[n] && n < MAX_NAMES; n++)
+        names[n] = fields[n];
+    if (lua_type(L, methods) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, methods)) {
+            if (lua_type(L, -2) == LUA_TSTRING && n < MAX_NAMES)
+                names[n++] = lua_tostring(L, -2); /* anchored in the table */
+            lua_pop(L, 1);
+        }
+    }
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    char hint[256];
+    if (sc_did_you_mean(hint, sizeof hint, k, names, n))
+        luaL_error(L, "%s has no field or method '%s': %s", what, k, hint);
+}
+
 int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known)
 {
     t = lua_absindex(L, t);

@@ -549,6 +549,8 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_pushvalue(L, mod);
     lua_pushcclosure(L, sb_sccosts, 3);
     lua_setfield(L, -2, "costs");
+    if (lua_istable(L, mod) && lua_getmetatable(L, mod)) /* typos: "did you mean" */
+        lua_setmetatable(L, -2);
     lua_setfield(L, env, "sc");
     lua_pop(L, 1);
 

@@ -2,7 +2,8 @@
 -- fields of sc.program, sc.block, sc.autoschedule, block, auto and offload
 -- tables are errors with the near names; a parameter given but never read
 -- is an error; reading an undeclared name near a declared one is an
--- error; sc.version and sc.need_version. Run:
+-- error, as is a name near one of the module, a Program or a Block;
+-- sc.version and sc.need_version. Run:
 --   ./stagecraft --trust tests/lua/test_typos.lua
 local T = dofile("tests/lua/harness.lua")
 
@@ -131,6 +132,21 @@ T.eq(sc._errcode(err), 3, "undeclared near name: exit code 3")
 os.remove(path)
 T.fails(function() sc.params { {"x", 1, "d", when = 3} } end, "'when' of 'x' must be a string",
   "when must be a string")
+
+-- Names of the module, a Program and a Block: a near name is a typo, at
+-- the caller's line; any other missing name reads as nil.
+local prog = sc.program(with {})
+T.fails(function() return sc.porgram end, "module 'sc' has no field 'porgram': did you mean 'program'?",
+  "sc.porgram")
+T.fails(function() return prog:simm() end, "Program has no field or method 'simm': did you mean 'sim'?",
+  "p:simm()")
+T.fails(function() return prog.devicez end, "did you mean 'devices'?", "p.devicez")
+local vb = sc.v_block("half", {p = 4})
+T.fails(function() return vb:peek() end, "Block has no field or method 'peek': did you mean 'peak'?",
+  "b:peek()")
+T.ok(sc.zzzz == nil and prog.zzzz == nil and vb.zzzz == nil and sc._nothing == nil,
+  "a name near none reads as nil")
+T.ok(sc.program == rawget(sc, "program") and prog.devices == 2, "known names unchanged")
 
 -- sc.version and sc.need_version.
 T.ok(sc.version:match("^%d+%.%d+%.%d+$") ~= nil, "sc.version is X.Y.Z")
