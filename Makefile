@@ -196,6 +196,14 @@ $(STUB)/libstagecraft_cuda.so: $(STUB_OBJ) $(STUB)/libsc_cudastub.so
 
 cudastub: $(STUB_LIBS) $(BUILD)/stagecraft $(GPU_TEST_BIN)
 
+# The MPI stop double (tests/mpistop/mpi_stop_double.c): a TEST DOUBLE that
+# tests/runtime.sh preloads into the ranks of an mpirun job to stop one rank
+# on entering a chosen MPI call; never linked into stagecraft. Without MPI
+# (known only once deps has run) nothing is built and the MPI tests skip.
+$(BUILD)/libsc_mpistop_double.so: tests/mpistop/mpi_stop_double.c | deps
+	@mkdir -p $(dir $@)
+	$(if $(MPI_LIBS),$(CC) $(CFLAGS) -fPIC -shared $(MPI_CFLAGS) -o $@ $< $(MPI_LIBS),@echo "note: built without MPI: $@ is not needed")
+
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
 	  $(RUNTIME_LIBS) $(LDLIBS)
@@ -241,7 +249,8 @@ ifeq ($(NODEPS),)
 	fi
 endif
 
-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) $(STUB_LIBS)
+test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) $(STUB_LIBS) \
+      $(BUILD)/libsc_mpistop_double.so
 	@BUILD=$(BUILD) sh tests/run.sh
 
 gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)

@@ -28,9 +28,20 @@ sc_run_opts sc_run_defaults(int stages)
         .timeout_s = 300,
     };
     const char *t = getenv("STAGECRAFT_TIMEOUT");
-    if (t && atof(t) > 0)
-        o.timeout_s = atof(t);
+    double v;
+    if (t && sc_run_parse_timeout(t, &v) == 0)
+        o.timeout_s = v;
     return o;
+}
+
+int sc_run_parse_timeout(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0 && v <= 1e6))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 void sc_run_result_free(sc_run_result *r)
@@ -398,7 +409,8 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         (double)(cost >> 32), (double)(cost & 0xffffffffu)};
     for (int i = 0; i < A_N; i++)
         v[A_N + i] = -v[i];
-    sc_status st = sc_mpi_max(v, 2 * A_N, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, 2 * A_N, "the check that the ranks agree (model, program)",
+                                timeout_s, err, errlen);
     if (st)
         return st;
     for (int i = 0; i < A_N; i++) {
@@ -430,7 +442,8 @@ static sc_status same_program(const sc_prog *pg, double timeout_s, char *err, si
     uint64_t h = streams_hash(pg);
     double hi = (double)(h >> 32), lo = (double)(h & 0xffffffffu);
     double v[4] = {hi, lo, -hi, -lo};
-    sc_status st = sc_mpi_max(v, 4, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, 4, "the check that the ranks built one program", timeout_s,
+                                err, errlen);
     if (st)
         return st;
     if (v[0] != hi || v[1] != lo || -v[2] != hi || -v[3] != lo) {

@@ -68,9 +68,14 @@ typedef struct sc_run_opts {
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
  * seed 1, the optimizer's defaults (optim.h), cpu, no check, no memory
  * cap, timeout 300 s (the environment's STAGECRAFT_TIMEOUT, in seconds,
- * overrides it). The number of steps and their synchronization come from
- * the program (model.steps and model.sync are set from it). */
+ * overrides it when sc_run_parse_timeout accepts it). The number of steps
+ * and their synchronization come from the program (model.steps and
+ * model.sync are set from it). */
 sc_run_opts sc_run_defaults(int stages);
+/* STAGECRAFT_TIMEOUT's text: seconds, a finite number > 0 and at most 1e6
+ * (the whole string); 0 and *out set when valid, else -1. Deadlines are
+ * now + timeout: an infinite one made the waits of threads spin. */
+int sc_run_parse_timeout(const char *s, double *out);
 
 typedef struct sc_run_result {
     int P, S, m;

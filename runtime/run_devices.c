@@ -452,7 +452,8 @@ static sc_status gather_uuids(int P, int rank, const unsigned char *mine, unsign
         v[i] = -INFINITY;
     for (int k = 0; k < 16; k++)
         v[16 * rank + k] = mine[k];
-    sc_status st = sc_mpi_max(v, 16 * P, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, 16 * P, "the exchange of GPU identities", timeout_s, err,
+                                errlen);
     for (int i = 0; i < 16 * P && !st; i++)
         all[i] = (unsigned char)v[i];
     free(v);
@@ -561,11 +562,12 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
     v[P + rank] = out.end;
     sc_run_collect(md, ref, r);
     size_t N = r->measured->offset[P];
+    const char *res = "the allreduce of the results";
     if ((st = sc_run_combine(r, rank, stage_dev[0] == rank, ref != NULL, o->timeout_s, err,
                              errlen)) != SC_OK ||
-        (st = sc_mpi_max(v, 4 * P + 3, o->timeout_s, err, errlen)) != SC_OK ||
-        (st = sc_mpi_max(r->measured->t0, (int)N, o->timeout_s, err, errlen)) != SC_OK ||
-        (st = sc_mpi_max(r->measured->t1, (int)N, o->timeout_s, err, errlen)) != SC_OK)
+        (st = sc_mpi_max(v, 4 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK)
         goto done;
     for (int d = 0; d < P; d++) {
         r->peak_bytes[d] = (size_t)v[d];

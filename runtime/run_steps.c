@@ -69,7 +69,7 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
         ck[1] = r->max_param_rel_err;
         ck[2] = !r->bitwise;
     }
-    sc_status st = sc_mpi_max(v, (int)n, timeout_s, err, errlen);
+    sc_status st = sc_mpi_max(v, (int)n, "the allreduce of the results", timeout_s, err, errlen);
     if (st == SC_OK) {
         for (int k = 0; k < N; k++) {
             r->step_loss[k] = v[k];

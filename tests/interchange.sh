@@ -278,10 +278,22 @@ runs $SC show 1f1b --svg "$tmp/w/a.svg" --trace "$tmp/w/t.json"
 grep -q "<svg" "$tmp/w/a.svg" && [ -s "$tmp/w/t.json" ] && ok || ko "show --svg --trace: both written"
 leftovers() { ls -a "$1" | grep -c 'tmp' ; }
 [ "$(leftovers "$tmp/w")" = 0 ] && ok || { ko "temporary files left"; ls -a "$tmp/w" >&2; }
-# A file-size limit (SIGXFSZ) and TERM, HUP, INT during the write.
+# A FIFO that no process reads is refused, not waited on forever; a full
+# device names its reason (not "Input/output error").
+expect 2 "cannot write '$tmp/w/fifo': it is a FIFO that no process read within 10 s" -- timeout 30 $SC export 1f1b --format json -o "$tmp/w/fifo"
+# (a reader that opens it later than the command, within those 10 s, reads it)
+{ sleep 1; cat "$tmp/w/fifo" >"$tmp/fifo2.out"; } &
+runs $SC export 1f1b --format json -o "$tmp/w/fifo"
+wait
+grep -q '"format": "stagecraft.program"' "$tmp/fifo2.out" && ok || ko "export -o FIFO whose reader came 1 s later"
+expect 2 "cannot write '/dev/full': No space left on device" -- $SC show 1f1b --svg /dev/full
+# A file-size limit: the write fails with its reason in one line (SIGXFSZ
+# is ignored: it ended the process without a word), nothing left behind;
+# and TERM, HUP, INT during the write.
 mkdir -p "$tmp/k"
-sh -c "ulimit -f 4; exec $SC export 1f1b --format json -o $tmp/k/x.json" 2>/dev/null
-[ "$(ls -a "$tmp/k" | grep -vc '^\.\.*$')" = 0 ] && ok || { ko "SIGXFSZ left a file"; ls -a "$tmp/k" >&2; }
+expect 2 "cannot write '$tmp/k/x.json': File too large" -- sh -c "ulimit -f 4; exec $SC export 1f1b --format json -o $tmp/k/x.json"
+[ "$(wc -l <"$tmp/err")" = 1 ] && ok || ko "ulimit -f: not one error line"
+[ "$(ls -a "$tmp/k" | grep -vc '^\.\.*$')" = 0 ] && ok || { ko "a file-size limit left a file"; ls -a "$tmp/k" >&2; }
 # (a background job starts with SIGINT ignored: python puts it back)
 for sig in TERM HUP INT; do
   python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \

@@ -243,6 +243,16 @@ for t in "" --trust; do
   expect 0 "ok:" -- timeout 60 $SC $t check "$tmp/r/crep.lua" --max-steps 1e6 --max-time 0
 done
 expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time 0.5
+# The guards keep the recipe's line and the function's name in the errors
+# of the functions they wrap (without them: "resulting string too large"
+# alone, "bad argument #5 to '?'").
+recipe crep2.lua 'local s = string.rep("x", math.maxinteger)'
+expect 8 "crep2.lua:1: resulting string too large" -- $SC check "$tmp/r/crep2.lua"
+recipe cmove2.lua 'local t = {}
+table.move(t, 1, 2, 3, 4)'
+expect 8 "cmove2.lua:2: bad argument #5 to 'move' (table expected, got number)" -- $SC check "$tmp/r/cmove2.lua"
+recipe cins2.lua 'table.insert({}, 1, 2, 3)'
+expect 8 "cins2.lua:1: wrong number of arguments to 'insert'" -- $SC check "$tmp/r/cins2.lua"
 recipe tmove.lua 'local t = table.move({1, 2, 3}, 1, 3, 2)
 table.insert(t, 1, 0); table.remove(t, 1)
 assert(table.concat(t, ",") == "1,1,2,3")
@@ -281,6 +291,25 @@ case "$SC" in
   *) expect 4 "out of memory: the address-space limit (ulimit -v or -d) leaves" -- timeout 60 sh -c "ulimit -v 300000; STAGECRAFT_TIMEOUT=5 exec $SC run 1f1b -D p=2 -D m=2"
      expect 0 "loss" -- timeout 120 sh -c "ulimit -v 2000000; exec $SC run 1f1b -D p=2 -D m=2" ;;
 esac
+
+# Inputs that would block (issue 21): a FIFO that no process writes held
+# open() forever, for a recipe, its dofile or require, a cost file, a CSV
+# to import, a script. Each reads as empty now: its own clear error (the
+# first `timeout` turns a hang into 124), and a FIFO with a writer still
+# reads as usual.
+mkfifo "$tmp/r/ff.lua" "$tmp/r/ff.json" "$tmp/r/ff.csv"
+expect 8 "recipe '$tmp/r/ff.lua' did not return a program (it returned nil)" -- timeout 20 $SC check "$tmp/r/ff.lua"
+recipe ffdo.lua 'dofile("ff.lua")'
+expect 8 "did not return a program" -- timeout 20 $SC check "$tmp/r/ffdo.lua"
+recipe ffreq.lua 'require("ff")'
+expect 8 "did not return a program" -- timeout 20 $SC check "$tmp/r/ffreq.lua"
+expect 3 "cost file $tmp/r/ff.json: line 1: expected a value, found the end of the file" -- timeout 20 $SC check zb-h1 -D costs="$tmp/r/ff.json"
+expect 3 "ff.csv: the file has no rows" -- timeout 20 $SC import "$tmp/r/ff.csv"
+timeout 20 $SC "$tmp/r/ff.lua" && ok || ko "a script that is a FIFO without a writer (exit $?)"
+{ sleep 1; printf '0F0,0I0,0W0\n'; } >"$tmp/r/ff.csv" &
+expect 0 "instructions  5 verified" -- timeout 20 $SC import "$tmp/r/ff.csv"
+wait
+expect 2 "cannot read $tmp/r/sub: Is a directory" -- $SC "$tmp/r/sub"
 
 # Unrolling guards: sizes are refused before anything is allocated.
 recipe hugep.lua 'return sc.program { p = 1e9, m = 2, rule = "gpipe" }'

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sc_atomic {
@@ -31,6 +34,8 @@ struct sc_atomic {
  * and a program's own handler is left alone. */
 
 #define MAX_TEMPS 16
+#define FIFO_WAIT_S 10 /* how long a FIFO may wait for its reader */
+#define FIFO_WAIT_TEXT "10"
 static const int cleanup_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
 #define NSIGS (int)(sizeof cleanup_sigs / sizeof cleanup_sigs[0])
 static char *volatile temps[MAX_TEMPS];
@@ -122,9 +127,23 @@ FILE *sc_atomic_open(const char *path, sc_atomic **out, char *err, size_t errlen
         goto bad;
     }
     if (exists && !S_ISREG(st.st_mode)) { /* FIFO, terminal, device: write to it */
-        int fd = open(path, O_WRONLY | O_NOCTTY);
-        if (fd < 0 || !(a->f = fdopen(fd, "w"))) {
-            fail(a, errno, err, errlen, NULL);
+        /* Not forever: a FIFO that no process reads would hold open() until
+         * one does. A reader started beside the command may come a little
+         * later: asked again (ENXIO) for FIFO_WAIT_S; blocking again for
+         * the writes. */
+        int fd, fl = -1;
+        for (int tries = 0;; tries++) {
+            fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK);
+            if (fd >= 0 || errno != ENXIO || tries >= FIFO_WAIT_S * 100)
+                break;
+            nanosleep(&(struct timespec){0, 10000000L}, NULL);
+        }
+        if (fd >= 0 && ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+            fl = -1;
+        if (fd < 0 || fl < 0 || !(a->f = fdopen(fd, "w"))) {
+            fail(a, errno, err, errlen,
+                 fd < 0 && errno == ENXIO ? "it is a FIFO that no process read within "
+                                            FIFO_WAIT_TEXT " s" : NULL);
             if (fd >= 0)
                 close(fd);
             goto bad;
@@ -183,12 +202,32 @@ bad:
     return NULL;
 }
 
+/* The cause of a write error that the stream flagged earlier, its errno
+ * gone since (a large fwrite fails past the buffer): a file-size limit
+ * (ulimit -f) reached, or a full file system; a device asked with a write
+ * of nothing (/dev/full answers ENOSPC); else EIO. */
+static int lost_errno(FILE *f)
+{
+    struct stat st;
+    struct rlimit rl;
+    struct statvfs vs;
+    int fd = fileno(f);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY && (rlim_t)st.st_size >= rl.rlim_cur)
+        return EFBIG;
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && write(fd, "", 0) < 0)
+        return errno;
+    if (fstatvfs(fd, &vs) == 0 && (vs.f_bavail == 0 || vs.f_bfree == 0))
+        return ENOSPC;
+    return EIO;
+}
+
 int sc_atomic_close(sc_atomic *a, char *err, size_t errlen)
 {
     if (a->closed)
         return a->close_rc;
     errno = 0;
-    int e = fflush(a->f) != 0 || ferror(a->f) ? (errno ? errno : EIO) : 0;
+    int e = fflush(a->f) != 0 || ferror(a->f) ? (errno ? errno : lost_errno(a->f)) : 0;
     if (!e && a->tmp && fsync(fileno(a->f)) != 0)
         e = errno;
     if (fclose(a->f) != 0 && !e)
@@ -238,6 +277,47 @@ void sc_atomic_free(sc_atomic *a)
     free(a->name);
     free(a->target);
     free(a);
+}
+
+int sc_atomic_check(const char *path, char *err, size_t errlen)
+{
+    struct stat st, lst;
+    char *file = NULL;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "cannot write '%s': it is a folder", path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode))
+            return 0;
+        file = realpath(path, NULL); /* the temporary file goes beside a link's target */
+    } else if (errno != ENOENT) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    } else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        snprintf(err, errlen, "cannot write '%s': it is a symbolic link to a file that does not "
+                 "exist", path);
+        return -1;
+    }
+    if (!file)
+        file = strdup(path);
+    if (!file) {
+        snprintf(err, errlen, "cannot write '%s': out of memory", path);
+        return -1;
+    }
+    char *slash = strrchr(file, '/');
+    const char *dir = slash ? file : ".";
+    if (slash == file)
+        dir = "/";
+    else if (slash)
+        *slash = '\0';
+    int rc = access(dir, W_OK | X_OK), e = errno;
+    free(file);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
+        return -1;
+    }
+    return 0;
 }
 
 int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)

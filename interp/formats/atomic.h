@@ -19,7 +19,8 @@
  * followed: the file it points to is replaced and the link stays; a link to
  * nothing is refused. Anything else that exists (a FIFO, a terminal, a
  * device, /dev/stdout) is written directly: there is no file to replace, so
- * nothing is renamed over it. A folder is refused.
+ * nothing is renamed over it. A folder is refused, and so is a FIFO that no
+ * process reads within 10 s (opening it would wait for a reader forever).
  *
  * Several files, all or nothing: open all, write all, close all; commit
  * them only when every close succeeded (each rename is atomic; the renames
@@ -51,6 +52,13 @@ int sc_atomic_close(sc_atomic *a, char *err, size_t errlen);
 int sc_atomic_commit(sc_atomic *a, char *err, size_t errlen);
 /* Closes, removes the temporary file unless committed, frees. NULL: no-op. */
 void sc_atomic_free(sc_atomic *a);
+
+/* What sc_atomic_open would refuse, checked without creating anything, so
+ * that a command that computes for long (run --trace, --profile) fails
+ * before it starts: a folder, a link to nothing, a folder that does not
+ * exist or cannot be written. 0, or -1 with sc_atomic_open's message. A
+ * FIFO or a device is not probed (opening one could disturb its reader). */
+int sc_atomic_check(const char *path, char *err, size_t errlen);
 
 /* The whole buffer at once: 0 on success; -1 with a message naming the
  * file and the reason in err, path unchanged. */

@@ -231,7 +231,7 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
  * value, or E2BIG when the file holds more. */
 static char *read_all(const char *path, size_t cap, size_t *len, int *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = sc_fopen_read(path);
     if (!f) {
         *err = errno;
         return NULL;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/atomic.h"
 #include "run.h"
 #include "run_report.h"
 #include "lua/sc_lua.h"
@@ -281,6 +282,30 @@ static int verdict(const sc_run_result *r)
     return 0;
 }
 
+/* The environment's settings of run (SPEC.md §17): a typo or a value out of
+ * range is a usage error, never silently the default (STAGECRAFT_TIMEOUT=inf
+ * hung the threads' waits). 0, or -1 with the message. */
+static int env_settings(char *msg, size_t len)
+{
+    const char *tv = getenv("STAGECRAFT_TIMEOUT"), *cv = getenv("STAGECRAFT_DEVICE_MEMORY");
+    char clean[64];
+    double secs;
+    if (tv && *tv && sc_run_parse_timeout(tv, &secs) != 0) { /* empty: unset */
+        snprintf(msg, len, "STAGECRAFT_TIMEOUT='%s': expected a number of seconds > 0 and at "
+                 "most 1000000 (how long a device waits for a peer)",
+                 sc_clean_text(clean, sizeof clean, tv, 0));
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    if (cv && *cv && (!(*cv >= '0' && *cv <= '9') || (strtoull(cv, &end, 10), *end) || errno)) {
+        snprintf(msg, len, "STAGECRAFT_DEVICE_MEMORY='%s': expected a number of bytes per "
+                 "device (like 300000; 0 for no cap)", sc_clean_text(clean, sizeof clean, cv, 0));
+        return -1;
+    }
+    return 0;
+}
+
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
@@ -353,6 +378,15 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     }
     if (!recipe)
         return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    char envmsg[600];
+    if (env_settings(envmsg, sizeof envmsg) != 0)
+        return fail(EXIT_USAGE, envmsg);
+    /* The files the run will write, checked before it starts: a path that
+     * cannot be written fails now, not after the step with its result
+     * printed and the file lost. */
+    if ((trace && sc_atomic_check(trace, envmsg, sizeof envmsg) != 0) ||
+        (profile && sc_atomic_check(profile, envmsg, sizeof envmsg) != 0))
+        return fail(EXIT_USAGE, envmsg);
     sc_model_cfg mc = sc_run_defaults(0).model;
     int given[NKEYS] = {0};
     int rc = model_sizes(L, recipe, t, &mc, given);

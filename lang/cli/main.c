@@ -25,6 +25,7 @@
 #include <lua.h>
 #include <lualib.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,7 +479,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     }
     lua_setglobal(L, "arg");
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
-    int rc = luaL_loadfilex(L, file, "t");
+    int rc = file ? sc_loadfile(L, file, "t") : luaL_loadfilex(L, NULL, "t");
     if (rc == LUA_ERRFILE)
         return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
@@ -524,6 +525,10 @@ static int unknown_command(const char *word)
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which
+     * every output reports in one line, instead of ending the process
+     * with SIGXFSZ and no word. */
+    signal(SIGXFSZ, SIG_IGN);
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
         return sc_cli_fail(4, "cannot create a Lua state (out of memory)");

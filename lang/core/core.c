@@ -5,9 +5,13 @@
  */
 #include "core.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 #define STATUS_KEY "stagecraft.status"
@@ -110,3 +114,80 @@ const char sc_usage[] =
     "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
     "  --max-mem BYTES     Lua heap and programs, like 512M (default 1G; 0: no limit)\n"
     "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
+
+FILE *sc_fopen_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return NULL;
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
+typedef struct file_reader {
+    FILE *f;
+    size_t n; /* bytes put back in buf before the file's */
+    char buf[8192];
+} file_reader;
+
+static const char *read_file(lua_State *L, void *ud, size_t *size)
+{
+    (void)L;
+    file_reader *r = ud;
+    if (r->n > 0) {
+        *size = r->n;
+        r->n = 0;
+        return r->buf;
+    }
+    *size = fread(r->buf, 1, sizeof r->buf, r->f);
+    return *size ? r->buf : NULL;
+}
+
+int sc_loadfile(lua_State *L, const char *path, const char *mode)
+{
+    file_reader *r = malloc(sizeof *r);
+    FILE *f = r ? sc_fopen_read(path) : NULL;
+    if (!f) {
+        lua_pushfstring(L, "cannot open %s: %s", path, strerror(r ? errno : ENOMEM));
+        free(r);
+        return LUA_ERRFILE;
+    }
+    r->f = f;
+    r->n = 0;
+    /* As luaL_loadfilex: a UTF-8 byte order mark, then a first line that
+     * starts with '#' (kept as a newline, so that line numbers hold). */
+    int c = getc(f);
+    const char *bom = "\xEF\xBB\xBF";
+    while (c != EOF && r->n < 3 && (unsigned char)bom[r->n] == c) {
+        r->buf[r->n++] = (char)c;
+        c = getc(f);
+    }
+    if (r->n == 3)
+        r->n = 0; /* a whole mark: dropped */
+    if (r->n == 0 && c == '#') {
+        while (c != EOF && c != '\n')
+            c = getc(f);
+        r->buf[r->n++] = '\n';
+        c = c == EOF ? EOF : getc(f);
+    }
+    if (c != EOF)
+        r->buf[r->n++] = (char)c;
+    lua_pushfstring(L, "@%s", path);
+    int st = lua_load(L, read_file, r, lua_tostring(L, -1), mode);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    free(r);
+    lua_remove(L, -2); /* the chunk name */
+    if (bad) {
+        lua_pop(L, 1);
+        lua_pushfstring(L, "cannot read %s: %s", path, strerror(bad));
+        return LUA_ERRFILE;
+    }
+    return st;
+}

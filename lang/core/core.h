@@ -42,6 +42,18 @@ int sc_lua_throw(lua_State *L, int code);
 /* Raises msg with the caller's position and the exit code of st. */
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
 
+/* Files a user names (recipes, scripts, their dofile/require, cost files,
+ * CSV files to import) are opened without waiting: a FIFO that no process
+ * writes, or a device that waits for one, would hold open() forever. They
+ * are opened with O_NONBLOCK, which is then cleared, so that such a file
+ * reads as empty (a FIFO with a writer reads as usual).
+ * sc_fopen_read: fopen(path, "rb") that way; NULL with errno. */
+FILE *sc_fopen_read(const char *path);
+/* luaL_loadfilex(L, path, mode) through sc_fopen_read (the same chunk name
+ * "@path", a first '#' line and a UTF-8 byte order mark skipped, the same
+ * "cannot open PATH: reason" / "cannot read PATH" and LUA_ERRFILE). */
+int sc_loadfile(lua_State *L, const char *path, const char *mode);
+
 /* Embedded stdlib recipes: source of `name`, or NULL. */
 const char *sc_stdlib_source(const char *name, size_t *len);
 /* Name of the i-th embedded file (NULL past the end). */

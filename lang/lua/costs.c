@@ -70,7 +70,7 @@ static int costs_error(lua_State *L, const char *name, const char *msg)
 static int l_costs_read(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1), *name = luaL_optstring(L, 2, path);
-    FILE *f = fopen(path, "rb");
+    FILE *f = sc_fopen_read(path);
     if (!f)
         return costs_error(L, name, strerror(errno));
     /* The text lives in a userdata, so that an error cannot leak it. */

@@ -54,7 +54,7 @@ static int l_chunk(lua_State *L)
         lua_pushfstring(L, "@stdlib/%s.lua", r);
         rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
     } else {
-        FILE *f = fopen(r, "r");
+        FILE *f = sc_fopen_read(r);
         if (!f) {
             if (is_path(r)) {
                 lua_pushfstring(L, "cannot open recipe file '%s'", r);
@@ -80,7 +80,7 @@ static int l_chunk(lua_State *L)
             return sc_lua_throw(L, 2);
         }
         fclose(f);
-        rc = luaL_loadfilex(L, r, "t");
+        rc = sc_loadfile(L, r, "t");
     }
     if (rc != LUA_OK)
         return sc_lua_throw(L, 8);

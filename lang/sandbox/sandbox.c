@@ -166,7 +166,7 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
  * value at env_idx); pushes the chunk, or nil and the message. */
 static int load_in(lua_State *L, const char *real, int env_idx)
 {
-    if (luaL_loadfilex(L, real, "t") != LUA_OK) {
+    if (sc_loadfile(L, real, "t") != LUA_OK) {
         lua_pushnil(L);
         lua_insert(L, -2);
         return 2;

@@ -238,6 +238,44 @@ static int call_original(lua_State *L, int nresults)
     return lua_gettop(L);
 }
 
+/* The original called like call_original, but an error it raises keeps the
+ * position of the recipe's line: the original reports the caller's line
+ * (luaL_where of level 1), which is now this C guard, without a line
+ * ("resulting string too large" alone). Errors of stagecraft's own (an
+ * exit code: the limits), non-string values and errors other than
+ * LUA_ERRRUN go on unchanged. Upvalues: the original, its name. */
+static int call_original_where(lua_State *L, int nresults)
+{
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    int rc = lua_pcall(L, n, nresults, 0);
+    if (rc == LUA_OK)
+        return lua_gettop(L);
+    if (rc == LUA_ERRRUN && lua_type(L, -1) == LUA_TSTRING && sc_lua_exit_for(L, -1) == 0 &&
+        !ended(sc_limits_of(L))) {
+        luaL_where(L, 1);
+        size_t lw;
+        const char *w = lua_tolstring(L, -1, &lw);
+        if (lw > 0 && strncmp(lua_tostring(L, -2), w, lw) != 0) {
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        } else {
+            lua_pop(L, 1);
+        }
+        /* "bad argument #5 to '?'": the original has no name when a C
+         * function calls it; the guard knows it (upvalue 2). */
+        const char *name = lua_tostring(L, lua_upvalueindex(2));
+        if (name) {
+            lua_pushfstring(L, "to '%s'", name);
+            luaL_gsub(L, lua_tostring(L, -2), "to '?'", lua_tostring(L, -1));
+            lua_replace(L, -3);
+            lua_pop(L, 1);
+        }
+    }
+    return lua_error(L);
+}
+
 /* The message handler given to xpcall, wrapped: Lua runs it inside the
  * count hook when the hook raised, that is with hooks off, where no limit
  * could stop a handler that loops. Once a limit is hit, the error goes on
@@ -275,7 +313,7 @@ static int g_rep(lua_State *L)
         lua_pushliteral(L, "");
         return 1;
     }
-    return call_original(L, 1);
+    return call_original_where(L, 1);
 }
 
 /* table.move(a1, f, e, t [, a2]): e - f + 1 elements, one instruction each. */
@@ -284,7 +322,7 @@ static int g_move(lua_State *L)
     lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
     if (e >= f)
         charge(L, (lua_Unsigned)e - (lua_Unsigned)f + 1u);
-    return call_original(L, LUA_MULTRET);
+    return call_original_where(L, LUA_MULTRET);
 }
 
 /* table.insert(t, pos, v) and table.remove(t, pos) shift #t - pos
@@ -296,7 +334,7 @@ static int g_shift(lua_State *L, int with_pos)
         if (len > pos)
             charge(L, (lua_Unsigned)len - (lua_Unsigned)pos);
     }
-    return call_original(L, LUA_MULTRET);
+    return call_original_where(L, LUA_MULTRET);
 }
 
 static int g_insert(lua_State *L) { return g_shift(L, lua_gettop(L) == 3); }
@@ -322,7 +360,8 @@ void sc_limits_guard(lua_State *L)
             lua_pushglobaltable(L);
         }
         if (lua_getfield(L, -1, guards[i].name) == LUA_TFUNCTION) {
-            lua_pushcclosure(L, guards[i].fn, 1);
+            lua_pushstring(L, guards[i].name);
+            lua_pushcclosure(L, guards[i].fn, 2);
             lua_setfield(L, -2, guards[i].name);
         } else {
             lua_pop(L, 1);

@@ -20,12 +20,17 @@ int sc_mpi_available(void);
  * for every rank to start it and cannot be polled: a watchdog thread ends
  * the process (exit code 9, one line on stderr) when it has not returned
  * after timeout_s (> 0), so that a rank stopped or stuck before MPI_Init
- * (during its evaluation) cannot hang the others; mpirun then ends the job. */
+ * (during its evaluation) cannot hang the others; mpirun then ends the job.
+ * timeout_s also guards the later calls that wait for every rank and cannot
+ * be polled (sc_mpi_local's MPI_Comm_split_type, sc_mpi_finish's
+ * MPI_Finalize) the same way; the transport's MPI_Comm_idup is polled. */
 sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen);
 /* In place, over all ranks: element-wise maximum. Both collectives poll
  * non-blocking operations and give up after timeout_s (> 0), so that a rank
- * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err). */
-sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen);
+ * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err
+ * naming what: "the allreduce of the results"). */
+sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
+                     size_t errlen);
 sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen);
 /* In place, over all ranks: root's n bytes everywhere (polled, bounded by
  * timeout_s like the collectives above). */
@@ -34,7 +39,9 @@ sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, 
  * (MPI_Comm_split_type, shared memory): which GPU a rank takes. */
 sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen);
 /* The end of a run: MPI_Finalize, or with code != 0 MPI_Abort(code), which
- * ends every rank of the job. No-ops when MPI was not started. */
+ * ends every rank of the job. No-ops when MPI was not started. A rank that
+ * waits in MPI_Finalize longer than sc_mpi_init's timeout for a peer ends
+ * with exit code 9 and one line (its output is written by then). */
 void sc_mpi_finish(int code);
 
 #endif

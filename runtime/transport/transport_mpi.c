@@ -52,6 +52,10 @@ typedef struct mgroup {
 } mgroup;
 
 static int started;
+static double started_timeout; /* sc_mpi_init's timeout_s: the guard of later blocking calls */
+
+static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, char *err,
+                          size_t errlen);
 
 static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
 {
@@ -191,11 +195,19 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
     }
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &c->coll) != MPI_SUCCESS) {
+    /* MPI_Comm_dup waits for every rank: the non-blocking form, polled, so
+     * that a rank stopped before it cannot hang the others. */
+    MPI_Request req;
+    sc_status st = SC_OK;
+    if (MPI_Comm_idup(MPI_COMM_WORLD, &c->coll, &req) != MPI_SUCCESS) {
+        snprintf(err, errlen, "mpi transport: MPI_Comm_idup failed");
+        st = SC_ERR_RUNTIME;
+    } else
+        st = poll_one(&req, timeout_s, "the transport's start (MPI_Comm_idup)", err, errlen);
+    if (st) {
         free(tp);
         free(c);
-        snprintf(err, errlen, "mpi transport: MPI_Comm_dup failed");
-        return SC_ERR_RUNTIME;
+        return st;
     }
     tp->ops = &mpi_ops;
     tp->ctx = c;
@@ -218,11 +230,17 @@ int sc_mpi_available(void)
     return 1;
 }
 
-/* The watchdog of MPI_Init: ends the process unless wd_done is set first. */
+/* The guard of an MPI call that waits for every rank and cannot be polled
+ * (MPI_Init, MPI_Comm_split_type, MPI_Finalize): a watchdog thread ends the
+ * process (exit code 9, one line on stderr) unless guard_end comes first;
+ * mpirun then ends the job. One guard at a time (the runtime's main thread). */
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
 static int wd_done;
 static double wd_timeout;
+static const char *wd_what;
+static pthread_t wd_thread;
+static int wd_running;
 
 static void *watchdog(void *arg)
 {
@@ -241,11 +259,10 @@ static void *watchdog(void *arg)
         ;
     int done = wd_done;
     pthread_mutex_unlock(&wd_mu);
-    if (!done) { /* the only way out of a blocked MPI_Init */
-        char msg[200];
+    if (!done) { /* the only way out of a blocked MPI call */
+        char msg[240];
         int n = snprintf(msg, sizeof msg, "stagecraft: error: mpi: waited %g s for the other "
-                         "ranks to start (MPI_Init); a peer is gone or stuck: giving up\n",
-                         wd_timeout);
+                         "ranks %s; a peer is gone or stuck: giving up\n", wd_timeout, wd_what);
         if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
             n = 0;
         _exit(9);
@@ -253,24 +270,41 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+/* Starts the guard of a call (what: "to start (MPI_Init)"); no guard
+ * without a timeout. */
+static void guard_begin(double timeout_s, const char *what)
+{
+    wd_running = 0;
+    if (!(timeout_s > 0))
+        return;
+    wd_timeout = timeout_s;
+    wd_what = what;
+    wd_done = 0;
+    wd_running = pthread_create(&wd_thread, NULL, watchdog, NULL) == 0;
+}
+
+static void guard_end(void)
+{
+    if (!wd_running)
+        return;
+    pthread_mutex_lock(&wd_mu);
+    wd_done = 1;
+    pthread_cond_signal(&wd_cv);
+    pthread_mutex_unlock(&wd_mu);
+    pthread_join(wd_thread, NULL);
+    wd_running = 0;
+}
+
 sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
 {
     int init = 0;
     MPI_Initialized(&init);
-    pthread_t wd;
-    int watched = 0;
-    if (!init && timeout_s > 0) {
-        wd_timeout = timeout_s;
-        wd_done = 0;
-        watched = pthread_create(&wd, NULL, watchdog, NULL) == 0;
-    }
-    int rc = init ? MPI_SUCCESS : MPI_Init(NULL, NULL);
-    if (watched) {
-        pthread_mutex_lock(&wd_mu);
-        wd_done = 1;
-        pthread_cond_signal(&wd_cv);
-        pthread_mutex_unlock(&wd_mu);
-        pthread_join(wd, NULL);
+    started_timeout = timeout_s;
+    int rc = MPI_SUCCESS;
+    if (!init) {
+        guard_begin(timeout_s, "to start (MPI_Init)");
+        rc = MPI_Init(NULL, NULL);
+        guard_end();
     }
     if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "MPI_Init failed");
@@ -305,7 +339,8 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
     }
 }
 
-sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
+sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
+                     size_t errlen)
 {
     MPI_Request req;
     if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) !=
@@ -313,7 +348,7 @@ sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errle
         snprintf(err, errlen, "mpi: allreduce failed");
         return SC_ERR_RUNTIME;
     }
-    return poll_one(&req, timeout_s, "the allreduce of the results", err, errlen);
+    return poll_one(&req, timeout_s, what, err, errlen);
 }
 
 sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
@@ -339,8 +374,10 @@ sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, 
 sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
 {
     MPI_Comm node;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS) {
+    guard_begin(started_timeout, "to find the ranks of each node (MPI_Comm_split_type)");
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    guard_end();
+    if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "mpi: cannot find the ranks of this node (MPI_Comm_split_type)");
         return SC_ERR_RUNTIME;
     }
@@ -357,7 +394,11 @@ void sc_mpi_finish(int code)
     started = 0;
     if (code)
         MPI_Abort(MPI_COMM_WORLD, code);
+    /* MPI_Finalize waits for every rank (a fence): a rank stopped after the
+     * step would hang the others, which have done their part. */
+    guard_begin(started_timeout, "to finish (MPI_Finalize)");
     MPI_Finalize();
+    guard_end();
 }
 
 #else /* built without MPI */
@@ -393,10 +434,12 @@ sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t 
     return SC_ERR_ARG;
 }
 
-sc_status sc_mpi_max(double *v, int n, double timeout_s, char *err, size_t errlen)
+sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
+                     size_t errlen)
 {
     (void)v;
     (void)n;
+    (void)what;
     (void)timeout_s;
     snprintf(err, errlen, "built without MPI");
     return SC_ERR_ARG;
