@@ -151,11 +151,17 @@ static const char *read_file(lua_State *L, void *ud, size_t *size)
 
 int sc_loadfile(lua_State *L, const char *path, const char *mode)
 {
+    /* The chunk name first: pushing it may raise a memory error (the
+     * --max-mem limit), which must not leave the reader or the file
+     * behind. lua_load itself runs protected. */
+    lua_pushfstring(L, "@%s", path);
     file_reader *r = malloc(sizeof *r);
     FILE *f = r ? sc_fopen_read(path) : NULL;
     if (!f) {
-        lua_pushfstring(L, "cannot open %s: %s", path, strerror(r ? errno : ENOMEM));
+        int e = r ? errno : ENOMEM;
         free(r);
+        lua_pop(L, 1);
+        lua_pushfstring(L, "cannot open %s: %s", path, strerror(e));
         return LUA_ERRFILE;
     }
     r->f = f;
@@ -178,7 +184,6 @@ int sc_loadfile(lua_State *L, const char *path, const char *mode)
     }
     if (c != EOF)
         r->buf[r->n++] = (char)c;
-    lua_pushfstring(L, "@%s", path);
     int st = lua_load(L, read_file, r, lua_tostring(L, -1), mode);
     int bad = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
