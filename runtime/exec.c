@@ -248,6 +248,40 @@ out:
     return st;
 }
 
+/* A vocabulary pass (exec.h): S allocates its record from the pool, T
+ * frees it, as F and W do a stage's. */
+static sc_status vocab(ex *e, const sc_instr *in)
+{
+    const struct sc_workload_ops *w = e->wl->ops;
+    int mb = in->mb;
+    if (!w->vocab_pass)
+        return sc_ex_failf(e, SC_ERR_ARG, "d%d: %s mb%d: the workload has no vocabulary passes",
+                           e->d, sc_op_name(in->op), mb);
+    if (!e->vrec && !(e->vrec = calloc((size_t)e->m, sizeof(void *))))
+        return sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", e->d);
+    sc_status st = SC_OK;
+    void *r = NULL;
+    if (in->op == SC_OP_S) {
+        e->vbytes = w->vocab_record_bytes ? w->vocab_record_bytes(e->wl->ctx) : 0;
+        if (e->vrec[mb])
+            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: S mb%d runs twice", e->d, mb);
+        if (!(r = sc_ex_balloc(e, e->vbytes ? e->vbytes : 1, "record of S", -1, mb, &st)))
+            return st;
+        sc_ex_pool_add(e, e->vbytes);
+        e->vrec[mb] = r;
+    } else if (in->op == SC_OP_T && !(r = e->vrec[mb])) {
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: T mb%d before its S", e->d, mb);
+    }
+    if ((st = w->vocab_pass(e->wl->ctx, in->op, mb, r)) != SC_OK)
+        return sc_ex_wl_fail(e, st, in);
+    if (in->op == SC_OP_T) {
+        sc_ex_bfree(e, r, e->vbytes ? e->vbytes : 1);
+        e->cur -= e->vbytes;
+        e->vrec[mb] = NULL;
+    }
+    return SC_OK;
+}
+
 static sc_status run(ex *e)
 {
     sc_status st = SC_OK;
@@ -287,6 +321,8 @@ static sc_status run(ex *e)
         double t0 = sc_exec_now() - e->origin;
         if (sc_op_is_compute(in->op)) {
             st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
+        } else if (sc_op_is_vocab(in->op)) {
+            st = vocab(e, in);
         } else if (sc_op_is_host(in->op)) {
             st = sc_ex_host_copy(e, in, k);
         } else if (in->op == SC_OP_REDUCE) {
@@ -349,7 +385,8 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     for (size_t k = 0; k < n; k++)
         ngroups += sc_starts_group(in, k) != 0;
-    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + S * sizeof(layout) +
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) +
+           (size_t)sc_prog_microbatches(pg) * sizeof(void *) + S * sizeof(layout) +
            (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
 }
 
@@ -433,6 +470,12 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         free(e.redo_in);
         free(e.redo_out);
     }
+    for (int i = 0; e.vrec && i < e.m; i++) /* records of S a failure left */
+        if (e.vrec[i]) {
+            sc_ex_bfree(&e, e.vrec[i], e.vbytes ? e.vbytes : 1);
+            out->end_bytes += e.vbytes;
+        }
+    free(e.vrec);
     free(e.box);
     free(e.rgroup);
     free(e.rec);

@@ -32,6 +32,10 @@
  * allocated and freed, in stream order, as the simulator does; the host
  * buffers have their own high-water mark.
  *
+ * Vocabulary passes (S, T, E, EW; SPEC.md §22) go to the workload's
+ * vocab_pass; S allocates its record from the pool (vocab_record_bytes),
+ * T frees it, as F and W do a stage's.
+ *
  * Collectives (SPEC.md §8.6). A collective instruction is posted without
  * waiting; the device's collectives start in posting order, each once the
  * previous one has completed on the device, with the buffer the workload
@@ -78,6 +82,13 @@ struct sc_workload_ops {
     sc_status (*backward_input)(void *ctx, int s, int mb, const void *gin, void *gout,
                                 void *kept, void *b_only);
     sc_status (*backward_weight)(void *ctx, int s, int mb, void *kept);
+    /* Optional (a split vocabulary, SPEC.md §22.4): bytes of the record S
+     * keeps for T on this device, and the vocabulary passes: S, T, E or EW
+     * of microbatch mb, with S's record (allocated from the activation pool
+     * before S, freed after T; NULL for E and EW). Their data come and go
+     * through collectives (coll_buffer). */
+    size_t (*vocab_record_bytes)(void *ctx);
+    sc_status (*vocab_pass)(void *ctx, int op, int mb, void *record);
     /* Optional (programs with collectives, SPEC.md §8.6). The buffer of
      * collective c on this device, asked for when the collective starts
      * on the device's collective channel: every collective the device

@@ -57,6 +57,8 @@ typedef struct ex {
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
     int ngroups, posted, head;
+    void **vrec;         /* [m] S's records (a split vocabulary), or NULL */
+    size_t vbytes;       /* bytes of one */
     sc_cchan *ch;        /* the collective channel, or NULL (exec_coll.h) */
     size_t cur;          /* pool bytes in use */
     size_t host;         /* host bytes of moved records */

@@ -20,12 +20,20 @@ static size_t act_bytes(const ex *e, int s)
     return sc_ex_kbytes(e, SC_DIR_ACT, s);
 }
 
+/* Whether c broadcasts a redone forward output: a broadcast of F under
+ * post-validation (a split vocabulary's broadcast of the last stage's
+ * output is also one of F, but is never placed with post-validation). */
+static int redone_bcast(const ex *e, const sc_coll *c)
+{
+    return c->what == SC_OP_F && sc_prog_optim_sync(e->pg) == SC_SYNC_POSTVAL;
+}
+
 /* The collective channel's buffers (exec_coll.h): a redone output's
  * broadcast here, every other collective the workload's. */
 static sc_status coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
 {
     ex *e = ctx;
-    if (c->what != SC_OP_F) {
+    if (!redone_bcast(e, c)) {
         if (!e->wl->ops->coll_buffer)
             return sc_ex_failf(e, SC_ERR_ARG, "d%d: the workload gives no buffers for "
                                               "collectives", e->d);
@@ -53,7 +61,7 @@ static sc_status coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
 static sc_status coll_done(void *ctx, const sc_coll *c)
 {
     ex *e = ctx;
-    if (c->what != SC_OP_F)
+    if (!redone_bcast(e, c))
         return e->wl->ops->coll_done ? e->wl->ops->coll_done(e->wl->ctx, c) : SC_OK;
     int s = c->stage, mb = c->mb;
     void **out = slot_out(e, s, mb);

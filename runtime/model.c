@@ -18,8 +18,6 @@
 
 #define CHUNK SC_MODEL_CHUNK
 
-enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
-
 /* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
  * is 0: by the backend's fill_uniform, else generated on the host and
  * uploaded in chunks. */
@@ -37,6 +35,13 @@ static void fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scal
             dv->stage[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, sc_stream(kind, idx), i0 + i);
         o->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
     }
+}
+
+/* A failure of the vocabulary layers, with their message. */
+static sc_status vocab_fail(sc_mdev *dv, sc_status st)
+{
+    snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+    return st;
 }
 
 sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,
@@ -58,6 +63,14 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                      dims[i].name, dims[i].v, DIM_MAX);
             return SC_ERR_LIMIT;
         }
+    }
+    int split = sc_vocab_split(cfg->vocab_par) ? (cfg->vocab_par == SC_VOCAB_V1 ? 1 : 2) : 0;
+    int P = cfg->devices > 0 ? cfg->devices : 1;
+    if (split && cfg->vocab % P != 0) {
+        snprintf(err, errlen, "vocab_par = %s splits the vocabulary over the %d devices, but "
+                 "vocab = %ld is not a multiple of %d", sc_vocab_name(cfg->vocab_par), P,
+                 cfg->vocab, P);
+        return SC_ERR_ARG;
     }
     if (cfg->layers < S) {
         snprintf(err, errlen,
@@ -89,6 +102,10 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->R = (int)R;
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
+    md->vocab = cfg->vocab_par;
+    md->split = split;
+    md->P = P;
+    md->c.stage_layers = NULL; /* not kept: copied below */
     md->first = calloc((size_t)S, sizeof(int));
     md->count = calloc((size_t)S, sizeof(int));
     md->W1 = calloc((size_t)md->L, sizeof(float *));
@@ -104,9 +121,18 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         goto nomem;
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
+    long given = 0;
+    for (int s = 0; cfg->stage_layers && s < S; s++)
+        given += cfg->stage_layers[s] >= 1 ? cfg->stage_layers[s] : -(1L << 40);
+    if (cfg->stage_layers && given != md->L) {
+        snprintf(err, errlen, "the program's split of %ld layers over %d stages does not add up",
+                 cfg->layers, S);
+        sc_model_free(md);
+        return SC_ERR_ARG;
+    }
     for (int s = 0, l = 0; s < S; s++) {
         md->first[s] = l;
-        md->count[s] = md->L / S + (s < md->L % S);
+        md->count[s] = cfg->stage_layers ? cfg->stage_layers[s] : md->L / S + (s < md->L % S);
         l += md->count[s];
     }
     *out = md;
@@ -132,7 +158,7 @@ void sc_model_free(sc_model *md)
             be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
             be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
         }
-        if (s == md->S - 1) {
+        if (s == md->S - 1 && !md->split) {
             be->ops->free(be->ctx, md->Wout, hv * sizeof(float));
             be->ops->free(be->ctx, md->Gout, hv * sizeof(float));
         }
@@ -144,10 +170,13 @@ void sc_model_free(sc_model *md)
         for (int t = s; t < md->S; t++)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
+        sc_mvocab_free(dv->mv);
         free(dv->targets);
         free(dv->stage);
         free(dv->info);
         sc_adamw_free(dv->opt);
+        if (dv->cdev)
+            dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));
         free(dv);
     }
     free(md->gstep);
@@ -175,7 +204,7 @@ size_t sc_model_record_bytes(const sc_model *md, int s)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
-    if (s == md->S - 1)
+    if (s == md->S - 1 && !md->split) /* the head's x and dlogits */
         n += Rh + (size_t)md->R * (size_t)md->V;
     return n * sizeof(float);
 }
@@ -188,9 +217,32 @@ size_t sc_model_boundary_bytes(const sc_model *md)
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
     size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
-    if (s == md->S - 1)
+    if (s == md->S - 1 && !md->split)
+        n += 2 * (size_t)md->h * (size_t)md->V;
+    if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
         n += 2 * (size_t)md->h * (size_t)md->V;
     return n * sizeof(float);
+}
+
+size_t sc_model_shard_param_bytes(const sc_model *md)
+{
+    return md->split ? 4 * (size_t)md->h * (size_t)(md->V / md->P) * sizeof(float) : 0;
+}
+
+size_t sc_model_allocated_param_bytes(const sc_model *md, int d)
+{
+    for (int s = 0; s < md->S; s++)
+        if (md->devs[s] && md->devs[s]->d == d)
+            return md->devs[s]->pbytes +
+                   (md->devs[s]->mv ? sc_mvocab_param_bytes(md->devs[s]->mv) : 0);
+    return 0;
+}
+
+size_t sc_model_vocab_record_bytes(const sc_model *md)
+{
+    size_t R = (size_t)md->R;
+    return md->split ? (R * (size_t)(md->V / md->P) + R * (size_t)md->h + 3 * R) * sizeof(float)
+                     : 0;
 }
 
 /* ---- the workload: F, B, W of one stage ---- */
@@ -212,7 +264,7 @@ static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
-    int n = 4 * md->count[s] + (s == md->S - 1 ? 2 : 0);
+    int n = 4 * md->count[s] + (s == md->S - 1 && !md->split ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
                                                       : (size_t)md->R * (size_t)md->V * sizeof(float);
@@ -235,25 +287,33 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     int R = md->R, h = md->h, last = s == md->S - 1, n = md->count[s];
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
-    if (s == 0)
+    if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
+        if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK)
+            return vocab_fail(dv, SC_ERR_PROGRAM);
+    } else if (s == 0) {
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
-    else if (in != T[0]) /* a redone F (exec.h) may hand back the input it kept */
+    } else if (in != T[0]) { /* a redone F (exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
+    }
+    if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
+        return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1];
         o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
         o->tanh_fwd(bc, Rh, a);
-        float *next = i + 1 < n || last ? T[4 * i + 4] : out;
+        /* The last block's output: the next stage's input, the head's
+         * (kept in the record), or, with a split vocabulary, the broadcast. */
+        float *next = i + 1 < n || (last && !md->split) ? T[4 * i + 4] : out;
         o->copy(bc, Rh, x, next);
         o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
     }
-    if (last) {
+    if (last && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
         for (int r = 0; r < R; r++)
             dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                             (uint64_t)r) % (uint64_t)md->V);
+                                                (uint64_t)r) % (uint64_t)md->V);
         float scale = (float)(1.0 / ((double)md->m * R));
         md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
         const char *bad = o->errmsg ? o->errmsg(bc) : NULL;
@@ -279,15 +339,19 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
     float **T = kept;
-    (void)mb;
     (void)b_only;
     float *dytop = T[4 * n - 1];
-    if (s == md->S - 1) {
+    if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
+        if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK)
+            return vocab_fail(dv, SC_ERR_PROGRAM);
+    } else if (s == md->S - 1) {
         float *dl = T[4 * n + 1];
         o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
     } else {
         o->copy(bc, Rh, gin, dytop);
     }
+    if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
+        return vocab_fail(dv, SC_ERR_NOMEM);
     for (int i = n - 1; i >= 0; i--) {
         int l = md->first[s] + i;
         float *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
@@ -298,6 +362,13 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
             continue; /* the input gradient of stage 0 is not needed */
         o->copy(bc, Rh, dy, dst);
         o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, md->W1[l], 1.0f, dst);
+    }
+    /* The embedding's gradient: scattered into it (whole), or broadcast to
+     * every EW (split); in a new step after its gradients are zeroed. */
+    if (s == 0 && dv->mv) {
+        sc_model_grads_for(dv, s, mb / md->m);
+        if (sc_mvocab_dx0_done(dv->mv, mb) != SC_OK)
+            return vocab_fail(dv, SC_ERR_PROGRAM);
     }
     return SC_OK;
 }
@@ -319,7 +390,7 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
         o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
         o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
     }
-    if (s == md->S - 1) {
+    if (s == md->S - 1 && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
     }
@@ -337,8 +408,10 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step)
             fill(dv, md->G1[l], hh, 0, 0, 0.0f);
             fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1)
+        if (s == md->S - 1 && !md->split)
             fill(dv, md->Gout, (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
+        if (s == 0 && dv->mv && !md->split) /* the whole embedding's */
+            sc_mvocab_zero_grads(dv->mv);
     }
     md->gstep[s] = step;
 }
@@ -346,6 +419,23 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step)
 static const char *w_errmsg(void *ctx)
 {
     return ((sc_mdev *)ctx)->err;
+}
+
+/* The vocabulary passes (model_vocab.h): S, T, E, EW. */
+static size_t w_vocab_bytes(void *ctx)
+{
+    return sc_model_vocab_record_bytes(((sc_mdev *)ctx)->md);
+}
+
+static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
+{
+    sc_mdev *dv = ctx;
+    if (!dv->mv || !dv->md->split) {
+        snprintf(dv->err, sizeof dv->err, "the model's vocabulary is not split here");
+        return SC_ERR_PROGRAM;
+    }
+    sc_status st = sc_mvocab_pass(dv->mv, op, mb, record);
+    return st ? vocab_fail(dv, st) : SC_OK;
 }
 
 const struct sc_workload_ops sc_model_ops = {
@@ -361,14 +451,19 @@ const struct sc_workload_ops sc_model_ops = {
     .optim_step = sc_model_optim_step,
     .validate = sc_model_validate,
     .coll_buffer = sc_model_coll_buffer,
+    .coll_done = sc_model_coll_done,
+    .vocab_record_bytes = w_vocab_bytes,
+    .vocab_pass = w_vocab_pass,
     .errmsg = w_errmsg,
 };
 
-static float *palloc(sc_backend *be, size_t n, int *ok)
+static float *palloc(sc_mdev *dv, size_t n, int *ok)
 {
-    float *p = be->ops->alloc(be->ctx, n * sizeof(float));
+    float *p = dv->be->ops->alloc(dv->be->ctx, n * sizeof(float));
     if (!p)
         *ok = 0;
+    else
+        dv->pbytes += n * sizeof(float);
     return p;
 }
 
@@ -400,22 +495,33 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         md->devs[s] = dv;
         any = 1;
         for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
-            if ((md->W1[l] = palloc(be, hh, &ok)))
+            if ((md->W1[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->W1[l], hh, T_W1, l, hs);
-            if ((md->W2[l] = palloc(be, hh, &ok)))
+            if ((md->W2[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->W2[l], hh, T_W2, l, ls);
-            if ((md->G1[l] = palloc(be, hh, &ok)))
+            if ((md->G1[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G1[l], hh, 0, 0, 0.0f);
-            if ((md->G2[l] = palloc(be, hh, &ok)))
+            if ((md->G2[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && ok) {
-            if ((md->Wout = palloc(be, hv, &ok)))
+        if (s == md->S - 1 && ok && !md->split) {
+            if ((md->Wout = palloc(dv, hv, &ok)))
                 fill(dv, md->Wout, hv, T_WOUT, 0, hs);
-            if ((md->Gout = palloc(be, hv, &ok)))
+            if ((md->Gout = palloc(dv, hv, &ok)))
                 fill(dv, md->Gout, hv, 0, 0, 0.0f);
-            md->have_loss = 1;
         }
+        if (s == md->S - 1)
+            md->have_loss = 1;
+    }
+    /* The vocabulary layers: a shard on every device (split), or the whole
+     * embedding on the first stage's (model_vocab.h). */
+    if (any && ok && md->vocab != SC_VOCAB_NONE && (md->split || stage_dev[0] == d)) {
+        sc_mvocab_cfg vc = {.R = md->R, .h = md->h, .V = md->V, .m = md->m, .M = md->M,
+                            .P = md->split ? md->P : 1, .d = md->split ? d : 0,
+                            .split = md->split, .last_dev = stage_dev[md->S - 1],
+                            .first_dev = stage_dev[0], .seed = md->c.seed, .init_scale = hs};
+        if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
+            return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
     if (!any) {
         free(dv->targets);
@@ -442,7 +548,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
 
 int sc_model_tensors(const sc_model *md)
 {
-    return 2 * md->L + 1;
+    return 2 * md->L + 1 + (md->vocab != SC_VOCAB_NONE); /* ... Gout, Gemb */
 }
 
 const float *sc_model_grad(const sc_model *md, int t, size_t *n)
@@ -452,6 +558,11 @@ const float *sc_model_grad(const sc_model *md, int t, size_t *n)
         return t % 2 ? md->G2[t / 2] : md->G1[t / 2];
     }
     *n = (size_t)md->h * (size_t)md->V;
-    return md->Gout;
+    if (t == 2 * md->L)
+        return md->split ? NULL : md->Gout;
+    int first, rows; /* Gemb: whole on the first stage, or in shards */
+    return md->split || !md->devs[0] || !md->devs[0]->mv
+               ? NULL
+               : sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
 }
 

@@ -54,7 +54,15 @@ typedef struct sc_model_cfg {
     long long seed;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
-    int devices;         /* the program's devices (post-validation's chain ends at the last) */
+    int devices;         /* the program's devices (post-validation's chain ends at the last;
+                          * a split vocabulary is split over them) */
+    int vocab_par;       /* sc_vocab of the program (SPEC.md §22.4): none, the model
+                          * above; any other adds an input embedding (vocab rows of
+                          * hidden floats, the first stage's input: the rows of the
+                          * microbatch's tokens); vocab-1 and vocab-2 split the
+                          * embedding and the output layer over the devices
+                          * (model_vocab.h) */
+    const int *stage_layers; /* [S] layers of each stage (redis), or NULL: even */
     sc_optim_cfg opt;
     /* Optional: called by the device holding the last stage when it ends
      * step k (its OPTIM), with the step's loss; from that device's thread. */
@@ -93,8 +101,15 @@ size_t sc_model_record_bytes(const sc_model *md, int s);
  * the first min(n, max) sizes in bytes. Offload moves whole parts. */
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_model_boundary_bytes(const sc_model *md);
-/* Bytes of the parameters and gradients of stage s. */
+/* Bytes of the parameters and gradients of stage s (with the whole
+ * embedding on stage 0 and the whole output layer on the last stage, when
+ * they are not split), of the vocabulary shard each device holds (split;
+ * else 0), and what device d allocated (0 when it is not attached here). */
 size_t sc_model_param_bytes(const sc_model *md, int s);
+size_t sc_model_shard_param_bytes(const sc_model *md);
+size_t sc_model_allocated_param_bytes(const sc_model *md, int d);
+/* Bytes of the record S keeps for T (split; else 0). */
+size_t sc_model_vocab_record_bytes(const sc_model *md);
 
 /* Makes device d's workload: allocates and initialises the parameters of
  * every stage with stage_dev[s] == d (zero gradients) on backend be. */
@@ -111,8 +126,9 @@ int sc_model_step_info(const sc_model *md, int k, sc_step_info *out);
 /* post-validation: on how many attached devices step k was undone. */
 int sc_model_rollbacks(const sc_model *md, int k);
 
-/* Gradient tensors: 2 per layer (G1, G2) then Gout; NULL when the tensor's
- * stage is not attached here. Device memory of the backend that holds the
+/* Gradient tensors: 2 per layer (G1, G2) then Gout, then Gemb when there is
+ * an embedding; NULL when the tensor's stage is not attached here or the
+ * tensor is split (its shards are compared by sc_model_compare). Device memory of the backend that holds the
  * stage (read it with that backend's download). */
 int sc_model_tensors(const sc_model *md);
 const float *sc_model_grad(const sc_model *md, int t, size_t *n);

@@ -1,13 +1,15 @@
 /*
  * model_impl.h — the body of the built-in model, for model.c (the
- * workload), model_optim.c (its optimizer steps) and reference.c (the
- * single-device reference and the comparison) only.
+ * workload), model_optim.c (its optimizer steps), reference.c (the
+ * single-device reference and the comparison) and model_vocab.c's caller
+ * only (model_vocab.c itself knows nothing of it).
  */
 #ifndef SC_MODEL_IMPL_H
 #define SC_MODEL_IMPL_H
 
 #include "model.h"
 #include "optim.h"
+#include "model_vocab.h"
 
 /* Host staging of generated tensors: they reach device memory through the
  * backend's upload, CHUNK floats at a time. */
@@ -21,11 +23,17 @@ typedef struct sc_mdev {
     int32_t *targets;    /* [R] scratch (host) */
     float *stage;        /* [CHUNK] scratch (host) */
     sc_adamw *opt;       /* the optimizer of the device's tensors */
+    sc_mvocab *mv;       /* its vocabulary layers (model_vocab.h), or NULL */
+    size_t pbytes;       /* bytes of parameters and gradients its layers allocated */
     double state[2];     /* the state of the step being ended (optim.h) */
     /* The collectives' buffers (exec.h, coll_buffer): sync's all-reduces;
      * post-validation's partial state received from the device before and
      * sent on, the global state, and what passes through. */
     double sync[2], part_in[2], part_out[2], global[2], scratch[2];
+    /* Their twins in the backend's memory (NCCL reduces device memory
+     * only): a buffer is uploaded when its collective starts and read back
+     * when it completes (coll_buffer, coll_done). [10]: the five above. */
+    double *cdev;
     int eager;           /* post-validation: the step in flight was taken eagerly */
     int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
@@ -45,7 +53,12 @@ struct sc_model {
     double *loss;        /* [M] summed loss of each microbatch */
     int have_loss;
     sc_backend *own_be;  /* the reference's backend */
+    int vocab, split, P; /* cfg.vocab_par; split: 1 vocab-1, 2 vocab-2, 0 not split */
 };
+
+/* Streams of the model's hash (model_vocab.c uses 3 and 5 for the same
+ * tensors, and 6, 7 for the embedding and the tokens). */
+enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
 
 /* The workload's table (model.c). */
 extern const struct sc_workload_ops sc_model_ops;
@@ -61,5 +74,6 @@ sc_status sc_model_grad_state(void *ctx, int step, double state[2]);
 sc_status sc_model_optim_step(void *ctx, int step, const double state[2]);
 sc_status sc_model_validate(void *ctx, int step, int *redo);
 sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x);
+sc_status sc_model_coll_done(void *ctx, const sc_coll *c);
 
 #endif

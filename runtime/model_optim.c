@@ -15,6 +15,16 @@ static float *grad_here(sc_mdev *dv, int t, size_t *n)
     sc_model *md = dv->md;
     float *g;
     int s = 0;
+    if (t == 2 * md->L + 1) { /* the embedding's: its first row's holder */
+        int first, rows;
+        if (!dv->mv)
+            return NULL;
+        g = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
+        *n = (size_t)md->h * (size_t)rows;
+        return first == 0 ? g : NULL;
+    }
+    if (t == 2 * md->L && md->split) /* the split output layer: device 0's columns */
+        return NULL;
     if (t < 2 * md->L) {
         g = t % 2 ? md->G2[t / 2] : md->G1[t / 2];
         *n = (size_t)md->h * (size_t)md->h;
@@ -34,7 +44,8 @@ sc_status sc_model_optim_attach(sc_mdev *dv)
     size_t hh = (size_t)md->h * (size_t)md->h;
     dv->info = calloc((size_t)md->steps, sizeof(sc_step_info));
     dv->opt = sc_adamw_new(&md->c.opt);
-    if (!dv->info || !dv->opt)
+    dv->cdev = dv->be->ops->alloc(dv->be->ctx, 10 * sizeof(double));
+    if (!dv->info || !dv->opt || !dv->cdev)
         return SC_ERR_NOMEM;
     for (int s = 0; s < md->S; s++) {
         if (md->devs[s] != dv)
@@ -43,11 +54,18 @@ sc_status sc_model_optim_attach(sc_mdev *dv)
             if (sc_adamw_add(dv->opt, dv->be, md->W1[l], md->G1[l], hh) != SC_OK ||
                 sc_adamw_add(dv->opt, dv->be, md->W2[l], md->G2[l], hh) != SC_OK)
                 return SC_ERR_NOMEM;
-        if (s == md->S - 1 &&
+        if (s == md->S - 1 && !md->split &&
             sc_adamw_add(dv->opt, dv->be, md->Wout, md->Gout, (size_t)md->h * (size_t)md->V) !=
                 SC_OK)
             return SC_ERR_NOMEM;
     }
+    /* The vocabulary layers it holds: the embedding (rows), the output
+     * layer's columns (split). */
+    float *w, *g;
+    size_t n;
+    for (int i = 0; dv->mv && sc_mvocab_tensor(dv->mv, i, &w, &g, &n); i++)
+        if (sc_adamw_add(dv->opt, dv->be, w, g, n) != SC_OK)
+            return SC_ERR_NOMEM;
     return SC_OK;
 }
 
@@ -109,6 +127,8 @@ sc_status sc_model_optim_step(void *ctx, int step, const double state[2])
         dv->eager = s == SC_OK;
     }
     record(dv, step, &v);
+    if (dv->mv)
+        sc_mvocab_params_changed(dv->mv);
     if (step >= 0 && step < md->steps)
         dv->info[step].eager = dv->eager;
     if (md->c.progress && md->devs[md->S - 1] == dv)
@@ -135,30 +155,99 @@ sc_status sc_model_validate(void *ctx, int step, int *redo)
         dv->info[step].rolled_back = dv->eager;
     dv->eager = 0;
     st = sc_adamw_step(dv->opt, &v, 0);
+    if (dv->mv)
+        sc_mvocab_params_changed(dv->mv);
     return st == SC_OK ? SC_OK : fail(dv, st, "the optimizer step failed");
 }
 
-/* The buffers of the optimizer's collectives (postval.h, steps.h): doubles. */
+/* The collectives of a split vocabulary (model_vocab.h): the embedding's
+ * output (E), the last stage's output (F), the first stage's input gradient
+ * (B), the statistics and the input gradient of the output layer (S, T). */
+static int vocab_coll(const sc_mdev *dv, const sc_coll *c)
+{
+    return dv->mv && dv->md->split &&
+           (c->what == SC_OP_E || c->what == SC_OP_F || c->what == SC_OP_B ||
+            c->what == SC_OP_S || c->what == SC_OP_T);
+}
+
+static sc_status vocab_status(sc_mdev *dv, sc_status st)
+{
+    if (st)
+        snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
+    return st;
+}
+
+/* The host numbers of an optimizer collective (postval.h, steps.h):
+ * doubles; NULL when c is none of them. */
+static double *opt_numbers(sc_mdev *dv, const sc_coll *c, size_t *count)
+{
+    *count = 2;
+    if (c->what == SC_OP_REDUCE && c->part < 2) { /* sync: the sum, the count */
+        *count = 1;
+        return &dv->sync[c->part];
+    }
+    if (c->what == SC_OP_OPTIM && c->part == 0) /* the chain of partial states */
+        return c->root == dv->d ? dv->part_out : c->root == dv->d - 1 ? dv->part_in
+                                                                       : dv->scratch;
+    if (c->what == SC_OP_OPTIM && c->part == 1) /* the global state */
+        return c->root == dv->d ? dv->part_out : dv->global;
+    return NULL;
+}
+
+/* The twin in the backend's memory of host numbers h (model_impl.h). */
+static double *twin(sc_mdev *dv, const double *h)
+{
+    const double *base[5] = {dv->sync, dv->part_in, dv->part_out, dv->global, dv->scratch};
+    for (int i = 0; i < 5; i++)
+        if (h >= base[i] && h < base[i] + 2)
+            return dv->cdev + 2 * i + (h - base[i]);
+    return NULL;
+}
+
+/* The buffers of the optimizer's collectives: the host numbers uploaded
+ * to their twins, which the transport reduces in place (NCCL reduces
+ * device memory only; on the CPU backend the twin is host memory too). */
 sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
 {
     sc_mdev *dv = ctx;
-    x->dtype = SC_DT_F64;
-    x->count = 2;
-    if (c->what == SC_OP_REDUCE && c->part < 2) { /* sync: the sum, the count */
-        dv->sync[c->part] = dv->state[c->part];
-        x->buf = &dv->sync[c->part];
-        x->count = 1;
-    } else if (c->what == SC_OP_OPTIM && c->part == 0) { /* the chain of partial states */
-        x->buf = c->root == dv->d ? dv->part_out : c->root == dv->d - 1 ? dv->part_in
-                                                                         : dv->scratch;
-    } else if (c->what == SC_OP_OPTIM && c->part == 1) { /* the global state */
-        x->buf = c->root == dv->d ? dv->part_out : dv->global;
-    } else {
+    if (vocab_coll(dv, c))
+        return vocab_status(dv, sc_mvocab_coll_buffer(dv->mv, c, x));
+    size_t n;
+    double *h = opt_numbers(dv, c, &n);
+    if (!h) {
         char name[96];
         snprintf(name, sizeof name, "the built-in model has no buffer for a collective of %s "
                  "part %d", sc_op_name(c->what), c->part);
         return fail(dv, SC_ERR_ARG, name);
     }
+    if (c->what == SC_OP_REDUCE)
+        *h = dv->state[c->part];
+    x->dtype = SC_DT_F64;
+    x->count = n;
+    x->buf = twin(dv, h);
+    dv->be->ops->upload(dv->be->ctx, x->buf, h, n * sizeof(double));
+    return SC_OK;
+}
+
+sc_status sc_model_coll_done(void *ctx, const sc_coll *c)
+{
+    sc_mdev *dv = ctx;
+    sc_model *md = dv->md;
+    if (!vocab_coll(dv, c)) { /* an optimizer collective: its result read back */
+        size_t n;
+        double *h = opt_numbers(dv, c, &n);
+        if (h)
+            dv->be->ops->download(dv->be->ctx, h, twin(dv, h), n * sizeof(double));
+        const char *bad = dv->be->ops->errmsg ? dv->be->ops->errmsg(dv->be->ctx) : NULL;
+        return bad ? fail(dv, SC_ERR_RUNTIME, bad) : SC_OK;
+    }
+    sc_status st = sc_mvocab_coll_done(dv->mv, c);
+    if (st)
+        return vocab_status(dv, st);
+    /* The statistics are reduced: the loss of the microbatch is known (kept
+     * by the last stage's device, as without a split). */
+    if (c->what == SC_OP_S && c->part == 1 && md->devs[md->S - 1] == dv)
+        md->loss[c->mb] = sc_mvocab_loss(dv->mv, c->mb);
     return SC_OK;
 }
 

@@ -164,16 +164,19 @@ static void samples_free(samples *sm)
 /* The same orders with every BW split into B and W (split) or every B
  * fused with its W into a BW at the B's place (fuse): a valid program of
  * the same shape, placement and model, for the kinds pg lacks. */
-static sc_status variant(const sc_prog *pg, int split, sc_prog **out)
+static sc_status variant(const sc_prog *pg, int split, sc_prog **out, char *err, size_t errlen)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     sc_prog *v = sc_prog_new(P, S, m);
     int *table = malloc((size_t)S * sizeof(int));
     sc_status st = v && table ? SC_OK : SC_ERR_NOMEM;
+    snprintf(err, errlen, "out of memory");
     for (int s = 0; s < S && !st; s++)
         table[s] = sc_prog_stage_device(pg, s);
     if (!st)
         st = sc_prog_set_placement(v, SC_PLACE_TABLE, table);
+    if (!st) /* the vocabulary passes are copied as they are */
+        st = sc_prog_set_vocab(v, sc_prog_vocab(pg));
     for (int d = 0; d < P && !st; d++) {
         size_t n;
         const sc_instr *in = sc_prog_order(pg, d, &n);
@@ -194,6 +197,8 @@ static sc_status variant(const sc_prog *pg, int split, sc_prog **out)
         st = sc_check(v);
     free(table);
     if (st) {
+        if (v)
+            snprintf(err, errlen, "%s", sc_errmsg(v));
         sc_prog_free(v);
         v = NULL;
     }
@@ -426,9 +431,10 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     /* The kinds the program lacks, from the same order fused or split. */
     int bw = has_op(pg, SC_OP_BW), split = has_op(pg, SC_OP_B);
     if (bw != split) {
-        if ((st = variant(pg, !split, &var)) != SC_OK) {
+        char why[256];
+        if ((st = variant(pg, !split, &var, why, sizeof why)) != SC_OK) {
             snprintf(err, errlen, "profile: the %s variant of the program: %s",
-                     split ? "fused" : "split", var ? sc_errmsg(var) : "out of memory");
+                     split ? "fused" : "split", why);
             goto done;
         }
         sc_run_opts vo = *o;

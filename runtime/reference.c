@@ -21,6 +21,9 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     c.progress = NULL; /* the pipeline's run reports its steps, not the reference */
     c.sync = SC_SYNC_NONE; /* one device: its own state is the global one */
     c.devices = 1;
+    /* One device, every layer: the vocabulary layers whole (baseline). */
+    c.vocab_par = cfg->vocab_par != SC_VOCAB_NONE ? SC_VOCAB_BASELINE : SC_VOCAB_NONE;
+    c.stage_layers = NULL;
     sc_status st = sc_model_new(&c, 1, m, &md, err, errlen);
     if (st)
         return st;
@@ -84,7 +87,9 @@ fail:
 /* The backend holding gradient tensor t (model.h's numbering). */
 static sc_backend *grad_owner(const sc_model *md, int t)
 {
-    if (t >= 2 * md->L)
+    if (t > 2 * md->L) /* the embedding */
+        return md->owner[0];
+    if (t == 2 * md->L)
         return md->owner[md->S - 1];
     int l = t / 2, s = 0;
     while (s + 1 < md->S && md->first[s + 1] <= l)
@@ -102,7 +107,66 @@ static const float *tensor_of(const sc_model *md, int t, int params, size_t *n)
         return t % 2 ? md->W2[t / 2] : md->W1[t / 2];
     }
     *n = (size_t)md->h * (size_t)md->V;
-    return md->Wout;
+    if (t == 2 * md->L)
+        return md->split ? NULL : md->Wout;
+    int first, rows; /* the embedding: whole on the first stage, or in shards */
+    return md->split || !md->devs[0] || !md->devs[0]->mv
+               ? NULL
+               : sc_mvocab_emb(md->devs[0]->mv, 1, &first, &rows);
+}
+
+/* Largest |g - r| - slack and |r| over n floats of a (backend ga) and b
+ * (backend gb), read in chunks through g and r; *bitwise &= identical. */
+static void diff_span(sc_backend *ga, const float *a, sc_backend *gb, const float *b, size_t n,
+                      double slack, float *g, float *r, double *diff, double *mag, int *bitwise)
+{
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+        ga->ops->download(ga->ctx, g, a + i0, c * sizeof(float));
+        gb->ops->download(gb->ctx, r, b + i0, c * sizeof(float));
+        for (size_t i = 0; i < c; i++) {
+            *diff = fmax(*diff, fabs((double)g[i] - r[i]) - slack);
+            *mag = fmax(*mag, fabs((double)r[i]));
+        }
+        if (memcmp(g, r, c * sizeof(float)) != 0)
+            *bitwise = 0;
+    }
+}
+
+/* The shards of a split vocabulary: each device's rows of the embedding
+ * and columns of the output layer, against the reference's whole tensors
+ * (the first stage holds both there). */
+static double compare_shards(const sc_model *md, const sc_model *ref, int params, double slack,
+                             float *g, float *r, int *bitwise)
+{
+    double worst = 0;
+    const sc_mdev *rv = ref->devs[0];
+    size_t h = (size_t)md->h;
+    for (int s = 0; s < md->S && md->split && rv && rv->mv; s++) {
+        const sc_mdev *dv = md->devs[s];
+        int dup = 0;
+        for (int t = 0; t < s && dv; t++)
+            dup |= md->devs[t] == dv;
+        if (!dv || !dv->mv || dup)
+            continue;
+        int a, n, ra, rn;
+        const float *ge = sc_mvocab_emb(dv->mv, params, &a, &n);
+        const float *re = sc_mvocab_emb(rv->mv, params, &ra, &rn);
+        const float *go = sc_mvocab_out(dv->mv, params, &a, &n);
+        const float *ro = params ? ref->Wout : ref->Gout;
+        sc_backend *gb = dv->be, *rb = ref->owner[0];
+        double ed = 0, em = 0, od = 0, om = 0;
+        /* embedding rows a .. a + n: one span */
+        diff_span(gb, ge, rb, re + (size_t)a * h, (size_t)n * h, slack, g, r, &ed, &em, bitwise);
+        for (size_t k = 0; k < h; k++) /* output layer row k, columns a .. a + n */
+            diff_span(gb, go + k * (size_t)n, rb, ro + k * (size_t)md->V + (size_t)a, (size_t)n,
+                      slack, g, r, &od, &om, bitwise);
+        worst = fmax(worst, em > 0 ? ed / em : ed);
+        worst = fmax(worst, om > 0 ? od / om : od);
+        if (gb->ops->errmsg && gb->ops->errmsg(gb->ctx))
+            return NAN;
+    }
+    return worst;
 }
 
 static double compare(const sc_model *md, const sc_model *ref, int params, double slack,
@@ -124,17 +188,7 @@ static double compare(const sc_model *md, const sc_model *ref, int params, doubl
         if (!gd || !rd || !gb || !rb || n != nr)
             continue;
         double diff = 0, mag = 0;
-        for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-            size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
-            gb->ops->download(gb->ctx, g, gd + i0, c * sizeof(float));
-            rb->ops->download(rb->ctx, r, rd + i0, c * sizeof(float));
-            for (size_t i = 0; i < c; i++) {
-                diff = fmax(diff, fabs((double)g[i] - r[i]) - slack);
-                mag = fmax(mag, fabs((double)r[i]));
-            }
-            if (memcmp(g, r, c * sizeof(float)) != 0)
-                *bitwise = 0;
-        }
+        diff_span(gb, gd, rb, rd, n, slack, g, r, &diff, &mag, bitwise);
         double rel = mag > 0 ? diff / mag : diff;
         worst = fmax(worst, rel);
         if (gb->ops->errmsg && gb->ops->errmsg(gb->ctx)) { /* a download failed */
@@ -142,6 +196,10 @@ static double compare(const sc_model *md, const sc_model *ref, int params, doubl
             worst = NAN;
             break;
         }
+    }
+    if (!isnan(worst)) {
+        double sh = compare_shards(md, ref, params, slack, g, r, bitwise);
+        worst = isnan(sh) ? sh : fmax(worst, sh);
     }
     free(g);
     free(r);

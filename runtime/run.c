@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "exec.h"
 #include "ir/alloc.h"
+#include "ir/flops.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"
@@ -52,6 +53,8 @@ void sc_run_result_free(sc_run_result *r)
     free(r->predicted_bytes);
     free(r->host_peak_bytes);
     free(r->predicted_host_bytes);
+    free(r->param_bytes);
+    free(r->predicted_param_bytes);
     free(r->step_loss);
     free(r->step_info);
     free(r->rollbacks);
@@ -76,6 +79,9 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
+    /* A split vocabulary: S's record, held until T (SPEC.md §22.4). */
+    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
+        st = sc_prog_set_vocab_mem(pg, -1, (double)sc_model_vocab_record_bytes(md) / *unit_bytes);
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
         int n = sc_model_record_parts(md, s, NULL, 0);
@@ -112,7 +118,10 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;
     }
+    for (int s = 0; s < r->S; s++)
+        r->predicted_param_bytes[sc_prog_stage_device(pg, s)] += sc_model_param_bytes(md, s);
     for (int d = 0; d < P; d++) {
+        r->predicted_param_bytes[d] += sc_model_shard_param_bytes(md);
         r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
         if (r->predicted->host_peak)
             r->predicted_host_bytes[d] =
@@ -264,11 +273,13 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->param_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->predicted_param_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->step_loss = malloc(2 * N * sizeof(double));
     r->step_info = calloc(2 * N, sizeof(sc_step_info));
     r->rollbacks = calloc(N, sizeof(int));
     if (!r->peak_bytes || !r->predicted_bytes || !r->host_peak_bytes ||
-        !r->predicted_host_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
+        !r->predicted_host_bytes || !r->param_bytes || !r->predicted_param_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
         return SC_ERR_NOMEM;
     r->reference_step_loss = r->step_loss + N;
     r->reference_step_info = r->step_info + N;
@@ -466,14 +477,6 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    /* The built-in model has no vocabulary layers to place (SPEC.md §22.4). */
-    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) {
-        snprintf(err, errlen, "run: vocab_par = %s: the runtime does not train a placed "
-                 "vocabulary yet (sim, show, check and export take it)",
-                 sc_vocab_name(sc_prog_vocab(pg)));
-        st = SC_ERR_ARG;
-        goto fail;
-    }
     /* An unknown or unavailable backend is refused before anything else
      * (cuda: counting the GPUs, without starting one). */
     r->tolerance = strcmp(o->backend, "cuda") == 0 ? 1e-4 : 1e-5;
@@ -489,6 +492,10 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.steps = sc_prog_steps(pg);
     mc.sync = sc_prog_optim_sync(pg);
     mc.devices = r->P;
+    /* The vocabulary layers where the program places them (SPEC.md §22.4),
+     * and with redis the program's split of the layers. */
+    mc.vocab_par = sc_prog_vocab(pg);
+    mc.stage_layers = NULL;
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
@@ -508,8 +515,21 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         }
     }
-    if ((st = sc_model_new(&mc, r->S, r->m, &md, err, errlen)) != SC_OK ||
-        (st = predict(pg, md, r, err, errlen)) != SC_OK)
+    int *layers = NULL;
+    if (mc.vocab_par == SC_VOCAB_REDIS && sc_prog_stage_layers(pg, 0) > 0) {
+        if (!(layers = malloc((size_t)r->S * sizeof(int)))) {
+            snprintf(err, errlen, "out of memory");
+            st = SC_ERR_NOMEM;
+            goto fail;
+        }
+        for (int s = 0; s < r->S; s++)
+            layers[s] = sc_prog_stage_layers(pg, s);
+        mc.stage_layers = layers;
+    }
+    st = sc_model_new(&mc, r->S, r->m, &md, err, errlen);
+    free(layers); /* the model keeps its own split */
+    mc.stage_layers = NULL;
+    if (st != SC_OK || (st = predict(pg, md, r, err, errlen)) != SC_OK)
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;

@@ -103,6 +103,9 @@ typedef struct sc_run_result {
     size_t *predicted_bytes; /* [P] */
     size_t *host_peak_bytes; /* [P] measured high-water mark of the host buffers (offload) */
     size_t *predicted_host_bytes; /* [P] from the simulation (0 without offload) */
+    size_t *param_bytes;   /* [P] parameters and gradients each device allocated */
+    size_t *predicted_param_bytes; /* [P] the model's: its stages' layers, with the
+                            * whole vocabulary layers or its vocabulary shard */
     double step_time_s;    /* from the common start to the last device's end */
     sc_sim *predicted;     /* the simulation with the model's memory */
     sc_sim *measured;      /* same shape: offset, t0/t1 measured in seconds (all

@@ -42,7 +42,7 @@ static double dev_param_bytes(const sc_model *md, const sc_prog *pg, int d)
     for (int s = 0; s < sc_prog_stages(pg); s++)
         if (sc_prog_stage_device(pg, s) == d)
             b += (double)sc_model_param_bytes(md, s);
-    return b;
+    return b + (double)sc_model_shard_param_bytes(md);
 }
 
 /* "d1 (stages 1, 5)", "d0 (stage 0)" */
@@ -394,6 +394,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
     for (int d = 0; d < P && !st; d++) {
         r->peak_bytes[d] = dr[d].out.peak_bytes;
         r->host_peak_bytes[d] = dr[d].out.host_peak_bytes;
+        r->param_bytes[d] = sc_model_allocated_param_bytes(md, d);
         r->step_time_s = fmax(r->step_time_s, dr[d].out.end);
         if (dr[d].out.end_bytes || dr[d].out.host_end_bytes) {
             snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations and %zu "
@@ -523,7 +524,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
     sc_workload wl;
     sc_exec_out out = {0};
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
-    double *v = calloc((size_t)(4 * P + 3), sizeof(double));
+    double *v = calloc((size_t)(5 * P + 3), sizeof(double));
     if (!stage_dev || !v) {
         snprintf(err, errlen, "out of memory");
         st = SC_ERR_NOMEM;
@@ -555,23 +556,25 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
         goto done;
     }
     /* Everything rank 0 reports, combined by element-wise maximum. */
-    for (int i = 0; i < 4 * P + 3; i++)
+    for (int i = 0; i < 5 * P + 3; i++)
         v[i] = -INFINITY;
     v[rank] = (double)out.peak_bytes;
     v[3 * P + 3 + rank] = (double)out.host_peak_bytes;
+    v[4 * P + 3 + rank] = (double)sc_model_allocated_param_bytes(md, rank);
     v[P + rank] = out.end;
     sc_run_collect(md, ref, r);
     size_t N = r->measured->offset[P];
     const char *res = "the allreduce of the results";
     if ((st = sc_run_combine(r, rank, stage_dev[0] == rank, ref != NULL, o->timeout_s, err,
                              errlen)) != SC_OK ||
-        (st = sc_mpi_max(v, 4 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(v, 5 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK)
         goto done;
     for (int d = 0; d < P; d++) {
         r->peak_bytes[d] = (size_t)v[d];
         r->host_peak_bytes[d] = (size_t)v[3 * P + 3 + d];
+        r->param_bytes[d] = (size_t)v[4 * P + 3 + d];
         r->step_time_s = fmax(r->step_time_s, v[P + d]);
     }
 done:

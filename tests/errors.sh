@@ -172,7 +172,7 @@ else
   row 3 "backend 'cuda': no usable CUDA device" -- $SC run 1f1b --backend cuda
 fi
 row 3 "model size hidden = 0: must be at least 1" -- $SC run 1f1b -D hidden=0
-row 3 "run: vocab_par = vocab-2: the runtime does not train a placed vocabulary yet" -- $SC run 1f1b -D vocab_par=vocab-2
+row 3 "vocab_par = vocab-2 splits the vocabulary over the 4 devices, but vocab = 130 is not a multiple of 4" -- $SC run 1f1b -D vocab=130 -D vocab_par=vocab-2
 row 3 "program: vocab_par = vocab-1 places the vocabulary passes of one training step" -- $SC check 1f1b -D vocab_par=vocab-1 -D steps=2
 row 3 "optimizer: beta2 = 1 is out of range" -- $SC run 1f1b -D beta2=1
 row 3 "clipping (-D clip) needs -D optim_sync=sync or post-validation" -- $SC run 1f1b -D clip=1

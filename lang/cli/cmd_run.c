@@ -207,6 +207,11 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
         json_sizes("peak_host_bytes", r->host_peak_bytes, r->P);
         json_sizes("predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
     }
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (§22.4) */
+        printf(", \"vocab_par\": \"%s\"", sc_vocab_name(sc_prog_vocab(pg)));
+        json_sizes("param_bytes", r->param_bytes, r->P);
+        json_sizes("predicted_param_bytes", r->predicted_param_bytes, r->P);
+    }
     json_num("unit_bytes", r->unit_bytes);
     json_num("step_time_s", r->step_time_s);
     json_num("simulated_makespan", r->predicted->makespan);
@@ -250,6 +255,16 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
         else
             printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
     }
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (§22.4) */
+        int same = 1;
+        for (int d = 0; d < r->P; d++)
+            same &= r->param_bytes[d] == r->predicted_param_bytes[d];
+        printf("parameters    %s: ", sc_vocab_name(sc_prog_vocab(pg)));
+        for (int d = 0; d < r->P && d < 8; d++)
+            printf("%sd%d %zu", d ? ", " : "", d, r->param_bytes[d]);
+        printf("%s bytes with gradients (%s)\n", r->P > 8 ? ", ..." : "",
+               same ? "as predicted" : "predicted otherwise: see --json");
+    }
     sc_cli_run_steps_text(pg, o, r);
 }
 
@@ -271,6 +286,12 @@ static int verdict(const sc_run_result *r)
         if (r->peak_bytes[d] != r->predicted_bytes[d]) {
             snprintf(msg, sizeof msg, "check failed: d%d peak activation %zu bytes, predicted "
                      "%zu", d, r->peak_bytes[d], r->predicted_bytes[d]);
+            return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+        }
+    for (int d = 0; d < r->P; d++)
+        if (r->param_bytes[d] != r->predicted_param_bytes[d]) {
+            snprintf(msg, sizeof msg, "check failed: d%d holds %zu bytes of parameters and "
+                     "gradients, predicted %zu", d, r->param_bytes[d], r->predicted_param_bytes[d]);
             return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
         }
     for (int d = 0; d < r->P; d++)

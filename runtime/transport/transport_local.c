@@ -17,6 +17,7 @@
  * shared buffer set and a barrier per collective.
  */
 #include "transport.h"
+#include "coll_host.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -183,41 +184,6 @@ static const char *local_errmsg(void *ctx)
     return ((local *)ctx)->err;
 }
 
-static size_t dt_size(int dtype) { return dtype == SC_DT_F64 ? sizeof(double) : sizeof(float); }
-
-/* Reduces (or broadcasts) the members' buffers of a complete slot. */
-static void reduce_slot(local *c, cslot *s)
-{
-    const sc_cxfer *x = &s->x;
-    int P = c->P;
-    if (x->op == SC_OP_BCAST) {
-        for (int d = 0; d < P; d++)
-            if (d != x->root)
-                memcpy(s->buf[d], s->buf[x->root], x->count * dt_size(x->dtype));
-        return;
-    }
-    int mx = x->red == SC_RED_MAX;
-    for (size_t i = 0; i < x->count; i++) {
-        if (x->dtype == SC_DT_F64) {
-            double a = ((double *)s->buf[0])[i];
-            for (int d = 1; d < P; d++) {
-                double b = ((double *)s->buf[d])[i];
-                a = mx ? (b > a ? b : a) : a + b;
-            }
-            for (int d = 0; d < P; d++)
-                ((double *)s->buf[d])[i] = a;
-        } else {
-            float a = ((float *)s->buf[0])[i];
-            for (int d = 1; d < P; d++) {
-                float b = ((float *)s->buf[d])[i];
-                a = mx ? (b > a ? b : a) : a + b;
-            }
-            for (int d = 0; d < P; d++)
-                ((float *)s->buf[d])[i] = a;
-        }
-    }
-}
-
 static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
     local *c = ctx;
@@ -236,8 +202,7 @@ static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **
         s->gen = k;
         s->arrived = s->done = 0;
         s->x = *x;
-    } else if (s->x.op != x->op || s->x.red != x->red || s->x.dtype != x->dtype ||
-               s->x.count != x->count || (x->op == SC_OP_BCAST && s->x.root != x->root)) {
+    } else if (!sc_coll_same(&s->x, x)) {
         st = fail_locked(c, "local transport: d%d's collective %d is not the one the others "
                             "posted (kind, reduction, root, type or count differ)%.0d",
                          dev, (int)k, 0);
@@ -245,7 +210,7 @@ static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **
     if (!st) {
         s->buf[dev] = x->buf;
         if (++s->arrived == c->P) {
-            reduce_slot(c, s);
+            sc_coll_host_complete(&s->x, s->buf, c->P);
             s->done = 1;
             pthread_cond_broadcast(&c->cv);
         }

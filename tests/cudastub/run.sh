@@ -153,6 +153,41 @@ SC_CUDASTUB_GPUS=0 BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
 STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
 [ $rc != 0 ] && grep -q "FAIL" "$tmp/g" && ! grep -q "SKIP: no GPU" "$tmp/g" && ok || bad "tests/gpu/run.sh with a broken module: exit $rc: $(head -3 "$tmp/g")"
 
+# 6a. Steps synchronized through NCCL (SPEC.md §21.2): the optimizer's
+# all-reduces and broadcasts reduce device memory (the state's numbers were
+# host memory, which NCCL cannot read: the stand-in reported it); clipping,
+# a skip on inf and post-validation's rollback on four emulated GPUs.
+for s in sync post-validation; do
+  for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
+    # shellcheck disable=SC2086
+    if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
+         -D optim_sync=$s $a --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" nccl &&
+       python3 - "$tmp/j" "$s" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["optim_sync"] == sys.argv[2] and j["steps"] == 3, j
+assert any(j["step_skipped"]) or any(c < 1 for c in j["step_clip_coef"]), j
+assert sys.argv[2] != "post-validation" or sum(j["step_rollbacks"]) > 0, j["step_rollbacks"]
+PY
+    then ok; else bad "run zb-h2 steps=3 optim_sync=$s $a on 4 emulated GPUs"; head -4 "$tmp/e" >&2; fi
+  done
+done
+
+# 6b. A split vocabulary (SPEC.md §22.4): its all-reduces and broadcasts on
+# NCCL's second communicator and stream (four emulated GPUs, random delays):
+# the check passes (loss, gradients, parameters, activation and parameter
+# bytes); on one GPU (cuda-local, no collectives) refused in one line.
+for r in 1f1b v-half; do
+  for vp in vocab-1 vocab-2; do
+    if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp \
+         --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" nccl &&
+       grep -q '"vocab_par": "'$vp'"' "$tmp/j"; then ok
+    else bad "run $r vocab_par=$vp on 4 emulated GPUs"; head -4 "$tmp/e" >&2; fi
+  done
+done
+SC_CUDASTUB_GPUS=1 expect 3 "the stream has collectives, but the cuda-local transport has none" -- \
+  timeout 120 $SC run 1f1b -D p=2 -D m=2 -D vocab_par=vocab-1 --backend cuda
+
 # 7. mpirun: each rank sees only its own GPU (CUDA_VISIBLE_DEVICES per
 # rank): accepted (the run goes on to NCCL, which the stand-in has within
 # one process only); both on one GPU: refused.
