@@ -18,8 +18,21 @@
  * A group has completed when all its transfers are matched and their copy
  * events are done (cudaEventQuery). Waits poll, sleeping briefly, and give
  * up after the timeout; abort wakes every wait.
+ *
+ * Collectives go through the host (coll_host.h): a member copies its buffer
+ * to a host buffer of its own after the compute queued so far (its stream
+ * synchronized: the collective's data are produced there), the last member
+ * to arrive completes the collective over the host copies in device order
+ * (the same bits as the local transport's), and each member copies the
+ * result back into its buffer when it finds the collective done. The k-th
+ * collective of every device meets in slot k mod NCS: a device starts its
+ * k-th only once its (k-1)-th has completed, which needs every member to
+ * have started that one, so no two live collectives share a slot. NCCL, on
+ * one GPU per device, does the same on the GPUs; this transport serves any
+ * number of devices per GPU.
  */
 #include "transport/transport.h"
+#include "transport/coll_host.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -50,12 +63,32 @@ typedef struct cgroup {
     int tag[];
 } cgroup;
 
+#define NCS 4
+
+typedef struct ccoll {
+    long gen;          /* the collective number it serves, -1: none yet */
+    int arrived, done;
+    sc_cxfer x;        /* the first arrival's description */
+    void **host;       /* [P] members' host copies */
+} ccoll;
+
+typedef struct chandle {
+    int slot;
+    long gen;
+    void *host;        /* this member's host copy (the result, once done) */
+    void *buf;         /* its device buffer */
+    size_t bytes;
+    int back;          /* the result is copied back */
+} chandle;
+
 typedef struct clocal {
     int P, max_tag;
     double timeout_s;
     pthread_mutex_t mu;
     cdev *d;
     cslot *slots;     /* [max_tag] */
+    ccoll cs[NCS];
+    long *cseq;       /* [P] each device's next collective number */
     int aborted;
     char err[384];
 } clocal;
@@ -243,6 +276,110 @@ static const char *cl_errmsg(void *ctx)
     return ((clocal *)ctx)->err;
 }
 
+static sc_status cl_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
+{
+    clocal *c = ctx;
+    cdev *me = &c->d[dev];
+    chandle *hd = calloc(1, sizeof *hd);
+    *h = hd;
+    if (!hd)
+        return SC_ERR_NOMEM;
+    hd->buf = x->buf;
+    hd->bytes = x->count * sc_coll_dtype_size(x->dtype);
+    if (!(hd->host = malloc(hd->bytes ? hd->bytes : 1)))
+        return SC_ERR_NOMEM;
+    /* A broadcast's receivers send nothing; every other member its data,
+     * once the compute that produced them has run. */
+    int sends = x->op != SC_OP_BCAST || x->root == dev;
+    if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
+        (sends && hd->bytes &&
+         !CK(0, dev, cudaMemcpyAsync(hd->host, x->buf, hd->bytes, cudaMemcpyDeviceToHost,
+                                     me->compute))) ||
+        !CK(0, dev, cudaStreamSynchronize(me->compute)))
+        return SC_ERR_RUNTIME;
+    sc_status st = SC_OK;
+    pthread_mutex_lock(&c->mu);
+    long k = c->cseq[dev]++;
+    ccoll *s = &c->cs[k % NCS];
+    hd->slot = (int)(k % NCS);
+    hd->gen = k;
+    if (c->aborted) {
+        st = SC_ERR_RUNTIME;
+    } else if (s->gen != k) {
+        s->gen = k;
+        s->arrived = s->done = 0;
+        s->x = *x;
+    } else if (!sc_coll_same(&s->x, x)) {
+        char m[192];
+        snprintf(m, sizeof m, "cuda-local transport: d%d's collective %ld is not the one the "
+                 "others posted (kind, reduction, root, type or count differ)", dev, k);
+        st = fail_locked(c, m);
+    }
+    if (!st) {
+        s->host[dev] = hd->host;
+        if (++s->arrived == c->P) {
+            sc_coll_host_complete(&s->x, s->host, c->P);
+            s->done = 1;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static sc_status cl_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    clocal *c = ctx;
+    chandle *hd = h;
+    *done = 0;
+    pthread_mutex_lock(&c->mu);
+    int ready = c->cs[hd->slot].gen == hd->gen && c->cs[hd->slot].done;
+    int aborted = c->aborted;
+    pthread_mutex_unlock(&c->mu);
+    if (!ready)
+        return aborted ? SC_ERR_RUNTIME : SC_OK;
+    if (!hd->back) { /* the result into the member's buffer, on its stream */
+        cdev *me = &c->d[dev];
+        if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
+            (hd->bytes && !CK(0, dev, cudaMemcpyAsync(hd->buf, hd->host, hd->bytes,
+                                                      cudaMemcpyHostToDevice, me->compute))) ||
+            !CK(0, dev, cudaStreamSynchronize(me->compute)))
+            return SC_ERR_RUNTIME;
+        hd->back = 1;
+    }
+    *done = 1;
+    return SC_OK;
+}
+
+static sc_status cl_coll_wait(void *ctx, int dev, void *h)
+{
+    clocal *c = ctx;
+    double deadline = sc_cuda_now() + c->timeout_s;
+    for (long spin = 0;; spin++) {
+        int done = 0;
+        sc_status st = cl_coll_test(ctx, dev, h, &done);
+        if (st || done)
+            return st;
+        if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
+            char m[192];
+            snprintf(m, sizeof m, "cuda-local transport: d%d waited %g s for collective %ld; a "
+                     "peer is gone or stuck: giving up", dev, c->timeout_s, ((chandle *)h)->gen);
+            return fail(c, m);
+        }
+        if (spin > 64)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+static void cl_coll_release(void *ctx, int dev, void *h)
+{
+    (void)ctx;
+    (void)dev;
+    chandle *hd = h;
+    if (hd)
+        free(hd->host);
+    free(hd);
+}
+
 static const struct sc_transport_ops cuda_local_ops = {
     .name = "cuda-local",
     .start = cl_start,
@@ -251,6 +388,10 @@ static const struct sc_transport_ops cuda_local_ops = {
     .release = cl_release,
     .abort = cl_abort,
     .errmsg = cl_errmsg,
+    .coll_start = cl_coll_start,
+    .coll_test = cl_coll_test,
+    .coll_wait = cl_coll_wait,
+    .coll_release = cl_coll_release,
 };
 
 void sc_cuda_local_free(sc_transport *tp)
@@ -274,6 +415,9 @@ void sc_cuda_local_free(sc_transport *tp)
             cudaEventDestroy(c->slots[i].done);
     (void)cudaGetLastError();
     pthread_mutex_destroy(&c->mu);
+    for (int i = 0; i < NCS; i++)
+        free(c->cs[i].host);
+    free(c->cseq);
     free(c->slots);
     free(c->d);
     free(c);
@@ -300,6 +444,16 @@ sc_status sc_cuda_local_new(int P, sc_backend *const *be, int max_tag, double ti
     pthread_mutex_init(&c->mu, NULL);
     tp->ops = &cuda_local_ops;
     tp->ctx = c;
+    int ok = (c->cseq = calloc((size_t)P, sizeof(long))) != NULL;
+    for (int i = 0; i < NCS && ok; i++) {
+        c->cs[i].gen = -1;
+        ok = (c->cs[i].host = calloc((size_t)P, sizeof(void *))) != NULL;
+    }
+    if (!ok) {
+        sc_cuda_local_free(tp);
+        snprintf(err, errlen, "out of memory creating the cuda-local transport");
+        return SC_ERR_NOMEM;
+    }
     for (int i = 0; i < P; i++) {
         d[i].gpu = sc_cuda_backend_gpu(be[i]);
         d[i].compute = sc_cuda_backend_stream(be[i]);

@@ -176,7 +176,7 @@ done
 # 6b. A split vocabulary (SPEC.md §22.4): its all-reduces and broadcasts on
 # NCCL's second communicator and stream (four emulated GPUs, random delays):
 # the check passes (loss, gradients, parameters, activation and parameter
-# bytes); on one GPU (cuda-local, no collectives) refused in one line.
+# bytes).
 for r in 1f1b v-half; do
   for vp in vocab-1 vocab-2; do
     if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp \
@@ -185,8 +185,21 @@ for r in 1f1b v-half; do
     else bad "run $r vocab_par=$vp on 4 emulated GPUs"; head -4 "$tmp/e" >&2; fi
   done
 done
-SC_CUDASTUB_GPUS=1 expect 3 "the stream has collectives, but the cuda-local transport has none" -- \
-  timeout 120 $SC run 1f1b -D p=2 -D m=2 -D vocab_par=vocab-1 --backend cuda
+# Fewer GPUs than devices: the cuda-local transport's collectives, through
+# the host in device order (one GPU for four devices, and two).
+for g in 1 2; do
+  for vp in vocab-1 vocab-2; do
+    if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half -D p=4 -D m=8 -D vocab_par=$vp \
+         --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" cuda-local; then ok
+    else bad "run v-half vocab_par=$vp on $g emulated GPU(s), cuda-local"; head -4 "$tmp/e" >&2; fi
+  done
+done
+for s in sync post-validation; do
+  if SC_CUDASTUB_GPUS=1 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
+       -D optim_sync=$s -D clip=0.9 --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
+     json_ok "$tmp/j" cuda-local && grep -q '"step_clip_coef": \[0\.' "$tmp/j"; then ok
+  else bad "run zb-h2 steps=3 optim_sync=$s clip on 1 emulated GPU"; head -4 "$tmp/e" >&2; fi
+done
 
 # 7. mpirun: each rank sees only its own GPU (CUDA_VISIBLE_DEVICES per
 # rank): accepted (the run goes on to NCCL, which the stand-in has within

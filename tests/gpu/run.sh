@@ -17,6 +17,7 @@
 #      m=8: loss and gradients within 1e-4 (relative) of the CPU reference,
 #      measured peak activation bytes == predicted on every device, the
 #      transport nccl when every device has its own GPU, else cuda-local;
+#   2b. collectives: a split vocabulary, synchronized optimizer steps;
 #   3. both transports give the same loss; a cuda run repeats bit for bit;
 #   4. mpirun (when built with MPI): one rank per GPU with nccl, --check;
 #      more ranks than GPUs refused; with two GPUs or more, a stopped rank
@@ -111,6 +112,21 @@ for r in $recipes; do
        json_ok "$tmp/j" "$(want_tp $1)"; then ok
     else bad "run $r p=$1 m=$2 --backend cuda --check"; head -3 "$tmp/e" >&2; fi
   done
+done
+
+# 2b. Collectives on the GPU: a split vocabulary (SPEC.md §22.4) and
+# synchronized optimizer steps (§21.2), against the CPU reference.
+for vp in vocab-1 vocab-2; do
+  for r in 1f1b v-half; do
+    if timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
+       json_ok "$tmp/j" "$(want_tp 4)"; then ok
+    else bad "run $r p=4 vocab_par=$vp --backend cuda --check"; head -3 "$tmp/e" >&2; fi
+  done
+done
+for s in sync post-validation; do
+  if timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 -D optim_sync=$s -D clip=0.9 --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
+     json_ok "$tmp/j" "$(want_tp 4)"; then ok
+  else bad "run zb-h2 steps=3 optim_sync=$s --backend cuda --check"; head -3 "$tmp/e" >&2; fi
 done
 
 # 3. Both transports agree; runs repeat bit for bit.
