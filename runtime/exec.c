@@ -385,8 +385,8 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     for (size_t k = 0; k < n; k++)
         ngroups += sc_starts_group(in, k) != 0;
-    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) +
-           (size_t)sc_prog_microbatches(pg) * sizeof(void *) + S * sizeof(layout) +
+    size_t vrec = sc_vocab_split(sc_prog_vocab(pg)) ? (size_t)sc_prog_stream_microbatches(pg) : 0;
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + vrec * sizeof(void *) + S * sizeof(layout) +
            (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
 }
 
