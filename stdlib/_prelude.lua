@@ -20,7 +20,7 @@ local function read_costs(path)
   return (sc._costs_reader or sc.costs)(path)
 end
 
--- The cost table of the parameter `costs` (SPEC.md §21), or nil when it is
+-- The cost table of the parameter `costs` (SPEC.md §20), or nil when it is
 -- absent or empty.
 function sc.costs_of(P)
   if P == nil or P.costs == nil or P.costs == "" then return nil end

@@ -232,7 +232,7 @@ sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
 /* Time of the optimizer step over stage s's parameters (default 0): OPTIM
  * on a device takes the sum over its stages. */
 sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
-/* Whether the costs are seconds (they came from a cost file, SPEC.md §21)
+/* Whether the costs are seconds (they came from a cost file, SPEC.md §20)
  * or abstract time units (the default). Only outputs read it. */
 void sc_prog_set_seconds(sc_prog *pg, int seconds);
 int sc_prog_seconds(const sc_prog *pg);

@@ -78,6 +78,20 @@ void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
  * lies, like their own folder's files (SPEC.md §20.4). */
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 
+/* The options the commands share, at argv[*i]; each moves *i past its
+ * value and returns 0, or prints the usage error and returns its exit code
+ * (2). sc_cli_define: -D NAME=VALUE (or -DNAME=VALUE): the name (*nlen
+ * bytes) and the value; sc_cli_define_into also grants the value (above)
+ * and sets overrides[name] = value in the table at index t.
+ * sc_cli_time_limit: --time-limit S, seconds 0..1e9, into sc._time_limit
+ * (read by the automatic schedules) and *out when not NULL. sc_cli_time:
+ * --from or --to T, a finite time >= 0. */
+int sc_cli_define(int argc, char **argv, int *i, const char **name, size_t *nlen,
+                  const char **value);
+int sc_cli_define_into(lua_State *L, int argc, char **argv, int *i, int t);
+int sc_cli_time_limit(lua_State *L, int argc, char **argv, int *i, double *out);
+int sc_cli_time(int argc, char **argv, int *i, double *out);
+
 /* sim: the vocabulary placement, the collectives' busy time and, with a
  * model, the parameter and activation bytes per device (vocab_out.c):
  * members of the --json object, or lines after the device table. */

@@ -117,17 +117,17 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         char msg[160];
-        int used;
+        int used, rc;
         if (strncmp(a, "-D", 2) == 0) {
-            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            const char *eq = kv ? strchr(kv, '=') : NULL;
-            if (!kv || !eq || eq == kv)
-                return sc_cli_fail(EXIT_USAGE, "-D needs NAME=VALUE");
+            const char *name, *value;
+            size_t nlen;
+            if ((rc = sc_cli_define(argc, argv, &i, &name, &nlen, &value)))
+                return rc;
             if (c->ndefs == MAX_DEFS)
                 return sc_cli_fail(EXIT_USAGE, "at most 64 -D");
             def *d = &c->defs[c->ndefs++];
-            d->name = strndup(kv, (size_t)(eq - kv));
-            d->text = strdup(eq + 1);
+            d->name = strndup(name, nlen);
+            d->text = strdup(value);
             if (!d->name || !d->text)
                 return sc_cli_fail(4, "out of memory");
             for (int k = 0; k < c->ndefs - 1; k++)
@@ -135,9 +135,13 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
                     return failf(EXIT_USAGE, "-D %s given twice%s", d->name, "");
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
-        } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--width") == 0 ||
-                   strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
-                   strcmp(a, "--time-limit") == 0) {
+        } else if (strcmp(a, "--time-limit") == 0) {
+            if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
+                return rc;
+        } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
+            if ((rc = sc_cli_time(argc, argv, &i, a[2] == 'f' ? &c->from : &c->to)))
+                return rc;
+        } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--width") == 0) {
             if (i + 1 >= argc) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
                 return sc_cli_fail(EXIT_USAGE, msg);
@@ -146,23 +150,12 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
             char *end = NULL;
             double x = strtod(v, &end);
             int num = end != v && !*end && isfinite(x);
-            if (a[2] == 's')
+            if (a[2] == 's') {
                 c->svg = v;
-            else if (a[2] == 'w') {
+            } else {
                 if (!num || x < 10 || x > 100000)
                     return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 100000)");
                 c->width = (int)x;
-            } else if (a[2] == 'f' || (a[2] == 't' && a[3] == 'o')) {
-                if (!num || x < 0)
-                    return failf(EXIT_USAGE, "%s needs a time >= 0%s", a, "");
-                *(a[2] == 'f' ? &c->from : &c->to) = x;
-            } else {
-                if (!num || x < 0 || x > 1e9)
-                    return sc_cli_fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
-                lua_getglobal(L, "sc"); /* read by sc_auto.c */
-                lua_pushnumber(L, x);
-                lua_setfield(L, -2, "_time_limit");
-                lua_pop(L, 1);
             }
         } else if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)

@@ -336,25 +336,17 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     int t = lua_gettop(L);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        int rc;
         if (strncmp(a, "-D", 2) == 0) {
-            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            const char *eq = kv ? strchr(kv, '=') : NULL;
-            if (!kv || !eq || eq == kv)
-                return fail(EXIT_USAGE, "-D needs NAME=VALUE");
-            sc_cli_grant(L, kv, (size_t)(eq - kv), eq + 1);
-            lua_pushlstring(L, kv, (size_t)(eq - kv));
-            lua_pushstring(L, eq + 1);
-            lua_settable(L, t);
+            if ((rc = sc_cli_define_into(L, argc, argv, &i, t)))
+                return rc;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
         } else if (strcmp(a, "--time-limit") == 0) {
-            char *end = NULL;
-            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
-            if (!end || *end || !(tl >= 0) || tl > 1e9)
-                return fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
-            time_limit = tl;
+            if ((rc = sc_cli_time_limit(L, argc, argv, &i, &time_limit)))
+                return rc;
         } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
                 return fail(EXIT_USAGE, "--trace needs a FILE");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,63 @@ void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value
         lua_setfield(L, -2, value);
     }
     lua_pop(L, 2);
+}
+
+int sc_cli_define(int argc, char **argv, int *i, const char **name, size_t *nlen,
+                  const char **value)
+{
+    const char *a = argv[*i];
+    const char *kv = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    if (!kv || !eq || eq == kv)
+        return sc_cli_fail(2, "-D needs NAME=VALUE");
+    *name = kv;
+    *nlen = (size_t)(eq - kv);
+    *value = eq + 1;
+    return 0;
+}
+
+int sc_cli_define_into(lua_State *L, int argc, char **argv, int *i, int t)
+{
+    const char *name, *value;
+    size_t nlen;
+    int rc = sc_cli_define(argc, argv, i, &name, &nlen, &value);
+    if (rc)
+        return rc;
+    sc_cli_grant(L, name, nlen, value);
+    lua_pushlstring(L, name, nlen);
+    lua_pushstring(L, value);
+    lua_settable(L, t);
+    return 0;
+}
+
+int sc_cli_time_limit(lua_State *L, int argc, char **argv, int *i, double *out)
+{
+    char *end = NULL;
+    double tl = *i + 1 < argc ? strtod(argv[++*i], &end) : -1;
+    if (!end || *end || !(tl >= 0) || tl > 1e9)
+        return sc_cli_fail(2, "--time-limit needs a number of seconds >= 0");
+    lua_getglobal(L, "sc"); /* read by sc_auto.c */
+    lua_pushnumber(L, tl);
+    lua_setfield(L, -2, "_time_limit");
+    lua_pop(L, 1);
+    if (out)
+        *out = tl;
+    return 0;
+}
+
+int sc_cli_time(int argc, char **argv, int *i, double *out)
+{
+    const char *a = argv[*i];
+    char *end = NULL;
+    double x = *i + 1 < argc ? strtod(argv[++*i], &end) : -1;
+    if (!end || *end || !(x >= 0) || !isfinite(x)) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%.16s needs a time >= 0", a);
+        return sc_cli_fail(2, msg);
+    }
+    *out = x;
+    return 0;
 }
 
 /* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */

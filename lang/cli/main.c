@@ -61,16 +61,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         char msg[128];
-        int used;
+        int used, rc;
         if (strncmp(a, "-D", 2) == 0) {
-            const char *kv = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            const char *eq = kv ? strchr(kv, '=') : NULL;
-            if (!kv || !eq || eq == kv)
-                return sc_cli_fail(EXIT_USAGE, "-D needs NAME=VALUE");
-            sc_cli_grant(L, kv, (size_t)(eq - kv), eq + 1);
-            lua_pushlstring(L, kv, (size_t)(eq - kv));
-            lua_pushstring(L, eq + 1);
-            lua_settable(L, t);
+            if ((rc = sc_cli_define_into(L, argc, argv, &i, t)))
+                return rc;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (strcmp(a, "--ascii") == 0) {
@@ -78,27 +72,16 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--dump") == 0) {
             o->dump = 1;
         } else if (strcmp(a, "--time-limit") == 0) {
-            char *end = NULL;
-            double tl = i + 1 < argc ? strtod(argv[++i], &end) : -1;
-            if (!end || *end || !(tl >= 0) || tl > 1e9)
-                return sc_cli_fail(EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
-            lua_getglobal(L, "sc"); /* read by sc_auto.c */
-            lua_pushnumber(L, tl);
-            lua_setfield(L, -2, "_time_limit");
-            lua_pop(L, 1);
+            if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
+                return rc;
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
                 return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
             o->width = (int)w;
         } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
-            char *end = NULL;
-            double x = i + 1 < argc ? strtod(argv[++i], &end) : -1;
-            if (!end || *end || !(x >= 0) || !isfinite(x)) {
-                snprintf(msg, sizeof msg, "%s needs a time >= 0", a);
-                return sc_cli_fail(EXIT_USAGE, msg);
-            }
-            *(a[2] == 'f' ? &o->from : &o->to) = x;
+            if ((rc = sc_cli_time(argc, argv, &i, a[2] == 'f' ? &o->from : &o->to)))
+                return rc;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
         } else if (strcmp(a, "--torchtitan") == 0) {
