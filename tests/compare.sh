@@ -8,14 +8,7 @@
 SC=${SC:-./stagecraft}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
+. tests/lib.sh # ok, bad, expect
 py() { # py NAME SCRIPT ARGS...: a Python check that must exit 0
   name=$1; script=$2; shift 2
   if python3 -c "$script" "$@" 2>"$tmp/pyerr"; then ok; else bad "$name"; cat "$tmp/pyerr" >&2; fi

@@ -14,16 +14,8 @@ case $SC in /*) ;; *) SC=$(pwd)/$SC ;; esac
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+. tests/lib.sh # ok, bad, expect
 
-# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
 # py SCRIPT ARGS...: a python check; its assertion message on failure.
 py() {
   if python3 -c "$@" 2>"$tmp/pyerr"; then ok; else bad "python check: $(tail -n 1 "$tmp/pyerr")"; fi

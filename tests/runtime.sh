@@ -16,16 +16,8 @@ export OMPI_MCA_mca_base_component_disable_dlclose=1
 export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 MPIRUN="mpirun -np 4 --oversubscribe"
 
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+. tests/lib.sh # ok, bad, expect
 
-# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
 
 # A --json result: every contract field, loss within 1e-5 of the reference,
 # gradients within 1e-5, measured peak == predicted on every device.

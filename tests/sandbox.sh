@@ -397,5 +397,11 @@ printf 'sc.load("%s")
 ' "$tmp/r/drawout.lua" >"$tmp/loader.lua"
 expect 10 "a recipe may write files in its own folder only" -- sh -c "$SC <'$tmp/loader.lua'"
 
+# print in a recipe: its text cleaned for the terminal (SPEC.md §18), like
+# every other text a recipe makes stagecraft print; tabs between arguments.
+printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1f1b"}\n' >"$tmp/pr.lua"
+$SC check "$tmp/pr.lua" 2>"$tmp/err" >/dev/null
+printf 'a?[31mred?[0m\t1\tx?y\n' | cmp -s - "$tmp/err" && ok || bad "print's escape sequences: $(od -c "$tmp/err" | head -2)"
+
 echo "sandbox: $pass passed, $fail failed"
 [ "$fail" = 0 ]

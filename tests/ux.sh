@@ -7,15 +7,7 @@ SC=${SC:-./stagecraft}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
-# expect CODE SUBSTRING -- command...   (SUBSTRING in stdout+stderr; exit code)
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
+. tests/lib.sh # ok, bad, expect
 
 # ---- near names: commands, recipes, -D names, fields -----------------------
 expect 2 "unknown command 'simm': did you mean 'sim'?" -- $SC simm

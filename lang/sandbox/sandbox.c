@@ -63,8 +63,33 @@ static void copy_table(lua_State *L, int idx, int depth, const char *skip)
     }
 }
 
+/* print, its text cleaned for a terminal (core.h): a recipe cannot send
+ * escape sequences to it. Arguments through tostring, separated by tabs, a
+ * line break at the end; a NUL byte shows as '?'. */
+static int clean_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++) {
+        size_t len;
+        const char *s = luaL_tolstring(L, i, &len);
+        if (i > 1)
+            fputc('\t', stdout);
+        for (size_t k = 0; k <= len; k += strlen(s + k) + 1) {
+            if (k > 0)
+                fputc('?', stdout);
+            sc_fputs_clean(s + k, stdout, 1);
+        }
+        lua_pop(L, 1);
+    }
+    fputc('\n', stdout);
+    fflush(stdout);
+    return 0;
+}
+
 void sc_sandbox_init(lua_State *L)
 {
+    lua_pushcfunction(L, clean_print);
+    lua_setglobal(L, "print");
     lua_newtable(L);
     for (int i = 0; base_names[i]; i++) {
         lua_getglobal(L, base_names[i]);

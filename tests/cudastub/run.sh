@@ -38,8 +38,7 @@ export STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so"
 export SC_CUDASTUB=1 STAGECRAFT_TIMEOUT=120
 unset CUDA_VISIBLE_DEVICES SC_CUDASTUB_DELAY_US NCCL_DEBUG NCCL_DEBUG_FILE STAGECRAFT_TRANSPORT
 
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+. tests/lib.sh # ok, bad, expect
 
 for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda"; do
   if [ ! -f "$f" ]; then
@@ -48,13 +47,6 @@ for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_nc
   fi
 done
 
-# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
 
 # A --json result of --backend cuda --check on the stand-in.
 json_ok() { # file transport

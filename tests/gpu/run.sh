@@ -33,8 +33,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 SECTIONS=6
 
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+. tests/lib.sh # ok, bad, expect
 skipped() { skip=$((skip+1)); echo "SKIP: $*"; }
 
 case "$BUILD" in
@@ -66,13 +65,6 @@ gpus=$($SC run 1f1b -D p=8 -D m=8 --backend cuda --json 2>/dev/null |
 name=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpu"])' "$tmp/probe")
 echo "gpu: $gpus GPU(s) visible to a run of 8 devices, GPU 0 is $name"
 
-# expect CODE SUBSTRING -- command...
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
 
 # A --json result of --backend cuda --check: tolerance 1e-4, exact peaks,
 # and the transport expected for p devices on $gpus GPUs.
