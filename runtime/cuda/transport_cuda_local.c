@@ -218,24 +218,31 @@ static sc_status cl_test(void *ctx, int dev, void *group, int *done)
     return SC_OK;
 }
 
-static sc_status cl_wait(void *ctx, int dev, void *group)
+/* Polls test(h) until it is done, sleeping briefly after a while; gives
+ * up after the timeout, naming what it waited for. */
+static sc_status poll_until(clocal *c, int dev, void *h,
+                            sc_status (*test)(void *, int, void *, int *), const char *what)
 {
-    clocal *c = ctx;
     double deadline = sc_cuda_now() + c->timeout_s;
     for (long spin = 0;; spin++) {
         int done = 0;
-        sc_status st = cl_test(ctx, dev, group, &done);
+        sc_status st = test(c, dev, h, &done);
         if (st || done)
             return st;
         if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
             char m[192];
-            snprintf(m, sizeof m, "cuda-local transport: d%d waited %g s for a transfer group; a "
-                     "peer is gone or stuck: giving up", dev, c->timeout_s);
+            snprintf(m, sizeof m, "cuda-local transport: d%d waited %g s for %s; a peer is gone "
+                     "or stuck: giving up", dev, c->timeout_s, what);
             return fail(c, m);
         }
         if (spin > 64)
             nanosleep(&(struct timespec){0, 20000}, NULL);
     }
+}
+
+static sc_status cl_wait(void *ctx, int dev, void *group)
+{
+    return poll_until(ctx, dev, group, cl_test, "a transfer group");
 }
 
 static void cl_release(void *ctx, int dev, void *group)
@@ -352,22 +359,9 @@ static sc_status cl_coll_test(void *ctx, int dev, void *h, int *done)
 
 static sc_status cl_coll_wait(void *ctx, int dev, void *h)
 {
-    clocal *c = ctx;
-    double deadline = sc_cuda_now() + c->timeout_s;
-    for (long spin = 0;; spin++) {
-        int done = 0;
-        sc_status st = cl_coll_test(ctx, dev, h, &done);
-        if (st || done)
-            return st;
-        if (c->timeout_s > 0 && sc_cuda_now() > deadline) {
-            char m[192];
-            snprintf(m, sizeof m, "cuda-local transport: d%d waited %g s for collective %ld; a "
-                     "peer is gone or stuck: giving up", dev, c->timeout_s, ((chandle *)h)->gen);
-            return fail(c, m);
-        }
-        if (spin > 64)
-            nanosleep(&(struct timespec){0, 20000}, NULL);
-    }
+    char what[48];
+    snprintf(what, sizeof what, "collective %ld", ((chandle *)h)->gen);
+    return poll_until(ctx, dev, h, cl_coll_test, what);
 }
 
 static void cl_coll_release(void *ctx, int dev, void *h)
