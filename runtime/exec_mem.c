@@ -43,9 +43,12 @@ size_t sc_ex_kbytes(const ex *e, int dir, int s)
 void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
 {
     void *p = e->be->ops->alloc(e->be->ctx, bytes);
-    if (!p)
+    if (!p && s >= 0)
         *st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s of s%d mb%d",
-                    e->d, bytes, what, s, mb);
+                          e->d, bytes, what, s, mb);
+    else if (!p) /* of the device's vocabulary shard (s < 0) */
+        *st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s mb%d", e->d,
+                          bytes, what, mb);
     return p;
 }
 
