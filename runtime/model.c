@@ -214,6 +214,11 @@ size_t sc_model_boundary_bytes(const sc_model *md)
     return (size_t)md->R * (size_t)md->h * sizeof(float);
 }
 
+size_t sc_model_row_bytes(const sc_model *md)
+{
+    return (size_t)md->R * sizeof(float);
+}
+
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
     size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];

@@ -101,6 +101,8 @@ size_t sc_model_record_bytes(const sc_model *md, int s);
  * the first min(n, max) sizes in bytes. Offload moves whole parts. */
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_model_boundary_bytes(const sc_model *md);
+/* Bytes of one float per row of a microbatch (seq · batch rows). */
+size_t sc_model_row_bytes(const sc_model *md);
 /* Bytes of the parameters and gradients of stage s (with the whole
  * embedding on stage 0 and the whole output layer on the last stage, when
  * they are not split), of the vocabulary shard each device holds (split;

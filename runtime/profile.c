@@ -46,6 +46,7 @@ typedef struct sized {
 typedef struct samples {
     int P, S;
     vec *kind[SC_COST_KINDS]; /* [S] each (optim: [P], per device) */
+    vec *vocab[SC_COST_VOCAB]; /* [P] each: S, T, E, EW */
     sized *sz;
     int nsz, capsz;
     int bad;                  /* out of memory */
@@ -77,8 +78,58 @@ static void add(samples *sm, vec *x, double t)
 }
 
 /* Host copies are marked in sized.to_host: 1 to the host, 0 back; transfers
- * use -1. */
+ * use -1, collectives -2 (their bytes: factor · bytes, sc_prog_coll_weight). */
 #define XFER (-1)
+#define COLL (-2)
+
+/* The collectives of a step: instance i is the i-th collective of every
+ * device (the runtime's collectives are over all devices). It starts when
+ * its last member has posted it and finished the one before, and ends
+ * when the first member sees it complete; the simulator's collective
+ * takes that long (latency + weight / bandwidth). */
+static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
+{
+    int P = sc_prog_devices(pg);
+    size_t *at = calloc((size_t)P, sizeof(size_t)), *prev = calloc((size_t)P, sizeof(size_t));
+    if (!at || !prev) {
+        sm->bad = 1;
+        free(at);
+        free(prev);
+        return;
+    }
+    for (int d = 0; d < P; d++)
+        prev[d] = (size_t)-1;
+    for (;;) {
+        double start = -INFINITY, end = INFINITY, w = 0;
+        int all = 1;
+        for (int d = 0; d < P && all; d++) {
+            size_t n;
+            const sc_instr *in = sc_prog_stream(pg, d, &n);
+            while (at[d] < n && !sc_op_is_coll(in[at[d]].op))
+                at[d]++;
+            if (at[d] >= n) {
+                all = 0;
+                break;
+            }
+            size_t g = ms->offset[d] + at[d];
+            start = fmax(start, ms->t0[g]);
+            if (prev[d] != (size_t)-1)
+                start = fmax(start, ms->t1[ms->offset[d] + prev[d]]);
+            end = fmin(end, ms->t1[g]);
+            w = sc_prog_coll_weight(pg, &in[at[d]]);
+            if (in[at[d]].flags & SC_IF_ROLLBACK)
+                w = -1; /* the rollback path: skipped or redone, not timed */
+        }
+        if (!all)
+            break;
+        if (w >= 0 && isfinite(start) && isfinite(end))
+            add(sm, size_slot(sm, w, COLL), fmax(end - start, 0));
+        for (int d = 0; d < P; d++)
+            prev[d] = at[d]++;
+    }
+    free(at);
+    free(prev);
+}
 
 /* The samples of one timed step of pg (measured: its timing). */
 static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md)
@@ -117,6 +168,8 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
                 int kind = op == SC_OP_F ? SC_COST_F : op == SC_OP_B ? SC_COST_B
                          : op == SC_OP_W ? SC_COST_W : SC_COST_BW;
                 add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
+            } else if (sc_op_is_vocab(op)) {
+                add(sm, &sm->vocab[op - SC_OP_S][d], t1 - t0);
             } else if (op == SC_OP_OPTIM) {
                 add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0);
             } else if (op == SC_OP_RECV) {
@@ -135,6 +188,7 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
         }
     }
     free(send);
+    collect_colls(sm, pg, ms);
 }
 
 static sc_status samples_new(samples *sm, int P, int S)
@@ -144,6 +198,9 @@ static sc_status samples_new(samples *sm, int P, int S)
     sm->S = S;
     for (int k = 0; k < SC_COST_KINDS; k++)
         if (!(sm->kind[k] = calloc((size_t)(k == SC_COST_OPT ? P : S), sizeof(vec))))
+            return SC_ERR_NOMEM;
+    for (int k = 0; k < SC_COST_VOCAB; k++)
+        if (!(sm->vocab[k] = calloc((size_t)P, sizeof(vec))))
             return SC_ERR_NOMEM;
     return SC_OK;
 }
@@ -155,6 +212,11 @@ static void samples_free(samples *sm)
         for (int i = 0; sm->kind[k] && i < n; i++)
             free(sm->kind[k][i].v);
         free(sm->kind[k]);
+    }
+    for (int k = 0; k < SC_COST_VOCAB; k++) {
+        for (int d = 0; sm->vocab[k] && d < sm->P; d++)
+            free(sm->vocab[k][d].v);
+        free(sm->vocab[k]);
     }
     for (int i = 0; i < sm->nsz; i++)
         free(sm->sz[i].t.v);
@@ -247,6 +309,34 @@ static void machine_name(const sc_run_result *r, char *buf, size_t len)
 }
 
 /* Medians into pf->costs and the program that holds them. */
+/* The line latency + per_byte · weight through the medians of the
+ * collectives' sizes (least squares, both terms >= 0; one size: its median
+ * is the latency). */
+static void fit_colls(sc_costs *c, samples *sm)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int k = 0, n = 0;
+    for (int i = 0; i < sm->nsz; i++) {
+        sized *z = &sm->sz[i];
+        if (z->to_host != COLL || z->t.n < 1)
+            continue;
+        n += z->t.n;
+        double y = sc_stat_of(z->t.v, z->t.n).median, x = z->bytes;
+        sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
+    }
+    if (k == 0)
+        return;
+    double den = k * sxx - sx * sx, b = den > 0 ? (k * sxy - sx * sy) / den : 0;
+    double a = (sy - b * sx) / k;
+    if (b < 0) /* larger ones no slower: a constant */
+        b = 0, a = sy / k;
+    if (a < 0) /* through the origin */
+        a = 0, b = sxx > 0 ? sxy / sxx : 0;
+    c->coll_lat = a;
+    c->coll_per_byte = b;
+    c->coll_n = n;
+}
+
 static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const sc_model *md)
 {
     int P = sm->P, S = sm->S;
@@ -271,15 +361,28 @@ static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const
                 c->kind[SC_COST_OPT][s] = (sc_stat){o.median * q, o.spread * q, o.n};
             }
     }
+    /* The vocabulary passes (a split vocabulary), per device. */
+    int nv = 0;
+    for (int d = 0; d < P; d++)
+        nv += sm->vocab[0][d].n;
+    if (nv > 0 && sc_costs_init_vocab(c) != SC_OK)
+        return SC_ERR_NOMEM;
+    for (int k = 0; k < SC_COST_VOCAB && nv > 0; k++)
+        for (int d = 0; d < P; d++)
+            c->vocab[k][d] = sc_stat_of(sm->vocab[k][d].v, sm->vocab[k][d].n);
+    fit_colls(c, sm);
     int nx = 0, nh = 0;
     for (int i = 0; i < sm->nsz; i++)
-        *(sm->sz[i].to_host == XFER ? &nx : &nh) += 1;
+        if (sm->sz[i].to_host != COLL)
+            *(sm->sz[i].to_host == XFER ? &nx : &nh) += 1;
     c->xfer = calloc((size_t)nx + 1, sizeof *c->xfer);
     c->host = calloc((size_t)nh + 1, sizeof *c->host);
     if (!c->xfer || !c->host)
         return SC_ERR_NOMEM;
     for (int i = 0; i < sm->nsz; i++) {
         sized *z = &sm->sz[i];
+        if (z->to_host == COLL)
+            continue;
         sc_cost_size e = {.bytes = z->bytes, .t = sc_stat_of(z->t.v, z->t.n),
                           .to_host = z->to_host == 1};
         if (z->to_host == XFER) {
@@ -328,6 +431,15 @@ static sc_status cost_program(sc_profile *pf, const sc_prog *pg)
     }
     if (!st)
         st = sc_prog_set_comm(cp, c->comm.median);
+    if (!st && c->coll_n > 0)
+        st = sc_prog_set_coll_cost(cp, c->coll_lat,
+                                   c->coll_per_byte > 0 ? 1 / c->coll_per_byte : INFINITY);
+    for (int d = 0; d < c->P && c->vocab[0] && !st; d++) { /* a split vocabulary's passes */
+        double t[SC_COST_VOCAB];
+        for (int k = 0; k < SC_COST_VOCAB; k++)
+            t[k] = isfinite(c->vocab[k][d].median) ? c->vocab[k][d].median : 0;
+        st = sc_prog_set_vocab_cost(cp, d, t[0], t[1], t[2], t[3]);
+    }
     sc_offload_cfg oc = *sc_prog_offload(pg);
     oc.policy = SC_OFFLOAD_NONE;
     if (isfinite(c->offload_ratio))

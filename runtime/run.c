@@ -79,9 +79,14 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
-    /* A split vocabulary: S's record, held until T (SPEC.md §22.4). */
+    /* A split vocabulary: S's record, held until T, and the sizes of its
+     * collectives (SPEC.md §22.4): a row of hidden floats per row of the
+     * microbatch, or one float per row (the sums carry two). */
     if (!st && sc_vocab_split(sc_prog_vocab(pg)))
         st = sc_prog_set_vocab_mem(pg, -1, (double)sc_model_vocab_record_bytes(md) / *unit_bytes);
+    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
+        st = sc_prog_set_vocab_bytes(pg, (double)sc_model_boundary_bytes(md),
+                                     (double)sc_model_row_bytes(md));
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
         int n = sc_model_record_parts(md, s, NULL, 0);

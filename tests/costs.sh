@@ -234,5 +234,42 @@ else
   echo "costs: the CUDA stand-in is not built ($STUB): --backend cuda not profiled here"
 fi
 
+# 11. A split vocabulary (SPEC.md §22.4): the profile measures S, T, E, EW
+#     on every device and fits a line to the collectives; a recipe's program
+#     with the file predicts from them (sim: the vocabulary passes' busy time
+#     is m x their medians); a plain program takes the same file (the stage
+#     passes only).
+expect 0 '"prediction_error"' -- $SC run 1f1b -D p=2 -D m=4 $M -D vocab_par=vocab-1 \
+  --profile "$tmp/v1.json" --profile-steps 3 --json
+py '
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("ts", "tt", "te", "tew"):
+    assert len(c[k]) == 2 and all(x > 0 for x in c[k]), (k, c[k])
+    # 3 timed steps x 4 microbatches, and as many of the variant with B and W split
+    assert c["samples"][k] == [24, 24] and len(c["spread"][k]) == 2, (k, c["samples"])
+col = c["collectives"]
+assert col["latency"] >= 0 and col["per_byte"] >= 0 and col["latency"] + col["per_byte"] > 0, col
+assert col["samples"] == 2 * 3 * 4 * 6, col   # the same x 6 collectives per microbatch
+' "$tmp/v1.json"
+expect 0 '"time_unit": "s"' -- $SC sim 1f1b -D p=2 -D m=4 -D vocab_par=vocab-1 -D costs="$tmp/v1.json" --json
+py '
+import json, sys
+c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+for d in range(2):
+    want = 4 * (c["tf"][d] + c["tbw"][d] + c["ts"][d] + c["tt"][d] + c["te"][d] + c["tew"][d])
+    assert abs(s["busy"][d] - want) <= 1e-9 * want, (d, s["busy"][d], want)
+' "$tmp/v1.json" "$tmp/out"
+expect 0 'makespan' -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/v1.json"
+expect 0 '"prediction_error"' -- $SC run 1f1b -D p=2 -D m=2 $M -D steps=2 -D optim_sync=sync \
+  --profile "$tmp/sync.json" --profile-steps 2 --json
+grep -q '"collectives": {"latency": ' "$tmp/sync.json" && ok || bad "sync's all-reduces: no collectives line"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['devices']=4; json.dump(c,open(sys.argv[2],'w'))" "$tmp/v1.json" "$tmp/v4.json"
+expect 3 "v4.json: 'ts': 2 values for 4 devices" -- $SC sim 1f1b -D p=2 -D m=4 -D vocab_par=vocab-1 -D costs="$tmp/v4.json"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); del c['devices']; json.dump(c,open(sys.argv[2],'w'))" "$tmp/v1.json" "$tmp/vn.json"
+expect 3 "vn.json: 'ts' holds one time per device: 'devices' is missing" -- $SC sim 1f1b -D p=2 -D costs="$tmp/vn.json"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['collectives']['latency']=-1; json.dump(c,open(sys.argv[2],'w'))" "$tmp/v1.json" "$tmp/vc.json"
+expect 3 "vc.json: 'collectives'.latency: a time must be >= 0" -- $SC sim 1f1b -D p=2 -D costs="$tmp/vc.json"
+
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -10,12 +10,13 @@
 #include <string.h>
 
 const char *const sc_cost_keys[SC_COST_KINDS] = {"tf", "tb", "tw", "tbw", "optim"};
+const char *const sc_cost_vocab_keys[SC_COST_VOCAB] = {"ts", "tt", "te", "tew"};
 
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tcomm", "spread", "samples", "transfers", "host_copies", "offload_ratio",
-    "measured", NULL};
+    "optim", "tcomm", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
 {
@@ -35,12 +36,27 @@ sc_status sc_costs_init(sc_costs *c, int P, int S)
     return SC_OK;
 }
 
+sc_status sc_costs_init_vocab(sc_costs *c)
+{
+    for (int k = 0; k < SC_COST_VOCAB; k++) { /* the arrays not made yet */
+        if (c->vocab[k])
+            continue;
+        if (!(c->vocab[k] = malloc((size_t)(c->P > 0 ? c->P : 1) * sizeof(sc_stat))))
+            return SC_ERR_NOMEM;
+        for (int d = 0; d < c->P; d++)
+            c->vocab[k][d] = (sc_stat){NAN, NAN, 0};
+    }
+    return SC_OK;
+}
+
 void sc_costs_free(sc_costs *c)
 {
     if (!c)
         return;
     for (int k = 0; k < SC_COST_KINDS; k++)
         free(c->kind[k]);
+    for (int k = 0; k < SC_COST_VOCAB; k++)
+        free(c->vocab[k]);
     free(c->placement);
     free(c->xfer);
     free(c->host);
@@ -105,18 +121,18 @@ static sc_status int_of(const sc_jv *v, const char *what, int lo, int hi, int *o
     return SC_OK;
 }
 
-/* A per-stage list of S times (or, for spread and samples, of numbers;
+/* A list of S times, one per stage or device (per) (or, for spread and samples, of numbers;
  * integer: counts). nullable: null is allowed and read as NAN (a spread
  * that is not known). */
-static sc_status stage_list(const sc_jv *v, const char *key, int S, int integer, int nullable,
-                            double *out, char *err, size_t errlen)
+static sc_status list_of(const sc_jv *v, const char *key, int S, const char *per, int integer,
+                         int nullable, double *out, char *err, size_t errlen)
 {
     if (v->type != SC_JARR)
-        return bad(err, errlen, "'%s': expected a list of %d times (one per stage), found %s",
-                   key, S, sc_jv_typename(v->type));
+        return bad(err, errlen, "'%s': expected a list of %d times (one per %s), found %s",
+                   key, S, per, sc_jv_typename(v->type));
     if ((int)v->len != S)
-        return bad(err, errlen, "'%s': %zu values for %d stages ('stages' is %d)", key, v->len, S,
-                   S);
+        return bad(err, errlen, "'%s': %zu values for %d %ss ('%ss' is %d)", key, v->len, S, per,
+                   per, S);
     for (int s = 0; s < S; s++) {
         char what[64];
         snprintf(what, sizeof what, "'%s'[%d]", key, s);
@@ -183,6 +199,32 @@ static const char *str_of(const sc_jv *o, const char *key)
     return v && v->type == SC_JSTR ? v->str : NULL;
 }
 
+/* One kind's list of n medians (per stage or device) at v, with its
+ * spread and samples when the file has them, into out[n] (x: scratch). */
+static sc_status read_kind(const sc_jv *v, const sc_jv *spread, const sc_jv *samples,
+                           const char *key, int n, const char *per, sc_stat *out, double *x,
+                           char *err, size_t errlen)
+{
+    sc_status st;
+    if ((st = list_of(v, key, n, per, 0, 0, x, err, errlen)) != SC_OK)
+        return st;
+    for (int s = 0; s < n; s++)
+        out[s] = (sc_stat){x[s], NAN, 1};
+    char name[32];
+    const sc_jv *sp = sc_jv_get(spread, key), *sm = sc_jv_get(samples, key);
+    snprintf(name, sizeof name, "spread.%s", key);
+    if (sp && (st = list_of(sp, name, n, per, 0, 1, x, err, errlen)) != SC_OK)
+        return st;
+    for (int s = 0; sp && s < n; s++)
+        out[s].spread = x[s];
+    snprintf(name, sizeof name, "samples.%s", key);
+    if (sm && (st = list_of(sm, name, n, per, 1, 0, x, err, errlen)) != SC_OK)
+        return st;
+    for (int s = 0; sm && s < n; s++) /* a time given was measured at least once */
+        out[s].n = (int)fmax(1, fmin(x[s], 1e9));
+    return SC_OK;
+}
+
 sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -195,8 +237,10 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
             return bad(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
-                       "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, spread, "
-                       "samples, transfers, host_copies, offload_ratio, measured)", root->keys[i]);
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, ts, tt, te, "
+                       "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
+                       "measured)",
+                       root->keys[i]);
     }
     const sc_jv *ver = sc_jv_get(root, "stagecraft_costs");
     if (!ver)
@@ -242,28 +286,47 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             }
             continue;
         }
-        if ((st = stage_list(v, key, S, 0, 0, x, err, errlen)) != SC_OK)
+        if ((st = read_kind(v, spread, samples, key, S, "stage", c->kind[k], x, err, errlen)))
             goto fail;
-        for (int s = 0; s < S; s++)
-            c->kind[k][s] = (sc_stat){x[s], NAN, 1};
-        char name[32];
-        const sc_jv *sp = sc_jv_get(spread, key), *sm = sc_jv_get(samples, key);
-        snprintf(name, sizeof name, "spread.%s", key);
-        if (sp && (st = stage_list(sp, name, S, 0, 1, x, err, errlen)) != SC_OK)
+    }
+    for (int k = 0; k < SC_COST_VOCAB; k++) { /* per device: the vocabulary passes */
+        const char *key = sc_cost_vocab_keys[k];
+        const sc_jv *v = sc_jv_get(root, key);
+        if (!v)
+            continue;
+        if (P < 1) {
+            st = bad(err, errlen, "'%s' holds one time per device: 'devices' is missing", key);
             goto fail;
-        for (int s = 0; sp && s < S; s++)
-            c->kind[k][s].spread = x[s];
-        snprintf(name, sizeof name, "samples.%s", key);
-        if (sm && (st = stage_list(sm, name, S, 1, 0, x, err, errlen)) != SC_OK)
+        }
+        double *xd = realloc(x, (size_t)(P > S ? P : S) * sizeof(double));
+        if (!xd || (x = xd, sc_costs_init_vocab(c)) != SC_OK) {
+            st = SC_ERR_NOMEM;
             goto fail;
-        for (int s = 0; sm && s < S; s++) /* a time given was measured at least once */
-            c->kind[k][s].n = (int)fmax(1, fmin(x[s], 1e9));
+        }
+        if ((st = read_kind(v, spread, samples, key, P, "device", c->vocab[k], x, err, errlen)))
+            goto fail;
     }
     const sc_jv *v;
     c->comm = (sc_stat){0, NAN, 0};
     if ((v = sc_jv_get(root, "tcomm")) &&
         (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
         goto fail;
+    if ((v = sc_jv_get(root, "collectives"))) {
+        double n = 1;
+        if (v->type != SC_JOBJ ||
+            (st = time_of(sc_jv_get(v, "latency"), "'collectives'.latency", &c->coll_lat, err,
+                          errlen)) != SC_OK ||
+            (st = time_of(sc_jv_get(v, "per_byte"), "'collectives'.per_byte", &c->coll_per_byte,
+                          err, errlen)) != SC_OK ||
+            (sc_jv_get(v, "samples") &&
+             (st = time_of(sc_jv_get(v, "samples"), "'collectives'.samples", &n, err, errlen)))) {
+            if (v->type != SC_JOBJ)
+                st = bad(err, errlen, "'collectives': expected an object {latency, per_byte, "
+                         "samples}");
+            goto fail;
+        }
+        c->coll_n = (int)fmax(1, fmin(n, 1e9));
+    }
     if ((v = sc_jv_get(root, "offload_ratio")) &&
         (st = time_of(v, "'offload_ratio'", &c->offload_ratio, err, errlen)) != SC_OK)
         goto fail;
@@ -388,6 +451,18 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
         }
     fputs(",\n  \"tcomm\": ", f);
     num(f, isfinite(c->comm.median) ? c->comm.median : 0);
+    for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
+        if (c->vocab[k] && complete(c->vocab[k], c->P)) {
+            fprintf(f, ",\n  \"%s\": ", sc_cost_vocab_keys[k]);
+            stage_row(f, c->vocab[k], c->P, 0);
+        }
+    if (c->coll_n > 0) {
+        fputs(",\n  \"collectives\": {\"latency\": ", f);
+        num(f, c->coll_lat);
+        fputs(", \"per_byte\": ", f);
+        num(f, c->coll_per_byte);
+        fprintf(f, ", \"samples\": %d}", c->coll_n);
+    }
     for (int field = 1; field <= 2; field++) {
         fprintf(f, ",\n  \"%s\": {", field == 1 ? "spread" : "samples");
         int first = 1;
@@ -396,6 +471,11 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
                 fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", sc_cost_keys[k]);
                 stage_row(f, c->kind[k], S, field);
                 first = 0;
+            }
+        for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
+            if (c->vocab[k] && complete(c->vocab[k], c->P)) {
+                fprintf(f, ",\n    \"%s\": ", sc_cost_vocab_keys[k]);
+                stage_row(f, c->vocab[k], c->P, field);
             }
         fprintf(f, ",\n    \"tcomm\": ");
         if (field == 1)

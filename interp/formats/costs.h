@@ -7,6 +7,8 @@
  *    "placement": [0, 1],
  *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...],
  *    "tcomm": 4.1e-05,
+ *    "ts": [...], "tt": [...], "te": [...], "tew": [...],
+ *    "collectives": {"latency": 2.1e-05, "per_byte": 1.5e-10, "samples": 48},
  *    "spread": {"tf": [...], ..., "tcomm": ...},
  *    "samples": {"tf": [...], ..., "tcomm": ...},
  *    "transfers": [{"bytes": 16384, "s": 4.1e-05, "spread": ..., "samples": 28}],
@@ -15,7 +17,11 @@
  *    "measured": {"recipe": "1f1b", "backend": "cpu", ...}}
  *
  * Per-stage lists hold one median per stage; `spread` the interquartile
- * range of the samples (seconds) and `samples` their number. Required:
+ * range of the samples (seconds) and `samples` their number. The passes of
+ * a split vocabulary (SPEC.md §22: S, T, E, EW) are per device: ts, tt, te,
+ * tew hold one median per device and need `devices`. `collectives` is the
+ * line fitted to the measured collectives: a collective takes latency +
+ * per_byte · factor · bytes (sc_prog_coll_weight). Required:
  * stagecraft_costs (1), unit ("s"), stages, tf, tb, tw. The rest is
  * optional; an unknown top-level key is an error (a typo is never silent).
  *
@@ -53,6 +59,11 @@ enum { SC_COST_F, SC_COST_B, SC_COST_W, SC_COST_BW, SC_COST_OPT, SC_COST_KINDS }
 /* The JSON key of each kind: "tf", "tb", "tw", "tbw", "optim". */
 extern const char *const sc_cost_keys[SC_COST_KINDS];
 
+/* The vocabulary passes, per device, in file order: S, T, E, EW (the pass
+ * kind is SC_OP_S + index); their keys "ts", "tt", "te", "tew". */
+enum { SC_COST_VOCAB = 4 };
+extern const char *const sc_cost_vocab_keys[SC_COST_VOCAB];
+
 typedef struct sc_cost_size {
     double bytes;
     sc_stat t;
@@ -63,7 +74,10 @@ typedef struct sc_costs {
     int P, S;             /* devices and stages profiled (P 0: not given) */
     int *placement;       /* [S] device of each stage, or NULL */
     sc_stat *kind[SC_COST_KINDS]; /* [S] each; tbw and optim may be unmeasured */
+    sc_stat *vocab[SC_COST_VOCAB]; /* [P] each, or NULL: not measured (no split vocabulary) */
     sc_stat comm;         /* one point-to-point transfer of the profiled model */
+    double coll_lat, coll_per_byte; /* collectives: the fitted line (coll_n 0: none) */
+    int coll_n;
     sc_cost_size *xfer;   /* [nxfer] transfers by size */
     int nxfer;
     sc_cost_size *host;   /* [nhost] host copies by direction and size */
@@ -78,8 +92,10 @@ typedef struct sc_costs {
 } sc_costs;
 
 /* Allocates the per-stage arrays of an empty cost table of S stages
- * (medians NAN, n 0). SC_ERR_NOMEM. */
+ * (medians NAN, n 0). SC_ERR_NOMEM. sc_costs_init_vocab adds the
+ * per-device arrays of the vocabulary passes (P > 0). */
 sc_status sc_costs_init(sc_costs *c, int P, int S);
+sc_status sc_costs_init_vocab(sc_costs *c);
 void sc_costs_free(sc_costs *c);
 
 /* Checks a parsed cost file and fills c (its strings point into root:

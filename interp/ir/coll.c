@@ -168,14 +168,20 @@ sc_status sc_prog_set_coll_cost(sc_prog *pg, double latency, double bandwidth)
 double sc_prog_coll_latency(const sc_prog *pg) { return pg->coll_lat; }
 double sc_prog_coll_bandwidth(const sc_prog *pg) { return pg->coll_bw; }
 
+double sc_prog_coll_weight(const sc_prog *pg, const sc_instr *in)
+{
+    const sc_ctail *t = &pg->coll[in->coll];
+    int n = t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group];
+    return n <= 1 ? 0 : sc_coll_factor(in->op, n) * t->bytes;
+}
+
 double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in)
 {
     const sc_ctail *t = &pg->coll[in->coll];
     int n = t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group];
     if (n <= 1)
         return 0;
-    double f = sc_coll_factor(in->op, n);
-    return pg->coll_lat + (isinf(pg->coll_bw) ? 0 : f * t->bytes / pg->coll_bw);
+    return pg->coll_lat + (isinf(pg->coll_bw) ? 0 : sc_prog_coll_weight(pg, in) / pg->coll_bw);
 }
 
 void sc_prog_instr_format(const sc_prog *pg, const sc_instr *in, char *buf, size_t len)

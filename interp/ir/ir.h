@@ -348,6 +348,9 @@ double sc_prog_coll_latency(const sc_prog *pg);
 double sc_prog_coll_bandwidth(const sc_prog *pg);
 /* Simulated time of collective instruction `in`. */
 double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in);
+/* The bytes term of that time: factor · bytes (the time is latency + this
+ * / bandwidth); 0 for a collective of one member. */
+double sc_prog_coll_weight(const sc_prog *pg, const sc_instr *in);
 
 /* Formats instruction `in` of this program (sc_instr_format, and for a
  * collective also its root, step and group). */

@@ -298,8 +298,17 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     if (!pg->verified)
         return sc_fail(pg, SC_ERR_ARG, "simulate with costs: the program is not verified");
     /* The streams stay: only the replay's timing reads the costs. */
-    double *keep[5] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt};
-    double tcomm = pg->tcomm, ratio = pg->off.ratio;
+    double *keep[5] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt}, *vkeep[4];
+    double tcomm = pg->tcomm, ratio = pg->off.ratio, clat = pg->coll_lat, cbw = pg->coll_bw;
+    if (costs->coll_lat > 0 || isfinite(costs->coll_bw)) { /* measured collectives */
+        pg->coll_lat = costs->coll_lat;
+        pg->coll_bw = costs->coll_bw;
+    }
+    for (int k = 0; k < 4; k++) { /* the vocabulary passes' too, when it has them */
+        vkeep[k] = pg->vcost[k];
+        if (costs->vcost[k])
+            pg->vcost[k] = costs->vcost[k];
+    }
     pg->off.ratio = costs->off.ratio;
     pg->tf = costs->tf;
     pg->tb = costs->tb;
@@ -315,5 +324,9 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     pg->topt = keep[4];
     pg->tcomm = tcomm;
     pg->off.ratio = ratio;
+    for (int k = 0; k < 4; k++)
+        pg->vcost[k] = vkeep[k];
+    pg->coll_lat = clat;
+    pg->coll_bw = cbw;
     return st;
 }

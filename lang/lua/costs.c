@@ -135,7 +135,7 @@ static void check(lua_State *L, sc_prog *pg, sc_status st)
 /* Per-stage list `key` of the cost table at c into out[S]; 0 when absent
  * and optional. */
 static int cost_list(lua_State *L, int c, const char *name, const char *key, int S, int need,
-                     double *out)
+                     double *out, const char *per)
 {
     int ty = lua_getfield(L, c, key);
     if (ty == LUA_TNIL && !need) {
@@ -144,14 +144,14 @@ static int cost_list(lua_State *L, int c, const char *name, const char *key, int
     }
     char msg[160];
     if (ty != LUA_TTABLE) {
-        snprintf(msg, sizeof msg, "'%s' %s (a list of %d times in seconds, one per stage)", key,
-                 ty == LUA_TNIL ? "is missing" : "is not a list", S);
+        snprintf(msg, sizeof msg, "'%s' %s (a list of %d times in seconds, one per %s)", key,
+                 ty == LUA_TNIL ? "is missing" : "is not a list", S, per);
         return costs_error(L, name, msg);
     }
     lua_Integer n = luaL_len(L, -1);
     if (n != S) {
-        snprintf(msg, sizeof msg, "'%s' has %lld values, but the program has %d stages", key,
-                 (long long)n, S);
+        snprintf(msg, sizeof msg, "'%s' has %lld values, but the program has %d %ss", key,
+                 (long long)n, S, per);
         return costs_error(L, name, msg);
     }
     for (int s = 0; s < S; s++) {
@@ -167,6 +167,69 @@ static int cost_list(lua_State *L, int c, const char *name, const char *key, int
     }
     lua_pop(L, 1);
     return 1;
+}
+
+/* The vocabulary passes' times of the cost table at c (ts, tt, te, tew:
+ * one per device), when it has them, on a program that places them; a
+ * time the table lacks keeps the program's (its model's or vocab_costs'). */
+static void apply_vocab(lua_State *L, int c, const char *name, sc_prog *pg)
+{
+    int have = 0;
+    for (int k = 0; k < SC_COST_VOCAB; k++) {
+        have |= lua_getfield(L, c, sc_cost_vocab_keys[k]) != LUA_TNIL;
+        lua_pop(L, 1);
+    }
+    if (!have || !sc_vocab_split(sc_prog_vocab(pg)))
+        return; /* a profile of a split vocabulary serves the plain program too */
+    int P = sc_prog_devices(pg), ok;
+    lua_getfield(L, c, "devices");
+    lua_Integer cd = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok || cd != P) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "the vocabulary passes' times are for %lld devices, but the "
+                 "program has %d", ok ? (long long)cd : -1LL, P);
+        costs_error(L, name, msg);
+    }
+    double *x = lua_newuserdatauv(L, SC_COST_VOCAB * (size_t)P * sizeof(double), 0);
+    int has[SC_COST_VOCAB];
+    for (int k = 0; k < SC_COST_VOCAB; k++)
+        has[k] = cost_list(L, c, name, sc_cost_vocab_keys[k], P, 0, x + (size_t)k * (size_t)P,
+                           "device");
+    for (int d = 0; d < P; d++) {
+        double t[SC_COST_VOCAB];
+        for (int k = 0; k < SC_COST_VOCAB; k++)
+            t[k] = has[k] ? x[(size_t)k * (size_t)P + (size_t)d] : sc_prog_vocab_cost(pg, SC_OP_S + k, d);
+        check(L, pg, sc_prog_set_vocab_cost(pg, d, t[0], t[1], t[2], t[3]));
+    }
+    lua_pop(L, 1);
+}
+
+/* The collectives' line of the cost table at c, when it has one: latency +
+ * per_byte · factor · bytes (sc_prog_set_coll_cost). */
+static void apply_colls(lua_State *L, int c, const char *name, sc_prog *pg)
+{
+    if (lua_getfield(L, c, "collectives") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    double x[2];
+    static const char *const keys[2] = {"latency", "per_byte"};
+    for (int i = 0; i < 2; i++) {
+        int ok = lua_istable(L, -1);
+        if (ok) {
+            lua_getfield(L, -1, keys[i]);
+            x[i] = lua_tonumberx(L, -1, &ok);
+            lua_pop(L, 1);
+        }
+        if (!ok || !(x[i] >= 0) || !isfinite(x[i])) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "'collectives'.%s: a number >= 0", keys[i]);
+            costs_error(L, name, msg);
+        }
+    }
+    lua_pop(L, 1);
+    check(L, pg, sc_prog_set_coll_cost(pg, x[0], x[1] > 0 ? 1 / x[1] : INFINITY));
 }
 
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
@@ -197,11 +260,11 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
     }
     double *x = lua_newuserdatauv(L, 5 * (size_t)S * sizeof(double), 0);
     double *tf = x, *tb = x + S, *tw = x + 2 * S, *tbw = x + 3 * S, *opt = x + 4 * S;
-    cost_list(L, c, name, "tf", S, 1, tf);
-    cost_list(L, c, name, "tb", S, 1, tb);
-    cost_list(L, c, name, "tw", S, 1, tw);
-    int has_bw = cost_list(L, c, name, "tbw", S, 0, tbw);
-    int has_opt = cost_list(L, c, name, "optim", S, 0, opt);
+    cost_list(L, c, name, "tf", S, 1, tf, "stage");
+    cost_list(L, c, name, "tb", S, 1, tb, "stage");
+    cost_list(L, c, name, "tw", S, 1, tw, "stage");
+    int has_bw = cost_list(L, c, name, "tbw", S, 0, tbw, "stage");
+    int has_opt = cost_list(L, c, name, "optim", S, 0, opt, "stage");
     double tcomm = 0;
     int ty = lua_getfield(L, c, "tcomm");
     if (ty != LUA_TNIL) {
@@ -216,6 +279,8 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
         check(L, pg, sc_prog_set_cost_optim(pg, s, has_opt ? opt[s] : 0));
     }
     check(L, pg, sc_prog_set_comm(pg, tcomm));
+    apply_vocab(L, c, name, pg);
+    apply_colls(L, c, name, pg);
     sc_prog_set_seconds(pg, 1);
     lua_settop(L, c - 1);
 }
