@@ -101,7 +101,7 @@ static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
         prev[d] = (size_t)-1;
     for (;;) {
         double start = -INFINITY, end = INFINITY, w = 0;
-        int all = 1;
+        int all = 1, skip = 0;
         for (int d = 0; d < P && all; d++) {
             size_t n;
             const sc_instr *in = sc_prog_stream(pg, d, &n);
@@ -116,13 +116,12 @@ static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
             if (prev[d] != (size_t)-1)
                 start = fmax(start, ms->t1[ms->offset[d] + prev[d]]);
             end = fmin(end, ms->t1[g]);
-            w = sc_prog_coll_weight(pg, &in[at[d]]);
-            if (in[at[d]].flags & SC_IF_ROLLBACK)
-                w = -1; /* the rollback path: skipped or redone, not timed */
+            w = sc_prog_coll_weight(pg, &in[at[d]]); /* the same on every member */
+            skip |= (in[at[d]].flags & SC_IF_ROLLBACK) != 0; /* skipped or redone: not timed */
         }
         if (!all)
             break;
-        if (w >= 0 && isfinite(start) && isfinite(end))
+        if (!skip && isfinite(start) && isfinite(end))
             add(sm, size_slot(sm, w, COLL), fmax(end - start, 0));
         for (int d = 0; d < P; d++)
             prev[d] = at[d]++;
