@@ -471,6 +471,18 @@ function sc._evaluate(recipe, overrides, listing)
     saved[1], saved[2], saved[3], saved[4], saved[5]
   sc._costs_reader = saved[6]
   if listing and (res == LISTING or ok) then return nil, declared, doc end
+  if not ok and type(res) ~= "string" and type(res) ~= "number" and res ~= LISTING then
+    -- error(value) with a value that is not a message: the recipe's name,
+    -- and the value's __tostring text when it has one that works (one that
+    -- fails or loops gives none).
+    local mt, text = debug.getmetatable(res), nil
+    if type(mt) == "table" and mt.__tostring ~= nil then
+      local told, t = pcall(tostring, res)
+      if told and type(t) == "string" then text = t end
+    end
+    res = text and ("%s: the recipe raised an error object: %s"):format(recipe, text)
+      or ("%s: the recipe raised an error that is not a message (a %s)"):format(recipe, type(res))
+  end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on
   -- its program (SPEC.md §21.1): not the recipe's parameters to check.

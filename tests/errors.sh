@@ -148,6 +148,8 @@ row 8 "r2.lua:1: attempt to index a nil value (local 'x')" -- $SC check "$(r r2.
 row 8 "recipe '$tmp/r3.lua' did not return a program (it returned number)" -- $SC check "$(r r3.lua 'return 42')"
 row 8 "recipe '$tmp/r5.lua' returned a closed program (a <close> variable closes it" -- $SC check "$(r r5.lua 'local p <close> = sc.program { p = 2, m = 2, rule = "1f1b" }; return p')"
 row 8 "r4.lua:1: my own error" -- $SC check "$(r r4.lua 'error("my own error")')"
+row 8 "r6.lua: the recipe raised an error that is not a message (a table)" -- $SC check "$(r r6.lua 'error(setmetatable({}, {__tostring = function(t) return tostring(t) end}))')"
+row 8 "r7.lua: the recipe raised an error object: out of range" -- $SC check "$(r r7.lua 'error(setmetatable({}, {__tostring = function() return "out of range" end}))')"
 
 # ---- 10 sandbox ----------------------------------------------------------
 row 10 "s1.lua:1: sandbox: io is not available to recipes" -- $SC check "$(r s1.lua 'io.write("x")')"
