@@ -16,6 +16,25 @@ typedef struct buf {
     int oom;
 } buf;
 
+/* One character, without formatting (a timeline is millions of them). */
+static void bputc(buf *b, char c)
+{
+    if (b->oom)
+        return;
+    if (!b->s || b->n + 1 >= b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    b->s[b->n++] = c;
+    b->s[b->n] = 0;
+}
+
 static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bprintf(buf *b, const char *fmt, ...)
 {
@@ -148,7 +167,7 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
                 k[ch]++;
             on[ch] = k[ch] < n && sim->t0[base + k[ch]] < e;
         }
-        bprintf(b, "%c", on[0] && on[1] ? '*' : on[0] ? '>' : on[1] ? '<' : '.');
+        bputc(b, on[0] && on[1] ? '*' : on[0] ? '>' : on[1] ? '<' : '.');
     }
     return 1;
 }
@@ -179,7 +198,7 @@ static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
                 cs = sim->t0[base + k] > free_at ? sim->t0[base + k] : free_at;
         }
         int on = k < n && cs < e && sim->t1[base + k] > cs;
-        bprintf(b, "%c", on ? (v[k].op == SC_OP_ALLREDUCE ? '=' : '^') : '.');
+        bputc(b, on ? (v[k].op == SC_OP_ALLREDUCE ? '=' : '^') : '.');
     }
     return 1;
 }
@@ -209,13 +228,13 @@ static void mixed_cell(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, s
             several = 1;
     }
     if (kind < 0)
-        bprintf(b, ".");
+        bputc(b, '.');
     else if (several)
-        bprintf(b, "+");
+        bputc(b, '+');
     else if (color)
         bprintf(b, "%s%d\033[0m", color_of(kind), mb % 10);
     else
-        bprintf(b, "%c", letter_of(kind));
+        bputc(b, letter_of(kind));
 }
 
 char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width, int color,
@@ -278,9 +297,9 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
                 if (color)
                     bprintf(&b, "%s%d\033[0m", color_of(v[k].op), v[k].mb % 10);
                 else
-                    bprintf(&b, "%c", letter_of(v[k].op));
+                    bputc(&b, letter_of(v[k].op));
             } else {
-                bprintf(&b, ".");
+                bputc(&b, '.');
             }
         }
         bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
