@@ -306,14 +306,6 @@ static sc_status apply_costs(sc_prog *pg, const costs *c)
     return SC_OK;
 }
 
-static void json_array(const double *v, int n)
-{
-    putchar('[');
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    putchar(']');
-}
-
 static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, const sc_sim *sim,
                    int json)
 {
@@ -323,17 +315,22 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
         peak = fmax(peak, sim->peak_mem[d]);
     const char *dn = dialect == SC_TORCH_COMPUTE_ONLY ? "compute_only" : "compute_comms";
     if (json) {
-        printf("{\"file\": ");
-        sc_json_string(stdout, path);
-        printf(", \"dialect\": \"%s\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, "
-               "\"instructions\": %zu, \"makespan\": %.15g, \"bubble_rate\": %.15g, "
-               "\"peak_memory\": ",
-               dn, P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
-               sim->makespan, sim->bubble_rate);
-        json_array(sim->peak_mem, P);
-        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
-        json_array(sim->busy, P);
-        printf("}\n");
+        sc_jw w;
+        sc_jw_init(&w, stdout);
+        sc_jw_object(&w, NULL);
+        sc_jw_str(&w, "file", path);
+        sc_jw_str(&w, "dialect", dn);
+        sc_jw_int(&w, "devices", P);
+        sc_jw_int(&w, "stages", sc_prog_stages(pg));
+        sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
+        sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+        sc_jw_num(&w, "makespan", sim->makespan);
+        sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
+        sc_jw_num(&w, "peak_memory_max", peak);
+        sc_jw_nums(&w, "busy", sim->busy, P);
+        sc_jw_end(&w);
+        putchar('\n');
         return;
     }
     printf("file          %s (PyTorch pipelining CSV, %s)\n", path, dn);

@@ -148,77 +148,81 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
     return 0;
 }
 
-static void json_sizes(const char *key, const size_t *v, int n)
+/* Byte counts per device, then their largest as "key_max". */
+static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
     size_t mx = 0;
-    printf(", \"%s\": [", key);
+    char kmax[80];
+    sc_jw_array(w, key);
     for (int i = 0; i < n; i++) {
-        printf("%s%zu", i ? ", " : "", v[i]);
+        sc_jw_int(w, NULL, (long long)v[i]);
         mx = v[i] > mx ? v[i] : mx;
     }
-    printf("], \"%s_max\": %zu", key, mx);
+    sc_jw_end(w);
+    snprintf(kmax, sizeof kmax, "%s_max", key);
+    sc_jw_int(w, kmax, (long long)mx);
 }
 
-static void json_num(const char *key, double v)
-{
-    if (isfinite(v))
-        printf(", \"%s\": %.17g", key, v);
-    else
-        printf(", \"%s\": null", key);
-}
+/* Measured numbers: all their digits (17 round-trip a double). */
+static void json_num(sc_jw *w, const char *key, double v) { sc_jw_num_g(w, key, v, 17); }
 
 static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
                        const sc_run_result *r, const sc_comparison *cmp, const sc_profile *pf,
                        const char *profile)
 {
-    printf("{\"recipe\": \"");
-    for (const char *s = recipe; *s; s++)
-        printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-    printf("\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
-           "\"backend\": \"%s\", \"transport\": \"%s\"",
-           r->P, r->S, r->m, sc_prog_total_instructions(pg), o->backend, r->transport);
-    if (r->transport_note[0]) { /* cuda: why not nccl */
-        printf(", \"transport_note\": \"");
-        for (const char *s = r->transport_note; *s; s++)
-            printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 32 ? " " : "%c", *s);
-        printf("\"");
-    }
+    sc_jw w;
+    sc_jw_init(&w, stdout);
+    sc_jw_object(&w, NULL);
+    sc_jw_str(&w, "recipe", recipe);
+    sc_jw_int(&w, "devices", r->P);
+    sc_jw_int(&w, "stages", r->S);
+    sc_jw_int(&w, "microbatches", r->m);
+    sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+    sc_jw_str(&w, "backend", o->backend);
+    sc_jw_str(&w, "transport", r->transport);
+    if (r->transport_note[0]) /* cuda: why not nccl */
+        sc_jw_str(&w, "transport_note", r->transport_note);
     if (r->gpus) {
-        printf(", \"gpus\": %d, \"gpu\": \"", r->gpus);
-        for (const char *s = r->gpu_name; *s; s++)
-            printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-        printf("\"");
+        sc_jw_int(&w, "gpus", r->gpus);
+        sc_jw_str(&w, "gpu", r->gpu_name);
     }
-    printf(", \"model\": {\"hidden\": %ld, \"layers\": %ld, \"vocab\": %ld, \"seq\": %ld, "
-           "\"batch\": %ld, \"seed\": %lld}",
-           o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
-           o->model.seed);
-    json_num("loss", r->loss);
-    printf(", \"loss_hex\": \"%a\"", r->loss);
-    json_num("reference_loss", r->reference_loss);
-    json_num("max_grad_rel_err", r->max_grad_rel_err);
-    if (o->check)
-        printf(", \"tolerance\": %g", r->tolerance);
-    if (o->check)
-        printf(", \"bitwise\": %s", r->bitwise ? "true" : "false");
-    json_sizes("peak_activation_bytes", r->peak_bytes, r->P);
-    json_sizes("predicted_peak_activation_bytes", r->predicted_bytes, r->P);
+    sc_jw_object(&w, "model");
+    sc_jw_int(&w, "hidden", o->model.hidden);
+    sc_jw_int(&w, "layers", o->model.layers);
+    sc_jw_int(&w, "vocab", o->model.vocab);
+    sc_jw_int(&w, "seq", o->model.seq);
+    sc_jw_int(&w, "batch", o->model.batch);
+    sc_jw_int(&w, "seed", o->model.seed);
+    sc_jw_end(&w);
+    json_num(&w, "loss", r->loss);
+    char hex[64];
+    snprintf(hex, sizeof hex, "%a", r->loss);
+    sc_jw_str(&w, "loss_hex", hex);
+    json_num(&w, "reference_loss", r->reference_loss);
+    json_num(&w, "max_grad_rel_err", r->max_grad_rel_err);
+    if (o->check) {
+        sc_jw_num_g(&w, "tolerance", r->tolerance, 6);
+        sc_jw_bool(&w, "bitwise", r->bitwise);
+    }
+    json_sizes(&w, "peak_activation_bytes", r->peak_bytes, r->P);
+    json_sizes(&w, "predicted_peak_activation_bytes", r->predicted_bytes, r->P);
     if (r->predicted->host_peak) { /* offload */
-        json_sizes("peak_host_bytes", r->host_peak_bytes, r->P);
-        json_sizes("predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
+        json_sizes(&w, "peak_host_bytes", r->host_peak_bytes, r->P);
+        json_sizes(&w, "predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
     }
     if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (§22.4) */
-        printf(", \"vocab_par\": \"%s\"", sc_vocab_name(sc_prog_vocab(pg)));
-        json_sizes("param_bytes", r->param_bytes, r->P);
-        json_sizes("predicted_param_bytes", r->predicted_param_bytes, r->P);
+        sc_jw_str(&w, "vocab_par", sc_vocab_name(sc_prog_vocab(pg)));
+        json_sizes(&w, "param_bytes", r->param_bytes, r->P);
+        json_sizes(&w, "predicted_param_bytes", r->predicted_param_bytes, r->P);
     }
-    json_num("unit_bytes", r->unit_bytes);
-    json_num("step_time_s", r->step_time_s);
-    json_num("simulated_makespan", r->predicted->makespan);
+    json_num(&w, "unit_bytes", r->unit_bytes);
+    json_num(&w, "step_time_s", r->step_time_s);
+    json_num(&w, "simulated_makespan", r->predicted->makespan);
     if (cmp) /* costs in seconds: the prediction beside the measurement */
-        sc_report_json(cmp, pf, profile);
-    sc_cli_run_steps_json(pg, o, r);
-    printf("}\n");
+        sc_report_json(&w, cmp, pf, profile);
+    sc_cli_run_steps_json(&w, pg, o, r);
+    sc_jw_end(&w);
+    putchar('\n');
 }
 
 static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts *o,

@@ -116,30 +116,9 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
     return 0;
 }
 
-static void print_json_array(const double *v, int n)
-{
-    printf("[");
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    printf("]");
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
-/* The figures of an automatic schedule (the table at info, 0: none). */
-static void print_auto(lua_State *L, int info, int json)
+/* The figures of an automatic schedule (the table at info, 0: none): a
+ * member "auto" of the --json object in w, or (w NULL) a line. */
+static void print_auto(lua_State *L, int info, sc_jw *w)
 {
     static const char *const keys[] = {"makespan", "bubble_rate", "flow_bubble_rate", "seconds"};
     if (!info)
@@ -147,20 +126,22 @@ static void print_auto(lua_State *L, int info, int json)
     lua_getfield(L, info, "method");
     lua_getfield(L, info, "heuristic");
     int h = lua_gettop(L);
-    if (json) {
-        printf(", \"auto\": {\"method\": ");
-        json_string(lua_tostring(L, h - 1));
+    if (w) {
+        sc_jw_object(w, "auto");
+        sc_jw_str(w, "method", lua_tostring(L, h - 1));
         for (int k = 0; k < 4; k++) {
             lua_getfield(L, info, keys[k]);
-            printf(", \"%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            sc_jw_num(w, keys[k], lua_tonumber(L, -1));
             lua_pop(L, 1);
         }
         for (int k = 0; k < 3 && lua_istable(L, h); k++) {
+            char key[64];
+            snprintf(key, sizeof key, "heuristic_%s", keys[k]);
             lua_getfield(L, h, keys[k]);
-            printf(", \"heuristic_%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            sc_jw_num(w, key, lua_tonumber(L, -1));
             lua_pop(L, 1);
         }
-        printf("}");
+        sc_jw_end(w);
     } else {
         printf("schedule      %s won", lua_tostring(L, h - 1));
         if (lua_istable(L, h)) {
@@ -186,8 +167,8 @@ static double max_of(const double *v, int n)
 }
 
 /* The offload figures (SPEC.md §19.5): nothing without a policy or host
- * copies. */
-static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
+ * copies; a member "offload" of the --json object in w, or (w NULL) lines. */
+static void print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     static const char *const names[] = {"none", "all", "selective", "budget", "function"};
     const sc_offload_info *oi = sc_prog_offload_info(pg);
@@ -208,36 +189,38 @@ static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
     for (int i = 0; i < 2 * P && sim->link_busy; i++)
         busy[i] = sim->link_busy[i] / span;
     const double *host = sim->host_peak ? sim->host_peak : zero;
-    if (json) {
-        printf(", \"offload\": {\"policy\": \"%s\", \"ratio\": %.15g, \"shared_link\": %s",
-               names[c->policy], c->ratio, c->shared ? "true" : "false");
+    if (w) {
+        sc_jw_object(w, "offload");
+        sc_jw_str(w, "policy", names[c->policy]);
+        sc_jw_num(w, "ratio", c->ratio);
+        sc_jw_bool(w, "shared_link", c->shared);
         if (oi) {
-            printf(", \"records\": %d, \"moved\": %d, \"skipped\": %d, \"backed_off\": %d, "
-                   "\"chunks\": ", oi->records, oi->moved, oi->skipped, oi->backed_off);
-            print_json_array(oi->level, P);
-            printf(", \"peak_memory_without\": ");
-            print_json_array(oi->base_peak, P);
-            printf(", \"peak_memory_without_max\": %.15g", max_of(oi->base_peak, P));
+            sc_jw_int(w, "records", oi->records);
+            sc_jw_int(w, "moved", oi->moved);
+            sc_jw_int(w, "skipped", oi->skipped);
+            sc_jw_int(w, "backed_off", oi->backed_off);
+            sc_jw_nums(w, "chunks", oi->level, P);
+            sc_jw_nums(w, "peak_memory_without", oi->base_peak, P);
+            sc_jw_num(w, "peak_memory_without_max", max_of(oi->base_peak, P));
         }
-        printf(", \"units_moved\": %.15g, \"host_peak\": ", sim->moved);
-        print_json_array(host, P);
-        printf(", \"host_peak_max\": %.15g", max_of(host, P));
+        sc_jw_num(w, "units_moved", sim->moved);
+        sc_jw_nums(w, "host_peak", host, P);
+        sc_jw_num(w, "host_peak_max", max_of(host, P));
         for (int k = 0; k < 2; k++) {
-            printf(", \"link_busy_%s\": [", k ? "h2d" : "d2h");
+            sc_jw_array(w, k ? "link_busy_h2d" : "link_busy_d2h");
             for (int d = 0; d < P; d++)
-                printf("%s%.15g", d ? ", " : "", busy[2 * d + k]);
-            printf("]");
+                sc_jw_num(w, NULL, busy[2 * d + k]);
+            sc_jw_end(w);
         }
         for (int k = 0; k < 2; k++) {
-            printf(", \"link_usage_%s\": [", k ? "h2d" : "d2h");
+            sc_jw_array(w, k ? "link_usage_h2d" : "link_usage_d2h");
             for (int d = 0; d < P; d++) {
                 sc_sim_link_usage(pg, sim, d, k, SC_USAGE_BINS, usage);
-                printf("%s", d ? ", " : "");
-                print_json_array(usage, SC_USAGE_BINS);
+                sc_jw_nums(w, NULL, usage, SC_USAGE_BINS);
             }
-            printf("]");
+            sc_jw_end(w);
         }
-        printf("}");
+        sc_jw_end(w);
     } else {
         printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
                c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
@@ -333,28 +316,34 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);
     if (o->json) {
-        printf("{\"recipe\": ");
-        json_string(o->recipe);
-        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
-               "\"makespan\": %.15g, \"bubble_rate\": %.15g, \"peak_memory\": ",
-               P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
-               sim->makespan, sim->bubble_rate);
-        print_json_array(sim->peak_mem, P);
-        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
-        print_json_array(sim->busy, P);
-        printf(", \"idle\": ");
-        print_json_array(idle, P);
+        sc_jw w;
+        sc_jw_init(&w, stdout);
+        sc_jw_object(&w, NULL);
+        sc_jw_str(&w, "recipe", o->recipe);
+        sc_jw_int(&w, "devices", P);
+        sc_jw_int(&w, "stages", sc_prog_stages(pg));
+        sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
+        sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+        sc_jw_num(&w, "makespan", sim->makespan);
+        sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
+        sc_jw_num(&w, "peak_memory_max", peak);
+        sc_jw_nums(&w, "busy", sim->busy, P);
+        sc_jw_nums(&w, "idle", idle, P);
         if (bneck >= 0)
-            printf(", \"bottleneck\": %d", bneck);
+            sc_jw_int(&w, "bottleneck", bneck);
         else
-            printf(", \"bottleneck\": null");
-        print_auto(L, info, 1);
-        print_offload(pg, sim, 1);
-        sc_cli_print_vocab(pg, sim, 1);
-        if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
-            printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
-        sc_cli_print_steps(pg, sim, 1);
-        printf("}\n");
+            sc_jw_null(&w, "bottleneck");
+        print_auto(L, info, &w);
+        print_offload(pg, sim, &w);
+        sc_cli_print_vocab(pg, sim, &w);
+        if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (SPEC.md §20) */
+            sc_jw_str(&w, "time_unit", "s");
+            sc_jw_num(&w, "predicted_step_time_s", sim->step);
+        }
+        sc_cli_print_steps(pg, sim, &w);
+        sc_jw_end(&w);
+        putchar('\n');
         return 0;
     }
     printf("recipe        %s\n", o->recipe);
@@ -380,9 +369,9 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);
-    print_auto(L, info, 0);
-    print_offload(pg, sim, 0);
-    sc_cli_print_steps(pg, sim, 0);
+    print_auto(L, info, NULL);
+    print_offload(pg, sim, NULL);
+    sc_cli_print_steps(pg, sim, NULL);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        idle      start       end         peak%s\n",
            oi ? "        without     host" : "");
@@ -397,7 +386,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             printf("%-8d %-11.6g %-9s %-11.6g %-11.6g %.4g\n", d, sim->busy[d], id,
                    sim->start[d], sim->end[d], sim->peak_mem[d]);
     }
-    sc_cli_print_vocab(pg, sim, 0);
+    sc_cli_print_vocab(pg, sim, NULL);
     return 0;
 }
 
