@@ -6,7 +6,8 @@
 # real PyTorch (tests/torch/run.sh), the V-shape recipes against the authors'
 # schedules (tests/py/vcompare.py), the runtime (tests/runtime.sh), training
 # steps (tests/steps.sh), the sandbox and
-# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), what a
+# limits (tests/sandbox.sh), the error catalogue (tests/errors.sh), the lists
+# kept in one table each against their copies (tests/py/lists.py), what a
 # newcomer meets (tests/ux.sh: typos, list, notes, examples), cost files and
 # profiles (tests/costs.sh), the GPU tests (tests/gpu/run.sh, skipped
 # without a GPU), the CUDA module on the CPU stand-in of CUDA
@@ -68,6 +69,9 @@ run tests/runtime.sh sh tests/runtime.sh
 run tests/steps.sh sh tests/steps.sh
 run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
+# the lists kept in one table each (exit codes, commands, recipe fields)
+# against the documentation and the prelude (tests/py/lists.py)
+run tests/py/lists.py python3 tests/py/lists.py "$SC"
 run tests/ux.sh sh tests/ux.sh
 run tests/compare.sh sh tests/compare.sh
 # Every example of README.md and SPEC.md, run and compared (tests/py/docs.py).

@@ -20,7 +20,6 @@
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
 
-#define EXIT_USAGE 2
 
 static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int failf(int code, const char *fmt, ...)
@@ -112,32 +111,32 @@ static int write_outputs(const job *jobs, const char *const *paths, int n)
     int rc = 0, i;
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (!(f[i] = is_stdout(paths[i]) ? stdout : sc_atomic_open(paths[i], &a[i], err, sizeof err))) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++) {
         sc_status st = write_job(f[i], &jobs[i]);
         if (st && !ferror(f[i])) { /* not the file's fault: the program's or memory */
             const char *m = jobs[i].pg ? sc_errmsg(jobs[i].pg) : ""; /* a stack: none */
-            rc = st == SC_ERR_NOMEM ? failf(4, "out of memory writing %s", jobs[i].format)
+            rc = st == SC_ERR_NOMEM ? failf(SC_EXIT_NOMEM, "out of memory writing %s", jobs[i].format)
                                     : failf(sc_status_exit_code(st), "cannot write %s: %s",
                                             jobs[i].format, m[0] ? m : "error");
             goto done;
         }
         if (!a[i] && (fflush(stdout) != 0 || ferror(stdout))) {
-            rc = failf(EXIT_USAGE, "cannot write the output (standard output): %s",
+            rc = failf(SC_EXIT_USAGE, "cannot write the output (standard output): %s",
                        errno ? strerror(errno) : "write error");
             goto done;
         }
     }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_close(a[i], err, sizeof err) != 0) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_commit(a[i], err, sizeof err) != 0) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
 done:
@@ -171,19 +170,19 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
     if (!format)
-        return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
+        return failf(SC_EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
     int known = 0;
     for (int i = 0; formats[i]; i++)
         known |= strcmp(formats[i], format) == 0;
     if (!known)
-        return failf(EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
+        return failf(SC_EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
                      format);
     int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
     if ((torch || titan) && !csv)
-        return failf(EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
+        return failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
                      torch ? "--torch" : "--torchtitan");
     if (torch && sc_cli_torch_version(torch, &version))
-        return EXIT_USAGE;
+        return SC_EXIT_USAGE;
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)
@@ -191,7 +190,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     int comms = strcmp(format, "torch-csv-comms") == 0;
     int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
     if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
-        return failf(3, "cannot write %s: a PyTorch schedule holds one training step without "
+        return failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
                      "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
                      "(this program has %d steps, optim_sync %s)", format, steps,
                      sc_sync_name(sync));
@@ -278,11 +277,11 @@ static int import_define(const char *kv, costs *c)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!kv || !eq || eq == kv)
-        return failf(EXIT_USAGE, "-D needs NAME=VALUE");
+        return failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     char *end;
     double x = strtod(eq + 1, &end);
     if (end == eq + 1 || *end)
-        return failf(EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
+        return failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem"};
     double *slots[] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem};
@@ -291,7 +290,7 @@ static int import_define(const char *kv, costs *c)
             *slots[i] = x;
             return 0;
         }
-    return failf(EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
+    return failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
                  "tcomm, w_keep, mem)", (int)(eq - kv), kv);
 }
 
@@ -359,25 +358,25 @@ int sc_cli_import(int argc, char **argv)
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
         } else if (a[0] == '-' && a[1]) {
-            return failf(EXIT_USAGE, "unknown option '%s' for 'import'", a);
+            return failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
             path = a;
         } else {
-            return failf(EXIT_USAGE, "unexpected argument '%s'", a);
+            return failf(SC_EXIT_USAGE, "unexpected argument '%s'", a);
         }
     }
     if (!path)
-        return failf(EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+        return failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
     /* The text is held while the program is read from it: it counts
      * against --max-mem like a recipe's heap (SPEC.md §18.2). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
     char *text = read_all(path, cap, &len, &e);
     if (!text && e == E2BIG)
-        return failf(7, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
+        return failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
                      "raises it; 0 for no limit)", path, cap);
     if (!text)
-        return failf(e == ENOMEM ? 4 : EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
+        return failf(e == ENOMEM ? 4 : SC_EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
     char err[512];
     sc_status st;
     sc_torch_dialect dialect;
@@ -395,7 +394,7 @@ int sc_cli_import(int argc, char **argv)
             if (s)
                 fputs(s, stdout);
             else
-                rc = failf(4, "out of memory");
+                rc = failf(SC_EXIT_NOMEM, "out of memory");
             free(s);
         } else {
             report(path, dialect, pg, sim, json);

@@ -24,8 +24,6 @@
 #include "run_report.h"
 #include "lua/sc_lua.h"
 
-#define EXIT_USAGE 2
-#define EXIT_RECIPE 8
 
 /* The model's sizes (integers), then the optimizer's settings (SPEC.md
  * §21.4: numbers, and the fault injection's integers). */
@@ -102,7 +100,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
                 char msg[160];
                 snprintf(msg, sizeof msg, "optimizer setting '%s': expected a number, got '%s'",
                          k, luaL_tolstring(L, -1, NULL));
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             lua_pop(L, 1);
             double *slot[] = {&mc->opt.lr, &mc->opt.beta1, &mc->opt.beta2, &mc->opt.eps,
@@ -116,7 +114,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
             snprintf(msg, sizeof msg, "%s '%s': expected an integer, got '%s'",
                      i < FIRST_FLOAT ? "model size" : "fault injection", k,
                      luaL_tolstring(L, -1, NULL));
-            return fail(EXIT_USAGE, msg);
+            return fail(SC_EXIT_USAGE, msg);
         }
         lua_pop(L, 1);
         if (i >= FIRST_INT2) {
@@ -124,7 +122,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
                 char msg[160];
                 snprintf(msg, sizeof msg, "fault injection '%s' = %lld is out of range", k,
                          (long long)v);
-                return fail(3, msg);
+                return fail(SC_EXIT_ARG, msg);
             }
             *(i == FIRST_INT2 ? &mc->opt.inf_step : &mc->opt.inf_device) = (int)v;
             continue;
@@ -353,11 +351,11 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
                 return rc;
         } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--trace needs a FILE");
+                return fail(SC_EXIT_USAGE, "--trace needs a FILE");
             trace = argv[++i];
         } else if (strcmp(a, "--profile") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
+                return fail(SC_EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
             profile = argv[++i];
         } else if (strcmp(a, "--profile-steps") == 0 || strcmp(a, "--warmup") == 0) {
             char *end = NULL;
@@ -367,22 +365,22 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
                 char msg[96];
                 snprintf(msg, sizeof msg, "%s needs a number of steps (%s..10000)", a,
                          w ? "0" : "1");
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             i++;
             *(w ? &warmup : &steps) = (int)v;
         } else if (strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--backend needs cpu or cuda");
+                return fail(SC_EXIT_USAGE, "--backend needs cpu or cuda");
             backend = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             char msg[128];
             int used = sc_cli_option(L, argc, argv, i, msg, sizeof msg);
             if (used < 0)
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             if (used == 0) {
                 snprintf(msg, sizeof msg, "unknown option '%s' for 'run'", a);
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             i += used - 1;
         } else if (!recipe) {
@@ -390,20 +388,20 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         } else {
             char msg[128];
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
-            return fail(EXIT_USAGE, msg);
+            return fail(SC_EXIT_USAGE, msg);
         }
     }
     if (!recipe)
-        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+        return fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     char envmsg[600];
     if (env_settings(envmsg, sizeof envmsg) != 0)
-        return fail(EXIT_USAGE, envmsg);
+        return fail(SC_EXIT_USAGE, envmsg);
     /* The files the run will write, checked before it starts: a path that
      * cannot be written fails now, not after the step with its result
      * printed and the file lost. */
     if ((trace && sc_atomic_check(trace, envmsg, sizeof envmsg) != 0) ||
         (profile && sc_atomic_check(profile, envmsg, sizeof envmsg) != 0))
-        return fail(EXIT_USAGE, envmsg);
+        return fail(SC_EXIT_USAGE, envmsg);
     sc_model_cfg mc = sc_run_defaults(0).model;
     int given[NKEYS] = {0};
     int rc = model_sizes(L, recipe, t, &mc, given);
@@ -473,7 +471,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         return rc;
     }
     if (predicted && sc_compare(lp->pg, predicted, r->measured, &cmp) != SC_OK) {
-        rc = fail(4, "out of memory comparing the prediction");
+        rc = fail(SC_EXIT_NOMEM, "out of memory comparing the prediction");
         goto out;
     }
     rc = 0;
@@ -488,7 +486,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             char msg[160];
             snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
                      errno ? strerror(errno) : "write error");
-            rc = fail(EXIT_USAGE, msg);
+            rc = fail(SC_EXIT_USAGE, msg);
         }
         if (trace && !rc)
             rc = sc_cli_run_trace(trace, lp->pg, predicted ? predicted : r->predicted,

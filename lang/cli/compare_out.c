@@ -16,7 +16,6 @@
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 
-#define EXIT_USAGE 2
 
 /* Per-device numbers; scaled (scale > 0) to whole bytes. */
 static void json_nums(sc_jw *w, const char *key, const double *v, int n, double scale)
@@ -208,7 +207,7 @@ static int write_svg(lua_State *L, const cmp *c)
         free(pgs);
         free(sims);
         free(titles);
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     }
     for (int i = 0; i < c->nrows; i++) {
         const row *w = &c->rows[i];
@@ -230,7 +229,7 @@ static int write_svg(lua_State *L, const cmp *c)
     }
     sc_svg_opts so = {c->width, c->from, c->to};
     int rc = n ? sc_cli_svg_stack(c->svg, n, pgs, sims, (const char *const *)titles, &so)
-               : sc_cli_fail(EXIT_USAGE, "--svg: no row has a program to draw");
+               : sc_cli_fail(SC_EXIT_USAGE, "--svg: no row has a program to draw");
     for (int i = 0; i < n; i++)
         free(titles[i]);
     free(pgs);
@@ -252,9 +251,9 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
     for (int k = 0; k < c.ndefs && !rc && combos * c.nrec <= MAX_ROWS; k++)
         combos *= c.defs[k].n;
     if (!rc && (combos * c.nrec > MAX_ROWS || combos < 1))
-        rc = sc_cli_fail(EXIT_USAGE, "more than 10000 rows: sweep fewer values");
+        rc = sc_cli_fail(SC_EXIT_USAGE, "more than 10000 rows: sweep fewer values");
     if (!rc && !(c.rows = calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
-        rc = sc_cli_fail(4, "out of memory");
+        rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int first = 0;
     for (long combo = 0; !rc && combo < combos; combo++)
         for (int r = 0; !rc && r < c.nrec; r++) {

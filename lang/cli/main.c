@@ -42,8 +42,6 @@
 #include "sandbox/sc_limits.h"
 #include "lua/sc_lua.h"
 
-#define EXIT_USAGE 2
-#define EXIT_RECIPE 8
 
 
 typedef struct opts {
@@ -77,7 +75,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
-                return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+                return sc_cli_fail(SC_EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
             o->width = (int)w;
         } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
             if ((rc = sc_cli_time(argc, argv, &i, a[2] == 'f' ? &o->from : &o->to)))
@@ -88,29 +86,29 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->titan = 1;
         } else if (strcmp(a, "--torch") == 0) {
             if (i + 1 >= argc)
-                return sc_cli_fail(EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
+                return sc_cli_fail(SC_EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
             o->torch = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
         } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
             if (i + 1 >= argc) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             }
             const char **slot = a[2] == 's' ? &o->svg : a[2] == 't' ? &o->trace
                               : a[2] == 'f' ? &o->format : &o->out;
             *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
     }
     return 0;
@@ -252,7 +250,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
     if (o->to > 0 && o->to <= o->from)
-        return sc_cli_fail(EXIT_USAGE, "--to must be after --from");
+        return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
     /* --width is pixels for a picture, columns for the text view. */
     sc_svg_opts so = {o->width, o->from, o->to};
     if (strcmp(o->cmd, "export") == 0)
@@ -276,7 +274,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (strcmp(o->cmd, "show") == 0 && o->dump) {
         char *s = sc_render_dump(pg);
         if (!s)
-            return sc_cli_fail(4, "out of memory");
+            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
@@ -292,14 +290,14 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         char *s = sc_render_timeline_window(pg, sim, o->width ? o->width : 120, color, o->from,
                                             o->to);
         if (!s)
-            return sc_cli_fail(4, "out of memory");
+            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
     }
     double *idle = calloc((size_t)P, sizeof *idle);
     if (!idle)
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int bneck = sc_lua_balance(sim, idle);
     int rc = print_sim(L, o, lp, sim, info, idle, bneck);
     free(idle);
@@ -403,7 +401,7 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (strcmp(o.cmd, "list") == 0)
         return sc_cli_list(L, o.recipe);
     if (!o.recipe)
-        return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+        return sc_cli_fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
@@ -453,7 +451,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
     int rc = file ? sc_loadfile(L, file, "t") : luaL_loadfilex(L, NULL, "t");
     if (rc == LUA_ERRFILE)
-        return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
+        return sc_cli_fail(SC_EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
     if (file) {
@@ -477,9 +475,9 @@ static int panic(lua_State *L)
 {
     const char *msg = lua_tostring(L, -1);
     int nomem = msg && strcmp(msg, "not enough memory") == 0;
-    sc_cli_fail(nomem ? 4 : 1, msg ? msg : "unprotected Lua error");
+    sc_cli_fail(nomem ? SC_EXIT_NOMEM : SC_EXIT_INTERNAL, msg ? msg : "unprotected Lua error");
     fflush(stdout);
-    _exit(nomem ? 4 : 1); /* Lua cannot go on; the one exit outside main's return */
+    _exit(nomem ? SC_EXIT_NOMEM : SC_EXIT_INTERNAL); /* Lua cannot go on; the one exit outside main's return */
 }
 
 /* A word that is neither a command nor a file: a misspelled command. */
@@ -492,7 +490,7 @@ static int unknown_command(const char *word)
     snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: list, check, sim, show, "
              "compare, export, import, run, help; or a script FILE.lua)",
              sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint);
-    return sc_cli_fail(EXIT_USAGE, msg);
+    return sc_cli_fail(SC_EXIT_USAGE, msg);
 }
 
 int main(int argc, char **argv)
@@ -503,7 +501,7 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
-        return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
+        return sc_cli_fail(SC_EXIT_NOMEM, "cannot create a Lua state (out of memory)");
     lua_atpanic(L, panic);
     sc_lua_setup(L);
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
@@ -519,7 +517,7 @@ int main(int argc, char **argv)
                        : sc_limits_option(sc_cli_limits(), argc, argv, k, msg, sizeof msg);
         if (used < 0) {
             lua_close(L);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
         if (used == 0)
             break;
@@ -557,7 +555,7 @@ int main(int argc, char **argv)
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
-        rc = sc_cli_fail(EXIT_USAGE, msg);
+        rc = sc_cli_fail(SC_EXIT_USAGE, msg);
     } else if (strcmp(argv[1], "-") != 0 && !strchr(argv[1], '/') && !strstr(argv[1], ".lua") &&
                access(argv[1], F_OK) != 0) {
         rc = unknown_command(argv[1]);
@@ -573,7 +571,7 @@ int main(int argc, char **argv)
         char msg[160];
         snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
                  e ? strerror(e) : "write error");
-        rc = sc_cli_fail(EXIT_USAGE, msg);
+        rc = sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     sc_limits_close(L);
     return rc;

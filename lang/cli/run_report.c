@@ -105,14 +105,14 @@ int sc_report_write_costs(const char *path, const sc_profile *pf)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        return sc_cli_fail(4, "out of memory writing the cost file");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory writing the cost file");
     sc_status st = sc_costs_write(f, &pf->costs);
     if (fclose(f) != 0 || st != SC_OK) {
         free(buf);
-        return sc_cli_fail(4, "out of memory writing the cost file");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory writing the cost file");
     }
     char err[512];
     int rc = sc_write_atomic(path, buf, len, err, sizeof err);
     free(buf);
-    return rc ? sc_cli_fail(2, err) : 0;
+    return rc ? sc_cli_fail(SC_EXIT_USAGE, err) : 0;
 }

@@ -9,7 +9,7 @@
  * choose the process's exit status (SPEC.md, "Errors and exit codes"):
  *
  *     lua_pushliteral(L, "unknown recipe 'x'");
- *     return sc_lua_throw(L, 2);            // usage error, exit 2
+ *     return sc_lua_throw(L, SC_EXIT_USAGE);  // usage error, exit 2
  *     ...
  *     int code = sc_lua_exit_for(L, -1);    // 2 for that value, 0 for others
  *
@@ -29,9 +29,8 @@
  * recipe written for X.Y runs on every later X.Z (sc.need_version). */
 #define SC_VERSION "0.2.0"
 
-/* Exit code of the error value at idx when stagecraft raised it (2 usage,
- * 3..7 as sc_status_exit_code, 8 recipe error, 10 sandbox), 0 for any
- * other error. */
+/* Exit code of the error value at idx when stagecraft raised it (one of
+ * SC_EXITS, interp/ir/ir.h), 0 for any other error. */
 int sc_lua_exit_for(lua_State *L, int idx);
 /* Records that the error value at idx has this exit code (a message handler
  * that rewrites an error keeps its code this way). */

@@ -7,6 +7,7 @@
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
 
+#include <ctype.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static int l_chunk(lua_State *L)
         if (!f) {
             if (is_path(r)) {
                 lua_pushfstring(L, "cannot open recipe file '%s'", r);
-                return sc_lua_throw(L, 2);
+                return sc_lua_throw(L, SC_EXIT_USAGE);
             }
             const char *names[64];
             int n = 0;
@@ -77,13 +78,13 @@ static int l_chunk(lua_State *L)
             lua_pushfstring(L, "unknown recipe '%s'%s%s (stdlib: %s; or a path to a .lua file)",
                             sc_clean_text(clean, sizeof clean, r, 0), hint[0] ? ": " : "", hint,
                             lua_tostring(L, -1));
-            return sc_lua_throw(L, 2);
+            return sc_lua_throw(L, SC_EXIT_USAGE);
         }
         fclose(f);
         rc = sc_loadfile(L, r, "t");
     }
     if (rc != LUA_OK)
-        return sc_lua_throw(L, 8);
+        return sc_lua_throw(L, SC_EXIT_RECIPE);
     sc_sandbox_apply(L, -1, src ? NULL : r);
     return 1;
 }
@@ -195,6 +196,28 @@ static const luaL_Reg module_funcs[] = {
     {NULL, NULL},
 };
 
+/* sc._exits: the classes of errors (SC_EXITS), both ways: name -> exit
+ * code (sc._exits.usage == 2, the prelude's codes) and code -> class
+ * (sc._exits[2] == "usage", what tests/py/lists.py compares with SPEC.md). */
+static void exits(lua_State *L)
+{
+    lua_newtable(L);
+    int code;
+    const char *name, *text;
+    for (int i = 0; sc_exit_row(i, &code, &name, &text); i++) {
+        char lower[32];
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof lower; k++)
+            lower[k] = (char)tolower((unsigned char)name[k]);
+        lower[k] = 0;
+        lua_pushinteger(L, code);
+        lua_setfield(L, -2, lower);
+        lua_pushstring(L, text);
+        lua_seti(L, -2, code);
+    }
+    lua_setfield(L, -2, "_exits");
+}
+
 int luaopen_stagecraft(lua_State *L)
 {
     sc_lua_open_program(L);
@@ -204,6 +227,7 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_costs(L);
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
+    exits(L);
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */
     size_t len;
     const char *src = sc_stdlib_source("_prelude", &len);

@@ -25,7 +25,6 @@
 #include "formats/trace.h"
 #include "sandbox/sandbox.h"
 
-#define EXIT_USAGE 2
 
 static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg",
                                       NULL};
@@ -114,7 +113,7 @@ static int do_export(lua_State *L)
         free(buf);
         if (rc != 0) {
             lua_pushstring(L, err);
-            return sc_lua_throw(L, EXIT_USAGE);
+            return sc_lua_throw(L, SC_EXIT_USAGE);
         }
         lua_pushboolean(L, 1);
         return 1;
