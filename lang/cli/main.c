@@ -3,15 +3,10 @@
  *
  *   stagecraft                        REPL (stdin as a script when not a TTY)
  *   stagecraft FILE.lua [args...]     run a script, like lua(1)
- *   stagecraft list [RECIPE]          recipes, their parameters and defaults
- *   stagecraft check RECIPE [-D k=v]...
- *   stagecraft sim   RECIPE [-D k=v]... [--json]
- *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
- *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
- *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
- *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]   (cmd_run.c)
- *   (check, sim, show also take --time-limit SECONDS: the automatic
- *   scheduler's search time, overriding the recipe's time_limit)
+ *   stagecraft COMMAND ...            a command of lang/core/commands.h: its
+ *                                     handler cmd_<id> below (export and
+ *                                     import: cli_export.c; compare and
+ *                                     sweeps: cmd_compare.c; run: cmd_run.c)
  *
  * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
  * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
@@ -32,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/commands.h"
 #include "cmd_compare.h"
 #include "cmd_run.h"
 #include "formats/render.h"
@@ -480,16 +476,62 @@ static int panic(lua_State *L)
     _exit(nomem ? SC_EXIT_NOMEM : SC_EXIT_INTERNAL); /* Lua cannot go on; the one exit outside main's return */
 }
 
+/* The handlers of the commands (lang/core/commands.h): cmd_<id>. */
+static int cmd_list(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_check(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_show(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_export(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_compare(lua_State *L, int argc, char **argv) { return sc_cmd_compare(L, argc, argv); }
+static int cmd_run(lua_State *L, int argc, char **argv) { return sc_cmd_run(L, argc, argv); }
+
+/* sim with a sweep (-D m=16,32,64): one row per value, as compare. */
+static int cmd_sim(lua_State *L, int argc, char **argv)
+{
+    return sc_cmd_is_sweep(argc, argv) ? sc_cmd_compare(L, argc, argv) : cmd_recipe(L, argc, argv);
+}
+
+static int cmd_import(lua_State *L, int argc, char **argv)
+{
+    (void)L;
+    return sc_cli_import(argc, argv);
+}
+
+static int cmd_help(lua_State *L, int argc, char **argv)
+{
+    (void)L, (void)argc, (void)argv;
+    fputs(sc_usage_text(), stdout);
+    return 0;
+}
+
+typedef int (*cmd_fn)(lua_State *L, int argc, char **argv);
+static const cmd_fn handlers[] = {
+#define X(id, synopsis, summary, note) cmd_##id,
+    SC_COMMANDS(X)
+#undef X
+};
+
+/* The handler of the command named word, or NULL. */
+static cmd_fn command(const char *word)
+{
+    for (int i = 0; sc_command_name(i); i++)
+        if (strcmp(sc_command_name(i), word) == 0)
+            return handlers[i];
+    return NULL;
+}
+
 /* A word that is neither a command nor a file: a misspelled command. */
 static int unknown_command(const char *word)
 {
-    static const char *const cmds[] = {"list", "check", "sim", "show", "compare", "export",
-                                       "import", "run", "help"};
-    char hint[160], msg[400], clean[64];
-    sc_did_you_mean(hint, sizeof hint, word, cmds, (int)(sizeof cmds / sizeof cmds[0]));
-    snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: list, check, sim, show, "
-             "compare, export, import, run, help; or a script FILE.lua)",
-             sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint);
+    const char *cmds[64];
+    char hint[160], msg[600], clean[64], list[300] = "";
+    int n = 0;
+    for (; sc_command_name(n) && n < 64; n++) {
+        cmds[n] = sc_command_name(n);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", n ? ", " : "", cmds[n]);
+    }
+    sc_did_you_mean(hint, sizeof hint, word, cmds, n);
+    snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: %s; or a script FILE.lua)",
+             sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint, list);
     return sc_cli_fail(SC_EXIT_USAGE, msg);
 }
 
@@ -535,23 +577,10 @@ int main(int argc, char **argv)
             char *args[] = {argv[0], "-", NULL};
             rc = cmd_script(L, 2, args);
         }
-    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-               strcmp(argv[1], "help") == 0) {
-        fputs(sc_usage, stdout);
-        rc = 0;
-    } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
-               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
-               strcmp(argv[1], "export") == 0) {
-        /* sim with a sweep (-D m=16,32,64): one row per value. */
-        rc = strcmp(argv[1], "sim") == 0 && sc_cmd_is_sweep(argc, argv)
-                 ? sc_cmd_compare(L, argc, argv)
-                 : cmd_recipe(L, argc, argv);
-    } else if (strcmp(argv[1], "compare") == 0) {
-        rc = sc_cmd_compare(L, argc, argv);
-    } else if (strcmp(argv[1], "import") == 0) {
-        rc = sc_cli_import(argc, argv);
-    } else if (strcmp(argv[1], "run") == 0) {
-        rc = sc_cmd_run(L, argc, argv);
+    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        rc = cmd_help(L, argc, argv);
+    } else if (command(argv[1])) {
+        rc = command(argv[1])(L, argc, argv);
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);

@@ -58,10 +58,6 @@ const char *sc_stdlib_source(const char *name, size_t *len);
 /* Name of the i-th embedded file (NULL past the end). */
 const char *sc_stdlib_name(int i);
 
-/* The command line's usage text: `stagecraft --help` and the REPL's
- * ":help commands" print it, so the two cannot differ. */
-extern const char sc_usage[];
-
 /* ---- text for people (names.c) ------------------------------------------ */
 
 /* "Did you mean": the candidates nearest to `word` (a typo: at most 2 edits

@@ -8,6 +8,9 @@ that cannot be generated from it:
   - exit codes (interp/ir/ir.h, SC_EXITS): the table "code | class" of the
     documentation, in order; every code of the error catalogue and of
     tests/errors.sh is one of them;
+  - commands (lang/core/commands.h, SC_COMMANDS): the names the "unknown
+    command" error lists are those of the documentation's synopsis (the
+    block of `stagecraft list [RECIPE]`), and --help shows each;
 Prints each difference, then "lists: N passed, N failed".
 """
 import glob
@@ -88,6 +91,31 @@ for n, line in enumerate(open(os.path.join(ROOT, "tests", "errors.sh")), 1):
     m = re.match(r"row (\d+) ", line)
     if m:
         check(int(m.group(1)) in codes, "tests/errors.sh:%d: code %s is a class" % (n, m.group(1)))
+
+# ---- commands ------------------------------------------------------------------
+r = subprocess.run([SC, "nosuchcommand"], capture_output=True, text=True)
+m = re.search(r"\(commands: ([^;]*);", r.stderr)
+check(m is not None, "the unknown-command error lists the commands", r.stderr)
+commands = m.group(1).split(", ") if m else []
+synopsis = None
+for i, line in enumerate(DOCS):
+    if line.startswith("stagecraft list [RECIPE]"):
+        start = max(k for k in range(i) if DOCS[k].startswith("```"))
+        end = next(k for k in range(i, len(DOCS)) if DOCS[k].startswith("```"))
+        synopsis = DOCS[start + 1:end]
+        break
+check(synopsis is not None, "the documentation has the synopsis (stagecraft list [RECIPE] ...)")
+documented = []
+for line in synopsis or []:
+    for w in re.findall(r"(?:^stagecraft|\|) +([a-z]+)\b", line):
+        if w not in documented:
+            documented.append(w)
+check(documented == commands, "the documented commands are SC_COMMANDS (lang/core/commands.h)",
+      "documented: %s\ntable:      %s" % (documented, commands))
+usage = subprocess.run([SC, "--help"], capture_output=True, text=True).stdout
+for c in commands:
+    check(c == "help" or re.search(r"^  stagecraft %s\b" % c, usage, re.M),
+          "--help shows the command '%s'" % c)
 
 print("lists: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
