@@ -6,6 +6,7 @@
  */
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "fields.h"
 
 #include <ctype.h>
 #include <lauxlib.h>
@@ -133,6 +134,44 @@ static int l_unknown_fields(lua_State *L)
     return 1;
 }
 
+/* sc._fields(table): the fields the table of that name accepts, in order
+ * (fields.h); sc._fields(): every row, {name, type, doc, tables = {...}}. */
+static int l_fields(lua_State *L)
+{
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+        const char *name, *type, *doc;
+        unsigned tables;
+        for (int i = 0; sc_field_row(i, &name, &tables, &type, &doc); i++) {
+            lua_createtable(L, 0, 4);
+            lua_pushstring(L, name);
+            lua_setfield(L, -2, "name");
+            lua_pushstring(L, type);
+            lua_setfield(L, -2, "type");
+            lua_pushstring(L, doc);
+            lua_setfield(L, -2, "doc");
+            lua_newtable(L);
+            for (int t = 0, n = 0; t < SC_FT_COUNT; t++)
+                if (tables & (1u << t)) {
+                    lua_pushstring(L, sc_field_table_name((sc_field_table)t));
+                    lua_seti(L, -2, ++n);
+                }
+            lua_setfield(L, -2, "tables");
+            lua_seti(L, -2, i + 1);
+        }
+        return 1;
+    }
+    int t = sc_field_table_named(luaL_checkstring(L, 1));
+    luaL_argcheck(L, t >= 0, 1, "no such table of fields");
+    const char *const *f = sc_fields_of((sc_field_table)t);
+    lua_newtable(L);
+    for (int i = 0; f[i]; i++) {
+        lua_pushstring(L, f[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    return 1;
+}
+
 /* sc._say(kind, msg): "stagecraft: KIND: MSG" on stderr, cleaned of
  * control characters (warnings, sc.note). */
 static int l_say(lua_State *L)
@@ -190,6 +229,7 @@ static const luaL_Reg module_funcs[] = {
     {"_steps", sc_lua_steps},
     {"_near", l_near},
     {"_unknown_fields", l_unknown_fields},
+    {"_fields", l_fields},
     {"_say", l_say},
     {"_enter", l_enter},
     {"_leave", l_leave},

@@ -11,6 +11,7 @@
  *     > csv = p:export("torch-csv")
  */
 #include "sc_lua.h"
+#include "fields.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -75,8 +76,7 @@ static int do_export(lua_State *L)
     const char *title = "program";
     if (!lua_isnoneornil(L, 4)) {
         luaL_checktype(L, 4, LUA_TTABLE);
-        static const char *const fields[] = {"title", "width", "from", "to", NULL};
-        sc_lua_check_fields(L, 4, "export: options", fields);
+        sc_lua_check_fields(L, 4, "export: options", sc_fields_of(SC_FT_EXPORT));
         if (lua_getfield(L, 4, "title") != LUA_TNIL)
             title = luaL_checkstring(L, -1); /* anchored in the table */
         lua_pop(L, 1);

@@ -11,6 +11,10 @@ that cannot be generated from it:
   - commands (lang/core/commands.h, SC_COMMANDS): the names the "unknown
     command" error lists are those of the documentation's synopsis (the
     block of `stagecraft list [RECIPE]`), and --help shows each;
+  - recipe fields (lang/lua/fields.h, SC_FIELDS): the documented fields of
+    sc.program (names and types), of `model`, of sc.autoschedule and
+    `auto`; no table takes a name twice; the prelude asks sc._fields for
+    its lists instead of keeping them;
 Prints each difference, then "lists: N passed, N failed".
 """
 import glob
@@ -116,6 +120,54 @@ usage = subprocess.run([SC, "--help"], capture_output=True, text=True).stdout
 for c in commands:
     check(c == "help" or re.search(r"^  stagecraft %s\b" % c, usage, re.M),
           "--help shows the command '%s'" % c)
+
+# ---- recipe fields ---------------------------------------------------------------
+def fields(name):
+    return lua("print(table.concat(sc._fields('%s'), ' '))\n" % name)[0].split()
+
+
+rows = lua("for _, r in ipairs(sc._fields()) do\n"
+           "  print(r.name .. '|' .. table.concat(r.tables, ' ') .. '|' .. r.type .. '|' .. r.doc)\n"
+           "end\n")
+rows = [r.split("|") for r in rows]
+check(len(rows) > 50, "sc._fields() lists the rows", len(rows))
+tables = sorted({t for r in rows for t in r[1].split()})
+for t in tables:
+    names = [r[0] for r in rows if t in r[1].split()]
+    check(len(names) == len(set(names)), "table '%s' takes each name once" % t, names)
+    check(fields(t) == names, "sc._fields('%s') lists its rows in order" % t)
+    check(all(r[2] and r[3] for r in rows if t in r[1].split()),
+          "every field of '%s' has a type and a doc" % t)
+ticked = lambda cell: re.findall(r"`([A-Za-z_][A-Za-z_0-9]*)`", cell)
+plain = lambda cell: cell.replace("`", "").strip()
+program = {r[0]: r[2] for r in rows if "program" in r[1].split()}
+doc = table(DOCS, ["field", "type", "default", "meaning"])
+check(doc is not None, "the documentation has the fields of sc.program (| field | type | ...)")
+documented = {}
+for r in doc or []:
+    for name in ticked(r[0]):
+        documented[name] = plain(r[1])
+check(set(documented) == set(program), "the documented fields of sc.program are its rows",
+      "documented only: %s\ntable only: %s" % (sorted(set(documented) - set(program)),
+                                             sorted(set(program) - set(documented))))
+for name in sorted(set(documented) & set(program)):
+    check(documented[name] == program[name], "program field '%s': documented type is the row's"
+          % name, "documented: %s\nrow:        %s" % (documented[name], program[name]))
+doc = table(DOCS, ["field of `model`", "default", "meaning"])
+check(doc is not None, "the documentation has the fields of `model`")
+model = [n for r in doc or [] for n in ticked(r[0])]
+check(model == fields("model"), "the documented fields of `model` are its rows",
+      "documented: %s\nrows:       %s" % (model, fields("model")))
+doc = table(DOCS, ["field", "default", "meaning"])
+check(doc is not None, "the documentation has the fields of sc.autoschedule")
+auto = [n for r in doc or [] for n in ticked(r[0])]
+check(set(auto) <= set(fields("autoschedule")), "the documented fields of sc.autoschedule are rows",
+      sorted(set(auto) - set(fields("autoschedule"))))
+check(set(fields("auto")) - {"where"} <= set(auto),
+      "every field of `auto` is documented (but `where`, set by sc.autoschedule)")
+prelude = open(os.path.join(ROOT, "stdlib", "_prelude.lua")).read()
+for t in ("autoschedule", "auto", "from_params"):
+    check("sc._fields(\"%s\")" % t in prelude, "the prelude takes the list '%s' from sc._fields" % t)
 
 print("lists: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
