@@ -565,9 +565,11 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     /* What the cost file says about where it was measured. */
     sc_costs *c = &pf->costs;
     const sc_model_cfg *mc = &o->model;
-    const sc_cost_int sizes[6] = {{"hidden", mc->hidden}, {"layers", mc->layers},
-                                  {"vocab", mc->vocab},   {"seq", mc->seq},
-                                  {"batch", mc->batch},   {"seed", mc->seed}};
+    const sc_cost_int sizes[] = {
+#define X(name) {#name, mc->name},
+        SC_MODEL_SIZES(X)
+#undef X
+    };
     memcpy(pf->model, sizes, sizeof sizes);
     machine_name(pf->run, pf->machine, sizeof pf->machine);
     c->recipe = recipe;
@@ -575,7 +577,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     c->transport = pf->run->transport;
     c->machine = pf->machine;
     c->model = pf->model;
-    c->nmodel = 6;
+    c->nmodel = SC_MODEL_NSIZES;
     c->mpi = pf->run->mpi;
     c->m = sc_prog_microbatches(pg);
     c->steps = steps;

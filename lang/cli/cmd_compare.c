@@ -32,7 +32,11 @@
 #include "sandbox/sandbox.h"
 
 
-static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed"};
+static const char *const model_keys[] = {
+#define X(name) #name,
+    SC_MODEL_SIZES(X)
+#undef X
+};
 
 static int failf(int code, const char *fmt, const char *a, const char *b)
 {

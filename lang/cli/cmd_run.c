@@ -27,12 +27,14 @@
 
 /* The model's sizes (integers), then the optimizer's settings (SPEC.md
  * §21.4: numbers, and the fault injection's integers). */
-static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed",
-                                         "lr", "beta1", "beta2", "eps", "weight_decay", "clip",
-                                         "inf_step", "inf_device"};
+static const char *const model_keys[] = {
+#define X(name) #name,
+    SC_MODEL_SIZES(X)
+#undef X
+    "lr", "beta1", "beta2", "eps", "weight_decay", "clip", "inf_step", "inf_device"};
 #define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
-#define FIRST_FLOAT 6 /* lr .. clip */
-#define FIRST_INT2 12 /* inf_step, inf_device */
+#define FIRST_FLOAT SC_MODEL_NSIZES       /* lr .. clip */
+#define FIRST_INT2 (SC_MODEL_NSIZES + 6) /* inf_step, inf_device */
 
 static int fail(int code, const char *msg)
 {
@@ -185,12 +187,9 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
         sc_jw_str(&w, "gpu", r->gpu_name);
     }
     sc_jw_object(&w, "model");
-    sc_jw_int(&w, "hidden", o->model.hidden);
-    sc_jw_int(&w, "layers", o->model.layers);
-    sc_jw_int(&w, "vocab", o->model.vocab);
-    sc_jw_int(&w, "seq", o->model.seq);
-    sc_jw_int(&w, "batch", o->model.batch);
-    sc_jw_int(&w, "seed", o->model.seed);
+#define X(name) sc_jw_int(&w, #name, o->model.name);
+    SC_MODEL_SIZES(X)
+#undef X
     sc_jw_end(&w);
     json_num(&w, "loss", r->loss);
     char hex[64];
