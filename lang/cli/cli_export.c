@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "formats/atomic.h"
+#include "formats/export.h"
 #include "formats/json.h"
 #include "formats/render.h"
 #include "formats/svg.h"
@@ -156,8 +157,6 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
     return 0;
 }
 
-static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
-
 int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
                      const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o)
 {
@@ -170,13 +169,9 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
     if (!format)
-        return failf(SC_EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
-    int known = 0;
-    for (int i = 0; formats[i]; i++)
-        known |= strcmp(formats[i], format) == 0;
-    if (!known)
-        return failf(SC_EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
-                     format);
+        return failf(SC_EXIT_USAGE, "export needs --format (%s)", sc_export_format_list());
+    if (sc_export_format_named(format) < 0)
+        return failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
     int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
     if ((torch || titan) && !csv)
         return failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",

@@ -22,13 +22,11 @@
 #include "formats/atomic.h"
 #include "formats/json.h"
 #include "formats/svg.h"
+#include "formats/export.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
 #include "sandbox/sandbox.h"
 
-
-static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg",
-                                      NULL};
 
 static sc_lprog *checkprog(lua_State *L, int i)
 {
@@ -65,12 +63,8 @@ static int do_export(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
     const char *fm = luaL_checkstring(L, 2);
-    int known = 0;
-    for (int i = 0; formats[i]; i++)
-        known |= strcmp(formats[i], fm) == 0;
-    if (!known)
-        return luaL_error(L, "export: unknown format '%s' (torch-csv, torch-csv-comms, json, "
-                             "trace, svg)", fm);
+    if (sc_export_format_named(fm) < 0)
+        return luaL_error(L, "export: unknown format '%s' (%s)", fm, sc_export_format_list());
     const char *file = luaL_optstring(L, 3, NULL);
     sc_svg_opts so = {0};
     const char *title = "program";

@@ -15,6 +15,9 @@ that cannot be generated from it:
     sc.program (names and types), of `model`, of sc.autoschedule and
     `auto`; no table takes a name twice; the prelude asks sc._fields for
     its lists instead of keeping them;
+  - export formats (interp/formats/export.h, SC_EXPORT_FORMATS): the
+    usage text, the documentation of `export` and the Python package's
+    Program.export name the formats of the "unknown format" error.
 Prints each difference, then "lists: N passed, N failed".
 """
 import glob
@@ -168,6 +171,22 @@ check(set(fields("auto")) - {"where"} <= set(auto),
 prelude = open(os.path.join(ROOT, "stdlib", "_prelude.lua")).read()
 for t in ("autoschedule", "auto", "from_params"):
     check("sc._fields(\"%s\")" % t in prelude, "the prelude takes the list '%s' from sc._fields" % t)
+
+# ---- export formats ----------------------------------------------------------------
+r = subprocess.run([SC, "export", "1f1b", "--format", "nosuchformat"], capture_output=True,
+                   text=True)
+m = re.search(r"unknown format 'nosuchformat' \(([^)]*)\)", r.stderr)
+check(m is not None, "the unknown-format error lists the formats", r.stderr)
+formats = m.group(1).split(", ") if m else []
+check("--format " + "|".join(formats) + " " in usage, "--help lists the export formats", usage)
+para = next((i for i, line in enumerate(DOCS) if line.startswith("**`export`**")), None)
+check(para is not None, "the documentation has the paragraph of `export`")
+if para is not None:
+    text = " ".join(DOCS[para:para + 6])
+    check(all("`%s`" % f in text for f in formats), "the documentation of `export` names the formats",
+          text)
+package = open(os.path.join(ROOT, "python", "stagecraft", "__init__.py")).read()
+check("(%s)" % ", ".join(formats) in package, "the Python package's export names the formats")
 
 print("lists: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
