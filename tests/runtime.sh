@@ -161,7 +161,10 @@ STAGECRAFT_DEVICE_MEMORY=300000 expect 4 "out of memory on d" -- timeout 30 $SC 
 STAGECRAFT_DEVICE_MEMORY=300000 $SC run 1f1b >/dev/null 2>"$tmp/err"
 [ "$(wc -l <"$tmp/err")" = 1 ] && ok || { bad "device OOM: not one error line"; cat "$tmp/err" >&2; }
 
-# 4. MPI: one process per device, bitwise the same loss as threads.
+# 4. MPI: one process per device, bitwise the same loss as threads: by
+# construction, each device runs the same operations on the same bytes in the
+# same order under both transports (a transport only moves bytes; no
+# reduction crosses devices in a program without a split vocabulary).
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   for r in $recipes; do
@@ -172,16 +175,21 @@ if command -v mpirun >/dev/null &&
   done
   expect 0 '"transport": "mpi"' -- timeout 120 $MPIRUN $SC run zb-h1 -D m=4 --check --json
   # A split vocabulary under MPI: MPI_Iallreduce and MPI_Ibcast on the
-  # duplicated communicator; the check passes on every rank; the loss is the
-  # threads' to 1e-9 (MPI's all-reduce adds the 4 shards' sums in its own
-  # order; with 2 ranks there is one order, and the bits are the same).
+  # duplicated communicator; the check passes on every rank. The loss is the
+  # threads' within gamma_3 = 3u/(1-3u), u = 2^-24 (scaled by max(1, |loss|)):
+  # MPI's all-reduce adds the 4 shards' float32 sums of exp(logit - max) in
+  # its own order, and a sum of 4 positive terms in any order is within
+  # gamma_3 of any other order, relatively; the loss is the log of that sum
+  # (an absolute error of the same size) minus terms that are exact in any
+  # order (the maximum; the target logit, one shard's value plus zeros). With
+  # 2 ranks there is one order (a + b = b + a), and the bits are the same.
   for r in 1f1b v-half; do
     for vp in vocab-1 vocab-2; do
       a=$($SC run $r -D p=4 -D m=8 -D vocab_par=$vp --json | sed 's/.*"loss": \([^,]*\),.*/\1/')
       timeout 200 $MPIRUN $SC run $r -D p=4 -D m=8 -D vocab_par=$vp --check --json >"$tmp/jm" 2>"$tmp/e"
       b=$(sed 's/.*"loss": \([^,]*\),.*/\1/' "$tmp/jm")
       if vocab_ok "$tmp/jm" $vp && grep -q '"transport": "mpi"' "$tmp/jm" &&
-         python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert abs(a - b) <= 1e-9 * abs(a)" "$a" "$b"; then ok
+         python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); u = 2.0 ** -24; assert abs(a - b) <= 3 * u / (1 - 3 * u) * max(1, abs(a))" "$a" "$b"; then ok
       else bad "threads vs mpirun -np 4 on $r, vocab_par=$vp: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
     done
   done
