@@ -1,7 +1,10 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
-#   make test       C unit tests, Lua tests of the DSL, command-line tests, the
-#                   Python package and real PyTorch (installed once into ~/.cache/stagecraft/torch)
+#   make check      the fast tier, for every edit: unit, Lua, command line, docs, and
+#                   a sample of every end-to-end suite (well under 2 minutes on 2 cores)
+#   make test       every suite whole: C unit tests, Lua tests of the DSL, command-line
+#                   tests, the runtime, the Python package and real PyTorch (installed
+#                   once into ~/.cache/stagecraft/torch)
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
@@ -231,9 +234,15 @@ ifeq ($(NODEPS),)
 	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)"
 endif
 
-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) $(STUB_LIBS) \
-      $(BUILD)/libsc_mpistop_double.so
-	@BUILD=$(BUILD) sh tests/run.sh
+# The two tiers (tests/run.sh): make check, a sample of every suite for
+# each edit; make test, every suite whole. Suites run concurrently.
+TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
+            $(STUB_LIBS) $(BUILD)/libsc_mpistop_double.so
+test: $(TEST_DEPS)
+	@BUILD=$(BUILD) SC_TIER=test sh tests/run.sh
+
+check: $(TEST_DEPS)
+	@BUILD=$(BUILD) SC_TIER=check sh tests/run.sh
 
 gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
 	@BUILD=$(BUILD) sh tests/gpu/run.sh
@@ -345,7 +354,7 @@ echo:
 clean:
 	rm -rf build build-asan $(GPU_BUNDLE) $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps fuzz-deps test gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
+.PHONY: all deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
 .DELETE_ON_ERROR:
 
 # The headers each object was built from (-MMD -MP above).
