@@ -16,7 +16,7 @@ rc=0; ran=""
 for c in $cores; do
   # OpenBLAS falls back to the CPU's own kernel for a name it does not know
   # (and says so): such a name is not a run of its own.
-  if ! out=$(OPENBLAS_VERBOSE=2 OPENBLAS_CORETYPE=$c timeout 60 ./stagecraft run 1f1b -D p=2 -D m=2 2>&1); then
+  if ! out=$( { OPENBLAS_VERBOSE=2 OPENBLAS_CORETYPE=$c timeout 60 ./stagecraft run 1f1b -D p=2 -D m=2; } 2>&1); then
     echo "blas_cores: $c: not run (this CPU cannot run it)"; continue
   fi
   core=$(echo "$out" | sed -n 's/^Core: //p' | head -n 1)
