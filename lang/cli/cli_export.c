@@ -21,7 +21,6 @@
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
 
-
 static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int failf(int code, const char *fmt, ...)
 {

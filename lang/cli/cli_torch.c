@@ -11,7 +11,6 @@
 
 #include "formats/torchcsv.h"
 
-
 int sc_cli_torch_version(const char *s, int *v)
 {
     char *end;

@@ -31,7 +31,6 @@
 #include "run.h"
 #include "sandbox/sandbox.h"
 
-
 static const char *const model_keys[] = {
 #define X(name) #name,
     SC_MODEL_SIZES(X)

@@ -24,7 +24,6 @@
 #include "run_report.h"
 #include "lua/sc_lua.h"
 
-
 /* The model's sizes (integers), then the optimizer's settings (SPEC.md
  * §21.4: numbers, and the fault injection's integers). */
 static const char *const model_keys[] = {

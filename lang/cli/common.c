@@ -17,7 +17,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 
-
 static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)

@@ -16,7 +16,6 @@
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 
-
 /* Per-device numbers; scaled (scale > 0) to whole bytes. */
 static void json_nums(sc_jw *w, const char *key, const double *v, int n, double scale)
 {

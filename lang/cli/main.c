@@ -38,8 +38,6 @@
 #include "sandbox/sc_limits.h"
 #include "lua/sc_lua.h"
 
-
-
 typedef struct opts {
     const char *cmd, *recipe;
     int json, dump, width, trust;

@@ -3,8 +3,8 @@
  * each (SPEC.md §5.1, §5.4-§5.6, §19.4, §22.1). Everything that names them
  * comes from here: the unknown-field checks and their "did you mean" (in
  * the table's order), the Lua side (sc._fields(name): the prelude's
- * sc.autoschedule and sc.fields), and tests/py/lists.py, which compares
- * them with the documentation and the REPL's ":help program".
+ * sc.autoschedule and sc.fields); tests/py/lists.py compares them with the
+ * documentation, tests/py/repl_pty.py with the REPL's ":help program".
  *
  * X(name, tables, type, doc): the field, the tables that accept it (SC_IN(T)
  * for each table T of SC_FIELD_TABLES), its type and what it means, as the
