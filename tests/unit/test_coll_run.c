@@ -6,7 +6,7 @@
  * the same through the mpi transport, one device per rank.
  */
 #include "compile.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "harness.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"

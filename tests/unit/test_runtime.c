@@ -7,9 +7,9 @@
 #include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "model.h"
+#include "model/model.h"
 #include "schedule/rules.h"
-#include "run.h"
+#include "run/run.h"
 #include "transport/transport.h"
 
 #include <math.h>

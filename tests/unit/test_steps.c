@@ -7,7 +7,7 @@
 #include "compile.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "optim.h"
+#include "model/optim.h"
 #include "schedule/rules.h"
 #include "sim/sim.h"
 

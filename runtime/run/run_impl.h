@@ -1,5 +1,5 @@
 /*
- * run_impl.h — what the files of a run share (runtime/ only): run.c sets up
+ * run_impl.h — what the files of a run share (runtime/run/ only): run.c sets up
  * the step (memory model, prediction, checks, results) and hands the
  * devices to run_devices.c, which runs them as threads or as this MPI
  * rank's device and fills the measured part of the result.

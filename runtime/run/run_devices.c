@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "ir/alloc.h"
 #include "ir/flops.h"
 #include "ir/offload_cfg.h"
@@ -76,7 +76,7 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
     for (int s = 0; s < S; s++)
         total += (double)sc_model_record_bytes(md, s);
     *unit_bytes = total / P;
-    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
+    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
     /* A split vocabulary: S's record, held until T, and the sizes of its
@@ -137,7 +137,7 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
 
 /* Clipping and skipping need the global state of the gradients, which
  * only a synchronization gives; the fault injection's device becomes the
- * first gradient tensor of its lowest stage (model.h's numbering). */
+ * first gradient tensor of its lowest stage (model/model.h's numbering). */
 static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, size_t errlen)
 {
     sc_optim_cfg *c = &mc->opt;
@@ -160,7 +160,7 @@ static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, siz
     long L = mc->layers;
     for (int s = 0; s < S; s++)
         if (sc_prog_stage_device(pg, s) == c->inf_device) {
-            long first = s * (L / S) + (s < L % S ? s : L % S); /* model.h's split */
+            long first = s * (L / S) + (s < L % S ? s : L % S); /* model/model.h's split */
             c->inf_tensor = (int)(2 * first);
             break;
         }
