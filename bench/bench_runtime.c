@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "compile.h"
+#include "device/device.h"
 #include "exec/exec.h"
 #include "ir/ir.h"
 #include "model/model.h"

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "device/device.h"
 
 static double now(void)
 {

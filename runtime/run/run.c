@@ -483,12 +483,18 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     /* An unknown or unavailable backend is refused before anything else
-     * (cuda: counting the GPUs, without starting one). */
-    r->tolerance = strcmp(o->backend, "cuda") == 0 ? 1e-4 : 1e-5;
+     * (a kind that counts its devices: by counting them, without starting
+     * one; else by opening one). */
+    const sc_device_kind *kind = sc_device_kind_find(o->backend, err, errlen);
+    if (!kind) {
+        st = SC_ERR_ARG;
+        goto fail;
+    }
+    r->tolerance = kind->tolerance;
     r->transport = "local";
-    if (strcmp(o->backend, "cuda") != 0 || sc_backend_cuda_devices(NULL, 0) < 1) {
+    if (!kind->count || kind->count(NULL, 0) < 1) {
         sc_backend *probe;
-        if ((st = sc_backend_open(o->backend, 0, 0, &probe, err, errlen)) != SC_OK)
+        if ((st = kind->open(0, 0, &probe, err, errlen)) != SC_OK)
             goto fail;
         sc_backend_free(probe);
     }
@@ -538,8 +544,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0,
-                   o->table_cap, err, errlen)) != SC_OK)
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, kind->host_memory, o->table_cap,
+                   err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {
         snprintf(err, errlen, "out of memory");
@@ -550,8 +556,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
-    st = r->mpi ? sc_run_mpi(pg, o, run_md, r, rank, ref, err, errlen)
-                : sc_run_threads(pg, o, run_md, r, ref, err, errlen);
+    st = r->mpi ? sc_run_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
+                : sc_run_threads(pg, o, kind, run_md, r, ref, err, errlen);
     if (st)
         goto fail;
     if (ref)

@@ -54,7 +54,7 @@
 #include "sim/sim.h"
 
 typedef struct sc_run_opts {
-    const char *backend;   /* "cpu" (default) or "cuda" */
+    const char *backend;   /* the device kind (device/device.h): cpu (default) or cuda */
     sc_model_cfg model;
     int check;             /* also train the reference and compare */
     size_t mem_cap;        /* bytes per device the backend may allocate; 0 = no limit */

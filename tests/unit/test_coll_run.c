@@ -6,6 +6,7 @@
  * the same through the mpi transport, one device per rank.
  */
 #include "compile.h"
+#include "device/device.h"
 #include "exec/exec.h"
 #include "harness.h"
 #include "transport/sc_mpi.h"

@@ -5,6 +5,7 @@
  * (close, not bitwise), and failures.
  */
 #include "compile.h"
+#include "device/device.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "model/model.h"

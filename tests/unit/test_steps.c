@@ -5,6 +5,7 @@
  */
 #include "check/rollback.h"
 #include "compile.h"
+#include "device/device.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "model/optim.h"
