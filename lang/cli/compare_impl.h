@@ -8,7 +8,7 @@
 #include <lua.h>
 #include <stddef.h>
 
-#include "model.h" /* SC_MODEL_NSIZES */
+#include "model/model.h" /* SC_MODEL_NSIZES */
 
 #define MAX_RECIPES 64
 #define MAX_DEFS 64

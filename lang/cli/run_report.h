@@ -6,9 +6,9 @@
 #ifndef SC_RUN_REPORT_H
 #define SC_RUN_REPORT_H
 
-#include "compare.h"
 #include "formats/jsonw.h"
-#include "profile.h"
+#include "run/compare.h"
+#include "run/profile.h"
 
 /* The JSON members (in w) of the comparison, and with a profile its own
  * (steps, step times, the file). */

@@ -46,7 +46,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "optim.h"
 
 /* The model's sizes, fields of sc_model_cfg that `run` takes as -D NAME,
