@@ -20,7 +20,7 @@ static const int status_codes[] = {
 #undef X
 };
 static const char *const op_names[] = {
-#define X(name, text) text,
+#define X(name, cls, flags, mem, cost) #name,
     SC_OPS(X)
 #undef X
 };
@@ -52,6 +52,26 @@ int sc_status_exit_code(sc_status st)
 const char *sc_op_name(int op)
 {
     return (unsigned)op < SC_OP_COUNT ? op_names[op] : "?";
+}
+
+int sc_op_parse(const char *name)
+{
+    for (int op = 0; op < SC_OP_COUNT; op++)
+        if (strcmp(name, op_names[op]) == 0)
+            return op;
+    return -1;
+}
+
+int sc_op_parse_pass(const char *s, size_t n, size_t *len)
+{
+    int best = -1;
+    *len = 0;
+    for (int op = 0; op < SC_OP_COUNT; op++) {
+        size_t k = strlen(op_names[op]);
+        if (sc_op_is_pass(op) && k <= n && k > *len && memcmp(s, op_names[op], k) == 0)
+            best = op, *len = k;
+    }
+    return best;
 }
 
 sc_status sc_vec_push(sc_vec *vec, sc_instr in)
