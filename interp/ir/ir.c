@@ -558,29 +558,36 @@ size_t sc_prog_total_instructions(const sc_prog *pg)
 
 void sc_instr_format(const sc_instr *in, char *buf, size_t len)
 {
-    if (sc_op_is_compute(in->op))
+    switch (sc_op_class_of(in->op)) {
+    case SC_OPK_STAGE:
         snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
-    else if (sc_op_is_vocab(in->op)) /* the device's own shard */
+        return;
+    case SC_OPK_VOCAB: /* the device's own shard */
         snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);
-    else if (sc_op_is_transfer(in->op))
+        return;
+    case SC_OPK_XFER:
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
-                 in->op == SC_OP_SEND ? "->" : "<-", in->peer);
-    else if (sc_op_is_coll(in->op)) {
+                 sc_op_has(in->op, SC_OPF_OUT) ? "->" : "<-", in->peer);
+        return;
+    case SC_OPK_COLL: {
         char st[24] = "", mb[24] = "", part[24] = "";
+        int red = sc_op_has(in->op, SC_OPF_REDUCES);
         if (in->stage >= 0)
             snprintf(st, sizeof st, " s%d", in->stage);
         if (in->mb >= 0)
             snprintf(mb, sizeof mb, " mb%d", in->mb);
         if (sc_coll_part(in))
             snprintf(part, sizeof part, " part %d", sc_coll_part(in));
-        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op),
-                 in->op == SC_OP_ALLREDUCE ? " " : "",
-                 in->op == SC_OP_ALLREDUCE ? sc_red_name(in->dir) : "",
-                 sc_op_name(sc_coll_what(in)), st, mb, part);
-    } else if (sc_op_is_host(in->op))
+        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op), red ? " " : "",
+                 red ? sc_red_name(in->dir) : "", sc_op_name(sc_coll_what(in)), st, mb, part);
+        return;
+    }
+    case SC_OPK_HOST:
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);
-    else
-        snprintf(buf, len, "%s", sc_op_name(in->op));
+        return;
+    case SC_OPK_STEP: break;
+    }
+    snprintf(buf, len, "%s", sc_op_name(in->op));
 }

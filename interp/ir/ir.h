@@ -218,6 +218,9 @@ static inline int sc_op_is_pass(int op)
 static inline int sc_op_is_transfer(int op) { return sc_op_class_of(op) == SC_OPK_XFER; }
 static inline int sc_op_is_host(int op) { return sc_op_class_of(op) == SC_OPK_HOST; }
 static inline int sc_op_is_coll(int op) { return sc_op_class_of(op) == SC_OPK_COLL; }
+/* The transfers that send (SEND) and that receive (RECV). */
+static inline int sc_op_is_send(int op) { return sc_op_is_transfer(op) && sc_op_has(op, SC_OPF_OUT); }
+static inline int sc_op_is_recv(int op) { return sc_op_is_transfer(op) && sc_op_has(op, SC_OPF_IN); }
 /* The data-flow roles: F; B and BW; W and BW. */
 static inline int sc_op_is_fwd(int op) { return sc_op_has(op, SC_OPF_FWD); }
 static inline int sc_op_is_bgrad(int op) { return sc_op_has(op, SC_OPF_BGRAD); }
