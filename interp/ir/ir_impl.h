@@ -132,6 +132,13 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     return 0;
 }
 
+/* Length of pass op on the papers' cost-oblivious grid of unit slots: one
+ * slot, two for a pass that fuses B and W (BW). */
+static inline int sc_op_slots(int op)
+{
+    return sc_op_is_bgrad(op) && sc_op_is_wgrad(op) ? 2 : 1;
+}
+
 /* Time of OPTIM on device d: the optimizer steps of its stages. */
 static inline double sc_optim_cost(const sc_prog *pg, int d)
 {
