@@ -17,22 +17,7 @@ typedef struct loc {
     int32_t idx;
 } loc;
 
-enum { K_F, K_B, K_W, K_BW, K_N };
-
-/* The table of a stage's pass kind (K_*), or -1 for a kind that is not one. */
-static int k_of(int op)
-{
-    switch ((sc_op)op) {
-    case SC_OP_F: return K_F;
-    case SC_OP_B: return K_B;
-    case SC_OP_W: return K_W;
-    case SC_OP_BW: return K_BW;
-    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
-    }
-    return -1;
-}
+enum { K_F, K_B, K_W, K_BW, K_N }; /* sc_op_stage_index */
 
 static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
 {
@@ -146,7 +131,7 @@ sc_status sc_verify_passes(sc_prog *pg)
         for (size_t k = 0; k < ov->n; k++) {
             const sc_instr *in = &ov->v[k];
             int s = in->stage, mb = in->mb;
-            int kind = k_of(in->op);
+            int kind = sc_op_stage_index(in->op);
             if (kind < 0)
                 continue; /* a vocabulary pass: verify_vocab */
             if (pg->stage_dev[s] != d) {

@@ -226,6 +226,21 @@ static inline int sc_op_is_fwd(int op) { return sc_op_has(op, SC_OPF_FWD); }
 static inline int sc_op_is_bgrad(int op) { return sc_op_has(op, SC_OPF_BGRAD); }
 static inline int sc_op_is_wgrad(int op) { return sc_op_has(op, SC_OPF_WGRAD); }
 
+/* The index of stage pass op in the arrays of four kinds per stage (a
+ * block's offsets, the verifier's and the profile's tables): F 0, B 1, W 2,
+ * BW 3, their own numbers; -1 for every other kind. */
+#define SC_STAGE_PASSES 4
+static inline int sc_op_stage_index(int op)
+{
+    switch ((sc_op)op) {
+    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
+    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    }
+    return -1;
+}
+
 /* The index of vocabulary pass op in the per-device arrays of four (costs,
  * offsets, counters): S 0, T 1, E 2, EW 3; and the pass of index i. */
 #define SC_VOCAB_PASSES 4
