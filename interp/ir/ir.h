@@ -96,9 +96,20 @@ int sc_status_exit_code(sc_status st);
  * it the columns that say what it is, build, and decide at each place the
  * compiler then names. Code that does something different for each kind
  * switches on it (a cast to sc_op) without a `default:`, so -Wswitch (part
- * of -Wall) lists every such place; code that asks a property reads the
- * row and needs nothing. A new class, memory effect or cost is a value of
- * its enum below, and the switches on those are named the same way. */
+ * of -Wall) lists every such place: today 14, among them the dependency of
+ * a pass (sc_pass_dep), the vocabulary's collectives, the ring factor, the
+ * index among the four stage passes, the executor's dispatch (exec.c), the
+ * built-in model's vocabulary passes and collective tags, the transports'
+ * primitive (sc_cxfer_bcast) and the glyphs, colours and PyTorch names of
+ * the outputs. Code that asks a property reads the row and needs nothing:
+ * the lowering inserts transfers by the roles (SC_OPF_FWD, SC_OPF_BGRAD),
+ * the replay and the simulator time by the class and the cost column,
+ * memory follows the memory column, profiles file samples by the cost
+ * column, and the bound on passes per record is counted from the rows
+ * (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). A new class, memory effect or
+ * cost is a value of its enum below, and the switches on those (the
+ * writers', sc_mem_effect, sc_op_cost, the profile's) are named the same
+ * way. test_opkinds checks the table. */
 #define SC_OPS(X)                                                              \
     /* name      class  flags                          mem        cost */      \
     X(F,         STAGE, SC_OPF_FWD,                    ALLOC,     TF)          \

@@ -100,10 +100,26 @@ static inline double sc_coll_factor(int op, int n)
 sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* 3·S·m: no valid program has more passes (F, B and W of each stage and
- * microbatch), so no order may grow past it. */
+/* The most passes one record (stage, microbatch) can have: one of each
+ * stage kind, a fused one (BW) standing for its halves (F, B and W: 3);
+ * and the vocabulary passes of one device and microbatch (S, T, E, EW: 4).
+ * Counted from the table. */
+enum {
+#define X(name, cls, flags, mem, cost)                                                     \
+    +(SC_OPK_##cls == SC_OPK_STAGE &&                                                      \
+      ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
+    SC_STAGE_PASSES_PER_RECORD = 0 SC_OPS(X),
+#undef X
+#define X(name, cls, flags, mem, cost) +(SC_OPK_##cls == SC_OPK_VOCAB)
+    SC_VOCAB_PASSES_PER_MB = 0 SC_OPS(X),
+#undef X
+};
+
+/* 3·S·m (with a split vocabulary, + 4·P·m): no valid program has more
+ * passes, so no order may grow past it. */
 #define sc_prog_max_passes(pg)                                                          \
-    (((size_t)3 * (size_t)(pg)->S + (sc_vocab_split((pg)->vocab) ? (size_t)4 * (size_t)(pg)->P : 0)) * \
+    (((size_t)SC_STAGE_PASSES_PER_RECORD * (size_t)(pg)->S +                              \
+      (sc_vocab_split((pg)->vocab) ? (size_t)SC_VOCAB_PASSES_PER_MB * (size_t)(pg)->P : 0)) * \
      (size_t)(pg)->m)
 
 /* Drops lowering and verification results (after the order changed). */

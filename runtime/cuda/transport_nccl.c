@@ -292,7 +292,7 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
         !CUDA_OK(v, cudaStreamWaitEvent(v->cstream, v->mark, 0)))
         return SC_ERR_RUNTIME;
     ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
-    int bcast = sc_op_has(x->op, SC_OPF_ROOTED);
+    int bcast = sc_cxfer_bcast(x->op);
     ncclResult_t r = bcast
                          ? N->Broadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
                          : N->AllReduce(x->buf, x->buf, x->count, t,

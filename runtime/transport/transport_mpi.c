@@ -146,7 +146,7 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
         return SC_ERR_LIMIT;
     }
     MPI_Datatype t = x->dtype == SC_DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
-    int rc = sc_op_has(x->op, SC_OPF_ROOTED)
+    int rc = sc_cxfer_bcast(x->op)
                  ? MPI_Ibcast(x->buf, (int)x->count, t, x->root, c->coll, &g->req[0])
                  : MPI_Iallreduce(MPI_IN_PLACE, x->buf, (int)x->count, t,
                                   x->red == SC_RED_MAX ? MPI_MAX : MPI_SUM, c->coll, &g->req[0]);

@@ -85,6 +85,7 @@ TEST(index_maps)
         CHECK(sc_op_is_compute(op) && i < SC_STAGE_PASSES);
     }
     CHECK(nstage == SC_STAGE_PASSES);
+    CHECK(SC_STAGE_PASSES_PER_RECORD == 3 && SC_VOCAB_PASSES_PER_MB == SC_VOCAB_PASSES);
 }
 
 TEST(memory_and_cost_columns)
