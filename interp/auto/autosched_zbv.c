@@ -62,7 +62,7 @@ static double arrival(const zv *z, int d, int op, int s)
     int dop, ds;
     if (!sc_pass_dep(pg, &in, &dop, &ds) || pg->stage_dev[ds] == d)
         return -1;
-    double a = (sc_op_is_fwd(dop) ? c->endF : c->endB)[SC_SM(pg, ds, in.mb)];
+    double a = (dop == SC_OP_F ? c->endF : c->endB)[SC_SM(pg, ds, in.mb)];
     return a < 0 ? -2 : a + pg->tcomm;
 }
 
@@ -79,7 +79,7 @@ static int put(zv *z, int d, int op, int s)
     double cost = sc_auto_cost(pg, op, s), nob = c->e[d] + cost, t = nob;
     int dop, ds;
     if (!sc_op_is_wgrad(op) && sc_pass_dep(pg, &in, &dop, &ds)) {
-        double a = (sc_op_is_fwd(dop) ? c->endF : c->endB)[SC_SM(pg, ds, i)];
+        double a = (dop == SC_OP_F ? c->endF : c->endB)[SC_SM(pg, ds, i)];
         if (a < 0)
             return -1;
         t = fmax(t, a + (pg->stage_dev[ds] != d ? pg->tcomm : 0) + cost);

@@ -53,7 +53,7 @@ static sc_status columns(sc_prog *pg, const size_t *base, long *col)
                 int dop, ds;
                 long dep = -2; /* none */
                 if (sc_pass_dep(pg, in, &dop, &ds))
-                    dep = (sc_op_is_fwd(dop) ? colF : colB)[SC_SM(pg, ds, mb)];
+                    dep = (dop == SC_OP_F ? colF : colB)[SC_SM(pg, ds, mb)];
                 if (dep == -1)
                     break; /* not placed yet */
                 long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;

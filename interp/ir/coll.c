@@ -89,7 +89,7 @@ int sc_prog_groups(const sc_prog *pg)
 
 sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c)
 {
-    if (!sc_op_is_coll(c->op))
+    if ((unsigned)c->op >= SC_OP_COUNT || !sc_op_is_coll(c->op))
         return sc_fail(pg, SC_ERR_ARG, "collective: '%s' is not a collective kind",
                        sc_op_name(c->op));
     if (sc_op_has(c->op, SC_OPF_REDUCES) && (c->red < 0 || c->red >= SC_RED_COUNT))

@@ -25,6 +25,13 @@ static const char *const op_names[] = {
 #undef X
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
+const sc_op_props sc_op_tab[256] = {
+#define X(name, cls, flags, mem, cost)                                                      \
+    {SC_OPB_CLASS(SC_OPK_##cls) | SC_OPB_FLAGS(flags), SC_OPK_##cls, SC_OPM_##mem, SC_OPC_##cost},
+    SC_OPS(X)
+#undef X
+};
+_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_LINK < 256, "a kind is a byte");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
 static const char *const red_names[] = {
 #define X(name, text) text,
@@ -434,7 +441,7 @@ static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
 {
     if (d < 0 || d >= pg->P)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if (!sc_op_is_pass(op))
+    if ((unsigned)op >= SC_OP_COUNT || !sc_op_is_pass(op))
         return sc_fail(pg, SC_ERR_ARG, "device %d: '%s' is not a compute pass", d, sc_op_name(op));
     if (sc_op_is_vocab(op) && stage != d)
         return sc_fail(pg, SC_ERR_ARG, "device %d: %s names the shard of device %d (a vocabulary "

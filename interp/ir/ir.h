@@ -146,10 +146,11 @@ enum {
 
 /* Classes. */
 typedef enum sc_op_class {
+    SC_OPK_STEP,  /* an end-of-step instruction: no operands (stage = mb = peer = -1);
+                     first: a byte that names no kind reads as one */
     SC_OPK_STAGE, /* a pass of a stage: stage, mb (SPEC.md §3.2) */
     SC_OPK_VOCAB, /* a pass of the device's vocabulary shard: stage = the device, mb */
     SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
-    SC_OPK_STEP,  /* an end-of-step instruction: no operands (stage = mb = peer = -1) */
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
     SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
 } sc_op_class;
@@ -191,47 +192,59 @@ typedef enum sc_op_cost_kind {
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
 } sc_op_cost_kind;
 
-/* The property table, indexed by kind. */
+/* The property table (ir.c makes it from the rows), one entry per value of
+ * an instruction's byte (sc_instr.op), so that a lookup needs no bounds
+ * check: bits holds the class as one bit (SC_OPB_CLASS) and the flags above
+ * it, so that every predicate is one load and one test; cls, mem and cost
+ * the columns. A byte that names no kind reads as zeros: class SC_OPK_STEP,
+ * no flags, no memory effect, no cost. The accessors take op as that byte;
+ * the entry points that take an int check its range first (sc_prog_push,
+ * sc_coll_push, sc_op_name). */
 typedef struct sc_op_props {
+    uint32_t bits;
     uint8_t cls, mem, cost;
-    uint16_t flags;
 } sc_op_props;
 
-static const sc_op_props sc_op_tab[] = {
-#define X(name, cls, flags, mem, cost) \
-    {SC_OPK_##cls, SC_OPM_##mem, SC_OPC_##cost, flags},
-    SC_OPS(X)
-#undef X
-};
-_Static_assert(sizeof sc_op_tab / sizeof sc_op_tab[0] == SC_OP_COUNT, "one row per kind");
+#define SC_OPB_CLASS(cls) (1u << (cls))
+#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 8)
+extern const sc_op_props sc_op_tab[256];
 
-/* A kind's row; a value out of range reads as class SC_OPK_STEP with
- * nothing set (it is no pass, transfer, host copy or collective). */
-static inline sc_op_props sc_op_row(int op)
+static inline uint32_t sc_op_bits(int op) { return sc_op_tab[(uint8_t)op].bits; }
+static inline sc_op_class sc_op_class_of(int op) { return (sc_op_class)sc_op_tab[(uint8_t)op].cls; }
+static inline sc_op_mem_effect sc_op_mem_of(int op)
 {
-    return (unsigned)op < SC_OP_COUNT ? sc_op_tab[op]
-                                      : (sc_op_props){SC_OPK_STEP, SC_OPM_NONE, SC_OPC_NONE, 0};
+    return (sc_op_mem_effect)sc_op_tab[(uint8_t)op].mem;
 }
-static inline sc_op_class sc_op_class_of(int op) { return (sc_op_class)sc_op_row(op).cls; }
-static inline int sc_op_has(int op, unsigned flags) { return (sc_op_row(op).flags & flags) != 0; }
-static inline sc_op_mem_effect sc_op_mem_of(int op) { return (sc_op_mem_effect)sc_op_row(op).mem; }
-static inline sc_op_cost_kind sc_op_cost_of(int op) { return (sc_op_cost_kind)sc_op_row(op).cost; }
+static inline sc_op_cost_kind sc_op_cost_of(int op)
+{
+    return (sc_op_cost_kind)sc_op_tab[(uint8_t)op].cost;
+}
+static inline int sc_op_has(int op, unsigned flags) { return (sc_op_bits(op) & SC_OPB_FLAGS(flags)) != 0; }
 
 /* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
  * stage semantics of SPEC.md §3.2): sc_op_is_compute. Those of a device's
  * vocabulary shard (S, T, E, EW; stage = the device): sc_op_is_vocab. */
-static inline int sc_op_is_compute(int op) { return sc_op_class_of(op) == SC_OPK_STAGE; }
-static inline int sc_op_is_vocab(int op) { return sc_op_class_of(op) == SC_OPK_VOCAB; }
+#define SC_OP_IS_(op, cls) ((sc_op_bits(op) & SC_OPB_CLASS(cls)) != 0)
+static inline int sc_op_is_compute(int op) { return SC_OP_IS_(op, SC_OPK_STAGE); }
+static inline int sc_op_is_vocab(int op) { return SC_OP_IS_(op, SC_OPK_VOCAB); }
 static inline int sc_op_is_pass(int op)
 {
-    return sc_op_class_of(op) == SC_OPK_STAGE || sc_op_class_of(op) == SC_OPK_VOCAB;
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_STAGE) | SC_OPB_CLASS(SC_OPK_VOCAB))) != 0;
 }
-static inline int sc_op_is_transfer(int op) { return sc_op_class_of(op) == SC_OPK_XFER; }
-static inline int sc_op_is_host(int op) { return sc_op_class_of(op) == SC_OPK_HOST; }
-static inline int sc_op_is_coll(int op) { return sc_op_class_of(op) == SC_OPK_COLL; }
+static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
+static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
+static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
 /* The transfers that send (SEND) and that receive (RECV). */
-static inline int sc_op_is_send(int op) { return sc_op_is_transfer(op) && sc_op_has(op, SC_OPF_OUT); }
-static inline int sc_op_is_recv(int op) { return sc_op_is_transfer(op) && sc_op_has(op, SC_OPF_IN); }
+static inline int sc_op_is_send(int op)
+{
+    uint32_t b = SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_OUT);
+    return (sc_op_bits(op) & b) == b;
+}
+static inline int sc_op_is_recv(int op)
+{
+    uint32_t b = SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_IN);
+    return (sc_op_bits(op) & b) == b;
+}
 /* The data-flow roles: F; B and BW; W and BW. */
 static inline int sc_op_is_fwd(int op) { return sc_op_has(op, SC_OPF_FWD); }
 static inline int sc_op_is_bgrad(int op) { return sc_op_has(op, SC_OPF_BGRAD); }

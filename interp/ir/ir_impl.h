@@ -391,7 +391,7 @@ static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
     int dop, ds;
     if (!sc_pass_dep(pg, in, &dop, &ds))
         return 0;
-    double e = (sc_op_is_fwd(dop) ? endF : endB)[SC_SM(pg, ds, in->mb)];
+    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
     if (e < 0)
         return -1;
     if (sc_op_is_vocab(in->op))

@@ -80,7 +80,7 @@ static void run_device(flow *f, int d)
                 t = ready;
         }
         int aop;
-        double all = all_dep(f, in, &aop);
+        double all = f->vcnt ? all_dep(f, in, &aop) : 0; /* a split vocabulary's */
         if (all < 0)
             return;
         if (all > t)

@@ -28,7 +28,7 @@ double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *
     int dop, ds;
     if (!sc_pass_dep(pg, in, &dop, &ds))
         return 0;
-    double e = (sc_op_is_fwd(dop) ? endF : endB)[SC_SM(pg, ds, in->mb)];
+    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
     if (e < 0)
         return -1;
     return e + (!unit && pg->stage_dev[ds] != d ? pg->tcomm : 0);
