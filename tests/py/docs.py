@@ -27,6 +27,15 @@ fenced block is one of these (the first that applies):
     fail;
   - any other block: prose (a synopsis, a list of messages): not run.
 
+After `<!-- doc-test: float32 K=N (why) -->` a block's numbers that carry a
+fraction or an exponent (decimal or hex: `5.1384788`, `4.6e-07`,
+`0x1.48dcd62c3cd02p+2`) match any number within 2·γ_K of them, scaled by
+max(1, |x|), where γ_K = K·u/(1 − K·u) bounds a float32 sum of K terms in
+any order (u = 2^-24): the outputs of a trained model, whose last bits
+depend on the order in which the BLAS kernel that OpenBLAS picks for the
+CPU sums (K: the longest sum of the model, named in the directive).
+Integers still match exactly.
+
 In expected output `[...]` matches any text within a line, and a line that
 is only `...` (or `[...]`) matches any number of lines: mark output that
 legitimately varies (times, temporary paths) so. (Plain dots are text: the
@@ -72,18 +81,50 @@ def report(ok, where, what, detail=""):
             print("  " + detail.replace("\n", "\n  "), file=sys.stderr)
 
 
-def line_match(pattern, text):
+# A number with a fraction or an exponent: decimal or C99 hex.
+FLOAT = r"[-+]?(?:0x[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?p[-+]?\d+|(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)"
+
+
+def as_float(s):
+    return float.fromhex(s) if "x" in s.lower() else float(s)
+
+
+def literal(s):
+    """Text between numbers; a run of spaces matches any run (a column
+    pads to the width of the number before it)."""
+    return " +".join(re.escape(w) for w in re.split(r" +", s))
+
+
+def line_match(pattern, text, tol=None):
     parts = pattern.split("[...]")
-    rx = ".*".join(re.escape(p) for p in parts)
-    return re.fullmatch(rx, text, re.S) is not None
+    if tol is None:
+        rx = ".*".join(re.escape(p) for p in parts)
+        return re.fullmatch(rx, text, re.S) is not None
+    # numbers of the pattern become groups compared within tol
+    want, pieces = [], []
+    for k, p in enumerate(parts):
+        if k:
+            pieces.append(".*")
+        last = 0
+        for m in re.finditer(FLOAT, p):
+            pieces.append(literal(p[last:m.start()]))
+            pieces.append("(" + FLOAT + ")")
+            want.append(as_float(m.group(0)))
+            last = m.end()
+        pieces.append(literal(p[last:]))
+    m = re.fullmatch("".join(pieces), text, re.S)
+    if m is None:
+        return False
+    return all(abs(as_float(g) - w) <= tol * max(1.0, abs(w)) for g, w in zip(m.groups(), want))
 
 
 def elided(line):
     return line.strip() in ("...", "[...]")
 
 
-def lines_match(expected, actual):
-    """Expected lines (with ... wildcards) against actual lines."""
+def lines_match(expected, actual, tol=None):
+    """Expected lines (with ... wildcards) against actual lines; tol: the
+    float32 directive's bound on numbers (None: exact)."""
     exp = [e.rstrip() for e in expected]
     act = [a.rstrip() for a in actual]
     memo = {}
@@ -96,7 +137,7 @@ def lines_match(expected, actual):
         elif elided(exp[i]):
             r = any(m(i + 1, k) for k in range(j, len(act) + 1))
         else:
-            r = j < len(act) and line_match(exp[i], act[j]) and m(i + 1, j + 1)
+            r = j < len(act) and line_match(exp[i], act[j], tol) and m(i + 1, j + 1)
         memo[(i, j)] = r
         return r
 
@@ -147,7 +188,7 @@ class Doc:
 
     # ---- block kinds ----------------------------------------------------
 
-    def commands(self, start, body):
+    def commands(self, start, body, tol=None):
         i = 0
         while i < len(body):
             if not body[i].startswith("$ "):
@@ -168,7 +209,7 @@ class Doc:
             if not expected:
                 report(rc == 0, self.where(line), f"$ {cmd}: exit {rc}", err[-800:])
                 continue
-            ok = lines_match(expected, actual) and ((rc != 0) == wants_error)
+            ok = lines_match(expected, actual, tol) and ((rc != 0) == wants_error)
             if not ok and BLESS and not any("[...]" in e or elided(e) for e in expected):
                 # the output as it is now, for a person to review (git diff)
                 self.bless.append((first, expected, actual))
@@ -321,8 +362,16 @@ class Doc:
         if named:
             self.write(named.group(1), "\n".join(body) + "\n")
             return
+        tol = None
+        if directive and directive[0] == "float32":
+            k = re.match(r"K=(\d+)\b", directive[1])
+            if not k:
+                report(False, self.where(start), "float32 directive without K=N (the longest sum)")
+                return
+            ku = int(k.group(1)) * 2.0 ** -24
+            tol = 2 * ku / (1 - ku)
         if any(b.startswith("$ ") for b in body):
-            self.commands(start, body)
+            self.commands(start, body, tol)
         elif body and body[0].startswith("> "):
             self.repl(start, body)
         elif lang == "lua" and any("-->" in b for b in body):
