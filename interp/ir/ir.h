@@ -162,8 +162,11 @@ enum {
     SC_OPF_BGRAD = 1u << 1, /* writes the input gradient: reads the next stage's (the
                                last stage: its own F's loss) and its record: B, BW */
     SC_OPF_WGRAD = 1u << 2, /* writes the weight gradient: W, BW */
-    SC_OPF_OUT = 1u << 3,   /* moves data off the device: to a peer (SEND), to host */
-    SC_OPF_IN = 1u << 4,    /* moves data onto it: from a peer (RECV), from host */
+    SC_OPF_OUT = 1u << 3,   /* moves data off the device: to a peer (SEND), to host
+                               (OFFLOAD) */
+    SC_OPF_IN = 1u << 4,    /* moves data onto it: from a peer (RECV), from host
+                               (RELOAD); a host copy with neither (DROP) waits for
+                               the copy out */
     SC_OPF_READS_COLLS = 1u << 5, /* reads every collective its device posted
                                      before it (sc_coll_reads) */
     SC_OPF_REDUCES = 1u << 6, /* a collective with a reduction (dir, SC_RED_*) */
