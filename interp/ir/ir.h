@@ -98,7 +98,7 @@ int sc_status_exit_code(sc_status st);
  * switches on it (a cast to sc_op) without a `default:`, so -Wswitch (part
  * of -Wall) lists every such place: today 14, among them the dependency of
  * a pass (sc_pass_dep), the vocabulary's collectives, the ring factor, the
- * index among the four stage passes, the executor's dispatch (exec.c), the
+ * index among the four stage passes, the executor's dispatch (exec/exec.c), the
  * built-in model's vocabulary passes and collective tags, the transports'
  * primitive (sc_cxfer_bcast) and the glyphs, colours and PyTorch names of
  * the outputs. Code that asks a property reads the row and needs nothing:
