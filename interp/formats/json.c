@@ -22,26 +22,31 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
     const sc_instr *in = &v[k];
     sc_jw_object(w, NULL);
     sc_jw_str(w, "op", sc_op_name(in->op));
-    if (sc_op_is_transfer(in->op)) {
+    switch (sc_op_class_of(in->op)) { /* the operands of its class */
+    case SC_OPK_XFER:
         sc_jw_str(w, "dir", in->dir == SC_DIR_ACT ? "act" : "grad");
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);
         sc_jw_int(w, "peer", in->peer);
         sc_jw_int(w, "group", group);
-    } else if (sc_op_is_compute(in->op)) {
+        break;
+    case SC_OPK_STAGE:
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);
-    } else if (sc_op_is_vocab(in->op)) { /* the device's vocabulary shard */
+        break;
+    case SC_OPK_VOCAB: /* the device's vocabulary shard */
         sc_jw_int(w, "shard", in->stage);
         sc_jw_int(w, "mb", in->mb);
-    } else if (sc_op_is_host(in->op)) {
+        break;
+    case SC_OPK_HOST:
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);
         sc_jw_num(w, "frac", (double)in->frac / SC_FRAC_ONE);
-    } else if (sc_op_is_coll(in->op)) {
+        break;
+    case SC_OPK_COLL: {
         sc_coll c;
         sc_prog_coll(pg, in, &c);
-        if (c.op == SC_OP_ALLREDUCE)
+        if (sc_op_has(c.op, SC_OPF_REDUCES))
             sc_jw_str(w, "red", sc_red_name(c.red));
         else
             sc_jw_int(w, "root", c.root);
@@ -52,20 +57,24 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
         sc_jw_int(w, "step", c.step);
         sc_jw_int(w, "group", c.group);
         sc_jw_num(w, "bytes", c.bytes);
+        break;
+    }
+    case SC_OPK_STEP: break;
     }
     if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
         (in->flags & SC_IF_ROLLBACK)) /* post-validation, SPEC.md §21.2 */
         sc_jw_bool(w, "rollback", 1);
-    else if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN))
+    else if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN))
         sc_jw_bool(w, "redo_in", 1);
     if (sim) {
         size_t g = sim->offset[d] + k;
         sc_jw_num(w, "t0", sim->t0[g]);
         sc_jw_num(w, "t1", sim->t1[g]);
-        if ((sc_op_is_pass(in->op) || in->op == SC_OP_DROP || in->op == SC_OP_RELOAD) &&
-            sim->mem)
+        if ((sc_op_is_pass(in->op) ||
+             (sc_op_is_host(in->op) && sc_op_mem_of(in->op) != SC_OPM_NONE)) && sim->mem)
             sc_jw_num(w, "mem", sim->mem[g]);
-        if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B || in->op == SC_OP_BW))
+        if (sim->host && ((sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT)) ||
+                          sc_op_is_bgrad(in->op)))
             sc_jw_num(w, "host", sim->host[g]);
     }
     sc_jw_end(w);

@@ -23,7 +23,7 @@ static size_t *index_sends(const sc_prog *pg)
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++)
-            if (v[k].op == SC_OP_SEND)
+            if (sc_op_is_send(v[k].op))
                 send[((size_t)v[k].dir * S + (size_t)v[k].stage) * m + (size_t)v[k].mb] = k;
     }
     return send;
@@ -179,7 +179,7 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 sc_jw_end(w);
                 continue;
             }
-            if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) && sim->host) {
+            if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
                 sc_instr_format(in, name, sizeof name);
                 event(w, name, sc_op_name(in->op), "X", pid, 2 * P + d, t0);
                 sc_jw_num(w, "dur", t1 - t0);
@@ -190,10 +190,14 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 sc_jw_end(w);
                 sc_jw_end(w);
             }
-            if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B || in->op == SC_OP_BW))
-                counter(w, "host", d, pid, in->op == SC_OP_OFFLOAD ? t0 : t1, sim->host[g]);
-            if ((in->op == SC_OP_DROP || in->op == SC_OP_RELOAD) && sim->mem)
-                counter(w, "memory", d, pid, in->op == SC_OP_DROP ? t1 : t0, sim->mem[g]);
+            /* Host memory grows when a copy to host starts and shrinks when
+             * the backward reads the record back. */
+            int to_host = sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT);
+            if (sim->host && (to_host || sc_op_is_bgrad(in->op)))
+                counter(w, "host", d, pid, to_host ? t0 : t1, sim->host[g]);
+            sc_op_mem_effect e = sc_op_mem_of(in->op);
+            if (sc_op_is_host(in->op) && e != SC_OPM_NONE && sim->mem) /* DROP, RELOAD */
+                counter(w, "memory", d, pid, e == SC_OPM_ALLOC ? t0 : t1, sim->mem[g]);
             if (in->op == SC_OP_OPTIM && sc_prog_steps(pg) > 1) { /* a step boundary */
                 snprintf(name, sizeof name, "end of step %d", step);
                 step_mark(w, name, "t", pid, 2 * d, t1, step);
@@ -213,8 +217,8 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             sc_jw_end(w);
             sc_jw_end(w);
             if (sc_op_is_pass(in->op) && sim->mem)
-                counter(w, "memory", d, pid, in->op == SC_OP_F ? t0 : t1, sim->mem[g]);
-            if (in->op != SC_OP_RECV)
+                counter(w, "memory", d, pid, sc_op_is_fwd(in->op) ? t0 : t1, sim->mem[g]);
+            if (!sc_op_is_recv(in->op))
                 continue;
             size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
             if (sk == NONE)
