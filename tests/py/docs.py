@@ -1,7 +1,9 @@
 """docs.py STAGECRAFT [FILE.md...] — every example of the documents, run.
 
-README.md and SPEC.md (or the files named) are read in order, and each
-fenced block is one of these (the first that applies):
+README.md, SPEC.md and every docs/*.md (or the files named) are read in
+order, each in a scratch folder of its own (a page that uses a file another
+page writes writes it too, in a hidden file), and each fenced block is one of
+these (the first that applies):
 
   - after a line `<!-- doc-test: skip (why) -->`: not run (a syntax sketch, a
     fragment, a machine this test cannot assume). Say why. After
@@ -52,6 +54,7 @@ line, then "docs: N passed, N failed". With --bless, the outputs of `$ `
 commands that differ (and hold no `[...]`) are rewritten in the document as
 they are now: review them with git diff before committing.
 """
+import glob
 import os
 import pty
 import re
@@ -65,7 +68,8 @@ import time
 SC = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BLESS = "--bless" in sys.argv[2:]
-FILES = [a for a in sys.argv[2:] if a != "--bless"] or ["README.md", "SPEC.md"]
+FILES = [a for a in sys.argv[2:] if a != "--bless"] or (
+    ["README.md", "SPEC.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))))
 passed = failed = 0
 ran = {"commands": 0, "repl": 0, "lua": 0, "files": 0, "skipped": 0}
 
