@@ -1,6 +1,6 @@
 /*
  * model_vocab.h — the vocabulary layers of the built-in model (internal to
- * runtime/; model.h, SPEC.md §22.4): the input embedding (a table of vocab
+ * runtime/; model.h, docs/vocab.md#running-the-split-model): the input embedding (a table of vocab
  * rows of hidden floats) and, split over the devices, the output layer with
  * softmax cross-entropy.
  *

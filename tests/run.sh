@@ -70,7 +70,8 @@ run tests/sandbox.sh sh tests/sandbox.sh
 run tests/errors.sh sh tests/errors.sh
 run tests/ux.sh sh tests/ux.sh
 run tests/compare.sh sh tests/compare.sh
-# Every example of README.md and SPEC.md, run and compared (tests/py/docs.py).
+# Every example of README.md and docs/, run and compared, and every reference
+# to docs/ resolved (tests/py/docs.py).
 run tests/py/docs.py env BUILD="$BUILD" python3 tests/py/docs.py "$SC"
 run tests/pictures.sh sh tests/pictures.sh
 run tests/costs.sh sh tests/costs.sh

@@ -3,7 +3,7 @@
 
 SPEC.md was one file whose sections were cited by number ("SPEC.md" then a
 section sign and 17.4, or the sign alone). It is now an index of docs/*.md,
-and a part of the docs is cited by file and anchor (SPEC.md, "References"):
+and a part of the docs is cited by file and anchor (SPEC.md#references):
 
   - in code, messages, tests and code spans: `docs/run.md#check`, from the
     repository's root (a whole page: `docs/run.md`);
@@ -25,7 +25,9 @@ sections of design.md, a file that is not in the repository.
 
 A reference split over two lines (the file name at one line's end, the
 number at the next one's start) is converted where the number is, and
-reported: reflow it by hand. Prints "docrefs: N references in N files".
+reported: reflow it by hand. A number right after "the paper's" or "its"
+is a paper's section: it is reported and left alone (write "section N").
+Prints "docrefs: N references in N files".
 """
 import os
 import re
@@ -67,9 +69,9 @@ TABLE = {
     "8.3": ("Why lowered programs cannot hang", "semantics.md#why-lowered-programs-cannot-hang",
             "why lowered programs cannot hang"),
     "8.4": ("Messages", "semantics.md#messages", "the verifier's messages"),
-    "8.5": ("Host copies: OFFLOAD, DROP, RELOAD", "semantics.md#host-copies-offload-drop-reload",
+    "8.5": ("Host copies: OFFLOAD, DROP, RELOAD", "semantics.md#host-copies",
             "host copies"),
-    "8.6": ("Collectives: ALLREDUCE, BCAST", "semantics.md#collectives-allreduce-bcast",
+    "8.6": ("Collectives: ALLREDUCE, BCAST", "semantics.md#collectives",
             "collectives"),
     "9": ("Simulation outputs", "simulation.md", "simulation outputs"),
     "10": ("Stdlib recipes", "recipes.md", "stdlib recipes"),
@@ -117,9 +119,9 @@ TABLE = {
              "the prediction beside the measurement"),
     "21": ("Training steps and the optimizer", "steps.md", "training steps"),
     "21.1": ("Steps", "steps.md#steps", "steps"),
-    "21.2": ("Synchronizing the optimizer steps", "steps.md#synchronizing-the-optimizer-steps",
-             "synchronizing the optimizer steps"),
-    "21.3": ("Simulation", "steps.md#simulation", "simulating steps"),
+    "21.2": ("Synchronizing the optimizer steps", "steps.md#optimizer-synchronization",
+             "optimizer synchronization"),
+    "21.3": ("Simulation", "steps.md#simulation", "simulation of steps"),
     "21.4": ("Running several steps", "steps.md#running-several-steps", "running several steps"),
     "21.5": ("Pictures", "steps.md#pictures", "pictures of steps"),
     "22": ("Vocabulary Parallelism", "vocab.md", "Vocabulary Parallelism"),
@@ -144,6 +146,8 @@ DESIGN = {"2": "8.1", "3": "runtime/README.md", "6": "8.6"}
 NUM = SIGN + r"[ \u00a0]?(\d+(?:\.\d+)*)"
 REF = re.compile(r"(?:(SPEC\.md),?[ \t]*(\n[ \t]*(?:\*|#|--|//)?[ \t]*)?|(design\.md)[ \t]+)?" + NUM)
 TITLED = re.compile(r'SPEC\.md, "([^"\n]+)"')
+# "the paper's" or "its" right before a number: a paper's section, not SPEC's
+OTHER = re.compile(r"(?:paper's|its)[ \t]*$")
 
 
 def slug(text):
@@ -234,7 +238,9 @@ def convert(path, text):
             events.append((m.start(), m.end(), target(hit[0]), None))
     for m in REF.finditer(text):
         t = target(m.group(4), design=bool(m.group(3)))
-        if t is None:
+        if t is None or (not m.group(1) and OTHER.search(text[max(0, m.start() - 12):m.start()])):
+            if t is not None:  # a paper's section: say "section N" instead
+                reflow.append(text.count("\n", 0, m.start()) + 1)
             continue
         if m.group(2):  # split over two lines: keep the line break
             reflow.append(text.count("\n", 0, m.start()) + 1)
@@ -311,11 +317,12 @@ def main(argv):
         if SIGN not in text and 'SPEC.md, "' not in text:
             continue
         new, count, reflow = convert(rel, text)
+        for line in reflow:
+            print("%s:%d: a reference split over two lines, or a paper's section: "
+                  "by hand" % (rel, line))
         if not count:
             continue
         total, files = total + count, files + 1
-        for line in reflow:
-            print("%s:%d: a reference split over two lines: reflow it by hand" % (rel, line))
         if dry:
             print("%s: %d references" % (rel, count))
         else:

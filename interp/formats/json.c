@@ -45,7 +45,7 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     sc_json_string(f, name ? name : "");
     fprintf(f, ",\n  \"devices\": %d,\n  \"stages\": %d,\n  \"microbatches\": %d", P, S,
             sc_prog_microbatches(pg));
-    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) /* SPEC.md §21 */
+    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) /* docs/steps.md */
         fprintf(f, ",\n  \"steps\": %d,\n  \"optim_sync\": \"%s\"", sc_prog_steps(pg),
                 sc_sync_name(sc_prog_optim_sync(pg)));
     fprintf(f, ",\n  \"placement\": [");
@@ -89,8 +89,9 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                            "\"step\": %d, \"group\": %d, \"bytes\": %.15g",
                         sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
             }
+            /* post-validation, docs/steps.md#optimizer-synchronization */
             if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
-                (in->flags & SC_IF_ROLLBACK)) /* post-validation, SPEC.md §21.2 */
+                (in->flags & SC_IF_ROLLBACK))
                 fprintf(f, ", \"rollback\": true");
             else if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN))
                 fprintf(f, ", \"redo_in\": true");

@@ -101,7 +101,7 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
             if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
                 (in->flags & SC_IF_ROLLBACK) && t1 <= t0)
-                continue; /* a rollback path that did not run (SPEC.md §21.2) */
+                continue; /* a rollback path that did not run (docs/steps.md) */
             if (in->op == SC_OP_VALIDATE) {
                 event_head(f, first);
                 fprintf(f, "{\"name\": \"step %d validated\", \"cat\": \"step\", \"ph\": \"i\", "

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* Status codes of every interp function. The CLI maps them to exit codes
- * (see SPEC.md, "Errors and exit codes"). */
+ * (see docs/errors.md). */
 #define SC_STATUSES(X)                                                  \
     X(OK, 0, "ok")                                                      \
     X(ERR_ARG, 3, "invalid argument")                                   \
@@ -58,16 +58,16 @@ int sc_status_exit_code(sc_status st);
 /* Instruction kinds. Compute passes come first (sc_op_is_compute). To add a
  * pass kind, add it here and give its cost and memory effect in ir_impl.h.
  * OFFLOAD, DROP and RELOAD move a fraction of an activation record to host
- * memory and back (offload.h, SPEC.md §8.5). ALLREDUCE and BCAST are
- * collectives (design.md §6, SPEC.md §8.6): to add a collective kind, add it
- * here, to sc_op_is_coll and to the ring factors of ir_impl.h. */
+ * memory and back (offload.h, docs/semantics.md#host-copies). ALLREDUCE and
+ * BCAST are collectives (docs/semantics.md#collectives): to add a collective
+ * kind, add it here, to sc_op_is_coll and to the ring factors of ir_impl.h. */
 #define SC_OPS(X)                                                       \
     X(F, "F")        /* forward of (stage, mb); allocates activation */ \
     X(B, "B")        /* backward for the input gradient */             \
     X(W, "W")        /* backward for the weight gradient */            \
     X(BW, "BW")      /* B and W fused */                               \
     X(S, "S")        /* output layer on the device's vocabulary shard:  \
-                        logits, softmax statistics (SPEC.md §22) */    \
+                        logits, softmax statistics (docs/vocab.md) */    \
     X(T, "T")        /* its weight gradient */                         \
     X(E, "E")        /* input embedding: the shard's masked lookup */  \
     X(EW, "EW")      /* input embedding's weight gradient */           \
@@ -90,7 +90,7 @@ typedef enum sc_op {
 } sc_op;
 
 /* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
- * stage semantics of SPEC.md §3.2): sc_op_is_compute. Those of a device's
+ * stage semantics of docs/guide.md#passes-and-dependencies): sc_op_is_compute. Those of a device's
  * vocabulary shard (S, T, E, EW; stage = the device): sc_op_is_vocab. */
 #define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
 #define sc_op_is_vocab(op) ((op) >= SC_OP_S && (op) <= SC_OP_EW)
@@ -152,15 +152,15 @@ typedef struct sc_instr {
 #define SC_FRAC_ONE (1 << 30)
 
 /* flags of a transfer: SC_IF_GROUP makes it start a new group even when
- * the instruction before it is a transfer too (SPEC.md §8.1). */
+ * the instruction before it is a transfer too (docs/semantics.md#the-semantics). */
 #define SC_IF_GROUP 0x1u
 
-/* flags of any instruction (the high bits: a collective's tag holds the
- * low twelve) for post-validation's rollback path (SPEC.md §21.2):
- * SC_IF_ROLLBACK: runs only when the VALIDATE before it found the eager
- * step wrong (a redone F, a broadcast of its output); SC_IF_REDO_IN: an F
- * that then reads its input from the broadcast of a redone F (tagged
- * F s-1 mb) instead of its transfer. */
+/* flags of any instruction (the high bits: a collective's tag holds the low
+ * twelve) for post-validation's rollback path
+ * (docs/steps.md#optimizer-synchronization): SC_IF_ROLLBACK: runs only when
+ * the VALIDATE before it found the eager step wrong (a redone F, a broadcast
+ * of its output); SC_IF_REDO_IN: an F that then reads its input from the
+ * broadcast of a redone F (tagged F s-1 mb) instead of its transfer. */
 #define SC_IF_ROLLBACK 0x8000u
 #define SC_IF_REDO_IN 0x4000u
 
@@ -185,7 +185,7 @@ typedef struct sc_prog sc_prog;
 #endif
 
 /* Where the vocabulary layers (input embedding, output layer with softmax
- * cross-entropy) go (SPEC.md §22): none (the program has no vocabulary
+ * cross-entropy) go (docs/vocab.md): none (the program has no vocabulary
  * layers), baseline (the embedding in stage 0's passes, the output layer in
  * the last stage's), redis (baseline with transformer layers moved off the
  * first and last stages, by the model's costs), vocab-1 and vocab-2 (both
@@ -232,11 +232,11 @@ sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
 /* Time of the optimizer step over stage s's parameters (default 0): OPTIM
  * on a device takes the sum over its stages. */
 sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
-/* Whether the costs are seconds (they came from a cost file, SPEC.md §20)
+/* Whether the costs are seconds (they came from a cost file, docs/costs.md)
  * or abstract time units (the default). Only outputs read it. */
 void sc_prog_set_seconds(sc_prog *pg, int seconds);
 int sc_prog_seconds(const sc_prog *pg);
-/* Vocabulary layers (SPEC.md §22). sc_prog_set_vocab drops the orders'
+/* Vocabulary layers (docs/vocab.md). sc_prog_set_vocab drops the orders'
  * lowering, as a cost does. The costs of device d's vocabulary passes
  * (d = -1: every device; times >= 0): S, T, E, EW; the units of memory
  * the record of S holds until T frees it. The sizes of the vocabulary
@@ -261,7 +261,7 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
  * INFINITY). Blocks and the schedulers respect it. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
-/* Training steps (SPEC.md §21). A program describes `steps` training steps
+/* Training steps (docs/steps.md). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the
  * lowering repeats them, each step ending with REDUCE and OPTIM. In the
  * lowered streams, microbatch i of step k is numbered k·m + i, so the
@@ -311,7 +311,7 @@ sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
  * applies; the program counts as lowered, and sc_verify_streams (or
  * sc_check) proves the streams as given. Do not mix with sc_prog_push. */
 sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in);
-/* A collective (design.md §6, SPEC.md §8.6), as a whole: what kind, its
+/* A collective (docs/semantics.md#collectives), as a whole: what kind, its
  * members, what it carries (the tag) and its size. Each member has one
  * instruction for it in its stream; members must post the collectives of a
  * group in the same order. */

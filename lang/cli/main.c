@@ -1,5 +1,5 @@
 /*
- * main.c — the stagecraft command line (SPEC.md, "Command line").
+ * main.c — the stagecraft command line (docs/cli.md).
  *
  *   stagecraft                        REPL (stdin as a script when not a TTY)
  *   stagecraft FILE.lua [args...]     run a script, like lua(1)
@@ -14,7 +14,7 @@
  *   scheduler's search time, overriding the recipe's time_limit)
  *
  * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
- * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
+ * (docs/interchange.md) come before the command or FILE.lua, or anywhere after a
  * recipe command.
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
@@ -185,7 +185,7 @@ static double max_of(const double *v, int n)
     return x;
 }
 
-/* The offload figures (SPEC.md §19.5): nothing without a policy or host
+/* The offload figures (docs/offload.md#figures): nothing without a policy or host
  * copies. */
 static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
 {
@@ -351,7 +351,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
         sc_cli_print_vocab(pg, sim, 1);
-        if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (SPEC.md §20) */
+        if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (docs/costs.md) */
             printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
         sc_cli_print_steps(pg, sim, 1);
         printf("}\n");

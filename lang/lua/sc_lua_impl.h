@@ -38,7 +38,9 @@ int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *con
 void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int methods,
                         const char *const *fields);
 
-/* The fields of the tables recipes give (SPEC.md §5.1, §5.4, §5.5, §19.4). */
+/* The fields of the tables recipes give (docs/language.md#fields,
+ * docs/blocks.md#building-blocks, docs/blocks.md#blocks-as-values,
+ * docs/offload.md#in-recipes-and-on-the-command-line). */
 extern const char *const sc_program_fields[], *const sc_block_fields[];
 extern const char *const sc_block_table_fields[];
 
@@ -63,7 +65,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg);
  * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
 void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
-/* The figures of every step (SPEC.md §21.3) into the table on the stack
+/* The figures of every step (docs/steps.md#simulation) into the table on the stack
  * top, for several steps or a synchronization. */
 void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 /* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
