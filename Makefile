@@ -1,7 +1,10 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
-#   make test       C unit tests, Lua tests of the DSL, command-line tests, the
-#                   Python package and real PyTorch (installed once into ~/.cache/stagecraft/torch)
+#   make check      the fast tier, for every edit: unit, Lua, command line, docs, and
+#                   a sample of every end-to-end suite (well under 2 minutes on 2 cores)
+#   make test       every suite whole: C unit tests, Lua tests of the DSL, command-line
+#                   tests, the runtime, the Python package and real PyTorch (installed
+#                   once into ~/.cache/stagecraft/torch)
 #   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer harnesses tests/fuzz/fuzz_*.c, FUZZ_TIME s each (clang)
 #   make bench      benchmarks (print figures; not pass/fail)
@@ -18,7 +21,12 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wno-format-nonliteral -Werror=implicit-function-declaration
+# WERROR=1 (CI) turns every warning into an error.
+WARN    += $(if $(WERROR),-Werror)
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang -Iruntime
+# Each object's (and each one-source program's) headers into a .d file
+# beside it, included at the end: editing a header rebuilds exactly what uses it.
+DEPFLAGS := -MMD -MP
 SAN     :=
 LDLIBS  += -lm
 
@@ -81,9 +89,6 @@ CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_
 INTERP_SRC := $(wildcard interp/*.c interp/*/*.c)
 LANG_SRC   := $(wildcard lang/*.c lang/*/*.c)
 RUNTIME_SRC := $(filter-out $(CUDA_MOD_C),$(wildcard runtime/*.c runtime/*/*.c))
-INTERP_H   := $(wildcard interp/*.h interp/*/*.h)
-LANG_H     := $(wildcard lang/*.h lang/*/*.h)
-RUNTIME_H  := $(wildcard runtime/*.h runtime/*/*.h)
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
@@ -107,14 +112,14 @@ $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/runtime/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
+$(BUILD)/runtime/%.o: runtime/%.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
 
 # The CUDA module (built only with nvcc).
-$(BUILD)/cudamod/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) | deps
+$(BUILD)/cudamod/%.o: runtime/%.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
 
 $(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 	@mkdir -p $(dir $@)
@@ -123,9 +128,9 @@ $(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 $(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
 
-$(BUILD)/%.o: %.c $(INTERP_H) $(LANG_H) $(RUNTIME_H) | deps
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
 # The stdlib recipes are compiled into the binary.
 $(BUILD)/embed: tools/embed.c
@@ -139,15 +144,15 @@ $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
 	$(CC) -std=c11 $(OPT) $(SAN) -c $< -o $@
 
 $(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
 # GPU tests and benchmarks: C programs on the backend and executor, built
 # with the CUDA backend (and by `make test`, so that CI compiles them).
 $(BUILD)/gpu_%: tests/gpu/%.c tests/unit/harness.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -Itests/unit -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
 $(BUILD)/gpubench_%: bench/gpu/%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
 
 # The GPU test programs use only the public tables: built everywhere, run on
 # a GPU by tests/gpu/run.sh and on the CUDA stand-in by tests/cudastub/run.sh.
@@ -176,9 +181,9 @@ $(STUB)/libsc_cudastub.so: tests/cudastub/cudastub.c tests/cudastub/cudastub_lau
 $(STUB)/libsc_ncclstub.so: tests/cudastub/ncclstub.c $(STUB)/libsc_cudastub.so $(STUB_H)
 	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -o $@ $< -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lpthread
 
-$(STUB)/mod/%.o: runtime/%.c $(INTERP_H) $(RUNTIME_H) $(STUB_H) | deps
+$(STUB)/mod/%.o: runtime/%.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_HAVE_NCCL -DSC_CUDA_API_HASH=$(API_HASH) $(STUB_INC) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_HAVE_NCCL -DSC_CUDA_API_HASH=$(API_HASH) $(STUB_INC) -c $< -o $@
 
 # The kernels on the host: each `k<<<grid, block, 0, stream>>>(args)` becomes
 # SC_CUDASTUB_LAUNCH(grid, block, stream, k, args); a launch the rewrite
@@ -189,7 +194,7 @@ $(STUB)/mod/cuda_kernels_host.cc: runtime/cuda/cuda_kernels.cu
 	@! grep -n '<<<' $@ || { echo "error: $< has a launch the stand-in's rewrite does not know"; exit 1; }
 
 $(STUB)/mod/cuda_kernels_host.o: $(STUB)/mod/cuda_kernels_host.cc runtime/cuda/cuda_impl.h $(STUB_H)
-	$(CXX) -std=c++17 -O2 -g $(SAN) -fPIC -fvisibility=hidden -ffp-contract=off -DSC_CUDASTUB_KERNELS -Wall -Wextra $(STUB_INC) -Iruntime/cuda -Iruntime -Iinterp -c $< -o $@
+	$(CXX) -std=c++17 -O2 -g $(DEPFLAGS) $(SAN) -fPIC -fvisibility=hidden -ffp-contract=off -DSC_CUDASTUB_KERNELS -Wall -Wextra $(STUB_INC) -Iruntime/cuda -Iruntime -Iinterp -c $< -o $@
 
 $(STUB)/libstagecraft_cuda.so: $(STUB_OBJ) $(STUB)/libsc_cudastub.so
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $(STUB_OBJ) -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lstdc++ -ldl -lpthread -lm
@@ -205,7 +210,7 @@ $(BUILD)/libsc_mpistop_double.so: tests/mpistop/mpi_stop_double.c | deps
 	$(if $(MPI_LIBS),$(CC) $(CFLAGS) -fPIC -shared $(MPI_CFLAGS) -o $@ $< $(MPI_LIBS),@echo "note: built without MPI: $@ is not needed")
 
 $(BUILD)/bench_%: bench/bench_%.c $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
-	$(CC) $(CFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -O3 -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a \
 	  $(RUNTIME_LIBS) $(LDLIBS)
 
 # Fuzzing: every tests/fuzz/fuzz_NAME.c is a harness, run on its seed corpus
@@ -222,36 +227,22 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/cli/main.o $(BUI
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(SAN) -fsanitize=fuzzer -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
 
 # Missing Debian packages: installed when we are root and apt-get works,
-# named otherwise. Only Lua and BLAS are needed to build: when they are
-# there, a failed install (no package registry) is a note, not an error.
-# NODEPS=1 skips the step (a machine that must not install anything).
+# named otherwise (tools/deps.sh). NODEPS=1 skips the step (a machine that
+# must not install anything).
 deps:
 ifeq ($(NODEPS),)
-	@missing=""; \
-	[ "$(HAVE_LUA)" = yes ] || missing="$$missing lua5.4"; \
-	[ "$(HAVE_BLAS)" = yes ] || missing="$$missing openblas"; \
-	{ [ "$(HAVE_MPI)" = yes ] && command -v mpirun >/dev/null; } || missing="$$missing openmpi"; \
-	for t in python3 xmllint rsvg-convert; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
-	if [ -n "$$missing" ]; then \
-	  installed=no; \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing $(DEB_PKGS) (missing:$$missing)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null \
-	      && installed=yes || echo "note: could not install $(DEB_PKGS) (no package registry?)"; \
-	  fi; \
-	  if [ $$installed = no ]; then \
-	    if [ "$(HAVE_LUA)" = no ] || [ "$(HAVE_BLAS)" = no ]; then \
-	      echo "error: missing:$$missing: install them with 'apt-get install $(DEB_PKGS)' (as root), or build elsewhere with 'make gpu-bundle' and carry build-gpu/"; exit 1; \
-	    else \
-	      echo "note: missing:$$missing ('run' uses threads only without OpenMPI; the tests need python3, xmllint, rsvg-convert)"; \
-	    fi; \
-	  fi; \
-	fi
+	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)"
 endif
 
-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) $(STUB_LIBS) \
-      $(BUILD)/libsc_mpistop_double.so
-	@BUILD=$(BUILD) sh tests/run.sh
+# The two tiers (tests/run.sh): make check, a sample of every suite for
+# each edit; make test, every suite whole. Suites run concurrently.
+TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
+            $(STUB_LIBS) $(BUILD)/libsc_mpistop_double.so
+test: $(TEST_DEPS)
+	@BUILD=$(BUILD) SC_TIER=test sh tests/run.sh
+
+check: $(TEST_DEPS)
+	@BUILD=$(BUILD) SC_TIER=check sh tests/run.sh
 
 gpu-test: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_TEST_BIN)
 	@BUILD=$(BUILD) sh tests/gpu/run.sh
@@ -363,5 +354,8 @@ echo:
 clean:
 	rm -rf build build-asan $(GPU_BUNDLE) $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps fuzz-deps test gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
+.PHONY: all deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
 .DELETE_ON_ERROR:
+
+# The headers each object was built from (-MMD -MP above).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -7,6 +7,8 @@
 #                           and SUBSTRING is in its stdout or stderr (kept in
 #                           $tmp/out and $tmp/err), else shows their start
 # The counters are $pass and $fail; each test prints them at its end.
+# full and sample (tests/tier.sh) choose what the check tier runs.
+. tests/tier.sh # full, sample: the tiers of make check and make test
 pass=${pass:-0}; fail=${fail:-0}
 ok() { pass=$((pass+1)); }
 bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }

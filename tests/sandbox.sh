@@ -4,6 +4,7 @@
 # outside (the files it would have made or removed are checked). Run from
 # the repository root: sh tests/sandbox.sh
 SC=${SC:-./stagecraft}
+. tests/tier.sh # full, sample: make check runs a sample
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/r/sub" "$tmp/out"
@@ -236,7 +237,7 @@ return sc.program { p = 2, m = 2, rule = "1f1b" }'
 recipe cmove.lua "table.move({}, 1, math.maxinteger, 2)"
 recipe cins.lua "table.insert(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1, 'x')"
 recipe crem.lua "table.remove(setmetatable({}, {__len = function() return math.maxinteger - 1 end}), 1)"
-for t in "" --trust; do
+for t in "" $(full && echo --trust); do
   for f in xp1 xp2 xp3 cmove cins crem; do
     expect 7 "$f.lua:1: step limit exceeded: more than 1000000 Lua instructions" -- timeout 60 $SC $t check "$tmp/r/$f.lua" --max-steps 1e6 --max-time 0
   done
@@ -260,7 +261,7 @@ return sc.program { p = 2, m = 2, rule = "1f1b" }'
 expect 0 "ok:" -- $SC check "$tmp/r/tmove.lua" --max-steps 1e6
 
 # A tiny --max-mem is the memory limit's error, never a Lua panic (issue 21).
-for k in 1 10K 40K; do
+for k in 1 $(full && echo 10K) 40K; do
   for c in "check 1f1b" "run 1f1b" "list" "sim $tmp/r/good.lua --json"; do
     # shellcheck disable=SC2086
     $SC --max-mem $k $c >"$tmp/o" 2>"$tmp/e"; rc=$?
@@ -279,9 +280,11 @@ expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 6
 recipe drop.lua 'for i = 1, 300 do local p = sc.program { p = 16, m = 256, rule = "1f1b" } end
 return sc.program { p = 2, m = 2, rule = "1f1b" }'
 expect 0 "ok:" -- $SC check "$tmp/r/drop.lua" --max-mem 48M
-expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 209715200 bytes" -- timeout 120 $SC sim gpipe -D p=64 -D m=20000 --max-mem 200M
-expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- timeout 120 $SC check gpipe -D p=4000 -D m=4000
-expect 7 "memory limit exceeded" -- timeout 120 $SC --trust check "$tmp/r/keep.lua" --max-mem 64M
+if full; then # (each builds hundreds of megabytes first: make test only)
+  expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 209715200 bytes" -- timeout 120 $SC sim gpipe -D p=64 -D m=20000 --max-mem 200M
+  expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 1073741824 bytes" -- timeout 120 $SC check gpipe -D p=4000 -D m=4000
+  expect 7 "memory limit exceeded" -- timeout 120 $SC --trust check "$tmp/r/keep.lua" --max-mem 64M
+fi
 # run: the executor's tables (O(P x S x m)) are checked before they are made.
 expect 7 "run: the executor's tables need 16808 MiB (256 devices, 256 stages x 4096 microbatches each), more than the" -- timeout 300 $SC run gpipe -D p=256 -D m=4096 -D hidden=1 -D vocab=1 -D seq=1 -D batch=1 -D layers=256
 # Threads of run under an address-space limit: refused before OpenBLAS

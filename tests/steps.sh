@@ -93,8 +93,8 @@ if n > 1:
     assert len(j["simulated_step_makespan"]) == n, j
 PY
 }
-for r in zb-h1 zb-v interleaved; do
-  for n in 1 2 5; do
+for r in $(sample zb-h1 zb-v interleaved); do
+  for n in 1 $(full && echo 2) 5; do
     if $SC run $r -D p=4 -D m=8 -D steps=$n --check --json >"$tmp/j" 2>"$tmp/e" && steps_ok "$tmp/j" $n; then ok
     else bad "run $r steps=$n --check"; head -3 "$tmp/e" >&2; fi
   done
@@ -118,7 +118,7 @@ b=$($SC run zb-h1 -D steps=2 -D lr=0.01 --json 2>/dev/null | sed 's/.*"loss_hex"
 # the verifier proves sync and post-validation on every stdlib recipe; the
 # simulator pins the figures of docs/steps.md#simulation and the rollback
 # path's cost.
-for r in $($SC list | awk '/^[a-z0-9]/ {print $1}'); do
+for r in $(sample $($SC list | awk '/^[a-z0-9]/ {print $1}')); do
   $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
   for s in sync post-validation; do
     if $SC check "$r" -D p=4 -D m=8 -D steps=3 -D optim_sync=$s -D tcomm=0.2 >/dev/null 2>"$tmp/err"; then ok
@@ -171,8 +171,8 @@ if what == "plain":
 PY
 }
 for s in sync post-validation; do
-  for r in zb-h2 zb-v interleaved; do
-    for n in 1 3 5; do
+  for r in zb-h2 $(sample zb-v interleaved); do
+    for n in $(full && echo 1) 3 $(full && echo 5); do
       for what in plain clip inf; do
         case $what in plain) a="" ;; clip) a="-D clip=0.9" ;; inf) a="-D inf_step=$((n > 1 ? 1 : 0)) -D inf_device=2" ;; esac
         # shellcheck disable=SC2086
@@ -192,6 +192,7 @@ if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   for s in sync post-validation; do
     for a in "-D clip=0.9" "-D inf_step=3 -D inf_device=2"; do
+      full || [ "$a" = "-D clip=0.9" ] || continue
       # shellcheck disable=SC2086
       $SC run zb-h2 -D steps=5 -D optim_sync=$s $a --check --json >"$tmp/t.json" 2>"$tmp/e"
       # shellcheck disable=SC2086
@@ -208,7 +209,7 @@ PY
       then ok; else bad "mpirun zb-h2 optim_sync=$s $a"; head -5 "$tmp/e" >&2; fi
     done
   done
-  for r in zb-h1 zb-v; do
+  for r in $(sample zb-h1 zb-v); do
     $SC run $r -D steps=3 --check --json >"$tmp/t.json" 2>"$tmp/e"
     if timeout 120 $MPIRUN $SC run $r -D steps=3 --check --json >"$tmp/m.json" 2>>"$tmp/e" &&
        steps_ok "$tmp/m.json" 3 && python3 - "$tmp/t.json" "$tmp/m.json" <<'PY'

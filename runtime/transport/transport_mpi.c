@@ -9,7 +9,15 @@
  * leave them to the ranks that compute, and so that a wait can give up after
  * the timeout (the watchdog for a peer that vanished without the job being
  * aborted by mpirun).
+ *
+ * An all-reduce SUM gathers every rank's buffer (MPI_Iallgather) and adds
+ * them in rank order on each rank (coll_host.h, the local transport's own
+ * arithmetic), so that a run on MPI ranks gives the bits of the same run on
+ * threads by construction: MPI_Iallreduce adds in an order of its own
+ * choosing (recursive doubling, rings), which differs from device order.
+ * MAX and broadcasts are exact in any order: MPI's own.
  */
+#include "coll_host.h"
 #include "sc_mpi.h"
 #include "transport.h"
 
@@ -48,6 +56,12 @@ typedef struct mctx {
 
 typedef struct mgroup {
     int n;
+    /* A collective's all-reduce SUM: its buffer, and in one allocation a
+     * pointer per rank, then every rank's copy of it, rank after rank,
+     * added in rank order once the gather completes. */
+    sc_cxfer sum;
+    void **gather;
+    int ranks;
     MPI_Request req[];
 } mgroup;
 
@@ -60,11 +74,10 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
 static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
 {
     mctx *c = ctx;
-    mgroup *g = malloc(sizeof *g + (size_t)(n > 0 ? n : 1) * sizeof(MPI_Request));
+    mgroup *g = calloc(1, sizeof *g + (size_t)(n > 0 ? n : 1) * sizeof(MPI_Request));
     *group = g;
     if (!g)
         return SC_ERR_NOMEM;
-    g->n = 0;
     for (int i = 0; i < n; i++) {
         const sc_xfer *t = &x[i];
         if (t->tag < 0 || t->tag >= c->max_tag || t->bytes > INT_MAX) {
@@ -99,18 +112,20 @@ static sc_status mpi_test(void *ctx, int dev, void *group, int *done)
     return SC_OK;
 }
 
-static sc_status mpi_wait(void *ctx, int dev, void *group)
+/* Polls test until the group has completed or the timeout passes. */
+static sc_status poll_wait(void *ctx, int dev, void *group,
+                           sc_status (*test)(void *, int, void *, int *), const char *what)
 {
     mctx *c = ctx;
     double deadline = now() + c->timeout_s;
     for (long spin = 0;; spin++) {
         int done = 0;
-        sc_status st = mpi_test(ctx, dev, group, &done);
+        sc_status st = test(ctx, dev, group, &done);
         if (st || done)
             return st;
         if (c->timeout_s > 0 && now() > deadline) {
-            snprintf(c->err, sizeof c->err, "mpi transport: d%d waited %g s for a transfer "
-                     "group; a peer is gone or stuck: giving up", dev, c->timeout_s);
+            snprintf(c->err, sizeof c->err, "mpi transport: d%d waited %g s for a %s; a peer is "
+                     "gone or stuck: giving up", dev, c->timeout_s, what);
             return SC_ERR_RUNTIME;
         }
         if (spin > 64)
@@ -118,10 +133,17 @@ static sc_status mpi_wait(void *ctx, int dev, void *group)
     }
 }
 
+static sc_status mpi_wait(void *ctx, int dev, void *group)
+{
+    return poll_wait(ctx, dev, group, mpi_test, "transfer group");
+}
+
 static void mpi_release(void *ctx, int dev, void *group)
 {
     (void)ctx;
     (void)dev;
+    if (group)
+        free(((mgroup *)group)->gather);
     free(group);
 }
 
@@ -130,26 +152,43 @@ static const char *mpi_errmsg(void *ctx)
     return ((mctx *)ctx)->err;
 }
 
-/* Collectives on the duplicated communicator: MPI_Iallreduce in place or
- * MPI_Ibcast, one request each, polled like the groups. */
+/* Collectives on the duplicated communicator, one request each, polled
+ * like the groups: MPI_Ibcast, MPI_Iallreduce for MAX, MPI_Iallgather for
+ * SUM (added in rank order when it completes: mpi_coll_test). */
 static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
     mctx *c = ctx;
-    mgroup *g = malloc(sizeof *g + sizeof(MPI_Request));
+    mgroup *g = calloc(1, sizeof *g + sizeof(MPI_Request));
     *h = g;
     if (!g)
         return SC_ERR_NOMEM;
-    g->n = 0;
     if (x->count > INT_MAX) {
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: a collective of %zu elements is too "
                  "large", dev, x->count);
         return SC_ERR_LIMIT;
     }
     MPI_Datatype t = x->dtype == SC_DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
-    int rc = x->op == SC_OP_BCAST
-                 ? MPI_Ibcast(x->buf, (int)x->count, t, x->root, c->coll, &g->req[0])
-                 : MPI_Iallreduce(MPI_IN_PLACE, x->buf, (int)x->count, t,
-                                  x->red == SC_RED_MAX ? MPI_MAX : MPI_SUM, c->coll, &g->req[0]);
+    int rc;
+    if (x->op == SC_OP_BCAST) {
+        rc = MPI_Ibcast(x->buf, (int)x->count, t, x->root, c->coll, &g->req[0]);
+    } else if (x->red == SC_RED_MAX) {
+        rc = MPI_Iallreduce(MPI_IN_PLACE, x->buf, (int)x->count, t, MPI_MAX, c->coll, &g->req[0]);
+    } else {
+        MPI_Comm_size(c->coll, &g->ranks);
+        g->sum = *x;
+        size_t bytes = x->count * sc_coll_dtype_size(x->dtype);
+        g->gather = malloc((size_t)g->ranks * (sizeof(void *) + bytes));
+        if (!g->gather) {
+            snprintf(c->err, sizeof c->err, "mpi transport: d%d: out of memory gathering an "
+                     "all-reduce of %zu elements from %d ranks", dev, x->count, g->ranks);
+            return SC_ERR_NOMEM;
+        }
+        char *rows = (char *)(g->gather + g->ranks);
+        for (int d = 0; d < g->ranks; d++)
+            g->gather[d] = rows + (size_t)d * bytes;
+        rc = MPI_Iallgather(x->buf, (int)x->count, t, rows, (int)x->count, t, c->coll,
+                            &g->req[0]);
+    }
     if (rc != MPI_SUCCESS) {
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting a collective failed (MPI "
                  "error %d)", dev, rc);
@@ -157,6 +196,26 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
     }
     g->n = 1;
     return SC_OK;
+}
+
+/* A collective's test: once a SUM's gather has completed, its ranks'
+ * buffers are added in rank order into the rank's own buffer (once). */
+static sc_status mpi_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    mgroup *g = h;
+    sc_status st = mpi_test(ctx, dev, h, done);
+    if (st || !*done || !g->gather)
+        return st;
+    sc_coll_host_complete(&g->sum, g->gather, g->ranks);
+    memcpy(g->sum.buf, g->gather[0], g->sum.count * sc_coll_dtype_size(g->sum.dtype));
+    free(g->gather);
+    g->gather = NULL;
+    return SC_OK;
+}
+
+static sc_status mpi_coll_wait(void *ctx, int dev, void *h)
+{
+    return poll_wait(ctx, dev, h, mpi_coll_test, "collective");
 }
 
 static const struct sc_transport_ops mpi_ops = {
@@ -168,8 +227,8 @@ static const struct sc_transport_ops mpi_ops = {
     .abort = NULL, /* the run ends the whole job with MPI_Abort instead */
     .errmsg = mpi_errmsg,
     .coll_start = mpi_coll_start,
-    .coll_test = mpi_test,
-    .coll_wait = mpi_wait,
+    .coll_test = mpi_coll_test,
+    .coll_wait = mpi_coll_wait,
     .coll_release = mpi_release,
 };
 

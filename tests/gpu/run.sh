@@ -96,7 +96,7 @@ fi
 
 # 2. Every stdlib recipe against the CPU reference.
 recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')
-for r in $recipes; do
+for r in $(sample $recipes); do
   for pm in "2 4" "4 8"; do
     set -- $pm
     $SC check "$r" -D p=$1 -D m=$2 >/dev/null 2>&1 || continue
@@ -110,7 +110,7 @@ done
 # synchronized optimizer steps (docs/steps.md#optimizer-synchronization), against the CPU
 # reference.
 for vp in vocab-1 vocab-2; do
-  for r in 1f1b v-half; do
+  for r in 1f1b $(full && echo v-half); do
     if timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
        json_ok "$tmp/j" "$(want_tp 4)"; then ok
     else bad "run $r p=4 vocab_par=$vp --backend cuda --check"; head -3 "$tmp/e" >&2; fi

@@ -66,6 +66,13 @@ int MPI_Iallreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, 
     return PMPI_Iallreduce(in, out, n, t, op, comm, req);
 }
 
+int MPI_Iallgather(const void *in, int n, MPI_Datatype t, void *out, int n_out,
+                   MPI_Datatype t_out, MPI_Comm comm, MPI_Request *req)
+{
+    maybe_stop("MPI_Iallgather");
+    return PMPI_Iallgather(in, n, t, out, n_out, t_out, comm, req);
+}
+
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
     maybe_stop("MPI_Ibarrier");
