@@ -6,7 +6,9 @@ _Action.from_str's grammar, _validate_schedule's checks and, for VERSION 2.15
 REDUCE_GRAD / WAIT_REDUCE_GRAD pairing), used by tests/interchange.sh where
 PyTorch is not installed. PyTorch's own validators check the same exports in
 tests/torch/ (docs/interchange.md#pytorch-pipelining-csv). Exits 1 with a
-message on the first violation.""" import re import sys
+message on the first violation."""
+import re
+import sys
 
 OLD = r"F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B|UNSHARD|RESHARD|REDUCE_GRAD"
 NEW = r"WAIT_SEND_F|WAIT_SEND_B|WAIT_REDUCE_GRAD|" + OLD
