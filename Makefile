@@ -56,9 +56,10 @@ HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
 # beside the executable: the cuda backend, the cuda-local transport, the nccl
 # transport when nccl.h is there, and the kernels (runtime/cuda/*.cu, the only
 # files nvcc compiles; the rest is C compiled with CC). The executable does
-# not link CUDA: registry.c loads the module when --backend cuda asks for it
-# (runtime/cuda/cuda_api.h says why), and the module does not link NCCL: it
-# loads libnccl.so.2 when the nccl transport is chosen (nccl_lib.c). Kernels
+# not link CUDA: runtime/device/cuda_load.c loads the module when --backend
+# cuda asks for it (runtime/cuda/cuda_api.h says why), and the module does
+# not link NCCL: it loads libnccl.so.2 when the nccl transport is chosen
+# (nccl_lib.c). Kernels
 # for sm_90 (H100, H200) plus PTX, which newer GPUs compile at load time;
 # CUDA_ARCH overrides.
 NVCC       := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
@@ -71,9 +72,10 @@ NVCCFLAGS   = -O2 -std=c++17 $(CUDA_ARCH) -Iruntime -Iinterp -Xcompiler -Wall$(c
 # CUDA is used when nvcc, the runtime library and cuBLAS's header are all there.
 CUDA        = $(if $(and $(NVCC),$(CUDA_LIBDIR),$(wildcard $(CUDA_HOME)/include/cublas_v2.h)),yes)
 CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
-# The registry (registry.c) knows whether nvcc was there (for its message);
-# where the module is, it finds at run time. Executable and module carry a
-# checksum of the headers between them (cuda_api.h): a stale module is refused.
+# The module's loader (runtime/device/cuda_load.c) knows whether nvcc was
+# there (for its message); where the module is, it finds at run time.
+# Executable and module carry a checksum of the headers between them
+# (cuda_api.h): a stale module is refused.
 API_HASH   := $(shell cat runtime/cuda/cuda_api.h runtime/backend/backend.h runtime/transport/transport.h | cksum | cut -d' ' -f1)UL
 REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))

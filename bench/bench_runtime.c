@@ -16,11 +16,12 @@
 #include <time.h>
 
 #include "compile.h"
-#include "exec.h"
+#include "device/device.h"
+#include "exec/exec.h"
 #include "ir/ir.h"
-#include "model.h"
+#include "model/model.h"
 #include "schedule/rules.h"
-#include "run.h"
+#include "run/run.h"
 #include "transport/transport.h"
 
 /* ---- a workload that does nothing ---- */

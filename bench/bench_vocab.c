@@ -22,7 +22,7 @@
  *   build/bench_vocab runtime  part 4 alone
  */
 #include "check/verify.h"
-#include "run.h"
+#include "run/run.h"
 #include "compile.h"
 #include "lower/lower.h"
 #include "ir/flops.h"

@@ -1,7 +1,7 @@
 /*
  * bench_gemm.c — achieved TFLOP/s of the built-in model's matrix products on
  * the cuda backend (bench/README.md, GPU item 4), through the backend's gemm
- * slot exactly as the passes call it (model.c):
+ * slot exactly as the passes call it (runtime/model/model.c):
  *
  *   F  a = x W1            gemm(0, 0, R, h, h)
  *   B  dA = dY W2^T        gemm(0, 1, R, h, h)
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "device/device.h"
 
 static double now(void)
 {

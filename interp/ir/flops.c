@@ -35,7 +35,7 @@ sc_model_desc sc_model_desc_default(void)
 
 /* Layers per stage: with redis, by cost (each next layer to the stage whose
  * device ends with the least time, at least one per stage); else evenly, the
- * first layers % S stages one more (the runtime's split, model.h). */
+ * first layers % S stages one more (the runtime's split, runtime/model/model.h). */
 static void split_layers(const sc_prog *pg, long L, const double *extra, double layer, int *nl)
 {
     int S = pg->S, P = pg->P;

@@ -92,7 +92,7 @@ void sc_sim_free(sc_sim *sim);
 
 /* Fills the step_* figures (and steps) of a timing of pg's streams, from
  * its t0/t1 and offset: for sc_simulate, and for a measured run's timeline
- * (run.h). Replaces what was there. */
+ * (runtime/run/run.h). Replaces what was there. */
 sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim);
 
 #endif

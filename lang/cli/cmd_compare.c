@@ -28,7 +28,7 @@
 #include "formats/svg.h"
 #include "lua/sc_auto.h"
 #include "lua/sc_lua.h"
-#include "run.h"
+#include "run/run.h"
 #include "sandbox/sandbox.h"
 
 #define EXIT_USAGE 2
@@ -275,7 +275,7 @@ void sc_compare_set_model(lua_State *L, int on)
 }
 
 /* The model's sizes from the -D of this combination: its unit in bytes and
- * the program's memory model set from it (run.h). */
+ * the program's memory model set from it (runtime/run/run.h). */
 static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char *err,
                         size_t errlen)
 {

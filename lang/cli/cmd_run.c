@@ -1,6 +1,6 @@
 /*
  * cmd_run.c — `stagecraft run`: evaluates the recipe, runs one training step
- * of the built-in model through its streams (runtime/run.h), prints the
+ * of the built-in model through its streams (runtime/run/run.h), prints the
  * measured numbers.
  *
  * Model sizes are -D parameters too (hidden, layers, vocab, seq, batch,
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "formats/atomic.h"
-#include "run.h"
+#include "run/run.h"
 #include "run_report.h"
 #include "lua/sc_lua.h"
 

@@ -14,7 +14,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 
 #include <stddef.h>
 
-#include "run.h"
+#include "run/run.h"
 
 /* run_steps.c (docs/steps.md): the progress line of each step (stderr; arg:
  * the start, a double of sc_exec_now), the table of the steps, the JSON

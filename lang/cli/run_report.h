@@ -7,8 +7,8 @@
 #ifndef SC_RUN_REPORT_H
 #define SC_RUN_REPORT_H
 
-#include "compare.h"
-#include "profile.h"
+#include "run/compare.h"
+#include "run/profile.h"
 
 /* The JSON members (each ", \"key\": value") of the comparison, and with a
  * profile its own (steps, step times, the file). */

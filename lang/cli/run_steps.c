@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 /* Shown for several steps, or for one step with a synchronization. */
 static int shown(const sc_prog *pg)

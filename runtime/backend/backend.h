@@ -19,7 +19,7 @@
  * every pass, so a failure is reported at the pass that caused it.
  *
  *     sc_backend *be;
- *     if (sc_backend_open("cpu", 0, &be, err, sizeof err) != SC_OK) ...
+ *     if (sc_backend_cpu_open(0, &be, err, sizeof err) != SC_OK) ...
  *     float *x = be->ops->alloc(be->ctx, n * sizeof(float));
  *     be->ops->gemm(be->ctx, 0, 0, M, N, K, 1.0f, A, B, 0.0f, C);
  *     be->ops->free(be->ctx, x, n * sizeof(float));
@@ -106,19 +106,17 @@ typedef struct sc_backend {
     void (*free_fn)(struct sc_backend *be);
 } sc_backend;
 
-/* Opens backend `name` ("cpu" or "cuda") for device `dev` of this process
- * (cuda: the GPU it runs on is dev modulo the visible GPUs). mem_cap > 0
- * limits the device memory in bytes (allocations beyond it fail as out of
- * memory); 0 means no limit. On failure writes one line to err and returns
- * SC_ERR_ARG (unknown or unavailable) or SC_ERR_NOMEM. */
-sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend **out, char *err,
-                          size_t errlen);
+/* Frees a backend through its free_fn; NULL is a no-op (backend.c). */
 void sc_backend_free(sc_backend *be);
 
-/* The backends themselves (registry.c dispatches by name). free_fn of a
- * backend frees its context; sc_backend_free calls it. */
+/* The backends themselves; device/device.h opens them by kind name ("cpu",
+ * "cuda"). mem_cap > 0 limits the device memory in bytes (allocations
+ * beyond it fail as out of memory); 0 means no limit. On failure they write
+ * one line to err and return SC_ERR_ARG (unavailable) or SC_ERR_NOMEM.
+ * free_fn of a backend frees its context; sc_backend_free calls it. */
 sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen);
-/* Built only when nvcc was found (SC_HAVE_CUDA). dev selects the GPU (dev
+/* In the CUDA module (built when nvcc was found), which device/cuda_load.c
+ * loads at the first call of these three. dev selects the GPU (dev
  * modulo the visible GPUs); several instances may share one GPU (emulated
  * devices): each has its own streams, cuBLAS handle and memory cap.
  * STAGECRAFT_CUDA_TF32=1 lets cuBLAS use TF32 tensor cores (for benchmarks;

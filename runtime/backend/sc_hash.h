@@ -1,8 +1,8 @@
 /*
  * sc_hash.h — the counter-based hash behind the built-in model's data
- * (model.h): inputs, targets and initial weights are functions of (seed,
+ * (model/model.h): inputs, targets and initial weights are functions of (seed,
  * stream, index) only, so any split into stages, any device and any backend
- * generates the same bits. Header-only so that the CPU (model.c,
+ * generates the same bits. Header-only so that the CPU (model/model.c,
  * backend_cpu.c) and the GPU (cuda_kernels.cu) compile the same code; every
  * step is exact (integer arithmetic, then a product by a power of two), so
  * host and device agree bit for bit.

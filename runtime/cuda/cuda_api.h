@@ -5,9 +5,10 @@
  * Everything that needs CUDA, cuBLAS or NCCL is built into one shared
  * object, build/libstagecraft_cuda.so (backend_cuda.c, the two GPU
  * transports, the kernels), linked against those libraries. The executable
- * does not link them: registry.c opens the module with dlopen the first time
- * `cuda` is asked for, and reads this one table from it; NCCL itself is
- * loaded by the module only when the nccl transport is chosen (nccl_lib.c).
+ * does not link them: device/cuda_load.c opens the module with dlopen the
+ * first time `cuda` is asked for, and reads this one table from it; NCCL
+ * itself is loaded by the module only when the nccl transport is chosen
+ * (nccl_lib.c).
  * So a CPU run maps none of CUDA's libraries (hundreds of MB, which would
  * not even load under a small `ulimit -v`), and a machine where they are
  * missing gets one clear line instead of a binary that does not start.

@@ -109,6 +109,8 @@ struct sc_backend;
 
 /* ---- GPU transports (built with CUDA; see docs/run.md#devices-threads-mpi-ranks-gpus) ----
  *
+ * In the CUDA module, which device/cuda_load.c loads at the first call.
+ *
  * Both take the cuda backends of their devices (be[i] for devs[i]): a
  * group's data moves after the compute each device had queued on its
  * backend's compute stream when it posted the group (an event recorded there

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "device/device.h"
 #include "transport/transport.h"
 
 static uint32_t rng = 12345;

@@ -9,6 +9,14 @@ symbol, read with nm) and from the sources' #include lines:
     calls or by includes;
   - the one-way dependencies: interp/ depends on nothing else, runtime/ on
     interp/ only, lang/ on both;
+  - inside interp/, the stage order (README.md, Layout; interp/compile.h):
+    ir -> schedule -> lower -> check -> the driver (interp/compile.c) ->
+    sim -> auto, formats; a folder uses only earlier ones, and only the
+    driver runs the stages in order: no other file of interp/ calls into
+    two or more of schedule/, lower/, check/ besides its own folder;
+  - inside runtime/, the layering of runtime/README.md: run -> model ->
+    exec -> backend, transport; run -> device -> backend, transport, cuda;
+    cuda -> backend, transport; no sources at runtime/'s root;
   - every source file under interp/, lang/ and runtime/ stays under
     MAX_LINES lines.
 Prints the cycles it finds and one summary line "N passed, N failed".
@@ -27,6 +35,25 @@ OVER = {}
 ROOTS = ("interp", "lang", "runtime")
 ALLOWED = {"interp": {"interp"}, "runtime": {"interp", "runtime"},
            "lang": {"interp", "runtime", "lang"}}
+# interp/'s stages by floor: a folder may use only the floors before its
+# own. The driver ("interp": compile.c) runs ir..check in order; sim asks it
+# for the timing; auto (the automatic scheduler) and the formats use sim.
+STAGES = [["interp/ir"], ["interp/schedule"], ["interp/lower"], ["interp/check"], ["interp"],
+          ["interp/sim"], ["interp/auto", "interp/formats"]]
+DRIVER = "interp/compile.c"
+RUN_IN_ORDER = {"interp/schedule", "interp/lower", "interp/check"}
+# runtime/'s folders and the folders of runtime/ each may use (besides
+# interp/); runtime/README.md draws it.
+RUNTIME_USES = {
+    "runtime/run": {"runtime/model", "runtime/exec", "runtime/device", "runtime/backend",
+                    "runtime/transport"},
+    "runtime/model": {"runtime/exec", "runtime/backend", "runtime/transport"},
+    "runtime/exec": {"runtime/backend", "runtime/transport"},
+    "runtime/device": {"runtime/backend", "runtime/transport", "runtime/cuda"},
+    "runtime/cuda": {"runtime/backend", "runtime/transport"},
+    "runtime/backend": set(),
+    "runtime/transport": set(),
+}
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 passed = failed = 0
@@ -133,6 +160,39 @@ for a, bs in sorted(fgraph.items()):
         ra, rb = a.split("/")[0], b.split("/")[0]
         check(rb in ALLOWED.get(ra, {ra}), "%s depends on %s (%s/ may use only %s)"
               % (a, b, ra, ", ".join(sorted(ALLOWED.get(ra, {ra})))))
+
+# ---- inside interp/: the stage order -----------------------------------------
+floor = {f: i for i, fs in enumerate(STAGES) for f in fs}
+interp_folders = {folder(f) for f in sources if f.startswith("interp/")}
+for f in sorted(interp_folders):
+    check(f in floor, "%s has a place in the stage order (STAGES in layout.py)" % f)
+for f in sorted(sources):
+    if folder(f) == "interp":
+        check(os.path.basename(f) in ("compile.c", "compile.h"),
+              "%s: interp/'s root holds the driver only (compile.c, compile.h)" % f)
+for a, bs in sorted(fgraph.items()):
+    for b in sorted(bs):
+        if a in floor and b in floor:
+            check(floor[b] < floor[a], "%s uses %s: a stage uses only earlier ones (%s)"
+                  % (a, b, " -> ".join(" | ".join(x[len("interp/"):] or "driver" for x in fs)
+                                       for fs in STAGES)))
+for f, callees in sorted(calls.items()):
+    if not f.startswith("interp/") or f == DRIVER:
+        continue
+    ran = sorted({folder(c) for c in callees} & RUN_IN_ORDER - {folder(f)})
+    check(len(ran) < 2, "%s calls into %s: only the driver (%s) runs the stages in order"
+          % (f, " and ".join(ran), DRIVER))
+
+# ---- inside runtime/: the layering -----------------------------------------
+runtime_folders = {folder(f) for f in sources if f.startswith("runtime/")}
+for f in sorted(runtime_folders):
+    check(f in RUNTIME_USES, "runtime/'s root holds no sources (a folder by job)" if f == "runtime"
+          else "%s has a place in runtime/'s layering (RUNTIME_USES in layout.py)" % f)
+for a, bs in sorted(fgraph.items()):
+    for b in sorted(bs):
+        if a.startswith("runtime") and b.startswith("runtime"):
+            check(b in RUNTIME_USES.get(a, set()), "%s uses %s (%s/ may use only %s)"
+                  % (a, b, a, ", ".join(sorted(RUNTIME_USES.get(a, ()))) or "interp/"))
 
 # ---- sizes ---------------------------------------------------------------------
 for f in sorted(sources):

@@ -6,7 +6,8 @@
  * the same through the mpi transport, one device per rank.
  */
 #include "compile.h"
-#include "exec.h"
+#include "device/device.h"
+#include "exec/exec.h"
 #include "harness.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"

@@ -6,13 +6,13 @@
  * prediction of the same steps, and the comparison's parts adding up to the
  * difference (all load-independent: no time is asserted against a bound).
  */
-#include "compare.h"
+#include "run/compare.h"
 #include "compile.h"
 #include "formats/costs.h"
 #include "formats/jsonread.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "profile.h"
+#include "run/profile.h"
 #include "schedule/rules.h"
 #include "sim/sim.h"
 

@@ -1,7 +1,7 @@
 /*
  * test_gpu_choice.c — which GPU an MPI rank takes with --backend cuda
- * (run_impl.h), without a GPU: a rank that sees several GPUs takes its
- * local rank modulo them; a rank that sees one GPU (a scheduler's
+ * (runtime/run/run_impl.h), without a GPU: a rank that sees several GPUs
+ * takes its local rank modulo them; a rank that sees one GPU (a scheduler's
  * CUDA_VISIBLE_DEVICES per rank) takes it, whatever its local rank; two
  * ranks are refused only when their GPUs' UUIDs are the same physical GPU
  * (issue 22, M4: before, every node with more ranks than visible GPUs was
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "run_impl.h"
+#include "run/run_impl.h"
 
 static void uuid(unsigned char *all, int rank, int gpu)
 {

@@ -5,11 +5,12 @@
  * (close, not bitwise), and failures.
  */
 #include "compile.h"
+#include "device/device.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "model.h"
+#include "model/model.h"
 #include "schedule/rules.h"
-#include "run.h"
+#include "run/run.h"
 #include "transport/transport.h"
 
 #include <math.h>

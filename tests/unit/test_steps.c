@@ -5,9 +5,10 @@
  */
 #include "check/rollback.h"
 #include "compile.h"
+#include "device/device.h"
 #include "harness.h"
 #include "ir/ir.h"
-#include "optim.h"
+#include "model/optim.h"
 #include "schedule/rules.h"
 #include "sim/sim.h"
 

@@ -1,5 +1,5 @@
 /*
- * exec_impl.h — the executor's state and what its files share (runtime/
+ * exec_impl.h — the executor's state and what its files share (runtime/exec/
  * only): exec.c runs the stream, exec_mem.c holds memory and errors,
  * exec_host.c the host copies of offload, exec_redo.c post-validation's
  * VALIDATE and rollback path.

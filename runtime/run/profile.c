@@ -14,7 +14,7 @@
 
 #include "compile.h"
 #include "ir/offload_cfg.h"
-#include "model.h"
+#include "model/model.h"
 
 /* A growable list of samples. */
 typedef struct vec {

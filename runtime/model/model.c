@@ -297,7 +297,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
             return vocab_fail(dv, SC_ERR_PROGRAM);
     } else if (s == 0) {
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
-    } else if (in != T[0]) { /* a redone F (exec.h) may hand back the input it kept */
+    } else if (in != T[0]) { /* a redone F (exec/exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
     }
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))

@@ -46,7 +46,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "optim.h"
 
 typedef struct sc_model_cfg {

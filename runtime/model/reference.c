@@ -40,7 +40,7 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         goto fail;
     }
     sc_model_record_parts(md, 0, pb, np);
-    if ((st = sc_backend_open("cpu", 0, mem_cap, &md->own_be, err, errlen)) != SC_OK ||
+    if ((st = sc_backend_cpu_open(mem_cap, &md->own_be, err, errlen)) != SC_OK ||
         (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
         goto fail;
     if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb))) {

@@ -1,7 +1,8 @@
 /*
  * run_devices.c — where the devices of a run execute (run_impl.h): threads
  * of this process or MPI ranks, each with its backend and the transport
- * that follows from it; the GPU memory check before anything is allocated.
+ * that follows from it, as the device kind's table says (device/device.h);
+ * the GPU memory check before anything is allocated.
  */
 #include "run_impl.h"
 
@@ -12,7 +13,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "device/device.h"
+#include "exec/exec.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"
 
@@ -79,24 +81,16 @@ static int has_transfers(const sc_prog *pg)
 
 #define GIB(x) ((double)(x) / (1024.0 * 1024.0 * 1024.0))
 
-/* What a device takes besides its tensors, allocated after the check: the
- * CUDA context is already there when the free memory is read (the backends
- * are open), but cuBLAS allocates its workspace at the first product (32 MiB
- * on Hopper), and an NCCL communicator its buffers (a few MiB per protocol,
- * channel and peer) when it starts. */
-#define CUBLAS_WORKSPACE_BYTES (32.0 * 1024 * 1024)
-#define NCCL_BUFFER_BYTES (256.0 * 1024 * 1024)
-
 /* Refuses a run whose parameters, gradients, predicted peak activations and
- * the libraries' own memory do not fit in the free memory of the GPUs
- * (devices sharing a GPU add up). be[i] is device devs[i]'s backend;
- * backends without meminfo pass. nccl: the devices will start NCCL. */
-static sc_status gpu_fits(const sc_model *md, const sc_prog *pg, const sc_run_result *r,
-                          sc_backend *const *be, const int *devs, int n, int nccl, char *err,
-                          size_t errlen)
+ * the libraries' own memory (extra bytes per device: the kind's and the
+ * transport's start_bytes) do not fit in the free memory of the GPUs
+ * (devices sharing a GPU add up). be[i] is device devs[i]'s backend; a kind
+ * without gpu_memory, and backends without meminfo, pass. */
+static sc_status gpu_fits(const sc_device_kind *k, const sc_model *md, const sc_prog *pg,
+                          const sc_run_result *r, sc_backend *const *be, const int *devs, int n,
+                          double extra, char *err, size_t errlen)
 {
-    double extra = CUBLAS_WORKSPACE_BYTES + (nccl ? NCCL_BUFFER_BYTES : 0);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; k->gpu_memory && i < n; i++) {
         int gi;
         size_t fi, ti;
         if (!be[i]->ops->meminfo)
@@ -219,18 +213,10 @@ out:
     return st;
 }
 
-enum { TP_LOCAL, TP_MPI, TP_CUDA_LOCAL, TP_NCCL };
-static const char *const tp_names[] = {"local", "mpi", "cuda-local", "nccl"};
-
-static void transport_free(int kind, sc_transport *tp)
+static void transport_free(const sc_transport_kind *t, sc_transport *tp)
 {
-    switch (kind) {
-    case TP_LOCAL: sc_transport_local_free(tp); break;
-    case TP_MPI: sc_transport_mpi_free(tp); break;
-    case TP_CUDA_LOCAL: sc_transport_cuda_local_free(tp); break;
-    case TP_NCCL: sc_transport_nccl_free(tp); break;
-    default: break;
-    }
+    if (t && t->free)
+        t->free(tp);
 }
 
 /* The GPU of a backend (meminfo), or -1. */
@@ -241,73 +227,83 @@ static int gpu_of(sc_backend *be)
     return be && be->ops->meminfo && be->ops->meminfo(be->ctx, &g, &f, &t) == SC_OK ? g : -1;
 }
 
-/* The transport of P devices as threads with backends be[0..P-1]. On cuda:
- * nccl when every device has its own GPU, NCCL loads and the pair order
- * holds; else cuda-local, with the reason in r->transport_note. A program
- * without transfers (p = 1) never starts NCCL (its bootstrap, proxy thread
- * and buffers would only add ways to fail), and when NCCL cannot create the
- * communicator the run goes on over cuda-local, saying why. */
-static sc_status threads_transport(const sc_prog *pg, const sc_run_opts *o, sc_run_result *r,
-                                   sc_backend *const *be, sc_transport **tp, int *kind,
-                                   char *err, size_t errlen)
+/* 1 when transport t may start for the P devices of r as threads (the
+ * memory it takes then counts in the GPU memory check). */
+static int may_start(const sc_transport_kind *t, const sc_prog *pg, const sc_run_result *r)
 {
-    int P = r->P, max_tag = 2 * r->S * sc_prog_stream_microbatches(pg);
-    *kind = TP_LOCAL;
-    if (strcmp(o->backend, "cuda") != 0) {
-        if (sc_transport_local_new(P, max_tag, o->timeout_s, tp) != SC_OK) {
-            snprintf(err, errlen, "out of memory creating the local transport");
-            return SC_ERR_NOMEM;
-        }
-        return SC_OK;
-    }
-    const char *want = getenv("STAGECRAFT_TRANSPORT");
-    if (want && *want && strcmp(want, "nccl") != 0 && strcmp(want, "cuda-local") != 0) {
-        snprintf(err, errlen, "STAGECRAFT_TRANSPORT must be nccl or cuda-local for --backend "
-                 "cuda (got '%s')", want);
-        return SC_ERR_ARG;
-    }
-    int force = want && *want ? (strcmp(want, "nccl") == 0 ? TP_NCCL : TP_CUDA_LOCAL) : -1;
-    char *why = r->transport_note;
-    size_t whylen = sizeof r->transport_note;
-    int nccl = 0;
-    why[0] = 0;
-    if (force == TP_CUDA_LOCAL)
-        snprintf(why, whylen, "STAGECRAFT_TRANSPORT=cuda-local");
-    else if (r->gpus != P)
-        snprintf(why, whylen, "%d devices on %d GPUs, and NCCL needs one GPU per device", P,
-                 r->gpus);
-    else if (force != TP_NCCL && !has_transfers(pg))
-        ; /* nothing to send: no NCCL, nothing to explain */
-    else if (!sc_transport_nccl_usable(why, whylen))
-        ;
-    else
-        nccl = sc_run_check_pair_order(pg, why, whylen) == SC_OK;
-    if (force == TP_NCCL && !nccl) {
-        snprintf(err, errlen, "STAGECRAFT_TRANSPORT=nccl: %s", why);
-        return SC_ERR_ARG;
-    }
-    if (nccl) {
-        int *devs = malloc((size_t)P * sizeof(int));
-        if (!devs) {
-            snprintf(err, errlen, "out of memory");
-            return SC_ERR_NOMEM;
-        }
-        for (int d = 0; d < P; d++)
-            devs[d] = d;
-        *kind = TP_NCCL;
-        sc_status st = sc_transport_nccl_new(P, P, devs, be, NULL, o->timeout_s, tp, err, errlen);
-        free(devs);
-        if (st == SC_OK || force == TP_NCCL || st == SC_ERR_NOMEM)
-            return st;
-        snprintf(why, whylen, "NCCL failed to start: %.280s", err);
-        err[0] = 0;
-    }
-    *kind = TP_CUDA_LOCAL;
-    return sc_transport_cuda_local_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
+    return (!t->gpu_each || r->gpus == r->P) && (!t->lazy || (r->P > 1 && has_transfers(pg)));
 }
 
-/* Distinct GPUs among the backends, and the name of GPU 0, into r. */
-static void count_gpus(sc_run_result *r, sc_backend *const *be, int n)
+/* The transport of P devices of kind k as threads with backends
+ * be[0..P-1]: the first of the kind's transports that can start, the last
+ * one else, with the reason why the others did not in r->transport_note
+ * (one GPU per device, NCCL that does not load, transfers posted in
+ * another order between a pair). A lazy transport is not started for a
+ * program without transfers (p = 1): nothing to explain. When a preferred
+ * one fails to start, the run goes on over the next, saying why.
+ * STAGECRAFT_TRANSPORT names the one to use when the kind has several (an
+ * impossible one is an error). */
+static sc_status threads_transport(const sc_device_kind *k, const sc_prog *pg,
+                                   const sc_run_opts *o, sc_run_result *r, sc_backend *const *be,
+                                   sc_transport **tp, const sc_transport_kind **used, char *err,
+                                   size_t errlen)
+{
+    int P = r->P, max_tag = 2 * r->S * sc_prog_stream_microbatches(pg), n = 0;
+    const sc_transport_kind *const *c = k->threads, *force = NULL;
+    while (c[n])
+        n++;
+    const char *want = n > 1 ? getenv("STAGECRAFT_TRANSPORT") : NULL;
+    if (want && *want) {
+        for (int i = 0; i < n && !force; i++)
+            if (strcmp(want, c[i]->name) == 0)
+                force = c[i];
+        if (!force) {
+            size_t len = (size_t)snprintf(err, errlen, "STAGECRAFT_TRANSPORT must be");
+            for (int i = 0; i < n && len < errlen; i++)
+                len += (size_t)snprintf(err + len, errlen - len, "%s %s",
+                                        i == 0 ? "" : i == n - 1 ? " or" : ",", c[i]->name);
+            if (len < errlen)
+                snprintf(err + len, errlen - len, " for --backend %s (got '%s')", k->name, want);
+            return SC_ERR_ARG;
+        }
+    }
+    char *why = r->transport_note;
+    size_t whylen = sizeof r->transport_note;
+    why[0] = 0;
+    for (int i = 0; i < n - 1; i++) {
+        const sc_transport_kind *t = c[i];
+        int ok = 0;
+        if (force && force != t)
+            snprintf(why, whylen, "STAGECRAFT_TRANSPORT=%s", force->name);
+        else if (t->gpu_each && r->gpus != P)
+            snprintf(why, whylen, "%d devices on %d GPUs, and %s needs one GPU per device", P,
+                     r->gpus, t->label);
+        else if (force != t && t->lazy && !has_transfers(pg))
+            ; /* nothing to send: nothing to start, nothing to explain */
+        else if (t->usable && !t->usable(why, whylen))
+            ;
+        else
+            ok = !t->in_order || sc_run_check_pair_order(pg, why, whylen) == SC_OK;
+        if (force == t && !ok) {
+            snprintf(err, errlen, "STAGECRAFT_TRANSPORT=%s: %s", t->name, why);
+            return SC_ERR_ARG;
+        }
+        if (!ok)
+            continue;
+        *used = t;
+        sc_status st = t->threads_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
+        if (st == SC_OK || force == t || st == SC_ERR_NOMEM)
+            return st;
+        snprintf(why, whylen, "%s failed to start: %.280s", t->label, err);
+        err[0] = 0;
+    }
+    *used = c[n - 1];
+    return c[n - 1]->threads_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
+}
+
+/* Distinct GPUs among the backends, and the name of GPU 0 (the kind's
+ * count), into r. */
+static void count_gpus(const sc_device_kind *k, sc_run_result *r, sc_backend *const *be, int n)
 {
     r->gpus = 0;
     for (int i = 0; i < n; i++) {
@@ -316,15 +312,17 @@ static void count_gpus(sc_run_result *r, sc_backend *const *be, int n)
             seen = gpu_of(be[j]) == g;
         r->gpus += !seen;
     }
-    if (r->gpus)
-        sc_backend_cuda_devices(r->gpu_name, sizeof r->gpu_name);
+    if (r->gpus && k->count)
+        k->count(r->gpu_name, sizeof r->gpu_name);
 }
 
 /* Runs the devices as threads; frees md. */
-sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
-                             const sc_model *ref, char *err, size_t errlen)
+sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
+                         sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
+                         size_t errlen)
 {
-    int P = r->P, kind = TP_LOCAL;
+    int P = r->P;
+    const sc_transport_kind *used = NULL;
     sc_status st = SC_OK;
     sc_transport *tp = NULL;
     devrun *dr = calloc((size_t)P, sizeof *dr);
@@ -345,16 +343,22 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run
     for (int d = 0; d < P; d++) {
         dr[d] = (devrun){.pg = pg, .d = d};
         devs[d] = d;
-        if ((st = sc_backend_open(o->backend, d, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK)
+        if ((st = k->open(d, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK)
             goto done;
         be[d] = dr[d].be;
     }
-    count_gpus(r, be, P);
-    if ((st = gpu_fits(md, pg, r, be, devs, P, r->gpus == P && P > 1 && has_transfers(pg), err,
-                       errlen)) != SC_OK ||
-        (st = threads_transport(pg, o, r, be, &tp, &kind, err, errlen)) != SC_OK)
+    count_gpus(k, r, be, P);
+    /* The memory of the libraries: the kind's, and the largest a
+     * transport that may start takes. */
+    double extra = 0;
+    for (int i = 0; k->threads[i]; i++)
+        if (may_start(k->threads[i], pg, r))
+            extra = fmax(extra, k->threads[i]->start_bytes);
+    if ((st = gpu_fits(k, md, pg, r, be, devs, P, k->start_bytes + extra, err, errlen)) !=
+            SC_OK ||
+        (st = threads_transport(k, pg, o, r, be, &tp, &used, err, errlen)) != SC_OK)
         goto done;
-    r->transport = tp_names[kind];
+    r->transport = used->name;
     for (int d = 0; d < P; d++) {
         dr[d].tp = tp;
         if ((st = sc_model_attach(md, d, dr[d].be, stage_dev, &dr[d].wl, err, errlen)) != SC_OK)
@@ -409,7 +413,7 @@ done:
     /* The model's parameters go back through the backends: free it first;
      * the transport before the backends whose streams it waits on. */
     sc_model_free(md);
-    transport_free(kind, tp);
+    transport_free(used, tp);
     for (int d = 0; dr && d < P; d++)
         sc_backend_free(dr[d].be);
     free(dr);
@@ -461,63 +465,85 @@ static sc_status gather_uuids(int P, int rank, const unsigned char *mine, unsign
     return st;
 }
 
-/* This rank's cuda backend, the GPU memory check and the nccl transport,
- * its unique id broadcast from rank 0. The GPU: local rank modulo the GPUs
- * this rank sees, or the only one it sees (schedulers that give each rank
- * its own GPU through CUDA_VISIBLE_DEVICES); two ranks on one physical GPU
- * (the same UUID) are refused, since NCCL needs one GPU per rank. */
-static sc_status mpi_cuda(const sc_prog *pg, const sc_run_opts *o, const sc_model *md,
-                          sc_run_result *r, int rank, sc_backend **be, sc_transport **tp,
-                          int *kind, char *err, size_t errlen)
+/* Refuses two ranks on one physical device (the same UUID: the kind's
+ * uuid of device dev, exchanged between the ranks), for a transport that
+ * needs one GPU each. ls: ranks on this node, ngpu: the devices it sees. */
+static sc_status one_gpu_each(const sc_device_kind *k, const sc_transport_kind *t, int P,
+                              int rank, int dev, int ls, int ngpu, double timeout_s, char *err,
+                              size_t errlen)
 {
-    int lr, ls;
-    sc_status st;
-    int ngpu = sc_backend_cuda_devices(NULL, 0);
-    if ((st = sc_mpi_local(&lr, &ls, err, errlen)) != SC_OK)
-        return st;
-    int gpu = sc_run_rank_gpu(lr, ngpu);
-    if ((st = sc_backend_open("cuda", gpu, o->mem_cap, be, err, errlen)) != SC_OK)
-        return st;
-    unsigned char mine[16] = {0}, *all = calloc((size_t)r->P, 16);
+    unsigned char mine[16] = {0}, *all = calloc((size_t)P, 16);
     if (!all) {
         snprintf(err, errlen, "out of memory");
         return SC_ERR_NOMEM;
     }
-    (void)sc_backend_cuda_uuid(gpu, mine);
+    (void)k->uuid(dev, mine);
     int a, b;
-    if ((st = gather_uuids(r->P, rank, mine, all, o->timeout_s, err, errlen)) == SC_OK &&
-        sc_run_same_gpu(all, r->P, &a, &b)) {
+    sc_status st = gather_uuids(P, rank, mine, all, timeout_s, err, errlen);
+    if (st == SC_OK && sc_run_same_gpu(all, P, &a, &b)) {
         snprintf(err, errlen, "ranks %d and %d are on the same GPU (mpirun started %d ranks on "
-                 "this node, which %s %d GPU%s): NCCL needs one GPU per rank (give each rank "
+                 "this node, which %s %d GPU%s): %s needs one GPU per rank (give each rank "
                  "its own GPU, or run without mpirun to emulate several devices on one GPU)",
-                 a, b, ls, ngpu == 1 ? "lets each rank see" : "has", ngpu, ngpu == 1 ? "" : "s");
+                 a, b, ls, ngpu == 1 ? "lets each rank see" : "has", ngpu, ngpu == 1 ? "" : "s",
+                 t->label);
         st = SC_ERR_ARG;
     }
     free(all);
-    if (st)
+    return st;
+}
+
+/* This rank's backend of kind k, the GPU memory check and the kind's
+ * transport between ranks, its id (if it has one) broadcast from rank 0.
+ * A kind that counts its devices (GPUs) gives the rank the one of its local
+ * rank modulo those it sees, or the only one it sees (schedulers that give
+ * each rank its own GPU through CUDA_VISIBLE_DEVICES); else device `rank`.
+ * A transport that needs one GPU each refuses two ranks on one physical
+ * GPU (the same UUID). */
+static sc_status rank_device(const sc_device_kind *k, const sc_prog *pg, const sc_run_opts *o,
+                             const sc_model *md, sc_run_result *r, int rank, sc_backend **be,
+                             sc_transport **tp, const sc_transport_kind **used, char *err,
+                             size_t errlen)
+{
+    const sc_transport_kind *t = k->ranks;
+    int lr = 0, ls = 1, ngpu = 0, dev = rank;
+    sc_status st;
+    if (k->count) {
+        ngpu = k->count(NULL, 0);
+        if ((st = sc_mpi_local(&lr, &ls, err, errlen)) != SC_OK)
+            return st;
+        dev = sc_run_rank_gpu(lr, ngpu);
+    }
+    if ((st = k->open(dev, o->mem_cap, be, err, errlen)) != SC_OK)
         return st;
-    count_gpus(r, be, 1);
-    if ((st = gpu_fits(md, pg, r, be, &rank, 1, r->P > 1, err, errlen)) != SC_OK)
+    if (t->gpu_each && k->uuid &&
+        (st = one_gpu_each(k, t, r->P, rank, dev, ls, ngpu, o->timeout_s, err, errlen)) != SC_OK)
+        return st;
+    count_gpus(k, r, be, 1);
+    if ((st = gpu_fits(k, md, pg, r, be, &rank, 1,
+                       k->start_bytes + (r->P > 1 ? t->start_bytes : 0), err, errlen)) != SC_OK)
         return st;
     char why[512];
-    if (!sc_transport_nccl_usable(why, sizeof why)) {
-        snprintf(err, errlen, "under mpirun the cuda backend needs NCCL: %s", why);
+    if (t->usable && !t->usable(why, sizeof why)) {
+        snprintf(err, errlen, "under mpirun the %s backend needs %s: %s", k->name, t->label, why);
         return SC_ERR_ARG;
     }
-    unsigned char id[SC_NCCL_ID_BYTES] = {0};
-    if ((st = sc_run_check_pair_order(pg, err, errlen)) != SC_OK ||
-        (rank == 0 && (st = sc_transport_nccl_id(id, err, errlen)) != SC_OK) ||
-        (st = sc_mpi_bcast(id, SC_NCCL_ID_BYTES, 0, o->timeout_s, err, errlen)) != SC_OK)
+    unsigned char id[SC_TRANSPORT_ID_MAX] = {0};
+    if ((t->in_order && (st = sc_run_check_pair_order(pg, err, errlen)) != SC_OK) ||
+        (t->id_bytes && rank == 0 && (st = t->id_new(id, err, errlen)) != SC_OK) ||
+        (t->id_bytes &&
+         (st = sc_mpi_bcast(id, (int)t->id_bytes, 0, o->timeout_s, err, errlen)) != SC_OK))
         return st;
-    *kind = TP_NCCL;
-    return sc_transport_nccl_new(r->P, 1, &rank, be, id, o->timeout_s, tp, err, errlen);
+    *used = t;
+    return t->rank_new(r->P, rank, *be, id, 2 * r->S * sc_prog_stream_microbatches(pg),
+                       o->timeout_s, tp, err, errlen);
 }
 
 /* Runs this rank's device; frees md. */
-sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
-                         int rank, const sc_model *ref, char *err, size_t errlen)
+sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k, sc_model *md,
+                     sc_run_result *r, int rank, const sc_model *ref, char *err, size_t errlen)
 {
-    int P = r->P, kind = TP_MPI;
+    int P = r->P;
+    const sc_transport_kind *used = NULL;
     sc_status st;
     sc_transport *tp = NULL;
     sc_backend *be = NULL;
@@ -532,14 +558,10 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
     }
     for (int s = 0; s < r->S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
-    if (strcmp(o->backend, "cuda") == 0)
-        st = mpi_cuda(pg, o, md, r, rank, &be, &tp, &kind, err, errlen);
-    else if ((st = sc_transport_mpi_new(2 * r->S * sc_prog_stream_microbatches(pg), o->timeout_s, &tp, err, errlen)) ==
-             SC_OK)
-        st = sc_backend_open(o->backend, rank, o->mem_cap, &be, err, errlen);
-    if (st || (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
+    if ((st = rank_device(k, pg, o, md, r, rank, &be, &tp, &used, err, errlen)) != SC_OK ||
+        (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
         goto done;
-    r->transport = tp_names[kind];
+    r->transport = used->name;
     out.t0 = r->measured->t0 + r->measured->offset[rank];
     out.t1 = r->measured->t1 + r->measured->offset[rank];
     out.timeout_s = o->timeout_s;
@@ -581,7 +603,7 @@ done:
     if (st == SC_ERR_NOMEM && out.err[0])
         oom_detail(md, pg, r, be, rank, err, errlen);
     sc_model_free(md);
-    transport_free(kind, tp);
+    transport_free(used, tp);
     sc_backend_free(be);
     free(stage_dev);
     free(v);

@@ -50,11 +50,11 @@
 #include <stddef.h>
 
 #include "ir/ir.h"
-#include "model.h"
+#include "model/model.h"
 #include "sim/sim.h"
 
 typedef struct sc_run_opts {
-    const char *backend;   /* "cpu" (default) or "cuda" */
+    const char *backend;   /* the device kind (device/device.h): cpu (default) or cuda */
     sc_model_cfg model;
     int check;             /* also train the reference and compare */
     size_t mem_cap;        /* bytes per device the backend may allocate; 0 = no limit */
@@ -66,7 +66,7 @@ typedef struct sc_run_opts {
 } sc_run_opts;
 
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
- * seed 1, the optimizer's defaults (optim.h), cpu, no check, no memory
+ * seed 1, the optimizer's defaults (model/optim.h), cpu, no check, no memory
  * cap, timeout 300 s (the environment's STAGECRAFT_TIMEOUT, in seconds,
  * overrides it when sc_run_parse_timeout accepts it). The number of steps
  * and their synchronization come from the program (model.steps and

@@ -1,5 +1,5 @@
 /*
- * run_impl.h — what the files of a run share (runtime/ only): run.c sets up
+ * run_impl.h — what the files of a run share (runtime/run/ only): run.c sets up
  * the step (memory model, prediction, checks, results) and hands the
  * devices to run_devices.c, which runs them as threads or as this MPI
  * rank's device and fills the measured part of the result.
@@ -7,17 +7,19 @@
 #ifndef SC_RUN_IMPL_H
 #define SC_RUN_IMPL_H
 
+#include "device/device.h"
 #include "run.h"
 
-/* Runs the P devices as threads of this process; frees md. ref (or NULL)
- * is the reference the gradients are compared with. */
-sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
-                         const sc_model *ref, char *err, size_t errlen);
+/* Runs the P devices of kind k as threads of this process; frees md. ref
+ * (or NULL) is the reference the gradients are compared with. */
+sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
+                         sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
+                         size_t errlen);
 
-/* Runs this MPI rank's device; rank 0's result gathers every rank's
- * figures. Frees md. */
-sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_result *r,
-                     int rank, const sc_model *ref, char *err, size_t errlen);
+/* Runs this MPI rank's device, of kind k; rank 0's result gathers every
+ * rank's figures. Frees md. */
+sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k, sc_model *md,
+                     sc_run_result *r, int rank, const sc_model *ref, char *err, size_t errlen);
 
 /* run_steps.c: the per-step figures, the losses and the comparison with
  * the reference (or NULL) from the devices attached to md in this process;
@@ -27,9 +29,9 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, sc_model *md, sc_run_res
 void sc_run_collect(const sc_model *md, const sc_model *ref, sc_run_result *r);
 sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int check,
                          double timeout_s, char *err, size_t errlen);
-/* MPI with cuda: the GPU a rank takes among the ngpu it sees (local rank
- * modulo ngpu; the only one when it sees one, as when a scheduler sets
- * CUDA_VISIBLE_DEVICES per rank). */
+/* MPI on a kind that counts its devices (GPUs): the one a rank takes
+ * among the ngpu it sees (local rank modulo ngpu; the only one when it sees
+ * one, as when a scheduler sets CUDA_VISIBLE_DEVICES per rank). */
 int sc_run_rank_gpu(int local_rank, int ngpu);
 /* 1 when two of the P 16-byte UUIDs (rank order) are equal and not all
  * zero (unknown), with the two ranks in *a < *b. */

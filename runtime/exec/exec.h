@@ -3,7 +3,7 @@
  *
  * The executor walks sc_prog_stream(pg, d) in order and calls three tables:
  * the *workload* (what F, B, W of a stage compute: the built-in model of
- * model.h, or an embedding program's own stage functions), the *backend*
+ * model/model.h, or an embedding program's own stage functions), the *backend*
  * (memory: activation records and transfer buffers are allocated through it)
  * and the *transport* (SEND/RECV). Communication follows
  * docs/semantics.md#communication-semantics exactly: each run of consecutive
@@ -21,7 +21,7 @@
  * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only);
  * B frees b_only, W frees kept, BW frees both. The pool counts these bytes
  * only (not parameters or transfer buffers); its high-water mark is what the
- * simulator predicts from mem units and w_keep (run.h sets them so).
+ * simulator predicts from mem units and w_keep (run/run.h sets them so).
  *
  * Offload (docs/semantics.md#host-copies). A record is its kept parts (record_parts), then
  * b_only. OFFLOAD moves the last parts whose share of the record is nearest
@@ -110,7 +110,7 @@ struct sc_workload_ops {
      *   grad_state, at REDUCE (after reduce): this device's share of the
      *     step's state, two numbers that add up over the devices (the built-in
      *     model: the sum of squares of its gradients and the count of values
-     *     that are not finite, optim.h);
+     *     that are not finite, model/optim.h);
      *   optim_step, at OPTIM, with that share: the update. Under optim_sync
      *     none the device's own state decides it; under sync and
      *     post-validation the workload adds the results of the collectives

@@ -50,7 +50,7 @@ typedef struct sc_optim_cfg {
     double lr, beta1, beta2, eps, weight_decay;
     double clip;     /* > 0: the global gradient norm is clipped to it; 0: no clipping */
     int inf_step;    /* fault injection: at this step (>= 0; -1: never) ... */
-    int inf_device;  /* ... the gradients of this device (run.h resolves it) ... */
+    int inf_device;  /* ... the gradients of this device (run/run.h resolves it) ... */
     int inf_tensor;  /* ... that is, the first value of this gradient tensor becomes +inf */
 } sc_optim_cfg;
 

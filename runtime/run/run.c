@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "ir/alloc.h"
 #include "ir/flops.h"
 #include "ir/offload_cfg.h"
@@ -76,7 +76,7 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
     for (int s = 0; s < S; s++)
         total += (double)sc_model_record_bytes(md, s);
     *unit_bytes = total / P;
-    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model.h) */
+    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
     /* A split vocabulary: S's record, held until T, and the sizes of its
@@ -137,7 +137,7 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
 
 /* Clipping and skipping need the global state of the gradients, which
  * only a synchronization gives; the fault injection's device becomes the
- * first gradient tensor of its lowest stage (model.h's numbering). */
+ * first gradient tensor of its lowest stage (model/model.h's numbering). */
 static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, size_t errlen)
 {
     sc_optim_cfg *c = &mc->opt;
@@ -160,7 +160,7 @@ static sc_status optim_fault(const sc_prog *pg, sc_model_cfg *mc, char *err, siz
     long L = mc->layers;
     for (int s = 0; s < S; s++)
         if (sc_prog_stage_device(pg, s) == c->inf_device) {
-            long first = s * (L / S) + (s < L % S ? s : L % S); /* model.h's split */
+            long first = s * (L / S) + (s < L % S ? s : L % S); /* model/model.h's split */
             c->inf_tensor = (int)(2 * first);
             break;
         }
@@ -483,12 +483,18 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     /* An unknown or unavailable backend is refused before anything else
-     * (cuda: counting the GPUs, without starting one). */
-    r->tolerance = strcmp(o->backend, "cuda") == 0 ? 1e-4 : 1e-5;
+     * (a kind that counts its devices: by counting them, without starting
+     * one; else by opening one). */
+    const sc_device_kind *kind = sc_device_kind_find(o->backend, err, errlen);
+    if (!kind) {
+        st = SC_ERR_ARG;
+        goto fail;
+    }
+    r->tolerance = kind->tolerance;
     r->transport = "local";
-    if (strcmp(o->backend, "cuda") != 0 || sc_backend_cuda_devices(NULL, 0) < 1) {
+    if (!kind->count || kind->count(NULL, 0) < 1) {
         sc_backend *probe;
-        if ((st = sc_backend_open(o->backend, 0, 0, &probe, err, errlen)) != SC_OK)
+        if ((st = kind->open(0, 0, &probe, err, errlen)) != SC_OK)
             goto fail;
         sc_backend_free(probe);
     }
@@ -538,8 +544,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, strcmp(o->backend, "cpu") == 0,
-                   o->table_cap, err, errlen)) != SC_OK)
+    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, kind->host_memory, o->table_cap,
+                   err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK) {
         snprintf(err, errlen, "out of memory");
@@ -550,8 +556,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
-    st = r->mpi ? sc_run_mpi(pg, o, run_md, r, rank, ref, err, errlen)
-                : sc_run_threads(pg, o, run_md, r, ref, err, errlen);
+    st = r->mpi ? sc_run_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
+                : sc_run_threads(pg, o, kind, run_md, r, ref, err, errlen);
     if (st)
         goto fail;
     if (ref)

@@ -1,6 +1,6 @@
 /*
  * exec_coll.h — one device's collective channel in the executor (internal
- * to runtime/; exec.h describes the semantics): collectives posted in
+ * to runtime/exec/; exec.h describes the semantics): collectives posted in
  * stream order, each started once the previous one has completed here,
  * with the workload's buffer and the transport's coll_start.
  *

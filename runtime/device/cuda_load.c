@@ -1,10 +1,11 @@
 /*
- * registry.c — the registry: opens a backend by name, and reaches the CUDA
- * module (cuda_api.h) for the cuda backend and the GPU transports.
+ * cuda_load.c — the CUDA entry points of backend.h and transport.h (the
+ * cuda backend, the cuda-local and nccl transports), reached through the
+ * CUDA module (cuda/cuda_api.h); device.c names them in its tables.
  *
- * The CUDA switch lives here and in the Makefile only. The CUDA entry
- * points of backend.h and transport.h load libstagecraft_cuda.so on first
- * use, once per process, from the first of:
+ * The CUDA switch lives here and in the Makefile only. These entry points
+ * load libstagecraft_cuda.so on first use, once per process, from the
+ * first of:
  *   1. STAGECRAFT_CUDA_MODULE (a file);
  *   2. beside the executable (build/stagecraft and its module);
  *   3. build/ below the executable's folder (./stagecraft at the root of a
@@ -89,24 +90,6 @@ static const struct sc_cuda_api *cuda(char *err, size_t errlen)
     if (!api && err)
         snprintf(err, errlen, "%s", api_err);
     return api;
-}
-
-sc_status sc_backend_open(const char *name, int dev, size_t mem_cap, sc_backend **out, char *err,
-                          size_t errlen)
-{
-    *out = NULL;
-    if (strcmp(name, "cpu") == 0)
-        return sc_backend_cpu_open(mem_cap, out, err, errlen);
-    if (strcmp(name, "cuda") == 0)
-        return sc_backend_cuda_open(dev, mem_cap, out, err, errlen);
-    snprintf(err, errlen, "unknown backend '%s' (known: cpu, cuda)", name);
-    return SC_ERR_ARG;
-}
-
-void sc_backend_free(sc_backend *be)
-{
-    if (be)
-        be->free_fn(be);
 }
 
 /* ---- the CUDA entry points of backend.h and transport.h ---- */

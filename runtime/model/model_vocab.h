@@ -1,8 +1,8 @@
 /*
  * model_vocab.h — the vocabulary layers of the built-in model (internal to
- * runtime/; model.h, docs/vocab.md#running-the-split-model): the input embedding (a table of vocab
- * rows of hidden floats) and, split over the devices, the output layer with
- * softmax cross-entropy.
+ * runtime/model/; model.h, docs/vocab.md#running-the-split-model): the input
+ * embedding (a table of vocab rows of hidden floats) and, split over the
+ * devices, the output layer with softmax cross-entropy.
  *
  * Tokens and targets of row r of microbatch mb come from the model's hash
  * (the same on every device). The embedding table row t and the output
@@ -90,7 +90,7 @@ sc_status sc_mvocab_output_grad(sc_mvocab *v, int mb, float *dy);
 
 /* S, T, E or EW of mb (record: S's, for S and T; NULL otherwise). */
 sc_status sc_mvocab_pass(sc_mvocab *v, int op, int mb, void *record);
-/* The buffer of a vocabulary collective (exec.h's coll_buffer) and its
+/* The buffer of a vocabulary collective (exec/exec.h's coll_buffer) and its
  * completion. */
 sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x);
 sc_status sc_mvocab_coll_done(sc_mvocab *v, const sc_coll *c);

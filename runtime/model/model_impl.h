@@ -26,7 +26,7 @@ typedef struct sc_mdev {
     sc_mvocab *mv;       /* its vocabulary layers (model_vocab.h), or NULL */
     size_t pbytes;       /* bytes of parameters and gradients its layers allocated */
     double state[2];     /* the state of the step being ended (optim.h) */
-    /* The collectives' buffers (exec.h, coll_buffer): sync's all-reduces;
+    /* The collectives' buffers (exec/exec.h, coll_buffer): sync's all-reduces;
      * post-validation's partial state received from the device before and
      * sent on, the global state, and what passes through. */
     double sync[2], part_in[2], part_out[2], global[2], scratch[2];
@@ -68,7 +68,7 @@ extern const struct sc_workload_ops sc_model_ops;
 void sc_model_grads_for(sc_mdev *dv, int s, int step);
 
 /* model_optim.c: adds the tensors of dv's stages to a new optimizer; and
- * the workload's optimizer slots (exec.h). */
+ * the workload's optimizer slots (exec/exec.h). */
 sc_status sc_model_optim_attach(sc_mdev *dv);
 sc_status sc_model_grad_state(void *ctx, int step, double state[2]);
 sc_status sc_model_optim_step(void *ctx, int step, const double state[2]);
