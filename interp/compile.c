@@ -132,15 +132,15 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
             l->mb = in->mb;
             l->device = d;
             l->chunk = pg->chunk[in->stage];
-            if (in->op == SC_OP_F) {
+            if (sc_op_is_fwd(in->op)) {
                 l->f_start = b.t0[g];
                 l->f_end = b.t1[g];
             }
-            if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+            if (sc_op_is_bgrad(in->op)) {
                 l->b_start = b.t0[g];
                 l->b_end = b.t1[g];
             }
-            if (in->op == SC_OP_W || in->op == SC_OP_BW)
+            if (sc_op_is_wgrad(in->op))
                 l->end = b.t1[g];
         }
     }

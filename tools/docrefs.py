@@ -146,6 +146,8 @@ DESIGN = {"2": "8.1", "3": "runtime/README.md", "6": "8.6"}
 NUM = SIGN + r"[ \u00a0]?(\d+(?:\.\d+)*)"
 REF = re.compile(r"(?:(SPEC\.md),?[ \t]*(\n[ \t]*(?:\*|#|--|//)?[ \t]*)?|(design\.md)[ \t]+)?" + NUM)
 TITLED = re.compile(r'SPEC\.md, "([^"\n]+)"')
+SAME = re.compile(r"((?<![\w/.-])docs/[\w.-]+\.md(?:#[\w-]+)?|\[[^\]\n]*\]\([^)\s]*\))"
+                  r"(?:, \1(?![\w#-]))+")
 # "the paper's" or "its" right before a number: a paper's section, not SPEC's
 OTHER = re.compile(r"(?:paper's|its)[ \t]*$")
 
@@ -258,7 +260,10 @@ def convert(path, text):
         out.append(form(page, anchor, label, at))
         last, count = end, count + 1
     out.append(text[last:])
-    return "".join(out), count, reflow
+    new = "".join(out)
+    if count:  # two old numbers that went to one place ("design.md 6, SPEC.md 8.6"): once
+        new = SAME.sub(r"\1", new)
+    return new, count, reflow
 
 
 def tracked():

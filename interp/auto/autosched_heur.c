@@ -29,17 +29,17 @@ static int put(zb *z, int j, int op)
 {
     sc_actx *c = z->c;
     sc_prog *pg = c->pg;
-    int m = c->m, i = op == SC_OP_F ? c->nf[j] : op == SC_OP_B ? c->nb[j] : c->nw[j];
-    if (i >= m || (op == SC_OP_B && i >= c->nf[j]) || (op == SC_OP_W && i >= c->nb[j]))
+    int m = c->m, i = sc_op_is_fwd(op) ? c->nf[j] : sc_op_is_bgrad(op) ? c->nb[j] : c->nw[j];
+    if (i >= m || (sc_op_is_bgrad(op) && i >= c->nf[j]) || (sc_op_is_wgrad(op) && i >= c->nb[j]))
         return -1;
     double cost = sc_auto_cost(pg, op, j), t = c->e[j] + cost, nobubble = t;
-    if (op == SC_OP_F && j > 0) {
+    if (sc_op_is_fwd(op) && j > 0) {
         double a = c->endF[SC_SM(pg, j - 1, i)];
         if (a < 0)
             return -1;
         t = fmax(t, a + pg->tcomm + cost);
     }
-    if (op == SC_OP_B && j + 1 < c->S) {
+    if (sc_op_is_bgrad(op) && j + 1 < c->S) {
         double a = c->endB[SC_SM(pg, j + 1, i)];
         if (a < 0)
             return -1;
@@ -50,10 +50,10 @@ static int put(zb *z, int j, int op)
             z->maxbub = z->bub[j];
     c->e[j] = t;
     c->cur[j] += sc_auto_dmem(pg, op, j);
-    if (op == SC_OP_F) {
+    if (sc_op_is_fwd(op)) {
         c->endF[SC_SM(pg, j, i)] = t;
         c->nf[j]++;
-    } else if (op == SC_OP_B) {
+    } else if (sc_op_is_bgrad(op)) {
         c->endB[SC_SM(pg, j, i)] = t;
         c->nb[j]++;
     } else {
@@ -297,13 +297,13 @@ static void place(ls *l, int d, int op, int s, double t)
 {
     sc_actx *c = l->c;
     sc_prog *pg = c->pg;
-    int mb = op == SC_OP_F ? c->nf[s] : op == SC_OP_B ? c->nb[s] : c->nw[s];
+    int mb = sc_op_is_fwd(op) ? c->nf[s] : sc_op_is_bgrad(op) ? c->nb[s] : c->nw[s];
     double end = t + sc_auto_cost(pg, op, s);
     c->e[d] = end;
     c->dt[d] = end;
     c->cur[d] += sc_auto_dmem(pg, op, s);
     int first = s == pg->dev_stages[d][0];
-    if (op == SC_OP_F) {
+    if (sc_op_is_fwd(op)) {
         c->endF[SC_SM(pg, s, mb)] = end;
         c->nf[s]++;
         if (first && ++l->open[d] > l->maxopen[d])
@@ -313,7 +313,7 @@ static void place(ls *l, int d, int op, int s, double t)
             c->dt[e] = fmax(l->T, c->e[e]);
             l->chg = e;
         }
-    } else if (op == SC_OP_B) {
+    } else if (sc_op_is_bgrad(op)) {
         c->endB[SC_SM(pg, s, mb)] = end;
         c->wtime[SC_SM(pg, s, mb)] = end;
         c->nb[s]++;
@@ -529,15 +529,15 @@ static int vf_put(vf *f, int op, int ch)
     int m = f->c->m, i = f->n[op][ch], o = 1 - ch;
     if (i >= m)
         return 0;
-    if (op == SC_OP_B && i >= f->n[SC_OP_F][ch])
+    if (sc_op_is_bgrad(op) && i >= f->n[SC_OP_F][ch])
         return 0; /* its F first */
-    if (op == SC_OP_W && i >= f->n[SC_OP_B][ch])
+    if (sc_op_is_wgrad(op) && i >= f->n[SC_OP_B][ch])
         return 0;
     /* the turn of the V on the last device: F c0 -> F c1, B c1 -> B c0 */
     if (f->st[o] + (ch ? 1 : -1) == f->st[ch] && f->c->pg->stage_dev[f->st[o]] == f->d) {
-        if (op == SC_OP_F && ch == 1 && i >= f->n[SC_OP_F][0])
+        if (sc_op_is_fwd(op) && ch == 1 && i >= f->n[SC_OP_F][0])
             return 0;
-        if (op == SC_OP_B && ch == 0 && i >= f->n[SC_OP_B][1])
+        if (sc_op_is_bgrad(op) && ch == 0 && i >= f->n[SC_OP_B][1])
             return 0;
     }
     f->v[f->k++] = (sc_instr){.op = (uint8_t)op, .stage = f->st[ch], .mb = i, .peer = -1};

@@ -367,12 +367,12 @@ static int needs(const sc_instr *x, const sc_instr *y)
         return 1;
     if (x->mb != y->mb)
         return 0;
-    if (x->op == SC_OP_F)
-        return y->op == SC_OP_F && y->stage == x->stage - 1;
-    if (x->op == SC_OP_B)
-        return (y->op == SC_OP_F && y->stage == x->stage) ||
-               (y->op == SC_OP_B && y->stage == x->stage + 1);
-    return y->op == SC_OP_B && y->stage == x->stage;
+    if (sc_op_is_fwd(x->op))
+        return sc_op_is_fwd(y->op) && y->stage == x->stage - 1;
+    if (sc_op_is_bgrad(x->op))
+        return (sc_op_is_fwd(y->op) && y->stage == x->stage) ||
+               (sc_op_is_bgrad(y->op) && y->stage == x->stage + 1);
+    return sc_op_is_bgrad(y->op) && y->stage == x->stage;
 }
 
 /* Moves the pass at k of device d's order by r places (r < 0: earlier)

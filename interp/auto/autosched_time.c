@@ -60,11 +60,11 @@ int sc_auto_time(sc_actx *c, const sc_instr *ord, double *makespan, double *span
             c->pc[d]++;
             done++;
             size_t sm = SC_SM(pg, in->stage, in->mb);
-            if (in->op == SC_OP_F) {
+            if (sc_op_is_fwd(in->op)) {
                 c->endF[sm] = end;
                 if (in->stage + 1 < c->S)
                     wake(c, &n, pg->stage_dev[in->stage + 1]);
-            } else if (in->op == SC_OP_B) {
+            } else if (sc_op_is_bgrad(in->op)) {
                 c->endB[sm] = end;
                 if (in->stage > 0)
                     wake(c, &n, pg->stage_dev[in->stage - 1]);

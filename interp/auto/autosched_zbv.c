@@ -48,7 +48,7 @@ static int s1(const zv *z, int d) { return z->c->pg->dev_stages[d][1]; }
 
 static int count(const sc_actx *c, int op, int s)
 {
-    return op == SC_OP_F ? c->nf[s] : op == SC_OP_B ? c->nb[s] : c->nw[s];
+    return sc_op_is_fwd(op) ? c->nf[s] : sc_op_is_bgrad(op) ? c->nb[s] : c->nw[s];
 }
 
 /* End of the pass on another device that the next (op, s) waits for, plus
@@ -73,12 +73,12 @@ static int put(zv *z, int d, int op, int s)
     sc_actx *c = z->c;
     sc_prog *pg = c->pg;
     int i = count(c, op, s);
-    if (i >= c->m || (op == SC_OP_B && i >= c->nf[s]) || (op == SC_OP_W && i >= c->nb[s]))
+    if (i >= c->m || (sc_op_is_bgrad(op) && i >= c->nf[s]) || (sc_op_is_wgrad(op) && i >= c->nb[s]))
         return -1;
     sc_instr in = {.op = (uint8_t)op, .stage = s, .mb = i, .peer = -1};
     double cost = sc_auto_cost(pg, op, s), nob = c->e[d] + cost, t = nob;
     int dop, ds;
-    if (op != SC_OP_W && sc_pass_dep(pg, &in, &dop, &ds)) {
+    if (!sc_op_is_wgrad(op) && sc_pass_dep(pg, &in, &dop, &ds)) {
         double a = (dop == SC_OP_F ? c->endF : c->endB)[SC_SM(pg, ds, i)];
         if (a < 0)
             return -1;
@@ -88,10 +88,10 @@ static int put(zv *z, int d, int op, int s)
         z->idle[d] += t - nob;
     c->e[d] = t;
     c->cur[d] += sc_auto_dmem(pg, op, s);
-    if (op == SC_OP_F) {
+    if (sc_op_is_fwd(op)) {
         c->endF[SC_SM(pg, s, i)] = t;
         c->nf[s]++;
-    } else if (op == SC_OP_B) {
+    } else if (sc_op_is_bgrad(op)) {
         c->endB[SC_SM(pg, s, i)] = t;
         c->nb[s]++;
         z->q[(size_t)d * 2 * (size_t)c->m + (size_t)z->qt[d]++] = s;

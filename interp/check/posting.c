@@ -88,7 +88,7 @@ static sc_status mismatch(sc_prog *pg, int a, size_t ks, int b, size_t kr, size_
     const sc_vec *bv = &pg->stream[b];
     size_t own = bv->n;
     for (size_t j = 0; j < bv->n && own == bv->n; j++)
-        if (bv->v[j].op == SC_OP_RECV && bv->v[j].peer == a && same_message(&bv->v[j], in))
+        if (sc_op_is_recv(bv->v[j].op) && bv->v[j].peer == a && same_message(&bv->v[j], in))
             own = j;
     char x[128], y[128], z[128];
     describe(pg, a, ks, x, sizeof x);

@@ -61,7 +61,10 @@ static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, cons
     if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb || in->frac <= 0 ||
         in->frac > SC_FRAC_ONE)
         return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage, microbatch or fraction out of range", a);
-    int s = in->stage, mb = in->mb, kind = in->op - SC_OP_OFFLOAD;
+    /* Its place in the round trip: the copy out (OFFLOAD), the wait for it
+     * (DROP: neither in nor out), the copy back (RELOAD). */
+    int s = in->stage, mb = in->mb;
+    int kind = sc_op_has(in->op, SC_OPF_OUT) ? 0 : sc_op_has(in->op, SC_OPF_IN) ? 2 : 1;
     if (pg->stage_dev[s] != d)
         return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage %d is on d%d, not on this device", a, s,
                        pg->stage_dev[s]);
@@ -142,7 +145,7 @@ static sc_status prepare(replay *r)
                     goto done;
                 }
                 size_t key = key_of(pg, in);
-                size_t *tab = in->op == SC_OP_SEND ? send_at : recv_at;
+                size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
                 if (tab[key] != NONE) {
                     int e = r->devof[tab[key]];
                     describe(r, e, tab[key] - r->offset[e], a, sizeof a);
@@ -153,13 +156,15 @@ static sc_status prepare(replay *r)
                 tab[key] = gi;
             } else if (sc_op_is_compute(in->op)) {
                 size_t sm = SC_SMN(pg, in->stage, in->mb);
-                if (in->op == SC_OP_F && !(in->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
-                    posF[sm] = gi;
-                else if (in->op != SC_OP_W)
+                if (sc_op_is_fwd(in->op)) {
+                    if (!(in->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
+                        posF[sm] = gi;
+                } else if (sc_op_is_bgrad(in->op)) {
                     posB[sm] = gi;
+                }
                 /* A record that went to the host is read only once back. */
                 size_t off = host_at[sm];
-                if (in->op != SC_OP_F && off != NONE && host_at[2 * SM + sm] == NONE) {
+                if (!sc_op_is_fwd(in->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
                     describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s reads s%d mb%d, which is offloaded (#%zu) and not reloaded "
@@ -167,7 +172,7 @@ static sc_status prepare(replay *r)
                                  a, in->stage, in->mb, off - r->offset[d]);
                     goto done;
                 }
-                if (in->op != SC_OP_F && in->op != SC_OP_W && off != NONE)
+                if (sc_op_is_bgrad(in->op) && off != NONE)
                     r->hwait[gi] = host_at[2 * SM + sm];
             } else if (sc_op_is_host(in->op)) {
                 if ((st = check_host(r, d, k, posF, posB, host_at)) != SC_OK)
@@ -195,7 +200,7 @@ static sc_status prepare(replay *r)
                 if (g->count++ == 0)
                     g->first = gi;
                 size_t key = key_of(pg, in);
-                int send = in->op == SC_OP_SEND;
+                int send = sc_op_has(in->op, SC_OPF_OUT);
                 size_t other = send ? recv_at[key] : send_at[key];
                 if (other == NONE) {
                     describe(r, d, k, a, sizeof a);
@@ -234,10 +239,10 @@ static sc_status prepare(replay *r)
                                  d, pk, in->stage, in->mb);
                     goto done;
                 }
-            } else if (sc_op_is_compute(in->op) && in->op != SC_OP_W) {
+            } else if (sc_op_is_fwd(in->op) || sc_op_is_bgrad(in->op)) {
                 /* Which input does the pass read, and from where? */
                 int dir, ps;
-                if (in->op == SC_OP_F) {
+                if (sc_op_is_fwd(in->op)) {
                     dir = SC_DIR_ACT;
                     ps = in->stage - 1;
                 } else {
@@ -359,11 +364,11 @@ static sc_status advance(replay *r, int d)
             /* Host copies wait for nothing on other devices: a copy starts
              * when posted and its channel is free; DROP waits for it. */
             double t0 = D->tfree, t1 = t0;
-            if (in->op == SC_OP_DROP) {
+            if (!sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN)) { /* DROP */
                 t1 = maxd(t0, r->hend[r->hwait[gi]]);
                 D->tfree = t1;
             } else {
-                double *ch = in->op == SC_OP_OFFLOAD ? &r->d2h[d] : &r->h2d[d];
+                double *ch = sc_op_has(in->op, SC_OPF_OUT) ? &r->d2h[d] : &r->h2d[d];
                 double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in));
                 const sc_offload_info *oi = pg->off_info;
                 t0 = maxd(t0, *ch);
@@ -373,7 +378,7 @@ static sc_status advance(replay *r, int d)
                      * starts when the link allows (step 0's slots are past). */
                     size_t SM = (size_t)pg->S * (size_t)pg->m;
                     int mb0 = in->mb % pg->m;
-                    size_t x = (in->op == SC_OP_RELOAD ? SM : 0) + SC_SM(pg, in->stage, mb0);
+                    size_t x = (sc_op_has(in->op, SC_OPF_IN) ? SM : 0) + SC_SM(pg, in->stage, mb0);
                     if (oi->copy_at[x] >= 0) {
                         if (mb0 == in->mb)
                             t0 = maxd(t0, oi->copy_at[x]);
@@ -416,7 +421,7 @@ static sc_status advance(replay *r, int d)
             }
             ready = maxd(ready, t);
         }
-        double end = ready + (in->op == SC_OP_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in));
+        double end = ready + sc_instr_cost(pg, d, in);
         if (r->t0) {
             r->t0[gi] = ready;
             r->t1[gi] = end;

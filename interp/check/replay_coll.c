@@ -107,7 +107,8 @@ static sc_status match(rcoll *c)
             const sc_ctail *t = &pg->coll[in->coll];
             int g = t->group;
             if (!proved &&
-                (!is_member(pg, g, d) || (in->op == SC_OP_BCAST && !is_member(pg, g, t->root)))) {
+                (!is_member(pg, g, d) ||
+                 (sc_op_has(in->op, SC_OPF_ROOTED) && !is_member(pg, g, t->root)))) {
                 describe(pg, c->offset, gi, a, sizeof a);
                 group_name(pg, g, gn, sizeof gn);
                 st = sc_fail(pg, SC_ERR_PROGRAM, "%s: %s is not a member of %s", a,
@@ -204,10 +205,11 @@ done:
 }
 
 /* The pass (op, stage, mb) that produces what a collective carries, when
- * its tag names a compute pass (B also stands for BW). */
+ * its tag names a compute pass (B stands for every pass that writes the
+ * input gradient: B, BW). */
 static uint64_t pass_key(int op, int stage, int mb)
 {
-    if (op == SC_OP_BW)
+    if (sc_op_is_bgrad(op))
         op = SC_OP_B;
     return ((uint64_t)(uint8_t)op << 56) | ((uint64_t)((uint32_t)(stage + 1) & 0xffffffu) << 32) |
            (uint64_t)(uint32_t)(mb + 1);
@@ -240,7 +242,7 @@ static sc_status produced(rcoll *c)
             sc_free(stage_on);
             return nomem(pg);
         }
-        unsigned vocab_on = 0; /* bit op - SC_OP_S */
+        unsigned vocab_on = 0; /* bit sc_op_vocab_index(op) */
 #define HOME(k) ((size_t)(((k) * 0x9e3779b97f4a7c15ULL) >> 19) & (cap - 1))
         for (size_t i = c->choff[d]; i < c->choff[d + 1]; i++) {
             const sc_instr *in = &pg->stream[d].v[c->chan[i] - c->offset[d]];
@@ -249,7 +251,7 @@ static sc_status produced(rcoll *c)
                 continue;
             uint64_t k = pass_key(w, sc_op_is_vocab(w) ? d : in->stage, in->mb);
             if (sc_op_is_vocab(w))
-                vocab_on |= 1u << (w - SC_OP_S);
+                vocab_on |= 1u << sc_op_vocab_index(w);
             else if (in->stage >= 0 && in->stage < pg->S)
                 stage_on[in->stage] = 1;
             size_t h = HOME(k);
@@ -262,7 +264,7 @@ static sc_status produced(rcoll *c)
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
             if (!sc_op_is_pass(in->op) ||
-                (sc_op_is_vocab(in->op) ? !(vocab_on >> (in->op - SC_OP_S) & 1)
+                (sc_op_is_vocab(in->op) ? !(vocab_on >> sc_op_vocab_index(in->op) & 1)
                                         : !stage_on[in->stage]))
                 continue;
             uint64_t q = pass_key(in->op, in->stage, in->mb);
@@ -289,7 +291,7 @@ static sc_status produced(rcoll *c)
                 }
             /* A broadcast's root runs the pass; every member runs the
              * vocabulary pass of its own shard. */
-            int need = (in->op == SC_OP_BCAST && pg->coll[in->coll].root == d) || vs;
+            int need = (sc_op_has(in->op, SC_OPF_ROOTED) && pg->coll[in->coll].root == d) || vs;
             if ((at == NONE && need) || (at != NONE && at > k)) {
                 char a[192], p[48];
                 describe(pg, c->offset, gi, a, sizeof a);

@@ -27,7 +27,7 @@ static int runs(const sc_prog *pg, int scen, int path, sc_instr *in)
     int all = scen == SC_SCEN_ALL;
     if ((in->flags & SC_IF_ROLLBACK) && (sc_op_is_compute(in->op) || sc_op_is_coll(in->op)))
         return all || scen == path;
-    if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN) && !all && in->mb / pg->m != scen + 1)
+    if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN) && !all && in->mb / pg->m != scen + 1)
         in->flags &= (uint16_t)~SC_IF_REDO_IN; /* its producer was not redone */
     return 1;
 }

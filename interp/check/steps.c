@@ -75,7 +75,7 @@ sc_status sc_verify_steps(sc_prog *pg)
             if (!sc_op_is_compute(in->op) || (in->flags & SC_IF_ROLLBACK))
                 continue; /* a redone pass of the rollback path: not one of the step's */
             if (pg->sync == SC_SYNC_POSTVAL && step > 0 && validated < step &&
-                (in->op != SC_OP_F || sc_prog_chunk(pg, in->stage) != 0)) {
+                (!sc_op_is_fwd(in->op) || sc_prog_chunk(pg, in->stage) != 0)) {
                 snprintf(why, sizeof why, "a pass of step %d other than a forward of the "
                          "device's first chunk before the VALIDATE of step %d", step, step - 1);
                 return bad(pg, d, k, why);

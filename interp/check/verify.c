@@ -17,7 +17,7 @@ typedef struct loc {
     int32_t idx;
 } loc;
 
-enum { K_F, K_B, K_W, K_BW, K_N };
+enum { K_F, K_B, K_W, K_BW, K_N }; /* sc_op_stage_index */
 
 static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
 {
@@ -65,7 +65,7 @@ static sc_status verify_vocab(sc_prog *pg, const loc *at)
                              "it)", d, k, sc_op_name(in->op), in->mb, sc_vocab_name(pg->vocab));
                 break;
             }
-            loc *l = &v[(size_t)(in->op - SC_OP_S) * Pm + (size_t)d * pg->m + (size_t)in->mb];
+            loc *l = &v[(size_t)sc_op_vocab_index(in->op) * Pm + (size_t)d * pg->m + (size_t)in->mb];
             if (l->dev >= 0)
                 st = sc_fail(pg, SC_ERR_PROGRAM, "pass twice: %s mb%d is at d%d #%d and at d%d #%zu",
                              sc_op_name(in->op), in->mb, d, l->idx, d, k);
@@ -82,7 +82,7 @@ static sc_status verify_vocab(sc_prog *pg, const loc *at)
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "pass missing: %s of microbatch %d is not on d%d (with %s every "
                                  "device runs S, T, E and EW of every microbatch)",
-                                 sc_op_name(SC_OP_S + i), mb, d, sc_vocab_name(pg->vocab));
+                                 sc_op_name(sc_vocab_op(i)), mb, d, sc_vocab_name(pg->vocab));
             if (st)
                 break;
             int last = pg->S - 1, dl = pg->stage_dev[last], d0 = pg->stage_dev[0];
@@ -131,8 +131,9 @@ sc_status sc_verify_passes(sc_prog *pg)
         for (size_t k = 0; k < ov->n; k++) {
             const sc_instr *in = &ov->v[k];
             int s = in->stage, mb = in->mb;
-            if (sc_op_is_vocab(in->op))
-                continue; /* verify_vocab */
+            int kind = sc_op_stage_index(in->op);
+            if (kind < 0)
+                continue; /* a vocabulary pass: verify_vocab */
             if (pg->stage_dev[s] != d) {
                 st = sc_fail(pg, SC_ERR_PROGRAM,
                              "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but stage %d "
@@ -140,7 +141,7 @@ sc_status sc_verify_passes(sc_prog *pg)
                              sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
                 goto done;
             }
-            loc *l = &at[(size_t)in->op * SM + SC_SM(pg, s, mb)];
+            loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
             loc here = {d, (int32_t)k};
             if (l->dev >= 0) {
                 st = dup_pass(pg, in->op, s, mb, *l, here);

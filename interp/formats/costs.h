@@ -60,7 +60,7 @@ enum { SC_COST_F, SC_COST_B, SC_COST_W, SC_COST_BW, SC_COST_OPT, SC_COST_KINDS }
 extern const char *const sc_cost_keys[SC_COST_KINDS];
 
 /* The vocabulary passes, per device, in file order: S, T, E, EW (the pass
- * kind is SC_OP_S + index); their keys "ts", "tt", "te", "tew". */
+ * kind is sc_vocab_op(index)); their keys "ts", "tt", "te", "tew". */
 enum { SC_COST_VOCAB = 4 };
 extern const char *const sc_cost_vocab_keys[SC_COST_VOCAB];
 

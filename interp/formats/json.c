@@ -67,42 +67,48 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
             const sc_instr *in = &v[k];
             fprintf(f, "%s\n      {\"op\": \"%s\"", k ? "," : "", sc_op_name(in->op));
             group += sc_starts_group(v, k);
-            if (sc_op_is_transfer(in->op))
+            switch (sc_op_class_of(in->op)) { /* the operands of its class */
+            case SC_OPK_XFER:
                 fprintf(f, ", \"dir\": \"%s\", \"stage\": %d, \"mb\": %d, \"peer\": %d, "
                            "\"group\": %d",
                         in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer, group);
-            else if (sc_op_is_compute(in->op))
-                fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
-            else if (sc_op_is_vocab(in->op)) /* the device's vocabulary shard */
+                break;
+            case SC_OPK_STAGE: fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb); break;
+            case SC_OPK_VOCAB: /* the device's vocabulary shard */
                 fprintf(f, ", \"shard\": %d, \"mb\": %d", in->stage, in->mb);
-            else if (sc_op_is_host(in->op))
+                break;
+            case SC_OPK_HOST:
                 fprintf(f, ", \"stage\": %d, \"mb\": %d, \"frac\": %.15g", in->stage, in->mb,
                         (double)in->frac / SC_FRAC_ONE);
-            else if (sc_op_is_coll(in->op)) {
+                break;
+            case SC_OPK_COLL: {
                 sc_coll c;
                 sc_prog_coll(pg, in, &c);
-                if (c.op == SC_OP_ALLREDUCE)
+                if (sc_op_has(c.op, SC_OPF_REDUCES))
                     fprintf(f, ", \"red\": \"%s\"", sc_red_name(c.red));
                 else
                     fprintf(f, ", \"root\": %d", c.root);
                 fprintf(f, ", \"what\": \"%s\", \"part\": %d, \"stage\": %d, \"mb\": %d, "
                            "\"step\": %d, \"group\": %d, \"bytes\": %.15g",
                         sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
+                break;
+            }
+            case SC_OPK_STEP: break;
             }
             /* post-validation, docs/steps.md#optimizer-synchronization */
             if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
                 (in->flags & SC_IF_ROLLBACK))
                 fprintf(f, ", \"rollback\": true");
-            else if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN))
+            else if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN))
                 fprintf(f, ", \"redo_in\": true");
             if (sim) {
                 size_t g = sim->offset[d] + k;
                 fprintf(f, ", \"t0\": %.15g, \"t1\": %.15g", sim->t0[g], sim->t1[g]);
-                if ((sc_op_is_pass(in->op) || in->op == SC_OP_DROP ||
-                     in->op == SC_OP_RELOAD) && sim->mem)
+                if ((sc_op_is_pass(in->op) || (sc_op_is_host(in->op) &&
+                                                sc_op_mem_of(in->op) != SC_OPM_NONE)) && sim->mem)
                     fprintf(f, ", \"mem\": %.15g", sim->mem[g]);
-                if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B ||
-                                  in->op == SC_OP_BW))
+                if (sim->host && ((sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT)) ||
+                                  sc_op_is_bgrad(in->op)))
                     fprintf(f, ", \"host\": %.15g", sim->host[g]);
             }
             fputc('}', f);

@@ -109,7 +109,7 @@ char *sc_render_dump(const sc_prog *pg)
             int cond = sc_op_is_compute(v[k].op) || sc_op_is_coll(v[k].op);
             if (cond && (v[k].flags & SC_IF_ROLLBACK)) /* docs/steps.md#optimizer-synchronization */
                 bprintf(&b, "  (rollback path)");
-            else if (v[k].op == SC_OP_F && (v[k].flags & SC_IF_REDO_IN))
+            else if (sc_op_is_fwd(v[k].op) && (v[k].flags & SC_IF_REDO_IN))
                 bprintf(&b, "  (after a rollback: reads the redone input)");
             bprintf(&b, "\n");
         }
@@ -117,31 +117,40 @@ char *sc_render_dump(const sc_prog *pg)
     return finish(&b);
 }
 
+/* The colour and the letter of a pass kind in a timeline. */
 static const char *color_of(int op)
 {
-    switch (op) {
+    switch ((sc_op)op) {
     case SC_OP_F: return "\033[30;46m";  /* cyan */
     case SC_OP_B: return "\033[30;43m";  /* yellow */
     case SC_OP_W: return "\033[30;42m";  /* green */
+    case SC_OP_BW: break;
     case SC_OP_S: return "\033[30;41m";  /* red: the output layer */
     case SC_OP_T: return "\033[30;47m";  /* white */
     case SC_OP_E: case SC_OP_EW: return "\033[30;44m"; /* blue: the embedding */
-    default: return "\033[30;45m";       /* magenta: BW */
+    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
+    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
+    case SC_OP_VALIDATE: break; /* no pass: not drawn */
     }
+    return "\033[30;45m"; /* magenta: BW */
 }
 
 static char letter_of(int op)
 {
-    switch (op) {
+    switch ((sc_op)op) {
     case SC_OP_F: return 'F';
     case SC_OP_B: return 'B';
     case SC_OP_W: return 'W';
+    case SC_OP_BW: break;
     case SC_OP_S: return 'S';
     case SC_OP_T: return 'T';
     case SC_OP_E: return 'E';
     case SC_OP_EW: return 'e';
-    default: return 'X';
+    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
+    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
+    case SC_OP_VALIDATE: break; /* no pass: not drawn */
     }
+    return 'X'; /* BW */
 }
 
 /* The row of a device's host copies under its timeline ("  h |>>..<|"):
@@ -152,7 +161,8 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
                     long cols, double from, double unit)
 {
     size_t k[2] = {0, 0};
-    int ops[2] = {SC_OP_OFFLOAD, SC_OP_RELOAD}, any = 0;
+    unsigned way[2] = {SC_OPF_OUT, SC_OPF_IN}; /* OFFLOAD, RELOAD */
+    int any = 0;
     for (size_t i = 0; i < n && !any; i++)
         any = sc_op_is_host(v[i].op);
     if (!any || !sim->host)
@@ -163,7 +173,8 @@ static int host_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
         int on[2] = {0, 0};
         /* The copies of one channel follow each other in stream order. */
         for (int ch = 0; ch < 2; ch++) {
-            while (k[ch] < n && (v[k[ch]].op != ops[ch] || sim->t1[base + k[ch]] <= a))
+            while (k[ch] < n && (!sc_op_is_host(v[k[ch]].op) || !sc_op_has(v[k[ch]].op, way[ch]) ||
+                                 sim->t1[base + k[ch]] <= a))
                 k[ch]++;
             on[ch] = k[ch] < n && sim->t0[base + k[ch]] < e;
         }
@@ -198,7 +209,7 @@ static int coll_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, size
                 cs = sim->t0[base + k] > free_at ? sim->t0[base + k] : free_at;
         }
         int on = k < n && cs < e && sim->t1[base + k] > cs;
-        bputc(b, on ? (v[k].op == SC_OP_ALLREDUCE ? '=' : '^') : '.');
+        bputc(b, on ? (sc_op_has(v[k].op, SC_OPF_REDUCES) ? '=' : '^') : '.');
     }
     return 1;
 }

@@ -20,11 +20,25 @@ enum {
 };
 #define BAND_H (ROW_H + GAP + XFER_H + GAP + MEM_H + BAND_GAP)
 
-static const unsigned kind_rgb[] = {0x4a90d9, 0xf5a623, 0x6bbf3b, 0xa561c9, /* F B W BW */
-                                    0xd9534f, 0x8c564b, 0x17becf, 0x7f7f7f}; /* S T E EW */
-static const char *const kind_name[] = {"F forward", "B input grad", "W weight grad",
-                                        "BW fused B+W", "S output", "T output grad",
-                                        "E embed", "EW embed grad"};
+/* The colour and the legend of a pass kind (a kind that is no pass is
+ * never drawn). */
+static unsigned kind_style(int op, const char **name)
+{
+    switch ((sc_op)op) {
+    case SC_OP_F: return *name = "F forward", 0x4a90d9;
+    case SC_OP_B: return *name = "B input grad", 0xf5a623;
+    case SC_OP_W: return *name = "W weight grad", 0x6bbf3b;
+    case SC_OP_BW: return *name = "BW fused B+W", 0xa561c9;
+    case SC_OP_S: return *name = "S output", 0xd9534f;
+    case SC_OP_T: return *name = "T output grad", 0x8c564b;
+    case SC_OP_E: return *name = "E embed", 0x17becf;
+    case SC_OP_EW: return *name = "EW embed grad", 0x7f7f7f;
+    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
+    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
+    case SC_OP_VALIDATE: break;
+    }
+    return *name = "F forward", 0x4a90d9;
+}
 
 static void xml_text(FILE *f, const char *s)
 {
@@ -45,7 +59,8 @@ static void xml_text(FILE *f, const char *s)
  * colour (chunk 0) to 55% of it (chunk nch-1). */
 static void colour(int op, int chunk, int nch, char out[8])
 {
-    unsigned c = kind_rgb[op <= SC_OP_EW ? op : 0];
+    const char *name;
+    unsigned c = kind_style(op, &name);
     double k = nch > 1 ? 1.0 - 0.45 * chunk / (nch - 1) : 1.0;
     unsigned r = (unsigned)(((c >> 16) & 255) * k), g = (unsigned)(((c >> 8) & 255) * k),
              b = (unsigned)((c & 255) * k);
@@ -79,7 +94,7 @@ static int digits(int x)
 typedef struct frame {
     double from, to, sx;
     int plot, chunks;
-    int kinds[8], host, coll; /* kinds: F, B, W, BW and the vocabulary passes */
+    int kinds[SC_OP_COUNT], host, coll; /* kinds: the passes drawn */
 } frame;
 
 static double px(const frame *fr, double t) { return LEFT + (t - fr->from) * fr->sx; }
@@ -104,19 +119,20 @@ static int band_height(const frame *fr)
 static void legend(FILE *f, const frame *fr, double tcomm_all)
 {
     int x = LEFT, y = 30;
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < SC_OP_COUNT; k++) {
         if (!fr->kinds[k])
             continue;
-        for (int c = 0; c < (k <= SC_OP_BW ? fr->chunks : 1); c++) { /* S..EW: no chunk */
+        const char *name;
+        kind_style(k, &name);
+        for (int c = 0; c < (sc_op_is_vocab(k) ? 1 : fr->chunks); c++) { /* a shard: no chunk */
             char col[8];
             colour(k, c, fr->chunks, col);
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"12\" fill=\"%s\"><title>"
-                       "%s, chunk %d</title></rect>\n", x, y, col, kind_name[k], c);
+                       "%s, chunk %d</title></rect>\n", x, y, col, name, c);
             x += 10;
         }
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>\n", x + 4, y + 10,
-                kind_name[k]);
-        x += 4 + 7 * (int)strlen(kind_name[k]) + 14;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>\n", x + 4, y + 10, name);
+        x += 4 + 7 * (int)strlen(name) + 14;
     }
     if (fr->chunks > 1)
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">shades: chunk 0 to %d, "
@@ -262,7 +278,7 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                     fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
                                "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
             } else if (sc_op_is_transfer(in->op)) {
-                transfer(f, fr, name, t0, t1, tcomm, yx, in->op == SC_OP_SEND);
+                transfer(f, fr, name, t0, t1, tcomm, yx, sc_op_has(in->op, SC_OPF_OUT));
             } else if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
                 double cs = t0 > cfree ? t0 : cfree;
@@ -271,13 +287,13 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                     fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                                "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
                             x0, yc, w > 0.5 ? w : 0.5, XFER_H,
-                            in->op == SC_OP_ALLREDUCE ? "#d35400" : "#2c3e50", name);
-            } else if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) &&
-                       clip(fr, t0, t1, &x0, &w)) {
+                            sc_op_has(in->op, SC_OPF_REDUCES) ? "#d35400" : "#2c3e50", name);
+            } else if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) &&
+                       clip(fr, t0, t1, &x0, &w)) { /* a copy on the host link */
                 fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
                         x0, yh, w > 0.5 ? w : 0.5, XFER_H,
-                        in->op == SC_OP_OFFLOAD ? "#16a085" : "#8e44ad", name);
+                        sc_op_has(in->op, SC_OPF_OUT) ? "#16a085" : "#8e44ad", name);
             }
         }
         step_marks(f, fr, pg, sim, v, n, d, y);
@@ -288,12 +304,14 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
         double prev = 0, scale = peak > 0 ? (MEM_H - 2) / peak : 0;
         int started = 0;
         for (size_t k = 0; k < n && sim->mem; k++) {
-            if (!sc_op_is_pass(v[k].op) && v[k].op != SC_OP_DROP && v[k].op != SC_OP_RELOAD)
+            sc_op_mem_effect e = sc_op_mem_of(v[k].op);
+            if (!sc_op_is_pass(v[k].op) && e == SC_OPM_NONE)
                 continue;
             size_t g = sim->offset[d] + k;
             /* Memory rises when F starts or RELOAD is posted, falls when a
              * pass or a DROP ends. */
-            double t = v[k].op == SC_OP_F || v[k].op == SC_OP_RELOAD ? sim->t0[g] : sim->t1[g];
+            int rise = sc_op_is_fwd(v[k].op) || (sc_op_is_host(v[k].op) && e == SC_OPM_ALLOC);
+            double t = rise ? sim->t0[g] : sim->t1[g];
             double m = sim->mem[g];
             if (t > fr->to)
                 break;

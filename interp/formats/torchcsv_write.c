@@ -9,14 +9,19 @@
 
 #include <stdlib.h>
 
+/* PyTorch's name of a stage's pass kind. */
 static const char *compute_letter(int op)
 {
-    switch (op) {
+    switch ((sc_op)op) {
     case SC_OP_F: return "F";
     case SC_OP_B: return "I";
     case SC_OP_W: return "W";
-    default: return "B"; /* BW: PyTorch's full backward */
+    case SC_OP_BW: return "B"; /* PyTorch's full backward */
+    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break; /* refused before */
     }
+    return "?";
 }
 
 /* Column of every pass (compute_only): the first after the pass before it
@@ -45,20 +50,17 @@ static sc_status columns(sc_prog *pg, const size_t *base, long *col)
             while (pc[d] < ov->n) {
                 const sc_instr *in = &ov->v[pc[d]];
                 int s = in->stage, mb = in->mb;
-                long dep = -1;
-                if (in->op == SC_OP_F)
-                    dep = s > 0 ? colF[SC_SM(pg, s - 1, mb)] : -2;
-                else if (in->op == SC_OP_W)
-                    dep = colB[SC_SM(pg, s, mb)];
-                else
-                    dep = s == S - 1 ? colF[SC_SM(pg, s, mb)] : colB[SC_SM(pg, s + 1, mb)];
+                int dop, ds;
+                long dep = -2; /* none */
+                if (sc_pass_dep(pg, in, &dop, &ds))
+                    dep = (dop == SC_OP_F ? colF : colB)[SC_SM(pg, ds, mb)];
                 if (dep == -1)
                     break; /* not placed yet */
                 long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;
                 col[base[d] + pc[d]] = c;
-                if (in->op == SC_OP_F)
+                if (sc_op_is_fwd(in->op))
                     colF[SC_SM(pg, s, mb)] = c;
-                else if (in->op != SC_OP_W)
+                else if (sc_op_is_bgrad(in->op))
                     colB[SC_SM(pg, s, mb)] = c;
                 last[d] = c;
                 pc[d]++;
@@ -116,7 +118,7 @@ static sc_status write_compute_only(FILE *f, sc_prog *pg)
 static void put_transfer(FILE *f, const char *sep, const sc_instr *in)
 {
     int act = in->dir == SC_DIR_ACT;
-    if (in->op == SC_OP_SEND)
+    if (sc_op_has(in->op, SC_OPF_OUT))
         fprintf(f, "%s%d%s%d", sep, act ? in->stage - 1 : in->stage + 1, act ? "SEND_F" : "SEND_B",
                 in->mb);
     else
@@ -143,9 +145,9 @@ static void put_waits(FILE *f, const char **sep, pending *q, size_t *head, size_
  * the device's stream (the verifier put that RECV before the pass). */
 static long needed_group(const sc_prog *pg, const sc_instr *in, const long *recv_group, int d)
 {
-    int s = in->stage, act = in->op == SC_OP_F;
-    if (in->op == SC_OP_W)
-        return -1;
+    int s = in->stage, act = sc_op_is_fwd(in->op);
+    if (!act && !sc_op_is_bgrad(in->op))
+        return -1; /* W reads nothing from another device */
     int ps = act ? s - 1 : s + 1;
     if (ps < 0 || ps >= pg->S || pg->stage_dev[ps] == d)
         return -1;
@@ -179,7 +181,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 put_transfer(f, sep, in);
                 sep = ",";
                 int act = in->dir == SC_DIR_ACT;
-                if (waits && in->op == SC_OP_SEND)
+                if (waits && sc_op_has(in->op, SC_OPF_OUT))
                     q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group};
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +

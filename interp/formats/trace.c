@@ -23,7 +23,7 @@ static size_t *index_sends(const sc_prog *pg)
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++)
-            if (v[k].op == SC_OP_SEND)
+            if (sc_op_is_send(v[k].op))
                 send[((size_t)v[k].dir * S + (size_t)v[k].stage) * m + (size_t)v[k].mb] = k;
     }
     return send;
@@ -128,7 +128,7 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                         c.step, c.bytes);
                 continue;
             }
-            if ((in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) && sim->host) {
+            if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
                 char hn[96];
                 sc_instr_format(in, hn, sizeof hn);
                 event_head(f, first);
@@ -138,16 +138,20 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                         hn, sc_op_name(in->op), pid, 2 * P + d, t0, t1 - t0, in->stage, in->mb,
                         (double)in->frac / SC_FRAC_ONE);
             }
-            if (sim->host && (in->op == SC_OP_OFFLOAD || in->op == SC_OP_B || in->op == SC_OP_BW)) {
+            /* Host memory grows when a copy to host starts and shrinks when
+             * the backward reads the record back. */
+            int to_host = sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT);
+            if (sim->host && (to_host || sc_op_is_bgrad(in->op))) {
                 event_head(f, first);
                 fprintf(f, "{\"name\": \"host d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_OFFLOAD ? t0 : t1,
+                           "\"args\": {\"units\": %.15g}}", d, pid, to_host ? t0 : t1,
                         sim->host[g]);
             }
-            if ((in->op == SC_OP_DROP || in->op == SC_OP_RELOAD) && sim->mem) {
+            sc_op_mem_effect e = sc_op_mem_of(in->op);
+            if (sc_op_is_host(in->op) && e != SC_OPM_NONE && sim->mem) { /* DROP, RELOAD */
                 event_head(f, first);
                 fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_DROP ? t1 : t0,
+                           "\"args\": {\"units\": %.15g}}", d, pid, e == SC_OPM_ALLOC ? t0 : t1,
                         sim->mem[g]);
             }
             if (in->op == SC_OP_OPTIM && sc_prog_steps(pg) > 1) { /* a step boundary */
@@ -170,10 +174,10 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             if (sc_op_is_pass(in->op) && sim->mem) {
                 event_head(f, first);
                 fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, in->op == SC_OP_F ? t0 : t1,
+                           "\"args\": {\"units\": %.15g}}", d, pid, sc_op_is_fwd(in->op) ? t0 : t1,
                         sim->mem[g]);
             }
-            if (in->op != SC_OP_RECV)
+            if (!sc_op_is_recv(in->op))
                 continue;
             size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
             if (sk == NONE)

@@ -89,10 +89,10 @@ int sc_prog_groups(const sc_prog *pg)
 
 sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c)
 {
-    if (!sc_op_is_coll(c->op))
+    if ((unsigned)c->op >= SC_OP_COUNT || !sc_op_is_coll(c->op))
         return sc_fail(pg, SC_ERR_ARG, "collective: '%s' is not a collective kind",
                        sc_op_name(c->op));
-    if (c->op == SC_OP_ALLREDUCE && (c->red < 0 || c->red >= SC_RED_COUNT))
+    if (sc_op_has(c->op, SC_OPF_REDUCES) && (c->red < 0 || c->red >= SC_RED_COUNT))
         return sc_fail(pg, SC_ERR_ARG, "collective: unknown reduction %d", c->red);
     if ((unsigned)c->what >= SC_OP_COUNT || c->part < 0 || c->part > SC_COLL_MAX_PART)
         return sc_fail(pg, SC_ERR_ARG, "collective: tag %d part %d is out of range", c->what,
@@ -116,14 +116,14 @@ sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c)
         pg->capcoll = cap;
     }
     sc_instr in = {.op = (uint8_t)c->op,
-                   .dir = (uint8_t)(c->op == SC_OP_ALLREDUCE ? c->red : 0),
+                   .dir = (uint8_t)(sc_op_has(c->op, SC_OPF_REDUCES) ? c->red : 0),
                    .flags = (uint16_t)((unsigned)c->what | ((unsigned)c->part << 8)),
                    .stage = c->stage,
                    .mb = c->mb,
                    .coll = (int32_t)pg->ncoll};
     if (sc_vec_push(vec, in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    pg->coll[pg->ncoll++] = (sc_ctail){.root = c->op == SC_OP_BCAST ? c->root : -1,
+    pg->coll[pg->ncoll++] = (sc_ctail){.root = sc_op_has(c->op, SC_OPF_ROOTED) ? c->root : -1,
                                        .group = c->group, .step = c->step, .bytes = c->bytes};
     return SC_OK;
 }
@@ -148,7 +148,7 @@ sc_status sc_prog_push_coll(sc_prog *pg, int d, const sc_coll *c)
 void sc_prog_coll(const sc_prog *pg, const sc_instr *in, sc_coll *out)
 {
     const sc_ctail *t = &pg->coll[in->coll];
-    *out = (sc_coll){.op = in->op, .red = in->op == SC_OP_ALLREDUCE ? in->dir : 0,
+    *out = (sc_coll){.op = in->op, .red = sc_op_has(in->op, SC_OPF_REDUCES) ? in->dir : 0,
                      .what = sc_coll_what(in), .part = sc_coll_part(in), .stage = in->stage,
                      .mb = in->mb, .step = t->step, .root = t->root, .group = t->group,
                      .bytes = t->bytes};
@@ -191,7 +191,7 @@ void sc_prog_instr_format(const sc_prog *pg, const sc_instr *in, char *buf, size
         return;
     const sc_ctail *t = &pg->coll[in->coll];
     size_t n = strlen(buf);
-    if (in->op == SC_OP_BCAST && n < len)
+    if (sc_op_has(in->op, SC_OPF_ROOTED) && n < len)
         n += (size_t)snprintf(buf + n, len - n, " from d%d", t->root);
     if (t->step != 0 && n < len)
         n += (size_t)snprintf(buf + n, len - n, " step %d", t->step);

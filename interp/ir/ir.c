@@ -20,11 +20,18 @@ static const int status_codes[] = {
 #undef X
 };
 static const char *const op_names[] = {
-#define X(name, text) text,
+#define X(name, cls, flags, mem, cost) #name,
     SC_OPS(X)
 #undef X
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
+const sc_op_props sc_op_tab[256] = {
+#define X(name, cls, flags, mem, cost)                                                      \
+    {SC_OPB_CLASS(SC_OPK_##cls) | SC_OPB_FLAGS(flags), SC_OPK_##cls, SC_OPM_##mem, SC_OPC_##cost},
+    SC_OPS(X)
+#undef X
+};
+_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_LINK < 256, "a kind is a byte");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
 static const char *const red_names[] = {
 #define X(name, text) text,
@@ -52,6 +59,26 @@ int sc_status_exit_code(sc_status st)
 const char *sc_op_name(int op)
 {
     return (unsigned)op < SC_OP_COUNT ? op_names[op] : "?";
+}
+
+int sc_op_parse(const char *name)
+{
+    for (int op = 0; op < SC_OP_COUNT; op++)
+        if (strcmp(name, op_names[op]) == 0)
+            return op;
+    return -1;
+}
+
+int sc_op_parse_pass(const char *s, size_t n, size_t *len)
+{
+    int best = -1;
+    *len = 0;
+    for (int op = 0; op < SC_OP_COUNT; op++) {
+        size_t k = strlen(op_names[op]);
+        if (sc_op_is_pass(op) && k <= n && k > *len && memcmp(s, op_names[op], k) == 0)
+            best = op, *len = k;
+    }
+    return best;
 }
 
 sc_status sc_vec_push(sc_vec *vec, sc_instr in)
@@ -414,7 +441,7 @@ static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
 {
     if (d < 0 || d >= pg->P)
         return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if (!sc_op_is_pass(op))
+    if ((unsigned)op >= SC_OP_COUNT || !sc_op_is_pass(op))
         return sc_fail(pg, SC_ERR_ARG, "device %d: '%s' is not a compute pass", d, sc_op_name(op));
     if (sc_op_is_vocab(op) && stage != d)
         return sc_fail(pg, SC_ERR_ARG, "device %d: %s names the shard of device %d (a vocabulary "
@@ -538,29 +565,36 @@ size_t sc_prog_total_instructions(const sc_prog *pg)
 
 void sc_instr_format(const sc_instr *in, char *buf, size_t len)
 {
-    if (sc_op_is_compute(in->op))
+    switch (sc_op_class_of(in->op)) {
+    case SC_OPK_STAGE:
         snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
-    else if (sc_op_is_vocab(in->op)) /* the device's own shard */
+        return;
+    case SC_OPK_VOCAB: /* the device's own shard */
         snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);
-    else if (sc_op_is_transfer(in->op))
+        return;
+    case SC_OPK_XFER:
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
-                 in->op == SC_OP_SEND ? "->" : "<-", in->peer);
-    else if (sc_op_is_coll(in->op)) {
+                 sc_op_has(in->op, SC_OPF_OUT) ? "->" : "<-", in->peer);
+        return;
+    case SC_OPK_COLL: {
         char st[24] = "", mb[24] = "", part[24] = "";
+        int red = sc_op_has(in->op, SC_OPF_REDUCES);
         if (in->stage >= 0)
             snprintf(st, sizeof st, " s%d", in->stage);
         if (in->mb >= 0)
             snprintf(mb, sizeof mb, " mb%d", in->mb);
         if (sc_coll_part(in))
             snprintf(part, sizeof part, " part %d", sc_coll_part(in));
-        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op),
-                 in->op == SC_OP_ALLREDUCE ? " " : "",
-                 in->op == SC_OP_ALLREDUCE ? sc_red_name(in->dir) : "",
-                 sc_op_name(sc_coll_what(in)), st, mb, part);
-    } else if (sc_op_is_host(in->op))
+        snprintf(buf, len, "%s%s%s %s%s%s%s", sc_op_name(in->op), red ? " " : "",
+                 red ? sc_red_name(in->dir) : "", sc_op_name(sc_coll_what(in)), st, mb, part);
+        return;
+    }
+    case SC_OPK_HOST:
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);
-    else
-        snprintf(buf, len, "%s", sc_op_name(in->op));
+        return;
+    case SC_OPK_STEP: break;
+    }
+    snprintf(buf, len, "%s", sc_op_name(in->op));
 }

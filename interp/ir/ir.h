@@ -55,51 +55,236 @@ typedef enum sc_status {
 const char *sc_status_name(sc_status st);
 int sc_status_exit_code(sc_status st);
 
-/* Instruction kinds. Compute passes come first (sc_op_is_compute). To add a
- * pass kind, add it here and give its cost and memory effect in ir_impl.h.
- * OFFLOAD, DROP and RELOAD move a fraction of an activation record to host
- * memory and back (offload.h, docs/semantics.md#host-copies). ALLREDUCE and
- * BCAST are collectives (docs/semantics.md#collectives): to add a collective
- * kind, add it here, to sc_op_is_coll and to the ring factors of ir_impl.h. */
-#define SC_OPS(X)                                                       \
-    X(F, "F")        /* forward of (stage, mb); allocates activation */ \
-    X(B, "B")        /* backward for the input gradient */             \
-    X(W, "W")        /* backward for the weight gradient */            \
-    X(BW, "BW")      /* B and W fused */                               \
-    X(S, "S")        /* output layer on the device's vocabulary shard:  \
-                        logits, softmax statistics (docs/vocab.md) */    \
-    X(T, "T")        /* its weight gradient */                         \
-    X(E, "E")        /* input embedding: the shard's masked lookup */  \
-    X(EW, "EW")      /* input embedding's weight gradient */           \
-    X(SEND, "SEND")  /* post a send to a peer device */                \
-    X(RECV, "RECV")  /* post a receive from a peer device */           \
-    X(REDUCE, "REDUCE") /* end-of-step gradient reduction */           \
-    X(OPTIM, "OPTIM")   /* optimizer step */                        \
-    X(OFFLOAD, "OFFLOAD") /* start copying part of a record to host */ \
-    X(DROP, "DROP")     /* wait for that copy; free the device part */ \
-    X(RELOAD, "RELOAD") /* allocate it again; start copying it back */ \
-    X(ALLREDUCE, "ALLREDUCE") /* all-reduce (sum or max) over a group */ \
-    X(BCAST, "BCAST")   /* broadcast from a root to a group */           \
-    X(VALIDATE, "VALIDATE") /* post-validation: check the eager step */
+/* Instruction kinds: one table, one row per kind.
+ *
+ *   F, B, W    forward of (stage, mb), which allocates its activation; the
+ *              backward for the input gradient; for the weight gradient
+ *   BW         B and W fused
+ *   S, T       output layer on the device's vocabulary shard (logits,
+ *              softmax statistics, docs/vocab.md); its weight gradient
+ *   E, EW      input embedding (the shard's masked lookup); its weight
+ *              gradient
+ *   SEND, RECV post a send to a peer device; a receive from one
+ *   REDUCE     end-of-step gradient reduction
+ *   OPTIM      optimizer step
+ *   OFFLOAD    start copying part of a record to host (offload.h, docs/semantics.md#host-copies)
+ *   DROP       wait for that copy; free the device part
+ *   RELOAD     allocate it again; start copying it back
+ *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
+ *   BCAST      broadcast from a root to a group
+ *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
+ *
+ * The columns:
+ *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
+ *   class  what it is (SC_OPK_*): a stage's pass, a vocabulary shard's
+ *          pass, a point-to-point transfer, an end-of-step instruction, a
+ *          host copy, a collective. The class fixes its operands (sc_instr)
+ *          and its channel: passes and end-of-step instructions run on the
+ *          device's compute stream, transfers on its point-to-point channel,
+ *          collectives on its collective channel, host copies on its host
+ *          link (DROP waits for one on the compute stream);
+ *   flags  its role in the data flow (SC_OPF_*);
+ *   mem    what it does to the device memory of the record it names
+ *          (SC_OPM_*);
+ *   cost   which cost of the program times it (SC_OPC_*).
+ * The enum, the names, the parser and the property table (sc_op_tab) are
+ * generated from the rows; code asks a kind's properties through the
+ * predicates below, never by ranges of the enum.
+ *
+ * To add a kind: append a row (rows keep their numbers: F, B, W, BW are
+ * 0..3 and index arrays of four; the vocabulary passes stay in a row), give
+ * it the columns that say what it is, build, and decide at each place the
+ * compiler then names. Code that does something different for each kind
+ * switches on it (a cast to sc_op) without a `default:`, so -Wswitch (part
+ * of -Wall) lists every such place: today 14, among them the dependency of
+ * a pass (sc_pass_dep), the vocabulary's collectives, the ring factor, the
+ * index among the four stage passes, the executor's dispatch (exec/exec.c), the
+ * built-in model's vocabulary passes and collective tags, the transports'
+ * primitive (sc_cxfer_bcast) and the glyphs, colours and PyTorch names of
+ * the outputs. Code that asks a property reads the row and needs nothing:
+ * the lowering inserts transfers by the roles (SC_OPF_FWD, SC_OPF_BGRAD),
+ * the replay and the simulator time by the class and the cost column,
+ * memory follows the memory column, profiles file samples by the cost
+ * column, and the bound on passes per record is counted from the rows
+ * (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). A new class, memory effect or
+ * cost is a value of its enum below, and the switches on those (the
+ * writers', sc_mem_effect, sc_op_cost, the profile's) are named the same
+ * way. test_opkinds checks the table. */
+#define SC_OPS(X)                                                              \
+    /* name      class  flags                          mem        cost */      \
+    X(F,         STAGE, SC_OPF_FWD,                    ALLOC,     TF)          \
+    X(B,         STAGE, SC_OPF_BGRAD,                  FREE_PART, TB)          \
+    X(W,         STAGE, SC_OPF_WGRAD,                  FREE_REST, TW)          \
+    X(BW,        STAGE, SC_OPF_BGRAD | SC_OPF_WGRAD,   FREE_ALL,  TBW)         \
+    X(S,         VOCAB, 0,                             ALLOC,     TS)          \
+    X(T,         VOCAB, 0,                             FREE_ALL,  TT)          \
+    X(E,         VOCAB, 0,                             NONE,      TE)          \
+    X(EW,        VOCAB, 0,                             NONE,      TEW)         \
+    X(SEND,      XFER,  SC_OPF_OUT,                    NONE,      COMM)        \
+    X(RECV,      XFER,  SC_OPF_IN,                     NONE,      COMM)        \
+    X(REDUCE,    STEP,  0,                             NONE,      NONE)        \
+    X(OPTIM,     STEP,  SC_OPF_READS_COLLS,            NONE,      OPTIM)       \
+    X(OFFLOAD,   HOST,  SC_OPF_OUT,                    NONE,      LINK)        \
+    X(DROP,      HOST,  0,                             FREE_ALL,  NONE)        \
+    X(RELOAD,    HOST,  SC_OPF_IN,                     ALLOC,     LINK)        \
+    X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
+    X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
+    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)
 
 typedef enum sc_op {
-#define X(name, text) SC_OP_##name,
+#define X(name, cls, flags, mem, cost) SC_OP_##name,
     SC_OPS(X)
 #undef X
-    SC_OP_COUNT
 } sc_op;
+
+/* The number of kinds (not an enumerator: a switch on sc_op lists kinds only). */
+enum {
+#define X(name, cls, flags, mem, cost) +1
+    SC_OP_COUNT = 0 SC_OPS(X)
+#undef X
+};
+
+/* Classes. */
+typedef enum sc_op_class {
+    SC_OPK_STEP,  /* an end-of-step instruction: no operands (stage = mb = peer = -1);
+                     first: a byte that names no kind reads as one */
+    SC_OPK_STAGE, /* a pass of a stage: stage, mb (docs/guide.md#passes-and-dependencies) */
+    SC_OPK_VOCAB, /* a pass of the device's vocabulary shard: stage = the device, mb */
+    SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
+    SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
+    SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
+} sc_op_class;
+
+/* Flags: the role of a kind in the data flow. */
+enum {
+    SC_OPF_FWD = 1u << 0,   /* reads the previous stage's activation (or the input),
+                               writes its own stage's: F */
+    SC_OPF_BGRAD = 1u << 1, /* writes the input gradient: reads the next stage's (the
+                               last stage: its own F's loss) and its record: B, BW */
+    SC_OPF_WGRAD = 1u << 2, /* writes the weight gradient: W, BW */
+    SC_OPF_OUT = 1u << 3,   /* moves data off the device: to a peer (SEND), to host
+                               (OFFLOAD) */
+    SC_OPF_IN = 1u << 4,    /* moves data onto it: from a peer (RECV), from host
+                               (RELOAD); a host copy with neither (DROP) waits for
+                               the copy out */
+    SC_OPF_READS_COLLS = 1u << 5, /* reads every collective its device posted
+                                     before it (sc_coll_reads) */
+    SC_OPF_REDUCES = 1u << 6, /* a collective with a reduction (dir, SC_RED_*) */
+    SC_OPF_ROOTED = 1u << 7,  /* a collective with a root (sc_coll.root) */
+};
+
+/* Memory effects, on the units u of the record an instruction names
+ * (docs/guide.md#memory-model; a host copy's record: its fraction of it). */
+typedef enum sc_op_mem_effect {
+    SC_OPM_NONE,
+    SC_OPM_ALLOC,     /* + u */
+    SC_OPM_FREE_PART, /* - (1 - w_keep) u: what W does not need */
+    SC_OPM_FREE_REST, /* - w_keep u: what B left for W */
+    SC_OPM_FREE_ALL,  /* - u */
+} sc_op_mem_effect;
+
+/* Costs: the program's field that times a kind. TS..TEW are in the order of
+ * the vocabulary cost arrays (sc_op_vocab_index). COMM, COLL and LINK are
+ * times of channels (T_comm, sc_prog_coll_time, the offload link), not of
+ * the compute stream. */
+typedef enum sc_op_cost_kind {
+    SC_OPC_NONE,
+    SC_OPC_TF, SC_OPC_TB, SC_OPC_TW, SC_OPC_TBW,
+    SC_OPC_TS, SC_OPC_TT, SC_OPC_TE, SC_OPC_TEW,
+    SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
+    SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
+} sc_op_cost_kind;
+
+/* The property table (ir.c makes it from the rows), one entry per value of
+ * an instruction's byte (sc_instr.op), so that a lookup needs no bounds
+ * check: bits holds the class as one bit (SC_OPB_CLASS) and the flags above
+ * it, so that every predicate is one load and one test; cls, mem and cost
+ * the columns. A byte that names no kind reads as zeros: class SC_OPK_STEP,
+ * no flags, no memory effect, no cost. The accessors take op as that byte;
+ * the entry points that take an int check its range first (sc_prog_push,
+ * sc_coll_push, sc_op_name). */
+typedef struct sc_op_props {
+    uint32_t bits;
+    uint8_t cls, mem, cost;
+} sc_op_props;
+
+#define SC_OPB_CLASS(cls) (1u << (cls))
+#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 8)
+extern const sc_op_props sc_op_tab[256];
+
+static inline uint32_t sc_op_bits(int op) { return sc_op_tab[(uint8_t)op].bits; }
+static inline sc_op_class sc_op_class_of(int op) { return (sc_op_class)sc_op_tab[(uint8_t)op].cls; }
+static inline sc_op_mem_effect sc_op_mem_of(int op)
+{
+    return (sc_op_mem_effect)sc_op_tab[(uint8_t)op].mem;
+}
+static inline sc_op_cost_kind sc_op_cost_of(int op)
+{
+    return (sc_op_cost_kind)sc_op_tab[(uint8_t)op].cost;
+}
+static inline int sc_op_has(int op, unsigned flags) { return (sc_op_bits(op) & SC_OPB_FLAGS(flags)) != 0; }
 
 /* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
  * stage semantics of docs/guide.md#passes-and-dependencies): sc_op_is_compute. Those of a device's
  * vocabulary shard (S, T, E, EW; stage = the device): sc_op_is_vocab. */
-#define sc_op_is_compute(op) ((unsigned)(op) <= SC_OP_BW)
-#define sc_op_is_vocab(op) ((op) >= SC_OP_S && (op) <= SC_OP_EW)
-#define sc_op_is_pass(op) ((unsigned)(op) <= SC_OP_EW)
-#define sc_op_is_transfer(op) ((op) == SC_OP_SEND || (op) == SC_OP_RECV)
-#define sc_op_is_host(op) ((op) >= SC_OP_OFFLOAD && (op) <= SC_OP_RELOAD)
-#define sc_op_is_coll(op) ((op) == SC_OP_ALLREDUCE || (op) == SC_OP_BCAST)
+#define SC_OP_IS_(op, cls) ((sc_op_bits(op) & SC_OPB_CLASS(cls)) != 0)
+static inline int sc_op_is_compute(int op) { return SC_OP_IS_(op, SC_OPK_STAGE); }
+static inline int sc_op_is_vocab(int op) { return SC_OP_IS_(op, SC_OPK_VOCAB); }
+static inline int sc_op_is_pass(int op)
+{
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_STAGE) | SC_OPB_CLASS(SC_OPK_VOCAB))) != 0;
+}
+static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
+static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
+static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
+/* The transfers that send (SEND) and that receive (RECV). */
+static inline int sc_op_is_send(int op)
+{
+    uint32_t b = SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_OUT);
+    return (sc_op_bits(op) & b) == b;
+}
+static inline int sc_op_is_recv(int op)
+{
+    uint32_t b = SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_IN);
+    return (sc_op_bits(op) & b) == b;
+}
+/* The data-flow roles: F; B and BW; W and BW. */
+static inline int sc_op_is_fwd(int op) { return sc_op_has(op, SC_OPF_FWD); }
+static inline int sc_op_is_bgrad(int op) { return sc_op_has(op, SC_OPF_BGRAD); }
+static inline int sc_op_is_wgrad(int op) { return sc_op_has(op, SC_OPF_WGRAD); }
 
+/* The index of stage pass op in the arrays of four kinds per stage (a
+ * block's offsets, the verifier's and the profile's tables): F 0, B 1, W 2,
+ * BW 3, their own numbers; -1 for every other kind. */
+#define SC_STAGE_PASSES 4
+static inline int sc_op_stage_index(int op)
+{
+    switch ((sc_op)op) {
+    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
+    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    }
+    return -1;
+}
+
+/* The index of vocabulary pass op in the per-device arrays of four (costs,
+ * offsets, counters): S 0, T 1, E 2, EW 3; and the pass of index i. */
+#define SC_VOCAB_PASSES 4
+static inline int sc_op_vocab_index(int op) { return (int)sc_op_cost_of(op) - SC_OPC_TS; }
+static inline int sc_vocab_op(int i)
+{
+    static const uint8_t ops[SC_VOCAB_PASSES] = {SC_OP_S, SC_OP_T, SC_OP_E, SC_OP_EW};
+    return ops[i];
+}
+
+/* The name of kind op ("?" out of range); the kind named `name` (exactly),
+ * or -1. */
 const char *sc_op_name(int op);
+int sc_op_parse(const char *name);
+/* The compute pass whose name is the longest prefix of s[0..n), or -1;
+ * *len = its length (the order texts: "BW3" is BW, then 3). */
+int sc_op_parse_pass(const char *s, size_t n, size_t *len);
 
 /* Direction of a transfer: activations flow F(s-1) -> F(s), gradients flow
  * B(s+1) -> B(s) (B means B or BW). */

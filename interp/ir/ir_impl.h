@@ -80,26 +80,46 @@ sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c);
 
 /* Ring factor of a collective kind: the fraction of the buffer each member
  * sends (all-reduce 2(n-1)/n: reduce-scatter and all-gather; broadcast
- * (n-1)/n, pipelined along the ring). Add a collective kind here. */
+ * (n-1)/n, pipelined along the ring); 0 for a kind that is no collective. */
 static inline double sc_coll_factor(int op, int n)
 {
     if (n <= 1)
         return 0;
-    switch (op) {
+    switch ((sc_op)op) {
     case SC_OP_ALLREDUCE: return 2.0 * (n - 1) / n;
     case SC_OP_BCAST: return (double)(n - 1) / n;
-    default: return 0;
+    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
+    case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
+    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_VALIDATE: break;
     }
+    return 0;
 }
 
 /* Records a printf-style message as the program's error; returns st. */
 sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* 3·S·m: no valid program has more passes (F, B and W of each stage and
- * microbatch), so no order may grow past it. */
+/* The most passes one record (stage, microbatch) can have: one of each
+ * stage kind, a fused one (BW) standing for its halves (F, B and W: 3);
+ * and the vocabulary passes of one device and microbatch (S, T, E, EW: 4).
+ * Counted from the table. */
+enum {
+#define X(name, cls, flags, mem, cost)                                                     \
+    +(SC_OPK_##cls == SC_OPK_STAGE &&                                                      \
+      ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
+    SC_STAGE_PASSES_PER_RECORD = 0 SC_OPS(X),
+#undef X
+#define X(name, cls, flags, mem, cost) +(SC_OPK_##cls == SC_OPK_VOCAB)
+    SC_VOCAB_PASSES_PER_MB = 0 SC_OPS(X),
+#undef X
+};
+
+/* 3·S·m (with a split vocabulary, + 4·P·m): no valid program has more
+ * passes, so no order may grow past it. */
 #define sc_prog_max_passes(pg)                                                          \
-    (((size_t)3 * (size_t)(pg)->S + (sc_vocab_split((pg)->vocab) ? (size_t)4 * (size_t)(pg)->P : 0)) * \
+    (((size_t)SC_STAGE_PASSES_PER_RECORD * (size_t)(pg)->S +                              \
+      (sc_vocab_split((pg)->vocab) ? (size_t)SC_VOCAB_PASSES_PER_MB * (size_t)(pg)->P : 0)) * \
      (size_t)(pg)->m)
 
 /* Drops lowering and verification results (after the order changed). */
@@ -108,19 +128,31 @@ void sc_prog_invalidate(sc_prog *pg);
 /* Frees what the last compilation's offload plan reported (off_info). */
 void sc_prog_free_offload_info(sc_prog *pg);
 
-/* Time of pass op on stage s with the stage's costs (BW: its own time when
- * given, else B + W; transfers and the end-of-step instructions: 0). */
+/* Time of pass op on stage s (a vocabulary pass: on device s) by its cost
+ * column (BW: its own time when given, else B + W); 0 for the kinds the
+ * compute stream does not time by a stage (OPTIM: sc_instr_cost; the
+ * channels' kinds). */
 static inline double sc_op_cost(const sc_prog *pg, int op, int s)
 {
-    switch (op) {
-    case SC_OP_F: return pg->tf[s];
-    case SC_OP_B: return pg->tb[s];
-    case SC_OP_W: return pg->tw[s];
-    case SC_OP_BW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
-    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW:
-        return pg->vcost[op - SC_OP_S] ? pg->vcost[op - SC_OP_S][s] : 0; /* s: the device */
-    default: return 0;
+    sc_op_cost_kind c = sc_op_cost_of(op);
+    switch (c) {
+    case SC_OPC_TF: return pg->tf[s];
+    case SC_OPC_TB: return pg->tb[s];
+    case SC_OPC_TW: return pg->tw[s];
+    case SC_OPC_TBW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
+    case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
+        return pg->vcost[c - SC_OPC_TS] ? pg->vcost[c - SC_OPC_TS][s] : 0;
+    case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
+        return 0;
     }
+    return 0;
+}
+
+/* Length of pass op on the papers' cost-oblivious grid of unit slots: one
+ * slot, two for a pass that fuses B and W (BW). */
+static inline int sc_op_slots(int op)
+{
+    return sc_op_is_bgrad(op) && sc_op_is_wgrad(op) ? 2 : 1;
 }
 
 /* Time of OPTIM on device d: the optimizer steps of its stages. */
@@ -137,20 +169,38 @@ static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
     return sc_op_cost(pg, in->op, in->stage);
 }
 
-/* Memory change of pass op on stage s, in units (docs/guide.md#memory-model): F adds the
- * stage's units, B frees (1 - w_keep) of them, W w_keep, BW all. */
+/* Time of instruction `in` of device d on its compute stream: a pass's
+ * cost, OPTIM's sc_optim_cost, 0 for the rest. */
+static inline double sc_instr_cost(const sc_prog *pg, int d, const sc_instr *in)
+{
+    return sc_op_cost_of(in->op) == SC_OPC_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in);
+}
+
+/* The memory effect e on a record of u units (SC_OPM_*). */
+static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double u)
+{
+    switch (e) {
+    case SC_OPM_ALLOC: return u;
+    case SC_OPM_FREE_PART: return -(1.0 - pg->w_keep) * u;
+    case SC_OPM_FREE_REST: return -pg->w_keep * u;
+    case SC_OPM_FREE_ALL: return -u;
+    case SC_OPM_NONE: return 0;
+    }
+    return 0;
+}
+
+/* Memory change of pass op on stage s, in units (docs/guide.md#memory-model), by its
+ * memory column: F adds the stage's units, B frees (1 - w_keep) of them, W
+ * w_keep, BW all; a vocabulary pass (s: the device) S's record, which lives
+ * until T. */
 static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 {
-    if (sc_op_is_vocab(op)) /* s: the device; S's record lives until T */
-        return !pg->vmem ? 0 : op == SC_OP_S ? pg->vmem[s] : op == SC_OP_T ? -pg->vmem[s] : 0;
-    double u = pg->mem[s];
-    switch (op) {
-    case SC_OP_F: return u;
-    case SC_OP_B: return -(1.0 - pg->w_keep) * u;
-    case SC_OP_W: return -pg->w_keep * u;
-    case SC_OP_BW: return -u;
-    default: return 0;
-    }
+    sc_op_mem_effect e = sc_op_mem_of(op);
+    if (e == SC_OPM_NONE)
+        return 0;
+    if (sc_op_is_vocab(op))
+        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s]) : 0;
+    return sc_mem_effect(pg, e, pg->mem[s]);
 }
 
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
@@ -165,19 +215,15 @@ static inline double sc_instr_frac(const sc_instr *in)
 }
 
 /* Device memory change of any instruction of a stream: compute passes as
- * sc_pass_mem; DROP frees and RELOAD allocates its fraction of the record;
- * the rest changes nothing. */
+ * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
+ * frees it, RELOAD allocates it); the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
-    if (sc_op_is_pass(in->op))
-        return sc_pass_mem(pg, in);
-    if (in->op == SC_OP_DROP)
-        return -sc_instr_frac(in) * pg->mem[in->stage];
-    if (in->op == SC_OP_RELOAD)
-        return sc_instr_frac(in) * pg->mem[in->stage];
-    return 0;
+    if (sc_op_is_host(in->op))
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
+    return sc_pass_mem(pg, in);
 }
 
 /* Dense index of (stage, mb): s * m + mb. */
@@ -194,24 +240,33 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
 {
     int s = in->stage;
-    if (sc_op_is_vocab(in->op)) {
-        *dop = in->op == SC_OP_S ? SC_OP_F : SC_OP_B;
-        *ds = in->op == SC_OP_S ? pg->S - 1 : 0;
-        return in->op == SC_OP_S || in->op == SC_OP_EW;
-    }
-    if (in->op == SC_OP_F) {
+    *dop = SC_OP_B;
+    *ds = 0;
+    switch ((sc_op)in->op) {
+    case SC_OP_F:
         *dop = SC_OP_F;
         *ds = s - 1;
         return s > 0;
-    }
-    if (in->op != SC_OP_W && s == pg->S - 1) {
-        *dop = SC_OP_F;
+    case SC_OP_B: case SC_OP_BW:
+        if (s == pg->S - 1)
+            *dop = SC_OP_F, *ds = s;
+        else
+            *ds = s + 1;
+        return 1;
+    case SC_OP_W:
         *ds = s;
         return 1;
+    case SC_OP_S:
+        *dop = SC_OP_F;
+        *ds = pg->S - 1;
+        return 1;
+    case SC_OP_EW: return 1;
+    case SC_OP_T: case SC_OP_E: return 0;
+    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
+    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
+    case SC_OP_VALIDATE: return 0; /* no pass */
     }
-    *dop = SC_OP_B;
-    *ds = in->op == SC_OP_W ? s : s + 1;
-    return 1;
+    return 0;
 }
 
 /* ---- the vocabulary collectives (docs/vocab.md#placements) ----
@@ -249,23 +304,33 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
         return 0;
     sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = in->op, .stage = -1,
                  .mb = in->mb, .root = -1};
+    sc_coll b = {.op = SC_OP_BCAST, .red = 0, .what = SC_OP_F, .stage = in->stage, .mb = in->mb,
+                 .root = -1}; /* the broadcast of a stage's output from its device */
     int n = 0;
-    if (in->op == SC_OP_E || (in->op == SC_OP_T && pg->vocab == SC_VOCAB_V2)) {
-        out[n++] = c;
-    } else if (in->op == SC_OP_S) {
+    switch ((sc_op)in->op) {
+    case SC_OP_E: out[n++] = c; break;
+    case SC_OP_T:
+        if (pg->vocab == SC_VOCAB_V2)
+            out[n++] = c;
+        break;
+    case SC_OP_S:
         for (int part = 0; part < (pg->vocab == SC_VOCAB_V1 ? 3 : 2); part++) {
             out[n] = c;
             out[n].part = part;
             out[n++].red = part == 0 ? SC_RED_MAX : SC_RED_SUM;
         }
-    } else if ((in->op == SC_OP_F && in->stage == pg->S - 1) ||
-               ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == 0)) {
-        c.op = SC_OP_BCAST;
-        c.red = 0;
-        c.what = in->op == SC_OP_F ? SC_OP_F : SC_OP_B;
-        c.stage = in->stage;
-        c.root = pg->stage_dev[in->stage];
-        out[n++] = c;
+        break;
+    case SC_OP_F:
+        if (in->stage == pg->S - 1)
+            out[n] = b, out[n++].root = pg->stage_dev[in->stage];
+        break;
+    case SC_OP_B: case SC_OP_BW:
+        if (in->stage == 0)
+            out[n] = b, out[n].what = SC_OP_B, out[n++].root = pg->stage_dev[in->stage];
+        break;
+    case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
+    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -281,20 +346,26 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
 {
     if (!sc_vocab_split(pg->vocab))
         return 0;
-    if (in->op == SC_OP_F && in->stage == 0) {
+    switch ((sc_op)in->op) {
+    case SC_OP_F:
+        if (in->stage != 0)
+            return 0;
         *op = SC_OP_E;
         *part = 0;
         return 1;
-    }
-    if (in->op == SC_OP_T) {
+    case SC_OP_T:
         *op = SC_OP_S;
         *part = 1;
         return 1;
-    }
-    if ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == pg->S - 1) {
+    case SC_OP_B: case SC_OP_BW:
+        if (in->stage != pg->S - 1)
+            return 0;
         *op = pg->vocab == SC_VOCAB_V1 ? SC_OP_S : SC_OP_T;
         *part = pg->vocab == SC_VOCAB_V1 ? 2 : 0;
         return 1;
+    case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: return 0;
     }
     return 0;
 }
@@ -345,14 +416,14 @@ typedef struct sc_cread {
 static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc_cread *rd)
 {
     (void)d;
-    if (in->op == SC_OP_OPTIM || in->op == SC_OP_VALIDATE) {
+    if (sc_op_has(in->op, SC_OPF_READS_COLLS)) {
         rd[0] = (sc_cread){-1, -1, -1, 0};
         return 1;
     }
     /* Post-validation's rollback path
      * (docs/steps.md#optimizer-synchronization): an F whose producer was
      * redone reads the broadcast of the redone output. */
-    if (in->op == SC_OP_F && (in->flags & SC_IF_REDO_IN)) {
+    if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN)) {
         rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
@@ -362,17 +433,13 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
      * all-reduce, S the broadcast of the last stage's output, T the
      * statistics, the last stage's B the input gradient, EW the broadcast
      * of the embedding's gradient. */
-    int op, part;
+    int op, part, ds;
     if (sc_vocab_all_dep(pg, in, &op, &part)) {
         rd[0] = (sc_cread){op, -1, in->mb, part};
         return 1;
     }
-    if (in->op == SC_OP_S) {
-        rd[0] = (sc_cread){SC_OP_F, pg->S - 1, in->mb, 0};
-        return 1;
-    }
-    if (in->op == SC_OP_EW) {
-        rd[0] = (sc_cread){SC_OP_B, 0, in->mb, 0};
+    if (sc_op_is_vocab(in->op) && sc_pass_dep(pg, in, &op, &ds)) { /* S, EW: sc_pass_dep */
+        rd[0] = (sc_cread){op, ds, in->mb, 0};
         return 1;
     }
     return 0;

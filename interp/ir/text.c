@@ -52,22 +52,12 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
         size_t tlen = (size_t)(p - tok);
         ntok++;
         const char *q = tok;
-        int op;
-        if (tlen >= 2 && q[0] == 'B' && q[1] == 'W')
-            op = SC_OP_BW, q += 2;
-        else if (tlen >= 2 && q[0] == 'E' && q[1] == 'W')
-            op = SC_OP_EW, q += 2;
-        else if (*q == 'S' || *q == 'T' || *q == 'E')
-            op = *q == 'S' ? SC_OP_S : *q == 'T' ? SC_OP_T : SC_OP_E, q++;
-        else if (*q == 'F')
-            op = SC_OP_F, q++;
-        else if (*q == 'B')
-            op = SC_OP_B, q++;
-        else if (*q == 'W')
-            op = SC_OP_W, q++;
-        else
+        size_t klen;
+        int op = sc_op_parse_pass(q, tlen, &klen);
+        if (op < 0)
             return bad(pg, d, ntok, tok, tlen,
                        "unknown pass kind (F, B, W or BW; S, T, E, EW with a split vocabulary)");
+        q += klen;
         long mb = digits(&q, p);
         if (mb < 0)
             return bad(pg, d, ntok, tok, tlen, "expected a microbatch number after the kind");

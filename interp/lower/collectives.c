@@ -86,14 +86,14 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
             double *te;
             size_t *ts;
             if (sc_op_is_vocab(in->op)) {
-                i = (size_t)(in->op - SC_OP_S) * (size_t)m + (size_t)in->mb;
+                i = (size_t)sc_op_vocab_index(in->op) * (size_t)m + (size_t)in->mb;
                 te = vend;
                 ts = vseq;
-            } else if (in->op == SC_OP_F && in->stage == pg->S - 1) {
+            } else if (sc_op_is_fwd(in->op) && in->stage == pg->S - 1) {
                 i = (size_t)in->mb;
                 te = fend;
                 ts = fseq;
-            } else if ((in->op == SC_OP_B || in->op == SC_OP_BW) && in->stage == 0) {
+            } else if (sc_op_is_bgrad(in->op) && in->stage == 0) {
                 i = (size_t)in->mb;
                 te = bend;
                 ts = bseq;
@@ -127,11 +127,11 @@ sc_status sc_lower_colls(sc_prog *pg, const double *start, const double *end, co
             for (int j = 0; j < nc; j++) {
                 double tau;
                 size_t sq;
-                if (cs[j].op == SC_OP_BCAST) {
-                    tau = (cs[j].what == SC_OP_F ? fend : bend)[in->mb];
-                    sq = (cs[j].what == SC_OP_F ? fseq : bseq)[in->mb];
+                if (!sc_op_is_vocab(in->op)) { /* the broadcast of F's or B's output */
+                    tau = (sc_op_is_fwd(in->op) ? fend : bend)[in->mb];
+                    sq = (sc_op_is_fwd(in->op) ? fseq : bseq)[in->mb];
                 } else {
-                    size_t i = (size_t)(in->op - SC_OP_S) * (size_t)m + (size_t)in->mb;
+                    size_t i = (size_t)sc_op_vocab_index(in->op) * (size_t)m + (size_t)in->mb;
                     tau = vend[i];
                     sq = vseq[i];
                 }

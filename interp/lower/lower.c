@@ -108,13 +108,11 @@ sc_status sc_lower(sc_prog *pg)
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
             const sc_instr *in = &pg->order[d].v[k];
-            if (sc_op_is_vocab(in->op))
-                continue;
             size_t sm = SC_SM(pg, in->stage, in->mb);
-            if (in->op == SC_OP_F) {
+            if (sc_op_is_fwd(in->op)) {
                 endF[sm] = end[base + k];
                 seqF[sm] = seq[base + k];
-            } else if (in->op != SC_OP_W) {
+            } else if (sc_op_is_bgrad(in->op)) {
                 endB[sm] = end[base + k];
                 seqB[sm] = seq[base + k];
             }
@@ -131,9 +129,9 @@ sc_status sc_lower(sc_prog *pg)
         for (size_t k = 0; k < ov->n; k++) {
             const sc_instr *in = &ov->v[k];
             int s = in->stage, mb = in->mb;
-            int is_b = in->op == SC_OP_B || in->op == SC_OP_BW;
+            int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
             int from = -1, to = -1, dir = 0;
-            if (in->op == SC_OP_F && s > 0 && pg->stage_dev[s - 1] != d)
+            if (is_f && s > 0 && pg->stage_dev[s - 1] != d)
                 from = s - 1, dir = SC_DIR_ACT;
             else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
                 from = s + 1, dir = SC_DIR_GRAD;
@@ -146,7 +144,7 @@ sc_status sc_lower(sc_prog *pg)
                                   {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
                                    .peer = pg->stage_dev[from]}};
             }
-            if (in->op == SC_OP_F && s + 1 < S && pg->stage_dev[s + 1] != d)
+            if (is_f && s + 1 < S && pg->stage_dev[s + 1] != d)
                 to = s + 1, dir = SC_DIR_ACT;
             else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
                 to = s - 1, dir = SC_DIR_GRAD;

@@ -171,15 +171,15 @@ static sc_status build_plans(planner *pl)
                 continue;
             p->cidx[j] = k;
             size_t sm = SC_SM(pg, in->stage, in->mb);
-            if (in->op == SC_OP_B || in->op == SC_OP_BW)
+            if (sc_op_is_bgrad(in->op))
                 pl->jB_of[sm] = j;
-            if (in->op == SC_OP_W || in->op == SC_OP_BW)
+            if (sc_op_is_wgrad(in->op))
                 endW[sm] = p->t1[k];
             j++;
         }
         for (j = 0; j < p->nc; j++) {
             const sc_instr *in = sc_o_cpass(p, j);
-            if (in->op == SC_OP_F)
+            if (sc_op_is_fwd(in->op))
                 p->r[p->nr++] = (rec){.s = in->stage, .mb = in->mb, .jF = j};
         }
     }

@@ -97,7 +97,7 @@ static sc_status device(pv *v, int d, sc_vec *out)
                     st = fwd(v, out, k, j);
             }
             sc_instr in = step[i];
-            if (k > 0 && i >= v->cut[d] && in.op == SC_OP_F && reads_redo(v, in.stage, in.mb % v->m))
+            if (k > 0 && i >= v->cut[d] && sc_op_is_fwd(in.op) && reads_redo(v, in.stage, in.mb % v->m))
                 in.flags |= SC_IF_REDO_IN;
             if (st == SC_OK)
                 st = push(v, out, in);
@@ -149,14 +149,14 @@ static int lower_cut(pv *v, const where *w, int d)
                 blocked = w->grp[g];
             continue;
         }
-        if (in[k].op != SC_OP_F || in[k].stage == 0)
+        if (!sc_op_is_fwd(in[k].op) || in[k].stage == 0)
             continue;
         size_t src = w->posF[SC_SM(v->pg, in[k].stage - 1, in[k].mb)];
         if (src == NOWHERE || w->devof[src] == d)
             continue;
         int late = in_rest(v, w, src);
         for (size_t j = k; j-- > 0 && !late && blocked >= 0;) /* its RECV's group */
-            if (in[j].op == SC_OP_RECV && in[j].stage == in[k].stage && in[j].mb == in[k].mb)
+            if (sc_op_is_recv(in[j].op) && in[j].stage == in[k].stage && in[j].mb == in[k].mb)
                 late = w->grp[w->base[d] + j] >= blocked;
         if (late) {
             v->cut[d] = k;
@@ -205,8 +205,8 @@ static sc_status cuts(pv *v)
                 w.grp[gi] = g;
                 size_t key = ((size_t)in[k].dir * (size_t)v->S + (size_t)in[k].stage) *
                                  (size_t)v->m + (size_t)in[k].mb;
-                at[(in[k].op == SC_OP_RECV) * K + key] = gi;
-            } else if (in[k].op == SC_OP_F) {
+                at[sc_op_has(in[k].op, SC_OPF_IN) * K + key] = gi;
+            } else if (sc_op_is_fwd(in[k].op)) {
                 w.posF[SC_SM(pg, in[k].stage, in[k].mb)] = gi;
             }
         }
@@ -246,7 +246,7 @@ static sc_status measure(pv *v)
         for (size_t i = 0; i < v->len[d]; i++) {
             const sc_instr *in = &sv->v[i];
             if ((sc_op_is_compute(in->op) || in->op == SC_OP_REDUCE) &&
-                (in->op != SC_OP_F || in->stage != v->s0[d])) {
+                (!sc_op_is_fwd(in->op) || in->stage != v->s0[d])) {
                 v->cut[d] = i;
                 break;
             }
@@ -256,7 +256,7 @@ static sc_status measure(pv *v)
     for (int d = 0; d < v->P && st == SC_OK; d++)
         for (size_t i = 0; i < v->cut[d]; i++) {
             const sc_instr *in = &pg->stream[d].v[i];
-            if (in->op == SC_OP_F)
+            if (sc_op_is_fwd(in->op))
                 v->in_r[(size_t)d * (size_t)v->m + (size_t)in->mb] = 1;
         }
     /* The chain of redone passes goes by stage. */

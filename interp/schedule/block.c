@@ -15,7 +15,7 @@
 double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s)
 {
     if (blk->slots)
-        return op == SC_OP_BW ? 2 : 1;
+        return sc_op_slots(op);
     return sc_op_cost(pg, op, s);
 }
 
@@ -336,8 +336,8 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             for (int k = 0; blk->voff[0] && k < 4; k++)
                 for (int mb = 0; mb < pg->m; mb++)
                     ks[x++] = (keyed){blk->voff[k][d] + mb * blk->interval,
-                                      ((long)mb * 8 + SC_OP_S + k) * pg->S + d,
-                                      {.op = (uint8_t)(SC_OP_S + k), .stage = d, .mb = mb,
+                                      ((long)mb * 8 + sc_vocab_op(k)) * pg->S + d,
+                                      {.op = (uint8_t)sc_vocab_op(k), .stage = d, .mb = mb,
                                        .peer = -1}};
             n = x;
             qsort(ks, n, sizeof *ks, keyed_cmp);

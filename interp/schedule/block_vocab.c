@@ -21,7 +21,7 @@ static double vdur(const sc_prog *pg, const sc_block *blk, int op, int d)
 static double sdur(const sc_prog *pg, const sc_block *blk, int op, int s)
 {
     if (blk->slots)
-        return op == SC_OP_BW ? 2 : 1;
+        return sc_op_slots(op);
     return sc_op_cost(pg, op, s);
 }
 
@@ -40,7 +40,7 @@ static double latest(const sc_prog *pg, const sc_block *blk, int op)
 {
     double t = -INFINITY;
     for (int d = 0; d < pg->P; d++)
-        t = fmax(t, blk->voff[op - SC_OP_S][d] + vdur(pg, blk, op, d));
+        t = fmax(t, blk->voff[sc_op_vocab_index(op)][d] + vdur(pg, blk, op, d));
     return t;
 }
 
@@ -71,7 +71,7 @@ sc_status sc_block_vocab_check(sc_prog *pg, const sc_block *blk)
     int fused = blk->off[SC_OP_BW] != NULL, bop = fused ? SC_OP_BW : SC_OP_B, S = pg->S;
     for (int d = 0; d < pg->P; d++) {
         for (int k = 0; k < 4; k++) {
-            int op = SC_OP_S + k;
+            int op = sc_vocab_op(k);
             double a = blk->voff[k][d], da = vdur(pg, blk, op, d);
             if (!isfinite(a))
                 return sc_fail(pg, SC_ERR_ARG, "block: offset of %s on d%d is not a number",
@@ -81,10 +81,10 @@ sc_status sc_block_vocab_check(sc_prog *pg, const sc_block *blk)
                                "interval %g", sc_op_name(op), d, da, T);
             /* Against the other vocabulary passes of d and its stages' passes. */
             for (int j = k + 1; j < 4; j++)
-                if (overlap_mod(a, da, blk->voff[j][d], vdur(pg, blk, SC_OP_S + j, d), T))
+                if (overlap_mod(a, da, blk->voff[j][d], vdur(pg, blk, sc_vocab_op(j), d), T))
                     return sc_fail(pg, SC_ERR_PROGRAM, "block: on d%d, %s (at %g) and %s (at %g) "
                                    "collide modulo the interval %g", d, sc_op_name(op), a,
-                                   sc_op_name(SC_OP_S + j), blk->voff[j][d], T);
+                                   sc_op_name(sc_vocab_op(j)), blk->voff[j][d], T);
             for (int c = 0; c < pg->nchunks[d]; c++) {
                 int s = pg->dev_stages[d][c];
                 for (int o = 0; o < 4; o++) {

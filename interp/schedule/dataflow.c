@@ -53,7 +53,7 @@ static double all_dep(const flow *f, const sc_instr *in, int *op)
     int part;
     if (!f->vcnt || !sc_vocab_all_dep(f->pg, in, op, &part))
         return 0;
-    size_t i = (size_t)(*op - SC_OP_S) * (size_t)f->pg->m + (size_t)in->mb;
+    size_t i = (size_t)sc_op_vocab_index(*op) * (size_t)f->pg->m + (size_t)in->mb;
     if (f->vcnt[i] < f->pg->P)
         return -1;
     return f->vend[i] + sc_vocab_chain_time(f->pg, *op, part);
@@ -80,7 +80,7 @@ static void run_device(flow *f, int d)
                 t = ready;
         }
         int aop;
-        double all = all_dep(f, in, &aop);
+        double all = f->vcnt ? all_dep(f, in, &aop) : 0; /* a split vocabulary's */
         if (all < 0)
             return;
         if (all > t)
@@ -97,7 +97,7 @@ static void run_device(flow *f, int d)
         f->tfree[d] = e;
         f->pc[d]++;
         if (sc_op_is_vocab(in->op)) {
-            size_t i = (size_t)(in->op - SC_OP_S) * (size_t)pg->m + (size_t)in->mb;
+            size_t i = (size_t)sc_op_vocab_index(in->op) * (size_t)pg->m + (size_t)in->mb;
             if (e > f->vend[i])
                 f->vend[i] = e;
             if (++f->vcnt[i] == pg->P)
@@ -105,13 +105,13 @@ static void run_device(flow *f, int d)
             continue;
         }
         size_t sm = SC_SM(pg, in->stage, in->mb);
-        if (in->op == SC_OP_F) {
+        if (sc_op_is_fwd(in->op)) {
             f->endF[sm] = e;
             if (in->stage + 1 < pg->S)
                 wake(f, pg->stage_dev[in->stage + 1]);
             if (f->vcnt && in->stage == pg->S - 1)
                 wake_all(f); /* every device's S reads it */
-        } else if (in->op != SC_OP_W) {
+        } else if (sc_op_is_bgrad(in->op)) {
             f->endB[sm] = e;
             if (in->stage > 0)
                 wake(f, pg->stage_dev[in->stage - 1]);
@@ -133,11 +133,11 @@ static int waits_for(flow *f, int d, char *buf, size_t len)
     if (dependency(f, d, in, &ready, &dep) && ready < 0) {
         int e = pg->stage_dev[dep.stage];
         /* The table of ends does not say B or BW: look at e's order. */
-        if (dep.op == SC_OP_B)
+        if (sc_op_is_bgrad(dep.op))
             for (size_t k = 0; k < pg->order[e].n; k++) {
                 const sc_instr *x = &pg->order[e].v[k];
-                if (x->op == SC_OP_BW && x->stage == dep.stage && x->mb == dep.mb)
-                    dep.op = SC_OP_BW;
+                if (sc_op_is_bgrad(x->op) && x->stage == dep.stage && x->mb == dep.mb)
+                    dep.op = x->op;
             }
         if (buf)
             snprintf(buf, len, "%s s%d mb%d from d%d", sc_op_name(dep.op), dep.stage, dep.mb, e);

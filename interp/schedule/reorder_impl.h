@@ -36,9 +36,13 @@ typedef struct sc_rctx {
 static inline double sc_r_dur(const sc_prog *pg, const sc_instr *in, int unit)
 {
     if (unit)
-        return in->op == SC_OP_BW ? 2 : 1;
+        return sc_op_slots(in->op);
     return sc_pass_cost(pg, in);
 }
+
+/* A pass that writes the weight gradient alone (W, split from its B): the
+ * passes the W rounds move and fill in. */
+static inline int sc_r_w_only(int op) { return sc_op_is_wgrad(op) && !sc_op_is_bgrad(op); }
 
 /* Start and end of every pass of ord (indexed like ord) under the model,
  * each as early as its device and its dependency allow; seq (may be NULL)
@@ -49,7 +53,6 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
 
 /* ---- what the placement rounds share (reorder_place.c) ---------------- */
 
-int sc_r_is_back(int op);
 /* End of the dependency of `in` (on device d) plus T_comm across devices
  * (none on the unit grid); 0 without one; < 0 while it has not run. */
 double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,

@@ -44,18 +44,18 @@ static void run(ctx *c, int d, long k, double at)
     const sc_instr *in = &c->it[k];
     double end = at + sc_pass_cost(pg, in);
     c->tfree[d] = end;
-    if (in->op == SC_OP_F)
+    if (sc_op_is_fwd(in->op))
         c->endF[SC_SM(pg, in->stage, in->mb)] = end;
-    else if (in->op != SC_OP_W)
+    else if (sc_op_is_bgrad(in->op))
         c->endB[SC_SM(pg, in->stage, in->mb)] = end;
     c->mem[d] += sc_pass_mem(pg, in);
     c->res[c->base[d] + c->nres[d]++] = *in;
     c->ndone++;
     /* Devices whose next step may change: this one, the consumer's. */
     int e = d;
-    if (in->op == SC_OP_F && in->stage + 1 < pg->S)
+    if (sc_op_is_fwd(in->op) && in->stage + 1 < pg->S)
         e = pg->stage_dev[in->stage + 1];
-    else if (in->op != SC_OP_F && in->op != SC_OP_W && in->stage > 0)
+    else if (sc_op_is_bgrad(in->op) && in->stage > 0)
         e = pg->stage_dev[in->stage - 1];
     c->hr[d] = c->hr[e] = -2;
     if (c->nstale + 2 > (int)(sizeof c->stale / sizeof *c->stale)) {
@@ -133,7 +133,7 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
         for (size_t k = 0; k < n; k++) {
             long i = (long)(at + k);
             c->nxt[i] = -1;
-            if (c->it[i].op == SC_OP_W) {
+            if (sc_r_w_only(c->it[i].op)) {
                 c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
                 has_w = 1;
                 if (skip_w)
@@ -205,7 +205,7 @@ static double input_after(const ctx *c, int d, const sc_instr *in)
     if (!sc_pass_dep(c->pg, in, &dop, &ds))
         return 0;
     int e = c->pg->stage_dev[ds];
-    return c->tfree[e] + sc_op_cost(c->pg, dop == SC_OP_B ? SC_OP_B : dop, ds) +
+    return c->tfree[e] + sc_op_cost(c->pg, dop, ds) +
            (e != d ? c->pg->tcomm : 0);
 }
 
@@ -219,7 +219,7 @@ static void key_defer(ctx *c, int d, const double *cap)
     double r = head_ready(c, d);
     c->use_w[d] = 0;
     c->key[d] = INFINITY;
-    if (w >= 0 && x >= 0 && c->it[x].op == SC_OP_F &&
+    if (w >= 0 && x >= 0 && sc_op_is_fwd(c->it[x].op) &&
         c->mem[d] + sc_pass_mem(pg, &c->it[x]) > cap[d] + EPS)
         c->use_w[d] = 1; /* the F must wait for memory */
     else if (w >= 0 && (x < 0 || (r < 0 ? input_after(c, d, &c->it[x]) : r) >=
@@ -313,7 +313,7 @@ static int run_defer_w(ctx *c, const double *cap)
         }
         run(c, best, k, bt);
         const sc_instr *in = &c->it[k];
-        if (in->op == SC_OP_B) { /* its W becomes pending */
+        if (sc_op_is_bgrad(in->op) && !sc_op_is_wgrad(in->op)) { /* B: its W becomes pending */
             long w = c->widx[SC_SM(pg, in->stage, in->mb)];
             c->nxt[w] = -1;
             if (c->ptail[best] < 0)

@@ -19,8 +19,6 @@
 
 #define EPS SC_R_EPS
 
-int sc_r_is_back(int op) { return op == SC_OP_B || op == SC_OP_BW; }
-
 /* End of the dependency of `in` (on device d) plus T_comm across devices;
  * 0 without one; < 0 while the dependency has not been placed. */
 double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
@@ -38,9 +36,9 @@ double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *
 
 void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB)
 {
-    if (in->op == SC_OP_F)
+    if (sc_op_is_fwd(in->op))
         endF[SC_SM(pg, in->stage, in->mb)] = e;
-    else if (in->op != SC_OP_W)
+    else if (sc_op_is_bgrad(in->op))
         endB[SC_SM(pg, in->stage, in->mb)] = e;
 }
 
@@ -113,11 +111,11 @@ int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
  * microbatch). Returns whether `in` stays where it is. */
 int sc_r_steady(const sc_prog *pg, const sc_instr *in, int *phase)
 {
-    if (*phase == 0 && sc_r_is_back(in->op) && in->stage == 0)
+    if (*phase == 0 && sc_op_is_bgrad(in->op) && in->stage == 0)
         *phase = 1;
     if (*phase != 1)
         return 0;
-    if (in->op == SC_OP_F && in->stage == 0 && in->mb == pg->m - 1)
+    if (sc_op_is_fwd(in->op) && in->stage == 0 && in->mb == pg->m - 1)
         *phase = 2;
     return 1;
 }
@@ -210,11 +208,11 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
             pc[d]++;
             sc_r_set_end(pg, in, e, endF, endB);
             int w = -1;
-            if (in->op == SC_OP_F && in->stage + 1 < pg->S)
+            if (sc_op_is_fwd(in->op) && in->stage + 1 < pg->S)
                 w = pg->stage_dev[in->stage + 1];
-            else if (sc_r_is_back(in->op) && in->stage > 0)
+            else if (sc_op_is_bgrad(in->op) && in->stage > 0)
                 w = pg->stage_dev[in->stage - 1];
-            if (in->op == SC_OP_F && in->stage == pg->S - 1)
+            if (sc_op_is_fwd(in->op) && in->stage == pg->S - 1)
                 w = d; /* its own backward */
             if (w >= 0 && !queued[w]) {
                 queued[w] = 1;
@@ -282,8 +280,9 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
             goto done; /* the input comes later: inconsistent keys */
         /* keep each kind's microbatches in order on their stage */
         size_t sm = SC_SM(pg, in->stage, in->mb);
+        int w_only = sc_r_w_only(in->op);
         if (in->mb > 0) {
-            double pe = in->op == SC_OP_F ? endF[sm - 1] : in->op == SC_OP_W ? endK[sm - 1] : endB[sm - 1];
+            double pe = sc_op_is_fwd(in->op) ? endF[sm - 1] : w_only ? endK[sm - 1] : endB[sm - 1];
             if (pe > r)
                 r = pe;
         }
@@ -312,7 +311,7 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
         double before = j ? ln->lvl[j - 1] : 0;
         sc_r_lane_insert(ln, j, t, t + du, before + delta, k, delta);
         sc_r_set_end(pg, in, t + du, endF, endB);
-        if (in->op == SC_OP_W)
+        if (w_only)
             endK[sm] = t + du;
     }
     for (int d = 0; d < c->P; d++)

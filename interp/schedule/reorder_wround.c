@@ -134,7 +134,7 @@ static int w_positions(const sc_rctx *c, const sc_instr *src, long *wpos)
     for (size_t i = 0; i < SM; i++)
         wpos[i] = -1;
     for (size_t k = 0; k < c->N; k++)
-        if (src[k].op == SC_OP_W) {
+        if (sc_r_w_only(src[k].op)) {
             wpos[SC_SM(pg, src[k].stage, src[k].mb)] = (long)k;
             any = 1;
         }
@@ -145,7 +145,7 @@ static item mk_item(const sc_prog *pg, const sc_instr *src, const long *wpos, ui
                     double t1)
 {
     const sc_instr *in = &src[k];
-    long w = in->op == SC_OP_B ? wpos[SC_SM(pg, in->stage, in->mb)] : -1;
+    long w = sc_op_is_bgrad(in->op) ? wpos[SC_SM(pg, in->stage, in->mb)] : -1;
     return (item){t0, t1, sc_pass_mem(pg, in), k, w >= 0, w >= 0 ? (uint32_t)w : 0};
 }
 
@@ -288,7 +288,7 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
     for (int d = 0; d < P; d++) {
         nwb[d] = nn;
         for (size_t k = c->base[d]; k < c->base[d + 1]; k++)
-            if (src[k].op != SC_OP_W) {
+            if (!sc_r_w_only(src[k].op)) {
                 nw[nn++] = (uint32_t)k;
                 g[ng++] = (gkey){st[k], seq[k], (uint32_t)k};
             }
@@ -314,7 +314,7 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
         }
         if (in->mb > 0) {
             size_t sm = SC_SM(pg, in->stage, in->mb - 1);
-            double pe = in->op == SC_OP_F ? endF[sm] : endB[sm];
+            double pe = sc_op_is_fwd(in->op) ? endF[sm] : endB[sm];
             if (pe > r)
                 r = pe;
         }

@@ -49,7 +49,7 @@ static double base_ready(const vplace *v, int d, const sc_instr *in)
         return -1;
     int op, part;
     if (sc_vocab_all_dep(pg, in, &op, &part)) {
-        size_t i = (size_t)(op - SC_OP_S) * (size_t)pg->m + (size_t)in->mb;
+        size_t i = (size_t)sc_op_vocab_index(op) * (size_t)pg->m + (size_t)in->mb;
         if (v->vcnt[i] < pg->P)
             return -1;
         r = maxd(r, v->vend[i] + sc_vocab_chain_time(pg, op, part));
@@ -91,12 +91,12 @@ static choice decide(const vplace *v, int d)
         rB = base_ready(v, d, h);
         /* A later forward, when the next pass waits, within the allowance
          * (lag > 0 only: it may also close a cycle through another device). */
-        if (D->cap > D->peak + 1e-9 && (h->op == SC_OP_B || h->op == SC_OP_BW) &&
+        if (D->cap > D->peak + 1e-9 && sc_op_is_bgrad(h->op) &&
             (rB < 0 || rB > D->tfree))
             for (size_t k = D->head + 1; k < D->nb; k++) {
                 if (D->taken[k])
                     continue;
-                if (D->base[k].op != SC_OP_F)
+                if (!sc_op_is_fwd(D->base[k].op))
                     break;
                 if (D->mem + sc_op_mem(pg, SC_OP_F, D->base[k].stage) <= D->cap + 1e-9) {
                     rL = base_ready(v, d, &D->base[k]);
@@ -149,17 +149,16 @@ static sc_status place(vplace *v, int d, choice c)
         while (D->head < D->nb && D->taken[D->head])
             D->head++;
     } else {
-        int op = c.kind == C_S ? SC_OP_S : c.kind == C_T ? SC_OP_T : c.kind == C_E ? SC_OP_E
-                                                                                    : SC_OP_EW;
-        in = (sc_instr){.op = (uint8_t)op, .stage = d, .mb = c.mb, .peer = -1};
-        if (op == SC_OP_S)
-            D->sx++, D->nS++;
-        else if (op == SC_OP_T)
-            D->tx++, D->nT++;
-        else if (op == SC_OP_E)
-            D->nE++;
+        int op = SC_OP_EW;
+        if (c.kind == C_S)
+            op = SC_OP_S, D->sx++, D->nS++;
+        else if (c.kind == C_T)
+            op = SC_OP_T, D->tx++, D->nT++;
+        else if (c.kind == C_E)
+            op = SC_OP_E, D->nE++;
         else
             D->gx++, D->nEW++;
+        in = (sc_instr){.op = (uint8_t)op, .stage = d, .mb = c.mb, .peer = -1};
     }
     if (sc_vec_push(&D->out, in) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
@@ -167,20 +166,20 @@ static sc_status place(vplace *v, int d, choice c)
     D->tfree = e;
     D->mem += sc_pass_mem(pg, &in);
     if (sc_op_is_vocab(in.op)) {
-        size_t i = (size_t)(in.op - SC_OP_S) * (size_t)pg->m + (size_t)in.mb;
+        size_t i = (size_t)sc_op_vocab_index(in.op) * (size_t)pg->m + (size_t)in.mb;
         v->vend[i] = maxd(v->vend[i], e);
-        if (++v->vcnt[i] == pg->P && in.op == SC_OP_S)
+        if (++v->vcnt[i] == pg->P && c.kind == C_S) /* every S: T may run */
             v->ts[v->nt++] = in.mb;
         return SC_OK;
     }
     size_t sm = SC_SM(pg, in.stage, in.mb);
-    if (in.op == SC_OP_F) {
+    if (sc_op_is_fwd(in.op)) {
         v->endF[sm] = e;
         if (in.stage == pg->S - 1)
             v->xs[v->nx++] = in.mb;
         if (in.stage == 0)
             v->nF0++;
-    } else if (in.op != SC_OP_W) {
+    } else if (sc_op_is_bgrad(in.op)) {
         v->endB[sm] = e;
         if (in.stage == 0)
             v->gs[v->ng++] = in.mb;
@@ -210,29 +209,29 @@ static sc_status shifted(sc_prog *pg, const sc_vec *base, int shift, sc_vec *out
         out[d].n = 0;
         size_t nf = 0, fdone = 0, j = 0;
         for (size_t k = 0; k < b->n; k++)
-            nf += b->v[k].op == SC_OP_F;
+            nf += sc_op_is_fwd(b->v[k].op);
         /* x goes after min(f(x) + shift, nf) forwards, f(x) the forwards
          * before it in the base order. */
         size_t *need = sc_malloc((b->n + 1) * sizeof(size_t));
         if (!need)
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
         for (size_t k = 0, f = 0; k < b->n; k++) {
-            if (b->v[k].op == SC_OP_F)
+            if (sc_op_is_fwd(b->v[k].op))
                 f++;
             else
                 need[k] = f + (size_t)shift < nf ? f + (size_t)shift : nf;
         }
         size_t kf = 0; /* next forward */
         for (; j < b->n || kf < b->n;) {
-            while (j < b->n && b->v[j].op == SC_OP_F)
+            while (j < b->n && sc_op_is_fwd(b->v[j].op))
                 j++;
-            while (kf < b->n && b->v[kf].op != SC_OP_F)
+            while (kf < b->n && !sc_op_is_fwd(b->v[kf].op))
                 kf++;
             int take_rest = j < b->n && need[j] <= fdone;
             if (!take_rest && kf >= b->n && j >= b->n)
                 break;
             const sc_instr *x = take_rest || kf >= b->n ? &b->v[j++] : &b->v[kf++];
-            if (x->op == SC_OP_F)
+            if (sc_op_is_fwd(x->op))
                 fdone++;
             if (sc_vec_push(&out[d], *x) != SC_OK) {
                 sc_free(need);

@@ -43,9 +43,10 @@ void sc_sim_link_usage(const sc_prog *pg, const sc_sim *sim, int d, int dir, int
     if (!sim->host || n < 1 || !(sim->makespan > 0))
         return;
     double w = sim->makespan / n;
-    int op = dir ? SC_OP_RELOAD : SC_OP_OFFLOAD;
+    unsigned way = dir ? SC_OPF_IN : SC_OPF_OUT; /* RELOAD, OFFLOAD */
     for (size_t k = 0; k < pg->stream[d].n; k++) {
-        if (pg->stream[d].v[k].op != op)
+        int op = pg->stream[d].v[k].op;
+        if (!sc_op_is_host(op) || !sc_op_has(op, way))
             continue;
         double a = sim->t0[sim->offset[d] + k], b = sim->t1[sim->offset[d] + k];
         for (int i = (int)fmax(0, floor(a / w)); i < n && i * w < b; i++)
@@ -77,15 +78,15 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
         for (size_t k = 0; k < pg->stream[d].n; k++) {
             const sc_instr *in = &pg->stream[d].v[k];
             size_t g = sim->offset[d] + k;
-            if (in->op == SC_OP_OFFLOAD || in->op == SC_OP_RELOAD) {
-                sim->link_busy[2 * d + (in->op == SC_OP_RELOAD)] += sim->t1[g] - sim->t0[g];
-                if (in->op == SC_OP_OFFLOAD) {
+            if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN)) {
+                sim->link_busy[2 * d + sc_op_has(in->op, SC_OPF_IN)] += sim->t1[g] - sim->t0[g];
+                if (sc_op_has(in->op, SC_OPF_OUT)) {
                     size_t sm = SC_SMN(pg, in->stage, in->mb);
                     held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
                     cur += held[sm];
                     sim->moved += held[sm];
                 }
-            } else if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+            } else if (sc_op_is_bgrad(in->op)) {
                 size_t sm = SC_SMN(pg, in->stage, in->mb);
                 cur -= held[sm]; /* it waited for the copy back: the host copy is free */
                 held[sm] = 0;

@@ -199,7 +199,8 @@ static void apply_vocab(lua_State *L, int c, const char *name, sc_prog *pg)
     for (int d = 0; d < P; d++) {
         double t[SC_COST_VOCAB];
         for (int k = 0; k < SC_COST_VOCAB; k++)
-            t[k] = has[k] ? x[(size_t)k * (size_t)P + (size_t)d] : sc_prog_vocab_cost(pg, SC_OP_S + k, d);
+            t[k] = has[k] ? x[(size_t)k * (size_t)P + (size_t)d]
+                          : sc_prog_vocab_cost(pg, sc_vocab_op(k), d);
         check(L, pg, sc_prog_set_vocab_cost(pg, d, t[0], t[1], t[2], t[3]));
     }
     lua_pop(L, 1);

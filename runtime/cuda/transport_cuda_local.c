@@ -297,7 +297,7 @@ static sc_status cl_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
         return SC_ERR_NOMEM;
     /* A broadcast's receivers send nothing; every other member its data,
      * once the compute that produced them has run. */
-    int sends = x->op != SC_OP_BCAST || x->root == dev;
+    int sends = !sc_cxfer_bcast(x->op) || x->root == dev;
     if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
         (sends && hd->bytes &&
          !CK(0, dev, cudaMemcpyAsync(hd->host, x->buf, hd->bytes, cudaMemcpyDeviceToHost,

@@ -293,13 +293,14 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
         !CUDA_OK(v, cudaStreamWaitEvent(v->cstream, v->mark, 0)))
         return SC_ERR_RUNTIME;
     ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
-    ncclResult_t r = x->op == SC_OP_BCAST
+    int bcast = sc_cxfer_bcast(x->op);
+    ncclResult_t r = bcast
                          ? N->Broadcast(x->buf, x->buf, x->count, t, x->root, v->cc, v->cstream)
                          : N->AllReduce(x->buf, x->buf, x->count, t,
                                          x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
                                          v->cstream);
     if (r != ncclSuccess && r != ncclInProgress)
-        return fail_dev(c, v, __LINE__, x->op == SC_OP_BCAST ? "ncclBroadcast" : "ncclAllReduce",
+        return fail_dev(c, v, __LINE__, bcast ? "ncclBroadcast" : "ncclAllReduce",
                         nccl_why(r, v->cc));
     if (r == ncclSuccess) {
         if (!CUDA_OK(v, cudaEventRecord(g->ev, v->cstream)))

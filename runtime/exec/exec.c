@@ -100,7 +100,7 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
         size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
         size_t bytes = sc_ex_kbytes(e, in->dir, in->stage);
         sc_xfer *x = &e->x[k];
-        *x = (sc_xfer){.send = in->op == SC_OP_SEND, .peer = in->peer, .tag = (int)kk,
+        *x = (sc_xfer){.send = sc_op_has(in->op, SC_OPF_OUT), .peer = in->peer, .tag = (int)kk,
                        .bytes = bytes};
         if (x->send) {
             x->buf = e->box[kk]; /* the group owns it now; freed on completion */
@@ -145,9 +145,9 @@ static sc_status take(ex *e, int dir, int s, int mb, void **p)
 static sc_status inputs_ready(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb, dir = -1;
-    if (in->op == SC_OP_F && s > 0)
+    if (sc_op_is_fwd(in->op) && s > 0)
         dir = SC_DIR_ACT;
-    else if ((in->op == SC_OP_B || in->op == SC_OP_BW) && s + 1 < e->S)
+    else if (sc_op_is_bgrad(in->op) && s + 1 < e->S)
         dir = SC_DIR_GRAD;
     sc_status st;
     if (dir >= 0) {
@@ -156,7 +156,7 @@ static sc_status inputs_ready(ex *e, const sc_instr *in)
             return st;
     }
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    return in->op != SC_OP_F && r->part && r->state == R_IN ? sc_ex_settle(e, r, s) : SC_OK;
+    return !sc_op_is_fwd(in->op) && r->part && r->state == R_IN ? sc_ex_settle(e, r, s) : SC_OK;
 }
 
 static sc_status compute(ex *e, const sc_instr *in)
@@ -167,7 +167,8 @@ static sc_status compute(ex *e, const sc_instr *in)
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
     sc_status st = SC_OK;
     void *src = NULL, *dst = NULL;
-    if (in->op == SC_OP_F) {
+    int fwd = sc_op_is_fwd(in->op);
+    if (fwd) {
         if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
             return st;
         if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
@@ -210,7 +211,7 @@ static sc_status compute(ex *e, const sc_instr *in)
                      sc_op_name(in->op), s, mb);
     if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
-    if (in->op == SC_OP_B || in->op == SC_OP_BW) {
+    if (sc_op_is_bgrad(in->op)) {
         if (L->bonly && !r->part[L->nk])
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
         if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
@@ -229,7 +230,7 @@ static sc_status compute(ex *e, const sc_instr *in)
         }
         sc_ex_free_parts(e, r, s, L->nk, L->n); /* b_only */
     }
-    if (in->op == SC_OP_W || in->op == SC_OP_BW) {
+    if (sc_op_is_wgrad(in->op)) {
         if ((st = w->backward_weight(e->wl->ctx, s, mb, sc_ex_kept_arg(e, r, s))) != SC_OK) {
             st = sc_ex_wl_fail(e, st, in);
             goto out;
@@ -239,7 +240,7 @@ static sc_status compute(ex *e, const sc_instr *in)
         r->part = NULL;
     }
 out:
-    if (in->op == SC_OP_F) {
+    if (fwd) {
         sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_ACT, s) : 0);
         sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0);
     } else {
@@ -249,8 +250,9 @@ out:
     return st;
 }
 
-/* A vocabulary pass (exec.h): S allocates its record from the pool, T
- * frees it, as F and W do a stage's. */
+/* A vocabulary pass (exec.h): the one that allocates a record (S, by its
+ * memory column) takes it from the pool, the one that frees it (T) gives
+ * it back, as F and W do a stage's. */
 static sc_status vocab(ex *e, const sc_instr *in)
 {
     const struct sc_workload_ops *w = e->wl->ops;
@@ -262,7 +264,8 @@ static sc_status vocab(ex *e, const sc_instr *in)
         return sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", e->d);
     sc_status st = SC_OK;
     void *r = NULL;
-    if (in->op == SC_OP_S) {
+    sc_op_mem_effect me = sc_op_mem_of(in->op);
+    if (me == SC_OPM_ALLOC) {
         e->vbytes = w->vocab_record_bytes ? w->vocab_record_bytes(e->wl->ctx) : 0;
         if (e->vrec[mb])
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: S mb%d runs twice", e->d, mb);
@@ -270,12 +273,12 @@ static sc_status vocab(ex *e, const sc_instr *in)
             return st;
         sc_ex_pool_add(e, e->vbytes);
         e->vrec[mb] = r;
-    } else if (in->op == SC_OP_T && !(r = e->vrec[mb])) {
+    } else if (me != SC_OPM_NONE && !(r = e->vrec[mb])) {
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: T mb%d before its S", e->d, mb);
     }
     if ((st = w->vocab_pass(e->wl->ctx, in->op, mb, r)) != SC_OK)
         return sc_ex_wl_fail(e, st, in);
-    if (in->op == SC_OP_T) {
+    if (me != SC_OPM_NONE && me != SC_OPM_ALLOC) {
         sc_ex_bfree(e, r, e->vbytes ? e->vbytes : 1);
         e->cur -= e->vbytes;
         e->vrec[mb] = NULL;
@@ -320,21 +323,23 @@ static sc_status run(ex *e)
             (st = inputs_ready(e, in)) != SC_OK)
             return st;
         double t0 = sc_exec_now() - e->origin;
-        if (sc_op_is_compute(in->op)) {
+        const struct sc_workload_ops *w = e->wl->ops;
+        switch ((sc_op)in->op) { /* what runs on the compute stream */
+        case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW:
             st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
-        } else if (sc_op_is_vocab(in->op)) {
-            st = vocab(e, in);
-        } else if (sc_op_is_host(in->op)) {
+            break;
+        case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: st = vocab(e, in); break;
+        case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
             st = sc_ex_host_copy(e, in, k);
-        } else if (in->op == SC_OP_REDUCE) {
-            const struct sc_workload_ops *w = e->wl->ops;
+            break;
+        case SC_OP_REDUCE:
             if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
                 (st = w->reduce(e->wl->ctx)) != SC_OK)
                 st = sc_ex_wl_fail(e, st, in);
             if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
                 st = sc_ex_wl_fail(e, st, in);
-        } else if (in->op == SC_OP_OPTIM) {
-            const struct sc_workload_ops *w = e->wl->ops;
+            break;
+        case SC_OP_OPTIM:
             if (w->optim_step)
                 st = w->optim_step(e->wl->ctx, e->step, e->state);
             else if (w->optim)
@@ -342,8 +347,10 @@ static sc_status run(ex *e)
             if (st)
                 st = sc_ex_wl_fail(e, st, in);
             e->step++;
-        } else if (in->op == SC_OP_VALIDATE) {
-            st = sc_ex_validate(e, in);
+            break;
+        case SC_OP_VALIDATE: st = sc_ex_validate(e, in); break;
+        case SC_OP_SEND: case SC_OP_RECV: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
+            break; /* posted above, on their channels */
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */

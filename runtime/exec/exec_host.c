@@ -59,13 +59,16 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
     if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
         return sc_ex_failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
                      name, o->name);
-    int want = in->op == SC_OP_OFFLOAD ? R_HELD : in->op == SC_OP_DROP ? R_OUT : R_HOST;
+    /* The copy out (OFFLOAD), the copy back (RELOAD), or neither: the wait
+     * for the copy out (DROP). */
+    int out = sc_op_has(in->op, SC_OPF_OUT), back = sc_op_has(in->op, SC_OPF_IN);
+    int want = out ? R_HELD : back ? R_HOST : R_OUT;
     if (!r->part || r->state != want)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
                      e->d, k, name);
     void **t = sc_ex_tickets(e, r, s);
     sc_status st = SC_OK;
-    if (in->op == SC_OP_OFFLOAD) {
+    if (out) {
         /* The last parts whose share of the record is nearest the fraction. */
         double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
         double best = q;
@@ -92,7 +95,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
                                     L->bytes[i], &t[i])) != SC_OK)
                 st = sc_ex_failf(e, st, "d%d: %s: %s", e->d, name, be_err(e));
         r->state = R_OUT;
-    } else if (in->op == SC_OP_DROP) {
+    } else if (!back) {
         if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
             sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
         r->state = R_HOST;

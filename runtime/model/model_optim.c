@@ -165,9 +165,15 @@ sc_status sc_model_validate(void *ctx, int step, int *redo)
  * (B), the statistics and the input gradient of the output layer (S, T). */
 static int vocab_coll(const sc_mdev *dv, const sc_coll *c)
 {
-    return dv->mv && dv->md->split &&
-           (c->what == SC_OP_E || c->what == SC_OP_F || c->what == SC_OP_B ||
-            c->what == SC_OP_S || c->what == SC_OP_T);
+    if (!dv->mv || !dv->md->split)
+        return 0;
+    switch ((sc_op)c->what) { /* the tag: the kind whose output it carries */
+    case SC_OP_E: case SC_OP_F: case SC_OP_B: case SC_OP_S: case SC_OP_T: return 1;
+    case SC_OP_W: case SC_OP_BW: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    }
+    return 0;
 }
 
 static sc_status vocab_status(sc_mdev *dv, sc_status st)

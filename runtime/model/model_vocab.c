@@ -370,7 +370,7 @@ static sc_status pass_T(sc_mvocab *v, int mb, void *rec)
 sc_status sc_mvocab_pass(sc_mvocab *v, int op, int mb, void *record)
 {
     size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
-    switch (op) {
+    switch ((sc_op)op) {
     case SC_OP_S: return pass_S(v, mb, record);
     case SC_OP_T: return pass_T(v, mb, record);
     case SC_OP_E: {
@@ -397,36 +397,25 @@ sc_status sc_mvocab_pass(sc_mvocab *v, int op, int mb, void *record)
         }
         dfree(v, &v->gbuf[mb], R * h);
         return SC_OK;
-    default:
-        return fail(v, SC_ERR_ARG, "not a vocabulary pass");
+    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
     }
+    return fail(v, SC_ERR_ARG, "not a vocabulary pass");
 }
 
-sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
+/* The buffers of the collectives of S (sc_mvocab_coll_buffer): the row
+ * maxima (part 0), the sums (1), vocab-1's input gradient (2). */
+static sc_status stats_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
 {
     size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
     int mb = c->mb;
-    if (mb < 0 || mb >= v->c.M)
-        return fail(v, SC_ERR_PROGRAM, "a collective of no microbatch");
-    x->dtype = SC_DT_F32;
-    if (c->what == SC_OP_E) {
-        x->buf = v->ebuf[mb];
-        x->count = R * h;
-    } else if (c->what == SC_OP_F) {
-        x->buf = buf(v, &v->xbuf[mb], R * h); /* the root filled it */
-        x->count = R * h;
-    } else if (c->what == SC_OP_B) {
-        x->buf = buf(v, &v->gbuf[mb], R * h);
-        x->count = R * h;
-    } else if (c->what == SC_OP_T) {
-        x->buf = v->gx[mb];
-        x->count = R * h;
-    } else if (c->what == SC_OP_S && c->part == 0) {
+    if (c->part == 0) {
         if (!v->rec[mb] || !(x->buf = buf(v, &v->st0[mb], R)))
             return fail(v, SC_ERR_PROGRAM, "the row maxima are not here");
         O(v)->copy(BC, R, rec_stats(v, v->rec[mb]), x->buf);
         x->count = R;
-    } else if (c->what == SC_OP_S && c->part == 1) {
+    } else if (c->part == 1) {
         /* The maxima are reduced: s_d exp(m_d - M), and the target logits. */
         if (!v->rec[mb] || !v->st0[mb] || !(x->buf = buf(v, &v->st1[mb], 2 * R)))
             return fail(v, SC_ERR_PROGRAM, "the sums are not here");
@@ -439,7 +428,7 @@ sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
         }
         up(v, x->buf, loc + 3 * R, 2 * R);
         x->count = 2 * R;
-    } else if (c->what == SC_OP_S && c->part == 2) {
+    } else if (c->part == 2) {
         /* vocab-1: G_d rescaled by the global statistics, less the target's
          * column: this device's part of the input gradient. */
         if (!v->gx[mb] || !v->st0[mb] || !v->st1[mb] || !v->mloc[mb])
@@ -470,6 +459,32 @@ sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
     } else {
         return fail(v, SC_ERR_PROGRAM, "an unknown vocabulary collective");
     }
+    return SC_OK;
+}
+
+sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
+{
+    size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
+    int mb = c->mb;
+    sc_status st;
+    if (mb < 0 || mb >= v->c.M)
+        return fail(v, SC_ERR_PROGRAM, "a collective of no microbatch");
+    x->dtype = SC_DT_F32;
+    x->count = R * h;
+    switch ((sc_op)c->what) { /* the tag: the kind whose output it carries */
+    case SC_OP_E: x->buf = v->ebuf[mb]; break;
+    case SC_OP_F: x->buf = buf(v, &v->xbuf[mb], R * h); break; /* the root filled it */
+    case SC_OP_B: x->buf = buf(v, &v->gbuf[mb], R * h); break;
+    case SC_OP_T: x->buf = v->gx[mb]; break;
+    case SC_OP_S:
+        if ((st = stats_buffer(v, c, x)) != SC_OK)
+            return st;
+        break;
+    case SC_OP_W: case SC_OP_BW: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
+    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
+        return fail(v, SC_ERR_PROGRAM, "an unknown vocabulary collective");
+    }
     if (!x->buf)
         return fail(v, SC_ERR_NOMEM, "out of memory for a collective's buffer");
     return SC_OK;
@@ -479,9 +494,10 @@ sc_status sc_mvocab_coll_done(sc_mvocab *v, const sc_coll *c)
 {
     size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
     int mb = c->mb, d = v->c.d;
+    int grad_in = c->what == SC_OP_T || (c->what == SC_OP_S && c->part == 2); /* input gradient */
     if (c->what == SC_OP_E && d != v->c.first_dev)
         dfree(v, &v->ebuf[mb], R * h);
-    else if ((c->what == SC_OP_T || (c->what == SC_OP_S && c->part == 2)) && d != v->c.last_dev)
+    else if (grad_in && d != v->c.last_dev)
         dfree(v, &v->gx[mb], R * h);
     else if (c->what == SC_OP_S && c->part == 1) {
         /* The loss of mb: sum over rows of log Z + M - z (in double). */

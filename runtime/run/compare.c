@@ -60,7 +60,7 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
     for (size_t i = 0; i < K; i++)
         recv[i] = 0;
     for (size_t k = 0; k < n; k++)
-        if (in[k].op == SC_OP_RECV)
+        if (sc_op_is_recv(in[k].op))
             recv[key_of(pg, in[k].dir, in[k].stage, in[k].mb)] = 1;
     idle w = {0, 0, 0, 0};
     /* Before its first instruction the device had not started (a thread
@@ -76,8 +76,8 @@ static idle idle_of(const sc_prog *pg, const sc_sim *t, const size_t *send, size
             continue;
         double gap = fmax(t->t0[g] - free_at, 0);
         size_t s = (size_t)-1;
-        if (op == SC_OP_F || op == SC_OP_B || op == SC_OP_BW) {
-            size_t kk = key_of(pg, op == SC_OP_F ? SC_DIR_ACT : SC_DIR_GRAD, in[k].stage,
+        if (sc_op_is_fwd(op) || sc_op_is_bgrad(op)) {
+            size_t kk = key_of(pg, sc_op_is_fwd(op) ? SC_DIR_ACT : SC_DIR_GRAD, in[k].stage,
                                in[k].mb);
             if (recv[kk])
                 s = send[kk]; /* it reads a received tensor */
@@ -107,7 +107,7 @@ static size_t *index_sends(const sc_prog *pg, const sc_sim *t)
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++)
-            if (in[k].op == SC_OP_SEND)
+            if (sc_op_is_send(in[k].op))
                 send[key_of(pg, in[k].dir, in[k].stage, in[k].mb)] = t->offset[d] + k;
     }
     return send;
@@ -125,27 +125,28 @@ static sc_status pass_totals(const sc_prog *pg, const sc_sim *pr, const sc_sim *
                              sc_comparison *c)
 {
     int S = sc_prog_stages(pg);
-    sc_pass_total *t = calloc(4 * (size_t)S, sizeof *t);
+    sc_pass_total *t = calloc(SC_STAGE_PASSES * (size_t)S, sizeof *t);
     if (!(c->passes = t))
         return SC_ERR_NOMEM;
     for (int s = 0; s < S; s++)
-        for (int op = 0; op < 4; op++)
-            t[4 * s + op] = (sc_pass_total){op, s, sc_prog_stage_device(pg, s), 0, 0, 0};
+        for (int op = 0; op < SC_STAGE_PASSES; op++) /* F, B, W, BW */
+            t[SC_STAGE_PASSES * s + op] = (sc_pass_total){op, s, sc_prog_stage_device(pg, s), 0, 0, 0};
     for (int d = 0; d < sc_prog_devices(pg); d++) {
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++) {
-            if (!sc_op_is_compute(in[k].op))
+            int i = sc_op_stage_index(in[k].op);
+            if (i < 0)
                 continue;
             size_t g = ms->offset[d] + k;
-            sc_pass_total *x = &t[4 * in[k].stage + in[k].op];
+            sc_pass_total *x = &t[SC_STAGE_PASSES * in[k].stage + i];
             x->count++;
             x->measured += ms->t1[g] - ms->t0[g];
             x->predicted += pr->t1[g] - pr->t0[g];
         }
     }
     int j = 0;
-    for (int i = 0; i < 4 * S; i++)
+    for (int i = 0; i < SC_STAGE_PASSES * S; i++)
         if (t[i].count)
             t[j++] = t[i];
     c->npasses = j;
@@ -190,7 +191,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     c->error = c->predicted > 0 ? c->measured / c->predicted - 1 : NAN;
     /* The critical device's difference, in parts (compare.h). */
     int d = c->critical, S = sc_prog_stages(pg);
-    if (!(c->items = calloc(4 * (size_t)S + 5, sizeof *c->items)))
+    if (!(c->items = calloc(SC_STAGE_PASSES * (size_t)S + 5, sizeof *c->items)))
         goto done;
     for (int i = 0; i < c->npasses; i++) {
         const sc_pass_total *x = &c->passes[i];

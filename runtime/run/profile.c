@@ -147,7 +147,7 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
         for (size_t k = 0; k < n; k++)
-            if (in[k].op == SC_OP_SEND)
+            if (sc_op_is_send(in[k].op))
                 send[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) * (size_t)m +
                      (size_t)in[k].mb] = ms->offset[d] + k;
     }
@@ -163,15 +163,20 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
             int op = in[k].op;
             if (in[k].flags & SC_IF_ROLLBACK)
                 continue; /* post-validation's rollback path: skipped (no time) or redone */
-            if (sc_op_is_compute(op)) {
-                int kind = op == SC_OP_F ? SC_COST_F : op == SC_OP_B ? SC_COST_B
-                         : op == SC_OP_W ? SC_COST_W : SC_COST_BW;
-                add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
-            } else if (sc_op_is_vocab(op)) {
-                add(sm, &sm->vocab[op - SC_OP_S][d], t1 - t0);
-            } else if (op == SC_OP_OPTIM) {
-                add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0);
-            } else if (op == SC_OP_RECV) {
+            /* The sample goes to the cost that times the kind. */
+            int kind = SC_COST_F;
+            switch (sc_op_cost_of(op)) {
+            case SC_OPC_TF: kind = SC_COST_F; break;
+            case SC_OPC_TB: kind = SC_COST_B; break;
+            case SC_OPC_TW: kind = SC_COST_W; break;
+            case SC_OPC_TBW: kind = SC_COST_BW; break;
+            case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
+                add(sm, &sm->vocab[sc_op_vocab_index(op)][d], t1 - t0);
+                continue;
+            case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0); continue;
+            case SC_OPC_COMM: { /* timed at the receive, with its send */
+                if (!sc_op_has(op, SC_OPF_IN))
+                    continue;
                 size_t s = send[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) *
                                 (size_t)m + (size_t)in[k].mb];
                 if (s == (size_t)-1 || !isfinite(ms->t0[s]) || !isfinite(ms->t1[s]))
@@ -179,11 +184,17 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
                 /* From the later post to the earlier observed end. */
                 double t = fmin(t1, ms->t1[s]) - fmax(t0, ms->t0[s]);
                 add(sm, size_slot(sm, xbytes, XFER), fmax(t, 0));
-            } else if (op == SC_OP_OFFLOAD || op == SC_OP_RELOAD) {
+                continue;
+            }
+            case SC_OPC_LINK: {
                 double b = (double)in[k].frac / SC_FRAC_ONE *
                            (double)sc_model_record_bytes(md, in[k].stage);
-                add(sm, size_slot(sm, round(b), op == SC_OP_OFFLOAD), t1 - t0);
+                add(sm, size_slot(sm, round(b), sc_op_has(op, SC_OPF_OUT)), t1 - t0);
+                continue;
             }
+            case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
+            }
+            add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
         }
     }
     free(send);
@@ -243,11 +254,12 @@ static sc_status variant(const sc_prog *pg, int split, sc_prog **out, char *err,
         const sc_instr *in = sc_prog_order(pg, d, &n);
         for (size_t k = 0; k < n && !st; k++) {
             int op = in[k].op, s = in[k].stage, mb = in[k].mb;
-            if (split && op == SC_OP_BW) {
+            int b = sc_op_is_bgrad(op), w = sc_op_is_wgrad(op);
+            if (split && b && w) { /* BW: B, then W */
                 if (!(st = sc_prog_push(v, d, SC_OP_B, s, mb)))
                     st = sc_prog_push(v, d, SC_OP_W, s, mb);
-            } else if (!split && (op == SC_OP_B || op == SC_OP_W)) {
-                if (op == SC_OP_B)
+            } else if (!split && b != w) { /* B or W alone: BW where the B was */
+                if (b)
                     st = sc_prog_push(v, d, SC_OP_BW, s, mb);
             } else {
                 st = sc_prog_push(v, d, op, s, mb);

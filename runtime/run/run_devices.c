@@ -180,7 +180,7 @@ sc_status sc_run_check_pair_order(const sc_prog *pg, char *err, size_t errlen)
         const sc_instr *in = sc_prog_stream(pg, a, &n);
         memset(count, 0, (size_t)P * sizeof(int));
         for (size_t k = 0; k < n; k++)
-            if (in[k].op == SC_OP_SEND)
+            if (sc_op_is_send(in[k].op))
                 sendpos[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) * (size_t)m +
                         (size_t)in[k].mb] = count[in[k].peer]++;
     }
@@ -190,7 +190,7 @@ sc_status sc_run_check_pair_order(const sc_prog *pg, char *err, size_t errlen)
         const sc_instr *in = sc_prog_stream(pg, b, &n);
         memset(count, 0, (size_t)P * sizeof(int));
         for (size_t k = 0; k < n; k++) {
-            if (in[k].op != SC_OP_RECV)
+            if (!sc_op_is_recv(in[k].op))
                 continue;
             int pos = count[in[k].peer]++;
             int sp = sendpos[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) * (size_t)m +

@@ -26,13 +26,13 @@ static inline size_t sc_coll_dtype_size(int dtype)
 static inline int sc_coll_same(const sc_cxfer *a, const sc_cxfer *b)
 {
     return a->op == b->op && a->red == b->red && a->dtype == b->dtype && a->count == b->count &&
-           (a->op != SC_OP_BCAST || a->root == b->root);
+           (!sc_cxfer_bcast(a->op) || a->root == b->root);
 }
 
 /* Completes collective x over buf[0..P) (x->count elements each). */
 static inline void sc_coll_host_complete(const sc_cxfer *x, void *const *buf, int P)
 {
-    if (x->op == SC_OP_BCAST) {
+    if (sc_cxfer_bcast(x->op)) {
         for (int d = 0; d < P; d++)
             if (d != x->root)
                 memcpy(buf[d], buf[x->root], x->count * sc_coll_dtype_size(x->dtype));

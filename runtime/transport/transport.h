@@ -56,6 +56,23 @@ typedef struct sc_cxfer {
     size_t count;
 } sc_cxfer;
 
+/* Whether a transport runs collective kind op as a broadcast from its root
+ * (BCAST), not as an all-reduce (ALLREDUCE). Every transport implements
+ * these two; a new collective kind is named here (a switch without a
+ * default) and needs its primitive in each transport. */
+static inline int sc_cxfer_bcast(int op)
+{
+    switch ((sc_op)op) {
+    case SC_OP_BCAST: return 1;
+    case SC_OP_ALLREDUCE: return 0;
+    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
+    case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
+    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
+    case SC_OP_VALIDATE: break; /* no collective */
+    }
+    return 0;
+}
+
 struct sc_transport_ops {
     const char *name;
     /* Posts a group of n transfers of device dev; *group is its handle. */

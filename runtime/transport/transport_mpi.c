@@ -169,7 +169,7 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
     }
     MPI_Datatype t = x->dtype == SC_DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
     int rc;
-    if (x->op == SC_OP_BCAST) {
+    if (sc_cxfer_bcast(x->op)) {
         rc = MPI_Ibcast(x->buf, (int)x->count, t, x->root, c->coll, &g->req[0]);
     } else if (x->red == SC_RED_MAX) {
         rc = MPI_Iallreduce(MPI_IN_PLACE, x->buf, (int)x->count, t, MPI_MAX, c->coll, &g->req[0]);
