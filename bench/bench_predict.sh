@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_predict.sh — predicted against measured step time (SPEC.md §20), on
+# bench_predict.sh — predicted against measured step time (docs/costs.md), on
 # the CPU backend with threads, p = 2: for each recipe, `run --profile`
 # measures the costs over warm steps and predicts the same steps from them
 # ("same run": the step of median time against the prediction of those very

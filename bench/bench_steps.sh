@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench_steps.sh — N training steps under optim_sync none, sync and
-# post-validation (SPEC.md §21), side by side for 1f1b, zb-h1, zb-h2 and
+# post-validation (docs/steps.md), side by side for 1f1b, zb-h1, zb-h2 and
 # zb-v: the simulated makespan and bubble across the steps (unit costs), the
 # measured CPU time of the same steps (threads, the built-in model; the
 # median of RUNS runs, each its own process), and what the rollback path

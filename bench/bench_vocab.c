@@ -1,5 +1,5 @@
 /*
- * bench_vocab.c — Vocabulary Parallelism (SPEC.md §22), figures side by
+ * bench_vocab.c — Vocabulary Parallelism (docs/vocab.md), figures side by
  * side in one run:
  *   1. the paper's 8-device setting (32 layers, h 3072, s 2048, m 128,
  *      batch 1, 400 TFLOP/s, collectives 100 GB/s + 10 us) on 1F1B, for
@@ -59,7 +59,7 @@ static sc_model_desc paper_model(long V)
 }
 
 /* The V block with a split vocabulary, as the prelude's sc._v_vocab builds
- * it (SPEC.md §22.3): periods of 6 slots become 10, E, S, T, EW each take
+ * it (docs/vocab.md#placing-the-passes): periods of 6 slots become 10, E, S, T, EW each take
  * the first free one of slots 6..9 of their device after what they need,
  * the backward passes move whole periods later until the last stage's B
  * comes after every S (vocab-1) or T (vocab-2). off: F, B, W of S stages,
@@ -162,8 +162,8 @@ static double min_of(const double *v, int n)
     return x;
 }
 
-/* The paper's MFU (%), 8 x A100 (background.md): baseline, redis, vocab-2,
- * vocab-1 at 32k, 64k, 128k, 256k. */
+/* The paper's MFU (%), 8 x A100 (arXiv 2411.05288; docs/vocab.md#figures):
+ * baseline, redis, vocab-2, vocab-1 at 32k, 64k, 128k, 256k. */
 static const double paper_mfu[4][4] = {{47.52, 47.52, 52.56, 53.10},
                                        {40.82, 49.15, 52.36, 52.74},
                                        {33.70, 44.12, 51.95, 52.22},

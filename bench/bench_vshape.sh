@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_vshape.sh — stagecraft's V-shape recipes (v-half, v-min, v-zb and
 # zbv-auto with time_limit 0) against the authors' schedules of the same
-# name, rebuilt by tests/py/vref.py (issue 19; SPEC.md §10): every p from 3
+# name, rebuilt by tests/py/vref.py (issue 19; docs/recipes.md): every p from 3
 # to 16, m = 2p and 4p, unit costs, (1, 1.2, 0.8), (1, 1.5, 1), (1, 1, 0.5)
 # and the realistic (29850, 29767, 18868, comm 466). Prints one markdown row
 # per case (stagecraft's simulated bubble and, in brackets, its dataflow

@@ -1,6 +1,6 @@
 -- can_offload.lua — can this model on this GPU offload all its activations?
 -- PipeOffload's ratio k = 10 / (3 (6h + s)) * TFLOPS * 1000 / GBps
--- (sc.offload_ratio, SPEC.md §19.2): full offload needs k <= 1 (k <= 1/2 when
+-- (sc.offload_ratio, docs/offload.md#the-host-link): full offload needs k <= 1 (k <= 1/2 when
 -- two GPUs share a host link).
 --   stagecraft examples/can_offload.lua HIDDEN SEQ TFLOPS GBPS [shared]
 --   stagecraft examples/can_offload.lua 16384 4096 440 21

@@ -52,7 +52,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
         *t = (sc_times){0};
     if (pg->verified)
         return t ? prove(pg, t) : SC_OK;
-    /* The vocabulary passes (SPEC.md §22) are placed in one step. */
+    /* The vocabulary passes (docs/vocab.md) are placed in one step. */
     if (sc_vocab_split(pg->vocab) && (pg->steps > 1 || pg->sync != SC_SYNC_NONE))
         return sc_fail(pg, SC_ERR_ARG,
                        "program: vocab_par = %s places the vocabulary passes of one training "

@@ -20,7 +20,7 @@ local function read_costs(path)
   return (sc._costs_reader or sc.costs)(path)
 end
 
--- The cost table of the parameter `costs` (SPEC.md §20), or nil when it is
+-- The cost table of the parameter `costs` (docs/costs.md), or nil when it is
 -- absent or empty.
 function sc.costs_of(P)
   if P == nil or P.costs == nil or P.costs == "" then return nil end
@@ -50,7 +50,7 @@ local function call_at(where, f, t)
   sc._raise(code, where .. msg)
 end
 
--- Activation offload (PipeOffload; SPEC.md §19): the policy and the host
+-- Activation offload (PipeOffload; docs/offload.md): the policy and the host
 -- link. With link_gbps > 0 the ratio comes from the model and the device
 -- (sc.offload_ratio); hidden and seq also size the model of `run`.
 -- Each but `offload` is read only when there is an offload policy (`when`).
@@ -73,7 +73,7 @@ sc.OFFLOAD = {
 }
 
 -- The model and where its vocabulary layers go (Vocabulary Parallelism;
--- SPEC.md §22): with layers > 0 the costs, memory and parameter bytes come
+-- docs/vocab.md): with layers > 0 the costs, memory and parameter bytes come
 -- from the model's FLOPs and bytes (hidden, seq and tflops are sc.OFFLOAD's);
 -- vocab_par places the input embedding and the output layer. layers, vocab
 -- and batch also size the model of run (layers 0: two per stage there).
@@ -210,7 +210,7 @@ function sc.v_block(kind, t)
   return call_at(caller_where(), sc.block, spec)
 end
 
--- A V block with a split vocabulary (SPEC.md §22.3): the interval grows
+-- A V block with a split vocabulary (docs/vocab.md#placing-the-passes): the interval grows
 -- from 6 to 10 slots; every period of 6 keeps its passes and gains 4 slots
 -- (6..9) for E, S, T and EW, each at the first of its device's free ones
 -- after what it needs; the backward passes move whole periods later until
@@ -245,7 +245,7 @@ function sc._v_vocab(spec)
   return sc.block(b)
 end
 
--- Exit codes (SPEC.md, "Errors and exit codes"): sc._exits, of SC_EXITS in C.
+-- Exit codes (docs/errors.md): sc._exits, of SC_EXITS in C.
 local USAGE, BADARG, RECIPE = sc._exits.usage, sc._exits.arg, sc._exits.recipe
 
 -- The state of the recipe being evaluated.
@@ -400,7 +400,7 @@ end
 
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
--- Parameters every recipe takes (SPEC.md §21): the training steps and how
+-- Parameters every recipe takes (docs/steps.md): the training steps and how
 -- their optimizer steps synchronize. A recipe that declares one of them
 -- gets it as its own parameter; otherwise a value given with -D (or to
 -- sc.load) is set on the program the recipe returns.
@@ -485,7 +485,7 @@ function sc._evaluate(recipe, overrides, listing)
   end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on
-  -- its program (SPEC.md §21.1): not the recipe's parameters to check.
+  -- its program (docs/steps.md#steps): not the recipe's parameters to check.
   local given, universal = overrides or {}, {}
   for k, default in pairs(UNIVERSAL) do
     local mine = false
@@ -524,7 +524,7 @@ end
 
 -- sc.autoschedule{ p, m, [v, stages, placement], tf, tb, tw, tcomm, w_keep,
 --   [units], mem, [seed, time_limit, objective, max_evals] } -> program, figures
--- The automatic scheduler (SPEC.md §5.6): the fields of sc.program, with
+-- The automatic scheduler (docs/blocks.md#automatic-schedules): the fields of sc.program, with
 -- `mem` the memory limit in units per device and `units` the activation
 -- units per microbatch, as in sc.program.
 -- Its fields, and those that go to the `auto` table: from the one table of
@@ -545,8 +545,8 @@ function sc.autoschedule(t)
   return prog, sc._autoinfo(prog)
 end
 
--- sc.need_version "X.Y[.Z]": the recipe needs this version of stagecraft or
--- a later one of the same major version (SPEC.md §6, "Versions").
+-- sc.need_version "X.Y[.Z]": the recipe needs this stagecraft or a later one of
+-- the same major version (docs/language.md#the-program-type-and-the-module).
 local function version_parts(v)
   local a, b, c = tostring(v):match("^(%d+)%.(%d+)%.?(%d*)$")
   if not a then return nil end

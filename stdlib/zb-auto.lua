@@ -1,7 +1,7 @@
 -- zb-auto.lua — the Zero Bubble paper's automatic scheduler: one stage per
 -- device, B and W split, the smallest bubble found under a memory limit.
 -- The paper's heuristic first, then a search that keeps it only when it does
--- better (sc.autoschedule, SPEC.md §5.6). Per-stage costs are lists; `last`
+-- better (sc.autoschedule, docs/blocks.md#automatic-schedules). Per-stage costs are lists; `last`
 -- scales the last stage (the loss layer is often slower).
 local P = sc.params {
   doc = "Zero Bubble automatic schedule under a memory limit (mem units per device)",

@@ -1,6 +1,6 @@
 -- zbv-auto.lua — the automatic scheduler on the V placement: two chunks per
 -- device (device d holds stages d and 2p-1-d), B and W split, the smallest
--- bubble found under a memory limit (sc.autoschedule, SPEC.md §5.6). Costs
+-- bubble found under a memory limit (sc.autoschedule, docs/blocks.md#automatic-schedules). Costs
 -- are for a device's whole share: each stage takes half; `last` scales the
 -- last stage (on device 0).
 local P = sc.params {

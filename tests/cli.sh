@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli.sh — the command line contract (SPEC.md): outputs, JSON, exit codes,
+# cli.sh — the command line contract (docs/cli.md): outputs, JSON, exit codes,
 # one-line errors. Run from the repository root: sh tests/cli.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -114,7 +114,7 @@ expect 0 '"auto": {"method": ' -- $SC sim zbv-auto -D p=2 -D m=4 --json --time-l
 expect 2 "--time-limit needs a number of seconds" -- $SC sim zb-auto --time-limit -1
 expect 3 "below the 1 units one microbatch needs" -- $SC sim zb-auto -D mem=0.5
 
-# Offload (SPEC.md §19): the sim summary, --json fields, the host-link rows.
+# Offload (docs/offload.md): the sim summary, --json fields, the host-link rows.
 expect 0 "ok: gis:" -- $SC check gis
 expect 0 "offload_chunks" -- $SC list gis
 expect 0 "offload       all, ratio 0.1 (devices 2k, 2k+1 share a host link): 55 of 64 records moved" -- $SC sim gis -D offload=all -D offload_ratio=0.1
@@ -156,7 +156,7 @@ $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC expo
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
   pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: torch-csv-comms without host copies" >&2; }
 
-# Vocabulary parallelism (SPEC.md §22): sim --json gains the vocabulary
+# Vocabulary parallelism (docs/vocab.md): sim --json gains the vocabulary
 # placement, the collectives' time and, with a model, the bytes; dump,
 # ASCII, SVG and trace show the passes and the collectives.
 VP="-D p=4 -D m=8 -D layers=16 -D hidden=1024 -D seq=512 -D batch=1 -D vocab=64000"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# compare.sh — `stagecraft compare` and parameter sweeps (SPEC.md §11): one
+# compare.sh — `stagecraft compare` and parameter sweeps (docs/cli.md): one
 # table of several recipes under the same -D, rows per swept value, the
 # balance of the devices (idle share, bottleneck), peak bytes with model
 # sizes, errors in rows, --json, the stacked --svg. Every figure is checked

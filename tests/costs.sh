@@ -1,5 +1,5 @@
 #!/bin/sh
-# costs.sh — cost files (SPEC.md §20): `run --profile FILE` writes one that
+# costs.sh — cost files (docs/costs.md): `run --profile FILE` writes one that
 # round-trips; with it `sim` predicts in seconds from exactly the file's
 # times, every stdlib recipe takes `-D costs=FILE`, the automatic scheduler
 # and the block search too; `run` prints the prediction beside the
@@ -189,7 +189,7 @@ expect 0 '"prediction_error"' -- $SC run "$tmp/mine/schedule.lua" -D hidden=32 -
 expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua       # the costs.json it ships
 expect 0 'makespan' -- $SC sim examples/mymodel/schedule.lua -D costs=   # the estimate
 
-# 9b. Several training steps (SPEC.md §21): a profile's samples and the
+# 9b. Several training steps (docs/steps.md): a profile's samples and the
 #     comparison key the streams' microbatch numbers (m x steps); the
 #     rollback path of post-validation is no sample (it is skipped, no time).
 for sync in none post-validation; do
@@ -234,7 +234,7 @@ else
   echo "costs: the CUDA stand-in is not built ($STUB): --backend cuda not profiled here"
 fi
 
-# 11. A split vocabulary (SPEC.md §22.4): the profile measures S, T, E, EW
+# 11. A split vocabulary (docs/vocab.md#running-the-split-model): the profile measures S, T, E, EW
 #     on every device and fits a line to the collectives; a recipe's program
 #     with the file predicts from them (sim: the vocabulary passes' busy time
 #     is m x their medians); a plain program takes the same file (the stage

@@ -1,5 +1,5 @@
 #!/bin/sh
-# errors.sh — the error catalogue (SPEC.md §12): each class of bad input
+# errors.sh — the error catalogue (docs/errors.md): each class of bad input
 # gives its own message and exit code, as one line on stderr
 # ("stagecraft: error: ..."). One `row` per line of the catalogue, in its
 # order. Run from the repository root: sh tests/errors.sh
@@ -86,7 +86,7 @@ row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC ch
 row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv
 row 3 "1f1b.lua:30: optim_sync post-validation with an offload policy is not supported" -- $SC check 1f1b -D steps=2 -D optim_sync=post-validation -D offload=all
 
-# Vocabulary parallelism (SPEC.md §22).
+# Vocabulary parallelism (docs/vocab.md).
 row 3 "program: unknown vocab_par 'vocab-3' (none, baseline, redis, vocab-1, vocab-2)" -- $SC check 1f1b -D vocab_par=vocab-3
 row 3 "vocab_par = vocab-1 splits the vocabulary over the 4 devices, but vocab = 130 is not a multiple of 4" -- $SC sim 1f1b -D layers=8 -D vocab=130 -D vocab_par=vocab-1
 row 3 "program: vocab_par = 'vocab-2' cannot be placed on an automatic schedule ('auto')" -- $SC check zb-auto -D vocab_par=vocab-2 --time-limit 0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# interchange.sh — export and import (SPEC.md §11, §15): PyTorch CSV round
+# interchange.sh — export and import (docs/cli.md, docs/interchange.md): PyTorch CSV round
 # trips of every stdlib recipe in both dialects, PyTorch's grammar and rules
 # checked independently (tests/py/check_torch_csv.py), each import error
 # class, old letters, the JSON dump, the Chrome trace, the SVG picture and
@@ -29,7 +29,7 @@ roundtrip() { # recipe dialect-format args...   (TORCH=2.14 for the older dialec
     ko "export $r $fmt $*"; cat "$tmp/err" >&2; return; fi
   if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia "${TORCH:-2.15}" >"$tmp/chk"; then ok
   else ko "PyTorch rules, $r $fmt $*: $(cat "$tmp/chk")"; fi
-  # A CSV cannot mark where a run of transfers splits into groups (§8.1):
+  # A CSV cannot mark where a run of transfers splits into groups (docs/semantics.md#the-semantics):
   # a compute_comms import reads each run as one group, so the markers are
   # compared without that note.
   $SC show "$r" "$@" --time-limit 0 --dump | sed 's/  (new group)$//' >"$tmp/a.dump"
@@ -57,8 +57,9 @@ $SC export 1f1b -D p=2 -D m=2 --format torch-csv >"$tmp/s.csv"
 printf '0F0,0F1,,0B0,,0B1\n,1F0,1B0,1F1,1B1\n' >"$tmp/want.csv"
 if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "1f1b compute_only layout"; cat "$tmp/s.csv" >&2; fi
 # compute_comms for PyTorch 2.15: each WAIT_SEND right before the first pass
-# that waits for its SEND's group under §8.1 (d0's I0 waits for the group of
-# RECV_B0, posted after both sends), the rest before the reductions.
+# that waits for its SEND's group under docs/semantics.md#the-semantics (d0's
+# I0 waits for the group of RECV_B0, posted after both sends), the rest before
+# the reductions.
 $SC export zb-h1 -D p=2 -D m=2 --format torch-csv-comms >"$tmp/s.csv" 2>"$tmp/note"
 printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F0,0WAIT_SEND_F1,0I0,0W0,0RECV_B1,0I1,0W1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1I0,1SEND_B0,1F1,1I1,1SEND_B1,1W0,1W1,1WAIT_SEND_B0,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/want.csv"
 if cmp -s "$tmp/s.csv" "$tmp/want.csv"; then ok; else ko "zb-h1 compute_comms"; cat "$tmp/s.csv" >&2; fi

@@ -1,10 +1,11 @@
 #!/bin/sh
-# pictures.sh — pictures at realistic sizes (SPEC.md §9, §15.1): the SVG's
-# width from the content or --width, the --from/--to window, microbatch
-# labels wherever they fit, chunk shades in the legend, transfers drawn as
-# they are (a tick when tcomm = 0), and an ASCII view that never shows a
-# pass that is not there. Each picture is also rendered with rsvg-convert.
-# Run from the repository root: sh tests/pictures.sh
+# pictures.sh — pictures at realistic sizes (docs/simulation.md,
+# docs/interchange.md#svg-pictures): the SVG's width from the content or
+# --width, the --from/--to window, microbatch labels wherever they fit, chunk
+# shades in the legend, transfers drawn as they are (a tick when tcomm = 0),
+# and an ASCII view that never shows a pass that is not there. Each picture is
+# also rendered with rsvg-convert. Run from the repository root: sh
+# tests/pictures.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

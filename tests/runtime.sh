@@ -1,5 +1,5 @@
 #!/bin/sh
-# runtime.sh — `stagecraft run` (SPEC.md §15): every stdlib recipe trained
+# runtime.sh — `stagecraft run` (docs/interchange.md): every stdlib recipe trained
 # through its streams matches the single-device reference, measured peak
 # activation bytes equal the prediction, threads and MPI ranks give the same
 # loss bit for bit, faults end in bounded time, bad sizes are clear errors.
@@ -67,7 +67,7 @@ a, b = j["peak_activation_bytes"]
 assert a != b and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 PY
 
-# Vocabulary parallelism (SPEC.md §22.4): the output layer and the
+# Vocabulary parallelism (docs/vocab.md#running-the-split-model): the output layer and the
 # embedding split by vocabulary over the devices match the single-device
 # reference (the all-reduces sum in another order: within the tolerance), the
 # measured activation peaks (S's records included) and parameter bytes equal
@@ -352,7 +352,7 @@ for v in abc -1 3e5; do
 done
 expect 0 "peak activation bytes" -- env STAGECRAFT_TIMEOUT=0.5e3 STAGECRAFT_DEVICE_MEMORY=0 $SC run 1f1b -D p=2 -D m=2
 
-# Offload (SPEC.md §19.6): OFFLOAD/DROP/RELOAD move the records to the host
+# Offload (docs/offload.md#running): OFFLOAD/DROP/RELOAD move the records to the host
 # pool and back; loss and gradients stay bitwise the reference's, and the
 # measured device and host high-water marks equal the prediction.
 off_ok() { # file: bitwise, device and host peaks as predicted, something moved

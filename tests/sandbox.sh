@@ -1,5 +1,5 @@
 #!/bin/sh
-# sandbox.sh — recipes from strangers (SPEC.md §15, §16): each hostile
+# sandbox.sh — recipes from strangers (docs/interchange.md, docs/repl.md): each hostile
 # recipe is refused with its message and exit code, and nothing happens
 # outside (the files it would have made or removed are checked). Run from
 # the repository root: sh tests/sandbox.sh
@@ -400,7 +400,7 @@ printf 'sc.load("%s")
 ' "$tmp/r/drawout.lua" >"$tmp/loader.lua"
 expect 10 "a recipe may write files in its own folder only" -- sh -c "$SC <'$tmp/loader.lua'"
 
-# print in a recipe: its text cleaned for the terminal (SPEC.md §18), like
+# print in a recipe: its text cleaned for the terminal (docs/sandbox.md), like
 # every other text a recipe makes stagecraft print; tabs between arguments.
 printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1f1b"}\n' >"$tmp/pr.lua"
 $SC check "$tmp/pr.lua" 2>"$tmp/err" >/dev/null

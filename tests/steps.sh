@@ -1,5 +1,5 @@
 #!/bin/sh
-# steps.sh — training steps back to back (SPEC.md §21): -D steps and
+# steps.sh — training steps back to back (docs/steps.md): -D steps and
 # optim_sync for every recipe, per-step simulation figures, pictures with
 # the step boundary, and `run` training several steps with AdamW, checked
 # against the single-device reference trained for the same steps (threads
@@ -18,7 +18,7 @@ MPIRUN="mpirun -np 4 --oversubscribe"
 # 1. The keys: every recipe takes steps and optim_sync; typos are errors.
 expect 0 "ok: zb-h1: 4 devices" -- $SC check zb-h1 -D steps=3
 expect 0 "steps         3 (optim_sync none)" -- $SC sim zb-h2 -D steps=3
-expect 0 "1        24          51          0.0000%" -- $SC sim zb-h2 -D steps=3   # SPEC.md §21.3
+expect 0 "1        24          51          0.0000%" -- $SC sim zb-h2 -D steps=3   # docs/steps.md#simulation
 expect 2 "parameter 'steps': expected a number, got 'x'" -- $SC sim 1f1b -D steps=x
 expect 2 "parameter 'steps': expected an integer, got '2.5'" -- $SC sim 1f1b -D steps=2.5
 expect 3 "steps = 0 is out of range" -- $SC sim 1f1b -D steps=0
@@ -114,9 +114,10 @@ a=$($SC run zb-h1 -D steps=2 --json 2>/dev/null | sed 's/.*"loss_hex": "\([^"]*\
 b=$($SC run zb-h1 -D steps=2 -D lr=0.01 --json 2>/dev/null | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
 [ -n "$a" ] && [ "$a" != "$b" ] && ok || bad "lr does not change step 2's loss ('$a' vs '$b')"
 
-# 5. Synchronized optimizer steps (SPEC.md §21.2): the verifier proves sync
-# and post-validation on every stdlib recipe; the simulator pins the
-# figures of §21.3 and the rollback path's cost.
+# 5. Synchronized optimizer steps (docs/steps.md#optimizer-synchronization):
+# the verifier proves sync and post-validation on every stdlib recipe; the
+# simulator pins the figures of docs/steps.md#simulation and the rollback
+# path's cost.
 for r in $(sample $($SC list | awk '/^[a-z0-9]/ {print $1}')); do
   $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
   for s in sync post-validation; do

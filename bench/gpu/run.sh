@@ -68,7 +68,7 @@ if $SC check 1f1b -D p=$P -D offload=none >/dev/null 2>&1; then
       echo "$pol: $(head -n 1 "$tmp/e")"
     fi
   done
-  echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, SPEC.md §19)"
+  echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md)"
 else
   echo "skipped: this stagecraft has no -D offload (issue 4, offload policies, is not merged)"
 fi

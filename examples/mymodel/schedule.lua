@@ -3,7 +3,7 @@
 -- The receiver runs:   stagecraft check examples/mymodel/schedule.lua
 --                      stagecraft sim   examples/mymodel/schedule.lua -D m=16
 --
--- The loop (SPEC.md §20): measure, keep the costs beside the recipe,
+-- The loop (docs/costs.md): measure, keep the costs beside the recipe,
 -- schedule for them, run and compare.
 --   1. stagecraft run examples/mymodel/schedule.lua --profile examples/mymodel/costs.json
 --   2. stagecraft sim examples/mymodel/schedule.lua      (scheduled for costs.json now)
@@ -19,7 +19,7 @@ local P = sc.params {
   {"mem", 4.0, "memory limit per device, in units of activation"},
   {"costs", "costs.json", "cost file of 'run --profile', beside this recipe ('': the estimate)"},
   {"head", 1.4, "estimated cost factor of the last stage (without a cost file)"},
-  -- The model `run` trains (read by run itself, SPEC.md §17.1):
+  -- The model `run` trains (read by run itself, docs/run.md#the-model):
   {"hidden", 256, "model hidden size", when = "running"},
   {"seq", 64, "sequence length", when = "running"},
   {"layers", 8, "residual blocks", when = "running"},

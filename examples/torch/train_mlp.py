@@ -5,7 +5,7 @@ torch.distributed.pipelining (gloo on CPU, one process per pipeline rank):
     STAGECRAFT=$PWD/stagecraft torchrun --nproc-per-node 4 examples/torch/train_mlp.py zb-v
 
 Each rank builds the stages the program places on it; the schedule runs the
-streams stagecraft verified (SPEC.md §15.5)."""
+streams stagecraft verified (docs/interchange.md#python)."""
 import sys
 
 import torch

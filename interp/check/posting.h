@@ -1,6 +1,6 @@
 /*
  * posting.h — transfers between two devices pair in posting order
- * (SPEC.md §8.1, rule 4; design.md §2). Internal to interp/check.
+ * (docs/semantics.md#the-semantics, rule 4). Internal to interp/check.
  *
  * NCCL and gloo match the k-th SEND from device a to device b with the k-th
  * RECV on b from a, whatever the two carry. sc_check_posting_order proves

@@ -373,7 +373,7 @@ static sc_status advance(replay *r, int d)
                 const sc_offload_info *oi = pg->off_info;
                 t0 = maxd(t0, *ch);
                 if (oi && oi->copy_at) { /* the plan's slot and duration */
-                    /* The plan is step 0's (§21.1): a later step's copy
+                    /* The plan is step 0's (docs/steps.md#steps): a later step's copy
                      * takes the duration of its microbatch in step 0, and
                      * starts when the link allows (step 0's slots are past). */
                     size_t SM = (size_t)pg->S * (size_t)pg->m;
@@ -413,7 +413,7 @@ static sc_status advance(replay *r, int d)
                 ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
         }
         size_t cneed = r->cneed ? r->cneed[gi] : NONE;
-        if (cneed != NONE) { /* a collective it reads (design.md §6) */
+        if (cneed != NONE) { /* a collective it reads (docs/semantics.md#collectives) */
             double t = sc_rcoll_done(r->rc, cneed);
             if (t < 0) {
                 sc_rcoll_block(r->rc, d, cneed);

@@ -1,5 +1,5 @@
 /*
- * replay.h — the communication semantics of SPEC.md, executed on lowered
+ * replay.h — the communication semantics (docs/semantics.md), executed on lowered
  * streams. Internal to interp/: the compile driver and verify.c replay to prove
  * that a program cannot hang, and the timing of that replay is the simulator's.
  *

@@ -1,7 +1,7 @@
 /*
  * replay_coll.h — collectives in the replay (internal to check/): the
- * collective channel of every device under the semantics of design.md §6
- * and SPEC.md §8.6, beside the P2P groups of replay.c.
+ * collective channel of every device under the semantics of docs/semantics.md#collectives
+ * and docs/semantics.md#collectives, beside the P2P groups of replay.c.
  *
  *   - posting a collective does not block the device's stream;
  *   - a device's collectives run in the order it posted them: each starts

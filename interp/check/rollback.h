@@ -1,9 +1,10 @@
 /*
- * rollback.h — the scenarios of post-validation (SPEC.md §21.2): which of
- * a program's rollback paths run. A stream holds each path right after its
- * VALIDATE, flagged SC_IF_ROLLBACK, and the Fs of the next step that read a
- * redone output are flagged SC_IF_REDO_IN; what runs depends on the global
- * state each VALIDATE finds, the same on every device. A scenario is
+ * rollback.h — the scenarios of post-validation
+ * (docs/steps.md#optimizer-synchronization): which of a program's rollback
+ * paths run. A stream holds each path right after its VALIDATE, flagged
+ * SC_IF_ROLLBACK, and the Fs of the next step that read a redone output are
+ * flagged SC_IF_REDO_IN; what runs depends on the global state each VALIDATE
+ * finds, the same on every device. A scenario is
  *
  *   SC_SCEN_NONE  no path runs: the flagged instructions are left out and
  *                 no F reads a redone output (what the simulator times);

@@ -1,5 +1,5 @@
 /*
- * steps.h — the shape of a program of several training steps (SPEC.md §21).
+ * steps.h — the shape of a program of several training steps (docs/steps.md).
  *
  * sc_verify_steps proves, on the lowered streams, that every device's
  * stream holds `steps` steps, each ended by one REDUCE and then one OPTIM,

@@ -36,7 +36,7 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
                    b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
 }
 
-/* The vocabulary passes (SPEC.md §22): with a split vocabulary, every
+/* The vocabulary passes (docs/vocab.md): with a split vocabulary, every
  * device runs one S, T, E and EW of every microbatch, S before T; on one
  * device the passes a collective ties together are in order: E before
  * F s0, F of the last stage before S, S (vocab-1) or T (vocab-2) before the

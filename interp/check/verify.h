@@ -10,7 +10,7 @@
  *   - every dependency across devices goes through a RECV on the consumer,
  *     before the consuming pass, matched by exactly one SEND on the
  *     producer, after the producing pass (peer, stage, mb, direction);
- *   - no deadlock under the communication semantics of SPEC.md: the
+ *   - no deadlock under the communication semantics (docs/semantics.md): the
  *     streams are replayed exactly as every runtime executes them.
  * A rejected program leaves one message in sc_errmsg() naming the devices,
  * the instructions and, for a deadlock, the wait-for cycle.

@@ -1,7 +1,7 @@
 /*
  * costs.h — cost files: the costs `stagecraft run --profile` measured, in
- * seconds, written for any recipe to load (SPEC.md §20). The format is
- * JSON (SPEC.md §20.2 says why); one object:
+ * seconds, written for any recipe to load (docs/costs.md). The format is
+ * JSON (docs/costs.md#loading-costs-into-a-recipe says why); one object:
  *
  *   {"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
  *    "placement": [0, 1],
@@ -18,7 +18,7 @@
  *
  * Per-stage lists hold one median per stage; `spread` the interquartile
  * range of the samples (seconds) and `samples` their number. The passes of
- * a split vocabulary (SPEC.md §22: S, T, E, EW) are per device: ts, tt, te,
+ * a split vocabulary (docs/vocab.md: S, T, E, EW) are per device: ts, tt, te,
  * tew hold one median per device and need `devices`. `collectives` is the
  * line fitted to the measured collectives: a collective takes latency +
  * per_byte · factor · bytes (sc_prog_coll_weight). Required:

@@ -1,6 +1,6 @@
 /*
- * export.h — the formats a program is exported in (SPEC.md §11 "export",
- * §15), one row each: `stagecraft export --format NAME` and p:export(NAME)
+ * export.h — the formats a program is exported in (docs/cli.md "export",
+ * docs/interchange.md), one row each: `stagecraft export --format NAME` and p:export(NAME)
  * accept these names, and their errors list them from here.
  * tests/py/lists.py compares them with the usage text and the Python
  * package.

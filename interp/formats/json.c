@@ -62,7 +62,7 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
     case SC_OPK_STEP: break;
     }
     if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
-        (in->flags & SC_IF_ROLLBACK)) /* post-validation, SPEC.md §21.2 */
+        (in->flags & SC_IF_ROLLBACK)) /* post-validation, docs/steps.md#optimizer-synchronization */
         sc_jw_bool(w, "rollback", 1);
     else if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN))
         sc_jw_bool(w, "redo_in", 1);
@@ -129,7 +129,7 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     sc_jw_int(&w, "devices", P);
     sc_jw_int(&w, "stages", S);
     sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
-    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) { /* SPEC.md §21 */
+    if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE) { /* docs/steps.md */
         sc_jw_int(&w, "steps", sc_prog_steps(pg));
         sc_jw_str(&w, "optim_sync", sc_sync_name(sc_prog_optim_sync(pg)));
     }

@@ -1,5 +1,5 @@
 /*
- * json.h — the JSON dump of a program (schema: SPEC.md, "JSON dump").
+ * json.h — the JSON dump of a program (schema: docs/interchange.md#json-dump).
  *
  * One object: the shape, the placement, the cost and memory model, and
  * per device the lowered stream, one instruction per line; with a

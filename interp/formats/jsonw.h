@@ -2,7 +2,7 @@
  * jsonw.h — the one JSON writer: every JSON stagecraft writes (sim, compare,
  * import and run --json, the program dump, the Chrome trace, cost files)
  * goes through it, so that strings are escaped one way and numbers printed
- * one way (SPEC.md §11: up to 15 significant digits).
+ * one way (docs/cli.md: up to 15 significant digits).
  *
  * A writer keeps the nesting; a value is written with its key inside an
  * object and with key NULL inside an array, and the writer puts the

@@ -107,7 +107,7 @@ char *sc_render_dump(const sc_prog *pg)
             if (v[k].op == SC_OP_VALIDATE)
                 bprintf(&b, "  (of step %d)", vstep++);
             int cond = sc_op_is_compute(v[k].op) || sc_op_is_coll(v[k].op);
-            if (cond && (v[k].flags & SC_IF_ROLLBACK)) /* SPEC.md §21.2 */
+            if (cond && (v[k].flags & SC_IF_ROLLBACK)) /* docs/steps.md#optimizer-synchronization */
                 bprintf(&b, "  (rollback path)");
             else if (sc_op_is_fwd(v[k].op) && (v[k].flags & SC_IF_REDO_IN))
                 bprintf(&b, "  (after a rollback: reads the redone input)");

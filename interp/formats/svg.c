@@ -195,7 +195,7 @@ static void transfer(FILE *f, const frame *fr, const char *name, double t0, doub
 
 /* The bands of one program, from y; `which` names its groups in a stack
  * (id "d3" alone, "p1.d3" in a stack). */
-/* Steps (SPEC.md §21): a dark tick where each device ends a step (its
+/* Steps (docs/steps.md): a dark tick where each device ends a step (its
  * OPTIM), and a dashed line where the last device does, labelled with the
  * step's figures (in a stack, where titles sit above each program, the
  * figures are the line's tooltip). Only what falls in the window. */

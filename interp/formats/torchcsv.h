@@ -27,7 +27,7 @@
  *                  offload); OPTIM is outside PyTorch's schedule.
  *                  For PyTorch >= 2.15 (version >= SC_TORCH_WAITS) every SEND
  *                  gets its WAIT_SEND_* right before the first pass that,
- *                  under SPEC.md §8.1, already waits for the SEND's group
+ *                  under docs/semantics.md#the-semantics, already waits for the SEND's group
  *                  (a pass reading a RECV of that group or a later one), or
  *                  before the reductions at the end; each stage of the rank
  *                  ends with REDUCE_GRAD, WAIT_REDUCE_GRAD (one pending at a
@@ -80,9 +80,10 @@ typedef enum sc_torch_dialect {
     SC_TORCH_COMPUTE_COMMS
 } sc_torch_dialect;
 
-/* PyTorch versions as 100 * major + minor (2.15 -> 215). SC_TORCH_WAITS is
- * the first whose compute_comms dialect has WAIT_SEND_F/B and
- * WAIT_REDUCE_GRAD; SC_TORCH_CURRENT the newest checked (SPEC.md §15.3). */
+/* PyTorch versions as 100 * major + minor (2.15 -> 215). SC_TORCH_WAITS is the
+ * first whose compute_comms dialect has WAIT_SEND_F/B and WAIT_REDUCE_GRAD;
+ * SC_TORCH_CURRENT the newest checked
+ * (docs/interchange.md#pytorch-pipelining-csv). */
 #define SC_TORCH_WAITS 215
 #define SC_TORCH_CURRENT 215
 

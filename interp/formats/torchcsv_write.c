@@ -187,8 +187,9 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
             } else if (sc_op_is_compute(in->op)) {
-                /* §8.1: the pass waits for this group, hence for every group
-                 * before it: their sends are complete, their waits free. */
+                /* docs/semantics.md#the-semantics: the pass waits for this
+                 * group, hence for every group before it: their sends are
+                 * complete, their waits free. */
                 if (waits)
                     put_waits(f, &sep, q, &head, nq, needed_group(pg, in, recv_group, d));
                 fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);

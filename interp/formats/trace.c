@@ -151,7 +151,7 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             double t0 = sim->t0[g] * us, t1 = sim->t1[g] * us;
             if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
                 (in->flags & SC_IF_ROLLBACK) && t1 <= t0)
-                continue; /* a rollback path that did not run (SPEC.md §21.2) */
+                continue; /* a rollback path that did not run (docs/steps.md) */
             if (in->op == SC_OP_VALIDATE) {
                 snprintf(name, sizeof name, "step %d validated", vstep);
                 step_mark(w, name, "t", pid, 2 * d, t1, vstep);

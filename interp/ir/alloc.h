@@ -2,7 +2,7 @@
  * alloc.h — the allocator of programs and of what interp computes from them
  * (orders, streams, lowering, the offload plan, verification, simulation):
  * a host may count and cap it. lang charges it to --max-mem together with
- * the Lua heap (SPEC.md §18.2), so that a recipe that keeps building
+ * the Lua heap (docs/sandbox.md#limits-on-evaluation), so that a recipe that keeps building
  * programs, or a program too large to verify, stops at the limit.
  *
  *   static int charge(void *ud, size_t bytes, int grow)

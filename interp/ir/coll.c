@@ -1,5 +1,5 @@
 /*
- * coll.c — collectives in the IR (ir.h, design.md §6): member groups, the
+ * coll.c — collectives in the IR (ir.h, docs/semantics.md#collectives): member groups, the
  * descriptions behind collective instructions, their cost, and which
  * collectives an instruction reads (the readers' map shared by the replay
  * and the executor).

@@ -1,6 +1,6 @@
 /*
  * flops.c — the model's costs, memory and parameters (flops.h; the formulas
- * are SPEC.md §22.1's).
+ * are those of docs/vocab.md#the-model-flops-and-bytes).
  *
  * Per microbatch of R = seq x batch tokens, in FLOPs (a multiply-add is 2):
  *   transformer layer  F = 24 R h^2 + 4 R s h   (QKV, projection, 4h MLP;

@@ -1,6 +1,6 @@
 /*
  * flops.h — costs, memory and parameters of a program from a description
- * of the model (SPEC.md §22.1): a GPT-like transformer of `layers` layers
+ * of the model (docs/vocab.md#the-model-flops-and-bytes): a GPT-like transformer of `layers` layers
  * of width `hidden`, sequences of `seq` tokens, `batch` sequences per
  * microbatch, a vocabulary of `vocab` tokens (input embedding, output layer
  * with softmax cross-entropy), placed as the program's vocabulary placement
@@ -17,7 +17,7 @@
  * activations of one microbatch on a device's share of the transformer
  * layers, the papers' M_B): every stage's activation and the record of S;
  * and the parameter bytes of every device. A cost file read afterwards
- * (SPEC.md §20) overrides T_F, T_B, T_W and T_comm: a measurement beats
+ * (docs/costs.md) overrides T_F, T_B, T_W and T_comm: a measurement beats
  * the model.
  */
 #ifndef SC_FLOPS_H

@@ -34,10 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The classes of errors and their exit codes (SPEC.md, "Errors and exit
- * codes"), one row each, in the order of their codes: S(NAME, STATUS,
- * code, class) is also a status that functions return (sc_status,
- * SC_STATUS); E(NAME, code, class) is raised only by the command line and
+/* The classes of errors and their exit codes (docs/errors.md), one row
+ * each, in the order of their codes: S(NAME, STATUS, code, class) is also a
+ * status that functions return (sc_status, SC_STATUS); E(NAME, code, class) is raised only by the command line and
  * the Lua surface (lang/). Every row gives SC_EXIT_NAME = code; the Lua
  * module has them as sc._exits (the prelude's codes), and tests/py/lists.py
  * compares them with the documented table. A new class is one row. */
@@ -87,18 +86,18 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *              backward for the input gradient; for the weight gradient
  *   BW         B and W fused
  *   S, T       output layer on the device's vocabulary shard (logits,
- *              softmax statistics, SPEC.md §22); its weight gradient
+ *              softmax statistics, docs/vocab.md); its weight gradient
  *   E, EW      input embedding (the shard's masked lookup); its weight
  *              gradient
  *   SEND, RECV post a send to a peer device; a receive from one
  *   REDUCE     end-of-step gradient reduction
  *   OPTIM      optimizer step
- *   OFFLOAD    start copying part of a record to host (offload.h, §8.5)
+ *   OFFLOAD    start copying part of a record to host (offload.h, docs/semantics.md#host-copies)
  *   DROP       wait for that copy; free the device part
  *   RELOAD     allocate it again; start copying it back
- *   ALLREDUCE  all-reduce (sum or max) over a group (design.md §6, §8.6)
+ *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
- *   VALIDATE   post-validation: check the eager step (§21.2)
+ *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -174,7 +173,7 @@ enum {
 typedef enum sc_op_class {
     SC_OPK_STEP,  /* an end-of-step instruction: no operands (stage = mb = peer = -1);
                      first: a byte that names no kind reads as one */
-    SC_OPK_STAGE, /* a pass of a stage: stage, mb (SPEC.md §3.2) */
+    SC_OPK_STAGE, /* a pass of a stage: stage, mb (docs/guide.md#passes-and-dependencies) */
     SC_OPK_VOCAB, /* a pass of the device's vocabulary shard: stage = the device, mb */
     SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
@@ -200,7 +199,7 @@ enum {
 };
 
 /* Memory effects, on the units u of the record an instruction names
- * (SPEC.md §3.3; a host copy's record: its fraction of it). */
+ * (docs/guide.md#memory-model; a host copy's record: its fraction of it). */
 typedef enum sc_op_mem_effect {
     SC_OPM_NONE,
     SC_OPM_ALLOC,     /* + u */
@@ -251,7 +250,7 @@ static inline sc_op_cost_kind sc_op_cost_of(int op)
 static inline int sc_op_has(int op, unsigned flags) { return (sc_op_bits(op) & SC_OPB_FLAGS(flags)) != 0; }
 
 /* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
- * stage semantics of SPEC.md §3.2): sc_op_is_compute. Those of a device's
+ * stage semantics of docs/guide.md#passes-and-dependencies): sc_op_is_compute. Those of a device's
  * vocabulary shard (S, T, E, EW; stage = the device): sc_op_is_vocab. */
 #define SC_OP_IS_(op, cls) ((sc_op_bits(op) & SC_OPB_CLASS(cls)) != 0)
 static inline int sc_op_is_compute(int op) { return SC_OP_IS_(op, SC_OPK_STAGE); }
@@ -363,15 +362,15 @@ typedef struct sc_instr {
 #define SC_FRAC_ONE (1 << 30)
 
 /* flags of a transfer: SC_IF_GROUP makes it start a new group even when
- * the instruction before it is a transfer too (SPEC.md §8.1). */
+ * the instruction before it is a transfer too (docs/semantics.md#the-semantics). */
 #define SC_IF_GROUP 0x1u
 
-/* flags of any instruction (the high bits: a collective's tag holds the
- * low twelve) for post-validation's rollback path (SPEC.md §21.2):
- * SC_IF_ROLLBACK: runs only when the VALIDATE before it found the eager
- * step wrong (a redone F, a broadcast of its output); SC_IF_REDO_IN: an F
- * that then reads its input from the broadcast of a redone F (tagged
- * F s-1 mb) instead of its transfer. */
+/* flags of any instruction (the high bits: a collective's tag holds the low
+ * twelve) for post-validation's rollback path
+ * (docs/steps.md#optimizer-synchronization): SC_IF_ROLLBACK: runs only when
+ * the VALIDATE before it found the eager step wrong (a redone F, a broadcast
+ * of its output); SC_IF_REDO_IN: an F that then reads its input from the
+ * broadcast of a redone F (tagged F s-1 mb) instead of its transfer. */
 #define SC_IF_ROLLBACK 0x8000u
 #define SC_IF_REDO_IN 0x4000u
 
@@ -396,7 +395,7 @@ typedef struct sc_prog sc_prog;
 #endif
 
 /* Where the vocabulary layers (input embedding, output layer with softmax
- * cross-entropy) go (SPEC.md §22): none (the program has no vocabulary
+ * cross-entropy) go (docs/vocab.md): none (the program has no vocabulary
  * layers), baseline (the embedding in stage 0's passes, the output layer in
  * the last stage's), redis (baseline with transformer layers moved off the
  * first and last stages, by the model's costs), vocab-1 and vocab-2 (both
@@ -443,11 +442,11 @@ sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
 /* Time of the optimizer step over stage s's parameters (default 0): OPTIM
  * on a device takes the sum over its stages. */
 sc_status sc_prog_set_cost_optim(sc_prog *pg, int s, double topt);
-/* Whether the costs are seconds (they came from a cost file, SPEC.md §20)
+/* Whether the costs are seconds (they came from a cost file, docs/costs.md)
  * or abstract time units (the default). Only outputs read it. */
 void sc_prog_set_seconds(sc_prog *pg, int seconds);
 int sc_prog_seconds(const sc_prog *pg);
-/* Vocabulary layers (SPEC.md §22). sc_prog_set_vocab drops the orders'
+/* Vocabulary layers (docs/vocab.md). sc_prog_set_vocab drops the orders'
  * lowering, as a cost does. The costs of device d's vocabulary passes
  * (d = -1: every device; times >= 0): S, T, E, EW; the units of memory
  * the record of S holds until T frees it. The sizes of the vocabulary
@@ -472,7 +471,7 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
  * INFINITY). Blocks and the schedulers respect it. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
 
-/* Training steps (SPEC.md §21). A program describes `steps` training steps
+/* Training steps (docs/steps.md). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the
  * lowering repeats them, each step ending with REDUCE and OPTIM. In the
  * lowered streams, microbatch i of step k is numbered k·m + i, so the
@@ -522,7 +521,7 @@ sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb);
  * applies; the program counts as lowered, and sc_verify_streams (or
  * sc_check) proves the streams as given. Do not mix with sc_prog_push. */
 sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in);
-/* A collective (design.md §6, SPEC.md §8.6), as a whole: what kind, its
+/* A collective (docs/semantics.md#collectives), as a whole: what kind, its
  * members, what it carries (the tag) and its size. Each member has one
  * instruction for it in its stream; members must post the collectives of a
  * group in the same order. */

@@ -58,7 +58,7 @@ struct sc_prog {
     int *ngrp;            /* [ngroups] */
     int ngroups;
     double coll_lat, coll_bw; /* cost of collectives (sc_prog_set_coll_cost) */
-    sc_vocab vocab;       /* where the vocabulary layers go (SPEC.md §22) */
+    sc_vocab vocab;       /* where the vocabulary layers go (docs/vocab.md) */
     double *vcost[4];     /* [P] times of S, T, E, EW on each device */
     double *vmem;         /* [P] units of S's record (freed by T) */
     double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
@@ -189,7 +189,7 @@ static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double
     return 0;
 }
 
-/* Memory change of pass op on stage s, in units (SPEC.md §3.3), by its
+/* Memory change of pass op on stage s, in units (docs/guide.md#memory-model), by its
  * memory column: F adds the stage's units, B frees (1 - w_keep) of them, W
  * w_keep, BW all; a vocabulary pass (s: the device) S's record, which lives
  * until T. */
@@ -231,10 +231,10 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 /* The same for the microbatch numbers of the streams (all steps, nmb). */
 #define SC_SMN(pg, s, mb) ((size_t)(s) * (size_t)(pg)->nmb + (size_t)(mb))
 
-/* The pass a compute pass depends on (SPEC.md §3.2): F(s) on F(s-1), B or
+/* The pass a compute pass depends on (docs/guide.md#passes-and-dependencies): F(s) on F(s-1), B or
  * BW(s) on B(s+1) (the last stage's on its own F), W(s) on B(s); the
  * vocabulary passes S on F of the last stage, EW on B (or BW) of stage 0
- * (through a broadcast, SPEC.md §22.2). Sets *dop to SC_OP_F or SC_OP_B
+ * (through a broadcast, docs/vocab.md#placements). Sets *dop to SC_OP_F or SC_OP_B
  * (meaning B or BW) and *ds; 0 when there is none (E, T: see
  * sc_vocab_all_dep). */
 static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, int *ds)
@@ -269,7 +269,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     return 0;
 }
 
-/* ---- the vocabulary collectives (SPEC.md §22.2) ----
+/* ---- the vocabulary collectives (docs/vocab.md#placements) ----
  * After E, an all-reduce (sum) of the embedding's output (tag E, part 0);
  * after F of the last stage, the broadcast of its output from its device
  * (F s(S-1)); after S, the all-reduces of the row maxima (S part 0, max),
@@ -399,10 +399,11 @@ static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
     return e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
 }
 
-/* What an instruction reads from collectives (design.md §6: "a compute
- * instruction waits only for the collectives whose results it reads"): the
- * collectives tagged (what, stage, mb) with parts 0..part, all posted before
- * it on its device; what < 0 means every collective posted before it. */
+/* What an instruction reads from collectives (docs/semantics.md#collectives,
+ * rule 5: "an instruction waits only for the collectives whose results it
+ * reads"): the collectives tagged (what, stage, mb) with parts 0..part, all
+ * posted before it on its device; what < 0 means every collective posted
+ * before it. */
 typedef struct sc_cread {
     int what, stage, mb, part;
 } sc_cread;
@@ -419,15 +420,16 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
         rd[0] = (sc_cread){-1, -1, -1, 0};
         return 1;
     }
-    /* Post-validation's rollback path (SPEC.md §21.2): an F whose producer
-     * was redone reads the broadcast of the redone output. */
+    /* Post-validation's rollback path
+     * (docs/steps.md#optimizer-synchronization): an F whose producer was
+     * redone reads the broadcast of the redone output. */
     if (sc_op_is_fwd(in->op) && (in->flags & SC_IF_REDO_IN)) {
         rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
     if (!sc_vocab_split(pg->vocab) || !sc_op_is_pass(in->op))
         return 0;
-    /* Vocabulary parallelism (SPEC.md §22.2): F(0) reads the embedding's
+    /* Vocabulary parallelism (docs/vocab.md#placements): F(0) reads the embedding's
      * all-reduce, S the broadcast of the last stage's output, T the
      * statistics, the last stage's B the input gradient, EW the broadcast
      * of the embedding's gradient. */

@@ -1,6 +1,6 @@
 /*
  * offload_cfg.h — a program's offload configuration (PipeOffload, arXiv
- * 2503.01328; SPEC.md §19): the policy that gives every activation record a
+ * 2503.01328; docs/offload.md): the policy that gives every activation record a
  * fraction to move to host memory, the host link's speed, the parts the
  * runtime moves, and what the last compilation planned. The plan itself is
  * a stage of the pipeline (lower/offload.h); this is the program's data.

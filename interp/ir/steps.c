@@ -1,6 +1,6 @@
 /*
  * steps.c — the number of training steps and how their optimizer steps
- * synchronize (ir.h, SPEC.md §21).
+ * synchronize (ir.h, docs/steps.md).
  */
 #include "ir_impl.h"
 

@@ -1,5 +1,5 @@
 /*
- * vocab.c — the vocabulary layers in the IR (ir.h, SPEC.md §22): where
+ * vocab.c — the vocabulary layers in the IR (ir.h, docs/vocab.md): where
  * they go, the costs and memory of the vocabulary passes, the sizes of
  * their collectives.
  */

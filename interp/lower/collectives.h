@@ -1,6 +1,6 @@
 /*
  * collectives.h — where lowering posts collectives (internal to lower/;
- * SPEC.md §8.6, §22.2).
+ * docs/semantics.md#collectives, docs/vocab.md#placements).
  *
  * The collectives of a program (the vocabulary passes' for now,
  * sc_vocab_colls) are ranked in one global order by when their data is

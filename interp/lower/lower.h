@@ -17,10 +17,10 @@
  * starts a group of its own (SC_IF_GROUP): that pass must not wait for it.
  * Because every device
  * lists its transfers in one global order, the streams cannot deadlock
- * (SPEC.md, "Why lowered programs cannot hang"), zero costs included; the
+ * (docs/semantics.md#why-lowered-programs-cannot-hang), zero costs included; the
  * verifier proves it anyway.
  *
- * Collectives (SPEC.md §8.6) are appended to a stream with sc_coll_push
+ * Collectives (docs/semantics.md#collectives) are appended to a stream with sc_coll_push
  * (ir_impl.h). A lowering that adds them must post the collectives of each
  * group in one global order on every member (the verifier refuses any
  * other order), each after the pass whose data it carries on the members

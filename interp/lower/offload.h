@@ -1,9 +1,9 @@
 /*
- * offload.h — the offload plan (PipeOffload, arXiv 2503.01328; SPEC.md §8.5,
- * §19): a stage of the pipeline after the transfers are lowered. From the
- * program's policy (ir/offload_cfg.h) and the timing of its streams without
- * offload, it decides which records go to host memory after their F and
- * come back before their B, and inserts, on the record's device:
+ * offload.h — the offload plan (PipeOffload, arXiv 2503.01328;
+ * docs/semantics.md#host-copies, docs/offload.md): a stage of the pipeline after the
+ * transfers are lowered. From the program's policy (ir/offload_cfg.h) and the timing
+ * of its streams without offload, it decides which records go to host memory after
+ * their F and come back before their B, and inserts, on the record's device:
  *
  *     F s mb                 allocates the record
  *     OFFLOAD s mb q         right after F: starts copying q of it to the host

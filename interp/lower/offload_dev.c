@@ -1,6 +1,6 @@
 /*
  * offload_dev.c — one device's offload plan and its host link
- * (offload_impl.h, SPEC.md §19.2, §19.3).
+ * (offload_impl.h, docs/offload.md#the-host-link, docs/offload.md#the-plan).
  *
  * The host link. A device with its own link copies to the host and back
  * at once, each direction one copy at a time, at full speed (fraction q of

@@ -28,7 +28,7 @@ typedef struct rec {
     double short_by;     /* > 0: the link cannot take the record */
 } rec;
 
-/* The host link of a device (SPEC.md §19.2). Shared: the pair's time is
+/* The host link of a device (docs/offload.md#the-host-link). Shared: the pair's time is
  * cut in slots of length `slot` from `anchor`; the even device copies to
  * the host in the even slots and back in the odd ones, the odd device the
  * other way round. */

@@ -1,6 +1,7 @@
 /*
  * postval.h — the streams of optimizer post-validation (the Zero Bubble
- * paper's §4; SPEC.md §21.2), from the unrolled steps (steps.h).
+ * paper's section 4; docs/steps.md#optimizer-synchronization), from the
+ * unrolled steps (steps.h).
  *
  * Each device d, every step k:
  *

@@ -1,5 +1,5 @@
 /*
- * steps.h — several training steps back to back (SPEC.md §21).
+ * steps.h — several training steps back to back (docs/steps.md).
  *
  * The lowering (lower.h) and the offload plan (offload.h) make one step's
  * streams, each ending with REDUCE and OPTIM. sc_lower_steps repeats them
@@ -10,8 +10,9 @@
  * pipeline's parallelogram wants).
  *
  * Every device lists its transfers in one global order, step by step (the
- * order of one step, §8.3, then the next), so the unrolled streams cannot
- * deadlock either; the verifier proves them anyway.
+ * order of one step, docs/semantics.md#why-lowered-programs-cannot-hang, then
+ * the next), so the unrolled streams cannot deadlock either; the verifier
+ * proves them anyway.
  *
  * Precondition: the program is lowered (one step). With one step it only
  * sets nmb.

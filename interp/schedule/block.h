@@ -50,7 +50,7 @@ typedef struct sc_block {
     double interval;
     int slots;      /* offsets in slots: F, B, W take one slot, BW two */
     int keep_order; /* unroll without reordering warm-up and cool-down */
-    /* A split vocabulary's passes in the block (SPEC.md §22.3): the offsets
+    /* A split vocabulary's passes in the block (docs/vocab.md#placing-the-passes): the offsets
      * of S, T, E, EW on each device ([P] each), or all NULL: then they are
      * placed after unrolling (schedule/vocab.h). */
     const double *voff[4];

@@ -13,7 +13,7 @@
 typedef struct flow {
     sc_prog *pg;
     double *endF, *endB; /* [S*m], < 0 while not done */
-    /* Vocabulary passes (SPEC.md §22): per kind (S, T, E, EW) and
+    /* Vocabulary passes (docs/vocab.md): per kind (S, T, E, EW) and
      * microbatch, how many devices ran it and the latest end. */
     int *vcnt;           /* [4 m] */
     double *vend;        /* [4 m] */

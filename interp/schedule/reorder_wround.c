@@ -15,7 +15,7 @@
 
 /* How many passes not placed yet a memory check of the W round walks: the
  * effect of a move on the W's shows within a few passes (measured: 8 gives
- * the same schedules as the whole device on every V block of SPEC.md §10). */
+ * the same schedules as the whole device on every V block of docs/recipes.md). */
 #define HORIZON 16
 
 /* ---- the W's as fillers of the gaps -------------------------------------- */

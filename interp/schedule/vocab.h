@@ -1,6 +1,6 @@
 /*
  * vocab.h — placing the vocabulary passes (S, T, E, EW) of a program whose
- * vocabulary is split (vocab-1, vocab-2; SPEC.md §22.3) into the orders of
+ * vocabulary is split (vocab-1, vocab-2; docs/vocab.md#placing-the-passes) into the orders of
  * its transformer passes, as Vocabulary Parallelism (arXiv 2411.05288)
  * places them: each device issues its S next to the F or B it is running
  * when the last stage's output arrives (so devices differ in their order,

@@ -1,7 +1,7 @@
 /*
  * sim.h — discrete-event simulation of a lowered program.
  *
- * The streams are replayed under the communication semantics of SPEC.md
+ * The streams are replayed under the communication semantics (docs/semantics.md)
  * (the same replay the verifier uses) with the cost model: a compute pass
  * takes its stage's T_F, T_B, T_W (BW: its own T_BW when given, else
  * T_B + T_W); a transfer takes T_comm from the moment both its sides are
@@ -29,7 +29,7 @@
  *                reloaded record frees it;
  *   link_busy    time each host-link channel is busy: [2d] device-to-host,
  *                [2d+1] host-to-device;
- *   step_*       per training step (steps > 1, SPEC.md §21): when it ends (the
+ *   step_*       per training step (steps > 1, docs/steps.md): when it ends (the
  *                last OPTIM of it), its share of the makespan and its own
  *                bubble rate; makespan and bubble_rate above are those of
  *                all steps together (the bubble across steps).
@@ -59,7 +59,7 @@ typedef struct sc_sim {
     double *host_peak;     /* [P] */
     double *link_busy;     /* [2P] */
     double moved;          /* units moved to the host in the step */
-    /* Steps (SPEC.md §21): step k holds microbatches k·m .. k·m+m-1. */
+    /* Steps (docs/steps.md): step k holds microbatches k·m .. k·m+m-1. */
     int steps;
     double *step_end;      /* [steps] the latest end of its OPTIM on any device */
     double *step_makespan; /* [steps] step_end[k] - step_end[k-1] (step_end[-1] = 0) */

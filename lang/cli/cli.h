@@ -1,7 +1,7 @@
 /*
  * cli.h — what the commands of the command line share (common.c: errors,
  * limits, evaluating a recipe), their file outputs and the import command
- * (cli_export.c; SPEC.md, "Command line"): export, show --svg/--trace, import.
+ * (cli_export.c; docs/cli.md): export, show --svg/--trace, import.
  *
  * Every function prints its own one-line error ("stagecraft: error: ...")
  * and returns the exit code (0 on success). Files are written through
@@ -69,14 +69,14 @@ int sc_cli_lua_fail(lua_State *L);
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
-/* sim: the figures of each training step (SPEC.md §21), as members of the
+/* sim: the figures of each training step (docs/steps.md), as members of the
  * --json object in w ("steps", ...) or, w NULL, text lines; nothing for one
  * step without synchronization. */
 void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 
 /* -D NAME=VALUE seen on the command line: a file named by -D costs=FILE is
  * the user's own choice, so recipes may read it (sc.costs) wherever it
- * lies, like their own folder's files (SPEC.md §20.4). */
+ * lies, like their own folder's files (docs/costs.md#the-prediction-beside-the-measurement). */
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 
 /* The options the commands share, at argv[*i]; each moves *i past its

@@ -362,7 +362,7 @@ int sc_cli_import(int argc, char **argv)
     if (!path)
         return failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
     /* The text is held while the program is read from it: it counts
-     * against --max-mem like a recipe's heap (SPEC.md §18.2). */
+     * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
     char *text = read_all(path, cap, &len, &e);

@@ -1,5 +1,5 @@
 /*
- * cli_steps.c — the per-step figures of `sim` (SPEC.md §21): nothing for a
+ * cli_steps.c — the per-step figures of `sim` (docs/steps.md): nothing for a
  * program of one step without synchronization, so that one step's output
  * stays as it was.
  */

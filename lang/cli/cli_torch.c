@@ -1,7 +1,7 @@
 /*
  * cli_torch.c — what an export for PyTorch says beside the file (cli.h):
  * the version switch of the CSV dialect, the stage -> rank placement, how
- * PyTorch loads the file and torchtitan's settings (SPEC.md §15.3).
+ * PyTorch loads the file and torchtitan's settings (docs/interchange.md#pytorch-pipelining-csv).
  */
 #include "cli.h"
 
@@ -65,7 +65,7 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
         snprintf(msg, sizeof msg, "--torchtitan: torchtitan places stages by its schedule class "
                  "(loop: stage s on rank s mod %d, or V: rank d holds d and %d-d), and this "
                  "placement is neither (stage %d on rank %d); run it with the Python package "
-                 "(SPEC.md §15.5)", P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
+                 "(docs/interchange.md#python)", P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
         return sc_cli_fail(SC_EXIT_ARG, msg);
     }
     fprintf(stderr, "stagecraft: note: placement (stage -> rank, %s):",

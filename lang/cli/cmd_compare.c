@@ -1,6 +1,6 @@
 /*
  * cmd_compare.c — `stagecraft compare` and parameter sweeps (cmd_compare.h,
- * SPEC.md §11): several recipes under the same -D, and -D values that are
+ * docs/cli.md): several recipes under the same -D, and -D values that are
  * ranges or lists, in one table.
  *
  *   stagecraft compare 1f1b zb-h1 zb-v v-half -D p=8 -D m=32

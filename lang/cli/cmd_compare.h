@@ -1,6 +1,6 @@
 /*
  * cmd_compare.h — `stagecraft compare RECIPE... [-D k=v]...` and the
- * parameter sweeps of `sim` (SPEC.md §11): one table, a row per recipe and
+ * parameter sweeps of `sim` (docs/cli.md): one table, a row per recipe and
  * combination of swept values (-D m=16,32,64, -D link_gbps=10:100:10),
  * with makespan, bubble, the most idle device, the bottleneck, per-device
  * peaks, instructions (and peak bytes with model sizes); --json, and

@@ -1,5 +1,5 @@
 /*
- * cmd_list.c — `stagecraft list [RECIPE]` (cli.h; SPEC.md §11): one line
+ * cmd_list.c — `stagecraft list [RECIPE]` (cli.h; docs/cli.md): one line
  * per stdlib recipe, or a recipe's doc and parameters. Everything printed
  * comes from recipes, so it is cleaned of control characters first.
  */

@@ -24,8 +24,9 @@
 #include "run_report.h"
 #include "lua/sc_lua.h"
 
-/* The model's sizes (integers), then the optimizer's settings (SPEC.md
- * §21.4: numbers, and the fault injection's integers). */
+/* The model's sizes (integers), then the optimizer's settings
+ * (docs/steps.md#running-several-steps: numbers, and the fault injection's
+ * integers). */
 static const char *const model_keys[] = {
 #define X(name) #name,
     SC_MODEL_SIZES(X)
@@ -131,7 +132,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
         long lv = (long)v; /* LP64: the same range; sc_model_new bounds it */
         switch (i) {
         case 0: mc->hidden = lv; break;
-        case 1: /* 0 (sc.MODEL's default, SPEC.md §22.5): 2 blocks per stage */
+        case 1: /* 0 (sc.MODEL's default, docs/vocab.md): 2 blocks per stage */
             if (lv != 0) {
                 mc->layers = lv;
                 given[1] = 1;
@@ -206,7 +207,7 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
         json_sizes(&w, "peak_host_bytes", r->host_peak_bytes, r->P);
         json_sizes(&w, "predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
     }
-    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (§22.4) */
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (docs/vocab.md#running-the-split-model) */
         sc_jw_str(&w, "vocab_par", sc_vocab_name(sc_prog_vocab(pg)));
         json_sizes(&w, "param_bytes", r->param_bytes, r->P);
         json_sizes(&w, "predicted_param_bytes", r->predicted_param_bytes, r->P);
@@ -255,7 +256,7 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
         else
             printf("%-8d %-23zu %zu\n", d, r->peak_bytes[d], r->predicted_bytes[d]);
     }
-    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (§22.4) */
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (docs/vocab.md) */
         int same = 1;
         for (int d = 0; d < r->P; d++)
             same &= r->param_bytes[d] == r->predicted_param_bytes[d];
@@ -303,7 +304,7 @@ static int verdict(const sc_run_result *r)
     return 0;
 }
 
-/* The environment's settings of run (SPEC.md §17): a typo or a value out of
+/* The environment's settings of run (docs/run.md): a typo or a value out of
  * range is a usage error, never silently the default (STAGECRAFT_TIMEOUT=inf
  * hung the threads' waits). 0, or -1 with the message. */
 static int env_settings(char *msg, size_t len)

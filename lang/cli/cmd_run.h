@@ -1,5 +1,5 @@
 /*
- * cmd_run.h — `stagecraft run` (SPEC.md §15): the command line of the CPU
+ * cmd_run.h — `stagecraft run` (docs/interchange.md): the command line of the CPU
  * runtime, kept apart from main.c.
  */
 #ifndef SC_CMD_RUN_H
@@ -17,7 +17,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 #include "formats/jsonw.h"
 #include "run/run.h"
 
-/* run_steps.c (SPEC.md §21): the progress line of each step (stderr; arg:
+/* run_steps.c (docs/steps.md): the progress line of each step (stderr; arg:
  * the start, a double of sc_exec_now), the table of the steps, the JSON
  * members of the steps ("steps", ... in w), nothing for one step without
  * synchronization; and the per-step part of --check (0, or 1 with the

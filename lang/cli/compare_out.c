@@ -191,8 +191,8 @@ static void print_notes(lua_State *L, const cmp *c, int decl)
             printf("note: %s is not a parameter of %s (left out there)\n", c->defs[k].name, list);
     }
     if (c->bytes && c->nrows)
-        printf("note: peak bytes of the built-in model (stagecraft run's, SPEC.md §17.2): the "
-               "memory model is the model's, w_keep = 1\n");
+        printf("note: peak bytes of the built-in model (stagecraft run's, "
+               "docs/run.md#memory-units-in-bytes): the memory model is the model's, w_keep = 1\n");
 }
 
 /* --svg: the programs stacked on one time axis. */

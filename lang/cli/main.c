@@ -1,5 +1,5 @@
 /*
- * main.c — the stagecraft command line (SPEC.md, "Command line").
+ * main.c — the stagecraft command line (docs/cli.md).
  *
  *   stagecraft                        REPL (stdin as a script when not a TTY)
  *   stagecraft FILE.lua [args...]     run a script, like lua(1)
@@ -9,7 +9,7 @@
  *                                     sweeps: cmd_compare.c; run: cmd_run.c)
  *
  * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
- * (SPEC.md §15) come before the command or FILE.lua, or anywhere after a
+ * (docs/interchange.md) come before the command or FILE.lua, or anywhere after a
  * recipe command.
  *
  * Errors: one line on stderr, "stagecraft: error: ...", and the exit code
@@ -158,7 +158,7 @@ static double max_of(const double *v, int n)
     return x;
 }
 
-/* The offload figures (SPEC.md §19.5): nothing without a policy or host
+/* The offload figures (docs/offload.md#figures): nothing without a policy or host
  * copies; a member "offload" of the --json object in w, or (w NULL) lines. */
 static void print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
@@ -329,7 +329,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         print_auto(L, info, &w);
         print_offload(pg, sim, &w);
         sc_cli_print_vocab(pg, sim, &w);
-        if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (SPEC.md §20) */
+        if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (docs/costs.md) */
             sc_jw_str(&w, "time_unit", "s");
             sc_jw_num(&w, "predicted_step_time_s", sim->step);
         }

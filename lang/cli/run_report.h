@@ -1,7 +1,8 @@
 /*
  * run_report.h — what `stagecraft run` prints about time when the costs are
  * seconds (a cost file, or a profile): the prediction beside the
- * measurement (SPEC.md §20.5), and the cost file of `--profile`.
+ * measurement (docs/costs.md#the-prediction-beside-the-measurement), and the
+ * cost file of `--profile`.
  */
 #ifndef SC_RUN_REPORT_H
 #define SC_RUN_REPORT_H

@@ -1,5 +1,5 @@
 /*
- * run_steps.c — what `run` prints about training steps (SPEC.md §21): a
+ * run_steps.c — what `run` prints about training steps (docs/steps.md): a
  * progress line per step while it runs, a table of the steps (loss, the
  * optimizer's verdict, rollbacks, measured and simulated time), the same
  * as JSON fields, and the per-step part of --check.

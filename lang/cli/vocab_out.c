@@ -1,5 +1,5 @@
 /*
- * vocab_out.c — what `sim` adds for collectives and a model (SPEC.md §22):
+ * vocab_out.c — what `sim` adds for collectives and a model (docs/vocab.md):
  * the vocabulary placement, the collectives' time, and with a model the
  * parameter and activation bytes of every device.
  */

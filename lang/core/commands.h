@@ -1,6 +1,6 @@
 /*
- * commands.h — the commands of the command line, one row each (SPEC.md,
- * "Command line"). Everything that names them comes from this table: the
+ * commands.h — the commands of the command line, one row each
+ * (docs/cli.md). Everything that names them comes from this table: the
  * dispatch in main.c (the handler of command `id` is cmd_<id> there), the
  * usage text of `stagecraft --help` and the REPL's ":help commands"
  * (sc_usage_text), the "unknown command" error and its "did you mean"

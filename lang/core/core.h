@@ -6,7 +6,7 @@
  * Exit codes travel with errors. A Lua error raised by stagecraft records
  * its exit code in the registry next to the error value, so that whoever
  * catches it (the command line, a message handler that rewrites it) can
- * choose the process's exit status (SPEC.md, "Errors and exit codes"):
+ * choose the process's exit status (docs/errors.md):
  *
  *     lua_pushliteral(L, "unknown recipe 'x'");
  *     return sc_lua_throw(L, SC_EXIT_USAGE);  // usage error, exit 2
@@ -25,8 +25,9 @@
 
 #include "ir/ir.h"
 
-/* The version of the language and its module (sc.version, SPEC.md §6). A
- * recipe written for X.Y runs on every later X.Z (sc.need_version). */
+/* The version of the language and its module (sc.version,
+ * docs/language.md#the-program-type-and-the-module). A recipe written for X.Y
+ * runs on every later X.Z (sc.need_version). */
 #define SC_VERSION "0.2.0"
 
 /* Exit code of the error value at idx when stagecraft raised it (one of

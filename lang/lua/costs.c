@@ -1,5 +1,5 @@
 /*
- * costs.c — cost files in Lua (sc_lua_impl.h; SPEC.md §20): sc.costs(FILE)
+ * costs.c — cost files in Lua (sc_lua_impl.h; docs/costs.md): sc.costs(FILE)
  * reads one into a table, and the `costs` field of sc.program (and of
  * sc.block, sc.block_search, sc.autoschedule: every table that goes
  * through sc_lua_build_shape) sets a program's costs from such a table.

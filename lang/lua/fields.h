@@ -1,6 +1,7 @@
 /*
  * fields.h — the fields of every table a recipe gives stagecraft, one row
- * each (SPEC.md §5.1, §5.4-§5.6, §19.4, §22.1). Everything that names them
+ * each (docs/language.md#fields, docs/blocks.md, docs/offload.md,
+ * docs/vocab.md#the-model-flops-and-bytes). Everything that names them
  * comes from here: the unknown-field checks and their "did you mean" (in
  * the table's order), the Lua side (sc._fields(name): the prelude's
  * sc.autoschedule and sc.fields); tests/py/lists.py compares them with the

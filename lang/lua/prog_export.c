@@ -1,10 +1,10 @@
 /*
- * prog_export.c — drawing and exporting a Program from Lua (SPEC.md §6):
- * p:export(format [, file [, opts]]), p:svg([file [, opts]]),
- * p:trace([file [, opts]]). Without a file the text is returned; with one
- * it is written whole or not at all (sc_write_atomic), to a path the
- * sandbox allows (sc_sandbox_write_path: in the folder of the recipe or
- * script being evaluated, anywhere from the REPL).
+ * prog_export.c — drawing and exporting a Program from Lua
+ * (docs/language.md#the-program-type-and-the-module): p:export(format [, file
+ * [, opts]]), p:svg([file [, opts]]), p:trace([file [, opts]]). Without a file
+ * the text is returned; with one it is written whole or not at all
+ * (sc_write_atomic), to a path the sandbox allows (sc_sandbox_write_path: in
+ * the folder of the recipe or script being evaluated, anywhere from the REPL).
  *
  *     > p = sc.load("zb-h1", {p = 4, m = 8})
  *     > p:svg("zb.svg")

@@ -136,7 +136,7 @@ int sc_lua_program(lua_State *L)
         }
     }
     /* A split vocabulary: its passes go into the orders unless the recipe
-     * placed them itself (SPEC.md §22.3). */
+     * placed them itself (docs/vocab.md#placing-the-passes). */
     if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
         sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
     /* The passes themselves are checked now: a recipe that names a pass
@@ -249,7 +249,7 @@ static int l_sim(lua_State *L)
     }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
-    if (sim->coll_busy) { /* collectives (SPEC.md §8.6) */
+    if (sim->coll_busy) { /* collectives (docs/semantics.md#collectives) */
         push_array(L, sim->coll_busy, P);
         lua_setfield(L, -2, "coll_busy");
     }
@@ -257,7 +257,7 @@ static int l_sim(lua_State *L)
         lua_pushstring(L, sc_vocab_name(sc_prog_vocab(lp->pg)));
         lua_setfield(L, -2, "vocab_par");
     }
-    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (SPEC.md §22.1) */
+    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (docs/vocab.md) */
         lua_createtable(L, P, 0);
         for (int d = 0; d < P; d++) {
             lua_pushnumber(L, sc_prog_param_bytes(lp->pg, d));
@@ -406,7 +406,7 @@ static void get_placement(lua_State *L, const void *pg)
     }
 }
 
-/* The fields a Program reads (SPEC.md §6). */
+/* The fields a Program reads (docs/language.md#the-program-type-and-the-module). */
 static const sc_lua_getter prog_fields[] = {
     {"devices", get_devices}, {"stages", get_stages},   {"microbatches", get_microbatches},
     {"placement", get_placement}, {"steps", get_steps}, {"optim_sync", get_optim_sync},

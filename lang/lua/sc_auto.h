@@ -8,8 +8,8 @@
  *   print(fig.method, fig.bubble_rate, fig.heuristic.bubble_rate)
  *
  * sc.autoschedule (stdlib/_prelude.lua) calls sc.program with
- * auto = {mem, seed, time_limit, objective, max_evals, where}; SPEC.md
- * documents both.
+ * auto = {mem, seed, time_limit, objective, max_evals, where};
+ * docs/blocks.md#automatic-schedules documents both.
  */
 #ifndef SC_AUTO_LUA_H
 #define SC_AUTO_LUA_H

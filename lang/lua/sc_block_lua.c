@@ -1,7 +1,8 @@
 /*
- * sc_block_lua.c — building blocks in Lua: the `block` field of
- * sc.program, the Block type (sc.block) with its lifespans and peak memory,
- * and the block search (sc.block_search, sc.tradeoff). SPEC.md §5.4, §5.5.
+ * sc_block_lua.c — building blocks in Lua: the `block` field of sc.program,
+ * the Block type (sc.block) with its lifespans and peak memory, and the block
+ * search (sc.block_search, sc.tradeoff). docs/blocks.md#building-blocks,
+ * docs/blocks.md#blocks-as-values.
  */
 #include <lauxlib.h>
 #include <math.h>
@@ -407,7 +408,7 @@ static void get_stages(lua_State *L, const void *b)
 static void get_interval(lua_State *L, const void *b) { lua_pushnumber(L, LB(b)->blk.interval); }
 static void get_slots(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.slots); }
 
-/* The fields a Block reads (SPEC.md §5.5). */
+/* The fields a Block reads (docs/blocks.md#blocks-as-values). */
 static const sc_lua_getter block_fields[] = {
     {"devices", get_devices}, {"stages", get_stages}, {"interval", get_interval},
     {"slots", get_slots},     {NULL, NULL},

@@ -5,10 +5,10 @@
  *   local P = sc.params{ doc = "my schedule", {"p", 4, "devices"}, sc.COSTS }
  *   return sc.program{ p = P.p, m = 8, rule = "1f1b" }
  *
- * SPEC.md is the reference of every field and method. Errors raised here
- * carry the recipe's file and line (luaL_error) and record an sc_status in
- * the registry so that the command line can choose the exit code
- * (sc_lua_exit_for).
+ * docs/ (SPEC.md is its index) is the reference of every field and method.
+ * Errors raised here carry the recipe's file and line (luaL_error) and record
+ * an sc_status in the registry so that the command line can choose the exit
+ * code (sc_lua_exit_for).
  */
 #ifndef SC_LUA_H
 #define SC_LUA_H

@@ -66,7 +66,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg);
  * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
 void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
-/* The figures of every step (SPEC.md §21.3) into the table on the stack
+/* The figures of every step (docs/steps.md#simulation) into the table on the stack
  * top, for several steps or a synchronization. */
 void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 /* sc_offload_lua.c: the `offload` field of the table at t, into pg (after

@@ -1,5 +1,5 @@
 /*
- * sc_offload_lua.c — the `offload` field of sc.program (SPEC.md §19) and
+ * sc_offload_lua.c — the `offload` field of sc.program (docs/offload.md) and
  * the offload figures of a simulation, for prog:sim() and the command line.
  *
  *   offload = "all"                                   -- a policy by name

@@ -171,7 +171,7 @@ static const help_topic topics[] = {
     {"offload",
      "Offload moves records to the host and back: sc.program{..., offload = \"all\"} (or\n"
      "{policy = \"selective\", chunks = 1, ratio = 0.25}, or function(life) return q end);\n"
-     "p:sim().offload has the peaks without it, host memory and link usage (SPEC.md §19).\n"
+     "p:sim().offload has the peaks without it, host memory and link usage (docs/offload.md).\n"
      "From the command line: -D offload=all|selective|budget -D offload_ratio=0.1.",
      NULL},
     {"auto",
@@ -188,7 +188,7 @@ static const help_topic topics[] = {
      "of a built-in MLP through the schedule's streams (devices as threads, or mpirun -np P)\n"
      "and checks loss, gradients and peak activation bytes against a single-device reference\n"
      "and the prediction. Model sizes: -D hidden=64 -D layers=.. -D vocab=128 -D seq=16\n"
-     "-D batch=2 -D seed=1 (SPEC.md §17).",
+     "-D batch=2 -D seed=1 (docs/run.md).",
      NULL},
     {"commands", "", gen_commands},
     {"repl",

@@ -1,5 +1,5 @@
 /*
- * repl.h — the interactive REPL (SPEC.md, "The REPL").
+ * repl.h — the interactive REPL (docs/repl.md).
  *
  * On GNU readline when the build has it (history in $HOME/.stagecraft_history,
  * tab completion of globals and of the fields and methods of tables and

@@ -1,5 +1,5 @@
 /*
- * sandbox.h — the sandbox in which recipes run (SPEC.md §15.1).
+ * sandbox.h — the sandbox in which recipes run (docs/interchange.md#svg-pictures).
  *
  * A recipe may describe a schedule and nothing else. A sandboxed chunk gets
  * a fresh global table of its own instead of _G:

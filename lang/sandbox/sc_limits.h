@@ -1,6 +1,6 @@
 /*
  * sc_limits.h — limits on running Lua: instructions and heap memory
- * (SPEC.md §15.2).
+ * (docs/interchange.md#chrome-trace).
  *
  *   static sc_limits lim = SC_LIMITS_DEFAULT;
  *   lua_State *L = sc_limits_newstate(&lim);   // counting allocator

@@ -1,14 +1,14 @@
-"""stagecraft from Python (SPEC.md §15.5).
+"""stagecraft from Python (docs/interchange.md#python).
 
 load() evaluates a recipe with parameters through the stagecraft binary (the
 one `make` built: $STAGECRAFT, else `stagecraft` on PATH) and returns a
-Program: the verified program (its JSON dump, SPEC.md §15.4), its figures
+Program: the verified program (its JSON dump, docs/interchange.md#json-dump), its figures
 (the simulation), its exports as strings and, with PyTorch installed, a
 torch.distributed.pipelining schedule built from the proved streams
 (Program.torch_schedule, in stagecraft.pipelining).
 
 Every failure of the binary raises stagecraft.Error with its one-line
-message and exit code (SPEC.md §12); nothing is cached on disk.
+message and exit code (docs/errors.md); nothing is cached on disk.
 """
 import json
 import os
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 
 class Error(Exception):
-    """A stagecraft error: `code` is the exit code of SPEC.md §12."""
+    """A stagecraft error: `code` is the exit code of docs/errors.md."""
 
     def __init__(self, message, code=1):
         super().__init__(message)
@@ -119,7 +119,8 @@ class Program:
             args += ["--torchtitan"]
         out, err = _run(self._exe, args)
         m = _PLACEMENT.search(err)
-        if m and self._placement is None:  # export's note (SPEC.md §15.3) gives it for free
+        # export's note (docs/interchange.md#pytorch-pipelining-csv) gives it for free
+        if m and self._placement is None:
             place = [0] * self.stages
             for part in m.group(1).split(","):
                 rank, _, ss = part.strip().partition(":")

@@ -2,10 +2,10 @@
 
 build_schedule(program, stages, loss_fn) checks the stages this rank built
 against the program (stage count, placement, world size), exports the
-program in the compute_comms dialect of the installed PyTorch (SPEC.md
-§15.3: WAIT_SEND_* from 2.15 on) and loads it into PyTorch's
-_PipelineScheduleRuntime, which then runs exactly those streams: every
-transfer where and in the order stagecraft verified it.
+program in the compute_comms dialect of the installed PyTorch
+(docs/interchange.md#pytorch-pipelining-csv: WAIT_SEND_* from 2.15 on) and
+loads it into PyTorch's _PipelineScheduleRuntime, which then runs exactly
+those streams: every transfer where and in the order stagecraft verified it.
 """
 import os
 import re

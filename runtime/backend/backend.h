@@ -1,5 +1,5 @@
 /*
- * backend.h — memory and compute of one device (design.md §3).
+ * backend.h — memory and compute of one device (runtime/README.md).
  *
  * A backend is a table of function pointers and a context, one instance per
  * device (the ggml backend pattern). The executor and the built-in model
@@ -76,7 +76,7 @@ struct sc_backend_ops {
      * since the backend was opened (errmsg says which, sticky). */
     sc_status (*sync)(void *ctx);
 
-    /* The host pool for offload (SPEC.md, offload). host_alloc returns host
+    /* The host pool for offload (docs/offload.md#running). host_alloc returns host
      * memory the device copies to and from asynchronously (pinned on CUDA);
      * NULL when the host is out of memory. */
     void *(*host_alloc)(void *ctx, size_t bytes);

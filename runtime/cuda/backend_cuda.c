@@ -25,7 +25,7 @@
  * tensor cores (STAGECRAFT_CUDA_TF32=1 allows them, for benchmarks only).
  * cuBLAS and the kernels are deterministic (fixed reduction trees, no
  * atomics), so a run repeats bit for bit; against the cpu the accumulation
- * order differs, hence the tolerance of SPEC.md §17.3.
+ * order differs, hence the tolerance of docs/run.md#check.
  *
  * Errors. A failed call records one line (file, call, reason, GPU) and makes
  * the instance inert: later slots do nothing, sync returns SC_ERR_RUNTIME.

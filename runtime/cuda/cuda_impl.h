@@ -12,7 +12,7 @@
  * Errors stop here: every CUDA, cuBLAS and NCCL call of the runtime goes
  * through a check that writes one line, "FILE:LINE: CALL: REASON"
  * (cudaGetErrorString, cublasGetStatusString, ncclGetErrorString), into the
- * caller's message, and the caller returns a status (design.md §3).
+ * caller's message, and the caller returns a status (runtime/README.md).
  */
 #ifndef SC_CUDA_IMPL_H
 #define SC_CUDA_IMPL_H

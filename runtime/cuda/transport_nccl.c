@@ -4,19 +4,20 @@
  * process (one communicator per device, created together) or MPI ranks (the
  * unique id broadcast by the caller).
  *
- * A group is exactly what SPEC.md §8.1 models: ncclGroupStart, ncclSend or
+ * A group is exactly what docs/semantics.md#the-semantics models: ncclGroupStart, ncclSend or
  * ncclRecv per transfer, ncclGroupEnd, on the device's communication stream,
  * after the compute its device had queued when posting (an event on the
  * compute stream, waited for by the communication stream). Completion is an
  * event recorded after the group on the communication stream.
  *
  * Matching. NCCL pairs the sends of a device to a peer with that peer's
- * receives in posting order; the tags are not sent. Lowered programs post
- * the transfers of each pair in one global order on both sides (§8.3), and
- * sc_run checks any other program before choosing this transport, so the
- * order pairs the same transfers as the tags would.
+ * receives in posting order; the tags are not sent. Lowered programs post the
+ * transfers of each pair in one global order on both sides
+ * (docs/semantics.md#why-lowered-programs-cannot-hang), and sc_run checks any
+ * other program before choosing this transport, so the order pairs the same
+ * transfers as the tags would.
  *
- * Collectives (SPEC.md §8.6) run on a second communicator (ncclCommSplit of
+ * Collectives (docs/semantics.md#collectives) run on a second communicator (ncclCommSplit of
  * the first, same ranks) and a second stream of their own, so that they
  * overlap the P2P groups as the verifier's two channels do:
  * ncclAllReduce in place or ncclBroadcast, after the compute queued when

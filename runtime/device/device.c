@@ -122,7 +122,8 @@ static const sc_device_kind kinds[] = {
         .open = sc_backend_cuda_open,
         .count = sc_backend_cuda_devices,
         .uuid = sc_backend_cuda_uuid,
-        .tolerance = 1e-4, /* cuBLAS sums in another order, tanhf and exp differ (§17.3) */
+        /* cuBLAS sums in another order, tanhf and exp differ (docs/run.md#check) */
+        .tolerance = 1e-4,
         .gpu_memory = 1,
         .start_bytes = CUBLAS_WORKSPACE_BYTES,
         .threads = cuda_threads,

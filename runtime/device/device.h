@@ -1,9 +1,10 @@
 /*
- * device.h — the kinds of device a run can use (`run --backend NAME`), one
- * row of a table each, and the transports they offer (SPEC.md §17.4). The
- * run driver asks a kind for what it needs (how to open a device, how many
- * there are, the --check tolerance, whose memory to check, which transport
- * to start) and never compares a kind's name.
+ * device.h — the kinds of device a run can use (`run --backend NAME`), one row
+ * of a table each, and the transports they offer
+ * (docs/run.md#devices-threads-mpi-ranks-gpus). The run driver asks a kind for
+ * what it needs (how to open a device, how many there are, the --check
+ * tolerance, whose memory to check, which transport to start) and never
+ * compares a kind's name.
  *
  *     char err[256];
  *     const sc_device_kind *k = sc_device_kind_find("cuda", err, sizeof err);
@@ -79,7 +80,7 @@ typedef struct sc_device_kind {
     /* The 16 bytes that name device dev in every process (the same physical
      * device, the same bytes); 0 when unknown. NULL: none. */
     int (*uuid)(int dev, unsigned char uuid[16]);
-    double tolerance;      /* --check's relative tolerance of loss and gradients (SPEC.md §17.3) */
+    double tolerance;      /* --check's relative tolerance of loss and gradients (docs/run.md#check) */
     int host_memory;       /* the devices' memory is the machine's: the run's check of the
                             * machine's memory counts their tensors */
     int gpu_memory;        /* each device's free memory (backend meminfo) is checked before

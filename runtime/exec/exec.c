@@ -54,7 +54,7 @@ static sc_status pump(ex *e, int until)
  * instruction c (or (size_t)-1) has. Without collectives, the transport's
  * blocking wait. With them, both channels are polled, so that each starts
  * its next posted group or collective as soon as the one before it has
- * completed while the device waits (SPEC.md §8.6), giving up after the
+ * completed while the device waits (docs/semantics.md#collectives), giving up after the
  * timeout. */
 static sc_status wait_for(ex *e, int g, size_t c)
 {
@@ -136,11 +136,12 @@ static sc_status take(ex *e, int dir, int s, int mb, void **p)
     return SC_OK;
 }
 
-/* A compute pass starts when what it reads is here: the group of the RECV
- * that brings its input, and the copies back of a reloaded record (SPEC.md
- * §8.1, §8.5). Waiting for them before the pass's clock starts keeps the
- * wait out of its measured time, as the simulator counts it (a profile
- * reads these times, SPEC.md §20.3). */
+/* A compute pass starts when what it reads is here: the group of the RECV that
+ * brings its input, and the copies back of a reloaded record
+ * (docs/semantics.md#the-semantics, docs/semantics.md#host-copies). Waiting
+ * for them before the pass's clock starts keeps the wait out of its measured
+ * time, as the simulator counts it (a profile reads these times,
+ * docs/costs.md#profiling). */
 static sc_status inputs_ready(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb, dir = -1;

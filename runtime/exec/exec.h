@@ -1,15 +1,16 @@
 /*
- * exec.h — the executor: runs one device's lowered stream (design.md §3).
+ * exec.h — the executor: runs one device's lowered stream (runtime/README.md).
  *
  * The executor walks sc_prog_stream(pg, d) in order and calls three tables:
  * the *workload* (what F, B, W of a stage compute: the built-in model of
  * model/model.h, or an embedding program's own stage functions), the *backend*
- * (memory: activation records and transfer buffers are allocated through
- * it) and the *transport* (SEND/RECV). Communication follows SPEC.md §8
- * exactly: each run of consecutive SEND/RECV is one group, posted without
- * waiting; a device's groups start in order, each once the previous one has
- * completed; a pass waits only for the group holding the RECV it reads; a
- * send buffer is freed when its group completes; REDUCE waits for all.
+ * (memory: activation records and transfer buffers are allocated through it)
+ * and the *transport* (SEND/RECV). Communication follows
+ * docs/semantics.md#communication-semantics exactly: each run of consecutive
+ * SEND/RECV is one group, posted without waiting; a device's groups start in
+ * order, each once the previous one has completed; a pass waits only for the
+ * group holding the RECV it reads; a send buffer is freed when its group
+ * completes; REDUCE waits for all.
  *
  * Data between stages. F(s, mb) reads the activation of (s, mb) (received,
  * or handed off locally by F(s-1, mb) on the same device) and produces the
@@ -22,7 +23,7 @@
  * only (not parameters or transfer buffers); its high-water mark is what the
  * simulator predicts from mem units and w_keep (run/run.h sets them so).
  *
- * Offload (SPEC.md §8.5). A record is its kept parts (record_parts), then
+ * Offload (docs/semantics.md#host-copies). A record is its kept parts (record_parts), then
  * b_only. OFFLOAD moves the last parts whose share of the record is nearest
  * its fraction into one buffer of the backend's host pool (host_alloc,
  * copy_start to the host) and goes on; DROP waits for those copies
@@ -32,11 +33,11 @@
  * allocated and freed, in stream order, as the simulator does; the host
  * buffers have their own high-water mark.
  *
- * Vocabulary passes (S, T, E, EW; SPEC.md §22) go to the workload's
+ * Vocabulary passes (S, T, E, EW; docs/vocab.md) go to the workload's
  * vocab_pass; S allocates its record from the pool (vocab_record_bytes),
  * T frees it, as F and W do a stage's.
  *
- * Collectives (SPEC.md §8.6). A collective instruction is posted without
+ * Collectives (docs/semantics.md#collectives). A collective instruction is posted without
  * waiting; the device's collectives start in posting order, each once the
  * previous one has completed on the device, with the buffer the workload
  * gives (coll_buffer) and the transport's coll_start; an instruction waits
@@ -82,14 +83,14 @@ struct sc_workload_ops {
     sc_status (*backward_input)(void *ctx, int s, int mb, const void *gin, void *gout,
                                 void *kept, void *b_only);
     sc_status (*backward_weight)(void *ctx, int s, int mb, void *kept);
-    /* Optional (a split vocabulary, SPEC.md §22.4): bytes of the record S
+    /* Optional (a split vocabulary, docs/vocab.md#running-the-split-model): bytes of the record S
      * keeps for T on this device, and the vocabulary passes: S, T, E or EW
      * of microbatch mb, with S's record (allocated from the activation pool
      * before S, freed after T; NULL for E and EW). Their data come and go
      * through collectives (coll_buffer). */
     size_t (*vocab_record_bytes)(void *ctx);
     sc_status (*vocab_pass)(void *ctx, int op, int mb, void *record);
-    /* Optional (programs with collectives, SPEC.md §8.6). The buffer of
+    /* Optional (programs with collectives, docs/semantics.md#collectives). The buffer of
      * collective c on this device, asked for when the collective starts
      * on the device's collective channel: every collective the device
      * posted before it has completed, so the contents may be computed
@@ -105,7 +106,7 @@ struct sc_workload_ops {
     sc_status (*reduce)(void *ctx);
     sc_status (*optim)(void *ctx);
     /* Optional (NULL: OPTIM calls optim): the optimizer step k in parts, so
-     * that devices can synchronize between them (SPEC.md §21.2):
+     * that devices can synchronize between them (docs/steps.md#optimizer-synchronization):
      *   grad_state, at REDUCE (after reduce): this device's share of the
      *     step's state, two numbers that add up over the devices (the built-in
      *     model: the sum of squares of its gradients and the count of values

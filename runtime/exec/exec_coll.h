@@ -31,8 +31,9 @@ size_t sc_cchan_need(const sc_cchan *ch, size_t k);
 /* Collective instruction k is posted. */
 sc_status sc_cchan_post(sc_cchan *ch, size_t k, char *err, size_t errlen);
 /* Collective instruction k is skipped in its turn (the rollback path of
- * post-validation when it does not run, SPEC.md §21.2: every device skips
- * the same ones): it completes without starting, in order. */
+ * post-validation when it does not run,
+ * docs/steps.md#optimizer-synchronization: every device skips the same ones):
+ * it completes without starting, in order. */
 sc_status sc_cchan_skip(sc_cchan *ch, size_t k, char *err, size_t errlen);
 /* Completes the running collective if it is done, starts the next posted
  * one, as far as possible; *moved = 1 when anything changed. */

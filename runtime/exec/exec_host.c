@@ -1,6 +1,6 @@
 /*
- * exec_host.c — OFFLOAD, DROP and RELOAD in the executor (exec.h, SPEC.md
- * §8.5): records moved to the backend's host pool and back.
+ * exec_host.c — OFFLOAD, DROP and RELOAD in the executor (exec.h,
+ * docs/semantics.md#host-copies): records moved to the backend's host pool and back.
  */
 #include "exec_impl.h"
 
@@ -47,7 +47,7 @@ sc_status sc_ex_settle(ex *e, rec *r, int s)
     return st;
 }
 
-/* OFFLOAD, DROP and RELOAD (SPEC.md §8.5) on the backend's host pool. */
+/* OFFLOAD, DROP and RELOAD (docs/semantics.md#host-copies) on the backend's host pool. */
 sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
 {
     const struct sc_backend_ops *o = e->be->ops;

@@ -1,8 +1,9 @@
 /*
- * exec_redo.c — post-validation in the executor (exec.h, SPEC.md §21.2):
- * VALIDATE, the rollback path that follows it (forward passes redone into
- * their records, their outputs broadcast) or skips it, and the buffers of
- * those broadcasts, which the executor owns (the workload owns the rest).
+ * exec_redo.c — post-validation in the executor (exec.h,
+ * docs/steps.md#optimizer-synchronization): VALIDATE, the rollback path that
+ * follows it (forward passes redone into their records, their outputs
+ * broadcast) or skips it, and the buffers of those broadcasts, which the
+ * executor owns (the workload owns the rest).
  */
 #include "exec_impl.h"
 

@@ -1,5 +1,5 @@
 /*
- * model.h — the built-in model the runtime trains (design.md §3).
+ * model.h — the built-in model the runtime trains (runtime/README.md).
  *
  * A stack of `layers` residual MLP blocks on `hidden` features, then a
  * projection to `vocab` logits and softmax cross-entropy. One microbatch is
@@ -64,7 +64,7 @@ typedef struct sc_model_cfg {
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
     int devices;         /* the program's devices (post-validation's chain ends at the last;
                           * a split vocabulary is split over them) */
-    int vocab_par;       /* sc_vocab of the program (SPEC.md §22.4): none, the model
+    int vocab_par;       /* sc_vocab of the program (docs/vocab.md): none, the model
                           * above; any other adds an input embedding (vocab rows of
                           * hidden floats, the first stage's input: the rows of the
                           * microbatch's tokens); vocab-1 and vocab-2 split the

@@ -1,8 +1,8 @@
 /*
  * model_vocab.h — the vocabulary layers of the built-in model (internal to
- * runtime/model/; model.h, SPEC.md §22.4): the input embedding (a table of vocab
- * rows of hidden floats) and, split over the devices, the output layer with
- * softmax cross-entropy.
+ * runtime/model/; model.h, docs/vocab.md#running-the-split-model): the input
+ * embedding (a table of vocab rows of hidden floats) and, split over the
+ * devices, the output layer with softmax cross-entropy.
  *
  * Tokens and targets of row r of microbatch mb come from the model's hash
  * (the same on every device). The embedding table row t and the output

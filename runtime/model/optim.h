@@ -1,10 +1,10 @@
 /*
- * optim.h — the optimizer of the built-in model (SPEC.md §21.4): AdamW with
+ * optim.h — the optimizer of the built-in model (docs/steps.md#running-several-steps): AdamW with
  * decoupled weight decay, clipping by the global gradient norm, and a step
  * skipped when some gradient holds inf or NaN, as Megatron does.
  *
  * A step has three parts, so that a pipeline can put synchronization
- * between them (optim_sync, SPEC.md §21):
+ * between them (optim_sync, docs/steps.md):
  *
  *   sc_adamw_state   this device's share of the step's *state*: the sum of
  *                    squares of its gradients and the count of values that

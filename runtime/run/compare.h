@@ -1,7 +1,7 @@
 /*
- * compare.h — a measured step against its prediction in seconds (SPEC.md
- * §20.5): the step, every device's end, every pass kind of every stage,
- * and what made the difference.
+ * compare.h — a measured step against its prediction in seconds
+ * (docs/costs.md#the-prediction-beside-the-measurement): the step, every
+ * device's end, every pass kind of every stage, and what made the difference.
  *
  *     sc_comparison *c;
  *     if (sc_compare(pg, predicted, r->measured, &c) == SC_OK)

@@ -133,7 +133,7 @@ static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
 /* The samples of one timed step of pg (measured: its timing). */
 static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md)
 {
-    /* Keys over the streams' microbatch numbers (m·steps, SPEC.md §21). */
+    /* Keys over the streams' microbatch numbers (m·steps, docs/steps.md). */
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_stream_microbatches(pg);
     size_t K = 2 * (size_t)S * (size_t)m;
     size_t *send = malloc(K * sizeof(size_t));

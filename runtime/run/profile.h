@@ -1,6 +1,6 @@
 /*
- * profile.h — measuring a program's costs on the backend in use (SPEC.md
- * §20): `stagecraft run RECIPE --profile FILE`.
+ * profile.h — measuring a program's costs on the backend in use
+ * (docs/costs.md): `stagecraft run RECIPE --profile FILE`.
  *
  *     sc_profile *pf;
  *     char err[512];

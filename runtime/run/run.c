@@ -80,7 +80,7 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
     /* A split vocabulary: S's record, held until T, and the sizes of its
-     * collectives (SPEC.md §22.4): a row of hidden floats per row of the
+     * collectives (docs/vocab.md#running-the-split-model): a row of hidden floats per row of the
      * microbatch, or one float per row (the sums carry two). */
     if (!st && sc_vocab_split(sc_prog_vocab(pg)))
         st = sc_prog_set_vocab_mem(pg, -1, (double)sc_model_vocab_record_bytes(md) / *unit_bytes);
@@ -503,7 +503,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.steps = sc_prog_steps(pg);
     mc.sync = sc_prog_optim_sync(pg);
     mc.devices = r->P;
-    /* The vocabulary layers where the program places them (SPEC.md §22.4),
+    /* The vocabulary layers where the program places them (docs/vocab.md#running-the-split-model),
      * and with redis the program's split of the layers. */
     mc.vocab_par = sc_prog_vocab(pg);
     mc.stage_layers = NULL;

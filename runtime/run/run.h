@@ -1,6 +1,6 @@
 /*
  * run.h — training steps of the built-in model through a program's
- * streams, checked against the single-device reference (SPEC.md §17, §21).
+ * streams, checked against the single-device reference (docs/run.md, docs/steps.md).
  *
  *     sc_run_opts o = sc_run_defaults(sc_prog_stages(pg));
  *     o.check = 1;
@@ -13,7 +13,7 @@
  *
  * Devices are threads of this process, or, when the process was started by
  * mpirun (sc_mpi_launched), the ranks of MPI_COMM_WORLD (the world size must
- * equal P). The transport follows from the backend (SPEC.md §17.4):
+ * equal P). The transport follows from the backend (docs/run.md#devices-threads-mpi-ranks-gpus):
  *
  *   backend  threads                                  MPI ranks
  *   cpu      local                                    mpi
@@ -62,7 +62,7 @@ typedef struct sc_run_opts {
     double timeout_s;      /* a transfer wait longer than this is an error; 0 = none */
     size_t table_cap;      /* bytes the run's own tables (executor, transport) may take,
                             * checked before they are made; 0 = no limit (the command
-                            * line: what --max-mem leaves, SPEC.md §18.2) */
+                            * line: what --max-mem leaves, docs/sandbox.md#limits-on-evaluation) */
 } sc_run_opts;
 
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
@@ -87,11 +87,11 @@ typedef struct sc_run_result {
     int gpus;              /* GPUs this process used (cuda), else 0 */
     char gpu_name[64];     /* name of GPU 0 (cuda) */
     double tolerance;      /* --check's relative tolerance of loss and gradients:
-                            * 1e-5 on cpu, 1e-4 on cuda (SPEC.md §17.3) */
+                            * 1e-5 on cpu, 1e-4 on cuda (docs/run.md#check) */
     double loss;           /* the last step's */
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
-    /* Steps (SPEC.md §21); arrays of `steps`: */
+    /* Steps (docs/steps.md); arrays of `steps`: */
     int steps;
     double *step_loss, *reference_step_loss; /* (the latter NaN without check) */
     sc_step_info *step_info;   /* what the optimizer did (the lowest device's view) */

@@ -1,12 +1,12 @@
 /*
- * transport.h — moving tensors between devices (design.md §3).
+ * transport.h — moving tensors between devices (runtime/README.md).
  *
  * A transport is a table of function pointers and a context shared by all
  * devices of one process (the ggml backend pattern). It executes *groups*:
  * the executor hands it each run of consecutive SEND/RECV instructions of a
  * device's stream as one group (one ncclGroupStart/End), in the order the
  * stream posts them, and starts a group only when the device's previous
- * group has completed (SPEC.md §8, the semantics the verifier proved
+ * group has completed (docs/semantics.md#communication-semantics, the semantics the verifier proved
  * deadlock-free). A group completes when every transfer in it has met its
  * matching transfer in a started group of the peer. Transfers are matched by
  * (peer, tag); the tag is unique per (direction, consuming stage,
@@ -44,7 +44,7 @@ typedef struct sc_xfer {
 /* Element types of a collective's buffer. */
 enum { SC_DT_F32, SC_DT_F64 };
 
-/* One device's part of a collective (design.md §6): its buffer of count
+/* One device's part of a collective (docs/semantics.md#collectives): its buffer of count
  * elements, reduced in place with the other members' (all-reduce) or
  * overwritten with the root's (broadcast). */
 typedef struct sc_cxfer {
@@ -124,7 +124,7 @@ void sc_transport_mpi_free(sc_transport *tp);
 
 struct sc_backend;
 
-/* ---- GPU transports (built with CUDA; see SPEC.md §17.4) ----
+/* ---- GPU transports (built with CUDA; see docs/run.md#devices-threads-mpi-ranks-gpus) ----
  *
  * In the CUDA module, which device/cuda_load.c loads at the first call.
  *
@@ -145,18 +145,19 @@ sc_status sc_transport_cuda_local_new(int P, struct sc_backend *const *be, int m
 void sc_transport_cuda_local_free(sc_transport *tp);
 
 /* nccl: one NCCL communicator over the P devices, one GPU each (NCCL refuses
- * two ranks on one GPU). This process holds n of them, devs[0..n-1] (all P
- * as threads, or one under MPI). Each group is one ncclGroupStart, an
- * ncclSend/ncclRecv per transfer, ncclGroupEnd on the device's
- * communication stream. NCCL matches the transfers between two devices in
- * the order they are posted, not by tag: the caller must give programs whose
- * transfers between each pair come in the same order on both sides (every
- * lowered program does, SPEC.md §8.3; sc_run checks). The communicators are
- * non-blocking, so no call can hang: a wait polls the group's event and
- * ncclCommGetAsyncError, and on an NCCL error, abort, or the timeout, every
- * device's communicator is aborted (ncclCommAbort, by its own thread) and
- * its waits fail. id: the communicator's unique id, the same bytes on every
- * process (from sc_transport_nccl_id on one of them); NULL when n == P. */
+ * two ranks on one GPU). This process holds n of them, devs[0..n-1] (all P as
+ * threads, or one under MPI). Each group is one ncclGroupStart, an
+ * ncclSend/ncclRecv per transfer, ncclGroupEnd on the device's communication
+ * stream. NCCL matches the transfers between two devices in the order they are
+ * posted, not by tag: the caller must give programs whose transfers between
+ * each pair come in the same order on both sides (every lowered program does,
+ * docs/semantics.md#why-lowered-programs-cannot-hang; sc_run checks). The
+ * communicators are non-blocking, so no call can hang: a wait polls the
+ * group's event and ncclCommGetAsyncError, and on an NCCL error, abort, or the
+ * timeout, every device's communicator is aborted (ncclCommAbort, by its own
+ * thread) and its waits fail. id: the communicator's unique id, the same bytes
+ * on every process (from sc_transport_nccl_id on one of them); NULL when
+ * n == P. */
 #define SC_NCCL_ID_BYTES 128
 /* 1 when the nccl transport is built in, its module loads and NCCL itself
  * loads (the module opens libnccl.so.2 at run time: from

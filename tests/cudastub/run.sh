@@ -149,10 +149,11 @@ SC_CUDASTUB_GPUS=0 BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
 STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
 [ $rc != 0 ] && grep -q "FAIL" "$tmp/g" && ! grep -q "SKIP: no GPU" "$tmp/g" && ok || bad "tests/gpu/run.sh with a broken module: exit $rc: $(head -3 "$tmp/g")"
 
-# 6a. Steps synchronized through NCCL (SPEC.md §21.2): the optimizer's
-# all-reduces and broadcasts reduce device memory (the state's numbers were
-# host memory, which NCCL cannot read: the stand-in reported it); clipping,
-# a skip on inf and post-validation's rollback on four emulated GPUs.
+# 6a. Steps synchronized through NCCL
+# (docs/steps.md#optimizer-synchronization): the optimizer's all-reduces and
+# broadcasts reduce device memory (the state's numbers were host memory, which
+# NCCL cannot read: the stand-in reported it); clipping, a skip on inf and
+# post-validation's rollback on four emulated GPUs.
 for s in sync post-validation; do
   for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
     full || [ "$a" = "-D clip=0.9" ] || continue
@@ -170,7 +171,7 @@ PY
   done
 done
 
-# 6b. A split vocabulary (SPEC.md §22.4): its all-reduces and broadcasts on
+# 6b. A split vocabulary (docs/vocab.md#running-the-split-model): its all-reduces and broadcasts on
 # NCCL's second communicator and stream (four emulated GPUs, random delays):
 # the check passes (loss, gradients, parameters, activation and parameter
 # bytes).

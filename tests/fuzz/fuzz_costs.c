@@ -1,5 +1,5 @@
 /*
- * fuzz_costs.c — libFuzzer harness for cost files (SPEC.md §20): the
+ * fuzz_costs.c — libFuzzer harness for cost files (docs/costs.md): the
  * strict JSON reader (interp/formats/jsonread.c) and the cost file's checks
  * (interp/formats/costs.c) on any bytes, which a recipe may be handed.
  *

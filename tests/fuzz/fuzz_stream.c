@@ -9,7 +9,7 @@
  *   one past their ranges on both sides (-1 and P, S or m) so that bad
  *   instructions are tried too. For OFFLOAD, DROP and RELOAD the last byte
  *   is the fraction: b / 254 of the record, 0 and 255 out of range. For
- *   ALLREDUCE and BCAST (SPEC.md §8.6) the bytes are: reduction (the dir
+ *   ALLREDUCE and BCAST (docs/semantics.md#collectives) the bytes are: reduction (the dir
  *   bit), tag kind (stage byte / 16), tag stage and microbatch as above,
  *   root (the peer byte) and group (its top bit: group 1 = every device
  *   but the last, when P > 1), size = the peer byte.

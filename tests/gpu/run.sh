@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/gpu/run.sh — the cuda backend on GPUs (SPEC.md §17). It skips only
+# tests/gpu/run.sh — the cuda backend on GPUs (docs/run.md). It skips only
 # when there is no GPU: the backend says "no usable CUDA device" (no NVIDIA
 # driver or GPU found) or "not built into this binary" (no nvcc at build
 # time), and nvidia-smi lists no GPU. Then it prints "SKIP: no GPU (why)" and
@@ -106,8 +106,9 @@ for r in $(sample $recipes); do
   done
 done
 
-# 2b. Collectives on the GPU: a split vocabulary (SPEC.md §22.4) and
-# synchronized optimizer steps (§21.2), against the CPU reference.
+# 2b. Collectives on the GPU: a split vocabulary (docs/vocab.md#running-the-split-model) and
+# synchronized optimizer steps (docs/steps.md#optimizer-synchronization), against the CPU
+# reference.
 for vp in vocab-1 vocab-2; do
   for r in 1f1b $(full && echo v-half); do
     if timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&

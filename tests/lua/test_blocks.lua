@@ -1,5 +1,7 @@
 -- test_blocks.lua — building blocks, lifespans, the V-shape family and the
--- block search (SPEC.md §5.4, §5.5, §10). Run: stagecraft --trust tests/lua/test_blocks.lua
+-- block search (docs/blocks.md#building-blocks,
+-- docs/blocks.md#blocks-as-values, docs/recipes.md). Run: stagecraft --trust
+-- tests/lua/test_blocks.lua
 local T = dofile("tests/lua/harness.lua")
 
 local function sim(name, t) return sc.load(name, t):sim() end
@@ -70,7 +72,7 @@ for _, p in ipairs{4, 6, 8, 16} do
 end
 
 -- Bubble against 1F1B's (bubble time = makespan - busy), m = 4p, unit costs:
--- the figures SPEC.md §10 quotes.
+-- the figures docs/recipes.md quotes.
 local want = { -- p: {v-half ratio, v-min ratio}
   [4] = {0.2778, 0.6111}, [8] = {0.4048, 0.6429}, [16] = {0.4556, 0.6556},
 }

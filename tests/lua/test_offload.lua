@@ -1,4 +1,4 @@
--- test_offload.lua — activation offload from the language (SPEC.md §19): the
+-- test_offload.lua — activation offload from the language (docs/offload.md): the
 -- gis recipe's peak, PipeOffload's better-than-linear selective offload,
 -- full offload under one unit, slow links refused or backed off, policies as
 -- functions, the helper. Run: ./stagecraft --trust tests/lua/test_offload.lua

@@ -1,4 +1,4 @@
--- test_steps.lua — training steps from the language (SPEC.md §21): the
+-- test_steps.lua — training steps from the language (docs/steps.md): the
 -- fields of sc.program, sc.load's overrides, blocks and automatic schedules
 -- with steps, prog:sim()'s per-step figures, errors at the recipe's line.
 -- Run: ./stagecraft --trust tests/lua/test_steps.lua

@@ -1,10 +1,10 @@
--- test_typos.lua — a typo is never silent (SPEC.md §2, §4, §5.1): unknown
--- fields of sc.program, sc.block, sc.autoschedule, block, auto and offload
--- tables are errors with the near names; a parameter given but never read
--- is an error; reading an undeclared name near a declared one is an
--- error, as is a name near one of the module, a Program or a Block;
--- sc.version and sc.need_version. Run:
---   ./stagecraft --trust tests/lua/test_typos.lua
+-- test_typos.lua — a typo is never silent (docs/guide.md#a-worked-example,
+-- docs/language.md#parameters, docs/language.md#fields): unknown fields of
+-- sc.program, sc.block, sc.autoschedule, block, auto and offload tables are
+-- errors with the near names; a parameter given but never read is an error;
+-- reading an undeclared name near a declared one is an error, as is a name
+-- near one of the module, a Program or a Block; sc.version and
+-- sc.need_version. Run: ./stagecraft --trust tests/lua/test_typos.lua
 local T = dofile("tests/lua/harness.lua")
 
 local base = {p = 2, m = 2, rule = "1f1b"}

@@ -1,4 +1,4 @@
--- test_vocab.lua — Vocabulary Parallelism from the language (SPEC.md §22):
+-- test_vocab.lua — Vocabulary Parallelism from the language (docs/vocab.md):
 -- vocab_par on the stdlib schedules and on a user's order and block, the
 -- model's costs and bytes in prog:sim(), the errors.
 -- Run: ./stagecraft --trust tests/lua/test_vocab.lua
@@ -105,9 +105,9 @@ T.ok(vl:valid(), "V-Half placed by the list scheduler")
 T.ok(vl:sim().makespan < vh:sim().makespan, "list placement faster than the grown block")
 T.ok(vl:sim().peak_memory_max > vh:sim().peak_memory_max, "the grown block holds less")
 
--- A cost file beats the model (SPEC.md §20.2, §22.1): the stage passes
--- take the file's times; the vocabulary passes and the parameter bytes
--- stay the model's.
+-- A cost file beats the model (docs/costs.md#loading-costs-into-a-recipe,
+-- docs/vocab.md#the-model-flops-and-bytes): the stage passes take the file's
+-- times; the vocabulary passes and the parameter bytes stay the model's.
 do
   local c = {stagecraft_costs = 1, unit = "s", stages = 2, tf = {0.1, 0.1}, tb = {0.2, 0.2},
              tw = {0.1, 0.1}}

@@ -1,11 +1,12 @@
 """check_torch_csv.py FILE.csv compute_only|compute_comms [VERSION]
 
 A quick reading of PyTorch pipelining's CSV rules (schedules.py:
-_Action.from_str's grammar, _validate_schedule's checks and, for VERSION
-2.15 (the default) and later, the rules of _validate_send_waits and of the
+_Action.from_str's grammar, _validate_schedule's checks and, for VERSION 2.15
+(the default) and later, the rules of _validate_send_waits and of the
 REDUCE_GRAD / WAIT_REDUCE_GRAD pairing), used by tests/interchange.sh where
 PyTorch is not installed. PyTorch's own validators check the same exports in
-tests/torch/ (SPEC.md §15.3). Exits 1 with a message on the first violation."""
+tests/torch/ (docs/interchange.md#pytorch-pipelining-csv). Exits 1 with a
+message on the first violation."""
 import re
 import sys
 

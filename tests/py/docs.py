@@ -1,7 +1,9 @@
 """docs.py STAGECRAFT [FILE.md...] — every example of the documents, run.
 
-README.md and SPEC.md (or the files named) are read in order, and each
-fenced block is one of these (the first that applies):
+README.md, SPEC.md and every docs/*.md (or the files named) are read in
+order, each in a scratch folder of its own (a page that uses a file another
+page writes writes it too, in a hidden file), and each fenced block is one of
+these (the first that applies):
 
   - after a line `<!-- doc-test: skip (why) -->`: not run (a syntax sketch, a
     fragment, a machine this test cannot assume). Say why. After
@@ -47,11 +49,21 @@ ASCII timelines are full of them.) Hidden files and set-up commands:
   <!-- doc-test: run COMMAND -->
 
 A new section is covered as soon as it shows a `$ ` command, a transcript or
-a Lua block: nothing to register. Prints each failure with the document and
-line, then "docs: N passed, N failed". With --bless, the outputs of `$ `
+a Lua block: nothing to register.
+
+References first: every tracked text file of the repository is scanned for
+citations of the docs (SPEC.md#references: `docs/FILE.md#ANCHOR` from the
+root, markdown links relative to the .md file that holds them). Each must name
+a file that exists and, for a .md file, a heading of it (GitHub's slug) or an
+`<a id>`; headings must be unique within a page; a numbered reference to the
+old SPEC.md (the section sign with a number, or SPEC.md followed by a quoted
+title) and a .md file that does not exist fail too. tools/docrefs.py converts
+numbered references. Prints each failure with the document and line, then
+"docs: N passed, N failed". With --bless, the outputs of `$ `
 commands that differ (and hold no `[...]`) are rewritten in the document as
 they are now: review them with git diff before committing.
 """
+import glob
 import os
 import pty
 import re
@@ -65,7 +77,8 @@ import time
 SC = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BLESS = "--bless" in sys.argv[2:]
-FILES = [a for a in sys.argv[2:] if a != "--bless"] or ["README.md", "SPEC.md"]
+FILES = [a for a in sys.argv[2:] if a != "--bless"] or (
+    ["README.md", "SPEC.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))))
 passed = failed = 0
 ran = {"commands": 0, "repl": 0, "lua": 0, "files": 0, "skipped": 0}
 
@@ -380,6 +393,150 @@ class Doc:
             self.lua_plain(start, body)
 
 
+# ---- references ---------------------------------------------------------
+#
+# A part of the docs is cited by file and anchor (SPEC.md#references):
+# `docs/run.md#check` anywhere (from the root), or a markdown link in a .md
+# file (relative to it). Every tracked text file is scanned: a cited file
+# must exist and a cited anchor must be a heading of it (GitHub's slug) or an
+# explicit <a id>; a numbered reference to the old SPEC.md (the section sign
+# and a number, `SPEC.md, "Title"`) fails, as does a .md file named that does
+# not exist (design.md was cited for years). tools/docrefs.py converts the
+# numbered ones.
+
+SECTION = re.compile("\u00a7" + r"\s?\d")
+OLD_TITLE = re.compile(r'SPEC\.md,? "')
+PLAIN = re.compile(r"(?<![\w./-])((?:\.\./)*(?:[\w.-]+/)*[\w-]+\.md)(?!\w)(?:#([\w-]+))?")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# the checker and the converter name the forms they look for: not scanned
+SELF = {"tests/py/docs.py", "tools/docrefs.py"}
+DOCS = os.path.join(ROOT, "docs")  # a page may be named alone: guide.md
+_anchors = {}
+
+
+def slug(text):
+    """GitHub's anchor of a heading: lower case; characters other than
+    letters, digits, '-', '_' and spaces dropped; each space a '-'."""
+    s = re.sub(r"<[^>]*>", "", text).strip().lower()
+    s = "".join(c for c in s if c.isalnum() or c in "-_ ")
+    return s.replace(" ", "-")
+
+
+def anchors(path):
+    """The anchors of a markdown file (headings outside code, <a id>), and
+    its headings that are not unique; None when there is no such file."""
+    if path not in _anchors:
+        if not os.path.isfile(path):
+            _anchors[path] = None
+            return None
+        seen, dups, fence = set(), [], False
+        for line in open(path, encoding="utf-8"):
+            if line.lstrip().startswith("```"):
+                fence = not fence
+                continue
+            if fence:
+                continue
+            m = re.match(r"#{1,6} (.*)", line)
+            if m:
+                a = slug(m.group(1))
+                if a in seen:
+                    dups.append(m.group(1).strip())
+                seen.add(a)
+            seen.update(re.findall(r"""<a (?:id|name)=["']([^"']+)["']""", line))
+        _anchors[path] = (seen, dups)
+    return _anchors[path]
+
+
+def resolve(path, anchor):
+    """None when path (and anchor) exist, else what is wrong."""
+    if not os.path.exists(path):
+        return "no such file"
+    if anchor and path.endswith(".md"):
+        if anchor not in anchors(path)[0]:
+            return f"no heading '#{anchor}' in it"
+    return None
+
+
+def check_text(rel, text):
+    """The broken references of one file: [(line, message)]."""
+    out = []
+    here = os.path.dirname(os.path.join(ROOT, rel))
+    md, fence = rel.endswith(".md"), False
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if SECTION.search(line):
+            out.append((n, "a numbered section reference: cite a page and its anchor, "
+                           "docs/run.md#check (tools/docrefs.py converts it)"))
+        if OLD_TITLE.search(line):
+            out.append((n, "an old section title after SPEC.md: cite a page and its anchor"))
+        if md and not fence:  # links (not those shown in code spans), then the rest
+            for m in LINK.finditer(re.sub(r"`[^`]*`", "", line)):
+                target = m.group(1)
+                if re.match(r"[a-z]+:", target):
+                    continue
+                page, _, anchor = target.partition("#")
+                path = os.path.normpath(os.path.join(here, page)) if page else os.path.join(ROOT, rel)
+                why = resolve(path, anchor)
+                if why:
+                    out.append((n, f"link {target}: {why}"))
+            line = LINK.sub("]", line)
+        for m in PLAIN.finditer(line):  # from the root; a page alone; beside the file
+            name, anchor = m.group(1), m.group(2)
+            places = [os.path.join(d, name) for d in (ROOT, DOCS, here)]
+            path = next((q for q in places if os.path.exists(q)), None)
+            why = resolve(path, anchor) if path else "no such file in the repository"
+            if why:
+                out.append((n, f"{m.group(0)}: {why}"))
+    return out
+
+
+def tracked():
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True,
+                           check=True)
+        names = [x for x in r.stdout.split("\n") if x]
+    except (OSError, subprocess.CalledProcessError):  # not a checkout: the tree
+        names = []
+        for d, subdirs, files in os.walk(ROOT):
+            subdirs[:] = [s for s in subdirs if not s.startswith((".", "build", "__pycache__"))]
+            names += [os.path.relpath(os.path.join(d, f), ROOT) for f in files]
+    return names
+
+
+def check_references():
+    # the check must be able to fail: made-up files with broken references
+    bad = check_text("x.c", "docs/run.md#no-such-heading, docs/nothing.md, design.md, "
+                     "SPEC.md \u00a717.4") + check_text("docs/x.md", "[a](run.md#nope) [b](no.md)")
+    report(len(bad) == 6, "docs.py", "the reference check misses broken references", str(bad))
+    files = refs = 0
+    for rel in tracked():
+        path = os.path.join(ROOT, rel)
+        if rel in SELF:
+            continue
+        try:
+            if os.path.getsize(path) > 4 << 20:
+                continue
+            text = open(path, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "\0" in text:
+            continue
+        files += 1
+        refs += len(PLAIN.findall(text)) + (len(LINK.findall(text)) if rel.endswith(".md") else 0)
+        problems = check_text(rel, text)
+        if rel.endswith(".md"):
+            dups = anchors(path)[1]
+            if dups:
+                problems.append((1, f"headings that are not unique (their anchors clash): {dups}"))
+        for n, what in problems:
+            report(False, f"{rel}:{n}", what)
+        if not problems and (PLAIN.search(text) or rel.endswith(".md") and LINK.search(text)):
+            report(True, rel, "references")
+    print(f"(checked {refs} references in {files} files)")
+
+
+check_references()
 for f in FILES:
     path = f if os.path.isabs(f) else os.path.join(ROOT, f)
     doc = Doc(path)

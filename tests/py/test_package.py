@@ -2,7 +2,7 @@
 without PyTorch: load with parameters, figures equal to `sim --json`, the
 verified program, exports, errors with their exit codes, the boundary
 checks of the schedule builder against test doubles of PyTorch's stages,
-and the time of loading a recipe for p = 8, m = 64 (SPEC.md §15.5)."""
+and the time of loading a recipe for p = 8, m = 64 (docs/interchange.md#python)."""
 import json
 import os
 import subprocess
@@ -93,7 +93,7 @@ raises(lambda: pipelining.check_actions(comms, OldTorchTypes, (2, 14)), 3,
        "PyTorch 2.14 does not know the action WAIT_SEND_F")
 check(pipelining.check_actions(old, OldTorchTypes, (2, 14)) is None, "2.14 file for 2.14")
 
-# Loading a recipe for p = 8, m = 64 (the figure of SPEC.md §15.5).
+# Loading a recipe for p = 8, m = 64 (the figure of docs/interchange.md#python).
 t = time.perf_counter()
 big = stagecraft.load("zb-v", p=8, m=64)
 text = big.export("torch-csv-comms")

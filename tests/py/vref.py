@@ -2,7 +2,7 @@
 """vref.py — an independent evaluator of the V-shape schedules as the
 Controllable Memory paper (arXiv 2405.15362) and the Zero Bubble paper
 (arXiv 2401.10241, ZB-V) build them, written from the papers' descriptions
-(background.md, SPEC.md §10) for tests and benchmarks: the figures stagecraft
+(docs/recipes.md, docs/blocks.md#blocks-as-values) for tests and benchmarks: the figures stagecraft
 must reach or beat (issue 19). It shares no code with stagecraft.
 
 Passes of one device, as the papers name them (two chunks per device, V
@@ -113,7 +113,7 @@ def check_orders(orders, p, m):
 # V-Half and V-Min: the block, repeated every 6 slots, then the reorder.
 
 def block_offsets(p, kind):
-    """Slot of F, f, B, b of microbatch 0 on device i (background.md)."""
+    """Slot of F, f, B, b of microbatch 0 on device i (docs/blocks.md#blocks-as-values)."""
     out = []
     for i in range(p):
         if kind == "min":

@@ -2,7 +2,7 @@
 schedule from its proved streams, in one process: stagecraft.load, the
 compute_comms export, _PipelineScheduleRuntime over rank 0's stages (test
 doubles: FakeStage of dump.py, nothing runs) and its _load_csv with PyTorch's
-validation. Prints the median of 5 runs in milliseconds (SPEC.md §15.5)."""
+validation. Prints the median of 5 runs in milliseconds (docs/interchange.md#python)."""
 import os
 import statistics
 import sys

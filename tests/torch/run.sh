@@ -1,16 +1,17 @@
 #!/bin/sh
-# run.sh — stagecraft against real PyTorch (SPEC.md §15.3, §15.5). For each
-# pinned version (TORCH_VERSIONS) a virtual environment under TORCH_VENVS
-# (default build/torch, kept between runs: installed once) gets torch from
-# PyPI and the package of python/. Then, on CPU with gloo over loopback, 2
-# and 4 processes: every stdlib recipe that fits trains one step through its
+# run.sh — stagecraft against real PyTorch
+# (docs/interchange.md#pytorch-pipelining-csv, docs/interchange.md#python). For
+# each pinned version (TORCH_VERSIONS) a virtual environment under TORCH_VENVS
+# (default build/torch, kept between runs: installed once) gets torch from PyPI
+# and the package of python/. Then, on CPU with gloo over loopback, 2 and 4
+# processes: every stdlib recipe that fits trains one step through its
 # compute_comms export loaded by Program.torch_schedule, and through the
 # compute_only export the way torchtitan loads it; loss and gradients equal a
 # non-pipelined reference within 1e-5 (tests/torch/train.py). PyTorch's own
 # schedules are dumped (tests/torch/dump.py) and must import into stagecraft
-# and match tests/torch/fixtures. Every launch is bounded by a timeout.
-# Where torch cannot be installed (no PyPI), each version is skipped with the
-# reason. Prints "torch: N passed, N failed[, N skipped]".
+# and match tests/torch/fixtures. Every launch is bounded by a timeout. Where
+# torch cannot be installed (no PyPI), each version is skipped with the reason.
+# Prints "torch: N passed, N failed[, N skipped]".
 #
 # The virtual environments are shared by every checkout on the machine
 # (TORCH_VENVS, default ~/.cache/stagecraft/torch; installs take a lock), and

@@ -1,6 +1,6 @@
 /*
  * test_coll.c — collectives in the IR, the verifier's replay and the
- * simulator (SPEC.md §8.6), on streams given by hand (sc_prog_push_coll):
+ * simulator (docs/semantics.md#collectives), on streams given by hand (sc_prog_push_coll):
  * matching across members, the errors (order, members, data flow), the
  * deadlocks that mix P2P groups and collective channels, and the cost model.
  */

@@ -1,5 +1,5 @@
 /*
- * test_coll_run.c — collectives in the runtime (SPEC.md §8.6): the local
+ * test_coll_run.c — collectives in the runtime (docs/semantics.md#collectives): the local
  * transport's all-reduce and broadcast, and the executor's collective
  * channel with a small workload (test double: a few floats per pass),
  * on threads; started by mpirun (tests/runtime.sh runs it with 3 ranks),

@@ -1,5 +1,5 @@
 /*
- * test_costs.c — cost files (SPEC.md §20): the strict JSON reader, reading
+ * test_costs.c — cost files (docs/costs.md): the strict JSON reader, reading
  * and refusing cost files (one message naming the field), writing them back
  * (round trip), the simulation of verified streams with other costs (BW and
  * OPTIM times), and a profile on the CPU runtime: every kind measured, the

@@ -33,7 +33,8 @@ TEST(find)
     sc_backend_free(be);
 }
 
-/* The properties the driver reads, as SPEC.md §17.3 and §17.4 say. */
+/* The properties the driver reads, as docs/run.md#check and
+ * docs/run.md#devices-threads-mpi-ranks-gpus say. */
 TEST(properties)
 {
     char err[128];

@@ -495,8 +495,8 @@ TEST(zero_costs_lower_without_deadlock)
 }
 
 /* The deadlock engine (the replay behind sc_verify_streams and sc_simulate)
- * on hand-lowered streams: the early-posted RECV of background.md (PyTorch
- * issue 172668). Device 0 posts its RECV of the gradient before its forward,
+ * on hand-lowered streams: the early-posted RECV of
+ * docs/semantics.md#the-semantics (PyTorch issue 172668). Device 0 posts its RECV of the gradient before its forward,
  * in a group of its own; its SEND of the activation comes in the next group,
  * which cannot start before the RECV group completes:
  *   d0: [RECV grad s0 mb0 <- d1] F s0 mb0 [SEND act s1 mb0 -> d1] BW s0 mb0

@@ -1,6 +1,6 @@
 /*
  * test_jsonw.c — the JSON writer: separators, layouts, escaping, numbers
- * as every output prints them (SPEC.md §11: up to 15 significant digits),
+ * as every output prints them (docs/cli.md: up to 15 significant digits),
  * null for what JSON cannot hold.
  */
 #include "formats/jsonw.h"

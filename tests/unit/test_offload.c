@@ -248,7 +248,7 @@ TEST(slow_link_is_refused)
     CHECK(!sc_prog_is_lowered(pg)); /* nothing half-lowered is left */
     CHECK(sc_check(pg) == SC_ERR_PROGRAM);
     sc_prog_free(pg);
-    /* The same, shared by pairs (SPEC.md §19.2): the two devices of a pair
+    /* The same, shared by pairs (docs/offload.md#the-host-link): the two devices of a pair
      * take turns in slots, so at no time do both copy in one direction; a
      * copy takes its full-speed time, or SC_OFFLOAD_SOLO of it alone on the
      * link in the pair's warm-up (copies to the host only); never faster. */

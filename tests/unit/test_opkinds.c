@@ -2,7 +2,7 @@
  * test_opkinds.c — the table of instruction kinds (ir.h): names and the
  * parser round-trip, the classes and roles say what the kinds of today
  * are, the index maps agree with each other, and the memory and cost
- * columns give what the cost model says (SPEC.md §3.3).
+ * columns give what the cost model says (docs/guide.md#memory-model).
  */
 #include "harness.h"
 #include "ir/ir.h"

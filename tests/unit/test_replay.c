@@ -103,7 +103,7 @@ TEST(swapped_sends_in_one_group_are_refused)
         sc_prog_push_stream(pg, 1, d1[i]);
     }
     CHECK(sc_check(pg) == SC_ERR_PROGRAM);
-    /* SPEC.md §8.2 quotes this message. */
+    /* docs/semantics.md#what-the-verifier-proves quotes this message. */
     CHECK_STR(sc_errmsg(pg), "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and "
                              "d1 #0 (RECV act s1 mb0 <- d0) pair up (send and receive 1 between d0 "
                              "and d1; NCCL and gloo match in posting order) but carry different "
@@ -114,7 +114,7 @@ TEST(swapped_sends_in_one_group_are_refused)
 TEST(early_receive_deadlocks_with_cycle)
 {
     /* d0 posts the RECV of mb0's gradient in a group before the SEND of
-     * mb0's activation (background.md's early-RECV deadlock). */
+     * mb0's activation (the early-RECV deadlock of docs/semantics.md#the-semantics). */
     sc_prog *pg = sc_prog_new(2, 2, 1);
     sc_instr send = X(SC_OP_SEND, SC_DIR_ACT, 1, 0, 1);
     send.flags = SC_IF_GROUP;

@@ -1,5 +1,5 @@
 /*
- * test_steps.c — training steps back to back (SPEC.md §21): unrolling, the
+ * test_steps.c — training steps back to back (docs/steps.md): unrolling, the
  * check that every step repeats the first, per-step simulation figures,
  * and the optimizer (AdamW, clipping, skipping, the kept copy).
  */
@@ -290,7 +290,7 @@ TEST(postval_streams)
     }
 }
 
-/* The figures SPEC.md §21.3 states: unit costs, p = 8, m = 32, four steps.
+/* The figures docs/steps.md#simulation states: unit costs, p = 8, m = 32, four steps.
  * post-validation keeps one step's bubble for ZB-H2 and ZB-V (within 0.5
  * points), sync adds the barrier: each step but the first waits for the
  * last device's end, (p-1) tf for ZB-H2, half that for ZB-V's chunks. */

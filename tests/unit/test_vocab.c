@@ -1,5 +1,5 @@
 /*
- * test_vocab.c — Vocabulary Parallelism in the interpreter (SPEC.md §22):
+ * test_vocab.c — Vocabulary Parallelism in the interpreter (docs/vocab.md):
  * the vocabulary passes in orders and their checks, their collectives as
  * lowered (one order on every device), their timing, the placement into
  * 1F1B, ZB-H1 and V-Half, the FLOP and byte model, and the paper's
