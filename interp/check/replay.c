@@ -239,6 +239,25 @@ static sc_status prepare(replay *r)
                                  d, pk, in->stage, in->mb);
                     goto done;
                 }
+            } else if (sc_op_is_wait(in->op)) {
+                /* The SEND it waits for: earlier on this device, waited once. */
+                size_t sd = in->stage >= 0 && in->stage < pg->S && in->mb >= 0 &&
+                                    in->mb < pg->nmb && in->dir <= SC_DIR_GRAD
+                                ? send_at[key_of(pg, in)] : NONE;
+                describe(r, d, k, a, sizeof a);
+                if (sd == NONE || r->devof[sd] != d || sd > gi ||
+                    pg->stream[d].v[sd - r->offset[d]].peer != in->peer) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND that does not come "
+                                 "before it on d%d", a, d);
+                    goto done;
+                }
+                if (r->hend[sd] != 0) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND already waited for",
+                                 a);
+                    goto done;
+                }
+                r->hend[sd] = 1; /* marks the SEND waited (a SEND has no copy end; reset below) */
+                r->need[gi] = sd;
             } else if (sc_op_is_fwd(in->op) || sc_op_is_bgrad(in->op)) {
                 /* Which input does the pass read, and from where? */
                 int dir, ps;
@@ -267,6 +286,8 @@ static sc_status prepare(replay *r)
             }
         }
     }
+    for (size_t i = 0; i < r->N; i++)
+        r->hend[i] = 0; /* the marks of waited SENDs */
     for (int i = 0; i < gtotal; i++)
         r->groups[i].remaining = r->groups[i].count;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
@@ -406,6 +427,11 @@ static sc_status advance(replay *r, int d)
             }
             if (r->hwait[gi] != NONE)
                 ready = maxd(ready, r->hend[r->hwait[gi]]); /* its RELOAD */
+        } else if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
+            int g = r->grp[r->need[gi]];
+            if (D->head <= g)
+                return SC_OK;
+            ready = maxd(ready, r->groups[D->gbase + g].done);
         } else if (in->op == SC_OP_REDUCE) {
             if (D->head < D->posted)
                 return SC_OK;

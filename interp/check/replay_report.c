@@ -20,7 +20,7 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
     if (D->pc < sv->n) {
         size_t gi = r->offset[d] + D->pc;
         const sc_instr *in = &sv->v[D->pc];
-        size_t need = sc_op_is_compute(in->op) ? r->need[gi] : NONE;
+        size_t need = sc_op_is_compute(in->op) || sc_op_is_wait(in->op) ? r->need[gi] : NONE;
         size_t cneed = r->cneed ? r->cneed[gi] : (size_t)-1;
         int waits_group = (need != NONE && D->head <= r->grp[need]) ||
                           (in->op == SC_OP_REDUCE && D->head < D->posted);

@@ -30,6 +30,12 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
         sc_jw_int(w, "peer", in->peer);
         sc_jw_int(w, "group", group);
         break;
+    case SC_OPK_WAIT: /* its SEND's operands */
+        sc_jw_str(w, "dir", in->dir == SC_DIR_ACT ? "act" : "grad");
+        sc_jw_int(w, "stage", in->stage);
+        sc_jw_int(w, "mb", in->mb);
+        sc_jw_int(w, "peer", in->peer);
+        break;
     case SC_OPK_STAGE:
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);

@@ -130,7 +130,7 @@ static const char *color_of(int op)
     case SC_OP_E: case SC_OP_EW: return "\033[30;44m"; /* blue: the embedding */
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: break; /* no pass: not drawn */
+    case SC_OP_VALIDATE: case SC_OP_WAIT: break; /* no pass: not drawn */
     }
     return "\033[30;45m"; /* magenta: BW */
 }
@@ -148,7 +148,7 @@ static char letter_of(int op)
     case SC_OP_EW: return 'e';
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: break; /* no pass: not drawn */
+    case SC_OP_VALIDATE: case SC_OP_WAIT: break; /* no pass: not drawn */
     }
     return 'X'; /* BW */
 }

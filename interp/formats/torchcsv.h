@@ -49,8 +49,11 @@
  * given (sc_prog_push_stream: verified, never re-lowered). A WAIT_SEND_* must
  * follow its SEND on the same rank, once; a WAIT_REDUCE_GRAD must follow the
  * REDUCE_GRAD of its stage with no other reduction between (PyTorch 2.15's
- * rules); both are then dropped, since the replay already makes every later
- * pass that needs a group wait for it. UNSHARD and RESHARD are dropped.
+ * rules). A WAIT_SEND_* becomes a WAIT (docs/semantics.md#waits), which the
+ * replay makes block until its SEND has completed; WAIT_REDUCE_GRAD is
+ * dropped (REDUCE waits for every group). UNSHARD and RESHARD are dropped.
+ * The compute_comms writer writes a program's own WAITs where they are (an
+ * import written again keeps its waits) and places the others as above.
  *
  * A malformed file is refused with one message naming the row (from 1,
  * rank = row - 1) and the cell (from 1, empty cells counted):

@@ -393,7 +393,11 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
                                         .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
         case T_RECV_B: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_GRAD,
                                         .stage = s, .mb = a->mb, .peer = dev[s + 1]}; break;
-        default: continue; /* waits (the replay's), UNSHARD, RESHARD, REDUCE_GRAD (our REDUCE) */
+        case T_WAIT_SEND_F: in = (sc_instr){.op = SC_OP_WAIT, .dir = SC_DIR_ACT,
+                                             .stage = s + 1, .mb = a->mb, .peer = dev[s + 1]}; break;
+        case T_WAIT_SEND_B: in = (sc_instr){.op = SC_OP_WAIT, .dir = SC_DIR_GRAD,
+                                             .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
+        default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD (our REDUCE) and its wait */
         }
         if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
             return st;

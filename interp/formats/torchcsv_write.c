@@ -19,7 +19,7 @@ static const char *compute_letter(int op)
     case SC_OP_BW: return "B"; /* PyTorch's full backward */
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break; /* refused before */
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: break; /* refused before */
     }
     return "?";
 }
@@ -126,18 +126,27 @@ static void put_transfer(FILE *f, const char *sep, const sc_instr *in)
 }
 
 /* A SEND not yet waited for (PyTorch 2.15 and later): its cell's stage,
- * direction and microbatch, and the index of its group on the device. */
+ * direction and microbatch, the index of its group on the device, and
+ * whether a WAIT of the stream (an import's) has been written for it. */
 typedef struct pending {
     int stage, act, mb;
     long group;
+    int done;
 } pending;
+
+static void put_wait(FILE *f, const char *sep, const pending *p)
+{
+    fprintf(f, "%s%d%s%d", sep, p->stage, p->act ? "WAIT_SEND_F" : "WAIT_SEND_B", p->mb);
+}
 
 /* The waits of every pending send whose group is at most g. */
 static void put_waits(FILE *f, const char **sep, pending *q, size_t *head, size_t n, long g)
 {
-    for (; *head < n && q[*head].group <= g; (*head)++, *sep = ",")
-        fprintf(f, "%s%d%s%d", *sep, q[*head].stage, q[*head].act ? "WAIT_SEND_F" : "WAIT_SEND_B",
-                q[*head].mb);
+    for (; *head < n && q[*head].group <= g; (*head)++)
+        if (!q[*head].done) {
+            put_wait(f, *sep, &q[*head]);
+            *sep = ",";
+        }
 }
 
 /* Group index on its device of the RECV a compute pass reads, or -1 when it
@@ -182,7 +191,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 sep = ",";
                 int act = in->dir == SC_DIR_ACT;
                 if (waits && sc_op_has(in->op, SC_OPF_OUT))
-                    q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group};
+                    q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group, 0};
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
@@ -194,6 +203,17 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                     put_waits(f, &sep, q, &head, nq, needed_group(pg, in, recv_group, d));
                 fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
                 sep = ",";
+            } else if (sc_op_is_wait(in->op) && waits) {
+                /* A WAIT of the stream (an import's) is written where it is. */
+                int act = in->dir == SC_DIR_ACT;
+                for (size_t i = head; i < nq; i++)
+                    if (!q[i].done && q[i].act == act && q[i].mb == in->mb &&
+                        q[i].stage == (act ? in->stage - 1 : in->stage + 1)) {
+                        put_wait(f, sep, &q[i]);
+                        sep = ",";
+                        q[i].done = 1;
+                        break;
+                    }
             } else if (in->op == SC_OP_REDUCE) {
                 /* REDUCE waits for every group (rule 6): the last waits. */
                 if (waits)

@@ -508,15 +508,15 @@ sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
     if (sc_op_is_coll(in.op))
         return sc_fail(pg, SC_ERR_ARG, "device %d: a collective is given with its description "
                        "(sc_prog_push_coll)", d);
-    /* Each pass brings at most two transfers (in and out), each record three
-     * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
-     * OPTIM: more than that is not a lowered program. */
-    if (pg->ngiven >= (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps)
+    /* Each pass brings at most two transfers (in and out) and a WAIT for its
+     * SEND, each record three host copies (OFFLOAD, DROP, RELOAD), each device
+     * one REDUCE and one OPTIM: more than that is not a lowered program. */
+    if (pg->ngiven >= (5 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps)
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "device %d: too many instructions for %d stages x %d microbatches (at "
                        "most %zu)",
                        d, pg->S, pg->m,
-                       (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps);
+                       (5 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps);
     pg->nmb = pg->m * pg->steps; /* given streams hold every step */
     /* Passes of later steps are copies of step 0's (sc_verify_steps). */
     if (sc_op_is_pass(in.op) && !(in.mb >= pg->m && in.mb < pg->nmb)) {
@@ -597,9 +597,10 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
         snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);
         return;
     case SC_OPK_XFER:
+    case SC_OPK_WAIT: /* its SEND's operands */
         snprintf(buf, len, "%s %s s%d mb%d %s d%d", sc_op_name(in->op),
                  in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb,
-                 sc_op_has(in->op, SC_OPF_OUT) ? "->" : "<-", in->peer);
+                 sc_op_has(in->op, SC_OPF_IN) ? "<-" : "->", in->peer);
         return;
     case SC_OPK_COLL: {
         char st[24] = "", mb[24] = "", part[24] = "";

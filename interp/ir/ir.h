@@ -98,6 +98,8 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
+ *   WAIT       wait until an earlier SEND of the device has completed (the
+ *              runtime's wait on a send, docs/semantics.md#waits)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -154,7 +156,8 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
     X(RELOAD,    HOST,  SC_OPF_IN,                     ALLOC,     LINK)        \
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
-    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)
+    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
+    X(WAIT,      WAIT,  0,                             NONE,      NONE)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -178,6 +181,7 @@ typedef enum sc_op_class {
     SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
     SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
+    SC_OPK_WAIT,  /* a wait for a SEND: the SEND's stage, mb, dir, peer */
 } sc_op_class;
 
 /* Flags: the role of a kind in the data flow. */
@@ -262,6 +266,7 @@ static inline int sc_op_is_pass(int op)
 static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
 static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
 static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
+static inline int sc_op_is_wait(int op) { return SC_OP_IS_(op, SC_OPK_WAIT); }
 /* The transfers that send (SEND) and that receive (RECV). */
 static inline int sc_op_is_send(int op)
 {
@@ -288,7 +293,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: break;
     }
     return -1;
 }
@@ -334,6 +339,7 @@ const char *sc_red_name(int red);
  *   REDUCE/OPTIM: stage = mb = peer = -1;
  *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
  *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE);
+ *   WAIT: the operands of the SEND it waits for (stage, mb, dir, peer);
  *   ALLREDUCE/BCAST: dir = the reduction (SC_RED_*; 0 for BCAST), flags =
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its

@@ -121,6 +121,25 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
     return SC_OK;
 }
 
+/* WAIT (instruction k): until the group that holds its SEND, the latest
+ * matching SEND before k, has completed (docs/semantics.md#waits). */
+static sc_status wait_send(ex *e, const sc_instr *in, size_t k)
+{
+    size_t at = k;
+    while (at-- > 0) {
+        const sc_instr *x = &e->in[at];
+        if (sc_op_is_send(x->op) && x->dir == in->dir && x->stage == in->stage &&
+            x->mb == in->mb && x->peer == in->peer)
+            break;
+    }
+    if (at == (size_t)-1)
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: WAIT without its SEND", e->d, k);
+    for (int g = e->head; g < e->posted; g++)
+        if (e->g[g].first <= at && at < e->g[g].first + (size_t)e->g[g].count)
+            return wait_for(e, g, (size_t)-1);
+    return SC_OK; /* its group has completed */
+}
+
 /* The boundary tensor at key kk, waiting for its RECV's group if any. */
 static sc_status take(ex *e, int dir, int s, int mb, void **p)
 {
@@ -349,6 +368,7 @@ static sc_status run(ex *e)
             e->step++;
             break;
         case SC_OP_VALIDATE: st = sc_ex_validate(e, in); break;
+        case SC_OP_WAIT: st = wait_send(e, in, k); break;
         case SC_OP_SEND: case SC_OP_RECV: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
             break; /* posted above, on their channels */
         }

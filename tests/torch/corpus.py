@@ -1,0 +1,397 @@
+"""corpus.py SC [--sample] [--worlds 2,4] [--timeout S] [--report FILE] —
+stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
+
+Generates small compute_comms programs, asks `SC import` for each (exit 0:
+accepted; else refused, with its one line), and runs each under PyTorch's
+_PipelineScheduleRuntime with gloo on loopback (one process per rank, one
+fresh process group per program with a short timeout, so that a hang ends
+as gloo's "Timed out" error). Outcomes: ok (gradients equal the
+non-pipelined reference within TOL), wrong (they do not), hang (a gloo
+timeout), error (PyTorch refused the file or failed otherwise).
+
+The programs: stagecraft's exports (2.15 dialect) of a few recipes at each
+world size, PyTorch's own lowerings of its multi-stage classes (with and
+without defer_pp_recv), and mutations of the exports: every wait of a rank
+moved right after its send (early), all waits moved to the end (late),
+adjacent transfers swapped, a receive moved to the start of its row (early)
+or right before its consumer (late), a receive dropped, a send moved right
+before its wait.
+
+The promise checked: no accepted program hangs, trains to wrong gradients
+or fails. Every refused program that runs correctly is listed with the
+verdict's line (the model is stricter than gloo there). Prints one line per
+program under --verbose, the tallies, and "corpus: N passed, N failed",
+where a failure is an accepted program that did not run correctly. Needs
+the python of a venv with torch (tests/torch/run.sh installs them).
+"""
+import datetime
+import json
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+
+TOL = 1e-5
+RECIPES = ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-v", "1f1b-v"]
+SAMPLE = ["1f1b"]
+CELL = re.compile(r"^(\d+)([A-Z_]+)(\d*)$")
+
+
+# ---- the programs ----------------------------------------------------------
+
+def parse(text):
+    return [[c for c in line.split(",") if c] for line in text.strip().splitlines()]
+
+
+def unparse(rows):
+    return "".join(",".join(r) + "\n" for r in rows)
+
+
+def kind(cell):
+    m = CELL.match(cell)
+    return (int(m.group(1)), m.group(2), int(m.group(3)) if m.group(3) else None) if m else None
+
+
+def is_xfer(cell):
+    k = kind(cell)
+    return k is not None and k[1] in ("SEND_F", "SEND_B", "RECV_F", "RECV_B")
+
+
+def mutants(name, rows, rng, cap):
+    """(name, rows) of the mutations of one export."""
+    out = []
+
+    def add(tag, new):
+        if new != rows:
+            out.append((f"{name}~{tag}", new))
+
+    # every wait of rank r right after its send; every rank at once
+    def early(ranks):
+        new = []
+        for r, row in enumerate(rows):
+            if r not in ranks:
+                new.append(list(row))
+                continue
+            waits = [c for c in row if "WAIT_SEND" in c]
+            rest = [c for c in row if "WAIT_SEND" not in c]
+            res = []
+            for c in rest:
+                res.append(c)
+                k = kind(c)
+                if k and k[1].startswith("SEND_"):
+                    w = f"{k[0]}WAIT_{k[1]}{k[2]}"
+                    if w in waits:
+                        res.append(w)
+            new.append(res)
+        return new
+
+    for r in range(len(rows)):
+        add(f"early-waits-r{r}", early({r}))
+    add("early-waits-all", early(set(range(len(rows)))))
+    # all waits at the end, before the reductions
+    late = []
+    for row in rows:
+        waits = [c for c in row if "WAIT_SEND" in c]
+        rest = [c for c in row if "WAIT_SEND" not in c]
+        at = next((i for i, c in enumerate(rest) if "REDUCE_GRAD" in c), len(rest))
+        late.append(rest[:at] + waits + rest[at:])
+    add("late-waits", late)
+    # adjacent transfers swapped; receives moved; a receive dropped; a send late
+    cands = []
+    for r, row in enumerate(rows):
+        for i in range(len(row) - 1):
+            if is_xfer(row[i]) and is_xfer(row[i + 1]):
+                cands.append(("swap", r, i))
+        for i, c in enumerate(row):
+            k = kind(c)
+            if k and k[1].startswith("RECV_"):
+                cands += [("recv-early", r, i), ("recv-late", r, i), ("drop-recv", r, i)]
+            if k and k[1].startswith("SEND_"):
+                cands.append(("send-late", r, i))
+    rng.shuffle(cands)
+    for what, r, i in cands[:cap]:
+        new = [list(x) for x in rows]
+        row = new[r]
+        c = row[i]
+        if what == "swap":
+            row[i], row[i + 1] = row[i + 1], row[i]
+        elif what == "recv-early":
+            row.insert(0, row.pop(i))
+        elif what == "recv-late":
+            s, t, mb = kind(c)
+            comp = "F" if t == "RECV_F" else None
+            j = next((j for j in range(i + 1, len(row)) if (kind(row[j]) or (0, "", 0))[0] == s
+                      and kind(row[j])[2] == mb and
+                      (kind(row[j])[1] == comp if comp else kind(row[j])[1] in ("B", "I"))), None)
+            if j is None:
+                continue
+            row.insert(j - 1, row.pop(i))
+        elif what == "drop-recv":
+            row.pop(i)
+        elif what == "send-late":
+            s, t, mb = kind(c)
+            w = f"{s}WAIT_{t}{mb}"
+            if w not in row:
+                continue
+            row.pop(i)
+            row.insert(row.index(w), c)
+        add(f"{what}-r{r}c{i + 1}", new)
+    return out
+
+
+def torch_lowerings(P, defer):
+    """PyTorch's own compute_comms lowerings of its multi-stage classes."""
+    import torch
+    from torch.distributed.pipelining import schedules
+
+    class FakeStage:
+        def __init__(self, index, num_stages, group_size):
+            self.stage_index, self.num_stages = index, num_stages
+            self.group_size, self.group_rank = group_size, 0
+            self.is_first, self.is_last = index == 0, index == num_stages - 1
+            self.submod = torch.nn.Identity()
+
+    out = []
+    for name, vshape in (("ScheduleInterleaved1F1B", False), ("ScheduleLoopedBFS", False),
+                         ("ScheduleInterleavedZeroBubble", False),
+                         ("ScheduleZBVZeroBubble", True), ("ScheduleDualPipeV", True)):
+        cls = getattr(schedules, name, None)
+        if cls is None:
+            continue
+        m, S = 2 * P, 2 * P
+        ids = [0, 2 * P - 1] if vshape else [0, P]
+        stages = [FakeStage(s, S, P) for s in ids]
+        try:
+            kw = {"defer_pp_recv": True} if defer else {}
+            sched = cls(stages, n_microbatches=m, loss_fn=lambda a, b: a, **kw)
+        except TypeError:
+            continue  # no defer_pp_recv in this class
+        fd, path = tempfile.mkstemp(suffix=".csv")
+        os.close(fd)
+        sched._dump_csv(path, format="compute_comms")
+        with open(path) as f:
+            out.append((f"torch:{name[8:]}{'+defer' if defer else ''}-p{P}", parse(f.read())))
+        os.unlink(path)
+    return out
+
+
+def generate(sc, worlds, sample):
+    rng = random.Random(28)
+    progs = []
+    for P in worlds:
+        for r in (SAMPLE if sample else RECIPES):
+            text = subprocess.run([sc, "export", r, "-D", f"p={P}", "-D", f"m={2 * P}",
+                                   "--format", "torch-csv-comms", "--torch", "2.15"],
+                                  capture_output=True, text=True)
+            if text.returncode:
+                continue
+            rows = parse(text.stdout)
+            progs.append((f"{r}-p{P}", rows))
+            muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 8)
+            progs += muts[:3] if sample else muts
+        if not sample:
+            for defer in (False, True):
+                progs += torch_lowerings(P, defer)
+    return progs
+
+
+def verdict(sc, path):
+    r = subprocess.run([sc, "import", path], capture_output=True, text=True)
+    line = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+    return r.returncode, line.replace(path + ": ", "")
+
+
+# ---- one rank ----------------------------------------------------------------
+
+def rank_main(rank, world, port, manifest, out, timeout):
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.pipelining import PipelineStage
+    from torch.distributed.pipelining.schedules import _PipelineScheduleRuntime
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=timeout * 4 + 60))
+    torch.set_num_threads(1)
+    H, BPM = 8, 2
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(H, H, dtype=torch.float64)
+
+        def forward(self, x):
+            return x + torch.tanh(self.lin(x))
+
+    def loss_fn(o, t):
+        return ((o - t) ** 2).mean()
+
+    with open(manifest) as f:
+        items = json.load(f)
+    results = []
+    for it in items:
+        S, m, place = it["S"], it["m"], it["place"]
+        g = torch.Generator().manual_seed(7)
+        blocks = []
+        for _ in range(S):
+            b = Block()
+            with torch.no_grad():
+                b.lin.weight.copy_(torch.randn(H, H, generator=g, dtype=torch.float64) * 0.5)
+                b.lin.bias.copy_(torch.randn(H, generator=g, dtype=torch.float64) * 0.1)
+            blocks.append(b)
+        x = torch.randn(m * BPM, H, generator=g, dtype=torch.float64)
+        y = torch.randn(m * BPM, H, generator=g, dtype=torch.float64)
+        total = 0
+        for xm, ym in zip(x.chunk(m), y.chunk(m)):
+            h = xm
+            for b in blocks:
+                h = b(h)
+            total = total + loss_fn(h, ym)
+        (total / m).backward()
+        ref = {s: [p.grad.clone() for p in blocks[s].parameters()] for s in range(S)}
+        grp = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=timeout))
+        outcome, why = "ok", ""
+        try:
+            mine, stages = {}, []
+            for s in [s for s in range(S) if place[s] == rank]:
+                mod = Block()
+                mod.load_state_dict(blocks[s].state_dict())
+                mine[s] = mod
+                stages.append(PipelineStage(mod, s, S, torch.device("cpu"), group=grp))
+            sched = _PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn)
+            sched._load_csv(it["path"], format="compute_comms")
+            losses = []
+            args = (x,) if 0 in mine else ()
+            if S - 1 in mine:
+                sched.step(*args, target=y, losses=losses)
+            else:
+                sched.step(*args)
+            err = 0.0
+            for s, mod in mine.items():
+                for p, r in zip(mod.parameters(), ref[s]):
+                    err = max(err, (p.grad - r).abs().max().item() / max(r.abs().max().item(), 1e-12))
+            if err > TOL:
+                outcome, why = "wrong", f"relative error {err:.2e}"
+        except Exception as e:  # noqa: BLE001 - classified below
+            msg = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+            outcome = "hang" if "Timed out" in msg or "timed out" in msg else "error"
+            why = msg
+        results.append((outcome, why))
+    allr = [None] * world
+    dist.all_gather_object(allr, results)
+    if rank == 0:
+        merged = []
+        for i in range(len(items)):
+            per = [allr[r][i] for r in range(world)]
+            order = ["hang", "error", "wrong", "ok"]
+            o = min((p[0] for p in per), key=order.index)
+            why = "; ".join(sorted({p[1] for p in per if p[1]}))
+            merged.append({"outcome": o, "why": why})
+        with open(out, "w") as f:
+            json.dump(merged, f)
+    os._exit(0)  # abandoned groups may hold threads blocked in gloo
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def run_world(py, world, items, timeout, tmp):
+    manifest, out = os.path.join(tmp, f"m{world}.json"), os.path.join(tmp, f"o{world}.json")
+    with open(manifest, "w") as f:
+        json.dump(items, f)
+    port = free_port()
+    procs = [subprocess.Popen([py, __file__, "--rank", str(r), str(world), str(port), manifest,
+                               out, str(timeout)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for r in range(world)]
+    limit = 120 + len(items) * (timeout * 3 + 10)
+    logs = []
+    for p in procs:
+        try:
+            logs.append(p.communicate(timeout=limit)[0])
+        except subprocess.TimeoutExpired:
+            p.kill()
+            logs.append(p.communicate()[0])
+    if not os.path.exists(out):
+        sys.stderr.write(f"corpus: the {world}-rank run gave no result:\n" + "\n".join(logs)[-3000:])
+        return None
+    with open(out) as f:
+        return json.load(f)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--rank":
+        a = sys.argv[2:]
+        rank_main(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], float(a[5]))
+        return
+    args = sys.argv[1:]
+    sc = os.path.abspath(args[0])
+    sample = "--sample" in args
+    verbose = "--verbose" in args
+    worlds = [2] if sample else [2, 4]
+    timeout = 8.0
+    report = None
+    for i, a in enumerate(args):
+        if a == "--worlds":
+            worlds = [int(w) for w in args[i + 1].split(",")]
+        if a == "--timeout":
+            timeout = float(args[i + 1])
+        if a == "--report":
+            report = args[i + 1]
+    tmp = tempfile.mkdtemp(prefix="sc-corpus-")
+    progs = generate(sc, worlds, sample)
+    items = {}
+    for n, (name, rows) in enumerate(progs):
+        path = os.path.join(tmp, f"p{n}.csv")
+        with open(path, "w") as f:
+            f.write(unparse(rows))
+        place, S, m = {}, 0, 0
+        for r, row in enumerate(rows):
+            for c in row:
+                k = kind(c)
+                if k and k[1] in ("F", "I", "W", "B"):
+                    place[k[0]] = r
+                    S, m = max(S, k[0] + 1), max(m, (k[2] or 0) + 1)
+        code, line = verdict(sc, path)
+        items.setdefault(len(rows), []).append(
+            {"name": name, "path": path, "S": S, "m": m, "place": [place.get(s, -1) for s in range(S)],
+             "code": code, "line": line})
+    rows_out = []
+    for world, its in sorted(items.items()):
+        res = run_world(sys.executable, world, its, timeout, tmp)
+        if res is None:
+            print(f"corpus: 0 passed, {len(its)} failed")
+            sys.exit(1)
+        for it, r in zip(its, res):
+            rows_out.append({**it, **r})
+    tally, unsound, strict = {}, [], []
+    for r in rows_out:
+        acc = "accepted" if r["code"] == 0 else f"refused({r['code']})"
+        tally[(acc.split("(")[0], r["outcome"])] = tally.get((acc.split("(")[0], r["outcome"]), 0) + 1
+        if r["code"] == 0 and r["outcome"] != "ok":
+            unsound.append(r)
+        if r["code"] != 0 and r["outcome"] == "ok":
+            strict.append(r)
+        if verbose:
+            print(f"{r['name']:40s} {acc:12s} {r['outcome']:6s} {r['line'][:90]} {r['why'][:90]}")
+    print(f"corpus: {len(rows_out)} programs (worlds {','.join(map(str, worlds))}); "
+          + ", ".join(f"{a} and {o}: {n}" for (a, o), n in sorted(tally.items())))
+    for r in unsound:
+        print(f"UNSOUND {r['name']}: accepted, PyTorch: {r['outcome']} ({r['why']})")
+    for r in strict:
+        print(f"stricter than gloo: {r['name']}: {r['line']}")
+    if report:
+        with open(report, "w") as f:
+            json.dump(rows_out, f, indent=1)
+    print(f"corpus: {len(rows_out) - len(unsound)} passed, {len(unsound)} failed")
+    sys.exit(1 if unsound else 0)
+
+
+main()
