@@ -160,6 +160,14 @@ bad 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'
 bad 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1\n'
 printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1\n' >"$tmp/late.csv"
 expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv"
+# --comm gloo (docs/semantics.md#modes): each transfer alone, running once
+# posted. The crossed waits hang there too; PyTorch's DualPipeV runs like ZBV.
+expect 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1)" -- $SC import "$tmp/bad.csv" --comm gloo
+fx=tests/torch/fixtures/2.15.0
+expect 0 "makespan      34.5" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv
+expect 0 "makespan      27" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv --comm gloo
+expect 0 "makespan      28.5" -- $SC import $fx/Interleaved1F1B-p4-m8.compute_comms.csv --comm gloo
+expect 2 "--comm 'mpi': expected nccl or gloo" -- $SC import "$tmp/late.csv" --comm mpi
 
 # PyTorch's own dumps (tests/torch/fixtures, written by tests/torch/dump.py
 # with PyTorch 2.15.0 and 2.14.1: every multi-stage schedule class, both

@@ -8,7 +8,8 @@
 # (tests/lua/test_*.lua), the command line (tests/cli.sh), export and import
 # (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
-# real PyTorch (tests/torch/run.sh), the layering (tests/py/layout.py), the
+# real PyTorch (tests/torch/run.sh; the verdicts against it:
+# tests/torch/corpus.sh), the layering (tests/py/layout.py), the
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
 # the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
 # sandbox and limits (tests/sandbox.sh), the error catalogue
@@ -43,6 +44,7 @@ suites() {
     printf 'tests/torch/run.sh\techo "torch: skipped (SC_TORCH=skip, set by make asan: make test runs them)"; echo "torch: 0 passed, 0 failed, 1 skipped"\n'
   else
     printf 'tests/torch/run.sh\tsh tests/torch/run.sh\n'
+    printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
   fi
   for s in tests/cudastub/run.sh tests/runtime.sh tests/interchange.sh tests/steps.sh \
            tests/sandbox.sh; do

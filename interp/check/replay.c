@@ -134,7 +134,7 @@ static sc_status prepare(replay *r)
             r->devof[gi] = d;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                if (sc_starts_group(sv->v, k))
+                if (r->gloo || sc_starts_group(sv->v, k)) /* gloo: each transfer alone */
                     ng++;
                 r->grp[gi] = ng - 1;
                 if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
@@ -303,15 +303,17 @@ done:
 
 static double maxd(double a, double b) { return a > b ? a : b; }
 
+/* NCCL: a group runs when posted and every group before it on its device
+ * has completed; gloo: once posted (docs/semantics.md#modes). */
 static int running(const replay *r, int e, int g)
 {
-    return r->devs[e].head == g && r->devs[e].posted > g;
+    return r->devs[e].posted > g && (r->gloo || r->devs[e].head == g);
 }
 
 static sc_status start_group(replay *r, int d, int g)
 {
     group *G = &r->groups[r->devs[d].gbase + g];
-    double prev = g > 0 ? r->groups[r->devs[d].gbase + g - 1].done : 0;
+    double prev = g > 0 && !r->gloo ? r->groups[r->devs[d].gbase + g - 1].done : 0;
     G->start = maxd(G->post, prev);
     G->done = G->start;
     for (int i = 0; i < G->count; i++) {
@@ -362,7 +364,7 @@ static sc_status advance(replay *r, int d)
             }
             D->posted = g + 1;
             D->pc += (size_t)G->count;
-            if (D->head == g) {
+            if (D->head == g || r->gloo) {
                 sc_status st = start_group(r, d, g);
                 if (st)
                     return st;
@@ -421,7 +423,7 @@ static sc_status advance(replay *r, int d)
             size_t need = r->need[gi];
             if (need != NONE) {
                 int g = r->grp[need];
-                if (D->head <= g)
+                if (!group_done(r, d, g))
                     return SC_OK; /* blocked until that group completes */
                 ready = maxd(ready, r->groups[D->gbase + g].done);
             }
@@ -429,14 +431,14 @@ static sc_status advance(replay *r, int d)
                 ready = maxd(ready, r->hend[r->hwait[gi]]); /* its RELOAD */
         } else if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
             int g = r->grp[r->need[gi]];
-            if (D->head <= g)
+            if (!group_done(r, d, g))
                 return SC_OK;
             ready = maxd(ready, r->groups[D->gbase + g].done);
         } else if (in->op == SC_OP_REDUCE) {
             if (D->head < D->posted)
                 return SC_OK;
-            if (D->posted > 0)
-                ready = maxd(ready, r->groups[D->gbase + D->posted - 1].done);
+            for (int g = r->gloo ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
+                ready = maxd(ready, r->groups[D->gbase + g].done); /* gloo: any order */
         }
         size_t cneed = r->cneed ? r->cneed[gi] : NONE;
         if (cneed != NONE) { /* a collective it reads (docs/semantics.md#collectives) */
@@ -462,7 +464,8 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
 {
     int P = pg->P;
     size_t N = offset[P];
-    replay r = {.pg = pg, .offset = offset, .t0 = t0, .t1 = t1, .N = N};
+    replay r = {.pg = pg, .gloo = pg->p2p == SC_P2P_GLOO, .offset = offset, .t0 = t0, .t1 = t1,
+                .N = N};
     sc_status st = SC_OK;
     r.devof = sc_malloc((N + 1) * sizeof(int));
     r.grp = sc_malloc((N + 1) * sizeof(int));
@@ -495,8 +498,10 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
             st = start_group(&r, ev.d, ev.g);
             break;
         case EV_COMPLETE:
-            D->head = ev.g + 1;
-            if (D->posted > D->head)
+            r.groups[D->gbase + ev.g].complete = 1;
+            while (D->head < D->ngroups && group_done(&r, ev.d, D->head))
+                D->head++;
+            if (!r.gloo && D->posted > D->head)
                 st = push_ev(&r, EV_START, ev.d, D->head);
             if (st == SC_OK)
                 st = push_ev(&r, EV_ADVANCE, ev.d, 0);

@@ -16,12 +16,14 @@ typedef struct group {
     size_t first;      /* global index of the first transfer */
     int count;         /* transfers in the group */
     int remaining;     /* transfers not yet complete */
+    int complete;      /* every transfer has completed */
     double post, start, done;
 } group;
 
 typedef struct dev {
     size_t pc;         /* next instruction, local index */
-    int head;          /* first group not complete, local group index */
+    int head;          /* first group not complete, local group index (gloo: groups
+                          complete in any order; head skips the completed ones) */
     int posted;        /* groups posted so far */
     int ngroups;
     int gbase;         /* global index of the device's group 0 */
@@ -38,6 +40,7 @@ enum { EV_ADVANCE, EV_START, EV_COMPLETE };
 
 typedef struct replay {
     sc_prog *pg;
+    int gloo;          /* SC_P2P_GLOO: a group runs once posted (docs/semantics.md#modes) */
     const size_t *offset;
     double *t0, *t1;
     size_t N;
@@ -71,6 +74,12 @@ static inline void describe(const replay *r, int d, size_t k, char *buf, size_t 
     }
     sc_prog_instr_format(r->pg, instr_at(r, d, k), tmp, sizeof tmp);
     snprintf(buf, len, "d%d #%zu (%s)", d, k, tmp);
+}
+
+/* Whether local group g of device d has completed. */
+static inline int group_done(const replay *r, int d, int g)
+{
+    return r->groups[r->devs[d].gbase + g].complete;
 }
 
 /* The deadlock message: the wait-for cycle through P2P groups and

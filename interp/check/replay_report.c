@@ -16,16 +16,18 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
     sc_prog *pg = r->pg;
     dev *D = &r->devs[d];
     const sc_vec *sv = &pg->stream[d];
-    int p2p = D->head < D->posted, coll = 0;
+    int p2p = D->head < D->posted, coll = 0, target = D->head;
     if (D->pc < sv->n) {
         size_t gi = r->offset[d] + D->pc;
         const sc_instr *in = &sv->v[D->pc];
         size_t need = sc_op_is_compute(in->op) || sc_op_is_wait(in->op) ? r->need[gi] : NONE;
         size_t cneed = r->cneed ? r->cneed[gi] : (size_t)-1;
-        int waits_group = (need != NONE && D->head <= r->grp[need]) ||
+        int waits_group = (need != NONE && !group_done(r, d, r->grp[need])) ||
                           (in->op == SC_OP_REDUCE && D->head < D->posted);
         coll = !waits_group && cneed != NONE && sc_rcoll_done(r->rc, cneed) < 0;
         p2p = waits_group;
+        if (r->gloo && need != NONE)
+            target = r->grp[need]; /* groups complete in any order */
     } else if (!p2p) {
         coll = !sc_rcoll_channel_done(r->rc, d);
     }
@@ -33,7 +35,7 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
         return sc_rcoll_waits(r->rc, d, (size_t)-1, why, len);
     if (!p2p)
         return -1;
-    group *G = &r->groups[D->gbase + D->head];
+    group *G = &r->groups[D->gbase + target];
     for (int i = 0; i < G->count; i++) {
         size_t k = G->first + (size_t)i;
         if (!r->matched[k]) {

@@ -431,6 +431,17 @@ sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
     return SC_OK;
 }
 
+sc_status sc_prog_set_p2p(sc_prog *pg, int mode)
+{
+    if (mode != SC_P2P_NCCL && mode != SC_P2P_GLOO)
+        return sc_fail(pg, SC_ERR_ARG, "unknown point-to-point mode %d", mode);
+    pg->p2p = mode;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+int sc_prog_p2p(const sc_prog *pg) { return pg->p2p; }
+
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units)
 {
     if (s < -1 || s >= pg->S)

@@ -442,6 +442,13 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
  * itself; negative or non-finite values are refused. */
 sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw);
 sc_status sc_prog_set_comm(sc_prog *pg, double tcomm);
+/* The runtime's point-to-point semantics that the verifier and the simulator
+ * model (docs/semantics.md#modes): NCCL, the default (a device's groups run
+ * one at a time, in order), or gloo (each group on its own: a transfer
+ * completes once both halves are posted). */
+enum { SC_P2P_NCCL, SC_P2P_GLOO };
+sc_status sc_prog_set_p2p(sc_prog *pg, int mode);
+int sc_prog_p2p(const sc_prog *pg);
 /* BW's own time on stage s (s = -1: all); NAN (the default) means tb + tw.
  * A profile measures it (a fused pass can be faster than its halves). */
 sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);

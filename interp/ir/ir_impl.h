@@ -35,6 +35,7 @@ struct sc_prog {
     int seconds;    /* costs are seconds (a cost file), not abstract units */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
+    int p2p;        /* SC_P2P_*: the semantics the replay models */
     double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */

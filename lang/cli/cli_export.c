@@ -340,7 +340,7 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
 int sc_cli_import(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, dump = 0, rc;
+    int json = 0, dump = 0, p2p = SC_P2P_NCCL, rc;
     costs c = {1, 1, 1, 0, 1, 1};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -351,6 +351,12 @@ int sc_cli_import(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
+        } else if (strcmp(a, "--comm") == 0) {
+            /* the runtime's point-to-point semantics (docs/semantics.md#modes) */
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(v, "nccl") && strcmp(v, "gloo"))
+                return failf(SC_EXIT_USAGE, "--comm '%s': expected nccl or gloo", v);
+            p2p = strcmp(v, "gloo") == 0 ? SC_P2P_GLOO : SC_P2P_NCCL;
         } else if (a[0] == '-' && a[1]) {
             return failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
@@ -379,7 +385,8 @@ int sc_cli_import(int argc, char **argv)
     if (!pg)
         return sc_cli_status_fail(st, "%s: %s", path, err);
     sc_sim *sim = NULL;
-    if ((st = apply_costs(pg, &c)) || (st = sc_check(pg)) || (st = sc_simulate(pg, &sim))) {
+    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) || (st = sc_check(pg)) ||
+        (st = sc_simulate(pg, &sim))) {
         rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {
         rc = 0;

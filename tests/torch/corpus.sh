@@ -1,0 +1,21 @@
+#!/bin/sh
+# corpus.sh — stagecraft's verdicts against PyTorch (tests/torch/corpus.py,
+# docs/semantics.md#waits): generated programs (exports, PyTorch's own
+# lowerings, their mutations) imported by stagecraft and run by PyTorch 2.15
+# with gloo; no accepted program may hang, fail or train to wrong gradients.
+# make check runs a sample (the 2-rank hand-made hostile pair, one export and
+# one mutation); make test the whole corpus at 2 and 4 ranks. Needs the
+# venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
+# Prints "corpus: N passed, N failed[, N skipped]".
+SC=${SC:-build/stagecraft}
+VENVS=${TORCH_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/stagecraft/torch}
+py=$VENVS/2.15.0/bin/python
+. tests/tier.sh
+if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
+  echo "corpus: skipped: no PyTorch 2.15 in $VENVS/2.15.0 (sh tests/torch/run.sh installs it)"
+  echo "corpus: 0 passed, 0 failed, 1 skipped"; exit 0
+fi
+# One corpus at a time on the machine: the ranks are timed.
+exec 9>"$VENVS/.lock-corpus"; flock 9
+if full; then exec "$py" tests/torch/corpus.py "$SC"
+else exec "$py" tests/torch/corpus.py "$SC" --sample; fi
