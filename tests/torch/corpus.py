@@ -1,4 +1,4 @@
-"""corpus.py SC [--sample] [--worlds 2,4] [--timeout S] [--report FILE] —
+"""corpus.py SC [--sample] [--recipes R,...] [--worlds 2,4] [--timeout S] [--report FILE] —
 stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
 
 Generates small compute_comms programs, asks `SC import` for each (exit 0:
@@ -11,7 +11,7 @@ timeout), error (PyTorch refused the file or failed otherwise).
 
 The programs: stagecraft's exports (2.15 dialect) of a few recipes at each
 world size, PyTorch's own lowerings of its multi-stage classes (with and
-without defer_pp_recv), and mutations of the exports: every wait of a rank
+without defer_pp_recv; with the default recipes only), and mutations of the exports: every wait of a rank
 moved right after its send (early), all waits moved to the end (late),
 adjacent transfers swapped, a receive moved to the start of its row (early)
 or right before its consumer (late), a receive dropped, a send moved right
@@ -192,11 +192,11 @@ HOSTILE = [
 ]
 
 
-def generate(sc, worlds, sample):
+def generate(sc, worlds, sample, recipes):
     rng = random.Random(28)
     progs = [(n, parse(t)) for n, t in HOSTILE] if 2 in worlds else []
     for P in worlds:
-        for r in (SAMPLE if sample else RECIPES):
+        for r in recipes:
             text = subprocess.run([sc, "export", r, "-D", f"p={P}", "-D", f"m={2 * P}",
                                    "--format", "torch-csv-comms", "--torch", "2.15"],
                                   capture_output=True, text=True)
@@ -206,7 +206,7 @@ def generate(sc, worlds, sample):
             progs.append((f"{r}-p{P}", rows))
             muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 8)
             progs += muts[:1] if sample else muts
-        if not sample:
+        if recipes == RECIPES:
             for defer in (False, True):
                 progs += torch_lowerings(P, defer)
     return progs
@@ -367,7 +367,11 @@ def main():
         if a == "--report":
             report = args[i + 1]
     tmp = tempfile.mkdtemp(prefix="sc-corpus-")
-    progs = generate(sc, worlds, sample)
+    recipes = SAMPLE if sample else RECIPES
+    for i, a in enumerate(args):
+        if a == "--recipes":
+            recipes = args[i + 1].split(",")
+    progs = generate(sc, worlds, sample, recipes)
     items = {}
     for n, (name, rows) in enumerate(progs):
         path = os.path.join(tmp, f"p{n}.csv")

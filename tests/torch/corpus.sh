@@ -4,7 +4,8 @@
 # lowerings, their mutations) imported by stagecraft and run by PyTorch 2.15
 # with gloo; no accepted program may hang, fail or train to wrong gradients.
 # make check runs a sample (the 2-rank hand-made hostile pair, one export and
-# one mutation); make test the whole corpus at 2 and 4 ranks. Needs the
+# one mutation); make test two recipes and their mutations at 2 ranks (the
+# whole corpus, 2 and 4 ranks, takes about an hour: bench/README.md). Needs the
 # venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
 # Prints "corpus: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
@@ -17,5 +18,5 @@ if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
 fi
 # One corpus at a time on the machine: the ranks are timed.
 exec 9>"$VENVS/.lock-corpus"; flock 9
-if full; then exec "$py" tests/torch/corpus.py "$SC"
+if full; then exec "$py" tests/torch/corpus.py "$SC" --worlds 2 --recipes 1f1b,zb-v
 else exec "$py" tests/torch/corpus.py "$SC" --sample; fi
