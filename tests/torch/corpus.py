@@ -295,21 +295,14 @@ def rank_main(rank, world, port, manifest, out, timeout):
             low = msg.lower()
             outcome = "hang" if "timed out" in low or "timeout" in low else "error"
             why = msg
-        results.append((outcome, why))
-        if rank == 0:
-            print(f"corpus: {it['name']}: {outcome}", file=sys.stderr, flush=True)
-    allr = [None] * world
-    dist.all_gather_object(allr, results)
-    if rank == 0:
-        merged = []
-        for i in range(len(items)):
-            per = [allr[r][i] for r in range(world)]
+        per = [None] * world
+        dist.all_gather_object(per, (outcome, why))
+        if rank == 0:  # one line per program, as it ends (run_world watches them)
             order = ["hang", "error", "wrong", "ok"]
             o = min((p[0] for p in per), key=order.index)
-            why = "; ".join(sorted({p[1] for p in per if p[1]}))
-            merged.append({"outcome": o, "why": why})
-        with open(out, "w") as f:
-            json.dump(merged, f)
+            with open(out, "a") as f:
+                f.write(json.dumps({"outcome": o, "why": "; ".join(sorted({p[1] for p in per if p[1]}))})
+                        + "\n")
     os._exit(0)  # abandoned groups may hold threads blocked in gloo
 
 
@@ -322,29 +315,39 @@ def free_port():
 
 
 def run_world(py, world, items, timeout, tmp):
-    manifest, out = os.path.join(tmp, f"m{world}.json"), os.path.join(tmp, f"o{world}.json")
-    with open(manifest, "w") as f:
-        json.dump(items, f)
-    port = free_port()
-    procs = [subprocess.Popen([py, __file__, "--rank", str(r), str(world), str(port), manifest,
-                               out, str(timeout)], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for r in range(world)]
-    limit = 900 + len(items) * (timeout * 3 + 10)
-    logs = []
-    for p in procs:
-        try:
-            logs.append(p.communicate(timeout=limit)[0])
-        except subprocess.TimeoutExpired:
-            p.kill()
-            logs.append(p.communicate()[0])
-    if not os.path.exists(out):
-        for r, log in enumerate(logs):
-            keep = [x for x in log.splitlines() if "schedules.py:3778" not in x]
-            sys.stderr.write(f"corpus: rank {r} of the {world}-rank run gave no result:\n"
-                             + "\n".join(keep[-25:]) + "\n")
-        return None
-    with open(out) as f:
-        return json.load(f)
+    """Runs items on `world` ranks; a world that makes no progress for a
+    while (a rank stuck where gloo's timeout does not reach) is killed, its
+    program counted as a hang, and a new world goes on with the next one."""
+    import time
+    results = []
+    while len(results) < len(items):
+        rest = items[len(results):]
+        manifest = os.path.join(tmp, f"m{world}-{len(results)}.json")
+        out = os.path.join(tmp, f"o{world}-{len(results)}.jsonl")
+        with open(manifest, "w") as f:
+            json.dump(rest, f)
+        port = free_port()
+        logs = [open(os.path.join(tmp, f"log{world}-{len(results)}-{r}"), "w") for r in range(world)]
+        procs = [subprocess.Popen([py, __file__, "--rank", str(r), str(world), str(port), manifest,
+                                   out, str(timeout)], stdout=logs[r], stderr=subprocess.STDOUT)
+                 for r in range(world)]
+        done, last, stall = 0, time.time(), 120 + 30 * timeout
+        while True:
+            time.sleep(1)
+            n = sum(1 for _ in open(out)) if os.path.exists(out) else 0
+            if n != done:
+                done, last = n, time.time()
+            if all(p.poll() is not None for p in procs) or time.time() - last > stall:
+                break
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        got = [json.loads(x) for x in open(out)] if os.path.exists(out) else []
+        results += got
+        if len(results) < len(items):  # the next program never ended: stuck
+            results.append({"outcome": "hang", "why": f"no progress for {stall:.0f} s (killed)"})
+    return results
 
 
 def main():
