@@ -4,7 +4,7 @@
 # AFTER alone when BEFORE is not given), in alternation, the median of
 # ROUNDS runs of the process's CPU time (user + system, all its threads:
 # wall time is noise on a shared machine).
-#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export blocks all
+#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export mpi all
 # Environment: BEFORE, AFTER (default ./stagecraft), ROUNDS (default 5).
 AFTER=${AFTER:-./stagecraft}
 ROUNDS=${ROUNDS:-5}
@@ -64,5 +64,60 @@ if want vocab; then
     # shellcheck disable=SC2086
     ratio "  vocab-1 over the plain program, p=$p" sim zb-h1 -D p=$p $M -D vocab_par=vocab-1 -- \
       sim zb-h1 -D p=$p $M
+  done
+fi
+
+if want blas; then
+  echo "== 2. BLAS threads: the commands that run no model (CPU time over all threads)"
+  row "sim zb-h1 p=64 m=1024" sim zb-h1 -D p=64 -D m=1024
+  row "check interleaved p=32 m=256 v=2" check interleaved -D p=32 -D m=256 -D v=2
+  row "export zb-v p=16 m=1024 torch-csv-comms" export zb-v -D p=16 -D m=1024 --format torch-csv-comms -o /dev/null
+  row "sim zb-h1 p=4 m=8 (process start)" sim zb-h1 -D p=4 -D m=8
+  row "list" list
+  row "run 1f1b p=2 m=8 (hidden 256, seq 64)" run 1f1b -D p=2 -D m=8 -D hidden=256 -D seq=64
+fi
+
+if want export; then
+  echo "== 3. export against sim (zb-v p=16 m=4096; the goal: at most about 1.3x)"
+  E="zb-v -D p=16 -D m=4096"
+  for f in torch-csv torch-csv-comms json trace svg; do
+    # shellcheck disable=SC2086
+    row "export $f" export $E --format $f -o /dev/null
+    # shellcheck disable=SC2086
+    ratio "  export $f over sim, after" export $E --format $f -o /dev/null -- sim $E
+    if [ -n "${BEFORE:-}" ]; then
+      # shellcheck disable=SC2086
+      AFTER=$BEFORE ratio "  export $f over sim, before" export $E --format $f -o /dev/null -- sim $E
+    fi
+  done
+fi
+
+# step BIN LAUNCH...: the median step_time_s of ROUNDS runs of `run` (1f1b,
+# p=2, m=256, a tiny model: passes of a few µs, so the waits dominate).
+step() {
+  bin=$1; shift
+  python3 - "$ROUNDS" "$@" "$bin" run 1f1b -D p=2 -D m=256 -D hidden=16 -D seq=4 -D layers=2 \
+    --warmup 2 --json <<'PY'
+import json, subprocess, sys, statistics
+n = int(sys.argv[1]); cmd = sys.argv[2:]
+ts = []
+for _ in range(n):
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    line = [l for l in out.splitlines() if l.startswith("{")][0]
+    j = json.loads(line)
+    ts.append(j["step_time_s"] / j["instructions"] * j["devices"])
+print(f"{statistics.median(ts) * 1e6:.2f}")
+PY
+}
+
+if want mpi && command -v mpirun >/dev/null 2>&1; then
+  echo "== 6. MPI transport: wall time per instruction of one device (1f1b p=2 m=256, tiny model)"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  MPI="mpirun -np 2 --oversubscribe"
+  for who in ${BEFORE:+BEFORE} AFTER; do
+    eval bin=\$$who
+    t=$(step "$bin"); m=$(step "$bin" $MPI)
+    printf '%-6s threads %8s us  mpi %8s us  mpi/threads %6.2fx\n' "$who" "$t" "$m" \
+      "$(python3 -c "print($m / max($t, 1e-9))")"
   done
 fi
