@@ -4,7 +4,7 @@
 # AFTER alone when BEFORE is not given), in alternation, the median of
 # ROUNDS runs of the process's CPU time (user + system, all its threads:
 # wall time is noise on a shared machine).
-#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export mpi all
+#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export mpi local all
 # Environment: BEFORE, AFTER (default ./stagecraft), ROUNDS (default 5).
 AFTER=${AFTER:-./stagecraft}
 ROUNDS=${ROUNDS:-5}
@@ -92,32 +92,88 @@ if want export; then
   done
 fi
 
-# step BIN LAUNCH...: the median step_time_s of ROUNDS runs of `run` (1f1b,
-# p=2, m=256, a tiny model: passes of a few µs, so the waits dominate).
-step() {
-  bin=$1; shift
-  python3 - "$ROUNDS" "$@" "$bin" run 1f1b -D p=2 -D m=256 -D hidden=16 -D seq=4 -D layers=2 \
-    --warmup 2 --json <<'PY'
+# mpi_steps BIN...: for each build, the median wall time per instruction of
+# one device of ROUNDS runs of `run` (1f1b, p=2, m=256, a tiny model: passes
+# of a few µs, so the waits dominate), on threads and on 2 MPI ranks, the
+# runs of all builds in alternation (the load drifts).
+mpi_steps() {
+  python3 - "$ROUNDS" "$@" <<'PY'
 import json, subprocess, sys, statistics
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-ts = []
+n = int(sys.argv[1]); bins = sys.argv[2:]
+run = ["run", "1f1b", "-D", "p=2", "-D", "m=256", "-D", "hidden=16", "-D", "seq=4",
+       "-D", "layers=2", "--warmup", "2", "--json"]
+mpi = ["mpirun", "-np", "2", "--oversubscribe"]
+ts = {(b, w): [] for b in bins for w in ("threads", "mpi")}
 for _ in range(n):
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    line = [l for l in out.splitlines() if l.startswith("{")][0]
-    j = json.loads(line)
-    ts.append(j["step_time_s"] / j["instructions"] * j["devices"])
-print(f"{statistics.median(ts) * 1e6:.2f}")
+    for b in bins:
+        for w in ("threads", "mpi"):
+            out = subprocess.run((mpi if w == "mpi" else []) + [b] + run,
+                                 capture_output=True, text=True).stdout
+            j = json.loads([l for l in out.splitlines() if l.startswith("{")][0])
+            ts[b, w].append(j["step_time_s"] / j["instructions"] * j["devices"] * 1e6)
+for b in bins:
+    t, m = statistics.median(ts[b, "threads"]), statistics.median(ts[b, "mpi"])
+    print(f"{b:<28} threads {t:8.2f} us  mpi {m:8.2f} us  mpi/threads {m / t:6.2f}x")
+PY
+}
+
+# The mechanism alone: how long a 20 µs nanosleep lasts under the kernel's
+# default timer slack and under the 1 µs that backoff.h sets (median of 2000).
+sleeps() {
+  python3 - <<'PY'
+import ctypes, statistics, time
+libc = ctypes.CDLL(None, use_errno=True)
+class ts(ctypes.Structure):
+    _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+req = ts(0, 20000)
+def med():
+    d = []
+    for _ in range(2000):
+        t = time.perf_counter_ns(); libc.nanosleep(ctypes.byref(req), None)
+        d.append(time.perf_counter_ns() - t)
+    return statistics.median(d) / 1e3
+a = med(); libc.prctl(29, 1000, 0, 0, 0); b = med()  # 29: PR_SET_TIMERSLACK
+print(f"nanosleep(20 us): default slack {a:.1f} us, 1 us slack {b:.1f} us, ratio {a / b:.2f}x")
 PY
 }
 
 if want mpi && command -v mpirun >/dev/null 2>&1; then
   echo "== 6. MPI transport: wall time per instruction of one device (1f1b p=2 m=256, tiny model)"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-  MPI="mpirun -np 2 --oversubscribe"
-  for who in ${BEFORE:+BEFORE} AFTER; do
-    eval bin=\$$who
-    t=$(step "$bin"); m=$(step "$bin" $MPI)
-    printf '%-6s threads %8s us  mpi %8s us  mpi/threads %6.2fx\n' "$who" "$t" "$m" \
-      "$(python3 -c "print($m / max($t, 1e-9))")"
-  done
+  sleeps
+  mpi_steps ${BEFORE:+"$BEFORE"} "$AFTER"
+fi
+
+# csw BIN...: voluntary context switches per instruction of `run` on threads
+# (1f1b, m=64, a tiny model), p = 2, 4, 8, 16, the median of ROUNDS runs, the
+# builds in alternation. A device that blocks in the local transport's wait
+# switches once; one woken for a match that does not concern it, twice more.
+csw() {
+  python3 - "$ROUNDS" "$@" <<'PY'
+import json, os, statistics, subprocess, sys
+n = int(sys.argv[1]); bins = sys.argv[2:]
+r = {}
+for p in (2, 4, 8, 16):
+    for _ in range(n):
+        for b in bins:
+            rd, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.dup2(wr, 1); os.close(rd)
+                fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 2)
+                os.execv(b, [b, "run", "1f1b", "-D", f"p={p}", "-D", "m=64", "-D", "hidden=16",
+                             "-D", "seq=4", "-D", f"layers={p}", "--json"])
+            os.close(wr)
+            out = b"".join(iter(lambda: os.read(rd, 65536), b"")).decode(); os.close(rd)
+            _, st, ru = os.wait4(pid, 0)
+            j = json.loads([l for l in out.splitlines() if l.startswith("{")][0])
+            r.setdefault((b, p), []).append(ru.ru_nvcsw / j["instructions"])
+for b in bins:
+    print(f"{b:<28}" + "".join(f"  p={p:<2} {statistics.median(r[b, p]):5.2f}" for p in (2, 4, 8, 16)))
+PY
+}
+
+if want local; then
+  echo "== 6. local transport: voluntary context switches per instruction (1f1b m=64, tiny model)"
+  csw ${BEFORE:+"$BEFORE"} "$AFTER"
 fi
