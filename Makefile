@@ -351,6 +351,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
 	$(BUILD)/bench_vocab
+	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
 
 echo:
 	@echo "CC       = $(CC)"
