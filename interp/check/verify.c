@@ -30,6 +30,11 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
 {
     if (a.dev != b.dev || a.idx < b.idx)
         return SC_OK;
+    if (a.idx == b.idx) /* the two halves of one pair: they run together */
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "dependency inside a pair on d%d: %s s%d mb%d needs %s s%d mb%d, which "
+                       "runs beside it in the same pair (#%d)",
+                       b.dev, sc_op_name(bop), bs, mb, sc_op_name(aop), as, mb, a.idx);
     return sc_fail(pg, SC_ERR_PROGRAM,
                    "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
                    "comes later (#%d)",
@@ -129,25 +134,29 @@ sc_status sc_verify_passes(sc_prog *pg)
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *ov = &pg->order[d];
         for (size_t k = 0; k < ov->n; k++) {
-            const sc_instr *in = &ov->v[k];
-            int s = in->stage, mb = in->mb;
-            int kind = sc_op_stage_index(in->op);
-            if (kind < 0)
-                continue; /* a vocabulary pass: verify_vocab */
-            if (pg->stage_dev[s] != d) {
-                st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but stage %d "
-                             "is placed on d%d",
-                             sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
-                goto done;
+            sc_instr h[2];
+            int nh = sc_instr_halves(&ov->v[k], h);
+            for (int hi = 0; hi < nh; hi++) { /* a pair's halves: both at #k */
+                const sc_instr *in = &h[hi];
+                int s = in->stage, mb = in->mb;
+                int kind = sc_op_stage_index(in->op);
+                if (kind < 0)
+                    continue; /* a vocabulary pass: verify_vocab */
+                if (pg->stage_dev[s] != d) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but "
+                                 "stage %d is placed on d%d",
+                                 sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
+                    goto done;
+                }
+                loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
+                loc here = {d, (int32_t)k};
+                if (l->dev >= 0) {
+                    st = dup_pass(pg, in->op, s, mb, *l, here);
+                    goto done;
+                }
+                *l = here;
             }
-            loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
-            loc here = {d, (int32_t)k};
-            if (l->dev >= 0) {
-                st = dup_pass(pg, in->op, s, mb, *l, here);
-                goto done;
-            }
-            *l = here;
         }
     }
     for (int s = 0; s < pg->S; s++) {

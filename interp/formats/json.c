@@ -93,6 +93,13 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                         sc_op_name(c.what), c.part, c.stage, c.mb, c.step, c.group, c.bytes);
                 break;
             }
+            case SC_OPK_PAIR: { /* docs/semantics.md#overlapped-pairs */
+                sc_instr b = sc_pair_half(in);
+                fprintf(f, ", \"stage\": %d, \"mb\": %d, \"with\": {\"op\": \"%s\", "
+                           "\"stage\": %d, \"mb\": %d}",
+                        in->stage, in->mb, sc_op_name(b.op), b.stage, b.mb);
+                break;
+            }
             case SC_OPK_STEP: break;
             }
             /* post-validation, docs/steps.md#optimizer-synchronization */

@@ -161,6 +161,28 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                            "{\"step\": %d}}", step, pid, 2 * d, t1, step);
                 step++;
             }
+            if (sc_op_is_pair(in->op)) { /* one slot named by both halves */
+                char pn[96];
+                sc_instr b = sc_pair_half(in);
+                sc_instr_format(in, pn, sizeof pn);
+                event_head(f, first);
+                fprintf(f, "{\"name\": \"%s\", \"cat\": \"FB\", \"ph\": \"X\", \"pid\": %d, "
+                           "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
+                           "\"mb\": %d, \"with\": \"%s s%d mb%d\"}}",
+                        pn, pid, 2 * d, t0, t1 - t0, in->stage, in->mb, sc_op_name(b.op), b.stage,
+                        b.mb);
+                if (sim->mem) { /* its F half's record at the start, both halves' at the end */
+                    event_head(f, first);
+                    fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, "
+                               "\"ts\": %.15g, \"args\": {\"units\": %.15g}}", d, pid, t0,
+                            (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
+                    event_head(f, first);
+                    fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, "
+                               "\"ts\": %.15g, \"args\": {\"units\": %.15g}}", d, pid, t1,
+                            sim->mem[g]);
+                }
+                continue;
+            }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
             char name[96];

@@ -73,6 +73,8 @@ int sc_status_exit_code(sc_status st);
  *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
+ *   FB         an overlapped pair: F of one (stage, mb) run together with B
+ *              or BW of another on the same device (docs/semantics.md#overlapped-pairs)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -129,7 +131,8 @@ int sc_status_exit_code(sc_status st);
     X(RELOAD,    HOST,  SC_OPF_IN,                     ALLOC,     LINK)        \
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
-    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)
+    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
+    X(FB,        PAIR,  0,                             NONE,      TFB)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -153,6 +156,8 @@ typedef enum sc_op_class {
     SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
     SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
+    SC_OPK_PAIR,  /* an overlapped pair of two stage passes: stage, mb (its F);
+                     dir, flags, bmb (its B or BW: sc_pair_half) */
 } sc_op_class;
 
 /* Flags: the role of a kind in the data flow. */
@@ -193,6 +198,7 @@ typedef enum sc_op_cost_kind {
     SC_OPC_TS, SC_OPC_TT, SC_OPC_TE, SC_OPC_TEW,
     SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
+    SC_OPC_TFB, /* an overlapped pair: sc_pair_cost (ir_impl.h) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
@@ -237,6 +243,15 @@ static inline int sc_op_is_pass(int op)
 static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
 static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
 static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
+/* An overlapped pair (FB): two stage passes in one instruction, on the
+ * compute stream (sc_instr_halves). */
+static inline int sc_op_is_pair(int op) { return SC_OP_IS_(op, SC_OPK_PAIR); }
+/* What runs on the compute stream and reads or writes a stage's data: a
+ * stage pass or a pair of them. */
+static inline int sc_op_is_slot(int op)
+{
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_STAGE) | SC_OPB_CLASS(SC_OPK_PAIR))) != 0;
+}
 /* The transfers that send (SEND) and that receive (RECV). */
 static inline int sc_op_is_send(int op)
 {
@@ -263,7 +278,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: break;
     }
     return -1;
 }
@@ -313,7 +328,10 @@ const char *sc_red_name(int red);
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its
  *              description in the program (root, members, step, size;
- *              sc_prog_coll gives all of it). */
+ *              sc_prog_coll gives all of it);
+ *   FB (a pair): stage, mb = its F half; its other half (B or BW of another
+ *              stage and microbatch of the same device) packed into dir,
+ *              flags and bmb: sc_pair_make, sc_pair_half, sc_instr_halves. */
 typedef struct sc_instr {
     uint8_t op;
     uint8_t dir;
@@ -324,6 +342,7 @@ typedef struct sc_instr {
         int32_t peer;
         int32_t frac;
         int32_t coll;
+        int32_t bmb;
     };
 } sc_instr;
 
@@ -594,5 +613,7 @@ typedef struct sc_times {
 } sc_times;
 
 void sc_times_free(sc_times *t);
+
+#include "pair.h" /* overlapped pairs: their instruction, costs and append */
 
 #endif

@@ -93,7 +93,7 @@ sc_status sc_lower(sc_prog *pg)
     double *endB = sc_malloc(SM * sizeof(double));
     size_t *seq = sc_malloc((N + 1) * sizeof(size_t));
     size_t *seqF = sc_malloc(SM * sizeof(size_t)), *seqB = sc_malloc(SM * sizeof(size_t));
-    xfer *xs = sc_malloc((2 * maxn + 1) * sizeof(xfer)), *xs2 = NULL;
+    xfer *xs = sc_malloc((4 * maxn + 1) * sizeof(xfer)), *xs2 = NULL;
     size_t *cnt = NULL;
     sc_lcoll **cl = sc_calloc((size_t)P, sizeof *cl);
     size_t *ncl = sc_calloc((size_t)P, sizeof *ncl);
@@ -107,14 +107,17 @@ sc_status sc_lower(sc_prog *pg)
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
-            const sc_instr *in = &pg->order[d].v[k];
-            size_t sm = SC_SM(pg, in->stage, in->mb);
-            if (sc_op_is_fwd(in->op)) {
-                endF[sm] = end[base + k];
-                seqF[sm] = seq[base + k];
-            } else if (sc_op_is_bgrad(in->op)) {
-                endB[sm] = end[base + k];
-                seqB[sm] = seq[base + k];
+            sc_instr h[2];
+            for (int i = sc_instr_halves(&pg->order[d].v[k], h); i-- > 0;) {
+                const sc_instr *in = &h[i]; /* a pair's halves end together */
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                if (sc_op_is_fwd(in->op)) {
+                    endF[sm] = end[base + k];
+                    seqF[sm] = seq[base + k];
+                } else if (sc_op_is_bgrad(in->op)) {
+                    endB[sm] = end[base + k];
+                    seqB[sm] = seq[base + k];
+                }
             }
         }
         base += pg->order[d].n;
@@ -126,8 +129,14 @@ sc_status sc_lower(sc_prog *pg)
         const double *st0 = start + base;
         const size_t *sq0 = seq + base;
         size_t nx = 0;
-        for (size_t k = 0; k < ov->n; k++) {
-            const sc_instr *in = &ov->v[k];
+        sc_instr h[2];
+        for (size_t k = 0, hi = 0, nh = 0; k < ov->n; k += ++hi >= nh, hi %= nh) {
+            /* Each pass, or each half of a pair (both at #k): a pair reads
+             * and sends what its two halves do, its transfers in the one
+             * global order as any pass's (docs/semantics.md#overlapped-pairs). */
+            if (hi == 0)
+                nh = (size_t)sc_instr_halves(&ov->v[k], h);
+            const sc_instr *in = &h[hi];
             int s = in->stage, mb = in->mb;
             int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
             int from = -1, to = -1, dir = 0;
@@ -161,7 +170,7 @@ sc_status sc_lower(sc_prog *pg)
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
         if (!sorted) {
-            if (!xs2 && (!(xs2 = sc_malloc((2 * maxn + 1) * sizeof(xfer))) ||
+            if (!xs2 && (!(xs2 = sc_malloc((4 * maxn + 1) * sizeof(xfer))) ||
                          !(cnt = sc_malloc((maxn + 2) * sizeof(size_t)))))
                 goto nomem;
             sort_xfers(xs, nx, ov->n + 1, xs2, cnt);

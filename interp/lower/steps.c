@@ -52,8 +52,7 @@ sc_status sc_lower_steps(sc_prog *pg)
         for (int k = 1; k < N; k++)
             for (size_t i = 0; i < n; i++) {
                 sc_instr in = sv->v[i];
-                if (in.mb >= 0)
-                    in.mb += k * m;
+                sc_instr_shift_mb(&in, k * m); /* a pair: both halves */
                 if (sc_vec_push(sv, in) != SC_OK)
                     return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling %d steps", N);
             }

@@ -19,14 +19,14 @@
 const char *const sc_program_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
-    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", NULL};
+    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "tfb", "ta", NULL};
 /* sc.block: the program's fields that a Block carries to blk:program, and
  * the block's own. */
 const char *const sc_block_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "offload", "reorder", "interval", "slots", "F", "B", "W", "BW",
     "first", "delta", "costs", "vocab_par", "model", "vocab_costs", "vocab_lag", "S", "T", "E",
-    "EW", "steps", "optim_sync", NULL};
+    "EW", "steps", "optim_sync", "tfb", "ta", NULL};
 /* The `block` field of sc.program. */
 const char *const sc_block_table_fields[] = {"interval", "slots", "reorder", "F", "B", "W",
                                              "BW", "first", "delta", "S", "T", "E", "EW", NULL};
@@ -278,15 +278,20 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
         sc_lua_raise(L, SC_ERR_LIMIT, sc_new_errmsg());
     sc_prog *pg = *slot;
     set_placement(L, t, pg, (int)S);
-    double *tf = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
-    double *tb = tf + S, *tw = tb + S, *units = tw + S;
+    double *tf = lua_newuserdatauv(L, 6 * (size_t)S * sizeof(double), 0);
+    double *tb = tf + S, *tw = tb + S, *units = tw + S, *tfb = units + S, *ta = tfb + S;
     stage_numbers(L, t, "tf", (int)P, (int)S, 1, tf);
     stage_numbers(L, t, "tb", (int)P, (int)S, 1, tb);
     stage_numbers(L, t, "tw", (int)P, (int)S, 1, tw);
     stage_numbers(L, t, "units", (int)P, (int)S, 1, units);
+    /* Overlapped pairs (docs/guide.md#overlapped-pairs): NAN, not set. */
+    stage_numbers(L, t, "tfb", (int)P, (int)S, NAN, tfb);
+    stage_numbers(L, t, "ta", (int)P, (int)S, 0, ta);
     for (int s = 0; s < S; s++) {
         check_st(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
         check_st(L, pg, sc_prog_set_mem(pg, s, units[s]));
+        check_st(L, pg, sc_prog_set_cost_pair(pg, s, tfb[s]));
+        check_st(L, pg, sc_prog_set_cost_a2a(pg, s, ta[s]));
     }
     lua_pop(L, 1);
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));

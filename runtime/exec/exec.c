@@ -142,7 +142,19 @@ static sc_status take(ex *e, int dir, int s, int mb, void **p)
  * for them before the pass's clock starts keeps the wait out of its measured
  * time, as the simulator counts it (a profile reads these times,
  * docs/costs.md#profiling). */
+static sc_status input_ready(ex *e, const sc_instr *in);
+
 static sc_status inputs_ready(ex *e, const sc_instr *in)
+{
+    sc_instr h[2];
+    int n = sc_instr_halves(in, h);
+    sc_status st = SC_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = input_ready(e, &h[i]);
+    return st;
+}
+
+static sc_status input_ready(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb, dir = -1;
     if (sc_op_is_fwd(in->op) && s > 0)
@@ -250,6 +262,15 @@ out:
     return st;
 }
 
+/* An overlapped pair (docs/semantics.md#overlapped-pairs): its halves. */
+static sc_status pair(ex *e, const sc_instr *in)
+{
+    sc_instr h[2];
+    sc_instr_halves(in, h);
+    sc_status st = compute(e, &h[0]);
+    return st ? st : compute(e, &h[1]);
+}
+
 /* A vocabulary pass (exec.h): the one that allocates a record (S, by its
  * memory column) takes it from the pool, the one that frees it (T) gives
  * it back, as F and W do a stage's. */
@@ -319,7 +340,7 @@ static sc_status run(ex *e)
         size_t need = sc_cchan_need(e->ch, k);
         if (need != (size_t)-1 && (st = wait_for(e, -1, need)) != SC_OK)
             return st;
-        if (sc_op_is_compute(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
+        if (sc_op_is_slot(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
             (st = inputs_ready(e, in)) != SC_OK)
             return st;
         double t0 = sc_exec_now() - e->origin;
@@ -328,6 +349,7 @@ static sc_status run(ex *e)
         case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW:
             st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
             break;
+        case SC_OP_FB: st = pair(e, in); break;
         case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: st = vocab(e, in); break;
         case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
             st = sc_ex_host_copy(e, in, k);
