@@ -70,6 +70,11 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "program: overlapped pairs (F+B) do not go with %s yet: give the pair's "
                        "passes apart",
                        nopair);
+    if (pg->copies > 1 && (sc_vocab_split(pg->vocab) || pg->sync == SC_SYNC_POSTVAL))
+        return sc_fail(pg, SC_ERR_ARG,
+                       "program: copies = %d (docs/guide.md#copies) does not go with %s yet",
+                       pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
+                                                             : "post-validation");
     sc_status st = sc_verify_passes(pg);
     if (st != SC_OK)
         return st;

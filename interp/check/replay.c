@@ -38,11 +38,13 @@ static size_t key_of(const sc_prog *pg, const sc_instr *in)
     return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
 }
 
-/* Producer stage of a transfer's data, or -1 when there is none. */
+/* Producer stage of a transfer's data, or -1 when there is none (off the
+ * microbatch's route, docs/guide.md#copies). */
 static int producer_stage(const sc_prog *pg, const sc_instr *in)
 {
     int s = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1;
-    return s >= 0 && s < pg->S ? s : -1;
+    return s >= 0 && s < pg->S && sc_mb_has(pg, s, in->mb) && sc_mb_has(pg, in->stage, in->mb)
+               ? s : -1;
 }
 
 /* Checks an OFFLOAD, DROP or RELOAD (instruction k of device d) against
@@ -257,10 +259,10 @@ static sc_status prepare(replay *r)
                     int dir, ps;
                     if (sc_op_is_fwd(x->op)) {
                         dir = SC_DIR_ACT;
-                        ps = x->stage - 1;
+                        ps = x->stage > sc_mb_first(pg, x->mb) ? x->stage - 1 : -1;
                     } else if (sc_op_is_bgrad(x->op)) {
                         dir = SC_DIR_GRAD;
-                        ps = x->stage + 1 < pg->S ? x->stage + 1 : -1;
+                        ps = x->stage < sc_mb_last(pg, x->mb) ? x->stage + 1 : -1;
                     } else {
                         continue; /* W: its own record */
                     }

@@ -149,6 +149,16 @@ sc_status sc_verify_passes(sc_prog *pg)
                                  sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
                     goto done;
                 }
+                if (!sc_mb_has(pg, s, mb)) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "pass off its route: %s s%d mb%d is at d%d #%zu, but microbatch "
+                                 "%d runs through stages %d..%d only (copy %d of %d, "
+                                 "docs/guide.md#copies)",
+                                 sc_op_name(in->op), s, mb, d, k, mb, sc_mb_first(pg, mb),
+                                 sc_mb_last(pg, mb), sc_mb_first(pg, mb) / (pg->S / pg->copies),
+                                 pg->copies);
+                    goto done;
+                }
                 loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
                 loc here = {d, (int32_t)k};
                 if (l->dev >= 0) {
@@ -161,7 +171,10 @@ sc_status sc_verify_passes(sc_prog *pg)
     }
     for (int s = 0; s < pg->S; s++) {
         for (int mb = 0; mb < pg->m; mb++) {
+            if (!sc_mb_has(pg, s, mb))
+                continue; /* another copy's stage (docs/guide.md#copies) */
             size_t i = SC_SM(pg, s, mb);
+            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb);
             loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i],
                 bw = at[K_BW * SM + i];
             const char *missing = NULL;
@@ -187,12 +200,12 @@ sc_status sc_verify_passes(sc_prog *pg)
             /* Dependencies inside one device must be in order. */
             loc back = bw.dev >= 0 ? bw : b;
             int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
-            if (s > 0 && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
+            if (s > first && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
                                            SC_OP_F, s, mb)))
                 goto done;
-            if (s == pg->S - 1 && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
+            if (s == last && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
                 goto done;
-            if (s + 1 < pg->S) {
+            if (s < last) {
                 size_t j = i + (size_t)pg->m;
                 loc nb = at[K_BW * SM + j].dev >= 0 ? at[K_BW * SM + j] : at[K_B * SM + j];
                 int nop = at[K_BW * SM + j].dev >= 0 ? SC_OP_BW : SC_OP_B;

@@ -157,6 +157,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->S = S;
     pg->m = m;
     pg->steps = 1;
+    pg->copies = 1;
     pg->nmb = m;
     pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
     pg->chunk = sc_calloc((size_t)S, sizeof(int));

@@ -44,6 +44,7 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
     int sync;       /* sc_sync of the optimizer steps */
     int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
@@ -272,6 +273,24 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
     return sc_pass_mem(pg, in);
 }
 
+/* The route of microbatch mb through the copies of the model
+ * (sc_prog_set_copies): its first and last stage; whether stage s is on
+ * it. mb may be a stream's number (any step). */
+static inline int sc_mb_first(const sc_prog *pg, int mb)
+{
+    if (pg->copies <= 1)
+        return 0;
+    return (mb % pg->m) / (pg->m / pg->copies) * (pg->S / pg->copies);
+}
+static inline int sc_mb_last(const sc_prog *pg, int mb)
+{
+    return pg->copies <= 1 ? pg->S - 1 : sc_mb_first(pg, mb) + pg->S / pg->copies - 1;
+}
+static inline int sc_mb_has(const sc_prog *pg, int s, int mb)
+{
+    return s >= sc_mb_first(pg, mb) && s <= sc_mb_last(pg, mb);
+}
+
 /* Dense index of (stage, mb): s * m + mb. */
 #define SC_SM(pg, s, mb) ((size_t)(s) * (size_t)(pg)->m + (size_t)(mb))
 /* The same for the microbatch numbers of the streams (all steps, nmb). */
@@ -292,9 +311,9 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_F:
         *dop = SC_OP_F;
         *ds = s - 1;
-        return s > 0;
+        return s > sc_mb_first(pg, in->mb);
     case SC_OP_B: case SC_OP_BW:
-        if (s == pg->S - 1)
+        if (s == sc_mb_last(pg, in->mb))
             *dop = SC_OP_F, *ds = s;
         else
             *ds = s + 1;

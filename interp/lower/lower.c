@@ -140,9 +140,10 @@ sc_status sc_lower(sc_prog *pg)
             int s = in->stage, mb = in->mb;
             int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
             int from = -1, to = -1, dir = 0;
-            if (is_f && s > 0 && pg->stage_dev[s - 1] != d)
+            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
+            if (is_f && s > first && pg->stage_dev[s - 1] != d)
                 from = s - 1, dir = SC_DIR_ACT;
-            else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
+            else if (is_b && s < last && pg->stage_dev[s + 1] != d)
                 from = s + 1, dir = SC_DIR_GRAD;
             if (from >= 0) {
                 size_t sm = SC_SM(pg, from, mb);
@@ -153,9 +154,9 @@ sc_status sc_lower(sc_prog *pg)
                                   {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
                                    .peer = pg->stage_dev[from]}};
             }
-            if (is_f && s + 1 < S && pg->stage_dev[s + 1] != d)
+            if (is_f && s < last && pg->stage_dev[s + 1] != d)
                 to = s + 1, dir = SC_DIR_ACT;
-            else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
+            else if (is_b && s > first && pg->stage_dev[s - 1] != d)
                 to = s - 1, dir = SC_DIR_GRAD;
             if (to >= 0) {
                 /* Passes after k start no earlier than k ends: the SEND goes

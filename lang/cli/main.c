@@ -348,6 +348,12 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             printf(", \"bottleneck\": %d", bneck);
         else
             printf(", \"bottleneck\": null");
+        if (sc_prog_copies(pg) > 1) { /* docs/guide.md#copies: parameters per device */
+            printf(", \"copies\": %d, \"param_share\": [", sc_prog_copies(pg));
+            for (int d = 0; d < P; d++)
+                printf("%s%.15g", d ? ", " : "", sc_prog_param_share(pg, d));
+            printf("]");
+        }
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
         sc_cli_print_vocab(pg, sim, 1);
@@ -377,6 +383,9 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     else
         printf("bottleneck    none: every device is busy %.6g\n", sim->busy[0]);
     printf("peak memory   %.4g units (max)\n", peak);
+    if (sc_prog_copies(pg) > 1)
+        printf("copies        %d of the model: d0 holds %.4g of its parameters\n",
+               sc_prog_copies(pg), sc_prog_param_share(pg, 0));
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);

@@ -266,6 +266,16 @@ static int l_sim(lua_State *L)
         lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
         lua_setfield(L, -2, "unit_bytes");
     }
+    if (sc_prog_copies(lp->pg) > 1) { /* docs/guide.md#copies */
+        lua_pushinteger(L, sc_prog_copies(lp->pg));
+        lua_setfield(L, -2, "copies");
+        lua_createtable(L, P, 0);
+        for (int d = 0; d < P; d++) {
+            lua_pushnumber(L, sc_prog_param_share(lp->pg, d));
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, "param_share");
+    }
     sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;
 }

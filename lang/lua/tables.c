@@ -19,7 +19,8 @@
 const char *const sc_program_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
-    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "tfb", "ta", NULL};
+    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "tfb", "ta",
+    "copies", NULL};
 /* sc.block: the program's fields that a Block carries to blk:program, and
  * the block's own. */
 const char *const sc_block_fields[] = {
@@ -294,6 +295,9 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
         check_st(L, pg, sc_prog_set_cost_a2a(pg, s, ta[s]));
     }
     lua_pop(L, 1);
+    lua_Integer copies = int_field(L, t, "copies", NULL, 1); /* docs/guide.md#copies */
+    if (copies != 1)
+        check_st(L, pg, sc_prog_set_copies(pg, copies < 1 || copies > S ? 0 : (int)copies));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     double limit = num_field(L, t, "mem", INFINITY);

@@ -1,0 +1,25 @@
+-- dualpipev.lua — DualPipeV (DeepSeek's DualPipe "cut in half", Sea AI
+-- Lab): the V placement, device r holding stage r (phase 0) and stage
+-- 2p-1-r (phase 1), with the forward of one phase overlapped with the full
+-- backward of the other (F+BW pairs, docs/guide.md#overlapped-pairs) in
+-- the steady state and B/W split at both ends. The order is
+-- deepseek-ai/DualPipe's DualPipeV.step action for action
+-- (sc.dualpipe_actions); needs m >= 2p.
+local P = sc.params {
+  doc = "DualPipeV: V placement, F overlapped with BW (F+BW pairs), m >= 2p",
+  {"p", 4, "pipeline devices (2p stages)"},
+  {"m", 10, "microbatches (at least 2p)"},
+  sc.COSTS,
+  {"tfb", 0.0, "time of an overlapped F+B pair on a device's share (0: tf + tb, no gain)"},
+  {"ta", 0.0, "all-to-all part of F, B and BW, exposed alone, hidden in a pair"},
+  {"pairs", true, "overlap F with BW (false: each pair's two passes in turn)"},
+}
+sc.need(P.m >= 2 * P.p, "dualpipev needs m >= 2p (m = %d, p = %d)", P.m, P.p)
+return sc.program(sc.fields(P, {
+  placement = "v",
+  order = function(r)
+    return sc.dualpipe_order(sc.dualpipe_actions(P.p, r, P.m, P.pairs),
+                             function(ph) return ph end, function(_, i) return i end)
+  end,
+  tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta,
+}))
