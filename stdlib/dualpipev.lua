@@ -13,12 +13,21 @@ local P = sc.params {
   {"tfb", 0.0, "time of an overlapped F+B pair on a device's share (0: tf + tb, no gain)"},
   {"ta", 0.0, "all-to-all part of F, B and BW, exposed alone, hidden in a pair"},
   {"pairs", true, "overlap F with BW (false: each pair's two passes in turn)"},
+  sc.MEM,
+  sc.OFFLOAD, sc.MODEL,
 }
 sc.need(P.m >= 2 * P.p, "dualpipev needs m >= 2p (m = %d, p = %d)", P.m, P.p)
+-- Offload and a split vocabulary place their instructions around single
+-- passes: with either, each pair runs as its two passes in turn.
+local pairs = P.pairs
+if pairs and (P.offload ~= "none" or P.vocab_par == "vocab-1" or P.vocab_par == "vocab-2") then
+  sc.note("dualpipev: with offload or a split vocabulary each F+BW pair runs as its two passes in turn")
+  pairs = false
+end
 return sc.program(sc.fields(P, {
   placement = "v",
   order = function(r)
-    return sc.dualpipe_order(sc.dualpipe_actions(P.p, r, P.m, P.pairs),
+    return sc.dualpipe_order(sc.dualpipe_actions(P.p, r, P.m, pairs),
                              function(ph) return ph end, function(_, i) return i end)
   end,
   tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta,

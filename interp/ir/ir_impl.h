@@ -493,6 +493,12 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
         rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
+    /* Copies of the model (docs/guide.md#copies): REDUCE reads the sum of
+     * the copies' weight gradients. */
+    if (in->op == SC_OP_REDUCE && pg->copies > 1) {
+        rd[0] = (sc_cread){SC_OP_W, -1, -1, 0};
+        return 1;
+    }
     if (!sc_vocab_split(pg->vocab) || !sc_op_is_pass(in->op))
         return 0;
     /* Vocabulary parallelism (docs/vocab.md#placements): F(0) reads the embedding's
@@ -516,7 +522,7 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
  * that a missing collective is reported). */
 static inline int sc_prog_reads_colls(const sc_prog *pg)
 {
-    return sc_vocab_split(pg->vocab);
+    return sc_vocab_split(pg->vocab) || pg->copies > 1;
 }
 
 #endif

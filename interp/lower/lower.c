@@ -197,6 +197,23 @@ sc_status sc_lower(sc_prog *pg)
             if (k < ov->n)
                 sv->v[sv->n++] = ov->v[k];
         }
+        /* Copies of the model (docs/guide.md#copies): before REDUCE, which
+         * reads it, an all-reduce (sum) over every device of the step's
+         * weight gradients (tag W): each device's buffer holds its stages'
+         * gradients at their layer group's place and zeros elsewhere, so
+         * the copies' gradients are summed. Its size: one copy's
+         * parameters (the model's bytes; 0 without a model). */
+        if (pg->copies > 1) {
+            double pb = 0;
+            for (int e = 0; pg->pbytes && e < P; e++)
+                pb += pg->pbytes[e];
+            sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = SC_OP_W, .stage = -1,
+                         .mb = -1, .root = -1, .bytes = pb / pg->copies};
+            if ((st = sc_coll_push(pg, sv, &c)) != SC_OK)
+                goto done;
+        }
+        if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
+            goto nomem;
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
         base += ov->n;

@@ -17,6 +17,7 @@ typedef struct tensor {
     size_t n;
     float *m, *v;          /* moments (host) */
     float *wk, *mk, *vk;   /* the kept copy (host), or NULL */
+    int replica;           /* left out of the state (sc_adamw_add) */
 } tensor;
 
 struct sc_adamw {
@@ -114,7 +115,7 @@ void sc_adamw_free(sc_adamw *a)
     free(a);
 }
 
-sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n)
+sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n, int replica)
 {
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 8;
@@ -125,7 +126,7 @@ sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n
         a->cap = cap;
     }
     tensor *t = &a->t[a->n];
-    *t = (tensor){.be = be, .w = w, .g = g, .n = n};
+    *t = (tensor){.be = be, .w = w, .g = g, .n = n, .replica = replica};
     t->m = calloc(n ? n : 1, sizeof(float));
     t->v = calloc(n ? n : 1, sizeof(float));
     if (!t->m || !t->v) {
@@ -143,6 +144,8 @@ sc_status sc_adamw_state(sc_adamw *a, double state[2])
     for (int i = 0; i < a->n; i++) {
         const tensor *t = &a->t[i];
         double ts = 0;
+        if (t->replica)
+            continue;
         for (size_t i0 = 0; i0 < t->n; i0 += CHUNK) {
             size_t c = t->n - i0 < CHUNK ? t->n - i0 : CHUNK;
             t->be->ops->download(t->be->ctx, a->bg, t->g + i0, c * sizeof(float));

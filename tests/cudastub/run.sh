@@ -91,13 +91,21 @@ for r in $(sample $recipes); do
     done
   done
 done
-! full || [ "$runs" -ge 48 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
+! full || [ "$runs" -ge 56 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
 
 # 3. Random delays on every stream operation (0-300 us).
 for r in $(sample zb-h1 interleaved zb-v 1f1b-v); do
   one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
   one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
 done
+
+# Overlapped pairs (docs/run.md#overlapped-pairs): the backward half on the
+# lane's stream, ordered after the device's stream by an event (the NCCL
+# receive the compute stream waits for included: without the event the
+# stand-in sees the lane use memory before its allocation is reached).
+one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
+one dualpipev 2 4 1 none SC_CUDASTUB_DELAY_US=300
+full && one dualpipe 4 8 4 none SC_CUDASTUB_DELAY_US=300
 
 # 4. Failures on purpose: one line, exit 4, nothing freed under a queued copy.
 for r in 1f1b $(full && echo zb-h1 interleaved); do
