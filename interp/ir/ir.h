@@ -34,26 +34,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Status codes of every interp function. The CLI maps them to exit codes
- * (see docs/errors.md). */
-#define SC_STATUSES(X)                                                  \
-    X(OK, 0, "ok")                                                      \
-    X(ERR_ARG, 3, "invalid argument")                                   \
-    X(ERR_NOMEM, 4, "out of memory")                                    \
-    X(ERR_PROGRAM, 5, "invalid program")                                \
-    X(ERR_DEADLOCK, 6, "deadlock")                                      \
-    X(ERR_LIMIT, 7, "limit exceeded")                                   \
-    X(ERR_RUNTIME, 9, "runtime failure")
+/* The classes of errors and their exit codes (docs/errors.md), one row
+ * each, in the order of their codes: S(NAME, STATUS, code, class) is also a
+ * status that functions return (sc_status, SC_STATUS); E(NAME, code, class) is raised only by the command line and
+ * the Lua surface (lang/). Every row gives SC_EXIT_NAME = code; the Lua
+ * module has them as sc._exits (the prelude's codes), and tests/py/lists.py
+ * compares them with the documented table. A new class is one row. */
+#define SC_EXITS(S, E)                                                  \
+    S(OK, OK, 0, "ok")                                                  \
+    E(INTERNAL, 1, "internal error")                                    \
+    E(USAGE, 2, "usage")                                                \
+    S(ARG, ERR_ARG, 3, "invalid argument")                              \
+    S(NOMEM, ERR_NOMEM, 4, "out of memory")                             \
+    S(PROGRAM, ERR_PROGRAM, 5, "invalid program")                       \
+    S(DEADLOCK, ERR_DEADLOCK, 6, "deadlock")                            \
+    S(LIMIT, ERR_LIMIT, 7, "limit exceeded")                            \
+    E(RECIPE, 8, "recipe error")                                        \
+    S(RUNTIME, ERR_RUNTIME, 9, "runtime failure")                       \
+    E(SANDBOX, 10, "sandbox")
 
+/* Status codes of every interp function (the S rows). */
 typedef enum sc_status {
-#define X(name, code, text) SC_##name,
-    SC_STATUSES(X)
-#undef X
+#define S(name, status, code, text) SC_##status,
+#define E(name, code, text)
+    SC_EXITS(S, E)
+#undef S
+#undef E
     SC_STATUS_COUNT
 } sc_status;
 
+/* Exit codes of the process (every row). */
+enum {
+#define S(name, status, code, text) SC_EXIT_##name = code,
+#define E(name, code, text) SC_EXIT_##name = code,
+    SC_EXITS(S, E)
+#undef S
+#undef E
+};
+
+/* The class of a status ("invalid argument"; "unknown status" past the table),
+ * and its exit code. */
 const char *sc_status_name(sc_status st);
 int sc_status_exit_code(sc_status st);
+/* The rows in order: the i-th row's exit code, NAME and class; 0 past
+ * the end. */
+int sc_exit_row(int i, int *code, const char **name, const char **text);
 
 /* Instruction kinds: one table, one row per kind.
  *
