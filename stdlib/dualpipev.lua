@@ -4,7 +4,11 @@
 -- backward of the other (F+BW pairs, docs/guide.md#overlapped-pairs) in
 -- the steady state and B/W split at both ends. The order is
 -- deepseek-ai/DualPipe's DualPipeV.step action for action
--- (sc.dualpipe_actions); needs m >= 2p.
+-- (sc.dualpipe_actions); needs m >= 2p. With best = true, also DualPipeV's
+-- order with every pair split and stagecraft's pairs joined where the
+-- dataflow timing gains, within DualPipeV's own peak (pairs = true of
+-- sc.program, docs/blocks.md#pairing): the faster of the two by the
+-- simulator.
 local P = sc.params {
   doc = "DualPipeV: V placement, F overlapped with BW (F+BW pairs), m >= 2p",
   {"p", 4, "pipeline devices (2p stages)"},
@@ -13,6 +17,7 @@ local P = sc.params {
   {"tfb", 0.0, "time of an overlapped F+B pair on a device's share (0: tf + tb, no gain)"},
   {"ta", 0.0, "all-to-all part of F, B and BW, exposed alone, hidden in a pair"},
   {"pairs", true, "overlap F with BW (false: each pair's two passes in turn)"},
+  {"best", false, "also try the order with pairs chosen by stagecraft; keep the faster"},
   sc.MEM,
   sc.OFFLOAD, sc.MODEL,
 }
@@ -24,11 +29,27 @@ if pairs and (P.offload ~= "none" or P.vocab_par == "vocab-1" or P.vocab_par == 
   sc.note("dualpipev: with offload or a split vocabulary each F+BW pair runs as its two passes in turn")
   pairs = false
 end
-return sc.program(sc.fields(P, {
-  placement = "v",
-  order = function(r)
-    return sc.dualpipe_order(sc.dualpipe_actions(P.p, r, P.m, pairs),
-                             function(ph) return ph end, function(_, i) return i end)
-  end,
-  tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta,
-}))
+local function program(with_pairs, choose)
+  local t = sc.fields(P, {
+    placement = "v",
+    order = function(r)
+      return sc.dualpipe_order(sc.dualpipe_actions(P.p, r, P.m, with_pairs),
+                               function(ph) return ph end, function(_, i) return i end)
+    end,
+    tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta, pairs = choose,
+  })
+  if choose and t.mem == nil then t.mem = choose end
+  return sc.program(t)
+end
+local prog = program(pairs, nil)
+if P.best and pairs then -- stagecraft's pairs, within DualPipeV's peak
+  local own = prog:sim()
+  local other = program(false, own.peak_memory_max)
+  local r = other:sim()
+  if r.makespan < own.makespan - 1e-12 then
+    sc.note("dualpipev: stagecraft's pairs: makespan %g against DualPipeV's %g", r.makespan,
+            own.makespan)
+    return other
+  end
+end
+return prog

@@ -323,6 +323,16 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
             }
             dev[s] = s < P ? s : 2 * P - 1 - s;
             break;
+        case SC_PLACE_WAVE: /* chunks back and forth */
+            if (S % P != 0) {
+                sc_free(dev);
+                return sc_fail(pg, SC_ERR_ARG,
+                               "placement 'wave' needs the stages in whole chunks of the devices "
+                               "(stages = %d, devices = %d)",
+                               S, P);
+            }
+            dev[s] = (s / P) % 2 ? P - 1 - s % P : s % P;
+            break;
         case SC_PLACE_TABLE:
             if (table[s] < 0 || table[s] >= P) {
                 sc_free(dev);

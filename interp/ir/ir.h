@@ -437,7 +437,7 @@ int sc_vocab_parse(const char *name);
 #define sc_vocab_split(v) ((v) == SC_VOCAB_V1 || (v) == SC_VOCAB_V2)
 
 /* Placements of stages on devices. */
-typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;
+typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE, SC_PLACE_WAVE } sc_place;
 
 /* New program with P devices, S stages, m microbatches: default placement
  * loop, unit costs (T_F = T_B = T_W = 1 per device share), T_comm = 0,
@@ -448,7 +448,9 @@ sc_prog *sc_prog_new(int P, int S, int m);
 const char *sc_new_errmsg(void);
 void sc_prog_free(sc_prog *pg);
 
-/* Placement: LOOP (s mod P), V (needs S == 2P), or TABLE (table[s] = dev). */
+/* Placement: LOOP (s mod P), V (needs S == 2P), WAVE (S a multiple of P:
+ * chunk c = s / P goes 0..P-1 when c is even, back P-1..0 when odd; V is
+ * the wave of two chunks), or TABLE (table[s] = dev). */
 sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
 
 /* Costs of one stage (s) or of all stages (s = -1). Times are for the stage
@@ -529,23 +531,6 @@ int sc_prog_optim_sync(const sc_prog *pg);
 /* Microbatch numbers the lowered streams use: m·steps (m before the steps
  * are unrolled, within the compile driver). */
 int sc_prog_stream_microbatches(const sc_prog *pg);
-
-/* Copies of the model (docs/guide.md#copies): with copies = c (1, the
- * default, or more), the S stages are c copies of S/c layer groups, stage
- * s being copy s/(S/c) of layer group s mod (S/c); microbatch i (of a
- * step; stream numbers mod m) runs only through copy i/(m/c), from its
- * first stage to its last, and the copies' gradients are summed at the end
- * of the step. DualPipe's two directions are copies = 2 on the V
- * placement. Needs S and m multiples of c. */
-sc_status sc_prog_set_copies(sc_prog *pg, int copies);
-int sc_prog_copies(const sc_prog *pg);
-/* The first and last stage microbatch mb runs through: 0 and S-1 with one
- * copy. */
-int sc_prog_first_stage(const sc_prog *pg, int mb);
-int sc_prog_last_stage(const sc_prog *pg, int mb);
-/* The share of the model's parameters device d holds: 1/(S/copies) for
- * each of its stages (2/p on DualPipe's devices: two layer groups of p). */
-double sc_prog_param_share(const sc_prog *pg, int d);
 
 /* Append a compute pass to device d's order. Checks only ranges (stage,
  * microbatch, kind); sc_verify_passes() checks the rest. A vocabulary pass
@@ -656,6 +641,7 @@ typedef struct sc_times {
 
 void sc_times_free(sc_times *t);
 
-#include "pair.h" /* overlapped pairs: their instruction, costs and append */
+#include "pair.h"   /* overlapped pairs: their instruction, costs and append */
+#include "copies.h" /* copies of the model, each microbatch through one */
 
 #endif

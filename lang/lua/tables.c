@@ -243,9 +243,11 @@ static void set_placement(lua_State *L, int t, sc_prog *pg, int S)
             kind = SC_PLACE_LOOP;
         else if (strcmp(name, "v") == 0)
             kind = SC_PLACE_V;
+        else if (strcmp(name, "wave") == 0)
+            kind = SC_PLACE_WAVE;
         else {
-            lua_pushfstring(L, "program: unknown placement '%s' (loop, v, or a table of devices)",
-                            name);
+            lua_pushfstring(L, "program: unknown placement '%s' (loop, v, wave, or a table of "
+                            "devices)", name);
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
             return;
         }
@@ -331,7 +333,7 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
-                 strcmp(lua_tostring(L, -1), "v") == 0;
+                 (strcmp(lua_tostring(L, -1), "v") == 0 || strcmp(lua_tostring(L, -1), "wave") == 0);
     lua_pop(L, 1);
     lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
     if (v < 1 || v > SC_MAX_STAGES) {

@@ -104,4 +104,67 @@ T.fails(function() sc.program{p = 2, m = 2, placement = "v", copies = 2,
 T.fails(function() sc.program{p = 2, m = 3, placement = "v", copies = 2, order = {"", ""}} end,
         "must be multiples of it", "copies must divide m")
 
+-- Pairing (docs/blocks.md#pairing): pairs = true joins neighbouring F and
+-- B where a pair gains, never lengthening the dataflow timing, within mem.
+local function count_pairs(prog)
+  local n = 0
+  for d = 0, prog.devices - 1 do
+    for _ in prog:order(d):gmatch("%+") do n = n + 1 end
+  end
+  return n
+end
+local zbv = {p = 4, m = 16, placement = "v", rule = "zb-v", tfb = 1.5, mem = 4.5}
+local plain = sc.program(zbv)
+zbv.pairs = true
+local paired = sc.program(zbv)
+local rp, rq = plain:sim(), paired:sim()
+T.ok(count_pairs(paired) > 0 and paired:valid(), "pairs = true joins pairs that verify")
+T.ok(rq.makespan <= rp.makespan + 1e-9, ("paired %g <= plain %g"):format(rq.makespan, rp.makespan))
+T.ok(rq.peak_memory_max <= 4.5 + 1e-9, "pairing keeps mem")
+zbv.tfb = nil -- no gain: nothing joined
+T.eq(count_pairs(sc.program(zbv)), 0, "no gain, no pairs")
+-- The automatic scheduler pairs its winner when a pair gains.
+local _, fa = sc.autoschedule{p = 4, m = 16, v = 2, placement = "v", mem = 4.5, time_limit = 0}
+local pa, fb = sc.autoschedule{p = 4, m = 16, v = 2, placement = "v", mem = 4.5, time_limit = 0,
+                               tfb = 1.5}
+T.ok(fb.pairs > 0 and fa.pairs == 0, "autoschedule: pairs only when they gain")
+T.ok(fb.makespan < fa.makespan, ("autoschedule with pairs %g < %g"):format(fb.makespan, fa.makespan))
+T.ok(pa:sim().peak_memory_max <= 4.5 + 1e-9, "autoschedule's pairs within mem")
+T.ok(sc.load("zbv-auto", {p = 4, m = 16, tfb = 1.5, mem = 4.5, time_limit = 0}):sim().makespan <
+     sc.load("zbv-auto", {p = 4, m = 16, mem = 4.5, time_limit = 0}):sim().makespan,
+     "zbv-auto -D tfb: pairs")
+-- dualpipev best = true: stagecraft's pairs on DualPipeV's order, never
+-- slower, faster where the pairs DualPipeV fixes do not pay (tfb near tf+tb).
+for _, o in ipairs{{}, {tfb = 1.8}, {tfb = 1.2}, {tf = 2, tb = 1, tfb = 2.5}} do
+  local a = {p = 4, m = 16}
+  for k, v in pairs(o) do a[k] = v end
+  local own = sc.load("dualpipev", a):sim()
+  a.best = true
+  local best = sc.load("dualpipev", a):sim()
+  T.ok(best.makespan <= own.makespan + 1e-9 and best.peak_memory_max <= own.peak_memory_max + 1e-9,
+       ("dualpipev best %g <= %g"):format(best.makespan, own.makespan))
+end
+T.ok(sc.load("dualpipev", {p = 4, m = 16, tfb = 1.8, best = true}):sim().makespan <
+     sc.load("dualpipev", {p = 4, m = 16, tfb = 1.8}):sim().makespan - 0.5, "best beats DualPipeV at tfb = 1.8")
+
+-- The block search on any placement of whole chunks (docs/blocks.md).
+local wave = sc.program{p = 3, m = 1, v = 3, placement = "wave",
+  order = {"F0 F0.1 F0.2 BW0.2 BW0.1 BW0", "F0 F0.1 F0.2 BW0.2 BW0.1 BW0", "F0 F0.1 F0.2 BW0.2 BW0.1 BW0"}}
+T.eq(table.concat(wave.placement, ","), "0,1,2,2,1,0,0,1,2", "the wave placement")
+for _, c in ipairs{{placement = "loop", v = 1}, {placement = "loop", v = 2}, {placement = "wave", v = 3},
+                   {}, {tfb = 1.5}} do
+  local t = {p = 4, m = 8, kmax = 3}
+  for k, v in pairs(c) do t[k] = v end
+  local blk, f = sc.block_search(t)
+  local prog = blk:program()
+  local r = prog:sim()
+  local tag = ("block_search %s v=%s tfb=%s"):format(tostring(c.placement), tostring(c.v), tostring(c.tfb))
+  T.ok(prog:valid() and r.peak_memory_max <= f.peak + 1e-9, tag .. ": verifies within its peak")
+  T.eq(blk.interval, 3 * (prog.stages // prog.devices), tag .. ": interval 3v")
+end
+local vb = select(2, sc.block_search{p = 4, m = 8, kmax = 3})
+T.eq(("%d %d %d %d"):format(vb.k, vb.af, vb.aB, vb.ab), "3 2 4 4", "the V search as before")
+T.fails(function() sc.block_search{p = 4, m = 8, stages = 6, placement = {0, 1, 2, 3, 0, 1}} end,
+        "whole chunks", "a placement of partial chunks")
+
 os.exit(T.done("dualpipe"))
