@@ -39,20 +39,21 @@ step_time() { # mode args...
 echo
 echo "CPU runtime ($(nproc) cores): median step time of $RUNS runs, $MODEL"
 printf '%-34s %12s %12s %8s\n' "program" "lane (s)" "in turn (s)" "ratio"
-for case in "$tmp/pairs.lua" "dualpipev -D p=1 -D m=8" "dualpipev -D p=2 -D m=8"; do
+for case in "pairs:$tmp/pairs.lua" "dualpipev p=1:dualpipev -D p=1 -D m=8" \
+            "dualpipev p=2:dualpipev -D p=2 -D m=8"; do
+  label=${case%%:*}; args=${case#*:}
   : >"$tmp/lane"; : >"$tmp/serial"
   for _ in $(seq "$RUNS"); do
     # shellcheck disable=SC2086
-    step_time lane $case >>"$tmp/lane"
+    step_time lane $args >>"$tmp/lane"
     # shellcheck disable=SC2086
-    step_time serial $case >>"$tmp/serial"
+    step_time serial $args >>"$tmp/serial"
   done
-  python3 - "$tmp/lane" "$tmp/serial" "$(basename "${case%% *}")${case#* }" <<'PY'
+  python3 - "$tmp/lane" "$tmp/serial" "$label" <<'PY'
 import statistics, sys
 a = statistics.median(float(x) for x in open(sys.argv[1]))
 b = statistics.median(float(x) for x in open(sys.argv[2]))
-name = sys.argv[3] if " " in sys.argv[3] else sys.argv[3] + " (all pairs)"
-print(f"{name:<34} {a:12.4f} {b:12.4f} {b / a:8.2f}")
+print(f"{sys.argv[3]:<34} {a:12.4f} {b:12.4f} {b / a:8.2f}")
 PY
 done
 
