@@ -9,6 +9,8 @@
 #   3. measured step time against the prediction from a GPU profile (the
 #      profile's median step, and a fresh process that loads the profile);
 #   3b. transfers between devices, from the profile;
+#   3c. overlapped pairs (dualpipev): the lane's second stream against the
+#      halves in turn (STAGECRAFT_PAIRS=serial);
 #   4. achieved TFLOP/s of the F, B and W products against the GPU's peak
 #      (build/gpubench_bench_gemm).
 # Run from the repository root: sh bench/gpu/run.sh  (or make gpu-bench)
@@ -147,6 +149,28 @@ for t in pf.get("transfers", []):
     print("%-10s %12d bytes  %10.3f ms  %8.1f GB/s  (%d samples)" % (r["transport"], t["bytes"], t["s"] * 1e3, t["bytes"] / t["s"] / 1e9 if t["s"] > 0 else 0, t["samples"]))
 PY
 fi
+echo
+
+# ---- 3c. overlapped pairs: the lane against the halves in turn -------------
+# dualpipev's pairs with the backward half on the lane's stream, against the
+# same halves in turn on one stream (STAGECRAFT_PAIRS=serial), warm; the
+# same bits either way (docs/run.md#overlapped-pairs).
+echo "3c. overlapped pairs on two streams (dualpipev, p=$P, m=$((2*P)), $MODEL; median of 5 warm steps)"
+printf '%-8s %-12s %-10s %s\n' pairs step_s vs_serial loss_hex
+for mode in serial lane; do
+  # shellcheck disable=SC2086
+  if STAGECRAFT_PAIRS=$mode prof pair_$mode dualpipev -D p=$P -D m=$((2*P)) $MODEL --backend cuda; then
+    python3 - "$tmp/pair_$mode.json" "$tmp/pair_serial.json" $mode <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); base = json.load(open(sys.argv[2]))
+print("%-8s %-12.4f %-10s %s" % (sys.argv[3], r["step_time_s"],
+      "%+.2f%%" % ((r["step_time_s"] / base["step_time_s"] - 1) * 100), r["loss_hex"]))
+PY
+  else
+    echo "$mode: $(head -n 1 "$tmp/pair_$mode.err")"
+  fi
+done
+echo "(the built-in model has no all-to-all: the lane gains only where one pass leaves the GPU idle)"
 echo
 
 # ---- 4. TFLOP/s of the products ---------------------------------------------

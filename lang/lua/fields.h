@@ -80,6 +80,8 @@ typedef enum sc_field_table {
     X("interval", SC_OWN, "number", "the interval T of the block")                                \
     X("slots", SC_OWN, "boolean", "offsets are slots of one pass (the compact form)")             \
     X("reorder", SC_IN(BLOCK_SPEC), "boolean", "the block's choice: reorder after unrolling")     \
+    X("overlap", SC_OWN, "boolean",                                                               \
+      "an F and a backward of one device at offsets equal modulo the interval are a pair")        \
     X("F", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the forward passes")           \
     X("B", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the input-gradient passes")    \
     X("W", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the weight-gradient passes")   \

@@ -104,7 +104,7 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
     lua_pop(L, 2);
 }
 
-/* The block spec in the table at b (interval, slots, reorder, offsets) into
+/* The block spec in the table at b (interval, slots, reorder, overlap, offsets) into
  * blk, offsets stored in off[4*S] (and a split vocabulary's, one per device,
  * in off[4*S + 4*P]). W missing beside F and B: placed. */
 static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block *blk)
@@ -139,7 +139,9 @@ static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block 
     blk->slots = lua_toboolean(L, -1);
     lua_getfield(L, b, "reorder");
     blk->keep_order = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_getfield(L, b, "overlap");
+    blk->overlap = lua_toboolean(L, -1);
+    lua_pop(L, 3);
     if (!blk->off[SC_OP_F])
         sc_lua_raise(L, SC_ERR_ARG, "block: offsets 'F' are missing");
     if (blk->off[SC_OP_BW] && (blk->off[SC_OP_B] || blk->off[SC_OP_W]))
@@ -407,11 +409,12 @@ static void get_stages(lua_State *L, const void *b)
 }
 static void get_interval(lua_State *L, const void *b) { lua_pushnumber(L, LB(b)->blk.interval); }
 static void get_slots(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.slots); }
+static void get_overlap(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.overlap); }
 
 /* The fields a Block reads (docs/blocks.md#blocks-as-values). */
 static const sc_lua_getter block_fields[] = {
     {"devices", get_devices}, {"stages", get_stages}, {"interval", get_interval},
-    {"slots", get_slots},     {NULL, NULL},
+    {"slots", get_slots},     {"overlap", get_overlap}, {NULL, NULL},
 };
 
 static int l_block_index(lua_State *L)

@@ -167,4 +167,43 @@ T.eq(("%d %d %d %d"):format(vb.k, vb.af, vb.aB, vb.ab), "3 2 4 4", "the V search
 T.fails(function() sc.block_search{p = 4, m = 8, stages = 6, placement = {0, 1, 2, 3, 0, 1}} end,
         "whole chunks", "a placement of partial chunks")
 
+-- Pairs in a block (docs/blocks.md#pairs-in-a-block): with overlap = true an
+-- F and a backward of one device at offsets equal modulo the interval are
+-- one pair (F of microbatch i + k with the backward of i); its time in the
+-- collisions, the dependencies and the lifespans; without overlap they
+-- collide.
+local spec = {interval = 3, overlap = true, F = {0, 2.5}, BW = {6, 3.5}}
+local bp = sc.program{p = 2, m = 6, tfb = 1.5, block = spec}
+T.eq(bp:order(0), "F0 F1 F2+BW0 F3+BW1 F4+BW2 F5+BW3 BW4 BW5", "a block's pairs: F of i+2 with BW of i")
+T.eq(bp:order(1), "F0 BW0 F1 BW1 F2 BW2 F3 BW3 F4 BW4 F5 BW5", "no pair on d1")
+local ok, err = bp:valid()
+T.ok(ok, "the block's program verifies: " .. tostring(err))
+T.near(bp:sim().makespan, 21, 1e-12, "pairs timed as tfb + tw = 2.5")
+local blk = sc.block{p = 2, tfb = 1.5, interval = 3, overlap = true, F = {0, 2.5}, BW = {6, 3.5}}
+T.eq(blk.overlap, true, "a Block reads overlap")
+local bpk = blk:peak()
+local long = blk:program{m = 24}:sim()
+T.ok(math.abs(bpk[1] - long.peak_memory[1]) < 1e-9 and math.abs(bpk[2] - long.peak_memory[2]) < 1e-9,
+     ("a block's pairs: predicted peak %s == simulated %s"):format(table.concat(bpk, ","),
+                                                             table.concat(long.peak_memory, ",")))
+T.fails(function() sc.program{p = 2, m = 6, tfb = 1.5,
+                              block = {interval = 3, F = {0, 2.5}, BW = {6, 3.5}}} end,
+        "collide modulo the interval 3", "without overlap the halves collide")
+T.fails(function() sc.program{p = 1, m = 4, block = {interval = 2, overlap = true,
+                                                     F = {0}, BW = {2}}} end,
+        "F s0 takes 3 in its pair, longer than the interval 2", "tfb + tw must fit the interval")
+T.fails(function() sc.program{p = 1, m = 2, block = {interval = 4, overlap = true,
+                                                     F = {0}, BW = {0}}} end,
+        "it depends on", "halves of one microbatch depend on each other")
+-- Slots: a pair of F and BW takes three slots; split B and W, the pair is F
+-- with B and W is placed after it.
+local sl = sc.program{p = 2, m = 6, block = {interval = 4, slots = true, overlap = true,
+                                             F = {0, 3}, B = {8, 4}}}
+T.eq(sl:order(0), "F0 F1 F2+B0 W0 F3+B1 W1 F4+B2 W2 F5+B3 W3 B4 W4 B5 W5", "pairs with W placed by slots")
+T.ok((sl:valid()), "the slots block verifies")
+T.fails(function() sc.program{p = 2, m = 2, vocab_par = "vocab-1",
+                              block = {interval = 8, overlap = true, F = {0, 1}, BW = {8, 2},
+                                       S = {3, 3}, T = {4, 4}, E = {5, 5}, EW = {6, 6}}} end,
+        "overlap does not go with the offsets of the vocabulary passes", "no pairs beside vocabulary offsets")
+
 os.exit(T.done("dualpipe"))
