@@ -9,10 +9,10 @@
 #   3. measured step time against the prediction from a GPU profile (the
 #      profile's median step, and a fresh process that loads the profile);
 #   3b. transfers between devices, from the profile;
-#   3c. overlapped pairs (dualpipev): the lane's second stream against the
-#      halves in turn (STAGECRAFT_PAIRS=serial);
 #   4. achieved TFLOP/s of the F, B and W products against the GPU's peak
-#      (build/gpubench_bench_gemm).
+#      (build/gpubench_bench_gemm);
+#   5. overlapped pairs (dualpipev): the lane's second stream against the
+#      halves in turn (STAGECRAFT_PAIRS=serial).
 # Run from the repository root: sh bench/gpu/run.sh  (or make gpu-bench)
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
@@ -46,7 +46,15 @@ prof() {
   $SC run "$@" --profile "$tmp/$n.prof" --json >"$tmp/$n.json" 2>"$tmp/$n.err"
 }
 
+# The model of sections 2 and 3: emulated devices on at most 4 GPUs.
+P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
+MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
+
+# GPU_BENCH_SECTIONS="2 3" runs only those sections (default: all).
+sec() { case " ${GPU_BENCH_SECTIONS:-1 2 3 4 5} " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # ---- 1. executor overhead per instruction --------------------------------
+if sec 1; then
 # Passes of a model with 8 features: the time is the executor, the kernel
 # launches and the sync after each pass, not the arithmetic. Per device:
 # median step time / (instructions / devices).
@@ -70,9 +78,9 @@ PY
 done
 echo
 
+fi
 # ---- 2. offload: 0 %, 50 %, 100 % ----------------------------------------
-P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
-MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
+if sec 2; then
 echo "2. step time with activations offloaded (1f1b, p=$P on $gpus GPU(s), m=$((2*P)), $MODEL; median of 5 warm steps)"
 printf '%-10s %-12s %-10s %-26s %-14s %-14s %s\n' offload step_s vs_none peak_activation_bytes_max to_host_GB/s to_device_GB/s transport
 for pol in none selective all; do
@@ -108,7 +116,9 @@ PY
 fi
 echo
 
+fi
 # ---- 3. measured step against the simulator -------------------------------
+if sec 3; then
 # The profile's median step against the simulation of the same streams with
 # the profiled costs (prediction_error), then a fresh process that loads the
 # profile (-D costs=FILE, 3 warm-up steps) against the same prediction.
@@ -139,7 +149,9 @@ done
 echo "(p > 1 on one GPU: the devices are emulated and share the GPU, so each pass's profiled time includes the other devices' work)"
 echo
 
+fi
 # ---- 3b. transfers between devices -----------------------------------------
+if sec 3; then
 echo "3b. transfers between devices (the profile's transfers of section 3's last run: bytes over the transfer's own time)"
 if [ -f "$tmp/pr.prof" ]; then
   python3 - "$tmp/pr.prof" "$tmp/pr.json" <<'PY'
@@ -151,11 +163,25 @@ PY
 fi
 echo
 
-# ---- 3c. overlapped pairs: the lane against the halves in turn -------------
+fi
+# ---- 4. TFLOP/s of the products ---------------------------------------------
+if sec 4; then
+echo "4. achieved TFLOP/s of the F, B and W products"
+if [ -x "$BUILD/gpubench_bench_gemm" ]; then
+  "$BUILD/gpubench_bench_gemm"
+  echo
+  STAGECRAFT_CUDA_TF32=1 "$BUILD/gpubench_bench_gemm"
+else
+  echo "missing $BUILD/gpubench_bench_gemm (make gpu-bench builds it)"
+fi
+fi
+
+# ---- 5. overlapped pairs: the lane against the halves in turn --------------
+if sec 5; then
 # dualpipev's pairs with the backward half on the lane's stream, against the
 # same halves in turn on one stream (STAGECRAFT_PAIRS=serial), warm; the
 # same bits either way (docs/run.md#overlapped-pairs).
-echo "3c. overlapped pairs on two streams (dualpipev, p=$P, m=$((2*P)), $MODEL; median of 5 warm steps)"
+echo "5. overlapped pairs on two streams (dualpipev, p=$P, m=$((2*P)), $MODEL; median of 5 warm steps)"
 printf '%-8s %-12s %-10s %s\n' pairs step_s vs_serial loss_hex
 for mode in serial lane; do
   # shellcheck disable=SC2086
@@ -172,13 +198,4 @@ PY
 done
 echo "(the built-in model has no all-to-all: the lane gains only where one pass leaves the GPU idle)"
 echo
-
-# ---- 4. TFLOP/s of the products ---------------------------------------------
-echo "4. achieved TFLOP/s of the F, B and W products"
-if [ -x "$BUILD/gpubench_bench_gemm" ]; then
-  "$BUILD/gpubench_bench_gemm"
-  echo
-  STAGECRAFT_CUDA_TF32=1 "$BUILD/gpubench_bench_gemm"
-else
-  echo "missing $BUILD/gpubench_bench_gemm (make gpu-bench builds it)"
 fi
