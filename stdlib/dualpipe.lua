@@ -18,13 +18,15 @@ local P = sc.params {
   {"ta", 0.0, "all-to-all part of F, B and BW, exposed alone, hidden in a pair"},
   {"pairs", true, "overlap F with BW (false: each pair's two passes in turn)"},
   sc.MEM,
-  sc.OFFLOAD, sc.MODEL,
+  sc.OFFLOAD, sc.MODEL, sc.STEPS[1], sc.STEPS[2],
 }
 sc.need(P.p % 2 == 0 and P.m % 2 == 0, "dualpipe needs p and m even (p = %d, m = %d)", P.p, P.m)
 sc.need(P.m >= 2 * P.p, "dualpipe needs m >= 2p (m = %d, p = %d)", P.m, P.p)
 sc.need(P.vocab_par ~= "vocab-1" and P.vocab_par ~= "vocab-2",
         "dualpipe's two copies of the model do not go with a split vocabulary (vocab_par = %s)",
         P.vocab_par)
+sc.need(P.optim_sync ~= "post-validation",
+        "dualpipe's two copies of the model do not go with optim_sync = post-validation yet")
 local half = P.m // 2
 -- Offload and a split vocabulary place their instructions around single
 -- passes: with either, each pair runs as its two passes in turn.
@@ -45,4 +47,5 @@ return sc.program(sc.fields(P, {
                              function(ph, i) return dir(ph) * half + i end)
   end,
   tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta,
+  steps = P.steps, optim_sync = P.optim_sync,
 }))

@@ -19,14 +19,16 @@ local P = sc.params {
   {"pairs", true, "overlap F with BW (false: each pair's two passes in turn)"},
   {"best", false, "also try the order with pairs chosen by stagecraft; keep the faster"},
   sc.MEM,
-  sc.OFFLOAD, sc.MODEL,
+  sc.OFFLOAD, sc.MODEL, sc.STEPS[1], sc.STEPS[2],
 }
 sc.need(P.m >= 2 * P.p, "dualpipev needs m >= 2p (m = %d, p = %d)", P.m, P.p)
--- Offload and a split vocabulary place their instructions around single
--- passes: with either, each pair runs as its two passes in turn.
+-- Offload, a split vocabulary and post-validation's rollback place their
+-- instructions around single passes: with any, each pair runs as its two
+-- passes in turn.
 local pairs = P.pairs
-if pairs and (P.offload ~= "none" or P.vocab_par == "vocab-1" or P.vocab_par == "vocab-2") then
-  sc.note("dualpipev: with offload or a split vocabulary each F+BW pair runs as its two passes in turn")
+if pairs and (P.offload ~= "none" or P.vocab_par == "vocab-1" or P.vocab_par == "vocab-2" or
+              P.optim_sync == "post-validation") then
+  sc.note("dualpipev: with offload, a split vocabulary or post-validation each F+BW pair runs as its two passes in turn")
   pairs = false
 end
 local function program(with_pairs, choose)
@@ -37,6 +39,7 @@ local function program(with_pairs, choose)
                                function(ph) return ph end, function(_, i) return i end)
     end,
     tfb = P.tfb > 0 and P.tfb or nil, ta = P.ta, pairs = choose,
+    steps = P.steps, optim_sync = P.optim_sync,
   })
   if choose and t.mem == nil then t.mem = choose end
   return sc.program(t)
