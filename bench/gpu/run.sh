@@ -82,28 +82,23 @@ fi
 # ---- 2. offload: 0 %, 50 %, 100 % ----------------------------------------
 if sec 2; then
 echo "2. step time with activations offloaded (1f1b, p=$P on $gpus GPU(s), m=$((2*P)), $MODEL; median of 5 warm steps)"
-printf '%-10s %-12s %-10s %-26s %-14s %-14s %s\n' offload step_s vs_none peak_activation_bytes_max to_host_GB/s to_device_GB/s transport
+printf '%-10s %-12s %-10s %-26s %s\n' offload step_s vs_none peak_activation_bytes_max transport
 for pol in none selective all; do
   half=; [ $pol = selective ] && half="-D offload_chunks=0.5" # 1f1b has one chunk: half of each record
   # shellcheck disable=SC2086
   if prof off_$pol 1f1b -D p=$P -D m=$((2*P)) $MODEL -D offload=$pol $half --backend cuda; then
-    python3 - "$tmp/off_$pol.json" "$tmp/off_$pol.prof" "$tmp/off_none.json" $pol <<'PY'
+    python3 - "$tmp/off_$pol.json" "$tmp/off_none.json" $pol <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); pf = json.load(open(sys.argv[2])); base = json.load(open(sys.argv[3]))
-bw = {}
-for c in pf.get("host_copies", []):
-    bw.setdefault(c["direction"], []).append(c["bytes"] / c["s"] / 1e9 if c["s"] > 0 else 0)
-g = lambda k: "%.1f" % max(bw[k]) if k in bw else "-"
-print("%-10s %-12.4f %-10s %-26s %-14s %-14s %s" % (sys.argv[4], r["step_time_s"],
+r = json.load(open(sys.argv[1])); base = json.load(open(sys.argv[2]))
+print("%-10s %-12.4f %-10s %-26s %s" % (sys.argv[3], r["step_time_s"],
       "%+.2f%%" % ((r["step_time_s"] / base["step_time_s"] - 1) * 100), r["peak_activation_bytes_max"],
-      g("to_host"), g("to_device"), r["transport"]))
+      r["transport"]))
 PY
   else
     echo "$pol: $(head -n 1 "$tmp/off_$pol.err")"
   fi
 done
-echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md;"
-echo " GB/s: the profile's host copies, bytes over the copy's own time, largest size)"
+echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md)"
 if [ -f "$tmp/off_none.json" ] && [ -f "$tmp/ov.txt" ]; then
   python3 - "$tmp/off_none.json" "$tmp/ov.txt" <<'PY'
 import json, sys
