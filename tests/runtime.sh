@@ -424,6 +424,12 @@ t[#t + 1] = ("BW%d.1 BW%d"):format(P.m - 1, P.m - 1)
 return sc.program { p = 1, m = P.m, stages = 2, order = { table.concat(t, " ") } }
 LUA
 expect 0 '"bitwise": true' -- $SC run "$tmp/pairs.lua" -D hidden=96 --check --json
+# A block's pairs (docs/blocks.md#pairs-in-a-block): F of i+2 with BW of i on d0.
+cat >"$tmp/bpair.lua" <<'LUA'
+return sc.program { p = 2, m = 6, tfb = 1.5,
+  block = { interval = 3, overlap = true, F = {0, 2.5}, BW = {6, 3.5} } }
+LUA
+expect 0 '"bitwise": true' -- $SC run "$tmp/bpair.lua" --check --json
 copies() { # args of dualpipe
   if $SC run dualpipe "$@" --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j"; then ok
   else bad "run dualpipe $* --check"; head -3 "$tmp/e" >&2; fi
