@@ -392,7 +392,7 @@ printf '%s\n' 'local P = sc.params { doc = "part", {"p", 4, "p"}, {"m", 8, "m"} 
 if $SC run "$tmp/part.lua" --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" -; then ok
 else bad "run part.lua"; head -3 "$tmp/e" >&2; fi
 # A device cap the step does not fit in without offload, and does with it.
-expect 4 "out of memory on d0" -- env STAGECRAFT_DEVICE_MEMORY=900000 $SC run gis -D m=16
+expect 4 "out of memory on d" -- env STAGECRAFT_DEVICE_MEMORY=900000 $SC run gis -D m=16 # d0 or d3 first, by timing
 expect 0 "peak activation bytes" -- env STAGECRAFT_DEVICE_MEMORY=900000 $SC run gis -D m=16 -D offload=all
 # MPI ranks: the same bits.
 if command -v mpirun >/dev/null &&
