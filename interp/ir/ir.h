@@ -98,8 +98,9 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
- *   WAIT       wait until an earlier SEND of the device has completed (the
- *              runtime's wait on a send, docs/semantics.md#waits)
+ *   WAIT       wait until an earlier SEND has completed (docs/semantics.md#waits)
+ *   FB         an overlapped pair: F of one (stage, mb) run together with B
+ *              or BW of another on the same device (docs/semantics.md#overlapped-pairs)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -157,6 +158,7 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
     X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
+    X(FB,        PAIR,  0,                             NONE,      TFB)         \
     X(WAIT,      WAIT,  0,                             NONE,      NONE)
 
 typedef enum sc_op {
@@ -182,6 +184,8 @@ typedef enum sc_op_class {
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
     SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
     SC_OPK_WAIT,  /* a wait for a SEND: the SEND's stage, mb, dir, peer */
+    SC_OPK_PAIR,  /* an overlapped pair of two stage passes: stage, mb (its F);
+                     dir, flags, bmb (its B or BW: sc_pair_half) */
 } sc_op_class;
 
 /* Flags: the role of a kind in the data flow. */
@@ -222,6 +226,7 @@ typedef enum sc_op_cost_kind {
     SC_OPC_TS, SC_OPC_TT, SC_OPC_TE, SC_OPC_TEW,
     SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
+    SC_OPC_TFB, /* an overlapped pair: sc_pair_cost (ir_impl.h) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
@@ -266,7 +271,15 @@ static inline int sc_op_is_pass(int op)
 static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
 static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
 static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
-static inline int sc_op_is_wait(int op) { return SC_OP_IS_(op, SC_OPK_WAIT); }
+/* An overlapped pair (FB): two stage passes in one instruction, on the
+ * compute stream (sc_instr_halves). */
+static inline int sc_op_is_pair(int op) { return SC_OP_IS_(op, SC_OPK_PAIR); }
+/* What runs on the compute stream and reads or writes a stage's data: a
+ * stage pass or a pair of them. */
+static inline int sc_op_is_slot(int op)
+{
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_STAGE) | SC_OPB_CLASS(SC_OPK_PAIR))) != 0;
+}
 /* The transfers that send (SEND) and that receive (RECV). */
 static inline int sc_op_is_send(int op)
 {
@@ -293,7 +306,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break;
     }
     return -1;
 }
@@ -339,12 +352,14 @@ const char *sc_red_name(int red);
  *   REDUCE/OPTIM: stage = mb = peer = -1;
  *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
  *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE);
- *   WAIT: the operands of the SEND it waits for (stage, mb, dir, peer);
  *   ALLREDUCE/BCAST: dir = the reduction (SC_RED_*; 0 for BCAST), flags =
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its
  *              description in the program (root, members, step, size;
- *              sc_prog_coll gives all of it). */
+ *              sc_prog_coll gives all of it);
+ *   FB (a pair): stage, mb = its F half; its other half (B or BW of another
+ *              stage and microbatch of the same device) packed into dir,
+ *              flags and bmb: sc_pair_make, sc_pair_half, sc_instr_halves. */
 typedef struct sc_instr {
     uint8_t op;
     uint8_t dir;
@@ -355,6 +370,7 @@ typedef struct sc_instr {
         int32_t peer;
         int32_t frac;
         int32_t coll;
+        int32_t bmb;
     };
 } sc_instr;
 
@@ -424,7 +440,7 @@ int sc_vocab_parse(const char *name);
 #define sc_vocab_split(v) ((v) == SC_VOCAB_V1 || (v) == SC_VOCAB_V2)
 
 /* Placements of stages on devices. */
-typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;
+typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE, SC_PLACE_WAVE } sc_place;
 
 /* New program with P devices, S stages, m microbatches: default placement
  * loop, unit costs (T_F = T_B = T_W = 1 per device share), T_comm = 0,
@@ -435,20 +451,15 @@ sc_prog *sc_prog_new(int P, int S, int m);
 const char *sc_new_errmsg(void);
 void sc_prog_free(sc_prog *pg);
 
-/* Placement: LOOP (s mod P), V (needs S == 2P), or TABLE (table[s] = dev). */
+/* Placement: LOOP (s mod P), V (needs S == 2P), WAVE (S a multiple of P:
+ * chunk c = s / P goes 0..P-1 when c is even, back P-1..0 when odd; V is
+ * the wave of two chunks), or TABLE (table[s] = dev). */
 sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
 
 /* Costs of one stage (s) or of all stages (s = -1). Times are for the stage
  * itself; negative or non-finite values are refused. */
 sc_status sc_prog_set_cost(sc_prog *pg, int s, double tf, double tb, double tw);
 sc_status sc_prog_set_comm(sc_prog *pg, double tcomm);
-/* The runtime's point-to-point semantics that the verifier and the simulator
- * model (docs/semantics.md#modes): NCCL, the default (a device's groups run
- * one at a time, in order), or gloo (each group on its own: a transfer
- * completes once both halves are posted). */
-enum { SC_P2P_NCCL, SC_P2P_GLOO };
-sc_status sc_prog_set_p2p(sc_prog *pg, int mode);
-int sc_prog_p2p(const sc_prog *pg);
 /* BW's own time on stage s (s = -1: all); NAN (the default) means tb + tw.
  * A profile measures it (a fused pass can be faster than its halves). */
 sc_status sc_prog_set_cost_bw(sc_prog *pg, int s, double tbw);
@@ -632,5 +643,8 @@ typedef struct sc_times {
 } sc_times;
 
 void sc_times_free(sc_times *t);
+
+#include "pair.h"   /* overlapped pairs: their instruction, costs and append */
+#include "copies.h" /* copies of the model, each microbatch through one */
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "compile.h"
 #include "cli.h"
+#include "ir/p2p.h"
 
 #include <errno.h>
 #include <math.h>

@@ -40,7 +40,7 @@ static int same_but_waits(const sc_instr *a, size_t na, const sc_instr *b, size_
 {
     size_t k = 0;
     for (size_t i = 0; i < nb; i++) {
-        if (sc_op_is_wait(b[i].op))
+        if (sc_op_class_of(b[i].op) == SC_OPK_WAIT)
             continue;
         if (k >= na || a[k].op != b[i].op || a[k].stage != b[i].stage || a[k].mb != b[i].mb ||
             (sc_op_is_transfer(a[k].op) && (a[k].dir != b[i].dir || a[k].peer != b[i].peer)))
