@@ -489,5 +489,20 @@ row() { awk '$1 == "1f1b" { $1 = ""; print }' "$1"; }
 [ -n "$(row "$tmp/plain")" ] && [ "$(row "$tmp/plain")" = "$(row "$tmp/poisoned")" ] && ok ||
   ko "a compare row changed another's: $(row "$tmp/poisoned")"
 
+# (7) Extreme sweep ranges: a range whose step vanishes in its start
+# (1e20:1e20 ran past the list of 1000 values: a heap overflow) has its one
+# value; the rows' tables are counted in --max-mem.
+$SC compare 1f1b -D m=1e20:1e20 >"$tmp/o" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -qF "error (exit 2): parameter 'm': expected an integer, got '1e+20'" "$tmp/o" && ok ||
+  ko "compare -D m=1e20:1e20 (exit $rc): $(tail -2 "$tmp/o")"
+expect 2 "more than 1000 values" -- $SC compare 1f1b -D m=1:1e300:1
+expect 2 "more than 1000 values" -- $SC compare 1f1b -D m=-1e308:1e308:1e-308
+# (9) The cost-file reader: linear in its keys (a duplicate after 100k keys
+# once took a minute), and its tree counted in --max-mem.
+awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++) printf "\"k%d\":0,", i; print "\"k0\":1}" }' >"$tmp/r/dup.json"
+expect 3 "line 1: the key 'k0' appears twice in one object" -- timeout 20 $SC check 1f1b -D costs="$tmp/r/dup.json"
+awk 'BEGIN { printf "["; for (i = 0; i < 1000000; i++) printf "0,"; print "0]" }' >"$tmp/r/big.json"
+expect 7 "memory limit exceeded" -- $SC --max-mem 32M check 1f1b -D costs="$tmp/r/big.json"
+
 echo "sandbox: $pass passed, $fail failed"
 [ "$fail" = 0 ]

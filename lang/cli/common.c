@@ -37,6 +37,8 @@ int sc_cli_fail(int code, const char *msg)
     size_t k = strlen(clean);
     clean[k++] = '\n';
     fwrite(clean, 1, k, stderr);
+    if (sc_error_fd() >= 0 && write(sc_error_fd(), clean, k) < 0)
+        k = 0; /* the driver's channel is gone: stderr has the line */
     free(clean);
     return code;
 }

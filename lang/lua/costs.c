@@ -100,6 +100,8 @@ static int l_costs_read(lua_State *L)
         sc_costs_free(&c);
     if (st != SC_OK) {
         sc_jv_free(root);
+        if (st == SC_ERR_NOMEM) /* the tree is counted in --max-mem: its error */
+            return luaL_error(L, "not enough memory");
         return costs_error(L, name, err);
     }
     /* Building the table may raise (memory): under pcall, so that the
