@@ -504,5 +504,24 @@ expect 3 "line 1: the key 'k0' appears twice in one object" -- timeout 20 $SC ch
 awk 'BEGIN { printf "["; for (i = 0; i < 1000000; i++) printf "0,"; print "0]" }' >"$tmp/r/big.json"
 expect 7 "memory limit exceeded" -- $SC --max-mem 32M check 1f1b -D costs="$tmp/r/big.json"
 
+# (11) run under a tight address-space limit: refused by the pre-check or
+# run, never a hang in OpenBLAS's retry loop (glibc's per-thread arenas
+# once took the room the check had counted for OpenBLAS's buffers). The
+# limits tried start where the pre-check's own figures put the edge.
+if full; then
+  msg=$( (ulimit -v 400000; $SC run 1f1b -D p=4 -D m=4 2>&1 >/dev/null) )
+  left=$(echo "$msg" | sed -n 's/.*leaves \([0-9]*\) MiB.*/\1/p')
+  need=$(echo "$msg" | sed -n 's/.*needs about \([0-9]*\) MiB.*/\1/p')
+  if [ -n "$left" ] && [ -n "$need" ]; then
+    edge=$(( 400000 - left * 1024 + need * 1024 ))
+    for k in 0 1 2 3 4 5 6 7 8 9; do
+      (ulimit -v $(( edge + k * 8192 )); timeout 30 $SC run 1f1b -D p=4 -D m=4 >/dev/null 2>&1); rc=$?
+      [ "$rc" = 0 ] || [ "$rc" = 4 ] && ok || ko "run under ulimit -v $(( edge + k * 8192 )): exit $rc"
+    done
+  else
+    ko "run under ulimit -v 400000 did not refuse with its figures: $msg"
+  fi
+fi
+
 echo "sandbox: $pass passed, $fail failed"
 [ "$fail" = 0 ]
