@@ -408,6 +408,13 @@ printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1
 $SC check "$tmp/pr.lua" 2>"$tmp/err" >/dev/null
 printf 'a?[31mred?[0m\t1\tx?y\n' | cmp -s - "$tmp/err" && ok || bad "print's escape sequences: $(od -c "$tmp/err" | head -2)"
 
+# Bidirectional controls (U+202E reverses what follows) print as '?' too,
+# in print and in error messages; other non-ASCII text stays.
+printf 'print("a\342\200\256b \342\201\246c \303\251")\nerror("x\342\200\256y")\n' >"$tmp/bidi.lua"
+$SC check "$tmp/bidi.lua" 2>"$tmp/err" >/dev/null
+grep -qF 'a?b ?c é' "$tmp/err" && grep -qF 'bidi.lua:2: x?y' "$tmp/err" && ok ||
+  ko "bidi controls pass the cleaner: $(od -c "$tmp/err" | head -3)"
+
 # ---- round three (issue 27) ------------------------------------------------
 # (1) The module's internals: getmetatable(sc) gives nothing usable, so a
 # recipe cannot swap the module's __index and be handed the real module
