@@ -315,7 +315,8 @@ local USAGE, BADARG, RECIPE = sc._exits.usage, sc._exits.arg, sc._exits.recipe
 -- recipe need not read them.
 sc._overrides, sc._declared, sc._doc, sc._listing, sc._read = {}, {}, nil, false, {}
 sc._external = {}
-local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end})
+local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end,
+  __metatable = false})
 
 local function convert(name, default, value)
   local want = type(default)
@@ -526,24 +527,27 @@ function sc._evaluate(recipe, overrides, listing)
   sc._costs_reader = reader
   sc._enter(recipe)
   local ok, res = pcall(chunk)
-  sc._leave()
-  local declared, doc, read = sc._declared, sc._doc, sc._read
-  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
-    saved[1], saved[2], saved[3], saved[4], saved[5]
-  sc._costs_reader = saved[6]
-  if listing and (res == LISTING or ok) then return nil, declared, doc end
-  if not ok and type(res) ~= "string" and type(res) ~= "number" and res ~= LISTING then
+  local listed = rawequal(res, LISTING)
+  if not ok and type(res) ~= "string" and type(res) ~= "number" and not listed then
     -- error(value) with a value that is not a message: the recipe's name,
     -- and the value's __tostring text when it has one that works (one that
-    -- fails or loops gives none).
+    -- fails or loops gives none). Its __tostring is the recipe's code: it
+    -- runs here, inside the recipe's window (its rule on files, its limits),
+    -- never after it (docs/sandbox.md#callbacks).
     local mt, text = debug.getmetatable(res), nil
-    if type(mt) == "table" and mt.__tostring ~= nil then
+    if type(mt) == "table" and rawget(mt, "__tostring") ~= nil then
       local told, t = pcall(tostring, res)
       if told and type(t) == "string" then text = t end
     end
     res = text and ("%s: the recipe raised an error object: %s"):format(recipe, text)
       or ("%s: the recipe raised an error that is not a message (a %s)"):format(recipe, type(res))
   end
+  sc._leave()
+  local declared, doc, read = sc._declared, sc._doc, sc._read
+  sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
+    saved[1], saved[2], saved[3], saved[4], saved[5]
+  sc._costs_reader = saved[6]
+  if listing and (listed or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on
   -- its program (docs/steps.md#steps): not the recipe's parameters to check.
@@ -756,6 +760,7 @@ end
 -- test for something newer (if sc.x then); sc.version is the better test.
 -- The sandbox's copy of the module gets this metatable too.
 setmetatable(sc, {
+  __metatable = false,
   __index = function(t, k)
     if type(k) ~= "string" or k:sub(1, 1) == "_" then return nil end
     local names = {}

@@ -338,47 +338,49 @@ recipe flood.lua 'local s = string.rep("F0 ", 3e6)
 return sc.program { p = 4096, m = 4, order = function() return s end }'
 expect 5 "device 0: too many passes: 4096 stages x 4 microbatches have at most 49152" -- $SC check "$tmp/r/flood.lua"
 
-# ---- files a program writes (p:svg, p:trace, p:export): the folder only ----
+# ---- files a program writes (p:svg, p:trace, p:export): the grant only ----
 recipe draw.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:svg("pic.svg"); p:trace("sub/t.json"); p:export("torch-csv", "s.csv")
 return p'
-expect 0 "ok:" -- $SC check "$tmp/r/draw.lua"
+expect 10 "draw.lua:2: sandbox: svg('pic.svg'): a recipe writes files only in a folder the user grants (--allow-write DIR)" -- $SC check "$tmp/r/draw.lua"
+absent "$tmp/r/pic.svg" "a plain check wrote"
+expect 0 "ok:" -- $SC check "$tmp/r/draw.lua" --allow-write "$tmp/r"
 present "$tmp/r/pic.svg" "p:svg in the recipe's folder"
 present "$tmp/r/sub/t.json" "p:trace in a subfolder"
 present "$tmp/r/s.csv" "p:export in the folder"
 recipe drawout.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
 p:svg('$tmp/out/pic.svg')
 return p"
-expect 10 "drawout.lua:2: sandbox: svg('$tmp/out/pic.svg'): a recipe may write files in its own folder only" -- $SC check "$tmp/r/drawout.lua"
+expect 10 "drawout.lua:2: sandbox: svg('$tmp/out/pic.svg'): a recipe may write files only in the folder granted by --allow-write" -- $SC check "$tmp/r/drawout.lua" --allow-write "$tmp/r"
 absent "$tmp/out/pic.svg" "p:svg outside the folder"
 recipe drawup.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:export("json", "../out/up.json")
 return p'
-expect 10 "sandbox: json('../out/up.json'): a recipe may write files in its own folder only" -- $SC check "$tmp/r/drawup.lua"
+expect 10 "sandbox: json('../out/up.json'): a recipe may write files only in the folder granted by --allow-write" -- $SC check "$tmp/r/drawup.lua" --allow-write "$tmp/r"
 absent "$tmp/out/up.json" "p:export through .."
 recipe drawlua.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:export("json", "draw.lua")
 return p'
-expect 10 "sandbox: json('draw.lua'): a recipe may not write .lua files" -- $SC check "$tmp/r/drawlua.lua"
+expect 10 "sandbox: json('draw.lua'): a recipe may not write .lua files" -- $SC check "$tmp/r/drawlua.lua" --allow-write "$tmp/r"
 ln -s "$tmp/out/target.svg" "$tmp/r/link.svg"
 recipe drawlink.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:svg("link.svg")
 return p'
 touch "$tmp/out/target.svg"
-expect 10 "sandbox: svg('link.svg'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/drawlink.lua"
+expect 10 "sandbox: svg('link.svg'): the file lies outside the folder granted by --allow-write" -- $SC check "$tmp/r/drawlink.lua" --allow-write "$tmp/r"
 [ -s "$tmp/out/target.svg" ] && ko "p:svg wrote through a link" || ok
 # Dotfiles are not written either (issue 21): a hook under .git, a .env.
 mkdir -p "$tmp/r/.git/hooks"
 recipe drawdot.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:export("torch-csv", ".git/hooks/pre-commit")
 return p'
-expect 10 "sandbox: torch-csv('.git/hooks/pre-commit'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/drawdot.lua"
+expect 10 "sandbox: torch-csv('.git/hooks/pre-commit'): dotfiles and dot-folders are refused" -- $SC check "$tmp/r/drawdot.lua" --allow-write "$tmp/r"
 absent "$tmp/r/.git/hooks/pre-commit" "p:export wrote a git hook"
 printf 'KEY=1\n' >"$tmp/r/.envout"; ln -s .envout "$tmp/r/envlink.csv"
 recipe drawdot2.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:export("json", "envlink.csv")
 return p'
-expect 10 "sandbox: json('envlink.csv'): the file lies outside the recipe's folder" -- $SC check "$tmp/r/drawdot2.lua"
+expect 10 "sandbox: json('envlink.csv'): the file lies outside the folder granted by --allow-write" -- $SC check "$tmp/r/drawdot2.lua" --allow-write "$tmp/r"
 [ "$(cat "$tmp/r/.envout")" = KEY=1 ] && ok || ko "p:export wrote a dotfile through a link"
 # Code without an _ENV of its own (a coroutine, a local function) is covered too.
 recipe drawco.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
@@ -386,25 +388,147 @@ local svg = p.svg
 coroutine.wrap(function() svg(p, '$tmp/out/co.svg') end)()
 return p"
 # (coroutine.wrap re-raises the error as a new string: the exit code is 8 then)
-$SC check "$tmp/r/drawco.lua" >/dev/null 2>"$tmp/e"
-grep -qF "sandbox: svg('$tmp/out/co.svg'): a recipe may write files in its own folder only" "$tmp/e" && ok || ko "p:svg from a coroutine refused"
+$SC check "$tmp/r/drawco.lua" --allow-write "$tmp/r" >/dev/null 2>"$tmp/e"
+grep -qF "sandbox: svg('$tmp/out/co.svg'): a recipe may write files only in the folder granted" "$tmp/e" && ok || ko "p:svg from a coroutine refused"
 absent "$tmp/out/co.svg" "p:svg from a coroutine"
 # A script is sandboxed the same way; with --trust, anywhere.
 recipe script.lua "print(sc.program { p = 2, m = 2, rule = '1f1b' }:svg('$tmp/out/s.svg'))"
-expect 10 "sandbox: svg('$tmp/out/s.svg'): a recipe may write files in its own folder only" -- $SC "$tmp/r/script.lua"
+expect 10 "sandbox: svg('$tmp/out/s.svg'): a recipe may write files only in the folder granted by --allow-write" -- $SC --allow-write "$tmp/r" "$tmp/r/script.lua"
 absent "$tmp/out/s.svg" "a script's p:svg outside its folder"
 expect 0 "true" -- $SC --trust "$tmp/r/script.lua"
 present "$tmp/out/s.svg" "with --trust"
 # A recipe loaded by a trusted script still writes only in its own folder.
 printf 'sc.load("%s")
 ' "$tmp/r/drawout.lua" >"$tmp/loader.lua"
-expect 10 "a recipe may write files in its own folder only" -- sh -c "$SC <'$tmp/loader.lua'"
+expect 10 "a recipe writes files only in a folder the user grants" -- sh -c "$SC <'$tmp/loader.lua'"
 
 # print in a recipe: its text cleaned for the terminal (docs/sandbox.md), like
 # every other text a recipe makes stagecraft print; tabs between arguments.
 printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1f1b"}\n' >"$tmp/pr.lua"
 $SC check "$tmp/pr.lua" 2>"$tmp/err" >/dev/null
 printf 'a?[31mred?[0m\t1\tx?y\n' | cmp -s - "$tmp/err" && ok || bad "print's escape sequences: $(od -c "$tmp/err" | head -2)"
+
+# Bidirectional controls (U+202E reverses what follows) print as '?' too,
+# in print and in error messages; other non-ASCII text stays.
+printf 'print("a\342\200\256b \342\201\246c \303\251")\nerror("x\342\200\256y")\n' >"$tmp/bidi.lua"
+$SC check "$tmp/bidi.lua" 2>"$tmp/err" >/dev/null
+grep -qF 'a?b ?c é' "$tmp/err" && grep -qF 'bidi.lua:2: x?y' "$tmp/err" && ok ||
+  ko "bidi controls pass the cleaner: $(od -c "$tmp/err" | head -3)"
+
+# ---- round three (issue 27) ------------------------------------------------
+# (1) The module's internals: getmetatable(sc) gives nothing usable, so a
+# recipe cannot swap the module's __index and be handed the real module
+# (from which sc._enter would open any folder for writing and the real
+# sc.costs and sc.load would read any file). Through every command.
+recipe hijack.lua "local mt = getmetatable(sc)
+if type(mt) == 'table' then
+  mt.__index = function(t, k) if rawget(t, '_enter') then REAL = t end end
+end
+pcall(sc.load, '1f1b')
+local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+if REAL then REAL._enter('$tmp/out/x.lua'); p:svg('$tmp/out/hijack.svg') end
+assert(mt == false and not REAL, 'the real module leaked')
+return p"
+for c in check sim show "export --format json"; do
+  expect 0 "" -- $SC $c "$tmp/r/hijack.lua"
+done
+expect 0 "hijack" -- $SC list "$tmp/r/hijack.lua"
+expect 0 "makespan" -- $SC compare "$tmp/r/hijack.lua" 1f1b
+absent "$tmp/out/hijack.svg" "a recipe reached the real module"
+# The listing sentinel, caught by a recipe, hides its metatable too.
+recipe listing.lua "local ok, e = pcall(sc.params, {{'x', 1, 'x'}})
+assert(ok or getmetatable(e) == nil or getmetatable(e) == false, 'LISTING metatable')
+return sc.program { p = 2, m = 2, rule = '1f1b' }"
+expect 0 "listing.lua" -- $SC list "$tmp/r/listing.lua"
+# (2) An error object's __tostring runs inside the recipe's window: under
+# its rule on files (no grant: none) and its limits, never after it.
+recipe errobj.lua "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+error(setmetatable({}, {__tostring = function() p:svg('$tmp/out/late.svg'); return 'boom' end}))"
+expect 8 "errobj.lua: the recipe raised an error that is not a message (a table)" -- $SC check "$tmp/r/errobj.lua"
+expect 8 "not a message" -- $SC check "$tmp/r/errobj.lua" --allow-write "$tmp/r"
+absent "$tmp/out/late.svg" "__tostring wrote after the window"
+recipe errloop.lua "error(setmetatable({}, {__tostring = function() while true do end end}))"
+expect 7 "step limit exceeded" -- $SC --max-steps 100000 check "$tmp/r/errloop.lua"
+recipe erreq.lua "error(setmetatable({}, {__eq = function() os_ok = true; return true end}))"
+expect 8 "not a message" -- $SC list "$tmp/r/erreq.lua"
+# (3) The cost-file helpers read under the sandbox's rule, from a script too.
+recipe readany.lua "print(sc.costs_of{costs = '/etc/passwd'})"
+expect 10 "readany.lua:1: sandbox: sc.costs('/etc/passwd'): a recipe may read files in its own folder only" -- $SC "$tmp/r/readany.lua"
+recipe readany2.lua "local C = sc.costs_of{costs = '/etc/passwd'}
+return sc.program { p = 2, m = 2, rule = '1f1b' }"
+expect 10 "readany2.lua:1: sandbox: sc.costs('/etc/passwd')" -- $SC check "$tmp/r/readany2.lua"
+# (4) No .lua file by path tricks: trailing dots and spaces, case, "/.".
+for f in 'x.lua ' 'x.lua.' 'x.LUA' 'x.Lua..' 'x.lua/.' 'sub/../y.lua/' 'sub/..' '.'; do
+  printf 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }\np:svg("%s")\nreturn p\n' "$f" >"$tmp/r/trick.lua"
+  expect 10 "trick.lua:2: sandbox: svg('$f'): a recipe may not write .lua files" -- $SC check "$tmp/r/trick.lua" --allow-write "$tmp/r"
+done
+absent "$tmp/r/x.lua " ".lua with a space"; absent "$tmp/r/x.lua." ".lua with a dot"
+absent "$tmp/r/x.LUA" ".LUA"; absent "$tmp/r/x.lua" "x.lua through /."
+# (5) A plain check writes nothing; a grant never replaces a file this run
+# did not write (a recipe beside a model cannot overwrite train.py).
+mkdir -p "$tmp/model"; printf 'print("train")\n' >"$tmp/model/train.py"
+printf 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }\np:export("torch-csv", "train.py")\nreturn p\n' >"$tmp/model/recipe.lua"
+expect 10 "recipe.lua:2: sandbox: torch-csv('train.py'): a recipe writes files only in a folder the user grants (--allow-write DIR)" -- $SC check "$tmp/model/recipe.lua"
+expect 10 "recipe.lua:2: sandbox: torch-csv('train.py'): the file exists: a recipe never replaces a file it did not write in this run" -- $SC check "$tmp/model/recipe.lua" --allow-write "$tmp/model"
+[ "$(cat "$tmp/model/train.py")" = 'print("train")' ] && ok || ko "train.py was replaced"
+printf 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }\np:svg("a.svg"); p:svg("a.svg")\nreturn p\n' >"$tmp/model/twice.lua"
+expect 0 "ok:" -- $SC check "$tmp/model/twice.lua" --allow-write "$tmp/model"
+present "$tmp/model/a.svg" "a granted write"
+expect 10 "the file exists" -- $SC check "$tmp/model/twice.lua" --allow-write "$tmp/model"
+expect 2 "--allow-write needs a folder that exists" -- $SC check "$tmp/model/twice.lua" --allow-write "$tmp/nowhere"
+
+# (6) compare: no row changes another's results (through the real module:
+# its default costs, once 1f1b's makespan 33 became 0.033).
+cat >"$tmp/r/poison.lua" <<'EOF'
+local program = sc.program
+local REAL
+pcall(function() getmetatable(sc).__index = function(t) if rawget(t, "_enter") then REAL = t end end end)
+pcall(sc.load, "gpipe")
+pcall(function() for i = 1, 3 do REAL.COSTS[i][2] = 0.001 end end)
+pcall(function() for i = 1, 3 do sc.COSTS[i][2] = 0.001 end end)
+pcall(function() string.rep = nil; string.format = nil end)
+pcall(function() sc.STEPS[1][2] = 7 end)
+return program { p = 4, m = 8, rule = "1f1b" }
+EOF
+$SC compare 1f1b >"$tmp/plain" 2>&1
+$SC compare "$tmp/r/poison.lua" 1f1b >"$tmp/poisoned" 2>&1
+row() { awk '$1 == "1f1b" { $1 = ""; print }' "$1"; }
+[ -n "$(row "$tmp/plain")" ] && [ "$(row "$tmp/plain")" = "$(row "$tmp/poisoned")" ] && ok ||
+  ko "a compare row changed another's: $(row "$tmp/poisoned")"
+
+# (7) Extreme sweep ranges: a range whose step vanishes in its start
+# (1e20:1e20 ran past the list of 1000 values: a heap overflow) has its one
+# value; the rows' tables are counted in --max-mem.
+$SC compare 1f1b -D m=1e20:1e20 >"$tmp/o" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -qF "error (exit 2): parameter 'm': expected an integer, got '1e+20'" "$tmp/o" && ok ||
+  ko "compare -D m=1e20:1e20 (exit $rc): $(tail -2 "$tmp/o")"
+expect 2 "more than 1000 values" -- $SC compare 1f1b -D m=1:1e300:1
+expect 2 "more than 1000 values" -- $SC compare 1f1b -D m=-1e308:1e308:1e-308
+# (9) The cost-file reader: linear in its keys (a duplicate after 100k keys
+# once took a minute), and its tree counted in --max-mem.
+awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++) printf "\"k%d\":0,", i; print "\"k0\":1}" }' >"$tmp/r/dup.json"
+expect 3 "line 1: the key 'k0' appears twice in one object" -- timeout 20 $SC check 1f1b -D costs="$tmp/r/dup.json"
+awk 'BEGIN { printf "["; for (i = 0; i < 1000000; i++) printf "0,"; print "0]" }' >"$tmp/r/big.json"
+expect 7 "memory limit exceeded" -- $SC --max-mem 32M check 1f1b -D costs="$tmp/r/big.json"
+
+# (11) run under a tight address-space limit: refused by the pre-check or
+# run, never a hang in OpenBLAS's retry loop (glibc's per-thread arenas
+# once took the room the check had counted for OpenBLAS's buffers). The
+# limits tried start where the pre-check's own figures put the edge.
+if full; then
+  msg=$( (ulimit -v 400000; $SC run 1f1b -D p=4 -D m=4 2>&1 >/dev/null) )
+  left=$(echo "$msg" | sed -n 's/.*leaves \([0-9]*\) MiB.*/\1/p')
+  need=$(echo "$msg" | sed -n 's/.*needs about \([0-9]*\) MiB.*/\1/p')
+  if [ -n "$left" ] && [ -n "$need" ]; then
+    edge=$(( 400000 - left * 1024 + need * 1024 ))
+    for k in 0 1 2 3 4 5 6 7 8 9; do
+      (ulimit -v $(( edge + k * 8192 )); timeout 30 $SC run 1f1b -D p=4 -D m=4 >/dev/null 2>&1); rc=$?
+      [ "$rc" = 0 ] || [ "$rc" = 4 ] && ok || ko "run under ulimit -v $(( edge + k * 8192 )): exit $rc"
+    done
+  else
+    ko "run under ulimit -v 400000 did not refuse with its figures: $msg"
+  fi
+fi
 
 echo "sandbox: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,6 +1,9 @@
 /*
  * jsonread.c — the strict JSON reader (jsonread.h): recursive descent over
- * the text, one node per value.
+ * the text, one node per value. The tree lives in interp's counted memory
+ * (ir/alloc.h: --max-mem bounds it), and an object's keys are checked for
+ * duplicates through a hash of the keys seen, so that reading is linear in
+ * the text (a list scan made 100k keys quadratic).
  */
 #include "jsonread.h"
 
@@ -10,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ir/alloc.h"
 
 typedef struct rd {
     const char *p, *end;
@@ -45,7 +50,7 @@ static void skip_ws(rd *r)
 
 static sc_jv *node(rd *r, sc_jtype t)
 {
-    sc_jv *v = calloc(1, sizeof *v);
+    sc_jv *v = sc_calloc(1, sizeof *v);
     if (!v)
         return fail(r, SC_ERR_NOMEM, "out of memory");
     v->type = t;
@@ -60,12 +65,12 @@ void sc_jv_free(sc_jv *v)
     for (size_t i = 0; (v->type == SC_JARR || v->type == SC_JOBJ) && i < v->len; i++) {
         sc_jv_free(v->item[i]);
         if (v->keys)
-            free(v->keys[i]);
+            sc_free(v->keys[i]);
     }
-    free(v->item);
-    free(v->keys);
-    free(v->str);
-    free(v);
+    sc_free(v->item);
+    sc_free(v->keys);
+    sc_free(v->str);
+    sc_free(v);
 }
 
 static int hex4(const char *p, unsigned *out)
@@ -122,14 +127,14 @@ static char *string(rd *r, size_t *len)
         p++;
         cap++;
     }
-    char *s = malloc(cap * 2 + 5), *o = s; /* \u escapes: 6 bytes in, at most 4 out */
+    char *s = sc_malloc(cap * 2 + 5), *o = s; /* \u escapes: 6 bytes in, at most 4 out */
     if (!s) {
         fail(r, SC_ERR_NOMEM, "out of memory");
         return NULL;
     }
     for (;;) {
         if (r->p >= r->end) {
-            free(s);
+            sc_free(s);
             fail(r, SC_ERR_ARG, "a string is not closed");
             return NULL;
         }
@@ -137,7 +142,7 @@ static char *string(rd *r, size_t *len)
         if (c == '"')
             break;
         if (c < 0x20) {
-            free(s);
+            sc_free(s);
             fail(r, SC_ERR_ARG, "a control character inside a string");
             return NULL;
         }
@@ -153,7 +158,7 @@ static char *string(rd *r, size_t *len)
         }
         unsigned cp;
         if (e != 'u' || r->end - r->p < 4 || !hex4(r->p, &cp)) {
-            free(s);
+            sc_free(s);
             fail(r, SC_ERR_ARG, "a bad escape in a string");
             return NULL;
         }
@@ -162,14 +167,14 @@ static char *string(rd *r, size_t *len)
             unsigned lo;
             if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || !hex4(r->p + 2, &lo) ||
                 lo < 0xDC00 || lo > 0xDFFF) {
-                free(s);
+                sc_free(s);
                 fail(r, SC_ERR_ARG, "an unpaired surrogate in a string");
                 return NULL;
             }
             r->p += 6;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            free(s);
+            sc_free(s);
             fail(r, SC_ERR_ARG, "an unpaired surrogate in a string");
             return NULL;
         }
@@ -182,8 +187,66 @@ static char *string(rd *r, size_t *len)
 
 static sc_jv *value(rd *r, int depth);
 
-/* Members of an array or object at r->p (the opening bracket). */
-static sc_jv *members(rd *r, sc_jv *v, int depth)
+/* The keys of one object seen so far: a short object is scanned, a long
+ * one gets an open-addressing table of key indices + 1 (0: empty), kept
+ * at most half full, so that each key costs O(1) on average. */
+typedef struct keyset {
+    size_t *slot, cap;
+} keyset;
+
+static size_t key_hash(const char *k)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211u;
+    return h;
+}
+
+/* Whether key is among v's keys (1, or 1 with r->st set when out of
+ * memory); else records it as the key of member v->len. */
+static int seen_key(rd *r, keyset *ks, const sc_jv *v, const char *key)
+{
+    enum { SCAN = 16 };
+    if (v->len < SCAN) {
+        for (size_t i = 0; i < v->len; i++)
+            if (strcmp(v->keys[i], key) == 0)
+                return 1;
+        if (v->len + 1 < SCAN)
+            return 0;
+    }
+    if (2 * (v->len + 1) > ks->cap) { /* (re)build from every key so far */
+        size_t cap = ks->cap ? 2 * ks->cap : 4 * SCAN;
+        size_t *slot = sc_calloc(cap, sizeof *slot);
+        if (!slot) {
+            fail(r, SC_ERR_NOMEM, "out of memory");
+            return 1;
+        }
+        sc_free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+        for (size_t i = 0; i < v->len; i++) {
+            size_t j = key_hash(v->keys[i]) & (cap - 1);
+            while (slot[j])
+                j = (j + 1) & (cap - 1);
+            slot[j] = i + 1;
+        }
+        if (v->len < SCAN) /* the scan above found no match */
+            goto add;
+    }
+    for (size_t j = key_hash(key) & (ks->cap - 1); ks->slot[j]; j = (j + 1) & (ks->cap - 1))
+        if (strcmp(v->keys[ks->slot[j] - 1], key) == 0)
+            return 1;
+add:;
+    size_t j = key_hash(key) & (ks->cap - 1);
+    while (ks->slot[j])
+        j = (j + 1) & (ks->cap - 1);
+    ks->slot[j] = v->len + 1;
+    return 0;
+}
+
+/* Members of an array or object at r->p (the opening bracket); seen: the
+ * keys so far (the caller frees its table). */
+static sc_jv *members_in(rd *r, sc_jv *v, int depth, keyset *seen)
 {
     int obj = v->type == SC_JOBJ;
     char close = obj ? '}' : ']';
@@ -207,16 +270,16 @@ static sc_jv *members(rd *r, sc_jv *v, int depth)
                 sc_jv_free(v);
                 return NULL;
             }
-            for (size_t i = 0; i < v->len; i++)
-                if (strcmp(v->keys[i], key) == 0) {
+            if (seen_key(r, seen, v, key)) {
+                if (r->st == SC_OK)
                     fail(r, SC_ERR_ARG, "the key '%s' appears twice in one object", key);
-                    free(key);
-                    sc_jv_free(v);
-                    return NULL;
-                }
+                sc_free(key);
+                sc_jv_free(v);
+                return NULL;
+            }
             skip_ws(r);
             if (r->p >= r->end || *r->p != ':') {
-                free(key);
+                sc_free(key);
                 sc_jv_free(v);
                 return fail(r, SC_ERR_ARG, "expected ':' after a key");
             }
@@ -224,21 +287,21 @@ static sc_jv *members(rd *r, sc_jv *v, int depth)
         }
         if (v->len == cap) {
             cap = cap ? 2 * cap : 8;
-            sc_jv **it = realloc(v->item, cap * sizeof *it);
-            char **ks = it && obj ? realloc(v->keys, cap * sizeof *ks) : NULL;
+            sc_jv **it = sc_realloc(v->item, cap * sizeof *it);
+            char **ks = it && obj ? sc_realloc(v->keys, cap * sizeof *ks) : NULL;
             if (it)
                 v->item = it;
             if (ks)
                 v->keys = ks;
             if (!it || (obj && !ks)) {
-                free(key);
+                sc_free(key);
                 sc_jv_free(v);
                 return fail(r, SC_ERR_NOMEM, "out of memory");
             }
         }
         sc_jv *x = value(r, depth + 1);
         if (!x) {
-            free(key);
+            sc_free(key);
             sc_jv_free(v);
             return NULL;
         }
@@ -257,6 +320,14 @@ static sc_jv *members(rd *r, sc_jv *v, int depth)
         sc_jv_free(v);
         return fail(r, SC_ERR_ARG, obj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
+}
+
+static sc_jv *members(rd *r, sc_jv *v, int depth)
+{
+    keyset seen = {0};
+    sc_jv *out = members_in(r, v, depth, &seen);
+    sc_free(seen.slot);
+    return out;
 }
 
 static sc_jv *number(rd *r)
@@ -311,7 +382,7 @@ static sc_jv *value(rd *r, int depth)
         if (!(v = node(r, SC_JSTR)))
             return NULL;
         if (!(v->str = string(r, &v->len))) {
-            free(v);
+            sc_free(v);
             return NULL;
         }
         return v;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "formats/svg.h"
+#include "ir/alloc.h"
 #include "lua/sc_auto.h"
 #include "lua/sc_lua.h"
 #include "run/run.h"
@@ -99,7 +100,13 @@ static int expand(def *d)
         if ((hi - lo) / step + 1 > MAX_VALUES)
             return failf(SC_EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
         d->sweep = 1;
-        for (long i = 0; lo + (double)i * step <= hi + 1e-9 * step; i++) {
+        /* The count first, then that many values: a bound on lo + i*step
+         * alone never ends where i*step vanishes in lo (1e20:1e20), and
+         * wrote past the list. */
+        long count = (long)floor((hi - lo) / step + 1e-9) + 1;
+        if (count < 1 || count > MAX_VALUES)
+            return failf(SC_EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
+        for (long i = 0; i < count; i++) {
             char v[64];
             snprintf(v, sizeof v, "%.12g", lo + (double)i * step);
             d->values[d->n++] = strdup(v);
@@ -364,10 +371,12 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     w->instructions = sc_prog_total_instructions(lp->pg);
     w->makespan = sim->makespan;
     w->bubble = sim->bubble_rate;
-    w->peak = calloc((size_t)P, sizeof *w->peak);
-    w->idle = calloc((size_t)P, sizeof *w->idle);
+    /* Counted in --max-mem, as the programs are: 10000 rows of 4096
+     * devices hold 650 MB. */
+    w->peak = sc_calloc((size_t)P, sizeof *w->peak);
+    w->idle = sc_calloc((size_t)P, sizeof *w->idle);
     if (!w->peak || !w->idle)
-        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
+        return sc_cli_status_fail(SC_ERR_NOMEM, "out of memory");
     w->bneck = sc_lua_balance(sim, w->idle);
     w->peak_min = INFINITY;
     for (int d = 0; d < P; d++) {
@@ -397,12 +406,12 @@ void sc_compare_free(lua_State *L, cmp *c)
     }
     for (int i = 0; i < c->nrows; i++) {
         free(c->rows[i].error);
-        free(c->rows[i].peak);
-        free(c->rows[i].idle);
+        sc_free(c->rows[i].peak);
+        sc_free(c->rows[i].idle);
         if (c->rows[i].ud != LUA_NOREF)
             luaL_unref(L, LUA_REGISTRYINDEX, c->rows[i].ud);
     }
-    free(c->rows);
+    sc_free(c->rows);
 }
 
 int sc_cmd_is_sweep(int argc, char **argv)

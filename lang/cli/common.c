@@ -37,6 +37,8 @@ int sc_cli_fail(int code, const char *msg)
     size_t k = strlen(clean);
     clean[k++] = '\n';
     fwrite(clean, 1, k, stderr);
+    if (sc_error_fd() >= 0 && write(sc_error_fd(), clean, k) < 0)
+        k = 0; /* the driver's channel is gone: stderr has the line */
     free(clean);
     return code;
 }
@@ -72,6 +74,14 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
     if (strcmp(argv[i], "--trust") == 0) {
         sc_sandbox_trust(L, 1);
         return 1;
+    }
+    if (strcmp(argv[i], "--allow-write") == 0) {
+        if (i + 1 >= argc || sc_sandbox_grant_write(L, argv[i + 1]) != 0) {
+            snprintf(msg, len, "--allow-write needs a folder that exists%s%.200s",
+                     i + 1 < argc ? ": no folder " : "", i + 1 < argc ? argv[i + 1] : "");
+            return -1;
+        }
+        return 2;
     }
     return sc_limits_option(&limits, argc, argv, i, msg, len);
 }

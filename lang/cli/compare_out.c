@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "formats/svg.h"
+#include "ir/alloc.h"
 #include "lua/sc_lua.h"
 
 /* Per-device numbers; scaled (scale > 0) to whole bytes. */
@@ -251,8 +252,8 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
         combos *= c.defs[k].n;
     if (!rc && (combos * c.nrec > MAX_ROWS || combos < 1))
         rc = sc_cli_fail(SC_EXIT_USAGE, "more than 10000 rows: sweep fewer values");
-    if (!rc && !(c.rows = calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
-        rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
+    if (!rc && !(c.rows = sc_calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
+        rc = sc_cli_status_fail(SC_ERR_NOMEM, "out of memory");
     int first = 0;
     for (long combo = 0; !rc && combo < combos; combo++)
         for (int r = 0; !rc && r < c.nrec; r++) {

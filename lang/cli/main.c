@@ -8,7 +8,7 @@
  *                                     import: cli_export.c; compare and
  *                                     sweeps: cmd_compare.c; run: cmd_run.c)
  *
- * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
+ * Options --trust, --allow-write DIR, --max-steps N, --max-mem BYTES, --max-time SECONDS
  * (docs/interchange.md) come before the command or FILE.lua, or anywhere after a
  * recipe command.
  *
@@ -76,6 +76,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                 return rc;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
+        } else if (strcmp(a, "--allow-write") == 0) {
+            if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) < 0)
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
+            i += used - 1;
         } else if (strcmp(a, "--torchtitan") == 0) {
             o->titan = 1;
         } else if (strcmp(a, "--torch") == 0) {
@@ -459,6 +463,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
     if (file) {
+        sc_sandbox_seal(L);
         sc_sandbox_apply(L, -1, file);
         sc_sandbox_enter(L, file); /* files the script writes: in its folder */
     }
@@ -562,17 +567,13 @@ int main(int argc, char **argv)
     int k = 1, rc;
     while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
         char msg[128];
-        int used = strcmp(argv[k], "--trust") == 0
-                       ? 1
-                       : sc_limits_option(sc_cli_limits(), argc, argv, k, msg, sizeof msg);
+        int used = sc_cli_option(L, argc, argv, k, msg, sizeof msg);
         if (used < 0) {
             lua_close(L);
             return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
         if (used == 0)
             break;
-        if (strcmp(argv[k], "--trust") == 0)
-            sc_sandbox_trust(L, 1);
         k += used;
     }
     argv[k - 1] = argv[0];
@@ -588,6 +589,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         rc = cmd_help(L, argc, argv);
     } else if (command(argv[1])) {
+        sc_sandbox_seal(L); /* strangers' recipes: no files outside their evaluation */
         rc = command(argv[1])(L, argc, argv);
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];

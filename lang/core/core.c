@@ -171,3 +171,15 @@ int sc_loadfile(lua_State *L, const char *path, const char *mode)
     }
     return st;
 }
+
+int sc_error_fd(void)
+{
+    static int fd = -2;
+    if (fd == -2) {
+        const char *e = getenv("STAGECRAFT_ERROR_FD");
+        char *end = NULL;
+        long v = e ? strtol(e, &end, 10) : -1;
+        fd = e && end != e && *end == 0 && v > 2 && v < 1 << 20 ? (int)v : -1;
+    }
+    return fd;
+}

@@ -84,5 +84,12 @@ int sc_did_you_mean(char *buf, size_t len, const char *word, const char *const *
 char *sc_clean_text(char *out, size_t len, const char *in, int keep_newlines);
 /* fputs of the cleaned text, any length. */
 void sc_fputs_clean(const char *s, FILE *f, int keep_newlines);
+/* The error channel of programs that drive stagecraft (the Python
+ * package): the descriptor STAGECRAFT_ERROR_FD names (above 2), or -1.
+ * Every "stagecraft: error: ..." line is written there too, in one
+ * write. A sandboxed recipe can write to stderr (print) but to no
+ * descriptor, so what arrives there is stagecraft's own
+ * (docs/interchange.md#python). */
+int sc_error_fd(void);
 
 #endif

@@ -113,9 +113,15 @@ static void clean(const char *in, int keep_newlines, void (*put)(void *, const c
             s++;
         } else if (*s >= 0x80 && utf8_len(s)) {
             int n = utf8_len(s);
-            /* U+0080..U+009F are the C1 controls (0xc2 0x80..0x9f). */
-            put(ctx, s[0] == 0xc2 && s[1] < 0xa0 ? "?" : (const char *)s,
-                s[0] == 0xc2 && s[1] < 0xa0 ? 1 : (size_t)n);
+            /* U+0080..U+009F are the C1 controls (0xc2 0x80..0x9f); the
+             * bidirectional controls reorder what a terminal shows (U+202E
+             * makes "exe.txt" of "txt.exe"): U+061C, U+200E, U+200F,
+             * U+202A..U+202E, U+2066..U+2069. */
+            int bad = (s[0] == 0xc2 && s[1] < 0xa0) || (s[0] == 0xd8 && s[1] == 0x9c) ||
+                      (s[0] == 0xe2 && s[1] == 0x80 &&
+                       (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+                      (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
+            put(ctx, bad ? "?" : (const char *)s, bad ? 1 : (size_t)n);
             s += n;
         } else {
             put(ctx, "?", 1);

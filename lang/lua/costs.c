@@ -16,6 +16,7 @@
 
 #include "formats/costs.h"
 #include "formats/jsonread.h"
+#include "sandbox/sandbox.h"
 
 /* A cost file is small (a few numbers per stage); this bounds a mistake. */
 #define MAX_COST_FILE (64L << 20)
@@ -99,6 +100,8 @@ static int l_costs_read(lua_State *L)
         sc_costs_free(&c);
     if (st != SC_OK) {
         sc_jv_free(root);
+        if (st == SC_ERR_NOMEM) /* the tree is counted in --max-mem: its error */
+            return luaL_error(L, "not enough memory");
         return costs_error(L, name, err);
     }
     /* Building the table may raise (memory): under pcall, so that the
@@ -118,9 +121,24 @@ static int l_costs_read(lua_State *L)
  * in a recipe, the sandbox's version resolves it in the recipe's folder). */
 static int l_costs(lua_State *L)
 {
-    luaL_checkstring(L, 1);
+    const char *path = luaL_checkstring(L, 1);
     lua_settop(L, 1);
+    /* The sandbox's rule holds here too (the prelude's helpers reach this
+     * function from recipes and scripts): a path named on the command line
+     * (-D costs=FILE), or one the rule in force allows. */
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int granted = lua_getfield(L, -1, "stagecraft") == LUA_TTABLE &&
+                  lua_getfield(L, -1, "_granted") == LUA_TTABLE &&
+                  lua_getfield(L, -1, path) != LUA_TNIL;
+    lua_settop(L, 1);
+    if (granted) {
+        lua_pushvalue(L, 1);
+    } else if (!sc_sandbox_read_path(L, path, "sc.costs")) {
+        errno = ENOENT;
+        return costs_error(L, path, strerror(errno));
+    }
     lua_pushvalue(L, 1);
+    lua_remove(L, 1); /* (the path to open, the name the caller gave) */
     return l_costs_read(L);
 }
 

@@ -4,6 +4,7 @@
  * the traceback, and SIGINT sets a count hook that raises "interrupted".
  */
 #include "repl.h"
+#include "sandbox/sc_limits.h"
 
 #include <errno.h>
 #include <lauxlib.h>
@@ -33,11 +34,13 @@ enum { MODE_IDLE, MODE_READING, MODE_EVAL };
 static lua_State *g_L;
 static volatile sig_atomic_t g_mode, g_sigint;
 
-/* Raised from the hook that SIGINT sets while Lua runs. */
+/* Raised from the hook that SIGINT sets while Lua runs. The hook stays
+ * until the evaluation ends (docall removes it): every later instruction
+ * raises too, so that a pcall inside the line (or the printer's own, around
+ * sc.pretty) cannot swallow the interrupt and go on looping. */
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    lua_sethook(L, NULL, 0, 0);
     luaL_error(L, "interrupted");
 }
 
@@ -380,18 +383,30 @@ static int msghandler(lua_State *L)
     return 1;
 }
 
-/* Runs the function on the stack top; leaves its results above base. */
-static int docall(lua_State *L, int base)
+/* Runs the function at base + 1 with the nargs values above it, under the
+ * limits (docs/sandbox.md#limits-on-evaluation: one line of the REPL) and
+ * Ctrl-C; leaves its results above base, or the error (the limit's when
+ * one was hit, caught or not). */
+static int docall(lua_State *L, int base, int nargs)
 {
     lua_pushcfunction(L, msghandler);
     lua_insert(L, base + 1);
+    sc_limits_arm(L);
     g_mode = MODE_EVAL;
     if (g_sigint) /* Ctrl-C between the end of the line and now */
         lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-    int st = lua_pcall(L, 0, LUA_MULTRET, base + 1);
+    int st = lua_pcall(L, nargs, LUA_MULTRET, base + 1);
     g_mode = MODE_IDLE;
+    sc_limits_disarm(L);
     lua_sethook(L, NULL, 0, 0); /* a late Ctrl-C */
     lua_remove(L, base + 1);
+    if (st == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the line */
+        lua_settop(L, base);
+        lua_pushliteral(L, "limit");
+        st = LUA_ERRRUN;
+    }
+    if (st != LUA_OK)
+        sc_limits_error(L);
     return st;
 }
 
@@ -424,6 +439,20 @@ static void print_value(lua_State *L, int i, int color)
     }
     fputs(luaL_tolstring(L, i, NULL), stdout);
     lua_pop(L, 1);
+}
+
+/* Prints its arguments, tab-separated, and a line break: called through
+ * docall, so that a __tostring (or __index, __pairs) that loops or fails
+ * is stopped by Ctrl-C and the limits, as the line itself is. Upvalue:
+ * color. */
+static int print_all(lua_State *L)
+{
+    int n = lua_gettop(L), color = lua_toboolean(L, lua_upvalueindex(1));
+    for (int i = 1; i <= n; i++) {
+        print_value(L, i, color);
+        fputs(i < n ? "\t" : "\n", stdout);
+    }
+    return 0;
 }
 
 /* Compiles the chunk: "return CHUNK" first when it is one line. Returns
@@ -508,7 +537,16 @@ int sc_repl(lua_State *L)
         free(chunk);
         chunk = NULL;
         if (st == LUA_OK)
-            st = docall(L, base);
+            st = docall(L, base, 0);
+        if (st == LUA_OK && lua_gettop(L) > base) {
+            lua_pushboolean(L, color);
+            lua_pushcclosure(L, print_all, 1);
+            lua_insert(L, base + 1);
+            st = docall(L, base, lua_gettop(L) - base - 1);
+            if (st != LUA_OK)
+                fputc('\n', stdout); /* after what was printed */
+        }
+        fflush(stdout);
         if (st != LUA_OK) {
             const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)";
             fprintf(stderr, "%s%s\n", strstr(msg, "interrupted") ? "\n" : "", msg);
@@ -516,12 +554,6 @@ int sc_repl(lua_State *L)
             sc_lua_clear_status(L);
             continue;
         }
-        int n = lua_gettop(L) - base;
-        for (int i = 1; i <= n; i++) {
-            print_value(L, base + i, color);
-            fputs(i < n ? "\t" : "\n", stdout);
-        }
-        fflush(stdout);
         lua_settop(L, base);
     }
     free(chunk);

@@ -14,6 +14,9 @@
 /* ---- files written by sandboxed code ----------------------------------- */
 
 #define WINDOW_KEY "stagecraft.sandbox_window" /* a list: the folders, innermost last */
+#define SEALED_KEY "stagecraft.sandbox_sealed"
+#define GRANT_KEY "stagecraft.sandbox_grant"   /* the real path of --allow-write DIR */
+#define MADE_KEY "stagecraft.sandbox_made"     /* set of the files written in this run */
 
 /* The real path of the folder that holds file, pushed ("" for none). */
 static void push_folder(lua_State *L, const char *file)
@@ -55,41 +58,134 @@ void sc_sandbox_leave(lua_State *L)
     lua_pop(L, 1);
 }
 
-static int ends_with(const char *s, const char *suffix)
+void sc_sandbox_seal(lua_State *L)
 {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, SEALED_KEY);
+}
+
+int sc_sandbox_grant_write(lua_State *L, const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    if (!real)
+        return -1;
+    lua_pushstring(L, real);
+    free(real);
+    lua_setfield(L, LUA_REGISTRYINDEX, GRANT_KEY);
+    return 0;
+}
+
+/* The rule in force (sandbox.h): 0 none (trusted, the REPL, stdin); 1 no
+ * evaluation runs in a sealed process (code a recipe left behind: an error
+ * object's __tostring); 2 a stdlib recipe; 3 a recipe or script, its
+ * folder pushed. Pushes one value in every case. */
+enum { RULE_NONE, RULE_SEALED, RULE_STDLIB, RULE_FOLDER };
+static int rule(lua_State *L)
+{
+    int r = RULE_NONE;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, WINDOW_KEY) == LUA_TTABLE && lua_rawlen(L, -1) > 0) {
+        if (lua_geti(L, -1, (lua_Integer)lua_rawlen(L, -1)) == LUA_TSTRING)
+            r = lua_rawlen(L, -1) ? RULE_FOLDER : RULE_STDLIB;
+        lua_remove(L, -2);
+        return r;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, SEALED_KEY);
+    r = lua_toboolean(L, -1) && !sc_sandbox_trusted(L) ? RULE_SEALED : RULE_NONE;
+    return r;
+}
+
+/* Whether the last name of path, without trailing dots and spaces and in
+ * any case, ends in ".lua": "x.lua", "x.LUA", "x.lua." and "x.lua " are
+ * all the recipe x.lua on some file system. A last name "." or ".." (or an
+ * empty one) names a folder, never a file to write: refused the same. */
+static int lua_named(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t n = strlen(name);
+    if (n == 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return 1;
+    while (n > 0 && (name[n - 1] == '.' || name[n - 1] == ' '))
+        n--;
+    return n >= 4 && name[n - 4] == '.' && (name[n - 3] | 32) == 'l' &&
+           (name[n - 2] | 32) == 'u' && (name[n - 1] | 32) == 'a';
+}
+
+const char *sc_sandbox_read_path(lua_State *L, const char *path, const char *what)
+{
+    int r = rule(L);
+    if (r == RULE_NONE) {
+        lua_pop(L, 1);
+        lua_pushstring(L, path);
+        return lua_tostring(L, -1);
+    }
+    if (r == RULE_SEALED)
+        sc_sandbox_violation(L, "%s('%s'): no recipe is being evaluated: code a recipe left "
+                             "behind reads no files", what, path);
+    const char *real = sc_sandbox_resolve(L, r == RULE_FOLDER ? lua_tostring(L, -1) : NULL, path,
+                                          what);
+    if (!real) /* no such file: the caller's "cannot open" */
+        return NULL;
+    return real;
+}
+
+/* Whether the normalized path is a file this run wrote (its own output,
+ * which it may write again). */
+static int made(lua_State *L, const char *norm, int record)
+{
+    if (lua_getfield(L, LUA_REGISTRYINDEX, MADE_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, MADE_KEY);
+    }
+    int was = lua_getfield(L, -1, norm) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (record) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, norm);
+    }
+    lua_pop(L, 1);
+    return was;
 }
 
 const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what)
 {
-    int inside = 0;
-    if (lua_getfield(L, LUA_REGISTRYINDEX, WINDOW_KEY) == LUA_TTABLE && lua_rawlen(L, -1) > 0)
-        inside = lua_geti(L, -1, (lua_Integer)lua_rawlen(L, -1)) == LUA_TSTRING;
-    else
-        lua_pushnil(L);
-    const char *root = inside ? lua_tostring(L, -1) : NULL;
-    if (!inside) { /* not sandboxed */
-        lua_pop(L, 2);
+    int r = rule(L);
+    if (r == RULE_NONE) { /* not sandboxed */
+        lua_pop(L, 1);
         lua_pushstring(L, path);
         return lua_tostring(L, -1);
     }
-    if (!root[0])
+    if (r == RULE_SEALED)
+        sc_sandbox_violation(L, "%s('%s'): no recipe is being evaluated: code a recipe left "
+                             "behind writes no files", what, path);
+    if (r == RULE_STDLIB)
         sc_sandbox_violation(L, "%s('%s'): a recipe from the stdlib writes no files", what, path);
-    if (ends_with(path, ".lua") || ends_with(path, "/"))
+    const char *folder = lua_tostring(L, -1);
+    if (lua_named(path))
         sc_sandbox_violation(L, "%s('%s'): a recipe may not write .lua files", what, path);
+    lua_getfield(L, LUA_REGISTRYINDEX, GRANT_KEY);
+    const char *root = lua_tostring(L, -1);
+    if (!root)
+        sc_sandbox_violation(L, "%s('%s'): a recipe writes files only in a folder the user grants "
+                             "(--allow-write DIR)", what, path);
+    /* A relative path is relative to the recipe's folder, as for reading. */
     if (path[0] == '/')
         lua_pushstring(L, path);
     else
-        lua_pushfstring(L, "%s/%s", root, path);
+        lua_pushfstring(L, "%s/%s", folder, path);
     size_t len;
     const char *joined = lua_tolstring(L, -1, &len);
     char *norm = lua_newuserdatauv(L, len + 2, 0);
     memcpy(norm, joined, len + 1);
     sc_sandbox_normalize(norm);
+    if (lua_named(norm))
+        sc_sandbox_violation(L, "%s('%s'): a recipe may not write .lua files", what, path);
     if (!sc_sandbox_inside(norm, root) || strcmp(norm, root) == 0)
-        sc_sandbox_violation(L, "%s('%s'): a recipe may write files in its own folder only (%s)", what, path,
-                  root);
+        sc_sandbox_violation(L, "%s('%s'): a recipe may write files only in the folder granted by "
+                             "--allow-write (%s)", what, path, root);
     if (sc_sandbox_dotted(norm, root))
         sc_sandbox_violation(L, "%s('%s'): dotfiles and dot-folders are refused (.git/hooks, .env: "
                              "other programs read them)", what, path);
@@ -101,13 +197,20 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     *slash = '/';
     int ok = !dir || sc_sandbox_inside(dir, root); /* no folder: the write fails, saying so */
     ok = ok && (!dir || !sc_sandbox_dotted(dir, root));
-    if (dir && ok && (file = realpath(norm, NULL)) != NULL)
-        ok = sc_sandbox_inside(file, root) && !ends_with(file, ".lua") &&
-             !sc_sandbox_dotted(file, root);
+    int exists = 0;
+    if (dir && ok && (file = realpath(norm, NULL)) != NULL) {
+        exists = 1;
+        ok = sc_sandbox_inside(file, root) && !lua_named(file) && !sc_sandbox_dotted(file, root);
+    }
     free(dir);
     free(file);
     if (!ok)
-        sc_sandbox_violation(L, "%s('%s'): the file lies outside the recipe's folder (%s)", what, path, root);
+        sc_sandbox_violation(L, "%s('%s'): the file lies outside the folder granted by "
+                             "--allow-write (%s)", what, path, root);
+    if (exists && !made(L, norm, 0))
+        sc_sandbox_violation(L, "%s('%s'): the file exists: a recipe never replaces a file it did "
+                             "not write in this run", what, path);
+    made(L, norm, 1);
     lua_pushstring(L, norm);
     return lua_tostring(L, -1);
 }

@@ -133,15 +133,14 @@ int sc_sandbox_trusted(lua_State *L)
 
 /* ---- paths ------------------------------------------------------------- */
 
-/* The real path of `path` (relative paths are relative to the folder) when
- * it lies inside the folder and no name below the folder starts with a dot
+/* sc_sandbox_resolve (sandbox_impl.h): the real path of `path` (relative
+ * paths are relative to the folder root) when it lies inside the folder and no name below the folder starts with a dot
  * (dotfiles hold secrets: .env, .ssh, .git); raises a sandbox error when
  * it does not.
  * Returns NULL when the file does not exist (message pushed). The result
  * is pushed as a string. */
-static const char *resolve(lua_State *L, const char *path, const char *what)
+const char *sc_sandbox_resolve(lua_State *L, const char *root, const char *path, const char *what)
 {
-    const char *root = lua_tostring(L, UV_ROOT);
     if (!root) {
         sc_sandbox_violation(L, "%s('%s'): a recipe from the stdlib reads no files", what, path);
         return NULL;
@@ -185,6 +184,11 @@ static const char *resolve(lua_State *L, const char *path, const char *what)
         return NULL;
     }
     return lua_tostring(L, -1);
+}
+
+static const char *resolve(lua_State *L, const char *path, const char *what)
+{
+    return sc_sandbox_resolve(L, lua_tostring(L, UV_ROOT), path, what);
 }
 
 /* Loads the file at the real path `real` as text with _ENV = env (the
@@ -574,8 +578,19 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_pushvalue(L, mod);
     lua_pushcclosure(L, sb_sccosts, 3);
     lua_setfield(L, -2, "costs");
-    if (lua_istable(L, mod) && lua_getmetatable(L, mod)) /* typos: "did you mean" */
-        lua_setmetatable(L, -2);
+    /* Typos ("did you mean"): the module's __index, in a metatable of this
+     * copy's own that getmetatable does not hand out. Sharing the module's
+     * metatable would let a recipe replace its __index and be called with
+     * the real module (docs/sandbox.md#what-a-recipe-reaches). */
+    lua_createtable(L, 0, 2);
+    if (lua_istable(L, mod) && lua_getmetatable(L, mod)) {
+        lua_getfield(L, -1, "__index");
+        lua_setfield(L, -3, "__index");
+        lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
     lua_setfield(L, env, "sc");
     lua_pop(L, 1);
 

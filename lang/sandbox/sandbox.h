@@ -55,10 +55,10 @@ void sc_sandbox_apply(lua_State *L, int idx, const char *file);
 /* Files a program's methods write (p:svg(file), p:trace(file),
  * p:export(fmt, file)) follow the sandbox's rule for files: while sandboxed
  * code is being evaluated (between sc_sandbox_enter and sc_sandbox_leave),
- * the path must lie inside the folder of the recipe or script being
- * evaluated (lexically and with links resolved, as for reading) and must
- * not end in ".lua" (a recipe never rewrites recipes); a stdlib recipe
- * writes no files. Outside any sandboxed evaluation (the REPL, stdin,
+ * the path (relative to the recipe's folder) must lie inside the folder
+ * the user granted (lexically and with links resolved, as for reading)
+ * and must not name a ".lua" file (a recipe never rewrites recipes); a
+ * stdlib recipe writes no files. Outside any sandboxed evaluation (the REPL, stdin,
  * --trust), any path. The window, not the caller's _ENV, decides: code that
  * has no _ENV of its own (a coroutine, a local function) is covered too.
  *
@@ -70,6 +70,20 @@ void sc_sandbox_apply(lua_State *L, int idx, const char *file);
  * the path is refused; else it returns the path to write (the normalized
  * path inside the folder, or `path` itself), pushed on the stack. */
 void sc_sandbox_enter(lua_State *L, const char *file);
+/* Writes need the user's grant (docs/sandbox.md#files-written): with
+ * `--allow-write DIR` (sc_sandbox_grant_write; -1 when DIR does not exist)
+ * sandboxed code writes inside DIR, never a .lua file or a dotfile, and
+ * never replaces a file this run did not write; without it, nothing.
+ * sc_sandbox_seal: this process runs strangers' code (every command and
+ * FILE.lua; not the REPL or stdin), so that Lua code run by C outside any
+ * evaluation (code a recipe left behind: an error object's __tostring)
+ * reads and writes no files. */
+int sc_sandbox_grant_write(lua_State *L, const char *dir);
+void sc_sandbox_seal(lua_State *L);
+/* The rule for files read (sc.costs and the prelude's readers): inside the
+ * recipe's folder as for dofile; pushes the path to open, or returns NULL
+ * with a message pushed when the file does not exist; raises when refused. */
+const char *sc_sandbox_read_path(lua_State *L, const char *path, const char *what);
 void sc_sandbox_leave(lua_State *L);
 const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what);
 

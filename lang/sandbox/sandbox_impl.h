@@ -18,4 +18,11 @@ int sc_sandbox_dotted(const char *path, const char *root);
 /* Normalizes an absolute path in place: no ".", "..", or double slashes. */
 void sc_sandbox_normalize(char *p);
 
+/* The real path of `path` (relative to root) for reading, when it lies
+ * inside the folder root (NULL: a stdlib recipe, which reads nothing) and
+ * no name below root starts with a dot; raises a sandbox error when it
+ * does not. Returns NULL, with a message pushed, when the file does not
+ * exist; else the real path, pushed. */
+const char *sc_sandbox_resolve(lua_State *L, const char *root, const char *path, const char *what);
+
 #endif

@@ -30,6 +30,7 @@ static volatile sig_atomic_t alarm_stage;
 static lua_State *volatile alarm_L;
 static char alarm_msg[200];
 static size_t alarm_len;
+static int alarm_fd = -1; /* sc_error_fd(), read before the alarm */
 
 static void on_alarm(int sig)
 {
@@ -41,7 +42,8 @@ static void on_alarm(int sig)
         alarm(SC_LIMIT_GRACE);
         return;
     }
-    if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0)
+    if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0 ||
+        (alarm_fd >= 0 && write(alarm_fd, alarm_msg, alarm_len) < 0))
         alarm_len = 0;
     _exit(SC_EXIT_LIMIT);
 }
@@ -403,6 +405,7 @@ void sc_limits_arm(lua_State *L)
         int n = snprintf(alarm_msg, sizeof alarm_msg,
                          "stagecraft: error: %s; a library call did not return\n", msg);
         alarm_len = n < 0 ? 0 : (size_t)n < sizeof alarm_msg ? (size_t)n : sizeof alarm_msg - 1;
+        alarm_fd = sc_error_fd();
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_alarm;

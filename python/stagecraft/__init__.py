@@ -12,9 +12,9 @@ message and exit code (docs/errors.md); nothing is cached on disk.
 """
 import json
 import os
-import re
 import shutil
 import subprocess
+import tempfile
 
 __all__ = ["Error", "Program", "load", "binary"]
 __version__ = "0.1.0"
@@ -38,16 +38,25 @@ def binary(path=None):
     return exe
 
 
-_PLACEMENT = re.compile(r"placement \(stage -> rank, \w+\):(.*)")
-
-
 def _run(exe, args):
-    """Runs the binary; returns stdout and stderr, or raises Error."""
-    p = subprocess.run([exe] + args, capture_output=True, text=True)
-    if p.returncode != 0:
-        lines = [l for l in p.stderr.splitlines() if l.startswith("stagecraft: error:")]
-        msg = lines[0][len("stagecraft: error: "):] if lines else p.stderr.strip()
-        raise Error(msg or f"stagecraft exited {p.returncode}", p.returncode)
+    """Runs the binary; returns stdout and stderr, or raises Error.
+
+    Results come from channels a recipe cannot write: stdout carries the
+    command's output only (a recipe's print goes to stderr), and the error
+    line comes from the descriptor STAGECRAFT_ERROR_FD names (a file here,
+    so that a long message cannot fill a pipe), never from stderr, where a
+    recipe could print a forged "stagecraft: error:" line."""
+    with tempfile.TemporaryFile() as errf:
+        fd = errf.fileno()
+        env = dict(os.environ, STAGECRAFT_ERROR_FD=str(fd))
+        p = subprocess.run([exe] + args, capture_output=True, text=True, env=env,
+                           pass_fds=(fd,))
+        if p.returncode != 0:
+            errf.seek(0)
+            line = errf.read(1 << 20).decode("utf-8", "replace").split("\n", 1)[0]
+            prefix = "stagecraft: error: "
+            msg = line[len(prefix):] if line.startswith(prefix) else ""
+            raise Error(msg or f"stagecraft exited {p.returncode}", p.returncode)
     return p.stdout, p.stderr
 
 
@@ -117,16 +126,9 @@ class Program:
             args += ["--torch", str(torch)]
         if torchtitan:
             args += ["--torchtitan"]
-        out, err = _run(self._exe, args)
-        m = _PLACEMENT.search(err)
-        # export's note (docs/interchange.md#pytorch-pipelining-csv) gives it for free
-        if m and self._placement is None:
-            place = [0] * self.stages
-            for part in m.group(1).split(","):
-                rank, _, ss = part.strip().partition(":")
-                for st in ss.split():
-                    place[int(st)] = int(rank.split()[1])
-            self._placement = place
+        out, _ = _run(self._exe, args)
+        # (The placement comes from the JSON dump on stdout, never from
+        # export's note on stderr, where a recipe's print could forge it.)
         return out
 
     def torch_schedule(self, stages, loss_fn=None, **kwargs):

@@ -9,6 +9,9 @@
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallopt */
+#endif
 #include <string.h>
 #include <unistd.h>
 
@@ -251,6 +254,15 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
     }
     int threads = (local < 0 ? r->P : 1) + (check ? 1 : 0); /* the reference: this thread */
     double room = address_room(), per = STACK_BYTES + (on_host ? BLAS_BUFFER_BYTES : 0);
+#ifdef __GLIBC__
+    /* Under an address-space limit, one malloc arena: glibc reserves 64 MiB
+     * of address space for each thread's own arena, which this count does
+     * not see; with them, OpenBLAS's buffer could find no room after the
+     * check passed, and OpenBLAS retries a failed map forever (a hang in
+     * about one run of three near the limit). */
+    if (room >= 0)
+        mallopt(M_ARENA_MAX, 1);
+#endif
     if (room >= 0 && need + threads * per > room) {
         snprintf(err, errlen, "out of memory: the address-space limit (ulimit -v or -d) leaves "
                  "%.0f MiB, and this run needs about %.0f MiB (%.0f MiB of data, and %d "

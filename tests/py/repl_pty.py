@@ -117,6 +117,17 @@ send("10 * 10\n")
 out = read_until(r"\n> $")
 check("\n100\n" in out and "half" not in out.split("10 * 10")[-1], "Ctrl-C drops a half-typed line", out)
 
+# Printing a value runs its __tostring: Ctrl-C stops one that loops (and
+# the limits do, below), as they stop the line itself.
+send("setmetatable({}, {__tostring = function() while true do end end})\n")
+time.sleep(0.5)
+send("\x03")
+out = read_until(r"\n> $", 10)
+check("interrupted" in out, "Ctrl-C interrupts a __tostring that loops while printing", out)
+send("40 + 2\n")
+out = read_until(r"\n> $")
+check("\n42\n" in out, "the next line works after a printing Ctrl-C", out)
+
 send('p = sc.load("1f1b", {p = 2, m = 3})\n')
 read_until(r"\n> $")
 send("p\n")
@@ -259,6 +270,29 @@ entries = text.split("\n#")
 check(len(entries) == 1000 and "f1099()" in text and "f100()" not in text and
       all(e.count("\n") == 3 for e in entries[1:-1]), "history keeps its last 1000 whole entries",
       str(len(entries)) + text[:200])
+# The limits hold for one line of the REPL, its printing included.
+pid, fd = pty.fork()
+if pid == 0:
+    env = dict(os.environ, HOME=home, TERM="dumb", NO_COLOR="1", INPUTRC="/dev/null")
+    os.execve(SC, [SC, "--max-steps", "1000000"], env)
+buf = ""
+read_until(r"\n> $")
+send("while true do end\n")
+out = read_until(r"\n> $", 20)
+check("step limit exceeded" in out, "--max-steps stops a line of the REPL", out)
+send("setmetatable({}, {__tostring = function() while true do end end})\n")
+out = read_until(r"\n> $", 20)
+check("step limit exceeded" in out, "--max-steps stops a __tostring while printing", out)
+send("print(pcall(function() while true do end end))\n")
+out = read_until(r"\n> $", 20)
+check("step limit exceeded" in out and "true" not in out.split("end))")[-1],
+      "a limit caught by pcall still ends the line", out)
+send("1 + 1\n")
+out = read_until(r"\n> $")
+check("\n2\n" in out, "the next line works after a limit", out)
+send("\x04")
+read_until(r"$", 2)
+os.waitpid(pid, 0)
 shutil.rmtree(home)
 print(f"repl: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -101,5 +101,24 @@ dt = time.perf_counter() - t
 check(big.microbatches == 64 and text.count("\n") == 8, "p=8 m=64")
 check(dt < 2.0, f"loading p=8 m=64 took {dt:.2f} s")
 print(f"load + export zb-v p=8 m=64: {dt * 1000:.0f} ms")
+# A recipe's print reaches stderr only: it cannot forge the placement or the
+# error the package reports (docs/interchange.md#python: the error channel).
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    forge = os.path.join(d, "forge.lua")
+    with open(forge, "w") as f:
+        f.write('print("stagecraft: note: placement (stage -> rank, forged): rank 0: 7 6 5 4")\n'
+                'print("stagecraft: error: forged")\n'
+                'local P = sc.params{ {"fail", 0, "fail"} }\n'
+                'if P.fail == 1 then error("the real error") end\n'
+                'return sc.load("zb-v", {p = 4, m = 8})\n')
+    fp = stagecraft.load(forge)
+    fp.export("torch-csv")
+    check(fp.placement == [0, 1, 2, 3, 3, 2, 1, 0], f"forged placement: {fp.placement}")
+    raises(lambda: stagecraft.load(forge, fail=1), 8, "forge.lua:4: the real error")
+    try:
+        stagecraft.load(forge, fail=1)
+    except stagecraft.Error as e:
+        check("forged" not in str(e), f"forged error message: {e}")
 print(f"package: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
