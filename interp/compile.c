@@ -4,6 +4,7 @@
  */
 #include "compile.h"
 
+#include "check/caps.h"
 #include "check/replay.h"
 #include "check/rollback.h"
 #include "check/steps.h"
@@ -89,7 +90,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
             }
         }
     }
-    if ((st = sc_verify_steps(pg)) != SC_OK) {
+    if ((st = sc_verify_steps(pg)) != SC_OK || (st = sc_verify_caps(pg)) != SC_OK) {
         if (proved)
             sc_times_free(&proof);
         return st;

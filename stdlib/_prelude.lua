@@ -27,8 +27,10 @@ function sc.costs_of(P)
   return read_costs(P.costs)
 end
 
--- The memory limit, for recipes that take one (0: no limit).
-sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
+-- The memory limit, for recipes that take one (0: no limit): units, bytes
+-- ("40GiB", with a model or a cost file) or a list per device ("[6,6,8,8]").
+sc.MEM = {"mem", 0.0, "memory limit per device: units, bytes (40GiB) or [a,b,...] per device (0: none)",
+          memory = true}
 
 -- Where the caller of a prelude function stands ("file:line: "), and a call
 -- of f(t) whose error is reported there with its exit code, for the
@@ -146,6 +148,7 @@ end
 function sc.mem_of(P, none)
   local mem = P.mem
   if mem == nil or mem == 0 then return none end
+  if type(mem) == "string" then return mem end  -- bytes or a list: sc.program converts it
   if not (mem > 0) then
     sc._raise(3, caller_where() .. ("parameter 'mem': must be >= 0 (0: %s), got %s"):format(
       none and "the default" or "no limit", tostring(mem)))
@@ -256,7 +259,23 @@ sc._overrides, sc._declared, sc._doc, sc._listing, sc._read = {}, {}, nil, false
 sc._external = {}
 local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end})
 
-local function convert(name, default, value)
+-- A memory value given as text (a parameter declared with memory = true):
+-- a size in bytes ("40GiB") or a list per device ("[6,6,8,8]"), kept as
+-- text for sc.program, which converts it (docs/language.md#fields).
+local function memory_text(v)
+  if type(v) ~= "string" then return false end
+  if v:match("^%[.*%]$") then return true end
+  local num, unit = v:match("^%s*([%d%.eE+-]+)%s*(%a+)%s*$")
+  return num ~= nil and tonumber(num) ~= nil and
+    ({b = 1, kb = 1, mb = 1, gb = 1, tb = 1, kib = 1, mib = 1, gib = 1, tib = 1})[unit:lower()] ~= nil
+end
+
+local function convert(name, default, value, memory)
+  if memory and type(value) == "string" and tonumber(value) == nil then
+    if memory_text(value) then return value end
+    sc._raise(USAGE, ("parameter '%s': expected units, bytes (40GiB) or a list per device "
+      .. "([6,6,8,8]), got '%s'"):format(name, value))
+  end
   local want = type(default)
   if want == "number" and math.type(default) == "integer" and type(value) == "number" then
     local i = math.tointeger(value)
@@ -324,7 +343,9 @@ function sc.params(spec)
     sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or "",
                                        when = e.when}
     local v = default
-    if sc._overrides[name] ~= nil then v = convert(name, default, sc._overrides[name]) end
+    if sc._overrides[name] ~= nil then
+      v = convert(name, default, sc._overrides[name], e.memory)
+    end
     out[name] = v
   end
   for _, e in ipairs(spec) do add(e) end

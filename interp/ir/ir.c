@@ -120,6 +120,7 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(pg->err, sizeof pg->err, fmt, ap);
     va_end(ap);
+    pg->cap_refused = 0; /* sc_fail_cap says otherwise */
     return st;
 }
 
@@ -216,6 +217,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->tbw);
     sc_free(pg->topt);
     sc_free(pg->mem);
+    sc_free(pg->mem_cap);
+    sc_free(pg->cap_need);
     sc_prog_free_offload_info(pg);
     sc_free(pg->coll);
     if (pg->rcache_free)
@@ -433,6 +436,9 @@ sc_status sc_prog_set_mem_limit(sc_prog *pg, double units)
     if (!(units > 0))
         return sc_fail(pg, SC_ERR_ARG, "mem (the memory limit) must be > 0 (got %g)", units);
     pg->mem_limit = units;
+    sc_free(pg->mem_cap); /* one cap for every device */
+    pg->mem_cap = NULL;
+    sc_prog_invalidate(pg);
     return SC_OK;
 }
 

@@ -443,8 +443,27 @@ double sc_prog_vocab_bytes(const sc_prog *pg, int what, int part);
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
 sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
 /* The memory limit: the peak, in units, any device may reach (default
- * INFINITY). Blocks and the schedulers respect it. */
+ * INFINITY). It is a promise (docs/guide.md#memory-model): the compile
+ * driver refuses a program whose lowered streams pass it on any device
+ * (check/caps.h), and the schedules that have a memory knob use it
+ * (blocks, the schedulers, sc_cap_fit). */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
+/* Per-device caps (memcap.c): caps[d] > 0 for every device (INFINITY: no
+ * cap there). sc_prog_mem_limit is then the smallest. */
+sc_status sc_prog_set_mem_caps(sc_prog *pg, const double *caps);
+/* The cap of device d (INFINITY: none); whether the caps differ between
+ * devices. */
+double sc_prog_mem_cap(const sc_prog *pg, int d);
+int sc_prog_mem_per_device(const sc_prog *pg);
+/* Bytes of one unit of activation memory, for caps given in bytes: the
+ * model's (flops.h) when the program has one, else what a cost file or a
+ * run set (sc_prog_set_byte_unit); 0 when unknown. */
+double sc_prog_byte_unit(const sc_prog *pg);
+sc_status sc_prog_set_byte_unit(sc_prog *pg, double bytes);
+/* Whether the last error of the program refused it for its memory cap (a
+ * peak above mem, check/caps.h, or a block's steady state above it): the
+ * command line then names the recipes that meet the cap. */
+int sc_prog_cap_refused(const sc_prog *pg);
 
 /* Training steps (docs/steps.md). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the

@@ -35,7 +35,11 @@ struct sc_prog {
     int seconds;    /* costs are seconds (a cost file), not abstract units */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
-    double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
+    double mem_limit; /* peak memory allowed per device, units (INFINITY: none); with
+                       * per-device caps, the smallest of them */
+    double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */
+    double *cap_need; /* [P] the least peak sc_cap_fit reaches per device, or NULL (not run) */
+    int cap_refused;  /* the last error refused the program for its memory cap */
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;
@@ -66,6 +70,7 @@ struct sc_prog {
     int *slayers;         /* [S] its transformer layers per stage */
     double *pbytes;       /* [P] its parameter bytes per device */
     double unit_bytes;    /* bytes of one unit of activation memory */
+    double byte_unit;     /* the same from a cost file or a run (memcap.c), 0: unknown */
     char err[768];
 };
 
@@ -121,6 +126,10 @@ enum {
     (((size_t)SC_STAGE_PASSES_PER_RECORD * (size_t)(pg)->S +                              \
       (sc_vocab_split((pg)->vocab) ? (size_t)SC_VOCAB_PASSES_PER_MB * (size_t)(pg)->P : 0)) * \
      (size_t)(pg)->m)
+
+/* sc_fail for a refusal by the memory cap (SC_ERR_PROGRAM; memcap.c):
+ * sc_prog_cap_refused is then true. */
+sc_status sc_fail_cap(sc_prog *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);

@@ -17,6 +17,7 @@
 #include "schedule/vocab.h"
 #include "ir/flops.h"
 #include "sc_auto.h"
+#include "schedule/capfit.h"
 #include "ir/text.h"
 #include "check/verify.h"
 
@@ -82,6 +83,34 @@ static void set_order(lua_State *L, int t, sc_prog *pg, int P)
     lua_pop(L, 1);
 }
 
+/* Whether the program's orders are fitted to its cap (sc_cap_fit): with
+ * fit = true (rules have knobs of their own, schedule/rules.h). */
+static int want_fit(lua_State *L, int t)
+{
+    int ty = lua_getfield(L, t, "fit");
+    int fit = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'fit' must be true or false");
+    return fit;
+}
+
+/* Whether the table at t gives a memory policy (an offload other than
+ * none): the policy then meets the cap, not the schedule. */
+static int memory_policy(lua_State *L, int t)
+{
+    int ty = lua_getfield(L, t, "offload"), yes = ty != LUA_TNIL;
+    if (ty == LUA_TSTRING)
+        yes = strcmp(lua_tostring(L, -1), "none") != 0;
+    else if (ty == LUA_TTABLE) {
+        lua_getfield(L, -1, "policy");
+        yes = !(lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "none") == 0);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return yes;
+}
+
 /* sc.program{...} */
 int sc_lua_program(lua_State *L)
 {
@@ -133,6 +162,13 @@ int sc_lua_program(lua_State *L)
             lua_pop(L, 1);
             set_order(L, 1, pg, (int)P);
         }
+    }
+    /* The memory knob of orders that ask for it: forwards wait for memory
+     * (docs/guide.md#memory-model). With a memory policy the policy meets
+     * the cap instead; the compile driver checks the promise. */
+    if (want_fit(L, 1) && !memory_policy(L, 1)) {
+        sc_lua_check_st(L, pg, sc_verify_passes(pg));
+        sc_lua_check_st(L, pg, sc_cap_fit(pg));
     }
     /* A split vocabulary: its passes go into the orders unless the recipe
      * placed them itself (docs/vocab.md#placing-the-passes). */

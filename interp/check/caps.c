@@ -1,0 +1,88 @@
+/*
+ * caps.c — the memory cap, checked on the lowered streams (caps.h).
+ */
+#include "caps.h"
+#include "ir/alloc.h"
+#include "ir/ir_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Levels closer than this to the cap are within it (sums of units). */
+#define CAP_EPS 1e-9
+
+void sc_stream_peaks(const sc_prog *pg, double *peak)
+{
+    for (int d = 0; d < pg->P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        double cur = 0, top = 0;
+        for (size_t k = 0; k < sv->n; k++) {
+            cur += sc_instr_mem(pg, &sv->v[k]);
+            top = fmax(top, cur);
+        }
+        peak[d] = top;
+    }
+}
+
+/* What the program's memory policy is, for the message ("" without). */
+static void policy_text(const sc_prog *pg, char *buf, size_t len)
+{
+    static const char *const names[] = {"none", "all", "selective", "budget", "function"};
+    buf[0] = 0;
+    if (pg->off.policy != SC_OFFLOAD_NONE)
+        snprintf(buf, len, " with offload '%s' (ratio %g%s)", names[pg->off.policy],
+                 pg->off.ratio, pg->off.shared ? ", shared link" : "");
+}
+
+sc_status sc_verify_caps(sc_prog *pg)
+{
+    int worst = -1;
+    double over = 0;
+    for (int d = 0; d < pg->P; d++) {
+        double cap = sc_prog_mem_cap(pg, d);
+        if (!isfinite(cap))
+            continue;
+        const sc_vec *sv = &pg->stream[d];
+        double cur = 0;
+        for (size_t k = 0; k < sv->n; k++) {
+            cur += sc_instr_mem(pg, &sv->v[k]);
+            if (cur > cap + CAP_EPS * (1 + cap) && (worst < 0 || cur - cap > over)) {
+                worst = d;
+                over = cur - cap;
+                break;
+            }
+        }
+    }
+    if (worst < 0)
+        return SC_OK;
+    /* The first point where the worst device passes its cap, and its peak. */
+    int d = worst;
+    double cap = sc_prog_mem_cap(pg, d), cur = 0, peak = 0, level = 0;
+    const sc_vec *sv = &pg->stream[d];
+    size_t at = sv->n;
+    for (size_t k = 0; k < sv->n; k++) {
+        cur += sc_instr_mem(pg, &sv->v[k]);
+        if (cur > cap + CAP_EPS * (1 + cap) && at == sv->n) {
+            at = k;
+            level = cur;
+        }
+        peak = fmax(peak, cur);
+    }
+    char where[96], pol[96], need[160];
+    sc_instr_format(&sv->v[at], where, sizeof where);
+    policy_text(pg, pol, sizeof pol);
+    double least = pg->cap_need ? pg->cap_need[d] : peak;
+    if (pg->cap_need)
+        snprintf(need, sizeof need, "its least peak, with the fewest forwards in flight its "
+                                    "schedule allows");
+    else if (pol[0])
+        snprintf(need, sizeof need, "its peak with this policy; budget plans for the cap");
+    else
+        snprintf(need, sizeof need, "its order runs as written; fit = true lets its forwards "
+                                    "wait for memory");
+    return sc_fail_cap(pg,
+                       "mem: d%d passes mem = %g%s at %s (#%zu), holding %g units (peak %g%s); "
+                       "it needs mem >= %g (%s)",
+                       d, cap, sc_prog_mem_per_device(pg) ? " (its own cap)" : "", where, at,
+                       level, peak, pol, least, need);
+}
