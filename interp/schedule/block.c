@@ -298,8 +298,9 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         if (cap[d] > lim + EPS)
             st = sc_fail_cap(pg,
                              "block: d%d needs %g units of memory in the steady state, more than "
-                             "mem = %g",
-                             d, cap[d], lim);
+                             "mem = %g; it needs mem >= %g (its interval and offsets fix the "
+                             "steady state)",
+                             d, cap[d], lim, cap[d]);
         else if (isfinite(lim))
             cap[d] = lim;
     }

@@ -61,7 +61,7 @@ static int expand(def *d)
     d->values = calloc(MAX_VALUES, sizeof *d->values);
     if (!d->values)
         return sc_cli_fail(4, "out of memory");
-    if (strchr(t, ',')) {
+    if (strchr(t, ',') && t[0] != '[') { /* "[a,b]" is one value: a list (mem per device) */
         d->sweep = 1;
         const char *p = t;
         for (;;) {
@@ -135,6 +135,8 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
                     return failf(EXIT_USAGE, "-D %s given twice%s", d->name, "");
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
+        } else if (strcmp(a, "--fit") == 0) {
+            c->fit = 1;
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
@@ -330,9 +332,14 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     }
     lua_pop(L, 1);
     sc_compare_set_model(L, c->bytes);
+    lua_getglobal(L, "sc");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "_cap_refused");
+    lua_pop(L, 1);
     if (sc_cli_evaluate(L, c->recipes[w->recipe], t, 0) != LUA_OK) {
         sc_limits_error(L);
         int code = sc_lua_exit_for(L, -1);
+        w->over_mem = sc_cli_cap_refused(L);
         row_error(L, w, code, lua_tostring(L, -1));
         lua_settop(L, top);
         return 0;
@@ -351,6 +358,7 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim) {
         snprintf(err, sizeof err, "%s%s", lp->where, sc_errmsg(lp->pg));
+        w->over_mem = sc_prog_cap_refused(lp->pg);
         row_error(L, w, sc_status_exit_code(st), err);
         lua_settop(L, top);
         return 0;
@@ -410,8 +418,8 @@ int sc_cmd_is_sweep(int argc, char **argv)
                              ? (argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[i + 1] : ""))
                              : NULL;
         const char *eq = kv ? strchr(kv, '=') : NULL;
-        if (eq && (strchr(eq, ',') || strchr(eq, ':')))
-            return 1;
+        if (eq && eq[1] != '[' && (strchr(eq, ',') || strchr(eq, ':')))
+            return 1; /* "[a,b]" is one value: a list (mem per device) */
     }
     return 0;
 }

@@ -42,9 +42,11 @@ static void json_nums(const char *key, const double *v, int n, double scale)
 static void print_json(const cmp *c)
 {
     printf("{\"rows\": [");
-    for (int i = 0; i < c->nrows; i++) {
+    for (int i = 0, n = 0; i < c->nrows; i++) {
         const row *w = &c->rows[i];
-        printf("%s\n  {\"recipe\": ", i ? "," : "");
+        if (c->fit && w->over_mem)
+            continue;
+        printf("%s\n  {\"recipe\": ", n++ ? "," : "");
         json_str(c->recipes[w->recipe]);
         printf(", \"parameters\": {");
         for (int k = 0; k < c->ndefs; k++) {
@@ -62,7 +64,7 @@ static void print_json(const cmp *c)
         if (w->error) {
             printf(", \"error\": ");
             json_str(w->error);
-            printf(", \"exit_code\": %d}", w->code);
+            printf(", \"exit_code\": %d%s}", w->code, w->over_mem ? ", \"over_mem\": true" : "");
             continue;
         }
         printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
@@ -154,13 +156,25 @@ static void print_table(const cmp *c)
             printf("%s\n", head[j]);
     for (int i = 0; i < c->nrows; i++) {
         const row *w = &c->rows[i];
+        if (c->fit && w->over_mem)
+            continue;
         int last = w->error ? fig : nc;
         for (int j = 0; j < last; j++)
             if (j + 1 < nc)
                 printf("%-*s  ", width[j], cell[i][j]);
             else
                 printf("%s", cell[i][j]);
-        if (w->error) { /* the start of it: --json has the whole message */
+        if (w->error && w->over_mem) { /* what it needs: the end of its message */
+            const char *need = strstr(w->error, "needs mem >= ");
+            if (!need)
+                need = strstr(w->error, "needs ");
+            char e[112];
+            sc_clean_text(e, sizeof e, need ? need : w->error, 0);
+            char *paren = strchr(e, '(');
+            if (paren && paren > e)
+                paren[-1] = 0;
+            printf("over mem: %s", e);
+        } else if (w->error) { /* the start of it: --json has the whole message */
             char e[112];
             sc_clean_text(e, sizeof e, w->error, 0);
             printf("error (exit %d): %s%s", w->code, e, strlen(w->error) >= sizeof e - 1 ? "..." : "");
@@ -264,7 +278,7 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
             w->combo = (int)combo;
             w->ud = LUA_NOREF;
             rc = sc_compare_row(L, &c, decl, w);
-            if (!first && w->code)
+            if (!first && w->code && !w->over_mem) /* a row over mem is an answer */
                 first = w->code;
         }
     sc_compare_set_model(L, 0);

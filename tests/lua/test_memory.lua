@@ -1,0 +1,90 @@
+-- test_memory.lua — memory as a promise (docs/guide.md#memory-model): every
+-- stdlib recipe and every program either meets `mem` or is refused, the
+-- rules' knobs, per-device caps and caps in bytes.
+-- Run: ./stagecraft --trust tests/lua/test_memory.lua
+local T = dofile("tests/lua/harness.lua")
+
+local recipes = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "1f1b-v", "v-half",
+                 "v-min", "v-zb", "gis", "zb-auto", "zbv-auto"}
+sc._time_limit = 0 -- the automatic schedulers: their heuristic only
+
+-- Every recipe at p = 4 and 8 under caps from p down to 1 (and below: one
+-- record): within the cap, or refused by it, never over it.
+for _, p in ipairs({4, 8}) do
+  for _, name in ipairs(recipes) do
+    for _, mem in ipairs({p, p - 1.5, p / 2, 2, 1, 0.5}) do
+      local what = ("%s p=%d mem=%g"):format(name, p, mem)
+      local ok, prog = pcall(sc.load, name, {p = p, m = 4 * p, mem = mem})
+      local fine, r = false, nil
+      if ok then fine, r = pcall(function() return prog:sim() end) end
+      if ok and fine then
+        T.ok(r.peak_memory_max <= mem + 1e-9, what .. (": peak %g"):format(r.peak_memory_max))
+      else
+        local err = tostring(ok and r or prog)
+        T.ok(err:find("mem", 1, true) ~= nil, what .. ": refused for its cap, not else: " .. err)
+      end
+    end
+  end
+end
+
+-- The knobs: at mem = 2 the rules with one (and gis, fit = true) run.
+for _, name in ipairs({"gpipe", "1f1b", "zb-h1", "zb-h2"}) do
+  local r = sc.load(name, {p = 8, m = 32, mem = 2}):sim()
+  T.near(r.peak_memory_max, 2, 1e-9, name .. " at mem = 2")
+end
+T.near(sc.load("interleaved", {p = 8, m = 32, mem = 6}):sim().peak_memory_max, 6, 1e-9,
+  "interleaved at mem = 6")
+T.ok(sc.load("gis", {p = 8, m = 32, mem = 4}):sim().peak_memory_max <= 4, "gis at mem = 4")
+-- 1F1B's knob: fewer warm-up forwards, w = min(p-d-1, mem-1) before the reorder.
+local r = sc.load("1f1b", {p = 4, m = 8, mem = 2}):sim()
+T.eq(r.peak_memory[4], 1.0, "1f1b mem=2: the last device holds one")
+T.near(r.peak_memory[1], 2, 1e-9, "1f1b mem=2: the first two")
+-- Without a cap, nothing changes: the rule's natural orders.
+T.eq(sc.load("zb-h1", {p = 4, m = 8, mem = 4}):order(0), sc.load("zb-h1", {p = 4, m = 8}):order(0),
+  "zb-h1 at its own peak is zb-h1")
+-- Capped ZB-H1 stays near the automatic scheduler's bubble (the reorder
+-- fills the idle time the knob costs).
+local h = sc.load("zb-h1", {p = 8, m = 32, mem = 6}):sim().bubble_rate
+T.ok(h < 0.2, ("zb-h1 p=8 mem=6: bubble %.4f"):format(h))
+
+-- What is refused says what it needs.
+T.fails(function() sc.load("zb-v", {p = 8, m = 32, mem = 4}):check() end, "it needs mem >= 8",
+  "zb-v has no knob")
+T.fails(function() sc.load("interleaved", {p = 8, m = 32, mem = 4}):check() end,
+  "it needs mem >= 4.5", "interleaved: the first backward needs every chunk's forward")
+T.fails(function() sc.load("v-half", {p = 8, m = 32, mem = 4}) end, "it needs mem >= 5",
+  "v-half's steady state")
+T.fails(function() sc.load("gpipe", {p = 4, m = 8, mem = 0.5}):check() end,
+  "it needs mem >= 1", "gpipe below one record")
+-- An ordered program runs as written, unless fit = true.
+local order = {"F0 F1 F2 F3 BW0 BW1 BW2 BW3", "F0 F1 F2 F3 BW0 BW1 BW2 BW3"}
+T.fails(function() sc.program{p = 2, m = 4, order = order, mem = 2}:check() end,
+  "fit = true lets its forwards wait", "an order over its cap")
+local f = sc.program{p = 2, m = 4, order = order, mem = 2, fit = true}
+T.near(f:sim().peak_memory_max, 2, 1e-9, "fit = true: within the cap")
+T.eq(f:order(0), "F0 F1 BW0 F2 BW1 F3 BW2 BW3", "fit = true: forwards wait for backward passes")
+
+-- Per-device caps: each device within its own.
+local caps = {4, 3, 3, 2}
+for _, name in ipairs({"zb-h1", "1f1b", "gpipe", "zb-h2"}) do
+  local pk = sc.load(name, {p = 4, m = 8, mem = "[4,3,3,2]"}):sim().peak_memory
+  for d = 1, 4 do T.ok(pk[d] <= caps[d] + 1e-9, ("%s d%d: %g <= %g"):format(name, d - 1, pk[d], caps[d])) end
+end
+T.fails(function() sc.program{p = 2, m = 2, rule = "1f1b", mem = {1, 2, 3}} end,
+  "'mem' lists 3 devices, but there are 2", "a list of the wrong length")
+
+-- Bytes: with a model (its unit: 34 R h x layers / P bytes).
+local model = {p = 8, m = 32, layers = 32, hidden = 4096, seq = 4096, batch = 1}
+local unit = sc.load("zb-h1", model):sim().unit_bytes
+local m6 = {}
+for k, v in pairs(model) do m6[k] = v end
+m6.mem = ("%dB"):format(math.floor(6 * unit))
+local b = sc.load("zb-h1", m6):sim()
+T.near(b.peak_memory_max, 6, 1e-9, "mem in bytes: six units")
+T.ok(b.peak_memory_max * b.unit_bytes <= 6 * unit, "mem in bytes: the peak in bytes")
+T.fails(function() sc.load("zb-h1", {p = 4, m = 8, mem = "3GiB"}) end,
+  "counts memory in units only", "bytes without a model")
+T.fails(function() sc.load("zb-h1", {p = 4, m = 8, mem = "3 parsecs"}) end,
+  "expected units, bytes", "a memory value that is neither")
+
+os.exit(T.done("memory"))
