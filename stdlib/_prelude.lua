@@ -72,6 +72,15 @@ sc.OFFLOAD = {
   {"seq", 16, "sequence length, with link_gbps or layers > 0 (and the model of run)",
    when = "layers > 0, or offload is not none and link_gbps > 0"},
   {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
+  -- Recomputation (docs/recompute.md), beside offload: each record is kept,
+  -- offloaded or recomputed.
+  {"recompute", "none", "activation recomputation: none, all, selective, budget (needs mem)"},
+  {"recompute_chunks", 1.0, "selective: chunks per device to recompute, longest lifespans first",
+   when = "recompute is selective"},
+  {"recompute_frac", 1.0, "the part of a record dropped and recomputed (< 1: partial)",
+   when = "recompute is not none"},
+  {"recompute_time", 0.0, "a recomputation's time as a fraction of F's (0: recompute_frac)",
+   when = "recompute is not none"},
 }
 
 -- The model and where its vocabulary layers go (Vocabulary Parallelism;
@@ -143,6 +152,18 @@ function sc.offload_of(P)
           shared = P.link_shared, mem = sc.mem_of(P)}
 end
 
+-- The `recompute` field of sc.program from the parameters of sc.OFFLOAD's
+-- recomputation (and mem, the target of budget), or nil for none.
+function sc.recompute_of(P)
+  if P.recompute == nil or P.recompute == "none" then return nil end
+  local chunks = 1
+  if P.recompute == "selective" then chunks = P.recompute_chunks end
+  local time = P.recompute_time
+  return {policy = P.recompute, chunks = chunks, frac = P.recompute_frac,
+          time = (time and time > 0) and time or nil,
+          mem = type(sc.mem_of(P)) == "number" and sc.mem_of(P) or nil}
+end
+
 -- The memory limit parameter `mem` (0: none): its value, or `none` when it
 -- is 0 or absent; a negative or NaN value is refused at the recipe's line.
 function sc.mem_of(P, none)
@@ -171,8 +192,9 @@ function sc.fields(P, t)
   end
   if t.model == nil then t.model = sc.model_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
+  if t.recompute == nil then t.recompute = sc.recompute_of(P) end
   local mem = sc.mem_of(P)
-  if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
+  if t.mem == nil and P.offload ~= "budget" and P.recompute ~= "budget" then t.mem = mem end
   return t
 end
 
@@ -550,7 +572,7 @@ end
 -- units per microbatch, as in sc.program.
 local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
 local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
-  "tw", "tcomm", "w_keep", "units", "offload", "mem", "seed", "time_limit", "objective",
+  "tw", "tcomm", "w_keep", "units", "offload", "recompute", "mem", "seed", "time_limit", "objective",
   "max_evals", "costs", "vocab_par", "model", "steps", "optim_sync"}
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end

@@ -21,5 +21,6 @@ t.mem = (type(mem) == "number" and P.offload ~= "budget") and mem or P.p
 local vocab_par, model = t.vocab_par, t.model
 t.vocab_par, t.model = nil, nil
 local blk = sc.block_search(t)
+-- The default budget (p) picks the block; only a mem given is a promise.
 return blk:program{m = P.m, vocab_par = vocab_par, model = model,
-                   mem = type(mem) == "string" and mem or nil}
+                   mem = type(mem) == "string" and mem or (mem == nil and false) or nil}

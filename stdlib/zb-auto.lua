@@ -8,7 +8,7 @@ local P = sc.params {
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches"},
   sc.COSTS,
-  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B)"},
+  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B)", memory = true},
   {"last", 1.0, "cost factor of the last stage (1.4: 40% slower)"},
   {"seed", 1, "seed of the search"},
   {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
@@ -25,7 +25,7 @@ local prog = sc.autoschedule {
   p = P.p, m = P.m, tf = per_stage(P.tf), tb = per_stage(P.tb), tw = per_stage(P.tw),
   tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
-  offload = sc.offload_of(P), costs = sc.costs_of(P),
+  offload = sc.offload_of(P), recompute = sc.recompute_of(P), costs = sc.costs_of(P),
   vocab_par = P.vocab_par ~= "none" and P.vocab_par or nil, model = sc.model_of(P),
 }
 return prog

@@ -24,14 +24,29 @@ void sc_stream_peaks(const sc_prog *pg, double *peak)
     }
 }
 
-/* What the program's memory policy is, for the message ("" without). */
+/* What the program's memory policies are, for the message ("" without). */
 static void policy_text(const sc_prog *pg, char *buf, size_t len)
 {
     static const char *const names[] = {"none", "all", "selective", "budget", "function"};
+    int n = 0;
     buf[0] = 0;
     if (pg->off.policy != SC_OFFLOAD_NONE)
-        snprintf(buf, len, " with offload '%s' (ratio %g%s)", names[pg->off.policy],
-                 pg->off.ratio, pg->off.shared ? ", shared link" : "");
+        n = snprintf(buf, len, " with offload '%s' (ratio %g%s)", names[pg->off.policy],
+                     pg->off.ratio, pg->off.shared ? ", shared link" : "");
+    if (pg->rc.policy != SC_RECOMPUTE_NONE && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "%s recompute '%s'", n ? " and" : " with",
+                 names[pg->rc.policy]);
+}
+
+/* Device d's cap: mem, and a budget's target (the peak it promises). */
+static double cap_of(const sc_prog *pg, int d)
+{
+    double cap = sc_prog_mem_cap(pg, d);
+    if (pg->off.policy == SC_OFFLOAD_BUDGET)
+        cap = fmin(cap, pg->off.mem);
+    if (pg->rc.policy == SC_RECOMPUTE_BUDGET)
+        cap = fmin(cap, pg->rc.mem);
+    return cap;
 }
 
 sc_status sc_verify_caps(sc_prog *pg)
@@ -39,7 +54,7 @@ sc_status sc_verify_caps(sc_prog *pg)
     int worst = -1;
     double over = 0;
     for (int d = 0; d < pg->P; d++) {
-        double cap = sc_prog_mem_cap(pg, d);
+        double cap = cap_of(pg, d);
         if (!isfinite(cap))
             continue;
         const sc_vec *sv = &pg->stream[d];
@@ -57,7 +72,7 @@ sc_status sc_verify_caps(sc_prog *pg)
         return SC_OK;
     /* The first point where the worst device passes its cap, and its peak. */
     int d = worst;
-    double cap = sc_prog_mem_cap(pg, d), cur = 0, peak = 0, level = 0;
+    double cap = cap_of(pg, d), cur = 0, peak = 0, level = 0;
     const sc_vec *sv = &pg->stream[d];
     size_t at = sv->n;
     for (size_t k = 0; k < sv->n; k++) {
@@ -76,7 +91,8 @@ sc_status sc_verify_caps(sc_prog *pg)
         snprintf(need, sizeof need, "its least peak, with the fewest forwards in flight its "
                                     "schedule allows");
     else if (pol[0])
-        snprintf(need, sizeof need, "its peak with this policy; budget plans for the cap");
+        snprintf(need, sizeof need, "its peak with this policy; budget plans for the cap, and "
+                                    "recompute budget beside offload budget goes further");
     else
         snprintf(need, sizeof need, "its order runs as written; fit = true lets its forwards "
                                     "wait for memory");

@@ -73,7 +73,11 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
                            "\"group\": %d",
                         in->dir == SC_DIR_ACT ? "act" : "grad", in->stage, in->mb, in->peer, group);
                 break;
-            case SC_OPK_STAGE: fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb); break;
+            case SC_OPK_STAGE:
+                fprintf(f, ", \"stage\": %d, \"mb\": %d", in->stage, in->mb);
+                if (sc_op_has(in->op, SC_OPF_FRAC)) /* R */
+                    fprintf(f, ", \"frac\": %.15g", (double)in->frac / SC_FRAC_ONE);
+                break;
             case SC_OPK_VOCAB: /* the device's vocabulary shard */
                 fprintf(f, ", \"shard\": %d, \"mb\": %d", in->stage, in->mb);
                 break;

@@ -19,7 +19,8 @@ static const char *compute_letter(int op)
     case SC_OP_BW: return "B"; /* PyTorch's full backward */
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break; /* refused before */
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R:
+        break; /* refused or left out before */
     }
     return "?";
 }
@@ -186,8 +187,10 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
-            } else if (sc_op_is_compute(in->op)) {
-                /* docs/semantics.md#the-semantics: the pass waits for this
+            } else if (sc_op_is_compute(in->op) && in->op != SC_OP_R) {
+                /* PyTorch has no recomputation pass (R is left out: activation
+                 * checkpointing on the stage module does it, docs/recompute.md).
+                 * docs/semantics.md#the-semantics: the pass waits for this
                  * group, hence for every group before it: their sends are
                  * complete, their waits free. */
                 if (waits)

@@ -31,7 +31,7 @@ const sc_op_props sc_op_tab[256] = {
     SC_OPS(X)
 #undef X
 };
-_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_LINK < 256, "a kind is a byte");
+_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_TR < 256, "a kind is a byte");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
 static const char *const red_names[] = {
 #define X(name, text) text,
@@ -183,6 +183,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->w_keep = 1.0;
     pg->mem_limit = INFINITY;
     pg->off.ratio = SC_OFFLOAD_RATIO;
+    pg->rc.frac = pg->rc.time = 1;
     pg->coll_bw = INFINITY;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
@@ -220,6 +221,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->mem_cap);
     sc_free(pg->cap_need);
     sc_prog_free_offload_info(pg);
+    sc_prog_free_recompute_info(pg);
+    sc_free(pg->rc_frac);
     sc_free(pg->coll);
     if (pg->rcache_free)
         pg->rcache_free(pg->rcache);
@@ -573,7 +576,11 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
 {
     switch (sc_op_class_of(in->op)) {
     case SC_OPK_STAGE:
-        snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
+        if (sc_op_has(in->op, SC_OPF_FRAC)) /* R: its fraction of the record */
+            snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
+                     100.0 * in->frac / SC_FRAC_ONE);
+        else
+            snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
         return;
     case SC_OPK_VOCAB: /* the device's own shard */
         snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);

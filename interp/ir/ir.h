@@ -73,6 +73,9 @@ int sc_status_exit_code(sc_status st);
  *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
+ *   R          recompute the part of a record dropped after its F (DROP with
+ *              no OFFLOAD before it), from the record's kept input, before
+ *              the B that reads it (docs/recompute.md)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -124,12 +127,13 @@ int sc_status_exit_code(sc_status st);
     X(RECV,      XFER,  SC_OPF_IN,                     NONE,      COMM)        \
     X(REDUCE,    STEP,  0,                             NONE,      NONE)        \
     X(OPTIM,     STEP,  SC_OPF_READS_COLLS,            NONE,      OPTIM)       \
-    X(OFFLOAD,   HOST,  SC_OPF_OUT,                    NONE,      LINK)        \
-    X(DROP,      HOST,  0,                             FREE_ALL,  NONE)        \
-    X(RELOAD,    HOST,  SC_OPF_IN,                     ALLOC,     LINK)        \
+    X(OFFLOAD,   HOST,  SC_OPF_OUT | SC_OPF_FRAC,      NONE,      LINK)        \
+    X(DROP,      HOST,  SC_OPF_FRAC,                   FREE_ALL,  NONE)        \
+    X(RELOAD,    HOST,  SC_OPF_IN | SC_OPF_FRAC,       ALLOC,     LINK)        \
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
-    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)
+    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
+    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -171,6 +175,9 @@ enum {
                                      before it (sc_coll_reads) */
     SC_OPF_REDUCES = 1u << 6, /* a collective with a reduction (dir, SC_RED_*) */
     SC_OPF_ROOTED = 1u << 7,  /* a collective with a root (sc_coll.root) */
+    SC_OPF_FRAC = 1u << 8,    /* names a fraction of its record (frac): its memory
+                                 effect and its time are on that fraction (host
+                                 copies, R) */
 };
 
 /* Memory effects, on the units u of the record an instruction names
@@ -193,6 +200,8 @@ typedef enum sc_op_cost_kind {
     SC_OPC_TS, SC_OPC_TT, SC_OPC_TE, SC_OPC_TEW,
     SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
+    SC_OPC_TR, /* a recomputation: its fraction of the record times the stage's
+                  recompute time (sc_prog_rtime; T_F by default) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
@@ -263,7 +272,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: break;
     }
     return -1;
 }
@@ -309,6 +318,8 @@ const char *sc_red_name(int red);
  *   REDUCE/OPTIM: stage = mb = peer = -1;
  *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
  *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE);
+ *   R:         stage, mb of the record, and frac = the fraction recomputed
+ *              (that of the DROP after its F);
  *   ALLREDUCE/BCAST: dir = the reduction (SC_RED_*; 0 for BCAST), flags =
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its

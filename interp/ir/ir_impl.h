@@ -7,6 +7,7 @@
 
 #include "ir.h"
 #include "offload_cfg.h"
+#include "recompute_cfg.h"
 
 #include <stdarg.h>
 
@@ -54,6 +55,10 @@ struct sc_prog {
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
     int *off_nlevels;     /* [S] */
     sc_offload_info *off_info; /* what the last lowering moved, or NULL */
+    sc_recompute_cfg rc;  /* recomputation policy (recompute_cfg.h); policy NONE: none */
+    double *rc_frac;      /* [S*m] fractions of the TABLE policy, or NULL */
+    double *rc_q;         /* [S*m] what the last lowering recomputes, or NULL */
+    sc_recompute_info *rc_info; /* what the last lowering recomputed, or NULL */
     sc_ctail *coll;       /* [ncoll] collectives of the streams (sc_instr.coll) */
     void *rcache;         /* check/'s matching of the verified streams' collectives, */
     void (*rcache_free)(void *); /* kept for the next timed replay (replay_coll.c) */
@@ -96,7 +101,7 @@ static inline double sc_coll_factor(int op, int n)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: break;
+    case SC_OP_VALIDATE: case SC_OP_R: break;
     }
     return 0;
 }
@@ -136,6 +141,8 @@ void sc_prog_invalidate(sc_prog *pg);
 
 /* Frees what the last compilation's offload plan reported (off_info). */
 void sc_prog_free_offload_info(sc_prog *pg);
+/* Frees what the last compilation's recomputation plan reported (rc_info, rc_q). */
+void sc_prog_free_recompute_info(sc_prog *pg);
 
 /* Time of pass op on stage s (a vocabulary pass: on device s) by its cost
  * column (BW: its own time when given, else B + W); 0 for the kinds the
@@ -151,6 +158,7 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     case SC_OPC_TBW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
     case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
         return pg->vcost[c - SC_OPC_TS] ? pg->vcost[c - SC_OPC_TS][s] : 0;
+    case SC_OPC_TR: return pg->tf[s] * pg->rc.time / pg->rc.frac; /* all of the record */
     case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
         return 0;
     }
@@ -173,9 +181,16 @@ static inline double sc_optim_cost(const sc_prog *pg, int d)
     return t;
 }
 
+/* The fraction an OFFLOAD, DROP, RELOAD or R names, in [0, 1]. */
+static inline double sc_instr_frac(const sc_instr *in)
+{
+    return (double)in->frac / SC_FRAC_ONE;
+}
+
 static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
 {
-    return sc_op_cost(pg, in->op, in->stage);
+    double t = sc_op_cost(pg, in->op, in->stage);
+    return sc_op_has(in->op, SC_OPF_FRAC) ? t * sc_instr_frac(in) : t; /* R: its fraction */
 }
 
 /* Time of instruction `in` of device d on its compute stream: a pass's
@@ -212,25 +227,22 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     return sc_mem_effect(pg, e, pg->mem[s]);
 }
 
+/* The memory change of a pass (R: on its fraction of the record). */
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 {
+    if (sc_op_has(in->op, SC_OPF_FRAC))
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_op_mem(pg, in->op, in->stage);
 }
 
-/* The fraction an OFFLOAD, DROP or RELOAD moves, in [0, 1]. */
-static inline double sc_instr_frac(const sc_instr *in)
-{
-    return (double)in->frac / SC_FRAC_ONE;
-}
-
-/* Device memory change of any instruction of a stream: compute passes as
+/* Device memory change of any instruction of a stream: passes as
  * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
  * frees it, RELOAD allocates it); the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
-    if (sc_op_is_host(in->op))
+    if (sc_op_has(in->op, SC_OPF_FRAC))
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_pass_mem(pg, in);
 }
@@ -271,6 +283,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
         return 1;
     case SC_OP_EW: return 1;
     case SC_OP_T: case SC_OP_E: return 0;
+    case SC_OP_R: return 0; /* its record's input is on its device */
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: return 0; /* no pass */
@@ -339,7 +352,7 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
         break;
     case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -374,7 +387,7 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
         return 1;
     case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: return 0;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: return 0;
     }
     return 0;
 }

@@ -110,6 +110,9 @@ int sc_cli_time(int argc, char **argv, int *i, double *out);
  * model, the parameter and activation bytes per device (vocab_out.c):
  * members of the --json object, or lines after the device table. */
 void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json);
+/* recompute_out.c: sim's recomputation figures, as JSON fields (",
+ * \"recompute\": {...}") or a text line; nothing without a policy. */
+void sc_cli_print_recompute(const sc_prog *pg, int json);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

@@ -351,6 +351,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             printf(", \"bottleneck\": null");
         print_auto(L, info, 1);
         print_offload(pg, sim, 1);
+        sc_cli_print_recompute(pg, 1);
         sc_cli_print_vocab(pg, sim, 1);
         if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (docs/costs.md) */
             printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
@@ -383,6 +384,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
                sim->step);
     print_auto(L, info, 0);
     print_offload(pg, sim, 0);
+    sc_cli_print_recompute(pg, 0);
     sc_cli_print_steps(pg, sim, 0);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        idle      start       end         peak%s\n",

@@ -128,8 +128,8 @@ double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set)
 {
     idx = lua_absindex(L, idx);
     int ty = lua_type(L, idx), top = lua_gettop(L);
-    if (ty == LUA_TNIL)
-        return INFINITY;
+    if (ty == LUA_TNIL || (ty == LUA_TBOOLEAN && !lua_toboolean(L, idx)))
+        return INFINITY; /* false: none (blk:program{mem = false} drops a Block's) */
     int P = sc_prog_devices(pg);
     lua_pushvalue(L, idx);
     /* A list given as one string, "[a,b,...]": into a table. */

@@ -99,16 +99,20 @@ static int want_fit(lua_State *L, int t)
  * none): the policy then meets the cap, not the schedule. */
 static int memory_policy(lua_State *L, int t)
 {
-    int ty = lua_getfield(L, t, "offload"), yes = ty != LUA_TNIL;
-    if (ty == LUA_TSTRING)
-        yes = strcmp(lua_tostring(L, -1), "none") != 0;
-    else if (ty == LUA_TTABLE) {
-        lua_getfield(L, -1, "policy");
-        yes = !(lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "none") == 0);
+    int any = 0;
+    for (int i = 0; i < 2; i++) {
+        int ty = lua_getfield(L, t, i ? "recompute" : "offload"), yes = ty != LUA_TNIL;
+        if (ty == LUA_TSTRING)
+            yes = strcmp(lua_tostring(L, -1), "none") != 0;
+        else if (ty == LUA_TTABLE) {
+            lua_getfield(L, -1, "policy");
+            yes = !(lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "none") == 0);
+            lua_pop(L, 1);
+        }
         lua_pop(L, 1);
+        any |= yes;
     }
-    lua_pop(L, 1);
-    return yes;
+    return any;
 }
 
 /* sc.program{...} */
@@ -178,6 +182,7 @@ int sc_lua_program(lua_State *L)
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
     sc_lua_set_offload(L, 1, pg);
+    sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
     lua_settop(L, ud);
     return 1;
@@ -284,6 +289,8 @@ static int l_sim(lua_State *L)
     }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    if (sc_lua_push_recompute(L, lp->pg))
+        lua_setfield(L, -2, "recompute");
     if (sim->coll_busy) { /* collectives (docs/semantics.md#collectives) */
         push_array(L, sim->coll_busy, P);
         lua_setfield(L, -2, "coll_busy");

@@ -83,6 +83,11 @@ void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg);
 /* The same for the value at idx (nil: nothing), set into pg only when
  * `set`; returns the smallest cap, in units (INFINITY: none). */
 double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
+/* sc_recompute_lua.c: the `recompute` field of the table at t, into pg
+ * (after its offload); and the figures of the last compilation's
+ * recomputation as a table (pushed; 0 without one). */
+void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg);
+int sc_lua_push_recompute(lua_State *L, const sc_prog *pg);
 /* costs.c: the `costs` field of the table at t (a table of sc.costs) into
  * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
  * 'stages' must equal the program's (else exit 3 naming the file and the

@@ -19,12 +19,14 @@
 const char *const sc_program_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
     "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
-    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "fit", NULL};
+    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "fit", "recompute",
+    NULL};
 /* sc.block: the program's fields that a Block carries to blk:program, and
  * the block's own. */
 const char *const sc_block_fields[] = {
     "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "offload", "reorder", "interval", "slots", "F", "B", "W", "BW",
+    "w_keep", "units", "mem", "offload", "recompute", "reorder", "interval", "slots", "F", "B",
+    "W", "BW",
     "first", "delta", "costs", "vocab_par", "model", "vocab_costs", "vocab_lag", "S", "T", "E",
     "EW", "steps", "optim_sync", NULL};
 /* The `block` field of sc.program. */

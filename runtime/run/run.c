@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "exec/exec.h"
+#include "ir/recompute_cfg.h"
 #include "ir/alloc.h"
 #include "ir/flops.h"
 #include "ir/offload_cfg.h"
@@ -115,6 +116,11 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
                          size_t errlen)
 {
     int P = r->P;
+    if (sc_prog_recompute(pg)->policy != SC_RECOMPUTE_NONE && sc_vocab_split(sc_prog_vocab(pg))) {
+        snprintf(err, errlen, "run: recomputation with a split vocabulary is not supported yet "
+                 "(the last stage's forward broadcasts its output; docs/recompute.md)");
+        return SC_ERR_ARG;
+    }
     sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
     if (st)
         return st;
