@@ -22,5 +22,6 @@ local vocab_par, model = t.vocab_par, t.model
 t.vocab_par, t.model = nil, nil
 local blk = sc.block_search(t)
 -- The default budget (p) picks the block; only a mem given is a promise.
-return blk:program{m = P.m, vocab_par = vocab_par, model = model,
-                   mem = type(mem) == "string" and mem or (mem == nil and false) or nil}
+local cap = mem
+if cap == nil then cap = false end
+return blk:program{m = P.m, vocab_par = vocab_par, model = model, mem = cap}

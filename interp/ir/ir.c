@@ -75,7 +75,9 @@ int sc_op_parse_pass(const char *s, size_t n, size_t *len)
     *len = 0;
     for (int op = 0; op < SC_OP_COUNT; op++) {
         size_t k = strlen(op_names[op]);
-        if (sc_op_is_pass(op) && k <= n && k > *len && memcmp(s, op_names[op], k) == 0)
+        /* R (SC_OPF_FRAC) comes from the lowering, never from an order. */
+        if (sc_op_is_pass(op) && !sc_op_has(op, SC_OPF_FRAC) && k <= n && k > *len &&
+            memcmp(s, op_names[op], k) == 0)
             best = op, *len = k;
     }
     return best;
@@ -243,6 +245,19 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->off_levels);
     sc_free(pg->off_nlevels);
     sc_free(pg);
+}
+
+void sc_prog_free_recompute_info(sc_prog *pg)
+{
+    if (pg->rc_info) {
+        sc_free(pg->rc_info->base_peak);
+        sc_free(pg->rc_info->level);
+        sc_free(pg->rc_info->count);
+        sc_free(pg->rc_info);
+        pg->rc_info = NULL;
+    }
+    sc_free(pg->rc_q);
+    pg->rc_q = NULL;
 }
 
 void sc_prog_free_offload_info(sc_prog *pg)

@@ -116,8 +116,8 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
  * Counted from the table. */
 enum {
 #define X(name, cls, flags, mem, cost)                                                     \
-    +(SC_OPK_##cls == SC_OPK_STAGE &&                                                      \
-      ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
+    +(SC_OPK_##cls == SC_OPK_STAGE && !((flags) & SC_OPF_FRAC) /* R: lowered, not ordered */ \
+      && ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
     SC_STAGE_PASSES_PER_RECORD = 0 SC_OPS(X),
 #undef X
 #define X(name, cls, flags, mem, cost) +(SC_OPK_##cls == SC_OPK_VOCAB)

@@ -78,16 +78,3 @@ const sc_recompute_info *sc_prog_recompute_info(const sc_prog *pg)
 {
     return pg->lowered ? pg->rc_info : NULL;
 }
-
-void sc_prog_free_recompute_info(sc_prog *pg)
-{
-    if (pg->rc_info) {
-        sc_free(pg->rc_info->base_peak);
-        sc_free(pg->rc_info->level);
-        sc_free(pg->rc_info->count);
-        sc_free(pg->rc_info);
-        pg->rc_info = NULL;
-    }
-    sc_free(pg->rc_q);
-    pg->rc_q = NULL;
-}

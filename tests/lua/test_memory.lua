@@ -87,4 +87,53 @@ T.fails(function() sc.load("zb-h1", {p = 4, m = 8, mem = "3GiB"}) end,
 T.fails(function() sc.load("zb-h1", {p = 4, m = 8, mem = "3 parsecs"}) end,
   "expected units, bytes", "a memory value that is neither")
 
+-- Recomputation (docs/recompute.md): every record's all of it on 1F1B holds
+-- one record a device; R costs F's time; a partial one its own.
+local plain = sc.load("1f1b", {p = 4, m = 8}):sim()
+local all = sc.load("1f1b", {p = 4, m = 8, recompute = "all"}):sim()
+for d = 1, 4 do T.near(all.peak_memory[d], 1, 1e-9, "1f1b recompute=all d" .. (d - 1)) end
+T.eq(all.recompute.records, 32, "every record recomputed")
+T.near(all.recompute.recompute_time, 32, 1e-9, "R takes F's time")
+T.near(all.busy[1], plain.busy[1] + 8, 1e-9, "R is work")
+local part = sc.load("1f1b", {p = 4, m = 8, recompute = "all", recompute_frac = 0.5,
+                               recompute_time = 0.1}):sim()
+T.near(part.recompute.recompute_time, 32 * 0.1, 1e-9, "partial: its time")
+T.near(part.peak_memory_max, 4 - 3 * 0.5, 1e-9, "partial: half of each record waits")
+-- selective: the chunk with the longest lifespans (chunk 0 in gis).
+local sel = sc.load("gis", {p = 4, m = 8, recompute = "selective"}):sim()
+T.eq(sel.recompute.records, 4 * 8, "selective: one chunk of every device")
+T.ok(sel.peak_memory_max < sc.load("gis", {p = 4, m = 8}):sim().peak_memory_max, "selective lowers")
+-- budget: the least that meets mem; the mix: offload first while the link
+-- keeps up (no recomputation, no time), recomputation where it does not.
+for _, mem in ipairs({3, 2, 1.5}) do
+  local b = sc.load("gis", {p = 8, m = 32, recompute = "budget", mem = mem}):sim()
+  T.ok(b.peak_memory_max <= mem + 1e-9, "recompute budget meets mem " .. mem)
+  local fast = sc.load("gis", {p = 8, m = 32, recompute = "budget", offload = "budget", mem = mem,
+                               offload_ratio = 0.1}):sim()
+  T.eq(fast.recompute.records, 0, "fast link: nothing recomputed at mem " .. mem)
+  T.eq(fast.makespan, 105.0, "fast link: no time lost at mem " .. mem)
+  local slow = sc.load("gis", {p = 8, m = 32, recompute = "budget", offload = "budget", mem = mem,
+                               offload_ratio = 2}):sim()
+  T.ok(slow.peak_memory_max <= mem + 1e-9 and slow.recompute.records > 0,
+    "slow link: recomputation meets mem " .. mem)
+  T.ok(slow.makespan <= b.makespan + 1e-9, "the mix is no slower than recomputing alone")
+end
+T.fails(function() sc.load("zb-h1", {p = 4, m = 8, recompute = "budget", mem = 2}):sim() end,
+  "recompute 'budget': d2 cannot get under mem = 2", "budget below what recomputing reaches")
+-- A function: fractions per record; a record is not both offloaded and recomputed.
+local f = sc.program{p = 2, m = 4, rule = "1f1b",
+  recompute = function(ls) return ls.mb % 2 == 0 end}
+T.eq(f:sim().recompute.records, 4, "a function: the even microbatches")
+T.fails(function()
+  sc.program{p = 2, m = 4, rule = "1f1b", offload = function() return 1 end,
+             recompute = function() return true end}:check()
+end, "is both offloaded", "a record offloaded and recomputed")
+T.fails(function() sc.program{p = 2, m = 4, rule = "1f1b", recompute = {policy = "all", frac = 2}} end,
+  "frac (the part of a record dropped and recomputed) must be within (0, 1]", "frac out of range")
+T.fails(function() sc.program{p = 2, m = 4, rule = "1f1b", recompute = {polcy = "all"}} end,
+  "did you mean 'policy'", "a field of recompute")
+-- The verifier: a B that reads a dropped record before its R.
+local d = sc.program{p = 1, m = 1, rule = "1f1b", recompute = "all"}:dump()
+T.ok(d:find("DROP s0 mb0 100%", 1, true) and d:find("R s0 mb0 100%", 1, true), "dump: DROP and R")
+
 os.exit(T.done("memory"))
