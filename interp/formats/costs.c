@@ -498,6 +498,8 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
     str_field(f, "machine", c->machine);
     if (c->model_json)
         fprintf(f, ", \"model\": %s", c->model_json);
+    if (c->unit_bytes > 0) /* caps in bytes (docs/guide.md#memory-model) */
+        fprintf(f, ", \"unit_bytes\": %.15g", c->unit_bytes);
     fprintf(f, ", \"microbatches\": %d, \"warmup_steps\": %d, \"steps\": %d", c->m, c->warmup,
             c->steps);
     fputs(", \"step_time_s\": ", f);

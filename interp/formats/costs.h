@@ -86,6 +86,7 @@ typedef struct sc_costs {
     /* Where it was measured (written; read back only by Lua, as a table). */
     const char *recipe, *backend, *transport, *machine;
     const char *model_json; /* the model's sizes, a JSON object written as is */
+    double unit_bytes;    /* bytes of one unit of the measured run's memory (0: unknown) */
     int m, steps, warmup, mpi;
     sc_stat step;         /* the measured step time */
     double predicted_step; /* the step predicted from these costs (NAN: none) */

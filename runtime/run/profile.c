@@ -587,6 +587,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     c->transport = pf->run->transport;
     c->machine = pf->machine;
     c->model_json = pf->model_json;
+    c->unit_bytes = pf->run->unit_bytes;
     c->mpi = pf->run->mpi;
     c->m = sc_prog_microbatches(pg);
     c->steps = steps;
