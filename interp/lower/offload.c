@@ -398,7 +398,12 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
             oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
             sc_o_assign_level(p, oi->level[d]);
-            sc_o_plan_device(p);
+            /* all: every record the link takes (it backs off, as budget does,
+             * and counts what stayed); selective names its records. */
+            if (pg->off.policy == SC_OFFLOAD_ALL)
+                sc_o_plan_backing_off(p);
+            else
+                sc_o_plan_device(p);
             break;
         }
         case SC_OFFLOAD_TABLE:

@@ -278,10 +278,15 @@ TEST(policies_keep_the_timing)
 TEST(slow_link_is_refused)
 {
     sc_status st;
+    /* all backs off (what stayed is counted); selective is refused. */
     sc_offload_cfg all = {.policy = SC_OFFLOAD_ALL, .ratio = 2};
     sc_prog *pg = interleaved(4, 16, 4, &all, &st);
+    CHECK(st == SC_OK && sc_prog_offload_info(pg) && sc_prog_offload_info(pg)->backed_off > 0);
+    sc_prog_free(pg);
+    sc_offload_cfg sel = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 4, .ratio = 2};
+    pg = interleaved(4, 16, 4, &sel, &st);
     CHECK(st == SC_ERR_PROGRAM);
-    CHECK_STR(sc_errmsg(pg), "offload 'all' (ratio 2): the host link of d");
+    CHECK_STR(sc_errmsg(pg), "offload 'selective' (ratio 2): the host link of d");
     CHECK_STR(sc_errmsg(pg), "cannot bring s");
     CHECK_STR(sc_errmsg(pg), "(short by ");
     CHECK(!sc_prog_is_lowered(pg)); /* nothing half-lowered is left */
@@ -376,10 +381,15 @@ TEST(budget)
         CHECK(sim->peak_mem[0] <= 4 + 1e-9);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     CHECK(oi && oi->moved > 0);
-    /* Where 'all' is refused on the same link. */
-    sc_offload_cfg allc = {.policy = SC_OFFLOAD_ALL, .ratio = 1};
+    /* Where 'selective' of every chunk is refused on the same link ('all'
+     * backs off as budget does). */
+    sc_offload_cfg allc = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 2, .ratio = 1};
     sc_prog *pa = interleaved(4, 16, 2, &allc, &st);
     CHECK(st == SC_ERR_PROGRAM);
+    sc_prog_free(pa);
+    allc.policy = SC_OFFLOAD_ALL;
+    pa = interleaved(4, 16, 2, &allc, &st);
+    CHECK(st == SC_OK && sc_prog_offload_info(pa)->backed_off > 0);
     sc_prog_free(pa);
     sc_sim_free(sim);
     sc_prog_free(pg);
