@@ -72,6 +72,8 @@ sc.OFFLOAD = {
   {"seq", 16, "sequence length, with link_gbps or layers > 0 (and the model of run)",
    when = "layers > 0, or offload is not none and link_gbps > 0"},
   {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
+  {"offload_margin", 0.0, "a copy back ends this many B durations before B (PipeOffload's: 1)",
+   when = WITH_OFFLOAD},
   -- Recomputation (docs/recompute.md), beside offload: each record is kept,
   -- offloaded or recomputed.
   {"recompute", "none", "activation recomputation: none, all, selective, budget (needs mem)"},
@@ -148,8 +150,9 @@ function sc.offload_of(P)
   end
   local chunks = 1
   if P.offload == "selective" then chunks = P.offload_chunks end
-  return {policy = P.offload, chunks = chunks, ratio = ratio,
-          shared = P.link_shared, mem = sc.mem_of(P)}
+  local mem = sc.mem_of(P)
+  return {policy = P.offload, chunks = chunks, ratio = ratio, shared = P.link_shared,
+          mem = type(mem) == "number" and mem or nil, margin = P.offload_margin}
 end
 
 -- The `recompute` field of sc.program from the parameters of sc.OFFLOAD's

@@ -115,11 +115,14 @@ static void plan_back(dplan *p)
             r->skipped = 1;
         }
     }
+    /* Each copy back ends by its B's start, less the margin (in durations
+     * of that B: PipeOffload's planner keeps one), and by the next one's. */
     double next = INFINITY;
     for (int k = 0; k < p->nr; k++) {
         rec *r = &p->r[p->byB[k]];
+        double due = sc_o_cstart(p, r->jB) - pg->off.margin * sc_pass_cost(pg, sc_o_cpass(p, r->jB));
         if (r->q > 0)
-            r->rstart = next = slot_before(p, 1, fmin(sc_o_cstart(p, r->jB), next), r->dur);
+            r->rstart = next = slot_before(p, 1, fmin(due, next), r->dur);
     }
 }
 

@@ -90,25 +90,25 @@ static double peak_of(const plan *pl, int d)
     return peak;
 }
 
-/* Budget: the least level (in 1/64 chunks) that brings device d under mem. */
-static sc_status budget_device(plan *pl, int d, double *level)
+/* Budget: the least level (in 1/64 chunks) that brings device d under mem;
+ * when none does, *short_of is its peak with every record recomputed. */
+static void budget_device(plan *pl, int d, double *level, double *base, double *short_of)
 {
     sc_prog *pg = pl->pg;
     double M = pg->rc.mem;
     long lo = 0, hi = 64L * pg->nchunks[d];
     assign_level(pl, d, 0);
-    double base = peak_of(pl, d);
-    *level = 0;
-    if (base <= M + pl->tol)
-        return SC_OK;
+    *base = peak_of(pl, d);
+    *level = *short_of = 0;
+    if (*base <= M + pl->tol)
+        return;
     assign_level(pl, d, (double)hi / 64);
     double best = peak_of(pl, d);
-    if (best > M + pl->tol)
-        return sc_fail_cap(pg,
-                           "recompute 'budget': d%d cannot get under mem = %g: its peak is %g "
-                           "units without recomputation and %g with every record's %g "
-                           "recomputed; it needs mem >= %g",
-                           d, M, base, best, pg->rc.frac, best);
+    if (best > M + pl->tol) {
+        *level = (double)hi / 64;
+        *short_of = best;
+        return;
+    }
     while (hi - lo > 1) {
         long mid = lo + (hi - lo) / 2;
         assign_level(pl, d, (double)mid / 64);
@@ -119,7 +119,6 @@ static sc_status budget_device(plan *pl, int d, double *level)
     }
     *level = (double)hi / 64;
     assign_level(pl, d, *level);
-    return SC_OK;
 }
 
 static sc_instr frac_instr(int op, const sc_instr *pass, double q)
@@ -176,6 +175,8 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the recomputation");
         goto fail;
     }
+    int worst = -1;
+    double wbase = 0, wshort = 0;
     for (int d = 0; d < P && st == SC_OK; d++) {
         rank_chunks(&pl, d);
         ri->base_peak[d] = peak_of(&pl, d); /* q is 0 here */
@@ -187,7 +188,10 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
         else if (pg->rc.policy == SC_RECOMPUTE_SELECTIVE)
             L = fmin(pg->rc.chunks, pg->nchunks[d]);
         if (pg->rc.policy == SC_RECOMPUTE_BUDGET && !levels) {
-            st = budget_device(&pl, d, &L);
+            double b0, short_of;
+            budget_device(&pl, d, &L, &b0, &short_of);
+            if (short_of > wshort)
+                worst = d, wbase = b0, wshort = short_of;
         } else if (pg->rc.policy == SC_RECOMPUTE_TABLE && !levels) {
             for (int c = 0; c < pg->nchunks[d]; c++) {
                 int s = pg->dev_stages[d][c];
@@ -208,6 +212,12 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
         }
         ri->level[d] = L;
     }
+    if (st == SC_OK && worst >= 0) /* the device that needs the most */
+        st = sc_fail_cap(pg,
+                         "recompute 'budget': d%d cannot get under mem = %g: its peak is %g "
+                         "units without recomputation and %g with every record's %g "
+                         "recomputed; it needs mem >= %g",
+                         worst, pg->rc.mem, wbase, wshort, pg->rc.frac, wshort);
     if (st != SC_OK)
         goto fail;
     for (int d = 0; d < P && st == SC_OK; d++) {

@@ -119,7 +119,9 @@ for _, mem in ipairs({3, 2, 1.5}) do
   T.ok(slow.makespan <= b.makespan + 1e-9, "the mix is no slower than recomputing alone")
 end
 T.fails(function() sc.load("zb-h1", {p = 4, m = 8, recompute = "budget", mem = 2}):sim() end,
-  "recompute 'budget': d2 cannot get under mem = 2", "budget below what recomputing reaches")
+  "recompute 'budget': d3 cannot get under mem = 2: its peak is 4 units without recomputation "
+  .. "and 4 with every record's 1 recomputed; it needs mem >= 4",
+  "budget below what recomputing reaches: the device that needs most")
 -- A function: fractions per record; a record is not both offloaded and recomputed.
 local f = sc.program{p = 2, m = 4, rule = "1f1b",
   recompute = function(ls) return ls.mb % 2 == 0 end}
