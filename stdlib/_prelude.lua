@@ -118,12 +118,12 @@ end
 function sc.offload_ratio(t)
   local where = caller_where()
   if type(t) ~= "table" then
-    sc._raise(3, where .. "offload_ratio: expected a table {hidden=, seq=, tflops=, gbps=}")
+    sc._raise(sc._exits.arg, where .. "offload_ratio: expected a table {hidden=, seq=, tflops=, gbps=}")
   end
   local function num(k)
     local v = tonumber(t[k])
     if v == nil or v ~= v or v <= 0 or v == math.huge then
-      sc._raise(3, where .. ("offload_ratio: '%s' must be a number > 0 (got %s)"):format(k,
+      sc._raise(sc._exits.arg, where .. ("offload_ratio: '%s' must be a number > 0 (got %s)"):format(k,
         tostring(t[k])))
     end
     return v
@@ -142,7 +142,7 @@ function sc.offload_of(P)
   if P.link_gbps and P.link_gbps > 0 then
     for _, k in ipairs{"hidden", "seq", "tflops"} do
       if not (tonumber(P[k]) and P[k] > 0) then
-        sc._raise(3, caller_where() ..
+        sc._raise(sc._exits.arg, caller_where() ..
           ("offload: link_gbps needs %s > 0 (got %s)"):format(k, tostring(P[k])))
       end
     end
@@ -174,7 +174,7 @@ function sc.mem_of(P, none)
   if mem == nil or mem == 0 then return none end
   if type(mem) == "string" then return mem end  -- bytes or a list: sc.program converts it
   if not (mem > 0) then
-    sc._raise(3, caller_where() .. ("parameter 'mem': must be >= 0 (0: %s), got %s"):format(
+    sc._raise(sc._exits.arg, caller_where() .. ("parameter 'mem': must be >= 0 (0: %s), got %s"):format(
       none and "the default" or "no limit", tostring(mem)))
   end
   return mem
@@ -183,10 +183,10 @@ end
 -- The fields of sc.program that come straight from parameters: p, m, the
 -- costs, the memory limit and the offload policy (when P has them), merged
 -- into t. With offload = "budget", mem is the peak offload reaches, not a
--- limit on the schedule.
+-- limit on the schedule. (Those copied as they are: lang/lua/fields.h.)
 function sc.fields(P, t)
   t = t or {}
-  for _, k in ipairs{"p", "m", "tf", "tb", "tw", "tcomm", "w_keep"} do
+  for _, k in ipairs(sc._fields("from_params")) do
     if t[k] == nil then t[k] = P[k] end
   end
   if t.costs == nil then t.costs = sc.costs_of(P) end
@@ -210,11 +210,11 @@ end
 -- (f, B, b: chunk 1's forward, chunk 1's backward, chunk 0's backward).
 function sc.v_block(kind, t)
   if type(t) ~= "table" then
-    sc._raise(3, caller_where() .. "v_block: expected a table of fields (p, costs, ...) after the kind")
+    sc._raise(sc._exits.arg, caller_where() .. "v_block: expected a table of fields (p, costs, ...) after the kind")
   end
   local p = t.p or t.devices
   if math.type(tonumber(p)) ~= "integer" or tonumber(p) < 1 then
-    sc._raise(3, caller_where() .. ("v_block: 'p' must be an integer >= 1 (got %s)"):format(tostring(p)))
+    sc._raise(sc._exits.arg, caller_where() .. ("v_block: 'p' must be an integer >= 1 (got %s)"):format(tostring(p)))
   end
   p = tonumber(p)
   local spec = {}
@@ -229,7 +229,7 @@ function sc.v_block(kind, t)
     spec.first = {F = {0, 3 * p - 2}, B = {6 * p + c - 2, 3 * p + c - 1}}
     spec.delta = {F = {2, -1}, B = {-1, 2}}
   else
-    sc._raise(3, caller_where() .. ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
+    sc._raise(sc._exits.arg, caller_where() .. ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
   end
   if (t.vocab_par == "vocab-1" or t.vocab_par == "vocab-2") and t.S == nil then
     spec._p = p
@@ -273,8 +273,8 @@ function sc._v_vocab(spec)
   return sc.block(b)
 end
 
--- Exit codes (docs/errors.md).
-local USAGE, BADARG, RECIPE = 2, 3, 8
+-- Exit codes (docs/errors.md): sc._exits, of SC_EXITS in C.
+local USAGE, BADARG, RECIPE = sc._exits.usage, sc._exits.arg, sc._exits.recipe
 
 -- The state of the recipe being evaluated.
 -- _read: the names the recipe read from what sc.params returned;
@@ -573,10 +573,10 @@ end
 -- The automatic scheduler (docs/blocks.md#automatic-schedules): the fields of sc.program, with
 -- `mem` the memory limit in units per device and `units` the activation
 -- units per microbatch, as in sc.program.
-local AUTO = {mem = true, seed = true, time_limit = true, objective = true, max_evals = true}
-local AUTO_FIELDS = {"p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb",
-  "tw", "tcomm", "w_keep", "units", "offload", "recompute", "mem", "seed", "time_limit", "objective",
-  "max_evals", "costs", "vocab_par", "model", "steps", "optim_sync"}
+-- Its fields, and those that go to the `auto` table: from the one table of
+-- fields (lang/lua/fields.h).
+local AUTO_FIELDS, AUTO = sc._fields("autoschedule"), {}
+for _, k in ipairs(sc._fields("auto")) do AUTO[k] = true end
 function sc.autoschedule(t)
   if type(t) ~= "table" then error("autoschedule: expected a table of fields", 2) end
   local where = caller_where()

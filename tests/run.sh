@@ -12,7 +12,8 @@
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
 # the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
 # sandbox and limits (tests/sandbox.sh), the error catalogue
-# (tests/errors.sh), what a newcomer meets (tests/ux.sh), compare
+# (tests/errors.sh), the lists kept in one table each against their other
+# copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
 # (tests/compare.sh), every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
@@ -62,6 +63,7 @@ suites() {
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'
   printf 'tests/py/test_package.py\tpython3 tests/py/test_package.py "$SC"\n'
   printf 'tests/py/layout.py\tpython3 tests/py/layout.py "$BUILD"\n'   # no call cycles, layering, file sizes
+  printf 'tests/py/lists.py\tpython3 tests/py/lists.py "$SC"\n'   # one table per list, and its copies
   for t in "$BUILD"/test_*; do
     [ -x "$t" ] && printf '%s\t%s\n' "$t" "$t"
   done

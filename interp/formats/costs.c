@@ -2,7 +2,7 @@
  * costs.c — reading and writing cost files (costs.h).
  */
 #include "costs.h"
-#include "json.h"
+#include "jsonw.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -375,27 +375,21 @@ fail:
 
 /* ---- writing ----------------------------------------------------------- */
 
-static void num(FILE *f, double x)
-{
-    if (isfinite(x))
-        fprintf(f, "%.9g", x);
-    else
-        fputs("null", f);
-}
+/* Times: 9 significant digits (more than the measurement holds), null when
+ * not measured. */
+static void num(sc_jw *w, const char *key, double x) { sc_jw_num_g(w, key, x, 9); }
 
 /* A per-stage list of one field of the stats. */
-static void stage_row(FILE *f, const sc_stat *v, int S, int field)
+static void stage_row(sc_jw *w, const char *key, const sc_stat *v, int S, int field)
 {
-    fputc('[', f);
+    sc_jw_array(w, key);
     for (int s = 0; s < S; s++) {
-        if (s)
-            fputs(", ", f);
         if (field == 2)
-            fprintf(f, "%d", v[s].n);
+            sc_jw_int(w, NULL, v[s].n);
         else
-            num(f, field ? v[s].spread : v[s].median);
+            num(w, NULL, field ? v[s].spread : v[s].median);
     }
-    fputc(']', f);
+    sc_jw_end(w);
 }
 
 /* Whether a kind was measured on every stage (only those are written). */
@@ -407,110 +401,108 @@ static int complete(const sc_stat *v, int S)
     return 1;
 }
 
-static void sizes_out(FILE *f, const char *key, const sc_cost_size *z, int n, int host)
+static void sizes_out(sc_jw *w, const char *key, const sc_cost_size *z, int n, int host)
 {
-    fprintf(f, ",\n  \"%s\": [", key);
+    sc_jw_array(w, key); /* a size a line */
+    sc_jw_layout(w, "\n    ", ",\n    ", "\n  ");
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%s\n    {", i ? "," : "");
+        sc_jw_object(w, NULL);
         if (host)
-            fprintf(f, "\"direction\": \"%s\", ", z[i].to_host ? "to_host" : "to_device");
-        fprintf(f, "\"bytes\": %.0f, \"s\": ", z[i].bytes);
-        num(f, z[i].t.median);
-        fputs(", \"spread\": ", f);
-        num(f, z[i].t.spread);
-        fprintf(f, ", \"samples\": %d}", z[i].t.n);
+            sc_jw_str(w, "direction", z[i].to_host ? "to_host" : "to_device");
+        sc_jw_whole(w, "bytes", z[i].bytes);
+        num(w, "s", z[i].t.median);
+        num(w, "spread", z[i].t.spread);
+        sc_jw_int(w, "samples", z[i].t.n);
+        sc_jw_end(w);
     }
-    fputs(n ? "\n  ]" : "]", f);
+    sc_jw_end(w);
 }
 
-static void str_field(FILE *f, const char *key, const char *v)
+static void str_field(sc_jw *w, const char *key, const char *v)
 {
-    if (!v)
-        return;
-    fprintf(f, ", \"%s\": ", key);
-    sc_json_string(f, v);
+    if (v)
+        sc_jw_str(w, key, v);
+}
+
+/* Where it was measured: one line. */
+static void measured(sc_jw *w, const sc_costs *c)
+{
+    sc_jw_object(w, "measured");
+    sc_jw_str(w, "what", "stagecraft run --profile");
+    str_field(w, "recipe", c->recipe);
+    str_field(w, "backend", c->backend);
+    str_field(w, "transport", c->transport);
+    sc_jw_str(w, "devices_as", c->mpi ? "MPI ranks" : "threads");
+    str_field(w, "machine", c->machine);
+    if (c->model) {
+        sc_jw_object(w, "model");
+        for (int i = 0; i < c->nmodel; i++)
+            sc_jw_int(w, c->model[i].key, c->model[i].value);
+        sc_jw_end(w);
+    }
+    if (c->unit_bytes > 0) /* caps in bytes (docs/guide.md#memory-model) */
+        num(w, "unit_bytes", c->unit_bytes);
+    sc_jw_int(w, "microbatches", c->m);
+    sc_jw_int(w, "warmup_steps", c->warmup);
+    sc_jw_int(w, "steps", c->steps);
+    num(w, "step_time_s", c->step.median);
+    num(w, "step_time_spread_s", c->step.spread);
+    num(w, "predicted_step_time_s", c->predicted_step);
+    num(w, "prediction_error", isfinite(c->predicted_step) && c->predicted_step > 0
+                                   ? (c->step.median - c->predicted_step) / c->predicted_step
+                                   : NAN);
+    sc_jw_end(w);
 }
 
 sc_status sc_costs_write(FILE *f, const sc_costs *c)
 {
     int S = c->S;
-    fprintf(f, "{\n  \"stagecraft_costs\": %d,\n  \"unit\": \"s\",\n", SC_COSTS_VERSION);
+    sc_jw w;
+    sc_jw_init(&w, f);
+    sc_jw_object(&w, NULL); /* a member a line */
+    sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
+    sc_jw_int(&w, "stagecraft_costs", SC_COSTS_VERSION);
+    sc_jw_str(&w, "unit", "s");
     if (c->P > 0)
-        fprintf(f, "  \"devices\": %d,\n", c->P);
-    fprintf(f, "  \"stages\": %d", S);
-    if (c->placement) {
-        fputs(",\n  \"placement\": [", f);
-        for (int s = 0; s < S; s++)
-            fprintf(f, "%s%d", s ? ", " : "", c->placement[s]);
-        fputc(']', f);
-    }
+        sc_jw_int(&w, "devices", c->P);
+    sc_jw_int(&w, "stages", S);
+    if (c->placement)
+        sc_jw_ints(&w, "placement", c->placement, S);
     for (int k = 0; k < SC_COST_KINDS; k++)
-        if (complete(c->kind[k], S)) {
-            fprintf(f, ",\n  \"%s\": ", sc_cost_keys[k]);
-            stage_row(f, c->kind[k], S, 0);
-        }
-    fputs(",\n  \"tcomm\": ", f);
-    num(f, isfinite(c->comm.median) ? c->comm.median : 0);
+        if (complete(c->kind[k], S))
+            stage_row(&w, sc_cost_keys[k], c->kind[k], S, 0);
+    num(&w, "tcomm", isfinite(c->comm.median) ? c->comm.median : 0);
     for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
-        if (c->vocab[k] && complete(c->vocab[k], c->P)) {
-            fprintf(f, ",\n  \"%s\": ", sc_cost_vocab_keys[k]);
-            stage_row(f, c->vocab[k], c->P, 0);
-        }
+        if (c->vocab[k] && complete(c->vocab[k], c->P))
+            stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, 0);
     if (c->coll_n > 0) {
-        fputs(",\n  \"collectives\": {\"latency\": ", f);
-        num(f, c->coll_lat);
-        fputs(", \"per_byte\": ", f);
-        num(f, c->coll_per_byte);
-        fprintf(f, ", \"samples\": %d}", c->coll_n);
+        sc_jw_object(&w, "collectives");
+        num(&w, "latency", c->coll_lat);
+        num(&w, "per_byte", c->coll_per_byte);
+        sc_jw_int(&w, "samples", c->coll_n);
+        sc_jw_end(&w);
     }
     for (int field = 1; field <= 2; field++) {
-        fprintf(f, ",\n  \"%s\": {", field == 1 ? "spread" : "samples");
-        int first = 1;
+        sc_jw_object(&w, field == 1 ? "spread" : "samples"); /* a kind a line */
+        sc_jw_layout(&w, "\n    ", ",\n    ", "\n  ");
         for (int k = 0; k < SC_COST_KINDS; k++)
-            if (complete(c->kind[k], S)) {
-                fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", sc_cost_keys[k]);
-                stage_row(f, c->kind[k], S, field);
-                first = 0;
-            }
+            if (complete(c->kind[k], S))
+                stage_row(&w, sc_cost_keys[k], c->kind[k], S, field);
         for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
-            if (c->vocab[k] && complete(c->vocab[k], c->P)) {
-                fprintf(f, ",\n    \"%s\": ", sc_cost_vocab_keys[k]);
-                stage_row(f, c->vocab[k], c->P, field);
-            }
-        fprintf(f, ",\n    \"tcomm\": ");
+            if (c->vocab[k] && complete(c->vocab[k], c->P))
+                stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, field);
         if (field == 1)
-            num(f, c->comm.spread);
+            num(&w, "tcomm", c->comm.spread);
         else
-            fprintf(f, "%d", c->comm.n);
-        fputs("\n  }", f);
+            sc_jw_int(&w, "tcomm", c->comm.n);
+        sc_jw_end(&w);
     }
-    sizes_out(f, "transfers", c->xfer, c->nxfer, 0);
-    sizes_out(f, "host_copies", c->host, c->nhost, 1);
-    if (isfinite(c->offload_ratio)) {
-        fputs(",\n  \"offload_ratio\": ", f);
-        num(f, c->offload_ratio);
-    }
-    fputs(",\n  \"measured\": {\"what\": \"stagecraft run --profile\"", f);
-    str_field(f, "recipe", c->recipe);
-    str_field(f, "backend", c->backend);
-    str_field(f, "transport", c->transport);
-    fprintf(f, ", \"devices_as\": \"%s\"", c->mpi ? "MPI ranks" : "threads");
-    str_field(f, "machine", c->machine);
-    if (c->model_json)
-        fprintf(f, ", \"model\": %s", c->model_json);
-    if (c->unit_bytes > 0) /* caps in bytes (docs/guide.md#memory-model) */
-        fprintf(f, ", \"unit_bytes\": %.15g", c->unit_bytes);
-    fprintf(f, ", \"microbatches\": %d, \"warmup_steps\": %d, \"steps\": %d", c->m, c->warmup,
-            c->steps);
-    fputs(", \"step_time_s\": ", f);
-    num(f, c->step.median);
-    fputs(", \"step_time_spread_s\": ", f);
-    num(f, c->step.spread);
-    fputs(", \"predicted_step_time_s\": ", f);
-    num(f, c->predicted_step);
-    fputs(", \"prediction_error\": ", f);
-    num(f, isfinite(c->predicted_step) && c->predicted_step > 0
-               ? (c->step.median - c->predicted_step) / c->predicted_step : NAN);
-    fputs("}\n}\n", f);
+    sizes_out(&w, "transfers", c->xfer, c->nxfer, 0);
+    sizes_out(&w, "host_copies", c->host, c->nhost, 1);
+    if (isfinite(c->offload_ratio))
+        num(&w, "offload_ratio", c->offload_ratio);
+    measured(&w, c);
+    sc_jw_end(&w);
+    fputc('\n', f);
     return ferror(f) ? SC_ERR_ARG : SC_OK;
 }

@@ -70,6 +70,12 @@ typedef struct sc_cost_size {
     int to_host;         /* host copies: 1 device to host, 0 back */
 } sc_cost_size;
 
+/* A named whole number: the sizes of the model a cost file was measured on. */
+typedef struct sc_cost_int {
+    const char *key;
+    long long value;
+} sc_cost_int;
+
 typedef struct sc_costs {
     int P, S;             /* devices and stages profiled (P 0: not given) */
     int *placement;       /* [S] device of each stage, or NULL */
@@ -85,7 +91,8 @@ typedef struct sc_costs {
     double offload_ratio; /* host-link time of one unit / (tf+tb+tw); NAN: unknown */
     /* Where it was measured (written; read back only by Lua, as a table). */
     const char *recipe, *backend, *transport, *machine;
-    const char *model_json; /* the model's sizes, a JSON object written as is */
+    const sc_cost_int *model; /* [nmodel] the model's sizes (written as an object), or NULL */
+    int nmodel;
     double unit_bytes;    /* bytes of one unit of the measured run's memory (0: unknown) */
     int m, steps, warmup, mpi;
     sc_stat step;         /* the measured step time */

@@ -21,7 +21,4 @@
 
 sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const char *name);
 
-/* Writes s as a JSON string literal (quotes and escapes). */
-void sc_json_string(FILE *f, const char *s);
-
 #endif

@@ -2,7 +2,7 @@
  * trace.c — Chrome trace JSON with flow arrows for transfers (trace.h).
  */
 #include "trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 #include <stdlib.h>
 
@@ -29,51 +29,105 @@ static size_t *index_sends(const sc_prog *pg)
     return send;
 }
 
-static void event_head(FILE *f, int *first)
+/* A metadata event: a process's or thread's name or sort index. */
+static void meta(sc_jw *w, const char *name, int pid, int tid, const char *key, const char *text,
+                 int index)
 {
-    fputs(*first ? "\n  " : ",\n  ", f);
-    *first = 0;
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "name", name);
+    sc_jw_str(w, "ph", "M");
+    sc_jw_int(w, "pid", pid);
+    if (tid >= 0)
+        sc_jw_int(w, "tid", tid);
+    sc_jw_object(w, "args");
+    if (text)
+        sc_jw_str(w, key, text);
+    else
+        sc_jw_int(w, key, index);
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+/* A thread's name and its place in the order. */
+static void thread(sc_jw *w, int pid, int tid, const char *name)
+{
+    meta(w, "thread_name", pid, tid, "name", name, 0);
+    meta(w, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+}
+
+/* The head of an event: name, category (or none), phase; pid, tid (or
+ * none), time. */
+static void event(sc_jw *w, const char *name, const char *cat, const char *ph, int pid, int tid,
+                  double ts)
+{
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "name", name);
+    if (cat)
+        sc_jw_str(w, "cat", cat);
+    sc_jw_str(w, "ph", ph);
+    sc_jw_int(w, "pid", pid);
+    if (tid >= 0)
+        sc_jw_int(w, "tid", tid);
+    sc_jw_num(w, "ts", ts);
+}
+
+/* A counter: memory or host units of a device at time ts. */
+static void counter(sc_jw *w, const char *what, int d, int pid, double ts, double units)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s d%d", what, d);
+    event(w, name, NULL, "C", pid, -1, ts);
+    sc_jw_object(w, "args");
+    sc_jw_num(w, "units", units);
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+/* A step mark on the thread of device d (tid < 0: across the process). */
+static void step_mark(sc_jw *w, const char *name, const char *scope, int pid, int tid, double ts,
+                      int step)
+{
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "name", name);
+    sc_jw_str(w, "cat", "step");
+    sc_jw_str(w, "ph", "i");
+    sc_jw_str(w, "s", scope);
+    sc_jw_int(w, "pid", pid);
+    if (tid >= 0)
+        sc_jw_int(w, "tid", tid);
+    sc_jw_num(w, "ts", ts);
+    sc_jw_object(w, "args");
+    sc_jw_int(w, "step", step);
 }
 
 /* Writes the events of one timing as process pid; flow ids from *flow. */
-static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid,
-                         const size_t *send, long *flow, int *first)
+static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
+                         const size_t *send, long *flow)
 {
     const sc_sim *sim = t->sim;
     double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
     size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
-    event_head(f, first);
-    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": ", pid);
-    sc_json_string(f, t->label ? t->label : "timeline");
-    fputs("}}", f);
-    event_head(f, first);
-    fprintf(f, "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %d, "
-               "\"args\": {\"sort_index\": %d}}", pid, pid);
+    char name[128];
+    meta(w, "process_name", pid, -1, "name", t->label ? t->label : "timeline", 0);
+    meta(w, "process_sort_index", pid, -1, "sort_index", NULL, pid);
     for (int d = 0; d < P; d++)
         for (int c = 0; c < 2; c++) {
-            event_head(f, first);
-            fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                       "\"args\": {\"name\": \"d%d%s\"}}", pid, 2 * d + c, d, c ? " comm" : "");
-            event_head(f, first);
-            fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                       "\"args\": {\"sort_index\": %d}}", pid, 2 * d + c, 2 * d + c);
+            snprintf(name, sizeof name, "d%d%s", d, c ? " comm" : "");
+            thread(w, pid, 2 * d + c, name);
         }
     for (int d = 0; d < P && sim->host; d++) { /* offload: the host link of each device */
-        event_head(f, first);
-        fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                   "\"args\": {\"name\": \"d%d host\"}}", pid, 2 * P + d, d);
-        event_head(f, first);
-        fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                   "\"args\": {\"sort_index\": %d}}", pid, 2 * P + d, 2 * P + d);
+        snprintf(name, sizeof name, "d%d host", d);
+        thread(w, pid, 2 * P + d, name);
     }
     /* Steps: where the last device ends each (a line across the process). */
     for (int k = 0; k < sim->steps && sim->step_end && sim->steps > 1; k++) {
-        event_head(f, first);
-        fprintf(f, "{\"name\": \"step %d ends\", \"cat\": \"step\", \"ph\": \"i\", \"s\": "
-                   "\"p\", \"pid\": %d, \"ts\": %.15g, \"args\": {\"step\": %d, \"makespan\": "
-                   "%.15g, \"bubble_rate\": %.15g}}", k, pid, sim->step_end[k] * us, k,
-                sim->step_makespan[k] * us, sim->step_bubble[k]);
+        snprintf(name, sizeof name, "step %d ends", k);
+        step_mark(w, name, "p", pid, -1, sim->step_end[k] * us, k);
+        sc_jw_num(w, "makespan", sim->step_makespan[k] * us);
+        sc_jw_num(w, "bubble_rate", sim->step_bubble[k]);
+        sc_jw_end(w);
+        sc_jw_end(w);
     }
     int colls = 0; /* collectives: a thread per device for its channel */
     for (int d = 0; d < P && !colls; d++) {
@@ -83,12 +137,8 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             colls = sc_op_is_coll(v[k].op);
     }
     for (int d = 0; d < P && colls; d++) {
-        event_head(f, first);
-        fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                   "\"args\": {\"name\": \"d%d collectives\"}}", pid, 3 * P + d, d);
-        event_head(f, first);
-        fprintf(f, "{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
-                   "\"args\": {\"sort_index\": %d}}", pid, 3 * P + d, 3 * P + d);
+        snprintf(name, sizeof name, "d%d collectives", d);
+        thread(w, pid, 3 * P + d, name);
     }
     for (int d = 0; d < P; d++) {
         size_t n;
@@ -103,80 +153,71 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
                 (in->flags & SC_IF_ROLLBACK) && t1 <= t0)
                 continue; /* a rollback path that did not run (docs/steps.md) */
             if (in->op == SC_OP_VALIDATE) {
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"step %d validated\", \"cat\": \"step\", \"ph\": \"i\", "
-                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
-                           "{\"step\": %d}}", vstep, pid, 2 * d, t1, vstep);
+                snprintf(name, sizeof name, "step %d validated", vstep);
+                step_mark(w, name, "t", pid, 2 * d, t1, vstep);
+                sc_jw_end(w);
+                sc_jw_end(w);
                 vstep++;
                 continue;
             }
             if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
-                char cn[128];
                 sc_coll c;
-                sc_prog_instr_format(pg, in, cn, sizeof cn);
+                sc_prog_instr_format(pg, in, name, sizeof name);
                 sc_prog_coll(pg, in, &c);
                 double cs = t0 > cprev ? t0 : cprev;
                 cprev = t1;
-                event_head(f, first);
-                fputs("{\"name\": ", f);
-                sc_json_string(f, cn);
-                fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
-                           "\"ts\": %.15g, \"dur\": %.15g, \"args\": {\"posted\": %.15g, "
-                           "\"stage\": %d, \"mb\": %d, \"step\": %d, \"bytes\": %.15g}}",
-                        sc_op_name(in->op), pid, 3 * P + d, cs, t1 - cs, t0, c.stage, c.mb,
-                        c.step, c.bytes);
+                event(w, name, sc_op_name(in->op), "X", pid, 3 * P + d, cs);
+                sc_jw_num(w, "dur", t1 - cs);
+                sc_jw_object(w, "args");
+                sc_jw_num(w, "posted", t0);
+                sc_jw_int(w, "stage", c.stage);
+                sc_jw_int(w, "mb", c.mb);
+                sc_jw_int(w, "step", c.step);
+                sc_jw_num(w, "bytes", c.bytes);
+                sc_jw_end(w);
+                sc_jw_end(w);
                 continue;
             }
             if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
-                char hn[96];
-                sc_instr_format(in, hn, sizeof hn);
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
-                           "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
-                           "\"mb\": %d, \"frac\": %.15g}}",
-                        hn, sc_op_name(in->op), pid, 2 * P + d, t0, t1 - t0, in->stage, in->mb,
-                        (double)in->frac / SC_FRAC_ONE);
+                sc_instr_format(in, name, sizeof name);
+                event(w, name, sc_op_name(in->op), "X", pid, 2 * P + d, t0);
+                sc_jw_num(w, "dur", t1 - t0);
+                sc_jw_object(w, "args");
+                sc_jw_int(w, "stage", in->stage);
+                sc_jw_int(w, "mb", in->mb);
+                sc_jw_num(w, "frac", (double)in->frac / SC_FRAC_ONE);
+                sc_jw_end(w);
+                sc_jw_end(w);
             }
             /* Host memory grows when a copy to host starts and shrinks when
              * the backward reads the record back. */
             int to_host = sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT);
-            if (sim->host && (to_host || sc_op_is_bgrad(in->op))) {
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"host d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, to_host ? t0 : t1,
-                        sim->host[g]);
-            }
+            if (sim->host && (to_host || sc_op_is_bgrad(in->op)))
+                counter(w, "host", d, pid, to_host ? t0 : t1, sim->host[g]);
             sc_op_mem_effect e = sc_op_mem_of(in->op);
-            if (sc_op_is_host(in->op) && e != SC_OPM_NONE && sim->mem) { /* DROP, RELOAD */
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, e == SC_OPM_ALLOC ? t0 : t1,
-                        sim->mem[g]);
-            }
+            if (sc_op_is_host(in->op) && e != SC_OPM_NONE && sim->mem) /* DROP, RELOAD */
+                counter(w, "memory", d, pid, e == SC_OPM_ALLOC ? t0 : t1, sim->mem[g]);
             if (in->op == SC_OP_OPTIM && sc_prog_steps(pg) > 1) { /* a step boundary */
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"end of step %d\", \"cat\": \"step\", \"ph\": \"i\", "
-                           "\"s\": \"t\", \"pid\": %d, \"tid\": %d, \"ts\": %.15g, \"args\": "
-                           "{\"step\": %d}}", step, pid, 2 * d, t1, step);
+                snprintf(name, sizeof name, "end of step %d", step);
+                step_mark(w, name, "t", pid, 2 * d, t1, step);
+                sc_jw_end(w);
+                sc_jw_end(w);
                 step++;
             }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
-            char name[96];
             sc_instr_format(in, name, sizeof name);
             int tid = 2 * d + !sc_op_is_pass(in->op);
-            event_head(f, first);
-            fprintf(f, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
-                       "\"tid\": %d, \"ts\": %.15g, \"dur\": %.15g, \"args\": {\"stage\": %d, "
-                       "\"mb\": %d}}",
-                    name, sc_op_name(in->op), pid, tid, t0, t1 - t0, in->stage, in->mb);
-            if (sc_op_is_pass(in->op) && sim->mem) {
-                event_head(f, first);
-                fprintf(f, "{\"name\": \"memory d%d\", \"ph\": \"C\", \"pid\": %d, \"ts\": %.15g, "
-                           "\"args\": {\"units\": %.15g}}", d, pid, sc_op_is_fwd(in->op) ? t0 : t1,
-                        sim->mem[g]);
-            }
+            event(w, name, sc_op_name(in->op), "X", pid, tid, t0);
+            sc_jw_num(w, "dur", t1 - t0);
+            sc_jw_object(w, "args");
+            sc_jw_int(w, "stage", in->stage);
+            sc_jw_int(w, "mb", in->mb);
+            sc_jw_end(w);
+            sc_jw_end(w);
+            if (sc_op_is_pass(in->op) && sim->mem)
+                counter(w, "memory", d, pid, sc_op_is_fwd(in->op) ? t0 : t1, sim->mem[g]);
             if (!sc_op_is_recv(in->op))
                 continue;
             size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
@@ -188,14 +229,26 @@ static void write_timing(FILE *f, const sc_prog *pg, const sc_timing *t, int pid
             int sd = in->peer; /* the sender's device */
             double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
             long id = ++*flow;
-            event_head(f, first);
-            fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": %ld, "
-                       "\"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
-                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, 2 * sd + 1, ts);
-            event_head(f, first);
-            fprintf(f, "{\"name\": \"%s\", \"cat\": \"transfer\", \"ph\": \"f\", \"bp\": \"e\", "
-                       "\"id\": %ld, \"pid\": %d, \"tid\": %d, \"ts\": %.15g}",
-                    in->dir == SC_DIR_ACT ? "activation" : "gradient", id, pid, tid, tf);
+            const char *what = in->dir == SC_DIR_ACT ? "activation" : "gradient";
+            sc_jw_object(w, NULL);
+            sc_jw_str(w, "name", what);
+            sc_jw_str(w, "cat", "transfer");
+            sc_jw_str(w, "ph", "s");
+            sc_jw_int(w, "id", id);
+            sc_jw_int(w, "pid", pid);
+            sc_jw_int(w, "tid", 2 * sd + 1);
+            sc_jw_num(w, "ts", ts);
+            sc_jw_end(w);
+            sc_jw_object(w, NULL);
+            sc_jw_str(w, "name", what);
+            sc_jw_str(w, "cat", "transfer");
+            sc_jw_str(w, "ph", "f");
+            sc_jw_str(w, "bp", "e");
+            sc_jw_int(w, "id", id);
+            sc_jw_int(w, "pid", pid);
+            sc_jw_int(w, "tid", tid);
+            sc_jw_num(w, "ts", tf);
+            sc_jw_end(w);
         }
     }
 }
@@ -208,11 +261,17 @@ sc_status sc_trace_write(FILE *f, const sc_prog *pg, const sc_timing *timings, i
     if (!send)
         return SC_ERR_NOMEM;
     long flow = 0;
-    int first = 1;
-    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", f);
+    sc_jw w;
+    sc_jw_init(&w, f);
+    sc_jw_object(&w, NULL);
+    sc_jw_str(&w, "displayTimeUnit", "ms");
+    sc_jw_array(&w, "traceEvents"); /* an event a line */
+    sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
     for (int i = 0; i < n; i++)
-        write_timing(f, pg, &timings[i], i + 1, send, &flow, &first);
-    fputs("\n]}\n", f);
+        write_timing(&w, pg, &timings[i], i + 1, send, &flow);
+    sc_jw_end(&w);
+    sc_jw_end(&w);
+    fputc('\n', f);
     free(send);
     return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
 }

@@ -10,14 +10,28 @@
 #include <string.h>
 
 static const char *const status_names[] = {
-#define X(name, code, text) text,
-    SC_STATUSES(X)
-#undef X
+#define S(name, status, code, text) text,
+#define E(name, code, text)
+    SC_EXITS(S, E)
+#undef S
+#undef E
 };
 static const int status_codes[] = {
-#define X(name, code, text) code,
-    SC_STATUSES(X)
-#undef X
+#define S(name, status, code, text) code,
+#define E(name, code, text)
+    SC_EXITS(S, E)
+#undef S
+#undef E
+};
+static const struct exit_row {
+    int code;
+    const char *name, *text;
+} exit_rows[] = {
+#define S(name, status, code, text) {code, #name, text},
+#define E(name, code, text) {code, #name, text},
+    SC_EXITS(S, E)
+#undef S
+#undef E
 };
 static const char *const op_names[] = {
 #define X(name, cls, flags, mem, cost) #name,
@@ -53,7 +67,17 @@ const char *sc_status_name(sc_status st)
 
 int sc_status_exit_code(sc_status st)
 {
-    return (unsigned)st < SC_STATUS_COUNT ? status_codes[st] : 1;
+    return (unsigned)st < SC_STATUS_COUNT ? status_codes[st] : SC_EXIT_INTERNAL;
+}
+
+int sc_exit_row(int i, int *code, const char **name, const char **text)
+{
+    if (i < 0 || (size_t)i >= sizeof exit_rows / sizeof exit_rows[0])
+        return 0;
+    *code = exit_rows[i].code;
+    *name = exit_rows[i].name;
+    *text = exit_rows[i].text;
+    return 1;
 }
 
 const char *sc_op_name(int op)
@@ -445,17 +469,6 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
     if (!(w_keep >= 0 && w_keep <= 1))
         return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
     pg->w_keep = w_keep;
-    sc_prog_invalidate(pg);
-    return SC_OK;
-}
-
-sc_status sc_prog_set_mem_limit(sc_prog *pg, double units)
-{
-    if (!(units > 0))
-        return sc_fail(pg, SC_ERR_ARG, "mem (the memory limit) must be > 0 (got %g)", units);
-    pg->mem_limit = units;
-    sc_free(pg->mem_cap); /* one cap for every device */
-    pg->mem_cap = NULL;
     sc_prog_invalidate(pg);
     return SC_OK;
 }

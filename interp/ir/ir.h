@@ -34,26 +34,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Status codes of every interp function. The CLI maps them to exit codes
- * (see docs/errors.md). */
-#define SC_STATUSES(X)                                                  \
-    X(OK, 0, "ok")                                                      \
-    X(ERR_ARG, 3, "invalid argument")                                   \
-    X(ERR_NOMEM, 4, "out of memory")                                    \
-    X(ERR_PROGRAM, 5, "invalid program")                                \
-    X(ERR_DEADLOCK, 6, "deadlock")                                      \
-    X(ERR_LIMIT, 7, "limit exceeded")                                   \
-    X(ERR_RUNTIME, 9, "runtime failure")
+/* The classes of errors and their exit codes (docs/errors.md), one row
+ * each, in the order of their codes: S(NAME, STATUS, code, class) is also a
+ * status that functions return (sc_status, SC_STATUS); E(NAME, code, class) is raised only by the command line and
+ * the Lua surface (lang/). Every row gives SC_EXIT_NAME = code; the Lua
+ * module has them as sc._exits (the prelude's codes), and tests/py/lists.py
+ * compares them with the documented table. A new class is one row. */
+#define SC_EXITS(S, E)                                                  \
+    S(OK, OK, 0, "ok")                                                  \
+    E(INTERNAL, 1, "internal error")                                    \
+    E(USAGE, 2, "usage")                                                \
+    S(ARG, ERR_ARG, 3, "invalid argument")                              \
+    S(NOMEM, ERR_NOMEM, 4, "out of memory")                             \
+    S(PROGRAM, ERR_PROGRAM, 5, "invalid program")                       \
+    S(DEADLOCK, ERR_DEADLOCK, 6, "deadlock")                            \
+    S(LIMIT, ERR_LIMIT, 7, "limit exceeded")                            \
+    E(RECIPE, 8, "recipe error")                                        \
+    S(RUNTIME, ERR_RUNTIME, 9, "runtime failure")                       \
+    E(SANDBOX, 10, "sandbox")
 
+/* Status codes of every interp function (the S rows). */
 typedef enum sc_status {
-#define X(name, code, text) SC_##name,
-    SC_STATUSES(X)
-#undef X
+#define S(name, status, code, text) SC_##status,
+#define E(name, code, text)
+    SC_EXITS(S, E)
+#undef S
+#undef E
     SC_STATUS_COUNT
 } sc_status;
 
+/* Exit codes of the process (every row). */
+enum {
+#define S(name, status, code, text) SC_EXIT_##name = code,
+#define E(name, code, text) SC_EXIT_##name = code,
+    SC_EXITS(S, E)
+#undef S
+#undef E
+};
+
+/* The class of a status ("invalid argument"; "unknown status" past the table),
+ * and its exit code. */
 const char *sc_status_name(sc_status st);
 int sc_status_exit_code(sc_status st);
+/* The rows in order: the i-th row's exit code, NAME and class; 0 past
+ * the end. */
+int sc_exit_row(int i, int *code, const char **name, const char **text);
 
 /* Instruction kinds: one table, one row per kind.
  *
@@ -453,17 +478,15 @@ double sc_prog_vocab_bytes(const sc_prog *pg, int what, int part);
  * the fraction W still needs after B (0 <= w_keep <= 1). */
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
 sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
-/* The memory limit: the peak, in units, any device may reach (default
- * INFINITY). It is a promise (docs/guide.md#memory-model): the compile
- * driver refuses a program whose lowered streams pass it on any device
- * (check/caps.h), and the schedules that have a memory knob use it
- * (blocks, the schedulers, sc_cap_fit). */
+/* The memory limit (memcap.c): the peak, in units, any device may reach
+ * (default INFINITY), a promise (docs/guide.md#memory-model): the compile
+ * driver refuses a program whose streams pass it on any device (check/caps.h);
+ * schedules with a memory knob use it (blocks, schedulers, sc_cap_fit).
+ * Per-device caps: caps[d] > 0 for every device (INFINITY: no cap there);
+ * mem_limit is then the smallest. The cap of device d (INFINITY: none);
+ * whether the caps differ between devices. */
 sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
-/* Per-device caps (memcap.c): caps[d] > 0 for every device (INFINITY: no
- * cap there). sc_prog_mem_limit is then the smallest. */
 sc_status sc_prog_set_mem_caps(sc_prog *pg, const double *caps);
-/* The cap of device d (INFINITY: none); whether the caps differ between
- * devices. */
 double sc_prog_mem_cap(const sc_prog *pg, int d);
 int sc_prog_mem_per_device(const sc_prog *pg);
 /* Bytes of one unit of activation memory, for caps given in bytes: the
@@ -471,9 +494,8 @@ int sc_prog_mem_per_device(const sc_prog *pg);
  * run set (sc_prog_set_byte_unit); 0 when unknown. */
 double sc_prog_byte_unit(const sc_prog *pg);
 sc_status sc_prog_set_byte_unit(sc_prog *pg, double bytes);
-/* Whether the last error of the program refused it for its memory cap (a
- * peak above mem, check/caps.h, or a block's steady state above it): the
- * command line then names the recipes that meet the cap. */
+/* Whether the last error refused the program for its cap (a peak above mem,
+ * check/caps.h, or a block's steady state): the CLI names recipes that fit. */
 int sc_prog_cap_refused(const sc_prog *pg);
 
 /* Training steps (docs/steps.md). A program describes `steps` training steps

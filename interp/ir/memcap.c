@@ -9,6 +9,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+sc_status sc_prog_set_mem_limit(sc_prog *pg, double units)
+{
+    if (!(units > 0))
+        return sc_fail(pg, SC_ERR_ARG, "mem (the memory limit) must be > 0 (got %g)", units);
+    pg->mem_limit = units;
+    sc_free(pg->mem_cap); /* one cap for every device */
+    pg->mem_cap = NULL;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
 sc_status sc_prog_set_mem_caps(sc_prog *pg, const double *caps)
 {
     double least = INFINITY;

@@ -13,6 +13,7 @@
 #ifndef SC_CLI_H
 #define SC_CLI_H
 
+#include "formats/jsonw.h"
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sc_limits.h"
@@ -68,10 +69,10 @@ int sc_cli_lua_fail(lua_State *L);
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
-/* sim: the figures of each training step (docs/steps.md), as JSON fields
- * (", \"steps\": ...") or text lines; nothing for one step without
- * synchronization. */
-void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json);
+/* sim: the figures of each training step (docs/steps.md), as members of the
+ * --json object in w ("steps", ...) or, w NULL, text lines; nothing for one
+ * step without synchronization. */
+void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 
 /* cli_fit.c. Whether the last evaluation was refused by its memory cap
  * (sc._cap_refused, set where a program's cap refusal is raised); and the
@@ -108,11 +109,13 @@ int sc_cli_time(int argc, char **argv, int *i, double *out);
 
 /* sim: the vocabulary placement, the collectives' busy time and, with a
  * model, the parameter and activation bytes per device (vocab_out.c):
- * members of the --json object, or lines after the device table. */
-void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json);
-/* recompute_out.c: sim's recomputation figures, as JSON fields (",
- * \"recompute\": {...}") or a text line; nothing without a policy. */
-void sc_cli_print_recompute(const sc_prog *pg, int json);
+ * members of the --json object in w, or (w NULL) lines after the device
+ * table. */
+void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
+/* recompute_out.c: sim's recomputation figures, as the member "recompute"
+ * of the --json object in w, or (w NULL) a text line; nothing without a
+ * policy. */
+void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

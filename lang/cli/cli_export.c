@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include "formats/atomic.h"
+#include "formats/export.h"
 #include "formats/json.h"
 #include "formats/render.h"
 #include "formats/svg.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
-
-#define EXIT_USAGE 2
 
 static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int failf(int code, const char *fmt, ...)
@@ -112,32 +111,32 @@ static int write_outputs(const job *jobs, const char *const *paths, int n)
     int rc = 0, i;
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (!(f[i] = is_stdout(paths[i]) ? stdout : sc_atomic_open(paths[i], &a[i], err, sizeof err))) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++) {
         sc_status st = write_job(f[i], &jobs[i]);
         if (st && !ferror(f[i])) { /* not the file's fault: the program's or memory */
             const char *m = jobs[i].pg ? sc_errmsg(jobs[i].pg) : ""; /* a stack: none */
-            rc = st == SC_ERR_NOMEM ? failf(4, "out of memory writing %s", jobs[i].format)
+            rc = st == SC_ERR_NOMEM ? failf(SC_EXIT_NOMEM, "out of memory writing %s", jobs[i].format)
                                     : failf(sc_status_exit_code(st), "cannot write %s: %s",
                                             jobs[i].format, m[0] ? m : "error");
             goto done;
         }
         if (!a[i] && (fflush(stdout) != 0 || ferror(stdout))) {
-            rc = failf(EXIT_USAGE, "cannot write the output (standard output): %s",
+            rc = failf(SC_EXIT_USAGE, "cannot write the output (standard output): %s",
                        errno ? strerror(errno) : "write error");
             goto done;
         }
     }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_close(a[i], err, sizeof err) != 0) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_commit(a[i], err, sizeof err) != 0) {
-            rc = failf(EXIT_USAGE, "%s", err);
+            rc = failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
 done:
@@ -157,8 +156,6 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
     return 0;
 }
 
-static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg", NULL};
-
 int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
                      const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o)
 {
@@ -171,19 +168,15 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
     if (!format)
-        return failf(EXIT_USAGE, "export needs --format (torch-csv, torch-csv-comms, json, trace, svg)");
-    int known = 0;
-    for (int i = 0; formats[i]; i++)
-        known |= strcmp(formats[i], format) == 0;
-    if (!known)
-        return failf(EXIT_USAGE, "unknown format '%s' (torch-csv, torch-csv-comms, json, trace, svg)",
-                     format);
+        return failf(SC_EXIT_USAGE, "export needs --format (%s)", sc_export_format_list());
+    if (sc_export_format_named(format) < 0)
+        return failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
     int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
     if ((torch || titan) && !csv)
-        return failf(EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
+        return failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
                      torch ? "--torch" : "--torchtitan");
     if (torch && sc_cli_torch_version(torch, &version))
-        return EXIT_USAGE;
+        return SC_EXIT_USAGE;
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)
@@ -191,7 +184,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     int comms = strcmp(format, "torch-csv-comms") == 0;
     int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
     if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
-        return failf(3, "cannot write %s: a PyTorch schedule holds one training step without "
+        return failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
                      "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
                      "(this program has %d steps, optim_sync %s)", format, steps,
                      sc_sync_name(sync));
@@ -278,11 +271,11 @@ static int import_define(const char *kv, costs *c)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!kv || !eq || eq == kv)
-        return failf(EXIT_USAGE, "-D needs NAME=VALUE");
+        return failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     char *end;
     double x = strtod(eq + 1, &end);
     if (end == eq + 1 || *end)
-        return failf(EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
+        return failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem"};
     double *slots[] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem};
@@ -291,7 +284,7 @@ static int import_define(const char *kv, costs *c)
             *slots[i] = x;
             return 0;
         }
-    return failf(EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
+    return failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
                  "tcomm, w_keep, mem)", (int)(eq - kv), kv);
 }
 
@@ -306,14 +299,6 @@ static sc_status apply_costs(sc_prog *pg, const costs *c)
     return SC_OK;
 }
 
-static void json_array(const double *v, int n)
-{
-    putchar('[');
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    putchar(']');
-}
-
 static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, const sc_sim *sim,
                    int json)
 {
@@ -323,17 +308,22 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
         peak = fmax(peak, sim->peak_mem[d]);
     const char *dn = dialect == SC_TORCH_COMPUTE_ONLY ? "compute_only" : "compute_comms";
     if (json) {
-        printf("{\"file\": ");
-        sc_json_string(stdout, path);
-        printf(", \"dialect\": \"%s\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, "
-               "\"instructions\": %zu, \"makespan\": %.15g, \"bubble_rate\": %.15g, "
-               "\"peak_memory\": ",
-               dn, P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
-               sim->makespan, sim->bubble_rate);
-        json_array(sim->peak_mem, P);
-        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
-        json_array(sim->busy, P);
-        printf("}\n");
+        sc_jw w;
+        sc_jw_init(&w, stdout);
+        sc_jw_object(&w, NULL);
+        sc_jw_str(&w, "file", path);
+        sc_jw_str(&w, "dialect", dn);
+        sc_jw_int(&w, "devices", P);
+        sc_jw_int(&w, "stages", sc_prog_stages(pg));
+        sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
+        sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+        sc_jw_num(&w, "makespan", sim->makespan);
+        sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
+        sc_jw_num(&w, "peak_memory_max", peak);
+        sc_jw_nums(&w, "busy", sim->busy, P);
+        sc_jw_end(&w);
+        putchar('\n');
         return;
     }
     printf("file          %s (PyTorch pipelining CSV, %s)\n", path, dn);
@@ -362,25 +352,25 @@ int sc_cli_import(int argc, char **argv)
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
         } else if (a[0] == '-' && a[1]) {
-            return failf(EXIT_USAGE, "unknown option '%s' for 'import'", a);
+            return failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
             path = a;
         } else {
-            return failf(EXIT_USAGE, "unexpected argument '%s'", a);
+            return failf(SC_EXIT_USAGE, "unexpected argument '%s'", a);
         }
     }
     if (!path)
-        return failf(EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+        return failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
     /* The text is held while the program is read from it: it counts
      * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
     char *text = read_all(path, cap, &len, &e);
     if (!text && e == E2BIG)
-        return failf(7, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
+        return failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
                      "raises it; 0 for no limit)", path, cap);
     if (!text)
-        return failf(e == ENOMEM ? 4 : EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
+        return failf(e == ENOMEM ? 4 : SC_EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
     char err[512];
     sc_status st;
     sc_torch_dialect dialect;
@@ -398,7 +388,7 @@ int sc_cli_import(int argc, char **argv)
             if (s)
                 fputs(s, stdout);
             else
-                rc = failf(4, "out of memory");
+                rc = failf(SC_EXIT_NOMEM, "out of memory");
             free(s);
         } else {
             report(path, dialect, pg, sim, json);

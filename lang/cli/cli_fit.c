@@ -125,7 +125,7 @@ int sc_cli_lua_fail_fit(lua_State *L, const char *recipe, int t)
     char hint[1024];
     sc_cli_fit_hint(L, recipe, t, hint, sizeof hint);
     lua_pushfstring(L, "%s%s", lua_tostring(L, -1), hint);
-    code = sc_cli_fail(code ? code : 5, lua_tostring(L, -1));
+    code = sc_cli_fail(code ? code : SC_EXIT_PROGRAM, lua_tostring(L, -1));
     lua_pop(L, 2);
     return code;
 }

@@ -7,25 +7,18 @@
 
 #include <stdio.h>
 
-static void json_list(const char *key, const double *v, int n)
-{
-    printf(", \"%s\": [", key);
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    printf("]");
-}
-
-void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, int json)
+void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     int N = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
     if ((N == 1 && sync == SC_SYNC_NONE) || !sim->step_end)
         return;
-    if (json) {
-        printf(", \"steps\": %d, \"optim_sync\": \"%s\"", N, sc_sync_name(sync));
-        json_list("step_makespan", sim->step_makespan, N);
-        json_list("step_bubble_rate", sim->step_bubble, N);
+    if (w) {
+        sc_jw_int(w, "steps", N);
+        sc_jw_str(w, "optim_sync", sc_sync_name(sync));
+        sc_jw_nums(w, "step_makespan", sim->step_makespan, N);
+        sc_jw_nums(w, "step_bubble_rate", sim->step_bubble, N);
         if (sim->rollback_cost)
-            json_list("rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
+            sc_jw_nums(w, "rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
         return;
     }
     printf("steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));

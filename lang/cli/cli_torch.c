@@ -12,9 +12,6 @@
 
 #include "formats/torchcsv.h"
 
-#define EXIT_USAGE 2
-#define EXIT_ARG 3
-
 int sc_cli_torch_version(const char *s, int *v)
 {
     char *end;
@@ -26,12 +23,12 @@ int sc_cli_torch_version(const char *s, int *v)
     char msg[160];
     if (*end || major < 0 || minor < 0 || minor > 99) {
         snprintf(msg, sizeof msg, "--torch '%.40s': expected a PyTorch version like 2.15 or 2.14.1", s);
-        return sc_cli_fail(EXIT_USAGE, msg);
+        return sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     if (major < 2 || (major == 2 && minor < 4)) {
         snprintf(msg, sizeof msg, "--torch %.40s: torch.distributed.pipelining reads schedule CSV "
                  "files from PyTorch 2.4 on", s);
-        return sc_cli_fail(EXIT_USAGE, msg);
+        return sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     *v = major > 2 ? 299 : (int)(100 * major + minor);
     return 0;
@@ -81,18 +78,17 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
         snprintf(msg, sizeof msg, "PyTorch's pipelining schedules have no vocabulary passes or "
                  "collectives (vocab_par = %s): export json, trace or svg",
                  sc_vocab_name(sc_prog_vocab(pg)));
-        return sc_cli_fail(EXIT_ARG, msg);
+        return sc_cli_fail(SC_EXIT_ARG, msg);
     }
     if (titan && comms)
-        return sc_cli_fail(EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
+        return sc_cli_fail(SC_EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
                            "(--format torch-csv); PyTorch then adds the communication itself");
     if (titan && kind == 0) {
         snprintf(msg, sizeof msg, "--torchtitan: torchtitan places stages by its schedule class "
                  "(loop: stage s on rank s mod %d, or V: rank d holds d and %d-d), and this "
                  "placement is neither (stage %d on rank %d); run it with the Python package "
-                 "(docs/interchange.md#python)",
-                 P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
-        return sc_cli_fail(EXIT_ARG, msg);
+                 "(docs/interchange.md#python)", P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
+        return sc_cli_fail(SC_EXIT_ARG, msg);
     }
     fprintf(stderr, "stagecraft: note: placement (stage -> rank, %s):",
             kind == 1 ? "loop" : kind == 2 ? "V" : "table");

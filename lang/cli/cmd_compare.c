@@ -31,9 +31,11 @@
 #include "run/run.h"
 #include "sandbox/sandbox.h"
 
-#define EXIT_USAGE 2
-
-static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed"};
+static const char *const model_keys[] = {
+#define X(name) #name,
+    SC_MODEL_SIZES(X)
+#undef X
+};
 
 static int failf(int code, const char *fmt, const char *a, const char *b)
 {
@@ -60,7 +62,7 @@ static int expand(def *d)
     size_t len = strlen(t);
     d->values = calloc(MAX_VALUES, sizeof *d->values);
     if (!d->values)
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     if (strchr(t, ',') && t[0] != '[') { /* "[a,b]" is one value: a list (mem per device) */
         d->sweep = 1;
         const char *p = t;
@@ -68,12 +70,12 @@ static int expand(def *d)
             const char *c = strchr(p, ',');
             size_t n = c ? (size_t)(c - p) : strlen(p);
             if (n == 0)
-                return failf(EXIT_USAGE, "-D %s=%s: an empty value in the list", d->name, t);
+                return failf(SC_EXIT_USAGE, "-D %s=%s: an empty value in the list", d->name, t);
             if (d->n == MAX_VALUES)
-                return failf(EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
+                return failf(SC_EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
             d->values[d->n] = malloc(n + 1);
             if (!d->values[d->n])
-                return sc_cli_fail(4, "out of memory");
+                return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
             memcpy(d->values[d->n], p, n);
             d->values[d->n++][n] = 0;
             if (!c)
@@ -89,25 +91,25 @@ static int expand(def *d)
         k = sscanf(t, "%63[^:]:%63[^:]:%63s", a, b, c);
         if (k < 2 || !sc_compare_number(a, &lo) || !sc_compare_number(b, &hi) || (k == 3 && !sc_compare_number(c, &step)) ||
             (k == 2 && strchr(strchr(t, ':') + 1, ':')))
-            return failf(EXIT_USAGE, "-D %s=%s: a range is FROM:TO or FROM:TO:STEP (numbers)",
+            return failf(SC_EXIT_USAGE, "-D %s=%s: a range is FROM:TO or FROM:TO:STEP (numbers)",
                          d->name, t);
         if (!(step > 0) || hi < lo)
-            return failf(EXIT_USAGE, "-D %s=%s: a range needs FROM <= TO and a STEP > 0",
+            return failf(SC_EXIT_USAGE, "-D %s=%s: a range needs FROM <= TO and a STEP > 0",
                          d->name, t);
         if ((hi - lo) / step + 1 > MAX_VALUES)
-            return failf(EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
+            return failf(SC_EXIT_USAGE, "-D %s=%s: more than 1000 values", d->name, t);
         d->sweep = 1;
         for (long i = 0; lo + (double)i * step <= hi + 1e-9 * step; i++) {
             char v[64];
             snprintf(v, sizeof v, "%.12g", lo + (double)i * step);
             d->values[d->n++] = strdup(v);
             if (!d->values[d->n - 1])
-                return sc_cli_fail(4, "out of memory");
+                return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
         }
         return 0;
     }
     d->values[d->n++] = strdup(t);
-    return d->values[0] ? 0 : sc_cli_fail(4, "out of memory");
+    return d->values[0] ? 0 : sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
 }
 
 /* ---- arguments ------------------------------------------------------------- */
@@ -124,15 +126,15 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
             if ((rc = sc_cli_define(argc, argv, &i, &name, &nlen, &value)))
                 return rc;
             if (c->ndefs == MAX_DEFS)
-                return sc_cli_fail(EXIT_USAGE, "at most 64 -D");
+                return sc_cli_fail(SC_EXIT_USAGE, "at most 64 -D");
             def *d = &c->defs[c->ndefs++];
             d->name = strndup(name, nlen);
             d->text = strdup(value);
             if (!d->name || !d->text)
-                return sc_cli_fail(4, "out of memory");
+                return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
             for (int k = 0; k < c->ndefs - 1; k++)
                 if (strcmp(c->defs[k].name, d->name) == 0)
-                    return failf(EXIT_USAGE, "-D %s given twice%s", d->name, "");
+                    return failf(SC_EXIT_USAGE, "-D %s given twice%s", d->name, "");
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
         } else if (strcmp(a, "--fit") == 0) {
@@ -146,7 +148,7 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
         } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--width") == 0) {
             if (i + 1 >= argc) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             }
             const char *v = argv[++i];
             char *end = NULL;
@@ -156,27 +158,27 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
                 c->svg = v;
             } else {
                 if (!num || x < 10 || x > 100000)
-                    return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 100000)");
+                    return sc_cli_fail(SC_EXIT_USAGE, "--width needs a number >= 10 (at most 100000)");
                 c->width = (int)x;
             }
         } else if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%.60s' for '%s'", a, argv[1]);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         } else if (c->nrec == MAX_RECIPES) {
-            return sc_cli_fail(EXIT_USAGE, "at most 64 recipes");
+            return sc_cli_fail(SC_EXIT_USAGE, "at most 64 recipes");
         } else {
             c->recipes[c->nrec++] = a;
         }
     }
     if (!c->nrec)
-        return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see "
+        return sc_cli_fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see "
                                        "'stagecraft list')");
     if (c->to > 0 && c->to <= c->from)
-        return sc_cli_fail(EXIT_USAGE, "--to must be after --from");
+        return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
     for (int k = 0; k < c->ndefs; k++) {
         int rc = expand(&c->defs[k]);
         if (rc)
@@ -251,7 +253,7 @@ int sc_compare_declared(lua_State *L, cmp *c, int decl)
         sc_did_you_mean(hint, sizeof hint, name, names, n);
         snprintf(msg, sizeof msg, "unknown parameter '%s': no recipe given declares it%s%s", name,
                  hint[0] ? "; " : "", hint);
-        return sc_cli_fail(EXIT_USAGE, msg);
+        return sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     return 0;
 }
@@ -291,7 +293,7 @@ static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char
         if (end == v || *end) {
             snprintf(err, errlen, "model size '%s': expected an integer, got '%s'",
                      c->defs[k].name, v);
-            return EXIT_USAGE;
+            return SC_EXIT_USAGE;
         }
         long *slot[] = {&mc.hidden, &mc.layers, &mc.vocab, &mc.seq, &mc.batch};
         for (int j = 0; j < NMODEL - 1; j++)
@@ -373,7 +375,7 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     w->peak = calloc((size_t)P, sizeof *w->peak);
     w->idle = calloc((size_t)P, sizeof *w->idle);
     if (!w->peak || !w->idle)
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     w->bneck = sc_lua_balance(sim, w->idle);
     w->peak_min = INFINITY;
     for (int d = 0; d < P; d++) {

@@ -25,18 +25,17 @@
 #include "run_report.h"
 #include "lua/sc_lua.h"
 
-#define EXIT_USAGE 2
-#define EXIT_RECIPE 8
-
 /* The model's sizes (integers), then the optimizer's settings
  * (docs/steps.md#running-several-steps: numbers, and the fault injection's
  * integers). */
-static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch", "seed",
-                                         "lr", "beta1", "beta2", "eps", "weight_decay", "clip",
-                                         "inf_step", "inf_device"};
+static const char *const model_keys[] = {
+#define X(name) #name,
+    SC_MODEL_SIZES(X)
+#undef X
+    "lr", "beta1", "beta2", "eps", "weight_decay", "clip", "inf_step", "inf_device"};
 #define NKEYS (int)(sizeof model_keys / sizeof model_keys[0])
-#define FIRST_FLOAT 6 /* lr .. clip */
-#define FIRST_INT2 12 /* inf_step, inf_device */
+#define FIRST_FLOAT SC_MODEL_NSIZES       /* lr .. clip */
+#define FIRST_INT2 (SC_MODEL_NSIZES + 6) /* inf_step, inf_device */
 
 static int fail(int code, const char *msg)
 {
@@ -104,7 +103,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
                 char msg[160];
                 snprintf(msg, sizeof msg, "optimizer setting '%s': expected a number, got '%s'",
                          k, luaL_tolstring(L, -1, NULL));
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             lua_pop(L, 1);
             double *slot[] = {&mc->opt.lr, &mc->opt.beta1, &mc->opt.beta2, &mc->opt.eps,
@@ -118,7 +117,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
             snprintf(msg, sizeof msg, "%s '%s': expected an integer, got '%s'",
                      i < FIRST_FLOAT ? "model size" : "fault injection", k,
                      luaL_tolstring(L, -1, NULL));
-            return fail(EXIT_USAGE, msg);
+            return fail(SC_EXIT_USAGE, msg);
         }
         lua_pop(L, 1);
         if (i >= FIRST_INT2) {
@@ -126,7 +125,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
                 char msg[160];
                 snprintf(msg, sizeof msg, "fault injection '%s' = %lld is out of range", k,
                          (long long)v);
-                return fail(3, msg);
+                return fail(SC_EXIT_ARG, msg);
             }
             *(i == FIRST_INT2 ? &mc->opt.inf_step : &mc->opt.inf_device) = (int)v;
             continue;
@@ -150,77 +149,78 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
     return 0;
 }
 
-static void json_sizes(const char *key, const size_t *v, int n)
+/* Byte counts per device, then their largest as "key_max". */
+static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
     size_t mx = 0;
-    printf(", \"%s\": [", key);
+    char kmax[80];
+    sc_jw_array(w, key);
     for (int i = 0; i < n; i++) {
-        printf("%s%zu", i ? ", " : "", v[i]);
+        sc_jw_int(w, NULL, (long long)v[i]);
         mx = v[i] > mx ? v[i] : mx;
     }
-    printf("], \"%s_max\": %zu", key, mx);
+    sc_jw_end(w);
+    snprintf(kmax, sizeof kmax, "%s_max", key);
+    sc_jw_int(w, kmax, (long long)mx);
 }
 
-static void json_num(const char *key, double v)
-{
-    if (isfinite(v))
-        printf(", \"%s\": %.17g", key, v);
-    else
-        printf(", \"%s\": null", key);
-}
+/* Measured numbers: all their digits (17 round-trip a double). */
+static void json_num(sc_jw *w, const char *key, double v) { sc_jw_num_g(w, key, v, 17); }
 
 static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
                        const sc_run_result *r, const sc_comparison *cmp, const sc_profile *pf,
                        const char *profile)
 {
-    printf("{\"recipe\": \"");
-    for (const char *s = recipe; *s; s++)
-        printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-    printf("\", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
-           "\"backend\": \"%s\", \"transport\": \"%s\"",
-           r->P, r->S, r->m, sc_prog_total_instructions(pg), o->backend, r->transport);
-    if (r->transport_note[0]) { /* cuda: why not nccl */
-        printf(", \"transport_note\": \"");
-        for (const char *s = r->transport_note; *s; s++)
-            printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 32 ? " " : "%c", *s);
-        printf("\"");
-    }
+    sc_jw w;
+    sc_jw_init(&w, stdout);
+    sc_jw_object(&w, NULL);
+    sc_jw_str(&w, "recipe", recipe);
+    sc_jw_int(&w, "devices", r->P);
+    sc_jw_int(&w, "stages", r->S);
+    sc_jw_int(&w, "microbatches", r->m);
+    sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+    sc_jw_str(&w, "backend", o->backend);
+    sc_jw_str(&w, "transport", r->transport);
+    if (r->transport_note[0]) /* cuda: why not nccl */
+        sc_jw_str(&w, "transport_note", r->transport_note);
     if (r->gpus) {
-        printf(", \"gpus\": %d, \"gpu\": \"", r->gpus);
-        for (const char *s = r->gpu_name; *s; s++)
-            printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-        printf("\"");
+        sc_jw_int(&w, "gpus", r->gpus);
+        sc_jw_str(&w, "gpu", r->gpu_name);
     }
-    printf(", \"model\": {\"hidden\": %ld, \"layers\": %ld, \"vocab\": %ld, \"seq\": %ld, "
-           "\"batch\": %ld, \"seed\": %lld}",
-           o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
-           o->model.seed);
-    json_num("loss", r->loss);
-    printf(", \"loss_hex\": \"%a\"", r->loss);
-    json_num("reference_loss", r->reference_loss);
-    json_num("max_grad_rel_err", r->max_grad_rel_err);
-    if (o->check)
-        printf(", \"tolerance\": %g", r->tolerance);
-    if (o->check)
-        printf(", \"bitwise\": %s", r->bitwise ? "true" : "false");
-    json_sizes("peak_activation_bytes", r->peak_bytes, r->P);
-    json_sizes("predicted_peak_activation_bytes", r->predicted_bytes, r->P);
+    sc_jw_object(&w, "model");
+#define X(name) sc_jw_int(&w, #name, o->model.name);
+    SC_MODEL_SIZES(X)
+#undef X
+    sc_jw_end(&w);
+    json_num(&w, "loss", r->loss);
+    char hex[64];
+    snprintf(hex, sizeof hex, "%a", r->loss);
+    sc_jw_str(&w, "loss_hex", hex);
+    json_num(&w, "reference_loss", r->reference_loss);
+    json_num(&w, "max_grad_rel_err", r->max_grad_rel_err);
+    if (o->check) {
+        sc_jw_num_g(&w, "tolerance", r->tolerance, 6);
+        sc_jw_bool(&w, "bitwise", r->bitwise);
+    }
+    json_sizes(&w, "peak_activation_bytes", r->peak_bytes, r->P);
+    json_sizes(&w, "predicted_peak_activation_bytes", r->predicted_bytes, r->P);
     if (r->predicted->host_peak) { /* offload */
-        json_sizes("peak_host_bytes", r->host_peak_bytes, r->P);
-        json_sizes("predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
+        json_sizes(&w, "peak_host_bytes", r->host_peak_bytes, r->P);
+        json_sizes(&w, "predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
     }
-    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (docs/vocab.md) */
-        printf(", \"vocab_par\": \"%s\"", sc_vocab_name(sc_prog_vocab(pg)));
-        json_sizes("param_bytes", r->param_bytes, r->P);
-        json_sizes("predicted_param_bytes", r->predicted_param_bytes, r->P);
+    if (sc_prog_vocab(pg) != SC_VOCAB_NONE) { /* the vocabulary layers placed (docs/vocab.md#running-the-split-model) */
+        sc_jw_str(&w, "vocab_par", sc_vocab_name(sc_prog_vocab(pg)));
+        json_sizes(&w, "param_bytes", r->param_bytes, r->P);
+        json_sizes(&w, "predicted_param_bytes", r->predicted_param_bytes, r->P);
     }
-    json_num("unit_bytes", r->unit_bytes);
-    json_num("step_time_s", r->step_time_s);
-    json_num("simulated_makespan", r->predicted->makespan);
+    json_num(&w, "unit_bytes", r->unit_bytes);
+    json_num(&w, "step_time_s", r->step_time_s);
+    json_num(&w, "simulated_makespan", r->predicted->makespan);
     if (cmp) /* costs in seconds: the prediction beside the measurement */
-        sc_report_json(cmp, pf, profile);
-    sc_cli_run_steps_json(pg, o, r);
-    printf("}\n");
+        sc_report_json(&w, cmp, pf, profile);
+    sc_cli_run_steps_json(&w, pg, o, r);
+    sc_jw_end(&w);
+    putchar('\n');
 }
 
 static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts *o,
@@ -400,17 +400,17 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
                 return rc;
         } else if (strcmp(a, "--trace") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--trace needs a FILE");
+                return fail(SC_EXIT_USAGE, "--trace needs a FILE");
             trace = argv[++i];
         } else if (strcmp(a, "--profile") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
+                return fail(SC_EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
             profile = argv[++i];
         } else if (strcmp(a, "--profile-spread") == 0) {
             char *end = NULL;
             spread = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
             if (!end || *end || !(spread > 0 && spread <= 1))
-                return fail(EXIT_USAGE, "--profile-spread needs a share of the median in (0, 1] "
+                return fail(SC_EXIT_USAGE, "--profile-spread needs a share of the median in (0, 1] "
                                         "(0.1: repeat until every stage time varies by 10% at "
                                         "most)");
             i++;
@@ -422,22 +422,22 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
                 char msg[96];
                 snprintf(msg, sizeof msg, "%s needs a number of steps (%s..10000)", a,
                          w ? "0" : "1");
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             i++;
             *(w ? &warmup : &steps) = (int)v;
         } else if (strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "--backend needs cpu or cuda");
+                return fail(SC_EXIT_USAGE, "--backend needs cpu or cuda");
             backend = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             char msg[128];
             int used = sc_cli_option(L, argc, argv, i, msg, sizeof msg);
             if (used < 0)
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             if (used == 0) {
                 snprintf(msg, sizeof msg, "unknown option '%s' for 'run'", a);
-                return fail(EXIT_USAGE, msg);
+                return fail(SC_EXIT_USAGE, msg);
             }
             i += used - 1;
         } else if (!recipe) {
@@ -445,20 +445,20 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         } else {
             char msg[128];
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
-            return fail(EXIT_USAGE, msg);
+            return fail(SC_EXIT_USAGE, msg);
         }
     }
     if (!recipe)
-        return fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+        return fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     char envmsg[600];
     if (env_settings(envmsg, sizeof envmsg) != 0)
-        return fail(EXIT_USAGE, envmsg);
+        return fail(SC_EXIT_USAGE, envmsg);
     /* The files the run will write, checked before it starts: a path that
      * cannot be written fails now, not after the step with its result
      * printed and the file lost. */
     if ((trace && sc_atomic_check(trace, envmsg, sizeof envmsg) != 0) ||
         (profile && sc_atomic_check(profile, envmsg, sizeof envmsg) != 0))
-        return fail(EXIT_USAGE, envmsg);
+        return fail(SC_EXIT_USAGE, envmsg);
     sc_model_cfg mc = sc_run_defaults(0).model;
     int given[NKEYS] = {0};
     int rc = model_sizes(L, recipe, t, &mc, given);
@@ -538,7 +538,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         return rc;
     }
     if (predicted && sc_compare(lp->pg, predicted, r->measured, &cmp) != SC_OK) {
-        rc = fail(4, "out of memory comparing the prediction");
+        rc = fail(SC_EXIT_NOMEM, "out of memory comparing the prediction");
         goto out;
     }
     rc = 0;
@@ -553,7 +553,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             char msg[160];
             snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
                      errno ? strerror(errno) : "write error");
-            rc = fail(EXIT_USAGE, msg);
+            rc = fail(SC_EXIT_USAGE, msg);
         }
         if (trace && !rc)
             rc = sc_cli_run_trace(trace, lp->pg, predicted ? predicted : r->predicted,

@@ -14,16 +14,18 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 
 #include <stddef.h>
 
+#include "formats/jsonw.h"
 #include "run/run.h"
 
 /* run_steps.c (docs/steps.md): the progress line of each step (stderr; arg:
  * the start, a double of sc_exec_now), the table of the steps, the JSON
- * fields of the steps (", \"steps\": ..."), nothing for one step without
+ * members of the steps ("steps", ... in w), nothing for one step without
  * synchronization; and the per-step part of --check (0, or 1 with the
  * failure in msg). */
 void sc_cli_run_progress(void *arg, int step, int steps, double loss);
 void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run_result *r);
-void sc_cli_run_steps_json(const sc_prog *pg, const sc_run_opts *o, const sc_run_result *r);
+void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
+                           const sc_run_result *r);
 int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len);
 
 #endif

@@ -17,8 +17,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 
-#define EXIT_RECIPE 8
-
 static sc_limits limits = SC_LIMITS_DEFAULT;
 
 int sc_cli_fail(int code, const char *msg)
@@ -47,7 +45,7 @@ int sc_cli_status_fail(sc_status st, const char *fmt, ...)
 {
     char msg[1024];
     if (st == SC_ERR_NOMEM && sc_limits_message(&limits, msg, sizeof msg))
-        return sc_cli_fail(7, msg);
+        return sc_cli_fail(SC_EXIT_LIMIT, msg);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -61,7 +59,7 @@ int sc_cli_lua_fail(lua_State *L)
     sc_limits_error(L);
     int code = sc_lua_exit_for(L, -1);
     const char *msg = lua_tostring(L, -1);
-    code = sc_cli_fail(code ? code : EXIT_RECIPE, msg ? msg : "(error object is not a string)");
+    code = sc_cli_fail(code ? code : SC_EXIT_RECIPE, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
     return code;
 }
@@ -104,7 +102,7 @@ int sc_cli_define(int argc, char **argv, int *i, const char **name, size_t *nlen
     const char *kv = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!kv || !eq || eq == kv)
-        return sc_cli_fail(2, "-D needs NAME=VALUE");
+        return sc_cli_fail(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     *name = kv;
     *nlen = (size_t)(eq - kv);
     *value = eq + 1;
@@ -130,7 +128,7 @@ int sc_cli_time_limit(lua_State *L, int argc, char **argv, int *i, double *out)
     char *end = NULL;
     double tl = *i + 1 < argc ? strtod(argv[++*i], &end) : -1;
     if (!end || *end || !(tl >= 0) || tl > 1e9)
-        return sc_cli_fail(2, "--time-limit needs a number of seconds >= 0");
+        return sc_cli_fail(SC_EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
     lua_getglobal(L, "sc"); /* read by sc_auto.c */
     lua_pushnumber(L, tl);
     lua_setfield(L, -2, "_time_limit");
@@ -148,7 +146,7 @@ int sc_cli_time(int argc, char **argv, int *i, double *out)
     if (!end || *end || !(x >= 0) || !isfinite(x)) {
         char msg[64];
         snprintf(msg, sizeof msg, "%.16s needs a time >= 0", a);
-        return sc_cli_fail(2, msg);
+        return sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     *out = x;
     return 0;

@@ -8,12 +8,14 @@
 #include <lua.h>
 #include <stddef.h>
 
+#include "model/model.h" /* SC_MODEL_NSIZES */
+
 #define MAX_RECIPES 64
 #define MAX_DEFS 64
 #define MAX_VALUES 1000
 #define MAX_ROWS 10000
 
-#define NMODEL 6 /* the model sizes: hidden, layers, vocab, seq, batch, seed */
+#define NMODEL SC_MODEL_NSIZES /* the model sizes (SC_MODEL_SIZES, runtime/model.h) */
 
 typedef struct def {
     const char *name;

@@ -16,73 +16,72 @@
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 
-#define EXIT_USAGE 2
-
-static void json_str(const char *s)
+/* Per-device numbers; scaled (scale > 0) to whole bytes. */
+static void json_nums(sc_jw *w, const char *key, const double *v, int n, double scale)
 {
-    putchar('"');
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    putchar('"');
-}
-
-static void json_nums(const char *key, const double *v, int n, double scale)
-{
-    printf(", \"%s\": [", key);
+    sc_jw_array(w, key);
     for (int i = 0; i < n; i++)
-        printf(scale > 0 ? "%s%.0f" : "%s%.15g", i ? ", " : "", scale > 0 ? v[i] * scale : v[i]);
-    printf("]");
+        if (scale > 0)
+            sc_jw_whole(w, NULL, v[i] * scale);
+        else
+            sc_jw_num(w, NULL, v[i]);
+    sc_jw_end(w);
 }
 
 static void print_json(const cmp *c)
 {
-    printf("{\"rows\": [");
-    for (int i = 0, n = 0; i < c->nrows; i++) {
-        const row *w = &c->rows[i];
-        if (c->fit && w->over_mem)
+    sc_jw w;
+    sc_jw_init(&w, stdout);
+    sc_jw_object(&w, NULL);
+    sc_jw_array(&w, "rows"); /* a row a line */
+    sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
+    for (int i = 0; i < c->nrows; i++) {
+        const row *r = &c->rows[i];
+        if (c->fit && r->over_mem)
             continue;
-        printf("%s\n  {\"recipe\": ", n++ ? "," : "");
-        json_str(c->recipes[w->recipe]);
-        printf(", \"parameters\": {");
+        sc_jw_object(&w, NULL);
+        sc_jw_str(&w, "recipe", c->recipes[r->recipe]);
+        sc_jw_object(&w, "parameters");
         for (int k = 0; k < c->ndefs; k++) {
-            const char *v = c->defs[k].values[sc_compare_value_of(c, w->combo, k)];
+            const char *v = c->defs[k].values[sc_compare_value_of(c, r->combo, k)];
             double x;
-            printf("%s", k ? ", " : "");
-            json_str(c->defs[k].name);
-            printf(": ");
             if (sc_compare_number(v, &x))
-                printf("%.15g", x);
+                sc_jw_num(&w, c->defs[k].name, x);
             else
-                json_str(v);
+                sc_jw_str(&w, c->defs[k].name, v);
         }
-        printf("}");
-        if (w->error) {
-            printf(", \"error\": ");
-            json_str(w->error);
-            printf(", \"exit_code\": %d%s}", w->code, w->over_mem ? ", \"over_mem\": true" : "");
+        sc_jw_end(&w);
+        if (r->error) {
+            sc_jw_str(&w, "error", r->error);
+            sc_jw_int(&w, "exit_code", r->code);
+            if (r->over_mem)
+                sc_jw_bool(&w, "over_mem", 1);
+            sc_jw_end(&w);
             continue;
         }
-        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
-               "\"makespan\": %.15g, \"bubble_rate\": %.15g", w->P, w->S, w->m, w->instructions,
-               w->makespan, w->bubble);
-        json_nums("idle", w->idle, w->P, 0);
-        printf(", \"bottleneck\": ");
-        printf(w->bneck >= 0 ? "%d" : "null", w->bneck);
-        json_nums("peak_memory", w->peak, w->P, 0);
-        printf(", \"peak_memory_max\": %.15g", w->peak_max);
+        sc_jw_int(&w, "devices", r->P);
+        sc_jw_int(&w, "stages", r->S);
+        sc_jw_int(&w, "microbatches", r->m);
+        sc_jw_int(&w, "instructions", (long long)r->instructions);
+        sc_jw_num(&w, "makespan", r->makespan);
+        sc_jw_num(&w, "bubble_rate", r->bubble);
+        json_nums(&w, "idle", r->idle, r->P, 0);
+        if (r->bneck >= 0)
+            sc_jw_int(&w, "bottleneck", r->bneck);
+        else
+            sc_jw_null(&w, "bottleneck");
+        json_nums(&w, "peak_memory", r->peak, r->P, 0);
+        sc_jw_num(&w, "peak_memory_max", r->peak_max);
         if (c->bytes) {
-            printf(", \"unit_bytes\": %.15g", w->unit_bytes);
-            json_nums("peak_bytes", w->peak, w->P, w->unit_bytes);
-            printf(", \"peak_bytes_max\": %.0f", w->peak_max * w->unit_bytes);
+            sc_jw_num(&w, "unit_bytes", r->unit_bytes);
+            json_nums(&w, "peak_bytes", r->peak, r->P, r->unit_bytes);
+            sc_jw_whole(&w, "peak_bytes_max", r->peak_max * r->unit_bytes);
         }
-        printf("}");
+        sc_jw_end(&w);
     }
-    printf("\n]}\n");
+    sc_jw_end(&w);
+    sc_jw_end(&w);
+    putchar('\n');
 }
 
 enum { NCOL = 10 + MAX_DEFS };
@@ -223,7 +222,7 @@ static int write_svg(lua_State *L, const cmp *c)
         free(pgs);
         free(sims);
         free(titles);
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     }
     for (int i = 0; i < c->nrows; i++) {
         const row *w = &c->rows[i];
@@ -245,7 +244,7 @@ static int write_svg(lua_State *L, const cmp *c)
     }
     sc_svg_opts so = {c->width, c->from, c->to};
     int rc = n ? sc_cli_svg_stack(c->svg, n, pgs, sims, (const char *const *)titles, &so)
-               : sc_cli_fail(EXIT_USAGE, "--svg: no row has a program to draw");
+               : sc_cli_fail(SC_EXIT_USAGE, "--svg: no row has a program to draw");
     for (int i = 0; i < n; i++)
         free(titles[i]);
     free(pgs);
@@ -267,9 +266,9 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
     for (int k = 0; k < c.ndefs && !rc && combos * c.nrec <= MAX_ROWS; k++)
         combos *= c.defs[k].n;
     if (!rc && (combos * c.nrec > MAX_ROWS || combos < 1))
-        rc = sc_cli_fail(EXIT_USAGE, "more than 10000 rows: sweep fewer values");
+        rc = sc_cli_fail(SC_EXIT_USAGE, "more than 10000 rows: sweep fewer values");
     if (!rc && !(c.rows = calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
-        rc = sc_cli_fail(4, "out of memory");
+        rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int first = 0;
     for (long combo = 0; !rc && combo < combos; combo++)
         for (int r = 0; !rc && r < c.nrec; r++) {

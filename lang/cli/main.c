@@ -3,15 +3,10 @@
  *
  *   stagecraft                        REPL (stdin as a script when not a TTY)
  *   stagecraft FILE.lua [args...]     run a script, like lua(1)
- *   stagecraft list [RECIPE]          recipes, their parameters and defaults
- *   stagecraft check RECIPE [-D k=v]...
- *   stagecraft sim   RECIPE [-D k=v]... [--json]
- *   stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE]
- *   stagecraft export RECIPE [-D k=v]... --format FMT [-o FILE]   (cli_export.c)
- *   stagecraft import FILE.csv [-D k=v]... [--json | --dump]     (cli_export.c)
- *   stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]   (cmd_run.c)
- *   (check, sim, show also take --time-limit SECONDS: the automatic
- *   scheduler's search time, overriding the recipe's time_limit)
+ *   stagecraft COMMAND ...            a command of lang/core/commands.h: its
+ *                                     handler cmd_<id> below (export and
+ *                                     import: cli_export.c; compare and
+ *                                     sweeps: cmd_compare.c; run: cmd_run.c)
  *
  * Options --trust, --max-steps N, --max-mem BYTES, --max-time SECONDS
  * (docs/interchange.md) come before the command or FILE.lua, or anywhere after a
@@ -32,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/commands.h"
 #include "cmd_compare.h"
 #include "cmd_run.h"
 #include "formats/render.h"
@@ -41,10 +37,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 #include "lua/sc_lua.h"
-
-#define EXIT_USAGE 2
-#define EXIT_RECIPE 8
-
 
 typedef struct opts {
     const char *cmd, *recipe;
@@ -78,7 +70,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
-                return sc_cli_fail(EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
+                return sc_cli_fail(SC_EXIT_USAGE, "--width needs a number >= 10 (at most 10000)");
             o->width = (int)w;
         } else if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0) {
             if ((rc = sc_cli_time(argc, argv, &i, a[2] == 'f' ? &o->from : &o->to)))
@@ -89,58 +81,37 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->titan = 1;
         } else if (strcmp(a, "--torch") == 0) {
             if (i + 1 >= argc)
-                return sc_cli_fail(EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
+                return sc_cli_fail(SC_EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
             o->torch = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
         } else if (strcmp(a, "--svg") == 0 || strcmp(a, "--trace") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
             if (i + 1 >= argc) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
-                return sc_cli_fail(EXIT_USAGE, msg);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
             }
             const char **slot = a[2] == 's' ? &o->svg : a[2] == 't' ? &o->trace
                               : a[2] == 'f' ? &o->format : &o->out;
             *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
     }
     return 0;
 }
 
-static void print_json_array(const double *v, int n)
-{
-    printf("[");
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    printf("]");
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
-/* The figures of an automatic schedule (the table at info, 0: none). */
-static void print_auto(lua_State *L, int info, int json)
+/* The figures of an automatic schedule (the table at info, 0: none): a
+ * member "auto" of the --json object in w, or (w NULL) a line. */
+static void print_auto(lua_State *L, int info, sc_jw *w)
 {
     static const char *const keys[] = {"makespan", "bubble_rate", "flow_bubble_rate", "seconds"};
     if (!info)
@@ -148,20 +119,22 @@ static void print_auto(lua_State *L, int info, int json)
     lua_getfield(L, info, "method");
     lua_getfield(L, info, "heuristic");
     int h = lua_gettop(L);
-    if (json) {
-        printf(", \"auto\": {\"method\": ");
-        json_string(lua_tostring(L, h - 1));
+    if (w) {
+        sc_jw_object(w, "auto");
+        sc_jw_str(w, "method", lua_tostring(L, h - 1));
         for (int k = 0; k < 4; k++) {
             lua_getfield(L, info, keys[k]);
-            printf(", \"%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            sc_jw_num(w, keys[k], lua_tonumber(L, -1));
             lua_pop(L, 1);
         }
         for (int k = 0; k < 3 && lua_istable(L, h); k++) {
+            char key[64];
+            snprintf(key, sizeof key, "heuristic_%s", keys[k]);
             lua_getfield(L, h, keys[k]);
-            printf(", \"heuristic_%s\": %.15g", keys[k], lua_tonumber(L, -1));
+            sc_jw_num(w, key, lua_tonumber(L, -1));
             lua_pop(L, 1);
         }
-        printf("}");
+        sc_jw_end(w);
     } else {
         printf("schedule      %s won", lua_tostring(L, h - 1));
         if (lua_istable(L, h)) {
@@ -187,8 +160,8 @@ static double max_of(const double *v, int n)
 }
 
 /* The offload figures (docs/offload.md#figures): nothing without a policy or host
- * copies. */
-static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
+ * copies; a member "offload" of the --json object in w, or (w NULL) lines. */
+static void print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     static const char *const names[] = {"none", "all", "selective", "budget", "function"};
     const sc_offload_info *oi = sc_prog_offload_info(pg);
@@ -209,36 +182,38 @@ static void print_offload(const sc_prog *pg, const sc_sim *sim, int json)
     for (int i = 0; i < 2 * P && sim->link_busy; i++)
         busy[i] = sim->link_busy[i] / span;
     const double *host = sim->host_peak ? sim->host_peak : zero;
-    if (json) {
-        printf(", \"offload\": {\"policy\": \"%s\", \"ratio\": %.15g, \"shared_link\": %s",
-               names[c->policy], c->ratio, c->shared ? "true" : "false");
+    if (w) {
+        sc_jw_object(w, "offload");
+        sc_jw_str(w, "policy", names[c->policy]);
+        sc_jw_num(w, "ratio", c->ratio);
+        sc_jw_bool(w, "shared_link", c->shared);
         if (oi) {
-            printf(", \"records\": %d, \"moved\": %d, \"skipped\": %d, \"backed_off\": %d, "
-                   "\"chunks\": ", oi->records, oi->moved, oi->skipped, oi->backed_off);
-            print_json_array(oi->level, P);
-            printf(", \"peak_memory_without\": ");
-            print_json_array(oi->base_peak, P);
-            printf(", \"peak_memory_without_max\": %.15g", max_of(oi->base_peak, P));
+            sc_jw_int(w, "records", oi->records);
+            sc_jw_int(w, "moved", oi->moved);
+            sc_jw_int(w, "skipped", oi->skipped);
+            sc_jw_int(w, "backed_off", oi->backed_off);
+            sc_jw_nums(w, "chunks", oi->level, P);
+            sc_jw_nums(w, "peak_memory_without", oi->base_peak, P);
+            sc_jw_num(w, "peak_memory_without_max", max_of(oi->base_peak, P));
         }
-        printf(", \"units_moved\": %.15g, \"host_peak\": ", sim->moved);
-        print_json_array(host, P);
-        printf(", \"host_peak_max\": %.15g", max_of(host, P));
+        sc_jw_num(w, "units_moved", sim->moved);
+        sc_jw_nums(w, "host_peak", host, P);
+        sc_jw_num(w, "host_peak_max", max_of(host, P));
         for (int k = 0; k < 2; k++) {
-            printf(", \"link_busy_%s\": [", k ? "h2d" : "d2h");
+            sc_jw_array(w, k ? "link_busy_h2d" : "link_busy_d2h");
             for (int d = 0; d < P; d++)
-                printf("%s%.15g", d ? ", " : "", busy[2 * d + k]);
-            printf("]");
+                sc_jw_num(w, NULL, busy[2 * d + k]);
+            sc_jw_end(w);
         }
         for (int k = 0; k < 2; k++) {
-            printf(", \"link_usage_%s\": [", k ? "h2d" : "d2h");
+            sc_jw_array(w, k ? "link_usage_h2d" : "link_usage_d2h");
             for (int d = 0; d < P; d++) {
                 sc_sim_link_usage(pg, sim, d, k, SC_USAGE_BINS, usage);
-                printf("%s", d ? ", " : "");
-                print_json_array(usage, SC_USAGE_BINS);
+                sc_jw_nums(w, NULL, usage, SC_USAGE_BINS);
             }
-            printf("]");
+            sc_jw_end(w);
         }
-        printf("}");
+        sc_jw_end(w);
     } else {
         printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
                c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
@@ -270,7 +245,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
     sc_prog *pg = lp->pg;
     if (o->to > 0 && o->to <= o->from)
-        return sc_cli_fail(EXIT_USAGE, "--to must be after --from");
+        return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
     /* --width is pixels for a picture, columns for the text view. */
     sc_svg_opts so = {o->width, o->from, o->to};
     if (strcmp(o->cmd, "export") == 0)
@@ -294,7 +269,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (strcmp(o->cmd, "show") == 0 && o->dump) {
         char *s = sc_render_dump(pg);
         if (!s)
-            return sc_cli_fail(4, "out of memory");
+            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
@@ -310,14 +285,14 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         char *s = sc_render_timeline_window(pg, sim, o->width ? o->width : 120, color, o->from,
                                             o->to);
         if (!s)
-            return sc_cli_fail(4, "out of memory");
+            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
         fputs(s, stdout);
         free(s);
         return 0;
     }
     double *idle = calloc((size_t)P, sizeof *idle);
     if (!idle)
-        return sc_cli_fail(4, "out of memory");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int bneck = sc_lua_balance(sim, idle);
     int rc = print_sim(L, o, lp, sim, info, idle, bneck);
     free(idle);
@@ -334,29 +309,35 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);
     if (o->json) {
-        printf("{\"recipe\": ");
-        json_string(o->recipe);
-        printf(", \"devices\": %d, \"stages\": %d, \"microbatches\": %d, \"instructions\": %zu, "
-               "\"makespan\": %.15g, \"bubble_rate\": %.15g, \"peak_memory\": ",
-               P, sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg),
-               sim->makespan, sim->bubble_rate);
-        print_json_array(sim->peak_mem, P);
-        printf(", \"peak_memory_max\": %.15g, \"busy\": ", peak);
-        print_json_array(sim->busy, P);
-        printf(", \"idle\": ");
-        print_json_array(idle, P);
+        sc_jw w;
+        sc_jw_init(&w, stdout);
+        sc_jw_object(&w, NULL);
+        sc_jw_str(&w, "recipe", o->recipe);
+        sc_jw_int(&w, "devices", P);
+        sc_jw_int(&w, "stages", sc_prog_stages(pg));
+        sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
+        sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
+        sc_jw_num(&w, "makespan", sim->makespan);
+        sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
+        sc_jw_num(&w, "peak_memory_max", peak);
+        sc_jw_nums(&w, "busy", sim->busy, P);
+        sc_jw_nums(&w, "idle", idle, P);
         if (bneck >= 0)
-            printf(", \"bottleneck\": %d", bneck);
+            sc_jw_int(&w, "bottleneck", bneck);
         else
-            printf(", \"bottleneck\": null");
-        print_auto(L, info, 1);
-        print_offload(pg, sim, 1);
-        sc_cli_print_recompute(pg, 1);
-        sc_cli_print_vocab(pg, sim, 1);
-        if (sc_prog_seconds(pg)) /* a cost file: the step in seconds (docs/costs.md) */
-            printf(", \"time_unit\": \"s\", \"predicted_step_time_s\": %.15g", sim->step);
-        sc_cli_print_steps(pg, sim, 1);
-        printf("}\n");
+            sc_jw_null(&w, "bottleneck");
+        print_auto(L, info, &w);
+        print_offload(pg, sim, &w);
+        sc_cli_print_recompute(pg, &w);
+        sc_cli_print_vocab(pg, sim, &w);
+        if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (docs/costs.md) */
+            sc_jw_str(&w, "time_unit", "s");
+            sc_jw_num(&w, "predicted_step_time_s", sim->step);
+        }
+        sc_cli_print_steps(pg, sim, &w);
+        sc_jw_end(&w);
+        putchar('\n');
         return 0;
     }
     printf("recipe        %s\n", o->recipe);
@@ -382,10 +363,10 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);
-    print_auto(L, info, 0);
-    print_offload(pg, sim, 0);
-    sc_cli_print_recompute(pg, 0);
-    sc_cli_print_steps(pg, sim, 0);
+    print_auto(L, info, NULL);
+    print_offload(pg, sim, NULL);
+    sc_cli_print_recompute(pg, NULL);
+    sc_cli_print_steps(pg, sim, NULL);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        idle      start       end         peak%s\n",
            oi ? "        without     host" : "");
@@ -400,7 +381,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             printf("%-8d %-11.6g %-9s %-11.6g %-11.6g %.4g\n", d, sim->busy[d], id,
                    sim->start[d], sim->end[d], sim->peak_mem[d]);
     }
-    sc_cli_print_vocab(pg, sim, 0);
+    sc_cli_print_vocab(pg, sim, NULL);
     return 0;
 }
 
@@ -417,7 +398,7 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (strcmp(o.cmd, "list") == 0)
         return sc_cli_list(L, o.recipe);
     if (!o.recipe)
-        return sc_cli_fail(EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+        return sc_cli_fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     o.defs = t;
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail_fit(L, o.recipe, t);
@@ -468,7 +449,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     const char *file = strcmp(argv[1], "-") == 0 ? NULL : argv[1];
     int rc = file ? sc_loadfile(L, file, "t") : luaL_loadfilex(L, NULL, "t");
     if (rc == LUA_ERRFILE)
-        return sc_cli_fail(EXIT_USAGE, lua_tostring(L, -1));
+        return sc_cli_fail(SC_EXIT_USAGE, lua_tostring(L, -1));
     if (rc != LUA_OK)
         return sc_cli_lua_fail(L);
     if (file) {
@@ -492,22 +473,68 @@ static int panic(lua_State *L)
 {
     const char *msg = lua_tostring(L, -1);
     int nomem = msg && strcmp(msg, "not enough memory") == 0;
-    sc_cli_fail(nomem ? 4 : 1, msg ? msg : "unprotected Lua error");
+    sc_cli_fail(nomem ? SC_EXIT_NOMEM : SC_EXIT_INTERNAL, msg ? msg : "unprotected Lua error");
     fflush(stdout);
-    _exit(nomem ? 4 : 1); /* Lua cannot go on; the one exit outside main's return */
+    _exit(nomem ? SC_EXIT_NOMEM : SC_EXIT_INTERNAL); /* Lua cannot go on; the one exit outside main's return */
+}
+
+/* The handlers of the commands (lang/core/commands.h): cmd_<id>. */
+static int cmd_list(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_check(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_show(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_export(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
+static int cmd_compare(lua_State *L, int argc, char **argv) { return sc_cmd_compare(L, argc, argv); }
+static int cmd_run(lua_State *L, int argc, char **argv) { return sc_cmd_run(L, argc, argv); }
+
+/* sim with a sweep (-D m=16,32,64): one row per value, as compare. */
+static int cmd_sim(lua_State *L, int argc, char **argv)
+{
+    return sc_cmd_is_sweep(argc, argv) ? sc_cmd_compare(L, argc, argv) : cmd_recipe(L, argc, argv);
+}
+
+static int cmd_import(lua_State *L, int argc, char **argv)
+{
+    (void)L;
+    return sc_cli_import(argc, argv);
+}
+
+static int cmd_help(lua_State *L, int argc, char **argv)
+{
+    (void)L, (void)argc, (void)argv;
+    fputs(sc_usage_text(), stdout);
+    return 0;
+}
+
+typedef int (*cmd_fn)(lua_State *L, int argc, char **argv);
+static const cmd_fn handlers[] = {
+#define X(id, synopsis, summary, note) cmd_##id,
+    SC_COMMANDS(X)
+#undef X
+};
+
+/* The handler of the command named word, or NULL. */
+static cmd_fn command(const char *word)
+{
+    for (int i = 0; sc_command_name(i); i++)
+        if (strcmp(sc_command_name(i), word) == 0)
+            return handlers[i];
+    return NULL;
 }
 
 /* A word that is neither a command nor a file: a misspelled command. */
 static int unknown_command(const char *word)
 {
-    static const char *const cmds[] = {"list", "check", "sim", "show", "compare", "export",
-                                       "import", "run", "help"};
-    char hint[160], msg[400], clean[64];
-    sc_did_you_mean(hint, sizeof hint, word, cmds, (int)(sizeof cmds / sizeof cmds[0]));
-    snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: list, check, sim, show, "
-             "compare, export, import, run, help; or a script FILE.lua)",
-             sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint);
-    return sc_cli_fail(EXIT_USAGE, msg);
+    const char *cmds[64];
+    char hint[160], msg[600], clean[64], list[300] = "";
+    int n = 0;
+    for (; sc_command_name(n) && n < 64; n++) {
+        cmds[n] = sc_command_name(n);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", n ? ", " : "", cmds[n]);
+    }
+    sc_did_you_mean(hint, sizeof hint, word, cmds, n);
+    snprintf(msg, sizeof msg, "unknown command '%s'%s%s (commands: %s; or a script FILE.lua)",
+             sc_clean_text(clean, sizeof clean, word, 0), hint[0] ? ": " : "", hint, list);
+    return sc_cli_fail(SC_EXIT_USAGE, msg);
 }
 
 int main(int argc, char **argv)
@@ -518,7 +545,7 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     lua_State *L = sc_limits_newstate(sc_cli_limits());
     if (!L)
-        return sc_cli_fail(4, "cannot create a Lua state (out of memory)");
+        return sc_cli_fail(SC_EXIT_NOMEM, "cannot create a Lua state (out of memory)");
     lua_atpanic(L, panic);
     sc_lua_setup(L);
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
@@ -534,7 +561,7 @@ int main(int argc, char **argv)
                        : sc_limits_option(sc_cli_limits(), argc, argv, k, msg, sizeof msg);
         if (used < 0) {
             lua_close(L);
-            return sc_cli_fail(EXIT_USAGE, msg);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
         if (used == 0)
             break;
@@ -552,27 +579,14 @@ int main(int argc, char **argv)
             char *args[] = {argv[0], "-", NULL};
             rc = cmd_script(L, 2, args);
         }
-    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-               strcmp(argv[1], "help") == 0) {
-        fputs(sc_usage, stdout);
-        rc = 0;
-    } else if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "check") == 0 ||
-               strcmp(argv[1], "sim") == 0 || strcmp(argv[1], "show") == 0 ||
-               strcmp(argv[1], "export") == 0) {
-        /* sim with a sweep (-D m=16,32,64): one row per value. */
-        rc = strcmp(argv[1], "sim") == 0 && sc_cmd_is_sweep(argc, argv)
-                 ? sc_cmd_compare(L, argc, argv)
-                 : cmd_recipe(L, argc, argv);
-    } else if (strcmp(argv[1], "compare") == 0) {
-        rc = sc_cmd_compare(L, argc, argv);
-    } else if (strcmp(argv[1], "import") == 0) {
-        rc = sc_cli_import(argc, argv);
-    } else if (strcmp(argv[1], "run") == 0) {
-        rc = sc_cmd_run(L, argc, argv);
+    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        rc = cmd_help(L, argc, argv);
+    } else if (command(argv[1])) {
+        rc = command(argv[1])(L, argc, argv);
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);
-        rc = sc_cli_fail(EXIT_USAGE, msg);
+        rc = sc_cli_fail(SC_EXIT_USAGE, msg);
     } else if (strcmp(argv[1], "-") != 0 && !strchr(argv[1], '/') && !strstr(argv[1], ".lua") &&
                access(argv[1], F_OK) != 0) {
         rc = unknown_command(argv[1]);
@@ -588,7 +602,7 @@ int main(int argc, char **argv)
         char msg[160];
         snprintf(msg, sizeof msg, "cannot write the output (standard output): %s",
                  e ? strerror(e) : "write error");
-        rc = sc_cli_fail(EXIT_USAGE, msg);
+        rc = sc_cli_fail(SC_EXIT_USAGE, msg);
     }
     sc_limits_close(L);
     return rc;

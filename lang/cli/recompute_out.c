@@ -18,32 +18,26 @@ static double max_of(const double *v, int n)
     return m;
 }
 
-static void list(const double *v, int n)
-{
-    printf("[");
-    for (int i = 0; i < n; i++)
-        printf("%s%.15g", i ? ", " : "", v[i]);
-    printf("]");
-}
-
-void sc_cli_print_recompute(const sc_prog *pg, int json)
+void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w)
 {
     const sc_recompute_info *ri = sc_prog_recompute_info(pg);
     const sc_recompute_cfg *c = sc_prog_recompute(pg);
     if (!ri)
         return;
     int P = sc_prog_devices(pg);
-    if (json) {
-        printf(", \"recompute\": {\"policy\": \"%s\", \"frac\": %.15g, \"time\": %.15g, "
-               "\"records\": %d, \"units\": %.15g, \"recompute_time\": %.15g, \"chunks\": ",
-               names[c->policy], c->frac, c->time, ri->records, ri->units, ri->time);
-        list(ri->level, P);
-        printf(", \"per_device\": [");
-        for (int d = 0; d < P; d++)
-            printf("%s%d", d ? ", " : "", ri->count[d]);
-        printf("], \"peak_memory_without\": ");
-        list(ri->base_peak, P);
-        printf(", \"peak_memory_without_max\": %.15g}", max_of(ri->base_peak, P));
+    if (w) {
+        sc_jw_object(w, "recompute");
+        sc_jw_str(w, "policy", names[c->policy]);
+        sc_jw_num(w, "frac", c->frac);
+        sc_jw_num(w, "time", c->time);
+        sc_jw_int(w, "records", ri->records);
+        sc_jw_num(w, "units", ri->units);
+        sc_jw_num(w, "recompute_time", ri->time);
+        sc_jw_nums(w, "chunks", ri->level, P);
+        sc_jw_ints(w, "per_device", ri->count, P);
+        sc_jw_nums(w, "peak_memory_without", ri->base_peak, P);
+        sc_jw_num(w, "peak_memory_without_max", max_of(ri->base_peak, P));
+        sc_jw_end(w);
         return;
     }
     printf("recompute     %s, %.4g of a record for %.4g of F: %d records, %.4g units, R "

@@ -10,86 +10,71 @@
 #include <stdlib.h>
 
 #include "formats/atomic.h"
-#include "formats/json.h"
 
-static void num(double v)
+/* Times: 9 significant digits, null when unknown. */
+static void num(sc_jw *w, const char *key, double v) { sc_jw_num_g(w, key, v, 9); }
+
+static void array(sc_jw *w, const char *key, const double *v, int n)
 {
-    if (isfinite(v))
-        printf("%.9g", v);
-    else
-        printf("null");
+    sc_jw_nums_g(w, key, v, n, 9);
 }
 
-static void array(const char *key, const double *v, int n)
-{
-    printf(", \"%s\": [", key);
-    for (int i = 0; i < n; i++) {
-        printf("%s", i ? ", " : "");
-        num(v[i]);
-    }
-    printf("]");
-}
-
-static void contrib_json(const sc_contrib *x)
+static void contrib_json(sc_jw *w, const char *key, const sc_contrib *x)
 {
     char text[256];
     sc_contrib_describe(x, text, sizeof text);
-    printf("{\"what\": ");
-    sc_json_string(stdout, x->what);
-    printf(", \"device\": %d, \"measured_s\": ", x->device);
-    num(x->measured);
-    printf(", \"predicted_s\": ");
-    num(x->predicted);
-    printf(", \"delta_s\": ");
-    num(x->measured - x->predicted);
-    printf(", \"text\": ");
-    sc_json_string(stdout, text);
-    printf("}");
+    sc_jw_object(w, key);
+    sc_jw_str(w, "what", x->what);
+    sc_jw_int(w, "device", x->device);
+    num(w, "measured_s", x->measured);
+    num(w, "predicted_s", x->predicted);
+    num(w, "delta_s", x->measured - x->predicted);
+    sc_jw_str(w, "text", text);
+    sc_jw_end(w);
 }
 
-void sc_report_json(const sc_comparison *c, const sc_profile *pf, const char *file)
+void sc_report_json(sc_jw *w, const sc_comparison *c, const sc_profile *pf, const char *file)
 {
-    printf(", \"predicted_step_time_s\": ");
-    num(c->predicted);
-    printf(", \"prediction_error\": ");
-    num(c->error);
-    array("measured_end_s", c->m_end, c->P);
-    array("predicted_end_s", c->p_end, c->P);
-    array("prediction_error_per_device", c->dev_error, c->P);
-    printf(", \"critical_device\": %d, \"largest_contributor\": ", c->critical);
+    num(w, "predicted_step_time_s", c->predicted);
+    num(w, "prediction_error", c->error);
+    array(w, "measured_end_s", c->m_end, c->P);
+    array(w, "predicted_end_s", c->p_end, c->P);
+    array(w, "prediction_error_per_device", c->dev_error, c->P);
+    sc_jw_int(w, "critical_device", c->critical);
     if (c->n)
-        contrib_json(&c->items[0]);
+        contrib_json(w, "largest_contributor", &c->items[0]);
     else
-        printf("null");
-    printf(", \"contributors\": [");
-    for (int i = 0; i < c->n; i++) {
-        printf("%s", i ? ", " : "");
-        contrib_json(&c->items[i]);
-    }
-    printf("], \"passes\": [");
+        sc_jw_null(w, "largest_contributor");
+    sc_jw_array(w, "contributors");
+    for (int i = 0; i < c->n; i++)
+        contrib_json(w, NULL, &c->items[i]);
+    sc_jw_end(w);
+    sc_jw_array(w, "passes");
     for (int i = 0; i < c->npasses; i++) {
         const sc_pass_total *x = &c->passes[i];
-        printf("%s{\"kind\": \"%s\", \"stage\": %d, \"device\": %d, \"count\": %d, "
-               "\"measured_s\": ", i ? ", " : "", sc_op_name(x->op), x->stage, x->device,
-               x->count);
-        num(x->measured);
-        printf(", \"predicted_s\": ");
-        num(x->predicted);
-        printf("}");
+        sc_jw_object(w, NULL);
+        sc_jw_str(w, "kind", sc_op_name(x->op));
+        sc_jw_int(w, "stage", x->stage);
+        sc_jw_int(w, "device", x->device);
+        sc_jw_int(w, "count", x->count);
+        num(w, "measured_s", x->measured);
+        num(w, "predicted_s", x->predicted);
+        sc_jw_end(w);
     }
-    printf("]");
+    sc_jw_end(w);
     if (!pf)
         return;
-    printf(", \"profile\": {\"file\": ");
-    sc_json_string(stdout, file);
-    printf(", \"warmup_steps\": %d, \"steps\": %d", pf->warmup, pf->steps);
-    array("step_times_s", pf->step_times, pf->steps);
-    printf(", \"step_time_median_s\": ");
-    num(pf->costs.step.median);
-    printf(", \"step_time_spread_s\": ");
-    num(pf->costs.step.spread);
-    printf(", \"variant\": \"%s\"}", pf->calibrated == 1 ? "split" : pf->calibrated == 2 ? "fused"
-                                                                                : "none");
+    sc_jw_object(w, "profile");
+    sc_jw_str(w, "file", file);
+    sc_jw_int(w, "warmup_steps", pf->warmup);
+    sc_jw_int(w, "steps", pf->steps);
+    array(w, "step_times_s", pf->step_times, pf->steps);
+    num(w, "step_time_median_s", pf->costs.step.median);
+    num(w, "step_time_spread_s", pf->costs.step.spread);
+    sc_jw_str(w, "variant", pf->calibrated == 1   ? "split"
+                            : pf->calibrated == 2 ? "fused"
+                                                  : "none");
+    sc_jw_end(w);
 }
 
 void sc_report_text(const sc_comparison *c, const sc_profile *pf, const char *file)
@@ -120,14 +105,14 @@ int sc_report_write_costs(const char *path, const sc_profile *pf)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        return sc_cli_fail(4, "out of memory writing the cost file");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory writing the cost file");
     sc_status st = sc_costs_write(f, &pf->costs);
     if (fclose(f) != 0 || st != SC_OK) {
         free(buf);
-        return sc_cli_fail(4, "out of memory writing the cost file");
+        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory writing the cost file");
     }
     char err[512];
     int rc = sc_write_atomic(path, buf, len, err, sizeof err);
     free(buf);
-    return rc ? sc_cli_fail(2, err) : 0;
+    return rc ? sc_cli_fail(SC_EXIT_USAGE, err) : 0;
 }

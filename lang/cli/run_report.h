@@ -7,12 +7,13 @@
 #ifndef SC_RUN_REPORT_H
 #define SC_RUN_REPORT_H
 
+#include "formats/jsonw.h"
 #include "run/compare.h"
 #include "run/profile.h"
 
-/* The JSON members (each ", \"key\": value") of the comparison, and with a
- * profile its own (steps, step times, the file). */
-void sc_report_json(const sc_comparison *c, const sc_profile *pf, const char *file);
+/* The JSON members (in w) of the comparison, and with a profile its own
+ * (steps, step times, the file). */
+void sc_report_json(sc_jw *w, const sc_comparison *c, const sc_profile *pf, const char *file);
 /* The same as text lines. */
 void sc_report_text(const sc_comparison *c, const sc_profile *pf, const char *file);
 

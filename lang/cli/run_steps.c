@@ -67,59 +67,50 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
     }
 }
 
-static void json_list(const char *key, const double *v, int n)
-{
-    printf(", \"%s\": [", key);
-    for (int i = 0; i < n; i++) {
-        if (isfinite(v[i]))
-            printf("%s%.17g", i ? ", " : "", v[i]);
-        else
-            printf("%snull", i ? ", " : "");
-    }
-    printf("]");
-}
-
-void sc_cli_run_steps_json(const sc_prog *pg, const sc_run_opts *o, const sc_run_result *r)
+void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
+                           const sc_run_result *r)
 {
     if (!shown(pg))
         return;
     int N = r->steps;
     const sc_optim_cfg *c = &o->model.opt;
-    printf(", \"steps\": %d, \"optim_sync\": \"%s\"", N, sc_sync_name(sc_prog_optim_sync(pg)));
-    printf(", \"optimizer\": {\"lr\": %.17g, \"beta1\": %.17g, \"beta2\": %.17g, \"eps\": %.17g, "
-           "\"weight_decay\": %.17g, \"clip\": %.17g, \"inf_step\": %d, \"inf_device\": %d}",
-           c->lr, c->beta1, c->beta2, c->eps, c->weight_decay, c->clip, c->inf_step,
-           c->inf_device);
-    json_list("step_loss", r->step_loss, N);
+    sc_jw_int(w, "steps", N);
+    sc_jw_str(w, "optim_sync", sc_sync_name(sc_prog_optim_sync(pg)));
+    sc_jw_object(w, "optimizer");
+    sc_jw_num_g(w, "lr", c->lr, 17);
+    sc_jw_num_g(w, "beta1", c->beta1, 17);
+    sc_jw_num_g(w, "beta2", c->beta2, 17);
+    sc_jw_num_g(w, "eps", c->eps, 17);
+    sc_jw_num_g(w, "weight_decay", c->weight_decay, 17);
+    sc_jw_num_g(w, "clip", c->clip, 17);
+    sc_jw_int(w, "inf_step", c->inf_step);
+    sc_jw_int(w, "inf_device", c->inf_device);
+    sc_jw_end(w);
+    sc_jw_nums_g(w, "step_loss", r->step_loss, N, 17);
     if (o->check)
-        json_list("reference_step_loss", r->reference_step_loss, N);
-    printf(", \"step_grad_norm\": [");
+        sc_jw_nums_g(w, "reference_step_loss", r->reference_step_loss, N, 17);
+    sc_jw_array(w, "step_grad_norm");
     for (int k = 0; k < N; k++) /* none: no device knows the global norm */
-        if (sc_prog_optim_sync(pg) != SC_SYNC_NONE && isfinite(r->step_info[k].norm))
-            printf("%s%.17g", k ? ", " : "", r->step_info[k].norm);
+        if (sc_prog_optim_sync(pg) != SC_SYNC_NONE)
+            sc_jw_num_g(w, NULL, r->step_info[k].norm, 17);
         else
-            printf("%snull", k ? ", " : "");
-    printf("], \"step_clip_coef\": [");
+            sc_jw_null(w, NULL);
+    sc_jw_end(w);
+    sc_jw_array(w, "step_clip_coef");
     for (int k = 0; k < N; k++)
-        printf("%s%.17g", k ? ", " : "", r->step_info[k].coef);
-    printf("], \"step_skipped\": [");
+        sc_jw_num_g(w, NULL, r->step_info[k].coef, 17);
+    sc_jw_end(w);
+    sc_jw_array(w, "step_skipped");
     for (int k = 0; k < N; k++)
-        printf("%s%s", k ? ", " : "", r->step_info[k].skipped ? "true" : "false");
-    printf("], \"step_rollbacks\": [");
-    for (int k = 0; k < N; k++)
-        printf("%s%d", k ? ", " : "", r->rollbacks[k]);
-    printf("]");
-    if (o->check) {
-        printf(", \"max_param_rel_err\": ");
-        if (isfinite(r->max_param_rel_err))
-            printf("%.17g", r->max_param_rel_err);
-        else
-            printf("null");
-    }
+        sc_jw_bool(w, NULL, r->step_info[k].skipped);
+    sc_jw_end(w);
+    sc_jw_ints(w, "step_rollbacks", r->rollbacks, N);
+    if (o->check)
+        sc_jw_num_g(w, "max_param_rel_err", r->max_param_rel_err, 17);
     if (r->measured->step_makespan)
-        json_list("step_times_s", r->measured->step_makespan, N);
+        sc_jw_nums_g(w, "step_times_s", r->measured->step_makespan, N, 17);
     if (r->predicted->step_makespan)
-        json_list("simulated_step_makespan", r->predicted->step_makespan, N);
+        sc_jw_nums_g(w, "simulated_step_makespan", r->predicted->step_makespan, N, 17);
 }
 
 int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len)

@@ -9,35 +9,39 @@
 
 #include "ir/flops.h"
 
-static void array(const char *key, const double *v, int n, double scale)
+/* "key": [v * scale...], "key_max": the largest. */
+static void array(sc_jw *w, const char *key, const double *v, int n, double scale)
 {
     double mx = 0;
-    printf(", \"%s\": [", key);
+    char kmax[64];
+    sc_jw_array(w, key);
     for (int i = 0; i < n; i++) {
-        printf("%s%.15g", i ? ", " : "", v[i] * scale);
+        sc_jw_num(w, NULL, v[i] * scale);
         mx = v[i] * scale > mx ? v[i] * scale : mx;
     }
-    printf("], \"%s_max\": %.15g", key, mx);
+    sc_jw_end(w);
+    snprintf(kmax, sizeof kmax, "%s_max", key);
+    sc_jw_num(w, kmax, mx);
 }
 
-void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, int json)
+void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     int P = sc_prog_devices(pg), model = sc_prog_has_model(pg);
     double pb[SC_MAX_DEVICES];
     for (int d = 0; d < P; d++)
         pb[d] = sc_prog_param_bytes(pg, d);
     double unit = sc_prog_unit_bytes(pg);
-    if (json) {
+    if (w) {
         if (sc_prog_vocab(pg) != SC_VOCAB_NONE)
-            printf(", \"vocab_par\": \"%s\"", sc_vocab_name(sc_prog_vocab(pg)));
+            sc_jw_str(w, "vocab_par", sc_vocab_name(sc_prog_vocab(pg)));
         if (sim->coll_busy) {
-            printf(", \"collectives\": %zu", sim->colls);
-            array("coll_busy", sim->coll_busy, P, 1);
+            sc_jw_int(w, "collectives", (long long)sim->colls);
+            array(w, "coll_busy", sim->coll_busy, P, 1);
         }
         if (model) {
-            array("param_bytes", pb, P, 1);
-            array("peak_activation_bytes", sim->peak_mem, P, unit);
-            printf(", \"unit_bytes\": %.15g", unit);
+            array(w, "param_bytes", pb, P, 1);
+            array(w, "peak_activation_bytes", sim->peak_mem, P, unit);
+            sc_jw_num(w, "unit_bytes", unit);
         }
         return;
     }

@@ -90,31 +90,6 @@ static int raise(lua_State *L, sc_status st, const char *msg)
 
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg) { return raise(L, st, msg); }
 
-/* The command line's usage (stagecraft --help; the REPL's ":help commands"). */
-const char sc_usage[] =
-    "usage: stagecraft [COMMAND] ...\n"
-    "  stagecraft                          interactive REPL (stdin as a script if not a TTY)\n"
-    "  stagecraft FILE.lua [args...]       run a script (the module is the global 'sc')\n"
-    "  stagecraft list [RECIPE]            recipes, their parameters and defaults\n"
-    "  stagecraft check RECIPE [-D k=v]... unroll, lower, verify; exit 0 only if valid\n"
-    "  stagecraft sim   RECIPE [-D k=v]... [--json]\n"
-    "  stagecraft show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"
-    "                   [--from T0 --to T1]\n"
-    "  stagecraft compare RECIPE... [-D k=v]... [--json] [--svg FILE]   one table of them all\n"
-    "  (sim, compare: -D m=16,32,64 or -D link_gbps=10:100:10 sweeps, a row per value)\n"
-    "  stagecraft export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"
-    "                   [--torch VERSION] [--torchtitan]   (torch-csv*: PyTorch's dialect; torchtitan's)\n"
-    "  stagecraft import FILE.csv [-D k=v]... [--json | --dump]   verify and simulate a PyTorch schedule\n"
-    "  stagecraft run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]\n"
-    "  (check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)\n"
-    "RECIPE is a stdlib name (see 'stagecraft list') or a path to a .lua file.\n"
-    "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
-    "FILE.lua, or anywhere after a command):\n"
-    "  --trust             lift the sandbox (for your own recipes and scripts)\n"
-    "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-    "  --max-mem BYTES     Lua heap and programs, like 512M (default 1G; 0: no limit)\n"
-    "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n";
-
 FILE *sc_fopen_read(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);

@@ -9,7 +9,7 @@
  * choose the process's exit status (docs/errors.md):
  *
  *     lua_pushliteral(L, "unknown recipe 'x'");
- *     return sc_lua_throw(L, 2);            // usage error, exit 2
+ *     return sc_lua_throw(L, SC_EXIT_USAGE);  // usage error, exit 2
  *     ...
  *     int code = sc_lua_exit_for(L, -1);    // 2 for that value, 0 for others
  *
@@ -30,9 +30,8 @@
  * runs on every later X.Z (sc.need_version). */
 #define SC_VERSION "0.2.0"
 
-/* Exit code of the error value at idx when stagecraft raised it (2 usage,
- * 3..7 as sc_status_exit_code, 8 recipe error, 10 sandbox), 0 for any
- * other error. */
+/* Exit code of the error value at idx when stagecraft raised it (one of
+ * SC_EXITS, interp/ir/ir.h), 0 for any other error. */
 int sc_lua_exit_for(lua_State *L, int idx);
 /* Records that the error value at idx has this exit code (a message handler
  * that rewrites an error keeps its code this way). */
@@ -59,10 +58,6 @@ int sc_loadfile(lua_State *L, const char *path, const char *mode);
 const char *sc_stdlib_source(const char *name, size_t *len);
 /* Name of the i-th embedded file (NULL past the end). */
 const char *sc_stdlib_name(int i);
-
-/* The command line's usage text: `stagecraft --help` and the REPL's
- * ":help commands" print it, so the two cannot differ. */
-extern const char sc_usage[];
 
 /* ---- text for people (names.c) ------------------------------------------ */
 

@@ -6,7 +6,9 @@
  */
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "fields.h"
 
+#include <ctype.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
@@ -58,7 +60,7 @@ static int l_chunk(lua_State *L)
         if (!f) {
             if (is_path(r)) {
                 lua_pushfstring(L, "cannot open recipe file '%s'", r);
-                return sc_lua_throw(L, 2);
+                return sc_lua_throw(L, SC_EXIT_USAGE);
             }
             const char *names[64];
             int n = 0;
@@ -77,13 +79,13 @@ static int l_chunk(lua_State *L)
             lua_pushfstring(L, "unknown recipe '%s'%s%s (stdlib: %s; or a path to a .lua file)",
                             sc_clean_text(clean, sizeof clean, r, 0), hint[0] ? ": " : "", hint,
                             lua_tostring(L, -1));
-            return sc_lua_throw(L, 2);
+            return sc_lua_throw(L, SC_EXIT_USAGE);
         }
         fclose(f);
         rc = sc_loadfile(L, r, "t");
     }
     if (rc != LUA_OK)
-        return sc_lua_throw(L, 8);
+        return sc_lua_throw(L, SC_EXIT_RECIPE);
     sc_sandbox_apply(L, -1, src ? NULL : r);
     return 1;
 }
@@ -129,6 +131,44 @@ static int l_unknown_fields(lua_State *L)
     names[n] = NULL;
     if (!sc_lua_unknown_fields(L, 1, what, names))
         lua_pushnil(L);
+    return 1;
+}
+
+/* sc._fields(table): the fields the table of that name accepts, in order
+ * (fields.h); sc._fields(): every row, {name, type, doc, tables = {...}}. */
+static int l_fields(lua_State *L)
+{
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+        const char *name, *type, *doc;
+        unsigned tables;
+        for (int i = 0; sc_field_row(i, &name, &tables, &type, &doc); i++) {
+            lua_createtable(L, 0, 4);
+            lua_pushstring(L, name);
+            lua_setfield(L, -2, "name");
+            lua_pushstring(L, type);
+            lua_setfield(L, -2, "type");
+            lua_pushstring(L, doc);
+            lua_setfield(L, -2, "doc");
+            lua_newtable(L);
+            for (int t = 0, n = 0; t < SC_FT_COUNT; t++)
+                if (tables & (1u << t)) {
+                    lua_pushstring(L, sc_field_table_name((sc_field_table)t));
+                    lua_seti(L, -2, ++n);
+                }
+            lua_setfield(L, -2, "tables");
+            lua_seti(L, -2, i + 1);
+        }
+        return 1;
+    }
+    int t = sc_field_table_named(luaL_checkstring(L, 1));
+    luaL_argcheck(L, t >= 0, 1, "no such table of fields");
+    const char *const *f = sc_fields_of((sc_field_table)t);
+    lua_newtable(L);
+    for (int i = 0; f[i]; i++) {
+        lua_pushstring(L, f[i]);
+        lua_seti(L, -2, i + 1);
+    }
     return 1;
 }
 
@@ -194,11 +234,34 @@ static const luaL_Reg module_funcs[] = {
     {"_steps", sc_lua_steps},
     {"_near", l_near},
     {"_unknown_fields", l_unknown_fields},
+    {"_fields", l_fields},
     {"_say", l_say},
     {"_enter", l_enter},
     {"_leave", l_leave},
     {NULL, NULL},
 };
+
+/* sc._exits: the classes of errors (SC_EXITS), both ways: name -> exit
+ * code (sc._exits.usage == 2, the prelude's codes) and code -> class
+ * (sc._exits[2] == "usage", what tests/py/lists.py compares with SPEC.md). */
+static void exits(lua_State *L)
+{
+    lua_newtable(L);
+    int code;
+    const char *name, *text;
+    for (int i = 0; sc_exit_row(i, &code, &name, &text); i++) {
+        char lower[32];
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof lower; k++)
+            lower[k] = (char)tolower((unsigned char)name[k]);
+        lower[k] = 0;
+        lua_pushinteger(L, code);
+        lua_setfield(L, -2, lower);
+        lua_pushstring(L, text);
+        lua_seti(L, -2, code);
+    }
+    lua_setfield(L, -2, "_exits");
+}
 
 int luaopen_stagecraft(lua_State *L)
 {
@@ -209,6 +272,7 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_costs(L);
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
+    exits(L);
     /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */
     size_t len;
     const char *src = sc_stdlib_source("_prelude", &len);

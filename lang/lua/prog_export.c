@@ -11,6 +11,7 @@
  *     > csv = p:export("torch-csv")
  */
 #include "sc_lua.h"
+#include "fields.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -21,14 +22,11 @@
 #include "formats/atomic.h"
 #include "formats/json.h"
 #include "formats/svg.h"
+#include "formats/export.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
 #include "sandbox/sandbox.h"
 
-#define EXIT_USAGE 2
-
-static const char *const formats[] = {"torch-csv", "torch-csv-comms", "json", "trace", "svg",
-                                      NULL};
 
 static sc_lprog *checkprog(lua_State *L, int i)
 {
@@ -65,19 +63,14 @@ static int do_export(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
     const char *fm = luaL_checkstring(L, 2);
-    int known = 0;
-    for (int i = 0; formats[i]; i++)
-        known |= strcmp(formats[i], fm) == 0;
-    if (!known)
-        return luaL_error(L, "export: unknown format '%s' (torch-csv, torch-csv-comms, json, "
-                             "trace, svg)", fm);
+    if (sc_export_format_named(fm) < 0)
+        return luaL_error(L, "export: unknown format '%s' (%s)", fm, sc_export_format_list());
     const char *file = luaL_optstring(L, 3, NULL);
     sc_svg_opts so = {0};
     const char *title = "program";
     if (!lua_isnoneornil(L, 4)) {
         luaL_checktype(L, 4, LUA_TTABLE);
-        static const char *const fields[] = {"title", "width", "from", "to", NULL};
-        sc_lua_check_fields(L, 4, "export: options", fields);
+        sc_lua_check_fields(L, 4, "export: options", sc_fields_of(SC_FT_EXPORT));
         if (lua_getfield(L, 4, "title") != LUA_TNIL)
             title = luaL_checkstring(L, -1); /* anchored in the table */
         lua_pop(L, 1);
@@ -114,7 +107,7 @@ static int do_export(lua_State *L)
         free(buf);
         if (rc != 0) {
             lua_pushstring(L, err);
-            return sc_lua_throw(L, EXIT_USAGE);
+            return sc_lua_throw(L, SC_EXIT_USAGE);
         }
         lua_pushboolean(L, 1);
         return 1;

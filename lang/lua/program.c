@@ -5,6 +5,7 @@
 #include "compile.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "fields.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -119,10 +120,10 @@ static int memory_policy(lua_State *L, int t)
 int sc_lua_program(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "program", sc_program_fields);
+    sc_lua_check_fields(L, 1, "program", sc_fields_of(SC_FT_PROGRAM));
     int nsrc = 0;
-    static const char *const sources[] = {"order", "rule", "block", "auto"};
-    for (int i = 0; i < 4; i++) {
+    const char *const *sources = sc_fields_of(SC_FT_ONE_OF);
+    for (int i = 0; sources[i]; i++) {
         nsrc += lua_getfield(L, 1, sources[i]) != LUA_TNIL;
         lua_pop(L, 1);
     }
@@ -424,35 +425,40 @@ static const luaL_Reg prog_methods[] = {
     {NULL, NULL},
 };
 
+static void get_devices(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_devices(pg)); }
+static void get_stages(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_stages(pg)); }
+static void get_steps(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_steps(pg)); }
+
+static void get_microbatches(lua_State *L, const void *pg)
+{
+    lua_pushinteger(L, sc_prog_microbatches(pg));
+}
+
+static void get_optim_sync(lua_State *L, const void *pg)
+{
+    lua_pushstring(L, sc_sync_name(sc_prog_optim_sync(pg)));
+}
+
+static void get_placement(lua_State *L, const void *pg)
+{
+    int S = sc_prog_stages(pg);
+    lua_createtable(L, S, 0);
+    for (int s = 0; s < S; s++) {
+        lua_pushinteger(L, sc_prog_stage_device(pg, s));
+        lua_seti(L, -2, s + 1);
+    }
+}
+
+/* The fields a Program reads (docs/language.md#the-program-type-and-the-module). */
+static const sc_lua_getter prog_fields[] = {
+    {"devices", get_devices}, {"stages", get_stages},   {"microbatches", get_microbatches},
+    {"placement", get_placement}, {"steps", get_steps}, {"optim_sync", get_optim_sync},
+    {NULL, NULL},
+};
+
 static int l_index(lua_State *L)
 {
-    sc_lprog *lp = checkprog(L, 1);
-    const char *k = luaL_checkstring(L, 2);
-    if (strcmp(k, "devices") == 0)
-        lua_pushinteger(L, sc_prog_devices(lp->pg));
-    else if (strcmp(k, "stages") == 0)
-        lua_pushinteger(L, sc_prog_stages(lp->pg));
-    else if (strcmp(k, "microbatches") == 0)
-        lua_pushinteger(L, sc_prog_microbatches(lp->pg));
-    else if (strcmp(k, "steps") == 0)
-        lua_pushinteger(L, sc_prog_steps(lp->pg));
-    else if (strcmp(k, "optim_sync") == 0)
-        lua_pushstring(L, sc_sync_name(sc_prog_optim_sync(lp->pg)));
-    else if (strcmp(k, "placement") == 0) {
-        int S = sc_prog_stages(lp->pg);
-        lua_createtable(L, S, 0);
-        for (int s = 0; s < S; s++) {
-            lua_pushinteger(L, sc_prog_stage_device(lp->pg, s));
-            lua_seti(L, -2, s + 1);
-        }
-    } else {
-        static const char *const fields[] = {"devices", "stages", "microbatches", "steps",
-                                             "optim_sync", "placement", NULL};
-        luaL_getmetafield(L, 1, "__methods");
-        if (lua_getfield(L, -1, k) == LUA_TNIL)
-            sc_lua_member_typo(L, "Program", k, -2, fields);
-    }
-    return 1;
+    return sc_lua_index(L, "Program", checkprog(L, 1)->pg, prog_fields);
 }
 
 static const luaL_Reg prog_meta[] = {
@@ -466,15 +472,7 @@ void sc_lua_open_program(lua_State *L)
         luaL_setfuncs(L, prog_meta, 0);
         luaL_newlib(L, prog_methods);
         lua_setfield(L, -2, "__methods");
-        /* The fields l_index serves, for the REPL's completion. */
-        static const char *const fields[] = {"devices", "stages", "microbatches", "placement",
-                                             "steps", "optim_sync"};
-        lua_createtable(L, 6, 0);
-        for (int i = 0; i < 6; i++) {
-            lua_pushstring(L, fields[i]);
-            lua_seti(L, -2, i + 1);
-        }
-        lua_setfield(L, -2, "__fields");
+        sc_lua_set_getters(L, prog_fields); /* the REPL's completion and :help */
     }
     lua_pop(L, 1);
 }

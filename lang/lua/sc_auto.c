@@ -5,6 +5,7 @@
 #include "sc_auto.h"
 #include "auto/autosched.h"
 #include "sc_lua.h"
+#include "fields.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -79,9 +80,7 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     if (!lua_istable(L, a))
         fail(L, SC_ERR_ARG,
              "program: 'auto' must be a table {mem = units, seed = n, time_limit = s}");
-    static const char *const fields[] = {"mem", "seed", "time_limit", "objective", "max_evals",
-                                         "where", NULL};
-    if (sc_lua_unknown_fields(L, a, "auto", fields))
+    if (sc_lua_unknown_fields(L, a, "auto", sc_fields_of(SC_FT_AUTO)))
         fail(L, SC_ERR_ARG, lua_tostring(L, -1));
     sc_auto_opts o = {0};
     bar b = {0};

@@ -14,6 +14,7 @@
 #include "schedule/block.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "fields.h"
 #include "schedule/search.h"
 
 #define SC_BLOCK_MT "stagecraft.Block"
@@ -80,10 +81,9 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
         raisef(L, SC_ERR_ARG, "block: 'first' must be a table {F = {...}, B = {...}}");
     if (!lua_isnil(L, -1) && !lua_istable(L, -1))
         raisef(L, SC_ERR_ARG, "block: 'delta' must be a table {F = {...}, B = {...}}");
-    static const char *const kinds_nul[] = {"F", "B", "W", "BW", NULL};
-    sc_lua_check_fields(L, -2, "block: first", kinds_nul);
+    sc_lua_check_fields(L, -2, "block: first", sc_fields_of(SC_FT_OFFSETS));
     if (lua_istable(L, -1))
-        sc_lua_check_fields(L, -1, "block: delta", kinds_nul);
+        sc_lua_check_fields(L, -1, "block: delta", sc_fields_of(SC_FT_OFFSETS));
     for (int k = 0; k < 4; k++) {
         if (lua_getfield(L, -2, kinds[k]) == LUA_TNIL) {
             lua_pop(L, 1);
@@ -191,7 +191,7 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
             blk.keep_order = !lua_toboolean(L, -1);
         lua_pop(L, 1);
     } else if (lua_istable(L, b)) {
-        sc_lua_check_fields(L, b, "block", sc_block_table_fields);
+        sc_lua_check_fields(L, b, "block", sc_fields_of(SC_FT_BLOCK_SPEC));
         parse_block(L, b, pg, off, &blk);
     } else {
         sc_lua_raise(L, SC_ERR_ARG,
@@ -208,7 +208,7 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
 static int l_block(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "block", sc_block_fields);
+    sc_lua_check_fields(L, 1, "block", sc_fields_of(SC_FT_BLOCK));
     lua_Integer P, S, m;
     sc_lua_shape_sizes(L, 1, 1, &P, &S, &m);
     lblock *lb = lua_newuserdatauv(L, sizeof *lb, 1);
@@ -338,13 +338,14 @@ static int l_block_program(lua_State *L)
     lua_pop(L, 1);
     if (over)
         merge(L, t, over);
-    /* The offsets and the block's own fields travel in the Block. */
-    static const char *const own[] = {"F", "B", "W", "BW", "interval", "slots", "first", "delta",
-                                      "S", "T", "E", "EW"};
-    for (int k = 0; k < 12; k++) {
-        lua_pushnil(L);
-        lua_setfield(L, t, own[k]);
-    }
+    /* The offsets and the block's own fields travel in the Block: those
+     * of a block table that sc.program does not take. */
+    const char *const *own = sc_fields_of(SC_FT_BLOCK_SPEC);
+    for (int k = 0; own[k]; k++)
+        if (!sc_field_in(own[k], SC_FT_PROGRAM)) {
+            lua_pushnil(L);
+            lua_setfield(L, t, own[k]);
+        }
     lua_pushvalue(L, 1);
     lua_setfield(L, t, "block");
     lua_getfield(L, lua_upvalueindex(1), "program");
@@ -395,25 +396,27 @@ static int l_block_tostring(lua_State *L)
     return 1;
 }
 
+#define LB(b) ((const lblock *)(b))
+static void get_devices(lua_State *L, const void *b)
+{
+    lua_pushinteger(L, sc_prog_devices(LB(b)->pg));
+}
+static void get_stages(lua_State *L, const void *b)
+{
+    lua_pushinteger(L, sc_prog_stages(LB(b)->pg));
+}
+static void get_interval(lua_State *L, const void *b) { lua_pushnumber(L, LB(b)->blk.interval); }
+static void get_slots(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.slots); }
+
+/* The fields a Block reads (docs/blocks.md#blocks-as-values). */
+static const sc_lua_getter block_fields[] = {
+    {"devices", get_devices}, {"stages", get_stages}, {"interval", get_interval},
+    {"slots", get_slots},     {NULL, NULL},
+};
+
 static int l_block_index(lua_State *L)
 {
-    lblock *lb = checkblock(L, 1);
-    const char *k = luaL_checkstring(L, 2);
-    if (strcmp(k, "devices") == 0)
-        lua_pushinteger(L, sc_prog_devices(lb->pg));
-    else if (strcmp(k, "stages") == 0)
-        lua_pushinteger(L, sc_prog_stages(lb->pg));
-    else if (strcmp(k, "interval") == 0)
-        lua_pushnumber(L, lb->blk.interval);
-    else if (strcmp(k, "slots") == 0)
-        lua_pushboolean(L, lb->blk.slots);
-    else {
-        static const char *const fields[] = {"devices", "stages", "interval", "slots", NULL};
-        luaL_getmetafield(L, 1, "__methods");
-        if (lua_getfield(L, -1, k) == LUA_TNIL)
-            sc_lua_member_typo(L, "Block", k, -2, fields);
-    }
-    return 1;
+    return sc_lua_index(L, "Block", checkblock(L, 1), block_fields);
 }
 
 static int l_isblock(lua_State *L)
@@ -514,14 +517,11 @@ static void push_cand(lua_State *L, const sc_vcand *c)
 
 /* sc.block_search{p = , m = , costs..., mem = , kmax = }: the best V block
  * under the memory limit, and its figures. */
-static const char *const search_fields[] = {
-    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "offload", "reorder", "kmax", "costs", NULL};
 
 static int l_block_search(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "block_search", search_fields);
+    sc_lua_check_fields(L, 1, "block_search", sc_fields_of(SC_FT_SEARCH));
     int c = v_spec(L, 1);
     double limit = sc_lua_num_field(L, c, "mem", INFINITY);
     lua_pushnil(L);
@@ -579,7 +579,7 @@ static int l_block_search(lua_State *L)
 static int l_tradeoff(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "tradeoff", search_fields);
+    sc_lua_check_fields(L, 1, "tradeoff", sc_fields_of(SC_FT_SEARCH));
     int c = v_spec(L, 1);
     lua_pushnil(L);
     lua_setfield(L, c, "mem");
@@ -627,14 +627,7 @@ void sc_lua_open_block(lua_State *L)
         lua_pushvalue(L, mod);
         luaL_setfuncs(L, methods, 1);
         lua_setfield(L, -2, "__methods");
-        /* The fields l_block_index serves (REPL completion, :help block). */
-        static const char *const fields[] = {"devices", "stages", "interval", "slots"};
-        lua_createtable(L, 4, 0);
-        for (int i = 0; i < 4; i++) {
-            lua_pushstring(L, fields[i]);
-            lua_seti(L, -2, i + 1);
-        }
-        lua_setfield(L, -2, "__fields");
+        sc_lua_set_getters(L, block_fields); /* REPL completion, :help block */
     }
     lua_pop(L, 1);
     lua_pushcfunction(L, l_block);

@@ -27,25 +27,26 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
 
 /* Raises "WHAT: unknown field 'x' (did you mean 'y'?)" (exit code 3, at
  * the caller's line) when the table at t has a key that `known` (a
- * NULL-terminated list) lacks: a misspelled field is never ignored. Every
+ * NULL-terminated list, of fields.h: sc_fields_of) lacks: a misspelled field is never ignored. Every
  * unknown key is named, in sorted order. */
 void sc_lua_check_fields(lua_State *L, int t, const char *what, const char *const *known);
 /* The message sc_lua_check_fields raises, pushed, or nothing and 0. */
 int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known);
 
-/* After a Program's or Block's __index found nothing for the string key k
- * (its __methods table at index methods; its other fields in `fields`, a
- * NULL-terminated list): a name near one of them is a typo, raised at the
- * caller's line, "Program has no field or method 'simm': did you mean
- * 'sim'?"; any other name reads as nil (p.x == nil still works). */
-void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int methods,
-                        const char *const *fields);
-
-/* The fields of the tables recipes give (docs/language.md#fields,
- * docs/blocks.md#building-blocks, docs/blocks.md#blocks-as-values,
- * docs/offload.md#in-recipes-and-on-the-command-line). */
-extern const char *const sc_program_fields[], *const sc_block_fields[];
-extern const char *const sc_block_table_fields[];
+/* The fields a Program or Block reads (p.devices): one table, ended by
+ * {NULL}, in the order the REPL's ":help" lists them, gives __index, the
+ * metatable's __fields (completion, :help) and the typos' near names. */
+typedef struct sc_lua_getter {
+    const char *name;
+    void (*push)(lua_State *L, const void *obj); /* pushes obj's value */
+} sc_lua_getter;
+/* __index of the userdata at 1 (obj) for the key at 2: a field, else a
+ * method (its metatable's __methods); a name near one of them is a typo,
+ * raised at the caller's line, "Program has no field or method 'simm': did
+ * you mean 'sim'?"; any other name reads as nil (p.x == nil still works). */
+int sc_lua_index(lua_State *L, const char *what, const void *obj, const sc_lua_getter *g);
+/* Sets __fields (the names of g) in the metatable on the stack top. */
+void sc_lua_set_getters(lua_State *L, const sc_lua_getter *g);
 
 /* prog_export.c: adds p:export, p:svg, p:trace to the Program's methods
  * (after sc_lua_open_program). */

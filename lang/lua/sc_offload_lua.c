@@ -9,6 +9,7 @@
  */
 #include "compile.h"
 #include "sc_lua_impl.h"
+#include "fields.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -95,9 +96,7 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     } else if (ty == LUA_TFUNCTION) {
         fn = v;
     } else if (ty == LUA_TTABLE) {
-        static const char *const fields[] = {"policy", "chunks", "ratio", "shared", "mem",
-                                             "margin", NULL};
-        sc_lua_check_fields(L, v, "offload", fields);
+        sc_lua_check_fields(L, v, "offload", sc_fields_of(SC_FT_OFFLOAD));
         int pt = lua_getfield(L, v, "policy");
         if (pt == LUA_TSTRING)
             c.policy = policy_named(L, lua_tostring(L, -1));

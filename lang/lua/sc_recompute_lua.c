@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fields.h"
 #include "ir/recompute_cfg.h"
 
 static const char *const policies[] = {"none", "all", "selective", "budget", "function", NULL};
@@ -96,8 +97,7 @@ void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg)
     } else if (ty == LUA_TFUNCTION) {
         fn = v;
     } else if (ty == LUA_TTABLE) {
-        static const char *const fields[] = {"policy", "chunks", "frac", "time", "mem", NULL};
-        sc_lua_check_fields(L, v, "recompute", fields);
+        sc_lua_check_fields(L, v, "recompute", sc_fields_of(SC_FT_RECOMPUTE));
         int pt = lua_getfield(L, v, "policy");
         if (pt == LUA_TSTRING)
             c.policy = policy_named(L, lua_tostring(L, -1));

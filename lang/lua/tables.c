@@ -14,39 +14,24 @@
 #include <string.h>
 
 
-/* ---- known fields ---------------------------------------------------- */
-
-const char *const sc_program_fields[] = {
-    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "order", "rule", "block", "auto", "offload", "reorder", "costs",
-    "vocab_par", "model", "vocab_costs", "vocab_lag", "steps", "optim_sync", "fit", "recompute",
-    NULL};
-/* sc.block: the program's fields that a Block carries to blk:program, and
- * the block's own. */
-const char *const sc_block_fields[] = {
-    "p", "devices", "m", "microbatches", "v", "stages", "placement", "tf", "tb", "tw", "tcomm",
-    "w_keep", "units", "mem", "offload", "recompute", "reorder", "interval", "slots", "F", "B",
-    "W", "BW",
-    "first", "delta", "costs", "vocab_par", "model", "vocab_costs", "vocab_lag", "S", "T", "E",
-    "EW", "steps", "optim_sync", NULL};
-/* The `block` field of sc.program. */
-const char *const sc_block_table_fields[] = {"interval", "slots", "reorder", "F", "B", "W",
-                                             "BW", "first", "delta", "S", "T", "E", "EW", NULL};
+/* ---- known fields (their lists: fields.h) --------------------------- */
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int methods,
-                        const char *const *fields)
+/* After __index found nothing for k (the methods table at index methods):
+ * a name near a field or method is a typo, raised at the caller's line. */
+static void member_typo(lua_State *L, const char *what, const char *k, int methods,
+                        const sc_lua_getter *fields)
 {
     enum { MAX_NAMES = 128 };
     const char *names[MAX_NAMES];
     int n = 0;
     methods = lua_absindex(L, methods);
-    for (; fields[n] && n < MAX_NAMES; n++)
-        names[n] = fields[n];
+    for (; fields[n].name && n < MAX_NAMES; n++)
+        names[n] = fields[n].name;
     if (lua_type(L, methods) == LUA_TTABLE) {
         lua_pushnil(L);
         while (lua_next(L, methods)) {
@@ -59,6 +44,30 @@ void sc_lua_member_typo(lua_State *L, const char *what, const char *k, int metho
     char hint[256];
     if (sc_did_you_mean(hint, sizeof hint, k, names, n))
         luaL_error(L, "%s has no field or method '%s': %s", what, k, hint);
+}
+
+int sc_lua_index(lua_State *L, const char *what, const void *obj, const sc_lua_getter *g)
+{
+    const char *k = luaL_checkstring(L, 2);
+    for (int i = 0; g[i].name; i++)
+        if (strcmp(g[i].name, k) == 0) {
+            g[i].push(L, obj);
+            return 1;
+        }
+    luaL_getmetafield(L, 1, "__methods");
+    if (lua_getfield(L, -1, k) == LUA_TNIL)
+        member_typo(L, what, k, -2, g);
+    return 1;
+}
+
+void sc_lua_set_getters(lua_State *L, const sc_lua_getter *g)
+{
+    lua_newtable(L);
+    for (int i = 0; g[i].name; i++) {
+        lua_pushstring(L, g[i].name);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "__fields");
 }
 
 int sc_lua_unknown_fields(lua_State *L, int t, const char *what, const char *const *known)

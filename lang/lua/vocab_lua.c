@@ -5,6 +5,7 @@
  * vocabulary passes without a model (`vocab_costs`).
  */
 #include "sc_lua.h"
+#include "fields.h"
 #include "sc_lua_impl.h"
 
 #include <lauxlib.h>
@@ -89,11 +90,8 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
     lua_pop(L, 1);
     ty = lua_getfield(L, t, "model");
     if (ty == LUA_TTABLE) {
-        static const char *const known[] = {"layers", "hidden", "seq", "vocab", "batch", "heads",
-                                            "tflops", "coll_gbps", "coll_us", "p2p_gbps",
-                                            "bytes_per_param", NULL};
         int m = lua_gettop(L);
-        known_fields(L, m, "model", known);
+        known_fields(L, m, "model", sc_fields_of(SC_FT_MODEL));
         sc_model_desc md = sc_model_desc_default();
         md.layers = whole(L, m, "model", "layers", 0);
         md.hidden = whole(L, m, "model", "hidden", 0);
@@ -118,9 +116,8 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
     lua_pop(L, 1);
     ty = lua_getfield(L, t, "vocab_costs");
     if (ty == LUA_TTABLE) {
-        static const char *const known[] = {"s", "t", "e", "ew", "coll", "units", NULL};
         int c = lua_gettop(L);
-        known_fields(L, c, "vocab_costs", known);
+        known_fields(L, c, "vocab_costs", sc_fields_of(SC_FT_VOCAB_COSTS));
         /* Times of a device's S, T, E, EW; a collective's latency (then
          * bandwidth unlimited); S's units. After the model: a field given
          * overrides the model's, one not given keeps it (0 without one). */

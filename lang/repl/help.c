@@ -3,7 +3,7 @@
  * written here but read from where it is defined: the stdlib recipes and
  * their docs (the embedded stdlib, as `stagecraft list` reads them), the
  * rules (sc.rules()), the methods and fields of Programs and Blocks (their
- * metatables), the command line (sc_usage, as `stagecraft --help`).
+ * metatables), the command line (sc_usage_text, as `stagecraft --help`).
  * tests/py/repl_pty.py compares each with its source.
  */
 #include "repl.h"
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/commands.h"
 #include "core/core.h"
 #include "lua/sc_lua.h"
 
@@ -117,7 +118,7 @@ static void gen_rules(lua_State *L, luaL_Buffer *b)
 static void gen_commands(lua_State *L, luaL_Buffer *b)
 {
     (void)L;
-    luaL_addstring(b, sc_usage);
+    luaL_addstring(b, sc_usage_text());
 }
 
 static const help_topic topics[] = {

@@ -39,7 +39,7 @@
 
 #include <lua.h>
 
-#define SC_EXIT_SANDBOX 10
+#include "ir/ir.h" /* SC_EXIT_SANDBOX: the exit code of what it refuses */
 
 /* Records the pristine libraries the sandboxes copy and hides string.dump
  * from string methods. Call once, after the standard libraries are open. */

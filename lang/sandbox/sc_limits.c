@@ -18,7 +18,6 @@
 #include "ir/alloc.h"
 
 #define LIMIT_ERR_KEY "stagecraft.limit_error"
-#define EXIT_LIMIT 7
 /* Once a limit is hit, the heap may grow this much more, so that the
  * error, its message and a traceback can still be built. */
 #define SLACK ((size_t)1 << 20)
@@ -44,7 +43,7 @@ static void on_alarm(int sig)
     }
     if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0)
         alarm_len = 0;
-    _exit(EXIT_LIMIT);
+    _exit(SC_EXIT_LIMIT);
 }
 
 /* Lua's allocator contract: nsize == 0 frees; a shrink never fails. When
@@ -182,7 +181,7 @@ static int raise_limit(lua_State *L, sc_limits *lim, int level)
         lua_pushvalue(L, -1);
         lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
     }
-    sc_lua_mark(L, -1, EXIT_LIMIT);
+    sc_lua_mark(L, -1, SC_EXIT_LIMIT);
     return lua_error(L);
 }
 
@@ -474,7 +473,7 @@ int sc_limits_error(lua_State *L)
         limit_message(lim, msg, sizeof msg);
         lua_pushstring(L, msg);
     }
-    sc_lua_mark(L, -1, EXIT_LIMIT);
+    sc_lua_mark(L, -1, SC_EXIT_LIMIT);
     return 1;
 }
 

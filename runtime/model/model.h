@@ -49,6 +49,14 @@
 #include "exec/exec.h"
 #include "optim.h"
 
+/* The model's sizes, fields of sc_model_cfg that `run` takes as -D NAME,
+ * writes in run --json and in a cost file's "measured", and `compare`
+ * takes for its bytes: one list, X(name). The seed is last (it changes no
+ * byte). */
+#define SC_MODEL_SIZES(X) X(hidden) X(layers) X(vocab) X(seq) X(batch) X(seed)
+#define SC_MODEL_ONE_(name) +1
+enum { SC_MODEL_NSIZES = 0 SC_MODEL_SIZES(SC_MODEL_ONE_) };
+
 typedef struct sc_model_cfg {
     long hidden, layers, vocab, seq, batch;
     long long seed;

@@ -578,15 +578,19 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     /* What the cost file says about where it was measured. */
     sc_costs *c = &pf->costs;
     const sc_model_cfg *mc = &o->model;
-    snprintf(pf->model_json, sizeof pf->model_json,
-             "{\"hidden\": %ld, \"layers\": %ld, \"vocab\": %ld, \"seq\": %ld, \"batch\": %ld, "
-             "\"seed\": %lld}", mc->hidden, mc->layers, mc->vocab, mc->seq, mc->batch, mc->seed);
+    const sc_cost_int sizes[] = {
+#define X(name) {#name, mc->name},
+        SC_MODEL_SIZES(X)
+#undef X
+    };
+    memcpy(pf->model, sizes, sizeof sizes);
     machine_name(pf->run, pf->machine, sizeof pf->machine);
     c->recipe = recipe;
     c->backend = o->backend;
     c->transport = pf->run->transport;
     c->machine = pf->machine;
-    c->model_json = pf->model_json;
+    c->model = pf->model;
+    c->nmodel = SC_MODEL_NSIZES;
     c->unit_bytes = pf->run->unit_bytes;
     c->mpi = pf->run->mpi;
     c->m = sc_prog_microbatches(pg);

@@ -46,7 +46,7 @@ typedef struct sc_profile {
     double *step_times;      /* [steps] the timed steps, in order */
     int steps, warmup;
     int calibrated;          /* the variant that also ran: 0 none, 1 split, 2 fused */
-    char model_json[256];    /* the model's sizes (costs.model_json points here) */
+    sc_cost_int model[SC_MODEL_NSIZES]; /* the model's sizes (costs.model points here) */
     char machine[160];       /* costs.machine points here */
 } sc_profile;
 

@@ -5,7 +5,8 @@ methods of a Program complete; an incomplete chunk continues after ">> ";
 Ctrl-C stops `while true do end` and the next line still works; Ctrl-C
 drops a half-typed line; Programs print their summary; tables print nested,
 sorted and bounded; p:svg and p:export; :help from one source (the stdlib,
-the metatables, --help); errors keep the REPL alive; Ctrl-D quits with
+the metatables, --help; the fields :help program names are those of
+lang/lua/fields.h); errors keep the REPL alive; Ctrl-D quits with
 status 0; the history file is written, keeps a multi-line chunk as one entry
 across a restart and its last 1000 entries whole.
 Prints "repl: N passed, N failed"."""
@@ -173,6 +174,15 @@ out = read_until(r"\n> $")
 missing = [k for k in names if "p:" + k + "()" not in out]
 check(len(names) >= 10 and not missing and "p:svg()" in out, ":help program lists every method",
       str(missing) + out)
+# The fields its text names are fields of sc.program (lang/lua/fields.h).
+fields = subprocess.run([SC, "-"], input="print(table.concat(sc._fields('program'), ' '), "
+                        "table.concat(sc._fields('auto'), ' '))\n", capture_output=True,
+                        text=True).stdout.split()
+text = out.split("(an unknown field")[0]
+named = set(re.findall(r"\b(\w+) = ", text))
+named |= {w for m in re.findall(r"\[, ([\w/]+)\]", text) for w in m.split("/")}
+check(len(named) >= 15 and named <= set(fields),
+      ":help program names fields of sc.program only", str(sorted(named - set(fields))))
 
 # Tables print readably: nested, keys sorted, bounded.
 send("p:sim()\n")

@@ -139,7 +139,9 @@ TEST(cost_file_round_trip)
     c.offload_ratio = 0.125;
     c.recipe = "zb-h1 \"quoted\"";
     c.backend = "cpu";
-    c.model_json = "{\"hidden\": 64}";
+    static const sc_cost_int model[] = {{"hidden", 64}};
+    c.model = model;
+    c.nmodel = 1;
     c.step = (sc_stat){0.5, 0.01, 5};
     c.predicted_step = 0.49;
     char *buf = NULL;

@@ -1,0 +1,80 @@
+/*
+ * jsonw.h — the one JSON writer: every JSON stagecraft writes (sim, compare,
+ * import and run --json, the program dump, the Chrome trace, cost files)
+ * goes through it, so that strings are escaped one way and numbers printed
+ * one way (docs/cli.md: up to 15 significant digits).
+ *
+ * A writer keeps the nesting; a value is written with its key inside an
+ * object and with key NULL inside an array, and the writer puts the
+ * separators. Containers are compact by default ("{", ", " between, "}");
+ * a layout gives the text before the first member, between members and
+ * before the close (when not empty), for the files written one member a
+ * line:
+ *
+ *     sc_jw w;
+ *     sc_jw_init(&w, stdout);
+ *     sc_jw_object(&w, NULL);                  // {
+ *     sc_jw_str(&w, "recipe", "1f1b");         // "recipe": "1f1b"
+ *     sc_jw_int(&w, "devices", 4);             // , "devices": 4
+ *     sc_jw_nums(&w, "busy", busy, 4);         // , "busy": [24, 24, 24, 24]
+ *     sc_jw_null(&w, "bottleneck");            // , "bottleneck": null
+ *     sc_jw_end(&w);                           // }
+ *
+ * Numbers that are not finite are written null (JSON has no NaN). Nothing
+ * is allocated; errors of the stream are the caller's (ferror).
+ */
+#ifndef SC_JSONW_H
+#define SC_JSONW_H
+
+#include <stdio.h>
+
+/* The deepest nesting a writer holds (the dump goes 4 deep). */
+#define SC_JW_DEPTH 8
+
+typedef struct sc_jw_level {
+    char close;                     /* '}' or ']' */
+    int n;                          /* members written */
+    const char *first, *sep, *end;  /* the layout */
+} sc_jw_level;
+
+typedef struct sc_jw {
+    FILE *f;
+    int depth;
+    const char *next; /* sc_jw_sep: the separator before the next member only */
+    sc_jw_level lv[SC_JW_DEPTH];
+} sc_jw;
+
+void sc_jw_init(sc_jw *w, FILE *f);
+
+/* Containers: opened as a member (key) or an element (NULL), closed by
+ * sc_jw_end. A layout applies to the container opened last. */
+void sc_jw_object(sc_jw *w, const char *key);
+void sc_jw_array(sc_jw *w, const char *key);
+void sc_jw_layout(sc_jw *w, const char *first, const char *sep, const char *end);
+void sc_jw_end(sc_jw *w);
+/* The separator before the next member only (a line break in a compact
+ * object), in place of the container's. */
+void sc_jw_sep(sc_jw *w, const char *sep);
+
+/* Values. */
+void sc_jw_str(sc_jw *w, const char *key, const char *s);
+void sc_jw_int(sc_jw *w, const char *key, long long x);
+void sc_jw_bool(sc_jw *w, const char *key, int b);
+void sc_jw_null(sc_jw *w, const char *key);
+/* A number with up to 15 significant digits ("%.15g"). */
+void sc_jw_num(sc_jw *w, const char *key, double x);
+/* A number with up to `digits` significant digits ("%.*g": 17 round-trips
+ * a double, 9 a float's worth for measured times). */
+void sc_jw_num_g(sc_jw *w, const char *key, double x, int digits);
+/* A number rounded to a whole one ("%.0f": bytes). */
+void sc_jw_whole(sc_jw *w, const char *key, double x);
+/* Arrays of n numbers: "%.15g", "%.*g", or integers. */
+void sc_jw_nums(sc_jw *w, const char *key, const double *v, int n);
+void sc_jw_nums_g(sc_jw *w, const char *key, const double *v, int n, int digits);
+void sc_jw_ints(sc_jw *w, const char *key, const int *v, int n);
+
+/* Writes s as a JSON string literal: quotes, '"' and '\' escaped, control
+ * characters as \u00XX; other bytes as they are. */
+void sc_jw_quote(FILE *f, const char *s);
+
+#endif

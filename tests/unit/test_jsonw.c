@@ -1,0 +1,128 @@
+/*
+ * test_jsonw.c — the JSON writer: separators, layouts, escaping, numbers
+ * as every output prints them (docs/cli.md: up to 15 significant digits),
+ * null for what JSON cannot hold.
+ */
+#include "formats/jsonw.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*writer)(sc_jw *w);
+
+/* What fn writes, in a static buffer. */
+static const char *written(writer fn)
+{
+    static char out[1024];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sc_jw w;
+    sc_jw_init(&w, f);
+    fn(&w);
+    fclose(f);
+    snprintf(out, sizeof out, "%s", buf ? buf : "");
+    free(buf);
+    return out;
+}
+
+static void compact(sc_jw *w)
+{
+    static const double v[] = {24, 0.272727272727273, 1.0 / 3};
+    static const int iv[] = {0, 1};
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "recipe", "1f1b");
+    sc_jw_int(w, "devices", 4);
+    sc_jw_nums(w, "busy", v, 3);
+    sc_jw_ints(w, "placement", iv, 2);
+    sc_jw_null(w, "bottleneck");
+    sc_jw_bool(w, "shared", 1);
+    sc_jw_object(w, "empty");
+    sc_jw_end(w);
+    sc_jw_array(w, "none");
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+TEST(compact)
+{
+    CHECK(strcmp(written(compact),
+                 "{\"recipe\": \"1f1b\", \"devices\": 4, \"busy\": [24, 0.272727272727273, "
+                 "0.333333333333333], \"placement\": [0, 1], \"bottleneck\": null, "
+                 "\"shared\": true, \"empty\": {}, \"none\": []}") == 0);
+}
+
+static void lines(sc_jw *w)
+{
+    sc_jw_object(w, NULL);
+    sc_jw_layout(w, "\n  ", ",\n  ", "\n");
+    sc_jw_int(w, "a", 1);
+    sc_jw_array(w, "rows");
+    sc_jw_layout(w, "\n    ", ",\n    ", "\n  ");
+    sc_jw_object(w, NULL);
+    sc_jw_num(w, "x", 1.5);
+    sc_jw_sep(w, ",\n      ");
+    sc_jw_num(w, "y", 2);
+    sc_jw_end(w);
+    sc_jw_int(w, NULL, 7);
+    sc_jw_end(w);
+    sc_jw_array(w, "empty");
+    sc_jw_layout(w, "\n    ", ",\n    ", "\n  ");
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+TEST(layout)
+{
+    CHECK(strcmp(written(lines), "{\n  \"a\": 1,\n  \"rows\": [\n    {\"x\": 1.5,\n      \"y\": 2},\n"
+                                 "    7\n  ],\n  \"empty\": []\n}") == 0);
+}
+
+static void strings(sc_jw *w)
+{
+    sc_jw_array(w, NULL);
+    sc_jw_str(w, NULL, "a \"q\" \\ b");
+    sc_jw_str(w, NULL, "tab\tnl\n\x01\x1f");
+    sc_jw_str(w, NULL, "\xc3\xa9 \x7f");
+    sc_jw_end(w);
+}
+
+TEST(escaping)
+{
+    CHECK(strcmp(written(strings), "[\"a \\\"q\\\" \\\\ b\", \"tab\\u0009nl\\u000a\\u0001\\u001f\", "
+                                   "\"\xc3\xa9 \x7f\"]") == 0);
+}
+
+static void numbers(sc_jw *w)
+{
+    sc_jw_array(w, NULL);
+    sc_jw_num(w, NULL, NAN);
+    sc_jw_num(w, NULL, INFINITY);
+    sc_jw_num_g(w, NULL, 0.1, 17);
+    sc_jw_num_g(w, NULL, 1e-5, 6);
+    sc_jw_num_g(w, NULL, 4.123456789e-5, 9);
+    sc_jw_whole(w, NULL, 262143.6);
+    sc_jw_whole(w, NULL, -INFINITY);
+    sc_jw_int(w, NULL, -3);
+    sc_jw_int(w, NULL, 1LL << 40);
+    sc_jw_bool(w, NULL, 0);
+    sc_jw_end(w);
+}
+
+TEST(numbers)
+{
+    CHECK(strcmp(written(numbers), "[null, null, 0.10000000000000001, 1e-05, 4.12345679e-05, 262144, "
+                                   "null, -3, 1099511627776, false]") == 0);
+}
+
+int main(void)
+{
+    RUN(compact);
+    RUN(layout);
+    RUN(escaping);
+    RUN(numbers);
+    return harness_done("jsonw");
+}
