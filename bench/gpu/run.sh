@@ -6,8 +6,9 @@
 #   1. executor overhead per instruction (tiny passes: launch + sync);
 #   2. step time with 0 %, 50 % and 100 % of activations offloaded, hidden
 #      4096 (needs issue 4's -D offload=none|selective|all);
-#   3. measured step time against the simulator's prediction from the
-#      measured pass costs (F, B, W and transfer times fed back into sim);
+#   3. measured step time against the prediction from a GPU profile (the
+#      profile's median step, and a fresh process that loads the profile);
+#   3b. transfers between devices, from the profile;
 #   4. achieved TFLOP/s of the F, B and W products against the GPU's peak
 #      (build/gpubench_bench_gemm).
 # Run from the repository root: sh bench/gpu/run.sh  (or make gpu-bench)
@@ -32,77 +33,120 @@ echo "GPU: $(field "$tmp/probe" gpu), $gpus visible to a run of 8 devices"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo
 
+# Every step below is timed warm, as in a long training run: `run --profile`
+# runs one untimed step, then five timed ones, and reports their median
+# (docs/costs.md, profiling). A single cold `run` also times the CUDA
+# context, cuBLAS's first calls, the memory pool's first growth and the lazy
+# loading of every kernel, which on an H100 is most of a 2-second step.
+# prof NAME ARGS...: $tmp/NAME.json (run --json) and $tmp/NAME.prof (profile)
+prof() {
+  n=$1; shift
+  $SC run "$@" --profile "$tmp/$n.prof" --json >"$tmp/$n.json" 2>"$tmp/$n.err"
+}
+
 # ---- 1. executor overhead per instruction --------------------------------
 # Passes of a model with 8 features: the time is the executor, the kernel
 # launches and the sync after each pass, not the arithmetic. Per device:
-# step time / (instructions / devices).
-echo "1. executor overhead per instruction (hidden 8, vocab 8, seq 1, batch 1)"
+# median step time / (instructions / devices).
+echo "1. executor overhead per instruction (hidden 8, vocab 8, seq 1, batch 1; median of 5 warm steps)"
 printf '%-10s %-4s %-6s %-12s %-12s %s\n' backend p m instructions step_s us/instr
 for be in cpu cuda; do
   for pm in "1 512" "4 256"; do
     set -- $pm
-    best=""
-    for i in 1 2 3; do
-      $SC run 1f1b -D p=$1 -D m=$2 -D hidden=8 -D vocab=8 -D seq=1 -D batch=1 --backend $be --json >"$tmp/j" 2>/dev/null || continue
-      t=$(field "$tmp/j" step_time_s)
-      best=$(python3 -c "import sys; a=sys.argv[1]; b=float(sys.argv[2]); print(b if not a else min(float(a), b))" "$best" "$t")
-    done
-    n=$(field "$tmp/j" instructions); tp=$(field "$tmp/j" transport)
-    python3 -c "import sys; be,p,m,n,t,tp=sys.argv[1:]; print('%-10s %-4s %-6s %-12s %-12.6f %.1f  (%s)' % (be,p,m,n,float(t),float(t)/(int(n)/int(p))*1e6,tp))" $be $1 $2 $n "$best" "$tp"
+    if prof ov 1f1b -D p=$1 -D m=$2 -D hidden=8 -D vocab=8 -D seq=1 -D batch=1 --backend $be; then
+      python3 - "$tmp/ov.json" $be $1 $2 >>"$tmp/ov.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); be, p, m = sys.argv[2:]
+us = r["step_time_s"] / (r["instructions"] / int(p)) * 1e6
+print("%-10s %-4s %-6s %-12d %-12.6f %.1f  (%s)" % (be, p, m, r["instructions"], r["step_time_s"], us, r["transport"]))
+PY
+      tail -n 1 "$tmp/ov.txt"
+    else
+      echo "$be p=$1: $(head -n 1 "$tmp/ov.err")"
+    fi
   done
 done
 echo
 
 # ---- 2. offload: 0 %, 50 %, 100 % ----------------------------------------
 P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
-MODEL="-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"
-echo "2. step time with activations offloaded (1f1b, p=$P on $gpus GPU(s), m=$((2*P)), $MODEL)"
-if $SC check 1f1b -D p=$P -D offload=none >/dev/null 2>&1; then
-  printf '%-10s %-12s %-26s %s\n' offload step_s peak_activation_bytes_max transport
-  for pol in none selective all; do
-    half=; [ $pol = selective ] && half="-D offload_chunks=0.5" # 1f1b has one chunk: half of each record
-    # shellcheck disable=SC2086
-    if $SC run 1f1b -D p=$P -D m=$((2*P)) $MODEL -D offload=$pol $half --backend cuda --json >"$tmp/j" 2>"$tmp/e"; then
-      printf '%-10s %-12.4f %-26s %s\n' $pol "$(field "$tmp/j" step_time_s)" "$(field "$tmp/j" peak_activation_bytes_max)" "$(field "$tmp/j" transport)"
-    else
-      echo "$pol: $(head -n 1 "$tmp/e")"
-    fi
-  done
-  echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md)"
-else
-  echo "skipped: this stagecraft has no -D offload (issue 4, offload policies, is not merged)"
+MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
+echo "2. step time with activations offloaded (1f1b, p=$P on $gpus GPU(s), m=$((2*P)), $MODEL; median of 5 warm steps)"
+printf '%-10s %-12s %-10s %-26s %-14s %-14s %s\n' offload step_s vs_none peak_activation_bytes_max to_host_GB/s to_device_GB/s transport
+for pol in none selective all; do
+  half=; [ $pol = selective ] && half="-D offload_chunks=0.5" # 1f1b has one chunk: half of each record
+  # shellcheck disable=SC2086
+  if prof off_$pol 1f1b -D p=$P -D m=$((2*P)) $MODEL -D offload=$pol $half --backend cuda; then
+    python3 - "$tmp/off_$pol.json" "$tmp/off_$pol.prof" "$tmp/off_none.json" $pol <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); pf = json.load(open(sys.argv[2])); base = json.load(open(sys.argv[3]))
+bw = {}
+for c in pf.get("host_copies", []):
+    bw.setdefault(c["direction"], []).append(c["bytes"] / c["s"] / 1e9 if c["s"] > 0 else 0)
+g = lambda k: "%.1f" % max(bw[k]) if k in bw else "-"
+print("%-10s %-12.4f %-10s %-26s %-14s %-14s %s" % (sys.argv[4], r["step_time_s"],
+      "%+.2f%%" % ((r["step_time_s"] / base["step_time_s"] - 1) * 100), r["peak_activation_bytes_max"],
+      g("to_host"), g("to_device"), r["transport"]))
+PY
+  else
+    echo "$pol: $(head -n 1 "$tmp/off_$pol.err")"
+  fi
+done
+echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md;"
+echo " GB/s: the profile's host copies, bytes over the copy's own time, largest size)"
+if [ -f "$tmp/off_none.json" ] && [ -f "$tmp/ov.txt" ]; then
+  python3 - "$tmp/off_none.json" "$tmp/ov.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+us = [float(l.split()[5]) for l in open(sys.argv[2]) if l.startswith("cuda")]
+n = r["instructions"] / r["devices"]
+print("executor share of that step: %.0f instructions per device x %.1f us = %.2f ms of %.1f ms (%.2f %%)"
+      % (n, max(us), n * max(us) * 1e-3, r["step_time_s"] * 1e3, n * max(us) * 1e-6 / r["step_time_s"] * 100))
+PY
 fi
 echo
 
 # ---- 3. measured step against the simulator -------------------------------
-echo "3. measured step time vs the simulator fed the measured pass costs"
-printf '%-8s %-4s %-4s %-10s %-10s %-10s %-10s %-12s %-12s %s\n' recipe p m tf_ms tb_ms tw_ms tcomm_ms measured_s simulated_s ratio
+# The profile's median step against the simulation of the same streams with
+# the profiled costs (prediction_error), then a fresh process that loads the
+# profile (-D costs=FILE, 3 warm-up steps) against the same prediction.
+echo "3. measured step vs the prediction from a GPU profile ($MODEL)"
+printf '%-8s %-4s %-4s %-10s %-10s %-10s %-12s %-12s %-10s %s\n' recipe p m tf_ms tb_ms tw_ms measured_s predicted_s error fresh_process_error
+# shellcheck disable=SC2086
+prof pr 1f1b -D p=1 -D m=4 $MODEL --backend cuda >/dev/null 2>&1 # the GPU's clocks up first
 for r in 1f1b zb-h1; do
-  M=$((4*P))
-  $SC run $r -D p=$P -D m=$M $MODEL --backend cuda --json --trace "$tmp/t.json" >"$tmp/j" 2>"$tmp/e" || { echo "$r: $(head -n 1 "$tmp/e")"; continue; }
-  costs=$(python3 - "$tmp/t.json" <<'PY'
+  for p in 1 $P; do
+    M=$((4*p))
+    # shellcheck disable=SC2086
+    if prof pr $r -D p=$p -D m=$M $MODEL --backend cuda; then
+      # shellcheck disable=SC2086
+      $SC run $r -D p=$p -D m=$M $MODEL -D costs="$tmp/pr.prof" --warmup 3 --backend cuda --json >"$tmp/fresh.json" 2>/dev/null || echo '{}' >"$tmp/fresh.json"
+      python3 - "$tmp/pr.json" "$tmp/pr.prof" "$tmp/fresh.json" $r $p $M <<'PY'
 import json, statistics, sys
-ev = json.load(open(sys.argv[1]))["traceEvents"]
-pid = [e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == "measured"][0]
-d = {}
-for e in ev:
-    if e["ph"] == "X" and e["pid"] == pid:
-        d.setdefault(e["cat"], []).append(e["dur"] * 1e-6)
-mean = lambda k: statistics.mean(d[k]) if k in d else 0.0
-tb, tw = mean("B"), mean("W")
-if "BW" in d and not tb:
-    tb = tw = mean("BW") / 2
-# a transfer's own time: the fastest RECV group (the others also wait for their sender)
-tcomm = min(d["RECV"]) if "RECV" in d else 0.0
-print(mean("F"), tb, tw, tcomm)
+r = json.load(open(sys.argv[1])); pf = json.load(open(sys.argv[2])); fr = json.load(open(sys.argv[3]))
+m = lambda k: statistics.mean(pf[k]) * 1e3
+fe = "%+.2f%%" % (fr["prediction_error"] * 100) if "prediction_error" in fr else "-"
+print("%-8s %-4s %-4s %-10.3f %-10.3f %-10.3f %-12.4f %-12.4f %-10s %s" % (sys.argv[4], sys.argv[5], sys.argv[6],
+      m("tf"), m("tb"), m("tw"), r["step_time_s"], r["predicted_step_time_s"], "%+.2f%%" % (r["prediction_error"] * 100), fe))
 PY
-)
-  set -- $costs
-  sim=$($SC sim $r -D p=$P -D m=$M -D tf=$1 -D tb=$2 -D tw=$3 -D tcomm=$4 --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["makespan"])')
-  meas=$(field "$tmp/j" step_time_s)
-  python3 -c "import sys; r,p,m,tf,tb,tw,tc,a,b=sys.argv[1:]; print('%-8s %-4s %-4s %-10.3f %-10.3f %-10.3f %-10.3f %-12.4f %-12.4f %.3f' % (r,p,m,float(tf)*1e3,float(tb)*1e3,float(tw)*1e3,float(tc)*1e3,float(a),float(b),float(a)/float(b)))" $r $P $M $1 $2 $3 $4 "$meas" "$sim"
+    else
+      echo "$r p=$p: $(head -n 1 "$tmp/pr.err")"
+    fi
+  done
 done
-echo "(costs are means over all stages; the last stage also computes the head, so the simulator's uniform costs are an approximation)"
+echo "(p > 1 on one GPU: the devices are emulated and share the GPU, so each pass's profiled time includes the other devices' work)"
+echo
+
+# ---- 3b. transfers between devices -----------------------------------------
+echo "3b. transfers between devices (the profile's transfers of section 3's last run: bytes over the transfer's own time)"
+if [ -f "$tmp/pr.prof" ]; then
+  python3 - "$tmp/pr.prof" "$tmp/pr.json" <<'PY'
+import json, sys
+pf = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+for t in pf.get("transfers", []):
+    print("%-10s %12d bytes  %10.3f ms  %8.1f GB/s  (%d samples)" % (r["transport"], t["bytes"], t["s"] * 1e3, t["bytes"] / t["s"] / 1e9 if t["s"] > 0 else 0, t["samples"]))
+PY
+fi
 echo
 
 # ---- 4. TFLOP/s of the products ---------------------------------------------
