@@ -427,6 +427,27 @@ for r in $(sample 1f1b zb-v v-min); do
   else bad "run $r recompute=all --check"; head -3 "$tmp/e" >&2; fi
 done
 expect 3 "recomputation with a split vocabulary is not supported yet" -- $SC run 1f1b -D p=2 -D m=4 -D vocab_par=vocab-1 -D recompute=all
+
+# Caps in bytes (docs/run.md#memory-units-in-bytes): the unit of the model
+# run trains, given to the recipe (its knob), and checked in the record
+# sizes: each device's measured peak within its cap; refused (exit 5) where
+# the last stage's larger record passes it; a model that cannot be made says so.
+cap_ok() { # file cap...: the measured peaks, each within its cap, as predicted
+  python3 - "$@" <<'PY'
+import json, sys
+j, caps = json.load(open(sys.argv[1])), [float(c) for c in sys.argv[2:]]
+assert j["bitwise"] is True and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+assert all(b <= c for b, c in zip(j["peak_activation_bytes"], caps)), (j, caps)
+PY
+}
+if $SC run zb-h1 -D p=4 -D m=8 -D mem=200KB --check --json >"$tmp/j" 2>"$tmp/e" &&
+   cap_ok "$tmp/j" 200000 200000 200000 200000; then ok
+else bad "run zb-h1 -D mem=200KB"; head -3 "$tmp/e" >&2; fi
+if $SC run 1f1b -D p=4 -D m=8 -D 'mem=[300KB,150KB,150KB,100KB]' --check --json >"$tmp/j" 2>"$tmp/e" &&
+   cap_ok "$tmp/j" 300000 150000 150000 100000; then ok
+else bad "run 1f1b -D mem=[300KB,150KB,150KB,100KB]"; head -3 "$tmp/e" >&2; fi
+expect 5 "d3 passes mem = 1.11607" -- $SC run zb-h1 -D p=4 -D m=8 -D mem=80000B
+expect 3 "model has 2 layers for 4 stages" -- $SC run zb-h1 -D p=4 -D m=8 -D layers=2 -D mem=1MB
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   if timeout 120 $MPIRUN $SC run gis -D recompute=all --check --json >"$tmp/j" 2>"$tmp/e" &&

@@ -149,6 +149,30 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
     return 0;
 }
 
+/* sc._unit_bytes(P, S, vocab_par) for a cap in bytes (lang/lua/mem_lua.c):
+ * the unit run sets after the recipe, from the model it trains (upvalue:
+ * its sc_model_cfg, layers 0 for two per stage); nil and why when that
+ * model cannot be made. */
+static int unit_bytes(lua_State *L)
+{
+    sc_model_cfg mc = *(const sc_model_cfg *)lua_touserdata(L, lua_upvalueindex(1));
+    int P = (int)luaL_checkinteger(L, 1), S = (int)luaL_checkinteger(L, 2);
+    if (mc.layers == 0)
+        mc.layers = sc_run_defaults(S).model.layers;
+    mc.vocab_par = (int)luaL_checkinteger(L, 3);
+    mc.devices = P;
+    sc_model *md = NULL;
+    char err[256];
+    if (sc_model_new(&mc, S, 1, &md, err, sizeof err) != SC_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushnumber(L, sc_run_unit_bytes(md, P, S));
+    sc_model_free(md);
+    return 1;
+}
+
 /* Byte counts per device, then their largest as "key_max". */
 static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
@@ -479,6 +503,11 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         lua_setfield(L, -2, skeys[k]);
     }
     lua_setfield(L, -2, "_run_model");
+    sc_model_cfg *uc = lua_newuserdatauv(L, sizeof *uc, 0);
+    *uc = mc;
+    uc->layers = given[1] ? mc.layers : 0;
+    lua_pushcclosure(L, unit_bytes, 1);
+    lua_setfield(L, -2, "_unit_bytes");
     lua_pop(L, 1);
     if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);

@@ -8,9 +8,10 @@
  *   mem = {6, 6, 8, 8}              per device (numbers or byte strings)
  *   mem = "[40GiB,40GiB,80GiB,80GiB]"   the same list as one string (-D mem=[...])
  *
- * Bytes per unit come from the program's model (`model`, docs/vocab.md) or
- * its cost file (the unit of the run that measured it, docs/costs.md); a
- * cap in bytes without either is an error that says so.
+ * Bytes per unit come from the program's model (`model`, docs/vocab.md),
+ * its cost file (the unit of the run that measured it, docs/costs.md) or,
+ * in `run`, the model it trains (docs/run.md#memory-units-in-bytes); a cap
+ * in bytes without any is an error that says so.
  */
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
@@ -83,12 +84,29 @@ static void raise_bad(lua_State *L, const char *text)
     sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
 }
 
-/* The bytes of one unit, or a raised error naming the cap. */
+/* The bytes of one unit, or a raised error naming the cap. Without a model
+ * or a cost file, `run` knows them: sc._unit_bytes(P, S, vocab_par), set
+ * by the command (lang/cli/cmd_run.c), gives the unit it sets after the
+ * recipe (runtime/run/run.h), or nil and why not. */
 static double byte_unit(lua_State *L, sc_prog *pg, const char *text)
 {
     double unit = sc_prog_byte_unit(pg);
     if (unit > 0)
         return unit;
+    lua_getglobal(L, "sc");
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "_unit_bytes") == LUA_TFUNCTION) {
+        lua_pushinteger(L, sc_prog_devices(pg));
+        lua_pushinteger(L, sc_prog_stages(pg));
+        lua_pushinteger(L, (lua_Integer)sc_prog_vocab(pg));
+        lua_call(L, 3, 2);
+        if (lua_isstring(L, -1)) /* the run's model cannot be made: why */
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        unit = lua_tonumber(L, -2);
+        if (unit > 0 && sc_prog_set_byte_unit(pg, unit) == SC_OK) {
+            lua_pop(L, 3);
+            return unit;
+        }
+    }
     lua_pushfstring(L, "program: mem = %s is in bytes, but this program counts memory in units "
                        "only: give the model's sizes (-D layers=... with hidden, seq, batch, "
                        "vocab), or a cost file that records its unit (run --profile writes it), "

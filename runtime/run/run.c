@@ -69,14 +69,19 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
+double sc_run_unit_bytes(const sc_model *md, int P, int S)
+{
+    double total = 0;
+    for (int s = 0; s < S; s++)
+        total += (double)sc_model_record_bytes(md, s);
+    return total / P;
+}
+
 sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
                             size_t errlen)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
-    double total = 0;
-    for (int s = 0; s < S; s++)
-        total += (double)sc_model_record_bytes(md, s);
-    *unit_bytes = total / P;
+    *unit_bytes = sc_run_unit_bytes(md, P, S);
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
