@@ -116,6 +116,16 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert all(p <= c for p, c in zip(s["peak_memory"], [4, 3, 3, 2])), s["peak_memory"]
 ' "$tmp/d.json"
+# A cap in bytes with model sizes counts in the unit of the model whose peak
+# bytes compare shows (run's, docs/run.md#memory-units-in-bytes): the rows
+# within 250 MB are those whose peak bytes are, zb-v (265 MiB) is over.
+$SC compare zb-h1 zb-v 1f1b -D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=1024 -D mem=250MB --json >"$tmp/b.json"
+py "compare: a cap in bytes in the model's unit" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["recipe"] for r in rows if not r.get("over_mem")] == ["zb-h1", "1f1b"], rows
+assert all(r["peak_bytes_max"] <= 250e6 for r in rows if not r.get("over_mem")), rows
+' "$tmp/b.json"
 # A refusal names the stdlib recipes that meet the cap.
 expect 5 "recipes that meet mem = 4 with these parameters: 1f1b, gis, gpipe, v-min, v-zb, zb-auto, zb-h1, zb-h2, zbv-auto" -- $SC check zb-v -D p=8 -D m=32 -D mem=4
 expect 5 "v-half.lua:15: block: d0 needs 5 units of memory in the steady state, more than mem = 4; it needs mem >= 5" -- $SC sim v-half -D p=8 -D m=32 -D mem=4

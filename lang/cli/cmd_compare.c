@@ -17,6 +17,7 @@
  */
 #include "cmd_compare.h"
 #include "cli.h"
+#include "cmd_run.h"
 #include "compare_impl.h"
 
 #include <lauxlib.h>
@@ -278,12 +279,10 @@ void sc_compare_set_model(lua_State *L, int on)
     lua_pop(L, 1);
 }
 
-/* The model's sizes from the -D of this combination: its unit in bytes and
- * the program's memory model set from it (runtime/run/run.h). */
-static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char *err,
-                        size_t errlen)
+/* The model's sizes of combination `combo` from its -D into *mc (usage
+ * error in err when one is not an integer). */
+static int combo_model(const cmp *c, int combo, sc_model_cfg *mc, char *err, size_t errlen)
 {
-    sc_model_cfg mc = sc_run_defaults(sc_prog_stages(pg)).model;
     for (int k = 0; k < c->ndefs; k++) {
         const char *v = c->defs[k].values[sc_compare_value_of(c, combo, k)];
         char *end;
@@ -295,11 +294,23 @@ static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char
                      c->defs[k].name, v);
             return SC_EXIT_USAGE;
         }
-        long *slot[] = {&mc.hidden, &mc.layers, &mc.vocab, &mc.seq, &mc.batch};
+        long *slot[] = {&mc->hidden, &mc->layers, &mc->vocab, &mc->seq, &mc->batch};
         for (int j = 0; j < NMODEL - 1; j++)
             if (strcmp(c->defs[k].name, model_keys[j]) == 0)
                 *slot[j] = x;
     }
+    return 0;
+}
+
+/* The model's sizes from the -D of this combination: its unit in bytes and
+ * the program's memory model set from it (runtime/run/run.h). */
+static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char *err,
+                        size_t errlen)
+{
+    sc_model_cfg mc = sc_run_defaults(sc_prog_stages(pg)).model;
+    int code = combo_model(c, combo, &mc, err, errlen);
+    if (code)
+        return code;
     sc_model *md = NULL;
     sc_status st = sc_model_new(&mc, sc_prog_stages(pg), sc_prog_microbatches(pg), &md, err,
                                 errlen);
@@ -334,6 +345,13 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     }
     lua_pop(L, 1);
     sc_compare_set_model(L, c->bytes);
+    if (c->bytes) { /* a cap in bytes: in the unit model_memory sets below */
+        sc_model_cfg mc = sc_run_defaults(1).model;
+        mc.layers = 0; /* two per stage, as model_memory has it */
+        char err[256];
+        if (combo_model(c, w->combo, &mc, err, sizeof err) == 0)
+            sc_cli_set_unit_bytes(L, &mc);
+    }
     lua_getglobal(L, "sc");
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "_cap_refused");

@@ -173,6 +173,20 @@ static int unit_bytes(lua_State *L)
     return 1;
 }
 
+void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc)
+{
+    lua_getglobal(L, "sc");
+    if (mc) {
+        sc_model_cfg *uc = lua_newuserdatauv(L, sizeof *uc, 0);
+        *uc = *mc;
+        lua_pushcclosure(L, unit_bytes, 1);
+    } else {
+        lua_pushnil(L);
+    }
+    lua_setfield(L, -2, "_unit_bytes");
+    lua_pop(L, 1);
+}
+
 /* Byte counts per device, then their largest as "key_max". */
 static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
@@ -503,12 +517,10 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         lua_setfield(L, -2, skeys[k]);
     }
     lua_setfield(L, -2, "_run_model");
-    sc_model_cfg *uc = lua_newuserdatauv(L, sizeof *uc, 0);
-    *uc = mc;
-    uc->layers = given[1] ? mc.layers : 0;
-    lua_pushcclosure(L, unit_bytes, 1);
-    lua_setfield(L, -2, "_unit_bytes");
     lua_pop(L, 1);
+    sc_model_cfg uc = mc;
+    uc.layers = given[1] ? mc.layers : 0;
+    sc_cli_set_unit_bytes(L, &uc);
     if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);

@@ -84,29 +84,30 @@ static void raise_bad(lua_State *L, const char *text)
     sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
 }
 
-/* The bytes of one unit, or a raised error naming the cap. Without a model
- * or a cost file, `run` knows them: sc._unit_bytes(P, S, vocab_par), set
- * by the command (lang/cli/cmd_run.c), gives the unit it sets after the
- * recipe (runtime/run/run.h), or nil and why not. */
+/* The bytes of one unit, or a raised error naming the cap. Where the
+ * program's memory model will be the built-in model's (`run`, `compare`
+ * with model sizes: runtime/run/run.h), sc._unit_bytes(P, S, vocab_par)
+ * from lang/cli/cmd_run.c gives that unit (or nil and why not), before the
+ * program's own (its model's or its cost file's). */
 static double byte_unit(lua_State *L, sc_prog *pg, const char *text)
 {
-    double unit = sc_prog_byte_unit(pg);
-    if (unit > 0)
-        return unit;
+    double unit = 0;
+    int top = lua_gettop(L);
     lua_getglobal(L, "sc");
     if (lua_istable(L, -1) && lua_getfield(L, -1, "_unit_bytes") == LUA_TFUNCTION) {
         lua_pushinteger(L, sc_prog_devices(pg));
         lua_pushinteger(L, sc_prog_stages(pg));
         lua_pushinteger(L, (lua_Integer)sc_prog_vocab(pg));
         lua_call(L, 3, 2);
-        if (lua_isstring(L, -1)) /* the run's model cannot be made: why */
+        if (lua_isstring(L, -1)) /* the built-in model cannot be made: why */
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         unit = lua_tonumber(L, -2);
-        if (unit > 0 && sc_prog_set_byte_unit(pg, unit) == SC_OK) {
-            lua_pop(L, 3);
-            return unit;
-        }
+        if (!(unit > 0) || sc_prog_set_byte_unit(pg, unit) != SC_OK)
+            unit = 0;
     }
+    lua_settop(L, top);
+    if (unit > 0 || (unit = sc_prog_byte_unit(pg)) > 0)
+        return unit;
     lua_pushfstring(L, "program: mem = %s is in bytes, but this program counts memory in units "
                        "only: give the model's sizes (-D layers=... with hidden, seq, batch, "
                        "vocab), or a cost file that records its unit (run --profile writes it), "
