@@ -64,6 +64,18 @@ local f = sc.program{p = 2, m = 4, order = order, mem = 2, fit = true}
 T.near(f:sim().peak_memory_max, 2, 1e-9, "fit = true: within the cap")
 T.eq(f:order(0), "F0 F1 BW0 F2 BW1 F3 BW2 BW3", "fit = true: forwards wait for backward passes")
 
+-- A block under a memory policy: the policy meets the cap, not the block's
+-- steady state (V-Half's 3 units at p = 4).
+for _, pol in ipairs({{offload = "all"}, {recompute = "selective"}}) do
+  local t = {p = 4, m = 8, mem = 2.5}
+  for k, v in pairs(pol) do t[k] = v end
+  T.ok(sc.load("v-half", t):sim().peak_memory_max <= 2.5, "v-half under a policy meets mem = 2.5")
+end
+T.fails(function() sc.load("v-half", {p = 4, m = 8, offload = "all", mem = 1.5}):check() end,
+  "it needs mem >= 2 (its peak with this policy", "v-half: what offload reaches")
+T.fails(function() sc.load("v-half", {p = 4, m = 8, mem = 2}) end, "in the steady state",
+  "v-half without a policy: its steady state")
+
 -- Per-device caps: each device within its own.
 local caps = {4, 3, 3, 2}
 for _, name in ipairs({"zb-h1", "1f1b", "gpipe", "zb-h2"}) do
