@@ -134,6 +134,13 @@ T.fails(function() sc.load("zb-h1", {p = 4, m = 8, recompute = "budget", mem = 2
   "recompute 'budget': d3 cannot get under mem = 2: its peak is 4 units without recomputation "
   .. "and 4 with every record's 1 recomputed; it needs mem >= 4",
   "budget below what recomputing reaches: the device that needs most")
+-- Several steps: each step's records recomputed as the first step's.
+local st2 = sc.load("1f1b", {p = 4, m = 8, recompute = "all", steps = 2}):sim()
+T.eq(st2.recompute.records, 32, "steps = 2: the plan of one step (as offload counts)")
+local n = 0
+for _ in sc.load("1f1b", {p = 4, m = 8, recompute = "all", steps = 2}):dump():gmatch(" R s") do n = n + 1 end
+T.eq(n, 64, "steps = 2: an R for every record of both steps")
+T.near(st2.peak_memory_max, 1, 1e-9, "steps = 2: one record a device")
 -- A function: fractions per record; a record is not both offloaded and recomputed.
 local f = sc.program{p = 2, m = 4, rule = "1f1b",
   recompute = function(ls) return ls.mb % 2 == 0 end}
