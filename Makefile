@@ -76,7 +76,11 @@ CUDA_MODULE = $(if $(CUDA),$(BUILD)/libstagecraft_cuda.so)
 # there (for its message); where the module is, it finds at run time.
 # Executable and module carry a checksum of the headers between them
 # (cuda_api.h): a stale module is refused.
-API_HASH   := $(shell cat runtime/cuda/cuda_api.h runtime/backend/backend.h runtime/transport/transport.h | cksum | cut -d' ' -f1)UL
+API_HASH   := $(shell cat runtime/cuda/cuda_api.h runtime/backend/backend.h runtime/backend/adamw_k.h runtime/transport/transport.h | cksum | cut -d' ' -f1)UL
+# The hash is a flag, not a file: a stamp that changes with it rebuilds the
+# objects that carry it (else a Makefile edit could leave two hashes behind).
+API_STAMP  := $(BUILD)/api_hash
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(API_STAMP) 2>/dev/null)" = "$(API_HASH)" ] || echo "$(API_HASH)" > $(API_STAMP); })
 REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
 MOD_RPATH  ?= $(CUDA_LIBDIR)
@@ -114,12 +118,12 @@ $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/runtime/%.o: runtime/%.c | deps
+$(BUILD)/runtime/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
 
 # The CUDA module (built only with nvcc).
-$(BUILD)/cudamod/%.o: runtime/%.c | deps
+$(BUILD)/cudamod/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(MOD_CFLAGS) -c $< -o $@
 
@@ -183,7 +187,7 @@ $(STUB)/libsc_cudastub.so: tests/cudastub/cudastub.c tests/cudastub/cudastub_lau
 $(STUB)/libsc_ncclstub.so: tests/cudastub/ncclstub.c $(STUB)/libsc_cudastub.so $(STUB_H)
 	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -o $@ $< -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lpthread
 
-$(STUB)/mod/%.o: runtime/%.c | deps
+$(STUB)/mod/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_HAVE_NCCL -DSC_CUDA_API_HASH=$(API_HASH) $(STUB_INC) -c $< -o $@
 

@@ -44,7 +44,15 @@ prof() {
   $SC run "$@" --profile "$tmp/$n.prof" --json >"$tmp/$n.json" 2>"$tmp/$n.err"
 }
 
+# The model of sections 2 and 3: emulated devices on at most 4 GPUs.
+P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
+MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
+
+# GPU_BENCH_SECTIONS="2 3" runs only those sections (default: all).
+sec() { case " ${GPU_BENCH_SECTIONS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # ---- 1. executor overhead per instruction --------------------------------
+if sec 1; then
 # Passes of a model with 8 features: the time is the executor, the kernel
 # launches and the sync after each pass, not the arithmetic. Per device:
 # median step time / (instructions / devices).
@@ -68,32 +76,27 @@ PY
 done
 echo
 
+fi
 # ---- 2. offload: 0 %, 50 %, 100 % ----------------------------------------
-P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
-MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
+if sec 2; then
 echo "2. step time with activations offloaded (1f1b, p=$P on $gpus GPU(s), m=$((2*P)), $MODEL; median of 5 warm steps)"
-printf '%-10s %-12s %-10s %-26s %-14s %-14s %s\n' offload step_s vs_none peak_activation_bytes_max to_host_GB/s to_device_GB/s transport
+printf '%-10s %-12s %-10s %-26s %s\n' offload step_s vs_none peak_activation_bytes_max transport
 for pol in none selective all; do
   half=; [ $pol = selective ] && half="-D offload_chunks=0.5" # 1f1b has one chunk: half of each record
   # shellcheck disable=SC2086
   if prof off_$pol 1f1b -D p=$P -D m=$((2*P)) $MODEL -D offload=$pol $half --backend cuda; then
-    python3 - "$tmp/off_$pol.json" "$tmp/off_$pol.prof" "$tmp/off_none.json" $pol <<'PY'
+    python3 - "$tmp/off_$pol.json" "$tmp/off_none.json" $pol <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); pf = json.load(open(sys.argv[2])); base = json.load(open(sys.argv[3]))
-bw = {}
-for c in pf.get("host_copies", []):
-    bw.setdefault(c["direction"], []).append(c["bytes"] / c["s"] / 1e9 if c["s"] > 0 else 0)
-g = lambda k: "%.1f" % max(bw[k]) if k in bw else "-"
-print("%-10s %-12.4f %-10s %-26s %-14s %-14s %s" % (sys.argv[4], r["step_time_s"],
+r = json.load(open(sys.argv[1])); base = json.load(open(sys.argv[2]))
+print("%-10s %-12.4f %-10s %-26s %s" % (sys.argv[3], r["step_time_s"],
       "%+.2f%%" % ((r["step_time_s"] / base["step_time_s"] - 1) * 100), r["peak_activation_bytes_max"],
-      g("to_host"), g("to_device"), r["transport"]))
+      r["transport"]))
 PY
   else
     echo "$pol: $(head -n 1 "$tmp/off_$pol.err")"
   fi
 done
-echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md;"
-echo " GB/s: the profile's host copies, bytes over the copy's own time, largest size)"
+echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md)"
 if [ -f "$tmp/off_none.json" ] && [ -f "$tmp/ov.txt" ]; then
   python3 - "$tmp/off_none.json" "$tmp/ov.txt" <<'PY'
 import json, sys
@@ -106,7 +109,9 @@ PY
 fi
 echo
 
+fi
 # ---- 3. measured step against the simulator -------------------------------
+if sec 3; then
 # The profile's median step against the simulation of the same streams with
 # the profiled costs (prediction_error), then a fresh process that loads the
 # profile (-D costs=FILE, 3 warm-up steps) against the same prediction.
@@ -137,7 +142,9 @@ done
 echo "(p > 1 on one GPU: the devices are emulated and share the GPU, so each pass's profiled time includes the other devices' work)"
 echo
 
+fi
 # ---- 3b. transfers between devices -----------------------------------------
+if sec 3; then
 echo "3b. transfers between devices (the profile's transfers of section 3's last run: bytes over the transfer's own time)"
 if [ -f "$tmp/pr.prof" ]; then
   python3 - "$tmp/pr.prof" "$tmp/pr.json" <<'PY'
@@ -149,7 +156,9 @@ PY
 fi
 echo
 
+fi
 # ---- 4. TFLOP/s of the products ---------------------------------------------
+if sec 4; then
 echo "4. achieved TFLOP/s of the F, B and W products"
 if [ -x "$BUILD/gpubench_bench_gemm" ]; then
   "$BUILD/gpubench_bench_gemm"
@@ -157,4 +166,5 @@ if [ -x "$BUILD/gpubench_bench_gemm" ]; then
   STAGECRAFT_CUDA_TF32=1 "$BUILD/gpubench_bench_gemm"
 else
   echo "missing $BUILD/gpubench_bench_gemm (make gpu-bench builds it)"
+fi
 fi

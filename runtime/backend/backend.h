@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adamw_k.h"
 #include "ir/ir.h"
 
 struct sc_backend_ops {
@@ -59,6 +60,19 @@ struct sc_backend_ops {
                    float scale);
     /* x -= lr * g */
     void (*sgd)(void *ctx, size_t n, float lr, const float *g, float *x);
+    /* One AdamW step on n parameters, in place, all device memory
+     * (runtime/model/optim.c says what k holds): per element, in float and
+     * rounded after every operation (no fused multiply-add),
+     *   g' = g * coef; m = b1 m + (1 - b1) g'; v = b2 v + (1 - b2) g' g';
+     *   w = w decay - step (m / (sqrt(v) / sbc2 + eps)),
+     * so that every backend gives the same bits. */
+    void (*adamw)(void *ctx, size_t n, float *w, const float *g, float *m, float *v,
+                  const struct sc_adamw_k *k);
+    /* out[0] = the sum of g[i]^2 (in double) over the finite g[i], out[1] =
+     * how many are not finite. Waits for the device (the host needs the
+     * result); the order of the sum is the backend's, fixed (cpu: index
+     * order), so a backend repeats its bits. */
+    sc_status (*sumsq)(void *ctx, size_t n, const float *g, double out[2]);
     /* Host <-> device memory, synchronous for the host buffer: upload
      * returns once src may be reused (the copy is queued before any compute
      * queued later), download once dst holds the data (after the compute

@@ -93,6 +93,35 @@ static void cpu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
         x[i] -= lr * g[i];
 }
 
+static void cpu_adamw(void *ctx, size_t n, float *w, const float *g, float *m, float *v,
+                      const struct sc_adamw_k *k)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * k->coef;
+        m[i] = k->b1 * m[i] + (1 - k->b1) * gi;
+        v[i] = k->b2 * v[i] + (1 - k->b2) * gi * gi;
+        float wi = w[i] * k->decay;
+        w[i] = wi - k->step * (m[i] / (sqrtf(v[i]) / k->sbc2 + k->eps));
+    }
+}
+
+static sc_status cpu_sumsq(void *ctx, size_t n, const float *g, double out[2])
+{
+    (void)ctx;
+    double sum = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = g[i];
+        if (!isfinite(x))
+            bad++;
+        else
+            sum += x * x;
+    }
+    out[0] = sum;
+    out[1] = bad;
+    return SC_OK;
+}
+
 static void cpu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
                              float scale)
 {
@@ -151,6 +180,8 @@ static const struct sc_backend_ops cpu_ops = {
     .tanh_bwd = cpu_tanh_bwd,
     .xent = cpu_xent,
     .sgd = cpu_sgd,
+    .adamw = cpu_adamw,
+    .sumsq = cpu_sumsq,
     .upload = cpu_move,
     .download = cpu_move,
     .fill_uniform = cpu_fill_uniform,

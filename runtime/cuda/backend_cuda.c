@@ -55,6 +55,7 @@ typedef struct cuda {
     int rows;                  /* rows of the loss scratch */
     int32_t *dtgt, *htgt;      /* targets: device, pinned host */
     double *dloss, *hloss;     /* per-row loss: device, pinned host */
+    double *dpart, *dsum, *hsum; /* sumsq's parts and result: device, pinned host */
     int failed;
     char err[320];
 } cuda;
@@ -212,6 +213,42 @@ static void cu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
     cuda *c = ctx;
     if (ready(c))
         CK(c, sc_cuda_sgd(c->compute, n, lr, g, x));
+}
+
+static void cu_adamw(void *ctx, size_t n, float *w, const float *g, float *m, float *v,
+                     const struct sc_adamw_k *k)
+{
+    cuda *c = ctx;
+    if (ready(c))
+        CK(c, sc_cuda_adamw(c->compute, n, w, g, m, v, k));
+}
+
+/* The optimizer's state: two kernels and two doubles back, where the host
+ * used to read every gradient. */
+static sc_status cu_sumsq(void *ctx, size_t n, const float *g, double out[2])
+{
+    cuda *c = ctx;
+    out[0] = out[1] = NAN;
+    if (!ready(c))
+        return SC_ERR_RUNTIME;
+    if (!c->dpart) {
+        double *d = NULL;
+        if (!CK(c, cudaMalloc((void **)&d, (SC_CUDA_SUMSQ_PARTS + 2) * sizeof(double))) ||
+            !CK(c, cudaMallocHost((void **)&c->hsum, 2 * sizeof(double)))) {
+            cudaFree(d);
+            return SC_ERR_RUNTIME;
+        }
+        c->dpart = d;
+        c->dsum = d + SC_CUDA_SUMSQ_PARTS;
+    }
+    if (!CK(c, sc_cuda_sumsq(c->compute, n, g, c->dpart, c->dsum)) ||
+        !CK(c, cudaMemcpyAsync(c->hsum, c->dsum, 2 * sizeof(double), cudaMemcpyDeviceToHost,
+                               c->compute)) ||
+        !CK(c, cudaStreamSynchronize(c->compute)))
+        return SC_ERR_RUNTIME;
+    out[0] = c->hsum[0];
+    out[1] = c->hsum[1];
+    return SC_OK;
 }
 
 /* The loss's scratch for `rows` rows (grown, never shrunk). */
@@ -386,6 +423,8 @@ static const struct sc_backend_ops cuda_ops = {
     .tanh_bwd = cu_tanh_bwd,
     .xent = cu_xent,
     .sgd = cu_sgd,
+    .adamw = cu_adamw,
+    .sumsq = cu_sumsq,
     .upload = cu_upload,
     .download = cu_download,
     .fill_uniform = cu_fill_uniform,
@@ -419,6 +458,8 @@ static void cu_free_backend(sc_backend *be)
         cudaFree(c->dloss);
         cudaFreeHost(c->htgt);
         cudaFreeHost(c->hloss);
+        cudaFree(c->dpart);
+        cudaFreeHost(c->hsum);
         for (int i = 0; i < c->ncache; i++)
             cudaFreeHost(c->cache[i].p);
         if (c->blas)

@@ -22,6 +22,8 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/adamw_k.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,6 +32,14 @@ extern "C" {
 cudaError_t sc_cuda_tanh_fwd(cudaStream_t s, size_t n, float *x);
 cudaError_t sc_cuda_tanh_bwd(cudaStream_t s, size_t n, const float *a, float *g);
 cudaError_t sc_cuda_sgd(cudaStream_t s, size_t n, float lr, const float *g, float *x);
+/* One AdamW step (backend.h's adamw), the CPU backend's bits. */
+cudaError_t sc_cuda_adamw(cudaStream_t s, size_t n, float *w, const float *g, float *m, float *v,
+                          const struct sc_adamw_k *k);
+/* out[0] = sum of squares of the finite g, out[1] = count of the others,
+ * in a fixed order (part: SC_CUDA_SUMSQ_PARTS doubles of device scratch;
+ * out: 2 doubles of device memory). */
+#define SC_CUDA_SUMSQ_PARTS 512
+cudaError_t sc_cuda_sumsq(cudaStream_t s, size_t n, const float *g, double *part, double *out);
 /* x[i] = scale * sc_urand(seed, stream, i) (sc_hash.h), 0 when scale is 0. */
 cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long seed,
                                  uint64_t stream, float scale);

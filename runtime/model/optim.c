@@ -8,14 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Host staging: tensors go through download/upload CHUNK floats at a time. */
+/* The moments live beside the parameters, in device memory, and the step
+ * and the gradients' state are the backend's ops (adamw, sumsq): on a GPU
+ * nothing crosses to the host but the two numbers of the state. Zeros go
+ * up CHUNK floats at a time. */
 #define CHUNK ((size_t)1 << 16)
 
 typedef struct tensor {
     sc_backend *be;
     float *w, *g;          /* device memory */
     size_t n;
-    float *m, *v;          /* moments (host) */
+    float *m, *v;          /* moments (device memory) */
     float *wk, *mk, *vk;   /* the kept copy (host), or NULL */
 } tensor;
 
@@ -26,7 +29,7 @@ struct sc_adamw {
     long steps;            /* steps taken */
     long kept_steps;
     int kept;              /* a copy is held */
-    float *bw, *bg;        /* [CHUNK] staging */
+    float *zero;           /* [CHUNK] zeros, for the moments' start */
 };
 
 sc_optim_cfg sc_optim_defaults(void)
@@ -82,9 +85,8 @@ sc_adamw *sc_adamw_new(const sc_optim_cfg *c)
     if (!a)
         return NULL;
     a->c = *c;
-    a->bw = malloc(CHUNK * sizeof(float));
-    a->bg = malloc(CHUNK * sizeof(float));
-    if (!a->bw || !a->bg) {
+    a->zero = calloc(CHUNK, sizeof(float));
+    if (!a->zero) {
         sc_adamw_free(a);
         return NULL;
     }
@@ -104,13 +106,14 @@ void sc_adamw_free(sc_adamw *a)
     if (!a)
         return;
     for (int i = 0; i < a->n; i++) {
-        free(a->t[i].m);
-        free(a->t[i].v);
-        drop_copy(&a->t[i]);
+        tensor *t = &a->t[i];
+        size_t b = (t->n ? t->n : 1) * sizeof(float);
+        t->be->ops->free(t->be->ctx, t->m, b);
+        t->be->ops->free(t->be->ctx, t->v, b);
+        drop_copy(t);
     }
     free(a->t);
-    free(a->bw);
-    free(a->bg);
+    free(a->zero);
     free(a);
 }
 
@@ -126,12 +129,18 @@ sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n
     }
     tensor *t = &a->t[a->n];
     *t = (tensor){.be = be, .w = w, .g = g, .n = n};
-    t->m = calloc(n ? n : 1, sizeof(float));
-    t->v = calloc(n ? n : 1, sizeof(float));
+    size_t b = (n ? n : 1) * sizeof(float);
+    t->m = be->ops->alloc(be->ctx, b);
+    t->v = be->ops->alloc(be->ctx, b);
     if (!t->m || !t->v) {
-        free(t->m);
-        free(t->v);
+        be->ops->free(be->ctx, t->m, b);
+        be->ops->free(be->ctx, t->v, b);
         return SC_ERR_NOMEM;
+    }
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
+        be->ops->upload(be->ctx, t->m + i0, a->zero, c * sizeof(float));
+        be->ops->upload(be->ctx, t->v + i0, a->zero, c * sizeof(float));
     }
     a->n++;
     return SC_OK;
@@ -142,19 +151,12 @@ sc_status sc_adamw_state(sc_adamw *a, double state[2])
     double sum = 0, bad = 0;
     for (int i = 0; i < a->n; i++) {
         const tensor *t = &a->t[i];
-        double ts = 0;
-        for (size_t i0 = 0; i0 < t->n; i0 += CHUNK) {
-            size_t c = t->n - i0 < CHUNK ? t->n - i0 : CHUNK;
-            t->be->ops->download(t->be->ctx, a->bg, t->g + i0, c * sizeof(float));
-            for (size_t k = 0; k < c; k++) {
-                double x = a->bg[k];
-                if (!isfinite(x))
-                    bad++;
-                else
-                    ts += x * x;
-            }
-        }
-        sum += ts;
+        double ts[2];
+        sc_status st = t->be->ops->sumsq(t->be->ctx, t->n, t->g, ts);
+        if (st != SC_OK)
+            return st;
+        sum += ts[0];
+        bad += ts[1];
     }
     state[0] = sum;
     state[1] = bad;
@@ -173,8 +175,8 @@ static sc_status keep_copy(sc_adamw *a)
         if (!t->wk || !t->mk || !t->vk)
             return SC_ERR_NOMEM;
         t->be->ops->download(t->be->ctx, t->wk, t->w, t->n * sizeof(float));
-        memcpy(t->mk, t->m, t->n * sizeof(float));
-        memcpy(t->vk, t->v, t->n * sizeof(float));
+        t->be->ops->download(t->be->ctx, t->mk, t->m, t->n * sizeof(float));
+        t->be->ops->download(t->be->ctx, t->vk, t->v, t->n * sizeof(float));
     }
     a->kept = 1;
     a->kept_steps = a->steps;
@@ -195,26 +197,13 @@ sc_status sc_adamw_step(sc_adamw *a, const sc_optim_verdict *v, int keep)
     long t = ++a->steps;
     const sc_optim_cfg *c = &a->c;
     double bc1 = 1 - pow(c->beta1, (double)t), bc2 = 1 - pow(c->beta2, (double)t);
-    float b1 = (float)c->beta1, b2 = (float)c->beta2, coef = (float)v->coef;
-    float decay = (float)(1 - c->lr * c->weight_decay), step = (float)(c->lr / bc1);
-    float sbc2 = (float)sqrt(bc2), eps = (float)c->eps;
+    const struct sc_adamw_k k = {
+        .b1 = (float)c->beta1, .b2 = (float)c->beta2, .coef = (float)v->coef,
+        .decay = (float)(1 - c->lr * c->weight_decay), .step = (float)(c->lr / bc1),
+        .sbc2 = (float)sqrt(bc2), .eps = (float)c->eps};
     for (int i = 0; i < a->n; i++) {
         tensor *T = &a->t[i];
-        const struct sc_backend_ops *o = T->be->ops;
-        for (size_t i0 = 0; i0 < T->n; i0 += CHUNK) {
-            size_t n = T->n - i0 < CHUNK ? T->n - i0 : CHUNK;
-            o->download(T->be->ctx, a->bw, T->w + i0, n * sizeof(float));
-            o->download(T->be->ctx, a->bg, T->g + i0, n * sizeof(float));
-            float *m = T->m + i0, *vv = T->v + i0;
-            for (size_t k = 0; k < n; k++) {
-                float g = a->bg[k] * coef;
-                m[k] = b1 * m[k] + (1 - b1) * g;
-                vv[k] = b2 * vv[k] + (1 - b2) * g * g;
-                float w = a->bw[k] * decay;
-                a->bw[k] = w - step * (m[k] / (sqrtf(vv[k]) / sbc2 + eps));
-            }
-            o->upload(T->be->ctx, T->w + i0, a->bw, n * sizeof(float));
-        }
+        T->be->ops->adamw(T->be->ctx, T->n, T->w, T->g, T->m, T->v, &k);
     }
     return SC_OK;
 }
@@ -226,8 +215,8 @@ sc_status sc_adamw_restore(sc_adamw *a)
     for (int i = 0; i < a->n; i++) {
         tensor *t = &a->t[i];
         t->be->ops->upload(t->be->ctx, t->w, t->wk, t->n * sizeof(float));
-        memcpy(t->m, t->mk, t->n * sizeof(float));
-        memcpy(t->v, t->vk, t->n * sizeof(float));
+        t->be->ops->upload(t->be->ctx, t->m, t->mk, t->n * sizeof(float));
+        t->be->ops->upload(t->be->ctx, t->v, t->vk, t->n * sizeof(float));
     }
     a->steps = a->kept_steps;
     sc_adamw_forget(a);

@@ -38,13 +38,15 @@ static void *device_thread(void *p)
 
 /* ---- devices on GPUs: memory, transports ---- */
 
+/* Parameters and gradients (sc_model_param_bytes), and AdamW's two
+ * moments beside them on the device (runtime/model/optim.c): as much again. */
 static double dev_param_bytes(const sc_model *md, const sc_prog *pg, int d)
 {
     double b = 0;
     for (int s = 0; s < sc_prog_stages(pg); s++)
         if (sc_prog_stage_device(pg, s) == d)
             b += (double)sc_model_param_bytes(md, s);
-    return b + (double)sc_model_shard_param_bytes(md);
+    return 2 * (b + (double)sc_model_shard_param_bytes(md));
 }
 
 /* "d1 (stages 1, 5)", "d0 (stage 0)" */
@@ -125,17 +127,17 @@ static sc_status gpu_fits(const sc_device_kind *k, const sc_model *md, const sc_
         char who[96];
         dev_name(pg, big, who, sizeof who);
         if (on == 1)
-            snprintf(err, errlen, "out of memory on %s, GPU %d: predicted %.2f GiB (parameters "
-                     "and gradients %.2f GiB, peak activations %.2f GiB, cuBLAS and NCCL "
-                     "%.2f GiB), %.2f GiB free of %.2f GiB (make the model smaller: -D hidden, layers, "
-                     "vocab, seq, batch)",
+            snprintf(err, errlen, "out of memory on %s, GPU %d: predicted %.2f GiB (parameters, "
+                     "gradients and AdamW moments %.2f GiB, peak activations %.2f GiB, cuBLAS "
+                     "and NCCL %.2f GiB), %.2f GiB free of %.2f GiB (make the model smaller: -D "
+                     "hidden, layers, vocab, seq, batch)",
                      who, gi, GIB(need), GIB(params), GIB(acts), GIB(need - params - acts),
                      GIB(fi), GIB(ti));
         else
             snprintf(err, errlen, "out of memory on GPU %d, which holds %d devices (the largest "
-                     "%s): predicted %.2f GiB (parameters and gradients %.2f GiB, peak "
-                     "activations %.2f GiB, cuBLAS and NCCL %.2f GiB), %.2f GiB free of %.2f "
-                     "GiB (make the model smaller, or use more GPUs)",
+                     "%s): predicted %.2f GiB (parameters, gradients and AdamW moments "
+                     "%.2f GiB, peak activations %.2f GiB, cuBLAS and NCCL %.2f GiB), %.2f GiB "
+                     "free of %.2f GiB (make the model smaller, or use more GPUs)",
                      gi, on, who, GIB(need), GIB(params), GIB(acts), GIB(need - params - acts),
                      GIB(fi), GIB(ti));
         return SC_ERR_NOMEM;
@@ -157,7 +159,8 @@ static void oom_detail(const sc_model *md, const sc_prog *pg, const sc_run_resul
     dev_name(pg, d, who, sizeof who);
     double p = dev_param_bytes(md, pg, d), a = (double)r->predicted_bytes[d];
     snprintf(err + n, errlen - n, "; GPU %d has %.2f GiB free of %.2f GiB, predicted for %s: "
-             "%.2f GiB (parameters and gradients %.2f GiB, peak activations %.2f GiB)",
+             "%.2f GiB (parameters, gradients and AdamW moments %.2f GiB, peak activations "
+             "%.2f GiB)",
              g, GIB(fb), GIB(tb), who, GIB(p + a), GIB(p), GIB(a));
 }
 

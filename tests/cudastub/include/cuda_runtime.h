@@ -165,6 +165,10 @@ sc_stub_dim3 *sc_cudastub_grid_dim(void);
 #define blockDim (*sc_cudastub_block_dim())
 #define gridDim (*sc_cudastub_grid_dim())
 static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
 
 template <typename T> static inline void sc_stub_arg_check(const char *, T) {}
 template <typename T> static inline void sc_stub_arg_check(const char *k, T *p)
