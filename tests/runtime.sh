@@ -449,7 +449,7 @@ else bad "run zb-h1 -D mem=200KB"; head -3 "$tmp/e" >&2; fi
 if $SC run 1f1b -D p=4 -D m=8 -D 'mem=[300KB,150KB,150KB,100KB]' --check --json >"$tmp/j" 2>"$tmp/e" &&
    cap_ok "$tmp/j" 300000 150000 150000 100000; then ok
 else bad "run 1f1b -D mem=[300KB,150KB,150KB,100KB]"; head -3 "$tmp/e" >&2; fi
-expect 5 "d3 passes mem = 1.11607" -- $SC run zb-h1 -D p=4 -D m=8 -D mem=80000B
+expect 5 "d3 passes mem = 1.11607 (80000 bytes) at F s3 mb0 (#1), holding 1.25714 units (peak 1.25714); it needs mem >= 1.25714 (90112 bytes;" -- $SC run zb-h1 -D p=4 -D m=8 -D mem=80000B
 expect 3 "model has 2 layers for 4 stages" -- $SC run zb-h1 -D p=4 -D m=8 -D layers=2 -D mem=1MB
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then

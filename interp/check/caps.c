@@ -96,9 +96,18 @@ sc_status sc_verify_caps(sc_prog *pg)
     else
         snprintf(need, sizeof need, "its order runs as written; fit = true lets its forwards "
                                     "wait for memory");
+    /* A cap given in bytes (a cost file's or run's unit, memcap.c): in bytes too. */
+    char capb[80] = "", leastb[64] = "";
+    int own = sc_prog_mem_per_device(pg);
+    if (pg->byte_unit > 0) {
+        snprintf(capb, sizeof capb, " (%s%.0f bytes)", own ? "its own cap, " : "",
+                 cap * pg->byte_unit);
+        snprintf(leastb, sizeof leastb, "%.0f bytes; ", least * pg->byte_unit);
+    } else if (own) {
+        snprintf(capb, sizeof capb, " (its own cap)");
+    }
     return sc_fail_cap(pg,
                        "mem: d%d passes mem = %g%s at %s (#%zu), holding %g units (peak %g%s); "
-                       "it needs mem >= %g (%s)",
-                       d, cap, sc_prog_mem_per_device(pg) ? " (its own cap)" : "", where, at,
-                       level, peak, pol, least, need);
+                       "it needs mem >= %g (%s%s)",
+                       d, cap, capb, where, at, level, peak, pol, least, leastb, need);
 }
