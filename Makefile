@@ -47,6 +47,14 @@ RL_LIBS    = $(if $(filter yes,$(HAVE_READLINE)),-lreadline)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   = $(shell pkg-config --libs openblas 2>/dev/null)
 HAVE_BLAS   = $(if $(BLAS_LIBS),yes,no)
+# OpenBLAS is not linked: the cpu backend loads it when it first opens
+# (runtime/backend/backend_cpu.c says why), by these names in order: its
+# soname, then the file pkg-config's folder holds. BLAS_LINK: what the
+# programs link for it (the bundle: only the runpath that finds its copy).
+BLAS_LIBDIR = $(patsubst -L%,%,$(filter -L%,$(BLAS_LIBS)))
+BLAS_FILE   = $(firstword $(wildcard $(addsuffix /libopenblas.so,$(patsubst %/,%,$(BLAS_LIBDIR)))))
+BLAS_DLOPEN = $(if $(BLAS_FILE),$(shell objdump -p $(BLAS_FILE) 2>/dev/null | sed -n 's/^ *SONAME *//p'):$(realpath $(BLAS_FILE)),libopenblas.so.0)
+BLAS_LINK   =
 # MPI is optional: without it `run` works with threads only.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -107,7 +115,7 @@ all: deps stagecraft $(CUDA_MODULE)
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
-RUNTIME_LIBS = $(BLAS_LIBS) $(MPI_LIBS) -ldl -lpthread
+RUNTIME_LIBS = $(BLAS_LINK) $(MPI_LIBS) -ldl -lpthread
 
 $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
@@ -120,7 +128,7 @@ $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 
 $(BUILD)/runtime/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(filter %backend_cpu.c,$<),-DSC_BLAS_LIBS='"$(BLAS_DLOPEN)"') $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
 
 # The CUDA module (built only with nvcc).
 $(BUILD)/cudamod/%.o: runtime/%.c $(API_STAMP) | deps
@@ -283,7 +291,7 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
 	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
 	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no \
-	  LUA_LIBS="$(STATIC_LUA)" BLAS_LIBS="-L$(GPU_BUNDLE) -lsc_openblas -Wl,-rpath,'\$$\$$ORIGIN'" \
+	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
 	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
@@ -347,6 +355,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
 	$(BUILD)/bench_vocab
+	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
 
 echo:
 	@echo "CC       = $(CC)"
@@ -354,7 +363,7 @@ echo:
 	@echo "LUA      = $(HAVE_LUA) ($(LUA_CFLAGS) $(LUA_LIBS))"
 	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(CUDA_ECHO)"
-	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS))"
+	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS); loaded at run time as $(BLAS_DLOPEN))"
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:

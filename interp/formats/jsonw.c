@@ -2,6 +2,7 @@
  * jsonw.c — the JSON writer (jsonw.h).
  */
 #include "jsonw.h"
+#include "numfmt.h"
 
 #include <assert.h>
 #include <math.h>
@@ -16,6 +17,14 @@ void sc_jw_init(sc_jw *w, FILE *f)
 void sc_jw_quote(FILE *f, const char *s)
 {
     fputc('"', f);
+    const char *p = s;
+    while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+        p++;
+    if (!*p) { /* nothing to escape: the common case, in one piece */
+        fwrite(s, 1, (size_t)(p - s), f);
+        fputc('"', f);
+        return;
+    }
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
@@ -82,7 +91,8 @@ void sc_jw_str(sc_jw *w, const char *key, const char *s)
 void sc_jw_int(sc_jw *w, const char *key, long long x)
 {
     head(w, key);
-    fprintf(w->f, "%lld", x);
+    char b[SC_NUMFMT_MAX];
+    fwrite(b, 1, (size_t)sc_fmt_int(b, x), w->f);
 }
 
 void sc_jw_bool(sc_jw *w, const char *key, int b)
@@ -100,10 +110,14 @@ void sc_jw_null(sc_jw *w, const char *key)
 void sc_jw_num_g(sc_jw *w, const char *key, double x, int digits)
 {
     head(w, key);
-    if (isfinite(x))
-        fprintf(w->f, "%.*g", digits, x);
-    else
+    char b[SC_NUMFMT_MAX];
+    int n;
+    if (!isfinite(x))
         fputs("null", w->f);
+    else if ((n = sc_fmt_g(b, x, digits)) > 0)
+        fwrite(b, 1, (size_t)n, w->f);
+    else
+        fprintf(w->f, "%.*g", digits, x);
 }
 
 void sc_jw_num(sc_jw *w, const char *key, double x) { sc_jw_num_g(w, key, x, 15); }
@@ -111,7 +125,10 @@ void sc_jw_num(sc_jw *w, const char *key, double x) { sc_jw_num_g(w, key, x, 15)
 void sc_jw_whole(sc_jw *w, const char *key, double x)
 {
     head(w, key);
-    if (isfinite(x))
+    char b[SC_NUMFMT_MAX];
+    if (x != 0 && fabs(x) < 1e15 && (double)(long long)x == x) /* "%.0f" keeps -0's sign */
+        fwrite(b, 1, (size_t)sc_fmt_int(b, (long long)x), w->f);
+    else if (isfinite(x))
         fprintf(w->f, "%.0f", x);
     else
         fputs("null", w->f);

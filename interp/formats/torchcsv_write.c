@@ -4,12 +4,28 @@
  * PyTorch version asked for.
  */
 #include "torchcsv.h"
+#include "numfmt.h"
 #include "ir/ir_impl.h"
 #include "check/verify.h"
 
 #include <stdlib.h>
 
 /* PyTorch's name of a stage's pass kind. */
+/* One cell: sep, then STAGE NAME MB ("3SEND_F12"), in one write; the
+ * numbers by numfmt.h (printf was most of the export's time). */
+static void put_cell(FILE *f, const char *sep, int stage, const char *name, int mb)
+{
+    char b[2 * SC_NUMFMT_MAX + 32];
+    size_t n = 0;
+    for (; *sep; sep++)
+        b[n++] = *sep;
+    n += (size_t)sc_fmt_int(b + n, stage);
+    for (; *name && n < sizeof b - SC_NUMFMT_MAX; name++)
+        b[n++] = *name;
+    n += (size_t)sc_fmt_int(b + n, mb);
+    fwrite(b, 1, n, f);
+}
+
 static const char *compute_letter(int op)
 {
     switch ((sc_op)op) {
@@ -104,7 +120,7 @@ static sc_status write_compute_only(FILE *f, sc_prog *pg)
                 for (; c < col[base[d] + k]; c++)
                     fputc(',', f); /* idle steps: empty cells */
                 const sc_instr *in = &ov->v[k];
-                fprintf(f, "%d%s%d", in->stage, compute_letter(in->op), in->mb);
+                put_cell(f, "", in->stage, compute_letter(in->op), in->mb);
             }
             fputc('\n', f);
         }
@@ -120,10 +136,9 @@ static void put_transfer(FILE *f, const char *sep, const sc_instr *in)
 {
     int act = in->dir == SC_DIR_ACT;
     if (sc_op_has(in->op, SC_OPF_OUT))
-        fprintf(f, "%s%d%s%d", sep, act ? in->stage - 1 : in->stage + 1, act ? "SEND_F" : "SEND_B",
-                in->mb);
+        put_cell(f, sep, act ? in->stage - 1 : in->stage + 1, act ? "SEND_F" : "SEND_B", in->mb);
     else
-        fprintf(f, "%s%d%s%d", sep, in->stage, act ? "RECV_F" : "RECV_B", in->mb);
+        put_cell(f, sep, in->stage, act ? "RECV_F" : "RECV_B", in->mb);
 }
 
 /* A SEND not yet waited for (PyTorch 2.15 and later): its cell's stage,
@@ -137,8 +152,7 @@ typedef struct pending {
 static void put_waits(FILE *f, const char **sep, pending *q, size_t *head, size_t n, long g)
 {
     for (; *head < n && q[*head].group <= g; (*head)++, *sep = ",")
-        fprintf(f, "%s%d%s%d", *sep, q[*head].stage, q[*head].act ? "WAIT_SEND_F" : "WAIT_SEND_B",
-                q[*head].mb);
+        put_cell(f, *sep, q[*head].stage, q[*head].act ? "WAIT_SEND_F" : "WAIT_SEND_B", q[*head].mb);
 }
 
 /* Group index on its device of the RECV a compute pass reads, or -1 when it
@@ -195,7 +209,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                  * complete, their waits free. */
                 if (waits)
                     put_waits(f, &sep, q, &head, nq, needed_group(pg, in, recv_group, d));
-                fprintf(f, "%s%d%s%d", sep, in->stage, compute_letter(in->op), in->mb);
+                put_cell(f, sep, in->stage, compute_letter(in->op), in->mb);
                 sep = ",";
             } else if (in->op == SC_OP_REDUCE) {
                 /* REDUCE waits for every group (rule 6): the last waits. */

@@ -15,6 +15,18 @@
 #define MAX_SHIFT 3 /* the most forwards the backwards are moved past */
 
 enum { C_NONE, C_BASE, C_LOOK, C_S, C_T, C_E, C_EW };
+/* Events of a placement that devices other than its own and its stage
+ * neighbours' may read (vplace.ev): xs, gs grew; nF0 grew; every device
+ * ran a vocabulary pass of a microbatch (its readers: F s0, T, B of the
+ * last stage). */
+enum { EV_XS = 1, EV_GS = 2, EV_F0 = 4, EV_VOCAB = 8 };
+
+typedef struct choice {
+    int kind;
+    double t;
+    size_t k;    /* base index (C_BASE, C_LOOK) */
+    int mb;
+} choice;
 
 typedef struct vdev {
     sc_instr *base;     /* the stage passes of its order */
@@ -35,6 +47,12 @@ typedef struct vplace {
     int *xs, *ts, *gs;   /* microbatches in the order their F s(S-1), statistics,
                           * B s0 became known (what S, T, EW wait for) */
     int nx, nt, ng, nF0;
+    double chain[4][3];  /* sc_vocab_chain_time by vocabulary index and part */
+    double cF, cB;       /* the broadcasts of F s(S-1) and B s0 (sc_vocab_coll_time) */
+    int ev;              /* what the last placement changed that any device reads (EV_) */
+    choice *dc;          /* [P] each device's current decision */
+    double *key;         /* [P] its time, dc[d].t (compact for the heap) */
+    int *heap, *hpos;    /* [P] devices by decision time, each one's place */
 } vplace;
 
 static double maxd(double a, double b) { return a > b ? a : b; }
@@ -52,17 +70,10 @@ static double base_ready(const vplace *v, int d, const sc_instr *in)
         size_t i = (size_t)sc_op_vocab_index(op) * (size_t)pg->m + (size_t)in->mb;
         if (v->vcnt[i] < pg->P)
             return -1;
-        r = maxd(r, v->vend[i] + sc_vocab_chain_time(pg, op, part));
+        r = maxd(r, v->vend[i] + v->chain[sc_op_vocab_index(op)][part]);
     }
     return r;
 }
-
-typedef struct choice {
-    int kind;
-    double t;
-    size_t k;    /* base index (C_BASE, C_LOOK) */
-    int mb;
-} choice;
 
 /* What device d runs next and when (t = INFINITY: nothing can be known to
  * be ready yet). */
@@ -76,15 +87,15 @@ static choice decide(const vplace *v, int d)
     size_t kL = 0;
     if (D->sx < (size_t)v->nx) {
         mS = v->xs[D->sx];
-        rS = v->endF[SC_SM(pg, pg->S - 1, mS)] + sc_vocab_coll_time(pg, SC_OP_F, 0);
+        rS = v->endF[SC_SM(pg, pg->S - 1, mS)] + v->cF;
     }
     if (D->tx < (size_t)v->nt) {
         mT = v->ts[D->tx];
-        rT = v->vend[(size_t)mT] + sc_vocab_chain_time(pg, SC_OP_S, 1);
+        rT = v->vend[(size_t)mT] + v->chain[sc_op_vocab_index(SC_OP_S)][1];
     }
     if (D->gx < (size_t)v->ng) {
         mEW = v->gs[D->gx];
-        rEW = v->endB[SC_SM(pg, 0, mEW)] + sc_vocab_coll_time(pg, SC_OP_B, 0);
+        rEW = v->endB[SC_SM(pg, 0, mEW)] + v->cB;
     }
     if (D->head < D->nb) {
         const sc_instr *h = &D->base[D->head];
@@ -108,10 +119,14 @@ static choice decide(const vplace *v, int d)
     int eDue = D->nE < m && D->nE < v->nF0 + LEAD_E;
     int pendT = D->nS - D->nT, pendEW = v->ng - (int)D->gx;
     /* The earliest time anything is ready. */
-    double t = INFINITY, rs[6] = {rS, rT, rEW, rB, rL, eDue ? 0 : -1};
-    for (int i = 0; i < 6; i++)
-        if (rs[i] >= 0)
-            t = fmin(t, maxd(rs[i], D->tfree));
+    double t = eDue ? D->tfree : INFINITY;
+#define EARLIER(r) do { if ((r) >= 0 && maxd((r), D->tfree) < t) t = maxd((r), D->tfree); } while (0)
+    EARLIER(rS);
+    EARLIER(rT);
+    EARLIER(rEW);
+    EARLIER(rB);
+    EARLIER(rL);
+#undef EARLIER
     choice c = {C_NONE, t, 0, -1};
     if (!isfinite(t))
         return c;
@@ -168,21 +183,24 @@ static sc_status place(vplace *v, int d, choice c)
     if (sc_op_is_vocab(in.op)) {
         size_t i = (size_t)sc_op_vocab_index(in.op) * (size_t)pg->m + (size_t)in.mb;
         v->vend[i] = maxd(v->vend[i], e);
-        if (++v->vcnt[i] == pg->P && c.kind == C_S) /* every S: T may run */
-            v->ts[v->nt++] = in.mb;
+        if (++v->vcnt[i] == pg->P) {
+            v->ev |= EV_VOCAB; /* its readers may run */
+            if (c.kind == C_S) /* every S: T may run */
+                v->ts[v->nt++] = in.mb;
+        }
         return SC_OK;
     }
     size_t sm = SC_SM(pg, in.stage, in.mb);
     if (sc_op_is_fwd(in.op)) {
         v->endF[sm] = e;
         if (in.stage == pg->S - 1)
-            v->xs[v->nx++] = in.mb;
+            v->xs[v->nx++] = in.mb, v->ev |= EV_XS;
         if (in.stage == 0)
-            v->nF0++;
+            v->nF0++, v->ev |= EV_F0;
     } else if (sc_op_is_bgrad(in.op)) {
         v->endB[sm] = e;
         if (in.stage == 0)
-            v->gs[v->ng++] = in.mb;
+            v->gs[v->ng++] = in.mb, v->ev |= EV_GS;
     }
     return SC_OK;
 }
@@ -243,6 +261,100 @@ static sc_status shifted(sc_prog *pg, const sc_vec *base, int shift, sc_vec *out
     return SC_OK;
 }
 
+/* The devices by decision time, earliest first, the lower index on a tie
+ * (a binary heap, each device's place in hpos): the device the list
+ * schedule places next in O(log P), where a scan of every device for every
+ * pass made the placement O(P^2 m). */
+static int dc_less(const vplace *v, int a, int b)
+{
+    return v->key[a] < v->key[b] || (v->key[a] == v->key[b] && a < b);
+}
+
+/* Moves the device at heap[i] down to its place (a hole moved down, each
+ * device it passes written once). */
+static void heap_down(vplace *v, int i)
+{
+    int P = v->pg->P, d = v->heap[i];
+    for (;;) {
+        int l = 2 * i + 1, b = l;
+        if (l >= P)
+            break;
+        if (l + 1 < P && dc_less(v, v->heap[l + 1], v->heap[l]))
+            b = l + 1;
+        if (!dc_less(v, v->heap[b], d))
+            break;
+        v->heap[i] = v->heap[b];
+        v->hpos[v->heap[i]] = i;
+        i = b;
+    }
+    v->heap[i] = d;
+    v->hpos[d] = i;
+}
+
+/* Decides device d again and restores the heap. */
+static void heap_redecide(vplace *v, int d)
+{
+    double was = v->key[d];
+    v->dc[d] = decide(v, d);
+    v->key[d] = v->dc[d].t;
+    if (v->key[d] == was)
+        return;
+    int i = v->hpos[d];
+    while (i > 0 && dc_less(v, d, v->heap[(i - 1) / 2])) {
+        v->heap[i] = v->heap[(i - 1) / 2];
+        v->hpos[v->heap[i]] = i;
+        i = (i - 1) / 2;
+    }
+    v->heap[i] = d;
+    v->hpos[d] = i;
+    heap_down(v, i);
+}
+
+/* Whether device e's decision reads what the events ev changed (decide):
+ * the next entry of xs or gs when it had none, the count of gs waiting
+ * (pendEW) at the threshold, E coming due as F s0 advanced. */
+static int reads_event(const vplace *v, int e, int ev)
+{
+    const vdev *D = &v->dv[e];
+    if ((ev & EV_XS) && D->sx + 1 == (size_t)v->nx)
+        return 1;
+    if ((ev & EV_GS) && (D->gx + 1 == (size_t)v->ng || v->ng - (int)D->gx == PENDING))
+        return 1;
+    if ((ev & EV_F0) && D->nE == v->nF0 + LEAD_E - 1 && D->nE < v->pg->m)
+        return 1;
+    if ((ev & EV_VOCAB) && D->tx + 1 == (size_t)v->nt) /* ts grew */
+        return 1;
+    return 0;
+}
+
+/* After `in` was placed on device d: decides again every device whose
+ * decision reads what changed. A stage pass changes what its own device
+ * reads and the dependency of the neighbouring stage's next pass (F(s) for
+ * F(s+1), B(s) for B(s-1): sc_pass_dep); the last of a vocabulary pass's P
+ * runs, its readers on the devices of stages 0 and S-1 (sc_vocab_all_dep);
+ * the lists every device reads, the devices reads_event names. O(log P)
+ * per device decided again; the events' scan is O(P) and comes O(m) times. */
+static void redecide(vplace *v, int d, const sc_instr *in)
+{
+    sc_prog *pg = v->pg;
+    heap_redecide(v, d);
+    int ds = -1;
+    if (sc_op_is_fwd(in->op) && in->stage + 1 < pg->S)
+        ds = in->stage + 1;
+    else if (sc_op_is_bgrad(in->op) && in->stage > 0)
+        ds = in->stage - 1;
+    if (ds >= 0 && pg->stage_dev[ds] != d)
+        heap_redecide(v, pg->stage_dev[ds]);
+    int ev = v->ev;
+    v->ev = 0;
+    if (!ev)
+        return;
+    int e0 = pg->stage_dev[0], e1 = pg->stage_dev[pg->S - 1];
+    for (int e = 0; e < pg->P; e++)
+        if (e != d && ((ev & EV_VOCAB && (e == e0 || e == e1)) || reads_event(v, e, ev)))
+            heap_redecide(v, e);
+}
+
 /* The list schedule of vocab.h on the orders `base` (stage passes), into
  * out (all passes); *span: when the last pass ends. */
 static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *out, double *span)
@@ -256,16 +368,25 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
     v.vcnt = sc_calloc(4 * (size_t)m, sizeof(int));
     v.vend = sc_calloc(4 * (size_t)m, sizeof(double));
     v.xs = sc_malloc(3 * (size_t)m * sizeof(int));
+    v.dc = sc_malloc((size_t)P * sizeof(choice));
+    v.key = sc_malloc((size_t)P * sizeof(double));
+    v.heap = sc_malloc(2 * (size_t)P * sizeof(int));
+    v.hpos = v.heap ? v.heap + P : NULL;
     v.ts = v.xs ? v.xs + m : NULL;
     v.gs = v.xs ? v.xs + 2 * (size_t)m : NULL;
     sc_status st = SC_OK;
     size_t total = 0;
-    if (!v.dv || !v.endF || !v.endB || !v.vcnt || !v.vend || !v.xs) {
+    if (!v.dv || !v.endF || !v.endB || !v.vcnt || !v.vend || !v.xs || !v.dc || !v.key || !v.heap) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
         goto done;
     }
     for (size_t i = 0; i < SM; i++)
         v.endF[i] = v.endB[i] = -1;
+    for (int i = 0; i < 4; i++) /* the same sums, once */
+        for (int part = 0; part < 3; part++)
+            v.chain[i][part] = sc_vocab_chain_time(pg, sc_vocab_op(i), part);
+    v.cF = sc_vocab_coll_time(pg, SC_OP_F, 0);
+    v.cB = sc_vocab_coll_time(pg, SC_OP_B, 0);
     for (int d = 0; d < P; d++) {
         vdev *D = &v.dv[d];
         const sc_vec *ov = &base[d];
@@ -289,20 +410,17 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
         D->cap = D->peak + lag * share;
         total += ov->n + 4 * (size_t)m;
     }
+    for (int d = 0; d < P; d++) {
+        v.dc[d] = decide(&v, d);
+        v.key[d] = v.dc[d].t;
+        v.heap[d] = v.hpos[d] = d;
+    }
+    for (int i = P / 2 - 1; i >= 0; i--)
+        heap_down(&v, i);
     for (size_t placed = 0; placed < total; placed++) {
-        int best = -1;
-        choice bc = {C_NONE, INFINITY, 0, -1};
-        for (int d = 0; d < P; d++) {
-            vdev *D = &v.dv[d];
-            if (D->head >= D->nb && D->nS == m && D->nT == m && D->nE == m && D->nEW == m)
-                continue;
-            choice c = decide(&v, d);
-            if (c.kind != C_NONE && (best < 0 || c.t < bc.t)) {
-                best = d;
-                bc = c;
-            }
-        }
-        if (best < 0) {
+        int best = v.heap[0];
+        choice bc = v.dc[best];
+        if (bc.kind == C_NONE) {
             char msg[sizeof pg->err];
             size_t len = (size_t)snprintf(msg, sizeof msg, "vocabulary passes: the orders cannot "
                                           "all run:");
@@ -329,6 +447,7 @@ static sc_status place_on(sc_prog *pg, const sc_vec *base, double lag, sc_vec *o
         }
         if ((st = place(&v, best, bc)) != SC_OK)
             goto done;
+        redecide(&v, best, &v.dv[best].out.v[v.dv[best].out.n - 1]);
     }
     *span = 0;
     for (int d = 0; d < P; d++) {
@@ -350,6 +469,9 @@ done:
     sc_free(v.vcnt);
     sc_free(v.vend);
     sc_free(v.xs);
+    sc_free(v.dc);
+    sc_free(v.key);
+    sc_free(v.heap);
     return st;
 }
 

@@ -18,7 +18,10 @@
  * of its order; a later forward of its order when the next pass waits and
  * the allowance holds; a T or EW that is ready. The stage passes keep
  * their order but for those forwards. Times are the dataflow timing's
- * (dataflow.h: costs, T_comm, collectives after their producers).
+ * (dataflow.h: costs, T_comm, collectives after their producers). The
+ * devices wait in a heap by their next decision's time, and a placed pass
+ * decides again only the devices that read what it changed: O(P m log P)
+ * per variant, as the V list scheduler (autosched_heur.c).
  *
  * Precondition: the orders hold the stage passes of every microbatch
  * (sc_verify_passes would accept them but for the vocabulary passes) and

@@ -80,8 +80,8 @@ static int do_export(lua_State *L)
     }
     /* The path first: a refused path raises before anything is allocated. */
     const char *path = file ? sc_sandbox_write_path(L, file, fm) : NULL;
-    sc_status st = sc_lua_check(lp);
-    const sc_sim *sim = st == SC_OK ? sc_lua_sim(lp, &st) : NULL;
+    sc_status st; /* the simulation verifies too, in the replay that times it */
+    const sc_sim *sim = sc_lua_sim(lp, &st);
     if (st) {
         lua_pushfstring(L, "%s%s", lp->where, sc_errmsg(lp->pg));
         return sc_lua_throw(L, sc_status_exit_code(st));

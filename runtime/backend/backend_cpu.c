@@ -3,15 +3,83 @@
  * the matrix products, plain loops for the rest. OpenBLAS runs on one
  * thread: each device already has its own thread (or process), and one
  * thread per product keeps results independent of the thread count.
+ *
+ * OpenBLAS is loaded when the first cpu backend opens (dlopen), not linked:
+ * Debian's pthread build starts a pool of spinning threads, one per core,
+ * in its library constructor, and pulls in libgfortran and libquadmath,
+ * whose printf hooks send every printf of the process down glibc's slow
+ * path. The commands that run no model (sim, check, export, ...) then
+ * start neither. The pool is sized before the constructor runs: by
+ * OPENBLAS_NUM_THREADS when the user sets it, else one thread (the device
+ * threads are the parallelism; docs/run.md#the-model).
  */
 #include "backend.h"
 #include "sc_hash.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where OpenBLAS is looked for, in order: the build's names (SC_BLAS_LIBS,
+ * colon-separated: the soname, then the file the build linked against). */
+#ifndef SC_BLAS_LIBS
+#define SC_BLAS_LIBS "libopenblas.so.0"
+#endif
+
+typedef void (*sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint,
+                         blasint, blasint, float, const float *, blasint, const float *, blasint,
+                         float, float *, blasint);
+typedef void (*setthreads_fn)(int);
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static sgemm_fn blas_sgemm;
+static char blas_err[512];
+
+static void blas_load(void)
+{
+    /* The pool the constructor starts: one thread unless the user asked. */
+    if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+        setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    char names[] = SC_BLAS_LIBS, *save = NULL;
+    size_t len = 0;
+    for (char *n = strtok_r(names, ":", &save); n; n = strtok_r(NULL, ":", &save)) {
+        void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            len += (size_t)snprintf(blas_err + len, len < sizeof blas_err ? sizeof blas_err - len : 0,
+                                    "%s%s", len ? "; " : "", e ? e : n);
+            continue;
+        }
+        sgemm_fn f = (sgemm_fn)(uintptr_t)dlsym(h, "cblas_sgemm");
+        setthreads_fn t = (setthreads_fn)(uintptr_t)dlsym(h, "openblas_set_num_threads");
+        if (!f) {
+            len += (size_t)snprintf(blas_err + len, len < sizeof blas_err ? sizeof blas_err - len : 0,
+                                    "%s%s has no cblas_sgemm", len ? "; " : "", n);
+            dlclose(h);
+            continue;
+        }
+        if (t)
+            t(1); /* one thread per product (the header comment) */
+        blas_sgemm = f;
+        return;
+    }
+}
+
+/* Loads OpenBLAS once (any thread); SC_ERR_ARG with the reason when it
+ * cannot be loaded. */
+static sc_status blas_ready(char *err, size_t errlen)
+{
+    pthread_once(&blas_once, blas_load);
+    if (blas_sgemm)
+        return SC_OK;
+    snprintf(err, errlen, "backend 'cpu': cannot load OpenBLAS (%s)", blas_err);
+    return SC_ERR_ARG;
+}
 
 typedef struct cpu {
     size_t cap, used;
@@ -41,7 +109,7 @@ static void cpu_gemm(void *ctx, int ta, int tb, int M, int N, int K, float alpha
                      const float *B, float beta, float *C)
 {
     (void)ctx;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+    blas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
                 N, K, alpha, A, ta ? M : K, B, tb ? K : N, beta, C, N);
 }
 
@@ -203,7 +271,9 @@ static void cpu_free_backend(sc_backend *be)
 sc_status sc_backend_cpu_open(size_t mem_cap, sc_backend **out, char *err, size_t errlen)
 {
     *out = NULL;
-    openblas_set_num_threads(1);
+    sc_status st = blas_ready(err, errlen);
+    if (st != SC_OK)
+        return st;
     sc_backend *be = calloc(1, sizeof *be);
     cpu *c = calloc(1, sizeof *c);
     if (!be || !c) {

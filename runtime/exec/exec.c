@@ -2,6 +2,7 @@
  * exec.c — the executor (exec.h): one device's stream, in order.
  */
 #include "exec_impl.h"
+#include "transport/backoff.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -61,7 +62,7 @@ static sc_status wait_for(ex *e, int g, size_t c)
     if (!e->ch)
         return pump(e, g);
     double deadline = e->out->timeout_s > 0 ? sc_exec_now() + e->out->timeout_s : 0;
-    for (long spin = 0;; spin++) {
+    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
         int moved = 0, head = e->head;
         sc_status st = pump(e, -1);
         if (!st)
@@ -71,7 +72,7 @@ static sc_status wait_for(ex *e, int g, size_t c)
         if (e->head > g && sc_cchan_complete(e->ch, c))
             return SC_OK;
         if (moved || e->head != head) {
-            spin = 0;
+            sc_backoff_reset(&b);
             if (deadline > 0)
                 deadline = sc_exec_now() + e->out->timeout_s;
             continue;
@@ -80,8 +81,6 @@ static sc_status wait_for(ex *e, int g, size_t c)
             return sc_ex_failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
                          "giving up", e->d, e->out->timeout_s,
                          e->head <= g ? "transfer group" : "collective");
-        if (spin > 64)
-            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 

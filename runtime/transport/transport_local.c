@@ -4,9 +4,12 @@
  *
  * One table of slots indexed by tag holds the side that started first. The
  * second side copies the data, and both groups count one transfer down. One
- * mutex and one condition variable guard everything: transfers are few per
- * pass (one or two per F and B), so contention is negligible next to the
- * matrix products.
+ * mutex guards everything: transfers are few per pass (one or two per F and
+ * B), so contention is negligible next to the matrix products. Each device
+ * waits on a condition variable of its own, and a match wakes only the
+ * device that posted first (the one waiting, if any): with one variable for
+ * all, every match woke every waiting device, and the context switches per
+ * instruction grew with P (issue 34).
  *
  * Collectives: the k-th collective of every device meets in a shared slot
  * (a ring of NCS slots: a device starts its k-th only when its (k-1)-th has
@@ -58,11 +61,18 @@ typedef struct local {
     long *cseq;       /* [P] each device's next collective number */
     double timeout_s;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t *cv; /* [P] device d waits on cv[d] */
     slot *slots;      /* [max_tag] */
     int aborted;
     char err[256];
 } local;
+
+/* Wakes every device (an abort, a completed collective); c->mu held. */
+static void wake_all(local *c)
+{
+    for (int d = 0; d < c->P; d++)
+        pthread_cond_signal(&c->cv[d]);
+}
 
 static sc_status fail_locked(local *c, const char *fmt, int a, int b, int t)
 {
@@ -70,7 +80,7 @@ static sc_status fail_locked(local *c, const char *fmt, int a, int b, int t)
         c->aborted = 1;
         snprintf(c->err, sizeof c->err, fmt, a, b, t);
     }
-    pthread_cond_broadcast(&c->cv);
+    wake_all(c);
     return SC_ERR_RUNTIME;
 }
 
@@ -83,7 +93,6 @@ static sc_status local_start(void *ctx, int dev, const sc_xfer *x, int n, void *
         return SC_ERR_NOMEM;
     g->remaining = n;
     sc_status st = SC_OK;
-    int woke = 0;
     pthread_mutex_lock(&c->mu);
     if (c->aborted)
         st = SC_ERR_RUNTIME; /* the peers' buffers may be gone: match nothing */
@@ -113,10 +122,9 @@ static sc_status local_start(void *ctx, int dev, const sc_xfer *x, int n, void *
         g->remaining--;
         s->g->remaining--;
         s->posted = 0;
-        woke = 1;
+        if (s->g->remaining == 0)
+            pthread_cond_signal(&c->cv[s->dev]); /* its group is complete */
     }
-    if (woke)
-        pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return st;
 }
@@ -145,8 +153,8 @@ static sc_status local_wait(void *ctx, int dev, void *group)
     sc_status st = SC_OK;
     pthread_mutex_lock(&c->mu);
     while (g->remaining > 0 && !c->aborted) {
-        int rc = c->timeout_s > 0 ? pthread_cond_timedwait(&c->cv, &c->mu, &dl)
-                                  : pthread_cond_wait(&c->cv, &c->mu);
+        int rc = c->timeout_s > 0 ? pthread_cond_timedwait(&c->cv[dev], &c->mu, &dl)
+                                  : pthread_cond_wait(&c->cv[dev], &c->mu);
         if (rc == ETIMEDOUT && g->remaining > 0) {
             fail_locked(c, "local transport: d%d waited %d s for a transfer group (%d "
                            "transfers unmatched); giving up",
@@ -175,7 +183,7 @@ static void local_abort(void *ctx, int dev, const char *why)
         c->aborted = 1;
         snprintf(c->err, sizeof c->err, "d%d failed: %s", dev, why);
     }
-    pthread_cond_broadcast(&c->cv);
+    wake_all(c);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -212,7 +220,7 @@ static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **
         if (++s->arrived == c->P) {
             sc_coll_host_complete(&s->x, s->buf, c->P);
             s->done = 1;
-            pthread_cond_broadcast(&c->cv);
+            wake_all(c);
         }
     }
     pthread_mutex_unlock(&c->mu);
@@ -243,8 +251,8 @@ static sc_status local_coll_wait(void *ctx, int dev, void *h)
     dl.tv_nsec = (long)((t - (double)dl.tv_sec) * 1e9);
     pthread_mutex_lock(&c->mu);
     while (!(s->gen == hd->gen && s->done) && !c->aborted) {
-        int rc = c->timeout_s > 0 ? pthread_cond_timedwait(&c->cv, &c->mu, &dl)
-                                  : pthread_cond_wait(&c->cv, &c->mu);
+        int rc = c->timeout_s > 0 ? pthread_cond_timedwait(&c->cv[dev], &c->mu, &dl)
+                                  : pthread_cond_wait(&c->cv[dev], &c->mu);
         if (rc == ETIMEDOUT && !(s->gen == hd->gen && s->done)) {
             fail_locked(c, "local transport: d%d waited %d s for collective %d; giving up", dev,
                         (int)c->timeout_s, (int)hd->gen);
@@ -279,7 +287,8 @@ static const struct sc_transport_ops local_ops = {
 
 size_t sc_transport_local_bytes(int P, int max_tag)
 {
-    return ((size_t)max_tag + 1) * sizeof(slot) + (size_t)P * (sizeof(long) + NCS * sizeof(void *));
+    return ((size_t)max_tag + 1) * sizeof(slot) +
+           (size_t)P * (sizeof(long) + NCS * sizeof(void *) + sizeof(pthread_cond_t));
 }
 
 sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transport **out)
@@ -290,12 +299,14 @@ sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transp
     slot *slots = calloc((size_t)max_tag + 1, sizeof(slot));
     long *cseq = calloc((size_t)P, sizeof(long));
     void **bufs = calloc((size_t)NCS * (size_t)P, sizeof(void *));
-    if (!tp || !c || !slots || !cseq || !bufs) {
+    pthread_cond_t *cv = calloc((size_t)P, sizeof *cv);
+    if (!tp || !c || !slots || !cseq || !bufs || !cv) {
         free(tp);
         free(c);
         free(slots);
         free(cseq);
         free(bufs);
+        free(cv);
         return SC_ERR_NOMEM;
     }
     c->cseq = cseq;
@@ -306,7 +317,9 @@ sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transp
     c->timeout_s = timeout_s;
     c->slots = slots;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
+    c->cv = cv;
+    for (int d = 0; d < P; d++)
+        pthread_cond_init(&cv[d], NULL);
     tp->ops = &local_ops;
     tp->ctx = c;
     *out = tp;
@@ -319,7 +332,9 @@ void sc_transport_local_free(sc_transport *tp)
         return;
     local *c = tp->ctx;
     pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
+    for (int d = 0; d < c->P; d++)
+        pthread_cond_destroy(&c->cv[d]);
+    free(c->cv);
     free(c->slots);
     free(c->cseq);
     free(c->cs[0].buf);

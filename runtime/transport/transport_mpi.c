@@ -4,11 +4,12 @@
  *
  * A group is one array of MPI_Isend/MPI_Irecv requests, posted when the
  * group starts and completed together (MPI_Testall), the MPI counterpart of
- * ncclGroupStart/End. Waiting polls MPI_Testall and sleeps briefly between
- * polls, so that ranks oversubscribing the cores (mpirun --oversubscribe)
- * leave them to the ranks that compute, and so that a wait can give up after
- * the timeout (the watchdog for a peer that vanished without the job being
- * aborted by mpirun).
+ * ncclGroupStart/End. Waiting polls MPI_Testall and backs off between
+ * polls (backoff.h: spins, then yields, then short sleeps), so that ranks
+ * oversubscribing the cores (mpirun --oversubscribe) leave them to the ranks
+ * that compute, and so that a wait can give up after the timeout (the
+ * watchdog for a peer that vanished without the job being aborted by
+ * mpirun).
  *
  * An all-reduce SUM gathers every rank's buffer (MPI_Iallgather) and adds
  * them in rank order on each rank (coll_host.h, the local transport's own
@@ -17,6 +18,7 @@
  * choosing (recursive doubling, rings), which differs from device order.
  * MAX and broadcasts are exact in any order: MPI's own.
  */
+#include "backoff.h"
 #include "coll_host.h"
 #include "sc_mpi.h"
 #include "transport.h"
@@ -118,7 +120,7 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
 {
     mctx *c = ctx;
     double deadline = now() + c->timeout_s;
-    for (long spin = 0;; spin++) {
+    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
         int done = 0;
         sc_status st = test(ctx, dev, group, &done);
         if (st || done)
@@ -128,8 +130,6 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
                      "gone or stuck: giving up", dev, c->timeout_s, what);
             return SC_ERR_RUNTIME;
         }
-        if (spin > 64)
-            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 
@@ -380,7 +380,7 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
                           size_t errlen)
 {
     double deadline = now() + timeout_s;
-    for (long spin = 0;; spin++) {
+    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
         int done = 0;
         if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             snprintf(err, errlen, "mpi: %s failed", what);
@@ -393,8 +393,6 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
                      timeout_s, what);
             return SC_ERR_RUNTIME;
         }
-        if (spin > 64)
-            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 

@@ -4,6 +4,7 @@
  * null for what JSON cannot hold.
  */
 #include "formats/jsonw.h"
+#include "formats/numfmt.h"
 #include "harness.h"
 
 #include <math.h>
@@ -118,11 +119,48 @@ TEST(numbers)
                                    "null, -3, 1099511627776, false]") == 0);
 }
 
+/* numfmt.h writes what printf writes, or declines: integers of every size,
+ * multiples of 1/16 and of other fractions around its bounds, both signs. */
+static int same_g(double x, int digits)
+{
+    char want[64], got[SC_NUMFMT_MAX + 1];
+    snprintf(want, sizeof want, "%.*g", digits, x);
+    int n = sc_fmt_g(got, x, digits);
+    got[n] = 0;
+    return n == 0 || strcmp(got, want) == 0;
+}
+
+TEST(numfmt)
+{
+    static const long long ints[] = {0, 1, 9, 10, 99, 100, 12345, -1, -10, -987654321,
+                                     1LL << 40, 999999999999999LL, -999999999999999LL,
+                                     9223372036854775807LL, -9223372036854775807LL - 1};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        char want[32], got[SC_NUMFMT_MAX + 1];
+        snprintf(want, sizeof want, "%lld", ints[i]);
+        got[sc_fmt_int(got, ints[i])] = 0;
+        CHECK(strcmp(got, want) == 0);
+        CHECK(same_g((double)ints[i], 15) && same_g((double)ints[i], 17));
+    }
+    int bad = 0;
+    for (long k = -40000; k <= 40000; k++) {
+        double x = (double)k / 16, y = (double)k / 10, z = (double)k / 3;
+        bad += !same_g(x, 15) + !same_g(x, 17) + !same_g(y, 15) + !same_g(z, 17);
+        bad += !same_g(x * 1e5 + 0.0625, 15) + !same_g(x * 1e10, 15) + !same_g(x * 1e11, 15);
+    }
+    CHECK(bad == 0);
+    CHECK(same_g(-0.0, 15) && same_g(1e15, 15) && same_g(1e15 - 1, 15) && same_g(999999999.9375, 15));
+    CHECK(same_g(1e9 + 0.5, 15) && same_g(0.5, 6) && same_g(1e300, 17) && same_g(1e-300, 17));
+    char b[SC_NUMFMT_MAX];
+    CHECK(sc_fmt_g(b, 0.1, 17) == 0 && sc_fmt_g(b, 1.5, 6) == 0 && sc_fmt_g(b, 1e15, 15) == 0);
+}
+
 int main(void)
 {
     RUN(compact);
     RUN(layout);
     RUN(escaping);
     RUN(numbers);
+    RUN(numfmt);
     return harness_done("jsonw");
 }
