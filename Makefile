@@ -351,6 +351,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 	$(BUILD)/stagecraft bench/bench_offload.lua
 	SC=$(BUILD)/stagecraft sh bench/bench_steps.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_overlap.sh
 	sh bench/bench_vshape.sh $(BUILD)/stagecraft
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh

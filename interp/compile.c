@@ -191,6 +191,23 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "step: give steps = 1 and optim_sync = none (this program has %d steps, "
                        "optim_sync %s)",
                        sc_vocab_name(pg->vocab), pg->steps, sc_sync_name(pg->sync));
+    /* Overlapped pairs (docs/semantics.md#overlapped-pairs) are lowered
+     * with transfers only: no host copies, recomputation, vocabulary
+     * collectives or rollback paths around them yet. */
+    const char *nopair = sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
+                         : pg->off.policy != SC_OFFLOAD_NONE ? "offload"
+                         : pg->rc.policy != SC_RECOMPUTE_NONE ? "recompute"
+                         : pg->sync == SC_SYNC_POSTVAL ? "post-validation" : NULL;
+    if (nopair && sc_prog_has_pairs(pg))
+        return sc_fail(pg, SC_ERR_ARG,
+                       "program: overlapped pairs (F+B) do not go with %s yet: give the pair's "
+                       "passes apart",
+                       nopair);
+    if (pg->copies > 1 && (sc_vocab_split(pg->vocab) || pg->sync == SC_SYNC_POSTVAL))
+        return sc_fail(pg, SC_ERR_ARG,
+                       "program: copies = %d (docs/guide.md#copies) does not go with %s yet",
+                       pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
+                                                             : "post-validation");
     sc_status st = sc_verify_passes(pg);
     if (st != SC_OK)
         return st;
@@ -254,8 +271,10 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
     sc_status st = sc_compile_timed(pg, &b);
     for (int d = 0; d < pg->P && st == SC_OK; d++) {
         const sc_vec *sv = &pg->stream[d];
-        for (size_t k = 0; k < sv->n; k++) {
-            const sc_instr *in = &sv->v[k];
+        for (size_t k = 0, hi = 0, nh = 1; k < sv->n; k += ++hi >= nh, hi %= nh) {
+            sc_instr h[2]; /* a pass, or each half of a pair (both timed as it) */
+            nh = (size_t)sc_instr_halves(&sv->v[k], h);
+            const sc_instr *in = &h[hi];
             if (!sc_op_is_compute(in->op) || in->mb >= pg->m)
                 continue; /* the first step's lives stand for every step's */
             size_t g = b.offset[d] + k;

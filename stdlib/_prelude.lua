@@ -201,6 +201,67 @@ function sc.fields(P, t)
   return t
 end
 
+-- DualPipe's step (deepseek-ai/DualPipe: DualPipeV.step, and DualPipe.step
+-- per half of the ranks) for rank r of n ranks and m microbatches per
+-- phase: a list of actions in order, each {kind, phase, i} with kind "F"
+-- (the forward of the phase's i-th microbatch), "B" (its backward, W later),
+-- "BW" (its full backward), "W" (the weight gradient of the oldest B still
+-- waiting: first in, first out), or {"FB", p0, i, p1, j}: the forward of
+-- phase p0's i-th overlapped with the full backward of phase p1's j-th.
+-- With pairs = false a pair is its two passes in turn. Needs m >= 2n.
+function sc.dualpipe_actions(n, r, m, pairs)
+  local t, f, b, wq, wh = {}, {[0] = 0, [1] = 0}, {[0] = 0, [1] = 0}, {}, 1
+  local function F(ph) t[#t + 1] = {"F", ph, f[ph]}; f[ph] = f[ph] + 1 end
+  local function B(ph, zb) -- zb: B now, its W later
+    t[#t + 1] = {zb and "B" or "BW", ph, b[ph]}
+    if zb then wq[#wq + 1] = {"W", ph, b[ph]} end
+    b[ph] = b[ph] + 1
+  end
+  local function W() t[#t + 1] = wq[wh]; wh = wh + 1 end
+  local function FB(p0, p1)
+    if pairs then
+      t[#t + 1] = {"FB", p0, f[p0], p1, b[p1]}
+      f[p0], b[p1] = f[p0] + 1, b[p1] + 1
+    else
+      F(p0); B(p1, false)
+    end
+  end
+  for _ = 1, 2 * (n - r - 1) do F(0) end                 -- 1: nF0
+  for _ = 1, r + 1 do F(0); F(1) end                     -- 2: nF0F1
+  for _ = 1, n - r - 1 do B(1, true); W(); F(1) end      -- 3: nB1W1F1
+  for i = 0, m - 2 * n + r do                            -- 4: nF0B1F1B0
+    if i == 0 and r == n - 1 then F(0); B(1, false)      -- not overlapped there
+    else FB(0, 1) end
+    FB(1, 0)
+  end
+  for _ = 1, n - r - 1 do B(1, false); FB(1, 0) end      -- 5: nB1F1B0
+  local zb, half = false, (r + 1) // 2                   -- 6: nB1B0, its second half split
+  for i = 0, r do
+    if i == half and r % 2 == 1 then zb = true end
+    B(1, zb)
+    if i == half and r % 2 == 0 then zb = true end
+    B(0, zb)
+  end
+  for _ = 1, n - r - 1 do W(); B(0, true) end            -- 7: nWB0
+  for _ = 1, r + 1 do W() end                            -- 8: nW
+  return t
+end
+
+-- The order text of DualPipe's actions (sc.dualpipe_actions): phase ph's
+-- i-th microbatch is mb(ph, i) on the device's chunk chunk(ph).
+function sc.dualpipe_order(actions, chunk, mb)
+  local t = {}
+  local function pass(k, ph, i) return ("%s%d.%d"):format(k, mb(ph, i), chunk(ph)) end
+  for _, a in ipairs(actions) do
+    if a[1] == "FB" then
+      t[#t + 1] = pass("F", a[2], a[3]) .. "+" .. pass("BW", a[4], a[5])
+    else
+      t[#t + 1] = pass(a[1], a[2], a[3])
+    end
+  end
+  return t
+end
+
 -- The V-shape blocks of the Controllable Memory paper in their compact
 -- form (slots of one pass, interval 6, W at the first free slot after its
 -- B): sc.v_block("half" | "min", t) is sc.block of t (p, costs, ...) with

@@ -10,7 +10,9 @@
 #      profile's median step, and a fresh process that loads the profile);
 #   3b. transfers between devices, from the profile;
 #   4. achieved TFLOP/s of the F, B and W products against the GPU's peak
-#      (build/gpubench_bench_gemm).
+#      (build/gpubench_bench_gemm);
+#   5. overlapped pairs (dualpipev): the lane's second stream against the
+#      halves in turn (STAGECRAFT_PAIRS=serial).
 # Run from the repository root: sh bench/gpu/run.sh  (or make gpu-bench)
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
@@ -49,7 +51,7 @@ P=$gpus; [ "$P" -gt 4 ] && P=4; [ "$P" -lt 2 ] && P=2
 MODEL=${SC_BENCH_GPU_MODEL:-"-D hidden=4096 -D layers=$((2*P)) -D vocab=4096 -D seq=1024 -D batch=4"} # smaller on a CPU stand-in
 
 # GPU_BENCH_SECTIONS="2 3" runs only those sections (default: all).
-sec() { case " ${GPU_BENCH_SECTIONS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
+sec() { case " ${GPU_BENCH_SECTIONS:-1 2 3 4 5} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---- 1. executor overhead per instruction --------------------------------
 if sec 1; then
@@ -167,4 +169,28 @@ if [ -x "$BUILD/gpubench_bench_gemm" ]; then
 else
   echo "missing $BUILD/gpubench_bench_gemm (make gpu-bench builds it)"
 fi
+fi
+
+# ---- 5. overlapped pairs: the lane against the halves in turn --------------
+if sec 5; then
+# dualpipev's pairs with the backward half on the lane's stream, against the
+# same halves in turn on one stream (STAGECRAFT_PAIRS=serial), warm; the
+# same bits either way (docs/run.md#overlapped-pairs).
+echo "5. overlapped pairs on two streams (dualpipev, p=$P, m=$((2*P)), $MODEL; median of 5 warm steps)"
+printf '%-8s %-12s %-10s %s\n' pairs step_s vs_serial loss_hex
+for mode in serial lane; do
+  # shellcheck disable=SC2086
+  if STAGECRAFT_PAIRS=$mode prof pair_$mode dualpipev -D p=$P -D m=$((2*P)) $MODEL --backend cuda; then
+    python3 - "$tmp/pair_$mode.json" "$tmp/pair_serial.json" $mode <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); base = json.load(open(sys.argv[2]))
+print("%-8s %-12.4f %-10s %s" % (sys.argv[3], r["step_time_s"],
+      "%+.2f%%" % ((r["step_time_s"] / base["step_time_s"] - 1) * 100), r["loss_hex"]))
+PY
+  else
+    echo "$mode: $(head -n 1 "$tmp/pair_$mode.err")"
+  fi
+done
+echo "(the built-in model has no all-to-all: the lane gains only where one pass leaves the GPU idle)"
+echo
 fi

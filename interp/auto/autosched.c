@@ -5,6 +5,8 @@
  */
 #include "compile.h"
 #include "autosched_impl.h"
+#include "schedule/dataflow.h"
+#include "schedule/pairing.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -167,6 +169,52 @@ static int wins(const figs *a, const figs *b, int flow)
     return ab < bb - 1e-12 || (ab <= bb + 1e-12 && am < bm - 1e-9 * fmax(1, bm));
 }
 
+/* The figures of the installed orders (after pairing): simulated, and the
+ * dataflow timing's. */
+static sc_status refigure(sc_prog *pg, sc_auto_result *res)
+{
+    sc_sim *sim;
+    sc_status st = sc_simulate(pg, &sim);
+    if (st != SC_OK)
+        return st;
+    res->makespan = sim->makespan;
+    res->bubble_rate = sim->bubble_rate;
+    res->peak = 0;
+    for (int d = 0; d < sim->P; d++)
+        res->peak = fmax(res->peak, sim->peak_mem[d]);
+    sc_sim_free(sim);
+    size_t n = 0;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t k;
+        sc_prog_order(pg, d, &k);
+        n += k;
+    }
+    double *t = malloc(2 * (n + 1) * sizeof(double));
+    if (!t)
+        return sc_fail(pg, SC_ERR_NOMEM, "autoschedule: out of memory");
+    if ((st = sc_dataflow(pg, t, t + n + 1, NULL)) == SC_OK) {
+        double mk = 0, busy = 0;
+        for (size_t i = 0; i < n; i++)
+            mk = fmax(mk, t[n + 1 + i]);
+        for (int d = 0; d < sc_prog_devices(pg); d++) { /* the bubble by the largest span */
+            size_t k, base = 0;
+            for (int e = 0; e < d; e++) {
+                sc_prog_order(pg, e, &k);
+                base += k;
+            }
+            sc_prog_order(pg, d, &k);
+            double b = 0;
+            for (size_t i = 0; i < k; i++)
+                b += t[n + 1 + base + i] - t[base + i];
+            busy = fmax(busy, b);
+        }
+        res->flow_makespan = mk;
+        res->flow_bubble = mk > 0 ? 1 - busy / mk : 0;
+    }
+    free(t);
+    return st;
+}
+
 sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -250,6 +298,12 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
      * lowered and verified (sc_check and sc_simulate need no new lowering). */
     if (se.installed != win)
         st = sc_auto_install(pg, &se.c, win);
+    /* Overlapped pairs where the costs gain (tfb below tf + tb, an
+     * all-to-all part): neighbouring F and B joined, under the limit, when
+     * the timing does not grow (schedule/pairing.h); figures again. */
+    if (st == SC_OK && sc_prog_pair_gain(pg) > 0 &&
+        (st = sc_pair_greedy(pg, o->mem, &res->pairs)) == SC_OK && res->pairs > 0)
+        st = refigure(pg, res);
     goto done;
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "autoschedule: out of memory");

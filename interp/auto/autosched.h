@@ -36,6 +36,12 @@
  *      and verified when it was simulated last (always with time_limit 0):
  *      a later sc_check costs nothing, sc_simulate one replay.
  *
+ * When a pair gains by the cost model (tfb below tf + tb, or an all-to-all
+ * part ta to hide: sc_prog_pair_gain), the winner's neighbouring F and B
+ * are then joined into overlapped pairs where the dataflow timing does not
+ * grow and memory stays within the limit (schedule/pairing.h), and its
+ * figures are taken again.
+ *
  * The search's candidates are judged by the objective: SC_AUTO_SIM (default)
  * lowers and simulates each one (the figures sc_simulate reports);
  * SC_AUTO_FLOW times it by the dataflow timing, where a transfer delays only
@@ -99,6 +105,7 @@ typedef struct sc_auto_result {
     long evals;            /* candidates timed (heuristic and search) */
     double seconds;        /* wall time of the call */
     int timed_out;         /* the search was cut by the time limit */
+    int pairs;             /* overlapped pairs joined into the winner (pairing.h) */
 } sc_auto_result;
 
 sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *opts, sc_auto_result *res);

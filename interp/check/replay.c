@@ -38,11 +38,13 @@ static size_t key_of(const sc_prog *pg, const sc_instr *in)
     return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
 }
 
-/* Producer stage of a transfer's data, or -1 when there is none. */
+/* Producer stage of a transfer's data, or -1 when there is none (off the
+ * microbatch's route, docs/guide.md#copies). */
 static int producer_stage(const sc_prog *pg, const sc_instr *in)
 {
     int s = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1;
-    return s >= 0 && s < pg->S ? s : -1;
+    return s >= 0 && s < pg->S && sc_mb_has(pg, s, in->mb) && sc_mb_has(pg, in->stage, in->mb)
+               ? s : -1;
 }
 
 /* Checks an OFFLOAD, DROP or RELOAD (instruction k of device d) against
@@ -144,7 +146,7 @@ static sc_status prepare(replay *r)
             const sc_instr *in = &sv->v[k];
             size_t gi = r->offset[d] + k;
             r->grp[gi] = -1;
-            r->need[gi] = r->hwait[gi] = NONE;
+            r->need[gi] = r->need2[gi] = r->hwait[gi] = NONE;
             r->devof[gi] = d;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
@@ -168,50 +170,60 @@ static sc_status prepare(replay *r)
                     goto done;
                 }
                 tab[key] = gi;
-            } else if (sc_op_is_compute(in->op)) {
-                size_t sm = SC_SMN(pg, in->stage, in->mb);
-                if (sc_op_is_fwd(in->op)) {
-                    if (!(in->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
-                        posF[sm] = gi;
-                } else if (sc_op_is_bgrad(in->op)) {
-                    posB[sm] = gi;
-                }
-                /* A record dropped for recomputation is read only once R has
-                 * recomputed it; R recomputes what such a DROP dropped. */
-                size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
-                if (in->op == SC_OP_R) {
-                    const sc_instr *dr = rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
-                    if (!dr || dr->frac != in->frac || posB[sm] != NONE || rpos[sm] != NONE) {
+            } else if (sc_op_is_slot(in->op)) {
+                sc_instr h[2]; /* a pass, or both halves of a pair, at gi */
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    const sc_instr *x = &h[i];
+                    if (x->stage < 0 || x->stage >= pg->S || x->mb < 0 || x->mb >= pg->nmb) {
                         describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s recomputes what was not dropped for it (no DROP of the "
-                                     "same fraction of s%d mb%d after its F, before it), or "
-                                     "after its B, or twice", a, in->stage, in->mb);
+                        st = sc_fail(pg, SC_ERR_PROGRAM, "%s: stage or microbatch out of range", a);
                         goto done;
                     }
-                    rpos[sm] = gi;
-                    continue;
+                    size_t sm = SC_SMN(pg, x->stage, x->mb);
+                    if (sc_op_is_fwd(x->op)) {
+                        if (!(x->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
+                            posF[sm] = gi;
+                    } else if (sc_op_is_bgrad(x->op)) {
+                        posB[sm] = gi;
+                    }
+                    /* A record dropped for recomputation is read only once R
+                     * has recomputed it; R recomputes what such a DROP dropped. */
+                    size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
+                    if (x->op == SC_OP_R) {
+                        const sc_instr *dr =
+                            rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
+                        if (!dr || dr->frac != x->frac || posB[sm] != NONE || rpos[sm] != NONE) {
+                            describe(r, d, k, a, sizeof a);
+                            st = sc_fail(pg, SC_ERR_PROGRAM,
+                                         "%s recomputes what was not dropped for it (no DROP of "
+                                         "the same fraction of s%d mb%d after its F, before it), "
+                                         "or after its B, or twice", a, x->stage, x->mb);
+                            goto done;
+                        }
+                        rpos[sm] = gi;
+                        continue;
+                    }
+                    if (!sc_op_is_fwd(x->op) && rdrop != NONE && rpos[sm] == NONE) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads s%d mb%d, which is dropped for recomputation "
+                                     "(#%zu) and not recomputed (R) before it",
+                                     a, x->stage, x->mb, rdrop - r->offset[d]);
+                        goto done;
+                    }
+                    /* A record that went to the host is read only once back. */
+                    size_t off = host_at[sm];
+                    if (!sc_op_is_fwd(x->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads s%d mb%d, which is offloaded (#%zu) and not "
+                                     "reloaded before it",
+                                     a, x->stage, x->mb, off - r->offset[d]);
+                        goto done;
+                    }
+                    if (sc_op_is_bgrad(x->op) && off != NONE)
+                        r->hwait[gi] = host_at[2 * SM + sm];
                 }
-                if (!sc_op_is_fwd(in->op) && rdrop != NONE && rpos[sm] == NONE) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "%s reads s%d mb%d, which is dropped for recomputation (#%zu) "
-                                 "and not recomputed (R) before it",
-                                 a, in->stage, in->mb, rdrop - r->offset[d]);
-                    goto done;
-                }
-                /* A record that went to the host is read only once back. */
-                size_t off = host_at[sm];
-                if (!sc_op_is_fwd(in->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "%s reads s%d mb%d, which is offloaded (#%zu) and not reloaded "
-                                 "before it",
-                                 a, in->stage, in->mb, off - r->offset[d]);
-                    goto done;
-                }
-                if (sc_op_is_bgrad(in->op) && off != NONE)
-                    r->hwait[gi] = host_at[2 * SM + sm];
             } else if (sc_op_is_host(in->op)) {
                 if ((st = check_host(r, d, k, posF, posB, host_at)) != SC_OK)
                     goto done;
@@ -277,31 +289,41 @@ static sc_status prepare(replay *r)
                                  d, pk, in->stage, in->mb);
                     goto done;
                 }
-            } else if (sc_op_is_fwd(in->op) || sc_op_is_bgrad(in->op)) {
-                /* Which input does the pass read, and from where? */
-                int dir, ps;
-                if (sc_op_is_fwd(in->op)) {
-                    dir = SC_DIR_ACT;
-                    ps = in->stage - 1;
-                } else {
-                    dir = SC_DIR_GRAD;
-                    ps = in->stage + 1 < pg->S ? in->stage + 1 : -1;
+            } else if (sc_op_is_slot(in->op)) {
+                /* Which input does each pass (each half of a pair) read, and
+                 * from where? A pair waits for both (need, need2). */
+                sc_instr h[2];
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    const sc_instr *x = &h[i];
+                    int dir, ps;
+                    if (sc_op_is_fwd(x->op)) {
+                        dir = SC_DIR_ACT;
+                        ps = x->stage > sc_mb_first(pg, x->mb) ? x->stage - 1 : -1;
+                    } else if (sc_op_is_bgrad(x->op)) {
+                        dir = SC_DIR_GRAD;
+                        ps = x->stage < sc_mb_last(pg, x->mb) ? x->stage + 1 : -1;
+                    } else {
+                        continue; /* W: its own record */
+                    }
+                    if (ps < 0)
+                        continue;
+                    int pd = pg->stage_dev[ps];
+                    if (pd == d)
+                        continue; /* local hand-off: verify_passes checked the order */
+                    sc_instr probe = {.dir = (uint8_t)dir, .stage = x->stage, .mb = x->mb};
+                    size_t rv = recv_at[key_of(pg, &probe)];
+                    if (rv == NONE || r->devof[rv] != d || rv > gi) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads %s from d%d but no RECV of it comes before it", a,
+                                     dir == SC_DIR_ACT ? "activations" : "gradients", pd);
+                        goto done;
+                    }
+                    if (i == 1)
+                        r->need2[gi] = rv;
+                    else
+                        r->need[gi] = rv;
                 }
-                if (ps < 0)
-                    continue;
-                int pd = pg->stage_dev[ps];
-                if (pd == d)
-                    continue; /* local hand-off: verify_passes checked the order */
-                sc_instr probe = {.dir = (uint8_t)dir, .stage = in->stage, .mb = in->mb};
-                size_t rv = recv_at[key_of(pg, &probe)];
-                if (rv == NONE || r->devof[rv] != d || rv > gi) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "%s reads %s from d%d but no RECV of it comes before it", a,
-                                 dir == SC_DIR_ACT ? "activations" : "gradients", pd);
-                    goto done;
-                }
-                r->need[gi] = rv;
             }
         }
     }
@@ -436,9 +458,11 @@ static sc_status advance(replay *r, int d)
             continue;
         }
         double ready = D->tfree;
-        if (sc_op_is_compute(in->op)) {
-            size_t need = r->need[gi];
-            if (need != NONE) {
+        if (sc_op_is_slot(in->op)) {
+            for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
+                size_t need = i ? r->need2[gi] : r->need[gi];
+                if (need == NONE)
+                    continue;
                 int g = r->grp[need];
                 if (D->head <= g)
                     return SC_OK; /* blocked until that group completes */
@@ -482,13 +506,14 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.grp = sc_malloc((N + 1) * sizeof(int));
     r.match = sc_malloc((N + 1) * sizeof(size_t));
     r.need = sc_malloc((N + 1) * sizeof(size_t));
+    r.need2 = sc_malloc((N + 1) * sizeof(size_t));
     r.hwait = sc_malloc((N + 1) * sizeof(size_t));
     r.hend = sc_calloc(N + 1, sizeof(double));
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
     r.matched = sc_calloc(N + 1, 1);
     r.devs = sc_calloc((size_t)P, sizeof(dev));
-    if (!r.devof || !r.grp || !r.match || !r.need || !r.hwait || !r.hend || !r.d2h || !r.matched ||
+    if (!r.devof || !r.grp || !r.match || !r.need || !r.need2 || !r.hwait || !r.hend || !r.d2h || !r.matched ||
         !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
@@ -532,6 +557,7 @@ done:
     sc_free(r.grp);
     sc_free(r.match);
     sc_free(r.need);
+    sc_free(r.need2);
     sc_free(r.hwait);
     sc_free(r.hend);
     sc_free(r.d2h);

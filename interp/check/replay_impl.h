@@ -45,6 +45,7 @@ typedef struct replay {
     int *grp;          /* [N] local group index of a transfer, -1 otherwise */
     size_t *match;     /* [N] global index of the matching transfer */
     size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
+    size_t *need2;     /* [N] a pair: the RECV its B or BW half reads, or NONE */
     size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
     double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
     double *d2h, *h2d; /* [P] each device's host-link channels are free from */

@@ -20,9 +20,11 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
     if (D->pc < sv->n) {
         size_t gi = r->offset[d] + D->pc;
         const sc_instr *in = &sv->v[D->pc];
-        size_t need = sc_op_is_compute(in->op) ? r->need[gi] : NONE;
+        size_t need = sc_op_is_slot(in->op) ? r->need[gi] : NONE;
+        size_t need2 = sc_op_is_slot(in->op) ? r->need2[gi] : NONE; /* a pair's B half */
         size_t cneed = r->cneed ? r->cneed[gi] : (size_t)-1;
         int waits_group = (need != NONE && D->head <= r->grp[need]) ||
+                          (need2 != NONE && D->head <= r->grp[need2]) ||
                           (in->op == SC_OP_REDUCE && D->head < D->posted);
         coll = !waits_group && cneed != NONE && sc_rcoll_done(r->rc, cneed) < 0;
         p2p = waits_group;

@@ -72,7 +72,7 @@ sc_status sc_verify_steps(sc_prog *pg)
                     return st;
                 continue;
             }
-            if (!sc_op_is_compute(in->op) || (in->flags & SC_IF_ROLLBACK))
+            if (!sc_op_is_slot(in->op) || (in->flags & SC_IF_ROLLBACK))
                 continue; /* a redone pass of the rollback path: not one of the step's */
             if (sc_op_has(in->op, SC_OPF_FRAC))
                 continue; /* R: the lowering's, before the B it serves (not in an order) */
@@ -86,8 +86,13 @@ sc_status sc_verify_steps(sc_prog *pg)
                 return bad(pg, d, k, "a pass between the REDUCE and the OPTIM of a step, or "
                                      "after the last step");
             const sc_instr *o = next < ov->n ? &ov->v[next] : NULL;
-            if (!o || o->op != in->op || o->stage != in->stage ||
-                (long)o->mb + (long)step * m != in->mb) {
+            sc_instr a[2], b[2];
+            int na = o ? sc_instr_halves(o, a) : 0, nb = sc_instr_halves(in, b);
+            int same = na == nb; /* each half: step 0's moved by step·m */
+            for (int i = 0; i < na && same; i++)
+                same = a[i].op == b[i].op && a[i].stage == b[i].stage &&
+                       (long)a[i].mb + (long)step * m == b[i].mb;
+            if (!same) {
                 snprintf(why, sizeof why, "step %d does not repeat step 0's passes (expected "
                          "pass #%zu of step 0, microbatches moved by %d)", step, next,
                          step * m);

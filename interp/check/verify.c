@@ -30,6 +30,11 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
 {
     if (a.dev != b.dev || a.idx < b.idx)
         return SC_OK;
+    if (a.idx == b.idx) /* the two halves of one pair: they run together */
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "dependency inside a pair on d%d: %s s%d mb%d needs %s s%d mb%d, which "
+                       "runs beside it in the same pair (#%d)",
+                       b.dev, sc_op_name(bop), bs, mb, sc_op_name(aop), as, mb, a.idx);
     return sc_fail(pg, SC_ERR_PROGRAM,
                    "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
                    "comes later (#%d)",
@@ -129,30 +134,47 @@ sc_status sc_verify_passes(sc_prog *pg)
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *ov = &pg->order[d];
         for (size_t k = 0; k < ov->n; k++) {
-            const sc_instr *in = &ov->v[k];
-            int s = in->stage, mb = in->mb;
-            int kind = sc_op_stage_index(in->op);
-            if (kind < 0)
-                continue; /* a vocabulary pass: verify_vocab */
-            if (pg->stage_dev[s] != d) {
-                st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but stage %d "
-                             "is placed on d%d",
-                             sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
-                goto done;
+            sc_instr h[2];
+            int nh = sc_instr_halves(&ov->v[k], h);
+            for (int hi = 0; hi < nh; hi++) { /* a pair's halves: both at #k */
+                const sc_instr *in = &h[hi];
+                int s = in->stage, mb = in->mb;
+                int kind = sc_op_stage_index(in->op);
+                if (kind < 0)
+                    continue; /* a vocabulary pass: verify_vocab */
+                if (pg->stage_dev[s] != d) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but "
+                                 "stage %d is placed on d%d",
+                                 sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
+                    goto done;
+                }
+                if (!sc_mb_has(pg, s, mb)) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "pass off its route: %s s%d mb%d is at d%d #%zu, but microbatch "
+                                 "%d runs through stages %d..%d only (copy %d of %d, "
+                                 "docs/guide.md#copies)",
+                                 sc_op_name(in->op), s, mb, d, k, mb, sc_mb_first(pg, mb),
+                                 sc_mb_last(pg, mb), sc_mb_first(pg, mb) / (pg->S / pg->copies),
+                                 pg->copies);
+                    goto done;
+                }
+                loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
+                loc here = {d, (int32_t)k};
+                if (l->dev >= 0) {
+                    st = dup_pass(pg, in->op, s, mb, *l, here);
+                    goto done;
+                }
+                *l = here;
             }
-            loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
-            loc here = {d, (int32_t)k};
-            if (l->dev >= 0) {
-                st = dup_pass(pg, in->op, s, mb, *l, here);
-                goto done;
-            }
-            *l = here;
         }
     }
     for (int s = 0; s < pg->S; s++) {
         for (int mb = 0; mb < pg->m; mb++) {
+            if (!sc_mb_has(pg, s, mb))
+                continue; /* another copy's stage (docs/guide.md#copies) */
             size_t i = SC_SM(pg, s, mb);
+            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb);
             loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i],
                 bw = at[K_BW * SM + i];
             const char *missing = NULL;
@@ -178,12 +200,12 @@ sc_status sc_verify_passes(sc_prog *pg)
             /* Dependencies inside one device must be in order. */
             loc back = bw.dev >= 0 ? bw : b;
             int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
-            if (s > 0 && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
+            if (s > first && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
                                            SC_OP_F, s, mb)))
                 goto done;
-            if (s == pg->S - 1 && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
+            if (s == last && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
                 goto done;
-            if (s + 1 < pg->S) {
+            if (s < last) {
                 size_t j = i + (size_t)pg->m;
                 loc nb = at[K_BW * SM + j].dev >= 0 ? at[K_BW * SM + j] : at[K_B * SM + j];
                 int nop = at[K_BW * SM + j].dev >= 0 ? SC_OP_BW : SC_OP_B;

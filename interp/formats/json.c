@@ -61,6 +61,17 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
         sc_jw_num(w, "bytes", c.bytes);
         break;
     }
+    case SC_OPK_PAIR: { /* docs/semantics.md#overlapped-pairs */
+        sc_instr b = sc_pair_half(in);
+        sc_jw_int(w, "stage", in->stage);
+        sc_jw_int(w, "mb", in->mb);
+        sc_jw_object(w, "with");
+        sc_jw_str(w, "op", sc_op_name(b.op));
+        sc_jw_int(w, "stage", b.stage);
+        sc_jw_int(w, "mb", b.mb);
+        sc_jw_end(w);
+        break;
+    }
     case SC_OPK_STEP: break;
     }
     if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
@@ -72,7 +83,7 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
         size_t g = sim->offset[d] + k;
         sc_jw_num(w, "t0", sim->t0[g]);
         sc_jw_num(w, "t1", sim->t1[g]);
-        if ((sc_op_is_pass(in->op) ||
+        if ((sc_op_is_pass(in->op) || sc_op_is_pair(in->op) ||
              (sc_op_is_host(in->op) && sc_op_mem_of(in->op) != SC_OPM_NONE)) && sim->mem)
             sc_jw_num(w, "mem", sim->mem[g]);
         if (sim->host && ((sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT)) ||

@@ -132,7 +132,7 @@ static const char *color_of(int op)
     case SC_OP_R: return "\033[30;106m"; /* light cyan: a forward again */
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: break; /* no pass: not drawn */
+    case SC_OP_VALIDATE: case SC_OP_FB: break; /* no pass: not drawn */
     }
     return "\033[30;45m"; /* magenta: BW */
 }
@@ -151,9 +151,32 @@ static char letter_of(int op)
     case SC_OP_R: return 'R';
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: break; /* no pass: not drawn */
+    case SC_OP_VALIDATE: case SC_OP_FB: break; /* no pass: not drawn */
     }
     return 'X'; /* BW */
+}
+
+/* What a timeline draws: passes and overlapped pairs. */
+static int drawn(int op) { return sc_op_is_pass(op) || sc_op_is_pair(op); }
+
+/* A column of pass k: its letter, or for a pair (one slot, both labels)
+ * its F half's in the slot's first column ('f') and its backward half's
+ * ('b' or 'x') in the others; in colour, each half's colour and
+ * microbatch, underlined. */
+static void pass_cell(buf *b, const sc_instr *in, int first, int color)
+{
+    if (!sc_op_is_pair(in->op)) {
+        if (color)
+            bprintf(b, "%s%d\033[0m", color_of(in->op), in->mb % 10);
+        else
+            bputc(b, letter_of(in->op));
+        return;
+    }
+    sc_instr h = first ? (sc_instr){.op = SC_OP_F, .mb = in->mb} : sc_pair_half(in);
+    if (color)
+        bprintf(b, "%s\033[4m%d\033[0m", color_of(h.op), h.mb % 10);
+    else
+        bputc(b, h.op == SC_OP_F ? 'f' : h.op == SC_OP_B ? 'b' : 'x');
 }
 
 /* The row of a device's host copies under its timeline ("  h |>>..<|"):
@@ -230,14 +253,15 @@ static void mixed_cell(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, s
                        size_t *k, double a, double e, int color)
 {
     double eps = 1e-9 * (e - a);
-    while (*k < n && (!sc_op_is_pass(v[*k].op) || sim->t1[base + *k] <= a + eps))
+    while (*k < n && (!drawn(v[*k].op) || sim->t1[base + *k] <= a + eps))
         (*k)++;
-    int kind = -1, several = 0, mb = 0;
+    int kind = -1, several = 0;
+    size_t one = 0;
     for (size_t i = *k; i < n && sim->t0[base + i] < e - eps; i++) {
-        if (!sc_op_is_pass(v[i].op) || sim->t1[base + i] <= a + eps)
+        if (!drawn(v[i].op) || sim->t1[base + i] <= a + eps)
             continue;
         if (kind < 0)
-            kind = v[i].op, mb = v[i].mb;
+            kind = v[i].op, one = i;
         else if (v[i].op != kind)
             several = 1;
     }
@@ -245,10 +269,8 @@ static void mixed_cell(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, s
         bputc(b, '.');
     else if (several)
         bputc(b, '+');
-    else if (color)
-        bprintf(b, "%s%d\033[0m", color_of(kind), mb % 10);
     else
-        bputc(b, letter_of(kind));
+        pass_cell(b, &v[one], 1, color);
 }
 
 char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width, int color,
@@ -273,7 +295,7 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
         for (size_t k = 0; k < n; k++) {
             size_t g = sim->offset[d] + k;
             double t = sim->t1[g] - sim->t0[g];
-            if (sc_op_is_pass(v[k].op) && t > 0 && t < unit)
+            if (drawn(v[k].op) && t > 0 && t < unit)
                 unit = t;
         }
     }
@@ -305,13 +327,10 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
             double mid = from + (c + 0.5) * unit;
             /* Passes are in time order on a device: advance to the one
              * that ends after mid. */
-            while (k < n && (!sc_op_is_pass(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
+            while (k < n && (!drawn(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
                 k++;
             if (k < n && sim->t0[sim->offset[d] + k] <= mid) {
-                if (color)
-                    bprintf(&b, "%s%d\033[0m", color_of(v[k].op), v[k].mb % 10);
-                else
-                    bputc(&b, letter_of(v[k].op));
+                pass_cell(&b, &v[k], sim->t0[sim->offset[d] + k] > mid - unit, color);
             } else {
                 bputc(&b, '.');
             }
@@ -334,6 +353,8 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
         bprintf(&b, "; S output layer, T its weight grad, E embedding, e its grad");
     if (sc_prog_recompute_info(pg) && sc_prog_recompute_info(pg)->records)
         bprintf(&b, "; R recompute");
+    if (sc_prog_has_pairs(pg))
+        bprintf(&b, "; an overlapped pair: f its F, then b its B or x its BW");
     if (compressed)
         bprintf(&b, ", + passes of several kinds (a wider --width or --from/--to shows each)");
     if (window)

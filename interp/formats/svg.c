@@ -33,6 +33,7 @@ static unsigned kind_style(int op, const char **name)
     case SC_OP_T: return *name = "T output grad", 0x8c564b;
     case SC_OP_E: return *name = "E embed", 0x17becf;
     case SC_OP_EW: return *name = "EW embed grad", 0x7f7f7f;
+    case SC_OP_FB: return *name = "F+B overlapped pair (outlined)", 0x222222;
     case SC_OP_R: return *name = "R recompute", 0xbcbd22;
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
@@ -125,7 +126,8 @@ static void legend(FILE *f, const frame *fr, double tcomm_all)
             continue;
         const char *name;
         kind_style(k, &name);
-        for (int c = 0; c < (sc_op_is_vocab(k) ? 1 : fr->chunks); c++) { /* a shard: no chunk */
+        for (int c = 0; c < (sc_op_is_vocab(k) || sc_op_is_pair(k) ? 1 : fr->chunks); c++) {
+            /* a shard, a pair's outline: no chunk */
             char col[8];
             colour(k, c, fr->chunks, col);
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"12\" fill=\"%s\"><title>"
@@ -265,7 +267,25 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
             double t0 = sim->t0[g], t1 = sim->t1[g];
             char name[128];
             sc_prog_instr_format(pg, in, name, sizeof name);
-            if (sc_op_is_pass(in->op)) {
+            if (sc_op_is_pair(in->op)) { /* one slot: F above, B or BW below, outlined */
+                if (!clip(fr, t0, t1, &x0, &w))
+                    continue;
+                sc_instr h[2];
+                sc_instr_halves(in, h);
+                for (int i = 0; i < 2; i++) {
+                    char c[8];
+                    colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
+                    fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                               "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
+                }
+                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
+                           "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
+                           "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
+                if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
+                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                               "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
+                            h[0].mb, h[1].mb);
+            } else if (sc_op_is_pass(in->op)) {
                 if (!clip(fr, t0, t1, &x0, &w))
                     continue;
                 char c[8];
@@ -306,9 +326,19 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
         int started = 0;
         for (size_t k = 0; k < n && sim->mem; k++) {
             sc_op_mem_effect e = sc_op_mem_of(v[k].op);
-            if (!sc_op_is_pass(v[k].op) && e == SC_OPM_NONE)
+            if (!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op) && e == SC_OPM_NONE)
                 continue;
             size_t g = sim->offset[d] + k;
+            if (sc_op_is_pair(v[k].op) && sim->t0[g] >= fr->from && sim->t0[g] <= fr->to) {
+                /* A pair: its F half's record when it starts (the rest below). */
+                double up = prev + sc_prog_pair_rise(pg, &v[k]);
+                if (!started)
+                    fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
+                started = 1;
+                fprintf(f, " %.2f,%.2f %.2f,%.2f", px(fr, sim->t0[g]), ym - prev * scale,
+                        px(fr, sim->t0[g]), ym - up * scale);
+                prev = up;
+            }
             /* Memory rises when F starts or RELOAD is posted, falls when a
              * pass or a DROP ends. */
             int rise = sc_op_is_fwd(v[k].op) || (sc_op_is_host(v[k].op) && e == SC_OPM_ALLOC);
@@ -373,9 +403,14 @@ sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc
             for (k = 0; k < m; k++) {
                 size_t g = sims[i]->offset[d] + k;
                 double a = sims[i]->t0[g], b = sims[i]->t1[g];
-                if (!sc_op_is_pass(v[k].op) || b <= fr.from || a >= fr.to)
+                if ((!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op)) || b <= fr.from ||
+                    a >= fr.to)
                     continue;
                 fr.kinds[v[k].op] = 1;
+                if (sc_op_is_pair(v[k].op)) { /* its halves' colours */
+                    fr.kinds[SC_OP_F] = 1;
+                    fr.kinds[sc_pair_half(&v[k]).op] = 1;
+                }
                 if (b > a)
                     shortest = fmin(shortest, b - a);
                 maxmb = v[k].mb > maxmb ? v[k].mb : maxmb;

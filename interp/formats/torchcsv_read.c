@@ -47,6 +47,8 @@ _Static_assert(sizeof(type_names) / sizeof(type_names[0]) == T_COUNT, "type tabl
 
 typedef struct act {
     int type, stage, mb; /* mb = -1 when the token has none */
+    int pair;            /* 1, 2: the first and second action of an OVERLAP_F_B that is a
+                          * forward and a backward (an overlapped pair); 0 otherwise */
     int row, cell;       /* from 1 */
     const char *tok;     /* the cell's text, for messages */
     int toklen;
@@ -187,6 +189,7 @@ static sc_status parse_cell(reader *r, int row, int cell, const char *b, const c
     if (!close || (size_t)(e - close - 1) != sizeof overlap - 1 ||
         memcmp(close + 1, overlap, sizeof overlap - 1) != 0)
         return rfail(r, SC_ERR_ARG, AT_FMT ": expected (a;b)OVERLAP_F_B", AT(&a));
+    size_t at = r->n;
     for (const char *p = b + 1; p < close;) {
         const char *q = memchr(p, ';', (size_t)(close - p));
         if (!q)
@@ -200,6 +203,14 @@ static sc_status parse_cell(reader *r, int row, int cell, const char *b, const c
         if (push_act(r, sub))
             return r->st;
         p = q + 1;
+    }
+    /* A forward and a backward (I, B or old BW) make an overlapped pair
+     * (docs/semantics.md#overlapped-pairs); other overlaps run in turn. */
+    if (r->n == at + 2) {
+        int t0 = r->a[at].type, t1 = r->a[at + 1].type;
+        int back0 = t0 == T_I || t0 == T_B || t0 == T_BW, back1 = t1 == T_I || t1 == T_B || t1 == T_BW;
+        if ((t0 == T_F && back1) || (back0 && t1 == T_F))
+            r->a[at].pair = 1, r->a[at + 1].pair = 2;
     }
     return SC_OK;
 }
@@ -371,6 +382,7 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
                        const int *dev)
 {
     sc_status st = SC_OK;
+    sc_instr half = {0};
     for (size_t k = 0; k < n; k++) {
         const act *a = &v[k];
         int d = a->row - 1, s = a->stage;
@@ -394,6 +406,19 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
         case T_RECV_B: in = (sc_instr){.op = SC_OP_RECV, .dir = SC_DIR_GRAD,
                                         .stage = s, .mb = a->mb, .peer = dev[s + 1]}; break;
         default: continue; /* waits (the replay's), UNSHARD, RESHARD, REDUCE_GRAD (our REDUCE) */
+        }
+        if (a->pair == 1 || a->pair == 2) { /* one half of an overlapped pair */
+            if (a->pair == 1) {
+                half = in;
+                continue; /* with the other half, next */
+            }
+            sc_instr f = half.op == SC_OP_F ? half : in, b = half.op == SC_OP_F ? in : half;
+            in = sc_pair_make(f.stage, f.mb, b.op, b.stage, b.mb);
+            st = comms ? sc_prog_push_stream(pg, d, in)
+                       : sc_prog_push_pair(pg, d, f.stage, f.mb, b.op, b.stage, b.mb);
+            if (st)
+                return st;
+            continue;
         }
         if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
             return st;

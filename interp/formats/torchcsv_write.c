@@ -35,10 +35,23 @@ static const char *compute_letter(int op)
     case SC_OP_BW: return "B"; /* PyTorch's full backward */
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R:
-        break; /* refused or left out before */
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R:
+        break; /* a pair's halves are written one by one; R is left out; the rest refused before */
     }
     return "?";
+}
+
+/* One compute cell: `0F3`, or for an overlapped pair PyTorch's
+ * `(0F3;7B1)OVERLAP_F_B` (docs/interchange.md#pytorch-pipelining-csv). */
+static void put_compute(FILE *f, const char *sep, const sc_instr *in)
+{
+    if (!sc_op_is_pair(in->op)) {
+        put_cell(f, sep, in->stage, compute_letter(in->op), in->mb);
+        return;
+    }
+    sc_instr b = sc_pair_half(in);
+    fprintf(f, "%s(%dF%d;%d%s%d)OVERLAP_F_B", sep, in->stage, in->mb, b.stage,
+            compute_letter(b.op), b.mb);
 }
 
 /* Column of every pass (compute_only): the first after the pass before it
@@ -65,20 +78,26 @@ static sc_status columns(sc_prog *pg, const size_t *base, long *col)
         for (int d = 0; d < P; d++) {
             const sc_vec *ov = &pg->order[d];
             while (pc[d] < ov->n) {
-                const sc_instr *in = &ov->v[pc[d]];
-                int s = in->stage, mb = in->mb;
-                int dop, ds;
+                sc_instr h[2]; /* a pass, or both halves of a pair: one cell */
+                int nh = sc_instr_halves(&ov->v[pc[d]], h);
                 long dep = -2; /* none */
-                if (sc_pass_dep(pg, in, &dop, &ds))
-                    dep = (dop == SC_OP_F ? colF : colB)[SC_SM(pg, ds, mb)];
+                for (int i = 0; i < nh; i++) {
+                    int dop, ds;
+                    long e = -2;
+                    if (sc_pass_dep(pg, &h[i], &dop, &ds))
+                        e = (dop == SC_OP_F ? colF : colB)[SC_SM(pg, ds, h[i].mb)];
+                    dep = e == -1 || dep == -1 ? -1 : e > dep ? e : dep;
+                }
                 if (dep == -1)
                     break; /* not placed yet */
                 long c = last[d] + 1 > dep + 1 ? last[d] + 1 : dep + 1;
                 col[base[d] + pc[d]] = c;
-                if (sc_op_is_fwd(in->op))
-                    colF[SC_SM(pg, s, mb)] = c;
-                else if (sc_op_is_bgrad(in->op))
-                    colB[SC_SM(pg, s, mb)] = c;
+                for (int i = 0; i < nh; i++) {
+                    if (sc_op_is_fwd(h[i].op))
+                        colF[SC_SM(pg, h[i].stage, h[i].mb)] = c;
+                    else if (sc_op_is_bgrad(h[i].op))
+                        colB[SC_SM(pg, h[i].stage, h[i].mb)] = c;
+                }
                 last[d] = c;
                 pc[d]++;
                 progress = 1;
@@ -119,8 +138,7 @@ static sc_status write_compute_only(FILE *f, sc_prog *pg)
             for (size_t k = 0; k < ov->n; k++) {
                 for (; c < col[base[d] + k]; c++)
                     fputc(',', f); /* idle steps: empty cells */
-                const sc_instr *in = &ov->v[k];
-                put_cell(f, "", in->stage, compute_letter(in->op), in->mb);
+                put_compute(f, "", &ov->v[k]);
             }
             fputc('\n', f);
         }
@@ -201,15 +219,21 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
-            } else if (sc_op_is_compute(in->op) && in->op != SC_OP_R) {
+            } else if (sc_op_is_slot(in->op) && in->op != SC_OP_R) {
                 /* PyTorch has no recomputation pass (R is left out: activation
                  * checkpointing on the stage module does it, docs/recompute.md).
                  * docs/semantics.md#the-semantics: the pass waits for this
                  * group, hence for every group before it: their sends are
-                 * complete, their waits free. */
+                 * complete, their waits free. A pair: both halves' groups. */
+                sc_instr h[2];
+                long g = -1;
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    long gi = waits ? needed_group(pg, &h[i], recv_group, d) : -1;
+                    g = gi > g ? gi : g;
+                }
                 if (waits)
-                    put_waits(f, &sep, q, &head, nq, needed_group(pg, in, recv_group, d));
-                put_cell(f, sep, in->stage, compute_letter(in->op), in->mb);
+                    put_waits(f, &sep, q, &head, nq, g);
+                put_compute(f, sep, in);
                 sep = ",";
             } else if (in->op == SC_OP_REDUCE) {
                 /* REDUCE waits for every group (rule 6): the last waits. */
@@ -238,6 +262,10 @@ sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int 
         return sc_fail(pg, SC_ERR_ARG, "PyTorch's pipelining schedules have no vocabulary passes "
                        "or collectives (vocab_par = %s): export json, trace or svg",
                        sc_vocab_name(sc_prog_vocab(pg)));
+    if (pg->copies > 1)
+        return sc_fail(pg, SC_ERR_ARG, "PyTorch's pipelining runs one copy of the model (this "
+                       "program has %d, docs/guide.md#copies): export json, trace or svg",
+                       pg->copies);
     /* PyTorch's file is one step's schedule, which the runtime repeats. */
     if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE)
         return sc_fail(pg, SC_ERR_ARG, "a PyTorch schedule holds one training step without "

@@ -205,6 +205,26 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 sc_jw_end(w);
                 step++;
             }
+            if (sc_op_is_pair(in->op)) { /* one slot named by both halves */
+                sc_instr b = sc_pair_half(in);
+                char with[48];
+                sc_instr_format(in, name, sizeof name);
+                snprintf(with, sizeof with, "%s s%d mb%d", sc_op_name(b.op), b.stage, b.mb);
+                event(w, name, "FB", "X", pid, 2 * d, t0);
+                sc_jw_num(w, "dur", t1 - t0);
+                sc_jw_object(w, "args");
+                sc_jw_int(w, "stage", in->stage);
+                sc_jw_int(w, "mb", in->mb);
+                sc_jw_str(w, "with", with);
+                sc_jw_end(w);
+                sc_jw_end(w);
+                if (sim->mem) { /* its F half's record at the start, both halves' at the end */
+                    counter(w, "memory", d, pid, t0,
+                            (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
+                    counter(w, "memory", d, pid, t1, sim->mem[g]);
+                }
+                continue;
+            }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
             sc_instr_format(in, name, sizeof name);

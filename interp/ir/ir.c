@@ -184,6 +184,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->S = S;
     pg->m = m;
     pg->steps = 1;
+    pg->copies = 1;
     pg->nmb = m;
     pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
     pg->chunk = sc_calloc((size_t)S, sizeof(int));
@@ -194,16 +195,18 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->tw = sc_calloc((size_t)S, sizeof(double));
     pg->tbw = sc_calloc((size_t)S, sizeof(double));
     pg->topt = sc_calloc((size_t)S, sizeof(double));
+    pg->tfb = sc_calloc((size_t)S, sizeof(double));
+    pg->ta = sc_calloc((size_t)S, sizeof(double));
     pg->mem = sc_calloc((size_t)S, sizeof(double));
     pg->order = sc_calloc((size_t)P, sizeof(sc_vec));
     pg->stream = sc_calloc((size_t)P, sizeof(sc_vec));
     if (!pg->stage_dev || !pg->chunk || !pg->nchunks || !pg->dev_stages || !pg->tf || !pg->tb ||
-        !pg->tw || !pg->tbw || !pg->topt || !pg->mem || !pg->order || !pg->stream)
+        !pg->tw || !pg->tbw || !pg->topt || !pg->tfb || !pg->ta || !pg->mem || !pg->order || !pg->stream)
         goto nomem;
     double share = (double)P / S;
     for (int s = 0; s < S; s++) {
         pg->tf[s] = pg->tb[s] = pg->tw[s] = share;
-        pg->tbw[s] = NAN;
+        pg->tbw[s] = pg->tfb[s] = NAN;
         pg->mem[s] = share;
     }
     pg->w_keep = 1.0;
@@ -243,6 +246,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->tw);
     sc_free(pg->tbw);
     sc_free(pg->topt);
+    sc_free(pg->tfb);
+    sc_free(pg->ta);
     sc_free(pg->mem);
     sc_free(pg->mem_cap);
     sc_free(pg->cap_need);
@@ -338,6 +343,16 @@ sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table)
                                S, P);
             }
             dev[s] = s < P ? s : 2 * P - 1 - s;
+            break;
+        case SC_PLACE_WAVE: /* chunks back and forth */
+            if (S % P != 0) {
+                sc_free(dev);
+                return sc_fail(pg, SC_ERR_ARG,
+                               "placement 'wave' needs the stages in whole chunks of the devices "
+                               "(stages = %d, devices = %d)",
+                               S, P);
+            }
+            dev[s] = (s / P) % 2 ? P - 1 - s % P : s % P;
             break;
         case SC_PLACE_TABLE:
             if (table[s] < 0 || table[s] >= P) {
@@ -473,87 +488,6 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
     return SC_OK;
 }
 
-/* Appends to the order; the caller decides what becomes stale. */
-static sc_status push_order(sc_prog *pg, int d, int op, int stage, int mb)
-{
-    if (d < 0 || d >= pg->P)
-        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if ((unsigned)op >= SC_OP_COUNT || !sc_op_is_pass(op))
-        return sc_fail(pg, SC_ERR_ARG, "device %d: '%s' is not a compute pass", d, sc_op_name(op));
-    if (sc_op_is_vocab(op) && stage != d)
-        return sc_fail(pg, SC_ERR_ARG, "device %d: %s names the shard of device %d (a vocabulary "
-                       "pass runs on its own device's shard)", d, sc_op_name(op), stage);
-    if (stage < 0 || stage >= pg->S)
-        return sc_fail(pg, SC_ERR_ARG, "device %d: %s of stage %d: stages are 0..%d", d,
-                       sc_op_name(op), stage, pg->S - 1);
-    if (mb < 0 || mb >= pg->m)
-        return sc_fail(pg, SC_ERR_ARG, "device %d: %s of microbatch %d: microbatches are 0..%d", d,
-                       sc_op_name(op), mb, pg->m - 1);
-    /* Checked before the memory is taken: a recipe that repeats a pass
-     * without end fails here, not in the allocator. */
-    if (pg->npasses >= sc_prog_max_passes(pg))
-        return sc_fail(pg, SC_ERR_PROGRAM,
-                       "device %d: too many passes: %d stage%s x %d microbatch%s have at most %zu "
-                       "(F, B and W of each), so a pass is given twice",
-                       d, pg->S, pg->S == 1 ? "" : "s", pg->m, pg->m == 1 ? "" : "es",
-                       sc_prog_max_passes(pg));
-    sc_instr in = {.op = (uint8_t)op, .stage = stage, .mb = mb, .peer = -1};
-    if (sc_vec_push(&pg->order[d], in) != SC_OK)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    pg->npasses++;
-    return SC_OK;
-}
-
-sc_status sc_prog_push(sc_prog *pg, int d, int op, int stage, int mb)
-{
-    sc_status st = push_order(pg, d, op, stage, mb);
-    if (st == SC_OK && (pg->lowered || pg->verified))
-        sc_prog_invalidate(pg);
-    return st;
-}
-
-sc_status sc_prog_push_stream(sc_prog *pg, int d, sc_instr in)
-{
-    if (d < 0 || d >= pg->P)
-        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
-    if (in.op >= SC_OP_COUNT)
-        return sc_fail(pg, SC_ERR_ARG, "device %d: unknown instruction kind %d", d, in.op);
-    if (sc_op_is_coll(in.op))
-        return sc_fail(pg, SC_ERR_ARG, "device %d: a collective is given with its description "
-                       "(sc_prog_push_coll)", d);
-    /* Each pass brings at most two transfers (in and out), each record three
-     * host copies (OFFLOAD, DROP, RELOAD), each device one REDUCE and one
-     * OPTIM: more than that is not a lowered program. */
-    if (pg->ngiven >= (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps)
-        return sc_fail(pg, SC_ERR_PROGRAM,
-                       "device %d: too many instructions for %d stages x %d microbatches (at "
-                       "most %zu)",
-                       d, pg->S, pg->m,
-                       (4 * sc_prog_max_passes(pg) + 8 * (size_t)pg->P) * (size_t)pg->steps);
-    pg->nmb = pg->m * pg->steps; /* given streams hold every step */
-    /* Passes of later steps are copies of step 0's (sc_verify_steps). */
-    if (sc_op_is_pass(in.op) && !(in.mb >= pg->m && in.mb < pg->nmb)) {
-        sc_status st = push_order(pg, d, in.op, in.stage, in.mb);
-        if (st)
-            return st;
-    }
-    if (sc_vec_push(&pg->stream[d], in) != SC_OK)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
-    pg->ngiven++;
-    pg->lowered = pg->given = 1;
-    pg->verified = 0;
-    return SC_OK;
-}
-
-void sc_prog_clear_order(sc_prog *pg, int d)
-{
-    if (d >= 0 && d < pg->P) {
-        pg->npasses -= pg->order[d].n;
-        pg->order[d].n = 0;
-        sc_prog_invalidate(pg);
-    }
-}
-
 int sc_prog_devices(const sc_prog *pg) { return pg->P; }
 int sc_prog_stages(const sc_prog *pg) { return pg->S; }
 int sc_prog_microbatches(const sc_prog *pg) { return pg->m; }
@@ -635,6 +569,12 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);
         return;
+    case SC_OPK_PAIR: {
+        sc_instr b = sc_pair_half(in);
+        snprintf(buf, len, "F s%d mb%d + %s s%d mb%d", in->stage, in->mb, sc_op_name(b.op),
+                 b.stage, b.mb);
+        return;
+    }
     case SC_OPK_STEP: break;
     }
     snprintf(buf, len, "%s", sc_op_name(in->op));

@@ -98,6 +98,8 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *   ALLREDUCE  all-reduce (sum or max) over a group (docs/semantics.md#collectives)
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
+ *   FB         an overlapped pair: F of one (stage, mb) run together with B
+ *              or BW of another on the same device (docs/semantics.md#overlapped-pairs)
  *   R          recompute the part of a record dropped after its F (DROP with
  *              no OFFLOAD before it), from the record's kept input, before
  *              the B that reads it (docs/recompute.md)
@@ -158,6 +160,7 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
     X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
+    X(FB,        PAIR,  0,                             NONE,      TFB)         \
     X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)
 
 typedef enum sc_op {
@@ -182,6 +185,8 @@ typedef enum sc_op_class {
     SC_OPK_XFER,  /* a transfer: stage (the consumer's), mb, dir, peer */
     SC_OPK_HOST,  /* a host copy of a record: stage, mb, frac */
     SC_OPK_COLL,  /* a collective: dir (reduction), flags (tag), stage, mb, coll */
+    SC_OPK_PAIR,  /* an overlapped pair of two stage passes: stage, mb (its F);
+                     dir, flags, bmb (its B or BW: sc_pair_half) */
 } sc_op_class;
 
 /* Flags: the role of a kind in the data flow. */
@@ -225,6 +230,7 @@ typedef enum sc_op_cost_kind {
     SC_OPC_TS, SC_OPC_TT, SC_OPC_TE, SC_OPC_TEW,
     SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
+    SC_OPC_TFB, /* an overlapped pair: sc_pair_cost (ir_impl.h) */
     SC_OPC_TR, /* a recomputation: its fraction of the record times the stage's
                   recompute time (sc_prog_rtime; T_F by default) */
 } sc_op_cost_kind;
@@ -271,6 +277,15 @@ static inline int sc_op_is_pass(int op)
 static inline int sc_op_is_transfer(int op) { return SC_OP_IS_(op, SC_OPK_XFER); }
 static inline int sc_op_is_host(int op) { return SC_OP_IS_(op, SC_OPK_HOST); }
 static inline int sc_op_is_coll(int op) { return SC_OP_IS_(op, SC_OPK_COLL); }
+/* An overlapped pair (FB): two stage passes in one instruction, on the
+ * compute stream (sc_instr_halves). */
+static inline int sc_op_is_pair(int op) { return SC_OP_IS_(op, SC_OPK_PAIR); }
+/* What runs on the compute stream and reads or writes a stage's data: a
+ * stage pass or a pair of them. */
+static inline int sc_op_is_slot(int op)
+{
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_STAGE) | SC_OPB_CLASS(SC_OPK_PAIR))) != 0;
+}
 /* The transfers that send (SEND) and that receive (RECV). */
 static inline int sc_op_is_send(int op)
 {
@@ -297,7 +312,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R: break;
     }
     return -1;
 }
@@ -349,7 +364,10 @@ const char *sc_red_name(int red);
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its
  *              description in the program (root, members, step, size;
- *              sc_prog_coll gives all of it). */
+ *              sc_prog_coll gives all of it);
+ *   FB (a pair): stage, mb = its F half; its other half (B or BW of another
+ *              stage and microbatch of the same device) packed into dir,
+ *              flags and bmb: sc_pair_make, sc_pair_half, sc_instr_halves. */
 typedef struct sc_instr {
     uint8_t op;
     uint8_t dir;
@@ -360,6 +378,7 @@ typedef struct sc_instr {
         int32_t peer;
         int32_t frac;
         int32_t coll;
+        int32_t bmb;
     };
 } sc_instr;
 
@@ -429,7 +448,7 @@ int sc_vocab_parse(const char *name);
 #define sc_vocab_split(v) ((v) == SC_VOCAB_V1 || (v) == SC_VOCAB_V2)
 
 /* Placements of stages on devices. */
-typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE } sc_place;
+typedef enum sc_place { SC_PLACE_LOOP, SC_PLACE_V, SC_PLACE_TABLE, SC_PLACE_WAVE } sc_place;
 
 /* New program with P devices, S stages, m microbatches: default placement
  * loop, unit costs (T_F = T_B = T_W = 1 per device share), T_comm = 0,
@@ -440,7 +459,9 @@ sc_prog *sc_prog_new(int P, int S, int m);
 const char *sc_new_errmsg(void);
 void sc_prog_free(sc_prog *pg);
 
-/* Placement: LOOP (s mod P), V (needs S == 2P), or TABLE (table[s] = dev). */
+/* Placement: LOOP (s mod P), V (needs S == 2P), WAVE (S a multiple of P:
+ * chunk c = s / P goes 0..P-1 when c is even, back P-1..0 when odd; V is
+ * the wave of two chunks), or TABLE (table[s] = dev). */
 sc_status sc_prog_set_placement(sc_prog *pg, sc_place kind, const int *table);
 
 /* Costs of one stage (s) or of all stages (s = -1). Times are for the stage
@@ -474,29 +495,7 @@ double sc_prog_vocab_cost(const sc_prog *pg, int op, int d);
 double sc_prog_vocab_mem(const sc_prog *pg, int d);
 double sc_prog_vocab_bytes(const sc_prog *pg, int what, int part);
 
-/* Memory: units of activation one (s, mb) holds after F (s = -1: all), and
- * the fraction W still needs after B (0 <= w_keep <= 1). */
-sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
-sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
-/* The memory limit (memcap.c): the peak, in units, any device may reach
- * (default INFINITY), a promise (docs/guide.md#memory-model): the compile
- * driver refuses a program whose streams pass it on any device (check/caps.h);
- * schedules with a memory knob use it (blocks, schedulers, sc_cap_fit).
- * Per-device caps: caps[d] > 0 for every device (INFINITY: no cap there);
- * mem_limit is then the smallest. The cap of device d (INFINITY: none);
- * whether the caps differ between devices. */
-sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
-sc_status sc_prog_set_mem_caps(sc_prog *pg, const double *caps);
-double sc_prog_mem_cap(const sc_prog *pg, int d);
-int sc_prog_mem_per_device(const sc_prog *pg);
-/* Bytes of one unit of activation memory, for caps given in bytes: the
- * model's (flops.h) when the program has one, else what a cost file or a
- * run set (sc_prog_set_byte_unit); 0 when unknown. */
-double sc_prog_byte_unit(const sc_prog *pg);
-sc_status sc_prog_set_byte_unit(sc_prog *pg, double bytes);
-/* Whether the last error refused the program for its cap (a peak above mem,
- * check/caps.h, or a block's steady state): the CLI names recipes that fit. */
-int sc_prog_cap_refused(const sc_prog *pg);
+/* Memory (units, w_keep, the limit and per-device caps): memcap.h. */
 
 /* Training steps (docs/steps.md). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the
@@ -615,9 +614,6 @@ double sc_prog_tw(const sc_prog *pg, int s);
 double sc_prog_tbw(const sc_prog *pg, int s); /* BW's time: its own, or tb + tw */
 double sc_prog_topt(const sc_prog *pg, int s);
 double sc_prog_tcomm(const sc_prog *pg);
-double sc_prog_mem(const sc_prog *pg, int s);
-double sc_prog_w_keep(const sc_prog *pg);
-double sc_prog_mem_limit(const sc_prog *pg);
 /* Chunk index of stage s on its device: 0 for its lowest stage there. */
 int sc_prog_chunk(const sc_prog *pg, int s);
 /* Stage of chunk c on device d, or -1. */
@@ -646,5 +642,9 @@ typedef struct sc_times {
 } sc_times;
 
 void sc_times_free(sc_times *t);
+
+#include "pair.h"   /* overlapped pairs: their instruction, costs and append */
+#include "copies.h" /* copies of the model, each microbatch through one */
+#include "memcap.h" /* the memory limit, per-device caps, bytes of a unit */
 
 #endif

@@ -33,6 +33,8 @@ struct sc_prog {
     double *tf, *tb, *tw; /* [S] per-stage costs */
     double *tbw;    /* [S] BW's own time; NAN: tb + tw */
     double *topt;   /* [S] the optimizer step of the stage's parameters (OPTIM) */
+    double *tfb;    /* [S] time of a pair of F and B at the stage's costs; NAN: tf + tb */
+    double *ta;     /* [S] communication part of F, B and BW (all-to-all), exposed alone */
     int seconds;    /* costs are seconds (a cost file), not abstract units */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
@@ -47,6 +49,7 @@ struct sc_prog {
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
+    int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
     int sync;       /* sc_sync of the optimizer steps */
     int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
@@ -80,6 +83,9 @@ struct sc_prog {
 };
 
 sc_status sc_vec_push(sc_vec *vec, sc_instr in);
+/* Appends compute instruction `in` (a pass or a pair, checked by the
+ * caller) to device d's order, within the bound on passes. */
+sc_status sc_order_add(sc_prog *pg, int d, sc_instr in);
 /* Room for n instructions in all (n - vec->n more pushes need no growth). */
 sc_status sc_vec_reserve(sc_vec *vec, size_t n);
 void sc_vec_free(sc_vec *vec);
@@ -101,7 +107,7 @@ static inline double sc_coll_factor(int op, int n)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: case SC_OP_R: break;
+    case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R: break;
     }
     return 0;
 }
@@ -152,17 +158,39 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
 {
     sc_op_cost_kind c = sc_op_cost_of(op);
     switch (c) {
-    case SC_OPC_TF: return pg->tf[s];
-    case SC_OPC_TB: return pg->tb[s];
+    case SC_OPC_TF: return pg->tf[s] + pg->ta[s];
+    case SC_OPC_TB: return pg->tb[s] + pg->ta[s];
     case SC_OPC_TW: return pg->tw[s];
-    case SC_OPC_TBW: return pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s];
+    case SC_OPC_TBW:
+        return (pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s]) + pg->ta[s];
     case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
         return pg->vcost[c - SC_OPC_TS] ? pg->vcost[c - SC_OPC_TS][s] : 0;
     case SC_OPC_TR: return pg->tf[s] * pg->rc.time / pg->rc.frac; /* all of the record */
     case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
+    case SC_OPC_TFB: /* needs both halves: sc_pair_cost */
         return 0;
     }
     return 0;
+}
+
+/* Time of an overlapped pair (docs/guide.md#overlapped-pairs): F of stage f
+ * and B (or BW) of stage b. Their compute, tf(f) + tb(b) (BW: its time),
+ * less the mean of the two stages' gains tf + tb - tfb (0 where tfb is not
+ * set); plus each half's communication part ta beyond what the other
+ * half's compute hides. Never below 0. */
+static inline double sc_pair_cost(const sc_prog *pg, const sc_instr *in)
+{
+    sc_instr h = sc_pair_half(in);
+    int f = in->stage, b = h.stage;
+    double cf = pg->tf[f], cb = sc_op_cost(pg, h.op, b) - pg->ta[b];
+    double gf = pg->tfb[f] == pg->tfb[f] ? pg->tf[f] + pg->tb[f] - pg->tfb[f] : 0;
+    double gb = pg->tfb[b] == pg->tfb[b] ? pg->tf[b] + pg->tb[b] - pg->tfb[b] : 0;
+    double t = cf + cb - (gf + gb) / 2;
+    if (pg->ta[f] > cb)
+        t += pg->ta[f] - cb;
+    if (pg->ta[b] > cf)
+        t += pg->ta[b] - cf;
+    return t > 0 ? t : 0;
 }
 
 /* Length of pass op on the papers' cost-oblivious grid of unit slots: one
@@ -187,10 +215,13 @@ static inline double sc_instr_frac(const sc_instr *in)
     return (double)in->frac / SC_FRAC_ONE;
 }
 
+/* Time of a pass or a pair on the compute stream (R: its fraction). */
 static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
 {
+    if (sc_op_is_pair(in->op))
+        return sc_pair_cost(pg, in);
     double t = sc_op_cost(pg, in->op, in->stage);
-    return sc_op_has(in->op, SC_OPF_FRAC) ? t * sc_instr_frac(in) : t; /* R: its fraction */
+    return sc_op_has(in->op, SC_OPF_FRAC) ? t * sc_instr_frac(in) : t;
 }
 
 /* Time of instruction `in` of device d on its compute stream: a pass's
@@ -227,15 +258,31 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     return sc_mem_effect(pg, e, pg->mem[s]);
 }
 
-/* The memory change of a pass (R: on its fraction of the record). */
+/* A pass's memory change (R: on its fraction of the record); a pair's:
+ * both halves'. */
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 {
+    if (sc_op_is_pair(in->op)) {
+        sc_instr b = sc_pair_half(in);
+        return sc_op_mem(pg, SC_OP_F, in->stage) + sc_op_mem(pg, b.op, b.stage);
+    }
     if (sc_op_has(in->op, SC_OPF_FRAC))
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_op_mem(pg, in->op, in->stage);
 }
 
-/* Device memory change of any instruction of a stream: passes as
+/* What an instruction allocates before it frees anything: F's record, also
+ * as the F half of a pair (its backward half frees only once both halves
+ * have run); 0 for the rest. The memory peak counts a pair at the level
+ * before it plus this (docs/semantics.md#overlapped-pairs). */
+static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
+{
+    if (sc_op_is_pair(in->op) && !(in->flags & SC_IF_ROLLBACK))
+        return sc_op_mem(pg, SC_OP_F, in->stage);
+    return 0;
+}
+
+/* Device memory change of any instruction of a stream: compute passes as
  * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
  * frees it, RELOAD allocates it); the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
@@ -245,6 +292,24 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
     if (sc_op_has(in->op, SC_OPF_FRAC))
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_pass_mem(pg, in);
+}
+
+/* The route of microbatch mb through the copies of the model
+ * (sc_prog_set_copies): its first and last stage; whether stage s is on
+ * it. mb may be a stream's number (any step). */
+static inline int sc_mb_first(const sc_prog *pg, int mb)
+{
+    if (pg->copies <= 1)
+        return 0;
+    return (mb % pg->m) / (pg->m / pg->copies) * (pg->S / pg->copies);
+}
+static inline int sc_mb_last(const sc_prog *pg, int mb)
+{
+    return pg->copies <= 1 ? pg->S - 1 : sc_mb_first(pg, mb) + pg->S / pg->copies - 1;
+}
+static inline int sc_mb_has(const sc_prog *pg, int s, int mb)
+{
+    return s >= sc_mb_first(pg, mb) && s <= sc_mb_last(pg, mb);
 }
 
 /* Dense index of (stage, mb): s * m + mb. */
@@ -267,9 +332,9 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_F:
         *dop = SC_OP_F;
         *ds = s - 1;
-        return s > 0;
+        return s > sc_mb_first(pg, in->mb);
     case SC_OP_B: case SC_OP_BW:
-        if (s == pg->S - 1)
+        if (s == sc_mb_last(pg, in->mb))
             *dop = SC_OP_F, *ds = s;
         else
             *ds = s + 1;
@@ -287,6 +352,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: return 0; /* no pass */
+    case SC_OP_FB: return 0; /* two: the halves' (sc_instr_halves) */
     }
     return 0;
 }
@@ -352,7 +418,7 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
         break;
     case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -387,7 +453,7 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
         return 1;
     case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: return 0;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R: return 0;
     }
     return 0;
 }
@@ -449,6 +515,12 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
         rd[0] = (sc_cread){SC_OP_F, in->stage - 1, in->mb, 0};
         return 1;
     }
+    /* Copies of the model (docs/guide.md#copies): REDUCE reads the sum of
+     * the copies' weight gradients. */
+    if (in->op == SC_OP_REDUCE && pg->copies > 1) {
+        rd[0] = (sc_cread){SC_OP_W, -1, -1, 0};
+        return 1;
+    }
     if (!sc_vocab_split(pg->vocab) || !sc_op_is_pass(in->op))
         return 0;
     /* Vocabulary parallelism (docs/vocab.md#placements): F(0) reads the embedding's
@@ -472,7 +544,7 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
  * that a missing collective is reported). */
 static inline int sc_prog_reads_colls(const sc_prog *pg)
 {
-    return sc_vocab_split(pg->vocab);
+    return sc_vocab_split(pg->vocab) || pg->copies > 1;
 }
 
 #endif

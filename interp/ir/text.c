@@ -51,41 +51,62 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
             p++;
         size_t tlen = (size_t)(p - tok);
         ntok++;
+        /* One pass, or a pair of two joined by '+' (docs/language.md#ordered-programs). */
         const char *q = tok;
-        size_t klen;
-        int op = sc_op_parse_pass(q, tlen, &klen);
-        if (op < 0)
-            return bad(pg, d, ntok, tok, tlen,
-                       "unknown pass kind (F, B, W or BW; S, T, E, EW with a split vocabulary)");
-        q += klen;
-        long mb = digits(&q, p);
-        if (mb < 0)
-            return bad(pg, d, ntok, tok, tlen, "expected a microbatch number after the kind");
-        long chunk = 0;
-        if (q < p && *q == '.' && sc_op_is_vocab(op))
-            return bad(pg, d, ntok, tok, tlen,
-                       "a vocabulary pass runs on its device's shard and names no chunk");
-        if (q < p && *q == '.') {
-            q++;
-            chunk = digits(&q, p);
-            if (chunk < 0)
-                return bad(pg, d, ntok, tok, tlen, "expected a chunk number after '.'");
+        int op[2], stage[2];
+        long mbs[2];
+        int n = 0;
+        for (;;) {
+            size_t klen;
+            op[n] = sc_op_parse_pass(q, (size_t)(p - q), &klen);
+            if (op[n] < 0)
+                return bad(pg, d, ntok, tok, tlen,
+                           "unknown pass kind (F, B, W or BW; S, T, E, EW with a split "
+                           "vocabulary)");
+            q += klen;
+            long mb = digits(&q, p);
+            if (mb < 0)
+                return bad(pg, d, ntok, tok, tlen, "expected a microbatch number after the kind");
+            long chunk = 0;
+            if (q < p && *q == '.' && sc_op_is_vocab(op[n]))
+                return bad(pg, d, ntok, tok, tlen,
+                           "a vocabulary pass runs on its device's shard and names no chunk");
+            if (q < p && *q == '.') {
+                q++;
+                chunk = digits(&q, p);
+                if (chunk < 0)
+                    return bad(pg, d, ntok, tok, tlen, "expected a chunk number after '.'");
+            }
+            if (q != p && !(*q == '+' && n == 0))
+                return bad(pg, d, ntok, tok, tlen,
+                           "unexpected characters (form: KIND MB[.CHUNK], or two joined by '+')");
+            if (mb >= pg->m) {
+                char why[96];
+                snprintf(why, sizeof why, "microbatch %ld is out of range (0..%d)", mb, pg->m - 1);
+                return bad(pg, d, ntok, tok, tlen, why);
+            }
+            if (chunk >= pg->nchunks[d]) {
+                char why[96];
+                snprintf(why, sizeof why, "chunk %ld is out of range (device %d holds %d stage%s)",
+                         chunk, d, pg->nchunks[d], pg->nchunks[d] == 1 ? "" : "s");
+                return bad(pg, d, ntok, tok, tlen, why);
+            }
+            stage[n] = sc_op_is_vocab(op[n]) ? d : pg->dev_stages[d][chunk];
+            mbs[n++] = mb;
+            if (q == p)
+                break;
+            q++; /* the '+' of a pair */
         }
-        if (q != p)
-            return bad(pg, d, ntok, tok, tlen, "unexpected characters (form: KIND MB[.CHUNK])");
-        if (mb >= pg->m) {
-            char why[96];
-            snprintf(why, sizeof why, "microbatch %ld is out of range (0..%d)", mb, pg->m - 1);
-            return bad(pg, d, ntok, tok, tlen, why);
+        sc_status st;
+        if (n == 1) {
+            st = sc_prog_push(pg, d, op[0], stage[0], (int)mbs[0]);
+        } else {
+            int f = op[0] == SC_OP_F ? 0 : 1, b = 1 - f; /* either half may come first */
+            if (op[f] != SC_OP_F || (op[b] != SC_OP_B && op[b] != SC_OP_BW))
+                return bad(pg, d, ntok, tok, tlen,
+                           "a pair joins a forward with a backward (F+B or F+BW)");
+            st = sc_prog_push_pair(pg, d, stage[f], (int)mbs[f], op[b], stage[b], (int)mbs[b]);
         }
-        if (chunk >= pg->nchunks[d]) {
-            char why[96];
-            snprintf(why, sizeof why, "chunk %ld is out of range (device %d holds %d stage%s)",
-                     chunk, d, pg->nchunks[d], pg->nchunks[d] == 1 ? "" : "s");
-            return bad(pg, d, ntok, tok, tlen, why);
-        }
-        sc_status st = sc_prog_push(pg, d, op, sc_op_is_vocab(op) ? d : pg->dev_stages[d][chunk],
-                                    (int)mb);
         if (st)
             return st;
     }
@@ -95,16 +116,19 @@ sc_status sc_order_parse(sc_prog *pg, int d, const char *text, size_t len)
 char *sc_order_format(const sc_prog *pg, int d)
 {
     const sc_vec *ov = &pg->order[d];
-    size_t cap = ov->n * 24 + 1, n = 0;
+    size_t cap = ov->n * 48 + 1, n = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     s[0] = 0;
     for (size_t k = 0; k < ov->n; k++) {
-        const sc_instr *in = &ov->v[k];
-        int c = sc_op_is_vocab(in->op) ? 0 : pg->chunk[in->stage];
-        n += (size_t)snprintf(s + n, cap - n, c ? "%s%s%d.%d" : "%s%s%d", k ? " " : "",
-                              sc_op_name(in->op), in->mb, c);
+        sc_instr h[2]; /* a pair: its halves joined by '+', F first */
+        for (int i = 0, nh = sc_instr_halves(&ov->v[k], h); i < nh; i++) {
+            const sc_instr *in = &h[i];
+            int c = sc_op_is_vocab(in->op) ? 0 : pg->chunk[in->stage];
+            n += (size_t)snprintf(s + n, cap - n, c ? "%s%s%d.%d" : "%s%s%d",
+                                  i ? "+" : k ? " " : "", sc_op_name(in->op), in->mb, c);
+        }
     }
     return s;
 }

@@ -6,6 +6,8 @@
  *                            index of the stage among the device's stages (0 when
  *                            omitted): "F3.1" is the forward of microbatch 3 on
  *                            the device's second stage.
+ *   F3+BW1.1                 an overlapped pair (pair.h): a forward and a backward
+ *                            (B or BW) joined by '+', run together; either first
  *   '#' starts a comment that runs to the end of the line.
  *
  * sc_order_parse appends the passes to device d's order. On a bad token it

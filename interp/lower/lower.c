@@ -93,7 +93,7 @@ sc_status sc_lower(sc_prog *pg)
     double *endB = sc_malloc(SM * sizeof(double));
     size_t *seq = sc_malloc((N + 1) * sizeof(size_t));
     size_t *seqF = sc_malloc(SM * sizeof(size_t)), *seqB = sc_malloc(SM * sizeof(size_t));
-    xfer *xs = sc_malloc((2 * maxn + 1) * sizeof(xfer)), *xs2 = NULL;
+    xfer *xs = sc_malloc((4 * maxn + 1) * sizeof(xfer)), *xs2 = NULL;
     size_t *cnt = NULL;
     sc_lcoll **cl = sc_calloc((size_t)P, sizeof *cl);
     size_t *ncl = sc_calloc((size_t)P, sizeof *ncl);
@@ -107,14 +107,17 @@ sc_status sc_lower(sc_prog *pg)
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
-            const sc_instr *in = &pg->order[d].v[k];
-            size_t sm = SC_SM(pg, in->stage, in->mb);
-            if (sc_op_is_fwd(in->op)) {
-                endF[sm] = end[base + k];
-                seqF[sm] = seq[base + k];
-            } else if (sc_op_is_bgrad(in->op)) {
-                endB[sm] = end[base + k];
-                seqB[sm] = seq[base + k];
+            sc_instr h[2];
+            for (int i = sc_instr_halves(&pg->order[d].v[k], h); i-- > 0;) {
+                const sc_instr *in = &h[i]; /* a pair's halves end together */
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                if (sc_op_is_fwd(in->op)) {
+                    endF[sm] = end[base + k];
+                    seqF[sm] = seq[base + k];
+                } else if (sc_op_is_bgrad(in->op)) {
+                    endB[sm] = end[base + k];
+                    seqB[sm] = seq[base + k];
+                }
             }
         }
         base += pg->order[d].n;
@@ -126,14 +129,21 @@ sc_status sc_lower(sc_prog *pg)
         const double *st0 = start + base;
         const size_t *sq0 = seq + base;
         size_t nx = 0;
-        for (size_t k = 0; k < ov->n; k++) {
-            const sc_instr *in = &ov->v[k];
+        sc_instr h[2];
+        for (size_t k = 0, hi = 0, nh = 0; k < ov->n; k += ++hi >= nh, hi %= nh) {
+            /* Each pass, or each half of a pair (both at #k): a pair reads
+             * and sends what its two halves do, its transfers in the one
+             * global order as any pass's (docs/semantics.md#overlapped-pairs). */
+            if (hi == 0)
+                nh = (size_t)sc_instr_halves(&ov->v[k], h);
+            const sc_instr *in = &h[hi];
             int s = in->stage, mb = in->mb;
             int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
             int from = -1, to = -1, dir = 0;
-            if (is_f && s > 0 && pg->stage_dev[s - 1] != d)
+            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
+            if (is_f && s > first && pg->stage_dev[s - 1] != d)
                 from = s - 1, dir = SC_DIR_ACT;
-            else if (is_b && s + 1 < S && pg->stage_dev[s + 1] != d)
+            else if (is_b && s < last && pg->stage_dev[s + 1] != d)
                 from = s + 1, dir = SC_DIR_GRAD;
             if (from >= 0) {
                 size_t sm = SC_SM(pg, from, mb);
@@ -144,9 +154,9 @@ sc_status sc_lower(sc_prog *pg)
                                   {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
                                    .peer = pg->stage_dev[from]}};
             }
-            if (is_f && s + 1 < S && pg->stage_dev[s + 1] != d)
+            if (is_f && s < last && pg->stage_dev[s + 1] != d)
                 to = s + 1, dir = SC_DIR_ACT;
-            else if (is_b && s > 0 && pg->stage_dev[s - 1] != d)
+            else if (is_b && s > first && pg->stage_dev[s - 1] != d)
                 to = s - 1, dir = SC_DIR_GRAD;
             if (to >= 0) {
                 /* Passes after k start no earlier than k ends: the SEND goes
@@ -161,7 +171,7 @@ sc_status sc_lower(sc_prog *pg)
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
         if (!sorted) {
-            if (!xs2 && (!(xs2 = sc_malloc((2 * maxn + 1) * sizeof(xfer))) ||
+            if (!xs2 && (!(xs2 = sc_malloc((4 * maxn + 1) * sizeof(xfer))) ||
                          !(cnt = sc_malloc((maxn + 2) * sizeof(size_t)))))
                 goto nomem;
             sort_xfers(xs, nx, ov->n + 1, xs2, cnt);
@@ -187,6 +197,23 @@ sc_status sc_lower(sc_prog *pg)
             if (k < ov->n)
                 sv->v[sv->n++] = ov->v[k];
         }
+        /* Copies of the model (docs/guide.md#copies): before REDUCE, which
+         * reads it, an all-reduce (sum) over every device of the step's
+         * weight gradients (tag W): each device's buffer holds its stages'
+         * gradients at their layer group's place and zeros elsewhere, so
+         * the copies' gradients are summed. Its size: one copy's
+         * parameters (the model's bytes; 0 without a model). */
+        if (pg->copies > 1) {
+            double pb = 0;
+            for (int e = 0; pg->pbytes && e < P; e++)
+                pb += pg->pbytes[e];
+            sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = SC_OP_W, .stage = -1,
+                         .mb = -1, .root = -1, .bytes = pb / pg->copies};
+            if ((st = sc_coll_push(pg, sv, &c)) != SC_OK)
+                goto done;
+        }
+        if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
+            goto nomem;
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
         base += ov->n;

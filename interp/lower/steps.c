@@ -52,10 +52,17 @@ sc_status sc_lower_steps(sc_prog *pg)
         for (int k = 1; k < N; k++)
             for (size_t i = 0; i < n; i++) {
                 sc_instr in = sv->v[i];
-                if (in.mb >= 0)
-                    in.mb += k * m;
-                if (sc_vec_push(sv, in) != SC_OK)
+                sc_instr_shift_mb(&in, k * m); /* a pair: both halves */
+                if (sc_op_is_coll(in.op)) { /* step 0's collective, again for step k */
+                    sc_coll c;
+                    sc_prog_coll(pg, &sv->v[i], &c);
+                    c.step = k;
+                    sc_status st = sc_coll_push(pg, sv, &c);
+                    if (st != SC_OK)
+                        return st;
+                } else if (sc_vec_push(sv, in) != SC_OK) {
                     return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling %d steps", N);
+                }
             }
     }
     pg->nmb = m * N;

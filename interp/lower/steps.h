@@ -14,8 +14,11 @@
  * the next), so the unrolled streams cannot deadlock either; the verifier
  * proves them anyway.
  *
- * Precondition: the program is lowered (one step). With one step it only
- * sets nmb.
+ * A collective of step 0's streams (the copies' gradient sum, lower.c) is
+ * posted again in every step, tagged with its step.
+ *
+ * Precondition: the program is lowered (one step). With one step and one
+ * copy it only sets nmb.
  */
 #ifndef SC_LOWER_STEPS_H
 #define SC_LOWER_STEPS_H

@@ -21,6 +21,56 @@ double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s)
 
 static int fused(const sc_block *blk) { return blk->off[SC_OP_BW] != NULL; }
 
+/* x modulo T in [0, T). */
+static double mod_T(double x, double T)
+{
+    double r = fmod(x, T);
+    return r < 0 ? r + T : r;
+}
+
+/* With overlap: the partner of pass (op, s), an F and a backward of one
+ * device whose offsets are equal modulo T (block.h), as *pop and *ps;
+ * 0 when it has none. The first such on the device (a second one collides
+ * with the first). */
+static int partner(const sc_prog *pg, const sc_block *blk, int op, int s, int *pop, int *ps)
+{
+    int bop = fused(blk) ? SC_OP_BW : SC_OP_B;
+    if (!blk->overlap || (op != SC_OP_F && op != bop))
+        return 0;
+    int want = op == SC_OP_F ? bop : SC_OP_F, d = pg->stage_dev[s];
+    double T = blk->interval;
+    for (int c = 0; c < pg->nchunks[d]; c++) {
+        int t = pg->dev_stages[d][c];
+        double x = mod_T(blk->off[want][t] - blk->off[op][s], T);
+        if (x < EPS || T - x < EPS) {
+            *pop = want;
+            *ps = t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+double sc_block_span(const sc_prog *pg, const sc_block *blk, int op, int s)
+{
+    int pop, ps;
+    if (!partner(pg, blk, op, s, &pop, &ps))
+        return sc_block_dur(pg, blk, op, s);
+    int f = op == SC_OP_F ? s : ps, b = op == SC_OP_F ? ps : s, bop = op == SC_OP_F ? pop : op;
+    if (blk->slots)
+        return sc_op_slots(SC_OP_F) + sc_op_slots(bop);
+    sc_instr in = sc_pair_make(f, 0, bop, b, 0);
+    return sc_pair_cost(pg, &in);
+}
+
+/* Passes a and b of one device are the halves of one pair. */
+static int paired(const sc_prog *pg, const sc_block *blk, int oa, int sa, int ob, int sb)
+{
+    int pop, ps;
+    return (partner(pg, blk, oa, sa, &pop, &ps) && pop == ob && ps == sb) ||
+           (partner(pg, blk, ob, sb, &pop, &ps) && pop == oa && ps == sa);
+}
+
 /* The pass kinds of the block: F, then BW or B and W. */
 static int block_ops(const sc_block *blk, int ops[3])
 {
@@ -67,23 +117,30 @@ sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
             if (!isfinite(blk->off[ops[i]][s]))
                 return sc_fail(pg, SC_ERR_ARG, "block: offset of %s s%d is not a number",
                                sc_op_name(ops[i]), s);
-    /* No pass longer than the interval. */
+    if (blk->overlap && blk->voff[0])
+        return sc_fail(pg, SC_ERR_ARG, "block: overlap does not go with the offsets of the "
+                       "vocabulary passes (S, T, E, EW) yet");
+    /* No pass (or pair) longer than the interval. */
     for (int i = 0; i < nops; i++)
         for (int s = 0; s < pg->S; s++)
-            if (sc_block_dur(pg, blk, ops[i], s) > T + EPS)
+            if (sc_block_span(pg, blk, ops[i], s) > T + EPS)
                 return sc_fail(pg, SC_ERR_PROGRAM,
-                               "block: %s s%d takes %g, longer than the interval %g",
-                               sc_op_name(ops[i]), s, sc_block_dur(pg, blk, ops[i], s), T);
+                               "block: %s s%d takes %g%s, longer than the interval %g",
+                               sc_op_name(ops[i]), s, sc_block_span(pg, blk, ops[i], s),
+                               sc_block_span(pg, blk, ops[i], s) ==
+                                       sc_block_dur(pg, blk, ops[i], s) ? "" : " in its pair",
+                               T);
     /* Collisions among the passes of each device. */
     for (int d = 0; d < pg->P; d++) {
         int nc = pg->nchunks[d];
         for (int a = 0; a < nc * nops; a++) {
             int sa = pg->dev_stages[d][a / nops], oa = ops[a % nops];
-            double da = sc_block_dur(pg, blk, oa, sa);
+            double da = sc_block_span(pg, blk, oa, sa);
             for (int b = a + 1; b < nc * nops; b++) {
                 int sb = pg->dev_stages[d][b / nops], ob = ops[b % nops];
                 double xa = blk->off[oa][sa], xb = blk->off[ob][sb];
-                if (overlap_mod(xa, da, xb, sc_block_dur(pg, blk, ob, sb), T))
+                if (!paired(pg, blk, oa, sa, ob, sb) &&
+                    overlap_mod(xa, da, xb, sc_block_span(pg, blk, ob, sb), T))
                     return sc_fail(pg, SC_ERR_PROGRAM,
                                    "block: on d%d, %s s%d (at %g) and %s s%d (at %g) collide "
                                    "modulo the interval %g",
@@ -104,7 +161,7 @@ sc_status sc_block_check(sc_prog *pg, const sc_block *blk)
             dep[nd++] = (dep_t){SC_OP_W, s, SC_OP_B, s};
         for (int i = 0; i < nd; i++) {
             double ready = blk->off[dep[i].dop][dep[i].ds] +
-                           sc_block_dur(pg, blk, dep[i].dop, dep[i].ds);
+                           sc_block_span(pg, blk, dep[i].dop, dep[i].ds);
             double at = blk->off[dep[i].op][s];
             if (at < ready - EPS)
                 return sc_fail(pg, SC_ERR_PROGRAM,
@@ -128,10 +185,10 @@ sc_status sc_block_lifespans(sc_prog *pg, const sc_block *blk, sc_lifespan *ls)
         l->device = pg->stage_dev[s];
         l->start = blk->off[SC_OP_F][s];
         if (fused(blk)) {
-            l->end = l->b_end = blk->off[SC_OP_BW][s] + sc_block_dur(pg, blk, SC_OP_BW, s);
+            l->end = l->b_end = blk->off[SC_OP_BW][s] + sc_block_span(pg, blk, SC_OP_BW, s);
         } else {
-            l->b_end = blk->off[SC_OP_B][s] + sc_block_dur(pg, blk, SC_OP_B, s);
-            l->end = blk->off[SC_OP_W][s] + sc_block_dur(pg, blk, SC_OP_W, s);
+            l->b_end = blk->off[SC_OP_B][s] + sc_block_span(pg, blk, SC_OP_B, s);
+            l->end = blk->off[SC_OP_W][s] + sc_block_span(pg, blk, SC_OP_W, s);
         }
     }
     return SC_OK;
@@ -183,7 +240,7 @@ static double first_free(const sc_prog *pg, const sc_block *blk, const double *c
             for (int i = 0; i < nops && !moved; i++) {
                 if (ops[i] == SC_OP_W && !placed_w[s])
                     continue;
-                double o = off[ops[i]][s], dl = sc_block_dur(pg, blk, ops[i], s);
+                double o = off[ops[i]][s], dl = sc_block_span(pg, blk, ops[i], s);
                 if (!overlap_mod(t, len, o, dl, T))
                     continue;
                 /* Move past the end of that pass's copy that we hit. */
@@ -238,7 +295,7 @@ sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w)
             int s = bs[c].s;
             double len = sc_block_dur(pg, &tmp, SC_OP_W, s);
             double t = first_free(pg, &tmp, off, placed, d,
-                                  bs[c].t + sc_block_dur(pg, &tmp, SC_OP_B, s), len);
+                                  bs[c].t + sc_block_span(pg, &tmp, SC_OP_B, s), len);
             if (isnan(t)) {
                 st = sc_fail(pg, SC_ERR_PROGRAM,
                              "block: no room for W s%d on d%d within the interval %g", s, d,
@@ -285,6 +342,26 @@ static keyed stream_key(const sc_prog *pg, const sc_block *blk, int d, int q, in
     int s = pg->dev_stages[d][q / nops], op = ops[q % nops];
     return (keyed){blk->off[op][s] + mb * blk->interval, ((long)mb * 8 + op) * pg->S + s,
                    {.op = (uint8_t)op, .stage = s, .mb = mb, .peer = -1}};
+}
+
+/* Pass ks[k] joined with its pair's other half when that half starts at
+ * the same time (among the passes tied with it), which is then marked
+ * taken (t NAN); else the pass itself. */
+static sc_instr join_pair(const sc_prog *pg, const sc_block *blk, keyed *ks, size_t n, size_t k)
+{
+    sc_instr a = ks[k].in;
+    int pop, ps;
+    if (!partner(pg, blk, a.op, a.stage, &pop, &ps))
+        return a;
+    for (size_t j = k + 1; j < n && fabs(ks[j].t - ks[k].t) <= EPS; j++) {
+        sc_instr b = ks[j].in;
+        if (b.op != pop || b.stage != ps)
+            continue;
+        ks[j].t = NAN;
+        const sc_instr *f = a.op == SC_OP_F ? &a : &b, *w = a.op == SC_OP_F ? &b : &a;
+        return sc_pair_make(f->stage, f->mb, w->op, w->stage, w->mb);
+    }
+    return a;
 }
 
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
@@ -363,7 +440,12 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             }
         }
         for (size_t k = 0; k < n && st == SC_OK; k++) {
-            if (sc_vec_push(&pg->order[d], ks[k].in) != SC_OK)
+            if (ks[k].t != ks[k].t)
+                continue; /* the other half of a pair pushed before */
+            sc_instr in = ks[k].in;
+            if (blk->overlap)
+                in = join_pair(pg, blk, ks, n, k);
+            if (sc_vec_push(&pg->order[d], in) != SC_OK)
                 st = sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
             at[nat++] = ks[k].t;
         }
@@ -371,8 +453,8 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
     }
     sc_free(ks);
     /* The reorder moves stage passes only: a block that places its
-     * vocabulary passes keeps its order. */
-    if (st == SC_OK && !blk->keep_order && !blk->voff[0])
+     * vocabulary passes or pairs its passes keeps its order. */
+    if (st == SC_OK && !blk->keep_order && !blk->voff[0] && !blk->overlap)
         st = sc_reorder(pg, cap, at, blk->slots);
     sc_free(at);
     sc_free(cap);

@@ -33,6 +33,18 @@
  * offsets: off[SC_OP_F][s], off[SC_OP_B][s], off[SC_OP_W][s] for split
  * backward, or off[SC_OP_BW][s] for fused (then B and W are NULL).
  *
+ * Overlapped pairs in a block (overlap set; docs/blocks.md#pairs-in-a-block):
+ * an F and a backward (B or BW) of one device whose offsets are equal
+ * modulo T run as one overlapped pair (docs/guide.md#overlapped-pairs): F
+ * of microbatch i + k with the backward of microbatch i, k = (backward's
+ * offset - F's) / T. The pair occupies [offset, offset + its time) (slots:
+ * the halves' slots together) in the collisions, both halves are done when
+ * it ends, F's record is taken at its start and the backward's freed at its
+ * end. Unrolled, the two join into one instruction where both microbatches
+ * exist (the warm-up's F's and the cool-down's backwards run alone); the
+ * order is then kept (no reorder), and a block with pairs places no
+ * vocabulary passes.
+ *
  * Vocabulary passes in a block (voff): they take part in the collisions of
  * their device, and their dependencies are met inside the block: S after F
  * of the last stage, T after every S, the last stage's backward after
@@ -50,6 +62,7 @@ typedef struct sc_block {
     double interval;
     int slots;      /* offsets in slots: F, B, W take one slot, BW two */
     int keep_order; /* unroll without reordering warm-up and cool-down */
+    int overlap;    /* an F and a backward equal modulo T are a pair (above) */
     /* A split vocabulary's passes in the block (docs/vocab.md#placing-the-passes): the offsets
      * of S, T, E, EW on each device ([P] each), or all NULL: then they are
      * placed after unrolling (schedule/vocab.h). */
@@ -61,8 +74,11 @@ typedef struct sc_lifespan {
     double start, b_end, end; /* F start, B (or BW) end, W (or BW) end */
 } sc_lifespan;
 
-/* Duration of pass op of stage s inside the block. */
+/* Duration of pass op of stage s inside the block (a pass alone). */
 double sc_block_dur(const sc_prog *pg, const sc_block *blk, int op, int s);
+/* Duration of pass op of stage s as it runs: its pair's time when it is
+ * half of one (overlap), else sc_block_dur. */
+double sc_block_span(const sc_prog *pg, const sc_block *blk, int op, int s);
 sc_status sc_block_check(sc_prog *pg, const sc_block *blk);
 /* ls[S]: the lifespan of every stage (the block must be valid). */
 sc_status sc_block_lifespans(sc_prog *pg, const sc_block *blk, sc_lifespan *ls);

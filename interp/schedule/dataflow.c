@@ -72,20 +72,22 @@ static void run_device(flow *f, int d)
     while (f->pc[d] < ov->n) {
         const sc_instr *in = &ov->v[f->pc[d]];
         double t = f->tfree[d], ready;
-        sc_instr dep;
-        if (dependency(f, d, in, &ready, &dep)) {
-            if (ready < 0)
-                return;
-            if (ready > t)
-                t = ready;
-        }
+        sc_instr dep, h[2];
+        int nh = sc_instr_halves(in, h); /* a pair waits for both halves' inputs */
+        for (int i = 0; i < nh; i++)
+            if (dependency(f, d, &h[i], &ready, &dep)) {
+                if (ready < 0)
+                    return;
+                if (ready > t)
+                    t = ready;
+            }
         int aop;
         double all = f->vcnt ? all_dep(f, in, &aop) : 0; /* a split vocabulary's */
         if (all < 0)
             return;
         if (all > t)
             t = all;
-        double e = t + sc_op_cost(pg, in->op, in->stage);
+        double e = t + sc_pass_cost(pg, in);
         size_t g = f->base[d] + f->pc[d];
         if (f->start) {
             f->start[g] = t;
@@ -104,19 +106,22 @@ static void run_device(flow *f, int d)
                 wake_all(f);
             continue;
         }
-        size_t sm = SC_SM(pg, in->stage, in->mb);
-        if (sc_op_is_fwd(in->op)) {
-            f->endF[sm] = e;
-            if (in->stage + 1 < pg->S)
-                wake(f, pg->stage_dev[in->stage + 1]);
-            if (f->vcnt && in->stage == pg->S - 1)
-                wake_all(f); /* every device's S reads it */
-        } else if (sc_op_is_bgrad(in->op)) {
-            f->endB[sm] = e;
-            if (in->stage > 0)
-                wake(f, pg->stage_dev[in->stage - 1]);
-            if (f->vcnt && in->stage == 0)
-                wake_all(f); /* every device's EW reads it */
+        for (int i = 0; i < nh; i++) { /* a pair: both halves end with it */
+            const sc_instr *x = &h[i];
+            size_t sm = SC_SM(pg, x->stage, x->mb);
+            if (sc_op_is_fwd(x->op)) {
+                f->endF[sm] = e;
+                if (x->stage + 1 < pg->S)
+                    wake(f, pg->stage_dev[x->stage + 1]);
+                if (f->vcnt && x->stage == pg->S - 1)
+                    wake_all(f); /* every device's S reads it */
+            } else if (sc_op_is_bgrad(x->op)) {
+                f->endB[sm] = e;
+                if (x->stage > 0)
+                    wake(f, pg->stage_dev[x->stage - 1]);
+                if (f->vcnt && x->stage == 0)
+                    wake_all(f); /* every device's EW reads it */
+            }
         }
     }
 }
@@ -128,16 +133,22 @@ static int waits_for(flow *f, int d, char *buf, size_t len)
 {
     sc_prog *pg = f->pg;
     const sc_instr *in = &pg->order[d].v[f->pc[d]];
-    sc_instr dep;
+    sc_instr dep, h[2];
     double ready;
+    int nh = sc_instr_halves(in, h);
+    if (nh == 2 && !(dependency(f, d, &h[0], &ready, &dep) && ready < 0))
+        in = &h[1]; /* a pair: the half that waits */
+    else if (nh == 2)
+        in = &h[0];
     if (dependency(f, d, in, &ready, &dep) && ready < 0) {
         int e = pg->stage_dev[dep.stage];
         /* The table of ends does not say B or BW: look at e's order. */
         if (sc_op_is_bgrad(dep.op))
             for (size_t k = 0; k < pg->order[e].n; k++) {
-                const sc_instr *x = &pg->order[e].v[k];
-                if (sc_op_is_bgrad(x->op) && x->stage == dep.stage && x->mb == dep.mb)
-                    dep.op = x->op;
+                sc_instr x[2];
+                for (int i = sc_instr_halves(&pg->order[e].v[k], x); i-- > 0;)
+                    if (sc_op_is_bgrad(x[i].op) && x[i].stage == dep.stage && x[i].mb == dep.mb)
+                        dep.op = x[i].op;
             }
         if (buf)
             snprintf(buf, len, "%s s%d mb%d from d%d", sc_op_name(dep.op), dep.stage, dep.mb, e);

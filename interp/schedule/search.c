@@ -1,8 +1,10 @@
 /*
- * search.c — the V-shape block family and its search (search.h).
+ * search.c — the block family of the Controllable Memory paper's search,
+ * on any placement of whole chunks, and its search (search.h).
  */
 #include "search.h"
 #include "dataflow.h"
+#include "pairing.h"
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
@@ -12,23 +14,33 @@
 
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk)
 {
-    int P = pg->P, S = pg->S;
-    if (S != 2 * P)
-        return sc_fail(pg, SC_ERR_ARG, "V blocks need two stages per device (S = 2p)");
-    for (int d = 0; d < P; d++)
-        if (pg->nchunks[d] != 2 || pg->dev_stages[d][0] != d)
-            return sc_fail(pg, SC_ERR_ARG, "V blocks need the V placement");
+    int P = pg->P, S = pg->S, v = S / P;
+    if (S % P != 0)
+        return sc_fail(pg, SC_ERR_ARG, "block search: the stages must be whole chunks of the "
+                       "devices (stages = %d, devices = %d)", S, P);
+    /* Chunk c (stages cP .. cP+P-1) visits every device once: loop, V,
+     * wave. */
+    for (int c = 0; c < v; c++)
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < i; j++)
+                if (pg->stage_dev[c * P + i] == pg->stage_dev[c * P + j])
+                    return sc_fail(pg, SC_ERR_ARG,
+                                   "block search: each chunk of %d stages must visit every device "
+                                   "once (stages %d and %d are both on d%d)",
+                                   P, c * P + j, c * P + i, pg->stage_dev[c * P + i]);
     double *F = off + SC_OP_F * S, *B = off + SC_OP_B * S, *W = off + SC_OP_W * S;
-    double f0 = (double)(pat->k + 1) * (P - 1) + 1 + pat->af;
-    double B0 = f0 + 1 + pat->aB;
-    double blast = B0 + (double)pat->k * (P - 1) + 1 + pat->ab;
-    for (int d = 0; d < P; d++) {
-        F[d] = (double)pat->k * d;
-        F[2 * P - 1 - d] = f0 - d;
-        B[2 * P - 1 - d] = B0 + (double)pat->k * d;
-        B[d] = blast + (P - 1 - d);
-    }
-    *blk = (sc_block){.off = {F, B, NULL, NULL}, .interval = 6, .slots = 1};
+    /* Forwards in stage order: k slots apart in the first chunk, 1 in the
+     * others, 1 + af across a chunk's end; backwards from the last stage:
+     * k apart in the last chunk, 1 in the others, 1 + ab across a chunk's
+     * end, the first 1 + aB after the last forward. On the V placement this
+     * is the paper's pattern (search.h). */
+    F[0] = 0;
+    for (int s = 1; s < S; s++)
+        F[s] = F[s - 1] + (s % P == 0 ? 1 + pat->af : s < P ? pat->k : 1);
+    B[S - 1] = F[S - 1] + 1 + pat->aB;
+    for (int s = S - 2; s >= 0; s--)
+        B[s] = B[s + 1] + ((s + 1) % P == 0 ? 1 + pat->ab : s >= S - P ? pat->k : 1);
+    *blk = (sc_block){.off = {F, B, NULL, NULL}, .interval = 3 * v, .slots = 1};
     sc_status st = sc_block_place_w(pg, blk, W);
     if (st)
         return st;
@@ -85,6 +97,9 @@ static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, do
         return st;
     blk.keep_order = !reorder;
     if ((st = sc_block_unroll(pg, &blk)) != SC_OK)
+        return st;
+    /* Overlapped pairs where they gain (pairing.h), within the block's peak. */
+    if (sc_prog_pair_gain(pg) > 0 && (st = sc_pair_greedy(pg, c->peak, NULL)) != SC_OK)
         return st;
     return measure(pg, times, &c->makespan, &c->bubble_rate);
 }

@@ -1,17 +1,23 @@
 /*
- * search.h — the V-shape building blocks of the Controllable Memory paper
- * (its appendix): two chunks per device in the V placement (S = 2P),
- * offsets in slots (F, B, W one slot each), interval 6 slots.
+ * search.h — the building blocks of the Controllable Memory paper's search
+ * (its appendix), generalized from the V placement to any placement of
+ * whole chunks (S = v P, each chunk of P consecutive stages on every device
+ * once: loop, V, wave), offsets in slots (F, B, W one slot each), interval
+ * 3v slots.
  *
- * A pattern fixes device 0 and uniform deltas between adjacent devices:
- *   F (chunk 0, stage d)          starts at k*d,
- *   f (chunk 1, stage 2P-1-d)     at f_0 - d, f_0 = (k+1)(P-1) + 1 + af,
- *   B (chunk 1's backward)        at B_0 + k*d, B_0 = f_0 + 1 + aB,
- *   b (chunk 0's backward)        at b_last + (P-1-d), b_last = B_{P-1} + 1 + ab,
+ * A pattern fixes device 0 and uniform deltas between adjacent stages:
+ *   F of stage s      at F(s-1) + k in the first chunk, + 1 in the others,
+ *                     + 1 + af across the end of a chunk (F(0) = 0);
+ *   B of the last stage at F(S-1) + 1 + aB;
+ *   B of stage s      at B(s+1) + k in the last chunk, + 1 in the others,
+ *                     + 1 + ab across the end of a chunk;
  * each W at the first free slot after its B. The slacks af, aB, ab delay a
- * pass beyond the earliest its dependency allows. V-Min is k = 1 and V-Half
- * k = 2 (with the slacks that avoid collisions); larger k keeps
- * activations longer and lowers the bubble.
+ * pass beyond the earliest its dependency allows. On the V placement this
+ * is the paper's pattern: F = k d, f = f_0 - d with f_0 = (k+1)(P-1) + 1 +
+ * af, B = B_0 + k d with B_0 = f_0 + 1 + aB, b = b_last + (P-1-d) with
+ * b_last = B_{P-1} + 1 + ab; V-Min is k = 1 and V-Half k = 2 (with the
+ * slacks that avoid collisions); larger k keeps activations longer and
+ * lowers the bubble.
  *
  * sc_vblock_search enumerates k = 1..kmax and slacks 0..5 and keeps the
  * valid blocks with their block peak (max over devices, units). It then
@@ -21,7 +27,9 @@
  * again with the reorder (under the block's own peak) and times them: as
  * many as SC_VSEARCH_WORK passes allow (all for small programs), at least
  * SC_VSEARCH_KEEP. Those are `timed`; the others keep the figures of their
- * plain squeeze.
+ * plain squeeze. When a pair gains by the cost model (pairing.h), every
+ * unrolled candidate gets its overlapped pairs (within its block peak)
+ * before it is timed.
  * The program's orders are overwritten: use a scratch program.
  */
 #ifndef SC_SEARCH_H
@@ -47,13 +55,13 @@ typedef struct sc_vcand {
 #define SC_VSEARCH_WORK 131072
 
 /* F and B offsets of the pattern into off[SC_OP_F*S ..], off[SC_OP_B*S ..],
- * W placed into off[SC_OP_W*S ..]; blk points there (slots, interval 6).
+ * W placed into off[SC_OP_W*S ..]; blk points there (slots, interval 3v).
  * off has room for 3*S numbers. Invalid blocks give SC_ERR_PROGRAM. */
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk);
 
 /* Every valid pattern, the best within each of budgets[nb] (units) timed;
- * *cands is malloc'd (the caller frees). The program must have the V
- * placement. */
+ * *cands is malloc'd (the caller frees). The program's stages must be
+ * whole chunks of its devices (SC_ERR_ARG otherwise). */
 sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
                            size_t *n);
 

@@ -87,10 +87,15 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
                     cur += held[sm];
                     sim->moved += held[sm];
                 }
-            } else if (sc_op_is_bgrad(in->op)) {
-                size_t sm = SC_SMN(pg, in->stage, in->mb);
-                cur -= held[sm]; /* it waited for the copy back: the host copy is free */
-                held[sm] = 0;
+            } else if (sc_op_is_slot(in->op)) {
+                sc_instr h[2];
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    if (!sc_op_is_bgrad(h[i].op))
+                        continue;
+                    size_t sm = SC_SMN(pg, h[i].stage, h[i].mb);
+                    cur -= held[sm]; /* it waited for the copy back: the host copy is free */
+                    held[sm] = 0;
+                }
             }
             sim->host[g] = cur;
             if (cur > sim->host_peak[d])
@@ -131,9 +136,9 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
                 sim->step_end[k] = fmax(sim->step_end[k], sim->t1[g]);
                 k++;
             }
-            if (!sc_op_is_compute(in->op))
+            if (!sc_op_is_slot(in->op))
                 continue;
-            int st = in->mb / pg->m;
+            int st = in->mb / pg->m; /* a pair's halves are of one step */
             if (st < 0 || st >= N)
                 continue;
             if (first[st] < 0)
@@ -173,7 +178,7 @@ static sc_status rollback_costs(sc_prog *pg, sc_sim *sim)
         double end = 0; /* as the makespan: the end of the last pass */
         for (int d = 0; d < pg->P; d++)
             for (size_t i = 0; i < pg->stream[d].n; i++)
-                if (sc_op_is_compute(pg->stream[d].v[i].op))
+                if (sc_op_is_slot(pg->stream[d].v[i].op))
                     end = fmax(end, t.t1[t.offset[d] + i]);
         sc_times_free(&t);
         sim->rollback_cost[k] = end - sim->makespan;
@@ -242,10 +247,13 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
             size_t g = sim->offset[d] + k;
+            double rise = sc_instr_mem_rise(pg, in); /* a pair: its F half first */
+            if (cur + rise > peak)
+                peak = cur + rise;
             cur += sc_instr_mem(pg, in);
             if (cur > peak)
                 peak = cur;
-            if (sc_op_is_pass(in->op)) {
+            if (sc_op_is_pass(in->op) || sc_op_is_pair(in->op)) {
                 double t = sim->t1[g] - sim->t0[g];
                 b += t;
                 if (first < 0)
@@ -300,7 +308,7 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     if (!pg->verified)
         return sc_fail(pg, SC_ERR_ARG, "simulate with costs: the program is not verified");
     /* The streams stay: only the replay's timing reads the costs. */
-    double *keep[5] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt}, *vkeep[4];
+    double *keep[7] = {pg->tf, pg->tb, pg->tw, pg->tbw, pg->topt, pg->tfb, pg->ta}, *vkeep[4];
     double tcomm = pg->tcomm, ratio = pg->off.ratio, clat = pg->coll_lat, cbw = pg->coll_bw;
     if (costs->coll_lat > 0 || isfinite(costs->coll_bw)) { /* measured collectives */
         pg->coll_lat = costs->coll_lat;
@@ -317,6 +325,8 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     pg->tw = costs->tw;
     pg->tbw = costs->tbw;
     pg->topt = costs->topt;
+    pg->tfb = costs->tfb;
+    pg->ta = costs->ta;
     pg->tcomm = costs->tcomm;
     sc_status st = sc_simulate(pg, out);
     pg->tf = keep[0];
@@ -324,6 +334,8 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     pg->tw = keep[2];
     pg->tbw = keep[3];
     pg->topt = keep[4];
+    pg->tfb = keep[5];
+    pg->ta = keep[6];
     pg->tcomm = tcomm;
     pg->off.ratio = ratio;
     for (int k = 0; k < 4; k++)

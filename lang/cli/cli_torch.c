@@ -107,7 +107,10 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
                 version >= SC_TORCH_WAITS ? ">= 2.15" : "<= 2.14", m, file);
         return 0;
     }
-    const char *cls = kind == 2 ? "ZBVZeroBubble" : S == P ? "1F1B" : "Interleaved1F1B";
+    /* torchtitan's class for the V placement with overlapped pairs: its
+     * DualPipeV (whose OVERLAP_F_B actions it runs). */
+    const char *cls = kind == 2 ? (sc_prog_has_pairs(pg) ? "DualPipeV" : "ZBVZeroBubble")
+                      : S == P ? "1F1B" : "Interleaved1F1B";
     char extra[160] = "";
     if (kind == 0)
         snprintf(extra, sizeof extra, " (torchtitan cannot place these stages: its classes "

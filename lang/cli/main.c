@@ -327,6 +327,13 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             sc_jw_int(&w, "bottleneck", bneck);
         else
             sc_jw_null(&w, "bottleneck");
+        if (sc_prog_copies(pg) > 1) { /* docs/guide.md#copies: parameters per device */
+            sc_jw_int(&w, "copies", sc_prog_copies(pg));
+            sc_jw_array(&w, "param_share");
+            for (int d = 0; d < P; d++)
+                sc_jw_num(&w, NULL, sc_prog_param_share(pg, d));
+            sc_jw_end(&w);
+        }
         print_auto(L, info, &w);
         print_offload(pg, sim, &w);
         sc_cli_print_recompute(pg, &w);
@@ -360,6 +367,9 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     else
         printf("bottleneck    none: every device is busy %.6g\n", sim->busy[0]);
     printf("peak memory   %.4g units (max)\n", peak);
+    if (sc_prog_copies(pg) > 1)
+        printf("copies        %d of the model: d0 holds %.4g of its parameters\n",
+               sc_prog_copies(pg), sc_prog_param_share(pg, 0));
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);

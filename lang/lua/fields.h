@@ -59,7 +59,8 @@ typedef enum sc_field_table {
     X("microbatches", SC_SHAPE, "integer", "m")                                                   \
     X("v", SC_SHAPE, "integer", "stages per device; only used for the default of stages")         \
     X("stages", SC_SHAPE, "integer", "virtual stages, p..65536")                                  \
-    X("placement", SC_SHAPE, "\"loop\", \"v\" or list of S devices", "the device of each stage")  \
+    X("placement", SC_SHAPE, "\"loop\", \"v\", \"wave\" or list of S devices",                      \
+      "the device of each stage")                                                                 \
     X("tf", SC_COSTS, "number or list of S numbers", "forward time; finite and >= 0")             \
     X("tb", SC_COSTS, "number or list of S numbers", "input-gradient time; finite and >= 0")      \
     X("tw", SC_COSTS, "number or list of S numbers", "weight-gradient time; finite and >= 0")     \
@@ -82,6 +83,8 @@ typedef enum sc_field_table {
     X("interval", SC_OWN, "number", "the interval T of the block")                                \
     X("slots", SC_OWN, "boolean", "offsets are slots of one pass (the compact form)")             \
     X("reorder", SC_IN(BLOCK_SPEC), "boolean", "the block's choice: reorder after unrolling")     \
+    X("overlap", SC_OWN, "boolean",                                                               \
+      "an F and a backward of one device at offsets equal modulo the interval are a pair")        \
     X("F", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the forward passes")           \
     X("B", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the input-gradient passes")    \
     X("W", SC_OWN | SC_IN(OFFSETS), "list of numbers", "offsets of the weight-gradient passes")   \
@@ -114,6 +117,13 @@ typedef enum sc_field_table {
     X("optim_sync", SC_IN(PROGRAM) | SC_IN(BLOCK) | SC_IN(AUTOSCHEDULE),                          \
       "\"none\", \"sync\" or \"post-validation\"",                                                \
       "how the devices agree on each optimizer step")                                             \
+    X("tfb", SC_SHAPE, "number or list of S numbers",                                           \
+      "time of an overlapped pair of F and B (none: tf + tb)")                                    \
+    X("ta", SC_SHAPE, "number or list of S numbers",                                            \
+      "all-to-all part of F, B and BW: exposed alone, hidden in a pair")                          \
+    X("copies", SC_IN(PROGRAM), "integer", "copies of the model, each microbatch through one")    \
+    X("pairs", SC_IN(PROGRAM) | SC_IN(BLOCK), "boolean",                                                       \
+      "join neighbouring F and B into overlapped pairs where the costs gain")                     \
     X("policy", SC_IN(OFFLOAD), "string", "none, all, selective or budget")                       \
     X("chunks", SC_IN(OFFLOAD), "number", "selective: chunks moved per device")                   \
     X("ratio", SC_IN(OFFLOAD), "number", "host-link time of one unit relative to tf+tb+tw")       \

@@ -269,6 +269,7 @@ int luaopen_stagecraft(lua_State *L)
     sc_lua_open_export(L);
     luaL_newlib(L, module_funcs);
     sc_lua_open_block(L);
+    sc_lua_open_search(L, lua_gettop(L));
     sc_lua_open_costs(L);
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");

@@ -5,6 +5,7 @@
 #include "compile.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
+#include "schedule/pairing.h"
 #include "fields.h"
 
 #include <lauxlib.h>
@@ -202,6 +203,11 @@ int sc_lua_program(lua_State *L)
     /* The passes themselves are checked now: a recipe that names a pass
      * twice fails where it is built. */
     sc_lua_check_st(L, pg, sc_verify_passes(pg));
+    /* pairs = true: neighbouring F and B joined into overlapped pairs where
+     * the costs gain (docs/blocks.md#pairing). */
+    if (lua_getfield(L, 1, "pairs") != LUA_TNIL && lua_toboolean(L, -1))
+        sc_lua_check_st(L, pg, sc_pair_greedy(pg, sc_prog_mem_limit(pg), NULL));
+    lua_pop(L, 1);
     sc_lua_set_offload(L, 1, pg);
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
@@ -329,6 +335,16 @@ static int l_sim(lua_State *L)
         lua_setfield(L, -2, "param_bytes");
         lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
         lua_setfield(L, -2, "unit_bytes");
+    }
+    if (sc_prog_copies(lp->pg) > 1) { /* docs/guide.md#copies */
+        lua_pushinteger(L, sc_prog_copies(lp->pg));
+        lua_setfield(L, -2, "copies");
+        lua_createtable(L, P, 0);
+        for (int d = 0; d < P; d++) {
+            lua_pushnumber(L, sc_prog_param_share(lp->pg, d));
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, "param_share");
     }
     sc_lua_set_step_figures(L, lp->pg, sim);
     return 1;

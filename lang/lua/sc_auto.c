@@ -127,6 +127,8 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     set_num(L, "flow_bubble_rate", r.flow_bubble);
     set_num(L, "lower_bound", r.lower_bound);
     set_num(L, "evals", (double)r.evals);
+    lua_pushinteger(L, r.pairs); /* overlapped pairs joined (docs/blocks.md#pairing) */
+    lua_setfield(L, -2, "pairs");
     set_num(L, "seconds", r.seconds);
     lua_pushboolean(L, r.timed_out);
     lua_setfield(L, -2, "timed_out");

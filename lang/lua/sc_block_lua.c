@@ -104,7 +104,7 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
     lua_pop(L, 2);
 }
 
-/* The block spec in the table at b (interval, slots, reorder, offsets) into
+/* The block spec in the table at b (interval, slots, reorder, overlap, offsets) into
  * blk, offsets stored in off[4*S] (and a split vocabulary's, one per device,
  * in off[4*S + 4*P]). W missing beside F and B: placed. */
 static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block *blk)
@@ -139,7 +139,9 @@ static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block 
     blk->slots = lua_toboolean(L, -1);
     lua_getfield(L, b, "reorder");
     blk->keep_order = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_getfield(L, b, "overlap");
+    blk->overlap = lua_toboolean(L, -1);
+    lua_pop(L, 3);
     if (!blk->off[SC_OP_F])
         sc_lua_raise(L, SC_ERR_ARG, "block: offsets 'F' are missing");
     if (blk->off[SC_OP_BW] && (blk->off[SC_OP_B] || blk->off[SC_OP_W]))
@@ -205,7 +207,7 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
 
 /* sc.block{...}: the shape fields of sc.program (m optional) and the block
  * fields at the top level. Raises if the block is invalid. */
-static int l_block(lua_State *L)
+int sc_lua_block_new(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     sc_lua_check_fields(L, 1, "block", sc_fields_of(SC_FT_BLOCK));
@@ -314,7 +316,7 @@ static int l_block_offsets(lua_State *L)
 }
 
 /* Sets every field of the table at src in the table at dst. */
-static void merge(lua_State *L, int dst, int src)
+void sc_lua_merge(lua_State *L, int dst, int src)
 {
     src = lua_absindex(L, src);
     lua_pushnil(L);
@@ -334,10 +336,10 @@ static int l_block_program(lua_State *L)
     lua_newtable(L);
     int t = lua_gettop(L);
     lua_getiuservalue(L, 1, 1);
-    merge(L, t, -1);
+    sc_lua_merge(L, t, -1);
     lua_pop(L, 1);
     if (over)
-        merge(L, t, over);
+        sc_lua_merge(L, t, over);
     /* The offsets and the block's own fields travel in the Block: those
      * of a block table that sc.program does not take. */
     const char *const *own = sc_fields_of(SC_FT_BLOCK_SPEC);
@@ -407,11 +409,12 @@ static void get_stages(lua_State *L, const void *b)
 }
 static void get_interval(lua_State *L, const void *b) { lua_pushnumber(L, LB(b)->blk.interval); }
 static void get_slots(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.slots); }
+static void get_overlap(lua_State *L, const void *b) { lua_pushboolean(L, LB(b)->blk.overlap); }
 
 /* The fields a Block reads (docs/blocks.md#blocks-as-values). */
 static const sc_lua_getter block_fields[] = {
     {"devices", get_devices}, {"stages", get_stages}, {"interval", get_interval},
-    {"slots", get_slots},     {NULL, NULL},
+    {"slots", get_slots},     {"overlap", get_overlap}, {NULL, NULL},
 };
 
 static int l_block_index(lua_State *L)
@@ -426,186 +429,12 @@ static int l_isblock(lua_State *L)
 }
 
 
-/* ---- the block search -------------------------------------------------- */
-
-/* A copy of the table at t with the V placement (and m = 2p by default),
- * on the stack top. */
-static int v_spec(lua_State *L, int t)
+sc_prog **sc_lua_block_holder(lua_State *L)
 {
-    lua_newtable(L);
-    int c = lua_gettop(L);
-    merge(L, c, t);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, c, "placement");
-    lua_pushnil(L);
-    lua_setfield(L, c, "v");
-    lua_pushnil(L);
-    lua_setfield(L, c, "stages");
-    lua_getfield(L, c, "p");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_getfield(L, c, "devices");
-    }
-    lua_Integer P = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    if (lua_getfield(L, c, "m") == LUA_TNIL && P > 0) {
-        lua_pushinteger(L, 2 * P);
-        lua_setfield(L, c, "m");
-    }
-    lua_pop(L, 1);
-    lua_pushinteger(L, 2);
-    lua_setfield(L, c, "v");
-    return c;
-}
-
-/* Runs the search for the spec at c; leaves a holder userdata on the stack
- * (it frees the scratch program) and returns the candidates (malloc'd). */
-/* The search on the shape of table c; budgets[nb] in units, or (chunks)
- * in chunk activations (scaled here by a chunk's units). */
-static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int chunks, size_t *n,
-                           sc_prog **pgout)
-{
-    lua_Integer P, S, m;
-    sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
     lblock *lb = lua_newuserdatauv(L, sizeof *lb, 1);
     memset(lb, 0, sizeof *lb);
     luaL_setmetatable(L, SC_BLOCK_MT);
-    sc_lua_build_shape(L, c, P, S, m, &lb->pg);
-    lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "kmax", 5);
-    if (kmax < 1 || kmax > 32)
-        sc_lua_raise(L, SC_ERR_ARG, "block_search: kmax must be within 1..32");
-    for (int b = 0; chunks && b < nb; b++)
-        budgets[b] *= sc_prog_mem(lb->pg, 0);
-    sc_vcand *cands;
-    sc_lua_check_st(L, lb->pg, sc_vblock_search(lb->pg, (int)kmax, budgets, nb, &cands, n));
-    *pgout = lb->pg;
-    return cands;
-}
-
-/* The best timed candidate with peak <= limit: least bubble, then least
- * peak. */
-static const sc_vcand *best_under(const sc_vcand *c, size_t n, double limit)
-{
-    const sc_vcand *best = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (c[i].peak > limit + 1e-9 || !c[i].timed)
-            continue;
-        if (!best || c[i].bubble_rate < best->bubble_rate - 1e-12 ||
-            (fabs(c[i].bubble_rate - best->bubble_rate) <= 1e-12 && c[i].peak < best->peak))
-            best = &c[i];
-    }
-    return best;
-}
-
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void push_cand(lua_State *L, const sc_vcand *c)
-{
-    lua_createtable(L, 0, 8);
-    set_num(L, "k", c->pat.k);
-    set_num(L, "af", c->pat.af);
-    set_num(L, "aB", c->pat.aB);
-    set_num(L, "ab", c->pat.ab);
-    set_num(L, "peak", c->peak);
-    set_num(L, "bubble_rate", c->bubble_rate);
-    set_num(L, "makespan", c->makespan);
-}
-
-/* sc.block_search{p = , m = , costs..., mem = , kmax = }: the best V block
- * under the memory limit, and its figures. */
-
-static int l_block_search(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "block_search", sc_fields_of(SC_FT_SEARCH));
-    int c = v_spec(L, 1);
-    double limit = sc_lua_num_field(L, c, "mem", INFINITY);
-    lua_pushnil(L);
-    lua_setfield(L, c, "mem"); /* the limit picks among blocks; each keeps its own peak */
-    size_t n;
-    sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, &limit, 1, 0, &n, &pg);
-    lua_pushnil(L);
-    lua_setfield(L, c, "kmax"); /* a field of the search, not of the Block */
-    const sc_vcand *b = best_under(cands, n, limit);
-    if (!b) {
-        double least = INFINITY;
-        for (size_t i = 0; i < n; i++)
-            least = fmin(least, cands[i].peak);
-        free(cands);
-        sc_lua_mark_cap_refused(L);
-        return raisef(L, SC_ERR_PROGRAM, "block_search: no V block fits mem = %g (the least peak is %g)",
-                      limit, least);
-    }
-    sc_vcand best = *b;
-    int S = sc_prog_stages(pg);
-    double *off = lua_newuserdatauv(L, 3 * (size_t)S * sizeof(double), 0);
-    sc_block blk;
-    sc_status st = sc_vpattern_block(pg, &best.pat, off, &blk);
-    free(cands);
-    sc_lua_check_st(L, pg, st);
-    /* The Block: the spec with the offsets found. */
-    lua_pushcfunction(L, l_block);
-    lua_pushvalue(L, c);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "slots");
-    lua_pushinteger(L, 6);
-    lua_setfield(L, -2, "interval");
-    for (int k = 0; k < 2; k++) {
-        lua_createtable(L, S, 0);
-        for (int s = 0; s < S; s++) {
-            lua_pushnumber(L, off[k * S + s]);
-            lua_seti(L, -2, s + 1);
-        }
-        lua_setfield(L, -2, kinds[k]);
-    }
-    if (limit != INFINITY) {
-        lua_pushnumber(L, limit);
-        lua_setfield(L, -2, "mem");
-    }
-    lua_call(L, 1, 1);
-    push_cand(L, &best);
-    lua_pushinteger(L, (lua_Integer)n);
-    lua_setfield(L, -2, "candidates");
-    return 2;
-}
-
-/* sc.tradeoff{p = , m = , costs...}: for memory budgets of p to 2p chunk
- * activations, the least bubble of a V block within each. */
-static int l_tradeoff(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    sc_lua_check_fields(L, 1, "tradeoff", sc_fields_of(SC_FT_SEARCH));
-    int c = v_spec(L, 1);
-    lua_pushnil(L);
-    lua_setfield(L, c, "mem");
-    lua_Integer P, S, m;
-    sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
-    /* budgets in chunk activations; run_search scales them by a chunk's units */
-    double *budgets = lua_newuserdatauv(L, (size_t)(P + 1) * sizeof *budgets, 0);
-    for (lua_Integer b = P; b <= 2 * P; b++)
-        budgets[b - P] = (double)b;
-    size_t n;
-    sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, budgets, (int)P + 1, 1, &n, &pg);
-    double unit = sc_prog_mem(pg, 0); /* one chunk's activation */
-    lua_createtable(L, (int)P + 1, 0);
-    for (lua_Integer b = P; b <= 2 * P; b++) {
-        const sc_vcand *best = best_under(cands, n, (double)b * unit);
-        if (best)
-            push_cand(L, best);
-        else
-            lua_createtable(L, 0, 2);
-        set_num(L, "chunks", (double)b);
-        set_num(L, "mem", (double)b * unit);
-        lua_seti(L, -2, b - P + 1);
-    }
-    free(cands);
-    return 1;
+    return &lb->pg;
 }
 
 void sc_lua_open_block(lua_State *L)
@@ -630,12 +459,8 @@ void sc_lua_open_block(lua_State *L)
         sc_lua_set_getters(L, block_fields); /* REPL completion, :help block */
     }
     lua_pop(L, 1);
-    lua_pushcfunction(L, l_block);
+    lua_pushcfunction(L, sc_lua_block_new);
     lua_setfield(L, mod, "block");
     lua_pushcfunction(L, l_isblock);
     lua_setfield(L, mod, "isblock");
-    lua_pushcfunction(L, l_block_search);
-    lua_setfield(L, mod, "block_search");
-    lua_pushcfunction(L, l_tradeoff);
-    lua_setfield(L, mod, "tradeoff");
 }

@@ -60,6 +60,14 @@ void sc_lua_open_program(lua_State *L);
  * sc.block_search and sc.tradeoff added to the module on the stack top. */
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
+/* sc_block_lua.c: sc.block (a Block from the table at 1); the fields of the
+ * table at src set in the one at dst; a new userdata on the stack that
+ * frees the program put in its slot when collected. */
+int sc_lua_block_new(lua_State *L);
+void sc_lua_merge(lua_State *L, int dst, int src);
+sc_prog **sc_lua_block_holder(lua_State *L);
+/* sc_search_lua.c: sc.block_search and sc.tradeoff into the module at mod. */
+void sc_lua_open_search(lua_State *L, int mod);
 
 /* vocab_lua.c: the fields vocab_par, vocab_costs and model of the table at
  * t, into pg (after its placement and costs, before a cost file). */

@@ -254,9 +254,11 @@ static void set_placement(lua_State *L, int t, sc_prog *pg, int S)
             kind = SC_PLACE_LOOP;
         else if (strcmp(name, "v") == 0)
             kind = SC_PLACE_V;
+        else if (strcmp(name, "wave") == 0)
+            kind = SC_PLACE_WAVE;
         else {
-            lua_pushfstring(L, "program: unknown placement '%s' (loop, v, or a table of devices)",
-                            name);
+            lua_pushfstring(L, "program: unknown placement '%s' (loop, v, wave, or a table of "
+                            "devices)", name);
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
             return;
         }
@@ -300,17 +302,25 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
         sc_lua_raise(L, SC_ERR_LIMIT, sc_new_errmsg());
     sc_prog *pg = *slot;
     set_placement(L, t, pg, (int)S);
-    double *tf = lua_newuserdatauv(L, 4 * (size_t)S * sizeof(double), 0);
-    double *tb = tf + S, *tw = tb + S, *units = tw + S;
+    double *tf = lua_newuserdatauv(L, 6 * (size_t)S * sizeof(double), 0);
+    double *tb = tf + S, *tw = tb + S, *units = tw + S, *tfb = units + S, *ta = tfb + S;
     stage_numbers(L, t, "tf", (int)P, (int)S, 1, tf);
     stage_numbers(L, t, "tb", (int)P, (int)S, 1, tb);
     stage_numbers(L, t, "tw", (int)P, (int)S, 1, tw);
     stage_numbers(L, t, "units", (int)P, (int)S, 1, units);
+    /* Overlapped pairs (docs/guide.md#overlapped-pairs): NAN, not set. */
+    stage_numbers(L, t, "tfb", (int)P, (int)S, NAN, tfb);
+    stage_numbers(L, t, "ta", (int)P, (int)S, 0, ta);
     for (int s = 0; s < S; s++) {
         check_st(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
         check_st(L, pg, sc_prog_set_mem(pg, s, units[s]));
+        check_st(L, pg, sc_prog_set_cost_pair(pg, s, tfb[s]));
+        check_st(L, pg, sc_prog_set_cost_a2a(pg, s, ta[s]));
     }
     lua_pop(L, 1);
+    lua_Integer copies = int_field(L, t, "copies", NULL, 1); /* docs/guide.md#copies */
+    if (copies != 1)
+        check_st(L, pg, sc_prog_set_copies(pg, copies < 1 || copies > S ? 0 : (int)copies));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab_lua.c) */
@@ -332,7 +342,7 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
-                 strcmp(lua_tostring(L, -1), "v") == 0;
+                 (strcmp(lua_tostring(L, -1), "v") == 0 || strcmp(lua_tostring(L, -1), "wave") == 0);
     lua_pop(L, 1);
     lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
     if (v < 1 || v > SC_MAX_STAGES) {

@@ -5,7 +5,8 @@ against the program (stage count, placement, world size), exports the
 program in the compute_comms dialect of the installed PyTorch
 (docs/interchange.md#pytorch-pipelining-csv: WAIT_SEND_* from 2.15 on) and
 loads it into PyTorch's _PipelineScheduleRuntime, which then runs exactly
-those streams: every transfer where and in the order stagecraft verified it.
+those streams: every transfer where and in the order stagecraft verified it;
+overlapped pairs (OVERLAP_F_B) run their two halves at once (overlap.py).
 """
 import os
 import re
@@ -66,12 +67,15 @@ def check_stages(program, stages, world_size, rank):
 
 
 def build_schedule(program, stages, loss_fn=None, n_microbatches=None,
-                   dialect=None, **kwargs):
+                   dialect=None, overlap=True, **kwargs):
     """A _PipelineScheduleRuntime loaded with program's compute_comms streams.
 
     stages: this rank's PipelineStage objects (any order; one is fine).
     n_microbatches defaults to the program's m and must equal it. dialect
     ("2.15" or "2.14") overrides the one chosen for the installed PyTorch.
+    overlap: a program with overlapped pairs (OVERLAP_F_B) runs each pair's
+    two halves at the same time (stagecraft.overlap.handler); False keeps
+    PyTorch's own handler, which runs them in turn.
     Other keyword arguments go to the schedule (scale_grads, ...)."""
     import torch as _torch
     from torch.distributed.pipelining import schedules
@@ -88,6 +92,12 @@ def build_schedule(program, stages, loss_fn=None, n_microbatches=None,
     check_actions(text, schedules, version)
     sched = schedules._PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn,
                                                **kwargs)
+    if overlap and "OVERLAP_F_B" in text:
+        if not hasattr(sched, "register_custom_function"):
+            raise Error(f"PyTorch {version[0]}.{version[1]} cannot take a custom OVERLAP_F_B "
+                        "handler (overlap=False runs the pairs in turn)", 3)
+        from . import overlap as _overlap
+        _overlap.register(sched)
     fd, path = tempfile.mkstemp(suffix=".csv", prefix="stagecraft-")
     try:
         with os.fdopen(fd, "w") as f:

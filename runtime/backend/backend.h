@@ -26,7 +26,8 @@
  *     sc_backend_free(be);
  *
  * Thread-safety: one instance is used by one thread at a time; instances are
- * independent (one per device thread).
+ * independent (one per device thread); a lane (lane_open) runs on its own
+ * thread while its device's instance runs on another.
  */
 #ifndef SC_BACKEND_H
 #define SC_BACKEND_H
@@ -36,6 +37,8 @@
 
 #include "adamw_k.h"
 #include "ir/ir.h"
+
+struct sc_backend;
 
 struct sc_backend_ops {
     const char *name;
@@ -112,6 +115,20 @@ struct sc_backend_ops {
      * and its free and total memory in bytes (cudaMemGetInfo); for the
      * out-of-memory messages and the check before a run. */
     sc_status (*meminfo)(void *ctx, int *gpu, size_t *free_bytes, size_t *total_bytes);
+    /* Optional (overlapped pairs, docs/run.md#overlapped-pairs; NULL: a
+     * pair's halves run in turn): a second instance on the same device, its
+     * *lane*, whose compute slots queue on a queue of their own (cuda: a
+     * second stream with its own cuBLAS handle), so that the two halves of
+     * a pair run at once, each from its own host thread. Memory comes and
+     * goes through ctx only (the lane's compute slots use ctx's tensors;
+     * the lane allocates none). lane_fork: the lane's next work waits for
+     * what ctx has queued so far; lane_join: ctx's next work waits for what
+     * the lane has queued (both without blocking the host; on the cpu, where
+     * every slot has finished when it returns, they do nothing). The lane is
+     * freed with sc_backend_free, before ctx. */
+    sc_status (*lane_open)(void *ctx, struct sc_backend **lane);
+    void (*lane_fork)(void *ctx, void *lane_ctx);
+    void (*lane_join)(void *ctx, void *lane_ctx);
 };
 
 typedef struct sc_backend {

@@ -11,6 +11,11 @@
  * on the copy's own event (cudaEventSynchronize), which is what the contract
  * asks: after it, dst is complete for any later work and src may be reused.
  *
+ * A pair's lane (lane_open, docs/run.md#overlapped-pairs) is a second
+ * instance on the same GPU: its own compute stream and cuBLAS handle, the
+ * other half of an overlapped pair queued there from another host thread;
+ * lane_fork and lane_join order the two streams with an event each way.
+ *
  * Host memory for offload is pinned (cudaHostAlloc, portable across GPUs);
  * freed blocks are kept for reuse by size, since pinning is slow.
  *
@@ -413,6 +418,29 @@ static sc_status cu_meminfo(void *ctx, int *gpu, size_t *free_bytes, size_t *tot
     return SC_OK;
 }
 
+/* ---- a pair's lane (backend.h): a second stream on the same GPU ---- */
+
+static sc_status cu_lane_open(void *ctx, sc_backend **lane)
+{
+    cuda *c = ctx;
+    char err[256];
+    sc_status st = sc_cuda_open(c->dev, 0, lane, err, sizeof err);
+    if (st != SC_OK && !c->failed)
+        snprintf(c->err, sizeof c->err, "%s", err); /* for the caller's message, not sticky */
+    return st;
+}
+
+/* One stream's next work waits for what another has queued so far. */
+static void cu_order(cuda *after, cuda *before)
+{
+    if (ready(before) && CK(before, cudaEventRecord(before->mark, before->compute)) &&
+        ready(after))
+        CK(after, cudaStreamWaitEvent(after->compute, before->mark, 0));
+}
+
+static void cu_lane_fork(void *ctx, void *lane) { cu_order(lane, ctx); }
+static void cu_lane_join(void *ctx, void *lane) { cu_order(ctx, lane); }
+
 static const struct sc_backend_ops cuda_ops = {
     .name = "cuda",
     .alloc = cu_alloc,
@@ -435,6 +463,9 @@ static const struct sc_backend_ops cuda_ops = {
     .copy_wait = cu_copy_wait,
     .errmsg = cu_errmsg,
     .meminfo = cu_meminfo,
+    .lane_open = cu_lane_open,
+    .lane_fork = cu_lane_fork,
+    .lane_join = cu_lane_join,
 };
 
 /* ---- lifetime ---- */

@@ -120,33 +120,30 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
     return SC_OK;
 }
 
-/* The boundary tensor at key kk, waiting for its RECV's group if any. */
-static sc_status take(ex *e, int dir, int s, int mb, void **p)
-{
-    size_t kk = sc_ex_key(e, dir, s, mb);
-    sc_status st;
-    if (e->rgroup[kk] >= 0 && (st = wait_for(e, e->rgroup[kk], (size_t)-1)) != SC_OK)
-        return st;
-    if (!(*p = e->box[kk]))
-        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: the %s of s%d mb%d is not here when needed", e->d,
-                     dir == SC_DIR_ACT ? "activation" : "gradient", s, mb);
-    e->box[kk] = NULL;
-    e->rgroup[kk] = -1;
-    return SC_OK;
-}
-
 /* A compute pass starts when what it reads is here: the group of the RECV that
  * brings its input, and the copies back of a reloaded record
  * (docs/semantics.md#the-semantics, docs/semantics.md#host-copies). Waiting
  * for them before the pass's clock starts keeps the wait out of its measured
  * time, as the simulator counts it (a profile reads these times,
  * docs/costs.md#profiling). */
+static sc_status input_ready(ex *e, const sc_instr *in);
+
 static sc_status inputs_ready(ex *e, const sc_instr *in)
 {
+    sc_instr h[2];
+    int n = sc_instr_halves(in, h);
+    sc_status st = SC_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = input_ready(e, &h[i]);
+    return st;
+}
+
+static sc_status input_ready(ex *e, const sc_instr *in)
+{
     int s = in->stage, mb = in->mb, dir = -1;
-    if (sc_op_is_fwd(in->op) && s > 0)
+    if (sc_op_is_fwd(in->op) && s > sc_prog_first_stage(e->pg, mb))
         dir = SC_DIR_ACT;
-    else if (sc_op_is_bgrad(in->op) && s + 1 < e->S)
+    else if (sc_op_is_bgrad(in->op) && s < sc_prog_last_stage(e->pg, mb))
         dir = SC_DIR_GRAD;
     sc_status st;
     if (dir >= 0) {
@@ -156,97 +153,6 @@ static sc_status inputs_ready(ex *e, const sc_instr *in)
     }
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
     return !sc_op_is_fwd(in->op) && r->part && r->state == R_IN ? sc_ex_settle(e, r, s) : SC_OK;
-}
-
-static sc_status compute(ex *e, const sc_instr *in)
-{
-    const struct sc_workload_ops *w = e->wl->ops;
-    int s = in->stage, mb = in->mb;
-    const layout *L = &e->lay[s];
-    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    sc_status st = SC_OK;
-    void *src = NULL, *dst = NULL;
-    int fwd = sc_op_is_fwd(in->op);
-    if (fwd) {
-        if (s > 0 && (st = take(e, SC_DIR_ACT, s, mb, &src)) != SC_OK)
-            return st;
-        if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
-            void *redone = sc_ex_redo_input(e, s, mb);
-            if (redone) {
-                sc_ex_bfree(e, src, sc_ex_kbytes(e, SC_DIR_ACT, s));
-                src = redone;
-            }
-        }
-        if (r->part)
-            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
-        if (s + 1 < e->S && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1, mb, &st)))
-            goto out;
-        if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *)))) {
-            st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: record table", e->d);
-            goto out;
-        }
-        r->state = R_HELD;
-        for (int i = 0; i < L->n; i++) {
-            if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "activation record", s, mb, &st)))
-                goto out;
-            sc_ex_pool_add(e, L->bytes[i]);
-        }
-        void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        if ((st = w->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly)) != SC_OK) {
-            st = sc_ex_wl_fail(e, st, in);
-            goto out;
-        }
-        if (dst) {
-            e->box[sc_ex_key(e, SC_DIR_ACT, s + 1, mb)] = dst;
-            dst = NULL;
-        }
-        goto out;
-    }
-    if (!r->part)
-        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d before its F", e->d,
-                     sc_op_name(in->op), s, mb);
-    if (r->state != R_HELD && r->state != R_IN)
-        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: %s s%d mb%d while its record is on the host", e->d,
-                     sc_op_name(in->op), s, mb);
-    if ((st = sc_ex_settle(e, r, s)) != SC_OK)
-        return st;
-    if (sc_op_is_bgrad(in->op)) {
-        if (L->bonly && !r->part[L->nk])
-            return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: B s%d mb%d runs twice", e->d, s, mb);
-        if (s + 1 < e->S && (st = take(e, SC_DIR_GRAD, s, mb, &src)) != SC_OK)
-            return st;
-        if (s > 0 && !(dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb, &st)))
-            goto out;
-        void *bonly = L->bonly ? r->part[L->nk] : NULL;
-        st = w->backward_input(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
-        if (st != SC_OK) {
-            st = sc_ex_wl_fail(e, st, in);
-            goto out;
-        }
-        if (dst) {
-            e->box[sc_ex_key(e, SC_DIR_GRAD, s - 1, mb)] = dst;
-            dst = NULL;
-        }
-        sc_ex_free_parts(e, r, s, L->nk, L->n); /* b_only */
-    }
-    if (sc_op_is_wgrad(in->op)) {
-        if ((st = w->backward_weight(e->wl->ctx, s, mb, sc_ex_kept_arg(e, r, s))) != SC_OK) {
-            st = sc_ex_wl_fail(e, st, in);
-            goto out;
-        }
-        sc_ex_free_parts(e, r, s, 0, L->nk);
-        free(r->part);
-        r->part = NULL;
-    }
-out:
-    if (fwd) {
-        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_ACT, s) : 0);
-        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0);
-    } else {
-        sc_ex_bfree(e, src, src ? sc_ex_kbytes(e, SC_DIR_GRAD, s) : 0);
-        sc_ex_bfree(e, dst, dst ? sc_ex_kbytes(e, SC_DIR_GRAD, s - 1) : 0);
-    }
-    return st;
 }
 
 /* A vocabulary pass (exec.h): the one that allocates a record (S, by its
@@ -318,15 +224,16 @@ static sc_status run(ex *e)
         size_t need = sc_cchan_need(e->ch, k);
         if (need != (size_t)-1 && (st = wait_for(e, -1, need)) != SC_OK)
             return st;
-        if (sc_op_is_compute(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
+        if (sc_op_is_slot(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
             (st = inputs_ready(e, in)) != SC_OK)
             return st;
         double t0 = sc_exec_now() - e->origin;
         const struct sc_workload_ops *w = e->wl->ops;
         switch ((sc_op)in->op) { /* what runs on the compute stream */
         case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW:
-            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : compute(e, in);
+            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : sc_ex_compute(e, in);
             break;
+        case SC_OP_FB: st = sc_ex_pair(e, in); break;
         case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: st = vocab(e, in); break;
         case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
             st = sc_ex_host_copy(e, in, k);
@@ -471,6 +378,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
                     sc_ex_bfree(&e, x->buf, x->bytes);
             }
         }
+    sc_ex_lane_free(&e);
     sc_cchan_free(e.ch);
     if (inflight_safe)
         sc_ex_redo_free(&e);

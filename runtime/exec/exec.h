@@ -51,6 +51,11 @@
  * measured end is when its work ended, and a failure of the backend is
  * reported as a failure of that instruction.
  *
+ * Overlapped pairs (docs/run.md#overlapped-pairs): the F half and the B or
+ * BW half run at once, the second on a lane of the device (a thread, a
+ * second backend instance and workload context) when the backend and the
+ * workload offer one, else in turn (exec_pair.c).
+ *
  * Thread-safety: sc_exec_device reads the program only; one call per device
  * may run concurrently on separate threads with separate backends.
  */
@@ -129,6 +134,16 @@ struct sc_workload_ops {
     sc_status (*grad_state)(void *ctx, int step, double state[2]);
     sc_status (*optim_step)(void *ctx, int step, const double state[2]);
     sc_status (*validate)(void *ctx, int step, int *redo);
+    /* Optional (overlapped pairs, docs/run.md#overlapped-pairs; NULL: a
+     * pair's halves run in turn): a second context of this device's
+     * workload whose passes compute through backend `lane` (backend.h,
+     * lane_open), for the backward half of a pair while ctx runs its F half
+     * on another thread. The two run passes of different records at once:
+     * nothing a pass writes (its outputs, its record, its stage's
+     * gradients) may be shared between them. lane_free frees it (before
+     * ctx). */
+    void *(*lane)(void *ctx, sc_backend *lane);
+    void (*lane_free)(void *lane_ctx);
     /* Message of the last failure. */
     const char *(*errmsg)(void *ctx);
 };

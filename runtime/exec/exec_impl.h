@@ -1,6 +1,7 @@
 /*
  * exec_impl.h — the executor's state and what its files share (runtime/exec/
- * only): exec.c runs the stream, exec_mem.c holds memory and errors,
+ * only): exec.c runs the stream, exec_pass.c a compute pass, exec_pair.c
+ * an overlapped pair, exec_mem.c holds memory and errors,
  * exec_host.c the host copies of offload, exec_redo.c post-validation's
  * VALIDATE and rollback path.
  */
@@ -73,7 +74,36 @@ typedef struct ex {
     void **redo_out;     /* [S m] a redone output of stage s while it is broadcast */
     struct sc_workload_ops cops; /* the collective channel's workload: the */
     sc_workload cwl;     /* workload's, with the buffers of redone outputs */
+    struct sc_lane *lane; /* overlapped pairs' second lane, or NULL (exec_pair.c) */
+    int lane_tried;      /* the lane was opened, or found not available */
 } ex;
+
+/* One pass (a half of a pair) in flight (exec.c): what begin took. */
+typedef struct sc_job {
+    sc_instr in;
+    int s, mb, fwd;
+    int first, last;     /* its microbatch's stages (docs/guide.md#copies) */
+    rec *r;
+    void *src, *dst;     /* its input and output boundary tensors */
+    void *kept, *bonly;  /* the workload's record arguments */
+    sc_status st;        /* what run returned */
+} sc_job;
+
+/* exec_pass.c: a pass as begin (inputs, allocations; the groups of its
+ * RECVs have completed), run (the workload, with ctx: the device's or a
+ * lane's) and end (outputs handed on, frees; st the pass's status so far,
+ * returned); sc_ex_compute: the three in turn. */
+sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in);
+sc_status sc_ex_run(sc_job *j, const struct sc_workload_ops *w, void *ctx);
+sc_status sc_ex_end(ex *e, sc_job *j, sc_status st);
+sc_status sc_ex_compute(ex *e, const sc_instr *in);
+
+/* exec_pair.c: an overlapped pair (docs/run.md#overlapped-pairs): both
+ * halves begun, run at once (the backward half on the lane: a second
+ * backend instance and workload context, on a thread of its own), ended;
+ * and what the lane holds, freed at the end of the stream. */
+sc_status sc_ex_pair(ex *e, const sc_instr *in);
+void sc_ex_lane_free(ex *e);
 
 /* exec_mem.c */
 sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)

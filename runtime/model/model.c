@@ -72,10 +72,16 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  cfg->vocab, P);
         return SC_ERR_ARG;
     }
-    if (cfg->layers < S) {
+    int C = cfg->copies > 1 ? cfg->copies : 1; /* docs/guide.md#copies */
+    if (C > 1 && (S % C || m % C || cfg->vocab_par != SC_VOCAB_NONE || cfg->stage_layers)) {
+        snprintf(err, errlen, "the model's %d copies need stages and microbatches in multiples "
+                 "of %d and no vocabulary layers (vocab_par none)", C, C);
+        return SC_ERR_ARG;
+    }
+    if (cfg->layers < S / C) {
         snprintf(err, errlen,
                  "model has %ld layers for %d stages: every stage needs at least one layer "
-                 "(-D layers=%d or more)", cfg->layers, S, S);
+                 "(-D layers=%d or more)", cfg->layers, S / C, S / C);
         return SC_ERR_ARG;
     }
     long R = cfg->seq * cfg->batch, wide = cfg->hidden > cfg->vocab ? cfg->hidden : cfg->vocab;
@@ -99,6 +105,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->steps = steps;
     md->M = m * steps;
     md->L = (int)cfg->layers;
+    md->C = C;
+    md->Sc = S / C;
     md->R = (int)R;
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
@@ -108,15 +116,18 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->c.stage_layers = NULL; /* not kept: copied below */
     md->first = calloc((size_t)S, sizeof(int));
     md->count = calloc((size_t)S, sizeof(int));
-    md->W1 = calloc((size_t)md->L, sizeof(float *));
-    md->W2 = calloc((size_t)md->L, sizeof(float *));
-    md->G1 = calloc((size_t)md->L, sizeof(float *));
-    md->G2 = calloc((size_t)md->L, sizeof(float *));
+    md->W1 = calloc((size_t)C * md->L, sizeof(float *));
+    md->W2 = calloc((size_t)C * md->L, sizeof(float *));
+    md->G1 = calloc((size_t)C * md->L, sizeof(float *));
+    md->G2 = calloc((size_t)C * md->L, sizeof(float *));
+    md->Wout = calloc((size_t)C, sizeof(float *));
+    md->Gout = calloc((size_t)C, sizeof(float *));
     md->owner = calloc((size_t)S, sizeof(sc_backend *));
     md->devs = calloc((size_t)S, sizeof(sc_mdev *));
     md->loss = calloc((size_t)md->M, sizeof(double));
     md->gstep = malloc((size_t)S * sizeof(int));
-    if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->owner ||
+    if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->Wout ||
+        !md->Gout || !md->owner ||
         !md->devs || !md->loss || !md->gstep)
         goto nomem;
     for (int s = 0; s < S; s++)
@@ -130,9 +141,10 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         sc_model_free(md);
         return SC_ERR_ARG;
     }
-    for (int s = 0, l = 0; s < S; s++) {
+    for (int s = 0, l = 0, Sc = md->Sc; s < S; s++) { /* each copy's layers over its stages */
         md->first[s] = l;
-        md->count[s] = cfg->stage_layers ? cfg->stage_layers[s] : md->L / S + (s < md->L % S);
+        md->count[s] = cfg->stage_layers ? cfg->stage_layers[s]
+                                         : md->L / Sc + (s % Sc < md->L % Sc);
         l += md->count[s];
     }
     *out = md;
@@ -158,9 +170,9 @@ void sc_model_free(sc_model *md)
             be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
             be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
         }
-        if (s == md->S - 1 && !md->split) {
-            be->ops->free(be->ctx, md->Wout, hv * sizeof(float));
-            be->ops->free(be->ctx, md->Gout, hv * sizeof(float));
+        if (SC_MLAST(md, s) && !md->split) {
+            be->ops->free(be->ctx, md->Wout[SC_MCOPY(md, s)], hv * sizeof(float));
+            be->ops->free(be->ctx, md->Gout[SC_MCOPY(md, s)], hv * sizeof(float));
         }
     }
     for (int s = 0; s < md->S && md->devs; s++) {
@@ -177,6 +189,10 @@ void sc_model_free(sc_model *md)
         sc_adamw_free(dv->opt);
         if (dv->cdev)
             dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));
+        if (dv->gsum) /* the copies' gradient sum (model_optim.c) */
+            dv->be->ops->free(dv->be->ctx, dv->gsum,
+                              (2 * (size_t)md->L * (size_t)md->h * (size_t)md->h +
+                               (size_t)md->h * (size_t)md->V) * sizeof(float));
         free(dv);
     }
     free(md->gstep);
@@ -186,6 +202,8 @@ void sc_model_free(sc_model *md)
     free(md->W2);
     free(md->G1);
     free(md->G2);
+    free(md->Wout);
+    free(md->Gout);
     free(md->owner);
     free(md->devs);
     free(md->loss);
@@ -204,7 +222,7 @@ size_t sc_model_record_bytes(const sc_model *md, int s)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
-    if (s == md->S - 1 && !md->split) /* the head's x and dlogits */
+    if (SC_MLAST(md, s) && !md->split) /* the head's x and dlogits */
         n += Rh + (size_t)md->R * (size_t)md->V;
     return n * sizeof(float);
 }
@@ -222,7 +240,7 @@ size_t sc_model_row_bytes(const sc_model *md)
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
     size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
-    if (s == md->S - 1 && !md->split)
+    if (SC_MLAST(md, s) && !md->split)
         n += 2 * (size_t)md->h * (size_t)md->V;
     if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
         n += 2 * (size_t)md->h * (size_t)md->V;
@@ -269,7 +287,7 @@ static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
     size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
-    int n = 4 * md->count[s] + (s == md->S - 1 && !md->split ? 2 : 0);
+    int n = 4 * md->count[s] + (SC_MLAST(md, s) && !md->split ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
                                                       : (size_t)md->R * (size_t)md->V * sizeof(float);
@@ -289,13 +307,13 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
-    int R = md->R, h = md->h, last = s == md->S - 1, n = md->count[s];
+    int R = md->R, h = md->h, last = SC_MLAST(md, s), n = md->count[s];
     float **T = kept; /* the record's parts (record_parts) */
     (void)b_only;
     if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
         if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK)
             return vocab_fail(dv, SC_ERR_PROGRAM);
-    } else if (s == 0) {
+    } else if (SC_MFIRST(md, s)) { /* the input (each copy's first stage) */
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
     } else if (in != T[0]) { /* a redone F (exec/exec.h) may hand back the input it kept */
         o->copy(bc, Rh, in, T[0]);
@@ -315,7 +333,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     }
     if (last && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
-        o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout, 0.0f, dl);
+        o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout[SC_MCOPY(md, s)], 0.0f, dl);
         for (int r = 0; r < R; r++)
             dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
                                                 (uint64_t)r) % (uint64_t)md->V);
@@ -349,9 +367,9 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
         if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK)
             return vocab_fail(dv, SC_ERR_PROGRAM);
-    } else if (s == md->S - 1) {
+    } else if (SC_MLAST(md, s)) {
         float *dl = T[4 * n + 1];
-        o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout, 0.0f, dytop);
+        o->gemm(bc, 0, 1, R, h, md->V, 1.0f, dl, md->Wout[SC_MCOPY(md, s)], 0.0f, dytop);
     } else {
         o->copy(bc, Rh, gin, dytop);
     }
@@ -395,9 +413,9 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
         o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
         o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
     }
-    if (s == md->S - 1 && !md->split) {
+    if (SC_MLAST(md, s) && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
-        o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout);
+        o->gemm(bc, 1, 0, h, md->V, R, 1.0f, xh, dl, 1.0f, md->Gout[SC_MCOPY(md, s)]);
     }
     return SC_OK;
 }
@@ -413,8 +431,8 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step)
             fill(dv, md->G1[l], hh, 0, 0, 0.0f);
             fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && !md->split)
-            fill(dv, md->Gout, (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
+        if (SC_MLAST(md, s) && !md->split)
+            fill(dv, md->Gout[SC_MCOPY(md, s)], (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
         if (s == 0 && dv->mv && !md->split) /* the whole embedding's */
             sc_mvocab_zero_grads(dv->mv);
     }
@@ -443,6 +461,40 @@ static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
     return st ? vocab_fail(dv, st) : SC_OK;
 }
 
+/* A pair's lane (exec.h): the device's context computing through backend
+ * be, with host scratch of its own; the model, its parameters and
+ * gradients are the device's (a pass writes only its own stage's). */
+static void *w_lane(void *ctx, sc_backend *be)
+{
+    sc_mdev *dv = ctx, *ln = malloc(sizeof *ln);
+    if (!ln || dv->mv) { /* a split vocabulary's passes are not paired */
+        free(ln);
+        return NULL;
+    }
+    *ln = *dv;
+    ln->be = be;
+    ln->err[0] = 0;
+    ln->targets = malloc((size_t)dv->md->R * sizeof(int32_t));
+    ln->stage = malloc(CHUNK * sizeof(float));
+    if (!ln->targets || !ln->stage) {
+        free(ln->targets);
+        free(ln->stage);
+        free(ln);
+        return NULL;
+    }
+    return ln;
+}
+
+static void w_lane_free(void *p)
+{
+    sc_mdev *ln = p;
+    if (ln) {
+        free(ln->targets);
+        free(ln->stage);
+        free(ln);
+    }
+}
+
 const struct sc_workload_ops sc_model_ops = {
     .boundary_bytes = w_boundary,
     .record_bytes = w_record,
@@ -459,6 +511,8 @@ const struct sc_workload_ops sc_model_ops = {
     .coll_done = sc_model_coll_done,
     .vocab_record_bytes = w_vocab_bytes,
     .vocab_pass = w_vocab_pass,
+    .lane = w_lane,
+    .lane_free = w_lane_free,
     .errmsg = w_errmsg,
 };
 
@@ -500,23 +554,25 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         md->devs[s] = dv;
         any = 1;
         for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
+            int ll = l % md->L; /* the copies start from the same parameters */
             if ((md->W1[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->W1[l], hh, T_W1, l, hs);
+                fill(dv, md->W1[l], hh, T_W1, ll, hs);
             if ((md->W2[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->W2[l], hh, T_W2, l, ls);
+                fill(dv, md->W2[l], hh, T_W2, ll, ls);
             if ((md->G1[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G1[l], hh, 0, 0, 0.0f);
             if ((md->G2[l] = palloc(dv, hh, &ok)))
                 fill(dv, md->G2[l], hh, 0, 0, 0.0f);
         }
-        if (s == md->S - 1 && ok && !md->split) {
-            if ((md->Wout = palloc(dv, hv, &ok)))
-                fill(dv, md->Wout, hv, T_WOUT, 0, hs);
-            if ((md->Gout = palloc(dv, hv, &ok)))
-                fill(dv, md->Gout, hv, 0, 0, 0.0f);
+        int c = SC_MCOPY(md, s);
+        if (SC_MLAST(md, s) && ok && !md->split) {
+            if ((md->Wout[c] = palloc(dv, hv, &ok)))
+                fill(dv, md->Wout[c], hv, T_WOUT, 0, hs);
+            if ((md->Gout[c] = palloc(dv, hv, &ok)))
+                fill(dv, md->Gout[c], hv, 0, 0, 0.0f);
         }
         if (s == md->S - 1)
-            md->have_loss = 1;
+            md->have_loss = 1; /* with copies: only the losses of its own copy */
     }
     /* The vocabulary layers: a shard on every device (split), or the whole
      * embedding on the first stage's (model_vocab.h). */
@@ -564,7 +620,7 @@ const float *sc_model_grad(const sc_model *md, int t, size_t *n)
     }
     *n = (size_t)md->h * (size_t)md->V;
     if (t == 2 * md->L)
-        return md->split ? NULL : md->Gout;
+        return md->split ? NULL : md->Gout[0];
     int first, rows; /* Gemb: whole on the first stage, or in shards */
     return md->split || !md->devs[0] || !md->devs[0]->mv
                ? NULL

@@ -71,6 +71,11 @@ typedef struct sc_model_cfg {
                           * embedding and the output layer over the devices
                           * (model_vocab.h) */
     const int *stage_layers; /* [S] layers of each stage (redis), or NULL: even */
+    int copies;          /* copies of the model (docs/guide.md#copies; 0 or 1: one): the
+                          * S stages are `copies` copies of the layers, stage s holding
+                          * copy s/(S/copies)'s share, each copy's first stage reading
+                          * the input and its last holding an output layer; copies start
+                          * equal and sum their gradients (a collective tagged W) */
     sc_optim_cfg opt;
     /* Optional: called by the device holding the last stage when it ends
      * step k (its OPTIM), with the step's loss; from that device's thread. */

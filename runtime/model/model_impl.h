@@ -34,6 +34,7 @@ typedef struct sc_mdev {
      * only): a buffer is uploaded when its collective starts and read back
      * when it completes (coll_buffer, coll_done). [10]: the five above. */
     double *cdev;
+    float *gsum;         /* the copies' gradient sum (model_optim.c), or NULL */
     int eager;           /* post-validation: the step in flight was taken eagerly */
     int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
@@ -43,10 +44,12 @@ typedef struct sc_mdev {
 struct sc_model {
     sc_model_cfg c;
     int S, m, L, R, h, V;
+    int C, Sc;           /* copies of the model (docs/guide.md#copies) and stages per copy:
+                          * stage s is copy s / Sc; its layers are that copy's */
     int steps, M;        /* training steps; microbatch numbers m·steps */
     int *first, *count;  /* [S] layers of each stage */
-    float **W1, **W2, **G1, **G2; /* [L] */
-    float *Wout, *Gout;
+    float **W1, **W2, **G1, **G2; /* [C L]: copy k's layer l at k L + l */
+    float **Wout, **Gout; /* [C] the output layer of each copy */
     int *gstep;          /* [S] the step whose gradients G1, G2 (Gout) hold; -1: none */
     sc_backend **owner;  /* [S] backend holding the stage's parameters */
     sc_mdev **devs;      /* [S] device context of each attached stage */
@@ -55,6 +58,12 @@ struct sc_model {
     sc_backend *own_be;  /* the reference's backend */
     int vocab, split, P; /* cfg.vocab_par; split: 1 vocab-1, 2 vocab-2, 0 not split */
 };
+
+/* A stage's place in its copy: the first (it reads the input), the last
+ * (it holds the head and the loss), and its copy. */
+#define SC_MFIRST(md, s) ((s) % (md)->Sc == 0)
+#define SC_MLAST(md, s) ((s) % (md)->Sc == (md)->Sc - 1)
+#define SC_MCOPY(md, s) ((s) / (md)->Sc)
 
 /* Streams of the model's hash (model_vocab.c uses 3 and 5 for the same
  * tensors, and 6, 7 for the embedding and the tokens). */

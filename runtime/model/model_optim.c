@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The device's gradient tensor t (model.h's numbering), or NULL. */
 static float *grad_here(sc_mdev *dv, int t, size_t *n)
@@ -31,9 +32,9 @@ static float *grad_here(sc_mdev *dv, int t, size_t *n)
         while (s + 1 < md->S && md->first[s + 1] <= t / 2)
             s++;
     } else {
-        g = md->Gout;
+        g = md->Gout[0];
         *n = (size_t)md->h * (size_t)md->V;
-        s = md->S - 1;
+        s = md->Sc - 1; /* copy 0's */
     }
     return md->devs[s] == dv ? g : NULL;
 }
@@ -50,13 +51,17 @@ sc_status sc_model_optim_attach(sc_mdev *dv)
     for (int s = 0; s < md->S; s++) {
         if (md->devs[s] != dv)
             continue;
+        /* A copy other than the first (docs/guide.md#copies) is a replica:
+         * updated the same, left out of the state (its gradients are the
+         * same sum). */
+        int c = SC_MCOPY(md, s);
         for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++)
-            if (sc_adamw_add(dv->opt, dv->be, md->W1[l], md->G1[l], hh) != SC_OK ||
-                sc_adamw_add(dv->opt, dv->be, md->W2[l], md->G2[l], hh) != SC_OK)
+            if (sc_adamw_add(dv->opt, dv->be, md->W1[l], md->G1[l], hh, c > 0) != SC_OK ||
+                sc_adamw_add(dv->opt, dv->be, md->W2[l], md->G2[l], hh, c > 0) != SC_OK)
                 return SC_ERR_NOMEM;
-        if (s == md->S - 1 && !md->split &&
-            sc_adamw_add(dv->opt, dv->be, md->Wout, md->Gout, (size_t)md->h * (size_t)md->V) !=
-                SC_OK)
+        if (SC_MLAST(md, s) && !md->split &&
+            sc_adamw_add(dv->opt, dv->be, md->Wout[c], md->Gout[c],
+                         (size_t)md->h * (size_t)md->V, c > 0) != SC_OK)
             return SC_ERR_NOMEM;
     }
     /* The vocabulary layers it holds: the embedding (rows), the output
@@ -64,7 +69,7 @@ sc_status sc_model_optim_attach(sc_mdev *dv)
     float *w, *g;
     size_t n;
     for (int i = 0; dv->mv && sc_mvocab_tensor(dv->mv, i, &w, &g, &n); i++)
-        if (sc_adamw_add(dv->opt, dv->be, w, g, n) != SC_OK)
+        if (sc_adamw_add(dv->opt, dv->be, w, g, n, 0) != SC_OK)
             return SC_ERR_NOMEM;
     return SC_OK;
 }
@@ -171,7 +176,7 @@ static int vocab_coll(const sc_mdev *dv, const sc_coll *c)
     case SC_OP_E: case SC_OP_F: case SC_OP_B: case SC_OP_S: case SC_OP_T: return 1;
     case SC_OP_W: case SC_OP_BW: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_R: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_FB: case SC_OP_R: break;
     }
     return 0;
 }
@@ -210,6 +215,59 @@ static double *twin(sc_mdev *dv, const double *h)
     return NULL;
 }
 
+/* The copies' gradient sum (docs/guide.md#copies): one copy's gradients,
+ * G1 and G2 of each layer then Gout, in a buffer of the device's (model
+ * order, the numbering of sc_model_tensors); each device writes its stages'
+ * gradients at their layer's place and zeros elsewhere, the all-reduce
+ * sums them, and each reads its layers' sums back (gsum_done). */
+static size_t gsum_floats(const sc_model *md)
+{
+    return 2 * (size_t)md->L * (size_t)md->h * (size_t)md->h + (size_t)md->h * (size_t)md->V;
+}
+
+/* Copies between the buffer and the device's gradients: back = 0 into the
+ * buffer, 1 out of it. */
+static void gsum_move(sc_mdev *dv, int back)
+{
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    size_t hh = (size_t)md->h * (size_t)md->h;
+    for (int s = 0; s < md->S; s++) {
+        if (md->devs[s] != dv)
+            continue;
+        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
+            float *slot = dv->gsum + 2 * (size_t)(l % md->L) * hh;
+            o->copy(dv->be->ctx, hh, back ? slot : md->G1[l], back ? md->G1[l] : slot);
+            o->copy(dv->be->ctx, hh, back ? slot + hh : md->G2[l], back ? md->G2[l] : slot + hh);
+        }
+        if (SC_MLAST(md, s)) {
+            float *slot = dv->gsum + 2 * (size_t)md->L * hh, *g = md->Gout[SC_MCOPY(md, s)];
+            o->copy(dv->be->ctx, (size_t)md->h * (size_t)md->V, back ? slot : g, back ? g : slot);
+        }
+    }
+}
+
+static sc_status gsum_buffer(sc_mdev *dv, sc_cxfer *x)
+{
+    size_t n = gsum_floats(dv->md);
+    const struct sc_backend_ops *o = dv->be->ops;
+    if (!dv->gsum && !(dv->gsum = o->alloc(dv->be->ctx, n * sizeof(float))))
+        return fail(dv, SC_ERR_NOMEM, "out of memory for the sum of the copies' gradients");
+    if (o->fill_uniform) {
+        o->fill_uniform(dv->be->ctx, dv->gsum, n, 0, 0, 0.0f);
+    } else {
+        memset(dv->stage, 0, SC_MODEL_CHUNK * sizeof(float));
+        for (size_t i = 0; i < n; i += SC_MODEL_CHUNK)
+            o->upload(dv->be->ctx, dv->gsum + i, dv->stage,
+                      (n - i < SC_MODEL_CHUNK ? n - i : SC_MODEL_CHUNK) * sizeof(float));
+    }
+    gsum_move(dv, 0);
+    x->dtype = SC_DT_F32;
+    x->count = n;
+    x->buf = dv->gsum;
+    return SC_OK;
+}
+
 /* The buffers of the optimizer's collectives: the host numbers uploaded
  * to their twins, which the transport reduces in place (NCCL reduces
  * device memory only; on the CPU backend the twin is host memory too). */
@@ -218,6 +276,8 @@ sc_status sc_model_coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
     sc_mdev *dv = ctx;
     if (vocab_coll(dv, c))
         return vocab_status(dv, sc_mvocab_coll_buffer(dv->mv, c, x));
+    if (c->what == SC_OP_W) /* the copies' gradient sum */
+        return gsum_buffer(dv, x);
     size_t n;
     double *h = opt_numbers(dv, c, &n);
     if (!h) {
@@ -239,6 +299,11 @@ sc_status sc_model_coll_done(void *ctx, const sc_coll *c)
 {
     sc_mdev *dv = ctx;
     sc_model *md = dv->md;
+    if (c->what == SC_OP_W) { /* the copies' sums into their gradients */
+        gsum_move(dv, 1);
+        const char *bad = dv->be->ops->errmsg ? dv->be->ops->errmsg(dv->be->ctx) : NULL;
+        return bad ? fail(dv, SC_ERR_RUNTIME, bad) : SC_OK;
+    }
     if (!vocab_coll(dv, c)) { /* an optimizer collective: its result read back */
         size_t n;
         double *h = opt_numbers(dv, c, &n);

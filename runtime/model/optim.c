@@ -20,6 +20,7 @@ typedef struct tensor {
     size_t n;
     float *m, *v;          /* moments (device memory) */
     float *wk, *mk, *vk;   /* the kept copy (host), or NULL */
+    int replica;           /* left out of the state (sc_adamw_add) */
 } tensor;
 
 struct sc_adamw {
@@ -117,7 +118,7 @@ void sc_adamw_free(sc_adamw *a)
     free(a);
 }
 
-sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n)
+sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n, int replica)
 {
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 8;
@@ -128,7 +129,7 @@ sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n
         a->cap = cap;
     }
     tensor *t = &a->t[a->n];
-    *t = (tensor){.be = be, .w = w, .g = g, .n = n};
+    *t = (tensor){.be = be, .w = w, .g = g, .n = n, .replica = replica};
     size_t b = (n ? n : 1) * sizeof(float);
     t->m = be->ops->alloc(be->ctx, b);
     t->v = be->ops->alloc(be->ctx, b);
@@ -151,6 +152,8 @@ sc_status sc_adamw_state(sc_adamw *a, double state[2])
     double sum = 0, bad = 0;
     for (int i = 0; i < a->n; i++) {
         const tensor *t = &a->t[i];
+        if (t->replica)
+            continue;
         double ts[2];
         sc_status st = t->be->ops->sumsq(t->be->ctx, t->n, t->g, ts);
         if (st != SC_OK)

@@ -75,8 +75,11 @@ typedef struct sc_adamw sc_adamw;
 sc_adamw *sc_adamw_new(const sc_optim_cfg *c);
 void sc_adamw_free(sc_adamw *a);
 /* Adds a parameter tensor w (n floats, device memory of be) and its
- * gradient g; the tensors of a device in the model's order. */
-sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n);
+ * gradient g; the tensors of a device in the model's order. A replica
+ * (another copy of a tensor of the model, docs/guide.md#copies, whose
+ * gradient is the same sum) is updated like the others and left out of
+ * the state. */
+sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n, int replica);
 /* The state of the gradients (sum of squares in double, tensor by tensor,
  * in the order added; count of non-finite values). */
 sc_status sc_adamw_state(sc_adamw *a, double state[2]);

@@ -24,6 +24,7 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     /* One device, every layer: the vocabulary layers whole (baseline). */
     c.vocab_par = cfg->vocab_par != SC_VOCAB_NONE ? SC_VOCAB_BASELINE : SC_VOCAB_NONE;
     c.stage_layers = NULL;
+    c.copies = 1; /* one copy of the layers */
     sc_status st = sc_model_new(&c, 1, m, &md, err, errlen);
     if (st)
         return st;
@@ -90,7 +91,7 @@ static sc_backend *grad_owner(const sc_model *md, int t)
     if (t > 2 * md->L) /* the embedding */
         return md->owner[0];
     if (t == 2 * md->L)
-        return md->owner[md->S - 1];
+        return md->owner[md->Sc - 1]; /* copy 0's */
     int l = t / 2, s = 0;
     while (s + 1 < md->S && md->first[s + 1] <= l)
         s++;
@@ -108,7 +109,7 @@ static const float *tensor_of(const sc_model *md, int t, int params, size_t *n)
     }
     *n = (size_t)md->h * (size_t)md->V;
     if (t == 2 * md->L)
-        return md->split ? NULL : md->Wout;
+        return md->split ? NULL : md->Wout[0];
     int first, rows; /* the embedding: whole on the first stage, or in shards */
     return md->split || !md->devs[0] || !md->devs[0]->mv
                ? NULL
@@ -153,7 +154,7 @@ static double compare_shards(const sc_model *md, const sc_model *ref, int params
         const float *ge = sc_mvocab_emb(dv->mv, params, &a, &n);
         const float *re = sc_mvocab_emb(rv->mv, params, &ra, &rn);
         const float *go = sc_mvocab_out(dv->mv, params, &a, &n);
-        const float *ro = params ? ref->Wout : ref->Gout;
+        const float *ro = params ? ref->Wout[0] : ref->Gout[0];
         sc_backend *gb = dv->be, *rb = ref->owner[0];
         double ed = 0, em = 0, od = 0, om = 0;
         /* embedding rows a .. a + n: one span */

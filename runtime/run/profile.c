@@ -194,6 +194,7 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
                 continue;
             }
             case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
+            case SC_OPC_TFB: continue; /* a pair: its halves' costs are not apart */
             }
             add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
         }

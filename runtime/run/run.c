@@ -518,6 +518,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
      * and with redis the program's split of the layers. */
     mc.vocab_par = sc_prog_vocab(pg);
     mc.stage_layers = NULL;
+    mc.copies = sc_prog_copies(pg); /* docs/guide.md#copies */
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
@@ -528,6 +529,12 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         r->mpi = 1;
         r->rank = rank;
+        if (mc.copies > 1) { /* each rank would know one copy's losses only */
+            snprintf(err, errlen, "a program with %d copies of the model runs on threads "
+                     "(without mpirun) for now", mc.copies);
+            st = SC_ERR_ARG;
+            goto fail;
+        }
         if ((st = agree(pg, o, o->timeout_s, err, errlen)) != SC_OK)
             goto fail;
         if (size != r->P) {

@@ -3,9 +3,15 @@
  * tests/cudastub/): a column-major reference SGEMM (double accumulation)
  * with cuBLAS's argument checks, queued on the handle's stream; its
  * operands are checked like every other device access of the stand-in.
+ *
+ * With SC_CUDASTUB_STREAMS set, the process reports at exit, per GPU, on
+ * how many streams SGEMMs were queued ("cudastub: GPU 0: SGEMMs on 2
+ * streams"): the witness that an overlapped pair's backward half computes
+ * on a second stream (docs/run.md#overlapped-pairs; tests/cudastub/run.sh).
  */
 #include "cublas_v2.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +19,54 @@ struct sc_stub_blas {
     int gpu;
     cudaStream_t s;
 };
+
+/* The streams that SGEMMs were queued on (SC_CUDASTUB_STREAMS). */
+#define MAX_SEEN 256
+typedef struct seen_stream {
+    int gpu;
+    cudaStream_t s;
+} seen_stream;
+static struct {
+    pthread_mutex_t mu;
+    int n, overflow;
+    seen_stream seen[MAX_SEEN]; /* distinct (GPU, stream handle) */
+} streams = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void report_streams(void)
+{
+    int most = 0;
+    for (int i = 0; i < streams.n; i++)
+        most = streams.seen[i].gpu > most ? streams.seen[i].gpu : most;
+    for (int g = 0; g <= most && streams.n; g++) {
+        int k = 0;
+        for (int i = 0; i < streams.n; i++)
+            k += streams.seen[i].gpu == g;
+        if (k)
+            fprintf(stderr, "cudastub: GPU %d: SGEMMs on %d stream%s%s\n", g, k, k == 1 ? "" : "s",
+                    streams.overflow ? " (or more)" : "");
+    }
+}
+
+static void note_stream(int gpu, cudaStream_t s)
+{
+    static int on = -1;
+    pthread_mutex_lock(&streams.mu);
+    if (on < 0) {
+        on = getenv("SC_CUDASTUB_STREAMS") != NULL;
+        if (on)
+            atexit(report_streams);
+    }
+    int i = 0;
+    while (on && i < streams.n && (streams.seen[i].gpu != gpu || streams.seen[i].s != s))
+        i++;
+    if (on && i == streams.n) {
+        if (streams.n < MAX_SEEN)
+            streams.seen[streams.n++] = (seen_stream){gpu, s};
+        else
+            streams.overflow = 1;
+    }
+    pthread_mutex_unlock(&streams.mu);
+}
 
 cublasStatus_t cublasCreate(cublasHandle_t *h)
 {
@@ -127,6 +181,7 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
     cudaError_t keep = cudaPeekAtLastError();
     cudaError_t e = sc_cudastub_enqueue(h->s, run_gemm, g, free, "cublasSgemm");
     (void)cudaGetLastError();
+    note_stream(h->gpu, h->s);
     sc_cudastub_set_error(keep);
     return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }

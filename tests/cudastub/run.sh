@@ -14,7 +14,8 @@
 #      predicted, the expected transport, no violation;
 #   2b. recomputation (all, partial, mixed with offload's budget) on 1 and 4;
 #   3. some of them again, also at p=2, with 0-300 us random delays on every
-#      stream operation;
+#      stream operation; overlapped pairs (dualpipev, dualpipe) on two
+#      streams per GPU, the lane's bits the serial halves';
 #   4. runs that fail on purpose (device memory caps) end with one line and
 #      exit 4, and free nothing a queued copy still uses;
 #   5. p=1 and cuda-local without NCCL; NCCL missing; NCCL_DEBUG and --json;
@@ -92,7 +93,7 @@ for r in $(sample $recipes); do
     done
   done
 done
-! full || [ "$runs" -ge 48 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
+! full || [ "$runs" -ge 56 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
 
 # 2b. Recomputation (docs/recompute.md): R recomputes the dropped parts on
 # the device's compute stream; the peaks as predicted, the reference's
@@ -115,6 +116,30 @@ for r in $(sample zb-h1 interleaved zb-v 1f1b-v); do
   one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
   one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
 done
+
+# Overlapped pairs (docs/run.md#overlapped-pairs): the backward half on the
+# lane's stream, ordered after the device's stream by an event (the NCCL
+# receive the compute stream waits for included: without the event the
+# stand-in sees the lane use memory before its allocation is reached).
+one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
+one dualpipev 2 4 1 none SC_CUDASTUB_DELAY_US=300
+full && one dualpipe 4 8 4 none SC_CUDASTUB_DELAY_US=300
+# Two streams: with pairs, each GPU's SGEMMs are queued on two streams (the
+# device's and the lane's; SC_CUDASTUB_STREAMS reports them at exit), with
+# STAGECRAFT_PAIRS=serial and without pairs on one; the lane gives the bits
+# of the serial halves (the stand-in's SGEMM is deterministic).
+streams() { # what every line must say, env...
+  want=$1; shift
+  env SC_CUDASTUB_GPUS=2 SC_CUDASTUB_STREAMS=1 SC_CUDASTUB_DELAY_US=100 "$@" \
+    timeout 300 $SC run "$r" -D p=2 -D m=4 --backend cuda --json >"$tmp/j" 2>"$tmp/e"
+  n=$(grep -c "^cudastub: GPU [01]: SGEMMs on $want$" "$tmp/e")
+  [ "$n" = 2 ] && sed -n 's/.*"loss_hex": "\([^"]*\)".*/\1/p' "$tmp/j" ||
+    { bad "$r $* on 2 emulated GPUs: not every GPU's SGEMMs on $want"; head -4 "$tmp/e" >&2; }
+}
+r=dualpipev
+lane=$(streams "2 streams") && serial=$(streams "1 stream" STAGECRAFT_PAIRS=serial) &&
+  [ -n "$lane" ] && [ "$lane" = "$serial" ] && ok || bad "dualpipev: the lane's loss $lane, the serial pairs' $serial"
+r=1f1b; streams "1 stream" >/dev/null && ok
 
 # 4. Failures on purpose: one line, exit 4, nothing freed under a queued copy.
 for r in 1f1b $(full && echo zb-h1 interleaved); do

@@ -173,7 +173,7 @@ bad({p = 2, interval = 3, F = {0, 1}, BW = {4, 2}, B = {4, 2}}, "not both", "BW 
 bad({p = 2, interval = 3, F = {0, 1, 2}, BW = {4, 2}}, "lists 3 offsets, but 2 are needed", "list length")
 bad({p = 2, interval = 3, F = {0, 1}, first = {F = {0}}, BW = {4, 2}}, "not both", "compact and per-stage")
 bad({p = 2, interval = 3, first = {F = {0}, B = {"x"}}, delta = {F = {1}, B = {-2}}}, "is not a number", "compact bad number")
-T.fails(function() sc.block_search{p = 4, mem = 1} end, "no V block fits mem = 1", "search under too little memory")
+T.fails(function() sc.block_search{p = 4, mem = 1} end, "no block fits mem = 1", "search under too little memory")
 
 -- The search: the best block within a budget, and the trade-off table.
 do

@@ -1,7 +1,7 @@
 """check_torch_csv.py FILE.csv compute_only|compute_comms [VERSION]
 
 A quick reading of PyTorch pipelining's CSV rules (schedules.py:
-_Action.from_str's grammar, _validate_schedule's checks and, for VERSION 2.15
+_Action.from_str's grammar with (a;b)OVERLAP_F_B, _validate_schedule's checks and, for VERSION 2.15
 (the default) and later, the rules of _validate_send_waits and of the
 REDUCE_GRAD / WAIT_REDUCE_GRAD pairing), used by tests/interchange.sh where
 PyTorch is not installed. PyTorch's own validators check the same exports in
@@ -26,6 +26,21 @@ def main():
     TOKEN = re.compile(r"^(\d+)(" + (NEW if waits else OLD) + r")(\d*)$")
     with open(path, newline="") as f:
         rows = [line.rstrip("\r\n").split(",") for line in f]
+    # (a;b)OVERLAP_F_B: compute actions run as one (_Action.from_str); each
+    # counts as its own action here.
+    overlap = re.compile(r"^\(([^()]*)\)OVERLAP_F_B$")
+    for r, row in enumerate(rows):
+        cells = []
+        for cell in row:
+            m = overlap.match(cell)
+            if not m:
+                cells.append(cell)
+                continue
+            subs = m.group(1).split(";")
+            if len(subs) < 2 or not all(re.match(r"^\d+[FIBW]\d+$", x) for x in subs):
+                fail(f"rank {r}: bad overlap {cell!r}")
+            cells += subs
+        rows[r] = cells
     if not rows:
         fail("no rows")
     stage_rank, acts = {}, {}

@@ -33,7 +33,7 @@ say() { echo "torch: $*"; }
 
 # Recipes that fit PyTorch's model (each stage a module; any placement),
 # with the parameters for p = 2 and p = 4 (m at least what the recipe needs).
-RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2"
+RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2,dualpipev:m=8,dualpipev:m=12;tfb=1.5"
 # make check (SC_TIER=check, tests/tier.sh): the newest version, 2 ranks, the
 # sample recipes, and only where that version is installed already (make
 # test installs it; an install takes minutes).

@@ -2,7 +2,9 @@
 test (tests/torch/run.sh): gloo on loopback, each recipe's compute_comms
 export loaded through the stagecraft package (Program.torch_schedule) and
 trained one step of a small MLP; the loss and every gradient must equal a
-non-pipelined reference within TOL. Also, per recipe with a loop or V
+non-pipelined reference within TOL. Overlapped pairs (OVERLAP_F_B) run with
+stagecraft's handler, which overlaps their halves (python/stagecraft/
+overlap.py), and again with PyTorch's own, which runs them in turn. Also, per recipe with a loop or V
 placement, the torchtitan route: the compute_only export loaded the way
 torchtitan loads --parallelism.pipeline_parallel_schedule_csv.
 
@@ -92,7 +94,10 @@ def compare(rank, world, blocks_ref, loss_ref, mine, losses, S):
     return err
 
 
-def one(recipe, params, rank, world, titan):
+def one(recipe, params, rank, world, titan, serial=False):
+    """One check: the stagecraft route (titan False), torchtitan's (True);
+    serial: the stagecraft route with PyTorch's own OVERLAP_F_B handler
+    (the pair's halves in turn) instead of stagecraft's overlapping one."""
     prog = stagecraft.load(recipe, **params)
     S, m = prog.stages, prog.microbatches
     blocks, x, y = model_and_data(S, m, seed=7)
@@ -118,7 +123,12 @@ def one(recipe, params, rank, world, titan):
         sched._load_csv(path)
         os.unlink(path)
     else:
-        sched = prog.torch_schedule(stages, loss_fn=loss_fn)
+        sched = prog.torch_schedule(stages, loss_fn=loss_fn, overlap=not serial)
+        pairs = "OVERLAP_F_B" in prog.export("torch-csv-comms")
+        custom = getattr(sched, "_comp_type_to_function_map", {})
+        if pairs and (len(custom) == 1) == serial:
+            raise AssertionError(f"OVERLAP_F_B handler registered: {bool(custom)}, "
+                                 f"serial: {serial}")
     losses = run_step(sched, ids, S, x, y)
     return compare(rank, world, grads_ref, loss_ref, mine, losses, S)
 
@@ -149,10 +159,14 @@ def main():
         name, _, rest = spec.partition(":")
         params = dict(kv.split("=") for kv in rest.split(";") if kv)
         params.setdefault("p", world)
-        for titan in (False, True):
-            label = f"{name} {params}{' torchtitan route' if titan else ''}"
+        modes = [(False, False), (True, False)]
+        if name.startswith("dualpipe"):  # overlapped pairs: PyTorch's own handler too
+            modes.append((False, True))
+        for titan, serial in modes:
+            label = (f"{name} {params}{' torchtitan route' if titan else ''}"
+                     f"{' OVERLAP_F_B in turn' if serial else ''}")
             try:
-                err = one(name, params, rank, world, titan)
+                err = one(name, params, rank, world, titan, serial)
                 msg = ""
             except Exception as e:  # noqa: BLE001 - reported, then counted as a failure
                 err, msg = float("inf"), f"{type(e).__name__}: {e}".splitlines()[0]

@@ -43,7 +43,7 @@ TEST(classes_and_roles)
     int npass = 0;
     for (int op = 0; op < SC_OP_COUNT; op++) {
         int classes = sc_op_is_pass(op) + sc_op_is_transfer(op) + sc_op_is_host(op) +
-                      sc_op_is_coll(op) + (sc_op_class_of(op) == SC_OPK_STEP);
+                      sc_op_is_coll(op) + sc_op_is_pair(op) + (sc_op_class_of(op) == SC_OPK_STEP);
         CHECK(classes == 1);
         npass += sc_op_is_pass(op);
         /* Roles belong to stage passes; directions to transfers and host

@@ -177,7 +177,7 @@ TEST(adamw)
     be->ops->upload(be->ctx, g, hg, N * sizeof(float));
     sc_optim_cfg c = sc_optim_defaults();
     sc_adamw *a = sc_adamw_new(&c);
-    CHECK(a && sc_adamw_add(a, be, w, g, N) == SC_OK);
+    CHECK(a && sc_adamw_add(a, be, w, g, N, 0) == SC_OK);
     double st[2];
     CHECK(sc_adamw_state(a, st) == SC_OK && st[1] == 0);
     double want = 0;
