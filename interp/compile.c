@@ -4,14 +4,20 @@
  */
 #include "compile.h"
 
+#include "check/caps.h"
 #include "check/replay.h"
 #include "check/rollback.h"
 #include "check/steps.h"
 #include "check/verify.h"
 #include "ir/ir_impl.h"
 #include "lower/lower.h"
+#include "ir/alloc.h"
 #include "lower/offload.h"
+#include "lower/recompute.h"
 #include "lower/steps.h"
+
+#include <math.h>
+#include <string.h>
 
 /* Step 3 of compile.h: plans the host copies from the timing of the
  * transfer-only streams and checks the plan on the replay of the new ones,
@@ -29,6 +35,132 @@ static sc_status plan_offload(sc_prog *pg, sc_times *now)
         sc_times_free(now);
     sc_offload_plan_free(pl);
     sc_times_free(&base);
+    return st;
+}
+
+/* Step 3 of compile.h, first half: plans the recomputation from the timing
+ * of the streams (levels: each device's, or NULL: the policy's). */
+static sc_status plan_recompute(sc_prog *pg, const double *levels)
+{
+    sc_times base;
+    sc_status st = sc_replay_timed(pg, &base);
+    if (st == SC_OK)
+        st = sc_recompute_plan(pg, &base, levels);
+    sc_times_free(&base);
+    return st;
+}
+
+/* The two budgets together (docs/recompute.md#budget): per record the
+ * cheapest of keeping, offloading and recomputing that meets the cap.
+ * Offload costs no compute while the host link keeps up, so each device
+ * first offloads what the link takes (offload's budget, which backs off);
+ * where that leaves it above the cap, it recomputes the least it needs on
+ * top (in 1/64 chunk, longest lifespans first), found by doubling and then
+ * halving its level, each try a whole plan (a recomputation delays the
+ * passes after it, and so every offload window). */
+typedef struct mix {
+    sc_prog *pg;
+    sc_vec *saved; /* [P] the lowered streams before any plan */
+    double *lv, *peak, cap;
+    sc_times *proof;
+} mix;
+
+/* Plans with levels m->lv; *over: the devices above the cap (a count). */
+static sc_status mix_try(mix *m, int *over)
+{
+    sc_prog *pg = m->pg;
+    sc_times_free(m->proof);
+    *m->proof = (sc_times){0};
+    for (int d = 0; d < pg->P; d++) {
+        memcpy(pg->stream[d].v, m->saved[d].v, m->saved[d].n * sizeof(sc_instr));
+        pg->stream[d].n = m->saved[d].n;
+    }
+    sc_status st = plan_recompute(pg, m->lv);
+    if (st == SC_OK)
+        st = plan_offload(pg, m->proof);
+    if (st != SC_OK)
+        return st;
+    sc_stream_peaks(pg, m->peak);
+    *over = 0;
+    for (int d = 0; d < pg->P; d++)
+        *over += m->peak[d] > m->cap + 1e-9 * (1 + m->cap);
+    return SC_OK;
+}
+
+static sc_status plan_mix(sc_prog *pg, sc_times *proof)
+{
+    int P = pg->P, over = 0;
+    mix m = {pg, sc_calloc((size_t)P, sizeof(sc_vec)), sc_calloc(4 * (size_t)P, sizeof(double)),
+             NULL, fmin(pg->off.mem, pg->rc.mem), proof};
+    double *lo = m.lv ? m.lv + P : NULL, *step = m.lv ? m.lv + 2 * P : NULL;
+    m.peak = m.lv ? m.lv + 3 * P : NULL;
+    sc_status st = m.saved && m.lv ? SC_OK : sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (int d = 0; d < P && st == SC_OK; d++)
+        if ((st = sc_vec_reserve(&m.saved[d], pg->stream[d].n)) == SC_OK) {
+            memcpy(m.saved[d].v, pg->stream[d].v, pg->stream[d].n * sizeof(sc_instr));
+            m.saved[d].n = pg->stream[d].n;
+            step[d] = 1.0 / 64;
+        }
+    *proof = (sc_times){0};
+    pg->off.soft = 1;
+    /* Grow: double each device's step while it is above the cap. */
+    int grew = 1;
+    while (st == SC_OK && (st = mix_try(&m, &over)) == SC_OK && over && grew) {
+        grew = 0;
+        for (int d = 0; d < P; d++)
+            if (m.peak[d] > m.cap + 1e-9 * (1 + m.cap) && m.lv[d] < pg->nchunks[d]) {
+                lo[d] = m.lv[d];
+                m.lv[d] = fmin(pg->nchunks[d], m.lv[d] + step[d]);
+                step[d] *= 2;
+                grew = 1;
+            }
+    }
+    /* Halve: each device's level down to the least that keeps every device
+     * within the cap (the others' levels as they are). */
+    for (int d = 0; d < P && st == SC_OK && !over; d++) {
+        double hi = m.lv[d], low = lo[d];
+        if (hi <= 0)
+            continue;
+        while (st == SC_OK && hi - low > 1.0 / 64 + 1e-12) {
+            m.lv[d] = round((low + hi) * 32) / 64;
+            if ((st = mix_try(&m, &over)) == SC_OK && over)
+                low = m.lv[d];
+            else
+                hi = m.lv[d];
+        }
+        m.lv[d] = hi;
+        if (st == SC_OK && over)
+            st = mix_try(&m, &over);
+    }
+    pg->off.soft = 0;
+    for (int d = 0; m.saved && d < P; d++)
+        sc_vec_free(&m.saved[d]);
+    sc_free(m.saved);
+    sc_free(m.lv);
+    if (st != SC_OK) {
+        sc_times_free(proof);
+        *proof = (sc_times){0};
+    }
+    return st;
+}
+
+/* Step 3: the memory policies. Returns whether *proof holds the proof of
+ * the new streams (the offload plan's replay). */
+static sc_status plan_memory(sc_prog *pg, sc_times *proof, int *proved)
+{
+    sc_status st = SC_OK;
+    *proved = 0;
+    if (pg->rc.policy == SC_RECOMPUTE_BUDGET && pg->off.policy == SC_OFFLOAD_BUDGET) {
+        if ((st = plan_mix(pg, proof)) == SC_OK)
+            *proved = 1;
+        return st;
+    }
+    if (pg->rc.policy != SC_RECOMPUTE_NONE && (st = plan_recompute(pg, NULL)) != SC_OK)
+        return st;
+    if (pg->off.policy != SC_OFFLOAD_NONE) {
+        if ((st = plan_offload(pg, proof)) == SC_OK)
+            *proved = 1;
+    }
     return st;
 }
 
@@ -60,10 +192,11 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "optim_sync %s)",
                        sc_vocab_name(pg->vocab), pg->steps, sc_sync_name(pg->sync));
     /* Overlapped pairs (docs/semantics.md#overlapped-pairs) are lowered
-     * with transfers only: no host copies, vocabulary collectives or
-     * rollback paths around them yet. */
+     * with transfers only: no host copies, recomputation, vocabulary
+     * collectives or rollback paths around them yet. */
     const char *nopair = sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
                          : pg->off.policy != SC_OFFLOAD_NONE ? "offload"
+                         : pg->rc.policy != SC_RECOMPUTE_NONE ? "recompute"
                          : pg->sync == SC_SYNC_POSTVAL ? "post-validation" : NULL;
     if (nopair && sc_prog_has_pairs(pg))
         return sc_fail(pg, SC_ERR_ARG,
@@ -84,14 +217,12 @@ static sc_status compile(sc_prog *pg, sc_times *t)
         if ((st = sc_lower(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
-        if (pg->off.policy != SC_OFFLOAD_NONE) {
-            if ((st = plan_offload(pg, &proof)) != SC_OK) {
-                for (int d = 0; d < pg->P; d++)
-                    pg->stream[d].n = 0;
-                pg->lowered = 0;
-                return st;
-            }
-            proved = 1;
+        sc_prog_free_recompute_info(pg);
+        if ((st = plan_memory(pg, &proof, &proved)) != SC_OK) {
+            for (int d = 0; d < pg->P; d++)
+                pg->stream[d].n = 0;
+            pg->lowered = 0;
+            return st;
         }
         /* Every step after the first, and the synchronization of their
          * optimizer steps: the proof of one step is not theirs. */
@@ -105,7 +236,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
             }
         }
     }
-    if ((st = sc_verify_steps(pg)) != SC_OK) {
+    if ((st = sc_verify_steps(pg)) != SC_OK || (st = sc_verify_caps(pg)) != SC_OK) {
         if (proved)
             sc_times_free(&proof);
         return st;
@@ -130,8 +261,10 @@ sc_status sc_compile_timed(sc_prog *pg, sc_times *t) { return compile(pg, t); }
 sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
 {
     sc_offload_cfg keep = pg->off;
-    if (keep.policy != SC_OFFLOAD_NONE) {
+    sc_recompute_cfg rkeep = pg->rc;
+    if (keep.policy != SC_OFFLOAD_NONE || rkeep.policy != SC_RECOMPUTE_NONE) {
         pg->off.policy = SC_OFFLOAD_NONE;
+        pg->rc.policy = SC_RECOMPUTE_NONE;
         sc_prog_invalidate(pg);
     }
     sc_times b;
@@ -166,8 +299,9 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
         for (int mb = 0; mb < pg->m; mb++)
             ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1);
     sc_times_free(&b);
-    if (keep.policy != SC_OFFLOAD_NONE) {
+    if (keep.policy != SC_OFFLOAD_NONE || rkeep.policy != SC_RECOMPUTE_NONE) {
         pg->off = keep;
+        pg->rc = rkeep;
         sc_prog_invalidate(pg);
     }
     return st;

@@ -12,7 +12,9 @@
  *   3. with an offload policy: the streams are replayed for their timing
  *      (which also proves them), the plan inserts the host copies, the new
  *      streams are replayed, and the plan's promise (no pass later) checked;
- *   4. the streams are replayed under the communication semantics: the
+ *   4. the memory cap (check/caps.h): no device's level passes it in its
+ *      final streams;
+ *   5. the streams are replayed under the communication semantics: the
  *      proof that they cannot hang (when step 3 ran, its second replay is
  *      that proof).
  *

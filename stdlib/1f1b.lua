@@ -1,8 +1,8 @@
 -- 1f1b.lua — one forward, one backward (PipeDream-flush), written as a
--- building block (offsets in compute time): F of stage s starts at s*tf; the fused backward
--- of the last stage follows its F, and each earlier stage's backward
--- follows the next one's. Interval: one F and one BW. Unrolling the block
--- gives each device min(p-d-1, m) warm-up F, then F/BW pairs.
+-- building block (offsets in compute time): F of stage s at s*tf; the last stage's fused backward
+-- after its F, each earlier stage's after the next one's. Interval: one F and one BW. It unrolls
+-- to min(p-d-1, m) warm-up F, then F/BW pairs. Under a cap (mem, no memory policy): the rule
+-- 1f1b with its knob, fewer warm-up forwards (the block's steady state holds p; docs/recipes.md).
 local P = sc.params {
   doc = "1F1B: one forward, one backward; peak p-d on device d",
   {"p", 4, "pipeline devices"},
@@ -27,4 +27,4 @@ for s = 0, P.p - 1 do F[s + 1] = s * tf end
 for s = P.p - 1, 0, -1 do
   BW[s + 1] = (s == P.p - 1) and F[s + 1] + tf or BW[s + 2] + tbw
 end
-return sc.program(sc.fields(P, {block = {interval = tf + tbw, F = F, BW = BW}}))
+return sc.program(sc.fields(P, (sc.mem_of(P) and P.offload == "none") and {rule = "1f1b"} or {block = {interval = tf + tbw, F = F, BW = BW}}))

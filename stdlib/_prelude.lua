@@ -27,8 +27,10 @@ function sc.costs_of(P)
   return read_costs(P.costs)
 end
 
--- The memory limit, for recipes that take one (0: no limit).
-sc.MEM = {"mem", 0.0, "memory limit per device, in units of activation (0: none)"}
+-- The memory limit, for recipes that take one (0: no limit): units, bytes
+-- ("40GiB", with a model or a cost file) or a list per device ("[6,6,8,8]").
+sc.MEM = {"mem", 0.0, "memory limit per device: units, bytes (40GiB) or [a,b,...] per device (0: none)",
+          memory = true}
 
 -- Where the caller of a prelude function stands ("file:line: "), and a call
 -- of f(t) whose error is reported there with its exit code, for the
@@ -70,6 +72,17 @@ sc.OFFLOAD = {
   {"seq", 16, "sequence length, with link_gbps or layers > 0 (and the model of run)",
    when = "layers > 0, or offload is not none and link_gbps > 0"},
   {"link_shared", false, "devices 2k and 2k+1 share one host link", when = WITH_OFFLOAD},
+  {"offload_margin", 0.0, "a copy back ends this many B durations before B (PipeOffload's: 1)",
+   when = WITH_OFFLOAD},
+  -- Recomputation (docs/recompute.md), beside offload: each record is kept,
+  -- offloaded or recomputed.
+  {"recompute", "none", "activation recomputation: none, all, selective, budget (needs mem)"},
+  {"recompute_chunks", 1.0, "selective: chunks per device to recompute, longest lifespans first",
+   when = "recompute is selective"},
+  {"recompute_frac", 1.0, "the part of a record dropped and recomputed (< 1: partial)",
+   when = "recompute is not none"},
+  {"recompute_time", 0.0, "a recomputation's time as a fraction of F's (0: recompute_frac)",
+   when = "recompute is not none"},
 }
 
 -- The model and where its vocabulary layers go (Vocabulary Parallelism;
@@ -137,8 +150,21 @@ function sc.offload_of(P)
   end
   local chunks = 1
   if P.offload == "selective" then chunks = P.offload_chunks end
-  return {policy = P.offload, chunks = chunks, ratio = ratio,
-          shared = P.link_shared, mem = sc.mem_of(P)}
+  local mem = sc.mem_of(P)
+  return {policy = P.offload, chunks = chunks, ratio = ratio, shared = P.link_shared,
+          mem = type(mem) == "number" and mem or nil, margin = P.offload_margin}
+end
+
+-- The `recompute` field of sc.program from the parameters of sc.OFFLOAD's
+-- recomputation (and mem, the target of budget), or nil for none.
+function sc.recompute_of(P)
+  if P.recompute == nil or P.recompute == "none" then return nil end
+  local chunks = 1
+  if P.recompute == "selective" then chunks = P.recompute_chunks end
+  local time = P.recompute_time
+  return {policy = P.recompute, chunks = chunks, frac = P.recompute_frac,
+          time = (time and time > 0) and time or nil,
+          mem = type(sc.mem_of(P)) == "number" and sc.mem_of(P) or nil}
 end
 
 -- The memory limit parameter `mem` (0: none): its value, or `none` when it
@@ -146,6 +172,7 @@ end
 function sc.mem_of(P, none)
   local mem = P.mem
   if mem == nil or mem == 0 then return none end
+  if type(mem) == "string" then return mem end  -- bytes or a list: sc.program converts it
   if not (mem > 0) then
     sc._raise(sc._exits.arg, caller_where() .. ("parameter 'mem': must be >= 0 (0: %s), got %s"):format(
       none and "the default" or "no limit", tostring(mem)))
@@ -168,8 +195,9 @@ function sc.fields(P, t)
   end
   if t.model == nil then t.model = sc.model_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
+  if t.recompute == nil then t.recompute = sc.recompute_of(P) end
   local mem = sc.mem_of(P)
-  if t.mem == nil and P.offload ~= "budget" then t.mem = mem end
+  if t.mem == nil and P.offload ~= "budget" and P.recompute ~= "budget" then t.mem = mem end
   return t
 end
 
@@ -318,7 +346,23 @@ sc._external = {}
 local LISTING = setmetatable({}, {__tostring = function() return "listing parameters" end,
   __metatable = false})
 
-local function convert(name, default, value)
+-- A memory value given as text (a parameter declared with memory = true):
+-- a size in bytes ("40GiB") or a list per device ("[6,6,8,8]"), kept as
+-- text for sc.program, which converts it (docs/language.md#fields).
+local function memory_text(v)
+  if type(v) ~= "string" then return false end
+  if v:match("^%[.*%]$") then return true end
+  local num, unit = v:match("^%s*([%d%.eE+-]+)%s*(%a+)%s*$")
+  return num ~= nil and tonumber(num) ~= nil and
+    ({b = 1, kb = 1, mb = 1, gb = 1, tb = 1, kib = 1, mib = 1, gib = 1, tib = 1})[unit:lower()] ~= nil
+end
+
+local function convert(name, default, value, memory)
+  if memory and type(value) == "string" and tonumber(value) == nil then
+    if memory_text(value) then return value end
+    sc._raise(USAGE, ("parameter '%s': expected units, bytes (40GiB) or a list per device "
+      .. "([6,6,8,8]), got '%s'"):format(name, value))
+  end
   local want = type(default)
   if want == "number" and math.type(default) == "integer" and type(value) == "number" then
     local i = math.tointeger(value)
@@ -386,7 +430,9 @@ function sc.params(spec)
     sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or "",
                                        when = e.when}
     local v = default
-    if sc._overrides[name] ~= nil then v = convert(name, default, sc._overrides[name]) end
+    if sc._overrides[name] ~= nil then
+      v = convert(name, default, sc._overrides[name], e.memory)
+    end
     out[name] = v
   end
   for _, e in ipairs(spec) do add(e) end

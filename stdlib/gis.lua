@@ -33,7 +33,7 @@ sc.need(2 * g >= p and g <= p, "gis needs p/2 <= g <= p (g = %d, p = %d)", g, p)
 sc.need(m % g == 0, "gis needs m to be a multiple of the group size g (m = %d, g = %d)", m, g)
 local function chunk_of(k) return (k // (g * v)) * g + k % g, (k // g) % v end
 return sc.program(sc.fields(P, {
-  v = v, placement = "loop",
+  v = v, placement = "loop", fit = true,
   order = function(d)
     local n, t = m * v, {}
     local function F(k) local mb, c = chunk_of(k); t[#t + 1] = "F" .. mb .. "." .. c end

@@ -12,10 +12,16 @@ local P = sc.params {
   sc.OFFLOAD, sc.MODEL,
 }
 local t = sc.fields(P)
-t.mem = (P.mem > 0 and P.offload ~= "budget") and P.mem or P.p
+-- The search picks among blocks by a cap in units; a cap in bytes or per
+-- device goes to the program, which holds it (or refuses).
+local mem = sc.mem_of(P)
+t.mem = (type(mem) == "number" and P.offload ~= "budget") and mem or P.p
 -- The vocabulary layers (and the model's costs) go to the program, not the
 -- search: the search times blocks of the transformer passes.
 local vocab_par, model = t.vocab_par, t.model
 t.vocab_par, t.model = nil, nil
 local blk = sc.block_search(t)
-return blk:program{m = P.m, vocab_par = vocab_par, model = model}
+-- The default budget (p) picks the block; only a mem given is a promise.
+local cap = mem
+if cap == nil then cap = false end
+return blk:program{m = P.m, vocab_par = vocab_par, model = model, mem = cap}

@@ -10,7 +10,7 @@ local P = sc.params {
   sc.COSTS,
   {"tfb", 0.0, "time of an overlapped F+B pair on a device's share (0: tf + tb; below it, pairs)"},
   {"ta", 0.0, "all-to-all part of F, B and BW: exposed alone, hidden in a pair"},
-  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B)"},
+  {"mem", 0.0, "memory limit in units per device (0: p, the peak of 1F1B)", memory = true},
   {"last", 1.0, "cost factor of the last stage (1.4: 40% slower)"},
   {"seed", 1, "seed of the search"},
   {"time_limit", 1.0, "seconds for the search (0: the heuristic only)"},
@@ -28,7 +28,7 @@ local prog = sc.autoschedule {
   tfb = P.tfb > 0 and per_stage(P.tfb) or nil, ta = per_stage(P.ta),
   tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
-  offload = sc.offload_of(P), costs = sc.costs_of(P),
+  offload = sc.offload_of(P), recompute = sc.recompute_of(P), costs = sc.costs_of(P),
   vocab_par = P.vocab_par ~= "none" and P.vocab_par or nil, model = sc.model_of(P),
 }
 return prog

@@ -94,6 +94,42 @@ echo 'local r = sc.load("examples/choose_schedule.lua", {report = false}):sim()
 print(r.bottleneck, #r.idle, string.format("%.4f", r.idle[1]), sc.load("zb-h1"):sim().bottleneck)' >"$tmp/b.lua"
 expect 0 "7	8	0.3389	nil" -- sh -c "$SC <'$tmp/b.lua'"
 
+# Under a cap (docs/guide.md#memory-model): rows that do not meet it are
+# marked with what they need (and exit 0: they answer the question), --fit
+# leaves them out; every other row is within the cap.
+expect 0 "over mem: needs mem >= 8" -- $SC compare zb-h1 zb-v v-half -D p=8 -D m=32 -D mem=4
+grep -q "^v-half  *over mem: needs mem >= 5" "$tmp/out" && ok || { bad "v-half over mem"; cat "$tmp/out" >&2; }
+$SC compare zb-h1 zb-v v-half v-min -D p=8 -D m=32 -D mem=4 --fit >"$tmp/t"
+awk 'NR > 1 {print $1, $7}' "$tmp/t" >"$tmp/rows"
+printf 'zb-h1 4\nv-min 4\n' | cmp -s - "$tmp/rows" && ok || { bad "--fit rows"; cat "$tmp/t" >&2; }
+$SC compare zb-h1 zb-v -D p=8 -D m=32 -D mem=4 --json >"$tmp/c.json"
+py "compare --json marks over_mem" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert "over_mem" not in rows[0] and rows[0]["peak_memory_max"] <= 4, rows[0]
+assert rows[1]["over_mem"] is True and "needs mem >= 8" in rows[1]["error"], rows[1]
+' "$tmp/c.json"
+# A cap per device is one value, not a sweep.
+$SC sim zb-h1 -D p=4 -D m=8 -D mem=[4,3,3,2] --json >"$tmp/d.json"
+py "mem per device" '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert all(p <= c for p, c in zip(s["peak_memory"], [4, 3, 3, 2])), s["peak_memory"]
+' "$tmp/d.json"
+# A cap in bytes with model sizes counts in the unit of the model whose peak
+# bytes compare shows (run's, docs/run.md#memory-units-in-bytes): the rows
+# within 250 MB are those whose peak bytes are, zb-v (265 MiB) is over.
+$SC compare zb-h1 zb-v 1f1b -D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=1024 -D mem=250MB --json >"$tmp/b.json"
+py "compare: a cap in bytes in the model's unit" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["recipe"] for r in rows if not r.get("over_mem")] == ["zb-h1", "1f1b"], rows
+assert all(r["peak_bytes_max"] <= 250e6 for r in rows if not r.get("over_mem")), rows
+' "$tmp/b.json"
+# A refusal names the stdlib recipes that meet the cap.
+expect 5 "recipes that meet mem = 4 with these parameters: 1f1b, gis, gpipe, v-min, v-zb, zb-auto, zb-h1, zb-h2, zbv-auto" -- $SC check zb-v -D p=8 -D m=32 -D mem=4
+expect 5 "v-half.lua:15: block: d0 needs 5 units of memory in the steady state, more than mem = 4; it needs mem >= 5" -- $SC sim v-half -D p=8 -D m=32 -D mem=4
+
 # --svg: the rows' programs stacked on one time axis.
 $SC compare zb-h1 zb-v -D p=4 -D m=8 -D tcomm=0,0.5 --svg "$tmp/s.svg" >/dev/null
 py "stacked svg" '

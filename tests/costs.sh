@@ -271,5 +271,29 @@ expect 3 "vn.json: 'ts' holds one time per device: 'devices' is missing" -- $SC 
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['collectives']['latency']=-1; json.dump(c,open(sys.argv[2],'w'))" "$tmp/v1.json" "$tmp/vc.json"
 expect 3 "vc.json: 'collectives'.latency: a time must be >= 0" -- $SC sim 1f1b -D p=2 -D costs="$tmp/vc.json"
 
+# A cost file knows its model (docs/costs.md#the-model): another model's is
+# refused, naming both, unless --force-costs; a noisy one is warned about,
+# with the figure; the unit's bytes serve caps in bytes.
+cat >"$tmp/c256.json" <<'EOF2'
+{"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2, "placement": [0, 1],
+ "tf": [0.03, 0.04], "tb": [0.03, 0.04], "tw": [0.03, 0.04],
+ "spread": {"tf": [0.001, 0.001], "tb": [0.01, 0.001], "tw": [0.001, 0.001]},
+ "measured": {"recipe": "zb-h1", "backend": "cpu", "unit_bytes": 1000000,
+              "model": {"hidden": 256, "layers": 4, "vocab": 128, "seq": 64, "batch": 2, "seed": 1}}}
+EOF2
+expect 3 "cost file $tmp/c256.json was measured on another model: hidden 256, layers 4, vocab 128, seq 64, batch 2 (run --profile of zb-h1 on cpu); this run's is hidden 64, layers 4, vocab 128, seq 64, batch 2" -- \
+  $SC run zb-h1 -D p=2 -D m=4 -D hidden=64 -D seq=64 -D costs="$tmp/c256.json"
+expect 0 "(used anyway: --force-costs)" -- $SC run zb-h1 -D p=2 -D m=4 -D hidden=64 -D seq=64 -D costs="$tmp/c256.json" --force-costs
+expect 0 "predicted" -- $SC run zb-h1 -D p=2 -D m=4 -D hidden=256 -D seq=64 -D costs="$tmp/c256.json"
+grep -q "another model" "$tmp/err" && bad "the same model was refused" || ok
+expect 3 "this program's is hidden 64" -- $SC sim zb-h1 -D p=2 -D m=4 -D layers=4 -D hidden=64 -D seq=64 -D costs="$tmp/c256.json"
+expect 0 "its profile is noisy: tb of s0 varies by 33% of its median" -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/c256.json"
+[ "$(grep -c 'is noisy' "$tmp/err")" = 1 ] && ok || bad "the noisy file is warned about once"
+# mem in bytes by the file's unit: 2.5 MB is 2.5 units.
+expect 0 '"peak_memory_max": 2' -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/c256.json" -D mem=2500000B --json
+expect 2 "--profile-spread needs a share of the median in (0, 1]" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-spread 2
+expect 0 "peak activation bytes" -- $SC run zb-h1 -D p=2 -D m=4 -D hidden=32 --profile "$tmp/ps.json" --profile-steps 1 --profile-spread 1
+python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['measured']; assert m['unit_bytes'] > 0 and m['model']['hidden'] == 32, m" "$tmp/ps.json" && ok || bad "a profile records the unit's bytes and the model"
+
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

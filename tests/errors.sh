@@ -71,6 +71,7 @@ row 3 "offload: chunks = 3, but a device holds at most 2 chunks" -- $SC check in
 row 3 "offload: 'budget' needs mem, the peak to reach in units" -- $SC check 1f1b -D offload=budget
 row 3 "of.lua:1: offload: the function returned 7 for s0 mb0 (a fraction in [0, 1], or true / false)" -- $SC check "$(r of.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", offload = function() return 7 end }')"
 row 3 "gis.lua:35: offload: link_gbps needs hidden > 0 (got 0)" -- $SC check gis -D offload=all -D link_gbps=10 -D hidden=0
+row 3 "program: overlapped pairs (F+B) do not go with recompute yet: give the pair's passes apart" -- $SC check dualpipev -D p=2 -D m=4 -D recompute=all
 row 3 "1f1b.lua:30: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
 row 3 "zb-auto.lua:29: parameter 'mem': must be >= 0 (0: the default), got -1" -- $SC check zb-auto -D mem=-1
 row 3 "vb1.lua:1: v_block: expected a table of fields" -- $SC check "$(r vb1.lua 'return sc.program { p = 4, m = 8, block = sc.v_block("half") }')"
@@ -115,7 +116,7 @@ row 5 "pass missing: T of microbatch 0 is not on d1 (with vocab-1 every device r
 row 5 "dependency out of order on d1: BW s1 mb0 (#2) needs S mb0, which comes later (#3)" -- $SC check "$(r vp5.lua 'return sc.program { p = 2, m = 1, vocab_par = "vocab-1", order = { "E0 F0 S0 BW0 T0 EW0", "E0 F0 BW0 S0 T0 EW0" } }')"
 row 5 "dependency cycle across devices: d0 #2 (BW s0 mb0) needs BW s1 mb0 from d1; d1 #3 (BW s1 mb0) needs S mb0 of every device (d0 has not run it)" -- $SC check "$(r vp6.lua 'return sc.program { p = 2, m = 1, vocab_par = "vocab-1", order = { "E0 F0 BW0 S0 T0 EW0", "E0 F0 S0 BW0 T0 EW0" } }')"
 row 5 "block: S on d0 starts at 2, but F s1 it depends on is done only at 3" -- $SC check "$(r vp7.lua 'return sc.program { p = 2, m = 2, vocab_par = "vocab-1", block = { interval = 8, slots = true, F = {1, 2}, BW = {6, 4}, S = {2, 3}, T = {4, 6}, E = {0, 0}, EW = {11, 9} } }')"
-row 5 "offload 'all' (ratio 2): the host link of d1 cannot bring s9 mb0 back in time" -- $SC check interleaved -D m=16 -D v=4 -D offload=all -D offload_ratio=2
+row 5 "offload 'selective' (ratio 2): the host link of d1 cannot bring s9 mb0 back in time" -- $SC check interleaved -D m=16 -D v=4 -D offload=selective -D offload_chunks=4 -D offload_ratio=2
 row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units without offload" -- $SC check gis -D offload=budget -D mem=0.1 -D offload_ratio=2
 # OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given

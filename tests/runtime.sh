@@ -402,6 +402,63 @@ if command -v mpirun >/dev/null &&
   else bad "mpirun gis offload"; head -3 "$tmp/e" >&2; fi
 fi
 
+# Recomputation (docs/recompute.md#running): DROP frees the last parts after
+# F, R allocates them again and runs the stage's forward from the kept
+# input; recomputing is deterministic, so loss and gradients are bitwise
+# the reference's and the peaks the prediction's, below the plain run's.
+rc_ok() { # file base: bitwise, peaks as predicted and lower, the same loss
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+j, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert j["bitwise"] is True, j
+assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
+assert j["loss_hex"] == base["loss_hex"], (j, base)
+PY
+}
+for a in "-D recompute=all" "-D recompute=selective -D recompute_chunks=1" \
+         "-D recompute=all -D recompute_frac=0.5 -D recompute_time=0.25" \
+         "-D recompute=budget -D mem=2" "-D recompute=budget -D offload=budget -D mem=1.5 -D offload_ratio=1"; do
+  # shellcheck disable=SC2086
+  if $SC run gis -D p=4 -D m=8 $a --check --json >"$tmp/j" 2>"$tmp/e" && rc_ok "$tmp/j" "$tmp/base.json"; then ok
+  else bad "run gis $a --check"; head -3 "$tmp/e" >&2; fi
+done
+for r in $(sample 1f1b zb-v v-min); do
+  $SC run $r -D p=4 -D m=8 --json >"$tmp/b.json" 2>"$tmp/e"
+  if $SC run $r -D p=4 -D m=8 -D recompute=all --check --json >"$tmp/j" 2>"$tmp/e" && rc_ok "$tmp/j" "$tmp/b.json"; then ok
+  else bad "run $r recompute=all --check"; head -3 "$tmp/e" >&2; fi
+done
+# Several steps: R is the lowering's, not one of the step's passes (interp/check/steps.c).
+expect 0 "bitwise identical" -- $SC run zb-h1 -D p=4 -D m=8 -D steps=2 -D recompute=all --check
+expect 3 "recomputation with a split vocabulary is not supported yet" -- $SC run 1f1b -D p=2 -D m=4 -D vocab_par=vocab-1 -D recompute=all
+
+# Caps in bytes (docs/run.md#memory-units-in-bytes): the unit of the model
+# run trains, given to the recipe (its knob), and checked in the record
+# sizes: each device's measured peak within its cap; refused (exit 5) where
+# the last stage's larger record passes it; a model that cannot be made says so.
+cap_ok() { # file cap...: the measured peaks, each within its cap, as predicted
+  python3 - "$@" <<'PY'
+import json, sys
+j, caps = json.load(open(sys.argv[1])), [float(c) for c in sys.argv[2:]]
+assert j["bitwise"] is True and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+assert all(b <= c for b, c in zip(j["peak_activation_bytes"], caps)), (j, caps)
+PY
+}
+if $SC run zb-h1 -D p=4 -D m=8 -D mem=200KB --check --json >"$tmp/j" 2>"$tmp/e" &&
+   cap_ok "$tmp/j" 200000 200000 200000 200000; then ok
+else bad "run zb-h1 -D mem=200KB"; head -3 "$tmp/e" >&2; fi
+if $SC run 1f1b -D p=4 -D m=8 -D 'mem=[300KB,150KB,150KB,100KB]' --check --json >"$tmp/j" 2>"$tmp/e" &&
+   cap_ok "$tmp/j" 300000 150000 150000 100000; then ok
+else bad "run 1f1b -D mem=[300KB,150KB,150KB,100KB]"; head -3 "$tmp/e" >&2; fi
+expect 5 "d3 passes mem = 1.11607 (80000 bytes) at F s3 mb0 (#1), holding 1.25714 units (peak 1.25714); it needs mem >= 1.25714 (90112 bytes;" -- $SC run zb-h1 -D p=4 -D m=8 -D mem=80000B
+expect 3 "model has 2 layers for 4 stages" -- $SC run zb-h1 -D p=4 -D m=8 -D layers=2 -D mem=1MB
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  if timeout 120 $MPIRUN $SC run gis -D recompute=all --check --json >"$tmp/j" 2>"$tmp/e" &&
+     grep -q '"transport": "mpi"' "$tmp/j" && rc_ok "$tmp/j" "$tmp/base.json"; then ok
+  else bad "mpirun gis recompute"; head -3 "$tmp/e" >&2; fi
+fi
+
 # 7. Overlapped pairs (docs/run.md#overlapped-pairs): the halves of a pair
 # run at once on two threads of a device and give the bits of the same
 # halves run in turn (STAGECRAFT_PAIRS=serial), which are the reference's;

@@ -42,8 +42,8 @@ done
 $SC list >"$tmp/list"
 n=$(ls stdlib/*.lua | grep -vc '/_')
 if [ "$(wc -l <"$tmp/list")" = "$n" ] && ! grep -q ' = ' "$tmp/list"; then ok; else bad "list: one line per recipe ($n)"; cat "$tmp/list" >&2; fi
-expect 0 "    offload_chunks = 1.0      selective: chunks per device" -- $SC list gis
-expect 0 "    g              = 0        group size" -- $SC list gis
+expect 0 "    offload_chunks   = 1.0      selective: chunks per device" -- $SC list gis
+expect 0 "    g                = 0        group size" -- $SC list gis
 
 # ---- text from recipes is cleaned of control characters -----------------------
 printf '%s\n' 'local P = sc.params { doc = "evil\27]52;c;ZXZpbA==\7 doc\27[2J", {"p", 4, "devices\27[31m red"}, {"m", "x\27[H", "m"} }' \

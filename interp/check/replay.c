@@ -83,6 +83,18 @@ static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, cons
                        "%s comes after the backward of s%d mb%d: only a record waiting for its B "
                        "is offloaded",
                        a, s, mb);
+    /* A DROP with no OFFLOAD before it drops the part a later R recomputes
+     * (docs/semantics.md#host-copies): right after the record's F. */
+    if (kind == 1 && host_at[sm] == NONE) {
+        if (posF[sm] == NONE || posF[sm] > gi || posB[sm] != NONE)
+            return sc_fail(pg, SC_ERR_PROGRAM, "%s drops s%d mb%d for recomputation, but its F "
+                           "does not come before it, or its B does", a, s, mb);
+        host_at[SM + sm] = gi;
+        return SC_OK;
+    }
+    if (kind == 2 && host_at[sm] == NONE)
+        return sc_fail(pg, SC_ERR_PROGRAM, "%s reloads what was not offloaded (no OFFLOAD of "
+                       "s%d mb%d before it)", a, s, mb);
     if (kind > 0) {
         size_t prev = host_at[(kind - 1) * SM + sm];
         if (prev == NONE)
@@ -113,7 +125,8 @@ static sc_status prepare(replay *r)
     size_t *posF = sc_malloc(SM * sizeof(size_t));
     size_t *posB = sc_malloc(SM * sizeof(size_t)); /* B or BW */
     size_t *host_at = sc_malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
-    if (!send_at || !recv_at || !posF || !posB || !host_at) {
+    size_t *rpos = sc_malloc(SM * sizeof(size_t));        /* R */
+    if (!send_at || !recv_at || !posF || !posB || !host_at || !rpos) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
     }
@@ -122,6 +135,7 @@ static sc_status prepare(replay *r)
     memset(posF, 0xff, SM * sizeof(size_t));
     memset(posB, 0xff, SM * sizeof(size_t));
     memset(host_at, 0xff, 3 * SM * sizeof(size_t));
+    memset(rpos, 0xff, SM * sizeof(size_t));
 
     /* Pass 1: groups, tables of passes and transfers. */
     int gtotal = 0;
@@ -172,6 +186,31 @@ static sc_status prepare(replay *r)
                             posF[sm] = gi;
                     } else if (sc_op_is_bgrad(x->op)) {
                         posB[sm] = gi;
+                    }
+                    /* A record dropped for recomputation is read only once R
+                     * has recomputed it; R recomputes what such a DROP dropped. */
+                    size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
+                    if (x->op == SC_OP_R) {
+                        const sc_instr *dr =
+                            rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
+                        if (!dr || dr->frac != x->frac || posB[sm] != NONE || rpos[sm] != NONE) {
+                            describe(r, d, k, a, sizeof a);
+                            st = sc_fail(pg, SC_ERR_PROGRAM,
+                                         "%s recomputes what was not dropped for it (no DROP of "
+                                         "the same fraction of s%d mb%d after its F, before it), "
+                                         "or after its B, or twice", a, x->stage, x->mb);
+                            goto done;
+                        }
+                        rpos[sm] = gi;
+                        continue;
+                    }
+                    if (!sc_op_is_fwd(x->op) && rdrop != NONE && rpos[sm] == NONE) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads s%d mb%d, which is dropped for recomputation "
+                                     "(#%zu) and not recomputed (R) before it",
+                                     a, x->stage, x->mb, rdrop - r->offset[d]);
+                        goto done;
                     }
                     /* A record that went to the host is read only once back. */
                     size_t off = host_at[sm];
@@ -320,6 +359,7 @@ done:
     sc_free(posF);
     sc_free(posB);
     sc_free(host_at);
+    sc_free(rpos);
     return st;
 }
 
@@ -410,7 +450,8 @@ static sc_status advance(replay *r, int d)
              * when posted and its channel is free; DROP waits for it. */
             double t0 = D->tfree, t1 = t0;
             if (!sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN)) { /* DROP */
-                t1 = maxd(t0, r->hend[r->hwait[gi]]);
+                if (r->hwait[gi] != NONE) /* its copy out (none: recomputation's) */
+                    t1 = maxd(t0, r->hend[r->hwait[gi]]);
                 D->tfree = t1;
             } else {
                 double *ch = sc_op_has(in->op, SC_OPF_OUT) ? &r->d2h[d] : &r->h2d[d];

@@ -74,6 +74,8 @@ sc_status sc_verify_steps(sc_prog *pg)
             }
             if (!sc_op_is_slot(in->op) || (in->flags & SC_IF_ROLLBACK))
                 continue; /* a redone pass of the rollback path: not one of the step's */
+            if (sc_op_has(in->op, SC_OPF_FRAC))
+                continue; /* R: the lowering's, before the B it serves (not in an order) */
             if (pg->sync == SC_SYNC_POSTVAL && step > 0 && validated < step &&
                 (!sc_op_is_fwd(in->op) || sc_prog_chunk(pg, in->stage) != 0)) {
                 snprintf(why, sizeof why, "a pass of step %d other than a forward of the "

@@ -440,6 +440,8 @@ static void measured(sc_jw *w, const sc_costs *c)
             sc_jw_int(w, c->model[i].key, c->model[i].value);
         sc_jw_end(w);
     }
+    if (c->unit_bytes > 0) /* caps in bytes (docs/guide.md#memory-model) */
+        num(w, "unit_bytes", c->unit_bytes);
     sc_jw_int(w, "microbatches", c->m);
     sc_jw_int(w, "warmup_steps", c->warmup);
     sc_jw_int(w, "steps", c->steps);

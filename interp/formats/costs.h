@@ -93,6 +93,7 @@ typedef struct sc_costs {
     const char *recipe, *backend, *transport, *machine;
     const sc_cost_int *model; /* [nmodel] the model's sizes (written as an object), or NULL */
     int nmodel;
+    double unit_bytes;    /* bytes of one unit of the measured run's memory (0: unknown) */
     int m, steps, warmup, mpi;
     sc_stat step;         /* the measured step time */
     double predicted_step; /* the step predicted from these costs (NAN: none) */

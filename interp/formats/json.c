@@ -39,6 +39,8 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
     case SC_OPK_STAGE:
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);
+        if (sc_op_has(in->op, SC_OPF_FRAC)) /* R: its fraction of the record */
+            sc_jw_num(w, "frac", (double)in->frac / SC_FRAC_ONE);
         break;
     case SC_OPK_VOCAB: /* the device's vocabulary shard */
         sc_jw_int(w, "shard", in->stage);

@@ -2,6 +2,7 @@
  * render.c — instruction dump and ASCII timeline (render.h).
  */
 #include "render.h"
+#include "ir/recompute_cfg.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -128,6 +129,7 @@ static const char *color_of(int op)
     case SC_OP_S: return "\033[30;41m";  /* red: the output layer */
     case SC_OP_T: return "\033[30;47m";  /* white */
     case SC_OP_E: case SC_OP_EW: return "\033[30;44m"; /* blue: the embedding */
+    case SC_OP_R: return "\033[30;106m"; /* light cyan: a forward again */
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break; /* no pass: not drawn */
@@ -146,6 +148,7 @@ static char letter_of(int op)
     case SC_OP_T: return 'T';
     case SC_OP_E: return 'E';
     case SC_OP_EW: return 'e';
+    case SC_OP_R: return 'R';
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break; /* no pass: not drawn */
@@ -348,6 +351,8 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
     if (sc_vocab_split(sc_prog_vocab(pg)))
         bprintf(&b, "; S output layer, T its weight grad, E embedding, e its grad");
+    if (sc_prog_recompute_info(pg) && sc_prog_recompute_info(pg)->records)
+        bprintf(&b, "; R recompute");
     if (sc_prog_has_pairs(pg))
         bprintf(&b, "; an overlapped pair: f its F, then b its B or x its BW");
     if (compressed)

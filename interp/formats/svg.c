@@ -34,6 +34,7 @@ static unsigned kind_style(int op, const char **name)
     case SC_OP_E: return *name = "E embed", 0x17becf;
     case SC_OP_EW: return *name = "EW embed grad", 0x7f7f7f;
     case SC_OP_FB: return *name = "F+B overlapped pair (outlined)", 0x222222;
+    case SC_OP_R: return *name = "R recompute", 0xbcbd22;
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: break;

@@ -35,7 +35,9 @@ static const char *compute_letter(int op)
     case SC_OP_BW: return "B"; /* PyTorch's full backward */
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break; /* refused before */
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R:
+        break; /* a pair's halves are written one by one; R is left out; the rest refused before */
     }
     return "?";
 }
@@ -228,8 +230,10 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
-            } else if (sc_op_is_slot(in->op)) {
-                /* docs/semantics.md#the-semantics: the pass waits for this
+            } else if (sc_op_is_slot(in->op) && in->op != SC_OP_R) {
+                /* PyTorch has no recomputation pass (R is left out: activation
+                 * checkpointing on the stage module does it, docs/recompute.md).
+                 * docs/semantics.md#the-semantics: the pass waits for this
                  * group, hence for every group before it: their sends are
                  * complete, their waits free. A pair: both halves' groups. */
                 sc_instr h[2];

@@ -46,7 +46,7 @@ const sc_op_props sc_op_tab[256] = {
     SC_OPS(X)
 #undef X
 };
-_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_TFB < 256, "a kind is a byte");
+_Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_TR < 256, "a kind is a byte");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
 static const char *const red_names[] = {
 #define X(name, text) text,
@@ -100,7 +100,9 @@ int sc_op_parse_pass(const char *s, size_t n, size_t *len)
     *len = 0;
     for (int op = 0; op < SC_OP_COUNT; op++) {
         size_t k = strlen(op_names[op]);
-        if (sc_op_is_pass(op) && k <= n && k > *len && memcmp(s, op_names[op], k) == 0)
+        /* R (SC_OPF_FRAC) comes from the lowering, never from an order. */
+        if (sc_op_is_pass(op) && !sc_op_has(op, SC_OPF_FRAC) && k <= n && k > *len &&
+            memcmp(s, op_names[op], k) == 0)
             best = op, *len = k;
     }
     return best;
@@ -145,6 +147,7 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(pg->err, sizeof pg->err, fmt, ap);
     va_end(ap);
+    pg->cap_refused = 0; /* sc_fail_cap says otherwise */
     return st;
 }
 
@@ -210,6 +213,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->w_keep = 1.0;
     pg->mem_limit = INFINITY;
     pg->off.ratio = SC_OFFLOAD_RATIO;
+    pg->rc.frac = pg->rc.time = 1;
     pg->coll_bw = INFINITY;
     if (sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) != SC_OK)
         goto nomem;
@@ -246,7 +250,11 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->tfb);
     sc_free(pg->ta);
     sc_free(pg->mem);
+    sc_free(pg->mem_cap);
+    sc_free(pg->cap_need);
     sc_prog_free_offload_info(pg);
+    sc_prog_free_recompute_info(pg);
+    sc_free(pg->rc_frac);
     sc_free(pg->coll);
     if (pg->rcache_free)
         pg->rcache_free(pg->rcache);
@@ -267,6 +275,19 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->off_levels);
     sc_free(pg->off_nlevels);
     sc_free(pg);
+}
+
+void sc_prog_free_recompute_info(sc_prog *pg)
+{
+    if (pg->rc_info) {
+        sc_free(pg->rc_info->base_peak);
+        sc_free(pg->rc_info->level);
+        sc_free(pg->rc_info->count);
+        sc_free(pg->rc_info);
+        pg->rc_info = NULL;
+    }
+    sc_free(pg->rc_q);
+    pg->rc_q = NULL;
 }
 
 void sc_prog_free_offload_info(sc_prog *pg)
@@ -479,14 +500,6 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
     return SC_OK;
 }
 
-sc_status sc_prog_set_mem_limit(sc_prog *pg, double units)
-{
-    if (!(units > 0))
-        return sc_fail(pg, SC_ERR_ARG, "mem (the memory limit) must be > 0 (got %g)", units);
-    pg->mem_limit = units;
-    return SC_OK;
-}
-
 int sc_prog_devices(const sc_prog *pg) { return pg->P; }
 int sc_prog_stages(const sc_prog *pg) { return pg->S; }
 int sc_prog_microbatches(const sc_prog *pg) { return pg->m; }
@@ -537,7 +550,11 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
 {
     switch (sc_op_class_of(in->op)) {
     case SC_OPK_STAGE:
-        snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
+        if (sc_op_has(in->op, SC_OPF_FRAC)) /* R: its fraction of the record */
+            snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
+                     100.0 * in->frac / SC_FRAC_ONE);
+        else
+            snprintf(buf, len, "%s s%d mb%d", sc_op_name(in->op), in->stage, in->mb);
         return;
     case SC_OPK_VOCAB: /* the device's own shard */
         snprintf(buf, len, "%s mb%d", sc_op_name(in->op), in->mb);

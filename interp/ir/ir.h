@@ -99,8 +99,8 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *   BCAST      broadcast from a root to a group
  *   VALIDATE   post-validation: check the eager step (docs/steps.md#optimizer-synchronization)
  *   WAIT       wait until an earlier SEND has completed (docs/semantics.md#waits)
- *   FB         an overlapped pair: F of one (stage, mb) run together with B
- *              or BW of another on the same device (docs/semantics.md#overlapped-pairs)
+ *   FB         F of one (stage, mb) with B or BW of another (docs/semantics.md#overlapped-pairs)
+ *   R          recompute a record's part dropped after its F (docs/recompute.md)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -152,14 +152,15 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
     X(RECV,      XFER,  SC_OPF_IN,                     NONE,      COMM)        \
     X(REDUCE,    STEP,  0,                             NONE,      NONE)        \
     X(OPTIM,     STEP,  SC_OPF_READS_COLLS,            NONE,      OPTIM)       \
-    X(OFFLOAD,   HOST,  SC_OPF_OUT,                    NONE,      LINK)        \
-    X(DROP,      HOST,  0,                             FREE_ALL,  NONE)        \
-    X(RELOAD,    HOST,  SC_OPF_IN,                     ALLOC,     LINK)        \
+    X(OFFLOAD,   HOST,  SC_OPF_OUT | SC_OPF_FRAC,      NONE,      LINK)        \
+    X(DROP,      HOST,  SC_OPF_FRAC,                   FREE_ALL,  NONE)        \
+    X(RELOAD,    HOST,  SC_OPF_IN | SC_OPF_FRAC,       ALLOC,     LINK)        \
     X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
     X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
     X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
     X(FB,        PAIR,  0,                             NONE,      TFB)         \
-    X(WAIT,      WAIT,  0,                             NONE,      NONE)
+    X(WAIT,      WAIT,  0,                             NONE,      NONE)        \
+    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -204,6 +205,9 @@ enum {
                                      before it (sc_coll_reads) */
     SC_OPF_REDUCES = 1u << 6, /* a collective with a reduction (dir, SC_RED_*) */
     SC_OPF_ROOTED = 1u << 7,  /* a collective with a root (sc_coll.root) */
+    SC_OPF_FRAC = 1u << 8,    /* names a fraction of its record (frac): its memory
+                                 effect and its time are on that fraction (host
+                                 copies, R) */
 };
 
 /* Memory effects, on the units u of the record an instruction names
@@ -227,6 +231,8 @@ typedef enum sc_op_cost_kind {
     SC_OPC_OPTIM, /* the optimizer steps of the device's stages */
     SC_OPC_COMM, SC_OPC_COLL, SC_OPC_LINK,
     SC_OPC_TFB, /* an overlapped pair: sc_pair_cost (ir_impl.h) */
+    SC_OPC_TR, /* a recomputation: its fraction of the record times the stage's
+                  recompute time (sc_prog_rtime; T_F by default) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
@@ -306,7 +312,8 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
     }
     return -1;
 }
@@ -352,6 +359,8 @@ const char *sc_red_name(int red);
  *   REDUCE/OPTIM: stage = mb = peer = -1;
  *   OFFLOAD/DROP/RELOAD: stage, mb of the record, and frac = the fraction of
  *              it that moves, in parts of SC_FRAC_ONE (1..SC_FRAC_ONE);
+ *   R:         stage, mb of the record, and frac = the fraction recomputed
+ *              (that of the DROP after its F);
  *   ALLREDUCE/BCAST: dir = the reduction (SC_RED_*; 0 for BCAST), flags =
  *              the tag's pass kind and part (sc_coll_what, sc_coll_part),
  *              stage and mb = the tag's, coll = the index of the rest of its
@@ -487,13 +496,7 @@ double sc_prog_vocab_cost(const sc_prog *pg, int op, int d);
 double sc_prog_vocab_mem(const sc_prog *pg, int d);
 double sc_prog_vocab_bytes(const sc_prog *pg, int what, int part);
 
-/* Memory: units of activation one (s, mb) holds after F (s = -1: all), and
- * the fraction W still needs after B (0 <= w_keep <= 1). */
-sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
-sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
-/* The memory limit: the peak, in units, any device may reach (default
- * INFINITY). Blocks and the schedulers respect it. */
-sc_status sc_prog_set_mem_limit(sc_prog *pg, double units);
+/* Memory (units, w_keep, the limit and per-device caps): memcap.h. */
 
 /* Training steps (docs/steps.md). A program describes `steps` training steps
  * back to back (default 1): the orders give one step's passes, and the
@@ -612,9 +615,6 @@ double sc_prog_tw(const sc_prog *pg, int s);
 double sc_prog_tbw(const sc_prog *pg, int s); /* BW's time: its own, or tb + tw */
 double sc_prog_topt(const sc_prog *pg, int s);
 double sc_prog_tcomm(const sc_prog *pg);
-double sc_prog_mem(const sc_prog *pg, int s);
-double sc_prog_w_keep(const sc_prog *pg);
-double sc_prog_mem_limit(const sc_prog *pg);
 /* Chunk index of stage s on its device: 0 for its lowest stage there. */
 int sc_prog_chunk(const sc_prog *pg, int s);
 /* Stage of chunk c on device d, or -1. */
@@ -643,8 +643,8 @@ typedef struct sc_times {
 } sc_times;
 
 void sc_times_free(sc_times *t);
-
 #include "pair.h"   /* overlapped pairs: their instruction, costs and append */
 #include "copies.h" /* copies of the model, each microbatch through one */
+#include "memcap.h" /* the memory limit, per-device caps, bytes of a unit */
 
 #endif

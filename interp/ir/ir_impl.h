@@ -7,6 +7,7 @@
 
 #include "ir.h"
 #include "offload_cfg.h"
+#include "recompute_cfg.h"
 
 #include <stdarg.h>
 
@@ -38,7 +39,11 @@ struct sc_prog {
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
     int p2p;        /* SC_P2P_*: the semantics the replay models */
-    double mem_limit; /* peak memory allowed per device, units (INFINITY: none) */
+    double mem_limit; /* peak memory allowed per device, units (INFINITY: none); with
+                       * per-device caps, the smallest of them */
+    double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */
+    double *cap_need; /* [P] the least peak sc_cap_fit reaches per device, or NULL (not run) */
+    int cap_refused;  /* the last error refused the program for its memory cap */
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;
@@ -54,6 +59,10 @@ struct sc_prog {
     double **off_levels;  /* [S] fractions the runtime can move, or NULL (offload.h) */
     int *off_nlevels;     /* [S] */
     sc_offload_info *off_info; /* what the last lowering moved, or NULL */
+    sc_recompute_cfg rc;  /* recomputation policy (recompute_cfg.h); policy NONE: none */
+    double *rc_frac;      /* [S*m] fractions of the TABLE policy, or NULL */
+    double *rc_q;         /* [S*m] what the last lowering recomputes, or NULL */
+    sc_recompute_info *rc_info; /* what the last lowering recomputed, or NULL */
     sc_ctail *coll;       /* [ncoll] collectives of the streams (sc_instr.coll) */
     void *rcache;         /* check/'s matching of the verified streams' collectives, */
     void (*rcache_free)(void *); /* kept for the next timed replay (replay_coll.c) */
@@ -70,6 +79,7 @@ struct sc_prog {
     int *slayers;         /* [S] its transformer layers per stage */
     double *pbytes;       /* [P] its parameter bytes per device */
     double unit_bytes;    /* bytes of one unit of activation memory */
+    double byte_unit;     /* the same from a cost file or a run (memcap.c), 0: unknown */
     char err[768];
 };
 
@@ -98,7 +108,7 @@ static inline double sc_coll_factor(int op, int n)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break;
+    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
     }
     return 0;
 }
@@ -116,8 +126,8 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
  * Counted from the table. */
 enum {
 #define X(name, cls, flags, mem, cost)                                                     \
-    +(SC_OPK_##cls == SC_OPK_STAGE &&                                                      \
-      ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
+    +(SC_OPK_##cls == SC_OPK_STAGE && !((flags) & SC_OPF_FRAC) /* R: lowered, not ordered */ \
+      && ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
     SC_STAGE_PASSES_PER_RECORD = 0 SC_OPS(X),
 #undef X
 #define X(name, cls, flags, mem, cost) +(SC_OPK_##cls == SC_OPK_VOCAB)
@@ -132,11 +142,17 @@ enum {
       (sc_vocab_split((pg)->vocab) ? (size_t)SC_VOCAB_PASSES_PER_MB * (size_t)(pg)->P : 0)) * \
      (size_t)(pg)->m)
 
+/* sc_fail for a refusal by the memory cap (SC_ERR_PROGRAM; memcap.c):
+ * sc_prog_cap_refused is then true. */
+sc_status sc_fail_cap(sc_prog *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);
 
 /* Frees what the last compilation's offload plan reported (off_info). */
 void sc_prog_free_offload_info(sc_prog *pg);
+/* Frees what the last compilation's recomputation plan reported (rc_info, rc_q). */
+void sc_prog_free_recompute_info(sc_prog *pg);
 
 /* Time of pass op on stage s (a vocabulary pass: on device s) by its cost
  * column (BW: its own time when given, else B + W); 0 for the kinds the
@@ -153,6 +169,7 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
         return (pg->tbw[s] == pg->tbw[s] ? pg->tbw[s] : pg->tb[s] + pg->tw[s]) + pg->ta[s];
     case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
         return pg->vcost[c - SC_OPC_TS] ? pg->vcost[c - SC_OPC_TS][s] : 0;
+    case SC_OPC_TR: return pg->tf[s] * pg->rc.time / pg->rc.frac; /* all of the record */
     case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
     case SC_OPC_TFB: /* needs both halves: sc_pair_cost */
         return 0;
@@ -196,12 +213,19 @@ static inline double sc_optim_cost(const sc_prog *pg, int d)
     return t;
 }
 
-/* Time of a pass or a pair on the compute stream. */
+/* The fraction an OFFLOAD, DROP, RELOAD or R names, in [0, 1]. */
+static inline double sc_instr_frac(const sc_instr *in)
+{
+    return (double)in->frac / SC_FRAC_ONE;
+}
+
+/* Time of a pass or a pair on the compute stream (R: its fraction). */
 static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op))
         return sc_pair_cost(pg, in);
-    return sc_op_cost(pg, in->op, in->stage);
+    double t = sc_op_cost(pg, in->op, in->stage);
+    return sc_op_has(in->op, SC_OPF_FRAC) ? t * sc_instr_frac(in) : t;
 }
 
 /* Time of instruction `in` of device d on its compute stream: a pass's
@@ -238,13 +262,16 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     return sc_mem_effect(pg, e, pg->mem[s]);
 }
 
-/* A pass's memory change; a pair's: both halves'. */
+/* A pass's memory change (R: on its fraction of the record); a pair's:
+ * both halves'. */
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op)) {
         sc_instr b = sc_pair_half(in);
         return sc_op_mem(pg, SC_OP_F, in->stage) + sc_op_mem(pg, b.op, b.stage);
     }
+    if (sc_op_has(in->op, SC_OPF_FRAC))
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_op_mem(pg, in->op, in->stage);
 }
 
@@ -259,12 +286,6 @@ static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
     return 0;
 }
 
-/* The fraction an OFFLOAD, DROP or RELOAD moves, in [0, 1]. */
-static inline double sc_instr_frac(const sc_instr *in)
-{
-    return (double)in->frac / SC_FRAC_ONE;
-}
-
 /* Device memory change of any instruction of a stream: compute passes as
  * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
  * frees it, RELOAD allocates it); the rest changes nothing. */
@@ -272,7 +293,7 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
-    if (sc_op_is_host(in->op))
+    if (sc_op_has(in->op, SC_OPF_FRAC))
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
     return sc_pass_mem(pg, in);
 }
@@ -331,6 +352,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
         return 1;
     case SC_OP_EW: return 1;
     case SC_OP_T: case SC_OP_E: return 0;
+    case SC_OP_R: return 0; /* its record's input is on its device */
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: return 0; /* no pass */
@@ -400,7 +422,8 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
         break;
     case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: break;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -435,7 +458,8 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
         return 1;
     case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: return 0;
+    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: return 0;
     }
     return 0;
 }

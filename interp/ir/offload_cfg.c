@@ -29,6 +29,10 @@ sc_status sc_prog_set_offload(sc_prog *pg, const sc_offload_cfg *cfg)
                        "offload: the ratio (host-link time of one unit relative to tf+tb+tw) must "
                        "be finite and >= 0 (got %g)",
                        cfg->ratio);
+    if (!(cfg->margin >= 0) || !isfinite(cfg->margin))
+        return sc_fail(pg, SC_ERR_ARG,
+                       "offload: margin (durations of B a copy back ends before it) must be "
+                       ">= 0 (got %g)", cfg->margin);
     if (cfg->policy == SC_OFFLOAD_SELECTIVE) {
         if (!isfinite(cfg->chunks) || cfg->chunks < 0)
             return sc_fail(pg, SC_ERR_ARG, "offload: chunks must be a number >= 0 (got %g)",

@@ -52,6 +52,11 @@ typedef struct sc_offload_cfg {
     double ratio;  /* host-link time of one unit relative to T_F+T_B+T_W; >= 0 */
     int shared;    /* devices 2k and 2k+1 share one host link */
     double mem;    /* budget: the peak to reach, in units (> 0) */
+    double margin; /* a copy back ends this many durations of its B before the B
+                      starts (0: just in time; PipeOffload's planner: 1), >= 0 */
+    int soft;      /* budget: a device that cannot get under mem stays at all the link
+                      takes instead of failing (the compile driver's mix with
+                      recomputation checks the peak itself) */
 } sc_offload_cfg;
 
 /* Sets the policy (checks its numbers; SC_ERR_ARG). TABLE keeps the

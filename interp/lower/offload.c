@@ -180,7 +180,8 @@ static sc_status build_plans(planner *pl)
         for (j = 0; j < p->nc; j++) {
             const sc_instr *in = sc_o_cpass(p, j);
             if (sc_op_is_fwd(in->op))
-                p->r[p->nr++] = (rec){.s = in->stage, .mb = in->mb, .jF = j};
+                p->r[p->nr++] = (rec){.s = in->stage, .mb = in->mb, .jF = j,
+                                      .recomp = pg->rc_q && pg->rc_q[SC_SM(pg, in->stage, in->mb)] > 0};
         }
     }
     for (int d = 0; d < P; d++) {
@@ -275,6 +276,10 @@ static sc_status budget_device(planner *pl, dplan *p, double *level, sc_offload_
     sc_o_assign_level(p, hi / 64.0);
     sc_o_plan_backing_off(p);
     double best = peak_of(pl, p);
+    if (best > M + p->tol && pg->off.soft) {
+        *level = hi / 64.0; /* all the link takes; the caller checks the peak */
+        return SC_OK;
+    }
     if (best > M + p->tol)
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "offload 'budget': d%d cannot get under mem = %g: its peak is %g units "
@@ -393,13 +398,18 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
             oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
             sc_o_assign_level(p, oi->level[d]);
-            sc_o_plan_device(p);
+            /* all: every record the link takes (it backs off, as budget does,
+             * and counts what stayed); selective names its records. */
+            if (pg->off.policy == SC_OFFLOAD_ALL)
+                sc_o_plan_backing_off(p);
+            else
+                sc_o_plan_device(p);
             break;
         }
         case SC_OFFLOAD_TABLE:
             for (int i = 0; i < p->nr; i++) {
                 rec *r = &p->r[i];
-                r->want = sc_o_quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
+                r->want = r->recomp ? 0 : sc_o_quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
             }
             sc_o_plan_device(p);
             break;

@@ -115,11 +115,14 @@ static void plan_back(dplan *p)
             r->skipped = 1;
         }
     }
+    /* Each copy back ends by its B's start, less the margin (in durations
+     * of that B: PipeOffload's planner keeps one), and by the next one's. */
     double next = INFINITY;
     for (int k = 0; k < p->nr; k++) {
         rec *r = &p->r[p->byB[k]];
+        double due = sc_o_cstart(p, r->jB) - pg->off.margin * sc_pass_cost(pg, sc_o_cpass(p, r->jB));
         if (r->q > 0)
-            r->rstart = next = slot_before(p, 1, fmin(sc_o_cstart(p, r->jB), next), r->dur);
+            r->rstart = next = slot_before(p, 1, fmin(due, next), r->dur);
     }
 }
 
@@ -266,6 +269,11 @@ double sc_o_peak(const dplan *p, double *scratch)
     }
     double cur = 0, peak = 0;
     for (size_t g = 0; g <= p->nc; g++) {
+        if (g > 0 && pg->rc_q) { /* a recomputed record's DROP right after its F */
+            const sc_instr *f = sc_o_cpass(p, g - 1);
+            if (sc_op_is_fwd(f->op))
+                cur -= pg->rc_q[SC_SM(pg, f->stage, f->mb)] * pg->mem[f->stage];
+        }
         cur -= drop_at[g];
         cur += reload_at[g];
         peak = fmax(peak, cur);
@@ -283,7 +291,7 @@ void sc_o_assign_level(dplan *p, double L)
     for (int i = 0; i < p->nr; i++) {
         rec *r = &p->r[i];
         double q = L - p->rank[pg->chunk[r->s]];
-        r->want = sc_o_quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
+        r->want = r->recomp ? 0 : sc_o_quantize(pg, r->s, q < 0 ? 0 : q > 1 ? 1 : q);
         r->banned = 0;
     }
 }

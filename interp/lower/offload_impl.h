@@ -19,6 +19,7 @@ typedef struct rec {
     double want;         /* fraction the policy asks for (rounded to the runtime's parts) */
     int banned;          /* budget: left on the device, the link could not take it */
     int skipped;         /* left on the device: its window is too short */
+    int recomp;          /* recomputed instead (lower/recompute.h): never moved */
     double q, dur;       /* fraction moved (0: stays) and the copy's time at full speed */
     double ostart, odur; /* the OFFLOAD copy starts, and takes (solo: less) */
     double oend;         /* the OFFLOAD copy completes */

@@ -277,6 +277,9 @@ sc_status sc_lower_postval(sc_prog *pg, double state_bytes)
     if (pg->off.policy != SC_OFFLOAD_NONE)
         return sc_fail(pg, SC_ERR_ARG, "optim_sync post-validation with an offload policy is "
                        "not supported (a redone forward pass would write into moved records)");
+    if (pg->rc.policy != SC_RECOMPUTE_NONE)
+        return sc_fail(pg, SC_ERR_ARG, "optim_sync post-validation with a recompute policy is "
+                       "not supported (a redone forward pass would write into dropped records)");
     pv v = {.pg = pg, .P = pg->P, .S = pg->S, .m = pg->m, .N = pg->steps, .bytes = state_bytes};
     size_t P = (size_t)pg->P;
     v.len = sc_calloc(P, sizeof(size_t));

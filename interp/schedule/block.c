@@ -371,13 +371,15 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
     sc_status st = sc_block_peak(pg, blk, cap);
     for (int d = 0; st == SC_OK && d < pg->P; d++) {
-        if (cap[d] > pg->mem_limit + EPS)
-            st = sc_fail(pg, SC_ERR_PROGRAM,
-                         "block: d%d needs %g units of memory in the steady state, more than "
-                         "mem = %g",
-                         d, cap[d], pg->mem_limit);
-        else if (isfinite(pg->mem_limit))
-            cap[d] = pg->mem_limit;
+        double lim = sc_prog_mem_cap(pg, d);
+        if (cap[d] > lim + EPS)
+            st = sc_fail_cap(pg,
+                             "block: d%d needs %g units of memory in the steady state, more than "
+                             "mem = %g; it needs mem >= %g (its interval and offsets fix the "
+                             "steady state)",
+                             d, cap[d], lim, cap[d]);
+        else if (isfinite(lim))
+            cap[d] = lim;
     }
     if (st) {
         sc_free(cap);

@@ -114,7 +114,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     double *peak = sc_malloc((size_t)pg->P * sizeof *peak);
     double *times = sc_malloc(2 * N * sizeof *times);
     char *mark = sc_calloc(2 * cap, 1);
-    double limit = pg->mem_limit, top = -INFINITY;
+    double limit = pg->mem_limit, top = -INFINITY, *caps = pg->mem_cap;
     sc_status st = SC_OK;
     *cands = NULL;
     *n = 0;
@@ -125,6 +125,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     for (int b = 0; b < nb; b++)
         top = fmax(top, budgets[b]);
     pg->mem_limit = INFINITY; /* each block under its own peak */
+    pg->mem_cap = NULL;
     size_t got = 0;
     for (int k = 1; k <= kmax; k++)
         for (int af = 0; af < 6; af++)
@@ -180,6 +181,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     out = NULL;
 done:
     pg->mem_limit = limit;
+    pg->mem_cap = caps;
     free(out);
     sc_free(off);
     sc_free(peak);

@@ -475,6 +475,25 @@ done:
     return st;
 }
 
+/* How far the candidate orders o pass the memory caps: the largest
+ * excess of a device's peak over its cap (0: within every cap). */
+static double over_caps(const sc_prog *pg, const sc_vec *o)
+{
+    double worst = 0;
+    for (int d = 0; d < pg->P; d++) {
+        double cap = sc_prog_mem_cap(pg, d), cur = 0, peak = 0;
+        if (!isfinite(cap))
+            continue;
+        for (size_t k = 0; k < o[d].n; k++) {
+            cur += sc_pass_mem(pg, &o[d].v[k]);
+            peak = peak > cur ? peak : cur;
+        }
+        if (peak - cap > worst)
+            worst = peak - cap;
+    }
+    return worst > 1e-9 ? worst : 0;
+}
+
 sc_status sc_vocab_place(sc_prog *pg, double lag)
 {
     int P = pg->P;
@@ -494,10 +513,13 @@ sc_status sc_vocab_place(sc_prog *pg, double lag)
             if (sc_vec_push(&base[d], pg->order[d].v[k]) != SC_OK)
                 st = sc_fail(pg, SC_ERR_NOMEM, "out of memory placing the vocabulary passes");
     /* The shift the collectives need: try 0..MAX_SHIFT more forwards in
-     * flight and keep the fastest (the fewest on a tie). */
-    double bspan = INFINITY;
+     * flight and keep the fastest (the fewest on a tie) within the memory
+     * caps (each shift holds more records: the knob of a cap,
+     * docs/vocab.md#figures), or, when none is within them, the one that
+     * passes them least (the promise check then refuses it). */
+    double bspan = INFINITY, bover = INFINITY;
     for (int shift = 0; shift <= MAX_SHIFT && !st; shift++) {
-        double span;
+        double span, over;
         if ((st = shifted(pg, base, shift, sh)) != SC_OK)
             break;
         if ((st = place_on(pg, sh, lag, cur, &span)) != SC_OK) {
@@ -507,8 +529,10 @@ sc_status sc_vocab_place(sc_prog *pg, double lag)
                 st = SC_OK;
             continue;
         }
-        if (span < bspan * (1 - 1e-9)) {
+        over = over_caps(pg, cur);
+        if (over < bover || (over == bover && span < bspan * (1 - 1e-9))) {
             bspan = span;
+            bover = over;
             sc_vec *t = best;
             best = cur;
             cur = t;

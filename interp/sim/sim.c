@@ -61,7 +61,8 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
     int P = pg->P, any = 0;
     for (int d = 0; d < P && !any; d++)
         for (size_t k = 0; k < pg->stream[d].n && !any; k++)
-            any = sc_op_is_host(pg->stream[d].v[k].op);
+            any = sc_op_is_host(pg->stream[d].v[k].op) &&
+                  sc_op_has(pg->stream[d].v[k].op, SC_OPF_OUT | SC_OPF_IN); /* not R's DROP */
     if (!any)
         return SC_OK;
     size_t SM = (size_t)pg->S * (size_t)pg->nmb;

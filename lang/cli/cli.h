@@ -74,6 +74,20 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
  * step without synchronization. */
 void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 
+/* cli_fit.c. Whether the last evaluation was refused by its memory cap
+ * (sc._cap_refused, set where a program's cap refusal is raised); and the
+ * hint for such a refusal: "; recipes that meet mem = X with these
+ * parameters: a, b" (the stdlib recipes, each with the -D at t it
+ * declares, that compile within the cap), into buf. */
+int sc_cli_cap_refused(lua_State *L);
+void sc_cli_fit_hint(lua_State *L, const char *recipe, int t, char *buf, size_t len);
+/* sc_cli_lua_fail, and sc_cli_status_fail of pg's error after `where`,
+ * with that hint when the failure is a refusal by the cap (t: the
+ * overrides; 0: none). */
+int sc_cli_lua_fail_fit(lua_State *L, const char *recipe, int t);
+int sc_cli_status_fail_fit(lua_State *L, sc_status st, const char *recipe, int t,
+                           const char *where, sc_prog *pg);
+
 /* -D NAME=VALUE seen on the command line: a file named by -D costs=FILE is
  * the user's own choice, so recipes may read it (sc.costs) wherever it
  * lies, like their own folder's files (docs/costs.md#the-prediction-beside-the-measurement). */
@@ -98,6 +112,10 @@ int sc_cli_time(int argc, char **argv, int *i, double *out);
  * members of the --json object in w, or (w NULL) lines after the device
  * table. */
 void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
+/* recompute_out.c: sim's recomputation figures, as the member "recompute"
+ * of the --json object in w, or (w NULL) a text line; nothing without a
+ * policy. */
+void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

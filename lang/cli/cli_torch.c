@@ -4,6 +4,7 @@
  * PyTorch loads the file and torchtitan's settings (docs/interchange.md#pytorch-pipelining-csv).
  */
 #include "cli.h"
+#include "ir/recompute_cfg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,27 @@ static int placement_kind(const sc_prog *pg)
     return loop ? 1 : v ? 2 : 0;
 }
 
+/* Recomputation (docs/recompute.md#pytorch): PyTorch's schedules have no
+ * such pass; how to get it there. */
+static void recompute_note(sc_prog *pg)
+{
+    const sc_recompute_info *ri = sc_prog_recompute_info(pg);
+    if (!ri || !ri->records)
+        return;
+    const sc_recompute_cfg *c = sc_prog_recompute(pg);
+    fprintf(stderr, "stagecraft: note: recompute: PyTorch's schedules have no recomputation pass, "
+            "so the file leaves out the R of the %d records recomputed (per rank:", ri->records);
+    for (int d = 0; d < sc_prog_devices(pg); d++)
+        fprintf(stderr, "%s %d", d ? "," : "", ri->count[d]);
+    fprintf(stderr, "); PyTorch recomputes with activation checkpointing on the stage module "
+            "instead (torch.utils.checkpoint.checkpoint around the forward of %s, or "
+            "checkpoint_wrapper): every microbatch of a wrapped stage, inside its backward, "
+            "not per record%s\n",
+            c->frac < 1 ? "the layers that recompute_frac covers" : "the recomputed stages",
+            c->policy == SC_RECOMPUTE_ALL ? "" : " (this program recomputes only some records: "
+            "checkpoint the stages it recomputes most)");
+}
+
 int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
@@ -77,6 +99,7 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
                 fprintf(stderr, " %d", s);
     }
     fputc('\n', stderr);
+    recompute_note(pg);
     if (comms) {
         fprintf(stderr, "stagecraft: note: PyTorch %s: each rank builds its stages and runs "
                 "_PipelineScheduleRuntime(stages, n_microbatches=%d, ...)._load_csv(\"%s\", "

@@ -17,6 +17,7 @@
  */
 #include "cmd_compare.h"
 #include "cli.h"
+#include "cmd_run.h"
 #include "compare_impl.h"
 
 #include <lauxlib.h>
@@ -64,7 +65,7 @@ static int expand(def *d)
     d->values = calloc(MAX_VALUES, sizeof *d->values);
     if (!d->values)
         return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-    if (strchr(t, ',')) {
+    if (strchr(t, ',') && t[0] != '[') { /* "[a,b]" is one value: a list (mem per device) */
         d->sweep = 1;
         const char *p = t;
         for (;;) {
@@ -144,6 +145,8 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
                     return failf(SC_EXIT_USAGE, "-D %s given twice%s", d->name, "");
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
+        } else if (strcmp(a, "--fit") == 0) {
+            c->fit = 1;
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
@@ -283,12 +286,10 @@ void sc_compare_set_model(lua_State *L, int on)
     lua_pop(L, 1);
 }
 
-/* The model's sizes from the -D of this combination: its unit in bytes and
- * the program's memory model set from it (runtime/run/run.h). */
-static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char *err,
-                        size_t errlen)
+/* The model's sizes of combination `combo` from its -D into *mc (usage
+ * error in err when one is not an integer). */
+static int combo_model(const cmp *c, int combo, sc_model_cfg *mc, char *err, size_t errlen)
 {
-    sc_model_cfg mc = sc_run_defaults(sc_prog_stages(pg)).model;
     for (int k = 0; k < c->ndefs; k++) {
         const char *v = c->defs[k].values[sc_compare_value_of(c, combo, k)];
         char *end;
@@ -300,11 +301,23 @@ static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char
                      c->defs[k].name, v);
             return SC_EXIT_USAGE;
         }
-        long *slot[] = {&mc.hidden, &mc.layers, &mc.vocab, &mc.seq, &mc.batch};
+        long *slot[] = {&mc->hidden, &mc->layers, &mc->vocab, &mc->seq, &mc->batch};
         for (int j = 0; j < NMODEL - 1; j++)
             if (strcmp(c->defs[k].name, model_keys[j]) == 0)
                 *slot[j] = x;
     }
+    return 0;
+}
+
+/* The model's sizes from the -D of this combination: its unit in bytes and
+ * the program's memory model set from it (runtime/run/run.h). */
+static int model_memory(const cmp *c, int combo, sc_prog *pg, double *unit, char *err,
+                        size_t errlen)
+{
+    sc_model_cfg mc = sc_run_defaults(sc_prog_stages(pg)).model;
+    int code = combo_model(c, combo, &mc, err, errlen);
+    if (code)
+        return code;
     sc_model *md = NULL;
     sc_status st = sc_model_new(&mc, sc_prog_stages(pg), sc_prog_microbatches(pg), &md, err,
                                 errlen);
@@ -339,9 +352,21 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     }
     lua_pop(L, 1);
     sc_compare_set_model(L, c->bytes);
+    if (c->bytes) { /* a cap in bytes: in the unit model_memory sets below */
+        sc_model_cfg mc = sc_run_defaults(1).model;
+        mc.layers = 0; /* two per stage, as model_memory has it */
+        char err[256];
+        if (combo_model(c, w->combo, &mc, err, sizeof err) == 0)
+            sc_cli_set_unit_bytes(L, &mc);
+    }
+    lua_getglobal(L, "sc");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "_cap_refused");
+    lua_pop(L, 1);
     if (sc_cli_evaluate(L, c->recipes[w->recipe], t, 0) != LUA_OK) {
         sc_limits_error(L);
         int code = sc_lua_exit_for(L, -1);
+        w->over_mem = sc_cli_cap_refused(L);
         row_error(L, w, code, lua_tostring(L, -1));
         lua_settop(L, top);
         return 0;
@@ -360,6 +385,7 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim) {
         snprintf(err, sizeof err, "%s%s", lp->where, sc_errmsg(lp->pg));
+        w->over_mem = sc_prog_cap_refused(lp->pg);
         row_error(L, w, sc_status_exit_code(st), err);
         lua_settop(L, top);
         return 0;
@@ -421,8 +447,8 @@ int sc_cmd_is_sweep(int argc, char **argv)
                              ? (argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[i + 1] : ""))
                              : NULL;
         const char *eq = kv ? strchr(kv, '=') : NULL;
-        if (eq && (strchr(eq, ',') || strchr(eq, ':')))
-            return 1;
+        if (eq && eq[1] != '[' && (strchr(eq, ',') || strchr(eq, ':')))
+            return 1; /* "[a,b]" is one value: a list (mem per device) */
     }
     return 0;
 }

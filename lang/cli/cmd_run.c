@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "formats/atomic.h"
+#include "run/profile.h"
 #include "run/run.h"
 #include "run_report.h"
 #include "lua/sc_lua.h"
@@ -146,6 +147,44 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
     }
     lua_settop(L, decl - 2);
     return 0;
+}
+
+/* sc._unit_bytes(P, S, vocab_par) for a cap in bytes (lang/lua/mem_lua.c):
+ * the unit run sets after the recipe, from the model it trains (upvalue:
+ * its sc_model_cfg, layers 0 for two per stage); nil and why when that
+ * model cannot be made. */
+static int unit_bytes(lua_State *L)
+{
+    sc_model_cfg mc = *(const sc_model_cfg *)lua_touserdata(L, lua_upvalueindex(1));
+    int P = (int)luaL_checkinteger(L, 1), S = (int)luaL_checkinteger(L, 2);
+    if (mc.layers == 0)
+        mc.layers = sc_run_defaults(S).model.layers;
+    mc.vocab_par = (int)luaL_checkinteger(L, 3);
+    mc.devices = P;
+    sc_model *md = NULL;
+    char err[256];
+    if (sc_model_new(&mc, S, 1, &md, err, sizeof err) != SC_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushnumber(L, sc_run_unit_bytes(md, P, S));
+    sc_model_free(md);
+    return 1;
+}
+
+void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc)
+{
+    lua_getglobal(L, "sc");
+    if (mc) {
+        sc_model_cfg *uc = lua_newuserdatauv(L, sizeof *uc, 0);
+        *uc = *mc;
+        lua_pushcclosure(L, unit_bytes, 1);
+    } else {
+        lua_pushnil(L);
+    }
+    lua_setfield(L, -2, "_unit_bytes");
+    lua_pop(L, 1);
 }
 
 /* Byte counts per device, then their largest as "key_max". */
@@ -328,10 +367,59 @@ static int env_settings(char *msg, size_t len)
     return 0;
 }
 
+/* The largest interquartile range of a profile's stage times relative to
+ * its median, and what it is (into what). */
+static double profile_spread(const sc_costs *c, char *what, size_t len)
+{
+    static const char *const keys[] = {"tf", "tb", "tw", "tbw"};
+    double worst = 0;
+    what[0] = 0;
+    for (int k = 0; k <= SC_COST_BW; k++)
+        for (int s = 0; s < c->S; s++) {
+            sc_stat x = c->kind[k][s];
+            if (x.n > 0 && x.median > 0 && isfinite(x.spread) && x.spread / x.median > worst) {
+                worst = x.spread / x.median;
+                snprintf(what, len, "%s of s%d varies by %.0f%% of its median (interquartile "
+                         "range %.3g s of %.3g s, %d samples)", keys[k], s, 100 * worst,
+                         x.spread, x.median, x.n);
+            }
+        }
+    return worst;
+}
+
+/* run --profile: with --profile-spread X, again with twice the steps while
+ * a stage time's spread passes X of its median (at most 640 steps); a
+ * profile still noisier than 10% gets a warning with the figure. */
+static sc_status profile_until(sc_prog *pg, const sc_run_opts *o, const char *recipe, int warmup,
+                               int steps, double target, sc_profile **pf, char *err, size_t len)
+{
+    char what[256];
+    double rel = 0;
+    for (;;) {
+        sc_status st = sc_profile_run(pg, o, recipe, warmup, steps, pf, err, len);
+        if (st)
+            return st;
+        rel = profile_spread(&(*pf)->costs, what, sizeof what);
+        if (target <= 0 || rel <= target || steps >= 640)
+            break;
+        fprintf(stderr, "stagecraft: note: profile: %s, above %g%%: again with %d steps\n",
+                what, 100 * target, 2 * steps);
+        sc_profile_free(*pf);
+        *pf = NULL;
+        steps *= 2;
+    }
+    if (rel > 0.1)
+        fprintf(stderr, "stagecraft: warning: the profile is noisy: %s; predictions from it are "
+                "no better than that (profile again on a quiet machine, or with --profile-spread "
+                "0.1 to repeat until it settles)\n", what);
+    return SC_OK;
+}
+
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
     int json = 0, check = 0, steps = 5, warmup = -1;
+    double spread = 0; /* --profile-spread: 0, once */
     double time_limit = 0; /* automatic schedules: the heuristic, reproducibly */
     lua_newtable(L);
     int t = lua_gettop(L);
@@ -356,6 +444,14 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             if (i + 1 >= argc)
                 return fail(SC_EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
             profile = argv[++i];
+        } else if (strcmp(a, "--profile-spread") == 0) {
+            char *end = NULL;
+            spread = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+            if (!end || *end || !(spread > 0 && spread <= 1))
+                return fail(SC_EXIT_USAGE, "--profile-spread needs a share of the median in (0, 1] "
+                                        "(0.1: repeat until every stage time varies by 10% at "
+                                        "most)");
+            i++;
         } else if (strcmp(a, "--profile-steps") == 0 || strcmp(a, "--warmup") == 0) {
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
@@ -407,11 +503,24 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     if (rc)
         return rc;
     /* Every MPI rank evaluates the recipe: a time-limited search could build
-     * different programs on different ranks (same_program refuses that). */
+     * different programs on different ranks (same_program refuses that).
+     * A cost file is checked against the model run trains (costs.c):
+     * layers 0 is two per stage, known once the recipe has run. */
     lua_getglobal(L, "sc");
     lua_pushnumber(L, time_limit);
     lua_setfield(L, -2, "_time_limit");
+    lua_createtable(L, 0, 5);
+    long sizes[5] = {mc.hidden, given[1] ? mc.layers : 0, mc.vocab, mc.seq, mc.batch};
+    static const char *const skeys[5] = {"hidden", "layers", "vocab", "seq", "batch"};
+    for (int k = 0; k < 5; k++) {
+        lua_pushinteger(L, sizes[k]);
+        lua_setfield(L, -2, skeys[k]);
+    }
+    lua_setfield(L, -2, "_run_model");
     lua_pop(L, 1);
+    sc_model_cfg uc = mc;
+    uc.layers = given[1] ? mc.layers : 0;
+    sc_cli_set_unit_bytes(L, &uc);
     if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
@@ -449,7 +558,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     sc_comparison *cmp = NULL;
     const sc_sim *predicted = NULL;
     if (profile) {
-        st = sc_profile_run(lp->pg, &o, recipe, warmup, steps, &pf, err, sizeof err);
+        st = profile_until(lp->pg, &o, recipe, warmup, steps, spread, &pf, err, sizeof err);
         if (!st) {
             r = pf->run;
             predicted = pf->predicted;

@@ -17,6 +17,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 #include "formats/jsonw.h"
 #include "run/run.h"
 
+/* A cap in bytes while a recipe builds its program counts in the unit of
+ * the built-in model mc (layers 0: two per stage), the one run (and compare
+ * with model sizes) sets after the recipe (docs/run.md#memory-units-in-bytes):
+ * sets sc._unit_bytes for lang/lua/mem_lua.c; NULL takes it away. */
+void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc);
+
 /* run_steps.c (docs/steps.md): the progress line of each step (stderr; arg:
  * the start, a double of sc_exec_now), the table of the steps, the JSON
  * members of the steps ("steps", ... in w), nothing for one step without

@@ -83,6 +83,13 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
         }
         return 2;
     }
+    if (strcmp(argv[i], "--force-costs") == 0) { /* a cost file of another model (costs.c) */
+        lua_getglobal(L, "sc");
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "_force_costs");
+        lua_pop(L, 1);
+        return 1;
+    }
     return sc_limits_option(&limits, argc, argv, i, msg, len);
 }
 

@@ -28,6 +28,7 @@ typedef struct row {
     int recipe, combo;
     int code; /* 0, or the exit code of its error */
     char *error;
+    int over_mem; /* the error is a refusal by the memory cap (the row does not fit) */
     int P, S, m, bneck, idlest;
     size_t instructions;
     double makespan, bubble, idle_max, peak_max, peak_min, unit_bytes;
@@ -41,6 +42,7 @@ typedef struct cmp {
     def defs[MAX_DEFS];
     int ndefs;
     int json, width, bytes;
+    int fit;       /* --fit: leave out the rows that do not meet mem */
     double from, to;
     const char *svg;
     row *rows;

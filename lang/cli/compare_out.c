@@ -38,6 +38,8 @@ static void print_json(const cmp *c)
     sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
     for (int i = 0; i < c->nrows; i++) {
         const row *r = &c->rows[i];
+        if (c->fit && r->over_mem)
+            continue;
         sc_jw_object(&w, NULL);
         sc_jw_str(&w, "recipe", c->recipes[r->recipe]);
         sc_jw_object(&w, "parameters");
@@ -53,6 +55,8 @@ static void print_json(const cmp *c)
         if (r->error) {
             sc_jw_str(&w, "error", r->error);
             sc_jw_int(&w, "exit_code", r->code);
+            if (r->over_mem)
+                sc_jw_bool(&w, "over_mem", 1);
             sc_jw_end(&w);
             continue;
         }
@@ -152,13 +156,25 @@ static void print_table(const cmp *c)
             printf("%s\n", head[j]);
     for (int i = 0; i < c->nrows; i++) {
         const row *w = &c->rows[i];
+        if (c->fit && w->over_mem)
+            continue;
         int last = w->error ? fig : nc;
         for (int j = 0; j < last; j++)
             if (j + 1 < nc)
                 printf("%-*s  ", width[j], cell[i][j]);
             else
                 printf("%s", cell[i][j]);
-        if (w->error) { /* the start of it: --json has the whole message */
+        if (w->error && w->over_mem) { /* what it needs: the end of its message */
+            const char *need = strstr(w->error, "needs mem >= ");
+            if (!need)
+                need = strstr(w->error, "needs ");
+            char e[112];
+            sc_clean_text(e, sizeof e, need ? need : w->error, 0);
+            char *paren = strchr(e, '(');
+            if (paren && paren > e)
+                paren[-1] = 0;
+            printf("over mem: %s", e);
+        } else if (w->error) { /* the start of it: --json has the whole message */
             char e[112];
             sc_clean_text(e, sizeof e, w->error, 0);
             printf("error (exit %d): %s%s", w->code, e, strlen(w->error) >= sizeof e - 1 ? "..." : "");
@@ -262,7 +278,7 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
             w->combo = (int)combo;
             w->ud = LUA_NOREF;
             rc = sc_compare_row(L, &c, decl, w);
-            if (!first && w->code)
+            if (!first && w->code && !w->over_mem) /* a row over mem is an answer */
                 first = w->code;
         }
     sc_compare_set_model(L, 0);

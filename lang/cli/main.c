@@ -45,6 +45,7 @@ typedef struct opts {
     double from, to;                        /* show, export: the time window */
     const char *torch;                      /* export --torch VERSION */
     int titan;                              /* export --torchtitan */
+    int defs;                               /* the overrides table's index */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -259,7 +260,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
     sc_status st = simulate ? SC_OK : sc_lua_check(lp);
     if (st)
-        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
+        return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
         int m = sc_prog_microbatches(pg);
@@ -279,7 +280,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     }
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim)
-        return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
+        return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     double peak = 0;
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);
@@ -339,6 +340,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         }
         print_auto(L, info, &w);
         print_offload(pg, sim, &w);
+        sc_cli_print_recompute(pg, &w);
         sc_cli_print_vocab(pg, sim, &w);
         if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (docs/costs.md) */
             sc_jw_str(&w, "time_unit", "s");
@@ -377,6 +379,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
                sim->step);
     print_auto(L, info, NULL);
     print_offload(pg, sim, NULL);
+    sc_cli_print_recompute(pg, NULL);
     sc_cli_print_steps(pg, sim, NULL);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        idle      start       end         peak%s\n",
@@ -410,8 +413,9 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
         return sc_cli_list(L, o.recipe);
     if (!o.recipe)
         return sc_cli_fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    o.defs = t;
     if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
-        return sc_cli_lua_fail(L);
+        return sc_cli_lua_fail_fit(L, o.recipe, t);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     lua_pushcfunction(L, sc_lua_autoinfo);
     lua_pushvalue(L, -4);

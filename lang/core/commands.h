@@ -28,7 +28,8 @@
       "show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"    \
       "[--from T0 --to T1]",                                                                     \
       NULL, NULL)                                                                                \
-    X(compare, "compare RECIPE... [-D k=v]... [--json] [--svg FILE]", "one table of them all",   \
+    X(compare, "compare RECIPE... [-D k=v]... [--json] [--fit] [--svg FILE]",                    \
+      "one table of them all (--fit: only the rows within mem)",                                 \
       "(sim, compare: -D m=16,32,64 or -D link_gbps=10:100:10 sweeps, a row per value)")         \
     X(export,                                                                                    \
       "export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"  \

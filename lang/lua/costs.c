@@ -16,6 +16,7 @@
 
 #include "formats/costs.h"
 #include "formats/jsonread.h"
+#include "ir/flops.h"
 #include "sandbox/sandbox.h"
 
 /* A cost file is small (a few numbers per stage); this bounds a mistake. */
@@ -251,6 +252,192 @@ static void apply_colls(lua_State *L, int c, const char *name, sc_prog *pg)
     check(L, pg, sc_prog_set_coll_cost(pg, x[0], x[1] > 0 ? 1 / x[1] : INFINITY));
 }
 
+/* ---- the model a cost file was measured on (docs/costs.md#the-model) ---- */
+
+static const char *const model_keys[] = {"hidden", "layers", "vocab", "seq", "batch"};
+#define NMODEL 5
+
+/* The sizes of this program's model into x: the model `run` trains
+ * (sc._run_model, set before it evaluates the recipe; layers 0: two per
+ * stage), else the program's own (its `model` field). 0 when it has none. */
+static int this_model(lua_State *L, sc_prog *pg, long *x)
+{
+    lua_getglobal(L, "sc");
+    lua_pushliteral(L, "_run_model");
+    int run = lua_istable(L, -2) && lua_rawget(L, -2) == LUA_TTABLE;
+    for (int i = 0; run && i < NMODEL; i++) {
+        lua_getfield(L, -1, model_keys[i]);
+        x[i] = (long)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    if (run) {
+        if (x[1] <= 0)
+            x[1] = 2L * sc_prog_stages(pg);
+        return 1;
+    }
+    if (!sc_prog_has_model(pg))
+        return 0;
+    const sc_model_desc *md = sc_prog_model(pg);
+    long v[NMODEL] = {md->hidden, md->layers, md->vocab, md->seq, md->batch};
+    memcpy(x, v, sizeof v);
+    return 1;
+}
+
+/* "hidden 64, layers 8, ..." of x into buf. */
+static void sizes_text(const long *x, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (int i = 0; i < NMODEL && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s %ld", i ? ", " : "", model_keys[i], x[i]);
+}
+
+/* Whether the module's flag `key` is set (raw: no Lua runs). */
+static int module_flag(lua_State *L, const char *key)
+{
+    lua_getglobal(L, "sc");
+    lua_pushstring(L, key);
+    int yes = lua_istable(L, -2) && (lua_rawget(L, -2), lua_toboolean(L, -1));
+    if (!lua_istable(L, -2))
+        lua_pushnil(L);
+    lua_pop(L, 2);
+    return yes;
+}
+
+/* Warns once per file and kind (sc._costs_warned). */
+static int first_warning(lua_State *L, const char *name, const char *kind)
+{
+    lua_getglobal(L, "sc");
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pushliteral(L, "_costs_warned");
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushliteral(L, "_costs_warned");
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_pushfstring(L, "%s\n%s", name, kind);
+    int seen = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!seen) {
+        lua_pushfstring(L, "%s\n%s", name, kind);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, -3);
+    }
+    lua_pop(L, 2);
+    return !seen;
+}
+
+static void warn(const char *msg)
+{
+    fflush(stdout);
+    fprintf(stderr, "stagecraft: warning: ");
+    sc_fputs_clean(msg, stderr, 0);
+    fputc('\n', stderr);
+}
+
+/* A cost file measured on another model than this program's is refused
+ * (unless --force-costs: a warning), naming both; a file that records no
+ * model (written by hand, or by another tool) is taken as it is. When the
+ * models agree, the file's bytes of a unit serve caps in bytes. */
+static void check_model(lua_State *L, int c, const char *name, sc_prog *pg)
+{
+    long mine[NMODEL], theirs[NMODEL];
+    if (lua_getfield(L, c, "measured") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    int m = lua_gettop(L), known = lua_getfield(L, m, "model") == LUA_TTABLE;
+    for (int i = 0; known && i < NMODEL; i++) {
+        lua_getfield(L, -1, model_keys[i]);
+        theirs[i] = (long)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    int same = 1, have = known && this_model(L, pg, mine);
+    for (int i = 0; have && i < NMODEL; i++)
+        same &= mine[i] == theirs[i];
+    if (have && !same) {
+        char a[160], b[160], where[200] = "", msg[640];
+        sizes_text(theirs, a, sizeof a);
+        sizes_text(mine, b, sizeof b);
+        lua_getfield(L, m, "recipe");
+        lua_getfield(L, m, "backend");
+        if (lua_isstring(L, -2) && lua_isstring(L, -1))
+            snprintf(where, sizeof where, " (run --profile of %s on %s)", lua_tostring(L, -2),
+                     lua_tostring(L, -1));
+        lua_pop(L, 2);
+        int force = module_flag(L, "_force_costs");
+        snprintf(msg, sizeof msg, "cost file %s was measured on another model: %s%s; this %s's "
+                 "is %s%s", name, a, where, module_flag(L, "_run_model") ? "run" : "program", b,
+                 force ? " (used anyway: --force-costs)"
+                       : ": profile this model (stagecraft run RECIPE --profile FILE with its "
+                         "sizes), or give --force-costs to use the file anyway");
+        if (!force)
+            sc_lua_raise(L, SC_ERR_ARG, msg);
+        if (first_warning(L, name, "model"))
+            warn(msg);
+    } else if (lua_getfield(L, m, "unit_bytes") == LUA_TNUMBER && lua_tonumber(L, -1) > 0) {
+        sc_prog_set_byte_unit(pg, lua_tonumber(L, -1)); /* caps in bytes (mem_lua.c) */
+    }
+    lua_settop(L, m - 1);
+}
+
+/* A profile is noisy when a stage time's interquartile range passes this
+ * share of its median. */
+#define SC_COSTS_NOISY 0.1
+
+/* The largest spread of the stage times relative to their median (0
+ * without spreads), what it is into what. */
+static double costs_spread(lua_State *L, int c, char *what, size_t len)
+{
+    double worst = 0;
+    what[0] = 0;
+    if (lua_getfield(L, c, "spread") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int sp = lua_gettop(L);
+    static const char *const keys[] = {"tf", "tb", "tw", "tbw"};
+    for (int k = 0; k < 4; k++) {
+        int a = lua_getfield(L, sp, keys[k]) == LUA_TTABLE;
+        int b = lua_getfield(L, c, keys[k]) == LUA_TTABLE;
+        lua_Integer n = a && b ? luaL_len(L, -1) : 0;
+        for (lua_Integer s = 1; s <= n; s++) {
+            lua_geti(L, -2, s);
+            lua_geti(L, -2, s);
+            double x = lua_tonumber(L, -2), med = lua_tonumber(L, -1);
+            lua_pop(L, 2);
+            if (med > 0 && x / med > worst) {
+                worst = x / med;
+                snprintf(what, len, "%s of s%lld varies by %.0f%% of its median (interquartile "
+                         "range %.3g s of %.3g s)", keys[k], (long long)(s - 1), 100 * worst, x,
+                         med);
+            }
+        }
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    return worst;
+}
+
+/* A noisy profile: a warning with the figure (once per file). */
+static void check_spread(lua_State *L, int c, const char *name)
+{
+    char what[200], msg[512];
+    double rel = costs_spread(L, c, what, sizeof what);
+    if (rel <= SC_COSTS_NOISY || !first_warning(L, name, "spread"))
+        return;
+    snprintf(msg, sizeof msg, "cost file %s: its profile is noisy: %s; predictions from it are "
+             "no better than that (profile again on a quiet machine, or with run --profile-spread "
+             "0.1 to repeat until it settles)", name, what);
+    warn(msg);
+}
+
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
@@ -277,6 +464,8 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
                  "recipe with %d stages: stagecraft run RECIPE --profile FILE)", (long long)cs, S, S);
         costs_error(L, name, msg);
     }
+    check_model(L, c, name, pg);
+    check_spread(L, c, name);
     double *x = lua_newuserdatauv(L, 5 * (size_t)S * sizeof(double), 0);
     double *tf = x, *tb = x + S, *tw = x + 2 * S, *tbw = x + 3 * S, *opt = x + 4 * S;
     cost_list(L, c, name, "tf", S, 1, tf, "stage");

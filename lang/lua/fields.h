@@ -30,6 +30,7 @@
     X(AUTOSCHEDULE, "autoschedule") /* sc.autoschedule */                                         \
     X(AUTO, "auto")                 /* the `auto` table of sc.program */                          \
     X(OFFLOAD, "offload")           /* the `offload` table */                                     \
+    X(RECOMPUTE, "recompute")       /* the `recompute` table */                                   \
     X(MODEL, "model")               /* the `model` table */                                       \
     X(VOCAB_COSTS, "vocab_costs")   /* the `vocab_costs` table */                                 \
     X(EXPORT, "export")             /* the options of p:export and p:svg */                       \
@@ -66,13 +67,15 @@ typedef enum sc_field_table {
     X("tcomm", SC_COSTS, "number", "time of one transfer; finite and >= 0")                       \
     X("w_keep", SC_COSTS, "number", "share of F's activation still held after B; within [0, 1]")  \
     X("units", SC_SHAPE, "number or list of S numbers", "activation units per microbatch")        \
-    X("mem", SC_IN(PROGRAM) | SC_IN(BLOCK) | SC_IN(SEARCH), "number",                             \
-      "memory limit: the peak, in units, no device may pass")                                     \
+    X("mem", SC_IN(PROGRAM) | SC_IN(BLOCK) | SC_IN(SEARCH), "number, string or list",             \
+      "memory limit: the peak no device may pass, in units, bytes or per device")                 \
     X("order", SC_IN(PROGRAM) | SC_IN(ONE_OF), "list or function", "an ordered program")          \
     X("rule", SC_IN(PROGRAM) | SC_IN(ONE_OF), "string", "a rule")                                 \
     X("block", SC_IN(PROGRAM) | SC_IN(ONE_OF), "table or Block", "a building block")              \
     X("auto", SC_IN(PROGRAM) | SC_IN(ONE_OF), "table", "the automatic scheduler")                 \
     X("offload", SC_SHAPE, "name, table or function", "the offload policy")                       \
+    X("recompute", SC_SHAPE, "name, table or function", "the recompute policy")                   \
+    X("fit", SC_IN(PROGRAM), "boolean", "an ordered program under mem: its forwards wait for memory") \
     X("mem", SC_IN(AUTO) | SC_IN(AUTOSCHEDULE), "number",                                         \
       "memory limit per device, in units (required)")                                             \
     X("reorder", SC_IN(PROGRAM) | SC_IN(BLOCK) | SC_IN(SEARCH), "boolean",                        \
@@ -126,6 +129,12 @@ typedef enum sc_field_table {
     X("ratio", SC_IN(OFFLOAD), "number", "host-link time of one unit relative to tf+tb+tw")       \
     X("shared", SC_IN(OFFLOAD), "boolean", "devices 2k, 2k+1 share a host link")                  \
     X("mem", SC_IN(OFFLOAD), "number", "budget: the peak to reach, in units")                     \
+    X("margin", SC_IN(OFFLOAD), "number", "a copy back ends this many durations of its B before it") \
+    X("policy", SC_IN(RECOMPUTE), "string", "none, all, selective or budget")                     \
+    X("chunks", SC_IN(RECOMPUTE), "number", "selective: chunks recomputed per device")            \
+    X("frac", SC_IN(RECOMPUTE), "number", "the part of a record dropped and recomputed")          \
+    X("time", SC_IN(RECOMPUTE), "number", "a recomputation's time as a fraction of F's")          \
+    X("mem", SC_IN(RECOMPUTE), "number", "budget: the peak to reach, in units")                   \
     X("layers", SC_IN(MODEL), "integer", "transformer layers, at least S")                        \
     X("hidden", SC_IN(MODEL), "integer", "hidden size")                                           \
     X("seq", SC_IN(MODEL), "integer", "sequence length")                                          \

@@ -177,6 +177,11 @@ static int l_fields(lua_State *L)
 static int l_say(lua_State *L)
 {
     const char *kind = luaL_checkstring(L, 1), *msg = luaL_checkstring(L, 2);
+    lua_getglobal(L, "sc");
+    int quiet = lua_istable(L, -1) && lua_getfield(L, -1, "_quiet") == LUA_TBOOLEAN &&
+                lua_toboolean(L, -1); /* the command line trying recipes (cli_fit.c) */
+    if (quiet)
+        return 0;
     fflush(stdout);
     fprintf(stderr, "stagecraft: %s: ", kind);
     sc_fputs_clean(msg, stderr, 0);

@@ -19,6 +19,7 @@
 #include "schedule/vocab.h"
 #include "ir/flops.h"
 #include "sc_auto.h"
+#include "schedule/capfit.h"
 #include "ir/text.h"
 #include "check/verify.h"
 
@@ -84,6 +85,58 @@ static void set_order(lua_State *L, int t, sc_prog *pg, int P)
     lua_pop(L, 1);
 }
 
+/* Whether the program's orders are fitted to its cap (sc_cap_fit): with
+ * fit = true (rules have knobs of their own, schedule/rules.h). */
+static int want_fit(lua_State *L, int t)
+{
+    int ty = lua_getfield(L, t, "fit");
+    int fit = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'fit' must be true or false");
+    return fit;
+}
+
+/* Whether the table at t gives a memory policy (an offload other than
+ * none): the policy then meets the cap, not the schedule. */
+static int memory_policy(lua_State *L, int t)
+{
+    int any = 0;
+    for (int i = 0; i < 2; i++) {
+        int ty = lua_getfield(L, t, i ? "recompute" : "offload"), yes = ty != LUA_TNIL;
+        if (ty == LUA_TSTRING)
+            yes = strcmp(lua_tostring(L, -1), "none") != 0;
+        else if (ty == LUA_TTABLE) {
+            lua_getfield(L, -1, "policy");
+            yes = !(lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "none") == 0);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        any |= yes;
+    }
+    return any;
+}
+
+/* A block of the table at 1. Under a memory policy the policy meets the cap
+ * (docs/guide.md#memory-model): the block unrolls without it (its steady
+ * state may pass it before the policy moves or drops records), and the cap
+ * comes back for the compile driver's check. */
+static void fill_block(lua_State *L, sc_prog *pg)
+{
+    if (!memory_policy(L, 1) || !isfinite(sc_prog_mem_limit(pg))) {
+        sc_lua_fill_block(L, 1, pg);
+        return;
+    }
+    int P = sc_prog_devices(pg), per = sc_prog_mem_per_device(pg);
+    double *caps = lua_newuserdatauv(L, (size_t)P * sizeof(double), 0);
+    for (int d = 0; d < P; d++)
+        caps[d] = sc_prog_mem_cap(pg, d);
+    sc_lua_check_st(L, pg, sc_prog_set_mem_limit(pg, INFINITY));
+    sc_lua_fill_block(L, 1, pg);
+    sc_lua_check_st(L, pg, per ? sc_prog_set_mem_caps(pg, caps) : sc_prog_set_mem_limit(pg, caps[0]));
+    lua_pop(L, 1);
+}
+
 /* sc.program{...} */
 int sc_lua_program(lua_State *L)
 {
@@ -130,11 +183,18 @@ int sc_lua_program(lua_State *L)
             sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
         } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
-            sc_lua_fill_block(L, 1, pg);
+            fill_block(L, pg);
         } else {
             lua_pop(L, 1);
             set_order(L, 1, pg, (int)P);
         }
+    }
+    /* The memory knob of orders that ask for it: forwards wait for memory
+     * (docs/guide.md#memory-model). With a memory policy the policy meets
+     * the cap instead; the compile driver checks the promise. */
+    if (want_fit(L, 1) && !memory_policy(L, 1)) {
+        sc_lua_check_st(L, pg, sc_verify_passes(pg));
+        sc_lua_check_st(L, pg, sc_cap_fit(pg));
     }
     /* A split vocabulary: its passes go into the orders unless the recipe
      * placed them itself (docs/vocab.md#placing-the-passes). */
@@ -149,6 +209,7 @@ int sc_lua_program(lua_State *L)
         sc_lua_check_st(L, pg, sc_pair_greedy(pg, sc_prog_mem_limit(pg), NULL));
     lua_pop(L, 1);
     sc_lua_set_offload(L, 1, pg);
+    sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
     lua_settop(L, ud);
     return 1;
@@ -255,6 +316,8 @@ static int l_sim(lua_State *L)
     }
     if (sc_lua_push_offload(L, lp->pg, sim))
         lua_setfield(L, -2, "offload");
+    if (sc_lua_push_recompute(L, lp->pg))
+        lua_setfield(L, -2, "recompute");
     if (sim->coll_busy) { /* collectives (docs/semantics.md#collectives) */
         push_array(L, sim->coll_busy, P);
         lua_setfield(L, -2, "coll_busy");

@@ -86,8 +86,10 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     bar b = {0};
     if (lua_getfield(L, a, "mem") == LUA_TNIL)
         fail(L, SC_ERR_ARG, "auto: 'mem' (the memory limit in units per device) is required");
+    /* Units, bytes or per device (mem_lua.c): the scheduler keeps the
+     * smallest, in the recipe's units. */
+    o.mem = sc_lua_set_mem_at(L, -1, lp->pg, 0);
     lua_pop(L, 1);
-    o.mem = number(L, a, "mem", 0, 0);
     o.seed = (unsigned long long)number(L, a, "seed", 1, 0);
     o.time_limit = number(L, a, "time_limit", 1, 0);
     o.max_evals = (int)fmin(number(L, a, "max_evals", 0, 0), 1e9);

@@ -13,6 +13,9 @@
 
 /* Raises the program's message unless st is SC_OK. */
 void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st);
+/* The error about to be raised is a refusal by the memory cap
+ * (sc._cap_refused: the command line then names what fits). */
+void sc_lua_mark_cap_refused(lua_State *L);
 double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt);
 /* P, S, m of the table at t, checked (m_dflt when m may be absent). */
 void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
@@ -83,6 +86,17 @@ void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim)
 void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 
+/* mem_lua.c: the `mem` field of the table at t (units, bytes, per device)
+ * into pg's caps (after its model and cost file, which give bytes per unit). */
+void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg);
+/* The same for the value at idx (nil: nothing), set into pg only when
+ * `set`; returns the smallest cap, in units (INFINITY: none). */
+double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
+/* sc_recompute_lua.c: the `recompute` field of the table at t, into pg
+ * (after its offload); and the figures of the last compilation's
+ * recomputation as a table (pushed; 0 without one). */
+void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg);
+int sc_lua_push_recompute(lua_State *L, const sc_prog *pg);
 /* costs.c: the `costs` field of the table at t (a table of sc.costs) into
  * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
  * 'stages' must equal the program's (else exit 3 naming the file and the

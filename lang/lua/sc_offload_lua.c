@@ -108,6 +108,7 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
         c.chunks = sc_lua_num_field(L, v, "chunks", c.chunks);
         c.ratio = sc_lua_num_field(L, v, "ratio", c.ratio);
         c.mem = sc_lua_num_field(L, v, "mem", c.mem);
+        c.margin = sc_lua_num_field(L, v, "margin", c.margin);
         lua_getfield(L, v, "shared");
         c.shared = lua_toboolean(L, -1);
         lua_pop(L, 1);

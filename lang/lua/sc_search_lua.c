@@ -140,6 +140,7 @@ static int l_block_search(lua_State *L)
         for (size_t i = 0; i < n; i++)
             least = fmin(least, cands[i].peak);
         free(cands);
+        sc_lua_mark_cap_refused(L);
         return raisef(L, SC_ERR_PROGRAM, "block_search: no block fits mem = %g (the least peak "
                       "is %g)", limit, least);
     }

@@ -229,8 +229,19 @@ static double num_field(lua_State *L, int t, const char *name, double dflt)
 
 static void check_st(lua_State *L, sc_prog *pg, sc_status st)
 {
-    if (st != SC_OK)
-        sc_lua_raise(L, st, sc_errmsg(pg));
+    if (st == SC_OK)
+        return;
+    if (sc_prog_cap_refused(pg))
+        sc_lua_mark_cap_refused(L);
+    sc_lua_raise(L, st, sc_errmsg(pg));
+}
+
+void sc_lua_mark_cap_refused(lua_State *L)
+{
+    lua_getglobal(L, "sc"); /* the command line names what fits (cli_fit.c) */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "_cap_refused");
+    lua_pop(L, 1);
 }
 
 static void set_placement(lua_State *L, int t, sc_prog *pg, int S)
@@ -312,11 +323,9 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
         check_st(L, pg, sc_prog_set_copies(pg, copies < 1 || copies > S ? 0 : (int)copies));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
-    double limit = num_field(L, t, "mem", INFINITY);
-    if (limit != INFINITY)
-        check_st(L, pg, sc_prog_set_mem_limit(pg, limit));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab_lua.c) */
     sc_lua_apply_costs(L, t, pg); /* a cost file overrides tf, tb, tw, tcomm */
+    sc_lua_set_mem(L, t, pg);     /* in bytes: by the model's or the cost file's unit */
 }
 
 /* P, S, m of the table at t, checked; m_dflt when m is optional. */

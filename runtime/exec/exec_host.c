@@ -47,6 +47,68 @@ sc_status sc_ex_settle(ex *e, rec *r, int s)
     return st;
 }
 
+/* The number of last parts of stage s's record whose share is nearest q;
+ * at most all but the first (max: the first part is the stage's input,
+ * which a recomputation starts from). */
+static int last_parts(const ex *e, int s, double q, int max)
+{
+    const layout *L = &e->lay[s];
+    double total = (double)(L->kept + L->bonly), acc = 0, best = q;
+    int moved = 0;
+    for (int j = 1; j <= max; j++) {
+        acc += (double)L->bytes[L->n - j];
+        if (fabs(acc / total - q) < best - 1e-12) {
+            best = fabs(acc / total - q);
+            moved = j;
+        }
+    }
+    return moved;
+}
+
+/* DROP with no OFFLOAD before it: frees the last parts for R. */
+static sc_status drop_for_recompute(ex *e, rec *r, const sc_instr *in, size_t k)
+{
+    int s = in->stage;
+    const layout *L = &e->lay[s];
+    r->moved = last_parts(e, s, (double)in->frac / SC_FRAC_ONE, L->n - 1);
+    sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+    r->state = R_DROPPED;
+    r->at = k;
+    return SC_OK;
+}
+
+sc_status sc_ex_recompute(ex *e, const sc_instr *in)
+{
+    int s = in->stage, mb = in->mb;
+    rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = &e->lay[s];
+    if (!r->part || r->state != R_DROPPED)
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: R s%d mb%d: the record was not dropped for "
+                                              "it", e->d, s, mb);
+    sc_status st = SC_OK;
+    for (int i = L->n - r->moved; i < L->n; i++) {
+        if (!(r->part[i] = sc_ex_balloc(e, L->bytes[i], "recomputed activation record", s, mb,
+                                        &st)))
+            return st;
+        sc_ex_pool_add(e, L->bytes[i]);
+    }
+    /* The forward again, from the input the record kept (stage 0 makes its
+     * own); its output goes to a scratch buffer: the next stage has it. */
+    size_t ob = s + 1 < e->S ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0;
+    void *dst = NULL, *bonly = L->bonly ? r->part[L->nk] : NULL;
+    if (ob && !(dst = sc_ex_balloc(e, ob, "recomputed activation", s + 1, mb, &st)))
+        return st;
+    st = e->wl->ops->forward(e->wl->ctx, s, mb, s > 0 ? r->part[0] : NULL, dst,
+                             sc_ex_kept_arg(e, r, s), bonly);
+    if (dst)
+        sc_ex_bfree(e, dst, ob);
+    if (st != SC_OK)
+        return sc_ex_wl_fail(e, st, in);
+    r->moved = 0;
+    r->state = R_HELD;
+    return SC_OK;
+}
+
 /* OFFLOAD, DROP and RELOAD (docs/semantics.md#host-copies) on the backend's host pool. */
 sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
 {
@@ -60,8 +122,10 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
         return sc_ex_failf(e, SC_ERR_ARG, "d%d: %s: the %s backend has no host pool for offload", e->d,
                      name, o->name);
     /* The copy out (OFFLOAD), the copy back (RELOAD), or neither: the wait
-     * for the copy out (DROP). */
+     * for the copy out (DROP), or with no copy out, a drop for R. */
     int out = sc_op_has(in->op, SC_OPF_OUT), back = sc_op_has(in->op, SC_OPF_IN);
+    if (!out && !back && r->part && r->state == R_HELD)
+        return drop_for_recompute(e, r, in, k);
     int want = out ? R_HELD : back ? R_HOST : R_OUT;
     if (!r->part || r->state != want)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
@@ -70,16 +134,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
     sc_status st = SC_OK;
     if (out) {
         /* The last parts whose share of the record is nearest the fraction. */
-        double q = (double)in->frac / SC_FRAC_ONE, total = (double)(L->kept + L->bonly), acc = 0;
-        double best = q;
-        r->moved = 0;
-        for (int j = 1; j <= L->n; j++) {
-            acc += (double)L->bytes[L->n - j];
-            if (fabs(acc / total - q) < best - 1e-12) {
-                best = fabs(acc / total - q);
-                r->moved = j;
-            }
-        }
+        r->moved = last_parts(e, s, (double)in->frac / SC_FRAC_ONE, L->n);
         r->host_bytes = 0;
         for (int i = L->n - r->moved; i < L->n; i++)
             r->host_bytes += L->bytes[i];

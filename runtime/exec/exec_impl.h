@@ -28,7 +28,9 @@ typedef struct layout {
     size_t kept, bonly;  /* bytes */
 } layout;
 
-enum { R_HELD, R_OUT, R_HOST, R_IN }; /* a record's place while it is moved */
+/* A record's place while it is moved (OFFLOAD: out, on the host, coming
+ * back in), or dropped for recomputation (DROP without OFFLOAD, until R). */
+enum { R_HELD, R_OUT, R_HOST, R_IN, R_DROPPED };
 
 /* One (stage, microbatch)'s record: its parts on the device and, while it
  * is moved, its copy on the host. */
@@ -128,6 +130,10 @@ sc_status sc_ex_layouts(ex *e);
  * complete; the host copy is freed); OFFLOAD, DROP, RELOAD. */
 sc_status sc_ex_settle(ex *e, rec *r, int s);
 sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k);
+/* exec_host.c: R, the recomputation of what a DROP without OFFLOAD
+ * dropped (its parts allocated again, the stage's forward run again from
+ * the record's first part, its input). */
+sc_status sc_ex_recompute(ex *e, const sc_instr *in);
 
 /* exec_redo.c: the collective channel's workload (cwl) and the rollback
  * tables; VALIDATE (sets rollback); a redone F (SC_IF_ROLLBACK); the

@@ -174,6 +174,7 @@ static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_m
                 add(sm, &sm->vocab[sc_op_vocab_index(op)][d], t1 - t0);
                 continue;
             case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0); continue;
+            case SC_OPC_TR: continue; /* a recomputation: F again, timed by F's cost */
             case SC_OPC_COMM: { /* timed at the receive, with its send */
                 if (!sc_op_has(op, SC_OPF_IN))
                     continue;
@@ -591,6 +592,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     c->machine = pf->machine;
     c->model = pf->model;
     c->nmodel = SC_MODEL_NSIZES;
+    c->unit_bytes = pf->run->unit_bytes;
     c->mpi = pf->run->mpi;
     c->m = sc_prog_microbatches(pg);
     c->steps = steps;

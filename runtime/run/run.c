@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "exec/exec.h"
+#include "ir/recompute_cfg.h"
 #include "ir/alloc.h"
 #include "ir/flops.h"
 #include "ir/offload_cfg.h"
@@ -71,14 +72,19 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
+double sc_run_unit_bytes(const sc_model *md, int P, int S)
+{
+    double total = 0;
+    for (int s = 0; s < S; s++)
+        total += (double)sc_model_record_bytes(md, s);
+    return total / P;
+}
+
 sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
                             size_t errlen)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
-    double total = 0;
-    for (int s = 0; s < S; s++)
-        total += (double)sc_model_record_bytes(md, s);
-    *unit_bytes = total / P;
+    *unit_bytes = sc_run_unit_bytes(md, P, S);
     sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
     for (int s = 0; s < S && !st; s++)
         st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
@@ -118,6 +124,11 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
                          size_t errlen)
 {
     int P = r->P;
+    if (sc_prog_recompute(pg)->policy != SC_RECOMPUTE_NONE && sc_vocab_split(sc_prog_vocab(pg))) {
+        snprintf(err, errlen, "run: recomputation with a split vocabulary is not supported yet "
+                 "(the last stage's forward broadcasts its output; docs/recompute.md)");
+        return SC_ERR_ARG;
+    }
     sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
     if (st)
         return st;

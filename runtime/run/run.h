@@ -129,6 +129,10 @@ void sc_run_result_free(sc_run_result *r);
  * is lowered (stagecraft compare shows peaks in bytes this way). */
 sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
                             size_t errlen);
+/* That unit alone: the bytes of the records of md's S stages over P
+ * devices (for a cap in bytes in `run`, lang/lua/mem_lua.c, while the
+ * recipe still builds its program). */
+double sc_run_unit_bytes(const sc_model *md, int P, int S);
 
 /* SC_OK when, between every two devices, the SENDs of one come in the same
  * order as the RECVs of the other (what NCCL's matching needs); else

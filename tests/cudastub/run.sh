@@ -12,6 +12,7 @@
 #      emulated GPU (cuda-local) and on 4 of them (nccl), with offload=none
 #      and offload=all: the CPU reference within 1e-4, measured peaks ==
 #      predicted, the expected transport, no violation;
+#   2b. recomputation (all, partial, mixed with offload's budget) on 1 and 4;
 #   3. some of them again, also at p=2, with 0-300 us random delays on every
 #      stream operation; overlapped pairs (dualpipev, dualpipe) on two
 #      streams per GPU, the lane's bits the serial halves';
@@ -93,6 +94,22 @@ for r in $(sample $recipes); do
   done
 done
 ! full || [ "$runs" -ge 56 ] && ok || bad "only $runs recipe runs (every stdlib recipe should run)"
+
+# 2b. Recomputation (docs/recompute.md): R recomputes the dropped parts on
+# the device's compute stream; the peaks as predicted, the reference's
+# gradients within 1e-4 (and the memory policies mixed).
+for r in $(sample zb-h1 gis v-half interleaved); do
+  for g in 1 4; do
+    mixed="recompute=budget -D offload=budget -D mem=3 -D offload_ratio=0.5"
+    [ "$r" = zb-h1 ] && mixed="" # its delayed W hold the records: 4 units at p = 4
+    for rc in "recompute=all" "recompute=selective -D recompute_frac=0.5" ${mixed:+"$mixed"}; do
+      want=cuda-local; [ "$g" = 4 ] && want=nccl
+      if SC_CUDASTUB_GPUS=$g timeout 300 $SC run "$r" -D p=4 -D m=8 -D $rc --backend cuda --check \
+           --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" $want; then ok
+      else bad "run $r $rc on $g emulated GPU(s)"; head -4 "$tmp/e" >&2; fi
+    done
+  done
+done
 
 # 3. Random delays on every stream operation (0-300 us).
 for r in $(sample zb-h1 interleaved zb-v 1f1b-v); do

@@ -101,6 +101,34 @@ TEST(replay_semantics)
     sc_prog_free(pg);
 }
 
+TEST(recompute_semantics)
+{
+    /* F0 [0,1], DROP frees it at once, F1 [1,2], R0 (half: 0.5 of F) [2,2.5]
+     * allocates the half again, BW0 [2.5,4.5], BW1 [4.5,6.5]. */
+    sc_instr v[] = {C(SC_OP_F, 0, 0), H(SC_OP_DROP, 0, 0, 0.5), C(SC_OP_F, 0, 1),
+                    H(SC_OP_R, 0, 0, 0.5), C(SC_OP_BW, 0, 0), C(SC_OP_BW, 0, 1)};
+    sc_prog *pg = one_device(v, 6, 0.5);
+    sc_sim *sim = NULL;
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    if (sim) {
+        CHECK_NEAR(sim->t1[1], 1, 1e-12);   /* the DROP waits for nothing */
+        CHECK_NEAR(sim->t0[3], 2, 1e-12);   /* R: half of F's time */
+        CHECK_NEAR(sim->t1[3], 2.5, 1e-12);
+        CHECK_NEAR(sim->makespan, 6.5, 1e-12);
+        CHECK_NEAR(sim->mem[1], 0.5, 1e-12);
+        CHECK_NEAR(sim->mem[2], 1.5, 1e-12);
+        CHECK_NEAR(sim->mem[3], 2, 1e-12);
+        CHECK(sim->host == NULL);            /* nothing went to the host */
+        CHECK_NEAR(sim->busy[0], 6.5, 1e-12); /* R is work */
+    }
+    char *dump = sc_render_dump(pg);
+    CHECK_STR(dump, "R s0 mb0 50%");
+    free(dump);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+}
+
 /* A stream of the one-device program that the verifier must refuse with
  * `msg`. */
 static void refused(const sc_instr *v, size_t n, const char *msg)
@@ -118,8 +146,19 @@ TEST(verifier_refuses)
              r = H(SC_OP_RELOAD, 0, 0, 1);
     sc_instr reload_only[] = {f0, f1, r, b0, b1};
     refused(reload_only, 5, "d0 #2 (RELOAD s0 mb0 100%) reloads what was not offloaded");
+    /* A DROP with no OFFLOAD drops for recomputation: an R must follow. */
     sc_instr drop_only[] = {f0, f1, d, b0, b1};
-    refused(drop_only, 5, "drops what was not offloaded (no OFFLOAD of s0 mb0");
+    refused(drop_only, 5, "d0 #3 (BW s0 mb0) reads s0 mb0, which is dropped for recomputation "
+                          "(#2) and not recomputed (R) before it");
+    sc_instr rc_no_drop[] = {f0, f1, H(SC_OP_R, 0, 0, 1), b0, b1};
+    refused(rc_no_drop, 5, "d0 #2 (R s0 mb0 100%) recomputes what was not dropped for it");
+    sc_instr rc_frac[] = {f0, d, f1, H(SC_OP_R, 0, 0, 0.5), b0, b1};
+    refused(rc_frac, 6, "recomputes what was not dropped for it");
+    sc_instr rc_reload[] = {f0, d, f1, r, b0, b1};
+    refused(rc_reload, 6, "reloads what was not offloaded (no OFFLOAD of s0 mb0");
+    sc_instr rc_after_b[] = {f0, f1, b0, d, b1};
+    refused(rc_after_b, 5, "drops s0 mb0 for recomputation, but its F does not come before it, "
+                           "or its B does");
     sc_instr before_f[] = {o, f0, f1, b0, b1};
     refused(before_f, 5, "d0 #0 (OFFLOAD s0 mb0 100%): F s0 mb0 does not come before it");
     sc_instr no_reload[] = {f0, o, f1, d, b0, b1};
@@ -239,10 +278,15 @@ TEST(policies_keep_the_timing)
 TEST(slow_link_is_refused)
 {
     sc_status st;
+    /* all backs off (what stayed is counted); selective is refused. */
     sc_offload_cfg all = {.policy = SC_OFFLOAD_ALL, .ratio = 2};
     sc_prog *pg = interleaved(4, 16, 4, &all, &st);
+    CHECK(st == SC_OK && sc_prog_offload_info(pg) && sc_prog_offload_info(pg)->backed_off > 0);
+    sc_prog_free(pg);
+    sc_offload_cfg sel = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 4, .ratio = 2};
+    pg = interleaved(4, 16, 4, &sel, &st);
     CHECK(st == SC_ERR_PROGRAM);
-    CHECK_STR(sc_errmsg(pg), "offload 'all' (ratio 2): the host link of d");
+    CHECK_STR(sc_errmsg(pg), "offload 'selective' (ratio 2): the host link of d");
     CHECK_STR(sc_errmsg(pg), "cannot bring s");
     CHECK_STR(sc_errmsg(pg), "(short by ");
     CHECK(!sc_prog_is_lowered(pg)); /* nothing half-lowered is left */
@@ -337,10 +381,15 @@ TEST(budget)
         CHECK(sim->peak_mem[0] <= 4 + 1e-9);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     CHECK(oi && oi->moved > 0);
-    /* Where 'all' is refused on the same link. */
-    sc_offload_cfg allc = {.policy = SC_OFFLOAD_ALL, .ratio = 1};
+    /* Where 'selective' of every chunk is refused on the same link ('all'
+     * backs off as budget does). */
+    sc_offload_cfg allc = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 2, .ratio = 1};
     sc_prog *pa = interleaved(4, 16, 2, &allc, &st);
     CHECK(st == SC_ERR_PROGRAM);
+    sc_prog_free(pa);
+    allc.policy = SC_OFFLOAD_ALL;
+    pa = interleaved(4, 16, 2, &allc, &st);
+    CHECK(st == SC_OK && sc_prog_offload_info(pa)->backed_off > 0);
     sc_prog_free(pa);
     sc_sim_free(sim);
     sc_prog_free(pg);
@@ -417,6 +466,7 @@ TEST(lives)
 int main(void)
 {
     RUN(replay_semantics);
+    RUN(recompute_semantics);
     RUN(verifier_refuses);
     RUN(policies_keep_the_timing);
     RUN(slow_link_is_refused);

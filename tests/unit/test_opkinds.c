@@ -18,7 +18,7 @@ TEST(names_and_parser)
         for (int b = op + 1; b < SC_OP_COUNT; b++)
             CHECK(strcmp(sc_op_name(op), sc_op_name(b)) != 0);
     }
-    CHECK(sc_op_parse("R") == -1 && sc_op_parse("") == -1 && sc_op_parse("f") == -1);
+    CHECK(sc_op_parse("R") == SC_OP_R && sc_op_parse("") == -1 && sc_op_parse("f") == -1);
     CHECK_STR(sc_op_name(-1), "?");
     CHECK_STR(sc_op_name(SC_OP_COUNT), "?");
     /* The order texts: the longest pass name that starts the token. */
@@ -28,7 +28,7 @@ TEST(names_and_parser)
     CHECK(sc_op_parse_pass("EW0.1", 5, &len) == SC_OP_EW && len == 2);
     CHECK(sc_op_parse_pass("BW", 1, &len) == SC_OP_B && len == 1); /* only n characters */
     CHECK(sc_op_parse_pass("SEND1", 5, &len) == SC_OP_S && len == 1); /* SEND is no pass */
-    CHECK(sc_op_parse_pass("R1", 2, &len) == -1 && len == 0);
+    CHECK(sc_op_parse_pass("R1", 2, &len) == -1 && len == 0); /* R: lowered, never ordered */
     CHECK(sc_op_parse_pass("REDUCE", 6, &len) == -1);
 }
 
@@ -57,7 +57,9 @@ TEST(classes_and_roles)
             CHECK(sc_op_is_coll(op));
         CHECK(!(sc_op_has(op, SC_OPF_OUT) && sc_op_has(op, SC_OPF_IN)));
     }
-    CHECK(npass == 8);
+    CHECK(npass == 9); /* F B W BW, S T E EW, R */
+    CHECK(sc_op_is_compute(SC_OP_R) && sc_op_has(SC_OP_R, SC_OPF_FRAC) && !sc_op_is_fwd(SC_OP_R));
+    CHECK(sc_op_has(SC_OP_DROP, SC_OPF_FRAC) && sc_op_stage_index(SC_OP_R) == -1);
     CHECK(sc_op_is_fwd(SC_OP_F) && !sc_op_is_fwd(SC_OP_B) && !sc_op_is_fwd(SC_OP_BW));
     CHECK(sc_op_is_bgrad(SC_OP_B) && sc_op_is_bgrad(SC_OP_BW) && !sc_op_is_bgrad(SC_OP_W));
     CHECK(sc_op_is_wgrad(SC_OP_W) && sc_op_is_wgrad(SC_OP_BW) && !sc_op_is_wgrad(SC_OP_B));
