@@ -362,7 +362,7 @@ static void check_model(lua_State *L, int c, const char *name, sc_prog *pg)
     for (int i = 0; have && i < NMODEL; i++)
         same &= mine[i] == theirs[i];
     if (have && !same) {
-        char a[160], b[160], where[200] = "", msg[640];
+        char a[160], b[160], where[200] = "", msg[1024];
         sizes_text(theirs, a, sizeof a);
         sizes_text(mine, b, sizeof b);
         lua_getfield(L, m, "recipe");
