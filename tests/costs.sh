@@ -168,9 +168,7 @@ if command -v mpirun >/dev/null 2>&1; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
   # Under AddressSanitizer: Open MPI's own allocations are not ours (runtime.sh)
   export OMPI_MCA_mca_base_component_disable_dlclose=1
-  # use_tls=0: LeakSanitizer's tracer crashes reading the dynamic TLS of the
-  # dlopen'ed OpenBLAS in MPI ranks at exit ("Tracer caught signal 11").
-  export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0:use_tls=0"
+  export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
   expect 0 '"prediction_error"' -- mpirun -np 2 --oversubscribe $SC run zb-h1 -D p=2 -D m=4 $M \
     --profile "$tmp/mpi.json" --profile-steps 1 --warmup 0 --json
   py '

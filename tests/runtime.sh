@@ -13,9 +13,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 # only. Components stay loaded and stacks are unwound fully so that the
 # suppressions can name the library of every frame.
 export OMPI_MCA_mca_base_component_disable_dlclose=1
-# use_tls=0: LeakSanitizer's tracer crashes reading the dynamic TLS of the
-# dlopen'ed OpenBLAS in MPI ranks at exit ("Tracer caught signal 11").
-export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0:use_tls=0"
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 MPIRUN="mpirun -np 4 --oversubscribe"
 
 . tests/lib.sh # ok, bad, expect

@@ -34,9 +34,7 @@ pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_mca_base_component_disable_dlclose=1
-# use_tls=0: LeakSanitizer's tracer crashes reading the dynamic TLS of the
-# dlopen'ed OpenBLAS in MPI ranks at exit ("Tracer caught signal 11").
-export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0:use_tls=0"
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 export STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so"
 export STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so"
 export SC_CUDASTUB=1 STAGECRAFT_TIMEOUT=120
