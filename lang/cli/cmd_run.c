@@ -153,40 +153,6 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
  * the unit run sets after the recipe, from the model it trains (upvalue:
  * its sc_model_cfg, layers 0 for two per stage); nil and why when that
  * model cannot be made. */
-static int unit_bytes(lua_State *L)
-{
-    sc_model_cfg mc = *(const sc_model_cfg *)lua_touserdata(L, lua_upvalueindex(1));
-    int P = (int)luaL_checkinteger(L, 1), S = (int)luaL_checkinteger(L, 2);
-    if (mc.layers == 0)
-        mc.layers = sc_run_defaults(S).model.layers;
-    mc.vocab_par = (int)luaL_checkinteger(L, 3);
-    mc.devices = P;
-    sc_model *md = NULL;
-    char err[256];
-    if (sc_model_new(&mc, S, 1, &md, err, sizeof err) != SC_OK) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
-    lua_pushnumber(L, sc_run_unit_bytes(md, P, S));
-    sc_model_free(md);
-    return 1;
-}
-
-void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc)
-{
-    lua_getglobal(L, "sc");
-    if (mc) {
-        sc_model_cfg *uc = lua_newuserdatauv(L, sizeof *uc, 0);
-        *uc = *mc;
-        lua_pushcclosure(L, unit_bytes, 1);
-    } else {
-        lua_pushnil(L);
-    }
-    lua_setfield(L, -2, "_unit_bytes");
-    lua_pop(L, 1);
-}
-
 /* Byte counts per device, then their largest as "key_max". */
 static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
