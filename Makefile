@@ -323,6 +323,8 @@ fuzz-deps:
 
 # Each harness runs FUZZ_TIME seconds; any crash, leak, sanitizer report or
 # timeout fails the target and leaves the input in build-fuzz/NAME-crash-*.
+# -timeout is wall clock: one seed of fuzz_program renders in 15.5 s of CPU under ASan and UBSan
+# (render.c, a large timeline), so 20 s failed on a loaded machine; 60 s leaves room.
 fuzz: deps fuzz-deps
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) NVCC= OPT="-O1 -g -fno-omit-frame-pointer -DSC_MAX_PASSES=30000L" \
 	  SAN="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BIN)
@@ -330,7 +332,7 @@ fuzz: deps fuzz-deps
 	  n=$${f##*/fuzz_}; mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
 	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
 	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
-	  $$f -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/$$n- $$dict $(FUZZ_BUILD)/corpus/$$n tests/fuzz/corpus/$$n \
 	    >$(FUZZ_BUILD)/fuzz-$$n.log 2>&1 \
 	    || { tail -n 60 $(FUZZ_BUILD)/fuzz-$$n.log; echo "fuzz: $$n FAILED (the input is in $(FUZZ_BUILD)/$$n-crash-*, -leak-*, -timeout-* or -oom-*)"; exit 1; }; \
