@@ -454,9 +454,14 @@ static sc_status advance(replay *r, int d)
                     t1 = maxd(t0, r->hend[r->hwait[gi]]);
                 D->tfree = t1;
             } else {
-                double *ch = sc_op_has(in->op, SC_OPF_OUT) ? &r->d2h[d] : &r->h2d[d];
-                double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in));
+                /* Without the plan's slots (a prediction from measured
+                 * costs: the runtime's copy engine, runtime/backend/hostlink.h,
+                 * copies when posted), a shared link is one channel per
+                 * direction for the pair. */
                 const sc_offload_info *oi = pg->off_info;
+                int ln = !oi && pg->off.shared ? d & ~1 : d;
+                double *ch = sc_op_has(in->op, SC_OPF_OUT) ? &r->d2h[ln] : &r->h2d[ln];
+                double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in));
                 t0 = maxd(t0, *ch);
                 if (oi && oi->copy_at) { /* the plan's slot and duration */
                     /* The plan is step 0's (docs/steps.md#steps): a later step's copy

@@ -328,7 +328,13 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
     pg->tfb = costs->tfb;
     pg->ta = costs->ta;
     pg->tcomm = costs->tcomm;
+    /* The offload plan's slots are times of the costs it was planned with:
+     * they do not hold under others, and the runtime does not wait for
+     * them; the copies go when posted and their link is free. */
+    sc_offload_info *oi = pg->off_info;
+    pg->off_info = NULL;
     sc_status st = sc_simulate(pg, out);
+    pg->off_info = oi;
     pg->tf = keep[0];
     pg->tb = keep[1];
     pg->tw = keep[2];

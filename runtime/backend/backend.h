@@ -39,6 +39,7 @@
 #include "ir/ir.h"
 
 struct sc_backend;
+struct sc_hostlink;
 
 struct sc_backend_ops {
     const char *name;
@@ -108,6 +109,13 @@ struct sc_backend_ops {
     sc_status (*copy_start)(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
                             void **ticket);
     sc_status (*copy_wait)(void *ctx, void *ticket);
+    /* Optional: copy_wait, and when the copy ran (*t0, *t1: its start and
+     * end on sc_exec_now's clock), for the measured timeline's host row. */
+    sc_status (*copy_wait_at)(void *ctx, void *ticket, double *t0, double *t1);
+    /* Optional (cpu): the host link's copy engine (hostlink.h) the copies
+     * go through from now on, shared with the other device of a pair when
+     * the program says so; without one they are done inside copy_start. */
+    void (*use_link)(void *ctx, struct sc_hostlink *link);
     /* Optional: the message of the backend's first failure, one line with
      * the call, file and reason (cuda: cudaGetErrorString); NULL: none. */
     const char *(*errmsg)(void *ctx);

@@ -14,6 +14,7 @@
  * threads are the parallelism; docs/run.md#the-model).
  */
 #include "backend.h"
+#include "hostlink.h"
 #include "sc_hash.h"
 
 #include <cblas.h>
@@ -83,6 +84,7 @@ static sc_status blas_ready(char *err, size_t errlen)
 
 typedef struct cpu {
     size_t cap, used;
+    sc_hostlink *link; /* the copy engine of offload; NULL: copies on the caller's thread */
 } cpu;
 
 static void *cpu_alloc(void *ctx, size_t bytes)
@@ -206,8 +208,10 @@ static void cpu_move(void *ctx, void *dst, const void *src, size_t bytes)
 }
 
 /* The host pool: the CPU has no separate device memory, so an offloaded
- * tensor is copied to a malloc'ed host buffer at once (the copy is the
- * cost; the device pool's bytes are what the cap counts). */
+ * tensor is copied to a malloc'ed host buffer (the copy is the cost; the
+ * device pool's bytes are what the cap counts). With a host link
+ * (hostlink.h) the copy runs on the link's thread, beside the device's
+ * compute, as the simulator's host-link row does; without one, at once. */
 static void *cpu_host_alloc(void *ctx, size_t bytes)
 {
     (void)ctx;
@@ -224,18 +228,31 @@ static void cpu_host_free(void *ctx, void *p, size_t bytes)
 static sc_status cpu_copy_start(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
                                 void **ticket)
 {
-    (void)ctx;
-    (void)to_host;
-    memcpy(dst, src, bytes);
+    cpu *c = ctx;
     *ticket = NULL;
+    if (c->link)
+        return sc_hostlink_start(c->link, to_host, dst, src, bytes, ticket);
+    memcpy(dst, src, bytes);
     return SC_OK;
+}
+
+static sc_status cpu_copy_wait_at(void *ctx, void *ticket, double *t0, double *t1)
+{
+    cpu *c = ctx;
+    if (!ticket)
+        return SC_OK;
+    return sc_hostlink_wait(c->link, ticket, t0, t1);
 }
 
 static sc_status cpu_copy_wait(void *ctx, void *ticket)
 {
-    (void)ctx;
-    (void)ticket;
-    return SC_OK;
+    return cpu_copy_wait_at(ctx, ticket, NULL, NULL);
+}
+
+static void cpu_use_link(void *ctx, sc_hostlink *link)
+{
+    cpu *c = ctx;
+    c->link = link;
 }
 
 /* A pair's lane (backend.h): another instance; every slot is done when
@@ -267,6 +284,8 @@ static const struct sc_backend_ops cpu_ops = {
     .host_free = cpu_host_free,
     .copy_start = cpu_copy_start,
     .copy_wait = cpu_copy_wait,
+    .copy_wait_at = cpu_copy_wait_at,
+    .use_link = cpu_use_link,
     .errmsg = NULL,
     .meminfo = NULL,
     .lane_open = cpu_lane_open,

@@ -14,20 +14,39 @@ static const char *be_err(const ex *e)
     return m && *m ? m : "the copy failed";
 }
 
-/* Waits for the pending copies of the moved parts (from first on). */
+/* Waits for the pending copies of the moved parts (from first on), every
+ * one even after a failure (a copy engine may still be writing into the
+ * buffers). The copy's instruction (r->at) gets the copies' span as its
+ * measured time when the backend says when they ran (its host-link row),
+ * else its end as observed here. */
 static sc_status wait_copies(ex *e, rec *r, int s, int first)
 {
+    const struct sc_backend_ops *o = e->be->ops;
     void **t = sc_ex_tickets(e, r, s);
     sc_status st = SC_OK;
     int pending = 0;
+    double t0 = INFINITY, t1 = -INFINITY;
     for (int i = first; i < e->lay[s].n; i++) {
-        pending |= t[i] != NULL;
-        if (t[i] && st == SC_OK && (st = e->be->ops->copy_wait(e->be->ctx, t[i])) != SC_OK)
-            st = sc_ex_failf(e, st, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
+        if (!t[i])
+            continue;
+        double a = NAN, b = NAN;
+        sc_status w = o->copy_wait_at ? o->copy_wait_at(e->be->ctx, t[i], &a, &b)
+                                      : o->copy_wait(e->be->ctx, t[i]);
+        if (w != SC_OK && st == SC_OK)
+            st = sc_ex_failf(e, w, "d%d: host copy of s%d: %s", e->d, s, be_err(e));
+        pending = 1;
+        t0 = fmin(t0, a);
+        t1 = fmax(t1, b);
         t[i] = NULL;
     }
-    if (st == SC_OK && pending) /* the copy's end, as observed (else: done when posted) */
+    if (st != SC_OK || !pending)
+        return st; /* no copy pending: done when posted */
+    if (o->copy_wait_at && t0 <= t1) {
+        e->out->t0[r->at] = t0 - e->origin;
+        e->out->t1[r->at] = t1 - e->origin;
+    } else {
         e->out->t1[r->at] = sc_exec_now() - e->origin;
+    }
     return st;
 }
 

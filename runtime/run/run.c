@@ -337,6 +337,13 @@ static sc_status alloc_measured(sc_run_result *r)
     if (!m->busy || !m->start || !m->end || !m->peak_mem || !m->offset || !m->t0 || !m->t1)
         return SC_ERR_NOMEM;
     memcpy(m->offset, r->predicted->offset, ((size_t)P + 1) * sizeof(size_t));
+    /* Host memory follows the stream's order, so the measured timeline's
+     * is the predicted one's (and with it, the trace's host-link row). */
+    if (r->predicted->host) {
+        if (!(m->host = sc_malloc((N + 1) * sizeof(double))))
+            return SC_ERR_NOMEM;
+        memcpy(m->host, r->predicted->host, N * sizeof(double));
+    }
     for (size_t i = 0; i < N; i++)
         m->t0[i] = m->t1[i] = -INFINITY;
     return SC_OK;

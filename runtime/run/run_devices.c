@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/hostlink.h"
 #include "device/device.h"
 #include "exec/exec.h"
 #include "transport/sc_mpi.h"
@@ -333,6 +334,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
     sc_backend **be = calloc((size_t)P, sizeof *be);
     int *devs = calloc((size_t)P, sizeof(int));
+    sc_hostlinks *links = NULL; /* offload's copy engines (hostlink.h) */
     int started = 0;
     if (!dr || !th || !stage_dev || !be || !devs) {
         snprintf(err, errlen, "out of memory starting %d devices", P);
@@ -359,7 +361,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
             extra = fmax(extra, k->threads[i]->start_bytes);
     if ((st = gpu_fits(k, md, pg, r, be, devs, P, k->start_bytes + extra, err, errlen)) !=
             SC_OK ||
-        (st = threads_transport(k, pg, o, r, be, &tp, &used, err, errlen)) != SC_OK)
+        (st = threads_transport(k, pg, o, r, be, &tp, &used, err, errlen)) != SC_OK ||
+        (st = sc_hostlinks_open(pg, be, 0, P, &links, err, errlen)) != SC_OK)
         goto done;
     r->transport = used->name;
     for (int d = 0; d < P; d++) {
@@ -417,6 +420,7 @@ done:
      * the transport before the backends whose streams it waits on. */
     sc_model_free(md);
     transport_free(used, tp);
+    sc_hostlinks_free(links); /* no device runs: every copy was waited for */
     for (int d = 0; dr && d < P; d++)
         sc_backend_free(dr[d].be);
     free(dr);
@@ -552,6 +556,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     sc_backend *be = NULL;
     sc_workload wl;
     sc_exec_out out = {0};
+    sc_hostlinks *links = NULL; /* this rank's own link: ranks share none */
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
     double *v = calloc((size_t)(5 * P + 3), sizeof(double));
     if (!stage_dev || !v) {
@@ -562,7 +567,8 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     for (int s = 0; s < r->S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
     if ((st = rank_device(k, pg, o, md, r, rank, &be, &tp, &used, err, errlen)) != SC_OK ||
-        (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK)
+        (st = sc_model_attach(md, rank, be, stage_dev, &wl, err, errlen)) != SC_OK ||
+        (st = sc_hostlinks_open(pg, &be, rank, 1, &links, err, errlen)) != SC_OK)
         goto done;
     r->transport = used->name;
     out.t0 = r->measured->t0 + r->measured->offset[rank];
@@ -607,6 +613,7 @@ done:
         oom_detail(md, pg, r, be, rank, err, errlen);
     sc_model_free(md);
     transport_free(used, tp);
+    sc_hostlinks_free(links);
     sc_backend_free(be);
     free(stage_dev);
     free(v);
