@@ -396,6 +396,27 @@ else bad "run part.lua"; head -3 "$tmp/e" >&2; fi
 # A device cap the step does not fit in without offload, and does with it.
 expect 4 "out of memory on d" -- env STAGECRAFT_DEVICE_MEMORY=900000 $SC run gis -D m=16 # d0 or d3 first, by timing
 expect 0 "peak activation bytes" -- env STAGECRAFT_DEVICE_MEMORY=900000 $SC run gis -D m=16 -D offload=all
+# The host links' copy engine (docs/offload.md#running): the measured timeline of
+# `run --trace` has each device's host row with its copies; copies on the
+# devices' own threads (inline) and on a paced link give the same bits.
+if $SC run gis -D p=4 -D m=8 -D offload=all --trace "$tmp/tr.json" >/dev/null 2>"$tmp/e" &&
+   python3 - "$tmp/tr.json" <<'PY'; then ok
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rows = {(e["pid"], e["tid"]) for e in ev if e.get("ph") == "M" and e["args"].get("name") == "d0 host"}
+copies = [e for e in ev if e.get("cat") in ("OFFLOAD", "RELOAD") and (e["pid"], e["tid"]) in rows]
+assert {p for p, _ in rows} == {1, 2}, rows          # measured and predicted
+assert {e["pid"] for e in copies} == {1, 2}, copies
+assert all(e["dur"] >= 0 for e in copies), copies
+PY
+else bad "run gis offload --trace: host rows"; head -3 "$tmp/e" >&2; fi
+for v in "STAGECRAFT_HOST_LINK=inline" "STAGECRAFT_HOST_LINK_GBPS=2"; do
+  if env $v $SC run gis -D p=4 -D m=8 -D offload=all -D offload_ratio=0.1 --check --json >"$tmp/j" 2>"$tmp/e" &&
+     off_ok "$tmp/j" "$tmp/base.json"; then ok
+  else bad "run gis offload=all, $v"; head -3 "$tmp/e" >&2; fi
+done
+expect 3 "STAGECRAFT_HOST_LINK_GBPS='fast': expected a speed in GB/s above 0" -- \
+  env STAGECRAFT_HOST_LINK_GBPS=fast $SC run gis -D p=2 -D m=4 -D offload=all
 # MPI ranks: the same bits.
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then

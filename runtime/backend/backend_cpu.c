@@ -232,7 +232,7 @@ static sc_status cpu_copy_start(void *ctx, int to_host, void *dst, const void *s
     *ticket = NULL;
     if (c->link)
         return sc_hostlink_start(c->link, to_host, dst, src, bytes, ticket);
-    memcpy(dst, src, bytes);
+    sc_hostlink_copy(dst, src, bytes, NULL, NULL);
     return SC_OK;
 }
 

@@ -13,6 +13,8 @@
 
 #include "ir/offload_cfg.h"
 
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,43 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* STAGECRAFT_HOST_LINK_GBPS: seconds per byte of the paced link; 0: memcpy's speed. */
+static double pace_spb;
+static int pace_bad;
+static pthread_once_t pace_once = PTHREAD_ONCE_INIT;
+
+static void pace_load(void)
+{
+    const char *v = getenv("STAGECRAFT_HOST_LINK_GBPS");
+    char *end;
+    if (!v || !*v)
+        return;
+    errno = 0;
+    double g = strtod(v, &end);
+    if (*end || errno || !(g > 0) || !isfinite(g))
+        pace_bad = 1;
+    else
+        pace_spb = 1 / (g * 1e9);
+}
+
+void sc_hostlink_copy(void *dst, const void *src, size_t bytes, double *t0, double *t1)
+{
+    pthread_once(&pace_once, pace_load);
+    double a = now();
+    memcpy(dst, src, bytes);
+    if (pace_spb > 0) { /* sleep, not spin: a link's time costs no core */
+        double until = a + (double)bytes * pace_spb, left;
+        while ((left = until - now()) > 0) {
+            struct timespec ts = {(time_t)left, (long)((left - floor(left)) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (t0)
+        *t0 = a;
+    if (t1)
+        *t1 = now();
+}
+
 static void *chan_thread(void *arg)
 {
     chan *c = arg;
@@ -70,9 +109,8 @@ static void *chan_thread(void *arg)
         if (!c->head)
             c->tail = NULL;
         pthread_mutex_unlock(&l->mu);
-        double t0 = now();
-        memcpy(j->dst, j->src, j->bytes);
-        double t1 = now();
+        double t0, t1;
+        sc_hostlink_copy(j->dst, j->src, j->bytes, &t0, &t1);
         pthread_mutex_lock(&l->mu);
         j->t0 = t0;
         j->t1 = t1;
@@ -155,11 +193,20 @@ sc_status sc_hostlinks_open(const sc_prog *pg, sc_backend *const *be, int first,
                             sc_hostlinks **out, char *err, size_t errlen)
 {
     *out = NULL;
+    if (!has_copies(pg, first, n))
+        return SC_OK;
+    pthread_once(&pace_once, pace_load);
+    if (pace_bad) {
+        snprintf(err, errlen, "STAGECRAFT_HOST_LINK_GBPS='%.40s': expected a speed in GB/s above 0",
+                 getenv("STAGECRAFT_HOST_LINK_GBPS"));
+        return SC_ERR_ARG;
+    }
+    const char *mode = getenv("STAGECRAFT_HOST_LINK");
+    if (mode && strcmp(mode, "inline") == 0)
+        return SC_OK; /* copies on the devices' threads (the runtime before the engine) */
     for (int i = 0; i < n; i++)
         if (!be[i]->ops->use_link)
             return SC_OK;
-    if (!has_copies(pg, first, n))
-        return SC_OK;
     const sc_offload_cfg *oc = sc_prog_offload(pg);
     int shared = oc && oc->shared;
     sc_hostlinks *ls = calloc(1, sizeof *ls);

@@ -47,12 +47,22 @@ sc_status sc_hostlink_start(sc_hostlink *l, int to_host, void *dst, const void *
  * sc_exec_now's clock (CLOCK_MONOTONIC seconds). */
 sc_status sc_hostlink_wait(sc_hostlink *l, void *ticket, double *t0, double *t1);
 
+/* One copy as a link does it: memcpy, then, when STAGECRAFT_HOST_LINK_GBPS
+ * gives the link a speed (a stand-in for the PCIe link a CPU does not
+ * have), a sleep until the copy has taken bytes / speed; *t0 and *t1 (may
+ * be NULL) when it started and ended. The CPU backend copies with it too
+ * when it has no link. */
+void sc_hostlink_copy(void *dst, const void *src, size_t bytes, double *t0, double *t1);
+
 /* The links of devices first .. first+n-1 (be[i] is device first+i), one
  * per pair when the program's offload configuration shares links and both
  * devices of the pair are here (else one per device), attached to the
  * backends through use_link. *out is NULL, and nothing starts, when no
- * stream of pg holds a host copy or a backend has no use_link (cuda: its
- * copy streams are its engine). */
+ * stream of pg holds a host copy, a backend has no use_link (cuda: its
+ * copy streams are its engine), or STAGECRAFT_HOST_LINK=inline asks for
+ * the copies on the devices' own threads (the runtime before the engine:
+ * for comparisons, bench/bench_hostlink.sh). SC_ERR_ARG for a bad
+ * STAGECRAFT_HOST_LINK_GBPS. */
 sc_status sc_hostlinks_open(const sc_prog *pg, sc_backend *const *be, int first, int n,
                             sc_hostlinks **out, char *err, size_t errlen);
 /* Runs the copies still queued, stops and joins the threads; NULL is a
