@@ -21,7 +21,8 @@
 #   5. p=1 and cuda-local without NCCL; NCCL missing; NCCL_DEBUG and --json;
 #      no device; the module found beside the executable, a stale one refused;
 #   6. tests/gpu/run.sh itself on the stand-in (it must pass; without a
-#      device it must skip; with a broken module it must fail);
+#      device it must skip; with a broken module it must fail), without
+#      what this suite already ran (its unit test, every recipe);
 #   7. mpirun: ranks that each see only their own GPU are accepted, two
 #      ranks on one GPU refused.
 # A violation of CUDA's rules found by the stand-in (use after free, use
@@ -180,9 +181,11 @@ fi
 
 # 6. The GPU test script on the stand-in: passes with a device, skips
 # without one, fails when the backend is broken (never "SKIP" then).
-# (With a device it takes a while: make test only.)
+# (With a device it takes a while: make test only.) What this suite runs
+# itself is not run a second time: its unit test (section 1 here, on the
+# same 2 GPUs) and every recipe (section 2 here: the script runs its sample).
 if full; then
-  SC_CUDASTUB_GPUS=2 BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
+  SC_CUDASTUB_GPUS=2 SC_GPU_UNIT=done SC_TIER=check BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >"$tmp/g" 2>&1; rc=$?
   if [ $rc = 0 ] && grep -qE '^gpu: [1-9][0-9]* passed, 0 failed' "$tmp/g"; then ok
   else bad "tests/gpu/run.sh on 2 emulated GPUs: exit $rc"; grep -E 'FAIL|gpu:' "$tmp/g" | head -8 >&2; fi
 fi

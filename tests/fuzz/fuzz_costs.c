@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_limit.h"
 #include "formats/costs.h"
 #include "formats/jsonread.h"
 
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     if (size > 1 << 16)
         return 0;
     char err[256];

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cpu_limit.h"
 #include "compile.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
@@ -21,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     char err[512] = "";
     sc_status st;
     sc_torch_dialect dialect;

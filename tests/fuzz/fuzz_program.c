@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_limit.h"
 #include "formats/render.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -196,6 +197,7 @@ static int gen_chunk(lua_State *L)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     static gen g;
     g.p = data;
     g.end = data + size;

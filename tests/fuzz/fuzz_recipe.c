@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_limit.h"
 #include "formats/render.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -49,10 +50,11 @@ static int fuzz_chunk(lua_State *L)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     sc_limits lim = SC_LIMITS_DEFAULT;
     lim.max_steps = 200000;
     lim.max_mem = (size_t)32 << 20;
-    lim.max_time = 0; /* libFuzzer's -timeout does it */
+    lim.max_time = 0; /* the CPU budget does it (cpu_limit.h) */
     lua_State *L = sc_limits_newstate(&lim);
     if (!L)
         return 0;

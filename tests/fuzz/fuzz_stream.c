@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cpu_limit.h"
 #include "compile.h"
 #include "ir/ir.h"
 #include "formats/render.h"
@@ -32,6 +33,7 @@ static int32_t spread(uint8_t b, int n) { return (int32_t)(b % (n + 2)) - 1; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     if (size < 3)
         return 0;
     int P = 1 + data[0] % 4, S = P * (1 + data[1] % 2), m = 1 + data[2] % 4;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_limit.h"
 #include "compile.h"
 #include "ir/ir.h"
 #include "formats/render.h"
@@ -89,6 +90,7 @@ static void round_trip(const sc_prog *pg, int place, const uint8_t *table)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    sc_fuzz_cpu_limit();
     if (size < 4)
         return 0;
     int P = 1 + data[0] % 6, v = 1 + data[1] % 3, m = 1 + data[2] % 8, S = P * v;

@@ -7,7 +7,10 @@
 # either way, so the skip is visible. Any other failure of the probe (the
 # module or NCCL not loading, a driver mismatch, a backend bug) fails.
 # tests/cudastub/run.sh also runs this script on the CUDA stand-in
-# (SC_CUDASTUB=1: section 4's NCCL across processes is then not run).
+# (SC_CUDASTUB=1: section 4's NCCL across processes is then not run), with
+# SC_GPU_UNIT=done (it ran section 1's test itself, on the same 2 emulated
+# GPUs) and SC_TIER=check (section 2 on the sample recipes: that suite runs
+# every recipe on the stand-in itself).
 #
 # With GPUs (any number; one is enough, devices are then emulated on it):
 #   1. the backend's slots against the cpu backend, the offload round trip
@@ -86,7 +89,9 @@ PY
 want_tp() { [ "$1" -le "$gpus" ] && echo nccl || echo cuda-local; }
 
 # 1. The backend's slots, offload, transports.
-if [ -x "$BUILD/gpu_test_backend_cuda" ]; then
+if [ "${SC_GPU_UNIT:-}" = done ]; then
+  : # the caller ran it (tests/cudastub/run.sh)
+elif [ -x "$BUILD/gpu_test_backend_cuda" ]; then
   "$BUILD/gpu_test_backend_cuda" >"$tmp/unit" 2>&1; rc=$?
   cat "$tmp/unit"
   [ $rc = 0 ] && ok || bad "gpu_test_backend_cuda exited $rc"
