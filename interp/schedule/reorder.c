@@ -76,6 +76,52 @@ static sc_status judge(const sc_rctx *c, const sc_instr *cand, double *times, sc
     return SC_OK;
 }
 
+/* Whether no reordering can beat orders of this timing (`in`): the fast
+ * path for the blocks the reorder cannot improve (1F1B's). It holds for a
+ * pipeline of fused backward passes (only F and BW, one stage per device,
+ * every microbatch through every stage) whose makespan meets the flow-shop
+ * bound max_s (head_s + work_s + tail_s): no pass of stage s can start
+ * before the forward chain reaches s (head), its device does all its work
+ * after that, and the last BW of s is followed by the backward chain down
+ * to stage 0 (tail). In every order the device of stage 0 starts at 0 (its
+ * first pass is an F with no input) and ends last (the BW of stage 0 are
+ * the only passes nothing follows), so its span is the makespan and no
+ * candidate's longest span or makespan is below the bound: none is
+ * better, and the reorder would keep the orders as they are. */
+static int cannot_improve(const sc_rctx *c, const sc_instr *in, score s)
+{
+    const sc_prog *pg = c->pg;
+    int P = c->P;
+    if (pg->S != P || pg->copies > 1)
+        return 0;
+    double *work = sc_calloc((size_t)P, sizeof *work);
+    int *stage = sc_malloc((size_t)P * sizeof *stage), ok = work && stage;
+    for (int d = 0; d < P && ok; d++) { /* device d holds one stage, F and BW only */
+        stage[d] = -1;
+        for (size_t k = c->base[d]; k < c->base[d + 1] && ok; k++) {
+            ok = (in[k].op == SC_OP_F || in[k].op == SC_OP_BW) &&
+                 (stage[d] < 0 || in[k].stage == stage[d]) && pg->stage_dev[in[k].stage] == d;
+            stage[d] = in[k].stage;
+            work[d] += sc_pass_cost(pg, &in[k]);
+        }
+        ok = ok && stage[d] >= 0;
+    }
+    double lb = 0, head = 0, tail = 0;
+    for (int st = 0; st < pg->S && ok; st++) {
+        int d = pg->stage_dev[st];
+        if (st > 0) {
+            double comm = pg->stage_dev[st - 1] != d ? pg->tcomm : 0;
+            head += sc_op_cost(pg, SC_OP_F, st - 1) + comm;
+            tail += sc_op_cost(pg, SC_OP_BW, st - 1) + comm;
+        }
+        lb = fmax(lb, head + work[d] + tail);
+    }
+    sc_free(work);
+    sc_free(stage);
+    /* Half the margin by which a candidate must win: sums in another order. */
+    return ok && s.ok && s.span <= lb + EPS / 2 * (1 + lb) && s.makespan <= lb + EPS / 2 * (1 + lb);
+}
+
 /* The candidates, in the order they are tried (ties keep the earlier):
  * the list schedules, then the placement rounds with the real costs and on
  * the unit grid, each followed by the W round. */
@@ -141,8 +187,9 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
             needed[RECIPES[r].from] = 1;
     if ((st = judge(&c, in, times, &best)) != SC_OK)
         goto done;
-    if (!best.ok)
-        goto done; /* inconsistent orders: keep them for sc_check to name */
+    /* Inconsistent orders: kept for sc_check to name; optimal ones: kept. */
+    if (!best.ok || cannot_improve(&c, in, best))
+        goto done;
     for (size_t r = 0; r < NREC; r++) {
         const recipe *rc = &RECIPES[r];
         made[r] = 0;
