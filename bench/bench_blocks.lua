@@ -20,6 +20,13 @@ print(("trade-off table p=16 (budgets 16..32 chunk activations): %.1f ms"):forma
 local t64 = best_of(3, function() _, info = sc.block_search{p = 64, mem = 64} end)
 print(("block search p=64 m=128 mem=64 (V-ZB): %.1f ms, %d valid blocks, k=%d, bubble %.2f%%"):format(
   t64 * 1e3, info.candidates, info.k, 100 * info.bubble_rate))
+-- The 1F1B block (stdlib/1f1b.lua) against the rule 1f1b, each unrolled,
+-- lowered and verified: the reorder's fast path finds the block's orders
+-- optimal (the flow-shop bound) and skips the candidates (issue 34)
+local t1b = best_of(3, function() sc.load("1f1b", {p = 64, m = 1024}):check() end)
+local t1r = best_of(3, function() sc.program{p = 64, m = 1024, rule = "1f1b"}:check() end)
+print(("1f1b block p=64 m=1024 + check: %.1f ms; rule 1f1b + check %.1f ms; block / rule = %.2fx"):format(
+  t1b * 1e3, t1r * 1e3, t1b / t1r))
 local blk = sc.v_block("half", {p = 64})
 local passes = 128 * 1024 * 3
 local tu = best_of(3, function() blk:program{m = 1024} end)
