@@ -353,6 +353,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	sh bench/bench_vshape.sh $(BUILD)/stagecraft
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_hostlink.sh 1
 	$(BUILD)/bench_vocab
 	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
 
