@@ -323,6 +323,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
         sc_jw_num(&w, "makespan", sim->makespan);
         sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_cli_print_bound(pg, sim->makespan, &w);
         sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
         sc_jw_num(&w, "peak_memory_max", peak);
         sc_jw_nums(&w, "busy", sim->busy, P);
@@ -356,6 +357,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
+    sc_cli_print_bound(pg, sim->makespan, NULL);
     int lo = 0, hi = 0;
     for (int d = 0; d < P; d++) {
         lo = idle[d] < idle[lo] ? d : lo;
