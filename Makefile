@@ -34,7 +34,7 @@ LDLIBS  += -lm
 # tests drive the REPL and check exports with python3, xmllint, rsvg-convert;
 # the CPU runtime uses OpenBLAS (CBLAS) and OpenMPI.
 DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin \
-            libopenblas-dev libopenmpi-dev openmpi-bin
+            libopenblas-dev libopenmpi-dev openmpi-bin libglpk-dev
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -55,6 +55,13 @@ BLAS_LIBDIR = $(patsubst -L%,%,$(filter -L%,$(BLAS_LIBS)))
 BLAS_FILE   = $(firstword $(wildcard $(addsuffix /libopenblas.so,$(patsubst %/,%,$(BLAS_LIBDIR)))))
 BLAS_DLOPEN = $(if $(BLAS_FILE),$(shell objdump -p $(BLAS_FILE) 2>/dev/null | sed -n 's/^ *SONAME *//p'):$(realpath $(BLAS_FILE)),libopenblas.so.0)
 BLAS_LINK   =
+# GLPK is optional: `sim --optimal` solves the exact schedule's MILP with it
+# (interp/bound/exact.c, docs/bound.md#the-exact-optimum); without it the
+# option says so.
+HAVE_GLPK   = $(shell printf '\043include <glpk.h>\n' | $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
+GLPK_CFLAGS = $(if $(filter yes,$(HAVE_GLPK)),-DSC_HAVE_GLPK)
+GLPK_LIBS   = $(if $(filter yes,$(HAVE_GLPK)),-lglpk)
+LDLIBS     += $(GLPK_LIBS)
 # MPI is optional: without it `run` works with threads only.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -141,6 +148,8 @@ $(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 
 $(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
+
+$(BUILD)/interp/bound/exact.o: CFLAGS += $(GLPK_CFLAGS)
 
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -245,7 +254,7 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/cli/main.o $(BUI
 # must not install anything).
 deps:
 ifeq ($(NODEPS),)
-	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)"
+	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)" "$(HAVE_GLPK)"
 endif
 
 # The two tiers (tests/run.sh): make check, a sample of every suite for
@@ -290,7 +299,7 @@ $(GPU_BUNDLE)/libsc_openblas.so:
 gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
 	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
-	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no \
+	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no HAVE_GLPK=no \
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
@@ -367,6 +376,7 @@ echo:
 	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(CUDA_ECHO)"
 	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS); loaded at run time as $(BLAS_DLOPEN))"
+	@echo "GLPK     = $(HAVE_GLPK)$(if $(filter yes,$(HAVE_GLPK)), (sim --optimal solves the exact MILP), (sim --optimal says it needs GLPK: apt-get install libglpk-dev))"
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:

@@ -1,6 +1,7 @@
 /*
- * bound_out.c — the lower bound on the makespan and the gap (docs/bound.md)
- * as `sim` prints them: a text line, or members of the --json object.
+ * bound_out.c — the lower bound on the makespan, the gap, and with
+ * --optimal the exact optimum (docs/bound.md) as `sim` prints them: text
+ * lines, or members of the --json object.
  */
 #include "cli.h"
 
@@ -8,8 +9,54 @@
 #include <stdio.h>
 
 #include "bound/bound.h"
+#include "bound/exact.h"
 
-void sc_cli_print_bound(const sc_prog *pg, double makespan, sc_jw *w)
+static const char *const exact_names[] = {"optimal", "limit", "infeasible", "unsupported",
+                                          "no solver"};
+
+static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw *w)
+{
+    sc_exact e;
+    if (sc_exact_solve(pg, limit, makespan, &e) != SC_OK)
+        return;
+    const char *solver = sc_exact_solver();
+    if (w) {
+        sc_jw_object(w, "optimal");
+        sc_jw_str(w, "status", exact_names[e.status]);
+        if (solver)
+            sc_jw_str(w, "solver", solver);
+        else
+            sc_jw_null(w, "solver");
+        sc_jw_num(w, "optimum", e.status == SC_EXACT_OPTIMAL ? e.optimum : NAN);
+        sc_jw_num(w, "incumbent", e.incumbent);
+        sc_jw_num(w, "bound", e.bound);
+        sc_jw_num(w, "time_limit", limit);
+        sc_jw_num(w, "seconds", e.seconds);
+        sc_jw_int(w, "binaries", e.binaries);
+        if (e.why[0])
+            sc_jw_str(w, "why", e.why);
+        sc_jw_end(w);
+        return;
+    }
+    switch (e.status) {
+    case SC_EXACT_OPTIMAL:
+        printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% above it\n",
+               e.optimum, solver, e.binaries, 100 * sc_bound_gap(makespan, e.optimum));
+        break;
+    case SC_EXACT_LIMIT:
+        printf("optimal       not proved: %s stopped at its %g s limit: best schedule %.6g, "
+               "best bound %.6g\n", solver, limit, e.incumbent, e.bound);
+        break;
+    case SC_EXACT_INFEASIBLE:
+        printf("optimal       none: no schedule meets the memory cap\n");
+        break;
+    case SC_EXACT_UNSUPPORTED: case SC_EXACT_NO_SOLVER:
+        printf("optimal       unknown: %s\n", e.why);
+        break;
+    }
+}
+
+void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w)
 {
     sc_bound b;
     if (sc_bound_prog(pg, &b) != SC_OK)
@@ -35,8 +82,10 @@ void sc_cli_print_bound(const sc_prog *pg, double makespan, sc_jw *w)
             sc_jw_num(w, key, b.term[t]);
         }
         sc_jw_end(w);
-        return;
+    } else {
+        printf("lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound,
+               sc_prog_seconds(pg) ? " s" : "", 100 * gap, b.why);
     }
-    printf("lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound, sc_prog_seconds(pg) ? " s" : "",
-           100 * gap, b.why);
+    if (optimal > 0)
+        print_exact(pg, makespan, optimal, w);
 }

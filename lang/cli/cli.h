@@ -118,8 +118,9 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
 /* bound_out.c: the lower bound on any schedule's makespan and how far
  * `makespan` is above it (docs/bound.md), as members of the --json object
- * in w, or (w NULL) a text line. */
-void sc_cli_print_bound(const sc_prog *pg, double makespan, sc_jw *w);
+ * in w, or (w NULL) a text line; with optimal > 0 (sim --optimal) also the
+ * exact optimum within that many seconds (docs/bound.md#the-exact-optimum). */
+void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

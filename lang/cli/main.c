@@ -46,6 +46,7 @@ typedef struct opts {
     const char *torch;                      /* export --torch VERSION */
     int titan;                              /* export --torchtitan */
     int defs;                               /* the overrides table's index */
+    double optimal;                         /* sim --optimal[=S]: its time limit; 0: none */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -67,6 +68,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
+        } else if (strncmp(a, "--optimal", 9) == 0 && (!a[9] || a[9] == '=')) {
+            o->optimal = a[9] ? strtod(a + 10, NULL) : 10;
+            if (!(o->optimal > 0 && o->optimal <= 1e6))
+                return sc_cli_fail(SC_EXIT_USAGE, "--optimal=SECONDS needs a time limit in (0, 1e6]");
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
@@ -323,7 +328,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
         sc_jw_num(&w, "makespan", sim->makespan);
         sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
-        sc_cli_print_bound(pg, sim->makespan, &w);
+        sc_cli_print_bound(pg, sim->makespan, o->optimal, &w);
         sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
         sc_jw_num(&w, "peak_memory_max", peak);
         sc_jw_nums(&w, "busy", sim->busy, P);
@@ -357,7 +362,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
-    sc_cli_print_bound(pg, sim->makespan, NULL);
+    sc_cli_print_bound(pg, sim->makespan, o->optimal, NULL);
     int lo = 0, hi = 0;
     for (int d = 0; d < P; d++) {
         lo = idle[d] < idle[lo] ? d : lo;

@@ -23,7 +23,7 @@
 #define SC_COMMANDS(X)                                                                           \
     X(list, "list [RECIPE]", "recipes, their parameters and defaults", NULL)                     \
     X(check, "check RECIPE [-D k=v]...", "unroll, lower, verify; exit 0 only if valid", NULL)    \
-    X(sim, "sim   RECIPE [-D k=v]... [--json]", NULL, NULL)                                      \
+    X(sim, "sim   RECIPE [-D k=v]... [--json] [--optimal[=SECONDS]]", NULL, NULL)              \
     X(show,                                                                                      \
       "show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"    \
       "[--from T0 --to T1]",                                                                     \
