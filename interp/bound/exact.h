@@ -40,6 +40,8 @@ typedef struct sc_exact {
     double bound;     /* the best lower bound it proved (at least bound.h's) */
     double seconds;   /* the solver's time */
     long passes, binaries, rows; /* the model's size */
+    int by_bound;     /* OPTIMAL without the solver: the program's own orders meet bound.h's
+                       * lower bound */
     char why[200];    /* UNSUPPORTED, NO_SOLVER: why */
 } sc_exact;
 

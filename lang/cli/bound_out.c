@@ -23,6 +23,7 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
     if (w) {
         sc_jw_object(w, "optimal");
         sc_jw_str(w, "status", exact_names[e.status]);
+        sc_jw_bool(w, "by_bound", e.by_bound);
         if (solver)
             sc_jw_str(w, "solver", solver);
         else
@@ -40,8 +41,12 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
     }
     switch (e.status) {
     case SC_EXACT_OPTIMAL:
-        printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% above it\n",
-               e.optimum, solver, e.binaries, 100 * sc_bound_gap(makespan, e.optimum));
+        if (e.by_bound)
+            printf("optimal       %.6g (proved: the schedule meets the lower bound)\n", e.optimum);
+        else
+            printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% "
+                   "above it\n", e.optimum, solver, e.binaries,
+                   100 * sc_bound_gap(makespan, e.optimum));
         break;
     case SC_EXACT_LIMIT:
         printf("optimal       not proved: %s stopped at its %g s limit: best schedule %.6g, "
