@@ -127,8 +127,9 @@ static double order_times(const model *md, double *x, int *pos, double *end)
     double *free_at = sc_calloc((size_t)P, sizeof *free_at);
     int *k2 = sc_calloc((size_t)P, sizeof *k2); /* a BW's second half (W) pending */
     int *cnt = sc_calloc((size_t)P, sizeof *cnt);
+    double *level = sc_calloc((size_t)P, sizeof *level), wk = sc_prog_w_keep(pg);
     double span = INFINITY;
-    if (!at || !free_at || !k2 || !cnt)
+    if (!at || !free_at || !k2 || !cnt || !level)
         goto done;
     for (int progress = 1; progress && left > 0;) {
         progress = 0;
@@ -160,6 +161,11 @@ static double order_times(const model *md, double *x, int *pos, double *end)
                     pos[i] = cnt[d]++;
                     left--;
                     progress = 1;
+                    double u = sc_prog_mem(pg, in->stage), cap = sc_prog_mem_cap(pg, d);
+                    int k = i % 3;
+                    level[d] += k == 0 ? u : k == 1 ? -(md->fold ? 1 : 1 - wk) * u : -wk * u;
+                    if (level[d] > cap + 1e-7 * (1 + cap))
+                        goto done; /* over the cap: not a schedule of the class */
                 }
                 k2[d] = !whole;
                 at[d] += whole;
@@ -172,7 +178,7 @@ static double order_times(const model *md, double *x, int *pos, double *end)
             span = fmax(span, end[i]);
     }
 done:
-    sc_free(at), sc_free(free_at), sc_free(k2), sc_free(cnt);
+    sc_free(at), sc_free(free_at), sc_free(k2), sc_free(cnt), sc_free(level);
     return span;
 }
 
