@@ -26,13 +26,6 @@
 
 #define MAX_PER_DEVICE 64
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Why pg is outside the model, or NULL. */
 static const char *unsupported(const sc_prog *pg)
 {
@@ -57,16 +50,6 @@ static const char *unsupported(const sc_prog *pg)
     return NULL;
 }
 
-#ifdef SC_HAVE_GLPK
-#include <glpk.h>
-
-const char *sc_exact_solver(void)
-{
-    static char name[32];
-    snprintf(name, sizeof name, "GLPK %s", glp_version());
-    return name;
-}
-
 /* The model's passes. */
 typedef struct model {
     const sc_prog *pg;
@@ -77,21 +60,6 @@ typedef struct model {
 } model;
 
 static int pass_used(const model *md, int i) { return !(md->fold && i % 3 == 2); }
-
-/* Whether pass i ends before pass j starts in every schedule of the model:
- * the dependencies, with each stage's passes in microbatch order (below). */
-static int implied(const model *md, int i, int j)
-{
-    int ri = i / 3, rj = j / 3, ki = i % 3, kj = j % 3;
-    int a = ri % md->m, b = rj % md->m, si = ri / md->m, sj = rj / md->m;
-    if (i == j || a > b)
-        return 0;
-    if (ki == 0) /* F(si, a) precedes F(later stage, b >= a), every B and W of b >= a */
-        return kj != 0 || sj > si || (sj == si && a < b);
-    if (ki == 1) /* B(si, a) precedes B(earlier stage, b) and W(si or earlier, b) */
-        return (kj == 1 && (sj < si || (sj == si && a < b))) || (kj == 2 && sj <= si);
-    return kj == 2 && sj == si && a < b; /* W in order */
-}
 
 /* The lag before pass i can start after its dependency, and that
  * dependency (-1: none). */
@@ -242,6 +210,38 @@ static double greedy(const model *md, const int prio[3], double *x, int *pos, do
 done:
     sc_free(free_at), sc_free(level), sc_free(next), sc_free(cnt);
     return span;
+}
+
+#ifdef SC_HAVE_GLPK
+#include <glpk.h>
+
+/* Whether pass i ends before pass j starts in every schedule of the model:
+ * the dependencies, with each stage's passes in microbatch order (below). */
+static int implied(const model *md, int i, int j)
+{
+    int ri = i / 3, rj = j / 3, ki = i % 3, kj = j % 3;
+    int a = ri % md->m, b = rj % md->m, si = ri / md->m, sj = rj / md->m;
+    if (i == j || a > b)
+        return 0;
+    if (ki == 0) /* F(si, a) precedes F(later stage, b >= a), every B and W of b >= a */
+        return kj != 0 || sj > si || (sj == si && a < b);
+    if (ki == 1) /* B(si, a) precedes B(earlier stage, b) and W(si or earlier, b) */
+        return (kj == 1 && (sj < si || (sj == si && a < b))) || (kj == 2 && sj <= si);
+    return kj == 2 && sj == si && a < b; /* W in order */
+}
+
+const char *sc_exact_solver(void)
+{
+    static char name[32];
+    snprintf(name, sizeof name, "GLPK %s", glp_version());
+    return name;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct cb_data {
@@ -446,7 +446,8 @@ static sc_status solve(model *md, double time_limit, double lower, double M, con
     out->seconds = now() - t0;
     sc_free(start);
     int st = glp_mip_status(lp);
-    out->incumbent = st == GLP_OPT || st == GLP_FEAS ? glp_mip_obj_val(lp) : INFINITY;
+    if (st == GLP_OPT || st == GLP_FEAS)
+        out->incumbent = fmin(out->incumbent, glp_mip_obj_val(lp));
     out->bound = fmax(lower, cb.bound);
     if (st == GLP_OPT && ret == 0) {
         out->status = SC_EXACT_OPTIMAL;
@@ -461,6 +462,23 @@ static sc_status solve(model *md, double time_limit, double lower, double M, con
     sc_free(pairs), sc_free(ind), sc_free(val), sc_free(pidx);
     return SC_OK;
 }
+
+#else /* no GLPK: the proofs by the lower bound only */
+
+const char *sc_exact_solver(void) { return NULL; }
+
+static sc_status solve(model *md, double time_limit, double lower, double M, const double *x0,
+                       const int *pos, sc_exact *out)
+{
+    (void)md, (void)time_limit, (void)M, (void)x0, (void)pos;
+    out->status = SC_EXACT_NO_SOLVER;
+    out->bound = lower;
+    snprintf(out->why, sizeof out->why,
+             "this stagecraft was built without GLPK (apt-get install libglpk-dev, then make)");
+    return SC_OK;
+}
+
+#endif
 
 sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_exact *out)
 {
@@ -541,6 +559,7 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_
                 out->optimum = out->incumbent = out->bound = span;
                 out->by_bound = 1;
             } else {
+                out->incumbent = span;
                 st = solve(&md, time_limit, fmin(b.bound, M), M, isfinite(span) ? x0 : NULL,
                            pos, out);
             }
@@ -551,21 +570,3 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_
     return st;
 }
 
-#else /* no GLPK */
-
-const char *sc_exact_solver(void) { return NULL; }
-
-sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_exact *out)
-{
-    if (!pg || !out || !(time_limit > 0) || upper != upper)
-        return SC_ERR_ARG;
-    memset(out, 0, sizeof *out);
-    out->incumbent = INFINITY;
-    const char *no = unsupported(pg);
-    out->status = no ? SC_EXACT_UNSUPPORTED : SC_EXACT_NO_SOLVER;
-    snprintf(out->why, sizeof out->why, no ? "the exact model does not cover %s" : "%s", no ? no :
-             "this stagecraft was built without GLPK (apt-get install libglpk-dev, then make)");
-    return SC_OK;
-}
-
-#endif
