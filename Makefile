@@ -355,7 +355,7 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BUILD)/bench_vocab
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BUILD)/bench_vocab $(BUILD)/bench_bound
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
@@ -367,6 +367,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
 	$(BUILD)/bench_vocab
+	$(BUILD)/bench_bound
 	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
 
 echo:
