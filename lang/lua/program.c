@@ -2,6 +2,7 @@
  * program.c — sc.program and the Program type (sc_lua.h): orders, rules,
  * blocks and automatic schedules into one program, and its methods.
  */
+#include "bound/bound.h"
 #include "compile.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
@@ -305,6 +306,15 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    sc_bound bd; /* docs/bound.md */
+    if (sc_bound_prog(lp->pg, &bd) == SC_OK) {
+        lua_pushnumber(L, bd.bound);
+        lua_setfield(L, -2, "lower_bound");
+        lua_pushnumber(L, sc_bound_gap(sim->makespan, bd.bound));
+        lua_setfield(L, -2, "bound_gap");
+        lua_pushstring(L, sc_bound_term_name(bd.binding));
+        lua_setfield(L, -2, "bound_binding");
+    }
     double *idle = lua_newuserdatauv(L, (size_t)P * sizeof *idle, 0);
     int b = sc_lua_balance(sim, idle);
     push_array(L, idle, P);
