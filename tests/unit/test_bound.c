@@ -113,6 +113,13 @@ TEST(memory)
     CHECK_NEAR(b.bound, 24, 1e-12);
     CHECK_NEAR(makespan(pg), 24, 1e-12);
     CHECK_STR(b.why, "memory cap");
+    /* The same cap given to the bound instead of the program. */
+    CHECK(sc_prog_set_mem_limit(pg, INFINITY) == SC_OK);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK(b.binding != SC_BOUND_MEMORY && b.bound < 24);
+    CHECK(sc_bound_prog_cap(pg, 1, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 24, 1e-12);
+    CHECK(sc_bound_prog_cap(pg, 0, &b) == SC_ERR_ARG);
     /* A cap below one record: no schedule. */
     CHECK(sc_prog_set_mem_limit(pg, 0.5) == SC_OK);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
