@@ -459,6 +459,7 @@ static sc_status solve(model *md, double time_limit, double lower, double M, con
         snprintf(out->why, sizeof out->why, "GLPK stopped (code %d) at %.3g s", ret, out->seconds);
     }
     glp_delete_prob(lp);
+    glp_free_env(); /* GLPK's environment: nothing of it stays between calls */
     sc_free(pairs), sc_free(ind), sc_free(val), sc_free(pidx);
     return SC_OK;
 }
