@@ -37,10 +37,11 @@ SAN     :=
 LDLIBS  += -lm
 
 # Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev); the
-# tests drive the REPL and check exports with python3, xmllint, rsvg-convert;
+# tests drive the REPL and check exports with python3, xmllint, rsvg-convert,
+# and load the Lua module into stock lua5.4 (tests/embed.sh);
 # the CPU runtime uses OpenBLAS (CBLAS) and OpenMPI.
 DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin \
-            libopenblas-dev libopenmpi-dev openmpi-bin
+            libopenblas-dev libopenmpi-dev openmpi-bin lua5.4
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)

@@ -19,7 +19,10 @@
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
 # on the CPU stand-in of CUDA (tests/cudastub/run.sh, everywhere), the
-# Makefile's deps step (tests/build.sh).
+# Makefile's deps step (tests/build.sh), libstagecraft and the Lua module
+# installed and used as a user would (tests/embed.sh, whole in both tiers:
+# a few seconds), pip install of the package into a fresh venv
+# (tests/py/test_wheel.py).
 #
 # Independent suites run concurrently, SC_JOBS at a time (default: the
 # number of cores plus one; the long ones first, and the longest mostly wait
@@ -61,7 +64,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/ux.sh tests/gpu/run.sh tests/build.sh; do
+           tests/ux.sh tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'
