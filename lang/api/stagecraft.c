@@ -13,7 +13,7 @@
  * the hook is one per process, and two contexts must each count their own
  * programs.
  */
-#include "stagecraft.h"
+#include <stagecraft.h> /* include/: the public header, as its users include it */
 
 #include <lauxlib.h>
 #include <lua.h>
