@@ -49,6 +49,8 @@ suites() {
     printf 'tests/torch/run.sh\tsh tests/torch/run.sh\n'
     printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
   fi
+  # pip install ./python into a fresh venv builds the C core (whole under make test)
+  printf 'tests/py/test_wheel.py\tpython3 tests/py/test_wheel.py "$SC"\n'
   for s in tests/cudastub/run.sh tests/runtime.sh tests/interchange.sh tests/steps.sh \
            tests/sandbox.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
