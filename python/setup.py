@@ -14,6 +14,7 @@ The sources are the repository around this folder; an sdist carries a copy
 of what the build needs under _core/ (python -m build makes the wheel from
 the sdist, which holds no parent folder).
 """
+import fcntl
 import os
 import re
 import shutil
@@ -61,7 +62,12 @@ class BuildWithBinary(build_py):
         # CPU only (NVCC=): the CUDA module stays a `make` of the repository.
         cmd = ["make", "-C", src, "BUILD=" + build, "NVCC=", os.path.join(build, "stagecraft")]
         jobs = os.cpu_count() or 1
-        subprocess.run(cmd + ["-j%d" % min(jobs, 8)], check=True, env=make_env())
+        # One make at a time in build/python: two pip installs at once (the
+        # test suites run concurrently) would otherwise write the same objects.
+        os.makedirs(build, exist_ok=True)
+        with open(os.path.join(build, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            subprocess.run(cmd + ["-j%d" % min(jobs, 8)], check=True, env=make_env())
         pkg = os.path.join(self.build_lib, "stagecraft")
         os.makedirs(os.path.join(pkg, "_bin"), exist_ok=True)
         shutil.copy2(os.path.join(build, "stagecraft"), os.path.join(pkg, "_bin", "stagecraft"))
