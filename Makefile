@@ -200,12 +200,14 @@ $(BUILD)/stagecraft.pc: lang/api/stagecraft.pc.in lang/core/core.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' $< > $@
 
-# make install PREFIX=DIR: the stdlib is compiled into the binary and the
+# make install PREFIX=DIR (what `all` builds, from $(BUILD): never the
+# ./stagecraft copy, which a make asan's install must not replace): the
+# stdlib is compiled into the binary and the
 # libraries (nothing is read from the source tree); share/stagecraft/stdlib
 # holds the recipes to read and start from. The CUDA module, when built,
 # goes beside the binary, where it is loaded from.
 D = $(DESTDIR)$(PREFIX)
-install: all
+install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES)
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/lib/lua/5.4 $(D)/include $(D)/share/stagecraft/stdlib
 	install -m 755 $(BUILD)/stagecraft $(D)/bin/stagecraft
 	$(if $(CUDA_MODULE),install -m 755 $(CUDA_MODULE) $(D)/bin/libstagecraft_cuda.so)

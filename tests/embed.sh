@@ -32,9 +32,17 @@ done
 cmp -s "$tmp/inst.json" "$tmp/sim.json" && ok || bad "installed binary: $(head -c 300 "$tmp/inst.json")"
 "$T/bin/stagecraft" --help | grep -q "stagecraft" && ok || bad "installed binary --help"
 
-# Built against the installed library, as a user would.
+# Built against the installed library, as a user would. Under make asan the
+# library carries the sanitizers: a program linked to it links their runtime
+# too, and lua5.4 (built without them) loads the module with the runtime
+# preloaded (its own leaks are not this test's: detect_leaks=0 there).
 export PKG_CONFIG_PATH="$T/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs stagecraft 2>"$tmp/pc.err") && ok || bad "pkg-config: $(cat "$tmp/pc.err")"
+lua_env=""
+if readelf -d "$T/lib/libstagecraft.so" 2>/dev/null | grep -q 'libasan'; then
+  flags="-fsanitize=address,undefined $flags"
+  lua_env="LD_PRELOAD=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0"
+fi
 printf 'print(sc.version)\n' >"$tmp/version.lua"
 [ "$(pkg-config --modversion stagecraft)" = "$("$SC" "$tmp/version.lua")" ] && ok ||
   bad "stagecraft.pc's version $(pkg-config --modversion stagecraft)"
@@ -79,7 +87,7 @@ print(ok, err)
 assert(p:export("torch-csv") == io.open(arg[2]):read("a"))
 print(type(io.open), print == _G.print)
 LUA
-  lua5.4 "$tmp/use.lua" "$tmp/rec/reads.lua" "$tmp/zb-h1.csv" >"$tmp/out" 2>&1
+  env $lua_env lua5.4 "$tmp/use.lua" "$tmp/rec/reads.lua" "$tmp/zb-h1.csv" >"$tmp/out" 2>&1
   grep -q "^0.2.0	4	27.0	0.11111111111111" "$tmp/out" && ok || bad "lua5.4 require: $(cat "$tmp/out")"
   grep -q "^false	.*sandbox: .*io" "$tmp/out" && ok || bad "lua5.4: sc.load of a recipe that reads a file: $(cat "$tmp/out")"
   grep -q "^function	true" "$tmp/out" && ok || bad "lua5.4: the host's io and print: $(cat "$tmp/out")"
@@ -87,7 +95,7 @@ LUA
   # the same API as recipes: the module's public names, as in stagecraft
   printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \
     'require "stagecraft"' >"$tmp/keys.lua"
-  lua5.4 "$tmp/keys.lua" >"$tmp/keys.lua.out" 2>&1
+  env $lua_env lua5.4 "$tmp/keys.lua" >"$tmp/keys.lua.out" 2>&1
   "$SC" "$tmp/keys.lua" >"$tmp/keys.sc.out" 2>&1
   [ -s "$tmp/keys.sc.out" ] && cmp -s "$tmp/keys.lua.out" "$tmp/keys.sc.out" && ok ||
     bad "the module's names in lua5.4 and in stagecraft differ: $(diff "$tmp/keys.lua.out" "$tmp/keys.sc.out" | head -5)"
