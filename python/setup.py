@@ -83,6 +83,7 @@ class SdistWithCore(sdist):
     def make_release_tree(self, base_dir, files):
         super().make_release_tree(base_dir, files)
         src = root()
+        os.makedirs(os.path.join(base_dir, "_core"), exist_ok=True)
         for name in CORE:
             path = os.path.join(src, name)
             dest = os.path.join(base_dir, "_core", name)
