@@ -56,6 +56,13 @@ grep -q "makespan 27  bubble 11.11%  peak 4 4 4 4" "$tmp/out" && [ -s "$tmp/zb-h
   bad "embed's torch-csv differs from export's"
 expect 3 "zb-v needs m >= 2p-1" -- "$tmp/embed" zb-v p=4 m=2
 ldd "$tmp/embed" | grep -q "$T/lib/libstagecraft.so.0" && ok || bad "embed does not load the installed library"
+# The static library, with the libraries pkg-config --static names.
+san=""; case "$flags" in -fsanitize*) san="-fsanitize=address,undefined" ;; esac
+# shellcheck disable=SC2046,SC2086
+cc -std=c11 $san -o "$tmp/embed_static" examples/embed.c $(pkg-config --cflags stagecraft) "$T/lib/libstagecraft.a" \
+  $(pkg-config --static --libs-only-l stagecraft | sed 's/-lstagecraft//') 2>"$tmp/cc.err" &&
+  (cd "$tmp" && ./embed_static zb-h1 p=4 m=8) | grep -q "makespan 27  bubble 11.11%" && ok ||
+  bad "examples/embed.c against libstagecraft.a: $(head -5 "$tmp/cc.err")"
 mkdir -p "$tmp/rec"
 printf 'local f = io.open("/etc/passwd")\nreturn sc.program{p = 2, m = 2, rule = "1f1b"}\n' >"$tmp/rec/reads.lua"
 # shellcheck disable=SC2086
