@@ -12,7 +12,7 @@ missing=""
 [ "$have_lua" = yes ] || missing="$missing lua5.4"
 [ "$have_blas" = yes ] || missing="$missing openblas"
 { [ "$have_mpi" = yes ] && command -v mpirun >/dev/null; } || missing="$missing openmpi"
-for t in python3 xmllint rsvg-convert; do command -v $t >/dev/null || missing="$missing $t"; done
+for t in python3 xmllint rsvg-convert lua5.4; do command -v $t >/dev/null || missing="$missing $t"; done
 [ -n "$missing" ] || exit 0
 installed=no
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -26,4 +26,4 @@ if [ "$have_lua" = no ] || [ "$have_blas" = no ]; then
   echo "error: missing:$missing: install them with 'apt-get install $pkgs' (as root), or build elsewhere with 'make gpu-bundle' and carry build-gpu/"
   exit 1
 fi
-echo "note: missing:$missing ('run' uses threads only without OpenMPI; 'sim --optimal' needs GLPK; the tests need python3, xmllint, rsvg-convert)"
+echo "note: missing:$missing ('run' uses threads only without OpenMPI; 'sim --optimal' needs GLPK; the tests need python3, xmllint, rsvg-convert, lua5.4)"

@@ -21,7 +21,10 @@
 
 #define SC_PROGRAM_MT "stagecraft.Program"
 
-/* Opens the module; leaves it on the stack. */
+/* Opens the module; leaves it on the stack. The entry of stagecraft.so
+ * for a host's Lua (`require "stagecraft"` in stock lua5.4,
+ * docs/embed.md#the-lua-module): it also sets up the sandbox that sc.load
+ * evaluates recipes in. stagecraft's own states use sc_lua_setup. */
 int luaopen_stagecraft(lua_State *L);
 
 /* Opens the Lua standard libraries and the module as global `sc` and as
