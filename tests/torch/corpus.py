@@ -185,7 +185,7 @@ def torch_lowerings(P, defer):
 
 # Hand-made: each rank waits on its send before posting the receive the
 # other's send needs (docs/semantics.md#waits); then the same with each wait
-# after its rank's receive.
+# after its rank's receive; an early receive.
 HOSTILE = [
     ("hostile:crossed-waits-p2", "0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,"
      "0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,"
@@ -193,6 +193,13 @@ HOSTILE = [
     ("hostile:crossed-waits-later-p2", "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,"
      "0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,"
      "1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n"),
+    # rank 0 posts the receive of a gradient before the send its peer needs
+    # to produce it: a deadlock on one communicator per rank (NCCL's stream;
+    # PyTorch #172668), none with a communicator per link or on gloo
+    # (docs/semantics.md#modes)
+    ("hostile:early-recv-p2", "0F0,0RECV_B0,0F1,0SEND_F0,0WAIT_SEND_F0,0SEND_F1,0WAIT_SEND_F1,0B0,"
+     "0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,"
+     "1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n"),
 ]
 
 
