@@ -12,10 +12,11 @@ timeout), error (PyTorch refused the file or failed otherwise).
 The programs: stagecraft's exports (2.15 dialect) of a few recipes at each
 world size, PyTorch's own lowerings of its multi-stage classes (with and
 without defer_pp_recv; with the default recipes only), and mutations of the exports: every wait of a rank
-moved right after its send (early), all waits moved to the end (late),
-adjacent transfers swapped, a receive moved to the start of its row (early)
-or right before its consumer (late), a receive dropped, a send moved right
-before its wait.
+moved right after its send (early), all waits moved to the end (late), and
+up to eleven of: adjacent transfers swapped, two neighbouring groups (runs of
+transfers) swapped, a receive moved to the start of its row (early) or right
+before its consumer (late), a receive dropped, a send moved right before its
+wait.
 
 Each program gets three verdicts, --comm nccl (the default), gloo and
 per-link (docs/semantics.md#modes). With --per-link PyTorch runs with
@@ -40,7 +41,8 @@ import tempfile
 
 TOL = 1e-5
 MODES = ("nccl", "gloo", "per-link")  # import --comm (docs/semantics.md#modes)
-RECIPES = ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-v", "1f1b-v"]
+RECIPES = ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-h2", "zb-v", "1f1b-v", "v-half",
+           "dualpipev"]
 SAMPLE = ["1f1b"]
 CELL = re.compile(r"^(\d+)([A-Z_]+)(\d*)$")
 
@@ -104,9 +106,20 @@ def mutants(name, rows, rng, cap):
         at = next((i for i, c in enumerate(rest) if "REDUCE_GRAD" in c), len(rest))
         late.append(rest[:at] + waits + rest[at:])
     add("late-waits", late)
-    # adjacent transfers swapped; receives moved; a receive dropped; a send late
+    # adjacent transfers swapped; receives moved; a receive dropped; a send
+    # late; two neighbouring groups (runs of transfers) swapped
     cands = []
     for r, row in enumerate(rows):
+        runs, i = [], 0
+        while i < len(row):
+            j = i
+            while j < len(row) and is_xfer(row[j]):
+                j += 1
+            if j > i:
+                runs.append((i, j))
+            i = j + 1
+        for (a, b), (c, d) in zip(runs, runs[1:]):
+            cands.append(("swap-groups", r, (a, b, c, d)))
         for i in range(len(row) - 1):
             if is_xfer(row[i]) and is_xfer(row[i + 1]):
                 cands.append(("swap", r, i))
@@ -120,8 +133,14 @@ def mutants(name, rows, rng, cap):
     for what, r, i in cands[:cap]:
         new = [list(x) for x in rows]
         row = new[r]
+        if what == "swap-groups":
+            a, b, g, e = i
+            row[a:e] = row[g:e] + row[b:g] + row[a:b]
+            i = a
         c = row[i]
-        if what == "swap":
+        if what == "swap-groups":
+            pass
+        elif what == "swap":
             row[i], row[i + 1] = row[i + 1], row[i]
         elif what == "recv-early":
             row.insert(0, row.pop(i))
@@ -215,7 +234,7 @@ def generate(sc, worlds, sample, recipes):
                 continue
             rows = parse(text.stdout)
             progs.append((f"{r}-p{P}", rows))
-            muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 8)
+            muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 11)
             progs += muts[:1] if sample else muts
         if recipes == RECIPES:
             for defer in (False, True):
@@ -396,6 +415,9 @@ def main():
         if a == "--recipes":
             recipes = args[i + 1].split(",")
     progs = generate(sc, worlds, sample, recipes)
+    if "--count" in args:  # how many programs, without running them
+        print(f"corpus: {len(progs)} programs")
+        return
     items = {}
     for n, (name, rows) in enumerate(progs):
         path = os.path.join(tmp, f"p{n}.csv")
