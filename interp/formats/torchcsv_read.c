@@ -6,38 +6,10 @@
 #include "ir/ir_impl.h"
 #include "check/verify.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sc_tcsv_type_names[] = {
-#define X(name, text) text,
-    TORCH_TYPES(X)
-#undef X
-};
-_Static_assert(sizeof(sc_tcsv_type_names) / sizeof(sc_tcsv_type_names[0]) == T_COUNT, "type table");
-
 /* ---- reading ----------------------------------------------------------- */
-
-sc_status sc_tcsv_fail(reader *r, sc_status st, const char *fmt, ...)
-{
-    char raw[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* Cells are quoted as they are: bytes that are not printable ASCII (a
-     * terminal escape, a control byte) are written \xNN instead. */
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)raw; *p && n + 5 < r->errlen; p++)
-        n += (size_t)(*p >= 0x20 && *p < 0x7f
-                          ? (r->err[n] = (char)*p, 1)
-                          : snprintf(r->err + n, r->errlen - n, "\\x%02x", *p));
-    if (r->errlen)
-        r->err[n < r->errlen ? n : r->errlen - 1] = 0;
-    r->st = st;
-    return st;
-}
 
 static sc_status push_act(reader *r, act a)
 {
