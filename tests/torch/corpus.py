@@ -1,4 +1,5 @@
-"""corpus.py SC [--sample] [--per-link] [--recipes R,...] [--worlds 2,4] [--timeout S] [--report FILE] —
+"""corpus.py SC [--sample] [--per-link] [--recipes R,...] [--worlds 2,4] [--only NAME,...]
+[--timeout S] [--report FILE] [--count] —
 stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
 
 Generates small compute_comms programs, asks `SC import` for each (exit 0:
@@ -415,6 +416,10 @@ def main():
         if a == "--recipes":
             recipes = args[i + 1].split(",")
     progs = generate(sc, worlds, sample, recipes)
+    for i, a in enumerate(args):
+        if a == "--only":  # these programs only (names as printed)
+            only = set(args[i + 1].split(","))
+            progs = [(n, rows) for n, rows in progs if n in only]
     if "--count" in args:  # how many programs, without running them
         print(f"corpus: {len(progs)} programs")
         return
