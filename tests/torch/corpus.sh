@@ -6,7 +6,7 @@
 # make check runs a sample (the 2-rank hand-made hostile programs, one export
 # and one mutation); make test two recipes and their mutations at 2 ranks,
 # then two with PyTorch's per-edge communicators (--per-link); the whole
-# corpus, 2 and 4 ranks, takes about ten minutes a run: bench/README.md. Needs the
+# corpus, 2 and 4 ranks, takes 10 to 17 minutes a run: bench/README.md. Needs the
 # venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
 # Prints "corpus: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
