@@ -33,6 +33,7 @@
 #include "formats/render.h"
 #include "repl/repl.h"
 #include "ir/offload_cfg.h"
+#include "ir/p2p.h"
 #include "lua/sc_auto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -45,6 +46,7 @@ typedef struct opts {
     double from, to;                        /* show, export: the time window */
     const char *torch;                      /* export --torch VERSION */
     int titan;                              /* export --torchtitan */
+    int comm;                               /* --comm: SC_P2P_* + 1, 0: the recipe's */
     int defs;                               /* the overrides table's index */
     double optimal;                         /* sim --optimal[=S]: its time limit; 0: none */
 } opts;
@@ -86,6 +88,12 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
+        } else if (strcmp(a, "--comm") == 0) { /* docs/semantics.md#modes */
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if ((o->comm = sc_p2p_parse(v) + 1) == 0) {
+                snprintf(msg, sizeof msg, "--comm '%.40s': expected " SC_P2P_NAMES, v);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
+            }
         } else if (strcmp(a, "--torchtitan") == 0) {
             o->titan = 1;
         } else if (strcmp(a, "--torch") == 0) {
@@ -257,13 +265,16 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
     /* --width is pixels for a picture, columns for the text view. */
     sc_svg_opts so = {o->width, o->from, o->to};
+    sc_status st = o->comm ? sc_lua_set_comm(lp, o->comm - 1) : SC_OK;
+    if (st)
+        return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     if (strcmp(o->cmd, "export") == 0)
         return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
         return sc_cli_show_files(o->recipe, o->svg, o->trace, lp, &so);
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
-    sc_status st = simulate ? SC_OK : sc_lua_check(lp);
+    st = simulate ? SC_OK : sc_lua_check(lp);
     if (st)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     int P = sc_prog_devices(pg);

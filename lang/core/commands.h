@@ -34,8 +34,9 @@
     X(export,                                                                                    \
       "export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"  \
       "[--torch VERSION] [--torchtitan]",                                                        \
-      "(torch-csv*: PyTorch's dialect; torchtitan's)", NULL)                                     \
-    X(import, "import FILE.csv [-D k=v]... [--comm nccl|gloo] [--json | --dump]",                \
+      "(torch-csv*: PyTorch's dialect; torchtitan's)",                                           \
+      "(check, sim, show, export, import: --comm nccl|gloo|per-link, the runtime's P2P semantics)") \
+    X(import, "import FILE.csv [-D k=v]... [--comm MODE] [--json | --dump]",                     \
       "verify and simulate a PyTorch schedule", NULL)                                            \
     X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]",    \
       NULL, "(check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)")  \

@@ -98,9 +98,11 @@ class Program:
     figures          `sim --json` (dict): makespan, bubble_rate, peak_memory, ...
     """
 
-    def __init__(self, recipe, params, exe):
+    def __init__(self, recipe, params, exe, comm=None):
         self.recipe, self.params, self._exe = recipe, dict(params), exe
         self._defs = _defs(self.params)
+        if comm is not None:  # the runtime's P2P semantics (docs/semantics.md#modes)
+            self._defs += ["--comm", str(comm)]
         # Each method runs the binary again, and every rank loads the recipe
         # itself: an automatic schedule's search must not depend on time, or
         # two calls (two ranks) could get different programs. Without an
@@ -123,6 +125,11 @@ class Program:
     devices = property(lambda self: self.figures["devices"])
     stages = property(lambda self: self.figures["stages"])
     microbatches = property(lambda self: self.figures["microbatches"])
+
+    @property
+    def comm(self):
+        """The mode the program was verified in: "nccl", "gloo" or "per-link"."""
+        return self.program.get("comm", "nccl")
 
     @property
     def placement(self):
@@ -237,9 +244,11 @@ def compare(*recipes, binary_path=None, **params):
     return Comparison(recipes, params, binary(binary_path))
 
 
-def load(recipe, binary_path=None, **params):
+def load(recipe, binary_path=None, comm=None, **params):
     """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
     ...), verifies and simulates it; returns a Program or raises Error.
+    comm ("nccl", "gloo", "per-link"): the mode it is verified in (--comm;
+    default the recipe's, else nccl).
     Automatic schedules (zb-auto, ...) search only when time_limit is given
     (else every call and every rank might see a different program)."""
-    return Program(recipe, params, binary(binary_path))
+    return Program(recipe, params, binary(binary_path), comm)

@@ -74,6 +74,16 @@ raises(lambda: pipelining.check_stages(prog, [FakeStage(1, 8)], 2, 1), 3,
        "the program has 4 devices but the pipeline group has 2 ranks")
 check(pipelining.check_stages(prog, [FakeStage(6, 8), FakeStage(1, 8)], 4, 1) is None,
       "matching stages")
+# A program verified per-link needs PyTorch's per-edge communicators.
+link = stagecraft.load("1f1b", p=2, m=4, comm="per-link")
+check(link.comm == "per-link" and prog.comm == "nccl", "the program's mode")
+raises(lambda: pipelining.check_stages(link, [FakeStage(1, 2)], 2, 1), 3,
+       "rank 1: the program was verified in the per-link mode, but its stages share one "
+       "communicator")
+edge = FakeStage(1, 2)
+edge.p2p_per_edge = True
+check(pipelining.check_stages(link, [edge], 2, 1) is None, "per-edge stages")
+raises(lambda: stagecraft.load("1f1b", comm="mpi"), 2, "--comm 'mpi': expected")
 check(pipelining.dialect_for((2, 15)) == "2.15" and pipelining.dialect_for((2, 16)) == "2.15"
       and pipelining.dialect_for((2, 14)) == "2.14", "dialect by version")
 raises(lambda: pipelining.dialect_for((2, 3)), 3, "from 2.4 on")
