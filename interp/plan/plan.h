@@ -24,6 +24,7 @@
 #define SC_PLAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "formats/jsonw.h"
 
@@ -78,5 +79,11 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len);
  * peak_memory_max, peak_bytes with a model, fits, front, error), "front"
  * (their indices by growing peak), "pick" (index or null), "why". */
 void sc_plan_json(const sc_plan *pl, sc_jw *w);
+
+/* The front as an SVG picture (plan_svg.c): peak memory across (in
+ * mem_unit: "units", "bytes"), makespan up; every candidate a grey dot, the
+ * front a staircase of named points, the pick ringed, the cap a dashed
+ * line. Returns 0, or -1 on a write error of f. */
+int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_unit);
 
 #endif
