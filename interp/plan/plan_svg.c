@@ -39,18 +39,24 @@ static double Y(const frame *fr, double y) { return H - BOTTOM - (y - fr->y0) / 
 int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_unit)
 {
     int n = sc_plan_count(pl), nf = 0, front[4096];
-    frame fr = {0, 0, INFINITY, -INFINITY};
+    frame fr = {INFINITY, 0, INFINITY, -INFINITY};
     for (int i = 0; i < n; i++) {
         const sc_plan_cand *c = sc_plan_cand_at(pl, i);
         if (c->error[0])
             continue;
+        fr.x0 = fmin(fr.x0, c->peak);
         fr.x1 = fmax(fr.x1, c->peak);
         fr.y0 = fmin(fr.y0, c->makespan);
         fr.y1 = fmax(fr.y1, c->makespan);
     }
-    fr.x1 = fmax(fr.x1, sc_plan_cap(pl)) * 1.08;
-    if (!(fr.x1 > 0))
-        fr.x1 = 1;
+    /* Across: from a little below the smallest peak (0 when that is near)
+     * to a little past the largest peak or the cap. */
+    fr.x1 = fmax(fr.x1, sc_plan_cap(pl));
+    if (!isfinite(fr.x0) || fr.x0 < 0.3 * fr.x1)
+        fr.x0 = 0;
+    double span = fr.x1 - fr.x0;
+    fr.x0 = fr.x0 > 0 ? fmax(0, fr.x0 - 0.1 * fmax(span, 1)) : 0;
+    fr.x1 += 0.08 * fmax(span, 1);
     if (!isfinite(fr.y0))
         fr.y0 = 0, fr.y1 = 1;
     double pad = fmax((fr.y1 - fr.y0) * 0.08, fr.y1 * 0.01 + 1e-12);
@@ -108,10 +114,11 @@ int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_u
     for (int j = 0; j < nf; j++) {
         const sc_plan_cand *c = sc_plan_cand_at(pl, front[j]);
         sc_plan_name(c, name, sizeof name);
+        int right = X(&fr, c->peak) > 0.7 * W; /* labels stay inside */
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1f5fbf\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">",
-                X(&fr, c->peak), Y(&fr, c->makespan), X(&fr, c->peak) + 6,
-                Y(&fr, c->makespan) - 6);
+                   "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\"%s>",
+                X(&fr, c->peak), Y(&fr, c->makespan), X(&fr, c->peak) + (right ? -10 : 6),
+                Y(&fr, c->makespan) - 6, right ? " text-anchor=\"end\"" : "");
         text(f, name);
         fputs("</text>\n", f);
     }
