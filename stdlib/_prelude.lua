@@ -633,15 +633,16 @@ function sc.load(recipe, overrides)
   return (sc._evaluate(recipe, overrides, false))
 end
 
--- sc.fastest(prog, names, P, spec, skip) -> program: prog, or the fastest
--- of the stdlib recipes `names` when one is faster (by makespan) under the
--- same parameters: those of P that differ from their defaults in spec (the
--- recipe's sc.params table), less the names in skip. zb-auto and zbv-auto
+-- sc.fastest(prog, names, P, spec, skip, extra) -> program: prog, or the
+-- fastest of the stdlib recipes `names` when one is faster (by makespan)
+-- under the same parameters: those of P that differ from their defaults in
+-- spec (the recipe's sc.params table), less the names in skip, plus extra
+-- (e.g. the memory cap a default of 0 stands for). zb-auto and zbv-auto
 -- end with it, so that they never lose to a stdlib recipe of their
 -- placement that meets the same cap with the same costs (issue 29;
 -- docs/blocks.md#automatic-schedules). A recipe that fails (refused by the
 -- cap, or m too small for it) is passed over.
-function sc.fastest(prog, names, P, spec, skip)
+function sc.fastest(prog, names, P, spec, skip, extra)
   local over = {}
   local function walk(t)
     if type(t[1]) == "string" then
@@ -651,6 +652,7 @@ function sc.fastest(prog, names, P, spec, skip)
     end
   end
   walk(spec)
+  for k, v in pairs(extra or {}) do over[k] = v end
   local best, mk = prog, prog:sim().makespan
   local refused = sc._cap_refused
   for _, name in ipairs(names) do

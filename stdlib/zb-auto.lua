@@ -38,6 +38,6 @@ local prog = sc.autoschedule {
 if P.last == 1 and P.tfb == 0 and P.ta == 0 then
   prog = sc.fastest(prog, {"zb-h1", "zb-h2", "1f1b"}, P, spec,
                     {last = true, tfb = true, ta = true, seed = true, time_limit = true,
-                     objective = true})
+                     objective = true}, {mem = P.mem == 0 and P.p or nil})
 end
 return prog
