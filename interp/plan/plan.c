@@ -92,11 +92,21 @@ static int better(const sc_plan_cand *a, int ia, const sc_plan_cand *b, int ib)
 
 static const sc_plan *sort_pl; /* qsort has no context argument */
 
+/* A peak to 9 significant digits: the memory model's fractions (1/v of a
+ * unit) summed in another order are the same peak. */
+static double peak_key(double x)
+{
+    char b[40];
+    snprintf(b, sizeof b, "%.9g", x);
+    return strtod(b, NULL);
+}
+
 static int by_peak(const void *x, const void *y)
 {
     const sc_plan_cand *a = &sort_pl->c[*(const int *)x], *b = &sort_pl->c[*(const int *)y];
-    if (a->peak != b->peak)
-        return a->peak < b->peak ? -1 : 1;
+    double pa = peak_key(a->peak), pb = peak_key(b->peak);
+    if (pa != pb)
+        return pa < pb ? -1 : 1;
     if (a->makespan != b->makespan)
         return a->makespan < b->makespan ? -1 : 1;
     return *(const int *)x - *(const int *)y;
@@ -128,7 +138,7 @@ void sc_plan_finish(sc_plan *pl)
     double best = INFINITY;
     for (int j = 0; j < k; j++) {
         sc_plan_cand *c = &pl->c[pl->order[j]];
-        if (c->makespan < best) {
+        if (!isfinite(best) || c->makespan < best - 1e-9 * fmax(1, fabs(best))) {
             best = c->makespan;
             c->front = 1;
             pl->order[pl->nfront++] = pl->order[j];
@@ -179,7 +189,7 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
             if (!pl->c[i].error[0] && (small < 0 || pl->c[i].peak < pl->c[small].peak))
                 small = i;
         if (small < 0) {
-            snprintf(buf, len, "nothing meets the cap: no candidate could be evaluated");
+            snprintf(buf, len, "nothing meets cap %g: every candidate was refused or failed", pl->cap);
             return;
         }
         sc_plan_name(&pl->c[small], name, sizeof name);

@@ -344,6 +344,12 @@ static void run_free(lua_State *L, sc_plan_run *r)
     free(r->layers);
 }
 
+static int mute(lua_State *L)
+{
+    (void)L;
+    return 0;
+}
+
 int sc_cmd_plan(lua_State *L, int argc, char **argv)
 {
     sc_plan_run r;
@@ -374,6 +380,14 @@ int sc_cmd_plan(lua_State *L, int argc, char **argv)
              (user_def(&r, "m") ? 0 : add_def(&r.c, "m", "8"));
     if (!rc)
         rc = sc_compare_declared(L, &r.c, r.decl);
+    /* The recipes' notes (sc.note) would repeat for every knob of every
+     * candidate: muted while the search runs, put back after. */
+    lua_getglobal(L, "sc");
+    lua_getfield(L, -1, "note");
+    int note = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushcfunction(L, mute);
+    lua_setfield(L, -2, "note");
+    lua_pop(L, 1);
     if (!rc && !(r.plan = sc_plan_new(r.cap)))
         rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     if (!rc)
@@ -398,6 +412,11 @@ int sc_cmd_plan(lua_State *L, int argc, char **argv)
         }
     }
     sc_compare_set_model(L, 0);
+    lua_getglobal(L, "sc");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, note);
+    lua_setfield(L, -2, "note");
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, note);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (!rc)

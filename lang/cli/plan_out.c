@@ -126,16 +126,20 @@ static void print_text(const sc_plan_run *r)
            r->P, r->m, cap, r->evaluated, r->seconds, ok, fit);
     char why[640], name[200], peak[48];
     sc_plan_why(r->plan, why, sizeof why);
-    printf("%s\n\nfront (makespan against peak memory; * the pick):\n", why);
     int *front = sc_calloc((size_t)(n ? n : 1), sizeof *front);
     if (!front)
         return;
     int nf = sc_plan_front(r->plan, front), wide = 9;
+    if (sc_plan_pick(r->plan) >= 0)
+        printf("%s\n", why); /* else the error says it, after the front */
+    if (nf)
+        printf("\nfront (makespan against peak memory; * the pick):\n");
     for (int j = 0; j < nf; j++) {
         sc_plan_name(sc_plan_cand_at(r->plan, front[j]), name, sizeof name);
         wide = (int)strlen(name) > wide ? (int)strlen(name) : wide;
     }
-    printf("  %-*s  makespan    bubble   peak\n", wide, "candidate");
+    if (nf)
+        printf("  %-*s  makespan    bubble   peak\n", wide, "candidate");
     for (int j = 0; j < nf; j++) {
         const sc_plan_cand *c = sc_plan_cand_at(r->plan, front[j]);
         sc_plan_name(c, name, sizeof name);
@@ -176,7 +180,10 @@ int sc_plan_print(lua_State *L, const sc_plan_run *r)
         print_text(r);
     fflush(stdout);
     int rc = r->svg ? write_svg(r) : 0;
-    if (!rc && sc_plan_pick(r->plan) < 0)
-        rc = SC_EXIT_LIMIT; /* nothing meets the cap: an answer, but not a plan */
+    if (!rc && sc_plan_pick(r->plan) < 0) { /* an answer, but not a plan */
+        char why[640];
+        sc_plan_why(r->plan, why, sizeof why);
+        rc = sc_cli_fail(SC_EXIT_LIMIT, why);
+    }
     return rc;
 }
