@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, expect, full
 
 if full; then grid="4:8 4:16 6:12 8:32"; caps="0 half less"; costs="unit zb tb"
-else grid="8:32 4:8"; caps="less"; costs="zb"; fi
+else grid=$SC_PLAN_SAMPLE; caps="less"; costs="zb"; fi
 
 # plan against compare of every stdlib recipe at mem = cap, and the
 # automatic schedulers against the recipes of their placement.
