@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
-__all__ = ["Error", "Program", "load", "binary"]
+__all__ = ["Error", "Program", "load", "binary", "plan", "Plan", "Candidate"]
 __version__ = "0.1.0"
 
 
@@ -149,3 +149,6 @@ def load(recipe, binary_path=None, **params):
     Automatic schedules (zb-auto, ...) search only when time_limit is given
     (else every call and every rank might see a different program)."""
     return Program(recipe, params, binary(binary_path))
+
+
+from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _run above)
