@@ -350,9 +350,11 @@ static int mute(lua_State *L)
     return 0;
 }
 
-int sc_cmd_plan(lua_State *L, int argc, char **argv)
+/* Parses, searches, finishes the plan into *r (the caller frees it with
+ * run_free and pops to r->decl - 1). */
+static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
 {
-    sc_plan_run r;
+#define r (*rp)
     memset(&r, 0, sizeof r);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -419,13 +421,83 @@ int sc_cmd_plan(lua_State *L, int argc, char **argv)
     luaL_unref(L, LUA_REGISTRYINDEX, note);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return rc;
+#undef r
+}
+
+int sc_cmd_plan(lua_State *L, int argc, char **argv)
+{
+    sc_plan_run r;
+    int rc = plan_search(L, argc, argv, &r);
     if (!rc)
         rc = sc_plan_print(L, &r);
-    if (r.have_even) {
-        free(r.even_row.error);
-        sc_free(r.even_row.peak), sc_free(r.even_row.idle);
-    }
     run_free(L, &r);
     lua_settop(L, r.decl - 1);
     return rc;
+}
+
+/* sc.plan{p = 8, m = 32, cap = 6, ...} (docs/plan.md#from-lua-and-python):
+ * the command with cap, costs, layers, time_limit as its options and any
+ * other field as -D; returns the plan as a table, or raises the command's
+ * error. */
+static int lua_plan(lua_State *L)
+{
+    static const char *const opts[][2] = {
+        {"cap", "--cap"}, {"costs", "--costs"}, {"layers", "--layers"}, {"time_limit", "--time-limit"}};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    int n = 2;
+    char *argv[2 + 2 * MAX_DEFS + 1] = {"stagecraft", "plan"};
+    char err[1024] = "";
+    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING || n + 2 > 2 * MAX_DEFS)
+            continue; /* checked below: the strings are copied first */
+        const char *k = lua_tostring(L, -2), *o = NULL;
+        const char *v = luaL_tolstring(L, -1, NULL);
+        for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
+            if (strcmp(k, opts[j][0]) == 0)
+                o = opts[j][1];
+        if (o) {
+            argv[n++] = strdup(o);
+            argv[n++] = strdup(v);
+        } else {
+            argv[n] = malloc(strlen(k) + strlen(v) + 4);
+            if (argv[n])
+                sprintf(argv[n], "-D%s=%s", k, v);
+            n++;
+        }
+        lua_pop(L, 1);
+    }
+    int bad = 0;
+    for (int i = 2; i < n; i++)
+        bad |= !argv[i];
+    sc_plan_run r;
+    int rc = SC_EXIT_NOMEM;
+    if (!bad) {
+        sc_cli_capture(err, sizeof err); /* the error to raise, not to print */
+        rc = plan_search(L, n, argv, &r);
+        sc_cli_capture(NULL, 0);
+        if (!rc)
+            sc_plan_push(L, &r);
+        else
+            lua_pushnil(L);
+        int res = lua_gettop(L);
+        run_free(L, &r);
+        lua_replace(L, r.decl);
+        lua_settop(L, r.decl);
+        (void)res;
+    }
+    for (int i = 2; i < n; i++)
+        free(argv[i]);
+    if (rc)
+        return luaL_error(L, "%s", err[0] ? err : "out of memory");
+    return 1;
+}
+
+void sc_plan_register(lua_State *L)
+{
+    lua_getglobal(L, "sc");
+    lua_pushcfunction(L, lua_plan);
+    lua_setfield(L, -2, "plan");
+    lua_pop(L, 1);
 }

@@ -43,6 +43,11 @@ typedef struct sc_plan_run {
 } sc_plan_run;
 
 int sc_cmd_plan(lua_State *L, int argc, char **argv);
+/* Sets sc.plan, the command from Lua (main.c, once the module is set up). */
+void sc_plan_register(lua_State *L);
+/* plan_out.c: the plan as a table on the stack (the --json object's
+ * members; indices from 1). */
+void sc_plan_push(lua_State *L, const sc_plan_run *r);
 /* plan_out.c: the plan as text or JSON on stdout, and the --svg picture. */
 int sc_plan_print(lua_State *L, const sc_plan_run *r);
 #endif

@@ -569,6 +569,7 @@ int main(int argc, char **argv)
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);
+    sc_plan_register(L); /* sc.plan: the command from Lua */
     /* Options before the command or FILE.lua: the sandbox and the limits. */
     int k = 1, rc;
     while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {
