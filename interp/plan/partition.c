@@ -111,6 +111,23 @@ double sc_part_best(const sc_layers *ly, int S, int *first)
                 }
             }
         }
+    /* Among the splits with that heaviest stage, the most even one: the
+     * least sum of squared stage weights with every stage within it (a
+     * second pass; exact, as the constraint keeps it a shortest path). */
+    double top = B(S - 1, n) * (1 + 1e-12) + 1e-12;
+    for (int j = 0; j <= n; j++)
+        B(0, j) = j && pre[j] <= top ? pre[j] * pre[j] : INFINITY;
+    for (int s = 1; s < S; s++)
+        for (int j = 0; j <= n; j++) {
+            B(s, j) = INFINITY;
+            for (int i = j - 1; i >= s && pre[j] - pre[i] <= top; i--) {
+                double w = pre[j] - pre[i], x = B(s - 1, i) + w * w;
+                if (x < B(s, j) - 1e-12 * fmax(1, x)) {
+                    B(s, j) = x;
+                    F(s, j) = i;
+                }
+            }
+        }
     first[S] = n;
     for (int s = S - 1, j = n; s > 0; s--)
         j = first[s] = F(s, j);

@@ -39,9 +39,9 @@ typedef struct sc_layers {
 int sc_layers_parse(const char *spec, sc_layers *ly, char *err, size_t errlen);
 
 /* The split into S stages with the smallest heaviest stage (first[0..S],
- * first[S] = ly->n); ties: the earliest boundaries. Returns that stage's
- * weight, or -1 when S is not 1..ly->n. Exact (dynamic programming over
- * prefix sums, O(S·n²)). */
+ * first[S] = ly->n); among those, the most even (the least sum of squared
+ * stage weights). Returns that stage's weight, or -1 when S is not
+ * 1..ly->n. Exact (dynamic programming over prefix sums, O(S·n²)). */
 double sc_part_best(const sc_layers *ly, int S, int *first);
 /* The even split: the t and m layers as evenly as they go (the first stages
  * one more), E with the first stage, L with the last; what Megatron does

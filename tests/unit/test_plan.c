@@ -93,6 +93,12 @@ TEST(partition)
     sc_part_layout(&ly, 4, first, s, sizeof s);
     CHECK_STR(s, "Et*4|t*4|t*3|t*3L");
     CHECK_NEAR(sc_part_best(&ly, 4, first), 6, 1e-12);
+    /* Among the splits of the least heaviest stage, the most even. */
+    static sc_layers big;
+    sc_layers_parse("E:6,t*30,L:9", &big, err, sizeof err);
+    CHECK_NEAR(sc_part_best(&big, 8, first), 9, 1e-12);
+    sc_part_layout(&big, 8, first, s, sizeof s);
+    CHECK_STR(s, "E|t*5|t*5|t*5|t*5|t*5|t*5|L");
     /* The layout string round-trips, and parses Megatron's own examples. */
     for (int S = 1; S <= 8; S++) {
         sc_part_best(&ly, S, first);
