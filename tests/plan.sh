@@ -74,6 +74,9 @@ for g in grid:
                 check(not any(c["makespan"] <= f["makespan"] and c["peak_memory_max"] <= f["peak_memory_max"]
                               and (c["makespan"] < f["makespan"] or c["peak_memory_max"] < f["peak_memory_max"])
                               for c in ok), "front point dominated", f)
+            for c in ok:  # the lower bound (docs/bound.md) on every row, below it
+                check("lower_bound" in c and c["lower_bound"] <= c["makespan"] * (1 + 1e-12),
+                      "bound", c)
             check(all(c["front"] == (i in plan["front"]) for i, c in enumerate(plan["candidates"])),
                   "front flags")
             check(plan["why"].startswith("fastest %s: " % ("under cap %d" % cap if cap else "without a cap")),

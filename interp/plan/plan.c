@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound/bound.h"
 #include "ir/alloc.h"
 
 struct sc_plan {
@@ -78,6 +79,17 @@ void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes)
 {
     if (i >= 0 && i < pl->n)
         pl->c[i].peak_bytes = peak_bytes;
+}
+
+void sc_plan_set_bound(sc_plan *pl, int i, double bound)
+{
+    if (i >= 0 && i < pl->n && isfinite(bound) && bound > 0)
+        pl->c[i].bound = bound;
+}
+
+double sc_plan_gap(const sc_plan_cand *c)
+{
+    return c->bound > 0 && !c->error[0] ? sc_bound_gap(c->makespan, c->bound) : NAN;
 }
 
 /* Better: faster, then smaller, then added first (a total order). */
@@ -201,6 +213,9 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
     sc_plan_name(p, name, sizeof name);
     at += (size_t)snprintf(buf, len, "fastest %s: %s, makespan %g, %.2f %% bubble", cap, name,
                            p->makespan, 100 * p->bubble);
+    if (p->bound > 0 && at < len)
+        at += (size_t)snprintf(buf + at, len - at, ", lower bound %g, within %.2f %%", p->bound,
+                               100 * sc_plan_gap(p));
     /* The runners-up: the next best recipes, one row each. */
     int shown[2], ns = 0;
     for (int round = 0; round < 2; round++) {
@@ -245,6 +260,10 @@ void sc_plan_json(const sc_plan *pl, sc_jw *w)
             sc_jw_num(w, "peak_memory_max", c->peak);
             if (c->peak_bytes > 0)
                 sc_jw_whole(w, "peak_bytes", c->peak_bytes);
+            if (c->bound > 0) {
+                sc_jw_num(w, "lower_bound", c->bound);
+                sc_jw_num(w, "gap", sc_plan_gap(c));
+            }
         }
         sc_jw_bool(w, "fits", c->fits);
         sc_jw_bool(w, "front", c->front);

@@ -34,6 +34,8 @@ typedef struct sc_plan_cand {
     char error[160];   /* "" when it was evaluated; else why not (first line) */
     double makespan, bubble, peak; /* peak: the largest device's, in units */
     double peak_bytes; /* with a model's sizes; 0 without */
+    double bound;      /* a lower bound on the makespan of any schedule of its
+                        * shape, costs and cap (interp/bound/bound.h); 0: none */
     int front;         /* on the Pareto front (set by sc_plan_finish) */
     int fits;          /* evaluated and within the cap (every one when no cap) */
 } sc_plan_cand;
@@ -51,6 +53,11 @@ int sc_plan_add(sc_plan *pl, const char *recipe, const char *knobs, double makes
                 double bubble, double peak, const char *error);
 /* The bytes of a candidate's peak (a model's), for the outputs. */
 void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes);
+/* A candidate's lower bound (sc_bound_prog of its program). */
+void sc_plan_set_bound(sc_plan *pl, int i, double bound);
+/* How far candidate c's makespan is above its bound, as a fraction of the
+ * bound (sc_bound_gap); NAN without a bound. */
+double sc_plan_gap(const sc_plan_cand *c);
 
 /* Marks the front and chooses the pick; call once after the last add. */
 void sc_plan_finish(sc_plan *pl);
@@ -69,14 +76,16 @@ int sc_plan_front(const sc_plan *pl, int *out);
 void sc_plan_name(const sc_plan_cand *c, char *buf, size_t len);
 
 /* Why the pick, one line: "fastest under cap 6: v-zb mem=6, makespan
- * 92.367, 8.89 % bubble; next zbv-auto mem=6 102.08 (17.56 %), ..." (the
+ * 92.367, 8.89 % bubble, lower bound 85.2, within 8.4 %; next zbv-auto
+ * mem=6 102.08 (17.56 %), ..." (the bound where it is known; the
  * next two recipes that meet the cap, each by its best row), or why there
  * is none ("nothing meets cap 2: the smallest peak is 3 (v-min)"). */
 void sc_plan_why(const sc_plan *pl, char *buf, size_t len);
 
 /* The plan as members of the JSON object open in w: "cap" (null without),
  * "candidates" (every one: recipe, knobs, makespan, bubble_rate,
- * peak_memory_max, peak_bytes with a model, fits, front, error), "front"
+ * peak_memory_max, peak_bytes with a model, lower_bound and gap where
+ * known, fits, front, error), "front"
  * (their indices by growing peak), "pick" (index or null), "why". */
 void sc_plan_json(const sc_plan *pl, sc_jw *w);
 

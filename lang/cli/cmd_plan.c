@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bound/bound.h"
 #include "formats/jsonw.h"
 #include "ir/alloc.h"
 #include "plan/partition.h"
@@ -241,8 +242,21 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
     memset(&w, 0, sizeof w);
     w.recipe = ri;
     w.ud = LUA_NOREF;
+    r->c.svg = ""; /* sc_compare_row keeps the program (w.ud) for its bound */
     if (!rc)
         rc = sc_compare_row(L, &r->c, r->decl, &w);
+    r->c.svg = NULL;
+    double bound = 0;
+    if (w.ud != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, w.ud);
+        sc_lprog *lp = sc_lua_toprog(L, -1);
+        sc_bound b;
+        if (lp && lp->pg && sc_bound_prog(lp->pg, &b) == SC_OK)
+            bound = b.bound;
+        lua_pop(L, 1);
+        luaL_unref(L, LUA_REGISTRYINDEX, w.ud);
+        w.ud = LUA_NOREF;
+    }
     while (r->c.ndefs > base) { /* the knobs go again */
         def *d = &r->c.defs[--r->c.ndefs];
         free(d->values[0]), free(d->values), free((char *)d->name), free(d->text);
@@ -262,6 +276,8 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
                         w.error ? w.error : (r->layers && sp < 0) ? err : NULL);
     if (i >= 0 && w.unit_bytes > 0 && !w.error)
         sc_plan_set_bytes(r->plan, i, peak * w.unit_bytes);
+    if (i >= 0 && !w.error)
+        sc_plan_set_bound(r->plan, i, bound);
     if (i >= 0 && w.over_mem)
         r->refused++;
     r->last_over = w.over_mem || (w.error == NULL && r->cap > 0 && peak * scale > r->cap);

@@ -139,13 +139,19 @@ static void print_text(const sc_plan_run *r)
         wide = (int)strlen(name) > wide ? (int)strlen(name) : wide;
     }
     if (nf)
-        printf("  %-*s  makespan    bubble   peak\n", wide, "candidate");
+        printf("  %-*s  makespan    bubble   lower bound  gap      peak\n", wide, "candidate");
     for (int j = 0; j < nf; j++) {
         const sc_plan_cand *c = sc_plan_cand_at(r->plan, front[j]);
         sc_plan_name(c, name, sizeof name);
         mem_text(r, c->peak, peak, sizeof peak);
-        printf("%c %-*s  %-10g  %6.2f%%  %s%s\n", front[j] == sc_plan_pick(r->plan) ? '*' : ' ',
-               wide, name, c->makespan, 100 * c->bubble, peak, c->fits ? "" : "  (over the cap)");
+        char lb[32] = "-", gap[32] = "-";
+        if (c->bound > 0) {
+            snprintf(lb, sizeof lb, "%g", c->bound);
+            snprintf(gap, sizeof gap, "%.2f%%", 100 * sc_plan_gap(c));
+        }
+        printf("%c %-*s  %-10g  %6.2f%%  %-11s  %-7s  %s%s\n",
+               front[j] == sc_plan_pick(r->plan) ? '*' : ' ', wide, name, c->makespan,
+               100 * c->bubble, lb, gap, peak, c->fits ? "" : "  (over the cap)");
     }
     sc_free(front);
     const sc_plan_split *sp = pick_split(r);
@@ -226,6 +232,10 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
             set_num(L, "peak_memory_max", c->peak);
             if (c->peak_bytes > 0)
                 set_num(L, "peak_bytes", c->peak_bytes);
+            if (c->bound > 0) {
+                set_num(L, "lower_bound", c->bound);
+                set_num(L, "gap", sc_plan_gap(c));
+            }
         }
         lua_pushboolean(L, c->fits);
         lua_setfield(L, -2, "fits");

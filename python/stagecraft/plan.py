@@ -18,7 +18,7 @@ _OPTIONS = {"cap": "--cap", "costs": "--costs", "layers": "--layers", "time_limi
 class Candidate:
     """One schedule tried: recipe, knobs (the -D beyond yours, "mem=4 v=3"),
     makespan, bubble_rate, peak (the largest device's, in the plan's memory
-    unit), fits (within the cap), front (on the Pareto front), error (None
+    unit), lower_bound and gap (docs/bound.md; None where unknown), fits (within the cap), front (on the Pareto front), error (None
     when evaluated)."""
 
     def __init__(self, d):
@@ -27,6 +27,8 @@ class Candidate:
         self.makespan = d.get("makespan")
         self.bubble_rate = d.get("bubble_rate")
         self.peak = d.get("peak_memory_max")
+        self.lower_bound = d.get("lower_bound")
+        self.gap = d.get("gap")
         self.fits = d["fits"]
         self.front = d["front"]
         self.error = d.get("error")
