@@ -465,9 +465,11 @@ static int lua_plan(lua_State *L)
     int n = 2;
     char *argv[2 + 2 * MAX_DEFS + 1] = {"stagecraft", "plan"};
     char err[1024] = "";
+    int fields = 0;
+    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) /* checked before anything is held */
+        if (lua_type(L, -2) != LUA_TSTRING || ++fields > MAX_DEFS - 4)
+            return luaL_error(L, "plan: expected a table of named fields (at most %d)", MAX_DEFS - 4);
     for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
-        if (lua_type(L, -2) != LUA_TSTRING || n + 2 > 2 * MAX_DEFS)
-            continue; /* checked below: the strings are copied first */
         const char *k = lua_tostring(L, -2), *o = NULL;
         const char *v = luaL_tolstring(L, -1, NULL);
         for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
@@ -497,11 +499,9 @@ static int lua_plan(lua_State *L)
             sc_plan_push(L, &r);
         else
             lua_pushnil(L);
-        int res = lua_gettop(L);
         run_free(L, &r);
-        lua_replace(L, r.decl);
+        lua_replace(L, r.decl); /* the result where the declared names were */
         lua_settop(L, r.decl);
-        (void)res;
     }
     for (int i = 2; i < n; i++)
         free(argv[i]);
