@@ -60,6 +60,10 @@ int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format
 /* Prints "stagecraft: error: msg" on stderr, control bytes other than
  * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);
+/* While buf is set (len > 0), sc_cli_fail keeps its first message in buf
+ * (cleaned, one line) instead of printing it: sc.plan raises it as a Lua
+ * error. sc_cli_capture(NULL, 0) prints again. */
+void sc_cli_capture(char *buf, size_t len);
 /* The limits of every evaluation of this process (--max-steps, ...). */
 sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "core/commands.h"
 #include "cmd_compare.h"
+#include "cmd_plan.h"
 #include "cmd_run.h"
 #include "formats/render.h"
 #include "repl/repl.h"
@@ -518,6 +519,7 @@ static int cmd_show(lua_State *L, int argc, char **argv) { return cmd_recipe(L, 
 static int cmd_export(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
 static int cmd_compare(lua_State *L, int argc, char **argv) { return sc_cmd_compare(L, argc, argv); }
 static int cmd_run(lua_State *L, int argc, char **argv) { return sc_cmd_run(L, argc, argv); }
+static int cmd_plan(lua_State *L, int argc, char **argv) { return sc_cmd_plan(L, argc, argv); }
 
 /* sim with a sweep (-D m=16,32,64): one row per value, as compare. */
 static int cmd_sim(lua_State *L, int argc, char **argv)
@@ -585,6 +587,7 @@ int main(int argc, char **argv)
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);
+    sc_plan_register(L); /* sc.plan: the command from Lua */
     /* Options before the command or FILE.lua: the sandbox and the limits. */
     int k = 1, rc;
     while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {

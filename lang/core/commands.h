@@ -31,6 +31,9 @@
     X(compare, "compare RECIPE... [-D k=v]... [--json] [--fit] [--svg FILE]",                    \
       "one table of them all (--fit: only the rows within mem)",                                 \
       "(sim, compare: -D m=16,32,64 or -D link_gbps=10:100:10 sweeps, a row per value)")         \
+    X(plan, "plan  -D p=N -D m=N [-D k=v]... [--cap UNITS|BYTES] [--costs FILE] [--layers SPEC]\n"   \
+      "[--json] [--svg FILE]",                                                                  \
+      "what to run: the front of time against memory, the pick", NULL)                     \
     X(export,                                                                                    \
       "export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"  \
       "[--torch VERSION] [--torchtitan]",                                                        \

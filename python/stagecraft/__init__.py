@@ -22,7 +22,8 @@ import shutil
 import subprocess
 import tempfile
 
-__all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "__version__"]
+__all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "plan", "Plan",
+           "Candidate", "__version__"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGED = os.path.join(_HERE, "_bin", "stagecraft")
@@ -252,3 +253,6 @@ def load(recipe, binary_path=None, comm=None, **params):
     Automatic schedules (zb-auto, ...) search only when time_limit is given
     (else every call and every rank might see a different program)."""
     return Program(recipe, params, binary(binary_path), comm)
+
+
+from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _run above)

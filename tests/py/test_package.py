@@ -130,5 +130,15 @@ with tempfile.TemporaryDirectory() as d:
         stagecraft.load(forge, fail=1)
     except stagecraft.Error as e:
         check("forged" not in str(e), f"forged error message: {e}")
+
+# stagecraft.plan (docs/plan.md#from-lua-and-python): Python objects of plan --json.
+pl = stagecraft.plan(p=4, m=8, cap=3, time_limit=0)
+check(isinstance(pl, stagecraft.Plan) and pl.pick is not None and pl.pick.fits, f"plan pick {pl}")
+check(all(c.makespan >= pl.pick.makespan for c in pl.candidates if c.fits), "the pick is the fastest within the cap")
+check(pl.front and all(c.front for c in pl.front) and pl.why.startswith("fastest under cap 3: "), pl.why)
+check([c.peak for c in pl.front] == sorted(c.peak for c in pl.front), "front by peak")
+lp = stagecraft.plan(p=4, m=16, layers="E:4,t*14,L:6", time_limit=0)
+check(lp.partition["megatron_layout"] == "Et*2|t*6|t*6|L" and lp.partition["gain"] > 0, f"{lp.partition}")
+raises(lambda: stagecraft.plan(p=2, m=4, cap=0.1, time_limit=0), 7, "nothing meets cap 0.1")
 print(f"package: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
