@@ -37,6 +37,8 @@
       "(torch-csv*: PyTorch's dialect; torchtitan's)", NULL)                                     \
     X(import, "import FILE.csv [-D k=v]... [--comm nccl|gloo] [--json | --dump]",                \
       "verify and simulate a PyTorch schedule", NULL)                                            \
+    X(costs, "costs --from-trace TRACE.json... [-o FILE]",                                     \
+      "a cost file from torch.profiler traces of a pipelined step", NULL)                        \
     X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]",    \
       NULL, "(check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)")  \
     X(help, NULL, NULL, NULL)
