@@ -337,7 +337,7 @@ static sc_status number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t
                    sp[i - 1].mb == sp[i].mb && sp[i - 1].dev == sp[i].dev;
         k = same ? k + 1 : 0;
         sp[i].step = k;
-        if (k + 1 > *steps)
+        if (sp[i].kind == PT_F && k + 1 > *steps) /* the steps: the most of any F */
             *steps = k + 1;
     }
     for (int i = 0; i < n; i++) { /* the last of each action is step steps - 1 */
