@@ -5,16 +5,17 @@
 #                end-to-end suite (well under two minutes on two cores);
 #   make test    every suite whole.
 # The suites: C unit tests (build/test_*), Lua tests of the DSL
-# (tests/lua/test_*.lua), the command line (tests/cli.sh), export and import
-# (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
-# real PyTorch (tests/torch/run.sh; the verdicts against it:
-# tests/torch/corpus.sh), the layering (tests/py/layout.py), the
-# V-shape recipes against the authors' schedules (tests/py/vcompare.py),
-# the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
-# sandbox and limits (tests/sandbox.sh), the error catalogue
-# (tests/errors.sh), the lists kept in one table each against their other
-# copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
+# (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
+# import (tests/interchange.sh), the REPL on a pseudo-terminal
+# (tests/py/repl_pty.py), the Python package (tests/py/test_package.py)
+# and real PyTorch (tests/torch/run.sh; the verdicts against it:
+# tests/torch/corpus.sh; cost files from its traces:
+# tests/torch/trace.sh), the layering (tests/py/layout.py), the V-shape
+# recipes against the authors' schedules (tests/py/vcompare.py), the
+# runtime (tests/runtime.sh), training steps (tests/steps.sh), the sandbox
+# and limits (tests/sandbox.sh), the error catalogue (tests/errors.sh),
+# the lists kept in one table each against their other copies
+# (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
 # (tests/compare.sh), every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
@@ -45,6 +46,7 @@ suites() {
   else
     printf 'tests/torch/run.sh\tsh tests/torch/run.sh\n'
     printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
+    printf 'tests/torch/trace.sh\tsh tests/torch/trace.sh\n'
   fi
   for s in tests/cudastub/run.sh tests/runtime.sh tests/interchange.sh tests/steps.sh \
            tests/sandbox.sh; do
