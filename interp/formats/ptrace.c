@@ -533,7 +533,7 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, char *note, size_t notelen,
                    "<microbatch>, the record_function of _PipelineScheduleRuntime): record the "
                    "step under torch.profiler", t->nfiles ? t->files[0] : "trace",
                    t->nfiles > 1 ? ", ..." : "");
-    int steps, S = 0, m = 0, P = 0;
+    int steps = 0, S = 0, m = 0, P = 0;
     for (int i = 0; i < t->n; i++) {
         S = t->sp[i].stage + 1 > S ? t->sp[i].stage + 1 : S;
         m = t->sp[i].mb + 1 > m ? t->sp[i].mb + 1 : m;
