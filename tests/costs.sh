@@ -359,7 +359,7 @@ import json, sys
 t = json.load(open(sys.argv[1])); ev = t["traceEvents"]
 i = max(i for i, e in enumerate(ev) if e["name"] == "PP:0F3"); del ev[i]
 json.dump(t, open(sys.argv[2], "w"))' $FX/rank0.json "$tmp/t7.json"
-expect 3 "(PP:0F3): 1 times, but the traces hold 2 steps: give whole steps" -- $SC costs --from-trace "$tmp/t7.json" $FX/rank1.json
+expect 3 "(PP:0F3): in 1 step, but the traces hold 2: give whole steps" -- $SC costs --from-trace "$tmp/t7.json" $FX/rank1.json
 expect 3 "$FX/rank0.json: rank 0 again ($FX/rank0.json is rank 0 too)" -- $SC costs --from-trace $FX/rank0.json $FX/rank0.json
 python3 -c '
 import json, sys

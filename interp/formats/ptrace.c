@@ -345,10 +345,10 @@ static sc_status number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t
         int last = i + 1 == n || sp[i + 1].kind != p->kind || sp[i + 1].stage != p->stage ||
                    sp[i + 1].mb != p->mb || sp[i + 1].dev != p->dev;
         if (last && p->step + 1 != *steps)
-            return bad(err, errlen, "%s: event %d (PP:%d%s%d): %d times, but the traces hold %d "
-                       "steps: give whole steps (start and stop the profiler between steps)",
+            return bad(err, errlen, "%s: event %d (PP:%d%s%d): in %d step%s, but the traces hold "
+                       "%d: give whole steps (start and stop the profiler between steps)",
                        t->files[p->file], p->event, p->stage, kind_name(p->kind), p->mb,
-                       p->step + 1, *steps);
+                       p->step + 1, p->step ? "s" : "", *steps);
     }
     qsort(sp, (size_t)n, sizeof *sp, cmp_key); /* by action, then step */
     return SC_OK;
