@@ -295,6 +295,23 @@ case "$SC" in
      expect 0 "loss" -- timeout 120 sh -c "ulimit -v 2000000; exec $SC run 1f1b -D p=2 -D m=2" ;;
 esac
 
+# A cgroup's memory limit (a container's): refused before the kernel kills
+# the run. Needs a memory cgroup this user can create (root, v1 or v2);
+# elsewhere test_cgroup covers the reading, and this says it did not run.
+cg=""
+if [ -w /sys/fs/cgroup/memory ] && mkdir -p /sys/fs/cgroup/memory/sc_test_$$ 2>/dev/null; then
+  cg=/sys/fs/cgroup/memory/sc_test_$$; echo 314572800 > $cg/memory.limit_in_bytes
+elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null && mkdir /sys/fs/cgroup/sc_test_$$ 2>/dev/null; then
+  cg=/sys/fs/cgroup/sc_test_$$; echo 314572800 > $cg/memory.max
+fi
+if [ -n "$cg" ]; then
+  expect 4 "out of memory: this run needs about 530 MiB, the memory limit of its cgroup leaves" -- sh -c "echo \$\$ > $cg/cgroup.procs && exec $SC run 1f1b -D p=2 -D m=2 -D hidden=2048 -D layers=8"
+  expect 0 "loss" -- sh -c "echo \$\$ > $cg/cgroup.procs && exec $SC run 1f1b -D p=2 -D m=2"
+  rmdir $cg 2>/dev/null || true
+else
+  echo "sandbox: the cgroup pre-check's live test did not run: no memory cgroup can be created here"
+fi
+
 # Inputs that would block (issue 21): a FIFO that no process writes held
 # open() forever, for a recipe, its dofile or require, a cost file, a CSV
 # to import, a script. Each reads as empty now: its own clear error (the

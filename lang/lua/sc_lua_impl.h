@@ -97,6 +97,29 @@ double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
  * recomputation as a table (pushed; 0 without one). */
 void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_recompute(lua_State *L, const sc_prog *pg);
+/* sc_policy_lua.c: what `offload` and `recompute` share. A policy field:
+ * its name, its policy names (index = the enum's value; the first `count`
+ * may be given by name) and the fields of its table form. */
+typedef struct {
+    const char *field;
+    const char *const *names;
+    int count;
+    const char *const *known;
+} sc_lua_policy_field;
+/* Reads t[pf->field]: 0 when absent (stack unchanged); else pushes the value
+ * and returns its stack index, with *policy set when a name is given, *fn the
+ * index of a policy function (0: none) and *tab that of the table form (0:
+ * not a table). Bad values raise one line naming the field. */
+int sc_lua_read_policy(lua_State *L, int t, const sc_lua_policy_field *pf, int *policy,
+                        int *fn, int *tab);
+/* Calls the function at fn once per record with its life (docs/offload.md):
+ * a fraction in [0, 1], true (= yes) or false/nil (= 0), handed to set. The
+ * life carries `transfer` only when transfer is non-zero. */
+typedef sc_status (*sc_lua_fraction_set)(sc_prog *pg, int s, int mb, double frac);
+void sc_lua_record_fractions(lua_State *L, int fn, sc_prog *pg, const char *field, double yes,
+                             int transfer, sc_lua_fraction_set set);
+/* Pushes x[0..n) as a Lua list. */
+void sc_lua_push_numbers(lua_State *L, const double *x, int n);
 /* costs.c: the `costs` field of the table at t (a table of sc.costs) into
  * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
  * 'stages' must equal the program's (else exit 3 naming the file and the

@@ -144,13 +144,15 @@ static ndev *dev_of(nctx *c, int dev)
     return dev >= 0 && dev < c->P && c->local[dev] >= 0 ? &c->d[c->local[dev]] : NULL;
 }
 
-static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
+/* The start of a group (or collective) of device v on stream st: its
+ * handle in *out (freed by nc_release, also on failure), an event for its
+ * completion, and st ordered after the compute queued so far (which
+ * produced the buffers). */
+static sc_status group_begin(nctx *c, ndev *v, cudaStream_t *st, void **out)
 {
-    nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
     cudaError_t err_;
     ngroup *g = calloc(1, sizeof *g);
-    *group = g;
+    *out = g;
     if (!g)
         return SC_ERR_NOMEM;
     if (!v)
@@ -162,8 +164,34 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
     if (!CUDA_OK(v, sc_cuda_use(v->gpu)) ||
         !CUDA_OK(v, cudaEventCreateWithFlags(&g->ev, cudaEventDisableTiming)) ||
         !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
-        !CUDA_OK(v, cudaStreamWaitEvent(v->comm, v->mark, 0)))
+        !CUDA_OK(v, cudaStreamWaitEvent(*st, v->mark, 0)))
         return SC_ERR_RUNTIME;
+    return SC_OK;
+}
+
+/* After the NCCL call r that queued g on st: when it is queued (not still
+ * in progress on a non-blocking communicator), its completion event. */
+static sc_status group_queued(nctx *c, ndev *v, ngroup *g, cudaStream_t st, ncclResult_t r,
+                              ncclComm_t nc, const char *what)
+{
+    cudaError_t err_;
+    if (r != ncclSuccess && r != ncclInProgress)
+        return fail_dev(c, v, __LINE__, what, nccl_why(r, nc));
+    if (r == ncclSuccess) {
+        if (!CUDA_OK(v, cudaEventRecord(g->ev, st)))
+            return SC_ERR_RUNTIME;
+        g->enqueued = 1;
+    }
+    return SC_OK;
+}
+
+static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
+{
+    nctx *c = ctx;
+    ndev *v = dev_of(c, dev);
+    sc_status st = group_begin(c, v, v ? &v->comm : NULL, group);
+    if (st)
+        return st;
     ncclResult_t r = N->GroupStart();
     for (int i = 0; i < n && (r == ncclSuccess || r == ncclInProgress); i++) {
         const sc_xfer *t = &x[i];
@@ -173,14 +201,7 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
     ncclResult_t e = N->GroupEnd();
     if (r == ncclSuccess || r == ncclInProgress)
         r = e;
-    if (r != ncclSuccess && r != ncclInProgress)
-        return fail_dev(c, v, __LINE__, "ncclGroupEnd", nccl_why(r, v->nc));
-    if (r == ncclSuccess) {
-        if (!CUDA_OK(v, cudaEventRecord(g->ev, v->comm)))
-            return SC_ERR_RUNTIME;
-        g->enqueued = 1;
-    }
-    return SC_OK;
+    return group_queued(c, v, *group, v->comm, r, v->nc, "ncclGroupEnd");
 }
 
 /* Whether group (or collective) g of device v on communicator nc and
@@ -276,22 +297,9 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
     nctx *c = ctx;
     ndev *v = dev_of(c, dev);
-    cudaError_t err_;
-    ngroup *g = calloc(1, sizeof *g);
-    *h = g;
-    if (!g)
-        return SC_ERR_NOMEM;
-    if (!v)
-        return SC_ERR_ARG;
-    if (is_aborted(c)) {
-        kill_comm(v);
-        return SC_ERR_RUNTIME;
-    }
-    if (!CUDA_OK(v, sc_cuda_use(v->gpu)) ||
-        !CUDA_OK(v, cudaEventCreateWithFlags(&g->ev, cudaEventDisableTiming)) ||
-        !CUDA_OK(v, cudaEventRecord(v->mark, v->compute)) ||
-        !CUDA_OK(v, cudaStreamWaitEvent(v->cstream, v->mark, 0)))
-        return SC_ERR_RUNTIME;
+    sc_status st = group_begin(c, v, v ? &v->cstream : NULL, h);
+    if (st)
+        return st;
     ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
     int bcast = sc_cxfer_bcast(x->op);
     ncclResult_t r = bcast
@@ -299,15 +307,8 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
                          : N->AllReduce(x->buf, x->buf, x->count, t,
                                          x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
                                          v->cstream);
-    if (r != ncclSuccess && r != ncclInProgress)
-        return fail_dev(c, v, __LINE__, bcast ? "ncclBroadcast" : "ncclAllReduce",
-                        nccl_why(r, v->cc));
-    if (r == ncclSuccess) {
-        if (!CUDA_OK(v, cudaEventRecord(g->ev, v->cstream)))
-            return SC_ERR_RUNTIME;
-        g->enqueued = 1;
-    }
-    return SC_OK;
+    return group_queued(c, v, *h, v->cstream, r, v->cc,
+                        bcast ? "ncclBroadcast" : "ncclAllReduce");
 }
 
 static void nc_release(void *ctx, int dev, void *group)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "cgroup.h"
 #include "exec/exec.h"
 #include "ir/recompute_cfg.h"
 #include "ir/alloc.h"
@@ -261,6 +262,14 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
         snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the machine has "
                  "%.0f MiB (make the model smaller: -D hidden, layers, vocab, seq, batch%s)",
                  need / 1048576, phys / 1048576, tables > need / 2 ? "; or fewer microbatches" : "");
+        return SC_ERR_NOMEM;
+    }
+    double cg = sc_cgroup_room();
+    if (cg >= 0 && need > cg) {
+        snprintf(err, errlen, "out of memory: this run needs about %.0f MiB, the memory limit "
+                 "of its cgroup leaves %.0f MiB (make the model smaller: -D hidden, layers, "
+                 "vocab, seq, batch%s)", need / 1048576, cg / 1048576,
+                 tables > need / 2 ? "; or fewer microbatches" : "");
         return SC_ERR_NOMEM;
     }
     int threads = (local < 0 ? r->P : 1) + (check ? 1 : 0); /* the reference: this thread */

@@ -1,0 +1,249 @@
+/*
+ * bound.c — the lower bound on the makespan (bound.h); the proofs of its
+ * terms are docs/bound.md, and the names below follow it.
+ *
+ * Durations. A pass alone takes its cost plus the all-to-all part ta; an
+ * overlapped pair can hide ta and save the stages' pair gains g = tf + tb -
+ * tfb, so nothing here counts ta, and with G the largest gain of any stage:
+ *   on a path (a pass's own duration; a pair lasts at least this long for
+ *   either of its halves):  cF = tf - G,  cB = min(tb, tbw) - G  (B or BW),
+ *   the end of a path at its first stage (B then W, or BW):
+ *                           cE = min(cB' + tw, tbw - G), cB' = tb - G
+ *   (each clamped at 0), and in a device's work (a pair's time is at least
+ *   the sum of its halves less half of each half's gain):
+ *                           wF = tf - g/2,  wB = min(tb, tbw) - g/2,
+ *                           wBW = min(tb + tw, tbw) - g/2.
+ * Without pair costs G = g = 0 and these are the plain costs.
+ */
+#include "bound.h"
+#include "ir/alloc.h"
+#include "ir/offload_cfg.h"
+#include "ir/recompute_cfg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *sc_bound_term_name(int term)
+{
+    static const char *const names[] = {
+#define X(name, text) text,
+        SC_BOUND_TERMS(X)
+#undef X
+    };
+    return term >= 0 && term < SC_BOUND_TERM_COUNT ? names[term] : "?";
+}
+
+double sc_bound_gap(double makespan, double bound)
+{
+    if (!(bound > 0))
+        return makespan > 0 ? INFINITY : 0;
+    return (makespan - bound) / bound;
+}
+
+static double pos(double x) { return x > 0 ? x : 0; }
+
+/* The costs of stage s as docs/bound.md counts them. */
+typedef struct stage_cost {
+    double cF, cB, cE;   /* on a path */
+    double wF, wB, wBW;  /* in a device's work */
+} stage_cost;
+
+static double gain(const sc_prog *pg, int s)
+{
+    double tfb = sc_prog_tfb(pg, s);
+    return tfb == tfb ? pos(sc_prog_tf(pg, s) + sc_prog_tb(pg, s) - tfb) : 0;
+}
+
+/* One path: the stages a..b one microbatch runs through (copies: its
+ * copy's), and how many microbatches of all steps take it. Earliest
+ * times along it, from the start of the first F: fs[s] the start of F(s);
+ * C[s] the round trip from the start of F(s) to the end of B(s); after[s]
+ * what the path needs after the end of B(s). */
+typedef struct path {
+    int a, b;
+    long n;
+} path;
+
+static double comm(const sc_prog *pg, int s, int t)
+{
+    return sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t) ? sc_prog_tcomm(pg) : 0;
+}
+
+/* fs, C and after of path pa (arrays indexed by stage; entries outside
+ * a..b untouched); returns the path's length (the PATH term). */
+static double walk(const sc_prog *pg, const stage_cost *c, const path *pa, double *fs,
+                   double *C, double *after)
+{
+    int a = pa->a, b = pa->b;
+    double t = 0;
+    for (int s = a; s <= b; s++) {
+        fs[s] = t;
+        t += c[s].cF + (s < b ? comm(pg, s, s + 1) : 0);
+    }
+    double ftotal = t, back = 0; /* back: from the start of B(b) to the end of B(s) */
+    for (int s = b; s >= a; s--) {
+        back += c[s].cB + (s < b ? comm(pg, s, s + 1) : 0);
+        C[s] = ftotal - fs[s] + back;
+    }
+    after[a] = c[a].cE - c[a].cB;
+    for (int s = a + 1; s <= b; s++)
+        after[s] = after[s - 1] + c[s - 1].cB + comm(pg, s - 1, s);
+    return fs[a] + C[a] + after[a];
+}
+
+/* Records' capacity of stage s under its device's cap (the cap check's
+ * tolerance, and a little more, in the schedules' favour); -1: no cap. */
+static long capacity(const sc_prog *pg, int s)
+{
+    double u = sc_prog_mem(pg, s), cap = sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s));
+    if (!(u > 0) || !isfinite(cap))
+        return -1;
+    double k = floor((cap + 1e-7 * (1 + cap)) / u);
+    return k > 1e15 ? -1 : (long)k;
+}
+
+static void set_term(sc_bound *o, int term, double v, int d, int s)
+{
+    if (v > o->term[term])
+        o->term[term] = v;
+    if (v > o->bound) {
+        o->bound = v;
+        o->binding = term;
+        o->device = d;
+        o->stage = s;
+    }
+}
+
+sc_status sc_bound_prog(const sc_prog *pg, sc_bound *out)
+{
+    if (!pg || !out)
+        return SC_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    out->device = out->stage = -1;
+    out->binding = SC_BOUND_WORK;
+    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    long steps = sc_prog_steps(pg);
+    double G = 0;
+    for (int s = 0; s < S; s++)
+        G = fmax(G, gain(pg, s));
+    /* One block: costs [S], per-device sums [4P], the walk's arrays [3S],
+     * paths [m] at most. */
+    size_t nd = (size_t)S * 4 + (size_t)P * 4;
+    double *buf = sc_calloc(nd, sizeof *buf);
+    stage_cost *c = sc_calloc((size_t)S, sizeof *c);
+    path *paths = sc_calloc((size_t)m, sizeof *paths);
+    if (!buf || !c || !paths) {
+        sc_free(buf);
+        sc_free(c);
+        sc_free(paths);
+        return SC_ERR_NOMEM;
+    }
+    double *fs = buf, *C = fs + S, *after = C + S, *cnt = after + S;
+    double *work = cnt + S, *fb = work + P, *head = fb + P, *tail = head + P;
+    for (int s = 0; s < S; s++) {
+        double tf = sc_prog_tf(pg, s), tb = sc_prog_tb(pg, s), tw = sc_prog_tw(pg, s);
+        double tbw = sc_prog_tbw(pg, s), g = gain(pg, s);
+        c[s] = (stage_cost){.cF = pos(tf - G), .cB = pos(fmin(tb, tbw) - G),
+                            .cE = fmin(pos(tb - G) + tw, pos(tbw - G)),
+                            .wF = tf - g / 2, .wB = fmin(tb, tbw) - g / 2,
+                            .wBW = fmin(tb + tw, tbw) - g / 2};
+    }
+    /* The paths: microbatches of one copy are consecutive (copies.h). */
+    int np = 0;
+    for (int mb = 0; mb < m; mb++) {
+        int a = sc_prog_first_stage(pg, mb), b = sc_prog_last_stage(pg, mb);
+        if (np == 0 || paths[np - 1].a != a || paths[np - 1].b != b)
+            paths[np++] = (path){a, b, 0};
+        paths[np - 1].n += steps;
+    }
+    for (int d = 0; d < P; d++)
+        head[d] = tail[d] = INFINITY;
+    /* PATH, and each device's work, head and tail (FILL). */
+    for (int i = 0; i < np; i++) {
+        const path *pa = &paths[i];
+        set_term(out, SC_BOUND_PATH, walk(pg, c, pa, fs, C, after), -1, -1);
+        for (int s = pa->a; s <= pa->b; s++) {
+            int d = sc_prog_stage_device(pg, s);
+            cnt[s] += (double)pa->n;
+            work[d] += (double)pa->n * (c[s].wF + c[s].wBW);
+            fb[d] += (double)pa->n * (c[s].wF + c[s].wB);
+            head[d] = fmin(head[d], fs[s]);
+            /* With pairs a BW's excess over B may hide in a pair: the
+             * drain after the first stage's own B is then 0. */
+            tail[d] = fmin(tail[d], s == pa->a && G > 0 ? 0 : after[s]);
+        }
+    }
+    for (int d = 0; d < P; d++) {
+        double v = 0;
+        if (sc_vocab_split(sc_prog_vocab(pg)))
+            for (int i = 0; i < SC_VOCAB_PASSES; i++)
+                v += sc_prog_vocab_cost(pg, sc_vocab_op(i), d);
+        double total = pos(work[d]) + (double)m * (double)steps * v;
+        set_term(out, SC_BOUND_WORK, total, d, -1);
+        if (isfinite(head[d])) {
+            set_term(out, SC_BOUND_FILL, head[d] + pos(work[d]), d, -1);
+            set_term(out, SC_BOUND_FILL, head[d] + pos(fb[d]) + tail[d], d, -1);
+        }
+    }
+    /* MEMORY: records leave the device only without offload and recompute. */
+    const sc_offload_cfg *off = sc_prog_offload(pg);
+    const sc_recompute_cfg *rc = sc_prog_recompute(pg);
+    int memory = (!off || off->policy == SC_OFFLOAD_NONE) &&
+                 (!rc || rc->policy == SC_RECOMPUTE_NONE);
+    double trip = 0;
+    for (int i = 0; memory && i < np; i++) {
+        const path *pa = &paths[i];
+        walk(pg, c, pa, fs, C, after);
+        for (int s = pa->a; s <= pa->b; s++) {
+            long k = capacity(pg, s);
+            if (k < 0)
+                continue;
+            int d = sc_prog_stage_device(pg, s);
+            if (k == 0) {
+                if (isfinite(out->bound))
+                    out->k = 0;
+                set_term(out, SC_BOUND_MEMORY, INFINITY, d, s);
+                continue;
+            }
+            long rounds = ((long)cnt[s] - 1) / k; /* F number 1 + rounds·k waits rounds trips */
+            double v = fs[s] + (double)(rounds + 1) * C[s] + after[s];
+            if (v > out->bound) {
+                out->k = (int)(k < 1000000000 ? k : 1000000000);
+                trip = C[s];
+            }
+            set_term(out, SC_BOUND_MEMORY, v, d, s);
+        }
+    }
+    switch ((sc_bound_term)out->binding) {
+    case SC_BOUND_WORK:
+        snprintf(out->why, sizeof out->why, "work: d%d computes for %.6g", out->device,
+                 out->bound);
+        break;
+    case SC_BOUND_PATH:
+        snprintf(out->why, sizeof out->why, "critical path: one microbatch takes %.6g",
+                 out->bound);
+        break;
+    case SC_BOUND_FILL:
+        snprintf(out->why, sizeof out->why,
+                 "fill and drain: d%d waits %.6g for the first F, then computes",
+                 out->device, head[out->device]);
+        break;
+    case SC_BOUND_MEMORY:
+        if (out->k == 0)
+            snprintf(out->why, sizeof out->why,
+                     "memory cap: d%d's cap holds no record of stage %d", out->device,
+                     out->stage);
+        else
+            snprintf(out->why, sizeof out->why,
+                     "memory cap: d%d holds %d records of stage %d, each a round trip of %.6g",
+                     out->device, out->k, out->stage, trip);
+        break;
+    case SC_BOUND_TERM_COUNT:
+        break;
+    }
+    sc_free(buf);
+    sc_free(c);
+    sc_free(paths);
+    return SC_OK;
+}

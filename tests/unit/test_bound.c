@@ -1,0 +1,138 @@
+/*
+ * test_bound.c — the lower bound on the makespan (bound/bound.h,
+ * docs/bound.md): each term by hand on small programs, the cases where it
+ * is tight (1F1B with tw = 0 and no communication; one device), and the
+ * bound below the simulated makespan of hand-written orders (the grid over
+ * the stdlib recipes is tests/bound.sh).
+ */
+#include "bound/bound.h"
+#include "harness.h"
+#include "ir/ir.h"
+#include "sim/sim.h"
+
+#include <math.h>
+
+/* 1F1B on p devices (one stage each), m microbatches, fused backward. */
+static sc_prog *one_f_one_b(int p, int m, double tf, double tb, double tw, double tcomm)
+{
+    sc_prog *pg = sc_prog_new(p, p, m);
+    CHECK(sc_prog_set_cost(pg, -1, tf, tb, tw) == SC_OK);
+    CHECK(sc_prog_set_comm(pg, tcomm) == SC_OK);
+    for (int d = 0; d < p; d++) {
+        int warm = p - 1 - d < m ? p - 1 - d : m, f = 0, b = 0;
+        while (f < warm)
+            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
+        while (f < m) {
+            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
+        }
+        while (b < m)
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
+    }
+    return pg;
+}
+
+static double makespan(sc_prog *pg)
+{
+    sc_sim *sim = NULL;
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    double t = sim ? sim->makespan : NAN;
+    sc_sim_free(sim);
+    return t;
+}
+
+TEST(tight_1f1b)
+{
+    /* tw = 0, no communication: (m + p - 1)(tf + tb), the fill and drain of
+     * the last device: it waits (p-1) tf, computes m (tf + tb), and the
+     * last B still crosses p - 1 stages. */
+    sc_prog *pg = one_f_one_b(4, 8, 1, 1, 0, 0);
+    sc_bound b;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 22, 1e-12);
+    CHECK_NEAR(makespan(pg), 22, 1e-12);
+    CHECK(b.binding == SC_BOUND_FILL && b.device == 3);
+    CHECK_NEAR(b.term[SC_BOUND_WORK], 16, 1e-12);
+    CHECK_NEAR(b.term[SC_BOUND_PATH], 8, 1e-12);
+    CHECK_STR(b.why, "fill and drain");
+    CHECK_NEAR(sc_bound_gap(22, b.bound), 0, 1e-12);
+    sc_prog_free(pg);
+    /* With W and communication the bound stays below. */
+    pg = one_f_one_b(4, 8, 1, 2, 1, 0.25);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    double t = makespan(pg);
+    CHECK(b.bound <= t + 1e-9 && b.bound > 0.7 * t);
+    if (!(b.bound <= t + 1e-9 && b.bound > 0.7 * t)) fprintf(stderr, "bound %g (%s) makespan %g\n", b.bound, b.why, t);
+    sc_prog_free(pg);
+}
+
+TEST(one_device)
+{
+    /* One device: the work, m (tf + tb + tw), is the makespan. */
+    sc_prog *pg = one_f_one_b(1, 5, 1, 2, 3, 0);
+    sc_bound b;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 30, 1e-12);
+    CHECK_NEAR(makespan(pg), 30, 1e-12);
+    sc_prog_free(pg);
+}
+
+TEST(path)
+{
+    /* One microbatch: F down, B back, transfers between devices, W last. */
+    sc_prog *pg = sc_prog_new(3, 3, 1);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 2, 4) == SC_OK);
+    CHECK(sc_prog_set_comm(pg, 0.5) == SC_OK);
+    sc_bound b;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    /* 3 F + 2 transfers + 3 B + 2 transfers + the first stage's W */
+    CHECK_NEAR(b.term[SC_BOUND_PATH], 3 + 1 + 6 + 1 + 4, 1e-12);
+    sc_prog_free(pg);
+}
+
+TEST(memory)
+{
+    /* A cap of one record on every device: microbatch j + 1 starts its F on
+     * d0 only after microbatch j's round trip (3 F + 3 B = 6): m round
+     * trips. 1F1B with that cap cannot run; the order F, BW, F, BW, ...
+     * on every device meets the bound. */
+    int p = 3, m = 4;
+    sc_prog *pg = sc_prog_new(p, p, m);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 1, 0) == SC_OK);
+    CHECK(sc_prog_set_mem(pg, -1, 1) == SC_OK);
+    CHECK(sc_prog_set_mem_limit(pg, 1) == SC_OK);
+    for (int d = 0; d < p; d++)
+        for (int i = 0; i < m; i++) {
+            CHECK(sc_prog_push(pg, d, SC_OP_F, d, i) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, i) == SC_OK);
+        }
+    sc_bound b;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK(b.binding == SC_BOUND_MEMORY && b.k == 1 && b.stage == 0);
+    CHECK_NEAR(b.bound, 24, 1e-12);
+    CHECK_NEAR(makespan(pg), 24, 1e-12);
+    CHECK_STR(b.why, "memory cap");
+    /* A cap below one record: no schedule. */
+    CHECK(sc_prog_set_mem_limit(pg, 0.5) == SC_OK);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK(isinf(b.bound) && b.k == 0);
+    sc_prog_free(pg);
+}
+
+TEST(gap)
+{
+    CHECK_NEAR(sc_bound_gap(101.5, 98), 3.5 / 98, 1e-12);
+    CHECK(sc_bound_gap(0, 0) == 0 && isinf(sc_bound_gap(1, 0)));
+    CHECK(sc_bound_prog(NULL, NULL) == SC_ERR_ARG);
+    CHECK_STR(sc_bound_term_name(SC_BOUND_MEMORY), "memory");
+}
+
+int main(void)
+{
+    RUN(tight_1f1b);
+    RUN(one_device);
+    RUN(path);
+    RUN(memory);
+    RUN(gap);
+    return harness_done("bound");
+}
