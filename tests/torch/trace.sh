@@ -23,6 +23,8 @@ BOUND=0.10
 M=8; STEPS=8; TRIES=3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, full
+# An install of that venv under way (run.sh, beside this suite) is waited for.
+mkdir -p "$VENVS" && exec 8>"$VENVS/.lock-2.15.0" && flock 8 && exec 8>&-
 if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
   echo "trace: skipped: no PyTorch 2.15 in $VENVS/2.15.0 (sh tests/torch/run.sh installs it)"
   echo "trace: 0 passed, 0 failed, 1 skipped"; exit 0
@@ -32,7 +34,7 @@ full && RECIPES="zb-h1 1f1b"
 RT=""
 chrt -f 1 true 2>/dev/null && RT="chrt -f 1"
 # One timed PyTorch job at a time on the machine (run.sh's lock).
-mkdir -p "$VENVS"; exec 9>"$VENVS/.run-lock"; flock 9
+exec 9>"$VENVS/.run-lock"; flock 9
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
