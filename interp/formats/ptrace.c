@@ -210,7 +210,7 @@ sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char 
             st = bad(err, errlen, "%s: event %zu ('%.60s'): an overlapped pair (OVERLAP_F_B) "
                      "times two passes as one span: a trace of a schedule without pairs is "
                      "needed", name, i, s);
-        else if ((pp || isop) && !(isfinite(ts) && dur >= 0 && isfinite(dur)))
+        else if ((pp || isop) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
             st = bad(err, errlen, "%s: event %zu ('%.60s'): 'ts' and 'dur' must be numbers, "
                      "'dur' >= 0", name, i, s);
         else if ((pp || isop) && !(isfinite(pid) && isfinite(tid)))
