@@ -1,7 +1,7 @@
 /*
  * cgroup.h — the memory a process may still use under its control group's
  * limit (cgroup v2's memory.max, v1's memory.limit_in_bytes), for run's
- * pre-check (docs/run.md#memory): a container's limit is usually far below
+ * pre-check (docs/run.md#errors, exit 4): a container's limit is usually far below
  * the machine's memory, and past it the kernel kills the process instead of
  * run refusing it with its figures.
  */
