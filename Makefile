@@ -14,6 +14,9 @@
 #   make gpu-check  on the GPU machine: environment, GPU tests, sanitizers,
 #                   benchmarks, into one log (tools/gpu_check.sh)
 #   make echo       what the build decided
+#   make install    PREFIX=DIR (default /usr/local; DESTDIR too): the binary, libstagecraft
+#                   (.so, .a), include/stagecraft.h, stagecraft.pc, the Lua module and the
+#                   stdlib recipes; make uninstall removes them (docs/embed.md)
 # With nvcc (on PATH or /usr/local/cuda/bin) the CUDA backend and the CUDA
 # transports are built in; `make NVCC=` builds for the CPU only.
 CC      ?= cc
@@ -23,7 +26,10 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
            -Wformat=2 -Wno-format-nonliteral -Werror=implicit-function-declaration
 # WERROR=1 (CI) turns every warning into an error.
 WARN    += $(if $(WERROR),-Werror)
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinterp -Ilang -Iruntime
+# -fPIC: the same objects make the binary, libstagecraft.so and the Lua
+# module; -fno-semantic-interposition keeps calls inside a file direct.
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -fPIC -fno-semantic-interposition \
+           -Iinterp -Ilang -Iruntime -Iinclude
 # Each object's (and each one-source program's) headers into a .d file
 # beside it, included at the end: editing a header rebuilds exactly what uses it.
 DEPFLAGS := -MMD -MP
@@ -31,10 +37,11 @@ SAN     :=
 LDLIBS  += -lm
 
 # Lua 5.4 and readline come from Debian (liblua5.4-dev, libreadline-dev); the
-# tests drive the REPL and check exports with python3, xmllint, rsvg-convert;
+# tests drive the REPL and check exports with python3, xmllint, rsvg-convert,
+# and load the Lua module into stock lua5.4 (tests/embed.sh);
 # the CPU runtime uses OpenBLAS (CBLAS) and OpenMPI.
 DEB_PKGS := liblua5.4-dev libreadline-dev pkg-config python3 libxml2-utils librsvg2-bin \
-            libopenblas-dev libopenmpi-dev openmpi-bin
+             libopenblas-dev libopenmpi-dev openmpi-bin libglpk-dev lua5.4
 # Recursive (=): evaluated when used, i.e. after `deps` has installed them.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -55,6 +62,13 @@ BLAS_LIBDIR = $(patsubst -L%,%,$(filter -L%,$(BLAS_LIBS)))
 BLAS_FILE   = $(firstword $(wildcard $(addsuffix /libopenblas.so,$(patsubst %/,%,$(BLAS_LIBDIR)))))
 BLAS_DLOPEN = $(if $(BLAS_FILE),$(shell objdump -p $(BLAS_FILE) 2>/dev/null | sed -n 's/^ *SONAME *//p'):$(realpath $(BLAS_FILE)),libopenblas.so.0)
 BLAS_LINK   =
+# GLPK is optional: `sim --optimal` solves the exact schedule's MILP with it
+# (interp/bound/exact.c, docs/bound.md#the-exact-optimum); without it the
+# option says so.
+HAVE_GLPK   = $(shell printf '\043include <glpk.h>\n' | $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
+GLPK_CFLAGS = $(if $(filter yes,$(HAVE_GLPK)),-DSC_HAVE_GLPK)
+GLPK_LIBS   = $(if $(filter yes,$(HAVE_GLPK)),-lglpk)
+LDLIBS     += $(GLPK_LIBS)
 # MPI is optional: without it `run` works with threads only.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -89,6 +103,11 @@ API_HASH   := $(shell cat runtime/cuda/cuda_api.h runtime/backend/backend.h runt
 # objects that carry it (else a Makefile edit could leave two hashes behind).
 API_STAMP  := $(BUILD)/api_hash
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(API_STAMP) 2>/dev/null)" = "$(API_HASH)" ] || echo "$(API_HASH)" > $(API_STAMP); })
+# The same for the compiler's flags: a build from before a flag changed
+# (-fPIC, which the shared libraries need) is rebuilt, never linked half-old.
+FLAGS_STAMP := $(BUILD)/cflags
+FLAGS_SIG  := $(shell echo '$(CC) $(CFLAGS) $(SAN)' | cksum | cut -d' ' -f1)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_SIG)" ] || echo "$(FLAGS_SIG)" > $(FLAGS_STAMP); })
 REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
 MOD_RPATH  ?= $(CUDA_LIBDIR)
@@ -110,7 +129,7 @@ LANG_OBJ   := $(LANG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/stdlib_embed.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 
-all: deps stagecraft $(CUDA_MODULE)
+all: deps stagecraft $(CUDA_MODULE) lib
 
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
@@ -126,7 +145,7 @@ $(BUILD)/libscinterp.a: $(INTERP_OBJ)
 $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/runtime/%.o: runtime/%.c $(API_STAMP) | deps
+$(BUILD)/runtime/%.o: runtime/%.c $(API_STAMP) $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(filter %backend_cpu.c,$<),-DSC_BLAS_LIBS='"$(BLAS_DLOPEN)"') $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
 
@@ -142,7 +161,9 @@ $(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 $(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
 
-$(BUILD)/%.o: %.c | deps
+$(BUILD)/interp/bound/exact.o: CFLAGS += $(GLPK_CFLAGS)
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
@@ -154,8 +175,67 @@ $(BUILD)/embed: tools/embed.c
 $(BUILD)/stdlib_embed.c: $(BUILD)/embed $(STDLIB)
 	$(BUILD)/embed $(STDLIB) > $@
 
-$(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c
-	$(CC) -std=c11 $(OPT) $(SAN) -c $< -o $@
+$(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c $(FLAGS_STAMP)
+	$(CC) -std=c11 $(OPT) $(SAN) -fPIC -c $< -o $@
+
+# libstagecraft (include/stagecraft.h, lang/api): the Lua surface without
+# the command line, the REPL and the runtime, and interp. The shared
+# library exports the public API only (lang/api/libstagecraft.map) and
+# links Lua; the Lua module stagecraft.so exports luaopen_stagecraft only
+# and takes Lua from the interpreter that loads it (Debian's lua5.4 has Lua
+# linked in: a second copy would be a second Lua). The version is the
+# language's (SC_VERSION in lang/core/core.h): the one source.
+VERSION    := $(shell sed -n 's/^\#define SC_VERSION "\(.*\)"/\1/p' lang/core/core.h)
+LIB_OBJ     = $(filter $(BUILD)/lang/api/% $(BUILD)/lang/lua/% $(BUILD)/lang/core/% $(BUILD)/lang/sandbox/%,$(LANG_OBJ)) \
+              $(BUILD)/stdlib_embed.o $(INTERP_OBJ)
+LIB_FILES   = $(BUILD)/libstagecraft.a $(BUILD)/libstagecraft.so $(BUILD)/lua/stagecraft.so $(BUILD)/stagecraft.pc
+
+lib: $(LIB_FILES)
+
+$(BUILD)/libstagecraft.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libstagecraft.so: $(LIB_OBJ) lang/api/libstagecraft.map
+	$(CC) $(SAN) -shared -Wl,-soname,libstagecraft.so.0 -Wl,--version-script=lang/api/libstagecraft.map \
+	  $(if $(SAN),,-Wl,-z,defs) -o $@ $(LIB_OBJ) $(LUA_LIBS) $(LDLIBS)
+
+$(BUILD)/lua/stagecraft.so: $(LIB_OBJ) lang/api/luamodule.map
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -shared -Wl,--version-script=lang/api/luamodule.map -o $@ $(LIB_OBJ) $(LDLIBS)
+
+# The pkg-config file of an install into PREFIX (install writes its own).
+PREFIX     ?= /usr/local
+$(BUILD)/stagecraft.pc: lang/api/stagecraft.pc.in lang/core/core.h
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' $< > $@
+
+# make install PREFIX=DIR (what `all` builds, from $(BUILD): never the
+# ./stagecraft copy, which a make asan's install must not replace): the
+# stdlib is compiled into the binary and the
+# libraries (nothing is read from the source tree); share/stagecraft/stdlib
+# holds the recipes to read and start from. The CUDA module, when built,
+# goes beside the binary, where it is loaded from.
+D = $(DESTDIR)$(PREFIX)
+install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES)
+	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/lib/lua/5.4 $(D)/include $(D)/share/stagecraft/stdlib
+	install -m 755 $(BUILD)/stagecraft $(D)/bin/stagecraft
+	$(if $(CUDA_MODULE),install -m 755 $(CUDA_MODULE) $(D)/bin/libstagecraft_cuda.so)
+	install -m 755 $(BUILD)/libstagecraft.so $(D)/lib/libstagecraft.so.$(VERSION)
+	ln -sf libstagecraft.so.$(VERSION) $(D)/lib/libstagecraft.so.0
+	ln -sf libstagecraft.so.0 $(D)/lib/libstagecraft.so
+	install -m 644 $(BUILD)/libstagecraft.a $(D)/lib/libstagecraft.a
+	install -m 755 $(BUILD)/lua/stagecraft.so $(D)/lib/lua/5.4/stagecraft.so
+	install -m 644 include/stagecraft.h $(D)/include/stagecraft.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' \
+	  lang/api/stagecraft.pc.in > $(D)/lib/pkgconfig/stagecraft.pc
+	install -m 644 $(filter-out stdlib/_%,$(STDLIB)) $(D)/share/stagecraft/stdlib/
+
+uninstall:
+	rm -f $(D)/bin/stagecraft $(D)/bin/libstagecraft_cuda.so $(D)/lib/libstagecraft.so.$(VERSION) \
+	  $(D)/lib/libstagecraft.so.0 $(D)/lib/libstagecraft.so $(D)/lib/libstagecraft.a \
+	  $(D)/lib/lua/5.4/stagecraft.so $(D)/include/stagecraft.h $(D)/lib/pkgconfig/stagecraft.pc
+	rm -rf $(D)/share/stagecraft
+	-rmdir -p $(D)/lib/lua/5.4 $(D)/lib/pkgconfig $(D)/bin $(D)/include 2>/dev/null
 
 $(BUILD)/test_%: tests/unit/test_%.c tests/unit/harness.h tests/unit/interp_util.h $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -o $@ $< $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a $(RUNTIME_LIBS) $(LDLIBS)
@@ -245,12 +325,12 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(filter-out $(BUILD)/lang/cli/main.o $(BUI
 # must not install anything).
 deps:
 ifeq ($(NODEPS),)
-	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)"
+	@sh tools/deps.sh "$(HAVE_LUA)" "$(HAVE_BLAS)" "$(HAVE_MPI)" "$(DEB_PKGS)" "$(HAVE_GLPK)"
 endif
 
 # The two tiers (tests/run.sh): make check, a sample of every suite for
 # each edit; make test, every suite whole. Suites run concurrently.
-TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
+TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
             $(STUB_LIBS) $(BUILD)/libsc_mpistop_double.so
 test: $(TEST_DEPS)
 	@BUILD=$(BUILD) SC_TIER=test sh tests/run.sh
@@ -290,7 +370,7 @@ $(GPU_BUNDLE)/libsc_openblas.so:
 gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
 	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
-	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no \
+	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no HAVE_GLPK=no \
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
@@ -346,10 +426,11 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 	@echo "asan: all tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
 
-bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BUILD)/bench_vocab
+bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BUILD)/bench_vocab $(BUILD)/bench_bound
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_plan.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 	$(BUILD)/stagecraft bench/bench_offload.lua
 	SC=$(BUILD)/stagecraft sh bench/bench_steps.sh
@@ -358,6 +439,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_auto
 	SC=$(BUILD)/stagecraft sh bench/bench_predict.sh
 	$(BUILD)/bench_vocab
+	$(BUILD)/bench_bound
 	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
 
 echo:
@@ -367,12 +449,13 @@ echo:
 	@echo "READLINE = $(HAVE_READLINE)$(if $(filter yes,$(HAVE_READLINE)), (REPL on GNU readline), (REPL on a plain line reader))"
 	@echo "CUDA     = $(CUDA_ECHO)"
 	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS); loaded at run time as $(BLAS_DLOPEN))"
+	@echo "GLPK     = $(HAVE_GLPK)$(if $(filter yes,$(HAVE_GLPK)), (sim --optimal solves the exact MILP), (sim --optimal says it needs GLPK: apt-get install libglpk-dev))"
 	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
 
 clean:
 	rm -rf build build-asan $(GPU_BUNDLE) $(FUZZ_BUILD) stagecraft
 
-.PHONY: all deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
+.PHONY: all lib install uninstall deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
 .DELETE_ON_ERROR:
 
 # The headers each object was built from (-MMD -MP above).

@@ -633,6 +633,38 @@ function sc.load(recipe, overrides)
   return (sc._evaluate(recipe, overrides, false))
 end
 
+-- sc.fastest(prog, names, P, spec, skip, extra) -> program: prog, or the
+-- fastest of the stdlib recipes `names` when one is faster (by makespan)
+-- under the same parameters: those of P that differ from their defaults in
+-- spec (the recipe's sc.params table), less the names in skip, plus extra
+-- (e.g. the memory cap a default of 0 stands for). zb-auto and zbv-auto
+-- end with it, so that they never lose to a stdlib recipe of their
+-- placement that meets the same cap with the same costs (issue 29;
+-- docs/blocks.md#automatic-schedules). A recipe that fails (refused by the
+-- cap, or m too small for it) is passed over.
+function sc.fastest(prog, names, P, spec, skip, extra)
+  local over = {}
+  local function walk(t)
+    if type(t[1]) == "string" then
+      if not (skip and skip[t[1]]) and P[t[1]] ~= t[2] then over[t[1]] = P[t[1]] end
+    else
+      for _, e in ipairs(t) do if type(e) == "table" then walk(e) end end
+    end
+  end
+  walk(spec)
+  for k, v in pairs(extra or {}) do over[k] = v end
+  local best, mk = prog, prog:sim().makespan
+  local refused = sc._cap_refused
+  for _, name in ipairs(names) do
+    local ok, alt = pcall(sc.load, name, over)
+    local fig
+    if ok then ok, fig = pcall(alt.sim, alt) end -- the cap refuses at compile time
+    if ok and fig.makespan < mk - 1e-9 * math.max(1, mk) then best, mk = alt, fig.makespan end
+  end
+  sc._cap_refused = refused
+  return best
+end
+
 -- sc.autoschedule{ p, m, [v, stages, placement], tf, tb, tw, tcomm, w_keep,
 --   [units], mem, [seed, time_limit, objective, max_evals] } -> program, figures
 -- The automatic scheduler (docs/blocks.md#automatic-schedules): the fields of sc.program, with

@@ -3,7 +3,7 @@
 -- The paper's heuristic first, then a search that keeps it only when it does
 -- better (sc.autoschedule, docs/blocks.md#automatic-schedules). Per-stage costs are lists; `last`
 -- scales the last stage (the loss layer is often slower).
-local P = sc.params {
+local spec = {
   doc = "Zero Bubble automatic schedule under a memory limit (mem units per device)",
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches"},
@@ -17,6 +17,7 @@ local P = sc.params {
   {"objective", "sim", "judge by the simulator (sim) or the dataflow timing (flow)"},
   sc.OFFLOAD, sc.MODEL,
 }
+local P = sc.params(spec)
 local function per_stage(x)
   local t = {}
   for s = 1, P.p do t[s] = x end
@@ -31,4 +32,12 @@ local prog = sc.autoschedule {
   offload = sc.offload_of(P), recompute = sc.recompute_of(P), costs = sc.costs_of(P),
   vocab_par = P.vocab_par ~= "none" and P.vocab_par or nil, model = sc.model_of(P),
 }
+-- Never slower than a stdlib recipe of this placement under the same cap
+-- and costs (the search is a heuristic; they are cheap to try). Not with
+-- pairs or a heavier last stage, which they do not model.
+if P.last == 1 and P.tfb == 0 and P.ta == 0 then
+  prog = sc.fastest(prog, {"zb-h1", "zb-h2", "1f1b"}, P, spec,
+                    {last = true, tfb = true, ta = true, seed = true, time_limit = true,
+                     objective = true}, {mem = P.mem == 0 and P.p or nil})
+end
 return prog

@@ -16,7 +16,7 @@ py() { # py NAME SCRIPT ARGS...: a Python check that must exit 0
 
 # The issue's command: one table, one row per recipe, figures as sim's.
 $SC compare 1f1b zb-h1 zb-v v-half -D p=8 -D m=32 >"$tmp/t" 2>"$tmp/e"; rc=$?
-[ $rc = 0 ] && [ ! -s "$tmp/e" ] && head -1 "$tmp/t" | grep -q "^recipe  *makespan  *bubble  *idle max  *bottleneck  *peak max  *peak min  *instructions$" &&
+[ $rc = 0 ] && [ ! -s "$tmp/e" ] && head -1 "$tmp/t" | grep -q "^recipe  *makespan  *bound  *gap  *bubble  *idle max  *bottleneck  *peak max  *peak min  *instructions$" &&
   [ "$(wc -l <"$tmp/t")" = 5 ] && ok || { bad "compare table"; cat "$tmp/t" "$tmp/e" >&2; }
 $SC compare 1f1b zb-h1 zb-v v-half -D p=8 -D m=32 --json >"$tmp/c.json"
 for r in 1f1b zb-h1 zb-v v-half; do $SC sim $r -D p=8 -D m=32 --json >"$tmp/$r.json"; done
@@ -100,7 +100,7 @@ expect 0 "7	8	0.3389	nil" -- sh -c "$SC <'$tmp/b.lua'"
 expect 0 "over mem: needs mem >= 8" -- $SC compare zb-h1 zb-v v-half -D p=8 -D m=32 -D mem=4
 grep -q "^v-half  *over mem: needs mem >= 5" "$tmp/out" && ok || { bad "v-half over mem"; cat "$tmp/out" >&2; }
 $SC compare zb-h1 zb-v v-half v-min -D p=8 -D m=32 -D mem=4 --fit >"$tmp/t"
-awk 'NR > 1 {print $1, $7}' "$tmp/t" >"$tmp/rows"
+awk 'NR > 1 {print $1, $9}' "$tmp/t" >"$tmp/rows"
 printf 'zb-h1 4\nv-min 4\n' | cmp -s - "$tmp/rows" && ok || { bad "--fit rows"; cat "$tmp/t" >&2; }
 $SC compare zb-h1 zb-v -D p=8 -D m=32 -D mem=4 --json >"$tmp/c.json"
 py "compare --json marks over_mem" '

@@ -73,7 +73,7 @@ row 3 "of.lua:1: offload: the function returned 7 for s0 mb0 (a fraction in [0, 
 row 3 "gis.lua:35: offload: link_gbps needs hidden > 0 (got 0)" -- $SC check gis -D offload=all -D link_gbps=10 -D hidden=0
 row 3 "program: overlapped pairs (F+B) do not go with recompute yet: give the pair's passes apart" -- $SC check dualpipev -D p=2 -D m=4 -D recompute=all
 row 3 "1f1b.lua:30: parameter 'mem': must be >= 0 (0: no limit), got -1" -- $SC check 1f1b -D mem=-1
-row 3 "zb-auto.lua:29: parameter 'mem': must be >= 0 (0: the default), got -1" -- $SC check zb-auto -D mem=-1
+row 3 "zb-auto.lua:30: parameter 'mem': must be >= 0 (0: the default), got -1" -- $SC check zb-auto -D mem=-1
 row 3 "vb1.lua:1: v_block: expected a table of fields" -- $SC check "$(r vb1.lua 'return sc.program { p = 4, m = 8, block = sc.v_block("half") }')"
 row 3 "vb2.lua:1: v_block: 'p' must be an integer >= 1 (got nil)" -- $SC check "$(r vb2.lua 'return sc.v_block("min", { m = 8 }):program { m = 8 }')"
 row 3 "vb3.lua:1: v_block: unknown kind 'x' (half, min)" -- $SC check "$(r vb3.lua 'return sc.v_block("x", { p = 4 }):program { m = 8 }')"

@@ -160,10 +160,10 @@ bad 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2
 bad 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
 bad 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
 bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
-bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n'
-bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n'
-bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1\n'
-bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n'
+bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
+bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
+bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
 
 # PyTorch 2.15's waits: read, checked against its rules, kept as WAIT.
 printf '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/w.csv"
@@ -178,8 +178,8 @@ bad 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'
 # receive the other's wait needs. PyTorch on gloo hangs on this file
 # ("Timed out waiting ... for send operation to complete"); with each wait
 # after its rank's receive, it trains.
-bad 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1\n'
-printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1\n' >"$tmp/late.csv"
+bad 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/late.csv"
 expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv"
 # --comm gloo (docs/semantics.md#modes): each transfer alone, running once
 # posted. The crossed waits hang there too; PyTorch's DualPipeV runs like ZBV.
@@ -188,7 +188,37 @@ fx=tests/torch/fixtures/2.15.0
 expect 0 "makespan      35" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv
 expect 0 "makespan      27" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv --comm gloo
 expect 0 "makespan      28.5" -- $SC import $fx/Interleaved1F1B-p4-m8.compute_comms.csv --comm gloo
-expect 2 "--comm 'mpi': expected nccl or gloo" -- $SC import "$tmp/late.csv" --comm mpi
+expect 2 "--comm 'mpi': expected nccl, gloo or per-link" -- $SC import "$tmp/late.csv" --comm mpi
+# --comm per-link (docs/semantics.md#modes): each transfer alone, after the
+# one before it on its directed link. An early receive deadlocks on one
+# communicator per rank and runs per-link (and on gloo, which PyTorch shows:
+# tests/torch/corpus.py); per-link's figures lie between gloo's and NCCL's.
+printf '0F0,0RECV_B0,0F1,0SEND_F0,0WAIT_SEND_F0,0SEND_F1,0WAIT_SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/early.csv"
+expect 6 "deadlock: d0 #4 (WAIT act s1 mb0 -> d1): its running group's RECV grad s0 mb0 <- d1 is unmatched" -- $SC import "$tmp/early.csv"
+expect 0 "instructions  24 verified" -- $SC import "$tmp/early.csv" --comm per-link
+expect 0 "instructions  24 verified" -- $SC import "$tmp/early.csv" --comm gloo
+expect 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1)" -- $SC import "$tmp/bad.csv" --comm per-link
+expect 0 "makespan      49.5" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv -D tcomm=0.5
+expect 0 "makespan      42" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv -D tcomm=0.5 --comm per-link
+expect 0 "makespan      38" -- $SC import $fx/DualPipeV-p4-m8.compute_comms.csv -D tcomm=0.5 --comm gloo
+# --comm on recipe commands and the recipe field comm; the JSON dump states it
+expect 0 "makespan      39" -- $SC sim interleaved -D p=4 -D m=8 -D tcomm=0.5
+expect 0 "makespan      35.5" -- $SC sim interleaved -D p=4 -D m=8 -D tcomm=0.5 --comm per-link
+expect 2 "--comm 'x': expected nccl, gloo or per-link" -- $SC check 1f1b --comm x
+expect 0 '"comm": "per-link"' -- $SC export 1f1b -D p=2 -D m=2 --format json --comm per-link
+expect 0 '"comm": "nccl"' -- $SC export 1f1b -D p=2 -D m=2 --format json
+expect 0 "verified in the per-link mode" -- $SC export 1f1b -D p=2 -D m=2 --format torch-csv-comms --comm per-link
+printf 'return sc.program{p = 2, m = 4, rule = "1f1b", tcomm = 0.5, comm = "gloo"}\n' >"$tmp/gl.lua"
+expect 0 '"comm": "gloo"' -- $SC export "$tmp/gl.lua" --format json
+expect 0 '"comm": "nccl"' -- $SC export "$tmp/gl.lua" --format json --comm nccl
+printf 'return sc.program{p = 2, m = 4, rule = "1f1b", comm = "mpi"}\n' >"$tmp/gl.lua"
+expect 3 'program: comm must be "nccl", "gloo" or "per-link"' -- $SC check "$tmp/gl.lua"
+# A comms file's reductions (PyTorch scales a stage's gradients by 1/m at
+# its REDUCE_GRAD): one per stage, after the stage's backward passes.
+bad 5 "row 2 (rank 1): stage 1 has no REDUCE_GRAD: PyTorch scales a stage's gradients by 1/m there, and without it the stage trains to m times its gradients" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad 5 "row 1 (rank 0), cell 6 '0REDUCE_GRAD': REDUCE_GRAD twice: stage 0 is also reduced at cell 5" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad 5 "row 1 (rank 0), cell 4 '0W0': backward after the REDUCE_GRAD of stage 0 (cell 3)" '0F0,0I0,0REDUCE_GRAD,0W0\n'
+
 
 # PyTorch's own dumps (tests/torch/fixtures, written by tests/torch/dump.py
 # with PyTorch 2.15.0 and 2.14.1: every multi-stage schedule class, both

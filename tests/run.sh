@@ -5,22 +5,26 @@
 #                end-to-end suite (well under two minutes on two cores);
 #   make test    every suite whole.
 # The suites: C unit tests (build/test_*), Lua tests of the DSL
-# (tests/lua/test_*.lua), the command line (tests/cli.sh), export and
-# import (tests/interchange.sh), the REPL on a pseudo-terminal
-# (tests/py/repl_pty.py), the Python package (tests/py/test_package.py)
-# and real PyTorch (tests/torch/run.sh; the verdicts against it:
-# tests/torch/corpus.sh; cost files from its traces:
-# tests/torch/trace.sh), the layering (tests/py/layout.py), the V-shape
-# recipes against the authors' schedules (tests/py/vcompare.py), the
-# runtime (tests/runtime.sh), training steps (tests/steps.sh), the sandbox
-# and limits (tests/sandbox.sh), the error catalogue (tests/errors.sh),
-# the lists kept in one table each against their other copies
-# (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
-# (tests/compare.sh), every example of the documents (tests/py/docs.py),
+# (tests/lua/test_*.lua), the command line (tests/cli.sh), export and import
+# (tests/interchange.sh), the REPL on a pseudo-terminal
+# (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
+# real PyTorch (tests/torch/run.sh; the verdicts against it:
+# tests/torch/corpus.sh; cost files from its traces: tests/torch/trace.sh),
+# the layering (tests/py/layout.py), the
+# V-shape recipes against the authors' schedules (tests/py/vcompare.py),
+# the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
+# sandbox and limits (tests/sandbox.sh), the error catalogue
+# (tests/errors.sh), the lists kept in one table each against their other
+# copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
+# (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh),
+# plan (tests/plan.sh), every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
 # on the CPU stand-in of CUDA (tests/cudastub/run.sh, everywhere), the
-# Makefile's deps step (tests/build.sh).
+# Makefile's deps step (tests/build.sh), libstagecraft and the Lua module
+# installed and used as a user would (tests/embed.sh, whole in both tiers:
+# a few seconds), pip install of the package into a fresh venv
+# (tests/py/test_wheel.py).
 #
 # Independent suites run concurrently, SC_JOBS at a time (default: the
 # number of cores plus one; the long ones first, and the longest mostly wait
@@ -48,6 +52,8 @@ suites() {
     printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
     printf 'tests/torch/trace.sh\tsh tests/torch/trace.sh\n'
   fi
+  # pip install ./python into a fresh venv builds the C core (whole under make test)
+  printf 'tests/py/test_wheel.py\tpython3 tests/py/test_wheel.py "$SC"\n'
   for s in tests/cudastub/run.sh tests/runtime.sh tests/interchange.sh tests/steps.sh \
            tests/sandbox.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
@@ -63,7 +69,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/ux.sh tests/gpu/run.sh tests/build.sh; do
+           tests/bound.sh tests/plan.sh tests/ux.sh tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'

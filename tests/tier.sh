@@ -8,6 +8,9 @@
 #                        (a recipe of each family: a loop placement with fused
 #                        and split backward passes, interleaved, a V)
 SC_SAMPLE=${SC_SAMPLE:-"1f1b zb-h1 interleaved zb-v"}
+# tests/plan.sh under check: its grid's p:m points (the measured
+# case and a small one), at one cap and one cost set.
+SC_PLAN_SAMPLE=${SC_PLAN_SAMPLE:-"8:32 4:8"}
 full() { [ "${SC_TIER:-test}" != check ]; }
 sample() {
   if full; then echo "$*"; return; fi

@@ -1,8 +1,8 @@
 """Trains a small MLP for a few steps with a stagecraft schedule on
 torch.distributed.pipelining (gloo on CPU, one process per pipeline rank):
 
-    make && pip install ./python torch
-    STAGECRAFT=$PWD/stagecraft torchrun --nproc-per-node 4 examples/torch/train_mlp.py zb-v
+    pip install ./python torch      # the package builds its own stagecraft binary
+    torchrun --nproc-per-node 4 examples/torch/train_mlp.py zb-v
 
 Each rank builds the stages the program places on it; the schedule runs the
 streams stagecraft verified (docs/interchange.md#python)."""

@@ -161,12 +161,14 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
     return st;
 }
 
-/* a beats b under the objective: bubble, then makespan */
+/* a beats b under the objective: makespan (what a step costs, issue 29:
+ * the bubble rate first once kept a search's schedule 0.38 % longer), then
+ * bubble */
 static int wins(const figs *a, const figs *b, int flow)
 {
     double ab = flow ? a->fbubble : a->bubble, bb = flow ? b->fbubble : b->bubble;
-    double am = flow ? a->fmk : a->mk, bm = flow ? b->fmk : b->mk;
-    return ab < bb - 1e-12 || (ab <= bb + 1e-12 && am < bm - 1e-9 * fmax(1, bm));
+    double am = flow ? a->fmk : a->mk, bm = flow ? b->fmk : b->mk, tol = 1e-9 * fmax(1, bm);
+    return am < bm - tol || (am <= bm + tol && ab < bb - 1e-12);
 }
 
 /* The figures of the installed orders (after pairing): simulated, and the

@@ -31,7 +31,7 @@
  *      after max_evals candidates, or at the time limit.
  *   3. both winners (only the heuristic's with time_limit 0) are lowered,
  *      verified and simulated; the search's is kept only when it is better by
- *      the objective (bubble rate, then makespan), so the result is never
+ *      the objective (makespan, then bubble rate), so the result is never
  *      worse than the heuristic. The winner is left in the program lowered
  *      and verified when it was simulated last (always with time_limit 0):
  *      a later sc_check costs nothing, sc_simulate one replay.

@@ -28,7 +28,7 @@ int sc_auto_better(double mk, double span, const sc_acand *b)
     if (!b->ok)
         return 1;
     double tol = 1e-9 * fmax(1.0, b->mk);
-    return span < b->span - tol || (span <= b->span + tol && mk < b->mk - tol);
+    return mk < b->mk - tol || (mk <= b->mk + tol && span < b->span - tol);
 }
 
 /* Makes se->tmp the candidate *into (swapping the buffers). */

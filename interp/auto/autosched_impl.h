@@ -121,8 +121,8 @@ typedef struct sc_asearch {
 
 /* Seconds on the monotonic clock. */
 double sc_auto_now(void);
-/* Whether (mk, span) beats candidate b by the objective: the longest device
- * span (the papers' bubble rate), then the makespan. */
+/* Whether (mk, span) beats candidate b by the objective: the makespan (what
+ * a step costs), then the longest device span (the papers' bubble rate). */
 int sc_auto_better(double mk, double span, const sc_acand *b);
 /* Replaces pg's orders by the candidate's. */
 sc_status sc_auto_install(sc_prog *pg, const sc_actx *c, const sc_instr *ord);

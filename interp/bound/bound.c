@@ -94,9 +94,9 @@ static double walk(const sc_prog *pg, const stage_cost *c, const path *pa, doubl
 
 /* Records' capacity of stage s under its device's cap (the cap check's
  * tolerance, and a little more, in the schedules' favour); -1: no cap. */
-static long capacity(const sc_prog *pg, int s)
+static long capacity(const sc_prog *pg, int s, double cap_all)
 {
-    double u = sc_prog_mem(pg, s), cap = sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s));
+    double u = sc_prog_mem(pg, s), cap = fmin(cap_all, sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s)));
     if (!(u > 0) || !isfinite(cap))
         return -1;
     double k = floor((cap + 1e-7 * (1 + cap)) / u);
@@ -117,7 +117,12 @@ static void set_term(sc_bound *o, int term, double v, int d, int s)
 
 sc_status sc_bound_prog(const sc_prog *pg, sc_bound *out)
 {
-    if (!pg || !out)
+    return sc_bound_prog_cap(pg, INFINITY, out);
+}
+
+sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
+{
+    if (!pg || !out || !(cap > 0))
         return SC_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->device = out->stage = -1;
@@ -196,7 +201,7 @@ sc_status sc_bound_prog(const sc_prog *pg, sc_bound *out)
         const path *pa = &paths[i];
         walk(pg, c, pa, fs, C, after);
         for (int s = pa->a; s <= pa->b; s++) {
-            long k = capacity(pg, s);
+            long k = capacity(pg, s, cap);
             if (k < 0)
                 continue;
             int d = sc_prog_stage_device(pg, s);

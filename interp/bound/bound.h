@@ -66,6 +66,11 @@ typedef struct sc_bound {
 /* The bound of program pg's class of schedules (above). SC_ERR_ARG when
  * pg is NULL. */
 sc_status sc_bound_prog(const sc_prog *pg, sc_bound *out);
+/* The same with a cap of `cap` units on every device besides the
+ * program's own (the smaller applies): for programs whose recipe met a cap
+ * without setting it (the automatic schedulers), when the question is the
+ * cap's class. INFINITY: sc_bound_prog. SC_ERR_ARG when cap <= 0. */
+sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out);
 
 /* How far a makespan can be above the best possible, as a fraction of the
  * bound: (makespan - bound) / bound ("within 3.5 %"); 0 when both are 0,

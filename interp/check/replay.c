@@ -48,68 +48,30 @@ static int producer_stage(const sc_prog *pg, const sc_instr *in)
                ? s : -1;
 }
 
-/* Checks an OFFLOAD, DROP or RELOAD (instruction k of device d) against
- * what came before it: the record's F on this device, then OFFLOAD, DROP,
- * RELOAD in this order, once each, with one fraction, all before its B.
- * host_at[i * SM + sm] is where kind i (OFFLOAD, DROP, RELOAD) of record
- * sm was seen. */
-static sc_status check_host(replay *r, int d, size_t k, const size_t *posF, const size_t *posB,
-                            size_t *host_at)
+/* Per-link (docs/semantics.md#modes): chains each device's transfers
+ * (groups of one) on each directed link, sends to e and receives from e
+ * apart, in stream order. */
+static sc_status link_order(replay *r)
 {
-    sc_prog *pg = r->pg;
-    const sc_instr *in = &pg->stream[d].v[k];
-    size_t gi = r->offset[d] + k, SM = (size_t)pg->S * (size_t)pg->nmb;
-    char a[160], b[160];
-    describe(r, d, k, a, sizeof a);
-    if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb || in->frac <= 0 ||
-        in->frac > SC_FRAC_ONE)
-        return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage, microbatch or fraction out of range", a);
-    /* Its place in the round trip: the copy out (OFFLOAD), the wait for it
-     * (DROP: neither in nor out), the copy back (RELOAD). */
-    int s = in->stage, mb = in->mb;
-    int kind = sc_op_has(in->op, SC_OPF_OUT) ? 0 : sc_op_has(in->op, SC_OPF_IN) ? 2 : 1;
-    if (pg->stage_dev[s] != d)
-        return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage %d is on d%d, not on this device", a, s,
-                       pg->stage_dev[s]);
-    size_t sm = SC_SMN(pg, s, mb);
-    if (host_at[kind * SM + sm] != NONE) {
-        describe(r, d, host_at[kind * SM + sm] - r->offset[d], b, sizeof b);
-        return sc_fail(pg, SC_ERR_PROGRAM, "%s: the record is moved twice (%s)", a, b);
-    }
-    if (kind == 0 && (posF[sm] == NONE || posF[sm] > gi))
-        return sc_fail(pg, SC_ERR_PROGRAM, "%s: F s%d mb%d does not come before it", a, s, mb);
-    if (kind == 0 && posB[sm] != NONE)
-        return sc_fail(pg, SC_ERR_PROGRAM,
-                       "%s comes after the backward of s%d mb%d: only a record waiting for its B "
-                       "is offloaded",
-                       a, s, mb);
-    /* A DROP with no OFFLOAD before it drops the part a later R recomputes
-     * (docs/semantics.md#host-copies): right after the record's F. */
-    if (kind == 1 && host_at[sm] == NONE) {
-        if (posF[sm] == NONE || posF[sm] > gi || posB[sm] != NONE)
-            return sc_fail(pg, SC_ERR_PROGRAM, "%s drops s%d mb%d for recomputation, but its F "
-                           "does not come before it, or its B does", a, s, mb);
-        host_at[SM + sm] = gi;
-        return SC_OK;
-    }
-    if (kind == 2 && host_at[sm] == NONE)
-        return sc_fail(pg, SC_ERR_PROGRAM, "%s reloads what was not offloaded (no OFFLOAD of "
-                       "s%d mb%d before it)", a, s, mb);
-    if (kind > 0) {
-        size_t prev = host_at[(kind - 1) * SM + sm];
-        if (prev == NONE)
-            return sc_fail(pg, SC_ERR_PROGRAM, "%s %s what was not offloaded (no %s of s%d mb%d "
-                           "before it)", a, kind == 1 ? "drops" : "reloads",
-                           kind == 1 ? "OFFLOAD" : "DROP", s, mb);
-        const sc_instr *p = &pg->stream[d].v[prev - r->offset[d]];
-        if (p->frac != in->frac) {
-            describe(r, d, prev - r->offset[d], b, sizeof b);
-            return sc_fail(pg, SC_ERR_PROGRAM, "%s moves another fraction than %s", a, b);
+    int P = r->pg->P;
+    int *last = sc_malloc(2 * (size_t)P * sizeof(int));
+    if (!last)
+        return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+    for (int d = 0; d < P; d++) {
+        dev *D = &r->devs[d];
+        for (int i = 0; i < 2 * P; i++)
+            last[i] = -1;
+        for (int g = 0; g < D->ngroups; g++) {
+            group *G = &r->groups[D->gbase + g];
+            const sc_instr *in = &r->pg->stream[d].v[G->first - r->offset[d]];
+            int link = (sc_op_has(in->op, SC_OPF_OUT) ? P : 0) + in->peer;
+            G->lprev = last[link];
+            if (last[link] >= 0)
+                r->groups[D->gbase + last[link]].lnext = g;
+            last[link] = g;
         }
-        if (kind == 1)
-            r->hwait[gi] = prev;
     }
-    host_at[kind * SM + sm] = gi;
+    sc_free(last);
     return SC_OK;
 }
 
@@ -151,7 +113,7 @@ static sc_status prepare(replay *r)
             r->devof[gi] = d;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                if (r->gloo || sc_starts_group(sv->v, k)) /* gloo: each transfer alone */
+                if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
                     ng++;
                 r->grp[gi] = ng - 1;
                 if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
@@ -226,7 +188,7 @@ static sc_status prepare(replay *r)
                         r->hwait[gi] = host_at[2 * SM + sm];
                 }
             } else if (sc_op_is_host(in->op)) {
-                if ((st = check_host(r, d, k, posF, posB, host_at)) != SC_OK)
+                if ((st = sc_replay_check_host(r, d, k, posF, posB, host_at)) != SC_OK)
                     goto done;
             }
         }
@@ -349,8 +311,12 @@ static sc_status prepare(replay *r)
     }
     for (size_t i = 0; i < r->N; i++)
         r->hend[i] = 0; /* the marks of waited SENDs */
-    for (int i = 0; i < gtotal; i++)
+    for (int i = 0; i < gtotal; i++) {
         r->groups[i].remaining = r->groups[i].count;
+        r->groups[i].lprev = r->groups[i].lnext = -1;
+    }
+    if (r->mode == SC_P2P_LINK && (st = link_order(r)) != SC_OK)
+        goto done;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
     r->cneed = sc_rcoll_needs(r->rc);
 done:
@@ -366,16 +332,23 @@ done:
 static double maxd(double a, double b) { return a > b ? a : b; }
 
 /* NCCL: a group runs when posted and every group before it on its device
- * has completed; gloo: once posted (docs/semantics.md#modes). */
+ * has completed; gloo: once posted; per-link: once posted and the
+ * transfer before it on its link has completed (docs/semantics.md#modes). */
 static int running(const replay *r, int e, int g)
 {
-    return r->devs[e].posted > g && (r->gloo || r->devs[e].head == g);
+    if (r->devs[e].posted <= g)
+        return 0;
+    if (r->mode == SC_P2P_NCCL)
+        return r->devs[e].head == g;
+    int lp = r->groups[r->devs[e].gbase + g].lprev;
+    return lp < 0 || group_done(r, e, lp);
 }
 
 static sc_status start_group(replay *r, int d, int g)
 {
     group *G = &r->groups[r->devs[d].gbase + g];
-    double prev = g > 0 && !r->gloo ? r->groups[r->devs[d].gbase + g - 1].done : 0;
+    int lp = r->mode == SC_P2P_NCCL ? g - 1 : r->groups[r->devs[d].gbase + g].lprev;
+    double prev = lp >= 0 ? r->groups[r->devs[d].gbase + lp].done : 0;
     G->start = maxd(G->post, prev);
     G->done = G->start;
     for (int i = 0; i < G->count; i++) {
@@ -426,7 +399,7 @@ static sc_status advance(replay *r, int d)
             }
             D->posted = g + 1;
             D->pc += (size_t)G->count;
-            if (D->head == g || r->gloo) {
+            if (running(r, d, g)) {
                 sc_status st = start_group(r, d, g);
                 if (st)
                     return st;
@@ -502,8 +475,8 @@ static sc_status advance(replay *r, int d)
         } else if (in->op == SC_OP_REDUCE) {
             if (D->head < D->posted)
                 return SC_OK;
-            for (int g = r->gloo ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
-                ready = maxd(ready, r->groups[D->gbase + g].done); /* gloo: any order */
+            for (int g = r->alone ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
+                ready = maxd(ready, r->groups[D->gbase + g].done); /* any order */
         }
         size_t cneed = r->cneed ? r->cneed[gi] : NONE;
         if (cneed != NONE) { /* a collective it reads (docs/semantics.md#collectives) */
@@ -529,8 +502,8 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
 {
     int P = pg->P;
     size_t N = offset[P];
-    replay r = {.pg = pg, .gloo = pg->p2p == SC_P2P_GLOO, .offset = offset, .t0 = t0, .t1 = t1,
-                .N = N};
+    replay r = {.pg = pg, .mode = pg->p2p, .alone = pg->p2p != SC_P2P_NCCL, .offset = offset,
+                .t0 = t0, .t1 = t1, .N = N};
     sc_status st = SC_OK;
     r.devof = sc_malloc((N + 1) * sizeof(int));
     r.grp = sc_malloc((N + 1) * sizeof(int));
@@ -563,15 +536,19 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         case EV_START:
             st = start_group(&r, ev.d, ev.g);
             break;
-        case EV_COMPLETE:
-            r.groups[D->gbase + ev.g].complete = 1;
+        case EV_COMPLETE: {
+            group *G = &r.groups[D->gbase + ev.g];
+            G->complete = 1;
             while (D->head < D->ngroups && group_done(&r, ev.d, D->head))
                 D->head++;
-            if (!r.gloo && D->posted > D->head)
+            if (r.mode == SC_P2P_NCCL && D->posted > D->head)
                 st = push_ev(&r, EV_START, ev.d, D->head);
+            else if (r.mode == SC_P2P_LINK && G->lnext >= 0 && D->posted > G->lnext)
+                st = push_ev(&r, EV_START, ev.d, G->lnext); /* the link's next transfer */
             if (st == SC_OK)
                 st = push_ev(&r, EV_ADVANCE, ev.d, 0);
             break;
+        }
         }
         if (st)
             goto done;

@@ -17,13 +17,16 @@ typedef struct group {
     int count;         /* transfers in the group */
     int remaining;     /* transfers not yet complete */
     int complete;      /* every transfer has completed */
+    int lprev;         /* per-link: the local group of the device's previous transfer on
+                          the same directed link, or -1 (docs/semantics.md#modes) */
+    int lnext;         /* per-link: the next one, or -1 */
     double post, start, done;
 } group;
 
 typedef struct dev {
     size_t pc;         /* next instruction, local index */
-    int head;          /* first group not complete, local group index (gloo: groups
-                          complete in any order; head skips the completed ones) */
+    int head;          /* first group not complete, local group index (gloo, per-link:
+                          groups complete in any order; head skips the completed ones) */
     int posted;        /* groups posted so far */
     int ngroups;
     int gbase;         /* global index of the device's group 0 */
@@ -40,7 +43,8 @@ enum { EV_ADVANCE, EV_START, EV_COMPLETE };
 
 typedef struct replay {
     sc_prog *pg;
-    int gloo;          /* SC_P2P_GLOO: a group runs once posted (docs/semantics.md#modes) */
+    int mode;          /* SC_P2P_* (docs/semantics.md#modes) */
+    int alone;         /* gloo, per-link: every transfer is a group of its own */
     const size_t *offset;
     double *t0, *t1;
     size_t N;
@@ -82,6 +86,11 @@ static inline int group_done(const replay *r, int d, int g)
 {
     return r->groups[r->devs[d].gbase + g].complete;
 }
+
+/* Checks an OFFLOAD, DROP or RELOAD (instruction k of device d) against
+ * what came before it (replay_host.c). */
+sc_status sc_replay_check_host(replay *r, int d, size_t k, const size_t *posF, const size_t *posB,
+                               size_t *host_at);
 
 /* The deadlock message: the wait-for cycle through P2P groups and
  * collective channels, from the state where the replay stopped. */

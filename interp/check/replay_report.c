@@ -5,6 +5,7 @@
  */
 #include "replay_impl.h"
 #include "ir/alloc.h"
+#include "ir/p2p.h"
 
 #include <stdlib.h>
 
@@ -28,8 +29,13 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
                           (in->op == SC_OP_REDUCE && D->head < D->posted);
         coll = !waits_group && cneed != NONE && sc_rcoll_done(r->rc, cneed) < 0;
         p2p = waits_group;
-        if (r->gloo && need != NONE)
+        if (r->alone && need != NONE)
             target = r->grp[need]; /* groups complete in any order */
+        /* Per-link: it waits behind the first incomplete transfer of its link. */
+        while (r->mode == SC_P2P_LINK && target >= 0 &&
+               r->groups[D->gbase + target].lprev >= 0 &&
+               !group_done(r, d, r->groups[D->gbase + target].lprev))
+            target = r->groups[D->gbase + target].lprev;
     } else if (!p2p) {
         coll = !sc_rcoll_channel_done(r->rc, d);
     }

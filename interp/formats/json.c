@@ -3,6 +3,7 @@
  */
 #include "json.h"
 #include "jsonw.h"
+#include "ir/p2p.h"
 
 /* The per-stage numbers of one field. */
 typedef double (*stage_num)(const sc_prog *, int);
@@ -162,6 +163,7 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     stage_array(&w, pg, "mem", sc_prog_mem);
     sc_jw_num(&w, "tcomm", sc_prog_tcomm(pg));
     sc_jw_num(&w, "w_keep", sc_prog_w_keep(pg));
+    sc_jw_str(&w, "comm", sc_p2p_name(sc_prog_p2p(pg))); /* docs/semantics.md#modes */
     sc_jw_array(&w, "streams"); /* a device a line, an instruction a line */
     sc_jw_layout(&w, "\n    ", ",\n    ", "\n  ");
     for (int d = 0; d < P; d++) {

@@ -2,94 +2,14 @@
  * torchcsv_read.c — reads PyTorch pipelining CSV: both dialects, both
  * letter conventions, the wait actions of PyTorch 2.15 (torchcsv.h).
  */
-#include "torchcsv.h"
+#include "torchcsv_impl.h"
 #include "ir/ir_impl.h"
 #include "check/verify.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Action types of the CSV. Order matters: compute types first. */
-#define TORCH_TYPES(X)                                                  \
-    X(F, "F")                                                           \
-    X(I, "I")                                                           \
-    X(W, "W")                                                           \
-    X(B, "B")         /* full backward; the input gradient in old files */ \
-    X(BW, "BW")       /* full backward in old files */                 \
-    X(SEND_F, "SEND_F")                                                 \
-    X(RECV_F, "RECV_F")                                                 \
-    X(SEND_B, "SEND_B")                                                 \
-    X(RECV_B, "RECV_B")                                                 \
-    X(WAIT_SEND_F, "WAIT_SEND_F")  /* PyTorch 2.15 on */                \
-    X(WAIT_SEND_B, "WAIT_SEND_B")                                       \
-    X(UNSHARD, "UNSHARD")                                               \
-    X(RESHARD, "RESHARD")                                               \
-    X(REDUCE_GRAD, "REDUCE_GRAD")                                       \
-    X(WAIT_REDUCE_GRAD, "WAIT_REDUCE_GRAD")
-
-enum {
-#define X(name, text) T_##name,
-    TORCH_TYPES(X)
-#undef X
-    T_COUNT
-};
-static const char *const type_names[] = {
-#define X(name, text) text,
-    TORCH_TYPES(X)
-#undef X
-};
-_Static_assert(sizeof(type_names) / sizeof(type_names[0]) == T_COUNT, "type table");
-
-#define is_compute(t) ((t) <= T_BW)
-
 /* ---- reading ----------------------------------------------------------- */
-
-typedef struct act {
-    int type, stage, mb; /* mb = -1 when the token has none */
-    int pair;            /* 1, 2: the first and second action of an OVERLAP_F_B that is a
-                          * forward and a backward (an overlapped pair); 0 otherwise */
-    int row, cell;       /* from 1 */
-    const char *tok;     /* the cell's text, for messages */
-    int toklen;
-} act;
-
-typedef struct reader {
-    act *a;
-    size_t n, cap;
-    int rows;
-    int comms;                  /* a non-compute action was seen */
-    int empty_row, empty_cell;  /* the first empty cell, or 0 */
-    sc_status st;
-    char *err;
-    size_t errlen;
-} reader;
-
-static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static sc_status rfail(reader *r, sc_status st, const char *fmt, ...)
-{
-    char raw[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* Cells are quoted as they are: bytes that are not printable ASCII (a
-     * terminal escape, a control byte) are written \xNN instead. */
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)raw; *p && n + 5 < r->errlen; p++)
-        n += (size_t)(*p >= 0x20 && *p < 0x7f
-                          ? (r->err[n] = (char)*p, 1)
-                          : snprintf(r->err + n, r->errlen - n, "\\x%02x", *p));
-    if (r->errlen)
-        r->err[n < r->errlen ? n : r->errlen - 1] = 0;
-    r->st = st;
-    return st;
-}
-
-/* "row 2 (rank 1), cell 5 '1W3'" */
-#define AT_FMT "row %d (rank %d), cell %d '%.*s'"
-#define AT(x) (x)->row, (x)->row - 1, (x)->cell, (x)->toklen > 40 ? 40 : (x)->toklen, (x)->tok
 
 static sc_status push_act(reader *r, act a)
 {
@@ -97,7 +17,7 @@ static sc_status push_act(reader *r, act a)
         size_t cap = r->cap ? r->cap * 2 : 256;
         act *v = realloc(r->a, cap * sizeof *v);
         if (!v)
-            return rfail(r, SC_ERR_NOMEM, "out of memory reading the CSV");
+            return sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory reading the CSV");
         r->a = v;
         r->cap = cap;
     }
@@ -128,28 +48,28 @@ static sc_status parse_action(reader *r, const char *p, const char *end, act *a)
 {
     long stage = digits(&p, end);
     if (stage < 0)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": %s", AT(a),
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": %s", AT(a),
                      stage == -2 ? "stage number too long" : "expected <stage><TYPE>[<mb>], e.g. 0F3");
     const char *t = p;
     while (p < end && ((*p >= 'A' && *p <= 'Z') || *p == '_'))
         p++;
     int type = -1;
     for (int i = 0; i < T_COUNT; i++)
-        if ((size_t)(p - t) == strlen(type_names[i]) && memcmp(t, type_names[i], (size_t)(p - t)) == 0)
+        if ((size_t)(p - t) == strlen(sc_tcsv_type_names[i]) && memcmp(t, sc_tcsv_type_names[i], (size_t)(p - t)) == 0)
             type = i;
     if (type < 0)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": unknown action type '%.*s' (%s)", AT(a),
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": unknown action type '%.*s' (%s)", AT(a),
                      (int)(p - t > 20 ? 20 : p - t), t, type_list);
     long mb = digits(&p, end);
     if (mb == -2)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": microbatch number too long", AT(a));
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": microbatch number too long", AT(a));
     if (p != end)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": unexpected characters after the action", AT(a));
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": unexpected characters after the action", AT(a));
     if (mb < 0 && type <= T_WAIT_SEND_B)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": %s needs a microbatch number", AT(a),
-                     type_names[type]);
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": %s needs a microbatch number", AT(a),
+                     sc_tcsv_type_names[type]);
     if (stage >= SC_MAX_STAGES || mb >= SC_MAX_MICROBATCHES)
-        return rfail(r, SC_ERR_LIMIT, AT_FMT ": %s %ld is out of range (at most %d)", AT(a),
+        return sc_tcsv_fail(r, SC_ERR_LIMIT, AT_FMT ": %s %ld is out of range (at most %d)", AT(a),
                      stage >= SC_MAX_STAGES ? "stage" : "microbatch",
                      stage >= SC_MAX_STAGES ? stage : mb,
                      stage >= SC_MAX_STAGES ? SC_MAX_STAGES - 1 : SC_MAX_MICROBATCHES - 1);
@@ -188,7 +108,7 @@ static sc_status parse_cell(reader *r, int row, int cell, const char *b, const c
     const char *close = memchr(b, ')', (size_t)(e - b));
     if (!close || (size_t)(e - close - 1) != sizeof overlap - 1 ||
         memcmp(close + 1, overlap, sizeof overlap - 1) != 0)
-        return rfail(r, SC_ERR_ARG, AT_FMT ": expected (a;b)OVERLAP_F_B", AT(&a));
+        return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": expected (a;b)OVERLAP_F_B", AT(&a));
     size_t at = r->n;
     for (const char *p = b + 1; p < close;) {
         const char *q = memchr(p, ';', (size_t)(close - p));
@@ -199,7 +119,7 @@ static sc_status parse_cell(reader *r, int row, int cell, const char *b, const c
         if (parse_action(r, sb, se, &sub))
             return r->st;
         if (!is_compute(sub.type))
-            return rfail(r, SC_ERR_ARG, AT_FMT ": OVERLAP_F_B holds compute actions only", AT(&a));
+            return sc_tcsv_fail(r, SC_ERR_ARG, AT_FMT ": OVERLAP_F_B holds compute actions only", AT(&a));
         if (push_act(r, sub))
             return r->st;
         p = q + 1;
@@ -225,7 +145,7 @@ static sc_status parse_text(reader *r, const char *text, size_t len)
         if (le > p && le[-1] == '\r')
             le--;
         if (++r->rows > SC_MAX_DEVICES)
-            return rfail(r, SC_ERR_LIMIT, "more than %d rows (ranks)", SC_MAX_DEVICES);
+            return sc_tcsv_fail(r, SC_ERR_LIMIT, "more than %d rows (ranks)", SC_MAX_DEVICES);
         int cell = 0;
         const char *c = p;
         for (;;) {
@@ -238,14 +158,14 @@ static sc_status parse_text(reader *r, const char *text, size_t len)
                 b = lead + 1;
                 const char *q = memchr(b, '"', (size_t)(le - b));
                 if (!q)
-                    return rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: unterminated quote",
+                    return sc_tcsv_fail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: unterminated quote",
                                  r->rows, r->rows - 1, cell);
                 e = q;
                 c = q + 1;
                 while (c < le && (*c == ' ' || *c == '\t'))
                     c++;
                 if (c < le && *c != ',')
-                    return rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: text after a quoted cell",
+                    return sc_tcsv_fail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: text after a quoted cell",
                                  r->rows, r->rows - 1, cell);
             } else {
                 const char *comma = memchr(c, ',', (size_t)(le - c));
@@ -261,7 +181,7 @@ static sc_status parse_text(reader *r, const char *text, size_t len)
         p = nl ? nl + 1 : end;
     }
     if (r->rows == 0)
-        return rfail(r, SC_ERR_ARG, "the file has no rows");
+        return sc_tcsv_fail(r, SC_ERR_ARG, "the file has no rows");
     return SC_OK;
 }
 
@@ -284,75 +204,18 @@ static sc_status check_other(reader *r, const act *a, const int *dev, int S)
     else if (a->type == T_RECV_F || a->type == T_SEND_B || a->type == T_WAIT_SEND_B)
         peer = s - 1;
     if (s >= S)
-        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d (the compute actions name stages 0..%d)",
+        return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d (the compute actions name stages 0..%d)",
                      AT(a), s, S - 1);
     if (dev[s] != rank)
-        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d is on rank %d (row %d), not on this rank",
+        return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d is on rank %d (row %d), not on this rank",
                      AT(a), s, dev[s], dev[s] + 1);
     if (a->type <= T_WAIT_SEND_B) { /* transfers and their waits */
         if (peer < 0 || peer >= S)
-            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: %s of stage %d has no peer stage (stages 0..%d)",
-                         AT(a), peer, type_names[a->type], s, S - 1);
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: %s of stage %d has no peer stage (stages 0..%d)",
+                         AT(a), peer, sc_tcsv_type_names[a->type], s, S - 1);
         if (dev[peer] == rank)
-            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stages %d and %d are both on rank %d: no transfer between them",
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": stages %d and %d are both on rank %d: no transfer between them",
                          AT(a), s, peer, rank);
-    }
-    return SC_OK;
-}
-
-/* PyTorch 2.15's rules for its waits, row by row, in a file that has any:
- * every SEND_* has one WAIT_SEND_* after it on its rank (and a wait has its
- * SEND before it); every REDUCE_GRAD has its WAIT_REDUCE_GRAD before the
- * rank's next REDUCE_GRAD or the end. sent[] has 2·S·m zeros. */
-static sc_status check_waits(reader *r, const act *v, size_t n, int S, int m, unsigned char *sent)
-{
-    int sends = 0, reduces = 0;
-    for (size_t k = 0; k < n; k++) {
-        sends |= v[k].type == T_WAIT_SEND_F || v[k].type == T_WAIT_SEND_B;
-        reduces |= v[k].type == T_WAIT_REDUCE_GRAD;
-    }
-    const act *open = NULL; /* the pending REDUCE_GRAD of the row */
-    for (size_t k = 0; k <= n; k++) {
-        const act *a = k < n ? &v[k] : NULL;
-        if (open && (!a || a->row != open->row || a->type == T_REDUCE_GRAD))
-            return rfail(r, SC_ERR_ARG, AT_FMT ": REDUCE_GRAD without its WAIT_REDUCE_GRAD before "
-                         "the next reduction or the end of the row (PyTorch 2.15)", AT(open));
-        if (!a)
-            break;
-        int t = a->type, dir = t == T_SEND_B || t == T_WAIT_SEND_B;
-        if (t == T_REDUCE_GRAD && reduces)
-            open = a;
-        if (t == T_WAIT_REDUCE_GRAD) {
-            if (!open || open->stage != a->stage)
-                return rfail(r, SC_ERR_ARG, AT_FMT ": WAIT_REDUCE_GRAD without a pending "
-                             "REDUCE_GRAD of stage %d before it", AT(a), a->stage);
-            open = NULL;
-        }
-        if (!sends || (t != T_SEND_F && t != T_SEND_B && t != T_WAIT_SEND_F && t != T_WAIT_SEND_B))
-            continue;
-        if (a->stage >= S || a->mb >= m)
-            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage or microbatch beyond the compute "
-                         "actions' (stages 0..%d, microbatches 0..%d)", AT(a), S - 1, m - 1);
-        unsigned char *st = &sent[((size_t)dir * (size_t)S + (size_t)a->stage) * (size_t)m +
-                                  (size_t)a->mb];
-        if (t == T_SEND_F || t == T_SEND_B) {
-            *st = 1;
-        } else if (*st != 1) {
-            return rfail(r, SC_ERR_ARG, AT_FMT ": %s without a pending %s of stage %d, "
-                         "microbatch %d before it on this rank", AT(a), type_names[t],
-                         dir ? "SEND_B" : "SEND_F", a->stage, a->mb);
-        } else {
-            *st = 2;
-        }
-    }
-    for (size_t k = 0; sends && k < n; k++) {
-        const act *a = &v[k];
-        int dir = a->type == T_SEND_B;
-        if ((a->type == T_SEND_F || dir) &&
-            sent[((size_t)dir * (size_t)S + (size_t)a->stage) * (size_t)m + (size_t)a->mb] != 2)
-            return rfail(r, SC_ERR_ARG, AT_FMT ": %s without its WAIT_%s after it (a file with "
-                         "waits needs one per send, PyTorch 2.15)", AT(a), type_names[a->type],
-                         type_names[a->type]);
     }
     return SC_OK;
 }
@@ -365,14 +228,14 @@ static sc_status check_order(reader *r, const act *v, const slot *sl, size_t k)
     int back = a->type != T_W && a->type != T_F;
     if (a->type == T_W) {
         if (!inp)
-            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient: stage %d, "
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient: stage %d, "
                          "microbatch %d has no I (or old-style B) before it", AT(a), a->stage, a->mb);
         if (inp > k + 1)
-            return rfail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient (%s at cell %d)",
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": W before its input gradient (%s at cell %d)",
                          AT(a), kind_name(v[inp - 1].type), v[inp - 1].cell);
     }
     if (back && (!sl->f || sl->f > k + 1))
-        return rfail(r, SC_ERR_PROGRAM, AT_FMT ": backward before its forward: stage %d, "
+        return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": backward before its forward: stage %d, "
                      "microbatch %d has no F before it", AT(a), a->stage, a->mb);
     return SC_OK;
 }
@@ -447,7 +310,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
     slot *tab = NULL;
     *dialect = r->comms ? SC_TORCH_COMPUTE_COMMS : SC_TORCH_COMPUTE_ONLY;
     if (r->comms && r->empty_row) {
-        rfail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: empty cell in a compute_comms file "
+        sc_tcsv_fail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: empty cell in a compute_comms file "
               "(a file with SEND/RECV/REDUCE_GRAD actions is fully lowered: no idle cells)",
               r->empty_row, r->empty_row - 1, r->empty_cell);
         goto fail;
@@ -458,13 +321,13 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             m = v[k].mb + 1 > m ? v[k].mb + 1 : m;
         }
     if (S == 0) {
-        rfail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
+        sc_tcsv_fail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
         goto fail;
     }
     dev = malloc((size_t)S * sizeof(int));
     first = malloc((size_t)S * sizeof(size_t));
     if (!dev || !first) {
-        rfail(r, SC_ERR_NOMEM, "out of memory");
+        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (int s = 0; s < S; s++)
@@ -478,7 +341,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             first[a->stage] = k;
         } else if (dev[a->stage] != a->row - 1) {
             const act *o = &v[first[a->stage]];
-            rfail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d on two ranks: rank %d (row %d, cell %d) "
+            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d on two ranks: rank %d (row %d, cell %d) "
                   "and rank %d", AT(a), a->stage, o->row - 1, o->row, o->cell, a->row - 1);
             goto fail;
         }
@@ -491,14 +354,14 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             size_t k = 0;
             while (k < n && !(is_compute(v[k].type) && v[k].stage > s))
                 k++;
-            rfail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: stages are 0..S-1, each on one "
+            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: stages are 0..S-1, each on one "
                   "rank, and stage %d is on no rank", AT(&v[k]), v[k].stage, s);
             goto fail;
         }
     {
         char *has = calloc((size_t)P, 1);
         if (!has) {
-            rfail(r, SC_ERR_NOMEM, "out of memory");
+            sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
             goto fail;
         }
         for (int s = 0; s < S; s++)
@@ -509,27 +372,27 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
                 none = d;
         free(has);
         if (none >= 0) {
-            rfail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank needs a "
+            sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank needs a "
                   "compute action", none + 1, none);
             goto fail;
         }
     }
     if ((long)S * m * 3 > SC_MAX_PASSES || n >= UINT32_MAX) {
-        rfail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
+        sc_tcsv_fail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
               S, m, SC_MAX_PASSES);
         goto fail;
     }
     if (r->comms) {
         unsigned char *sent = calloc(2 * (size_t)S * (size_t)m + 1, 1);
-        sc_status wst = sent ? check_waits(r, v, n, S, m, sent)
-                             : rfail(r, SC_ERR_NOMEM, "out of memory");
+        sc_status wst = sent ? sc_tcsv_check_waits(r, v, n, S, m, sent)
+                             : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         free(sent);
         if (wst)
             goto fail;
     }
     tab = calloc((size_t)S * (size_t)m, sizeof(slot));
     if (!tab) {
-        rfail(r, SC_ERR_NOMEM, "out of memory");
+        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (size_t k = 0; k < n; k++) {
@@ -540,7 +403,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         uint32_t *p = a->type == T_F ? &sl->f : a->type == T_I ? &sl->i : a->type == T_W ? &sl->w
                     : a->type == T_B ? &sl->b : &sl->bw;
         if (*p) {
-            rfail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: %s of stage %d, microbatch %d is also "
+            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: %s of stage %d, microbatch %d is also "
                   "at cell %d", AT(a), kind_name(a->type), a->stage, a->mb, v[*p - 1].cell);
             goto fail;
         }
@@ -554,7 +417,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         int fulls = (sl->bw != 0) + (sl->b && !(sl->w && !sl->i));
         int inps = (sl->i != 0) + (sl->b && sl->w && !sl->i);
         if (a->type != T_F && fulls + inps > 1) {
-            rfail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: stage %d, microbatch %d has more than "
+            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: stage %d, microbatch %d has more than "
                   "one backward (I, B, BW)", AT(a), a->stage, a->mb);
             goto fail;
         }
@@ -572,24 +435,32 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             else if (sl->i && !sl->w)
                 what = "an I but no W";
             if (what) {
-                rfail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage %d has %s of "
+                sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage %d has %s of "
                       "microbatch %d (the file names microbatches 0..%d)",
                       dev[s] + 1, dev[s], s, what, mb, m - 1);
                 goto fail;
             }
         }
+    if (r->comms) {
+        size_t *at = calloc((size_t)S + 1, sizeof *at);
+        sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
+                           : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
+        free(at);
+        if (rst)
+            goto fail;
+    }
     pg = sc_prog_new(P, S, m);
     if (!pg) {
-        rfail(r, SC_ERR_LIMIT, "%s", sc_new_errmsg());
+        sc_tcsv_fail(r, SC_ERR_LIMIT, "%s", sc_new_errmsg());
         goto fail;
     }
     if (sc_prog_set_placement(pg, SC_PLACE_TABLE, dev) != SC_OK) {
-        rfail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
+        sc_tcsv_fail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
         goto fail;
     }
     sc_status st = build(pg, v, n, tab, r->comms, dev);
     if (st) { /* out of memory, or a device's order too long */
-        rfail(r, st, "%s", sc_errmsg(pg));
+        sc_tcsv_fail(r, st, "%s", sc_errmsg(pg));
         goto fail;
     }
     free(dev);

@@ -3,7 +3,6 @@
  */
 #include "ir_impl.h"
 #include "ir/alloc.h"
-#include "p2p.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -467,17 +466,6 @@ sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
     sc_prog_invalidate(pg);
     return SC_OK;
 }
-
-sc_status sc_prog_set_p2p(sc_prog *pg, int mode)
-{
-    if (mode != SC_P2P_NCCL && mode != SC_P2P_GLOO)
-        return sc_fail(pg, SC_ERR_ARG, "unknown point-to-point mode %d", mode);
-    pg->p2p = mode;
-    sc_prog_invalidate(pg);
-    return SC_OK;
-}
-
-int sc_prog_p2p(const sc_prog *pg) { return pg->p2p; }
 
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units)
 {

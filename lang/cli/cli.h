@@ -60,6 +60,10 @@ int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format
 /* Prints "stagecraft: error: msg" on stderr, control bytes other than
  * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);
+/* While buf is set (len > 0), sc_cli_fail keeps its first message in buf
+ * (cleaned, one line) instead of printing it: sc.plan raises it as a Lua
+ * error. sc_cli_capture(NULL, 0) prints again. */
+void sc_cli_capture(char *buf, size_t len);
 /* The limits of every evaluation of this process (--max-steps, ...). */
 sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops
@@ -116,6 +120,11 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
  * of the --json object in w, or (w NULL) a text line; nothing without a
  * policy. */
 void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
+/* bound_out.c: the lower bound on any schedule's makespan and how far
+ * `makespan` is above it (docs/bound.md), as members of the --json object
+ * in w, or (w NULL) a text line; with optimal > 0 (sim --optimal) also the
+ * exact optimum within that many seconds (docs/bound.md#the-exact-optimum). */
+void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

@@ -355,9 +355,8 @@ int sc_cli_import(int argc, char **argv)
         } else if (strcmp(a, "--comm") == 0) {
             /* the runtime's point-to-point semantics (docs/semantics.md#modes) */
             const char *v = i + 1 < argc ? argv[++i] : "";
-            if (strcmp(v, "nccl") && strcmp(v, "gloo"))
-                return failf(SC_EXIT_USAGE, "--comm '%s': expected nccl or gloo", v);
-            p2p = strcmp(v, "gloo") == 0 ? SC_P2P_GLOO : SC_P2P_NCCL;
+            if ((p2p = sc_p2p_parse(v)) < 0)
+                return failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
         } else if (a[0] == '-' && a[1]) {
             return failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {

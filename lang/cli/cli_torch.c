@@ -4,6 +4,7 @@
  * PyTorch loads the file and torchtitan's settings (docs/interchange.md#pytorch-pipelining-csv).
  */
 #include "cli.h"
+#include "ir/p2p.h"
 #include "ir/recompute_cfg.h"
 
 #include <stdio.h>
@@ -105,6 +106,16 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
                 "_PipelineScheduleRuntime(stages, n_microbatches=%d, ...)._load_csv(\"%s\", "
                 "format=\"compute_comms\")\n",
                 version >= SC_TORCH_WAITS ? ">= 2.15" : "<= 2.14", m, file);
+        /* The mode it was verified in (docs/semantics.md#modes): the file
+         * itself has no room for it (every row is a rank to PyTorch). */
+        if (sc_prog_p2p(pg) == SC_P2P_LINK)
+            fprintf(stderr, "stagecraft: note: verified in the per-link mode: set "
+                    "torch.distributed.config.pipeline_per_edge_p2p = True "
+                    "(TORCH_DISTRIBUTED_PIPELINE_PER_EDGE_P2P=1) on every rank before building "
+                    "its stages; stagecraft import FILE --comm per-link reads it back\n");
+        else if (sc_prog_p2p(pg) == SC_P2P_GLOO)
+            fprintf(stderr, "stagecraft: note: verified in gloo's mode: run it on gloo; "
+                    "stagecraft import FILE --comm gloo reads it back\n");
         return 0;
     }
     /* torchtitan's class for the V placement with overlapped pairs: its

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound/bound.h"
 #include "formats/svg.h"
 #include "ir/alloc.h"
 #include "lua/sc_auto.h"
@@ -396,6 +397,8 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     w->m = sc_prog_microbatches(lp->pg);
     w->instructions = sc_prog_total_instructions(lp->pg);
     w->makespan = sim->makespan;
+    sc_bound b; /* docs/bound.md */
+    w->bound = sc_bound_prog(lp->pg, &b) == SC_OK ? b.bound : NAN;
     w->bubble = sim->bubble_rate;
     /* Counted in --max-mem, as the programs are: 10000 rows of 4096
      * devices hold 650 MB. */

@@ -19,8 +19,24 @@
 
 static sc_limits limits = SC_LIMITS_DEFAULT;
 
+static char *capture;
+static size_t capture_len;
+
+void sc_cli_capture(char *buf, size_t len)
+{
+    capture = len ? buf : NULL;
+    capture_len = len;
+    if (capture)
+        capture[0] = 0;
+}
+
 int sc_cli_fail(int code, const char *msg)
 {
+    if (capture) { /* the first error only: the one that stopped the command */
+        if (!capture[0])
+            sc_clean_text(capture, capture_len, msg, 0);
+        return code;
+    }
     /* Messages carry recipes' text (their errors, names): no escape
      * sequence of theirs reaches the terminal. One write, so that the
      * lines of MPI ranks do not mix (stderr is unbuffered). */

@@ -31,7 +31,7 @@ typedef struct row {
     int over_mem; /* the error is a refusal by the memory cap (the row does not fit) */
     int P, S, m, bneck, idlest;
     size_t instructions;
-    double makespan, bubble, idle_max, peak_max, peak_min, unit_bytes;
+    double makespan, bound, bubble, idle_max, peak_max, peak_min, unit_bytes;
     double *peak, *idle; /* [P] */
     int ud;              /* the Program's reference in the registry (for --svg), or LUA_NOREF */
 } row;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bound/bound.h"
 #include "formats/svg.h"
 #include "ir/alloc.h"
 #include "lua/sc_lua.h"
@@ -65,6 +66,8 @@ static void print_json(const cmp *c)
         sc_jw_int(&w, "microbatches", r->m);
         sc_jw_int(&w, "instructions", (long long)r->instructions);
         sc_jw_num(&w, "makespan", r->makespan);
+        sc_jw_num(&w, "lower_bound", r->bound);
+        sc_jw_num(&w, "bound_gap", sc_bound_gap(r->makespan, r->bound));
         sc_jw_num(&w, "bubble_rate", r->bubble);
         json_nums(&w, "idle", r->idle, r->P, 0);
         if (r->bneck >= 0)
@@ -85,7 +88,7 @@ static void print_json(const cmp *c)
     putchar('\n');
 }
 
-enum { NCOL = 10 + MAX_DEFS };
+enum { NCOL = 12 + MAX_DEFS };
 
 /* Bytes for people: 262144 -> "256 KiB". */
 static void human(char *out, size_t n, double b)
@@ -110,9 +113,10 @@ static void print_table(const cmp *c)
     for (int j = 0; j < ns; j++)
         head[nc++] = c->defs[sweeps[j]].name;
     int fig = nc;
-    static const char *const figs[] = {"makespan", "bubble", "idle max", "bottleneck",
-                                       "peak max", "peak min", "instructions", "peak bytes"};
-    for (int j = 0; j < 7 + c->bytes; j++)
+    static const char *const figs[] = {"makespan", "bound", "gap", "bubble", "idle max",
+                                       "bottleneck", "peak max", "peak min", "instructions",
+                                       "peak bytes"};
+    for (int j = 0; j < 9 + c->bytes; j++)
         head[nc++] = figs[j];
     int width[NCOL];
     for (int j = 0; j < nc; j++)
@@ -129,21 +133,23 @@ static void print_table(const cmp *c)
                      sc_clean_text(clean, sizeof clean,
                                    c->defs[sweeps[j]].values[sc_compare_value_of(c, w->combo, sweeps[j])], 0));
         if (!w->error) {
-            char *f[8];
-            for (int j = 0; j < 8; j++)
+            char *f[10];
+            for (int j = 0; j < 10; j++)
                 f[j] = cell[i][fig + j];
             snprintf(f[0], 48, "%.6g", w->makespan);
-            snprintf(f[1], 48, "%.2f%%", 100 * w->bubble);
-            snprintf(f[2], 48, "%.2f%% d%d", 100 * w->idle_max, w->idlest);
+            snprintf(f[1], 48, "%.6g", w->bound);
+            snprintf(f[2], 48, "%.2f%%", 100 * sc_bound_gap(w->makespan, w->bound));
+            snprintf(f[3], 48, "%.2f%%", 100 * w->bubble);
+            snprintf(f[4], 48, "%.2f%% d%d", 100 * w->idle_max, w->idlest);
             if (w->bneck >= 0)
-                snprintf(f[3], 48, "d%d", w->bneck);
+                snprintf(f[5], 48, "d%d", w->bneck);
             else
-                snprintf(f[3], 48, "none");
-            snprintf(f[4], 48, "%.4g", w->peak_max);
-            snprintf(f[5], 48, "%.4g", w->peak_min);
-            snprintf(f[6], 48, "%zu", w->instructions);
+                snprintf(f[5], 48, "none");
+            snprintf(f[6], 48, "%.4g", w->peak_max);
+            snprintf(f[7], 48, "%.4g", w->peak_min);
+            snprintf(f[8], 48, "%zu", w->instructions);
             if (c->bytes)
-                human(f[7], 48, w->peak_max * w->unit_bytes);
+                human(f[9], 48, w->peak_max * w->unit_bytes);
         }
         for (int j = 0; j < nc; j++)
             if ((int)strlen(cell[i][j]) > width[j])

@@ -29,10 +29,12 @@
 #include "cli.h"
 #include "core/commands.h"
 #include "cmd_compare.h"
+#include "cmd_plan.h"
 #include "cmd_run.h"
 #include "formats/render.h"
 #include "repl/repl.h"
 #include "ir/offload_cfg.h"
+#include "ir/p2p.h"
 #include "lua/sc_auto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -45,7 +47,9 @@ typedef struct opts {
     double from, to;                        /* show, export: the time window */
     const char *torch;                      /* export --torch VERSION */
     int titan;                              /* export --torchtitan */
+    int comm;                               /* --comm: SC_P2P_* + 1, 0: the recipe's */
     int defs;                               /* the overrides table's index */
+    double optimal;                         /* sim --optimal[=S]: its time limit; 0: none */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -67,6 +71,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
+        } else if (strncmp(a, "--optimal", 9) == 0 && (!a[9] || a[9] == '=')) {
+            o->optimal = a[9] ? strtod(a + 10, NULL) : 10;
+            if (!(o->optimal > 0 && o->optimal <= 1e6))
+                return sc_cli_fail(SC_EXIT_USAGE, "--optimal=SECONDS needs a time limit in (0, 1e6]");
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
@@ -81,6 +89,12 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
+        } else if (strcmp(a, "--comm") == 0) { /* docs/semantics.md#modes */
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if ((o->comm = sc_p2p_parse(v) + 1) == 0) {
+                snprintf(msg, sizeof msg, "--comm '%.40s': expected " SC_P2P_NAMES, v);
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
+            }
         } else if (strcmp(a, "--torchtitan") == 0) {
             o->titan = 1;
         } else if (strcmp(a, "--torch") == 0) {
@@ -252,13 +266,16 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
     /* --width is pixels for a picture, columns for the text view. */
     sc_svg_opts so = {o->width, o->from, o->to};
+    sc_status st = o->comm ? sc_lua_set_comm(lp, o->comm - 1) : SC_OK;
+    if (st)
+        return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     if (strcmp(o->cmd, "export") == 0)
         return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
         return sc_cli_show_files(o->recipe, o->svg, o->trace, lp, &so);
     /* sim and show verify through the simulation's replay. */
     int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
-    sc_status st = simulate ? SC_OK : sc_lua_check(lp);
+    st = simulate ? SC_OK : sc_lua_check(lp);
     if (st)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     int P = sc_prog_devices(pg);
@@ -323,6 +340,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
         sc_jw_num(&w, "makespan", sim->makespan);
         sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
+        sc_cli_print_bound(pg, sim->makespan, o->optimal, &w);
         sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
         sc_jw_num(&w, "peak_memory_max", peak);
         sc_jw_nums(&w, "busy", sim->busy, P);
@@ -356,6 +374,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
+    sc_cli_print_bound(pg, sim->makespan, o->optimal, NULL);
     int lo = 0, hi = 0;
     for (int d = 0; d < P; d++) {
         lo = idle[d] < idle[lo] ? d : lo;
@@ -500,6 +519,7 @@ static int cmd_show(lua_State *L, int argc, char **argv) { return cmd_recipe(L, 
 static int cmd_export(lua_State *L, int argc, char **argv) { return cmd_recipe(L, argc, argv); }
 static int cmd_compare(lua_State *L, int argc, char **argv) { return sc_cmd_compare(L, argc, argv); }
 static int cmd_run(lua_State *L, int argc, char **argv) { return sc_cmd_run(L, argc, argv); }
+static int cmd_plan(lua_State *L, int argc, char **argv) { return sc_cmd_plan(L, argc, argv); }
 
 /* sim with a sweep (-D m=16,32,64): one row per value, as compare. */
 static int cmd_sim(lua_State *L, int argc, char **argv)
@@ -573,6 +593,7 @@ int main(int argc, char **argv)
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);
+    sc_plan_register(L); /* sc.plan: the command from Lua */
     /* Options before the command or FILE.lua: the sandbox and the limits. */
     int k = 1, rc;
     while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {

@@ -23,7 +23,7 @@
 #define SC_COMMANDS(X)                                                                           \
     X(list, "list [RECIPE]", "recipes, their parameters and defaults", NULL)                     \
     X(check, "check RECIPE [-D k=v]...", "unroll, lower, verify; exit 0 only if valid", NULL)    \
-    X(sim, "sim   RECIPE [-D k=v]... [--json]", NULL, NULL)                                      \
+    X(sim, "sim   RECIPE [-D k=v]... [--json] [--optimal[=SECONDS]]", NULL, NULL)              \
     X(show,                                                                                      \
       "show  RECIPE [-D k=v]... [--ascii | --dump | --svg FILE | --trace FILE] [--width N]\n"    \
       "[--from T0 --to T1]",                                                                     \
@@ -31,11 +31,15 @@
     X(compare, "compare RECIPE... [-D k=v]... [--json] [--fit] [--svg FILE]",                    \
       "one table of them all (--fit: only the rows within mem)",                                 \
       "(sim, compare: -D m=16,32,64 or -D link_gbps=10:100:10 sweeps, a row per value)")         \
+    X(plan, "plan  -D p=N -D m=N [-D k=v]... [--cap UNITS|BYTES] [--costs FILE] [--layers SPEC]\n"   \
+      "[--json] [--svg FILE]",                                                                  \
+      "what to run: the front of time against memory, the pick", NULL)                     \
     X(export,                                                                                    \
       "export RECIPE [-D k=v]... --format torch-csv|torch-csv-comms|json|trace|svg [-o FILE]\n"  \
       "[--torch VERSION] [--torchtitan]",                                                        \
-      "(torch-csv*: PyTorch's dialect; torchtitan's)", NULL)                                     \
-    X(import, "import FILE.csv [-D k=v]... [--comm nccl|gloo] [--json | --dump]",                \
+      "(torch-csv*: PyTorch's dialect; torchtitan's)",                                           \
+      "(check, sim, show, export, import: --comm nccl|gloo|per-link, the runtime's P2P semantics)") \
+    X(import, "import FILE.csv [-D k=v]... [--comm MODE] [--json | --dump]",                     \
       "verify and simulate a PyTorch schedule", NULL)                                            \
     X(costs, "costs --from-trace TRACE.json... [-o FILE]",                                     \
       "a cost file from torch.profiler traces of a pipelined step", NULL)                        \

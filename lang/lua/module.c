@@ -263,7 +263,8 @@ static void exits(lua_State *L)
     lua_setfield(L, -2, "_exits");
 }
 
-int luaopen_stagecraft(lua_State *L)
+/* The module's table, pushed (sc_lua_setup and luaopen_stagecraft). */
+static int open_module(lua_State *L)
 {
     sc_lua_open_program(L);
     sc_lua_open_export(L);
@@ -284,10 +285,28 @@ int luaopen_stagecraft(lua_State *L)
     return 1;
 }
 
+/* require "stagecraft" from a Lua that is not stagecraft's (stock lua5.4
+ * loading stagecraft.so, docs/embed.md#the-lua-module): the sandbox is set
+ * up on first use, from the libraries the host has then, so that the
+ * recipes sc.load evaluates run under the same rules as on the command
+ * line. The host's own code is trusted, as in the REPL: its files are its
+ * own. Its global print stays its own (the sandbox's print is the one that
+ * cleans control characters); the limits, which need the state's
+ * allocator (sc_limits.h), are the host's business. */
+int luaopen_stagecraft(lua_State *L)
+{
+    if (!sc_sandbox_ready(L)) {
+        lua_getglobal(L, "print");
+        sc_sandbox_init(L);
+        lua_setglobal(L, "print");
+    }
+    return open_module(L);
+}
+
 void sc_lua_setup(lua_State *L)
 {
     luaL_openlibs(L);
-    luaL_requiref(L, "stagecraft", luaopen_stagecraft, 1);
+    luaL_requiref(L, "stagecraft", open_module, 1);
     lua_setglobal(L, "sc");
     sc_limits_guard(L);
     sc_sandbox_init(L);

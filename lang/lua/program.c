@@ -2,6 +2,7 @@
  * program.c — sc.program and the Program type (sc_lua.h): orders, rules,
  * blocks and automatic schedules into one program, and its methods.
  */
+#include "bound/bound.h"
 #include "compile.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
@@ -22,6 +23,7 @@
 #include "schedule/capfit.h"
 #include "ir/text.h"
 #include "check/verify.h"
+#include "ir/p2p.h"
 
 static sc_lprog *checkprog(lua_State *L, int i)
 {
@@ -208,6 +210,16 @@ int sc_lua_program(lua_State *L)
     if (lua_getfield(L, 1, "pairs") != LUA_TNIL && lua_toboolean(L, -1))
         sc_lua_check_st(L, pg, sc_pair_greedy(pg, sc_prog_mem_limit(pg), NULL));
     lua_pop(L, 1);
+    /* comm: the runtime's point-to-point semantics the program is verified
+     * and simulated in (docs/semantics.md#modes). */
+    if (lua_getfield(L, 1, "comm") != LUA_TNIL) {
+        int mode = lua_type(L, -1) == LUA_TSTRING ? sc_p2p_parse(lua_tostring(L, -1)) : -1;
+        if (mode < 0)
+            return sc_lua_raise(L, SC_ERR_ARG, "program: comm must be \"nccl\", \"gloo\" or "
+                                               "\"per-link\" (docs/semantics.md#modes)");
+        sc_lua_check_st(L, pg, sc_prog_set_p2p(pg, mode));
+    }
+    lua_pop(L, 1);
     sc_lua_set_offload(L, 1, pg);
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
@@ -225,6 +237,13 @@ const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st)
     if (!lp->sim)
         *st = sc_simulate(lp->pg, &lp->sim);
     return lp->sim;
+}
+
+sc_status sc_lua_set_comm(sc_lprog *lp, int mode)
+{
+    sc_sim_free(lp->sim); /* its figures were of the other mode */
+    lp->sim = NULL;
+    return sc_prog_set_p2p(lp->pg, mode);
 }
 
 static int raise_prog(lua_State *L, sc_lprog *lp, sc_status st)
@@ -305,6 +324,15 @@ static int l_sim(lua_State *L)
     lua_setfield(L, -2, "finish");
     lua_pushinteger(L, (lua_Integer)sc_prog_total_instructions(lp->pg));
     lua_setfield(L, -2, "instructions");
+    sc_bound bd; /* docs/bound.md */
+    if (sc_bound_prog(lp->pg, &bd) == SC_OK) {
+        lua_pushnumber(L, bd.bound);
+        lua_setfield(L, -2, "lower_bound");
+        lua_pushnumber(L, sc_bound_gap(sim->makespan, bd.bound));
+        lua_setfield(L, -2, "bound_gap");
+        lua_pushstring(L, sc_bound_term_name(bd.binding));
+        lua_setfield(L, -2, "bound_binding");
+    }
     double *idle = lua_newuserdatauv(L, (size_t)P * sizeof *idle, 0);
     int b = sc_lua_balance(sim, idle);
     push_array(L, idle, P);

@@ -21,7 +21,10 @@
 
 #define SC_PROGRAM_MT "stagecraft.Program"
 
-/* Opens the module; leaves it on the stack. */
+/* Opens the module; leaves it on the stack. The entry of stagecraft.so
+ * for a host's Lua (`require "stagecraft"` in stock lua5.4,
+ * docs/embed.md#the-lua-module): it also sets up the sandbox that sc.load
+ * evaluates recipes in. stagecraft's own states use sc_lua_setup. */
 int luaopen_stagecraft(lua_State *L);
 
 /* Opens the Lua standard libraries and the module as global `sc` and as
@@ -41,6 +44,9 @@ sc_lprog *sc_lua_toprog(lua_State *L, int i);
 sc_status sc_lua_check(sc_lprog *lp);
 /* Simulates (once); NULL with status in *st on failure. */
 const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
+/* Sets the program's point-to-point mode (SC_P2P_*, docs/semantics.md#modes;
+ * --comm) and drops its simulation. */
+sc_status sc_lua_set_comm(sc_lprog *lp, int mode);
 
 /* Balance of a simulation: idle[d] = 1 - busy[d] / makespan, the share of
  * the step device d computes nothing (the bubble rate, the papers' figure,

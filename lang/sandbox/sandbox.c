@@ -117,6 +117,13 @@ void sc_sandbox_init(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);
 }
 
+int sc_sandbox_ready(lua_State *L)
+{
+    int ready = lua_getfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY) == LUA_TTABLE;
+    lua_pop(L, 1);
+    return ready;
+}
+
 void sc_sandbox_trust(lua_State *L, int trusted)
 {
     lua_pushboolean(L, trusted);

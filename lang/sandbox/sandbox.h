@@ -44,6 +44,9 @@
 /* Records the pristine libraries the sandboxes copy and hides string.dump
  * from string methods. Call once, after the standard libraries are open. */
 void sc_sandbox_init(lua_State *L);
+/* Whether sc_sandbox_init ran on this state (a host's Lua that requires
+ * the module: lang/lua/module.c). */
+int sc_sandbox_ready(lua_State *L);
 /* Trusted (1): recipes and scripts run with the full standard library. */
 void sc_sandbox_trust(lua_State *L, int trusted);
 int sc_sandbox_trusted(lua_State *L);

@@ -123,6 +123,15 @@ lua_State *sc_limits_newstate(sc_limits *lim)
     return lim->L;
 }
 
+void sc_limits_use(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (lim && hooked != lim) {
+        hooked = lim;
+        sc_alloc_hook(c_charge, lim);
+    }
+}
+
 void sc_limits_make_room(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);

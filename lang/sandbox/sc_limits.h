@@ -72,6 +72,11 @@ typedef struct sc_limits {
 
 /* A new state whose allocator counts into lim; NULL on out of memory. */
 lua_State *sc_limits_newstate(sc_limits *lim);
+/* Makes the limits of L (a state of sc_limits_newstate) the ones interp's
+ * allocator charges again. The hook is one per process (ir/alloc.h): a host
+ * that holds several states (libstagecraft's contexts, lang/api) calls this
+ * before any work on one of them, so that each counts its own programs. */
+void sc_limits_use(lua_State *L);
 /* The limits of a state made by sc_limits_newstate (NULL otherwise). */
 sc_limits *sc_limits_of(lua_State *L);
 /* Starts an evaluation: step counter and hit flag to 0, count hook on, the

@@ -1,23 +1,50 @@
 """stagecraft from Python (docs/interchange.md#python).
 
-load() evaluates a recipe with parameters through the stagecraft binary (the
-one `make` built: $STAGECRAFT, else `stagecraft` on PATH) and returns a
-Program: the verified program (its JSON dump, docs/interchange.md#json-dump), its figures
-(the simulation), its exports as strings and, with PyTorch installed, a
+load() evaluates a recipe with parameters through the stagecraft binary and
+returns a Program: the verified program (its JSON dump,
+docs/interchange.md#json-dump), its figures (the simulation), its exports as
+strings, a picture for Jupyter (_repr_svg_) and, with PyTorch installed, a
 torch.distributed.pipelining schedule built from the proved streams
-(Program.torch_schedule, in stagecraft.pipelining).
+(Program.torch_schedule, in stagecraft.pipelining). compare() puts several
+recipes side by side (`stagecraft compare`) and returns a Comparison.
 
-Every failure of the binary raises stagecraft.Error with its one-line
-message and exit code (docs/errors.md); nothing is cached on disk.
+The binary is the one inside the package (`pip install ./python` builds it
+into the wheel); $STAGECRAFT, else `stagecraft` on PATH, stand in when the
+package runs from the source tree. Results come from the binary's stdout
+(JSON) and errors from its error channel, never from stderr. Every failure
+raises stagecraft.Error with its one-line message and exit code
+(docs/errors.md); nothing is cached on disk.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 
-__all__ = ["Error", "Program", "load", "binary"]
-__version__ = "0.1.0"
+__all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "plan", "Plan",
+           "Candidate", "__version__"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGED = os.path.join(_HERE, "_bin", "stagecraft")
+
+
+def _version():
+    """SC_VERSION of lang/core/core.h, the one source: written into
+    _version.py by setup.py; read from the header in a source tree."""
+    try:
+        from ._version import __version__ as v
+        return v
+    except ImportError:
+        pass
+    try:
+        with open(os.path.join(_HERE, "..", "..", "lang", "core", "core.h")) as f:
+            return re.search(r'^#define SC_VERSION "([^"]+)"', f.read(), re.M).group(1)
+    except (OSError, AttributeError):
+        return "unknown"
+
+
+__version__ = _version()
 
 
 class Error(Exception):
@@ -29,11 +56,14 @@ class Error(Exception):
 
 
 def binary(path=None):
-    """The stagecraft executable: path, else $STAGECRAFT, else on PATH."""
-    exe = path or os.environ.get("STAGECRAFT") or shutil.which("stagecraft")
+    """The stagecraft executable: path, else $STAGECRAFT, else the one in
+    the package (the wheel's), else `stagecraft` on PATH."""
+    packaged = _PACKAGED if os.access(_PACKAGED, os.X_OK) else None
+    exe = path or os.environ.get("STAGECRAFT") or packaged or shutil.which("stagecraft")
     if not exe or not os.access(exe, os.X_OK):
-        raise Error("stagecraft executable not found: build it with `make` and set "
-                    "STAGECRAFT=/path/to/stagecraft (or put it on PATH)" +
+        raise Error("stagecraft executable not found: install the package with "
+                    "`pip install ./python` (it builds the binary into it), or set "
+                    "STAGECRAFT=/path/to/stagecraft" +
                     (f" (tried '{exe}')" if exe else ""), 2)
     return exe
 
@@ -69,11 +99,11 @@ class Program:
     figures          `sim --json` (dict): makespan, bubble_rate, peak_memory, ...
     """
 
-    def __init__(self, recipe, params, exe):
+    def __init__(self, recipe, params, exe, comm=None):
         self.recipe, self.params, self._exe = recipe, dict(params), exe
-        self._defs = []
-        for k, v in self.params.items():
-            self._defs += ["-D", f"{k}={v}"]
+        self._defs = _defs(self.params)
+        if comm is not None:  # the runtime's P2P semantics (docs/semantics.md#modes)
+            self._defs += ["--comm", str(comm)]
         # Each method runs the binary again, and every rank loads the recipe
         # itself: an automatic schedule's search must not depend on time, or
         # two calls (two ranks) could get different programs. Without an
@@ -96,6 +126,11 @@ class Program:
     devices = property(lambda self: self.figures["devices"])
     stages = property(lambda self: self.figures["stages"])
     microbatches = property(lambda self: self.figures["microbatches"])
+
+    @property
+    def comm(self):
+        """The mode the program was verified in: "nccl", "gloo" or "per-link"."""
+        return self.program.get("comm", "nccl")
 
     @property
     def placement(self):
@@ -137,15 +172,87 @@ class Program:
         from . import pipelining
         return pipelining.build_schedule(self, stages, loss_fn=loss_fn, **kwargs)
 
+    def _repr_svg_(self):
+        """Jupyter shows a Program as its timeline (the svg export)."""
+        return self.export("svg")
+
     def __repr__(self):
         return (f"<stagecraft.Program {self.recipe} {self.params}: {self.devices} devices, "
                 f"{self.stages} stages, {self.microbatches} microbatches, "
                 f"bubble {self.bubble_rate:.2%}>")
 
 
-def load(recipe, binary_path=None, **params):
+def _defs(params):
+    out = []
+    for k, v in params.items():
+        out += ["-D", f"{k}={v}"]
+    return out
+
+
+class Comparison:
+    """Recipes side by side with the same parameters (`stagecraft compare
+    --json`): one row (dict) per recipe, in the order given.
+
+    rows      [{"recipe", "parameters", "devices", "makespan", "bubble_rate",
+               "peak_memory", "peak_memory_max", "idle", ...}, ...]
+    best      the row with the shortest makespan (the first of equals)
+    """
+
+    def __init__(self, recipes, params, exe):
+        self.recipes, self.params, self._exe = list(recipes), dict(params), exe
+        self._args = self.recipes + _defs(self.params)
+        if "time_limit" not in self.params:  # as load(): no search without a time limit
+            self._args += ["--time-limit", "0"]
+        out, _ = _run(exe, ["compare"] + self._args + ["--json"])
+        self.rows = json.loads(out)["rows"]
+
+    def __getitem__(self, recipe):
+        """The row of a recipe (by name) or the i-th row."""
+        if isinstance(recipe, int):
+            return self.rows[recipe]
+        for r in self.rows:
+            if r["recipe"] == recipe:
+                return r
+        raise KeyError(recipe)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    @property
+    def best(self):
+        return min(self.rows, key=lambda r: r["makespan"])
+
+    def _repr_svg_(self):
+        """The programs stacked on one time axis (`compare --svg`)."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "compare.svg")
+            _run(self._exe, ["compare"] + self._args + ["--svg", path])
+            with open(path) as f:
+                return f.read()
+
+    def __repr__(self):
+        cells = ", ".join(f"{r['recipe']} {r['bubble_rate']:.2%}" for r in self.rows)
+        return f"<stagecraft.Comparison {self.params}: bubble {cells}>"
+
+
+def compare(*recipes, binary_path=None, **params):
+    """`stagecraft compare RECIPE... -D k=v ...`: a Comparison, or Error."""
+    if not recipes:
+        raise Error("compare needs at least one recipe", 2)
+    return Comparison(recipes, params, binary(binary_path))
+
+
+def load(recipe, binary_path=None, comm=None, **params):
     """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
     ...), verifies and simulates it; returns a Program or raises Error.
+    comm ("nccl", "gloo", "per-link"): the mode it is verified in (--comm;
+    default the recipe's, else nccl).
     Automatic schedules (zb-auto, ...) search only when time_limit is given
     (else every call and every rank might see a different program)."""
-    return Program(recipe, params, binary(binary_path))
+    return Program(recipe, params, binary(binary_path), comm)
+
+
+from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _run above)

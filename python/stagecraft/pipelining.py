@@ -64,6 +64,12 @@ def check_stages(program, stages, world_size, rank):
     if got != want:
         raise Error(f"rank {rank} built stages {got}, but the program places stages {want} "
                     f"on it (placement stage -> rank: {program.placement})", 3)
+    # A program verified per-link holds only with PyTorch's per-edge
+    # communicators (docs/semantics.md#modes); nccl's verdict holds on all.
+    if program.comm == "per-link" and not all(getattr(s, "p2p_per_edge", False) for s in stages):
+        raise Error(f"rank {rank}: the program was verified in the per-link mode, but its stages "
+                    "share one communicator: set torch.distributed.config.pipeline_per_edge_p2p "
+                    "= True before building them", 3)
 
 
 def build_schedule(program, stages, loss_fn=None, n_microbatches=None,

@@ -28,9 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz_eval.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/sc_limits.h"
-#include "lua/sc_lua.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -241,23 +240,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_sandbox_seal(L);
     input = data;
     input_len = size;
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "_chunk");
-    lua_pushcclosure(L, fuzz_chunk, 1);
-    lua_setfield(L, -2, "_chunk");
-    lua_getfield(L, -1, "_evaluate");
-    lua_pushstring(L, name);
-    lua_newtable(L);
-    lua_pushboolean(L, 0);
-    sc_limits_arm(L);
-    if (lua_pcall(L, 3, 3, 0) != LUA_OK) {
-        sc_limits_error(L);
+    if (!fuzz_evaluate(L, name, fuzz_chunk)) {
         const char *m = lua_tostring(L, -1);
         if (m && strstr(m, token)) {
             fprintf(stderr, "fuzz_luaapi: a read outside the recipe's folder: %s\n", m);
             abort();
         }
-        (void)sc_lua_exit_for(L, -1);
     }
     sc_limits_close(L);
     char kp[128];

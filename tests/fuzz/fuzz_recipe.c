@@ -19,9 +19,8 @@
 #include <string.h>
 
 #include "formats/render.h"
+#include "fuzz_eval.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/sc_limits.h"
-#include "lua/sc_lua.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,19 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_lua_setup(L);
     input = data;
     input_len = size;
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "_chunk");
-    lua_pushcclosure(L, fuzz_chunk, 1);
-    lua_setfield(L, -2, "_chunk");
-    lua_getfield(L, -1, "_evaluate");
-    lua_pushliteral(L, FUZZ_NAME);
-    lua_newtable(L);
-    lua_pushboolean(L, 0);
-    sc_limits_arm(L);
-    if (lua_pcall(L, 3, 3, 0) != LUA_OK) {
-        sc_limits_error(L);
-        (void)sc_lua_exit_for(L, -1);
-    } else if (!sc_limits_hit(L)) {
+    if (fuzz_evaluate(L, FUZZ_NAME, fuzz_chunk)) {
         sc_lprog *lp = sc_lua_toprog(L, -3);
         /* sc._evaluate returns an open Program or raises: no guard here,
          * so that a closed one (NULL pg) crashes the harness. */

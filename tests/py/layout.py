@@ -39,7 +39,7 @@ ALLOWED = {"interp": {"interp"}, "runtime": {"interp", "runtime"},
 # own. The driver ("interp": compile.c) runs ir..check in order; sim asks it
 # for the timing; auto (the automatic scheduler) and the formats use sim.
 STAGES = [["interp/ir"], ["interp/schedule"], ["interp/lower"], ["interp/check"], ["interp"],
-          ["interp/sim", "interp/bound"], ["interp/auto", "interp/formats"]]
+          ["interp/sim", "interp/bound"], ["interp/auto", "interp/formats"], ["interp/plan"]]
 DRIVER = "interp/compile.c"
 RUN_IN_ORDER = {"interp/schedule", "interp/lower", "interp/check"}
 # runtime/'s folders and the folders of runtime/ each may use (besides

@@ -74,6 +74,16 @@ raises(lambda: pipelining.check_stages(prog, [FakeStage(1, 8)], 2, 1), 3,
        "the program has 4 devices but the pipeline group has 2 ranks")
 check(pipelining.check_stages(prog, [FakeStage(6, 8), FakeStage(1, 8)], 4, 1) is None,
       "matching stages")
+# A program verified per-link needs PyTorch's per-edge communicators.
+link = stagecraft.load("1f1b", p=2, m=4, comm="per-link")
+check(link.comm == "per-link" and prog.comm == "nccl", "the program's mode")
+raises(lambda: pipelining.check_stages(link, [FakeStage(1, 2)], 2, 1), 3,
+       "rank 1: the program was verified in the per-link mode, but its stages share one "
+       "communicator")
+edge = FakeStage(1, 2)
+edge.p2p_per_edge = True
+check(pipelining.check_stages(link, [edge], 2, 1) is None, "per-edge stages")
+raises(lambda: stagecraft.load("1f1b", comm="mpi"), 2, "--comm 'mpi': expected")
 check(pipelining.dialect_for((2, 15)) == "2.15" and pipelining.dialect_for((2, 16)) == "2.15"
       and pipelining.dialect_for((2, 14)) == "2.14", "dialect by version")
 raises(lambda: pipelining.dialect_for((2, 3)), 3, "from 2.4 on")
@@ -120,5 +130,15 @@ with tempfile.TemporaryDirectory() as d:
         stagecraft.load(forge, fail=1)
     except stagecraft.Error as e:
         check("forged" not in str(e), f"forged error message: {e}")
+
+# stagecraft.plan (docs/plan.md#from-lua-and-python): Python objects of plan --json.
+pl = stagecraft.plan(p=4, m=8, cap=3, time_limit=0)
+check(isinstance(pl, stagecraft.Plan) and pl.pick is not None and pl.pick.fits, f"plan pick {pl}")
+check(all(c.makespan >= pl.pick.makespan for c in pl.candidates if c.fits), "the pick is the fastest within the cap")
+check(pl.front and all(c.front for c in pl.front) and pl.why.startswith("fastest under cap 3: "), pl.why)
+check([c.peak for c in pl.front] == sorted(c.peak for c in pl.front), "front by peak")
+lp = stagecraft.plan(p=4, m=16, layers="E:4,t*14,L:6", time_limit=0)
+check(lp.partition["megatron_layout"] == "Et*2|t*6|t*6|L" and lp.partition["gain"] > 0, f"{lp.partition}")
+raises(lambda: stagecraft.plan(p=2, m=4, cap=0.1, time_limit=0), 7, "nothing meets cap 0.1")
 print(f"package: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

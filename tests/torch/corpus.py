@@ -1,4 +1,5 @@
-"""corpus.py SC [--sample] [--recipes R,...] [--worlds 2,4] [--timeout S] [--report FILE] —
+"""corpus.py SC [--sample] [--per-link] [--recipes R,...] [--worlds 2,4] [--only NAME,...]
+[--timeout S] [--report FILE] [--count] —
 stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
 
 Generates small compute_comms programs, asks `SC import` for each (exit 0:
@@ -12,13 +13,17 @@ timeout), error (PyTorch refused the file or failed otherwise).
 The programs: stagecraft's exports (2.15 dialect) of a few recipes at each
 world size, PyTorch's own lowerings of its multi-stage classes (with and
 without defer_pp_recv; with the default recipes only), and mutations of the exports: every wait of a rank
-moved right after its send (early), all waits moved to the end (late),
-adjacent transfers swapped, a receive moved to the start of its row (early)
-or right before its consumer (late), a receive dropped, a send moved right
-before its wait.
+moved right after its send (early), all waits moved to the end (late), and
+up to eleven of: adjacent transfers swapped, two neighbouring groups (runs of
+transfers) swapped, a receive moved to the start of its row (early) or right
+before its consumer (late), a receive dropped, a send moved right before its
+wait.
 
-Each program gets both verdicts, --comm nccl (the default) and --comm gloo
-(docs/semantics.md#modes). The promise checked, for both: no accepted
+Each program gets three verdicts, --comm nccl (the default), gloo and
+per-link (docs/semantics.md#modes). With --per-link PyTorch runs with
+torch.distributed.config.pipeline_per_edge_p2p (one communicator per
+directed link between ranks, split from the program's group; checked to be
+on). The promise checked, for every mode: no accepted
 program hangs, trains to wrong gradients or fails. Every refused program that runs correctly is listed with the
 verdict's line (the model is stricter than gloo there). Prints one line per
 program under --verbose, the tallies, and "corpus: N passed, N failed",
@@ -36,7 +41,9 @@ import sys
 import tempfile
 
 TOL = 1e-5
-RECIPES = ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-v", "1f1b-v"]
+MODES = ("nccl", "gloo", "per-link")  # import --comm (docs/semantics.md#modes)
+RECIPES = ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-h2", "zb-v", "1f1b-v", "v-half",
+           "dualpipev"]
 SAMPLE = ["1f1b"]
 CELL = re.compile(r"^(\d+)([A-Z_]+)(\d*)$")
 
@@ -100,9 +107,20 @@ def mutants(name, rows, rng, cap):
         at = next((i for i, c in enumerate(rest) if "REDUCE_GRAD" in c), len(rest))
         late.append(rest[:at] + waits + rest[at:])
     add("late-waits", late)
-    # adjacent transfers swapped; receives moved; a receive dropped; a send late
+    # adjacent transfers swapped; receives moved; a receive dropped; a send
+    # late; two neighbouring groups (runs of transfers) swapped
     cands = []
     for r, row in enumerate(rows):
+        runs, i = [], 0
+        while i < len(row):
+            j = i
+            while j < len(row) and is_xfer(row[j]):
+                j += 1
+            if j > i:
+                runs.append((i, j))
+            i = j + 1
+        for (a, b), (c, d) in zip(runs, runs[1:]):
+            cands.append(("swap-groups", r, (a, b, c, d)))
         for i in range(len(row) - 1):
             if is_xfer(row[i]) and is_xfer(row[i + 1]):
                 cands.append(("swap", r, i))
@@ -116,8 +134,14 @@ def mutants(name, rows, rng, cap):
     for what, r, i in cands[:cap]:
         new = [list(x) for x in rows]
         row = new[r]
+        if what == "swap-groups":
+            a, b, g, e = i
+            row[a:e] = row[g:e] + row[b:g] + row[a:b]
+            i = a
         c = row[i]
-        if what == "swap":
+        if what == "swap-groups":
+            pass
+        elif what == "swap":
             row[i], row[i + 1] = row[i + 1], row[i]
         elif what == "recv-early":
             row.insert(0, row.pop(i))
@@ -181,7 +205,7 @@ def torch_lowerings(P, defer):
 
 # Hand-made: each rank waits on its send before posting the receive the
 # other's send needs (docs/semantics.md#waits); then the same with each wait
-# after its rank's receive.
+# after its rank's receive; an early receive.
 HOSTILE = [
     ("hostile:crossed-waits-p2", "0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,"
      "0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,"
@@ -189,6 +213,13 @@ HOSTILE = [
     ("hostile:crossed-waits-later-p2", "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,"
      "0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,"
      "1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n"),
+    # rank 0 posts the receive of a gradient before the send its peer needs
+    # to produce it: a deadlock on one communicator per rank (NCCL's stream;
+    # PyTorch #172668), none with a communicator per link or on gloo
+    # (docs/semantics.md#modes)
+    ("hostile:early-recv-p2", "0F0,0RECV_B0,0F1,0SEND_F0,0WAIT_SEND_F0,0SEND_F1,0WAIT_SEND_F1,0B0,"
+     "0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,"
+     "1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n"),
 ]
 
 
@@ -204,7 +235,7 @@ def generate(sc, worlds, sample, recipes):
                 continue
             rows = parse(text.stdout)
             progs.append((f"{r}-p{P}", rows))
-            muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 8)
+            muts = mutants(f"{r}-p{P}", rows, rng, 3 if sample else 11)
             progs += muts[:1] if sample else muts
         if recipes == RECIPES:
             for defer in (False, True):
@@ -220,9 +251,13 @@ def verdict(sc, path, mode):
 
 # ---- one rank ----------------------------------------------------------------
 
-def rank_main(rank, world, port, manifest, out, timeout):
+def rank_main(rank, world, port, manifest, out, timeout, per_link):
     import torch
     import torch.distributed as dist
+    import torch.distributed.config as dist_config
+    # PyTorch's per-edge mode (docs/semantics.md#modes): one communicator per
+    # directed link between ranks, split from each program's group.
+    dist_config.pipeline_per_edge_p2p = per_link
     from torch.distributed.pipelining import PipelineStage
     from torch.distributed.pipelining.schedules import _PipelineScheduleRuntime
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -277,6 +312,8 @@ def rank_main(rank, world, port, manifest, out, timeout):
                 mine[s] = mod
                 stages.append(PipelineStage(mod, s, S, torch.device("cpu"), group=grp))
             sched = _PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn)
+            if per_link and not all(st.p2p_per_edge for st in stages):
+                raise RuntimeError("per-edge P2P is not on")
             sched._load_csv(it["path"], format="compute_comms")
             losses = []
             args = (x,) if 0 in mine else ()
@@ -288,7 +325,9 @@ def rank_main(rank, world, port, manifest, out, timeout):
             for s, mod in mine.items():
                 for p, r in zip(mod.parameters(), ref[s]):
                     err = max(err, (p.grad - r).abs().max().item() / max(r.abs().max().item(), 1e-12))
-            if err > TOL:
+            if per_link and not stages[0]._p2p_edge_groups:
+                outcome, why = "error", "per-edge P2P: no edge groups were built"
+            elif err > TOL:
                 outcome, why = "wrong", f"relative error {err:.2e}"
         except Exception as e:  # noqa: BLE001 - classified below
             msg = f"{type(e).__name__}: {e}".splitlines()[0][:200]
@@ -314,7 +353,7 @@ def free_port():
     return p
 
 
-def run_world(py, world, items, timeout, tmp):
+def run_world(py, world, items, timeout, tmp, per_link):
     """Runs items on `world` ranks; a world that makes no progress for a
     while (a rank stuck where gloo's timeout does not reach) is killed, its
     program counted as a hang, and a new world goes on with the next one."""
@@ -329,7 +368,8 @@ def run_world(py, world, items, timeout, tmp):
         port = free_port()
         logs = [open(os.path.join(tmp, f"log{world}-{len(results)}-{r}"), "w") for r in range(world)]
         procs = [subprocess.Popen([py, __file__, "--rank", str(r), str(world), str(port), manifest,
-                                   out, str(timeout)], stdout=logs[r], stderr=subprocess.STDOUT)
+                                   out, str(timeout), str(int(per_link))],
+                                  stdout=logs[r], stderr=subprocess.STDOUT)
                  for r in range(world)]
         done, last, stall = 0, time.time(), 120 + 30 * timeout
         while True:
@@ -353,12 +393,13 @@ def run_world(py, world, items, timeout, tmp):
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--rank":
         a = sys.argv[2:]
-        rank_main(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], float(a[5]))
+        rank_main(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], float(a[5]), a[6] == "1")
         return
     args = sys.argv[1:]
     sc = os.path.abspath(args[0])
     sample = "--sample" in args
     verbose = "--verbose" in args
+    per_link = "--per-link" in args
     worlds = [2] if sample else [2, 4]
     timeout = 8.0
     report = None
@@ -375,6 +416,13 @@ def main():
         if a == "--recipes":
             recipes = args[i + 1].split(",")
     progs = generate(sc, worlds, sample, recipes)
+    for i, a in enumerate(args):
+        if a == "--only":  # these programs only (names as printed)
+            only = set(args[i + 1].split(","))
+            progs = [(n, rows) for n, rows in progs if n in only]
+    if "--count" in args:  # how many programs, without running them
+        print(f"corpus: {len(progs)} programs")
+        return
     items = {}
     for n, (name, rows) in enumerate(progs):
         path = os.path.join(tmp, f"p{n}.csv")
@@ -387,14 +435,13 @@ def main():
                 if k and k[1] in ("F", "I", "W", "B"):
                     place[k[0]] = r
                     S, m = max(S, k[0] + 1), max(m, (k[2] or 0) + 1)
-        code, line = verdict(sc, path, "nccl")
-        gcode, gline = verdict(sc, path, "gloo")
-        items.setdefault(len(rows), []).append(
-            {"name": name, "path": path, "S": S, "m": m, "place": [place.get(s, -1) for s in range(S)],
-             "code": code, "line": line, "gcode": gcode, "gline": gline})
+        it = {"name": name, "path": path, "S": S, "m": m, "place": [place.get(s, -1) for s in range(S)]}
+        for mode in MODES:
+            it[mode] = verdict(sc, path, mode)
+        items.setdefault(len(rows), []).append(it)
     rows_out = []
     for world, its in sorted(items.items()):
-        res = run_world(sys.executable, world, its, timeout, tmp)
+        res = run_world(sys.executable, world, its, timeout, tmp, per_link)
         if res is None:
             print(f"corpus: 0 passed, {len(its)} failed")
             sys.exit(1)
@@ -402,19 +449,22 @@ def main():
             rows_out.append({**it, **r})
     tally, unsound, strict = {}, [], []
     for r in rows_out:
-        for mode, ck, lk in (("nccl", "code", "line"), ("gloo", "gcode", "gline")):
-            acc = "accepted" if r[ck] == 0 else "refused"
+        for mode in MODES:
+            code, line = r[mode]
+            acc = "accepted" if code == 0 else "refused"
             key = (mode, acc, r["outcome"])
             tally[key] = tally.get(key, 0) + 1
-            if r[ck] == 0 and r["outcome"] != "ok":
+            if code == 0 and r["outcome"] != "ok":
                 unsound.append((mode, r))
-            if r[ck] != 0 and r["outcome"] == "ok":
-                strict.append((mode, r[lk], r))
+            if code != 0 and r["outcome"] == "ok":
+                strict.append((mode, line, r))
         if verbose:
-            print(f"{r['name']:34s} nccl {r['code']} gloo {r['gcode']} torch {r['outcome']:5s} "
-                  f"{r['line'][:80]} {r['why'][:80]}")
-    print(f"corpus: {len(rows_out)} programs (worlds {','.join(map(str, worlds))})")
-    for mode in ("nccl", "gloo"):
+            codes = " ".join(f"{md} {r[md][0]}" for md in MODES)
+            print(f"{r['name']:34s} {codes} torch {r['outcome']:5s} "
+                  f"{r['nccl'][1][:80]} {r['why'][:80]}")
+    runtime = "per-edge communicators" if per_link else "one communicator"
+    print(f"corpus: {len(rows_out)} programs (worlds {','.join(map(str, worlds))}; PyTorch: {runtime})")
+    for mode in MODES:
         print(f"corpus: --comm {mode}: " + ", ".join(
             f"{a} and {o}: {n}" for (md, a, o), n in sorted(tally.items()) if md == mode))
     for mode, r in unsound:

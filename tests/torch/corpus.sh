@@ -3,9 +3,10 @@
 # docs/semantics.md#waits): generated programs (exports, PyTorch's own
 # lowerings, their mutations) imported by stagecraft and run by PyTorch 2.15
 # with gloo; no accepted program may hang, fail or train to wrong gradients.
-# make check runs a sample (the 2-rank hand-made hostile pair, one export and
-# one mutation); make test two recipes and their mutations at 2 ranks (the
-# whole corpus, 2 and 4 ranks, takes about an hour: bench/README.md). Needs the
+# make check runs a sample (the 2-rank hand-made hostile programs, one export
+# and one mutation); make test two recipes and their mutations at 2 ranks,
+# then two with PyTorch's per-edge communicators (--per-link); the whole
+# corpus, 2 and 4 ranks, takes 10 to 17 minutes a run: bench/README.md. Needs the
 # venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
 # Prints "corpus: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
@@ -18,5 +19,11 @@ if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
 fi
 # One corpus at a time on the machine: the ranks are timed.
 exec 9>"$VENVS/.lock-corpus"; flock 9
-if full; then exec "$py" tests/torch/corpus.py "$SC" --worlds 2 --recipes 1f1b,zb-v
-else exec "$py" tests/torch/corpus.py "$SC" --sample; fi
+if ! full; then exec "$py" tests/torch/corpus.py "$SC" --sample; fi
+# make test: with one communicator, then with PyTorch's per-edge ones
+# (docs/semantics.md#modes); one summary line of both.
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+"$py" tests/torch/corpus.py "$SC" --worlds 2 --recipes 1f1b,zb-v | tee "$out"
+"$py" tests/torch/corpus.py "$SC" --worlds 2 --recipes 1f1b,v-half --per-link | tee -a "$out"
+grep -E '^corpus: [0-9]+ passed' "$out" | awk '{p += $2; f += $4} END {
+  printf "corpus: %d passed, %d failed (both runs)\n", p, f; exit (f > 0) }'

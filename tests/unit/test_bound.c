@@ -6,6 +6,7 @@
  * the stdlib recipes is tests/bound.sh).
  */
 #include "bound/bound.h"
+#include "bound/exact.h"
 #include "harness.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
@@ -112,10 +113,65 @@ TEST(memory)
     CHECK_NEAR(b.bound, 24, 1e-12);
     CHECK_NEAR(makespan(pg), 24, 1e-12);
     CHECK_STR(b.why, "memory cap");
+    /* The same cap given to the bound instead of the program. */
+    CHECK(sc_prog_set_mem_limit(pg, INFINITY) == SC_OK);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK(b.binding != SC_BOUND_MEMORY && b.bound < 24);
+    CHECK(sc_bound_prog_cap(pg, 1, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 24, 1e-12);
+    CHECK(sc_bound_prog_cap(pg, 0, &b) == SC_ERR_ARG);
     /* A cap below one record: no schedule. */
     CHECK(sc_prog_set_mem_limit(pg, 0.5) == SC_OK);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK(isinf(b.bound) && b.k == 0);
+    sc_prog_free(pg);
+}
+
+TEST(exact)
+{
+    /* 1F1B on two devices, four microbatches, a cap of one record: the
+     * memory term gives 4 round trips (4.2 each) and W = 0.5; the optimum,
+     * 18.8, is above it (GLPK proves it), and below 1F1B's 20.8. */
+    sc_prog *pg = sc_prog_new(2, 2, 4);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 1, 0.5) == SC_OK);
+    CHECK(sc_prog_set_comm(pg, 0.1) == SC_OK);
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 4; i++) {
+            CHECK(sc_prog_push(pg, d, SC_OP_F, d, i) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, i) == SC_OK);
+        }
+    CHECK(sc_prog_set_mem(pg, -1, 1) == SC_OK);
+    CHECK(sc_prog_set_mem_limit(pg, 1) == SC_OK);
+    sc_bound b;
+    sc_exact e;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 17.3, 1e-9);
+    CHECK(sc_exact_solve(pg, 0, 1, &e) == SC_ERR_ARG);
+    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    if (!sc_exact_solver()) {
+        CHECK(e.status == SC_EXACT_NO_SOLVER);
+        CHECK_STR(e.why, "without GLPK");
+    } else {
+        CHECK(e.status == SC_EXACT_OPTIMAL && !e.by_bound);
+        CHECK_NEAR(e.optimum, 18.8, 1e-6);
+        CHECK(e.binaries > 0 && e.bound >= b.bound);
+        double t = makespan(pg);
+        CHECK(e.optimum <= t + 1e-9);
+    }
+    sc_prog_free(pg);
+    /* Without a cap the list schedule meets the bound: no solver needed. */
+    pg = one_f_one_b(3, 6, 1, 1, 0.5, 0.1);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, makespan(pg), &e) == SC_OK);
+    if (sc_exact_solver()) {
+        CHECK(e.status == SC_EXACT_OPTIMAL && e.by_bound);
+        CHECK_NEAR(e.optimum, b.bound, 1e-9);
+    }
+    /* Outside the model: several steps. */
+    CHECK(sc_prog_set_steps(pg, 2) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    CHECK(e.status == SC_EXACT_UNSUPPORTED);
+    CHECK_STR(e.why, "more than one step");
     sc_prog_free(pg);
 }
 
@@ -133,6 +189,7 @@ int main(void)
     RUN(one_device);
     RUN(path);
     RUN(memory);
+    RUN(exact);
     RUN(gap);
     return harness_done("bound");
 }

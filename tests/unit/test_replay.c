@@ -9,6 +9,7 @@
 #include "ir/ir.h"
 #include "sim/sim.h"
 #include "check/verify.h"
+#include "ir/p2p.h"
 
 #include <stdlib.h>
 
@@ -136,6 +137,48 @@ TEST(early_receive_deadlocks_with_cycle)
     sc_prog_free(pg);
 }
 
+/* The modes (docs/semantics.md#modes): the early receive deadlocks only
+ * in the NCCL mode; per-link runs a link's transfers one at a time, so its
+ * makespan lies between gloo's and the NCCL mode's; the modes' names. */
+TEST(modes_early_receive_and_link_order)
+{
+    sc_prog *pg = sc_prog_new(2, 2, 1);
+    sc_instr send = X(SC_OP_SEND, SC_DIR_ACT, 1, 0, 1);
+    send.flags = SC_IF_GROUP;
+    sc_instr d0[] = {C(SC_OP_F, 0, 0), X(SC_OP_RECV, SC_DIR_GRAD, 0, 0, 1), send,
+                     C(SC_OP_BW, 0, 0), END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    sc_instr d1[] = {X(SC_OP_RECV, SC_DIR_ACT, 1, 0, 0), C(SC_OP_F, 1, 0), C(SC_OP_BW, 1, 0),
+                     X(SC_OP_SEND, SC_DIR_GRAD, 0, 0, 0), END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    for (size_t i = 0; i < 6; i++) {
+        sc_prog_push_stream(pg, 0, d0[i]);
+        sc_prog_push_stream(pg, 1, d1[i]);
+    }
+    CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
+    CHECK(sc_prog_set_p2p(pg, SC_P2P_LINK) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(sc_prog_set_p2p(pg, SC_P2P_GLOO) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK(sc_prog_set_p2p(pg, 7) == SC_ERR_ARG);
+    sc_prog_free(pg);
+
+    /* d1 posts both receives of d0's activations in one group: together in
+     * the NCCL mode and in gloo's, one after the other per-link. */
+    double span[3];
+    for (int mode = SC_P2P_NCCL; mode <= SC_P2P_LINK; mode++) {
+        pg = two_devices(0, 1);
+        sc_sim *sim = NULL;
+        CHECK(sc_prog_set_comm(pg, 1) == SC_OK);
+        CHECK(sc_prog_set_p2p(pg, mode) == SC_OK);
+        CHECK(sc_simulate(pg, &sim) == SC_OK);
+        span[mode] = sim ? sim->makespan : -1;
+        sc_sim_free(sim);
+        sc_prog_free(pg);
+    }
+    CHECK(span[SC_P2P_GLOO] <= span[SC_P2P_LINK] && span[SC_P2P_LINK] <= span[SC_P2P_NCCL]);
+    CHECK(sc_p2p_parse("per-link") == SC_P2P_LINK && sc_p2p_parse("mpi") < 0);
+    CHECK_STR(sc_p2p_name(SC_P2P_GLOO), "gloo");
+}
+
 TEST(unmatched_and_misplaced_transfers)
 {
     sc_prog *pg = sc_prog_new(2, 2, 1);
@@ -186,5 +229,6 @@ int main(void)
     RUN(swapped_sends_in_one_group_are_refused);
     RUN(early_receive_deadlocks_with_cycle);
     RUN(unmatched_and_misplaced_transfers);
+    RUN(modes_early_receive_and_link_order);
     return harness_done("replay");
 }

@@ -1,0 +1,33 @@
+/*
+ * p2p.c — the point-to-point mode of a program (p2p.h) and its names.
+ */
+#include "p2p.h"
+#include "ir_impl.h"
+
+#include <string.h>
+
+static const char *const names[] = {"nccl", "gloo", "per-link"};
+
+sc_status sc_prog_set_p2p(sc_prog *pg, int mode)
+{
+    if (mode < SC_P2P_NCCL || mode > SC_P2P_LINK)
+        return sc_fail(pg, SC_ERR_ARG, "unknown point-to-point mode %d", mode);
+    pg->p2p = mode;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+int sc_prog_p2p(const sc_prog *pg) { return pg->p2p; }
+
+const char *sc_p2p_name(int mode)
+{
+    return mode >= SC_P2P_NCCL && mode <= SC_P2P_LINK ? names[mode] : "?";
+}
+
+int sc_p2p_parse(const char *name)
+{
+    for (int i = SC_P2P_NCCL; i <= SC_P2P_LINK; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}

@@ -1,0 +1,98 @@
+/*
+ * plan.h — the planner's choice (docs/plan.md): candidate schedules, each
+ * evaluated and verified by its caller (lang/cli/cmd_plan.c compiles and
+ * simulates them), their Pareto front of time against memory, and the pick
+ * under a memory cap, with the reason in words.
+ *
+ *     sc_plan *pl = sc_plan_new(6);              // cap: 6 units (0: none)
+ *     sc_plan_add(pl, "v-zb", "mem=6", 92.367, 0.0889, 6, NULL);
+ *     sc_plan_add(pl, "zbv-auto", "mem=6", 102.08, 0.1756, 6, NULL);
+ *     sc_plan_add(pl, "1f1b", "", 0, 0, 0, "refused by mem = 6");
+ *     sc_plan_finish(pl);                        // the front and the pick
+ *     sc_plan_why(pl, buf, sizeof buf);          // "fastest under cap 6: ..."
+ *     sc_plan_free(pl);
+ *
+ * Time is the makespan (what a step costs; the bubble rate is shown, never
+ * ranked by), memory the largest peak over the devices in the program's
+ * units. A candidate is on the front when no other one is at most as slow
+ * and at most as large with one of the two strictly less; the pick is the
+ * fastest candidate whose peak is within the cap (ties: the smaller peak,
+ * then the one added first), so it is never slower than any candidate that
+ * meets the cap. Not thread-safe; sc_plan_free(NULL) is a no-op.
+ */
+#ifndef SC_PLAN_H
+#define SC_PLAN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "formats/jsonw.h"
+
+typedef struct sc_plan_cand {
+    char recipe[48];   /* a stdlib name or a path */
+    char knobs[96];    /* the -D it was given beyond the user's ("mem=6 v=2"); "" none */
+    char error[160];   /* "" when it was evaluated; else why not (first line) */
+    double makespan, bubble, peak; /* peak: the largest device's, in units */
+    double peak_bytes; /* with a model's sizes; 0 without */
+    double bound;      /* a lower bound on the makespan of any schedule of its
+                        * shape, costs and cap (interp/bound/bound.h); 0: none */
+    int front;         /* on the Pareto front (set by sc_plan_finish) */
+    int fits;          /* evaluated and within the cap (every one when no cap) */
+} sc_plan_cand;
+
+typedef struct sc_plan sc_plan;
+
+/* A plan under cap units per device (0: no cap). NULL when out of memory. */
+sc_plan *sc_plan_new(double cap);
+void sc_plan_free(sc_plan *pl);
+
+/* Adds a candidate: its figures, or error (not NULL) when it could not be
+ * evaluated or was refused (its figures are then ignored). Strings are
+ * copied, cut to their field. Returns its index, or -1 out of memory. */
+int sc_plan_add(sc_plan *pl, const char *recipe, const char *knobs, double makespan,
+                double bubble, double peak, const char *error);
+/* The bytes of a candidate's peak (a model's), for the outputs. */
+void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes);
+/* A candidate's lower bound (sc_bound_prog of its program). */
+void sc_plan_set_bound(sc_plan *pl, int i, double bound);
+/* How far candidate c's makespan is above its bound, as a fraction of the
+ * bound (sc_bound_gap); NAN without a bound. */
+double sc_plan_gap(const sc_plan_cand *c);
+
+/* Marks the front and chooses the pick; call once after the last add. */
+void sc_plan_finish(sc_plan *pl);
+
+int sc_plan_count(const sc_plan *pl);
+const sc_plan_cand *sc_plan_cand_at(const sc_plan *pl, int i);
+double sc_plan_cap(const sc_plan *pl);
+/* The pick's index; -1 when no candidate meets the cap. */
+int sc_plan_pick(const sc_plan *pl);
+/* The front's indices by growing peak (so falling makespan) into out
+ * (room for sc_plan_count); returns how many. */
+int sc_plan_front(const sc_plan *pl, int *out);
+
+/* A candidate's name as the user types it: "v-zb mem=6" (recipe, then the
+ * knobs). */
+void sc_plan_name(const sc_plan_cand *c, char *buf, size_t len);
+
+/* Why the pick, one line: "fastest under cap 6: v-zb mem=6, makespan
+ * 92.367, 8.89 % bubble, lower bound 85.2, within 8.4 %; next zbv-auto
+ * mem=6 102.08 (17.56 %), ..." (the bound where it is known; the
+ * next two recipes that meet the cap, each by its best row), or why there
+ * is none ("nothing meets cap 2: the smallest peak is 3 (v-min)"). */
+void sc_plan_why(const sc_plan *pl, char *buf, size_t len);
+
+/* The plan as members of the JSON object open in w: "cap" (null without),
+ * "candidates" (every one: recipe, knobs, makespan, bubble_rate,
+ * peak_memory_max, peak_bytes with a model, lower_bound and gap where
+ * known, fits, front, error), "front"
+ * (their indices by growing peak), "pick" (index or null), "why". */
+void sc_plan_json(const sc_plan *pl, sc_jw *w);
+
+/* The front as an SVG picture (plan_svg.c): peak memory across (in
+ * mem_unit: "units", "bytes"), makespan up; every candidate a grey dot, the
+ * front a staircase of named points, the pick ringed, the cap a dashed
+ * line. Returns 0, or -1 on a write error of f. */
+int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_unit);
+
+#endif

@@ -1,0 +1,375 @@
+/*
+ * stagecraft.c — libstagecraft, the public C API (include/stagecraft.h,
+ * docs/embed.md). A context is a Lua state set up as the command line's
+ * (the module, the sandbox, the limits, sealed: recipes are strangers'
+ * code); a program is a Program userdata anchored in its registry. The
+ * work is the module's own: sc._evaluate loads a recipe exactly as
+ * `stagecraft sim` does, p:export renders, sc_lua_check and sc_lua_sim
+ * compile and simulate.
+ *
+ * Every Lua call runs under lua_pcall (no error escapes to the host's
+ * stack, nothing longjmps over it), and every entry first makes this
+ * context's limits the ones interp's allocator charges (sc_limits_use):
+ * the hook is one per process, and two contexts must each count their own
+ * programs.
+ */
+#include <stagecraft.h> /* include/: the public header, as its users include it */
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/atomic.h"
+#include "lua/sc_lua.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
+
+/* The public codes are the exit codes of lang/'s table (SC_EXITS). */
+#define S(name, status, code, text) _Static_assert(STAGECRAFT_##name == code, #name);
+#define E(name, code, text) _Static_assert(STAGECRAFT_##name == code, #name);
+SC_EXITS(S, E)
+#undef S
+#undef E
+
+struct stagecraft {
+    sc_limits lim; /* the state's allocator points here: first, never moved */
+    lua_State *L;
+    stagecraft_program *progs; /* open programs (a list) */
+    char err[1024];
+};
+
+struct stagecraft_program {
+    stagecraft *sc;
+    int ref;       /* the Program in the registry */
+    char *text;    /* the last export_text */
+    stagecraft_program *prev, *next;
+};
+
+const char *stagecraft_version(void) { return SC_VERSION; }
+
+const char *stagecraft_code_name(int code)
+{
+    int c;
+    const char *name, *text;
+    for (int i = 0; sc_exit_row(i, &c, &name, &text); i++)
+        if (c == code)
+            return text;
+    return "unknown code";
+}
+
+static int fail(stagecraft *sc, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(stagecraft *sc, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sc->err, sizeof sc->err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* The error on the stack top (a limit named as such): its code, its
+ * message into sc->err; pops it. */
+static int fail_lua(stagecraft *sc)
+{
+    lua_State *L = sc->L;
+    sc_limits_error(L);
+    int code = sc_lua_exit_for(L, -1);
+    const char *msg = lua_tostring(L, -1);
+    fail(sc, code ? code : STAGECRAFT_RECIPE, "%s", msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return code ? code : STAGECRAFT_RECIPE;
+}
+
+/* An interp failure of program pg (status st): the limit's message when
+ * the memory limit refused a C allocation, else where the program was
+ * built and interp's message. */
+static int fail_status(stagecraft *sc, sc_status st, const sc_lprog *lp)
+{
+    char msg[512];
+    if (st == SC_ERR_NOMEM && sc_limits_message(&sc->lim, msg, sizeof msg))
+        return fail(sc, STAGECRAFT_LIMIT, "%s", msg);
+    return fail(sc, sc_status_exit_code(st), "%s%s", lp->where, sc_errmsg(lp->pg));
+}
+
+static int do_setup(lua_State *L)
+{
+    sc_lua_setup(L);
+    return 0;
+}
+
+stagecraft *stagecraft_open(void)
+{
+    stagecraft *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return NULL;
+    sc_limits def = SC_LIMITS_DEFAULT;
+    sc->lim = def;
+    sc->L = sc_limits_newstate(&sc->lim);
+    if (!sc->L) {
+        free(sc);
+        return NULL;
+    }
+    lua_State *L = sc->L;
+    lua_pushcfunction(L, do_setup);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        sc_limits_close(L);
+        free(sc);
+        return NULL;
+    }
+    sc_sandbox_seal(L); /* no files outside an evaluation: recipes are strangers' */
+    return sc;
+}
+
+void stagecraft_close(stagecraft *sc)
+{
+    if (!sc)
+        return;
+    sc_limits_use(sc->L);
+    while (sc->progs)
+        stagecraft_program_free(sc->progs);
+    sc_limits_close(sc->L);
+    free(sc);
+}
+
+const char *stagecraft_errmsg(const stagecraft *sc) { return sc ? sc->err : "no context"; }
+
+int stagecraft_limits(stagecraft *sc, long long max_steps, size_t max_mem, double max_time)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (max_steps < 0 || !(max_time >= 0) || max_time > 1e9)
+        return fail(sc, STAGECRAFT_USAGE, "limits must be >= 0 (max_time at most 1e9 s)");
+    sc->lim.max_steps = max_steps;
+    sc->lim.max_mem = max_mem;
+    sc->lim.max_time = max_time;
+    return STAGECRAFT_OK;
+}
+
+/* The module table (package.loaded.stagecraft), pushed. */
+static void push_module(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "stagecraft");
+    lua_remove(L, -2);
+}
+
+/* Under pcall: (recipe, defs) -> sc._evaluate(recipe, overrides, false).
+ * A -D costs=FILE grants FILE to the recipe (sc._granted), as the command
+ * line's does. */
+static int do_load(lua_State *L)
+{
+    const char *recipe = lua_touserdata(L, 1);
+    const char *const *defs = lua_touserdata(L, 2);
+    lua_settop(L, 0);
+    push_module(L);
+    lua_getfield(L, 1, "_evaluate");
+    lua_pushstring(L, recipe);
+    lua_newtable(L);
+    for (int i = 0; defs && defs[i]; i++) {
+        const char *eq = strchr(defs[i], '=');
+        if (!eq || eq == defs[i]) {
+            lua_pushfstring(L, "-D needs NAME=VALUE (got '%s')", defs[i]);
+            return sc_lua_throw(L, SC_EXIT_USAGE);
+        }
+        if (eq - defs[i] == 5 && strncmp(defs[i], "costs", 5) == 0 && eq[1] &&
+            lua_getfield(L, 1, "_granted") == LUA_TTABLE) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, eq + 1);
+        }
+        lua_settop(L, 4);
+        lua_pushlstring(L, defs[i], (size_t)(eq - defs[i]));
+        lua_pushstring(L, eq + 1);
+        lua_settable(L, 4);
+    }
+    lua_pushboolean(L, 0);
+    lua_call(L, 3, 1);
+    return 1;
+}
+
+int stagecraft_load(stagecraft *sc, const char *recipe, const char *const *defs,
+                    stagecraft_program **out)
+{
+    if (out)
+        *out = NULL;
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!recipe || !out)
+        return fail(sc, STAGECRAFT_USAGE, "stagecraft_load needs a recipe and a place for it");
+    stagecraft_program *p = calloc(1, sizeof *p);
+    if (!p)
+        return fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    lua_State *L = sc->L;
+    sc_limits_use(L);
+    lua_pushcfunction(L, do_load);
+    lua_pushlightuserdata(L, (void *)recipe);
+    lua_pushlightuserdata(L, (void *)defs);
+    sc_limits_arm(L);
+    int rc = lua_pcall(L, 2, 1, 0);
+    sc_limits_disarm(L);
+    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
+        lua_pop(L, 1);
+        lua_pushliteral(L, "limit");
+        rc = LUA_ERRRUN;
+    }
+    if (rc != LUA_OK) {
+        free(p);
+        return fail_lua(sc);
+    }
+    p->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* a Program: sc._evaluate checked */
+    p->sc = sc;
+    p->next = sc->progs;
+    if (sc->progs)
+        sc->progs->prev = p;
+    sc->progs = p;
+    *out = p;
+    return STAGECRAFT_OK;
+}
+
+/* The program's Program, pushed; NULL when it was closed. */
+static sc_lprog *push_prog(stagecraft_program *p)
+{
+    lua_rawgeti(p->sc->L, LUA_REGISTRYINDEX, p->ref);
+    sc_lprog *lp = sc_lua_toprog(p->sc->L, -1);
+    return lp && lp->pg ? lp : NULL;
+}
+
+int stagecraft_check(stagecraft_program *p)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    sc->err[0] = 0;
+    sc_limits_use(sc->L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(sc->L, 1); /* anchored by the registry */
+    if (!lp)
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    sc_status st = sc_lua_check(lp);
+    return st ? fail_status(sc, st, lp) : STAGECRAFT_OK;
+}
+
+int stagecraft_simulate(stagecraft_program *p, stagecraft_figures *f)
+{
+    if (!p || !f)
+        return p ? fail(p->sc, STAGECRAFT_USAGE, "stagecraft_simulate needs figures") : STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    sc->err[0] = 0;
+    sc_limits_use(sc->L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(sc->L, 1);
+    if (!lp)
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    sc_status st = SC_OK;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim)
+        return fail_status(sc, st, lp);
+    memset(f, 0, sizeof *f);
+    f->devices = sc_prog_devices(lp->pg);
+    f->stages = sc_prog_stages(lp->pg);
+    f->microbatches = sc_prog_microbatches(lp->pg);
+    f->instructions = (long long)sc_prog_total_instructions(lp->pg);
+    f->makespan = sim->makespan;
+    f->bubble_rate = sim->bubble_rate;
+    f->peak_memory = sim->peak_mem;
+    for (int d = 0; d < f->devices; d++)
+        if (sim->peak_mem[d] > f->peak_memory_max)
+            f->peak_memory_max = sim->peak_mem[d];
+    return STAGECRAFT_OK;
+}
+
+/* Under pcall: (Program, format) -> p:export(format), the text. */
+static int do_export(lua_State *L)
+{
+    lua_getfield(L, 1, "export");
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    if (!lua_isstring(L, -1))
+        return luaL_error(L, "export returned no text");
+    return 1;
+}
+
+int stagecraft_export_text(stagecraft_program *p, const char *format, const char **text,
+                           size_t *len)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    lua_State *L = sc->L;
+    sc->err[0] = 0;
+    if (!format || !text)
+        return fail(sc, STAGECRAFT_USAGE, "stagecraft_export_text needs a format and a place for the text");
+    sc_limits_use(L);
+    lua_pushcfunction(L, do_export);
+    if (!push_prog(p)) {
+        lua_pop(L, 2);
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    }
+    lua_pushstring(L, format);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK)
+        return fail_lua(sc);
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        lua_pop(L, 1);
+        return fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    }
+    memcpy(copy, s, n + 1);
+    lua_pop(L, 1);
+    free(p->text);
+    p->text = copy;
+    *text = copy;
+    if (len)
+        *len = n;
+    return STAGECRAFT_OK;
+}
+
+int stagecraft_export(stagecraft_program *p, const char *format, const char *path)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    if (!path)
+        return fail(p->sc, STAGECRAFT_USAGE, "stagecraft_export needs a path");
+    const char *text;
+    size_t n;
+    int rc = stagecraft_export_text(p, format, &text, &n);
+    if (rc)
+        return rc;
+    char err[512];
+    if (sc_write_atomic(path, text, n, err, sizeof err) != 0)
+        return fail(p->sc, STAGECRAFT_USAGE, "%s", err);
+    return STAGECRAFT_OK;
+}
+
+void stagecraft_program_free(stagecraft_program *p)
+{
+    if (!p)
+        return;
+    stagecraft *sc = p->sc;
+    sc_limits_use(sc->L);
+    /* The Program's own __close frees the C program now (its memory back
+     * to this context's limit), not at the next collection. */
+    lua_rawgeti(sc->L, LUA_REGISTRYINDEX, p->ref);
+    sc_lprog *lp = sc_lua_toprog(sc->L, -1);
+    if (lp && lp->pg && luaL_getmetafield(sc->L, -1, "__close") != LUA_TNIL) {
+        lua_insert(sc->L, -2);
+        lua_pcall(sc->L, 1, 0, 0) == LUA_OK ? (void)0 : lua_pop(sc->L, 1);
+    } else {
+        lua_pop(sc->L, 1);
+    }
+    luaL_unref(sc->L, LUA_REGISTRYINDEX, p->ref);
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        sc->progs = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    free(p->text);
+    free(p);
+}

@@ -1,0 +1,96 @@
+/*
+ * bound_out.c — the lower bound on the makespan, the gap, and with
+ * --optimal the exact optimum (docs/bound.md) as `sim` prints them: text
+ * lines, or members of the --json object.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "bound/bound.h"
+#include "bound/exact.h"
+
+static const char *const exact_names[] = {"optimal", "limit", "infeasible", "unsupported",
+                                          "no solver"};
+
+static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw *w)
+{
+    sc_exact e;
+    if (sc_exact_solve(pg, limit, makespan, &e) != SC_OK)
+        return;
+    const char *solver = sc_exact_solver();
+    if (w) {
+        sc_jw_object(w, "optimal");
+        sc_jw_str(w, "status", exact_names[e.status]);
+        sc_jw_bool(w, "by_bound", e.by_bound);
+        if (solver)
+            sc_jw_str(w, "solver", solver);
+        else
+            sc_jw_null(w, "solver");
+        sc_jw_num(w, "optimum", e.status == SC_EXACT_OPTIMAL ? e.optimum : NAN);
+        sc_jw_num(w, "incumbent", e.incumbent);
+        sc_jw_num(w, "bound", e.bound);
+        sc_jw_num(w, "time_limit", limit);
+        sc_jw_num(w, "seconds", e.seconds);
+        sc_jw_int(w, "binaries", e.binaries);
+        if (e.why[0])
+            sc_jw_str(w, "why", e.why);
+        sc_jw_end(w);
+        return;
+    }
+    switch (e.status) {
+    case SC_EXACT_OPTIMAL:
+        if (e.by_bound)
+            printf("optimal       %.6g (proved: the schedule meets the lower bound)\n", e.optimum);
+        else
+            printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% "
+                   "above it\n", e.optimum, solver, e.binaries,
+                   100 * sc_bound_gap(makespan, e.optimum));
+        break;
+    case SC_EXACT_LIMIT:
+        printf("optimal       not proved: %s stopped at its %g s limit: best schedule %.6g, "
+               "best bound %.6g\n", solver, limit, e.incumbent, e.bound);
+        break;
+    case SC_EXACT_INFEASIBLE:
+        printf("optimal       none: no schedule meets the memory cap\n");
+        break;
+    case SC_EXACT_UNSUPPORTED: case SC_EXACT_NO_SOLVER:
+        printf("optimal       unknown: %s\n", e.why);
+        break;
+    }
+}
+
+void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w)
+{
+    sc_bound b;
+    if (sc_bound_prog(pg, &b) != SC_OK)
+        return;
+    double gap = sc_bound_gap(makespan, b.bound);
+    if (w) {
+        static const char *const keys[] = {
+#define X(name, text) #name,
+            SC_BOUND_TERMS(X)
+#undef X
+        };
+        sc_jw_num(w, "lower_bound", b.bound);
+        sc_jw_num(w, "bound_gap", gap);
+        sc_jw_str(w, "bound_binding", sc_bound_term_name(b.binding));
+        sc_jw_str(w, "bound_why", b.why);
+        sc_jw_object(w, "bound_terms");
+        for (int t = 0; t < SC_BOUND_TERM_COUNT; t++) {
+            char key[16];
+            int n = 0;
+            for (const char *k = keys[t]; *k && n < 15; k++)
+                key[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
+            key[n] = 0;
+            sc_jw_num(w, key, b.term[t]);
+        }
+        sc_jw_end(w);
+    } else {
+        printf("lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound,
+               sc_prog_seconds(pg) ? " s" : "", 100 * gap, b.why);
+    }
+    if (optimal > 0)
+        print_exact(pg, makespan, optimal, w);
+}

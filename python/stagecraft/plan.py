@@ -1,0 +1,81 @@
+"""stagecraft.plan: what to run (docs/plan.md#from-lua-and-python).
+
+plan(p=8, m=32, cap=6, tw=0.63, tcomm=0.016, time_limit=0) runs
+`stagecraft plan --json` with those arguments (cap, costs, layers,
+time_limit as the command's options; any other name as -D) and returns a
+Plan of Python objects; a failure raises stagecraft.Error (exit code 7 when
+nothing meets the cap).
+"""
+import json
+
+from . import Error, _run, binary
+
+__all__ = ["Candidate", "Plan", "plan"]
+
+_OPTIONS = {"cap": "--cap", "costs": "--costs", "layers": "--layers", "time_limit": "--time-limit"}
+
+
+class Candidate:
+    """One schedule tried: recipe, knobs (the -D beyond yours, "mem=4 v=3"),
+    makespan, bubble_rate, peak (the largest device's, in the plan's memory
+    unit), lower_bound and gap (docs/bound.md; None where unknown), fits (within the cap), front (on the Pareto front), error (None
+    when evaluated)."""
+
+    def __init__(self, d):
+        self.recipe = d["recipe"]
+        self.knobs = d["knobs"]
+        self.makespan = d.get("makespan")
+        self.bubble_rate = d.get("bubble_rate")
+        self.peak = d.get("peak_memory_max")
+        self.lower_bound = d.get("lower_bound")
+        self.gap = d.get("gap")
+        self.fits = d["fits"]
+        self.front = d["front"]
+        self.error = d.get("error")
+
+    @property
+    def name(self):
+        return self.recipe + (" " + self.knobs if self.knobs else "")
+
+    def __repr__(self):
+        if self.error:
+            return f"<stagecraft.Candidate {self.name}: {self.error}>"
+        return f"<stagecraft.Candidate {self.name}: makespan {self.makespan:g}, peak {self.peak:g}>"
+
+
+class Plan:
+    """The plan: pick (a Candidate, or None), front (Candidates by growing
+    peak), candidates (all), why (the pick in words), partition (a dict with
+    --layers, else None), memory_unit ("units" or "bytes"), searched,
+    seconds, and raw, the whole --json object."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.candidates = [Candidate(c) for c in raw["candidates"]]
+        self.front = [self.candidates[i] for i in raw["front"]]
+        self.pick = self.candidates[raw["pick"]] if raw["pick"] is not None else None
+        self.why = raw["why"]
+        self.partition = raw.get("partition")
+        self.memory_unit = raw["memory_unit"]
+        self.searched = raw["searched"]
+        self.seconds = raw["seconds"]
+
+    def __repr__(self):
+        return f"<stagecraft.Plan: {self.why}>"
+
+
+def plan(binary_path=None, **args):
+    """Runs `stagecraft plan --json`; returns a Plan or raises Error."""
+    cmd = ["plan", "--json"]
+    for k, v in args.items():
+        if v is None:
+            continue
+        if k in _OPTIONS:
+            cmd += [_OPTIONS[k], str(v)]
+        else:
+            cmd += ["-D", f"{k}={v}"]
+    out, _ = _run(binary(binary_path), cmd)
+    try:
+        return Plan(json.loads(out))
+    except (ValueError, KeyError) as e:
+        raise Error(f"plan: unexpected output ({e})", 1)

@@ -1,0 +1,135 @@
+#!/bin/sh
+# plan.sh — `stagecraft plan` (docs/plan.md): never slower than any stdlib
+# recipe that meets the same cap with the same costs, on a grid of p, m,
+# caps and cost sets (the issue's measured case among them); zb-auto and
+# zbv-auto never slower than the stdlib recipes of their placement; the
+# front is the front; the layer partition's gain over the even split and
+# its Megatron layout string parsed back by Megatron's own grammar; --json,
+# --svg, the errors. The check tier runs a sample of the grid.
+# Run from the repository root: sh tests/plan.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh # ok, bad, expect, full
+
+if full; then grid="4:8 4:16 6:12 8:32"; caps="0 half less"; costs="unit zb tb"
+else grid=$SC_PLAN_SAMPLE; caps="less"; costs="zb"; fi
+
+# plan against compare of every stdlib recipe at mem = cap, and the
+# automatic schedulers against the recipes of their placement.
+python3 - "$SC" "$grid" "$caps" "$costs" <<'PY' 2>"$tmp/grid.err"; rc=$?
+import json, subprocess, sys
+sc, grid, caps, costs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+SETS = {"unit": [], "zb": ["-D", "tw=0.63", "-D", "tcomm=0.016"], "tb": ["-D", "tb=1.5", "-D", "tw=0.5"]}
+RECIPES = ["1f1b", "zb-h1", "zb-h2", "gpipe", "zb-auto", "interleaved", "gis", "1f1b-v", "zb-v",
+           "v-half", "v-min", "v-zb", "zbv-auto", "dualpipev"]
+LOOP, V = ["zb-h1", "zb-h2", "1f1b"], ["v-zb", "zb-v", "v-half", "v-min", "1f1b-v"]
+fails = checks = 0
+def check(cond, *what):
+    global fails, checks
+    checks += 1
+    if not cond:
+        fails += 1
+        print("FAIL:", *what, file=sys.stderr)
+def run(args):
+    r = subprocess.run([sc] + args, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+for g in grid:
+    p, m = map(int, g.split(":"))
+    for capk in caps:
+        cap = {"0": 0, "half": max(1, p // 2), "less": p - 2}[capk]
+        for ck in costs:
+            d = ["-D", "p=%d" % p, "-D", "m=%d" % m] + SETS[ck]
+            capa = ["--cap", str(cap)] if cap else []
+            code, out, err = run(["plan"] + d + capa + ["--time-limit", "0", "--json"])
+            check(code == 0, "plan", d, capa, code, err[:300])
+            if code:
+                continue
+            plan = json.loads(out)
+            pick = plan["candidates"][plan["pick"]]
+            memd = ["-D", "mem=%d" % cap] if cap else []
+            code, out, err = run(["compare"] + RECIPES + d + memd + ["--time-limit", "0", "--json"])
+            rows = [r for r in json.loads(out)["rows"] if "makespan" in r and
+                    (not cap or r["peak_memory_max"] <= cap + 1e-9)]
+            check(rows, "compare gave rows", d, memd)
+            for r in rows:
+                check(pick["makespan"] <= r["makespan"] + 1e-9 * max(1, r["makespan"]),
+                      "plan %s %s: pick %s %s %g slower than %s %g" % (d, capa, pick["recipe"],
+                      pick["knobs"], pick["makespan"], r["recipe"], r["makespan"]))
+            # The automatic schedulers' cap without one is p (mem 0 stands for it).
+            by = {r["recipe"]: r["makespan"] for r in rows if r["peak_memory_max"] <= (cap or p) + 1e-9}
+            for auto, alts in (("zb-auto", LOOP), ("zbv-auto", V)):
+                if auto in by:
+                    for a in alts:
+                        if a in by:
+                            check(by[auto] <= by[a] + 1e-9 * max(1, by[a]),
+                                  "%s %s %s: %g slower than %s %g" % (auto, d, memd, by[auto], a, by[a]))
+            # The front: sorted by peak, strictly faster each step, nothing
+            # beats a point of it on both.
+            ok = [c for c in plan["candidates"] if "makespan" in c]
+            fr = [plan["candidates"][i] for i in plan["front"]]
+            check(all(a["peak_memory_max"] < b["peak_memory_max"] and a["makespan"] > b["makespan"]
+                      for a, b in zip(fr, fr[1:])), "front sorted", d, capa)
+            for f in fr:
+                check(not any(c["makespan"] <= f["makespan"] and c["peak_memory_max"] <= f["peak_memory_max"]
+                              and (c["makespan"] < f["makespan"] or c["peak_memory_max"] < f["peak_memory_max"])
+                              for c in ok), "front point dominated", f)
+            for c in ok:  # the lower bound (docs/bound.md) on every row, below it
+                check("lower_bound" in c and c["lower_bound"] <= c["makespan"] * (1 + 1e-12),
+                      "bound", c)
+            check(all(c["front"] == (i in plan["front"]) for i, c in enumerate(plan["candidates"])),
+                  "front flags")
+            check(plan["why"].startswith("fastest %s: " % ("under cap %d" % cap if cap else "without a cap")),
+                  plan["why"])
+print("grid: %d checks, %d failed" % (checks, fails), file=sys.stderr)
+sys.exit(1 if fails else 0)
+PY
+[ $rc = 0 ] && ok || { bad "plan on the grid"; cat "$tmp/grid.err" >&2; }
+
+# The issue's case: zbv-auto under cap 6 no longer loses to v-zb.
+$SC sim zbv-auto -D p=8 -D m=32 -D mem=6 -D tw=0.63 -D tcomm=0.016 --json >"$tmp/a.json" 2>/dev/null
+$SC sim v-zb -D p=8 -D m=32 -D mem=6 -D tw=0.63 -D tcomm=0.016 --json >"$tmp/b.json" 2>/dev/null
+python3 -c '
+import json, sys
+a, b = (json.load(open(f))["makespan"] for f in sys.argv[1:3])
+assert a <= b + 1e-9, (a, b)' "$tmp/a.json" "$tmp/b.json" && ok || bad "zbv-auto under cap 6 loses to v-zb"
+
+# The layer partition: a gain over the even split on a model whose embedding
+# and head are heavy; the Megatron layout parsed back by Megatron's grammar
+# (PipelineParallelLayerLayout.parse_str_to_list) to the same split.
+$SC plan -D p=4 -D m=16 --layers E:4,t*14,L:6 --time-limit 0 --json >"$tmp/l.json" 2>"$tmp/l.err" &&
+python3 - "$tmp/l.json" <<'PY' && ok || { bad "layer partition"; cat "$tmp/l.err" >&2; }
+import json, re, sys
+pt = json.load(open(sys.argv[1]))["partition"]
+assert pt["gain"] > 0.05 and pt["makespan"] < pt["even_makespan"], pt
+assert pt["heaviest_stage"] < pt["even_heaviest_stage"], pt
+s = pt["megatron_layout"].replace(",", "")
+for pat in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):
+    s = re.sub(pat, lambda x: x.group(1) * int(x.group(2)), s)
+stages = s.split("|")
+assert len(stages) == pt["stages"], stages
+first, n = [], 0
+for st in stages:
+    first.append(n)
+    n += len(st)
+assert first == pt["first_layer"] and n == 16 and s[0] == "E" and s[-1] == "L", (first, s)
+names = [x for part in pt["torchtitan_module_fqns_per_model_part"] for x in part]
+assert names == ["tok_embeddings"] + ["layers.%d" % i for i in range(14)] + ["norm", "output"], names
+PY
+
+# --svg: a picture of the front (well-formed XML).
+$SC plan -D p=4 -D m=8 --cap 3 --time-limit 0 --svg "$tmp/f.svg" >/dev/null 2>&1 &&
+  python3 -c 'import sys, xml.dom.minidom as x; d = x.parse(sys.argv[1]); assert d.getElementsByTagName("polyline")' "$tmp/f.svg" &&
+  ok || bad "plan --svg"
+
+# Errors: one line, the exit code.
+expect 2 "--cap UNITS|BYTES, not -D mem" -- $SC plan -D p=4 -D mem=3
+expect 2 "--cap needs units" -- $SC plan -D p=4 --cap x
+expect 2 "sweep with compare" -- $SC plan -D m=8,16
+expect 2 "unexpected 'zb-h1'" -- $SC plan zb-h1
+expect 2 "'x' is not a layer" -- $SC plan --layers E,x,L
+expect 2 "needs the model's sizes" -- $SC plan --cap 1GiB
+expect 7 "nothing meets cap 0.1" -- $SC plan -D p=2 -D m=4 --cap 0.1 --time-limit 0
+
+echo "plan: $pass passed, $fail failed"
+[ $fail = 0 ]
