@@ -295,5 +295,80 @@ expect 2 "--profile-spread needs a share of the median in (0, 1]" -- $SC run zb-
 expect 0 "peak activation bytes" -- $SC run zb-h1 -D p=2 -D m=4 -D hidden=32 --profile "$tmp/ps.json" --profile-steps 1 --profile-spread 1
 python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['measured']; assert m['unit_bytes'] > 0 and m['model']['hidden'] == 32, m" "$tmp/ps.json" && ok || bad "a profile records the unit's bytes and the model"
 
+# Costs from a PyTorch trace (docs/costs.md#costs-from-a-pytorch-trace): the
+# fixture of tests/torch/trace.py (zb-h1, p = 2, m = 4, 2 steps; trimmed to
+# the spans and their first operators) becomes a cost file that sim loads;
+# bad traces are refused in one line naming the file and the event.
+FX=tests/torch/fixtures/trace
+$SC costs --from-trace $FX/rank0.json $FX/rank1.json -o "$tmp/tr.json" && ok || bad "costs --from-trace of the fixture"
+py '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["stages"] == 2 and c["devices"] == 2 and c["placement"] == [0, 1], c
+for k in ("tf", "tb", "tw"):
+    assert c["samples"][k] == [8, 8] and all(x >= 0 for x in c[k]), (k, c)
+assert "tbw" not in c and c["tcomm"] > 0, c
+m = c["measured"]
+assert m["steps"] == 2 and m["microbatches"] == 4 and m["devices_as"] == "ranks", m
+assert "warmup_steps" not in m and "predicted_step_time_s" not in m, m
+' "$tmp/tr.json"
+expect 0 '"predicted_step_time_s"' -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/tr.json" --json
+# One merged trace (the ranks as processes of one file) gives the same file.
+python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+a["traceEvents"] += b["traceEvents"]; del a["distributedInfo"]
+json.dump(a, open(sys.argv[3], "w"))' $FX/rank0.json $FX/rank1.json "$tmp/merged.json"
+$SC costs --from-trace "$tmp/merged.json" -o "$tmp/tm.json" && ok || bad "costs --from-trace of a merged trace"
+py '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("tf", "tb", "tw", "tcomm", "placement"):
+    assert a[k] == b[k], (k, a[k], b[k])' "$tmp/tr.json" "$tmp/tm.json"
+expect 0 '"stagecraft_costs": 1' -- $SC costs --from-trace $FX/rank0.json $FX/rank1.json
+# A trace with B only (1F1B): tbw measured, tb and tw half of it, noted.
+for r in 0 1; do
+  python3 -c '
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+t["traceEvents"] = [dict(e, name=re.sub(r"^PP:(\d)I", r"PP:\1B", e["name"])) for e in t["traceEvents"]
+                    if not re.match(r"PP:\dW", e["name"])]
+json.dump(t, open(sys.argv[2], "w"))' $FX/rank$r.json "$tmp/b$r.json"
+done
+expect 0 "note: stage 0 ran its backward as B only (no I and W): its tb and tw are half of B each" -- \
+  $SC costs --from-trace "$tmp/b0.json" "$tmp/b1.json" -o "$tmp/tb.json"
+py '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert all(abs(b - w) < 1e-12 and abs(2 * b - bw) < 1e-9 for b, w, bw in zip(c["tb"], c["tw"], c["tbw"])), c' "$tmp/tb.json"
+# Bad traces.
+echo '{"traceEvents": [' >"$tmp/t1.json"
+expect 3 "stagecraft: error: trace $tmp/t1.json: line 2:" -- $SC costs --from-trace "$tmp/t1.json"
+echo '{"schemaVersion": 1}' >"$tmp/t2.json"
+expect 3 "trace $tmp/t2.json: no 'traceEvents' list (not a Chrome trace of torch.profiler" -- $SC costs --from-trace "$tmp/t2.json"
+echo '{"traceEvents": [{"ph": "X", "name": "PP:0F0", "pid": 1, "tid": 1, "ts": 5, "dur": -1}]}' >"$tmp/t3.json"
+expect 3 "trace $tmp/t3.json: event 0 ('PP:0F0'): 'ts' and 'dur' must be numbers, 'dur' >= 0" -- $SC costs --from-trace "$tmp/t3.json"
+echo '{"traceEvents": [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t4.json"
+expect 3 "trace $tmp/t4.json: no span of PyTorch's pipelining runtime" -- $SC costs --from-trace "$tmp/t4.json"
+echo '{"traceEvents": [{"ph": "X", "name": "Forward 0", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t5.json"
+expect 3 "trace $tmp/t5.json: event 0 ('Forward 0'): a single-stage schedule (ScheduleGPipe, Schedule1F1B)" -- $SC costs --from-trace "$tmp/t5.json"
+echo '{"traceEvents": [{"ph": "X", "name": "PP:(0F1;1B0)OVERLAP_F_B", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t6.json"
+expect 3 "event 0 ('PP:(0F1;1B0)OVERLAP_F_B'): an overlapped pair (OVERLAP_F_B)" -- $SC costs --from-trace "$tmp/t6.json"
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1])); ev = t["traceEvents"]
+i = max(i for i, e in enumerate(ev) if e["name"] == "PP:0F3"); del ev[i]
+json.dump(t, open(sys.argv[2], "w"))' $FX/rank0.json "$tmp/t7.json"
+expect 3 "(PP:0F3): in 1 step, but the traces hold 2: give whole steps" -- $SC costs --from-trace "$tmp/t7.json" $FX/rank1.json
+expect 3 "$FX/rank0.json: rank 0 again ($FX/rank0.json is rank 0 too)" -- $SC costs --from-trace $FX/rank0.json $FX/rank0.json
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1])); t["traceEvents"] = [e for e in t["traceEvents"] if not e["name"].startswith("PP:1W")]
+json.dump(t, open(sys.argv[2], "w"))' $FX/rank1.json "$tmp/t8.json"
+expect 3 "stage 1 has I spans but no W: its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
+expect 2 "costs: missing --from-trace TRACE.json" -- $SC costs
+expect 2 "unknown option '--json' for 'costs'" -- $SC costs --from-trace $FX/rank0.json --json
+expect 2 "cannot read '$tmp/none.json'" -- $SC costs --from-trace "$tmp/none.json"
+
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -82,6 +82,8 @@ printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1
 row 3 "cost file $tmp/neg.json: 'tb'[1]: a time must be >= 0 (got -1)" -- $SC check zb-h1 -D p=2 -D costs="$tmp/neg.json"
 printf '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1]}' >"$tmp/two.json"
 row 3 "zb-h1.lua:11: cost file $tmp/two.json: 'stages' is 2, but the program has 4 stages" -- $SC check zb-h1 -D costs="$tmp/two.json"
+printf '{"traceEvents": [{"ph": "X", "name": "PP:0F0", "pid": 1, "tid": 1, "ts": 5}]}' >"$tmp/r0.json"
+row 3 "trace $tmp/r0.json: event 0 ('PP:0F0'): 'ts' and 'dur' must be numbers, 'dur' >= 0" -- $SC costs --from-trace "$tmp/r0.json"
 row 3 "steps = 0 is out of range (1..100000)" -- $SC check 1f1b -D steps=0
 row 3 "st.lua:1: unknown optim_sync 'x' (none, sync, post-validation)" -- $SC check "$(r st.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = "x" }')"
 row 3 "a PyTorch schedule holds one training step without optimizer synchronization" -- $SC export 1f1b -D steps=2 --format torch-csv

@@ -428,11 +428,17 @@ static void str_field(sc_jw *w, const char *key, const char *v)
 static void measured(sc_jw *w, const sc_costs *c)
 {
     sc_jw_object(w, "measured");
-    sc_jw_str(w, "what", "stagecraft run --profile");
+    sc_jw_str(w, "what", c->what ? c->what : "stagecraft run --profile");
+    if (c->files) {
+        sc_jw_array(w, "files");
+        for (int i = 0; i < c->nfiles; i++)
+            sc_jw_str(w, NULL, c->files[i]);
+        sc_jw_end(w);
+    }
     str_field(w, "recipe", c->recipe);
     str_field(w, "backend", c->backend);
     str_field(w, "transport", c->transport);
-    sc_jw_str(w, "devices_as", c->mpi ? "MPI ranks" : "threads");
+    sc_jw_str(w, "devices_as", c->devices_as ? c->devices_as : c->mpi ? "MPI ranks" : "threads");
     str_field(w, "machine", c->machine);
     if (c->model) {
         sc_jw_object(w, "model");
@@ -443,10 +449,15 @@ static void measured(sc_jw *w, const sc_costs *c)
     if (c->unit_bytes > 0) /* caps in bytes (docs/guide.md#memory-model) */
         num(w, "unit_bytes", c->unit_bytes);
     sc_jw_int(w, "microbatches", c->m);
-    sc_jw_int(w, "warmup_steps", c->warmup);
+    if (c->warmup >= 0)
+        sc_jw_int(w, "warmup_steps", c->warmup);
     sc_jw_int(w, "steps", c->steps);
     num(w, "step_time_s", c->step.median);
     num(w, "step_time_spread_s", c->step.spread);
+    if (c->what && !isfinite(c->predicted_step)) { /* another source: nothing predicted */
+        sc_jw_end(w);
+        return;
+    }
     num(w, "predicted_step_time_s", c->predicted_step);
     num(w, "prediction_error", isfinite(c->predicted_step) && c->predicted_step > 0
                                    ? (c->step.median - c->predicted_step) / c->predicted_step

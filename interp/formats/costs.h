@@ -94,7 +94,13 @@ typedef struct sc_costs {
     const sc_cost_int *model; /* [nmodel] the model's sizes (written as an object), or NULL */
     int nmodel;
     double unit_bytes;    /* bytes of one unit of the measured run's memory (0: unknown) */
-    int m, steps, warmup, mpi;
+    int m, steps, warmup, mpi; /* warmup < 0: not known (not written) */
+    /* Another source than run --profile (NULL: run --profile's fields):
+     * what measured it, how the devices ran, the files it was read from
+     * (costs --from-trace, ptrace.h). */
+    const char *what, *devices_as;
+    const char *const *files;
+    int nfiles;
     sc_stat step;         /* the measured step time */
     double predicted_step; /* the step predicted from these costs (NAN: none) */
 } sc_costs;

@@ -131,5 +131,12 @@ int sc_cli_list(lua_State *L, const char *recipe);
 
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
+/* The whole file, at most cap bytes (0: no cap); NULL with *err an errno
+ * value, or E2BIG when the file holds more (cli_export.c). */
+char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err);
+
+/* cli_costs.c: stagecraft costs --from-trace TRACE.json... [-o FILE]
+ * (docs/costs.md#costs-from-a-pytorch-trace). */
+int sc_cli_costs(int argc, char **argv);
 
 #endif

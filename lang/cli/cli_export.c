@@ -223,9 +223,7 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc
 
 /* ---- import ------------------------------------------------------------- */
 
-/* The whole file, at most cap bytes (0: no cap); NULL with *err an errno
- * value, or E2BIG when the file holds more. */
-static char *read_all(const char *path, size_t cap, size_t *len, int *err)
+char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err)
 {
     FILE *f = sc_fopen_read(path);
     if (!f) {
@@ -373,7 +371,7 @@ int sc_cli_import(int argc, char **argv)
      * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
-    char *text = read_all(path, cap, &len, &e);
+    char *text = sc_cli_read_all(path, cap, &len, &e);
     if (!text && e == E2BIG)
         return failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
                      "raises it; 0 for no limit)", path, cap);

@@ -533,6 +533,12 @@ static int cmd_import(lua_State *L, int argc, char **argv)
     return sc_cli_import(argc, argv);
 }
 
+static int cmd_costs(lua_State *L, int argc, char **argv)
+{
+    (void)L;
+    return sc_cli_costs(argc, argv);
+}
+
 static int cmd_help(lua_State *L, int argc, char **argv)
 {
     (void)L, (void)argc, (void)argv;

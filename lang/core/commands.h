@@ -41,6 +41,8 @@
       "(check, sim, show, export, import: --comm nccl|gloo|per-link, the runtime's P2P semantics)") \
     X(import, "import FILE.csv [-D k=v]... [--comm MODE] [--json | --dump]",                     \
       "verify and simulate a PyTorch schedule", NULL)                                            \
+    X(costs, "costs --from-trace TRACE.json... [-o FILE]",                                     \
+      "a cost file from torch.profiler traces of a pipelined step", NULL)                        \
     X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]",    \
       NULL, "(check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)")  \
     X(help, NULL, NULL, NULL)
