@@ -11,12 +11,15 @@
 # Prints "corpus: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
 VENVS=${TORCH_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/stagecraft/torch}
-py=$VENVS/2.15.0/bin/python
 . tests/tier.sh
-if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
-  echo "corpus: skipped: no PyTorch 2.15 in $VENVS/2.15.0 (sh tests/torch/run.sh installs it)"
-  echo "corpus: 0 passed, 0 failed, 1 skipped"; exit 0
+. tests/torch/venv.sh # venv_for: make test installs the venv (or waits for run.sh's install)
+tmp=$(mktemp -d)
+py=$(venv_for 2.15.0 2>"$tmp/why")
+if [ -z "$py" ]; then
+  echo "corpus: skipped: no PyTorch 2.15: $(tail -1 "$tmp/why")"
+  rm -rf "$tmp"; echo "corpus: 0 passed, 0 failed, 1 skipped"; exit 0
 fi
+rm -rf "$tmp"
 # One corpus at a time on the machine: the ranks are timed.
 exec 9>"$VENVS/.lock-corpus"; flock 9
 if ! full; then exec "$py" tests/torch/corpus.py "$SC" --sample; fi

@@ -24,7 +24,6 @@
 SC=${SC:-build/stagecraft}
 case $SC in /*) ;; *) SC=$PWD/$SC ;; esac
 VERSIONS=${TORCH_VERSIONS:-"2.15.0 2.14.1"}
-NUMPY=2.4.6   # torch's pipelining sends its metadata through numpy (not a dependency of the wheel)
 VENVS=${TORCH_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/stagecraft/torch}
 LIMIT=${TORCH_TIMEOUT:-900}
 pass=0; fail=0; skip=0
@@ -44,30 +43,7 @@ if ! full; then
   RECIPES=$(sample $(echo "$RECIPES" | tr ',' ' ') | tr '\n' ',' | sed 's/,$//')
 fi
 
-venv_for() { # version -> prints the venv's python (torch, numpy), or nothing (reason on stderr)
-  v=$1; d=$VENVS/$v
-  if ! full && ! [ -x "$d/bin/python" ]; then
-    echo "not installed in $d; make check does not install it (make test does)" >&2; return
-  fi
-  mkdir -p "$VENVS"
-  exec 8>"$VENVS/.lock-$v"; flock 8   # one install per machine; others wait for it
-  if [ "$("$d/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" != "$v" ]; then
-    rm -rf "$d"
-    python3 -m venv "$d" 2>"$tmp/venv.err" ||
-      { echo "python3 -m venv failed: $(tail -1 "$tmp/venv.err")" >&2; exec 8>&-; return; }
-    say "installing torch==$v from PyPI into $d (once; about 3 to 10 minutes)" >&2
-    if ! timeout 1500 "$d/bin/python" -m pip install -q "torch==$v" "numpy==$NUMPY" >"$tmp/pip.log" 2>&1; then
-      echo "pip install torch==$v failed: $(grep -v '^ ' "$tmp/pip.log" | tail -1)" >&2
-      rm -rf "$d"; exec 8>&-; return
-    fi
-  elif ! "$d/bin/python" -c 'import numpy' 2>/dev/null &&
-       ! "$d/bin/python" -m pip install -q "numpy==$NUMPY" >"$tmp/pip.log" 2>&1; then
-    echo "pip install numpy==$NUMPY failed: $(grep -v '^ ' "$tmp/pip.log" | tail -1)" >&2
-    exec 8>&-; return
-  fi
-  exec 8>&-
-  echo "$d/bin/python"
-}
+. tests/torch/venv.sh # venv_for
 
 free_port() { # a TCP port nobody listens on now (gloo's rendezvous)
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

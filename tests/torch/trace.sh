@@ -23,10 +23,12 @@ BOUND=0.10
 M=8; STEPS=8; TRIES=3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, full
-# An install of that venv under way (run.sh, beside this suite) is waited for.
-mkdir -p "$VENVS" && exec 8>"$VENVS/.lock-2.15.0" && flock 8 && exec 8>&-
-if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' 2>/dev/null; then
-  echo "trace: skipped: no PyTorch 2.15 in $VENVS/2.15.0 (sh tests/torch/run.sh installs it)"
+# make test installs the venv, or waits for the install under way (run.sh,
+# beside this suite); make check uses it only where it is installed.
+. tests/torch/venv.sh # venv_for
+py=$(venv_for 2.15.0 2>"$tmp/why")
+if [ -z "$py" ]; then
+  echo "trace: skipped: no PyTorch 2.15: $(tail -1 "$tmp/why")"
   echo "trace: 0 passed, 0 failed, 1 skipped"; exit 0
 fi
 RECIPES=zb-h1
