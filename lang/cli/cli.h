@@ -60,6 +60,8 @@ int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format
 /* Prints "stagecraft: error: msg" on stderr, control bytes other than
  * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);
+/* The same with the message formatted (up to 1 KiB). */
+int sc_cli_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* While buf is set (len > 0), sc_cli_fail keeps its first message in buf
  * (cleaned, one line) instead of printing it: sc.plan raises it as a Lua
  * error. sc_cli_capture(NULL, 0) prints again. */

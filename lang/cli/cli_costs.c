@@ -14,17 +14,6 @@
 #include "formats/atomic.h"
 #include "formats/ptrace.h"
 
-static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int failf(int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sc_cli_fail(code, msg);
-}
-
 /* Reads one trace into t; 0, or the exit code after the error line. Each
  * file's text and tree are freed before the next is read: a trace of
  * 10 MB holds a tree of about ten times that. */
@@ -34,10 +23,10 @@ static int add_file(sc_ptrace *t, const char *path)
     int e;
     char *text = sc_cli_read_all(path, cap, &len, &e);
     if (!text && e == E2BIG)
-        return failf(SC_EXIT_LIMIT, "trace %s is larger than the memory limit of %zu bytes "
+        return sc_cli_failf(SC_EXIT_LIMIT, "trace %s is larger than the memory limit of %zu bytes "
                      "(--max-mem BYTES raises it; 0 for no limit)", path, cap);
     if (!text)
-        return failf(e == ENOMEM ? SC_EXIT_NOMEM : SC_EXIT_USAGE, "cannot read '%s': %s", path,
+        return sc_cli_failf(e == ENOMEM ? SC_EXIT_NOMEM : SC_EXIT_USAGE, "cannot read '%s': %s", path,
                      strerror(e));
     char err[512];
     sc_jv *root = NULL;
@@ -48,10 +37,10 @@ static int add_file(sc_ptrace *t, const char *path)
         st = sc_ptrace_add(t, path, root, err, sizeof err);
     sc_jv_free(root);
     if (st == SC_ERR_NOMEM)
-        return failf(SC_EXIT_NOMEM, "trace %s: out of memory", path);
+        return sc_cli_failf(SC_EXIT_NOMEM, "trace %s: out of memory", path);
     if (json)
-        return failf(SC_EXIT_ARG, "trace %s: %s", path, err);
-    return st == SC_OK ? 0 : failf(SC_EXIT_ARG, "trace %s", err);
+        return sc_cli_failf(SC_EXIT_ARG, "trace %s: %s", path, err);
+    return st == SC_OK ? 0 : sc_cli_failf(SC_EXIT_ARG, "trace %s", err);
 }
 
 int sc_cli_costs(int argc, char **argv)
@@ -64,20 +53,20 @@ int sc_cli_costs(int argc, char **argv)
             from = 1;
         else if (strcmp(a, "-o") == 0) {
             if (i + 1 >= argc)
-                return failf(SC_EXIT_USAGE, "-o: missing FILE (the cost file to write; - for "
+                return sc_cli_failf(SC_EXIT_USAGE, "-o: missing FILE (the cost file to write; - for "
                              "standard output)");
             out = argv[++i];
         } else if (a[0] == '-' && a[1])
-            return failf(SC_EXIT_USAGE, "unknown option '%s' for 'costs' (costs --from-trace "
+            return sc_cli_failf(SC_EXIT_USAGE, "unknown option '%s' for 'costs' (costs --from-trace "
                          "TRACE.json... [-o FILE])", a);
         else if (!from)
-            return failf(SC_EXIT_USAGE, "unexpected argument '%s': costs --from-trace "
+            return sc_cli_failf(SC_EXIT_USAGE, "unexpected argument '%s': costs --from-trace "
                          "TRACE.json... [-o FILE]", a);
         else
             nfiles++;
     }
     if (!from || !nfiles)
-        return failf(SC_EXIT_USAGE, "costs: missing --from-trace TRACE.json (torch.profiler "
+        return sc_cli_failf(SC_EXIT_USAGE, "costs: missing --from-trace TRACE.json (torch.profiler "
                      "Chrome traces of a pipelined step: one per rank, or one merged)");
     char err[512];
     sc_atomic *a = NULL;
@@ -85,7 +74,7 @@ int sc_cli_costs(int argc, char **argv)
         return sc_cli_fail(SC_EXIT_USAGE, err);
     sc_ptrace *t = sc_ptrace_new();
     if (!t)
-        return failf(SC_EXIT_NOMEM, "out of memory");
+        return sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
     int rc = 0, from_i = 0;
     for (int i = 2; i < argc && !rc; i++) {
         if (strcmp(argv[i], "--from-trace") == 0)
@@ -99,8 +88,8 @@ int sc_cli_costs(int argc, char **argv)
     char note[300];
     sc_status st = rc ? SC_OK : sc_ptrace_costs(t, &c, note, sizeof note, err, sizeof err);
     if (!rc && st != SC_OK)
-        rc = st == SC_ERR_NOMEM ? failf(SC_EXIT_NOMEM, "out of memory")
-                                : failf(SC_EXIT_ARG, "trace %s", err);
+        rc = st == SC_ERR_NOMEM ? sc_cli_failf(SC_EXIT_NOMEM, "out of memory")
+                                : sc_cli_failf(SC_EXIT_ARG, "trace %s", err);
     if (!rc) {
         if (note[0])
             fprintf(stderr, "stagecraft: note: %s\n", note);
@@ -108,7 +97,7 @@ int sc_cli_costs(int argc, char **argv)
         if (!f)
             rc = sc_cli_fail(SC_EXIT_USAGE, err);
         else if (sc_costs_write(f, &c) != SC_OK && !a)
-            rc = failf(SC_EXIT_USAGE, "cannot write the cost file: %s", strerror(errno));
+            rc = sc_cli_failf(SC_EXIT_USAGE, "cannot write the cost file: %s", strerror(errno));
         else if (a && (sc_atomic_close(a, err, sizeof err) || sc_atomic_commit(a, err, sizeof err)))
             rc = sc_cli_fail(SC_EXIT_USAGE, err);
         sc_atomic_free(a);

@@ -22,17 +22,6 @@
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
 
-static int failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int failf(int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return sc_cli_fail(code, msg);
-}
-
 /* What one output needs: the program, its simulation, a name. */
 typedef struct job {
     const char *format;
@@ -112,32 +101,32 @@ static int write_outputs(const job *jobs, const char *const *paths, int n)
     int rc = 0, i;
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (!(f[i] = is_stdout(paths[i]) ? stdout : sc_atomic_open(paths[i], &a[i], err, sizeof err))) {
-            rc = failf(SC_EXIT_USAGE, "%s", err);
+            rc = sc_cli_failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++) {
         sc_status st = write_job(f[i], &jobs[i]);
         if (st && !ferror(f[i])) { /* not the file's fault: the program's or memory */
             const char *m = jobs[i].pg ? sc_errmsg(jobs[i].pg) : ""; /* a stack: none */
-            rc = st == SC_ERR_NOMEM ? failf(SC_EXIT_NOMEM, "out of memory writing %s", jobs[i].format)
-                                    : failf(sc_status_exit_code(st), "cannot write %s: %s",
+            rc = st == SC_ERR_NOMEM ? sc_cli_failf(SC_EXIT_NOMEM, "out of memory writing %s", jobs[i].format)
+                                    : sc_cli_failf(sc_status_exit_code(st), "cannot write %s: %s",
                                             jobs[i].format, m[0] ? m : "error");
             goto done;
         }
         if (!a[i] && (fflush(stdout) != 0 || ferror(stdout))) {
-            rc = failf(SC_EXIT_USAGE, "cannot write the output (standard output): %s",
+            rc = sc_cli_failf(SC_EXIT_USAGE, "cannot write the output (standard output): %s",
                        errno ? strerror(errno) : "write error");
             goto done;
         }
     }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_close(a[i], err, sizeof err) != 0) {
-            rc = failf(SC_EXIT_USAGE, "%s", err);
+            rc = sc_cli_failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
     for (i = 0; i < n && i < MAX_OUT; i++)
         if (a[i] && sc_atomic_commit(a[i], err, sizeof err) != 0) {
-            rc = failf(SC_EXIT_USAGE, "%s", err);
+            rc = sc_cli_failf(SC_EXIT_USAGE, "%s", err);
             goto done;
         }
 done:
@@ -171,12 +160,12 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
     if (!format)
-        return failf(SC_EXIT_USAGE, "export needs --format (%s)", sc_export_format_list());
+        return sc_cli_failf(SC_EXIT_USAGE, "export needs --format (%s)", sc_export_format_list());
     if (sc_export_format_named(format) < 0)
-        return failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
+        return sc_cli_failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
     int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
     if ((torch || titan) && !csv)
-        return failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
+        return sc_cli_failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
                      torch ? "--torch" : "--torchtitan");
     if (torch && sc_cli_torch_version(torch, &version))
         return SC_EXIT_USAGE;
@@ -187,7 +176,7 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     int comms = strcmp(format, "torch-csv-comms") == 0;
     int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
     if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
-        return failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
+        return sc_cli_failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
                      "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
                      "(this program has %d steps, optim_sync %s)", format, steps,
                      sc_sync_name(sync));
@@ -272,11 +261,11 @@ static int import_define(const char *kv, costs *c)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!kv || !eq || eq == kv)
-        return failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
+        return sc_cli_failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     char *end;
     double x = strtod(eq + 1, &end);
     if (end == eq + 1 || *end)
-        return failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
+        return sc_cli_failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem"};
     double *slots[] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem};
@@ -285,7 +274,7 @@ static int import_define(const char *kv, costs *c)
             *slots[i] = x;
             return 0;
         }
-    return failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
+    return sc_cli_failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
                  "tcomm, w_keep, mem)", (int)(eq - kv), kv);
 }
 
@@ -356,27 +345,27 @@ int sc_cli_import(int argc, char **argv)
             /* the runtime's point-to-point semantics (docs/semantics.md#modes) */
             const char *v = i + 1 < argc ? argv[++i] : "";
             if ((p2p = sc_p2p_parse(v)) < 0)
-                return failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
+                return sc_cli_failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
         } else if (a[0] == '-' && a[1]) {
-            return failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
+            return sc_cli_failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
             path = a;
         } else {
-            return failf(SC_EXIT_USAGE, "unexpected argument '%s'", a);
+            return sc_cli_failf(SC_EXIT_USAGE, "unexpected argument '%s'", a);
         }
     }
     if (!path)
-        return failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+        return sc_cli_failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
     /* The text is held while the program is read from it: it counts
      * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
     int e;
     char *text = sc_cli_read_all(path, cap, &len, &e);
     if (!text && e == E2BIG)
-        return failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
+        return sc_cli_failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
                      "raises it; 0 for no limit)", path, cap);
     if (!text)
-        return failf(e == ENOMEM ? 4 : SC_EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
+        return sc_cli_failf(e == ENOMEM ? 4 : SC_EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
     char err[512];
     sc_status st;
     sc_torch_dialect dialect;
@@ -395,7 +384,7 @@ int sc_cli_import(int argc, char **argv)
             if (s)
                 fputs(s, stdout);
             else
-                rc = failf(SC_EXIT_NOMEM, "out of memory");
+                rc = sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
             free(s);
         } else {
             report(path, dialect, pg, sim, json);

@@ -59,6 +59,16 @@ int sc_cli_fail(int code, const char *msg)
     return code;
 }
 
+int sc_cli_failf(int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sc_cli_fail(code, msg);
+}
+
 int sc_cli_status_fail(sc_status st, const char *fmt, ...)
 {
     char msg[1024];
