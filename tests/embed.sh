@@ -99,8 +99,9 @@ LUA
   grep -q "^false	.*sandbox: .*io" "$tmp/out" && ok || bad "lua5.4: sc.load of a recipe that reads a file: $(cat "$tmp/out")"
   grep -q "^function	true" "$tmp/out" && ok || bad "lua5.4: the host's io and print: $(cat "$tmp/out")"
   grep -q "^function	function	true	function" "$tmp/out" && ok || bad "lua5.4: the module's API: $(cat "$tmp/out")"
-  # the same API as recipes: the module's public names, as in stagecraft
-  printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \
+  # the same API as recipes: the module's public names, as in stagecraft,
+  # but for sc.plan (the plan command's, not the library's: docs/embed.md)
+  printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") and k ~= "plan" then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \
     'require "stagecraft"' >"$tmp/keys.lua"
   env $lua_env lua5.4 "$tmp/keys.lua" >"$tmp/keys.lua.out" 2>&1
   "$SC" "$tmp/keys.lua" >"$tmp/keys.sc.out" 2>&1
