@@ -358,6 +358,8 @@ static void run_free(lua_State *L, sc_plan_run *r)
     if (r->dir[0])
         rmdir(r->dir);
     free(r->layers);
+    free(r->even_row.error); /* the even split's row (candidate's out) */
+    sc_free(r->even_row.peak), sc_free(r->even_row.idle);
 }
 
 static int mute(lua_State *L)
