@@ -11,25 +11,7 @@ ROUNDS=${ROUNDS:-5}
 parts=${*:-all}
 
 # cpu CMD...: the median CPU seconds of ROUNDS runs of CMD (output dropped).
-cpu() {
-  python3 - "$ROUNDS" "$@" <<'PY'
-import os, subprocess, sys, statistics
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-ts = []
-for _ in range(n):
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, 1); os.dup2(fd, 2)
-        try:
-            os.execvp(cmd[0], cmd)
-        finally:
-            os._exit(127)
-    _, st, ru = os.wait4(pid, 0)
-    ts.append(ru.ru_utime + ru.ru_stime)
-print(f"{statistics.median(ts):.4f}")
-PY
-}
+cpu() { python3 "$(dirname "$0")/cputime.py" "$ROUNDS" "$@"; }
 
 # row LABEL ARGS...: one case for BEFORE and AFTER, and their ratio.
 row() {

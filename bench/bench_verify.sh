@@ -11,22 +11,7 @@
 SC=${SC:-./stagecraft}
 ROUNDS=${ROUNDS:-3}
 P_MAX=${P_MAX:-128}
-cpu() {
-  python3 - "$ROUNDS" "$@" <<'PY'
-import os, subprocess, sys, statistics
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-ts = []
-for _ in range(n):
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, 1); os.dup2(fd, 2)
-        os.execvp(cmd[0], cmd)
-    _, st, ru = os.wait4(pid, 0)
-    ts.append(ru.ru_utime + ru.ru_stime)
-print(f"{statistics.median(ts):.4f}")
-PY
-}
+cpu() { python3 "$(dirname "$0")/cputime.py" "$ROUNDS" "$@"; }
 printf '%-16s %5s %10s %9s %12s\n' case p instr cpu_s us/instr
 for kind in plain vocab postval; do
   p=32
