@@ -8,7 +8,8 @@ these (the first that applies):
   - after a line `<!-- doc-test: skip (why) -->`: not run (a syntax sketch, a
     fragment, a machine this test cannot assume). Say why. After
     `<!-- doc-test: unsanitized -->`: not run under `make asan` (an example
-    that limits the address space);
+    that limits the address space, or links a plain program or lua5.4 to the
+    library, which make asan builds sanitized: tests/embed.sh runs those);
   - after `<!-- doc-test: file NAME -->`, or a ```lua block whose first line
     is a comment naming a file (`-- zb3.lua: ...`): written as NAME into the
     document's scratch folder, for the commands that follow;
@@ -366,7 +367,7 @@ class Doc:
             ran["skipped"] += 1
             return
         if directive and directive[0] == "unsanitized" and "asan" in os.environ.get("BUILD", ""):
-            ran["skipped"] += 1  # a sanitizer needs more address space than the example allows
+            ran["skipped"] += 1  # sanitized: see the directive's note above
             return
         if directive and directive[0] == "file":
             self.write(directive[1], "\n".join(body) + "\n")
