@@ -353,39 +353,53 @@ static double profile_spread(const sc_costs *c, char *what, size_t len)
     return worst;
 }
 
-/* run --profile: with --profile-spread X, again with twice the steps while
- * a stage time's spread passes X of its median (at most 640 steps); a
- * profile still noisier than 10% gets a warning with the figure. */
-static sc_status profile_until(sc_prog *pg, const sc_run_opts *o, const char *recipe, int warmup,
-                               int steps, double target, sc_profile **pf, char *err, size_t len)
+/* Before each new round of a profile (profile.h): what is not stable yet. */
+static void profile_round(void *arg, const sc_profile *p, int next)
 {
-    char what[256];
-    double rel = 0;
-    for (;;) {
-        sc_status st = sc_profile_run(pg, o, recipe, warmup, steps, pf, err, len);
-        if (st)
-            return st;
-        rel = profile_spread(&(*pf)->costs, what, sizeof what);
-        if (target <= 0 || rel <= target || steps >= 640)
-            break;
-        fprintf(stderr, "stagecraft: note: profile: %s, above %g%%: again with %d steps\n",
-                what, 100 * target, 2 * steps);
-        sc_profile_free(*pf);
-        *pf = NULL;
-        steps *= 2;
+    (void)arg;
+    const sc_unstable *u = &p->unstable[0];
+    fprintf(stderr, "stagecraft: note: profile: %d figure%s not known within %g%% after %d "
+            "steps (the least: %s, ±%.1f%% of its median): %d more steps\n", p->nunstable,
+            p->nunstable == 1 ? "" : "s", 100 * p->target, p->steps, u->what,
+            100 * u->half / u->median, next);
+}
+
+/* run --profile: the rounds of sc_profile_run, then one warning per figure
+ * still not known within the target, with why; without a target (one
+ * round of --profile-steps), a profile noisier than 10% gets a warning. */
+static sc_status profile_until(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
+                               const sc_profile_opts *o, sc_profile **pf, char *err, size_t len)
+{
+    sc_status st = sc_profile_run(pg, ro, recipe, o, pf, err, len);
+    if (st)
+        return st;
+    const sc_profile *p = *pf;
+    for (int i = 0; i < p->nunstable; i++) {
+        const sc_unstable *u = &p->unstable[i];
+        fprintf(stderr, "stagecraft: warning: profile: %s is not stable: its median %.3g s is "
+                "known within ±%.1f%% after %d steps (target ±%g%%, %s); its %d samples vary "
+                "by %.0f%% (interquartile range), the step by %.0f%%\n", u->what, u->median,
+                100 * u->half / u->median, p->steps, 100 * p->target,
+                p->capped == 2 ? "--profile-max-time reached" : "--profile-max-steps reached",
+                u->n, 100 * u->iqr, 100 * p->costs.step.spread / p->costs.step.median);
     }
-    if (rel > 0.1)
+    char what[256];
+    double rel = profile_spread(&p->costs, what, sizeof what);
+    if (o->target <= 0 && rel > 0.1)
         fprintf(stderr, "stagecraft: warning: the profile is noisy: %s; predictions from it are "
-                "no better than that (profile again on a quiet machine, or with --profile-spread "
-                "0.1 to repeat until it settles)\n", what);
+                "no better than that (profile again on a quiet machine, or without "
+                "--profile-steps to repeat until it settles)\n", what);
     return SC_OK;
 }
 
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
-    int json = 0, check = 0, steps = 5, warmup = -1;
-    double spread = 0; /* --profile-spread: 0, once */
+    int json = 0, check = 0, warmup = -1;
+    /* --profile-steps alone: exactly that many; else rounds to the target */
+    sc_profile_opts po = {.steps = 5, .target = -1, .max_steps = 100, .max_s = 60,
+                          .round = profile_round};
+    int steps_given = 0, max_given = 0;
     double time_limit = 0; /* automatic schedules: the heuristic, reproducibly */
     lua_newtable(L);
     int t = lua_gettop(L);
@@ -410,18 +424,23 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             if (i + 1 >= argc)
                 return fail(SC_EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
             profile = argv[++i];
-        } else if (strcmp(a, "--profile-spread") == 0) {
+        } else if (strcmp(a, "--profile-spread") == 0 || strcmp(a, "--profile-max-time") == 0) {
             char *end = NULL;
-            spread = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
-            if (!end || *end || !(spread > 0 && spread <= 1))
-                return fail(SC_EXIT_USAGE, "--profile-spread needs a share of the median in (0, 1] "
-                                        "(0.1: repeat until every stage time varies by 10% at "
-                                        "most)");
+            int tm = a[10] == 'm';
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+            if (!end || *end || !(v > 0 && v <= (tm ? 1e6 : 1)))
+                return fail(SC_EXIT_USAGE, tm ? "--profile-max-time needs a number of seconds "
+                                               "(0 < S <= 1000000)"
+                                             : "--profile-spread needs a share of the median in "
+                                               "(0, 1] (0.02: repeat until every figure's median "
+                                               "is known within 2%)");
+            *(tm ? &po.max_s : &po.target) = v;
             i++;
-        } else if (strcmp(a, "--profile-steps") == 0 || strcmp(a, "--warmup") == 0) {
+        } else if (strcmp(a, "--profile-steps") == 0 || strcmp(a, "--warmup") == 0 ||
+                   strcmp(a, "--profile-max-steps") == 0) {
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
-            int w = a[2] == 'w';
+            int w = a[2] == 'w', mx = !w && a[10] == 'm';
             if (!end || *end || v < (w ? 0 : 1) || v > 10000) {
                 char msg[96];
                 snprintf(msg, sizeof msg, "%s needs a number of steps (%s..10000)", a,
@@ -429,7 +448,9 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
                 return fail(SC_EXIT_USAGE, msg);
             }
             i++;
-            *(w ? &warmup : &steps) = (int)v;
+            *(w ? &warmup : mx ? &po.max_steps : &po.steps) = (int)v;
+            steps_given |= !w && !mx;
+            max_given |= mx;
         } else if (strcmp(a, "--backend") == 0) {
             if (i + 1 >= argc)
                 return fail(SC_EXIT_USAGE, "--backend needs cpu or cuda");
@@ -454,6 +475,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     }
     if (!recipe)
         return fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
+    if (po.target < 0)
+        po.target = steps_given ? 0 : SC_PROFILE_TARGET;
+    if (!max_given && po.max_steps < po.steps)
+        po.max_steps = po.steps;
+    if (po.max_steps < po.steps)
+        return fail(SC_EXIT_USAGE, "--profile-max-steps must be at least --profile-steps");
     char envmsg[600];
     if (env_settings(envmsg, sizeof envmsg) != 0)
         return fail(SC_EXIT_USAGE, envmsg);
@@ -524,7 +551,8 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     sc_comparison *cmp = NULL;
     const sc_sim *predicted = NULL;
     if (profile) {
-        st = profile_until(lp->pg, &o, recipe, warmup, steps, spread, &pf, err, sizeof err);
+        po.warmup = warmup;
+        st = profile_until(lp->pg, &o, recipe, &po, &pf, err, sizeof err);
         if (!st) {
             r = pf->run;
             predicted = pf->predicted;

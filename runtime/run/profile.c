@@ -14,226 +14,7 @@
 
 #include "compile.h"
 #include "ir/offload_cfg.h"
-#include "model/model.h"
-
-/* A growable list of samples. */
-typedef struct vec {
-    double *v;
-    int n, cap;
-} vec;
-
-static int push(vec *x, double t)
-{
-    if (x->n == x->cap) {
-        int cap = x->cap ? 2 * x->cap : 16;
-        double *v = realloc(x->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[x->n++] = t;
-    return 0;
-}
-
-/* Samples by size: transfers, or host copies of one direction. */
-typedef struct sized {
-    double bytes;
-    int to_host;
-    vec t;
-} sized;
-
-typedef struct samples {
-    int P, S;
-    vec *kind[SC_COST_KINDS]; /* [S] each (optim: [P], per device) */
-    vec *vocab[SC_COST_VOCAB]; /* [P] each: S, T, E, EW */
-    sized *sz;
-    int nsz, capsz;
-    int bad;                  /* out of memory */
-} samples;
-
-static vec *size_slot(samples *sm, double bytes, int to_host)
-{
-    for (int i = 0; i < sm->nsz; i++)
-        if (sm->sz[i].bytes == bytes && sm->sz[i].to_host == to_host)
-            return &sm->sz[i].t;
-    if (sm->nsz == sm->capsz) {
-        int cap = sm->capsz ? 2 * sm->capsz : 8;
-        sized *z = realloc(sm->sz, (size_t)cap * sizeof *z);
-        if (!z)
-            return NULL;
-        sm->sz = z;
-        sm->capsz = cap;
-    }
-    sm->sz[sm->nsz] = (sized){.bytes = bytes, .to_host = to_host};
-    return &sm->sz[sm->nsz++].t;
-}
-
-static void add(samples *sm, vec *x, double t)
-{
-    if (!x)
-        sm->bad = 1;
-    else if (t >= 0 && push(x, t) != 0)
-        sm->bad = 1;
-}
-
-/* Host copies are marked in sized.to_host: 1 to the host, 0 back; transfers
- * use -1, collectives -2 (their bytes: factor · bytes, sc_prog_coll_weight). */
-#define XFER (-1)
-#define COLL (-2)
-
-/* The collectives of a step: instance i is the i-th collective of every
- * device (the runtime's collectives are over all devices). It starts when
- * its last member has posted it and finished the one before, and ends
- * when the first member sees it complete; the simulator's collective
- * takes that long (latency + weight / bandwidth). */
-static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
-{
-    int P = sc_prog_devices(pg);
-    size_t *at = calloc((size_t)P, sizeof(size_t)), *prev = calloc((size_t)P, sizeof(size_t));
-    if (!at || !prev) {
-        sm->bad = 1;
-        free(at);
-        free(prev);
-        return;
-    }
-    for (int d = 0; d < P; d++)
-        prev[d] = (size_t)-1;
-    for (;;) {
-        double start = -INFINITY, end = INFINITY, w = 0;
-        int all = 1, skip = 0;
-        for (int d = 0; d < P && all; d++) {
-            size_t n;
-            const sc_instr *in = sc_prog_stream(pg, d, &n);
-            while (at[d] < n && !sc_op_is_coll(in[at[d]].op))
-                at[d]++;
-            if (at[d] >= n) {
-                all = 0;
-                break;
-            }
-            size_t g = ms->offset[d] + at[d];
-            start = fmax(start, ms->t0[g]);
-            if (prev[d] != (size_t)-1)
-                start = fmax(start, ms->t1[ms->offset[d] + prev[d]]);
-            end = fmin(end, ms->t1[g]);
-            w = sc_prog_coll_weight(pg, &in[at[d]]); /* the same on every member */
-            skip |= (in[at[d]].flags & SC_IF_ROLLBACK) != 0; /* skipped or redone: not timed */
-        }
-        if (!all)
-            break;
-        if (!skip && isfinite(start) && isfinite(end))
-            add(sm, size_slot(sm, w, COLL), fmax(end - start, 0));
-        for (int d = 0; d < P; d++)
-            prev[d] = at[d]++;
-    }
-    free(at);
-    free(prev);
-}
-
-/* The samples of one timed step of pg (measured: its timing). */
-static void collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md)
-{
-    /* Keys over the streams' microbatch numbers (m·steps, docs/steps.md). */
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_stream_microbatches(pg);
-    size_t K = 2 * (size_t)S * (size_t)m;
-    size_t *send = malloc(K * sizeof(size_t));
-    if (!send) {
-        sm->bad = 1;
-        return;
-    }
-    for (size_t i = 0; i < K; i++)
-        send[i] = (size_t)-1;
-    for (int d = 0; d < P; d++) {
-        size_t n;
-        const sc_instr *in = sc_prog_stream(pg, d, &n);
-        for (size_t k = 0; k < n; k++)
-            if (sc_op_is_send(in[k].op))
-                send[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) * (size_t)m +
-                     (size_t)in[k].mb] = ms->offset[d] + k;
-    }
-    double xbytes = (double)sc_model_boundary_bytes(md);
-    for (int d = 0; d < P; d++) {
-        size_t n;
-        const sc_instr *in = sc_prog_stream(pg, d, &n);
-        for (size_t k = 0; k < n; k++) {
-            size_t g = ms->offset[d] + k;
-            double t0 = ms->t0[g], t1 = ms->t1[g];
-            if (!isfinite(t0) || !isfinite(t1))
-                continue;
-            int op = in[k].op;
-            if (in[k].flags & SC_IF_ROLLBACK)
-                continue; /* post-validation's rollback path: skipped (no time) or redone */
-            /* The sample goes to the cost that times the kind. */
-            int kind = SC_COST_F;
-            switch (sc_op_cost_of(op)) {
-            case SC_OPC_TF: kind = SC_COST_F; break;
-            case SC_OPC_TB: kind = SC_COST_B; break;
-            case SC_OPC_TW: kind = SC_COST_W; break;
-            case SC_OPC_TBW: kind = SC_COST_BW; break;
-            case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
-                add(sm, &sm->vocab[sc_op_vocab_index(op)][d], t1 - t0);
-                continue;
-            case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0); continue;
-            case SC_OPC_TR: continue; /* a recomputation: F again, timed by F's cost */
-            case SC_OPC_COMM: { /* timed at the receive, with its send */
-                if (!sc_op_has(op, SC_OPF_IN))
-                    continue;
-                size_t s = send[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) *
-                                (size_t)m + (size_t)in[k].mb];
-                if (s == (size_t)-1 || !isfinite(ms->t0[s]) || !isfinite(ms->t1[s]))
-                    continue;
-                /* From the later post to the earlier observed end. */
-                double t = fmin(t1, ms->t1[s]) - fmax(t0, ms->t0[s]);
-                add(sm, size_slot(sm, xbytes, XFER), fmax(t, 0));
-                continue;
-            }
-            case SC_OPC_LINK: {
-                double b = (double)in[k].frac / SC_FRAC_ONE *
-                           (double)sc_model_record_bytes(md, in[k].stage);
-                add(sm, size_slot(sm, round(b), sc_op_has(op, SC_OPF_OUT)), t1 - t0);
-                continue;
-            }
-            case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
-            case SC_OPC_TFB: continue; /* a pair: its halves' costs are not apart */
-            }
-            add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
-        }
-    }
-    free(send);
-    collect_colls(sm, pg, ms);
-}
-
-static sc_status samples_new(samples *sm, int P, int S)
-{
-    memset(sm, 0, sizeof *sm);
-    sm->P = P;
-    sm->S = S;
-    for (int k = 0; k < SC_COST_KINDS; k++)
-        if (!(sm->kind[k] = calloc((size_t)(k == SC_COST_OPT ? P : S), sizeof(vec))))
-            return SC_ERR_NOMEM;
-    for (int k = 0; k < SC_COST_VOCAB; k++)
-        if (!(sm->vocab[k] = calloc((size_t)P, sizeof(vec))))
-            return SC_ERR_NOMEM;
-    return SC_OK;
-}
-
-static void samples_free(samples *sm)
-{
-    for (int k = 0; k < SC_COST_KINDS; k++) {
-        int n = k == SC_COST_OPT ? sm->P : sm->S;
-        for (int i = 0; sm->kind[k] && i < n; i++)
-            free(sm->kind[k][i].v);
-        free(sm->kind[k]);
-    }
-    for (int k = 0; k < SC_COST_VOCAB; k++) {
-        for (int d = 0; sm->vocab[k] && d < sm->P; d++)
-            free(sm->vocab[k][d].v);
-        free(sm->vocab[k]);
-    }
-    for (int i = 0; i < sm->nsz; i++)
-        free(sm->sz[i].t.v);
-    free(sm->sz);
-}
+#include "profile_impl.h"
 
 /* The same orders with every BW split into B and W (split) or every B
  * fused with its W into a BW at the B's place (fuse): a valid program of
@@ -331,7 +112,7 @@ static void fit_colls(sc_costs *c, samples *sm)
     int k = 0, n = 0;
     for (int i = 0; i < sm->nsz; i++) {
         sized *z = &sm->sz[i];
-        if (z->to_host != COLL || z->t.n < 1)
+        if (z->to_host != SC_SAMPLES_COLL || z->t.n < 1)
             continue;
         n += z->t.n;
         double y = sc_stat_of(z->t.v, z->t.n).median, x = z->bytes;
@@ -386,19 +167,19 @@ static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const
     fit_colls(c, sm);
     int nx = 0, nh = 0;
     for (int i = 0; i < sm->nsz; i++)
-        if (sm->sz[i].to_host != COLL)
-            *(sm->sz[i].to_host == XFER ? &nx : &nh) += 1;
+        if (sm->sz[i].to_host != SC_SAMPLES_COLL)
+            *(sm->sz[i].to_host == SC_SAMPLES_XFER ? &nx : &nh) += 1;
     c->xfer = calloc((size_t)nx + 1, sizeof *c->xfer);
     c->host = calloc((size_t)nh + 1, sizeof *c->host);
     if (!c->xfer || !c->host)
         return SC_ERR_NOMEM;
     for (int i = 0; i < sm->nsz; i++) {
         sized *z = &sm->sz[i];
-        if (z->to_host == COLL)
+        if (z->to_host == SC_SAMPLES_COLL)
             continue;
         sc_cost_size e = {.bytes = z->bytes, .t = sc_stat_of(z->t.v, z->t.n),
                           .to_host = z->to_host == 1};
-        if (z->to_host == XFER) {
+        if (z->to_host == SC_SAMPLES_XFER) {
             c->xfer[c->nxfer++] = e;
             if (e.t.n > c->comm.n)
                 c->comm = e.t; /* the model's transfers: all of one size */
@@ -469,69 +250,128 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* warmup + steps runs of prog; the samples of the timed ones into sm, their
- * times into times (when not NULL), the run of median time into *keep. */
+/* The program's timed runs, in order. */
+typedef struct runlist {
+    sc_run_result **r;
+    int n, cap;
+} runlist;
+
+/* warmup + steps runs of prog; the samples of the timed ones into sm (a
+ * mark after each), the timed runs appended to keep (freed when NULL), the
+ * sum of their step times added to *spent. */
 static sc_status steps_of(sc_prog *prog, const sc_run_opts *o, int warmup, int steps,
-                          samples *sm, double *times, sc_run_result **keep, char *err,
-                          size_t errlen)
+                          samples *sm, runlist *keep, double *spent, char *err, size_t errlen)
 {
-    sc_run_opts oo = *o;
-    sc_run_result **rs = calloc((size_t)steps, sizeof *rs);
     sc_model *md = NULL;
-    sc_status st = rs ? SC_OK : SC_ERR_NOMEM;
-    if (!st)
-        st = sc_model_new(&o->model, sc_prog_stages(prog), sc_prog_microbatches(prog), &md, err,
-                          errlen);
+    sc_status st = sc_model_new(&o->model, sc_prog_stages(prog), sc_prog_microbatches(prog), &md,
+                                err, errlen);
+    if (!st && keep && keep->n + steps > keep->cap) {
+        int cap = keep->n + steps;
+        sc_run_result **r = realloc(keep->r, (size_t)cap * sizeof *r);
+        if (!r)
+            st = SC_ERR_NOMEM;
+        else
+            keep->r = r, keep->cap = cap;
+    }
     for (int i = 0; i < warmup + steps && !st; i++) {
         sc_run_result *r = NULL;
-        if ((st = sc_run(prog, &oo, &r, err, errlen)) != SC_OK)
+        if ((st = sc_run(prog, o, &r, err, errlen)) != SC_OK)
             break;
-        if (i < warmup) {
-            sc_run_result_free(r);
-            continue;
+        if (i >= warmup) {
+            sc_samples_collect(sm, prog, r->measured, md);
+            sc_samples_mark(sm);
+            *spent += r->step_time_s;
         }
-        collect(sm, prog, r->measured, md);
-        rs[i - warmup] = r;
+        if (i >= warmup && keep)
+            keep->r[keep->n++] = r;
+        else
+            sc_run_result_free(r);
     }
     if (!st && sm->bad) {
         snprintf(err, errlen, "out of memory collecting the profile");
         st = SC_ERR_NOMEM;
     }
-    if (!st && times) {
-        double *sorted = malloc((size_t)steps * sizeof(double));
-        if (!sorted) {
-            st = SC_ERR_NOMEM;
-        } else {
-            for (int i = 0; i < steps; i++)
-                sorted[i] = times[i] = rs[i]->step_time_s;
-            qsort(sorted, (size_t)steps, sizeof(double), cmp_double);
-            double med = sorted[(steps - 1) / 2];
-            for (int i = 0; i < steps && !*keep; i++)
-                if (rs[i]->step_time_s == med) {
-                    *keep = rs[i];
-                    rs[i] = NULL;
-                }
-            free(sorted);
-        }
-    }
-    for (int i = 0; rs && i < steps; i++)
-        sc_run_result_free(rs[i]);
-    free(rs);
     sc_model_free(md);
     return st;
 }
 
-sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, int warmup,
-                         int steps, sc_profile **out, char *err, size_t errlen)
+/* The step times of the runs into pf, and the run of median time (the lower
+ * middle one when even) into pf->run; the others are freed. */
+static sc_status keep_median(sc_profile *pf, runlist *rl)
+{
+    int n = rl->n;
+    double *sorted = malloc((size_t)n * sizeof(double));
+    if (!sorted || !(pf->step_times = malloc((size_t)n * sizeof(double)))) {
+        free(sorted);
+        return SC_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        sorted[i] = pf->step_times[i] = rl->r[i]->step_time_s;
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    for (int i = 0; i < n && !pf->run; i++)
+        if (rl->r[i]->step_time_s == sorted[(n - 1) / 2]) {
+            pf->run = rl->r[i];
+            rl->r[i] = NULL;
+        }
+    pf->steps = n;
+    free(sorted);
+    return SC_OK;
+}
+
+/* The rounds (profile.h): the first of o->steps, then as many steps as so
+ * far while a figure is not known within the target and the caps allow. */
+static sc_status rounds(sc_profile *pf, sc_prog *pg, sc_prog *var, const sc_run_opts *ro,
+                        const sc_profile_opts *o, samples *sm, runlist *rl, char *err,
+                        size_t errlen)
+{
+    sc_run_opts vo = *ro;
+    vo.check = 0;
+    double spent = 0;
+    sc_status st = SC_OK;
+    for (int n = o->steps; n > 0;) {
+        if ((st = steps_of(pg, ro, pf->rounds ? 0 : o->warmup, n, sm, rl, &spent, err,
+                           errlen)) != SC_OK ||
+            (var && (st = steps_of(var, &vo, 0, n, sm, NULL, &spent, err, errlen)) != SC_OK))
+            return st;
+        pf->rounds++;
+        pf->steps = rl->n;
+        pf->spent_s = spent;
+        if (o->target <= 0)
+            break;
+        free(pf->unstable);
+        if (sc_samples_unstable(sm, o->target, &pf->unstable, &pf->nunstable) != 0) {
+            pf->unstable = NULL;
+            return SC_ERR_NOMEM;
+        }
+        if (!pf->nunstable)
+            break;
+        if (rl->n >= o->max_steps) {
+            pf->capped = 1;
+            break;
+        }
+        if (o->max_s > 0 && spent >= o->max_s) {
+            pf->capped = 2;
+            break;
+        }
+        n = rl->n < o->max_steps - rl->n ? rl->n : o->max_steps - rl->n;
+        if (o->round)
+            o->round(o->round_arg, pf, n);
+    }
+    return SC_OK;
+}
+
+sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
+                         const sc_profile_opts *o, sc_profile **out, char *err, size_t errlen)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
     sc_profile *pf = calloc(1, sizeof *pf);
     samples sm;
     sc_model *md = NULL;
     sc_prog *var = NULL;
+    runlist rl = {0};
     *out = NULL;
     err[0] = 0;
-    sc_status st = pf && samples_new(&sm, P, S) == SC_OK ? SC_OK : SC_ERR_NOMEM;
+    sc_status st = pf && sc_samples_new(&sm, P, S) == SC_OK ? SC_OK : SC_ERR_NOMEM;
     if (pf && st) {
         free(pf);
         pf = NULL;
@@ -540,20 +380,16 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
         snprintf(err, errlen, "out of memory");
         return st;
     }
-    if (warmup < 0 || steps < 1) {
-        snprintf(err, errlen, "a profile needs at least one timed step (got %d)", steps);
+    if (o->warmup < 0 || o->steps < 1 || o->max_steps < o->steps) {
+        snprintf(err, errlen, "a profile needs at least one timed step, and a cap of at least "
+                 "as many (got %d, at most %d)", o->steps, o->max_steps);
         st = SC_ERR_ARG;
         goto done;
     }
-    pf->steps = steps;
-    pf->warmup = warmup;
-    if (!(pf->step_times = calloc((size_t)steps, sizeof(double)))) {
-        st = SC_ERR_NOMEM;
-        goto done;
-    }
-    if ((st = steps_of(pg, o, warmup, steps, &sm, pf->step_times, &pf->run, err, errlen)))
-        goto done;
-    /* The kinds the program lacks, from the same order fused or split. */
+    pf->warmup = o->warmup;
+    pf->target = o->target;
+    /* The kinds the program lacks, from the same order fused or split,
+     * whose steps run beside the program's in every round. */
     int bw = has_op(pg, SC_OP_BW), split = has_op(pg, SC_OP_B);
     if (bw != split) {
         char why[256];
@@ -562,13 +398,12 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
                      split ? "fused" : "split", why);
             goto done;
         }
-        sc_run_opts vo = *o;
-        vo.check = 0;
-        if ((st = steps_of(var, &vo, 0, steps, &sm, NULL, NULL, err, errlen)) != SC_OK)
-            goto done;
         pf->calibrated = split ? 2 : 1;
     }
-    if ((st = sc_model_new(&o->model, S, sc_prog_microbatches(pg), &md, err, errlen)) != SC_OK)
+    if ((st = rounds(pf, pg, var, ro, o, &sm, &rl, err, errlen)) != SC_OK ||
+        (st = keep_median(pf, &rl)) != SC_OK)
+        goto done;
+    if ((st = sc_model_new(&ro->model, S, sc_prog_microbatches(pg), &md, err, errlen)) != SC_OK)
         goto done;
     if ((st = summarize(pf, pg, &sm, md)) != SC_OK || (st = cost_program(pf, pg)) != SC_OK ||
         (st = sc_simulate_costs(pg, pf->cost_prog, &pf->predicted)) != SC_OK) {
@@ -578,7 +413,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     }
     /* What the cost file says about where it was measured. */
     sc_costs *c = &pf->costs;
-    const sc_model_cfg *mc = &o->model;
+    const sc_model_cfg *mc = &ro->model;
     const sc_cost_int sizes[] = {
 #define X(name) {#name, mc->name},
         SC_MODEL_SIZES(X)
@@ -587,7 +422,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     memcpy(pf->model, sizes, sizeof sizes);
     machine_name(pf->run, pf->machine, sizeof pf->machine);
     c->recipe = recipe;
-    c->backend = o->backend;
+    c->backend = ro->backend;
     c->transport = pf->run->transport;
     c->machine = pf->machine;
     c->model = pf->model;
@@ -595,24 +430,27 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *o, const char *recipe, 
     c->unit_bytes = pf->run->unit_bytes;
     c->mpi = pf->run->mpi;
     c->m = sc_prog_microbatches(pg);
-    c->steps = steps;
-    c->warmup = warmup;
-    double *x = malloc((size_t)steps * sizeof(double));
+    c->steps = pf->steps;
+    c->warmup = pf->warmup;
+    double *x = malloc((size_t)pf->steps * sizeof(double));
     if (!x) {
         st = SC_ERR_NOMEM;
         goto done;
     }
-    memcpy(x, pf->step_times, (size_t)steps * sizeof(double));
-    c->step = sc_stat_of(x, steps);
+    memcpy(x, pf->step_times, (size_t)pf->steps * sizeof(double));
+    c->step = sc_stat_of(x, pf->steps);
     c->step.median = pf->run->step_time_s; /* the step kept (the lower middle one when even) */
     free(x);
     c->predicted_step = pf->predicted->step;
 done:
     if (st && !err[0])
         snprintf(err, errlen, "out of memory");
-    samples_free(&sm);
+    sc_samples_free(&sm);
     sc_model_free(md);
     sc_prog_free(var);
+    for (int i = 0; i < rl.n; i++)
+        sc_run_result_free(rl.r[i]);
+    free(rl.r);
     if (st) {
         sc_profile_free(pf);
         pf = NULL;
@@ -630,5 +468,6 @@ void sc_profile_free(sc_profile *p)
     sc_sim_free(p->predicted);
     sc_prog_free(p->cost_prog);
     free(p->step_times);
+    free(p->unstable);
     free(p);
 }

@@ -237,7 +237,7 @@ TEST(profile_cpu)
     sc_run_opts o = sc_run_defaults(2);
     sc_profile *pf = NULL;
     char err[512] = "";
-    CHECK(sc_profile_run(pg, &o, "1f1b", 1, 3, &pf, err, sizeof err) == SC_OK);
+    CHECK(sc_profile_run(pg, &o, "1f1b", &(sc_profile_opts){.warmup = 1, .steps = 3, .max_steps = 3}, &pf, err, sizeof err) == SC_OK);
     if (!pf) {
         fprintf(stderr, "%s\n", err);
         sc_prog_free(pg);

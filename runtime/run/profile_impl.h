@@ -1,0 +1,61 @@
+/*
+ * profile_impl.h — what the files of a profile share (runtime/run/ only):
+ * profile_samples.c gathers the samples of each timed step from the
+ * executor's timestamps and says how well they know their medians;
+ * profile.c runs the steps, in rounds until those medians are stable, and
+ * turns the samples into the cost file (profile.h).
+ */
+#ifndef SC_PROFILE_IMPL_H
+#define SC_PROFILE_IMPL_H
+
+#include "formats/costs.h"
+#include "model/model.h"
+#include "profile.h"
+
+/* A growable list of samples, in the order of the steps that gave them:
+ * step k's are v[end[k-1] .. end[k]) (sc_samples_mark). */
+typedef struct vec {
+    double *v;
+    int n, cap;
+    int *end;
+    int nend, capend;
+} vec;
+
+/* Host copies are marked in sized.to_host: 1 to the host, 0 back; transfers
+ * use -1, collectives -2 (their bytes: factor · bytes, sc_prog_coll_weight). */
+#define SC_SAMPLES_XFER (-1)
+#define SC_SAMPLES_COLL (-2)
+
+/* Samples by size: transfers, collectives, or host copies of one direction. */
+typedef struct sized {
+    double bytes;
+    int to_host;
+    vec t;
+} sized;
+
+typedef struct samples {
+    int P, S;
+    vec *kind[SC_COST_KINDS]; /* [S] each (optim: [P], per device) */
+    vec *vocab[SC_COST_VOCAB]; /* [P] each: S, T, E, EW */
+    sized *sz;
+    int nsz, capsz;
+    int steps;                /* marked (sc_samples_mark) */
+    int bad;                  /* out of memory */
+} samples;
+
+sc_status sc_samples_new(samples *sm, int P, int S);
+void sc_samples_free(samples *sm);
+
+/* The samples of one timed step of pg (ms: its measured timing). */
+void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md);
+
+/* The end of a step: every figure's samples so far are marked as the steps
+ * before the next one (a figure the step did not sample gets an empty step). */
+void sc_samples_mark(samples *sm);
+
+/* The figures whose 95% interval of the median (precision.h) is wider than
+ * ±target of the median and than ±SC_PROFILE_FLOOR_S, the least precise first,
+ * into *out (malloc'd, *n of them; NULL when none). -1 when out of memory. */
+int sc_samples_unstable(const samples *sm, double target, sc_unstable **out, int *n);
+
+#endif
