@@ -246,7 +246,7 @@ static sc_status run(ex *e)
         if (sc_op_is_slot(in->op) && !(in->flags & SC_IF_ROLLBACK) &&
             (st = inputs_ready(e, in)) != SC_OK)
             return st;
-        double t0 = sc_exec_now() - e->origin;
+        double t0 = sc_exec_now() - e->origin, c0 = e->out->cpu ? sc_exec_cpu_now() : 0;
         const struct sc_workload_ops *w = e->wl->ops;
         switch ((sc_op)in->op) { /* what runs on the compute stream */
         case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW:
@@ -291,6 +291,8 @@ static sc_status run(ex *e)
             return st;
         e->out->t0[k] = t0;
         e->out->t1[k] = e->out->end = sc_exec_now() - e->origin;
+        if (e->out->cpu)
+            e->out->cpu[k] = sc_exec_cpu_now() - c0;
         k++;
         if ((st = pump(e, -1)) != SC_OK)
             return st;

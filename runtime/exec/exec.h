@@ -159,6 +159,9 @@ typedef struct sc_workload {
  * completed). */
 typedef struct sc_exec_out {
     double *t0, *t1;
+    double *cpu;         /* or NULL: the thread's CPU time during each instruction run
+                          * on the device's thread (sc_exec_cpu_now; copies, waits and
+                          * posts are not written) */
     double timeout_s;    /* in: waits that poll (streams with collectives) give up
                           * after this many seconds without completing; 0: never */
     size_t peak_bytes;   /* high-water mark of the activation pool */
@@ -177,6 +180,9 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d);
 
 /* Monotonic clock in seconds. */
 double sc_exec_now(void);
+/* The calling thread's CPU clock in seconds (CLOCK_THREAD_CPUTIME_ID): it
+ * stands still while another process has the thread's core. */
+double sc_exec_cpu_now(void);
 
 /* Runs device d's stream. On failure calls the transport's abort (so that
  * the other devices stop), frees what it holds, and returns the status with

@@ -17,6 +17,13 @@ double sc_exec_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double sc_exec_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)
 {
     if (!e->out->err[0]) {

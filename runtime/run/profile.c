@@ -278,7 +278,7 @@ static sc_status steps_of(sc_prog *prog, const sc_run_opts *o, int warmup, int s
         if ((st = sc_run(prog, o, &r, err, errlen)) != SC_OK)
             break;
         if (i >= warmup) {
-            sc_samples_collect(sm, prog, r->measured, md);
+            sc_samples_collect(sm, prog, r->measured, r->pass_cpu_s, md);
             sc_samples_mark(sm);
             *spent += r->step_time_s;
         }
@@ -318,6 +318,33 @@ static sc_status keep_median(sc_profile *pf, runlist *rl)
     return SC_OK;
 }
 
+/* The passes are timed on their threads' CPU clocks (profile.h) on the CPU
+ * backend, with one BLAS thread per device (the backend's own choice,
+ * unless the environment asks for more: then part of a product runs on
+ * other threads, and only the wall clock sees it). */
+static int cpu_clock(const sc_run_opts *o)
+{
+    const char *v[] = {getenv("OPENBLAS_NUM_THREADS"), getenv("OMP_NUM_THREADS")};
+    for (int i = 0; i < 2; i++)
+        if (v[i] && *v[i] && strcmp(v[i], "1") != 0)
+            return 0;
+    return !o->backend || strcmp(o->backend, "cpu") == 0;
+}
+
+/* The median step time of the runs so far (the upper middle one). */
+static double median_step(const runlist *rl)
+{
+    double med = 0;
+    for (int i = 0; i < rl->n; i++) { /* the one with as many below as above */
+        int below = 0;
+        for (int j = 0; j < rl->n; j++)
+            below += rl->r[j]->step_time_s < rl->r[i]->step_time_s;
+        if (below <= rl->n / 2)
+            med = fmax(med, rl->r[i]->step_time_s);
+    }
+    return med;
+}
+
 /* The rounds (profile.h): the first of o->steps, then as many steps as so
  * far while a figure is not known within the target and the caps allow. */
 static sc_status rounds(sc_profile *pf, sc_prog *pg, sc_prog *var, const sc_run_opts *ro,
@@ -339,7 +366,8 @@ static sc_status rounds(sc_profile *pf, sc_prog *pg, sc_prog *var, const sc_run_
         if (o->target <= 0)
             break;
         free(pf->unstable);
-        if (sc_samples_unstable(sm, o->target, &pf->unstable, &pf->nunstable) != 0) {
+        if (sc_samples_unstable(sm, o->target, median_step(rl), &pf->unstable,
+                                &pf->nunstable) != 0) {
             pf->unstable = NULL;
             return SC_ERR_NOMEM;
         }
@@ -388,6 +416,10 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
     }
     pf->warmup = o->warmup;
     pf->target = o->target;
+    sc_run_opts co = *ro;
+    co.pass_cpu = cpu_clock(ro);
+    pf->clock_cpu = co.pass_cpu;
+    ro = &co;
     /* The kinds the program lacks, from the same order fused or split,
      * whose steps run beside the program's in every round. */
     int bw = has_op(pg, SC_OP_BW), split = has_op(pg, SC_OP_B);

@@ -26,8 +26,13 @@
  * Rounds: with a target, the steps are repeated until every figure (each
  * kind of each stage, OPTIM and the vocabulary passes of each device, each
  * size of transfer, host copy and collective) has its median known within
- * ±target of it, or within SC_PROFILE_FLOOR_S: the half width of a 95%
- * bootstrap interval over the steps (precision.h). Each new round runs as
+ * ±target of it: the half width of a 95% bootstrap interval over the
+ * steps (precision.h). A figure also counts as known when that half width
+ * is under SC_PROFILE_FLOOR_S, or when, times the figure's samples per
+ * step, it is under SC_PROFILE_SHARE · target of the step time: a small
+ * figure (a transfer of tens of microseconds in a step of 0.2 s) whose
+ * uncertainty cannot move the step, though its own spread is large (a
+ * thread that spins or sleeps makes two modes). Each new round runs as
  * many steps as all before it (the interval halves in about two rounds),
  * until max_steps timed steps or until the timed steps have taken max_s
  * seconds; then the figures still wider are in `unstable`. The samples
@@ -67,6 +72,9 @@ typedef struct sc_profile sc_profile;
 /* A figure known within this many seconds is as stable as the executor's
  * own time between instructions (a few microseconds) lets it be. */
 #define SC_PROFILE_FLOOR_S 5e-6
+/* ... and one whose uncertainty, over all its occurrences in a step, is
+ * under this share of target times the step (profile.h, the rounds). */
+#define SC_PROFILE_SHARE 0.1
 
 typedef struct sc_profile_opts {
     int warmup;          /* untimed steps first, >= 0 */
@@ -96,6 +104,7 @@ struct sc_profile {
                               * NULL without a target */
     int nunstable;
     int capped;              /* what ended it with figures unstable: 1 max_steps, 2 max_s */
+    int clock_cpu;           /* the passes were timed on their threads' CPU clocks */
     sc_cost_int model[SC_MODEL_NSIZES]; /* the model's sizes (costs.model points here) */
     char machine[160];       /* costs.machine points here */
 };

@@ -46,16 +46,21 @@ typedef struct samples {
 sc_status sc_samples_new(samples *sm, int P, int S);
 void sc_samples_free(samples *sm);
 
-/* The samples of one timed step of pg (ms: its measured timing). */
-void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md);
+/* The samples of one timed step of pg (ms: its measured timing; cpu, or
+ * NULL: the device threads' CPU time in each instruction, which then times
+ * the passes and OPTIM, profile.h). */
+void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const double *cpu,
+                        const sc_model *md);
 
 /* The end of a step: every figure's samples so far are marked as the steps
  * before the next one (a figure the step did not sample gets an empty step). */
 void sc_samples_mark(samples *sm);
 
-/* The figures whose 95% interval of the median (precision.h) is wider than
- * ±target of the median and than ±SC_PROFILE_FLOOR_S, the least precise first,
- * into *out (malloc'd, *n of them; NULL when none). -1 when out of memory. */
-int sc_samples_unstable(const samples *sm, double target, sc_unstable **out, int *n);
+/* The figures not known well enough (profile.h: the 95% interval of the
+ * median, precision.h, against target, SC_PROFILE_FLOOR_S and
+ * SC_PROFILE_SHARE of the step time `step`), the least precise first, into
+ * *out (malloc'd, *n of them; NULL when none). -1 when out of memory. */
+int sc_samples_unstable(const samples *sm, double target, double step, sc_unstable **out,
+                        int *n);
 
 #endif

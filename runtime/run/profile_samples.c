@@ -100,7 +100,8 @@ static void collect_colls(samples *sm, const sc_prog *pg, const sc_sim *ms)
     free(prev);
 }
 
-void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const sc_model *md)
+void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const double *cpu,
+                        const sc_model *md)
 {
     /* Keys over the streams' microbatch numbers (m·steps, docs/steps.md). */
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_stream_microbatches(pg);
@@ -130,6 +131,8 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
             if (!isfinite(t0) || !isfinite(t1))
                 continue;
             int op = in[k].op;
+            /* A pass on the device's thread: the time that thread ran it. */
+            double run = cpu && isfinite(cpu[g]) ? fmin(t1 - t0, fmax(cpu[g], 0)) : t1 - t0;
             if (in[k].flags & SC_IF_ROLLBACK)
                 continue; /* post-validation's rollback path: skipped (no time) or redone */
             /* The sample goes to the cost that times the kind. */
@@ -140,9 +143,9 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
             case SC_OPC_TW: kind = SC_COST_W; break;
             case SC_OPC_TBW: kind = SC_COST_BW; break;
             case SC_OPC_TS: case SC_OPC_TT: case SC_OPC_TE: case SC_OPC_TEW:
-                add(sm, &sm->vocab[sc_op_vocab_index(op)][d], t1 - t0);
+                add(sm, &sm->vocab[sc_op_vocab_index(op)][d], run);
                 continue;
-            case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], t1 - t0); continue;
+            case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], run); continue;
             case SC_OPC_TR: continue; /* a recomputation: F again, timed by F's cost */
             case SC_OPC_COMM: { /* timed at the receive, with its send */
                 if (!sc_op_has(op, SC_OPF_IN))
@@ -165,7 +168,7 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
             case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
             case SC_OPC_TFB: continue; /* a pair: its halves' costs are not apart */
             }
-            add(sm, &sm->kind[kind][in[k].stage], t1 - t0);
+            add(sm, &sm->kind[kind][in[k].stage], run);
         }
     }
     free(send);
@@ -276,7 +279,8 @@ static int cmp_unstable(const void *a, const void *b)
     return rx > ry ? -1 : rx < ry;
 }
 
-int sc_samples_unstable(const samples *sm, double target, sc_unstable **out, int *n)
+int sc_samples_unstable(const samples *sm, double target, double step, sc_unstable **out,
+                        int *n)
 {
     char what[64];
     int most = 0, cnt = 0, cap = 0;
@@ -296,7 +300,9 @@ int sc_samples_unstable(const samples *sm, double target, sc_unstable **out, int
         qsort(sorted, (size_t)x->n, sizeof(double), cmp_double);
         double med = sorted[(x->n - 1) / 2];
         double half = sc_median_precision(x->v, x->n, x->end, x->nend, scratch);
-        if (!(half > target * med && half > SC_PROFILE_FLOOR_S))
+        double per_step = x->nend ? (double)x->n / x->nend : 1;
+        if (!(half > target * med && half > SC_PROFILE_FLOOR_S &&
+              half * per_step > SC_PROFILE_SHARE * target * step))
             continue;
         if (cnt == cap) {
             cap = cap ? 2 * cap : 8;

@@ -65,6 +65,7 @@ void sc_run_result_free(sc_run_result *r)
     free(r->rollbacks);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
+    sc_free(r->pass_cpu_s);
     free(r);
 }
 
@@ -593,10 +594,15 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, kind->host_memory, o->table_cap,
                    err, errlen)) != SC_OK)
         goto fail;
-    if ((st = alloc_measured(r)) != SC_OK) {
+    if ((st = alloc_measured(r)) != SC_OK ||
+        (o->pass_cpu && !(r->pass_cpu_s = sc_malloc((r->measured->offset[r->P] + 1) *
+                                                    sizeof(double))))) {
         snprintf(err, errlen, "out of memory");
+        st = SC_ERR_NOMEM;
         goto fail;
     }
+    for (size_t i = 0; r->pass_cpu_s && i < r->measured->offset[r->P]; i++)
+        r->pass_cpu_s[i] = -INFINITY;
     if (o->check &&
         (st = sc_model_reference(&mc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
         goto fail;

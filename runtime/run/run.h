@@ -63,6 +63,8 @@ typedef struct sc_run_opts {
     size_t table_cap;      /* bytes the run's own tables (executor, transport) may take,
                             * checked before they are made; 0 = no limit (the command
                             * line: what --max-mem leaves, docs/sandbox.md#limits-on-evaluation) */
+    int pass_cpu;          /* also time each instruction on its device thread's CPU clock
+                            * (r->pass_cpu_s): what a profile on the CPU backend reads */
 } sc_run_opts;
 
 /* Defaults: hidden 64, layers 2 per stage, vocab 128, seq 16, batch 2,
@@ -111,6 +113,10 @@ typedef struct sc_run_result {
     sc_sim *measured;      /* same shape: offset, t0/t1 measured in seconds (all
                             * devices, also under MPI), busy/start/end per device,
                             * peak_mem in units, makespan = step time */
+    double *pass_cpu_s;    /* with o->pass_cpu: [offset[P]] the CPU time the device's
+                            * thread spent in each instruction (-inf: not timed so);
+                            * wall time minus it is time the thread had no core (another
+                            * process on it) or waited. NULL without */
 } sc_run_result;
 
 /* Runs the step. pg must be verified (sc_check); sc_run changes its memory

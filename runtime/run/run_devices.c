@@ -371,6 +371,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
             goto done;
         dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
         dr[d].out.t1 = r->measured->t1 + r->measured->offset[d];
+        dr[d].out.cpu = r->pass_cpu_s ? r->pass_cpu_s + r->measured->offset[d] : NULL;
         dr[d].out.timeout_s = o->timeout_s;
     }
     double origin = sc_exec_now();
@@ -573,6 +574,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     r->transport = used->name;
     out.t0 = r->measured->t0 + r->measured->offset[rank];
     out.t1 = r->measured->t1 + r->measured->offset[rank];
+    out.cpu = r->pass_cpu_s ? r->pass_cpu_s + r->measured->offset[rank] : NULL;
     out.timeout_s = o->timeout_s;
     if ((st = sc_mpi_barrier(o->timeout_s, err, errlen)) != SC_OK)
         goto done;
@@ -600,7 +602,9 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
                              errlen)) != SC_OK ||
         (st = sc_mpi_max(v, 5 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
-        (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK)
+        (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
+        (r->pass_cpu_s &&
+         (st = sc_mpi_max(r->pass_cpu_s, (int)N, res, o->timeout_s, err, errlen)) != SC_OK))
         goto done;
     for (int d = 0; d < P; d++) {
         r->peak_bytes[d] = (size_t)v[d];
