@@ -546,6 +546,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     int seconds = profile || sc_prog_seconds(lp->pg);
     if (warmup < 0)
         warmup = seconds ? 1 : 0;
+    o.pass_cpu = seconds && sc_profile_cpu_clock(&o); /* the comparison's cores (compare.h) */
     sc_run_result *r = NULL;
     sc_profile *pf = NULL;
     sc_comparison *cmp = NULL;
@@ -572,7 +573,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         sc_run_finish(rc);
         return rc;
     }
-    if (predicted && sc_compare(lp->pg, predicted, r->measured, &cmp) != SC_OK) {
+    if (predicted && sc_compare(lp->pg, predicted, r->measured, r->pass_cpu_s, &cmp) != SC_OK) {
         rc = fail(SC_EXIT_NOMEM, "out of memory comparing the prediction");
         goto out;
     }

@@ -121,8 +121,15 @@ static int by_size(const void *a, const void *b)
 }
 
 /* Pass totals of every (stage, kind): measured and predicted. */
+/* The time instruction g ran without its thread's core (0 when unknown). */
+static double coreless(const sc_sim *ms, const double *cpu, size_t g)
+{
+    double wall = ms->t1[g] - ms->t0[g];
+    return cpu && isfinite(cpu[g]) && isfinite(wall) ? fmax(wall - fmax(cpu[g], 0), 0) : 0;
+}
+
 static sc_status pass_totals(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms,
-                             sc_comparison *c)
+                             const double *cpu, sc_comparison *c)
 {
     int S = sc_prog_stages(pg);
     sc_pass_total *t = calloc(SC_STAGE_PASSES * (size_t)S, sizeof *t);
@@ -130,7 +137,8 @@ static sc_status pass_totals(const sc_prog *pg, const sc_sim *pr, const sc_sim *
         return SC_ERR_NOMEM;
     for (int s = 0; s < S; s++)
         for (int op = 0; op < SC_STAGE_PASSES; op++) /* F, B, W, BW */
-            t[SC_STAGE_PASSES * s + op] = (sc_pass_total){op, s, sc_prog_stage_device(pg, s), 0, 0, 0};
+            t[SC_STAGE_PASSES * s + op] = (sc_pass_total){op, s, sc_prog_stage_device(pg, s), 0,
+                                                          0, 0, 0};
     for (int d = 0; d < sc_prog_devices(pg); d++) {
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
@@ -143,6 +151,7 @@ static sc_status pass_totals(const sc_prog *pg, const sc_sim *pr, const sc_sim *
             x->count++;
             x->measured += ms->t1[g] - ms->t0[g];
             x->predicted += pr->t1[g] - pr->t0[g];
+            x->coreless += coreless(ms, cpu, g);
         }
     }
     int j = 0;
@@ -153,7 +162,8 @@ static sc_status pass_totals(const sc_prog *pg, const sc_sim *pr, const sc_sim *
     return SC_OK;
 }
 
-sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_comparison **out)
+sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, const double *cpu,
+                     sc_comparison **out)
 {
     int P = sc_prog_devices(pg);
     *out = NULL;
@@ -176,7 +186,7 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     size_t *ms_send = index_sends(pg, ms), *pr_send = index_sends(pg, pr);
     sc_status st = SC_ERR_NOMEM;
     if (!c->m_end || !c->p_end || !c->dev_error || !mb || !pb || !ms_send || !pr_send ||
-        pass_totals(pg, pr, ms, c) != SC_OK)
+        pass_totals(pg, pr, ms, cpu, c) != SC_OK)
         goto done;
     for (int d = 0; d < P; d++) {
         device_times(pg, ms, d, &c->m_end[d], &mb[d]);
@@ -191,24 +201,37 @@ sc_status sc_compare(const sc_prog *pg, const sc_sim *pr, const sc_sim *ms, sc_c
     c->error = c->predicted > 0 ? c->measured / c->predicted - 1 : NAN;
     /* The critical device's difference, in parts (compare.h). */
     int d = c->critical, S = sc_prog_stages(pg);
-    if (!(c->items = calloc(SC_STAGE_PASSES * (size_t)S + 5, sizeof *c->items)))
+    if (!(c->items = calloc(SC_STAGE_PASSES * (size_t)S + 6, sizeof *c->items)))
         goto done;
+    /* Passes and OPTIM: their time without a core goes to a part of its
+     * own, so that theirs say how much slower the work itself was. */
+    double mo = mb[d], po = pb[d], lost = 0;
     for (int i = 0; i < c->npasses; i++) {
         const sc_pass_total *x = &c->passes[i];
         if (x->device != d)
             continue;
         sc_contrib *it = &c->items[c->n++];
-        *it = (sc_contrib){SC_CONTRIB_PASS, x->op, x->stage, d, x->measured, x->predicted, ""};
+        *it = (sc_contrib){SC_CONTRIB_PASS, x->op, x->stage, d, x->measured - x->coreless,
+                           x->predicted, ""};
         snprintf(it->what, sizeof it->what, "%s s%d on d%d", sc_op_name(x->op), x->stage, d);
+        mo -= x->measured;
+        po -= x->predicted;
+        lost += x->coreless;
     }
-    double mo = mb[d], po = pb[d];
-    for (int i = 0; i < c->n; i++) {
-        mo -= c->items[i].measured;
-        po -= c->items[i].predicted;
-    }
+    size_t nd;
+    const sc_instr *ind = sc_prog_stream(pg, d, &nd);
+    double lost_optim = 0;
+    for (size_t k = 0; k < nd; k++)
+        if (ind[k].op == SC_OP_OPTIM)
+            lost_optim += coreless(ms, cpu, ms->offset[d] + k);
     sc_contrib *it = &c->items[c->n++];
-    *it = (sc_contrib){SC_CONTRIB_OPTIM, SC_OP_OPTIM, -1, d, mo, po, ""};
+    *it = (sc_contrib){SC_CONTRIB_OPTIM, SC_OP_OPTIM, -1, d, mo - lost_optim, po, ""};
     snprintf(it->what, sizeof it->what, "OPTIM on d%d", d);
+    if (cpu) {
+        it = &c->items[c->n++];
+        *it = (sc_contrib){SC_CONTRIB_CORE, -1, -1, d, lost + lost_optim, 0, ""};
+        snprintf(it->what, sizeof it->what, "d%d's passes without their core", d);
+    }
     size_t K = 2 * (size_t)S * (size_t)sc_prog_stream_microbatches(pg);
     size_t *scratch = malloc(K * sizeof(size_t));
     if (!scratch)
@@ -259,6 +282,9 @@ void sc_contrib_describe(const sc_contrib *x, char *buf, size_t len)
         break;
     case SC_CONTRIB_START:
         why = delta > 0 ? "it started late" : "it started early";
+        break;
+    case SC_CONTRIB_CORE:
+        why = "its thread waited while other processes ran on its core";
         break;
     case SC_CONTRIB_WAIT:
         why = delta > 0 ? "its peers' data came later than predicted"

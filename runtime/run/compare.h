@@ -25,7 +25,11 @@
  *   - its start: the time before its first instruction (a thread that was
  *     scheduled late);
  *   - the rest of its idle time: gaps before passes that read nothing, the
- *     executor's own time between instructions.
+ *     executor's own time between instructions;
+ *   - with the threads' CPU times (cpu, sc_run_result.pass_cpu_s): the time
+ *     its passes and OPTIM ran without their core (wall time minus the
+ *     thread's CPU time: another process had the core), taken out of the
+ *     passes' parts, so that those say how much slower the work itself was.
  * items lists them, the largest absolute difference first.
  */
 #ifndef SC_COMPARE_H
@@ -35,7 +39,8 @@
 #include "sim/sim.h"
 
 typedef enum sc_contrib_kind { SC_CONTRIB_PASS, SC_CONTRIB_OPTIM, SC_CONTRIB_TRANSFER,
-                               SC_CONTRIB_WAIT, SC_CONTRIB_START, SC_CONTRIB_REST } sc_contrib_kind;
+                               SC_CONTRIB_WAIT, SC_CONTRIB_START, SC_CONTRIB_REST,
+                               SC_CONTRIB_CORE } sc_contrib_kind;
 
 typedef struct sc_contrib {
     sc_contrib_kind kind;
@@ -48,6 +53,7 @@ typedef struct sc_contrib {
 typedef struct sc_pass_total {
     int op, stage, device, count;
     double measured, predicted;
+    double coreless;           /* of measured: the time without a core (0 without cpu) */
 } sc_pass_total;
 
 typedef struct sc_comparison {
@@ -61,9 +67,11 @@ typedef struct sc_comparison {
     int npasses;
 } sc_comparison;
 
-/* SC_ERR_ARG when the timings do not have pg's shape; SC_ERR_NOMEM. */
+/* cpu: NULL, or the measured step's CPU time of each instruction on its
+ * thread (-inf where not timed so). SC_ERR_ARG when the timings do not have
+ * pg's shape; SC_ERR_NOMEM. */
 sc_status sc_compare(const sc_prog *pg, const sc_sim *predicted, const sc_sim *measured,
-                     sc_comparison **out);
+                     const double *cpu, sc_comparison **out);
 void sc_comparison_free(sc_comparison *c);
 
 /* One line for people: "W s1 on d1 took 41.2 ms, 30.1 ms predicted: slower

@@ -318,11 +318,7 @@ static sc_status keep_median(sc_profile *pf, runlist *rl)
     return SC_OK;
 }
 
-/* The passes are timed on their threads' CPU clocks (profile.h) on the CPU
- * backend, with one BLAS thread per device (the backend's own choice,
- * unless the environment asks for more: then part of a product runs on
- * other threads, and only the wall clock sees it). */
-static int cpu_clock(const sc_run_opts *o)
+int sc_profile_cpu_clock(const sc_run_opts *o)
 {
     const char *v[] = {getenv("OPENBLAS_NUM_THREADS"), getenv("OMP_NUM_THREADS")};
     for (int i = 0; i < 2; i++)
@@ -417,7 +413,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
     pf->warmup = o->warmup;
     pf->target = o->target;
     sc_run_opts co = *ro;
-    co.pass_cpu = cpu_clock(ro);
+    co.pass_cpu = sc_profile_cpu_clock(ro);
     pf->clock_cpu = co.pass_cpu;
     ro = &co;
     /* The kinds the program lacks, from the same order fused or split,

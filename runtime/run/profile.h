@@ -117,4 +117,11 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
                          const sc_profile_opts *o, sc_profile **out, char *err, size_t errlen);
 void sc_profile_free(sc_profile *p);
 
+/* 1 when the passes of a run with o can be timed on their threads' CPU
+ * clocks: the CPU backend with one BLAS thread per device (its own choice,
+ * unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS asks for more: then part
+ * of a product runs on other threads, and only the wall clock sees it).
+ * GPUs: their passes are the GPU's time, the wall clock. */
+int sc_profile_cpu_clock(const sc_run_opts *o);
+
 #endif

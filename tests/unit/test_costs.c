@@ -261,7 +261,7 @@ TEST(profile_cpu)
     sc_sim_free(again);
     /* The comparison's parts add up to the critical device's difference. */
     sc_comparison *c = NULL;
-    CHECK(sc_compare(pg, pf->predicted, pf->run->measured, &c) == SC_OK);
+    CHECK(sc_compare(pg, pf->predicted, pf->run->measured, pf->run->pass_cpu_s, &c) == SC_OK);
     if (c) {
         double sum = 0;
         for (int i = 0; i < c->n; i++)
