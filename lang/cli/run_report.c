@@ -74,6 +74,24 @@ void sc_report_json(sc_jw *w, const sc_comparison *c, const sc_profile *pf, cons
     sc_jw_str(w, "variant", pf->calibrated == 1   ? "split"
                             : pf->calibrated == 2 ? "fused"
                                                   : "none");
+    sc_jw_str(w, "clock", pf->clock_cpu ? "cpu" : "wall");
+    sc_jw_int(w, "rounds", pf->rounds);
+    num(w, "target", pf->target);
+    if (pf->capped)
+        sc_jw_str(w, "stopped_by", pf->capped == 1 ? "max_steps" : "max_time");
+    else
+        sc_jw_null(w, "stopped_by");
+    sc_jw_array(w, "unstable");
+    for (int i = 0; i < pf->nunstable; i++) {
+        const sc_unstable *u = &pf->unstable[i];
+        sc_jw_object(w, NULL);
+        sc_jw_str(w, "figure", u->what);
+        num(w, "median_s", u->median);
+        num(w, "half_width_s", u->half);
+        sc_jw_int(w, "samples", u->n);
+        sc_jw_end(w);
+    }
+    sc_jw_end(w);
     sc_jw_end(w);
 }
 
@@ -83,6 +101,11 @@ void sc_report_text(const sc_comparison *c, const sc_profile *pf, const char *fi
         printf("profile       %s: %d timed steps after %d warm-up%s, median %.6f s, spread "
                "(IQR) %.6f s\n", file, pf->steps, pf->warmup, pf->warmup == 1 ? "" : "s",
                pf->costs.step.median, pf->costs.step.spread);
+        if (pf->target > 0)
+            printf("              (%d round%s; %s: its median known within ±%g%% or too small "
+                   "to move the step%s)\n", pf->rounds, pf->rounds == 1 ? "" : "s",
+                   pf->nunstable ? "not every figure stable" : "every figure stable",
+                   100 * pf->target, pf->clock_cpu ? "; passes on their threads' CPU clocks" : "");
         if (pf->calibrated)
             printf("              (and %d steps of the same order with B and W %s, for the "
                    "kinds it lacks)\n", pf->steps, pf->calibrated == 1 ? "split" : "fused");

@@ -4,7 +4,8 @@
  * (round trip), the simulation of verified streams with other costs (BW and
  * OPTIM times), and a profile on the CPU runtime: every kind measured, the
  * prediction of the same steps, and the comparison's parts adding up to the
- * difference (all load-independent: no time is asserted against a bound).
+ * difference (all load-independent: no time is asserted against a bound);
+ * the bootstrap interval of a median over steps, and a profile's rounds.
  */
 #include "run/compare.h"
 #include "compile.h"
@@ -12,6 +13,7 @@
 #include "formats/jsonread.h"
 #include "harness.h"
 #include "ir/ir.h"
+#include "run/precision.h"
 #include "run/profile.h"
 #include "schedule/rules.h"
 #include "sim/sim.h"
@@ -279,6 +281,92 @@ TEST(profile_cpu)
     sc_prog_free(pg);
 }
 
+/* Samples in steps: the interval of the median is 0 for equal samples,
+ * the same for the same samples, narrower with more steps of the same
+ * spread, and wider when whole steps move together than when the same
+ * samples vary within each step. */
+TEST(median_precision)
+{
+    enum { PER = 8, MOST = 64 };
+    static double v[PER * MOST], scratch[PER * MOST + SC_PRECISION_B];
+    int end[MOST];
+    for (int k = 0; k < MOST; k++)
+        end[k] = PER * (k + 1);
+    CHECK(isnan(sc_median_precision(v, 0, end, 0, scratch)));
+    for (int i = 0; i < PER * 10; i++)
+        v[i] = 1.0;
+    CHECK(sc_median_precision(v, PER * 10, end, 10, scratch) == 0);
+    unsigned x = 12345;
+    for (int i = 0; i < PER * MOST; i++) { /* uniform in [1, 1.2): within-step noise */
+        x = x * 1103515245u + 12345u;
+        v[i] = 1.0 + 0.2 * (double)(x >> 8) / (double)(1u << 24);
+    }
+    double h8 = sc_median_precision(v, PER * 8, end, 8, scratch);
+    CHECK(h8 > 0 && h8 == sc_median_precision(v, PER * 8, end, 8, scratch));
+    double h64 = sc_median_precision(v, PER * MOST, end, MOST, scratch);
+    CHECK(h64 > 0 && h64 < 0.6 * h8); /* about 1/sqrt(8) of it */
+    /* The same values, sorted: each step now holds neighbours (steps that
+     * differ as a whole); the bootstrap over steps sees it. */
+    static double w[PER * 16];
+    memcpy(w, v, sizeof w);
+    for (int i = 1; i < PER * 16; i++) /* insertion sort */
+        for (int j = i; j > 0 && w[j - 1] > w[j]; j--) {
+            double t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    CHECK(sc_median_precision(w, PER * 16, end, 16, scratch) >
+          1.5 * sc_median_precision(v, PER * 16, end, 16, scratch));
+    /* Fewer than 5 steps: the samples themselves are drawn (not 0). */
+    CHECK(sc_median_precision(v, PER * 2, end, 2, scratch) > 0);
+}
+
+static int rounds_seen;
+static void on_round(void *arg, const sc_profile *p, int next)
+{
+    (void)arg;
+    CHECK(p->nunstable > 0 && next > 0);
+    rounds_seen++;
+}
+
+/* A profile's rounds: a target no figure can meet runs to the cap, keeps
+ * every step's samples, and names the figures left; no target: one round. */
+TEST(profile_rounds)
+{
+    sc_prog *pg = sc_prog_new(2, 2, 4);
+    CHECK(sc_rule_fill(pg, "1f1b") == SC_OK && sc_check(pg) == SC_OK);
+    sc_run_opts o = sc_run_defaults(2);
+    sc_profile *pf = NULL;
+    char err[512] = "";
+    sc_profile_opts po = {.warmup = 0, .steps = 2, .target = 1e-12, .max_steps = 4,
+                          .round = on_round};
+    CHECK(sc_profile_run(pg, &o, "1f1b", &po, &pf, err, sizeof err) == SC_OK);
+    if (pf) {
+        /* A figure within 5 us counts as known: a quiet machine may settle. */
+        CHECK(pf->rounds == 1 + rounds_seen && (pf->rounds == 1 || pf->rounds == 2));
+        CHECK(pf->steps == 2 * pf->rounds);
+        CHECK(pf->clock_cpu == sc_profile_cpu_clock(&o));
+        CHECK(pf->costs.kind[SC_COST_F][0].n == pf->steps * 4 * 2); /* and the variant's */
+        CHECK((pf->nunstable > 0) == (pf->capped == 1));
+        for (int i = 0; i < pf->nunstable; i++) {
+            CHECK(pf->unstable[i].half > 0 && pf->unstable[i].what[0]);
+            if (i > 0)
+                CHECK(pf->unstable[i].half / pf->unstable[i].median <=
+                      pf->unstable[i - 1].half / pf->unstable[i - 1].median);
+        }
+    }
+    sc_profile_free(pf);
+    pf = NULL;
+    po.target = 0;
+    CHECK(sc_profile_run(pg, &o, "1f1b", &po, &pf, err, sizeof err) == SC_OK);
+    if (pf)
+        CHECK(pf->rounds == 1 && pf->steps == 2 && !pf->unstable && !pf->capped);
+    sc_profile_free(pf);
+    po.max_steps = 1; /* below the first round */
+    CHECK(sc_profile_run(pg, &o, "1f1b", &po, &pf, err, sizeof err) == SC_ERR_ARG && !pf);
+    sc_prog_free(pg);
+}
+
 int main(void)
 {
     RUN(json_reader);
@@ -286,5 +374,7 @@ int main(void)
     RUN(cost_file_round_trip);
     RUN(simulate_with_costs);
     RUN(profile_cpu);
+    RUN(median_precision);
+    RUN(profile_rounds);
     return harness_done("costs");
 }
