@@ -294,6 +294,22 @@ expect 0 '"peak_memory_max": 2' -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/c2
 expect 2 "--profile-spread needs a share of the median in (0, 1]" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-spread 2
 expect 0 "peak activation bytes" -- $SC run zb-h1 -D p=2 -D m=4 -D hidden=32 --profile "$tmp/ps.json" --profile-steps 1 --profile-spread 1
 python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['measured']; assert m['unit_bytes'] > 0 and m['model']['hidden'] == 32, m" "$tmp/ps.json" && ok || bad "a profile records the unit's bytes and the model"
+# Rounds (docs/costs.md#profiling): without --profile-steps, more steps until
+# every figure's median is known (or a cap), on the threads' CPU clocks; a
+# figure left unstable is one warning line each, with the why.
+expect 2 "--profile-max-steps must be at least --profile-steps" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-steps 5 --profile-max-steps 2
+expect 2 "--profile-max-time needs a number of seconds" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-max-time 0
+expect 0 '"rounds"' -- $SC run zb-h1 -D p=2 -D m=4 $M --profile "$tmp/r.json" --profile-max-steps 10 --json
+py "
+import json, sys
+p = json.load(open(sys.argv[1]))['profile']; err = open(sys.argv[2]).read()
+assert p['target'] == 0.02 and p['clock'] == 'cpu' and 1 <= p['rounds'] <= 2, p
+assert len(p['step_times_s']) == p['steps'] and p['steps'] in (5, 10), p
+left = [u['figure'] for u in p['unstable']]
+assert (p['stopped_by'] == 'max_steps') == bool(left), p
+assert err.count('is not stable') == len(left) and all(f + ' is not stable' in err for f in left), err
+" "$tmp/out" "$tmp/err"
+expect 0 '"rounds": 1' -- $SC run zb-h1 -D p=2 -D m=4 $M --profile "$tmp/r.json" --profile-steps 2 --json
 
 # Costs from a PyTorch trace (docs/costs.md#costs-from-a-pytorch-trace): the
 # fixture of tests/torch/trace.py (zb-h1, p = 2, m = 4, 2 steps; trimmed to
