@@ -310,6 +310,9 @@ assert (p['stopped_by'] == 'max_steps') == bool(left), p
 assert err.count('is not stable') == len(left) and all(f + ' is not stable' in err for f in left), err
 " "$tmp/out" "$tmp/err"
 expect 0 '"rounds": 1' -- $SC run zb-h1 -D p=2 -D m=4 $M --profile "$tmp/r.json" --profile-steps 2 --json
+expect 0 '"clock": "wall"' -- $SC run zb-h1 -D p=2 -D m=4 $M --profile "$tmp/r.json" --profile-steps 2 --profile-clock wall --json
+grep -q 'without their core' "$tmp/out" && bad "a wall-clock profile splits off the cores" || ok
+expect 2 "--profile-clock needs cpu" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-clock gpu
 
 # Costs from a PyTorch trace (docs/costs.md#costs-from-a-pytorch-trace): the
 # fixture of tests/torch/trace.py (zb-h1, p = 2, m = 4, 2 steps; trimmed to

@@ -424,6 +424,12 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             if (i + 1 >= argc)
                 return fail(SC_EXIT_USAGE, "--profile needs a FILE (the cost file to write)");
             profile = argv[++i];
+        } else if (strcmp(a, "--profile-clock") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(v, "cpu") != 0 && strcmp(v, "wall") != 0)
+                return fail(SC_EXIT_USAGE, "--profile-clock needs cpu (the passes' own time, "
+                                           "the default) or wall (the load included)");
+            po.wall = v[0] == 'w';
         } else if (strcmp(a, "--profile-spread") == 0 || strcmp(a, "--profile-max-time") == 0) {
             char *end = NULL;
             int tm = a[10] == 'm';
@@ -546,7 +552,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     int seconds = profile || sc_prog_seconds(lp->pg);
     if (warmup < 0)
         warmup = seconds ? 1 : 0;
-    o.pass_cpu = seconds && sc_profile_cpu_clock(&o); /* the comparison's cores (compare.h) */
+    o.pass_cpu = seconds && sc_profile_cpu_clock(&o) && !po.wall; /* the comparison's cores */
     sc_run_result *r = NULL;
     sc_profile *pf = NULL;
     sc_comparison *cmp = NULL;

@@ -413,7 +413,7 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
     pf->warmup = o->warmup;
     pf->target = o->target;
     sc_run_opts co = *ro;
-    co.pass_cpu = sc_profile_cpu_clock(ro);
+    co.pass_cpu = !o->wall && sc_profile_cpu_clock(ro);
     pf->clock_cpu = co.pass_cpu;
     ro = &co;
     /* The kinds the program lacks, from the same order fused or split,

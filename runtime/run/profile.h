@@ -83,6 +83,9 @@ typedef struct sc_profile_opts {
                           * median (0.02: 2%); 0: one round */
     int max_steps;       /* at most this many timed steps in all (>= steps) */
     double max_s;        /* no new round once the timed steps took this long (0: no cap) */
+    int wall;            /* time the passes on the wall clock even where the threads' CPU
+                          * clocks could (sc_profile_cpu_clock): the machine's load then
+                          * counts in the costs */
     /* Called before each new round with the figures still unstable
      * (p->unstable) and the steps it will run; may be NULL. */
     void (*round)(void *arg, const sc_profile *p, int next_steps);
