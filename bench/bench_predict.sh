@@ -63,8 +63,8 @@ print(f"{sys.argv[1]:8s} {a['predicted_step_time_s']:12.4f} {a['step_time_s']:12
       f"{100 * a['prediction_error']:+8.1f}% {b['predicted_step_time_s']:12.4f} "
       f"{b['step_time_s']:12.4f} {100 * b['prediction_error']:+8.1f}%")
 p = a["profile"]
-print(f"         profile: {p['steps']} steps in {p['rounds']} round(s), clock {p['clock']}, "
-      f"{len(p['unstable'])} figure(s) unstable")
+print(f"         profile: {p['steps']} steps in {p.get('rounds', 1)} round(s), clock "
+      f"{p.get('clock', 'wall')}, {len(p.get('unstable', []))} figure(s) unstable")
 e = sorted(j["prediction_error"] for j in bs)
 ab = sorted(abs(x) for x in e)
 p90 = ab[min(n - 1, int(0.9 * n + 0.5) - 1)]  # the 90th percentile of |error|, nearest rank
