@@ -15,7 +15,9 @@
 # figures say more about the load than about the prediction.
 # Usage: sh bench/bench_predict.sh [ROUNDS]     (default 1; MODEL, M, STEPS override;
 # STEPS: --profile-steps, which without PROFILE_ROUNDS=1 is only the first round;
-# WARMUP: the untimed steps of each reloaded process, default 1; RELOADS)
+# WARMUP: the untimed steps of each reloaded process, default 1; RELOADS;
+# PROFILE_ARGS: more options for run --profile, e.g. --profile-clock wall;
+# PROFILE_ROUNDS=0: --profile-steps alone, for a binary from before the rounds)
 SC=${SC:-./stagecraft}
 if [ "${PRIORITY:-0}" = 1 ] && [ -z "$BENCH_PRIORITY_SET" ]; then
   export BENCH_PRIORITY_SET=1 SC
@@ -31,6 +33,7 @@ WARMUP=${WARMUP:-1}
 RELOADS=${RELOADS:-5}
 PSTEPS="--profile-steps $STEPS --profile-spread 0.02"
 [ "${PROFILE_ROUNDS:-1}" = 0 ] && PSTEPS="--profile-steps $STEPS"  # one round, as before
+PSTEPS="$PSTEPS ${PROFILE_ARGS:-}"  # e.g. --profile-clock wall
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 machine=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "predicted against measured: p = 2 threads, m = $M, $MODEL, $STEPS timed steps;" \
