@@ -214,7 +214,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
     sc_times proof = {0};
     int proved = 0;
     if (!pg->lowered) {
-        if ((st = sc_lower(pg)) != SC_OK)
+        if ((st = sc_lower(pg)) != SC_OK || (st = sc_lower_pick(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
         sc_prog_free_recompute_info(pg);
