@@ -11,8 +11,11 @@ MODE -D ... --format torch-csv-comms` (our lowering in that mode, as the
 export writes it), imported back. Both files are imported in each of the
 three modes with each cost set, and their makespans compared. Prints a
 markdown table and "lower_vs_torch: N passed, N failed": a failure is a
-schedule, cost set and mode where ours is slower than PyTorch's (or refused
-where PyTorch's is accepted). Without torch the recipes are skipped.
+schedule, cost set and mode where our file is slower than PyTorch's (or
+refused where PyTorch's is accepted); where our streams' figure differs
+from the file's (the NCCL mode, whose file reading has no groups) the cell
+names it. --sample: PyTorch's classes at p = 4, one cost set (tests/interchange.sh).
+Without torch the recipes are skipped.
 """
 import json
 import os
@@ -140,6 +143,11 @@ def main():
                                                              and a > b + 1e-9)
                     passed, failed = passed + (not lose), failed + lose
                     mark = " **slower**" if lose else ""
+                    # the streams' figure, where the file reads otherwise (the
+                    # NCCL mode: a file has no groups, docs/modes.md#files)
+                    st = makespan(sc, co, mode, c)
+                    if st is not None and a is not None and abs(st - a) > 1e-9:
+                        mark = f" (streams {fmt(st)})" + mark
                     cells.append(f"{fmt(a)} / {fmt(b)}{mark}")
                 print(f"| {name} | {label} | " + " | ".join(cells) + " |")
     print(f"lower_vs_torch: {passed} passed, {failed} failed")

@@ -372,7 +372,7 @@ int sc_cli_import(int argc, char **argv)
             dump = 1;
         } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--torch") == 0) {
             /* write the program (our lowering of a compute_only file) as
-             * export does (docs/cli.md#import) */
+             * export does (docs/cli.md) */
             if (i + 1 >= argc)
                 return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", a);
             *(a[1] == 'o' ? &out : a[2] == 'f' ? &format : &torch) = argv[++i];
