@@ -235,6 +235,12 @@ expect 2 "names the per-link mode, but the program is verified in the gloo mode"
 expect 2 "-o goes with --format" -- $SC import "$tmp/lb.csv" -o "$tmp/y.csv"
 expect 2 "--format writes the program: not with --json" -- $SC import "$tmp/lb.csv" --json --format json
 expect 2 "--torch applies to --format torch-csv and torch-csv-comms only" -- $SC import "$tmp/lb.csv" --format json --torch 2.15
+# Waits per mode (docs/modes.md#files): per-link with tcomm > 0, each before
+# the first pass after its SEND completes: the file reads as the streams
+# (25.5; with the NCCL mode's places 26.5)
+$SC export zb-v -D p=2 -D m=4 -D tcomm=2 --comm per-link --format torch-csv-comms -o "$tmp/z.per-link.csv" 2>/dev/null
+expect 0 "makespan      25.5" -- $SC sim zb-v -D p=2 -D m=4 -D tcomm=2 --comm per-link
+expect 0 "makespan      25.5" -- $SC import "$tmp/z.per-link.csv" -D tcomm=2
 # Both lowerings of PyTorch's compute orders (bench/lower_vs_torch.py: ours never slower)
 if python3 bench/lower_vs_torch.py "$SC" --sample >"$tmp/lvt" 2>&1 && grep -q "lower_vs_torch: 15 passed, 0 failed" "$tmp/lvt"; then ok
 else ko "lower_vs_torch --sample: $(tail -3 "$tmp/lvt")"; fi
