@@ -113,7 +113,7 @@ static double makespan(const sc_prog *pg, const sc_times *t)
     return mk;
 }
 
-/* Copies the streams into keep[] (to == 0) or back from it (to == 1). */
+/* Copies the streams into keep[], or back from it (back). */
 static void copy_streams(sc_prog *pg, sc_vec *keep, int back)
 {
     for (int d = 0; d < pg->P; d++) {
