@@ -42,14 +42,8 @@ sc_status sc_lower(sc_prog *pg);
  * appending its next pass once the data it reads is in its stream, then
  * the pass's SEND, and the peer's RECV at the end of the peer's stream;
  * REDUCE and OPTIM at the end. Plain programs only (no collectives, host
- * copies or recomputation). Replaces the streams. */
+ * copies or recomputation). Replaces the streams. The compile driver
+ * keeps it where it is faster in the program's mode (docs/semantics.md#lowering-per-mode). */
 sc_status sc_lower_torch(sc_prog *pg);
-
-/* Lowering per mode (docs/semantics.md#lowering): after sc_lower, for a
- * plain program of one step with tcomm > 0, replays ours and PyTorch's
- * placement in the program's mode (p2p.h) and keeps PyTorch's only when it
- * verifies and is strictly faster; otherwise the streams stay ours,
- * unchanged. A candidate that does not verify is dropped silently. */
-sc_status sc_lower_pick(sc_prog *pg);
 
 #endif
