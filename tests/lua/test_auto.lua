@@ -75,4 +75,28 @@ T.ok(not ok and err:find("test_auto.lua:%d+: ") ~= nil,
   "error at the caller's line: " .. tostring(err))
 T.eq(sc._errcode(err), 3, "exit code 3")
 
+-- sc.fastest builds no recipe once the program ends at its lower bound
+-- (none can be faster); above it, it builds them and keeps a faster one.
+do
+  local probe = os.tmpname() .. ".lua"
+  local fh = assert(io.open(probe, "w"))
+  fh:write('local P = sc.params{{"p", 4, "d"}, {"m", 8, "m"}, sc.COSTS, sc.MEM}\n',
+           'sc._probe = (sc._probe or 0) + 1\n',
+           'return sc.program(sc.fields(P, {rule = "zb-h2"}))\n')
+  fh:close()
+  local spec = {{"p", 4, "d"}, {"m", 8, "m"}, sc.COSTS, sc.MEM}
+  local P = {p = 4, m = 8, tf = 1, tb = 1, tw = 1, tcomm = 0, w_keep = 1, costs = "", mem = 0}
+  local at = sc.program{p = 4, m = 8, rule = "zb-h2"}
+  T.eq(at:sim().makespan, at:sim().lower_bound, "zb-h2 at unit costs ends at the bound")
+  sc._probe = 0
+  T.ok(rawequal(sc.fastest(at, {probe}, P, spec), at) and sc._probe == 0,
+    "at the bound: the program, no recipe built (" .. sc._probe .. ")")
+  local above = sc.program{p = 4, m = 8, rule = "gpipe"}
+  local r = sc.fastest(above, {probe}, P, spec)
+  T.ok(sc._probe == 1 and r:sim().makespan == at:sim().makespan,
+    "above the bound: the recipe built and kept (" .. sc._probe .. ")")
+  os.remove(probe)
+  sc._probe = nil
+end
+
 os.exit(T.done("auto"))
