@@ -205,8 +205,11 @@ int sc_lua_program(lua_State *L)
     if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
         sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
     /* The passes themselves are checked now: a recipe that names a pass
-     * twice fails where it is built. */
-    sc_lua_check_st(L, pg, sc_verify_passes(pg));
+     * twice fails where it is built (a program verified already, as the
+     * automatic scheduler leaves its winner, passed this check in the
+     * compile driver, and any change since would have cleared that). */
+    if (!sc_prog_is_verified(pg))
+        sc_lua_check_st(L, pg, sc_verify_passes(pg));
     /* pairs = true: neighbouring F and B joined into overlapped pairs where
      * the costs gain (docs/blocks.md#pairing). */
     if (lua_getfield(L, 1, "pairs") != LUA_TNIL && lua_toboolean(L, -1)) {
