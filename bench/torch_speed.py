@@ -54,15 +54,11 @@ def torch_once(cls, stages_of, p, m):
 
 
 def sc_once(sc, recipe, p, m):
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        try:
-            os.execv(sc, [sc, "sim", recipe, "-D", f"p={p}", "-D", f"m={m}"])
-        finally:
-            os._exit(127)
+    # posix_spawn, not fork: a forked child of this large process would
+    # count the teardown of its copy of PyTorch's address space at exec
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+    pid = os.posix_spawn(sc, [sc, "sim", recipe, "-D", f"p={p}", "-D", f"m={m}"], os.environ,
+                         file_actions=null)
     _, st, ru = os.wait4(pid, 0)
     if st != 0:
         sys.exit(f"{sc} sim {recipe} -D p={p} -D m={m} failed ({st})")
