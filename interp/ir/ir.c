@@ -505,7 +505,6 @@ double sc_prog_mem_limit(const sc_prog *pg) { return pg->mem_limit; }
 int sc_prog_chunk(const sc_prog *pg, int s) { return pg->chunk[s]; }
 int sc_prog_chunks(const sc_prog *pg, int d) { return pg->nchunks[d]; }
 int sc_prog_is_lowered(const sc_prog *pg) { return pg->lowered; }
-int sc_prog_is_verified(const sc_prog *pg) { return pg->verified; }
 const char *sc_errmsg(const sc_prog *pg) { return pg->err; }
 
 int sc_prog_stage_of(const sc_prog *pg, int d, int chunk)

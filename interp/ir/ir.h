@@ -627,9 +627,6 @@ const sc_instr *sc_prog_order(const sc_prog *pg, int d, size_t *n);
 const sc_instr *sc_prog_stream(const sc_prog *pg, int d, size_t *n);
 size_t sc_prog_total_instructions(const sc_prog *pg);
 int sc_prog_is_lowered(const sc_prog *pg);
-/* Whether the lowered streams are verified as they are (any change since
- * clears it). */
-int sc_prog_is_verified(const sc_prog *pg);
 
 /* The last error message of any call on this program. */
 const char *sc_errmsg(const sc_prog *pg);

@@ -208,7 +208,7 @@ int sc_lua_program(lua_State *L)
      * twice fails where it is built (a program verified already, as the
      * automatic scheduler leaves its winner, passed this check in the
      * compile driver, and any change since would have cleared that). */
-    if (!sc_prog_is_verified(pg))
+    if (!sc_is_verified(pg))
         sc_lua_check_st(L, pg, sc_verify_passes(pg));
     /* pairs = true: neighbouring F and B joined into overlapped pairs where
      * the costs gain (docs/blocks.md#pairing). */
@@ -233,7 +233,7 @@ int sc_lua_program(lua_State *L)
     /* The automatic scheduler's simulation of its winner (sc_auto.c) is the
      * program's while nothing above changed it: every change clears the
      * verification; pairing and the cap fit change the orders. */
-    if (lp->sim && (!sc_prog_is_verified(pg) || changed)) {
+    if (lp->sim && (!sc_is_verified(pg) || changed)) {
         sc_sim_free(lp->sim);
         lp->sim = NULL;
     }
