@@ -33,8 +33,7 @@ later() {
   _lw=tests/py/runjson.py
   [ "$1" = --with ] && { _lw=$2; shift 2; }
   _later=$(( ${_later:-0} + 1 )); mkdir -p "$tmp/later"
-  _lb=${1##*/} # the extension of the file's name (mktemp's folders have a dot)
-  _lf=$tmp/later/$_later.${_lb##*.}
+  _lf=$tmp/later/$_later; case ${1##*/} in *.*) _lf=$_lf.${1##*.} ;; esac
   cp "$1" "$_lf" || { bad "$2: no file to check"; return; }
   _ll=$2; shift 2
   printf '%s\t%s\t%s\n' "$_lf" "$_ll" "$*" >>"$tmp/later/$(basename "$_lw" .py).list"
