@@ -358,6 +358,8 @@ static sc_status compile(sc_prog *pg, sc_times *t)
 
 sc_status sc_check(sc_prog *pg) { return compile(pg, NULL); }
 
+int sc_is_verified(const sc_prog *pg) { return pg->verified; }
+
 sc_status sc_compile_timed(sc_prog *pg, sc_times *t) { return compile(pg, t); }
 
 sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)

@@ -39,6 +39,10 @@
  * instructions and, for a deadlock, the wait-for cycle (sc_errmsg). */
 sc_status sc_check(sc_prog *pg);
 
+/* Whether the program is verified as it is: sc_check would return at once
+ * (any change to it since its check clears this). */
+int sc_is_verified(const sc_prog *pg);
+
 /* sc_check, and the timing of the verified streams (the replay under the
  * cost model) into *t. A program not yet verified is replayed once: the
  * proof and the timing are the same replay. On failure *t is empty. */

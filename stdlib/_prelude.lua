@@ -509,7 +509,11 @@ end
 -- end with it, so that they never lose to a stdlib recipe of their
 -- placement that meets the same cap with the same costs (issue 29;
 -- docs/blocks.md#automatic-schedules). A recipe that fails (refused by the
--- cap, or m too small for it) is passed over.
+-- cap, or m too small for it) is passed over. When prog already ends at
+-- the proven lower bound of its passes, devices, costs and caps
+-- (docs/bound.md: it holds for every recipe of the same shape), no recipe
+-- can be faster and none is built; the bound's memory term is not used
+-- (a recipe's cap is its own).
 function sc.fastest(prog, names, P, spec, skip, extra)
   local over = {}
   local function walk(t)
@@ -521,7 +525,13 @@ function sc.fastest(prog, names, P, spec, skip, extra)
   end
   walk(spec)
   for k, v in pairs(extra or {}) do over[k] = v end
-  local best, mk = prog, prog:sim().makespan
+  local fig0 = prog:sim()
+  local best, mk = prog, fig0.makespan
+  -- A recipe wins by 1e-9 of mk; at half of that above the bound, none can.
+  if fig0.lower_bound and fig0.bound_binding ~= "memory cap"
+      and mk - fig0.lower_bound <= 0.5e-9 * math.max(1, mk) then
+    return prog
+  end
   local refused = sc._cap_refused
   for _, name in ipairs(names) do
     local ok, alt = pcall(sc.load, name, over)

@@ -136,6 +136,8 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
     sc_actx *c = &se->c;
     sc_prog *pg = c->pg;
     sc_sim *sim = NULL;
+    sc_sim_free(se->sim);
+    se->sim = NULL;
     sc_status st = sc_auto_install(pg, c, ord);
     se->installed = st ? NULL : ord;
     if (!st)
@@ -150,7 +152,10 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
             st = sc_fail(pg, SC_ERR_LIMIT, "schedule exceeds the memory limit (%g > %g)", f->peak,
                          c->limit);
     }
-    sc_sim_free(sim);
+    if (st)
+        sc_sim_free(sim);
+    else
+        se->sim = sim; /* the winner's figures, when it stays installed */
     double span;
     if (!st && flow) {
         f->fmk = flow->mk;
@@ -303,9 +308,13 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     /* Overlapped pairs where the costs gain (tfb below tf + tb, an
      * all-to-all part): neighbouring F and B joined, under the limit, when
      * the timing does not grow (schedule/pairing.h); figures again. */
-    if (st == SC_OK && sc_prog_pair_gain(pg) > 0 &&
-        (st = sc_pair_greedy(pg, o->mem, &res->pairs)) == SC_OK && res->pairs > 0)
-        st = refigure(pg, res);
+    if (st == SC_OK && sc_prog_pair_gain(pg) > 0) {
+        if ((st = sc_pair_greedy(pg, o->mem, &res->pairs)) == SC_OK && res->pairs > 0)
+            st = refigure(pg, res);
+    } else if (st == SC_OK && se.installed == win && o->keep_sim) {
+        res->sim = se.sim; /* the program is as measured */
+        se.sim = NULL;
+    }
     goto done;
 nomem:
     st = sc_fail(pg, SC_ERR_NOMEM, "autoschedule: out of memory");
@@ -314,6 +323,7 @@ done:
     free(se.heur.ord);
     free(se.best.ord);
     free(se.tmp.ord);
+    sc_sim_free(se.sim);
     ctx_free(&se.c);
     return st;
 }

@@ -91,6 +91,7 @@ typedef struct sc_auto_opts {
      * (by the objective; -1: none yet). */
     void (*progress)(void *ctx, double elapsed, double limit, double best);
     void *progress_ctx;
+    int keep_sim;          /* 1: hand the winner's simulation over (res->sim) */
 } sc_auto_opts;
 
 typedef struct sc_auto_result {
@@ -106,6 +107,11 @@ typedef struct sc_auto_result {
     double seconds;        /* wall time of the call */
     int timed_out;         /* the search was cut by the time limit */
     int pairs;             /* overlapped pairs joined into the winner (pairing.h) */
+    struct sc_sim *sim;    /* with opts->keep_sim: the program's simulation, when
+                            * the scheduler left it lowered and verified as it
+                            * simulated it (else NULL); the caller owns it
+                            * (sc_sim_free), and a later sc_simulate of the
+                            * unchanged program gives the same figures */
 } sc_auto_result;
 
 sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *opts, sc_auto_result *res);

@@ -117,6 +117,7 @@ typedef struct sc_asearch {
     sc_acand heur, best, tmp;
     const sc_instr *installed; /* the orders measure() left in the program,
                                 * lowered and verified (NULL: none) */
+    struct sc_sim *sim;        /* their simulation (NULL: none) */
 } sc_asearch;
 
 /* Seconds on the monotonic clock. */

@@ -194,7 +194,9 @@ int sc_lua_program(lua_State *L)
     /* The memory knob of orders that ask for it: forwards wait for memory
      * (docs/guide.md#memory-model). With a memory policy the policy meets
      * the cap instead; the compile driver checks the promise. */
+    int changed = 0; /* the orders after the source gave them */
     if (want_fit(L, 1) && !memory_policy(L, 1)) {
+        changed = 1;
         sc_lua_check_st(L, pg, sc_verify_passes(pg));
         sc_lua_check_st(L, pg, sc_cap_fit(pg));
     }
@@ -203,12 +205,17 @@ int sc_lua_program(lua_State *L)
     if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
         sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
     /* The passes themselves are checked now: a recipe that names a pass
-     * twice fails where it is built. */
-    sc_lua_check_st(L, pg, sc_verify_passes(pg));
+     * twice fails where it is built (a program verified already, as the
+     * automatic scheduler leaves its winner, passed this check in the
+     * compile driver, and any change since would have cleared that). */
+    if (!sc_is_verified(pg))
+        sc_lua_check_st(L, pg, sc_verify_passes(pg));
     /* pairs = true: neighbouring F and B joined into overlapped pairs where
      * the costs gain (docs/blocks.md#pairing). */
-    if (lua_getfield(L, 1, "pairs") != LUA_TNIL && lua_toboolean(L, -1))
+    if (lua_getfield(L, 1, "pairs") != LUA_TNIL && lua_toboolean(L, -1)) {
+        changed = 1;
         sc_lua_check_st(L, pg, sc_pair_greedy(pg, sc_prog_mem_limit(pg), NULL));
+    }
     lua_pop(L, 1);
     /* comm: the runtime's point-to-point semantics the program is verified
      * and simulated in (docs/semantics.md#modes). */
@@ -223,6 +230,13 @@ int sc_lua_program(lua_State *L)
     sc_lua_set_offload(L, 1, pg);
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
+    /* The automatic scheduler's simulation of its winner (sc_auto.c) is the
+     * program's while nothing above changed it: every change clears the
+     * verification; pairing and the cap fit change the orders. */
+    if (lp->sim && (!sc_is_verified(pg) || changed)) {
+        sc_sim_free(lp->sim);
+        lp->sim = NULL;
+    }
     lua_settop(L, ud);
     return 1;
 }

@@ -112,11 +112,14 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     }
     lua_pop(L, 1);
     sc_auto_result r;
+    o.keep_sim = 1; /* program.c keeps it while the program stays as simulated */
     sc_status st = sc_auto_fill(lp->pg, &o, &r);
     if (b.shown)
         fprintf(stderr, "\r%78s\r", "");
     if (st)
         fail(L, st, sc_errmsg(lp->pg));
+    sc_sim_free(lp->sim);
+    lp->sim = r.sim;
     lua_createtable(L, 0, 16);
     lua_pushstring(L, r.method);
     lua_setfield(L, -2, "method");

@@ -75,4 +75,51 @@ T.ok(not ok and err:find("test_auto.lua:%d+: ") ~= nil,
   "error at the caller's line: " .. tostring(err))
 T.eq(sc._errcode(err), 3, "exit code 3")
 
+-- The scheduler's own simulation of its winner, kept by the program, is the
+-- one a program of the same orders gives; an offload or a comm mode set
+-- after the scheduler (sc.program's fields) is in the figures.
+do
+  local C = {p = 4, m = 12, tf = 2, tb = 1.5, tw = 0.7, tcomm = 0.1, w_keep = 0.5}
+  local function with(t, extra)
+    local r = {}
+    for k, v in pairs(t) do r[k] = v end
+    for k, v in pairs(extra) do r[k] = v end
+    return r
+  end
+  for _, extra in ipairs{{}, {comm = "gloo"}, {offload = "all"}, {steps = 2}} do
+    local a = sc.program(with(C, with(extra, {auto = {mem = 4, time_limit = 0}})))
+    local b = sc.program(with(C, with(extra, {mem = 4, order = function(d) return a:order(d) end})))
+    local fa, fb, what = a:sim(), b:sim(), next(extra) or "plain"
+    T.eq(fa.makespan, fb.makespan, "kept simulation, " .. what .. ": makespan")
+    T.eq(fa.bubble_rate, fb.bubble_rate, "kept simulation, " .. what .. ": bubble")
+    for _, k in ipairs{"peak_memory", "busy", "start", "finish"} do
+      T.eq(table.concat(fa[k], " "), table.concat(fb[k], " "), "kept simulation, " .. what .. ": " .. k)
+    end
+  end
+end
+
+-- sc.fastest builds no recipe once the program ends at its lower bound
+-- (none can be faster); above it, it builds them and keeps a faster one.
+do
+  local probe = os.tmpname() .. ".lua"
+  local fh = assert(io.open(probe, "w"))
+  fh:write('local P = sc.params{{"p", 4, "d"}, {"m", 8, "m"}, sc.COSTS, sc.MEM}\n',
+           'sc._probe = (sc._probe or 0) + 1\n',
+           'return sc.program(sc.fields(P, {rule = "zb-h2"}))\n')
+  fh:close()
+  local spec = {{"p", 4, "d"}, {"m", 8, "m"}, sc.COSTS, sc.MEM}
+  local P = {p = 4, m = 8, tf = 1, tb = 1, tw = 1, tcomm = 0, w_keep = 1, costs = "", mem = 0}
+  local at = sc.program{p = 4, m = 8, rule = "zb-h2"}
+  T.eq(at:sim().makespan, at:sim().lower_bound, "zb-h2 at unit costs ends at the bound")
+  sc._probe = 0
+  T.ok(rawequal(sc.fastest(at, {probe}, P, spec), at) and sc._probe == 0,
+    "at the bound: the program, no recipe built (" .. sc._probe .. ")")
+  local above = sc.program{p = 4, m = 8, rule = "gpipe"}
+  local r = sc.fastest(above, {probe}, P, spec)
+  T.ok(sc._probe == 1 and r:sim().makespan == at:sim().makespan,
+    "above the bound: the recipe built and kept (" .. sc._probe .. ")")
+  os.remove(probe)
+  sc._probe = nil
+end
+
 os.exit(T.done("auto"))
