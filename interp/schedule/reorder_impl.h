@@ -51,6 +51,15 @@ static inline int sc_r_w_only(int op) { return sc_op_is_wgrad(op) && !sc_op_is_b
 int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, double *end,
               size_t *seq);
 
+/* A timing of a candidate under the real costs (sc_r_time with unit 0):
+ * the driver times every candidate to judge it and hands the timing on to
+ * a round that starts from that candidate, which need not time it again. */
+typedef struct sc_rtime {
+    double *st, *en; /* [N] start and end of every pass */
+    size_t *seq;     /* [N] a topological numbering */
+    int ok;          /* sc_r_time's return */
+} sc_rtime;
+
 /* ---- what the placement rounds share (reorder_place.c) ---------------- */
 
 /* End of the dependency of `in` (on device d) plus T_comm across devices
@@ -102,7 +111,8 @@ int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
  *   later than o, where the device's memory stays within cap at every
  *   point; with freeze, the steady state (from stage 0's first backward to
  *   stage 0's last forward) stays where it is.
- * wround: the W's are taken out; the cool-down (after stage 0's last
+ * wround: (ts: src's timing under the real costs when unit is 0, or NULL)
+ *   the W's are taken out; the cool-down (after stage 0's last
  *   forward), and the warm-up too unless freeze0, moves again into the
  *   earliest gaps; then each W goes into the first gap after its B that it
  *   fits in (oldest first), or just before an F that would pass the cap;
@@ -110,7 +120,8 @@ int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
  */
 int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const size_t *seq, int unit,
                 int freeze, sc_instr *dst);
-int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc_instr *dst);
+int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int unit, int freeze0,
+                sc_instr *dst);
 
 /* The list schedules (reorder_list.c): 1 = the squeeze with its gaps
  * filled by later ready passes; 3 = W as filler (each W in the first idle
