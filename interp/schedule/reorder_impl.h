@@ -81,6 +81,29 @@ _Static_assert(sizeof(gkey) <= 3 * sizeof(double), "a key fits in three doubles"
  * merge; tmp has room for n. 0 when out of memory. */
 int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp);
 
+/* Orders g[0..n) made of P runs (run d at [run[d], run[d+1]), each in its
+ * device's order, g[].k positions in src) by a walk instead of a merge:
+ * each device goes on while the input of its next pass is already out.
+ * A round's placement of a pass reads only its device's lane (the passes
+ * of its run before it) and its inputs' ends, so any order that keeps the
+ * runs and puts every input first places the passes as the merge by key
+ * does, where the keys are a timing (every input's key is below its
+ * consumer's): O(n), no comparison. What the merge's order also gave, the
+ * phase of each pass, sc_r_phase says from the keys. tmp has room for n.
+ * Returns 1, 0 when the runs' dependencies cycle, -1 when out of memory. */
+int sc_r_gwalk(const sc_rctx *c, const sc_instr *src, gkey *g, const size_t *run, gkey *tmp);
+
+/* The phase boundaries of a round's global order, from the keys: the first
+ * backward of stage 0 (b) and stage 0's forward of the last microbatch
+ * (f). sc_r_phase_of(ph, x): 0 before b, 1 from b to f (both in), 2
+ * after; 1 is what sc_r_steady says of x walking the keys in sorted order. */
+typedef struct sc_rphase {
+    gkey b, f;
+    int hasb, hasf;
+} sc_rphase;
+void sc_r_phase_init(const sc_prog *pg, const sc_instr *src, const gkey *g, size_t n, sc_rphase *ph);
+int sc_r_phase_of(const sc_rphase *ph, const gkey *x);
+
 /* Phases of a round's walk: 0 warm-up, 1 steady state (from stage 0's
  * first backward), 2 cool-down (after stage 0's forward of the last
  * microbatch). Returns whether `in` is in the steady state. */

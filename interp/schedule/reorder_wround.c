@@ -300,18 +300,22 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
             }
     }
     nwb[P] = nn;
-    if (!sc_r_gmerge(P, g, nwb, (gkey *)buf)) /* buf: room for 3N doubles */
+    sc_rphase ph; /* the keys are a timing: a walk (reorder_impl.h) */
+    sc_r_phase_init(pg, src, g, ng, &ph);
+    int wk = sc_r_gwalk(c, src, g, nwb, (gkey *)buf); /* buf: room for 3N doubles */
+    if (wk != 1) {
+        ok = wk;
         goto done;
+    }
     w = (wr){c, src, wpos, tst, ten, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
              HORIZON};
-    int phase = 0;
     for (size_t x = 0; x < ng; x++) {
         uint32_t k = g[x].k;
         const sc_instr *in = &src[k];
         int d = c->dev[k];
         lane *ln = &L[d];
         double du = sc_r_dur(pg, in, unit), o = tst[k];
-        int keep = sc_r_steady(pg, in, &phase) || (phase == 0 && freeze0);
+        int phase = sc_r_phase_of(&ph, &g[x]), keep = phase == 1 || (phase == 0 && freeze0);
         rp[d]++;
         double r = sc_r_ready_at(c, d, in, endF, endB, unit);
         if (r < 0) {
