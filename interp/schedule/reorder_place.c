@@ -19,21 +19,6 @@
 
 #define EPS SC_R_EPS
 
-/* End of the dependency of `in` (on device d) plus T_comm across devices;
- * 0 without one; < 0 while the dependency has not been placed. */
-double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
-                     const double *endB, int unit)
-{
-    const sc_prog *pg = c->pg;
-    int dop, ds;
-    if (!sc_pass_dep(pg, in, &dop, &ds))
-        return 0;
-    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
-    if (e < 0)
-        return -1;
-    return e + (!unit && pg->stage_dev[ds] != d ? pg->tcomm : 0);
-}
-
 void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB)
 {
     if (sc_op_is_fwd(in->op))
