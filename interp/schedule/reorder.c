@@ -148,16 +148,27 @@ static int times_src(const recipe *rc)
 }
 
 /* Timings: [r] of candidate r when a round starts from it, [NREC] of the
- * input, [NREC + 1] scratch. */
+ * input, [NREC + 1] scratch. Each is made when first written and freed
+ * after the last round that reads it: no more memory at a time than the
+ * timings the reorder made before it kept them (--max-mem counts it). */
 #define T_IN NREC
 #define T_SCRATCH (NREC + 1)
 
-static int rtime_new(sc_rtime *t, size_t N)
+static sc_rtime *rtime_get(sc_rtime *t, size_t N)
 {
-    t->st = sc_malloc(2 * N * sizeof *t->st);
-    t->seq = sc_malloc(N * sizeof *t->seq);
-    t->en = t->st ? t->st + N : NULL;
-    return t->st && t->seq;
+    if (!t->st) {
+        t->st = sc_malloc((2 * N + 1) * sizeof *t->st); /* + 1: N may be 0 */
+        t->seq = sc_malloc((N + 1) * sizeof *t->seq);
+        t->en = t->st ? t->st + N : NULL;
+    }
+    return t->st && t->seq ? t : NULL;
+}
+
+static void rtime_free(sc_rtime *t)
+{
+    sc_free(t->st);
+    sc_free(t->seq);
+    *t = (sc_rtime){0};
 }
 
 sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_slots)
@@ -169,18 +180,15 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     size_t *base = sc_malloc(((size_t)P + 1) * sizeof *base);
     int *dev = sc_malloc(N * sizeof *dev);
     sc_instr *buf = sc_malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
-    sc_rtime tm[NREC + 2] = {{0}}, ut = {0}; /* ut: a unit-grid timing */
+    sc_rtime tm[NREC + 2] = {{0}}, *tj;
     sc_status st = SC_OK;
-    int keep_t[NREC + 2] = {0}; /* which timings a round takes */
+    int last[NREC + 2]; /* the last round that reads each timing, -1: none */
+    for (size_t r = 0; r < NREC + 2; r++)
+        last[r] = -1;
     for (size_t r = 0; r < NREC; r++)
         if (times_src(&RECIPES[r]))
-            keep_t[RECIPES[r].from < 0 ? T_IN : (size_t)RECIPES[r].from] = 1;
-    keep_t[T_SCRATCH] = 1;
-    int okt = 1;
-    for (size_t r = 0; r < NREC + 2 && N; r++)
-        if (keep_t[r] && !rtime_new(&tm[r], N))
-            okt = 0;
-    if (!base || (N && (!dev || !buf || !okt || !rtime_new(&ut, N)))) {
+            last[RECIPES[r].from < 0 ? T_IN : (size_t)RECIPES[r].from] = (int)r;
+    if (!base || (N && (!dev || !buf))) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
         goto done;
     }
@@ -204,7 +212,8 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     for (size_t r = 0; r < NREC; r++)
         if (RECIPES[r].from >= 0)
             needed[RECIPES[r].from] = 1;
-    if (judge(&c, in, &tm[keep_t[T_IN] ? T_IN : T_SCRATCH], &best) < 0)
+    tj = rtime_get(&tm[last[T_IN] >= 0 ? T_IN : T_SCRATCH], N);
+    if (!tj || judge(&c, in, tj, &best) < 0)
         goto nomem;
     /* Inconsistent orders: kept for sc_check to name; optimal ones: kept. */
     if (!best.ok || cannot_improve(&c, in, best))
@@ -231,20 +240,25 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
                     break;
                 ok = sc_r_insert(&c, src, at, NULL, at_slots, rc->freeze, dst);
             } else {
-                const sc_rtime *t = srct ? srct : &ut;
-                ok = srct ? srct->ok : sc_r_time(&c, src, rc->unit, ut.st, ut.en, ut.seq);
+                const sc_rtime *t = srct ? srct : rtime_get(&tm[T_SCRATCH], N);
+                if (!t)
+                    goto nomem;
+                ok = srct ? srct->ok : sc_r_time(&c, src, rc->unit, t->st, t->en, t->seq);
                 if (ok == 1)
                     ok = sc_r_insert(&c, src, t->st, t->seq, rc->unit, rc->freeze, dst);
             }
             break;
         case K_WROUND: ok = sc_r_wround(&c, src, srct, rc->unit, rc->freeze, dst); break;
         }
+        for (size_t t = 0; t < NREC + 1; t++)
+            if (last[t] == (int)r)
+                rtime_free(&tm[t]);
         if (ok < 0)
             goto nomem;
         if (!ok)
             continue;
         made[r] = 1;
-        if (judge(&c, dst, &tm[keep_t[r] ? r : T_SCRATCH], &sc) < 0)
+        if (!(tj = rtime_get(&tm[last[r] >= 0 ? r : T_SCRATCH], N)) || judge(&c, dst, tj, &sc) < 0)
             goto nomem;
         if (better(sc, best)) {
             best = sc;
@@ -263,12 +277,8 @@ nomem:
 done:
     for (size_t r = 0; r < NREC; r++)
         sc_free(slot[r]);
-    for (size_t r = 0; r < NREC + 2; r++) {
-        sc_free(tm[r].st);
-        sc_free(tm[r].seq);
-    }
-    sc_free(ut.st);
-    sc_free(ut.seq);
+    for (size_t r = 0; r < NREC + 2; r++)
+        rtime_free(&tm[r]);
     sc_free(scratch);
     sc_free(base);
     sc_free(dev);
