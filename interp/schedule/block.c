@@ -421,22 +421,19 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
             n = x;
             qsort(ks, n, sizeof *ks, keyed_cmp);
         } else {
-            for (int q = 0; q < ns; q++)
+            keyed hk[3 * SC_MAX_CHUNKS_MERGE]; /* each stream's next pass */
+            for (int q = 0; q < ns; q++) {
                 head[q] = 0;
+                hk[q] = stream_key(pg, blk, d, q, nops, ops, 0);
+            }
             for (size_t x = 0; x < n; x++) {
                 int bq = -1;
-                keyed best = {0};
-                for (int q = 0; q < ns; q++) {
-                    if (head[q] >= pg->m)
-                        continue;
-                    keyed k = stream_key(pg, blk, d, q, nops, ops, head[q]);
-                    if (bq < 0 || keyed_cmp(&k, &best) < 0) {
+                for (int q = 0; q < ns; q++)
+                    if (head[q] < pg->m && (bq < 0 || keyed_cmp(&hk[q], &hk[bq]) < 0))
                         bq = q;
-                        best = k;
-                    }
-                }
-                ks[x] = best;
-                head[bq]++;
+                ks[x] = hk[bq];
+                if (++head[bq] < pg->m)
+                    hk[bq] = stream_key(pg, blk, d, bq, nops, ops, head[bq]);
             }
         }
         for (size_t k = 0; k < n && st == SC_OK; k++) {

@@ -4,7 +4,6 @@
  * the real costs and keeps the best one within the memory caps.
  */
 #include "reorder.h"
-#include "dataflow.h"
 #include "reorder_impl.h"
 
 #include <math.h>
@@ -34,46 +33,38 @@ static int better(score a, score b)
     return a.makespan < b.makespan - EPS * (1 + b.makespan);
 }
 
-/* Times a candidate with the program's costs and checks every device's
- * memory against its cap. */
-static sc_status judge(const sc_rctx *c, const sc_instr *cand, double *times, score *out)
+/* Times a candidate with the program's costs (sc_r_time with unit 0: the
+ * same figures as sc_dataflow for the passes the reorder sees, no pairs
+ * and no vocabulary passes) into t, and checks every device's memory
+ * against its cap. The timing is made also when the cap is passed: a
+ * round may start from the candidate. -1 when out of memory. */
+static int judge(const sc_rctx *c, const sc_instr *cand, sc_rtime *t, score *out)
 {
     sc_prog *pg = c->pg;
     int P = c->P;
     *out = (score){0, 0, 0};
+    if ((t->ok = sc_r_time(c, cand, 0, t->st, t->en, t->seq)) < 0)
+        return -1;
     for (int d = 0; d < P; d++) {
         double lvl = 0;
         for (size_t k = c->base[d]; k < c->base[d + 1]; k++) {
             lvl += sc_pass_mem(pg, &cand[k]);
             if (lvl > c->cap[d] + 1e-7)
-                return SC_OK;
+                return 0;
         }
     }
-    sc_vec *saved = pg->order, *tmp = sc_malloc((size_t)P * sizeof *tmp);
-    if (!tmp)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
-    for (int d = 0; d < P; d++)
-        tmp[d] = (sc_vec){(sc_instr *)(cand + c->base[d]), c->base[d + 1] - c->base[d], 0};
-    pg->order = tmp;
-    sc_status st = sc_dataflow(pg, times, times + c->N, NULL);
-    pg->order = saved;
-    sc_free(tmp);
-    if (st == SC_ERR_NOMEM)
-        return st;
-    if (st) { /* a cycle: not a candidate */
-        pg->err[0] = 0;
-        return SC_OK;
-    }
+    if (!t->ok) /* a cycle: not a candidate */
+        return 0;
     double span = 0, mk = 0;
     for (int d = 0; d < P; d++) {
         size_t a = c->base[d], b = c->base[d + 1];
         if (a == b)
             continue;
-        span = fmax(span, times[c->N + b - 1] - times[a]);
-        mk = fmax(mk, times[c->N + b - 1]);
+        span = fmax(span, t->en[b - 1] - t->st[a]);
+        mk = fmax(mk, t->en[b - 1]);
     }
     *out = (score){span, mk, 1};
-    return SC_OK;
+    return 0;
 }
 
 /* Whether no reordering can beat orders of this timing (`in`): the fast
@@ -149,6 +140,37 @@ static const recipe RECIPES[] = {
 };
 #define NREC (sizeof RECIPES / sizeof RECIPES[0])
 
+/* A round that times its source with the real costs first: it takes the
+ * timing judge made of that source. */
+static int times_src(const recipe *rc)
+{
+    return rc->unit == 0 && (rc->kind == K_WROUND || (rc->kind == K_INSERT && !rc->init_at));
+}
+
+/* Timings: [r] of candidate r when a round starts from it, [NREC] of the
+ * input, [NREC + 1] scratch. Each is made when first written and freed
+ * after the last round that reads it: no more memory at a time than the
+ * timings the reorder made before it kept them (--max-mem counts it). */
+#define T_IN NREC
+#define T_SCRATCH (NREC + 1)
+
+static sc_rtime *rtime_get(sc_rtime *t, size_t N)
+{
+    if (!t->st) {
+        t->st = sc_malloc((2 * N + 1) * sizeof *t->st); /* + 1: N may be 0 */
+        t->seq = sc_malloc((N + 1) * sizeof *t->seq);
+        t->en = t->st ? t->st + N : NULL;
+    }
+    return t->st && t->seq ? t : NULL;
+}
+
+static void rtime_free(sc_rtime *t)
+{
+    sc_free(t->st);
+    sc_free(t->seq);
+    *t = (sc_rtime){0};
+}
+
 sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_slots)
 {
     int P = pg->P;
@@ -158,10 +180,15 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     size_t *base = sc_malloc(((size_t)P + 1) * sizeof *base);
     int *dev = sc_malloc(N * sizeof *dev);
     sc_instr *buf = sc_malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
-    double *times = sc_malloc(2 * N * sizeof *times), *o = sc_malloc(N * sizeof *o);
-    size_t *seq = sc_malloc(N * sizeof *seq);
+    sc_rtime tm[NREC + 2] = {{0}}, *tj;
     sc_status st = SC_OK;
-    if (!base || (N && (!dev || !buf || !times || !o || !seq))) {
+    int last[NREC + 2]; /* the last round that reads each timing, -1: none */
+    for (size_t r = 0; r < NREC + 2; r++)
+        last[r] = -1;
+    for (size_t r = 0; r < NREC; r++)
+        if (times_src(&RECIPES[r]))
+            last[RECIPES[r].from < 0 ? T_IN : (size_t)RECIPES[r].from] = (int)r;
+    if (!base || (N && (!dev || !buf))) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
         goto done;
     }
@@ -185,8 +212,9 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     for (size_t r = 0; r < NREC; r++)
         if (RECIPES[r].from >= 0)
             needed[RECIPES[r].from] = 1;
-    if ((st = judge(&c, in, times, &best)) != SC_OK)
-        goto done;
+    tj = rtime_get(&tm[last[T_IN] >= 0 ? T_IN : T_SCRATCH], N);
+    if (!tj || judge(&c, in, tj, &best) < 0)
+        goto nomem;
     /* Inconsistent orders: kept for sc_check to name; optimal ones: kept. */
     if (!best.ok || cannot_improve(&c, in, best))
         goto done;
@@ -196,14 +224,11 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
         if ((rc->from >= 0 && !made[rc->from]) || (rc->small && N > SMALL))
             continue;
         const sc_instr *src = rc->from < 0 ? in : slot[rc->from];
-        if (needed[r] && !(slot[r] = sc_malloc(N * sizeof *buf))) {
-            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
-            goto done;
-        }
-        if (!needed[r] && !scratch && !(scratch = sc_malloc(N * sizeof *buf))) {
-            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
-            goto done;
-        }
+        const sc_rtime *srct = times_src(rc) ? &tm[rc->from < 0 ? T_IN : (size_t)rc->from] : NULL;
+        if (needed[r] && !(slot[r] = sc_malloc(N * sizeof *buf)))
+            goto nomem;
+        if (!needed[r] && !scratch && !(scratch = sc_malloc(N * sizeof *buf)))
+            goto nomem;
         sc_instr *dst = needed[r] ? slot[r] : scratch;
         int ok = 0;
         switch (rc->kind) {
@@ -215,22 +240,26 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
                     break;
                 ok = sc_r_insert(&c, src, at, NULL, at_slots, rc->freeze, dst);
             } else {
-                ok = sc_r_time(&c, src, rc->unit, o, times, seq);
+                const sc_rtime *t = srct ? srct : rtime_get(&tm[T_SCRATCH], N);
+                if (!t)
+                    goto nomem;
+                ok = srct ? srct->ok : sc_r_time(&c, src, rc->unit, t->st, t->en, t->seq);
                 if (ok == 1)
-                    ok = sc_r_insert(&c, src, o, seq, rc->unit, rc->freeze, dst);
+                    ok = sc_r_insert(&c, src, t->st, t->seq, rc->unit, rc->freeze, dst);
             }
             break;
-        case K_WROUND: ok = sc_r_wround(&c, src, rc->unit, rc->freeze, dst); break;
+        case K_WROUND: ok = sc_r_wround(&c, src, srct, rc->unit, rc->freeze, dst); break;
         }
-        if (ok < 0) {
-            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
-            goto done;
-        }
+        for (size_t t = 0; t < NREC + 1; t++)
+            if (last[t] == (int)r)
+                rtime_free(&tm[t]);
+        if (ok < 0)
+            goto nomem;
         if (!ok)
             continue;
         made[r] = 1;
-        if ((st = judge(&c, dst, times, &sc)) != SC_OK)
-            goto done;
+        if (!(tj = rtime_get(&tm[last[r] >= 0 ? r : T_SCRATCH], N)) || judge(&c, dst, tj, &sc) < 0)
+            goto nomem;
         if (better(sc, best)) {
             best = sc;
             win = (int)r;
@@ -242,15 +271,17 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
             memcpy(pg->order[d].v, keep + base[d], pg->order[d].n * sizeof *buf);
         sc_prog_invalidate(pg);
     }
+    goto done;
+nomem:
+    st = sc_fail(pg, SC_ERR_NOMEM, "out of memory reordering the schedule");
 done:
     for (size_t r = 0; r < NREC; r++)
         sc_free(slot[r]);
+    for (size_t r = 0; r < NREC + 2; r++)
+        rtime_free(&tm[r]);
     sc_free(scratch);
     sc_free(base);
     sc_free(dev);
     sc_free(buf);
-    sc_free(times);
-    sc_free(o);
-    sc_free(seq);
     return st;
 }

@@ -51,12 +51,31 @@ static inline int sc_r_w_only(int op) { return sc_op_is_wgrad(op) && !sc_op_is_b
 int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, double *end,
               size_t *seq);
 
+/* A timing of a candidate under the real costs (sc_r_time with unit 0):
+ * the driver times every candidate to judge it and hands the timing on to
+ * a round that starts from that candidate, which need not time it again. */
+typedef struct sc_rtime {
+    double *st, *en; /* [N] start and end of every pass */
+    size_t *seq;     /* [N] a topological numbering */
+    int ok;          /* sc_r_time's return */
+} sc_rtime;
+
 /* ---- what the placement rounds share (reorder_place.c) ---------------- */
 
 /* End of the dependency of `in` (on device d) plus T_comm across devices
  * (none on the unit grid); 0 without one; < 0 while it has not run. */
-double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
-                     const double *endB, int unit);
+static inline double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in,
+                                   const double *endF, const double *endB, int unit)
+{
+    const sc_prog *pg = c->pg;
+    int dop, ds;
+    if (!sc_pass_dep(pg, in, &dop, &ds))
+        return 0;
+    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
+    if (e < 0)
+        return -1;
+    return e + (!unit && pg->stage_dev[ds] != d ? pg->tcomm : 0);
+}
 void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB);
 
 /* A pass in a round's global order: its start, then seq. */
@@ -71,6 +90,29 @@ _Static_assert(sizeof(gkey) <= 3 * sizeof(double), "a key fits in three doubles"
 /* Sorts g[0..n) made of P sorted runs (run d at [run[d], run[d+1])) by a
  * merge; tmp has room for n. 0 when out of memory. */
 int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp);
+
+/* Orders g[0..n) made of P runs (run d at [run[d], run[d+1]), each in its
+ * device's order, g[].k positions in src) by a walk instead of a merge:
+ * each device goes on while the input of its next pass is already out.
+ * A round's placement of a pass reads only its device's lane (the passes
+ * of its run before it) and its inputs' ends, so any order that keeps the
+ * runs and puts every input first places the passes as the merge by key
+ * does, where the keys are a timing (every input's key is below its
+ * consumer's): O(n), no comparison. What the merge's order also gave, the
+ * phase of each pass, sc_r_phase says from the keys. tmp has room for n.
+ * Returns 1, 0 when the runs' dependencies cycle, -1 when out of memory. */
+int sc_r_gwalk(const sc_rctx *c, const sc_instr *src, gkey *g, const size_t *run, gkey *tmp);
+
+/* The phase boundaries of a round's global order, from the keys: the first
+ * backward of stage 0 (b) and stage 0's forward of the last microbatch
+ * (f). sc_r_phase_of(ph, x): 0 before b, 1 from b to f (both in), 2
+ * after; 1 is what sc_r_steady says of x walking the keys in sorted order. */
+typedef struct sc_rphase {
+    gkey b, f;
+    int hasb, hasf;
+} sc_rphase;
+void sc_r_phase_init(const sc_prog *pg, const sc_instr *src, const gkey *g, size_t n, sc_rphase *ph);
+int sc_r_phase_of(const sc_rphase *ph, const gkey *x);
 
 /* Phases of a round's walk: 0 warm-up, 1 steady state (from stage 0's
  * first backward), 2 cool-down (after stage 0's forward of the last
@@ -102,7 +144,8 @@ int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
  *   later than o, where the device's memory stays within cap at every
  *   point; with freeze, the steady state (from stage 0's first backward to
  *   stage 0's last forward) stays where it is.
- * wround: the W's are taken out; the cool-down (after stage 0's last
+ * wround: (ts: src's timing under the real costs when unit is 0, or NULL)
+ *   the W's are taken out; the cool-down (after stage 0's last
  *   forward), and the warm-up too unless freeze0, moves again into the
  *   earliest gaps; then each W goes into the first gap after its B that it
  *   fits in (oldest first), or just before an F that would pass the cap;
@@ -110,7 +153,8 @@ int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
  */
 int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const size_t *seq, int unit,
                 int freeze, sc_instr *dst);
-int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc_instr *dst);
+int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int unit, int freeze0,
+                sc_instr *dst);
 
 /* The list schedules (reorder_list.c): 1 = the squeeze with its gaps
  * filled by later ready passes; 3 = W as filler (each W in the first idle

@@ -23,6 +23,7 @@ typedef struct ctx {
     int stale[64], nstale; /* devices to rekey after a step */
     int all_stale;         /* too many: rekey them all */
     sc_instr *it;        /* [N] all passes, device by device */
+    double *cost, *dmem; /* [N] each pass's cost and memory change */
     long *nxt;           /* [N] next pass of the remaining order, -1 at the end */
     long *head;          /* [P] first remaining pass, -1 when done */
     double *endF, *endB; /* [S*m] end times, < 0 while not run */
@@ -42,13 +43,13 @@ static void run(ctx *c, int d, long k, double at)
 {
     const sc_prog *pg = c->pg;
     const sc_instr *in = &c->it[k];
-    double end = at + sc_pass_cost(pg, in);
+    double end = at + c->cost[k];
     c->tfree[d] = end;
     if (sc_op_is_fwd(in->op))
         c->endF[SC_SM(pg, in->stage, in->mb)] = end;
     else if (sc_op_is_bgrad(in->op))
         c->endB[SC_SM(pg, in->stage, in->mb)] = end;
-    c->mem[d] += sc_pass_mem(pg, in);
+    c->mem[d] += c->dmem[k];
     c->res[c->base[d] + c->nres[d]++] = *in;
     c->ndone++;
     /* Devices whose next step may change: this one, the consumer's. */
@@ -79,7 +80,6 @@ static double head_ready(ctx *c, int d)
  * later passes of its order. */
 static void fill(ctx *c, int d, double rx, double cap, long window)
 {
-    const sc_prog *pg = c->pg;
     for (;;) {
         double gap = rx - c->tfree[d];
         if (gap <= EPS)
@@ -87,15 +87,15 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
         double running = c->mem[d], maxp = c->mem[d];
         long z = c->head[d], found = -1;
         for (long n = 0; n < window; n++) {
-            running += sc_pass_mem(pg, &c->it[z]);
+            running += c->dmem[z];
             if (running > maxp)
                 maxp = running;
             long y = c->nxt[z];
             if (y < 0)
                 break;
             const sc_instr *in = &c->it[y];
-            double dl = sc_pass_mem(pg, in), r;
-            if (sc_pass_cost(pg, in) <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
+            double dl = c->dmem[y], r;
+            if (c->cost[y] <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
                 r <= c->tfree[d] + EPS && (dl <= 0 || maxp + dl <= cap + EPS)) {
                 c->nxt[z] = c->nxt[y];
                 found = y;
@@ -133,6 +133,8 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
         for (size_t k = 0; k < n; k++) {
             long i = (long)(at + k);
             c->nxt[i] = -1;
+            c->cost[i] = sc_pass_cost(pg, &c->it[i]);
+            c->dmem[i] = sc_pass_mem(pg, &c->it[i]);
             if (sc_r_w_only(c->it[i].op)) {
                 c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
                 has_w = 1;
@@ -214,16 +216,15 @@ static double input_after(const ctx *c, int d, const sc_instr *in)
  * W would end: known, or certain from where its producer's device is). */
 static void key_defer(ctx *c, int d, const double *cap)
 {
-    const sc_prog *pg = c->pg;
     long x = c->head[d], w = c->phead[d];
     double r = head_ready(c, d);
     c->use_w[d] = 0;
     c->key[d] = INFINITY;
     if (w >= 0 && x >= 0 && sc_op_is_fwd(c->it[x].op) &&
-        c->mem[d] + sc_pass_mem(pg, &c->it[x]) > cap[d] + EPS)
+        c->mem[d] + c->dmem[x] > cap[d] + EPS)
         c->use_w[d] = 1; /* the F must wait for memory */
     else if (w >= 0 && (x < 0 || (r < 0 ? input_after(c, d, &c->it[x]) : r) >=
-                                     c->tfree[d] + sc_pass_cost(pg, &c->it[w]) - EPS))
+                                     c->tfree[d] + c->cost[w] - EPS))
         c->use_w[d] = 1; /* idle time the W fits in */
     else if (x < 0 || r < 0)
         return; /* wait until the input is known */
@@ -334,6 +335,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
     ctx c = {.pg = pg, .N = N};
     c.it = sc_malloc(N * sizeof *c.it);
+    c.cost = sc_malloc(2 * N * sizeof *c.cost);
     sc_instr *res = sc_malloc(N * sizeof *res);
     c.nxt = sc_malloc(N * sizeof *c.nxt);
     c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
@@ -345,9 +347,10 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
-    if ((N && (!c.it || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF ||
+    if ((N && (!c.it || !c.cost || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF ||
         !c.tfree || !c.base || !orders)
         goto done;
+    c.dmem = c.cost + N;
     c.key = c.hr + P;
     c.hpos = c.heap + P;
     c.use_w = c.heap + 2 * P;
@@ -375,6 +378,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     }
 done:
     sc_free(c.it);
+    sc_free(c.cost);
     sc_free(res);
     sc_free(c.nxt);
     sc_free(c.head);

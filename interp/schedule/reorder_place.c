@@ -19,21 +19,6 @@
 
 #define EPS SC_R_EPS
 
-/* End of the dependency of `in` (on device d) plus T_comm across devices;
- * 0 without one; < 0 while the dependency has not been placed. */
-double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in, const double *endF,
-                     const double *endB, int unit)
-{
-    const sc_prog *pg = c->pg;
-    int dop, ds;
-    if (!sc_pass_dep(pg, in, &dop, &ds))
-        return 0;
-    double e = (dop == SC_OP_F ? endF : endB)[SC_SM(pg, ds, in->mb)];
-    if (e < 0)
-        return -1;
-    return e + (!unit && pg->stage_dev[ds] != d ? pg->tcomm : 0);
-}
-
 void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF, double *endB)
 {
     if (sc_op_is_fwd(in->op))
@@ -104,6 +89,92 @@ int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
     sc_free(heap);
     sc_free(at);
     return 1;
+}
+
+int sc_r_gwalk(const sc_rctx *c, const sc_instr *src, gkey *g, const size_t *run, gkey *tmp)
+{
+    const sc_prog *pg = c->pg;
+    int P = c->P, ns = 0;
+    size_t SM = (size_t)pg->S * (size_t)pg->m, n = run[P], o = 0;
+    unsigned char *done = sc_calloc(2 * SM, 1); /* [F, bgrad][S*m]: out already */
+    size_t *at = sc_malloc((size_t)P * sizeof *at);
+    int *stack = sc_malloc((size_t)P * sizeof *stack), *queued = sc_calloc((size_t)P, sizeof *queued);
+    int ok = -1;
+    if (!done || !at || !stack || !queued)
+        goto out;
+    for (int d = P - 1; d >= 0; d--) {
+        at[d] = run[d];
+        stack[ns++] = d;
+        queued[d] = 1;
+    }
+    for (size_t before = (size_t)-1; o < n && o != before;) {
+        before = o;
+        while (ns > 0) {
+            int d = stack[--ns];
+            queued[d] = 0;
+            while (at[d] < run[d + 1]) {
+                const sc_instr *in = &src[g[at[d]].k];
+                int dop, ds;
+                if (sc_pass_dep(pg, in, &dop, &ds) &&
+                    !done[(dop == SC_OP_F ? 0 : SM) + SC_SM(pg, ds, in->mb)])
+                    break;
+                tmp[o++] = g[at[d]++];
+                int w = -1; /* the device of the consumer on the next stage */
+                if (sc_op_is_fwd(in->op)) {
+                    done[SC_SM(pg, in->stage, in->mb)] = 1;
+                    w = in->stage + 1 < pg->S ? pg->stage_dev[in->stage + 1] : -1;
+                } else if (sc_op_is_bgrad(in->op)) {
+                    done[SM + SC_SM(pg, in->stage, in->mb)] = 1;
+                    w = in->stage > 0 ? pg->stage_dev[in->stage - 1] : -1;
+                }
+                if (w >= 0 && w != d && !queued[w]) {
+                    queued[w] = 1;
+                    stack[ns++] = w;
+                }
+            }
+        }
+        for (int d = P - 1; d >= 0 && o < n; d--) /* inputs of other kinds: try all again */
+            if (at[d] < run[d + 1]) {
+                queued[d] = 1;
+                stack[ns++] = d;
+            }
+    }
+    ok = o == n;
+    if (ok)
+        memcpy(g, tmp, n * sizeof *g);
+out:
+    sc_free(done);
+    sc_free(at);
+    sc_free(stack);
+    sc_free(queued);
+    return ok;
+}
+
+void sc_r_phase_init(const sc_prog *pg, const sc_instr *src, const gkey *g, size_t n, sc_rphase *ph)
+{
+    *ph = (sc_rphase){.hasb = 0, .hasf = 0};
+    for (size_t x = 0; x < n; x++) { /* stage 0's passes are one run, in order */
+        const sc_instr *in = &src[g[x].k];
+        if (in->stage != 0)
+            continue;
+        if (!ph->hasb && sc_op_is_bgrad(in->op)) {
+            ph->b = g[x];
+            ph->hasb = 1;
+        }
+        if (sc_op_is_fwd(in->op) && in->mb == pg->m - 1) {
+            ph->f = g[x];
+            ph->hasf = 1;
+        }
+    }
+    /* The walk leaves the steady state at f only if f comes after b. */
+    ph->hasf = ph->hasf && ph->hasb && sc_r_gkey_cmp(&ph->f, &ph->b) > 0;
+}
+
+int sc_r_phase_of(const sc_rphase *ph, const gkey *x)
+{
+    if (!ph->hasb || (x->k != ph->b.k && sc_r_gkey_cmp(x, &ph->b) < 0))
+        return 0;
+    return !ph->hasf || x->k == ph->f.k || sc_r_gkey_cmp(x, &ph->f) < 0 ? 1 : 2;
 }
 
 /* Phases of the walk: 0 warm-up, 1 steady state (from the first backward
@@ -264,9 +335,14 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
         endF[i] = -1;
     for (size_t k = 0; k < N; k++)
         g[k] = (gkey){o[k], seq ? seq[k] : k, (uint32_t)k};
-    if (!sc_r_gmerge(c->P, g, c->base, (gkey *)buf)) /* buf: room for 3N doubles */
+    /* keys from a timing (seq): a walk; the block's own times: a merge */
+    int walk = seq != NULL, phase = 0;
+    sc_rphase ph;
+    sc_r_phase_init(pg, src, g, N, &ph);
+    if (walk && (ok = sc_r_gwalk(c, src, g, c->base, (gkey *)buf)) != 1)
+        goto done; /* buf: room for 3N doubles */
+    if (!walk && !sc_r_gmerge(c->P, g, c->base, (gkey *)buf))
         goto done;
-    int phase = 0;
     ok = 0;
     for (size_t x = 0; x < N; x++) {
         uint32_t k = g[x].k;
@@ -274,7 +350,7 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
         int d = c->dev[k];
         lane *ln = &L[d];
         double du = sc_r_dur(pg, in, unit), delta = sc_pass_mem(pg, in);
-        int keep = sc_r_steady(pg, in, &phase) && freeze;
+        int keep = (walk ? sc_r_phase_of(&ph, &g[x]) == 1 : sc_r_steady(pg, in, &phase)) && freeze;
         double r = sc_r_ready_at(c, d, in, endF, endB, unit);
         if (r < 0)
             goto done; /* the input comes later: inconsistent keys */

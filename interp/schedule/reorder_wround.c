@@ -258,13 +258,15 @@ static int wr_fits(wr *w, int d, size_t i, double s, double du, uint32_t k)
     return !f->failed;
 }
 
-int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc_instr *dst)
+int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int unit, int freeze0,
+                sc_instr *dst)
 {
     const sc_prog *pg = c->pg;
     int P = c->P;
     size_t N = c->N, SM = (size_t)pg->S * (size_t)pg->m;
-    double *st = sc_malloc(2 * N * sizeof *st), *endF = sc_malloc(2 * SM * sizeof *endF), *buf = NULL;
-    size_t *seq = sc_malloc(N * sizeof *seq), *nwb = sc_malloc(((size_t)P + 1) * sizeof *nwb);
+    double *st = ts ? NULL : sc_malloc(2 * N * sizeof *st), *endF = sc_malloc(2 * SM * sizeof *endF);
+    double *buf = NULL, *en = st ? st + N : NULL;
+    size_t *seq = ts ? NULL : sc_malloc(N * sizeof *seq), *nwb = sc_malloc(((size_t)P + 1) * sizeof *nwb);
     size_t *rp = sc_calloc((size_t)P, sizeof *rp), *valid = sc_calloc((size_t)P, sizeof *valid);
     long *wpos = sc_malloc(SM * sizeof *wpos);
     gkey *g = sc_malloc(N * sizeof *g);
@@ -274,12 +276,16 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
     item *it = sc_malloc(N * sizeof *it);
     wr w = {.c = c, .src = src, .unit = unit};
     int ok = -1;
-    if (!st || !endF || !seq || !nwb || !rp || !valid || !wpos || !g || !nw || !L || !S || !it ||
+    if ((!ts && (!st || !seq)) || !endF || !nwb || !rp || !valid || !wpos || !g || !nw || !L || !S || !it ||
         !sc_r_lanes_new(c, L, &buf, &ibuf))
         goto done;
     ok = 0;
-    if (!w_positions(c, src, wpos) || (ok = sc_r_time(c, src, unit, st, st + N, seq)) != 1)
+    if (!w_positions(c, src, wpos))
         goto done;
+    if ((ok = ts ? ts->ok : sc_r_time(c, src, unit, st, en, seq)) != 1)
+        goto done;
+    const double *tst = ts ? ts->st : st, *ten = ts ? ts->en : en; /* src's timing */
+    const size_t *tseq = ts ? ts->seq : seq;
     ok = -1;
     double *endB = endF + SM;
     for (size_t i = 0; i < 2 * SM; i++)
@@ -290,22 +296,26 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, int unit, int freeze0, sc
         for (size_t k = c->base[d]; k < c->base[d + 1]; k++)
             if (!sc_r_w_only(src[k].op)) {
                 nw[nn++] = (uint32_t)k;
-                g[ng++] = (gkey){st[k], seq[k], (uint32_t)k};
+                g[ng++] = (gkey){tst[k], tseq[k], (uint32_t)k};
             }
     }
     nwb[P] = nn;
-    if (!sc_r_gmerge(P, g, nwb, (gkey *)buf)) /* buf: room for 3N doubles */
+    sc_rphase ph; /* the keys are a timing: a walk (reorder_impl.h) */
+    sc_r_phase_init(pg, src, g, ng, &ph);
+    int wk = sc_r_gwalk(c, src, g, nwb, (gkey *)buf); /* buf: room for 3N doubles */
+    if (wk != 1) {
+        ok = wk;
         goto done;
-    w = (wr){c, src, wpos, st, st + N, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
+    }
+    w = (wr){c, src, wpos, tst, ten, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
              HORIZON};
-    int phase = 0;
     for (size_t x = 0; x < ng; x++) {
         uint32_t k = g[x].k;
         const sc_instr *in = &src[k];
         int d = c->dev[k];
         lane *ln = &L[d];
-        double du = sc_r_dur(pg, in, unit), o = st[k];
-        int keep = sc_r_steady(pg, in, &phase) || (phase == 0 && freeze0);
+        double du = sc_r_dur(pg, in, unit), o = tst[k];
+        int phase = sc_r_phase_of(&ph, &g[x]), keep = phase == 1 || (phase == 0 && freeze0);
         rp[d]++;
         double r = sc_r_ready_at(c, d, in, endF, endB, unit);
         if (r < 0) {

@@ -1,0 +1,233 @@
+/*
+ * test_reorder.c — what the reorder's speed rests on (interp/schedule/
+ * reorder_impl.h): the walk that orders a round's passes (sc_r_gwalk) puts
+ * every input before its consumer and keeps each device's order, as the
+ * merge by key did; the phases read from the keys (sc_r_phase_of) are the
+ * ones the merge's order gave (sc_r_steady walking it); and the timing
+ * that judges a candidate (sc_r_time with the real costs) has sc_dataflow's
+ * figures, to the bit.
+ */
+#include "harness.h"
+#include "schedule/dataflow.h"
+#include "schedule/reorder_impl.h"
+#include "schedule/rules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shape {
+    const char *rule;
+    int v;               /* stages per device */
+    sc_place place;
+    double tf, tb, tw, tcomm;
+} shape;
+
+static const shape SHAPES[] = {
+    {"zb-v", 2, SC_PLACE_V, 1, 1, 1, 0},
+    {"zb-v", 2, SC_PLACE_V, 1, 1.2, 0.8, 0},
+    {"zb-v", 2, SC_PLACE_V, 29850, 29767, 18868, 466},
+    {"zb-h1", 1, SC_PLACE_LOOP, 1, 1.5, 1, 0.3},
+    {"1f1b", 1, SC_PLACE_LOOP, 1, 2, 1, 0},
+    {"interleaved", 2, SC_PLACE_LOOP, 1.1, 0.7, 0.3, 0.25},
+};
+
+/* The program's orders, flat, with what a round reads (sc_rctx). */
+typedef struct flat {
+    sc_rctx c;
+    sc_instr *src;
+    size_t *base;
+    int *dev;
+    double *cap;
+} flat;
+
+static int flatten(sc_prog *pg, flat *f)
+{
+    int P = pg->P;
+    size_t N = 0;
+    for (int d = 0; d < P; d++)
+        N += pg->order[d].n;
+    f->src = malloc(N * sizeof *f->src);
+    f->base = malloc(((size_t)P + 1) * sizeof *f->base);
+    f->dev = malloc(N * sizeof *f->dev);
+    f->cap = malloc((size_t)P * sizeof *f->cap);
+    if (!f->src || !f->base || !f->dev || !f->cap)
+        return 0;
+    size_t at = 0;
+    for (int d = 0; d < P; d++) {
+        f->base[d] = at;
+        f->cap[d] = 1e300;
+        memcpy(f->src + at, pg->order[d].v, pg->order[d].n * sizeof *f->src);
+        for (size_t k = 0; k < pg->order[d].n; k++)
+            f->dev[at + k] = d;
+        at += pg->order[d].n;
+    }
+    f->base[P] = N;
+    f->c = (sc_rctx){pg, P, N, f->base, f->dev, f->cap, NULL, 0, 64};
+    return 1;
+}
+
+static void unflatten(flat *f)
+{
+    free(f->src);
+    free(f->base);
+    free(f->dev);
+    free(f->cap);
+}
+
+/* One shape, one model (unit or costs): the walk against the merge. */
+static void walk_against_merge(sc_prog *pg, const flat *f, int unit)
+{
+    const sc_rctx *c = &f->c;
+    size_t N = c->N, SM = (size_t)pg->S * (size_t)pg->m;
+    double *st = malloc(2 * N * sizeof *st);
+    size_t *seq = malloc(N * sizeof *seq), *pos = malloc(N * sizeof *pos);
+    gkey *gm = malloc(N * sizeof *gm), *gw = malloc(N * sizeof *gw), *tmp = malloc(N * sizeof *tmp);
+    unsigned char *done = calloc(2 * SM, 1);
+    CHECK(st && seq && pos && gm && gw && tmp && done);
+    if (!st || !seq || !pos || !gm || !gw || !tmp || !done)
+        goto out;
+    CHECK(sc_r_time(c, f->src, unit, st, st + N, seq) == 1);
+    for (size_t k = 0; k < N; k++)
+        gm[k] = gw[k] = (gkey){st[k], seq[k], (uint32_t)k};
+    sc_rphase ph;
+    sc_r_phase_init(pg, f->src, gw, N, &ph);
+    CHECK(sc_r_gmerge(c->P, gm, c->base, tmp) == 1);
+    CHECK(sc_r_gwalk(c, f->src, gw, c->base, tmp) == 1);
+    /* The walk: every pass once, each device's in its order, inputs first. */
+    for (size_t x = 0; x < N; x++)
+        pos[gw[x].k] = x;
+    int order_kept = 1, inputs_first = 1, phases = 1;
+    for (int d = 0; d < c->P; d++)
+        for (size_t k = c->base[d] + 1; k < c->base[d + 1]; k++)
+            order_kept &= pos[k - 1] < pos[k];
+    for (size_t x = 0; x < N; x++) {
+        const sc_instr *in = &f->src[gw[x].k];
+        int dop, ds;
+        if (sc_pass_dep(pg, in, &dop, &ds))
+            inputs_first &= done[(dop == SC_OP_F ? 0 : SM) + SC_SM(pg, ds, in->mb)];
+        if (sc_op_is_fwd(in->op))
+            done[SC_SM(pg, in->stage, in->mb)] = 1;
+        else if (sc_op_is_bgrad(in->op))
+            done[SM + SC_SM(pg, in->stage, in->mb)] = 1;
+    }
+    /* The phases: what the merge's order says, pass by pass. */
+    int phase = 0;
+    for (size_t x = 0; x < N; x++) {
+        int steady = sc_r_steady(pg, &f->src[gm[x].k], &phase), of = sc_r_phase_of(&ph, &gm[x]);
+        phases &= steady == (of == 1) && (steady || (phase == 0) == (of == 0));
+    }
+    CHECK(order_kept);
+    CHECK(inputs_first);
+    CHECK(phases);
+out:
+    free(st);
+    free(seq);
+    free(pos);
+    free(gm);
+    free(gw);
+    free(tmp);
+    free(done);
+}
+
+static sc_prog *make(const shape *sh, int p, int m)
+{
+    sc_prog *pg = sc_prog_new(p, sh->v * p, m);
+    CHECK(pg != NULL);
+    if (!pg)
+        return NULL;
+    CHECK(sc_prog_set_placement(pg, sh->place, NULL) == SC_OK);
+    CHECK(sc_prog_set_cost(pg, -1, sh->tf, sh->tb, sh->tw) == SC_OK);
+    CHECK(sc_prog_set_comm(pg, sh->tcomm) == SC_OK);
+    sc_status st = sc_rule_fill(pg, sh->rule);
+    CHECK(st == SC_OK);
+    if (st) {
+        fprintf(stderr, "  %s p=%d m=%d: %s\n", sh->rule, p, m, sc_errmsg(pg));
+        sc_prog_free(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+TEST(walk_is_the_merge)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        for (int p = 2; p <= 8; p *= 2)
+            for (int m = 2 * p; m <= 4 * p; m += 2 * p) {
+                sc_prog *pg = make(&SHAPES[i], p, m);
+                flat f;
+                if (!pg)
+                    continue;
+                CHECK(flatten(pg, &f));
+                walk_against_merge(pg, &f, 0);
+                walk_against_merge(pg, &f, 1);
+                unflatten(&f);
+                sc_prog_free(pg);
+            }
+}
+
+/* A cycle across devices: the walk says so instead of ordering. */
+TEST(walk_finds_a_cycle)
+{
+    sc_prog *pg = make(&SHAPES[4], 2, 2);
+    flat f;
+    if (!pg)
+        return;
+    CHECK(flatten(pg, &f));
+    size_t N = f.c.N;
+    /* device 1 (the last stage) runs its B mb0 before F mb0: never ready */
+    sc_instr *d1 = f.src + f.base[1];
+    size_t n1 = f.base[2] - f.base[1];
+    for (size_t k = 1; k < n1; k++)
+        if (d1[k].op == SC_OP_BW && d1[k].mb == 0) {
+            sc_instr t = d1[k];
+            memmove(d1 + 1, d1, k * sizeof *d1);
+            d1[0] = t;
+            break;
+        }
+    gkey *g = malloc(N * sizeof *g), *tmp = malloc(N * sizeof *tmp);
+    CHECK(g && tmp);
+    if (g && tmp) {
+        for (size_t k = 0; k < N; k++)
+            g[k] = (gkey){(double)k, k, (uint32_t)k};
+        CHECK(sc_r_gwalk(&f.c, f.src, g, f.base, tmp) == 0);
+    }
+    free(g);
+    free(tmp);
+    unflatten(&f);
+    sc_prog_free(pg);
+}
+
+TEST(judge_timing_is_dataflow)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        for (int p = 2; p <= 8; p *= 2) {
+            int m = 2 * p;
+            sc_prog *pg = make(&SHAPES[i], p, m);
+            flat f;
+            if (!pg)
+                continue;
+            CHECK(flatten(pg, &f));
+            size_t N = f.c.N;
+            double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
+            size_t *seq = malloc(N * sizeof *seq);
+            CHECK(a && b && seq);
+            if (a && b && seq) {
+                CHECK(sc_r_time(&f.c, f.src, 0, a, a + N, seq) == 1);
+                CHECK(sc_dataflow(pg, b, b + N, NULL) == SC_OK);
+                CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
+            }
+            free(a);
+            free(b);
+            free(seq);
+            unflatten(&f);
+            sc_prog_free(pg);
+        }
+}
+
+int main(void)
+{
+    RUN(walk_is_the_merge);
+    RUN(walk_finds_a_cycle);
+    RUN(judge_timing_is_dataflow);
+    return harness_done("reorder");
+}
