@@ -11,6 +11,7 @@
 #include "check/verify.h"
 #include "ir/ir_impl.h"
 #include "lower/lower.h"
+#include "lower/fsdp.h"
 #include "ir/alloc.h"
 #include "lower/offload.h"
 #include "lower/recompute.h"
@@ -177,6 +178,27 @@ static sc_status prove(sc_prog *pg, sc_times *t)
     return st;
 }
 
+/* FSDP's UNSHARD and RESHARD (docs/fsdp.md#policies), into one step's
+ * streams before the memory plans, which do not know them yet. */
+static sc_status lower_fsdp(sc_prog *pg)
+{
+    if (!pg->fsdp.dp)
+        return SC_OK;
+    const char *no = pg->rc.policy != SC_RECOMPUTE_NONE ? "a recompute policy"
+                     : pg->off.policy != SC_OFFLOAD_NONE ? "an offload policy"
+                     : pg->sync == SC_SYNC_POSTVAL    ? "post-validation"
+                     : sc_vocab_split(pg->vocab)      ? "a split vocabulary (vocab_par)"
+                                                      : NULL;
+    if (no) {
+        pg->lowered = 0;
+        return sc_fail(pg, SC_ERR_ARG, "fsdp: not supported with %s yet (docs/fsdp.md)", no);
+    }
+    sc_status st = sc_lower_fsdp(pg);
+    if (st != SC_OK)
+        pg->lowered = 0;
+    return st;
+}
+
 /* The pipeline; the timing of the verified streams into *t when t. */
 static sc_status compile(sc_prog *pg, sc_times *t)
 {
@@ -214,7 +236,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
     sc_times proof = {0};
     int proved = 0;
     if (!pg->lowered) {
-        if ((st = sc_lower(pg)) != SC_OK)
+        if ((st = sc_lower(pg)) != SC_OK || (st = lower_fsdp(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
         sc_prog_free_recompute_info(pg);
