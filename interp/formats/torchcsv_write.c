@@ -208,9 +208,11 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
         most = pg->stream[d].n > most ? pg->stream[d].n : most;
     long *recv_group = waits ? malloc(K * sizeof(long)) : NULL;
     pending *q = waits ? malloc(most * sizeof(pending)) : NULL;
-    if (waits && (!recv_group || !q)) {
+    int *wdone = calloc(2 * (size_t)pg->S, sizeof(int)), *reduced = wdone + pg->S;
+    if ((waits && (!recv_group || !q)) || !wdone) { /* wdone: weight gradients of each stage */
         free(recv_group);
         free(q);
+        free(wdone);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     for (int d = 0; d < pg->P; d++) {
@@ -239,6 +241,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 sc_instr h[2];
                 long g = -1;
                 for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    wdone[h[i].stage] += sc_op_is_wgrad(h[i].op);
                     long gi = waits ? needed_group(pg, &h[i], recv_group, d) : -1;
                     g = gi > g ? gi : g;
                 }
@@ -257,12 +260,29 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                         q[i].done = 1;
                         break;
                     }
+            } else if (sc_op_is_fsdp(in->op)) {
+                /* FSDP (docs/fsdp.md#interchange): a RESHARD after the
+                 * stage's last weight gradient comes after its REDUCE_GRAD,
+                 * as PyTorch's lowering has it (the reduce-scatter reads the
+                 * unsharded gradients). */
+                int s = in->stage;
+                if (in->op == SC_OP_RESHARD && wdone[s] == pg->m && !reduced[s]) {
+                    reduced[s] = 1;
+                    fprintf(f, "%s%dREDUCE_GRAD", sep, s);
+                    if (waits)
+                        fprintf(f, ",%dWAIT_REDUCE_GRAD", s);
+                    sep = ",";
+                }
+                fprintf(f, "%s%d%s", sep, s, in->op == SC_OP_UNSHARD ? "UNSHARD" : "RESHARD");
+                sep = ",";
             } else if (in->op == SC_OP_REDUCE) {
                 /* REDUCE waits for every group (rule 6): the last waits. */
                 if (waits)
                     put_waits(f, &sep, q, &head, nq, group);
                 for (int c = 0; c < pg->nchunks[d]; c++, sep = ",") {
                     int s = pg->dev_stages[d][c]; /* one reduction pending at a time */
+                    if (reduced[s])
+                        continue;
                     fprintf(f, "%s%dREDUCE_GRAD", sep, s);
                     if (waits)
                         fprintf(f, ",%dWAIT_REDUCE_GRAD", s);
@@ -275,6 +295,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
     }
     free(recv_group);
     free(q);
+    free(wdone);
     return SC_OK;
 }
 

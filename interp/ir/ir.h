@@ -203,8 +203,8 @@ typedef enum sc_op_cost_kind {
 
 /* The property table (ir.c makes it from the rows), one entry per value of
  * an instruction's byte (sc_instr.op), so that a lookup needs no bounds
- * check: bits holds the class as one bit (SC_OPB_CLASS) and the flags above
- * it, so that every predicate is one load and one test; cls, mem and cost
+ * check: bits holds the class as one bit (SC_OPB_CLASS; fewer than 12 classes) and
+ * the flags above it, so that every predicate is one load and one test; cls, mem and cost
  * the columns. A byte that names no kind reads as zeros: class SC_OPK_STEP,
  * no flags, no memory effect, no cost. The accessors take op as that byte;
  * the entry points that take an int check its range first (sc_prog_push,
@@ -215,7 +215,7 @@ typedef struct sc_op_props {
 } sc_op_props;
 
 #define SC_OPB_CLASS(cls) (1u << (cls))
-#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 8)
+#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 12) /* classes: the bits below */
 extern const sc_op_props sc_op_tab[256];
 
 static inline uint32_t sc_op_bits(int op) { return sc_op_tab[(uint8_t)op].bits; }

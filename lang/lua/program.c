@@ -223,6 +223,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_set_offload(L, 1, pg);
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
+    sc_lua_set_fsdp(L, 1, pg);
     lua_settop(L, ud);
     return 1;
 }
