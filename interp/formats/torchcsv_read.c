@@ -464,10 +464,14 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
         goto fail;
     }
-    int fsdp = 0; /* a file with UNSHARD: the program has FSDP (docs/fsdp.md) */
+    /* A file with UNSHARD has FSDP (docs/fsdp.md#interchange): its UNSHARD
+     * and RESHARD are proved; their memory and time are 0 (a file does not
+     * say them), so that its figures are the passes'. */
+    int fsdp = 0;
     for (size_t k = 0; k < n && r->comms; k++)
         fsdp |= v[k].type == T_UNSHARD;
     sc_fsdp_cfg fc = sc_fsdp_default();
+    fc.units = 0;
     sc_status st = fsdp ? sc_prog_set_fsdp(pg, &fc) : SC_OK;
     if (st == SC_OK)
         st = build(pg, v, n, tab, r->comms, dev);
