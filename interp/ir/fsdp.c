@@ -25,16 +25,6 @@ int sc_fsdp_policy_parse(const char *name)
     return -1;
 }
 
-sc_fsdp_cfg sc_fsdp_none(void)
-{
-    return (sc_fsdp_cfg){0, 0, 0, 0, SC_FSDP_FULL, 3};
-}
-
-sc_fsdp_cfg sc_fsdp_default(void)
-{
-    return (sc_fsdp_cfg){2, 1, 0, 0, SC_FSDP_FULL, 3};
-}
-
 sc_status sc_prog_set_fsdp(sc_prog *pg, const sc_fsdp_cfg *c)
 {
     if (c->dp < 0 || c->dp > SC_MAX_DEVICES * 1024)

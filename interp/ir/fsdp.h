@@ -18,7 +18,7 @@
  * 2.15's _add_unshard_reshard with its lookahead "full" (every stage of the
  * residency window fetched at once) or "auto" (min(rank + 2, max_active)
  * distinct stages ahead), and stagecraft's schedule-derived policy
- * (docs/fsdp.md#the-derived-policy). */
+ * (docs/fsdp.md#policies). */
 #define SC_FSDP_POLICIES(X) X(FULL, "full") X(AUTO, "auto") X(DERIVED, "derived")
 
 enum {
@@ -43,8 +43,14 @@ typedef struct sc_fsdp_cfg {
 
 /* No FSDP, as a new program has it; the defaults of a recipe's fsdp = true
  * (dp 2, 1 unit, 0 bytes, time 0, policy full, max_active 3: PyTorch's). */
-sc_fsdp_cfg sc_fsdp_none(void);
-sc_fsdp_cfg sc_fsdp_default(void);
+static inline sc_fsdp_cfg sc_fsdp_none(void)
+{
+    return (sc_fsdp_cfg){0, 0, 0, 0, SC_FSDP_FULL, 3};
+}
+static inline sc_fsdp_cfg sc_fsdp_default(void)
+{
+    return (sc_fsdp_cfg){2, 1, 0, 0, SC_FSDP_FULL, 3};
+}
 /* Sets the program's FSDP (c->dp = 0: none); drops the lowering. */
 sc_status sc_prog_set_fsdp(sc_prog *pg, const sc_fsdp_cfg *c);
 const sc_fsdp_cfg *sc_prog_fsdp(const sc_prog *pg);

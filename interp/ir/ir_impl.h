@@ -292,7 +292,7 @@ static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
 /* Device memory change of any instruction of a stream: compute passes as
  * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
  * frees it, RELOAD allocates it); UNSHARD and RESHARD on the stage's
- * parameters (docs/fsdp.md#memory); the rest changes nothing. */
+ * parameters (docs/fsdp.md#memory-and-time); the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (in->flags & SC_IF_ROLLBACK)
