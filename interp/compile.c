@@ -193,7 +193,31 @@ static sc_status lower_fsdp(sc_prog *pg)
         pg->lowered = 0;
         return sc_fail(pg, SC_ERR_ARG, "fsdp: not supported with %s yet (docs/fsdp.md)", no);
     }
-    sc_status st = sc_lower_fsdp(pg);
+    sc_status st = SC_OK;
+    if (pg->fsdp.policy != SC_FSDP_DERIVED || !isfinite(sc_prog_mem_limit(pg))) {
+        st = sc_lower_fsdp(pg);
+    } else { /* the derived policy under a cap: each device's widest window that fits */
+        for (int d = 0; d < pg->P && st == SC_OK; d++) {
+            sc_vec saved = {0};
+            if ((st = sc_vec_reserve(&saved, pg->stream[d].n)) != SC_OK)
+                break;
+            memcpy(saved.v, pg->stream[d].v, pg->stream[d].n * sizeof(sc_instr));
+            saved.n = pg->stream[d].n;
+            for (int R = pg->nchunks[d]; R >= 1 && st == SC_OK; R--) {
+                pg->stream[d].n = 0;
+                for (size_t k = 0; k < saved.n && st == SC_OK; k++)
+                    st = sc_vec_push(&pg->stream[d], saved.v[k]);
+                if (st == SC_OK)
+                    st = sc_lower_fsdp_device(pg, d, R);
+                double cur = 0, top = 0;
+                for (size_t k = 0; k < pg->stream[d].n; k++)
+                    top = fmax(top, cur += sc_instr_mem(pg, &pg->stream[d].v[k]));
+                if (top <= sc_prog_mem_cap(pg, d) + 1e-9)
+                    break;
+            }
+            sc_vec_free(&saved);
+        }
+    }
     if (st != SC_OK)
         pg->lowered = 0;
     return st;

@@ -154,7 +154,7 @@ static int windows(dev_plan *p, int L, int R, int derived)
     return err;
 }
 
-static sc_status plan_device(sc_prog *pg, int d)
+sc_status sc_lower_fsdp_device(sc_prog *pg, int d, int R)
 {
     sc_vec *sv = &pg->stream[d];
     dev_plan p = {.pg = pg, .d = d, .v = pg->nchunks[d]};
@@ -182,8 +182,8 @@ static sc_status plan_device(sc_prog *pg, int d)
                 nx[pg->chunk[h[k].stage]] = 2 * j + (size_t)k;
         }
         const sc_fsdp_cfg *c = &pg->fsdp;
-        int L = c->policy == SC_FSDP_AUTO && d + 2 < c->max_active ? d + 2 : c->max_active;
-        if (windows(&p, L, c->max_active, c->policy == SC_FSDP_DERIVED))
+        int L = c->policy == SC_FSDP_AUTO && d + 2 < R ? d + 2 : R;
+        if (windows(&p, L, R, c->policy == SC_FSDP_DERIVED))
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     if (st == SC_OK) {
@@ -221,7 +221,7 @@ sc_status sc_lower_fsdp(sc_prog *pg)
     if (!pg->fsdp.dp)
         return SC_OK;
     for (int d = 0; d < pg->P; d++) {
-        sc_status st = plan_device(pg, d);
+        sc_status st = sc_lower_fsdp_device(pg, d, pg->fsdp.max_active);
         if (st != SC_OK)
             return st;
     }

@@ -15,7 +15,10 @@
  *                to what its passes need: its UNSHARD moved as late as the
  *                all-gather still ends before its first pass by the compute
  *                time of the passes between (never earlier than full's), its
- *                RESHARD right after its last pass.
+ *                RESHARD right after its last pass; under a memory cap
+ *                (mem), the window on each device is the widest (up to its
+ *                stages) whose peak stays within the cap (compile.c), else
+ *                max_active.
  * Every UNSHARD is used before its RESHARD, so check/fsdp.h proves them.
  * Precondition: lowered streams of one step (sc_lower), no memory policy.
  */
@@ -25,5 +28,8 @@
 #include "ir/ir.h"
 
 sc_status sc_lower_fsdp(sc_prog *pg);
+/* Device d's alone, with a residency window of R stages (the derived
+ * policy under a memory cap tries several: docs/fsdp.md#policies). */
+sc_status sc_lower_fsdp_device(sc_prog *pg, int d, int R);
 
 #endif
