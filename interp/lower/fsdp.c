@@ -4,7 +4,7 @@
  * Per device: the passes' stages (chunks of the device), the next use of
  * every chunk from every pass (a table of n·v keys, 2·pass + half, so that
  * a pair's F half comes first), and from it PyTorch's windows; the derived
- * policy trims those windows. The inserts are (pass, phase, kind) sorted:
+ * policy ends each window at its last pass. The inserts are (pass, phase, kind) sorted:
  * before a pass, RESHARD then UNSHARD; after it, RESHARD.
  */
 #include "fsdp.h"
@@ -102,7 +102,6 @@ static int windows(dev_plan *p, int L, int R, int derived)
         return -1;
     }
     int err = 0;
-    double tg = sc_prog_fsdp_time(pg);
     for (size_t j = 0; j <= p->ns && !err; j++) {
         if (j < p->ns) {
             upcoming(p, j, R, res, &nres);
@@ -116,27 +115,20 @@ static int windows(dev_plan *p, int L, int R, int derived)
                 i++;
                 continue;
             }
-            size_t u = from[c], last = u, first = NEVER;
+            size_t u = from[c], last = u;
             for (size_t x = u; x < j; x++) { /* the window's passes of c */
                 const sc_instr *in = &pg->stream[p->d].v[p->at[x]];
                 sc_instr h[2];
                 for (int k = sc_instr_halves(in, h); k-- > 0;)
-                    if (h[k].stage == s) {
+                    if (h[k].stage == s)
                         last = x;
-                        if (first == NEVER)
-                            first = x;
-                    }
             }
             if (!derived) {
                 err = add(p, u, 0, SC_OP_UNSHARD, s, fseq[c]) ||
                       add(p, j < p->ns ? j : p->ns - 1, j < p->ns ? 0 : 1, SC_OP_RESHARD, s,
                           nclose++);
-            } else {
-                double t = 0;
-                size_t g = first;
-                while (g > u && t < tg)
-                    t += sc_instr_cost(pg, p->d, &pg->stream[p->d].v[p->at[--g]]);
-                err = add(p, g, 0, SC_OP_UNSHARD, s, fseq[c]) ||
+            } else { /* the derived policy: freed right after the window's last pass */
+                err = add(p, u, 0, SC_OP_UNSHARD, s, fseq[c]) ||
                       add(p, last, 1, SC_OP_RESHARD, s, nclose++);
             }
             memmove(&active[i], &active[i + 1], (size_t)(na - i - 1) * sizeof(int));

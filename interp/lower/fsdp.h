@@ -11,14 +11,12 @@
  *                next use (L = max_active for full, min(rank + 2,
  *                max_active) for auto, rank the device); after the last
  *                pass, every stage still unsharded is resharded;
- *   derived      the same residency window, with each window of a stage cut
- *                to what its passes need: its UNSHARD moved as late as the
- *                all-gather still ends before its first pass by the compute
- *                time of the passes between (never earlier than full's), its
- *                RESHARD right after its last pass; under a memory cap
- *                (mem), the window on each device is the widest (up to its
- *                stages) whose peak stays within the cap (compile.c), else
- *                max_active.
+ *   derived      full's windows, each ended right after its last pass (a
+ *                RESHARD costs nothing and the UNSHARDs are full's, so the
+ *                step is full's and the memory never above it); under a
+ *                memory cap (mem), each device's window is the widest (up to
+ *                its stages) whose peak stays within the cap (compile.c),
+ *                else max_active.
  * Every UNSHARD is used before its RESHARD, so check/fsdp.h proves them.
  * Precondition: lowered streams of one step (sc_lower), no memory policy.
  */
