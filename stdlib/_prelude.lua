@@ -37,7 +37,7 @@ sc.MEM = {"mem", 0.0, "memory limit per device: units, bytes (40GiB) or [a,b,...
 -- prelude's functions that build through the module's C functions.
 local function caller_where()
   local level, info = 3, debug.getinfo(3, "Sl")
-  while info and (info.what == "C" or info.short_src:find("_prelude%.lua$")) do
+  while info and (info.what == "C" or info.short_src:find("^stdlib/_%a+%.lua$")) do
     level = level + 1
     info = debug.getinfo(level, "Sl")  -- past the prelude's own helpers (sc.fields)
   end
@@ -47,10 +47,11 @@ local function call_at(where, f, t)
   local ok, res = pcall(f, t)
   if ok then return res end
   local code = sc._errcode(res)
-  local msg = tostring(res):gsub("^stdlib/_prelude%.lua:%d+: ", "")
+  local msg = tostring(res):gsub("^stdlib/_%a+%.lua:%d+: ", "")
   if code == 0 then error(where .. msg, 0) end
   sc._raise(code, where .. msg)
 end
+sc._caller_where, sc._call_at = caller_where, call_at -- for _shapes.lua
 
 -- Activation offload (PipeOffload; docs/offload.md): the policy and the host
 -- link. With link_gbps > 0 the ratio comes from the model and the device
@@ -201,139 +202,6 @@ function sc.fields(P, t)
   return t
 end
 
--- DualPipe's step (deepseek-ai/DualPipe: DualPipeV.step, and DualPipe.step
--- per half of the ranks) for rank r of n ranks and m microbatches per
--- phase: a list of actions in order, each {kind, phase, i} with kind "F"
--- (the forward of the phase's i-th microbatch), "B" (its backward, W later),
--- "BW" (its full backward), "W" (the weight gradient of the oldest B still
--- waiting: first in, first out), or {"FB", p0, i, p1, j}: the forward of
--- phase p0's i-th overlapped with the full backward of phase p1's j-th.
--- With pairs = false a pair is its two passes in turn. Needs m >= 2n.
-function sc.dualpipe_actions(n, r, m, pairs)
-  local t, f, b, wq, wh = {}, {[0] = 0, [1] = 0}, {[0] = 0, [1] = 0}, {}, 1
-  local function F(ph) t[#t + 1] = {"F", ph, f[ph]}; f[ph] = f[ph] + 1 end
-  local function B(ph, zb) -- zb: B now, its W later
-    t[#t + 1] = {zb and "B" or "BW", ph, b[ph]}
-    if zb then wq[#wq + 1] = {"W", ph, b[ph]} end
-    b[ph] = b[ph] + 1
-  end
-  local function W() t[#t + 1] = wq[wh]; wh = wh + 1 end
-  local function FB(p0, p1)
-    if pairs then
-      t[#t + 1] = {"FB", p0, f[p0], p1, b[p1]}
-      f[p0], b[p1] = f[p0] + 1, b[p1] + 1
-    else
-      F(p0); B(p1, false)
-    end
-  end
-  for _ = 1, 2 * (n - r - 1) do F(0) end                 -- 1: nF0
-  for _ = 1, r + 1 do F(0); F(1) end                     -- 2: nF0F1
-  for _ = 1, n - r - 1 do B(1, true); W(); F(1) end      -- 3: nB1W1F1
-  for i = 0, m - 2 * n + r do                            -- 4: nF0B1F1B0
-    if i == 0 and r == n - 1 then F(0); B(1, false)      -- not overlapped there
-    else FB(0, 1) end
-    FB(1, 0)
-  end
-  for _ = 1, n - r - 1 do B(1, false); FB(1, 0) end      -- 5: nB1F1B0
-  local zb, half = false, (r + 1) // 2                   -- 6: nB1B0, its second half split
-  for i = 0, r do
-    if i == half and r % 2 == 1 then zb = true end
-    B(1, zb)
-    if i == half and r % 2 == 0 then zb = true end
-    B(0, zb)
-  end
-  for _ = 1, n - r - 1 do W(); B(0, true) end            -- 7: nWB0
-  for _ = 1, r + 1 do W() end                            -- 8: nW
-  return t
-end
-
--- The order text of DualPipe's actions (sc.dualpipe_actions): phase ph's
--- i-th microbatch is mb(ph, i) on the device's chunk chunk(ph).
-function sc.dualpipe_order(actions, chunk, mb)
-  local t = {}
-  local function pass(k, ph, i) return ("%s%d.%d"):format(k, mb(ph, i), chunk(ph)) end
-  for _, a in ipairs(actions) do
-    if a[1] == "FB" then
-      t[#t + 1] = pass("F", a[2], a[3]) .. "+" .. pass("BW", a[4], a[5])
-    else
-      t[#t + 1] = pass(a[1], a[2], a[3])
-    end
-  end
-  return t
-end
-
--- The V-shape blocks of the Controllable Memory paper in their compact
--- form (slots of one pass, interval 6, W at the first free slot after its
--- B): sc.v_block("half" | "min", t) is sc.block of t (p, costs, ...) with
--- the V placement and the paper's offsets for device i:
---   min:  F = i,  f = 2p-i-1, B = 2p+c+i,    b = 4p+c-i-1  (c = 2 if 3 | p)
---   half: F = 2i, f = 3p-i-2, B = 3p+c+2i-1, b = 6p+c-i-2  (c = 3 if 2 | p)
--- (f, B, b: chunk 1's forward, chunk 1's backward, chunk 0's backward).
-function sc.v_block(kind, t)
-  if type(t) ~= "table" then
-    sc._raise(sc._exits.arg, caller_where() .. "v_block: expected a table of fields (p, costs, ...) after the kind")
-  end
-  local p = t.p or t.devices
-  if math.type(tonumber(p)) ~= "integer" or tonumber(p) < 1 then
-    sc._raise(sc._exits.arg, caller_where() .. ("v_block: 'p' must be an integer >= 1 (got %s)"):format(tostring(p)))
-  end
-  p = tonumber(p)
-  local spec = {}
-  for k, v in pairs(t) do spec[k] = v end
-  spec.placement, spec.slots, spec.interval = "v", true, 6
-  if kind == "min" then
-    local c = (p % 3 == 0) and 2 or 0
-    spec.first = {F = {0, 2 * p - 1}, B = {4 * p + c - 1, 2 * p + c}}
-    spec.delta = {F = {1, -1}, B = {-1, 1}}
-  elseif kind == "half" then
-    local c = (p % 2 == 0) and 3 or 0
-    spec.first = {F = {0, 3 * p - 2}, B = {6 * p + c - 2, 3 * p + c - 1}}
-    spec.delta = {F = {2, -1}, B = {-1, 2}}
-  else
-    sc._raise(sc._exits.arg, caller_where() .. ("v_block: unknown kind '%s' (half, min)"):format(tostring(kind)))
-  end
-  if (t.vocab_par == "vocab-1" or t.vocab_par == "vocab-2") and t.S == nil then
-    spec._p = p
-    return call_at(caller_where(), sc._v_vocab, spec)
-  end
-  return call_at(caller_where(), sc.block, spec)
-end
-
--- A V block with a split vocabulary (docs/vocab.md#placing-the-passes): the interval grows
--- from 6 to 10 slots; every period of 6 keeps its passes and gains 4 slots
--- (6..9) for E, S, T and EW, each at the first of its device's free ones
--- after what it needs; the backward passes move whole periods later until
--- the last stage's B comes after every S (vocab-1) or T (vocab-2).
-function sc._v_vocab(spec)
-  local p = spec._p
-  spec._p = nil
-  local off = sc.block(spec):offsets()
-  local S, N = 2 * p, 10
-  local function map(o) return (o // 6) * N + o % 6 end
-  local b = {}
-  for k, v in pairs(spec) do b[k] = v end
-  b.first, b.delta, b.interval = nil, nil, N
-  b.F, b.B, b.W = {}, {}, {}
-  for s = 1, S do b.F[s], b.B[s], b.W[s] = map(off.F[s]), map(off.B[s]), map(off.W[s]) end
-  local used = {}
-  for d = 1, p do used[d] = {[9] = true} end
-  local function slot(d, t) -- the first free vocabulary slot of d at or after t
-    t = math.ceil(t)
-    while (t % N) < 6 or used[d][t % N] do t = t + 1 end
-    used[d][t % N] = true
-    return t
-  end
-  b.E, b.S, b.T, b.EW = {}, {}, {}, {}
-  local sall, tall = 0, 0
-  for d = 1, p do b.E[d] = b.F[1] - 1; b.S[d] = slot(d, b.F[S] + 1); sall = math.max(sall, b.S[d] + 1) end
-  for d = 1, p do b.T[d] = slot(d, sall); tall = math.max(tall, b.T[d] + 1) end
-  local ready = spec.vocab_par == "vocab-1" and sall or tall
-  local shift = math.max(0, math.ceil((ready - b.B[S]) / N)) * N
-  for s = 1, S do b.B[s], b.W[s] = b.B[s] + shift, b.W[s] + shift end
-  for d = 1, p do b.EW[d] = slot(d, b.B[1] + 1) end
-  return sc.block(b)
-end
-
 -- Exit codes (docs/errors.md): sc._exits, of SC_EXITS in C.
 local USAGE, BADARG, RECIPE = sc._exits.usage, sc._exits.arg, sc._exits.recipe
 
@@ -470,7 +338,7 @@ function sc.params(spec)
   local function undeclared(k)
     if type(k) ~= "string" then return nil end
     local info = debug.getinfo(3, "Sl")
-    if not info or info.what == "C" or info.short_src:find("_prelude%.lua$") then return nil end
+    if not info or info.what == "C" or info.short_src:find("^stdlib/_%a+%.lua$") then return nil end
     local near = sc._near(k, names)
     if not near then return nil end
     local where = info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
@@ -622,7 +490,7 @@ function sc._evaluate(recipe, overrides, listing)
   if next(universal) ~= nil then
     local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
     if not set then  -- a value out of range: the user's -D, not a line of the prelude
-      sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_prelude%.lua:%d+: ", "")))
+      sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_%a+%.lua:%d+: ", "")))
     end
   end
   return res, declared, doc
@@ -718,118 +586,6 @@ end
 -- command's output.
 function sc.note(fmt, ...)
   sc._say("note", tostring(fmt):format(...))
-end
-
--- sc.pretty(value [, width]): a value as people read it (the REPL prints
--- every result this way): tables nested, the list part first, then the
--- other keys sorted (numbers, then strings), at most 4 levels deep and 40
--- items a table, the whole at most 16000 characters; on one line when it
--- fits in `width` (100) columns and holds no table, else one item a line.
-local PRETTY_DEPTH, PRETTY_ITEMS, PRETTY_CHARS = 4, 40, 16000
-local LUA_KEYWORDS = {}
-for w in ([[and break do else elseif end false for function goto if in local nil not or
-  repeat return then true until while]]):gmatch("%a+") do LUA_KEYWORDS[w] = true end
-
-local function pretty_scalar(v)
-  local t = type(v)
-  if t == "string" then
-    return '"' .. v:gsub('[%c"\\]', function(c)
-      if c == "\n" then return "\\n" elseif c == '"' or c == "\\" then return "\\" .. c end
-      return "\\" .. c:byte()
-    end) .. '"'
-  elseif t == "function" then return "<function>"
-  elseif t == "thread" then return "<coroutine>"
-  end
-  return tostring(v)
-end
-
-local function key_less(a, b)
-  local ta, tb = type(a), type(b)
-  if ta ~= tb then
-    local rank = {number = 0, string = 1, boolean = 2}
-    return (rank[ta] or 3) < (rank[tb] or 3)
-  end
-  if ta == "number" or ta == "string" then return a < b end
-  return false
-end
-
-function sc.pretty(v, width)
-  width = math.max(20, math.tointeger(tonumber(width)) or 100)
-  local out, n, cut, path = {}, 0, false, {}
-  local function put(s)
-    if cut then return end
-    if n + #s > PRETTY_CHARS then cut = true; out[#out + 1] = " ... (cut)"; return end
-    out[#out + 1] = s
-    n = n + #s
-  end
-  local function plain(x)
-    if type(x) ~= "table" then return true end
-    local mt = getmetatable(x)
-    return type(mt) == "table" and mt.__tostring ~= nil
-  end
-  local render
-  -- The items of table t: {key text or nil, value}, list part first.
-  local function items(t)
-    local list, len = {}, 0
-    while len < 1000000 and rawget(t, len + 1) ~= nil do len = len + 1 end
-    local keys = {}
-    for k in next, t do
-      if not (math.type(k) == "integer" and k >= 1 and k <= len) then keys[#keys + 1] = k end
-    end
-    table.sort(keys, key_less)
-    for i = 1, len do list[#list + 1] = {nil, rawget(t, i)} end
-    for _, k in ipairs(keys) do
-      local kt = (type(k) == "string" and k:match("^[%a_][%w_]*$") and not LUA_KEYWORDS[k])
-        and k or ("[" .. pretty_scalar(k) .. "]")
-      list[#list + 1] = {kt, rawget(t, k)}
-    end
-    return list
-  end
-  local function oneline(t, depth)
-    local parts, size = {}, 2
-    for i, it in ipairs(items(t)) do
-      if i > PRETTY_ITEMS or not plain(it[2]) then return nil end
-      local s = (it[1] and (it[1] .. " = ") or "") .. pretty_scalar(it[2])
-      parts[#parts + 1] = s
-      size = size + #s + 2
-      if size > width then return nil end
-    end
-    return "{" .. table.concat(parts, ", ") .. "}"
-  end
-  render = function(x, depth, indent)
-    if plain(x) then put(pretty_scalar(x)); return end
-    if depth >= PRETTY_DEPTH then put("{...}"); return end
-    if path[x] then put("<cycle>"); return end
-    local line = oneline(x, depth)
-    if line and #line + indent <= width then put(line); return end
-    path[x] = true
-    local list = items(x)
-    local pad = string.rep(" ", indent + 2)
-    put("{")
-    local run = nil -- list items that are scalars share lines
-    for i, it in ipairs(list) do
-      if i > PRETTY_ITEMS then
-        if run then put("\n" .. pad .. run); run = nil end
-        put("\n" .. pad .. ("... (%d more)"):format(#list - PRETTY_ITEMS))
-        break
-      end
-      if not it[1] and plain(it[2]) then
-        local s = pretty_scalar(it[2]) .. ","
-        if run and #pad + #run + 1 + #s > width then put("\n" .. pad .. run); run = nil end
-        run = run and (run .. " " .. s) or s
-      else
-        if run then put("\n" .. pad .. run); run = nil end
-        put("\n" .. pad .. (it[1] and (it[1] .. " = ") or ""))
-        render(it[2], depth + 1, indent + 2)
-        put(",")
-      end
-    end
-    if run then put("\n" .. pad .. run) end
-    put("\n" .. string.rep(" ", indent) .. "}")
-    path[x] = nil
-  end
-  render(v, 0, 0)
-  return table.concat(out)
 end
 
 -- A misspelled name of the module (sc.porgram) is a typo: an error with the

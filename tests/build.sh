@@ -13,6 +13,11 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "E: no package registry here" >&2\nexit 100\n' >"$tmp/bin/apt-get"
 chmod +x "$tmp/bin/apt-get"
 export PATH="$tmp/bin:$PATH"
+# The makes below check what deps and echo print: they build nothing, so
+# they drop the jobserver of a parallel parent (`make -j2 check`), whose
+# pipe is not theirs (make would warn on stderr "jobserver unavailable").
+MAKEFLAGS=$(printf '%s\n' "${MAKEFLAGS:-}" | sed -e 's/--jobserver-[a-z]*=[^ ]*//g' -e 's/^ *-j[0-9]* *//')
+export MAKEFLAGS
 
 # OpenMPI "missing" (MPI_LIBS emptied): a note, exit 0.
 make -s --no-print-directory deps MPI_LIBS= >"$tmp/out" 2>&1; rc=$?

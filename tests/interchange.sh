@@ -5,19 +5,10 @@
 # class, old letters, the JSON dump, the Chrome trace, the SVG picture and
 # writes that leave nothing half-done. Run from the repository root.
 SC=${SC:-./stagecraft}
-. tests/tier.sh # full, sample: make check runs a sample
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
-
-# expect CODE SUBSTRING -- command...   (SUBSTRING searched in stdout+stderr)
-expect() {
-  code=$1; sub=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
-  else ko "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
-}
+. tests/lib.sh # ok, bad, expect, later, verdicts
+ko() { bad "$@"; }
 
 # Round trips: the streams of the recipe and of its re-import are the same.
 roundtrip() { # recipe dialect-format args...   (TORCH=2.14 for the older dialect)
@@ -27,8 +18,7 @@ roundtrip() { # recipe dialect-format args...   (TORCH=2.14 for the older dialec
   # loaded the machine is (the two evaluations below must agree).
   if ! $SC export "$r" "$@" --time-limit 0 --format "$fmt" --torch "${TORCH:-2.15}" -o "$tmp/rt.csv" 2>"$tmp/err"; then
     ko "export $r $fmt $*"; cat "$tmp/err" >&2; return; fi
-  if python3 tests/py/check_torch_csv.py "$tmp/rt.csv" $dia "${TORCH:-2.15}" >"$tmp/chk"; then ok
-  else ko "PyTorch rules, $r $fmt $*: $(cat "$tmp/chk")"; fi
+  later --with tests/py/check_torch_csv.py "$tmp/rt.csv" "PyTorch rules, $r $fmt $*" $dia "${TORCH:-2.15}"
   # A CSV cannot mark where a run of transfers splits into groups (docs/semantics.md#the-semantics):
   # a compute_comms import reads each run as one group, so the markers are
   # compared without that note.
@@ -402,5 +392,6 @@ for sig in TERM HUP INT; do
   rm -f "$tmp/k"/*
 done
 
+verdicts
 echo "interchange: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -18,3 +18,37 @@ expect() {
   if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
   else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
 }
+
+# Results checked later, many in one python3 (each start costs more than
+# most checks):
+#   later [--with SCRIPT] FILE LABEL [OPTION...]
+#                           keeps a copy of FILE for SCRIPT (default
+#                           tests/py/runjson.py: a `run --check --json` result's
+#                           loss, gradients and peaks; tests/py/check_torch_csv.py
+#                           takes DIALECT VERSION), with OPTIONS
+#   verdicts                runs each SCRIPT once (--batch) over its files:
+#                           ok, or bad "LABEL: why"; a suite calls it before
+#                           it prints its counters
+later() {
+  _lw=tests/py/runjson.py
+  [ "$1" = --with ] && { _lw=$2; shift 2; }
+  _later=$(( ${_later:-0} + 1 )); mkdir -p "$tmp/later"
+  _lf=$tmp/later/$_later; case ${1##*/} in *.*) _lf=$_lf.${1##*.} ;; esac
+  cp "$1" "$_lf" || { bad "$2: no file to check"; return; }
+  _ll=$2; shift 2
+  printf '%s\t%s\t%s\n' "$_lf" "$_ll" "$*" >>"$tmp/later/$(basename "$_lw" .py).list"
+}
+verdicts() {
+  for _list in "$tmp"/later/*.list; do
+    [ -f "$_list" ] || continue
+    python3 "tests/py/$(basename "$_list" .list).py" --batch "$_list" >"$tmp/later/out" 2>&1
+    _seen=0
+    while IFS= read -r _v; do
+      _seen=$((_seen+1))
+      case $_v in "ok "*) ok ;; *) bad "${_v#FAIL }" ;; esac
+    done <"$tmp/later/out"
+    [ "$_seen" = "$(wc -l <"$_list")" ] ||
+      bad "$(basename "$_list" .list).py checked $_seen of $(wc -l <"$_list"): $(tail -3 "$tmp/later/out")"
+  done
+  rm -rf "$tmp/later"; _later=0
+}

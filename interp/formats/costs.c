@@ -2,10 +2,10 @@
  * costs.c — reading and writing cost files (costs.h).
  */
 #include "costs.h"
+#include "errbuf.h"
 #include "jsonw.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,25 +89,15 @@ sc_stat sc_stat_of(double *x, int n)
 
 /* ---- reading ----------------------------------------------------------- */
 
-static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return SC_ERR_ARG;
-}
 
 /* A time: a finite number >= 0. */
 static sc_status time_of(const sc_jv *v, const char *what, double *out, char *err, size_t errlen)
 {
     if (!v || v->type != SC_JNUM)
-        return bad(err, errlen, "%s: expected a time in seconds, found %s", what,
+        return sc_errbuf(err, errlen, "%s: expected a time in seconds, found %s", what,
                    v ? sc_jv_typename(v->type) : "nothing");
     if (!(v->num >= 0))
-        return bad(err, errlen, "%s: a time must be >= 0 (got %g)", what, v->num);
+        return sc_errbuf(err, errlen, "%s: a time must be >= 0 (got %g)", what, v->num);
     *out = v->num;
     return SC_OK;
 }
@@ -116,7 +106,7 @@ static sc_status int_of(const sc_jv *v, const char *what, int lo, int hi, int *o
                         size_t errlen)
 {
     if (!v || v->type != SC_JNUM || v->num != floor(v->num) || v->num < lo || v->num > hi)
-        return bad(err, errlen, "'%s': expected an integer in %d..%d", what, lo, hi);
+        return sc_errbuf(err, errlen, "'%s': expected an integer in %d..%d", what, lo, hi);
     *out = (int)v->num;
     return SC_OK;
 }
@@ -128,10 +118,10 @@ static sc_status list_of(const sc_jv *v, const char *key, int S, const char *per
                          int nullable, double *out, char *err, size_t errlen)
 {
     if (v->type != SC_JARR)
-        return bad(err, errlen, "'%s': expected a list of %d times (one per %s), found %s",
+        return sc_errbuf(err, errlen, "'%s': expected a list of %d times (one per %s), found %s",
                    key, S, per, sc_jv_typename(v->type));
     if ((int)v->len != S)
-        return bad(err, errlen, "'%s': %zu values for %d %ss ('%ss' is %d)", key, v->len, S, per,
+        return sc_errbuf(err, errlen, "'%s': %zu values for %d %ss ('%ss' is %d)", key, v->len, S, per,
                    per, S);
     for (int s = 0; s < S; s++) {
         char what[64];
@@ -144,7 +134,7 @@ static sc_status list_of(const sc_jv *v, const char *key, int S, const char *per
         if (st)
             return st;
         if (integer && out[s] != floor(out[s]))
-            return bad(err, errlen, "%s: expected a count of samples", what);
+            return sc_errbuf(err, errlen, "%s: expected a count of samples", what);
     }
     return SC_OK;
 }
@@ -154,7 +144,7 @@ static sc_status sizes(const sc_jv *v, const char *key, int host, sc_cost_size *
                        char *err, size_t errlen)
 {
     if (v->type != SC_JARR)
-        return bad(err, errlen, "'%s': expected a list of objects", key);
+        return sc_errbuf(err, errlen, "'%s': expected a list of objects", key);
     if (!(*out = calloc(v->len + 1, sizeof **out)))
         return SC_ERR_NOMEM;
     *n = (int)v->len;
@@ -163,7 +153,7 @@ static sc_status sizes(const sc_jv *v, const char *key, int host, sc_cost_size *
         sc_cost_size *z = &(*out)[i];
         char what[64];
         if (e->type != SC_JOBJ)
-            return bad(err, errlen, "'%s'[%zu]: expected an object", key, i);
+            return sc_errbuf(err, errlen, "'%s'[%zu]: expected an object", key, i);
         snprintf(what, sizeof what, "'%s'[%zu].bytes", key, i);
         sc_status st = time_of(sc_jv_get(e, "bytes"), what, &z->bytes, err, errlen);
         snprintf(what, sizeof what, "'%s'[%zu].s", key, i);
@@ -185,7 +175,7 @@ static sc_status sizes(const sc_jv *v, const char *key, int host, sc_cost_size *
             const sc_jv *dir = sc_jv_get(e, "direction");
             if (!dir || dir->type != SC_JSTR ||
                 (strcmp(dir->str, "to_host") && strcmp(dir->str, "to_device")))
-                return bad(err, errlen, "'%s'[%zu].direction: expected \"to_host\" or "
+                return sc_errbuf(err, errlen, "'%s'[%zu].direction: expected \"to_host\" or "
                            "\"to_device\"", key, i);
             z->to_host = strcmp(dir->str, "to_host") == 0;
         }
@@ -229,14 +219,14 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
 {
     memset(c, 0, sizeof *c);
     if (!root || root->type != SC_JOBJ)
-        return bad(err, errlen, "a cost file is one JSON object, this is %s",
+        return sc_errbuf(err, errlen, "a cost file is one JSON object, this is %s",
                    root ? sc_jv_typename(root->type) : "empty");
     for (size_t i = 0; i < root->len; i++) {
         int known = 0;
         for (int k = 0; known_keys[k] && !known; k++)
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
-            return bad(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
+            return sc_errbuf(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
                        "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, ts, tt, te, "
                        "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
@@ -244,25 +234,25 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     }
     const sc_jv *ver = sc_jv_get(root, "stagecraft_costs");
     if (!ver)
-        return bad(err, errlen, "'stagecraft_costs' is missing (not a cost file of "
+        return sc_errbuf(err, errlen, "'stagecraft_costs' is missing (not a cost file of "
                    "stagecraft run --profile?)");
     if (ver->type != SC_JNUM || ver->num != SC_COSTS_VERSION)
-        return bad(err, errlen, "'stagecraft_costs': version %g is not known (this stagecraft "
+        return sc_errbuf(err, errlen, "'stagecraft_costs': version %g is not known (this stagecraft "
                    "reads version %d)", ver->type == SC_JNUM ? ver->num : NAN, SC_COSTS_VERSION);
     const sc_jv *unit = sc_jv_get(root, "unit");
     if (!unit || unit->type != SC_JSTR || strcmp(unit->str, "s") != 0)
-        return bad(err, errlen, "'unit': expected \"s\" (times are seconds)%s",
+        return sc_errbuf(err, errlen, "'unit': expected \"s\" (times are seconds)%s",
                    unit ? "" : ", and it is missing");
     int S = 0, P = 0;
     sc_status st;
     if (!sc_jv_get(root, "stages"))
-        return bad(err, errlen, "'stages' is missing");
+        return sc_errbuf(err, errlen, "'stages' is missing");
     if ((st = int_of(sc_jv_get(root, "stages"), "stages", 1, SC_MAX_STAGES, &S, err, errlen)) ||
         (sc_jv_get(root, "devices") &&
          (st = int_of(sc_jv_get(root, "devices"), "devices", 1, SC_MAX_DEVICES, &P, err, errlen))))
         return st;
     if ((st = sc_costs_init(c, P, S)) != SC_OK)
-        return bad(err, errlen, "out of memory");
+        return sc_errbuf(err, errlen, "out of memory");
     double *x = malloc((size_t)S * sizeof(double));
     if (!x) {
         st = SC_ERR_NOMEM;
@@ -270,7 +260,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     }
     const sc_jv *spread = sc_jv_get(root, "spread"), *samples = sc_jv_get(root, "samples");
     if ((spread && spread->type != SC_JOBJ) || (samples && samples->type != SC_JOBJ)) {
-        st = bad(err, errlen, "'%s': expected an object of per-stage lists",
+        st = sc_errbuf(err, errlen, "'%s': expected an object of per-stage lists",
                  spread && spread->type != SC_JOBJ ? "spread" : "samples");
         goto fail;
     }
@@ -279,7 +269,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         const sc_jv *v = sc_jv_get(root, key);
         if (!v) {
             if (k <= SC_COST_W) {
-                st = bad(err, errlen, "'%s' is missing (the %s time of every stage)", key,
+                st = sc_errbuf(err, errlen, "'%s' is missing (the %s time of every stage)", key,
                          k == SC_COST_F ? "forward" : k == SC_COST_B ? "input-gradient"
                                                                      : "weight-gradient");
                 goto fail;
@@ -295,7 +285,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         if (!v)
             continue;
         if (P < 1) {
-            st = bad(err, errlen, "'%s' holds one time per device: 'devices' is missing", key);
+            st = sc_errbuf(err, errlen, "'%s' holds one time per device: 'devices' is missing", key);
             goto fail;
         }
         double *xd = realloc(x, (size_t)(P > S ? P : S) * sizeof(double));
@@ -321,7 +311,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             (sc_jv_get(v, "samples") &&
              (st = time_of(sc_jv_get(v, "samples"), "'collectives'.samples", &n, err, errlen)))) {
             if (v->type != SC_JOBJ)
-                st = bad(err, errlen, "'collectives': expected an object {latency, per_byte, "
+                st = sc_errbuf(err, errlen, "'collectives': expected an object {latency, per_byte, "
                          "samples}");
             goto fail;
         }
@@ -332,7 +322,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         goto fail;
     if ((v = sc_jv_get(root, "placement"))) {
         if (v->type != SC_JARR || (int)v->len != S) {
-            st = bad(err, errlen, "'placement': expected a list of %d devices (one per stage)", S);
+            st = sc_errbuf(err, errlen, "'placement': expected a list of %d devices (one per stage)", S);
             goto fail;
         }
         if (!(c->placement = malloc((size_t)S * sizeof(int)))) {
@@ -355,7 +345,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         goto fail;
     if ((v = sc_jv_get(root, "measured"))) {
         if (v->type != SC_JOBJ) {
-            st = bad(err, errlen, "'measured': expected an object");
+            st = sc_errbuf(err, errlen, "'measured': expected an object");
             goto fail;
         }
         c->recipe = str_of(v, "recipe");
@@ -367,7 +357,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     return SC_OK;
 fail:
     if (st == SC_ERR_NOMEM)
-        bad(err, errlen, "out of memory");
+        sc_errbuf(err, errlen, "out of memory");
     free(x);
     sc_costs_free(c);
     return st;

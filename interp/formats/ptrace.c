@@ -2,9 +2,9 @@
  * ptrace.c — costs from torch.profiler traces of a pipelined step (ptrace.h).
  */
 #include "ptrace.h"
+#include "errbuf.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,16 +43,6 @@ struct sc_ptrace {
     char backend[32], host[64];
 };
 
-static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static sc_status bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return SC_ERR_ARG;
-}
 
 sc_ptrace *sc_ptrace_new(void) { return calloc(1, sizeof(sc_ptrace)); }
 
@@ -171,7 +161,7 @@ sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char 
 {
     const sc_jv *evs = sc_jv_get(root, "traceEvents");
     if (!evs || evs->type != SC_JARR)
-        return bad(err, errlen, "%s: no 'traceEvents' list (not a Chrome trace of torch.profiler: "
+        return sc_errbuf(err, errlen, "%s: no 'traceEvents' list (not a Chrome trace of torch.profiler: "
                    "prof.export_chrome_trace(FILE) writes one)", name);
     char **files = realloc(t->files, (size_t)(t->nfiles + 1) * sizeof *files);
     if (!files)
@@ -187,7 +177,7 @@ sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char 
         rank = (int)r;
     for (int d = 0; d < t->ndev && rank >= 0; d++)
         if (t->dv[d].rank == rank)
-            return bad(err, errlen, "%s: rank %d again (%s is rank %d too): give each rank's "
+            return sc_errbuf(err, errlen, "%s: rank %d again (%s is rank %d too): give each rank's "
                        "trace once", name, rank, t->files[t->dv[d].file], rank);
     copy_str(t->backend, sizeof t->backend, sc_jv_get(di, "backend"));
     copy_str(t->host, sizeof t->host, sc_jv_get(root, "host_name"));
@@ -207,14 +197,14 @@ sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char 
         const sc_jv *cat = sc_jv_get(e, "cat");
         int isop = cat && cat->type == SC_JSTR && strcmp(cat->str, "cpu_op") == 0;
         if (pp < 0)
-            st = bad(err, errlen, "%s: event %zu ('%.60s'): an overlapped pair (OVERLAP_F_B) "
+            st = sc_errbuf(err, errlen, "%s: event %zu ('%.60s'): an overlapped pair (OVERLAP_F_B) "
                      "times two passes as one span: a trace of a schedule without pairs is "
                      "needed", name, i, s);
         else if ((pp || isop) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
-            st = bad(err, errlen, "%s: event %zu ('%.60s'): 'ts' and 'dur' must be numbers, "
+            st = sc_errbuf(err, errlen, "%s: event %zu ('%.60s'): 'ts' and 'dur' must be numbers, "
                      "'dur' >= 0", name, i, s);
         else if ((pp || isop) && !(isfinite(pid) && isfinite(tid)))
-            st = bad(err, errlen, "%s: event %zu ('%.60s'): 'pid' and 'tid' must be numbers",
+            st = sc_errbuf(err, errlen, "%s: event %zu ('%.60s'): 'pid' and 'tid' must be numbers",
                      name, i, s);
         else if (isop)
             ops[nops++] = (op){pid, tid, ts};
@@ -242,7 +232,7 @@ sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char 
             p->first = first_op(ops, nops, t->dv[p->dev].pid, p->first, p->ts, p->end);
         }
         if (t->n == n0 && single >= 0)
-            st = bad(err, errlen, "%s: event %d ('%s'): a single-stage schedule (ScheduleGPipe, "
+            st = sc_errbuf(err, errlen, "%s: event %d ('%s'): a single-stage schedule (ScheduleGPipe, "
                      "Schedule1F1B) times the wait for its input with the pass; only PyTorch's "
                      "_PipelineScheduleRuntime (multi-stage schedules, CSV files) names its "
                      "actions (PP:1F0)", name, single, evs->item[single]->type == SC_JOBJ &&
@@ -323,7 +313,7 @@ static sc_status number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t
         if (where[p->stage] >= 0 && sp[where[p->stage]].dev != p->dev) {
             const span *q = &sp[where[p->stage]];
             free(where);
-            return bad(err, errlen, "%s: event %d: stage %d runs on two ranks (also in %s, "
+            return sc_errbuf(err, errlen, "%s: event %d: stage %d runs on two ranks (also in %s, "
                        "event %d): a stage's actions come from one rank", t->files[p->file],
                        p->event, p->stage, t->files[q->file], q->event);
         }
@@ -345,7 +335,7 @@ static sc_status number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t
         int last = i + 1 == n || sp[i + 1].kind != p->kind || sp[i + 1].stage != p->stage ||
                    sp[i + 1].mb != p->mb || sp[i + 1].dev != p->dev;
         if (last && p->step + 1 != *steps)
-            return bad(err, errlen, "%s: event %d (PP:%d%s%d): in %d step%s, but the traces hold "
+            return sc_errbuf(err, errlen, "%s: event %d (PP:%d%s%d): in %d step%s, but the traces hold "
                        "%d: give whole steps (start and stop the profiler between steps)",
                        t->files[p->file], p->event, p->stage, kind_name(p->kind), p->mb,
                        p->step + 1, p->step ? "s" : "", *steps);
@@ -462,10 +452,10 @@ static sc_status stage_costs(const sc_ptrace *t, sc_costs *c, double **x, const 
         int nf = nx[PT_F * S + s], ni = nx[PT_I * S + s], nw = nx[PT_W * S + s],
             nb = nx[PT_B * S + s];
         if (!nf)
-            return bad(err, errlen, "%s%s: no F span of stage %d (PP:%dF<microbatch>): stages "
+            return sc_errbuf(err, errlen, "%s%s: no F span of stage %d (PP:%dF<microbatch>): stages "
                        "0..%d need one each", f, more, s, s, S - 1);
         if ((ni > 0) != (nw > 0) || (!ni && !nb))
-            return bad(err, errlen, "%s%s: stage %d has %s spans but no %s: its backward pass "
+            return sc_errbuf(err, errlen, "%s%s: stage %d has %s spans but no %s: its backward pass "
                        "is not all there", f, more, s, ni ? "I" : nw ? "W" : "F",
                        ni ? "W" : nw ? "I" : "backward (B, or I and W)");
         c->kind[SC_COST_F][s] = sc_stat_of(x[PT_F * S + s], nf);
@@ -529,7 +519,7 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, char *note, size_t notelen,
     note[0] = 0;
     memset(c, 0, sizeof *c);
     if (t->n == 0)
-        return bad(err, errlen, "%s%s: no span of PyTorch's pipelining runtime (PP:<stage><action>"
+        return sc_errbuf(err, errlen, "%s%s: no span of PyTorch's pipelining runtime (PP:<stage><action>"
                    "<microbatch>, the record_function of _PipelineScheduleRuntime): record the "
                    "step under torch.profiler", t->nfiles ? t->files[0] : "trace",
                    t->nfiles > 1 ? ", ..." : "");

@@ -275,13 +275,21 @@ static int open_module(lua_State *L)
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
     exits(L);
-    /* The prelude (stdlib/_prelude.lua) adds the Lua-side functions. */
-    size_t len;
-    const char *src = sc_stdlib_source("_prelude", &len);
-    if (!src || luaL_loadbuffer(L, src, len, "@stdlib/_prelude.lua") != LUA_OK)
-        return luaL_error(L, "stagecraft: the prelude is missing or broken");
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    /* The module's Lua half adds the Lua-side functions, each chunk called
+     * with the module table: the prelude (parameters, loading recipes),
+     * the shapes recipes build from, sc.pretty. Their chunk names are
+     * "@stdlib/_NAME.lua": error positions skip them (lang/sandbox/paths.c). */
+    static const char *const half[] = {"_prelude", "_shapes", "_pretty"};
+    for (size_t i = 0; i < sizeof half / sizeof half[0]; i++) {
+        size_t len;
+        char chunk[40];
+        const char *src = sc_stdlib_source(half[i], &len);
+        snprintf(chunk, sizeof chunk, "@stdlib/%s.lua", half[i]);
+        if (!src || luaL_loadbuffer(L, src, len, chunk) != LUA_OK)
+            return luaL_error(L, "stagecraft: the module's %s.lua is missing or broken", half[i]);
+        lua_pushvalue(L, -2);
+        lua_call(L, 1, 0);
+    }
     return 1;
 }
 

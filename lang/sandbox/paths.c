@@ -18,15 +18,15 @@
 
 /* Raises "FILE:LINE: sandbox: ..." with the sandbox's exit code. */
 /* Pushes "FILE:LINE: " of the recipe's line that led here: the first
- * caller that is neither C nor the module's prelude (sc.costs_of reaches
- * sc.costs through the prelude), so that the message names the recipe. */
+ * caller that is neither C nor the module's Lua half, stdlib/_*.lua
+ * (sc.costs_of reaches sc.costs through the prelude), so that the message names the recipe. */
 static void where(lua_State *L)
 {
     lua_Debug ar;
     for (int level = 1; lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "Sl", &ar))
             break;
-        if (strcmp(ar.what, "C") == 0 || strcmp(ar.source, "@stdlib/_prelude.lua") == 0)
+        if (strcmp(ar.what, "C") == 0 || strncmp(ar.source, "@stdlib/_", 9) == 0)
             continue;
         if (ar.currentline > 0) {
             lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costs_trip.h"
 #include "cpu_limit.h"
 #include "formats/costs.h"
 #include "formats/jsonread.h"
@@ -39,31 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sc_jv_free(root);
         return 0;
     }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f || sc_costs_write(f, &c) != SC_OK)
-        abort();
-    fclose(f);
-    sc_jv *again = NULL;
-    sc_costs d;
-    if (sc_json_parse(buf, len, &again, err, sizeof err) != SC_OK ||
-        sc_costs_from_json(again, &d, err, sizeof err) != SC_OK) {
-        fprintf(stderr, "round trip: %s\n%s\n", err, buf);
-        abort();
-    }
-    if (d.S != c.S)
-        abort();
-    for (int k = 0; k < SC_COST_KINDS; k++)
-        for (int s = 0; s < c.S; s++) {
-            double a = c.kind[k][s].median, b = d.kind[k][s].median;
-            if (c.kind[k][s].n > 0 && !(a == b || (a > 0 && b / a > 1 - 1e-8 && b / a < 1 + 1e-8)))
-                abort();
-        }
-    sc_costs_free(&d);
+    sc_fuzz_costs_trip(&c, 1, "round trip");
     sc_costs_free(&c);
-    sc_jv_free(again);
     sc_jv_free(root);
-    free(buf);
     return 0;
 }

@@ -1,4 +1,6 @@
 """check_torch_csv.py FILE.csv compute_only|compute_comms [VERSION]
+check_torch_csv.py --batch LIST
+
 
 A quick reading of PyTorch pipelining's CSV rules (schedules.py:
 _Action.from_str's grammar with (a;b)OVERLAP_F_B, _validate_schedule's checks and, for VERSION 2.15
@@ -6,7 +8,10 @@ _Action.from_str's grammar with (a;b)OVERLAP_F_B, _validate_schedule's checks an
 REDUCE_GRAD / WAIT_REDUCE_GRAD pairing), used by tests/interchange.sh where
 PyTorch is not installed. PyTorch's own validators check the same exports in
 tests/torch/ (docs/interchange.md#pytorch-pipelining-csv). Exits 1 with a
-message on the first violation."""
+message on the first violation. With --batch, LIST has a line
+"FILE<TAB>LABEL<TAB>DIALECT VERSION" per file, all checked in this one process
+(tests/interchange.sh queues its exports): "ok LABEL" or "FAIL LABEL: why"
+per line, in order."""
 import re
 import sys
 
@@ -14,14 +19,17 @@ OLD = r"F|I|B|W|SEND_F|RECV_F|SEND_B|RECV_B|UNSHARD|RESHARD|REDUCE_GRAD"
 NEW = r"WAIT_SEND_F|WAIT_SEND_B|WAIT_REDUCE_GRAD|" + OLD
 
 
+class Bad(Exception):
+    pass
+
+
 def fail(msg):
-    print("check_torch_csv: " + msg)
-    sys.exit(1)
+    raise Bad(msg)
 
 
-def main():
-    path, dialect = sys.argv[1], sys.argv[2]
-    version = tuple(int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "2.15").split(".")[:2])
+def check(path, dialect, version_text):
+    """A line on the file when it keeps the rules, else raises Bad."""
+    version = tuple(int(x) for x in (version_text or "2.15").split(".")[:2])
     waits = version >= (2, 15)
     TOKEN = re.compile(r"^(\d+)(" + (NEW if waits else OLD) + r")(\d*)$")
     with open(path, newline="") as f:
@@ -113,7 +121,26 @@ def main():
             peer = {"SEND_F": (s + 1, "RECV_F"), "SEND_B": (s - 1, "RECV_B")}.get(kind)
             if peer and sorted(acts.get(peer, [])) != sorted(mbs):
                 fail(f"{kind} of stage {s} unmatched by {peer[1]} of stage {peer[0]}")
-    print(f"ok {len(rows)} ranks, {len(stages)} stages, {nmb} microbatches")
+    return f"ok {len(rows)} ranks, {len(stages)} stages, {nmb} microbatches"
 
 
-main()
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--batch":
+        for line in open(argv[2]):
+            path, label, rest = (line.rstrip("\n").split("\t") + ["", ""])[:3]
+            try:
+                check(path, *(rest.split() + ["compute_only", ""])[:2])
+                print(f"ok {label}")
+            except (Bad, OSError) as e:
+                print(f"FAIL {label}: check_torch_csv: {e}")
+        return 0
+    try:
+        print(check(argv[1], argv[2], argv[3] if len(argv) > 3 else ""))
+    except Bad as e:
+        print("check_torch_csv: " + str(e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
