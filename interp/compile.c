@@ -10,6 +10,7 @@
 #include "check/steps.h"
 #include "check/verify.h"
 #include "ir/ir_impl.h"
+#include "ir/p2p.h"
 #include "lower/lower.h"
 #include "lower/fsdp.h"
 #include "ir/alloc.h"
@@ -165,6 +166,107 @@ static sc_status plan_memory(sc_prog *pg, sc_times *proof, int *proved)
     return st;
 }
 
+static double makespan(const sc_prog *pg, const sc_times *t)
+{
+    double mk = 0;
+    size_t n = t->offset[pg->P];
+    for (size_t k = 0; k < n; k++)
+        mk = t->t1[k] > mk ? t->t1[k] : mk;
+    return mk;
+}
+
+/* Copies the streams into keep[], or back from it (back). */
+static void copy_streams(sc_prog *pg, sc_vec *keep, int back)
+{
+    for (int d = 0; d < pg->P; d++) {
+        sc_vec *from = back ? &keep[d] : &pg->stream[d], *into = back ? &pg->stream[d] : &keep[d];
+        memcpy(into->v, from->v, from->n * sizeof(sc_instr));
+        into->n = from->n;
+    }
+}
+
+/* The makespan of the streams in the program's mode into *a, or -1 when
+ * they do not verify; into *file the same as their compute_comms file
+ * reads in the NCCL mode: a file has no groups, its reader makes one of
+ * adjacent transfer cells (docs/modes.md#files), so the split groups
+ * (SC_IF_GROUP) are dropped for it. The streams are left as they were. */
+static void judge(sc_prog *pg, sc_vec *keep, double *a, double *file)
+{
+    sc_times t;
+    *a = *file = -1;
+    if (sc_replay_timed(pg, &t) != SC_OK)
+        return;
+    *a = *file = makespan(pg, &t);
+    sc_times_free(&t);
+    int split = 0;
+    for (int d = 0; d < pg->P && sc_prog_p2p(pg) == SC_P2P_NCCL; d++)
+        for (size_t k = 0; k < pg->stream[d].n; k++)
+            split |= (pg->stream[d].v[k].flags & SC_IF_GROUP) != 0;
+    if (!split)
+        return;
+    copy_streams(pg, keep, 0);
+    for (int d = 0; d < pg->P; d++)
+        for (size_t k = 0; k < pg->stream[d].n; k++)
+            pg->stream[d].v[k].flags &= (uint16_t)~SC_IF_GROUP;
+    if (sc_replay_timed(pg, &t) == SC_OK) {
+        *file = makespan(pg, &t);
+        sc_times_free(&t);
+    }
+    copy_streams(pg, keep, 1);
+}
+
+/* Step 2's choice (lower.h: lowering per mode, docs/semantics.md#lowering-per-mode):
+ * after sc_lower, for a plain program of one step with tcomm > 0, replays
+ * ours and PyTorch's placement (sc_lower_torch) in the program's mode and
+ * keeps PyTorch's only where it verifies, is no slower as streams and
+ * strictly faster as streams or as its file reads; otherwise the streams
+ * stay ours, unchanged. A candidate that does not verify is dropped. */
+static sc_status pick_lowering(sc_prog *pg)
+{
+    /* Only plain streams (transfers, REDUCE, OPTIM) of one step, and only
+     * with a transfer time: at tcomm = 0 ours meets the dataflow timing,
+     * which no lowering of the order beats (docs/semantics.md#lowering). */
+    if (pg->tcomm <= 0 || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
+        pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
+        pg->steps > 1 || pg->sync != SC_SYNC_NONE)
+        return SC_OK;
+    int P = pg->P;
+    size_t most = 1;
+    for (int d = 0; d < P; d++)
+        most = pg->stream[d].n > most ? pg->stream[d].n : most;
+    for (int d = 0; d < P; d++)
+        most = 5 * pg->order[d].n + 2 > most ? 5 * pg->order[d].n + 2 : most;
+    sc_vec *keep = sc_calloc((size_t)P, sizeof *keep), *mine = sc_calloc((size_t)P, sizeof *mine);
+    sc_status st = keep && mine ? SC_OK : sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    for (int d = 0; d < P && st == SC_OK; d++)
+        if ((st = sc_vec_reserve(&keep[d], most)) == SC_OK)
+            st = sc_vec_reserve(&mine[d], most);
+    double a = -1, af = -1, b = -1, bf = -1;
+    if (st == SC_OK)
+        judge(pg, keep, &a, &af);
+    if (a < 0) /* ours does not verify: the proof reports it */
+        goto done;
+    copy_streams(pg, mine, 0);
+    if (sc_lower_torch(pg) == SC_OK)
+        judge(pg, keep, &b, &bf);
+    /* PyTorch's placement only where it verifies, is no slower as streams
+     * and strictly faster as streams or as a file (the larger figure). */
+    double wa = af > a ? af : a, wb = bf > b ? bf : b, eps = 1e-9 * (1 + a);
+    if (b < 0 || b > a + eps || wb >= wa - eps)
+        copy_streams(pg, mine, 1);
+done:
+    for (int d = 0; d < P; d++) {
+        if (keep)
+            sc_vec_free(&keep[d]);
+        if (mine)
+            sc_vec_free(&mine[d]);
+    }
+    sc_free(keep);
+    sc_free(mine);
+    pg->err[0] = '\0'; /* a refused candidate's message is not the program's */
+    return st;
+}
+
 /* The proof of the lowered streams, and their timing into *t when t: with
  * post-validation's rollback paths, the scenario where none runs, then
  * (once) each path and all of them (check/rollback.h). */
@@ -260,7 +362,8 @@ static sc_status compile(sc_prog *pg, sc_times *t)
     sc_times proof = {0};
     int proved = 0;
     if (!pg->lowered) {
-        if ((st = sc_lower(pg)) != SC_OK || (st = lower_fsdp(pg)) != SC_OK)
+        if ((st = sc_lower(pg)) != SC_OK || (st = pick_lowering(pg)) != SC_OK ||
+            (st = lower_fsdp(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
         sc_prog_free_recompute_info(pg);

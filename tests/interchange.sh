@@ -201,6 +201,39 @@ expect 0 "verified in the per-link mode" -- $SC export 1f1b -D p=2 -D m=2 --form
 printf 'return sc.program{p = 2, m = 4, rule = "1f1b", tcomm = 0.5, comm = "gloo"}\n' >"$tmp/gl.lua"
 expect 0 '"comm": "gloo"' -- $SC export "$tmp/gl.lua" --format json
 expect 0 '"comm": "nccl"' -- $SC export "$tmp/gl.lua" --format json --comm nccl
+# Lowering per mode (docs/semantics.md#lowering-per-mode): with tcomm > 0 the
+# lowering keeps PyTorch's placement where it is no slower as streams and
+# faster as the file reads (ZB-H1 p = 3: 27 both; ours read back took 29.5).
+zb="-D p=3 -D m=7 -D tb=1.5 -D tw=0.5 -D tcomm=0.25"
+# shellcheck disable=SC2086
+$SC export zb-h1 $zb --format torch-csv-comms -o "$tmp/zb.csv" 2>/dev/null
+expect 0 "makespan      27" -- $SC sim zb-h1 $zb
+expect 0 "makespan      27" -- $SC import "$tmp/zb.csv" -D tb=1.5 -D tw=0.5 -D tcomm=0.25
+# ... and never where ours is faster (gpipe p = 4 in gloo's mode: ours 36,
+# PyTorch's 43); our lowering of PyTorch's compute order, written by import
+expect 0 "makespan      36" -- $SC sim gpipe -D p=4 -D m=8 -D tcomm=0.5 --comm gloo
+$SC import $fx/LoopedBFS-p4-m8.compute_only.csv -D tcomm=0.5 --comm gloo --format torch-csv-comms \
+  -o "$tmp/lb.gloo.csv" 2>"$tmp/note" && ok || ko "import --format torch-csv-comms"
+grep -q "verified in gloo's mode" "$tmp/note" && ok || ko "import --format: the mode's note"
+# the name states the mode: read in gloo's (31.5; the NCCL mode's reading 36)
+expect 0 "makespan      31.5" -- $SC import "$tmp/lb.gloo.csv" -D tcomm=0.5
+expect 0 "makespan      36" -- $SC import "$tmp/lb.gloo.csv" -D tcomm=0.5 --comm nccl
+cp "$tmp/lb.gloo.csv" "$tmp/lb.csv"
+expect 0 "makespan      36" -- $SC import "$tmp/lb.csv" -D tcomm=0.5
+expect 2 "names the gloo mode, but the program is verified in the nccl mode" -- $SC export 1f1b --format torch-csv-comms -o "$tmp/x.gloo.csv"
+expect 2 "names the per-link mode, but the program is verified in the gloo mode" -- $SC import "$tmp/lb.gloo.csv" --format torch-csv-comms -o "$tmp/x.per-link.csv"
+expect 2 "-o goes with --format" -- $SC import "$tmp/lb.csv" -o "$tmp/y.csv"
+expect 2 "--format writes the program: not with --json" -- $SC import "$tmp/lb.csv" --json --format json
+expect 2 "--torch applies to --format torch-csv and torch-csv-comms only" -- $SC import "$tmp/lb.csv" --format json --torch 2.15
+# Waits per mode (docs/modes.md#files): per-link with tcomm > 0, each before
+# the first pass after its SEND completes: the file reads as the streams
+# (25.5; with the NCCL mode's places 26.5)
+$SC export zb-v -D p=2 -D m=4 -D tcomm=2 --comm per-link --format torch-csv-comms -o "$tmp/z.per-link.csv" 2>/dev/null
+expect 0 "makespan      25.5" -- $SC sim zb-v -D p=2 -D m=4 -D tcomm=2 --comm per-link
+expect 0 "makespan      25.5" -- $SC import "$tmp/z.per-link.csv" -D tcomm=2
+# Both lowerings of PyTorch's compute orders (bench/lower_vs_torch.py: ours never slower)
+if python3 bench/lower_vs_torch.py "$SC" --sample >"$tmp/lvt" 2>&1 && grep -q "lower_vs_torch: 15 passed, 0 failed" "$tmp/lvt"; then ok
+else ko "lower_vs_torch --sample: $(tail -3 "$tmp/lvt")"; fi
 printf 'return sc.program{p = 2, m = 4, rule = "1f1b", comm = "mpi"}\n' >"$tmp/gl.lua"
 expect 3 'program: comm must be "nccl", "gloo" or "per-link"' -- $SC check "$tmp/gl.lua"
 # A comms file's reductions (PyTorch scales a stage's gradients by 1/m at

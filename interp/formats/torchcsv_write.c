@@ -6,7 +6,9 @@
 #include "torchcsv.h"
 #include "numfmt.h"
 #include "ir/ir_impl.h"
+#include "check/replay.h"
 #include "check/verify.h"
+#include "ir/p2p.h"
 
 #include <stdlib.h>
 
@@ -167,6 +169,9 @@ typedef struct pending {
     int stage, act, mb;
     long group;
     int done;
+    int peer;   /* the device it goes to */
+    size_t key; /* its transfer's (direction, consuming stage, microbatch) */
+    size_t at;  /* its place in the stream */
 } pending;
 
 static void put_wait(FILE *f, const char *sep, const pending *p)
@@ -182,6 +187,50 @@ static void put_waits(FILE *f, const char **sep, pending *q, size_t *head, size_
             put_wait(f, *sep, &q[*head]);
             *sep = ",";
         }
+}
+
+static size_t xkey(const sc_prog *pg, int act, int stage, int mb)
+{
+    return ((size_t)!act * (size_t)pg->S + (size_t)stage) * (size_t)pg->m + (size_t)mb;
+}
+
+/* gloo's and the per-link mode (docs/modes.md#files): no group order to
+ * lean on. The wait of a pending SEND to device e is free before a pass
+ * that reads a RECV from e whose SEND e posts after its RECV of ours
+ * (pos[] holds each transfer's place in its sender's stream, pos[K + key]
+ * in its receiver's): that pass waits for e to post its SEND, so e has
+ * posted our RECV, and the transfer completes once both halves are posted
+ * (on a link, once the ones before it have: posted before it too). */
+static void put_waits_peer(FILE *f, const char **sep, pending *q, size_t *head, size_t n,
+                           const size_t *pos, size_t K, int from, size_t key)
+{
+    for (size_t i = *head; i < n; i++)
+        if (!q[i].done && q[i].peer == from && pos[key] > pos[K + q[i].key]) {
+            put_wait(f, *sep, &q[i]);
+            *sep = ",";
+            q[i].done = 1;
+        }
+    while (*head < n && q[*head].done)
+        (*head)++;
+}
+
+/* The per-link mode with tcomm > 0: a link's transfers queue, so a send can
+ * complete after a later receive from its peer. The wait of a pending SEND
+ * goes before the first pass that starts, in the replay, once the SEND has
+ * completed (t: the replay's times of device d's stream from t0, t1). Sound
+ * in any timing: the peer posted our RECV at least tcomm before that, so
+ * only from what happened before the pass, which is before the wait. */
+static void put_waits_timed(FILE *f, const char **sep, pending *q, size_t *head, size_t n,
+                            const double *t0, const double *t1, size_t k)
+{
+    for (size_t i = *head; i < n; i++)
+        if (!q[i].done && t1[q[i].at] <= t0[k]) {
+            put_wait(f, *sep, &q[i]);
+            *sep = ",";
+            q[i].done = 1;
+        }
+    while (*head < n && q[*head].done)
+        (*head)++;
 }
 
 /* Group index on its device of the RECV a compute pass reads, or -1 when it
@@ -206,15 +255,28 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
     size_t K = 2 * (size_t)pg->S * (size_t)pg->m, most = 1;
     for (int d = 0; d < pg->P; d++)
         most = pg->stream[d].n > most ? pg->stream[d].n : most;
+    int peer = waits && sc_prog_p2p(pg) != SC_P2P_NCCL; /* put_waits_peer */
     long *recv_group = waits ? malloc(K * sizeof(long)) : NULL;
     pending *q = waits ? malloc(most * sizeof(pending)) : NULL;
     int *wdone = calloc(2 * (size_t)pg->S, sizeof(int)), *reduced = wdone + pg->S;
-    if ((waits && (!recv_group || !q)) || !wdone) { /* wdone: weight gradients of each stage */
+    size_t *pos = peer ? malloc(2 * K * sizeof(size_t)) : NULL;
+    if ((waits && (!recv_group || !q)) || (peer && !pos) || !wdone) { /* wdone: weight gradients */
         free(recv_group);
         free(q);
+        free(pos);
         free(wdone);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
+    sc_times tm = {0};
+    int timed = peer && sc_prog_p2p(pg) == SC_P2P_LINK && pg->tcomm > 0 &&
+                sc_replay_timed(pg, &tm) == SC_OK;
+    for (int d = 0; peer && d < pg->P; d++)
+        for (size_t k = 0; k < pg->stream[d].n; k++) {
+            const sc_instr *in = &pg->stream[d].v[k];
+            if (sc_op_is_transfer(in->op))
+                pos[(sc_op_has(in->op, SC_OPF_OUT) ? 0 : K) +
+                    xkey(pg, in->dir == SC_DIR_ACT, in->stage, in->mb)] = k;
+        }
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *sv = &pg->stream[d];
         const char *sep = "";
@@ -228,7 +290,8 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 sep = ",";
                 int act = in->dir == SC_DIR_ACT;
                 if (waits && sc_op_has(in->op, SC_OPF_OUT))
-                    q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group, 0};
+                    q[nq++] = (pending){act ? in->stage - 1 : in->stage + 1, act, in->mb, group, 0,
+                                        in->peer, xkey(pg, act, in->stage, in->mb), k};
                 else if (waits)
                     recv_group[((size_t)!act * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->m +
                                (size_t)in->mb] = group;
@@ -244,9 +307,15 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                     wdone[h[i].stage] += sc_op_is_wgrad(h[i].op);
                     long gi = waits ? needed_group(pg, &h[i], recv_group, d) : -1;
                     g = gi > g ? gi : g;
+                    int act = sc_op_is_fwd(h[i].op), ps = act ? h[i].stage - 1 : h[i].stage + 1;
+                    if (peer && !timed && gi >= 0)
+                        put_waits_peer(f, &sep, q, &head, nq, pos, K, pg->stage_dev[ps],
+                                       xkey(pg, act, h[i].stage, h[i].mb));
                 }
-                if (waits)
+                if (waits && !peer)
                     put_waits(f, &sep, q, &head, nq, g);
+                if (timed)
+                    put_waits_timed(f, &sep, q, &head, nq, tm.t0 + tm.offset[d], tm.t1 + tm.offset[d], k);
                 put_compute(f, sep, in);
                 sep = ",";
             } else if (sc_op_is_wait(in->op) && waits) {
@@ -296,6 +365,8 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
     free(recv_group);
     free(q);
     free(wdone);
+    free(pos);
+    sc_times_free(&tm);
     return SC_OK;
 }
 

@@ -37,4 +37,13 @@
 
 sc_status sc_lower(sc_prog *pg);
 
+/* PyTorch's placement of the same order's transfers (its `_add_send_recv`,
+ * torch/distributed/pipelining/schedules.py): the ranks in turn, each
+ * appending its next pass once the data it reads is in its stream, then
+ * the pass's SEND, and the peer's RECV at the end of the peer's stream;
+ * REDUCE and OPTIM at the end. Plain programs only (no collectives, host
+ * copies or recomputation). Replaces the streams. The compile driver
+ * keeps it where it is faster in the program's mode (docs/semantics.md#lowering-per-mode). */
+sc_status sc_lower_torch(sc_prog *pg);
+
 #endif

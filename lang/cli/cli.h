@@ -133,6 +133,16 @@ int sc_cli_list(lua_State *L, const char *recipe);
 
 /* stagecraft import FILE.csv [-D k=v]... [--json | --dump] */
 int sc_cli_import(int argc, char **argv);
+
+/* The mode a CSV file's name states (docs/modes.md#files): NAME.nccl.csv,
+ * NAME.gloo.csv or NAME.per-link.csv give SC_P2P_NCCL, _GLOO, _LINK (p2p.h);
+ * any other name (or NULL) -1. import reads a file in its stated mode
+ * unless --comm names one. */
+int sc_cli_comm_of_name(const char *path);
+
+/* A compute_comms export to a file whose name states a mode other than the
+ * program's: the usage error, printed (its exit code); else 0. */
+int sc_cli_export_name_check(const sc_prog *pg, const char *out, const char *format);
 /* The whole file, at most cap bytes (0: no cap); NULL with *err an errno
  * value, or E2BIG when the file holds more (cli_export.c). */
 char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err);

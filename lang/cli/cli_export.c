@@ -74,6 +74,18 @@ static sc_status write_job(FILE *f, const job *j)
 
 static int write_outputs(const job *jobs, const char *const *paths, int n);
 
+int sc_cli_export_name_check(const sc_prog *pg, const char *out, const char *format)
+{
+    int named = strcmp(format, "torch-csv-comms") == 0 ? sc_cli_comm_of_name(out) : -1;
+    int mode = sc_prog_p2p(pg);
+    if (named < 0 || named == mode)
+        return 0;
+    return sc_cli_failf(SC_EXIT_USAGE, "'%s' names the %s mode, but the program is verified in the "
+                        "%s mode: give --comm %s, or name the file *.%s.csv (docs/modes.md#files)",
+                        out, sc_p2p_name(named), sc_p2p_name(mode), sc_p2p_name(named),
+                        sc_p2p_name(mode));
+}
+
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds)
 {
@@ -180,7 +192,8 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                      "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
                      "(this program has %d steps, optim_sync %s)", format, steps,
                      sc_sync_name(sync));
-    if (csv && (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan)))
+    if (csv && ((rc = sc_cli_export_name_check(lp->pg, out, format)) ||
+                (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan))))
         return rc;
     job j = {.format = format, .pg = lp->pg, .sim = sim, .name = recipe, .torch = version,
              .svg = svg};
@@ -327,10 +340,26 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
     free(t);
 }
 
+int sc_cli_comm_of_name(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    size_t n = base ? strlen(base) : 0;
+    if (n < 4 || strcmp(base + n - 4, ".csv") != 0)
+        return -1;
+    for (int mode = SC_P2P_NCCL; mode <= SC_P2P_LINK; mode++) {
+        const char *name = sc_p2p_name(mode);
+        size_t k = strlen(name);
+        if (n > k + 5 && base[n - k - 5] == '.' && strncmp(base + n - k - 4, name, k) == 0)
+            return mode;
+    }
+    return -1;
+}
+
 int sc_cli_import(int argc, char **argv)
 {
-    const char *path = NULL;
-    int json = 0, dump = 0, p2p = SC_P2P_NCCL, rc;
+    const char *path = NULL, *format = NULL, *out = NULL, *torch = NULL;
+    int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc;
     costs c = {1, 1, 1, 0, 1, 1};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -341,6 +370,12 @@ int sc_cli_import(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
+        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--torch") == 0) {
+            /* write the program (our lowering of a compute_only file) as
+             * export does (docs/cli.md) */
+            if (i + 1 >= argc)
+                return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", a);
+            *(a[1] == 'o' ? &out : a[2] == 'f' ? &format : &torch) = argv[++i];
         } else if (strcmp(a, "--comm") == 0) {
             /* the runtime's point-to-point semantics (docs/semantics.md#modes) */
             const char *v = i + 1 < argc ? argv[++i] : "";
@@ -356,6 +391,21 @@ int sc_cli_import(int argc, char **argv)
     }
     if (!path)
         return sc_cli_failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+    if ((out || torch) && !format)
+        return sc_cli_failf(SC_EXIT_USAGE, "%s goes with --format", out ? "-o" : "--torch");
+    if (format && sc_export_format_named(format) < 0)
+        return sc_cli_failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
+    if (format && (json || dump))
+        return sc_cli_failf(SC_EXIT_USAGE, "--format writes the program: not with %s",
+                            json ? "--json" : "--dump");
+    if (torch && (strncmp(format, "torch-csv", 9) != 0 || sc_cli_torch_version(torch, &version)))
+        return strncmp(format, "torch-csv", 9) != 0
+                   ? sc_cli_failf(SC_EXIT_USAGE, "--torch applies to --format torch-csv and torch-csv-comms only")
+                   : SC_EXIT_USAGE;
+    /* The mode the file's name states (docs/modes.md#files), unless --comm
+     * names one. */
+    if (p2p < 0 && (p2p = sc_cli_comm_of_name(path)) < 0)
+        p2p = SC_P2P_NCCL;
     /* The text is held while the program is read from it: it counts
      * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
     size_t len = 0, cap = sc_cli_limits()->max_mem;
@@ -379,7 +429,14 @@ int sc_cli_import(int argc, char **argv)
         rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {
         rc = 0;
-        if (dump) {
+        if (format) {
+            int csv = strncmp(format, "torch-csv", 9) == 0;
+            if (csv && (rc = sc_cli_export_name_check(pg, out, format)) == 0)
+                rc = sc_cli_torch_note(pg, out, strcmp(format, "torch-csv-comms") == 0, version, 0);
+            job j = {.format = format, .pg = pg, .sim = sim, .name = path, .torch = version};
+            if (rc == 0)
+                rc = write_outputs(&j, &out, 1);
+        } else if (dump) {
             char *s = sc_render_dump(pg);
             if (s)
                 fputs(s, stdout);

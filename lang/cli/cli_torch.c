@@ -112,10 +112,12 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
             fprintf(stderr, "stagecraft: note: verified in the per-link mode: set "
                     "torch.distributed.config.pipeline_per_edge_p2p = True "
                     "(TORCH_DISTRIBUTED_PIPELINE_PER_EDGE_P2P=1) on every rank before building "
-                    "its stages; stagecraft import FILE --comm per-link reads it back\n");
+                    "its stages; a file named *.per-link.csv states the mode, and stagecraft import reads it "
+                    "in it (docs/modes.md#files)\n");
         else if (sc_prog_p2p(pg) == SC_P2P_GLOO)
-            fprintf(stderr, "stagecraft: note: verified in gloo's mode: run it on gloo; "
-                    "stagecraft import FILE --comm gloo reads it back\n");
+            fprintf(stderr, "stagecraft: note: verified in gloo's mode: run it on gloo; a file named "
+                    "*.gloo.csv states the mode, and stagecraft import reads it in it "
+                    "(docs/modes.md#files)\n");
         return 0;
     }
     /* torchtitan's class for the V placement with overlapped pairs: its

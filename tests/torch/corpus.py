@@ -1,5 +1,5 @@
 """corpus.py SC [--sample] [--per-link] [--recipes R,...] [--worlds 2,4] [--only NAME,...]
-[--timeout S] [--report FILE] [--count] —
+[--timeout S] [--report FILE] [--count] [--exports-only MODE,TCOMM] —
 stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
 
 Generates small compute_comms programs, asks `SC import` for each (exit 0:
@@ -18,6 +18,10 @@ up to eleven of: adjacent transfers swapped, two neighbouring groups (runs of
 transfers) swapped, a receive moved to the start of its row (early) or right
 before its consumer (late), a receive dropped, a send moved right before its
 wait.
+
+--exports-only MODE,TCOMM: instead, only the exports lowered in that mode
+with that transfer time (docs/semantics.md#lowering-per-mode): the recipes'
+and our lowering of PyTorch's classes' compute orders (import --format).
 
 Each program gets three verdicts, --comm nccl (the default), gloo and
 per-link (docs/semantics.md#modes). With --per-link PyTorch runs with
@@ -223,6 +227,28 @@ HOSTILE = [
 ]
 
 
+def exports_in(sc, worlds, recipes, comm, tcomm):
+    """--exports-only: the exports lowered in one mode with a transfer time
+    (docs/semantics.md#lowering-per-mode), of the recipes and of PyTorch's
+    classes' compute orders (our lowering of them: import --format)."""
+    fx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "2.15.0")
+    tag, args = f"@{comm},tcomm={tcomm}", ["--comm", comm, "-D", f"tcomm={tcomm}",
+                                            "--format", "torch-csv-comms", "--torch", "2.15"]
+    progs = []
+    for P in worlds:
+        srcs = [(r, ["export", r, "-D", f"p={P}", "-D", f"m={2 * P}"]) for r in recipes]
+        for c in ("Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble", "ZBVZeroBubble",
+                  "DualPipeV"):
+            co = os.path.join(fx, f"{c}-p{P}-m{2 * P}.compute_only.csv")
+            if os.path.exists(co):
+                srcs.append((f"ours:{c}", ["import", co]))
+        for name, cmd in srcs:
+            text = subprocess.run([sc] + cmd + args, capture_output=True, text=True)
+            if not text.returncode:
+                progs.append((f"{name}-p{P}{tag}", parse(text.stdout)))
+    return progs
+
+
 def generate(sc, worlds, sample, recipes):
     rng = random.Random(28)
     progs = [(n, parse(t)) for n, t in HOSTILE] if 2 in worlds else []
@@ -415,7 +441,13 @@ def main():
     for i, a in enumerate(args):
         if a == "--recipes":
             recipes = args[i + 1].split(",")
-    progs = generate(sc, worlds, sample, recipes)
+    progs = None
+    for i, a in enumerate(args):
+        if a == "--exports-only":  # MODE,TCOMM: the exports lowered in that mode
+            comm, tcomm = args[i + 1].split(",")
+            progs = exports_in(sc, worlds, recipes, comm, float(tcomm))
+    if progs is None:
+        progs = generate(sc, worlds, sample, recipes)
     for i, a in enumerate(args):
         if a == "--only":  # these programs only (names as printed)
             only = set(args[i + 1].split(","))
