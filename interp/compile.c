@@ -12,6 +12,7 @@
 #include "ir/ir_impl.h"
 #include "ir/p2p.h"
 #include "lower/lower.h"
+#include "lower/fsdp.h"
 #include "ir/alloc.h"
 #include "lower/offload.h"
 #include "lower/recompute.h"
@@ -279,6 +280,51 @@ static sc_status prove(sc_prog *pg, sc_times *t)
     return st;
 }
 
+/* FSDP's UNSHARD and RESHARD (docs/fsdp.md#policies), into one step's
+ * streams before the memory plans, which do not know them yet. */
+static sc_status lower_fsdp(sc_prog *pg)
+{
+    if (!pg->fsdp.dp)
+        return SC_OK;
+    const char *no = pg->rc.policy != SC_RECOMPUTE_NONE ? "a recompute policy"
+                     : pg->off.policy != SC_OFFLOAD_NONE ? "an offload policy"
+                     : pg->sync == SC_SYNC_POSTVAL    ? "post-validation"
+                     : sc_vocab_split(pg->vocab)      ? "a split vocabulary (vocab_par)"
+                                                      : NULL;
+    if (no) {
+        pg->lowered = 0;
+        return sc_fail(pg, SC_ERR_ARG, "fsdp: not supported with %s yet (docs/fsdp.md)", no);
+    }
+    sc_status st = SC_OK;
+    if (pg->fsdp.policy != SC_FSDP_DERIVED || !isfinite(sc_prog_mem_limit(pg))) {
+        st = sc_lower_fsdp(pg);
+    } else { /* the derived policy under a cap: each device's widest window that fits */
+        for (int d = 0; d < pg->P && st == SC_OK; d++) {
+            sc_vec saved = {0};
+            if ((st = sc_vec_reserve(&saved, pg->stream[d].n)) != SC_OK)
+                break;
+            memcpy(saved.v, pg->stream[d].v, pg->stream[d].n * sizeof(sc_instr));
+            saved.n = pg->stream[d].n;
+            for (int R = pg->nchunks[d]; R >= 1 && st == SC_OK; R--) {
+                pg->stream[d].n = 0;
+                for (size_t k = 0; k < saved.n && st == SC_OK; k++)
+                    st = sc_vec_push(&pg->stream[d], saved.v[k]);
+                if (st == SC_OK)
+                    st = sc_lower_fsdp_device(pg, d, R);
+                double cur = 0, top = 0;
+                for (size_t k = 0; k < pg->stream[d].n; k++)
+                    top = fmax(top, cur += sc_instr_mem(pg, &pg->stream[d].v[k]));
+                if (top <= sc_prog_mem_cap(pg, d) + 1e-9)
+                    break;
+            }
+            sc_vec_free(&saved);
+        }
+    }
+    if (st != SC_OK)
+        pg->lowered = 0;
+    return st;
+}
+
 /* The pipeline; the timing of the verified streams into *t when t. */
 static sc_status compile(sc_prog *pg, sc_times *t)
 {
@@ -316,7 +362,8 @@ static sc_status compile(sc_prog *pg, sc_times *t)
     sc_times proof = {0};
     int proved = 0;
     if (!pg->lowered) {
-        if ((st = sc_lower(pg)) != SC_OK || (st = pick_lowering(pg)) != SC_OK)
+        if ((st = sc_lower(pg)) != SC_OK || (st = pick_lowering(pg)) != SC_OK ||
+            (st = lower_fsdp(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
         sc_prog_free_recompute_info(pg);

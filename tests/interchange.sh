@@ -260,6 +260,24 @@ done
 grep -q 'OVERLAP_F_B' tests/torch/fixtures/2.15.0/DualPipeV-p4-m8.compute_only.csv && ok || ko "no OVERLAP_F_B fixture"
 grep -q 'WAIT_SEND_F' tests/torch/fixtures/2.15.0/ZBVZeroBubble-p4-m8.compute_comms.csv && ok || ko "no 2.15 waits fixture"
 
+# FSDP (docs/fsdp.md): PyTorch's own lowerings keep their UNSHARD/RESHARD on
+# import (every one proved); a recipe with fsdp exports them and its import
+# has the same streams; a misplaced one is refused with one line naming it.
+f=tests/torch/fixtures/2.15.0/Interleaved1F1B-p4-m8.compute_comms.csv
+n=$(tr ',' '\n' <"$f" | grep -c 'UNSHARD$')
+[ "$($SC import "$f" --dump | grep -c 'UNSHARD s')" = "$n" ] && [ "$n" -gt 0 ] && ok || ko "fixture UNSHARDs kept ($n)"
+for pol in $(sample full auto derived); do
+  for ma in 1 3; do roundtrip examples/fsdp.lua torch-csv-comms -D policy=$pol -D max_active=$ma; done
+done
+$SC export examples/fsdp.lua --format torch-csv-comms 2>/dev/null | head -1 | grep -q '^0UNSHARD,4UNSHARD,0F0,' && ok || ko "fsdp export"
+bad 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
+bad 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad 5 "d0 #1 (RESHARD s0): no pass of stage 0 since its UNSHARD" '0UNSHARD,0RESHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad 5 "d0 #3 (BW s0 mb0): stage 0 is sharded" '0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+printf 'return sc.program{p = 2, m = 2, rule = "1f1b", recompute = "all", fsdp = true}\n' >"$tmp/fr.lua"
+expect 3 "fsdp: not supported with a recompute policy" -- $SC check "$tmp/fr.lua"
+
 # JSON dump: schema fields, one instruction object per stream entry.
 $SC export zb-h1 --format json -o "$tmp/p.json"
 $SC check zb-h1 >"$tmp/check.txt"

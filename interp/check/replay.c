@@ -9,6 +9,7 @@
  * processed does not change the result; a plain stack of events suffices.
  */
 #include "replay.h"
+#include "fsdp.h"
 #include "ir/alloc.h"
 #include "posting.h"
 #include "replay_coll.h"
@@ -459,7 +460,24 @@ static sc_status advance(replay *r, int d)
             D->pc++;
             continue;
         }
+        if (in->op == SC_OP_UNSHARD) {
+            /* FSDP's all-gather (docs/fsdp.md#verification): on the device's
+             * data-parallel channel, in posting order, once posted; the
+             * replicas post it at the same point of the same stream. */
+            double t0 = maxd(D->tfree, r->dpch[d]), t1 = t0 + sc_prog_fsdp_time(pg);
+            r->dpch[d] = r->gend[in->stage] = t1;
+            if (r->t0) {
+                r->t0[gi] = t0;
+                r->t1[gi] = t1;
+            }
+            D->pc++;
+            continue;
+        }
         double ready = D->tfree;
+        if (sc_op_is_fsdp(in->op) || sc_op_is_slot(in->op)) /* after the all-gather */
+            ready = maxd(ready, r->gend[in->stage]);
+        if (sc_op_is_pair(in->op))
+            ready = maxd(ready, r->gend[sc_pair_half(in).stage]);
         if (sc_op_is_slot(in->op)) {
             for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
                 size_t need = i ? r->need2[gi] : r->need[gi];
@@ -520,13 +538,16 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
     r.matched = sc_calloc(N + 1, 1);
+    r.gend = sc_calloc((size_t)pg->S + (size_t)P, sizeof(double));
+    r.dpch = r.gend ? r.gend + pg->S : NULL;
     r.devs = sc_calloc((size_t)P, sizeof(dev));
     if (!r.devof || !r.grp || !r.match || !r.need || !r.need2 || !r.hwait || !r.hend || !r.d2h || !r.matched ||
-        !r.devs) {
+        !r.gend || !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
-    if ((st = prepare(&r)) != SC_OK || (st = sc_check_posting_order(pg)) != SC_OK)
+    if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = prepare(&r)) != SC_OK ||
+        (st = sc_check_posting_order(pg)) != SC_OK)
         goto done;
     for (int d = P - 1; d >= 0; d--)
         if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)
@@ -576,6 +597,7 @@ done:
     sc_free(r.hend);
     sc_free(r.d2h);
     sc_free(r.matched);
+    sc_free(r.gend);
     sc_free(r.devs);
     sc_free(r.groups);
     sc_free(r.ev);

@@ -56,6 +56,8 @@ typedef struct replay {
     size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
     double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
     double *d2h, *h2d; /* [P] each device's host-link channels are free from */
+    double *gend;      /* [S] FSDP: when the stage's latest all-gather completes */
+    double *dpch;      /* [P] FSDP: each device's data-parallel channel is free from */
     unsigned char *matched; /* [N] */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */

@@ -47,6 +47,9 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
         sc_jw_int(w, "shard", in->stage);
         sc_jw_int(w, "mb", in->mb);
         break;
+    case SC_OPK_FSDP: /* the stage's parameters */
+        sc_jw_int(w, "stage", in->stage);
+        break;
     case SC_OPK_HOST:
         sc_jw_int(w, "stage", in->stage);
         sc_jw_int(w, "mb", in->mb);

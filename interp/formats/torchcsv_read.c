@@ -272,7 +272,13 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
                                              .stage = s + 1, .mb = a->mb, .peer = dev[s + 1]}; break;
         case T_WAIT_SEND_B: in = (sc_instr){.op = SC_OP_WAIT, .dir = SC_DIR_GRAD,
                                              .stage = s - 1, .mb = a->mb, .peer = dev[s - 1]}; break;
-        default: continue; /* UNSHARD, RESHARD, REDUCE_GRAD (our REDUCE) and its wait */
+        case T_UNSHARD: case T_RESHARD: /* FSDP (docs/fsdp.md#interchange) */
+            if (!comms)
+                continue;
+            in = (sc_instr){.op = a->type == T_UNSHARD ? SC_OP_UNSHARD : SC_OP_RESHARD, .stage = s,
+                            .mb = -1, .peer = -1};
+            break;
+        default: continue; /* REDUCE_GRAD (our REDUCE) and its wait */
         }
         if (a->pair == 1 || a->pair == 2) { /* one half of an overlapped pair */
             if (a->pair == 1) {
@@ -458,7 +464,17 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
         goto fail;
     }
-    sc_status st = build(pg, v, n, tab, r->comms, dev);
+    /* A file with UNSHARD has FSDP (docs/fsdp.md#interchange): its UNSHARD
+     * and RESHARD are proved; their memory and time are 0 (a file does not
+     * say them), so that its figures are the passes'. */
+    int fsdp = 0;
+    for (size_t k = 0; k < n && r->comms; k++)
+        fsdp |= v[k].type == T_UNSHARD;
+    sc_fsdp_cfg fc = sc_fsdp_default();
+    fc.units = 0;
+    sc_status st = fsdp ? sc_prog_set_fsdp(pg, &fc) : SC_OK;
+    if (st == SC_OK)
+        st = build(pg, v, n, tab, r->comms, dev);
     if (st) { /* out of memory, or a device's order too long */
         sc_tcsv_fail(r, st, "%s", sc_errmsg(pg));
         goto fail;

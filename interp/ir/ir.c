@@ -185,6 +185,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->m = m;
     pg->steps = 1;
     pg->copies = 1;
+    pg->fsdp = sc_fsdp_none();
     pg->nmb = m;
     pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
     pg->chunk = sc_calloc((size_t)S, sizeof(int));
@@ -566,6 +567,9 @@ void sc_instr_format(const sc_instr *in, char *buf, size_t len)
                  red ? sc_red_name(in->dir) : "", sc_op_name(sc_coll_what(in)), st, mb, part);
         return;
     }
+    case SC_OPK_FSDP: /* the stage's parameters */
+        snprintf(buf, len, "%s s%d", sc_op_name(in->op), in->stage);
+        return;
     case SC_OPK_HOST:
         snprintf(buf, len, "%s s%d mb%d %.4g%%", sc_op_name(in->op), in->stage, in->mb,
                  100.0 * in->frac / SC_FRAC_ONE);

@@ -34,51 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The classes of errors and their exit codes (docs/errors.md), one row
- * each, in the order of their codes: S(NAME, STATUS, code, class) is also a
- * status that functions return (sc_status, SC_STATUS); E(NAME, code, class) is raised only by the command line and
- * the Lua surface (lang/). Every row gives SC_EXIT_NAME = code; the Lua
- * module has them as sc._exits (the prelude's codes), and tests/py/lists.py
- * compares them with the documented table. A new class is one row. */
-#define SC_EXITS(S, E)                                                  \
-    S(OK, OK, 0, "ok")                                                  \
-    E(INTERNAL, 1, "internal error")                                    \
-    E(USAGE, 2, "usage")                                                \
-    S(ARG, ERR_ARG, 3, "invalid argument")                              \
-    S(NOMEM, ERR_NOMEM, 4, "out of memory")                             \
-    S(PROGRAM, ERR_PROGRAM, 5, "invalid program")                       \
-    S(DEADLOCK, ERR_DEADLOCK, 6, "deadlock")                            \
-    S(LIMIT, ERR_LIMIT, 7, "limit exceeded")                            \
-    E(RECIPE, 8, "recipe error")                                        \
-    S(RUNTIME, ERR_RUNTIME, 9, "runtime failure")                       \
-    E(SANDBOX, 10, "sandbox")
-
-/* Status codes of every interp function (the S rows). */
-typedef enum sc_status {
-#define S(name, status, code, text) SC_##status,
-#define E(name, code, text)
-    SC_EXITS(S, E)
-#undef S
-#undef E
-    SC_STATUS_COUNT
-} sc_status;
-
-/* Exit codes of the process (every row). */
-enum {
-#define S(name, status, code, text) SC_EXIT_##name = code,
-#define E(name, code, text) SC_EXIT_##name = code,
-    SC_EXITS(S, E)
-#undef S
-#undef E
-};
-
-/* The class of a status ("invalid argument"; "unknown status" past the table),
- * and its exit code. */
-const char *sc_status_name(sc_status st);
-int sc_status_exit_code(sc_status st);
-/* The rows in order: the i-th row's exit code, NAME and class; 0 past
- * the end. */
-int sc_exit_row(int i, int *code, const char **name, const char **text);
+#include "exits.h" /* the classes of errors, their statuses and exit codes */
 
 /* Instruction kinds: one table, one row per kind.
  *
@@ -101,6 +57,9 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
  *   WAIT       wait until an earlier SEND has completed (docs/semantics.md#waits)
  *   FB         F of one (stage, mb) with B or BW of another (docs/semantics.md#overlapped-pairs)
  *   R          recompute a record's part dropped after its F (docs/recompute.md)
+ *   UNSHARD    FSDP: start the all-gather of a stage's parameters over the
+ *              data-parallel group; they live until its RESHARD (docs/fsdp.md)
+ *   RESHARD    FSDP: free the stage's unsharded parameters
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -160,7 +119,9 @@ int sc_exit_row(int i, int *code, const char **name, const char **text);
     X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
     X(FB,        PAIR,  0,                             NONE,      TFB)         \
     X(WAIT,      WAIT,  0,                             NONE,      NONE)        \
-    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)
+    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)          \
+    X(UNSHARD,   FSDP,  0,                             ALLOC,     GATHER)      \
+    X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -187,6 +148,9 @@ typedef enum sc_op_class {
     SC_OPK_WAIT,  /* a wait for a SEND: the SEND's stage, mb, dir, peer */
     SC_OPK_PAIR,  /* an overlapped pair of two stage passes: stage, mb (its F);
                      dir, flags, bmb (its B or BW: sc_pair_half) */
+    SC_OPK_FSDP,  /* FSDP's parameters of a stage (docs/fsdp.md): stage; mb = peer = -1.
+                     Its memory effect is on the stage's unsharded parameters
+                     (sc_prog_fsdp_units), not on a record */
 } sc_op_class;
 
 /* Flags: the role of a kind in the data flow. */
@@ -233,12 +197,14 @@ typedef enum sc_op_cost_kind {
     SC_OPC_TFB, /* an overlapped pair: sc_pair_cost (ir_impl.h) */
     SC_OPC_TR, /* a recomputation: its fraction of the record times the stage's
                   recompute time (sc_prog_rtime; T_F by default) */
+    SC_OPC_GATHER, /* an all-gather of a stage's parameters, on the device's
+                      data-parallel channel (sc_prog_fsdp_time) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
  * an instruction's byte (sc_instr.op), so that a lookup needs no bounds
- * check: bits holds the class as one bit (SC_OPB_CLASS) and the flags above
- * it, so that every predicate is one load and one test; cls, mem and cost
+ * check: bits holds the class as one bit (SC_OPB_CLASS; fewer than 12 classes) and
+ * the flags above it, so that every predicate is one load and one test; cls, mem and cost
  * the columns. A byte that names no kind reads as zeros: class SC_OPK_STEP,
  * no flags, no memory effect, no cost. The accessors take op as that byte;
  * the entry points that take an int check its range first (sc_prog_push,
@@ -249,7 +215,7 @@ typedef struct sc_op_props {
 } sc_op_props;
 
 #define SC_OPB_CLASS(cls) (1u << (cls))
-#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 8)
+#define SC_OPB_FLAGS(flags) ((uint32_t)(flags) << 12) /* classes: the bits below */
 extern const sc_op_props sc_op_tab[256];
 
 static inline uint32_t sc_op_bits(int op) { return sc_op_tab[(uint8_t)op].bits; }
@@ -313,7 +279,7 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
     }
     return -1;
 }
@@ -646,5 +612,6 @@ void sc_times_free(sc_times *t);
 #include "pair.h"   /* overlapped pairs: their instruction, costs and append */
 #include "copies.h" /* copies of the model, each microbatch through one */
 #include "memcap.h" /* the memory limit, per-device caps, bytes of a unit */
+#include "fsdp.h"   /* FSDP: the data-parallel group, its policy and costs */
 
 #endif

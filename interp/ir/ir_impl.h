@@ -51,6 +51,7 @@ struct sc_prog {
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
     int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
+    sc_fsdp_cfg fsdp; /* FSDP's data-parallel group (fsdp.h); dp = 0: none */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
     int sync;       /* sc_sync of the optimizer steps */
     int nmb;        /* microbatch numbers in the streams: m, or m·steps once unrolled */
@@ -108,7 +109,8 @@ static inline double sc_coll_factor(int op, int n)
     case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
+    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R:
+    case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
     }
     return 0;
 }
@@ -172,6 +174,7 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     case SC_OPC_TR: return pg->tf[s] * pg->rc.time / pg->rc.frac; /* all of the record */
     case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
     case SC_OPC_TFB: /* needs both halves: sc_pair_cost */
+    case SC_OPC_GATHER: /* on the data-parallel channel: sc_prog_fsdp_time */
         return 0;
     }
     return 0;
@@ -288,13 +291,16 @@ static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
 
 /* Device memory change of any instruction of a stream: compute passes as
  * sc_pass_mem; a host copy's effect on its fraction of the record (DROP
- * frees it, RELOAD allocates it); the rest changes nothing. */
+ * frees it, RELOAD allocates it); UNSHARD and RESHARD on the stage's
+ * parameters (docs/fsdp.md#memory-and-time); the rest changes nothing. */
 static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
     if (sc_op_has(in->op, SC_OPF_FRAC))
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
+    if (sc_op_is_fsdp(in->op)) /* the stage's unsharded parameters */
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg));
     return sc_pass_mem(pg, in);
 }
 
@@ -353,6 +359,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_EW: return 1;
     case SC_OP_T: case SC_OP_E: return 0;
     case SC_OP_R: return 0; /* its record's input is on its device */
+    case SC_OP_UNSHARD: case SC_OP_RESHARD: return 0;
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: return 0; /* no pass */
@@ -423,7 +430,7 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
     case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: break;
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -459,7 +466,8 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
     case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: return 0;
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+        return 0;
     }
     return 0;
 }

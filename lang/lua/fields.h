@@ -35,7 +35,8 @@
     X(VOCAB_COSTS, "vocab_costs")   /* the `vocab_costs` table */                                 \
     X(EXPORT, "export")             /* the options of p:export and p:svg */                       \
     X(ONE_OF, "one_of")             /* of these, a program gives exactly one */                   \
-    X(FROM_PARAMS, "from_params")   /* sc.fields copies them from the parameters */
+    X(FROM_PARAMS, "from_params")   /* sc.fields copies them from the parameters */           \
+    X(FSDP, "fsdp")                 /* the `fsdp` table */
 
 typedef enum sc_field_table {
 #define X(id, name) SC_FT_##id,
@@ -126,6 +127,7 @@ typedef enum sc_field_table {
       "the runtime's point-to-point semantics it is verified and simulated in")                  \
     X("pairs", SC_IN(PROGRAM) | SC_IN(BLOCK), "boolean",                                                       \
       "join neighbouring F and B into overlapped pairs where the costs gain")                     \
+    X("fsdp", SC_IN(PROGRAM), "true or table", "FSDP: stages sharded over a data-parallel group") \
     X("policy", SC_IN(OFFLOAD), "string", "none, all, selective or budget")                       \
     X("chunks", SC_IN(OFFLOAD), "number", "selective: chunks moved per device")                   \
     X("ratio", SC_IN(OFFLOAD), "number", "host-link time of one unit relative to tf+tb+tw")       \
@@ -157,7 +159,13 @@ typedef enum sc_field_table {
     X("title", SC_IN(EXPORT), "string", "the picture's title")                                    \
     X("width", SC_IN(EXPORT), "number", "the picture's width in pixels")                          \
     X("from", SC_IN(EXPORT), "number", "the start of the time window")                            \
-    X("to", SC_IN(EXPORT), "number", "the end of the time window")
+    X("to", SC_IN(EXPORT), "number", "the end of the time window")                                \
+    X("dp", SC_IN(FSDP), "integer", "replicas in the data-parallel group, >= 1")                  \
+    X("units", SC_IN(FSDP), "number", "memory units of one stage's unsharded parameters")         \
+    X("bytes", SC_IN(FSDP), "number", "one stage's parameter bytes, for the all-gather's time")   \
+    X("time", SC_IN(FSDP), "number", "the all-gather's time (default: from bytes)")               \
+    X("policy", SC_IN(FSDP), "string", "full, auto or derived: where UNSHARD and RESHARD go")    \
+    X("max_active", SC_IN(FSDP), "integer", "the most stages unsharded at once on a device")
 
 /* The fields table t accepts, in order, NULL-terminated (they live as
  * long as the program). */

@@ -76,6 +76,8 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg);
 /* sc_steps_lua.c: the `steps` and `optim_sync` fields of the table at t,
  * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
 void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
+/* The fsdp field of table t (fsdp_lua.c, docs/fsdp.md). */
+void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
 /* The figures of every step (docs/steps.md#simulation) into the table on the stack
  * top, for several steps or a synchronization. */

@@ -258,6 +258,8 @@ static sc_status run(ex *e)
             st = sc_ex_host_copy(e, in, k);
             break;
         case SC_OP_R: st = sc_ex_recompute(e, in); break;
+        case SC_OP_UNSHARD: case SC_OP_RESHARD:
+            break; /* one replica: its parameters are whole (docs/fsdp.md#runtime) */
         case SC_OP_REDUCE:
             if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
                 (st = w->reduce(e->wl->ctx)) != SC_OK)

@@ -5,7 +5,7 @@ other copies.
 Each list has one source in C, and the binary hands it out (sc._exits,
 sc._commands, sc._fields; stagecraft --help); this test compares the copies
 that cannot be generated from it:
-  - exit codes (interp/ir/ir.h, SC_EXITS): the table "code | class" of the
+  - exit codes (interp/ir/exits.h, SC_EXITS): the table "code | class" of the
     documentation, in order; every code of the error catalogue and of
     tests/errors.sh is one of them;
   - commands (lang/core/commands.h, SC_COMMANDS): the names the "unknown
@@ -86,7 +86,7 @@ rows = table(DOCS, ["code", "class"])
 check(rows is not None, "the documentation has the table of exit codes (| code | class | ...)")
 if rows is not None:
     doc = [(int(r[0]), r[1]) for r in rows if r and r[0].isdigit()]
-    check(doc == exits, "the documented exit codes are SC_EXITS (interp/ir/ir.h)",
+    check(doc == exits, "the documented exit codes are SC_EXITS (interp/ir/exits.h)",
           "documented: %s\ntable:      %s" % (doc, exits))
 codes = {c for c, _ in exits}
 rows = table(DOCS, ["class", "code", "message"])

@@ -6,7 +6,8 @@
 # make check runs a sample (the 2-rank hand-made hostile programs, one export
 # and one mutation); make test two recipes and their mutations at 2 ranks,
 # then two with PyTorch's per-edge communicators (--per-link), then the
-# per-link exports of one recipe and of PyTorch's orders; the whole
+# per-link exports of one recipe and of PyTorch's orders, then FSDP2 stages
+# (tests/torch/fsdp.py --sample; its whole run: bench/README.md); the whole
 # corpus, 2 and 4 ranks, takes 10 to 17 minutes a run: bench/README.md. Needs the
 # venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
 # Prints "corpus: N passed, N failed[, N skipped]".
@@ -32,5 +33,7 @@ out=$(mktemp); trap 'rm -f "$out"' EXIT
 # exports lowered per mode (docs/semantics.md#lowering-per-mode): a recipe and
 # our lowering of PyTorch's classes' orders, waits placed per-link
 "$py" tests/torch/corpus.py "$SC" --worlds 2 --recipes zb-v --exports-only per-link,2 --per-link | tee -a "$out"
+# FSDP2 stages (docs/fsdp.md#verification): an export and its mutations on 2 x 2 ranks.
+"$py" tests/torch/fsdp.py "$SC" --sample | sed 's/^fsdp: /corpus: /' | tee -a "$out"
 grep -E '^corpus: [0-9]+ passed' "$out" | awk '{p += $2; f += $4} END {
   printf "corpus: %d passed, %d failed (all runs)\n", p, f; exit (f > 0) }'

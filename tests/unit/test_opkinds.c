@@ -44,7 +44,7 @@ TEST(classes_and_roles)
     for (int op = 0; op < SC_OP_COUNT; op++) {
         int classes = sc_op_is_pass(op) + sc_op_is_transfer(op) + sc_op_is_host(op) +
                       sc_op_is_coll(op) + sc_op_is_pair(op) + sc_op_is_wait(op) +
-                      (sc_op_class_of(op) == SC_OPK_STEP);
+                      sc_op_is_fsdp(op) + (sc_op_class_of(op) == SC_OPK_STEP);
         CHECK(classes == 1);
         npass += sc_op_is_pass(op);
         /* Roles belong to stage passes; directions to transfers and host
@@ -58,6 +58,12 @@ TEST(classes_and_roles)
         CHECK(!(sc_op_has(op, SC_OPF_OUT) && sc_op_has(op, SC_OPF_IN)));
     }
     CHECK(npass == 9); /* F B W BW, S T E EW, R */
+    /* FSDP (docs/fsdp.md): UNSHARD gathers (memory up, timed on the
+     * data-parallel channel), RESHARD frees; neither is a pass. */
+    CHECK(sc_op_is_fsdp(SC_OP_UNSHARD) && sc_op_is_fsdp(SC_OP_RESHARD) && !sc_op_is_slot(SC_OP_UNSHARD));
+    CHECK(sc_op_mem_of(SC_OP_UNSHARD) == SC_OPM_ALLOC && sc_op_mem_of(SC_OP_RESHARD) == SC_OPM_FREE_ALL);
+    CHECK(sc_op_cost_of(SC_OP_UNSHARD) == SC_OPC_GATHER && sc_op_cost_of(SC_OP_RESHARD) == SC_OPC_NONE);
+    CHECK(sc_op_parse("UNSHARD") == SC_OP_UNSHARD && !sc_op_is_fsdp(SC_OP_F));
     CHECK(sc_op_is_compute(SC_OP_R) && sc_op_has(SC_OP_R, SC_OPF_FRAC) && !sc_op_is_fwd(SC_OP_R));
     CHECK(sc_op_has(SC_OP_DROP, SC_OPF_FRAC) && sc_op_stage_index(SC_OP_R) == -1);
     CHECK(sc_op_is_fwd(SC_OP_F) && !sc_op_is_fwd(SC_OP_B) && !sc_op_is_fwd(SC_OP_BW));

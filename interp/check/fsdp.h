@@ -1,0 +1,21 @@
+/*
+ * fsdp.h — the proof of FSDP's UNSHARD and RESHARD in lowered streams
+ * (docs/fsdp.md#verification).
+ */
+#ifndef SC_CHECK_FSDP_H
+#define SC_CHECK_FSDP_H
+
+#include "ir/ir.h"
+
+/* Proves, on every device's stream, that each stage of a program with FSDP
+ * (sc_prog_fsdp: dp > 0) is unsharded wherever a pass of it runs: every
+ * pass (each half of a pair) of stage s comes after an UNSHARD of s with no
+ * RESHARD of s between; UNSHARD only of a sharded stage of the device,
+ * RESHARD only of an unsharded one after a pass of it (PyTorch 2.15
+ * asserts both); every UNSHARD has its RESHARD before the step's OPTIM (the
+ * optimizer updates the shards) and before the end. A program without FSDP
+ * has no UNSHARD or RESHARD. SC_ERR_PROGRAM with one line naming the
+ * instruction otherwise. */
+sc_status sc_verify_fsdp(sc_prog *pg);
+
+#endif
