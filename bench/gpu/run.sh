@@ -5,7 +5,8 @@
 # not run, it says why and exits 1.
 #   1. executor overhead per instruction (tiny passes: launch + sync);
 #   2. step time with 0 %, 50 % and 100 % of activations offloaded, hidden
-#      4096 (needs issue 4's -D offload=none|selective|all);
+#      4096 (-D offload=none|selective|all), then the pinned copies alone
+#      and beside products (build/gpubench_bench_copy);
 #   3. measured step time against the prediction from a GPU profile (the
 #      profile's median step, and a fresh process that loads the profile);
 #   3b. transfers between devices, from the profile;
@@ -40,10 +41,14 @@ echo
 # (docs/costs.md, profiling). A single cold `run` also times the CUDA
 # context, cuBLAS's first calls, the memory pool's first growth and the lazy
 # loading of every kernel, which on an H100 is most of a 2-second step.
-# prof NAME ARGS...: $tmp/NAME.json (run --json) and $tmp/NAME.prof (profile)
+# prof NAME ARGS...: $tmp/NAME.json (run --json) and $tmp/NAME.prof (profile);
+# SC_BENCH_PROFILE_FLAGS bounds it (e.g. "--profile-max-time 15") where the
+# device time is short.
+PROFILE_FLAGS=${SC_BENCH_PROFILE_FLAGS:-}
 prof() {
   n=$1; shift
-  $SC run "$@" --profile "$tmp/$n.prof" --json >"$tmp/$n.json" 2>"$tmp/$n.err"
+  # shellcheck disable=SC2086
+  $SC run "$@" --profile "$tmp/$n.prof" $PROFILE_FLAGS --json >"$tmp/$n.json" 2>"$tmp/$n.err"
 }
 
 # The model of sections 2 and 3: emulated devices on at most 4 GPUs.
@@ -99,6 +104,10 @@ PY
   fi
 done
 echo "(none = 0 %, selective = half of every record (offload_chunks 0.5), all = every record that gains, docs/offload.md)"
+# The copies on their own and beside products (build/gpubench_bench_copy).
+if [ -x "$BUILD/gpubench_bench_copy" ]; then
+  "$BUILD/gpubench_bench_copy"
+fi
 if [ -f "$tmp/off_none.json" ] && [ -f "$tmp/ov.txt" ]; then
   python3 - "$tmp/off_none.json" "$tmp/ov.txt" <<'PY'
 import json, sys
