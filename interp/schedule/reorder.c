@@ -113,6 +113,36 @@ static int cannot_improve(const sc_rctx *c, const sc_instr *in, score s)
     return ok && s.ok && s.span <= lb + EPS / 2 * (1 + lb) && s.makespan <= lb + EPS / 2 * (1 + lb);
 }
 
+/* Whether candidate r's orders (cand) are those of one judged before it:
+ * the input's, a kept candidate's (slot[j], j < r, made and scored
+ * got[j]) or the
+ * best one's so far (keep, NULL while the input is best); then *out is
+ * that one's score. The judge is a function of the orders alone, so the
+ * score is the one judging would give, to the bit, and the comparison
+ * with the best goes on as before (rounds on the unit grid often give the
+ * orders of the round on the real costs). */
+static int seen(const sc_instr *cand, size_t N, const sc_instr *in, score in_sc,
+                sc_instr *const *slot, const int *made, const score *got, size_t r,
+                const sc_instr *keep,
+                score best, score *out)
+{
+    size_t bytes = N * sizeof *cand;
+    if (!memcmp(cand, in, bytes)) {
+        *out = in_sc;
+        return 1;
+    }
+    for (size_t j = 0; j < r; j++)
+        if (made[j] && slot[j] && slot[j] != cand && !memcmp(cand, slot[j], bytes)) {
+            *out = got[j];
+            return 1;
+        }
+    if (keep && !memcmp(cand, keep, bytes)) {
+        *out = best;
+        return 1;
+    }
+    return 0;
+}
+
 /* The candidates, in the order they are tried (ties keep the earlier):
  * the list schedules, then the placement rounds with the real costs and on
  * the unit grid, each followed by the W round. */
@@ -139,6 +169,53 @@ static const recipe RECIPES[] = {
     {K_LIST3, 0, 0, 0, -1, 1},  /* 8: W as filler */
 };
 #define NREC (sizeof RECIPES / sizeof RECIPES[0])
+
+/* Whether every pass costs its slots on the unit grid times one power of
+ * two, alpha, and T_comm is 0: then a round on the unit grid makes the
+ * decisions of the same round on the real costs, from the same orders.
+ * Every time of the real round is alpha times the unit round's, exactly
+ * (scaling by a power of two commutes with sums and max), and every
+ * comparison the rounds make is between two such times, or one plus or
+ * minus SC_R_EPS (fill, fit, order of keys): the times are multiples of
+ * the grid (1 or alpha) far below 2^52 grids, and alpha is far above
+ * SC_R_EPS, so x <= y + EPS holds exactly when x <= y on both scales.
+ * The unit grid adds no T_comm; with T_comm 0 the real costs add none
+ * either. The default costs of the V recipes are of this kind (F, B, W
+ * half a unit each). */
+static int scaled_slots(const sc_rctx *c, const sc_instr *in)
+{
+    const sc_prog *pg = c->pg;
+    if (pg->tcomm != 0 || c->N == 0 || c->N > ((size_t)1 << 36))
+        return 0;
+    double alpha = sc_r_dur(pg, &in[0], 0) / sc_r_dur(pg, &in[0], 1);
+    int e;
+    if (!(alpha >= 0x1p-20 && alpha <= 0x1p20) || frexp(alpha, &e) != 0.5)
+        return 0;
+    for (size_t k = 0; k < c->N; k++)
+        if (sc_r_dur(pg, &in[k], 0) != alpha * sc_r_dur(pg, &in[k], 1))
+            return 0;
+    return 1;
+}
+
+/* Under scaled_slots, the recipe before r whose round on the real costs r
+ * repeats on the unit grid (the same kind, start and freeze, from orders
+ * equal byte for byte) and whose orders are still at hand (its slot, the
+ * best's copy or scratch): its index, or -1. */
+static int twin_of(size_t r, size_t N, const sc_instr *src, const sc_instr *in, sc_instr *const *slot,
+                   const int *made, const int *needed, int win, int scr_of)
+{
+    const recipe *rc = &RECIPES[r];
+    for (size_t j = 0; j < r; j++) {
+        const recipe *rj = &RECIPES[j];
+        if (rj->unit || rj->kind != rc->kind || rj->init_at || rc->init_at ||
+            rj->freeze != rc->freeze || !made[j] || !(needed[j] || win == (int)j || scr_of == (int)j))
+            continue;
+        const sc_instr *sj = rj->from < 0 ? in : slot[rj->from];
+        if (sj == src || !memcmp(sj, src, N * sizeof *src))
+            return (int)j;
+    }
+    return -1;
+}
 
 /* A round that times its source with the real costs first: it takes the
  * timing judge made of that source. */
@@ -215,6 +292,8 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     tj = rtime_get(&tm[last[T_IN] >= 0 ? T_IN : T_SCRATCH], N);
     if (!tj || judge(&c, in, tj, &best) < 0)
         goto nomem;
+    score in_sc = best, got[NREC];
+    int scaled = scaled_slots(&c, in), scr_of = -1; /* scr_of: whose orders scratch holds */
     /* Inconsistent orders: kept for sc_check to name; optimal ones: kept. */
     if (!best.ok || cannot_improve(&c, in, best))
         goto done;
@@ -231,7 +310,15 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
             goto nomem;
         sc_instr *dst = needed[r] ? slot[r] : scratch;
         int ok = 0;
-        switch (rc->kind) {
+        const sc_instr *twin = NULL;
+        int tw = scaled && rc->unit ? twin_of(r, N, src, in, slot, made, needed, win, scr_of) : -1;
+        if (tw >= 0)
+            twin = needed[tw] ? slot[tw] : win == tw ? keep : scratch;
+        if (twin) { /* the same round on the real costs, from the same orders */
+            if (dst != twin)
+                memcpy(dst, twin, N * sizeof *buf);
+            ok = 1;
+        } else switch (rc->kind) {
         case K_LIST1: ok = sc_r_list(&c, src, 1, dst); break;
         case K_LIST3: ok = sc_r_list(&c, src, 3, dst); break;
         case K_INSERT:
@@ -258,8 +345,16 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
         if (!ok)
             continue;
         made[r] = 1;
-        if (!(tj = rtime_get(&tm[last[r] >= 0 ? r : T_SCRATCH], N)) || judge(&c, dst, tj, &sc) < 0)
-            goto nomem;
+        if (dst == scratch)
+            scr_of = (int)r;
+        if (twin && last[r] < 0)
+            sc = got[tw];
+        else if (last[r] >= 0 ||
+                 !seen(dst, N, in, in_sc, slot, made, got, r, win >= 0 ? keep : NULL, best, &sc)) {
+            if (!(tj = rtime_get(&tm[last[r] >= 0 ? r : T_SCRATCH], N)) || judge(&c, dst, tj, &sc) < 0)
+                goto nomem;
+        }
+        got[r] = sc;
         if (better(sc, best)) {
             best = sc;
             win = (int)r;

@@ -18,7 +18,7 @@ typedef struct ctx {
     long *widx;           /* [S*m] index of W (stage, mb) in it[] */
     double *hr;           /* [P] ready time of the head, cached (-2: stale) */
     double *key;          /* [P] time of the device's next step */
-    int *heap, *hpos;     /* [P] devices by key; where each device is */
+    int *tree, Q;         /* [2Q] the devices by key: a winner tree (Q: P to a power of 2) */
     int *use_w;           /* [P] strategy 2: the next step is a pending W */
     int stale[64], nstale; /* devices to rekey after a step */
     int all_stale;         /* too many: rekey them all */
@@ -154,40 +154,37 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
 
 
 /* Strategy 1: the squeeze, its gaps filled with later ready passes. */
-/* ---- the devices by the time of their next step: an indexed min-heap -- */
+/* ---- the devices by the time of their next step: a winner tree --------
+ * Leaf Q + d holds device d (-1 past P); each inner node the lesser of
+ * its children's devices by (key, device): the root is the least device,
+ * as an indexed heap's top would be, in log P comparisons per changed key. */
 
-static int heap_less(const ctx *c, int a, int b)
+static int key_less(const ctx *c, int a, int b)
 {
     double ka = c->key[a], kb = c->key[b];
     return ka < kb || (ka == kb && a < b);
 }
 
-static void heap_swap(ctx *c, int i, int j)
+static int tree_min(const ctx *c, int a, int b)
 {
-    int a = c->heap[i], b = c->heap[j];
-    c->heap[i] = b;
-    c->heap[j] = a;
-    c->hpos[b] = i;
-    c->hpos[a] = j;
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return key_less(c, b, a) ? b : a;
 }
 
-static void heap_fix(ctx *c, int d)
+/* Device d's key changed: its path to the root again, up to the first node
+ * whose winner stays another device (its key unchanged, nothing above
+ * changes). */
+static void tree_fix(ctx *c, int d)
 {
-    int i = c->hpos[d], n = c->pg->P;
-    while (i > 0 && heap_less(c, c->heap[i], c->heap[(i - 1) / 2])) {
-        heap_swap(c, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && heap_less(c, c->heap[l], c->heap[m]))
-            m = l;
-        if (r < n && heap_less(c, c->heap[r], c->heap[m]))
-            m = r;
-        if (m == i)
+    int *t = c->tree;
+    for (int i = (c->Q + d) >> 1; i >= 1; i >>= 1) {
+        int w = tree_min(c, t[2 * i], t[2 * i + 1]);
+        if (t[i] == w && w != d)
             return;
-        heap_swap(c, i, m);
-        i = m;
+        t[i] = w;
     }
 }
 
@@ -231,14 +228,14 @@ static void key_defer(ctx *c, int d, const double *cap)
     c->key[d] = c->use_w[d] ? c->tfree[d] : (r > c->tfree[d] ? r : c->tfree[d]);
 }
 
-static void heap_init(ctx *c, const double *cap, int defer);
+static void tree_init(ctx *c, const double *cap, int defer);
 
 static void rekey(ctx *c, const double *cap, int defer)
 {
     if (c->all_stale) {
         for (int d = 0; d < c->pg->P; d++)
             c->hr[d] = -2;
-        heap_init(c, cap, defer);
+        tree_init(c, cap, defer);
         return;
     }
     for (int i = 0; i < c->nstale; i++) {
@@ -247,23 +244,23 @@ static void rekey(ctx *c, const double *cap, int defer)
             key_defer(c, d, cap);
         else
             key_fill(c, d);
-        heap_fix(c, d);
+        tree_fix(c, d);
     }
     c->nstale = 0;
 }
 
-static void heap_init(ctx *c, const double *cap, int defer)
+static void tree_init(ctx *c, const double *cap, int defer)
 {
+    for (int q = 0; q < c->Q; q++)
+        c->tree[c->Q + q] = q < c->pg->P ? q : -1;
     for (int d = 0; d < c->pg->P; d++) {
-        c->heap[d] = d;
-        c->hpos[d] = d;
         if (defer)
             key_defer(c, d, cap);
         else
             key_fill(c, d);
     }
-    for (int d = c->pg->P - 1; d >= 0; d--)
-        heap_fix(c, c->heap[d]);
+    for (int i = c->Q - 1; i >= 1; i--)
+        c->tree[i] = tree_min(c, c->tree[2 * i], c->tree[2 * i + 1]);
     c->nstale = 0;
     c->all_stale = 0;
 }
@@ -272,9 +269,9 @@ static void heap_init(ctx *c, const double *cap, int defer)
 static int run_fill(ctx *c, const double *cap, long window)
 {
     const sc_prog *pg = c->pg;
-    heap_init(c, cap, 0);
+    tree_init(c, cap, 0);
     while (c->ndone < c->N) {
-        int best = c->heap[0];
+        int best = c->tree[1];
         if (c->key[best] == INFINITY)
             return 0; /* inconsistent orders */
         double br = head_ready(c, best);
@@ -296,9 +293,9 @@ static int run_fill(ctx *c, const double *cap, long window)
 static int run_defer_w(ctx *c, const double *cap)
 {
     const sc_prog *pg = c->pg;
-    heap_init(c, cap, 1);
+    tree_init(c, cap, 1);
     while (c->ndone < c->N) {
-        int best = c->heap[0];
+        int best = c->tree[1];
         double bt = c->key[best];
         if (bt == INFINITY)
             return 0;
@@ -340,20 +337,21 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.nxt = sc_malloc(N * sizeof *c.nxt);
     c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
     c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
-    c.heap = sc_malloc(3 * (size_t)P * sizeof *c.heap);
+    for (c.Q = 1; c.Q < P; c.Q *= 2)
+        ;
+    c.tree = sc_malloc((2 * (size_t)c.Q + (size_t)P) * sizeof *c.tree);
     c.widx = sc_malloc(SM * sizeof *c.widx);
     c.endF = sc_malloc(2 * SM * sizeof *c.endF);
     c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
     c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
-    if ((N && (!c.it || !c.cost || !res || !c.nxt)) || !c.head || !c.hr || !c.heap || !c.widx || !c.endF ||
+    if ((N && (!c.it || !c.cost || !res || !c.nxt)) || !c.head || !c.hr || !c.tree || !c.widx || !c.endF ||
         !c.tfree || !c.base || !orders)
         goto done;
     c.dmem = c.cost + N;
     c.key = c.hr + P;
-    c.hpos = c.heap + P;
-    c.use_w = c.heap + 2 * P;
+    c.use_w = c.tree + 2 * c.Q;
     c.phead = c.head + P;
     c.ptail = c.head + 2 * P;
     c.endB = c.endF + SM;
@@ -383,7 +381,7 @@ done:
     sc_free(c.nxt);
     sc_free(c.head);
     sc_free(c.hr);
-    sc_free(c.heap);
+    sc_free(c.tree);
     sc_free(c.widx);
     sc_free(c.endF);
     sc_free(c.tfree);
