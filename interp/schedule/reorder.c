@@ -170,8 +170,9 @@ static const recipe RECIPES[] = {
 };
 #define NREC (sizeof RECIPES / sizeof RECIPES[0])
 
-/* Whether every pass costs its slots on the unit grid times one power of
- * two, alpha, and T_comm is 0: then a round on the unit grid makes the
+/* sc_r_scaled_slots (reorder_impl.h): whether every pass costs its slots
+ * on the unit grid times one power of two, alpha, and T_comm is 0: then a
+ * round on the unit grid makes the
  * decisions of the same round on the real costs, from the same orders.
  * Every time of the real round is alpha times the unit round's, exactly
  * (scaling by a power of two commutes with sums and max), and every
@@ -182,7 +183,7 @@ static const recipe RECIPES[] = {
  * The unit grid adds no T_comm; with T_comm 0 the real costs add none
  * either. The default costs of the V recipes are of this kind (F, B, W
  * half a unit each). */
-static int scaled_slots(const sc_rctx *c, const sc_instr *in)
+int sc_r_scaled_slots(const sc_rctx *c, const sc_instr *in)
 {
     const sc_prog *pg = c->pg;
     if (pg->tcomm != 0 || c->N == 0 || c->N > ((size_t)1 << 36))
@@ -197,7 +198,7 @@ static int scaled_slots(const sc_rctx *c, const sc_instr *in)
     return 1;
 }
 
-/* Under scaled_slots, the recipe before r whose round on the real costs r
+/* Under sc_r_scaled_slots, the recipe before r whose round on the real costs r
  * repeats on the unit grid (the same kind, start and freeze, from orders
  * equal byte for byte) and whose orders are still at hand (its slot, the
  * best's copy or scratch): its index, or -1. */
@@ -293,7 +294,7 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     if (!tj || judge(&c, in, tj, &best) < 0)
         goto nomem;
     score in_sc = best, got[NREC];
-    int scaled = scaled_slots(&c, in), scr_of = -1; /* scr_of: whose orders scratch holds */
+    int scaled = sc_r_scaled_slots(&c, in), scr_of = -1; /* scr_of: whose orders scratch holds */
     /* Inconsistent orders: kept for sc_check to name; optimal ones: kept. */
     if (!best.ok || cannot_improve(&c, in, best))
         goto done;

@@ -133,6 +133,13 @@ void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint3
 /* P empty lanes over buffers of N (freed by the caller, also on failure). */
 int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf);
 
+/* Whether every pass of ord costs alpha times its unit-grid slots, alpha
+ * one power of two (2^-20 .. 2^20), and T_comm is 0: then a round on the
+ * unit grid gives the orders of the same round on the real costs from
+ * the same orders, to the byte (its times are the real ones over alpha,
+ * exactly), and the reorder takes them instead of making them again. */
+int sc_r_scaled_slots(const sc_rctx *c, const sc_instr *ord);
+
 /* ---- the rounds ---------------------------------------------------------- */
 
 /* The placement rounds (reorder_place.c, reorder_wround.c); each writes dst and returns 1,

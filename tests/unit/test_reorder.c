@@ -5,7 +5,8 @@
  * merge by key did; the phases read from the keys (sc_r_phase_of) are the
  * ones the merge's order gave (sc_r_steady walking it); and the timing
  * that judges a candidate (sc_r_time with the real costs) has sc_dataflow's
- * figures, to the bit.
+ * figures, to the bit; where the costs are a power of two times the unit
+ * slots, a round on the unit grid repeats the round on the real costs.
  */
 #include "harness.h"
 #include "schedule/dataflow.h"
@@ -224,10 +225,79 @@ TEST(judge_timing_is_dataflow)
         }
 }
 
+/* Costs a power of two times the slots, T_comm 0 (sc_r_scaled_slots):
+ * the placement round and the W round on the unit grid give the orders of
+ * the same round on the real costs, to the byte, with caps that bind and
+ * without; the unit timing is the real one over alpha. Costs of another
+ * kind are not taken for scaled. */
+TEST(unit_round_repeats_scaled_costs)
+{
+    static const double alphas[] = {0.25, 1, 0.0625}; /* half of alpha: the costs are 2a */
+    int made[2] = {0, 0}; /* rounds that made orders, caps loose and tight */
+    for (size_t i = 0; i < sizeof alphas / sizeof alphas[0]; i++)
+        for (int p = 2; p <= 8; p *= 2)
+            for (int m = 2 * p; m <= 4 * p; m += p + 1) {
+                double a = alphas[i];
+                shape sh = {"zb-v", 2, SC_PLACE_V, 2 * a, 2 * a, 2 * a, 0};
+                sc_prog *pg = make(&sh, p, m);
+                flat f;
+                if (!pg)
+                    continue;
+                CHECK(flatten(pg, &f));
+                CHECK(sc_r_scaled_slots(&f.c, f.src) == 1);
+                size_t N = f.c.N;
+                double *t0 = malloc(2 * N * sizeof *t0), *t1 = malloc(2 * N * sizeof *t1);
+                size_t *s0 = malloc(N * sizeof *s0), *s1 = malloc(N * sizeof *s1);
+                sc_instr *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+                CHECK(t0 && t1 && s0 && s1 && x && y);
+                for (int tight = 0; tight < 2 && t0 && t1 && s0 && s1 && x && y; tight++) {
+                    for (int d = 0; d < p; d++) /* a chunk's record is 1/2 unit: V-Half's p */
+                        f.cap[d] = tight ? p : 1e300;
+                    CHECK(sc_r_time(&f.c, f.src, 0, t0, t0 + N, s0) == 1);
+                    CHECK(sc_r_time(&f.c, f.src, 1, t1, t1 + N, s1) == 1);
+                    for (size_t k = 0; k < 2 * N; k++)
+                        CHECK(t0[k] == 2 * a * t1[k]);
+                    for (int freeze = 0; freeze < 2; freeze++) {
+                        int rx = sc_r_insert(&f.c, f.src, t0, s0, 0, freeze, x);
+                        CHECK(rx == sc_r_insert(&f.c, f.src, t1, s1, 1, freeze, y));
+                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                        made[tight] += rx == 1;
+                        sc_rtime ts = {t0, t0 + N, s0, 1};
+                        rx = sc_r_wround(&f.c, f.src, &ts, 0, freeze, x);
+                        CHECK(rx == sc_r_wround(&f.c, f.src, NULL, 1, freeze, y));
+                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                        made[tight] += rx == 1;
+                    }
+                }
+                free(t0);
+                free(t1);
+                free(s0);
+                free(s1);
+                free(x);
+                free(y);
+                unflatten(&f);
+                sc_prog_free(pg);
+            }
+    CHECK(made[0] > 0 && made[1] > 0);
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
+        if (SHAPES[i].tf == SHAPES[i].tb && SHAPES[i].tb == SHAPES[i].tw && SHAPES[i].tcomm == 0)
+            continue;
+        sc_prog *pg = make(&SHAPES[i], 4, 8);
+        flat f;
+        if (!pg)
+            continue;
+        CHECK(flatten(pg, &f));
+        CHECK(sc_r_scaled_slots(&f.c, f.src) == 0);
+        unflatten(&f);
+        sc_prog_free(pg);
+    }
+}
+
 int main(void)
 {
     RUN(walk_is_the_merge);
     RUN(walk_finds_a_cycle);
     RUN(judge_timing_is_dataflow);
+    RUN(unit_round_repeats_scaled_costs);
     return harness_done("reorder");
 }
