@@ -240,11 +240,13 @@ static void rekey(ctx *c, const double *cap, int defer)
     }
     for (int i = 0; i < c->nstale; i++) {
         int d = c->stale[i];
+        double was = c->key[d];
         if (defer)
             key_defer(c, d, cap);
         else
             key_fill(c, d);
-        tree_fix(c, d);
+        if (c->key[d] != was) /* the same key: the tree stands */
+            tree_fix(c, d);
     }
     c->nstale = 0;
 }
