@@ -11,6 +11,8 @@
 
 #define EPS 1e-9
 
+enum { DEP_NONE = -1, DEP_SLOW = -2 }; /* no dependency; ask sc_dep_ready */
+
 typedef struct ctx {
     sc_prog *pg;
     size_t N, ndone;
@@ -24,6 +26,8 @@ typedef struct ctx {
     int all_stale;         /* too many: rekey them all */
     sc_instr *it;        /* [N] all passes, device by device */
     double *cost, *dmem; /* [N] each pass's cost and memory change */
+    double *dadd;        /* [N] T_comm after its dependency, or 0 */
+    long *dep;           /* [N] its dependency's end in endF (endB after it), or DEP_* */
     long *nxt;           /* [N] next pass of the remaining order, -1 at the end */
     long *head;          /* [P] first remaining pass, -1 when done */
     double *endF, *endB; /* [S*m] end times, < 0 while not run */
@@ -32,11 +36,18 @@ typedef struct ctx {
     size_t *base, *nres; /* [P] */
 } ctx;
 
-/* When pass `in` of device d may start as far as its dependency goes;
- * < 0 while that dependency has not run. */
-static double ready(const ctx *c, int d, const sc_instr *in)
+/* When pass k of device d may start as far as its dependency goes;
+ * < 0 while that dependency has not run: sc_dep_ready, from what reset
+ * found of the pass (the gap fill asks it of hundreds of passes per gap). */
+static double ready(const ctx *c, int d, long k)
 {
-    return sc_dep_ready(c->pg, d, in, c->endF, c->endB);
+    long x = c->dep[k];
+    if (x == DEP_NONE)
+        return 0;
+    if (x == DEP_SLOW)
+        return sc_dep_ready(c->pg, d, &c->it[k], c->endF, c->endB);
+    double e = c->endF[x]; /* endB follows endF */
+    return e < 0 ? -1 : e + c->dadd[k];
 }
 
 static void run(ctx *c, int d, long k, double at)
@@ -72,7 +83,7 @@ static void run(ctx *c, int d, long k, double at)
 static double head_ready(ctx *c, int d)
 {
     if (c->hr[d] == -2)
-        c->hr[d] = c->head[d] < 0 ? -1 : ready(c, d, &c->it[c->head[d]]);
+        c->hr[d] = c->head[d] < 0 ? -1 : ready(c, d, c->head[d]);
     return c->hr[d];
 }
 
@@ -93,10 +104,10 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
             long y = c->nxt[z];
             if (y < 0)
                 break;
-            const sc_instr *in = &c->it[y];
             double dl = c->dmem[y], r;
-            if (c->cost[y] <= gap + EPS && (r = ready(c, d, in)) >= 0 &&
-                r <= c->tfree[d] + EPS && (dl <= 0 || maxp + dl <= cap + EPS)) {
+            /* pure tests, the costly one (a lookup far away) last */
+            if (c->cost[y] <= gap + EPS && (dl <= 0 || maxp + dl <= cap + EPS) &&
+                (r = ready(c, d, y)) >= 0 && r <= c->tfree[d] + EPS) {
                 c->nxt[z] = c->nxt[y];
                 found = y;
                 break;
@@ -135,6 +146,16 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
             c->nxt[i] = -1;
             c->cost[i] = sc_pass_cost(pg, &c->it[i]);
             c->dmem[i] = sc_pass_mem(pg, &c->it[i]);
+            int dop, ds;
+            c->dadd[i] = 0;
+            if (sc_op_is_vocab(c->it[i].op))
+                c->dep[i] = DEP_SLOW;
+            else if (!sc_pass_dep(pg, &c->it[i], &dop, &ds))
+                c->dep[i] = DEP_NONE;
+            else {
+                c->dep[i] = (long)(dop == SC_OP_F ? 0 : SM) + (long)SC_SM(pg, ds, c->it[i].mb);
+                c->dadd[i] = pg->stage_dev[ds] != d ? pg->tcomm : 0;
+            }
             if (sc_r_w_only(c->it[i].op)) {
                 c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
                 has_w = 1;
@@ -334,7 +355,8 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
     ctx c = {.pg = pg, .N = N};
     c.it = sc_malloc(N * sizeof *c.it);
-    c.cost = sc_malloc(2 * N * sizeof *c.cost);
+    c.cost = sc_malloc(3 * N * sizeof *c.cost);
+    c.dep = sc_malloc(N * sizeof *c.dep);
     sc_instr *res = sc_malloc(N * sizeof *res);
     c.nxt = sc_malloc(N * sizeof *c.nxt);
     c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
@@ -348,10 +370,11 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
-    if ((N && (!c.it || !c.cost || !res || !c.nxt)) || !c.head || !c.hr || !c.tree || !c.widx || !c.endF ||
+    if ((N && (!c.it || !c.cost || !c.dep || !res || !c.nxt)) || !c.head || !c.hr || !c.tree || !c.widx || !c.endF ||
         !c.tfree || !c.base || !orders)
         goto done;
     c.dmem = c.cost + N;
+    c.dadd = c.cost + 2 * N;
     c.key = c.hr + P;
     c.use_w = c.tree + 2 * c.Q;
     c.phead = c.head + P;
@@ -379,6 +402,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
 done:
     sc_free(c.it);
     sc_free(c.cost);
+    sc_free(c.dep);
     sc_free(res);
     sc_free(c.nxt);
     sc_free(c.head);
