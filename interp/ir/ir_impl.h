@@ -39,6 +39,7 @@ struct sc_prog {
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
     int p2p;        /* SC_P2P_*: the semantics the replay models */
+    int target;     /* SC_LOWER_*: what pick_lowering judges (p2p.h) */
     double mem_limit; /* peak memory allowed per device, units (INFINITY: none); with
                        * per-device caps, the smallest of them */
     double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */

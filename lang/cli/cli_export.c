@@ -181,11 +181,15 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                      torch ? "--torch" : "--torchtitan");
     if (torch && sc_cli_torch_version(torch, &version))
         return SC_EXIT_USAGE;
+    /* A compute_comms file is lowered for its own reading
+     * (docs/semantics.md#lowering-per-mode). */
+    int comms = strcmp(format, "torch-csv-comms") == 0;
+    if (comms)
+        sc_lua_set_lower_target(lp, SC_LOWER_FILE);
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    int comms = strcmp(format, "torch-csv-comms") == 0;
     int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
     if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
         return sc_cli_failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
@@ -424,7 +428,10 @@ int sc_cli_import(int argc, char **argv)
     if (!pg)
         return sc_cli_status_fail(st, "%s: %s", path, err);
     sc_sim *sim = NULL;
-    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) || (st = sc_check(pg)) ||
+    /* Written as a compute_comms file: lowered for its reading (p2p.h). */
+    int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE : SC_LOWER_STREAMS;
+    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) ||
+        (st = sc_prog_set_lower_target(pg, target)) || (st = sc_check(pg)) ||
         (st = sc_simulate(pg, &sim))) {
         rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {
