@@ -232,7 +232,8 @@ static sc_status pick_lowering(sc_prog *pg)
      * which no lowering of the order beats (docs/semantics.md#lowering),
      * except as an NCCL-mode file, whose merged groups can still wait. */
     int file = pg->target == SC_LOWER_FILE;
-    if ((pg->tcomm <= 0 && (!file || sc_prog_p2p(pg) != SC_P2P_NCCL)) || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
+    int judged = pg->tcomm > 0 || (file && sc_prog_p2p(pg) == SC_P2P_NCCL);
+    if (!judged || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
         pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
         pg->steps > 1 || pg->sync != SC_SYNC_NONE)
         return SC_OK;
