@@ -10,7 +10,7 @@ local P = sc.params {
   {"policy", "full", "where UNSHARD and RESHARD go: full, auto or derived"},
   {"max_active", 2, "the most stages unsharded at once on a device"},
   {"gather", 0.5, "time of one stage's all-gather"},
-  {"scatter", -1, "time of one stage's gradient reduce-scatter (-1: the all-gather's)"},
+  {"scatter", -1.0, "time of one stage's gradient reduce-scatter (-1: the all-gather's)"},
   {"units", 2, "memory units of one stage's unsharded parameters"},
   {"mem", 0.0, "memory cap per device, in units (0: none)"},
   {"rule", "interleaved", "the schedule"},
