@@ -303,6 +303,37 @@ for pol in $(sample full auto derived); do
   for ma in 1 3; do roundtrip examples/fsdp.lua torch-csv-comms -D policy=$pol -D max_active=$ma; done
 done
 $SC export examples/fsdp.lua --format torch-csv-comms 2>/dev/null | head -1 | grep -q '^0UNSHARD,4UNSHARD,0F0,' && ok || ko "fsdp export"
+# REDUCE_GRAD (docs/fsdp.md#interchange): the fixture's are kept; every
+# policy's export has each stage's right after its last weight gradient
+# (PyTorch's _add_reduce_grad), with its wait after it.
+n=$(tr ',' '\n' <"$f" | grep -c '^[0-9]*REDUCE_GRAD$')
+[ "$($SC import "$f" --dump | grep -c 'REDUCE_GRAD s')" = "$n" ] && [ "$n" -gt 0 ] && ok || ko "fixture REDUCE_GRADs kept ($n)"
+for pol in $(sample full auto derived); do
+  $SC export examples/fsdp.lua -D policy=$pol -D max_active=3 --format torch-csv-comms -o "$tmp/rg.csv" 2>/dev/null
+  python3 - "$tmp/rg.csv" 8 <<'PY' && ok || ko "REDUCE_GRAD after the last weight gradient ($pol)"
+import re, sys
+m = int(sys.argv[2])
+for row in open(sys.argv[1]).read().split():
+    cells, seen, done = row.split(","), {}, set()
+    for i, c in enumerate(cells):
+        x = re.fullmatch(r"(\d+)(B|W)(\d+)", c)
+        if x:
+            s = x[1]
+            seen[s] = seen.get(s, 0) + 1
+            if seen[s] == m:
+                assert cells[i + 1:i + 3] == [s + "REDUCE_GRAD", s + "WAIT_REDUCE_GRAD"], (row, c)
+                done.add(s)
+    assert len([c for c in cells if c.endswith("REDUCE_GRAD") and "WAIT" not in c]) == len(done) > 0
+PY
+done
+# An imported FSDP file's collectives timed by -D fsdp_time/reduce_time (the
+# reduce-scatter after the last pass lengthens the step by its time); a file
+# without UNSHARD refuses them.
+ms() { $SC import "$@" | awk '/^makespan / {print $2; exit}'; }
+[ "$(ms "$f" -D reduce_time=5)" = "$(ms "$f" | awk '{print $1 + 5}')" ] && ok || ko "import -D reduce_time"
+[ "$(ms "$f" -D fsdp_time=0.5 -D reduce_time=0)" != "$(ms "$f")" ] && ok || ko "import -D fsdp_time"
+printf '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n' >"$tmp/nf.csv"
+expect 2 "the file has none" -- $SC import "$tmp/nf.csv" -D fsdp_time=1
 bad 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
 bad 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
 bad 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
