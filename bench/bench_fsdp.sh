@@ -2,9 +2,11 @@
 # bench_fsdp.sh [SC] — FSDP's policies (docs/fsdp.md#policies) on a few
 # schedules: the simulated step (makespan) and the peak memory of PyTorch
 # 2.15's lookaheads full and auto against the derived policy, at
-# max_active = 2 and 3, an all-gather of 0.5 and 2 (a pass is 1), 2 units of
-# parameters per stage; and the derived policy under a cap (mem) where
-# PyTorch's window of 3 does not fit. p = 4, m = 8, dp = 8 (examples/fsdp.lua).
+# max_active = 2 and 3, an all-gather of 0.5 and 2 (a pass is 1; each
+# stage's gradient reduce-scatter, REDUCE_GRAD, as long: examples/fsdp.lua's
+# scatter), 2 units of parameters per stage; and the derived policy under a
+# cap (mem) where PyTorch's window of 3 does not fit. p = 4, m = 8, dp = 8
+# (examples/fsdp.lua).
 SC=${1:-./stagecraft}
 row() { # label args...
   l=$1; shift

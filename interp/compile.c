@@ -220,13 +220,20 @@ static void judge(sc_prog *pg, sc_vec *keep, double *a, double *file)
  * ours and PyTorch's placement (sc_lower_torch) in the program's mode and
  * keeps PyTorch's only where it verifies, is no slower as streams and
  * strictly faster as streams or as its file reads; otherwise the streams
- * stay ours, unchanged. A candidate that does not verify is dropped. */
+ * stay ours, unchanged. Lowered for a file (SC_LOWER_FILE, p2p.h), the
+ * file's reading decides, the streams' figure breaking a tie, so the file
+ * is never slower than PyTorch's placement read back; then tcomm = 0 is
+ * judged too in the NCCL mode, where the file's merged groups can wait.
+ * A candidate that does not verify is dropped. */
 static sc_status pick_lowering(sc_prog *pg)
 {
     /* Only plain streams (transfers, REDUCE, OPTIM) of one step, and only
      * with a transfer time: at tcomm = 0 ours meets the dataflow timing,
-     * which no lowering of the order beats (docs/semantics.md#lowering). */
-    if (pg->tcomm <= 0 || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
+     * which no lowering of the order beats (docs/semantics.md#lowering),
+     * except as an NCCL-mode file, whose merged groups can still wait. */
+    int file = pg->target == SC_LOWER_FILE;
+    int judged = pg->tcomm > 0 || (file && sc_prog_p2p(pg) == SC_P2P_NCCL);
+    if (!judged || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
         pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
         pg->steps > 1 || pg->sync != SC_SYNC_NONE)
         return SC_OK;
@@ -249,10 +256,14 @@ static sc_status pick_lowering(sc_prog *pg)
     copy_streams(pg, mine, 0);
     if (sc_lower_torch(pg) == SC_OK)
         judge(pg, keep, &b, &bf);
-    /* PyTorch's placement only where it verifies, is no slower as streams
-     * and strictly faster as streams or as a file (the larger figure). */
+    /* PyTorch's placement only where it verifies and, for the streams, is
+     * no slower as streams and strictly faster as streams or as a file
+     * (the larger figure); for a file, is faster as a file, or as fast and
+     * faster as streams. */
     double wa = af > a ? af : a, wb = bf > b ? bf : b, eps = 1e-9 * (1 + a);
-    if (b < 0 || b > a + eps || wb >= wa - eps)
+    int take = file ? b >= 0 && (bf < af - eps || (bf <= af + eps && b < a - eps))
+                    : b >= 0 && b <= a + eps && wb < wa - eps;
+    if (!take)
         copy_streams(pg, mine, 1);
 done:
     for (int d = 0; d < P; d++) {

@@ -460,12 +460,20 @@ static sc_status advance(replay *r, int d)
             D->pc++;
             continue;
         }
-        if (in->op == SC_OP_UNSHARD) {
-            /* FSDP's all-gather (docs/fsdp.md#verification): on the device's
-             * data-parallel channel, in posting order, once posted; the
-             * replicas post it at the same point of the same stream. */
-            double t0 = maxd(D->tfree, r->dpch[d]), t1 = t0 + sc_prog_fsdp_time(pg);
-            r->dpch[d] = r->gend[in->stage] = t1;
+        if (in->op == SC_OP_UNSHARD || in->op == SC_OP_REDUCE_GRAD) {
+            /* FSDP's all-gather and reduce-scatter (docs/fsdp.md#verification):
+             * on the device's data-parallel channel, in posting order, once
+             * posted; the replicas post them at the same point of the same
+             * stream. A stage's passes wait for its all-gather, the step's
+             * OPTIM for the reduce-scatters. */
+            int gather = in->op == SC_OP_UNSHARD;
+            double t0 = maxd(D->tfree, r->dpch[d]);
+            double t1 = t0 + (gather ? sc_prog_fsdp_time(pg) : sc_prog_fsdp_reduce_time(pg));
+            r->dpch[d] = t1;
+            if (gather)
+                r->gend[in->stage] = t1;
+            else
+                r->rgend[d] = maxd(r->rgend[d], t1);
             if (r->t0) {
                 r->t0[gi] = t0;
                 r->t1[gi] = t1;
@@ -495,6 +503,8 @@ static sc_status advance(replay *r, int d)
             if (!group_done(r, d, g))
                 return SC_OK;
             ready = maxd(ready, r->groups[D->gbase + g].done);
+        } else if (in->op == SC_OP_OPTIM) {
+            ready = maxd(ready, r->rgend[d]); /* FSDP: the gradients' reduce-scatters */
         } else if (in->op == SC_OP_REDUCE) {
             if (D->head < D->posted)
                 return SC_OK;
@@ -538,8 +548,9 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
     r.matched = sc_calloc(N + 1, 1);
-    r.gend = sc_calloc((size_t)pg->S + (size_t)P, sizeof(double));
+    r.gend = sc_calloc((size_t)pg->S + 2 * (size_t)P, sizeof(double));
     r.dpch = r.gend ? r.gend + pg->S : NULL;
+    r.rgend = r.gend ? r.dpch + P : NULL;
     r.devs = sc_calloc((size_t)P, sizeof(dev));
     if (!r.devof || !r.grp || !r.match || !r.need || !r.need2 || !r.hwait || !r.hend || !r.d2h || !r.matched ||
         !r.gend || !r.devs) {

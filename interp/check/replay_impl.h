@@ -58,6 +58,8 @@ typedef struct replay {
     double *d2h, *h2d; /* [P] each device's host-link channels are free from */
     double *gend;      /* [S] FSDP: when the stage's latest all-gather completes */
     double *dpch;      /* [P] FSDP: each device's data-parallel channel is free from */
+    double *rgend;     /* [P] FSDP: when the device's posted reduce-scatters complete
+                          (its OPTIM waits for them) */
     unsigned char *matched; /* [N] */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */

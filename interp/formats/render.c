@@ -133,7 +133,7 @@ static const char *color_of(int op)
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: break; /* no pass: not drawn */
+    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no pass: not drawn */
     }
     return "\033[30;45m"; /* magenta: BW */
 }
@@ -153,7 +153,7 @@ static char letter_of(int op)
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: break; /* no pass: not drawn */
+    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no pass: not drawn */
     }
     return 'X'; /* BW */
 }

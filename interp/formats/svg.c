@@ -37,7 +37,8 @@ static unsigned kind_style(int op, const char **name)
     case SC_OP_R: return *name = "R recompute", 0xbcbd22;
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
+    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+    case SC_OP_REDUCE_GRAD: break;
     }
     return *name = "F forward", 0x4a90d9;
 }

@@ -51,9 +51,12 @@
  * REDUCE_GRAD of its stage with no other reduction between (PyTorch 2.15's
  * rules). A WAIT_SEND_* becomes a WAIT (docs/semantics.md#waits), which the
  * replay makes block until its SEND has completed; WAIT_REDUCE_GRAD is
- * dropped (REDUCE waits for every group). UNSHARD and RESHARD are dropped.
- * The compute_comms writer writes a program's own WAITs where they are (an
- * import written again keeps its waits) and places the others as above.
+ * dropped (REDUCE, with FSDP OPTIM, waits for the reductions). A file with
+ * UNSHARD has FSDP (docs/fsdp.md#interchange): its UNSHARD, RESHARD and
+ * REDUCE_GRAD become those instructions; without, REDUCE_GRAD is our REDUCE.
+ * The compute_comms writer writes a program's own WAITs and FSDP
+ * instructions where they are (an import written again keeps them) and
+ * places the others as above.
  *
  * A malformed file is refused with one message naming the row (from 1,
  * rank = row - 1) and the cell (from 1, empty cells counted):

@@ -278,7 +278,12 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
             in = (sc_instr){.op = a->type == T_UNSHARD ? SC_OP_UNSHARD : SC_OP_RESHARD, .stage = s,
                             .mb = -1, .peer = -1};
             break;
-        default: continue; /* REDUCE_GRAD (our REDUCE) and its wait */
+        case T_REDUCE_GRAD: /* FSDP's reduce-scatter; without FSDP, our REDUCE */
+            if (!comms || !sc_prog_fsdp(pg)->dp)
+                continue;
+            in = (sc_instr){.op = SC_OP_REDUCE_GRAD, .stage = s, .mb = -1, .peer = -1};
+            break;
+        default: continue; /* WAIT_REDUCE_GRAD: OPTIM waits for the reductions */
         }
         if (a->pair == 1 || a->pair == 2) { /* one half of an overlapped pair */
             if (a->pair == 1) {
@@ -464,9 +469,9 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, SC_ERR_PROGRAM, "%s", sc_errmsg(pg));
         goto fail;
     }
-    /* A file with UNSHARD has FSDP (docs/fsdp.md#interchange): its UNSHARD
-     * and RESHARD are proved; their memory and time are 0 (a file does not
-     * say them), so that its figures are the passes'. */
+    /* A file with UNSHARD has FSDP (docs/fsdp.md#interchange): its UNSHARD,
+     * RESHARD and REDUCE_GRAD are proved; their memory and time are 0 (a
+     * file does not say them), so that its figures are the passes'. */
     int fsdp = 0;
     for (size_t k = 0; k < n && r->comms; k++)
         fsdp |= v[k].type == T_UNSHARD;

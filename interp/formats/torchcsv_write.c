@@ -39,6 +39,7 @@ static const char *compute_letter(int op)
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
     case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+    case SC_OP_REDUCE_GRAD:
         break; /* a pair's halves are written one by one; R is left out; the rest refused before */
     }
     return "?";
@@ -258,13 +259,13 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
     int peer = waits && sc_prog_p2p(pg) != SC_P2P_NCCL; /* put_waits_peer */
     long *recv_group = waits ? malloc(K * sizeof(long)) : NULL;
     pending *q = waits ? malloc(most * sizeof(pending)) : NULL;
-    int *wdone = calloc(2 * (size_t)pg->S, sizeof(int)), *reduced = wdone + pg->S;
+    int *reduced = calloc((size_t)pg->S, sizeof(int)); /* a stage's REDUCE_GRAD written */
     size_t *pos = peer ? malloc(2 * K * sizeof(size_t)) : NULL;
-    if ((waits && (!recv_group || !q)) || (peer && !pos) || !wdone) { /* wdone: weight gradients */
+    if ((waits && (!recv_group || !q)) || (peer && !pos) || !reduced) {
         free(recv_group);
         free(q);
         free(pos);
-        free(wdone);
+        free(reduced);
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     sc_times tm = {0};
@@ -304,7 +305,6 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                 sc_instr h[2];
                 long g = -1;
                 for (int i = sc_instr_halves(in, h); i-- > 0;) {
-                    wdone[h[i].stage] += sc_op_is_wgrad(h[i].op);
                     long gi = waits ? needed_group(pg, &h[i], recv_group, d) : -1;
                     g = gi > g ? gi : g;
                     int act = sc_op_is_fwd(h[i].op), ps = act ? h[i].stage - 1 : h[i].stage + 1;
@@ -330,19 +330,14 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
                         break;
                     }
             } else if (sc_op_is_fsdp(in->op)) {
-                /* FSDP (docs/fsdp.md#interchange): a RESHARD after the
-                 * stage's last weight gradient comes after its REDUCE_GRAD,
-                 * as PyTorch's lowering has it (the reduce-scatter reads the
-                 * unsharded gradients). */
+                /* FSDP (docs/fsdp.md#interchange): where the streams have
+                 * them; a REDUCE_GRAD with its wait (PyTorch 2.15), so that
+                 * REDUCE writes none for its stage. */
                 int s = in->stage;
-                if (in->op == SC_OP_RESHARD && wdone[s] == pg->m && !reduced[s]) {
-                    reduced[s] = 1;
-                    fprintf(f, "%s%dREDUCE_GRAD", sep, s);
-                    if (waits)
-                        fprintf(f, ",%dWAIT_REDUCE_GRAD", s);
-                    sep = ",";
-                }
-                fprintf(f, "%s%d%s", sep, s, in->op == SC_OP_UNSHARD ? "UNSHARD" : "RESHARD");
+                fprintf(f, "%s%d%s", sep, s, sc_op_name(in->op));
+                if (in->op == SC_OP_REDUCE_GRAD && waits)
+                    fprintf(f, ",%dWAIT_REDUCE_GRAD", s);
+                reduced[s] |= in->op == SC_OP_REDUCE_GRAD;
                 sep = ",";
             } else if (in->op == SC_OP_REDUCE) {
                 /* REDUCE waits for every group (rule 6): the last waits. */
@@ -364,7 +359,7 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
     }
     free(recv_group);
     free(q);
-    free(wdone);
+    free(reduced);
     free(pos);
     sc_times_free(&tm);
     return SC_OK;

@@ -32,8 +32,9 @@ sc_status sc_prog_set_fsdp(sc_prog *pg, const sc_fsdp_cfg *c)
                        SC_MAX_DEVICES * 1024);
     if (!(c->units >= 0) || !isfinite(c->units) || !(c->bytes >= 0) || !isfinite(c->bytes))
         return sc_fail(pg, SC_ERR_ARG, "fsdp: units and bytes must be finite and >= 0");
-    if (!isnan(c->time) && (!(c->time >= 0) || !isfinite(c->time)))
-        return sc_fail(pg, SC_ERR_ARG, "fsdp: time must be finite and >= 0");
+    if ((!isnan(c->time) && (!(c->time >= 0) || !isfinite(c->time))) ||
+        (!isnan(c->reduce_time) && (!(c->reduce_time >= 0) || !isfinite(c->reduce_time))))
+        return sc_fail(pg, SC_ERR_ARG, "fsdp: time and reduce_time must be finite and >= 0");
     if (c->policy < 0 || c->policy >= SC_FSDP_POLICY_COUNT)
         return sc_fail(pg, SC_ERR_ARG, "fsdp: unknown policy %d", c->policy);
     if (c->max_active < 1)
@@ -55,4 +56,12 @@ double sc_prog_fsdp_time(const sc_prog *pg)
     if (!isnan(c->time))
         return c->time;
     return pg->coll_lat + (double)(c->dp - 1) / c->dp * c->bytes / pg->coll_bw;
+}
+
+double sc_prog_fsdp_reduce_time(const sc_prog *pg)
+{
+    const sc_fsdp_cfg *c = &pg->fsdp;
+    if (c->dp <= 1)
+        return 0;
+    return isnan(c->reduce_time) ? sc_prog_fsdp_time(pg) : c->reduce_time;
 }

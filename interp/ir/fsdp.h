@@ -3,7 +3,9 @@
  * device's stages are sharded over dp replicas of the pipeline; a stage's
  * parameters are gathered (UNSHARD: an all-gather over the group, on the
  * device's data-parallel channel) before its passes and freed (RESHARD)
- * after them. Included by ir.h; the kinds are rows of SC_OPS.
+ * after them; its gradients are reduce-scattered over the group on the same
+ * channel (REDUCE_GRAD) after its last weight gradient of the step.
+ * Included by ir.h; the kinds are rows of SC_OPS.
  *
  *     sc_fsdp_cfg c = sc_fsdp_default();   // dp 2, 1 unit, policy full
  *     c.dp = 8; c.time = 0.5;
@@ -11,6 +13,8 @@
  */
 #ifndef SC_FSDP_H
 #define SC_FSDP_H
+
+#include <math.h>
 
 #include "ir.h"
 
@@ -39,17 +43,21 @@ typedef struct sc_fsdp_cfg {
                        cost (sc_prog_fsdp_time) */
     int policy;     /* SC_FSDP_* */
     int max_active; /* the most stages unsharded at once on a device (>= 1) */
+    double reduce_time; /* the gradients' reduce-scatter's time (REDUCE_GRAD);
+                           NAN: the all-gather's (the same bytes over the same
+                           ring: sc_prog_fsdp_reduce_time) */
 } sc_fsdp_cfg;
 
 /* No FSDP, as a new program has it; the defaults of a recipe's fsdp = true
- * (dp 2, 1 unit, 0 bytes, time 0, policy full, max_active 3: PyTorch's). */
+ * (dp 2, 1 unit, 0 bytes, time 0, policy full, max_active 3: PyTorch's;
+ * the reduce-scatter as long as the all-gather). */
 static inline sc_fsdp_cfg sc_fsdp_none(void)
 {
-    return (sc_fsdp_cfg){0, 0, 0, 0, SC_FSDP_FULL, 3};
+    return (sc_fsdp_cfg){0, 0, 0, 0, SC_FSDP_FULL, 3, NAN};
 }
 static inline sc_fsdp_cfg sc_fsdp_default(void)
 {
-    return (sc_fsdp_cfg){2, 1, 0, 0, SC_FSDP_FULL, 3};
+    return (sc_fsdp_cfg){2, 1, 0, 0, SC_FSDP_FULL, 3, NAN};
 }
 /* Sets the program's FSDP (c->dp = 0: none); drops the lowering. */
 sc_status sc_prog_set_fsdp(sc_prog *pg, const sc_fsdp_cfg *c);
@@ -61,5 +69,10 @@ double sc_prog_fsdp_units(const sc_prog *pg);
  * the collective cost latency + (dp - 1)/dp · bytes / bandwidth (the ring's
  * all-gather); 0 for a group of one. */
 double sc_prog_fsdp_time(const sc_prog *pg);
+/* The reduce-scatter of a stage's gradients (as many bytes as its
+ * parameters) over the group: the given reduce_time, or the all-gather's
+ * time (the ring moves the same bytes, (dp - 1)/dp of them); 0 for a group
+ * of one. */
+double sc_prog_fsdp_reduce_time(const sc_prog *pg);
 
 #endif

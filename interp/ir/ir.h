@@ -60,6 +60,9 @@
  *   UNSHARD    FSDP: start the all-gather of a stage's parameters over the
  *              data-parallel group; they live until its RESHARD (docs/fsdp.md)
  *   RESHARD    FSDP: free the stage's unsharded parameters
+ *   REDUCE_GRAD FSDP: start the reduce-scatter of a stage's gradients over
+ *              the group, after its last weight gradient of the step; the
+ *              step's OPTIM waits for it (docs/fsdp.md#memory-and-time)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -121,7 +124,8 @@
     X(WAIT,      WAIT,  0,                             NONE,      NONE)        \
     X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)          \
     X(UNSHARD,   FSDP,  0,                             ALLOC,     GATHER)      \
-    X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE)
+    X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE)        \
+    X(REDUCE_GRAD, FSDP, 0,                            NONE,      SCATTER)
 
 typedef enum sc_op {
 #define X(name, cls, flags, mem, cost) SC_OP_##name,
@@ -199,6 +203,8 @@ typedef enum sc_op_cost_kind {
                   recompute time (sc_prog_rtime; T_F by default) */
     SC_OPC_GATHER, /* an all-gather of a stage's parameters, on the device's
                       data-parallel channel (sc_prog_fsdp_time) */
+    SC_OPC_SCATTER, /* a reduce-scatter of a stage's gradients, on the same
+                       channel (sc_prog_fsdp_reduce_time) */
 } sc_op_cost_kind;
 
 /* The property table (ir.c makes it from the rows), one entry per value of
@@ -279,7 +285,8 @@ static inline int sc_op_stage_index(int op)
     case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+    case SC_OP_REDUCE_GRAD: break;
     }
     return -1;
 }

@@ -39,6 +39,7 @@ struct sc_prog {
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
     int p2p;        /* SC_P2P_*: the semantics the replay models */
+    int target;     /* SC_LOWER_*: what pick_lowering judges (p2p.h) */
     double mem_limit; /* peak memory allowed per device, units (INFINITY: none); with
                        * per-device caps, the smallest of them */
     double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */
@@ -110,7 +111,7 @@ static inline double sc_coll_factor(int op, int n)
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R:
-    case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
+    case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break;
     }
     return 0;
 }
@@ -174,7 +175,7 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     case SC_OPC_TR: return pg->tf[s] * pg->rc.time / pg->rc.frac; /* all of the record */
     case SC_OPC_NONE: case SC_OPC_OPTIM: case SC_OPC_COMM: case SC_OPC_COLL: case SC_OPC_LINK:
     case SC_OPC_TFB: /* needs both halves: sc_pair_cost */
-    case SC_OPC_GATHER: /* on the data-parallel channel: sc_prog_fsdp_time */
+    case SC_OPC_GATHER: case SC_OPC_SCATTER: /* on the data-parallel channel: fsdp.h */
         return 0;
     }
     return 0;
@@ -359,7 +360,7 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_EW: return 1;
     case SC_OP_T: case SC_OP_E: return 0;
     case SC_OP_R: return 0; /* its record's input is on its device */
-    case SC_OP_UNSHARD: case SC_OP_RESHARD: return 0;
+    case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: return 0;
     case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
     case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
     case SC_OP_VALIDATE: case SC_OP_WAIT: return 0; /* no pass */
@@ -430,7 +431,8 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
     case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD: break;
+    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+    case SC_OP_REDUCE_GRAD: break;
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -467,6 +469,7 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
     case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
     case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
+    case SC_OP_REDUCE_GRAD:
         return 0;
     }
     return 0;

@@ -1,5 +1,6 @@
 /*
- * p2p.c — the point-to-point mode of a program (p2p.h) and its names.
+ * p2p.c — the point-to-point mode of a program (p2p.h), its names, and
+ * what its lowering is for.
  */
 #include "p2p.h"
 #include "ir_impl.h"
@@ -18,6 +19,19 @@ sc_status sc_prog_set_p2p(sc_prog *pg, int mode)
 }
 
 int sc_prog_p2p(const sc_prog *pg) { return pg->p2p; }
+
+sc_status sc_prog_set_lower_target(sc_prog *pg, int target)
+{
+    if (target != SC_LOWER_STREAMS && target != SC_LOWER_FILE)
+        return sc_fail(pg, SC_ERR_ARG, "unknown lowering target %d", target);
+    if (pg->target != target) {
+        pg->target = target;
+        sc_prog_invalidate(pg);
+    }
+    return SC_OK;
+}
+
+int sc_prog_lower_target(const sc_prog *pg) { return pg->target; }
 
 const char *sc_p2p_name(int mode)
 {

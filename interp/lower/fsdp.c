@@ -5,7 +5,7 @@
  * every chunk from every pass (a table of n·v keys, 2·pass + half, so that
  * a pair's F half comes first), and from it PyTorch's windows; the derived
  * policy ends each window at its last pass. The inserts are (pass, phase, kind) sorted:
- * before a pass, RESHARD then UNSHARD; after it, RESHARD.
+ * before a pass, RESHARD then UNSHARD; after it, REDUCE_GRAD then RESHARD.
  */
 #include "fsdp.h"
 #include "ir/alloc.h"
@@ -47,6 +47,8 @@ static int add(dev_plan *p, size_t slot, int phase, int op, int stage, size_t se
     return 0;
 }
 
+static int rank(int op) { return op == SC_OP_REDUCE_GRAD ? 0 : op == SC_OP_RESHARD ? 1 : 2; }
+
 static int cmp_ins(const void *a, const void *b)
 {
     const ins *x = a, *y = b;
@@ -54,8 +56,8 @@ static int cmp_ins(const void *a, const void *b)
         return x->slot < y->slot ? -1 : 1;
     if (x->phase != y->phase)
         return x->phase - y->phase;
-    if (x->op != y->op) /* RESHARD first: free before gathering */
-        return x->op == SC_OP_RESHARD ? -1 : 1;
+    if (x->op != y->op) /* REDUCE_GRAD, then RESHARD: free before gathering */
+        return rank(x->op) - rank(y->op);
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -146,6 +148,27 @@ static int windows(dev_plan *p, int L, int R, int derived)
     return err;
 }
 
+/* Each stage's REDUCE_GRAD right after its last weight gradient pass (W or
+ * BW, either half of a pair), before a RESHARD there: PyTorch's
+ * _add_reduce_grad, which runs after _add_unshard_reshard. */
+static int reduce_grads(dev_plan *p)
+{
+    const sc_prog *pg = p->pg;
+    for (int c = 0; c < p->v; c++) {
+        int s = pg->dev_stages[p->d][c];
+        size_t last = NEVER;
+        for (size_t j = 0; j < p->ns; j++) {
+            sc_instr h[2];
+            for (int k = sc_instr_halves(&pg->stream[p->d].v[p->at[j]], h); k-- > 0;)
+                if (h[k].stage == s && sc_op_is_wgrad(h[k].op))
+                    last = j;
+        }
+        if (last != NEVER && add(p, last, 1, SC_OP_REDUCE_GRAD, s, last))
+            return -1;
+    }
+    return 0;
+}
+
 sc_status sc_lower_fsdp_device(sc_prog *pg, int d, int R)
 {
     sc_vec *sv = &pg->stream[d];
@@ -175,7 +198,7 @@ sc_status sc_lower_fsdp_device(sc_prog *pg, int d, int R)
         }
         const sc_fsdp_cfg *c = &pg->fsdp;
         int L = c->policy == SC_FSDP_AUTO && d + 2 < R ? d + 2 : R;
-        if (windows(&p, L, R, c->policy == SC_FSDP_DERIVED))
+        if (windows(&p, L, R, c->policy == SC_FSDP_DERIVED) || reduce_grads(&p))
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     }
     if (st == SC_OK) {

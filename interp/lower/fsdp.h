@@ -1,6 +1,8 @@
 /*
  * fsdp.h — UNSHARD and RESHARD placed in lowered streams by the program's
- * FSDP policy (ir/fsdp.h, docs/fsdp.md#policies).
+ * FSDP policy (ir/fsdp.h, docs/fsdp.md#policies), and each stage's
+ * REDUCE_GRAD right after its last weight gradient pass (every policy:
+ * PyTorch's _add_reduce_grad), before a RESHARD there.
  *
  * The policies work on each device's passes (its stage passes and pairs,
  * in stream order; a pair uses both its stages, its F half first):

@@ -260,6 +260,8 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
                     first = sim->t0[g];
                 if (sim->t1[g] > last)
                     last = sim->t1[g];
+            } else if (in->op == SC_OP_REDUCE_GRAD && sim->t1[g] > last) {
+                last = sim->t1[g]; /* FSDP: the step waits for its reduce-scatters */
             }
             sim->mem[g] = cur;
         }

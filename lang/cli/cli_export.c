@@ -181,11 +181,15 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
                      torch ? "--torch" : "--torchtitan");
     if (torch && sc_cli_torch_version(torch, &version))
         return SC_EXIT_USAGE;
+    /* A compute_comms file is lowered for its own reading
+     * (docs/semantics.md#lowering-per-mode). */
+    int comms = strcmp(format, "torch-csv-comms") == 0;
+    if (comms)
+        sc_lua_set_lower_target(lp, SC_LOWER_FILE);
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)
         return rc;
-    int comms = strcmp(format, "torch-csv-comms") == 0;
     int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
     if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
         return sc_cli_failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
@@ -267,9 +271,13 @@ char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err)
 
 typedef struct costs {
     double tf, tb, tw, tcomm, w_keep, mem;
+    double fsdp_time, reduce_time; /* FSDP's all-gather, reduce-scatter; NAN: not given */
 } costs;
 
-/* -D NAME=VALUE of import: the cost and memory model. */
+#define IMPORT_DEFINES 8
+
+/* -D NAME=VALUE of import: the cost and memory model; an FSDP file's
+ * all-gather and reduce-scatter times (docs/fsdp.md#interchange). */
 static int import_define(const char *kv, costs *c)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;
@@ -280,15 +288,17 @@ static int import_define(const char *kv, costs *c)
     if (end == eq + 1 || *end)
         return sc_cli_failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
-    static const char *const names[] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem"};
-    double *slots[] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem};
-    for (int i = 0; i < 6; i++)
+    static const char *const names[IMPORT_DEFINES] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem",
+                                                      "fsdp_time", "reduce_time"};
+    double *slots[IMPORT_DEFINES] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem,
+                                     &c->fsdp_time, &c->reduce_time};
+    for (int i = 0; i < IMPORT_DEFINES; i++)
         if (strlen(names[i]) == (size_t)(eq - kv) && strncmp(kv, names[i], (size_t)(eq - kv)) == 0) {
             *slots[i] = x;
             return 0;
         }
     return sc_cli_failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
-                 "tcomm, w_keep, mem)", (int)(eq - kv), kv);
+                 "tcomm, w_keep, mem, fsdp_time, reduce_time)", (int)(eq - kv), kv);
 }
 
 static sc_status apply_costs(sc_prog *pg, const costs *c)
@@ -299,7 +309,15 @@ static sc_status apply_costs(sc_prog *pg, const costs *c)
         (st = sc_prog_set_mem(pg, -1, c->mem * share)) || (st = sc_prog_set_comm(pg, c->tcomm)) ||
         (st = sc_prog_set_w_keep(pg, c->w_keep)))
         return st;
-    return SC_OK;
+    /* An FSDP file (one with UNSHARD): its all-gathers and reduce-scatters
+     * take the given times (the reduce-scatter: the all-gather's unless
+     * given). The caller refused them for a file without. */
+    sc_fsdp_cfg f = *sc_prog_fsdp(pg);
+    if (!f.dp || (isnan(c->fsdp_time) && isnan(c->reduce_time)))
+        return SC_OK;
+    f.time = isnan(c->fsdp_time) ? f.time : c->fsdp_time;
+    f.reduce_time = c->reduce_time;
+    return sc_prog_set_fsdp(pg, &f);
 }
 
 static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, const sc_sim *sim,
@@ -360,7 +378,7 @@ int sc_cli_import(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *out = NULL, *torch = NULL;
     int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc;
-    costs c = {1, 1, 1, 0, 1, 1};
+    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "-D", 2) == 0) {
@@ -423,8 +441,16 @@ int sc_cli_import(int argc, char **argv)
     free(text);
     if (!pg)
         return sc_cli_status_fail(st, "%s: %s", path, err);
+    if (!sc_prog_fsdp(pg)->dp && (!isnan(c.fsdp_time) || !isnan(c.reduce_time))) {
+        sc_prog_free(pg);
+        return sc_cli_failf(SC_EXIT_USAGE, "%s: fsdp_time and reduce_time time FSDP's UNSHARD and "
+                            "REDUCE_GRAD, and the file has none (docs/fsdp.md#interchange)", path);
+    }
     sc_sim *sim = NULL;
-    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) || (st = sc_check(pg)) ||
+    /* Written as a compute_comms file: lowered for its reading (p2p.h). */
+    int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE : SC_LOWER_STREAMS;
+    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) ||
+        (st = sc_prog_set_lower_target(pg, target)) || (st = sc_check(pg)) ||
         (st = sc_simulate(pg, &sim))) {
         rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
     } else {

@@ -164,6 +164,7 @@ typedef enum sc_field_table {
     X("units", SC_IN(FSDP), "number", "memory units of one stage's unsharded parameters")         \
     X("bytes", SC_IN(FSDP), "number", "one stage's parameter bytes, for the all-gather's time")   \
     X("time", SC_IN(FSDP), "number", "the all-gather's time (default: from bytes)")               \
+    X("reduce_time", SC_IN(FSDP), "number", "the reduce-scatter's time (default: the gather's)")  \
     X("policy", SC_IN(FSDP), "string", "full, auto or derived: where UNSHARD and RESHARD go")    \
     X("max_active", SC_IN(FSDP), "integer", "the most stages unsharded at once on a device")
 

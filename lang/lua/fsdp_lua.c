@@ -3,6 +3,7 @@
  *
  *   fsdp = true                                   -- dp 2, 1 unit, policy full
  *   fsdp = {dp = 8, units = 2, time = 0.5, policy = "derived", max_active = 2}
+ *   fsdp = {dp = 8, bytes = 4e8, reduce_time = 0.7}  -- the reduce-scatter apart
  */
 #include "sc_lua_impl.h"
 
@@ -34,6 +35,7 @@ void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg)
         c.units = sc_lua_num_field(L, tab, "units", c.units);
         c.bytes = sc_lua_num_field(L, tab, "bytes", c.bytes);
         c.time = sc_lua_num_field(L, tab, "time", c.bytes > 0 ? NAN : c.time);
+        c.reduce_time = sc_lua_num_field(L, tab, "reduce_time", c.reduce_time);
         if (lua_getfield(L, tab, "policy") != LUA_TNIL) {
             const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
             if ((c.policy = sc_fsdp_policy_parse(name)) < 0)

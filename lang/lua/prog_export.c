@@ -25,6 +25,7 @@
 #include "formats/export.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
+#include "ir/p2p.h"
 #include "sandbox/sandbox.h"
 
 
@@ -80,20 +81,29 @@ static int do_export(lua_State *L)
     }
     /* The path first: a refused path raises before anything is allocated. */
     const char *path = file ? sc_sandbox_write_path(L, file, fm) : NULL;
-    sc_status st; /* the simulation verifies too, in the replay that times it */
-    const sc_sim *sim = sc_lua_sim(lp, &st);
-    if (st) {
+    /* A compute_comms file is lowered for its own reading
+     * (docs/semantics.md#lowering-per-mode); the program goes back to its
+     * target after, so that p:sim() still times the streams. */
+    int comms = strcmp(fm, "torch-csv-comms") == 0, was = sc_prog_lower_target(lp->pg);
+    sc_status st = comms ? sc_lua_set_lower_target(lp, SC_LOWER_FILE) : SC_OK;
+    /* the simulation verifies too, in the replay that times it */
+    const sc_sim *sim = st ? NULL : sc_lua_sim(lp, &st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = st ? NULL : open_memstream(&buf, &len);
+    if (f) {
+        st = render(f, fm, lp, sim, title, &so);
+        if (fclose(f) != 0 && st == SC_OK)
+            st = SC_ERR_NOMEM;
+    }
+    if (comms) /* leaves the program's message as it is */
+        sc_lua_set_lower_target(lp, was);
+    if (!sim) {
         lua_pushfstring(L, "%s%s", lp->where, sc_errmsg(lp->pg));
         return sc_lua_throw(L, sc_status_exit_code(st));
     }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
+    if (!f && !st)
         return luaL_error(L, "out of memory");
-    st = render(f, fm, lp, sim, title, &so);
-    if (fclose(f) != 0 && st == SC_OK)
-        st = SC_ERR_NOMEM;
     if (st) {
         free(buf);
         if (st == SC_ERR_NOMEM)

@@ -261,6 +261,15 @@ sc_status sc_lua_set_comm(sc_lprog *lp, int mode)
     return sc_prog_set_p2p(lp->pg, mode);
 }
 
+sc_status sc_lua_set_lower_target(sc_lprog *lp, int target)
+{
+    if (sc_prog_lower_target(lp->pg) != target) {
+        sc_sim_free(lp->sim); /* its figures were of the other lowering */
+        lp->sim = NULL;
+    }
+    return sc_prog_set_lower_target(lp->pg, target);
+}
+
 static int raise_prog(lua_State *L, sc_lprog *lp, sc_status st)
 {
     lua_pushfstring(L, "%s%s", lp->where, sc_errmsg(lp->pg));

@@ -47,6 +47,9 @@ const sc_sim *sc_lua_sim(sc_lprog *lp, sc_status *st);
 /* Sets the program's point-to-point mode (SC_P2P_*, docs/semantics.md#modes;
  * --comm) and drops its simulation. */
 sc_status sc_lua_set_comm(sc_lprog *lp, int mode);
+/* Sets what the program is lowered for (SC_LOWER_*, ir/p2p.h: a
+ * compute_comms file or the streams); another target drops its simulation. */
+sc_status sc_lua_set_lower_target(sc_lprog *lp, int target);
 
 /* Balance of a simulation: idle[d] = 1 - busy[d] / makespan, the share of
  * the step device d computes nothing (the bubble rate, the papers' figure,

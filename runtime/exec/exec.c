@@ -258,7 +258,7 @@ static sc_status run(ex *e)
             st = sc_ex_host_copy(e, in, k);
             break;
         case SC_OP_R: st = sc_ex_recompute(e, in); break;
-        case SC_OP_UNSHARD: case SC_OP_RESHARD:
+        case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD:
             break; /* one replica: its parameters are whole (docs/fsdp.md#runtime) */
         case SC_OP_REDUCE:
             if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&

@@ -147,7 +147,7 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
                 continue;
             case SC_OPC_OPTIM: add(sm, &sm->kind[SC_COST_OPT][d], run); continue;
             case SC_OPC_TR: continue; /* a recomputation: F again, timed by F's cost */
-            case SC_OPC_GATHER: continue; /* FSDP: no data-parallel group in a run */
+            case SC_OPC_GATHER: case SC_OPC_SCATTER: continue; /* FSDP: no data-parallel group in a run */
             case SC_OPC_COMM: { /* timed at the receive, with its send */
                 if (!sc_op_has(op, SC_OPF_IN))
                     continue;

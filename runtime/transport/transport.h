@@ -69,7 +69,7 @@ static inline int sc_cxfer_bcast(int op)
     case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
     case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
     case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: break; /* no collective */
+    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no collective */
     }
     return 0;
 }

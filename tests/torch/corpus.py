@@ -1,5 +1,5 @@
 """corpus.py SC [--sample] [--per-link] [--recipes R,...] [--worlds 2,4] [--only NAME,...]
-[--timeout S] [--report FILE] [--count] [--exports-only MODE,TCOMM] —
+[--timeout S] [--report FILE] [--count] [--exports-only MODE,TCOMM[,K=V...]] —
 stagecraft's verdicts against what PyTorch does (docs/semantics.md#waits).
 
 Generates small compute_comms programs, asks `SC import` for each (exit 0:
@@ -19,9 +19,10 @@ transfers) swapped, a receive moved to the start of its row (early) or right
 before its consumer (late), a receive dropped, a send moved right before its
 wait.
 
---exports-only MODE,TCOMM: instead, only the exports lowered in that mode
-with that transfer time (docs/semantics.md#lowering-per-mode): the recipes'
-and our lowering of PyTorch's classes' compute orders (import --format).
+--exports-only MODE,TCOMM[,K=V...]: instead, only the exports lowered in
+that mode with that transfer time and the other costs given (-D K=V, e.g.
+tb=1.5,tw=0.5; docs/semantics.md#lowering-per-mode): the recipes' and our
+lowering of PyTorch's classes' compute orders (import --format).
 
 Each program gets three verdicts, --comm nccl (the default), gloo and
 per-link (docs/semantics.md#modes). With --per-link PyTorch runs with
@@ -227,13 +228,15 @@ HOSTILE = [
 ]
 
 
-def exports_in(sc, worlds, recipes, comm, tcomm):
+def exports_in(sc, worlds, recipes, comm, tcomm, costs=()):
     """--exports-only: the exports lowered in one mode with a transfer time
-    (docs/semantics.md#lowering-per-mode), of the recipes and of PyTorch's
-    classes' compute orders (our lowering of them: import --format)."""
+    (docs/semantics.md#lowering-per-mode), and other costs K=V (-D K=V) when
+    given, of the recipes and of PyTorch's classes' compute orders (our
+    lowering of them: import --format)."""
     fx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "2.15.0")
-    tag, args = f"@{comm},tcomm={tcomm}", ["--comm", comm, "-D", f"tcomm={tcomm}",
-                                            "--format", "torch-csv-comms", "--torch", "2.15"]
+    tag = f"@{comm},tcomm={tcomm}" + "".join(f",{kv}" for kv in costs)
+    args = ["--comm", comm, "-D", f"tcomm={tcomm}"] + [a for kv in costs for a in ("-D", kv)]
+    args += ["--format", "torch-csv-comms", "--torch", "2.15"]
     progs = []
     for P in worlds:
         srcs = [(r, ["export", r, "-D", f"p={P}", "-D", f"m={2 * P}"]) for r in recipes]
@@ -443,9 +446,9 @@ def main():
             recipes = args[i + 1].split(",")
     progs = None
     for i, a in enumerate(args):
-        if a == "--exports-only":  # MODE,TCOMM: the exports lowered in that mode
-            comm, tcomm = args[i + 1].split(",")
-            progs = exports_in(sc, worlds, recipes, comm, float(tcomm))
+        if a == "--exports-only":  # MODE,TCOMM[,K=V...]: the exports lowered in that mode
+            comm, tcomm, *costs = args[i + 1].split(",")
+            progs = exports_in(sc, worlds, recipes, comm, float(tcomm), costs)
     if progs is None:
         progs = generate(sc, worlds, sample, recipes)
     for i, a in enumerate(args):

@@ -5,7 +5,9 @@ Each program is a compute_comms file with UNSHARD and RESHARD: stagecraft's
 exports of examples/fsdp.lua (p = 2, two stages per rank) under each policy,
 PyTorch's own lowerings (tests/torch/fixtures/2.15.0, p = 2), and mutations
 of an export: the first UNSHARD dropped, a RESHARD moved right after its
-UNSHARD, the last RESHARD of a rank dropped, an UNSHARD doubled. Each runs
+UNSHARD, the last RESHARD of a rank dropped, an UNSHARD doubled, a
+REDUCE_GRAD moved before its stage's last weight gradient, a REDUCE_GRAD
+dropped. Each runs
 on 2 x 2 gloo ranks on loopback (a pipeline of two ranks, each stage
 module sharded with fully_shard over a data-parallel group of two; every
 replica sees the same data), under _PipelineScheduleRuntime, with a
@@ -71,8 +73,21 @@ def programs(sc, sample):
         u = next(i for i, c in enumerate(r[0]) if c.endswith("UNSHARD"))
         r[0].insert(u, r[0][u])
 
+    def reduce_early(r):  # REDUCE_GRAD (and its wait) before the stage's last weight gradient
+        k = next(i for i, c in enumerate(r[0]) if c.endswith("REDUCE_GRAD") and "WAIT" not in c)
+        s = r[0][k][:-len("REDUCE_GRAD")]
+        pair = r[0][k:k + 2]
+        del r[0][k:k + 2]
+        j = max(i for i, c in enumerate(r[0][:k]) if c.startswith(s + "B") or c.startswith(s + "W"))
+        r[0][j:j] = pair
+
+    def drop_reduce(r):  # a stage with no reduce-scatter of its gradients
+        k = next(i for i, c in enumerate(r[1]) if c.endswith("REDUCE_GRAD") and "WAIT" not in c)
+        del r[1][k:k + 2]
+
     for n, fn in [("no-unshard", drop_first_unshard), ("reshard-early", reshard_early),
-                  ("no-reshard", drop_last_reshard), ("double-unshard", double_unshard)]:
+                  ("no-reshard", drop_last_reshard), ("double-unshard", double_unshard),
+                  ("reduce-early", reduce_early), ("no-reduce", drop_reduce)]:
         mutant(n, fn)
     return out
 

@@ -64,6 +64,9 @@ TEST(classes_and_roles)
     CHECK(sc_op_mem_of(SC_OP_UNSHARD) == SC_OPM_ALLOC && sc_op_mem_of(SC_OP_RESHARD) == SC_OPM_FREE_ALL);
     CHECK(sc_op_cost_of(SC_OP_UNSHARD) == SC_OPC_GATHER && sc_op_cost_of(SC_OP_RESHARD) == SC_OPC_NONE);
     CHECK(sc_op_parse("UNSHARD") == SC_OP_UNSHARD && !sc_op_is_fsdp(SC_OP_F));
+    /* REDUCE_GRAD: the gradients' reduce-scatter, timed on the same channel */
+    CHECK(sc_op_is_fsdp(SC_OP_REDUCE_GRAD) && sc_op_mem_of(SC_OP_REDUCE_GRAD) == SC_OPM_NONE);
+    CHECK(sc_op_cost_of(SC_OP_REDUCE_GRAD) == SC_OPC_SCATTER);
     CHECK(sc_op_is_compute(SC_OP_R) && sc_op_has(SC_OP_R, SC_OPF_FRAC) && !sc_op_is_fwd(SC_OP_R));
     CHECK(sc_op_has(SC_OP_DROP, SC_OPF_FRAC) && sc_op_stage_index(SC_OP_R) == -1);
     CHECK(sc_op_is_fwd(SC_OP_F) && !sc_op_is_fwd(SC_OP_B) && !sc_op_is_fwd(SC_OP_BW));
