@@ -326,7 +326,13 @@ expect 8 "did not return a program" -- timeout 20 $SC check "$tmp/r/ffreq.lua"
 expect 3 "cost file $tmp/r/ff.json: line 1: expected a value, found the end of the file" -- timeout 20 $SC check zb-h1 -D costs="$tmp/r/ff.json"
 expect 3 "ff.csv: the file has no rows" -- timeout 20 $SC import "$tmp/r/ff.csv"
 timeout 20 $SC "$tmp/r/ff.lua" && ok || ko "a script that is a FIFO without a writer (exit $?)"
-{ sleep 1; printf '0F0,0I0,0W0\n'; } >"$tmp/r/ff.csv" &
+# The writer holds the FIFO before import starts: opened read-write (which
+# Linux does without waiting for a reader) in this shell, inherited by the
+# background writer, closed here. A writer that opened it itself could come
+# after import under load, and then wait for a reader forever.
+exec 3<>"$tmp/r/ff.csv"
+{ sleep 1; printf '0F0,0I0,0W0\n' >&3; } &
+exec 3>&-
 expect 0 "instructions  5 verified" -- timeout 20 $SC import "$tmp/r/ff.csv"
 wait
 expect 2 "cannot read $tmp/r/sub: Is a directory" -- $SC "$tmp/r/sub"
