@@ -17,6 +17,7 @@
 #include "lower/offload.h"
 #include "lower/recompute.h"
 #include "lower/steps.h"
+#include "schedule/dataflow.h"
 
 #include <math.h>
 #include <string.h>
@@ -185,34 +186,80 @@ static void copy_streams(sc_prog *pg, sc_vec *keep, int back)
     }
 }
 
-/* The makespan of the streams in the program's mode into *a, or -1 when
- * they do not verify; into *file the same as their compute_comms file
- * reads in the NCCL mode: a file has no groups, its reader makes one of
- * adjacent transfer cells (docs/modes.md#files), so the split groups
- * (SC_IF_GROUP) are dropped for it. The streams are left as they were. */
-static void judge(sc_prog *pg, sc_vec *keep, double *a, double *file)
+/* *keep: P buffers of `most` instructions each, made on first use. */
+static sc_status buffers(sc_prog *pg, sc_vec **keep, size_t most)
 {
-    sc_times t;
+    if (!*keep && !(*keep = sc_calloc((size_t)pg->P, sizeof **keep)))
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    for (int d = 0; d < pg->P; d++)
+        if (sc_vec_reserve(&(*keep)[d], most) != SC_OK)
+            return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    return SC_OK;
+}
+
+static void buffers_free(const sc_prog *pg, sc_vec *keep)
+{
+    for (int d = 0; keep && d < pg->P; d++)
+        sc_vec_free(&keep[d]);
+    sc_free(keep);
+}
+
+/* The makespan of the streams in the program's mode into *a, with their
+ * timing into *t (the proof of the streams as they are), or -1 when they
+ * do not verify; into *file the same as their compute_comms file reads in
+ * the NCCL mode: a file has no groups, its reader makes one of adjacent
+ * transfer cells (docs/modes.md#files), so the split groups (SC_IF_GROUP)
+ * are dropped for it (in *keep, buffers of `most`, the streams are saved
+ * meanwhile). The streams are left as they were. */
+static sc_status judge(sc_prog *pg, sc_vec **keep, size_t most, double *a, double *file,
+                       sc_times *t)
+{
     *a = *file = -1;
-    if (sc_replay_timed(pg, &t) != SC_OK)
-        return;
-    *a = *file = makespan(pg, &t);
-    sc_times_free(&t);
+    if (sc_replay_timed(pg, t) != SC_OK)
+        return SC_OK;
+    *a = *file = makespan(pg, t);
     int split = 0;
     for (int d = 0; d < pg->P && sc_prog_p2p(pg) == SC_P2P_NCCL; d++)
         for (size_t k = 0; k < pg->stream[d].n; k++)
             split |= (pg->stream[d].v[k].flags & SC_IF_GROUP) != 0;
     if (!split)
-        return;
-    copy_streams(pg, keep, 0);
+        return SC_OK;
+    sc_status st = buffers(pg, keep, most);
+    if (st != SC_OK)
+        return st;
+    copy_streams(pg, *keep, 0);
     for (int d = 0; d < pg->P; d++)
         for (size_t k = 0; k < pg->stream[d].n; k++)
             pg->stream[d].v[k].flags &= (uint16_t)~SC_IF_GROUP;
-    if (sc_replay_timed(pg, &t) == SC_OK) {
-        *file = makespan(pg, &t);
-        sc_times_free(&t);
+    sc_times tf;
+    if (sc_replay_timed(pg, &tf) == SC_OK) {
+        *file = makespan(pg, &tf);
+        sc_times_free(&tf);
     }
-    copy_streams(pg, keep, 1);
+    copy_streams(pg, *keep, 1);
+    return SC_OK;
+}
+
+/* The makespan of the dataflow timing of the orders into *mk: no lowering
+ * of them replays faster (every pass of the replay starts no sooner than
+ * in that timing: its device runs the same passes in the same order at the
+ * same costs, and a RECV completes T_comm after its SEND's group starts,
+ * which is after the producer ends), so a candidate whose figure would have
+ * to be below it cannot be chosen and need not be built. */
+static sc_status flow_makespan(sc_prog *pg, double *mk)
+{
+    size_t n = 0;
+    for (int d = 0; d < pg->P; d++)
+        n += pg->order[d].n;
+    double *t = sc_malloc(2 * (n + 1) * sizeof(double));
+    if (!t)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    sc_status st = sc_dataflow(pg, t, t + n + 1, NULL);
+    *mk = 0;
+    for (size_t k = 0; k < n && st == SC_OK; k++)
+        *mk = t[n + 1 + k] > *mk ? t[n + 1 + k] : *mk;
+    sc_free(t);
+    return st;
 }
 
 /* Step 2's choice (lower.h: lowering per mode, docs/semantics.md#lowering-per-mode):
@@ -224,8 +271,11 @@ static void judge(sc_prog *pg, sc_vec *keep, double *a, double *file)
  * file's reading decides, the streams' figure breaking a tie, so the file
  * is never slower than PyTorch's placement read back; then tcomm = 0 is
  * judged too in the NCCL mode, where the file's merged groups can wait.
- * A candidate that does not verify is dropped. */
-static sc_status pick_lowering(sc_prog *pg)
+ * A candidate that does not verify is dropped; PyTorch's is not built
+ * when ours already meets the dataflow timing where it would have to be
+ * faster (flow_makespan). The replay of the streams kept is their proof:
+ * into *proof, and *proved = 1. */
+static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
 {
     /* Only plain streams (transfers, REDUCE, OPTIM) of one step, and only
      * with a transfer time: at tcomm = 0 ours meets the dataflow timing,
@@ -233,6 +283,8 @@ static sc_status pick_lowering(sc_prog *pg)
      * except as an NCCL-mode file, whose merged groups can still wait. */
     int file = pg->target == SC_LOWER_FILE;
     int judged = pg->tcomm > 0 || (file && sc_prog_p2p(pg) == SC_P2P_NCCL);
+    *proof = (sc_times){0};
+    *proved = 0;
     if (!judged || pg->ncoll || pg->copies > 1 || sc_vocab_split(pg->vocab) ||
         pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
         pg->steps > 1 || pg->sync != SC_SYNC_NONE)
@@ -243,37 +295,47 @@ static sc_status pick_lowering(sc_prog *pg)
         most = pg->stream[d].n > most ? pg->stream[d].n : most;
     for (int d = 0; d < P; d++)
         most = 5 * pg->order[d].n + 2 > most ? 5 * pg->order[d].n + 2 : most;
-    sc_vec *keep = sc_calloc((size_t)P, sizeof *keep), *mine = sc_calloc((size_t)P, sizeof *mine);
-    sc_status st = keep && mine ? SC_OK : sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
-    for (int d = 0; d < P && st == SC_OK; d++)
-        if ((st = sc_vec_reserve(&keep[d], most)) == SC_OK)
-            st = sc_vec_reserve(&mine[d], most);
-    double a = -1, af = -1, b = -1, bf = -1;
-    if (st == SC_OK)
-        judge(pg, keep, &a, &af);
-    if (a < 0) /* ours does not verify: the proof reports it */
+    sc_vec *keep = NULL, *mine = NULL;
+    sc_times ta = {0}, tb = {0};
+    double a = -1, af = -1, b = -1, bf = -1, floor = 0;
+    sc_status st = judge(pg, &keep, most, &a, &af, &ta);
+    if (st != SC_OK || a < 0) /* ours does not verify: the proof reports it */
         goto done;
-    copy_streams(pg, mine, 0);
-    if (sc_lower_torch(pg) == SC_OK)
-        judge(pg, keep, &b, &bf);
     /* PyTorch's placement only where it verifies and, for the streams, is
      * no slower as streams and strictly faster as streams or as a file
      * (the larger figure); for a file, is faster as a file, or as fast and
-     * faster as streams. */
-    double wa = af > a ? af : a, wb = bf > b ? bf : b, eps = 1e-9 * (1 + a);
+     * faster as streams. Its figures are at least the dataflow timing's:
+     * within half the margin of what they must beat, it cannot win. */
+    double wa = af > a ? af : a, eps = 1e-9 * (1 + a);
+    if (flow_makespan(pg, &floor) == SC_OK &&
+        (file ? floor >= af - eps / 2 && floor >= a - eps / 2 : floor >= wa - eps / 2))
+        goto done;
+    pg->err[0] = '\0';
+    if ((st = buffers(pg, &mine, most)) != SC_OK)
+        goto done;
+    copy_streams(pg, mine, 0);
+    if (sc_lower_torch(pg) == SC_OK && (st = judge(pg, &keep, most, &b, &bf, &tb)) != SC_OK)
+        goto done;
+    double wb = bf > b ? bf : b;
     int take = file ? b >= 0 && (bf < af - eps || (bf <= af + eps && b < a - eps))
                     : b >= 0 && b <= a + eps && wb < wa - eps;
-    if (!take)
+    if (take) {
+        sc_times_free(&ta);
+        ta = tb;
+        tb = (sc_times){0};
+    } else {
         copy_streams(pg, mine, 1);
-done:
-    for (int d = 0; d < P; d++) {
-        if (keep)
-            sc_vec_free(&keep[d]);
-        if (mine)
-            sc_vec_free(&mine[d]);
     }
-    sc_free(keep);
-    sc_free(mine);
+done:
+    sc_times_free(&tb);
+    if (st == SC_OK && a >= 0) {
+        *proof = ta;
+        *proved = 1;
+    } else {
+        sc_times_free(&ta);
+    }
+    buffers_free(pg, keep);
+    buffers_free(pg, mine);
     pg->err[0] = '\0'; /* a refused candidate's message is not the program's */
     return st;
 }
@@ -373,12 +435,20 @@ static sc_status compile(sc_prog *pg, sc_times *t)
     sc_times proof = {0};
     int proved = 0;
     if (!pg->lowered) {
-        if ((st = sc_lower(pg)) != SC_OK || (st = pick_lowering(pg)) != SC_OK ||
-            (st = lower_fsdp(pg)) != SC_OK)
+        if ((st = sc_lower(pg)) != SC_OK || (st = pick_lowering(pg, &proof, &proved)) != SC_OK)
+            return st;
+        /* FSDP's instructions change the streams: the choice's replay is
+         * not their proof. */
+        if (proved && pg->fsdp.dp) {
+            sc_times_free(&proof);
+            proved = 0;
+        }
+        if ((st = lower_fsdp(pg)) != SC_OK)
             return st;
         sc_prog_free_offload_info(pg);
         sc_prog_free_recompute_info(pg);
-        if ((st = plan_memory(pg, &proof, &proved)) != SC_OK) {
+        /* (The choice's proof comes only without memory policies.) */
+        if (!proved && (st = plan_memory(pg, &proof, &proved)) != SC_OK) {
             for (int d = 0; d < pg->P; d++)
                 pg->stream[d].n = 0;
             pg->lowered = 0;
@@ -415,6 +485,24 @@ static sc_status compile(sc_prog *pg, sc_times *t)
 }
 
 sc_status sc_check(sc_prog *pg) { return compile(pg, NULL); }
+
+sc_status sc_sim_floor(sc_prog *pg, double *mk)
+{
+    *mk = -1;
+    if (sc_vocab_split(pg->vocab) || pg->fsdp.dp || pg->copies > 1 ||
+        pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
+        pg->steps > 1 || pg->sync != SC_SYNC_NONE)
+        return SC_OK;
+    sc_status st = sc_verify_passes(pg);
+    if (st == SC_OK)
+        st = flow_makespan(pg, mk);
+    if (st == SC_ERR_NOMEM)
+        return st;
+    if (st != SC_OK)
+        *mk = -1;
+    pg->err[0] = '\0'; /* the compile reports what is wrong */
+    return SC_OK;
+}
 
 int sc_is_verified(const sc_prog *pg) { return pg->verified; }
 

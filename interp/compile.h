@@ -48,6 +48,15 @@ int sc_is_verified(const sc_prog *pg);
  * proof and the timing are the same replay. On failure *t is empty. */
 sc_status sc_compile_timed(sc_prog *pg, sc_times *t);
 
+/* A floor under the makespan that sc_simulate would give, found without
+ * lowering: the dataflow timing of the orders (schedule/dataflow.h), which
+ * no replay of their streams beats, into *mk; -1 where the program is not
+ * of the kind for which it holds (a split vocabulary, FSDP, copies, memory
+ * policies or several steps) or its orders do not verify (sc_check says
+ * why). For choosing among programs without simulating those that cannot
+ * win. */
+sc_status sc_sim_floor(sc_prog *pg, double *mk);
+
 /* A record's life in the timing of the program without offload. */
 typedef struct sc_record_life {
     int stage, mb, device, chunk;

@@ -513,7 +513,9 @@ end
 -- the proven lower bound of its passes, devices, costs and caps
 -- (docs/bound.md: it holds for every recipe of the same shape), no recipe
 -- can be faster and none is built; the bound's memory term is not used
--- (a recipe's cap is its own).
+-- (a recipe's cap is its own). Nor is a recipe simulated whose dataflow
+-- timing (sc._sim_floor, a floor under its simulated makespan) already
+-- reaches prog's.
 function sc.fastest(prog, names, P, spec, skip, extra)
   local over = {}
   local function walk(t)
@@ -536,6 +538,10 @@ function sc.fastest(prog, names, P, spec, skip, extra)
   for _, name in ipairs(names) do
     local ok, alt = pcall(sc.load, name, over)
     local fig
+    -- Its dataflow timing is a floor under its makespan: at half the
+    -- margin below mk or above, it cannot win and is not simulated.
+    local floor = ok and sc._sim_floor(alt)
+    if floor and floor >= mk - 0.5e-9 * math.max(1, mk) then ok = false end
     if ok then ok, fig = pcall(alt.sim, alt) end -- the cap refuses at compile time
     if ok and fig.makespan < mk - 1e-9 * math.max(1, mk) then best, mk = alt, fig.makespan end
   end

@@ -230,6 +230,7 @@ static const luaL_Reg module_funcs[] = {
     {"_raise", l_raise},
     {"_chunk", l_chunk},
     {"_autoinfo", sc_lua_autoinfo},
+    {"_sim_floor", sc_lua_sim_floor},
     {"_errcode", sc_lua_errcode},
     {"_steps", sc_lua_steps},
     {"_near", l_near},

@@ -4,6 +4,7 @@
  */
 #include "sc_auto.h"
 #include "auto/autosched.h"
+#include "compile.h"
 #include "sc_lua.h"
 #include "fields.h"
 #include "sc_lua_impl.h"
@@ -161,6 +162,19 @@ int sc_lua_autoinfo(lua_State *L)
 {
     luaL_checkudata(L, 1, SC_PROGRAM_MT);
     if (lua_getiuservalue(L, 1, 1) == LUA_TNONE)
+        lua_pushnil(L);
+    return 1;
+}
+
+int sc_lua_sim_floor(lua_State *L)
+{
+    sc_lprog *lp = luaL_checkudata(L, 1, SC_PROGRAM_MT);
+    double mk = -1;
+    if (lp->pg && sc_sim_floor(lp->pg, &mk) != SC_OK)
+        fail(L, SC_ERR_NOMEM, sc_errmsg(lp->pg));
+    if (mk >= 0)
+        lua_pushnumber(L, mk);
+    else
         lua_pushnil(L);
     return 1;
 }

@@ -25,6 +25,9 @@ void sc_lua_auto(lua_State *L, int t, int ud);
 
 /* sc._autoinfo(prog): the figures of an automatic schedule, or nil. */
 int sc_lua_autoinfo(lua_State *L);
+/* sc._sim_floor(prog): a floor under prog:sim().makespan found without
+ * lowering (compile.h's sc_sim_floor), or nil where none is known. */
+int sc_lua_sim_floor(lua_State *L);
 /* sc._errcode(err): the exit code recorded for an error value (0: none). */
 int sc_lua_errcode(lua_State *L);
 
