@@ -204,36 +204,37 @@ static void buffers_free(const sc_prog *pg, sc_vec *keep)
     sc_free(keep);
 }
 
-/* The makespan of the streams in the program's mode into *a, with their
- * timing into *t (the proof of the streams as they are), or -1 when they
- * do not verify; into *file the same as their compute_comms file reads in
- * the NCCL mode: a file has no groups, its reader makes one of adjacent
- * transfer cells (docs/modes.md#files), so the split groups (SC_IF_GROUP)
- * are dropped for it (in *keep, buffers of `most`, the streams are saved
- * meanwhile). The streams are left as they were. */
-static sc_status judge(sc_prog *pg, sc_vec **keep, size_t most, double *a, double *file,
-                       sc_times *t)
+/* Whether the streams have split groups (SC_IF_GROUP) in the NCCL mode. */
+static int has_split(const sc_prog *pg)
 {
-    *a = *file = -1;
-    if (sc_replay_timed(pg, t) != SC_OK)
-        return SC_OK;
-    *a = *file = makespan(pg, t);
     int split = 0;
     for (int d = 0; d < pg->P && sc_prog_p2p(pg) == SC_P2P_NCCL; d++)
         for (size_t k = 0; k < pg->stream[d].n; k++)
             split |= (pg->stream[d].v[k].flags & SC_IF_GROUP) != 0;
-    if (!split)
-        return SC_OK;
+    return split;
+}
+
+/* The makespan as their compute_comms file reads in the NCCL mode of the
+ * streams src (NULL: the program's own) into *fig, -1 when they do not
+ * verify: a file has no groups, its reader makes one of adjacent transfer
+ * cells (docs/modes.md#files), so the split groups are dropped for it. The
+ * program's streams are left as they were (saved in *keep, buffers of
+ * `most`, meanwhile). */
+static sc_status file_figure(sc_prog *pg, sc_vec *src, sc_vec **keep, size_t most, double *fig)
+{
+    *fig = -1;
     sc_status st = buffers(pg, keep, most);
     if (st != SC_OK)
         return st;
     copy_streams(pg, *keep, 0);
+    if (src)
+        copy_streams(pg, src, 1);
     for (int d = 0; d < pg->P; d++)
         for (size_t k = 0; k < pg->stream[d].n; k++)
             pg->stream[d].v[k].flags &= (uint16_t)~SC_IF_GROUP;
     sc_times tf;
     if (sc_replay_timed(pg, &tf) == SC_OK) {
-        *file = makespan(pg, &tf);
+        *fig = makespan(pg, &tf);
         sc_times_free(&tf);
     }
     copy_streams(pg, *keep, 1);
@@ -298,27 +299,40 @@ static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
     sc_vec *keep = NULL, *mine = NULL;
     sc_times ta = {0}, tb = {0};
     double a = -1, af = -1, b = -1, bf = -1, floor = 0;
-    sc_status st = judge(pg, &keep, most, &a, &af, &ta);
-    if (st != SC_OK || a < 0) /* ours does not verify: the proof reports it */
+    sc_status st = SC_OK;
+    if (sc_replay_timed(pg, &ta) != SC_OK) /* ours does not verify: the proof reports it */
         goto done;
+    a = af = makespan(pg, &ta);
     /* PyTorch's placement only where it verifies and, for the streams, is
      * no slower as streams and strictly faster as streams or as a file
      * (the larger figure); for a file, is faster as a file, or as fast and
-     * faster as streams. Its figures are at least the dataflow timing's:
-     * within half the margin of what they must beat, it cannot win. */
-    double wa = af > a ? af : a, eps = 1e-9 * (1 + a);
-    if (flow_makespan(pg, &floor) == SC_OK &&
-        (file ? floor >= af - eps / 2 && floor >= a - eps / 2 : floor >= wa - eps / 2))
+     * faster as streams. A file figure (a replay) is made only where it
+     * can decide: for a file, ours at once; for the streams, once
+     * PyTorch's is as fast as ours as streams. The figures of PyTorch's
+     * are at least the dataflow timing's: within half the margin of what
+     * they must beat, it cannot win and is not built. */
+    int sa = has_split(pg);
+    double eps = 1e-9 * (1 + a);
+    if (sa && file && (st = file_figure(pg, NULL, &keep, most, &af)) != SC_OK)
+        goto done;
+    if ((file || !sa) && flow_makespan(pg, &floor) == SC_OK && floor >= a - eps / 2 &&
+        (!file || floor >= af - eps / 2))
         goto done;
     pg->err[0] = '\0';
     if ((st = buffers(pg, &mine, most)) != SC_OK)
         goto done;
     copy_streams(pg, mine, 0);
-    if (sc_lower_torch(pg) == SC_OK && (st = judge(pg, &keep, most, &b, &bf, &tb)) != SC_OK)
-        goto done;
-    double wb = bf > b ? bf : b;
-    int take = file ? b >= 0 && (bf < af - eps || (bf <= af + eps && b < a - eps))
-                    : b >= 0 && b <= a + eps && wb < wa - eps;
+    if (sc_lower_torch(pg) == SC_OK && sc_replay_timed(pg, &tb) == SC_OK)
+        b = bf = makespan(pg, &tb);
+    int take = 0;
+    if (b >= 0 && (file || b <= a + eps)) {
+        if (has_split(pg) && (st = file_figure(pg, NULL, &keep, most, &bf)) != SC_OK)
+            goto done;
+        if (sa && !file && (st = file_figure(pg, mine, &keep, most, &af)) != SC_OK)
+            goto done;
+        double wa = af > a ? af : a, wb = bf > b ? bf : b;
+        take = file ? bf < af - eps || (bf <= af + eps && b < a - eps) : wb < wa - eps;
+    }
     if (take) {
         sc_times_free(&ta);
         ta = tb;

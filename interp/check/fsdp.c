@@ -147,6 +147,17 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
 
 sc_status sc_verify_fsdp(sc_prog *pg)
 {
+    if (!pg->fsdp.dp) { /* nothing to prove but that no stream has FSDP's instructions */
+        for (int d = 0; d < pg->P; d++)
+            for (size_t k = 0; k < pg->stream[d].n; k++)
+                if (sc_op_is_fsdp(pg->stream[d].v[k].op)) {
+                    char a[160];
+                    name_at(pg, d, k, a, sizeof a);
+                    return sc_fail(pg, SC_ERR_PROGRAM, "%s: the program has no FSDP (docs/fsdp.md)",
+                                   a);
+                }
+        return SC_OK;
+    }
     size_t *since = sc_malloc((size_t)pg->S * sizeof(size_t));
     unsigned char *used = sc_calloc(2 * (size_t)pg->S, 1);
     grads g = {sc_calloc((size_t)pg->S, sizeof(int)), used ? used + pg->S : NULL};

@@ -65,6 +65,29 @@ TEST(proof)
     refused(5, "d0 #6 (REDUCE_GRAD s0): stage 0 has its REDUCE_GRAD already in this step");
 }
 
+/* Without FSDP (no data-parallel group) a stream with its instructions is
+ * refused at the first of them, whichever it is. */
+TEST(no_fsdp)
+{
+    for (int first = 0; first < 2; first++) {
+        sc_prog *pg = sc_prog_new(1, 1, 1);
+        CHECK(sc_prog_push_stream(pg, 0, C(SC_OP_F, 0, 0)) == SC_OK);
+        CHECK(sc_prog_push_stream(pg, 0, G(first ? SC_OP_RESHARD : SC_OP_UNSHARD, 0)) == SC_OK);
+        CHECK(sc_prog_push_stream(pg, 0, C(SC_OP_BW, 0, 0)) == SC_OK);
+        CHECK(sc_prog_push_stream(pg, 0, G(SC_OP_UNSHARD, 0)) == SC_OK);
+        CHECK(sc_check(pg) == SC_ERR_PROGRAM);
+        const char *want = first ? "d0 #1 (RESHARD s0): the program has no FSDP"
+                                 : "d0 #1 (UNSHARD s0): the program has no FSDP";
+        CHECK(strstr(sc_errmsg(pg), want) != NULL);
+        sc_prog_free(pg);
+    }
+    sc_prog *pg = sc_prog_new(1, 1, 1); /* and without them it is proved */
+    CHECK(sc_prog_push_stream(pg, 0, C(SC_OP_F, 0, 0)) == SC_OK);
+    CHECK(sc_prog_push_stream(pg, 0, C(SC_OP_BW, 0, 0)) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    sc_prog_free(pg);
+}
+
 /* The reduce-scatter starts when posted (the last BW's end) and the
  * channel is free, takes reduce_time (or the all-gather's), and OPTIM and
  * the makespan wait for it. */
@@ -137,6 +160,7 @@ TEST(lowered)
 int main(void)
 {
     RUN(proof);
+    RUN(no_fsdp);
     RUN(timing);
     RUN(lowered);
     return harness_done("fsdp");
