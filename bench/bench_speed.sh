@@ -4,7 +4,7 @@
 # AFTER alone when BEFORE is not given), in alternation, the median of
 # ROUNDS runs of the process's CPU time (user + system, all its threads:
 # wall time is noise on a shared machine).
-#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export mpi local all
+#   sh bench/bench_speed.sh [PART...]        PART: vocab blas export auto mpi local all
 # Environment: BEFORE, AFTER (default ./stagecraft), ROUNDS (default 5).
 AFTER=${AFTER:-./stagecraft}
 ROUNDS=${ROUNDS:-5}
@@ -72,6 +72,24 @@ if want export; then
       AFTER=$BEFORE ratio "  export $f over sim, before" export $E --format $f -o /dev/null -- sim $E
     fi
   done
+fi
+
+if want auto; then
+  echo "== 5. the automatic schedulers as a process (p=64, m=512, the heuristic only; the authors: 20 us a pass)"
+  R="-D tf=29850 -D tb=29767 -D tw=18868 -D tcomm=466"
+  A="-D p=64 -D m=512 -D time_limit=0"
+  # shellcheck disable=SC2086
+  row "sim zb-auto realistic, mem = p (authors 1.97 s)" sim zb-auto $A $R
+  # shellcheck disable=SC2086
+  row "sim zb-auto realistic, mem = 2p" sim zb-auto $A $R -D mem=128
+  # shellcheck disable=SC2086
+  row "sim zb-auto unit costs" sim zb-auto $A
+  rounds=$ROUNDS; ROUNDS=${AUTO_ROUNDS:-1} # seconds a run: AUTO_ROUNDS runs
+  # shellcheck disable=SC2086
+  row "sim zbv-auto realistic, mem = p (authors 3.93 s)" sim zbv-auto $A $R
+  ROUNDS=$rounds
+  # shellcheck disable=SC2086
+  row "sim zbv-auto unit costs" sim zbv-auto $A
 fi
 
 # mpi_steps BIN...: for each build, the median wall time per instruction of

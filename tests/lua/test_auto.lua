@@ -122,4 +122,27 @@ do
   sc._probe = nil
 end
 
+-- sc._sim_floor: the dataflow timing of the orders, a floor under the
+-- simulated makespan (what lets sc.fastest skip a recipe's simulation):
+-- never above it, equal where the lowering meets the dataflow timing
+-- (tcomm = 0), nil where it is not known to hold.
+do
+  for _, name in ipairs{"zb-h1", "zb-h2", "1f1b", "interleaved", "zb-v", "gpipe", "v-half"} do
+    for _, c in ipairs{{tcomm = 0.5}, {tcomm = 0.25, tb = 1.5, tw = 0.5}, {tcomm = 2}} do
+      local over = {p = 4, m = 8}
+      for k, v in pairs(c) do over[k] = v end
+      local prog = sc.load(name, over)
+      local floor, mk = sc._sim_floor(prog), prog:sim().makespan
+      T.ok(floor and floor > 0 and floor <= mk,
+        ("%s tcomm %g: floor %s <= makespan %g"):format(name, c.tcomm, tostring(floor), mk))
+    end
+  end
+  local z = sc.load("zb-h1", {p = 4, m = 8, tb = 1.5, tw = 0.5})
+  T.eq(sc._sim_floor(z), z:sim().makespan, "tcomm = 0: the floor is the makespan")
+  T.eq(sc._sim_floor(sc.load("zb-h1", {p = 4, m = 8, offload = "all"})), nil,
+    "offload: no floor")
+  local two = sc.program{p = 2, m = 4, rule = "1f1b", steps = 2}
+  T.eq(sc._sim_floor(two), nil, "several steps: no floor")
+end
+
 os.exit(T.done("auto"))
