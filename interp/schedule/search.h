@@ -21,9 +21,9 @@
  *
  * sc_vblock_search enumerates k = 1..kmax and slacks 0..5 and keeps the
  * valid blocks with their block peak (max over devices, units). It then
- * ranks those within the largest budget by their plain squeeze (unrolled
- * on the program, its m, costs and T_comm, without the reorder, timed by
- * the dataflow timing), and for each budget unrolls the best within it
+ * ranks those within the largest budget by their plain squeeze (on the
+ * program, its m, costs and T_comm, without the reorder, timed by the
+ * dataflow timing; sc_vblock_plain, from the block itself where it can), and for each budget unrolls the best within it
  * again with the reorder (under the block's own peak) and times them: as
  * many as SC_VSEARCH_WORK passes allow (all for small programs), at least
  * SC_VSEARCH_KEEP. Those are `timed`; the others keep the figures of their
@@ -58,6 +58,17 @@ typedef struct sc_vcand {
  * W placed into off[SC_OP_W*S ..]; blk points there (slots, interval 3v).
  * off has room for 3*S numbers. Invalid blocks give SC_ERR_PROGRAM. */
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk);
+
+/* The plain squeeze of blk (not reordered; paired where pairs gain, within
+ * peak) timed by the dataflow timing: the makespan and the bubble rate
+ * (1 - the busiest device's busy time / the longest device span). fast:
+ * without unrolling where the block allows it (no pairs, no vocabulary
+ * passes, B and W split, offsets and interval whole slots), the same
+ * figures to the bit; the program's orders are then left as they were.
+ * Otherwise, and when !fast, unrolled into the program's orders. times has
+ * room for 6 S m numbers. */
+sc_status sc_vblock_plain(sc_prog *pg, const sc_block *blk, double peak, int fast, double *times,
+                          double *makespan, double *bubble);
 
 /* Every valid pattern, the best within each of budgets[nb] (units) timed;
  * *cands is malloc'd (the caller frees). The program's stages must be
