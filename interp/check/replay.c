@@ -20,18 +20,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sc_status push_ev(replay *r, int kind, int d, int g)
+/* The event stack grows here, out of push_ev's way (it is sized for the
+ * usual bound up front, sc_replay). */
+static sc_status grow_ev(replay *r)
+{
+    size_t cap = r->capev ? r->capev * 2 : 256;
+    event *ev = sc_realloc(r->ev, cap * sizeof *ev);
+    if (!ev)
+        return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+    r->ev = ev;
+    r->capev = cap;
+    return SC_OK;
+}
+
+static inline sc_status push_ev(replay *r, int kind, int d, int g)
 {
     if (r->nev == r->capev) {
-        size_t cap = r->capev ? r->capev * 2 : 256;
-        event *ev = sc_realloc(r->ev, cap * sizeof *ev);
-        if (!ev)
-            return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
-        r->ev = ev;
-        r->capev = cap;
+        sc_status st = grow_ev(r);
+        if (st)
+            return st;
     }
     r->ev[r->nev++] = (event){kind, d, g};
     return SC_OK;
+}
+
+/* The device whose stream holds global instruction gi (error paths). */
+static int dev_of(const replay *r, size_t gi)
+{
+    int d = 0;
+    while (d + 1 < r->pg->P && r->offset[d + 1] <= gi)
+        d++;
+    return d;
+}
+
+/* Whether global instruction gi is on device d. */
+static inline int on_dev(const replay *r, int d, size_t gi)
+{
+    return gi - r->offset[d] < r->pg->stream[d].n; /* NONE and below wrap */
 }
 
 /* Key of a transfer: (direction, consuming stage, microbatch). */
@@ -76,6 +101,22 @@ static sc_status link_order(replay *r)
     return SC_OK;
 }
 
+/* A new group whose first transfer is gi, at the end of r->groups (built
+ * in stream order, device after device: the global group index). */
+static sc_status add_group(replay *r, size_t gi)
+{
+    if (r->ngr == r->capgr) {
+        size_t cap = r->capgr ? r->capgr * 2 : 1024;
+        group *g = sc_realloc(r->groups, cap * sizeof *g);
+        if (!g)
+            return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+        r->groups = g;
+        r->capgr = cap;
+    }
+    r->groups[r->ngr++] = (group){.first = gi, .lprev = -1, .lnext = -1};
+    return SC_OK;
+}
+
 /* Groups, matching and data-flow checks of the streams; fills r. */
 static sc_status prepare(replay *r)
 {
@@ -111,12 +152,20 @@ static sc_status prepare(replay *r)
             size_t gi = r->offset[d] + k;
             r->grp[gi] = -1;
             r->need[gi] = r->need2[gi] = r->hwait[gi] = NONE;
-            r->devof[gi] = d;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
+                if (r->alone || sc_starts_group(sv->v, k)) { /* gloo, per-link: each alone */
+                    if ((st = add_group(r, gi)) != SC_OK)
+                        goto done;
                     ng++;
+                }
                 r->grp[gi] = ng - 1;
+                group *G = &r->groups[gtotal + ng - 1];
+                G->remaining = ++G->count;
+                /* A transfer's copy end is only the mark of a waited SEND
+                 * (pass 2); the copies' own ends are written before read. */
+                r->matched[gi] = 0;
+                r->hend[gi] = 0;
                 if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
                     in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
                     producer_stage(pg, in) < 0) {
@@ -127,7 +176,7 @@ static sc_status prepare(replay *r)
                 size_t key = key_of(pg, in);
                 size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
                 if (tab[key] != NONE) {
-                    int e = r->devof[tab[key]];
+                    int e = dev_of(r, tab[key]);
                     describe(r, e, tab[key] - r->offset[e], a, sizeof a);
                     describe(r, d, k, b, sizeof b);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "transfer posted twice: %s and %s", a, b);
@@ -196,11 +245,6 @@ static sc_status prepare(replay *r)
         r->devs[d].ngroups = ng;
         gtotal += ng;
     }
-    r->groups = sc_calloc((size_t)gtotal + 1, sizeof(group));
-    if (!r->groups) {
-        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
-        goto done;
-    }
 
     /* Pass 2: match transfers, check data flow, fill groups. */
     for (int d = 0; d < P; d++) {
@@ -210,9 +254,6 @@ static sc_status prepare(replay *r)
             size_t gi = r->offset[d] + k;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                group *g = &r->groups[r->devs[d].gbase + r->grp[gi]];
-                if (g->count++ == 0)
-                    g->first = gi;
                 size_t key = key_of(pg, in);
                 int send = sc_op_has(in->op, SC_OPF_OUT);
                 size_t other = send ? recv_at[key] : send_at[key];
@@ -222,8 +263,9 @@ static sc_status prepare(replay *r)
                                  send ? "RECV" : "SEND", in->peer);
                     goto done;
                 }
-                int e = r->devof[other];
-                if (e != in->peer || pg->stream[e].v[other - r->offset[e]].peer != d) {
+                if (!on_dev(r, in->peer, other) ||
+                    pg->stream[in->peer].v[other - r->offset[in->peer]].peer != d) {
+                    int e = dev_of(r, other);
                     describe(r, d, k, a, sizeof a);
                     describe(r, e, other - r->offset[e], b, sizeof b);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
@@ -232,13 +274,13 @@ static sc_status prepare(replay *r)
                 r->match[gi] = other;
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
-                int ps = producer_stage(pg, in);
+                int ps = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1; /* pass 1 */
                 size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, ps, in->mb)]
                                                     : posB[SC_SMN(pg, ps, in->mb)];
                 size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, in->stage, in->mb)]
                                                     : posB[SC_SMN(pg, in->stage, in->mb)];
                 const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
-                if (send && (prod == NONE || r->devof[prod] != d || prod > gi)) {
+                if (send && (!on_dev(r, d, prod) || prod > gi)) {
                     describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s sends data before it is produced: %s s%d mb%d is not "
@@ -246,7 +288,7 @@ static sc_status prepare(replay *r)
                                  a, pk, ps, in->mb, d);
                     goto done;
                 }
-                if (!send && (cons == NONE || r->devof[cons] != d || cons < gi)) {
+                if (!send && (!on_dev(r, d, cons) || cons < gi)) {
                     describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
@@ -259,7 +301,7 @@ static sc_status prepare(replay *r)
                                     in->mb < pg->nmb && in->dir <= SC_DIR_GRAD
                                 ? send_at[key_of(pg, in)] : NONE;
                 describe(r, d, k, a, sizeof a);
-                if (sd == NONE || r->devof[sd] != d || sd > gi ||
+                if (!on_dev(r, d, sd) || sd > gi ||
                     pg->stream[d].v[sd - r->offset[d]].peer != in->peer) {
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND that does not come "
                                  "before it on d%d", a, d);
@@ -295,7 +337,7 @@ static sc_status prepare(replay *r)
                         continue; /* local hand-off: verify_passes checked the order */
                     sc_instr probe = {.dir = (uint8_t)dir, .stage = x->stage, .mb = x->mb};
                     size_t rv = recv_at[key_of(pg, &probe)];
-                    if (rv == NONE || r->devof[rv] != d || rv > gi) {
+                    if (!on_dev(r, d, rv) || rv > gi) {
                         describe(r, d, k, a, sizeof a);
                         st = sc_fail(pg, SC_ERR_PROGRAM,
                                      "%s reads %s from d%d but no RECV of it comes before it", a,
@@ -310,12 +352,7 @@ static sc_status prepare(replay *r)
             }
         }
     }
-    for (size_t i = 0; i < r->N; i++)
-        r->hend[i] = 0; /* the marks of waited SENDs */
-    for (int i = 0; i < gtotal; i++) {
-        r->groups[i].remaining = r->groups[i].count;
-        r->groups[i].lprev = r->groups[i].lnext = -1;
-    }
+    /* The marks of waited SENDs stay: the run reads no SEND's copy end. */
     if (r->mode == SC_P2P_LINK && (st = link_order(r)) != SC_OK)
         goto done;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
@@ -335,7 +372,7 @@ static double maxd(double a, double b) { return a > b ? a : b; }
 /* NCCL: a group runs when posted and every group before it on its device
  * has completed; gloo: once posted; per-link: once posted and the
  * transfer before it on its link has completed (docs/semantics.md#modes). */
-static int running(const replay *r, int e, int g)
+static inline int running(const replay *r, int e, int g)
 {
     if (r->devs[e].posted <= g)
         return 0;
@@ -352,12 +389,13 @@ static sc_status start_group(replay *r, int d, int g)
     double prev = lp >= 0 ? r->groups[r->devs[d].gbase + lp].done : 0;
     G->start = maxd(G->post, prev);
     G->done = G->start;
+    const sc_instr *iv = &r->pg->stream[d].v[G->first - r->offset[d]];
     for (int i = 0; i < G->count; i++) {
         size_t k = G->first + (size_t)i;
         if (r->matched[k])
             continue;
         size_t o = r->match[k];
-        int e = r->devof[o];
+        int e = iv[i].peer; /* the device of its match (prepare) */
         int ge = r->grp[o];
         if (!running(r, e, ge))
             continue;
@@ -538,28 +576,39 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     replay r = {.pg = pg, .mode = pg->p2p, .alone = pg->p2p != SC_P2P_NCCL, .offset = offset,
                 .t0 = t0, .t1 = t1, .N = N};
     sc_status st = SC_OK;
-    r.devof = sc_malloc((N + 1) * sizeof(int));
-    r.grp = sc_malloc((N + 1) * sizeof(int));
-    r.match = sc_malloc((N + 1) * sizeof(size_t));
-    r.need = sc_malloc((N + 1) * sizeof(size_t));
-    r.need2 = sc_malloc((N + 1) * sizeof(size_t));
-    r.hwait = sc_malloc((N + 1) * sizeof(size_t));
-    r.hend = sc_calloc(N + 1, sizeof(double));
+    /* One block for the per-instruction arrays, filled by prepare (nothing
+     * to clear: each entry is written before it is read). */
+    size_t n1 = N + 1;
+    char *blk = sc_malloc(n1 * (5 * sizeof(size_t) + sizeof(int) + 1));
+    if (blk) {
+        r.match = (size_t *)blk;
+        r.need = r.match + n1;
+        r.need2 = r.need + n1;
+        r.hwait = r.need2 + n1;
+        r.hend = (double *)(r.hwait + n1);
+        r.grp = (int *)(r.hend + n1);
+        r.matched = (unsigned char *)(r.grp + n1);
+    }
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
-    r.matched = sc_calloc(N + 1, 1);
     r.gend = sc_calloc((size_t)pg->S + 2 * (size_t)P, sizeof(double));
     r.dpch = r.gend ? r.gend + pg->S : NULL;
     r.rgend = r.gend ? r.dpch + P : NULL;
     r.devs = sc_calloc((size_t)P, sizeof(dev));
-    if (!r.devof || !r.grp || !r.match || !r.need || !r.need2 || !r.hwait || !r.hend || !r.d2h || !r.matched ||
-        !r.gend || !r.devs) {
+    if (!blk || !r.d2h || !r.gend || !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
     if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = prepare(&r)) != SC_OK ||
         (st = sc_check_posting_order(pg)) != SC_OK)
         goto done;
+    /* The stack holds at most a COMPLETE per group and an ADVANCE per
+     * device, but for collectives' wake-ups (push_ev grows it for those). */
+    r.capev = (size_t)P + r.ngr + 16;
+    if (!(r.ev = sc_malloc(r.capev * sizeof *r.ev))) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
     for (int d = P - 1; d >= 0; d--)
         if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)
             goto done;
@@ -570,20 +619,22 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         case EV_ADVANCE:
             st = advance(&r, ev.d);
             break;
-        case EV_START:
-            st = start_group(&r, ev.d, ev.g);
-            break;
         case EV_COMPLETE: {
+            /* The device goes on, and the group its completion lets run
+             * starts: called here, not pushed (neither calls back into
+             * this loop, and the order of events does not matter). */
             group *G = &r.groups[D->gbase + ev.g];
             G->complete = 1;
             while (D->head < D->ngroups && group_done(&r, ev.d, D->head))
                 D->head++;
+            int next = -1;
             if (r.mode == SC_P2P_NCCL && D->posted > D->head)
-                st = push_ev(&r, EV_START, ev.d, D->head);
+                next = D->head;
             else if (r.mode == SC_P2P_LINK && G->lnext >= 0 && D->posted > G->lnext)
-                st = push_ev(&r, EV_START, ev.d, G->lnext); /* the link's next transfer */
-            if (st == SC_OK)
-                st = push_ev(&r, EV_ADVANCE, ev.d, 0);
+                next = G->lnext; /* the link's next transfer */
+            st = advance(&r, ev.d);
+            if (st == SC_OK && next >= 0)
+                st = start_group(&r, ev.d, next);
             break;
         }
         }
@@ -599,15 +650,8 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         }
     }
 done:
-    sc_free(r.devof);
-    sc_free(r.grp);
-    sc_free(r.match);
-    sc_free(r.need);
-    sc_free(r.need2);
-    sc_free(r.hwait);
-    sc_free(r.hend);
+    sc_free(blk);
     sc_free(r.d2h);
-    sc_free(r.matched);
     sc_free(r.gend);
     sc_free(r.devs);
     sc_free(r.groups);
