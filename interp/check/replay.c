@@ -130,7 +130,11 @@ static sc_status prepare(replay *r)
     size_t *posB = sc_malloc(SM * sizeof(size_t)); /* B or BW */
     size_t *host_at = sc_malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
     size_t *rpos = sc_malloc(SM * sizeof(size_t));        /* R */
-    if (!send_at || !recv_at || !posF || !posB || !host_at || !rpos) {
+    int *cnt = sc_malloc(2 * (size_t)P * sizeof(int)); /* posting ranks (posting.h) */
+    /* The first pair out of posting order: SEND #ks of device pa to pb, its q-th. */
+    int pa = -1, pb = -1;
+    size_t ks = 0, q = 0;
+    if (!send_at || !recv_at || !posF || !posB || !host_at || !rpos || !cnt) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
         goto done;
     }
@@ -147,6 +151,7 @@ static sc_status prepare(replay *r)
         r->devs[d].gbase = gtotal;
         int ng = 0;
         const sc_vec *sv = &pg->stream[d];
+        memset(cnt, 0, 2 * (size_t)P * sizeof(int));
         for (size_t k = 0; k < sv->n; k++) {
             const sc_instr *in = &sv->v[k];
             size_t gi = r->offset[d] + k;
@@ -173,6 +178,7 @@ static sc_status prepare(replay *r)
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s: transfer out of range", a);
                     goto done;
                 }
+                r->rank[gi] = sc_posting_rank(pg, in, cnt);
                 size_t key = key_of(pg, in);
                 size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
                 if (tab[key] != NONE) {
@@ -272,6 +278,12 @@ static sc_status prepare(replay *r)
                     goto done;
                 }
                 r->match[gi] = other;
+                if (send && r->rank[gi] != r->rank[other] && (pa < 0 || (pa == d && in->peer < pb))) {
+                    pa = d; /* the first in (a, b, k) order: devices and ranks ascend */
+                    pb = in->peer;
+                    ks = k;
+                    q = (size_t)r->rank[gi];
+                }
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
                 int ps = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1; /* pass 1 */
@@ -357,7 +369,10 @@ static sc_status prepare(replay *r)
         goto done;
     st = sc_rcoll_prepare(pg, r->offset, &r->rc);
     r->cneed = sc_rcoll_needs(r->rc);
+    if (st == SC_OK && pa >= 0)
+        st = sc_posting_mismatch(pg, pa, ks, pb, q);
 done:
+    sc_free(cnt);
     sc_free(send_at);
     sc_free(recv_at);
     sc_free(posF);
@@ -579,7 +594,7 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     /* One block for the per-instruction arrays, filled by prepare (nothing
      * to clear: each entry is written before it is read). */
     size_t n1 = N + 1;
-    char *blk = sc_malloc(n1 * (5 * sizeof(size_t) + sizeof(int) + 1));
+    char *blk = sc_malloc(n1 * (5 * sizeof(size_t) + 2 * sizeof(int) + 1));
     if (blk) {
         r.match = (size_t *)blk;
         r.need = r.match + n1;
@@ -587,7 +602,8 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         r.hwait = r.need2 + n1;
         r.hend = (double *)(r.hwait + n1);
         r.grp = (int *)(r.hend + n1);
-        r.matched = (unsigned char *)(r.grp + n1);
+        r.rank = r.grp + n1;
+        r.matched = (unsigned char *)(r.rank + n1);
     }
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
@@ -599,8 +615,7 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
-    if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = prepare(&r)) != SC_OK ||
-        (st = sc_check_posting_order(pg)) != SC_OK)
+    if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = prepare(&r)) != SC_OK)
         goto done;
     /* The stack holds at most a COMPLETE per group and an ADVANCE per
      * device, but for collectives' wake-ups (push_ev grows it for those). */

@@ -60,6 +60,7 @@ typedef struct replay {
     double *dpch;      /* [P] FSDP: each device's data-parallel channel is free from */
     double *rgend;     /* [P] FSDP: when the device's posted reduce-scatters complete
                           (its OPTIM waits for them) */
+    int *rank;         /* [N] a transfer's posting rank with its peer (posting.h) */
     unsigned char *matched; /* [N] (transfers only) */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */
