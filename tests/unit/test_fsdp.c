@@ -65,6 +65,20 @@ TEST(proof)
     refused(5, "d0 #6 (REDUCE_GRAD s0): stage 0 has its REDUCE_GRAD already in this step");
 }
 
+/* Without FSDP (the program's dp is 0), the first UNSHARD, RESHARD or
+ * REDUCE_GRAD is refused. */
+TEST(no_fsdp)
+{
+    sc_prog *pg = sc_prog_new(1, 1, 1);
+    sc_instr d0[] = {C(SC_OP_F, 0, 0), C(SC_OP_BW, 0, 0), G(SC_OP_RESHARD, 0),
+                     G(SC_OP_UNSHARD, 0), END(SC_OP_REDUCE), END(SC_OP_OPTIM)};
+    for (int i = 0; i < 6; i++)
+        CHECK(sc_prog_push_stream(pg, 0, d0[i]) == SC_OK);
+    CHECK(sc_check(pg) == SC_ERR_PROGRAM);
+    CHECK_STR(sc_errmsg(pg), "d0 #2 (RESHARD s0): the program has no FSDP (docs/fsdp.md)");
+    sc_prog_free(pg);
+}
+
 /* The reduce-scatter starts when posted (the last BW's end) and the
  * channel is free, takes reduce_time (or the all-gather's), and OPTIM and
  * the makespan wait for it. */
@@ -137,6 +151,7 @@ TEST(lowered)
 int main(void)
 {
     RUN(proof);
+    RUN(no_fsdp);
     RUN(timing);
     RUN(lowered);
     return harness_done("fsdp");
