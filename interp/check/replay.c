@@ -101,22 +101,6 @@ static sc_status link_order(replay *r)
     return SC_OK;
 }
 
-/* A new group whose first transfer is gi, at the end of r->groups (built
- * in stream order, device after device: the global group index). */
-static sc_status add_group(replay *r, size_t gi)
-{
-    if (r->ngr == r->capgr) {
-        size_t cap = r->capgr ? r->capgr * 2 : 1024;
-        group *g = sc_realloc(r->groups, cap * sizeof *g);
-        if (!g)
-            return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
-        r->groups = g;
-        r->capgr = cap;
-    }
-    r->groups[r->ngr++] = (group){.first = gi, .lprev = -1, .lnext = -1};
-    return SC_OK;
-}
-
 /* Groups, matching and data-flow checks of the streams; fills r. */
 static sc_status prepare(replay *r)
 {
@@ -159,14 +143,9 @@ static sc_status prepare(replay *r)
             r->need[gi] = r->need2[gi] = r->hwait[gi] = NONE;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                if (r->alone || sc_starts_group(sv->v, k)) { /* gloo, per-link: each alone */
-                    if ((st = add_group(r, gi)) != SC_OK)
-                        goto done;
+                if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
                     ng++;
-                }
                 r->grp[gi] = ng - 1;
-                group *G = &r->groups[gtotal + ng - 1];
-                G->remaining = ++G->count;
                 /* A transfer's copy end is only the mark of a waited SEND
                  * (pass 2); the copies' own ends are written before read. */
                 r->matched[gi] = 0;
@@ -251,6 +230,11 @@ static sc_status prepare(replay *r)
         r->devs[d].ngroups = ng;
         gtotal += ng;
     }
+    r->ngr = (size_t)gtotal;
+    if (!(r->groups = sc_malloc(((size_t)gtotal + 1) * sizeof(group)))) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
 
     /* Pass 2: match transfers, check data flow, fill groups. */
     for (int d = 0; d < P; d++) {
@@ -260,6 +244,10 @@ static sc_status prepare(replay *r)
             size_t gi = r->offset[d] + k;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
+                group *G = &r->groups[r->devs[d].gbase + r->grp[gi]];
+                if (r->alone || sc_starts_group(sv->v, k)) /* its first transfer, as in pass 1 */
+                    *G = (group){.first = gi, .lprev = -1, .lnext = -1};
+                G->remaining = ++G->count;
                 size_t key = key_of(pg, in);
                 int send = sc_op_has(in->op, SC_OPF_OUT);
                 size_t other = send ? recv_at[key] : send_at[key];
@@ -435,6 +423,54 @@ static sc_status start_group(replay *r, int d, int g)
     return SC_OK;
 }
 
+/* When the pass (or pair) in, global instruction gi of device d, can start
+ * (into *ready); 0 while what it reads has not arrived. */
+static inline int slot_ready(const replay *r, int d, size_t gi, const sc_instr *in, double *ready)
+{
+    const dev *D = &r->devs[d];
+    double t = maxd(D->tfree, r->gend[in->stage]); /* after the all-gather */
+    if (sc_op_is_pair(in->op))
+        t = maxd(t, r->gend[sc_pair_half(in).stage]);
+    for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
+        size_t need = i ? r->need2[gi] : r->need[gi];
+        if (need == NONE)
+            continue;
+        const group *G = &r->groups[D->gbase + r->grp[need]];
+        if (!G->complete)
+            return 0; /* blocked until that group completes */
+        t = maxd(t, G->done);
+    }
+    if (r->hwait[gi] != NONE)
+        t = maxd(t, r->hend[r->hwait[gi]]); /* its RELOAD */
+    *ready = t;
+    return 1;
+}
+
+/* The same for the rest of the compute stream: RESHARD, WAIT, OPTIM,
+ * REDUCE. */
+static inline int other_ready(const replay *r, int d, size_t gi, const sc_instr *in, double *ready)
+{
+    const dev *D = &r->devs[d];
+    double t = D->tfree;
+    if (sc_op_is_fsdp(in->op)) /* RESHARD: after the all-gather */
+        t = maxd(t, r->gend[in->stage]);
+    if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
+        int g = r->grp[r->need[gi]];
+        if (!group_done(r, d, g))
+            return 0;
+        t = maxd(t, r->groups[D->gbase + g].done);
+    } else if (in->op == SC_OP_OPTIM) {
+        t = maxd(t, r->rgend[d]); /* FSDP: the gradients' reduce-scatters */
+    } else if (in->op == SC_OP_REDUCE) {
+        if (D->head < D->posted)
+            return 0;
+        for (int g = r->alone ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
+            t = maxd(t, r->groups[D->gbase + g].done); /* any order */
+    }
+    *ready = t;
+    return 1;
+}
+
 static sc_status advance(replay *r, int d)
 {
     sc_prog *pg = r->pg;
@@ -443,7 +479,11 @@ static sc_status advance(replay *r, int d)
     while (D->pc < sv->n) {
         size_t k = D->pc, gi = r->offset[d] + k;
         const sc_instr *in = &sv->v[k];
-        if (sc_op_is_transfer(in->op)) {
+        double ready;
+        if (sc_op_is_slot(in->op)) { /* the common case first */
+            if (!slot_ready(r, d, gi, in, &ready))
+                return SC_OK;
+        } else if (sc_op_is_transfer(in->op)) {
             int g = r->grp[gi];
             group *G = &r->groups[D->gbase + g];
             G->post = D->tfree;
@@ -459,8 +499,7 @@ static sc_status advance(replay *r, int d)
                     return st;
             }
             continue;
-        }
-        if (sc_op_is_coll(in->op)) {
+        } else if (sc_op_is_coll(in->op)) {
             /* Posting a collective does not block the stream (replay_coll.h). */
             sc_status st = sc_rcoll_post(r->rc, d, gi, D->tfree, r->t0, r->t1);
             int e;
@@ -471,8 +510,7 @@ static sc_status advance(replay *r, int d)
                 return st;
             D->pc++;
             continue;
-        }
-        if (sc_op_is_host(in->op)) {
+        } else if (sc_op_is_host(in->op)) {
             /* Host copies wait for nothing on other devices: a copy starts
              * when posted and its channel is free; DROP waits for it. */
             double t0 = D->tfree, t1 = t0;
@@ -512,8 +550,7 @@ static sc_status advance(replay *r, int d)
             }
             D->pc++;
             continue;
-        }
-        if (in->op == SC_OP_UNSHARD || in->op == SC_OP_REDUCE_GRAD) {
+        } else if (in->op == SC_OP_UNSHARD || in->op == SC_OP_REDUCE_GRAD) {
             /* FSDP's all-gather and reduce-scatter (docs/fsdp.md#verification):
              * on the device's data-parallel channel, in posting order, once
              * posted; the replicas post them at the same point of the same
@@ -533,36 +570,8 @@ static sc_status advance(replay *r, int d)
             }
             D->pc++;
             continue;
-        }
-        double ready = D->tfree;
-        if (sc_op_is_fsdp(in->op) || sc_op_is_slot(in->op)) /* after the all-gather */
-            ready = maxd(ready, r->gend[in->stage]);
-        if (sc_op_is_pair(in->op))
-            ready = maxd(ready, r->gend[sc_pair_half(in).stage]);
-        if (sc_op_is_slot(in->op)) {
-            for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
-                size_t need = i ? r->need2[gi] : r->need[gi];
-                if (need == NONE)
-                    continue;
-                int g = r->grp[need];
-                if (!group_done(r, d, g))
-                    return SC_OK; /* blocked until that group completes */
-                ready = maxd(ready, r->groups[D->gbase + g].done);
-            }
-            if (r->hwait[gi] != NONE)
-                ready = maxd(ready, r->hend[r->hwait[gi]]); /* its RELOAD */
-        } else if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
-            int g = r->grp[r->need[gi]];
-            if (!group_done(r, d, g))
-                return SC_OK;
-            ready = maxd(ready, r->groups[D->gbase + g].done);
-        } else if (in->op == SC_OP_OPTIM) {
-            ready = maxd(ready, r->rgend[d]); /* FSDP: the gradients' reduce-scatters */
-        } else if (in->op == SC_OP_REDUCE) {
-            if (D->head < D->posted)
-                return SC_OK;
-            for (int g = r->alone ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
-                ready = maxd(ready, r->groups[D->gbase + g].done); /* any order */
+        } else if (!other_ready(r, d, gi, in, &ready)) {
+            return SC_OK;
         }
         size_t cneed = r->cneed ? r->cneed[gi] : NONE;
         if (cneed != NONE) { /* a collective it reads (docs/semantics.md#collectives) */

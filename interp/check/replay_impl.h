@@ -65,7 +65,7 @@ typedef struct replay {
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */
     group *groups;     /* every device's, in device order (dev.gbase) */
-    size_t ngr, capgr;
+    size_t ngr;        /* how many */
     dev *devs;
     event *ev;
     size_t nev, capev;
