@@ -98,6 +98,10 @@ static inline int group_done(const replay *r, int d, int g)
 sc_status sc_replay_check_host(replay *r, int d, size_t k, const size_t *posF, const size_t *posB,
                                size_t *host_at);
 
+/* Groups, matching and data-flow checks of the streams (replay_prepare.c);
+ * fills r, whose per-instruction arrays and devs the caller allocated. */
+sc_status sc_replay_prepare(replay *r);
+
 /* The deadlock message: the wait-for cycle through P2P groups and
  * collective channels, from the state where the replay stopped. */
 sc_status sc_replay_deadlock(replay *r);
