@@ -8,6 +8,7 @@
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,142 @@ static int rank_less(const sc_vcand *a, const sc_vcand *b)
     return a->peak < b->peak;
 }
 
+/* Unrolls blk (its keep_order says whether it is reordered), pairs it
+ * where pairs gain (pairing.h, within peak) and times it. */
+static sc_status unroll_measure(sc_prog *pg, const sc_block *blk, double peak, double *times,
+                                double *makespan, double *bubble)
+{
+    sc_status st = sc_block_unroll(pg, blk);
+    if (st)
+        return st;
+    if (sc_prog_pair_gain(pg) > 0 && (st = sc_pair_greedy(pg, peak, NULL)) != SC_OK)
+        return st;
+    return measure(pg, times, makespan, bubble);
+}
+
+/* The plain squeeze timed without unrolling it: every pass in the order of
+ * its start in the block (off + mb T), which is each device's order in the
+ * unroll (keyed_cmp in block.c) and puts every dependency first (a valid
+ * block starts no pass before its dependency ends); each pass at the later
+ * of its device's last end and sc_dep_ready, for sc_pass_cost: sc_dataflow's
+ * arithmetic, so the figures equal measure()'s to the bit. Passes are
+ * visited slot by slot through buckets of their offsets modulo T, O(passes
+ * + slots). Returns 1 when it timed the block; 0 when the block is outside
+ * this path (pairs, vocabulary passes, fused BW, an offset or interval not
+ * a whole number of slots, a dependency not yet timed): the caller
+ * unrolls. endFB has room for 2 S m numbers. */
+static int plain_fast(sc_prog *pg, const sc_block *blk, double *endFB, double *makespan,
+                      double *bubble)
+{
+    int P = pg->P, S = pg->S, m = pg->m;
+    const double *F = blk->off[SC_OP_F], *B = blk->off[SC_OP_B], *W = blk->off[SC_OP_W];
+    double Td = blk->interval;
+    if (blk->overlap || blk->voff[0] || blk->off[SC_OP_BW] || !F || !B || !W ||
+        sc_vocab_split(pg->vocab) || sc_prog_pair_gain(pg) > 0 || pg->copies > 1 || !(Td >= 1 && Td <= 1 << 20) ||
+        Td != floor(Td))
+        return 0;
+    long T = (long)Td, lo = LONG_MAX, hi = LONG_MIN;
+    const double *offs[3] = {F, B, W};
+    const int ops[3] = {SC_OP_F, SC_OP_B, SC_OP_W};
+    for (int i = 0; i < 3; i++)
+        for (int s = 0; s < S; s++) {
+            double x = offs[i][s];
+            if (!(fabs(x) <= 1 << 30) || x != floor(x))
+                return 0;
+            lo = (long)x < lo ? (long)x : lo;
+            hi = (long)x > hi ? (long)x : hi;
+        }
+    /* Each pass kind (3 s + i) once: its device, cost, where its end goes
+     * and where its dependency's is (sc_pass_dep: one microbatch's chain,
+     * the same for every microbatch with one copy), plus T_comm across
+     * devices (sc_dep_ready). Bucket r: the kinds whose offset is r modulo
+     * T, at kind[first[r] .. first[r + 1]). */
+    typedef struct kind_t {
+        long off, out, dep; /* out, dep: index of microbatch 0 in endFB, or -1 */
+        double cost, add;
+        int dev;
+    } kind_t;
+    size_t SM = (size_t)S * (size_t)m;
+    int *first = sc_malloc(2 * ((size_t)T + 1) * sizeof *first);
+    kind_t *kind = sc_malloc(3 * (size_t)S * sizeof *kind);
+    double *dev = sc_malloc(4 * (size_t)P * sizeof *dev); /* free at, busy, first start, last end */
+    int ok = first && kind && dev;
+    if (ok) {
+        int *fill = first + T + 1;
+        memset(first, 0, 2 * ((size_t)T + 1) * sizeof *first);
+        for (int q = 0; q < 3 * S; q++)
+            first[((long)offs[q % 3][q / 3] - lo) % T + 1]++;
+        for (long r = 0; r < T; r++)
+            fill[r + 1] = first[r + 1] += first[r];
+        for (int q = 0; q < 3 * S; q++) {
+            int s = q / 3, op = ops[q % 3], d = pg->stage_dev[s], dop, ds;
+            sc_instr in = {.op = (uint8_t)op, .stage = s, .mb = 0, .peer = -1};
+            kind_t k = {(long)offs[q % 3][s], -1, -1, sc_pass_cost(pg, &in), 0, d};
+            if (op != SC_OP_W)
+                k.out = (long)((op == SC_OP_F ? 0 : SM) + (size_t)s * (size_t)m);
+            if (sc_pass_dep(pg, &in, &dop, &ds)) {
+                k.dep = (long)((dop == SC_OP_F ? 0 : SM) + (size_t)ds * (size_t)m);
+                k.add = pg->stage_dev[ds] != d ? pg->tcomm : 0;
+            }
+            kind[fill[(k.off - lo) % T]++] = k;
+        }
+        for (int d = 0; d < P; d++)
+            dev[4 * d] = dev[4 * d + 1] = 0, dev[4 * d + 2] = -1, dev[4 * d + 3] = 0;
+        for (size_t i = 0; i < 2 * SM; i++)
+            endFB[i] = -1; /* not timed yet */
+    }
+    for (long u = lo; ok && u <= hi + (long)(m - 1) * T; u++) {
+        long r = (u - lo) % T;
+        for (int j = first[r]; j < first[r + 1]; j++) {
+            const kind_t *k = &kind[j];
+            long mb = (u - k->off) / T;
+            if (u < k->off || mb >= m)
+                continue;
+            double ready = 0, *v = &dev[4 * k->dev];
+            if (k->dep >= 0 && (ready = endFB[k->dep + mb]) < 0) {
+                ok = 0; /* not a valid block after all: the unroll says why */
+                break;
+            }
+            if (k->dep >= 0)
+                ready += k->add;
+            double t = v[0] > ready ? v[0] : ready, e = t + k->cost;
+            if (k->out >= 0)
+                endFB[k->out + mb] = e;
+            v[1] += e - t;
+            if (v[2] < 0)
+                v[2] = t;
+            v[0] = v[3] = e;
+        }
+    }
+    if (ok) {
+        double mk = 0, busy = 0, span = 0;
+        for (int d = 0; d < P; d++) {
+            const double *v = &dev[4 * d];
+            if (v[2] >= 0) {
+                mk = fmax(mk, v[3]);
+                span = fmax(span, v[3] - v[2]);
+            }
+            busy = fmax(busy, v[1]);
+        }
+        *makespan = mk;
+        *bubble = span > 0 ? 1 - busy / span : 0;
+    }
+    sc_free(first);
+    sc_free(kind);
+    sc_free(dev);
+    return ok;
+}
+
+sc_status sc_vblock_plain(sc_prog *pg, const sc_block *blk, double peak, int fast, double *times,
+                          double *makespan, double *bubble)
+{
+    if (fast && plain_fast(pg, blk, times, makespan, bubble))
+        return SC_OK;
+    sc_block b = *blk;
+    b.keep_order = 1;
+    return unroll_measure(pg, &b, peak, times, makespan, bubble);
+}
+
 /* Unrolls candidate c (reordered or not) and times it into c. */
 static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, double *times)
 {
@@ -95,13 +232,9 @@ static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, do
     sc_status st = sc_vpattern_block(pg, &c->pat, off, &blk);
     if (st)
         return st;
-    blk.keep_order = !reorder;
-    if ((st = sc_block_unroll(pg, &blk)) != SC_OK)
-        return st;
-    /* Overlapped pairs where they gain (pairing.h), within the block's peak. */
-    if (sc_prog_pair_gain(pg) > 0 && (st = sc_pair_greedy(pg, c->peak, NULL)) != SC_OK)
-        return st;
-    return measure(pg, times, &c->makespan, &c->bubble_rate);
+    if (!reorder)
+        return sc_vblock_plain(pg, &blk, c->peak, 1, times, &c->makespan, &c->bubble_rate);
+    return unroll_measure(pg, &blk, c->peak, times, &c->makespan, &c->bubble_rate);
 }
 
 sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,

@@ -59,6 +59,17 @@ typedef struct sc_vcand {
  * off has room for 3*S numbers. Invalid blocks give SC_ERR_PROGRAM. */
 sc_status sc_vpattern_block(sc_prog *pg, const sc_vpattern *pat, double *off, sc_block *blk);
 
+/* The plain squeeze of blk (not reordered; paired where pairs gain, within
+ * peak) timed by the dataflow timing: the makespan and the bubble rate
+ * (1 - the busiest device's busy time / the longest device span). fast:
+ * without unrolling where the block allows it (no pairs, no vocabulary
+ * passes, B and W split, offsets and interval whole slots), the same
+ * figures to the bit; the program's orders are then left as they were.
+ * Otherwise, and when !fast, unrolled into the program's orders. times has
+ * room for 6 S m numbers. */
+sc_status sc_vblock_plain(sc_prog *pg, const sc_block *blk, double peak, int fast, double *times,
+                          double *makespan, double *bubble);
+
 /* Every valid pattern, the best within each of budgets[nb] (units) timed;
  * *cands is malloc'd (the caller frees). The program's stages must be
  * whole chunks of its devices (SC_ERR_ARG otherwise). */

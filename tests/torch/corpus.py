@@ -294,42 +294,15 @@ def rank_main(rank, world, port, manifest, out, timeout, per_link):
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=900))  # a failed step drains its sends
     torch.set_num_threads(1)
-    H, BPM = 8, 2
-
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = torch.nn.Linear(H, H, dtype=torch.float64)
-
-        def forward(self, x):
-            return x + torch.tanh(self.lin(x))
-
-    def loss_fn(o, t):
-        return ((o - t) ** 2).mean()
+    from tinymodel import Block, loss_fn, model_and_data, reference
 
     with open(manifest) as f:
         items = json.load(f)
     results = []
     for it in items:
         S, m, place = it["S"], it["m"], it["place"]
-        g = torch.Generator().manual_seed(7)
-        blocks = []
-        for _ in range(S):
-            b = Block()
-            with torch.no_grad():
-                b.lin.weight.copy_(torch.randn(H, H, generator=g, dtype=torch.float64) * 0.5)
-                b.lin.bias.copy_(torch.randn(H, generator=g, dtype=torch.float64) * 0.1)
-            blocks.append(b)
-        x = torch.randn(m * BPM, H, generator=g, dtype=torch.float64)
-        y = torch.randn(m * BPM, H, generator=g, dtype=torch.float64)
-        total = 0
-        for xm, ym in zip(x.chunk(m), y.chunk(m)):
-            h = xm
-            for b in blocks:
-                h = b(h)
-            total = total + loss_fn(h, ym)
-        (total / m).backward()
-        ref = {s: [p.grad.clone() for p in blocks[s].parameters()] for s in range(S)}
+        blocks, x, y = model_and_data(S, m, seed=7)
+        ref = dict(enumerate(reference(blocks, x, y, m)[1]))
         dist.barrier()  # every rank done with the program before (a hang ends at different times)
         grp = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=timeout))
         outcome, why = "ok", ""
