@@ -97,6 +97,11 @@ sc_status sc_replay_prepare(replay *r)
     memset(host_at, 0xff, 3 * SM * sizeof(size_t));
     memset(rpos, 0xff, SM * sizeof(size_t));
 
+    /* The arrays in locals: stores through them cannot change them. */
+    int *grp = r->grp, *rank = r->rank;
+    size_t *need = r->need, *need2 = r->need2, *hwait = r->hwait, *match = r->match;
+    double *hend = r->hend;
+
     /* Pass 1: groups, tables of passes and transfers. */
     int gtotal = 0;
     for (int d = 0; d < P; d++) {
@@ -104,20 +109,21 @@ sc_status sc_replay_prepare(replay *r)
         int ng = 0;
         const sc_vec *sv = &pg->stream[d];
         memset(cnt, 0, 2 * (size_t)P * sizeof(int));
-        for (size_t k = 0; k < sv->n; k++) {
+        const size_t base = r->offset[d], n = sv->n;
+        for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &sv->v[k];
-            size_t gi = r->offset[d] + k;
-            r->grp[gi] = -1;
-            r->need[gi] = r->need2[gi] = r->hwait[gi] = NONE;
+            size_t gi = base + k;
+            grp[gi] = -1;
+            need[gi] = need2[gi] = hwait[gi] = NONE;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
                 if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
                     ng++;
-                r->grp[gi] = ng - 1;
+                grp[gi] = ng - 1;
                 /* A transfer's copy end is only the mark of a waited SEND
                  * (pass 2); the copies' own ends are written before read. */
                 r->matched[gi] = 0;
-                r->hend[gi] = 0;
+                hend[gi] = 0;
                 if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
                     in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
                     producer_stage(pg, in) < 0) {
@@ -125,7 +131,7 @@ sc_status sc_replay_prepare(replay *r)
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s: transfer out of range", a);
                     goto done;
                 }
-                r->rank[gi] = sc_posting_rank(pg, in, cnt);
+                rank[gi] = sc_posting_rank(pg, in, cnt);
                 size_t key = key_of(pg, in);
                 size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
                 if (tab[key] != NONE) {
@@ -188,7 +194,7 @@ sc_status sc_replay_prepare(replay *r)
                         goto done;
                     }
                     if (sc_op_is_bgrad(x->op) && off != NONE)
-                        r->hwait[gi] = host_at[2 * SM + sm];
+                        hwait[gi] = host_at[2 * SM + sm];
                 }
             } else if (sc_op_is_host(in->op)) {
                 if ((st = sc_replay_check_host(r, d, k, posF, posB, host_at)) != SC_OK)
@@ -207,12 +213,14 @@ sc_status sc_replay_prepare(replay *r)
     /* Pass 2: match transfers, check data flow, fill groups. */
     for (int d = 0; d < P; d++) {
         const sc_vec *sv = &pg->stream[d];
-        for (size_t k = 0; k < sv->n; k++) {
+        const size_t base = r->offset[d], n = sv->n;
+        group *gs = &r->groups[r->devs[d].gbase];
+        for (size_t k = 0; k < n; k++) {
             const sc_instr *in = &sv->v[k];
-            size_t gi = r->offset[d] + k;
+            size_t gi = base + k;
             char a[160], b[160];
             if (sc_op_is_transfer(in->op)) {
-                group *G = &r->groups[r->devs[d].gbase + r->grp[gi]];
+                group *G = &gs[grp[gi]];
                 if (r->alone || sc_starts_group(sv->v, k)) /* its first transfer, as in pass 1 */
                     *G = (group){.first = gi, .lprev = -1, .lnext = -1};
                 G->remaining = ++G->count;
@@ -233,12 +241,12 @@ sc_status sc_replay_prepare(replay *r)
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
                     goto done;
                 }
-                r->match[gi] = other;
-                if (send && r->rank[gi] != r->rank[other] && (pa < 0 || (pa == d && in->peer < pb))) {
+                match[gi] = other;
+                if (send && rank[gi] != rank[other] && (pa < 0 || (pa == d && in->peer < pb))) {
                     pa = d; /* the first in (a, b, k) order: devices and ranks ascend */
                     pb = in->peer;
                     ks = k;
-                    q = (size_t)r->rank[gi];
+                    q = (size_t)rank[gi];
                 }
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
@@ -275,13 +283,13 @@ sc_status sc_replay_prepare(replay *r)
                                  "before it on d%d", a, d);
                     goto done;
                 }
-                if (r->hend[sd] != 0) {
+                if (hend[sd] != 0) {
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND already waited for",
                                  a);
                     goto done;
                 }
-                r->hend[sd] = 1; /* marks the SEND waited (a SEND has no copy end; reset below) */
-                r->need[gi] = sd;
+                hend[sd] = 1; /* marks the SEND waited (a SEND has no copy end) */
+                need[gi] = sd;
             } else if (sc_op_is_slot(in->op)) {
                 /* Which input does each pass (each half of a pair) read, and
                  * from where? A pair waits for both (need, need2). */
@@ -313,9 +321,9 @@ sc_status sc_replay_prepare(replay *r)
                         goto done;
                     }
                     if (i == 1)
-                        r->need2[gi] = rv;
+                        need2[gi] = rv;
                     else
-                        r->need[gi] = rv;
+                        need[gi] = rv;
                 }
             }
         }
