@@ -21,9 +21,9 @@
  *
  * sc_vblock_search enumerates k = 1..kmax and slacks 0..5 and keeps the
  * valid blocks with their block peak (max over devices, units). It then
- * ranks those within the largest budget by their plain squeeze (unrolled
- * on the program, its m, costs and T_comm, without the reorder, timed by
- * the dataflow timing), and for each budget unrolls the best within it
+ * ranks those within the largest budget by their plain squeeze (on the
+ * program, its m, costs and T_comm, without the reorder, timed by the
+ * dataflow timing; sc_vblock_plain, from the block itself where it can), and for each budget unrolls the best within it
  * again with the reorder (under the block's own peak) and times them: as
  * many as SC_VSEARCH_WORK passes allow (all for small programs), at least
  * SC_VSEARCH_KEEP. Those are `timed`; the others keep the figures of their
