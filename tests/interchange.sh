@@ -163,6 +163,25 @@ bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on t
 bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
 bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
 bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
+# Two pairs out of posting order on d0, to d2 first in its stream and to d1
+# later: the pair named is d0's with the lower peer (the order (sender,
+# receiver, rank) the message has always followed). Interleaved at p = 3:
+# d0 sends activations to d1 and gradients to d2; each SEND (with its
+# wait) is moved after the next one to the same peer.
+$SC export interleaved -D p=3 -D m=6 -D v=2 --format torch-csv-comms -o "$tmp/po.csv" 2>/dev/null
+python3 - "$tmp/po.csv" <<'EOF'
+import sys
+rows = open(sys.argv[1]).read().strip().split("\n")
+r = rows[0].split(",")
+for s, t in (("B0", "B1"), ("F3", "F4")):
+    r.remove("3SEND_" + s)
+    r.insert(r.index("3SEND_" + t) + 1, "3SEND_" + s)
+    r.remove("3WAIT_SEND_" + s)
+    r.insert(r.index("3SEND_" + s) + 1, "3WAIT_SEND_" + s)
+rows[0] = ",".join(r)
+open(sys.argv[1], "w").write("\n".join(rows) + "\n")
+EOF
+expect 5 "transfers out of posting order: d0 #46 (SEND act s4 mb4 -> d1) and d1 #44 (RECV act s4 mb3 <- d0) pair up (send and receive 10 between d0 and d1" -- $SC import "$tmp/po.csv"
 bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
 
 # PyTorch 2.15's waits: read, checked against its rules, kept as WAIT.

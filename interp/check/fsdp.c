@@ -81,13 +81,19 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
 {
     const sc_vec *sv = &pg->stream[d];
     char a[160];
+    if (!pg->fsdp.dp) { /* without FSDP, an UNSHARD, RESHARD or REDUCE_GRAD is the error */
+        for (size_t k = 0; k < sv->n; k++)
+            if (sc_op_is_fsdp(sv->v[k].op)) {
+                name_at(pg, d, k, a, sizeof a);
+                return sc_fail(pg, SC_ERR_PROGRAM, "%s: the program has no FSDP (docs/fsdp.md)", a);
+            }
+        return SC_OK;
+    }
     for (size_t k = 0; k < sv->n; k++) {
         const sc_instr *in = &sv->v[k];
         if (sc_op_is_fsdp(in->op)) {
             int s = in->stage;
             name_at(pg, d, k, a, sizeof a);
-            if (!pg->fsdp.dp)
-                return sc_fail(pg, SC_ERR_PROGRAM, "%s: the program has no FSDP (docs/fsdp.md)", a);
             if (s < 0 || s >= pg->S || pg->stage_dev[s] != d)
                 return sc_fail(pg, SC_ERR_PROGRAM, "%s: stage %d is not on d%d", a, s, d);
             if (in->op == SC_OP_REDUCE_GRAD) {
@@ -111,7 +117,7 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
             }
             continue;
         }
-        if (in->op == SC_OP_OPTIM && pg->fsdp.dp) {
+        if (in->op == SC_OP_OPTIM) {
             sc_status st = unclosed(pg, d, since, "the optimizer step");
             name_at(pg, d, k, a, sizeof a);
             if (st == SC_OK)
@@ -119,7 +125,7 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
             if (st)
                 return st;
         }
-        if (!sc_op_is_slot(in->op) || !pg->fsdp.dp)
+        if (!sc_op_is_slot(in->op))
             continue;
         sc_instr h[2];
         for (int i = sc_instr_halves(in, h); i-- > 0;) {
@@ -138,8 +144,6 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
             g->wg[s] += sc_op_is_wgrad(h[i].op);
         }
     }
-    if (!pg->fsdp.dp)
-        return SC_OK;
     sc_status st = unclosed(pg, d, since, "the end of its stream");
     snprintf(a, sizeof a, "d%d: the end of its stream", d);
     return st ? st : unreduced(pg, d, g, a, 1);
@@ -147,17 +151,6 @@ static sc_status device(sc_prog *pg, int d, size_t *since, unsigned char *used, 
 
 sc_status sc_verify_fsdp(sc_prog *pg)
 {
-    if (!pg->fsdp.dp) { /* nothing to prove but that no stream has FSDP's instructions */
-        for (int d = 0; d < pg->P; d++)
-            for (size_t k = 0; k < pg->stream[d].n; k++)
-                if (sc_op_is_fsdp(pg->stream[d].v[k].op)) {
-                    char a[160];
-                    name_at(pg, d, k, a, sizeof a);
-                    return sc_fail(pg, SC_ERR_PROGRAM, "%s: the program has no FSDP (docs/fsdp.md)",
-                                   a);
-                }
-        return SC_OK;
-    }
     size_t *since = sc_malloc((size_t)pg->S * sizeof(size_t));
     unsigned char *used = sc_calloc(2 * (size_t)pg->S, 1);
     grads g = {sc_calloc((size_t)pg->S, sizeof(int)), used ? used + pg->S : NULL};

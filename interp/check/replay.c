@@ -6,328 +6,40 @@
  * group starts once and completes once, each transfer is matched once, and
  * each device's program counter only moves forward. Because every time is a
  * max-plus expression of times already known, the order in which events are
- * processed does not change the result; a plain stack of events suffices.
+ * processed does not change the result; a plain stack of events suffices,
+ * and a group's completion advances its device and starts the group it
+ * lets run at once, without an event of their own. The checks before the
+ * run and its tables are replay_prepare.c's.
  */
 #include "replay.h"
 #include "fsdp.h"
 #include "ir/alloc.h"
-#include "posting.h"
 #include "replay_coll.h"
 #include "replay_impl.h"
 #include "ir/p2p.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* The event stack grows here, out of push_ev's way (it is sized for the
+ * usual bound up front, sc_replay). */
+static sc_status grow_ev(replay *r)
+{
+    size_t cap = r->capev ? r->capev * 2 : 256;
+    event *ev = sc_realloc(r->ev, cap * sizeof *ev);
+    if (!ev)
+        return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+    r->ev = ev;
+    r->capev = cap;
+    return SC_OK;
+}
 
-static sc_status push_ev(replay *r, int kind, int d, int g)
+static inline sc_status push_ev(replay *r, int kind, int d, int g)
 {
     if (r->nev == r->capev) {
-        size_t cap = r->capev ? r->capev * 2 : 256;
-        event *ev = sc_realloc(r->ev, cap * sizeof *ev);
-        if (!ev)
-            return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
-        r->ev = ev;
-        r->capev = cap;
+        sc_status st = grow_ev(r);
+        if (st)
+            return st;
     }
     r->ev[r->nev++] = (event){kind, d, g};
     return SC_OK;
-}
-
-/* Key of a transfer: (direction, consuming stage, microbatch). */
-static size_t key_of(const sc_prog *pg, const sc_instr *in)
-{
-    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
-}
-
-/* Producer stage of a transfer's data, or -1 when there is none (off the
- * microbatch's route, docs/guide.md#copies). */
-static int producer_stage(const sc_prog *pg, const sc_instr *in)
-{
-    int s = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1;
-    return s >= 0 && s < pg->S && sc_mb_has(pg, s, in->mb) && sc_mb_has(pg, in->stage, in->mb)
-               ? s : -1;
-}
-
-/* Per-link (docs/semantics.md#modes): chains each device's transfers
- * (groups of one) on each directed link, sends to e and receives from e
- * apart, in stream order. */
-static sc_status link_order(replay *r)
-{
-    int P = r->pg->P;
-    int *last = sc_malloc(2 * (size_t)P * sizeof(int));
-    if (!last)
-        return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
-    for (int d = 0; d < P; d++) {
-        dev *D = &r->devs[d];
-        for (int i = 0; i < 2 * P; i++)
-            last[i] = -1;
-        for (int g = 0; g < D->ngroups; g++) {
-            group *G = &r->groups[D->gbase + g];
-            const sc_instr *in = &r->pg->stream[d].v[G->first - r->offset[d]];
-            int link = (sc_op_has(in->op, SC_OPF_OUT) ? P : 0) + in->peer;
-            G->lprev = last[link];
-            if (last[link] >= 0)
-                r->groups[D->gbase + last[link]].lnext = g;
-            last[link] = g;
-        }
-    }
-    sc_free(last);
-    return SC_OK;
-}
-
-/* Groups, matching and data-flow checks of the streams; fills r. */
-static sc_status prepare(replay *r)
-{
-    sc_prog *pg = r->pg;
-    int P = pg->P;
-    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
-    sc_status st = SC_OK;
-    size_t *send_at = sc_malloc(2 * SM * sizeof(size_t));
-    size_t *recv_at = sc_malloc(2 * SM * sizeof(size_t));
-    size_t *posF = sc_malloc(SM * sizeof(size_t));
-    size_t *posB = sc_malloc(SM * sizeof(size_t)); /* B or BW */
-    size_t *host_at = sc_malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
-    size_t *rpos = sc_malloc(SM * sizeof(size_t));        /* R */
-    if (!send_at || !recv_at || !posF || !posB || !host_at || !rpos) {
-        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
-        goto done;
-    }
-    memset(send_at, 0xff, 2 * SM * sizeof(size_t));
-    memset(recv_at, 0xff, 2 * SM * sizeof(size_t));
-    memset(posF, 0xff, SM * sizeof(size_t));
-    memset(posB, 0xff, SM * sizeof(size_t));
-    memset(host_at, 0xff, 3 * SM * sizeof(size_t));
-    memset(rpos, 0xff, SM * sizeof(size_t));
-
-    /* Pass 1: groups, tables of passes and transfers. */
-    int gtotal = 0;
-    for (int d = 0; d < P; d++) {
-        r->devs[d].gbase = gtotal;
-        int ng = 0;
-        const sc_vec *sv = &pg->stream[d];
-        for (size_t k = 0; k < sv->n; k++) {
-            const sc_instr *in = &sv->v[k];
-            size_t gi = r->offset[d] + k;
-            r->grp[gi] = -1;
-            r->need[gi] = r->need2[gi] = r->hwait[gi] = NONE;
-            r->devof[gi] = d;
-            char a[160], b[160];
-            if (sc_op_is_transfer(in->op)) {
-                if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
-                    ng++;
-                r->grp[gi] = ng - 1;
-                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
-                    in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
-                    producer_stage(pg, in) < 0) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s: transfer out of range", a);
-                    goto done;
-                }
-                size_t key = key_of(pg, in);
-                size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
-                if (tab[key] != NONE) {
-                    int e = r->devof[tab[key]];
-                    describe(r, e, tab[key] - r->offset[e], a, sizeof a);
-                    describe(r, d, k, b, sizeof b);
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "transfer posted twice: %s and %s", a, b);
-                    goto done;
-                }
-                tab[key] = gi;
-            } else if (sc_op_is_slot(in->op)) {
-                sc_instr h[2]; /* a pass, or both halves of a pair, at gi */
-                for (int i = sc_instr_halves(in, h); i-- > 0;) {
-                    const sc_instr *x = &h[i];
-                    if (x->stage < 0 || x->stage >= pg->S || x->mb < 0 || x->mb >= pg->nmb) {
-                        describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM, "%s: stage or microbatch out of range", a);
-                        goto done;
-                    }
-                    size_t sm = SC_SMN(pg, x->stage, x->mb);
-                    if (sc_op_is_fwd(x->op)) {
-                        if (!(x->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
-                            posF[sm] = gi;
-                    } else if (sc_op_is_bgrad(x->op)) {
-                        posB[sm] = gi;
-                    }
-                    /* A record dropped for recomputation is read only once R
-                     * has recomputed it; R recomputes what such a DROP dropped. */
-                    size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
-                    if (x->op == SC_OP_R) {
-                        const sc_instr *dr =
-                            rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
-                        if (!dr || dr->frac != x->frac || posB[sm] != NONE || rpos[sm] != NONE) {
-                            describe(r, d, k, a, sizeof a);
-                            st = sc_fail(pg, SC_ERR_PROGRAM,
-                                         "%s recomputes what was not dropped for it (no DROP of "
-                                         "the same fraction of s%d mb%d after its F, before it), "
-                                         "or after its B, or twice", a, x->stage, x->mb);
-                            goto done;
-                        }
-                        rpos[sm] = gi;
-                        continue;
-                    }
-                    if (!sc_op_is_fwd(x->op) && rdrop != NONE && rpos[sm] == NONE) {
-                        describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s reads s%d mb%d, which is dropped for recomputation "
-                                     "(#%zu) and not recomputed (R) before it",
-                                     a, x->stage, x->mb, rdrop - r->offset[d]);
-                        goto done;
-                    }
-                    /* A record that went to the host is read only once back. */
-                    size_t off = host_at[sm];
-                    if (!sc_op_is_fwd(x->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
-                        describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s reads s%d mb%d, which is offloaded (#%zu) and not "
-                                     "reloaded before it",
-                                     a, x->stage, x->mb, off - r->offset[d]);
-                        goto done;
-                    }
-                    if (sc_op_is_bgrad(x->op) && off != NONE)
-                        r->hwait[gi] = host_at[2 * SM + sm];
-                }
-            } else if (sc_op_is_host(in->op)) {
-                if ((st = sc_replay_check_host(r, d, k, posF, posB, host_at)) != SC_OK)
-                    goto done;
-            }
-        }
-        r->devs[d].ngroups = ng;
-        gtotal += ng;
-    }
-    r->groups = sc_calloc((size_t)gtotal + 1, sizeof(group));
-    if (!r->groups) {
-        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
-        goto done;
-    }
-
-    /* Pass 2: match transfers, check data flow, fill groups. */
-    for (int d = 0; d < P; d++) {
-        const sc_vec *sv = &pg->stream[d];
-        for (size_t k = 0; k < sv->n; k++) {
-            const sc_instr *in = &sv->v[k];
-            size_t gi = r->offset[d] + k;
-            char a[160], b[160];
-            if (sc_op_is_transfer(in->op)) {
-                group *g = &r->groups[r->devs[d].gbase + r->grp[gi]];
-                if (g->count++ == 0)
-                    g->first = gi;
-                size_t key = key_of(pg, in);
-                int send = sc_op_has(in->op, SC_OPF_OUT);
-                size_t other = send ? recv_at[key] : send_at[key];
-                if (other == NONE) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s has no matching %s on d%d", a,
-                                 send ? "RECV" : "SEND", in->peer);
-                    goto done;
-                }
-                int e = r->devof[other];
-                if (e != in->peer || pg->stream[e].v[other - r->offset[e]].peer != d) {
-                    describe(r, d, k, a, sizeof a);
-                    describe(r, e, other - r->offset[e], b, sizeof b);
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
-                    goto done;
-                }
-                r->match[gi] = other;
-                /* The producer must be on the sender, before the SEND; the
-                 * consumer on the receiver, after the RECV. */
-                int ps = producer_stage(pg, in);
-                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, ps, in->mb)]
-                                                    : posB[SC_SMN(pg, ps, in->mb)];
-                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, in->stage, in->mb)]
-                                                    : posB[SC_SMN(pg, in->stage, in->mb)];
-                const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
-                if (send && (prod == NONE || r->devof[prod] != d || prod > gi)) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "%s sends data before it is produced: %s s%d mb%d is not "
-                                 "earlier on d%d",
-                                 a, pk, ps, in->mb, d);
-                    goto done;
-                }
-                if (!send && (cons == NONE || r->devof[cons] != d || cons < gi)) {
-                    describe(r, d, k, a, sizeof a);
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
-                                 d, pk, in->stage, in->mb);
-                    goto done;
-                }
-            } else if (sc_op_is_wait(in->op)) {
-                /* The SEND it waits for: earlier on this device, waited once. */
-                size_t sd = in->stage >= 0 && in->stage < pg->S && in->mb >= 0 &&
-                                    in->mb < pg->nmb && in->dir <= SC_DIR_GRAD
-                                ? send_at[key_of(pg, in)] : NONE;
-                describe(r, d, k, a, sizeof a);
-                if (sd == NONE || r->devof[sd] != d || sd > gi ||
-                    pg->stream[d].v[sd - r->offset[d]].peer != in->peer) {
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND that does not come "
-                                 "before it on d%d", a, d);
-                    goto done;
-                }
-                if (r->hend[sd] != 0) {
-                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND already waited for",
-                                 a);
-                    goto done;
-                }
-                r->hend[sd] = 1; /* marks the SEND waited (a SEND has no copy end; reset below) */
-                r->need[gi] = sd;
-            } else if (sc_op_is_slot(in->op)) {
-                /* Which input does each pass (each half of a pair) read, and
-                 * from where? A pair waits for both (need, need2). */
-                sc_instr h[2];
-                for (int i = sc_instr_halves(in, h); i-- > 0;) {
-                    const sc_instr *x = &h[i];
-                    int dir, ps;
-                    if (sc_op_is_fwd(x->op)) {
-                        dir = SC_DIR_ACT;
-                        ps = x->stage > sc_mb_first(pg, x->mb) ? x->stage - 1 : -1;
-                    } else if (sc_op_is_bgrad(x->op)) {
-                        dir = SC_DIR_GRAD;
-                        ps = x->stage < sc_mb_last(pg, x->mb) ? x->stage + 1 : -1;
-                    } else {
-                        continue; /* W: its own record */
-                    }
-                    if (ps < 0)
-                        continue;
-                    int pd = pg->stage_dev[ps];
-                    if (pd == d)
-                        continue; /* local hand-off: verify_passes checked the order */
-                    sc_instr probe = {.dir = (uint8_t)dir, .stage = x->stage, .mb = x->mb};
-                    size_t rv = recv_at[key_of(pg, &probe)];
-                    if (rv == NONE || r->devof[rv] != d || rv > gi) {
-                        describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s reads %s from d%d but no RECV of it comes before it", a,
-                                     dir == SC_DIR_ACT ? "activations" : "gradients", pd);
-                        goto done;
-                    }
-                    if (i == 1)
-                        r->need2[gi] = rv;
-                    else
-                        r->need[gi] = rv;
-                }
-            }
-        }
-    }
-    for (size_t i = 0; i < r->N; i++)
-        r->hend[i] = 0; /* the marks of waited SENDs */
-    for (int i = 0; i < gtotal; i++) {
-        r->groups[i].remaining = r->groups[i].count;
-        r->groups[i].lprev = r->groups[i].lnext = -1;
-    }
-    if (r->mode == SC_P2P_LINK && (st = link_order(r)) != SC_OK)
-        goto done;
-    st = sc_rcoll_prepare(pg, r->offset, &r->rc);
-    r->cneed = sc_rcoll_needs(r->rc);
-done:
-    sc_free(send_at);
-    sc_free(recv_at);
-    sc_free(posF);
-    sc_free(posB);
-    sc_free(host_at);
-    sc_free(rpos);
-    return st;
 }
 
 static double maxd(double a, double b) { return a > b ? a : b; }
@@ -335,7 +47,7 @@ static double maxd(double a, double b) { return a > b ? a : b; }
 /* NCCL: a group runs when posted and every group before it on its device
  * has completed; gloo: once posted; per-link: once posted and the
  * transfer before it on its link has completed (docs/semantics.md#modes). */
-static int running(const replay *r, int e, int g)
+static inline int running(const replay *r, int e, int g)
 {
     if (r->devs[e].posted <= g)
         return 0;
@@ -352,12 +64,13 @@ static sc_status start_group(replay *r, int d, int g)
     double prev = lp >= 0 ? r->groups[r->devs[d].gbase + lp].done : 0;
     G->start = maxd(G->post, prev);
     G->done = G->start;
+    const sc_instr *iv = &r->pg->stream[d].v[G->first - r->offset[d]];
     for (int i = 0; i < G->count; i++) {
         size_t k = G->first + (size_t)i;
         if (r->matched[k])
             continue;
         size_t o = r->match[k];
-        int e = r->devof[o];
+        int e = iv[i].peer; /* the device of its match (prepare) */
         int ge = r->grp[o];
         if (!running(r, e, ge))
             continue;
@@ -382,6 +95,54 @@ static sc_status start_group(replay *r, int d, int g)
     return SC_OK;
 }
 
+/* When the pass (or pair) in, global instruction gi of device d, can start
+ * (into *ready); 0 while what it reads has not arrived. */
+static inline int slot_ready(const replay *r, int d, size_t gi, const sc_instr *in, double *ready)
+{
+    const dev *D = &r->devs[d];
+    double t = maxd(D->tfree, r->gend[in->stage]); /* after the all-gather */
+    if (sc_op_is_pair(in->op))
+        t = maxd(t, r->gend[sc_pair_half(in).stage]);
+    for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
+        size_t need = i ? r->need2[gi] : r->need[gi];
+        if (need == NONE)
+            continue;
+        const group *G = &r->groups[D->gbase + r->grp[need]];
+        if (!G->complete)
+            return 0; /* blocked until that group completes */
+        t = maxd(t, G->done);
+    }
+    if (r->hwait[gi] != NONE)
+        t = maxd(t, r->hend[r->hwait[gi]]); /* its RELOAD */
+    *ready = t;
+    return 1;
+}
+
+/* The same for the rest of the compute stream: RESHARD, WAIT, OPTIM,
+ * REDUCE. */
+static inline int other_ready(const replay *r, int d, size_t gi, const sc_instr *in, double *ready)
+{
+    const dev *D = &r->devs[d];
+    double t = D->tfree;
+    if (sc_op_is_fsdp(in->op)) /* RESHARD: after the all-gather */
+        t = maxd(t, r->gend[in->stage]);
+    if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
+        int g = r->grp[r->need[gi]];
+        if (!group_done(r, d, g))
+            return 0;
+        t = maxd(t, r->groups[D->gbase + g].done);
+    } else if (in->op == SC_OP_OPTIM) {
+        t = maxd(t, r->rgend[d]); /* FSDP: the gradients' reduce-scatters */
+    } else if (in->op == SC_OP_REDUCE) {
+        if (D->head < D->posted)
+            return 0;
+        for (int g = r->alone ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
+            t = maxd(t, r->groups[D->gbase + g].done); /* any order */
+    }
+    *ready = t;
+    return 1;
+}
+
 static sc_status advance(replay *r, int d)
 {
     sc_prog *pg = r->pg;
@@ -390,7 +151,11 @@ static sc_status advance(replay *r, int d)
     while (D->pc < sv->n) {
         size_t k = D->pc, gi = r->offset[d] + k;
         const sc_instr *in = &sv->v[k];
-        if (sc_op_is_transfer(in->op)) {
+        double ready;
+        if (sc_op_is_slot(in->op)) { /* the common case first */
+            if (!slot_ready(r, d, gi, in, &ready))
+                return SC_OK;
+        } else if (sc_op_is_transfer(in->op)) {
             int g = r->grp[gi];
             group *G = &r->groups[D->gbase + g];
             G->post = D->tfree;
@@ -406,8 +171,7 @@ static sc_status advance(replay *r, int d)
                     return st;
             }
             continue;
-        }
-        if (sc_op_is_coll(in->op)) {
+        } else if (sc_op_is_coll(in->op)) {
             /* Posting a collective does not block the stream (replay_coll.h). */
             sc_status st = sc_rcoll_post(r->rc, d, gi, D->tfree, r->t0, r->t1);
             int e;
@@ -418,8 +182,7 @@ static sc_status advance(replay *r, int d)
                 return st;
             D->pc++;
             continue;
-        }
-        if (sc_op_is_host(in->op)) {
+        } else if (sc_op_is_host(in->op)) {
             /* Host copies wait for nothing on other devices: a copy starts
              * when posted and its channel is free; DROP waits for it. */
             double t0 = D->tfree, t1 = t0;
@@ -459,8 +222,7 @@ static sc_status advance(replay *r, int d)
             }
             D->pc++;
             continue;
-        }
-        if (in->op == SC_OP_UNSHARD || in->op == SC_OP_REDUCE_GRAD) {
+        } else if (in->op == SC_OP_UNSHARD || in->op == SC_OP_REDUCE_GRAD) {
             /* FSDP's all-gather and reduce-scatter (docs/fsdp.md#verification):
              * on the device's data-parallel channel, in posting order, once
              * posted; the replicas post them at the same point of the same
@@ -480,36 +242,8 @@ static sc_status advance(replay *r, int d)
             }
             D->pc++;
             continue;
-        }
-        double ready = D->tfree;
-        if (sc_op_is_fsdp(in->op) || sc_op_is_slot(in->op)) /* after the all-gather */
-            ready = maxd(ready, r->gend[in->stage]);
-        if (sc_op_is_pair(in->op))
-            ready = maxd(ready, r->gend[sc_pair_half(in).stage]);
-        if (sc_op_is_slot(in->op)) {
-            for (int i = 0; i < 2; i++) { /* what it reads; a pair: both halves' */
-                size_t need = i ? r->need2[gi] : r->need[gi];
-                if (need == NONE)
-                    continue;
-                int g = r->grp[need];
-                if (!group_done(r, d, g))
-                    return SC_OK; /* blocked until that group completes */
-                ready = maxd(ready, r->groups[D->gbase + g].done);
-            }
-            if (r->hwait[gi] != NONE)
-                ready = maxd(ready, r->hend[r->hwait[gi]]); /* its RELOAD */
-        } else if (sc_op_is_wait(in->op)) { /* until its SEND's group has completed */
-            int g = r->grp[r->need[gi]];
-            if (!group_done(r, d, g))
-                return SC_OK;
-            ready = maxd(ready, r->groups[D->gbase + g].done);
-        } else if (in->op == SC_OP_OPTIM) {
-            ready = maxd(ready, r->rgend[d]); /* FSDP: the gradients' reduce-scatters */
-        } else if (in->op == SC_OP_REDUCE) {
-            if (D->head < D->posted)
-                return SC_OK;
-            for (int g = r->alone ? 0 : D->posted - 1; g >= 0 && g < D->posted; g++)
-                ready = maxd(ready, r->groups[D->gbase + g].done); /* any order */
+        } else if (!other_ready(r, d, gi, in, &ready)) {
+            return SC_OK;
         }
         size_t cneed = r->cneed ? r->cneed[gi] : NONE;
         if (cneed != NONE) { /* a collective it reads (docs/semantics.md#collectives) */
@@ -538,28 +272,39 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
     replay r = {.pg = pg, .mode = pg->p2p, .alone = pg->p2p != SC_P2P_NCCL, .offset = offset,
                 .t0 = t0, .t1 = t1, .N = N};
     sc_status st = SC_OK;
-    r.devof = sc_malloc((N + 1) * sizeof(int));
-    r.grp = sc_malloc((N + 1) * sizeof(int));
-    r.match = sc_malloc((N + 1) * sizeof(size_t));
-    r.need = sc_malloc((N + 1) * sizeof(size_t));
-    r.need2 = sc_malloc((N + 1) * sizeof(size_t));
-    r.hwait = sc_malloc((N + 1) * sizeof(size_t));
-    r.hend = sc_calloc(N + 1, sizeof(double));
+    /* One block for the per-instruction arrays, filled by prepare (nothing
+     * to clear: each entry is written before it is read). */
+    size_t n1 = N + 1;
+    char *blk = sc_malloc(n1 * (5 * sizeof(size_t) + 2 * sizeof(int) + 1));
+    if (blk) {
+        r.match = (size_t *)blk;
+        r.need = r.match + n1;
+        r.need2 = r.need + n1;
+        r.hwait = r.need2 + n1;
+        r.hend = (double *)(r.hwait + n1);
+        r.grp = (int *)(r.hend + n1);
+        r.rank = r.grp + n1;
+        r.matched = (unsigned char *)(r.rank + n1);
+    }
     r.d2h = sc_calloc(2 * (size_t)P, sizeof(double));
     r.h2d = r.d2h ? r.d2h + P : NULL;
-    r.matched = sc_calloc(N + 1, 1);
     r.gend = sc_calloc((size_t)pg->S + 2 * (size_t)P, sizeof(double));
     r.dpch = r.gend ? r.gend + pg->S : NULL;
     r.rgend = r.gend ? r.dpch + P : NULL;
     r.devs = sc_calloc((size_t)P, sizeof(dev));
-    if (!r.devof || !r.grp || !r.match || !r.need || !r.need2 || !r.hwait || !r.hend || !r.d2h || !r.matched ||
-        !r.gend || !r.devs) {
+    if (!blk || !r.d2h || !r.gend || !r.devs) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay (%zu instructions)", N);
         goto done;
     }
-    if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = prepare(&r)) != SC_OK ||
-        (st = sc_check_posting_order(pg)) != SC_OK)
+    if ((st = sc_verify_fsdp(pg)) != SC_OK || (st = sc_replay_prepare(&r)) != SC_OK)
         goto done;
+    /* The stack holds at most a COMPLETE per group and an ADVANCE per
+     * device, but for collectives' wake-ups (push_ev grows it for those). */
+    r.capev = (size_t)P + r.ngr + 16;
+    if (!(r.ev = sc_malloc(r.capev * sizeof *r.ev))) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
     for (int d = P - 1; d >= 0; d--)
         if ((st = push_ev(&r, EV_ADVANCE, d, 0)) != SC_OK)
             goto done;
@@ -570,20 +315,22 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         case EV_ADVANCE:
             st = advance(&r, ev.d);
             break;
-        case EV_START:
-            st = start_group(&r, ev.d, ev.g);
-            break;
         case EV_COMPLETE: {
+            /* The device goes on, and the group its completion lets run
+             * starts: called here, not pushed (neither calls back into
+             * this loop, and the order of events does not matter). */
             group *G = &r.groups[D->gbase + ev.g];
             G->complete = 1;
             while (D->head < D->ngroups && group_done(&r, ev.d, D->head))
                 D->head++;
+            int next = -1;
             if (r.mode == SC_P2P_NCCL && D->posted > D->head)
-                st = push_ev(&r, EV_START, ev.d, D->head);
+                next = D->head;
             else if (r.mode == SC_P2P_LINK && G->lnext >= 0 && D->posted > G->lnext)
-                st = push_ev(&r, EV_START, ev.d, G->lnext); /* the link's next transfer */
-            if (st == SC_OK)
-                st = push_ev(&r, EV_ADVANCE, ev.d, 0);
+                next = G->lnext; /* the link's next transfer */
+            st = advance(&r, ev.d);
+            if (st == SC_OK && next >= 0)
+                st = start_group(&r, ev.d, next);
             break;
         }
         }
@@ -599,15 +346,8 @@ sc_status sc_replay(sc_prog *pg, const size_t *offset, double *t0, double *t1)
         }
     }
 done:
-    sc_free(r.devof);
-    sc_free(r.grp);
-    sc_free(r.match);
-    sc_free(r.need);
-    sc_free(r.need2);
-    sc_free(r.hwait);
-    sc_free(r.hend);
+    sc_free(blk);
     sc_free(r.d2h);
-    sc_free(r.matched);
     sc_free(r.gend);
     sc_free(r.devs);
     sc_free(r.groups);

@@ -39,7 +39,7 @@ typedef struct event {
     int g;    /* local group index */
 } event;
 
-enum { EV_ADVANCE, EV_START, EV_COMPLETE };
+enum { EV_ADVANCE, EV_COMPLETE };
 
 typedef struct replay {
     sc_prog *pg;
@@ -48,22 +48,24 @@ typedef struct replay {
     const size_t *offset;
     double *t0, *t1;
     size_t N;
-    int *devof;        /* [N] device of a global instruction (transfers only) */
     int *grp;          /* [N] local group index of a transfer, -1 otherwise */
     size_t *match;     /* [N] global index of the matching transfer */
     size_t *need;      /* [N] compute: global index of the RECV it reads, or NONE */
     size_t *need2;     /* [N] a pair: the RECV its B or BW half reads, or NONE */
     size_t *hwait;     /* [N] DROP: its OFFLOAD; B/BW: the RELOAD of its record; or NONE */
-    double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes */
+    double *hend;      /* [N] OFFLOAD/RELOAD: when its copy completes (read only after the copy
+                          is posted) */
     double *d2h, *h2d; /* [P] each device's host-link channels are free from */
     double *gend;      /* [S] FSDP: when the stage's latest all-gather completes */
     double *dpch;      /* [P] FSDP: each device's data-parallel channel is free from */
     double *rgend;     /* [P] FSDP: when the device's posted reduce-scatters complete
                           (its OPTIM waits for them) */
-    unsigned char *matched; /* [N] */
+    int *rank;         /* [N] a transfer's posting rank with its peer (posting.h) */
+    unsigned char *matched; /* [N] (transfers only) */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */
-    group *groups;
+    group *groups;     /* every device's, in device order (dev.gbase) */
+    size_t ngr;        /* how many */
     dev *devs;
     event *ev;
     size_t nev, capev;
@@ -95,6 +97,10 @@ static inline int group_done(const replay *r, int d, int g)
  * what came before it (replay_host.c). */
 sc_status sc_replay_check_host(replay *r, int d, size_t k, const size_t *posF, const size_t *posB,
                                size_t *host_at);
+
+/* Groups, matching and data-flow checks of the streams (replay_prepare.c);
+ * fills r, whose per-instruction arrays and devs the caller allocated. */
+sc_status sc_replay_prepare(replay *r);
 
 /* The deadlock message: the wait-for cycle through P2P groups and
  * collective channels, from the state where the replay stopped. */

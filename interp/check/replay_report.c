@@ -48,10 +48,11 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
         size_t k = G->first + (size_t)i;
         if (!r->matched[k]) {
             char w[128];
-            sc_instr_format(&pg->stream[d].v[k - r->offset[d]], w, sizeof w);
-            snprintf(why, len, "its running group's %s is unmatched, waits for d%d", w,
-                     r->devof[r->match[k]]);
-            return r->devof[r->match[k]];
+            const sc_instr *in = &pg->stream[d].v[k - r->offset[d]];
+            sc_instr_format(in, w, sizeof w);
+            /* the peer: the device of its match (prepare checked it) */
+            snprintf(why, len, "its running group's %s is unmatched, waits for d%d", w, in->peer);
+            return in->peer;
         }
     }
     return -1;

@@ -1,0 +1,347 @@
+/*
+ * replay_prepare.c — the replay's checks of the streams and its tables
+ * (replay_impl.h): groups, the matching of every transfer, data flow,
+ * host copies, the posting order (posting.h), in two passes over the
+ * instructions.
+ */
+#include "ir/alloc.h"
+#include "ir/p2p.h"
+#include "posting.h"
+#include "replay_coll.h"
+#include "replay_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The device whose stream holds global instruction gi (error paths). */
+static int dev_of(const replay *r, size_t gi)
+{
+    int d = 0;
+    while (d + 1 < r->pg->P && r->offset[d + 1] <= gi)
+        d++;
+    return d;
+}
+
+/* Whether global instruction gi is on device d. */
+static inline int on_dev(const replay *r, int d, size_t gi)
+{
+    return gi - r->offset[d] < r->pg->stream[d].n; /* NONE and below wrap */
+}
+
+/* Key of a transfer: (direction, consuming stage, microbatch). */
+static size_t key_of(const sc_prog *pg, const sc_instr *in)
+{
+    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
+}
+
+/* Producer stage of a transfer's data, or -1 when there is none (off the
+ * microbatch's route, docs/guide.md#copies). */
+static int producer_stage(const sc_prog *pg, const sc_instr *in)
+{
+    int s = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1;
+    return s >= 0 && s < pg->S && sc_mb_has(pg, s, in->mb) && sc_mb_has(pg, in->stage, in->mb)
+               ? s : -1;
+}
+
+/* Per-link (docs/semantics.md#modes): chains each device's transfers
+ * (groups of one) on each directed link, sends to e and receives from e
+ * apart, in stream order. */
+static sc_status link_order(replay *r)
+{
+    int P = r->pg->P;
+    int *last = sc_malloc(2 * (size_t)P * sizeof(int));
+    if (!last)
+        return sc_fail(r->pg, SC_ERR_NOMEM, "out of memory in the replay");
+    for (int d = 0; d < P; d++) {
+        dev *D = &r->devs[d];
+        for (int i = 0; i < 2 * P; i++)
+            last[i] = -1;
+        for (int g = 0; g < D->ngroups; g++) {
+            group *G = &r->groups[D->gbase + g];
+            const sc_instr *in = &r->pg->stream[d].v[G->first - r->offset[d]];
+            int link = (sc_op_has(in->op, SC_OPF_OUT) ? P : 0) + in->peer;
+            G->lprev = last[link];
+            if (last[link] >= 0)
+                r->groups[D->gbase + last[link]].lnext = g;
+            last[link] = g;
+        }
+    }
+    sc_free(last);
+    return SC_OK;
+}
+
+sc_status sc_replay_prepare(replay *r)
+{
+    sc_prog *pg = r->pg;
+    int P = pg->P;
+    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
+    sc_status st = SC_OK;
+    size_t *send_at = sc_malloc(2 * SM * sizeof(size_t));
+    size_t *recv_at = sc_malloc(2 * SM * sizeof(size_t));
+    size_t *posF = sc_malloc(SM * sizeof(size_t));
+    size_t *posB = sc_malloc(SM * sizeof(size_t)); /* B or BW */
+    size_t *host_at = sc_malloc(3 * SM * sizeof(size_t)); /* OFFLOAD, DROP, RELOAD */
+    size_t *rpos = sc_malloc(SM * sizeof(size_t));        /* R */
+    int *cnt = sc_malloc(2 * (size_t)P * sizeof(int)); /* posting ranks (posting.h) */
+    /* The first pair out of posting order: SEND #ks of device pa to pb, its q-th. */
+    int pa = -1, pb = -1;
+    size_t ks = 0, q = 0;
+    if (!send_at || !recv_at || !posF || !posB || !host_at || !rpos || !cnt) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
+    memset(send_at, 0xff, 2 * SM * sizeof(size_t));
+    memset(recv_at, 0xff, 2 * SM * sizeof(size_t));
+    memset(posF, 0xff, SM * sizeof(size_t));
+    memset(posB, 0xff, SM * sizeof(size_t));
+    memset(host_at, 0xff, 3 * SM * sizeof(size_t));
+    memset(rpos, 0xff, SM * sizeof(size_t));
+
+    /* The arrays in locals: stores through them cannot change them. */
+    int *grp = r->grp, *rank = r->rank;
+    size_t *need = r->need, *need2 = r->need2, *hwait = r->hwait, *match = r->match;
+    double *hend = r->hend;
+
+    /* Pass 1: groups, tables of passes and transfers. */
+    int gtotal = 0;
+    for (int d = 0; d < P; d++) {
+        r->devs[d].gbase = gtotal;
+        int ng = 0;
+        const sc_vec *sv = &pg->stream[d];
+        memset(cnt, 0, 2 * (size_t)P * sizeof(int));
+        const size_t base = r->offset[d], n = sv->n;
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t gi = base + k;
+            grp[gi] = -1;
+            need[gi] = need2[gi] = hwait[gi] = NONE;
+            char a[160], b[160];
+            if (sc_op_is_transfer(in->op)) {
+                if (r->alone || sc_starts_group(sv->v, k)) /* gloo, per-link: each alone */
+                    ng++;
+                grp[gi] = ng - 1;
+                /* A transfer's copy end is only the mark of a waited SEND
+                 * (pass 2); the copies' own ends are written before read. */
+                r->matched[gi] = 0;
+                hend[gi] = 0;
+                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
+                    in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
+                    producer_stage(pg, in) < 0) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s: transfer out of range", a);
+                    goto done;
+                }
+                rank[gi] = sc_posting_rank(pg, in, cnt);
+                size_t key = key_of(pg, in);
+                size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
+                if (tab[key] != NONE) {
+                    int e = dev_of(r, tab[key]);
+                    describe(r, e, tab[key] - r->offset[e], a, sizeof a);
+                    describe(r, d, k, b, sizeof b);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "transfer posted twice: %s and %s", a, b);
+                    goto done;
+                }
+                tab[key] = gi;
+            } else if (sc_op_is_slot(in->op)) {
+                sc_instr h[2]; /* a pass, or both halves of a pair, at gi */
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    const sc_instr *x = &h[i];
+                    if (x->stage < 0 || x->stage >= pg->S || x->mb < 0 || x->mb >= pg->nmb) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM, "%s: stage or microbatch out of range", a);
+                        goto done;
+                    }
+                    size_t sm = SC_SMN(pg, x->stage, x->mb);
+                    if (sc_op_is_fwd(x->op)) {
+                        if (!(x->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
+                            posF[sm] = gi;
+                    } else if (sc_op_is_bgrad(x->op)) {
+                        posB[sm] = gi;
+                    }
+                    /* A record dropped for recomputation is read only once R
+                     * has recomputed it; R recomputes what such a DROP dropped. */
+                    size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
+                    if (x->op == SC_OP_R) {
+                        const sc_instr *dr =
+                            rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
+                        if (!dr || dr->frac != x->frac || posB[sm] != NONE || rpos[sm] != NONE) {
+                            describe(r, d, k, a, sizeof a);
+                            st = sc_fail(pg, SC_ERR_PROGRAM,
+                                         "%s recomputes what was not dropped for it (no DROP of "
+                                         "the same fraction of s%d mb%d after its F, before it), "
+                                         "or after its B, or twice", a, x->stage, x->mb);
+                            goto done;
+                        }
+                        rpos[sm] = gi;
+                        continue;
+                    }
+                    if (!sc_op_is_fwd(x->op) && rdrop != NONE && rpos[sm] == NONE) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads s%d mb%d, which is dropped for recomputation "
+                                     "(#%zu) and not recomputed (R) before it",
+                                     a, x->stage, x->mb, rdrop - r->offset[d]);
+                        goto done;
+                    }
+                    /* A record that went to the host is read only once back. */
+                    size_t off = host_at[sm];
+                    if (!sc_op_is_fwd(x->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads s%d mb%d, which is offloaded (#%zu) and not "
+                                     "reloaded before it",
+                                     a, x->stage, x->mb, off - r->offset[d]);
+                        goto done;
+                    }
+                    if (sc_op_is_bgrad(x->op) && off != NONE)
+                        hwait[gi] = host_at[2 * SM + sm];
+                }
+            } else if (sc_op_is_host(in->op)) {
+                if ((st = sc_replay_check_host(r, d, k, posF, posB, host_at)) != SC_OK)
+                    goto done;
+            }
+        }
+        r->devs[d].ngroups = ng;
+        gtotal += ng;
+    }
+    r->ngr = (size_t)gtotal;
+    if (!(r->groups = sc_malloc(((size_t)gtotal + 1) * sizeof(group)))) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory in the replay");
+        goto done;
+    }
+
+    /* Pass 2: match transfers, check data flow, fill groups. */
+    for (int d = 0; d < P; d++) {
+        const sc_vec *sv = &pg->stream[d];
+        const size_t base = r->offset[d], n = sv->n;
+        group *gs = &r->groups[r->devs[d].gbase];
+        for (size_t k = 0; k < n; k++) {
+            const sc_instr *in = &sv->v[k];
+            size_t gi = base + k;
+            char a[160], b[160];
+            if (sc_op_is_transfer(in->op)) {
+                group *G = &gs[grp[gi]];
+                if (r->alone || sc_starts_group(sv->v, k)) /* its first transfer, as in pass 1 */
+                    *G = (group){.first = gi, .lprev = -1, .lnext = -1};
+                G->remaining = ++G->count;
+                size_t key = key_of(pg, in);
+                int send = sc_op_has(in->op, SC_OPF_OUT);
+                size_t other = send ? recv_at[key] : send_at[key];
+                if (other == NONE) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s has no matching %s on d%d", a,
+                                 send ? "RECV" : "SEND", in->peer);
+                    goto done;
+                }
+                if (!on_dev(r, in->peer, other) ||
+                    pg->stream[in->peer].v[other - r->offset[in->peer]].peer != d) {
+                    int e = dev_of(r, other);
+                    describe(r, d, k, a, sizeof a);
+                    describe(r, e, other - r->offset[e], b, sizeof b);
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s is matched by %s: peers disagree", a, b);
+                    goto done;
+                }
+                match[gi] = other;
+                if (send && rank[gi] != rank[other] && (pa < 0 || (pa == d && in->peer < pb))) {
+                    pa = d; /* the first in (a, b, k) order: devices and ranks ascend */
+                    pb = in->peer;
+                    ks = k;
+                    q = (size_t)rank[gi];
+                }
+                /* The producer must be on the sender, before the SEND; the
+                 * consumer on the receiver, after the RECV. */
+                int ps = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1; /* pass 1 */
+                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, ps, in->mb)]
+                                                    : posB[SC_SMN(pg, ps, in->mb)];
+                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, in->stage, in->mb)]
+                                                    : posB[SC_SMN(pg, in->stage, in->mb)];
+                const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
+                if (send && (!on_dev(r, d, prod) || prod > gi)) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s sends data before it is produced: %s s%d mb%d is not "
+                                 "earlier on d%d",
+                                 a, pk, ps, in->mb, d);
+                    goto done;
+                }
+                if (!send && (!on_dev(r, d, cons) || cons < gi)) {
+                    describe(r, d, k, a, sizeof a);
+                    st = sc_fail(pg, SC_ERR_PROGRAM,
+                                 "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
+                                 d, pk, in->stage, in->mb);
+                    goto done;
+                }
+            } else if (sc_op_is_wait(in->op)) {
+                /* The SEND it waits for: earlier on this device, waited once. */
+                size_t sd = in->stage >= 0 && in->stage < pg->S && in->mb >= 0 &&
+                                    in->mb < pg->nmb && in->dir <= SC_DIR_GRAD
+                                ? send_at[key_of(pg, in)] : NONE;
+                describe(r, d, k, a, sizeof a);
+                if (!on_dev(r, d, sd) || sd > gi ||
+                    pg->stream[d].v[sd - r->offset[d]].peer != in->peer) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND that does not come "
+                                 "before it on d%d", a, d);
+                    goto done;
+                }
+                if (hend[sd] != 0) {
+                    st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND already waited for",
+                                 a);
+                    goto done;
+                }
+                hend[sd] = 1; /* marks the SEND waited (a SEND has no copy end) */
+                need[gi] = sd;
+            } else if (sc_op_is_slot(in->op)) {
+                /* Which input does each pass (each half of a pair) read, and
+                 * from where? A pair waits for both (need, need2). */
+                sc_instr h[2];
+                for (int i = sc_instr_halves(in, h); i-- > 0;) {
+                    const sc_instr *x = &h[i];
+                    int dir, ps;
+                    if (sc_op_is_fwd(x->op)) {
+                        dir = SC_DIR_ACT;
+                        ps = x->stage > sc_mb_first(pg, x->mb) ? x->stage - 1 : -1;
+                    } else if (sc_op_is_bgrad(x->op)) {
+                        dir = SC_DIR_GRAD;
+                        ps = x->stage < sc_mb_last(pg, x->mb) ? x->stage + 1 : -1;
+                    } else {
+                        continue; /* W: its own record */
+                    }
+                    if (ps < 0)
+                        continue;
+                    int pd = pg->stage_dev[ps];
+                    if (pd == d)
+                        continue; /* local hand-off: verify_passes checked the order */
+                    sc_instr probe = {.dir = (uint8_t)dir, .stage = x->stage, .mb = x->mb};
+                    size_t rv = recv_at[key_of(pg, &probe)];
+                    if (!on_dev(r, d, rv) || rv > gi) {
+                        describe(r, d, k, a, sizeof a);
+                        st = sc_fail(pg, SC_ERR_PROGRAM,
+                                     "%s reads %s from d%d but no RECV of it comes before it", a,
+                                     dir == SC_DIR_ACT ? "activations" : "gradients", pd);
+                        goto done;
+                    }
+                    if (i == 1)
+                        need2[gi] = rv;
+                    else
+                        need[gi] = rv;
+                }
+            }
+        }
+    }
+    /* The marks of waited SENDs stay: the run reads no SEND's copy end. */
+    if (r->mode == SC_P2P_LINK && (st = link_order(r)) != SC_OK)
+        goto done;
+    st = sc_rcoll_prepare(pg, r->offset, &r->rc);
+    r->cneed = sc_rcoll_needs(r->rc);
+    if (st == SC_OK && pa >= 0)
+        st = sc_posting_mismatch(pg, pa, ks, pb, q);
+done:
+    sc_free(cnt);
+    sc_free(send_at);
+    sc_free(recv_at);
+    sc_free(posF);
+    sc_free(posB);
+    sc_free(host_at);
+    sc_free(rpos);
+    return st;
+}
