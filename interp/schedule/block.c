@@ -364,11 +364,8 @@ static sc_instr join_pair(const sc_prog *pg, const sc_block *blk, keyed *ks, siz
     return a;
 }
 
-sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
+sc_status sc_block_caps(sc_prog *pg, const sc_block *blk, double *cap)
 {
-    double *cap = sc_malloc((size_t)pg->P * sizeof *cap);
-    if (!cap)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
     sc_status st = sc_block_peak(pg, blk, cap);
     for (int d = 0; st == SC_OK && d < pg->P; d++) {
         double lim = sc_prog_mem_cap(pg, d);
@@ -381,6 +378,15 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
         else if (isfinite(lim))
             cap[d] = lim;
     }
+    return st;
+}
+
+sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
+{
+    double *cap = sc_malloc((size_t)pg->P * sizeof *cap);
+    if (!cap)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory unrolling the block");
+    sc_status st = sc_block_caps(pg, blk, cap);
     if (st) {
         sc_free(cap);
         return st;

@@ -90,6 +90,10 @@ sc_status sc_block_place_w(sc_prog *pg, const sc_block *blk, double *w);
 /* off[S] from the compact form: chunk c of device d starts at
  * first[c] + d * delta[c] (c < the most chunks of any device). */
 void sc_block_pattern(const sc_prog *pg, const double *first, const double *delta, double *off);
+/* cap[P]: the cap each device's reorder keeps to in sc_block_unroll: the
+ * program's cap (sc_prog_mem_cap) where it has one, else the device's block
+ * peak; SC_ERR_PROGRAM (sc_fail_cap) when a peak exceeds the cap. */
+sc_status sc_block_caps(sc_prog *pg, const sc_block *blk, double *cap);
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk);
 
 /* block_vocab.c: the checks of a block's vocabulary passes (collisions with

@@ -3,6 +3,7 @@
  * on any placement of whole chunks, and its search (search.h).
  */
 #include "search.h"
+#include "block_hand.h"
 #include "dataflow.h"
 #include "pairing.h"
 #include "ir/alloc.h"
@@ -90,13 +91,17 @@ static int rank_less(const sc_vcand *a, const sc_vcand *b)
 }
 
 /* Unrolls blk (its keep_order says whether it is reordered), pairs it
- * where pairs gain (pairing.h, within peak) and times it. */
+ * where pairs gain (pairing.h, within peak) and times it. take: where the
+ * orders as unrolled (before the pairs) are handed (block_hand.h), or
+ * NULL. */
 static sc_status unroll_measure(sc_prog *pg, const sc_block *blk, double peak, double *times,
-                                double *makespan, double *bubble)
+                                double *makespan, double *bubble, sc_block_hand **take)
 {
     sc_status st = sc_block_unroll(pg, blk);
     if (st)
         return st;
+    if (take)
+        *take = sc_block_hand_take(pg, blk);
     if (sc_prog_pair_gain(pg) > 0 && (st = sc_pair_greedy(pg, peak, NULL)) != SC_OK)
         return st;
     return measure(pg, times, makespan, bubble);
@@ -222,11 +227,13 @@ sc_status sc_vblock_plain(sc_prog *pg, const sc_block *blk, double peak, int fas
         return SC_OK;
     sc_block b = *blk;
     b.keep_order = 1;
-    return unroll_measure(pg, &b, peak, times, makespan, bubble);
+    return unroll_measure(pg, &b, peak, times, makespan, bubble, NULL);
 }
 
-/* Unrolls candidate c (reordered or not) and times it into c. */
-static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, double *times)
+/* Unrolls candidate c (reordered or not) and times it into c; take as in
+ * unroll_measure (reordered only). */
+static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, double *times,
+                          sc_block_hand **take)
 {
     sc_block blk;
     sc_status st = sc_vpattern_block(pg, &c->pat, off, &blk);
@@ -234,11 +241,29 @@ static sc_status evaluate(sc_prog *pg, sc_vcand *c, int reorder, double *off, do
         return st;
     if (!reorder)
         return sc_vblock_plain(pg, &blk, c->peak, 1, times, &c->makespan, &c->bubble_rate);
-    return unroll_measure(pg, &blk, c->peak, times, &c->makespan, &c->bubble_rate);
+    return unroll_measure(pg, &blk, c->peak, times, &c->makespan, &c->bubble_rate, take);
+}
+
+/* best_under's rule: c, timed and within limit, beats best (NULL: none). */
+static int beats(const sc_vcand *c, const sc_vcand *best, double limit)
+{
+    if (c->peak > limit + 1e-9 || !c->timed)
+        return 0;
+    return !best || c->bubble_rate < best->bubble_rate - 1e-12 ||
+           (fabs(c->bubble_rate - best->bubble_rate) <= 1e-12 && c->peak < best->peak);
+}
+
+const sc_vcand *sc_vcand_best(const sc_vcand *c, size_t n, double limit)
+{
+    const sc_vcand *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (beats(&c[i], best, limit))
+            best = &c[i];
+    return best;
 }
 
 sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
-                           size_t *n)
+                           size_t *n, sc_block_hand **hand)
 {
     int S = pg->S;
     size_t cap = (size_t)kmax * 216, N = (size_t)3 * S * pg->m;
@@ -251,6 +276,10 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
     sc_status st = SC_OK;
     *cands = NULL;
     *n = 0;
+    if (hand)
+        *hand = NULL;
+    if (nb != 1)
+        hand = NULL; /* handed for one budget only: its best (sc_vcand_best) */
     if (!out || !off || !peak || !times || !mark) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory searching blocks");
         goto done;
@@ -280,7 +309,7 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
                 }
     /* the plain squeeze of every block within the budgets ranks them */
     for (size_t i = 0; i < got; i++)
-        if (out[i].peak <= top + 1e-9 && (st = evaluate(pg, &out[i], 0, off, times)) != SC_OK)
+        if (out[i].peak <= top + 1e-9 && (st = evaluate(pg, &out[i], 0, off, times, NULL)) != SC_OK)
             goto done;
     /* per budget, the best by the plain squeeze are reordered: as many as
      * SC_VSEARCH_WORK passes of reordering allow (all of them for small
@@ -302,17 +331,34 @@ sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb,
             sel[best] = mark[best] = 1;
         }
     }
+    /* in index order, as sc_vcand_best goes: the orders of the best so
+     * far are kept */
+    const sc_vcand *kept = NULL;
     for (size_t i = 0; i < got; i++)
         if (mark[i]) {
-            if ((st = evaluate(pg, &out[i], 1, off, times)) != SC_OK)
+            sc_block_hand *take = NULL;
+            if ((st = evaluate(pg, &out[i], 1, off, times, hand ? &take : NULL)) != SC_OK) {
+                sc_block_hand_free(take);
                 goto done;
+            }
             out[i].timed = 1;
+            if (hand && beats(&out[i], kept, budgets[0])) {
+                kept = &out[i];
+                sc_block_hand_free(*hand);
+                *hand = take;
+            } else {
+                sc_block_hand_free(take);
+            }
         }
     st = SC_OK;
     *cands = out;
     *n = got;
     out = NULL;
 done:
+    if (st && hand) {
+        sc_block_hand_free(*hand);
+        *hand = NULL;
+    }
     pg->mem_limit = limit;
     pg->mem_cap = caps;
     free(out);

@@ -36,6 +36,7 @@
 #define SC_SEARCH_H
 
 #include "block.h"
+#include "block_hand.h"
 #include "ir/ir.h"
 
 typedef struct sc_vpattern {
@@ -72,8 +73,15 @@ sc_status sc_vblock_plain(sc_prog *pg, const sc_block *blk, double peak, int fas
 
 /* Every valid pattern, the best within each of budgets[nb] (units) timed;
  * *cands is malloc'd (the caller frees). The program's stages must be
- * whole chunks of its devices (SC_ERR_ARG otherwise). */
+ * whole chunks of its devices (SC_ERR_ARG otherwise). hand (or NULL): with
+ * one budget, the reordered orders of sc_vcand_best(*cands, *n,
+ * budgets[0]) as the search unrolled them, before pairs (block_hand.h;
+ * the caller frees), or NULL. */
 sc_status sc_vblock_search(sc_prog *pg, int kmax, const double *budgets, int nb, sc_vcand **cands,
-                           size_t *n);
+                           size_t *n, sc_block_hand **hand);
+
+/* The best timed candidate with peak <= limit: least bubble (within
+ * 1e-12), then least peak, the first of equals; NULL when none. */
+const sc_vcand *sc_vcand_best(const sc_vcand *c, size_t n, double limit);
 
 #endif

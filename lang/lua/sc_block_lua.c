@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "schedule/block.h"
+#include "schedule/block_hand.h"
 #include "sc_lua.h"
 #include "sc_lua_impl.h"
 #include "fields.h"
@@ -22,11 +23,13 @@
 static const char *const kinds[] = {"F", "B", "W", "BW"};
 
 /* Block userdata: its shape and costs (a program with no passes), the
- * offsets, where it was built. The spec table is its user value. */
+ * offsets, where it was built, the orders handed with it (or NULL). The
+ * spec table is its user value. */
 typedef struct lblock {
     sc_prog *pg;
     double *off; /* [4*S] */
     sc_block blk;
+    sc_block_hand *hand;
     char where[160];
 } lblock;
 
@@ -199,7 +202,9 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
         sc_lua_raise(L, SC_ERR_ARG,
                      "program: 'block' must be a Block or a table {interval=T, F={...}, BW={...}}");
     }
-    sc_lua_check_st(L, pg, sc_block_unroll(pg, &blk));
+    /* A Block from the search hands its reordered orders on: installed
+     * when every input of the unroll is the search's (block_hand.h). */
+    sc_lua_check_st(L, pg, sc_block_unroll_hand(pg, &blk, lb ? lb->hand : NULL));
     lua_settop(L, b - 1);
 }
 
@@ -373,8 +378,10 @@ static int l_block_gc(lua_State *L)
     lblock *lb = luaL_checkudata(L, 1, SC_BLOCK_MT);
     sc_prog_free(lb->pg);
     free(lb->off);
+    sc_block_hand_free(lb->hand);
     lb->pg = NULL;
     lb->off = NULL;
+    lb->hand = NULL;
     return 0;
 }
 
@@ -435,6 +442,11 @@ sc_prog **sc_lua_block_holder(lua_State *L)
     memset(lb, 0, sizeof *lb);
     luaL_setmetatable(L, SC_BLOCK_MT);
     return &lb->pg;
+}
+
+sc_block_hand **sc_lua_block_hand(lua_State *L, int idx)
+{
+    return &((lblock *)luaL_checkudata(L, idx, SC_BLOCK_MT))->hand;
 }
 
 void sc_lua_open_block(lua_State *L)

@@ -66,6 +66,10 @@ void sc_lua_open_block(lua_State *L);
 int sc_lua_block_new(lua_State *L);
 void sc_lua_merge(lua_State *L, int dst, int src);
 sc_prog **sc_lua_block_holder(lua_State *L);
+/* The slot of the Block (or holder) at idx for the orders handed with it
+ * (schedule/block_hand.h): freed with it, installed by its program when
+ * every input of the unroll is equal. */
+struct sc_block_hand **sc_lua_block_hand(lua_State *L, int idx);
 /* sc_search_lua.c: sc.block_search and sc.tradeoff into the module at mod. */
 void sc_lua_open_search(lua_State *L, int mod);
 

@@ -62,16 +62,18 @@ static int v_spec(lua_State *L, int t)
     return c;
 }
 
-/* Runs the search for the spec at c; leaves a holder userdata on the stack
- * (it frees the scratch program) and returns the candidates (malloc'd). */
 /* The search on the shape of table c; budgets[nb] in units, or (chunks)
- * in chunk activations (scaled here by a chunk's units). */
+ * in chunk activations (scaled here by a chunk's units). Leaves a holder
+ * userdata on the stack (it frees the scratch program, and the orders
+ * handed with one budget, in its sc_lua_block_hand slot) and returns the
+ * candidates (malloc'd). */
 static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int chunks, size_t *n,
-                           sc_prog **pgout)
+                           sc_prog **pgout, int *holder)
 {
     lua_Integer P, S, m;
     sc_lua_shape_sizes(L, c, -1, &P, &S, &m);
     sc_prog **slot = sc_lua_block_holder(L); /* frees the scratch program */
+    *holder = lua_gettop(L);
     sc_lua_build_shape(L, c, P, S, m, slot);
     sc_prog *spg = *slot;
     lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "kmax", 5);
@@ -80,24 +82,11 @@ static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int ch
     for (int b = 0; chunks && b < nb; b++)
         budgets[b] *= sc_prog_mem(spg, 0);
     sc_vcand *cands;
-    sc_lua_check_st(L, spg, sc_vblock_search(spg, (int)kmax, budgets, nb, &cands, n));
+    sc_block_hand **hand = sc_lua_block_hand(L, *holder);
+    sc_lua_check_st(L, spg, sc_vblock_search(spg, (int)kmax, budgets, nb, &cands, n,
+                                             nb == 1 ? hand : NULL));
     *pgout = spg;
     return cands;
-}
-
-/* The best timed candidate with peak <= limit: least bubble, then least
- * peak. */
-static const sc_vcand *best_under(const sc_vcand *c, size_t n, double limit)
-{
-    const sc_vcand *best = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (c[i].peak > limit + 1e-9 || !c[i].timed)
-            continue;
-        if (!best || c[i].bubble_rate < best->bubble_rate - 1e-12 ||
-            (fabs(c[i].bubble_rate - best->bubble_rate) <= 1e-12 && c[i].peak < best->peak))
-            best = &c[i];
-    }
-    return best;
 }
 
 static void set_num(lua_State *L, const char *k, double v)
@@ -131,10 +120,11 @@ static int l_block_search(lua_State *L)
     lua_setfield(L, c, "mem"); /* the limit picks among blocks; each keeps its own peak */
     size_t n;
     sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, &limit, 1, 0, &n, &pg);
+    int holder;
+    sc_vcand *cands = run_search(L, c, &limit, 1, 0, &n, &pg, &holder);
     lua_pushnil(L);
     lua_setfield(L, c, "kmax"); /* a field of the search, not of the Block */
-    const sc_vcand *b = best_under(cands, n, limit);
+    const sc_vcand *b = sc_vcand_best(cands, n, limit);
     if (!b) {
         double least = INFINITY;
         for (size_t i = 0; i < n; i++)
@@ -177,6 +167,10 @@ static int l_block_search(lua_State *L)
         lua_setfield(L, -2, "mem");
     }
     lua_call(L, 1, 1);
+    /* the search's orders of this block go with it (the holder is below) */
+    sc_block_hand **hand = sc_lua_block_hand(L, holder);
+    *sc_lua_block_hand(L, -1) = *hand;
+    *hand = NULL;
     push_cand(L, &best);
     lua_pushinteger(L, (lua_Integer)n);
     lua_setfield(L, -2, "candidates");
@@ -200,11 +194,12 @@ static int l_tradeoff(lua_State *L)
         budgets[b - P] = (double)b;
     size_t n;
     sc_prog *pg;
-    sc_vcand *cands = run_search(L, c, budgets, (int)P + 1, 1, &n, &pg);
+    int holder;
+    sc_vcand *cands = run_search(L, c, budgets, (int)P + 1, 1, &n, &pg, &holder);
     double unit = sc_prog_mem(pg, 0); /* one chunk's activation */
     lua_createtable(L, (int)P + 1, 0);
     for (lua_Integer b = P; b <= 2 * P; b++) {
-        const sc_vcand *best = best_under(cands, n, (double)b * unit);
+        const sc_vcand *best = sc_vcand_best(cands, n, (double)b * unit);
         if (best)
             push_cand(L, best);
         else

@@ -4,10 +4,12 @@
  * orders under the dataflow timing to the bit, for every valid block of the
  * paper's family, on the V and the loop placement, at unit and realistic
  * costs, with and without T_comm, and per-stage costs; the search's choice
- * is the one the unrolled ranking makes.
+ * is the one the unrolled ranking makes; the reordered orders the search
+ * hands on with its best block (block_hand.h) are a fresh unroll's.
  */
 #include "schedule/search.h"
 #include "interp_util.h"
+#include "ir/memcap.h"
 
 #include <string.h>
 
@@ -109,9 +111,74 @@ TEST(plain_off_grid_unrolls)
     sc_prog_free(pg);
 }
 
+/* Device d's orders of a and b are the same passes in the same order. */
+static int same_orders(const sc_prog *a, const sc_prog *b, int P)
+{
+    for (int d = 0; d < P; d++) {
+        size_t na, nb;
+        const sc_instr *x = sc_prog_order(a, d, &na), *y = sc_prog_order(b, d, &nb);
+        if (na != nb || (na && memcmp(x, y, na * sizeof *x) != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* The search's orders of its best block, installed in another program of
+ * the same inputs, are what sc_block_unroll makes there; any input changed
+ * (T_comm, a stage's cost, the cap, keep_order) and they are not handed. */
+TEST(handed_orders_are_the_unroll)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
+        const shape *h = &SHAPES[i];
+        int S = h->p * h->v;
+        sc_prog *pg = make(h), *got = make(h), *fresh = make(h), *other = make(h);
+        double limit = INFINITY, *off = malloc(3 * (size_t)S * sizeof *off);
+        sc_vcand *cands = NULL;
+        size_t n = 0;
+        sc_block_hand *hand = NULL;
+        CHECK(pg && got && fresh && other && off);
+        if (!pg || !got || !fresh || !other || !off)
+            continue;
+        CHECK(sc_vblock_search(pg, 3, &limit, 1, &cands, &n, &hand) == SC_OK);
+        const sc_vcand *best = sc_vcand_best(cands, n, limit);
+        sc_block blk;
+        CHECK(best && hand);
+        if (best && hand && sc_vpattern_block(got, &best->pat, off, &blk) == SC_OK) {
+            CHECK(sc_block_hand_fits(got, &blk, hand));
+            CHECK(sc_block_unroll_hand(got, &blk, hand) == SC_OK);
+            CHECK(sc_block_unroll(fresh, &blk) == SC_OK);
+            CHECK(same_orders(got, fresh, h->p));
+            CHECK(sc_prog_total_instructions(got) == sc_prog_total_instructions(fresh));
+            /* each input changed: not handed, and unrolled as before */
+            sc_prog_set_comm(other, h->tc + 0.5);
+            CHECK(!sc_block_hand_fits(other, &blk, hand));
+            sc_prog_set_comm(other, h->tc);
+            CHECK(sc_block_hand_fits(other, &blk, hand));
+            sc_prog_set_cost(other, S - 1, 9, 9, 9);
+            CHECK(!sc_block_hand_fits(other, &blk, hand));
+            sc_prog *capped = make(h);
+            CHECK(capped && sc_prog_set_mem_limit(capped, best->peak + 1) == SC_OK);
+            CHECK(capped && !sc_block_hand_fits(capped, &blk, hand));
+            sc_prog_free(capped);
+            sc_block kept = blk;
+            kept.keep_order = 1;
+            CHECK(!sc_block_hand_fits(got, &kept, hand));
+            CHECK(sc_block_unroll_hand(other, &blk, hand) == SC_OK);
+        }
+        sc_block_hand_free(hand);
+        free(cands);
+        free(off);
+        sc_prog_free(pg);
+        sc_prog_free(got);
+        sc_prog_free(fresh);
+        sc_prog_free(other);
+    }
+}
+
 int main(void)
 {
     RUN(plain_fast_is_the_unroll);
     RUN(plain_off_grid_unrolls);
+    RUN(handed_orders_are_the_unroll);
     return harness_done("search");
 }
