@@ -196,6 +196,27 @@ do
   T.ok(rows[1].bubble_rate > rows[#rows].bubble_rate, "memory buys bubble")
 end
 
+-- The search hands its reordered orders of the block it picks on to
+-- blk:program (schedule/block_hand.h): the same orders as the same block
+-- built anew (no orders handed) and unrolled there, with and without a cap.
+for _, t in ipairs{{p = 4, m = 8}, {p = 6, m = 20, tcomm = 0.3},
+                   {p = 8, m = 32, tf = 29850, tb = 29767, tw = 18868, tcomm = 466},
+                   {p = 8, m = 16, mem = 6, w_keep = 0.5}} do
+  local blk = sc.block_search(t)
+  local o, spec = blk:offsets(), {}
+  for k, v in pairs(t) do spec[k] = v end
+  spec.m, spec.mem = nil, nil
+  spec.placement, spec.interval, spec.slots = "v", blk.interval, true
+  spec.F, spec.B, spec.W = o.F, o.B, o.W
+  local anew = sc.block(spec)
+  for _, mem in ipairs{false, t.mem or false} do
+    local a, b = blk:program{m = t.m, mem = mem}, anew:program{m = t.m, mem = mem}
+    local same = true
+    for d = 0, t.p - 1 do same = same and a:order(d) == b:order(d) end
+    T.ok(same, ("handed orders p=%d m=%d mem=%s: a fresh unroll's"):format(t.p, t.m, tostring(mem)))
+  end
+end
+
 -- Every V recipe verifies under random costs.
 math.randomseed(7)
 for i = 1, 20 do
