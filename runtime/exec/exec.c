@@ -84,6 +84,27 @@ static sc_status wait_for(ex *e, int g, size_t c)
     }
 }
 
+/* A group that failed while it was being made (a RECV's buffer out of
+ * memory, a SEND of nothing): its transfers first .. end are undone, each
+ * SEND's buffer back in its box and each RECV's freed, so that the
+ * device's cleanup frees what is left (the group was never posted). */
+static void unmake_group(ex *e, size_t first, size_t end)
+{
+    for (size_t k = first; k < end; k++) {
+        const sc_instr *in = &e->in[k];
+        size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
+        sc_xfer *x = &e->x[k];
+        if (x->send) {
+            e->box[kk] = x->buf;
+        } else {
+            sc_ex_bfree(e, x->buf, x->bytes);
+            e->box[kk] = NULL;
+            e->rgroup[kk] = -1;
+        }
+        x->buf = NULL;
+    }
+}
+
 /* Posts the group of transfers starting at instruction k; returns its size. */
 static sc_status post_group(ex *e, size_t k, size_t *len)
 {
@@ -104,11 +125,15 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
         if (x->send) {
             x->buf = e->box[kk]; /* the group owns it now; freed on completion */
             e->box[kk] = NULL;
-            if (!x->buf)
+            if (!x->buf) {
+                unmake_group(e, G->first, k);
                 return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: SEND of data not produced", e->d, k);
+            }
         } else {
-            if (!(x->buf = sc_ex_balloc(e, bytes, "received tensor", in->stage, in->mb, &st)))
+            if (!(x->buf = sc_ex_balloc(e, bytes, "received tensor", in->stage, in->mb, &st))) {
+                unmake_group(e, G->first, k);
                 return st;
+            }
             e->box[kk] = x->buf;
             e->rgroup[kk] = e->posted;
         }
