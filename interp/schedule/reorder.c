@@ -311,6 +311,7 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
             goto nomem;
         sc_instr *dst = needed[r] ? slot[r] : scratch;
         int ok = 0;
+        sc_rlist_time lt = {0, 0, 0, 0}; /* a list schedule's own timing */
         const sc_instr *twin = NULL;
         int tw = scaled && rc->unit ? twin_of(r, N, src, in, slot, made, needed, win, scr_of) : -1;
         if (tw >= 0)
@@ -320,8 +321,8 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
                 memcpy(dst, twin, N * sizeof *buf);
             ok = 1;
         } else switch (rc->kind) {
-        case K_LIST1: ok = sc_r_list(&c, src, 1, dst); break;
-        case K_LIST3: ok = sc_r_list(&c, src, 3, dst); break;
+        case K_LIST1: ok = sc_r_list(&c, src, 1, dst, &lt); break;
+        case K_LIST3: ok = sc_r_list(&c, src, 3, dst, &lt); break;
         case K_INSERT:
             if (rc->init_at) { /* the block's own times: slots or costs */
                 if (!at)
@@ -350,6 +351,8 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
             scr_of = (int)r;
         if (twin && last[r] < 0)
             sc = got[tw];
+        else if (lt.exact && last[r] < 0) /* judge's figures, to the bit (reorder_impl.h) */
+            sc = lt.over ? (score){0, 0, 0} : (score){lt.span, lt.makespan, 1};
         else if (last[r] >= 0 ||
                  !seen(dst, N, in, in_sc, slot, made, got, r, win >= 0 ? keep : NULL, best, &sc)) {
             if (!(tj = rtime_get(&tm[last[r] >= 0 ? r : T_SCRATCH], N)) || judge(&c, dst, tj, &sc) < 0)

@@ -91,17 +91,18 @@ _Static_assert(sizeof(gkey) <= 3 * sizeof(double), "a key fits in three doubles"
  * merge; tmp has room for n. 0 when out of memory. */
 int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp);
 
-/* Orders g[0..n) made of P runs (run d at [run[d], run[d+1]), each in its
- * device's order, g[].k positions in src) by a walk instead of a merge:
- * each device goes on while the input of its next pass is already out.
- * A round's placement of a pass reads only its device's lane (the passes
- * of its run before it) and its inputs' ends, so any order that keeps the
- * runs and puts every input first places the passes as the merge by key
- * does, where the keys are a timing (every input's key is below its
- * consumer's): O(n), no comparison. What the merge's order also gave, the
- * phase of each pass, sc_r_phase says from the keys. tmp has room for n.
- * Returns 1, 0 when the runs' dependencies cycle, -1 when out of memory. */
-int sc_r_gwalk(const sc_rctx *c, const sc_instr *src, gkey *g, const size_t *run, gkey *tmp);
+/* The order a round walks its passes in, where its keys are a timing that
+ * sc_r_time made of src (seq its topological numbering): inv[x] is the
+ * position in src of the pass numbered x. A round's placement of a pass
+ * reads only its device's lane (the passes of its device placed before
+ * it) and its inputs' ends, so any order that keeps each device's order
+ * and puts every input first places every pass as the merge by key does,
+ * where the keys are a timing (every input's key is below its
+ * consumer's); seq is such an order (sc_r_time runs each device's passes
+ * in order, each once its input is out): O(N), no comparison, no walk.
+ * What the merge's order also gave, the phase of each pass, sc_r_phase
+ * says from the keys. */
+void sc_r_seq_order(const size_t *seq, size_t N, uint32_t *inv);
 
 /* The phase boundaries of a round's global order, from the keys: the first
  * backward of stage 0 (b) and stage 0's forward of the last microbatch
@@ -163,10 +164,25 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
 int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int unit, int freeze0,
                 sc_instr *dst);
 
+/* What a list schedule knows of the timing of the orders it wrote: it ran
+ * every pass at the later of its device's last end and its input's end
+ * (plus T_comm across devices), as sc_r_time times dst, so its figures are
+ * sc_r_time's to the bit (exact), unless a gap filler started before its
+ * input's end (within SC_R_EPS) or a pass's input is found another way
+ * (a vocabulary pass's): then exact is 0 and the rest undefined. span and
+ * makespan as the judge takes them; over: some device's memory, summed in
+ * its order, passes its cap + 1e-7. */
+typedef struct sc_rlist_time {
+    int exact, over;
+    double span, makespan;
+} sc_rlist_time;
+
 /* The list schedules (reorder_list.c): 1 = the squeeze with its gaps
  * filled by later ready passes; 3 = W as filler (each W in the first idle
  * time after its B, or when an F would pass the cap), then its gaps
- * filled. Same returns. */
-int sc_r_list(const sc_rctx *c, const sc_instr *src, int strategy, sc_instr *dst);
+ * filled. Same returns; on 1, *lt (may be NULL) says what it knows of
+ * dst's timing. */
+int sc_r_list(const sc_rctx *c, const sc_instr *src, int strategy, sc_instr *dst,
+              sc_rlist_time *lt);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct ctx {
     double *hr;           /* [P] ready time of the head, cached (-2: stale) */
     double *key;          /* [P] time of the device's next step */
     int *tree, Q;         /* [2Q] the devices by key: a winner tree (Q: P to a power of 2) */
+    double *tk;           /* [2Q] the key of each node's device */
     int *use_w;           /* [P] strategy 2: the next step is a pending W */
     int stale[64], nstale; /* devices to rekey after a step */
     int all_stale;         /* too many: rekey them all */
@@ -32,6 +33,9 @@ typedef struct ctx {
     long *head;          /* [P] first remaining pass, -1 when done */
     double *endF, *endB; /* [S*m] end times, < 0 while not run */
     double *tfree, *mem; /* [P] */
+    double *first;       /* [P] start of the device's first pass */
+    const double *cap;   /* [P] */
+    int exact, over;     /* sc_rlist_time's, of the run since reset */
     sc_instr *res;       /* [N] the new orders, device by device */
     size_t *base, *nres; /* [P] */
 } ctx;
@@ -55,12 +59,16 @@ static void run(ctx *c, int d, long k, double at)
     const sc_prog *pg = c->pg;
     const sc_instr *in = &c->it[k];
     double end = at + c->cost[k];
+    if (c->nres[d] == 0)
+        c->first[d] = at;
     c->tfree[d] = end;
     if (sc_op_is_fwd(in->op))
         c->endF[SC_SM(pg, in->stage, in->mb)] = end;
     else if (sc_op_is_bgrad(in->op))
         c->endB[SC_SM(pg, in->stage, in->mb)] = end;
     c->mem[d] += c->dmem[k];
+    if (c->mem[d] > c->cap[d] + 1e-7)
+        c->over = 1;
     c->res[c->base[d] + c->nres[d]++] = *in;
     c->ndone++;
     /* Devices whose next step may change: this one, the consumer's. */
@@ -108,6 +116,8 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
             /* pure tests, the costly one (a lookup far away) last */
             if (c->cost[y] <= gap + EPS && (dl <= 0 || maxp + dl <= cap + EPS) &&
                 (r = ready(c, d, y)) >= 0 && r <= c->tfree[d] + EPS) {
+                if (r > c->tfree[d])
+                    c->exact = 0; /* it runs before its input's end */
                 c->nxt[z] = c->nxt[y];
                 found = y;
                 break;
@@ -128,6 +138,8 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
     int has_w = 0;
     const sc_prog *pg = c->pg;
     c->ndone = 0;
+    c->exact = 1;
+    c->over = 0;
     size_t SM = (size_t)pg->S * (size_t)pg->m, at = 0;
     for (size_t i = 0; i < 2 * SM; i++)
         c->endF[i] = -1;
@@ -148,8 +160,10 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
             c->dmem[i] = sc_pass_mem(pg, &c->it[i]);
             int dop, ds;
             c->dadd[i] = 0;
-            if (sc_op_is_vocab(c->it[i].op))
+            if (sc_op_is_vocab(c->it[i].op)) {
                 c->dep[i] = DEP_SLOW;
+                c->exact = 0; /* sc_dep_ready, not sc_r_ready_at */
+            }
             else if (!sc_pass_dep(pg, &c->it[i], &dop, &ds))
                 c->dep[i] = DEP_NONE;
             else {
@@ -174,38 +188,37 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
 }
 
 
-/* Strategy 1: the squeeze, its gaps filled with later ready passes. */
 /* ---- the devices by the time of their next step: a winner tree --------
- * Leaf Q + d holds device d (-1 past P); each inner node the lesser of
- * its children's devices by (key, device): the root is the least device,
- * as an indexed heap's top would be, in log P comparisons per changed key. */
+ * Leaf Q + q holds device q and its key (past P: a sentinel, key INFINITY
+ * and index q, after every device in a tie); each inner node the lesser of
+ * its children by (key, device), with that key beside it: the root is the
+ * least device, as an indexed heap's top would be, in log P comparisons
+ * per changed key, each reading the sibling's node alone. */
 
-static int key_less(const ctx *c, int a, int b)
+static inline int node_less(double ka, int a, double kb, int b)
 {
-    double ka = c->key[a], kb = c->key[b];
     return ka < kb || (ka == kb && a < b);
 }
 
-static int tree_min(const ctx *c, int a, int b)
-{
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return key_less(c, b, a) ? b : a;
-}
-
 /* Device d's key changed: its path to the root again, up to the first node
- * whose winner stays another device (its key unchanged, nothing above
- * changes). */
+ * that keeps its winner and key (the nodes above it are functions of it
+ * and of nodes off the path, unchanged). */
 static void tree_fix(ctx *c, int d)
 {
     int *t = c->tree;
-    for (int i = (c->Q + d) >> 1; i >= 1; i >>= 1) {
-        int w = tree_min(c, t[2 * i], t[2 * i + 1]);
-        if (t[i] == w && w != d)
+    double *tk = c->tk, k = c->key[d];
+    int w = d, i = c->Q + d;
+    tk[i] = k;
+    for (; i > 1; i >>= 1) {
+        int s = i ^ 1, p = i >> 1;
+        if (node_less(tk[s], t[s], k, w)) {
+            k = tk[s];
+            w = t[s];
+        }
+        if (t[p] == w && tk[p] == k)
             return;
-        t[i] = w;
+        t[p] = w;
+        tk[p] = k;
     }
 }
 
@@ -274,16 +287,22 @@ static void rekey(ctx *c, const double *cap, int defer)
 
 static void tree_init(ctx *c, const double *cap, int defer)
 {
-    for (int q = 0; q < c->Q; q++)
-        c->tree[c->Q + q] = q < c->pg->P ? q : -1;
+    int Q = c->Q;
     for (int d = 0; d < c->pg->P; d++) {
         if (defer)
             key_defer(c, d, cap);
         else
             key_fill(c, d);
     }
-    for (int i = c->Q - 1; i >= 1; i--)
-        c->tree[i] = tree_min(c, c->tree[2 * i], c->tree[2 * i + 1]);
+    for (int q = 0; q < Q; q++) {
+        c->tree[Q + q] = q;
+        c->tk[Q + q] = q < c->pg->P ? c->key[q] : INFINITY;
+    }
+    for (int i = Q - 1; i >= 1; i--) {
+        int l = 2 * i, r = l + 1, lr = node_less(c->tk[r], c->tree[r], c->tk[l], c->tree[l]);
+        c->tree[i] = c->tree[lr ? r : l];
+        c->tk[i] = c->tk[lr ? r : l];
+    }
     c->nstale = 0;
     c->all_stale = 0;
 }
@@ -348,25 +367,26 @@ static int run_defer_w(ctx *c, const double *cap)
     return 1;
 }
 
-int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *dst)
+int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *dst,
+              sc_rlist_time *lt)
 {
     sc_prog *pg = rc->pg;
     int P = pg->P;
     size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
-    ctx c = {.pg = pg, .N = N};
+    ctx c = {.pg = pg, .N = N, .cap = rc->cap};
     c.it = sc_malloc(N * sizeof *c.it);
     c.cost = sc_malloc(3 * N * sizeof *c.cost);
     c.dep = sc_malloc(N * sizeof *c.dep);
     sc_instr *res = sc_malloc(N * sizeof *res);
     c.nxt = sc_malloc(N * sizeof *c.nxt);
     c.head = sc_malloc(3 * (size_t)P * sizeof *c.head);
-    c.hr = sc_malloc(2 * (size_t)P * sizeof *c.hr);
     for (c.Q = 1; c.Q < P; c.Q *= 2)
         ;
+    c.hr = sc_malloc((2 * (size_t)P + 2 * (size_t)c.Q) * sizeof *c.hr);
     c.tree = sc_malloc((2 * (size_t)c.Q + (size_t)P) * sizeof *c.tree);
     c.widx = sc_malloc(SM * sizeof *c.widx);
     c.endF = sc_malloc(2 * SM * sizeof *c.endF);
-    c.tfree = sc_calloc(2 * (size_t)P, sizeof *c.tfree);
+    c.tfree = sc_calloc(3 * (size_t)P, sizeof *c.tfree);
     c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
@@ -376,11 +396,13 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.dmem = c.cost + N;
     c.dadd = c.cost + 2 * N;
     c.key = c.hr + P;
+    c.tk = c.hr + 2 * P;
     c.use_w = c.tree + 2 * c.Q;
     c.phead = c.head + P;
     c.ptail = c.head + 2 * P;
     c.endB = c.endF + SM;
     c.mem = c.tfree + P;
+    c.first = c.tfree + 2 * P;
     c.nres = c.base + P;
     for (int d = 0; d < P; d++)
         orders[d] = src + rc->base[d];
@@ -398,6 +420,14 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
         c.res = dst;
         reset(&c, orders, 0);
         ok = run_fill(&c, rc->cap, rc->window);
+    }
+    if (ok == 1 && lt) {
+        *lt = (sc_rlist_time){c.exact, c.over, 0, 0};
+        for (int d = 0; d < P; d++)
+            if (c.nres[d]) {
+                lt->span = fmax(lt->span, c.tfree[d] - c.first[d]);
+                lt->makespan = fmax(lt->makespan, c.tfree[d]);
+            }
     }
 done:
     sc_free(c.it);

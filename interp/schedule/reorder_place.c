@@ -91,63 +91,10 @@ int sc_r_gmerge(int P, gkey *g, const size_t *run, gkey *tmp)
     return 1;
 }
 
-int sc_r_gwalk(const sc_rctx *c, const sc_instr *src, gkey *g, const size_t *run, gkey *tmp)
+void sc_r_seq_order(const size_t *seq, size_t N, uint32_t *inv)
 {
-    const sc_prog *pg = c->pg;
-    int P = c->P, ns = 0;
-    size_t SM = (size_t)pg->S * (size_t)pg->m, n = run[P], o = 0;
-    unsigned char *done = sc_calloc(2 * SM, 1); /* [F, bgrad][S*m]: out already */
-    size_t *at = sc_malloc((size_t)P * sizeof *at);
-    int *stack = sc_malloc((size_t)P * sizeof *stack), *queued = sc_calloc((size_t)P, sizeof *queued);
-    int ok = -1;
-    if (!done || !at || !stack || !queued)
-        goto out;
-    for (int d = P - 1; d >= 0; d--) {
-        at[d] = run[d];
-        stack[ns++] = d;
-        queued[d] = 1;
-    }
-    for (size_t before = (size_t)-1; o < n && o != before;) {
-        before = o;
-        while (ns > 0) {
-            int d = stack[--ns];
-            queued[d] = 0;
-            while (at[d] < run[d + 1]) {
-                const sc_instr *in = &src[g[at[d]].k];
-                int dop, ds;
-                if (sc_pass_dep(pg, in, &dop, &ds) &&
-                    !done[(dop == SC_OP_F ? 0 : SM) + SC_SM(pg, ds, in->mb)])
-                    break;
-                tmp[o++] = g[at[d]++];
-                int w = -1; /* the device of the consumer on the next stage */
-                if (sc_op_is_fwd(in->op)) {
-                    done[SC_SM(pg, in->stage, in->mb)] = 1;
-                    w = in->stage + 1 < pg->S ? pg->stage_dev[in->stage + 1] : -1;
-                } else if (sc_op_is_bgrad(in->op)) {
-                    done[SM + SC_SM(pg, in->stage, in->mb)] = 1;
-                    w = in->stage > 0 ? pg->stage_dev[in->stage - 1] : -1;
-                }
-                if (w >= 0 && w != d && !queued[w]) {
-                    queued[w] = 1;
-                    stack[ns++] = w;
-                }
-            }
-        }
-        for (int d = P - 1; d >= 0 && o < n; d--) /* inputs of other kinds: try all again */
-            if (at[d] < run[d + 1]) {
-                queued[d] = 1;
-                stack[ns++] = d;
-            }
-    }
-    ok = o == n;
-    if (ok)
-        memcpy(g, tmp, n * sizeof *g);
-out:
-    sc_free(done);
-    sc_free(at);
-    sc_free(stack);
-    sc_free(queued);
-    return ok;
+    for (size_t k = 0; k < N; k++)
+        inv[seq[k]] = (uint32_t)k;
 }
 
 void sc_r_phase_init(const sc_prog *pg, const sc_instr *src, const gkey *g, size_t n, sc_rphase *ph)
@@ -212,6 +159,14 @@ void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint3
                       double delta)
 {
     size_t tail = L->n - j;
+    if (tail == 0) { /* the common case: after every placed pass */
+        L->t0[j] = t0;
+        L->t1[j] = t1;
+        L->lvl[j] = lvl;
+        L->idx[j] = idx;
+        L->n++;
+        return;
+    }
     memmove(L->t0 + j + 1, L->t0 + j, tail * sizeof *L->t0);
     memmove(L->t1 + j + 1, L->t1 + j, tail * sizeof *L->t1);
     memmove(L->lvl + j + 1, L->lvl + j, tail * sizeof *L->lvl);
@@ -333,15 +288,20 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
     double *endB = endF + SM, *endK = endF + 2 * SM; /* endK: last W end per stage */
     for (size_t i = 0; i < 3 * SM; i++)
         endF[i] = -1;
-    for (size_t k = 0; k < N; k++)
-        g[k] = (gkey){o[k], seq ? seq[k] : k, (uint32_t)k};
-    /* keys from a timing (seq): a walk; the block's own times: a merge */
+    /* keys from a timing (seq): its topological order (reorder_impl.h);
+     * the block's own times: a merge */
     int walk = seq != NULL, phase = 0;
+    if (walk) {
+        sc_r_seq_order(seq, N, ibuf); /* the lanes' idx, empty until the walk */
+        for (size_t x = 0; x < N; x++)
+            g[x] = (gkey){o[ibuf[x]], x, ibuf[x]};
+    } else {
+        for (size_t k = 0; k < N; k++)
+            g[k] = (gkey){o[k], k, (uint32_t)k};
+    }
     sc_rphase ph;
     sc_r_phase_init(pg, src, g, N, &ph);
-    if (walk && (ok = sc_r_gwalk(c, src, g, c->base, (gkey *)buf)) != 1)
-        goto done; /* buf: room for 3N doubles */
-    if (!walk && !sc_r_gmerge(c->P, g, c->base, (gkey *)buf))
+    if (!walk && !sc_r_gmerge(c->P, g, c->base, (gkey *)buf)) /* buf: room for 3N doubles */
         goto done;
     ok = 0;
     for (size_t x = 0; x < N; x++) {

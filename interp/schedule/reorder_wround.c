@@ -294,19 +294,17 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
     for (int d = 0; d < P; d++) {
         nwb[d] = nn;
         for (size_t k = c->base[d]; k < c->base[d + 1]; k++)
-            if (!sc_r_w_only(src[k].op)) {
+            if (!sc_r_w_only(src[k].op))
                 nw[nn++] = (uint32_t)k;
-                g[ng++] = (gkey){tst[k], tseq[k], (uint32_t)k};
-            }
     }
     nwb[P] = nn;
-    sc_rphase ph; /* the keys are a timing: a walk (reorder_impl.h) */
+    /* the keys are a timing: its topological order (reorder_impl.h) */
+    sc_r_seq_order(tseq, N, ibuf); /* the lanes' idx, empty until the walk */
+    for (size_t x = 0; x < N; x++)
+        if (!sc_r_w_only(src[ibuf[x]].op))
+            g[ng++] = (gkey){tst[ibuf[x]], tseq[ibuf[x]], ibuf[x]};
+    sc_rphase ph;
     sc_r_phase_init(pg, src, g, ng, &ph);
-    int wk = sc_r_gwalk(c, src, g, nwb, (gkey *)buf); /* buf: room for 3N doubles */
-    if (wk != 1) {
-        ok = wk;
-        goto done;
-    }
     w = (wr){c, src, wpos, tst, ten, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
              HORIZON};
     for (size_t x = 0; x < ng; x++) {

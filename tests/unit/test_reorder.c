@@ -1,18 +1,21 @@
 /*
  * test_reorder.c — what the reorder's speed rests on (interp/schedule/
- * reorder_impl.h): the walk that orders a round's passes (sc_r_gwalk) puts
- * every input before its consumer and keeps each device's order, as the
- * merge by key did; the phases read from the keys (sc_r_phase_of) are the
- * ones the merge's order gave (sc_r_steady walking it); and the timing
+ * reorder_impl.h): the order a round walks its passes in (sc_r_seq_order,
+ * a timing's topological numbering) puts every input before its consumer
+ * and keeps each device's order, as the merge by key did; the phases read
+ * from the keys (sc_r_phase_of) are the ones the merge's order gave
+ * (sc_r_steady walking it); and the timing
  * that judges a candidate (sc_r_time with the real costs) has sc_dataflow's
  * figures, to the bit; where the costs are a power of two times the unit
- * slots, a round on the unit grid repeats the round on the real costs.
+ * slots, a round on the unit grid repeats the round on the real costs;
+ * and a list schedule's own timing, where exact, is the judge's.
  */
 #include "harness.h"
 #include "schedule/dataflow.h"
 #include "schedule/reorder_impl.h"
 #include "schedule/rules.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +96,14 @@ static void walk_against_merge(sc_prog *pg, const flat *f, int unit)
     sc_rphase ph;
     sc_r_phase_init(pg, f->src, gw, N, &ph);
     CHECK(sc_r_gmerge(c->P, gm, c->base, tmp) == 1);
-    CHECK(sc_r_gwalk(c, f->src, gw, c->base, tmp) == 1);
+    uint32_t *inv = malloc(N * sizeof *inv);
+    CHECK(inv != NULL);
+    if (!inv)
+        goto out;
+    sc_r_seq_order(seq, N, inv);
+    for (size_t x = 0; x < N; x++)
+        gw[x] = (gkey){st[inv[x]], seq[inv[x]], inv[x]};
+    free(inv);
     /* The walk: every pass once, each device's in its order, inputs first. */
     for (size_t x = 0; x < N; x++)
         pos[gw[x].k] = x;
@@ -166,7 +176,8 @@ TEST(walk_is_the_merge)
             }
 }
 
-/* A cycle across devices: the walk says so instead of ordering. */
+/* A cycle across devices: the timing whose numbering the rounds walk says
+ * so instead of ordering. */
 TEST(walk_finds_a_cycle)
 {
     sc_prog *pg = make(&SHAPES[4], 2, 2);
@@ -185,15 +196,13 @@ TEST(walk_finds_a_cycle)
             d1[0] = t;
             break;
         }
-    gkey *g = malloc(N * sizeof *g), *tmp = malloc(N * sizeof *tmp);
-    CHECK(g && tmp);
-    if (g && tmp) {
-        for (size_t k = 0; k < N; k++)
-            g[k] = (gkey){(double)k, k, (uint32_t)k};
-        CHECK(sc_r_gwalk(&f.c, f.src, g, f.base, tmp) == 0);
-    }
-    free(g);
-    free(tmp);
+    double *t = malloc(2 * N * sizeof *t);
+    size_t *seq = malloc(N * sizeof *seq);
+    CHECK(t && seq);
+    if (t && seq)
+        CHECK(sc_r_time(&f.c, f.src, 0, t, t + N, seq) == 0);
+    free(t);
+    free(seq);
     unflatten(&f);
     sc_prog_free(pg);
 }
@@ -293,11 +302,66 @@ TEST(unit_round_repeats_scaled_costs)
     }
 }
 
+/* A list schedule's own timing of the orders it wrote (sc_rlist_time)
+ * where it says it is exact: the judge's figures to the bit (span and
+ * makespan of sc_r_time's timing of them, the memory of each device summed
+ * in its order against its cap), so the reorder need not time them. */
+TEST(list_timing_is_the_judge)
+{
+    int exact = 0, over = 0;
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        for (int p = 2; p <= 8; p *= 2)
+            for (int j = 0; j < 2; j++) {
+                int m = j ? 4 * p + (SHAPES[i].place != SC_PLACE_LOOP || SHAPES[i].v == 1) : 2 * p;
+                sc_prog *pg = make(&SHAPES[i], p, m);
+                flat f;
+                if (!pg)
+                    continue;
+                CHECK(flatten(pg, &f));
+                size_t N = f.c.N;
+                double *t = malloc(2 * N * sizeof *t);
+                sc_instr *x = malloc(N * sizeof *x);
+                CHECK(t && x);
+                for (int tight = 0; tight < 3 && t && x; tight++)
+                    for (int strategy = 1; strategy <= 3; strategy += 2) {
+                        for (int d = 0; d < p; d++)
+                            f.cap[d] = tight == 0 ? 1e300 : tight == 1 ? p : 1.5;
+                        sc_rlist_time lt;
+                        if (sc_r_list(&f.c, f.src, strategy, x, &lt) != 1 || !lt.exact)
+                            continue;
+                        exact++;
+                        CHECK(sc_r_time(&f.c, x, 0, t, t + N, NULL) == 1);
+                        double span = 0, mk = 0;
+                        int o = 0;
+                        for (int d = 0; d < p; d++) {
+                            size_t a = f.base[d], b = f.base[d + 1];
+                            double lvl = 0;
+                            for (size_t k = a; k < b; k++)
+                                o |= (lvl += sc_pass_mem(pg, &x[k])) > f.cap[d] + 1e-7;
+                            if (a < b) {
+                                span = fmax(span, t[N + b - 1] - t[a]);
+                                mk = fmax(mk, t[N + b - 1]);
+                            }
+                        }
+                        CHECK(o == lt.over);
+                        CHECK(span == lt.span);
+                        CHECK(mk == lt.makespan);
+                        over += o;
+                    }
+                free(t);
+                free(x);
+                unflatten(&f);
+                sc_prog_free(pg);
+            }
+    CHECK(exact > 0 && over > 0);
+}
+
 int main(void)
 {
     RUN(walk_is_the_merge);
     RUN(walk_finds_a_cycle);
     RUN(judge_timing_is_dataflow);
     RUN(unit_round_repeats_scaled_costs);
+    RUN(list_timing_is_the_judge);
     return harness_done("reorder");
 }
