@@ -40,7 +40,6 @@ static int better(score a, score b)
  * round may start from the candidate. -1 when out of memory. */
 static int judge(const sc_rctx *c, const sc_instr *cand, sc_rtime *t, score *out)
 {
-    sc_prog *pg = c->pg;
     int P = c->P;
     *out = (score){0, 0, 0};
     if ((t->ok = sc_r_time(c, cand, 0, t->st, t->en, t->seq)) < 0)
@@ -48,7 +47,7 @@ static int judge(const sc_rctx *c, const sc_instr *cand, sc_rtime *t, score *out
     for (int d = 0; d < P; d++) {
         double lvl = 0;
         for (size_t k = c->base[d]; k < c->base[d + 1]; k++) {
-            lvl += sc_pass_mem(pg, &cand[k]);
+            lvl += sc_r_mem(c, &cand[k]);
             if (lvl > c->cap[d] + 1e-7)
                 return 0;
         }
@@ -259,6 +258,7 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     int *dev = sc_malloc(N * sizeof *dev);
     sc_instr *buf = sc_malloc(2 * N * sizeof *buf), *slot[NREC] = {0}, *scratch = NULL;
     sc_rtime tm[NREC + 2] = {{0}}, *tj;
+    sc_rtab *tab = NULL;
     sc_status st = SC_OK;
     int last[NREC + 2]; /* the last round that reads each timing, -1: none */
     for (size_t r = 0; r < NREC + 2; r++)
@@ -283,7 +283,8 @@ sc_status sc_reorder(sc_prog *pg, const double *cap, const double *at, int at_sl
     }
     base[P] = N;
     long window = 6L * maxc * P + 8;
-    sc_rctx c = {pg, P, N, base, dev, cap, at, at_slots, window > 4096 ? 4096 : window};
+    tab = sc_r_tab_new(pg); /* NULL: every pass worked out */
+    sc_rctx c = {pg, P, N, base, dev, cap, at, at_slots, window > 4096 ? 4096 : window, tab};
     sc_instr *in = buf, *keep = buf + N;
     score best, sc;
     int win = -1, made[NREC], needed[NREC] = {0};
@@ -379,6 +380,7 @@ done:
     for (size_t r = 0; r < NREC + 2; r++)
         rtime_free(&tm[r]);
     sc_free(scratch);
+    sc_free(tab);
     sc_free(base);
     sc_free(dev);
     sc_free(buf);

@@ -18,6 +18,20 @@
 
 #define SC_R_EPS 1e-9
 
+/* What the rounds read of a pass of kind F, B, BW or W on a stage, made
+ * once per reorder (sc_r_tab_new), where every microbatch goes through
+ * every stage (copies <= 1): the same figures as sc_pass_cost, sc_op_slots,
+ * sc_pass_mem and sc_pass_dep, looked up instead of worked out for every
+ * pass of every round. */
+typedef struct sc_rpass {
+    double cost, slots, mem;
+    int32_t dep;    /* its input's end at dep + mb in endF (endB with dep_b); -1: none */
+    int32_t ddev;   /* the input's device */
+    int32_t end;    /* its own end at end + mb in endF (endB with end_b); -1: not kept */
+    int32_t cons;   /* the device of its consumer on the next stage; -1 none, -2 its own */
+    int8_t dep_b, end_b;
+} sc_rpass;
+
 typedef struct sc_rctx {
     sc_prog *pg;
     int P;
@@ -28,7 +42,27 @@ typedef struct sc_rctx {
     const double *at;    /* [N] block time of each pass of the input, or NULL */
     int at_slots;        /* at counts slots (F, B, W one, BW two) */
     long window;         /* how far back placements and fills look */
+    const struct sc_rtab *tab; /* the passes' figures (sc_r_tab_new), or NULL */
 } sc_rctx;
+
+/* The table: row[op] the figures of op by stage (F, B, BW, W), NULL for
+ * the other kinds. */
+typedef struct sc_rtab {
+    const sc_rpass *row[256];
+    sc_rpass cell[]; /* [4 S] */
+} sc_rtab;
+
+/* The table for pg (sc_free it), or NULL: where copies > 1 (a pass's
+ * input depends on its microbatch) or out of memory; then every pass is
+ * worked out as before. */
+sc_rtab *sc_r_tab_new(const sc_prog *pg);
+
+/* A pass's figures, or NULL (no table, or another kind). */
+static inline const sc_rpass *sc_r_pass(const sc_rctx *c, const sc_instr *in)
+{
+    const sc_rpass *r = c->tab ? c->tab->row[in->op] : NULL;
+    return r ? r + in->stage : NULL;
+}
 
 /* The duration model of a placement round: the real costs and T_comm, or
  * unit slots (F, B, W one, BW two, no T_comm: the papers' cost-oblivious
@@ -38,6 +72,18 @@ static inline double sc_r_dur(const sc_prog *pg, const sc_instr *in, int unit)
     if (unit)
         return sc_op_slots(in->op);
     return sc_pass_cost(pg, in);
+}
+
+/* sc_r_dur and sc_pass_mem through the table where it has the pass. */
+static inline double sc_r_cost(const sc_rctx *c, const sc_instr *in, int unit)
+{
+    const sc_rpass *p = sc_r_pass(c, in);
+    return p ? (unit ? p->slots : p->cost) : sc_r_dur(c->pg, in, unit);
+}
+static inline double sc_r_mem(const sc_rctx *c, const sc_instr *in)
+{
+    const sc_rpass *p = sc_r_pass(c, in);
+    return p ? p->mem : sc_pass_mem(c->pg, in);
 }
 
 /* A pass that writes the weight gradient alone (W, split from its B): the
@@ -68,6 +114,15 @@ static inline double sc_r_ready_at(const sc_rctx *c, int d, const sc_instr *in,
                                    const double *endF, const double *endB, int unit)
 {
     const sc_prog *pg = c->pg;
+    const sc_rpass *p = sc_r_pass(c, in);
+    if (p) {
+        if (p->dep < 0)
+            return 0;
+        double e = (p->dep_b ? endB : endF)[p->dep + in->mb];
+        if (e < 0)
+            return -1;
+        return e + (!unit && p->ddev != d ? pg->tcomm : 0);
+    }
     int dop, ds;
     if (!sc_pass_dep(pg, in, &dop, &ds))
         return 0;

@@ -27,6 +27,46 @@ void sc_r_set_end(const sc_prog *pg, const sc_instr *in, double e, double *endF,
         endB[SC_SM(pg, in->stage, in->mb)] = e;
 }
 
+sc_rtab *sc_r_tab_new(const sc_prog *pg)
+{
+    static const int ops[4] = {SC_OP_F, SC_OP_B, SC_OP_BW, SC_OP_W};
+    int S = pg->S;
+    if (pg->copies > 1 || S <= 0)
+        return NULL;
+    sc_rtab *tb = sc_malloc(sizeof *tb + 4 * (size_t)S * sizeof(sc_rpass));
+    if (!tb)
+        return NULL;
+    for (int op = 0; op < 256; op++)
+        tb->row[op] = NULL;
+    sc_rpass *t = tb->cell;
+    for (int row = 0; row < 4; row++)
+        for (int s = 0; s < S; s++) {
+            sc_instr in = {.op = (uint8_t)ops[row], .stage = s, .mb = 0};
+            sc_rpass *p = &t[(size_t)row * (size_t)S + (size_t)s];
+            int dop, ds;
+            *p = (sc_rpass){sc_pass_cost(pg, &in), sc_op_slots(in.op), sc_pass_mem(pg, &in),
+                            -1, -1, -1, -1, 0, 0};
+            if (sc_pass_dep(pg, &in, &dop, &ds)) {
+                p->dep = (int32_t)SC_SM(pg, ds, 0);
+                p->dep_b = dop != SC_OP_F;
+                p->ddev = pg->stage_dev[ds];
+            }
+            if (sc_op_is_fwd(in.op) || sc_op_is_bgrad(in.op)) {
+                p->end = (int32_t)SC_SM(pg, s, 0);
+                p->end_b = !sc_op_is_fwd(in.op);
+            }
+            if (sc_op_is_fwd(in.op) && s + 1 < S)
+                p->cons = pg->stage_dev[s + 1];
+            else if (sc_op_is_bgrad(in.op) && s > 0)
+                p->cons = pg->stage_dev[s - 1];
+            if (sc_op_is_fwd(in.op) && s == S - 1)
+                p->cons = -2; /* its own backward */
+        }
+    for (int row = 0; row < 4; row++)
+        tb->row[ops[row]] = &t[(size_t)row * (size_t)S];
+    return tb;
+}
+
 /* ---- the global order of a round ---------------------------------------- */
 
 
@@ -221,10 +261,12 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
         while (pc[d] < n) {
             size_t g = c->base[d] + pc[d];
             const sc_instr *in = &ord[g];
+            const sc_rpass *p = sc_r_pass(c, in);
             double r = sc_r_ready_at(c, d, in, endF, endB, unit);
             if (r < 0)
                 break;
-            double t = r > tfree[d] ? r : tfree[d], e = t + sc_r_dur(pg, in, unit);
+            double t = r > tfree[d] ? r : tfree[d];
+            double e = t + (p ? (unit ? p->slots : p->cost) : sc_r_dur(pg, in, unit));
             start[g] = t;
             end[g] = e;
             if (seq)
@@ -232,14 +274,20 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
             nseq++;
             tfree[d] = e;
             pc[d]++;
-            sc_r_set_end(pg, in, e, endF, endB);
             int w = -1;
-            if (sc_op_is_fwd(in->op) && in->stage + 1 < pg->S)
-                w = pg->stage_dev[in->stage + 1];
-            else if (sc_op_is_bgrad(in->op) && in->stage > 0)
-                w = pg->stage_dev[in->stage - 1];
-            if (sc_op_is_fwd(in->op) && in->stage == pg->S - 1)
-                w = d; /* its own backward */
+            if (p) { /* the table's figures (sc_r_tab_new) */
+                if (p->end >= 0)
+                    (p->end_b ? endB : endF)[p->end + in->mb] = e;
+                w = p->cons == -2 ? d : p->cons;
+            } else {
+                sc_r_set_end(pg, in, e, endF, endB);
+                if (sc_op_is_fwd(in->op) && in->stage + 1 < pg->S)
+                    w = pg->stage_dev[in->stage + 1];
+                else if (sc_op_is_bgrad(in->op) && in->stage > 0)
+                    w = pg->stage_dev[in->stage - 1];
+                if (sc_op_is_fwd(in->op) && in->stage == pg->S - 1)
+                    w = d; /* its own backward */
+            }
             if (w >= 0 && !queued[w]) {
                 queued[w] = 1;
                 stack[ns++] = w;
@@ -309,7 +357,7 @@ int sc_r_insert(const sc_rctx *c, const sc_instr *src, const double *o, const si
         const sc_instr *in = &src[k];
         int d = c->dev[k];
         lane *ln = &L[d];
-        double du = sc_r_dur(pg, in, unit), delta = sc_pass_mem(pg, in);
+        double du = sc_r_cost(c, in, unit), delta = sc_r_mem(c, in);
         int keep = (walk ? sc_r_phase_of(&ph, &g[x]) == 1 : sc_r_steady(pg, in, &phase)) && freeze;
         double r = sc_r_ready_at(c, d, in, endF, endB, unit);
         if (r < 0)

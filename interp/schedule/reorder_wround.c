@@ -101,7 +101,7 @@ static int fill_step(const sc_rctx *c, fill *f, const item *it, uint32_t pos, do
         out[(*o)++] = src[it->k];
     if (it->has_w) {
         const sc_instr *w = &src[it->wk];
-        if (!fill_push(f, (wq){it->t1, sc_r_dur(c->pg, w, unit), sc_pass_mem(c->pg, w), it->wk, pos}))
+        if (!fill_push(f, (wq){it->t1, sc_r_cost(c, w, unit), sc_r_mem(c, w), it->wk, pos}))
             return 0;
     }
     return 1;
@@ -141,12 +141,12 @@ static int w_positions(const sc_rctx *c, const sc_instr *src, long *wpos)
     return any;
 }
 
-static item mk_item(const sc_prog *pg, const sc_instr *src, const long *wpos, uint32_t k, double t0,
+static item mk_item(const sc_rctx *c, const sc_instr *src, const long *wpos, uint32_t k, double t0,
                     double t1)
 {
     const sc_instr *in = &src[k];
-    long w = sc_op_is_bgrad(in->op) ? wpos[SC_SM(pg, in->stage, in->mb)] : -1;
-    return (item){t0, t1, sc_pass_mem(pg, in), k, w >= 0, w >= 0 ? (uint32_t)w : 0};
+    long w = sc_op_is_bgrad(in->op) ? wpos[SC_SM(c->pg, in->stage, in->mb)] : -1;
+    return (item){t0, t1, sc_r_mem(c, in), k, w >= 0, w >= 0 ? (uint32_t)w : 0};
 }
 
 /* ---- round 2: W's out, the cool-down again, W's back in ------------------ */
@@ -177,7 +177,7 @@ typedef struct wr {
 
 static item lane_item(const wr *w, const lane *ln, size_t i)
 {
-    return mk_item(w->c->pg, w->src, w->wpos, ln->idx[i], ln->t0[i], ln->t1[i]);
+    return mk_item(w->c, w->src, w->wpos, ln->idx[i], ln->t0[i], ln->t1[i]);
 }
 
 /* w->tmp := the state before placed pass x of device d. */
@@ -195,7 +195,7 @@ static int resume(wr *w, int d, size_t x)
         item it = lane_item(w, ln, y);
         if (it.has_w) {
             const sc_instr *wi = &w->src[it.wk];
-            if (!fill_push(f, (wq){it.t1, sc_r_dur(w->c->pg, wi, w->unit), sc_pass_mem(w->c->pg, wi),
+            if (!fill_push(f, (wq){it.t1, sc_r_cost(w->c, wi, w->unit), sc_r_mem(w->c, wi),
                                    it.wk, (uint32_t)y}))
                 return 0;
         }
@@ -240,7 +240,7 @@ static int wr_fits(wr *w, int d, size_t i, double s, double du, uint32_t k)
     size_t o = 0;
     if (!extend(w, d, i) || !resume(w, d, i))
         return -1;
-    item it = mk_item(c->pg, w->src, w->wpos, k, s, s + du);
+    item it = mk_item(c, w->src, w->wpos, k, s, s + du);
     if (!fill_step(c, f, &it, 0, cap, 0, w->unit, w->src, NULL, &o))
         return -1;
     for (size_t x = i; x < ln->n && !f->failed; x++) {
@@ -251,7 +251,7 @@ static int wr_fits(wr *w, int d, size_t i, double s, double du, uint32_t k)
     size_t rest = w->nwb[d] + w->rp[d], stop = rest + w->horizon;
     for (size_t x = rest; x < w->nwb[d + 1] && x < stop && !f->failed; x++) {
         uint32_t q = w->nw[x];
-        item ri = mk_item(c->pg, w->src, w->wpos, q, w->st[q], w->en[q]);
+        item ri = mk_item(c, w->src, w->wpos, q, w->st[q], w->en[q]);
         if (!fill_step(c, f, &ri, 0, cap, 0, w->unit, w->src, NULL, &o))
             return -1;
     }
@@ -312,7 +312,7 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
         const sc_instr *in = &src[k];
         int d = c->dev[k];
         lane *ln = &L[d];
-        double du = sc_r_dur(pg, in, unit), o = tst[k];
+        double du = sc_r_cost(c, in, unit), o = tst[k];
         int phase = sc_r_phase_of(&ph, &g[x]), keep = phase == 1 || (phase == 0 && freeze0);
         rp[d]++;
         double r = sc_r_ready_at(c, d, in, endF, endB, unit);

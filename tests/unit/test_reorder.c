@@ -8,7 +8,8 @@
  * that judges a candidate (sc_r_time with the real costs) has sc_dataflow's
  * figures, to the bit; where the costs are a power of two times the unit
  * slots, a round on the unit grid repeats the round on the real costs;
- * and a list schedule's own timing, where exact, is the judge's.
+ * a list schedule's own timing, where exact, is the judge's; and the
+ * table of the passes' figures changes no round.
  */
 #include "harness.h"
 #include "schedule/dataflow.h"
@@ -66,7 +67,7 @@ static int flatten(sc_prog *pg, flat *f)
         at += pg->order[d].n;
     }
     f->base[P] = N;
-    f->c = (sc_rctx){pg, P, N, f->base, f->dev, f->cap, NULL, 0, 64};
+    f->c = (sc_rctx){pg, P, N, f->base, f->dev, f->cap, NULL, 0, 64, NULL};
     return 1;
 }
 
@@ -356,6 +357,67 @@ TEST(list_timing_is_the_judge)
     CHECK(exact > 0 && over > 0);
 }
 
+/* The table of the passes' figures (sc_r_tab_new) changes nothing: every
+ * timing (real costs and unit grid), list schedule, placement round and W
+ * round with it is the one without it, to the bit, caps loose and tight. */
+TEST(table_is_the_passes)
+{
+    int compared = 0;
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        for (int p = 2; p <= 8; p *= 2) {
+            int m = 2 * p;
+            sc_prog *pg = make(&SHAPES[i], p, m);
+            flat f;
+            if (!pg)
+                continue;
+            CHECK(flatten(pg, &f));
+            size_t N = f.c.N;
+            sc_rtab *tab = sc_r_tab_new(pg);
+            sc_rctx ct = f.c;
+            ct.tab = tab;
+            double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
+            size_t *sa = malloc(N * sizeof *sa), *sb = malloc(N * sizeof *sb);
+            sc_instr *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+            CHECK(tab && a && b && sa && sb && x && y);
+            for (int tight = 0; tight < 2 && tab && a && b && sa && sb && x && y; tight++) {
+                for (int d = 0; d < p; d++)
+                    f.cap[d] = tight ? p : 1e300;
+                for (int unit = 0; unit < 2; unit++) {
+                    CHECK(sc_r_time(&f.c, f.src, unit, a, a + N, sa) == 1);
+                    CHECK(sc_r_time(&ct, f.src, unit, b, b + N, sb) == 1);
+                    CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
+                    CHECK(memcmp(sa, sb, N * sizeof *sa) == 0);
+                    for (int freeze = 0; freeze < 2; freeze++) {
+                        int rx = sc_r_insert(&f.c, f.src, a, sa, unit, freeze, x);
+                        CHECK(rx == sc_r_insert(&ct, f.src, a, sa, unit, freeze, y));
+                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                        rx = sc_r_wround(&f.c, f.src, NULL, unit, freeze, x);
+                        CHECK(rx == sc_r_wround(&ct, f.src, NULL, unit, freeze, y));
+                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                        compared += rx == 1;
+                    }
+                }
+                for (int strategy = 1; strategy <= 3; strategy += 2) {
+                    sc_rlist_time la, lb;
+                    int rx = sc_r_list(&f.c, f.src, strategy, x, &la);
+                    CHECK(rx == sc_r_list(&ct, f.src, strategy, y, &lb));
+                    CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                    CHECK(rx != 1 || memcmp(&la, &lb, sizeof la) == 0);
+                }
+            }
+            sc_free(tab);
+            free(a);
+            free(b);
+            free(sa);
+            free(sb);
+            free(x);
+            free(y);
+            unflatten(&f);
+            sc_prog_free(pg);
+        }
+    CHECK(compared > 0);
+}
+
 int main(void)
 {
     RUN(walk_is_the_merge);
@@ -363,5 +425,6 @@ int main(void)
     RUN(judge_timing_is_dataflow);
     RUN(unit_round_repeats_scaled_costs);
     RUN(list_timing_is_the_judge);
+    RUN(table_is_the_passes);
     return harness_done("reorder");
 }
