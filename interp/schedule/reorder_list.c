@@ -15,6 +15,7 @@ enum { DEP_NONE = -1, DEP_SLOW = -2 }; /* no dependency; ask sc_dep_ready */
 
 typedef struct ctx {
     sc_prog *pg;
+    const sc_rctx *rc;
     size_t N, ndone;
     long *phead, *ptail;  /* [P] pending W (strategy 2), linked by nxt */
     long *widx;           /* [S*m] index of W (stage, mb) in it[] */
@@ -34,6 +35,7 @@ typedef struct ctx {
     double *endF, *endB; /* [S*m] end times, < 0 while not run */
     double *tfree, *mem; /* [P] */
     double *first;       /* [P] start of the device's first pass */
+    double *mincost;     /* [P] the least cost of the device's passes */
     const double *cap;   /* [P] */
     int exact, over;     /* sc_rlist_time's, of the run since reset */
     sc_instr *res;       /* [N] the new orders, device by device */
@@ -101,8 +103,8 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
 {
     for (;;) {
         double gap = rx - c->tfree[d];
-        if (gap <= EPS)
-            return;
+        if (gap <= EPS || c->mincost[d] > gap + EPS)
+            return; /* no pass is short enough: the scan below would find none */
         double running = c->mem[d], maxp = c->mem[d];
         long z = c->head[d], found = -1;
         for (long n = 0; n < window; n++) {
@@ -151,25 +153,35 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
         c->head[d] = -1;
         c->hr[d] = -2;
         c->phead[d] = c->ptail[d] = -1;
+        c->mincost[d] = INFINITY;
         memcpy(c->it + at, orders[d], n * sizeof *c->it);
         long prev = -1;
         for (size_t k = 0; k < n; k++) {
             long i = (long)(at + k);
             c->nxt[i] = -1;
-            c->cost[i] = sc_pass_cost(pg, &c->it[i]);
-            c->dmem[i] = sc_pass_mem(pg, &c->it[i]);
+            const sc_rpass *p = sc_r_pass(c->rc, &c->it[i]);
             int dop, ds;
             c->dadd[i] = 0;
-            if (sc_op_is_vocab(c->it[i].op)) {
-                c->dep[i] = DEP_SLOW;
-                c->exact = 0; /* sc_dep_ready, not sc_r_ready_at */
+            if (p) { /* the table's figures (sc_r_tab_new) */
+                c->cost[i] = p->cost;
+                c->dmem[i] = p->mem;
+                c->dep[i] = p->dep < 0 ? DEP_NONE : (long)(p->dep_b ? SM : 0) + p->dep + c->it[i].mb;
+                c->dadd[i] = p->dep >= 0 && p->ddev != d ? pg->tcomm : 0;
+            } else {
+                c->cost[i] = sc_pass_cost(pg, &c->it[i]);
+                c->dmem[i] = sc_pass_mem(pg, &c->it[i]);
+                if (sc_op_is_vocab(c->it[i].op)) {
+                    c->dep[i] = DEP_SLOW;
+                    c->exact = 0; /* sc_dep_ready, not sc_r_ready_at */
+                } else if (!sc_pass_dep(pg, &c->it[i], &dop, &ds)) {
+                    c->dep[i] = DEP_NONE;
+                } else {
+                    c->dep[i] = (long)(dop == SC_OP_F ? 0 : SM) + (long)SC_SM(pg, ds, c->it[i].mb);
+                    c->dadd[i] = pg->stage_dev[ds] != d ? pg->tcomm : 0;
+                }
             }
-            else if (!sc_pass_dep(pg, &c->it[i], &dop, &ds))
-                c->dep[i] = DEP_NONE;
-            else {
-                c->dep[i] = (long)(dop == SC_OP_F ? 0 : SM) + (long)SC_SM(pg, ds, c->it[i].mb);
-                c->dadd[i] = pg->stage_dev[ds] != d ? pg->tcomm : 0;
-            }
+            if (c->cost[i] < c->mincost[d])
+                c->mincost[d] = c->cost[i];
             if (sc_r_w_only(c->it[i].op)) {
                 c->widx[SC_SM(pg, c->it[i].stage, c->it[i].mb)] = i;
                 has_w = 1;
@@ -373,7 +385,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     sc_prog *pg = rc->pg;
     int P = pg->P;
     size_t N = rc->N, SM = (size_t)pg->S * (size_t)pg->m;
-    ctx c = {.pg = pg, .N = N, .cap = rc->cap};
+    ctx c = {.pg = pg, .rc = rc, .N = N, .cap = rc->cap};
     c.it = sc_malloc(N * sizeof *c.it);
     c.cost = sc_malloc(3 * N * sizeof *c.cost);
     c.dep = sc_malloc(N * sizeof *c.dep);
@@ -386,7 +398,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.tree = sc_malloc((2 * (size_t)c.Q + (size_t)P) * sizeof *c.tree);
     c.widx = sc_malloc(SM * sizeof *c.widx);
     c.endF = sc_malloc(2 * SM * sizeof *c.endF);
-    c.tfree = sc_calloc(3 * (size_t)P, sizeof *c.tfree);
+    c.tfree = sc_calloc(4 * (size_t)P, sizeof *c.tfree);
     c.base = sc_calloc(2 * (size_t)P, sizeof *c.base);
     const sc_instr **orders = sc_malloc((size_t)P * sizeof *orders);
     int ok = -1;
@@ -403,6 +415,7 @@ int sc_r_list(const sc_rctx *rc, const sc_instr *src, int strategy, sc_instr *ds
     c.endB = c.endF + SM;
     c.mem = c.tfree + P;
     c.first = c.tfree + 2 * P;
+    c.mincost = c.tfree + 3 * P;
     c.nres = c.base + P;
     for (int d = 0; d < P; d++)
         orders[d] = src + rc->base[d];
