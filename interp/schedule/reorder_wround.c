@@ -141,12 +141,26 @@ static int w_positions(const sc_rctx *c, const sc_instr *src, long *wpos)
     return any;
 }
 
-static item mk_item(const sc_rctx *c, const sc_instr *src, const long *wpos, uint32_t k, double t0,
-                    double t1)
+/* What an item needs of the pass at each position of the source, found
+ * once per round (the checks make items of the same passes many times). */
+typedef struct pinfo {
+    double mem;  /* its memory change */
+    int32_t wk;  /* a B's W, its position; -1: none */
+} pinfo;
+
+static void pinfo_fill(const sc_rctx *c, const sc_instr *src, const long *wpos, pinfo *pi)
 {
-    const sc_instr *in = &src[k];
-    long w = sc_op_is_bgrad(in->op) ? wpos[SC_SM(c->pg, in->stage, in->mb)] : -1;
-    return (item){t0, t1, sc_r_mem(c, in), k, w >= 0, w >= 0 ? (uint32_t)w : 0};
+    for (size_t k = 0; k < c->N; k++) {
+        const sc_instr *in = &src[k];
+        long w = sc_op_is_bgrad(in->op) ? wpos[SC_SM(c->pg, in->stage, in->mb)] : -1;
+        pi[k] = (pinfo){sc_r_mem(c, in), (int32_t)w};
+    }
+}
+
+static item mk_item(const pinfo *pi, uint32_t k, double t0, double t1)
+{
+    int32_t w = pi[k].wk;
+    return (item){t0, t1, pi[k].mem, k, w >= 0, w >= 0 ? (uint32_t)w : 0};
 }
 
 /* ---- round 2: W's out, the cool-down again, W's back in ------------------ */
@@ -162,7 +176,7 @@ typedef struct wst {
 typedef struct wr {
     const sc_rctx *c;
     const sc_instr *src;
-    const long *wpos;
+    const pinfo *pi;       /* [N] */
     const double *st, *en; /* the timing the round starts from */
     lane *L;
     const uint32_t *nw;    /* non-W positions of each device, in order */
@@ -177,7 +191,7 @@ typedef struct wr {
 
 static item lane_item(const wr *w, const lane *ln, size_t i)
 {
-    return mk_item(w->c, w->src, w->wpos, ln->idx[i], ln->t0[i], ln->t1[i]);
+    return mk_item(w->pi, ln->idx[i], ln->t0[i], ln->t1[i]);
 }
 
 /* w->tmp := the state before placed pass x of device d. */
@@ -192,11 +206,11 @@ static int resume(wr *w, int d, size_t x)
     f->top = s->top;
     f->failed = s->failed;
     for (size_t y = s->qpos; y < x; y++) {
-        item it = lane_item(w, ln, y);
-        if (it.has_w) {
-            const sc_instr *wi = &w->src[it.wk];
-            if (!fill_push(f, (wq){it.t1, sc_r_cost(w->c, wi, w->unit), sc_r_mem(w->c, wi),
-                                   it.wk, (uint32_t)y}))
+        int32_t wk = w->pi[ln->idx[y]].wk;
+        if (wk >= 0) {
+            const sc_instr *wi = &w->src[wk];
+            if (!fill_push(f, (wq){ln->t1[y], sc_r_cost(w->c, wi, w->unit), w->pi[wk].mem,
+                                   (uint32_t)wk, (uint32_t)y}))
                 return 0;
         }
     }
@@ -240,7 +254,7 @@ static int wr_fits(wr *w, int d, size_t i, double s, double du, uint32_t k)
     size_t o = 0;
     if (!extend(w, d, i) || !resume(w, d, i))
         return -1;
-    item it = mk_item(c, w->src, w->wpos, k, s, s + du);
+    item it = mk_item(w->pi, k, s, s + du);
     if (!fill_step(c, f, &it, 0, cap, 0, w->unit, w->src, NULL, &o))
         return -1;
     for (size_t x = i; x < ln->n && !f->failed; x++) {
@@ -251,7 +265,7 @@ static int wr_fits(wr *w, int d, size_t i, double s, double du, uint32_t k)
     size_t rest = w->nwb[d] + w->rp[d], stop = rest + w->horizon;
     for (size_t x = rest; x < w->nwb[d + 1] && x < stop && !f->failed; x++) {
         uint32_t q = w->nw[x];
-        item ri = mk_item(c, w->src, w->wpos, q, w->st[q], w->en[q]);
+        item ri = mk_item(w->pi, q, w->st[q], w->en[q]);
         if (!fill_step(c, f, &ri, 0, cap, 0, w->unit, w->src, NULL, &o))
             return -1;
     }
@@ -274,14 +288,16 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
     lane *L = sc_malloc((size_t)P * sizeof *L);
     wst *S = sc_calloc(N + (size_t)P, sizeof *S);
     item *it = sc_malloc(N * sizeof *it);
+    pinfo *pi = sc_malloc((N + 1) * sizeof *pi);
     wr w = {.c = c, .src = src, .unit = unit};
     int ok = -1;
     if ((!ts && (!st || !seq)) || !endF || !nwb || !rp || !valid || !wpos || !g || !nw || !L || !S || !it ||
-        !sc_r_lanes_new(c, L, &buf, &ibuf))
+        !pi || !sc_r_lanes_new(c, L, &buf, &ibuf))
         goto done;
     ok = 0;
     if (!w_positions(c, src, wpos))
         goto done;
+    pinfo_fill(c, src, wpos, pi);
     if ((ok = ts ? ts->ok : sc_r_time(c, src, unit, st, en, seq)) != 1)
         goto done;
     const double *tst = ts ? ts->st : st, *ten = ts ? ts->en : en; /* src's timing */
@@ -305,7 +321,7 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
             g[ng++] = (gkey){tst[ibuf[x]], tseq[ibuf[x]], ibuf[x]};
     sc_rphase ph;
     sc_r_phase_init(pg, src, g, ng, &ph);
-    w = (wr){c, src, wpos, tst, ten, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
+    w = (wr){c, src, pi, tst, ten, L, nw, nwb, rp, S, valid, {.q = NULL, .qcap = 0}, unit,
              HORIZON};
     for (size_t x = 0; x < ng; x++) {
         uint32_t k = g[x].k;
@@ -380,6 +396,7 @@ done:
     sc_free(L);
     sc_free(S);
     sc_free(it);
+    sc_free(pi);
     return ok;
 }
 
