@@ -254,28 +254,39 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
         stack[ns++] = d;
         queued[d] = 1;
     }
+    double tcomm = unit ? 0 : pg->tcomm;
     while (ns > 0) {
         int d = stack[--ns];
         queued[d] = 0;
-        size_t n = c->base[d + 1] - c->base[d];
-        while (pc[d] < n) {
-            size_t g = c->base[d] + pc[d];
+        size_t g = c->base[d] + pc[d], gend = c->base[d + 1];
+        double tf = tfree[d];
+        for (; g < gend; g++) {
             const sc_instr *in = &ord[g];
             const sc_rpass *p = sc_r_pass(c, in);
-            double r = sc_r_ready_at(c, d, in, endF, endB, unit);
-            if (r < 0)
-                break;
-            double t = r > tfree[d] ? r : tfree[d];
-            double e = t + (p ? (unit ? p->slots : p->cost) : sc_r_dur(pg, in, unit));
+            double r, du;
+            int w = -1;
+            if (p) { /* the table's figures (sc_r_tab_new), as sc_r_ready_at reads them */
+                r = 0;
+                if (p->dep >= 0) {
+                    double e = (p->dep_b ? endB : endF)[p->dep + in->mb];
+                    if (e < 0)
+                        break;
+                    r = e + (p->ddev != d ? tcomm : 0);
+                }
+                du = unit ? p->slots : p->cost;
+            } else {
+                if ((r = sc_r_ready_at(c, d, in, endF, endB, unit)) < 0)
+                    break;
+                du = sc_r_dur(pg, in, unit);
+            }
+            double t = r > tf ? r : tf, e = t + du;
             start[g] = t;
             end[g] = e;
             if (seq)
                 seq[g] = nseq;
             nseq++;
-            tfree[d] = e;
-            pc[d]++;
-            int w = -1;
-            if (p) { /* the table's figures (sc_r_tab_new) */
+            tf = e;
+            if (p) {
                 if (p->end >= 0)
                     (p->end_b ? endB : endF)[p->end + in->mb] = e;
                 w = p->cons == -2 ? d : p->cons;
@@ -293,6 +304,8 @@ int sc_r_time(const sc_rctx *c, const sc_instr *ord, int unit, double *start, do
                 stack[ns++] = w;
             }
         }
+        tfree[d] = tf;
+        pc[d] = g - c->base[d];
     }
     ok = nseq == c->N;
 done:
