@@ -180,6 +180,7 @@ typedef struct lane {
     double *t0, *t1, *lvl; /* start, end, memory after the pass */
     uint32_t *idx;         /* position in the source */
     size_t n;
+    int tiny;              /* holds a pass with t1 < t0 + SC_R_EPS (t1 may then not grow) */
 } lane;
 /* The first placed pass at or after lo that ends after r. */
 size_t sc_r_first_after(const lane *L, size_t lo, double r);

@@ -184,7 +184,24 @@ int sc_r_steady(const sc_prog *pg, const sc_instr *in, int *phase)
 /* The first placed pass that ends after r, at or after lo. */
 size_t sc_r_first_after(const lane *L, size_t lo, double r)
 {
+    /* Most passes go near the lane's end: gallop back from it to bracket
+     * the answer in [a, b), then halve. The same index as halving all of
+     * [lo, n) where t1 grows along the lane: it does unless the lane holds
+     * a tiny pass. A pass goes into a gap only if it ends by the next
+     * pass's t0 + EPS (s + du <= t0 + EPS) and starts after the previous
+     * one's end, or after the last pass; where every pass ends at or past
+     * its t0 + EPS, the new end is between its neighbours' ends. */
     size_t a = lo, b = L->n;
+    for (size_t step = 1; b > a && !L->tiny;) {
+        size_t h = b - a > step ? b - step : a;
+        if (L->t1[h] > r + EPS) {
+            b = h;
+            step *= 2;
+        } else {
+            a = h + 1;
+            break;
+        }
+    }
     while (a < b) {
         size_t h = a + (b - a) / 2;
         if (L->t1[h] > r + EPS)
@@ -199,6 +216,8 @@ void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint3
                       double delta)
 {
     size_t tail = L->n - j;
+    if (!(t1 >= t0 + EPS))
+        L->tiny = 1;
     if (tail == 0) { /* the common case: after every placed pass */
         L->t0[j] = t0;
         L->t1[j] = t1;
@@ -228,7 +247,7 @@ int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf)
         return 0;
     for (int d = 0; d < c->P; d++) {
         size_t b = c->base[d];
-        L[d] = (lane){*buf + b, *buf + c->N + b, *buf + 2 * c->N + b, *ibuf + b, 0};
+        L[d] = (lane){*buf + b, *buf + c->N + b, *buf + 2 * c->N + b, *ibuf + b, 0, 0};
     }
     return 1;
 }

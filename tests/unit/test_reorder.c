@@ -418,6 +418,34 @@ TEST(table_is_the_passes)
     CHECK(compared > 0);
 }
 
+/* The first placed pass after r (sc_r_first_after) gallops back from the
+ * lane's end: the first one at or after lo that ends after r + EPS, as a
+ * scan finds it, at every r and lo (ends that grow, one lane of 0, one of
+ * many). */
+TEST(first_after_is_the_scan)
+{
+    enum { NL = 300 };
+    double t0[NL], t1[NL], lvl[NL];
+    uint32_t idx[NL];
+    int checked = 0;
+    for (size_t n = 0; n <= NL; n += n < 8 ? 1 : 73) {
+        lane L = {t0, t1, lvl, idx, 0, 0};
+        for (size_t i = 0; i < n; i++)
+            sc_r_lane_insert(&L, i, 2.0 * (double)i + (i % 3 ? 0.5 : 0), 2.0 * (double)i + 1.5, 0,
+                             (uint32_t)i, 0);
+        CHECK(L.n == n && !L.tiny);
+        for (size_t lo = 0; lo <= n; lo += lo < 4 ? 1 : 37)
+            for (double r = -1; r <= 2.0 * (double)n + 1; r += 0.25) {
+                size_t want = lo;
+                while (want < n && !(t1[want] > r + SC_R_EPS))
+                    want++;
+                CHECK(sc_r_first_after(&L, lo, r) == want);
+                checked++;
+            }
+    }
+    CHECK(checked > 1000);
+}
+
 int main(void)
 {
     RUN(walk_is_the_merge);
@@ -426,5 +454,6 @@ int main(void)
     RUN(unit_round_repeats_scaled_costs);
     RUN(list_timing_is_the_judge);
     RUN(table_is_the_passes);
+    RUN(first_after_is_the_scan);
     return harness_done("reorder");
 }
