@@ -187,12 +187,12 @@ int sc_r_scaled_slots(const sc_rctx *c, const sc_instr *in)
     const sc_prog *pg = c->pg;
     if (pg->tcomm != 0 || c->N == 0 || c->N > ((size_t)1 << 36))
         return 0;
-    double alpha = sc_r_dur(pg, &in[0], 0) / sc_r_dur(pg, &in[0], 1);
+    double alpha = sc_r_cost(c, &in[0], 0) / sc_r_cost(c, &in[0], 1);
     int e;
     if (!(alpha >= 0x1p-20 && alpha <= 0x1p20) || frexp(alpha, &e) != 0.5)
         return 0;
     for (size_t k = 0; k < c->N; k++)
-        if (sc_r_dur(pg, &in[k], 0) != alpha * sc_r_dur(pg, &in[k], 1))
+        if (sc_r_cost(c, &in[k], 0) != alpha * sc_r_cost(c, &in[k], 1))
             return 0;
     return 1;
 }

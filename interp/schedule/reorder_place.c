@@ -235,8 +235,9 @@ void sc_r_lane_insert(lane *L, size_t j, double t0, double t1, double lvl, uint3
     L->lvl[j] = lvl;
     L->idx[j] = idx;
     L->n++;
-    for (size_t i = j + 1; i < L->n; i++)
-        L->lvl[i] += delta;
+    if (delta != 0) /* the W round keeps no levels */
+        for (size_t i = j + 1; i < L->n; i++)
+            L->lvl[i] += delta;
 }
 
 int sc_r_lanes_new(const sc_rctx *c, lane *L, double **buf, uint32_t **ibuf)
