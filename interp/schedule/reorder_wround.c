@@ -286,7 +286,7 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
     gkey *g = sc_malloc(N * sizeof *g);
     uint32_t *ibuf = NULL, *nw = sc_malloc(N * sizeof *nw);
     lane *L = sc_malloc((size_t)P * sizeof *L);
-    wst *S = sc_calloc(N + (size_t)P, sizeof *S);
+    wst *S = sc_malloc((N + (size_t)P) * sizeof *S); /* each device's first state: below */
     item *it = sc_malloc(N * sizeof *it);
     pinfo *pi = sc_malloc((N + 1) * sizeof *pi);
     wr w = {.c = c, .src = src, .unit = unit};
@@ -298,6 +298,8 @@ int sc_r_wround(const sc_rctx *c, const sc_instr *src, const sc_rtime *ts, int u
     if (!w_positions(c, src, wpos))
         goto done;
     pinfo_fill(c, src, wpos, pi);
+    for (int d = 0; d < P; d++) /* the fill's state before a device's first pass; */
+        S[c->base[d] + (size_t)d] = (wst){0, 0, 0, 0, 0}; /* the rest is saved before read */
     if ((ok = ts ? ts->ok : sc_r_time(c, src, unit, st, en, seq)) != 1)
         goto done;
     const double *tst = ts ? ts->st : st, *ten = ts ? ts->en : en; /* src's timing */
