@@ -25,11 +25,9 @@ static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
                    sc_op_name(op), s, mb, a.dev, a.idx, b.dev, b.idx);
 }
 
-/* Is dependency a (must come first) before b on b's device? */
-static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
+/* Dependency a of b is on b's device at or after it: the message. */
+static sc_status not_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
 {
-    if (a.dev != b.dev || a.idx < b.idx)
-        return SC_OK;
     if (a.idx == b.idx) /* the two halves of one pair: they run together */
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "dependency inside a pair on d%d: %s s%d mb%d needs %s s%d mb%d, which "
@@ -39,6 +37,16 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
                    "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
                    "comes later (#%d)",
                    b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
+}
+
+/* Is dependency a (must come first) before b on b's device? The test is
+ * inline (five per stage and microbatch); the message is not. */
+static inline sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs,
+                                    int mb)
+{
+    if (a.dev != b.dev || a.idx < b.idx)
+        return SC_OK;
+    return not_before(pg, a, aop, as, b, bop, bs, mb);
 }
 
 /* The vocabulary passes (docs/vocab.md): with a split vocabulary, every

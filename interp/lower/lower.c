@@ -35,9 +35,9 @@ static int xfer_cmp(const void *pa, const void *pb)
  * pos's few transfers by the rest of the key (insertion sort; qsort for a
  * long run). Transfers nearly come in pos order, but a RECV goes back to
  * the pass running when its data is produced: a plain qsort took a tenth of
- * lowering and simulating. out and cnt (npos + 1) are scratch; the result
- * is copied back into xs. */
-static void sort_xfers(xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
+ * lowering and simulating. The result is in out (xs is left as it was);
+ * cnt (npos + 1) is scratch. */
+static void sort_xfers(const xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
 {
     memset(cnt, 0, (npos + 1) * sizeof *cnt);
     for (size_t i = 0; i < nx; i++)
@@ -61,7 +61,6 @@ static void sort_xfers(xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
             out[j] = x;
         }
     }
-    memcpy(xs, out, nx * sizeof *xs);
 }
 
 /* count_before: sc_lower_count_before (collectives.h). A RECV goes before
@@ -170,11 +169,13 @@ sc_status sc_lower(sc_prog *pg)
         int sorted = 1;
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
+        xfer *xv = xs; /* the transfers in order */
         if (!sorted) {
             if (!xs2 && (!(xs2 = sc_malloc((4 * maxn + 1) * sizeof(xfer))) ||
                          !(cnt = sc_malloc((maxn + 2) * sizeof(size_t)))))
                 goto nomem;
             sort_xfers(xs, nx, ov->n + 1, xs2, cnt);
+            xv = xs2;
         }
         sc_vec *sv = &pg->stream[d];
         sv->n = 0;
@@ -189,10 +190,11 @@ sc_status sc_lower(sc_prog *pg)
                     goto done;
             /* A RECV of data produced while pass k runs starts its own
              * group: pass k must not wait for it (nor for what follows). */
-            for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
-                if (j > j0 && k < ov->n && xs[j].tau > st0[k] && xs[j].tau != xs[j - 1].tau)
-                    xs[j].in.flags |= SC_IF_GROUP;
-                sv->v[sv->n++] = xs[j].in;
+            for (size_t j0 = j; j < nx && xv[j].pos == k; j++) {
+                sc_instr x = xv[j].in;
+                if (j > j0 && k < ov->n && xv[j].tau > st0[k] && xv[j].tau != xv[j - 1].tau)
+                    x.flags |= SC_IF_GROUP;
+                sv->v[sv->n++] = x;
             }
             if (k < ov->n)
                 sv->v[sv->n++] = ov->v[k];

@@ -13,6 +13,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* fmax(a, b) as the library computes it (b when equal, the other when one
+ * is NaN), inline: it runs once or twice per instruction. */
+static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+
 void sc_sim_free(sc_sim *sim)
 {
     if (!sim)
@@ -133,7 +137,7 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
             const sc_instr *in = &pg->stream[d].v[i];
             size_t g = sim->offset[d] + i;
             if (in->op == SC_OP_OPTIM && k < N) {
-                sim->step_end[k] = fmax(sim->step_end[k], sim->t1[g]);
+                sim->step_end[k] = maxd(sim->step_end[k], sim->t1[g]);
                 k++;
             }
             if (!sc_op_is_slot(in->op))
@@ -143,7 +147,7 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
                 continue;
             if (first[st] < 0)
                 first[st] = sim->t0[g];
-            last[st] = fmax(last[st], sim->t1[g]);
+            last[st] = maxd(last[st], sim->t1[g]);
             b[st] += sim->t1[g] - sim->t0[g];
         }
         for (k = 0; k < N; k++) {
@@ -240,7 +244,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         sc_sim_free(sim);
         return st;
     }
-    double span = 0, busy = 0;
+    double span = 0, busy = 0, step = sim->step;
     for (int d = 0; d < P; d++) {
         const sc_vec *sv = &pg->stream[d];
         double cur = 0, peak = 0, first = -1, last = 0, b = 0;
@@ -264,9 +268,8 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
                 last = sim->t1[g]; /* FSDP: the step waits for its reduce-scatters */
             }
             sim->mem[g] = cur;
+            step = maxd(step, sim->t1[g]);
         }
-        for (size_t k = 0; k < sv->n; k++)
-            sim->step = fmax(sim->step, sim->t1[sim->offset[d] + k]);
         sim->busy[d] = b;
         sim->start[d] = first < 0 ? 0 : first;
         sim->end[d] = last;
@@ -278,6 +281,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         if (last > sim->makespan)
             sim->makespan = last;
     }
+    sim->step = step;
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
     if ((st = sc_sim_steps(pg, sim)) != SC_OK || (st = rollback_costs(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
