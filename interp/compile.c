@@ -443,7 +443,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "program: copies = %d (docs/guide.md#copies) does not go with %s yet",
                        pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
                                                              : "post-validation");
-    sc_status st = sc_verify_passes(pg);
+    sc_status st = sc_verify_passes_again(pg); /* proved where built, if unchanged */
     if (st != SC_OK)
         return st;
     sc_times proof = {0};

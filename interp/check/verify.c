@@ -130,7 +130,7 @@ static sc_status verify_vocab(sc_prog *pg, const loc *at)
     return st;
 }
 
-sc_status sc_verify_passes(sc_prog *pg)
+static sc_status verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
     loc *at = sc_malloc(K_N * SM * sizeof(loc));
@@ -230,6 +230,82 @@ sc_status sc_verify_passes(sc_prog *pg)
 done:
     sc_free(at);
     return st;
+}
+
+/* What sc_verify_passes read, kept after it passed (pg->vsnap, one block):
+ * the shape, the placement, and every order byte for byte. The result is a
+ * function of these alone, so the same passes pass again. */
+typedef struct vsnap {
+    int P, S, m, copies;
+    sc_vocab vocab;
+    size_t n; /* Σ order[d].n; then size_t cnt[P], int stage_dev[S], sc_instr[n] */
+} vsnap;
+
+static size_t snap_size(int P, int S, size_t n)
+{
+    return sizeof(vsnap) + (size_t)P * sizeof(size_t) + (size_t)S * sizeof(int) +
+           n * sizeof(sc_instr);
+}
+
+static void snap_take(sc_prog *pg)
+{
+    size_t n = 0;
+    for (int d = 0; d < pg->P; d++)
+        n += pg->order[d].n;
+    vsnap *v = sc_malloc(snap_size(pg->P, pg->S, n));
+    if (!v)
+        return; /* no snapshot: the compile driver checks again */
+    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->vocab, n};
+    size_t *cnt = (size_t *)(v + 1);
+    int *sd = (int *)(cnt + pg->P);
+    sc_instr *in = (sc_instr *)(sd + pg->S);
+    memcpy(sd, pg->stage_dev, (size_t)pg->S * sizeof(int));
+    for (int d = 0; d < pg->P; d++) {
+        cnt[d] = pg->order[d].n;
+        if (cnt[d])
+            memcpy(in, pg->order[d].v, cnt[d] * sizeof(sc_instr));
+        in += cnt[d];
+    }
+    pg->vsnap = v;
+}
+
+static int snap_same(const sc_prog *pg)
+{
+    const vsnap *v = pg->vsnap;
+    if (!v || v->P != pg->P || v->S != pg->S || v->m != pg->m || v->copies != pg->copies ||
+        v->vocab != pg->vocab)
+        return 0;
+    const size_t *cnt = (const size_t *)(v + 1);
+    const int *sd = (const int *)(cnt + pg->P);
+    const sc_instr *in = (const sc_instr *)(sd + pg->S);
+    if (memcmp(sd, pg->stage_dev, (size_t)pg->S * sizeof(int)) != 0)
+        return 0;
+    for (int d = 0; d < pg->P; d++) {
+        if (cnt[d] != pg->order[d].n ||
+            (cnt[d] && memcmp(in, pg->order[d].v, cnt[d] * sizeof(sc_instr)) != 0))
+            return 0;
+        in += cnt[d];
+    }
+    return 1;
+}
+
+sc_status sc_verify_passes(sc_prog *pg)
+{
+    sc_free(pg->vsnap);
+    pg->vsnap = NULL;
+    sc_status st = verify_passes(pg);
+    if (st == SC_OK)
+        snap_take(pg);
+    return st;
+}
+
+sc_status sc_verify_passes_again(sc_prog *pg)
+{
+    if (snap_same(pg))
+        return SC_OK;
+    sc_free(pg->vsnap);
+    pg->vsnap = NULL;
+    return verify_passes(pg);
 }
 
 sc_status sc_verify_streams(sc_prog *pg)
