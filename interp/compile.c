@@ -507,7 +507,7 @@ sc_status sc_sim_floor(sc_prog *pg, double *mk)
         pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
         pg->steps > 1 || pg->sync != SC_SYNC_NONE)
         return SC_OK;
-    sc_status st = sc_verify_passes(pg);
+    sc_status st = sc_verify_passes_again(pg); /* a recipe's: proved where built */
     if (st == SC_OK)
         st = flow_makespan(pg, mk);
     if (st == SC_ERR_NOMEM)
