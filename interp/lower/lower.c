@@ -103,6 +103,9 @@ sc_status sc_lower(sc_prog *pg)
     if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
         (st = sc_lower_colls(pg, start, end, seq, cl, ncl)) != SC_OK)
         goto done;
+    pg->flow_mk = 0;
+    for (size_t k = 0; k < N; k++)
+        pg->flow_mk = end[k] > pg->flow_mk ? end[k] : pg->flow_mk;
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
