@@ -186,6 +186,17 @@ static void copy_streams(sc_prog *pg, sc_vec *keep, int back)
     }
 }
 
+/* Swaps the streams with keep[] (no copy: PyTorch's placement is built in
+ * keep's buffers while keep holds ours). */
+static void swap_streams(sc_prog *pg, sc_vec *keep)
+{
+    for (int d = 0; d < pg->P; d++) {
+        sc_vec t = pg->stream[d];
+        pg->stream[d] = keep[d];
+        keep[d] = t;
+    }
+}
+
 /* *keep: P buffers of `most` instructions each, made on first use. */
 static sc_status buffers(sc_prog *pg, sc_vec **keep, size_t most)
 {
@@ -321,7 +332,7 @@ static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
     pg->err[0] = '\0';
     if ((st = buffers(pg, &mine, most)) != SC_OK)
         goto done;
-    copy_streams(pg, mine, 0);
+    swap_streams(pg, mine); /* mine: ours */
     if (sc_lower_torch(pg) == SC_OK && sc_replay_timed(pg, &tb) == SC_OK)
         b = bf = makespan(pg, &tb);
     int take = 0;
@@ -338,7 +349,7 @@ static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
         ta = tb;
         tb = (sc_times){0};
     } else {
-        copy_streams(pg, mine, 1);
+        swap_streams(pg, mine);
     }
 done:
     sc_times_free(&tb);
