@@ -143,9 +143,12 @@ static sc_status verify_passes(sc_prog *pg)
         const sc_vec *ov = &pg->order[d];
         for (size_t k = 0; k < ov->n; k++) {
             sc_instr h[2];
-            int nh = sc_instr_halves(&ov->v[k], h);
-            for (int hi = 0; hi < nh; hi++) { /* a pair's halves: both at #k */
-                const sc_instr *in = &h[hi];
+            const sc_instr *hv = &ov->v[k]; /* a pass, or a pair's halves: both at #k */
+            int nh = 1;
+            if (hv->op == SC_OP_FB)
+                nh = sc_instr_halves(hv, h), hv = h;
+            for (int hi = 0; hi < nh; hi++) {
+                const sc_instr *in = &hv[hi];
                 int s = in->stage, mb = in->mb;
                 int kind = sc_op_stage_index(in->op);
                 if (kind < 0)
