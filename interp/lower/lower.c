@@ -103,9 +103,10 @@ sc_status sc_lower(sc_prog *pg)
     if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
         (st = sc_lower_colls(pg, start, end, seq, cl, ncl)) != SC_OK)
         goto done;
-    pg->flow_mk = 0;
+    double mk = 0;
     for (size_t k = 0; k < N; k++)
-        pg->flow_mk = end[k] > pg->flow_mk ? end[k] : pg->flow_mk;
+        mk = end[k] > mk ? end[k] : mk;
+    pg->flow_mk = mk;
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {

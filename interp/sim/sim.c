@@ -142,7 +142,8 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
             }
             if (!sc_op_is_slot(in->op))
                 continue;
-            int st = in->mb / pg->m; /* a pair's halves are of one step */
+            /* a pair's halves are of one step; no division for step 0's */
+            int st = (unsigned)in->mb < (unsigned)pg->m ? 0 : in->mb / pg->m;
             if (st < 0 || st >= N)
                 continue;
             if (first[st] < 0)
