@@ -186,6 +186,17 @@ static void copy_streams(sc_prog *pg, sc_vec *keep, int back)
     }
 }
 
+/* Swaps the streams with keep[] (no copy: PyTorch's placement is built in
+ * keep's buffers while keep holds ours). */
+static void swap_streams(sc_prog *pg, sc_vec *keep)
+{
+    for (int d = 0; d < pg->P; d++) {
+        sc_vec t = pg->stream[d];
+        pg->stream[d] = keep[d];
+        keep[d] = t;
+    }
+}
+
 /* *keep: P buffers of `most` instructions each, made on first use. */
 static sc_status buffers(sc_prog *pg, sc_vec **keep, size_t most)
 {
@@ -315,13 +326,13 @@ static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
     double eps = 1e-9 * (1 + a);
     if (sa && file && (st = file_figure(pg, NULL, &keep, most, &af)) != SC_OK)
         goto done;
-    if ((file || !sa) && flow_makespan(pg, &floor) == SC_OK && floor >= a - eps / 2 &&
-        (!file || floor >= af - eps / 2))
+    floor = pg->flow_mk; /* flow_makespan's figure: sc_lower's dataflow timing, just made */
+    if ((file || !sa) && floor >= a - eps / 2 && (!file || floor >= af - eps / 2))
         goto done;
     pg->err[0] = '\0';
     if ((st = buffers(pg, &mine, most)) != SC_OK)
         goto done;
-    copy_streams(pg, mine, 0);
+    swap_streams(pg, mine); /* mine: ours */
     if (sc_lower_torch(pg) == SC_OK && sc_replay_timed(pg, &tb) == SC_OK)
         b = bf = makespan(pg, &tb);
     int take = 0;
@@ -338,7 +349,7 @@ static sc_status pick_lowering(sc_prog *pg, sc_times *proof, int *proved)
         ta = tb;
         tb = (sc_times){0};
     } else {
-        copy_streams(pg, mine, 1);
+        swap_streams(pg, mine);
     }
 done:
     sc_times_free(&tb);
@@ -443,7 +454,7 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "program: copies = %d (docs/guide.md#copies) does not go with %s yet",
                        pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
                                                              : "post-validation");
-    sc_status st = sc_verify_passes(pg);
+    sc_status st = sc_verify_passes_again(pg); /* proved where built, if unchanged */
     if (st != SC_OK)
         return st;
     sc_times proof = {0};
@@ -507,7 +518,7 @@ sc_status sc_sim_floor(sc_prog *pg, double *mk)
         pg->off.policy != SC_OFFLOAD_NONE || pg->rc.policy != SC_RECOMPUTE_NONE ||
         pg->steps > 1 || pg->sync != SC_SYNC_NONE)
         return SC_OK;
-    sc_status st = sc_verify_passes(pg);
+    sc_status st = sc_verify_passes_again(pg); /* a recipe's: proved where built */
     if (st == SC_OK)
         st = flow_makespan(pg, mk);
     if (st == SC_ERR_NOMEM)

@@ -28,10 +28,12 @@ static inline int on_dev(const replay *r, int d, size_t gi)
     return gi - r->offset[d] < r->pg->stream[d].n; /* NONE and below wrap */
 }
 
-/* Key of a transfer: (direction, consuming stage, microbatch). */
-static size_t key_of(const sc_prog *pg, const sc_instr *in)
+/* Key of a transfer: (direction, consuming stage, microbatch), of S stages
+ * and nmb microbatch numbers (the program's, read once: the tables' stores
+ * could otherwise change them as far as the compiler knows). */
+static inline size_t key_of(size_t S, size_t nmb, const sc_instr *in)
 {
-    return ((size_t)in->dir * (size_t)pg->S + (size_t)in->stage) * (size_t)pg->nmb + (size_t)in->mb;
+    return ((size_t)in->dir * S + (size_t)in->stage) * nmb + (size_t)in->mb;
 }
 
 /* Producer stage of a transfer's data, or -1 when there is none (off the
@@ -73,8 +75,8 @@ static sc_status link_order(replay *r)
 sc_status sc_replay_prepare(replay *r)
 {
     sc_prog *pg = r->pg;
-    int P = pg->P;
-    size_t SM = (size_t)pg->S * (size_t)pg->nmb;
+    const int P = pg->P, S = pg->S, nmb = pg->nmb;
+    const size_t SM = (size_t)S * (size_t)nmb, zS = (size_t)S, zN = (size_t)nmb;
     sc_status st = SC_OK;
     size_t *send_at = sc_malloc(2 * SM * sizeof(size_t));
     size_t *recv_at = sc_malloc(2 * SM * sizeof(size_t));
@@ -124,7 +126,7 @@ sc_status sc_replay_prepare(replay *r)
                  * (pass 2); the copies' own ends are written before read. */
                 r->matched[gi] = 0;
                 hend[gi] = 0;
-                if (in->stage < 0 || in->stage >= pg->S || in->mb < 0 || in->mb >= pg->nmb ||
+                if (in->stage < 0 || in->stage >= S || in->mb < 0 || in->mb >= nmb ||
                     in->peer < 0 || in->peer >= P || in->peer == d || in->dir > SC_DIR_GRAD ||
                     producer_stage(pg, in) < 0) {
                     describe(r, d, k, a, sizeof a);
@@ -132,7 +134,7 @@ sc_status sc_replay_prepare(replay *r)
                     goto done;
                 }
                 rank[gi] = sc_posting_rank(pg, in, cnt);
-                size_t key = key_of(pg, in);
+                size_t key = key_of(zS, zN, in);
                 size_t *tab = sc_op_has(in->op, SC_OPF_OUT) ? send_at : recv_at;
                 if (tab[key] != NONE) {
                     int e = dev_of(r, tab[key]);
@@ -146,12 +148,12 @@ sc_status sc_replay_prepare(replay *r)
                 sc_instr h[2]; /* a pass, or both halves of a pair, at gi */
                 for (int i = sc_instr_halves(in, h); i-- > 0;) {
                     const sc_instr *x = &h[i];
-                    if (x->stage < 0 || x->stage >= pg->S || x->mb < 0 || x->mb >= pg->nmb) {
+                    if (x->stage < 0 || x->stage >= S || x->mb < 0 || x->mb >= nmb) {
                         describe(r, d, k, a, sizeof a);
                         st = sc_fail(pg, SC_ERR_PROGRAM, "%s: stage or microbatch out of range", a);
                         goto done;
                     }
-                    size_t sm = SC_SMN(pg, x->stage, x->mb);
+                    size_t sm = (size_t)x->stage * zN + (size_t)x->mb;
                     if (sc_op_is_fwd(x->op)) {
                         if (!(x->flags & SC_IF_ROLLBACK)) /* a redone F: not the F */
                             posF[sm] = gi;
@@ -163,7 +165,7 @@ sc_status sc_replay_prepare(replay *r)
                     size_t rdrop = host_at[sm] == NONE ? host_at[SM + sm] : NONE;
                     if (x->op == SC_OP_R) {
                         const sc_instr *dr =
-                            rdrop != NONE ? &pg->stream[d].v[rdrop - r->offset[d]] : NULL;
+                            rdrop != NONE ? &sv->v[rdrop - base] : NULL;
                         if (!dr || dr->frac != x->frac || posB[sm] != NONE || rpos[sm] != NONE) {
                             describe(r, d, k, a, sizeof a);
                             st = sc_fail(pg, SC_ERR_PROGRAM,
@@ -224,7 +226,7 @@ sc_status sc_replay_prepare(replay *r)
                 if (r->alone || sc_starts_group(sv->v, k)) /* its first transfer, as in pass 1 */
                     *G = (group){.first = gi, .lprev = -1, .lnext = -1};
                 G->remaining = ++G->count;
-                size_t key = key_of(pg, in);
+                size_t key = key_of(zS, zN, in);
                 int send = sc_op_has(in->op, SC_OPF_OUT);
                 size_t other = send ? recv_at[key] : send_at[key];
                 if (other == NONE) {
@@ -251,12 +253,11 @@ sc_status sc_replay_prepare(replay *r)
                 /* The producer must be on the sender, before the SEND; the
                  * consumer on the receiver, after the RECV. */
                 int ps = in->dir == SC_DIR_ACT ? in->stage - 1 : in->stage + 1; /* pass 1 */
-                size_t prod = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, ps, in->mb)]
-                                                    : posB[SC_SMN(pg, ps, in->mb)];
-                size_t cons = in->dir == SC_DIR_ACT ? posF[SC_SMN(pg, in->stage, in->mb)]
-                                                    : posB[SC_SMN(pg, in->stage, in->mb)];
+                const size_t *pos = in->dir == SC_DIR_ACT ? posF : posB;
+                size_t prod = pos[(size_t)ps * zN + (size_t)in->mb];
+                size_t cons = pos[(size_t)in->stage * zN + (size_t)in->mb];
                 const char *pk = in->dir == SC_DIR_ACT ? "F" : "B";
-                if (send && (!on_dev(r, d, prod) || prod > gi)) {
+                if (send && (prod - base >= n || prod > gi)) { /* not earlier on d */
                     describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s sends data before it is produced: %s s%d mb%d is not "
@@ -264,7 +265,7 @@ sc_status sc_replay_prepare(replay *r)
                                  a, pk, ps, in->mb, d);
                     goto done;
                 }
-                if (!send && (!on_dev(r, d, cons) || cons < gi)) {
+                if (!send && (cons - base >= n || cons < gi)) { /* not later on d */
                     describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM,
                                  "%s receives data no later pass on d%d reads (%s s%d mb%d)", a,
@@ -273,17 +274,17 @@ sc_status sc_replay_prepare(replay *r)
                 }
             } else if (sc_op_is_wait(in->op)) {
                 /* The SEND it waits for: earlier on this device, waited once. */
-                size_t sd = in->stage >= 0 && in->stage < pg->S && in->mb >= 0 &&
-                                    in->mb < pg->nmb && in->dir <= SC_DIR_GRAD
-                                ? send_at[key_of(pg, in)] : NONE;
-                describe(r, d, k, a, sizeof a);
-                if (!on_dev(r, d, sd) || sd > gi ||
-                    pg->stream[d].v[sd - r->offset[d]].peer != in->peer) {
+                size_t sd = in->stage >= 0 && in->stage < S && in->mb >= 0 && in->mb < nmb &&
+                                    in->dir <= SC_DIR_GRAD
+                                ? send_at[key_of(zS, zN, in)] : NONE;
+                if (sd - base >= n || sd > gi || sv->v[sd - base].peer != in->peer) {
+                    describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND that does not come "
                                  "before it on d%d", a, d);
                     goto done;
                 }
                 if (hend[sd] != 0) {
+                    describe(r, d, k, a, sizeof a);
                     st = sc_fail(pg, SC_ERR_PROGRAM, "%s waits for a SEND already waited for",
                                  a);
                     goto done;
@@ -312,8 +313,8 @@ sc_status sc_replay_prepare(replay *r)
                     if (pd == d)
                         continue; /* local hand-off: verify_passes checked the order */
                     sc_instr probe = {.dir = (uint8_t)dir, .stage = x->stage, .mb = x->mb};
-                    size_t rv = recv_at[key_of(pg, &probe)];
-                    if (!on_dev(r, d, rv) || rv > gi) {
+                    size_t rv = recv_at[key_of(zS, zN, &probe)];
+                    if (rv - base >= n || rv > gi) { /* not earlier on d */
                         describe(r, d, k, a, sizeof a);
                         st = sc_fail(pg, SC_ERR_PROGRAM,
                                      "%s reads %s from d%d but no RECV of it comes before it", a,

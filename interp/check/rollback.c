@@ -12,6 +12,10 @@
 
 int sc_prog_has_rollback(const sc_prog *pg)
 {
+    /* Only post-validation's lowering (lower/postval.c) marks them; given
+     * streams can hold any. */
+    if (!pg->given && pg->sync != SC_SYNC_POSTVAL)
+        return 0;
     for (int d = 0; d < pg->P; d++)
         for (size_t k = 0; k < pg->stream[d].n; k++)
             if (pg->stream[d].v[k].flags & (SC_IF_ROLLBACK | SC_IF_REDO_IN) &&

@@ -25,11 +25,9 @@ static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
                    sc_op_name(op), s, mb, a.dev, a.idx, b.dev, b.idx);
 }
 
-/* Is dependency a (must come first) before b on b's device? */
-static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
+/* Dependency a of b is on b's device at or after it: the message. */
+static sc_status not_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
 {
-    if (a.dev != b.dev || a.idx < b.idx)
-        return SC_OK;
     if (a.idx == b.idx) /* the two halves of one pair: they run together */
         return sc_fail(pg, SC_ERR_PROGRAM,
                        "dependency inside a pair on d%d: %s s%d mb%d needs %s s%d mb%d, which "
@@ -39,6 +37,16 @@ static sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop
                    "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
                    "comes later (#%d)",
                    b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
+}
+
+/* Is dependency a (must come first) before b on b's device? The test is
+ * inline (five per stage and microbatch); the message is not. */
+static inline sc_status need_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs,
+                                    int mb)
+{
+    if (a.dev != b.dev || a.idx < b.idx)
+        return SC_OK;
+    return not_before(pg, a, aop, as, b, bop, bs, mb);
 }
 
 /* The vocabulary passes (docs/vocab.md): with a split vocabulary, every
@@ -122,7 +130,7 @@ static sc_status verify_vocab(sc_prog *pg, const loc *at)
     return st;
 }
 
-sc_status sc_verify_passes(sc_prog *pg)
+static sc_status verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
     loc *at = sc_malloc(K_N * SM * sizeof(loc));
@@ -135,9 +143,12 @@ sc_status sc_verify_passes(sc_prog *pg)
         const sc_vec *ov = &pg->order[d];
         for (size_t k = 0; k < ov->n; k++) {
             sc_instr h[2];
-            int nh = sc_instr_halves(&ov->v[k], h);
-            for (int hi = 0; hi < nh; hi++) { /* a pair's halves: both at #k */
-                const sc_instr *in = &h[hi];
+            const sc_instr *hv = &ov->v[k]; /* a pass, or a pair's halves: both at #k */
+            int nh = 1;
+            if (hv->op == SC_OP_FB)
+                nh = sc_instr_halves(hv, h), hv = h;
+            for (int hi = 0; hi < nh; hi++) {
+                const sc_instr *in = &hv[hi];
                 int s = in->stage, mb = in->mb;
                 int kind = sc_op_stage_index(in->op);
                 if (kind < 0)
@@ -222,6 +233,82 @@ sc_status sc_verify_passes(sc_prog *pg)
 done:
     sc_free(at);
     return st;
+}
+
+/* What sc_verify_passes read, kept after it passed (pg->vsnap, one block):
+ * the shape, the placement, and every order byte for byte. The result is a
+ * function of these alone, so the same passes pass again. */
+typedef struct vsnap {
+    int P, S, m, copies;
+    sc_vocab vocab;
+    size_t n; /* Σ order[d].n; then size_t cnt[P], int stage_dev[S], sc_instr[n] */
+} vsnap;
+
+static size_t snap_size(int P, int S, size_t n)
+{
+    return sizeof(vsnap) + (size_t)P * sizeof(size_t) + (size_t)S * sizeof(int) +
+           n * sizeof(sc_instr);
+}
+
+static void snap_take(sc_prog *pg)
+{
+    size_t n = 0;
+    for (int d = 0; d < pg->P; d++)
+        n += pg->order[d].n;
+    vsnap *v = sc_malloc(snap_size(pg->P, pg->S, n));
+    if (!v)
+        return; /* no snapshot: the compile driver checks again */
+    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->vocab, n};
+    size_t *cnt = (size_t *)(v + 1);
+    int *sd = (int *)(cnt + pg->P);
+    sc_instr *in = (sc_instr *)(sd + pg->S);
+    memcpy(sd, pg->stage_dev, (size_t)pg->S * sizeof(int));
+    for (int d = 0; d < pg->P; d++) {
+        cnt[d] = pg->order[d].n;
+        if (cnt[d])
+            memcpy(in, pg->order[d].v, cnt[d] * sizeof(sc_instr));
+        in += cnt[d];
+    }
+    pg->vsnap = v;
+}
+
+static int snap_same(const sc_prog *pg)
+{
+    const vsnap *v = pg->vsnap;
+    if (!v || v->P != pg->P || v->S != pg->S || v->m != pg->m || v->copies != pg->copies ||
+        v->vocab != pg->vocab)
+        return 0;
+    const size_t *cnt = (const size_t *)(v + 1);
+    const int *sd = (const int *)(cnt + pg->P);
+    const sc_instr *in = (const sc_instr *)(sd + pg->S);
+    if (memcmp(sd, pg->stage_dev, (size_t)pg->S * sizeof(int)) != 0)
+        return 0;
+    for (int d = 0; d < pg->P; d++) {
+        if (cnt[d] != pg->order[d].n ||
+            (cnt[d] && memcmp(in, pg->order[d].v, cnt[d] * sizeof(sc_instr)) != 0))
+            return 0;
+        in += cnt[d];
+    }
+    return 1;
+}
+
+sc_status sc_verify_passes(sc_prog *pg)
+{
+    sc_free(pg->vsnap);
+    pg->vsnap = NULL;
+    sc_status st = verify_passes(pg);
+    if (st == SC_OK)
+        snap_take(pg);
+    return st;
+}
+
+sc_status sc_verify_passes_again(sc_prog *pg)
+{
+    if (snap_same(pg))
+        return SC_OK;
+    sc_free(pg->vsnap);
+    pg->vsnap = NULL;
+    return verify_passes(pg);
 }
 
 sc_status sc_verify_streams(sc_prog *pg)

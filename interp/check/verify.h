@@ -21,6 +21,11 @@
 #include "ir/ir.h"
 
 sc_status sc_verify_passes(sc_prog *pg);
+/* The same proof where the passes may have been proved already: a program
+ * whose shape, placement and orders are byte for byte those of its last
+ * successful sc_verify_passes passes at once (a recipe's passes are proved
+ * where it is built, and the compile driver would prove them again). */
+sc_status sc_verify_passes_again(sc_prog *pg);
 sc_status sc_verify_streams(sc_prog *pg);
 
 #endif

@@ -238,6 +238,7 @@ void sc_prog_free(sc_prog *pg)
     }
     sc_free(pg->order);
     sc_free(pg->stream);
+    sc_free(pg->vsnap);
     sc_free(pg->dev_stages);
     sc_free(pg->stage_dev);
     sc_free(pg->chunk);

@@ -48,6 +48,9 @@ struct sc_prog {
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */
     int lowered, verified;
+    void *vsnap;    /* what the last sc_verify_passes that passed read (check/verify.c) */
+    double flow_mk; /* the makespan of the dataflow timing the last sc_lower lowered by (the
+                     * compile driver reads it right after; compile.c's flow_makespan) */
     int given;      /* streams came from sc_prog_push_stream: never re-lowered */
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */

@@ -10,14 +10,32 @@
 /* A pass is before data produced at tau by the seq-th pass of the dataflow
  * run when it ends before tau, or ends at tau and either ran (it has a
  * length) or takes no time and ran no later than the producer. End times
- * ascend along a device: a binary search. */
+ * ascend along a device, and of the passes that end at tau only the first
+ * can have a length (the rest start at tau), the others in the order the
+ * run took them (sq ascends): the passes before come first, and a search
+ * finds where they end. The answer is mostly a few passes before n (the
+ * reader's place): steps of 1, 2, 4, ... down from n, then halving. */
+static inline int before(const double *start, const double *end, const size_t *sq, size_t i,
+                         double tau, size_t seq)
+{
+    return end[i] < tau || (end[i] == tau && (start[i] < tau || sq[i] <= seq));
+}
+
 size_t sc_lower_count_before(const double *start, const double *end, const size_t *sq, size_t n,
                              double tau, size_t seq)
 {
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = n; /* before: every pass below lo; not: every one from hi */
+    for (size_t step = 1; hi > 0; step *= 2) {
+        size_t i = hi > step ? hi - step : 0;
+        if (before(start, end, sq, i, tau, seq)) {
+            lo = i + 1;
+            break;
+        }
+        hi = i;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (end[mid] < tau || (end[mid] == tau && (start[mid] < tau || sq[mid] <= seq)))
+        if (before(start, end, sq, mid, tau, seq))
             lo = mid + 1;
         else
             hi = mid;

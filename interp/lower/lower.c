@@ -35,9 +35,9 @@ static int xfer_cmp(const void *pa, const void *pb)
  * pos's few transfers by the rest of the key (insertion sort; qsort for a
  * long run). Transfers nearly come in pos order, but a RECV goes back to
  * the pass running when its data is produced: a plain qsort took a tenth of
- * lowering and simulating. out and cnt (npos + 1) are scratch; the result
- * is copied back into xs. */
-static void sort_xfers(xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
+ * lowering and simulating. The result is in out (xs is left as it was);
+ * cnt (npos + 1) is scratch. */
+static void sort_xfers(const xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
 {
     memset(cnt, 0, (npos + 1) * sizeof *cnt);
     for (size_t i = 0; i < nx; i++)
@@ -61,7 +61,6 @@ static void sort_xfers(xfer *xs, size_t nx, size_t npos, xfer *out, size_t *cnt)
             out[j] = x;
         }
     }
-    memcpy(xs, out, nx * sizeof *xs);
 }
 
 /* count_before: sc_lower_count_before (collectives.h). A RECV goes before
@@ -104,12 +103,20 @@ sc_status sc_lower(sc_prog *pg)
     if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
         (st = sc_lower_colls(pg, start, end, seq, cl, ncl)) != SC_OK)
         goto done;
+    double mk = 0;
+    for (size_t k = 0; k < N; k++)
+        mk = end[k] > mk ? end[k] : mk;
+    pg->flow_mk = mk;
     size_t base = 0;
     for (int d = 0; d < P; d++) {
         for (size_t k = 0; k < pg->order[d].n; k++) {
             sc_instr h[2];
-            for (int i = sc_instr_halves(&pg->order[d].v[k], h); i-- > 0;) {
-                const sc_instr *in = &h[i]; /* a pair's halves end together */
+            const sc_instr *hv = &pg->order[d].v[k];
+            int nh = 1;
+            if (hv->op == SC_OP_FB)
+                nh = sc_instr_halves(hv, h), hv = h;
+            for (int i = nh; i-- > 0;) {
+                const sc_instr *in = &hv[i]; /* a pair's halves end together */
                 size_t sm = SC_SM(pg, in->stage, in->mb);
                 if (sc_op_is_fwd(in->op)) {
                     endF[sm] = end[base + k];
@@ -129,52 +136,58 @@ sc_status sc_lower(sc_prog *pg)
         const double *st0 = start + base;
         const size_t *sq0 = seq + base;
         size_t nx = 0;
-        sc_instr h[2];
-        for (size_t k = 0, hi = 0, nh = 0; k < ov->n; k += ++hi >= nh, hi %= nh) {
+        for (size_t k = 0; k < ov->n; k++) {
             /* Each pass, or each half of a pair (both at #k): a pair reads
              * and sends what its two halves do, its transfers in the one
              * global order as any pass's (docs/semantics.md#overlapped-pairs). */
-            if (hi == 0)
-                nh = (size_t)sc_instr_halves(&ov->v[k], h);
-            const sc_instr *in = &h[hi];
-            int s = in->stage, mb = in->mb;
-            int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
-            int from = -1, to = -1, dir = 0;
-            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
-            if (is_f && s > first && pg->stage_dev[s - 1] != d)
-                from = s - 1, dir = SC_DIR_ACT;
-            else if (is_b && s < last && pg->stage_dev[s + 1] != d)
-                from = s + 1, dir = SC_DIR_GRAD;
-            if (from >= 0) {
-                size_t sm = SC_SM(pg, from, mb);
-                double tau = dir == SC_DIR_ACT ? endF[sm] : endB[sm];
-                size_t sp = dir == SC_DIR_ACT ? seqF[sm] : seqB[sm];
-                size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
-                xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
-                                  {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
-                                   .peer = pg->stage_dev[from]}};
-            }
-            if (is_f && s < last && pg->stage_dev[s + 1] != d)
-                to = s + 1, dir = SC_DIR_ACT;
-            else if (is_b && s > first && pg->stage_dev[s - 1] != d)
-                to = s - 1, dir = SC_DIR_GRAD;
-            if (to >= 0) {
-                /* Passes after k start no earlier than k ends: the SEND goes
-                 * right after its producer. */
-                double tau = end[base + k];
-                xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
-                                  {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
-                                   .peer = pg->stage_dev[to]}};
+            sc_instr h[2];
+            const sc_instr *hv = &ov->v[k];
+            size_t nh = 1;
+            if (hv->op == SC_OP_FB)
+                nh = (size_t)sc_instr_halves(hv, h), hv = h;
+            for (size_t hi = 0; hi < nh; hi++) {
+                const sc_instr *in = &hv[hi];
+                int s = in->stage, mb = in->mb;
+                int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
+                int from = -1, to = -1, dir = 0;
+                int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
+                if (is_f && s > first && pg->stage_dev[s - 1] != d)
+                    from = s - 1, dir = SC_DIR_ACT;
+                else if (is_b && s < last && pg->stage_dev[s + 1] != d)
+                    from = s + 1, dir = SC_DIR_GRAD;
+                if (from >= 0) {
+                    size_t sm = SC_SM(pg, from, mb);
+                    double tau = dir == SC_DIR_ACT ? endF[sm] : endB[sm];
+                    size_t sp = dir == SC_DIR_ACT ? seqF[sm] : seqB[sm];
+                    size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
+                    xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
+                                      {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
+                                       .peer = pg->stage_dev[from]}};
+                }
+                if (is_f && s < last && pg->stage_dev[s + 1] != d)
+                    to = s + 1, dir = SC_DIR_ACT;
+                else if (is_b && s > first && pg->stage_dev[s - 1] != d)
+                    to = s - 1, dir = SC_DIR_GRAD;
+                if (to >= 0) {
+                    /* Passes after k start no earlier than k ends: the SEND goes
+                     * right after its producer. */
+                    double tau = end[base + k];
+                    xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
+                                      {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
+                                       .peer = pg->stage_dev[to]}};
+                }
             }
         }
         int sorted = 1;
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
+        xfer *xv = xs; /* the transfers in order */
         if (!sorted) {
             if (!xs2 && (!(xs2 = sc_malloc((4 * maxn + 1) * sizeof(xfer))) ||
                          !(cnt = sc_malloc((maxn + 2) * sizeof(size_t)))))
                 goto nomem;
             sort_xfers(xs, nx, ov->n + 1, xs2, cnt);
+            xv = xs2;
         }
         sc_vec *sv = &pg->stream[d];
         sv->n = 0;
@@ -189,10 +202,11 @@ sc_status sc_lower(sc_prog *pg)
                     goto done;
             /* A RECV of data produced while pass k runs starts its own
              * group: pass k must not wait for it (nor for what follows). */
-            for (size_t j0 = j; j < nx && xs[j].pos == k; j++) {
-                if (j > j0 && k < ov->n && xs[j].tau > st0[k] && xs[j].tau != xs[j - 1].tau)
-                    xs[j].in.flags |= SC_IF_GROUP;
-                sv->v[sv->n++] = xs[j].in;
+            for (size_t j0 = j; j < nx && xv[j].pos == k; j++) {
+                sc_instr x = xv[j].in;
+                if (j > j0 && k < ov->n && xv[j].tau > st0[k] && xv[j].tau != xv[j - 1].tau)
+                    x.flags |= SC_IF_GROUP;
+                sv->v[sv->n++] = x;
             }
             if (k < ov->n)
                 sv->v[sv->n++] = ov->v[k];

@@ -13,6 +13,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* fmax(a, b) as the library computes it (b when equal, the other when one
+ * is NaN), inline: it runs once or twice per instruction. */
+static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+
 void sc_sim_free(sc_sim *sim)
 {
     if (!sim)
@@ -128,23 +132,26 @@ sc_status sc_sim_steps(sc_prog *pg, sc_sim *sim)
     for (int d = 0; d < P; d++) {
         for (int k = 0; k < N; k++)
             first[k] = -1, last[k] = b[k] = 0;
-        int k = 0;
-        for (size_t i = 0; i < pg->stream[d].n; i++) {
-            const sc_instr *in = &pg->stream[d].v[i];
-            size_t g = sim->offset[d] + i;
+        int k = 0, m = pg->m;
+        /* read once: the stores below are to doubles too */
+        const sc_instr *v = pg->stream[d].v;
+        const double *t0 = sim->t0 + sim->offset[d], *t1 = sim->t1 + sim->offset[d];
+        for (size_t i = 0, n = pg->stream[d].n; i < n; i++) {
+            const sc_instr *in = &v[i];
             if (in->op == SC_OP_OPTIM && k < N) {
-                sim->step_end[k] = fmax(sim->step_end[k], sim->t1[g]);
+                sim->step_end[k] = maxd(sim->step_end[k], t1[i]);
                 k++;
             }
             if (!sc_op_is_slot(in->op))
                 continue;
-            int st = in->mb / pg->m; /* a pair's halves are of one step */
+            /* a pair's halves are of one step; no division for step 0's */
+            int st = (unsigned)in->mb < (unsigned)m ? 0 : in->mb / m;
             if (st < 0 || st >= N)
                 continue;
             if (first[st] < 0)
-                first[st] = sim->t0[g];
-            last[st] = fmax(last[st], sim->t1[g]);
-            b[st] += sim->t1[g] - sim->t0[g];
+                first[st] = t0[i];
+            last[st] = maxd(last[st], t1[i]);
+            b[st] += t1[i] - t0[i];
         }
         for (k = 0; k < N; k++) {
             busy[k] = fmax(busy[k], b[k]);
@@ -240,13 +247,15 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         sc_sim_free(sim);
         return st;
     }
-    double span = 0, busy = 0;
+    double span = 0, busy = 0, step = sim->step;
     for (int d = 0; d < P; d++) {
         const sc_vec *sv = &pg->stream[d];
         double cur = 0, peak = 0, first = -1, last = 0, b = 0;
-        for (size_t k = 0; k < sv->n; k++) {
+        /* read once: mem[] is stored to as the loop goes */
+        const double *t0 = sim->t0 + sim->offset[d], *t1 = sim->t1 + sim->offset[d];
+        double *mem = sim->mem + sim->offset[d];
+        for (size_t k = 0, n = sv->n; k < n; k++) {
             const sc_instr *in = &sv->v[k];
-            size_t g = sim->offset[d] + k;
             double rise = sc_instr_mem_rise(pg, in); /* a pair: its F half first */
             if (cur + rise > peak)
                 peak = cur + rise;
@@ -254,19 +263,18 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             if (cur > peak)
                 peak = cur;
             if (sc_op_is_pass(in->op) || sc_op_is_pair(in->op)) {
-                double t = sim->t1[g] - sim->t0[g];
+                double t = t1[k] - t0[k];
                 b += t;
                 if (first < 0)
-                    first = sim->t0[g];
-                if (sim->t1[g] > last)
-                    last = sim->t1[g];
-            } else if (in->op == SC_OP_REDUCE_GRAD && sim->t1[g] > last) {
-                last = sim->t1[g]; /* FSDP: the step waits for its reduce-scatters */
+                    first = t0[k];
+                if (t1[k] > last)
+                    last = t1[k];
+            } else if (in->op == SC_OP_REDUCE_GRAD && t1[k] > last) {
+                last = t1[k]; /* FSDP: the step waits for its reduce-scatters */
             }
-            sim->mem[g] = cur;
+            mem[k] = cur;
+            step = maxd(step, t1[k]);
         }
-        for (size_t k = 0; k < sv->n; k++)
-            sim->step = fmax(sim->step, sim->t1[sim->offset[d] + k]);
         sim->busy[d] = b;
         sim->start[d] = first < 0 ? 0 : first;
         sim->end[d] = last;
@@ -278,6 +286,7 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
         if (last > sim->makespan)
             sim->makespan = last;
     }
+    sim->step = step;
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
     if ((st = sc_sim_steps(pg, sim)) != SC_OK || (st = rollback_costs(pg, sim)) != SC_OK) {
         sc_sim_free(sim);
