@@ -98,29 +98,49 @@ static double head_ready(ctx *c, int d)
 }
 
 /* Fills device d's idle time before rx (when its head may start) with
- * later passes of its order. */
+ * later passes of its order: the first one (within window of the head)
+ * that fits in the gap, keeps the memory of every point of the order
+ * within cap, and whose input is out by the device's end; again from the
+ * head after each. The scan reads the arrays through locals and looks the
+ * input up in place (ready's fast path): ready is a call the loop would
+ * reload every field of c after. */
 static void fill(ctx *c, int d, double rx, double cap, long window)
 {
+    const double *cost = c->cost, *dmem = c->dmem, *dadd = c->dadd, *endF = c->endF;
+    const long *dep = c->dep;
+    long *nxt = c->nxt;
+    double capx = cap + EPS;
     for (;;) {
-        double gap = rx - c->tfree[d];
+        double tf = c->tfree[d], gap = rx - tf;
         if (gap <= EPS || c->mincost[d] > gap + EPS)
             return; /* no pass is short enough: the scan below would find none */
-        double running = c->mem[d], maxp = c->mem[d];
+        double gapx = gap + EPS, tfx = tf + EPS;
+        double running = c->mem[d], maxp = running;
         long z = c->head[d], found = -1;
         for (long n = 0; n < window; n++) {
-            running += c->dmem[z];
+            running += dmem[z];
             if (running > maxp)
                 maxp = running;
-            long y = c->nxt[z];
+            long y = nxt[z];
             if (y < 0)
                 break;
-            double dl = c->dmem[y], r;
+            double dl = dmem[y], r;
             /* pure tests, the costly one (a lookup far away) last */
-            if (c->cost[y] <= gap + EPS && (dl <= 0 || maxp + dl <= cap + EPS) &&
-                (r = ready(c, d, y)) >= 0 && r <= c->tfree[d] + EPS) {
-                if (r > c->tfree[d])
+            if (!(cost[y] <= gapx && (dl <= 0 || maxp + dl <= capx))) {
+                z = y;
+                continue;
+            }
+            long x = dep[y];
+            if (x == DEP_NONE)
+                r = 0;
+            else if (x == DEP_SLOW)
+                r = ready(c, d, y);
+            else
+                r = endF[x] < 0 ? -1 : endF[x] + dadd[y]; /* endB follows endF */
+            if (r >= 0 && r <= tfx) {
+                if (r > tf)
                     c->exact = 0; /* it runs before its input's end */
-                c->nxt[z] = c->nxt[y];
+                nxt[z] = nxt[y];
                 found = y;
                 break;
             }
@@ -128,7 +148,7 @@ static void fill(ctx *c, int d, double rx, double cap, long window)
         }
         if (found < 0)
             return;
-        run(c, d, found, c->tfree[d]);
+        run(c, d, found, tf);
     }
 }
 
@@ -205,25 +225,48 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
  * and index q, after every device in a tie); each inner node the lesser of
  * its children by (key, device), with that key beside it: the root is the
  * least device, as an indexed heap's top would be, in log P comparisons
- * per changed key, each reading the sibling's node alone. */
+ * per changed key, each reading the sibling's key alone: every device under
+ * a left child is below every device under its right sibling, so a tie
+ * goes to the left one without comparing devices (node_less's order). */
 
 static inline int node_less(double ka, int a, double kb, int b)
 {
     return ka < kb || (ka == kb && a < b);
 }
 
+/* Whether the winner of sibling node s comes before (k, w), a device under
+ * s ^ 1: node_less, the device order taken from the side s is on. */
+static inline int sib_less(const double *tk, int s, double k)
+{
+    return (s & 1) ? tk[s] < k : tk[s] <= k;
+}
+
 /* Device d's key changed: its path to the root again, up to the first node
  * that keeps its winner and key (the nodes above it are functions of it
- * and of nodes off the path, unchanged). */
+ * and of nodes off the path, unchanged). Where d wins at the root, it
+ * wins at every node of its path, and no node of it can keep its key:
+ * the whole path again, without looking for that node. */
 static void tree_fix(ctx *c, int d)
 {
     int *t = c->tree;
     double *tk = c->tk, k = c->key[d];
     int w = d, i = c->Q + d;
     tk[i] = k;
+    if (t[1] == d) {
+        for (; i > 1; i >>= 1) {
+            int s = i ^ 1, p = i >> 1;
+            if (sib_less(tk, s, k)) {
+                k = tk[s];
+                w = t[s];
+            }
+            t[p] = w;
+            tk[p] = k;
+        }
+        return;
+    }
     for (; i > 1; i >>= 1) {
         int s = i ^ 1, p = i >> 1;
-        if (node_less(tk[s], t[s], k, w)) {
+        if (sib_less(tk, s, k)) {
             k = tk[s];
             w = t[s];
         }
