@@ -21,7 +21,7 @@ typedef struct ctx {
     long *widx;           /* [S*m] index of W (stage, mb) in it[] */
     double *hr;           /* [P] ready time of the head, cached (-2: stale) */
     double *key;          /* [P] time of the device's next step */
-    int *tree, Q;         /* [2Q] the devices by key: a winner tree (Q: P to a power of 2) */
+    int *tree, Q;         /* [2Q] the devices by key: a winner tree (sc_r_tree_fix) */
     double *tk;           /* [2Q] the key of each node's device */
     int *use_w;           /* [P] strategy 2: the next step is a pending W */
     int stale[64], nstale; /* devices to rekey after a step */
@@ -220,61 +220,10 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
 }
 
 
-/* ---- the devices by the time of their next step: a winner tree --------
- * Leaf Q + q holds device q and its key (past P: a sentinel, key INFINITY
- * and index q, after every device in a tie); each inner node the lesser of
- * its children by (key, device), with that key beside it: the root is the
- * least device, as an indexed heap's top would be, in log P comparisons
- * per changed key, each reading the sibling's key alone: every device under
- * a left child is below every device under its right sibling, so a tie
- * goes to the left one without comparing devices (node_less's order). */
-
-static inline int node_less(double ka, int a, double kb, int b)
-{
-    return ka < kb || (ka == kb && a < b);
-}
-
-/* Whether the winner of sibling node s comes before (k, w), a device under
- * s ^ 1: node_less, the device order taken from the side s is on. */
-static inline int sib_less(const double *tk, int s, double k)
-{
-    return (s & 1) ? tk[s] < k : tk[s] <= k;
-}
-
-/* Device d's key changed: its path to the root again, up to the first node
- * that keeps its winner and key (the nodes above it are functions of it
- * and of nodes off the path, unchanged). Where d wins at the root, it
- * wins at every node of its path, and no node of it can keep its key:
- * the whole path again, without looking for that node. */
+/* Device d's key changed: the tree again (sc_r_tree_fix). */
 static void tree_fix(ctx *c, int d)
 {
-    int *t = c->tree;
-    double *tk = c->tk, k = c->key[d];
-    int w = d, i = c->Q + d;
-    tk[i] = k;
-    if (t[1] == d) {
-        for (; i > 1; i >>= 1) {
-            int s = i ^ 1, p = i >> 1;
-            if (sib_less(tk, s, k)) {
-                k = tk[s];
-                w = t[s];
-            }
-            t[p] = w;
-            tk[p] = k;
-        }
-        return;
-    }
-    for (; i > 1; i >>= 1) {
-        int s = i ^ 1, p = i >> 1;
-        if (sib_less(tk, s, k)) {
-            k = tk[s];
-            w = t[s];
-        }
-        if (t[p] == w && tk[p] == k)
-            return;
-        t[p] = w;
-        tk[p] = k;
-    }
+    sc_r_tree_fix(c->tree, c->tk, c->Q, d, c->key[d]);
 }
 
 /* Strategy 1's next step on device d: its head, at key[d] (INFINITY while
@@ -349,15 +298,7 @@ static void tree_init(ctx *c, const double *cap, int defer)
         else
             key_fill(c, d);
     }
-    for (int q = 0; q < Q; q++) {
-        c->tree[Q + q] = q;
-        c->tk[Q + q] = q < c->pg->P ? c->key[q] : INFINITY;
-    }
-    for (int i = Q - 1; i >= 1; i--) {
-        int l = 2 * i, r = l + 1, lr = node_less(c->tk[r], c->tree[r], c->tk[l], c->tree[l]);
-        c->tree[i] = c->tree[lr ? r : l];
-        c->tk[i] = c->tk[lr ? r : l];
-    }
+    sc_r_tree_build(c->tree, c->tk, Q, c->pg->P, c->key);
     c->nstale = 0;
     c->all_stale = 0;
 }

@@ -8,8 +8,9 @@
  * that judges a candidate (sc_r_time with the real costs) has sc_dataflow's
  * figures, to the bit; where the costs are a power of two times the unit
  * slots, a round on the unit grid repeats the round on the real costs;
- * a list schedule's own timing, where exact, is the judge's; and the
- * table of the passes' figures changes no round.
+ * a list schedule's own timing, where exact, is the judge's; the
+ * table of the passes' figures changes no round; and the list
+ * schedules' winner tree holds the least device by (key, device).
  */
 #include "harness.h"
 #include "schedule/dataflow.h"
@@ -446,6 +447,52 @@ TEST(first_after_is_the_scan)
     CHECK(checked > 1000);
 }
 
+/* The list schedules' winner tree (sc_r_tree_fix) keeps at every node the
+ * least (key, device) under it, ties to the lower device, over P not a
+ * power of two too (sentinels) and keys with many ties and INFINITY:
+ * each node checked against a scan of its leaves after every change. */
+TEST(winner_tree_is_the_least)
+{
+    srand(7);
+    long checked = 0;
+    for (int P = 1; P <= 70; P += (P < 10 ? 1 : 7)) {
+        int Q = 1;
+        while (Q < P)
+            Q *= 2;
+        int t[256];
+        double tk[256], key[128];
+        for (int d = 0; d < P; d++)
+            key[d] = rand() % 4 == 0 ? INFINITY : (double)(rand() % 5);
+        sc_r_tree_build(t, tk, Q, P, key);
+        for (int step = 0; step < 400; step++) {
+            int d = step % 3 == 0 ? t[1] : rand() % P; /* the winner, as the schedules move it */
+            if (d >= P)
+                d = rand() % P;
+            key[d] = rand() % 6 == 0 ? INFINITY : (double)(rand() % 5);
+            sc_r_tree_fix(t, tk, Q, d, key[d]);
+            for (int i = 1; i < Q; i++) {
+                int lo = i, hi = i; /* leaves under i: [lo, hi] - Q */
+                while (lo < Q) {
+                    lo = 2 * lo;
+                    hi = 2 * hi + 1;
+                }
+                int best = lo - Q;
+                double bk = best < P ? key[best] : INFINITY;
+                for (int q = lo - Q + 1; q <= hi - Q; q++) {
+                    double kq = q < P ? key[q] : INFINITY;
+                    if (kq < bk) {
+                        best = q;
+                        bk = kq;
+                    }
+                }
+                CHECK(t[i] == best && tk[i] == bk);
+                checked++;
+            }
+        }
+    }
+    CHECK(checked > 10000);
+}
+
 int main(void)
 {
     RUN(walk_is_the_merge);
@@ -455,5 +502,6 @@ int main(void)
     RUN(list_timing_is_the_judge);
     RUN(table_is_the_passes);
     RUN(first_after_is_the_scan);
+    RUN(winner_tree_is_the_least);
     return harness_done("reorder");
 }
