@@ -79,6 +79,10 @@ static void run(ctx *c, int d, long k, double at)
         e = pg->stage_dev[in->stage + 1];
     else if (sc_op_is_bgrad(in->op) && in->stage > 0)
         e = pg->stage_dev[in->stage - 1];
+    /* A consumer's device whose head's input is out already keeps its key:
+     * its next step reads only its own state then (key_fill, key_defer). */
+    if (e != d && c->hr[e] >= 0)
+        e = d;
     c->hr[d] = c->hr[e] = -2;
     if (c->nstale + 2 > (int)(sizeof c->stale / sizeof *c->stale)) {
         c->all_stale = 1;
