@@ -257,7 +257,7 @@ typedef struct ls {
     int chg;  /* a device whose decision time place() moved, or -1 */
 } ls;
 
-static double ready_f(const sc_actx *c, int s, int mb)
+static inline double ready_f(const sc_actx *c, int s, int mb)
 {
     const sc_prog *pg = c->pg;
     if (s == 0)
@@ -268,7 +268,7 @@ static double ready_f(const sc_actx *c, int s, int mb)
     return e + (pg->stage_dev[s - 1] != pg->stage_dev[s] ? pg->tcomm : 0);
 }
 
-static double ready_b(const sc_actx *c, int s, int mb)
+static inline double ready_b(const sc_actx *c, int s, int mb)
 {
     const sc_prog *pg = c->pg;
     double e = s == c->S - 1 ? c->endF[SC_SM(pg, s, mb)] : c->endB[SC_SM(pg, s + 1, mb)];
