@@ -33,8 +33,8 @@ static void ctx_free(sc_actx *c)
     free(c->stack);
     free(c->queued);
     free(c->maxw);
-    free(c->heap);
-    free(c->hpos);
+    free(c->tree);
+    free(c->tk);
 }
 
 static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
@@ -62,9 +62,11 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->stack = malloc(uP * sizeof(int));
     c->queued = malloc(uP * sizeof(int));
     c->maxw = malloc(2 * uP * sizeof(int));
-    c->heap = malloc(uP * sizeof(int));
-    c->hpos = malloc(uP * sizeof(int));
-    if (!c->maxw || !c->heap || !c->hpos || !c->off || !c->endF || !c->endB || !c->wtime ||
+    for (c->Q = 1; c->Q < P; c->Q *= 2)
+        ;
+    c->tree = malloc(2 * (size_t)c->Q * sizeof(int));
+    c->tk = malloc(2 * (size_t)c->Q * sizeof(double));
+    if (!c->maxw || !c->tree || !c->tk || !c->off || !c->endF || !c->endB || !c->wtime ||
         !c->e || !c->dt || !c->cur || !c->pc || !c->nf || !c->nb || !c->nw || !c->stack ||
         !c->queued)
         return -1;

@@ -257,7 +257,7 @@ typedef struct ls {
     int chg;  /* a device whose decision time place() moved, or -1 */
 } ls;
 
-static double ready_f(const sc_actx *c, int s, int mb)
+static inline double ready_f(const sc_actx *c, int s, int mb)
 {
     const sc_prog *pg = c->pg;
     if (s == 0)
@@ -268,7 +268,7 @@ static double ready_f(const sc_actx *c, int s, int mb)
     return e + (pg->stage_dev[s - 1] != pg->stage_dev[s] ? pg->tcomm : 0);
 }
 
-static double ready_b(const sc_actx *c, int s, int mb)
+static inline double ready_b(const sc_actx *c, int s, int mb)
 {
     const sc_prog *pg = c->pg;
     double e = s == c->S - 1 ? c->endF[SC_SM(pg, s, mb)] : c->endB[SC_SM(pg, s + 1, mb)];
@@ -310,7 +310,7 @@ static void place(ls *l, int d, int op, int s, double t)
             l->maxopen[d] = l->open[d];
         if (s + 1 < c->S) {
             int e = pg->stage_dev[s + 1];
-            c->dt[e] = fmax(l->T, c->e[e]);
+            c->dt[e] = c->e[e] > l->T ? c->e[e] : l->T;
             l->chg = e;
         }
     } else if (sc_op_is_bgrad(op)) {
@@ -321,7 +321,7 @@ static void place(ls *l, int d, int op, int s, double t)
             l->open[d]--;
         if (s > 0) {
             int e = pg->stage_dev[s - 1];
-            c->dt[e] = fmax(l->T, c->e[e]);
+            c->dt[e] = c->e[e] > l->T ? c->e[e] : l->T;
             l->chg = e;
         }
     } else {
@@ -351,7 +351,7 @@ static void decide(ls *l, int d)
                 bs = s;
                 bmb = c->nb[s];
             } else if (r > t) {
-                next = fmin(next, r);
+                next = r < next ? r : next; /* fmin: r > t, no NaN */
             }
         }
         if (c->nf[s] < c->m) {
@@ -362,7 +362,7 @@ static void decide(ls *l, int d)
             else if (!f_fits(l, d, k))
                 blocked |= r <= t;
             else if (r > t)
-                next = fmin(next, r);
+                next = r < next ? r : next; /* fmin: r > t, no NaN */
             else if (fs < 0 || (g->fnew ? k == 0 : k > 0))
                 fs = s;
         } else if (c->nb[s] < c->m) {
@@ -409,42 +409,54 @@ static void decide(ls *l, int d)
     c->dt[d] = next; /* wait; INF until another device produces an input */
 }
 
-/* The devices by decision time, earliest first, the lower index on a tie
- * (a binary heap in c->heap, each device's place in c->hpos): the next
- * device to decide in O(log P), where a scan over all devices took a third
- * of the list scheduler's time at p = 32. */
-static int dt_less(const sc_actx *c, int a, int b)
+/* The devices by decision time, earliest first, the lower index on a tie:
+ * a winner tree (c->tree, c->tk; Q leaves). Leaf Q + q holds device q and
+ * its time (past P: a sentinel at INF and index q, after every device in a
+ * tie); each inner node the lesser of its children by (time, device), with
+ * that time beside it. The root is the next device to decide, and a changed
+ * time costs one sibling comparison per level, where a binary heap's
+ * sift-down compared both children (and a scan over all devices took a
+ * third of the list scheduler's time at p = 32). */
+static inline int node_less(double ka, int a, double kb, int b)
 {
-    return c->dt[a] < c->dt[b] || (c->dt[a] == c->dt[b] && a < b);
+    return ka < kb || (ka == kb && a < b);
 }
 
-static void heap_swap(sc_actx *c, int i, int j)
+/* Device d's decision time changed: its path to the root again, up to the
+ * first node that keeps its winner and time (the nodes above it are
+ * functions of it and of nodes off the path, unchanged). */
+static void tree_fix(sc_actx *c, int d)
 {
-    int a = c->heap[i], b = c->heap[j];
-    c->heap[i] = b;
-    c->heap[j] = a;
-    c->hpos[b] = i;
-    c->hpos[a] = j;
-}
-
-/* Restores the heap after device d's decision time changed. */
-static void heap_fix(sc_actx *c, int d)
-{
-    int i = c->hpos[d];
-    while (i > 0 && dt_less(c, c->heap[i], c->heap[(i - 1) / 2])) {
-        heap_swap(c, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, b = i;
-        if (l < c->P && dt_less(c, c->heap[l], c->heap[b]))
-            b = l;
-        if (r < c->P && dt_less(c, c->heap[r], c->heap[b]))
-            b = r;
-        if (b == i)
+    int *t = c->tree;
+    double *tk = c->tk, k = c->dt[d];
+    int w = d, i = c->Q + d;
+    tk[i] = k;
+    for (; i > 1; i >>= 1) {
+        int s = i ^ 1, p = i >> 1;
+        if (node_less(tk[s], t[s], k, w)) {
+            k = tk[s];
+            w = t[s];
+        }
+        if (t[p] == w && tk[p] == k)
             return;
-        heap_swap(c, i, b);
-        i = b;
+        t[p] = w;
+        tk[p] = k;
+    }
+}
+
+/* Every leaf from dt (the sentinels at INF), then every inner node. */
+static void tree_init(sc_actx *c)
+{
+    int Q = c->Q, *t = c->tree;
+    double *tk = c->tk;
+    for (int q = 0; q < Q; q++) {
+        t[Q + q] = q;
+        tk[Q + q] = q < c->P ? c->dt[q] : INF;
+    }
+    for (int i = Q - 1; i >= 1; i--) {
+        int a = 2 * i, b = a + 1, w = node_less(tk[b], t[b], tk[a], t[a]) ? b : a;
+        t[i] = t[w];
+        tk[i] = tk[w];
     }
 }
 
@@ -463,17 +475,16 @@ int sc_auto_greedy(sc_actx *c, const sc_agreedy *g, sc_instr *ord, int *maxopen)
     for (size_t k = 0; k < (size_t)c->S * (size_t)c->m; k++)
         c->endF[k] = c->endB[k] = -1;
     (void)pg;
-    for (int d = 0; d < P; d++) /* all at 0: in index order, a heap */
-        c->heap[d] = c->hpos[d] = d;
+    tree_init(c);
     while (l.done < c->N) {
-        int d = c->heap[0];
-        if (!(c->dt[d] < INF))
+        int d = c->tree[1];
+        if (!(c->tk[1] < INF))
             return -1;
         l.chg = -1;
         decide(&l, d);
-        heap_fix(c, d);
+        tree_fix(c, d);
         if (l.chg >= 0)
-            heap_fix(c, l.chg);
+            tree_fix(c, l.chg);
     }
     return 0;
 }

@@ -27,7 +27,9 @@ typedef struct sc_actx {
     int *stack, *queued;   /* [P] scratch of the timing */
     double *wtime;         /* [S m] scratch: when W became available (B end) */
     int *maxw;             /* [2P] scratch of the list scheduler */
-    int *heap, *hpos;      /* [P] scratch of the list scheduler: devices by dt */
+    int Q;                 /* the least power of two >= P */
+    int *tree;             /* [2Q] scratch of the list scheduler: devices by dt */
+    double *tk;            /* [2Q] their decision times (autosched_heur.c) */
     double spans;          /* sum of device spans of the last timing */
     int crit;              /* device with the longest span in the last timing */
     int use_sim;           /* candidates are timed by sc_simulate, not the dataflow */

@@ -36,6 +36,7 @@ typedef struct zv {
     sc_actx *c;
     sc_instr *ord;
     double *idle;       /* [P] idle time since the device's first F */
+    double idle_max;    /* the largest of them, 0 at least (they only grow) */
     const double *appr; /* [P] idle times a previous run approves, or NULL */
     double appr_max;
     int *q;             /* [P][2m] pending W (their stages), a queue per device */
@@ -82,10 +83,11 @@ static int put(zv *z, int d, int op, int s)
         double a = (dop == SC_OP_F ? c->endF : c->endB)[SC_SM(pg, ds, i)];
         if (a < 0)
             return -1;
-        t = fmax(t, a + (pg->stage_dev[ds] != d ? pg->tcomm : 0) + cost);
+        double r = a + (pg->stage_dev[ds] != d ? pg->tcomm : 0) + cost;
+        t = r > t ? r : t; /* fmax: no NaN */
     }
-    if (c->nf[s0(z, d)] > 0)
-        z->idle[d] += t - nob;
+    if (c->nf[s0(z, d)] > 0 && (z->idle[d] += t - nob) > z->idle_max)
+        z->idle_max = z->idle[d];
     c->e[d] = t;
     c->cur[d] += sc_auto_dmem(pg, op, s);
     if (sc_op_is_fwd(op)) {
@@ -126,9 +128,7 @@ static int put_w(zv *z, int d)
  * what the previous run approves for it. */
 static double budget(const zv *z, int d)
 {
-    double x = 0;
-    for (int e = 0; e < z->c->P; e++)
-        x = fmax(x, z->idle[e]);
+    double x = z->idle_max;
     if (z->appr)
         x = fmax(x, z->appr_max - z->appr[d]);
     return x;
@@ -262,7 +262,7 @@ int sc_auto_zbv(sc_actx *c, int flags, const double *approved, double *idle, sc_
         free(qh);
         return -2;
     }
-    zv z = {c, ord, idle, approved, 0, q, qh, qh + P, flags & 1, (flags >> 1) & 1};
+    zv z = {c, ord, idle, 0, approved, 0, q, qh, qh + P, flags & 1, (flags >> 1) & 1};
     for (int d = 0; approved && d < P; d++)
         z.appr_max = fmax(z.appr_max, approved[d]);
     for (int s = 0; s < c->S; s++)

@@ -302,6 +302,56 @@ TEST(deterministic)
     }
 }
 
+/* ---- the heuristic's orders, pinned ----------------------------------------
+ * time_limit 0: the heuristic's winner alone. Its orders (an FNV-1a hash of
+ * every device's passes) and makespan as the build before the list
+ * scheduler's winner tree gave them, for device counts that are not powers
+ * of two (the tree's sentinel leaves) and ties of decision times (unit
+ * costs, tcomm 0): a change in the order devices decide in shows here. */
+static unsigned long long orders_hash(const sc_prog *pg)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        size_t n;
+        const sc_instr *x = sc_prog_order(pg, d, &n);
+        for (size_t k = 0; k < n; k++) {
+            unsigned v[3] = {x[k].op, (unsigned)x[k].stage, (unsigned)x[k].mb};
+            for (int j = 0; j < 3; j++)
+                h = (h ^ v[j]) * 1099511628211ULL;
+        }
+    }
+    return h;
+}
+
+TEST(heuristic_pinned)
+{
+    static const struct {
+        int p, v, unit;
+        unsigned long long hash;
+        double mk;
+    } pin[] = {
+        {3, 1, 1, 0x8b6332c8e2430344ULL, 0x1.7p+4},
+        {5, 1, 1, 0x125fb4edac75e8f1ULL, 0x1.28p+5},
+        {5, 1, 0, 0x125fb4edac75e8f1ULL, 0x1.f8c76p+19},
+        {6, 1, 0, 0xb2c378bcba137a1eULL, 0x1.2d1dap+20},
+        {3, 2, 1, 0xf75e5e3259f72d96ULL, 0x1.6p+5},
+        {5, 2, 1, 0xe5226a98ed858dbeULL, 0x1.18p+6},
+        {5, 2, 0, 0xfa2cdface1131edeULL, 0x1.c7459p+19},
+        {6, 2, 0, 0x64fb7d1002993787ULL, 0x1.0e2bd8p+20},
+    };
+    for (size_t i = 0; i < sizeof pin / sizeof pin[0]; i++) {
+        int p = pin[i].p, v = pin[i].v;
+        sc_prog *pg = pin[i].unit ? make(p, v, 2 * p + 1, v, v, v, 0, 1)
+                                  : make(p, v, 2 * p + 1, RTF, RTB, RTW, RTC, 0.5);
+        sc_auto_result r;
+        sc_auto_opts o = {.mem = p, .seed = 1, .time_limit = 0};
+        CHECK(sc_auto_fill(pg, &o, &r) == SC_OK);
+        CHECK(orders_hash(pg) == pin[i].hash);
+        CHECK(r.makespan == pin[i].mk);
+        sc_prog_free(pg);
+    }
+}
+
 /* ---- errors ------------------------------------------------------------- */
 TEST(errors)
 {
@@ -334,6 +384,7 @@ int main(void)
     RUN(random_valid);
     RUN(v_placement);
     RUN(deterministic);
+    RUN(heuristic_pinned);
     RUN(errors);
     return harness_done("autosched");
 }
