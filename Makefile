@@ -272,7 +272,7 @@ STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
 # object each, so that tests/py/layout.py sees their calls in $(STUB)/obj.
 STUB_CUDA_C = $(addprefix tests/cudastub/,cudastub.c cudastub_launch.c cudastub_stream.c \
               cudastub_memory.c cudastub_device.c cublasstub.c)
-STUB_NCCL_C = tests/cudastub/ncclstub.c
+STUB_NCCL_C = $(addprefix tests/cudastub/,ncclstub.c ncclstub_group.c ncclstub_comm.c ncclstub_coll.c)
 
 $(STUB)/obj/%.o: tests/cudastub/%.c $(STUB_H)
 	@mkdir -p $(dir $@)
