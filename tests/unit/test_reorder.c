@@ -447,7 +447,7 @@ TEST(first_after_is_the_scan)
     CHECK(checked > 1000);
 }
 
-/* The list schedules' winner tree (sc_r_tree_fix) keeps at every node the
+/* The list schedules' winner tree (ir/wintree.h: sc_wtree_fix) keeps at every node the
  * least (key, device) under it, ties to the lower device, over P not a
  * power of two too (sentinels) and keys with many ties and INFINITY:
  * each node checked against a scan of its leaves after every change. */
@@ -463,13 +463,13 @@ TEST(winner_tree_is_the_least)
         double tk[256], key[128];
         for (int d = 0; d < P; d++)
             key[d] = rand() % 4 == 0 ? INFINITY : (double)(rand() % 5);
-        sc_r_tree_build(t, tk, Q, P, key);
+        sc_wtree_build(t, tk, Q, P, key);
         for (int step = 0; step < 400; step++) {
             int d = step % 3 == 0 ? t[1] : rand() % P; /* the winner, as the schedules move it */
             if (d >= P)
                 d = rand() % P;
             key[d] = rand() % 6 == 0 ? INFINITY : (double)(rand() % 5);
-            sc_r_tree_fix(t, tk, Q, d, key[d]);
+            sc_wtree_fix(t, tk, Q, d, key[d]);
             for (int i = 1; i < Q; i++) {
                 int lo = i, hi = i; /* leaves under i: [lo, hi] - Q */
                 while (lo < Q) {
