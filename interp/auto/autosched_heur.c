@@ -4,6 +4,7 @@
  * scheduler the search drives.
  */
 #include "autosched_impl.h"
+#include "ir/wintree.h"
 
 #include <math.h>
 
@@ -410,55 +411,8 @@ static void decide(ls *l, int d)
 }
 
 /* The devices by decision time, earliest first, the lower index on a tie:
- * a winner tree (c->tree, c->tk; Q leaves). Leaf Q + q holds device q and
- * its time (past P: a sentinel at INF and index q, after every device in a
- * tie); each inner node the lesser of its children by (time, device), with
- * that time beside it. The root is the next device to decide, and a changed
- * time costs one sibling comparison per level, where a binary heap's
- * sift-down compared both children (and a scan over all devices took a
- * third of the list scheduler's time at p = 32). */
-static inline int node_less(double ka, int a, double kb, int b)
-{
-    return ka < kb || (ka == kb && a < b);
-}
-
-/* Device d's decision time changed: its path to the root again, up to the
- * first node that keeps its winner and time (the nodes above it are
- * functions of it and of nodes off the path, unchanged). */
-static void tree_fix(sc_actx *c, int d)
-{
-    int *t = c->tree;
-    double *tk = c->tk, k = c->dt[d];
-    int w = d, i = c->Q + d;
-    tk[i] = k;
-    for (; i > 1; i >>= 1) {
-        int s = i ^ 1, p = i >> 1;
-        if (node_less(tk[s], t[s], k, w)) {
-            k = tk[s];
-            w = t[s];
-        }
-        if (t[p] == w && tk[p] == k)
-            return;
-        t[p] = w;
-        tk[p] = k;
-    }
-}
-
-/* Every leaf from dt (the sentinels at INF), then every inner node. */
-static void tree_init(sc_actx *c)
-{
-    int Q = c->Q, *t = c->tree;
-    double *tk = c->tk;
-    for (int q = 0; q < Q; q++) {
-        t[Q + q] = q;
-        tk[Q + q] = q < c->P ? c->dt[q] : INF;
-    }
-    for (int i = Q - 1; i >= 1; i--) {
-        int a = 2 * i, b = a + 1, w = node_less(tk[b], t[b], tk[a], t[a]) ? b : a;
-        t[i] = t[w];
-        tk[i] = tk[w];
-    }
-}
+ * a winner tree (c->tree, c->tk; Q leaves; ir/wintree.h). A scan over all
+ * devices took a third of the list scheduler's time at p = 32. */
 
 int sc_auto_greedy(sc_actx *c, const sc_agreedy *g, sc_instr *ord, int *maxopen)
 {
@@ -475,16 +429,16 @@ int sc_auto_greedy(sc_actx *c, const sc_agreedy *g, sc_instr *ord, int *maxopen)
     for (size_t k = 0; k < (size_t)c->S * (size_t)c->m; k++)
         c->endF[k] = c->endB[k] = -1;
     (void)pg;
-    tree_init(c);
+    sc_wtree_build(c->tree, c->tk, c->Q, c->P, c->dt);
     while (l.done < c->N) {
         int d = c->tree[1];
         if (!(c->tk[1] < INF))
             return -1;
         l.chg = -1;
         decide(&l, d);
-        tree_fix(c, d);
+        sc_wtree_fix(c->tree, c->tk, c->Q, d, c->dt[d]);
         if (l.chg >= 0)
-            tree_fix(c, l.chg);
+            sc_wtree_fix(c->tree, c->tk, c->Q, l.chg, c->dt[l.chg]);
     }
     return 0;
 }

@@ -177,22 +177,19 @@ sc_status sc_replay_prepare(replay *r)
                         rpos[sm] = gi;
                         continue;
                     }
-                    if (!sc_op_is_fwd(x->op) && rdrop != NONE && rpos[sm] == NONE) {
-                        describe(r, d, k, a, sizeof a);
-                        st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s reads s%d mb%d, which is dropped for recomputation "
-                                     "(#%zu) and not recomputed (R) before it",
-                                     a, x->stage, x->mb, rdrop - r->offset[d]);
-                        goto done;
-                    }
-                    /* A record that went to the host is read only once back. */
+                    /* A record dropped for recomputation is read only once
+                     * recomputed, one that went to the host only once back. */
                     size_t off = host_at[sm];
-                    if (!sc_op_is_fwd(x->op) && off != NONE && host_at[2 * SM + sm] == NONE) {
+                    int unrec = rdrop != NONE && rpos[sm] == NONE;
+                    int unrel = off != NONE && host_at[2 * SM + sm] == NONE;
+                    if (!sc_op_is_fwd(x->op) && (unrec || unrel)) {
                         describe(r, d, k, a, sizeof a);
                         st = sc_fail(pg, SC_ERR_PROGRAM,
-                                     "%s reads s%d mb%d, which is offloaded (#%zu) and not "
-                                     "reloaded before it",
-                                     a, x->stage, x->mb, off - r->offset[d]);
+                                     "%s reads s%d mb%d, which is %s (#%zu) and not %s before it",
+                                     a, x->stage, x->mb,
+                                     unrec ? "dropped for recomputation" : "offloaded",
+                                     (unrec ? rdrop : off) - r->offset[d],
+                                     unrec ? "recomputed (R)" : "reloaded");
                         goto done;
                     }
                     if (sc_op_is_bgrad(x->op) && off != NONE)

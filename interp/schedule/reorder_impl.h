@@ -13,6 +13,7 @@
 
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
+#include "ir/wintree.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -234,71 +235,8 @@ typedef struct sc_rlist_time {
     double span, makespan;
 } sc_rlist_time;
 
-/* ---- the list schedules' devices by the time of their next step -------
- * A winner tree over P devices, Q (P up to a power of 2) leaves: leaf Q + q
- * holds device q and its key (past P: a sentinel, key INFINITY and index
- * q, after every device in a tie); each inner node i (1 .. Q-1) the lesser
- * of its children 2i, 2i+1 by (key, device), with that key beside it
- * (t[i], tk[i]): the root t[1] is the least device, as an indexed heap's
- * top would be, in log P comparisons per changed key. Every device under
- * a left child is below every device under its right sibling, so a tie
- * goes to the left one without comparing devices: each level reads the
- * sibling's key alone (and its device where it wins). */
-
-/* Whether the winner of node s comes before (k, w), w a device under
- * s ^ 1, by (key, device). */
-static inline int sc_r_sib_less(const double *tk, int s, double k)
-{
-    return (s & 1) ? tk[s] < k : tk[s] <= k;
-}
-
-/* The tree over key[0..P) (t, tk: 2 Q). */
-static inline void sc_r_tree_build(int *t, double *tk, int Q, int P, const double *key)
-{
-    for (int q = 0; q < Q; q++) {
-        t[Q + q] = q;
-        tk[Q + q] = q < P ? key[q] : INFINITY;
-    }
-    for (int i = Q - 1; i >= 1; i--) {
-        int l = 2 * i, r = l + 1, w = sc_r_sib_less(tk, r, tk[l]) ? r : l;
-        t[i] = t[w];
-        tk[i] = tk[w];
-    }
-}
-
-/* Device d's key is now k: its path to the root again, up to the first
- * node that keeps its winner and key (the nodes above it are functions of
- * it and of nodes off the path, unchanged). Where d wins at the root, it
- * wins at every node of its path and, its key changed, no node of the path
- * keeps it: the whole path again, without looking for that node. */
-static inline void sc_r_tree_fix(int *t, double *tk, int Q, int d, double k)
-{
-    int w = d, i = Q + d;
-    tk[i] = k;
-    if (t[1] == d) {
-        for (; i > 1; i >>= 1) {
-            int s = i ^ 1, p = i >> 1;
-            if (sc_r_sib_less(tk, s, k)) {
-                k = tk[s];
-                w = t[s];
-            }
-            t[p] = w;
-            tk[p] = k;
-        }
-        return;
-    }
-    for (; i > 1; i >>= 1) {
-        int s = i ^ 1, p = i >> 1;
-        if (sc_r_sib_less(tk, s, k)) {
-            k = tk[s];
-            w = t[s];
-        }
-        if (t[p] == w && tk[p] == k)
-            return;
-        t[p] = w;
-        tk[p] = k;
-    }
-}
+/* The list schedules' devices by the time of their next step: a winner
+ * tree (ir/wintree.h). */
 
 /* The list schedules (reorder_list.c): 1 = the squeeze with its gaps
  * filled by later ready passes; 3 = W as filler (each W in the first idle

@@ -21,7 +21,7 @@ typedef struct ctx {
     long *widx;           /* [S*m] index of W (stage, mb) in it[] */
     double *hr;           /* [P] ready time of the head, cached (-2: stale) */
     double *key;          /* [P] time of the device's next step */
-    int *tree, Q;         /* [2Q] the devices by key: a winner tree (sc_r_tree_fix) */
+    int *tree, Q;         /* [2Q] the devices by key: a winner tree (sc_wtree_fix) */
     double *tk;           /* [2Q] the key of each node's device */
     int *use_w;           /* [P] strategy 2: the next step is a pending W */
     int stale[64], nstale; /* devices to rekey after a step */
@@ -224,10 +224,10 @@ static int reset(ctx *c, const sc_instr *const *orders, int skip_w)
 }
 
 
-/* Device d's key changed: the tree again (sc_r_tree_fix). */
+/* Device d's key changed: the tree again (sc_wtree_fix). */
 static void tree_fix(ctx *c, int d)
 {
-    sc_r_tree_fix(c->tree, c->tk, c->Q, d, c->key[d]);
+    sc_wtree_fix(c->tree, c->tk, c->Q, d, c->key[d]);
 }
 
 /* Strategy 1's next step on device d: its head, at key[d] (INFINITY while
@@ -302,7 +302,7 @@ static void tree_init(ctx *c, const double *cap, int defer)
         else
             key_fill(c, d);
     }
-    sc_r_tree_build(c->tree, c->tk, Q, c->pg->P, c->key);
+    sc_wtree_build(c->tree, c->tk, Q, c->pg->P, c->key);
     c->nstale = 0;
     c->all_stale = 0;
 }

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,11 +292,21 @@ int sc_mpi_available(void)
 
 /* The guard of an MPI call that waits for every rank and cannot be polled
  * (MPI_Init, MPI_Comm_split_type, MPI_Finalize): a watchdog thread ends the
- * process (exit code 9, one line on stderr) unless guard_end comes first;
- * mpirun then ends the job. One guard at a time (the runtime's main thread). */
+ * process (one line on stderr) unless guard_end comes first. After MPI_Init
+ * it ends the job as every other give-up does, through MPI_Abort: mpirun
+ * then kills every rank, a stopped one included. Ending only this process
+ * (exit code 9) left that to mpirun's handling of a rank that exits inside
+ * MPI_Finalize, which under load once waited on a stopped peer for good
+ * (OpenMPI 4.1). MPI_Abort from this second thread is outside what MPI
+ * promises in MPI_THREAD_SINGLE, so an alarm bounds it: if it has not
+ * ended the process within ABORT_GRACE_S, SIGALRM does, and a rank ended
+ * by a signal makes mpirun kill the job too. Before MPI_Init has returned
+ * there is no job to abort: exit code 9. One guard at a time (the
+ * runtime's main thread). */
+#define ABORT_GRACE_S 5
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
-static int wd_done;
+static int wd_done, wd_abort;
 static double wd_timeout;
 static const char *wd_what;
 static pthread_t wd_thread;
@@ -324,6 +335,11 @@ static void *watchdog(void *arg)
                          "ranks %s; a peer is gone or stuck: giving up\n", wd_timeout, wd_what);
         if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
             n = 0;
+        if (wd_abort) {
+            signal(SIGALRM, SIG_DFL);
+            alarm(ABORT_GRACE_S);
+            MPI_Abort(MPI_COMM_WORLD, 9);
+        }
         _exit(9);
     }
     return NULL;
@@ -331,7 +347,7 @@ static void *watchdog(void *arg)
 
 /* Starts the guard of a call (what: "to start (MPI_Init)"); no guard
  * without a timeout. */
-static void guard_begin(double timeout_s, const char *what)
+static void guard_begin(double timeout_s, const char *what, int can_abort)
 {
     wd_running = 0;
     if (!(timeout_s > 0))
@@ -339,6 +355,7 @@ static void guard_begin(double timeout_s, const char *what)
     wd_timeout = timeout_s;
     wd_what = what;
     wd_done = 0;
+    wd_abort = can_abort;
     wd_running = pthread_create(&wd_thread, NULL, watchdog, NULL) == 0;
 }
 
@@ -361,7 +378,7 @@ sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t 
     started_timeout = timeout_s;
     int rc = MPI_SUCCESS;
     if (!init) {
-        guard_begin(timeout_s, "to start (MPI_Init)");
+        guard_begin(timeout_s, "to start (MPI_Init)", 0);
         rc = MPI_Init(NULL, NULL);
         guard_end();
     }
@@ -431,7 +448,7 @@ sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, 
 sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
 {
     MPI_Comm node;
-    guard_begin(started_timeout, "to find the ranks of each node (MPI_Comm_split_type)");
+    guard_begin(started_timeout, "to find the ranks of each node (MPI_Comm_split_type)", 1);
     int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     guard_end();
     if (rc != MPI_SUCCESS) {
@@ -453,7 +470,7 @@ void sc_mpi_finish(int code)
         MPI_Abort(MPI_COMM_WORLD, code);
     /* MPI_Finalize waits for every rank (a fence): a rank stopped after the
      * step would hang the others, which have done their part. */
-    guard_begin(started_timeout, "to finish (MPI_Finalize)");
+    guard_begin(started_timeout, "to finish (MPI_Finalize)", 1);
     MPI_Finalize();
     guard_end();
 }

@@ -161,20 +161,52 @@ static sc_prog *make(const shape *sh, int p, int m)
     return pg;
 }
 
+/* make's program with its flat view (flatten), NULL where either failed
+ * (checked); close_case frees both. */
+static sc_prog *open_case(const shape *sh, int p, int m, flat *f)
+{
+    sc_prog *pg = make(sh, p, m);
+    if (pg && !flatten(pg, f)) {
+        CHECK(0);
+        unflatten(f);
+        sc_prog_free(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+static void close_case(sc_prog *pg, flat *f)
+{
+    unflatten(f);
+    sc_prog_free(pg);
+}
+
+/* fn on each shape at p = 2, 4, 8 and m = 2p (open_case, close_case). */
+static void each_case(void (*fn)(sc_prog *, flat *, void *), void *arg)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        for (int p = 2; p <= 8; p *= 2) {
+            flat f;
+            sc_prog *pg = open_case(&SHAPES[i], p, 2 * p, &f);
+            if (!pg)
+                continue;
+            fn(pg, &f, arg);
+            close_case(pg, &f);
+        }
+}
+
 TEST(walk_is_the_merge)
 {
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
         for (int p = 2; p <= 8; p *= 2)
             for (int m = 2 * p; m <= 4 * p; m += 2 * p) {
-                sc_prog *pg = make(&SHAPES[i], p, m);
                 flat f;
+                sc_prog *pg = open_case(&SHAPES[i], p, m, &f);
                 if (!pg)
                     continue;
-                CHECK(flatten(pg, &f));
                 walk_against_merge(pg, &f, 0);
                 walk_against_merge(pg, &f, 1);
-                unflatten(&f);
-                sc_prog_free(pg);
+                close_case(pg, &f);
             }
 }
 
@@ -205,35 +237,30 @@ TEST(walk_finds_a_cycle)
         CHECK(sc_r_time(&f.c, f.src, 0, t, t + N, seq) == 0);
     free(t);
     free(seq);
-    unflatten(&f);
-    sc_prog_free(pg);
+    close_case(pg, &f);
+}
+
+/* judge_timing_is_dataflow's check of one program. */
+static void judge_case(sc_prog *pg, flat *fp, void *arg)
+{
+    (void)arg;
+    size_t N = fp->c.N;
+    double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
+    size_t *seq = malloc(N * sizeof *seq);
+    CHECK(a && b && seq);
+    if (a && b && seq) {
+        CHECK(sc_r_time(&fp->c, fp->src, 0, a, a + N, seq) == 1);
+        CHECK(sc_dataflow(pg, b, b + N, NULL) == SC_OK);
+        CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
+    }
+    free(a);
+    free(b);
+    free(seq);
 }
 
 TEST(judge_timing_is_dataflow)
 {
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        for (int p = 2; p <= 8; p *= 2) {
-            int m = 2 * p;
-            sc_prog *pg = make(&SHAPES[i], p, m);
-            flat f;
-            if (!pg)
-                continue;
-            CHECK(flatten(pg, &f));
-            size_t N = f.c.N;
-            double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
-            size_t *seq = malloc(N * sizeof *seq);
-            CHECK(a && b && seq);
-            if (a && b && seq) {
-                CHECK(sc_r_time(&f.c, f.src, 0, a, a + N, seq) == 1);
-                CHECK(sc_dataflow(pg, b, b + N, NULL) == SC_OK);
-                CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
-            }
-            free(a);
-            free(b);
-            free(seq);
-            unflatten(&f);
-            sc_prog_free(pg);
-        }
+    each_case(judge_case, NULL);
 }
 
 /* Costs a power of two times the slots, T_comm 0 (sc_r_scaled_slots):
@@ -250,11 +277,10 @@ TEST(unit_round_repeats_scaled_costs)
             for (int m = 2 * p; m <= 4 * p; m += p + 1) {
                 double a = alphas[i];
                 shape sh = {"zb-v", 2, SC_PLACE_V, 2 * a, 2 * a, 2 * a, 0};
-                sc_prog *pg = make(&sh, p, m);
                 flat f;
+                sc_prog *pg = open_case(&sh, p, m, &f);
                 if (!pg)
                     continue;
-                CHECK(flatten(pg, &f));
                 CHECK(sc_r_scaled_slots(&f.c, f.src) == 1);
                 size_t N = f.c.N;
                 double *t0 = malloc(2 * N * sizeof *t0), *t1 = malloc(2 * N * sizeof *t1);
@@ -286,21 +312,18 @@ TEST(unit_round_repeats_scaled_costs)
                 free(s1);
                 free(x);
                 free(y);
-                unflatten(&f);
-                sc_prog_free(pg);
+                close_case(pg, &f);
             }
     CHECK(made[0] > 0 && made[1] > 0);
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
         if (SHAPES[i].tf == SHAPES[i].tb && SHAPES[i].tb == SHAPES[i].tw && SHAPES[i].tcomm == 0)
             continue;
-        sc_prog *pg = make(&SHAPES[i], 4, 8);
         flat f;
+        sc_prog *pg = open_case(&SHAPES[i], 4, 8, &f);
         if (!pg)
             continue;
-        CHECK(flatten(pg, &f));
         CHECK(sc_r_scaled_slots(&f.c, f.src) == 0);
-        unflatten(&f);
-        sc_prog_free(pg);
+        close_case(pg, &f);
     }
 }
 
@@ -315,11 +338,10 @@ TEST(list_timing_is_the_judge)
         for (int p = 2; p <= 8; p *= 2)
             for (int j = 0; j < 2; j++) {
                 int m = j ? 4 * p + (SHAPES[i].place != SC_PLACE_LOOP || SHAPES[i].v == 1) : 2 * p;
-                sc_prog *pg = make(&SHAPES[i], p, m);
                 flat f;
+                sc_prog *pg = open_case(&SHAPES[i], p, m, &f);
                 if (!pg)
                     continue;
-                CHECK(flatten(pg, &f));
                 size_t N = f.c.N;
                 double *t = malloc(2 * N * sizeof *t);
                 sc_instr *x = malloc(N * sizeof *x);
@@ -352,8 +374,7 @@ TEST(list_timing_is_the_judge)
                     }
                 free(t);
                 free(x);
-                unflatten(&f);
-                sc_prog_free(pg);
+                close_case(pg, &f);
             }
     CHECK(exact > 0 && over > 0);
 }
@@ -361,61 +382,58 @@ TEST(list_timing_is_the_judge)
 /* The table of the passes' figures (sc_r_tab_new) changes nothing: every
  * timing (real costs and unit grid), list schedule, placement round and W
  * round with it is the one without it, to the bit, caps loose and tight. */
+/* table_is_the_passes' check of one program (arg: the count of rounds
+ * compared). */
+static void table_case(sc_prog *pg, flat *fp, void *arg)
+{
+    int *compared = arg, p = pg->P;
+    size_t N = fp->c.N;
+    sc_rtab *tab = sc_r_tab_new(pg);
+    sc_rctx ct = fp->c;
+    ct.tab = tab;
+    double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
+    size_t *sa = malloc(N * sizeof *sa), *sb = malloc(N * sizeof *sb);
+    sc_instr *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    CHECK(tab && a && b && sa && sb && x && y);
+    for (int tight = 0; tight < 2 && tab && a && b && sa && sb && x && y; tight++) {
+        for (int d = 0; d < p; d++)
+            fp->cap[d] = tight ? p : 1e300;
+        for (int unit = 0; unit < 2; unit++) {
+            CHECK(sc_r_time(&fp->c, fp->src, unit, a, a + N, sa) == 1);
+            CHECK(sc_r_time(&ct, fp->src, unit, b, b + N, sb) == 1);
+            CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
+            CHECK(memcmp(sa, sb, N * sizeof *sa) == 0);
+            for (int freeze = 0; freeze < 2; freeze++) {
+                int rx = sc_r_insert(&fp->c, fp->src, a, sa, unit, freeze, x);
+                CHECK(rx == sc_r_insert(&ct, fp->src, a, sa, unit, freeze, y));
+                CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                rx = sc_r_wround(&fp->c, fp->src, NULL, unit, freeze, x);
+                CHECK(rx == sc_r_wround(&ct, fp->src, NULL, unit, freeze, y));
+                CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+                *compared += rx == 1;
+            }
+        }
+        for (int strategy = 1; strategy <= 3; strategy += 2) {
+            sc_rlist_time la, lb;
+            int rx = sc_r_list(&fp->c, fp->src, strategy, x, &la);
+            CHECK(rx == sc_r_list(&ct, fp->src, strategy, y, &lb));
+            CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
+            CHECK(rx != 1 || memcmp(&la, &lb, sizeof la) == 0);
+        }
+    }
+    sc_free(tab);
+    free(a);
+    free(b);
+    free(sa);
+    free(sb);
+    free(x);
+    free(y);
+}
+
 TEST(table_is_the_passes)
 {
     int compared = 0;
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        for (int p = 2; p <= 8; p *= 2) {
-            int m = 2 * p;
-            sc_prog *pg = make(&SHAPES[i], p, m);
-            flat f;
-            if (!pg)
-                continue;
-            CHECK(flatten(pg, &f));
-            size_t N = f.c.N;
-            sc_rtab *tab = sc_r_tab_new(pg);
-            sc_rctx ct = f.c;
-            ct.tab = tab;
-            double *a = malloc(2 * N * sizeof *a), *b = malloc(2 * N * sizeof *b);
-            size_t *sa = malloc(N * sizeof *sa), *sb = malloc(N * sizeof *sb);
-            sc_instr *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
-            CHECK(tab && a && b && sa && sb && x && y);
-            for (int tight = 0; tight < 2 && tab && a && b && sa && sb && x && y; tight++) {
-                for (int d = 0; d < p; d++)
-                    f.cap[d] = tight ? p : 1e300;
-                for (int unit = 0; unit < 2; unit++) {
-                    CHECK(sc_r_time(&f.c, f.src, unit, a, a + N, sa) == 1);
-                    CHECK(sc_r_time(&ct, f.src, unit, b, b + N, sb) == 1);
-                    CHECK(memcmp(a, b, 2 * N * sizeof *a) == 0);
-                    CHECK(memcmp(sa, sb, N * sizeof *sa) == 0);
-                    for (int freeze = 0; freeze < 2; freeze++) {
-                        int rx = sc_r_insert(&f.c, f.src, a, sa, unit, freeze, x);
-                        CHECK(rx == sc_r_insert(&ct, f.src, a, sa, unit, freeze, y));
-                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
-                        rx = sc_r_wround(&f.c, f.src, NULL, unit, freeze, x);
-                        CHECK(rx == sc_r_wround(&ct, f.src, NULL, unit, freeze, y));
-                        CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
-                        compared += rx == 1;
-                    }
-                }
-                for (int strategy = 1; strategy <= 3; strategy += 2) {
-                    sc_rlist_time la, lb;
-                    int rx = sc_r_list(&f.c, f.src, strategy, x, &la);
-                    CHECK(rx == sc_r_list(&ct, f.src, strategy, y, &lb));
-                    CHECK(rx != 1 || memcmp(x, y, N * sizeof *x) == 0);
-                    CHECK(rx != 1 || memcmp(&la, &lb, sizeof la) == 0);
-                }
-            }
-            sc_free(tab);
-            free(a);
-            free(b);
-            free(sa);
-            free(sb);
-            free(x);
-            free(y);
-            unflatten(&f);
-            sc_prog_free(pg);
-        }
+    each_case(table_case, &compared);
     CHECK(compared > 0);
 }
 
@@ -447,7 +465,7 @@ TEST(first_after_is_the_scan)
     CHECK(checked > 1000);
 }
 
-/* The list schedules' winner tree (sc_r_tree_fix) keeps at every node the
+/* The list schedules' winner tree (ir/wintree.h: sc_wtree_fix) keeps at every node the
  * least (key, device) under it, ties to the lower device, over P not a
  * power of two too (sentinels) and keys with many ties and INFINITY:
  * each node checked against a scan of its leaves after every change. */
@@ -463,13 +481,13 @@ TEST(winner_tree_is_the_least)
         double tk[256], key[128];
         for (int d = 0; d < P; d++)
             key[d] = rand() % 4 == 0 ? INFINITY : (double)(rand() % 5);
-        sc_r_tree_build(t, tk, Q, P, key);
+        sc_wtree_build(t, tk, Q, P, key);
         for (int step = 0; step < 400; step++) {
             int d = step % 3 == 0 ? t[1] : rand() % P; /* the winner, as the schedules move it */
             if (d >= P)
                 d = rand() % P;
             key[d] = rand() % 6 == 0 ? INFINITY : (double)(rand() % 5);
-            sc_r_tree_fix(t, tk, Q, d, key[d]);
+            sc_wtree_fix(t, tk, Q, d, key[d]);
             for (int i = 1; i < Q; i++) {
                 int lo = i, hi = i; /* leaves under i: [lo, hi] - Q */
                 while (lo < Q) {
