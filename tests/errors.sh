@@ -43,7 +43,7 @@ row 2 "--max-mem needs a size in bytes" -- $SC --max-mem 1X check 1f1b
 row 2 "unknown option '--frob' (see stagecraft --help)" -- $SC --frob
 
 # ---- 3 invalid argument ----------------------------------------------------
-row 3 "program: field 'p' must be an integer (got x)" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
+row 3 "program: field 'p' must be an integer (got 'x')" -- $SC check "$(r a1.lua 'return sc.program { p = "x", m = 2, rule = "gpipe" }')"
 row 3 "a1u.lua:1: program: unknown field 'tcom' (did you mean 'tcomm'?)" -- $SC check "$(r a1u.lua 'return sc.program { p = 2, m = 2, rule = "gpipe", tcom = 1 }')"
 row 3 "a1p.lua:2: the recipe reads parameter 'tcom', which it does not declare: did you mean 'tcomm'?" -- $SC check "$(r a1p.lua 'local P = sc.params { {"p", 2, "d"}, sc.COSTS }
 return sc.program(sc.fields(P, { m = 2, rule = "gpipe", tcomm = P.tcom }))')"

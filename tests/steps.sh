@@ -38,7 +38,7 @@ LUA
 expect 0 '"steps": 2' -- $SC sim "$tmp/two.lua" --json
 expect 0 '"steps": 5' -- $SC sim "$tmp/two.lua" -D steps=5 --json
 printf '%s\n' 'return sc.program { p = 2, m = 2, rule = "1f1b", steps = "many" }' >"$tmp/badsteps.lua"
-expect 3 "program: 'steps' must be an integer (got many)" -- $SC check "$tmp/badsteps.lua"
+expect 3 "program: 'steps' must be an integer (got 'many')" -- $SC check "$tmp/badsteps.lua"
 printf '%s\n' 'return sc.program { p = 2, m = 2, rule = "1f1b", optim_sync = 3 }' >"$tmp/badsync.lua"
 expect 3 "program: 'optim_sync' must be a string" -- $SC check "$tmp/badsync.lua"
 

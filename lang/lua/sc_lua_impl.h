@@ -132,6 +132,11 @@ void sc_lua_push_numbers(lua_State *L, const double *x, int n);
  * field). It overrides every other source of the costs. And sc.costs,
  * sc._costs_read and sc._granted added to the module on the stack top. */
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
+
+/* What a wrong value at idx was, for a message's "(got ...)": a string in
+ * quotes, a number as written, else "a" and its type name; pushed, and returned
+ * (tables.c). */
+const char *sc_lua_got(lua_State *L, int idx);
 void sc_lua_open_costs(lua_State *L);
 
 #endif

@@ -28,10 +28,7 @@ static void set_steps(lua_State *L, int i, int j, sc_prog *pg)
         int ok;
         lua_Integer n = lua_tointegerx(L, i, &ok);
         if (!ok) {
-            lua_pushfstring(L, "program: 'steps' must be an integer (got %s)",
-                            lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER
-                                ? lua_tostring(L, i)
-                                : luaL_typename(L, i));
+            lua_pushfstring(L, "program: 'steps' must be an integer (got %s)", sc_lua_got(L, i));
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
         if (n < 1 || n > SC_MAX_STEPS) {

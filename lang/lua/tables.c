@@ -164,8 +164,7 @@ static lua_Integer int_field(lua_State *L, int t, const char *name, const char *
         v = lua_tointegerx(L, -1, &ok);
         if (!ok) {
             lua_pushfstring(L, "program: field '%s' must be an integer (got %s)", name,
-                            ty == LUA_TNUMBER || ty == LUA_TSTRING ? lua_tostring(L, -1)
-                                                                    : luaL_typename(L, -1));
+                            sc_lua_got(L, -1));
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
     }
@@ -218,8 +217,7 @@ static double num_field(lua_State *L, int t, const char *name, double dflt)
         int ok;
         v = lua_tonumberx(L, -1, &ok);
         if (!ok) {
-            lua_pushfstring(L, "program: '%s' must be a number (got %s)", name,
-                            ty == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+            lua_pushfstring(L, "program: '%s' must be a number (got %s)", name, sc_lua_got(L, -1));
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
     }
@@ -373,3 +371,16 @@ double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt)
     return num_field(L, t, name, dflt);
 }
 
+const char *sc_lua_got(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    switch (lua_type(L, idx)) {
+    case LUA_TSTRING:
+        return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
+    case LUA_TNUMBER:
+        lua_pushvalue(L, idx);
+        return lua_tostring(L, -1);
+    default:
+        return lua_pushfstring(L, "a %s", luaL_typename(L, idx));
+    }
+}
