@@ -174,8 +174,9 @@ double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set)
     if (ty == LUA_TTABLE) {
         int list = lua_gettop(L);
         if ((int)luaL_len(L, list) != P) {
-            lua_pushfstring(L, "program: 'mem' lists %d devices, but there are %d",
-                            (int)luaL_len(L, list), P);
+            int n = (int)luaL_len(L, list);
+            lua_pushfstring(L, "program: 'mem' lists %d device%s, but there are %d", n,
+                            n == 1 ? "" : "s", P);
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
         double *caps = lua_newuserdatauv(L, (size_t)P * sizeof(double), 0);

@@ -69,8 +69,9 @@ static void set_order(lua_State *L, int t, sc_prog *pg, int P)
     if (!fn && !lua_istable(L, -1))
         sc_lua_raise(L, SC_ERR_ARG, "program: 'order' must be a function(d) or a list of per-device orders");
     if (!fn && (int)luaL_len(L, -1) != P) {
-        lua_pushfstring(L, "program: 'order' lists %d devices, but there are %d",
-                        (int)luaL_len(L, -1), P);
+        int n = (int)luaL_len(L, -1);
+        lua_pushfstring(L, "program: 'order' lists %d device%s, but there are %d", n,
+                        n == 1 ? "" : "s", P);
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     for (int d = 0; d < P; d++) {
