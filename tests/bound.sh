@@ -105,7 +105,7 @@ EOF
   if [ "${worse:-x}" = 0 ] && [ "${runs:-0}" -ge 4 ]; then ok; else bad "exact: $(cat "$tmp/res")"; fi
   [ "${proved:-0}" -gt 0 ] && ok || bad "exact: nothing proved optimal: $(cat "$tmp/res")"
   echo "exact: $runs runs, $proved optima proved, each between the bound and every heuristic of its placement"
-expect 0 "optimal       27 (proved: the schedule meets the lower bound)" -- $SC sim zb-h1 -D p=4 -D m=8 --optimal
+expect 0 "optimal       27 (proved: this schedule meets the lower bound)" -- $SC sim zb-h1 -D p=4 -D m=8 --optimal
 expect 0 "optimal       unknown: the exact model does not cover copies of the model" -- $SC sim dualpipe -D p=2 -D m=4 --optimal
 if [ $glpk = yes ]; then
   expect 0 "optimal       18.8 (proved by GLPK" -- $SC sim 1f1b -D p=2 -D m=4 -D mem=1 -D tw=0.5 -D tcomm=0.1 --optimal

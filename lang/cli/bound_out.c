@@ -41,8 +41,11 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
     }
     switch (e.status) {
     case SC_EXACT_OPTIMAL:
-        if (e.by_bound)
-            printf("optimal       %.6g (proved: the schedule meets the lower bound)\n", e.optimum);
+        if (e.by_bound && !(sc_bound_gap(makespan, e.optimum) > 0))
+            printf("optimal       %.6g (proved: this schedule meets the lower bound)\n", e.optimum);
+        else if (e.by_bound)
+            printf("optimal       %.6g (proved: a schedule of these passes meets the lower bound), the "
+                   "makespan is %.2f %% above it\n", e.optimum, 100 * sc_bound_gap(makespan, e.optimum));
         else
             printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% "
                    "above it\n", e.optimum, solver, e.binaries,
