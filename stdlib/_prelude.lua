@@ -246,7 +246,10 @@ local function convert(name, default, value, memory)
   if want == "number" then
     local n = tonumber(value)
     if n == nil then
-      sc._raise(USAGE, ("parameter '%s': expected a number, got '%s'"):format(name, value))
+      -- A list or range of values is a sweep, which only sim and compare run.
+      local sweep = value:find("^[%d.eE+-]+[,:][%d.eE+-,:]*$") and
+        " (a sweep of values, like 4,8 or 2:8:2, runs in sim and compare only)" or ""
+      sc._raise(USAGE, ("parameter '%s': expected a number, got '%s'%s"):format(name, value, sweep))
     end
     if math.type(default) == "integer" then
       local i = math.tointeger(n)

@@ -53,6 +53,7 @@ then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json contents" >
 # Errors: message, exit code, one line.
 expect 2 "unknown parameter 'q' for recipe '1f1b'" -- $SC check 1f1b -D q=1
 expect 2 "parameter 'm': expected a number, got 'x'" -- $SC sim 1f1b -D m=x
+expect 2 "parameter 'm': expected a number, got '4,8' (a sweep of values, like 4,8 or 2:8:2, runs in sim and compare only)" -- $SC show 1f1b -D m=4,8
 expect 2 "unknown recipe 'nope'" -- $SC check nope
 expect 2 "missing RECIPE" -- $SC check
 expect 2 "unknown option '--frobnicate'" -- $SC sim 1f1b --frobnicate
