@@ -92,6 +92,17 @@ LUA
 expect 5 "dependency cycle across devices: d" -- $SC check "$tmp/cycle.lua"
 one_line_err $SC check "$tmp/cycle.lua"
 expect 5 "d1 #0 (F s1 mb1) needs F s0 mb1 from d0" -- $SC check "$tmp/cycle.lua"
+# compare writes all or nothing: a row that fails (exit 5) writes no --svg
+# of the rows that succeeded; an output that cannot be written stops compare
+# and plan before any recipe runs or any search (exit 2, docs/errors.md).
+expect 5 "not written: a row failed" -- $SC compare 1f1b "$tmp/cycle.lua" --svg "$tmp/cmp.svg"
+[ ! -e "$tmp/cmp.svg" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare wrote --svg with a failed row" >&2; }
+expect 0 "" -- $SC compare 1f1b zb-h1 --svg "$tmp/cmp.svg"
+[ -s "$tmp/cmp.svg" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare --svg not written" >&2; }
+expect 2 "cannot write '$tmp/none/x.svg'" -- $SC compare 1f1b "$tmp/cycle.lua" --svg "$tmp/none/x.svg"
+[ ! -s "$tmp/out" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare ran before checking --svg" >&2; }
+expect 2 "cannot write '$tmp/none/x.svg'" -- $SC plan -D p=4 -D m=8 --svg "$tmp/none/x.svg"
+[ ! -s "$tmp/out" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: plan searched before checking --svg" >&2; }
 
 # Exit codes belong to the error that ends the run, not to one caught before.
 printf 'pcall(sc.program, {p = 0, m = 1, order = {}})\nerror("plain error")\n' >"$tmp/stale.lua"
