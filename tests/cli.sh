@@ -246,5 +246,15 @@ for c in "sim $tmp/forge.lua --json" "--trust sim $tmp/forge2.lua --json" "run $
 done
 expect 0 "1F0,1F1" -- $SC "$tmp/forge.lua"   # a script's print is its output
 
+# A script's write refusals name a script; a recipe it loads stays a recipe
+# (docs/sandbox.md#files-written).
+mkdir "$tmp/w"
+printf 'print(sc.load("1f1b"):svg("s.svg"))\n' >"$tmp/w/s.lua"
+printf 'return sc.load("1f1b"):svg("r.svg") and sc.load("1f1b")\n' >"$tmp/w/r.lua"
+printf 'sc.load("%s")\n' "$tmp/w/r.lua" >"$tmp/w/sr.lua"
+expect 10 "s.lua:1: sandbox: svg('s.svg'): a script writes files only in a folder the user grants" -- $SC "$tmp/w/s.lua"
+expect 10 "r.lua:1: sandbox: svg('r.svg'): a recipe writes files only in a folder the user grants" -- $SC "$tmp/w/sr.lua"
+expect 10 "svg('r.svg'): a recipe writes files only in a folder the user grants" -- $SC check "$tmp/w/r.lua"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

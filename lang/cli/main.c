@@ -488,7 +488,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     if (file) {
         sc_sandbox_seal(L);
         sc_sandbox_apply(L, -1, file);
-        sc_sandbox_enter(L, file); /* files the script writes: in its folder */
+        sc_sandbox_enter_script(L, file); /* files the script writes: in its folder */
     }
     sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
