@@ -24,6 +24,11 @@ one_line_err() {
 }
 
 expect 0 "usage: stagecraft" -- $SC --help
+# --help names every option that errors point to; --version says SC_VERSION.
+expect 0 "--allow-write DIR" -- $SC --help
+expect 0 "--force-costs" -- $SC --help
+v=$(sed -n 's/^#define SC_VERSION "\(.*\)"/\1/p' lang/core/core.h)
+[ -n "$v" ] && [ "$($SC --version)" = "stagecraft $v" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: --version: $($SC --version 2>&1)" >&2; }
 expect 0 "interleaved" -- $SC list
 expect 0 "w_keep" -- $SC list 1f1b
 expect 0 "microbatches per step" -- $SC list examples/mymodel/schedule.lua
