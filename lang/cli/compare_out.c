@@ -296,7 +296,7 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
             print_notes(L, &c, decl);
         }
         fflush(stdout);
-        /* All or nothing (docs/compare.md): a row that failed writes no
+        /* All or nothing (docs/cli.md, compare): a row that failed writes no
          * picture of the others. A row over the cap is an answer, drawn. */
         if (c.svg && first)
             fprintf(stderr, "stagecraft: note: '%s' not written: a row failed\n", c.svg);
