@@ -313,9 +313,11 @@ function sc.params(spec)
   -- recipe's own arithmetic with P.tf (block offsets) is in seconds and its
   -- blocks stay valid; the per-stage lists reach sc.program through
   -- sc.fields (or costs = sc.costs_of(P)). So `costs` is read here.
+  sc._pcosts = nil
   if out.costs ~= nil then
     read.costs = true
     local C = sc.costs_of(out)
+    sc._pcosts = C -- every program of this recipe takes it (costs.c)
     if C then
       local stages = tonumber(C.stages) or 1
       local per_device = stages / (tonumber(C.devices) or tonumber(out.p) or stages)
@@ -435,10 +437,11 @@ function sc._evaluate(recipe, overrides, listing)
   local _, env = debug.getupvalue(chunk, 1)
   local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
     rawget(rawget(env, "sc"), "costs") or sc.costs
-  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader}
+  local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader,
+                 sc._pcosts}
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     overrides or {}, {}, nil, listing, {}
-  sc._costs_reader = reader
+  sc._costs_reader, sc._pcosts = reader, nil
   sc._enter(recipe)
   local ok, res = pcall(chunk)
   local listed = rawequal(res, LISTING)
@@ -460,7 +463,7 @@ function sc._evaluate(recipe, overrides, listing)
   local declared, doc, read = sc._declared, sc._doc, sc._read
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     saved[1], saved[2], saved[3], saved[4], saved[5]
-  sc._costs_reader = saved[6]
+  sc._costs_reader, sc._pcosts = saved[6], saved[7]
   if listing and (listed or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on

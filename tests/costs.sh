@@ -119,6 +119,20 @@ expect 3 "nope.json: No such file" -- $SC sim zb-h1 -D p=2 -D costs="$tmp/nope.j
 for f in neg miss typo; do
   [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "$f: more than one line"
 done
+# A recipe of one's own that takes sc.COSTS but builds its program from
+# P.tf and the others without passing `costs`: the file still applies (in
+# seconds, its stage count checked), never seconds-sized scalars alone.
+printf '%s\n' 'local P = sc.params { {"p", 3, "devices"}, {"m", 6, "microbatches"}, sc.COSTS }' \
+  'return sc.program { p = P.p, m = P.m, tf = P.tf, tb = P.tb, tw = P.tw, tcomm = P.tcomm,' \
+  '  rule = "zb-h1" }' >"$tmp/own.lua"
+expect 3 "own.lua:2: cost file $tmp/c.json: 'stages' is 2, but the program has 3 stages" -- \
+  $SC sim "$tmp/own.lua" -D costs="$tmp/c.json"
+expect 0 "makespan" -- $SC sim "$tmp/own.lua" -D p=2 -D costs="$tmp/c.json" --json
+py '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["time_unit"] == "s", j.get("time_unit")
+' "$tmp/out"
 expect 3 "stages' is 2, but the program has 4" -- $SC run zb-h1 -D p=4 -D costs="$tmp/c.json"
 expect 2 "--profile needs a FILE" -- $SC run zb-h1 --profile
 expect 2 "--profile-steps needs" -- $SC run zb-h1 --profile "$tmp/x.json" --profile-steps 0

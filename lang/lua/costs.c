@@ -442,8 +442,22 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
     if (lua_getfield(L, t, "costs") == LUA_TNIL) {
+        /* Without the field, the cost file of the recipe's parameters
+         * (-D costs=FILE; sc._pcosts, set by sc.params): it overrides every
+         * other source of the costs, and sc.params already turned P.tf and
+         * the others into its seconds, so a program built from them
+         * without the file would be neither the file's nor the recipe's. */
         lua_pop(L, 1);
-        return;
+        lua_getglobal(L, "sc");
+        lua_pushliteral(L, "_pcosts");
+        int has = lua_istable(L, -2) && lua_rawget(L, -2) == LUA_TTABLE;
+        if (!lua_istable(L, -2))
+            lua_pushnil(L);
+        lua_remove(L, -2);
+        if (!has) {
+            lua_pop(L, 1);
+            return;
+        }
     }
     if (!lua_istable(L, -1))
         sc_lua_raise(L, SC_ERR_ARG, "program: 'costs' must be a cost table (sc.costs(FILE))");
