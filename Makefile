@@ -268,12 +268,21 @@ CXX        ?= c++
 STUB_LIBS   = $(STUB)/libsc_cudastub.so $(STUB)/libsc_ncclstub.so $(STUB)/libstagecraft_cuda.so
 STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
 
-$(STUB)/libsc_cudastub.so: tests/cudastub/cudastub.c tests/cudastub/cudastub_launch.c tests/cudastub/cublasstub.c $(STUB_H)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -Wl,-soname,libsc_cudastub.so -o $@ $(filter %.c,$^) -lpthread
+# The stand-in's own files (tests/cudastub/cudastub_impl.h lists them), an
+# object each, so that tests/py/layout.py sees their calls in $(STUB)/obj.
+STUB_CUDA_C = $(addprefix tests/cudastub/,cudastub.c cudastub_launch.c cudastub_stream.c \
+              cudastub_memory.c cudastub_device.c cublasstub.c)
+STUB_NCCL_C = $(addprefix tests/cudastub/,ncclstub.c ncclstub_group.c ncclstub_comm.c ncclstub_coll.c)
 
-$(STUB)/libsc_ncclstub.so: tests/cudastub/ncclstub.c $(STUB)/libsc_cudastub.so $(STUB_H)
-	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -shared -o $@ $< -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lpthread
+$(STUB)/obj/%.o: tests/cudastub/%.c $(STUB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -fPIC $(STUB_INC) -c $< -o $@
+
+$(STUB)/libsc_cudastub.so: $(patsubst tests/cudastub/%.c,$(STUB)/obj/%.o,$(STUB_CUDA_C))
+	$(CC) $(CFLAGS) $(SAN) -fPIC -shared -Wl,-soname,libsc_cudastub.so -o $@ $^ -lpthread
+
+$(STUB)/libsc_ncclstub.so: $(patsubst tests/cudastub/%.c,$(STUB)/obj/%.o,$(STUB_NCCL_C)) $(STUB)/libsc_cudastub.so
+	$(CC) $(CFLAGS) $(SAN) -fPIC -shared -o $@ $(filter %.o,$^) -L$(STUB) -lsc_cudastub -Wl,-rpath,'$$ORIGIN' -lpthread
 
 $(STUB)/mod/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)

@@ -461,6 +461,17 @@ if $SC run 1f1b -D p=4 -D m=8 -D 'mem=[300KB,150KB,150KB,100KB]' --check --json 
 else bad "run 1f1b -D mem=[300KB,150KB,150KB,100KB]"; head -3 "$tmp/e" >&2; fi
 expect 5 "d3 passes mem = 1.11607 (80000 bytes) at F s3 mb0 (#1), holding 1.25714 units (peak 1.25714); it needs mem >= 1.25714 (90112 bytes;" -- $SC run zb-h1 -D p=4 -D m=8 -D mem=80000B
 expect 3 "model has 2 layers for 4 stages" -- $SC run zb-h1 -D p=4 -D m=8 -D layers=2 -D mem=1MB
+# A program fitted (fit = true) in the recipe's units, one record a forward,
+# and refused in run's, where the last stage's record is 1.22 units: the
+# refusal names its peak as built, not the least peak of the fit in the
+# recipe's units (1, below the cap it passes).
+printf '%s\n' 'local P = sc.params { {"m", 6, "mb"}, sc.MEM }' 'local o = {}' \
+  'for i = 0, P.m - 1 do o[#o + 1] = "F" .. i end' 'for i = 0, P.m - 1 do o[#o + 1] = "BW" .. i end' \
+  'local s = table.concat(o, " ")' \
+  'return sc.program { p = 3, m = P.m, mem = sc.mem_of(P), fit = true, order = { s, s, s } }' >"$tmp/fitted.lua"
+expect 0 "bubble" -- $SC sim "$tmp/fitted.lua" -D mem=3
+expect 5 "d2 passes mem = 3 at F s2 mb2 (#5), holding 3.66667 units (peak 3.66667); it needs mem >= 3.66667 (its peak as built:" -- \
+  $SC run "$tmp/fitted.lua" -D mem=3
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   if timeout 120 $MPIRUN $SC run gis -D recompute=all --check --json >"$tmp/j" 2>"$tmp/e" &&

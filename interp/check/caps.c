@@ -90,6 +90,9 @@ sc_status sc_verify_caps(sc_prog *pg)
     if (pg->cap_need)
         snprintf(need, sizeof need, "its least peak, with the fewest forwards in flight its "
                                     "schedule allows");
+    else if (pg->units_moved)
+        snprintf(need, sizeof need, "its peak as built: its orders were made for other memory "
+                                    "units than these, the model's record bytes");
     else if (pol[0])
         snprintf(need, sizeof need, "its peak with this policy; budget plans for the cap, and "
                                     "recompute budget beside offload budget goes further");

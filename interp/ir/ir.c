@@ -469,6 +469,22 @@ sc_status sc_prog_set_comm(sc_prog *pg, double tcomm)
     return SC_OK;
 }
 
+/* The memory model changed: once the program has orders, what was made
+ * to fit them (a fit, a rule's knob) and the least peak it recorded were
+ * in the old units; a refusal of the caps then names the peak as built
+ * (check/caps.c). */
+static void units_moved(sc_prog *pg)
+{
+    int ordered = 0;
+    for (int d = 0; d < pg->P && !ordered; d++)
+        ordered = pg->order[d].n > 0;
+    if (!ordered)
+        return;
+    pg->units_moved = 1;
+    sc_free(pg->cap_need);
+    pg->cap_need = NULL;
+}
+
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units)
 {
     if (s < -1 || s >= pg->S)
@@ -476,7 +492,10 @@ sc_status sc_prog_set_mem(sc_prog *pg, int s, double units)
     if (bad_time(units))
         return sc_fail(pg, SC_ERR_ARG, "activation units must be finite and >= 0 (got %g)", units);
     for (int i = s < 0 ? 0 : s; i < (s < 0 ? pg->S : s + 1); i++)
-        pg->mem[i] = units;
+        if (pg->mem[i] != units) {
+            pg->mem[i] = units;
+            units_moved(pg);
+        }
     sc_prog_invalidate(pg);
     return SC_OK;
 }
@@ -485,7 +504,10 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
 {
     if (!(w_keep >= 0 && w_keep <= 1))
         return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
-    pg->w_keep = w_keep;
+    if (pg->w_keep != w_keep) {
+        pg->w_keep = w_keep;
+        units_moved(pg);
+    }
     sc_prog_invalidate(pg);
     return SC_OK;
 }

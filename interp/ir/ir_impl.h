@@ -44,6 +44,8 @@ struct sc_prog {
                        * per-device caps, the smallest of them */
     double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */
     double *cap_need; /* [P] the least peak sc_cap_fit reaches per device, or NULL (not run) */
+    int units_moved;  /* the memory model changed after the orders were made (run's bytes):
+                       * a fit, a rule's knob and cap_need were in the old units */
     int cap_refused;  /* the last error refused the program for its memory cap */
     sc_vec *order;  /* [P] compute passes as given */
     sc_vec *stream; /* [P] lowered; n = 0 until lowered */

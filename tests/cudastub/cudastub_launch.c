@@ -12,6 +12,8 @@
  * __shared__ memory (a thread_local of the stream's thread) is shared by
  * the block exactly as on a GPU. A kernel that never reached a barrier in
  * its first launch runs its threads as plain calls from then on.
+ * sc_cudastub_launch (cudastub_stream.c) queues a launch on its stream;
+ * stub_run_kernel runs it there.
  */
 #define _GNU_SOURCE
 #include "cuda_runtime.h"
@@ -37,7 +39,6 @@
 #endif
 
 #define STACK_BYTES ((size_t)64 << 10)
-#define MAX_BLOCK 1024
 
 static _Thread_local sc_stub_dim3 b_idx, t_idx, b_dim, g_dim;
 
@@ -161,7 +162,7 @@ void sc_cudastub_syncthreads(void)
 {
     B.hit_barrier = 1;
     if (!B.coroutines)
-        return; /* a plain call cannot wait: run_kernel reports it */
+        return; /* a plain call cannot wait: stub_run_kernel reports it */
     fiber *f = &B.f[B.cur];
     f->at_barrier = 1;
     to_scheduler(f);
@@ -239,15 +240,7 @@ void sc_cudastub_thread_exit(void)
     B.f = NULL;
 }
 
-typedef struct launch {
-    unsigned grid, block;
-    void (*fn)(void *);
-    void *arg;
-    void (*free_fn)(void *);
-    const void *kernel;
-} launch;
-
-static void run_kernel(void *p)
+void stub_run_kernel(void *p)
 {
     launch *l = p;
     g_dim = (sc_stub_dim3){l->grid, 1, 1};
@@ -273,30 +266,10 @@ static void run_kernel(void *p)
         sc_cudastub_violation(-1, "a kernel reached __syncthreads after running without one");
 }
 
-static void free_launch(void *p)
+void stub_free_launch(void *p)
 {
     launch *l = p;
     if (l->free_fn)
         l->free_fn(l->arg);
     free(l);
-}
-
-cudaError_t sc_cudastub_launch(unsigned grid, unsigned block, cudaStream_t s,
-                               void (*fn)(void *), void *arg, void (*free_fn)(void *),
-                               const void *kernel)
-{
-    if (grid < 1 || block < 1 || block > MAX_BLOCK) {
-        if (free_fn)
-            free_fn(arg);
-        return sc_cudastub_set_error(cudaErrorInvalidValue);
-    }
-    launch *l = malloc(sizeof *l);
-    if (!l) {
-        if (free_fn)
-            free_fn(arg);
-        return sc_cudastub_set_error(cudaErrorMemoryAllocation);
-    }
-    *l = (launch){grid, block, fn, arg, free_fn, kernel};
-    /* A launch's failure becomes the thread's last error, as with <<<>>>. */
-    return sc_cudastub_enqueue(s, run_kernel, l, free_launch, "kernel launch");
 }

@@ -18,6 +18,9 @@ symbol, read with nm) and from the sources' #include lines:
     exec -> backend, transport; run -> device -> backend, transport, cuda;
     cuda -> backend, transport; no sources at runtime/'s root;
   - every source file under interp/, lang/ and runtime/ stays under
+    MAX_LINES lines;
+  - the CUDA stand-in (tests/cudastub/, a test double built into
+    BUILD/cudastub/obj) too: no call cycle between its files, each under
     MAX_LINES lines.
 Prints the cycles it finds and one summary line "N passed, N failed".
 """
@@ -111,25 +114,47 @@ def sccs(graph):
 objs = [o for r in ROOTS for o in glob.glob(os.path.join(build, r, "**", "*.o"), recursive=True)
         if os.path.exists(os.path.relpath(o, build)[:-2] + ".c")]  # not stale objects
 check(len(objs) > 20, "objects of interp/, lang/, runtime/ in %s (run make first)" % build)
-src_of = {o: os.path.relpath(o, build)[:-2] + ".c" for o in objs}
-defs, uses = {}, collections.defaultdict(set)
-for o in objs:
-    out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 3 and p[1] in "TDBR":
-            defs[p[2]] = src_of[o]
-        elif len(p) == 2 and p[0] == "U":
-            uses[src_of[o]].add(p[1])
-calls = collections.defaultdict(set)
-for f, syms in uses.items():
-    for s in syms:
-        if s in defs and defs[s] != f:
-            calls[f].add(defs[s])
+
+
+def call_graph(src_of):
+    """{source: sources whose functions it calls}, from the objects' symbols
+    (src_of: object -> its source)."""
+    defs, uses = {}, collections.defaultdict(set)
+    for o in src_of:
+        out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 3 and p[1] in "TDBR":
+                defs[p[2]] = src_of[o]
+            elif len(p) == 2 and p[0] == "U":
+                uses[src_of[o]].add(p[1])
+    graph = collections.defaultdict(set)
+    for f, syms in uses.items():
+        for s in syms:
+            if s in defs and defs[s] != f:
+                graph[f].add(defs[s])
+    return graph
+
+
+calls = call_graph({o: os.path.relpath(o, build)[:-2] + ".c" for o in objs})
 cyc = sccs(calls)
 for c in cyc:
     print("call cycle between files:", " <-> ".join(c))
 check(not cyc, "no call cycle between files")
+
+# The CUDA stand-in: its own objects (Makefile, $(STUB)/obj), one a file.
+STUB_DIR = "tests/cudastub"
+stub_objs = glob.glob(os.path.join(build, "cudastub", "obj", "*.o"))
+stub_src = {o: os.path.join(STUB_DIR, os.path.basename(o)[:-2] + ".c") for o in stub_objs}
+stub_src = {o: f for o, f in stub_src.items() if os.path.exists(f)}  # not stale objects
+if not stub_src:
+    print("NOTE: no objects of the CUDA stand-in in %s/cudastub/obj (make cudastub): its calls "
+          "are not checked" % build)
+else:
+    cyc = sccs(call_graph(stub_src))
+    for c in cyc:
+        print("call cycle between files:", " <-> ".join(c))
+    check(not cyc, "no call cycle between the CUDA stand-in's files (%s)" % STUB_DIR)
 
 # ---- includes ----------------------------------------------------------------
 sources = [f for r in ROOTS for f in glob.glob(os.path.join(r, "**", "*.[ch]"), recursive=True)]
@@ -195,7 +220,9 @@ for a, bs in sorted(fgraph.items()):
                   % (a, b, a, ", ".join(sorted(RUNTIME_USES.get(a, ()))) or "interp/"))
 
 # ---- sizes ---------------------------------------------------------------------
-for f in sorted(sources):
+stub_sources = glob.glob(os.path.join(STUB_DIR, "*.[ch]")) + \
+    glob.glob(os.path.join(STUB_DIR, "include", "*.h"))
+for f in sorted(sources + stub_sources):
     n = sum(1 for _ in open(f))
     if n > MAX_LINES and f in OVER:
         print("NOTE: %s has %d lines (%s)" % (f, n, OVER[f]))
