@@ -24,6 +24,11 @@ one_line_err() {
 }
 
 expect 0 "usage: stagecraft" -- $SC --help
+# --help names every option that errors point to; --version says SC_VERSION.
+expect 0 "--allow-write DIR" -- $SC --help
+expect 0 "--force-costs" -- $SC --help
+v=$(sed -n 's/^#define SC_VERSION "\(.*\)"/\1/p' lang/core/core.h)
+[ -n "$v" ] && [ "$($SC --version)" = "stagecraft $v" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: --version: $($SC --version 2>&1)" >&2; }
 expect 0 "interleaved" -- $SC list
 expect 0 "w_keep" -- $SC list 1f1b
 expect 0 "microbatches per step" -- $SC list examples/mymodel/schedule.lua
@@ -93,6 +98,17 @@ LUA
 expect 5 "dependency cycle across devices: d" -- $SC check "$tmp/cycle.lua"
 one_line_err $SC check "$tmp/cycle.lua"
 expect 5 "d1 #0 (F s1 mb1) needs F s0 mb1 from d0" -- $SC check "$tmp/cycle.lua"
+# compare writes all or nothing: a row that fails (exit 5) writes no --svg
+# of the rows that succeeded; an output that cannot be written stops compare
+# and plan before any recipe runs or any search (exit 2, docs/errors.md).
+expect 5 "not written: a row failed" -- $SC compare 1f1b "$tmp/cycle.lua" --svg "$tmp/cmp.svg"
+[ ! -e "$tmp/cmp.svg" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare wrote --svg with a failed row" >&2; }
+expect 0 "" -- $SC compare 1f1b zb-h1 --svg "$tmp/cmp.svg"
+[ -s "$tmp/cmp.svg" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare --svg not written" >&2; }
+expect 2 "cannot write '$tmp/none/x.svg'" -- $SC compare 1f1b "$tmp/cycle.lua" --svg "$tmp/none/x.svg"
+[ ! -s "$tmp/out" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: compare ran before checking --svg" >&2; }
+expect 2 "cannot write '$tmp/none/x.svg'" -- $SC plan -D p=4 -D m=8 --svg "$tmp/none/x.svg"
+[ ! -s "$tmp/out" ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: plan searched before checking --svg" >&2; }
 
 # Exit codes belong to the error that ends the run, not to one caught before.
 printf 'pcall(sc.program, {p = 0, m = 1, order = {}})\nerror("plain error")\n' >"$tmp/stale.lua"
@@ -157,7 +173,7 @@ expect 0 "full offload is not sustainable" -- $SC examples/can_offload.lua 16384
 expect 0 "full offload is sustainable" -- $SC examples/can_offload.lua 65536 4096 440 21 shared 8 32 2
 cmd=$(grep '^try: ' "$tmp/out" | sed 's/^try: stagecraft //')
 # shellcheck disable=SC2086
-$SC $cmd --json >"$tmp/adv.json" 2>&1 && python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['offload']; assert o['backed_off'] == 0 and o['moved'] == 447, o" "$tmp/adv.json" && ok || bad "the advice's command: $(head -c 300 "$tmp/adv.json")"
+$SC $cmd --json >"$tmp/adv.json" 2>&1 && python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['offload']; assert o['backed_off'] == 0 and o['moved'] == 447, o" "$tmp/adv.json" && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL: the advice's command: $(head -c 300 "$tmp/adv.json")" >&2; }
 # PyTorch has no offload action: the comms export leaves the copies out.
 $SC export gis -D offload=all --format torch-csv-comms >"$tmp/o.csv" && $SC export gis --format torch-csv-comms >"$tmp/o0.csv" &&
   cmp -s "$tmp/o.csv" "$tmp/o0.csv" && ! grep -q OFFLOAD "$tmp/o.csv" &&
@@ -235,6 +251,16 @@ for c in "sim $tmp/forge.lua --json" "--trust sim $tmp/forge2.lua --json" "run $
   else fail=$((fail+1)); echo "FAIL: $c: stdout is not the command's JSON alone" >&2; head -3 "$tmp/out" >&2; fi
 done
 expect 0 "1F0,1F1" -- $SC "$tmp/forge.lua"   # a script's print is its output
+
+# A script's write refusals name a script; a recipe it loads stays a recipe
+# (docs/sandbox.md#files-written).
+mkdir "$tmp/w"
+printf 'print(sc.load("1f1b"):svg("s.svg"))\n' >"$tmp/w/s.lua"
+printf 'return sc.load("1f1b"):svg("r.svg") and sc.load("1f1b")\n' >"$tmp/w/r.lua"
+printf 'sc.load("%s")\n' "$tmp/w/r.lua" >"$tmp/w/sr.lua"
+expect 10 "s.lua:1: sandbox: svg('s.svg'): a script writes files only in a folder the user grants" -- $SC "$tmp/w/s.lua"
+expect 10 "r.lua:1: sandbox: svg('r.svg'): a recipe writes files only in a folder the user grants" -- $SC "$tmp/w/sr.lua"
+expect 10 "svg('r.svg'): a recipe writes files only in a folder the user grants" -- $SC check "$tmp/w/r.lua"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -416,7 +416,7 @@ grep -qF "sandbox: svg('$tmp/out/co.svg'): a recipe may write files only in the 
 absent "$tmp/out/co.svg" "p:svg from a coroutine"
 # A script is sandboxed the same way; with --trust, anywhere.
 recipe script.lua "print(sc.program { p = 2, m = 2, rule = '1f1b' }:svg('$tmp/out/s.svg'))"
-expect 10 "sandbox: svg('$tmp/out/s.svg'): a recipe may write files only in the folder granted by --allow-write" -- $SC --allow-write "$tmp/r" "$tmp/r/script.lua"
+expect 10 "sandbox: svg('$tmp/out/s.svg'): a script may write files only in the folder granted by --allow-write" -- $SC --allow-write "$tmp/r" "$tmp/r/script.lua"
 absent "$tmp/out/s.svg" "a script's p:svg outside its folder"
 expect 0 "true" -- $SC --trust "$tmp/r/script.lua"
 present "$tmp/out/s.svg" "with --trust"

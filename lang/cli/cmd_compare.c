@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "bound/bound.h"
+#include "formats/atomic.h"
 #include "formats/svg.h"
 #include "ir/alloc.h"
 #include "lua/sc_auto.h"
@@ -188,6 +189,9 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
                                        "'stagecraft list')");
     if (c->to > 0 && c->to <= c->from)
         return sc_cli_fail(SC_EXIT_USAGE, "--to must be after --from");
+    char err[512]; /* an output that cannot be written: before any recipe runs */
+    if (c->svg && strcmp(c->svg, "-") != 0 && sc_atomic_check(c->svg, err, sizeof err) != 0)
+        return sc_cli_fail(SC_EXIT_USAGE, err);
     for (int k = 0; k < c->ndefs; k++) {
         int rc = expand(&c->defs[k]);
         if (rc)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bound/bound.h"
+#include "formats/atomic.h"
 #include "formats/jsonw.h"
 #include "ir/alloc.h"
 #include "plan/partition.h"
@@ -149,6 +150,9 @@ static int parse(lua_State *L, int argc, char **argv, sc_plan_run *r)
             return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
     }
+    char err[512]; /* an output that cannot be written: before the search (as compare) */
+    if (r->svg && sc_atomic_check(r->svg, err, sizeof err) != 0)
+        return sc_cli_fail(SC_EXIT_USAGE, err);
     if (r->layers_spec && user_def(r, "costs"))
         return sc_cli_fail(SC_EXIT_USAGE, "--layers and a cost file: give one (the layers make the costs)");
     const char *p = user_def(r, "p"), *m = user_def(r, "m");

@@ -296,7 +296,11 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
             print_notes(L, &c, decl);
         }
         fflush(stdout);
-        if (c.svg)
+        /* All or nothing (docs/cli.md, compare): a row that failed writes no
+         * picture of the others. A row over the cap is an answer, drawn. */
+        if (c.svg && first)
+            fprintf(stderr, "stagecraft: note: '%s' not written: a row failed\n", c.svg);
+        else if (c.svg)
             rc = write_svg(L, &c);
     }
     sc_compare_free(L, &c);

@@ -488,7 +488,7 @@ static int cmd_script(lua_State *L, int argc, char **argv)
     if (file) {
         sc_sandbox_seal(L);
         sc_sandbox_apply(L, -1, file);
-        sc_sandbox_enter(L, file); /* files the script writes: in its folder */
+        sc_sandbox_enter_script(L, file); /* files the script writes: in its folder */
     }
     sc_limits_arm(L);
     for (int i = 2; i < argc; i++)
@@ -541,8 +541,8 @@ static int cmd_costs(lua_State *L, int argc, char **argv)
 
 static int cmd_help(lua_State *L, int argc, char **argv)
 {
-    (void)L, (void)argc, (void)argv;
-    fputs(sc_usage_text(), stdout);
+    (void)L, (void)argc;
+    fputs(strcmp(argv[1], "--version") ? sc_usage_text() : "stagecraft " SC_VERSION "\n", stdout);
     return 0;
 }
 
@@ -617,7 +617,8 @@ int main(int argc, char **argv)
             char *args[] = {argv[0], "-", NULL};
             rc = cmd_script(L, 2, args);
         }
-    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    } else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+               strcmp(argv[1], "--version") == 0) {
         rc = cmd_help(L, argc, argv);
     } else if (command(argv[1])) {
         sc_sandbox_seal(L); /* strangers' recipes: no files outside their evaluation */

@@ -171,7 +171,7 @@ static int write_svg(const sc_plan_run *r)
     int bad = sc_plan_svg(f, r->plan, title, r->bytes_cap ? "bytes" : "units");
     bad |= fclose(f) != 0;
     int rc = bad ? sc_cli_fail(SC_EXIT_NOMEM, "out of memory")
-                 : sc_write_atomic(r->svg, buf, len, err, sizeof err) ? sc_cli_fail(SC_EXIT_ARG, err)
+                 : sc_write_atomic(r->svg, buf, len, err, sizeof err) ? sc_cli_fail(SC_EXIT_USAGE, err)
                                                                       : 0;
     free(buf);
     return rc;

@@ -69,6 +69,7 @@ const char *sc_usage_text(void)
     add(&t, "usage: stagecraft [COMMAND] ...\n");
     line(&t, "", "interactive REPL (stdin as a script if not a TTY)");
     line(&t, "FILE.lua [args...]", "run a script (the module is the global 'sc')");
+    line(&t, "--version", "print the version");
     for (size_t i = 0; i < NCOMMANDS; i++) {
         const struct command *c = &commands[i];
         if (c->synopsis)
@@ -81,8 +82,10 @@ const char *sc_usage_text(void)
         "Recipes and scripts run in a sandbox; the REPL and stdin do not. Options (before\n"
         "FILE.lua, or anywhere after a command):\n"
         "  --trust             lift the sandbox (for your own recipes and scripts)\n"
+        "  --allow-write DIR   the folder a recipe or script may write files in (else none)\n"
         "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
         "  --max-mem BYTES     Lua heap and programs, like 512M (default 1G; 0: no limit)\n"
-        "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n");
+        "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n"
+        "  --force-costs       use a cost file measured on another model anyway\n");
     return t.s;
 }

@@ -82,6 +82,9 @@ void sc_sandbox_enter(lua_State *L, const char *file);
  * evaluation (code a recipe left behind: an error object's __tostring)
  * reads and writes no files. */
 int sc_sandbox_grant_write(lua_State *L, const char *dir);
+/* sc_sandbox_enter for a script (stagecraft FILE.lua): the same rule; its
+ * refusals say "a script" where a recipe's say "a recipe". */
+void sc_sandbox_enter_script(lua_State *L, const char *file);
 void sc_sandbox_seal(lua_State *L);
 /* The rule for files read (sc.costs and the prelude's readers): inside the
  * recipe's folder as for dofile; pushes the path to open, or returns NULL

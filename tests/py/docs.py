@@ -298,9 +298,11 @@ class Doc:
                 got = read_until(r"\n> " + re.escape(word) + "$", 10)
                 os.write(fd, b"\x15\n")
                 read_until(r"\n> $")
-                want = sorted(" ".join(expected).split())
-                have = sorted(w for w in got.split() if w.startswith(word) and w != word
-                              and w.isprintable())
+                # In the order printed (readline's columns, read row by row):
+                # the listing is what a user sees, not only the same names.
+                want = " ".join(expected).split()
+                have = [w for w in got.split() if w.startswith(word) and w != word
+                        and w.isprintable()]
                 report(want == have, where, f"completions of {word}", f"want {want}\nhave {have}")
                 i = j
                 continue

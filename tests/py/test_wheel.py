@@ -9,6 +9,12 @@ the binary used is the package's own, the version is SC_VERSION
 objects and a Program draws itself (_repr_svg_). `python -m build` makes an
 sdist and, from it alone, a wheel that carries the binary too.
 
+Both halves build from private copies of the sources in a temporary
+folder, never in python/: setuptools writes python/build/ (bdist.*/wheel/
+...dist-info), and tests/torch/run.sh pip-installs the package at the same
+time under `make test`; two builds in one python/build/ collide ("[Errno 17]
+File exists: ...dist-info").
+
 Installing needs setuptools (and `build` for python -m build) from a
 package registry or pip's cache: where neither has them, the test skips,
 saying so. The check tier runs the source-tree half only (version and the
@@ -56,6 +62,18 @@ OFFLINE = re.compile(r"Could not find a version that satisfies|No matching distr
                      r"Failed to establish a new connection|Temporary failure in name resolution|"
                      r"Network is unreachable|ProxyError|ConnectTimeout")
 
+def copy_sources(dst):
+    """A private copy of what a wheel's build reads (python/ and the C core
+    beside it, setup.py's CORE), in dst: its build folders (python/build,
+    build/python) are its own."""
+    shutil.copytree(os.path.join(ROOT, "python"), os.path.join(dst, "python"),
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "dist", "__pycache__"))
+    for name in ("Makefile", "interp", "lang", "runtime", "stdlib", "tools", "include"):
+        s = os.path.join(ROOT, name)
+        (shutil.copytree if os.path.isdir(s) else shutil.copy2)(s, os.path.join(dst, name))
+    return os.path.join(dst, "python")
+
+
 version = re.search(r'^#define SC_VERSION "([^"]+)"',
                     open(os.path.join(ROOT, "lang", "core", "core.h")).read(), re.M).group(1)
 tmp = tempfile.mkdtemp(prefix="sc_wheel_")
@@ -84,12 +102,16 @@ try:
         done()
 
     # ---- pip install ./python into a fresh venv -----------------------------
+    # (from a copy: nothing of this test's build lands in the repository's
+    # python/, where another suite's pip install builds at the same time)
+    mine = [n for n in ("build", "stagecraft.egg-info")
+            if not os.path.exists(os.path.join(ROOT, "python", n))]
     venv = os.path.join(tmp, "venv")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     py = os.path.join(venv, "bin", "python")
     r = subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check",
-                        os.path.join(ROOT, "python")], capture_output=True, text=True,
-                       env=clean_env(), cwd=tmp)
+                        copy_sources(os.path.join(tmp, "pipsrc"))], capture_output=True,
+                       text=True, env=clean_env(), cwd=tmp)
     if r.returncode != 0 and OFFLINE.search(r.stdout + r.stderr):
         skipped += 1
         print("wheel: skipped: pip cannot get setuptools (no package registry and no "
@@ -127,6 +149,9 @@ except stagecraft.Error as e:
                        env=clean_env())
     check(f"Version: {version}" in r.stdout, f"the wheel's version: {r.stdout[:200]}")
 
+    made = [n for n in mine if os.path.exists(os.path.join(ROOT, "python", n))]
+    check(not made, f"pip install wrote into the repository's python/: {made}")
+
     # ---- python -m build: an sdist, and a wheel made from it alone ----------
     r = subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "build"],
                        capture_output=True, text=True, env=clean_env(), cwd=tmp)
@@ -136,14 +161,8 @@ except stagecraft.Error as e:
               "and no cached wheel?): " + (r.stdout + r.stderr)[-300:])
         done()
     # a copy of python/: build writes python/build and *.egg-info beside it
-    work = os.path.join(tmp, "src")
-    shutil.copytree(os.path.join(ROOT, "python"), os.path.join(work, "python"),
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "dist", "__pycache__"))
-    for name in ("Makefile", "interp", "lang", "runtime", "stdlib", "tools", "include"):
-        s = os.path.join(ROOT, name)
-        (shutil.copytree if os.path.isdir(s) else shutil.copy2)(s, os.path.join(work, name))
     out = os.path.join(tmp, "dist")
-    r = subprocess.run([py, "-m", "build", "--outdir", out, os.path.join(work, "python")],
+    r = subprocess.run([py, "-m", "build", "--outdir", out, copy_sources(os.path.join(tmp, "src"))],
                        capture_output=True, text=True, env=clean_env(), cwd=tmp)
     check(r.returncode == 0, "python -m build: " + (r.stdout + r.stderr)[-1500:])
     files = sorted(os.listdir(out)) if os.path.isdir(out) else []

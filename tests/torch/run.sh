@@ -95,8 +95,16 @@ launch() { # python world -> runs train.py on `world` ranks, counts its summary
 }
 
 # The package as a user installs it (pip install ./python), into this run's
-# own folder: the shared environments hold torch only.
-if python3 -m pip install -q --no-deps --target "$tmp/pkg" ./python >"$tmp/pkg.log" 2>&1; then
+# own folder: the shared environments hold torch only. Built from a private
+# copy of the sources (python/ and the C core beside it, setup.py's CORE):
+# setuptools builds in python/build/, where tests/py/test_wheel.py's install
+# runs at the same time under `make test` (two builds there collide:
+# "[Errno 17] File exists: ...dist-info").
+mkdir "$tmp/src"
+tar -cf - --exclude=./python/build --exclude='./python/*.egg-info' --exclude=./python/dist \
+  --exclude='__pycache__' ./python ./Makefile ./interp ./lang ./runtime ./stdlib ./tools ./include |
+  tar -xf - -C "$tmp/src"
+if python3 -m pip install -q --no-deps --target "$tmp/pkg" "$tmp/src/python" >"$tmp/pkg.log" 2>&1; then
   pass=$((pass+1)); export PYTHONPATH="$tmp/pkg"
 else
   fail=$((fail+1)); say "FAIL: pip install ./python: $(tail -1 "$tmp/pkg.log")"
