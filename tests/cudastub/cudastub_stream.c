@@ -305,33 +305,32 @@ static void ev_wait(void *p)
     pthread_mutex_unlock(&stub_G.mu);
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+/* Queues on s an operation of event e: its completion (record: a new
+ * version of e) or a wait for the version recorded now (0: nothing to
+ * wait for). */
+static cudaError_t event_op(cudaStream_t s, cudaEvent_t e, int record, const char *what)
 {
-    if (!event_ok(e, "cudaEventRecord") || !stub_stream_ok(s, "cudaEventRecord"))
+    if (!event_ok(e, what) || !stub_stream_ok(s, what))
         RET(cudaErrorInvalidResourceHandle);
     evop *o = malloc(sizeof *o);
     if (!o)
         RET(cudaErrorMemoryAllocation);
     stub_lock();
     o->e = e;
-    o->v = ++e->recorded;
+    o->v = record ? ++e->recorded : e->recorded;
     stub_unlock();
-    return sc_cudastub_enqueue(s, ev_complete, o, free, "cudaEventRecord");
+    return sc_cudastub_enqueue(s, record ? ev_complete : ev_wait, o, free, what);
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    return event_op(s, e, 1, "cudaEventRecord");
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags)
 {
     (void)flags;
-    if (!event_ok(e, "cudaStreamWaitEvent") || !stub_stream_ok(s, "cudaStreamWaitEvent"))
-        RET(cudaErrorInvalidResourceHandle);
-    evop *o = malloc(sizeof *o);
-    if (!o)
-        RET(cudaErrorMemoryAllocation);
-    stub_lock();
-    o->e = e;
-    o->v = e->recorded; /* the version recorded now; 0: nothing to wait for */
-    stub_unlock();
-    return sc_cudastub_enqueue(s, ev_wait, o, free, "cudaStreamWaitEvent");
+    return event_op(s, e, 0, "cudaStreamWaitEvent");
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t e)
