@@ -59,6 +59,12 @@ then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: sim --json contents" >
 expect 2 "unknown parameter 'q' for recipe '1f1b'" -- $SC check 1f1b -D q=1
 expect 2 "parameter 'm': expected a number, got 'x'" -- $SC sim 1f1b -D m=x
 expect 2 "parameter 'm': expected a number, got '4,8' (a sweep of values, like 4,8 or 2:8:2, runs in sim and compare only)" -- $SC show 1f1b -D m=4,8
+# show's views: one at a time (a terminal view or files), none silently dropped.
+expect 2 "show: --ascii and --dump print to the terminal, --svg and --trace write files: give one kind" -- \
+  $SC show 1f1b --ascii --svg "$tmp/views.svg"
+[ -e "$tmp/views.svg" ] && bad "show --ascii --svg wrote the picture" || ok
+expect 2 "show: --ascii and --dump are two views: give one" -- $SC show 1f1b --dump --ascii
+expect 0 "# stagecraft program" -- $SC show 1f1b --dump --dump
 expect 2 "unknown recipe 'nope'" -- $SC check nope
 expect 2 "missing RECIPE" -- $SC check
 expect 2 "unknown option '--frobnicate'" -- $SC sim 1f1b --frobnicate

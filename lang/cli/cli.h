@@ -35,9 +35,10 @@ int sc_cli_torch_version(const char *s, int *v);
  * the error and returns its exit code; else 0. */
 int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan);
 
-/* show --svg FILE and/or --trace FILE. */
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
-                      const sc_svg_opts *so);
+/* show --svg FILE and/or --trace FILE; text (--ascii or --dump given too)
+ * is refused: they print to the terminal, these write files. */
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, int text,
+                      sc_lprog *lp, const sc_svg_opts *so);
 /* compare --svg FILE: n programs stacked on one time axis. */
 int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
                      const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o);

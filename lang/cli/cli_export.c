@@ -204,9 +204,12 @@ int sc_cli_export(const char *recipe, const char *format, const char *out, const
     return write_outputs(&j, &out, 1);
 }
 
-int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, sc_lprog *lp,
-                      const sc_svg_opts *so)
+int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, int text,
+                      sc_lprog *lp, const sc_svg_opts *so)
 {
+    if (text)
+        return sc_cli_fail(SC_EXIT_USAGE, "show: --ascii and --dump print to the terminal, "
+                                          "--svg and --trace write files: give one kind");
     const sc_sim *sim = NULL;
     int rc = prepare(lp, &sim);
     if (rc)

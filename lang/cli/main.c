@@ -64,10 +64,11 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                 return rc;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
-        } else if (strcmp(a, "--ascii") == 0) {
-            o->dump = 0;
-        } else if (strcmp(a, "--dump") == 0) {
-            o->dump = 1;
+        } else if (strcmp(a, "--ascii") == 0 || strcmp(a, "--dump") == 0) {
+            int v = a[2] == 'd' ? 1 : 2; /* dump: 0 none given, 1 --dump, 2 --ascii */
+            if (o->dump && o->dump != v)
+                return sc_cli_fail(SC_EXIT_USAGE, "show: --ascii and --dump are two views: give one");
+            o->dump = v;
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
@@ -272,9 +273,9 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (strcmp(o->cmd, "export") == 0)
         return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
-        return sc_cli_show_files(o->recipe, o->svg, o->trace, lp, &so);
+        return sc_cli_show_files(o->recipe, o->svg, o->trace, o->dump, lp, &so);
     /* sim and show verify through the simulation's replay. */
-    int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && !o->dump);
+    int simulate = strcmp(o->cmd, "sim") == 0 || (strcmp(o->cmd, "show") == 0 && o->dump != 1);
     st = simulate ? SC_OK : sc_lua_check(lp);
     if (st)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
@@ -287,7 +288,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
                sc_prog_total_instructions(pg));
         return 0;
     }
-    if (strcmp(o->cmd, "show") == 0 && o->dump) {
+    if (strcmp(o->cmd, "show") == 0 && o->dump == 1) {
         char *s = sc_render_dump(pg);
         if (!s)
             return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
