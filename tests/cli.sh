@@ -68,6 +68,7 @@ expect 0 "# stagecraft program" -- $SC show 1f1b --dump --dump
 expect 2 "unknown recipe 'nope'" -- $SC check nope
 expect 2 "missing RECIPE" -- $SC check
 expect 2 "unknown option '--frobnicate'" -- $SC sim 1f1b --frobnicate
+expect 2 "unknown option '--jsn' for 'sim'; did you mean '--json'?" -- $SC sim 1f1b --jsn
 expect 2 "-D needs NAME=VALUE" -- $SC sim 1f1b -D m
 expect 3 "interleaved needs m to be a multiple of p and m >= p (m = 6, p = 4)" -- $SC check interleaved -D m=6
 expect 3 "devices p = 0 is out of range" -- $SC check 1f1b -D p=0

@@ -61,6 +61,10 @@ int sc_cli_status_fail(sc_status st, const char *fmt, ...) __attribute__((format
 /* Prints "stagecraft: error: msg" on stderr, control bytes other than
  * newline and tab as \xNN; returns code. */
 int sc_cli_fail(int code, const char *msg);
+
+/* An option that check, sim, show and export do not know: the message,
+ * with the nearest of theirs ("did you mean '--json'?"), exit code 2. */
+int sc_cli_unknown_option(const char *opt, const char *cmd);
 /* The same with the message formatted (up to 1 KiB). */
 int sc_cli_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* While buf is set (len > 0), sc_cli_fail keeps its first message in buf

@@ -22,6 +22,19 @@ static sc_limits limits = SC_LIMITS_DEFAULT;
 static char *capture;
 static size_t capture_len;
 
+int sc_cli_unknown_option(const char *opt, const char *cmd)
+{
+    static const char *const known[] = {
+        "--json", "--ascii", "--dump", "--svg", "--trace", "--format", "-o", "--width", "--from",
+        "--to", "--optimal", "--time-limit", "--comm", "--torch", "--torchtitan", "--trust",
+        "--allow-write", "--max-steps", "--max-mem", "--max-time"};
+    char hint[160], msg[320];
+    int near = sc_did_you_mean(hint, sizeof hint, opt, known, (int)(sizeof known / sizeof *known));
+    snprintf(msg, sizeof msg, "unknown option '%.80s' for '%s'%s%s", opt, cmd, near ? "; " : "",
+             hint);
+    return sc_cli_fail(SC_EXIT_USAGE, msg);
+}
+
 void sc_cli_capture(char *buf, size_t len)
 {
     capture = len ? buf : NULL;

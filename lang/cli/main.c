@@ -116,8 +116,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                               : a[2] == 'f' ? &o->format : &o->out;
             *slot = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            snprintf(msg, sizeof msg, "unknown option '%s' for '%s'", a, o->cmd);
-            return sc_cli_fail(SC_EXIT_USAGE, msg);
+            return sc_cli_unknown_option(a, o->cmd);
         } else if (!o->recipe) {
             o->recipe = a;
         } else {
