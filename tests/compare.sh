@@ -63,6 +63,13 @@ expect 2 "missing RECIPE" -- $SC compare -D m=8
 expect 2 "unknown option '--frob' for 'compare'" -- $SC compare 1f1b --frob
 # A name only some recipes declare goes to those, and a note says so.
 expect 0 "note: v is not a parameter of 1f1b, zb-h1 (left out there)" -- $SC compare 1f1b zb-h1 interleaved -D v=3 -D m=8
+# Rows of different sizes say so (a recipe's own p against the stdlib's 4).
+printf '%s\n' 'local P = sc.params { {"m", 6, "microbatches"} }' \
+  'return sc.program { p = 3, m = P.m, rule = "1f1b" }' >"$tmp/three.lua"
+expect 0 "note: the rows differ in devices: $tmp/three.lua 3, 1f1b 4 (each recipe's own p; -D p=N sets one)" -- \
+  $SC compare "$tmp/three.lua" 1f1b -D m=6
+expect 0 "1f1b" -- $SC compare 1f1b zb-h1 -D m=6
+grep -q "differ in devices" "$tmp/out" && bad "a note on rows of the same size" || ok
 $SC compare interleaved -D v=3 -D m=8 --json >"$tmp/v.json"; $SC sim interleaved -D v=3 -D m=8 --json >"$tmp/v1.json"
 py "the name reached the recipe that declares it" '
 import json, sys

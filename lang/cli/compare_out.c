@@ -213,6 +213,27 @@ static void print_notes(lua_State *L, const cmp *c, int decl)
         else if (missing)
             printf("note: %s is not a parameter of %s (left out there)\n", c->defs[k].name, list);
     }
+    /* Rows of different sizes are not alike: say so (a recipe's own p). */
+    int lo = 0, hi = 0;
+    char sizes[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < c->nrows; i++) {
+        const row *w = &c->rows[i];
+        if (w->error)
+            continue;
+        lo = lo && lo < w->P ? lo : w->P;
+        hi = hi > w->P ? hi : w->P;
+        char clean[64];
+        if (n + 80 < sizeof sizes)
+            n += (size_t)snprintf(sizes + n, sizeof sizes - n, "%s%s %d", n ? ", " : "",
+                                  sc_clean_text(clean, sizeof clean, c->recipes[w->recipe], 0), w->P);
+    }
+    int swept = 0; /* -D p=...: the rows differ by the user's choice */
+    for (int k = 0; k < c->ndefs; k++)
+        swept |= strcmp(c->defs[k].name, "p") == 0;
+    if (lo != hi && !swept)
+        printf("note: the rows differ in devices: %s (each recipe's own p; -D p=N sets one)\n",
+               sizes);
     if (c->bytes && c->nrows)
         printf("note: peak bytes of the built-in model (stagecraft run's, "
                "docs/run.md#memory-units-in-bytes): the memory model is the model's, w_keep = 1\n");
