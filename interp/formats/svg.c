@@ -159,7 +159,7 @@ static void legend(FILE *f, const frame *fr, double tcomm_all)
     if (fr->host) {
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#16a085\"/><text "
                    "x=\"%d\" y=\"%d\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"%d\" "
-                   "width=\"12\" height=\"6\" fill=\"#8e44ad\"/><text x=\"%d\" y=\"%d\" "
+                   "width=\"12\" height=\"6\" fill=\"#e84393\"/><text x=\"%d\" y=\"%d\" "
                    "font-size=\"11\">reload</text>\n",
                 x, y + 2, x + 16, y + 9, x + 76, y + 2, x + 92, y + 9);
         x += 150;
@@ -315,7 +315,7 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
                         x0, yh, w > 0.5 ? w : 0.5, XFER_H,
-                        sc_op_has(in->op, SC_OPF_OUT) ? "#16a085" : "#8e44ad", name);
+                        sc_op_has(in->op, SC_OPF_OUT) ? "#16a085" : "#e84393", name);
             }
         }
         step_marks(f, fr, pg, sim, v, n, d, y);
