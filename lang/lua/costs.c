@@ -448,12 +448,12 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
          * the others into its seconds, so a program built from them
          * without the file would be neither the file's nor the recipe's. */
         lua_pop(L, 1);
-        lua_getglobal(L, "sc");
-        lua_pushliteral(L, "_pcosts");
-        int has = lua_istable(L, -2) && lua_rawget(L, -2) == LUA_TTABLE;
-        if (!lua_istable(L, -2))
-            lua_pushnil(L);
-        lua_remove(L, -2);
+        int has = 0;
+        if (lua_getglobal(L, "sc") == LUA_TTABLE) {
+            lua_pushliteral(L, "_pcosts");
+            has = lua_rawget(L, -2) == LUA_TTABLE;
+            lua_remove(L, -2);
+        }
         if (!has) {
             lua_pop(L, 1);
             return;
