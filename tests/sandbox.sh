@@ -476,7 +476,11 @@ recipe erreq.lua "error(setmetatable({}, {__eq = function() os_ok = true; return
 expect 8 "not a message" -- $SC list "$tmp/r/erreq.lua"
 # (3) The cost-file helpers read under the sandbox's rule, from a script too.
 recipe readany.lua "print(sc.costs_of{costs = '/etc/passwd'})"
-expect 10 "readany.lua:1: sandbox: sc.costs('/etc/passwd'): a recipe may read files in its own folder only" -- $SC "$tmp/r/readany.lua"
+expect 10 "readany.lua:1: sandbox: sc.costs('/etc/passwd'): a script may read files in its own folder only" -- $SC "$tmp/r/readany.lua"
+# A script's refusals name it a script; a recipe's, checked, a recipe.
+recipe ioscript.lua 'io.write("x")'
+expect 10 "ioscript.lua:1: sandbox: io is not available to scripts" -- $SC "$tmp/r/ioscript.lua"
+expect 10 "ioscript.lua:1: sandbox: io is not available to recipes" -- $SC check "$tmp/r/ioscript.lua"
 recipe readany2.lua "local C = sc.costs_of{costs = '/etc/passwd'}
 return sc.program { p = 2, m = 2, rule = '1f1b' }"
 expect 10 "readany2.lua:1: sandbox: sc.costs('/etc/passwd')" -- $SC check "$tmp/r/readany2.lua"

@@ -13,11 +13,9 @@
 
 /* ---- files written by sandboxed code ----------------------------------- */
 
-#define WINDOW_KEY "stagecraft.sandbox_window" /* a list: the folders, innermost last */
 #define SEALED_KEY "stagecraft.sandbox_sealed"
 #define GRANT_KEY "stagecraft.sandbox_grant"   /* the real path of --allow-write DIR */
 #define MADE_KEY "stagecraft.sandbox_made"     /* set of the files written in this run */
-#define SCRIPT_KEY "stagecraft.sandbox_script" /* the window's depth of a script (FILE.lua) */
 
 /* The real path of the folder that holds file, pushed ("" for none). */
 static void push_folder(lua_State *L, const char *file)
@@ -58,19 +56,6 @@ void sc_sandbox_enter_script(lua_State *L, const char *file)
     lua_pop(L, 1);
     lua_pushinteger(L, depth);
     lua_setfield(L, LUA_REGISTRYINDEX, SCRIPT_KEY);
-}
-
-/* What the innermost evaluation runs, for refusals: "script" (the window's
- * depth that sc_sandbox_enter_script recorded) or "recipe" (also a recipe a
- * script loads: a deeper window). */
-static const char *noun(lua_State *L)
-{
-    lua_getfield(L, LUA_REGISTRYINDEX, WINDOW_KEY);
-    lua_Integer depth = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, SCRIPT_KEY);
-    int script = depth > 0 && lua_tointeger(L, -1) == depth;
-    lua_pop(L, 2);
-    return script ? "script" : "recipe";
 }
 
 void sc_sandbox_leave(lua_State *L)
@@ -196,12 +181,12 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
         sc_sandbox_violation(L, "%s('%s'): a recipe from the stdlib writes no files", what, path);
     const char *folder = lua_tostring(L, -1);
     if (lua_named(path))
-        sc_sandbox_violation(L, "%s('%s'): a %s may not write .lua files", what, path, noun(L));
+        sc_sandbox_violation(L, "%s('%s'): a %s may not write .lua files", what, path, sc_sandbox_noun(L));
     lua_getfield(L, LUA_REGISTRYINDEX, GRANT_KEY);
     const char *root = lua_tostring(L, -1);
     if (!root)
         sc_sandbox_violation(L, "%s('%s'): a %s writes files only in a folder the user grants "
-                             "(--allow-write DIR)", what, path, noun(L));
+                             "(--allow-write DIR)", what, path, sc_sandbox_noun(L));
     /* A relative path is relative to the recipe's folder, as for reading. */
     if (path[0] == '/')
         lua_pushstring(L, path);
@@ -213,10 +198,10 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     memcpy(norm, joined, len + 1);
     sc_sandbox_normalize(norm);
     if (lua_named(norm))
-        sc_sandbox_violation(L, "%s('%s'): a %s may not write .lua files", what, path, noun(L));
+        sc_sandbox_violation(L, "%s('%s'): a %s may not write .lua files", what, path, sc_sandbox_noun(L));
     if (!sc_sandbox_inside(norm, root) || strcmp(norm, root) == 0)
         sc_sandbox_violation(L, "%s('%s'): a %s may write files only in the folder granted by "
-                             "--allow-write (%s)", what, path, noun(L), root);
+                             "--allow-write (%s)", what, path, sc_sandbox_noun(L), root);
     if (sc_sandbox_dotted(norm, root))
         sc_sandbox_violation(L, "%s('%s'): dotfiles and dot-folders are refused (.git/hooks, .env: "
                              "other programs read them)", what, path);
@@ -240,7 +225,7 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
                              "--allow-write (%s)", what, path, root);
     if (exists && !made(L, norm, 0))
         sc_sandbox_violation(L, "%s('%s'): the file exists: a %s never replaces a file it did "
-                             "not write in this run", what, path, noun(L));
+                             "not write in this run", what, path, sc_sandbox_noun(L));
     made(L, norm, 1);
     lua_pushstring(L, norm);
     return lua_tostring(L, -1);

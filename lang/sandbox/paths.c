@@ -37,6 +37,16 @@ static void where(lua_State *L)
     luaL_where(L, 1);
 }
 
+const char *sc_sandbox_noun(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, WINDOW_KEY);
+    lua_Integer depth = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, SCRIPT_KEY);
+    int script = depth > 0 && lua_tointeger(L, -1) == depth;
+    lua_pop(L, 2);
+    return script ? "script" : "recipe";
+}
+
 int sc_sandbox_violation(lua_State *L, const char *fmt, ...)
 {
     where(L);

@@ -162,8 +162,8 @@ const char *sc_sandbox_resolve(lua_State *L, const char *root, const char *path,
     memcpy(norm, joined, len + 1);
     sc_sandbox_normalize(norm);
     if (!sc_sandbox_inside(norm, root)) {
-        sc_sandbox_violation(L, "%s('%s'): a recipe may read files in its own folder only (%s)", what, path,
-                  root);
+        sc_sandbox_violation(L, "%s('%s'): a %s may read files in its own folder only (%s)", what,
+                             path, sc_sandbox_noun(L), root);
         return NULL;
     }
     if (sc_sandbox_dotted(norm, root)) {
@@ -462,8 +462,9 @@ static int refused_index(lua_State *L)
     if (lua_type(L, 2) == LUA_TSTRING) {
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
-            return sc_sandbox_violation(L, "%s%s is not available to recipes",
-                             lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, 2));
+            return sc_sandbox_violation(L, "%s%s is not available to %ss",
+                                        lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, 2),
+                                        sc_sandbox_noun(L));
     }
     return 0;
 }

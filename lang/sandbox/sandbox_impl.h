@@ -6,6 +6,14 @@
 
 #include <lua.h>
 
+#define WINDOW_KEY "stagecraft.sandbox_window" /* a list: the folders, innermost last */
+#define SCRIPT_KEY "stagecraft.sandbox_script" /* the window's depth of a script (FILE.lua) */
+
+/* What the innermost evaluation runs, for refusals: "script" (the window's
+ * depth that sc_sandbox_enter_script recorded) or "recipe" (also a recipe a
+ * script loads: a deeper window). */
+const char *sc_sandbox_noun(lua_State *L);
+
 /* Raises "FILE:LINE: sandbox: ..." (printf-like fmt, Lua's %s %d %f) with
  * the sandbox's exit code and the hint that --trust lifts it. */
 int sc_sandbox_violation(lua_State *L, const char *fmt, ...);
