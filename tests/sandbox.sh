@@ -384,6 +384,51 @@ recipe flood.lua 'local s = string.rep("F0 ", 3e6)
 return sc.program { p = 4096, m = 4, order = function() return s end }'
 expect 5 "device 0: too many passes: 4096 stages x 4 microbatches have at most 49152" -- $SC check "$tmp/r/flood.lua"
 
+# ---- sc.plan from a recipe: the recipe's rules (issue 44) -----------------
+case "$SC" in *asan*) asan=1 ;; *) asan= ;; esac
+# Its cost file passes the recipe's read rule, and granting it to the
+# candidates opens nothing else to the recipe afterwards.
+recipe planread.lua "sc.plan{p = 2, m = 4, costs = '/etc/passwd'}"
+expect 10 "planread.lua:1: sandbox: sc.plan('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/planread.lua"
+recipe planread2.lua "pcall(sc.plan, {p = 2, m = 4, costs = '/etc/passwd'})
+return sc.costs('/etc/passwd')"
+expect 10 "planread2.lua:2: sandbox: sc.costs('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/planread2.lua"
+printf '{"stages": 2}' >"$tmp/r/mine.json"
+recipe planown.lua "local ok, e = pcall(sc.plan, {p = 2, m = 4, costs = 'mine.json'})
+assert(ok or not tostring(e):find('sandbox'), e)
+$PROG"
+expect 0 "ok:" -- $SC check "$tmp/r/planown.lua"
+# Its candidates nest in the recipe's evaluation: a loop of plans, and a
+# backtracking search after one plan, stop at the recipe's limits.
+recipe planloop.lua "for i = 1, 1e6 do sc.plan{p = 2, m = 4} end
+$PROG"
+start=$(date +%s)
+expect 7 "planloop.lua:1: time limit exceeded: the evaluation ran longer than 2 s" -- $SC check "$tmp/r/planloop.lua" --max-time 2
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || ko "a loop of sc.plan outran --max-time 2"
+expect 7 "step limit exceeded: more than 200000 Lua instructions" -- $SC check "$tmp/r/planloop.lua" --max-steps 2e5
+recipe planfind.lua 'sc.plan{p = 2, m = 4}
+local s = string.rep("a", 40)
+return s:find(string.rep("a*", 40) .. "b")'
+start=$(date +%s)
+expect 7 "planfind.lua:3: time limit exceeded: the evaluation ran longer than 2 s" -- $SC check "$tmp/r/planfind.lua" --max-time 2
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || ko "a search after sc.plan outran --max-time 2"
+# Its fields are text in the Lua heap: a field whose __tostring raises
+# holds nothing, a huge field is refused, and many calls stay small.
+recipe planmem.lua "local bad = setmetatable({}, {__tostring = function() error('nope') end})
+local big = string.rep('x', 1e6)
+for i = 1, 200 do
+  assert(not pcall(sc.plan, {p = 2, m = 4, a = big, z = bad}))
+end
+local ok, e = pcall(sc.plan, {p = 2, m = 4, a = big})
+error(e, 0)"
+expect 8 "plan: field 'a' is too long (at most 4096 bytes of text)" -- $SC check "$tmp/r/planmem.lua" --max-mem 64M
+if [ -z "$asan" ]; then
+  rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' $SC check "$tmp/r/planmem.lua" --max-mem 64M)
+  [ "$rss" -lt 150 ] && ok || ko "200 refused sc.plan calls held $rss MB (the limit is 64 MB)"
+fi
+
 # ---- files a program writes (p:svg, p:trace, p:export): the grant only ----
 recipe draw.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:svg("pic.svg"); p:trace("sub/t.json"); p:export("torch-csv", "s.csv")

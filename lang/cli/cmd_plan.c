@@ -507,9 +507,12 @@ static int lua_plan(lua_State *L)
         const char *k = lua_tostring(L, -2), *o = NULL;
         size_t lv;
         const char *v = luaL_tolstring(L, -1, &lv); /* may raise: nothing is held yet */
-        if (lv > PLAN_FIELD_MAX || strlen(k) > 64)
-            return luaL_error(L, "plan: field '%.64s' is too long (at most %d bytes of text)", k,
-                              PLAN_FIELD_MAX);
+        if (lv > PLAN_FIELD_MAX || strlen(k) > 64) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "plan: field '%.64s' is too long (at most %d bytes of text)", k,
+                     PLAN_FIELD_MAX);
+            return luaL_error(L, "%s", msg);
+        }
         for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
             if (strcmp(k, opts[j][0]) == 0)
                 o = opts[j][1];
@@ -549,12 +552,9 @@ static int lua_plan(lua_State *L)
     if (st == LUA_OK)
         rc = (int)lua_tointeger(L, -1);
     run_free(L, &pc->r); /* whatever happened inside */
-    if (st != LUA_OK || sc_limits_hit(L)) { /* a limit's error wins: the evaluation is over */
-        if (st == LUA_OK)
-            lua_pushliteral(L, "limit");
-        sc_limits_error(L);
+    sc_limits_raise_here(L); /* a limit's error wins, on the recipe's line */
+    if (st != LUA_OK)
         return lua_error(L);
-    }
     if (rc)
         return luaL_error(L, "%s", err[0] ? err : "out of memory");
     lua_pop(L, 1);

@@ -13,7 +13,7 @@
  * so the error's longjmp leaks nothing.
  *
  * The patterns and the four functions are those of Lua 5.4's manual
- * (§6.4.1): classes %a %c %d %g %l %p %s %u %w %x and their complements,
+ * (its section "Patterns"): classes %a %c %d %g %l %p %s %u %w %x and their complements,
  * sets, `.`, the quantifiers * + - ?, anchors ^ and $, captures and
  * position captures, %1-%9, %bxy and %f[set]; the same errors; find's
  * plain search (glibc's memmem: linear, where a naive search is m·n).

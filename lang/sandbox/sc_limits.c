@@ -441,6 +441,16 @@ void sc_limits_close(lua_State *L)
     }
 }
 
+int sc_limits_raise_here(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim || !lim->hit)
+        return 0;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    return raise_limit(L, lim, 1);
+}
+
 void sc_limits_describe(const sc_limits *lim, sc_limit_kind kind, char *buf, size_t len)
 {
     sc_limits t = *lim;

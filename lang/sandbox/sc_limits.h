@@ -110,6 +110,11 @@ int sc_limits_error(lua_State *L);
 /* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
  * the error: the evaluation has failed all the same. */
 int sc_limits_hit(lua_State *L);
+/* When a limit was hit (by a nested evaluation: sc.plan's candidates),
+ * raises its error anew with the position of the C function's caller, the
+ * recipe's line, not the candidate's where it was hit; returns 0 when no
+ * limit was hit. */
+int sc_limits_raise_here(lua_State *L);
 /* When a limit was hit: its message in buf, returns 1; else 0. */
 int sc_limits_message(const sc_limits *lim, char *buf, size_t len);
 /* The message of limit `kind` of lim, hit or not (for a backstop's). */
