@@ -493,6 +493,43 @@ printf 'sc.load("%s")
 ' "$tmp/r/drawout.lua" >"$tmp/loader.lua"
 expect 10 "a recipe writes files only in a folder the user grants" -- sh -c "$SC <'$tmp/loader.lua'"
 
+# Writes go through the granted folder's descriptor, opened once (round
+# four, item 4): while the recipe writes many files, a local process keeps
+# swapping the folder (or a subfolder) for a link to another folder
+# (tests/py/swapdir.py). Nothing may land in the other folder, no temporary
+# file may be left anywhere, and the run ends normally (each write is
+# pcall'ed: a write refused mid-swap is fine). Before the descriptor, files
+# and temporary files landed in the other folder in most runs.
+full && secs=3 || secs=2
+for below in "" /sub; do
+  rm -rf "$tmp/race"; mkdir -p "$tmp/race/r/out/sub" "$tmp/race/other"
+  printf '%s\n' "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+p:export('torch-csv', 'out$below/start.csv')
+local n, i, t0 = 0, 0, os.time()
+while n < 300 and i < 100000 and os.time() - t0 < $secs do
+  i = i + 1
+  if pcall(p.export, p, 'torch-csv', 'out$below/f' .. i .. '.csv') then n = n + 1 end
+end
+return p" >"$tmp/race/r/race.lua"
+  expect 0 "ok:" -- python3 tests/py/swapdir.py "$tmp/race/r/out$below" "$tmp/race/other" 20 -- \
+    $SC check "$tmp/race/r/race.lua" --allow-write "$tmp/race/r/out"
+  n=$(find "$tmp/race/other" -mindepth 1 | wc -l)
+  [ "$n" = 0 ] && ok || ko "swapping out$below: $n files written into the other folder"
+  n=$(find "$tmp/race" -name '*.tmp*' | wc -l)
+  [ "$n" = 0 ] && ok || ko "swapping out$below: $n temporary files left behind"
+  [ "$(find "$tmp/race/r/out$below" -name 'f*.csv' | wc -l)" -gt 0 ] && ok ||
+    ko "swapping out$below: no file written at all (the race ran nothing)"
+done
+# A link below the granted folder is followed by no write, even one to a
+# folder inside it (the folders are opened one by one, O_NOFOLLOW).
+mkdir -p "$tmp/race/r/out/real"; ln -s real "$tmp/race/r/out/alias"
+printf '%s\n' "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
+p:svg('out/alias/pic.svg')
+return p" >"$tmp/race/r/alias.lua"
+expect 10 "sandbox: svg('out/alias/pic.svg'): a folder in the path is a symbolic link: writes inside the granted folder follow none" -- \
+  $SC check "$tmp/race/r/alias.lua" --allow-write "$tmp/race/r/out"
+absent "$tmp/race/r/out/real/pic.svg" "a write through a link below the granted folder"
+
 # print in a recipe: its text cleaned for the terminal (docs/sandbox.md), like
 # every other text a recipe makes stagecraft print; tabs between arguments.
 printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1f1b"}\n' >"$tmp/pr.lua"
