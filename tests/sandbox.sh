@@ -534,7 +534,7 @@ absent "$tmp/race/r/out/real/pic.svg" "a write through a link below the granted 
 # every other text a recipe makes stagecraft print; tabs between arguments.
 printf 'print("a\27[31mred\27[0m", 1, "x\0y")\nreturn sc.program{p=2,m=2,rule="1f1b"}\n' >"$tmp/pr.lua"
 $SC check "$tmp/pr.lua" 2>"$tmp/err" >/dev/null
-printf 'a?[31mred?[0m\t1\tx?y\n' | cmp -s - "$tmp/err" && ok || bad "print's escape sequences: $(od -c "$tmp/err" | head -2)"
+printf 'a?[31mred?[0m\t1\tx?y\n' | cmp -s - "$tmp/err" && ok || ko "print's escape sequences: $(od -c "$tmp/err" | head -2)"
 
 # Bidirectional controls (U+202E reverses what follows) print as '?' too,
 # in print and in error messages; other non-ASCII text stays.
