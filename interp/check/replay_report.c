@@ -1,7 +1,8 @@
 /*
  * replay_report.c — the message of a deadlock (replay_impl.h): for every
  * stuck device, what it waits for (a running group's unmatched transfer, a
- * collective a member has not started), followed as a cycle.
+ * collective a member has not started), followed as a cycle; for the proof
+ * of a file's cells, the cells that cross, as the file names them.
  */
 #include "replay_impl.h"
 #include "ir/alloc.h"
@@ -119,7 +120,6 @@ sc_status sc_replay_deadlock(replay *r)
     return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
 }
 
-
 /* A cell as the file names it: "rank 0 cell 5 (0SEND_F1)", or by its place
  * in the stream ("rank 0 #4 (0SEND_F1)") for streams not read from a file. */
 static void cell_name(const replay *r, int d, size_t gi, char *buf, size_t len)
@@ -178,13 +178,14 @@ sc_status sc_replay_cells_deadlock(replay *r)
         size_t k = r->groups[D->gbase + D->head].first, o = r->match[k];
         int e = waits[d];
         const dev *E = &r->devs[e];
-        char a[96], b[96], h[96];
-        cell_name(r, d, k, a, sizeof a);
+        char a[96] = ", which", b[96], h[96];
+        if (d == c)
+            cell_name(r, d, k, a, sizeof a);
         cell_name(r, e, o, b, sizeof b);
         cell_name(r, e, r->groups[E->gbase + E->head].first, h, sizeof h);
         if (len < sizeof msg)
-            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s waits for %s, behind %s",
-                                    d == c ? a : ", which", b, e == c ? "the first" : h);
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s waits for %s, behind %s", a,
+                                    b, e == c ? "the first" : h);
         d = e;
     } while (d != c);
     sc_free(waits);
