@@ -146,8 +146,8 @@ TEST(exact)
     sc_exact e;
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK_NEAR(b.bound, 17.3, 1e-9);
-    CHECK(sc_exact_solve(pg, 0, 1, &e) == SC_ERR_ARG);
-    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 0, 0, 1, &e) == SC_ERR_ARG);
+    CHECK(sc_exact_solve(pg, 30, 0, INFINITY, &e) == SC_OK);
     if (!sc_exact_solver()) {
         CHECK(e.status == SC_EXACT_NO_SOLVER);
         CHECK_STR(e.why, "without GLPK");
@@ -162,14 +162,14 @@ TEST(exact)
     /* Without a cap the list schedule meets the bound: no solver needed. */
     pg = one_f_one_b(3, 6, 1, 1, 0.5, 0.1);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
-    CHECK(sc_exact_solve(pg, 30, makespan(pg), &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, 0, makespan(pg), &e) == SC_OK);
     if (sc_exact_solver()) {
         CHECK(e.status == SC_EXACT_OPTIMAL && e.by_bound);
         CHECK_NEAR(e.optimum, b.bound, 1e-9);
     }
     /* Outside the model: several steps. */
     CHECK(sc_prog_set_steps(pg, 2) == SC_OK);
-    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, 0, INFINITY, &e) == SC_OK);
     CHECK(e.status == SC_EXACT_UNSUPPORTED);
     CHECK_STR(e.why, "more than one step");
     sc_prog_free(pg);
