@@ -303,6 +303,7 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
         out->by_bound = 1;
     } else {
         out->incumbent = span;
+        out->bound = fmin(b.bound, M); /* until GLPK proves more */
         st = sc_exact_milp(&md, &bd, fmin(b.bound, M), M, isfinite(span) ? x0 : NULL, pos, out);
     }
 exit:

@@ -10,7 +10,8 @@
  * between those checks. Two phases of GLPK have no clock check at all: the
  * pseudocost branching's first evaluation of the candidates (timed at each
  * branching, and replaced by the most fractional candidate when it would
- * pass the deadline) and the MIR cuts (off: below).
+ * pass the deadline) and the MIR cuts (only on models small enough that a
+ * round of them is short: MIR_BINARIES).
  *
  * The memory: GLPK's allocation is capped with glp_mem_limit at what the
  * budget leaves after the model's own arrays. A fatal error in GLPK (out
@@ -37,6 +38,9 @@ double sc_exact_now(void)
 #include <glpk.h>
 #include <limits.h>
 #include <setjmp.h>
+
+/* The most binaries with which GLPK generates MIR cuts (below). */
+#define MIR_BINARIES 2000
 
 /* Whether pass i ends before pass j starts in every schedule of the model:
  * the dependencies, with each stage's passes in microbatch order (below). */
@@ -382,9 +386,10 @@ static void run_glpk(const model *md, const milp *x, double lower, double M, siz
         p.br_tech = GLP_BR_PCH;
         p.bt_tech = GLP_BT_BPH;
         p.gmi_cuts = GLP_ON; /* 50 cuts a round at most: bounded */
-        /* (No MIR cuts: a round of them has no clock check and grows with
-         * the model, to about 20 s at its largest, and on the cases GLPK
-         * proves they changed no outcome; bench/README.md.) */
+        /* MIR cuts: a round of them has no clock check and grows with the
+         * model, to about 20 s at its largest (15120 binaries); up to
+         * MIR_BINARIES a round stays under half a second. */
+        p.mir_cuts = x->np <= MIR_BINARIES ? GLP_ON : GLP_OFF;
         p.cb_func = callback;
         p.cb_info = r;
         p.tm_lim = ms_left(r);

@@ -65,9 +65,11 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
                "schedule %.6g, best bound %.6g\n", solver, limit, e.seconds, e.incumbent, e.bound);
         break;
     case SC_EXACT_MEMORY:
-        printf("optimal       unknown: %s%s: best schedule %.6g, best bound %.6g\n", e.why,
-               mem ? " (what --max-mem leaves; --max-mem BYTES raises it)" : "", e.incumbent,
-               e.bound);
+        printf("optimal       unknown: %s%s", e.why,
+               mem ? " (what --max-mem leaves; --max-mem BYTES raises it)" : "");
+        if (isfinite(e.incumbent))
+            printf(": best schedule %.6g, best bound %.6g", e.incumbent, e.bound);
+        putchar('\n');
         break;
     case SC_EXACT_INFEASIBLE:
         printf("optimal       none: no schedule meets the memory cap\n");

@@ -140,15 +140,18 @@ TEST(exact)
     CHECK(sc_prog_set_mem(big, -1, 1) == SC_OK);
     CHECK(sc_prog_set_mem_limit(big, 2) == SC_OK);
     size_t held = sc_alloc_used();
+    sc_bound lb;
+    CHECK(sc_bound_prog(big, &lb) == SC_OK);
     CHECK(sc_exact_solve(big, 30, 2 << 20, INFINITY, &e) == SC_OK);
     CHECK(e.status == SC_EXACT_MEMORY || (!sc_exact_solver() && e.status == SC_EXACT_NO_SOLVER));
     if (sc_exact_solver()) {
         CHECK_STR(e.why, "GLPK needs at least 1 MiB");
-        CHECK(isfinite(e.incumbent) && e.bound <= e.incumbent);
+        CHECK(isfinite(e.incumbent) && e.bound == lb.bound && e.bound <= e.incumbent);
         CHECK(sc_exact_solve(big, 30, 8 << 20, INFINITY, &e) == SC_OK);
         CHECK(e.status == SC_EXACT_MEMORY && e.solver_mem == 3 << 20);
         CHECK_STR(e.why, "GLPK needs more than the 3 MiB it was given");
-        CHECK(isfinite(e.incumbent) && e.bound <= e.incumbent && e.seconds < 30);
+        CHECK(isfinite(e.incumbent) && e.bound >= lb.bound && e.bound <= e.incumbent);
+        CHECK(e.seconds < 30);
         CHECK_STR(sc_exact_status_name(e.status), "memory");
     }
     CHECK(sc_alloc_used() == held);
