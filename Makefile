@@ -63,7 +63,7 @@ BLAS_FILE   = $(firstword $(wildcard $(addsuffix /libopenblas.so,$(patsubst %/,%
 BLAS_DLOPEN = $(if $(BLAS_FILE),$(shell objdump -p $(BLAS_FILE) 2>/dev/null | sed -n 's/^ *SONAME *//p'):$(realpath $(BLAS_FILE)),libopenblas.so.0)
 BLAS_LINK   =
 # GLPK is optional: `sim --optimal` solves the exact schedule's MILP with it
-# (interp/bound/exact.c, docs/bound.md#the-exact-optimum); without it the
+# (interp/bound/exact_glpk.c, docs/bound.md#the-exact-optimum); without it the
 # option says so.
 HAVE_GLPK   = $(shell printf '\043include <glpk.h>\n' | $(CC) -E - >/dev/null 2>&1 && echo yes || echo no)
 GLPK_CFLAGS = $(if $(filter yes,$(HAVE_GLPK)),-DSC_HAVE_GLPK)
@@ -161,7 +161,7 @@ $(BUILD)/cudamod/%.o: runtime/%.cu runtime/cuda/cuda_impl.h
 $(BUILD)/libstagecraft_cuda.so: $(CUDA_MOD_OBJ)
 	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MOD_LIBS)
 
-$(BUILD)/interp/bound/exact.o: CFLAGS += $(GLPK_CFLAGS)
+$(BUILD)/interp/bound/exact_glpk.o: CFLAGS += $(GLPK_CFLAGS)
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         }
         sc_exact e;
         double t0 = now_s();
-        sc_status st = sc_exact_solve(pg, 30, INFINITY, &e);
+        sc_status st = sc_exact_solve(pg, 30, 0, INFINITY, &e);
         double t = now_s() - t0;
         printf("exact p=%d m=%d cap=%d: %s, status %d%s, optimum %g, %ld binaries, %.3f s\n",
                cases[k][0], cases[k][1], cases[k][2], st == SC_OK ? "ok" : "error", e.status,

@@ -8,7 +8,9 @@
 #     one device, a schedule the bound proves optimal;
 #   - sim --optimal on small cases: bound <= the solver's bound <= its
 #     best schedule <= the recipe's makespan, and an optimum at or below
-#     every recipe of the same placement (skipped without GLPK).
+#     every recipe of the same placement (skipped without GLPK);
+#   - sim --optimal's budget: the time limit over every phase of GLPK,
+#     its memory within --max-mem, out of memory never an abort.
 # Run from the repository root: sh tests/bound.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0; skip=0
@@ -109,6 +111,69 @@ expect 0 "optimal       27 (proved: this schedule meets the lower bound)" -- $SC
 expect 0 "optimal       unknown: the exact model does not cover copies of the model" -- $SC sim dualpipe -D p=2 -D m=4 --optimal
 if [ $glpk = yes ]; then
   expect 0 "optimal       18.8 (proved by GLPK" -- $SC sim 1f1b -D p=2 -D m=4 -D mem=1 -D tw=0.5 -D tcomm=0.1 --optimal
+  # The time limit covers every phase: GLPK's LP relaxation alone runs for
+  # half a minute at p = 24 (15120 binaries), and at p = 2, m = 21 its
+  # pseudocost branching's first evaluation of the candidates for 10 s;
+  # with --optimal=2 each stops within 4 x the limit plus the simulation's
+  # own time (both measured here), and says where it stopped.
+  python3 - "$SC" >"$tmp/res" 2>&1 <<'EOF'
+import json, subprocess, sys, time
+sc, limit = sys.argv[1], 2
+def timed(args):
+    t = time.monotonic()
+    r = subprocess.run([sc] + args, capture_output=True, text=True)
+    return r, time.monotonic() - t
+for shape, phase in (("p=24 m=21 mem=3", "LP relaxation"), ("p=2 m=21 mem=2", "branch and bound")):
+    args = ["sim", "1f1b", "-D", "tw=0.5", "-D", "tcomm=0.1"] + [a for kv in shape.split() for a in ("-D", kv)]
+    _, t_sim = timed(args)
+    r, t = timed(args + ["--optimal=%d" % limit, "--json"])
+    o = json.loads(r.stdout)["optimal"] if r.returncode == 0 else {}
+    if r.returncode or t > 4 * limit + t_sim or o.get("status") != "limit" or \
+       not o["seconds"] <= t or phase not in o.get("why", "") or not o["bound"] <= o["incumbent"]:
+        print("FAIL", shape, "exit", r.returncode, "%.1f s (sim %.1f s)" % (t, t_sim), o, r.stderr[-300:])
+    else:
+        print("ok", shape, "%.2f s, the solver %.2f s, stopped in its %s" % (t, o["seconds"], phase))
+EOF
+  while read -r v rest; do
+    if [ "$v" = ok ]; then ok; echo "exact: --optimal=2 at $rest"; else bad "exact: time limit overrun: $rest"; fi
+  done <"$tmp/res"
+  [ "$(grep -c . "$tmp/res")" = 2 ] || bad "exact: time limit: $(cat "$tmp/res")"
+  # GLPK's memory counts against --max-mem: out of it, the optimum is
+  # unknown, with the best schedule found and the simulation's figures.
+  expect 0 "optimal       unknown: GLPK needs more than the" -- \
+    $SC --max-mem 8M sim 1f1b -D p=16 -D m=21 -D mem=2 -D tw=0.5 -D tcomm=0.1 --optimal=2
+  grep -q "^makespan      473$" "$tmp/out" && grep -q "^peak memory" "$tmp/out" && ok ||
+    bad "exact: --max-mem: the simulation's figures missing: $(cat "$tmp/out")"
+  # GLPK out of the process's own memory (an address-space limit 12 MiB
+  # above what the simulation needs, found here): its error hook, not an
+  # abort. Skipped where the simulation needs more than 4 GiB of address
+  # space (a sanitizer's shadow memory).
+  python3 - "$SC" >"$tmp/res" 2>&1 <<'EOF'
+import resource, subprocess, sys
+args = [sys.argv[1], "--max-mem", "0", "sim", "1f1b", "-D", "p=16", "-D", "m=21", "-D", "mem=2",
+        "-D", "tw=0.5", "-D", "tcomm=0.1"]
+def run(limit, extra=()):
+    lim = lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return subprocess.run(args + list(extra), preexec_fn=lim, capture_output=True, text=True)
+lo, hi = 1 << 20, 4 << 30
+if run(hi).returncode != 0:
+    print("skip"); sys.exit()
+while hi - lo > 1 << 20:
+    mid = (lo + hi) // 2
+    lo, hi = (lo, mid) if run(mid).returncode == 0 else (mid, hi)
+r = run(hi + (12 << 20), ["--optimal=2"])
+opt = [l for l in r.stdout.splitlines() if l.startswith("optimal ")]
+if r.returncode == 0 and opt and "unknown: GLPK ran out of memory" in opt[0] and "makespan      473" in r.stdout:
+    print("ok %d MiB: %s" % ((hi >> 20) + 12, opt[0].split(None, 1)[1]))
+else:
+    print("FAIL exit", r.returncode, "under", (hi >> 20) + 12, "MiB:", r.stdout[-300:], r.stderr[-300:])
+EOF
+  read -r v rest <"$tmp/res"
+  case $v in
+    ok) ok; echo "exact: under an address-space limit of $rest" ;;
+    skip) skip=$((skip+1)); echo "exact: address-space limit skipped (the simulation needs more than 4 GiB)" ;;
+    *) bad "exact: GLPK out of address space: $(cat "$tmp/res")" ;;
+  esac
 else
   expect 0 "optimal       unknown: this stagecraft was built without GLPK" -- $SC sim 1f1b -D p=2 -D m=4 -D mem=1 --optimal
   echo "exact: GLPK's proofs skipped (built without GLPK; the proofs by the bound ran)"; skip=$((skip+1))

@@ -12,9 +12,14 @@
  * no schedule's makespan), which fixes most pairs. The memory cap, after
  * every F j of a device: its record plus every record whose F runs before
  * j, less what the B and W before j freed, is at most the cap.
+ *
+ * This file: the model's passes, the first schedules (the program's own
+ * orders, list schedules) and the API; exact_glpk.c builds the MILP in
+ * GLPK and solves it within the call's budget (exact_impl.h).
  */
 #include "exact.h"
 #include "bound.h"
+#include "exact_impl.h"
 #include "ir/alloc.h"
 #include "ir/offload_cfg.h"
 #include "ir/recompute_cfg.h"
@@ -22,9 +27,18 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_PER_DEVICE 64
+
+const char *sc_exact_status_name(sc_exact_status s)
+{
+    static const char *const names[] = {
+#define X(name, text) text,
+        SC_EXACT_STATUSES(X)
+#undef X
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
 
 /* Why pg is outside the model, or NULL. */
 static const char *unsupported(const sc_prog *pg)
@@ -49,17 +63,6 @@ static const char *unsupported(const sc_prog *pg)
     }
     return NULL;
 }
-
-/* The model's passes. */
-typedef struct model {
-    const sc_prog *pg;
-    int S, m, fold; /* fold: tw = 0 everywhere, W folded into B */
-    int n;          /* passes: 3·S·m (W columns unused when folded) */
-    double *d;      /* [n] durations */
-    int *dev;       /* [n] devices */
-} model;
-
-static int pass_used(const model *md, int i) { return !(md->fold && i % 3 == 2); }
 
 /* The lag before pass i can start after its dependency, and that
  * dependency (-1: none). */
@@ -212,279 +215,13 @@ done:
     return span;
 }
 
-#ifdef SC_HAVE_GLPK
-#include <glpk.h>
-
-/* Whether pass i ends before pass j starts in every schedule of the model:
- * the dependencies, with each stage's passes in microbatch order (below). */
-static int implied(const model *md, int i, int j)
-{
-    int ri = i / 3, rj = j / 3, ki = i % 3, kj = j % 3;
-    int a = ri % md->m, b = rj % md->m, si = ri / md->m, sj = rj / md->m;
-    if (i == j || a > b)
-        return 0;
-    if (ki == 0) /* F(si, a) precedes F(later stage, b >= a), every B and W of b >= a */
-        return kj != 0 || sj > si || (sj == si && a < b);
-    if (ki == 1) /* B(si, a) precedes B(earlier stage, b) and W(si or earlier, b) */
-        return (kj == 1 && (sj < si || (sj == si && a < b))) || (kj == 2 && sj <= si);
-    return kj == 2 && sj == si && a < b; /* W in order */
-}
-
-const char *sc_exact_solver(void)
-{
-    static char name[32];
-    snprintf(name, sizeof name, "GLPK %s", glp_version());
-    return name;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct cb_data {
-    double bound;
-    const double *start; /* the first incumbent, columns 1..; NULL: none */
-} cb_data;
-
-static void callback(glp_tree *T, void *info)
-{
-    cb_data *cb = info;
-    if (glp_ios_reason(T) == GLP_IHEUR && cb->start) {
-        glp_ios_heur_sol(T, cb->start);
-        cb->start = NULL;
-    }
-    int b = glp_ios_best_node(T);
-    if (b) {
-        double v = glp_ios_node_bound(T, b);
-        if (v > cb->bound)
-            cb->bound = v;
-    }
-}
-
-/* Appends row lo <= Σ a·x (ub: <= hi) with k entries in ind/val (1-based). */
-static void row(glp_prob *lp, int type, double lo, double hi, int k, int *ind, double *val)
-{
-    int r = glp_add_rows(lp, 1);
-    glp_set_row_bnds(lp, r, type, lo, hi);
-    glp_set_mat_row(lp, r, k, ind, val);
-}
-
-static sc_status solve(model *md, double time_limit, double lower, double M, const double *x0,
-                       const int *pos, sc_exact *out)
-{
-    const sc_prog *pg = md->pg;
-    int n = md->n, S = md->S, m = md->m;
-    /* Columns 1..n: starts; n+1: C; then the binaries. */
-    long *pairs = NULL; /* pair k: i·n + j, column n + 2 + k */
-    size_t np = 0, cap = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            if (!pass_used(md, i) || !pass_used(md, j) || md->dev[i] != md->dev[j] ||
-                implied(md, i, j) || implied(md, j, i))
-                continue;
-            if (np == cap) {
-                cap = cap ? 2 * cap : 256;
-                long *np2 = sc_realloc(pairs, cap * sizeof *pairs);
-                if (!np2) {
-                    sc_free(pairs);
-                    return SC_ERR_NOMEM;
-                }
-                pairs = np2;
-            }
-            pairs[np++] = (long)i * n + j;
-        }
-    int ncol = n + 1 + (int)np;
-    int *ind = sc_calloc((size_t)ncol + 1, sizeof *ind);
-    double *val = sc_calloc((size_t)ncol + 1, sizeof *val);
-    int *pidx = sc_calloc((size_t)n * (size_t)n, sizeof *pidx); /* pair column of (i, j), i < j */
-    if (!ind || !val || !pidx) {
-        sc_free(pairs), sc_free(ind), sc_free(val), sc_free(pidx);
-        return SC_ERR_NOMEM;
-    }
-    glp_term_out(GLP_OFF);
-    glp_prob *lp = glp_create_prob();
-    glp_set_obj_dir(lp, GLP_MIN);
-    glp_add_cols(lp, ncol);
-    for (int i = 0; i < n; i++)
-        glp_set_col_bnds(lp, i + 1, GLP_DB, 0, pass_used(md, i) ? M : 0);
-    glp_set_col_bnds(lp, n + 1, lower < M ? GLP_DB : GLP_FX, lower, M);
-    glp_set_obj_coef(lp, n + 1, 1);
-    for (size_t k = 0; k < np; k++) {
-        glp_set_col_kind(lp, n + 2 + (int)k, GLP_BV);
-        pidx[pairs[k]] = n + 2 + (int)k;
-    }
-    /* C >= x + d; dependencies x_j >= x_i + d_i + lag. */
-    for (int i = 0; i < n; i++) {
-        if (!pass_used(md, i))
-            continue;
-        ind[1] = n + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1;
-        row(lp, GLP_LO, md->d[i], 0, 2, ind, val);
-        int r = i / 3, s = r / m, mb = r % m, k = i % 3, j = -1;
-        double lag = 0;
-        if (k == 0 && s + 1 < S) { /* F(s+1) after F(s) */
-            j = 3 * ((s + 1) * m + mb);
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s + 1) ? sc_prog_tcomm(pg) : 0;
-        } else if (k == 0) { /* the last stage's B after its F */
-            j = i + 1;
-        } else if (k == 1 && s > 0) { /* B(s-1) after B(s) */
-            j = 3 * ((s - 1) * m + mb) + 1;
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s - 1) ? sc_prog_tcomm(pg) : 0;
-        }
-        if (j >= 0) {
-            ind[1] = j + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1;
-            row(lp, GLP_LO, md->d[i] + lag, 0, 2, ind, val);
-        }
-        if (k == 1 && !md->fold) { /* W after its B */
-            ind[1] = i + 2, val[1] = 1, ind[2] = i + 1, val[2] = -1;
-            row(lp, GLP_LO, md->d[i], 0, 2, ind, val);
-        }
-        if (mb + 1 < m) { /* a stage's F, B and W in microbatch order (above) */
-            ind[1] = i + 3 + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1;
-            row(lp, GLP_LO, md->d[i], 0, 2, ind, val);
-        }
-    }
-    /* Heads and tails on each device: the passes that must run before pass
-     * j on its device take their time before it, those after it after it
-     * (valid inequalities: they tighten the relaxation at every node). */
-    for (int j = 0; j < n; j++) {
-        if (!pass_used(md, j))
-            continue;
-        double before = 0, after = md->d[j];
-        for (int i = 0; i < n; i++) {
-            if (!pass_used(md, i) || md->dev[i] != md->dev[j])
-                continue;
-            if (implied(md, i, j))
-                before += md->d[i];
-            else if (implied(md, j, i))
-                after += md->d[i];
-        }
-        if (before > 0)
-            glp_set_col_bnds(lp, j + 1, GLP_DB, fmin(before, M), M);
-        ind[1] = n + 1, val[1] = 1, ind[2] = j + 1, val[2] = -1;
-        row(lp, GLP_LO, after, 0, 2, ind, val);
-    }
-    /* Disjunctions. */
-    for (size_t k = 0; k < np; k++) {
-        int i = (int)(pairs[k] / n), j = (int)(pairs[k] % n), y = n + 2 + (int)k;
-        ind[1] = j + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1, ind[3] = y, val[3] = -M;
-        row(lp, GLP_LO, md->d[i] - M, 0, 3, ind, val); /* x_j - x_i >= d_i - M(1-y) */
-        ind[1] = i + 1, val[1] = 1, ind[2] = j + 1, val[2] = -1, ind[3] = y, val[3] = M;
-        row(lp, GLP_LO, md->d[j], 0, 3, ind, val);     /* x_i - x_j >= d_j - M y */
-    }
-    /* The memory cap after every F. */
-    double wk = sc_prog_w_keep(pg);
-    for (int j = 0; j < n; j += 3) {
-        int d = md->dev[j];
-        double capd = sc_prog_mem_cap(pg, d), uj = sc_prog_mem(pg, (j / 3) / m);
-        if (!isfinite(capd))
-            continue;
-        double rhs = capd + 1e-7 * (1 + capd) - uj;
-        int k = 0;
-        for (int i = 0; i < n; i++) {
-            if (i == j || !pass_used(md, i) || md->dev[i] != d)
-                continue;
-            double u = sc_prog_mem(pg, (i / 3) / m);
-            double a = i % 3 == 0 ? u : i % 3 == 1 ? -(md->fold ? 1 : 1 - wk) * u : -wk * u;
-            if (a == 0)
-                continue;
-            if (implied(md, i, j)) {
-                rhs -= a;
-            } else if (!implied(md, j, i)) {
-                int lo = i < j ? i : j, hi = i < j ? j : i, y = pidx[(long)lo * n + hi];
-                if (i < j) { /* y = 1: i first */
-                    ind[++k] = y, val[k] = a;
-                } else { /* y = 1: j first; i before j is 1 - y */
-                    rhs -= a;
-                    ind[++k] = y, val[k] = -a;
-                }
-            }
-        }
-        if (k) /* (k = 0 with rhs < 0, a record over the cap, is bound.h's infinity) */
-            row(lp, GLP_UP, 0, rhs, k, ind, val);
-    }
-    out->passes = 0;
-    for (int i = 0; i < n; i++)
-        out->passes += pass_used(md, i);
-    out->binaries = (long)np;
-    out->rows = glp_get_num_rows(lp);
-    /* The first incumbent: the program's orders (x0, pos), C = its span. */
-    double *start = x0 ? sc_calloc((size_t)ncol + 1, sizeof *start) : NULL;
-    if (start) {
-        for (int i = 0; i < n; i++) {
-            start[i + 1] = pass_used(md, i) ? x0[i] : 0;
-            start[n + 1] = fmax(start[n + 1], start[i + 1] + md->d[i]);
-        }
-        start[n + 1] = fmax(start[n + 1], lower);
-        for (size_t k = 0; k < np; k++)
-            start[n + 2 + k] = pos[pairs[k] / n] < pos[pairs[k] % n];
-    }
-    glp_smcp sp;
-    glp_init_smcp(&sp);
-    sp.msg_lev = GLP_MSG_OFF;
-    glp_iocp p;
-    glp_init_iocp(&p);
-    p.msg_lev = GLP_MSG_OFF;
-    p.br_tech = GLP_BR_PCH;
-    p.bt_tech = GLP_BT_BPH;
-    p.mir_cuts = GLP_ON;
-    p.gmi_cuts = GLP_ON;
-    cb_data cb = {lower, start};
-    p.cb_func = callback;
-    p.cb_info = &cb;
-    double t0 = now();
-    int ret = glp_simplex(lp, &sp);
-    double left = time_limit - (now() - t0);
-    if (ret == 0 && left > 0) {
-        p.tm_lim = left * 1000 < 2e9 ? (int)(left * 1000) + 1 : 2000000000;
-        ret = glp_intopt(lp, &p);
-    } else if (ret == 0) {
-        ret = GLP_ETMLIM;
-    }
-    out->seconds = now() - t0;
-    sc_free(start);
-    int st = glp_mip_status(lp);
-    if (st == GLP_OPT || st == GLP_FEAS)
-        out->incumbent = fmin(out->incumbent, glp_mip_obj_val(lp));
-    out->bound = fmax(lower, cb.bound);
-    if (st == GLP_OPT && ret == 0) {
-        out->status = SC_EXACT_OPTIMAL;
-        out->optimum = out->bound = out->incumbent;
-    } else if (st == GLP_NOFEAS || ret == GLP_ENOPFS) {
-        out->status = SC_EXACT_INFEASIBLE;
-    } else {
-        out->status = SC_EXACT_LIMIT;
-        snprintf(out->why, sizeof out->why, "GLPK stopped (code %d) at %.3g s", ret, out->seconds);
-    }
-    glp_delete_prob(lp);
-    glp_free_env(); /* GLPK's environment: nothing of it stays between calls */
-    sc_free(pairs), sc_free(ind), sc_free(val), sc_free(pidx);
-    return SC_OK;
-}
-
-#else /* no GLPK: the proofs by the lower bound only */
-
-const char *sc_exact_solver(void) { return NULL; }
-
-static sc_status solve(model *md, double time_limit, double lower, double M, const double *x0,
-                       const int *pos, sc_exact *out)
-{
-    (void)md, (void)time_limit, (void)M, (void)x0, (void)pos;
-    out->status = SC_EXACT_NO_SOLVER;
-    out->bound = lower;
-    snprintf(out->why, sizeof out->why,
-             "this stagecraft was built without GLPK (apt-get install libglpk-dev, then make)");
-    return SC_OK;
-}
-
-#endif
-
-sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_exact *out)
+sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit, double upper,
+                         sc_exact *out)
 {
     if (!pg || !out || !(time_limit > 0) || upper != upper)
         return SC_ERR_ARG;
+    budget bd = {.start = sc_exact_now(), .mem = mem_limit, .used0 = sc_alloc_used()};
+    bd.deadline = bd.start + time_limit;
     memset(out, 0, sizeof *out);
     out->incumbent = INFINITY;
     const char *no = unsupported(pg);
@@ -495,14 +232,16 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_
     for (int s = 0; s < S; s++)
         fold &= sc_prog_tw(pg, s) == 0;
     model md = {.pg = pg, .S = S, .m = m, .fold = fold, .n = 3 * S * m};
-    int *per = NULL;
+    int *per = NULL, *pos = NULL;
+    double *x0 = NULL, *end = NULL;
+    sc_status st = SC_OK;
     if (!no) {
         md.d = sc_calloc((size_t)md.n, sizeof *md.d);
         md.dev = sc_calloc((size_t)md.n, sizeof *md.dev);
         per = sc_calloc((size_t)P, sizeof *per);
         if (!md.d || !md.dev || !per) {
-            sc_free(md.d), sc_free(md.dev), sc_free(per);
-            return SC_ERR_NOMEM;
+            st = SC_ERR_NOMEM;
+            goto exit;
         }
         for (int i = 0; i < md.n; i++) {
             int s = (i / 3) / m, k = i % 3;
@@ -517,11 +256,12 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_
     if (no) {
         out->status = SC_EXACT_UNSUPPORTED;
         snprintf(out->why, sizeof out->why, "the exact model does not cover %s", no);
-        sc_free(md.d), sc_free(md.dev), sc_free(per);
-        return SC_OK;
+        goto exit;
     }
     sc_bound b;
-    sc_status st = sc_bound_prog(pg, &b);
+    st = sc_bound_prog(pg, &b);
+    if (st != SC_OK)
+        goto exit;
     double M = upper;
     if (!isfinite(M)) { /* every pass one after another, each transfer waited for */
         M = 0;
@@ -529,45 +269,53 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_
             M += md.d[i] + (pass_used(&md, i) ? 2 * sc_prog_tcomm(pg) : 0);
     }
     M = M * (1 + 1e-9) + 1e-9;
-    if (st == SC_OK && !isfinite(b.bound)) {
+    if (!isfinite(b.bound)) {
         out->status = SC_EXACT_INFEASIBLE;
         out->bound = INFINITY;
-    } else if (st == SC_OK) {
-        double *x0 = sc_calloc((size_t)md.n, sizeof *x0), *end = sc_calloc((size_t)md.n, sizeof *end);
-        int *pos = sc_calloc((size_t)md.n, sizeof *pos);
-        if (!x0 || !end || !pos) {
-            st = SC_ERR_NOMEM;
-        } else {
-            /* The first incumbent: the best of the program's orders and three
-             * list schedules (B first, then F or W; F first). */
-            static const int prios[3][3] = {{1, 0, 2}, {2, 0, 1}, {0, 1, 2}};
-            double span = order_times(&md, x0, pos, end);
-            double *x1 = sc_calloc((size_t)md.n, sizeof *x1);
-            int *pos1 = sc_calloc((size_t)md.n, sizeof *pos1);
-            for (int v = 0; x1 && pos1 && v < 3; v++) {
-                double t = greedy(&md, prios[v], x1, pos1, end);
-                if (t < span) {
-                    span = t;
-                    memcpy(x0, x1, (size_t)md.n * sizeof *x0);
-                    memcpy(pos, pos1, (size_t)md.n * sizeof *pos);
-                }
-            }
-            sc_free(x1), sc_free(pos1);
-            if (span <= M) /* a tighter big-M, and maybe a proof already */
-                M = span * (1 + 1e-9) + 1e-9;
-            if (span <= b.bound * (1 + 1e-9) + 1e-12) {
-                out->status = SC_EXACT_OPTIMAL; /* a schedule meets the lower bound */
-                out->optimum = out->incumbent = out->bound = span;
-                out->by_bound = 1;
-            } else {
-                out->incumbent = span;
-                st = solve(&md, time_limit, fmin(b.bound, M), M, isfinite(span) ? x0 : NULL,
-                           pos, out);
-            }
-        }
-        sc_free(x0), sc_free(end), sc_free(pos);
+        goto exit;
     }
+    x0 = sc_calloc((size_t)md.n, sizeof *x0), end = sc_calloc((size_t)md.n, sizeof *end);
+    pos = sc_calloc((size_t)md.n, sizeof *pos);
+    if (!x0 || !end || !pos) {
+        st = SC_ERR_NOMEM;
+        goto exit;
+    }
+    /* The first incumbent: the best of the program's orders and three list
+     * schedules (B first, then F or W; F first). */
+    static const int prios[3][3] = {{1, 0, 2}, {2, 0, 1}, {0, 1, 2}};
+    double span = order_times(&md, x0, pos, end);
+    double *x1 = sc_calloc((size_t)md.n, sizeof *x1);
+    int *pos1 = sc_calloc((size_t)md.n, sizeof *pos1);
+    for (int v = 0; x1 && pos1 && v < 3; v++) {
+        double t = greedy(&md, prios[v], x1, pos1, end);
+        if (t < span) {
+            span = t;
+            memcpy(x0, x1, (size_t)md.n * sizeof *x0);
+            memcpy(pos, pos1, (size_t)md.n * sizeof *pos);
+        }
+    }
+    sc_free(x1), sc_free(pos1);
+    if (span <= M) /* a tighter big-M, and maybe a proof already */
+        M = span * (1 + 1e-9) + 1e-9;
+    if (span <= b.bound * (1 + 1e-9) + 1e-12) {
+        out->status = SC_EXACT_OPTIMAL; /* a schedule meets the lower bound */
+        out->optimum = out->incumbent = out->bound = span;
+        out->by_bound = 1;
+    } else {
+        out->incumbent = span;
+        out->bound = fmin(b.bound, M); /* until GLPK proves more */
+        st = sc_exact_milp(&md, &bd, fmin(b.bound, M), M, isfinite(span) ? x0 : NULL, pos, out);
+    }
+exit:
+    /* Our own arrays out of memory: the outcome, as GLPK's would be. */
+    if (st == SC_ERR_NOMEM) {
+        out->status = SC_EXACT_MEMORY;
+        snprintf(out->why, sizeof out->why, "the model's arrays (%d passes) did not fit in memory",
+                 md.n);
+        st = SC_OK;
+    }
+    out->seconds = sc_exact_now() - bd.start;
+    sc_free(x0), sc_free(end), sc_free(pos);
     sc_free(md.d), sc_free(md.dev), sc_free(per);
     return st;
 }
-

@@ -14,7 +14,7 @@
  * which it takes as a cut.
  *
  *     sc_exact e;
- *     if (sc_exact_solve(pg, 10, sim->makespan, &e) == SC_OK && e.status == SC_EXACT_OPTIMAL)
+ *     if (sc_exact_solve(pg, 10, 0, sim->makespan, &e) == SC_OK && e.status == SC_EXACT_OPTIMAL)
  *         printf("optimal %g (proved by %s)\n", e.optimum, sc_exact_solver());
  *
  * Pure: reads the program, changes nothing. Not thread-safe (GLPK's
@@ -25,12 +25,26 @@
 
 #include "ir/ir.h"
 
+#include <stddef.h>
+
+/* The outcomes, with their names in --json (`optimal.status`):
+ *   OPTIMAL      the optimum proved
+ *   LIMIT        the time limit came first: incumbent and bound
+ *   INFEASIBLE   no schedule meets the cap
+ *   UNSUPPORTED  outside the model (why says what)
+ *   NO_SOLVER    built without GLPK
+ *   MEMORY       GLPK (or the model's arrays) needed more memory than
+ *                mem_limit left: incumbent and bound as far as it got
+ *   FAILED       GLPK failed otherwise (why has its message) */
+#define SC_EXACT_STATUSES(X)                                                                       \
+    X(OPTIMAL, "optimal") X(LIMIT, "limit") X(INFEASIBLE, "infeasible")                           \
+    X(UNSUPPORTED, "unsupported") X(NO_SOLVER, "no solver") X(MEMORY, "memory")                   \
+    X(FAILED, "failed")
+
 typedef enum sc_exact_status {
-    SC_EXACT_OPTIMAL,     /* optimum proved */
-    SC_EXACT_LIMIT,       /* the time limit came first: incumbent and bound */
-    SC_EXACT_INFEASIBLE,  /* no schedule meets the cap */
-    SC_EXACT_UNSUPPORTED, /* outside the model (why says what) */
-    SC_EXACT_NO_SOLVER,   /* built without GLPK */
+#define X(name, text) SC_EXACT_##name,
+    SC_EXACT_STATUSES(X)
+#undef X
 } sc_exact_status;
 
 typedef struct sc_exact {
@@ -38,22 +52,43 @@ typedef struct sc_exact {
     double optimum;   /* OPTIMAL: the optimum */
     double incumbent; /* the best schedule the solver found (INFINITY: none) */
     double bound;     /* the best lower bound it proved (at least bound.h's) */
-    double seconds;   /* the solver's time */
+    double seconds;   /* the call's time, building the model included */
     long passes, binaries, rows; /* the model's size */
     int by_bound;     /* OPTIMAL without the solver: the program's own orders meet bound.h's
                        * lower bound */
-    char why[200];    /* UNSUPPORTED, NO_SOLVER: why */
+    size_t solver_mem; /* the bytes GLPK was given (0: no limit) */
+    char why[200];    /* UNSUPPORTED, NO_SOLVER, MEMORY, FAILED, LIMIT: why */
 } sc_exact;
 
 /* The solver's name and version ("GLPK 5.0"), or NULL without one. */
 const char *sc_exact_solver(void);
+/* A status's name in --json ("optimal", "limit", ...). */
+const char *sc_exact_status_name(sc_exact_status s);
 
-/* Solves program pg's MILP within time_limit seconds (> 0). upper: the
- * makespan of a known schedule of the class (a cut; INFINITY: none).
+/* Solves program pg's MILP within time_limit seconds (> 0) and mem_limit
+ * bytes (0: no limit). upper: the makespan of a known schedule of the
+ * class (a cut; INFINITY: none).
+ *
+ * The time limit counts from the call: building the model and the first
+ * schedules, then GLPK's LP relaxation (glp_simplex's tm_lim) and its
+ * branch and bound (glp_intopt's tm_lim, and a callback that stops it
+ * between GLPK's own checks) each get what is left. GLPK checks its clock
+ * between simplex iterations and subproblems, so a call overruns by at
+ * most one iteration or one round of cuts.
+ *
+ * The memory limit covers the model's arrays (ir/alloc.h, which a host's
+ * hook also counts) and GLPK's allocation (glp_mem_limit, in whole MiB:
+ * what the arrays leave). GLPK out of memory, or any fatal error of GLPK,
+ * does not abort: its error hook leaves GLPK by longjmp, its environment is
+ * freed, and the outcome is MEMORY (or FAILED) with the best schedule and
+ * bound found before. A host passes what its own limit leaves (the command
+ * line: --max-mem less the Lua heap and programs held).
+ *
  * Supported: one step, one copy, no vocabulary split, no offload or
  * recompute policy, no pair costs or all-to-all part, BW no faster than
  * B + W, at most 64 passes a device. SC_ERR_ARG for a bad argument; the
- * outcome is in out->status. */
-sc_status sc_exact_solve(const sc_prog *pg, double time_limit, double upper, sc_exact *out);
+ * outcome, out of memory included, is in out->status. */
+sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit, double upper,
+                         sc_exact *out);
 
 #endif

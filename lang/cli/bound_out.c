@@ -11,18 +11,27 @@
 #include "bound/bound.h"
 #include "bound/exact.h"
 
-static const char *const exact_names[] = {"optimal", "limit", "infeasible", "unsupported",
-                                          "no solver"};
+/* The bytes --max-mem leaves the solver: the limit less the Lua heap and
+ * the programs' C memory held now (0: no limit). */
+static size_t mem_left(void)
+{
+    const sc_limits *lim = sc_cli_limits();
+    size_t held = lim->used + lim->c_used;
+    if (!lim->max_mem)
+        return 0;
+    return lim->max_mem > held ? lim->max_mem - held : 1;
+}
 
 static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw *w)
 {
     sc_exact e;
-    if (sc_exact_solve(pg, limit, makespan, &e) != SC_OK)
+    size_t mem = mem_left();
+    if (sc_exact_solve(pg, limit, mem, makespan, &e) != SC_OK)
         return;
     const char *solver = sc_exact_solver();
     if (w) {
         sc_jw_object(w, "optimal");
-        sc_jw_str(w, "status", exact_names[e.status]);
+        sc_jw_str(w, "status", sc_exact_status_name(e.status));
         sc_jw_bool(w, "by_bound", e.by_bound);
         if (solver)
             sc_jw_str(w, "solver", solver);
@@ -52,13 +61,20 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
                    100 * sc_bound_gap(makespan, e.optimum));
         break;
     case SC_EXACT_LIMIT:
-        printf("optimal       not proved: %s stopped at its %g s limit: best schedule %.6g, "
-               "best bound %.6g\n", solver, limit, e.incumbent, e.bound);
+        printf("optimal       not proved: %s stopped at its %g s limit (after %.3g s): best "
+               "schedule %.6g, best bound %.6g\n", solver, limit, e.seconds, e.incumbent, e.bound);
+        break;
+    case SC_EXACT_MEMORY:
+        printf("optimal       unknown: %s%s", e.why,
+               mem ? " (what --max-mem leaves; --max-mem BYTES raises it)" : "");
+        if (isfinite(e.incumbent))
+            printf(": best schedule %.6g, best bound %.6g", e.incumbent, e.bound);
+        putchar('\n');
         break;
     case SC_EXACT_INFEASIBLE:
         printf("optimal       none: no schedule meets the memory cap\n");
         break;
-    case SC_EXACT_UNSUPPORTED: case SC_EXACT_NO_SOLVER:
+    case SC_EXACT_UNSUPPORTED: case SC_EXACT_NO_SOLVER: case SC_EXACT_FAILED:
         printf("optimal       unknown: %s\n", e.why);
         break;
     }

@@ -8,6 +8,7 @@
 #include "bound/bound.h"
 #include "bound/exact.h"
 #include "harness.h"
+#include "ir/alloc.h"
 #include "ir/ir.h"
 #include "sim/sim.h"
 
@@ -129,6 +130,32 @@ TEST(memory)
 
 TEST(exact)
 {
+    /* Out of memory: the solver's budget. p = 16, m = 21 under a cap of two
+     * records: the model's own arrays take about 4 MiB (ir/alloc.h, counted
+     * here); 2 MiB in all leaves GLPK nothing, 8 MiB leaves it 3 MiB, which
+     * its first phase overruns: its error hook, not an abort. Neither leaks,
+     * and GLPK answers the next call (below) as before. */
+    sc_exact e;
+    sc_prog *big = one_f_one_b(16, 21, 1, 1, 0.5, 0.1);
+    CHECK(sc_prog_set_mem(big, -1, 1) == SC_OK);
+    CHECK(sc_prog_set_mem_limit(big, 2) == SC_OK);
+    size_t held = sc_alloc_used();
+    sc_bound lb;
+    CHECK(sc_bound_prog(big, &lb) == SC_OK);
+    CHECK(sc_exact_solve(big, 30, 2 << 20, INFINITY, &e) == SC_OK);
+    CHECK(e.status == SC_EXACT_MEMORY || (!sc_exact_solver() && e.status == SC_EXACT_NO_SOLVER));
+    if (sc_exact_solver()) {
+        CHECK_STR(e.why, "GLPK needs at least 1 MiB");
+        CHECK(isfinite(e.incumbent) && e.bound == lb.bound && e.bound <= e.incumbent);
+        CHECK(sc_exact_solve(big, 30, 8 << 20, INFINITY, &e) == SC_OK);
+        CHECK(e.status == SC_EXACT_MEMORY && e.solver_mem == 3 << 20);
+        CHECK_STR(e.why, "GLPK needs more than the 3 MiB it was given");
+        CHECK(isfinite(e.incumbent) && e.bound >= lb.bound && e.bound <= e.incumbent);
+        CHECK(e.seconds < 30);
+        CHECK_STR(sc_exact_status_name(e.status), "memory");
+    }
+    CHECK(sc_alloc_used() == held);
+    sc_prog_free(big);
     /* 1F1B on two devices, four microbatches, a cap of one record: the
      * memory term gives 4 round trips (4.2 each) and W = 0.5; the optimum,
      * 18.8, is above it (GLPK proves it), and below 1F1B's 20.8. */
@@ -143,11 +170,10 @@ TEST(exact)
     CHECK(sc_prog_set_mem(pg, -1, 1) == SC_OK);
     CHECK(sc_prog_set_mem_limit(pg, 1) == SC_OK);
     sc_bound b;
-    sc_exact e;
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK_NEAR(b.bound, 17.3, 1e-9);
-    CHECK(sc_exact_solve(pg, 0, 1, &e) == SC_ERR_ARG);
-    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 0, 0, 1, &e) == SC_ERR_ARG);
+    CHECK(sc_exact_solve(pg, 30, 0, INFINITY, &e) == SC_OK);
     if (!sc_exact_solver()) {
         CHECK(e.status == SC_EXACT_NO_SOLVER);
         CHECK_STR(e.why, "without GLPK");
@@ -162,14 +188,14 @@ TEST(exact)
     /* Without a cap the list schedule meets the bound: no solver needed. */
     pg = one_f_one_b(3, 6, 1, 1, 0.5, 0.1);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
-    CHECK(sc_exact_solve(pg, 30, makespan(pg), &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, 0, makespan(pg), &e) == SC_OK);
     if (sc_exact_solver()) {
         CHECK(e.status == SC_EXACT_OPTIMAL && e.by_bound);
         CHECK_NEAR(e.optimum, b.bound, 1e-9);
     }
     /* Outside the model: several steps. */
     CHECK(sc_prog_set_steps(pg, 2) == SC_OK);
-    CHECK(sc_exact_solve(pg, 30, INFINITY, &e) == SC_OK);
+    CHECK(sc_exact_solve(pg, 30, 0, INFINITY, &e) == SC_OK);
     CHECK(e.status == SC_EXACT_UNSUPPORTED);
     CHECK_STR(e.why, "more than one step");
     sc_prog_free(pg);
