@@ -134,35 +134,35 @@ PY
 then ok; else ko "import --json agrees with sim --json"; fi
 
 # Import errors: one line, the row and cell named, the exit code of the class.
-bad() { # code message csv-text
+bad_csv() { # code message csv-text (lib.sh's bad stays: a failed expect calls it)
   printf "$3" >"$tmp/bad.csv"
   expect "$1" "$tmp/bad.csv: $2" -- $SC import "$tmp/bad.csv"
   if [ "$(wc -l <"$tmp/err")" = 1 ]; then ok; else ko "not one line: $2"; fi
 }
-bad 3 "row 2 (rank 1), cell 3 '1X0': unknown action type 'X'" '0F0,0B0\n1F0,,1X0\n'
-bad 3 "row 1 (rank 0), cell 1 'F0': expected <stage><TYPE>[<mb>]" 'F0,0B0\n'
-bad 3 "row 1 (rank 0), cell 2 '0F': F needs a microbatch number" '0F0,0F\n'
-bad 3 "row 1 (rank 0), cell 1 '0F0x': unexpected characters" '0F0x\n'
-bad 3 "row 1 (rank 0), cell 2 '0F1;': unexpected characters" '0F0,0F1;\n'
-bad 3 "row 1 (rank 0), cell 1 '(0F0)X': expected (a;b)OVERLAP_F_B" '(0F0)X\n'
-bad 3 "the file has no rows" ''
-bad 3 "row 1 (rank 0), cell 3: empty cell in a compute_comms file" '0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 5 "row 2 (rank 1), cell 3 '3F0': unknown stage 3: stages are 0..S-1, each on one rank, and stage 2 is on no rank" '0F0,0B0\n1F0,1B0,3F0,3B0\n'
-bad 5 "row 2 (rank 1), cell 5 '1SEND_F0': unknown stage 2: SEND_F of stage 1 has no peer stage" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1SEND_F0\n'
-bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" '0F0,0W0,0I0\n1F0,1I0,1W0\n'
-bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient: stage 0, microbatch 0 has no I" '0F0,0W0\n1F0,1I0,1W0\n'
-bad 5 "row 2 (rank 1), cell 2 '1W0': W before its input gradient (B at cell 3)" '0F0,0I0,0W0\n1F0,1W0,1B0\n'
-bad 5 "row 1 (rank 0), cell 1 '0I0': backward before its forward" '0I0,0F0,0W0\n1F0,1B0\n'
-bad 5 "row 2 (rank 1): missing microbatch: stage 1 has no F of microbatch 1 (the file names microbatches 0..1)" '0F0,0B0,0F1,0B1\n1F0,1B0\n'
-bad 5 "row 1 (rank 0): missing microbatch: stage 0 has no backward (I and W, or B) of microbatch 1" '0F0,0B0,0F1\n1F0,1B0,1F1,1B1\n'
-bad 5 "row 1 (rank 0): missing microbatch: stage 0 has an I but no W of microbatch 0" '0F0,0I0\n1F0,1B0\n'
-bad 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2) and rank 1" '0F0,1F0,0B0,1B0\n1F1,1B1\n'
-bad 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
-bad 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
-bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
-bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
-bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
-bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 3 "row 2 (rank 1), cell 3 '1X0': unknown action type 'X'" '0F0,0B0\n1F0,,1X0\n'
+bad_csv 3 "row 1 (rank 0), cell 1 'F0': expected <stage><TYPE>[<mb>]" 'F0,0B0\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0F': F needs a microbatch number" '0F0,0F\n'
+bad_csv 3 "row 1 (rank 0), cell 1 '0F0x': unexpected characters" '0F0x\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0F1;': unexpected characters" '0F0,0F1;\n'
+bad_csv 3 "row 1 (rank 0), cell 1 '(0F0)X': expected (a;b)OVERLAP_F_B" '(0F0)X\n'
+bad_csv 3 "the file has no rows" ''
+bad_csv 3 "row 1 (rank 0), cell 3: empty cell in a compute_comms file" '0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 5 "row 2 (rank 1), cell 3 '3F0': unknown stage 3: stages are 0..S-1, each on one rank, and stage 2 is on no rank" '0F0,0B0\n1F0,1B0,3F0,3B0\n'
+bad_csv 5 "row 2 (rank 1), cell 5 '1SEND_F0': unknown stage 2: SEND_F of stage 1 has no peer stage" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1SEND_F0\n'
+bad_csv 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" '0F0,0W0,0I0\n1F0,1I0,1W0\n'
+bad_csv 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient: stage 0, microbatch 0 has no I" '0F0,0W0\n1F0,1I0,1W0\n'
+bad_csv 5 "row 2 (rank 1), cell 2 '1W0': W before its input gradient (B at cell 3)" '0F0,0I0,0W0\n1F0,1W0,1B0\n'
+bad_csv 5 "row 1 (rank 0), cell 1 '0I0': backward before its forward" '0I0,0F0,0W0\n1F0,1B0\n'
+bad_csv 5 "row 2 (rank 1): missing microbatch: stage 1 has no F of microbatch 1 (the file names microbatches 0..1)" '0F0,0B0,0F1,0B1\n1F0,1B0\n'
+bad_csv 5 "row 1 (rank 0): missing microbatch: stage 0 has no backward (I and W, or B) of microbatch 1" '0F0,0B0,0F1\n1F0,1B0,1F1,1B1\n'
+bad_csv 5 "row 1 (rank 0): missing microbatch: stage 0 has an I but no W of microbatch 0" '0F0,0I0\n1F0,1B0\n'
+bad_csv 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2) and rank 1" '0F0,1F0,0B0,1B0\n1F1,1B1\n'
+bad_csv 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
+bad_csv 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
+bad_csv 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
+bad_csv 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad_csv 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
 # Two pairs out of posting order on d0, to d2 first in its stream and to d1
 # later: the pair named is d0's with the lower peer (the order (sender,
 # receiver, rank) the message has always followed). Interleaved at p = 3:
@@ -182,22 +182,22 @@ rows[0] = ",".join(r)
 open(sys.argv[1], "w").write("\n".join(rows) + "\n")
 EOF
 expect 5 "transfers out of posting order: d0 #46 (SEND act s4 mb4 -> d1) and d1 #44 (RECV act s4 mb3 <- d0) pair up (send and receive 10 between d0 and d1" -- $SC import "$tmp/po.csv"
-bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
 
 # PyTorch 2.15's waits: read, checked against its rules, kept as WAIT.
 printf '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/w.csv"
 expect 0 '"dialect": "compute_comms", "devices": 2, "stages": 2, "microbatches": 1, "instructions": 14' -- $SC import "$tmp/w.csv" --json
-bad 3 "row 1 (rank 0), cell 3 '0WAIT_SEND_F0': WAIT_SEND_F without a pending SEND_F of stage 0, microbatch 0 before it on this rank" '0F0,0RECV_B0,0WAIT_SEND_F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\n'
-bad 3 "row 2 (rank 1), cell 4 '1SEND_B0': SEND_B without its WAIT_SEND_B after it" '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 3 "row 1 (rank 0), cell 5 '0REDUCE_GRAD': REDUCE_GRAD without its WAIT_REDUCE_GRAD" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
-bad 3 "row 1 (rank 0), cell 5 '0WAIT_REDUCE_GRAD': WAIT_REDUCE_GRAD without a pending REDUCE_GRAD of stage 0" '0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
-bad 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'" '0F0,0WAIT_RECV_F0\n'
+bad_csv 3 "row 1 (rank 0), cell 3 '0WAIT_SEND_F0': WAIT_SEND_F without a pending SEND_F of stage 0, microbatch 0 before it on this rank" '0F0,0RECV_B0,0WAIT_SEND_F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\n'
+bad_csv 3 "row 2 (rank 1), cell 4 '1SEND_B0': SEND_B without its WAIT_SEND_B after it" '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 3 "row 1 (rank 0), cell 5 '0REDUCE_GRAD': REDUCE_GRAD without its WAIT_REDUCE_GRAD" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 3 "row 1 (rank 0), cell 5 '0WAIT_REDUCE_GRAD': WAIT_REDUCE_GRAD without a pending REDUCE_GRAD of stage 0" '0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'" '0F0,0WAIT_RECV_F0\n'
 # A wait blocks its rank until the send has met its receive
 # (docs/semantics.md#waits): each rank waits on its send before posting the
 # receive the other's wait needs. PyTorch on gloo hangs on this file
 # ("Timed out waiting ... for send operation to complete"); with each wait
 # after its rank's receive, it trains.
-bad 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
 printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/late.csv"
 expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv"
 # --comm gloo (docs/semantics.md#modes): each transfer alone, running once
@@ -290,9 +290,9 @@ printf 'return sc.program{p = 2, m = 4, rule = "1f1b", comm = "mpi"}\n' >"$tmp/g
 expect 3 'program: comm must be "nccl", "gloo" or "per-link"' -- $SC check "$tmp/gl.lua"
 # A comms file's reductions (PyTorch scales a stage's gradients by 1/m at
 # its REDUCE_GRAD): one per stage, after the stage's backward passes.
-bad 5 "row 2 (rank 1): stage 1 has no REDUCE_GRAD: PyTorch scales a stage's gradients by 1/m there, and without it the stage trains to m times its gradients" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 5 "row 1 (rank 0), cell 6 '0REDUCE_GRAD': REDUCE_GRAD twice: stage 0 is also reduced at cell 5" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
-bad 5 "row 1 (rank 0), cell 4 '0W0': backward after the REDUCE_GRAD of stage 0 (cell 3)" '0F0,0I0,0REDUCE_GRAD,0W0\n'
+bad_csv 5 "row 2 (rank 1): stage 1 has no REDUCE_GRAD: PyTorch scales a stage's gradients by 1/m there, and without it the stage trains to m times its gradients" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 5 "row 1 (rank 0), cell 6 '0REDUCE_GRAD': REDUCE_GRAD twice: stage 0 is also reduced at cell 5" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad_csv 5 "row 1 (rank 0), cell 4 '0W0': backward after the REDUCE_GRAD of stage 0 (cell 3)" '0F0,0I0,0REDUCE_GRAD,0W0\n'
 
 
 # PyTorch's own dumps (tests/torch/fixtures, written by tests/torch/dump.py
@@ -356,11 +356,11 @@ ms() { $SC import "$@" | awk '/^makespan / {print $2; exit}'; }
 [ "$(ms "$f" -D fsdp_time=0.5 -D reduce_time=0)" != "$(ms "$f")" ] && ok || ko "import -D fsdp_time"
 printf '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n' >"$tmp/nf.csv"
 expect 2 "the file has none" -- $SC import "$tmp/nf.csv" -D fsdp_time=1
-bad 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
-bad 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #1 (RESHARD s0): no pass of stage 0 since its UNSHARD" '0UNSHARD,0RESHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #3 (BW s0 mb0): stage 0 is sharded" '0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
+bad_csv 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #1 (RESHARD s0): no pass of stage 0 since its UNSHARD" '0UNSHARD,0RESHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #3 (BW s0 mb0): stage 0 is sharded" '0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
 printf 'return sc.program{p = 2, m = 2, rule = "1f1b", recompute = "all", fsdp = true}\n' >"$tmp/fr.lua"
 expect 3 "fsdp: not supported with a recompute policy" -- $SC check "$tmp/fr.lua"
 
@@ -436,11 +436,28 @@ expect 2 "unknown format 'xls'" -- $SC export 1f1b --format xls
 expect 2 "export needs --format" -- $SC export 1f1b
 expect 2 "--format needs a value" -- $SC export 1f1b --format
 
-# import reads at most --max-mem bytes (issue 21): /dev/zero is refused in
-# bounded time and memory, not read until the machine runs out.
-expect 7 "'/dev/zero' is larger than the memory limit of 1073741824 bytes (--max-mem BYTES raises it" -- timeout 60 $SC import /dev/zero
+# import reads at most --max-mem bytes (issue 21), a device or a pipe only
+# as far as its bytes can be text, and not past --max-time
+# (docs/sandbox.md#files-read): /dev/zero stops at its first byte, within a
+# second of CPU (it was read to the 1 GiB limit: 20 s under load); a FIFO
+# whose writer never writes stops at the time limit; a pipe that holds a
+# schedule is read.
+expect 3 "'/dev/zero': not text: a NUL byte at offset 0" -- sh -c "ulimit -t 1; exec $SC import /dev/zero"
 head -c 5000 /dev/zero | tr '\0' ',' >"$tmp/wide.csv"
 expect 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import "$tmp/wide.csv"
+expect 7 "is larger than the memory limit of 1024 bytes" -- $SC import "$tmp/wide.csv" --max-mem 1K
+mkfifo "$tmp/fifo"
+sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+expect 7 "time limit exceeded: reading '$tmp/fifo' ran longer than 1 s (--max-time SECONDS raises it" -- \
+  sh -c "ulimit -t 1; exec $SC import '$tmp/fifo' --max-time 1"
+kill $writer
+$SC export 1f1b -D p=2 -D m=2 --format torch-csv -o "$tmp/p.csv" 2>/dev/null
+expect 0 "devices       2" -- sh -c "cat '$tmp/p.csv' | $SC import /dev/stdin"
+# The reader's tables count against --max-mem (interp's counted memory):
+# 2 MB of cells need more than 16 MiB of actions.
+python3 -c 'import sys; open(sys.argv[1], "w").write(",".join(["0F0"] * 500000) + "\n")' "$tmp/cells.csv"
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 16777216 bytes" -- \
+  $SC import "$tmp/cells.csv" --max-mem 16M
 # A cell quoted in a message has its control bytes escaped (a terminal
 # escape in a CSV cannot drive the terminal of whoever imports it).
 printf '0F0,0\033[2JX0\n' >"$tmp/esc.csv"

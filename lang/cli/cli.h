@@ -149,7 +149,7 @@ int sc_cli_comm_of_name(const char *path);
 /* A compute_comms export to a file whose name states a mode other than the
  * program's: the usage error, printed (its exit code); else 0. */
 int sc_cli_export_name_check(const sc_prog *pg, const char *out, const char *format);
-/* The readers' bounds (common.c; docs/cli.md#reading-files): the deadline
+/* The readers' bounds (common.c; docs/sandbox.md#files-read): the deadline
  * of a command that reads files a user names (import, costs), now plus
  * --max-time (0: none), taken when the command starts. */
 double sc_cli_deadline(void);

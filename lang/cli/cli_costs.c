@@ -2,7 +2,7 @@
  * cli_costs.c — stagecraft costs --from-trace TRACE.json... [-o FILE]: a
  * cost file from torch.profiler traces of a pipelined step
  * (docs/costs.md#costs-from-a-pytorch-trace; the reading is ptrace.h's),
- * within --max-mem and --max-time like every command (docs/cli.md#reading-files).
+ * within --max-mem and --max-time like every command (docs/sandbox.md#files-read).
  */
 #include "cli.h"
 

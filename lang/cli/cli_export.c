@@ -365,7 +365,7 @@ int sc_cli_import(int argc, char **argv)
             if ((p2p = sc_p2p_parse(v)) < 0)
                 return sc_cli_failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
         } else if ((rc = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
-            if (rc < 0) /* --max-mem, --max-time (docs/cli.md#reading-files) */
+            if (rc < 0) /* --max-mem, --max-time (docs/sandbox.md#files-read) */
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += rc - 1;
         } else if (a[0] == '-' && a[1]) {
