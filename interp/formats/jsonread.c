@@ -3,7 +3,9 @@
  * the text, one node per value. The tree lives in interp's counted memory
  * (ir/alloc.h: --max-mem bounds it), and an object's keys are checked for
  * duplicates through a hash of the keys seen, so that reading is linear in
- * the text (a list scan made 100k keys quadratic).
+ * the text (a list scan made 100k keys quadratic). A list handed over
+ * (sc_json_opts.each) is parsed item by item, each freed after the call,
+ * so that a trace's events never all stand in memory at once.
  */
 #include "jsonread.h"
 

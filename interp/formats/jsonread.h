@@ -1,6 +1,6 @@
 /*
  * jsonread.h — a strict JSON reader (RFC 8259) into a tree, for the files
- * stagecraft reads back: cost files (costs.h).
+ * stagecraft reads back: cost files (costs.h) and traces (ptrace.h).
  *
  *     sc_jv *root;
  *     char err[256];

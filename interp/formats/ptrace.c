@@ -282,7 +282,8 @@ static sc_status file_end(file_rd *f, const sc_jv *root, int ndev0, char *err, s
         t->dv[d].rank = rank;
     copy_str(t->backend, sizeof t->backend, sc_jv_get(di, "backend"));
     copy_str(t->host, sizeof t->host, sc_jv_get(root, "host_name"));
-    qsort(f->ops, f->nops, sizeof *f->ops, cmp_op);
+    if (f->nops) /* ops is NULL without operators */
+        qsort(f->ops, f->nops, sizeof *f->ops, cmp_op);
     for (int k = f->n0; k < t->n; k++) {
         pt_span *p = &t->sp[k];
         p->first = first_op(f->ops, f->nops, t->dv[p->dev].pid, p->first, p->ts, p->end);
@@ -319,8 +320,10 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
     if (errlen)
         err[0] = 0;
     int file = add_file(t, name);
-    if (file < 0)
+    if (file < 0) {
+        snprintf(err, errlen, "%s: out of memory", name);
         return SC_ERR_NOMEM;
+    }
     file_rd f = {.t = t, .name = t->files[file], .file = file, .n0 = t->n, .single = -1};
     int ndev0 = t->ndev;
     sc_json_opts o = {.each = "traceEvents", .item = event, .ud = &f, .deadline = deadline};

@@ -94,6 +94,8 @@ int sc_cli_costs(int argc, char **argv)
     sc_status st = rc ? SC_OK : sc_ptrace_costs(t, &c, deadline, note, sizeof note, err, sizeof err);
     if (!rc && st == SC_ERR_LIMIT)
         rc = sc_cli_time_fail("computing the costs of the traces");
+    else if (!rc && st == SC_ERR_NOMEM) /* err is not written then */
+        rc = sc_cli_status_fail(st, "out of memory computing the costs of the traces");
     else if (!rc && st != SC_OK)
         rc = sc_cli_status_fail(st, "trace %s", err);
     if (!rc) {
