@@ -405,6 +405,57 @@ expect 3 "stage 1 has I spans but no W: its backward pass is not all there" -- $
 expect 2 "costs: missing --from-trace TRACE.json" -- $SC costs
 expect 2 "unknown option '--json' for 'costs'" -- $SC costs --from-trace $FX/rank0.json --json
 expect 2 "cannot read '$tmp/none.json'" -- $SC costs --from-trace "$tmp/none.json"
+# distributedInfo after the events (the reader takes the events as they
+# are parsed): the rank still counts.
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1])); t["distributedInfo"] = t.pop("distributedInfo")
+json.dump(t, open(sys.argv[2], "w"))' $FX/rank0.json "$tmp/late0.json"
+expect 3 "$tmp/late0.json: rank 0 again ($FX/rank0.json is rank 0 too)" -- $SC costs --from-trace $FX/rank0.json "$tmp/late0.json"
+$SC costs --from-trace "$tmp/late0.json" $FX/rank1.json -o "$tmp/tl.json" && ok || bad "a trace with its rank after its events"
+py '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("tf", "tb", "tw", "tcomm", "placement", "spread", "samples"):
+    assert a[k] == b[k], (k, a[k], b[k])' "$tmp/tr.json" "$tmp/tl.json"
+
+# Linear and bounded readers (docs/costs.md#large-traces). A merged trace of
+# 40k processes (one stage each) and one of 20k steps are read within 4 s of
+# CPU (under 1 s here; the reader that searched the devices and the steps
+# linearly took 10 s of CPU for either): CPU time, not the wall clock.
+python3 tests/py/gen_trace.py "$tmp/p40k.json" --procs 40000 --mb 1
+expect 0 '"stages": 40000' -- sh -c "ulimit -t 4; exec $SC costs --from-trace '$tmp/p40k.json'"
+py '
+import json, sys
+c = json.load(open(sys.argv[1])); S = 40000
+assert c["stages"] == S and c["devices"] == S and c["placement"] == list(range(S)), c["stages"]
+assert c["samples"]["tf"] == [1] * S and c["measured"]["steps"] == 1
+# every pass of stage s lasts 100 + s % 7 us (tests/py/gen_trace.py): the
+# devices and the spans were matched right
+for k in ("tf", "tb", "tw"):
+    assert len({round(c[k][s] - (s % 7) * 1e-6, 12) for s in range(1, S - 1)}) == 1, k' "$tmp/out"
+python3 tests/py/gen_trace.py "$tmp/s20k.json" --procs 2 --steps 20000
+expect 0 '"steps": 20000' -- sh -c "ulimit -t 4; exec $SC costs --from-trace '$tmp/s20k.json'"
+# --max-mem bounds what the reader holds (the text, the spans): the limit's
+# error; a file larger than the limit is refused before it is read.
+expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 67108864 bytes" -- \
+  $SC costs --from-trace "$tmp/p40k.json" --max-mem 64M
+expect 7 "trace $tmp/p40k.json is larger than the memory limit of 1048576 bytes" -- \
+  $SC costs --max-mem 1M --from-trace "$tmp/p40k.json"
+expect 2 "--max-mem needs a size in bytes" -- $SC costs --from-trace "$tmp/p40k.json" --max-mem lots
+rm -f "$tmp/p40k.json" "$tmp/s20k.json"
+# A device or a pipe: read only as far as it can be JSON, and not past
+# --max-time; a pipe that is a trace is read.
+expect 3 "trace /dev/zero: not JSON: byte 0 is 0x00, where JSON starts with '{' or '['" -- \
+  sh -c "ulimit -t 1; exec $SC costs --from-trace /dev/zero"
+mkfifo "$tmp/fifo"
+sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+expect 7 "time limit exceeded: reading trace $tmp/fifo ran longer than 1 s (--max-time SECONDS raises it" -- \
+  sh -c "ulimit -t 1; exec $SC costs --from-trace '$tmp/fifo' --max-time 1"
+kill $writer
+expect 0 '"stages": 4' -- sh -c "python3 tests/py/gen_trace.py /dev/stdout | $SC costs --from-trace /dev/stdin"
+# sc.costs (-D costs=FILE) reads the same way.
+expect 3 "cost file /dev/zero: not JSON: byte 0 is 0x00" -- sh -c "ulimit -t 1; exec $SC sim 1f1b -D costs=/dev/zero"
 
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

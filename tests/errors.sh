@@ -135,6 +135,16 @@ row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" 
 row 5 "missing microbatch: stage 1 has no backward" -- $SC import "$(r st.csv '0F0,0I0,0W0
 1F0')"
 row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import "$(r big.csv "$(head -c 2000 /dev/zero | tr '\0' ',')")"
+# A file a command reads (import, costs --from-trace, sc.costs): a device or
+# a pipe only as far as its bytes can be the format, not past --max-time,
+# within --max-mem (docs/sandbox.md#files-read).
+row 3 "'/dev/zero': not text: a NUL byte at offset 0" -- $SC import /dev/zero
+row 3 "trace /dev/zero: not JSON: byte 0 is 0x00, where JSON starts with '{' or '['" -- $SC costs --from-trace /dev/zero
+mkfifo "$tmp/fifo"
+sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+row 7 "time limit exceeded: reading trace $tmp/fifo ran longer than 0.2 s (--max-time SECONDS raises it" -- $SC costs --from-trace "$tmp/fifo" --max-time 0.2
+kill $writer
+row 7 "memory limit exceeded: the Lua heap and the programs would grow past 4194304 bytes" -- $SC import "$(r cells.csv "$(python3 -c 'print(",".join(["0F0"] * 200000))')")" --max-mem 4M
 
 # ---- 7 limit exceeded ------------------------------------------------------
 row 7 "stages x microbatches = 4000 x 5000 is too large (at most 50000000 passes)" -- $SC check gpipe -D p=4000 -D m=5000

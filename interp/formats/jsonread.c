@@ -3,7 +3,9 @@
  * the text, one node per value. The tree lives in interp's counted memory
  * (ir/alloc.h: --max-mem bounds it), and an object's keys are checked for
  * duplicates through a hash of the keys seen, so that reading is linear in
- * the text (a list scan made 100k keys quadratic).
+ * the text (a list scan made 100k keys quadratic). A list handed over
+ * (sc_json_opts.each) is parsed item by item, each freed after the call,
+ * so that a trace's events never all stand in memory at once.
  */
 #include "jsonread.h"
 
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "ir/alloc.h"
+#include "readfile.h"
 
 typedef struct rd {
     const char *p, *end;
@@ -22,6 +25,8 @@ typedef struct rd {
     char *err;
     size_t errlen;
     sc_status st;
+    const sc_json_opts *o; /* NULL: none */
+    unsigned long nodes;   /* values made, for the deadline's checks */
 } rd;
 
 static sc_jv *fail(rd *r, sc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -50,6 +55,8 @@ static void skip_ws(rd *r)
 
 static sc_jv *node(rd *r, sc_jtype t)
 {
+    if ((++r->nodes & 4095) == 0 && r->o && sc_deadline_passed(r->o->deadline))
+        return fail(r, SC_ERR_LIMIT, "time limit reached");
     sc_jv *v = sc_calloc(1, sizeof *v);
     if (!v)
         return fail(r, SC_ERR_NOMEM, "out of memory");
@@ -186,6 +193,7 @@ static char *string(rd *r, size_t *len)
 }
 
 static sc_jv *value(rd *r, int depth);
+static sc_jv *handed_list(rd *r, int depth);
 
 /* The keys of one object seen so far: a short object is scanned, a long
  * one gets an open-addressing table of key indices + 1 (0: empty), kept
@@ -244,6 +252,42 @@ add:;
     return 0;
 }
 
+/* The list at r->p (the opening bracket) at depth, its elements handed to
+ * the item function one by one (sc_json_opts.each): an empty list. */
+static sc_jv *handed_list(rd *r, int depth)
+{
+    sc_jv *v = node(r, SC_JARR);
+    if (!v)
+        return NULL;
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == ']') {
+        r->p++;
+        return v;
+    }
+    for (size_t i = 0;; i++) {
+        sc_jv *x = value(r, depth + 1);
+        sc_status st = x ? r->o->item(r->o->ud, i, x, r->err, r->errlen) : r->st;
+        sc_jv_free(x);
+        if (st != SC_OK) {
+            r->st = st; /* err: the item function's, or the reader's */
+            sc_jv_free(v);
+            return NULL;
+        }
+        skip_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']') {
+            r->p++;
+            return v;
+        }
+        sc_jv_free(v);
+        return fail(r, SC_ERR_ARG, "expected ',' or ']'");
+    }
+}
+
 /* Members of an array or object at r->p (the opening bracket); seen: the
  * keys so far (the caller frees its table). */
 static sc_jv *members_in(rd *r, sc_jv *v, int depth, keyset *seen)
@@ -299,7 +343,10 @@ static sc_jv *members_in(rd *r, sc_jv *v, int depth, keyset *seen)
                 return fail(r, SC_ERR_NOMEM, "out of memory");
             }
         }
-        sc_jv *x = value(r, depth + 1);
+        skip_ws(r);
+        int each = obj && depth == 0 && r->o && r->o->each && r->o->item &&
+                   strcmp(key, r->o->each) == 0 && r->p < r->end && *r->p == '[';
+        sc_jv *x = each ? handed_list(r, depth + 1) : value(r, depth + 1);
         if (!x) {
             sc_free(key);
             sc_jv_free(v);
@@ -403,7 +450,13 @@ static sc_jv *value(rd *r, int depth)
 
 sc_status sc_json_parse(const char *text, size_t len, sc_jv **out, char *err, size_t errlen)
 {
-    rd r = {.p = text, .end = text + len, .line = 1, .err = err, .errlen = errlen};
+    return sc_json_parse_opts(text, len, NULL, out, err, errlen);
+}
+
+sc_status sc_json_parse_opts(const char *text, size_t len, const sc_json_opts *o, sc_jv **out,
+                             char *err, size_t errlen)
+{
+    rd r = {.p = text, .end = text + len, .line = 1, .err = err, .errlen = errlen, .o = o};
     *out = NULL;
     if (errlen)
         err[0] = 0;

@@ -1,6 +1,6 @@
 /*
  * jsonread.h — a strict JSON reader (RFC 8259) into a tree, for the files
- * stagecraft reads back: cost files (costs.h).
+ * stagecraft reads back: cost files (costs.h) and traces (ptrace.h).
  *
  *     sc_jv *root;
  *     char err[256];
@@ -43,6 +43,33 @@ typedef struct sc_jv {
  * "line N: what" in err on bad input, SC_ERR_NOMEM out of memory. */
 sc_status sc_json_parse(const char *text, size_t len, sc_jv **out, char *err, size_t errlen);
 void sc_jv_free(sc_jv *v);
+
+/* Parsing a large file with bounds: the members of one list are handed
+ * over one by one instead of kept (a trace's "traceEvents": the tree of a
+ * 100 MB trace would take ten times that), and a deadline.
+ *
+ *     static sc_status on_event(void *ud, size_t i, const sc_jv *ev, char *err, size_t errlen)
+ *     { ... return SC_OK; }   // ev is freed after the call
+ *     sc_json_opts o = {.each = "traceEvents", .item = on_event, .ud = t,
+ *                       .deadline = sc_clock_now() + 60};   // readfile.h
+ *     sc_json_parse_opts(text, len, &o, &root, err, sizeof err);
+ *
+ * each: the member of the top-level object whose value, when it is a list,
+ * goes to `item` element by element, in order (index from 0); in the tree
+ * that member is an empty list. An item status other than SC_OK stops the
+ * parse and is returned, with err as item wrote it. deadline: CLOCK_MONOTONIC
+ * seconds (sc_clock_now), 0 for none; checked every few thousand values,
+ * SC_ERR_LIMIT with "line N: time limit reached" once passed. */
+typedef struct sc_json_opts {
+    const char *each; /* NULL: no list is handed over */
+    sc_status (*item)(void *ud, size_t index, const sc_jv *v, char *err, size_t errlen);
+    void *ud;
+    double deadline;
+} sc_json_opts;
+
+/* sc_json_parse with options (o NULL: none). */
+sc_status sc_json_parse_opts(const char *text, size_t len, const sc_json_opts *o, sc_jv **out,
+                             char *err, size_t errlen);
 
 /* Member `key` of an object, or NULL (also when v is not an object). */
 const sc_jv *sc_jv_get(const sc_jv *v, const char *key);

@@ -14,10 +14,11 @@
  * (the wait records no operator), then computes.
  *
  *     sc_ptrace *t = sc_ptrace_new();
- *     for each file: parse it (jsonread.h), then
- *         if (sc_ptrace_add(t, name, root, err, sizeof err) != SC_OK) ...  // err names file and event
- *     sc_costs c;
- *     if (sc_ptrace_costs(t, &c, note, sizeof note, err, sizeof err) == SC_OK)
+ *     double deadline = sc_clock_now() + 60;                  // readfile.h; 0: none
+ *     for each file: read its text (readfile.h), then
+ *         if (sc_ptrace_read(t, name, text, len, deadline, err, sizeof err) != SC_OK) ...
+ *     sc_costs c;                                              // err names file and event
+ *     if (sc_ptrace_costs(t, &c, deadline, note, sizeof note, err, sizeof err) == SC_OK)
  *         sc_costs_write(f, &c), sc_costs_free(&c);
  *     sc_ptrace_free(t);
  *
@@ -32,9 +33,18 @@
  * the SEND was posted (so it waited for the transfer); the ranks' clocks
  * must agree (one machine, or synchronized clocks).
  *
- * Ownership: sc_ptrace copies what it keeps (root may be freed after
- * sc_ptrace_add); sc_costs as in costs.h (its provenance strings point into
- * the sc_ptrace: free the costs first). Thread-safety: none needed.
+ * Bounds: reading and the costs take time and memory linear in the events
+ * (n log n for the sorts), whatever the number of processes, ranks or steps.
+ * The events are handed over one by one as the JSON is parsed
+ * (jsonread.h's sc_json_opts), so a file takes its text, about 70 bytes per
+ * span of the runtime and 24 per operator, never the tree of the whole
+ * file. Memory is interp's counted allocator's (ir/alloc.h: --max-mem); a
+ * deadline is checked every few thousand values and between the phases of
+ * the costs (SC_ERR_LIMIT).
+ *
+ * Ownership: sc_ptrace copies what it keeps (text may be freed after
+ * sc_ptrace_read); sc_costs as in costs.h (its provenance strings point
+ * into the sc_ptrace: free the costs first). Thread-safety: none needed.
  */
 #ifndef SC_PTRACE_H
 #define SC_PTRACE_H
@@ -47,14 +57,18 @@ typedef struct sc_ptrace sc_ptrace;
 sc_ptrace *sc_ptrace_new(void); /* NULL: out of memory */
 void sc_ptrace_free(sc_ptrace *t);
 
-/* Adds one parsed trace file (name: for messages and `measured`).
- * SC_ERR_ARG with "FILE: event N ('PP:1F0'): ..." in err. */
-sc_status sc_ptrace_add(sc_ptrace *t, const char *name, const sc_jv *root, char *err,
-                        size_t errlen);
+/* Reads one trace file's text[0..len) (name: for messages and
+ * `measured`) until deadline (sc_clock_now() seconds; 0: none). SC_ERR_ARG
+ * with "FILE: line 3: ..." (the JSON) or "FILE: event N ('PP:1F0'): ..."
+ * in err; SC_ERR_LIMIT with "FILE: line N: time limit reached";
+ * SC_ERR_NOMEM when the allocator refused. */
+sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_t len,
+                         double deadline, char *err, size_t errlen);
 
-/* The cost file of every file added. note: what the traces did not show
- * (a fused-only backward split in halves), or "". SC_ERR_ARG with err. */
-sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, char *note, size_t notelen, char *err,
-                          size_t errlen);
+/* The cost file of every file read. note: what the traces did not show
+ * (a fused-only backward split in halves), or "". SC_ERR_ARG with err;
+ * SC_ERR_LIMIT past the deadline; SC_ERR_NOMEM. */
+sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note,
+                          size_t notelen, char *err, size_t errlen);
 
 #endif

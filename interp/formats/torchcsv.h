@@ -103,8 +103,15 @@ typedef enum sc_torch_dialect {
 sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int version);
 
 /* Reads CSV text. Returns the new program (caller frees), or NULL with the
- * status in *st and one line in err. *dialect gets the dialect found. */
+ * status in *st and one line in err. *dialect gets the dialect found.
+ * Linear in the text; its tables are interp's counted memory (ir/alloc.h). */
 sc_prog *sc_torchcsv_read(const char *text, size_t len, sc_torch_dialect *dialect,
                           sc_status *st, char *err, size_t errlen);
+/* The same, until deadline (CLOCK_MONOTONIC seconds, formats/readfile.h's
+ * sc_clock_now; 0: none), checked every few thousand cells: past it,
+ * SC_ERR_LIMIT with "time limit reached". */
+sc_prog *sc_torchcsv_read_until(const char *text, size_t len, double deadline,
+                                sc_torch_dialect *dialect, sc_status *st, char *err,
+                                size_t errlen);
 
 #endif

@@ -56,6 +56,8 @@ typedef struct reader {
     sc_status st;
     char *err;
     size_t errlen;
+    double deadline;            /* 0: none */
+    unsigned long cells;        /* read so far, for the deadline's checks */
 } reader;
 
 /* Records the error (class st, message) in r; returns st. */

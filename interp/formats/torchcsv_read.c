@@ -10,13 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/alloc.h"
+#include "readfile.h"
+
 /* ---- reading ----------------------------------------------------------- */
 
 static sc_status push_act(reader *r, act a)
 {
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 256;
-        act *v = realloc(r->a, cap * sizeof *v);
+        act *v = sc_realloc(r->a, cap * sizeof *v);
         if (!v)
             return sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory reading the CSV");
         r->a = v;
@@ -92,6 +95,8 @@ static const char *trim(const char **b, const char *e)
 /* One cell [b, e) of row, cell: empty, an action, or an OVERLAP_F_B. */
 static sc_status parse_cell(reader *r, int row, int cell, const char *b, const char *e)
 {
+    if ((++r->cells & 4095) == 0 && sc_deadline_passed(r->deadline))
+        return sc_tcsv_fail(r, SC_ERR_LIMIT, "time limit reached");
     e = trim(&b, e);
     if (b == e) {
         if (!r->empty_row)
@@ -339,8 +344,8 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
         goto fail;
     }
-    dev = malloc((size_t)S * sizeof(int));
-    first = malloc((size_t)S * sizeof(size_t));
+    dev = sc_malloc((size_t)S * sizeof(int));
+    first = sc_malloc((size_t)S * sizeof(size_t));
     if (!dev || !first) {
         sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         goto fail;
@@ -374,7 +379,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             goto fail;
         }
     {
-        char *has = calloc((size_t)P, 1);
+        char *has = sc_calloc((size_t)P, 1);
         if (!has) {
             sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
             goto fail;
@@ -385,7 +390,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         for (int d = P - 1; d >= 0; d--)
             if (!has[d])
                 none = d;
-        free(has);
+        sc_free(has);
         if (none >= 0) {
             sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank needs a "
                   "compute action", none + 1, none);
@@ -398,14 +403,14 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         goto fail;
     }
     if (r->comms) {
-        unsigned char *sent = calloc(2 * (size_t)S * (size_t)m + 1, 1);
+        unsigned char *sent = sc_calloc(2 * (size_t)S * (size_t)m + 1, 1);
         sc_status wst = sent ? sc_tcsv_check_waits(r, v, n, S, m, sent)
                              : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        free(sent);
+        sc_free(sent);
         if (wst)
             goto fail;
     }
-    tab = calloc((size_t)S * (size_t)m, sizeof(slot));
+    tab = sc_calloc((size_t)S * (size_t)m, sizeof(slot));
     if (!tab) {
         sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         goto fail;
@@ -457,10 +462,10 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             }
         }
     if (r->comms) {
-        size_t *at = calloc((size_t)S + 1, sizeof *at);
+        size_t *at = sc_calloc((size_t)S + 1, sizeof *at);
         sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
                            : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        free(at);
+        sc_free(at);
         if (rst)
             goto fail;
     }
@@ -492,29 +497,36 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, st, "%s", sc_errmsg(pg));
         goto fail;
     }
-    free(dev);
-    free(first);
-    free(tab);
+    sc_free(dev);
+    sc_free(first);
+    sc_free(tab);
     return pg;
 fail:
     sc_prog_free(pg);
-    free(dev);
-    free(first);
-    free(tab);
+    sc_free(dev);
+    sc_free(first);
+    sc_free(tab);
     return NULL;
 }
 
 sc_prog *sc_torchcsv_read(const char *text, size_t len, sc_torch_dialect *dialect,
                           sc_status *st, char *err, size_t errlen)
 {
-    reader r = {.err = err, .errlen = errlen};
+    return sc_torchcsv_read_until(text, len, 0, dialect, st, err, errlen);
+}
+
+sc_prog *sc_torchcsv_read_until(const char *text, size_t len, double deadline,
+                                sc_torch_dialect *dialect, sc_status *st, char *err,
+                                size_t errlen)
+{
+    reader r = {.err = err, .errlen = errlen, .deadline = deadline};
     sc_prog *pg = NULL;
     *dialect = SC_TORCH_COMPUTE_ONLY;
     if (errlen)
         err[0] = 0;
     if (parse_text(&r, text, len) == SC_OK)
         pg = resolve(&r, dialect);
-    free(r.a);
+    sc_free(r.a);
     *st = pg ? SC_OK : r.st;
     return pg;
 }

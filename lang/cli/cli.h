@@ -14,6 +14,7 @@
 #define SC_CLI_H
 
 #include "formats/jsonw.h"
+#include "formats/readfile.h"
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sc_limits.h"
@@ -148,9 +149,18 @@ int sc_cli_comm_of_name(const char *path);
 /* A compute_comms export to a file whose name states a mode other than the
  * program's: the usage error, printed (its exit code); else 0. */
 int sc_cli_export_name_check(const sc_prog *pg, const char *out, const char *format);
-/* The whole file, at most cap bytes (0: no cap); NULL with *err an errno
- * value, or E2BIG when the file holds more (cli_export.c). */
-char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err);
+/* The readers' bounds (common.c; docs/sandbox.md#files-read): the deadline
+ * of a command that reads files a user names (import, costs), now plus
+ * --max-time (0: none), taken when the command starts. */
+double sc_cli_deadline(void);
+/* Reads the file at path (readfile.h) as `format`, at most --max-mem
+ * bytes, until deadline, into rd (rd->text: sc_free). 0, or the exit code
+ * after the error line: cannot read (2), not of its format (3), larger
+ * than --max-mem or past the deadline (7), the memory limit (7). what:
+ * how messages name it ("trace"; NULL: the path in quotes). */
+int sc_cli_read(const char *path, const char *what, int format, double deadline, sc_read *rd);
+/* The time limit's error line for `doing` ("reading trace t.json"): exit 7. */
+int sc_cli_time_fail(const char *doing);
 
 /* cli_costs.c: stagecraft costs --from-trace TRACE.json... [-o FILE]
  * (docs/costs.md#costs-from-a-pytorch-trace). */

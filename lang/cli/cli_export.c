@@ -21,6 +21,7 @@
 #include "formats/svg.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
+#include "ir/alloc.h"
 
 /* What one output needs: the program, its simulation, a name. */
 typedef struct job {
@@ -232,46 +233,6 @@ int sc_cli_show_files(const char *recipe, const char *svg, const char *trace, in
 
 /* ---- import ------------------------------------------------------------- */
 
-char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err)
-{
-    FILE *f = sc_fopen_read(path);
-    if (!f) {
-        *err = errno;
-        return NULL;
-    }
-    size_t size = cap && cap < (1 << 16) ? cap + 1 : 1 << 16, n = 0;
-    char *buf = malloc(size);
-    *err = buf ? 0 : ENOMEM;
-    while (buf) {
-        n += fread(buf + n, 1, size - n, f);
-        if (cap && n > cap) { /* /dev/zero, or a file larger than the limit */
-            *err = E2BIG;
-            break;
-        }
-        if (n < size)
-            break;
-        size_t grow = size * 2;
-        if (cap && grow > cap + 1)
-            grow = cap + 1; /* one byte past the cap tells "more" */
-        char *b = grow > size ? realloc(buf, grow) : NULL;
-        if (!b) {
-            *err = grow > size ? ENOMEM : E2BIG;
-            break;
-        }
-        buf = b;
-        size = grow;
-    }
-    if (!*err && ferror(f))
-        *err = EIO;
-    fclose(f);
-    if (*err) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 typedef struct costs {
     double tf, tb, tw, tcomm, w_keep, mem;
     double fsdp_time, reduce_time; /* FSDP's all-gather, reduce-scatter; NAN: not given */
@@ -385,6 +346,7 @@ int sc_cli_import(int argc, char **argv)
     int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc;
     costs c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0};
     double eager = 0; /* --eager-bytes: NCCL's eager sends (docs/modes.md#crossing-cells) */
+    char msg[160];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "-D", 2) == 0) {
@@ -411,6 +373,10 @@ int sc_cli_import(int argc, char **argv)
             eager = strtod(v, &end);
             if (end == v || *end || !(eager >= 0) || !isfinite(eager))
                 return sc_cli_failf(SC_EXIT_USAGE, "--eager-bytes '%s': expected bytes >= 0", v);
+        } else if ((rc = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
+            if (rc < 0) /* --max-mem, --max-time (docs/sandbox.md#files-read) */
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
+            i += rc - 1;
         } else if (a[0] == '-' && a[1]) {
             return sc_cli_failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
@@ -442,20 +408,22 @@ int sc_cli_import(int argc, char **argv)
     if (p2p < 0 && (p2p = sc_cli_comm_of_name(path)) < 0)
         p2p = SC_P2P_NCCL;
     /* The text is held while the program is read from it: it counts
-     * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation). */
-    size_t len = 0, cap = sc_cli_limits()->max_mem;
-    int e;
-    char *text = sc_cli_read_all(path, cap, &len, &e);
-    if (!text && e == E2BIG)
-        return sc_cli_failf(SC_EXIT_LIMIT, "'%s' is larger than the memory limit of %zu bytes (--max-mem BYTES "
-                     "raises it; 0 for no limit)", path, cap);
-    if (!text)
-        return sc_cli_failf(e == ENOMEM ? 4 : SC_EXIT_USAGE, "cannot read '%s': %s", path, strerror(e));
+     * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation),
+     * and reading it and the program from it against --max-time. */
+    double deadline = sc_cli_deadline();
+    sc_read rd;
+    if ((rc = sc_cli_read(path, NULL, SC_READ_TEXT, deadline, &rd)) != 0)
+        return rc;
     char err[512];
     sc_status st;
     sc_torch_dialect dialect;
-    sc_prog *pg = sc_torchcsv_read(text, len, &dialect, &st, err, sizeof err);
-    free(text);
+    sc_prog *pg = sc_torchcsv_read_until(rd.text, rd.len, deadline, &dialect, &st, err, sizeof err);
+    sc_free(rd.text);
+    if (!pg && st == SC_ERR_LIMIT && sc_deadline_passed(deadline)) {
+        char doing[300];
+        snprintf(doing, sizeof doing, "reading '%s'", path);
+        return sc_cli_time_fail(doing);
+    }
     if (!pg)
         return sc_cli_status_fail(st, "%s: %s", path, err);
     if (!sc_prog_fsdp(pg)->dp && (!isnan(c.fsdp_time) || !isnan(c.reduce_time))) {

@@ -151,6 +151,43 @@ int sc_cli_lua_fail(lua_State *L)
 
 sc_limits *sc_cli_limits(void) { return &limits; }
 
+double sc_cli_deadline(void)
+{
+    return limits.max_time > 0 ? sc_clock_now() + limits.max_time : 0;
+}
+
+int sc_cli_time_fail(const char *doing)
+{
+    return sc_cli_failf(SC_EXIT_LIMIT, "time limit exceeded: %s ran longer than %g s (--max-time "
+                        "SECONDS raises it; 0 for no limit)", doing, limits.max_time);
+}
+
+int sc_cli_read(const char *path, const char *what, int format, double deadline, sc_read *rd)
+{
+    char err[256], name[300];
+    if (what)
+        snprintf(name, sizeof name, "%s %s", what, path);
+    else
+        snprintf(name, sizeof name, "'%s'", path);
+    *rd = (sc_read){.format = format, .max_bytes = limits.max_mem, .deadline = deadline};
+    sc_status st = sc_read_file(path, rd, err, sizeof err);
+    if (st == SC_OK)
+        return 0;
+    if (st == SC_ERR_LIMIT && rd->over == SC_READ_OVER_TIME) {
+        char doing[320];
+        snprintf(doing, sizeof doing, "reading %s", name);
+        return sc_cli_time_fail(doing);
+    }
+    if (st == SC_ERR_LIMIT)
+        return sc_cli_failf(SC_EXIT_LIMIT, "%s is larger than the memory limit of %zu bytes "
+                            "(--max-mem BYTES raises it; 0 for no limit)", name, limits.max_mem);
+    if (st == SC_ERR_ARG && rd->errnum)
+        return sc_cli_failf(SC_EXIT_USAGE, "cannot read '%s': %s", path, err);
+    if (st == SC_ERR_ARG)
+        return sc_cli_failf(SC_EXIT_ARG, "%s: %s", name, err);
+    return sc_cli_status_fail(st, "%s: out of memory", name);
+}
+
 /* --trust, or one of the limits options. */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len)
 {

@@ -84,8 +84,8 @@ const char *sc_usage_text(void)
         "  --trust             lift the sandbox (for your own recipes and scripts)\n"
         "  --allow-write DIR   the folder a recipe or script may write files in (else none)\n"
         "  --max-steps N       Lua instructions per evaluation (default 1e9; 0: no limit)\n"
-        "  --max-mem BYTES     Lua heap and programs, like 512M (default 1G; 0: no limit)\n"
-        "  --max-time SECONDS  wall clock per evaluation (default 60; 0: no limit)\n"
+        "  --max-mem BYTES     Lua heap, programs, files read, like 512M (default 1G; 0: no limit)\n"
+        "  --max-time SECONDS  wall clock per evaluation or reading (default 60; 0: no limit)\n"
         "  --force-costs       use a cost file measured on another model anyway\n");
     return t.s;
 }

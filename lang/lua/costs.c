@@ -16,8 +16,11 @@
 
 #include "formats/costs.h"
 #include "formats/jsonread.h"
+#include "formats/readfile.h"
+#include "ir/alloc.h"
 #include "ir/flops.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
 
 /* A cost file is small (a few numbers per stage); this bounds a mistake. */
 #define MAX_COST_FILE (64L << 20)
@@ -68,35 +71,33 @@ static int costs_error(lua_State *L, const char *name, const char *msg)
 }
 
 /* sc._costs_read(path, name): the cost file at path as a table; messages
- * call it `name` (the path as the recipe gave it). */
+ * call it `name` (the path as the recipe gave it). The text and the tree
+ * are interp's counted memory (--max-mem); a device or a pipe is read only
+ * as far as its bytes can be JSON, and not past --max-time (readfile.h). */
 static int l_costs_read(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1), *name = luaL_optstring(L, 2, path);
-    FILE *f = sc_fopen_read(path);
-    if (!f)
-        return costs_error(L, name, strerror(errno));
-    /* The text lives in a userdata, so that an error cannot leak it. */
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    size_t n, total = 0;
-    char chunk[8192];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && total <= MAX_COST_FILE) {
-        luaL_addlstring(&b, chunk, n);
-        total += n;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return costs_error(L, name, "cannot read it");
-    if (total > MAX_COST_FILE)
-        return costs_error(L, name, "larger than 64 MiB: not a cost file");
-    luaL_pushresult(&b);
-    size_t len;
-    const char *text = lua_tolstring(L, -1, &len);
+    const sc_limits *lim = sc_limits_of(L);
+    double max_time = lim ? lim->max_time : 0;
+    sc_read rd = {.format = SC_READ_JSON, .max_bytes = MAX_COST_FILE,
+                  .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
     char err[384];
+    sc_status st = sc_read_file(path, &rd, err, sizeof err);
+    if (st == SC_ERR_LIMIT && rd.over == SC_READ_OVER_TIME) {
+        snprintf(err, sizeof err, "cost file %.200s: time limit exceeded: still reading after "
+                 "%g s (--max-time SECONDS raises it; 0 for no limit)", name, max_time);
+        return sc_lua_raise(L, SC_ERR_LIMIT, err);
+    }
+    if (st == SC_ERR_LIMIT)
+        return costs_error(L, name, "larger than 64 MiB: not a cost file");
+    if (st == SC_ERR_NOMEM) /* counted in --max-mem: its error */
+        return luaL_error(L, "not enough memory");
+    if (st != SC_OK)
+        return costs_error(L, name, err);
     sc_jv *root = NULL;
     sc_costs c;
-    sc_status st = sc_json_parse(text, len, &root, err, sizeof err);
+    st = sc_json_parse(rd.text, rd.len, &root, err, sizeof err);
+    sc_free(rd.text);
     if (st == SC_OK && (st = sc_costs_from_json(root, &c, err, sizeof err)) == SC_OK)
         sc_costs_free(&c);
     if (st != SC_OK) {

@@ -1,7 +1,8 @@
 /*
  * fuzz_ptrace.c — libFuzzer harness for torch.profiler traces read by
  * `costs --from-trace` (docs/costs.md#costs-from-a-pytorch-trace): the JSON
- * reader and interp/formats/ptrace.c on any bytes.
+ * reader handing the events over one by one, and interp/formats/ptrace.c
+ * and ptrace_costs.c, on any bytes.
  *
  * Invariants checked (abort when broken):
  *   - a refused trace comes with a message;
@@ -16,7 +17,6 @@
 #include "costs_trip.h"
 #include "cpu_limit.h"
 #include "formats/costs.h"
-#include "formats/jsonread.h"
 #include "formats/ptrace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,18 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 1 << 16)
         return 0;
     char err[512], note[300];
-    sc_jv *root = NULL;
-    if (sc_json_parse((const char *)data, size, &root, err, sizeof err) != SC_OK)
-        return 0;
     sc_ptrace *t = sc_ptrace_new();
     if (!t)
         abort();
     sc_costs c;
     err[0] = 0;
-    sc_status st = sc_ptrace_add(t, "fuzz.json", root, err, sizeof err);
-    sc_jv_free(root);
+    sc_status st = sc_ptrace_read(t, "fuzz.json", (const char *)data, size, 0, err, sizeof err);
     if (st == SC_OK)
-        st = sc_ptrace_costs(t, &c, note, sizeof note, err, sizeof err);
+        st = sc_ptrace_costs(t, &c, 0, note, sizeof note, err, sizeof err);
     if (st != SC_OK) {
         if (!err[0])
             abort();
