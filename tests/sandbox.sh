@@ -429,6 +429,16 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' $SC check
   [ "$rss" -lt 150 ] && ok || ko "200 refused sc.plan calls held $rss MB (the limit is 64 MB)"
 fi
 
+# A FIFO in the recipe's folder (a tarball can carry one) is refused, not
+# read: no writer would ever come, and no signal ends a blocked read.
+rm -f "$tmp/r/pipe" "$tmp/r/mod.lua"; mkfifo "$tmp/r/pipe" "$tmp/r/mod.lua"
+for f in 'dofile("pipe")' 'loadfile("pipe")' 'require("mod")' 'sc.load("pipe")' 'sc.costs("pipe")'; do
+  recipe fifo.lua "$f
+$PROG"
+  expect 10 "not a regular file (a recipe reads files, not pipes or devices)" -- timeout 20 $SC check "$tmp/r/fifo.lua"
+done
+rm -f "$tmp/r/pipe" "$tmp/r/mod.lua"
+
 # ---- files a program writes (p:svg, p:trace, p:export): the grant only ----
 recipe draw.lua 'local p = sc.program { p = 2, m = 2, rule = "1f1b" }
 p:svg("pic.svg"); p:trace("sub/t.json"); p:export("torch-csv", "s.csv")

@@ -16,6 +16,7 @@
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/core.h"
 #include "sandbox_impl.h"
@@ -193,9 +194,18 @@ const char *sc_sandbox_resolve(lua_State *L, const char *root, const char *path,
     return lua_tostring(L, -1);
 }
 
+/* A file a recipe names (dofile, loadfile, require, sc.load, sc.costs) is
+ * a regular file: a FIFO or a device in its folder (a tarball can carry
+ * one) would block the read where no limit reaches, since the time limit
+ * is a deadline that Lua code reads, not a signal. */
 static const char *resolve(lua_State *L, const char *path, const char *what)
 {
-    return sc_sandbox_resolve(L, lua_tostring(L, UV_ROOT), path, what);
+    const char *real = sc_sandbox_resolve(L, lua_tostring(L, UV_ROOT), path, what);
+    struct stat sb;
+    if (real && stat(real, &sb) == 0 && !S_ISREG(sb.st_mode))
+        sc_sandbox_violation(L, "%s('%s'): not a regular file (a recipe reads files, not pipes or "
+                             "devices)", what, path);
+    return real;
 }
 
 /* Loads the file at the real path `real` as text with _ENV = env (the
