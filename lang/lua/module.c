@@ -17,6 +17,7 @@
 #include "schedule/rules.h"
 #include "sc_auto.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/pattern.h"
 #include "sandbox/sc_limits.h"
 
 
@@ -318,6 +319,7 @@ void sc_lua_setup(lua_State *L)
     luaL_requiref(L, "stagecraft", open_module, 1);
     lua_setglobal(L, "sc");
     sc_limits_guard(L);
+    sc_pattern_open(L);
     sc_sandbox_init(L);
     sc_lua_clear_status(L);
 }

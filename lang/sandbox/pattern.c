@@ -20,6 +20,8 @@
  * tests/sandbox.sh holds them against stock lua5.4 on generated patterns.
  */
 #define _GNU_SOURCE /* memmem */
+#include "pattern.h"
+
 #include "sc_limits.h"
 
 #include <ctype.h>
@@ -575,12 +577,10 @@ static int p_gsub(lua_State *L)
     return 2;
 }
 
-lua_CFunction sc_pattern_function(const char *name)
+void sc_pattern_open(lua_State *L)
 {
-    static const luaL_Reg fns[] = {
-        {"find", p_find}, {"match", p_match}, {"gmatch", p_gmatch}, {"gsub", p_gsub}, {NULL, NULL}};
-    for (const luaL_Reg *f = fns; f->name; f++)
-        if (strcmp(f->name, name) == 0)
-            return f->func;
-    return NULL;
+    sc_limits_wrap(L, "string", "find", p_find);
+    sc_limits_wrap(L, "string", "match", p_match);
+    sc_limits_wrap(L, "string", "gmatch", p_gmatch);
+    sc_limits_wrap(L, "string", "gsub", p_gsub);
 }

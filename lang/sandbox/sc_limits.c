@@ -349,9 +349,22 @@ static int g_sort(lua_State *L)
     return call_original_where(L, LUA_MULTRET);
 }
 
-/* string.find, match, gmatch, gsub: pattern.c's matcher (upvalue 1), which
- * counts its steps; under call_original_where for the recipe's line. */
-static int g_pattern(lua_State *L) { return call_original_where(L, LUA_MULTRET); }
+/* A replacement of sc_limits_wrap's (upvalue 1), under call_original_where
+ * for the recipe's line. */
+static int g_wrapped(lua_State *L) { return call_original_where(L, LUA_MULTRET); }
+
+void sc_limits_wrap(lua_State *L, const char *lib, const char *name, lua_CFunction fn)
+{
+    if (lua_getglobal(L, lib) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushcfunction(L, fn);
+    lua_pushfstring(L, "%s.%s", lib, name); /* as Lua names it in errors */
+    lua_pushcclosure(L, g_wrapped, 2);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+}
 
 static int g_insert(lua_State *L) { return g_shift(L, lua_gettop(L) == 3); }
 static int g_remove(lua_State *L) { return g_shift(L, lua_gettop(L) == 2); }
@@ -365,8 +378,6 @@ void sc_limits_guard(lua_State *L)
         {NULL, "xpcall", g_xpcall},       {"string", "rep", g_rep},
         {"table", "move", g_move},         {"table", "insert", g_insert},
         {"table", "remove", g_remove},   {"table", "sort", g_sort},
-        {"string", "find", g_pattern},    {"string", "match", g_pattern},
-        {"string", "gmatch", g_pattern},  {"string", "gsub", g_pattern},
     };
     for (size_t i = 0; i < sizeof guards / sizeof guards[0]; i++) {
         if (guards[i].lib) {
@@ -378,13 +389,7 @@ void sc_limits_guard(lua_State *L)
             lua_pushglobaltable(L);
         }
         if (lua_getfield(L, -1, guards[i].name) == LUA_TFUNCTION) {
-            if (guards[i].fn == g_pattern) { /* not the original: the counting matcher */
-                lua_pop(L, 1);
-                lua_pushcfunction(L, sc_pattern_function(guards[i].name));
-                lua_pushfstring(L, "%s.%s", guards[i].lib, guards[i].name); /* as Lua names it */
-            } else {
-                lua_pushstring(L, guards[i].name);
-            }
+            lua_pushstring(L, guards[i].name);
             lua_pushcclosure(L, guards[i].fn, 2);
             lua_setfield(L, -2, guards[i].name);
         } else {

@@ -139,9 +139,10 @@ void sc_limits_charge(lua_State *L, unsigned long long n);
  * as instructions, before shifting. Call once, before sc_sandbox_init. */
 void sc_limits_guard(lua_State *L);
 
-/* pattern.c: string.find, match, gmatch or gsub (by name) on the counting
- * matcher; NULL for another name. */
-lua_CFunction sc_pattern_function(const char *name);
+/* Replaces lib.name (a global library's function) with fn, under the same
+ * guard as the wrapped originals: an error fn raises keeps the recipe's
+ * line and names the function "lib.name" (pattern.c's matcher). */
+void sc_limits_wrap(lua_State *L, const char *lib, const char *name, lua_CFunction fn);
 
 /* Command-line options: at argv[i], --max-steps N, --max-mem BYTES or
  * --max-time SECONDS (also --max-steps=N; BYTES may end in K, M or G).
