@@ -76,6 +76,12 @@ sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops
  * it, returns its exit code. */
 int sc_cli_lua_fail(lua_State *L);
+/* The output files of one command (names[i] the option, paths[i] its
+ * file or NULL): 0 when no two land in one file (sc_atomic_same), else
+ * "--trace and --profile name the same file 'x.json': ..." and exit
+ * code 2, before anything runs: the second write would replace the
+ * first and one output would be lost. */
+int sc_cli_outputs_apart(const char *const *names, const char *const *paths, int n);
 /* --trust and the limits options at argv[i]: the arguments used (0: not one
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);

@@ -288,7 +288,9 @@ static int import_define(const char *kv, costs *c)
         return sc_cli_failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     char *end;
     double x = strtod(eq + 1, &end);
-    if (end == eq + 1 || *end)
+    /* strtod reads "nan" and "inf": a time is a finite number, and NaN
+     * would pass below for "not given" (fsdp_time). */
+    if (end == eq + 1 || *end || !isfinite(x))
         return sc_cli_failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[IMPORT_DEFINES] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem",

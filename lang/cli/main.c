@@ -426,6 +426,9 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     int rc = parse_args(L, argc, argv, t, &o);
     if (rc)
         return rc;
+    const char *const outs[] = {o.svg, o.trace, o.out}, *const onames[] = {"--svg", "--trace", "-o"};
+    if ((rc = sc_cli_outputs_apart(onames, outs, 3)))
+        return rc;
     if (o.trust)
         sc_sandbox_trust(L, 1);
     if (strcmp(o.cmd, "list") == 0)
