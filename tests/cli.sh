@@ -16,6 +16,8 @@ expect() {
     sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2
   fi
 }
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
 # Errors are one line on stderr.
 one_line_err() {
   "$@" >/dev/null 2>"$tmp/err"

@@ -357,5 +357,6 @@ void sc_lua_setup(lua_State *L)
     lua_setglobal(L, "sc");
     sc_limits_guard(L);
     sc_sandbox_init(L);
+    sc_sandbox_own_strings(L); /* this state is stagecraft's: a host's keeps its own */
     sc_lua_clear_status(L);
 }

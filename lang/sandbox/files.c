@@ -111,6 +111,13 @@ static int rule(lua_State *L)
     return r;
 }
 
+int sc_sandbox_in_force(lua_State *L)
+{
+    int r = rule(L);
+    lua_pop(L, 1);
+    return r != RULE_NONE;
+}
+
 /* Whether the last name of path, without trailing dots and spaces and in
  * any case, ends in ".lua": "x.lua", "x.LUA", "x.lua." and "x.lua " are
  * all the recipe x.lua on some file system. A last name "." or ".." (or an
