@@ -20,7 +20,6 @@
 #include "core/core.h"
 #include "sandbox_impl.h"
 
-#define SNAPSHOT_KEY "stagecraft.sandbox_snapshot"
 #define TRUSTED_KEY "stagecraft.trusted"
 
 /* Upvalues of the closures below. */
@@ -105,44 +104,6 @@ void sc_sandbox_init(lua_State *L)
         lua_pop(L, 1);
     }
     lua_setfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);
-}
-
-/* __index of the strings' metatable in stagecraft's own states: while a
- * rule of the sandbox is in force (a sandboxed evaluation, or code it left
- * behind in a sealed process), the snapshot's string library, which lacks
- * dump (upvalue 2); else what __index was (upvalue 1: the string library,
- * read live, so that the REPL and --trust find what they add to it). */
-static int string_index(lua_State *L)
-{
-    int from = sc_sandbox_in_force(L) ? lua_upvalueindex(2) : lua_upvalueindex(1);
-    if (lua_type(L, from) == LUA_TFUNCTION) {
-        lua_pushvalue(L, from);
-        lua_pushvalue(L, 1);
-        lua_pushvalue(L, 2);
-        lua_call(L, 2, 1);
-        return 1;
-    }
-    if (lua_type(L, from) != LUA_TTABLE)
-        return 0;
-    lua_pushvalue(L, 2);
-    lua_gettable(L, from);
-    return 1;
-}
-
-void sc_sandbox_own_strings(lua_State *L)
-{
-    int top = lua_gettop(L);
-    lua_pushliteral(L, "");
-    if (!lua_getmetatable(L, -1) || lua_getfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY) != LUA_TTABLE) {
-        lua_settop(L, top);
-        return;
-    }
-    int mt = top + 2;
-    lua_getfield(L, mt, "__index");
-    lua_getfield(L, -2, "string");
-    lua_pushcclosure(L, string_index, 2);
-    lua_setfield(L, mt, "__index");
-    lua_settop(L, top);
 }
 
 int sc_sandbox_ready(lua_State *L)

@@ -54,9 +54,6 @@ void sc_sandbox_init(lua_State *L);
  * host's Lua a recipe's string methods are the host's, dump included:
  * harmless, since no loader of the sandbox takes bytecode (docs/embed.md). */
 void sc_sandbox_own_strings(lua_State *L);
-/* Whether a rule of the sandbox is in force now: a sandboxed evaluation
- * runs (not --trust), or none does in a sealed process (files.c). */
-int sc_sandbox_in_force(lua_State *L);
 /* Whether sc_sandbox_init ran on this state (a host's Lua that requires
  * the module: lang/lua/module.c). */
 int sc_sandbox_ready(lua_State *L);
