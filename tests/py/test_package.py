@@ -84,6 +84,8 @@ edge = FakeStage(1, 2)
 edge.p2p_per_edge = True
 check(pipelining.check_stages(link, [edge], 2, 1) is None, "per-edge stages")
 raises(lambda: stagecraft.load("1f1b", comm="mpi"), 2, "--comm 'mpi': expected")
+raises(lambda: stagecraft.load("1f1b", m="4,8"), 2,
+       "--with-program is of one program, and a sweep (or compare) makes several")
 check(pipelining.dialect_for((2, 15)) == "2.15" and pipelining.dialect_for((2, 16)) == "2.15"
       and pipelining.dialect_for((2, 14)) == "2.14", "dialect by version")
 raises(lambda: pipelining.dialect_for((2, 3)), 3, "from 2.4 on")
