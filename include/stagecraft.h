@@ -28,10 +28,11 @@
  * limit counts the programs too. Contexts share nothing: two in one
  * process are independent. A context and its programs are used by one
  * thread at a time (calls on two contexts from two threads at once are not
- * supported: the library keeps per-process state while a call runs); the
- * time limit uses SIGALRM and ITIMER_REAL while a recipe is evaluated, and
- * leaves the signal's handler installed (stagecraft_limits with max_time 0
- * uses no signal).
+ * supported: the library keeps per-process state while a call runs). No
+ * call ends or signals the process: the time limit is a deadline that the
+ * evaluation reads (its count hook and its pattern matcher), and a recipe
+ * past it fails with STAGECRAFT_LIMIT; the library installs no signal
+ * handler and no timer.
  *
  * Errors. Every function that can fail returns a code of the table below
  * (the exit codes of the command line, docs/errors.md) and leaves a one-line

@@ -68,7 +68,9 @@ printf 'local f = io.open("/etc/passwd")\nreturn sc.program{p = 2, m = 2, rule =
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/contexts" tests/embed/contexts.c $flags 2>"$tmp/cc.err" && ok ||
   bad "tests/embed/contexts.c: $(head -5 "$tmp/cc.err")"
-"$tmp/contexts" "$tmp/rec/reads.lua" >"$tmp/out" 2>&1 && grep -q "contexts: [0-9]* passed, 0 failed" "$tmp/out" && ok ||
+printf 'local s = string.rep("a", 40)\nreturn s:find(string.rep("a*", 40) .. "b")\n' >"$tmp/rec/find.lua"
+printf 'while true do end\n' >"$tmp/rec/loop.lua"
+"$tmp/contexts" "$tmp/rec/reads.lua" "$tmp/rec/find.lua" "$tmp/rec/loop.lua" >"$tmp/out" 2>&1 && grep -q "contexts: [0-9]* passed, 0 failed" "$tmp/out" && ok ||
   bad "contexts: $(cat "$tmp/out")"
 python3 - "$tmp/out" "$tmp/sim.json" <<'PY' && ok || bad "the library's figures are not sim --json's"
 import json, sys

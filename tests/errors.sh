@@ -139,7 +139,10 @@ row 5 "offload 'selective' (ratio 2): the host link of d1 cannot bring s9 mb0 ba
 row 5 "offload 'budget': d0 cannot get under mem = 0.1: its peak is 3 units without offload" -- $SC check gis -D offload=budget -D mem=0.1 -D offload_ratio=2
 # OFFLOAD, DROP and RELOAD out of place (5): C API streams; tests/unit/test_offload.c.
 # Pass on the wrong device, transfer mismatch, deadlock (6): streams given
-# through the C API; tests/unit/test_errors.c and test_replay.c.
+# through the C API; tests/unit/test_errors.c and test_replay.c. Crossing
+# cells of a PyTorch file in the nccl mode (docs/modes.md#crossing-cells):
+row 6 "deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 cell 5 (1RECV_F1), behind rank 1 cell 4 (1SEND_B0)" -- $SC import "$(r cross.csv '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD
+1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD')"
 # Collectives out of order, posted by some members only, outside their
 # group, carried before produced (5), and deadlocks through collective
 # channels (6): C API streams; tests/unit/test_coll.c.

@@ -134,35 +134,35 @@ PY
 then ok; else ko "import --json agrees with sim --json"; fi
 
 # Import errors: one line, the row and cell named, the exit code of the class.
-bad() { # code message csv-text
+bad_csv() { # code message csv-text
   printf "$3" >"$tmp/bad.csv"
   expect "$1" "$tmp/bad.csv: $2" -- $SC import "$tmp/bad.csv"
   if [ "$(wc -l <"$tmp/err")" = 1 ]; then ok; else ko "not one line: $2"; fi
 }
-bad 3 "row 2 (rank 1), cell 3 '1X0': unknown action type 'X'" '0F0,0B0\n1F0,,1X0\n'
-bad 3 "row 1 (rank 0), cell 1 'F0': expected <stage><TYPE>[<mb>]" 'F0,0B0\n'
-bad 3 "row 1 (rank 0), cell 2 '0F': F needs a microbatch number" '0F0,0F\n'
-bad 3 "row 1 (rank 0), cell 1 '0F0x': unexpected characters" '0F0x\n'
-bad 3 "row 1 (rank 0), cell 2 '0F1;': unexpected characters" '0F0,0F1;\n'
-bad 3 "row 1 (rank 0), cell 1 '(0F0)X': expected (a;b)OVERLAP_F_B" '(0F0)X\n'
-bad 3 "the file has no rows" ''
-bad 3 "row 1 (rank 0), cell 3: empty cell in a compute_comms file" '0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 5 "row 2 (rank 1), cell 3 '3F0': unknown stage 3: stages are 0..S-1, each on one rank, and stage 2 is on no rank" '0F0,0B0\n1F0,1B0,3F0,3B0\n'
-bad 5 "row 2 (rank 1), cell 5 '1SEND_F0': unknown stage 2: SEND_F of stage 1 has no peer stage" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1SEND_F0\n'
-bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" '0F0,0W0,0I0\n1F0,1I0,1W0\n'
-bad 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient: stage 0, microbatch 0 has no I" '0F0,0W0\n1F0,1I0,1W0\n'
-bad 5 "row 2 (rank 1), cell 2 '1W0': W before its input gradient (B at cell 3)" '0F0,0I0,0W0\n1F0,1W0,1B0\n'
-bad 5 "row 1 (rank 0), cell 1 '0I0': backward before its forward" '0I0,0F0,0W0\n1F0,1B0\n'
-bad 5 "row 2 (rank 1): missing microbatch: stage 1 has no F of microbatch 1 (the file names microbatches 0..1)" '0F0,0B0,0F1,0B1\n1F0,1B0\n'
-bad 5 "row 1 (rank 0): missing microbatch: stage 0 has no backward (I and W, or B) of microbatch 1" '0F0,0B0,0F1\n1F0,1B0,1F1,1B1\n'
-bad 5 "row 1 (rank 0): missing microbatch: stage 0 has an I but no W of microbatch 0" '0F0,0I0\n1F0,1B0\n'
-bad 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2) and rank 1" '0F0,1F0,0B0,1B0\n1F1,1B1\n'
-bad 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
-bad 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
-bad 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
-bad 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
-bad 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
-bad 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 3 "row 2 (rank 1), cell 3 '1X0': unknown action type 'X'" '0F0,0B0\n1F0,,1X0\n'
+bad_csv 3 "row 1 (rank 0), cell 1 'F0': expected <stage><TYPE>[<mb>]" 'F0,0B0\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0F': F needs a microbatch number" '0F0,0F\n'
+bad_csv 3 "row 1 (rank 0), cell 1 '0F0x': unexpected characters" '0F0x\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0F1;': unexpected characters" '0F0,0F1;\n'
+bad_csv 3 "row 1 (rank 0), cell 1 '(0F0)X': expected (a;b)OVERLAP_F_B" '(0F0)X\n'
+bad_csv 3 "the file has no rows" ''
+bad_csv 3 "row 1 (rank 0), cell 3: empty cell in a compute_comms file" '0F0,0SEND_F0,,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 5 "row 2 (rank 1), cell 3 '3F0': unknown stage 3: stages are 0..S-1, each on one rank, and stage 2 is on no rank" '0F0,0B0\n1F0,1B0,3F0,3B0\n'
+bad_csv 5 "row 2 (rank 1), cell 5 '1SEND_F0': unknown stage 2: SEND_F of stage 1 has no peer stage" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1SEND_F0\n'
+bad_csv 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" '0F0,0W0,0I0\n1F0,1I0,1W0\n'
+bad_csv 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient: stage 0, microbatch 0 has no I" '0F0,0W0\n1F0,1I0,1W0\n'
+bad_csv 5 "row 2 (rank 1), cell 2 '1W0': W before its input gradient (B at cell 3)" '0F0,0I0,0W0\n1F0,1W0,1B0\n'
+bad_csv 5 "row 1 (rank 0), cell 1 '0I0': backward before its forward" '0I0,0F0,0W0\n1F0,1B0\n'
+bad_csv 5 "row 2 (rank 1): missing microbatch: stage 1 has no F of microbatch 1 (the file names microbatches 0..1)" '0F0,0B0,0F1,0B1\n1F0,1B0\n'
+bad_csv 5 "row 1 (rank 0): missing microbatch: stage 0 has no backward (I and W, or B) of microbatch 1" '0F0,0B0,0F1\n1F0,1B0,1F1,1B1\n'
+bad_csv 5 "row 1 (rank 0): missing microbatch: stage 0 has an I but no W of microbatch 0" '0F0,0I0\n1F0,1B0\n'
+bad_csv 5 "row 2 (rank 1), cell 1 '1F1': stage 1 on two ranks: rank 0 (row 1, cell 2) and rank 1" '0F0,1F0,0B0,1B0\n1F1,1B1\n'
+bad_csv 5 "row 1 (rank 0), cell 3 '0F0': pass twice: F of stage 0, microbatch 0 is also at cell 1" '0F0,0B0,0F0\n'
+bad_csv 5 "row 2 (rank 1) holds no stage" '0F0,0B0\n\n'
+bad_csv 5 "row 2 (rank 1), cell 4 '0SEND_B0': stage 0 is on rank 0 (row 1), not on this rank" '0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,0SEND_B0\n'
+bad_csv 5 "d1 #0 (F s1 mb0) reads activations from d0 but no RECV of it comes before it" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1F0,1RECV_F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad_csv 5 "transfers out of posting order: d0 #1 (SEND act s1 mb0 -> d1) and d1 #0 (RECV act s1 mb1 <- d0) pair up" '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 5 "transfers out of posting order: d0 #2 (SEND act s1 mb1 -> d1) and d1 #0 (RECV act s1 mb0 <- d0) pair up" '0F0,0F1,0SEND_F1,0SEND_F0,0RECV_B0,0RECV_B1,0B0,0B1,0REDUCE_GRAD\n1RECV_F0,1RECV_F1,1F0,1F1,1B0,1B1,1SEND_B0,1SEND_B1,1REDUCE_GRAD\n'
 # Two pairs out of posting order on d0, to d2 first in its stream and to d1
 # later: the pair named is d0's with the lower peer (the order (sender,
 # receiver, rank) the message has always followed). Interleaved at p = 3:
@@ -182,24 +182,55 @@ rows[0] = ",".join(r)
 open(sys.argv[1], "w").write("\n".join(rows) + "\n")
 EOF
 expect 5 "transfers out of posting order: d0 #46 (SEND act s4 mb4 -> d1) and d1 #44 (RECV act s4 mb3 <- d0) pair up (send and receive 10 between d0 and d1" -- $SC import "$tmp/po.csv"
-bad 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
+bad_csv 6 "deadlock: d0 #5 (BW s0 mb0): its running group's RECV grad s0 mb0 <- d1 is unmatched, waits for d1; d1 #1 (F s1 mb0)" '0F0,0RECV_B0,0F1,0SEND_F0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n'
 
 # PyTorch 2.15's waits: read, checked against its rules, kept as WAIT.
 printf '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/w.csv"
 expect 0 '"dialect": "compute_comms", "devices": 2, "stages": 2, "microbatches": 1, "instructions": 14' -- $SC import "$tmp/w.csv" --json
-bad 3 "row 1 (rank 0), cell 3 '0WAIT_SEND_F0': WAIT_SEND_F without a pending SEND_F of stage 0, microbatch 0 before it on this rank" '0F0,0RECV_B0,0WAIT_SEND_F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\n'
-bad 3 "row 2 (rank 1), cell 4 '1SEND_B0': SEND_B without its WAIT_SEND_B after it" '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 3 "row 1 (rank 0), cell 5 '0REDUCE_GRAD': REDUCE_GRAD without its WAIT_REDUCE_GRAD" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
-bad 3 "row 1 (rank 0), cell 5 '0WAIT_REDUCE_GRAD': WAIT_REDUCE_GRAD without a pending REDUCE_GRAD of stage 0" '0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
-bad 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'" '0F0,0WAIT_RECV_F0\n'
+bad_csv 3 "row 1 (rank 0), cell 3 '0WAIT_SEND_F0': WAIT_SEND_F without a pending SEND_F of stage 0, microbatch 0 before it on this rank" '0F0,0RECV_B0,0WAIT_SEND_F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0\n'
+bad_csv 3 "row 2 (rank 1), cell 4 '1SEND_B0': SEND_B without its WAIT_SEND_B after it" '0F0,0SEND_F0,0RECV_B0,0WAIT_SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 3 "row 1 (rank 0), cell 5 '0REDUCE_GRAD': REDUCE_GRAD without its WAIT_REDUCE_GRAD" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 3 "row 1 (rank 0), cell 5 '0WAIT_REDUCE_GRAD': WAIT_REDUCE_GRAD without a pending REDUCE_GRAD of stage 0" '0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 3 "row 1 (rank 0), cell 2 '0WAIT_RECV_F0': unknown action type 'WAIT_RECV_F'" '0F0,0WAIT_RECV_F0\n'
 # A wait blocks its rank until the send has met its receive
 # (docs/semantics.md#waits): each rank waits on its send before posting the
 # receive the other's wait needs. PyTorch on gloo hangs on this file
 # ("Timed out waiting ... for send operation to complete"); with each wait
 # after its rank's receive, it trains.
-bad 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
+bad_csv 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1): its running group's SEND act s1 mb1 -> d1 is unmatched, waits for d1; d1 #4 (WAIT grad s0 mb0 -> d0): its running group's SEND grad s0 mb0 -> d0 is unmatched, waits for d0; the cycle closes at d0" '0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n'
 printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/late.csv"
-expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv"
+# Crossing cells (docs/modes.md#crossing-cells): with the waits late, rank 0
+# posts 0SEND_F1, 0RECV_B0 and rank 1 1SEND_B0, 1RECV_F1. PyTorch posts each
+# cell alone; on one NCCL communicator a rank's cells run one at a time and
+# a send waits for its receive once the message outgrows NCCL's buffers, so
+# each rank blocks in its send. Refused in the nccl mode (before, accepted:
+# the run of two cells read as one group); gloo and per-link run it; eager
+# sends (messages within --eager-bytes) run it on NCCL too.
+cross="deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 cell 5 (1RECV_F1), behind rank 1 cell 4 (1SEND_B0), which waits for rank 0 cell 5 (0RECV_B0), behind the first; PyTorch posts each cell alone"
+expect 6 "$tmp/late.csv: $cross" -- $SC import "$tmp/late.csv"
+if [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "per-link communicators (--comm per-link) run the file (docs/modes.md#crossing-cells)" "$tmp/err"; then ok
+else ko "crossing cells: one line, naming per-link"; fi
+expect 6 "$cross" -- $SC import "$tmp/late.csv" --comm nccl -D tcomm=0.5
+cp "$tmp/late.csv" "$tmp/late.nccl.csv"
+expect 6 "$cross" -- $SC import "$tmp/late.nccl.csv"
+expect 6 "$cross" -- $SC import "$tmp/late.csv" --format torch-csv-comms
+expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv" --comm per-link
+expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv" --comm gloo
+expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv" --eager-bytes 4194304 -D msg_bytes=1048576
+expect 0 "instructions  24 verified" -- $SC import "$tmp/late.csv" --eager-bytes 1048576 -D msg_bytes=1048576
+expect 6 "$cross" -- $SC import "$tmp/late.csv" --eager-bytes 4194304 -D msg_bytes=16777216
+expect 6 "$cross" -- $SC import "$tmp/late.csv" -D msg_bytes=1048576
+expect 2 "--eager-bytes needs the size of the messages, which a file does not hold: -D msg_bytes=BYTES" -- $SC import "$tmp/late.csv" --eager-bytes 4194304
+expect 2 "--eager-bytes 'x': expected bytes >= 0" -- $SC import "$tmp/late.csv" --eager-bytes x
+expect 2 "msg_bytes: expected bytes >= 0, got -1" -- $SC import "$tmp/late.csv" -D msg_bytes=-1
+# Receive first (rank 0 0RECV_B0, 0SEND_F1; rank 1 1RECV_F1, 1SEND_B0): a
+# receive waits for its send at any size, so eager sends do not help.
+printf '0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0WAIT_SEND_F0,0WAIT_SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1RECV_F1,1SEND_B0,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/rfirst.csv"
+expect 6 "deadlock: cells cross: rank 0 cell 4 (0RECV_B0) waits for rank 1 cell 5 (1SEND_B0), behind rank 1 cell 4 (1RECV_F1)" -- $SC import "$tmp/rfirst.csv" --eager-bytes 4194304 -D msg_bytes=1024
+expect 0 "instructions  24 verified" -- $SC import "$tmp/rfirst.csv" --comm per-link
+# The same cells in the rank's order on both sides run on NCCL at any size.
+printf '0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F0,0WAIT_SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n' >"$tmp/same.csv"
+expect 0 "instructions  24 verified" -- $SC import "$tmp/same.csv"
 # --comm gloo (docs/semantics.md#modes): each transfer alone, running once
 # posted. The crossed waits hang there too; PyTorch's DualPipeV runs like ZBV.
 expect 6 "deadlock: d0 #4 (WAIT act s1 mb1 -> d1)" -- $SC import "$tmp/bad.csv" --comm gloo
@@ -290,9 +321,9 @@ printf 'return sc.program{p = 2, m = 4, rule = "1f1b", comm = "mpi"}\n' >"$tmp/g
 expect 3 'program: comm must be "nccl", "gloo" or "per-link"' -- $SC check "$tmp/gl.lua"
 # A comms file's reductions (PyTorch scales a stage's gradients by 1/m at
 # its REDUCE_GRAD): one per stage, after the stage's backward passes.
-bad 5 "row 2 (rank 1): stage 1 has no REDUCE_GRAD: PyTorch scales a stage's gradients by 1/m there, and without it the stage trains to m times its gradients" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0\n'
-bad 5 "row 1 (rank 0), cell 6 '0REDUCE_GRAD': REDUCE_GRAD twice: stage 0 is also reduced at cell 5" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
-bad 5 "row 1 (rank 0), cell 4 '0W0': backward after the REDUCE_GRAD of stage 0 (cell 3)" '0F0,0I0,0REDUCE_GRAD,0W0\n'
+bad_csv 5 "row 2 (rank 1): stage 1 has no REDUCE_GRAD: PyTorch scales a stage's gradients by 1/m there, and without it the stage trains to m times its gradients" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0\n'
+bad_csv 5 "row 1 (rank 0), cell 6 '0REDUCE_GRAD': REDUCE_GRAD twice: stage 0 is also reduced at cell 5" '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n'
+bad_csv 5 "row 1 (rank 0), cell 4 '0W0': backward after the REDUCE_GRAD of stage 0 (cell 3)" '0F0,0I0,0REDUCE_GRAD,0W0\n'
 
 
 # PyTorch's own dumps (tests/torch/fixtures, written by tests/torch/dump.py
@@ -356,11 +387,11 @@ ms() { $SC import "$@" | awk '/^makespan / {print $2; exit}'; }
 [ "$(ms "$f" -D fsdp_time=0.5 -D reduce_time=0)" != "$(ms "$f")" ] && ok || ko "import -D fsdp_time"
 printf '0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n' >"$tmp/nf.csv"
 expect 2 "the file has none" -- $SC import "$tmp/nf.csv" -D fsdp_time=1
-bad 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
-bad 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #1 (RESHARD s0): no pass of stage 0 since its UNSHARD" '0UNSHARD,0RESHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
-bad 5 "d0 #3 (BW s0 mb0): stage 0 is sharded" '0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #0 (F s0 mb0): stage 0 is sharded" '0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0UNSHARD,0RESHARD\n'
+bad_csv 5 "d0 #0 (UNSHARD s0) has no RESHARD of stage 0 before the optimizer step" '0UNSHARD,0F0,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #1 (UNSHARD s0): stage 0 is already unsharded" '0UNSHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #1 (RESHARD s0): no pass of stage 0 since its UNSHARD" '0UNSHARD,0RESHARD,0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
+bad_csv 5 "d0 #3 (BW s0 mb0): stage 0 is sharded" '0UNSHARD,0F0,0RESHARD,0B0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n'
 printf 'return sc.program{p = 2, m = 2, rule = "1f1b", recompute = "all", fsdp = true}\n' >"$tmp/fr.lua"
 expect 3 "fsdp: not supported with a recompute policy" -- $SC check "$tmp/fr.lua"
 

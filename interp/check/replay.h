@@ -28,6 +28,16 @@
  * to t0/t1 (indexed offset[d] + k; offset has P+1 entries), or nowhere when
  * they are NULL. On a deadlock it returns SC_ERR_DEADLOCK with the wait-for
  * cycle in sc_errmsg().
+ *
+ * A PyTorch compute_comms file in the NCCL mode (the lowering target a file,
+ * p2p.h) is replayed a second time as PyTorch posts it: each transfer a
+ * group of its own, a device's still one at a time, an eager SEND
+ * (sc_prog_eager) complete once it runs. The verdict is both replays'; the
+ * times are the first's. A stop in the second names the cells that cross
+ * (docs/modes.md#crossing-cells):
+ *   deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 cell 5
+ *   (1RECV_F1), behind rank 1 cell 4 (1SEND_B0), which waits for rank 0
+ *   cell 5 (0RECV_B0), behind the first; PyTorch posts each cell alone, ...
  */
 #ifndef SC_REPLAY_H
 #define SC_REPLAY_H

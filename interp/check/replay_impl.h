@@ -11,6 +11,7 @@
 #include "replay_coll.h"
 
 #define NONE ((size_t)-1)
+#define SENT 2
 
 typedef struct group {
     size_t first;      /* global index of the first transfer */
@@ -45,6 +46,9 @@ typedef struct replay {
     sc_prog *pg;
     int mode;          /* SC_P2P_* (docs/semantics.md#modes) */
     int alone;         /* gloo, per-link: every transfer is a group of its own */
+    int cells;         /* the NCCL mode's proof of a file's cells (p2p.h): each alone,
+                          a device's one at a time */
+    int eager;         /* cells: a SEND completes once it runs (sc_prog_eager) */
     const size_t *offset;
     double *t0, *t1;
     size_t N;
@@ -61,7 +65,8 @@ typedef struct replay {
     double *rgend;     /* [P] FSDP: when the device's posted reduce-scatters complete
                           (its OPTIM waits for them) */
     int *rank;         /* [N] a transfer's posting rank with its peer (posting.h) */
-    unsigned char *matched; /* [N] (transfers only) */
+    unsigned char *matched; /* [N] (transfers only): 1 matched; SENT: an eager SEND
+                               completed before its RECV ran */
     rcoll *rc;         /* the collective channels (replay_coll.h), or NULL */
     const size_t *cneed; /* [N] the collective an instruction waits for, or NULL */
     group *groups;     /* every device's, in device order (dev.gbase) */
@@ -105,5 +110,10 @@ sc_status sc_replay_prepare(replay *r);
 /* The deadlock message: the wait-for cycle through P2P groups and
  * collective channels, from the state where the replay stopped. */
 sc_status sc_replay_deadlock(replay *r);
+
+/* The same for the proof of a file's cells (r->cells): the cycle of ranks
+ * whose first incomplete cell waits for a cell its peer posts later, named
+ * as the file names them; any other stop as sc_replay_deadlock. */
+sc_status sc_replay_cells_deadlock(replay *r);
 
 #endif

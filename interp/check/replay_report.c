@@ -1,7 +1,8 @@
 /*
  * replay_report.c — the message of a deadlock (replay_impl.h): for every
  * stuck device, what it waits for (a running group's unmatched transfer, a
- * collective a member has not started), followed as a cycle.
+ * collective a member has not started), followed as a cycle; for the proof
+ * of a file's cells, the cells that cross, as the file names them.
  */
 #include "replay_impl.h"
 #include "ir/alloc.h"
@@ -119,3 +120,74 @@ sc_status sc_replay_deadlock(replay *r)
     return sc_fail(pg, SC_ERR_DEADLOCK, "%s", msg);
 }
 
+/* A cell as the file names it: "rank 0 cell 5 (0SEND_F1)", or by its place
+ * in the stream ("rank 0 #4 (0SEND_F1)") for streams not read from a file. */
+static void cell_name(const replay *r, int d, size_t gi, char *buf, size_t len)
+{
+    size_t k = gi - r->offset[d];
+    char tok[48];
+    sc_transfer_token(instr_at(r, d, k), tok, sizeof tok);
+    int cell = sc_prog_cell(r->pg, d, k);
+    if (cell > 0)
+        snprintf(buf, len, "rank %d cell %d (%s)", d, cell, tok);
+    else
+        snprintf(buf, len, "rank %d #%zu (%s)", d, k, tok);
+}
+
+sc_status sc_replay_cells_deadlock(replay *r)
+{
+    sc_prog *pg = r->pg;
+    int P = pg->P;
+    int *waits = sc_malloc(2 * (size_t)P * sizeof(int));
+    if (!waits)
+        return sc_fail(pg, SC_ERR_NOMEM, "deadlock (out of memory describing it)");
+    int *seen = waits + P, start = -1;
+    /* Each stuck rank's first incomplete cell runs (one at a time) and waits
+     * for its half on the peer, which the peer posts after its own first. */
+    for (int d = 0; d < P; d++) {
+        const dev *D = &r->devs[d];
+        waits[d] = -1;
+        seen[d] = 0;
+        if (D->head < D->posted) {
+            size_t k = r->groups[D->gbase + D->head].first;
+            if (!r->matched[k])
+                waits[d] = instr_at(r, d, k - r->offset[d])->peer;
+        }
+        if (waits[d] >= 0 && start < 0)
+            start = d;
+    }
+    int c = start;
+    while (c >= 0 && !seen[c]) {
+        seen[c] = 1;
+        c = waits[c];
+    }
+    if (c < 0) { /* no such cycle: a collective, or a pass that waits */
+        sc_free(waits);
+        return sc_replay_deadlock(r);
+    }
+    static const char tail[] =
+        "; PyTorch posts each cell alone, and on one NCCL communicator a rank's cells run one at "
+        "a time, each until its peer's half runs (a send finishes alone only if NCCL's buffers "
+        "hold the message: import --eager-bytes): per-link communicators (--comm per-link) run "
+        "the file (docs/modes.md#crossing-cells)";
+    char msg[sizeof pg->err - sizeof tail];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "deadlock: cells cross: ");
+    int d = c;
+    do {
+        const dev *D = &r->devs[d];
+        size_t k = r->groups[D->gbase + D->head].first, o = r->match[k];
+        int e = waits[d];
+        const dev *E = &r->devs[e];
+        char a[96] = ", which", b[96], h[96];
+        if (d == c)
+            cell_name(r, d, k, a, sizeof a);
+        cell_name(r, e, o, b, sizeof b);
+        cell_name(r, e, r->groups[E->gbase + E->head].first, h, sizeof h);
+        if (len < sizeof msg)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s waits for %s, behind %s", a,
+                                    b, e == c ? "the first" : h);
+        d = e;
+    } while (d != c);
+    sc_free(waits);
+    return sc_fail(pg, SC_ERR_DEADLOCK, "%s%s", msg, tail);
+}

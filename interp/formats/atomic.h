@@ -22,6 +22,17 @@
  * nothing is renamed over it. A folder is refused, and so is a FIFO that no
  * process reads within 10 s (opening it would wait for a reader forever).
  *
+ * Confined to a folder: sc_atomic_openat with a folder's descriptor (the
+ * sandbox's --allow-write DIR, opened once) writes only inside that folder,
+ * whatever happens to its path or to the links in it meanwhile. The path
+ * is relative to the descriptor; its folders are opened one at a time with
+ * openat(O_DIRECTORY | O_NOFOLLOW) (a symbolic link among them, "..", or an
+ * absolute path is refused); the temporary file is created there with
+ * O_CREAT | O_EXCL | O_NOFOLLOW, renamed with renameat and removed with
+ * unlinkat, relative to the folder's own descriptor, held until
+ * sc_atomic_free. A link, a FIFO or a device in the file's place is
+ * refused, never written through. AT_FDCWD: a path as given, as above.
+ *
  * Several files, all or nothing: open all, write all, close all; commit
  * them only when every close succeeded (each rename is atomic; the renames
  * happen after everything was written). sc_atomic_free of a file not
@@ -44,6 +55,11 @@ typedef struct sc_atomic sc_atomic;
 /* Starts writing path; the stream to write to (owned by *out), or NULL
  * with a message naming the file and the reason in err. */
 FILE *sc_atomic_open(const char *path, sc_atomic **out, char *err, size_t errlen);
+/* sc_atomic_open relative to dirfd: AT_FDCWD (the same), or a folder's
+ * descriptor (not taken over) confining the write to it (above). name:
+ * what messages call the file (NULL: path). */
+FILE *sc_atomic_openat(int dirfd, const char *path, const char *name, sc_atomic **out,
+                       char *err, size_t errlen);
 /* Flushes, syncs and closes the stream: 0, or -1 with the first write
  * error in err (the temporary file stays until sc_atomic_free). */
 int sc_atomic_close(sc_atomic *a, char *err, size_t errlen);
@@ -70,5 +86,8 @@ int sc_atomic_same(const char *a, const char *b);
 /* The whole buffer at once: 0 on success; -1 with a message naming the
  * file and the reason in err, path unchanged. */
 int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* The same relative to dirfd, as sc_atomic_openat. */
+int sc_write_atomic_at(int dirfd, const char *path, const char *name, const void *data,
+                       size_t len, char *err, size_t errlen);
 
 #endif

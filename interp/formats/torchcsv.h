@@ -46,7 +46,10 @@
  * placement is where each stage's actions are. Costs are the defaults of
  * sc_prog_new (set others before sc_check). compute_only files become orders
  * (sc_prog_push, lowered by sc_lower); compute_comms files become streams as
- * given (sc_prog_push_stream: verified, never re-lowered). A WAIT_SEND_* must
+ * given (sc_prog_push_stream: verified, never re-lowered), each instruction's
+ * cell noted (sc_prog_note_cell, for messages) and the lowering target a
+ * file (p2p.h: in the NCCL mode its cells are also proved as PyTorch posts
+ * them, each alone; docs/modes.md#crossing-cells). A WAIT_SEND_* must
  * follow its SEND on the same rank, once; a WAIT_REDUCE_GRAD must follow the
  * REDUCE_GRAD of its stage with no other reduction between (PyTorch 2.15's
  * rules). A WAIT_SEND_* becomes a WAIT (docs/semantics.md#waits), which the

@@ -4,6 +4,7 @@
  */
 #include "torchcsv_impl.h"
 #include "ir/ir_impl.h"
+#include "ir/p2p.h"
 #include "check/verify.h"
 
 #include <stdlib.h>
@@ -294,11 +295,14 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
             in = sc_pair_make(f.stage, f.mb, b.op, b.stage, b.mb);
             st = comms ? sc_prog_push_stream(pg, d, in)
                        : sc_prog_push_pair(pg, d, f.stage, f.mb, b.op, b.stage, b.mb);
+            if (st == SC_OK && comms)
+                st = sc_prog_note_cell(pg, d, a->cell);
             if (st)
                 return st;
             continue;
         }
-        if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)))
+        if ((st = comms ? sc_prog_push_stream(pg, d, in) : sc_prog_push(pg, d, in.op, s, a->mb)) ||
+            (comms && (st = sc_prog_note_cell(pg, d, a->cell))))
             return st;
     }
     sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
@@ -480,6 +484,10 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
     sc_status st = fsdp ? sc_prog_set_fsdp(pg, &fc) : SC_OK;
     if (st == SC_OK)
         st = build(pg, v, n, tab, r->comms, dev);
+    /* A compute_comms file is one (p2p.h): in the NCCL mode its cells are
+     * proved as PyTorch posts them, each alone. */
+    if (st == SC_OK && r->comms)
+        st = sc_prog_set_lower_target(pg, SC_LOWER_FILE);
     if (st) { /* out of memory, or a device's order too long */
         sc_tcsv_fail(r, st, "%s", sc_errmsg(pg));
         goto fail;

@@ -236,6 +236,9 @@ void sc_prog_free(sc_prog *pg)
         if (pg->dev_stages)
             sc_free(pg->dev_stages[d]);
     }
+    for (int d = 0; pg->cells && d < pg->P; d++)
+        sc_free(pg->cells[d].v);
+    sc_free(pg->cells);
     sc_free(pg->order);
     sc_free(pg->stream);
     sc_free(pg->vsnap);

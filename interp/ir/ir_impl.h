@@ -19,6 +19,13 @@ typedef struct sc_vec {
 
 /* The part of a collective's description the instruction does not hold
  * (sc_instr.coll indexes the program's array of them). */
+/* The cells of a file (p2p.h: sc_prog_note_cell): one device's, by
+ * instruction of its given stream; 0 where none was noted. */
+typedef struct sc_cellv {
+    int32_t *v;
+    size_t n, cap;
+} sc_cellv;
+
 typedef struct sc_ctail {
     int32_t root, group, step;
     double bytes;
@@ -40,6 +47,8 @@ struct sc_prog {
     double tcomm, w_keep;
     int p2p;        /* SC_P2P_*: the semantics the replay models */
     int target;     /* SC_LOWER_*: what pick_lowering judges (p2p.h) */
+    double eager_bytes, msg_bytes; /* NCCL's eager sends of a file's cells (p2p.h) */
+    sc_cellv *cells;  /* [P] the file cell of each given stream instruction, or NULL */
     double mem_limit; /* peak memory allowed per device, units (INFINITY: none); with
                        * per-device caps, the smallest of them */
     double *mem_cap;  /* [P] per-device caps (memcap.c), or NULL: mem_limit on every device */

@@ -318,12 +318,14 @@ char *sc_cli_read_all(const char *path, size_t cap, size_t *len, int *err)
 typedef struct costs {
     double tf, tb, tw, tcomm, w_keep, mem;
     double fsdp_time, reduce_time; /* FSDP's all-gather, reduce-scatter; NAN: not given */
+    double msg_bytes;              /* every message's size, for --eager-bytes; 0: not given */
 } costs;
 
-#define IMPORT_DEFINES 8
+#define IMPORT_DEFINES 9
 
 /* -D NAME=VALUE of import: the cost and memory model; an FSDP file's
- * all-gather and reduce-scatter times (docs/fsdp.md#interchange). */
+ * all-gather and reduce-scatter times (docs/fsdp.md#interchange); the
+ * messages' size (docs/modes.md#crossing-cells). */
 static int import_define(const char *kv, costs *c)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;
@@ -337,16 +339,16 @@ static int import_define(const char *kv, costs *c)
         return sc_cli_failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[IMPORT_DEFINES] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem",
-                                                      "fsdp_time", "reduce_time"};
+                                                      "fsdp_time", "reduce_time", "msg_bytes"};
     double *slots[IMPORT_DEFINES] = {&c->tf, &c->tb, &c->tw, &c->tcomm, &c->w_keep, &c->mem,
-                                     &c->fsdp_time, &c->reduce_time};
+                                     &c->fsdp_time, &c->reduce_time, &c->msg_bytes};
     for (int i = 0; i < IMPORT_DEFINES; i++)
         if (strlen(names[i]) == (size_t)(eq - kv) && strncmp(kv, names[i], (size_t)(eq - kv)) == 0) {
             *slots[i] = x;
             return 0;
         }
     return sc_cli_failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
-                 "tcomm, w_keep, mem, fsdp_time, reduce_time)", (int)(eq - kv), kv);
+                 "tcomm, w_keep, mem, fsdp_time, reduce_time, msg_bytes)", (int)(eq - kv), kv);
 }
 
 static sc_status apply_costs(sc_prog *pg, const costs *c)
@@ -426,7 +428,8 @@ int sc_cli_import(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *out = NULL, *torch = NULL;
     int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc;
-    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN};
+    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0};
+    double eager = 0; /* --eager-bytes: NCCL's eager sends (docs/modes.md#crossing-cells) */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "-D", 2) == 0) {
@@ -447,6 +450,12 @@ int sc_cli_import(int argc, char **argv)
             const char *v = i + 1 < argc ? argv[++i] : "";
             if ((p2p = sc_p2p_parse(v)) < 0)
                 return sc_cli_failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
+        } else if (strcmp(a, "--eager-bytes") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            char *end;
+            eager = strtod(v, &end);
+            if (end == v || *end || !(eager >= 0) || !isfinite(eager))
+                return sc_cli_failf(SC_EXIT_USAGE, "--eager-bytes '%s': expected bytes >= 0", v);
         } else if (a[0] == '-' && a[1]) {
             return sc_cli_failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
         } else if (!path) {
@@ -457,6 +466,11 @@ int sc_cli_import(int argc, char **argv)
     }
     if (!path)
         return sc_cli_failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
+    if (!(c.msg_bytes >= 0) || !isfinite(c.msg_bytes))
+        return sc_cli_failf(SC_EXIT_USAGE, "msg_bytes: expected bytes >= 0, got %g", c.msg_bytes);
+    if (eager > 0 && c.msg_bytes == 0)
+        return sc_cli_failf(SC_EXIT_USAGE, "--eager-bytes needs the size of the messages, which a "
+                            "file does not hold: -D msg_bytes=BYTES (docs/modes.md#crossing-cells)");
     if ((out || torch) && !format)
         return sc_cli_failf(SC_EXIT_USAGE, "%s goes with --format", out ? "-o" : "--torch");
     if (format && sc_export_format_named(format) < 0)
@@ -495,9 +509,12 @@ int sc_cli_import(int argc, char **argv)
                             "REDUCE_GRAD, and the file has none (docs/fsdp.md#interchange)", path);
     }
     sc_sim *sim = NULL;
-    /* Written as a compute_comms file: lowered for its reading (p2p.h). */
-    int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE : SC_LOWER_STREAMS;
+    /* Written as a compute_comms file (lowered for its reading), or read
+     * from one (the reader's target): p2p.h. */
+    int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE
+                                                                  : sc_prog_lower_target(pg);
     if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) ||
+        (st = sc_prog_set_eager(pg, eager, c.msg_bytes)) ||
         (st = sc_prog_set_lower_target(pg, target)) || (st = sc_check(pg)) ||
         (st = sc_simulate(pg, &sim))) {
         rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));

@@ -29,6 +29,7 @@
 #include "ir/alloc.h"
 #include "plan/partition.h"
 #include "plan/plan.h"
+#include "sandbox/sandbox.h"
 
 /* The recipes searched: every stdlib recipe but dualpipe, which holds two
  * copies of the model (twice the parameters: another memory than the
@@ -351,6 +352,14 @@ static int search(lua_State *L, sc_plan_run *r)
 
 static void run_free(lua_State *L, sc_plan_run *r)
 {
+    if (r->note_ref) { /* sc.note back, even when the search was cut short */
+        lua_getglobal(L, "sc");
+        lua_rawgeti(L, LUA_REGISTRYINDEX, r->note_ref);
+        lua_setfield(L, -2, "note");
+        lua_pop(L, 1);
+        luaL_unref(L, LUA_REGISTRYINDEX, r->note_ref);
+        r->note_ref = 0;
+    }
     sc_compare_free(L, &r->c);
     sc_plan_free(r->plan);
     for (int k = 0; k < r->nsplit; k++) {
@@ -408,7 +417,7 @@ static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
      * candidate: muted while the search runs, put back after. */
     lua_getglobal(L, "sc");
     lua_getfield(L, -1, "note");
-    int note = luaL_ref(L, LUA_REGISTRYINDEX);
+    r.note_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushcfunction(L, mute);
     lua_setfield(L, -2, "note");
     lua_pop(L, 1);
@@ -436,11 +445,6 @@ static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
         }
     }
     sc_compare_set_model(L, 0);
-    lua_getglobal(L, "sc");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, note);
-    lua_setfield(L, -2, "note");
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, note);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return rc;
@@ -461,58 +465,99 @@ int sc_cmd_plan(lua_State *L, int argc, char **argv)
 /* sc.plan{p = 8, m = 32, cap = 6, ...} (docs/plan.md#from-lua-and-python):
  * the command with cap, costs, layers, time_limit as its options and any
  * other field as -D; returns the plan as a table, or raises the command's
- * error. */
+ * error.
+ *
+ * Called from a recipe, it runs under the recipe's rules: a cost file must
+ * pass the recipe's read rule (its own folder, unless trusted) before the
+ * plan grants it to the candidates; the candidates' evaluations nest in the
+ * recipe's (its remaining steps, time and memory: sc_limits.h); the fields
+ * become text in Lua's memory (counted, collected on any error) before any C
+ * memory is held, and the search's C memory is freed whatever happens
+ * inside it (plan_protected runs under lua_pcall). */
+#define PLAN_FIELD_MAX 4096 /* bytes of one field's text: -D values are short */
+
+typedef struct plan_call {
+    int argc;
+    char **argv;
+    sc_plan_run r;
+} plan_call;
+
+static int plan_protected(lua_State *L)
+{
+    plan_call *pc = lua_touserdata(L, 1);
+    lua_settop(L, 0);
+    int rc = plan_search(L, pc->argc, pc->argv, &pc->r);
+    if (!rc)
+        sc_plan_push(L, &pc->r);
+    lua_pushinteger(L, rc);
+    return 2 - !!rc; /* the plan and 0, or the code alone */
+}
+
 static int lua_plan(lua_State *L)
 {
     static const char *const opts[][2] = {
         {"cap", "--cap"}, {"costs", "--costs"}, {"layers", "--layers"}, {"time_limit", "--time-limit"}};
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    int n = 2;
-    char *argv[2 + 2 * MAX_DEFS + 1] = {"stagecraft", "plan"};
-    char err[1024] = "";
-    int fields = 0;
-    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) /* checked before anything is held */
+    lua_newtable(L); /* 2: the arguments' texts, anchored while the plan runs */
+    int fields = 0, n = 2;
+    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
         if (lua_type(L, -2) != LUA_TSTRING || ++fields > MAX_DEFS - 4)
             return luaL_error(L, "plan: expected a table of named fields (at most %d)", MAX_DEFS - 4);
-    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
         const char *k = lua_tostring(L, -2), *o = NULL;
-        const char *v = luaL_tolstring(L, -1, NULL);
+        size_t lv;
+        const char *v = luaL_tolstring(L, -1, &lv); /* may raise: nothing is held yet */
+        if (lv > PLAN_FIELD_MAX || strlen(k) > 64) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "plan: field '%.64s' is too long (at most %d bytes of text)", k,
+                     PLAN_FIELD_MAX);
+            return luaL_error(L, "%s", msg);
+        }
         for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
             if (strcmp(k, opts[j][0]) == 0)
                 o = opts[j][1];
-        if (o) {
-            argv[n++] = strdup(o);
-            argv[n++] = strdup(v);
-        } else {
-            argv[n] = malloc(strlen(k) + strlen(v) + 4);
-            if (argv[n])
-                sprintf(argv[n], "-D%s=%s", k, v);
-            n++;
+        if (o && strcmp(k, "costs") == 0) { /* the recipe's read rule, not the user's grant */
+            if (!sc_sandbox_read_path(L, v, "sc.plan"))
+                return luaL_error(L, "sc.plan: cost file %s: cannot open it", v);
+            v = lua_tostring(L, -1);
         }
+        if (o) {
+            lua_pushstring(L, o);
+            lua_rawseti(L, 2, ++n);
+            lua_pushstring(L, v);
+        } else {
+            lua_pushfstring(L, "-D%s=%s", k, v);
+        }
+        lua_rawseti(L, 2, ++n);
+        lua_settop(L, 4); /* the key and the value for lua_next */
+    }
+    plan_call *pc = lua_newuserdatauv(L, sizeof *pc + ((size_t)n + 1) * sizeof(char *), 0); /* 3 */
+    memset(pc, 0, sizeof *pc);
+    pc->argv = (char **)(pc + 1);
+    pc->argc = n;
+    pc->argv[0] = (char *)"stagecraft";
+    pc->argv[1] = (char *)"plan";
+    for (int i = 3; i <= n; i++) {
+        lua_rawgeti(L, 2, i);
+        pc->argv[i - 1] = (char *)lua_tostring(L, -1); /* anchored by table 2 */
         lua_pop(L, 1);
     }
-    int bad = 0;
-    for (int i = 2; i < n; i++)
-        bad |= !argv[i];
-    sc_plan_run r;
-    int rc = SC_EXIT_NOMEM;
-    if (!bad) {
-        sc_cli_capture(err, sizeof err); /* the error to raise, not to print */
-        rc = plan_search(L, n, argv, &r);
-        sc_cli_capture(NULL, 0);
-        if (!rc)
-            sc_plan_push(L, &r);
-        else
-            lua_pushnil(L);
-        run_free(L, &r);
-        lua_replace(L, r.decl); /* the result where the declared names were */
-        lua_settop(L, r.decl);
-    }
-    for (int i = 2; i < n; i++)
-        free(argv[i]);
+    pc->argv[pc->argc] = NULL;
+    char err[1024] = "";
+    sc_cli_capture(err, sizeof err); /* the error to raise, not to print */
+    lua_pushcfunction(L, plan_protected);
+    lua_pushlightuserdata(L, pc);
+    int st = lua_pcall(L, 1, LUA_MULTRET, 0), rc = 0;
+    sc_cli_capture(NULL, 0);
+    if (st == LUA_OK)
+        rc = (int)lua_tointeger(L, -1);
+    run_free(L, &pc->r); /* whatever happened inside */
+    sc_limits_raise_here(L); /* a limit's error wins, on the recipe's line */
+    if (st != LUA_OK)
+        return lua_error(L);
     if (rc)
         return luaL_error(L, "%s", err[0] ? err : "out of memory");
+    lua_pop(L, 1);
     return 1;
 }
 

@@ -40,6 +40,7 @@ typedef struct sc_plan_run {
     int have_even;
     double seconds;
     const char *svg;       /* --svg FILE */
+    int note_ref;          /* sc.note while the search mutes it (a registry ref; 0: none) */
 } sc_plan_run;
 
 int sc_cmd_plan(lua_State *L, int argc, char **argv);

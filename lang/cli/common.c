@@ -4,6 +4,9 @@
  * recipe under them, and the one-line error.
  */
 #include <errno.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <time.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <math.h>
@@ -18,7 +21,48 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 
-static sc_limits limits = SC_LIMITS_DEFAULT;
+/* The backstop of sc_limits.h: the command line owns its process, so it,
+ * and not the library, may end it when a call outlives the time limit by
+ * SC_LIMIT_GRACE seconds (only trusted code gets there: a finalizer that
+ * loops). The one exit outside main's return besides the panic handler. */
+static char backstop_msg[320];
+static size_t backstop_len;
+static int backstop_fd = -1; /* sc_error_fd(), read before the alarm */
+
+static void backstop_ring(int sig)
+{
+    (void)sig;
+    if (write(STDERR_FILENO, backstop_msg, backstop_len) < 0 ||
+        (backstop_fd >= 0 && write(backstop_fd, backstop_msg, backstop_len) < 0))
+        backstop_len = 0;
+    _exit(SC_EXIT_LIMIT);
+}
+
+static void backstop(const sc_limits *lim, int on)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    if (on) {
+        char msg[256];
+        sc_limits_describe(lim, SC_LIMIT_TIME, msg, sizeof msg);
+        int n = snprintf(backstop_msg, sizeof backstop_msg,
+                         "stagecraft: error: %s; a library call did not return\n", msg);
+        backstop_len = n < 0 ? 0 : (size_t)n < sizeof backstop_msg ? (size_t)n : sizeof backstop_msg - 1;
+        backstop_fd = sc_error_fd();
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = backstop_ring;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        double t = lim->max_time + SC_LIMIT_GRACE;
+        it.it_value.tv_sec = (time_t)t;
+        it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+    }
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static sc_limits limits = {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, 0,
+                           SC_LIMIT_NONE, 0, 0, NULL, backstop};
 
 static char *capture;
 static size_t capture_len;

@@ -40,7 +40,8 @@
       "(torch-csv*: PyTorch's dialect; torchtitan's)",                                           \
       "(check, sim, show, export, import: --comm nccl|gloo|per-link, the runtime's P2P semantics)") \
     X(import,                                                                                    \
-      "import FILE.csv [-D k=v]... [--comm MODE] [--json | --dump | --format FORMAT [-o FILE]]", \
+      "import FILE.csv [-D k=v]... [--comm MODE] [--eager-bytes N]\n"                            \
+      "[--json | --dump | --format FORMAT [-o FILE]]",                                           \
       "verify and simulate a PyTorch schedule", NULL)                                            \
     X(costs, "costs --from-trace TRACE.json... [-o FILE]",                                     \
       "a cost file from torch.profiler traces of a pipelined step", NULL)                        \

@@ -3,8 +3,9 @@
  * (docs/language.md#the-program-type-and-the-module): p:export(format [, file
  * [, opts]]), p:svg([file [, opts]]), p:trace([file [, opts]]). Without a file
  * the text is returned; with one it is written whole or not at all
- * (sc_write_atomic), to a path the sandbox allows (sc_sandbox_write_path: in
- * the folder of the recipe or script being evaluated, anywhere from the REPL).
+ * (sc_write_atomic_at), to a path the sandbox allows (sc_sandbox_write_path:
+ * in the folder granted by --allow-write, through its descriptor, when a
+ * recipe or script is being evaluated; anywhere from the REPL).
  *
  *     > p = sc.load("zb-h1", {p = 4, m = 8})
  *     > p:svg("zb.svg")
@@ -14,6 +15,7 @@
 #include "fields.h"
 #include "sc_lua_impl.h"
 
+#include <fcntl.h> /* AT_FDCWD */
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,8 +81,10 @@ static int do_export(lua_State *L)
         so.from = sc_lua_num_field(L, 4, "export", "from", 0);
         so.to = sc_lua_num_field(L, 4, "export", "to", 0);
     }
-    /* The path first: a refused path raises before anything is allocated. */
-    const char *path = file ? sc_sandbox_write_path(L, file, fm) : NULL;
+    /* The path first: a refused path raises before anything is allocated.
+     * A sandboxed one is relative to the granted folder's descriptor. */
+    int dirfd = AT_FDCWD;
+    const char *path = file ? sc_sandbox_write_path(L, file, fm, &dirfd) : NULL;
     /* A compute_comms file is lowered for its own reading
      * (docs/semantics.md#lowering-per-mode); the program goes back to its
      * target after, so that p:sim() still times the streams. */
@@ -113,7 +117,7 @@ static int do_export(lua_State *L)
     }
     if (path) {
         char err[512];
-        int rc = sc_write_atomic(path, buf, len, err, sizeof err);
+        int rc = sc_write_atomic_at(dirfd, path, file, buf, len, err, sizeof err);
         free(buf);
         if (rc != 0) {
             lua_pushstring(L, err);

@@ -9,14 +9,19 @@
 #include "sandbox.h"
 #include "sandbox_impl.h"
 
+#include <fcntl.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- files written by sandboxed code ----------------------------------- */
 
 #define SEALED_KEY "stagecraft.sandbox_sealed"
 #define GRANT_KEY "stagecraft.sandbox_grant"   /* the real path of --allow-write DIR */
+#define GRANT_FD_KEY "stagecraft.sandbox_grant_fd" /* its descriptor, opened once */
+#define GRANT_FD_MT "stagecraft.GrantFd"
 #define MADE_KEY "stagecraft.sandbox_made"     /* set of the files written in this run */
 
 /* The real path of the folder that holds file, pushed ("" for none). */
@@ -82,14 +87,44 @@ void sc_sandbox_seal(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, SEALED_KEY);
 }
 
+/* The granted folder's descriptor lives in a userdata in the registry:
+ * closed when the state closes or another grant replaces it. */
+static int grant_fd_gc(lua_State *L)
+{
+    int *fd = luaL_checkudata(L, 1, GRANT_FD_MT);
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+    return 0;
+}
+
+/* The folder is opened once, here, by its real path and without following
+ * a link in its last name (O_NOFOLLOW: the path was just resolved, so a
+ * link there now is a swap under way): every write goes through this
+ * descriptor (sc_sandbox_write_path), never through DIR's path again, so
+ * that whatever later happens to the path (DIR renamed, replaced by a
+ * link to another folder) nothing lands outside the folder granted. */
 int sc_sandbox_grant_write(lua_State *L, const char *dir)
 {
-    char *real = realpath(dir, NULL);
-    if (!real)
+    /* Userdata first (the descriptor, a buffer for the real path): a
+     * memory error raised here leaks nothing. */
+    int *fd = lua_newuserdatauv(L, sizeof *fd, 0);
+    *fd = -1;
+    if (luaL_newmetatable(L, GRANT_FD_MT)) {
+        lua_pushcfunction(L, grant_fd_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    char *real = lua_newuserdatauv(L, PATH_MAX, 0);
+    if (!realpath(dir, real) || (*fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                   O_CLOEXEC)) < 0) {
+        lua_pop(L, 2);
         return -1;
+    }
     lua_pushstring(L, real);
-    free(real);
     lua_setfield(L, LUA_REGISTRYINDEX, GRANT_KEY);
+    lua_pop(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, GRANT_FD_KEY);
     return 0;
 }
 
@@ -217,9 +252,10 @@ static int made(lua_State *L, const char *norm, int record)
     return was;
 }
 
-const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what)
+const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what, int *dirfd)
 {
     int r = rule(L);
+    *dirfd = AT_FDCWD;
     if (r == RULE_NONE) { /* not sandboxed */
         lua_pop(L, 1);
         lua_pushstring(L, path);
@@ -261,6 +297,9 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     char *slash = strrchr(norm, '/');
     *slash = 0;
     char *dir = realpath(norm[0] ? norm : "/", NULL), *file = NULL;
+    /* A link below root, even to a folder inside it, is refused: the write
+     * walks the folders from the grant's descriptor and follows none. */
+    int linked = dir && strcmp(dir, norm[0] ? norm : "/") != 0;
     *slash = '/';
     int ok = !dir || sc_sandbox_inside(dir, root); /* no folder: the write fails, saying so */
     ok = ok && (!dir || !sc_sandbox_dotted(dir, root));
@@ -274,10 +313,19 @@ const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *wh
     if (!ok)
         sc_sandbox_violation(L, "%s('%s'): the file lies outside the folder granted by "
                              "--allow-write (%s)", what, path, root);
+    if (linked)
+        sc_sandbox_violation(L, "%s('%s'): a folder in the path is a symbolic link: writes "
+                             "inside the granted folder follow none", what, path);
     if (exists && !made(L, norm, 0))
         sc_sandbox_violation(L, "%s('%s'): the file exists: a %s never replaces a file it did "
                              "not write in this run", what, path, sc_sandbox_noun(L));
     made(L, norm, 1);
-    lua_pushstring(L, norm);
+    /* The path below root, written through the descriptor the grant
+     * opened: whatever root's path names by now, the file lands in the
+     * folder granted. */
+    lua_getfield(L, LUA_REGISTRYINDEX, GRANT_FD_KEY);
+    *dirfd = *(int *)luaL_checkudata(L, -1, GRANT_FD_MT);
+    lua_pop(L, 1);
+    lua_pushstring(L, norm + (root[1] ? strlen(root) + 1 : 1));
     return lua_tostring(L, -1);
 }

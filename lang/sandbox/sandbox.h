@@ -80,11 +80,19 @@ void sc_sandbox_apply(lua_State *L, int idx, const char *file);
  *   sc_sandbox_leave(L);
  *
  * sc_sandbox_write_path raises a "sandbox: ..." error (exit code 10) when
- * the path is refused; else it returns the path to write (the normalized
- * path inside the folder, or `path` itself), pushed on the stack. */
+ * the path is refused; else it returns the path to write relative to
+ * *dirfd, pushed on the stack: under the rule, the normalized path below
+ * the granted folder and *dirfd that folder's descriptor, opened once by
+ * sc_sandbox_grant_write (owned by the state: not to be closed); outside
+ * it, `path` itself and AT_FDCWD. Write it with sc_write_atomic_at
+ * (interp/formats/atomic.h), which walks the folders from *dirfd following
+ * no link: nothing lands outside the granted folder whatever happens to
+ * its path meanwhile (renamed, swapped for a link to another folder). */
 void sc_sandbox_enter(lua_State *L, const char *file);
 /* Writes need the user's grant (docs/sandbox.md#files-written): with
- * `--allow-write DIR` (sc_sandbox_grant_write; -1 when DIR does not exist)
+ * `--allow-write DIR` (sc_sandbox_grant_write opens DIR's real path once,
+ * O_DIRECTORY | O_NOFOLLOW, and keeps the descriptor; -1 when DIR does not
+ * exist or cannot be opened)
  * sandboxed code writes inside DIR, never a .lua file or a dotfile, and
  * never replaces a file this run did not write; without it, nothing.
  * sc_sandbox_seal: this process runs strangers' code (every command and
@@ -101,6 +109,6 @@ void sc_sandbox_seal(lua_State *L);
  * with a message pushed when the file does not exist; raises when refused. */
 const char *sc_sandbox_read_path(lua_State *L, const char *path, const char *what);
 void sc_sandbox_leave(lua_State *L);
-const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what);
+const char *sc_sandbox_write_path(lua_State *L, const char *path, const char *what, int *dirfd);
 
 #endif

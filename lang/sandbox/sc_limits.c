@@ -1,18 +1,16 @@
 /*
  * sc_limits.c — the counting allocator and the count hook (sc_limits.h).
  */
-#define _XOPEN_SOURCE 700 /* setitimer */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "sc_limits.h"
 
 #include <errno.h>
 #include <lauxlib.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "ir/alloc.h"
@@ -24,28 +22,18 @@
 
 static void hook(lua_State *L, lua_Debug *ar);
 
-/* The alarm of the armed state: 0 before expiry, 1 after (the hook raises),
- * and the message written if a C call outlives the grace period too. */
-static volatile sig_atomic_t alarm_stage;
-static lua_State *volatile alarm_L;
-static char alarm_msg[200];
-static size_t alarm_len;
-static int alarm_fd = -1; /* sc_error_fd(), read before the alarm */
-
-static void on_alarm(int sig)
+/* Seconds on the monotonic clock. */
+static double now(void)
 {
-    (void)sig;
-    if (alarm_stage == 0) {
-        alarm_stage = 1;
-        if (alarm_L) /* as lua.c does on SIGINT: raise at the next instruction */
-            lua_sethook(alarm_L, hook, LUA_MASKCOUNT, 1);
-        alarm(SC_LIMIT_GRACE);
-        return;
-    }
-    if (write(STDERR_FILENO, alarm_msg, alarm_len) < 0 ||
-        (alarm_fd >= 0 && write(alarm_fd, alarm_msg, alarm_len) < 0))
-        alarm_len = 0;
-    _exit(SC_EXIT_LIMIT);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* 1 when the armed evaluation has run past its time limit. */
+static int late(const sc_limits *lim)
+{
+    return lim->armed && lim->max_time > 0 && now() >= lim->deadline;
 }
 
 /* Lua's allocator contract: nsize == 0 frees; a shrink never fails. When
@@ -205,7 +193,7 @@ static void hook(lua_State *L, lua_Debug *ar)
     lim->steps += SC_LIMIT_PERIOD;
     if (!lim->hit && lim->max_steps && lim->steps > lim->max_steps)
         lim->hit = SC_LIMIT_STEPS;
-    if (!lim->hit && alarm_stage && alarm_L == lim->L)
+    if (!lim->hit && late(lim))
         lim->hit = SC_LIMIT_TIME;
     if (lim->hit)
         raise_limit(L, lim, 0);
@@ -214,27 +202,27 @@ static void hook(lua_State *L, lua_Debug *ar)
 /* ---- library functions whose C loops the count hook cannot see ----------
  * Each wrapper checks its arguments and calls the original (upvalue 1). */
 
-/* 1 when a limit was hit or the alarm has rung: the evaluation is over. */
+/* 1 when a limit was hit or the time is up: the evaluation is over. */
 static int ended(const sc_limits *lim)
 {
-    return lim && (lim->hit || (alarm_stage && alarm_L == lim->L));
+    return lim && (lim->hit || late(lim));
 }
 
-/* Counts n iterations of a C loop as n instructions, before the loop runs;
- * raises the step limit when they would pass it. */
-static void charge(lua_State *L, lua_Unsigned n)
+void sc_limits_charge(lua_State *L, unsigned long long n)
 {
     sc_limits *lim = sc_limits_of(L);
     if (!lim || !lim->armed)
         return;
     long long room = lim->max_steps - lim->steps;
-    if (lim->max_steps && (room <= 0 || n > (lua_Unsigned)room)) {
+    if (lim->max_steps && (room <= 0 || n > (unsigned long long)room)) {
         lim->steps = lim->max_steps + 1;
         if (!lim->hit)
             lim->hit = SC_LIMIT_STEPS;
-    } else if (n < (lua_Unsigned)LLONG_MAX - (lua_Unsigned)lim->steps) {
+    } else if (n < (unsigned long long)LLONG_MAX - (unsigned long long)lim->steps) {
         lim->steps += (long long)n;
     }
+    if (!lim->hit && late(lim))
+        lim->hit = SC_LIMIT_TIME;
     if (lim->hit)
         raise_limit(L, lim, 1);
 }
@@ -331,7 +319,7 @@ static int g_move(lua_State *L)
 {
     lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
     if (e >= f)
-        charge(L, (lua_Unsigned)e - (lua_Unsigned)f + 1u);
+        sc_limits_charge(L, (unsigned long long)e - (unsigned long long)f + 1u);
     return call_original_where(L, LUA_MULTRET);
 }
 
@@ -342,10 +330,28 @@ static int g_shift(lua_State *L, int with_pos)
     if (with_pos && lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2)) {
         lua_Integer len = luaL_len(L, 1), pos = lua_tointeger(L, 2);
         if (len > pos)
-            charge(L, (lua_Unsigned)len - (lua_Unsigned)pos);
+            sc_limits_charge(L, (unsigned long long)len - (unsigned long long)pos);
     }
     return call_original_where(L, LUA_MULTRET);
 }
+
+/* table.sort(t [, comp]): n·log2(n) comparisons at most, counted before
+ * (a comparator written in Lua counts its own instructions as well). */
+static int g_sort(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, 1);
+        unsigned long long cost = n > 1 ? (unsigned long long)n : 0;
+        for (lua_Integer k = n; k > 1; k >>= 1)
+            cost += (unsigned long long)n;
+        sc_limits_charge(L, cost);
+    }
+    return call_original_where(L, LUA_MULTRET);
+}
+
+/* string.find, match, gmatch, gsub: pattern.c's matcher (upvalue 1), which
+ * counts its steps; under call_original_where for the recipe's line. */
+static int g_pattern(lua_State *L) { return call_original_where(L, LUA_MULTRET); }
 
 static int g_insert(lua_State *L) { return g_shift(L, lua_gettop(L) == 3); }
 static int g_remove(lua_State *L) { return g_shift(L, lua_gettop(L) == 2); }
@@ -358,7 +364,9 @@ void sc_limits_guard(lua_State *L)
     } guards[] = {
         {NULL, "xpcall", g_xpcall},       {"string", "rep", g_rep},
         {"table", "move", g_move},         {"table", "insert", g_insert},
-        {"table", "remove", g_remove},
+        {"table", "remove", g_remove},   {"table", "sort", g_sort},
+        {"string", "find", g_pattern},    {"string", "match", g_pattern},
+        {"string", "gmatch", g_pattern},  {"string", "gsub", g_pattern},
     };
     for (size_t i = 0; i < sizeof guards / sizeof guards[0]; i++) {
         if (guards[i].lib) {
@@ -370,7 +378,13 @@ void sc_limits_guard(lua_State *L)
             lua_pushglobaltable(L);
         }
         if (lua_getfield(L, -1, guards[i].name) == LUA_TFUNCTION) {
-            lua_pushstring(L, guards[i].name);
+            if (guards[i].fn == g_pattern) { /* not the original: the counting matcher */
+                lua_pop(L, 1);
+                lua_pushcfunction(L, sc_pattern_function(guards[i].name));
+                lua_pushfstring(L, "%s.%s", guards[i].lib, guards[i].name); /* as Lua names it */
+            } else {
+                lua_pushstring(L, guards[i].name);
+            }
             lua_pushcclosure(L, guards[i].fn, 2);
             lua_setfield(L, -2, guards[i].name);
         } else {
@@ -380,21 +394,16 @@ void sc_limits_guard(lua_State *L)
     }
 }
 
-static void stop_alarm(void)
-{
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
-    alarm_L = NULL;
-    alarm_stage = 0;
-}
-
 void sc_limits_arm(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);
     if (!lim)
         return;
+    if (lim->armed) { /* a call inside the evaluation: its rest, not a new one */
+        lim->armed++;
+        return;
+    }
     lim->steps = 0;
-    lim->armed = 0; /* armed last: the registry's key below may allocate */
     lim->hit = SC_LIMIT_NONE;
     lim->refused = 0;
     lim->refusals = 0;
@@ -404,52 +413,49 @@ void sc_limits_arm(lua_State *L)
         lua_sethook(L, hook, LUA_MASKCOUNT, SC_LIMIT_PERIOD);
     else
         lua_sethook(L, NULL, 0, 0);
-    if (alarm_L)
-        stop_alarm();
-    if (lim->max_time > 0) {
-        lim->hit = SC_LIMIT_TIME; /* for the message only */
-        char msg[160];
-        limit_message(lim, msg, sizeof msg);
-        lim->hit = SC_LIMIT_NONE;
-        int n = snprintf(alarm_msg, sizeof alarm_msg,
-                         "stagecraft: error: %s; a library call did not return\n", msg);
-        alarm_len = n < 0 ? 0 : (size_t)n < sizeof alarm_msg ? (size_t)n : sizeof alarm_msg - 1;
-        alarm_fd = sc_error_fd();
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_alarm;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGALRM, &sa, NULL);
-        alarm_L = lim->L;
-        time_t sec = (time_t)lim->max_time;
-        struct itimerval it = {{0, 0}, {sec, (suseconds_t)((lim->max_time - (double)sec) * 1e6)}};
-        if (sec == 0 && it.it_value.tv_usec == 0)
-            it.it_value.tv_usec = 1;
-        setitimer(ITIMER_REAL, &it, NULL);
-    }
-    lim->armed = 1;
+    lim->deadline = now() + lim->max_time;
+    lim->armed = 1; /* last: the registry's key above may allocate */
+    if (lim->backstop && lim->max_time > 0)
+        lim->backstop(lim, 1);
 }
 
 void sc_limits_disarm(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);
-    if (lim)
-        lim->armed = 0;
-    if (lim && alarm_L == lim->L)
-        stop_alarm();
+    if (lim && lim->armed > 0 && --lim->armed == 0 && lim->backstop)
+        lim->backstop(lim, 0);
 }
 
 void sc_limits_close(lua_State *L)
 {
     sc_limits *lim = sc_limits_of(L);
+    if (lim)
+        lim->armed = 0; /* fresh limits, whatever was left armed */
     sc_limits_arm(L);
     lua_close(L);
-    if (alarm_L == L)
-        stop_alarm();
+    if (lim && lim->backstop)
+        lim->backstop(lim, 0);
     if (lim && hooked == lim) { /* programs that outlive the state are not counted */
         sc_alloc_hook(NULL, NULL);
         hooked = NULL;
     }
+}
+
+int sc_limits_raise_here(lua_State *L)
+{
+    sc_limits *lim = sc_limits_of(L);
+    if (!lim || !lim->hit)
+        return 0;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIMIT_ERR_KEY);
+    return raise_limit(L, lim, 1);
+}
+
+void sc_limits_describe(const sc_limits *lim, sc_limit_kind kind, char *buf, size_t len)
+{
+    sc_limits t = *lim;
+    t.hit = kind;
+    limit_message(&t, buf, len);
 }
 
 int sc_limits_message(const sc_limits *lim, char *buf, size_t len)

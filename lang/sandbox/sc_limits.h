@@ -10,19 +10,25 @@
  *       sc_limits_error(L);                    // names the limit, if one was hit
  *
  * The step limit counts Lua VM instructions with a count hook, checked every
- * SC_LIMIT_PERIOD instructions (time spent inside one C function, such as
- * string.rep, is bounded by the memory limit instead). The memory limit caps
- * the bytes the Lua heap holds: the allocator refuses to grow past it. The
- * time limit is a wall-clock alarm (SIGALRM) between sc_limits_arm and
- * sc_limits_disarm: at expiry the next Lua instruction raises; a C call
- * that does not return within SC_LIMIT_GRACE more seconds (a backtracking
- * string.find) ends the process with the message and exit code 7 (the one
- * exit outside main: nothing else can stop such a call).
+ * SC_LIMIT_PERIOD instructions; C loops that the hook cannot see count
+ * their iterations with sc_limits_charge (the guarded library functions of
+ * sc_limits_guard, and the pattern matcher of pattern.c that string.find,
+ * match, gmatch and gsub run on). The memory limit caps the bytes the Lua
+ * heap holds: the allocator refuses to grow past it. The time limit is a
+ * deadline on the monotonic clock, read by the same hook and by
+ * sc_limits_charge: no signal, no timer, no thread, so a host that embeds
+ * the library keeps its SIGALRM, and a limit never ends the process (the
+ * evaluation fails with the limit's error; the host goes on).
+ *
+ * Evaluations nest: sc_limits_arm while an evaluation is armed (a recipe
+ * that calls sc.plan, whose candidates are evaluations of their own) starts
+ * no new one; the inner evaluation runs under what the outer one has left
+ * of its steps, time and memory, and its sc_limits_disarm ends only itself.
  *
  * A limit once hit ends the evaluation: every later Lua instruction raises
  * the same error again, so a recipe cannot swallow it with pcall. The error
  * carries exit code 7 (SC_ERR_LIMIT). sc_limits_arm starts a new evaluation
- * (the REPL arms before each line).
+ * when none is armed (the REPL arms before each line).
  *
  * The memory limit covers C memory too: sc_limits_newstate makes lim the
  * hook of interp's allocator (ir/alloc.h), so the programs a recipe builds
@@ -44,7 +50,7 @@
 #define SC_DEFAULT_MAX_MEM ((size_t)1 << 30) /* 1 GiB of Lua heap */
 #define SC_DEFAULT_MAX_TIME 60.0 /* seconds */
 #define SC_LIMIT_PERIOD 1000
-#define SC_LIMIT_GRACE 2
+#define SC_LIMIT_GRACE 2 /* seconds past the deadline before a program's backstop */
 
 typedef enum sc_limit_kind {
     SC_LIMIT_NONE,
@@ -63,12 +69,21 @@ typedef struct sc_limits {
     size_t refused;      /* size of the last refused request (0: the last call succeeded) */
     long refusals;       /* refused requests since sc_limits_arm */
     int hit;             /* sc_limit_kind, sticky until sc_limits_arm */
-    int armed;           /* between sc_limits_arm and sc_limits_disarm */
+    int armed;           /* evaluations armed and not yet disarmed (they nest) */
+    double deadline;     /* monotonic seconds at which the armed evaluation's time is up */
     lua_State *L;        /* the state (its main thread), for the allocator */
+    /* The program's own backstop, or NULL (the library's: a library never
+     * signals or ends its host). Called with on = 1 when an evaluation with a
+     * time limit starts and on = 0 when it ends. What no count can stop, a
+     * finalizer that loops with --trust (Lua runs __gc with hooks off), only
+     * the program that owns the process may end: lang/cli's backstop is an
+     * alarm SC_LIMIT_GRACE seconds past the deadline that prints the limit's
+     * message and exits with code 7. */
+    void (*backstop)(const struct sc_limits *lim, int on);
 } sc_limits;
 
 #define SC_LIMITS_DEFAULT                                                                          \
-    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, 0, SC_LIMIT_NONE, 0, NULL}
+    {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, 0, SC_LIMIT_NONE, 0, 0, NULL, NULL}
 
 /* A new state whose allocator counts into lim; NULL on out of memory. */
 lua_State *sc_limits_newstate(sc_limits *lim);
@@ -80,10 +95,11 @@ void sc_limits_use(lua_State *L);
 /* The limits of a state made by sc_limits_newstate (NULL otherwise). */
 sc_limits *sc_limits_of(lua_State *L);
 /* Starts an evaluation: step counter and hit flag to 0, count hook on, the
- * alarm set (one state at a time may be armed with a time limit). */
+ * deadline set. Inside an armed evaluation, it only nests (see above). */
 void sc_limits_arm(lua_State *L);
-/* Ends an evaluation: the alarm off (the C work that follows, verifying
- * and simulating, is bounded by the program's size instead). */
+/* Ends an evaluation (the innermost): the deadline no longer applies once
+ * none is armed (the C work that follows, verifying and simulating, is
+ * bounded by the program's size instead). */
 void sc_limits_disarm(lua_State *L);
 /* Closes the state under fresh limits: finalizers a recipe left behind
  * run at close, and a limit stops them as it would any evaluation. */
@@ -94,13 +110,26 @@ int sc_limits_error(lua_State *L);
 /* 1 when a limit was hit since sc_limits_arm, even if the recipe caught
  * the error: the evaluation has failed all the same. */
 int sc_limits_hit(lua_State *L);
+/* When a limit was hit (by a nested evaluation: sc.plan's candidates),
+ * raises its error anew with the position of the C function's caller, the
+ * recipe's line, not the candidate's where it was hit; returns 0 when no
+ * limit was hit. */
+int sc_limits_raise_here(lua_State *L);
 /* When a limit was hit: its message in buf, returns 1; else 0. */
 int sc_limits_message(const sc_limits *lim, char *buf, size_t len);
+/* The message of limit `kind` of lim, hit or not (for a backstop's). */
+void sc_limits_describe(const sc_limits *lim, sc_limit_kind kind, char *buf, size_t len);
 /* Before building a program: a full garbage collection when the Lua heap
  * and C memory hold more than half the memory limit, so that programs a
  * recipe dropped give their C memory back (Lua's collector does not see
  * it) before the limit is reached. */
 void sc_limits_make_room(lua_State *L);
+
+/* Counts n iterations of a C loop as n instructions and reads the clock:
+ * raises the limit's error (lua_error: the caller holds nothing that a
+ * longjmp would leak) when the steps or the time of the armed evaluation
+ * are spent. A no-op outside an armed evaluation. */
+void sc_limits_charge(lua_State *L, unsigned long long n);
 
 /* Wraps the library functions whose C loops the count hook cannot see, in
  * the global tables (so in every sandbox made after it): xpcall's message
@@ -109,6 +138,10 @@ void sc_limits_make_room(lua_State *L);
  * table.move, table.insert and table.remove count the elements they shift
  * as instructions, before shifting. Call once, before sc_sandbox_init. */
 void sc_limits_guard(lua_State *L);
+
+/* pattern.c: string.find, match, gmatch or gsub (by name) on the counting
+ * matcher; NULL for another name. */
+lua_CFunction sc_pattern_function(const char *name);
 
 /* Command-line options: at argv[i], --max-steps N, --max-mem BYTES or
  * --max-time SECONDS (also --max-steps=N; BYTES may end in K, M or G).

@@ -5,12 +5,35 @@
  * other's programs working), errors come back as codes with messages, a
  * program's figures equal `stagecraft sim --json`'s (the test compares the
  * line printed here), the sandbox refuses a recipe that reads a file.
- * argv[1]: a recipe file that opens /etc/passwd. Prints the figures line
+ * A time limit ends the evaluation, not the host: a recipe that
+ * backtracks for hours inside one string.find, and one that loops, fail
+ * with STAGECRAFT_LIMIT within seconds; the host's own SIGALRM handler and
+ * timer are left as they were, and the context loads the next recipe.
+ * argv[1]: a recipe file that opens /etc/passwd; argv[2]: one whose
+ * string.find backtracks; argv[3]: one that loops. Prints the figures line
  * and "contexts: N passed, N failed".
  */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stagecraft.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+static volatile sig_atomic_t host_alarms;
+static void host_alarm(int sig)
+{
+    (void)sig;
+    host_alarms++;
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static int passed, failed;
 
@@ -77,6 +100,34 @@ int main(int argc, char **argv)
     check(stagecraft_check(NULL) == STAGECRAFT_USAGE && stagecraft_load(NULL, "x", NULL, &pc) ==
               STAGECRAFT_USAGE, "NULL handles", NULL);
     check(strcmp(stagecraft_code_name(STAGECRAFT_DEADLOCK), "deadlock") == 0, "code names", NULL);
+
+    /* a time-out returns to the host, which keeps its own alarm */
+    struct sigaction sa, now;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = host_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval hour = {{0, 0}, {3600, 0}}, left;
+    setitimer(ITIMER_REAL, &hour, NULL);
+    check(stagecraft_limits(a, 0, 0, 0.5) == STAGECRAFT_OK, "a time limit on a", a);
+    for (int k = 2; k <= 3; k++) {
+        double t0 = seconds();
+        rc = argc > k ? stagecraft_load(a, argv[k], NULL, &pc) : -1;
+        double took = seconds() - t0;
+        check(rc == STAGECRAFT_LIMIT && strstr(stagecraft_errmsg(a), "time limit exceeded") && !pc,
+              k == 2 ? "a backtracking find ends with the time limit" : "a loop ends with the time limit", a);
+        check(took < 10, "the time limit returned within seconds", a);
+    }
+    sigaction(SIGALRM, NULL, &now);
+    getitimer(ITIMER_REAL, &left);
+    check(now.sa_handler == host_alarm && left.it_value.tv_sec > 3000 && host_alarms == 0,
+          "the host's SIGALRM handler and timer are its own still", NULL);
+    check(stagecraft_load(a, "zb-h1", d1, &pc) == STAGECRAFT_OK && stagecraft_check(pc) == STAGECRAFT_OK,
+          "a loads the next recipe after its time-out", a);
+    stagecraft_program_free(pc);
+    pc = NULL;
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
 
     /* closing a (and its program) leaves b working */
     stagecraft_close(a);

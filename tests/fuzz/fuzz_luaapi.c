@@ -13,12 +13,22 @@
  *   - a write outside the grant: after each input, every file under the
  *     harness's folder must be as before, except new files inside out/
  *     when the grant is on (removed again), and out/keep.json is never
- *     replaced.
+ *     replaced;
+ *   - limits overrun: the evaluation runs under a 3 s time limit (a
+ *     deadline, no signal) and 400000 steps; sc.plan's candidates nest in
+ *     it, so an evaluation that takes more than LIMIT_SLACK_S seconds of CPU
+ *     past its time limit has escaped its limits;
+ *   - memory past the limit: the C heap (the sanitizer's count of what is
+ *     allocated) may not grow past the memory limit plus MEM_SLACK during
+ *     an evaluation: memory a recipe causes is counted, or freed.
  *
  *   make fuzz                                         # every harness
  *   build-fuzz/fuzz_luaapi tests/fuzz/corpus/luaapi   # by hand, from the repository root
  */
+#define _GNU_SOURCE /* CLOCK_PROCESS_CPUTIME_ID, open_memstream */
 #include <dirent.h>
+#include <sanitizer/allocator_interface.h>
+#include <time.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdint.h>
@@ -28,8 +38,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cmd_plan.h"
 #include "fuzz_eval.h"
 #include "sandbox/sandbox.h"
+
+#define TIME_LIMIT_S 3.0
+#define LIMIT_SLACK_S 30.0            /* CPU seconds past the time limit */
+#define MEM_SLACK ((size_t)32 << 20) /* messages, the allocator's own slack */
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -229,18 +251,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_limits lim = SC_LIMITS_DEFAULT;
     lim.max_steps = 400000;
     lim.max_mem = (size_t)64 << 20;
-    lim.max_time = 0; /* libFuzzer's -timeout does it */
+    lim.max_time = TIME_LIMIT_S;
     lua_State *L = sc_limits_newstate(&lim);
     if (!L)
         return 0;
     sc_lua_setup(L);
+    sc_plan_register(L); /* sc.plan, as the command line has it */
     int grant = size > 0 && (data[0] & 1);
     if (grant && sc_sandbox_grant_write(L, outdir) != 0)
         abort();
     sc_sandbox_seal(L);
     input = data;
     input_len = size;
-    if (!fuzz_evaluate(L, name, fuzz_chunk)) {
+    size_t heap0 = __sanitizer_get_current_allocated_bytes();
+    double cpu0 = cpu_seconds();
+    int ok = fuzz_evaluate(L, name, fuzz_chunk);
+    double cpu = cpu_seconds() - cpu0;
+    size_t heap = __sanitizer_get_current_allocated_bytes();
+    if (cpu > TIME_LIMIT_S + LIMIT_SLACK_S) {
+        fprintf(stderr, "fuzz_luaapi: limits overrun: the evaluation used %.1f s of CPU under a %g s "
+                "time limit\n", cpu, TIME_LIMIT_S);
+        abort();
+    }
+    if (heap > heap0 && heap - heap0 > lim.max_mem + MEM_SLACK) {
+        fprintf(stderr, "fuzz_luaapi: memory past the limit: the heap grew %zu bytes under a limit of "
+                "%zu\n", heap - heap0, lim.max_mem);
+        abort();
+    }
+    if (!ok) {
         const char *m = lua_tostring(L, -1);
         if (m && strstr(m, token)) {
             fprintf(stderr, "fuzz_luaapi: a read outside the recipe's folder: %s\n", m);

@@ -4,6 +4,7 @@
 -- text: DATA (the bytes), TOKEN (the secret of the canary files outside the
 -- recipe's folder) and OUT (that folder's path). A value that carries TOKEN
 -- is a read outside the grant: the driver raises LEAK and the harness aborts.
+-- sc.plan is called too (the harness registers it as the command line does).
 local pos, steps = 1, 0
 local function byte()
   local b = DATA:byte(pos) or 0
@@ -50,7 +51,11 @@ local pool = { 0, 1, 2, 3, 4, 8, -1, 0.5, 1e308, -1e308, 0 / 0, 1 / 0, math.maxi
   "X.LUA", "sub/../out.svg", OUT .. "/secret.json", OUT .. "/secret.lua", OUT .. "/new.json",
   "../outside/secret.lua", "../outside/secret.json", "/dev/stdout", "/proc/self/environ",
   true, false, {}, { p = 2, m = 2, rule = "1f1b" }, { p = 4, m = 8, rule = "zb-h1" },
-  { p = 2, m = 4, v = 2, rule = "zb-v" }, { policy = "all" }, { p = 2, m = 2 } }
+  { p = 2, m = 4, v = 2, rule = "zb-v" }, { policy = "all" }, { p = 2, m = 2 },
+  -- sc.plan's fields: a cost file inside, one outside (its keys are the canary's token)
+  { p = 2, m = 4, cap = 2 }, { p = 2, m = 2, costs = "costs.json" },
+  { p = 2, m = 2, costs = OUT .. "/secret.json" }, { p = 2, m = 2, costs = "../outside/secret.json" },
+  { p = 2, m = 4, time_limit = 0 }, { p = 3, m = 3, tw = 0 / 0, cap = "1GiB" } }
 local function pick()
   return pool[byte() % #pool + 1]
 end
@@ -74,7 +79,7 @@ local function run(f, ...)
 end
 
 call = function(depth)
-  local op = byte() % 10
+  local op = byte() % 11
   if op <= 2 then -- sc.f(args)
     local f = sc[funcs[byte() % #funcs + 1]]
     local a, n = args()
@@ -110,9 +115,13 @@ call = function(depth)
     local n, s = byte() % 24, {}
     for i = 1, n do s[i] = string.char(byte()) end
     push(table.concat(s))
-  else -- table.sort with a comparator from the pool, over pool values
+  elseif op == 9 then -- table.sort with a comparator from the pool, over pool values
     local cmp, t = pick(), { pick(), pick(), pick() }
     run(table.sort, t, type(cmp) == "function" and cmp or nil)
+  elseif sc.plan then -- the planner, whose candidates are evaluations nested in this one
+    local t = pick()
+    if type(t) == "table" and byte() % 2 == 0 then t[fields[byte() % #fields + 1]] = pick() end
+    run(sc.plan, t)
   end
 end
 

@@ -210,7 +210,10 @@ def torch_lowerings(P, defer):
 
 # Hand-made: each rank waits on its send before posting the receive the
 # other's send needs (docs/semantics.md#waits); then the same with each wait
-# after its rank's receive; an early receive.
+# after its rank's receive, whose cells still cross (0SEND_F1, 0RECV_B0 against
+# 1SEND_B0, 1RECV_F1): refused by --comm nccl, where each rank blocks in its
+# send once a message outgrows NCCL's buffers (docs/modes.md#crossing-cells),
+# run on gloo and per-link; an early receive.
 HOSTILE = [
     ("hostile:crossed-waits-p2", "0F0,0SEND_F0,0F1,0SEND_F1,0WAIT_SEND_F1,0RECV_B0,0WAIT_SEND_F0,0B0,"
      "0RECV_B1,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n1RECV_F0,1F0,1B0,1SEND_B0,1WAIT_SEND_B0,1RECV_F1,"

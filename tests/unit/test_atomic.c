@@ -1,11 +1,13 @@
 /*
  * test_atomic.c — sc_write_atomic writes the whole file or leaves the old
- * one, and never leaves a temporary file behind.
+ * one, and never leaves a temporary file behind; sc_write_atomic_at with a
+ * folder's descriptor writes inside that folder only.
  */
 #include "formats/atomic.h"
 #include "harness.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +29,10 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Files in dir other than . and .. */
-static int entries(void)
+/* Files in folder other than . and .. */
+static int entries_in(const char *folder)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(folder);
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
@@ -38,6 +40,8 @@ static int entries(void)
         closedir(d);
     return n;
 }
+
+static int entries(void) { return entries_in(dir); }
 
 TEST(writes_and_replaces)
 {
@@ -163,6 +167,62 @@ TEST(same_file)
     rmdir(sub);
 }
 
+/* Confined to a folder's descriptor: subfolders walked without links, no
+ * "..", no absolute path, no link in the file's place; after the folder's
+ * path is swapped for a link to another folder, the write still lands in
+ * the folder the descriptor holds; a rename that fails leaves nothing. */
+TEST(confined_to_a_descriptor)
+{
+    char in[128], other[128], path[160], err[256];
+    snprintf(in, sizeof in, "%s/in", dir);
+    snprintf(other, sizeof other, "%s/other", dir);
+    CHECK(mkdir(in, 0700) == 0 && mkdir(other, 0700) == 0);
+    int fd = open(in, O_RDONLY | O_DIRECTORY);
+    CHECK(fd >= 0);
+    snprintf(path, sizeof path, "%s/sub", in);
+    CHECK(mkdir(path, 0700) == 0);
+    CHECK(sc_write_atomic_at(fd, "sub/a.txt", "shown.txt", "a", 1, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/sub/a.txt", in);
+    CHECK_STR(slurp(path), "a");
+    /* A link among the folders, even to a folder inside, is not followed. */
+    snprintf(path, sizeof path, "%s/alias", in);
+    CHECK(symlink("sub", path) == 0);
+    CHECK(sc_write_atomic_at(fd, "alias/b.txt", "shown.txt", "b", 1, err, sizeof err) == -1);
+    CHECK_STR(err, "cannot write 'shown.txt': a folder in its path is a symbolic link");
+    snprintf(path, sizeof path, "%s/link.txt", in);
+    CHECK(symlink("../other/t.txt", path) == 0);
+    CHECK(sc_write_atomic_at(fd, "link.txt", NULL, "c", 1, err, sizeof err) == -1);
+    CHECK_STR(err, "cannot write 'link.txt': it is a symbolic link");
+    CHECK(sc_write_atomic_at(fd, "../other/d.txt", NULL, "d", 1, err, sizeof err) == -1);
+    CHECK_STR(err, "leads out of the folder");
+    CHECK(sc_write_atomic_at(fd, "/tmp/e.txt", NULL, "e", 1, err, sizeof err) == -1);
+    CHECK(entries_in(other) == 0);
+    CHECK(entries_in(in) == 3); /* sub, alias, link.txt */
+    /* The folder's path swapped for a link to another folder. */
+    char held[128];
+    snprintf(held, sizeof held, "%s/held", dir);
+    CHECK(rename(in, held) == 0 && symlink("other", in) == 0);
+    CHECK(sc_write_atomic_at(fd, "f.txt", NULL, "f", 1, err, sizeof err) == 0);
+    CHECK(sc_write_atomic_at(fd, "sub/g.txt", NULL, "g", 1, err, sizeof err) == 0);
+    CHECK(entries_in(other) == 0);
+    snprintf(path, sizeof path, "%s/f.txt", held);
+    CHECK_STR(slurp(path), "f");
+    /* A rename that fails (a folder put in the file's place meanwhile): no
+     * temporary file stays. */
+    sc_atomic *a;
+    FILE *f = sc_atomic_openat(fd, "h.txt", NULL, &a, err, sizeof err);
+    CHECK(f != NULL);
+    CHECK(f && entries_in(held) == 5);
+    CHECK(mkdirat(fd, "h.txt", 0700) == 0);
+    CHECK(f && sc_atomic_commit(a, err, sizeof err) == -1);
+    sc_atomic_free(a);
+    CHECK(entries_in(held) == 5); /* sub alias link.txt f.txt h.txt/ */
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", held, in, other);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/sc_atomic_XXXXXX");
@@ -173,6 +233,7 @@ int main(void)
     RUN(links_modes_fifos);
     RUN(all_or_nothing);
     RUN(same_file);
+    RUN(confined_to_a_descriptor);
     rmdir(dir);
     return harness_done("atomic");
 }

@@ -10,6 +10,7 @@
 #include "formats/svg.h"
 #include "formats/torchcsv.h"
 #include "formats/trace.h"
+#include "ir/p2p.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,39 @@ static char *old_letters(const char *text)
     return o;
 }
 
+/* Cell `cell` (from 1) of row `row` (from 1) of CSV text into buf ("" past
+ * the end). */
+static void csv_cell(const char *text, int row, int cell, char *buf, size_t len)
+{
+    const char *p = text;
+    for (int r = 1; r < row && p; r++)
+        p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+    for (int c = 1; c < cell && p && *p && *p != '\n'; c++)
+        p = (p = strpbrk(p, ",\n")) && *p == ',' ? p + 1 : NULL;
+    size_t n = p ? strcspn(p, ",\n") : 0;
+    n = n < len - 1 ? n : len - 1;
+    memcpy(buf, p ? p : "", n);
+    buf[n] = 0;
+}
+
+/* Every transfer of a compute_comms file read knows its cell, which holds
+ * its token (the messages name cells so: docs/modes.md#crossing-cells). */
+static void check_cells(const sc_prog *q, const char *text)
+{
+    for (int d = 0; d < sc_prog_devices(q); d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(q, d, &n);
+        for (size_t k = 0; k < n; k++) {
+            if (v[k].op != SC_OP_SEND && v[k].op != SC_OP_RECV)
+                continue;
+            char tok[48], cell[48];
+            sc_transfer_token(&v[k], tok, sizeof tok);
+            csv_cell(text, d + 1, sc_prog_cell(q, d, k), cell, sizeof cell);
+            CHECK(sc_prog_cell(q, d, k) > 0 && strcmp(tok, cell) == 0);
+        }
+    }
+}
+
 /* The program survives both dialects (and old letters) unchanged. */
 static void roundtrip(sc_prog *pg, const char *what)
 {
@@ -119,6 +153,8 @@ static void roundtrip(sc_prog *pg, const char *what)
         CHECK(same_but_waits(a, na, b, nb));
     }
     CHECK(q && sc_check(q) == SC_OK);
+    if (q)
+        check_cells(q, csv);
     /* The import written again is the file, its waits where they were. */
     size_t len2 = 0;
     char *again = q ? write_csv(q, SC_TORCH_COMPUTE_COMMS, &len2) : NULL;
@@ -275,11 +311,90 @@ TEST(writers)
     sc_prog_free(pg);
 }
 
+/* Crossing cells (docs/modes.md#crossing-cells): rank 0 posts 0SEND_F1,
+ * 0RECV_B0 and rank 1 1SEND_B0, 1RECV_F1, each cell alone (PyTorch). On
+ * one NCCL communicator each rank blocks in its send once the message
+ * outgrows NCCL's buffers: refused in the NCCL mode as a file, naming both
+ * ranks' cells; accepted per-link, on gloo, with eager sends, and as our
+ * own streams (one ncclGroupStart/End per run). */
+TEST(cells_cross)
+{
+    static const char late[] =
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0WAIT_SEND_F1,0WAIT_SEND_F0,0B0,0RECV_B1,0B1,"
+        "0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n"
+        "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1WAIT_SEND_B0,1F1,1B1,1SEND_B1,1WAIT_SEND_B1,"
+        "1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n";
+    char err[512];
+    sc_status st;
+    sc_torch_dialect dia;
+    sc_prog *pg = sc_torchcsv_read(late, strlen(late), &dia, &st, err, sizeof err);
+    CHECK(pg && sc_prog_lower_target(pg) == SC_LOWER_FILE && sc_prog_p2p(pg) == SC_P2P_NCCL);
+    if (!pg)
+        return;
+    check_cells(pg, late);
+    CHECK(sc_check(pg) == SC_ERR_DEADLOCK);
+    CHECK_STR(sc_errmsg(pg), "deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 "
+                             "cell 5 (1RECV_F1), behind rank 1 cell 4 (1SEND_B0), which waits for "
+                             "rank 0 cell 5 (0RECV_B0), behind the first; PyTorch posts");
+    CHECK_STR(sc_errmsg(pg), "per-link communicators (--comm per-link) run the file");
+    sc_sim *sim = NULL;
+    CHECK(sc_simulate(pg, &sim) == SC_ERR_DEADLOCK && !sim);
+    CHECK(sc_prog_set_p2p(pg, SC_P2P_LINK) == SC_OK && sc_check(pg) == SC_OK);
+    CHECK(sc_prog_set_p2p(pg, SC_P2P_GLOO) == SC_OK && sc_check(pg) == SC_OK);
+    CHECK(sc_prog_set_p2p(pg, SC_P2P_NCCL) == SC_OK && sc_check(pg) == SC_ERR_DEADLOCK);
+    /* Eager sends: only with both sizes, the message within the buffer. */
+    CHECK(sc_prog_set_eager(pg, 4 << 20, 0) == SC_OK && sc_check(pg) == SC_ERR_DEADLOCK);
+    CHECK(sc_prog_set_eager(pg, 4 << 20, 16 << 20) == SC_OK && sc_check(pg) == SC_ERR_DEADLOCK);
+    CHECK(sc_prog_set_eager(pg, 4 << 20, 4 << 20) == SC_OK && sc_check(pg) == SC_OK);
+    CHECK(sc_simulate(pg, &sim) == SC_OK && sim);
+    sc_sim_free(sim);
+    CHECK(sc_prog_set_eager(pg, -1, 1) == SC_ERR_ARG && sc_prog_eager(pg));
+    CHECK(sc_prog_set_eager(pg, 0, 0) == SC_OK && sc_check(pg) == SC_ERR_DEADLOCK);
+    /* The same streams as ours: each run one group, crossing within it. */
+    CHECK(sc_prog_set_lower_target(pg, SC_LOWER_STREAMS) == SC_OK && sc_check(pg) == SC_OK);
+    sc_prog_free(pg);
+
+    /* Receive first on both ranks: a receive waits for its send at any size. */
+    static const char rfirst[] =
+        "0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+        "1RECV_F0,1F0,1B0,1RECV_F1,1SEND_B0,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
+    pg = sc_torchcsv_read(rfirst, strlen(rfirst), &dia, &st, err, sizeof err);
+    CHECK(pg && sc_prog_set_eager(pg, 1 << 30, 1) == SC_OK && sc_check(pg) == SC_ERR_DEADLOCK);
+    CHECK_STR(pg ? sc_errmsg(pg) : "", "rank 0 cell 4 (0RECV_B0) waits for rank 1 cell 5 (1SEND_B0)");
+    sc_prog_free(pg);
+
+    /* PyTorch's own lowering, its cells numbered past the dropped
+     * WAIT_REDUCE_GRAD in the middle of a row; accepted as before. */
+    static const char il[] =
+        "0UNSHARD,2UNSHARD,0F0,0SEND_F0,2RECV_F0,0F1,0SEND_F1,2RECV_F1,2F0,2SEND_F0,2F1,2SEND_F1,"
+        "2RECV_B0,0F2,0SEND_F2,2B0,2WAIT_SEND_F0,2SEND_B0,2RECV_B1,0F3,0SEND_F3,2RECV_F2,2B1,"
+        "2WAIT_SEND_F1,2SEND_B1,0RECV_B0,2F2,2SEND_F2,2RECV_F3,0B0,0WAIT_SEND_F0,0RECV_B1,2F3,"
+        "2SEND_F3,0B1,0WAIT_SEND_F1,2RECV_B2,2B2,2WAIT_SEND_F2,2SEND_B2,2RECV_B3,2B3,2WAIT_SEND_F3,"
+        "2SEND_B3,2REDUCE_GRAD,2WAIT_REDUCE_GRAD,2RESHARD,0RECV_B2,0B2,0WAIT_SEND_F2,0RECV_B3,0B3,"
+        "0WAIT_SEND_F3,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0RESHARD,2WAIT_SEND_B0,2WAIT_SEND_B1,"
+        "2WAIT_SEND_B2,2WAIT_SEND_B3\n"
+        "1UNSHARD,3UNSHARD,1RECV_F0,1F0,1SEND_F0,1RECV_F1,1F1,1SEND_F1,3RECV_F0,3F0,3RECV_F1,3B0,"
+        "3SEND_B0,1RECV_F2,3F1,1RECV_B0,3B1,3SEND_B1,1RECV_F3,1F2,1SEND_F2,1RECV_B1,1B0,"
+        "1WAIT_SEND_F0,1SEND_B0,3RECV_F2,1F3,1SEND_F3,1B1,1WAIT_SEND_F1,1SEND_B1,3RECV_F3,3F2,"
+        "3B2,3SEND_B2,1RECV_B2,3F3,3B3,3SEND_B3,1RECV_B3,3REDUCE_GRAD,3WAIT_REDUCE_GRAD,3RESHARD,"
+        "1B2,1WAIT_SEND_F2,1SEND_B2,1B3,1WAIT_SEND_F3,1SEND_B3,1REDUCE_GRAD,1WAIT_REDUCE_GRAD,"
+        "1RESHARD,3WAIT_SEND_B0,3WAIT_SEND_B1,1WAIT_SEND_B0,1WAIT_SEND_B1,3WAIT_SEND_B2,"
+        "3WAIT_SEND_B3,1WAIT_SEND_B2,1WAIT_SEND_B3\n";
+    pg = sc_torchcsv_read(il, strlen(il), &dia, &st, err, sizeof err);
+    CHECK(pg && sc_check(pg) == SC_OK);
+    if (pg) {
+        check_cells(pg, il);
+        CHECK(sc_prog_cell(pg, 0, 45) == 47); /* 2RESHARD, after the dropped wait */
+    }
+    sc_prog_free(pg);
+}
+
 int main(void)
 {
     RUN(rules_roundtrip);
     RUN(random_roundtrip);
     RUN(read_errors);
     RUN(writers);
+    RUN(cells_cross);
     return harness_done("interchange");
 }
