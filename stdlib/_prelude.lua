@@ -303,6 +303,10 @@ function sc.params(spec)
     local v = default
     if sc._overrides[name] ~= nil then
       v = convert(name, default, sc._overrides[name], e.memory)
+      -- p, m and v given out of range are refused as sc.program refuses
+      -- them, before the recipe's own arithmetic meets them (m % p).
+      local bad = math.type(v) == "integer" and sc._size_range(name, v)
+      if bad then sc._raise(BADARG, caller_where() .. bad) end
     end
     out[name] = v
   end
@@ -585,10 +589,13 @@ local function version_parts(v)
   if not a then return nil end
   return {tonumber(a), tonumber(b), tonumber(c) or 0}
 end
-function sc.need_version(v)
+-- Through sc._at, a C function: the position is the recipe's line even for
+-- `return sc.need_version "0.3"`, a tail call that leaves no Lua frame of
+-- the recipe for caller_where to find.
+sc.need_version = sc._at(function(where, v)
   local want, have = version_parts(v), version_parts(sc.version)
   if not want then
-    sc._raise(BADARG, caller_where() .. ("need_version: expected a version like \"0.2\" (got %s)")
+    sc._raise(BADARG, where .. ("need_version: expected a version like \"0.2\" (got %s)")
       :format(tostring(v)))
   end
   local older = want[1] ~= have[1]
@@ -596,12 +603,12 @@ function sc.need_version(v)
     if not older and have[i] ~= want[i] then older = have[i] < want[i]; break end
   end
   if older then
-    sc._raise(BADARG, caller_where() .. ("this recipe needs stagecraft %s%s (this is %s)")
+    sc._raise(BADARG, where .. ("this recipe needs stagecraft %s%s (this is %s)")
       :format(v, want[1] == have[1] and " or later" or (" (major version %d)"):format(want[1]),
         sc.version))
   end
   return true
-end
+end)
 
 -- sc.note(fmt, ...): a line on stderr ("stagecraft: note: ..."), for what a
 -- recipe wants to tell the person who runs it without touching the

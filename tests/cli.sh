@@ -16,6 +16,8 @@ expect() {
     sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2
   fi
 }
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
 # Errors are one line on stderr.
 one_line_err() {
   "$@" >/dev/null 2>"$tmp/err"
@@ -63,6 +65,15 @@ expect 2 "parameter 'm': expected a number, got '4,8' (a sweep of values, like 4
 expect 2 "show: --ascii and --dump print to the terminal, --svg and --trace write files: give one kind" -- \
   $SC show 1f1b --ascii --svg "$tmp/views.svg"
 [ -e "$tmp/views.svg" ] && bad "show --ascii --svg wrote the picture" || ok
+# Two outputs in one file: the second would replace the first, so the
+# command is refused before it runs (one line, exit 2), and nothing is written.
+expect 2 "--trace and --profile name the same file '$tmp/same.json': give each output a file of its own" -- \
+  $SC run 1f1b -D p=2 -D m=2 --trace "$tmp/same.json" --profile "$tmp/same.json"
+one_line_err $SC run 1f1b -D p=2 -D m=2 --trace "$tmp/same.json" --profile "$tmp/./same.json"
+mkdir -p "$tmp/sub"
+expect 2 "--svg and --trace name the same file '$tmp/same.json'" -- $SC show 1f1b --svg "$tmp/sub/../same.json" --trace "$tmp/same.json"
+expect 2 "--svg and --trace name the same file '-'" -- $SC show 1f1b --svg - --trace -
+[ -e "$tmp/same.json" ] && bad "a refused command wrote $tmp/same.json" || ok
 expect 2 "show: --ascii and --dump are two views: give one" -- $SC show 1f1b --dump --ascii
 expect 0 "# stagecraft program" -- $SC show 1f1b --dump --dump
 expect 2 "unknown recipe 'nope'" -- $SC check nope

@@ -101,6 +101,26 @@ LUA
   grep -q "^false	.*sandbox: .*io" "$tmp/out" && ok || bad "lua5.4: sc.load of a recipe that reads a file: $(cat "$tmp/out")"
   grep -q "^function	true" "$tmp/out" && ok || bad "lua5.4: the host's io and print: $(cat "$tmp/out")"
   grep -q "^function	function	true	function" "$tmp/out" && ok || bad "lua5.4: the module's API: $(cat "$tmp/out")"
+  # The host's strings stay the host's (docs/embed.md#the-lua-module): one
+  # metatable per Lua state, left as it was; methods the host adds later are
+  # found, dump too. A recipe's `string` is still its sandbox's (no dump).
+  printf 'local b = string.dump(function() end)\nreturn sc.program{p = 2, m = 2, rule = "1f1b"}\n' >"$tmp/rec/dump.lua"
+  cat >"$tmp/strings.lua" <<'LUA'
+local mt = getmetatable("")
+local index = mt.__index
+local sc = require "stagecraft"
+function string.shout(s) return s:upper() .. "!" end
+print(getmetatable("") == mt and mt.__index == index and index == string, ("x"):shout(),
+      ("x").dump == string.dump)
+local p = sc.load("zb-h1", {p = 2, m = 4})
+print(("y"):shout(), p.devices, getmetatable("").__index == string)
+print(pcall(sc.load, arg[1]))
+LUA
+  env $lua_env lua5.4 "$tmp/strings.lua" "$tmp/rec/dump.lua" >"$tmp/out" 2>&1
+  grep -q "^true	X!	true$" "$tmp/out" && grep -q "^Y!	2	true$" "$tmp/out" && ok ||
+    bad "lua5.4: require replaced the host's string methods: $(cat "$tmp/out")"
+  grep -q "^false	.*dump.lua:1: sandbox: string.dump is not available to recipes" "$tmp/out" && ok ||
+    bad "lua5.4: a recipe's string.dump: $(cat "$tmp/out")"
   # the same API as recipes: the module's public names, as in stagecraft,
   # but for sc.plan (the plan command's, not the library's: docs/embed.md)
   printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") and k ~= "plan" then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \

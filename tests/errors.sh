@@ -37,6 +37,7 @@ row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
 row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
 row 2 "cannot write '$tmp/nodir/x.json': No such file or directory" -- $SC export 1f1b --format json -o "$tmp/nodir/x.json"
+row 2 "--trace and --profile name the same file '$tmp/x.json': give each output a file of its own" -- $SC run 1f1b -D p=2 -D m=2 --trace "$tmp/x.json" --profile "$tmp/x.json"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
 row 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps many
 row 2 "--max-mem needs a size in bytes" -- $SC --max-mem 1X check 1f1b
@@ -48,11 +49,27 @@ row 3 "a1u.lua:1: program: unknown field 'tcom' (did you mean 'tcomm'?)" -- $SC 
 row 3 "a1p.lua:2: the recipe reads parameter 'tcom', which it does not declare: did you mean 'tcomm'?" -- $SC check "$(r a1p.lua 'local P = sc.params { {"p", 2, "d"}, sc.COSTS }
 return sc.program(sc.fields(P, { m = 2, rule = "gpipe", tcomm = P.tcom }))')"
 row 3 "a1v.lua:1: this recipe needs stagecraft 99.1 (major version 99)" -- $SC check "$(r a1v.lua 'sc.need_version "99.1"')"
+# a tail call leaves no Lua frame of the recipe: still the recipe's line
+row 3 "a1t.lua:2: this recipe needs stagecraft 99.1 (major version 99)" -- $SC check "$(r a1t.lua '-- needs a later one
+return sc.need_version("99.1")')"
 row 3 "program: give exactly one of 'order', 'rule' or 'block'" -- $SC check "$(r a2.lua 'return sc.program { p = 2, m = 2 }')"
 row 3 "devices p = 0 is out of range (1..4096)" -- $SC check gpipe -D p=0
 row 3 "microbatches m = 0 is out of range" -- $SC check gpipe -D m=0
+# negative sizes are out of range too, not missing; -D p=0 is refused at
+# sc.params, before a recipe's own arithmetic (m % p) meets it
+row 3 "a3p.lua:1: devices p = -1 is out of range (1..4096)" -- $SC check "$(r a3p.lua 'return sc.program { p = -1, m = 2, rule = "gpipe" }')"
+row 3 "a3m.lua:1: microbatches m = -1 is out of range (1..1000000)" -- $SC check "$(r a3m.lua 'return sc.program { p = 2, m = -1, rule = "gpipe" }')"
+row 3 "interleaved.lua:3: devices p = 0 is out of range (1..4096)" -- $SC check interleaved -D p=0
+row 3 "interleaved.lua:3: microbatches m = -4 is out of range (1..1000000)" -- $SC check interleaved -D m=-4
+row 3 "interleaved.lua:3: program: 'v' (chunks per device) = 0 is out of range (1..65536)" -- $SC check interleaved -D v=0
+row 3 "a3c.lua:1: program: 'copies' = -2 is out of range (1..2, the stages)" -- $SC check "$(r a3c.lua 'return sc.program { p = 2, m = 2, rule = "gpipe", copies = -2 }')"
 row 3 "stages = 1 is out of range" -- $SC check "$(r a3.lua 'return sc.program { p = 2, m = 2, stages = 1, rule = "gpipe" }')"
 row 3 "cost: times must be finite and >= 0 (tf=-1" -- $SC check gpipe -D tf=-1
+# NaN is "not given" inside (fsdp's time, tfb): a recipe's 0/0 is refused
+row 3 "a4f.lua:1: fsdp: 'time' must be a number (got nan)" -- $SC check "$(r a4f.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", fsdp = { dp = 2, time = 0/0 } }')"
+row 3 "a4r.lua:1: fsdp: 'reduce_time' must be a number (got nan)" -- $SC check "$(r a4r.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", fsdp = { dp = 2, reduce_time = 0/0 } }')"
+row 3 "a4p.lua:1: program: 'tfb' must be a number (got nan)" -- $SC check "$(r a4p.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", tfb = 0/0 }')"
+row 3 "a4h.lua:1: model: 'hidden' must be a finite number (got nan)" -- $SC check "$(r a4h.lua 'return sc.program { p = 2, m = 2, rule = "1f1b", model = { layers = 4, hidden = 0/0, seq = 4 } }')"
 row 3 "w_keep must be within [0, 1] (got 2)" -- $SC check 1f1b -D w_keep=2
 row 3 "unknown placement 'zz'" -- $SC check "$(r a4.lua 'return sc.program { p = 2, m = 2, placement = "zz", rule = "gpipe" }')"
 row 3 "placement 'v' needs exactly 2 stages per device" -- $SC check "$(r a5.lua 'return sc.program { p = 2, m = 2, placement = "v", stages = 2, rule = "gpipe" }')"
@@ -131,6 +148,7 @@ row 6 "deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 cell 5 (
 # channels (6): C API streams; tests/unit/test_coll.c.
 # import: each class of malformed CSV (all classes: tests/interchange.sh).
 row 3 "row 1 (rank 0), cell 2 '0X0': unknown action type 'X'" -- $SC import "$(r bt.csv '0F0,0X0')"
+row 2 "parameter 'fsdp_time': expected a number, got 'nan'" -- $SC import "$(r nan.csv '0F0,0I0,0W0')" -D fsdp_time=nan
 row 5 "row 1 (rank 0), cell 2 '0W0': W before its input gradient (I at cell 3)" -- $SC import "$(r wb.csv '0F0,0W0,0I0')"
 row 5 "missing microbatch: stage 1 has no backward" -- $SC import "$(r st.csv '0F0,0I0,0W0
 1F0')"

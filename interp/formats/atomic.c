@@ -409,6 +409,53 @@ void sc_atomic_free(sc_atomic *a)
     free(a);
 }
 
+/* The real path of the file that path names, or of its folder joined with
+ * its last name when the file does not exist yet; NULL when neither
+ * resolves (or out of memory). malloc'd. */
+static char *resolved(const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (r || errno != ENOENT)
+        return r;
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    char *dir = malloc(n + 2);
+    if (!dir)
+        return NULL;
+    if (!slash)
+        strcpy(dir, ".");
+    else if (n == 0)
+        strcpy(dir, "/");
+    else {
+        memcpy(dir, path, n);
+        dir[n] = 0;
+    }
+    char *rd = realpath(dir, NULL);
+    free(dir);
+    if (!rd)
+        return NULL;
+    size_t len = strlen(rd) + strlen(name) + 2;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%s/%s", rd, name);
+    free(rd);
+    return out;
+}
+
+int sc_atomic_same(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return 1;
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ra = resolved(a), *rb = resolved(b);
+    int same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
 int sc_atomic_check(const char *path, char *err, size_t errlen)
 {
     struct stat st, lst;

@@ -76,6 +76,13 @@ void sc_atomic_free(sc_atomic *a);
  * FIFO or a device is not probed (opening one could disturb its reader). */
 int sc_atomic_check(const char *path, char *err, size_t errlen);
 
+/* Whether two outputs would land in one file (the second write would
+ * replace the first): the same text ("-", standard output, included), one
+ * existing file (links followed, hard links too), or a name not there yet
+ * in the same folder. A command with several outputs refuses that before
+ * it computes anything. */
+int sc_atomic_same(const char *a, const char *b);
+
 /* The whole buffer at once: 0 on success; -1 with a message naming the
  * file and the reason in err, path unchanged. */
 int sc_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);

@@ -52,6 +52,8 @@ static void head(sc_jw *w, const char *key)
     }
 }
 
+void sc_jw_key(sc_jw *w, const char *key) { head(w, key); }
+
 static void start(sc_jw *w, const char *key, char c)
 {
     assert(w->depth < SC_JW_DEPTH);

@@ -73,6 +73,11 @@ void sc_jw_nums(sc_jw *w, const char *key, const double *v, int n);
 void sc_jw_nums_g(sc_jw *w, const char *key, const double *v, int n, int digits);
 void sc_jw_ints(sc_jw *w, const char *key, const int *v, int n);
 
+/* A member (or element, key NULL) whose value the caller writes whole to
+ * w->f itself: a JSON document from another writer (sim --json's
+ * "program", the dump of formats/json.h). */
+void sc_jw_key(sc_jw *w, const char *key);
+
 /* Writes s as a JSON string literal: quotes, '"' and '\' escaped, control
  * characters as \u00XX; other bytes as they are. */
 void sc_jw_quote(FILE *f, const char *s);

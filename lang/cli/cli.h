@@ -26,6 +26,17 @@
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg);
 
+/* The program's digest: FNV-1a 64 of its JSON dump (streams lowered for
+ * running, whatever the lower target now), as 16 hex digits into hex. The
+ * Python package loads a recipe once (sim --json --with-program) and gives
+ * the digest to every later call (--expect-digest), so that one Program
+ * never mixes two evaluations of a recipe that depends on the clock or on
+ * a file that changed. 0, or the exit code of the error printed. */
+int sc_cli_program_digest(sc_lprog *lp, char hex[17]);
+/* --expect-digest HEX: 0 when the program's digest is hex, else the error
+ * (exit code 8: the recipe gave another program). */
+int sc_cli_expect_digest(sc_lprog *lp, const char *recipe, const char *hex);
+
 /* cli_torch.c. --torch VERSION ("2.15", "2.14.1") as 100 * major + minor
  * in *v; on a bad one prints the error and returns its exit code. */
 int sc_cli_torch_version(const char *s, int *v);
@@ -77,6 +88,12 @@ sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops
  * it, returns its exit code. */
 int sc_cli_lua_fail(lua_State *L);
+/* The output files of one command (names[i] the option, paths[i] its
+ * file or NULL): 0 when no two land in one file (sc_atomic_same), else
+ * "--trace and --profile name the same file 'x.json': ..." and exit
+ * code 2, before anything runs: the second write would replace the
+ * first and one output would be lost. */
+int sc_cli_outputs_apart(const char *const *names, const char *const *paths, int n);
 /* --trust and the limits options at argv[i]: the arguments used (0: not one
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
@@ -128,6 +145,10 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
  * of the --json object in w, or (w NULL) a text line; nothing without a
  * policy. */
 void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
+/* offload_out.c: the offload figures (docs/offload.md#figures): nothing
+ * without a policy or host copies; a member "offload" of the --json object
+ * in w, or (w NULL) lines. */
+void sc_cli_print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 /* bound_out.c: the lower bound on any schedule's makespan and how far
  * `makespan` is above it (docs/bound.md), as members of the --json object
  * in w, or (w NULL) a text line; with optimal > 0 (sim --optimal) also the

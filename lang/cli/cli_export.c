@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,48 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
     return 0;
 }
 
+int sc_cli_program_digest(sc_lprog *lp, char hex[17])
+{
+    int was = sc_prog_lower_target(lp->pg);
+    sc_status st = was != SC_LOWER_STREAMS ? sc_lua_set_lower_target(lp, SC_LOWER_STREAMS) : SC_OK;
+    const sc_sim *sim = st ? NULL : sc_lua_sim(lp, &st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = sim ? open_memstream(&buf, &len) : NULL;
+    if (f) {
+        st = sc_json_write(f, lp->pg, sim, "program"); /* the name as the package gives it: not hashed */
+        if (fclose(f) != 0 && !st)
+            st = SC_ERR_NOMEM;
+    } else if (sim) {
+        st = SC_ERR_NOMEM;
+    }
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (size_t i = 0; !st && i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 0x100000001b3u;
+    free(buf);
+    if (!st && was != SC_LOWER_STREAMS)
+        st = sc_lua_set_lower_target(lp, was);
+    if (st)
+        return st == SC_ERR_NOMEM && !sc_errmsg(lp->pg)[0]
+                   ? sc_cli_failf(SC_EXIT_NOMEM, "out of memory")
+                   : sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+int sc_cli_expect_digest(sc_lprog *lp, const char *recipe, const char *hex)
+{
+    char got[17];
+    int rc = sc_cli_program_digest(lp, got);
+    if (rc || strcmp(got, hex) == 0)
+        return rc;
+    return sc_cli_failf(SC_EXIT_RECIPE, "%s: this evaluation gave another program than the one "
+                        "loaded (digest %s, expected %s): the recipe depends on something that "
+                        "changed between its evaluations (the clock, a file it reads, a search "
+                        "under a time limit); a program must come out the same every time, as "
+                        "every rank evaluates it", recipe, got, hex);
+}
+
 int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
                      const sc_sim *const *sims, const char *const *titles, const sc_svg_opts *o)
 {
@@ -251,7 +294,9 @@ static int import_define(const char *kv, costs *c)
         return sc_cli_failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
     char *end;
     double x = strtod(eq + 1, &end);
-    if (end == eq + 1 || *end)
+    /* strtod reads "nan" and "inf": a time is a finite number, and NaN
+     * would pass below for "not given" (fsdp_time). */
+    if (end == eq + 1 || *end || !isfinite(x))
         return sc_cli_failf(SC_EXIT_USAGE, "parameter '%.*s': expected a number, got '%s'", (int)(eq - kv),
                      kv, eq + 1);
     static const char *const names[IMPORT_DEFINES] = {"tf", "tb", "tw", "tcomm", "w_keep", "mem",

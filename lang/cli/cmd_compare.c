@@ -175,6 +175,10 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
             if (used < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;
+        } else if (strcmp(a, "--with-program") == 0 || strcmp(a, "--expect-digest") == 0) {
+            snprintf(msg, sizeof msg, "%s is of one program, and a sweep (or compare) makes "
+                     "several: give each parameter one value", a);
+            return sc_cli_fail(SC_EXIT_USAGE, msg);
         } else if (a[0] == '-' && a[1]) {
             snprintf(msg, sizeof msg, "unknown option '%.60s' for '%s'", a, argv[1]);
             return sc_cli_fail(SC_EXIT_USAGE, msg);

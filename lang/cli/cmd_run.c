@@ -493,6 +493,10 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     /* The files the run will write, checked before it starts: a path that
      * cannot be written fails now, not after the step with its result
      * printed and the file lost. */
+    const char *const outs[] = {trace, profile}, *const onames[] = {"--trace", "--profile"};
+    int apart = sc_cli_outputs_apart(onames, outs, 2);
+    if (apart)
+        return apart;
     if ((trace && sc_atomic_check(trace, envmsg, sizeof envmsg) != 0) ||
         (profile && sc_atomic_check(profile, envmsg, sizeof envmsg) != 0))
         return fail(SC_EXIT_USAGE, envmsg);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "formats/atomic.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 
@@ -71,12 +72,23 @@ int sc_cli_unknown_option(const char *opt, const char *cmd)
     static const char *const known[] = {
         "--json", "--ascii", "--dump", "--svg", "--trace", "--format", "-o", "--width", "--from",
         "--to", "--optimal", "--time-limit", "--comm", "--torch", "--torchtitan", "--trust",
-        "--allow-write", "--max-steps", "--max-mem", "--max-time"};
+        "--allow-write", "--max-steps", "--max-mem", "--max-time", "--with-program",
+        "--expect-digest"};
     char hint[160], msg[320];
     int near = sc_did_you_mean(hint, sizeof hint, opt, known, (int)(sizeof known / sizeof *known));
     snprintf(msg, sizeof msg, "unknown option '%.80s' for '%s'%s%s", opt, cmd, near ? "; " : "",
              hint);
     return sc_cli_fail(SC_EXIT_USAGE, msg);
+}
+
+int sc_cli_outputs_apart(const char *const *names, const char *const *paths, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (paths[i] && paths[j] && sc_atomic_same(paths[i], paths[j]))
+                return sc_cli_failf(SC_EXIT_USAGE, "%s and %s name the same file '%s': give each "
+                                    "output a file of its own", names[i], names[j], paths[j]);
+    return 0;
 }
 
 void sc_cli_capture(char *buf, size_t len)

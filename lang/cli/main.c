@@ -31,6 +31,7 @@
 #include "cmd_compare.h"
 #include "cmd_plan.h"
 #include "cmd_run.h"
+#include "formats/json.h"
 #include "formats/render.h"
 #include "repl/repl.h"
 #include "ir/offload_cfg.h"
@@ -50,6 +51,8 @@ typedef struct opts {
     int comm;                               /* --comm: SC_P2P_* + 1, 0: the recipe's */
     int defs;                               /* the overrides table's index */
     double optimal;                         /* sim --optimal[=S]: its time limit; 0: none */
+    int with_program;                       /* sim --json --with-program */
+    const char *expect;                     /* --expect-digest HEX */
 } opts;
 
 /* Parses RECIPE, -D k=v and flags; fills the overrides table at index t. */
@@ -98,6 +101,14 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             }
         } else if (strcmp(a, "--torchtitan") == 0) {
             o->titan = 1;
+        } else if (strcmp(a, "--with-program") == 0) { /* the Python package's load */
+            o->with_program = 1;
+        } else if (strcmp(a, "--expect-digest") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16)
+                return sc_cli_fail(SC_EXIT_USAGE, "--expect-digest needs the 16 hex digits of "
+                                                  "a program's digest (sim --json --with-program)");
+            o->expect = v;
         } else if (strcmp(a, "--torch") == 0) {
             if (i + 1 >= argc)
                 return sc_cli_fail(SC_EXIT_USAGE, "--torch needs a PyTorch version, like 2.15");
@@ -169,93 +180,6 @@ static void print_auto(lua_State *L, int info, sc_jw *w)
     lua_pop(L, 2);
 }
 
-static double max_of(const double *v, int n)
-{
-    double x = 0;
-    for (int i = 0; i < n; i++)
-        x = fmax(x, v[i]);
-    return x;
-}
-
-/* The offload figures (docs/offload.md#figures): nothing without a policy or host
- * copies; a member "offload" of the --json object in w, or (w NULL) lines. */
-static void print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
-{
-    static const char *const names[] = {"none", "all", "selective", "budget", "function"};
-    const sc_offload_info *oi = sc_prog_offload_info(pg);
-    const sc_offload_cfg *c = sc_prog_offload(pg);
-    if (!oi && !sim->host_peak)
-        return;
-    int P = sim->P;
-    double span = sim->makespan > 0 ? sim->makespan : 1;
-    double *busy = calloc(2 * (size_t)P, sizeof(double));
-    double *usage = calloc(SC_USAGE_BINS, sizeof(double));
-    double *zero = calloc((size_t)P, sizeof(double));
-    if (!busy || !usage || !zero) {
-        free(busy);
-        free(usage);
-        free(zero);
-        return;
-    }
-    for (int i = 0; i < 2 * P && sim->link_busy; i++)
-        busy[i] = sim->link_busy[i] / span;
-    const double *host = sim->host_peak ? sim->host_peak : zero;
-    if (w) {
-        sc_jw_object(w, "offload");
-        sc_jw_str(w, "policy", names[c->policy]);
-        sc_jw_num(w, "ratio", c->ratio);
-        sc_jw_bool(w, "shared_link", c->shared);
-        if (oi) {
-            sc_jw_int(w, "records", oi->records);
-            sc_jw_int(w, "moved", oi->moved);
-            sc_jw_int(w, "skipped", oi->skipped);
-            sc_jw_int(w, "backed_off", oi->backed_off);
-            sc_jw_nums(w, "chunks", oi->level, P);
-            sc_jw_nums(w, "peak_memory_without", oi->base_peak, P);
-            sc_jw_num(w, "peak_memory_without_max", max_of(oi->base_peak, P));
-        }
-        sc_jw_num(w, "units_moved", sim->moved);
-        sc_jw_nums(w, "host_peak", host, P);
-        sc_jw_num(w, "host_peak_max", max_of(host, P));
-        for (int k = 0; k < 2; k++) {
-            sc_jw_array(w, k ? "link_busy_h2d" : "link_busy_d2h");
-            for (int d = 0; d < P; d++)
-                sc_jw_num(w, NULL, busy[2 * d + k]);
-            sc_jw_end(w);
-        }
-        for (int k = 0; k < 2; k++) {
-            sc_jw_array(w, k ? "link_usage_h2d" : "link_usage_d2h");
-            for (int d = 0; d < P; d++) {
-                sc_sim_link_usage(pg, sim, d, k, SC_USAGE_BINS, usage);
-                sc_jw_nums(w, NULL, usage, SC_USAGE_BINS);
-            }
-            sc_jw_end(w);
-        }
-        sc_jw_end(w);
-    } else {
-        printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
-               c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
-        if (oi)
-            printf(": %d of %d records moved, %.4g units", oi->moved, oi->records, sim->moved);
-        if (oi && oi->skipped + oi->backed_off)
-            printf(" (%d left: window shorter than three transfers, %d: the link is busy)",
-                   oi->skipped, oi->backed_off);
-        printf("\n");
-        if (oi)
-            printf("without       peak %.4g units (max)\n", max_of(oi->base_peak, P));
-        double bd = 0, bh = 0;
-        for (int d = 0; d < P; d++) {
-            bd = fmax(bd, busy[2 * d]);
-            bh = fmax(bh, busy[2 * d + 1]);
-        }
-        printf("host memory   peak %.4g units (max)\nhost link     busy %.2f%% to the host, "
-               "%.2f%% back (max over devices)\n", max_of(host, P), 100 * bd, 100 * bh);
-    }
-    free(busy);
-    free(usage);
-    free(zero);
-}
-
 static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
                      const double *idle, int bneck);
 
@@ -269,6 +193,11 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     sc_status st = o->comm ? sc_lua_set_comm(lp, o->comm - 1) : SC_OK;
     if (st)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
+    int rc = o->expect ? sc_cli_expect_digest(lp, o->recipe, o->expect) : 0;
+    if (rc)
+        return rc;
+    if (o->with_program && (strcmp(o->cmd, "sim") != 0 || !o->json))
+        return sc_cli_fail(SC_EXIT_USAGE, "--with-program goes with sim --json");
     if (strcmp(o->cmd, "export") == 0)
         return sc_cli_export(o->recipe, o->format, o->out, o->torch, o->titan, lp, &so);
     if (strcmp(o->cmd, "show") == 0 && (o->svg || o->trace))
@@ -315,7 +244,7 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (!idle)
         return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int bneck = sc_lua_balance(sim, idle);
-    int rc = print_sim(L, o, lp, sim, info, idle, bneck);
+    rc = print_sim(L, o, lp, sim, info, idle, bneck);
     free(idle);
     return rc;
 }
@@ -357,7 +286,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             sc_jw_end(&w);
         }
         print_auto(L, info, &w);
-        print_offload(pg, sim, &w);
+        sc_cli_print_offload(pg, sim, &w);
         sc_cli_print_recompute(pg, &w);
         sc_cli_print_vocab(pg, sim, &w);
         if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (docs/costs.md) */
@@ -365,6 +294,17 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             sc_jw_num(&w, "predicted_step_time_s", sim->step);
         }
         sc_cli_print_steps(pg, sim, &w);
+        if (o->with_program) { /* one evaluation for all the package needs */
+            char hex[17];
+            int rc = sc_cli_program_digest(lp, hex);
+            if (rc)
+                return rc;
+            sc_jw_str(&w, "digest", hex);
+            sc_jw_key(&w, "program");
+            sc_status st = sc_json_write(stdout, pg, sim, o->recipe);
+            if (st)
+                return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
+        }
         sc_jw_end(&w);
         putchar('\n');
         return 0;
@@ -397,7 +337,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);
     print_auto(L, info, NULL);
-    print_offload(pg, sim, NULL);
+    sc_cli_print_offload(pg, sim, NULL);
     sc_cli_print_recompute(pg, NULL);
     sc_cli_print_steps(pg, sim, NULL);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
@@ -425,6 +365,9 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     int t = lua_gettop(L);
     int rc = parse_args(L, argc, argv, t, &o);
     if (rc)
+        return rc;
+    const char *const outs[] = {o.svg, o.trace, o.out}, *const onames[] = {"--svg", "--trace", "-o"};
+    if ((rc = sc_cli_outputs_apart(onames, outs, 3)))
         return rc;
     if (o.trust)
         sc_sandbox_trust(L, 1);

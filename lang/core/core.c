@@ -90,6 +90,23 @@ static int raise(lua_State *L, sc_status st, const char *msg)
 
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg) { return raise(L, st, msg); }
 
+void sc_lua_recipe_where(lua_State *L)
+{
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar))
+            break;
+        if (strcmp(ar.what, "C") == 0 || strncmp(ar.source, "@stdlib/_", 9) == 0)
+            continue;
+        if (ar.currentline > 0) {
+            lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+            return;
+        }
+        break;
+    }
+    luaL_where(L, 1);
+}
+
 FILE *sc_fopen_read(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);

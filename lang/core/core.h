@@ -41,6 +41,12 @@ void sc_lua_clear_status(lua_State *L);
 int sc_lua_throw(lua_State *L, int code);
 /* Raises msg with the caller's position and the exit code of st. */
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
+/* Pushes "FILE:LINE: " of the recipe's line that led here: the first
+ * caller that is neither C nor the module's Lua half (stdlib/_*.lua), so
+ * that a message raised inside the prelude names the recipe; else Lua's
+ * luaL_where(L, 1). A C function tail-called from a recipe still sees the
+ * recipe's frame (a Lua function tail-called does not: sc._at). */
+void sc_lua_recipe_where(lua_State *L);
 
 /* Files a user names (recipes, scripts, their dofile/require, cost files,
  * CSV files to import) are opened without waiting: a FIFO that no process

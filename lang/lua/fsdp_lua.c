@@ -26,16 +26,16 @@ void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg)
     if (ty == LUA_TTABLE) {
         int tab = lua_gettop(L);
         sc_lua_check_fields(L, tab, "fsdp", sc_fields_of(SC_FT_FSDP));
-        double dp = sc_lua_num_field(L, tab, "dp", c.dp);
-        double ma = sc_lua_num_field(L, tab, "max_active", c.max_active);
+        double dp = sc_lua_num_field(L, tab, "fsdp", "dp", c.dp);
+        double ma = sc_lua_num_field(L, tab, "fsdp", "max_active", c.max_active);
         if (dp != floor(dp) || dp < 1 || dp > 1e9 || ma != floor(ma) || ma < 1 || ma > 1e9)
             sc_lua_raise(L, SC_ERR_ARG, "fsdp: dp and max_active must be integers >= 1");
         c.dp = (int)dp;
         c.max_active = (int)ma;
-        c.units = sc_lua_num_field(L, tab, "units", c.units);
-        c.bytes = sc_lua_num_field(L, tab, "bytes", c.bytes);
-        c.time = sc_lua_num_field(L, tab, "time", c.bytes > 0 ? NAN : c.time);
-        c.reduce_time = sc_lua_num_field(L, tab, "reduce_time", c.reduce_time);
+        c.units = sc_lua_num_field(L, tab, "fsdp", "units", c.units);
+        c.bytes = sc_lua_num_field(L, tab, "fsdp", "bytes", c.bytes);
+        c.time = sc_lua_num_field(L, tab, "fsdp", "time", c.bytes > 0 ? NAN : c.time);
+        c.reduce_time = sc_lua_num_field(L, tab, "fsdp", "reduce_time", c.reduce_time);
         if (lua_getfield(L, tab, "policy") != LUA_TNIL) {
             const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
             if ((c.policy = sc_fsdp_policy_parse(name)) < 0)

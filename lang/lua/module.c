@@ -223,7 +223,45 @@ static int l_closed(lua_State *L)
     return 1;
 }
 
+/* sc._size_range(name, x): the message of a size out of range ("devices
+ * p = 0 is out of range (1..4096)"), or nil: the prelude checks the
+ * parameters p, m and v as sc.program checks its fields. */
+static int l_size_range(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_Integer x = luaL_checkinteger(L, 2);
+    if (!sc_lua_size_range(L, name, x))
+        lua_pushnil(L);
+    return 1;
+}
+
+/* The closure sc._at makes: f(where, ...) with the recipe's position. */
+static int at_call(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    sc_lua_recipe_where(L);
+    for (int i = 1; i <= n; i++)
+        lua_pushvalue(L, i);
+    lua_call(L, n + 1, LUA_MULTRET);
+    return lua_gettop(L) - n;
+}
+
+/* sc._at(f): a function that calls f(where, ...), where being "FILE:LINE: "
+ * of the recipe's line that called it. Being C, it sees that line even
+ * when called as `return sc.need_version(...)`: a tail call replaces the
+ * frame of a Lua function's caller, but not of a C function's. */
+static int l_at(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 1);
+    lua_pushcclosure(L, at_call, 1);
+    return 1;
+}
+
 static const luaL_Reg module_funcs[] = {
+    {"_size_range", l_size_range},
+    {"_at", l_at},
     {"program", sc_lua_program},
     {"isprogram", l_isprogram},
     {"_closed", l_closed},
@@ -321,5 +359,6 @@ void sc_lua_setup(lua_State *L)
     sc_limits_guard(L);
     sc_pattern_open(L);
     sc_sandbox_init(L);
+    sc_sandbox_own_strings(L); /* this state is stagecraft's: a host's keeps its own */
     sc_lua_clear_status(L);
 }

@@ -77,9 +77,9 @@ static int do_export(lua_State *L)
         if (lua_getfield(L, 4, "title") != LUA_TNIL)
             title = luaL_checkstring(L, -1); /* anchored in the table */
         lua_pop(L, 1);
-        so.width = (int)sc_lua_num_field(L, 4, "width", 0);
-        so.from = sc_lua_num_field(L, 4, "from", 0);
-        so.to = sc_lua_num_field(L, 4, "to", 0);
+        so.width = (int)sc_lua_num_field(L, 4, "export", "width", 0);
+        so.from = sc_lua_num_field(L, 4, "export", "from", 0);
+        so.to = sc_lua_num_field(L, 4, "export", "to", 0);
     }
     /* The path first: a refused path raises before anything is allocated.
      * A sandboxed one is relative to the granted folder's descriptor. */

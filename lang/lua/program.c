@@ -203,8 +203,10 @@ int sc_lua_program(lua_State *L)
     }
     /* A split vocabulary: its passes go into the orders unless the recipe
      * placed them itself (docs/vocab.md#placing-the-passes). */
-    if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg))
-        sc_lua_check_st(L, pg, sc_vocab_place(pg, sc_lua_num_field(L, 1, "vocab_lag", -1)));
+    if (sc_vocab_split(sc_prog_vocab(pg)) && !sc_vocab_placed(pg)) {
+        double lag = sc_lua_num_field(L, 1, "program", "vocab_lag", -1);
+        sc_lua_check_st(L, pg, sc_vocab_place(pg, lag));
+    }
     /* The passes themselves are checked now: a recipe that names a pass
      * twice fails where it is built (a program verified already, as the
      * automatic scheduler leaves its winner, passed this check in the

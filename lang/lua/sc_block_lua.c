@@ -137,7 +137,7 @@ static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block 
     }
     if (compact)
         parse_compact(L, b, pg, off, blk);
-    blk->interval = sc_lua_num_field(L, b, "interval", NAN);
+    blk->interval = sc_lua_num_field(L, b, "block", "interval", NAN);
     lua_getfield(L, b, "slots");
     blk->slots = lua_toboolean(L, -1);
     lua_getfield(L, b, "reorder");

@@ -16,7 +16,14 @@ void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st);
 /* The error about to be raised is a refusal by the memory cap
  * (sc._cap_refused: the command line then names what fits). */
 void sc_lua_mark_cap_refused(lua_State *L);
-double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt);
+/* The number field `name` of the table at t, dflt when absent; raises
+ * "WHAT: 'name' must be a number (got ...)" for anything else, NaN too. */
+double sc_lua_num_field(lua_State *L, int t, const char *what, const char *name, double dflt);
+/* Whether x is out of range for the size `name` ("p", "m" or "v"; any
+ * other name is in range): 1 with "devices p = 0 is out of range (1..4096)"
+ * pushed, else 0 and nothing. sc._size_range gives the prelude the same
+ * check for the parameters p, m and v. */
+int sc_lua_size_range(lua_State *L, const char *name, lua_Integer x);
 /* P, S, m of the table at t, checked (m_dflt when m may be absent). */
 void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
                         lua_Integer *m);

@@ -31,10 +31,10 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     sc_offload_cfg c = {.policy = (sc_offload_policy)policy, .chunks = 1,
                         .ratio = SC_OFFLOAD_RATIO, .mem = isfinite(limit) ? limit : 0};
     if (tab) {
-        c.chunks = sc_lua_num_field(L, tab, "chunks", c.chunks);
-        c.ratio = sc_lua_num_field(L, tab, "ratio", c.ratio);
-        c.mem = sc_lua_num_field(L, tab, "mem", c.mem);
-        c.margin = sc_lua_num_field(L, tab, "margin", c.margin);
+        c.chunks = sc_lua_num_field(L, tab, "offload", "chunks", c.chunks);
+        c.ratio = sc_lua_num_field(L, tab, "offload", "ratio", c.ratio);
+        c.mem = sc_lua_num_field(L, tab, "offload", "mem", c.mem);
+        c.margin = sc_lua_num_field(L, tab, "offload", "margin", c.margin);
         lua_getfield(L, tab, "shared");
         c.shared = lua_toboolean(L, -1);
         lua_pop(L, 1);

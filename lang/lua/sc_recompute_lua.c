@@ -32,10 +32,10 @@ void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg)
     sc_recompute_cfg c = {.policy = (sc_recompute_policy)policy, .chunks = 1, .frac = 1,
                           .time = -1, .mem = isfinite(limit) ? limit : 0};
     if (tab) {
-        c.chunks = sc_lua_num_field(L, tab, "chunks", c.chunks);
-        c.frac = sc_lua_num_field(L, tab, "frac", c.frac);
-        c.time = sc_lua_num_field(L, tab, "time", c.time);
-        c.mem = sc_lua_num_field(L, tab, "mem", c.mem);
+        c.chunks = sc_lua_num_field(L, tab, "recompute", "chunks", c.chunks);
+        c.frac = sc_lua_num_field(L, tab, "recompute", "frac", c.frac);
+        c.time = sc_lua_num_field(L, tab, "recompute", "time", c.time);
+        c.mem = sc_lua_num_field(L, tab, "recompute", "mem", c.mem);
     }
     if (c.time < 0)
         c.time = c.frac; /* a recomputation of part of a record takes that part of F */

@@ -76,7 +76,7 @@ static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int ch
     *holder = lua_gettop(L);
     sc_lua_build_shape(L, c, P, S, m, slot);
     sc_prog *spg = *slot;
-    lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "kmax", 5);
+    lua_Integer kmax = (lua_Integer)sc_lua_num_field(L, c, "block_search", "kmax", 5);
     if (kmax < 1 || kmax > 32)
         sc_lua_raise(L, SC_ERR_ARG, "block_search: kmax must be within 1..32");
     for (int b = 0; chunks && b < nb; b++)
@@ -115,7 +115,7 @@ static int l_block_search(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     sc_lua_check_fields(L, 1, "block_search", sc_fields_of(SC_FT_SEARCH));
     int c = v_spec(L, 1);
-    double limit = sc_lua_num_field(L, c, "mem", INFINITY);
+    double limit = sc_lua_num_field(L, c, "block_search", "mem", INFINITY);
     lua_pushnil(L);
     lua_setfield(L, c, "mem"); /* the limit picks among blocks; each keeps its own peak */
     size_t n;

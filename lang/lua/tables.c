@@ -183,6 +183,10 @@ static void stage_numbers(lua_State *L, int t, const char *name, int P, int S, d
             out[s] = dflt * P / S;
     } else if (ty == LUA_TNUMBER) {
         double x = lua_tonumber(L, -1);
+        if (isnan(x)) { /* NaN is "not given" inside (tfb): never a value */
+            lua_pushfstring(L, "program: '%s' must be a number (got nan)", name);
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
         for (int s = 0; s < S; s++)
             out[s] = x * P / S;
     } else if (ty == LUA_TTABLE) {
@@ -195,8 +199,9 @@ static void stage_numbers(lua_State *L, int t, const char *name, int P, int S, d
             lua_geti(L, -1, s + 1);
             int ok;
             out[s] = lua_tonumberx(L, -1, &ok);
-            if (!ok) {
-                lua_pushfstring(L, "program: '%s'[%d] is not a number", name, s + 1);
+            if (!ok || isnan(out[s])) {
+                lua_pushfstring(L, "program: '%s'[%d] is not a number (got %s)", name, s + 1,
+                                sc_lua_got(L, -1));
                 sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
             }
             lua_pop(L, 1);
@@ -209,20 +214,28 @@ static void stage_numbers(lua_State *L, int t, const char *name, int P, int S, d
     lua_pop(L, 1);
 }
 
-static double num_field(lua_State *L, int t, const char *name, double dflt)
+/* A number field of the table at t (what: the table's name in messages).
+ * NaN is refused as not a number: inside, NaN often stands for "not
+ * given" (fsdp's time, tfb), so a recipe's 0/0 must not pass for that. */
+static double num_field_of(lua_State *L, int t, const char *what, const char *name, double dflt)
 {
     int ty = lua_getfield(L, t, name);
     double v = dflt;
     if (ty != LUA_TNIL) {
         int ok;
         v = lua_tonumberx(L, -1, &ok);
-        if (!ok) {
-            lua_pushfstring(L, "program: '%s' must be a number (got %s)", name, sc_lua_got(L, -1));
+        if (!ok || isnan(v)) {
+            lua_pushfstring(L, "%s: '%s' must be a number (got %s)", what, name, sc_lua_got(L, -1));
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
     }
     lua_pop(L, 1);
     return v;
+}
+
+static double num_field(lua_State *L, int t, const char *name, double dflt)
+{
+    return num_field_of(L, t, "program", name, dflt);
 }
 
 static void check_st(lua_State *L, sc_prog *pg, sc_status st)
@@ -321,8 +334,12 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     }
     lua_pop(L, 1);
     lua_Integer copies = int_field(L, t, "copies", NULL, 1); /* docs/guide.md#copies */
+    if (copies < 1 || copies > S) {
+        lua_pushfstring(L, "program: 'copies' = %I is out of range (1..%I, the stages)", copies, S);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
     if (copies != 1)
-        check_st(L, pg, sc_prog_set_copies(pg, copies < 1 || copies > S ? 0 : (int)copies));
+        check_st(L, pg, sc_prog_set_copies(pg, (int)copies));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab_lua.c) */
@@ -330,33 +347,49 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     sc_lua_set_mem(L, t, pg);     /* in bytes: by the model's or the cost file's unit */
 }
 
-/* P, S, m of the table at t, checked; m_dflt when m is optional. */
+int sc_lua_size_range(lua_State *L, const char *name, lua_Integer x)
+{
+    static const struct {
+        const char *name, *text;
+        lua_Integer max;
+    } sizes[] = {{"p", "devices p", SC_MAX_DEVICES},
+                 {"m", "microbatches m", SC_MAX_MICROBATCHES},
+                 {"v", "program: 'v' (chunks per device)", SC_MAX_STAGES}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(name, sizes[i].name) == 0) {
+            if (x >= 1 && x <= sizes[i].max)
+                return 0;
+            lua_pushfstring(L, "%s = %I is out of range (1..%I)", sizes[i].text, x, sizes[i].max);
+            return 1;
+        }
+    return 0;
+}
+
+static void check_size(lua_State *L, const char *name, lua_Integer x)
+{
+    if (sc_lua_size_range(L, name, x))
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+}
+
+/* P, S, m of the table at t, checked; m_dflt when m is optional (-1: it
+ * is required). A negative or zero size is out of range, not missing. */
 void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P, lua_Integer *S,
                         lua_Integer *m)
 {
-    *P = int_field(L, t, "p", "devices", -1);
-    *m = int_field(L, t, "m", "microbatches", m_dflt);
-    if (*P == -1 || *m == -1)
+    const lua_Integer absent = LUA_MININTEGER;
+    *P = int_field(L, t, "p", "devices", absent);
+    *m = int_field(L, t, "m", "microbatches", m_dflt == -1 ? absent : m_dflt);
+    if (*P == absent || *m == absent)
         sc_lua_raise(L, SC_ERR_ARG, "program: 'p' (devices) and 'm' (microbatches) are required");
     /* Each size is checked before it takes part in a product. */
-    if (*P < 1 || *P > SC_MAX_DEVICES) {
-        lua_pushfstring(L, "devices p = %I is out of range (1..%d)", *P, SC_MAX_DEVICES);
-        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
+    check_size(L, "p", *P);
     int vplace = lua_getfield(L, t, "placement") == LUA_TSTRING &&
                  (strcmp(lua_tostring(L, -1), "v") == 0 || strcmp(lua_tostring(L, -1), "wave") == 0);
     lua_pop(L, 1);
     lua_Integer v = int_field(L, t, "v", NULL, vplace ? 2 : 1);
-    if (v < 1 || v > SC_MAX_STAGES) {
-        lua_pushfstring(L, "program: 'v' (chunks per device) = %I is out of range (1..%d)", v,
-                        SC_MAX_STAGES);
-        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
+    check_size(L, "v", v);
     *S = int_field(L, t, "stages", NULL, *P * v);
-    if (*m < 1 || *m > SC_MAX_MICROBATCHES) {
-        lua_pushfstring(L, "microbatches m = %I is out of range (1..%d)", *m, SC_MAX_MICROBATCHES);
-        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
+    check_size(L, "m", *m);
     if (*S < *P || *S > SC_MAX_STAGES) {
         lua_pushfstring(L, "stages = %I is out of range (p..%d)", *S, SC_MAX_STAGES);
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
@@ -366,9 +399,9 @@ void sc_lua_shape_sizes(lua_State *L, int t, lua_Integer m_dflt, lua_Integer *P,
 
 void sc_lua_check_st(lua_State *L, sc_prog *pg, sc_status st) { check_st(L, pg, st); }
 
-double sc_lua_num_field(lua_State *L, int t, const char *name, double dflt)
+double sc_lua_num_field(lua_State *L, int t, const char *what, const char *name, double dflt)
 {
-    return num_field(L, t, name, dflt);
+    return num_field_of(L, t, what, name, dflt);
 }
 
 const char *sc_lua_got(lua_State *L, int idx)
@@ -378,6 +411,8 @@ const char *sc_lua_got(lua_State *L, int idx)
     case LUA_TSTRING:
         return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
     case LUA_TNUMBER:
+        if (isnan(lua_tonumber(L, idx))) /* 0/0 prints "-nan" on some C libraries */
+            return lua_pushliteral(L, "nan");
         lua_pushvalue(L, idx);
         return lua_tostring(L, -1);
     default:

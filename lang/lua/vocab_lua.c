@@ -54,8 +54,11 @@ static double num(lua_State *L, int t, const char *what, const char *k, double d
         int ok;
         v = lua_tonumberx(L, -1, &ok);
         if (!ok || !isfinite(v)) {
-            lua_pushfstring(L, "%s: '%s' must be a number (got %s)", what, k,
-                            ty == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+            const char *got = ty == LUA_TSTRING ? lua_tostring(L, -1)
+                              : ty != LUA_TNUMBER ? luaL_typename(L, -1)
+                              : isnan(v)          ? "nan" /* 0/0 prints "-nan" on some C libraries */
+                                                  : lua_tostring(L, -1);
+            lua_pushfstring(L, "%s: '%s' must be a finite number (got %s)", what, k, got);
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
     }

@@ -1,7 +1,9 @@
 /*
  * files.c — the files sandboxed code may write (sandbox.h): the window of a
  * sandboxed evaluation (sc_sandbox_enter, sc_sandbox_leave) and the rule
- * applied inside it (sc_sandbox_write_path).
+ * applied inside it (sc_sandbox_write_path); the string methods sandboxed
+ * code finds in stagecraft's own states, which follow the same window
+ * (sc_sandbox_own_strings).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "sandbox.h"
@@ -144,6 +146,55 @@ static int rule(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, SEALED_KEY);
     r = lua_toboolean(L, -1) && !sc_sandbox_trusted(L) ? RULE_SEALED : RULE_NONE;
     return r;
+}
+
+/* Whether a rule of the sandbox is in force now: a sandboxed evaluation
+ * runs (not --trust), or none does in a sealed process. */
+static int in_force(lua_State *L)
+{
+    int r = rule(L);
+    lua_pop(L, 1);
+    return r != RULE_NONE;
+}
+
+/* ---- string methods in stagecraft's own states ---------------------------- */
+
+/* __index of the strings' metatable in stagecraft's own states: while a
+ * rule of the sandbox is in force (a sandboxed evaluation, or code it left
+ * behind in a sealed process), the snapshot's string library, which lacks
+ * dump (upvalue 2); else what __index was (upvalue 1: the string library,
+ * read live, so that the REPL and --trust find what they add to it). */
+static int string_index(lua_State *L)
+{
+    int from = in_force(L) ? lua_upvalueindex(2) : lua_upvalueindex(1);
+    if (lua_type(L, from) == LUA_TFUNCTION) {
+        lua_pushvalue(L, from);
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 2);
+        lua_call(L, 2, 1);
+        return 1;
+    }
+    if (lua_type(L, from) != LUA_TTABLE)
+        return 0;
+    lua_pushvalue(L, 2);
+    lua_gettable(L, from);
+    return 1;
+}
+
+void sc_sandbox_own_strings(lua_State *L)
+{
+    int top = lua_gettop(L);
+    lua_pushliteral(L, "");
+    if (!lua_getmetatable(L, -1) || lua_getfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY) != LUA_TTABLE) {
+        lua_settop(L, top);
+        return;
+    }
+    int mt = top + 2;
+    lua_getfield(L, mt, "__index");
+    lua_getfield(L, -2, "string");
+    lua_pushcclosure(L, string_index, 2);
+    lua_setfield(L, mt, "__index");
+    lua_settop(L, top);
 }
 
 /* Whether the last name of path, without trailing dots and spaces and in

@@ -16,27 +16,6 @@
 
 #define HINT " (stagecraft --trust lifts the sandbox)"
 
-/* Raises "FILE:LINE: sandbox: ..." with the sandbox's exit code. */
-/* Pushes "FILE:LINE: " of the recipe's line that led here: the first
- * caller that is neither C nor the module's Lua half, stdlib/_*.lua
- * (sc.costs_of reaches sc.costs through the prelude), so that the message names the recipe. */
-static void where(lua_State *L)
-{
-    lua_Debug ar;
-    for (int level = 1; lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "Sl", &ar))
-            break;
-        if (strcmp(ar.what, "C") == 0 || strncmp(ar.source, "@stdlib/_", 9) == 0)
-            continue;
-        if (ar.currentline > 0) {
-            lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
-            return;
-        }
-        break;
-    }
-    luaL_where(L, 1);
-}
-
 const char *sc_sandbox_noun(lua_State *L)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, WINDOW_KEY);
@@ -47,9 +26,11 @@ const char *sc_sandbox_noun(lua_State *L)
     return script ? "script" : "recipe";
 }
 
+/* Raises "FILE:LINE: sandbox: ..." with the sandbox's exit code, at the
+ * recipe's line (sc.costs_of reaches sc.costs through the prelude). */
 int sc_sandbox_violation(lua_State *L, const char *fmt, ...)
 {
-    where(L);
+    sc_lua_recipe_where(L);
     lua_pushliteral(L, "sandbox: ");
     va_list ap;
     va_start(ap, fmt);

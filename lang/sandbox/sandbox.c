@@ -21,7 +21,6 @@
 #include "core/core.h"
 #include "sandbox_impl.h"
 
-#define SNAPSHOT_KEY "stagecraft.sandbox_snapshot"
 #define TRUSTED_KEY "stagecraft.trusted"
 
 /* Upvalues of the closures below. */
@@ -105,16 +104,6 @@ void sc_sandbox_init(lua_State *L)
         lua_setfield(L, -3, lib_names[i]);
         lua_pop(L, 1);
     }
-    /* String methods ("x"):rep() go through the strings' metatable; its
-     * __index is the string library, which would hand out string.dump. */
-    lua_pushliteral(L, "");
-    if (lua_getmetatable(L, -1)) {
-        lua_getfield(L, -3, "string");
-        copy_table(L, -1, 1, NULL);
-        lua_setfield(L, -3, "__index");
-        lua_pop(L, 2);
-    }
-    lua_pop(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);
 }
 

@@ -41,9 +41,19 @@
 
 #include "ir/ir.h" /* SC_EXIT_SANDBOX: the exit code of what it refuses */
 
-/* Records the pristine libraries the sandboxes copy and hides string.dump
- * from string methods. Call once, after the standard libraries are open. */
+/* Records the pristine libraries the sandboxes copy. Call once, after the
+ * standard libraries are open. The strings' metatable is left as it is:
+ * there is one per Lua state, and in a host's Lua (luaopen_stagecraft) it
+ * is the host's. */
 void sc_sandbox_init(lua_State *L);
+/* In a state stagecraft made (sc_lua_setup: the command line, the REPL,
+ * libstagecraft's contexts), after sc_sandbox_init: string methods
+ * (("x"):rep(3)) reached while a rule of the sandbox is in force come from
+ * the snapshot's string library, without dump; other code finds the
+ * state's string library as before (what the REPL adds to it, dump). In a
+ * host's Lua a recipe's string methods are the host's, dump included:
+ * harmless, since no loader of the sandbox takes bytecode (docs/embed.md). */
+void sc_sandbox_own_strings(lua_State *L);
 /* Whether sc_sandbox_init ran on this state (a host's Lua that requires
  * the module: lang/lua/module.c). */
 int sc_sandbox_ready(lua_State *L);

@@ -6,6 +6,7 @@
 
 #include <lua.h>
 
+#define SNAPSHOT_KEY "stagecraft.sandbox_snapshot" /* the libraries sandboxes copy */
 #define WINDOW_KEY "stagecraft.sandbox_window" /* a list: the folders, innermost last */
 #define SCRIPT_KEY "stagecraft.sandbox_script" /* the window's depth of a script (FILE.lua) */
 

@@ -14,6 +14,12 @@ package runs from the source tree. Results come from the binary's stdout
 (JSON) and errors from its error channel, never from stderr. Every failure
 raises stagecraft.Error with its one-line message and exit code
 (docs/errors.md); nothing is cached on disk.
+
+A Program is one evaluation of its recipe: load() runs the binary once for
+the figures, the program and its digest (`sim --json --with-program`); every
+later call (an export, torch_schedule, check) passes the digest
+(`--expect-digest`), and the binary refuses (exit 8) when the recipe gave
+another program, as one that reads the clock or a file that changed would.
 """
 import json
 import os
@@ -97,6 +103,8 @@ class Program:
     program          the JSON dump (dict): devices, stages, microbatches,
                      placement (stage -> device), streams, costs
     figures          `sim --json` (dict): makespan, bubble_rate, peak_memory, ...
+    digest           the program's digest: every later call of the binary
+                     must evaluate the recipe to this same program
     """
 
     def __init__(self, recipe, params, exe, comm=None):
@@ -104,22 +112,30 @@ class Program:
         self._defs = _defs(self.params)
         if comm is not None:  # the runtime's P2P semantics (docs/semantics.md#modes)
             self._defs += ["--comm", str(comm)]
-        # Each method runs the binary again, and every rank loads the recipe
-        # itself: an automatic schedule's search must not depend on time, or
-        # two calls (two ranks) could get different programs. Without an
-        # explicit time_limit, it is 0 (the heuristic alone), as for `run`.
+        # Every rank loads the recipe itself: an automatic schedule's search
+        # must not depend on time, or two ranks could get different programs.
+        # Without an explicit time_limit, it is 0 (the heuristic alone), as
+        # for `run`.
         if "time_limit" not in self.params:
             self._defs += ["--time-limit", "0"]
-        out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json"])
-        self.figures = json.loads(out)
-        self._program = self._placement = None
+        # One evaluation: the figures, the program and its digest together.
+        out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json", "--with-program"])
+        figures = json.loads(out)
+        self._program = figures.pop("program")
+        self.digest = figures.pop("digest")
+        self.figures = figures
+        self._placement = None
+
+    def _call(self, command, *args):
+        """The binary on this Program's recipe again, held to its digest:
+        Error (exit 8) when the recipe now gives another program."""
+        out, _ = _run(self._exe, [command, self.recipe] + self._defs + list(args) +
+                      ["--expect-digest", self.digest])
+        return out
 
     @property
     def program(self):
-        """The JSON dump (read on first use: large for big programs)."""
-        if self._program is None:
-            out, _ = _run(self._exe, ["export", self.recipe] + self._defs + ["--format", "json"])
-            self._program = json.loads(out)
+        """The JSON dump, from the evaluation that gave the figures."""
         return self._program
 
     # ---- figures ---------------------------------------------------------
@@ -148,23 +164,23 @@ class Program:
 
     def check(self):
         """`stagecraft check`: the verifier's one line ("ok: ...")."""
-        out, _ = _run(self._exe, ["check", self.recipe] + self._defs)
-        return out.strip()
+        return self._call("check").strip()
 
     # ---- exports ---------------------------------------------------------
     def export(self, fmt, torch=None, torchtitan=False):
         """The export in `fmt` (torch-csv, torch-csv-comms, json, trace, svg)
         as a string; torch: the PyTorch version of the CSV dialect ("2.15",
         "2.14"); the default is the current dialect."""
-        args = ["export", self.recipe] + self._defs + ["--format", fmt]
+        args = ["--format", fmt]
         if torch:
             args += ["--torch", str(torch)]
         if torchtitan:
             args += ["--torchtitan"]
-        out, _ = _run(self._exe, args)
+        # The streams every rank runs come from this call: held to the
+        # digest, they are the program whose figures this object holds.
         # (The placement comes from the JSON dump on stdout, never from
         # export's note on stderr, where a recipe's print could forge it.)
-        return out
+        return self._call("export", *args)
 
     def torch_schedule(self, stages, loss_fn=None, **kwargs):
         """A torch.distributed.pipelining schedule that runs this program's
@@ -251,7 +267,10 @@ def load(recipe, binary_path=None, comm=None, **params):
     comm ("nccl", "gloo", "per-link"): the mode it is verified in (--comm;
     default the recipe's, else nccl).
     Automatic schedules (zb-auto, ...) search only when time_limit is given
-    (else every call and every rank might see a different program)."""
+    (else every rank might see a different program). The recipe is
+    evaluated once here; a later export or check that evaluates it to
+    another program (it reads the clock, or a file that changed) raises
+    Error with code 8."""
     return Program(recipe, params, binary(binary_path), comm)
 
 

@@ -1,7 +1,8 @@
 """A torch.distributed.pipelining schedule from stagecraft's proved streams.
 
 build_schedule(program, stages, loss_fn) checks the stages this rank built
-against the program (stage count, placement, world size), exports the
+against the program (stage count, placement, world size) and that every
+rank loaded the same program (its digest, gathered over the group), exports the
 program in the compute_comms dialect of the installed PyTorch
 (docs/interchange.md#pytorch-pipelining-csv: WAIT_SEND_* from 2.15 on) and
 loads it into PyTorch's _PipelineScheduleRuntime, which then runs exactly
@@ -72,6 +73,24 @@ def check_stages(program, stages, world_size, rank):
                     "= True before building them", 3)
 
 
+def check_same_program(program, dist, group, rank):
+    """Raises Error unless every rank of the group loaded the same program.
+
+    Each rank evaluates the recipe in its own process; a recipe that reads
+    the clock (or a file that differs) can give two ranks two programs,
+    whose streams would pair sends and receives that do not match. The
+    digests (Program.digest) are gathered over the pipeline's group (dist:
+    torch.distributed)."""
+    digests = [None] * dist.get_world_size(group)
+    dist.all_gather_object(digests, program.digest, group=group)
+    other = [r for r, d in enumerate(digests) if d != program.digest]
+    if other:
+        raise Error(f"rank {rank}: ranks {other} loaded another program than this rank's "
+                    f"(digests {sorted(set(map(str, digests)))}): the recipe gave different "
+                    "programs on different ranks (it reads the clock or a file that differs); "
+                    "every rank must run the same streams", 8)
+
+
 def build_schedule(program, stages, loss_fn=None, n_microbatches=None,
                    dialect=None, overlap=True, **kwargs):
     """A _PipelineScheduleRuntime loaded with program's compute_comms streams.
@@ -95,6 +114,9 @@ def build_schedule(program, stages, loss_fn=None, n_microbatches=None,
     st0 = stages[0]
     text = program.export("torch-csv-comms", torch=dialect or dialect_for(version))
     check_stages(program, stages, st0.group_size, st0.group_rank)
+    if _torch.distributed.is_available() and _torch.distributed.is_initialized():
+        check_same_program(program, _torch.distributed, getattr(st0, "group", None),
+                           st0.group_rank)
     check_actions(text, schedules, version)
     sched = schedules._PipelineScheduleRuntime(stages, n_microbatches=m, loss_fn=loss_fn,
                                                **kwargs)

@@ -160,5 +160,15 @@ T.fails(function() sc.need_version((tonumber(maj) + 1) .. ".0") end, "(major ver
 T.fails(function() sc.need_version("one") end, "need_version: expected a version like", "malformed")
 ok, err = pcall(sc.need_version, "99.0")
 T.eq(sc._errcode(err), 3, "need_version: exit code 3")
+-- The recipe's line, also when the recipe tail-calls it (no Lua frame of the
+-- recipe is left then; the position used to be its caller's, here this file's).
+local tail = os.tmpname() .. "_tail.lua"
+local f = assert(io.open(tail, "w"))
+f:write("-- needs a later one\nreturn sc.need_version(\"99.0\")\n")
+f:close()
+ok, err = pcall(sc.load, tail)
+T.ok(not ok and tostring(err):find("_tail.lua:2: this recipe needs stagecraft 99.0", 1, true) ~= nil,
+  "need_version tail-called: the recipe's line (" .. tostring(err) .. ")")
+os.remove(tail)
 
 os.exit(T.done("typos"))

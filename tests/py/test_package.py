@@ -84,6 +84,8 @@ edge = FakeStage(1, 2)
 edge.p2p_per_edge = True
 check(pipelining.check_stages(link, [edge], 2, 1) is None, "per-edge stages")
 raises(lambda: stagecraft.load("1f1b", comm="mpi"), 2, "--comm 'mpi': expected")
+raises(lambda: stagecraft.load("1f1b", m="4,8"), 2,
+       "--with-program is of one program, and a sweep (or compare) makes several")
 check(pipelining.dialect_for((2, 15)) == "2.15" and pipelining.dialect_for((2, 16)) == "2.15"
       and pipelining.dialect_for((2, 14)) == "2.14", "dialect by version")
 raises(lambda: pipelining.dialect_for((2, 3)), 3, "from 2.4 on")
@@ -130,6 +132,60 @@ with tempfile.TemporaryDirectory() as d:
         stagecraft.load(forge, fail=1)
     except stagecraft.Error as e:
         check("forged" not in str(e), f"forged error message: {e}")
+
+# One Program, one evaluation (docs/interchange.md#python): the figures and
+# the program come from one call, and a later call (an export: the streams
+# every rank runs; check) that evaluates the recipe to another program is
+# refused (exit 8), never mixed with the first. A recipe that reads a file
+# beside it which changes in between:
+with tempfile.TemporaryDirectory() as d:
+    width, moving = os.path.join(d, "width.lua"), os.path.join(d, "moving.lua")
+    with open(width, "w") as f:
+        f.write("return 2\n")
+    with open(moving, "w") as f:
+        f.write('return sc.load("1f1b", {p = dofile("width.lua"), m = 4})\n')
+    mp = stagecraft.load(moving)
+    with open(width, "w") as f:
+        f.write("return 4\n")
+    check(mp.devices == 2 and mp.program["devices"] == 2 and len(mp.program["streams"]) == 2,
+          f"one Program, two evaluations: figures {mp.devices}, program {mp.program['devices']}")
+    raises(lambda: mp.export("torch-csv-comms"), 8,
+           "moving.lua: this evaluation gave another program than the one loaded")
+    raises(lambda: mp.check(), 8, "this evaluation gave another program")
+    # ... and one that reads the clock. Deterministic by construction: the
+    # load ended before second t0, so its evaluation saw os.time() < t0
+    # (p = 2); the export runs after t0 (p = 4).
+    clock = os.path.join(d, "clock.lua")
+    with open(clock, "w") as f:
+        f.write('local P = sc.params{ {"t0", 0, "the second from which p is 4"} }\n'
+                'return sc.load("1f1b", {p = os.time() >= P.t0 and 4 or 2, m = 4})\n')
+    for wait in (2, 4, 8):
+        t0 = int(time.time()) + wait
+        cp = stagecraft.load(clock, t0=t0)
+        if time.time() < t0:
+            break
+    check(cp.devices == 2 and cp.program["devices"] == 2, f"clock recipe before t0: {cp.devices}")
+    time.sleep(max(0.0, t0 - time.time()) + 0.05)
+    raises(lambda: cp.export("torch-csv"), 8, "this evaluation gave another program")
+    # Across ranks (each evaluates the recipe itself): the digests gathered
+    # over the pipeline's group (a test double of torch.distributed).
+    class FakeDist:
+        def __init__(self, others):
+            self.others = others
+
+        def get_world_size(self, group=None):
+            return 1 + len(self.others)
+
+        def all_gather_object(self, out, obj, group=None):
+            out[:] = [obj] + self.others
+
+    check(pipelining.check_same_program(mp, FakeDist([mp.digest]), None, 0) is None,
+          "ranks with one program")
+    raises(lambda: pipelining.check_same_program(mp, FakeDist([prog.digest]), None, 0), 8,
+           "rank 0: ranks [1] loaded another program than this rank's")
+    # The digest is the program's, whatever the recipe's name: both gave 1f1b p=2 m=4.
+    check(len(mp.digest) == 16 and mp.digest == cp.digest != prog.digest,
+          f"digests {mp.digest} {cp.digest} {prog.digest}")
 
 # stagecraft.plan (docs/plan.md#from-lua-and-python): Python objects of plan --json.
 pl = stagecraft.plan(p=4, m=8, cap=3, time_limit=0)

@@ -147,6 +147,26 @@ TEST(all_or_nothing)
     unlink(a_path);
 }
 
+/* Two outputs that would land in one file (run --trace F --profile F). */
+TEST(same_file)
+{
+    char a[128], b[128], c[128], sub[96];
+    snprintf(a, sizeof a, "%s/same.json", dir);
+    snprintf(sub, sizeof sub, "%s/s", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(b, sizeof b, "%s/s/../same.json", dir);
+    snprintf(c, sizeof c, "%s/other.json", dir);
+    CHECK(sc_atomic_same("-", "-") && sc_atomic_same(a, a));
+    CHECK(sc_atomic_same(a, b));  /* not there yet: one folder, one name */
+    CHECK(!sc_atomic_same(a, c) && !sc_atomic_same("-", a));
+    CHECK(sc_write_atomic(a, "x", 1, (char[64]){0}, 64) == 0);
+    CHECK(link(a, c) == 0);       /* a hard link: one file, two names */
+    CHECK(sc_atomic_same(a, c) && sc_atomic_same(b, c));
+    unlink(c);
+    unlink(a);
+    rmdir(sub);
+}
+
 /* Confined to a folder's descriptor: subfolders walked without links, no
  * "..", no absolute path, no link in the file's place; after the folder's
  * path is swapped for a link to another folder, the write still lands in
@@ -212,6 +232,7 @@ int main(void)
     RUN(failure_leaves_nothing);
     RUN(links_modes_fifos);
     RUN(all_or_nothing);
+    RUN(same_file);
     RUN(confined_to_a_descriptor);
     rmdir(dir);
     return harness_done("atomic");

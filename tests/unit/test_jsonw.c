@@ -56,6 +56,23 @@ TEST(compact)
                  "\"shared\": true, \"empty\": {}, \"none\": []}") == 0);
 }
 
+/* A member whose value another writer wrote (sim --json --with-program). */
+static void raw(sc_jw *w)
+{
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "digest", "00ff");
+    sc_jw_key(w, "program");
+    fputs("{\"a\": 1}\n", w->f);
+    sc_jw_int(w, "after", 2);
+    sc_jw_end(w);
+}
+
+TEST(raw_member)
+{
+    CHECK(strcmp(written(raw),
+                 "{\"digest\": \"00ff\", \"program\": {\"a\": 1}\n, \"after\": 2}") == 0);
+}
+
 static void lines(sc_jw *w)
 {
     sc_jw_object(w, NULL);
@@ -158,6 +175,7 @@ TEST(numfmt)
 int main(void)
 {
     RUN(compact);
+    RUN(raw_member);
     RUN(layout);
     RUN(escaping);
     RUN(numbers);
