@@ -1,6 +1,6 @@
 /*
  * hfconfig.h — a model description (model/mdesc.h) from a Hugging Face
- * config.json: the file `--model FILE` names (docs/model.md#config-json).
+ * config.json: the file `--model FILE` names (docs/model.md#hugging-face-configs).
  *
  *     sc_mdesc *m;
  *     char err[256];

@@ -340,7 +340,7 @@ static int64_t kind_flops(const sc_mdesc *m, sc_mlayer k, int64_t seq)
 }
 
 /* Bytes per token one layer of kind k keeps for backward (see
- * docs/model.md#activations for each term). e: an activation's element. */
+ * docs/model.md#formulas for each term). e: an activation's element. */
 static int64_t kind_act(const sc_mdesc *m, sc_mlayer k, int64_t seq, sc_attn_mem attn)
 {
     const sc_mdesc_cfg *c = &m->c;

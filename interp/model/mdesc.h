@@ -132,8 +132,8 @@ typedef struct sc_mdesc sc_mdesc;
  * or 4; SC_ERR_NOMEM. */
 sc_status sc_mdesc_new(const sc_mdesc_cfg *cfg, sc_mdesc **out, char *err, size_t errlen);
 
-/* The shorthand of `-D layers= hidden= vocab= heads=` (docs/vocab.md#the-
- * model-flops-and-bytes): the gpt family, untied, heads 0 meaning hidden /
+/* The shorthand of `-D layers= hidden= vocab= heads=`
+ * (docs/vocab.md#the-model-flops-and-bytes): the gpt family, untied, heads 0 meaning hidden /
  * 128 (1 when 128 does not divide hidden). Its parameters are those of
  * interp/ir/flops.c: L (12 h^2 + 13 h) + 2 V h (no final norm there, so
  * none here). seq and batch are not the model's: they are arguments of the

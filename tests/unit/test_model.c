@@ -31,16 +31,18 @@ static sc_mdesc *load(const char *file)
  *    as public per-tensor recounts list them;
  *  - Qwen2.5-7B 7,615,616,512: Qwen/Qwen2.5-7B's card ("Number of
  *    Parameters: 7.61B; Non-Embedding: 6.53B") and its safetensors total;
- *  - Mixtral-8x7B-v0.1 46,702,792,704: mistralai's card and the Mixtral
- *    paper (arXiv 2401.04088) "47B" / "46.7B", the checkpoint's total;
+ *  - Mixtral-8x7B-v0.1 46,702,792,704: Mistral AI's announcement ("46.7B
+ *    total parameters"), the Mixtral paper (arXiv 2401.04088, "47B"), the
+ *    checkpoint's safetensors total;
  *  - Mistral-7B-v0.1 7,241,732,096: its safetensors total ("7.24B");
  *  - Qwen3-0.6B 596,049,920: Qwen/Qwen3-0.6B's card ("0.6B; Non-Embedding
  *    0.44B"), tied embeddings, head_dim 128 != hidden / heads;
  *  - DeepSeek-V3 671,026,419,200: the technical report (arXiv 2412.19437,
- *    "671B total parameters") and deepseek-ai/DeepSeek-V3's
- *    README_WEIGHTS.md: the main model (embedding, 61 layers, norm, head)
- *    is 671B, the multi-token prediction module (num_nextn_predict_layers,
- *    11.5B unique) is NOT in it; the exact figure is the per-tensor count
+ *    "671B total parameters") and the weights' notes of
+ *    huggingface.co/deepseek-ai/DeepSeek-V3 (README_WEIGHTS): the main
+ *    model (embedding, 61 layers, norm, head) is 671B; the multi-token
+ *    prediction module (num_nextn_predict_layers, 11.5B unique) is NOT in
+ *    it; the exact figure is the per-tensor count
  *    of the checkpoint's main model (FP8 scales excluded), as public
  *    recounts list it. */
 static const struct {
