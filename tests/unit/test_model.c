@@ -8,6 +8,7 @@
  */
 #include "formats/hfconfig.h"
 #include "harness.h"
+#include "ir/flops.h"
 #include "model/mdesc.h"
 
 #include <stdint.h>
@@ -218,6 +219,39 @@ TEST(shorthand)
     CHECK(m == NULL);
 }
 
+/* The same figures as interp/ir/flops.c's, taken from a program it sized:
+ * each device's parameter bytes (baseline placement, 8 layers a stage, 18
+ * bytes a parameter) and the bytes of a unit (34 R h per layer). */
+TEST(shorthand_is_flops_c)
+{
+    int64_t L = 32, h = 1024, V = 32000, s = 512, H = 8;
+    sc_prog *pg = sc_prog_new(4, 4, 4);
+    sc_mdesc *m = NULL;
+    char err[256];
+    CHECK(sc_mdesc_gpt(L, h, V, 0, &m, err, sizeof err) == SC_OK);
+    CHECK(pg && sc_prog_set_vocab(pg, SC_VOCAB_BASELINE) == SC_OK);
+    sc_model_desc md = sc_model_desc_default();
+    md.layers = L;
+    md.hidden = h;
+    md.seq = s;
+    md.batch = 1;
+    md.vocab = V;
+    if (!m || !pg || sc_prog_set_model(pg, &md) != SC_OK) {
+        CHECK(0);
+        goto out;
+    }
+    int first[4] = {0, 8, 16, 24};
+    int64_t per[4];
+    CHECK(sc_mdesc_stage_params(m, 4, first, per, err, sizeof err) == SC_OK);
+    for (int d = 0; d < 4; d++)
+        CHECK_NEAR(sc_prog_param_bytes(pg, d), (double)per[d] * md.bytes_per_param, 0.5);
+    CHECK_NEAR(sc_prog_unit_bytes(pg),
+               (double)(sc_mdesc_act_bytes(m, 1, s, SC_ATTN_FLASH) - 4 * H) * s * L / 4, 0.5);
+out:
+    sc_mdesc_free(m);
+    sc_prog_free(pg);
+}
+
 static void refused(const char *json, const char *want)
 {
     sc_mdesc *m = NULL;
@@ -307,6 +341,7 @@ int main(void)
     RUN(llama_layers);
     RUN(family_terms);
     RUN(shorthand);
+    RUN(shorthand_is_flops_c);
     RUN(errors);
     return harness_done("model");
 }
