@@ -41,7 +41,9 @@ ALLOWED = {"interp": {"interp"}, "runtime": {"interp", "runtime"},
 # interp/'s stages by floor: a folder may use only the floors before its
 # own. The driver ("interp": compile.c) runs ir..check in order; sim asks it
 # for the timing; auto (the automatic scheduler) and the formats use sim.
-STAGES = [["interp/ir"], ["interp/schedule"], ["interp/lower"], ["interp/check"], ["interp"],
+# The model description (interp/model) uses only ir, so that every reader
+# of sizes after it may use it (formats/hfconfig.c reads config.json into it).
+STAGES = [["interp/ir"], ["interp/schedule", "interp/model"], ["interp/lower"], ["interp/check"], ["interp"],
           ["interp/sim", "interp/bound"], ["interp/auto", "interp/formats"], ["interp/plan"]]
 DRIVER = "interp/compile.c"
 RUN_IN_ORDER = {"interp/schedule", "interp/lower", "interp/check"}
