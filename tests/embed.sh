@@ -95,12 +95,14 @@ local ok, err = pcall(sc.load, arg[1])
 print(ok, err)
 assert(p:export("torch-csv") == io.open(arg[2]):read("a"))
 print(type(io.open), print == _G.print)
+print("plan", type(sc.plan)) -- the command's, not the module's (docs/sandbox.md)
 LUA
   env $lua_env lua5.4 "$tmp/use.lua" "$tmp/rec/reads.lua" "$tmp/zb-h1.csv" >"$tmp/out" 2>&1
   grep -q "^0.2.0	4	27.0	0.11111111111111" "$tmp/out" && ok || bad "lua5.4 require: $(cat "$tmp/out")"
   grep -q "^false	.*sandbox: .*io" "$tmp/out" && ok || bad "lua5.4: sc.load of a recipe that reads a file: $(cat "$tmp/out")"
   grep -q "^function	true" "$tmp/out" && ok || bad "lua5.4: the host's io and print: $(cat "$tmp/out")"
   grep -q "^function	function	true	function" "$tmp/out" && ok || bad "lua5.4: the module's API: $(cat "$tmp/out")"
+  grep -q "^plan	nil" "$tmp/out" && ok || bad "lua5.4: sc.plan is there: $(cat "$tmp/out")"
   # The host's strings stay the host's (docs/embed.md#the-lua-module): one
   # metatable per Lua state, left as it was; methods the host adds later are
   # found, dump too. A recipe's `string` is still its sandbox's (no dump).
