@@ -146,4 +146,13 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
 const char *sc_lua_got(lua_State *L, int idx);
 void sc_lua_open_costs(lua_State *L);
 
+/* model_lua.c: sc.model and sc._model_read added to the module on the stack
+ * top; the description of the table at t (sc.model's: its sizes), checked,
+ * or a raised error (the caller frees it: sc_mdesc_free); an unknown key of
+ * the table at t raised as "WHAT: unknown field 'k' (did you mean ...)". */
+struct sc_mdesc;
+void sc_lua_open_model(lua_State *L);
+struct sc_mdesc *sc_lua_to_mdesc(lua_State *L, int t);
+void sc_lua_known_fields(lua_State *L, int t, const char *what, const char *const *known);
+
 #endif
