@@ -214,7 +214,7 @@ function sc.offload_of(P)
   if P.offload == "selective" then chunks = P.offload_chunks end
   local mem = sc.mem_of(P)
   return {policy = P.offload, chunks = chunks, ratio = ratio, shared = P.link_shared,
-          mem = type(mem) == "number" and mem or nil, margin = P.offload_margin}
+          mem = mem, margin = P.offload_margin}
 end
 
 -- The `recompute` field of sc.program from the parameters of sc.OFFLOAD's
@@ -226,7 +226,7 @@ function sc.recompute_of(P)
   local time = P.recompute_time
   return {policy = P.recompute, chunks = chunks, frac = P.recompute_frac,
           time = (time and time > 0) and time or nil,
-          mem = type(sc.mem_of(P)) == "number" and sc.mem_of(P) or nil}
+          mem = sc.mem_of(P)}
 end
 
 -- The memory limit parameter `mem` (0: none): its value, or `none` when it

@@ -227,6 +227,15 @@ void sc_lua_mark_cap_refused(lua_State *L)
     lua_pop(L, 2);
 }
 
+double sc_lua_mem_field(lua_State *L, int t, sc_prog *pg, double dflt)
+{
+    double x = dflt;
+    if (lua_getfield(L, t, "mem") != LUA_TNIL)
+        x = sc_lua_set_mem_at(L, -1, pg, 0);
+    lua_pop(L, 1);
+    return x;
+}
+
 void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg)
 {
     lua_getfield(L, t, "mem");

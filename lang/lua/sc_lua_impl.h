@@ -105,6 +105,9 @@ void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg);
 /* The same for the value at idx (nil: nothing), set into pg only when
  * `set`; returns the smallest cap, in units (INFINITY: none). */
 double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
+/* The `mem` field of the table at t (a memory policy's budget) in units, as
+ * sc_lua_set_mem_at reads it (bytes too: the least device's cap); dflt when absent. */
+double sc_lua_mem_field(lua_State *L, int t, sc_prog *pg, double dflt);
 /* sc_recompute_lua.c: the `recompute` field of the table at t, into pg
  * (after its offload); and the figures of the last compilation's
  * recomputation as a table (pushed; 0 without one). */
