@@ -126,6 +126,31 @@ LUA
 expect 0 "true	true	true" -- sh -c "cd '$tmp' && '$PWD/$SC' m.lua" 2>/dev/null ||
   expect 0 "true	true	true" -- sh -c "cd '$tmp' && '$SC' m.lua"
 
+# The split: best beats even on Llama-3-8B (the head's stage gets fewer
+# decoders); a Megatron layout printed reads back to the same split.
+# shellcheck disable=SC2086
+$SC sim 1f1b $S --json >"$tmp/even.json" && $SC sim 1f1b $S --layers best --json >"$tmp/best.json" &&
+  $SC sim 1f1b $S --layers best >"$tmp/best.txt" || bad "--layers best"
+lay=$(sed -n 's/.*--pipeline-model-parallel-layout "\(.*\)"$/\1/p' "$tmp/best.txt")
+# shellcheck disable=SC2086
+$SC sim 1f1b $S --layers "$lay" --json >"$tmp/lay.json" || bad "--layers $lay"
+py "the split: best, and a layout read back" '
+import json, sys
+e, b, l = (json.load(open(f)) for f in sys.argv[1:4])
+assert e["model"]["stage_layers"] == [4] * 8, e["model"]["stage_layers"]
+assert b["makespan"] < 0.9 * e["makespan"], (b["makespan"], e["makespan"])
+assert sum(b["model"]["stage_layers"]) == 32 and b["model"]["stage_layers"][-1] < 4
+assert l["model"]["stage_layers"] == b["model"]["stage_layers"] and l["makespan"] == b["makespan"]
+assert sum(b["params"]) == 8030261248
+' "$tmp/even.json" "$tmp/best.json" "$tmp/lay.json"
+# shellcheck disable=SC2086
+expect 3 "split: the 8 stages hold 33 decoder layers, but the model has 32" -- $SC sim 1f1b $S --layers "[5,4,4,4,4,4,4,4]"
+# shellcheck disable=SC2086
+expect 3 "the loss L must be on the last stage" -- $SC sim 1f1b $S --layers "Et*4|t*4|t*4|t*4|t*4|t*4|t*4L|t*4"
+# run trains its built-in model, not a config's: said, exit 2
+# shellcheck disable=SC2086
+expect 2 "run trains its built-in model" -- $SC run 1f1b --model $F/llama3-8b.json -D p=2 -D m=2 -D seq=64
+
 # The errors: one line each.
 # shellcheck disable=SC2086
 expect 3 "give the sequence length trained (-D seq=N" -- $SC sim 1f1b -D p=8 --model $F/llama3-8b.json

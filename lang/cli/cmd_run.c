@@ -409,6 +409,11 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         if (strncmp(a, "-D", 2) == 0) {
             if ((rc = sc_cli_define_into(L, argc, argv, &i, t)))
                 return rc;
+            if (lua_getfield(L, t, "model") != LUA_TNIL) /* docs/model.md: sized, not trained */
+                return sc_cli_fail(SC_EXIT_USAGE, "run trains its built-in model (-D hidden, "
+                                   "layers, vocab, seq, batch; docs/run.md), not a config.json's: "
+                                   "sim, compare and plan size that one (--model)");
+            lua_pop(L, 1);
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--check") == 0) {
