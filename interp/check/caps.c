@@ -2,6 +2,7 @@
  * caps.c — the memory cap, checked on the lowered streams (caps.h).
  */
 #include "caps.h"
+#include "ir/flops.h"
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
 
@@ -100,9 +101,15 @@ sc_status sc_verify_caps(sc_prog *pg)
         snprintf(need, sizeof need, "its order runs as written; fit = true lets its forwards "
                                     "wait for memory");
     /* A cap given in bytes (a cost file's or run's unit, memcap.c): in bytes too. */
-    char capb[80] = "", leastb[64] = "";
+    char capb[80] = "", leastb[64] = "", needb[64] = "";
     int own = sc_prog_mem_per_device(pg);
-    if (pg->byte_unit > 0) {
+    if (sc_prog_has_model(pg)) { /* a model's: the whole device (docs/model.md#caps) */
+        double held = sc_prog_static_bytes(pg, d), u = sc_prog_unit_bytes(pg), gib = 1073741824.0;
+        snprintf(capb, sizeof capb, " (units of activations; %.4g GiB in all on d%d)",
+                 (held + cap * u) / gib, d);
+        snprintf(needb, sizeof needb, " units, %.4g GiB in all on d%d", (held + least * u) / gib,
+                 d);
+    } else if (pg->byte_unit > 0) {
         snprintf(capb, sizeof capb, " (%s%.0f bytes)", own ? "its own cap, " : "",
                  cap * pg->byte_unit);
         snprintf(leastb, sizeof leastb, "%.0f bytes; ", least * pg->byte_unit);
@@ -111,6 +118,6 @@ sc_status sc_verify_caps(sc_prog *pg)
     }
     return sc_fail_cap(pg,
                        "mem: d%d passes mem = %g%s at %s (#%zu), holding %g units (peak %g%s); "
-                       "it needs mem >= %g (%s%s)",
-                       d, cap, capb, where, at, level, peak, pol, least, leastb, need);
+                       "it needs mem >= %g%s (%s%s)",
+                       d, cap, capb, where, at, level, peak, pol, least, needb, leastb, need);
 }
