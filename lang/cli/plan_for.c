@@ -321,13 +321,13 @@ void sc_plan_for_print(const sc_plan_run *r)
         for (int fw = 1; fw < SC_FW_COUNT; fw++)
             if (on & SC_FW_BIT(fw))
                 put(&b, "%s%s", b.at ? ", " : "", sc_plan_fw_name(fw));
-        if (!on) /* what none runs: ours alone (offload, recomputation, ...) */
+        if (on)
+            put(&b, " (plan --for NAME prints the settings)");
+        else /* what none runs: ours alone (offload, recomputation, ...) */
             put(&b, "no framework: %s", sc_plan_fw_why_not(&c->shape, SC_FW_PYTORCH));
         for (int fw = 1; fw < SC_FW_COUNT && on; fw++)
             if (!(on & SC_FW_BIT(fw)))
                 put(&b, "; not %s: %s", sc_plan_fw_name(fw), sc_plan_fw_why_not(&c->shape, fw));
-        if (on)
-            put(&b, " (plan --for NAME prints the settings)");
         printf("  %-10s  %s\n", "runs on", s);
     }
     sc_free(s);
