@@ -187,14 +187,15 @@ int sc_plan_print(lua_State *L, const sc_plan_run *r)
 {
     (void)L;
     sc_plan_for_notes(r);
+    int rc = sc_plan_for_write(r); /* --costs-out, before the lines that name it */
+    if (rc)
+        return rc;
     if (r->c.json)
         print_json(r);
     else
         print_text(r);
     fflush(stdout);
-    int rc = r->svg ? write_svg(r) : 0;
-    if (!rc)
-        rc = sc_plan_for_write(r); /* --costs-out */
+    rc = r->svg ? write_svg(r) : 0;
     if (!rc && sc_plan_pick(r->plan) < 0) { /* an answer, but not a plan */
         char why[640];
         sc_plan_why(r->plan, why, sizeof why);
