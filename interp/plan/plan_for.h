@@ -10,16 +10,18 @@
  *     if (sh.runs_on & SC_FW_BIT(SC_FW_MEGATRON)) ...
  *     sc_plan_fw_why_not(&sh, SC_FW_MEGATRON);   // "the V placement" or NULL
  *
- * What each runs, from the program itself (its placement, its passes, its
- * order), never from the recipe's name:
+ * What each runs is read from the program itself (its placement, its
+ * passes, its order); the recipe's name only spares evaluating what cannot
+ * be the framework's (sc_plan_fw_knobs):
  *   - Megatron-LM runs its own two schedules: 1F1B
  *     (forward_backward_pipelining_without_interleaving) and interleaved
  *     1F1B (..._with_interleaving, --num-virtual-stages-per-pipeline-rank,
  *     microbatch groups of p). A candidate is Megatron's when its placement
  *     is the loop, its passes F and fused BW only, and every device's order
- *     is the one Megatron's schedule runs (sc_plan_megatron_order). No V
- *     placement, no split W (zero bubble), no offload or recomputation of
- *     ours, no vocabulary passes.
+ *     is the one Megatron's schedule runs (sc_plan_megatron_order, after
+ *     Megatron-Core's get_pp_rank_microbatches). No V placement, no split
+ *     W (zero bubble: not in Megatron's mainline scheduler), no offload or
+ *     recomputation of ours, no vocabulary passes.
  *   - PyTorch runs any placement from a compute_only CSV (_load_csv), and
  *     torchtitan runs that CSV with the placement of the schedule class it
  *     is named with (loop, or V for ZBVZeroBubble and DualPipeV): neither
