@@ -5,7 +5,13 @@
 # zbv-auto never slower than the stdlib recipes of their placement; the
 # front is the front; the layer partition's gain over the even split and
 # its Megatron layout string parsed back by Megatron's own grammar; --json,
-# --svg, the errors. The check tier runs a sample of the grid.
+# --svg, the errors. On every grid point the pick's `sim` line gives its
+# makespan again and the lean pick (~) is the least memory within 1 %.
+# --for megatron|torchtitan|pytorch (docs/plan.md#for-a-framework): only
+# what that framework runs, its settings; the printed sim and export
+# commands run back to the pick's makespan; the messages (no -D p, no cap
+# given, a cap in GiB as given, never -0.00 %, --layers in units, --layers
+# against -D layers). The check tier runs a sample of the grid.
 # Run from the repository root: sh tests/plan.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -81,6 +87,21 @@ for g in grid:
                   "front flags")
             check(plan["why"].startswith("fastest %s: " % ("under cap %d" % cap if cap else "without a cap")),
                   plan["why"])
+            # The lean pick: the least peak within 1 % of the pick's time,
+            # when that is not the pick's own peak.
+            near = [c for c in ok if c["fits"] and c["makespan"] <= pick["makespan"] * 1.01]
+            least = min(c["peak_memory_max"] for c in near)
+            if plan["lean"] is None:
+                check(least >= pick["peak_memory_max"] - 1e-9, "a lean pick missed", d, capa, least)
+            else:
+                ln = plan["candidates"][plan["lean"]]
+                check(ln in near and abs(ln["peak_memory_max"] - least) <= 1e-9 and ln["front"]
+                      and least < pick["peak_memory_max"], "lean", ln, least)
+                check("least memory within 1 % (~): " in plan["why"], plan["why"])
+            # The pick's sim command: the same makespan.
+            code, out, err = run(plan["reproduce"]["sim"].split()[1:] + ["--json"])
+            check(code == 0 and abs(json.loads(out)["makespan"] - pick["makespan"]) <= 1e-9 * max(1, pick["makespan"]),
+                  "reproduce", plan["reproduce"]["sim"], code, err[:200])
 print("grid: %d checks, %d failed" % (checks, fails), file=sys.stderr)
 sys.exit(1 if fails else 0)
 PY
@@ -121,6 +142,102 @@ PY
 $SC plan -D p=4 -D m=8 --cap 3 --time-limit 0 --svg "$tmp/f.svg" >/dev/null 2>&1 &&
   python3 -c 'import sys, xml.dom.minidom as x; d = x.parse(sys.argv[1]); assert d.getElementsByTagName("polyline")' "$tmp/f.svg" &&
   ok || bad "plan --svg"
+
+# The lines after the pick, as printed: the sim command gives the pick's
+# makespan; the export writes a CSV that imports back to it (unit costs);
+# with --layers and --costs-out the split's costs make the same makespan.
+case $SC in /*) SCA=$SC ;; *) SCA=$PWD/$SC ;; esac
+cd "$tmp"
+for args in "-D p=4 -D m=32 -D tb=1.5 -D tw=0.5 --time-limit 0" \
+            "-D p=8 -D m=32 --cap 6 -D tw=0.63 -D tcomm=0.016 --time-limit 0 --for pytorch" \
+            "-D p=4 -D m=16 --layers E:4,t*14,L:6 --time-limit 0 --costs-out split.json" \
+            "-D p=4 -D m=16 --layers E:4,t*14,L:6 --time-limit 0 --costs-out split.json --for megatron" \
+            "-D p=8 -D m=32 -D layers=32 -D hidden=4096 -D seq=4096 -D vocab=128256 --cap 80GiB --time-limit 0"; do
+  # shellcheck disable=SC2086
+  $SCA plan $args >plan.txt 2>plan.err && $SCA plan $args --json >plan.json 2>>plan.err || { bad "plan $args"; cat plan.err >&2; continue; }
+  simline=$(sed -n 's/^  sim         stagecraft //p' plan.txt)
+  expline=$(sed -n 's/^  export      stagecraft //p' plan.txt)
+  [ -n "$simline" ] || { bad "plan $args: no sim line"; continue; }
+  eval "\"\$SCA\" $simline --json" >sim.json 2>sim.err || { bad "plan $args: $simline failed"; cat sim.err >&2; continue; }
+  python3 - plan.json sim.json "$args" <<'PY' && ok || bad "plan $args: the sim line gives another makespan"
+import json, sys
+plan, sim = (json.load(open(f)) for f in sys.argv[1:3])
+pick = plan["candidates"][plan["pick"]]
+assert abs(pick["makespan"] - sim["makespan"]) <= 1e-9 * max(1, sim["makespan"]), (pick, sim["makespan"])
+PY
+  case $args in *layers=32*|*--layers*) continue ;; esac # import times by -D only
+  [ -n "$expline" ] || { bad "plan $args: no export line"; continue; }
+  csv=$(echo "$expline" | sed 's/.* -o //')
+  eval "\"\$SCA\" $expline" 2>/dev/null &&
+    costs=$(echo "$args" | grep -o -- '-D t[a-z]*=[0-9.]*' | tr '\n' ' ') &&
+    eval "\"\$SCA\" import $csv $costs --json" >imp.json 2>imp.err &&
+    python3 -c '
+import json, sys
+plan, imp = (json.load(open(f)) for f in sys.argv[1:3])
+pick = plan["candidates"][plan["pick"]]
+assert abs(pick["makespan"] - imp["makespan"]) <= 1e-9 * max(1, imp["makespan"]), (pick["makespan"], imp["makespan"])' plan.json imp.json &&
+    ok || { bad "plan $args: the export line's CSV imports to another makespan"; cat imp.err >&2; }
+done
+cd - >/dev/null
+
+# --for: only what the framework runs (docs/plan.md#for-a-framework).
+MODEL="-D p=8 -D m=32 -D layers=32 -D hidden=4096 -D seq=4096 -D vocab=128256 --cap 80GiB --time-limit 0"
+for fw in megatron torchtitan pytorch; do
+  # shellcheck disable=SC2086
+  $SC plan $MODEL --for $fw --json >"$tmp/$fw.json" 2>"$tmp/$fw.err" &&
+  $SC plan $MODEL --for $fw >"$tmp/$fw.txt" 2>>"$tmp/$fw.err" &&
+  python3 - "$tmp/$fw.json" "$tmp/$fw.txt" $fw <<'PY' && ok || { bad "plan --for $fw"; cat "$tmp/$fw.err" >&2; }
+import json, sys
+plan, text, fw = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+assert plan["for"] == fw and plan["left_out"] > 0, (plan["for"], plan.get("left_out"))
+cands = plan["candidates"]
+ran = [c for c in cands if "makespan" in c]
+assert ran and all(fw in c["frameworks"] for c in ran), [(c["recipe"], c["frameworks"]) for c in ran]
+for c in cands:  # no framework runs our offload, recomputation or vocabulary passes
+    assert not any(k in c["knobs"] for k in ("offload=", "recompute=", "vocab_par=")), c
+pick = cands[plan["pick"]]
+settings = plan["reproduce"][fw]
+assert settings and ("  %-10s  %s\n" % (fw, settings)) in text, settings
+if fw == "megatron":
+    assert all(c["placement"] == "loop" for c in ran) and pick["recipe"] in ("1f1b", "interleaved"), pick
+    assert "mem=" not in pick["knobs"] and "-D mem=" not in plan["reproduce"]["sim"], plan["reproduce"]
+    v = pick["stages_per_device"]
+    assert settings.startswith("--pipeline-model-parallel-size 8") and "ZBV" not in text, settings
+    assert ("--num-virtual-stages-per-pipeline-rank %d" % v in settings) == (v > 1), settings
+else:
+    cls = {"V": ("ZBVZeroBubble", "DualPipeV"), "loop": ("1F1B", "Interleaved1F1B")}[pick["placement"]]
+    assert fw == "pytorch" or any("pipeline_parallel_schedule %s " % k in settings for k in cls), settings
+    assert "pipeline-model-parallel-layout" not in text, "a Megatron string for a %s pick" % fw
+PY
+done
+# Without --for, a V pick gets no Megatron layout and says who runs it.
+$SC plan -D p=4 -D m=8 --layers E,t*16,L --time-limit 0 >"$tmp/v.txt" 2>&1 &&
+  $SC plan -D p=4 -D m=8 --layers E,t*16,L --time-limit 0 --json >"$tmp/v.json" 2>&1 &&
+  python3 - "$tmp/v.json" "$tmp/v.txt" <<'PY' && ok || bad "a V pick got a Megatron layout"
+import json, sys
+plan, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+pick = plan["candidates"][plan["pick"]]
+assert pick["placement"] == "V", pick
+assert plan["partition"]["megatron_layout"] is None and plan["partition"]["layout"], plan["partition"]
+assert "--pipeline-model-parallel-layout" not in text and "not megatron: the V placement" in text, text
+PY
+# The lean pick in the text: marked ~, the legend, the summary line.
+$SC plan -D p=4 -D m=32 -D tb=1.5 -D tw=0.5 --time-limit 0 >"$tmp/lean.txt" 2>&1 &&
+  grep -q '^~ v-zb ' "$tmp/lean.txt" && grep -q '~ the least memory within 1 % of its time' "$tmp/lean.txt" &&
+  grep -q 'least memory within 1 % (~): v-zb, 0.51 % slower' "$tmp/lean.txt" && ok || bad "lean pick not shown"
+# A cap in bytes as given; never -0.00 %; the model's gap on its bound.
+$SC plan $MODEL >"$tmp/m.txt" 2>&1 && grep -q "cap 80 GiB;" "$tmp/m.txt" && grep -q "under cap 80 GiB:" "$tmp/m.txt" &&
+  ! grep -q "e+" "$tmp/m.txt" && ! grep -q -- "-0.00" "$tmp/m.txt" && ok || { bad "cap in GiB, -0.00"; cat "$tmp/m.txt" >&2; }
+
+# Notes and errors: one line, the exit code.
+expect 0 "stagecraft: note: plan: no -D p given: planning for 4 devices" -- $SC plan -D m=4 --time-limit 0
+expect 7 "nothing to pick (no cap given): every candidate was refused or failed" -- $SC plan -D p=4 -D m=8 --layers E,t,L --time-limit 0
+! grep -q "cap 0" "$tmp/err" && ok || bad "no cap said as cap 0"
+expect 0 "not from the model's seconds" -- $SC plan -D p=4 -D m=8 -D layers=32 -D hidden=1024 --layers E,t*32,L --time-limit 0
+expect 2 "--layers E,t*30,L has 30 transformer layers (t) but -D layers=32" -- $SC plan -D p=4 -D layers=32 --layers E,t*30,L
+expect 2 "--for 'deepspeed': expected megatron, torchtitan or pytorch" -- $SC plan -D p=4 --for deepspeed
+expect 2 "--costs-out writes the costs of --layers' split" -- $SC plan -D p=4 --costs-out "$tmp/c.json"
+expect 7 "nothing meets cap 6: the smallest peak is 8 (1f1b)" -- $SC plan -D p=8 -D m=32 --cap 6 --time-limit 0 --for megatron
 
 # Errors: one line, the exit code.
 expect 2 "--cap UNITS|BYTES, not -D mem" -- $SC plan -D p=4 -D mem=3

@@ -38,8 +38,10 @@ double sc_bound_gap(double makespan, double bound)
 {
     if (!(bound > 0))
         return makespan > 0 ? INFINITY : 0;
-    double gap = (makespan - bound) / bound;
-    return fabs(gap) < 1e-9 ? 0 : gap; /* rounding, not a schedule below its bound */
+    double g = (makespan - bound) / bound;
+    /* A makespan on the bound, summed in another order, is 0 % from it:
+     * never "-0.00 %". */
+    return g < 0 && g > -1e-9 ? 0 : g;
 }
 
 static double pos(double x) { return x > 0 ? x : 0; }

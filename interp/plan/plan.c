@@ -15,7 +15,10 @@ struct sc_plan {
     double cap;
     sc_plan_cand *c;
     int n, room, pick, *order; /* order: the front by growing peak */
-    int nfront;
+    int nfront, lean;
+    int fw;            /* plan_for.h: the framework planned for; 0 any */
+    int bytes;         /* memory in bytes (else units) */
+    char cap_text[48]; /* the cap as given, with a space before its unit */
 };
 
 /* A peak counts as within the cap up to rounding of the memory model's
@@ -27,7 +30,7 @@ sc_plan *sc_plan_new(double cap)
     sc_plan *pl = sc_calloc(1, sizeof *pl);
     if (pl) {
         pl->cap = cap > 0 ? cap : 0;
-        pl->pick = -1;
+        pl->pick = pl->lean = -1;
     }
     return pl;
 }
@@ -89,6 +92,59 @@ void sc_plan_set_bound(sc_plan *pl, int i, double bound)
         pl->c[i].bound = bound;
 }
 
+void sc_plan_set_shape(sc_plan *pl, int i, const sc_plan_shape *sh, const char *args)
+{
+    if (i >= 0 && i < pl->n) {
+        pl->c[i].shape = *sh;
+        copy(pl->c[i].args, sizeof pl->c[i].args, args);
+    }
+}
+
+void sc_plan_set_for(sc_plan *pl, int fw) { pl->fw = fw; }
+int sc_plan_for(const sc_plan *pl) { return pl->fw; }
+
+void sc_plan_set_units(sc_plan *pl, int bytes, const char *cap_text)
+{
+    pl->bytes = bytes;
+    pl->cap_text[0] = 0;
+    if (!cap_text)
+        return;
+    /* "80GiB" -> "80 GiB": the number as given, then its unit. */
+    size_t num = strspn(cap_text, "0123456789.eE+-");
+    while (num > 0 && (cap_text[num - 1] == 'e' || cap_text[num - 1] == 'E'))
+        num--; /* "1e" of "1EB" is no exponent */
+    snprintf(pl->cap_text, sizeof pl->cap_text, "%.*s%s%s", (int)num, cap_text,
+             cap_text[num] ? " " : "", cap_text + num);
+}
+
+void sc_plan_mem_text(const sc_plan *pl, double x, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    if (!pl->bytes) {
+        snprintf(buf, len, "%g", x);
+        return;
+    }
+    while (x >= 1024 && u < 5)
+        x /= 1024, u++;
+    snprintf(buf, len, u ? "%.4g %s" : "%.0f %s", x, unit[u]);
+}
+
+const char *sc_plan_cap_text(const sc_plan *pl)
+{
+    if (!(pl->cap > 0))
+        return "";
+    if (!pl->cap_text[0]) /* not given as text: the number */
+        sc_plan_mem_text(pl, pl->cap, ((sc_plan *)pl)->cap_text, sizeof pl->cap_text);
+    return pl->cap_text;
+}
+
+double sc_plan_pct(double frac)
+{
+    double x = 100 * frac;
+    return x < 0 && x > -0.005 ? 0 : x;
+}
+
 double sc_plan_gap(const sc_plan_cand *c)
 {
     return c->bound > 0 && !c->error[0] ? sc_bound_gap(c->makespan, c->bound) : NAN;
@@ -131,11 +187,14 @@ void sc_plan_finish(sc_plan *pl)
     sc_free(pl->order);
     pl->order = sc_calloc((size_t)(pl->n ? pl->n : 1), sizeof *pl->order);
     pl->nfront = 0;
-    pl->pick = -1;
+    pl->pick = pl->lean = -1;
     int k = 0;
     for (int i = 0; i < pl->n; i++) {
         sc_plan_cand *c = &pl->c[i];
         c->front = 0;
+        const char *no = pl->fw && !c->error[0] ? sc_plan_fw_why_not(&c->shape, pl->fw) : NULL;
+        if (no) /* compiled, but not what the framework runs */
+            snprintf(c->error, sizeof c->error, "%s does not run it: %s", sc_plan_fw_name(pl->fw), no);
         c->fits = !c->error[0] && (pl->cap == 0 || c->peak <= pl->cap + CAP_EPS);
         if (!c->error[0] && pl->order)
             pl->order[k++] = i;
@@ -158,7 +217,18 @@ void sc_plan_finish(sc_plan *pl)
             pl->order[pl->nfront++] = pl->order[j];
         }
     }
+    /* The lean pick: the first point of the front (the least peak) within
+     * SC_PLAN_LEAN of the pick's time. */
+    for (int j = 0; j < pl->nfront && pl->pick >= 0; j++) {
+        const sc_plan_cand *c = &pl->c[pl->order[j]];
+        if (c->fits && c->makespan <= pl->c[pl->pick].makespan * (1 + SC_PLAN_LEAN)) {
+            pl->lean = pl->order[j] == pl->pick ? -1 : pl->order[j];
+            break;
+        }
+    }
 }
+
+int sc_plan_lean(const sc_plan *pl) { return pl->lean; }
 
 int sc_plan_count(const sc_plan *pl) { return pl->n; }
 const sc_plan_cand *sc_plan_cand_at(const sc_plan *pl, int i) { return &pl->c[i]; }
@@ -190,10 +260,10 @@ static int best_of(const sc_plan *pl, const char *r)
 
 void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
 {
-    char name[160], cap[64];
+    char name[160], cap[64], peak[48];
     size_t at = 0;
     if (pl->cap > 0)
-        snprintf(cap, sizeof cap, "under cap %g", pl->cap);
+        snprintf(cap, sizeof cap, "under cap %s", sc_plan_cap_text(pl));
     else
         snprintf(cap, sizeof cap, "without a cap");
     buf[0] = 0;
@@ -202,13 +272,22 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
         for (int i = 0; i < pl->n; i++)
             if (!pl->c[i].error[0] && (small < 0 || pl->c[i].peak < pl->c[small].peak))
                 small = i;
+        char what[96];
+        if (pl->cap > 0)
+            snprintf(what, sizeof what, "nothing meets cap %s", sc_plan_cap_text(pl));
+        else
+            snprintf(what, sizeof what, "nothing to pick (no cap given)");
         if (small < 0) {
-            snprintf(buf, len, "nothing meets cap %g: every candidate was refused or failed", pl->cap);
+            if (pl->fw)
+                snprintf(buf, len, "%s: every candidate that %s runs was refused or failed", what,
+                         sc_plan_fw_name(pl->fw));
+            else
+                snprintf(buf, len, "%s: every candidate was refused or failed", what);
             return;
         }
         sc_plan_name(&pl->c[small], name, sizeof name);
-        snprintf(buf, len, "nothing meets cap %g: the smallest peak is %g (%s)", pl->cap,
-                 pl->c[small].peak, name);
+        sc_plan_mem_text(pl, pl->c[small].peak, peak, sizeof peak);
+        snprintf(buf, len, "%s: the smallest peak is %s (%s)", what, peak, name);
         return;
     }
     const sc_plan_cand *p = &pl->c[pl->pick];
@@ -217,7 +296,7 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
                            p->makespan, 100 * p->bubble);
     if (p->bound > 0 && at < len)
         at += (size_t)snprintf(buf + at, len - at, ", lower bound %g, within %.2f %%", p->bound,
-                               100 * sc_plan_gap(p));
+                               sc_plan_pct(sc_plan_gap(p)));
     /* The runners-up: the next best recipes, one row each. */
     int shown[2], ns = 0;
     for (int round = 0; round < 2; round++) {
@@ -239,15 +318,27 @@ void sc_plan_why(const sc_plan *pl, char *buf, size_t len)
                                    round ? "," : "; next", name, pl->c[next].makespan,
                                    100 * pl->c[next].bubble);
     }
+    if (pl->lean >= 0 && at < len) { /* what the memory buys */
+        const sc_plan_cand *c = &pl->c[pl->lean];
+        sc_plan_name(c, name, sizeof name);
+        sc_plan_mem_text(pl, c->peak, peak, sizeof peak);
+        snprintf(buf + at, len - at, "; least memory within %g %% (~): %s, %.2f %% slower, %s (%.0f %% "
+                 "of the pick's)", 100 * SC_PLAN_LEAN, name,
+                 sc_plan_pct(c->makespan / p->makespan - 1), peak, 100 * c->peak / p->peak);
+    }
 }
 
 void sc_plan_json(const sc_plan *pl, sc_jw *w)
 {
-    char why[512];
+    char why[640];
     if (pl->cap > 0)
         sc_jw_num(w, "cap", pl->cap);
     else
         sc_jw_null(w, "cap");
+    if (pl->fw)
+        sc_jw_str(w, "for", sc_plan_fw_name(pl->fw));
+    else
+        sc_jw_null(w, "for");
     sc_jw_array(w, "candidates");
     for (int i = 0; i < pl->n; i++) {
         const sc_plan_cand *c = &pl->c[i];
@@ -271,6 +362,15 @@ void sc_plan_json(const sc_plan *pl, sc_jw *w)
         }
         sc_jw_bool(w, "fits", c->fits);
         sc_jw_bool(w, "front", c->front);
+        if (c->shape.placement != SC_PLAN_PLACE_NONE) {
+            sc_jw_str(w, "placement", sc_plan_place_name(c->shape.placement));
+            sc_jw_int(w, "stages_per_device", c->shape.chunks);
+            sc_jw_array(w, "frameworks");
+            for (int fw = 1; fw < SC_FW_COUNT; fw++)
+                if (c->shape.runs_on & SC_FW_BIT(fw))
+                    sc_jw_str(w, NULL, sc_plan_fw_name(fw));
+            sc_jw_end(w);
+        }
         sc_jw_end(w);
     }
     sc_jw_end(w);
@@ -279,6 +379,10 @@ void sc_plan_json(const sc_plan *pl, sc_jw *w)
         sc_jw_int(w, "pick", pl->pick);
     else
         sc_jw_null(w, "pick");
+    if (pl->lean >= 0)
+        sc_jw_int(w, "lean", pl->lean);
+    else
+        sc_jw_null(w, "lean");
     sc_plan_why(pl, why, sizeof why);
     sc_jw_str(w, "why", why);
 }

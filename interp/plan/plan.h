@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "formats/jsonw.h"
+#include "plan/plan_for.h"
 
 typedef struct sc_plan_cand {
     char recipe[48];   /* a stdlib name or a path */
@@ -40,6 +41,8 @@ typedef struct sc_plan_cand {
                         * shape, costs and cap (interp/bound/bound.h); 0: none */
     int front;         /* on the Pareto front (set by sc_plan_finish) */
     int fits;          /* evaluated and within the cap (every one when no cap) */
+    char args[160];    /* every knob it was evaluated with, the cap's mem included */
+    sc_plan_shape shape; /* its placement and the frameworks that run it (plan_for.h) */
 } sc_plan_cand;
 
 typedef struct sc_plan sc_plan;
@@ -58,6 +61,25 @@ int sc_plan_add(sc_plan *pl, const char *recipe, const char *knobs, double makes
 void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes, double total_bytes);
 /* A candidate's lower bound (sc_bound_prog of its program). */
 void sc_plan_set_bound(sc_plan *pl, int i, double bound);
+/* The shape of candidate i's program and the knobs it was evaluated with
+ * (sc_plan_shape_of; args: "mem=6 v=3"). */
+void sc_plan_set_shape(sc_plan *pl, int i, const sc_plan_shape *sh, const char *args);
+/* Plan for framework fw (plan_for.h; SC_FW_NONE: any): sc_plan_finish
+ * refuses a candidate that fw does not run ("megatron does not run it:
+ * the V placement"). */
+void sc_plan_set_for(sc_plan *pl, int fw);
+int sc_plan_for(const sc_plan *pl);
+/* How memory reads: bytes (binary units, "20.04 GiB") or units ("6");
+ * cap_text is the cap as the user gave it ("80GiB", "6"; NULL: none). */
+void sc_plan_set_units(sc_plan *pl, int bytes, const char *cap_text);
+/* A peak in the plan's memory unit, for people: "20.04 GiB", "6". */
+void sc_plan_mem_text(const sc_plan *pl, double x, char *buf, size_t len);
+/* The cap as given, for people: "80 GiB" (a space before the unit), "6";
+ * "" without a cap. */
+const char *sc_plan_cap_text(const sc_plan *pl);
+/* A fraction as the percentage to print with %.2f: a tiny negative one
+ * (rounding) is 0, never "-0.00". */
+double sc_plan_pct(double frac);
 /* How far candidate c's makespan is above its bound, as a fraction of the
  * bound (sc_bound_gap); NAN without a bound. */
 double sc_plan_gap(const sc_plan_cand *c);
@@ -70,6 +92,12 @@ const sc_plan_cand *sc_plan_cand_at(const sc_plan *pl, int i);
 double sc_plan_cap(const sc_plan *pl);
 /* The pick's index; -1 when no candidate meets the cap. */
 int sc_plan_pick(const sc_plan *pl);
+/* The lean pick: the candidate of least peak whose makespan is within
+ * SC_PLAN_LEAN of the pick's (on the front, within the cap), when that is
+ * not the pick; else -1. A pick that buys 0.5 % of time for 4x the memory
+ * shows what the memory buys. */
+#define SC_PLAN_LEAN 0.01
+int sc_plan_lean(const sc_plan *pl);
 /* The front's indices by growing peak (so falling makespan) into out
  * (room for sc_plan_count); returns how many. */
 int sc_plan_front(const sc_plan *pl, int *out);
@@ -81,15 +109,20 @@ void sc_plan_name(const sc_plan_cand *c, char *buf, size_t len);
 /* Why the pick, one line: "fastest under cap 6: v-zb mem=6, makespan
  * 92.367, 8.89 % bubble, lower bound 85.2, within 8.4 %; next zbv-auto
  * mem=6 102.08 (17.56 %), ..." (the bound where it is known; the
- * next two recipes that meet the cap, each by its best row), or why there
- * is none ("nothing meets cap 2: the smallest peak is 3 (v-min)"). */
+ * next two recipes that meet the cap, each by its best row; the lean pick
+ * where there is one: "; least memory within 1 % (~): zb-v, 0.50 % slower,
+ * 20.04 GiB (25 % of the pick's)"), or why there is none ("nothing meets
+ * cap 2: the smallest peak is 3 (v-min)"; without a cap: "nothing to pick
+ * (no cap given): every candidate was refused or failed"). */
 void sc_plan_why(const sc_plan *pl, char *buf, size_t len);
 
 /* The plan as members of the JSON object open in w: "cap" (null without),
- * "candidates" (every one: recipe, knobs, makespan, bubble_rate,
- * peak_memory_max, peak_bytes with a model, lower_bound and gap where
- * known, fits, front, error), "front"
- * (their indices by growing peak), "pick" (index or null), "why". */
+ * "for" (the framework's name, or null), "candidates" (every one: recipe,
+ * knobs, makespan, bubble_rate, peak_memory_max, peak_bytes with a model,
+ * lower_bound and gap where known, fits, front, error; and where it was
+ * compiled placement, stages_per_device, frameworks: the names of those
+ * that run it), "front" (their indices by growing peak), "pick" (index or
+ * null), "lean" (index or null), "why". */
 void sc_plan_json(const sc_plan *pl, sc_jw *w);
 
 /* The front as an SVG picture (plan_svg.c): peak memory across (in

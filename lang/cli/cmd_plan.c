@@ -119,6 +119,9 @@ static int parse(lua_State *L, int argc, char **argv, sc_plan_run *r)
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
                 return rc;
+        } else if (strcmp(a, "--for") == 0 || strcmp(a, "--costs-out") == 0) {
+            if ((rc = sc_plan_for_option(r, argc, argv, &i))) /* plan_for.c */
+                return rc;
         } else if (!strcmp(a, "--cap") || !strcmp(a, "--costs") || !strcmp(a, "--svg") ||
                    !strcmp(a, "--layers")) {
             if (i + 1 >= argc) {
@@ -224,7 +227,15 @@ static int split_for(sc_plan_run *r, int S)
 static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, int even, row *out)
 {
     int base = r->c.ndefs, rc = 0;
-    char buf[160], shown[160] = "";
+    char buf[160], shown[160] = "", fw_knobs[160];
+    if (r->fw) { /* --for: what that framework cannot run is not evaluated (plan_for.h) */
+        if (!sc_plan_fw_knobs(r->fw, recipes[ri].name, knobs, fw_knobs, sizeof fw_knobs)) {
+            r->left_out++;
+            r->last_over = 0;
+            return 0;
+        }
+        knobs = fw_knobs;
+    }
     snprintf(buf, sizeof buf, "%s", knobs);
     for (char *tok = strtok(buf, " "); tok && !rc; tok = strtok(NULL, " ")) {
         char *eq = strchr(tok, '=');
@@ -253,12 +264,15 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         rc = sc_compare_row(L, &r->c, r->decl, &w);
     r->c.svg = NULL;
     double bound = 0;
+    sc_plan_shape shape = {0};
     if (w.ud != LUA_NOREF) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, w.ud);
         sc_lprog *lp = sc_lua_toprog(L, -1);
         sc_bound b;
         if (lp && lp->pg && sc_bound_prog(lp->pg, &b) == SC_OK)
             bound = b.bound;
+        if (lp && lp->pg) /* its placement, the frameworks that run it */
+            sc_plan_shape_of(lp->pg, &shape);
         lua_pop(L, 1);
         luaL_unref(L, LUA_REGISTRYINDEX, w.ud);
         w.ud = LUA_NOREF;
@@ -287,6 +301,8 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         sc_plan_set_bytes(r->plan, i, w.peak_max * w.unit_bytes, w.own_model ? w.total_max : 0);
     if (i >= 0 && !w.error)
         sc_plan_set_bound(r->plan, i, bound);
+    if (i >= 0)
+        sc_plan_set_shape(r->plan, i, &shape, knobs);
     if (i >= 0 && w.over_mem)
         r->refused++;
     r->last_over = w.over_mem || (w.error == NULL && r->cap > 0 && peak * scale > r->cap);
@@ -395,6 +411,7 @@ static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
 {
 #define r (*rp)
     memset(&r, 0, sizeof r);
+    r.argc = argc, r.argv = argv;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = parse(L, argc, argv, &r);
@@ -416,6 +433,8 @@ static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
             rc = sc_cli_fail(SC_EXIT_ARG, "plan: cannot make a temporary folder for the cost files");
         }
     }
+    if (!rc) /* --layers against -D layers; the notes (plan_for.c) */
+        rc = sc_plan_for_check(&r, user_def(&r, "p") != NULL, user_def(&r, "m") != NULL);
     if (!rc) /* p and m to every recipe, so that all are of one size */
         rc = (user_def(&r, "p") ? 0 : add_def(&r.c, "p", "4")) ||
              (user_def(&r, "m") ? 0 : add_def(&r.c, "m", "8"));
@@ -431,6 +450,10 @@ static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
     lua_pop(L, 1);
     if (!rc && !(r.plan = sc_plan_new(r.cap)))
         rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
+    if (!rc) {
+        sc_plan_set_for(r.plan, r.fw);
+        sc_plan_set_units(r.plan, r.bytes_cap, r.cap > 0 ? r.cap_text : NULL);
+    }
     if (!rc)
         rc = search(L, &r);
     if (!rc) {
@@ -504,7 +527,8 @@ static int plan_protected(lua_State *L)
 static int lua_plan(lua_State *L)
 {
     static const char *const opts[][2] = {
-        {"cap", "--cap"}, {"costs", "--costs"}, {"layers", "--layers"}, {"time_limit", "--time-limit"}};
+        {"cap", "--cap"}, {"costs", "--costs"}, {"layers", "--layers"}, {"time_limit", "--time-limit"},
+        {"framework", "--for"}};
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     lua_newtable(L); /* 2: the arguments' texts, anchored while the plan runs */

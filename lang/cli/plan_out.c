@@ -28,17 +28,12 @@ static const sc_plan_split *pick_split(const sc_plan_run *r)
     return NULL;
 }
 
-static void mem_text(const sc_plan_run *r, double x, char *buf, size_t len)
+/* Whether the pick places its stages in a loop: Megatron's layout string
+ * places them so, and a V pick must never get one. */
+static int pick_is_loop(const sc_plan_run *r)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    if (!r->bytes_cap) {
-        snprintf(buf, len, "%g", x);
-        return;
-    }
-    while (x >= 1024 && u < 5)
-        x /= 1024, u++;
-    snprintf(buf, len, u ? "%.4g %s" : "%.0f %s", x, unit[u]);
+    int pk = sc_plan_pick(r->plan);
+    return pk >= 0 && sc_plan_cand_at(r->plan, pk)->shape.placement == SC_PLAN_PLACE_LOOP;
 }
 
 static void print_partition(const sc_plan_run *r, const sc_plan_split *sp, sc_jw *w)
@@ -55,7 +50,11 @@ static void print_partition(const sc_plan_run *r, const sc_plan_split *sp, sc_jw
         sc_jw_int(w, "stages", sp->S);
         sc_jw_ints(w, "first_layer", sp->first, sp->S);
         sc_jw_num(w, "heaviest_stage", sp->best_w);
-        sc_jw_str(w, "megatron_layout", lay);
+        sc_jw_str(w, "layout", lay);
+        if (pick_is_loop(r))
+            sc_jw_str(w, "megatron_layout", lay);
+        else
+            sc_jw_null(w, "megatron_layout");
         sc_part_torchtitan(r->layers, sp->S, sp->first, w, "torchtitan_module_fqns_per_model_part",
                            "split_points");
         sc_jw_num(w, "makespan", best);
@@ -79,7 +78,8 @@ static void print_partition(const sc_plan_run *r, const sc_plan_split *sp, sc_jw
         else
             printf("  the even split: %s\n", r->even_row.error);
     }
-    printf("  megatron    --pipeline-model-parallel-layout \"%s\"\n", lay);
+    if (pick_is_loop(r))
+        printf("  megatron    --pipeline-model-parallel-layout \"%s\"\n", lay);
     sc_jw jw;
     sc_jw_init(&jw, stdout);
     fputs("  torchtitan  ", stdout);
@@ -101,6 +101,7 @@ static void print_json(const sc_plan_run *r)
     sc_jw_int(&w, "searched", r->evaluated);
     sc_jw_num_g(&w, "seconds", r->seconds, 3);
     sc_plan_json(r->plan, &w);
+    sc_plan_for_json(r, &w);
     const sc_plan_split *sp = pick_split(r);
     if (sp)
         print_partition(r, sp, &w);
@@ -115,25 +116,29 @@ static void print_text(const sc_plan_run *r)
         ok += !sc_plan_cand_at(r->plan, i)->error[0];
         fit += sc_plan_cand_at(r->plan, i)->fits;
     }
-    char cap[64] = "no cap";
-    if (r->cap > 0) {
-        mem_text(r, r->cap, cap + 4, sizeof cap - 4);
-        memcpy(cap, "cap ", 4);
-        if (!r->bytes_cap)
-            strncat(cap, " units", sizeof cap - strlen(cap) - 1);
-    }
-    printf("plan: p %d, m %d, %s; searched %d candidates in %.1f s: %d verified, %d within the cap\n",
-           r->P, r->m, cap, r->evaluated, r->seconds, ok, fit);
+    char cap[96] = "no cap", left[96] = "";
+    if (r->cap > 0)
+        snprintf(cap, sizeof cap, "cap %s%s", sc_plan_cap_text(r->plan), r->bytes_cap ? "" : " units");
+    if (r->fw)
+        snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ", for %s", sc_plan_fw_name(r->fw));
+    if (r->fw && r->left_out)
+        snprintf(left, sizeof left, " (%d more that %s does not run left out)", r->left_out,
+                 sc_plan_fw_name(r->fw));
+    printf("plan: p %d, m %d, %s; searched %d candidates%s in %.1f s: %d verified, %d within the cap\n",
+           r->P, r->m, cap, r->evaluated, left, r->seconds, ok, fit);
     char why[640], name[200], peak[48];
     sc_plan_why(r->plan, why, sizeof why);
     int *front = sc_calloc((size_t)(n ? n : 1), sizeof *front);
     if (!front)
         return;
-    int nf = sc_plan_front(r->plan, front), wide = 9;
-    if (sc_plan_pick(r->plan) >= 0)
+    int nf = sc_plan_front(r->plan, front), wide = 9, lean = sc_plan_lean(r->plan);
+    if (sc_plan_pick(r->plan) >= 0) {
         printf("%s\n", why); /* else the error says it, after the front */
+        sc_plan_for_print(r); /* the commands that reproduce it, who runs it */
+    }
     if (nf)
-        printf("\nfront (makespan against peak memory; * the pick):\n");
+        printf("\nfront (makespan against peak memory; * the pick%s):\n",
+               lean >= 0 ? ", ~ the least memory within 1 % of its time" : "");
     for (int j = 0; j < nf; j++) {
         sc_plan_name(sc_plan_cand_at(r->plan, front[j]), name, sizeof name);
         wide = (int)strlen(name) > wide ? (int)strlen(name) : wide;
@@ -143,14 +148,15 @@ static void print_text(const sc_plan_run *r)
     for (int j = 0; j < nf; j++) {
         const sc_plan_cand *c = sc_plan_cand_at(r->plan, front[j]);
         sc_plan_name(c, name, sizeof name);
-        mem_text(r, c->peak, peak, sizeof peak);
+        sc_plan_mem_text(r->plan, c->peak, peak, sizeof peak);
         char lb[32] = "-", gap[32] = "-";
         if (c->bound > 0) {
             snprintf(lb, sizeof lb, "%g", c->bound);
-            snprintf(gap, sizeof gap, "%.2f%%", 100 * sc_plan_gap(c));
+            snprintf(gap, sizeof gap, "%.2f%%", sc_plan_pct(sc_plan_gap(c)));
         }
         printf("%c %-*s  %-10g  %6.2f%%  %-11s  %-7s  %s%s\n",
-               front[j] == sc_plan_pick(r->plan) ? '*' : ' ', wide, name, c->makespan,
+               front[j] == sc_plan_pick(r->plan) ? '*' : front[j] == lean ? '~' : ' ', wide, name,
+               c->makespan,
                100 * c->bubble, lb, gap, peak, c->fits ? "" : "  (over the cap)");
     }
     sc_free(front);
@@ -180,12 +186,16 @@ static int write_svg(const sc_plan_run *r)
 int sc_plan_print(lua_State *L, const sc_plan_run *r)
 {
     (void)L;
+    sc_plan_for_notes(r);
+    int rc = sc_plan_for_write(r); /* --costs-out, before the lines that name it */
+    if (rc)
+        return rc;
     if (r->c.json)
         print_json(r);
     else
         print_text(r);
     fflush(stdout);
-    int rc = r->svg ? write_svg(r) : 0;
+    rc = r->svg ? write_svg(r) : 0;
     if (!rc && sc_plan_pick(r->plan) < 0) { /* an answer, but not a plan */
         char why[640];
         sc_plan_why(r->plan, why, sizeof why);
@@ -243,6 +253,17 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
         lua_setfield(L, -2, "fits");
         lua_pushboolean(L, c->front);
         lua_setfield(L, -2, "front");
+        if (c->shape.placement != SC_PLAN_PLACE_NONE) {
+            set_str(L, "placement", sc_plan_place_name(c->shape.placement));
+            set_num(L, "stages_per_device", c->shape.chunks);
+            lua_createtable(L, SC_FW_COUNT, 0);
+            for (int fw = 1, k = 0; fw < SC_FW_COUNT; fw++)
+                if (c->shape.runs_on & SC_FW_BIT(fw)) {
+                    lua_pushstring(L, sc_plan_fw_name(fw));
+                    lua_seti(L, -2, ++k);
+                }
+            lua_setfield(L, -2, "frameworks");
+        }
         lua_seti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "candidates");
@@ -258,6 +279,11 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
         lua_pushinteger(L, sc_plan_pick(r->plan) + 1);
         lua_setfield(L, -2, "pick");
     }
+    if (sc_plan_lean(r->plan) >= 0) {
+        lua_pushinteger(L, sc_plan_lean(r->plan) + 1);
+        lua_setfield(L, -2, "lean");
+    }
+    sc_plan_for_push(L, r);
     sc_plan_why(r->plan, why, sizeof why);
     set_str(L, "why", why);
     const sc_plan_split *sp = pick_split(r);
@@ -274,7 +300,9 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
         lua_setfield(L, -2, "first_layer");
         set_num(L, "heaviest_stage", sp->best_w);
         sc_part_layout(r->layers, sp->S, sp->first, lay, sizeof lay);
-        set_str(L, "megatron_layout", lay);
+        set_str(L, "layout", lay);
+        if (pick_is_loop(r))
+            set_str(L, "megatron_layout", lay);
         set_num(L, "makespan", sc_plan_cand_at(r->plan, sc_plan_pick(r->plan))->makespan);
         if (sp->even_w >= 0) {
             sc_part_layout(r->layers, sp->S, sp->even, lay, sizeof lay);

@@ -2,7 +2,8 @@
 
 plan(p=8, m=32, cap=6, tw=0.63, tcomm=0.016, time_limit=0) runs
 `stagecraft plan --json` with those arguments (cap, costs, layers,
-time_limit as the command's options; any other name as -D) and returns a
+time_limit, framework (--for) as the command's options; any other name as
+-D) and returns a
 Plan of Python objects; a failure raises stagecraft.Error (exit code 7 when
 nothing meets the cap).
 """
@@ -12,14 +13,17 @@ from . import Error, _run, binary
 
 __all__ = ["Candidate", "Plan", "plan"]
 
-_OPTIONS = {"cap": "--cap", "costs": "--costs", "layers": "--layers", "time_limit": "--time-limit"}
+_OPTIONS = {"cap": "--cap", "costs": "--costs", "layers": "--layers", "time_limit": "--time-limit",
+            "framework": "--for"}
 
 
 class Candidate:
     """One schedule tried: recipe, knobs (the -D beyond yours, "mem=4 v=3"),
     makespan, bubble_rate, peak (the largest device's, in the plan's memory
     unit), lower_bound and gap (docs/bound.md; None where unknown), fits (within the cap), front (on the Pareto front), error (None
-    when evaluated)."""
+    when evaluated), frameworks (the names of those that run it:
+    "megatron", "torchtitan", "pytorch"), placement ("loop", "V", "table";
+    None when it was not compiled)."""
 
     def __init__(self, d):
         self.recipe = d["recipe"]
@@ -32,6 +36,8 @@ class Candidate:
         self.fits = d["fits"]
         self.front = d["front"]
         self.error = d.get("error")
+        self.frameworks = d.get("frameworks", [])
+        self.placement = d.get("placement")
 
     @property
     def name(self):
@@ -45,7 +51,10 @@ class Candidate:
 
 class Plan:
     """The plan: pick (a Candidate, or None), front (Candidates by growing
-    peak), candidates (all), why (the pick in words), partition (a dict with
+    peak), candidates (all), why (the pick in words), lean (the Candidate of
+    least memory within 1 % of the pick's time, or None), reproduce (a dict:
+    the sim and export commands and each framework's settings for the pick,
+    or None), framework (of --for, or None), partition (a dict with
     --layers, else None), memory_unit ("units" or "bytes"), searched,
     seconds, and raw, the whole --json object."""
 
@@ -55,6 +64,9 @@ class Plan:
         self.front = [self.candidates[i] for i in raw["front"]]
         self.pick = self.candidates[raw["pick"]] if raw["pick"] is not None else None
         self.why = raw["why"]
+        self.lean = self.candidates[raw["lean"]] if raw.get("lean") is not None else None
+        self.reproduce = raw.get("reproduce")
+        self.framework = raw.get("for")
         self.partition = raw.get("partition")
         self.memory_unit = raw["memory_unit"]
         self.searched = raw["searched"]

@@ -20,6 +20,18 @@ end
 local l = sc.plan{p = 4, m = 16, layers = "E:4,t*14,L:6", time_limit = 0}
 T.eq(l.partition.megatron_layout, "Et*2|t*6|t*6|L", "the split as Megatron's layout")
 T.ok(l.partition.gain > 0.05, "a gain over the even split")
+-- framework = "megatron" (--for): Megatron's candidates only, its settings for the pick.
+local mg = sc.plan{p = 4, m = 32, tb = 1.5, tw = 0.5, time_limit = 0, framework = "megatron"}
+T.eq(mg["for"], "megatron", "for")
+for _, c in ipairs(mg.candidates) do
+  T.ok(c.error or (c.frameworks[1] == "megatron" and c.placement == "loop"), "a Megatron candidate: " .. c.recipe)
+end
+T.ok(mg.reproduce.megatron:find("^%-%-pipeline%-model%-parallel%-size 4 ") ~= nil, mg.reproduce.megatron)
+T.ok(mg.reproduce.sim:find("^stagecraft sim interleaved ") ~= nil, mg.reproduce.sim)
+-- The least memory within 1 % of the pick's time (~).
+local ln = sc.plan{p = 4, m = 32, tb = 1.5, tw = 0.5, time_limit = 0}
+local lc, pc = ln.candidates[ln.lean], ln.candidates[ln.pick]
+T.ok(lc and lc.makespan <= pc.makespan * 1.01 and lc.peak_memory_max < pc.peak_memory_max, "lean")
 local none = sc.plan{p = 2, m = 4, cap = 0.1, time_limit = 0}
 T.eq(none.pick, nil, "nothing within the cap: no pick")
 T.fails(function() sc.plan{p = 2, mem = 3} end, "give the memory cap as --cap", "-D mem refused")

@@ -196,5 +196,10 @@ check([c.peak for c in pl.front] == sorted(c.peak for c in pl.front), "front by 
 lp = stagecraft.plan(p=4, m=16, layers="E:4,t*14,L:6", time_limit=0)
 check(lp.partition["megatron_layout"] == "Et*2|t*6|t*6|L" and lp.partition["gain"] > 0, f"{lp.partition}")
 raises(lambda: stagecraft.plan(p=2, m=4, cap=0.1, time_limit=0), 7, "nothing meets cap 0.1")
+fp = stagecraft.plan(p=4, m=8, cap=3, time_limit=0, framework="pytorch")
+check(fp.framework == "pytorch" and all(c.error or "pytorch" in c.frameworks for c in fp.candidates),
+      f"plan framework=pytorch {fp}")
+check(fp.reproduce["sim"].startswith("stagecraft sim " + fp.pick.recipe) and fp.reproduce["pytorch"],
+      f"{fp.reproduce}")
 print(f"package: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
