@@ -25,7 +25,7 @@
 #include "run/run.h"
 #include "compile.h"
 #include "lower/lower.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "ir/ir.h"
 #include "schedule/block.h"
 #include "schedule/rules.h"

@@ -203,7 +203,14 @@ if fw == "megatron":
     assert "mem=" not in pick["knobs"] and "-D mem=" not in plan["reproduce"]["sim"], plan["reproduce"]
     v = pick["stages_per_device"]
     assert settings.startswith("--pipeline-model-parallel-size 8") and "ZBV" not in text, settings
-    assert ("--num-virtual-stages-per-pipeline-rank %d" % v in settings) == (v > 1), settings
+    if "--pipeline-model-parallel-layout" in settings:  # an uneven split (split=best)
+        import re
+        lay = re.search(r'layout "([^"]*)"', settings).group(1)
+        assert lay.count("|") + 1 == 8 * v and "--num-virtual" not in settings, settings
+        assert sum(int(n) for n in re.findall(r"t\*(\d+)", lay)) == 32, lay
+        assert lay.startswith("E") and lay.endswith("L"), lay
+    else:
+        assert ("--num-virtual-stages-per-pipeline-rank %d" % v in settings) == (v > 1), settings
 else:
     cls = {"V": ("ZBVZeroBubble", "DualPipeV"), "loop": ("1F1B", "Interleaved1F1B")}[pick["placement"]]
     assert fw == "pytorch" or any("pipeline_parallel_schedule %s " % k in settings for k in cls), settings

@@ -2,7 +2,7 @@
  * caps.c — the memory cap, checked on the lowered streams (caps.h).
  */
 #include "caps.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
 

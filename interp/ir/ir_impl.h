@@ -93,6 +93,7 @@ struct sc_prog {
     double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
     struct sc_model_desc *model; /* the model the costs came from (flops.h), or NULL */
     struct sc_mdesc *mdesc; /* its description (the program's copy) */
+    void (*mdesc_free)(struct sc_mdesc *); /* set by model/flops.c */
     int *slayers;         /* [S] its transformer layers per stage */
     double *pbytes;       /* [P] its parameter bytes per device (with gradients, optimizer) */
     struct sc_dev_bytes *dbytes; /* [P] what each device holds besides activations */

@@ -29,7 +29,7 @@
  *   - FLOPs: of the forward pass per token, a multiply-add is 2, matrix
  *     products only (norms, activations and biases are not counted) except
  *     that the embedding counts 2 h (a lookup) and the head 5 V (softmax
- *     and loss), as interp/ir/flops.c does. Attention's scores and values
+ *     and loss), as interp/model/flops.c does. Attention's scores and values
  *     cost 2 s H (d_qk + d_v) per token for sequences of s tokens, the whole
  *     s x s square (no saving for the causal mask: the convention of
  *     Narayanan et al. 2021 and of flops.c). Mixture of experts: the
@@ -52,7 +52,7 @@
 
 /* The families: X(NAME, "model_type"). gpt is the shorthand's (no
  * config.json has it): LayerNorm with biases, biases on every linear
- * layer, a 4h GELU MLP, as interp/ir/flops.c counts. */
+ * layer, a 4h GELU MLP, as interp/model/flops.c counts. */
 #define SC_MFAMILIES(X)                                                                            \
     X(GPT, "gpt")                                                                                  \
     X(LLAMA, "llama")                                                                              \
@@ -135,7 +135,7 @@ sc_status sc_mdesc_new(const sc_mdesc_cfg *cfg, sc_mdesc **out, char *err, size_
 /* The shorthand of `-D layers= hidden= vocab= heads=`
  * (docs/vocab.md#the-model-flops-and-bytes): the gpt family, untied, heads 0 meaning hidden /
  * 128 (1 when 128 does not divide hidden). Its parameters are those of
- * interp/ir/flops.c: L (12 h^2 + 13 h) + 2 V h (no final norm there, so
+ * interp/model/flops.c: L (12 h^2 + 13 h) + 2 V h (no final norm there, so
  * none here). seq and batch are not the model's: they are arguments of the
  * FLOPs and bytes. Errors as sc_mdesc_new, naming layers, hidden, vocab,
  * heads. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/flops.h"
 #include "ir/pair.h"
 
 static const char *const names[] = {"",
@@ -102,6 +103,21 @@ void sc_plan_shape_of(const sc_prog *pg, sc_plan_shape *sh)
     sh->chunks = P > 0 ? S / P : 0;
     sh->pairs = sc_prog_has_pairs(pg);
     sh->vocab = sc_vocab_split(sc_prog_vocab(pg));
+    if (sc_prog_has_model(pg)) { /* the split, as Megatron writes it */
+        sc_vocab vp = sc_prog_vocab(pg);
+        int ends = vp == SC_VOCAB_BASELINE || vp == SC_VOCAB_REDIS;
+        size_t o = 0;
+        for (int s = 0; s < S; s++) {
+            int k = sc_prog_stage_layers(pg, s);
+            char t[24] = "";
+            sh->decoders += k;
+            if (k)
+                snprintf(t, sizeof t, "t*%d", k);
+            if (ends && o + 40 < sizeof sh->layout)
+                o += (size_t)snprintf(sh->layout + o, sizeof sh->layout - o, "%s%s%s%s",
+                                      s ? "|" : "", s == 0 ? "E" : "", t, s == S - 1 ? "L" : "");
+        }
+    }
     int fused_only = !sh->pairs && !sh->vocab;
     for (int d = 0; d < P; d++) {
         size_t n;

@@ -72,6 +72,9 @@ typedef struct sc_plan_shape {
     int vocab;        /* vocabulary passes (a split vocabulary) */
     int megatron;     /* its order is Megatron-LM's: 1 1F1B, 2 interleaved 1F1B; 0 neither */
     unsigned runs_on; /* SC_FW_BIT(fw) of every framework that runs it */
+    int decoders;     /* with a model (docs/model.md): its decoder layers; 0 without */
+    char layout[512]; /* with a model whose head is on the ends (baseline, redis): its
+                       * split as Megatron's --pipeline-model-parallel-layout; "" else */
 } sc_plan_shape;
 
 /* "megatron" -> SC_FW_MEGATRON; -1 for any other name. */

@@ -140,6 +140,13 @@ int sc_cli_time(int argc, char **argv, int *i, double *out);
  * model, the parameter and activation bytes per device (vocab_out.c):
  * members of the --json object in w, or (w NULL) lines after the device
  * table. */
+/* `--model FILE` (--model=FILE) of every command as -D model=FILE, and
+ * `--layers SPEC` of every command but plan as -D split=SPEC
+ * (docs/model.md), rewritten in argv in place; usage errors printed, their
+ * exit code returned. _free: the texts made, after the command. */
+int sc_cli_model_options(int argc, char **argv);
+void sc_cli_model_options_free(void);
+
 void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 /* recompute_out.c: sim's recomputation figures, as the member "recompute"
  * of the --json object in w, or (w NULL) a text line; nothing without a

@@ -30,7 +30,7 @@
 #include "formats/atomic.h"
 #include "formats/svg.h"
 #include "ir/alloc.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "lua/sc_auto.h"
 #include "lua/sc_lua.h"
 #include "run/run.h"

@@ -364,6 +364,11 @@ static int search(lua_State *L, sc_plan_run *r)
                     rc = candidate(L, r, ri, k, 0, NULL);
                 }
         }
+        if (vocab && !rc && !r->layers && !user_def(r, "split")) {
+            /* the layers split by the model's costs (docs/model.md#the-split) */
+            snprintf(k, sizeof k, "%s%ssplit=best", mem, mem[0] ? " " : "");
+            rc = candidate(L, r, ri, k, 0, NULL);
+        }
         if (vocab && !rc)
             for (int j = 0; j < 3 && !rc; j++) {
                 static const char *const places[] = {"redis", "vocab-1", "vocab-2"};

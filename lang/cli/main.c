@@ -34,7 +34,7 @@
 #include "formats/json.h"
 #include "formats/render.h"
 #include "repl/repl.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "ir/offload_cfg.h"
 #include "ir/p2p.h"
 #include "lua/sc_auto.h"
@@ -532,68 +532,6 @@ static int unknown_command(const char *word)
     return sc_cli_fail(SC_EXIT_USAGE, msg);
 }
 
-/* `--model FILE` (and --model=FILE) of every command: -D model=FILE
- * (docs/model.md), and --layers SPEC of every command but plan (which has
- * its own): -D split=SPEC, rewritten in place; the texts made are freed at
- * the end. */
-static char *model_args[16];
-static int nmodel_args;
-
-static int model_options(int argc, char **argv)
-{
-    for (int i = 2; i < argc; i++) {
-        const char *v = NULL;
-        if (strcmp(argv[i], "--layers") == 0 && strcmp(argv[1], "plan") != 0) {
-            /* the model's split (docs/model.md#the-split): -D split=SPEC */
-            if (i + 1 >= argc || !argv[i + 1][0])
-                return sc_cli_fail(SC_EXIT_USAGE, "--layers needs the split: even, best, "
-                                                  "counts per stage ([4,4,4,4]) or a Megatron "
-                                                  "layout (Et*4|t*4|t*4|t*4L)");
-            size_t n = strlen(argv[i + 1]) + 7;
-            char *d = malloc(n);
-            if (!d)
-                return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-            snprintf(d, n, "split=%s", argv[i + 1]);
-            if (nmodel_args == (int)(sizeof model_args / sizeof *model_args)) {
-                free(d);
-                return sc_cli_fail(SC_EXIT_USAGE, "--layers: at most 16");
-            }
-            model_args[nmodel_args++] = d;
-            argv[i] = "-D";
-            argv[++i] = d;
-            continue;
-        }
-        if (strcmp(argv[i], "--model") == 0) {
-            if (i + 1 >= argc || !argv[i + 1][0])
-                return sc_cli_fail(SC_EXIT_USAGE, "--model needs a FILE (a Hugging Face "
-                                                  "config.json)");
-            v = argv[i + 1];
-        } else if (strncmp(argv[i], "--model=", 8) == 0) {
-            v = argv[i] + 8;
-        } else if (strcmp(argv[i], "-D") == 0) {
-            i++; /* a -D's value is not an option */
-            continue;
-        } else {
-            continue;
-        }
-        if (nmodel_args == (int)(sizeof model_args / sizeof *model_args))
-            return sc_cli_fail(SC_EXIT_USAGE, "--model: at most 16");
-        size_t n = strlen(v) + 9;
-        char *d = malloc(n);
-        if (!d)
-            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-        snprintf(d, n, "%smodel=%s", argv[i][7] == '=' ? "-D" : "", v);
-        model_args[nmodel_args++] = d;
-        if (argv[i][7] == '=') {
-            argv[i] = d;
-        } else {
-            argv[i] = "-D";
-            argv[++i] = d;
-        }
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which
@@ -638,11 +576,10 @@ int main(int argc, char **argv)
         rc = cmd_help(L, argc, argv);
     } else if (command(argv[1])) {
         sc_sandbox_seal(L); /* strangers' recipes: no files outside their evaluation */
-        rc = model_options(argc, argv);
+        rc = sc_cli_model_options(argc, argv);
         if (!rc)
             rc = command(argv[1])(L, argc, argv);
-        for (int i = 0; i < nmodel_args; i++)
-            free(model_args[i]);
+        sc_cli_model_options_free();
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);

@@ -220,7 +220,14 @@ static void megatron_args(const sc_plan_run *r, const sc_plan_cand *c, sbuf *b)
     const char *dl = def_value(r, "layers");
     char lay[4096] = "";
     int nlayers = dl ? atoi(dl) : 0, mtp = 0;
-    if (sp) {
+    if (!sp && c->shape.decoders > 0) { /* a model's split (docs/model.md#the-split) */
+        nlayers = c->shape.decoders;
+        int even = nlayers % S == 0;
+        for (const char *q = c->shape.layout; even && (q = strstr(q, "t*")); q += 2)
+            even = atoi(q + 2) == nlayers / S;
+        if (!even)
+            snprintf(lay, sizeof lay, "%s", c->shape.layout);
+    } else if (sp) {
         sc_part_layout(r->layers, sp->S, sp->first, lay, sizeof lay);
         nlayers = t_layers(r->layers, 't');
         mtp = t_layers(r->layers, 'm');

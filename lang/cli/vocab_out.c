@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "model/mdesc.h"
 
 #define GIB 1073741824.0

@@ -18,7 +18,7 @@
 #include "formats/jsonread.h"
 #include "formats/readfile.h"
 #include "ir/alloc.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 

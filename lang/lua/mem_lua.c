@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/flops.h"
+#include "model/flops.h"
 
 /* The suffixes of a size in bytes, lower case. */
 static const struct {

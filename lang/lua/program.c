@@ -18,7 +18,7 @@
 #include "formats/render.h"
 #include "schedule/rules.h"
 #include "schedule/vocab.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "sc_auto.h"
 #include "schedule/capfit.h"
 #include "ir/text.h"

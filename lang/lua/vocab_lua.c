@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "model/mdesc.h"
 #include "plan/partition.h"
 

@@ -450,15 +450,13 @@ static int sb_scfile(lua_State *L)
     lua_getfield(L, lua_upvalueindex(3), "_granted");
     int granted = lua_istable(L, -1) && lua_getfield(L, -1, path) != LUA_TNIL;
     lua_settop(L, 2);
-    if (granted) {
-        lua_pushvalue(L, 1);
-    } else {
-        if (!resolve(L, path, is_model ? "sc.model" : "sc.costs")) {
-            lua_pushfstring(L, "%s %s: cannot open it (in %s)", lua_tostring(L, lua_upvalueindex(5)),
-                            path, lua_tostring(L, UV_ROOT));
-            return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-        }
+    if (!granted && !resolve(L, path, is_model ? "sc.model" : "sc.costs")) {
+        lua_pushfstring(L, "%s %s: cannot open it (in %s)", lua_tostring(L, lua_upvalueindex(5)),
+                        path, lua_tostring(L, UV_ROOT));
+        return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
+    if (granted)
+        lua_pushvalue(L, 1);
     lua_pushvalue(L, 1);
     lua_call(L, 2, 1);
     return 1;
@@ -587,21 +585,14 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_pushvalue(L, mod);
     lua_pushcclosure(L, sb_scload, 3);
     lua_setfield(L, -2, "load");
-    lua_pushvalue(L, env);
-    if (root)
-        lua_pushstring(L, root);
-    else
-        lua_pushnil(L);
     static const char *const files[][3] = {{"costs", "_costs_read", "cost file"},
                                            {"model", "_model_read", "model"}};
     for (int f = 0; f < 2; f++) {
-        if (f) {
-            lua_pushvalue(L, env);
-            if (root)
-                lua_pushstring(L, root);
-            else
-                lua_pushnil(L);
-        }
+        lua_pushvalue(L, env);
+        if (root)
+            lua_pushstring(L, root);
+        else
+            lua_pushnil(L);
         lua_pushvalue(L, mod);
         lua_pushstring(L, files[f][1]);
         lua_pushstring(L, files[f][2]);

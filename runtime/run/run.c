@@ -20,7 +20,7 @@
 #include "exec/exec.h"
 #include "ir/recompute_cfg.h"
 #include "ir/alloc.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "ir/offload_cfg.h"
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"

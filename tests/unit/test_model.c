@@ -2,13 +2,13 @@
  * test_model.c — the model description (interp/model/mdesc.h) and its
  * config.json reader (interp/formats/hfconfig.h): the published parameter
  * totals of public models, exactly; the stages' parameters summing to the
- * total; the shorthand agreeing with interp/ir/flops.c; the named errors.
+ * total; the shorthand agreeing with interp/model/flops.c; the named errors.
  * Run from the repository's root (the fixtures are tests/fixtures/models/,
  * copies of the models' config.json files).
  */
 #include "formats/hfconfig.h"
 #include "harness.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "model/mdesc.h"
 
 #include <stdint.h>
@@ -183,7 +183,7 @@ out:
     sc_mdesc_free(d);
 }
 
-/* The shorthand -D layers= hidden= vocab= agrees with interp/ir/flops.c:
+/* The shorthand -D layers= hidden= vocab= agrees with interp/model/flops.c:
  * 12 h^2 + 13 h per layer, V h twice; F 24 h^2 + 4 s h per token; 34 h
  * bytes per token (Korthikanti's, no s^2 term; plus FlashAttention's 4 H),
  * 34 h + 5 H s without FlashAttention; head 2 h V + 5 V, 2 h + 4 V bytes. */

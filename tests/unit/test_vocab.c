@@ -8,7 +8,7 @@
 #include "compile.h"
 #include "formats/render.h"
 #include "harness.h"
-#include "ir/flops.h"
+#include "model/flops.h"
 #include "ir/ir.h"
 #include "ir/text.h"
 #include "schedule/block.h"

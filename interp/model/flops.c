@@ -21,9 +21,10 @@
  * split vocabulary its shard of the embedding and the head; their bytes by
  * the training set-up (sc_dev_bytes).
  */
+#include "model/flops.h"
+
 #include "ir/alloc.h"
-#include "flops.h"
-#include "ir_impl.h"
+#include "ir/ir_impl.h"
 #include "model/mdesc.h"
 
 #include <math.h>
@@ -171,6 +172,9 @@ static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, 
         .workspace = md->workspace,
     };
 }
+
+/* The program's copy, freed with it (ir.c knows no model/: a destructor). */
+static void free_mdesc(struct sc_mdesc *m) { sc_mdesc_free(m); }
 
 /* The program's description: a copy of md->desc, or the shorthand's. */
 static sc_status describe(sc_prog *pg, const sc_model_desc *md, sc_mdesc **out)
@@ -353,7 +357,8 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     sc_free(pg->pbytes);
     sc_free(pg->dbytes);
     sc_free(pg->model);
-    sc_mdesc_free(pg->mdesc);
+    if (pg->mdesc_free)
+        pg->mdesc_free(pg->mdesc);
     *keep = *md;
     keep->split = NULL; /* the caller's; the split is pg->slayers */
     keep->desc = m;
@@ -364,6 +369,7 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     keep->dtype_bytes = dtype;
     pg->model = keep;
     pg->mdesc = m;
+    pg->mdesc_free = free_mdesc;
     pg->slayers = nl;
     pg->pbytes = pb;
     pg->dbytes = db;

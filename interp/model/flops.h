@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 struct sc_mdesc; /* model/mdesc.h */
 
