@@ -87,27 +87,88 @@ sc.OFFLOAD = {
 }
 
 -- The model and where its vocabulary layers go (Vocabulary Parallelism;
--- docs/vocab.md): with layers > 0 the costs, memory and parameter bytes come
--- from the model's FLOPs and bytes (hidden, seq and tflops are sc.OFFLOAD's);
--- vocab_par places the input embedding and the output layer. layers, vocab
+-- docs/vocab.md, docs/model.md): with a model -- a Hugging Face config.json
+-- (`model`, --model FILE) or the shorthand layers > 0 (with hidden, vocab) --
+-- the costs, memory and bytes come from the model's FLOPs and bytes (seq and
+-- tflops are sc.OFFLOAD's); vocab_par places the input embedding and the
+-- output layer (auto: baseline with a model, none without). layers, vocab
 -- and batch also size the model of run (layers 0: two per stage there).
-local WITH_MODEL = "layers > 0"
+local WITH_MODEL = "a model (model or layers > 0)"
 sc.MODEL = {
-  {"vocab_par", "none", "vocabulary layers: none, baseline, redis, vocab-1, vocab-2"},
-  {"layers", 0, "transformer layers (> 0: costs and memory from the model; run: 0 is 2 per stage)"},
+  {"vocab_par", "auto", "vocabulary layers: auto (baseline with a model), none, baseline, redis, "
+   .. "vocab-1, vocab-2"},
+  {"model", "", "a Hugging Face config.json: the model (--model FILE; docs/model.md)"},
+  {"layers", 0, "transformer layers (> 0: the shorthand model; run: 0 is 2 per stage)"},
   {"vocab", 128, "vocabulary size (with layers > 0, and the model of run)", when = WITH_MODEL},
-  {"batch", 2, "sequences per microbatch (with layers > 0, and the model of run)",
+  {"batch", 2, "sequences per microbatch (with a model, and the model of run)",
    when = WITH_MODEL},
-  {"coll_gbps", 100.0, "collectives' bandwidth, GB/s (with layers > 0)", when = WITH_MODEL},
-  {"coll_us", 10.0, "collectives' latency, microseconds (with layers > 0)", when = WITH_MODEL},
+  {"coll_gbps", 100.0, "collectives' bandwidth, GB/s (with a model)", when = WITH_MODEL},
+  {"coll_us", 10.0, "collectives' latency, microseconds (with a model)", when = WITH_MODEL},
+  {"dtype", "", "parameters' dtype: bf16, fp16, fp32 (default: the config's)", when = WITH_MODEL},
+  {"precision", "mixed", "mixed (fp32 grads, master weights, states) or pure (all in dtype)",
+   when = WITH_MODEL},
+  {"optimizer", "adamw", "adamw, sgd or none", when = WITH_MODEL},
+  {"zero", 0, "ZeRO over dp: 1 optimizer states, 2 and grads, 3 and params (FSDP)",
+   when = WITH_MODEL},
+  {"dp", 1, "data-parallel ranks (with zero > 0)", when = WITH_MODEL},
+  {"workspace", "1GiB", "bytes per device besides: CUDA context, cuBLAS, NCCL (with a model)",
+   when = WITH_MODEL, memory = true},
 }
 
--- The `vocab_par` and `model` fields of sc.program from the parameters of
--- sc.MODEL (and hidden, seq, tflops): model only when layers > 0.
+local BYTE_UNITS = {b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12, kib = 1024, mib = 1024^2,
+                    gib = 1024^3, tib = 1024^4}
+
+-- A size in bytes: a number, or text "1GiB".
+local function bytes_of(name, v)
+  if type(v) == "number" then return v end
+  local num, unit = tostring(v):match("^%s*([%d%.eE+-]+)%s*(%a*)%s*$")
+  local x = tonumber(num)
+  local scale = unit == "" and 1 or (unit and BYTE_UNITS[unit:lower()])
+  if x == nil or scale == nil or x < 0 then
+    sc._raise(sc._exits.arg, caller_where() ..
+      ("parameter '%s': expected bytes (\"1GiB\", 0), got '%s'"):format(name, tostring(v)))
+  end
+  return x * scale
+end
+
+-- Whether P describes a model: a config.json or the shorthand's layers.
+function sc.has_model(P)
+  return (P.model ~= nil and P.model ~= "") or (P.layers ~= nil and P.layers > 0)
+end
+
+-- The `vocab_par` field of sc.program from P: nil for none; auto is
+-- baseline with a model (the embedding on the first stage, the head on the
+-- last), none without.
+function sc.vocab_of(P)
+  local v = P.vocab_par
+  if v == "auto" then v = sc.has_model(P) and "baseline" or nil end
+  if v == "none" then v = nil end
+  return v
+end
+
+-- The `model` field of sc.program from the parameters of sc.MODEL (and seq,
+-- tflops): nil without a model.
 function sc.model_of(P)
-  if P.layers == nil or P.layers <= 0 then return nil end
-  return {layers = P.layers, hidden = P.hidden, seq = P.seq, vocab = P.vocab, batch = P.batch,
-          tflops = P.tflops, coll_gbps = P.coll_gbps, coll_us = P.coll_us}
+  if not sc.has_model(P) then return nil end
+  local t = {seq = P.seq, batch = P.batch, tflops = P.tflops, coll_gbps = P.coll_gbps,
+             coll_us = P.coll_us, precision = P.precision, optimizer = P.optimizer,
+             zero = P.zero, dp = P.dp, workspace = bytes_of("workspace", P.workspace)}
+  if P.dtype ~= nil and P.dtype ~= "" then t.dtype = P.dtype end
+  if P.model ~= nil and P.model ~= "" then
+    t.config = sc.model(P.model)
+    if sc._overrides.seq == nil then
+      sc._raise(sc._exits.arg, caller_where() .. ("model %s: give the sequence length trained " ..
+        "(-D seq=N; the default %s is the toy model's)"):format(P.model, tostring(P.seq)))
+    end
+    -- the shorthand's sizes only when given: they must then agree with the config's
+    for _, k in ipairs{"layers", "hidden", "vocab"} do
+      local v = P[k] -- read: a -D of it is not "set but never read"
+      if sc._overrides[k] ~= nil then t[k] = v end
+    end
+  else
+    t.layers, t.hidden, t.vocab = P.layers, P.hidden, P.vocab
+  end
+  return t
 end
 
 -- PipeOffload's transfer-to-compute ratio of a transformer layer:
@@ -153,7 +214,7 @@ function sc.offload_of(P)
   if P.offload == "selective" then chunks = P.offload_chunks end
   local mem = sc.mem_of(P)
   return {policy = P.offload, chunks = chunks, ratio = ratio, shared = P.link_shared,
-          mem = type(mem) == "number" and mem or nil, margin = P.offload_margin}
+          mem = mem, margin = P.offload_margin}
 end
 
 -- The `recompute` field of sc.program from the parameters of sc.OFFLOAD's
@@ -165,7 +226,7 @@ function sc.recompute_of(P)
   local time = P.recompute_time
   return {policy = P.recompute, chunks = chunks, frac = P.recompute_frac,
           time = (time and time > 0) and time or nil,
-          mem = type(sc.mem_of(P)) == "number" and sc.mem_of(P) or nil}
+          mem = sc.mem_of(P)}
 end
 
 -- The memory limit parameter `mem` (0: none): its value, or `none` when it
@@ -191,9 +252,7 @@ function sc.fields(P, t)
     if t[k] == nil then t[k] = P[k] end
   end
   if t.costs == nil then t.costs = sc.costs_of(P) end
-  if t.vocab_par == nil and P.vocab_par ~= nil and P.vocab_par ~= "none" then
-    t.vocab_par = P.vocab_par
-  end
+  if t.vocab_par == nil and P.vocab_par ~= nil then t.vocab_par = sc.vocab_of(P) end
   if t.model == nil then t.model = sc.model_of(P) end
   if t.offload == nil then t.offload = sc.offload_of(P) end
   if t.recompute == nil then t.recompute = sc.recompute_of(P) end

@@ -31,7 +31,7 @@ local prog = sc.autoschedule {
   tcomm = P.tcomm, w_keep = P.w_keep, mem = sc.mem_of(P, P.p),
   seed = P.seed, time_limit = P.time_limit, objective = P.objective,
   offload = sc.offload_of(P), recompute = sc.recompute_of(P), costs = sc.costs_of(P),
-  vocab_par = P.vocab_par ~= "none" and P.vocab_par or nil, model = sc.model_of(P),
+  vocab_par = sc.vocab_of(P), model = sc.model_of(P),
 }
 -- Never slower than a stdlib recipe of this placement under the same cap
 -- and costs (the search is a heuristic; they are cheap to try). Not with

@@ -38,7 +38,8 @@ double sc_bound_gap(double makespan, double bound)
 {
     if (!(bound > 0))
         return makespan > 0 ? INFINITY : 0;
-    return (makespan - bound) / bound;
+    double gap = (makespan - bound) / bound;
+    return fabs(gap) < 1e-9 ? 0 : gap; /* rounding, not a schedule below its bound */
 }
 
 static double pos(double x) { return x > 0 ? x : 0; }

@@ -1,26 +1,30 @@
 /*
- * flops.c — the model's costs, memory and parameters (flops.h; the formulas
- * are those of docs/vocab.md#the-model-flops-and-bytes).
+ * flops.c — the model's costs, memory and bytes (flops.h; the formulas are
+ * those of docs/model.md, the layers' FLOPs and bytes those of
+ * model/mdesc.h, one description for a config.json and for the shorthand
+ * `-D layers= hidden= vocab= heads=`).
  *
- * Per microbatch of R = seq x batch tokens, in FLOPs (a multiply-add is 2):
- *   transformer layer  F = 24 R h^2 + 4 R s h   (QKV, projection, 4h MLP;
- *                      B = 24 R h^2 + 8 R s h    attention scores and
- *                      W = 24 R h^2              values: no weights, so no W)
- *   output layer       F = 2 R h V + 5 R V   (logits, softmax, loss)
- *                      B = 2 R h V           (input gradient)
- *                      W = 2 R h V           (weight gradient)
- *   input embedding    F = W = 2 R h         (a lookup and its scatter-add)
+ * Per microbatch of R = seq x batch tokens, for a layer whose forward pass
+ * costs F = R f(seq) FLOPs (sc_mdesc_flops) of which Fw = R f(0) are matrix
+ * products with weights and the rest attention's core: B = Fw + 2 (F - Fw)
+ * (the input gradient of the products, the core's backward twice its
+ * forward), W = Fw (the weight gradient). The head: F = R (2 h V + 5 V), B
+ * = W = 2 R h V; the embedding F = W = 2 R h, B = 0. For the shorthand
+ * (a GPT layer) that is F = 24 R h^2 + 4 R s h, B = 24 R h^2 + 8 R s h,
+ * W = 24 R h^2.
  * Split over P devices (vocab-1 computes the input gradient in S, vocab-2
  * in T): S = 2 R h V / P + 5 R V / P (+ 2 R h V / P with vocab-1),
  * T = 2 R h V / P (+ 2 R h V / P with vocab-2), E = EW = 2 R h / P.
- * Activations (bytes; bf16, attention recomputed by a fused kernel): a
- * transformer layer keeps 34 R h, the output layer 4 R V + 2 R h (fp32
- * probabilities and its input), S 4 R V / P + 2 R h. Parameters: 12 h^2 +
- * 13 h per layer, V h for the embedding and for the output layer (untied).
+ * Activations: R x sc_mdesc_act_bytes of each layer (FlashAttention); a unit
+ * is the decoder layers' activations of one microbatch over P devices.
+ * Parameters per device: its stages' layers (model/mdesc.h), and with a
+ * split vocabulary its shard of the embedding and the head; their bytes by
+ * the training set-up (sc_dev_bytes).
  */
 #include "ir/alloc.h"
 #include "flops.h"
 #include "ir_impl.h"
+#include "model/mdesc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,12 +34,13 @@
 sc_model_desc sc_model_desc_default(void)
 {
     return (sc_model_desc){.tflops = 400, .coll_gbps = 100, .coll_us = 10, .p2p_gbps = 0,
-                           .bytes_per_param = 18};
+                           .precision = SC_PREC_MIXED, .optimizer = SC_OPT_ADAMW, .dp = 1};
 }
 
-/* Layers per stage: with redis, by cost (each next layer to the stage whose
- * device ends with the least time, at least one per stage); else evenly, the
- * first layers % S stages one more (the runtime's split, runtime/model/model.h). */
+/* Decoder layers per stage: with redis, by cost (each next layer to the
+ * stage whose device ends with the least time, at least one per stage);
+ * else evenly, the first layers % S stages one more (the runtime's split,
+ * runtime/model/model.h). */
 static void split_layers(const sc_prog *pg, long L, const double *extra, double layer, int *nl)
 {
     int S = pg->S, P = pg->P;
@@ -67,84 +72,182 @@ static void split_layers(const sc_prog *pg, long L, const double *extra, double 
     sc_free(dev);
 }
 
+/* F, B, W (FLOPs) and activation bytes of one microbatch in layer i. */
+typedef struct { double f, b, w, act; } layer_cost;
+
+static layer_cost cost_of(const sc_mdesc *m, int i, double R, long seq)
+{
+    sc_mlayer k = sc_mdesc_kind(m, i);
+    double f = R * (double)sc_mdesc_flops(m, i, seq), fw = R * (double)sc_mdesc_flops(m, i, 0);
+    double act = R * (double)sc_mdesc_act_bytes(m, i, seq, SC_ATTN_FLASH);
+    double V = (double)sc_mdesc_config(m)->vocab, h = (double)sc_mdesc_config(m)->hidden;
+    switch (k) {
+    case SC_ML_EMBED:
+        return (layer_cost){f, 0, f, act};
+    case SC_ML_HEAD:
+        return (layer_cost){f, 2 * R * h * V, 2 * R * h * V, act};
+    default:
+        return (layer_cost){f, fw + 2 * (f - fw), fw, act};
+    }
+}
+
+static void add_cost(layer_cost *a, layer_cost b)
+{
+    a->f += b.f;
+    a->b += b.b;
+    a->w += b.w;
+    a->act += b.act;
+}
+
+/* Elements of n shared over `ways` devices: each holds ceil(n / ways). */
+static double shard(double n, long ways) { return ways > 1 ? ceil(n / (double)ways) : n; }
+
+/* The bytes of device d's n parameters by the set-up (sc_dev_bytes). */
+static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, double n)
+{
+    int zero = md->zero;
+    long dp = md->dp > 1 ? md->dp : 1;
+    double grad = md->precision == SC_PREC_PURE ? dtype : 4;
+    double master = md->precision == SC_PREC_MIXED && dtype != 4 ? 4 : 0;
+    double moments = md->optimizer == SC_OPT_ADAMW ? 2.0 * (md->precision == SC_PREC_PURE ? dtype : 4)
+                                                   : 0;
+    double opt = md->optimizer == SC_OPT_NONE ? 0 : master + moments;
+    return (sc_dev_bytes){
+        .params = count,
+        .param_bytes = shard(n, zero >= 3 ? dp : 1) * dtype,
+        .grads = shard(n, zero >= 2 ? dp : 1) * grad,
+        .optimizer = shard(n, zero >= 1 ? dp : 1) * opt,
+        .workspace = md->workspace,
+    };
+}
+
+/* The program's description: a copy of md->desc, or the shorthand's. */
+static sc_status describe(sc_prog *pg, const sc_model_desc *md, sc_mdesc **out)
+{
+    char err[256];
+    sc_status st;
+    if (md->desc) {
+        const sc_mdesc_cfg *c = sc_mdesc_config(md->desc);
+        const struct { const char *name; long given; int64_t own; } same[] = {
+            {"layers", md->layers, c->layers}, {"hidden", md->hidden, c->hidden},
+            {"vocab", md->vocab, c->vocab}, {"heads", md->heads, c->heads}};
+        for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+            if (same[i].given > 0 && same[i].given != same[i].own)
+                return sc_fail(pg, SC_ERR_ARG, "model: %s = %ld, but the model's config (%s) "
+                               "has %lld: give one or the other", same[i].name, same[i].given,
+                               sc_mfamily_name(c->family), (long long)same[i].own);
+        st = sc_mdesc_new(c, out, err, sizeof err);
+    } else {
+        st = sc_mdesc_gpt(md->layers, md->hidden, md->vocab, md->heads, out, err, sizeof err);
+    }
+    return st == SC_OK ? SC_OK : sc_fail(pg, st, "model: %s", err);
+}
+
 sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
 {
     const struct { const char *name; long v; } dims[] = {
-        {"layers", md->layers}, {"hidden", md->hidden}, {"seq", md->seq},
-        {"vocab", md->vocab}, {"batch", md->batch},
+        {"layers", md->desc ? 1 : md->layers}, {"hidden", md->desc ? 1 : md->hidden},
+        {"seq", md->seq}, {"vocab", md->desc ? 1 : md->vocab}, {"batch", md->batch},
     };
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].v < 1)
             return sc_fail(pg, SC_ERR_ARG, "model: %s = %ld must be at least 1", dims[i].name,
                            dims[i].v);
     if (md->heads < 0 || !(md->tflops > 0) || !(md->coll_gbps > 0) || !(md->coll_us >= 0) ||
-        !(md->p2p_gbps >= 0) || !(md->bytes_per_param >= 0) || !isfinite(md->tflops))
-        return sc_fail(pg, SC_ERR_ARG, "model: tflops and coll_gbps must be > 0, coll_us, "
-                       "p2p_gbps and bytes_per_param >= 0, heads >= 0");
+        !(md->p2p_gbps >= 0) || !isfinite(md->tflops))
+        return sc_fail(pg, SC_ERR_ARG, "model: tflops and coll_gbps must be > 0, coll_us and "
+                       "p2p_gbps >= 0, heads >= 0");
+    if (md->dtype_bytes != 0 && md->dtype_bytes != 2 && md->dtype_bytes != 4)
+        return sc_fail(pg, SC_ERR_ARG, "model: a parameter's bytes must be 2 (bf16, fp16) or 4 "
+                       "(fp32), got %d", md->dtype_bytes);
+    if (md->zero < 0 || md->zero > 3 || md->dp < 1 || (int)md->precision < 0 ||
+        md->precision > SC_PREC_PURE || (int)md->optimizer < 0 || md->optimizer > SC_OPT_NONE)
+        return sc_fail(pg, SC_ERR_ARG, "model: zero must be 0 to 3 and dp at least 1 (got zero "
+                       "%d, dp %ld)", md->zero, md->dp);
+    if (!(md->workspace >= 0) || !isfinite(md->workspace))
+        return sc_fail(pg, SC_ERR_ARG, "model: workspace must be >= 0 bytes (got %g)",
+                       md->workspace);
+    sc_mdesc *m = NULL;
+    sc_status st = describe(pg, md, &m);
+    if (st)
+        return st;
+    const sc_mdesc_cfg *mc = sc_mdesc_config(m);
     int S = pg->S, P = pg->P;
-    if (md->layers < S)
+    long L = (long)mc->layers;
+    if (L < S) {
+        sc_mdesc_free(m);
         return sc_fail(pg, SC_ERR_ARG, "model has %ld layers for %d stages: every stage needs "
-                       "at least one layer (-D layers=%d or more)", md->layers, S, S);
+                       "at least one layer (-D layers=%d or more)", L, S, S);
+    }
     int split = sc_vocab_split(pg->vocab), vocab = pg->vocab != SC_VOCAB_NONE;
-    if (split && md->vocab % P != 0)
+    if (split && mc->vocab % P != 0) {
+        sc_mdesc_free(m);
         return sc_fail(pg, SC_ERR_ARG, "vocab_par = %s splits the vocabulary over the %d devices, "
-                       "but vocab = %ld is not a multiple of %d", sc_vocab_name(pg->vocab), P,
-                       md->vocab, P);
-    double h = (double)md->hidden, V = (double)md->vocab, sq = (double)md->seq;
-    double R = sq * (double)md->batch, rate = md->tflops * 1e12;
-    double lf = 24 * R * h * h + 4 * R * sq * h, lb = 24 * R * h * h + 8 * R * sq * h,
-           lw = 24 * R * h * h;
-    double of = 2 * R * h * V + 5 * R * V, ob = 2 * R * h * V, ow = 2 * R * h * V;
-    double ef = 2 * R * h, ew = 2 * R * h;
-    double act = 34 * R * h, unit = act * (double)md->layers / P;
+                       "but vocab = %lld is not a multiple of %d", sc_vocab_name(pg->vocab), P,
+                       (long long)mc->vocab, P);
+    }
+    double h = (double)mc->hidden, V = (double)mc->vocab;
+    double R = (double)md->seq * (double)md->batch, rate = md->tflops * 1e12;
+    int nl_all = sc_mdesc_nlayers(m), last = nl_all - 1;
+    layer_cost dec = {0, 0, 0, 0};
+    for (int i = 1; i <= L; i++)
+        add_cost(&dec, cost_of(m, i, R, md->seq));
+    double unit = dec.act / P;
+    layer_cost emb = cost_of(m, 0, R, md->seq), head = cost_of(m, last, R, md->seq);
+    layer_cost norm = cost_of(m, last - 1, R, md->seq);
     int *nl = sc_malloc((size_t)S * sizeof(int));
     double *extra = sc_calloc((size_t)S, sizeof(double));
     double *pb = sc_calloc((size_t)P, sizeof(double));
+    double *elems = sc_calloc((size_t)P, sizeof(double));
+    int64_t *count = sc_calloc((size_t)P, sizeof(int64_t));
+    sc_dev_bytes *db = sc_calloc((size_t)P, sizeof *db);
     sc_model_desc *keep = sc_malloc(sizeof *keep);
-    if (!nl || !extra || !pb || !keep) {
-        sc_free(nl);
-        sc_free(extra);
-        sc_free(pb);
-        sc_free(keep);
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    if (!nl || !extra || !pb || !elems || !count || !db || !keep) {
+        st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        goto fail;
     }
     if (vocab && !split) {
-        extra[0] += ef + ew;
-        extra[S - 1] += of + ob + ow;
+        extra[0] += emb.f + emb.b + emb.w;
+        extra[S - 1] += head.f + head.b + head.w + norm.f + norm.b + norm.w;
     }
-    split_layers(pg, md->layers, extra, lf + lb + lw, nl);
-    sc_status st = SC_OK;
-    double lparams = 12 * h * h + 13 * h;
-    for (int s = 0; s < S && !st; s++) {
-        double n = nl[s], f = n * lf, b = n * lb, w = n * lw, units = n * act;
+    split_layers(pg, L, extra, (dec.f + dec.b + dec.w) / (double)L, nl);
+    for (int s = 0, first = 1; s < S && !st; first += nl[s], s++) {
+        layer_cost c = {0, 0, 0, 0};
+        int64_t n = 0;
+        for (int i = first; i < first + nl[s]; i++) {
+            add_cost(&c, cost_of(m, i, R, md->seq));
+            n += sc_mdesc_params(m, i);
+        }
         if (vocab && !split && s == 0) {
-            f += ef;
-            w += ew;
+            add_cost(&c, emb);
+            n += sc_mdesc_params(m, 0);
         }
         if (vocab && !split && s == S - 1) {
-            f += of;
-            b += ob;
-            w += ow;
-            units += 4 * R * V + 2 * R * h;
+            add_cost(&c, norm);
+            add_cost(&c, head);
+            n += sc_mdesc_params(m, last - 1) + sc_mdesc_params(m, last);
         }
-        st = sc_prog_set_cost(pg, s, f / rate, b / rate, w / rate);
+        st = sc_prog_set_cost(pg, s, c.f / rate, c.b / rate, c.w / rate);
         if (!st)
-            st = sc_prog_set_mem(pg, s, units / unit);
-        pb[pg->stage_dev[s]] += n * lparams;
+            st = sc_prog_set_mem(pg, s, c.act / unit);
+        count[pg->stage_dev[s]] += n;
     }
-    if (vocab && !split) {
-        pb[pg->stage_dev[0]] += V * h;
-        pb[pg->stage_dev[S - 1]] += V * h;
-    }
+    if (!st && vocab && !split && sc_mdesc_tied(m) && pg->stage_dev[0] != pg->stage_dev[S - 1])
+        elems[pg->stage_dev[S - 1]] += (double)sc_mdesc_tied(m); /* the head's own copy */
     if (!st && split) {
         double v1 = pg->vocab == SC_VOCAB_V1;
         double ts = (2 * R * h * V + 5 * R * V + v1 * 2 * R * h * V) / P,
                tt = (2 * R * h * V + (1 - v1) * 2 * R * h * V) / P;
-        st = sc_prog_set_vocab_cost(pg, -1, ts / rate, tt / rate, ef / P / rate, ew / P / rate);
+        st = sc_prog_set_vocab_cost(pg, -1, ts / rate, tt / rate, emb.f / P / rate,
+                                    emb.w / P / rate);
         if (!st)
-            st = sc_prog_set_vocab_mem(pg, -1, (4 * R * V / P + 2 * R * h) / unit);
+            st = sc_prog_set_vocab_mem(pg, -1, (head.act / P + (head.act - 4 * R * V)) / unit);
+        /* each device: its shard of the embedding and the head (a tied
+         * head shares the embedding's); the final norm on the last stage */
+        int64_t vrows = (sc_mdesc_params(m, 0) + sc_mdesc_params(m, last)) / P;
         for (int d = 0; d < P; d++)
-            pb[d] += 2 * V * h / P;
+            count[d] += vrows;
+        count[pg->stage_dev[S - 1]] += sc_mdesc_params(m, last - 1);
     }
     if (!st)
         st = sc_prog_set_vocab_bytes(pg, 2 * R * h, 4 * R);
@@ -152,39 +255,92 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
         st = sc_prog_set_coll_cost(pg, md->coll_us * 1e-6, md->coll_gbps * 1e9);
     if (!st && md->p2p_gbps > 0)
         st = sc_prog_set_comm(pg, 2 * R * h / (md->p2p_gbps * 1e9));
-    if (st) {
-        sc_free(nl);
-        sc_free(extra);
-        sc_free(pb);
-        sc_free(keep);
-        return st;
+    if (st)
+        goto fail;
+    int dtype = md->dtype_bytes ? md->dtype_bytes : mc->param_bytes;
+    for (int d = 0; d < P; d++) {
+        db[d] = bytes_of(md, dtype, count[d], (double)count[d] + elems[d]);
+        pb[d] = db[d].param_bytes + db[d].grads + db[d].optimizer;
     }
-    for (int d = 0; d < P; d++)
-        pb[d] *= md->bytes_per_param;
     sc_free(extra);
+    sc_free(elems);
+    sc_free(count);
     sc_free(pg->slayers);
     sc_free(pg->pbytes);
+    sc_free(pg->dbytes);
     sc_free(pg->model);
+    sc_mdesc_free(pg->mdesc);
     *keep = *md;
+    keep->desc = m;
+    keep->layers = L;
+    keep->hidden = (long)mc->hidden;
+    keep->vocab = (long)mc->vocab;
+    keep->heads = (long)mc->heads;
+    keep->dtype_bytes = dtype;
     pg->model = keep;
+    pg->mdesc = m;
     pg->slayers = nl;
     pg->pbytes = pb;
+    pg->dbytes = db;
     pg->unit_bytes = unit;
     sc_prog_set_seconds(pg, 1);
     return SC_OK;
+fail:
+    sc_free(nl);
+    sc_free(extra);
+    sc_free(pb);
+    sc_free(elems);
+    sc_free(count);
+    sc_free(db);
+    sc_free(keep);
+    sc_mdesc_free(m);
+    return st;
 }
 
 int sc_prog_has_model(const sc_prog *pg) { return pg->model != NULL; }
 const sc_model_desc *sc_prog_model(const sc_prog *pg) { return pg->model; }
+const sc_mdesc *sc_prog_mdesc(const sc_prog *pg) { return pg->mdesc; }
 
 int sc_prog_stage_layers(const sc_prog *pg, int s)
 {
     return pg->slayers && s >= 0 && s < pg->S ? pg->slayers[s] : 0;
 }
 
+sc_dev_bytes sc_prog_dev_bytes(const sc_prog *pg, int d)
+{
+    return pg->dbytes && d >= 0 && d < pg->P ? pg->dbytes[d] : (sc_dev_bytes){0, 0, 0, 0, 0};
+}
+
 double sc_prog_param_bytes(const sc_prog *pg, int d)
 {
     return pg->pbytes && d >= 0 && d < pg->P ? pg->pbytes[d] : 0;
+}
+
+double sc_prog_static_bytes(const sc_prog *pg, int d)
+{
+    sc_dev_bytes b = sc_prog_dev_bytes(pg, d);
+    return b.param_bytes + b.grads + b.optimizer + b.workspace;
+}
+
+double sc_prog_total_bytes(const sc_prog *pg, int d, double peak_units)
+{
+    return sc_prog_static_bytes(pg, d) + peak_units * sc_prog_unit_bytes(pg);
+}
+
+sc_status sc_prog_bytes_cap(sc_prog *pg, int d, double bytes, double *units)
+{
+    if (!pg->model || !(pg->unit_bytes > 0) || d < 0 || d >= pg->P)
+        return sc_fail(pg, SC_ERR_ARG, "a cap on the total bytes needs a model");
+    sc_dev_bytes b = sc_prog_dev_bytes(pg, d);
+    double held = sc_prog_static_bytes(pg, d), gib = 1073741824.0;
+    *units = (bytes - held) / pg->unit_bytes;
+    if (*units > 0)
+        return SC_OK;
+    return sc_fail_cap(pg, "mem = %.4g GiB caps each device's total, but d%d holds %.4g GiB "
+                       "before any activation (parameters %.4g, gradients %.4g, optimizer "
+                       "states %.4g, workspace %.4g GiB): nothing is left for activations",
+                       bytes / gib, d, held / gib, b.param_bytes / gib, b.grads / gib,
+                       b.optimizer / gib, b.workspace / gib);
 }
 
 double sc_prog_unit_bytes(const sc_prog *pg) { return pg->model ? pg->unit_bytes : 0; }

@@ -3,6 +3,7 @@
  */
 #include "ir_impl.h"
 #include "ir/alloc.h"
+#include "model/mdesc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -268,6 +269,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->model);
     sc_free(pg->slayers);
     sc_free(pg->pbytes);
+    sc_free(pg->dbytes);
+    sc_mdesc_free(pg->mdesc);
     for (int g = 0; g < pg->ngroups; g++)
         sc_free(pg->grp[g]);
     sc_free(pg->grp);

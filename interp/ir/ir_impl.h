@@ -92,8 +92,10 @@ struct sc_prog {
     double *vmem;         /* [P] units of S's record (freed by T) */
     double vact_bytes, vrow_bytes; /* sizes of the vocabulary collectives */
     struct sc_model_desc *model; /* the model the costs came from (flops.h), or NULL */
+    struct sc_mdesc *mdesc; /* its description (the program's copy) */
     int *slayers;         /* [S] its transformer layers per stage */
-    double *pbytes;       /* [P] its parameter bytes per device */
+    double *pbytes;       /* [P] its parameter bytes per device (with gradients, optimizer) */
+    struct sc_dev_bytes *dbytes; /* [P] what each device holds besides activations */
     double unit_bytes;    /* bytes of one unit of activation memory */
     double byte_unit;     /* the same from a cost file or a run (memcap.c), 0: unknown */
     char err[768];

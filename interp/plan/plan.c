@@ -75,10 +75,12 @@ int sc_plan_add(sc_plan *pl, const char *recipe, const char *knobs, double makes
     return pl->n++;
 }
 
-void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes)
+void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes, double total_bytes)
 {
-    if (i >= 0 && i < pl->n)
+    if (i >= 0 && i < pl->n) {
         pl->c[i].peak_bytes = peak_bytes;
+        pl->c[i].total_bytes = total_bytes;
+    }
 }
 
 void sc_plan_set_bound(sc_plan *pl, int i, double bound)
@@ -260,6 +262,8 @@ void sc_plan_json(const sc_plan *pl, sc_jw *w)
             sc_jw_num(w, "peak_memory_max", c->peak);
             if (c->peak_bytes > 0)
                 sc_jw_whole(w, "peak_bytes", c->peak_bytes);
+            if (c->total_bytes > 0)
+                sc_jw_whole(w, "total_bytes_max", c->total_bytes);
             if (c->bound > 0) {
                 sc_jw_num(w, "lower_bound", c->bound);
                 sc_jw_num(w, "gap", sc_plan_gap(c));

@@ -33,7 +33,9 @@ typedef struct sc_plan_cand {
     char knobs[96];    /* the -D it was given beyond the user's ("mem=6 v=2"); "" none */
     char error[160];   /* "" when it was evaluated; else why not (first line) */
     double makespan, bubble, peak; /* peak: the largest device's, in units */
-    double peak_bytes; /* with a model's sizes; 0 without */
+    double peak_bytes; /* with a model's sizes: the activations' peak; 0 without */
+    double total_bytes; /* with a model: the largest device's total (parameters, gradients,
+                         * optimizer states, activations, workspace); 0 without */
     double bound;      /* a lower bound on the makespan of any schedule of its
                         * shape, costs and cap (interp/bound/bound.h); 0: none */
     int front;         /* on the Pareto front (set by sc_plan_finish) */
@@ -51,8 +53,9 @@ void sc_plan_free(sc_plan *pl);
  * copied, cut to their field. Returns its index, or -1 out of memory. */
 int sc_plan_add(sc_plan *pl, const char *recipe, const char *knobs, double makespan,
                 double bubble, double peak, const char *error);
-/* The bytes of a candidate's peak (a model's), for the outputs. */
-void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes);
+/* The bytes of a candidate's peak (a model's), for the outputs: its
+ * activations' and the whole device's (0: not known). */
+void sc_plan_set_bytes(sc_plan *pl, int i, double peak_bytes, double total_bytes);
 /* A candidate's lower bound (sc_bound_prog of its program). */
 void sc_plan_set_bound(sc_plan *pl, int i, double bound);
 /* How far candidate c's makespan is above its bound, as a fraction of the

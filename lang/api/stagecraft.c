@@ -159,8 +159,8 @@ static void push_module(lua_State *L)
 }
 
 /* Under pcall: (recipe, defs) -> sc._evaluate(recipe, overrides, false).
- * A -D costs=FILE grants FILE to the recipe (sc._granted), as the command
- * line's does. */
+ * A -D costs=FILE or model=FILE grants FILE to the recipe (sc._granted), as
+ * the command line's does. */
 static int do_load(lua_State *L)
 {
     const char *recipe = lua_touserdata(L, 1);
@@ -176,7 +176,8 @@ static int do_load(lua_State *L)
             lua_pushfstring(L, "-D needs NAME=VALUE (got '%s')", defs[i]);
             return sc_lua_throw(L, SC_EXIT_USAGE);
         }
-        if (eq - defs[i] == 5 && strncmp(defs[i], "costs", 5) == 0 && eq[1] &&
+        if (eq - defs[i] == 5 &&
+            (strncmp(defs[i], "costs", 5) == 0 || strncmp(defs[i], "model", 5) == 0) && eq[1] &&
             lua_getfield(L, 1, "_granted") == LUA_TTABLE) {
             lua_pushboolean(L, 1);
             lua_setfield(L, -2, eq + 1);

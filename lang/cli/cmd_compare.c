@@ -30,6 +30,7 @@
 #include "formats/atomic.h"
 #include "formats/svg.h"
 #include "ir/alloc.h"
+#include "ir/flops.h"
 #include "lua/sc_auto.h"
 #include "lua/sc_lua.h"
 #include "run/run.h"
@@ -200,6 +201,8 @@ int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
         int rc = expand(&c->defs[k]);
         if (rc)
             return rc;
+        for (int j = 0; j < c->defs[k].n; j++) /* -D model=FILE, costs=FILE: the recipes' */
+            sc_cli_grant(L, c->defs[k].name, strlen(c->defs[k].name), c->defs[k].values[j]);
         for (int j = 0; j < NMODEL - 1; j++) /* seed changes no byte */
             c->bytes |= strcmp(c->defs[k].name, model_keys[j]) == 0;
     }
@@ -382,7 +385,11 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     }
     sc_lprog *lp = sc_lua_toprog(L, -3);
     char err[512];
-    if (c->bytes) {
+    w->own_model = sc_prog_has_model(lp->pg);
+    if (w->own_model) { /* the program's own bytes (docs/model.md), as sim counts them */
+        w->unit_bytes = sc_prog_unit_bytes(lp->pg);
+        c->model_rows++;
+    } else if (c->bytes) {
         int code = model_memory(c, w->combo, lp->pg, &w->unit_bytes, err, sizeof err);
         if (code) {
             row_error(L, w, code, err);
@@ -412,7 +419,8 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
      * devices hold 650 MB. */
     w->peak = sc_calloc((size_t)P, sizeof *w->peak);
     w->idle = sc_calloc((size_t)P, sizeof *w->idle);
-    if (!w->peak || !w->idle)
+    w->total = w->own_model ? sc_calloc((size_t)P, sizeof *w->total) : NULL;
+    if (!w->peak || !w->idle || (w->own_model && !w->total))
         return sc_cli_status_fail(SC_ERR_NOMEM, "out of memory");
     w->bneck = sc_lua_balance(sim, w->idle);
     w->peak_min = INFINITY;
@@ -420,6 +428,10 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
         w->peak[d] = sim->peak_mem[d];
         w->peak_max = fmax(w->peak_max, sim->peak_mem[d]);
         w->peak_min = fmin(w->peak_min, sim->peak_mem[d]);
+        if (w->total) {
+            w->total[d] = sc_prog_total_bytes(lp->pg, d, sim->peak_mem[d]);
+            w->total_max = fmax(w->total_max, w->total[d]);
+        }
         if (w->idle[d] > w->idle[w->idlest])
             w->idlest = d; /* here: the device that idles most */
     }
@@ -445,6 +457,7 @@ void sc_compare_free(lua_State *L, cmp *c)
         free(c->rows[i].error);
         sc_free(c->rows[i].peak);
         sc_free(c->rows[i].idle);
+        sc_free(c->rows[i].total);
         if (c->rows[i].ud != LUA_NOREF)
             luaL_unref(L, LUA_REGISTRYINDEX, c->rows[i].ud);
     }

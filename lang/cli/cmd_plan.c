@@ -163,6 +163,7 @@ static int parse(lua_State *L, int argc, char **argv, sc_plan_run *r)
         return sc_cli_fail(SC_EXIT_USAGE, "plan: p and m must be whole numbers >= 1");
     for (int k = 0; k < r->c.ndefs; k++) /* seed changes no byte */
         r->c.bytes |= sc_compare_is_model_key(r->c.defs[k].name) && strcmp(r->c.defs[k].name, "seed");
+    r->c.bytes |= user_def(r, "model") != NULL;
     if (r->bytes_cap && !r->c.bytes)
         return sc_cli_fail(SC_EXIT_USAGE, "--cap in bytes needs the model's sizes (-D layers=... with "
                                           "hidden, seq, batch, vocab) to count bytes; or give units");
@@ -273,21 +274,24 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         *out = w;
         return 0;
     }
+    /* a cap in bytes caps a model's whole device (docs/model.md#caps) */
     double peak = w.peak_max, scale = r->bytes_cap ? w.unit_bytes : 1;
+    if (r->bytes_cap && w.own_model)
+        peak = w.total_max, scale = 1;
     char err[200];
     if (r->layers && sp < 0 && !w.error)
         snprintf(err, sizeof err, "the layers do not split into %d stages", v * r->P);
     int i = sc_plan_add(r->plan, recipes[ri].name, shown, w.makespan, w.bubble, peak * scale,
                         w.error ? w.error : (r->layers && sp < 0) ? err : NULL);
     if (i >= 0 && w.unit_bytes > 0 && !w.error)
-        sc_plan_set_bytes(r->plan, i, peak * w.unit_bytes);
+        sc_plan_set_bytes(r->plan, i, w.peak_max * w.unit_bytes, w.own_model ? w.total_max : 0);
     if (i >= 0 && !w.error)
         sc_plan_set_bound(r->plan, i, bound);
     if (i >= 0 && w.over_mem)
         r->refused++;
     r->last_over = w.over_mem || (w.error == NULL && r->cap > 0 && peak * scale > r->cap);
     free(w.error);
-    sc_free(w.peak), sc_free(w.idle);
+    sc_free(w.peak), sc_free(w.idle), sc_free(w.total);
     return i < 0 ? sc_cli_status_fail(SC_ERR_NOMEM, "out of memory") : 0;
 }
 
@@ -315,7 +319,10 @@ static int search(lua_State *L, sc_plan_run *r)
     int rc = 0;
     if (r->cap > 0)
         snprintf(mem, sizeof mem, "mem=%s", r->cap_text);
-    int vocab = user_def(r, "layers") && atof(user_def(r, "layers")) > 0;
+    /* with a model the vocabulary layers' placements: auto is baseline */
+    int vocab = ((user_def(r, "layers") && atof(user_def(r, "layers")) > 0) ||
+                 (user_def(r, "model") && *user_def(r, "model"))) &&
+                !user_def(r, "vocab_par");
     for (int ri = 0; ri < NREC && !rc; ri++) {
         const char *n = recipes[ri].name;
         if ((rc = candidate(L, r, ri, mem, 0, NULL)))
@@ -342,8 +349,9 @@ static int search(lua_State *L, sc_plan_run *r)
                 }
         }
         if (vocab && !rc)
-            for (int j = 0; j < 2 && !rc; j++) {
-                snprintf(k, sizeof k, "%s%svocab_par=%s", mem, mem[0] ? " " : "", j ? "vocab-2" : "vocab-1");
+            for (int j = 0; j < 3 && !rc; j++) {
+                static const char *const places[] = {"redis", "vocab-1", "vocab-2"};
+                snprintf(k, sizeof k, "%s%svocab_par=%s", mem, mem[0] ? " " : "", places[j]);
                 rc = candidate(L, r, ri, k, 0, NULL);
             }
     }
@@ -372,7 +380,7 @@ static void run_free(lua_State *L, sc_plan_run *r)
         rmdir(r->dir);
     free(r->layers);
     free(r->even_row.error); /* the even split's row (candidate's out) */
-    sc_free(r->even_row.peak), sc_free(r->even_row.idle);
+    sc_free(r->even_row.peak), sc_free(r->even_row.idle), sc_free(r->even_row.total);
 }
 
 static int mute(lua_State *L)

@@ -227,7 +227,8 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
 
 void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value)
 {
-    if (nlen != 5 || strncmp(name, "costs", 5) != 0 || !*value)
+    if (!*value || !((nlen == 5 && strncmp(name, "costs", 5) == 0) ||
+                     (nlen == 5 && strncmp(name, "model", 5) == 0)))
         return;
     lua_getglobal(L, "sc");
     if (lua_getfield(L, -1, "_granted") == LUA_TTABLE) {

@@ -33,6 +33,8 @@ typedef struct row {
     size_t instructions;
     double makespan, bound, bubble, idle_max, peak_max, peak_min, unit_bytes;
     double *peak, *idle; /* [P] */
+    int own_model;       /* the program has a model (docs/model.md): its bytes, not run's */
+    double *total, total_max; /* [P] with own_model: each device's total bytes */
     int ud;              /* the Program's reference in the registry (for --svg), or LUA_NOREF */
 } row;
 
@@ -42,6 +44,7 @@ typedef struct cmp {
     def defs[MAX_DEFS];
     int ndefs;
     int json, width, bytes;
+    int model_rows; /* rows whose program has a model: bytes are the whole device's */
     int fit;       /* --fit: leave out the rows that do not meet mem */
     double from, to;
     const char *svg;

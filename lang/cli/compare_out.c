@@ -76,10 +76,14 @@ static void print_json(const cmp *c)
             sc_jw_null(&w, "bottleneck");
         json_nums(&w, "peak_memory", r->peak, r->P, 0);
         sc_jw_num(&w, "peak_memory_max", r->peak_max);
-        if (c->bytes) {
+        if (c->bytes || r->own_model) {
             sc_jw_num(&w, "unit_bytes", r->unit_bytes);
             json_nums(&w, "peak_bytes", r->peak, r->P, r->unit_bytes);
             sc_jw_whole(&w, "peak_bytes_max", r->peak_max * r->unit_bytes);
+        }
+        if (r->own_model) { /* the whole device (docs/model.md#bytes) */
+            json_nums(&w, "total_bytes", r->total, r->P, 1);
+            sc_jw_whole(&w, "total_bytes_max", r->total_max);
         }
         sc_jw_end(&w);
     }
@@ -116,7 +120,8 @@ static void print_table(const cmp *c)
     static const char *const figs[] = {"makespan", "bound", "gap", "bubble", "idle max",
                                        "bottleneck", "peak max", "peak min", "instructions",
                                        "peak bytes"};
-    for (int j = 0; j < 9 + c->bytes; j++)
+    int bytes = c->bytes || c->model_rows;
+    for (int j = 0; j < 9 + bytes; j++)
         head[nc++] = figs[j];
     int width[NCOL];
     for (int j = 0; j < nc; j++)
@@ -148,7 +153,9 @@ static void print_table(const cmp *c)
             snprintf(f[6], 48, "%.4g", w->peak_max);
             snprintf(f[7], 48, "%.4g", w->peak_min);
             snprintf(f[8], 48, "%zu", w->instructions);
-            if (c->bytes)
+            if (w->own_model)
+                human(f[9], 48, w->total_max);
+            else if (bytes)
                 human(f[9], 48, w->peak_max * w->unit_bytes);
         }
         for (int j = 0; j < nc; j++)
@@ -234,7 +241,10 @@ static void print_notes(lua_State *L, const cmp *c, int decl)
     if (lo != hi && !swept)
         printf("note: the rows differ in devices: %s (each recipe's own p; -D p=N sets one)\n",
                sizes);
-    if (c->bytes && c->nrows)
+    if (c->model_rows)
+        printf("note: peak bytes of the model's whole device (parameters, gradients, optimizer "
+               "states, peak activations, workspace: docs/model.md#bytes), as sim counts them\n");
+    if (c->bytes && c->nrows > c->model_rows)
         printf("note: peak bytes of the built-in model (stagecraft run's, "
                "docs/run.md#memory-units-in-bytes): the memory model is the model's, w_keep = 1\n");
 }

@@ -34,6 +34,7 @@
 #include "formats/json.h"
 #include "formats/render.h"
 #include "repl/repl.h"
+#include "ir/flops.h"
 #include "ir/offload_cfg.h"
 #include "ir/p2p.h"
 #include "lua/sc_auto.h"
@@ -329,7 +330,17 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         printf("bottleneck    d%d: busy %.6g, the most of any device\n", bneck, sim->busy[bneck]);
     else
         printf("bottleneck    none: every device is busy %.6g\n", sim->busy[0]);
-    printf("peak memory   %.4g units (max)\n", peak);
+    printf("peak memory   %.4g units (max)", peak);
+    if (sc_prog_has_model(pg)) { /* the whole device's bytes: docs/model.md#bytes */
+        int most = 0;
+        for (int d = 1; d < P; d++)
+            if (sc_prog_total_bytes(pg, d, sim->peak_mem[d]) >
+                sc_prog_total_bytes(pg, most, sim->peak_mem[most]))
+                most = d;
+        printf(" of activations; in all %.4g GiB on d%d, the most (below)",
+               sc_prog_total_bytes(pg, most, sim->peak_mem[most]) / 1073741824.0, most);
+    }
+    printf("\n");
     if (sc_prog_copies(pg) > 1)
         printf("copies        %d of the model: d0 holds %.4g of its parameters\n",
                sc_prog_copies(pg), sc_prog_param_share(pg, 0));
@@ -521,6 +532,46 @@ static int unknown_command(const char *word)
     return sc_cli_fail(SC_EXIT_USAGE, msg);
 }
 
+/* `--model FILE` (and --model=FILE) of every command: -D model=FILE
+ * (docs/model.md), rewritten in place; the texts made are freed at the end. */
+static char *model_args[16];
+static int nmodel_args;
+
+static int model_options(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--model") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return sc_cli_fail(SC_EXIT_USAGE, "--model needs a FILE (a Hugging Face "
+                                                  "config.json)");
+            v = argv[i + 1];
+        } else if (strncmp(argv[i], "--model=", 8) == 0) {
+            v = argv[i] + 8;
+        } else if (strcmp(argv[i], "-D") == 0) {
+            i++; /* a -D's value is not an option */
+            continue;
+        } else {
+            continue;
+        }
+        if (nmodel_args == (int)(sizeof model_args / sizeof *model_args))
+            return sc_cli_fail(SC_EXIT_USAGE, "--model: at most 16");
+        size_t n = strlen(v) + 9;
+        char *d = malloc(n);
+        if (!d)
+            return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
+        snprintf(d, n, "%smodel=%s", argv[i][7] == '=' ? "-D" : "", v);
+        model_args[nmodel_args++] = d;
+        if (argv[i][7] == '=') {
+            argv[i] = d;
+        } else {
+            argv[i] = "-D";
+            argv[++i] = d;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which
@@ -565,7 +616,11 @@ int main(int argc, char **argv)
         rc = cmd_help(L, argc, argv);
     } else if (command(argv[1])) {
         sc_sandbox_seal(L); /* strangers' recipes: no files outside their evaluation */
-        rc = command(argv[1])(L, argc, argv);
+        rc = model_options(argc, argv);
+        if (!rc)
+            rc = command(argv[1])(L, argc, argv);
+        for (int i = 0; i < nmodel_args; i++)
+            free(model_args[i]);
     } else if (argv[1][0] == '-' && argv[1][1]) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown option '%.100s' (see stagecraft --help)", argv[1]);

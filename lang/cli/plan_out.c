@@ -232,6 +232,8 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
             set_num(L, "peak_memory_max", c->peak);
             if (c->peak_bytes > 0)
                 set_num(L, "peak_bytes", c->peak_bytes);
+            if (c->total_bytes > 0)
+                set_num(L, "total_bytes_max", c->total_bytes);
             if (c->bound > 0) {
                 set_num(L, "lower_bound", c->bound);
                 set_num(L, "gap", sc_plan_gap(c));

@@ -149,7 +149,13 @@ typedef enum sc_field_table {
     X("coll_gbps", SC_IN(MODEL), "number", "collectives: bandwidth (GB/s)")                       \
     X("coll_us", SC_IN(MODEL), "number", "collectives: latency (us)")                             \
     X("p2p_gbps", SC_IN(MODEL), "number", "> 0: a transfer's time from its bytes")                \
-    X("bytes_per_param", SC_IN(MODEL), "number", "bytes per parameter with optimizer state")      \
+    X("config", SC_IN(MODEL), "table", "the description: sc.model(\"config.json\")")            \
+    X("dtype", SC_IN(MODEL), "string", "parameters: bf16, fp16 or fp32 (default: the config's)") \
+    X("precision", SC_IN(MODEL), "string", "mixed (fp32 gradients, master, states) or pure")     \
+    X("optimizer", SC_IN(MODEL), "string", "adamw, sgd or none")                                 \
+    X("zero", SC_IN(MODEL), "integer", "ZeRO stage over dp: 1 states, 2 gradients, 3 params")    \
+    X("dp", SC_IN(MODEL), "integer", "data-parallel ranks the ZeRO shards spread over")           \
+    X("workspace", SC_IN(MODEL), "number", "bytes per device besides (CUDA, cuBLAS, NCCL)")      \
     X("s", SC_IN(VOCAB_COSTS), "number", "time of a device's S")                                  \
     X("t", SC_IN(VOCAB_COSTS), "number", "time of a device's T")                                  \
     X("e", SC_IN(VOCAB_COSTS), "number", "time of a device's E")                                  \

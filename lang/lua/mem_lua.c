@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/flops.h"
+
 /* The suffixes of a size in bytes, lower case. */
 static const struct {
     const char *name;
@@ -116,31 +118,44 @@ static double byte_unit(lua_State *L, sc_prog *pg, const char *text)
     return 0;
 }
 
-/* Value i (1-based) of the list at index `list` (a table), or of the
- * string list s, into units. */
-static double value_units(lua_State *L, sc_prog *pg, int idx)
+/* The value at idx: x in units, or in bytes (*bytes = 1). */
+static double value_of(lua_State *L, int idx, int *bytes)
 {
     double x = 0;
-    int bytes = 0;
+    *bytes = 0;
     if (lua_type(L, idx) == LUA_TNUMBER) {
         x = lua_tonumber(L, idx);
-        bytes = 0;
     } else if (lua_type(L, idx) == LUA_TSTRING) {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len);
-        if (!parse_one(s, len, &x, &bytes))
+        if (!parse_one(s, len, &x, bytes))
             raise_bad(L, s);
     } else {
         raise_bad(L, luaL_typename(L, idx));
-        return 0;
     }
-    if (bytes)
-        x /= byte_unit(L, pg, lua_tostring(L, idx));
     if (!(x > 0)) {
         lua_pushfstring(L, "program: 'mem' must be > 0 (got %s)", luaL_tolstring(L, idx, NULL));
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     return x;
+}
+
+/* Device d's cap from the value at idx, in units. With a model a cap in
+ * bytes caps the device's total (sc_prog_bytes_cap: what it holds before
+ * any activation taken off); else bytes go by the unit (byte_unit). */
+static double value_units(lua_State *L, sc_prog *pg, int idx, int d)
+{
+    int bytes;
+    double x = value_of(L, idx, &bytes);
+    if (bytes && sc_prog_has_model(pg)) {
+        double u;
+        sc_status st = sc_prog_bytes_cap(pg, d, x, &u);
+        if (st != SC_OK && sc_prog_cap_refused(pg))
+            sc_lua_mark_cap_refused(L);
+        check(L, pg, st);
+        return u;
+    }
+    return bytes ? x / byte_unit(L, pg, lua_tostring(L, idx)) : x;
 }
 
 double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set)
@@ -170,33 +185,55 @@ double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set)
         }
         ty = LUA_TTABLE;
     }
-    double least = INFINITY;
-    if (ty == LUA_TTABLE) {
-        int list = lua_gettop(L);
-        if ((int)luaL_len(L, list) != P) {
-            int n = (int)luaL_len(L, list);
-            lua_pushfstring(L, "program: 'mem' lists %d device%s, but there are %d", n,
-                            n == 1 ? "" : "s", P);
-            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-        }
-        double *caps = lua_newuserdatauv(L, (size_t)P * sizeof(double), 0);
-        for (int d = 0; d < P; d++) {
-            lua_geti(L, list, d + 1);
-            caps[d] = value_units(L, pg, -1);
-            least = fmin(least, caps[d]);
-            lua_pop(L, 1);
-        }
-        if (set)
-            check(L, pg, sc_prog_set_mem_caps(pg, caps));
-    } else if (ty == LUA_TNUMBER || ty == LUA_TSTRING) {
-        least = value_units(L, pg, idx);
-        if (set && isfinite(least))
-            check(L, pg, sc_prog_set_mem_limit(pg, least));
-    } else {
+    if (ty != LUA_TTABLE && ty != LUA_TNUMBER && ty != LUA_TSTRING)
         raise_bad(L, luaL_typename(L, idx));
+    int list = lua_gettop(L);
+    if (ty == LUA_TTABLE && (int)luaL_len(L, list) != P) {
+        int n = (int)luaL_len(L, list);
+        lua_pushfstring(L, "program: 'mem' lists %d device%s, but there are %d", n,
+                        n == 1 ? "" : "s", P);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
+    /* One cap per device: a list's, or one value's (the same in units; in
+     * bytes each device's own with a model). */
+    double *caps = lua_newuserdatauv(L, (size_t)P * sizeof(double), 0), least = INFINITY;
+    int same = 1;
+    for (int d = 0; d < P; d++) {
+        if (ty == LUA_TTABLE)
+            lua_geti(L, list, d + 1);
+        else
+            lua_pushvalue(L, list);
+        caps[d] = value_units(L, pg, -1, d);
+        least = fmin(least, caps[d]);
+        same &= caps[d] == caps[0];
+        lua_pop(L, 1);
+    }
+    if (set)
+        check(L, pg, ty != LUA_TTABLE && same ? sc_prog_set_mem_limit(pg, caps[0])
+                                              : sc_prog_set_mem_caps(pg, caps));
     lua_settop(L, top);
     return least;
+}
+
+void sc_lua_mark_cap_refused(lua_State *L)
+{
+    /* the command line names what fits (cli_fit.c); the module's table,
+     * not a global: a host's Lua may have no global sc */
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (lua_getfield(L, -1, "stagecraft") == LUA_TTABLE) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "_cap_refused");
+    }
+    lua_pop(L, 2);
+}
+
+double sc_lua_mem_field(lua_State *L, int t, sc_prog *pg, double dflt)
+{
+    double x = dflt;
+    if (lua_getfield(L, t, "mem") != LUA_TNIL)
+        x = sc_lua_set_mem_at(L, -1, pg, 0);
+    lua_pop(L, 1);
+    return x;
 }
 
 void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg)

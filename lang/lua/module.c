@@ -312,6 +312,7 @@ static int open_module(lua_State *L)
     sc_lua_open_block(L);
     sc_lua_open_search(L, lua_gettop(L));
     sc_lua_open_costs(L);
+    sc_lua_open_model(L);
     lua_pushliteral(L, SC_VERSION);
     lua_setfield(L, -2, "version");
     exits(L);

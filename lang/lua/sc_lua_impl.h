@@ -105,6 +105,9 @@ void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg);
 /* The same for the value at idx (nil: nothing), set into pg only when
  * `set`; returns the smallest cap, in units (INFINITY: none). */
 double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
+/* The `mem` field of the table at t (a memory policy's budget) in units, as
+ * sc_lua_set_mem_at reads it (bytes too: the least device's cap); dflt when absent. */
+double sc_lua_mem_field(lua_State *L, int t, sc_prog *pg, double dflt);
 /* sc_recompute_lua.c: the `recompute` field of the table at t, into pg
  * (after its offload); and the figures of the last compilation's
  * recomputation as a table (pushed; 0 without one). */
@@ -145,5 +148,14 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
  * (tables.c). */
 const char *sc_lua_got(lua_State *L, int idx);
 void sc_lua_open_costs(lua_State *L);
+
+/* model_lua.c: sc.model and sc._model_read added to the module on the stack
+ * top; the description of the table at t (sc.model's: its sizes), checked,
+ * or a raised error (the caller frees it: sc_mdesc_free); an unknown key of
+ * the table at t raised as "WHAT: unknown field 'k' (did you mean ...)". */
+struct sc_mdesc;
+void sc_lua_open_model(lua_State *L);
+struct sc_mdesc *sc_lua_to_mdesc(lua_State *L, int t);
+void sc_lua_known_fields(lua_State *L, int t, const char *what, const char *const *known);
 
 #endif

@@ -33,7 +33,7 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     if (tab) {
         c.chunks = sc_lua_num_field(L, tab, "offload", "chunks", c.chunks);
         c.ratio = sc_lua_num_field(L, tab, "offload", "ratio", c.ratio);
-        c.mem = sc_lua_num_field(L, tab, "offload", "mem", c.mem);
+        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem_lua.c) */
         c.margin = sc_lua_num_field(L, tab, "offload", "margin", c.margin);
         lua_getfield(L, tab, "shared");
         c.shared = lua_toboolean(L, -1);

@@ -35,7 +35,7 @@ void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg)
         c.chunks = sc_lua_num_field(L, tab, "recompute", "chunks", c.chunks);
         c.frac = sc_lua_num_field(L, tab, "recompute", "frac", c.frac);
         c.time = sc_lua_num_field(L, tab, "recompute", "time", c.time);
-        c.mem = sc_lua_num_field(L, tab, "recompute", "mem", c.mem);
+        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem_lua.c) */
     }
     if (c.time < 0)
         c.time = c.frac; /* a recomputation of part of a record takes that part of F */

@@ -247,18 +247,6 @@ static void check_st(lua_State *L, sc_prog *pg, sc_status st)
     sc_lua_raise(L, st, sc_errmsg(pg));
 }
 
-void sc_lua_mark_cap_refused(lua_State *L)
-{
-    /* the command line names what fits (cli_fit.c); the module's table,
-     * not a global: a host's Lua may have no global sc */
-    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-    if (lua_getfield(L, -1, "stagecraft") == LUA_TTABLE) {
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "_cap_refused");
-    }
-    lua_pop(L, 2);
-}
-
 static void set_placement(lua_State *L, int t, sc_prog *pg, int S)
 {
     int ty = lua_getfield(L, t, "placement");

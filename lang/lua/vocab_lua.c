@@ -10,34 +10,11 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/flops.h"
-
-/* An unknown key of the table at t is an error that names it (with the
- * nearest known name). */
-static void known_fields(lua_State *L, int t, const char *what, const char *const *known)
-{
-    int nk = 0;
-    while (known[nk])
-        nk++;
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        int ok = 0;
-        for (int i = 0; i < nk && !ok && lua_type(L, -1) == LUA_TSTRING; i++)
-            ok = strcmp(known[i], lua_tostring(L, -1)) == 0;
-        if (ok)
-            continue;
-        char hint[160] = "";
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-        if (sc_did_you_mean(hint, sizeof hint, k, known, nk))
-            lua_pushfstring(L, "%s: unknown field '%s' (%s)", what, k, hint);
-        else
-            lua_pushfstring(L, "%s: unknown field '%s'", what, k);
-        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
-}
+#include "model/mdesc.h"
 
 static void check(lua_State *L, sc_prog *pg, sc_status st)
 {
@@ -76,6 +53,52 @@ static long whole(lua_State *L, int t, const char *what, const char *k, long dfl
     return (long)v;
 }
 
+/* One of names[] (a string field k of the table at t), its index; dflt when
+ * absent. */
+static int choice(lua_State *L, int t, const char *k, const char *const *names, int dflt)
+{
+    int ty = lua_getfield(L, t, k);
+    const char *v = ty == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int r = ty == LUA_TNIL ? dflt : -1;
+    for (int i = 0; v && names[i]; i++)
+        if (strcmp(v, names[i]) == 0)
+            r = i;
+    if (r < 0) {
+        char list[160] = "";
+        for (int i = 0; names[i]; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     names[i]);
+        lua_pushfstring(L, "model: '%s' must be one of %s (got %s)", k, list,
+                        v ? v : luaL_typename(L, -1));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+    return r;
+}
+
+/* The training set-up of the model table at m (docs/model.md#bytes). */
+static void set_training(lua_State *L, int m, sc_model_desc *md)
+{
+    static const char *const dtypes[] = {"", "bf16", "fp16", "fp32", NULL};
+    static const char *const precisions[] = {"mixed", "pure", NULL};
+    static const char *const optimizers[] = {"adamw", "sgd", "none", NULL};
+    static const int dtype_bytes[] = {0, 2, 2, 4};
+    md->dtype_bytes = dtype_bytes[choice(L, m, "dtype", dtypes, 0)];
+    md->precision = (sc_precision)choice(L, m, "precision", precisions, SC_PREC_MIXED);
+    md->optimizer = (sc_optimizer)choice(L, m, "optimizer", optimizers, SC_OPT_ADAMW);
+    md->zero = (int)whole(L, m, "model", "zero", 0);
+    md->dp = whole(L, m, "model", "dp", 1);
+    md->workspace = num(L, m, "model", "workspace", 0);
+    if (md->zero < 0 || md->zero > 3)
+        sc_lua_raise(L, SC_ERR_ARG, "model: 'zero' must be 0 (none), 1 (optimizer states), 2 "
+                                    "(and gradients) or 3 (and parameters: FSDP)");
+    if (md->dp < 1)
+        sc_lua_raise(L, SC_ERR_ARG, "model: 'dp' (data-parallel ranks) must be at least 1");
+    if (md->zero > 0 && md->dp == 1)
+        sc_lua_raise(L, SC_ERR_ARG, "model: zero > 0 shards over the data-parallel ranks: give "
+                                    "dp > 1 (-D dp=N)");
+}
+
 void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
@@ -94,7 +117,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
     ty = lua_getfield(L, t, "model");
     if (ty == LUA_TTABLE) {
         int m = lua_gettop(L);
-        known_fields(L, m, "model", sc_fields_of(SC_FT_MODEL));
+        sc_lua_known_fields(L, m, "model", sc_fields_of(SC_FT_MODEL));
         sc_model_desc md = sc_model_desc_default();
         md.layers = whole(L, m, "model", "layers", 0);
         md.hidden = whole(L, m, "model", "hidden", 0);
@@ -106,8 +129,18 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
         md.coll_gbps = num(L, m, "model", "coll_gbps", md.coll_gbps);
         md.coll_us = num(L, m, "model", "coll_us", md.coll_us);
         md.p2p_gbps = num(L, m, "model", "p2p_gbps", md.p2p_gbps);
-        md.bytes_per_param = num(L, m, "model", "bytes_per_param", md.bytes_per_param);
-        check(L, pg, sc_prog_set_model(pg, &md));
+        set_training(L, m, &md);
+        sc_mdesc *desc = NULL;
+        if (lua_getfield(L, m, "config") != LUA_TNIL) {
+            if (!lua_istable(L, -1))
+                sc_lua_raise(L, SC_ERR_ARG, "model: 'config' must be the table of sc.model(...)");
+            desc = sc_lua_to_mdesc(L, -1);
+        }
+        lua_pop(L, 1);
+        md.desc = desc;
+        sc_status mst = sc_prog_set_model(pg, &md);
+        sc_mdesc_free(desc);
+        check(L, pg, mst);
     } else if (ty == LUA_TNIL && sc_prog_vocab(pg) == SC_VOCAB_REDIS) {
         sc_lua_raise(L, SC_ERR_ARG, "program: vocab_par = 'redis' moves transformer layers by the "
                                     "model's costs: give the model (-D layers=N with hidden, "
@@ -120,7 +153,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
     ty = lua_getfield(L, t, "vocab_costs");
     if (ty == LUA_TTABLE) {
         int c = lua_gettop(L);
-        known_fields(L, c, "vocab_costs", sc_fields_of(SC_FT_VOCAB_COSTS));
+        sc_lua_known_fields(L, c, "vocab_costs", sc_fields_of(SC_FT_VOCAB_COSTS));
         /* Times of a device's S, T, E, EW; a collective's latency (then
          * bandwidth unlimited); S's units. After the model: a field given
          * overrides the model's, one not given keeps it (0 without one). */

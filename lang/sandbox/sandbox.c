@@ -429,23 +429,33 @@ static int sb_scload(lua_State *L)
     return 1;
 }
 
-/* sc.costs(path): a path named on the command line (-D costs=FILE, the
- * module's _granted), or a file in the recipe's folder. Upvalues: the
- * sandbox, the folder (or nil) and the module. */
-static int sb_sccosts(lua_State *L)
+/* sc.costs(path) and sc.model(path): a path named on the command line
+ * (-D costs=FILE, --model FILE: the module's _granted), or a file in the
+ * recipe's folder. Upvalues: the sandbox, the folder (or nil), the module,
+ * the module's reader ("_costs_read", "_model_read") and what the file is
+ * ("cost file", "model"). sc.model of a table goes to the module's as it is. */
+static int sb_scfile(lua_State *L)
 {
+    int is_model = strcmp(lua_tostring(L, lua_upvalueindex(4)), "_model_read") == 0;
+    if (is_model && lua_istable(L, 1)) {
+        lua_settop(L, 1);
+        lua_getfield(L, lua_upvalueindex(3), "model");
+        lua_insert(L, 1);
+        lua_call(L, 1, 1);
+        return 1;
+    }
     const char *path = luaL_checkstring(L, 1);
     lua_settop(L, 1);
-    lua_getfield(L, lua_upvalueindex(3), "_costs_read");
+    lua_getfield(L, lua_upvalueindex(3), lua_tostring(L, lua_upvalueindex(4)));
     lua_getfield(L, lua_upvalueindex(3), "_granted");
     int granted = lua_istable(L, -1) && lua_getfield(L, -1, path) != LUA_TNIL;
     lua_settop(L, 2);
     if (granted) {
         lua_pushvalue(L, 1);
     } else {
-        if (!resolve(L, path, "sc.costs")) {
-            lua_pushfstring(L, "cost file %s: cannot open it (in %s)", path,
-                            lua_tostring(L, UV_ROOT));
+        if (!resolve(L, path, is_model ? "sc.model" : "sc.costs")) {
+            lua_pushfstring(L, "%s %s: cannot open it (in %s)", lua_tostring(L, lua_upvalueindex(5)),
+                            path, lua_tostring(L, UV_ROOT));
             return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
     }
@@ -582,9 +592,22 @@ static void new_sandbox(lua_State *L, const char *root)
         lua_pushstring(L, root);
     else
         lua_pushnil(L);
-    lua_pushvalue(L, mod);
-    lua_pushcclosure(L, sb_sccosts, 3);
-    lua_setfield(L, -2, "costs");
+    static const char *const files[][3] = {{"costs", "_costs_read", "cost file"},
+                                           {"model", "_model_read", "model"}};
+    for (int f = 0; f < 2; f++) {
+        if (f) {
+            lua_pushvalue(L, env);
+            if (root)
+                lua_pushstring(L, root);
+            else
+                lua_pushnil(L);
+        }
+        lua_pushvalue(L, mod);
+        lua_pushstring(L, files[f][1]);
+        lua_pushstring(L, files[f][2]);
+        lua_pushcclosure(L, sb_scfile, 5);
+        lua_setfield(L, -2, files[f][0]);
+    }
     /* Typos ("did you mean"): the module's __index, in a metatable of this
      * copy's own that getmetatable does not hand out. Sharing the module's
      * metatable would let a recipe replace its __index and be called with
