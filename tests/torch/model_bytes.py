@@ -97,6 +97,7 @@ class Stagecraft:
             self.missing = f"stagecraft's sim cannot read a model ({e})"
 
     def sim(self, model, S, **D):
+        D = dict({"seq": 64, "batch": 2}, **D)  # a model needs the sequence length
         key = (model, S, tuple(sorted(D.items())))
         if key not in self.cache:
             args = [self.exe, "sim", "1f1b", "-D", f"p={S}", "--model", FIX + model + ".json",
@@ -172,12 +173,18 @@ def compare_kinds(sc, name, parts):
     check(what, not bad, ", ".join(f"{k} {v}" for k, v in want.items()), "; ".join(bad))
 
 
-def train_step(parts, S, mixed, seq=16, batch=2):
-    """One forward, backward and AdamW step of the S stages. Returns per
+def optimizer(name, params):
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-3)
+    return torch.optim.SGD(params, lr=1e-3)  # no momentum: no state
+
+
+def train_step(parts, S, mixed, opt_name="adamw", seq=16, batch=2):
+    """One forward, backward and optimizer step of the S stages. Returns per
     stage (params count, params bytes, grads bytes, optimizer bytes, step
     bytes). mixed: parameters in their dtype, fp32 gradients (the fp32
-    buffer Megatron-LM accumulates into), fp32 master weights that AdamW
-    updates and copies back."""
+    buffer Megatron-LM accumulates into), fp32 master weights that the
+    optimizer updates and copies back."""
     sts = hm.stages(parts, S)
     c = parts.c
     g = torch.Generator().manual_seed(1)
@@ -200,7 +207,7 @@ def train_step(parts, S, mixed, seq=16, batch=2):
                 m.grad, p.grad = p.grad.float(), None
                 masters.append(m)
             grads = sum(hm.nbytes(m.grad) for m in masters)
-            opt = torch.optim.AdamW(masters, lr=1e-3)
+            opt = optimizer(opt_name, masters)
             opt.step()
             with torch.no_grad():
                 for p, m in zip(params, masters):
@@ -208,7 +215,7 @@ def train_step(parts, S, mixed, seq=16, batch=2):
             extra = sum(hm.nbytes(m) for m in masters)
         else:
             grads = sum(hm.nbytes(p.grad) for p in params)
-            opt = torch.optim.AdamW(params, lr=1e-3)
+            opt = optimizer(opt_name, params)
             opt.step()
             extra = 0
         state = [(k, v) for s in opt.state.values() for k, v in s.items() if torch.is_tensor(v)]
@@ -221,22 +228,23 @@ def train_step(parts, S, mixed, seq=16, batch=2):
     return out
 
 
-def compare_step(sc, name, S, dtype, precision):
-    what = f"step {name} S={S} {dtype} {precision}"
+def compare_step(sc, name, S, dtype, precision, opt_name="adamw"):
+    what = f"step {name} S={S} {dtype} {precision}" + ("" if opt_name == "adamw" else f" {opt_name}")
     c = hm.read_config(FIX + name + ".json")
     parts = hm.Parts(c, "cpu", DTYPES[dtype], seed=S)
     hm.KERNELS.update(mode="fused", repeat_kv=False)
     try:
-        got = train_step(parts, S, precision == "mixed")
+        got = train_step(parts, S, precision == "mixed", opt_name)
     except RuntimeError as e:
         return fail(what, f"torch: {e}")
     fig = (f"params {[r[1] for r in got]} grads {[r[2] for r in got]} "
-           f"optimizer {[r[3] for r in got]} bytes (AdamW's step tensors, "
-           f"{[r[4] for r in got]} bytes, left out)")
+           f"optimizer {[r[3] for r in got]} bytes" + (
+               f" (AdamW's step tensors, {[r[4] for r in got]} bytes, left out)"
+               if opt_name == "adamw" else ""))
     if sc.missing:
         return skip(what, f"{sc.missing} (torch: {fig})")
     try:
-        out = sc.sim(name, S, dtype=dtype, precision=precision, optimizer="adamw", zero=0, dp=1)
+        out = sc.sim(name, S, dtype=dtype, precision=precision, optimizer=opt_name, zero=0, dp=1)
     except RuntimeError as e:
         return fail(what, str(e))
     cols = {"params": 0, "bytes.params": 1, "bytes.grads": 2, "bytes.optimizer": 3}
@@ -252,6 +260,64 @@ def compare_step(sc, name, S, dtype, precision):
                                           "workspace"))
         if b["total"][d] != parts_sum:
             bad.append(f"bytes.total[{d}] {b['total'][d]} != the sum of its parts {parts_sum}")
+    check(what, not bad, fig, "; ".join(bad))
+
+
+def zero3_bytes(name, S, dtype, dp, rank):
+    """Rank `rank` of dp: each stage under FSDP2's fully_shard (torch's
+    ZeRO-3: parameters, gradients and optimizer states sharded on dim 0),
+    one forward, backward and AdamW step, over a fake process group (one
+    process; the collectives move no data, the shards have their real
+    sizes). Per stage (params, grads, optimizer) bytes of this rank."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=dp)
+    try:
+        c = hm.read_config(FIX + name + ".json")
+        parts = hm.Parts(c, "cpu", DTYPES[dtype], seed=S)
+        sts = hm.stages(parts, S)
+        for st in sts:
+            for layer in st.layers:
+                fully_shard(layer)
+            fully_shard(st)
+        g = torch.Generator().manual_seed(1)
+        x = torch.randint(0, c["V"], (2, 16), generator=g)
+        for st in sts:
+            x = st(x)
+        x.float().square().mean().backward()
+        local = lambda t: t.to_local() if hasattr(t, "to_local") else t  # noqa: E731
+        out = []
+        for st in sts:
+            params = list(st.parameters())
+            opt = torch.optim.AdamW(params, lr=1e-3)
+            opt.step()
+            out.append((sum(hm.nbytes(local(p)) for p in params),
+                        sum(hm.nbytes(local(p.grad)) for p in params),
+                        sum(hm.nbytes(local(v)) for s in opt.state.values()
+                            for k, v in s.items() if k != "step")))
+        return out
+    finally:
+        dist.destroy_process_group()
+
+
+def compare_zero3(sc, name, S, dtype, dp):
+    what = f"zero3 {name} S={S} {dtype} dp={dp}"
+    got = {r: zero3_bytes(name, S, dtype, dp, r) for r in (0, dp - 1)}
+    fig = (f"FSDP2 ranks 0 and {dp - 1}: params {[x[0] for x in got[0]]} grads "
+           f"{[x[1] for x in got[0]]} optimizer {[x[2] for x in got[0]]} bytes")
+    if sc.missing:
+        return skip(what, f"{sc.missing} (torch: {fig})")
+    try:
+        out = sc.sim(name, S, dtype=dtype, precision="pure", optimizer="adamw", zero=3, dp=dp)
+    except RuntimeError as e:
+        return fail(what, str(e))
+    bad = []
+    for i, key in enumerate(("params", "grads", "optimizer")):
+        for r, rows in got.items():
+            mine = [x[i] for x in rows]
+            if out["bytes"][key] != mine:
+                bad.append(f"bytes.{key} {out['bytes'][key]}, torch rank {r} {mine}")
     check(what, not bad, fig, "; ".join(bad))
 
 
@@ -399,6 +465,14 @@ def main():
             for dtype in ("fp32", "bf16"):
                 compare_step(sc, name, S, dtype, "pure")
         compare_step(sc, name, 2, "bf16", "mixed")
+        if name in ("tiny-llama", "tiny-qwen3") and not sample:
+            compare_step(sc, name, 2, "bf16", "pure", "sgd")
+            compare_step(sc, name, 2, "bf16", "mixed", "sgd")
+    # ZeRO-3 as torch's FSDP2 shards (sizes that dp divides: FSDP2 pads each
+    # parameter's dim 0 to a multiple of dp, stagecraft's flat ceil(n / dp))
+    compare_zero3(sc, "tiny-llama", 2, "bf16", 2)
+    if not sample:
+        compare_zero3(sc, "tiny-mistral", 2, "fp32", 4)
     compare_act(sc, sample)
     print(f"model_bytes: torch {torch.__version__}, {time.process_time() - start:.1f} CPU-s")
     n = counts
