@@ -97,7 +97,8 @@ local WITH_MODEL = "a model (model or layers > 0)"
 sc.MODEL = {
   {"vocab_par", "auto", "vocabulary layers: auto (baseline with a model), none, baseline, redis, "
    .. "vocab-1, vocab-2"},
-  {"model", "", "a Hugging Face config.json: the model (--model FILE; docs/model.md)"},
+  {"model", "", "a Hugging Face config.json: the model (--model FILE; docs/model.md)",
+   table = true},
   {"layers", 0, "transformer layers (> 0: the shorthand model; run: 0 is 2 per stage)"},
   {"vocab", 128, "vocabulary size (with layers > 0, and the model of run)", when = WITH_MODEL},
   {"batch", 2, "sequences per microbatch (with a model, and the model of run)",
@@ -136,6 +137,13 @@ function sc.has_model(P)
   return (P.model ~= nil and P.model ~= "") or (P.layers ~= nil and P.layers > 0)
 end
 
+-- The description of P.model: a path (read by sc.model under the rules in
+-- force) or a table of sc.model's (a script reads the file, a recipe takes it).
+local function config_of(P)
+  if type(P.model) == "table" then return sc.model(P.model) end
+  return sc.model(P.model)
+end
+
 -- The `vocab_par` field of sc.program from P: nil for none; auto is
 -- baseline with a model (the embedding on the first stage, the head on the
 -- last), none without.
@@ -155,10 +163,11 @@ function sc.model_of(P)
              zero = P.zero, dp = P.dp, workspace = bytes_of("workspace", P.workspace)}
   if P.dtype ~= nil and P.dtype ~= "" then t.dtype = P.dtype end
   if P.model ~= nil and P.model ~= "" then
-    t.config = sc.model(P.model)
+    t.config = config_of(P)
     if sc._overrides.seq == nil then
       sc._raise(sc._exits.arg, caller_where() .. ("model %s: give the sequence length trained " ..
-        "(-D seq=N; the default %s is the toy model's)"):format(P.model, tostring(P.seq)))
+        "(-D seq=N; the default %s is the toy model's)"):format(t.config.file or t.config.family,
+        tostring(P.seq)))
     end
     -- the shorthand's sizes only when given: they must then agree with the config's
     for _, k in ipairs{"layers", "hidden", "vocab"} do
@@ -360,7 +369,9 @@ function sc.params(spec)
     sc._declared[#sc._declared + 1] = {name = name, default = default, desc = desc or "",
                                        when = e.when}
     local v = default
-    if sc._overrides[name] ~= nil then
+    if e.table and type(sc._overrides[name]) == "table" then
+      v = sc._overrides[name] -- a description of sc.model's from a script
+    elseif sc._overrides[name] ~= nil then
       v = convert(name, default, sc._overrides[name], e.memory)
       -- p, m and v given out of range are refused as sc.program refuses
       -- them, before the recipe's own arithmetic meets them (m % p).

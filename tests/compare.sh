@@ -80,9 +80,10 @@ assert a["stages"] == 12 and a["makespan"] == b["makespan"]
 $SC compare interleaved -D m=6,8 >"$tmp/t"; rc=$?
 [ $rc = 3 ] && grep -q "^interleaved  6  error (exit 3): stdlib/interleaved.lua:12: interleaved needs m" "$tmp/t" &&
   grep -q "^interleaved  8  28.5 " "$tmp/t" && ok || { bad "rows with errors"; cat "$tmp/t" >&2; }
-# Peak bytes with model sizes: what `run` predicts for the same model.
-$SC compare 1f1b zb-h1 -D p=4 -D m=8 -D hidden=128 -D layers=8 --json >"$tmp/b.json"
-for r in 1f1b zb-h1; do $SC run $r -D p=4 -D m=8 -D hidden=128 -D layers=8 --json >"$tmp/run-$r.json"; done
+# Peak bytes with run's model sizes (no layers: the program has no model of
+# its own): what `run` predicts for the same model.
+$SC compare 1f1b zb-h1 -D p=4 -D m=8 -D hidden=128 --json >"$tmp/b.json"
+for r in 1f1b zb-h1; do $SC run $r -D p=4 -D m=8 -D hidden=128 --json >"$tmp/run-$r.json"; done
 py "peak bytes are run's prediction" '
 import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:
@@ -123,16 +124,23 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert all(p <= c for p, c in zip(s["peak_memory"], [4, 3, 3, 2])), s["peak_memory"]
 ' "$tmp/d.json"
-# A cap in bytes with model sizes counts in the unit of the model whose peak
-# bytes compare shows (run's, docs/run.md#memory-units-in-bytes): the rows
-# within 250 MB are those whose peak bytes are, zb-v (265 MiB) is over.
-$SC compare zb-h1 zb-v 1f1b -D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=1024 -D mem=250MB --json >"$tmp/b.json"
-py "compare: a cap in bytes in the model's unit" '
+# A cap in bytes with a model caps each device's total (docs/model.md#caps):
+# zb-h1 and 1f1b meet 950 MiB (their memory knob: fewer in flight), zb-v
+# does not, and each total is sim's for the same cap: one byte model.
+M="-D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=1024 -D workspace=0 -D mem=950MiB"
+# shellcheck disable=SC2086
+$SC compare zb-h1 zb-v 1f1b $M --json >"$tmp/b.json"
+for r in zb-h1 1f1b; do $SC sim $r $M --json >"$tmp/sim-$r.json"; done # shellcheck disable=SC2086
+py "compare: a cap in bytes caps the total, as sim counts it" '
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert [r["recipe"] for r in rows if not r.get("over_mem")] == ["zb-h1", "1f1b"], rows
-assert all(r["peak_bytes_max"] <= 250e6 for r in rows if not r.get("over_mem")), rows
-' "$tmp/b.json"
+assert rows[1]["over_mem"] and "needs" in rows[1]["error"], rows[1]
+for r in (rows[0], rows[2]):
+    sim = json.load(open(sys.argv[2] + "/sim-" + r["recipe"] + ".json"))
+    assert r["total_bytes_max"] <= 950 * 2**20, r
+    assert r["total_bytes_max"] == sim["total_bytes_max"] == max(sim["bytes"]["total"]), (r, sim)
+' "$tmp/b.json" "$tmp"
 # A refusal names the stdlib recipes that meet the cap.
 expect 5 "recipes that meet mem = 4 with these parameters: 1f1b, gis, gpipe, v-min, v-zb, zb-auto, zb-h1, zb-h2, zbv-auto" -- $SC check zb-v -D p=8 -D m=32 -D mem=4
 expect 5 "v-half.lua:15: block: d0 needs 5 units of memory in the steady state, more than mem = 4; it needs mem >= 5" -- $SC sim v-half -D p=8 -D m=32 -D mem=4

@@ -1,6 +1,6 @@
 /*
  * vocab_out.c — what `sim` adds for collectives and a model (docs/vocab.md,
- * docs/model.md#what-sim-prints): the vocabulary placement, the
+ * docs/model.md#bytes): the vocabulary placement, the
  * collectives' time, and with a model what every device holds: its
  * parameters, their bytes, gradients, optimizer states, peak activations,
  * workspace and the total.
@@ -57,7 +57,7 @@ static const char *grouped(char *out, size_t len, long long n)
 static const char *const precisions[] = {"mixed", "pure"};
 static const char *const optimizers[] = {"adamw", "sgd", "none"};
 
-/* "model": the description and its layer kinds (docs/model.md#what-sim-prints). */
+/* "model": the description and its layer kinds (docs/model.md#bytes). */
 static void json_model(const sc_prog *pg, sc_jw *w)
 {
     const sc_mdesc *m = sc_prog_mdesc(pg);
@@ -172,8 +172,10 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
     for (int d = 0; d < P; d++) {
         printf("%-8d ", d);
         if (model)
-            printf("%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %-9.4g%s", b[0][d], b[1][d] / GIB,
-                   b[2][d] / GIB, b[3][d] / GIB, b[4][d] / GIB, b[5][d] / GIB, c ? "  " : "");
+            printf(c ? "%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %-9.4g  "
+                     : "%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %.4g",
+                   b[0][d], b[1][d] / GIB, b[2][d] / GIB, b[3][d] / GIB, b[4][d] / GIB,
+                   b[5][d] / GIB);
         if (c)
             printf("%.6g", sim->coll_busy[d]);
         printf("\n");

@@ -223,11 +223,11 @@ TEST(shorthand)
     CHECK(m == NULL);
 }
 
-/* The same figures as interp/ir/flops.c's, taken from a program it sized:
- * each device's parameter bytes (baseline placement, 8 layers a stage, 18
- * bytes a parameter: bf16, mixed precision, AdamW) and the bytes of a unit
- * (34 R h + 4 R H per layer: FlashAttention's log-sum-exp too). */
-TEST(shorthand_is_flops_c)
+/* A program sized by the shorthand holds what the description says:
+ * each device's parameters (baseline placement, 8 layers a stage) and their
+ * bytes by the training set-up (docs/model.md#bytes), and a unit is the
+ * decoder layers' activations of one microbatch over the devices. */
+TEST(program_bytes)
 {
     int64_t L = 32, h = 1024, V = 32000, s = 512;
     sc_prog *pg = sc_prog_new(4, 4, 4);
@@ -241,6 +241,7 @@ TEST(shorthand_is_flops_c)
     md.seq = s;
     md.batch = 1;
     md.vocab = V;
+    md.workspace = 1e9;
     if (!m || !pg || sc_prog_set_model(pg, &md) != SC_OK) {
         CHECK(0);
         goto out;
@@ -248,10 +249,67 @@ TEST(shorthand_is_flops_c)
     int first[4] = {0, 8, 16, 24};
     int64_t per[4];
     CHECK(sc_mdesc_stage_params(m, 4, first, per, err, sizeof err) == SC_OK);
+    for (int d = 0; d < 4; d++) {
+        sc_dev_bytes b = sc_prog_dev_bytes(pg, d);
+        CHECK(b.params == per[d]);
+        CHECK_NEAR(b.param_bytes, 2.0 * (double)per[d], 0.5);         /* bf16 */
+        CHECK_NEAR(b.grads, 4.0 * (double)per[d], 0.5);               /* fp32 */
+        CHECK_NEAR(b.optimizer, 12.0 * (double)per[d], 0.5);          /* master, 2 moments */
+        CHECK_NEAR(sc_prog_param_bytes(pg, d), 18.0 * (double)per[d], 0.5);
+        CHECK_NEAR(sc_prog_static_bytes(pg, d), 18.0 * (double)per[d] + 1e9, 0.5);
+    }
+    CHECK_NEAR(sc_prog_unit_bytes(pg), (double)sc_mdesc_act_bytes(m, 1, s, SC_ATTN_FLASH) * s * L / 4,
+               0.5);
+    /* a cap on the total: less what the device holds, in units */
+    double u = 0;
+    CHECK(sc_prog_bytes_cap(pg, 1, 18.0 * (double)per[1] + 1e9 + 3 * sc_prog_unit_bytes(pg), &u) ==
+          SC_OK);
+    CHECK_NEAR(u, 3, 1e-9);
+    CHECK(sc_prog_bytes_cap(pg, 0, 1e9, &u) == SC_ERR_PROGRAM && sc_prog_cap_refused(pg));
+    CHECK_STR(sc_errmsg(pg), "nothing is left for activations");
+    /* pure fp32, ZeRO-1 over 8: 4 + 4 + ceil(n / 8) x 8 */
+    md.dtype_bytes = 4;
+    md.precision = SC_PREC_PURE;
+    md.zero = 1;
+    md.dp = 8;
+    CHECK(sc_prog_set_model(pg, &md) == SC_OK);
+    for (int d = 0; d < 4; d++) {
+        sc_dev_bytes b = sc_prog_dev_bytes(pg, d);
+        CHECK_NEAR(b.param_bytes + b.grads, 8.0 * (double)per[d], 0.5);
+        CHECK_NEAR(b.optimizer, 8.0 * (double)((per[d] + 7) / 8), 0.5);
+    }
+out:
+    sc_mdesc_free(m);
+    sc_prog_free(pg);
+}
+
+/* A tied head: its copy on the last stage is in the bytes, not in the
+ * counts, which sum to the total. */
+TEST(tied_copy)
+{
+    sc_mdesc *m = NULL;
+    char err[256];
+    CHECK(sc_hf_config_read(FIX "qwen3-0.6b.json", &m, err, sizeof err) == SC_OK);
+    sc_prog *pg = sc_prog_new(4, 4, 4);
+    if (!m || !pg || sc_prog_set_vocab(pg, SC_VOCAB_BASELINE) != SC_OK) {
+        CHECK(0);
+        goto out;
+    }
+    sc_model_desc md = sc_model_desc_default();
+    md.desc = m;
+    md.seq = 1024;
+    md.batch = 1;
+    md.precision = SC_PREC_PURE;
+    CHECK(sc_prog_set_model(pg, &md) == SC_OK);
+    int64_t sum = 0;
     for (int d = 0; d < 4; d++)
-        CHECK_NEAR(sc_prog_param_bytes(pg, d), (double)per[d] * 18, 0.5); /* bf16, mixed, AdamW */
-    CHECK_NEAR(sc_prog_unit_bytes(pg),
-               (double)sc_mdesc_act_bytes(m, 1, s, SC_ATTN_FLASH) * s * L / 4, 0.5);
+        sum += sc_prog_dev_bytes(pg, d).params;
+    CHECK(sum == sc_mdesc_params(m, -1));
+    sc_dev_bytes last = sc_prog_dev_bytes(pg, 3);
+    CHECK_NEAR(last.param_bytes, 2.0 * (double)(last.params + sc_mdesc_tied(m)), 0.5);
+    md.layers = 27; /* the config has 28 */
+    CHECK(sc_prog_set_model(pg, &md) == SC_ERR_ARG);
+    CHECK_STR(sc_errmsg(pg), "layers = 27, but the model's config (qwen3) has 28");
 out:
     sc_mdesc_free(m);
     sc_prog_free(pg);
@@ -346,7 +404,8 @@ int main(void)
     RUN(llama_layers);
     RUN(family_terms);
     RUN(shorthand);
-    RUN(shorthand_is_flops_c);
+    RUN(program_bytes);
+    RUN(tied_copy);
     RUN(errors);
     return harness_done("model");
 }
