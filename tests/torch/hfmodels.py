@@ -236,7 +236,8 @@ class MLAttention(nn.Module):
     def __init__(self, c):
         super().__init__()
         h, H = c["h"], c["H"]
-        self.H, self.nope, self.rope, self.vd, self.kv_lora = H, c["nope"], c["rope"], c["vd"], c["kv_lora"]
+        self.H, self.nope, self.rope, self.vd = H, c["nope"], c["rope"], c["vd"]
+        self.kv_lora = c["kv_lora"]
         qd = H * (c["nope"] + c["rope"])
         if c["q_lora"]:
             self.q_a_proj = Linear(h, c["q_lora"], bias=c["attn_bias"])
@@ -305,12 +306,14 @@ class TopkRouter(nn.Module):
         super().__init__()
         self.k, self.scale, self.norm = c["k"], c["scale"], c["norm_topk"]
         self.weight = nn.Parameter(torch.empty(c["E"], c["h"]))
-        nn.init.normal_(self.weight, std=0.02) if not self.weight.is_meta else None
+        if not self.weight.is_meta:
+            nn.init.normal_(self.weight, std=0.02)
         self.register_buffer("e_score_correction_bias", torch.zeros(c["E"]))
 
     def forward(self, x):
         scores = F.linear(x.float(), self.weight.float()).sigmoid()
-        idx = torch.topk(scores.detach() + self.e_score_correction_bias.float(), self.k, dim=-1).indices
+        choice = scores.detach() + self.e_score_correction_bias.float()
+        idx = torch.topk(choice, self.k, dim=-1).indices
         w = scores.gather(1, idx)
         if self.norm:
             w = w / (w.sum(dim=-1, keepdim=True) + 1e-20)

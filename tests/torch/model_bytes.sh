@@ -25,5 +25,7 @@ fi
 if full; then timeout 600 "$py" tests/torch/model_bytes.py "$SC"
 else timeout 600 "$py" tests/torch/model_bytes.py "$SC" --sample; fi
 rc=$?
-[ $rc = 124 ] && echo "model_bytes: FAIL: timed out after 600 s" && echo "model_bytes: 0 passed, 1 failed"
+if [ $rc = 124 ]; then
+  echo "model_bytes: FAIL: timed out after 600 s"; echo "model_bytes: 0 passed, 1 failed"
+fi
 exit $rc
