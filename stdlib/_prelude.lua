@@ -114,6 +114,8 @@ sc.MODEL = {
   {"dp", 1, "data-parallel ranks (with zero > 0)", when = WITH_MODEL},
   {"workspace", "1GiB", "bytes per device besides: CUDA context, cuBLAS, NCCL (with a model)",
    when = WITH_MODEL, memory = true},
+  {"split", "even", "decoder layers per stage: even, best (by cost), [4,4,...] or a Megatron "
+   .. "layout Et*4|...|t*4L (--layers)", when = WITH_MODEL},
 }
 
 local BYTE_UNITS = {b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12, kib = 1024, mib = 1024^2,
@@ -160,7 +162,8 @@ function sc.model_of(P)
   if not sc.has_model(P) then return nil end
   local t = {seq = P.seq, batch = P.batch, tflops = P.tflops, coll_gbps = P.coll_gbps,
              coll_us = P.coll_us, precision = P.precision, optimizer = P.optimizer,
-             zero = P.zero, dp = P.dp, workspace = bytes_of("workspace", P.workspace)}
+             zero = P.zero, dp = P.dp, workspace = bytes_of("workspace", P.workspace),
+             split = P.split}
   if P.dtype ~= nil and P.dtype ~= "" then t.dtype = P.dtype end
   if P.model ~= nil and P.model ~= "" then
     t.config = config_of(P)

@@ -336,7 +336,7 @@ elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null && mkdir 
   cg=/sys/fs/cgroup/sc_test_$$; echo 314572800 > $cg/memory.max
 fi
 if [ -n "$cg" ]; then
-  expect 4 "out of memory: this run needs about 530 MiB, the memory limit of its cgroup leaves" -- sh -c "echo \$\$ > $cg/cgroup.procs && exec $SC run 1f1b -D p=2 -D m=2 -D hidden=2048 -D layers=8"
+  expect 4 "out of memory: this run needs about 532 MiB, the memory limit of its cgroup leaves" -- sh -c "echo \$\$ > $cg/cgroup.procs && exec $SC run 1f1b -D p=2 -D m=2 -D hidden=2048 -D layers=8"
   expect 0 "loss" -- sh -c "echo \$\$ > $cg/cgroup.procs && exec $SC run 1f1b -D p=2 -D m=2"
   rmdir $cg 2>/dev/null || true
 else

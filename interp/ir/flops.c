@@ -72,6 +72,57 @@ static void split_layers(const sc_prog *pg, long L, const double *extra, double 
     sc_free(dev);
 }
 
+/* The contiguous split of decoders 1..L over S stages whose heaviest stage
+ * is lightest (then the most even: least sum of squares), stage 0 also
+ * carrying extra[0] and stage S - 1 extra[S - 1]; each stage at least one
+ * decoder unless its extra is > 0. cost[i]: decoder i's F + B + W (1-based).
+ * Exact: dynamic programming, O(S L^2). Returns -1 when none exists. */
+static int split_best(int S, int L, const double *cost, const double *extra, int *nl)
+{
+    size_t n1 = (size_t)L + 1;
+    double *pre = sc_calloc(n1, sizeof(double));
+    double *best = sc_malloc((size_t)(S + 1) * n1 * sizeof(double)); /* [s][j]: stages 0..s-1 take 1..j */
+    double *sq = sc_malloc((size_t)(S + 1) * n1 * sizeof(double));
+    int *from = sc_malloc((size_t)(S + 1) * n1 * sizeof(int));
+    int rc = -1;
+    if (!pre || !best || !sq || !from)
+        goto out;
+    for (int i = 1; i <= L; i++)
+        pre[i] = pre[i - 1] + cost[i];
+    for (size_t k = 0; k < (size_t)(S + 1) * n1; k++)
+        best[k] = INFINITY, sq[k] = INFINITY, from[k] = -1;
+    best[0] = 0, sq[0] = 0;
+    for (int s = 1; s <= S; s++)
+        for (int j = 0; j <= L; j++)
+            for (int i = 0; i <= j; i++) { /* stage s-1 takes decoders i+1 .. j */
+                double prev = best[(size_t)(s - 1) * n1 + (size_t)i];
+                double e = s == 1 ? extra[0] : 0;
+                e += s == S ? extra[S - 1] : 0;
+                if (!isfinite(prev) || (i == j && !(e > 0)))
+                    continue;
+                double w = pre[j] - pre[i] + e;
+                double m = fmax(prev, w), q = sq[(size_t)(s - 1) * n1 + (size_t)i] + w * w;
+                size_t at = (size_t)s * n1 + (size_t)j;
+                if (m < best[at] * (1 - 1e-12) || (m <= best[at] * (1 + 1e-12) && q < sq[at])) {
+                    best[at] = m, sq[at] = q, from[at] = i;
+                }
+            }
+    if (!isfinite(best[(size_t)S * n1 + (size_t)L]))
+        goto out;
+    for (int s = S, j = L; s >= 1; s--) {
+        int i = from[(size_t)s * n1 + (size_t)j];
+        nl[s - 1] = j - i;
+        j = i;
+    }
+    rc = 0;
+out:
+    sc_free(pre);
+    sc_free(best);
+    sc_free(sq);
+    sc_free(from);
+    return rc;
+}
+
 /* F, B, W (FLOPs) and activation bytes of one microbatch in layer i. */
 typedef struct { double f, b, w, act; } layer_cost;
 
@@ -176,7 +227,7 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     const sc_mdesc_cfg *mc = sc_mdesc_config(m);
     int S = pg->S, P = pg->P;
     long L = (long)mc->layers;
-    if (L < S) {
+    if (L < S && !md->split && !md->split_best) {
         sc_mdesc_free(m);
         return sc_fail(pg, SC_ERR_ARG, "model has %ld layers for %d stages: every stage needs "
                        "at least one layer (-D layers=%d or more)", L, S, S);
@@ -213,7 +264,40 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
         extra[0] += emb.f + emb.b + emb.w;
         extra[S - 1] += head.f + head.b + head.w + norm.f + norm.b + norm.w;
     }
-    split_layers(pg, L, extra, (dec.f + dec.b + dec.w) / (double)L, nl);
+    if (md->split) { /* given: S counts summing to L, no stage empty */
+        long sum = 0;
+        for (int s = 0; s < S; s++) {
+            nl[s] = md->split[s];
+            sum += nl[s] >= 0 ? nl[s] : -1000000;
+            if (nl[s] < 0 || (nl[s] == 0 && !(vocab && !split && (s == 0 || s == S - 1)))) {
+                st = sc_fail(pg, SC_ERR_ARG, "split: stage %d holds %d decoder layers: every "
+                             "stage needs a layer (the embedding or the head count on the first "
+                             "and last)", s, nl[s]);
+                goto fail;
+            }
+        }
+        if (sum != L) {
+            st = sc_fail(pg, SC_ERR_ARG, "split: the %d stages hold %ld decoder layers, but the "
+                         "model has %ld", S, sum, L);
+            goto fail;
+        }
+    } else if (md->split_best) {
+        double *cost = sc_calloc((size_t)L + 1, sizeof(double));
+        int bad = !cost;
+        for (int i = 1; !bad && i <= L; i++) {
+            layer_cost c = cost_of(m, i, R, md->seq);
+            cost[i] = c.f + c.b + c.w;
+        }
+        bad = bad || split_best(S, (int)L, cost, extra, nl) != 0;
+        sc_free(cost);
+        if (bad) {
+            st = sc_fail(pg, SC_ERR_ARG, "split: %ld decoder layers do not split into %d stages",
+                         L, S);
+            goto fail;
+        }
+    } else {
+        split_layers(pg, L, extra, (dec.f + dec.b + dec.w) / (double)L, nl);
+    }
     for (int s = 0, first = 1; s < S && !st; first += nl[s], s++) {
         layer_cost c = {0, 0, 0, 0};
         int64_t n = 0;
@@ -277,6 +361,7 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     sc_free(pg->model);
     sc_mdesc_free(pg->mdesc);
     *keep = *md;
+    keep->split = NULL; /* the caller's; the split is pg->slayers */
     keep->desc = m;
     keep->layers = L;
     keep->hidden = (long)mc->hidden;

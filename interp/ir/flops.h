@@ -61,10 +61,19 @@ typedef struct sc_model_desc {
                              * 2 also gradients, 3 (FSDP) also parameters */
     long dp;                /* data-parallel ranks the shards are spread over */
     double workspace;       /* bytes per device besides (CUDA context, cuBLAS, NCCL) */
+    /* The decoder layers per stage (docs/model.md#the-split): split[0 .. S-1]
+     * given (the caller's array, copied; a stage may hold none when it
+     * holds the embedding or the head), or NULL: evenly, the first L % S
+     * stages one more (with redis: by cost); split_best: the contiguous
+     * split whose heaviest stage (its F + B + W, the embedding and the head
+     * counted) is lightest. */
+    const int *split;
+    int split_best;
 } sc_model_desc;
 
 /* tflops 400, coll_gbps 100, coll_us 10, p2p_gbps 0; mixed precision,
- * AdamW, zero 0, dp 1, workspace 0; the sizes 0, no description. */
+ * AdamW, zero 0, dp 1, workspace 0; the sizes 0, no description, the
+ * even split. */
 sc_model_desc sc_model_desc_default(void);
 
 /* Applies the model to the program (above). SC_ERR_ARG with one message

@@ -533,7 +533,9 @@ static int unknown_command(const char *word)
 }
 
 /* `--model FILE` (and --model=FILE) of every command: -D model=FILE
- * (docs/model.md), rewritten in place; the texts made are freed at the end. */
+ * (docs/model.md), and --layers SPEC of every command but plan (which has
+ * its own): -D split=SPEC, rewritten in place; the texts made are freed at
+ * the end. */
 static char *model_args[16];
 static int nmodel_args;
 
@@ -541,6 +543,26 @@ static int model_options(int argc, char **argv)
 {
     for (int i = 2; i < argc; i++) {
         const char *v = NULL;
+        if (strcmp(argv[i], "--layers") == 0 && strcmp(argv[1], "plan") != 0) {
+            /* the model's split (docs/model.md#the-split): -D split=SPEC */
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return sc_cli_fail(SC_EXIT_USAGE, "--layers needs the split: even, best, "
+                                                  "counts per stage ([4,4,4,4]) or a Megatron "
+                                                  "layout (Et*4|t*4|t*4|t*4L)");
+            size_t n = strlen(argv[i + 1]) + 7;
+            char *d = malloc(n);
+            if (!d)
+                return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
+            snprintf(d, n, "split=%s", argv[i + 1]);
+            if (nmodel_args == (int)(sizeof model_args / sizeof *model_args)) {
+                free(d);
+                return sc_cli_fail(SC_EXIT_USAGE, "--layers: at most 16");
+            }
+            model_args[nmodel_args++] = d;
+            argv[i] = "-D";
+            argv[++i] = d;
+            continue;
+        }
         if (strcmp(argv[i], "--model") == 0) {
             if (i + 1 >= argc || !argv[i + 1][0])
                 return sc_cli_fail(SC_EXIT_USAGE, "--model needs a FILE (a Hugging Face "

@@ -157,6 +157,28 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
                precisions[md->precision], optimizers[md->optimizer]);
         if (md->zero)
             printf(", ZeRO-%d over %ld", md->zero, md->dp);
+        /* the split; as Megatron's layout where Megatron places stages so
+         * (a loop: stage s on device s mod P) */
+        int S = sc_prog_stages(pg), loop = 1, baseline = sc_prog_vocab(pg) == SC_VOCAB_BASELINE ||
+                                                         sc_prog_vocab(pg) == SC_VOCAB_REDIS;
+        char lay[1024] = "";
+        size_t o = 0;
+        printf("\nsplit         [");
+        for (int s = 0; s < S; s++) {
+            int k = sc_prog_stage_layers(pg, s);
+            printf("%s%d", s ? "," : "", k);
+            loop &= sc_prog_stage_device(pg, s) == s % P;
+            char t[24] = "";
+            if (k)
+                snprintf(t, sizeof t, "t*%d", k);
+            if (o + 40 < sizeof lay)
+                o += (size_t)snprintf(lay + o, sizeof lay - o, "%s%s%s%s", s ? "|" : "",
+                                      s == 0 && baseline ? "E" : "", t,
+                                      s == S - 1 && baseline ? "L" : "");
+        }
+        printf("] decoder layers per stage");
+        if (loop && baseline)
+            printf("; Megatron --pipeline-model-parallel-layout \"%s\"", lay);
         printf("\nmemory        a unit is %.4g GiB of activations; the total adds parameters, "
                "gradients, optimizer states and %.4g GiB of workspace\n", unit / GIB,
                md->workspace / GIB);

@@ -156,6 +156,7 @@ typedef enum sc_field_table {
     X("zero", SC_IN(MODEL), "integer", "ZeRO stage over dp: 1 states, 2 gradients, 3 params")    \
     X("dp", SC_IN(MODEL), "integer", "data-parallel ranks the ZeRO shards spread over")           \
     X("workspace", SC_IN(MODEL), "number", "bytes per device besides (CUDA, cuBLAS, NCCL)")      \
+    X("split", SC_IN(MODEL), "string or list", "decoder layers per stage: even, best, counts, a layout") \
     X("s", SC_IN(VOCAB_COSTS), "number", "time of a device's S")                                  \
     X("t", SC_IN(VOCAB_COSTS), "number", "time of a device's T")                                  \
     X("e", SC_IN(VOCAB_COSTS), "number", "time of a device's E")                                  \

@@ -11,10 +11,12 @@
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/flops.h"
 #include "model/mdesc.h"
+#include "plan/partition.h"
 
 static void check(lua_State *L, sc_prog *pg, sc_status st)
 {
@@ -76,6 +78,84 @@ static int choice(lua_State *L, int t, const char *k, const char *const *names, 
     return r;
 }
 
+/* The `split` field of the model table at m (docs/model.md#the-split):
+ * "even" (or absent), "best", decoder layers per stage as a list or as
+ * "[4,4,4,4]", or a Megatron layout "Et*4|t*4|t*4|t*4L" (its t per stage; E
+ * on the first stage, L on the last). Counts go into a userdata left on the
+ * stack (md->split points into it). */
+static void set_split(lua_State *L, int m, sc_model_desc *md, int S)
+{
+    int ty = lua_getfield(L, m, "split");
+    const char *s = ty == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int *counts = lua_newuserdatauv(L, (size_t)S * sizeof(int), 0);
+    lua_insert(L, -2);
+    if (ty == LUA_TNIL || (s && strcmp(s, "even") == 0)) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (s && strcmp(s, "best") == 0) {
+        md->split_best = 1;
+        lua_pop(L, 1);
+        return;
+    }
+    int n = 0;
+    if (ty == LUA_TTABLE) {
+        n = (int)luaL_len(L, -1);
+        for (int i = 0; i < n && i < S; i++) {
+            lua_geti(L, -1, i + 1);
+            counts[i] = (int)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        }
+    } else if (s && strchr(s, '|')) {
+        static sc_layers ly; /* 64 KiB: not on the stack (one Lua state per thread) */
+        static int first[SC_LAYERS_MAX + 1];
+        char err[200];
+        n = sc_part_parse_layout(s, &ly, first, err, sizeof err);
+        if (n < 0) {
+            lua_pushfstring(L, "model: split '%s': %s", s, err);
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+        for (int k = 0; k < n && k < S; k++) {
+            counts[k] = 0;
+            for (int i = first[k]; i < first[k + 1]; i++) {
+                int e = ly.kind[i] == 'E', l = ly.kind[i] == 'L';
+                if ((e && k != 0) || (l && k != n - 1)) {
+                    lua_pushfstring(L, "model: split '%s': the %s must be on the %s stage (the "
+                                    "model's placement)", s, e ? "embedding E" : "loss L",
+                                    e ? "first" : "last");
+                    sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+                }
+                counts[k] += ly.kind[i] == 't';
+            }
+        }
+    } else if (s) {
+        const char *p = s + (s[0] == '[');
+        size_t len = strlen(p);
+        if (s[0] != '[' || len == 0 || p[len - 1] != ']')
+            p = ""; /* not a list: n stays 0 */
+        while (*p && *p != ']' && n <= S) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p || v < 0 || v > 1000000 || (*end != ',' && *end != ']')) {
+                n = -1;
+                break;
+            }
+            if (n < S)
+                counts[n] = (int)v;
+            n++;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    if (n != S) {
+        lua_pushfstring(L, "model: split must be even, best, %d decoder-layer counts (\"[4,4,...]\") "
+                        "or a Megatron layout (\"Et*4|t*4|...|t*4L\") of %d stages (got %s)", S, S,
+                        s ? s : luaL_typename(L, -1));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    md->split = counts;
+    lua_pop(L, 1);
+}
+
 /* The training set-up of the model table at m (docs/model.md#bytes). */
 static void set_training(lua_State *L, int m, sc_model_desc *md)
 {
@@ -130,6 +210,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
         md.coll_us = num(L, m, "model", "coll_us", md.coll_us);
         md.p2p_gbps = num(L, m, "model", "p2p_gbps", md.p2p_gbps);
         set_training(L, m, &md);
+        set_split(L, m, &md, sc_prog_stages(pg)); /* leaves the counts' userdata */
         sc_mdesc *desc = NULL;
         if (lua_getfield(L, m, "config") != LUA_TNIL) {
             if (!lua_istable(L, -1))
@@ -141,6 +222,7 @@ void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg)
         sc_status mst = sc_prog_set_model(pg, &md);
         sc_mdesc_free(desc);
         check(L, pg, mst);
+        lua_pop(L, 1); /* the split's counts */
     } else if (ty == LUA_TNIL && sc_prog_vocab(pg) == SC_VOCAB_REDIS) {
         sc_lua_raise(L, SC_ERR_ARG, "program: vocab_par = 'redis' moves transformer layers by the "
                                     "model's costs: give the model (-D layers=N with hidden, "
