@@ -409,11 +409,12 @@ class Stage(nn.Module):
         return x
 
 
-def stages(parts, S):
-    """The S stages over the built parts (modules shared, not copied). A tied
-    head is the embedding's own weight with one stage, a copy of it on the
-    last stage with more (stage.tied_copy names it)."""
-    c, n = parts.c, split_layers(parts.c["L"], S)
+def stages(parts, S, counts=None):
+    """The S stages over the built parts (modules shared, not copied), with
+    counts[s] decoder layers on stage s (default split_layers). A tied head
+    is the embedding's own weight with one stage, a copy of it on the last
+    stage with more (stage.tied_copy names it)."""
+    c, n = parts.c, counts or split_layers(parts.c["L"], S)
     out, first = [], 0
     for s in range(S):
         last = s == S - 1

@@ -51,6 +51,9 @@ PUBLISHED = {
     "mixtral-8x7b": 46702792704, "mistral-7b-v0.1": 7241732096, "qwen3-0.6b": 596049920,
     "deepseek-v3": 671026419200,
 }
+# Uneven splits (-D split=[...]): fewer layers beside the embedding and head.
+UNEVEN = {"llama3-8b": [7, 9, 9, 7], "qwen3-0.6b": [6, 8, 8, 6],
+          "deepseek-v3": [14, 16, 16, 15]}
 TINY = ["tiny-llama", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-mixtral",
         "tiny-deepseek-v3"]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -124,17 +127,18 @@ def published(name, parts):
           f"{total:,} parameters in torch (meta), published {PUBLISHED[name]:,}")
 
 
-def compare_stages(sc, name, parts, S):
-    what = f"stages {name} S={S}"
-    sts = hm.stages(parts, S)
+def compare_stages(sc, name, parts, S, counts=None):
+    """counts: an uneven split, given to stagecraft as -D split=[...]."""
+    what = f"stages {name} S={S}" + (f" split={counts}" if counts else "")
+    sts = hm.stages(parts, S, counts)
     per = [hm.count(s, s.tied_copy) for s in sts]
     pbytes = [stage_bytes(s) for s in sts]
-    split = hm.split_layers(parts.c["L"], S)
+    split = counts or hm.split_layers(parts.c["L"], S)
     fig = f"params {per} ({split} layers), bytes {pbytes}"
     if sc.missing:
         return skip(what, f"{sc.missing} (torch: {fig})")
     try:
-        out = sc.sim(name, S)
+        out = sc.sim(name, S, **({"split": str(counts).replace(" ", "")} if counts else {}))
     except RuntimeError as e:
         return fail(what, str(e))
     bad = []
@@ -461,6 +465,8 @@ def main():
         published(name, parts)
         for S in S_big:
             compare_stages(sc, name, parts, S)
+        if name in UNEVEN:
+            compare_stages(sc, name, parts, len(UNEVEN[name]), UNEVEN[name])
         compare_kinds(sc, name, parts)
         del parts
     for name in TINY:
