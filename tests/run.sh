@@ -9,7 +9,9 @@
 # (tests/interchange.sh), the REPL on a pseudo-terminal
 # (tests/py/repl_pty.py), the Python package (tests/py/test_package.py) and
 # real PyTorch (tests/torch/run.sh; the verdicts against it:
-# tests/torch/corpus.sh; cost files from its traces: tests/torch/trace.sh),
+# tests/torch/corpus.sh; cost files from its traces: tests/torch/trace.sh;
+# the model description against its models' real bytes:
+# tests/torch/model_bytes.sh),
 # the layering (tests/py/layout.py), the
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
 # the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
@@ -51,6 +53,7 @@ suites() {
     printf 'tests/torch/run.sh\tsh tests/torch/run.sh\n'
     printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
     printf 'tests/torch/trace.sh\tsh tests/torch/trace.sh\n'
+    printf 'tests/torch/model_bytes.sh\tsh tests/torch/model_bytes.sh\n'
   fi
   # pip install ./python into a fresh venv builds the C core (whole under make test)
   printf 'tests/py/test_wheel.py\tpython3 tests/py/test_wheel.py "$SC"\n'

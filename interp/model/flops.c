@@ -154,8 +154,10 @@ static void add_cost(layer_cost *a, layer_cost b)
 /* Elements of n shared over `ways` devices: each holds ceil(n / ways). */
 static double shard(double n, long ways) { return ways > 1 ? ceil(n / (double)ways) : n; }
 
-/* The bytes of device d's n parameters by the set-up (sc_dev_bytes). */
-static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, double n)
+/* The bytes of device d's n parameters by the set-up (sc_dev_bytes), of
+ * which `trained` have gradients and optimizer states (sc_mdesc_frozen). */
+static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, double n,
+                             double trained)
 {
     int zero = md->zero;
     long dp = md->dp > 1 ? md->dp : 1;
@@ -167,8 +169,8 @@ static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, 
     return (sc_dev_bytes){
         .params = count,
         .param_bytes = shard(n, zero >= 3 ? dp : 1) * dtype,
-        .grads = shard(n, zero >= 2 ? dp : 1) * grad,
-        .optimizer = shard(n, zero >= 1 ? dp : 1) * opt,
+        .grads = shard(trained, zero >= 2 ? dp : 1) * grad,
+        .optimizer = shard(trained, zero >= 1 ? dp : 1) * opt,
         .workspace = md->workspace,
     };
 }
@@ -255,9 +257,10 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     double *pb = sc_calloc((size_t)P, sizeof(double));
     double *elems = sc_calloc((size_t)P, sizeof(double));
     int64_t *count = sc_calloc((size_t)P, sizeof(int64_t));
+    int64_t *frozen = sc_calloc((size_t)P, sizeof(int64_t));
     sc_dev_bytes *db = sc_calloc((size_t)P, sizeof *db);
     sc_model_desc *keep = sc_malloc(sizeof *keep);
-    if (!nl || !extra || !pb || !elems || !count || !db || !keep) {
+    if (!nl || !extra || !pb || !elems || !count || !frozen || !db || !keep) {
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -305,6 +308,7 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
         for (int i = first; i < first + nl[s]; i++) {
             add_cost(&c, cost_of(m, i, R, md->seq));
             n += sc_mdesc_params(m, i);
+            frozen[pg->stage_dev[s]] += sc_mdesc_frozen(m, i);
         }
         if (vocab && !split && s == 0) {
             add_cost(&c, emb);
@@ -347,12 +351,14 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
         goto fail;
     int dtype = md->dtype_bytes ? md->dtype_bytes : mc->param_bytes;
     for (int d = 0; d < P; d++) {
-        db[d] = bytes_of(md, dtype, count[d], (double)count[d] + elems[d]);
+        db[d] = bytes_of(md, dtype, count[d], (double)count[d] + elems[d],
+                         (double)(count[d] - frozen[d]) + elems[d]);
         pb[d] = db[d].param_bytes + db[d].grads + db[d].optimizer;
     }
     sc_free(extra);
     sc_free(elems);
     sc_free(count);
+    sc_free(frozen);
     sc_free(pg->slayers);
     sc_free(pg->pbytes);
     sc_free(pg->dbytes);
@@ -382,6 +388,7 @@ fail:
     sc_free(pb);
     sc_free(elems);
     sc_free(count);
+    sc_free(frozen);
     sc_free(db);
     sc_free(keep);
     sc_mdesc_free(m);

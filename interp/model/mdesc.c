@@ -311,6 +311,18 @@ int64_t sc_mdesc_params(const sc_mdesc *m, int i)
     return i < 0 ? m->total : m->p[sc_mdesc_kind(m, i)];
 }
 
+int64_t sc_mdesc_frozen(const sc_mdesc *m, int i)
+{
+    const sc_mdesc_cfg *c = &m->c;
+    int64_t per = c->router_bias ? c->experts : 0;
+    if (i >= 0)
+        return sc_mdesc_kind(m, i) == SC_ML_MOE ? per : 0;
+    int64_t n = 0;
+    for (int j = 1; j <= (int)c->layers; j++)
+        n += sc_mdesc_kind(m, j) == SC_ML_MOE ? per : 0;
+    return n;
+}
+
 int64_t sc_mdesc_tied(const sc_mdesc *m) { return m->c.tie ? m->p[SC_ML_EMBED] : 0; }
 
 /* Forward FLOPs per token of one layer of kind k (see mdesc.h). */

@@ -160,6 +160,11 @@ sc_mfamily sc_mfamily_find(const char *name);
 
 /* Parameters of layer i; i = -1: the model's total. */
 int64_t sc_mdesc_params(const sc_mdesc *m, int i);
+/* Of those, the ones training does not update by gradient (i = -1: all):
+ * DeepSeek-V3's router e_score_correction_bias, E per MoE layer, set by
+ * the load-balancing rule (a buffer in transformers and Megatron-LM: no
+ * gradient, no optimizer state; tests/torch/model_bytes.py). */
+int64_t sc_mdesc_frozen(const sc_mdesc *m, int i);
 /* Parameters of the tied copy the last stage holds (V h when tied, else 0). */
 int64_t sc_mdesc_tied(const sc_mdesc *m);
 /* Forward FLOPs per token of layer i (i = -1: all), sequences of seq tokens. */

@@ -174,6 +174,10 @@ TEST(family_terms)
     CHECK(sc_mdesc_params(d, 1) == mla + 3LL * 7168 * 18432 + 2 * 7168);
     CHECK(sc_mdesc_params(d, 4) ==
           mla + 257 * 3LL * 7168 * 2048 + 256LL * 7168 + 256 + 2 * 7168);
+    /* the router's 256 correction biases have no gradient (58 MoE layers);
+     * mixtral's router is all weights */
+    CHECK(sc_mdesc_frozen(d, 4) == 256 && sc_mdesc_frozen(d, 3) == 0);
+    CHECK(sc_mdesc_frozen(d, -1) == 58 * 256 && sc_mdesc_frozen(x, -1) == 0);
     /* MLA's attention core: 2 s H (192 + 128) */
     CHECK(sc_mdesc_flops(d, 4, 1000) - sc_mdesc_flops(d, 4, 0) == 2LL * 1000 * 128 * 320);
 out:
