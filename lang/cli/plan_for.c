@@ -263,9 +263,16 @@ static void torchtitan_args(const sc_plan_run *r, const sc_plan_cand *c, sbuf *b
     put(b, "--parallelism.pipeline_parallel_degree %d --parallelism.pipeline_parallel_schedule %s "
         "--parallelism.pipeline_parallel_schedule_csv %s, with --training.local_batch_size = %d x "
         "--parallelism.pipeline_parallel_microbatch_size", r->P, sc_plan_torch_class(&c->shape), csv, r->m);
-    if (c->shape.placement == SC_PLAN_PLACE_LOOP && c->shape.chunks > 2)
-        put(b, ", and --parallelism.pipeline_parallel_layers_per_stage giving %d stages",
-            c->shape.chunks * r->P);
+    int S = c->shape.chunks * r->P, uneven = 0;
+    if (c->shape.decoders > 0) /* a model's split (docs/model.md#the-split) */
+        for (const char *q = c->shape.layout; (q = strstr(q, "t*")); q += 2)
+            uneven |= atoi(q + 2) * S != c->shape.decoders;
+    if (uneven) /* torchtitan takes the modules of each stage */
+        put(b, ", and --parallelism.module_fqns_per_model_part with stage s holding layers.K "
+            "of \"%s\" (tok_embeddings on the first, norm and output on the last)",
+            c->shape.layout);
+    else if (c->shape.placement == SC_PLAN_PLACE_LOOP && c->shape.chunks > 2)
+        put(b, ", and --parallelism.pipeline_parallel_layers_per_stage giving %d stages", S);
 }
 
 static void pytorch_args(const sc_plan_run *r, const sc_plan_cand *c, sbuf *b)
