@@ -403,6 +403,12 @@ expect 10 "planread.lua:1: sandbox: sc.plan('/etc/passwd'): a recipe may read fi
 recipe planread2.lua "pcall(sc.plan, {p = 2, m = 4, costs = '/etc/passwd'})
 return sc.costs('/etc/passwd')"
 expect 10 "planread2.lua:2: sandbox: sc.costs('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/planread2.lua"
+# So does its model's config.json.
+recipe planmodel.lua "pcall(sc.plan, {p = 2, m = 4, seq = 64, model = '/etc/passwd'})
+return sc.model('/etc/passwd')"
+expect 10 "planmodel.lua:2: sandbox: sc.model('/etc/passwd'): a recipe may read files in its own folder only" -- $SC check "$tmp/r/planmodel.lua"
+recipe planmodel2.lua "sc.plan{p = 2, m = 4, seq = 64, model = '/etc/passwd'}"
+expect 10 "sandbox: sc.plan('/etc/passwd')" -- $SC check "$tmp/r/planmodel2.lua"
 printf '{"stages": 2}' >"$tmp/r/mine.json"
 recipe planown.lua "local ok, e = pcall(sc.plan, {p = 2, m = 4, costs = 'mine.json'})
 assert(ok or not tostring(e):find('sandbox'), e)

@@ -553,9 +553,10 @@ static int lua_plan(lua_State *L)
         for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
             if (strcmp(k, opts[j][0]) == 0)
                 o = opts[j][1];
-        if (o && strcmp(k, "costs") == 0) { /* the recipe's read rule, not the user's grant */
+        if ((o && strcmp(k, "costs") == 0) || strcmp(k, "model") == 0) {
+            /* a file: the recipe's read rule, not the user's grant */
             if (!sc_sandbox_read_path(L, v, "sc.plan"))
-                return luaL_error(L, "sc.plan: cost file %s: cannot open it", v);
+                return luaL_error(L, "sc.plan: %s file %s: cannot open it", k, v);
             v = lua_tostring(L, -1);
         }
         if (o) {
