@@ -8,9 +8,9 @@
 SC=${SC:-./stagecraft}
 F=tests/fixtures/models
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-row() { # label config p m
-  label=$1; cfg=$F/$2.json; p=$3; m=$4
-  A="--model $cfg -D p=$p -D m=$m -D seq=4096 -D batch=1"
+row() { # label config p m [more -D...]
+  label=$1; cfg=$F/$2.json; p=$3; m=$4; shift 4
+  A="--model $cfg -D p=$p -D m=$m -D seq=4096 -D batch=1 $*"
   t0=$(python3 -c 'import time; print(time.monotonic())')
   # shellcheck disable=SC2086
   $SC plan $A --cap 80GiB --time-limit 0 --json >"$tmp/p.json" 2>/dev/null
@@ -38,11 +38,13 @@ else:
 head = "%.2fx" % (a["makespan"] / n["makespan"]) if a and n else "-"
 split = "%.2fx" % (b["makespan"] / a["makespan"]) if a and b else "-"
 mem = "%.1f/%.1f GiB" % (a["total_bytes_max"] / G, n["total_bytes_max"] / G) if a and n else "-"
-print("%-26s plan %5.2f s %3d cand  pick %-40s  1f1b head/none %s (%s)  best/even %s" % (
+print("%-22s plan %5.2f s %3d cand  pick %-40s  1f1b head/none %s (%s)  best/even %s" % (
     label, t1 - t0, p["searched"] if p else 0, pick, head, mem, split))
 PY
 }
 row "Llama-3-8B p=8 m=32" llama3-8b 8 32
 row "Qwen2.5-7B p=4 m=16" qwen2.5-7b 4 16
 row "Mixtral-8x7B p=8 m=32" mixtral-8x7b 8 32
+row "  ZeRO-1 over dp 8" mixtral-8x7b 8 32 -D zero=1 -D dp=8
 row "Llama-3-70B p=16 m=64" llama3-70b 16 64
+row "  ZeRO-1 over dp 8" llama3-70b 16 64 -D zero=1 -D dp=8
