@@ -70,6 +70,30 @@ static int costs_error(lua_State *L, const char *name, const char *msg)
     return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
 }
 
+void sc_lua_read_json(lua_State *L, const char *path, const char *label, size_t max,
+                      const char *kind, sc_read *rd)
+{
+    const sc_limits *lim = sc_limits_of(L);
+    double max_time = lim ? lim->max_time : 0;
+    *rd = (sc_read){.format = SC_READ_JSON, .max_bytes = max,
+                    .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
+    char err[384];
+    sc_status st = sc_read_file(path, rd, err, sizeof err);
+    if (st == SC_ERR_LIMIT && rd->over == SC_READ_OVER_TIME) {
+        snprintf(err, sizeof err, "%.200s: time limit exceeded: still reading after %g s "
+                 "(--max-time SECONDS raises it; 0 for no limit)", label, max_time);
+        sc_lua_raise(L, SC_ERR_LIMIT, err);
+    }
+    if (st == SC_ERR_NOMEM) /* counted in --max-mem: its error */
+        luaL_error(L, "not enough memory");
+    if (st == SC_ERR_LIMIT)
+        lua_pushfstring(L, "%s: larger than %d MiB: not a %s", label, (int)(max >> 20), kind);
+    else if (st != SC_OK)
+        lua_pushfstring(L, "%s: %s", label, err);
+    if (st != SC_OK)
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+}
+
 /* sc._costs_read(path, name): the cost file at path as a table; messages
  * call it `name` (the path as the recipe gave it). The text and the tree
  * are interp's counted memory (--max-mem); a device or a pipe is read only
@@ -77,23 +101,12 @@ static int costs_error(lua_State *L, const char *name, const char *msg)
 static int l_costs_read(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1), *name = luaL_optstring(L, 2, path);
-    const sc_limits *lim = sc_limits_of(L);
-    double max_time = lim ? lim->max_time : 0;
-    sc_read rd = {.format = SC_READ_JSON, .max_bytes = MAX_COST_FILE,
-                  .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
+    sc_read rd;
+    lua_pushfstring(L, "cost file %s", name);
+    sc_lua_read_json(L, path, lua_tostring(L, -1), MAX_COST_FILE, "cost file", &rd);
+    lua_pop(L, 1);
     char err[384];
-    sc_status st = sc_read_file(path, &rd, err, sizeof err);
-    if (st == SC_ERR_LIMIT && rd.over == SC_READ_OVER_TIME) {
-        snprintf(err, sizeof err, "cost file %.200s: time limit exceeded: still reading after "
-                 "%g s (--max-time SECONDS raises it; 0 for no limit)", name, max_time);
-        return sc_lua_raise(L, SC_ERR_LIMIT, err);
-    }
-    if (st == SC_ERR_LIMIT)
-        return costs_error(L, name, "larger than 64 MiB: not a cost file");
-    if (st == SC_ERR_NOMEM) /* counted in --max-mem: its error */
-        return luaL_error(L, "not enough memory");
-    if (st != SC_OK)
-        return costs_error(L, name, err);
+    sc_status st;
     sc_jv *root = NULL;
     sc_costs c;
     st = sc_json_parse(rd.text, rd.len, &root, err, sizeof err);

@@ -203,24 +203,12 @@ static int push_and_free(lua_State *L, sc_mdesc *m, const char *file)
 static int l_model_read(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1), *name = luaL_optstring(L, 2, path);
-    const sc_limits *lim = sc_limits_of(L);
-    double max_time = lim ? lim->max_time : 0;
-    sc_read rd = {.format = SC_READ_JSON, .max_bytes = MAX_CONFIG,
-                  .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
+    sc_read rd;
+    lua_pushfstring(L, "model: %s", name);
+    sc_lua_read_json(L, path, lua_tostring(L, -1), MAX_CONFIG, "config.json", &rd);
+    lua_pop(L, 1);
     char err[384];
-    sc_status st = sc_read_file(path, &rd, err, sizeof err);
-    if (st == SC_ERR_LIMIT && rd.over == SC_READ_OVER_TIME) {
-        snprintf(err, sizeof err, "model %.200s: time limit exceeded: still reading after %g s "
-                 "(--max-time SECONDS raises it; 0 for no limit)", name, max_time);
-        return sc_lua_raise(L, SC_ERR_LIMIT, err);
-    }
-    if (st == SC_ERR_NOMEM)
-        return luaL_error(L, "not enough memory");
-    if (st != SC_OK) {
-        lua_pushfstring(L, "%s: %s", name, st == SC_ERR_LIMIT ? "larger than 16 MiB: not a "
-                        "config.json" : err);
-        return model_error(L, SC_ERR_ARG, lua_tostring(L, -1));
-    }
+    sc_status st;
     sc_mdesc *m = NULL;
     st = sc_hf_config_parse(rd.text, rd.len, name, &m, err, sizeof err);
     sc_free(rd.text);

@@ -148,6 +148,14 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
  * (tables.c). */
 const char *sc_lua_got(lua_State *L, int idx);
 void sc_lua_open_costs(lua_State *L);
+/* Reads path as JSON text into *rd (the caller frees rd->text: sc_free)
+ * under the evaluation's --max-time, at most max bytes; or raises, naming
+ * `label` ("cost file x.json"): the time limit (SC_ERR_LIMIT), "larger
+ * than N MiB: not a KIND" or why it cannot be read (SC_ERR_ARG), not enough
+ * memory (costs.c). */
+struct sc_read;
+void sc_lua_read_json(lua_State *L, const char *path, const char *label, size_t max,
+                      const char *kind, struct sc_read *rd);
 
 /* model_lua.c: sc.model and sc._model_read added to the module on the stack
  * top; the description of the table at t (sc.model's: its sizes), checked,
