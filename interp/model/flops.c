@@ -35,7 +35,8 @@
 sc_model_desc sc_model_desc_default(void)
 {
     return (sc_model_desc){.tflops = 400, .coll_gbps = 100, .coll_us = 10, .p2p_gbps = 0,
-                           .precision = SC_PREC_MIXED, .optimizer = SC_OPT_ADAMW, .dp = 1};
+                           .precision = SC_PREC_MIXED, .optimizer = SC_OPT_ADAMW, .dp = 1,
+                           .workspace = 1073741824.0};
 }
 
 /* Decoder layers per stage: with redis, by cost (each next layer to the

@@ -72,7 +72,7 @@ typedef struct sc_model_desc {
 } sc_model_desc;
 
 /* tflops 400, coll_gbps 100, coll_us 10, p2p_gbps 0; mixed precision,
- * AdamW, zero 0, dp 1, workspace 0; the sizes 0, no description, the
+ * AdamW, zero 0, dp 1, workspace 1 GiB; the sizes 0, no description, the
  * even split. */
 sc_model_desc sc_model_desc_default(void);
 

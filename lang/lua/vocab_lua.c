@@ -168,7 +168,7 @@ static void set_training(lua_State *L, int m, sc_model_desc *md)
     md->optimizer = (sc_optimizer)choice(L, m, "optimizer", optimizers, SC_OPT_ADAMW);
     md->zero = (int)whole(L, m, "model", "zero", 0);
     md->dp = whole(L, m, "model", "dp", 1);
-    md->workspace = num(L, m, "model", "workspace", 0);
+    md->workspace = num(L, m, "model", "workspace", md->workspace); /* 1 GiB */
     if (md->zero < 0 || md->zero > 3)
         sc_lua_raise(L, SC_ERR_ARG, "model: 'zero' must be 0 (none), 1 (optimizer states), 2 "
                                     "(and gradients) or 3 (and parameters: FSDP)");
