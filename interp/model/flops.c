@@ -239,10 +239,11 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     }
     int split = sc_vocab_split(pg->vocab), vocab = pg->vocab != SC_VOCAB_NONE;
     if (split && mc->vocab % P != 0) {
+        long long vocab_size = (long long)mc->vocab; /* mc is m's: read before freeing */
         sc_mdesc_free(m);
         return sc_fail(pg, SC_ERR_ARG, "vocab_par = %s splits the vocabulary over the %d devices, "
                        "but vocab = %lld is not a multiple of %d", sc_vocab_name(pg->vocab), P,
-                       (long long)mc->vocab, P);
+                       vocab_size, P);
     }
     double h = (double)mc->hidden, V = (double)mc->vocab;
     double R = (double)md->seq * (double)md->batch, rate = md->tflops * 1e12;
