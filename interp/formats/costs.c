@@ -15,7 +15,7 @@ const char *const sc_cost_vocab_keys[SC_COST_VOCAB] = {"ts", "tt", "te", "tew"};
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tcomm", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "optim", "tfb", "tcomm", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
     "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
@@ -25,6 +25,7 @@ sc_status sc_costs_init(sc_costs *c, int P, int S)
     c->S = S;
     c->offload_ratio = c->predicted_step = NAN;
     c->comm = c->step = (sc_stat){NAN, NAN, 0};
+    c->fsdp = -1;
     for (int k = 0; k < SC_COST_KINDS; k++) {
         if (!(c->kind[k] = malloc((size_t)(S > 0 ? S : 1) * sizeof(sc_stat)))) {
             sc_costs_free(c);
@@ -57,6 +58,7 @@ void sc_costs_free(sc_costs *c)
         free(c->kind[k]);
     for (int k = 0; k < SC_COST_VOCAB; k++)
         free(c->vocab[k]);
+    free(c->tfb);
     free(c->placement);
     free(c->xfer);
     free(c->host);
@@ -227,7 +229,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
             return sc_errbuf(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
-                       "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, ts, tt, te, "
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, tcomm, ts, tt, te, "
                        "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
                        root->keys[i]);
@@ -279,6 +281,13 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         if ((st = read_kind(v, spread, samples, key, S, "stage", c->kind[k], x, err, errlen)))
             goto fail;
     }
+    const sc_jv *fb = sc_jv_get(root, "tfb"); /* per stage: an overlapped pair */
+    if (fb && !(c->tfb = malloc((size_t)S * sizeof *c->tfb))) {
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    if (fb && (st = read_kind(fb, spread, samples, "tfb", S, "stage", c->tfb, x, err, errlen)))
+        goto fail;
     for (int k = 0; k < SC_COST_VOCAB; k++) { /* per device: the vocabulary passes */
         const char *key = sc_cost_vocab_keys[k];
         const sc_jv *v = sc_jv_get(root, key);
@@ -442,6 +451,8 @@ static void measured(sc_jw *w, const sc_costs *c)
     if (c->warmup >= 0)
         sc_jw_int(w, "warmup_steps", c->warmup);
     sc_jw_int(w, "steps", c->steps);
+    if (c->fsdp >= 0)
+        sc_jw_bool(w, "fsdp", c->fsdp);
     num(w, "step_time_s", c->step.median);
     num(w, "step_time_spread_s", c->step.spread);
     if (c->what && !isfinite(c->predicted_step)) { /* another source: nothing predicted */
@@ -472,6 +483,8 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
     for (int k = 0; k < SC_COST_KINDS; k++)
         if (complete(c->kind[k], S))
             stage_row(&w, sc_cost_keys[k], c->kind[k], S, 0);
+    if (c->tfb)
+        stage_row(&w, "tfb", c->tfb, S, 0);
     num(&w, "tcomm", isfinite(c->comm.median) ? c->comm.median : 0);
     for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
         if (c->vocab[k] && complete(c->vocab[k], c->P))
@@ -489,6 +502,8 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
         for (int k = 0; k < SC_COST_KINDS; k++)
             if (complete(c->kind[k], S))
                 stage_row(&w, sc_cost_keys[k], c->kind[k], S, field);
+        if (c->tfb)
+            stage_row(&w, "tfb", c->tfb, S, field);
         for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
             if (c->vocab[k] && complete(c->vocab[k], c->P))
                 stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, field);

@@ -5,7 +5,7 @@
  *
  *   {"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
  *    "placement": [0, 1],
- *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...],
+ *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...], "tfb": [...],
  *    "tcomm": 4.1e-05,
  *    "ts": [...], "tt": [...], "te": [...], "tew": [...],
  *    "collectives": {"latency": 2.1e-05, "per_byte": 1.5e-10, "samples": 48},
@@ -19,7 +19,9 @@
  * Per-stage lists hold one median per stage; `spread` the interquartile
  * range of the samples (seconds) and `samples` their number. The passes of
  * a split vocabulary (docs/vocab.md: S, T, E, EW) are per device: ts, tt, te,
- * tew hold one median per device and need `devices`. `collectives` is the
+ * tew hold one median per device and need `devices`. tfb, per stage: an
+ * overlapped pair of F and B (sc_prog_set_cost_pair; OVERLAP_F_B of a
+ * trace). `collectives` is the
  * line fitted to the measured collectives: a collective takes latency +
  * per_byte · factor · bytes (sc_prog_coll_weight). Required:
  * stagecraft_costs (1), unit ("s"), stages, tf, tb, tw. The rest is
@@ -80,6 +82,7 @@ typedef struct sc_costs {
     int P, S;             /* devices and stages profiled (P 0: not given) */
     int *placement;       /* [S] device of each stage, or NULL */
     sc_stat *kind[SC_COST_KINDS]; /* [S] each; tbw and optim may be unmeasured */
+    sc_stat *tfb;         /* [S] an overlapped pair of F and B, or NULL: not measured */
     sc_stat *vocab[SC_COST_VOCAB]; /* [P] each, or NULL: not measured (no split vocabulary) */
     sc_stat comm;         /* one point-to-point transfer of the profiled model */
     double coll_lat, coll_per_byte; /* collectives: the fitted line (coll_n 0: none) */
@@ -102,6 +105,7 @@ typedef struct sc_costs {
     const char *const *files;
     int nfiles;
     sc_stat step;         /* the measured step time */
+    int fsdp;             /* traces: 1 FSDP was on (its UNSHARD gathered), 0 off, -1 not known */
     double predicted_step; /* the step predicted from these costs (NAN: none) */
 } sc_costs;
 
