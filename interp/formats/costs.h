@@ -125,6 +125,20 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
  * write error. */
 sc_status sc_costs_write(FILE *f, const sc_costs *c);
 
+/* Sets the program's per-stage costs (tf, tb, tw, tbw, optim, tfb) and
+ * tcomm from c, in seconds (costs_apply.c). A file of other stages than
+ * the program's is refused (SC_ERR_ARG, err naming both counts) unless
+ * force: then each program stage takes its share of the file's stages
+ * (sc_costs_resample). SC_ERR_ARG from the program's setters with its
+ * message in err; SC_ERR_NOMEM. */
+sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, size_t errlen);
+
+/* The per-stage times in[0..from) of a model split in `from` stages as
+ * `to` stages of the same model, each an equal share of its layers:
+ * out[s] sums the parts of the file's stages that stage s covers (two
+ * stages into one add up; one into two halves). Linear in from + to. */
+void sc_costs_resample(const double *in, int from, double *out, int to);
+
 /* The median of x[0..n) and its interquartile range (sorts x). */
 sc_stat sc_stat_of(double *x, int n);
 
