@@ -385,11 +385,15 @@ expect 3 "trace $tmp/t2.json: no 'traceEvents' list (not a Chrome trace of torch
 echo '{"traceEvents": [{"ph": "X", "name": "PP:0F0", "pid": 1, "tid": 1, "ts": 5, "dur": -1}]}' >"$tmp/t3.json"
 expect 3 "trace $tmp/t3.json: event 0 ('PP:0F0'): 'ts' and 'dur' must be numbers, 'dur' >= 0" -- $SC costs --from-trace "$tmp/t3.json"
 echo '{"traceEvents": [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t4.json"
-expect 3 "trace $tmp/t4.json: no span of PyTorch's pipelining runtime" -- $SC costs --from-trace "$tmp/t4.json"
+expect 3 "trace $tmp/t4.json: no span of a pass: PyTorch's _PipelineScheduleRuntime names each action (PP:1F0) and ScheduleGPipe each pass (Forward 0), but Schedule1F1B names none: record a single-stage schedule with torch.profiler.profile(with_stack=True)" -- $SC costs --from-trace "$tmp/t4.json"
 echo '{"traceEvents": [{"ph": "X", "name": "Forward 0", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t5.json"
-expect 3 "trace $tmp/t5.json: event 0 ('Forward 0'): a single-stage schedule (ScheduleGPipe, Schedule1F1B)" -- $SC costs --from-trace "$tmp/t5.json"
+expect 3 "trace $tmp/t5.json: event 0 (Forward 0): stage 0 has no Backward <microbatch> span: its backward pass cannot be timed" -- $SC costs --from-trace "$tmp/t5.json"
 echo '{"traceEvents": [{"ph": "X", "name": "PP:(0F1;1B0)OVERLAP_F_B", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t6.json"
-expect 3 "event 0 ('PP:(0F1;1B0)OVERLAP_F_B'): an overlapped pair (OVERLAP_F_B)" -- $SC costs --from-trace "$tmp/t6.json"
+expect 3 "event 0 (PP:(0F1;1B0)OVERLAP_F_B): stage 0 has no F span (PP:0F<microbatch>) outside an overlapped pair" -- $SC costs --from-trace "$tmp/t6.json"
+echo '{"traceEvents": [{"ph": "X", "name": "PP:(0F1;1F0)OVERLAP_F_B", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t6.json"
+expect 3 "event 0 ('PP:(0F1;1F0)OVERLAP_F_B'): not an overlapped pair of PyTorch 2.15 (OVERLAP_F_B of one F and one backward" -- $SC costs --from-trace "$tmp/t6.json"
+echo '{"traceEvents": [{"ph": "X", "name": "torch/distributed/pipelining/stage.py(9): forward_one_chunk", "cat": "python_function", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t9.json"
+expect 3 "trace $tmp/t9.json: event 0 (forward_one_chunk): no call of the schedule's step() around it (schedules.py: step): record whole steps with with_stack=True" -- $SC costs --from-trace "$tmp/t9.json"
 python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1])); ev = t["traceEvents"]
@@ -401,7 +405,8 @@ python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1])); t["traceEvents"] = [e for e in t["traceEvents"] if not e["name"].startswith("PP:1W")]
 json.dump(t, open(sys.argv[2], "w"))' $FX/rank1.json "$tmp/t8.json"
-expect 3 "stage 1 has I spans but no W: its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
+expect 3 "stage 1 has I spans but no W (PP:1W<microbatch>): its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
+expect 3 "trace $FX/rank1.json: no span of stage 0, though stage 1 has spans: give the trace of every rank" -- $SC costs --from-trace $FX/rank1.json
 expect 2 "costs: missing --from-trace TRACE.json" -- $SC costs
 expect 2 "unknown option '--json' for 'costs'" -- $SC costs --from-trace $FX/rank0.json --json
 expect 2 "cannot read '$tmp/none.json'" -- $SC costs --from-trace "$tmp/none.json"

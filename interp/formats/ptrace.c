@@ -252,6 +252,34 @@ static void gpipe_ends(sc_ptrace *t, pt_span *sp, int n, const op *ops, size_t n
     }
 }
 
+/* GPipe's transfers: the posts inside each of its spans (c10d::recv_,
+ * c10d::send) as the runtime's RECV and SEND of that pass's stage and
+ * microbatch (Forward: RECV_F, SEND_F; Backward: RECV_B, SEND_B), so
+ * that transfers are timed as the runtime's are (ptrace.h). */
+static sc_status gpipe_posts(sc_ptrace *t, int n0, const op *recvs, size_t nrecv,
+                             const op *sends, size_t nsend)
+{
+    int n1 = t->n;
+    for (int k = n0; k < n1; k++) {
+        pt_span p = t->sp[k]; /* a copy: adding spans moves them */
+        double pid = t->dv[p.dev].pid, tid = p.first;
+        for (int dir = 0; dir < 2; dir++) {
+            const op *v = dir ? sends : recvs;
+            size_t n = dir ? nsend : nrecv;
+            for (size_t i = op_at(v, n, pid, tid, p.ts);
+                 i < n && v[i].pid == pid && v[i].tid == tid && v[i].ts <= p.end; i++) {
+                pt_span q = p;
+                q.kind = p.kind == PT_F ? (dir ? PT_SEND_F : PT_RECV_F) : (dir ? PT_SEND_B : PT_RECV_B);
+                q.ts = v[i].ts, q.end = v[i].end;
+                sc_status st = sc_pt_add_span(t, &q);
+                if (st != SC_OK)
+                    return st;
+            }
+        }
+    }
+    return SC_OK;
+}
+
 /* One file as it is read: the operators and the posts of receives
  * (sorted at its end), where its spans start, what a single-stage schedule
  * recorded (ptrace_single.c). */
@@ -259,8 +287,8 @@ typedef struct file_rd {
     sc_ptrace *t;
     const char *name;
     int file, n0;
-    op *ops, *recvs;
-    size_t nops, opcap, nrecv, recvcap;
+    op *ops, *recvs, *sends;
+    size_t nops, opcap, nrecv, recvcap, nsend, sendcap;
     pt_cand cand;
 } file_rd;
 
@@ -306,6 +334,9 @@ static sc_status event(void *ud, size_t i, const sc_jv *e, char *err, size_t err
         op o = {pid, tid, ts, ts + dur};
         if (strncmp(s, "c10d::recv", 10) == 0 &&
             add_op(&f->recvs, &f->nrecv, &f->recvcap, o) != SC_OK)
+            return SC_ERR_NOMEM;
+        if (strncmp(s, "c10d::send", 10) == 0 &&
+            add_op(&f->sends, &f->nsend, &f->sendcap, o) != SC_OK)
             return SC_ERR_NOMEM;
         return add_op(&f->ops, &f->nops, &f->opcap, o);
     }
@@ -357,8 +388,14 @@ static sc_status file_end(file_rd *f, const sc_jv *root, int ndev0, char *err, s
         qsort(f->ops, f->nops, sizeof *f->ops, cmp_op);
     if (f->nrecv)
         qsort(f->recvs, f->nrecv, sizeof *f->recvs, cmp_op);
-    if (t->n > f->n0 && t->sp[f->n0].src == PT_SRC_GPIPE) /* tids still in first */
+    if (f->nsend)
+        qsort(f->sends, f->nsend, sizeof *f->sends, cmp_op);
+    if (t->n > f->n0 && t->sp[f->n0].src == PT_SRC_GPIPE) { /* tids still in first */
         gpipe_ends(t, t->sp + f->n0, t->n - f->n0, f->ops, f->nops);
+        sc_status st = gpipe_posts(t, f->n0, f->recvs, f->nrecv, f->sends, f->nsend);
+        if (st != SC_OK)
+            return st;
+    }
     for (int k = f->n0; k < t->n; k++) {
         pt_span *p = &t->sp[k];
         if (p->src == PT_SRC_PY) { /* a Python function's span: it is the pass itself */
@@ -413,6 +450,7 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
     sc_jv_free(root);
     sc_free(f.ops);
     sc_free(f.recvs);
+    sc_free(f.sends);
     sc_pt_single_free(&f.cand);
     return st;
 }

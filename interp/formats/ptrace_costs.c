@@ -196,8 +196,28 @@ static const pt_span *span_of(const sc_ptrace *t, int s)
     return NULL;
 }
 
-/* Per stage: tf from F; tb, tw from I, W; tbw from B; a stage with B only
- * gets half of it as tb and as tw (noted). */
+/* Stage s's times: tf from F; tb, tw from I, W; tbw from B; with B only,
+ * half of it as tb and as tw (0 then: a guess). */
+static int stage_stats(sc_costs *c, int s, double **x, const int *nx)
+{
+    int S = c->S, nf = nx[PT_F * S + s], ni = nx[PT_I * S + s], nw = nx[PT_W * S + s],
+        nb = nx[PT_B * S + s];
+    c->kind[SC_COST_F][s] = sc_stat_of(x[PT_F * S + s], nf);
+    if (nb)
+        c->kind[SC_COST_BW][s] = sc_stat_of(x[PT_B * S + s], nb);
+    if (ni) {
+        c->kind[SC_COST_B][s] = sc_stat_of(x[PT_I * S + s], ni);
+        c->kind[SC_COST_W][s] = sc_stat_of(x[PT_W * S + s], nw);
+        return 1;
+    }
+    sc_stat h = c->kind[SC_COST_BW][s];
+    h.median /= 2, h.spread /= 2;
+    c->kind[SC_COST_B][s] = c->kind[SC_COST_W][s] = h;
+    return 0;
+}
+
+/* Per stage: its times (stage_stats), or the refusal that names a span of
+ * the stage and what is missing; a stage with B only is noted. */
 static sc_status stage_costs(const sc_ptrace *t, sc_costs *c, double **x, const int *nx,
                              char *note, size_t notelen, char *err, size_t errlen)
 {
@@ -205,38 +225,40 @@ static sc_status stage_costs(const sc_ptrace *t, sc_costs *c, double **x, const 
     for (int s = 0; s < S; s++) {
         int nf = nx[PT_F * S + s], ni = nx[PT_I * S + s], nw = nx[PT_W * S + s],
             nb = nx[PT_B * S + s];
-        const pt_span *p = nf && (ni > 0) == (nw > 0) && (ni || nb) ? NULL : span_of(t, s);
-        char a[80];
-        if (!p && !(nf && (ni > 0) == (nw > 0) && (ni || nb))) /* S: the largest stage seen + 1 */
+        if (nf && (ni > 0) == (nw > 0) && (ni || nb)) {
+            if (!stage_stats(c, s, x, nx) && !note[0])
+                snprintf(note, notelen, "stage %d ran its backward as B only (no I and W): its tb "
+                         "and tw are half of B each, a guess (a schedule that splits the backward, "
+                         "zb-h1 or zb-v, measures them)", s);
+            continue;
+        }
+        const pt_span *p = span_of(t, s);
+        char a[80], what[160];
+        if (!p) /* S is one more than the largest stage seen */
             return sc_errbuf(err, errlen, "%s%s: no span of stage %d, though stage %d has spans: "
                              "give the trace of every rank", t->files[0], t->nfiles > 1 ? ", ..." : "",
                              s, S - 1);
-        if (p)
-            return sc_errbuf(err, errlen, "%s: event %d (%s): stage %d has %s: %s", t->files[p->file],
-                             p->event, sc_pt_span_name(p, a, sizeof a), s,
-                             !nf ? "no F span apart from a pair (PP:<stage>F<microbatch>)"
-                                 : ni ? "I spans but no W" : nw ? "W spans but no I"
-                                      : "no backward span (B, or I and W) apart from a pair",
-                             !nf ? "its forward pass cannot be timed" : "its backward pass is not all there");
-        c->kind[SC_COST_F][s] = sc_stat_of(x[PT_F * S + s], nf);
-        if (nb)
-            c->kind[SC_COST_BW][s] = sc_stat_of(x[PT_B * S + s], nb);
-        if (ni) {
-            c->kind[SC_COST_B][s] = sc_stat_of(x[PT_I * S + s], ni);
-            c->kind[SC_COST_W][s] = sc_stat_of(x[PT_W * S + s], nw);
-            continue;
-        }
-        sc_stat h = c->kind[SC_COST_BW][s];
-        h.median /= 2, h.spread /= 2;
-        c->kind[SC_COST_B][s] = c->kind[SC_COST_W][s] = h;
-        if (!note[0])
-            snprintf(note, notelen, "stage %d ran its backward as B only (no I and W): its tb "
-                     "and tw are half of B each, a guess (a schedule that splits the backward, "
-                     "zb-h1 or zb-v, measures them)", s);
+        int pp = p->src == PT_SRC_PP;
+        if (!nf && pp)
+            snprintf(what, sizeof what, "no F span (PP:%dF<microbatch>) outside an overlapped "
+                     "pair: its forward pass cannot be timed", s);
+        else if (!nf)
+            snprintf(what, sizeof what, "no %s span: its forward pass cannot be timed",
+                     p->src == PT_SRC_GPIPE ? "Forward <microbatch>" : "forward_one_chunk");
+        else if (ni || nw)
+            snprintf(what, sizeof what, "%s spans but no %s (PP:%d%s<microbatch>): its backward "
+                     "pass is not all there", ni ? "I" : "W", ni ? "W" : "I", s, ni ? "W" : "I");
+        else if (pp)
+            snprintf(what, sizeof what, "no backward span (PP:%dB<microbatch>, or PP:%dI and PP:%dW) "
+                     "outside an overlapped pair: its backward pass cannot be timed", s, s, s);
+        else
+            snprintf(what, sizeof what, "no %s span: its backward pass cannot be timed",
+                     p->src == PT_SRC_GPIPE ? "Backward <microbatch>" : "backward_one_chunk");
+        return sc_errbuf(err, errlen, "%s: event %d (%s): stage %d has %s", t->files[p->file],
+                         p->event, sc_pt_span_name(p, a, sizeof a), s, what);
     }
     return SC_OK;
 }
-
 /* tfb of every stage from the overlapped pairs (OVERLAP_F_B): a pair of F
  * of stage f and a backward of stage b saves g = tf[f] + tb[b] (+ tw[b]
  * for a full B) - its time, which the simulator splits evenly between the

@@ -19,9 +19,11 @@ writes OUTDIR/<SOURCE>/rank<R>.json (its Chrome trace), and rank 0 writes
 OUTDIR/<SOURCE>/steps.json (every timed step's wall time, from a barrier
 to the last rank's end of step(), and their median) and, for the classes
 on _PipelineScheduleRuntime, OUTDIR/<SOURCE>/schedule.csv: the actions
-PyTorch ran (compute_comms, _dump_csv). --trim keeps of each trace only
-what `costs --from-trace` reads (the fixtures of tests/torch/fixtures/trace).
+PyTorch ran (compute_comms, _dump_csv). --trim writes beside each trace
+rank<R>.trim.json, only what `costs --from-trace` reads of it (the
+fixtures of tests/torch/fixtures/trace).
 """
+import bisect
 import datetime
 import json
 import os
@@ -90,8 +92,8 @@ def schedule(sc, cls, world, m, stages):
     return s
 
 
-def trim(path):
-    """Keeps what `costs --from-trace` reads: the spans of the runtime
+def trim(path, out):
+    """Writes to out what `costs --from-trace` reads: the spans of the runtime
     (PP:...), of GPipe (Forward <mb>, Backward <mb>) and the Python
     functions it reads; of the operators, the posts of receives inside a
     span, the first operator after them, and after a GPipe Forward the last
@@ -112,15 +114,17 @@ def trim(path):
     for o in ev:
         if o.get("cat") == "cpu_op":
             ops.setdefault((o["pid"], o["tid"]), []).append(o)
-    for v in ops.values():
+    starts = {}
+    for k, v in ops.items():
         v.sort(key=lambda o: o["ts"])
+        starts[k] = [o["ts"] for o in v]
     keep = {id(s): s for s in spans}
     for i, s in enumerate(spans):
         if s.get("cat") == "python_function":
             continue
-        mine = ops.get((s["pid"], s["tid"]), [])
+        mine, at = ops.get((s["pid"], s["tid"]), []), starts.get((s["pid"], s["tid"]), [])
         end = s["ts"] + s["dur"]
-        inside = [o for o in mine if s["ts"] <= o["ts"] <= end]
+        inside = mine[bisect.bisect_left(at, s["ts"]):bisect.bisect_right(at, end)]
         recv = [o for o in inside if o["name"].startswith("c10d::recv")]
         after = recv[-1]["ts"] + recv[-1]["dur"] if recv else s["ts"]
         first = next((o for o in inside if o["ts"] >= after), None)
@@ -129,16 +133,16 @@ def trim(path):
         if s["name"].startswith("Forward "):
             nxt = next((x["ts"] for x in spans[i + 1:] if x["pid"] == s["pid"] and
                         x["name"].startswith(("Forward ", "Backward "))), float("inf"))
-            gap = [o for o in mine if end <= o["ts"] < nxt]
+            gap = mine[bisect.bisect_left(at, end):bisect.bisect_left(at, nxt)]
             if gap:
                 last = max(gap, key=lambda o: o["ts"] + o["dur"])
                 keep[id(last)] = last
     for e in keep.values():
         e.pop("args", None)
     t["traceEvents"] = sorted(keep.values(), key=lambda e: e["ts"])
-    t["traceName"] = os.path.basename(path)
+    t["traceName"] = os.path.basename(out)
     t.pop("deviceProperties", None)
-    with open(path, "w") as f:
+    with open(out, "w") as f:
         json.dump(t, f, separators=(",", ":"))
         f.write("\n")
 
@@ -176,7 +180,7 @@ def record(sc, source, rank, world, m, steps, outdir):
     path = os.path.join(d, f"rank{rank}.json")
     prof.export_chrome_trace(path)
     if "--trim" in sys.argv:
-        trim(path)
+        trim(path, os.path.join(d, f"rank{rank}.trim.json"))
     every = [None] * world
     dist.all_gather_object(every, times)
     if rank == 0:
