@@ -377,6 +377,68 @@ py '
 import json, sys
 c = json.load(open(sys.argv[1]))
 assert all(abs(b - w) < 1e-12 and abs(2 * b - bw) < 1e-9 for b, w, bw in zip(c["tb"], c["tw"], c["tbw"])), c' "$tmp/tb.json"
+# Every PyTorch 2.15 schedule class (tests/torch/fixtures/trace/<class>:
+# recorded by tests/torch/trace.py at p = 2, m = 4, 2 steps, trimmed):
+# both waits of a stage that sends both ways, UNSHARD, RESHARD and
+# REDUCE_GRAD (counted, no FSDP), OVERLAP_F_B pairs (tfb), the
+# single-stage classes (GPipe's spans; Schedule1F1B with with_stack=True),
+# and stagecraft's own interleaved export. The schedule PyTorch ran
+# (schedule.csv, its compute_comms dump) is timed by import -D costs=.
+for cls in ScheduleInterleaved1F1B ScheduleLoopedBFS ScheduleInterleavedZeroBubble \
+           ScheduleZBVZeroBubble ScheduleDualPipeV ScheduleGPipe Schedule1F1B+stack interleaved; do
+  d=$FX/$cls
+  if ! $SC costs --from-trace "$d/rank0.json" "$d/rank1.json" -o "$tmp/$cls.json" 2>"$tmp/err"; then
+    bad "costs --from-trace of $cls: $(cat "$tmp/err")"; continue
+  fi
+  py '
+import json, sys
+cls, c = sys.argv[1], json.load(open(sys.argv[2]))
+single = cls.startswith(("ScheduleGPipe", "Schedule1F1B"))
+S = 2 if single else 4
+vee = cls in ("ScheduleZBVZeroBubble", "ScheduleDualPipeV")
+assert c["stages"] == S and c["devices"] == 2, c
+assert c["placement"] == ([0, 1, 1, 0] if vee else [s % 2 for s in range(S)]), c["placement"]
+split = cls in ("ScheduleInterleavedZeroBubble", "ScheduleZBVZeroBubble", "ScheduleDualPipeV")
+sm = c["samples"]
+if cls == "ScheduleDualPipeV":  # F and B of some microbatches in pairs: tfb
+    assert all(0 < n < 8 for n in sm["tf"]) and sm["tfb"] and all(n > 0 for n in sm["tfb"]), sm
+else:
+    assert sm["tf"] == [8] * S and sm["tb" if split else "tbw"] == [8] * S, sm
+    assert "tfb" not in c, c
+assert all(x > 0 for x in c["tf"] + c["tw"]) and all(x >= 0 for x in c["tb"]), c
+ms = c["measured"]
+assert ms["steps"] == 2 and ms["microbatches"] == 4 and ms["fsdp"] is False, ms
+assert ("single-stage" in ms["what"]) == single, ms
+' "$cls" "$tmp/$cls.json"
+  [ -f "$d/schedule.csv" ] &&
+    expect 0 '"time_unit": "s"' -- $SC import "$d/schedule.csv" -D costs="$tmp/$cls.json" --json
+done
+expect 0 '"predicted_step_time_s"' -- $SC sim dualpipev -D p=2 -D m=4 -D costs="$tmp/ScheduleDualPipeV.json" --json
+expect 0 'makespan' -- $SC sim gpipe -D p=2 -D m=4 -D costs="$tmp/ScheduleGPipe.json"
+grep -q '"tcomm": 0,' "$tmp/ScheduleGPipe.json" && bad "GPipe's transfers are timed (from the posts in its spans)" || ok
+expect 0 'step time     ' -- $SC import "$FX/ScheduleZBVZeroBubble/schedule.csv" -D costs="$tmp/ScheduleZBVZeroBubble.json"
+# Another stage count than the program's: refused, unless --force-costs
+# (each stage its share of the file's, with a warning).
+expect 3 "cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (a trace or profile of a model split in 4 stages; --force-costs shares" -- \
+  $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json"
+expect 0 "warning: cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (used anyway: --force-costs" -- \
+  $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json" --force-costs
+expect 3 "'stages' is 2, but the program has 4 stages (profile a recipe with 4 stages: stagecraft run RECIPE --profile FILE; or give --force-costs" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D costs="$tmp/tr.json"
+expect 0 "(used anyway: --force-costs; each stage takes its share of the file's stages' times)" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D costs="$tmp/tr.json" --force-costs
+py '
+import subprocess, sys
+sc, f = sys.argv[1], sys.argv[2]
+def step(*a):
+    out = subprocess.run([sc, *a, "--json"], capture_output=True, text=True, check=True).stdout
+    import json; return json.loads(out)["predicted_step_time_s"]
+# 2 stages as 4 of the same model: each half of one; the sums of the stage times agree
+a = step("sim", "zb-h1", "-D", "p=2", "-D", "m=8", "-D", "costs=" + f)
+b = step("--force-costs", "sim", "zb-h1", "-D", "p=4", "-D", "m=8", "-D", "costs=" + f)
+assert 0.3 * a < b < 1.5 * a, (a, b)' "$SC" "$tmp/tr.json"
+expect 2 "parameter 'costs': expected a cost file" -- $SC import "$FX/interleaved/schedule.csv" -D costs=
+expect 2 "cannot read '$tmp/none.json'" -- $SC import "$FX/interleaved/schedule.csv" -D costs="$tmp/none.json"
 # Bad traces.
 echo '{"traceEvents": [' >"$tmp/t1.json"
 expect 3 "stagecraft: error: trace $tmp/t1.json: line 2:" -- $SC costs --from-trace "$tmp/t1.json"

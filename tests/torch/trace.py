@@ -95,9 +95,9 @@ def schedule(sc, cls, world, m, stages):
 def trim(path, out):
     """Writes to out what `costs --from-trace` reads: the spans of the runtime
     (PP:...), of GPipe (Forward <mb>, Backward <mb>) and the Python
-    functions it reads; of the operators, the posts of receives inside a
-    span, the first operator after them, and after a GPipe Forward the last
-    one before the next pass (its loss)."""
+    functions it reads; of the operators, the posts of receives and sends
+    inside a span, the first operator after the receives', and after a
+    GPipe Forward the last one before the next pass (its loss)."""
     with open(path) as f:
         t = json.load(f)
     ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
@@ -126,9 +126,10 @@ def trim(path, out):
         end = s["ts"] + s["dur"]
         inside = mine[bisect.bisect_left(at, s["ts"]):bisect.bisect_right(at, end)]
         recv = [o for o in inside if o["name"].startswith("c10d::recv")]
+        send = [o for o in inside if o["name"].startswith("c10d::send")]
         after = recv[-1]["ts"] + recv[-1]["dur"] if recv else s["ts"]
         first = next((o for o in inside if o["ts"] >= after), None)
-        for o in recv + ([first] if first else []):
+        for o in recv + send + ([first] if first else []):
             keep[id(o)] = o
         if s["name"].startswith("Forward "):
             nxt = next((x["ts"] for x in spans[i + 1:] if x["pid"] == s["pid"] and
