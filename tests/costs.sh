@@ -413,6 +413,26 @@ assert ("single-stage" in ms["what"]) == single, ms
   [ -f "$d/schedule.csv" ] &&
     expect 0 '"time_unit": "s"' -- $SC import "$d/schedule.csv" -D costs="$tmp/$cls.json" --json
 done
+# FSDP on (ScheduleInterleaved1F1B+fsdp: FSDP2 over two replicas of the
+# 2-rank pipeline, replica 0's traces): its UNSHARD gathers, so the file
+# has FSDP's all-gather and reduce-scatter, which an FSDP program takes
+# (import of what ran: its UNSHARD and REDUCE_GRAD timed by them).
+F=$FX/ScheduleInterleaved1F1B+fsdp
+$SC costs --from-trace "$F/rank0.json" "$F/rank1.json" -o "$tmp/fsdp.json" 2>/dev/null && ok || bad "costs --from-trace of an FSDP trace"
+py '
+import json, subprocess, sys
+sc, f, csv = sys.argv[1:4]
+c = json.load(open(f))
+assert c["measured"]["fsdp"] is True and c["fsdp_time"] > 0 and c["reduce_time"] > 0, c
+assert c["samples"]["fsdp_time"] >= 8 and c["samples"]["reduce_time"] == 8, c["samples"]
+def step(path):
+    out = subprocess.run([sc, "import", csv, "-D", "costs=" + path, "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)["predicted_step_time_s"]
+slow = dict(c, fsdp_time=1.0, reduce_time=2.0)
+json.dump(slow, open(f + ".slow", "w"))
+assert step(f + ".slow") > step(f) + 1, (step(f), step(f + ".slow"))
+' "$SC" "$tmp/fsdp.json" "$F/schedule.csv"
 expect 0 '"predicted_step_time_s"' -- $SC sim dualpipev -D p=2 -D m=4 -D costs="$tmp/ScheduleDualPipeV.json" --json
 expect 0 'makespan' -- $SC sim gpipe -D p=2 -D m=4 -D costs="$tmp/ScheduleGPipe.json"
 grep -q '"tcomm": 0,' "$tmp/ScheduleGPipe.json" && bad "GPipe's transfers are timed (from the posts in its spans)" || ok

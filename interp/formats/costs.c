@@ -15,7 +15,7 @@ const char *const sc_cost_vocab_keys[SC_COST_VOCAB] = {"ts", "tt", "te", "tew"};
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tfb", "tcomm", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "optim", "tfb", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
     "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
@@ -24,7 +24,7 @@ sc_status sc_costs_init(sc_costs *c, int P, int S)
     c->P = P;
     c->S = S;
     c->offload_ratio = c->predicted_step = NAN;
-    c->comm = c->step = (sc_stat){NAN, NAN, 0};
+    c->comm = c->step = c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
     c->fsdp = -1;
     for (int k = 0; k < SC_COST_KINDS; k++) {
         if (!(c->kind[k] = malloc((size_t)(S > 0 ? S : 1) * sizeof(sc_stat)))) {
@@ -229,7 +229,8 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
             return sc_errbuf(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
-                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, tcomm, ts, tt, te, "
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, tcomm, fsdp_time, "
+                       "reduce_time, ts, tt, te, "
                        "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
                        root->keys[i]);
@@ -307,9 +308,17 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     }
     const sc_jv *v;
     c->comm = (sc_stat){0, NAN, 0};
+    c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
     if ((v = sc_jv_get(root, "tcomm")) &&
         (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
         goto fail;
+    if ((v = sc_jv_get(root, "fsdp_time")) &&
+        (st = time_of(v, "'fsdp_time'", &c->gather.median, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "reduce_time")) &&
+        (st = time_of(v, "'reduce_time'", &c->reduce.median, err, errlen)) != SC_OK)
+        goto fail;
+    c->gather.n = isfinite(c->gather.median), c->reduce.n = isfinite(c->reduce.median);
     if ((v = sc_jv_get(root, "collectives"))) {
         double n = 1;
         if (v->type != SC_JOBJ ||
@@ -486,6 +495,10 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
     if (c->tfb)
         stage_row(&w, "tfb", c->tfb, S, 0);
     num(&w, "tcomm", isfinite(c->comm.median) ? c->comm.median : 0);
+    if (c->gather.n > 0)
+        num(&w, "fsdp_time", c->gather.median);
+    if (c->reduce.n > 0)
+        num(&w, "reduce_time", c->reduce.median);
     for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
         if (c->vocab[k] && complete(c->vocab[k], c->P))
             stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, 0);
@@ -511,6 +524,12 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
             num(&w, "tcomm", c->comm.spread);
         else
             sc_jw_int(&w, "tcomm", c->comm.n);
+        const sc_stat *fs[2] = {&c->gather, &c->reduce};
+        for (int k = 0; k < 2; k++)
+            if (fs[k]->n > 0 && field == 1)
+                num(&w, k ? "reduce_time" : "fsdp_time", fs[k]->spread);
+            else if (fs[k]->n > 0)
+                sc_jw_int(&w, k ? "reduce_time" : "fsdp_time", fs[k]->n);
         sc_jw_end(&w);
     }
     sizes_out(&w, "transfers", c->xfer, c->nxfer, 0);

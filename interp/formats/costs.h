@@ -6,7 +6,7 @@
  *   {"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
  *    "placement": [0, 1],
  *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...], "tfb": [...],
- *    "tcomm": 4.1e-05,
+ *    "tcomm": 4.1e-05, "fsdp_time": ..., "reduce_time": ...,
  *    "ts": [...], "tt": [...], "te": [...], "tew": [...],
  *    "collectives": {"latency": 2.1e-05, "per_byte": 1.5e-10, "samples": 48},
  *    "spread": {"tf": [...], ..., "tcomm": ...},
@@ -21,7 +21,9 @@
  * a split vocabulary (docs/vocab.md: S, T, E, EW) are per device: ts, tt, te,
  * tew hold one median per device and need `devices`. tfb, per stage: an
  * overlapped pair of F and B (sc_prog_set_cost_pair; OVERLAP_F_B of a
- * trace). `collectives` is the
+ * trace). fsdp_time and reduce_time: FSDP's all-gather and reduce-scatter
+ * of one stage (sc_fsdp_cfg's time and reduce_time; a trace's UNSHARD and
+ * REDUCE_GRAD where FSDP was on). `collectives` is the
  * line fitted to the measured collectives: a collective takes latency +
  * per_byte · factor · bytes (sc_prog_coll_weight). Required:
  * stagecraft_costs (1), unit ("s"), stages, tf, tb, tw. The rest is
@@ -85,6 +87,8 @@ typedef struct sc_costs {
     sc_stat *tfb;         /* [S] an overlapped pair of F and B, or NULL: not measured */
     sc_stat *vocab[SC_COST_VOCAB]; /* [P] each, or NULL: not measured (no split vocabulary) */
     sc_stat comm;         /* one point-to-point transfer of the profiled model */
+    sc_stat gather, reduce; /* FSDP: one stage's all-gather (UNSHARD), reduce-scatter
+                               (REDUCE_GRAD and its wait); n 0: not measured */
     double coll_lat, coll_per_byte; /* collectives: the fitted line (coll_n 0: none) */
     int coll_n;
     sc_cost_size *xfer;   /* [nxfer] transfers by size */
@@ -125,8 +129,9 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
  * write error. */
 sc_status sc_costs_write(FILE *f, const sc_costs *c);
 
-/* Sets the program's per-stage costs (tf, tb, tw, tbw, optim, tfb) and
- * tcomm from c, in seconds (costs_apply.c). A file of other stages than
+/* Sets the program's per-stage costs (tf, tb, tw, tbw, optim, tfb),
+ * tcomm and, for a program with FSDP, its all-gather's and
+ * reduce-scatter's times from c, in seconds (costs_apply.c). A file of other stages than
  * the program's is refused (SC_ERR_ARG, err naming both counts) unless
  * force: then each program stage takes its share of the file's stages
  * (sc_costs_resample). SC_ERR_ARG from the program's setters with its

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ir/fsdp.h"
 #include "ir/pair.h"
 
 void sc_costs_resample(const double *in, int from, double *out, int to)
@@ -77,6 +78,12 @@ sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, s
             st = sc_prog_set_cost_pair(pg, s, fb[s]);
     if (st == SC_OK)
         st = sc_prog_set_comm(pg, isfinite(c->comm.median) ? c->comm.median : 0);
+    sc_fsdp_cfg f = *sc_prog_fsdp(pg); /* FSDP's collectives, where both have them */
+    if (st == SC_OK && f.dp && (c->gather.n > 0 || c->reduce.n > 0)) {
+        f.time = c->gather.n > 0 ? c->gather.median : f.time;
+        f.reduce_time = c->reduce.n > 0 ? c->reduce.median : f.reduce_time;
+        st = sc_prog_set_fsdp(pg, &f);
+    }
     if (st == SC_OK)
         sc_prog_set_seconds(pg, 1);
     free(x);

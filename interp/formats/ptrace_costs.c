@@ -130,6 +130,32 @@ static sc_stat transfers(const pt_span *bykey, int n, double *x)
     return sc_stat_of(x, k);
 }
 
+/* FSDP's collectives where FSDP was on (an UNSHARD gathered): each
+ * UNSHARD span (the all-gather, which gloo runs inside it; on a GPU its
+ * launch), each REDUCE_GRAD with its WAIT_REDUCE_GRAD (the
+ * reduce-scatter), in seconds. bykey by action. */
+static sc_status fsdp_costs(const sc_ptrace *t, sc_costs *c, const pt_span *bykey, int n)
+{
+    if (!t->fsdp)
+        return SC_OK;
+    double *x = sc_malloc((size_t)(n ? n : 1) * sizeof *x);
+    if (!x)
+        return SC_ERR_NOMEM;
+    for (int which = 0; which < 2; which++) {
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            const pt_span *p = &bykey[i];
+            if (p->step < 0 || p->kind != (which ? PT_REDUCE : PT_UNSHARD))
+                continue;
+            const pt_span *w = which ? find(bykey, n, PT_WAIT_REDUCE, p->stage, -1, p->step) : NULL;
+            x[k++] = (p->end - p->ts + (w ? w->end - w->ts : 0)) * 1e-6;
+        }
+        *(which ? &c->reduce : &c->gather) = sc_stat_of(x, k);
+    }
+    sc_free(x);
+    return SC_OK;
+}
+
 /* The steps: from the first span's start to the last span's end, over
  * all ranks; lo and hi: room for steps each. One pass over the spans. */
 static sc_stat step_times(const pt_span *sp, int n, int steps, double *x, double *lo, double *hi)
@@ -319,6 +345,8 @@ static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, s
     }
     if (st == SC_OK)
         st = pair_costs(c, pairs, np);
+    if (st == SC_OK)
+        st = fsdp_costs(t, c, t->sp, n);
     if (st == SC_OK) {
         c->comm = transfers(t->sp, n, buf + n);
         if (c->comm.n == 0) /* no consumer waited for a transfer: none seen */

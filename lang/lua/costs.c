@@ -18,6 +18,7 @@
 #include "formats/jsonread.h"
 #include "formats/readfile.h"
 #include "ir/alloc.h"
+#include "ir/fsdp.h"
 #include "ir/pair.h"
 #include "model/flops.h"
 #include "sandbox/sandbox.h"
@@ -453,27 +454,64 @@ static void check_spread(lua_State *L, int c, const char *name)
     warn(msg);
 }
 
+/* Pushes the cost table of the program table at t: its field `costs`, or
+ * without it the cost file of the recipe's parameters (-D costs=FILE;
+ * sc._pcosts, set by sc.params): it overrides every other source of the
+ * costs, and sc.params already turned P.tf and the others into its
+ * seconds, so a program built from them without the file would be neither
+ * the file's nor the recipe's. 0 (nothing pushed) when there is none. */
+static int push_costs(lua_State *L, int t)
+{
+    if (lua_getfield(L, t, "costs") != LUA_TNIL)
+        return 1;
+    lua_pop(L, 1);
+    int has = 0;
+    if (lua_getglobal(L, "sc") == LUA_TTABLE) {
+        lua_pushliteral(L, "_pcosts");
+        has = lua_rawget(L, -2) == LUA_TTABLE;
+        lua_remove(L, -2);
+    }
+    if (!has)
+        lua_pop(L, 1);
+    return has;
+}
+
+void sc_lua_apply_costs_fsdp(lua_State *L, int t, sc_prog *pg)
+{
+    sc_fsdp_cfg fc = *sc_prog_fsdp(pg);
+    t = lua_absindex(L, t);
+    if (!fc.dp || !push_costs(L, t))
+        return;
+    int c = lua_gettop(L), set = 0;
+    if (lua_istable(L, c)) {
+        lua_getfield(L, c, "file");
+        const char *name = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(a table)";
+        static const char *const fk[2] = {"fsdp_time", "reduce_time"};
+        double *slot[2] = {&fc.time, &fc.reduce_time};
+        for (int k = 0; k < 2; k++) {
+            int ok = 1;
+            if (lua_getfield(L, c, fk[k]) != LUA_TNIL) {
+                double v = lua_tonumberx(L, -1, &ok);
+                if (!ok || !(v >= 0) || !isfinite(v)) {
+                    char msg[64];
+                    snprintf(msg, sizeof msg, "'%s': a time must be a number >= 0", fk[k]);
+                    costs_error(L, name, msg);
+                }
+                *slot[k] = v, set = 1;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    if (set)
+        check(L, pg, sc_prog_set_fsdp(pg, &fc));
+    lua_settop(L, c - 1);
+}
+
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
-    if (lua_getfield(L, t, "costs") == LUA_TNIL) {
-        /* Without the field, the cost file of the recipe's parameters
-         * (-D costs=FILE; sc._pcosts, set by sc.params): it overrides every
-         * other source of the costs, and sc.params already turned P.tf and
-         * the others into its seconds, so a program built from them
-         * without the file would be neither the file's nor the recipe's. */
-        lua_pop(L, 1);
-        int has = 0;
-        if (lua_getglobal(L, "sc") == LUA_TTABLE) {
-            lua_pushliteral(L, "_pcosts");
-            has = lua_rawget(L, -2) == LUA_TTABLE;
-            lua_remove(L, -2);
-        }
-        if (!has) {
-            lua_pop(L, 1);
-            return;
-        }
-    }
+    if (!push_costs(L, t))
+        return;
     if (!lua_istable(L, -1))
         sc_lua_raise(L, SC_ERR_ARG, "program: 'costs' must be a cost table (sc.costs(FILE))");
     int c = lua_gettop(L);

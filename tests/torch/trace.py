@@ -12,7 +12,10 @@ tests/torch/run.sh launches train.py, by each SOURCE in turn:
     compute_comms export (`SC export RECIPE --format torch-csv-comms`,
     loaded with _load_csv as Program.torch_schedule does);
   - either with "+stack": recorded with torch.profiler's with_stack=True
-    (the Python functions: what a single-stage schedule needs to be read).
+    (the Python functions: what a single-stage schedule needs to be read);
+  - either with "+fsdp": the stages sharded with FSDP2 (fully_shard) over
+    two data-parallel replicas of a pipeline of WORLD / 2 ranks; the
+    traces are those of replica 0 (rank<R>.json, R its pipeline rank).
 
 After WARMUP untimed steps, STEPS steps run under torch.profiler; each rank
 writes OUTDIR/<SOURCE>/rank<R>.json (its Chrome trace), and rank 0 writes
@@ -80,6 +83,7 @@ def placement(sc, cls, world, m):
 
 
 def schedule(sc, cls, world, m, stages):
+    """The schedule of cls on these stages (world: the pipeline's ranks)."""
     if cls in SINGLE:
         return getattr(sch, cls)(stages[0], n_microbatches=m, loss_fn=loss_fn)
     if cls in LOOP + VEE:
@@ -149,13 +153,23 @@ def trim(path, out):
 
 
 def record(sc, source, rank, world, m, steps, outdir):
-    cls, stack = source.split("+")[0], source.endswith("+stack")
-    places, S = placement(sc, cls, world, m)
-    mine = places[rank]
+    cls, stack, fsdp = source.split("+")[0], "+stack" in source, "+fsdp" in source
+    group, dp, pp, ppsize = None, 0, rank, world
+    if fsdp:   # rank = dp * ppsize + pp: replica dp of pipeline rank pp
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        ppsize = world // 2
+        mesh = init_device_mesh("cpu", (2, ppsize), mesh_dim_names=("dp", "pp"))
+        dp, pp, group = mesh["dp"].get_local_rank(), mesh["pp"].get_local_rank(), mesh["pp"].get_group()
+    places, S = placement(sc, cls, ppsize, m)
+    mine = places[pp]
     torch.manual_seed(1)
     mods = [Layer() for _ in range(S)]   # every rank builds all: equal weights
-    stages = [PipelineStage(mods[s], s, S, torch.device("cpu")) for s in mine]
-    sched = schedule(sc, cls, world, m, stages)
+    if fsdp:
+        for s in mine:
+            fully_shard(mods[s], mesh=mesh["dp"])
+    stages = [PipelineStage(mods[s], s, S, torch.device("cpu"), group=group) for s in mine]
+    sched = schedule(sc, cls, ppsize, m, stages)
     g = torch.Generator().manual_seed(2)
     x = torch.randn(m * BATCH_PER_MB, SEQ, D_MODEL, generator=g)
     y = torch.randn(m * BATCH_PER_MB, SEQ, D_MODEL, generator=g)
@@ -178,16 +192,17 @@ def record(sc, source, rank, world, m, steps, outdir):
             prof.step()
     d = os.path.join(outdir, source)
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"rank{rank}.json")
-    prof.export_chrome_trace(path)
-    if "--trim" in sys.argv:
-        trim(path, os.path.join(d, f"rank{rank}.trim.json"))
+    if dp == 0:   # one replica's pipeline
+        path = os.path.join(d, f"rank{pp}.json")
+        prof.export_chrome_trace(path)
+        if "--trim" in sys.argv:
+            trim(path, os.path.join(d, f"rank{pp}.trim.json"))
     every = [None] * world
     dist.all_gather_object(every, times)
     if rank == 0:
         wall = [max(r[i] for r in every) for i in range(steps)]
         with open(os.path.join(d, "steps.json"), "w") as f:
-            json.dump({"source": source, "p": world, "m": m, "stages": S, "steps_s": wall,
+            json.dump({"source": source, "p": ppsize, "m": m, "stages": S, "steps_s": wall,
                        "median_s": statistics.median(wall)}, f)
         if hasattr(sched, "pipeline_order_with_comms"):   # what the runtime ran
             sched._dump_csv(os.path.join(d, "schedule.csv"), format="compute_comms")

@@ -14,7 +14,9 @@
 # record. Nothing here is checked against a wall clock (the machine's load
 # decides those figures; bench/bench_trace.sh prints the prediction beside
 # the measured step). make check: three classes at p = 2; make test: every
-# class and stagecraft's own CSV at p = 2, four at p = 4. Needs the venv
+# class and stagecraft's own CSV at p = 2, four at p = 4, and Interleaved1F1B
+# with FSDP2 (two replicas of a 2-rank pipeline: its UNSHARD and
+# REDUCE_GRAD give fsdp_time and reduce_time). Needs the venv
 # tests/torch/run.sh installs (TORCH_VENVS); skipped without it, saying so.
 # Prints "trace: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
@@ -33,7 +35,7 @@ if [ -z "$py" ]; then
 fi
 RUNS="2:ScheduleInterleaved1F1B,ScheduleZBVZeroBubble,Schedule1F1B+stack"
 full && RUNS="2:ScheduleInterleaved1F1B,ScheduleLoopedBFS,ScheduleInterleavedZeroBubble,ScheduleZBVZeroBubble,ScheduleDualPipeV,ScheduleGPipe,ScheduleGPipe+stack,Schedule1F1B,Schedule1F1B+stack,zb-h1,1f1b,interleaved
-4:ScheduleInterleaved1F1B,ScheduleDualPipeV,ScheduleGPipe,Schedule1F1B+stack"
+4:ScheduleInterleaved1F1B,ScheduleDualPipeV,ScheduleGPipe,Schedule1F1B+stack,ScheduleInterleaved1F1B+fsdp"
 # One PyTorch job at a time on the machine (run.sh's lock).
 exec 9>"$VENVS/.run-lock"; flock 9
 
@@ -74,7 +76,9 @@ while read -r p sources; do
   fi
   for s in $(echo "$sources" | tr , ' '); do
     e=$d/$s; whole="" trimmed=""
-    for r in $(seq 0 $((p - 1))); do whole="$whole $e/rank$r.json"; trimmed="$trimmed $e/rank$r.trim.json"; done
+    # one pipeline's ranks (with +fsdp, one replica's: p / 2 of them)
+    for f in "$e"/rank*.trim.json; do whole="$whole ${f%.trim.json}.json"; trimmed="$trimmed $f"; done
+    pp=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["p"])' "$e/steps.json")
     if [ "$s" = Schedule1F1B ]; then # no span of its own without with_stack
       # shellcheck disable=SC2086
       expect 3 "but Schedule1F1B names none: record a single-stage schedule with torch.profiler.profile(with_stack=True)" -- \
@@ -90,7 +94,7 @@ while read -r p sources; do
     rec=$(recipe_of "$s")
     if [ -n "$rec" ]; then
       # shellcheck disable=SC2086
-      "$SC" sim $rec -D p="$p" -D m=$M -D costs="$e/costs.json" --json >"$e/sim.json" 2>"$e/err" ||
+      "$SC" sim $rec -D p="$pp" -D m=$M -D costs="$e/costs.json" --json >"$e/sim.json" 2>"$e/err" ||
         bad "$s p=$p: sim $rec with the cost file: $(grep -v warning "$e/err" | tail -1)"
     fi
     if [ -f "$e/schedule.csv" ]; then
@@ -107,14 +111,15 @@ import json, os, sys
 checks, m, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 SPLIT = {"ScheduleInterleavedZeroBubble", "ScheduleZBVZeroBubble", "ScheduleDualPipeV", "zb-h1"}
 for line in open(checks):
-    source, p, d = line.split()
-    p = int(p)
+    source, ranks, d = line.split()
     try:
         c = json.load(open(f"{d}/costs.json"))
         t = json.load(open(f"{d}/costs_trim.json"))
-        cls = source.split("+")[0]
-        S = json.load(open(f"{d}/steps.json"))["stages"]
-        for k in ("stages", "devices", "placement", "tf", "tb", "tw", "tbw", "tfb", "tcomm", "samples"):
+        cls, fsdp = source.split("+")[0], source.endswith("+fsdp")
+        st = json.load(open(f"{d}/steps.json"))
+        S, p = st["stages"], st["p"]
+        for k in ("stages", "devices", "placement", "tf", "tb", "tw", "tbw", "tfb", "tcomm",
+                  "fsdp_time", "reduce_time", "samples"):
             assert c.get(k) == t.get(k), f"the trimmed traces give another {k}: {t.get(k)} for {c.get(k)}"
         assert c["stages"] == S and c["devices"] == p, (c["stages"], c["devices"])
         if cls in ("ScheduleZBVZeroBubble", "ScheduleDualPipeV"):
@@ -133,7 +138,10 @@ for line in open(checks):
             assert 1 / 30 < b / f < 30, f"stage {s}: tb + tw {b:.3g} s against tf {f:.3g} s"
         ms = c["measured"]
         assert ms["steps"] == steps and ms["microbatches"] == m and ms["backend"] == "gloo", ms
-        assert ms["fsdp"] is False, ms
+        assert ms["fsdp"] is fsdp, ms
+        if fsdp:   # FSDP's all-gather and reduce-scatter, one per stage and step
+            assert c["fsdp_time"] > 0 and c["reduce_time"] > 0, c
+            assert sm["fsdp_time"] >= S * steps and sm["reduce_time"] == S * steps, sm
         line = (f"{source} p={p}: {S} stages, tf {1e3 * sum(c['tf']) / S:.3g} ms, "
                 f"tb+tw {1e3 * sum(c['tb'][s] + c['tw'][s] for s in range(S)) / S:.3g} ms")
         for what, f, key in (("sim", "sim.json", "predicted_step_time_s"),
@@ -145,7 +153,7 @@ for line in open(checks):
         line += f"; measured {json.load(open(f'{d}/steps.json'))['median_s']:.4g} s"
         print("ok " + line)
     except Exception as e:
-        print(f"FAIL {source} p={p}: {type(e).__name__}: {e}")
+        print(f"FAIL {source} ({ranks} ranks): {type(e).__name__}: {e}")
 PY
 [ -f "$tmp/verdicts" ] && while IFS= read -r v; do
   case $v in
