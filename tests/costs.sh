@@ -439,7 +439,7 @@ grep -q '"tcomm": 0,' "$tmp/ScheduleGPipe.json" && bad "GPipe's transfers are ti
 expect 0 'step time     ' -- $SC import "$FX/ScheduleZBVZeroBubble/schedule.csv" -D costs="$tmp/ScheduleZBVZeroBubble.json"
 # Another stage count than the program's: refused, unless --force-costs
 # (each stage its share of the file's, with a warning).
-expect 3 "cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (a trace or profile of a model split in 4 stages; --force-costs shares" -- \
+expect 3 "cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (record or profile the model split in 4 stages, or give --force-costs to share" -- \
   $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json"
 expect 0 "warning: cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (used anyway: --force-costs" -- \
   $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json" --force-costs
@@ -457,6 +457,8 @@ def step(*a):
 a = step("sim", "zb-h1", "-D", "p=2", "-D", "m=8", "-D", "costs=" + f)
 b = step("--force-costs", "sim", "zb-h1", "-D", "p=4", "-D", "m=8", "-D", "costs=" + f)
 assert 0.3 * a < b < 1.5 * a, (a, b)' "$SC" "$tmp/tr.json"
+expect 3 "cost file $FX/rank0.json: a torch.profiler trace, not a cost file (stagecraft costs --from-trace TRACE.json... -o FILE makes one of it)" -- \
+  $SC import "$FX/interleaved/schedule.csv" -D costs=$FX/rank0.json
 expect 2 "parameter 'costs': expected a cost file" -- $SC import "$FX/interleaved/schedule.csv" -D costs=
 expect 2 "cannot read '$tmp/none.json'" -- $SC import "$FX/interleaved/schedule.csv" -D costs="$tmp/none.json"
 # Bad traces.

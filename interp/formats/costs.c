@@ -223,6 +223,9 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     if (!root || root->type != SC_JOBJ)
         return sc_errbuf(err, errlen, "a cost file is one JSON object, this is %s",
                    root ? sc_jv_typename(root->type) : "empty");
+    if (sc_jv_get(root, "traceEvents"))
+        return sc_errbuf(err, errlen, "a torch.profiler trace, not a cost file (stagecraft costs "
+                         "--from-trace TRACE.json... -o FILE makes one of it)");
     for (size_t i = 0; i < root->len; i++) {
         int known = 0;
         for (int k = 0; known_keys[k] && !known; k++)

@@ -52,9 +52,9 @@ sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, s
 {
     int S = c->S, P = sc_prog_stages(pg);
     if (S != P && !force)
-        return sc_errbuf(err, errlen, "'stages' is %d, but the program has %d stages (a trace or "
-                         "profile of a model split in %d stages; --force-costs shares each stage's "
-                         "times among the program's stages)", S, P, P);
+        return sc_errbuf(err, errlen, "'stages' is %d, but the program has %d stages (record or "
+                         "profile the model split in %d stages, or give --force-costs to share "
+                         "each stage's times among the program's)", S, P, P);
     double *x = malloc((size_t)(6 * P + S) * sizeof *x);
     if (!x)
         return SC_ERR_NOMEM;
