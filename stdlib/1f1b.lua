@@ -14,7 +14,7 @@ local P = sc.params {
 sc.need(P.tf + P.tb + P.tw > 0, "1f1b needs tf + tb + tw > 0 (the block's interval)")
 -- The block in slots of the longest F and the longest BW: with a cost file
 -- (unequal stages, BW measured on its own) every pass still fits its slot.
-local tf, tbw, C = P.tf, P.tb + P.tw, sc.costs_of(P)
+local tf, tbw, C = P.tf, P.tb + P.tw, sc.costs_of(P, P.p)
 if C then
   tf, tbw = 0, 0
   for s = 1, P.p do

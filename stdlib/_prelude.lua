@@ -21,10 +21,18 @@ local function read_costs(path)
 end
 
 -- The cost table of the parameter `costs` (docs/costs.md), or nil when it is
--- absent or empty.
-function sc.costs_of(P)
+-- absent or empty. With S, its per-stage lists are of S stages: a file of
+-- other stages (used under --force-costs) gives each stage its share.
+function sc.costs_of(P, S)
   if P == nil or P.costs == nil or P.costs == "" then return nil end
-  return read_costs(P.costs)
+  local C = read_costs(P.costs)
+  if S == nil or C.stages == S then return C end
+  local R = {}
+  for k, v in pairs(C) do R[k] = v end
+  for _, k in ipairs{"tf", "tb", "tw", "tbw", "optim", "tfb"} do
+    if type(C[k]) == "table" then R[k] = sc._costs_resample(C[k], S) end
+  end
+  return R
 end
 
 -- The memory limit, for recipes that take one (0: no limit): units, bytes

@@ -377,6 +377,90 @@ py '
 import json, sys
 c = json.load(open(sys.argv[1]))
 assert all(abs(b - w) < 1e-12 and abs(2 * b - bw) < 1e-9 for b, w, bw in zip(c["tb"], c["tw"], c["tbw"])), c' "$tmp/tb.json"
+# Every PyTorch 2.15 schedule class (tests/torch/fixtures/trace/<class>:
+# recorded by tests/torch/trace.py at p = 2, m = 4, 2 steps, trimmed):
+# both waits of a stage that sends both ways, UNSHARD, RESHARD and
+# REDUCE_GRAD (counted, no FSDP), OVERLAP_F_B pairs (tfb), the
+# single-stage classes (GPipe's spans; Schedule1F1B with with_stack=True),
+# and stagecraft's own interleaved export. The schedule PyTorch ran
+# (schedule.csv, its compute_comms dump) is timed by import -D costs=.
+for cls in ScheduleInterleaved1F1B ScheduleLoopedBFS ScheduleInterleavedZeroBubble \
+           ScheduleZBVZeroBubble ScheduleDualPipeV ScheduleGPipe Schedule1F1B+stack interleaved; do
+  d=$FX/$cls
+  if ! $SC costs --from-trace "$d/rank0.json" "$d/rank1.json" -o "$tmp/$cls.json" 2>"$tmp/err"; then
+    bad "costs --from-trace of $cls: $(cat "$tmp/err")"; continue
+  fi
+  py '
+import json, sys
+cls, c = sys.argv[1], json.load(open(sys.argv[2]))
+single = cls.startswith(("ScheduleGPipe", "Schedule1F1B"))
+S = 2 if single else 4
+vee = cls in ("ScheduleZBVZeroBubble", "ScheduleDualPipeV")
+assert c["stages"] == S and c["devices"] == 2, c
+assert c["placement"] == ([0, 1, 1, 0] if vee else [s % 2 for s in range(S)]), c["placement"]
+split = cls in ("ScheduleInterleavedZeroBubble", "ScheduleZBVZeroBubble", "ScheduleDualPipeV")
+sm = c["samples"]
+if cls == "ScheduleDualPipeV":  # F and B of some microbatches in pairs: tfb
+    assert all(0 < n < 8 for n in sm["tf"]) and sm["tfb"] and all(n > 0 for n in sm["tfb"]), sm
+else:
+    assert sm["tf"] == [8] * S and sm["tb" if split else "tbw"] == [8] * S, sm
+    assert "tfb" not in c, c
+assert all(x > 0 for x in c["tf"] + c["tw"]) and all(x >= 0 for x in c["tb"]), c
+ms = c["measured"]
+assert ms["steps"] == 2 and ms["microbatches"] == 4 and ms["fsdp"] is False, ms
+assert ("single-stage" in ms["what"]) == single, ms
+' "$cls" "$tmp/$cls.json"
+  [ -f "$d/schedule.csv" ] &&
+    expect 0 '"time_unit": "s"' -- $SC import "$d/schedule.csv" -D costs="$tmp/$cls.json" --json
+done
+# FSDP on (ScheduleInterleaved1F1B+fsdp: FSDP2 over two replicas of the
+# 2-rank pipeline, replica 0's traces): its UNSHARD gathers, so the file
+# has FSDP's all-gather and reduce-scatter, which an FSDP program takes
+# (import of what ran: its UNSHARD and REDUCE_GRAD timed by them).
+F=$FX/ScheduleInterleaved1F1B+fsdp
+$SC costs --from-trace "$F/rank0.json" "$F/rank1.json" -o "$tmp/fsdp.json" 2>/dev/null && ok || bad "costs --from-trace of an FSDP trace"
+py '
+import json, subprocess, sys
+sc, f, csv = sys.argv[1:4]
+c = json.load(open(f))
+assert c["measured"]["fsdp"] is True and c["fsdp_time"] > 0 and c["reduce_time"] > 0, c
+assert c["samples"]["fsdp_time"] >= 8 and c["samples"]["reduce_time"] == 8, c["samples"]
+def step(path):
+    out = subprocess.run([sc, "import", csv, "-D", "costs=" + path, "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)["predicted_step_time_s"]
+slow = dict(c, fsdp_time=1.0, reduce_time=2.0)
+json.dump(slow, open(f + ".slow", "w"))
+assert step(f + ".slow") > step(f) + 1, (step(f), step(f + ".slow"))
+' "$SC" "$tmp/fsdp.json" "$F/schedule.csv"
+expect 0 '"predicted_step_time_s"' -- $SC sim dualpipev -D p=2 -D m=4 -D costs="$tmp/ScheduleDualPipeV.json" --json
+expect 0 'makespan' -- $SC sim gpipe -D p=2 -D m=4 -D costs="$tmp/ScheduleGPipe.json"
+grep -q '"tcomm": 0,' "$tmp/ScheduleGPipe.json" && bad "GPipe's transfers are timed (from the posts in its spans)" || ok
+expect 0 'step time     ' -- $SC import "$FX/ScheduleZBVZeroBubble/schedule.csv" -D costs="$tmp/ScheduleZBVZeroBubble.json"
+# Another stage count than the program's: refused, unless --force-costs
+# (each stage its share of the file's, with a warning).
+expect 3 "cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (record or profile the model split in 4 stages, or give --force-costs to share" -- \
+  $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json"
+expect 0 "warning: cost file $tmp/tr.json: 'stages' is 2, but the program has 4 stages (used anyway: --force-costs" -- \
+  $SC import "$FX/ScheduleInterleaved1F1B/schedule.csv" -D costs="$tmp/tr.json" --force-costs
+expect 3 "'stages' is 2, but the program has 4 stages (profile a recipe with 4 stages: stagecraft run RECIPE --profile FILE; or give --force-costs" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D costs="$tmp/tr.json"
+expect 0 "(used anyway: --force-costs; each stage takes its share of the file's stages' times)" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D costs="$tmp/tr.json" --force-costs
+py '
+import subprocess, sys
+sc, f = sys.argv[1], sys.argv[2]
+def step(*a):
+    out = subprocess.run([sc, *a, "--json"], capture_output=True, text=True, check=True).stdout
+    import json; return json.loads(out)["predicted_step_time_s"]
+# 2 stages as 4 of the same model: each half of one; the sums of the stage times agree
+a = step("sim", "zb-h1", "-D", "p=2", "-D", "m=8", "-D", "costs=" + f)
+b = step("--force-costs", "sim", "zb-h1", "-D", "p=4", "-D", "m=8", "-D", "costs=" + f)
+assert 0.3 * a < b < 1.5 * a, (a, b)' "$SC" "$tmp/tr.json"
+expect 3 "cost file $FX/rank0.json: a torch.profiler trace, not a cost file (stagecraft costs --from-trace TRACE.json... -o FILE makes one of it)" -- \
+  $SC import "$FX/interleaved/schedule.csv" -D costs=$FX/rank0.json
+expect 2 "parameter 'costs': expected a cost file" -- $SC import "$FX/interleaved/schedule.csv" -D costs=
+expect 2 "cannot read '$tmp/none.json'" -- $SC import "$FX/interleaved/schedule.csv" -D costs="$tmp/none.json"
 # Bad traces.
 echo '{"traceEvents": [' >"$tmp/t1.json"
 expect 3 "stagecraft: error: trace $tmp/t1.json: line 2:" -- $SC costs --from-trace "$tmp/t1.json"
@@ -385,11 +469,15 @@ expect 3 "trace $tmp/t2.json: no 'traceEvents' list (not a Chrome trace of torch
 echo '{"traceEvents": [{"ph": "X", "name": "PP:0F0", "pid": 1, "tid": 1, "ts": 5, "dur": -1}]}' >"$tmp/t3.json"
 expect 3 "trace $tmp/t3.json: event 0 ('PP:0F0'): 'ts' and 'dur' must be numbers, 'dur' >= 0" -- $SC costs --from-trace "$tmp/t3.json"
 echo '{"traceEvents": [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t4.json"
-expect 3 "trace $tmp/t4.json: no span of PyTorch's pipelining runtime" -- $SC costs --from-trace "$tmp/t4.json"
+expect 3 "trace $tmp/t4.json: no span of a pass: PyTorch's _PipelineScheduleRuntime names each action (PP:1F0) and ScheduleGPipe each pass (Forward 0), but Schedule1F1B names none: record a single-stage schedule with torch.profiler.profile(with_stack=True)" -- $SC costs --from-trace "$tmp/t4.json"
 echo '{"traceEvents": [{"ph": "X", "name": "Forward 0", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t5.json"
-expect 3 "trace $tmp/t5.json: event 0 ('Forward 0'): a single-stage schedule (ScheduleGPipe, Schedule1F1B)" -- $SC costs --from-trace "$tmp/t5.json"
+expect 3 "trace $tmp/t5.json: event 0 (Forward 0): stage 0 has no Backward <microbatch> span: its backward pass cannot be timed" -- $SC costs --from-trace "$tmp/t5.json"
 echo '{"traceEvents": [{"ph": "X", "name": "PP:(0F1;1B0)OVERLAP_F_B", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t6.json"
-expect 3 "event 0 ('PP:(0F1;1B0)OVERLAP_F_B'): an overlapped pair (OVERLAP_F_B)" -- $SC costs --from-trace "$tmp/t6.json"
+expect 3 "event 0 (PP:(0F1;1B0)OVERLAP_F_B): stage 0 has no F span (PP:0F<microbatch>) outside an overlapped pair" -- $SC costs --from-trace "$tmp/t6.json"
+echo '{"traceEvents": [{"ph": "X", "name": "PP:(0F1;1F0)OVERLAP_F_B", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t6.json"
+expect 3 "event 0 ('PP:(0F1;1F0)OVERLAP_F_B'): not an overlapped pair of PyTorch 2.15 (OVERLAP_F_B of one F and one backward" -- $SC costs --from-trace "$tmp/t6.json"
+echo '{"traceEvents": [{"ph": "X", "name": "torch/distributed/pipelining/stage.py(9): forward_one_chunk", "cat": "python_function", "pid": 1, "tid": 1, "ts": 5, "dur": 1}]}' >"$tmp/t9.json"
+expect 3 "trace $tmp/t9.json: event 0 (forward_one_chunk): no call of the schedule's step() around it (schedules.py: step): record whole steps with with_stack=True" -- $SC costs --from-trace "$tmp/t9.json"
 python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1])); ev = t["traceEvents"]
@@ -401,7 +489,8 @@ python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1])); t["traceEvents"] = [e for e in t["traceEvents"] if not e["name"].startswith("PP:1W")]
 json.dump(t, open(sys.argv[2], "w"))' $FX/rank1.json "$tmp/t8.json"
-expect 3 "stage 1 has I spans but no W: its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
+expect 3 "stage 1 has I spans but no W (PP:1W<microbatch>): its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
+expect 3 "trace $FX/rank1.json: no span of stage 0, though stage 1 has spans: give the trace of every rank" -- $SC costs --from-trace $FX/rank1.json
 expect 2 "costs: missing --from-trace TRACE.json" -- $SC costs
 expect 2 "unknown option '--json' for 'costs'" -- $SC costs --from-trace $FX/rank0.json --json
 expect 2 "cannot read '$tmp/none.json'" -- $SC costs --from-trace "$tmp/none.json"

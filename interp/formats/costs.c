@@ -15,7 +15,7 @@ const char *const sc_cost_vocab_keys[SC_COST_VOCAB] = {"ts", "tt", "te", "tew"};
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tcomm", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "optim", "tfb", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
     "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
@@ -24,7 +24,8 @@ sc_status sc_costs_init(sc_costs *c, int P, int S)
     c->P = P;
     c->S = S;
     c->offload_ratio = c->predicted_step = NAN;
-    c->comm = c->step = (sc_stat){NAN, NAN, 0};
+    c->comm = c->step = c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
+    c->fsdp = -1;
     for (int k = 0; k < SC_COST_KINDS; k++) {
         if (!(c->kind[k] = malloc((size_t)(S > 0 ? S : 1) * sizeof(sc_stat)))) {
             sc_costs_free(c);
@@ -57,6 +58,7 @@ void sc_costs_free(sc_costs *c)
         free(c->kind[k]);
     for (int k = 0; k < SC_COST_VOCAB; k++)
         free(c->vocab[k]);
+    free(c->tfb);
     free(c->placement);
     free(c->xfer);
     free(c->host);
@@ -221,13 +223,17 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     if (!root || root->type != SC_JOBJ)
         return sc_errbuf(err, errlen, "a cost file is one JSON object, this is %s",
                    root ? sc_jv_typename(root->type) : "empty");
+    if (sc_jv_get(root, "traceEvents"))
+        return sc_errbuf(err, errlen, "a torch.profiler trace, not a cost file (stagecraft costs "
+                         "--from-trace TRACE.json... -o FILE makes one of it)");
     for (size_t i = 0; i < root->len; i++) {
         int known = 0;
         for (int k = 0; known_keys[k] && !known; k++)
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
             return sc_errbuf(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
-                       "devices, stages, placement, tf, tb, tw, tbw, optim, tcomm, ts, tt, te, "
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, tcomm, fsdp_time, "
+                       "reduce_time, ts, tt, te, "
                        "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
                        root->keys[i]);
@@ -279,6 +285,13 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         if ((st = read_kind(v, spread, samples, key, S, "stage", c->kind[k], x, err, errlen)))
             goto fail;
     }
+    const sc_jv *fb = sc_jv_get(root, "tfb"); /* per stage: an overlapped pair */
+    if (fb && !(c->tfb = malloc((size_t)S * sizeof *c->tfb))) {
+        st = SC_ERR_NOMEM;
+        goto fail;
+    }
+    if (fb && (st = read_kind(fb, spread, samples, "tfb", S, "stage", c->tfb, x, err, errlen)))
+        goto fail;
     for (int k = 0; k < SC_COST_VOCAB; k++) { /* per device: the vocabulary passes */
         const char *key = sc_cost_vocab_keys[k];
         const sc_jv *v = sc_jv_get(root, key);
@@ -298,9 +311,17 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     }
     const sc_jv *v;
     c->comm = (sc_stat){0, NAN, 0};
+    c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
     if ((v = sc_jv_get(root, "tcomm")) &&
         (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
         goto fail;
+    if ((v = sc_jv_get(root, "fsdp_time")) &&
+        (st = time_of(v, "'fsdp_time'", &c->gather.median, err, errlen)) != SC_OK)
+        goto fail;
+    if ((v = sc_jv_get(root, "reduce_time")) &&
+        (st = time_of(v, "'reduce_time'", &c->reduce.median, err, errlen)) != SC_OK)
+        goto fail;
+    c->gather.n = isfinite(c->gather.median), c->reduce.n = isfinite(c->reduce.median);
     if ((v = sc_jv_get(root, "collectives"))) {
         double n = 1;
         if (v->type != SC_JOBJ ||
@@ -442,6 +463,8 @@ static void measured(sc_jw *w, const sc_costs *c)
     if (c->warmup >= 0)
         sc_jw_int(w, "warmup_steps", c->warmup);
     sc_jw_int(w, "steps", c->steps);
+    if (c->fsdp >= 0)
+        sc_jw_bool(w, "fsdp", c->fsdp);
     num(w, "step_time_s", c->step.median);
     num(w, "step_time_spread_s", c->step.spread);
     if (c->what && !isfinite(c->predicted_step)) { /* another source: nothing predicted */
@@ -472,7 +495,13 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
     for (int k = 0; k < SC_COST_KINDS; k++)
         if (complete(c->kind[k], S))
             stage_row(&w, sc_cost_keys[k], c->kind[k], S, 0);
+    if (c->tfb)
+        stage_row(&w, "tfb", c->tfb, S, 0);
     num(&w, "tcomm", isfinite(c->comm.median) ? c->comm.median : 0);
+    if (c->gather.n > 0)
+        num(&w, "fsdp_time", c->gather.median);
+    if (c->reduce.n > 0)
+        num(&w, "reduce_time", c->reduce.median);
     for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
         if (c->vocab[k] && complete(c->vocab[k], c->P))
             stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, 0);
@@ -489,6 +518,8 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
         for (int k = 0; k < SC_COST_KINDS; k++)
             if (complete(c->kind[k], S))
                 stage_row(&w, sc_cost_keys[k], c->kind[k], S, field);
+        if (c->tfb)
+            stage_row(&w, "tfb", c->tfb, S, field);
         for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
             if (c->vocab[k] && complete(c->vocab[k], c->P))
                 stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, field);
@@ -496,6 +527,12 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
             num(&w, "tcomm", c->comm.spread);
         else
             sc_jw_int(&w, "tcomm", c->comm.n);
+        const sc_stat *fs[2] = {&c->gather, &c->reduce};
+        for (int k = 0; k < 2; k++)
+            if (fs[k]->n > 0 && field == 1)
+                num(&w, k ? "reduce_time" : "fsdp_time", fs[k]->spread);
+            else if (fs[k]->n > 0)
+                sc_jw_int(&w, k ? "reduce_time" : "fsdp_time", fs[k]->n);
         sc_jw_end(&w);
     }
     sizes_out(&w, "transfers", c->xfer, c->nxfer, 0);

@@ -5,8 +5,8 @@
  *
  *   {"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
  *    "placement": [0, 1],
- *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...],
- *    "tcomm": 4.1e-05,
+ *    "tf": [...], "tb": [...], "tw": [...], "tbw": [...], "optim": [...], "tfb": [...],
+ *    "tcomm": 4.1e-05, "fsdp_time": ..., "reduce_time": ...,
  *    "ts": [...], "tt": [...], "te": [...], "tew": [...],
  *    "collectives": {"latency": 2.1e-05, "per_byte": 1.5e-10, "samples": 48},
  *    "spread": {"tf": [...], ..., "tcomm": ...},
@@ -19,7 +19,11 @@
  * Per-stage lists hold one median per stage; `spread` the interquartile
  * range of the samples (seconds) and `samples` their number. The passes of
  * a split vocabulary (docs/vocab.md: S, T, E, EW) are per device: ts, tt, te,
- * tew hold one median per device and need `devices`. `collectives` is the
+ * tew hold one median per device and need `devices`. tfb, per stage: an
+ * overlapped pair of F and B (sc_prog_set_cost_pair; OVERLAP_F_B of a
+ * trace). fsdp_time and reduce_time: FSDP's all-gather and reduce-scatter
+ * of one stage (sc_fsdp_cfg's time and reduce_time; a trace's UNSHARD and
+ * REDUCE_GRAD where FSDP was on). `collectives` is the
  * line fitted to the measured collectives: a collective takes latency +
  * per_byte · factor · bytes (sc_prog_coll_weight). Required:
  * stagecraft_costs (1), unit ("s"), stages, tf, tb, tw. The rest is
@@ -80,8 +84,11 @@ typedef struct sc_costs {
     int P, S;             /* devices and stages profiled (P 0: not given) */
     int *placement;       /* [S] device of each stage, or NULL */
     sc_stat *kind[SC_COST_KINDS]; /* [S] each; tbw and optim may be unmeasured */
+    sc_stat *tfb;         /* [S] an overlapped pair of F and B, or NULL: not measured */
     sc_stat *vocab[SC_COST_VOCAB]; /* [P] each, or NULL: not measured (no split vocabulary) */
     sc_stat comm;         /* one point-to-point transfer of the profiled model */
+    sc_stat gather, reduce; /* FSDP: one stage's all-gather (UNSHARD), reduce-scatter
+                               (REDUCE_GRAD and its wait); n 0: not measured */
     double coll_lat, coll_per_byte; /* collectives: the fitted line (coll_n 0: none) */
     int coll_n;
     sc_cost_size *xfer;   /* [nxfer] transfers by size */
@@ -102,6 +109,7 @@ typedef struct sc_costs {
     const char *const *files;
     int nfiles;
     sc_stat step;         /* the measured step time */
+    int fsdp;             /* traces: 1 FSDP was on (its UNSHARD gathered), 0 off, -1 not known */
     double predicted_step; /* the step predicted from these costs (NAN: none) */
 } sc_costs;
 
@@ -120,6 +128,21 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
 /* Writes c as a cost file (one object, one key per line). SC_ERR_ARG on a
  * write error. */
 sc_status sc_costs_write(FILE *f, const sc_costs *c);
+
+/* Sets the program's per-stage costs (tf, tb, tw, tbw, optim, tfb),
+ * tcomm and, for a program with FSDP, its all-gather's and
+ * reduce-scatter's times from c, in seconds (costs_apply.c). A file of other stages than
+ * the program's is refused (SC_ERR_ARG, err naming both counts) unless
+ * force: then each program stage takes its share of the file's stages
+ * (sc_costs_resample). SC_ERR_ARG from the program's setters with its
+ * message in err; SC_ERR_NOMEM. */
+sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, size_t errlen);
+
+/* The per-stage times in[0..from) of a model split in `from` stages as
+ * `to` stages of the same model, each an equal share of its layers:
+ * out[s] sums the parts of the file's stages that stage s covers (two
+ * stages into one add up; one into two halves). Linear in from + to. */
+void sc_costs_resample(const double *in, int from, double *out, int to);
 
 /* The median of x[0..n) and its interquartile range (sorts x). */
 sc_stat sc_stat_of(double *x, int n);

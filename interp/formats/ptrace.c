@@ -21,8 +21,9 @@ static const struct {
 } actions[] = {
     {"F", PT_F}, {"I", PT_I}, {"W", PT_W}, {"B", PT_B}, {"SEND_F", PT_SEND_F},
     {"RECV_F", PT_RECV_F}, {"SEND_B", PT_SEND_B}, {"RECV_B", PT_RECV_B},
-    {"WAIT_SEND_F", PT_WAIT}, {"WAIT_SEND_B", PT_WAIT}, {"WAIT_REDUCE_GRAD", PT_WAIT},
-    {"UNSHARD", PT_OTHER}, {"RESHARD", PT_OTHER}, {"REDUCE_GRAD", PT_OTHER},
+    {"WAIT_SEND_F", PT_WAIT_SEND_F}, {"WAIT_SEND_B", PT_WAIT_SEND_B},
+    {"WAIT_REDUCE_GRAD", PT_WAIT_REDUCE}, {"UNSHARD", PT_UNSHARD}, {"RESHARD", PT_RESHARD},
+    {"REDUCE_GRAD", PT_REDUCE},
 };
 
 sc_ptrace *sc_ptrace_new(void) { return sc_calloc(1, sizeof(sc_ptrace)); }
@@ -41,15 +42,11 @@ void sc_ptrace_free(sc_ptrace *t)
     sc_free(t);
 }
 
-/* "PP:<stage><ACTION><microbatch>" -> its parts; 0 when it is no such
- * name, -1 for an action this reader cannot time (OVERLAP_F_B). */
-static int parse_name(const char *s, int *stage, int *kind, int *mb)
+/* "<stage><ACTION>[<microbatch>]" at *s -> its parts, *s past it; 0 when
+ * it is no such action. */
+static int parse_action(const char **ps, int *stage, int *kind, int *mb)
 {
-    if (strncmp(s, "PP:", 3) != 0)
-        return 0;
-    s += 3;
-    if (*s == '(')
-        return -1; /* (0F1;1B0)OVERLAP_F_B: two passes in one span */
+    const char *s = *ps;
     if (*s < '0' || *s > '9')
         return 0;
     long st = strtol(s, (char **)&s, 10);
@@ -58,11 +55,9 @@ static int parse_name(const char *s, int *stage, int *kind, int *mb)
         s++;
     size_t alen = (size_t)(s - a);
     *mb = -1;
-    if (*s) {
-        if (*s < '0' || *s > '9')
-            return 0;
+    if (*s >= '0' && *s <= '9') {
         long m = strtol(s, (char **)&s, 10);
-        if (*s || m > 1000000)
+        if (m > 1000000)
             return 0;
         *mb = (int)m;
     }
@@ -72,14 +67,43 @@ static int parse_name(const char *s, int *stage, int *kind, int *mb)
                 return 0;
             *stage = (int)st;
             *kind = actions[i].kind;
+            *ps = s;
             return 1;
         }
     return 0;
 }
 
-/* An operator of the trace: where it starts (for the first operator of a span). */
+/* "PP:<stage><ACTION><microbatch>" or "PP:(<F>;<B>)OVERLAP_F_B" -> the
+ * span's action (p's stage, kind, mb; a pair's backward in stage2, kind2,
+ * mb2); 0 when it is no such name, -1 for a pair of other than one F and
+ * one backward (I or B) of microbatches. */
+static int parse_name(const char *s, pt_span *p)
+{
+    if (strncmp(s, "PP:", 3) != 0)
+        return 0;
+    s += 3;
+    if (*s != '(') {
+        p->stage2 = p->mb2 = p->kind2 = -1;
+        return parse_action(&s, &p->stage, &p->kind, &p->mb) && !*s &&
+               (p->mb >= 0 || pt_apart(p->kind)); /* the passes and posts name one */
+    }
+    int st[2], k[2], m[2];
+    s++;
+    if (!parse_action(&s, &st[0], &k[0], &m[0]) || *s++ != ';' ||
+        !parse_action(&s, &st[1], &k[1], &m[1]) || strcmp(s, ")OVERLAP_F_B") != 0)
+        return -1;
+    int f = k[1] == PT_F, b = !f; /* the F's index, the backward's */
+    if (k[f] != PT_F || (k[b] != PT_I && k[b] != PT_B) || m[0] < 0 || m[1] < 0)
+        return -1;
+    *p = (pt_span){.stage = st[f], .mb = m[f], .kind = PT_FB, .stage2 = st[b], .mb2 = m[b],
+                   .kind2 = k[b]};
+    return 1;
+}
+
+/* An operator of the trace: where it starts and ends (for the first
+ * operator of a span, and the posts of receives before it). */
 typedef struct op {
-    double pid, tid, ts;
+    double pid, tid, ts, end;
 } op;
 
 static int cmp_op(const void *a, const void *b)
@@ -92,21 +116,43 @@ static int cmp_op(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* The start of the first operator on (pid, tid) in [ts, end], or NAN. */
-static double first_op(const op *ops, size_t n, double pid, double tid, double ts, double end)
+/* The index of the first op of ops[0..n) (sorted) not before (pid, tid, ts). */
+static size_t op_at(const op *ops, size_t n, double pid, double tid, double ts)
 {
-    op key = {pid, tid, ts};
+    op key = {pid, tid, ts, ts};
     size_t lo = 0, hi = n;
-    while (lo < hi) { /* the first op not before key */
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (cmp_op(&ops[mid], &key) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < n && ops[lo].pid == pid && ops[lo].tid == tid && ops[lo].ts <= end)
-        return ops[lo].ts;
+    return lo;
+}
+
+/* The start of the first operator on (pid, tid) in [ts, end], or NAN. */
+static double first_op(const op *ops, size_t n, double pid, double tid, double ts, double end)
+{
+    size_t i = op_at(ops, n, pid, tid, ts);
+    if (i < n && ops[i].pid == pid && ops[i].tid == tid && ops[i].ts <= end)
+        return ops[i].ts;
     return NAN;
+}
+
+/* A pass's first operator after the last receive it posted (a
+ * single-stage schedule posts its receives inside the pass's span, then
+ * waits, which records no operator): p->first and p->recv. */
+static void first_of(pt_span *p, double pid, double tid, const op *ops, size_t nops,
+                     const op *recvs, size_t nrecv)
+{
+    double from = p->ts;
+    size_t r = op_at(recvs, nrecv, pid, tid, p->end + 1e-3); /* past the last at or before end */
+    if (r > 0 && recvs[r - 1].pid == pid && recvs[r - 1].tid == tid && recvs[r - 1].ts >= p->ts) {
+        p->recv = 1;
+        from = recvs[r - 1].end;
+    }
+    p->first = first_op(ops, nops, pid, tid, from, p->end);
 }
 
 /* The hash of a device's key; -0.0 and 0.0 are one pid. */
@@ -178,43 +224,84 @@ static double num_of(const sc_jv *e, const char *key)
     return v && v->type == SC_JNUM ? v->num : NAN;
 }
 
-/* One file as it is read: the operators (sorted at its end), where its
- * spans start, and the first event of a single-stage schedule. */
+static int cmp_dev_time(const void *a, const void *b)
+{
+    const pt_span *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev - y->dev;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* GPipe's "Forward <mb>" leaves out the loss, which ScheduleGPipe computes
+ * right after it: a Forward span ends with the last operator that starts
+ * before the rank's next pass (there is none on other stages than the
+ * last: the waits for the sends record no operator). sp[0..n): the file's
+ * spans, all GPipe's; sorted by device and time on return. */
+static void gpipe_ends(sc_ptrace *t, pt_span *sp, int n, const op *ops, size_t nops)
+{
+    qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
+    for (int k = 0; k < n; k++) {
+        pt_span *p = &sp[k];
+        double next = k + 1 < n && sp[k + 1].dev == p->dev ? sp[k + 1].ts : INFINITY;
+        double pid = t->dv[p->dev].pid, tid = p->first;
+        if (p->kind != PT_F)
+            continue;
+        for (size_t i = op_at(ops, nops, pid, tid, p->end);
+             i < nops && ops[i].pid == pid && ops[i].tid == tid && ops[i].ts < next; i++)
+            p->end = ops[i].end > p->end ? ops[i].end : p->end;
+    }
+}
+
+/* GPipe's transfers: the posts inside each of its spans (c10d::recv_,
+ * c10d::send) as the runtime's RECV and SEND of that pass's stage and
+ * microbatch (Forward: RECV_F, SEND_F; Backward: RECV_B, SEND_B), so
+ * that transfers are timed as the runtime's are (ptrace.h). */
+static sc_status gpipe_posts(sc_ptrace *t, int n0, const op *recvs, size_t nrecv,
+                             const op *sends, size_t nsend)
+{
+    int n1 = t->n;
+    for (int k = n0; k < n1; k++) {
+        pt_span p = t->sp[k]; /* a copy: adding spans moves them */
+        double pid = t->dv[p.dev].pid, tid = p.first;
+        for (int dir = 0; dir < 2; dir++) {
+            const op *v = dir ? sends : recvs;
+            size_t n = dir ? nsend : nrecv;
+            for (size_t i = op_at(v, n, pid, tid, p.ts);
+                 i < n && v[i].pid == pid && v[i].tid == tid && v[i].ts <= p.end; i++) {
+                pt_span q = p;
+                q.kind = p.kind == PT_F ? (dir ? PT_SEND_F : PT_RECV_F) : (dir ? PT_SEND_B : PT_RECV_B);
+                q.ts = v[i].ts, q.end = v[i].end;
+                sc_status st = sc_pt_add_span(t, &q);
+                if (st != SC_OK)
+                    return st;
+            }
+        }
+    }
+    return SC_OK;
+}
+
+/* One file as it is read: the operators and the posts of receives
+ * (sorted at its end), where its spans start, what a single-stage schedule
+ * recorded (ptrace_single.c). */
 typedef struct file_rd {
     sc_ptrace *t;
     const char *name;
     int file, n0;
-    op *ops;
-    size_t nops, opcap;
-    long single;                  /* -1: none */
-    char single_name[100];
+    op *ops, *recvs, *sends;
+    size_t nops, opcap, nrecv, recvcap, nsend, sendcap;
+    pt_cand cand;
 } file_rd;
 
-static sc_status add_span(sc_ptrace *t, pt_span s)
+static sc_status add_op(op **v, size_t *n, size_t *cap, op o)
 {
-    if (t->n == t->cap) {
-        if (t->cap > (1 << 29))
-            return SC_ERR_NOMEM;
-        int cap = t->cap ? 2 * t->cap : 256;
-        pt_span *g = sc_realloc(t->sp, (size_t)cap * sizeof *g);
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        op *g = sc_realloc(*v, c * sizeof *g);
         if (!g)
             return SC_ERR_NOMEM;
-        t->sp = g, t->cap = cap;
+        *v = g, *cap = c;
     }
-    t->sp[t->n++] = s;
-    return SC_OK;
-}
-
-static sc_status add_op(file_rd *f, op o)
-{
-    if (f->nops == f->opcap) {
-        size_t cap = f->opcap ? 2 * f->opcap : 256;
-        op *g = sc_realloc(f->ops, cap * sizeof *g);
-        if (!g)
-            return SC_ERR_NOMEM;
-        f->ops = g, f->opcap = cap;
-    }
-    f->ops[f->nops++] = o;
+    (*v)[(*n)++] = o;
     return SC_OK;
 }
 
@@ -223,45 +310,55 @@ static sc_status add_op(file_rd *f, op o)
 static sc_status event(void *ud, size_t i, const sc_jv *e, char *err, size_t errlen)
 {
     file_rd *f = ud;
-    const sc_jv *nm = sc_jv_get(e, "name"), *ph = sc_jv_get(e, "ph");
+    const sc_jv *nm = sc_jv_get(e, "name"), *ph = sc_jv_get(e, "ph"), *cv = sc_jv_get(e, "cat");
     if (e->type != SC_JOBJ || !ph || ph->type != SC_JSTR || strcmp(ph->str, "X") != 0)
         return SC_OK; /* only complete events ("ph": "X") have a span */
     const char *s = nm && nm->type == SC_JSTR ? nm->str : "";
+    const char *cat = cv && cv->type == SC_JSTR ? cv->str : "";
     double ts = num_of(e, "ts"), dur = num_of(e, "dur"), pid = num_of(e, "pid"),
            tid = num_of(e, "tid");
-    int stage = 0, kind = 0, mb = 0, pp = parse_name(s, &stage, &kind, &mb);
-    const sc_jv *cat = sc_jv_get(e, "cat");
-    int isop = cat && cat->type == SC_JSTR && strcmp(cat->str, "cpu_op") == 0;
+    pt_span sp = {0};
+    int pp = parse_name(s, &sp), isop = strcmp(cat, "cpu_op") == 0;
+    int single = !pp && !isop && sc_pt_single_name(s, cat) > 0;
     if (pp < 0)
-        return sc_errbuf(err, errlen, "event %zu ('%.60s'): an overlapped pair (OVERLAP_F_B) times "
-                         "two passes as one span: a trace of a schedule without pairs is needed",
-                         i, s);
-    if ((pp || isop) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
+        return sc_errbuf(err, errlen, "event %zu ('%.60s'): not an overlapped pair of PyTorch 2.15 "
+                         "(OVERLAP_F_B of one F and one backward, I or B, each with its stage and "
+                         "microbatch)", i, s);
+    if ((pp || isop || single) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
         return sc_errbuf(err, errlen, "event %zu ('%.60s'): 'ts' and 'dur' must be numbers, "
                          "'dur' >= 0", i, s);
-    if ((pp || isop) && !(isfinite(pid) && isfinite(tid)))
+    if ((pp || isop || single) && !(isfinite(pid) && isfinite(tid)))
         return sc_errbuf(err, errlen, "event %zu ('%.60s'): 'pid' and 'tid' must be numbers", i,
                          s);
-    if (isop)
-        return add_op(f, (op){pid, tid, ts});
-    if (pp) {
-        if (i > (size_t)1 << 30)
-            return sc_errbuf(err, errlen, "more than 2^30 events");
-        int d = device_of(f->t, f->file, pid);
-        /* tid is kept in first until the operators are sorted (file_end) */
-        return d < 0 ? SC_ERR_NOMEM
-                     : add_span(f->t, (pt_span){d, stage, mb, kind, -1, ts, ts + dur, tid, f->file,
-                                                (int)i});
+    if (isop) {
+        op o = {pid, tid, ts, ts + dur};
+        if (strncmp(s, "c10d::recv", 10) == 0 &&
+            add_op(&f->recvs, &f->nrecv, &f->recvcap, o) != SC_OK)
+            return SC_ERR_NOMEM;
+        if (strncmp(s, "c10d::send", 10) == 0 &&
+            add_op(&f->sends, &f->nsend, &f->sendcap, o) != SC_OK)
+            return SC_ERR_NOMEM;
+        return add_op(&f->ops, &f->nops, &f->opcap, o);
     }
-    if (f->single < 0 && (strncmp(s, "Forward ", 8) == 0 || strncmp(s, "Backward ", 9) == 0)) {
-        f->single = (long)i;
-        snprintf(f->single_name, sizeof f->single_name, "%s", s);
-    }
-    return SC_OK;
+    if (!pp && !single)
+        return SC_OK;
+    if (i > (size_t)1 << 30)
+        return sc_errbuf(err, errlen, "more than 2^30 events");
+    int d = device_of(f->t, f->file, pid);
+    if (d < 0)
+        return SC_ERR_NOMEM;
+    /* tid is kept in first until the operators are sorted (file_end) */
+    sp.dev = d, sp.step = -1, sp.ts = ts, sp.end = ts + dur, sp.first = tid;
+    sp.file = f->file, sp.event = (int)i;
+    if (single)
+        return sc_pt_single_add(&f->cand, s, cat, &sp);
+    sp.src = PT_SRC_PP;
+    return sc_pt_add_span(f->t, &sp);
 }
 
 /* After the events: the file's rank (which may come after them in the
- * file), its operators matched to its spans. */
+ * file), a single-stage schedule's spans where the file has no PP:
+ * span, its operators matched to its spans. */
 static sc_status file_end(file_rd *f, const sc_jv *root, int ndev0, char *err, size_t errlen)
 {
     sc_ptrace *t = f->t;
@@ -282,17 +379,33 @@ static sc_status file_end(file_rd *f, const sc_jv *root, int ndev0, char *err, s
         t->dv[d].rank = rank;
     copy_str(t->backend, sizeof t->backend, sc_jv_get(di, "backend"));
     copy_str(t->host, sizeof t->host, sc_jv_get(root, "host_name"));
+    if (t->n == f->n0) { /* no PP: span: a single-stage schedule's, if any */
+        sc_status st = sc_pt_single_end(t, &f->cand, name, err, errlen);
+        if (st != SC_OK)
+            return st;
+    }
     if (f->nops) /* ops is NULL without operators */
         qsort(f->ops, f->nops, sizeof *f->ops, cmp_op);
+    if (f->nrecv)
+        qsort(f->recvs, f->nrecv, sizeof *f->recvs, cmp_op);
+    if (f->nsend)
+        qsort(f->sends, f->nsend, sizeof *f->sends, cmp_op);
+    if (t->n > f->n0 && t->sp[f->n0].src == PT_SRC_GPIPE) { /* tids still in first */
+        gpipe_ends(t, t->sp + f->n0, t->n - f->n0, f->ops, f->nops);
+        sc_status st = gpipe_posts(t, f->n0, f->recvs, f->nrecv, f->sends, f->nsend);
+        if (st != SC_OK)
+            return st;
+    }
     for (int k = f->n0; k < t->n; k++) {
         pt_span *p = &t->sp[k];
-        p->first = first_op(f->ops, f->nops, t->dv[p->dev].pid, p->first, p->ts, p->end);
+        if (p->src == PT_SRC_PY) { /* a Python function's span: it is the pass itself */
+            p->first = p->ts;
+            continue;
+        }
+        first_of(p, t->dv[p->dev].pid, p->first, f->ops, f->nops, f->recvs, f->nrecv);
+        if (p->kind == PT_UNSHARD && isfinite(p->first))
+            t->fsdp = 1; /* without FSDP, the runtime's UNSHARD does nothing */
     }
-    if (t->n == f->n0 && f->single >= 0)
-        return sc_errbuf(err, errlen, "%s: event %ld ('%s'): a single-stage schedule "
-                         "(ScheduleGPipe, Schedule1F1B) times the wait for its input with the "
-                         "pass; only PyTorch's _PipelineScheduleRuntime (multi-stage schedules, "
-                         "CSV files) names its actions (PP:1F0)", name, f->single, f->single_name);
     return SC_OK;
 }
 
@@ -324,7 +437,7 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
         snprintf(err, errlen, "%s: out of memory", name);
         return SC_ERR_NOMEM;
     }
-    file_rd f = {.t = t, .name = t->files[file], .file = file, .n0 = t->n, .single = -1};
+    file_rd f = {.t = t, .name = t->files[file], .file = file, .n0 = t->n};
     int ndev0 = t->ndev;
     sc_json_opts o = {.each = "traceEvents", .item = event, .ud = &f, .deadline = deadline};
     sc_jv *root = NULL;
@@ -336,5 +449,8 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
         st = file_end(&f, root, ndev0, err, errlen);
     sc_jv_free(root);
     sc_free(f.ops);
+    sc_free(f.recvs);
+    sc_free(f.sends);
+    sc_pt_single_free(&f.cand);
     return st;
 }

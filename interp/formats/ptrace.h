@@ -4,11 +4,18 @@
  * --from-trace`.
  *
  * The input: Chrome traces (torch.profiler's export_chrome_trace), one per
- * rank or one merged, of steps that PyTorch's _PipelineScheduleRuntime ran
- * (torch.distributed.pipelining; every multi-stage schedule and the CSV
- * files stagecraft exports). That runtime wraps each action in
- * record_function("PP:<action>"): PP:1F3 (F of stage 1, microbatch 3),
- * PP:0I2, PP:0W2, PP:2B0, PP:0SEND_F3, PP:1RECV_F3, PP:1WAIT_SEND_B0, ...
+ * rank or one merged, of steps of any PyTorch 2.15 schedule class (the
+ * table of docs/costs.md#what-each-schedule-records):
+ *   - _PipelineScheduleRuntime (every multi-stage class, the CSV files
+ *     stagecraft exports) wraps each action in record_function("PP:<action>"):
+ *     PP:1F3 (F of stage 1, microbatch 3), PP:0I2, PP:0W2, PP:2B0,
+ *     PP:(0F3;3B1)OVERLAP_F_B, PP:0SEND_F3, PP:1RECV_F3, PP:1WAIT_SEND_F0,
+ *     PP:1WAIT_SEND_B0, PP:0UNSHARD, PP:0RESHARD, PP:0REDUCE_GRAD, ...;
+ *   - ScheduleGPipe: "Forward <mb>", "Backward <mb>", the posts of its
+ *     transfers (c10d::recv_, c10d::send) and the wait inside;
+ *   - Schedule1F1B (and GPipe) with with_stack=True: the Python functions
+ *     forward_one_chunk, backward_one_chunk, _batch_p2p, _wait_batch_p2p,
+ *     step (ptrace_single.c).
  * The operators the profiler records inside (cat "cpu_op") tell when a
  * pass stopped waiting: a pass that consumes a receive first waits for it
  * (the wait records no operator), then computes.
@@ -23,12 +30,16 @@
  *     sc_ptrace_free(t);
  *
  * What a pass costs (per stage, median and interquartile range over its
- * microbatches and steps): from the end of its wait (its first operator;
- * the span's start for a pass that receives nothing on its rank) to the
- * start of the rank's next pass (or the end of the rank's step), less the
- * WAIT_* spans between: the pass and the runtime's own work after it
- * (posting its sends and the next receives), which the simulator does not
- * count apart. A transfer: from the later of its two posts (SEND, RECV) to
+ * microbatches and steps): from the end of its wait (its first operator
+ * after the posts of its receives; the span's start for a pass that
+ * receives nothing on its rank) to the start of the rank's next pass (or
+ * the end of the rank's step), less the spans between that are
+ * instructions of their own (WAIT_*, UNSHARD, RESHARD, REDUCE_GRAD; a
+ * single-stage schedule's posts and waits): the pass and the runtime's own
+ * work after it, which the simulator does not count apart. GPipe's spans
+ * end with the pass (a Forward with the loss after it). An OVERLAP_F_B
+ * pair gives tfb; with FSDP on (an UNSHARD that gathers), UNSHARD and
+ * REDUCE_GRAD give fsdp_time and reduce_time. A transfer: from the later of its two posts (SEND, RECV) to
  * the consumer's first operator, sampled where the consumer started before
  * the SEND was posted (so it waited for the transfer); the ranks' clocks
  * must agree (one machine, or synchronized clocks).

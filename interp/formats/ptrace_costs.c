@@ -14,16 +14,8 @@
 #include "ir/alloc.h"
 #include "readfile.h"
 
-const char *sc_pt_kind_name(int k)
-{
-    static const char *const n[] = {"F", "I", "W", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B",
-                                    "WAIT", "other"};
-    return n[k];
-}
-
-/* Orders spans by action (kind, stage, microbatch), then step (or, before
- * the steps are numbered, device and time): transfers and their consumers
- * are found by bsearch. */
+/* Orders spans by action (kind, stage, microbatch), then step, device,
+ * time: as sc_pt_number_steps leaves them, for find(). */
 static int cmp_key(const void *a, const void *b)
 {
     const pt_span *x = a, *y = b;
@@ -64,82 +56,54 @@ static const pt_span *find(const pt_span *sp, int n, int kind, int stage, int mb
     return p && p->kind == kind && p->stage == stage && p->mb == mb && p->step == step ? p : NULL;
 }
 
-/* The k-th occurrence of an action is in step k: numbers the steps (sp
- * sorted by cmp_key on return) and checks that every action occurs equally
- * often (whole steps) and that a stage runs on one device. */
-static sc_status number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t errlen)
+/* An overlapped pair's sample: its stages (F's, the backward's), whether
+ * the backward is a full B, its time. */
+typedef struct pair_x {
+    int f, b, full;
+    double s;
+} pair_x;
+
+/* Whether pass p waited for a receive first: one posted inside it (a
+ * single-stage schedule), or its RECV action (the runtime's). */
+static int received(const pt_span *p, const pt_span *bykey, int n)
 {
-    pt_span *sp = t->sp;
-    int n = t->n, *where = sc_malloc((size_t)S * sizeof *where);
-    if (!where)
-        return SC_ERR_NOMEM;
-    for (int s = 0; s < S; s++)
-        where[s] = -1;
-    for (int i = 0; i < n; i++) {
-        pt_span *p = &sp[i];
-        sp[i].step = -1;
-        if (p->kind == PT_OTHER)
-            continue;
-        if (where[p->stage] >= 0 && sp[where[p->stage]].dev != p->dev) {
-            const pt_span *q = &sp[where[p->stage]];
-            sc_free(where);
-            return sc_errbuf(err, errlen, "%s: event %d: stage %d runs on two ranks (also in %s, "
-                       "event %d): a stage's actions come from one rank", t->files[p->file],
-                       p->event, p->stage, t->files[q->file], q->event);
-        }
-        where[p->stage] = i;
-    }
-    sc_free(where);
-    qsort(sp, (size_t)n, sizeof *sp, cmp_key); /* steps all -1: by action, device, time */
-    *steps = 0;
-    for (int i = 0, k = 0; i < n; i++) {
-        int same = i > 0 && sp[i - 1].kind == sp[i].kind && sp[i - 1].stage == sp[i].stage &&
-                   sp[i - 1].mb == sp[i].mb && sp[i - 1].dev == sp[i].dev;
-        k = same ? k + 1 : 0;
-        sp[i].step = k;
-        if (sp[i].kind == PT_F && k + 1 > *steps) /* the steps: the most of any F */
-            *steps = k + 1;
-    }
-    for (int i = 0; i < n; i++) { /* the last of each action is step steps - 1 */
-        const pt_span *p = &sp[i];
-        int last = i + 1 == n || sp[i + 1].kind != p->kind || sp[i + 1].stage != p->stage ||
-                   sp[i + 1].mb != p->mb || sp[i + 1].dev != p->dev;
-        if (last && p->step + 1 != *steps)
-            return sc_errbuf(err, errlen, "%s: event %d (PP:%d%s%d): in %d step%s, but the traces hold "
-                       "%d: give whole steps (start and stop the profiler between steps)",
-                       t->files[p->file], p->event, p->stage, sc_pt_kind_name(p->kind), p->mb,
-                       p->step + 1, p->step ? "s" : "", *steps);
-    }
-    qsort(sp, (size_t)n, sizeof *sp, cmp_key); /* by action, then step */
-    return SC_OK;
+    if (p->recv || p->kind == PT_W)
+        return p->recv; /* W reads only what its stage kept */
+    if (p->kind == PT_FB)
+        return find(bykey, n, PT_RECV_F, p->stage, p->mb, p->step) ||
+               find(bykey, n, PT_RECV_B, p->stage2, p->mb2, p->step);
+    return find(bykey, n, p->kind == PT_F ? PT_RECV_F : PT_RECV_B, p->stage, p->mb, p->step) != NULL;
 }
 
 /* The samples of the passes (seconds): x[kind * S + stage] gets one per
- * pass (see ptrace.h for what a pass costs); sp by device and time, bykey
- * by action. */
-static void pass_samples(const pt_span *sp, const pt_span *bykey, int n, double **x, int *nx, int S)
+ * pass, pairs one each (see ptrace.h for what a pass costs); sp by device
+ * and time, bykey by action. */
+static void pass_samples(const pt_span *sp, const pt_span *bykey, int n, double **x, int *nx,
+                         int S, pair_x *pairs, int *npairs)
 {
     for (int i = 0; i < n; i++) {
         const pt_span *p = &sp[i];
-        if (p->kind > PT_B)
+        if (!pt_pass(p->kind) || p->step < 0)
             continue;
         double start = p->ts;
-        if (p->kind != PT_W && /* W reads only what its stage kept */
-            find(bykey, n, p->kind == PT_F ? PT_RECV_F : PT_RECV_B, p->stage, p->mb, p->step))
+        if (received(p, bykey, n))
             start = isfinite(p->first) ? p->first : p->end; /* it waited first */
-        double end = p->end, waits = 0;
-        for (int j = i + 1; j < n && sp[j].dev == p->dev && sp[j].step == p->step; j++) {
-            if (sp[j].kind <= PT_B) {
+        double end = p->end, waits = 0; /* GPipe's spans end where the pass does */
+        for (int j = i + 1; p->src != PT_SRC_GPIPE && j < n && sp[j].dev == p->dev && sp[j].step == p->step; j++) {
+            if (pt_pass(sp[j].kind)) {
                 end = sp[j].ts;
                 break;
             }
-            if (sp[j].kind == PT_WAIT)
+            if (pt_apart(sp[j].kind)) /* a wait, FSDP's actions: instructions of their own */
                 waits += sp[j].end - sp[j].ts;
-            end = sp[j].end;
+            end = sp[j].end > end ? sp[j].end : end;
         }
         double s = (end - start - waits) * 1e-6;
+        s = s > 0 ? s : 0;
         int k = p->kind * S + p->stage;
-        x[k][nx[k]++] = s > 0 ? s : 0;
+        x[k][nx[k]++] = s;
+        if (p->kind == PT_FB)
+            pairs[(*npairs)++] = (pair_x){p->stage, p->stage2, p->kind2 == PT_B, s};
     }
 }
 
@@ -164,6 +128,32 @@ static sc_stat transfers(const pt_span *bykey, int n, double *x)
             x[k++] = d;
     }
     return sc_stat_of(x, k);
+}
+
+/* FSDP's collectives where FSDP was on (an UNSHARD gathered): each
+ * UNSHARD span (the all-gather, which gloo runs inside it; on a GPU its
+ * launch), each REDUCE_GRAD with its WAIT_REDUCE_GRAD (the
+ * reduce-scatter), in seconds. bykey by action. */
+static sc_status fsdp_costs(const sc_ptrace *t, sc_costs *c, const pt_span *bykey, int n)
+{
+    if (!t->fsdp)
+        return SC_OK;
+    double *x = sc_malloc((size_t)(n ? n : 1) * sizeof *x);
+    if (!x)
+        return SC_ERR_NOMEM;
+    for (int which = 0; which < 2; which++) {
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            const pt_span *p = &bykey[i];
+            if (p->step < 0 || p->kind != (which ? PT_REDUCE : PT_UNSHARD))
+                continue;
+            const pt_span *w = which ? find(bykey, n, PT_WAIT_REDUCE, p->stage, -1, p->step) : NULL;
+            x[k++] = (p->end - p->ts + (w ? w->end - w->ts : 0)) * 1e-6;
+        }
+        *(which ? &c->reduce : &c->gather) = sc_stat_of(x, k);
+    }
+    sc_free(x);
+    return SC_OK;
 }
 
 /* The steps: from the first span's start to the last span's end, over
@@ -193,57 +183,141 @@ static int cmp_dev(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Numbers the devices by rank (or file), then pid: sorted, each keeps its
- * old index in id, which maps the spans' devices to the new numbers. */
+/* Numbers the devices that hold spans by rank (or file), then pid:
+ * sorted, each keeps its old index in id, which maps the spans' devices to
+ * the new numbers. A single-stage schedule's stage is its device. */
 static sc_status order_devices(sc_ptrace *t)
 {
-    int *map = sc_malloc((size_t)(t->ndev ? t->ndev : 1) * sizeof *map);
+    int *map = sc_calloc((size_t)(t->ndev ? t->ndev : 1), sizeof *map);
     if (!map)
         return SC_ERR_NOMEM;
+    for (int i = 0; i < t->n; i++)
+        map[t->sp[i].dev] = 1;
+    int used = 0;
+    for (int e = 0; e < t->ndev; e++)
+        if (map[t->dv[e].id])
+            t->dv[used++] = t->dv[e];
+    t->ndev = used;
     qsort(t->dv, (size_t)t->ndev, sizeof *t->dv, cmp_dev);
     for (int e = 0; e < t->ndev; e++)
         map[t->dv[e].id] = e;
     for (int e = 0; e < t->ndev; e++)
         t->dv[e].id = e;
-    for (int i = 0; i < t->n; i++)
-        t->sp[i].dev = map[t->sp[i].dev];
+    for (int i = 0; i < t->n; i++) {
+        pt_span *p = &t->sp[i];
+        p->dev = map[p->dev];
+        if (p->stage < 0)
+            p->stage = p->dev;
+    }
     sc_free(map);
     return SC_OK;
 }
 
-/* Per stage: tf from F; tb, tw from I, W; tbw from B; a stage with B only
- * gets half of it as tb and as tw (noted). */
+/* The first span of stage s, for messages (sp: any order). */
+static const pt_span *span_of(const sc_ptrace *t, int s)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->sp[i].stage == s)
+            return &t->sp[i];
+    return NULL;
+}
+
+/* Stage s's times: tf from F; tb, tw from I, W; tbw from B; with B only,
+ * half of it as tb and as tw (0 then: a guess). */
+static int stage_stats(sc_costs *c, int s, double **x, const int *nx)
+{
+    int S = c->S, nf = nx[PT_F * S + s], ni = nx[PT_I * S + s], nw = nx[PT_W * S + s],
+        nb = nx[PT_B * S + s];
+    c->kind[SC_COST_F][s] = sc_stat_of(x[PT_F * S + s], nf);
+    if (nb)
+        c->kind[SC_COST_BW][s] = sc_stat_of(x[PT_B * S + s], nb);
+    if (ni) {
+        c->kind[SC_COST_B][s] = sc_stat_of(x[PT_I * S + s], ni);
+        c->kind[SC_COST_W][s] = sc_stat_of(x[PT_W * S + s], nw);
+        return 1;
+    }
+    sc_stat h = c->kind[SC_COST_BW][s];
+    h.median /= 2, h.spread /= 2;
+    c->kind[SC_COST_B][s] = c->kind[SC_COST_W][s] = h;
+    return 0;
+}
+
+/* Per stage: its times (stage_stats), or the refusal that names a span of
+ * the stage and what is missing; a stage with B only is noted. */
 static sc_status stage_costs(const sc_ptrace *t, sc_costs *c, double **x, const int *nx,
                              char *note, size_t notelen, char *err, size_t errlen)
 {
     int S = c->S;
-    const char *f = t->files[0], *more = t->nfiles > 1 ? ", ..." : "";
     for (int s = 0; s < S; s++) {
         int nf = nx[PT_F * S + s], ni = nx[PT_I * S + s], nw = nx[PT_W * S + s],
             nb = nx[PT_B * S + s];
-        if (!nf)
-            return sc_errbuf(err, errlen, "%s%s: no F span of stage %d (PP:%dF<microbatch>): stages "
-                       "0..%d need one each", f, more, s, s, S - 1);
-        if ((ni > 0) != (nw > 0) || (!ni && !nb))
-            return sc_errbuf(err, errlen, "%s%s: stage %d has %s spans but no %s: its backward pass "
-                       "is not all there", f, more, s, ni ? "I" : nw ? "W" : "F",
-                       ni ? "W" : nw ? "I" : "backward (B, or I and W)");
-        c->kind[SC_COST_F][s] = sc_stat_of(x[PT_F * S + s], nf);
-        if (nb)
-            c->kind[SC_COST_BW][s] = sc_stat_of(x[PT_B * S + s], nb);
-        if (ni) {
-            c->kind[SC_COST_B][s] = sc_stat_of(x[PT_I * S + s], ni);
-            c->kind[SC_COST_W][s] = sc_stat_of(x[PT_W * S + s], nw);
+        if (nf && (ni > 0) == (nw > 0) && (ni || nb)) {
+            if (!stage_stats(c, s, x, nx) && !note[0])
+                snprintf(note, notelen, "stage %d ran its backward as B only (no I and W): its tb "
+                         "and tw are half of B each, a guess (a schedule that splits the backward, "
+                         "zb-h1 or zb-v, measures them)", s);
             continue;
         }
-        sc_stat h = c->kind[SC_COST_BW][s];
-        h.median /= 2, h.spread /= 2;
-        c->kind[SC_COST_B][s] = c->kind[SC_COST_W][s] = h;
-        if (!note[0])
-            snprintf(note, notelen, "stage %d ran its backward as B only (no I and W): its tb "
-                     "and tw are half of B each, a guess (a schedule that splits the backward, "
-                     "zb-h1 or zb-v, measures them)", s);
+        const pt_span *p = span_of(t, s);
+        char a[80], what[160];
+        if (!p) /* S is one more than the largest stage seen */
+            return sc_errbuf(err, errlen, "%s%s: no span of stage %d, though stage %d has spans: "
+                             "give the trace of every rank", t->files[0], t->nfiles > 1 ? ", ..." : "",
+                             s, S - 1);
+        int pp = p->src == PT_SRC_PP;
+        if (!nf && pp)
+            snprintf(what, sizeof what, "no F span (PP:%dF<microbatch>) outside an overlapped "
+                     "pair: its forward pass cannot be timed", s);
+        else if (!nf)
+            snprintf(what, sizeof what, "no %s span: its forward pass cannot be timed",
+                     p->src == PT_SRC_GPIPE ? "Forward <microbatch>" : "forward_one_chunk");
+        else if (ni || nw)
+            snprintf(what, sizeof what, "%s spans but no %s (PP:%d%s<microbatch>): its backward "
+                     "pass is not all there", ni ? "I" : "W", ni ? "W" : "I", s, ni ? "W" : "I");
+        else if (pp)
+            snprintf(what, sizeof what, "no backward span (PP:%dB<microbatch>, or PP:%dI and PP:%dW) "
+                     "outside an overlapped pair: its backward pass cannot be timed", s, s, s);
+        else
+            snprintf(what, sizeof what, "no %s span: its backward pass cannot be timed",
+                     p->src == PT_SRC_GPIPE ? "Backward <microbatch>" : "backward_one_chunk");
+        return sc_errbuf(err, errlen, "%s: event %d (%s): stage %d has %s", t->files[p->file],
+                         p->event, sc_pt_span_name(p, a, sizeof a), s, what);
     }
+    return SC_OK;
+}
+/* tfb of every stage from the overlapped pairs (OVERLAP_F_B): a pair of F
+ * of stage f and a backward of stage b saves g = tf[f] + tb[b] (+ tw[b]
+ * for a full B) - its time, which the simulator splits evenly between the
+ * two stages (interp/ir/pair.h); a stage's tfb is tf + tb less the median
+ * saving of its pairs (a stage in none: tf + tb, no saving). */
+static sc_status pair_costs(sc_costs *c, const pair_x *pairs, int np)
+{
+    int S = c->S;
+    if (!np)
+        return SC_OK;
+    double *x = sc_malloc((size_t)2 * (size_t)np * sizeof *x);
+    if (!x || !(c->tfb = malloc((size_t)S * sizeof *c->tfb))) {
+        sc_free(x);
+        return SC_ERR_NOMEM;
+    }
+    for (int s = 0; s < S; s++) {
+        int k = 0;
+        double tf = c->kind[SC_COST_F][s].median, tb = c->kind[SC_COST_B][s].median;
+        for (int i = 0; i < np; i++) {
+            const pair_x *q = &pairs[i];
+            if (q->f != s && q->b != s)
+                continue;
+            double g = c->kind[SC_COST_F][q->f].median + c->kind[SC_COST_B][q->b].median +
+                       (q->full ? c->kind[SC_COST_W][q->b].median : 0) - q->s;
+            x[k++] = g;
+            if (q->f == s && q->b == s)
+                x[k++] = g;
+        }
+        sc_stat g = sc_stat_of(x, k);
+        double t = k ? tf + tb - g.median : tf + tb;
+        c->tfb[s] = (sc_stat){t > 0 ? t : 0, g.spread, k};
+    }
+    sc_free(x);
     return SC_OK;
 }
 
@@ -251,36 +325,43 @@ static sc_status stage_costs(const sc_ptrace *t, sc_costs *c, double **x, const 
 static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, size_t notelen,
                       char *err, size_t errlen)
 {
-    int n = t->n, S = c->S, nk = (PT_B + 1) * S;
+    int n = t->n, S = c->S, nk = (PT_FB + 1) * S, np = 0;
     double **x = sc_calloc((size_t)nk, sizeof *x);
     double *buf = sc_calloc((size_t)2 * (size_t)n + 3 * (size_t)steps, sizeof *buf);
     int *nx = sc_calloc((size_t)nk, sizeof *nx);
     pt_span *bytime = sc_calloc((size_t)n, sizeof *bytime);
+    pair_x *pairs = sc_calloc((size_t)n, sizeof *pairs);
     sc_status st = SC_ERR_NOMEM;
-    if (x && buf && nx && bytime) {
+    if (x && buf && nx && bytime && pairs) {
         for (int i = 0; i < n; i++) /* each pass's list gets room for its count */
-            if (t->sp[i].kind <= PT_B)
+            if (pt_pass(t->sp[i].kind))
                 nx[t->sp[i].kind * S + t->sp[i].stage]++;
         for (int k = 0, at = 0; k < nk; at += nx[k], nx[k++] = 0)
             x[k] = buf + at;
         memcpy(bytime, t->sp, (size_t)n * sizeof *bytime);
         qsort(bytime, (size_t)n, sizeof *bytime, cmp_time);
-        pass_samples(bytime, t->sp, n, x, nx, S);
+        pass_samples(bytime, t->sp, n, x, nx, S, pairs, &np);
         st = stage_costs(t, c, x, nx, note, notelen, err, errlen);
     }
+    if (st == SC_OK)
+        st = pair_costs(c, pairs, np);
+    if (st == SC_OK)
+        st = fsdp_costs(t, c, t->sp, n);
     if (st == SC_OK) {
         c->comm = transfers(t->sp, n, buf + n);
         if (c->comm.n == 0) /* no consumer waited for a transfer: none seen */
             c->comm = (sc_stat){0, NAN, 0};
         c->step = step_times(t->sp, n, steps, buf + n, buf + n + steps, buf + n + 2 * steps);
         c->m = m, c->steps = steps, c->warmup = -1;
-        c->what = "torch.profiler trace (PyTorch's _PipelineScheduleRuntime)";
+        c->what = t->single ? "torch.profiler trace (PyTorch's single-stage schedule)"
+                            : "torch.profiler trace (PyTorch's _PipelineScheduleRuntime)";
         c->files = (const char *const *)t->files, c->nfiles = t->nfiles;
         c->backend = t->backend[0] ? t->backend : NULL;
         c->machine = t->host[0] ? t->host : NULL;
         c->devices_as = "ranks";
+        c->fsdp = t->fsdp;
     }
-    sc_free(x), sc_free(buf), sc_free(nx), sc_free(bytime);
+    sc_free(x), sc_free(buf), sc_free(nx), sc_free(bytime), sc_free(pairs);
     return st;
 }
 
@@ -300,34 +381,39 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note
     note[0] = 0;
     memset(c, 0, sizeof *c);
     if (t->n == 0)
-        return sc_errbuf(err, errlen, "%s%s: no span of PyTorch's pipelining runtime (PP:<stage><action>"
-                   "<microbatch>, the record_function of _PipelineScheduleRuntime): record the "
-                   "step under torch.profiler", t->nfiles ? t->files[0] : "trace",
-                   t->nfiles > 1 ? ", ..." : "");
+        return sc_errbuf(err, errlen, "%s%s: no span of a pass: PyTorch's _PipelineScheduleRuntime "
+                         "names each action (PP:1F0) and ScheduleGPipe each pass (Forward 0), but "
+                         "Schedule1F1B names none: record a single-stage schedule with "
+                         "torch.profiler.profile(with_stack=True), whose Python spans "
+                         "forward_one_chunk and backward_one_chunk time each pass",
+                         t->nfiles ? t->files[0] : "trace", t->nfiles > 1 ? ", ..." : "");
     int steps = 0, S = 0, m = 0, P = 0;
-    for (int i = 0; i < t->n; i++) {
-        S = t->sp[i].stage + 1 > S ? t->sp[i].stage + 1 : S;
-        m = t->sp[i].mb + 1 > m ? t->sp[i].mb + 1 : m;
-    }
     /* Each phase is n log n at most: the deadline is checked between them. */
     sc_status st = order_devices(t);
+    for (int i = 0; i < t->n; i++) {
+        const pt_span *p = &t->sp[i];
+        S = p->stage + 1 > S ? p->stage + 1 : S;
+        S = p->stage2 + 1 > S ? p->stage2 + 1 : S;
+        m = p->mb + 1 > m ? p->mb + 1 : m;
+        m = p->mb2 + 1 > m ? p->mb2 + 1 : m;
+        P = p->dev + 1 > P ? p->dev + 1 : P;
+    }
     if (st == SC_OK)
-        st = number_steps(t, S, &steps, err, errlen);
+        st = sc_pt_number_steps(t, S, &steps, err, errlen);
     if (st == SC_OK)
         st = out_of_time(t, deadline, err, errlen);
     if (st != SC_OK)
         return st;
-    for (int i = 0; i < t->n; i++)
-        P = t->sp[i].dev + 1 > P ? t->sp[i].dev + 1 : P;
     if ((st = sc_costs_init(c, P, S)) != SC_OK)
         return st;
     if (!(c->placement = malloc((size_t)S * sizeof *c->placement))) {
         sc_costs_free(c);
         return SC_ERR_NOMEM;
     }
+    for (int s = 0; s < S; s++)
+        c->placement[s] = 0;
     for (int i = 0; i < t->n; i++)
-        if (t->sp[i].kind != PT_OTHER)
-            c->placement[t->sp[i].stage] = t->sp[i].dev;
+        c->placement[t->sp[i].stage] = t->sp[i].dev;
     if ((st = fill(t, c, steps, m, note, notelen, err, errlen)) == SC_OK)
         st = out_of_time(t, deadline, err, errlen);
     if (st != SC_OK)

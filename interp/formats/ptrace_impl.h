@@ -1,7 +1,9 @@
 /*
- * ptrace_impl.h — what the two halves of the trace reader share: the
- * spans and devices read (ptrace.c) and turned into costs (ptrace_costs.c).
- * Everything here lives in interp's counted memory (ir/alloc.h).
+ * ptrace_impl.h — what the parts of the trace reader share: the spans and
+ * devices read (ptrace.c, with ptrace_single.c for the single-stage
+ * schedules), their steps (ptrace_steps.c) and the costs made of them
+ * (ptrace_costs.c). Everything here lives in interp's counted memory
+ * (ir/alloc.h).
  */
 #ifndef SC_PTRACE_IMPL_H
 #define SC_PTRACE_IMPL_H
@@ -9,12 +11,33 @@
 #include "ptrace.h"
 
 /* The actions of PyTorch's runtime (schedules.py, _ComputationType) as
- * they matter here: the passes, the posts of transfers, the waits. */
-enum { PT_F, PT_I, PT_W, PT_B, PT_SEND_F, PT_RECV_F, PT_SEND_B, PT_RECV_B, PT_WAIT, PT_OTHER };
+ * they matter here. The passes first (pt_pass): F, I (input gradient), W,
+ * B (full backward), and FB, an overlapped pair (OVERLAP_F_B) of F and a
+ * backward. Then the posts of transfers, then what a pass's time leaves out
+ * (pt_apart): the waits for sends and for the gradients' reduction, FSDP's
+ * UNSHARD, RESHARD and REDUCE_GRAD, and PT_WAIT, a wait of a single-stage
+ * schedule (its posts and waits: schedules.py's _batch_p2p and
+ * _wait_batch_p2p). Each kind is its own key: a stage that sends both ways
+ * has WAIT_SEND_F and WAIT_SEND_B of one microbatch in one step. */
+enum {
+    PT_F, PT_I, PT_W, PT_B, PT_FB,
+    PT_SEND_F, PT_RECV_F, PT_SEND_B, PT_RECV_B,
+    PT_WAIT_SEND_F, PT_WAIT_SEND_B, PT_WAIT_REDUCE, PT_UNSHARD, PT_RESHARD, PT_REDUCE, PT_WAIT,
+    PT_KINDS
+};
+#define pt_pass(k) ((k) <= PT_FB)
+#define pt_apart(k) ((k) >= PT_WAIT_SEND_F)
+
+/* Where a span came from: its name says how to print it in a message. */
+enum { PT_SRC_PP, PT_SRC_GPIPE, PT_SRC_PY };
 
 typedef struct pt_span {
-    int dev, stage, mb, kind, step; /* mb -1: the action has none */
-    double ts, end, first;          /* microseconds; first: its first operator's start, or NAN */
+    int dev, stage, mb, kind, step; /* stage -1: a single-stage schedule's (its device's);
+                                       mb -1: the action has none; step -1: not numbered */
+    int stage2, mb2, kind2;         /* FB: its backward (kind2 PT_I or PT_B) */
+    int src, recv;                  /* recv: a receive was posted inside: the pass waited */
+    double ts, end, first;          /* microseconds; first: the start of its first operator
+                                       after its receives' posts, or NAN */
     int file, event;                /* where it is, for messages */
 } pt_span;
 
@@ -34,10 +57,54 @@ struct sc_ptrace {
     char **files;
     int *rank;                      /* per file: its rank, or -1 */
     int nfiles;
+    int fsdp;                       /* an UNSHARD span held operators: FSDP was on */
+    int single;                     /* spans of a single-stage schedule were read */
     char backend[32], host[64];
 };
 
+/* What a single-stage schedule (ScheduleGPipe, Schedule1F1B) records,
+ * gathered while a file is read (ptrace_single.c): GPipe's spans "Forward
+ * <mb>" and "Backward <mb>" (each holds the post of its receive and the
+ * wait for it), and, with torch.profiler's with_stack=True, the Python
+ * functions of the stage (forward_one_chunk, backward_one_chunk: the pass
+ * alone), of the transfers (_batch_p2p posts, _wait_batch_p2p waits) and
+ * of the schedule's step (whose calls are the steps). */
+typedef struct pt_cand {
+    pt_span *sp;                    /* the passes and waits, as read */
+    int n, cap;
+    pt_span *mark;                  /* the calls of step() */
+    int nmark, markcap;
+    int py, gpipe;                  /* passes seen of each source */
+} pt_cand;
+
+/* 1 when an event of this name and category is one of them. */
+int sc_pt_single_name(const char *name, const char *cat);
+/* Keeps one (sp: its device, times, file and event; SC_ERR_NOMEM). */
+sc_status sc_pt_single_add(pt_cand *c, const char *name, const char *cat, const pt_span *sp);
+/* At the end of a file without PP: spans: its passes as spans of t, with
+ * the stage -1 (its device's, once the devices are numbered) and the
+ * microbatches in order within each step. SC_ERR_ARG with err ("FILE:
+ * event N (...): ..."); SC_ERR_NOMEM. */
+sc_status sc_pt_single_end(sc_ptrace *t, pt_cand *c, const char *file, char *err, size_t errlen);
+void sc_pt_single_free(pt_cand *c);
+
 /* The name of an action kind, for messages ("F", "SEND_F", ...). */
 const char *sc_pt_kind_name(int kind);
+
+/* The span as its trace names it ("PP:1WAIT_SEND_F0", "Forward 3",
+ * "forward_one_chunk"), into buf. */
+const char *sc_pt_span_name(const pt_span *p, char *buf, size_t len);
+
+/* Appends a span (SC_ERR_NOMEM). */
+sc_status sc_pt_add_span(sc_ptrace *t, const pt_span *s);
+
+/* Numbers the steps of every span (ptrace_steps.c; devices and stages
+ * final): the k-th occurrence of an action with a microbatch is in step k,
+ * and every such action occurs in every step; an action without one
+ * (UNSHARD, REDUCE_GRAD, a single-stage wait) takes the step of the passes
+ * around it on its device (UNSHARD the next one's: it opens a step). On
+ * return t->sp is sorted by action, then step. SC_ERR_ARG with err naming
+ * the file and the event; SC_ERR_NOMEM. */
+sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t errlen);
 
 #endif

@@ -193,5 +193,10 @@ int sc_cli_time_fail(const char *doing);
 /* cli_costs.c: stagecraft costs --from-trace TRACE.json... [-o FILE]
  * (docs/costs.md#costs-from-a-pytorch-trace). */
 int sc_cli_costs(int argc, char **argv);
+/* cli_costs.c: the cost file at path into pg's costs (sc_costs_apply;
+ * import -D costs=FILE): 0, or the exit code after the error line ("cost
+ * file FILE: ..."); force: --force-costs (a file of other stages, with a
+ * warning). */
+int sc_cli_apply_cost_file(sc_prog *pg, const char *path, int force, double deadline);
 
 #endif

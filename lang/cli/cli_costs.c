@@ -13,8 +13,37 @@
 #include <string.h>
 
 #include "formats/atomic.h"
+#include "formats/costs.h"
+#include "formats/jsonread.h"
 #include "formats/ptrace.h"
 #include "ir/alloc.h"
+
+int sc_cli_apply_cost_file(sc_prog *pg, const char *path, int force, double deadline)
+{
+    char label[300], err[512];
+    snprintf(label, sizeof label, "cost file %s", path);
+    sc_read rd;
+    int rc = sc_cli_read(path, "cost file", SC_READ_JSON, deadline, &rd);
+    if (rc)
+        return rc;
+    sc_jv *root = NULL;
+    sc_costs c;
+    sc_status st = sc_json_parse(rd.text, rd.len, &root, err, sizeof err);
+    sc_free(rd.text);
+    if (st == SC_OK && (st = sc_costs_from_json(root, &c, err, sizeof err)) == SC_OK) {
+        int S = c.S, P = sc_prog_stages(pg);
+        st = sc_costs_apply(&c, pg, force, err, sizeof err);
+        if (st == SC_OK && S != P)
+            fprintf(stderr, "stagecraft: warning: %s: 'stages' is %d, but the program has %d "
+                    "stages (used anyway: --force-costs; each stage takes its share of the file's "
+                    "stages' times)\n", label, S, P);
+        sc_costs_free(&c);
+    }
+    sc_jv_free(root);
+    if (st == SC_ERR_NOMEM)
+        return sc_cli_status_fail(st, "out of memory reading %s", label);
+    return st == SC_OK ? 0 : sc_cli_status_fail(st, "%s: %s", label, err);
+}
 
 #define USAGE "costs --from-trace TRACE.json... [-o FILE] [--max-mem BYTES] [--max-time SECONDS]"
 

@@ -280,6 +280,7 @@ typedef struct costs {
     double tf, tb, tw, tcomm, w_keep, mem;
     double fsdp_time, reduce_time; /* FSDP's all-gather, reduce-scatter; NAN: not given */
     double msg_bytes;              /* every message's size, for --eager-bytes; 0: not given */
+    const char *file;              /* -D costs=FILE: a cost file (docs/costs.md); NULL: none */
 } costs;
 
 #define IMPORT_DEFINES 9
@@ -292,6 +293,12 @@ static int import_define(const char *kv, costs *c)
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!kv || !eq || eq == kv)
         return sc_cli_failf(SC_EXIT_USAGE, "-D needs NAME=VALUE");
+    if (eq - kv == 5 && strncmp(kv, "costs", 5) == 0) { /* a file: the times in seconds */
+        if (!eq[1])
+            return sc_cli_failf(SC_EXIT_USAGE, "parameter 'costs': expected a cost file");
+        c->file = eq + 1;
+        return 0;
+    }
     char *end;
     double x = strtod(eq + 1, &end);
     /* strtod reads "nan" and "inf": a time is a finite number, and NaN
@@ -309,7 +316,7 @@ static int import_define(const char *kv, costs *c)
             return 0;
         }
     return sc_cli_failf(SC_EXIT_USAGE, "unknown parameter '%.*s' for import (its parameters: tf, tb, tw, "
-                 "tcomm, w_keep, mem, fsdp_time, reduce_time, msg_bytes)", (int)(eq - kv), kv);
+                 "tcomm, costs, w_keep, mem, fsdp_time, reduce_time, msg_bytes)", (int)(eq - kv), kv);
 }
 
 static sc_status apply_costs(sc_prog *pg, const costs *c)
@@ -354,6 +361,10 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
         sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
         sc_jw_num(&w, "peak_memory_max", peak);
         sc_jw_nums(&w, "busy", sim->busy, P);
+        if (sc_prog_seconds(pg)) { /* -D costs=FILE: the step in seconds (docs/costs.md) */
+            sc_jw_str(&w, "time_unit", "s");
+            sc_jw_num(&w, "predicted_step_time_s", sim->step);
+        }
         sc_jw_end(&w);
         putchar('\n');
         return;
@@ -361,8 +372,11 @@ static void report(const char *path, sc_torch_dialect dialect, sc_prog *pg, cons
     printf("file          %s (PyTorch pipelining CSV, %s)\n", path, dn);
     printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu verified\n", P,
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
-    printf("makespan      %.6g\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
-           sim->makespan, 100 * sim->bubble_rate, peak);
+    const char *unit = sc_prog_seconds(pg) ? " s" : "";
+    printf("makespan      %.6g%s\nbubble rate   %.4f%%\npeak memory   %.4g units (max)\n",
+           sim->makespan, unit, 100 * sim->bubble_rate, peak);
+    if (*unit)
+        printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n", sim->step);
     char *t = sc_render_timeline(pg, sim, 120, 0);
     if (t)
         fputs(t, stdout);
@@ -388,8 +402,8 @@ int sc_cli_comm_of_name(const char *path)
 int sc_cli_import(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *out = NULL, *torch = NULL;
-    int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc;
-    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0};
+    int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc, force = 0;
+    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0, NULL};
     double eager = 0; /* --eager-bytes: NCCL's eager sends (docs/modes.md#crossing-cells) */
     char msg[160];
     for (int i = 2; i < argc; i++) {
@@ -401,6 +415,8 @@ int sc_cli_import(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--dump") == 0) {
             dump = 1;
+        } else if (strcmp(a, "--force-costs") == 0) { /* -D costs= of other stages */
+            force = 1;
         } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--torch") == 0) {
             /* write the program (our lowering of a compute_only file) as
              * export does (docs/cli.md) */
@@ -481,7 +497,13 @@ int sc_cli_import(int argc, char **argv)
      * from one (the reader's target): p2p.h. */
     int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE
                                                                   : sc_prog_lower_target(pg);
-    if ((st = apply_costs(pg, &c)) || (st = sc_prog_set_p2p(pg, p2p)) ||
+    /* A cost file overrides the times of -D tf, tb, tw, tcomm (docs/costs.md). */
+    if ((st = apply_costs(pg, &c)) == SC_OK && c.file &&
+        (rc = sc_cli_apply_cost_file(pg, c.file, force, deadline)) != 0) {
+        sc_prog_free(pg);
+        return rc;
+    }
+    if (st || (st = sc_prog_set_p2p(pg, p2p)) ||
         (st = sc_prog_set_eager(pg, eager, c.msg_bytes)) ||
         (st = sc_prog_set_lower_target(pg, target)) || (st = sc_check(pg)) ||
         (st = sc_simulate(pg, &sim))) {

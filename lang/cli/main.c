@@ -90,7 +90,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
                 return rc;
         } else if (strcmp(a, "--trust") == 0) {
             o->trust = 1;
-        } else if (strcmp(a, "--allow-write") == 0) {
+        } else if (strcmp(a, "--allow-write") == 0 || strcmp(a, "--force-costs") == 0) {
             if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             i += used - 1;

@@ -18,6 +18,8 @@
 #include "formats/jsonread.h"
 #include "formats/readfile.h"
 #include "ir/alloc.h"
+#include "ir/fsdp.h"
+#include "ir/pair.h"
 #include "model/flops.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -452,27 +454,64 @@ static void check_spread(lua_State *L, int c, const char *name)
     warn(msg);
 }
 
+/* Pushes the cost table of the program table at t: its field `costs`, or
+ * without it the cost file of the recipe's parameters (-D costs=FILE;
+ * sc._pcosts, set by sc.params): it overrides every other source of the
+ * costs, and sc.params already turned P.tf and the others into its
+ * seconds, so a program built from them without the file would be neither
+ * the file's nor the recipe's. 0 (nothing pushed) when there is none. */
+static int push_costs(lua_State *L, int t)
+{
+    if (lua_getfield(L, t, "costs") != LUA_TNIL)
+        return 1;
+    lua_pop(L, 1);
+    int has = 0;
+    if (lua_getglobal(L, "sc") == LUA_TTABLE) {
+        lua_pushliteral(L, "_pcosts");
+        has = lua_rawget(L, -2) == LUA_TTABLE;
+        lua_remove(L, -2);
+    }
+    if (!has)
+        lua_pop(L, 1);
+    return has;
+}
+
+void sc_lua_apply_costs_fsdp(lua_State *L, int t, sc_prog *pg)
+{
+    sc_fsdp_cfg fc = *sc_prog_fsdp(pg);
+    t = lua_absindex(L, t);
+    if (!fc.dp || !push_costs(L, t))
+        return;
+    int c = lua_gettop(L), set = 0;
+    if (lua_istable(L, c)) {
+        lua_getfield(L, c, "file");
+        const char *name = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(a table)";
+        static const char *const fk[2] = {"fsdp_time", "reduce_time"};
+        double *slot[2] = {&fc.time, &fc.reduce_time};
+        for (int k = 0; k < 2; k++) {
+            int ok = 1;
+            if (lua_getfield(L, c, fk[k]) != LUA_TNIL) {
+                double v = lua_tonumberx(L, -1, &ok);
+                if (!ok || !(v >= 0) || !isfinite(v)) {
+                    char msg[64];
+                    snprintf(msg, sizeof msg, "'%s': a time must be a number >= 0", fk[k]);
+                    costs_error(L, name, msg);
+                }
+                *slot[k] = v, set = 1;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    if (set)
+        check(L, pg, sc_prog_set_fsdp(pg, &fc));
+    lua_settop(L, c - 1);
+}
+
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
-    if (lua_getfield(L, t, "costs") == LUA_TNIL) {
-        /* Without the field, the cost file of the recipe's parameters
-         * (-D costs=FILE; sc._pcosts, set by sc.params): it overrides every
-         * other source of the costs, and sc.params already turned P.tf and
-         * the others into its seconds, so a program built from them
-         * without the file would be neither the file's nor the recipe's. */
-        lua_pop(L, 1);
-        int has = 0;
-        if (lua_getglobal(L, "sc") == LUA_TTABLE) {
-            lua_pushliteral(L, "_pcosts");
-            has = lua_rawget(L, -2) == LUA_TTABLE;
-            lua_remove(L, -2);
-        }
-        if (!has) {
-            lua_pop(L, 1);
-            return;
-        }
-    }
+    if (!push_costs(L, t))
+        return;
     if (!lua_istable(L, -1))
         sc_lua_raise(L, SC_ERR_ARG, "program: 'costs' must be a cost table (sc.costs(FILE))");
     int c = lua_gettop(L);
@@ -482,25 +521,39 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
     int ok, nil = lua_getfield(L, c, "stages") == LUA_TNIL;
     lua_Integer cs = lua_tointegerx(L, -1, &ok);
     lua_pop(L, 1);
-    char msg[200];
+    char msg[600];
     if (!ok) {
         snprintf(msg, sizeof msg, "'stages' is %s", nil ? "missing" : "not an integer");
         costs_error(L, name, msg);
     }
-    if (cs != S) {
+    int force = module_flag(L, "_force_costs");
+    if (cs != S && (!force || cs < 1 || cs > SC_MAX_STAGES)) {
         snprintf(msg, sizeof msg, "'stages' is %lld, but the program has %d stages (profile a "
-                 "recipe with %d stages: stagecraft run RECIPE --profile FILE)", (long long)cs, S, S);
+                 "recipe with %d stages: stagecraft run RECIPE --profile FILE; or give "
+                 "--force-costs to share each stage's times among the program's)", (long long)cs,
+                 S, S);
         costs_error(L, name, msg);
+    }
+    if (cs != S && first_warning(L, name, "stages")) {
+        snprintf(msg, sizeof msg, "cost file %s: 'stages' is %lld, but the program has %d stages "
+                 "(used anyway: --force-costs; each stage takes its share of the file's stages' "
+                 "times)", name, (long long)cs, S);
+        warn(msg);
     }
     check_model(L, c, name, pg);
     check_spread(L, c, name);
-    double *x = lua_newuserdatauv(L, 5 * (size_t)S * sizeof(double), 0);
-    double *tf = x, *tb = x + S, *tw = x + 2 * S, *tbw = x + 3 * S, *opt = x + 4 * S;
-    cost_list(L, c, name, "tf", S, 1, tf, "stage");
-    cost_list(L, c, name, "tb", S, 1, tb, "stage");
-    cost_list(L, c, name, "tw", S, 1, tw, "stage");
-    int has_bw = cost_list(L, c, name, "tbw", S, 0, tbw, "stage");
-    int has_opt = cost_list(L, c, name, "optim", S, 0, opt, "stage");
+    /* The file's lists (F = cs values each), then the program's (S). */
+    int F = (int)cs;
+    double *x = lua_newuserdatauv(L, (6 * (size_t)F + 6 * (size_t)S) * sizeof(double), 0);
+    double *in[6], *out[6];
+    static const char *const keys[6] = {"tf", "tb", "tw", "tbw", "optim", "tfb"};
+    int has[6];
+    for (int k = 0; k < 6; k++) {
+        in[k] = x + (size_t)k * F, out[k] = x + 6 * (size_t)F + (size_t)k * S;
+        has[k] = cost_list(L, c, name, keys[k], F, k < 3, in[k], "stage");
+        if (has[k])
+            sc_costs_resample(in[k], F, out[k], S); /* the same values when F == S */
+    }
     double tcomm = 0;
     int ty = lua_getfield(L, c, "tcomm");
     if (ty != LUA_TNIL) {
@@ -510,9 +563,11 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
     }
     lua_pop(L, 1);
     for (int s = 0; s < S; s++) {
-        check(L, pg, sc_prog_set_cost(pg, s, tf[s], tb[s], tw[s]));
-        check(L, pg, sc_prog_set_cost_bw(pg, s, has_bw ? tbw[s] : NAN));
-        check(L, pg, sc_prog_set_cost_optim(pg, s, has_opt ? opt[s] : 0));
+        check(L, pg, sc_prog_set_cost(pg, s, out[0][s], out[1][s], out[2][s]));
+        check(L, pg, sc_prog_set_cost_bw(pg, s, has[3] ? out[3][s] : NAN));
+        check(L, pg, sc_prog_set_cost_optim(pg, s, has[4] ? out[4][s] : 0));
+        if (has[5]) /* an overlapped pair of F and B (OVERLAP_F_B of a trace) */
+            check(L, pg, sc_prog_set_cost_pair(pg, s, out[5][s]));
     }
     check(L, pg, sc_prog_set_comm(pg, tcomm));
     apply_vocab(L, c, name, pg);
@@ -521,8 +576,34 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
     lua_settop(L, c - 1);
 }
 
+/* sc._costs_resample(list, S): a cost file's per-stage list as S stages of
+ * the same model (sc_costs_resample; --force-costs of a file of other
+ * stages, for a recipe that reads the lists itself: 1f1b). */
+static int l_costs_resample(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer n = luaL_len(L, 1), S = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, n >= 1 && n <= SC_MAX_STAGES, 1, "a list of stage times");
+    luaL_argcheck(L, S >= 1 && S <= SC_MAX_STAGES, 2, "a number of stages");
+    double *x = lua_newuserdatauv(L, (size_t)(n + S) * sizeof(double), 0);
+    for (lua_Integer i = 0; i < n; i++) {
+        lua_geti(L, 1, i + 1);
+        x[i] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+    }
+    sc_costs_resample(x, (int)n, x + n, (int)S);
+    lua_createtable(L, (int)S, 0);
+    for (lua_Integer s = 0; s < S; s++) {
+        lua_pushnumber(L, x[n + s]);
+        lua_seti(L, -2, s + 1);
+    }
+    return 1;
+}
+
 void sc_lua_open_costs(lua_State *L)
 {
+    lua_pushcfunction(L, l_costs_resample);
+    lua_setfield(L, -2, "_costs_resample");
     lua_pushcfunction(L, l_costs);
     lua_setfield(L, -2, "costs");
     lua_pushcfunction(L, l_costs_read);

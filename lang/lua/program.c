@@ -234,6 +234,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);
     sc_lua_set_fsdp(L, 1, pg);
+    sc_lua_apply_costs_fsdp(L, 1, pg); /* a trace's UNSHARD and REDUCE_GRAD */
     /* The automatic scheduler's simulation of its winner (sc_auto.c) is the
      * program's while nothing above changed it: every change clears the
      * verification; pairing and the cap fit change the orders. */

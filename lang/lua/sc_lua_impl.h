@@ -137,11 +137,16 @@ void sc_lua_record_fractions(lua_State *L, int fn, sc_prog *pg, const char *fiel
 /* Pushes x[0..n) as a Lua list. */
 void sc_lua_push_numbers(lua_State *L, const double *x, int n);
 /* costs.c: the `costs` field of the table at t (a table of sc.costs) into
- * pg: per-stage tf, tb, tw (tbw, optim when given), tcomm, in seconds;
- * 'stages' must equal the program's (else exit 3 naming the file and the
- * field). It overrides every other source of the costs. And sc.costs,
+ * pg: per-stage tf, tb, tw (tbw, optim, tfb when given), tcomm, in
+ * seconds; 'stages' must equal the program's (else exit 3 naming the file
+ * and the field), unless --force-costs (each stage its share of the
+ * file's, sc_costs_resample, with a warning). It overrides every other source of the costs. And sc.costs,
  * sc._costs_read and sc._granted added to the module on the stack top. */
 void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg);
+/* The cost table's FSDP times (fsdp_time, reduce_time: a trace's UNSHARD
+ * and REDUCE_GRAD) into a program with FSDP, after its fsdp field: a
+ * measurement beats the recipe's times (costs.c). */
+void sc_lua_apply_costs_fsdp(lua_State *L, int t, sc_prog *pg);
 
 /* What a wrong value at idx was, for a message's "(got ...)": a string in
  * quotes, a number as written, else "a" and its type name; pushed, and returned

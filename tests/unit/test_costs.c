@@ -367,6 +367,29 @@ TEST(profile_rounds)
     sc_prog_free(pg);
 }
 
+TEST(resample_stages)
+{
+    /* A file of 2 stages as 4 of the same model: each half of one; 4 as 2:
+     * pairs add up; 2 as 3: shares by the layers each covers. The total
+     * is kept every way. */
+    double two[2] = {2, 4}, four[4], back[2], three[3];
+    sc_costs_resample(two, 2, four, 4);
+    CHECK_NEAR(four[0], 1, 1e-12);
+    CHECK_NEAR(four[1], 1, 1e-12);
+    CHECK_NEAR(four[2], 2, 1e-12);
+    CHECK_NEAR(four[3], 2, 1e-12);
+    sc_costs_resample(four, 4, back, 2);
+    CHECK_NEAR(back[0], 2, 1e-12);
+    CHECK_NEAR(back[1], 4, 1e-12);
+    sc_costs_resample(two, 2, three, 3);
+    CHECK_NEAR(three[0], 2 * 2.0 / 3, 1e-12);
+    CHECK_NEAR(three[1], 1.0 / 3 * 2 + 1.0 / 3 * 4, 1e-12);
+    CHECK_NEAR(three[2], 4 * 2.0 / 3, 1e-12);
+    CHECK_NEAR(three[0] + three[1] + three[2], 6, 1e-12);
+    sc_costs_resample(two, 2, back, 2); /* the same stages: the same times */
+    CHECK(back[0] == 2 && back[1] == 4);
+}
+
 int main(void)
 {
     RUN(json_reader);
@@ -376,5 +399,6 @@ int main(void)
     RUN(profile_cpu);
     RUN(median_precision);
     RUN(profile_rounds);
+    RUN(resample_stages);
     return harness_done("costs");
 }

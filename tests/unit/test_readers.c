@@ -304,6 +304,46 @@ TEST(trace_refused_allocations)
     free(text);
 }
 
+TEST(trace_actions_without_microbatch)
+{
+    /* One rank, stage 0, two steps: both waits of microbatch 0 in a step
+     * (each its own action), UNSHARD twice a step (FSDP's lowering may
+     * unshard a stage again), RESHARD and REDUCE_GRAD once; the waits and
+     * FSDP's actions are left out of the passes' times, and UNSHARD's
+     * operator says FSDP was on. F0: 10 us, B0: 20 us in each step. */
+    char text[4096];
+    size_t k = (size_t)sprintf(text, "{\"traceEvents\": [");
+    static const struct { const char *name; double ts, dur; } ev[] = {
+        {"PP:0UNSHARD", 0, 2}, {"PP:0F0", 2, 10}, {"PP:0WAIT_SEND_F0", 12, 3},
+        {"PP:0UNSHARD", 15, 1}, {"PP:0B0", 16, 20}, {"PP:0WAIT_SEND_B0", 36, 4},
+        {"PP:0REDUCE_GRAD", 40, 5}, {"PP:0RESHARD", 45, 1}};
+    for (int step = 0; step < 2; step++)
+        for (int i = 0; i < 8; i++)
+            k += (size_t)sprintf(text + k, "%s{\"ph\": \"X\", \"name\": \"%s\", \"pid\": 1, "
+                                 "\"tid\": 1, \"ts\": %g, \"dur\": %g}", step || i ? ", " : "",
+                                 ev[i].name, 100.0 * step + ev[i].ts, ev[i].dur);
+    k += (size_t)sprintf(text + k, ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                         "\"c10d::_allgather_base_\", \"pid\": 1, \"tid\": 1, \"ts\": 0.5, "
+                         "\"dur\": 1}]}");
+    char err[512], note[300];
+    sc_ptrace *t = sc_ptrace_new();
+    sc_costs c;
+    CHECK(sc_ptrace_read(t, "u.json", text, k, 0, err, sizeof err) == SC_OK);
+    CHECK(sc_ptrace_costs(t, &c, 0, note, sizeof note, err, sizeof err) == SC_OK);
+    if (c.S == 1) {
+        CHECK(c.steps == 2 && c.fsdp == 1);
+        CHECK_NEAR(c.kind[SC_COST_F][0].median, 10e-6, 1e-12);
+        CHECK_NEAR(c.kind[SC_COST_BW][0].median, 20e-6, 1e-12);
+        CHECK(c.kind[SC_COST_F][0].n == 2);
+        CHECK_NEAR(c.step.median, 46e-6, 1e-12);
+        sc_costs_free(&c);
+    } else {
+        CHECK(!"one stage");
+        fprintf(stderr, "%s\n", err);
+    }
+    sc_ptrace_free(t);
+}
+
 TEST(csv_deadline)
 {
     size_t n = 10000, len = 0;
@@ -334,6 +374,7 @@ int main(void)
     RUN(trace_many_processes);
     RUN(trace_ranks_after_events);
     RUN(trace_refused_allocations);
+    RUN(trace_actions_without_microbatch);
     RUN(csv_deadline);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
