@@ -239,7 +239,8 @@ static int cmp_dev_time(const void *a, const void *b)
  * spans, all GPipe's; sorted by device and time on return. */
 static void gpipe_ends(sc_ptrace *t, pt_span *sp, int n, const op *ops, size_t nops)
 {
-    qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
+    if (n > 0)
+        qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
     for (int k = 0; k < n; k++) {
         pt_span *p = &sp[k];
         double next = k + 1 < n && sp[k + 1].dev == p->dev ? sp[k + 1].ts : INFINITY;

@@ -338,8 +338,10 @@ static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, s
                 nx[t->sp[i].kind * S + t->sp[i].stage]++;
         for (int k = 0, at = 0; k < nk; at += nx[k], nx[k++] = 0)
             x[k] = buf + at;
-        memcpy(bytime, t->sp, (size_t)n * sizeof *bytime);
-        qsort(bytime, (size_t)n, sizeof *bytime, cmp_time);
+        if (n > 0) { /* NULL and 0 are undefined for memcpy and qsort */
+            memcpy(bytime, t->sp, (size_t)n * sizeof *bytime);
+            qsort(bytime, (size_t)n, sizeof *bytime, cmp_time);
+        }
         pass_samples(bytime, t->sp, n, x, nx, S, pairs, &np);
         st = stage_costs(t, c, x, nx, note, notelen, err, errlen);
     }

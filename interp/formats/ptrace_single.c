@@ -128,7 +128,8 @@ static int cmp_dev_time(const void *a, const void *b)
 static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *err,
                               size_t errlen)
 {
-    qsort(c->mark, (size_t)c->nmark, sizeof *c->mark, cmp_dev_time);
+    if (c->nmark > 0) /* qsort of NULL is undefined, even of none */
+        qsort(c->mark, (size_t)c->nmark, sizeof *c->mark, cmp_dev_time);
     int nm = 0;
     for (int i = 0; i < c->nmark; i++) { /* the outermost calls: one per step */
         pt_span m = c->mark[i];
@@ -138,7 +139,8 @@ static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *
         m.step = same ? c->mark[nm - 1].step + 1 : 0; /* its index among its device's */
         c->mark[nm++] = m;
     }
-    qsort(c->sp, (size_t)c->n, sizeof *c->sp, cmp_dev_time);
+    if (c->n > 0)
+        qsort(c->sp, (size_t)c->n, sizeof *c->sp, cmp_dev_time);
     int j = 0, step = -1, dev = -1, nf = 0, nb = 0; /* j: the call at or after the span */
     for (int i = 0; i < c->n; i++) {
         pt_span s = c->sp[i];

@@ -119,7 +119,8 @@ static sc_status keyed_steps(sc_ptrace *t, int *steps, char *err, size_t errlen)
 {
     pt_span *sp = t->sp;
     int n = t->n;
-    qsort(sp, (size_t)n, sizeof *sp, cmp_action); /* the steps not read are -1: by device, time */
+    if (n > 0) /* the steps not read are -1: by device, time */
+        qsort(sp, (size_t)n, sizeof *sp, cmp_action);
     *steps = 0;
     for (int i = 0, k = 0; i < n; i++) {
         k = i > 0 && same_action(&sp[i - 1], &sp[i]) ? k + 1 : 0;
@@ -154,7 +155,8 @@ static sc_status other_steps(sc_ptrace *t)
     int n = t->n, *next = sc_malloc((size_t)(n ? n : 1) * sizeof *next);
     if (!next)
         return SC_ERR_NOMEM;
-    qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
+    if (n > 0)
+        qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
     for (int i = n - 1, nx = -1; i >= 0; i--) { /* the step of the next keyed span */
         if (i + 1 < n && sp[i + 1].dev != sp[i].dev)
             nx = -1;
@@ -186,7 +188,7 @@ sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t 
         st = keyed_steps(t, steps, err, errlen);
     if (st == SC_OK)
         st = other_steps(t);
-    if (st == SC_OK) /* by action, then step: transfers and consumers found by bsearch */
+    if (st == SC_OK && t->n > 0) /* by action, then step: transfers and consumers by bsearch */
         qsort(t->sp, (size_t)t->n, sizeof *t->sp, cmp_action);
     return st;
 }
