@@ -224,14 +224,6 @@ static double num_of(const sc_jv *e, const char *key)
     return v && v->type == SC_JNUM ? v->num : NAN;
 }
 
-static int cmp_dev_time(const void *a, const void *b)
-{
-    const pt_span *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev - y->dev;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 /* GPipe's "Forward <mb>" leaves out the loss, which ScheduleGPipe computes
  * right after it: a Forward span ends with the last operator that starts
  * before the rank's next pass (there is none on other stages than the
@@ -240,7 +232,7 @@ static int cmp_dev_time(const void *a, const void *b)
 static void gpipe_ends(sc_ptrace *t, pt_span *sp, int n, const op *ops, size_t nops)
 {
     if (n > 0)
-        qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
+        qsort(sp, (size_t)n, sizeof *sp, sc_pt_cmp_dev_time);
     for (int k = 0; k < n; k++) {
         pt_span *p = &sp[k];
         double next = k + 1 < n && sp[k + 1].dev == p->dev ? sp[k + 1].ts : INFINITY;

@@ -14,40 +14,13 @@
 #include "ir/alloc.h"
 #include "readfile.h"
 
-/* Orders spans by action (kind, stage, microbatch), then step, device,
- * time: as sc_pt_number_steps leaves them, for find(). */
-static int cmp_key(const void *a, const void *b)
-{
-    const pt_span *x = a, *y = b;
-    if (x->kind != y->kind)
-        return x->kind - y->kind;
-    if (x->stage != y->stage)
-        return x->stage - y->stage;
-    if (x->mb != y->mb)
-        return x->mb - y->mb;
-    if (x->step != y->step)
-        return x->step - y->step;
-    if (x->dev != y->dev)
-        return x->dev - y->dev;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-/* Orders spans by device, then time. */
-static int cmp_time(const void *a, const void *b)
-{
-    const pt_span *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev - y->dev;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 static const pt_span *find(const pt_span *sp, int n, int kind, int stage, int mb, int step)
 {
     pt_span key = {.kind = kind, .stage = stage, .mb = mb, .step = step, .dev = -1, .ts = -INFINITY};
     int lo = 0, hi = n;
     while (lo < hi) { /* the first span not before key */
         int mid = (lo + hi) / 2;
-        if (cmp_key(&sp[mid], &key) < 0)
+        if (sc_pt_cmp_action(&sp[mid], &key) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -340,7 +313,7 @@ static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, s
             x[k] = buf + at;
         if (n > 0) { /* NULL and 0 are undefined for memcpy and qsort */
             memcpy(bytime, t->sp, (size_t)n * sizeof *bytime);
-            qsort(bytime, (size_t)n, sizeof *bytime, cmp_time);
+            qsort(bytime, (size_t)n, sizeof *bytime, sc_pt_cmp_dev_time);
         }
         pass_samples(bytime, t->sp, n, x, nx, S, pairs, &np);
         st = stage_costs(t, c, x, nx, note, notelen, err, errlen);

@@ -105,6 +105,11 @@ sc_status sc_pt_add_span(sc_ptrace *t, const pt_span *s);
  * around it on its device (UNSHARD the next one's: it opens a step). On
  * return t->sp is sorted by action, then step. SC_ERR_ARG with err naming
  * the file and the event; SC_ERR_NOMEM. */
+/* qsort orders of spans (ptrace_steps.c): by action (kind, stage,
+ * microbatch), then step, device, time, the order find()s search; and by
+ * device, then time. */
+int sc_pt_cmp_action(const void *a, const void *b);
+int sc_pt_cmp_dev_time(const void *a, const void *b);
 sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t errlen);
 
 #endif

@@ -115,21 +115,13 @@ void sc_pt_single_free(pt_cand *c)
     memset(c, 0, sizeof *c);
 }
 
-static int cmp_dev_time(const void *a, const void *b)
-{
-    const pt_span *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev - y->dev;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 /* The Python spans: each in the call of step() around it (its step), the
  * passes numbered in order within it (their microbatch). */
 static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *err,
                               size_t errlen)
 {
     if (c->nmark > 0) /* qsort of NULL is undefined, even of none */
-        qsort(c->mark, (size_t)c->nmark, sizeof *c->mark, cmp_dev_time);
+        qsort(c->mark, (size_t)c->nmark, sizeof *c->mark, sc_pt_cmp_dev_time);
     int nm = 0;
     for (int i = 0; i < c->nmark; i++) { /* the outermost calls: one per step */
         pt_span m = c->mark[i];
@@ -140,7 +132,7 @@ static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *
         c->mark[nm++] = m;
     }
     if (c->n > 0)
-        qsort(c->sp, (size_t)c->n, sizeof *c->sp, cmp_dev_time);
+        qsort(c->sp, (size_t)c->n, sizeof *c->sp, sc_pt_cmp_dev_time);
     int j = 0, step = -1, dev = -1, nf = 0, nb = 0; /* j: the call at or after the span */
     for (int i = 0; i < c->n; i++) {
         pt_span s = c->sp[i];

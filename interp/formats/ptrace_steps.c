@@ -58,7 +58,7 @@ sc_status sc_pt_add_span(sc_ptrace *t, const pt_span *s)
 
 /* Orders spans by action (kind, stage, microbatch), then step, device,
  * time: the k-th of an action on a device is its step k. */
-static int cmp_action(const void *a, const void *b)
+int sc_pt_cmp_action(const void *a, const void *b)
 {
     const pt_span *x = a, *y = b;
     if (x->kind != y->kind)
@@ -74,7 +74,7 @@ static int cmp_action(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-static int cmp_dev_time(const void *a, const void *b)
+int sc_pt_cmp_dev_time(const void *a, const void *b)
 {
     const pt_span *x = a, *y = b;
     if (x->dev != y->dev)
@@ -120,7 +120,7 @@ static sc_status keyed_steps(sc_ptrace *t, int *steps, char *err, size_t errlen)
     pt_span *sp = t->sp;
     int n = t->n;
     if (n > 0) /* the steps not read are -1: by device, time */
-        qsort(sp, (size_t)n, sizeof *sp, cmp_action);
+        qsort(sp, (size_t)n, sizeof *sp, sc_pt_cmp_action);
     *steps = 0;
     for (int i = 0, k = 0; i < n; i++) {
         k = i > 0 && same_action(&sp[i - 1], &sp[i]) ? k + 1 : 0;
@@ -156,7 +156,7 @@ static sc_status other_steps(sc_ptrace *t)
     if (!next)
         return SC_ERR_NOMEM;
     if (n > 0)
-        qsort(sp, (size_t)n, sizeof *sp, cmp_dev_time);
+        qsort(sp, (size_t)n, sizeof *sp, sc_pt_cmp_dev_time);
     for (int i = n - 1, nx = -1; i >= 0; i--) { /* the step of the next keyed span */
         if (i + 1 < n && sp[i + 1].dev != sp[i].dev)
             nx = -1;
@@ -189,6 +189,6 @@ sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t 
     if (st == SC_OK)
         st = other_steps(t);
     if (st == SC_OK && t->n > 0) /* by action, then step: transfers and consumers by bsearch */
-        qsort(t->sp, (size_t)t->n, sizeof *t->sp, cmp_action);
+        qsort(t->sp, (size_t)t->n, sizeof *t->sp, sc_pt_cmp_action);
     return st;
 }

@@ -318,9 +318,9 @@ static int open_module(lua_State *L)
     exits(L);
     /* The module's Lua half adds the Lua-side functions, each chunk called
      * with the module table: the prelude (parameters, loading recipes),
-     * the shapes recipes build from, sc.pretty. Their chunk names are
+     * the model's parameters, the shapes recipes build from, sc.pretty. Their chunk names are
      * "@stdlib/_NAME.lua": error positions skip them (lang/sandbox/paths.c). */
-    static const char *const half[] = {"_prelude", "_shapes", "_pretty"};
+    static const char *const half[] = {"_prelude", "_model", "_shapes", "_pretty"};
     for (size_t i = 0; i < sizeof half / sizeof half[0]; i++) {
         size_t len;
         char chunk[40];
