@@ -412,7 +412,29 @@ assert ("single-stage" in ms["what"]) == single, ms
 ' "$cls" "$tmp/$cls.json"
   [ -f "$d/schedule.csv" ] &&
     expect 0 '"time_unit": "s"' -- $SC import "$d/schedule.csv" -D costs="$tmp/$cls.json" --json
+  # costs --check: the schedule rebuilt from the traces' first step is the
+  # one PyTorch dumped (the same prediction as import of its dump with the
+  # same costs), and every step is measured.
+  py '
+import json, os, subprocess, sys
+sc, cls, d, f = sys.argv[1:5]
+run = lambda *a: subprocess.run([sc, *a], capture_output=True, text=True, check=True).stdout
+k = json.loads(run("costs", "--check", d + "/rank0.json", d + "/rank1.json", "--json"))
+c = json.load(open(f))
+assert k["predicted_s"] > 0 and len(k["steps_s"]) == 2 and all(x > 0 for x in k["steps_s"]), k
+assert abs(k["median_s"] - c["measured"]["step_time_s"]) < 1e-9, (k, c["measured"])
+assert abs(k["error"] - (k["median_s"] / k["predicted_s"] - 1)) < 1e-5, k
+assert (k["devices"], k["microbatches"]) == (2, 4), k
+if os.path.exists(d + "/schedule.csv"):
+    imp = json.loads(run("import", d + "/schedule.csv", "-D", "costs=" + f, "--json"))
+    assert abs(imp["predicted_step_time_s"] - k["predicted_s"]) < 1e-9, (imp["predicted_step_time_s"], k)
+if cls.startswith("Schedule1F1B"):  # its transfers, from the posts in _batch_p2p
+    assert c["tcomm"] > 0 and c["samples"]["tcomm"] > 0, c
+' "$SC" "$cls" "$d" "$tmp/$cls.json"
 done
+expect 0 "median     " -- $SC costs --check "$FX/Schedule1F1B+stack/rank0.json" "$FX/Schedule1F1B+stack/rank1.json"
+$SC costs --check "$FX/ScheduleGPipe/rank0.json" "$FX/ScheduleGPipe/rank1.json" -o "$tmp/gp.json" >/dev/null 2>&1 &&
+  cmp -s "$tmp/gp.json" "$tmp/ScheduleGPipe.json" && ok || bad "costs --check -o writes the cost file --from-trace writes"
 # FSDP on (ScheduleInterleaved1F1B+fsdp: FSDP2 over two replicas of the
 # 2-rank pipeline, replica 0's traces): its UNSHARD gathers, so the file
 # has FSDP's all-gather and reduce-scatter, which an FSDP program takes
@@ -492,7 +514,7 @@ json.dump(t, open(sys.argv[2], "w"))' $FX/rank1.json "$tmp/t8.json"
 expect 3 "stage 1 has I spans but no W (PP:1W<microbatch>): its backward pass is not all there" -- $SC costs --from-trace $FX/rank0.json "$tmp/t8.json"
 expect 3 "trace $FX/rank1.json: no span of stage 0, though stage 1 has spans: give the trace of every rank" -- $SC costs --from-trace $FX/rank1.json
 expect 2 "costs: missing --from-trace TRACE.json" -- $SC costs
-expect 2 "unknown option '--json' for 'costs'" -- $SC costs --from-trace $FX/rank0.json --json
+expect 2 "costs: --json is for --check (--from-trace writes JSON already)" -- $SC costs --from-trace $FX/rank0.json --json
 expect 2 "cannot read '$tmp/none.json'" -- $SC costs --from-trace "$tmp/none.json"
 # distributedInfo after the events (the reader takes the events as they
 # are parsed): the rank still counts.

@@ -273,6 +273,91 @@ static sc_status gpipe_posts(sc_ptrace *t, int n0, const op *recvs, size_t nrecv
     return SC_OK;
 }
 
+/* A post of a single-stage schedule's transfer, found for a pass: the
+ * pass's index, the action it is (SEND_* of the pass before the post,
+ * RECV_* of the pass after it), when it was posted. */
+typedef struct py_post {
+    int at, kind;
+    double ts, end;
+} py_post;
+
+static int cmp_post(const void *a, const void *b)
+{
+    const py_post *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at - y->at;
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The pass of sp[lo..hi) (one device's spans by time) last to start at or
+ * before ts (dir 1), or first to start at or after it (dir 0); -1: none. */
+static int pass_near(const pt_span *sp, int lo, int hi, double ts, int dir)
+{
+    int a = lo, b = hi;
+    while (a < b) { /* the first span starting after ts */
+        int mid = a + (b - a) / 2;
+        if (sp[mid].ts <= ts)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    if (dir)
+        for (int j = a - 1; j >= lo; j--)
+            if (pt_pass(sp[j].kind))
+                return j;
+    for (int j = a; !dir && j < hi; j++)
+        if (pt_pass(sp[j].kind))
+            return j;
+    return -1;
+}
+
+/* Schedule1F1B's transfers (with_stack: the Python spans): each post of a
+ * send (c10d::send) as SEND_F or SEND_B of the pass before it on its
+ * process, each post of a receive (c10d::recv_) as RECV_F or RECV_B of the
+ * pass after it (its consumer), the posts of one pass and direction as one
+ * action; so that transfers are timed as the runtime's are (ptrace.h).
+ * sp[n0..n): the file's spans, by device and time. */
+static sc_status py_posts(sc_ptrace *t, int n0, const op *recvs, size_t nrecv, const op *sends,
+                          size_t nsend)
+{
+    py_post *v = sc_malloc((nrecv + nsend + 1) * sizeof *v);
+    if (!v)
+        return SC_ERR_NOMEM;
+    size_t k = 0;
+    for (int lo = n0, hi; lo < t->n; lo = hi) { /* each device's spans */
+        for (hi = lo + 1; hi < t->n && t->sp[hi].dev == t->sp[lo].dev;)
+            hi++;
+        double pid = t->dv[t->sp[lo].dev].pid;
+        for (int dir = 0; dir < 2; dir++) {
+            const op *o = dir ? sends : recvs;
+            size_t no = dir ? nsend : nrecv;
+            for (size_t i = op_at(o, no, pid, -INFINITY, -INFINITY); i < no && o[i].pid == pid;
+                 i++) {
+                int j = pass_near(t->sp, lo, hi, o[i].ts, dir);
+                if (j < 0)
+                    continue; /* outside the passes: not of a step */
+                int f = t->sp[j].kind == PT_F;
+                v[k++] = (py_post){j, dir ? (f ? PT_SEND_F : PT_SEND_B) : (f ? PT_RECV_F : PT_RECV_B),
+                                   o[i].ts, o[i].end};
+            }
+        }
+    }
+    if (k > 0)
+        qsort(v, k, sizeof *v, cmp_post);
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < k && st == SC_OK; i++) {
+        pt_span q = t->sp[v[i].at];
+        q.kind = v[i].kind, q.ts = v[i].ts, q.end = v[i].end;
+        while (i + 1 < k && v[i + 1].at == v[i].at && v[i + 1].kind == v[i].kind)
+            q.end = v[++i].end > q.end ? v[i].end : q.end; /* a pass's tensors, one action */
+        st = sc_pt_add_span(t, &q);
+    }
+    sc_free(v);
+    return st;
+}
+
 /* One file as it is read: the operators and the posts of receives
  * (sorted at its end), where its spans start, what a single-stage schedule
  * recorded (ptrace_single.c). */
@@ -399,6 +484,8 @@ static sc_status file_end(file_rd *f, const sc_jv *root, int ndev0, char *err, s
         if (p->kind == PT_UNSHARD && isfinite(p->first))
             t->fsdp = 1; /* without FSDP, the runtime's UNSHARD does nothing */
     }
+    if (t->n > f->n0 && t->sp[f->n0].src == PT_SRC_PY)
+        return py_posts(t, f->n0, f->recvs, f->nrecv, f->sends, f->nsend);
     return SC_OK;
 }
 

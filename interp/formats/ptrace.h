@@ -82,4 +82,24 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
 sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note,
                           size_t notelen, char *err, size_t errlen);
 
+/* The traces' steps beside their prediction (`costs --check`;
+ * ptrace_check.c): the schedule of the first step as the traces ran it
+ * (every action of PyTorch's runtime, in the order each rank ran them; a
+ * single-stage schedule's passes, its transfers added as stagecraft
+ * lowers them), simulated with the costs c that sc_ptrace_costs made of t
+ * (call it first), and each step measured: from its first span's start to
+ * its last span's end over all ranks. */
+typedef struct sc_ptrace_checked {
+    double predicted;     /* seconds: the simulated step */
+    double *steps;        /* [nsteps] seconds, measured, in order */
+    int nsteps;
+    sc_stat step;         /* their median and interquartile range */
+} sc_ptrace_checked;
+
+/* SC_ERR_ARG with err when the first step's schedule does not verify or
+ * the costs do not fit it; SC_ERR_NOMEM. */
+sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_checked *out,
+                          char *err, size_t errlen);
+void sc_ptrace_checked_free(sc_ptrace_checked *k);
+
 #endif

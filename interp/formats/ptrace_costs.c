@@ -94,7 +94,9 @@ static sc_stat transfers(const pt_span *bykey, int n, double *x)
         const pt_span *c = find(bykey, n, fwd ? PT_F : PT_I, to, s->mb, s->step);
         if (!fwd && !c)
             c = find(bykey, n, PT_B, to, s->mb, s->step);
-        if (!r || !c || !(c->ts < s->end) || !isfinite(c->first))
+        /* the receiver waited from its span's start (a single-stage schedule's Python
+           span starts after its wait: from the post of its receive) */
+        if (!r || !c || !((c->src == PT_SRC_PY ? r->ts : c->ts) < s->end) || !isfinite(c->first))
             continue;
         double d = (c->first - (s->ts > r->ts ? s->ts : r->ts)) * 1e-6;
         if (d >= 0)

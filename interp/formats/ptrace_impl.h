@@ -13,15 +13,17 @@
 /* The actions of PyTorch's runtime (schedules.py, _ComputationType) as
  * they matter here. The passes first (pt_pass): F, I (input gradient), W,
  * B (full backward), and FB, an overlapped pair (OVERLAP_F_B) of F and a
- * backward. Then the posts of transfers, then what a pass's time leaves out
+ * backward. Then the posts of transfers (PT_POST: a single-stage
+ * schedule's _batch_p2p, which posts them: its time is the runtime's work
+ * after the pass before it, as the runtime's SEND and RECV actions are),
+ * then what a pass's time leaves out
  * (pt_apart): the waits for sends and for the gradients' reduction, FSDP's
  * UNSHARD, RESHARD and REDUCE_GRAD, and PT_WAIT, a wait of a single-stage
- * schedule (its posts and waits: schedules.py's _batch_p2p and
- * _wait_batch_p2p). Each kind is its own key: a stage that sends both ways
+ * schedule (schedules.py's _wait_batch_p2p). Each kind is its own key: a stage that sends both ways
  * has WAIT_SEND_F and WAIT_SEND_B of one microbatch in one step. */
 enum {
     PT_F, PT_I, PT_W, PT_B, PT_FB,
-    PT_SEND_F, PT_RECV_F, PT_SEND_B, PT_RECV_B,
+    PT_SEND_F, PT_RECV_F, PT_SEND_B, PT_RECV_B, PT_POST,
     PT_WAIT_SEND_F, PT_WAIT_SEND_B, PT_WAIT_REDUCE, PT_UNSHARD, PT_RESHARD, PT_REDUCE, PT_WAIT,
     PT_KINDS
 };

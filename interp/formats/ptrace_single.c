@@ -9,9 +9,9 @@
  *
  *     torch/distributed/pipelining/stage.py(1142): forward_one_chunk     F
  *     torch/distributed/pipelining/stage.py(1237): backward_one_chunk    B (full)
- *     torch/distributed/pipelining/schedules.py(844): _batch_p2p         posts (a gloo
- *     torch/distributed/pipelining/schedules.py(953): _wait_batch_p2p    receive may block in
- *     torch/distributed/pipelining/schedules.py(1090): step              its post), waits; a step
+ *     torch/distributed/pipelining/schedules.py(844): _batch_p2p         posts
+ *     torch/distributed/pipelining/schedules.py(953): _wait_batch_p2p    waits
+ *     torch/distributed/pipelining/schedules.py(1090): step              a step
  *
  * A single-stage schedule runs its microbatches in order, forward and
  * backward: the k-th forward_one_chunk of a step is microbatch k.
@@ -25,7 +25,7 @@
 #include "ir/alloc.h"
 
 /* The Python functions read, by file and function (with_stack=True). */
-enum { PY_NONE, PY_F, PY_B, PY_WAIT, PY_STEP };
+enum { PY_NONE, PY_F, PY_B, PY_POST, PY_WAIT, PY_STEP };
 
 static int ends_with(const char *s, const char *tail)
 {
@@ -43,7 +43,9 @@ static int py_kind(const char *name, const char *cat)
         if (ends_with(name, "): backward_one_chunk"))
             return PY_B;
     } else if (strstr(name, "pipelining/schedules.py(")) {
-        if (ends_with(name, "): _batch_p2p") || ends_with(name, "): _wait_batch_p2p"))
+        if (ends_with(name, "): _batch_p2p"))
+            return PY_POST;
+        if (ends_with(name, "): _wait_batch_p2p"))
             return PY_WAIT;
         if (ends_with(name, "): step"))
             return PY_STEP;
@@ -98,8 +100,8 @@ sc_status sc_pt_single_add(pt_cand *c, const char *name, const char *cat, const 
         return push(&c->mark, &c->nmark, &c->markcap, &s);
     if (py != PY_NONE) {
         s.src = PT_SRC_PY;
-        s.kind = py == PY_F ? PT_F : py == PY_B ? PT_B : PT_WAIT;
-        c->py += py != PY_WAIT;
+        s.kind = py == PY_F ? PT_F : py == PY_B ? PT_B : py == PY_POST ? PT_POST : PT_WAIT;
+        c->py += pt_pass(s.kind);
     } else {
         s.src = PT_SRC_GPIPE;
         s.kind = gpipe_kind(name, &s.mb);
@@ -144,8 +146,8 @@ static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *
                                                       c->mark[j].end < s.ts)))
             j++;
         if (j == nm || c->mark[j].dev != s.dev || c->mark[j].ts > s.ts) {
-            if (s.kind == PT_WAIT)
-                continue; /* a wait between the steps */
+            if (!pt_pass(s.kind))
+                continue; /* a post or wait between the steps */
             return sc_errbuf(err, errlen, "%s: event %d (%s): no call of the schedule's step() "
                              "around it (schedules.py: step): record whole steps with "
                              "with_stack=True", file, s.event,
@@ -155,7 +157,7 @@ static sc_status python_spans(sc_ptrace *t, pt_cand *c, const char *file, char *
         if (k != step)
             step = k, nf = nb = 0;
         s.step = k;
-        if (s.kind != PT_WAIT)
+        if (pt_pass(s.kind))
             s.mb = s.kind == PT_F ? nf++ : nb++;
         sc_status st = sc_pt_add_span(t, &s);
         if (st != SC_OK)

@@ -16,7 +16,7 @@
 const char *sc_pt_kind_name(int k)
 {
     static const char *const n[PT_KINDS] = {
-        "F", "I", "W", "B", "OVERLAP_F_B", "SEND_F", "RECV_F", "SEND_B", "RECV_B",
+        "F", "I", "W", "B", "OVERLAP_F_B", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "post",
         "WAIT_SEND_F", "WAIT_SEND_B", "WAIT_REDUCE_GRAD", "UNSHARD", "RESHARD", "REDUCE_GRAD",
         "wait"};
     return n[k];
@@ -27,7 +27,9 @@ const char *sc_pt_span_name(const pt_span *p, char *buf, size_t len)
     if (p->src == PT_SRC_GPIPE)
         snprintf(buf, len, "%s %d", p->kind == PT_F ? "Forward" : "Backward", p->mb);
     else if (p->src == PT_SRC_PY && p->kind == PT_WAIT)
-        snprintf(buf, len, "_batch_p2p or _wait_batch_p2p");
+        snprintf(buf, len, "_wait_batch_p2p");
+    else if (p->src == PT_SRC_PY && !pt_pass(p->kind))
+        snprintf(buf, len, "_batch_p2p");
     else if (p->src == PT_SRC_PY)
         snprintf(buf, len, "%s, microbatch %d",
                  p->kind == PT_F ? "forward_one_chunk" : "backward_one_chunk", p->mb);

@@ -45,7 +45,8 @@ int sc_cli_apply_cost_file(sc_prog *pg, const char *path, int force, double dead
     return st == SC_OK ? 0 : sc_cli_status_fail(st, "%s: %s", label, err);
 }
 
-#define USAGE "costs --from-trace TRACE.json... [-o FILE] [--max-mem BYTES] [--max-time SECONDS]"
+#define USAGE "costs --from-trace|--check TRACE.json... [-o FILE] [--json] [--max-mem BYTES] " \
+              "[--max-time SECONDS]"
 
 /* Reads one trace into t; 0, or the exit code after the error line. Each
  * file's text is freed before the next is read; its events are handed
@@ -70,16 +71,56 @@ static int add_file(sc_ptrace *t, const char *path, double deadline)
     return 0;
 }
 
+/* costs --check: each traced step beside the prediction of the schedule
+ * the traces ran, with their own costs (ptrace.h's sc_ptrace_check); the
+ * figures in seconds, the error measured / predicted - 1. */
+static int print_check(const sc_ptrace *t, const sc_costs *c, int json)
+{
+    sc_ptrace_checked k;
+    char err[512];
+    sc_status st = sc_ptrace_check(t, c, &k, err, sizeof err);
+    if (st == SC_ERR_NOMEM)
+        return sc_cli_status_fail(st, "out of memory predicting the traces' steps");
+    if (st != SC_OK)
+        return sc_cli_status_fail(st, "trace %s%s: %s", c->files[0], c->nfiles > 1 ? ", ..." : "",
+                                  err);
+    double p = k.predicted, e = p > 0 ? k.step.median / p - 1 : NAN;
+    if (json) {
+        printf("{\"predicted_s\": %.9g, \"steps_s\": [", p);
+        for (int i = 0; i < k.nsteps; i++)
+            printf("%s%.9g", i ? ", " : "", k.steps[i]);
+        printf("], \"median_s\": %.9g, \"spread_s\": %.9g, \"error\": %.6g, \"devices\": %d, "
+               "\"stages\": %d, \"microbatches\": %d}\n", k.step.median, k.step.spread, e, c->P,
+               c->S, c->m);
+    } else {
+        printf("schedule   the traces' first step: %d ranks, %d stages, %d microbatches (%s)\n",
+               c->P, c->S, c->m, c->what);
+        printf("predicted  %.6f s  (sim of that schedule with the traces' costs)\n", p);
+        printf("step       measured     error\n");
+        for (int i = 0; i < k.nsteps; i++)
+            printf("%-10d %.6f s   %+.1f%%\n", i, k.steps[i], 100 * (k.steps[i] / p - 1));
+        printf("median     %.6f s   %+.1f%%   spread %.6f s (%.1f%% of the median), %d steps\n",
+               k.step.median, 100 * e, k.step.spread, 100 * k.step.spread / k.step.median,
+               k.nsteps);
+    }
+    sc_ptrace_checked_free(&k);
+    return 0;
+}
+
 int sc_cli_costs(int argc, char **argv)
 {
     const char *out = NULL;
-    int nfiles = 0, from = 0;
+    int nfiles = 0, from = 0, check = 0, json = 0;
     char err[512];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int used;
         if (strcmp(a, "--from-trace") == 0)
             from = 1;
+        else if (strcmp(a, "--check") == 0)
+            from = check = 1;
+        else if (strcmp(a, "--json") == 0)
+            json = 1;
         else if (strcmp(a, "-o") == 0) {
             if (i + 1 >= argc)
                 return sc_cli_failf(SC_EXIT_USAGE, "-o: missing FILE (the cost file to write; - for "
@@ -99,6 +140,9 @@ int sc_cli_costs(int argc, char **argv)
     if (!from || !nfiles)
         return sc_cli_failf(SC_EXIT_USAGE, "costs: missing --from-trace TRACE.json (torch.profiler "
                      "Chrome traces of a pipelined step: one per rank, or one merged)");
+    if (json && !check)
+        return sc_cli_failf(SC_EXIT_USAGE, "costs: --json is for --check (--from-trace writes JSON "
+                            "already)");
     double deadline = sc_cli_deadline();
     sc_atomic *a = NULL;
     if (out && strcmp(out, "-") && sc_atomic_check(out, err, sizeof err) != 0)
@@ -109,8 +153,10 @@ int sc_cli_costs(int argc, char **argv)
     int rc = 0, from_i = 0;
     for (int i = 2; i < argc && !rc; i++) {
         int used;
-        if (strcmp(argv[i], "--from-trace") == 0)
+        if (strcmp(argv[i], "--from-trace") == 0 || strcmp(argv[i], "--check") == 0)
             from_i = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            continue;
         else if (strcmp(argv[i], "-o") == 0)
             i++;
         else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, err, sizeof err)) > 0)
@@ -121,15 +167,18 @@ int sc_cli_costs(int argc, char **argv)
     sc_costs c;
     char note[300];
     sc_status st = rc ? SC_OK : sc_ptrace_costs(t, &c, deadline, note, sizeof note, err, sizeof err);
+    int have = !rc && st == SC_OK; /* c is made: freed at the end */
     if (!rc && st == SC_ERR_LIMIT)
         rc = sc_cli_time_fail("computing the costs of the traces");
     else if (!rc && st == SC_ERR_NOMEM) /* err is not written then */
         rc = sc_cli_status_fail(st, "out of memory computing the costs of the traces");
     else if (!rc && st != SC_OK)
         rc = sc_cli_status_fail(st, "trace %s", err);
-    if (!rc) {
-        if (note[0])
-            fprintf(stderr, "stagecraft: note: %s\n", note);
+    if (!rc && note[0])
+        fprintf(stderr, "stagecraft: note: %s\n", note);
+    if (!rc && check)
+        rc = print_check(t, &c, json);
+    if (!rc && (!check || out)) {
         FILE *f = out && strcmp(out, "-") ? sc_atomic_open(out, &a, err, sizeof err) : stdout;
         if (!f)
             rc = sc_cli_fail(SC_EXIT_USAGE, err);
@@ -138,8 +187,9 @@ int sc_cli_costs(int argc, char **argv)
         else if (a && (sc_atomic_close(a, err, sizeof err) || sc_atomic_commit(a, err, sizeof err)))
             rc = sc_cli_fail(SC_EXIT_USAGE, err);
         sc_atomic_free(a);
-        sc_costs_free(&c);
     }
+    if (have)
+        sc_costs_free(&c);
     sc_ptrace_free(t);
     return rc;
 }

@@ -100,7 +100,7 @@ def trim(path, out):
     """Writes to out what `costs --from-trace` reads: the spans of the runtime
     (PP:...), of GPipe (Forward <mb>, Backward <mb>) and the Python
     functions it reads; of the operators, the posts of receives and sends
-    inside a span, the first operator after the receives', and after a
+    inside a span (a Python function's too), the first operator after the receives', and after a
     GPipe Forward the last one before the next pass (its loss)."""
     with open(path) as f:
         t = json.load(f)
@@ -124,13 +124,15 @@ def trim(path, out):
         starts[k] = [o["ts"] for o in v]
     keep = {id(s): s for s in spans}
     for i, s in enumerate(spans):
-        if s.get("cat") == "python_function":
-            continue
         mine, at = ops.get((s["pid"], s["tid"]), []), starts.get((s["pid"], s["tid"]), [])
         end = s["ts"] + s["dur"]
         inside = mine[bisect.bisect_left(at, s["ts"]):bisect.bisect_right(at, end)]
         recv = [o for o in inside if o["name"].startswith("c10d::recv")]
         send = [o for o in inside if o["name"].startswith("c10d::send")]
+        if s.get("cat") == "python_function":   # _batch_p2p: the posts of Schedule1F1B
+            for o in recv + send:
+                keep[id(o)] = o
+            continue
         after = recv[-1]["ts"] + recv[-1]["dur"] if recv else s["ts"]
         first = next((o for o in inside if o["ts"] >= after), None)
         for o in recv + send + ([first] if first else []):
