@@ -1,5 +1,5 @@
 /*
- * cli_costs.c — stagecraft costs --from-trace TRACE.json... [-o FILE]: a
+ * cli_costs.c — stagecraft costs --from-trace|--check TRACE.json... [-o FILE]: a
  * cost file from torch.profiler traces of a pipelined step
  * (docs/costs.md#costs-from-a-pytorch-trace; the reading is ptrace.h's),
  * within --max-mem and --max-time like every command (docs/sandbox.md#files-read).
@@ -93,7 +93,7 @@ static int print_check(const sc_ptrace *t, const sc_costs *c, int json)
                "\"stages\": %d, \"microbatches\": %d}\n", k.step.median, k.step.spread, e, c->P,
                c->S, c->m);
     } else {
-        printf("schedule   the traces' first step: %d ranks, %d stages, %d microbatches (%s)\n",
+        printf("schedule   the traces' first step: %d ranks, %d stages, %d microbatches; %s\n",
                c->P, c->S, c->m, c->what);
         printf("predicted  %.6f s  (sim of that schedule with the traces' costs)\n", p);
         printf("step       measured     error\n");

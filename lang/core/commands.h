@@ -43,8 +43,9 @@
       "import FILE.csv [-D k=v]... [--comm MODE] [--eager-bytes N]\n"                            \
       "[--json | --dump | --format FORMAT [-o FILE]]",                                           \
       "verify and simulate a PyTorch schedule", NULL)                                            \
-    X(costs, "costs --from-trace TRACE.json... [-o FILE]",                                     \
-      "a cost file from torch.profiler traces of a pipelined step", NULL)                        \
+    X(costs, "costs --from-trace|--check TRACE.json... [-o FILE] [--json]",                     \
+      "a cost file from torch.profiler traces (--check: their steps against the prediction)",    \
+      NULL)                                                                                      \
     X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]",    \
       NULL, "(check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)")  \
     X(help, NULL, NULL, NULL)
