@@ -119,7 +119,7 @@ int sc_cli_costs(int argc, char **argv)
             rc = add_file(t, argv[i], deadline);
     }
     sc_costs c;
-    char note[300];
+    char note[600];
     sc_status st = rc ? SC_OK : sc_ptrace_costs(t, &c, deadline, note, sizeof note, err, sizeof err);
     if (!rc && st == SC_ERR_LIMIT)
         rc = sc_cli_time_fail("computing the costs of the traces");
