@@ -181,7 +181,9 @@ static ival *span_index(const sc_ptrace *t)
 sc_status sc_pt_gpu_join(sc_ptrace *t)
 {
     pt_gpu *g = &t->gpu;
-    g->linked = 0;
+    if (g->joined)
+        return SC_OK;
+    g->joined = 1, g->linked = 0;
     for (int i = 0; i < t->n; i++) { /* none yet: first > last */
         pt_span *p = &t->sp[i];
         p->kfirst = p->nfirst = INFINITY;
@@ -190,8 +192,10 @@ sc_status sc_pt_gpu_join(sc_ptrace *t)
     if (g->nk == 0 || g->nl == 0 || t->n == 0)
         return SC_OK;
     ival *iv = span_index(t);
-    if (!iv)
+    if (!iv) {
+        g->joined = 0;
         return SC_ERR_NOMEM;
+    }
     qsort(g->l, (size_t)g->nl, sizeof *g->l, cmp_kern);
     for (int i = 0; i < g->nk; i++) {
         const pt_kern *k = &g->k[i], *l = launch_of(g->l, g->nl, k);

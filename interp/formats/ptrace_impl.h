@@ -66,6 +66,8 @@ typedef struct pt_gpu {
     int nk, kcap, nl, lcap;
     int kseen, lseen;               /* kernels and launches read, with a correlation or not */
     int linked;                     /* kernels linked to a span by sc_pt_gpu_join */
+    int joined;                     /* sc_pt_gpu_join ran: the spans' devices are renumbered
+                                       since, the launches' are not */
 } pt_gpu;
 
 struct sc_ptrace {
@@ -148,8 +150,8 @@ sc_status sc_pt_gpu_add(pt_gpu *g, int kind, const char *name, const sc_jv *e, i
  * launch to the span around it on its device (the innermost, any thread of
  * the process), and sets each span's kfirst, klast, nfirst, nlast (kfirst
  * > klast: none); g->linked counts the kernels linked. Spans' devices as
- * read (before their order). n log n in the spans, kernels and launches.
- * SC_ERR_NOMEM. */
+ * read (before their order); once (a second call does nothing). n log n
+ * in the spans, kernels and launches. SC_ERR_NOMEM. */
 sc_status sc_pt_gpu_join(sc_ptrace *t);
 /* The note of the GPU's events, appended to note ("; " between): launches
  * but no kernel (CPU-side times), or kernels none of which was linked. */
