@@ -530,6 +530,60 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 for k in ("tf", "tb", "tw", "tcomm", "placement", "spread", "samples"):
     assert a[k] == b[k], (k, a[k], b[k])' "$tmp/tr.json" "$tmp/tl.json"
 
+# A GPU's trace (docs/costs.md#on-a-gpu; tests/py/gen_cuda_trace.py: zb-h1
+# shaped, two ranks, CUDA's kernels linked to their launches by
+# args.correlation): the passes are their kernels' time on the GPU, not the
+# spans' (ten times longer), tcomm NCCL's kernels', the step runs to the
+# last kernel of a span (past the spans; not the optimizer's); the file
+# says which clock. The same trace without its kernels: the CPU's times,
+# and a note that says how to record the kernels (after the B-only note).
+python3 tests/py/gen_cuda_trace.py "$tmp/gpu"
+python3 tests/py/gen_cuda_trace.py "$tmp/gpu/cpu" --no-kernels
+$SC costs --from-trace "$tmp/gpu/rank0.json" "$tmp/gpu/rank1.json" -o "$tmp/gk.json" 2>"$tmp/err" && ok || bad "costs --from-trace of a GPU trace: $(cat "$tmp/err")"
+[ -s "$tmp/err" ] && bad "a GPU trace with its kernels is noted: $(cat "$tmp/err")" || ok
+expect 0 "note: the traces hold 178 CUDA launches but no kernel: the costs are the CPU's launch times, not the GPU's (record the kernels with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]))" -- \
+  $SC costs --from-trace "$tmp/gpu/cpu/rank0.json" "$tmp/gpu/cpu/rank1.json" -o "$tmp/gc.json"
+py '
+import json, sys
+c, cpu, x = (json.load(open(f)) for f in sys.argv[1:4])
+close = lambda a, b: abs(a - b) <= 1e-9 + 1e-9 * abs(b)
+for k in ("tf", "tb", "tw"):
+    assert all(map(close, c[k], x[k])), (k, c[k], x[k])
+    assert c["samples"][k] == [8, 8] and c["spread"][k] == [0, 0], (k, c)
+    assert all(t > 5 * g for t, g in zip(cpu[k], x[k])), (k, cpu[k], x[k])  # the spans: 10x
+assert close(c["tcomm"], x["tcomm"]) and c["samples"]["tcomm"] == 16, c
+m, mc = c["measured"], cpu["measured"]
+assert m["clock"] == "gpu kernels" and mc["clock"] == "cpu", (m, mc)
+assert all(close(m["step_time_s"], s) for s in x["steps_s"]) and mc["step_time_s"] < m["step_time_s"], (m, mc, x)
+' "$tmp/gk.json" "$tmp/gc.json" "$tmp/gpu/expect.json"
+expect 0 '"predicted_step_time_s"' -- $SC sim zb-h1 -D p=2 -D m=4 -D costs="$tmp/gk.json" --json
+# One merged file (the ranks' processes and GPUs in one): the same figures.
+python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+a["traceEvents"] += b["traceEvents"]; del a["distributedInfo"]
+json.dump(a, open(sys.argv[3], "w"))' "$tmp/gpu/rank0.json" "$tmp/gpu/rank1.json" "$tmp/gpu/merged.json"
+$SC costs --from-trace "$tmp/gpu/merged.json" -o "$tmp/gm.json" && ok || bad "costs --from-trace of a merged GPU trace"
+py '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("tf", "tb", "tw", "tcomm", "placement"):
+    assert a[k] == b[k], (k, a[k], b[k])' "$tmp/gk.json" "$tmp/gm.json"
+# Launches only, backward B only: both notes, one after the other.
+for r in 0 1; do
+  python3 -c '
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+t["traceEvents"] = [dict(e, name=re.sub(r"^PP:(\d)I", r"PP:\1B", e["name"])) for e in t["traceEvents"]
+                    if not re.match(r"PP:\dW", e.get("name", ""))]
+json.dump(t, open(sys.argv[2], "w"))' "$tmp/gpu/cpu/rank$r.json" "$tmp/gpu/cpu/b$r.json"
+done
+expect 0 "note: stage 0 ran its backward as B only (no I and W): its tb and tw are half of B each, a guess (a schedule that splits the backward, zb-h1 or zb-v, measures them); the traces hold 178 CUDA launches but no kernel" -- \
+  $SC costs --from-trace "$tmp/gpu/cpu/b0.json" "$tmp/gpu/cpu/b1.json" -o "$tmp/gb.json"
+# A kernel event is read like the others: a bad one is refused.
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": 5, "dur": -2, "args": {"device": 0, "stream": 7, "correlation": 12}}]}' >"$tmp/t10.json"
+expect 3 "trace $tmp/t10.json: event 0 ('ampere_sgemm_128x64_tn'): 'ts' and 'dur' must be numbers, 'dur' >= 0" -- $SC costs --from-trace "$tmp/t10.json"
+
 # Linear and bounded readers (docs/costs.md#large-traces). A merged trace of
 # 40k processes (one stage each) and one of 20k steps are read within 4 s of
 # CPU (under 1 s here; the reader that searched the devices and the steps

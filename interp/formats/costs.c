@@ -373,6 +373,7 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         c->backend = str_of(v, "backend");
         c->transport = str_of(v, "transport");
         c->machine = str_of(v, "machine");
+        c->clock = str_of(v, "clock");
     }
     free(x);
     return SC_OK;
@@ -450,6 +451,7 @@ static void measured(sc_jw *w, const sc_costs *c)
     str_field(w, "backend", c->backend);
     str_field(w, "transport", c->transport);
     sc_jw_str(w, "devices_as", c->devices_as ? c->devices_as : c->mpi ? "MPI ranks" : "threads");
+    str_field(w, "clock", c->clock);
     str_field(w, "machine", c->machine);
     if (c->model) {
         sc_jw_object(w, "model");

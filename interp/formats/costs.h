@@ -106,6 +106,7 @@ typedef struct sc_costs {
      * what measured it, how the devices ran, the files it was read from
      * (costs --from-trace, ptrace.h). */
     const char *what, *devices_as;
+    const char *clock;    /* whose clock timed the passes: "gpu kernels", "cpu" (NULL: not said) */
     const char *const *files;
     int nfiles;
     sc_stat step;         /* the measured step time */

@@ -39,6 +39,7 @@ void sc_ptrace_free(sc_ptrace *t)
     sc_free(t->sp);
     sc_free(t->dv);
     sc_free(t->slot);
+    sc_pt_gpu_free(&t->gpu);
     sc_free(t);
 }
 
@@ -398,14 +399,16 @@ static sc_status event(void *ud, size_t i, const sc_jv *e, char *err, size_t err
     pt_span sp = {0};
     int pp = parse_name(s, &sp), isop = strcmp(cat, "cpu_op") == 0;
     int single = !pp && !isop && sc_pt_single_name(s, cat) > 0;
+    int gpu = !pp && !isop && !single ? sc_pt_gpu_kind(s, cat) : 0; /* a kernel, a launch */
     if (pp < 0)
         return sc_errbuf(err, errlen, "event %zu ('%.60s'): not an overlapped pair of PyTorch 2.15 "
                          "(OVERLAP_F_B of one F and one backward, I or B, each with its stage and "
                          "microbatch)", i, s);
-    if ((pp || isop || single) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
+    if ((pp || isop || single || gpu) && !(fabs(ts) < 1e18 && dur >= 0 && dur < 1e18)) /* µs */
         return sc_errbuf(err, errlen, "event %zu ('%.60s'): 'ts' and 'dur' must be numbers, "
                          "'dur' >= 0", i, s);
-    if ((pp || isop || single) && !(isfinite(pid) && isfinite(tid)))
+    /* a kernel's pid and tid are the GPU's and its stream's: not needed */
+    if ((pp || isop || single || gpu == PT_LAUNCH) && !(isfinite(pid) && isfinite(tid)))
         return sc_errbuf(err, errlen, "event %zu ('%.60s'): 'pid' and 'tid' must be numbers", i,
                          s);
     if (isop) {
@@ -417,6 +420,12 @@ static sc_status event(void *ud, size_t i, const sc_jv *e, char *err, size_t err
             add_op(&f->sends, &f->nsend, &f->sendcap, o) != SC_OK)
             return SC_ERR_NOMEM;
         return add_op(&f->ops, &f->nops, &f->opcap, o);
+    }
+    if (gpu) { /* linked to the spans when the costs are made (ptrace_gpu.c) */
+        int d = gpu == PT_LAUNCH ? device_of(f->t, f->file, pid) : -1;
+        if (gpu == PT_LAUNCH && d < 0)
+            return SC_ERR_NOMEM;
+        return sc_pt_gpu_add(&f->t->gpu, gpu, s, e, f->file, d, ts, ts + dur);
     }
     if (!pp && !single)
         return SC_OK;

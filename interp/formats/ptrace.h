@@ -44,12 +44,26 @@
  * the SEND was posted (so it waited for the transfer); the ranks' clocks
  * must agree (one machine, or synchronized clocks).
  *
+ * On a GPU the spans time the launches, not the GPU. With the kernels
+ * recorded (torch.profiler's ProfilerActivity.CUDA), each kernel (cat
+ * "kernel") is linked by its args.correlation to its launch (cat
+ * "cuda_runtime" or "cuda_driver"), and the launch to the innermost span
+ * around it on its process, on any thread (ptrace_gpu.c). Then a pass
+ * costs from its first compute kernel's start to its last's end (one that
+ * launched none: its CPU time, as above); a transfer, where its SEND and
+ * RECV both launched NCCL's kernels (names "nccl..."), from the later of
+ * their starts to the end of the RECV's (NCCL's are never a pass's
+ * compute); a step ends at the last kernel of its spans where that is
+ * later. The cost file's measured.clock says "gpu kernels" (kernels were
+ * linked) or "cpu"; the note says when the traces hold launches but no
+ * kernel (CPU-side times), or kernels none of which was linked.
+ *
  * Bounds: reading and the costs take time and memory linear in the events
  * (n log n for the sorts), whatever the number of processes, ranks or steps.
  * The events are handed over one by one as the JSON is parsed
  * (jsonread.h's sc_json_opts), so a file takes its text, about 70 bytes per
- * span of the runtime and 24 per operator, never the tree of the whole
- * file. Memory is interp's counted allocator's (ir/alloc.h: --max-mem); a
+ * span of the runtime, 24 per operator and 40 per kernel or launch, never
+ * the tree of the whole file. Memory is interp's counted allocator's (ir/alloc.h: --max-mem); a
  * deadline is checked every few thousand values and between the phases of
  * the costs (SC_ERR_LIMIT).
  *
@@ -77,7 +91,8 @@ sc_status sc_ptrace_read(sc_ptrace *t, const char *name, const char *text, size_
                          double deadline, char *err, size_t errlen);
 
 /* The cost file of every file read. note: what the traces did not show
- * (a fused-only backward split in halves), or "". SC_ERR_ARG with err;
+ * (a fused-only backward split in halves; CPU-side times of a GPU's
+ * launches), "; " between two, or "". SC_ERR_ARG with err;
  * SC_ERR_LIMIT past the deadline; SC_ERR_NOMEM. */
 sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note,
                           size_t notelen, char *err, size_t errlen);

@@ -48,9 +48,35 @@ static int received(const pt_span *p, const pt_span *bykey, int n)
     return find(bykey, n, p->kind == PT_F ? PT_RECV_F : PT_RECV_B, p->stage, p->mb, p->step) != NULL;
 }
 
+/* The CPU's time of pass sp[i] in seconds (ptrace.h): from the end of
+ * its wait to the rank's next pass, less the instructions of their own
+ * between; sp by device and time, bykey by action. */
+static double cpu_time(const pt_span *sp, int i, const pt_span *bykey, int n)
+{
+    const pt_span *p = &sp[i];
+    double start = p->ts;
+    if (received(p, bykey, n))
+        start = isfinite(p->first) ? p->first : p->end; /* it waited first */
+    double end = p->end, waits = 0; /* GPipe's spans end where the pass does */
+    for (int j = i + 1; p->src != PT_SRC_GPIPE && j < n && sp[j].dev == p->dev && sp[j].step == p->step; j++) {
+        if (pt_pass(sp[j].kind)) {
+            end = sp[j].ts;
+            break;
+        }
+        if (pt_apart(sp[j].kind)) /* a wait, FSDP's actions: instructions of their own */
+            waits += sp[j].end - sp[j].ts;
+        end = sp[j].end > end ? sp[j].end : end;
+    }
+    double s = (end - start - waits) * 1e-6;
+    return s > 0 ? s : 0;
+}
+
 /* The samples of the passes (seconds): x[kind * S + stage] gets one per
- * pass, pairs one each (see ptrace.h for what a pass costs); sp by device
- * and time, bykey by action. */
+ * pass, pairs one each: a pass that launched kernels, from its first
+ * kernel's start to its last's end on the GPU (the gaps between are the
+ * launches' time, the wait for a receive comes before the first); one that
+ * launched none, its CPU time (ptrace.h). sp by device and time, bykey by
+ * action. */
 static void pass_samples(const pt_span *sp, const pt_span *bykey, int n, double **x, int *nx,
                          int S, pair_x *pairs, int *npairs)
 {
@@ -58,21 +84,7 @@ static void pass_samples(const pt_span *sp, const pt_span *bykey, int n, double 
         const pt_span *p = &sp[i];
         if (!pt_pass(p->kind) || p->step < 0)
             continue;
-        double start = p->ts;
-        if (received(p, bykey, n))
-            start = isfinite(p->first) ? p->first : p->end; /* it waited first */
-        double end = p->end, waits = 0; /* GPipe's spans end where the pass does */
-        for (int j = i + 1; p->src != PT_SRC_GPIPE && j < n && sp[j].dev == p->dev && sp[j].step == p->step; j++) {
-            if (pt_pass(sp[j].kind)) {
-                end = sp[j].ts;
-                break;
-            }
-            if (pt_apart(sp[j].kind)) /* a wait, FSDP's actions: instructions of their own */
-                waits += sp[j].end - sp[j].ts;
-            end = sp[j].end > end ? sp[j].end : end;
-        }
-        double s = (end - start - waits) * 1e-6;
-        s = s > 0 ? s : 0;
+        double s = p->kfirst <= p->klast ? (p->klast - p->kfirst) * 1e-6 : cpu_time(sp, i, bykey, n);
         int k = p->kind * S + p->stage;
         x[k][nx[k]++] = s;
         if (p->kind == PT_FB)
@@ -80,8 +92,10 @@ static void pass_samples(const pt_span *sp, const pt_span *bykey, int n, double 
     }
 }
 
-/* Transfers: from the later post to the consumer's first operator, where
- * the consumer started before the SEND was posted. */
+/* Transfers: where both posts launched NCCL's kernels, from the later
+ * kernel's start to the end of the receive's on the GPU; else from the
+ * later post to the consumer's first operator, where the consumer started
+ * before the SEND was posted. */
 static sc_stat transfers(const pt_span *bykey, int n, double *x)
 {
     int k = 0;
@@ -91,6 +105,12 @@ static sc_stat transfers(const pt_span *bykey, int n, double *x)
             continue;
         int fwd = s->kind == PT_SEND_F, to = fwd ? s->stage + 1 : s->stage - 1;
         const pt_span *r = find(bykey, n, fwd ? PT_RECV_F : PT_RECV_B, to, s->mb, s->step);
+        if (r && s->nfirst <= s->nlast && r->nfirst <= r->nlast) {
+            double d = (r->nlast - (s->nfirst > r->nfirst ? s->nfirst : r->nfirst)) * 1e-6;
+            if (d >= 0)
+                x[k++] = d;
+            continue;
+        }
         const pt_span *c = find(bykey, n, fwd ? PT_F : PT_I, to, s->mb, s->step);
         if (!fwd && !c)
             c = find(bykey, n, PT_B, to, s->mb, s->step);
@@ -131,8 +151,10 @@ static sc_status fsdp_costs(const sc_ptrace *t, sc_costs *c, const pt_span *byke
     return SC_OK;
 }
 
-/* The steps: from the first span's start to the last span's end, over
- * all ranks; lo and hi: room for steps each. One pass over the spans. */
+/* The steps: from the first span's start to the last span's end or the
+ * end of the last kernel launched in one (kernels run after their
+ * launches), over all ranks; lo and hi: room for steps each. One pass over
+ * the spans. */
 static sc_stat step_times(const pt_span *sp, int n, int steps, double *x, double *lo, double *hi)
 {
     for (int k = 0; k < steps; k++)
@@ -142,7 +164,8 @@ static sc_stat step_times(const pt_span *sp, int n, int steps, double *x, double
         if (k < 0 || k >= steps)
             continue;
         lo[k] = sp[i].ts < lo[k] ? sp[i].ts : lo[k];
-        hi[k] = sp[i].end > hi[k] ? sp[i].end : hi[k];
+        double end = fmax(sp[i].end, fmax(sp[i].klast, sp[i].nlast)); /* -INFINITY: none */
+        hi[k] = end > hi[k] ? end : hi[k];
     }
     for (int k = 0; k < steps; k++)
         x[k] = (hi[k] - lo[k]) * 1e-6;
@@ -336,6 +359,7 @@ static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, s
         c->backend = t->backend[0] ? t->backend : NULL;
         c->machine = t->host[0] ? t->host : NULL;
         c->devices_as = "ranks";
+        c->clock = t->gpu.linked ? "gpu kernels" : "cpu";
         c->fsdp = t->fsdp;
     }
     sc_free(x), sc_free(buf), sc_free(nx), sc_free(bytime), sc_free(pairs);
@@ -365,8 +389,13 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note
                          "forward_one_chunk and backward_one_chunk time each pass",
                          t->nfiles ? t->files[0] : "trace", t->nfiles > 1 ? ", ..." : "");
     int steps = 0, S = 0, m = 0, P = 0;
-    /* Each phase is n log n at most: the deadline is checked between them. */
-    sc_status st = order_devices(t);
+    /* Each phase is n log n at most: the deadline is checked between them.
+     * The kernels are linked to the spans on the devices as read. */
+    sc_status st = sc_pt_gpu_join(t);
+    if (st == SC_OK)
+        st = out_of_time(t, deadline, err, errlen);
+    if (st == SC_OK)
+        st = order_devices(t);
     for (int i = 0; i < t->n; i++) {
         const pt_span *p = &t->sp[i];
         S = p->stage + 1 > S ? p->stage + 1 : S;
@@ -393,6 +422,8 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note
         c->placement[t->sp[i].stage] = t->sp[i].dev;
     if ((st = fill(t, c, steps, m, note, notelen, err, errlen)) == SC_OK)
         st = out_of_time(t, deadline, err, errlen);
+    if (st == SC_OK)
+        sc_pt_gpu_note(t, note, notelen);
     if (st != SC_OK)
         sc_costs_free(c);
     return st;

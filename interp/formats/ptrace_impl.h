@@ -1,8 +1,9 @@
 /*
  * ptrace_impl.h — what the parts of the trace reader share: the spans and
  * devices read (ptrace.c, with ptrace_single.c for the single-stage
- * schedules), their steps (ptrace_steps.c) and the costs made of them
- * (ptrace_costs.c). Everything here lives in interp's counted memory
+ * schedules), their steps (ptrace_steps.c), the GPU's kernels linked to
+ * them (ptrace_gpu.c) and the costs made of them (ptrace_costs.c).
+ * Everything here lives in interp's counted memory
  * (ir/alloc.h).
  */
 #ifndef SC_PTRACE_IMPL_H
@@ -40,6 +41,9 @@ typedef struct pt_span {
     int src, recv;                  /* recv: a receive was posted inside: the pass waited */
     double ts, end, first;          /* microseconds; first: the start of its first operator
                                        after its receives' posts, or NAN */
+    double kfirst, klast;           /* its compute kernels on the GPU (ptrace_gpu.c): the
+                                       first's start, the last's end; none: kfirst > klast */
+    double nfirst, nlast;           /* its NCCL kernels, the same way */
     int file, event;                /* where it is, for messages */
 } pt_span;
 
@@ -48,6 +52,25 @@ typedef struct pt_dev {
     double pid;
     int id;                         /* its index before order_devices sorts them */
 } pt_dev;
+
+/* A CUDA kernel the traces ran (cat "kernel") or a launch of kernels
+ * (cat "cuda_runtime", "cuda_driver": cudaLaunchKernel, cuLaunchKernelEx,
+ * ...), the two linked by their args.correlation within a file
+ * (ptrace_gpu.c). */
+typedef struct pt_kern {
+    double corr, ts, end;           /* a launch: its start in ts and end */
+    int file, dev;                  /* dev: a launch's device (its process); a kernel's -1 */
+    int nccl;                       /* a kernel of NCCL's (name "nccl..."): a transfer's */
+} pt_kern;
+
+typedef struct pt_gpu {
+    pt_kern *k, *l;                 /* the kernels, the launches */
+    int nk, kcap, nl, lcap;
+    int kseen, lseen;               /* kernels and launches read, with a correlation or not */
+    int linked;                     /* kernels linked to a span by sc_pt_gpu_join */
+    int joined;                     /* sc_pt_gpu_join ran: the spans' devices are renumbered
+                                       since, the launches' are not */
+} pt_gpu;
 
 struct sc_ptrace {
     pt_span *sp;
@@ -62,6 +85,7 @@ struct sc_ptrace {
     int fsdp;                       /* an UNSHARD span held operators: FSDP was on */
     int single;                     /* spans of a single-stage schedule were read */
     char backend[32], host[64];
+    pt_gpu gpu;                     /* the kernels and their launches (ptrace_gpu.c) */
 };
 
 /* What a single-stage schedule (ScheduleGPipe, Schedule1F1B) records,
@@ -113,5 +137,27 @@ sc_status sc_pt_add_span(sc_ptrace *t, const pt_span *s);
 int sc_pt_cmp_action(const void *a, const void *b);
 int sc_pt_cmp_dev_time(const void *a, const void *b);
 sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t errlen);
+
+/* The GPU's events (ptrace_gpu.c). sc_pt_gpu_kind: PT_KERNEL for a
+ * kernel (cat "kernel"), PT_LAUNCH for a launch of kernels (cat
+ * "cuda_runtime" or "cuda_driver", a name with "Launch"), 0 for any
+ * other event. sc_pt_gpu_add keeps one (ts, end: microseconds, checked by
+ * the caller; dev: a launch's device); an event without a numeric
+ * args.correlation links nothing and is only counted. SC_ERR_NOMEM. */
+enum { PT_KERNEL = 1, PT_LAUNCH };
+int sc_pt_gpu_kind(const char *name, const char *cat);
+sc_status sc_pt_gpu_add(pt_gpu *g, int kind, const char *name, const sc_jv *e, int file, int dev,
+                        double ts, double end);
+/* Links every kernel to its launch (by file and correlation) and the
+ * launch to the span around it on its device (the innermost, any thread of
+ * the process), and sets each span's kfirst, klast, nfirst, nlast (kfirst
+ * > klast: none); g->linked counts the kernels linked. Spans' devices as
+ * read (before their order); once (a second call does nothing). n log n
+ * in the spans, kernels and launches. SC_ERR_NOMEM. */
+sc_status sc_pt_gpu_join(sc_ptrace *t);
+/* The note of the GPU's events, appended to note ("; " between): launches
+ * but no kernel (CPU-side times), or kernels none of which was linked. */
+void sc_pt_gpu_note(const sc_ptrace *t, char *note, size_t notelen);
+void sc_pt_gpu_free(pt_gpu *g);
 
 #endif

@@ -165,7 +165,7 @@ int sc_cli_costs(int argc, char **argv)
             rc = add_file(t, argv[i], deadline);
     }
     sc_costs c;
-    char note[300];
+    char note[600];
     sc_status st = rc ? SC_OK : sc_ptrace_costs(t, &c, deadline, note, sizeof note, err, sizeof err);
     int have = !rc && st == SC_OK; /* c is made: freed at the end */
     if (!rc && st == SC_ERR_LIMIT)

@@ -344,6 +344,113 @@ TEST(trace_actions_without_microbatch)
     sc_ptrace_free(t);
 }
 
+/* A GPU's trace (ptrace_gpu.c): GPipe on two ranks in one file (CPU
+ * processes 10 and 11, their GPUs 0 and 1), each kernel linked by its
+ * correlation to its launch and the launch to the innermost span around
+ * it on its process, any thread: F of stage 0 runs kernels 30..50 and
+ * 70..80 (50 us, the gap counted), of stage 1 130..190 (past its span);
+ * B of stage 0 380..440 (launched from autograd's thread 2, past the
+ * spans: the step ends there), of stage 1 200..225; NCCL's kernels,
+ * launched in the posts (c10d::send, c10d::recv_) inside the spans, are
+ * the transfers: 30 us each, never a pass's. Correlation 1 on both
+ * processes: each kernel takes the launch of its id last before it. The
+ * optimizer's launch (outside the spans) and a kernel without a launch
+ * link nothing. */
+static const char *const gpu_events[] = {
+    "{\"ph\": \"X\", \"name\": \"Forward 0\", \"pid\": 10, \"tid\": 1, \"ts\": 0, \"dur\": 100}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": 1, \"ts\": 5, \"dur\": 2}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c10d::send\", \"pid\": 10, \"tid\": 1, \"ts\": 80, \"dur\": 5}",
+    "{\"ph\": \"X\", \"name\": \"Backward 0\", \"pid\": 10, \"tid\": 1, \"ts\": 200, \"dur\": 200}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c10d::recv_\", \"pid\": 10, \"tid\": 1, \"ts\": 205, \"dur\": 3}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": 1, \"ts\": 310, \"dur\": 2}",
+    "{\"ph\": \"X\", \"name\": \"Forward 0\", \"pid\": 11, \"tid\": 1, \"ts\": 50, \"dur\": 100}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c10d::recv_\", \"pid\": 11, \"tid\": 1, \"ts\": 52, \"dur\": 3}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 11, \"tid\": 1, \"ts\": 120, \"dur\": 2}",
+    "{\"ph\": \"X\", \"name\": \"Backward 0\", \"pid\": 11, \"tid\": 1, \"ts\": 160, \"dur\": 100}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 11, \"tid\": 1, \"ts\": 165, \"dur\": 2}",
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c10d::send\", \"pid\": 11, \"tid\": 1, \"ts\": 250, \"dur\": 5}",
+    /* the launches */
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10, \"tid\": 1, \"ts\": 10, \"dur\": 2, \"args\": {\"correlation\": 1}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10, \"tid\": 1, \"ts\": 60, \"dur\": 2, \"args\": {\"correlation\": 2}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernelEx\", \"pid\": 10, \"tid\": 1, \"ts\": 81, \"dur\": 2, \"args\": {\"correlation\": 3}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10, \"tid\": 2, \"ts\": 320, \"dur\": 2, \"args\": {\"correlation\": 4}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernelExC\", \"pid\": 10, \"tid\": 1, \"ts\": 206, \"dur\": 1, \"args\": {\"correlation\": 5}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10, \"tid\": 1, \"ts\": 500, \"dur\": 2, \"args\": {\"correlation\": 20}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernelEx\", \"pid\": 11, \"tid\": 1, \"ts\": 53, \"dur\": 1, \"args\": {\"correlation\": 1}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 11, \"tid\": 1, \"ts\": 125, \"dur\": 2, \"args\": {\"correlation\": 11}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 11, \"tid\": 3, \"ts\": 170, \"dur\": 2, \"args\": {\"correlation\": 12}}",
+    "{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernelEx\", \"pid\": 11, \"tid\": 1, \"ts\": 251, \"dur\": 2, \"args\": {\"correlation\": 13}}",
+    /* the kernels */
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": 7, \"ts\": 30, \"dur\": 20, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": 7, \"ts\": 70, \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\", \"pid\": 0, \"tid\": 20, \"ts\": 90, \"dur\": 30, \"args\": {\"device\": 0, \"stream\": 20, \"correlation\": 3}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": 7, \"ts\": 380, \"dur\": 60, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 4}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t\", \"pid\": 0, \"tid\": 20, \"ts\": 209, \"dur\": 77, \"args\": {\"device\": 0, \"stream\": 20, \"correlation\": 5}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"multi_tensor_apply_kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 505, \"dur\": 400, \"args\": {\"correlation\": 20}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": 7, \"ts\": 450, \"dur\": 900, \"args\": {\"correlation\": 99}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\", \"pid\": 1, \"tid\": 20, \"ts\": 56, \"dur\": 64, \"args\": {\"device\": 1, \"stream\": 20, \"correlation\": 1}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 1, \"tid\": 7, \"ts\": 130, \"dur\": 60, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 11}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 1, \"tid\": 7, \"ts\": 200, \"dur\": 25, \"args\": {\"device\": 1, \"stream\": 7, \"correlation\": 12}}",
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\", \"pid\": 1, \"tid\": 20, \"ts\": 256, \"dur\": 30, \"args\": {\"device\": 1, \"stream\": 20, \"correlation\": 13}}",
+    "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 13, \"pid\": 1, \"tid\": 20, \"ts\": 256, \"bp\": \"e\"}",
+};
+
+/* The events above as one trace, in buf. */
+static const char *gpu_trace(char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "{\"traceEvents\": [");
+    for (size_t i = 0; i < sizeof gpu_events / sizeof *gpu_events && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : "", gpu_events[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]}");
+    return buf;
+}
+
+TEST(trace_gpu_kernels)
+{
+    char buf[8192], err[512], note[600];
+    const char *text = gpu_trace(buf, sizeof buf);
+    sc_ptrace *t = sc_ptrace_new();
+    sc_costs c;
+    CHECK(sc_ptrace_read(t, "g.json", text, strlen(text), 0, err, sizeof err) == SC_OK);
+    sc_status st = sc_ptrace_costs(t, &c, 0, note, sizeof note, err, sizeof err);
+    CHECK(st == SC_OK);
+    if (st == SC_OK && c.S == 2) {
+        CHECK_NEAR(c.kind[SC_COST_F][0].median, 50e-6, 1e-12);
+        CHECK_NEAR(c.kind[SC_COST_F][1].median, 60e-6, 1e-12);
+        CHECK_NEAR(c.kind[SC_COST_BW][0].median, 60e-6, 1e-12);
+        CHECK_NEAR(c.kind[SC_COST_BW][1].median, 25e-6, 1e-12);
+        CHECK(c.comm.n == 2);
+        CHECK_NEAR(c.comm.median, 30e-6, 1e-12);
+        CHECK_NEAR(c.step.median, 440e-6, 1e-12);
+        CHECK(c.clock && strcmp(c.clock, "gpu kernels") == 0);
+        CHECK(strstr(note, "B only") && !strstr(note, "CUDA"));
+        sc_costs_free(&c);
+    } else if (st == SC_OK) {
+        CHECK(!"two stages");
+        sc_costs_free(&c);
+    }
+    sc_ptrace_free(t);
+    /* Every allocation refused in turn: SC_ERR_NOMEM, nothing held. */
+    int runs = 0, clean = 0;
+    for (long at = 1;; at++, runs++) {
+        budget b = {.fail_at = at};
+        sc_alloc_hook(charge, &b);
+        t = sc_ptrace_new();
+        st = t ? sc_ptrace_read(t, "g.json", text, strlen(text), 0, err, sizeof err) : SC_ERR_NOMEM;
+        if (st == SC_OK)
+            st = sc_ptrace_costs(t, &c, 0, note, sizeof note, err, sizeof err);
+        if (st == SC_OK)
+            sc_costs_free(&c);
+        sc_ptrace_free(t);
+        sc_alloc_hook(NULL, NULL);
+        clean += b.used == 0 && (st == SC_OK || st == SC_ERR_NOMEM);
+        if (st == SC_OK || at > 100000)
+            break;
+    }
+    CHECK(runs > 10 && clean == runs + 1);
+}
+
 TEST(csv_deadline)
 {
     size_t n = 10000, len = 0;
@@ -375,6 +482,7 @@ int main(void)
     RUN(trace_ranks_after_events);
     RUN(trace_refused_allocations);
     RUN(trace_actions_without_microbatch);
+    RUN(trace_gpu_kernels);
     RUN(csv_deadline);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
