@@ -10,9 +10,12 @@
 # traced step (first span to last, all ranks); `sim` of the matching stdlib
 # recipe predicts it too. Prints, per source and run, the wall-clock step
 # (a barrier to the end of step(), the median over the steps), the traces'
-# step, each prediction and its error (measured / predicted - 1), and the
-# CPUs that other processes kept busy during the run (/proc/stat's busy
-# time less the ranks' own), flagged LOADED above a tenth of the machine:
+# step, each prediction and its error (measured / predicted - 1), the
+# median error of the steps each predicted with its own costs (costs
+# --check's "own costs"), and the CPUs that other processes kept busy during
+# the run (/proc/stat's busy time less the ranks' own) and that the
+# hypervisor gave to other machines (steal), flagged LOADED above a tenth
+# of the machine:
 # the figures then say more about the load than the schedule. The ranks run
 # under SCHED_FIFO where the process may (chrt -f 1; FIFO=0: not), as
 # bench_predict.sh's; PIN=1 pins them one to a CPU (taskset), which with
@@ -35,13 +38,14 @@ RT=""
 [ "${PIN:-0}" = 1 ] && command -v taskset >/dev/null || PIN=""
 hz=$(getconf CLK_TCK)
 busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }   # jiffies, all CPUs
+steal() { awk '/^cpu /{print $9}' /proc/stat; }   # jiffies the hypervisor gave to others
 # the children's CPU (jiffies) from `times` written to $1 by this shell (not a subshell's)
 kids() { awk -v hz="$hz" 'NR == 2 { gsub(/[ms]/, " "); print ($1 * 60 + $2 + $3 * 60 + $4) * hz }' "$1"; }
 echo "p=$P m=$M, $STEPS traced steps each, $RUNS runs${RT:+; ranks under SCHED_FIFO}${PIN:+, pinned one to a CPU}; $ncpu CPUs"
-printf '%-24s %4s %9s %9s %9s %8s %8s %9s %8s  %s\n' source run wall trace predicted "wall err" "trace err" sim "sim err" "others' CPUs"
+printf '%-24s %4s %8s %8s %9s %8s %8s %8s %8s %8s  %s\n' source run wall trace predicted "wall err" "trace err" "own err" sim "sim err" "others' CPUs, stolen"
 for run in $(seq 1 "$RUNS"); do
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  times >"$tmp/times0"; b0=$(busy); w0=$(date +%s.%N)
+  times >"$tmp/times0"; b0=$(busy); s0=$(steal); w0=$(date +%s.%N)
   pids=""
   rm -rf "$tmp/run"; mkdir "$tmp/run"
   for r in $(seq 0 $((P - 1))); do
@@ -56,7 +60,8 @@ for run in $(seq 1 "$RUNS"); do
   times >"$tmp/times1"
   others=$(awk -v b="$(busy)" -v b0="$b0" -v k="$(kids "$tmp/times1")" -v k0="$(kids "$tmp/times0")" \
     -v w="$(date +%s.%N)" -v w0="$w0" -v hz="$hz" \
-    'BEGIN { x = ((b - b0) - (k - k0)) / hz / (w - w0); printf "%.2f", x < 0 ? 0 : x }')
+    -v s="$(steal)" -v s0="$s0" \
+    'BEGIN { x = ((b - b0) - (k - k0)) / hz / (w - w0); printf "%.2f %.2f", x < 0 ? 0 : x, (s - s0) / hz / (w - w0) }')
   for s in $SOURCES; do
     e=$tmp/run/$s; files=""
     for r in $(seq 0 $((P - 1))); do files="$files $e/rank$r.json"; done
@@ -73,16 +78,18 @@ for run in $(seq 1 "$RUNS"); do
     [ -n "$rec" ] &&
       sim=$("$SC" sim $rec -D p="$P" -D m="$M" -D costs="$e/costs.json" --json 2>/dev/null |
             python3 -c 'import json, sys; print(json.load(sys.stdin)["predicted_step_time_s"])' 2>/dev/null)
-    python3 - "$s" "$run" "$e/steps.json" "$e/check.json" "$sim" "$others" "$ncpu" <<'PY'
+    # shellcheck disable=SC2086
+    python3 - "$s" "$run" "$e/steps.json" "$e/check.json" "$sim" "$ncpu" $others <<'PY'
 import json, sys
-s, run, steps, check, sim, others, ncpu = sys.argv[1:]
+s, run, steps, check, sim, ncpu, others, stolen = sys.argv[1:]
 wall, k = json.load(open(steps))["median_s"], json.load(open(check))
 p = k["predicted_s"]
 err = lambda m, x: "%+7.1f%%" % (100 * (m / x - 1))
-loaded = float(others) > int(ncpu) / 10
-print("%-24s %4s %9.4f %9.4f %9.4f %8s %8s %9s %8s  %s%s" % (
-    s, run, wall, k["median_s"], p, err(wall, p), err(k["median_s"], p),
-    "%.4f" % float(sim) if sim else "-", err(wall, float(sim)) if sim else "-", others,
+loaded = float(others) + float(stolen) > int(ncpu) / 10
+own = "%+7.1f%%" % (100 * k["own_error"]) if k["own_error"] is not None else "-"
+print("%-24s %4s %8.4f %8.4f %9.4f %8s %8s %8s %8s %8s  %s, %s%s" % (
+    s, run, wall, k["median_s"], p, err(wall, p), err(k["median_s"], p), own,
+    "%.4f" % float(sim) if sim else "-", err(wall, float(sim)) if sim else "-", others, stolen,
     "  LOADED" if loaded else ""))
 PY
   done

@@ -425,6 +425,10 @@ assert k["predicted_s"] > 0 and len(k["steps_s"]) == 2 and all(x > 0 for x in k[
 assert abs(k["median_s"] - c["measured"]["step_time_s"]) < 1e-9, (k, c["measured"])
 assert abs(k["error"] - (k["median_s"] / k["predicted_s"] - 1)) < 1e-5, k
 assert (k["devices"], k["microbatches"]) == (2, 4), k
+# each step again with the costs of its own spans: a prediction per step, near its step
+assert len(k["own_s"]) == 2 and all(x > 0 for x in k["own_s"]), k
+e = sorted(m / o - 1 for m, o in zip(k["steps_s"], k["own_s"]))
+assert abs(k["own_error"] - (e[0] + e[1]) / 2) < 1e-5, k
 if os.path.exists(d + "/schedule.csv"):
     imp = json.loads(run("import", d + "/schedule.csv", "-D", "costs=" + f, "--json"))
     assert abs(imp["predicted_step_time_s"] - k["predicted_s"]) < 1e-9, (imp["predicted_step_time_s"], k)

@@ -103,12 +103,21 @@ sc_status sc_ptrace_costs(sc_ptrace *t, sc_costs *c, double deadline, char *note
  * single-stage schedule's passes, its transfers added as stagecraft
  * lowers them), simulated with the costs c that sc_ptrace_costs made of t
  * (call it first), and each step measured: from its first span's start to
- * its last span's end over all ranks. */
+ * its last span's end over all ranks. Each of the first
+ * SC_PTRACE_OWN_STEPS steps is also predicted with the costs of its own
+ * spans alone: how well the schedule and its costs explain that step,
+ * whatever the machine did in the others (a run that slowed down half-way
+ * meets the prediction of the whole only in its median). */
+#define SC_PTRACE_OWN_STEPS 256
 typedef struct sc_ptrace_checked {
     double predicted;     /* seconds: the simulated step */
     double *steps;        /* [nsteps] seconds, measured, in order */
     int nsteps;
     sc_stat step;         /* their median and interquartile range */
+    double *own;          /* [nown] seconds: step k predicted with its own costs; NAN where
+                             its spans make no cost file */
+    int nown;
+    sc_stat own_error;    /* of steps[k] / own[k] - 1 over the steps that have one */
 } sc_ptrace_checked;
 
 /* SC_ERR_ARG with err when the first step's schedule does not verify or

@@ -65,7 +65,7 @@ static void measured_steps(const pt_span *sp, int n, double *x, int steps)
         x[k] = (hi[k] - lo[k]) * 1e-6;
 }
 
-/* The program of csv with the costs c, simulated: its step into *out. */
+/* The schedule of csv with the costs c, simulated: its step into *out. */
 static sc_status predict(const char *csv, size_t len, const sc_costs *c, double *out,
                          char *err, size_t errlen)
 {
@@ -88,17 +88,52 @@ static sc_status predict(const char *csv, size_t len, const sc_costs *c, double 
     return st;
 }
 
+static int cmp_step(const void *a, const void *b)
+{
+    const pt_span *x = a, *y = b;
+    return x->step != y->step ? (x->step > y->step) - (x->step < y->step) : sc_pt_cmp_dev_time(a, b);
+}
+
+/* A step's own prediction: the schedule timed with the costs of its spans
+ * sp[0..n) alone (copied into mine, numbered again as the one step of a
+ * copy of t), NAN where they make no cost file (a stage of that step
+ * without a pass of some kind: a trace cut inside it). The copy shares t's
+ * devices, already in order (sc_ptrace_costs puts them in the same order
+ * again), and its kernels, already linked to the spans. */
+static sc_status own_step(const sc_ptrace *t, const pt_span *sp, int n, pt_span *mine,
+                          const char *csv, size_t len, double *out)
+{
+    sc_ptrace u = *t;
+    u.sp = mine, u.n = n, u.cap = n;
+    for (int i = 0; i < n; i++) {
+        mine[i] = sp[i];
+        mine[i].step = -1;
+    }
+    sc_costs c;
+    char note[600], err[512];
+    *out = NAN;
+    sc_status st = sc_ptrace_costs(&u, &c, 0, note, sizeof note, err, sizeof err);
+    if (st == SC_ERR_NOMEM)
+        return st;
+    if (st != SC_OK)
+        return SC_OK;
+    st = predict(csv, len, &c, out, err, sizeof err);
+    sc_costs_free(&c);
+    return st == SC_ERR_NOMEM ? st : SC_OK;
+}
+
 sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_checked *out,
                           char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     int n = t->n, steps = c->steps;
     pt_span *sp = sc_malloc((size_t)(n ? n : 1) * sizeof *sp);
+    pt_span *mine = sc_malloc((size_t)(n ? n : 1) * sizeof *mine);
     double *x = sc_malloc((size_t)(3 * steps + 1) * sizeof *x);
     size_t len = 0;
     char *csv = NULL;
     sc_status st = SC_ERR_NOMEM;
-    if (sp && x) {
+    if (sp && mine && x) {
         if (n > 0) /* NULL and 0 are undefined for memcpy and qsort */
             memcpy(sp, t->sp, (size_t)n * sizeof *sp);
         if (n > 0)
@@ -107,8 +142,22 @@ sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_check
     }
     if (csv)
         st = predict(csv, len, c, &out->predicted, err, errlen);
+    int own = steps < SC_PTRACE_OWN_STEPS ? steps : SC_PTRACE_OWN_STEPS;
+    if (st == SC_OK && !(out->own = sc_malloc((size_t)(own ? own : 1) * sizeof *out->own)))
+        st = SC_ERR_NOMEM;
+    if (st == SC_OK && n > 0)
+        qsort(sp, (size_t)n, sizeof *sp, cmp_step); /* each step's spans together */
+    for (int k = 0, i = 0; k < own && st == SC_OK; k++) {
+        while (i < n && sp[i].step < k)
+            i++;
+        int j = i;
+        while (j < n && sp[j].step == k)
+            j++;
+        st = own_step(t, sp + i, j - i, mine, csv, len, &out->own[k]);
+    }
+    out->nown = st == SC_OK ? own : 0;
     if (st == SC_OK) {
-        measured_steps(sp, n, x, steps);
+        measured_steps(t->sp, n, x, steps);
         out->steps = x, out->nsteps = steps;
         x = NULL;
         double *y = sc_malloc((size_t)(steps ? steps : 1) * sizeof *y);
@@ -117,10 +166,15 @@ sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_check
         } else {
             memcpy(y, out->steps, (size_t)steps * sizeof *y);
             out->step = sc_stat_of(y, steps); /* sorts its samples */
+            int no = 0;
+            for (int k = 0; k < out->nown; k++)
+                if (out->own[k] > 0) /* not NAN */
+                    y[no++] = out->steps[k] / out->own[k] - 1;
+            out->own_error = sc_stat_of(y, no);
             sc_free(y);
         }
     }
-    sc_free(csv), sc_free(sp), sc_free(x);
+    sc_free(csv), sc_free(sp), sc_free(mine), sc_free(x);
     if (st != SC_OK)
         sc_ptrace_checked_free(out);
     return st;
@@ -129,5 +183,6 @@ sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_check
 void sc_ptrace_checked_free(sc_ptrace_checked *k)
 {
     sc_free(k->steps);
+    sc_free(k->own);
     memset(k, 0, sizeof *k);
 }

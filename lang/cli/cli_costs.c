@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,23 +86,35 @@ static int print_check(const sc_ptrace *t, const sc_costs *c, int json)
         return sc_cli_status_fail(st, "trace %s%s: %s", c->files[0], c->nfiles > 1 ? ", ..." : "",
                                   err);
     double p = k.predicted, e = p > 0 ? k.step.median / p - 1 : NAN;
+    sc_stat own = k.own_error;
     if (json) {
         printf("{\"predicted_s\": %.9g, \"steps_s\": [", p);
         for (int i = 0; i < k.nsteps; i++)
             printf("%s%.9g", i ? ", " : "", k.steps[i]);
+        printf("], \"own_s\": [");
+        for (int i = 0; i < k.nown; i++)
+            isnan(k.own[i]) ? printf("%snull", i ? ", " : "") : printf("%s%.9g", i ? ", " : "", k.own[i]);
         printf("], \"median_s\": %.9g, \"spread_s\": %.9g, \"error\": %.6g, \"devices\": %d, "
-               "\"stages\": %d, \"microbatches\": %d}\n", k.step.median, k.step.spread, e, c->P,
-               c->S, c->m);
+               "\"stages\": %d, \"microbatches\": %d, \"own_error\": ", k.step.median, k.step.spread,
+               e, c->P, c->S, c->m);
+        own.n ? printf("%.6g}\n", own.median) : printf("null}\n");
     } else {
         printf("schedule   the traces' first step: %d ranks, %d stages, %d microbatches; %s\n",
                c->P, c->S, c->m, c->what);
         printf("predicted  %.6f s  (sim of that schedule with the traces' costs)\n", p);
-        printf("step       measured     error\n");
-        for (int i = 0; i < k.nsteps; i++)
-            printf("%-10d %.6f s   %+.1f%%\n", i, k.steps[i], 100 * (k.steps[i] / p - 1));
-        printf("median     %.6f s   %+.1f%%   spread %.6f s (%.1f%% of the median), %d steps\n",
+        printf("step       measured     error    own costs    error\n");
+        for (int i = 0; i < k.nsteps; i++) {
+            printf("%-10d %.6f s   %+6.1f%%", i, k.steps[i], 100 * (k.steps[i] / p - 1));
+            if (i < k.nown && !isnan(k.own[i]))
+                printf("   %.6f s   %+6.1f%%", k.own[i], 100 * (k.steps[i] / k.own[i] - 1));
+            printf("\n");
+        }
+        printf("median     %.6f s   %+6.1f%%   spread %.6f s (%.1f%% of the median), %d steps\n",
                k.step.median, 100 * e, k.step.spread, 100 * k.step.spread / k.step.median,
                k.nsteps);
+        if (own.n)
+            printf("own costs  median error %+.1f%% over %d steps (each step predicted with the costs "
+                   "of its own spans)\n", 100 * own.median, own.n);
     }
     sc_ptrace_checked_free(&k);
     return 0;
