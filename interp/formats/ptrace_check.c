@@ -75,7 +75,7 @@ static sc_status predict(const char *csv, size_t len, const sc_costs *c, double 
     sc_prog *pg = sc_torchcsv_read(csv, len, &dialect, &st, why, sizeof why);
     if (!pg)
         return st == SC_ERR_NOMEM ? st : sc_errbuf(err, errlen, "the schedule of the traces' "
-                                                   "first step is not one PyTorch runs: %s", why);
+                                                   "first step, as PyTorch's CSV: %s", why);
     sc_sim *sim = NULL;
     if ((st = sc_costs_apply(c, pg, 0, why, sizeof why)) != SC_OK)
         snprintf(err, errlen, "the traces' costs do not fit their schedule: %s", why);
