@@ -101,6 +101,9 @@ while read -r p sources; do
       "$SC" import "$e/schedule.csv" -D costs="$e/costs.json" --json >"$e/import.json" 2>"$e/err" ||
         bad "$s p=$p: import of the schedule PyTorch ran, -D costs: $(grep -v warning "$e/err" | tail -1)"
     fi
+    # shellcheck disable=SC2086
+    "$SC" costs --check $whole --json >"$e/check.json" 2>"$e/err" ||
+      bad "$s p=$p: costs --check: $(grep -v -e warning -e note "$e/err" | tail -1)"
     echo "$s $p $e" >>"$tmp/checks"
   done
 done <"$tmp/runs"
@@ -150,6 +153,12 @@ for line in open(checks):
                 j = json.load(open(f"{d}/{f}"))
                 assert j.get("time_unit") == "s" and j[key] > 0, (what, j)
                 line += f"; {what} {j[key]:.4g} s"
+        k = json.load(open(f"{d}/check.json"))   # costs --check: the schedule of the traces
+        assert len(k["steps_s"]) == steps and len(k["own_s"]) == steps, k
+        if os.path.exists(f"{d}/import.json"):   # is the one PyTorch dumped
+            i = json.load(open(f"{d}/import.json"))["predicted_step_time_s"]
+            assert abs(k["predicted_s"] - i) <= 1e-7 * i, (k["predicted_s"], i)
+        line += f"; check {k['predicted_s']:.4g} s (own error {100 * k['own_error']:+.1f}%)"
         line += f"; measured {json.load(open(f'{d}/steps.json'))['median_s']:.4g} s"
         print("ok " + line)
     except Exception as e:
