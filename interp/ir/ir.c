@@ -34,17 +34,31 @@ static const struct exit_row {
 #undef E
 };
 static const char *const op_names[] = {
-#define X(name, cls, flags, mem, cost) #name,
+#define X(name, cls, flags, mem, cost, look) #name,
     SC_OPS(X)
 #undef X
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == SC_OP_COUNT, "op table");
 const sc_op_props sc_op_tab[256] = {
-#define X(name, cls, flags, mem, cost)                                                      \
+#define X(name, cls, flags, mem, cost, look)                                              \
     {SC_OPB_CLASS(SC_OPK_##cls) | SC_OPB_FLAGS(flags), SC_OPK_##cls, SC_OPM_##mem, SC_OPC_##cost},
     SC_OPS(X)
 #undef X
 };
+static const sc_op_look op_looks[SC_OP_COUNT + 1] = { /* the last: no kind */
+#define X(name, cls, flags, mem, cost, look) look,
+    SC_OPS(X)
+#undef X
+};
+/* sc_op_stage_index: the stage passes' costs are in their order. */
+_Static_assert(SC_OPC_TB - SC_OPC_TF == SC_OP_B && SC_OPC_TW - SC_OPC_TF == SC_OP_W &&
+                   SC_OPC_TBW - SC_OPC_TF == SC_OP_BW && SC_OP_F == 0,
+               "stage passes");
+
+const sc_op_look *sc_op_look_of(int op)
+{
+    return &op_looks[(unsigned)op < SC_OP_COUNT ? op : SC_OP_COUNT];
+}
 _Static_assert(SC_OP_COUNT <= 256 && SC_OPM_FREE_ALL < 256 && SC_OPC_TR < 256, "a kind is a byte");
 _Static_assert(sizeof(sc_instr) == 16, "sc_instr is 16 bytes");
 static const char *const red_names[] = {

@@ -76,66 +76,86 @@
  *   flags  its role in the data flow (SC_OPF_*);
  *   mem    what it does to the device memory of the record it names
  *          (SC_OPM_*);
- *   cost   which cost of the program times it (SC_OPC_*).
- * The enum, the names, the parser and the property table (sc_op_tab) are
- * generated from the rows; code asks a kind's properties through the
- * predicates below, never by ranges of the enum.
+ *   cost   which cost of the program times it (SC_OPC_*);
+ *   look   how the outputs show it (sc_op_look): SC_NOLOOK for a kind no
+ *          picture draws as a pass, else SC_LOOK(letter in the ASCII
+ *          timeline, background colour there (an SGR code), colour in the
+ *          SVG timeline, its legend there, letter in PyTorch's CSV or NULL).
+ * The enum, the names, the parser, the property table (sc_op_tab) and the
+ * looks are generated from the rows; code asks a kind's properties through
+ * the predicates below, never by ranges of the enum.
  *
  * To add a kind: append a row (rows keep their numbers: F, B, W, BW are
- * 0..3 and index arrays of four; the vocabulary passes stay in a row), give
- * it the columns that say what it is, build, and decide at each place the
- * compiler then names. Code that does something different for each kind
- * switches on it (a cast to sc_op) without a `default:`, so -Wswitch (part
- * of -Wall) lists every such place: today 14, among them the dependency of
- * a pass (sc_pass_dep), the vocabulary's collectives, the ring factor, the
- * index among the four stage passes, the executor's dispatch (exec/exec.c), the
- * built-in model's vocabulary passes and collective tags, the transports'
- * primitive (sc_cxfer_bcast) and the glyphs, colours and PyTorch names of
- * the outputs. Code that asks a property reads the row and needs nothing:
+ * 0..3 and index arrays of four; the vocabulary passes stay in a row) and
+ * give it the columns that say what it is. That is all a kind of an
+ * existing class needs: code asks properties, never lists kinds. A switch
+ * on the kind (a cast to sc_op) acts for the few kinds it names and has a
+ * `default:` for the rest (the dependency of a pass, sc_pass_dep; the
+ * vocabulary's collectives and their buffers; the built-in model's
+ * vocabulary passes). Code that does something different for each class,
+ * memory effect or cost switches on that column without a `default:`, so
+ * that -Wswitch (part of -Wall) names every such place when a new value
+ * comes: the executor's dispatch (exec/exec.c), the writers' operands,
+ * sc_mem_effect, sc_op_cost, the profile's. Properties read from the rows:
  * the lowering inserts transfers by the roles (SC_OPF_FWD, SC_OPF_BGRAD),
  * the replay and the simulator time by the class and the cost column,
- * memory follows the memory column, profiles file samples by the cost
- * column, and the bound on passes per record is counted from the rows
- * (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). A new class, memory effect or
- * cost is a value of its enum below, and the switches on those (the
- * writers', sc_mem_effect, sc_op_cost, the profile's) are named the same
- * way. test_opkinds checks the table. */
-#define SC_OPS(X)                                                              \
-    /* name      class  flags                          mem        cost */      \
-    X(F,         STAGE, SC_OPF_FWD,                    ALLOC,     TF)          \
-    X(B,         STAGE, SC_OPF_BGRAD,                  FREE_PART, TB)          \
-    X(W,         STAGE, SC_OPF_WGRAD,                  FREE_REST, TW)          \
-    X(BW,        STAGE, SC_OPF_BGRAD | SC_OPF_WGRAD,   FREE_ALL,  TBW)         \
-    X(S,         VOCAB, 0,                             ALLOC,     TS)          \
-    X(T,         VOCAB, 0,                             FREE_ALL,  TT)          \
-    X(E,         VOCAB, 0,                             NONE,      TE)          \
-    X(EW,        VOCAB, 0,                             NONE,      TEW)         \
-    X(SEND,      XFER,  SC_OPF_OUT,                    NONE,      COMM)        \
-    X(RECV,      XFER,  SC_OPF_IN,                     NONE,      COMM)        \
-    X(REDUCE,    STEP,  0,                             NONE,      NONE)        \
-    X(OPTIM,     STEP,  SC_OPF_READS_COLLS,            NONE,      OPTIM)       \
-    X(OFFLOAD,   HOST,  SC_OPF_OUT | SC_OPF_FRAC,      NONE,      LINK)        \
-    X(DROP,      HOST,  SC_OPF_FRAC,                   FREE_ALL,  NONE)        \
-    X(RELOAD,    HOST,  SC_OPF_IN | SC_OPF_FRAC,       ALLOC,     LINK)        \
-    X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL)        \
-    X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL)        \
-    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE)        \
-    X(FB,        PAIR,  0,                             NONE,      TFB)         \
-    X(WAIT,      WAIT,  0,                             NONE,      NONE)        \
-    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR)          \
-    X(UNSHARD,   FSDP,  0,                             ALLOC,     GATHER)      \
-    X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE)        \
-    X(REDUCE_GRAD, FSDP, 0,                            NONE,      SCATTER)
+ * memory follows the memory column, a collective's primitive and ring
+ * factor follow its flags (sc_coll_factor; SC_OPF_REDUCES, SC_OPF_ROOTED,
+ * neither: all-to-all), the index among the four stage passes follows the
+ * cost column (sc_op_stage_index), the pictures and the PyTorch writer
+ * follow the look column, and the bound on passes per record is counted
+ * from the rows (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). test_opkinds
+ * checks the table. */
+#define SC_OPS(X)                                                                      \
+    /* name      class  flags                          mem        cost    look */          \
+    X(F,         STAGE, SC_OPF_FWD,                    ALLOC,     TF,                      \
+      SC_LOOK('F', 46, 0x4a90d9, "F forward", "F"))                                        \
+    X(B,         STAGE, SC_OPF_BGRAD,                  FREE_PART, TB,                      \
+      SC_LOOK('B', 43, 0xf5a623, "B input grad", "I"))                                     \
+    X(W,         STAGE, SC_OPF_WGRAD,                  FREE_REST, TW,                      \
+      SC_LOOK('W', 42, 0x6bbf3b, "W weight grad", "W"))                                    \
+    X(BW,        STAGE, SC_OPF_BGRAD | SC_OPF_WGRAD,   FREE_ALL,  TBW,                     \
+      SC_LOOK('X', 45, 0xa561c9, "BW fused B+W", "B")) /* PyTorch's full backward */       \
+    X(S,         VOCAB, 0,                             ALLOC,     TS,                      \
+      SC_LOOK('S', 41, 0xd9534f, "S output", NULL))                                        \
+    X(T,         VOCAB, 0,                             FREE_ALL,  TT,                      \
+      SC_LOOK('T', 47, 0x8c564b, "T output grad", NULL))                                   \
+    X(E,         VOCAB, 0,                             NONE,      TE,                      \
+      SC_LOOK('E', 44, 0x17becf, "E embed", NULL))                                         \
+    X(EW,        VOCAB, 0,                             NONE,      TEW,                     \
+      SC_LOOK('e', 44, 0x7f7f7f, "EW embed grad", NULL))                                   \
+    X(SEND,      XFER,  SC_OPF_OUT,                    NONE,      COMM,    SC_NOLOOK)      \
+    X(RECV,      XFER,  SC_OPF_IN,                     NONE,      COMM,    SC_NOLOOK)      \
+    X(REDUCE,    STEP,  0,                             NONE,      NONE,    SC_NOLOOK)      \
+    X(OPTIM,     STEP,  SC_OPF_READS_COLLS,            NONE,      OPTIM,   SC_NOLOOK)      \
+    X(OFFLOAD,   HOST,  SC_OPF_OUT | SC_OPF_FRAC,      NONE,      LINK,    SC_NOLOOK)      \
+    X(DROP,      HOST,  SC_OPF_FRAC,                   FREE_ALL,  NONE,    SC_NOLOOK)      \
+    X(RELOAD,    HOST,  SC_OPF_IN | SC_OPF_FRAC,       ALLOC,     LINK,    SC_NOLOOK)      \
+    X(ALLREDUCE, COLL,  SC_OPF_REDUCES,                NONE,      COLL,    SC_NOLOOK)      \
+    X(BCAST,     COLL,  SC_OPF_ROOTED,                 NONE,      COLL,    SC_NOLOOK)      \
+    X(VALIDATE,  STEP,  SC_OPF_READS_COLLS,            NONE,      NONE,    SC_NOLOOK)      \
+    X(FB,        PAIR,  0,                             NONE,      TFB,                     \
+      SC_LOOK(0, 0, 0x222222, "F+B overlapped pair (outlined)", NULL))                     \
+    X(WAIT,      WAIT,  0,                             NONE,      NONE,    SC_NOLOOK)      \
+    X(R,         STAGE, SC_OPF_FRAC,                   ALLOC,     TR,                      \
+      SC_LOOK('R', 106, 0xbcbd22, "R recompute", NULL))                                    \
+    X(UNSHARD,   FSDP,  0,                             ALLOC,     GATHER,  SC_NOLOOK)      \
+    X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE,    SC_NOLOOK)      \
+    X(REDUCE_GRAD, FSDP, 0,                            NONE,      SCATTER, SC_NOLOOK)
+
+/* The look column: how the outputs show a kind (sc_op_look). */
+#define SC_LOOK(letter, ansi, rgb, legend, torch) {letter, ansi, rgb, legend, torch}
+#define SC_NOLOOK {0, 0, 0, NULL, NULL}
 
 typedef enum sc_op {
-#define X(name, cls, flags, mem, cost) SC_OP_##name,
+#define X(name, cls, flags, mem, cost, look) SC_OP_##name,
     SC_OPS(X)
 #undef X
 } sc_op;
 
 /* The number of kinds (not an enumerator: a switch on sc_op lists kinds only). */
 enum {
-#define X(name, cls, flags, mem, cost) +1
+#define X(name, cls, flags, mem, cost, look) +1
     SC_OP_COUNT = 0 SC_OPS(X)
 #undef X
 };
@@ -234,6 +254,19 @@ static inline sc_op_cost_kind sc_op_cost_of(int op)
 {
     return (sc_op_cost_kind)sc_op_tab[(uint8_t)op].cost;
 }
+/* How the outputs show a kind (the look column): letter and ansi in the
+ * ASCII timeline (render.h), rgb and legend in the SVG one (svg.h), torch
+ * in PyTorch's CSV (torchcsv.h); zeros and NULL where a kind has none.
+ * sc_op_look_of takes any int: out of range, a kind without a look. */
+typedef struct sc_op_look {
+    char letter;
+    uint8_t ansi;
+    uint32_t rgb;
+    const char *legend, *torch;
+} sc_op_look;
+
+const sc_op_look *sc_op_look_of(int op);
+
 static inline int sc_op_has(int op, unsigned flags) { return (sc_op_bits(op) & SC_OPB_FLAGS(flags)) != 0; }
 
 /* Compute passes: sc_op_is_pass. Those of a stage (F, B, W, BW, with the
@@ -280,15 +313,8 @@ static inline int sc_op_is_wgrad(int op) { return sc_op_has(op, SC_OPF_WGRAD); }
 #define SC_STAGE_PASSES 4
 static inline int sc_op_stage_index(int op)
 {
-    switch ((sc_op)op) {
-    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: return op;
-    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD: break;
-    }
-    return -1;
+    int c = (int)sc_op_cost_of(op); /* TF..TBW: the order of F, B, W, BW */
+    return c >= SC_OPC_TF && c <= SC_OPC_TBW ? c - SC_OPC_TF : -1;
 }
 
 /* The index of vocabulary pass op in the per-device arrays of four (costs,

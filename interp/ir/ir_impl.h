@@ -115,22 +115,15 @@ void sc_vec_free(sc_vec *vec);
 sc_status sc_coll_push(sc_prog *pg, sc_vec *vec, const sc_coll *c);
 
 /* Ring factor of a collective kind: the fraction of the buffer each member
- * sends (all-reduce 2(n-1)/n: reduce-scatter and all-gather; broadcast
- * (n-1)/n, pipelined along the ring); 0 for a kind that is no collective. */
+ * sends, by its primitive (its flags): all-reduce (SC_OPF_REDUCES)
+ * 2(n-1)/n, a reduce-scatter and an all-gather; broadcast (SC_OPF_ROOTED)
+ * and all-to-all (neither) (n-1)/n, the broadcast pipelined along the
+ * ring; 0 for a kind that is no collective. */
 static inline double sc_coll_factor(int op, int n)
 {
-    if (n <= 1)
+    if (n <= 1 || !sc_op_is_coll(op))
         return 0;
-    switch ((sc_op)op) {
-    case SC_OP_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case SC_OP_BCAST: return (double)(n - 1) / n;
-    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
-    case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
-    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R:
-    case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break;
-    }
-    return 0;
+    return (sc_op_has(op, SC_OPF_REDUCES) ? 2.0 : 1.0) * (n - 1) / n;
 }
 
 /* A WAIT: a wait for a SEND (docs/semantics.md#waits). */
@@ -145,12 +138,12 @@ sc_status sc_fail(sc_prog *pg, sc_status st, const char *fmt, ...)
  * and the vocabulary passes of one device and microbatch (S, T, E, EW: 4).
  * Counted from the table. */
 enum {
-#define X(name, cls, flags, mem, cost)                                                     \
+#define X(name, cls, flags, mem, cost, look)                                              \
     +(SC_OPK_##cls == SC_OPK_STAGE && !((flags) & SC_OPF_FRAC) /* R: lowered, not ordered */ \
       && ((flags) & (SC_OPF_BGRAD | SC_OPF_WGRAD)) != (SC_OPF_BGRAD | SC_OPF_WGRAD))
     SC_STAGE_PASSES_PER_RECORD = 0 SC_OPS(X),
 #undef X
-#define X(name, cls, flags, mem, cost) +(SC_OPK_##cls == SC_OPK_VOCAB)
+#define X(name, cls, flags, mem, cost, look) +(SC_OPK_##cls == SC_OPK_VOCAB)
     SC_VOCAB_PASSES_PER_MB = 0 SC_OPS(X),
 #undef X
 };
@@ -377,13 +370,9 @@ static inline int sc_pass_dep(const sc_prog *pg, const sc_instr *in, int *dop, i
     case SC_OP_EW: return 1;
     case SC_OP_T: case SC_OP_E: return 0;
     case SC_OP_R: return 0; /* its record's input is on its device */
-    case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: return 0;
-    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
-    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: return 0; /* no pass */
     case SC_OP_FB: return 0; /* two: the halves' (sc_instr_halves) */
+    default: return 0; /* no pass */
     }
-    return 0;
 }
 
 /* ---- the vocabulary collectives (docs/vocab.md#placements) ----
@@ -445,11 +434,7 @@ static inline int sc_vocab_colls(const sc_prog *pg, const sc_instr *in, sc_coll 
         if (in->stage == 0)
             out[n] = b, out[n].what = SC_OP_B, out[n++].root = pg->stage_dev[in->stage];
         break;
-    case SC_OP_W: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
-    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD: break;
+    default: break; /* W, EW and the kinds that are no pass post none */
     }
     for (int i = 0; i < n; i++)
         out[i].bytes = sc_vocab_coll_bytes(pg, out[i].what, out[i].part);
@@ -482,14 +467,8 @@ static inline int sc_vocab_all_dep(const sc_prog *pg, const sc_instr *in, int *o
         *op = pg->vocab == SC_VOCAB_V1 ? SC_OP_S : SC_OP_T;
         *part = pg->vocab == SC_VOCAB_V1 ? 2 : 0;
         return 1;
-    case SC_OP_W: case SC_OP_S: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD:
-        return 0;
+    default: return 0;
     }
-    return 0;
 }
 
 /* Time from the last of the passes of a sc_vocab_all_dep to its reader's

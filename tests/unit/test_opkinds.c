@@ -1,8 +1,9 @@
 /*
  * test_opkinds.c — the table of instruction kinds (ir.h): names and the
  * parser round-trip, the classes and roles say what the kinds of today
- * are, the index maps agree with each other, and the memory and cost
- * columns give what the cost model says (docs/guide.md#memory-model).
+ * are, the index maps agree with each other, the memory and cost
+ * columns give what the cost model says (docs/guide.md#memory-model), and
+ * the look column gives every drawn kind its letter, colours and legend.
  */
 #include "harness.h"
 #include "ir/ir.h"
@@ -129,11 +130,41 @@ TEST(memory_and_cost_columns)
     sc_prog_free(pg);
 }
 
+TEST(looks)
+{
+    for (int op = 0; op < SC_OP_COUNT; op++) {
+        const sc_op_look *l = sc_op_look_of(op);
+        int drawn = sc_op_is_pass(op) || sc_op_is_pair(op);
+        CHECK(drawn == (l->legend != NULL) && (l->rgb != 0) == drawn);
+        CHECK((l->letter != 0) == sc_op_is_pass(op) && (l->ansi != 0) == sc_op_is_pass(op));
+        CHECK((l->torch != NULL) == (sc_op_stage_index(op) >= 0)); /* PyTorch: F I W B */
+        for (int b = op + 1; drawn && b < SC_OP_COUNT; b++) { /* one legend, one colour each */
+            const sc_op_look *o = sc_op_look_of(b);
+            CHECK(!o->legend || (strcmp(l->legend, o->legend) != 0 && l->rgb != o->rgb));
+        }
+    }
+    CHECK_STR(sc_op_look_of(SC_OP_B)->torch, "I");
+    CHECK_STR(sc_op_look_of(SC_OP_BW)->torch, "B");
+    CHECK(sc_op_look_of(SC_OP_BW)->letter == 'X' && sc_op_look_of(SC_OP_EW)->letter == 'e');
+    CHECK(sc_op_look_of(-1)->legend == NULL && sc_op_look_of(SC_OP_COUNT)->letter == 0);
+    CHECK(sc_op_look_of(200)->torch == NULL);
+}
+
+TEST(collective_primitives)
+{
+    /* The ring factor by the flags: a reduction 2(n-1)/n, else (n-1)/n. */
+    CHECK(sc_coll_factor(SC_OP_ALLREDUCE, 4) == 1.5 && sc_coll_factor(SC_OP_BCAST, 4) == 0.75);
+    CHECK(sc_coll_factor(SC_OP_ALLREDUCE, 1) == 0 && sc_coll_factor(SC_OP_F, 4) == 0);
+    CHECK(sc_coll_factor(SC_OP_REDUCE_GRAD, 4) == 0 && sc_coll_factor(-1, 4) == 0);
+}
+
 int main(void)
 {
     RUN(names_and_parser);
     RUN(classes_and_roles);
     RUN(index_maps);
     RUN(memory_and_cost_columns);
+    RUN(looks);
+    RUN(collective_primitives);
     return harness_done("opkinds");
 }
