@@ -118,44 +118,18 @@ char *sc_render_dump(const sc_prog *pg)
     return finish(&b);
 }
 
-/* The colour and the letter of a pass kind in a timeline. */
-static const char *color_of(int op)
+/* The colour (an SGR background code) and the letter of a pass kind in a
+ * timeline: its look (ir.h); BW's, magenta and 'X', for a kind without. */
+static int color_of(int op)
 {
-    switch ((sc_op)op) {
-    case SC_OP_F: return "\033[30;46m";  /* cyan */
-    case SC_OP_B: return "\033[30;43m";  /* yellow */
-    case SC_OP_W: return "\033[30;42m";  /* green */
-    case SC_OP_BW: break;
-    case SC_OP_S: return "\033[30;41m";  /* red: the output layer */
-    case SC_OP_T: return "\033[30;47m";  /* white */
-    case SC_OP_E: case SC_OP_EW: return "\033[30;44m"; /* blue: the embedding */
-    case SC_OP_R: return "\033[30;106m"; /* light cyan: a forward again */
-    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
-    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no pass: not drawn */
-    }
-    return "\033[30;45m"; /* magenta: BW */
+    int c = sc_op_look_of(op)->ansi;
+    return c ? c : sc_op_look_of(SC_OP_BW)->ansi;
 }
 
 static char letter_of(int op)
 {
-    switch ((sc_op)op) {
-    case SC_OP_F: return 'F';
-    case SC_OP_B: return 'B';
-    case SC_OP_W: return 'W';
-    case SC_OP_BW: break;
-    case SC_OP_S: return 'S';
-    case SC_OP_T: return 'T';
-    case SC_OP_E: return 'E';
-    case SC_OP_EW: return 'e';
-    case SC_OP_R: return 'R';
-    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
-    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no pass: not drawn */
-    }
-    return 'X'; /* BW */
+    char c = sc_op_look_of(op)->letter;
+    return c ? c : sc_op_look_of(SC_OP_BW)->letter;
 }
 
 /* What a timeline draws: passes and overlapped pairs. */
@@ -169,14 +143,14 @@ static void pass_cell(buf *b, const sc_instr *in, int first, int color)
 {
     if (!sc_op_is_pair(in->op)) {
         if (color)
-            bprintf(b, "%s%d\033[0m", color_of(in->op), in->mb % 10);
+            bprintf(b, "\033[30;%dm%d\033[0m", color_of(in->op), in->mb % 10);
         else
             bputc(b, letter_of(in->op));
         return;
     }
     sc_instr h = first ? (sc_instr){.op = SC_OP_F, .mb = in->mb} : sc_pair_half(in);
     if (color)
-        bprintf(b, "%s\033[4m%d\033[0m", color_of(h.op), h.mb % 10);
+        bprintf(b, "\033[30;%dm\033[4m%d\033[0m", color_of(h.op), h.mb % 10);
     else
         bputc(b, h.op == SC_OP_F ? 'f' : h.op == SC_OP_B ? 'b' : 'x');
 }
@@ -347,7 +321,8 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
     bprintf(&b, "makespan %.6g%s  bubble %.2f%%  1 column = %.4g%s", sim->makespan,
             sc_prog_seconds(pg) ? " s" : "", 100.0 * sim->bubble_rate, unit, u);
     if (color)
-        bprintf(&b, "  %sF\033[0m %sB\033[0m %sW\033[0m %sBW\033[0m (digits: microbatch)",
+        bprintf(&b, "  \033[30;%dmF\033[0m \033[30;%dmB\033[0m \033[30;%dmW\033[0m \033[30;%dmBW\033[0m"
+                   " (digits: microbatch)",
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
     else
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");

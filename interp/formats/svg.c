@@ -20,27 +20,15 @@ enum {
 };
 #define BAND_H (ROW_H + GAP + XFER_H + GAP + MEM_H + BAND_GAP)
 
-/* The colour and the legend of a pass kind (a kind that is no pass is
- * never drawn). */
+/* The colour and the legend of a pass kind (its look, ir.h; a kind that is
+ * no pass is never drawn: F's). */
 static unsigned kind_style(int op, const char **name)
 {
-    switch ((sc_op)op) {
-    case SC_OP_F: return *name = "F forward", 0x4a90d9;
-    case SC_OP_B: return *name = "B input grad", 0xf5a623;
-    case SC_OP_W: return *name = "W weight grad", 0x6bbf3b;
-    case SC_OP_BW: return *name = "BW fused B+W", 0xa561c9;
-    case SC_OP_S: return *name = "S output", 0xd9534f;
-    case SC_OP_T: return *name = "T output grad", 0x8c564b;
-    case SC_OP_E: return *name = "E embed", 0x17becf;
-    case SC_OP_EW: return *name = "EW embed grad", 0x7f7f7f;
-    case SC_OP_FB: return *name = "F+B overlapped pair (outlined)", 0x222222;
-    case SC_OP_R: return *name = "R recompute", 0xbcbd22;
-    case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD:
-    case SC_OP_DROP: case SC_OP_RELOAD: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD: break;
-    }
-    return *name = "F forward", 0x4a90d9;
+    const sc_op_look *l = sc_op_look_of(op);
+    if (!l->legend)
+        l = sc_op_look_of(SC_OP_F);
+    *name = l->legend;
+    return l->rgb;
 }
 
 static void xml_text(FILE *f, const char *s)

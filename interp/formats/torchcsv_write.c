@@ -28,21 +28,13 @@ static void put_cell(FILE *f, const char *sep, int stage, const char *name, int 
     fwrite(b, 1, n, f);
 }
 
+/* PyTorch's letter of a stage pass (its look, ir.h): F, I, W, B (the full
+ * backward); "?" for the others (a pair's halves are written one by one;
+ * R is left out; the rest refused before). */
 static const char *compute_letter(int op)
 {
-    switch ((sc_op)op) {
-    case SC_OP_F: return "F";
-    case SC_OP_B: return "I";
-    case SC_OP_W: return "W";
-    case SC_OP_BW: return "B"; /* PyTorch's full backward */
-    case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD:
-        break; /* a pair's halves are written one by one; R is left out; the rest refused before */
-    }
-    return "?";
+    const char *t = sc_op_look_of(op)->torch;
+    return t ? t : "?";
 }
 
 /* One compute cell: `0F3`, or for an overlapped pair PyTorch's
