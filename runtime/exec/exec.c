@@ -235,6 +235,35 @@ static sc_status vocab(ex *e, const sc_instr *in)
     return SC_OK;
 }
 
+/* An end-of-step instruction (class SC_OPK_STEP): REDUCE, OPTIM, VALIDATE. */
+static sc_status step_end(ex *e, const sc_instr *in)
+{
+    const struct sc_workload_ops *w = e->wl->ops;
+    sc_status st = SC_OK;
+    switch ((sc_op)in->op) {
+    case SC_OP_REDUCE:
+        if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
+            (st = w->reduce(e->wl->ctx)) != SC_OK)
+            st = sc_ex_wl_fail(e, st, in);
+        if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
+            st = sc_ex_wl_fail(e, st, in);
+        return st;
+    case SC_OP_OPTIM:
+        if (w->optim_step)
+            st = w->optim_step(e->wl->ctx, e->step, e->state);
+        else if (w->optim)
+            st = w->optim(e->wl->ctx);
+        if (st)
+            st = sc_ex_wl_fail(e, st, in);
+        e->step++;
+        return st;
+    case SC_OP_VALIDATE: return sc_ex_validate(e, in);
+    default:
+        return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: no executor for %s", e->d,
+                           sc_op_name(in->op));
+    }
+}
+
 static sc_status run(ex *e)
 {
     sc_status st = SC_OK;
@@ -272,39 +301,20 @@ static sc_status run(ex *e)
             (st = inputs_ready(e, in)) != SC_OK)
             return st;
         double t0 = sc_exec_now() - e->origin, c0 = e->out->cpu ? sc_exec_cpu_now() : 0;
-        const struct sc_workload_ops *w = e->wl->ops;
-        switch ((sc_op)in->op) { /* what runs on the compute stream */
-        case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW:
-            st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : sc_ex_compute(e, in);
+        switch (sc_op_class_of(in->op)) { /* what runs on the compute stream */
+        case SC_OPK_STAGE:
+            if (sc_op_has(in->op, SC_OPF_FRAC)) /* R: part of a record again */
+                st = sc_ex_recompute(e, in);
+            else
+                st = in->flags & SC_IF_ROLLBACK ? sc_ex_redo_forward(e, in) : sc_ex_compute(e, in);
             break;
-        case SC_OP_FB: st = sc_ex_pair(e, in); break;
-        case SC_OP_S: case SC_OP_T: case SC_OP_E: case SC_OP_EW: st = vocab(e, in); break;
-        case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-            st = sc_ex_host_copy(e, in, k);
-            break;
-        case SC_OP_R: st = sc_ex_recompute(e, in); break;
-        case SC_OP_UNSHARD: case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD:
-            break; /* one replica: its parameters are whole (docs/fsdp.md#runtime) */
-        case SC_OP_REDUCE:
-            if ((st = wait_for(e, e->posted - 1, (size_t)-1)) == SC_OK && w->reduce &&
-                (st = w->reduce(e->wl->ctx)) != SC_OK)
-                st = sc_ex_wl_fail(e, st, in);
-            if (!st && w->grad_state && (st = w->grad_state(e->wl->ctx, e->step, e->state)))
-                st = sc_ex_wl_fail(e, st, in);
-            break;
-        case SC_OP_OPTIM:
-            if (w->optim_step)
-                st = w->optim_step(e->wl->ctx, e->step, e->state);
-            else if (w->optim)
-                st = w->optim(e->wl->ctx);
-            if (st)
-                st = sc_ex_wl_fail(e, st, in);
-            e->step++;
-            break;
-        case SC_OP_VALIDATE: st = sc_ex_validate(e, in); break;
-        case SC_OP_WAIT: st = wait_send(e, in, k); break;
-        case SC_OP_SEND: case SC_OP_RECV: case SC_OP_ALLREDUCE: case SC_OP_BCAST:
-            break; /* posted above, on their channels */
+        case SC_OPK_PAIR: st = sc_ex_pair(e, in); break;
+        case SC_OPK_VOCAB: st = vocab(e, in); break;
+        case SC_OPK_HOST: st = sc_ex_host_copy(e, in, k); break;
+        case SC_OPK_FSDP: break; /* one replica: its parameters are whole (docs/fsdp.md#runtime) */
+        case SC_OPK_STEP: st = step_end(e, in); break;
+        case SC_OPK_WAIT: st = wait_send(e, in, k); break;
+        case SC_OPK_XFER: case SC_OPK_COLL: break; /* posted above, on their channels */
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
          * its end is measured and a failure is reported at this pass. */

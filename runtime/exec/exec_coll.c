@@ -36,8 +36,16 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
     size_t n;
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     size_t nc = 0;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         nc += sc_op_is_coll(in[k].op);
+        /* The transports run two primitives (sc_cxfer_bcast); a kind with
+         * neither (an all-to-all) needs its own there first. */
+        if (sc_op_is_coll(in[k].op) && !sc_op_has(in[k].op, SC_OPF_REDUCES | SC_OPF_ROOTED)) {
+            snprintf(err, errlen, "d%d #%zu: no transport runs %s yet", d, k,
+                     sc_op_name(in[k].op));
+            return SC_ERR_ARG;
+        }
+    }
     size_t *need = malloc((n + 1) * sizeof *need);
     if (!need) {
         snprintf(err, errlen, "out of memory on d%d: collective tables", d);

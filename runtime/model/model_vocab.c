@@ -397,13 +397,8 @@ sc_status sc_mvocab_pass(sc_mvocab *v, int op, int mb, void *record)
         }
         dfree(v, &v->gbuf[mb], R * h);
         return SC_OK;
-    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD: break;
+    default: return fail(v, SC_ERR_ARG, "not a vocabulary pass");
     }
-    return fail(v, SC_ERR_ARG, "not a vocabulary pass");
 }
 
 /* The buffers of the collectives of S (sc_mvocab_coll_buffer): the row
@@ -482,12 +477,7 @@ sc_status sc_mvocab_coll_buffer(sc_mvocab *v, const sc_coll *c, sc_cxfer *x)
         if ((st = stats_buffer(v, c, x)) != SC_OK)
             return st;
         break;
-    case SC_OP_W: case SC_OP_BW: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV:
-    case SC_OP_REDUCE: case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_ALLREDUCE: case SC_OP_BCAST: case SC_OP_VALIDATE:
-    case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD: case SC_OP_RESHARD:
-    case SC_OP_REDUCE_GRAD:
-        return fail(v, SC_ERR_PROGRAM, "an unknown vocabulary collective");
+    default: return fail(v, SC_ERR_PROGRAM, "an unknown vocabulary collective");
     }
     if (!x->buf)
         return fail(v, SC_ERR_NOMEM, "out of memory for a collective's buffer");

@@ -57,21 +57,21 @@ typedef struct sc_cxfer {
 } sc_cxfer;
 
 /* Whether a transport runs collective kind op as a broadcast from its root
- * (BCAST), not as an all-reduce (ALLREDUCE). Every transport implements
- * these two; a new collective kind is named here (a switch without a
- * default) and needs its primitive in each transport. */
+ * (a rooted kind, SC_OPF_ROOTED: BCAST), not as an all-reduce (one with a
+ * reduction, SC_OPF_REDUCES: ALLREDUCE). Every transport implements these
+ * two primitives; a collective kind with neither flag (an all-to-all)
+ * needs a third in each transport (coll_host.h, MPI, NCCL, CUDA local)
+ * and is refused by the executor until then (sc_cchan_new).
+ * Generated from the rows, not read from sc_op_tab: the CUDA module
+ * (cuda_module.c) links none of interp/. */
 static inline int sc_cxfer_bcast(int op)
 {
-    switch ((sc_op)op) {
-    case SC_OP_BCAST: return 1;
-    case SC_OP_ALLREDUCE: return 0;
-    case SC_OP_F: case SC_OP_B: case SC_OP_W: case SC_OP_BW: case SC_OP_S: case SC_OP_T:
-    case SC_OP_E: case SC_OP_EW: case SC_OP_SEND: case SC_OP_RECV: case SC_OP_REDUCE:
-    case SC_OP_OPTIM: case SC_OP_OFFLOAD: case SC_OP_DROP: case SC_OP_RELOAD:
-    case SC_OP_VALIDATE: case SC_OP_WAIT: case SC_OP_FB: case SC_OP_R: case SC_OP_UNSHARD:
-    case SC_OP_RESHARD: case SC_OP_REDUCE_GRAD: break; /* no collective */
-    }
-    return 0;
+    static const unsigned char rooted[] = {
+#define X(name, cls, flags, mem, cost, look) ((flags) & SC_OPF_ROOTED) != 0,
+        SC_OPS(X)
+#undef X
+    };
+    return (unsigned)op < SC_OP_COUNT && rooted[op];
 }
 
 struct sc_transport_ops {
