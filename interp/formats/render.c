@@ -321,8 +321,8 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
     bprintf(&b, "makespan %.6g%s  bubble %.2f%%  1 column = %.4g%s", sim->makespan,
             sc_prog_seconds(pg) ? " s" : "", 100.0 * sim->bubble_rate, unit, u);
     if (color)
-        bprintf(&b, "  \033[30;%dmF\033[0m \033[30;%dmB\033[0m \033[30;%dmW\033[0m \033[30;%dmBW\033[0m"
-                   " (digits: microbatch)",
+        bprintf(&b, "  \033[30;%dmF\033[0m \033[30;%dmB\033[0m \033[30;%dmW\033[0m"
+                    " \033[30;%dmBW\033[0m (digits: microbatch)",
                 color_of(SC_OP_F), color_of(SC_OP_B), color_of(SC_OP_W), color_of(SC_OP_BW));
     else
         bprintf(&b, "  F forward, B input grad, W weight grad, X fused B+W, . idle");
