@@ -87,12 +87,14 @@
  *
  * To add a kind: append a row (rows keep their numbers: F, B, W, BW are
  * 0..3 and index arrays of four; the vocabulary passes stay in a row) and
- * give it the columns that say what it is. That is all a kind of an
- * existing class needs: code asks properties, never lists kinds. A switch
- * on the kind (a cast to sc_op) acts for the few kinds it names and has a
+ * give it the columns that say what it is. No list of kinds needs it:
+ * code asks properties, and what is new about the kind (where the lowering
+ * puts it, what a transport runs for it) is code of its own. A switch on
+ * the kind (a cast to sc_op) acts for the few kinds it names and has a
  * `default:` for the rest (the dependency of a pass, sc_pass_dep; the
  * vocabulary's collectives and their buffers; the built-in model's
- * vocabulary passes). Code that does something different for each class,
+ * vocabulary passes; the executor's end-of-step kinds, which refuses one
+ * it does not know). Code that does something different for each class,
  * memory effect or cost switches on that column without a `default:`, so
  * that -Wswitch (part of -Wall) names every such place when a new value
  * comes: the executor's dispatch (exec/exec.c), the writers' operands,
