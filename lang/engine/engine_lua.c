@@ -293,9 +293,10 @@ static int l_compare(lua_State *L)
             rc = (int)lua_tointeger(L, -1);
     }
     sc_eng_release(prev);
-    sc_compare_set_model(L, 0);
     sc_compare_free(L, &cc->c); /* whatever happened inside */
     memset(&cc->c, 0, sizeof cc->c);
+    if (st != LUA_OK)
+        sc_compare_set_model(L, 0); /* the rows' model sizes, off again */
     raise(L, st, rc, &e);
     lua_pop(L, 1);
     return 1;
