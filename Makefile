@@ -186,7 +186,7 @@ $(BUILD)/stdlib_embed.o: $(BUILD)/stdlib_embed.c $(FLAGS_STAMP)
 # linked in: a second copy would be a second Lua). The version is the
 # language's (SC_VERSION in lang/core/core.h): the one source.
 VERSION    := $(shell sed -n 's/^\#define SC_VERSION "\(.*\)"/\1/p' lang/core/core.h)
-LIB_OBJ     = $(filter $(BUILD)/lang/api/% $(BUILD)/lang/lua/% $(BUILD)/lang/core/% $(BUILD)/lang/sandbox/%,$(LANG_OBJ)) \
+LIB_OBJ     = $(filter $(BUILD)/lang/api/% $(BUILD)/lang/engine/% $(BUILD)/lang/lua/% $(BUILD)/lang/core/% $(BUILD)/lang/sandbox/%,$(LANG_OBJ)) \
               $(BUILD)/stdlib_embed.o $(INTERP_OBJ)
 LIB_FILES   = $(BUILD)/libstagecraft.a $(BUILD)/libstagecraft.so $(BUILD)/lua/stagecraft.so $(BUILD)/stagecraft.pc
 

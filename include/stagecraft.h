@@ -1,7 +1,8 @@
 /*
  * stagecraft.h — libstagecraft, the C library of stagecraft: load a recipe
- * with parameters, compile and verify it, simulate it, export it
- * (docs/embed.md). The one public header; everything else is private.
+ * with parameters, compile and verify it, simulate it, export it; compare
+ * recipes and plan what to run (docs/embed.md). The one public header;
+ * everything else is private.
  *
  *     #include <stagecraft.h>
  *
@@ -122,6 +123,86 @@ int stagecraft_export_text(stagecraft_program *p, const char *format, const char
                            size_t *len);
 /* Frees the program; NULL: nothing. */
 void stagecraft_program_free(stagecraft_program *p);
+
+/* ---- compare and plan (the engine of `stagecraft compare` and `plan`) ----
+ *
+ *     const char *recipes[] = {"1f1b", "zb-h1", NULL}, *defs[] = {"p=4", "m=8,16", NULL};
+ *     const stagecraft_row *rows;
+ *     int n;
+ *     if (stagecraft_compare(sc, recipes, defs, &rows, &n) == STAGECRAFT_OK)
+ *         for (int i = 0; i < n; i++)
+ *             printf("%s %s %g\n", rows[i].recipe, rows[i].parameters, rows[i].makespan);
+ *
+ *     stagecraft_plan_settings ps = {.devices = 8, .microbatches = 32, .cap = "6"};
+ *     stagecraft_plan_result plan;
+ *     if (stagecraft_plan(sc, &ps, &plan) == STAGECRAFT_OK && plan.pick >= 0)
+ *         printf("%s\n", plan.why);
+ *
+ * Both run on the context, as stagecraft_load does: every evaluation under
+ * its sandbox and within its limits (the whole call counts against one
+ * step, memory and time budget). What they return is owned by the context,
+ * valid until the next call of the same function on it or its close. Model
+ * sizes among the parameters (-D hidden, layers, ...: bytes of the
+ * runtime's model) need the command line; a model file (model=FILE) works.
+ */
+
+/* One row of a comparison: a recipe under one combination of the values. */
+typedef struct stagecraft_row {
+    const char *recipe;
+    const char *parameters;  /* this row's values, "NAME=VALUE" separated by spaces */
+    int code;                /* STAGECRAFT_OK, or the code of error */
+    const char *error;       /* NULL, or why the row has no figures */
+    int over_cap;            /* the error is a refusal by the memory cap (an answer) */
+    int devices, stages, microbatches;
+    long long instructions;
+    double makespan, bubble_rate, peak_memory_max, lower_bound;
+} stagecraft_row;
+
+/* Compares recipes (NULL-terminated names or .lua paths) under defs
+ * (NULL-terminated "NAME=VALUE"; a value "a,b,c" or "lo:hi[:step]" is a
+ * sweep, as `stagecraft compare -D`): a row per combination and recipe, the
+ * first name's values changing slowest. A recipe that fails is a row with
+ * its error; the call fails only when the comparison itself cannot run
+ * (an unknown parameter, a limit). *rows has *nrows entries. */
+int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                       const stagecraft_row **rows, int *nrows);
+
+/* What to plan (`stagecraft plan`'s options, docs/plan.md); zero fields
+ * are the defaults. */
+typedef struct stagecraft_plan_settings {
+    int devices, microbatches; /* 0: 4 and 8 */
+    const char *cap;           /* the memory cap: units ("6") or bytes ("40GiB"); NULL: none */
+    const char *costs;         /* a cost file (the caller's: the recipes may read it); NULL */
+    const char *layers;        /* the model's layers to split into stages ("E,t*16,L"); NULL */
+    const char *framework;     /* "megatron", "torchtitan" or "pytorch"; NULL: any */
+    double time_limit;         /* the automatic schedules' search, seconds; 0: theirs;
+                                  < 0: none (--time-limit 0: fast, reproducible) */
+    const char *const *defs;   /* other parameters, NULL-terminated "NAME=VALUE"; NULL */
+} stagecraft_plan_settings;
+
+/* One candidate of a plan: a recipe with its knobs, evaluated. */
+typedef struct stagecraft_candidate {
+    const char *recipe, *knobs;
+    const char *error;         /* NULL, or why it has no figures */
+    double makespan, bubble_rate;
+    double peak_memory;        /* in the cap's unit (units, or bytes with a cap in bytes) */
+    int fits;                  /* within the cap */
+    int front;                 /* on the front of makespan against memory */
+} stagecraft_candidate;
+
+typedef struct stagecraft_plan_result {
+    int devices, microbatches;
+    int ncandidates;
+    const stagecraft_candidate *candidates;
+    int pick;                  /* index of the pick in candidates; -1: none */
+    const char *why;           /* the pick and why, or why there is none */
+    const char *sim_command;   /* `stagecraft sim ...` that reproduces the pick; NULL: none */
+} stagecraft_plan_result;
+
+/* Plans: every stdlib recipe with its knobs evaluated and simulated, the
+ * pick the fastest within the cap (docs/plan.md). STAGECRAFT_OK with
+ * pick < 0 when nothing fits (why says so; the command exits 7). */
+int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out);
 
 #ifdef __cplusplus
 }

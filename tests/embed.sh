@@ -2,7 +2,7 @@
 # tests/embed.sh — libstagecraft, installed (docs/embed.md): `make install
 # PREFIX=T` puts the binary, the libraries, the header, stagecraft.pc, the
 # Lua module and the stdlib recipes under T; examples/embed.c and
-# tests/embed/contexts.c build with `pkg-config --cflags --libs stagecraft`
+# tests/embed/contexts.c and tests/embed/engine.c (compare and plan) build with `pkg-config --cflags --libs stagecraft`
 # (PKG_CONFIG_PATH into T) and run; the installed binary runs from another
 # folder; stock lua5.4 requires the module (LUA_CPATH into T), gets the API
 # of recipes, and sc.load runs recipes in the sandbox; `make uninstall`
@@ -82,6 +82,32 @@ assert float(got["makespan"]) == s["makespan"] and abs(float(got["bubble_rate"])
 assert [float(x) for x in line[-4:]] == s["peak_memory"]
 PY
 
+# The engine from a C host: stagecraft_compare's rows and stagecraft_plan's
+# pick are the commands' (tests/embed/engine.c).
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/engine" tests/embed/engine.c $flags 2>"$tmp/cc.err" && ok ||
+  bad "tests/embed/engine.c: $(head -5 "$tmp/cc.err")"
+"$tmp/engine" >"$tmp/engine.out" 2>&1 && grep -q "engine: [0-9]* passed, 0 failed" "$tmp/engine.out" && ok ||
+  bad "engine: $(cat "$tmp/engine.out")"
+"$SC" compare 1f1b zb-h1 -D p=4 -D m=8,16 --json >"$tmp/compare.json" 2>&1
+"$SC" plan -D p=4 -D m=8 --cap 4 --time-limit 0 --json >"$tmp/plan.json" 2>&1
+python3 - "$tmp/engine.out" "$tmp/compare.json" "$tmp/plan.json" <<'PY' && ok || bad "the library's compare and plan are not the commands': $(cat "$tmp/engine.out")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l.split() for l in lines if l.startswith("row ")]
+want = json.load(open(sys.argv[2]))["rows"]
+assert len(rows) == len(want), (rows, want)
+for r, w in zip(rows, want):
+    assert r[1] == w["recipe"] and r[2:4] == ["%s=%s" % kv for kv in w["parameters"].items()], (r, w)
+    assert float(r[4]) == w["makespan"] and abs(float(r[5]) - w["bubble_rate"]) < 1e-14, (r, w)
+    assert float(r[6]) == w["peak_memory_max"] and int(r[7]) == w["instructions"], (r, w)
+pick = [l for l in lines if l.startswith("pick ")][0]
+plan = json.load(open(sys.argv[3]))
+c = plan["candidates"][plan["pick"]]
+assert pick.split()[1] == c["recipe"] and float(pick.split()[-2]) == c["makespan"], (pick, c)
+assert int(pick.split()[-1]) == len(plan["candidates"]), pick
+PY
+
 # The Lua module in stock lua5.4 (Debian's lua5.4; the deps step installs it).
 if command -v lua5.4 >/dev/null; then
   export LUA_CPATH="$T/lib/lua/5.4/?.so;;"
@@ -95,14 +121,18 @@ local ok, err = pcall(sc.load, arg[1])
 print(ok, err)
 assert(p:export("torch-csv") == io.open(arg[2]):read("a"))
 print(type(io.open), print == _G.print)
-print("plan", type(sc.plan)) -- the command's, not the module's (docs/sandbox.md)
+local plan = sc.plan{p = 4, m = 8, cap = 4, time_limit = 0}
+print("plan", plan.candidates[plan.pick].recipe, plan.candidates[plan.pick].makespan, #plan.candidates)
+local rows = sc.compare{"1f1b", "zb-h1", p = 4, m = "8,16"}
+print("compare", #rows, rows[1].recipe, rows[1].makespan, rows[4].recipe, rows[4].parameters.m, rows[4].makespan)
 LUA
   env $lua_env lua5.4 "$tmp/use.lua" "$tmp/rec/reads.lua" "$tmp/zb-h1.csv" >"$tmp/out" 2>&1
   grep -q "^0.2.0	4	27.0	0.11111111111111" "$tmp/out" && ok || bad "lua5.4 require: $(cat "$tmp/out")"
   grep -q "^false	.*sandbox: .*io" "$tmp/out" && ok || bad "lua5.4: sc.load of a recipe that reads a file: $(cat "$tmp/out")"
   grep -q "^function	true" "$tmp/out" && ok || bad "lua5.4: the host's io and print: $(cat "$tmp/out")"
   grep -q "^function	function	true	function" "$tmp/out" && ok || bad "lua5.4: the module's API: $(cat "$tmp/out")"
-  grep -q "^plan	nil" "$tmp/out" && ok || bad "lua5.4: sc.plan is there: $(cat "$tmp/out")"
+  grep -q "^plan	zb-v	25.5	22$" "$tmp/out" && ok || bad "lua5.4: sc.plan: $(cat "$tmp/out")"
+  grep -q "^compare	4	1f1b	33.0	zb-h1	16.0	51.0$" "$tmp/out" && ok || bad "lua5.4: sc.compare: $(cat "$tmp/out")"
   # The host's strings stay the host's (docs/embed.md#the-lua-module): one
   # metatable per Lua state, left as it was; methods the host adds later are
   # found, dump too. A recipe's `string` is still its sandbox's (no dump).
@@ -123,9 +153,9 @@ LUA
     bad "lua5.4: require replaced the host's string methods: $(cat "$tmp/out")"
   grep -q "^false	.*dump.lua:1: sandbox: string.dump is not available to recipes" "$tmp/out" && ok ||
     bad "lua5.4: a recipe's string.dump: $(cat "$tmp/out")"
-  # the same API as recipes: the module's public names, as in stagecraft,
-  # but for sc.plan (the plan command's, not the library's: docs/embed.md)
-  printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") and k ~= "plan" then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \
+  # the same API as recipes: the module's public names, as in stagecraft
+  # (sc.plan and sc.compare included: the engine's, docs/embed.md)
+  printf 'local t = {}\nfor k in pairs(%s) do if not k:match("^_") then t[#t + 1] = k end end\ntable.sort(t)\nprint(table.concat(t, " "))\n' \
     'require "stagecraft"' >"$tmp/keys.lua"
   env $lua_env lua5.4 "$tmp/keys.lua" >"$tmp/keys.lua.out" 2>&1
   "$SC" "$tmp/keys.lua" >"$tmp/keys.sc.out" 2>&1

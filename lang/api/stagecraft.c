@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_impl.h"
+#include "engine/engine.h"
 #include "formats/atomic.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sandbox.h"
@@ -34,19 +36,46 @@ SC_EXITS(S, E)
 #undef S
 #undef E
 
-struct stagecraft {
-    sc_limits lim; /* the state's allocator points here: first, never moved */
-    lua_State *L;
-    stagecraft_program *progs; /* open programs (a list) */
-    char err[1024];
-};
-
 struct stagecraft_program {
     stagecraft *sc;
     int ref;       /* the Program in the registry */
     char *text;    /* the last export_text */
     stagecraft_program *prev, *next;
 };
+
+void sc_api_keep_free(keep *k)
+{
+    for (int i = 0; i < k->n; i++)
+        free(k->p[i]);
+    free(k->p);
+    memset(k, 0, sizeof *k);
+}
+
+void *sc_api_keep(keep *k, size_t n)
+{
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 16;
+        void **p = realloc(k->p, (size_t)cap * sizeof *p);
+        if (!p)
+            return NULL;
+        k->p = p, k->cap = cap;
+    }
+    void *b = calloc(1, n ? n : 1);
+    if (b)
+        k->p[k->n++] = b;
+    return b;
+}
+
+const char *sc_api_keep_str(keep *k, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *b = sc_api_keep(k, n);
+    if (b)
+        memcpy(b, s, n);
+    return b;
+}
 
 const char *stagecraft_version(void) { return SC_VERSION; }
 
@@ -60,9 +89,8 @@ const char *stagecraft_code_name(int code)
     return "unknown code";
 }
 
-static int fail(stagecraft *sc, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(stagecraft *sc, int code, const char *fmt, ...)
+#define fail sc_api_fail
+int sc_api_fail(stagecraft *sc, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -97,7 +125,7 @@ static int fail_status(stagecraft *sc, sc_status st, const sc_lprog *lp)
 
 static int do_setup(lua_State *L)
 {
-    sc_lua_setup(L);
+    sc_eng_setup(L); /* the module with the engine's sc.plan, sc.compare */
     return 0;
 }
 
@@ -131,6 +159,8 @@ void stagecraft_close(stagecraft *sc)
     sc_limits_use(sc->L);
     while (sc->progs)
         stagecraft_program_free(sc->progs);
+    sc_api_keep_free(&sc->plan_kept);
+    sc_api_keep_free(&sc->compare_kept);
     sc_limits_close(sc->L);
     free(sc);
 }

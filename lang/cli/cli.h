@@ -18,6 +18,7 @@
 #include "formats/svg.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sc_limits.h"
+#include "engine/engine.h"
 
 /* export: format torch-csv, torch-csv-comms, json, trace or svg; out is a
  * path, or NULL / "-" for standard output. torch: the PyTorch version of
@@ -61,11 +62,6 @@ int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
 int sc_cli_run_trace(const char *path, sc_prog *pg, const sc_sim *sim, const sc_sim *measured,
                      int seconds);
 
-/* Evaluates a recipe (sc._evaluate) with overrides at t (0: none) under
- * the limits; pushes what it returns or the error (lua_pcall's code).
- * Meanwhile stdout is stderr: what the recipe prints never mixes into the
- * command's output. */
-int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing);
 /* A failure of interp (status st) after the evaluation: the memory
  * limit's message and exit code 7 when the failure is a C allocation the
  * limit refused, else the formatted message and st's exit code. */
@@ -79,10 +75,6 @@ int sc_cli_fail(int code, const char *msg);
 int sc_cli_unknown_option(const char *opt, const char *cmd);
 /* The same with the message formatted (up to 1 KiB). */
 int sc_cli_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* While buf is set (len > 0), sc_cli_fail keeps its first message in buf
- * (cleaned, one line) instead of printing it: sc.plan raises it as a Lua
- * error. sc_cli_capture(NULL, 0) prints again. */
-void sc_cli_capture(char *buf, size_t len);
 /* The limits of every evaluation of this process (--max-steps, ...). */
 sc_limits *sc_cli_limits(void);
 /* Prints the error on the stack top (one line; a limit named as such), pops
@@ -103,24 +95,12 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
  * step without synchronization. */
 void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 
-/* cli_fit.c. Whether the last evaluation was refused by its memory cap
- * (sc._cap_refused, set where a program's cap refusal is raised); and the
- * hint for such a refusal: "; recipes that meet mem = X with these
- * parameters: a, b" (the stdlib recipes, each with the -D at t it
- * declares, that compile within the cap), into buf. */
-int sc_cli_cap_refused(lua_State *L);
-void sc_cli_fit_hint(lua_State *L, const char *recipe, int t, char *buf, size_t len);
-/* sc_cli_lua_fail, and sc_cli_status_fail of pg's error after `where`,
- * with that hint when the failure is a refusal by the cap (t: the
- * overrides; 0: none). */
+/* cli_fit.c: sc_cli_lua_fail, and sc_cli_status_fail of pg's error after
+ * `where`, with the engine's hint (sc_eng_fit_hint) when the failure is a
+ * refusal by the cap (t: the overrides; 0: none). */
 int sc_cli_lua_fail_fit(lua_State *L, const char *recipe, int t);
 int sc_cli_status_fail_fit(lua_State *L, sc_status st, const char *recipe, int t,
                            const char *where, sc_prog *pg);
-
-/* -D NAME=VALUE seen on the command line: a file named by -D costs=FILE is
- * the user's own choice, so recipes may read it (sc.costs) wherever it
- * lies, like their own folder's files (docs/costs.md#the-prediction-beside-the-measurement). */
-void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 
 /* The options the commands share, at argv[*i]; each moves *i past its
  * value and returns 0, or prints the usage error and returns its exit code

@@ -11,9 +11,14 @@
 
 #include <lua.h>
 
+#include "engine/compare.h"
+
 /* argv[1] is "compare" (or "sim" with a sweep). Prints the table, or one
  * error line; returns the exit code. */
 int sc_cmd_compare(lua_State *L, int argc, char **argv);
+/* Parses the command line into c (recipes, -D, options): the values
+ * stay text until sc_eng_compare_prepare, which it calls. */
+int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
 /* Whether a -D value of the command line is a sweep (a list or a range). */
 int sc_cmd_is_sweep(int argc, char **argv);
 

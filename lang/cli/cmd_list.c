@@ -44,7 +44,7 @@ static void print_params(lua_State *L, int decl)
 /* One recipe: its doc, and with `details` its parameters. */
 static int list_one(lua_State *L, const char *recipe, int details)
 {
-    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
+    if (sc_eng_evaluate(L, recipe, 0, 1) != LUA_OK)
         return sc_cli_lua_fail(L);
     int top = lua_gettop(L);
     char name[200];

@@ -1,608 +1,101 @@
 /*
- * cmd_plan.c — `stagecraft plan` (docs/plan.md): what to run on p devices
- * with m microbatches under a memory cap. Every stdlib recipe with its
- * knobs (the memory cap, v, the V block's memory, offload and recompute
- * budgets, the vocabulary's placement with a model) and the automatic
- * schedulers are evaluated as `compare` evaluates a row (compiled, so
- * verified, and simulated); interp/plan/plan.h keeps the front and picks;
- * plan_out.c prints. With --layers, the model's layers are split into
- * stages (interp/plan/partition.h) and every candidate runs on the best
- * split's costs; the pick is also timed on the even split.
+ * cmd_plan.c — `stagecraft plan` (docs/plan.md): the command line parsed
+ * into the engine's settings (engine/plan.h), the engine plans, plan_out.c
+ * prints.
  *
  *   stagecraft plan -D p=8 -D m=32 --cap 6 -D tw=0.63 -D tcomm=0.016
  */
 #include "cmd_plan.h"
 #include "cli.h"
-#include "compare_impl.h"
 
-#include <lauxlib.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "bound/bound.h"
+#include "engine/engine.h"
 #include "formats/atomic.h"
-#include "formats/jsonw.h"
-#include "ir/alloc.h"
-#include "plan/partition.h"
-#include "plan/plan.h"
-#include "sandbox/sandbox.h"
 
-/* The recipes searched: every stdlib recipe but dualpipe, which holds two
- * copies of the model (twice the parameters: another memory than the
- * activations the cap is about). stages: per device (0: v). */
-static const struct {
-    const char *name;
-    int stages;
-} recipes[] = {
-    {"1f1b", 1}, {"zb-h1", 1}, {"zb-h2", 1}, {"gpipe", 1}, {"zb-auto", 1},
-    {"interleaved", 0}, {"gis", 0}, {"1f1b-v", 2}, {"zb-v", 2}, {"v-half", 2},
-    {"v-min", 2}, {"v-zb", 2}, {"zbv-auto", 2}, {"dualpipev", 2},
-};
-#define NREC ((int)(sizeof recipes / sizeof *recipes))
+typedef struct plan_args {
+    sc_plan_settings s;
+    const char *defs[MAX_DEFS];
+    int json;
+    const char *svg;
+} plan_args;
 
-static int cap_bytes(const char *s, double *x)
+static int parse(lua_State *L, int argc, char **argv, plan_args *a)
 {
-    static const struct { const char *suf; double f; } u[] = {
-        {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-        {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
-    char *end;
-    *x = strtod(s, &end);
-    if (end == s || !(*x > 0) || !isfinite(*x))
-        return -1;
-    if (!*end)
-        return 0; /* units */
-    for (size_t k = 0; k < sizeof u / sizeof *u; k++)
-        if (strcmp(end, u[k].suf) == 0) {
-            *x *= u[k].f;
-            return 1;
-        }
-    return -1;
-}
-
-/* The value of -D name among the user's, or NULL. */
-static const char *user_def(const sc_plan_run *r, const char *name)
-{
-    for (int k = 0; k < r->c.ndefs; k++)
-        if (strcmp(r->c.defs[k].name, name) == 0)
-            return r->c.defs[k].values[0];
-    return NULL;
-}
-
-static int add_def(cmp *c, const char *name, const char *value)
-{
-    if (c->ndefs == MAX_DEFS)
-        return sc_cli_fail(SC_EXIT_USAGE, "at most 60 -D");
-    def *d = &c->defs[c->ndefs++];
-    d->name = strdup(name);
-    d->text = strdup(value);
-    d->values = calloc(1, sizeof *d->values);
-    if (d->values)
-        d->values[0] = strdup(value);
-    d->n = 1;
-    if (!d->name || !d->text || !d->values || !d->values[0])
-        return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-    return 0;
-}
-
-static int parse(lua_State *L, int argc, char **argv, sc_plan_run *r)
-{
+    a->s.time_limit = -1;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
+        const char *o = argv[i];
         char msg[200];
         int used, rc;
-        if (strncmp(a, "-D", 2) == 0) {
+        if (strncmp(o, "-D", 2) == 0) {
             const char *name, *value;
             size_t nlen;
             if ((rc = sc_cli_define(argc, argv, &i, &name, &nlen, &value)))
                 return rc;
-            snprintf(msg, sizeof msg, "%.*s", (int)(nlen < 60 ? nlen : 60), name);
-            if (strcmp(msg, "mem") == 0)
-                return sc_cli_fail(SC_EXIT_USAGE, "plan: give the memory cap as --cap UNITS|BYTES, not -D mem");
-            if (user_def(r, msg)) {
-                snprintf(msg, sizeof msg, "-D %.*s given twice", (int)(nlen < 60 ? nlen : 60), name);
-                return sc_cli_fail(SC_EXIT_USAGE, msg);
-            }
-            if (value[0] != '[' && (strchr(value, ',') || strchr(value, ':'))) {
-                char one[200];
-                snprintf(one, sizeof one, "plan takes one value per -D (-D %.60s): sweep with compare", msg);
-                return sc_cli_fail(SC_EXIT_USAGE, one);
-            }
-            sc_cli_grant(L, name, nlen, value);
-            if ((rc = add_def(&r->c, msg, value)))
+            if (a->s.ndefs == SC_PLAN_MAX_DEFS)
+                return sc_cli_fail(SC_EXIT_USAGE, "at most 60 -D");
+            a->defs[a->s.ndefs++] = name; /* NAME=VALUE, as given */
+        } else if (strcmp(o, "--json") == 0) {
+            a->json = 1;
+        } else if (strcmp(o, "--time-limit") == 0) {
+            if ((rc = sc_cli_time_limit(L, argc, argv, &i, &a->s.time_limit)))
                 return rc;
-        } else if (strcmp(a, "--json") == 0) {
-            r->c.json = 1;
-        } else if (strcmp(a, "--time-limit") == 0) {
-            if ((rc = sc_cli_time_limit(L, argc, argv, &i, NULL)))
+        } else if (strcmp(o, "--for") == 0 || strcmp(o, "--costs-out") == 0) {
+            if ((rc = sc_plan_for_option(&a->s, argc, argv, &i))) /* plan_for.c */
                 return rc;
-        } else if (strcmp(a, "--for") == 0 || strcmp(a, "--costs-out") == 0) {
-            if ((rc = sc_plan_for_option(r, argc, argv, &i))) /* plan_for.c */
-                return rc;
-        } else if (!strcmp(a, "--cap") || !strcmp(a, "--costs") || !strcmp(a, "--svg") ||
-                   !strcmp(a, "--layers")) {
+        } else if (!strcmp(o, "--cap") || !strcmp(o, "--costs") || !strcmp(o, "--svg") ||
+                   !strcmp(o, "--layers")) {
             if (i + 1 >= argc) {
-                snprintf(msg, sizeof msg, "%s needs a value", a);
+                snprintf(msg, sizeof msg, "%s needs a value", o);
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
             }
             const char *v = argv[++i];
-            if (a[2] == 'c' && a[3] == 'a') {
-                r->bytes_cap = cap_bytes(v, &r->cap);
-                if (r->bytes_cap < 0)
-                    return sc_cli_fail(SC_EXIT_USAGE, "--cap needs units (6) or bytes (40GiB), > 0");
-                r->cap_text = v;
-            } else if (a[2] == 'c') {
-                sc_cli_grant(L, "costs", 5, v);
-                if (user_def(r, "costs"))
-                    return sc_cli_fail(SC_EXIT_USAGE, "--costs and -D costs: give one");
-                if ((rc = add_def(&r->c, "costs", v)))
-                    return rc;
-            } else if (a[2] == 's') {
-                r->svg = v;
-            } else {
-                r->layers_spec = v;
-            }
+            if (o[2] == 'c' && o[3] == 'a')
+                a->s.cap = v;
+            else if (o[2] == 'c')
+                a->s.costs = v;
+            else if (o[2] == 's')
+                a->svg = v;
+            else
+                a->s.layers = v;
         } else if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);
+            a->s.trust |= strcmp(o, "--trust") == 0; /* repeated by the reproducing commands */
+            a->s.force_costs |= strcmp(o, "--force-costs") == 0;
             i += used - 1;
         } else {
-            snprintf(msg, sizeof msg, "plan: unexpected '%.60s' (plan -D p=8 -D m=32 [--cap UNITS|BYTES] ...)", a);
+            snprintf(msg, sizeof msg, "plan: unexpected '%.60s' (plan -D p=8 -D m=32 [--cap UNITS|BYTES] ...)", o);
             return sc_cli_fail(SC_EXIT_USAGE, msg);
         }
     }
     char err[512]; /* an output that cannot be written: before the search (as compare) */
-    if (r->svg && sc_atomic_check(r->svg, err, sizeof err) != 0)
+    if (a->svg && sc_atomic_check(a->svg, err, sizeof err) != 0)
         return sc_cli_fail(SC_EXIT_USAGE, err);
-    if (r->layers_spec && user_def(r, "costs"))
-        return sc_cli_fail(SC_EXIT_USAGE, "--layers and a cost file: give one (the layers make the costs)");
-    const char *p = user_def(r, "p"), *m = user_def(r, "m");
-    r->P = p ? atoi(p) : 4;
-    r->m = m ? atoi(m) : 8;
-    if (r->P < 1 || r->m < 1)
-        return sc_cli_fail(SC_EXIT_USAGE, "plan: p and m must be whole numbers >= 1");
-    for (int k = 0; k < r->c.ndefs; k++) /* seed changes no byte */
-        r->c.bytes |= sc_compare_is_model_key(r->c.defs[k].name) && strcmp(r->c.defs[k].name, "seed");
-    r->c.bytes |= user_def(r, "model") != NULL;
-    if (r->bytes_cap && !r->c.bytes)
-        return sc_cli_fail(SC_EXIT_USAGE, "--cap in bytes needs the model's sizes (-D layers=... with "
-                                          "hidden, seq, batch, vocab) to count bytes; or give units");
+    a->s.defs = a->defs;
     return 0;
-}
-
-/* ---- the layers: a cost file per stage count --------------------------------- */
-
-static double num_def(const sc_plan_run *r, const char *name, double dflt)
-{
-    const char *v = user_def(r, name);
-    return v ? atof(v) : dflt;
-}
-
-/* The cost file of S stages on split `first`, written into r's folder. */
-static int costs_file(sc_plan_run *r, int S, const int *first, char *path, size_t len,
-                      const char *tag)
-{
-    snprintf(path, len, "%s/%s%d.json", r->dir, tag, S);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sc_cli_fail(SC_EXIT_ARG, "plan: cannot write a cost file in the temporary folder");
-    sc_jw w;
-    sc_jw_init(&w, f);
-    sc_part_costs(r->layers, S, r->P, first, num_def(r, "tf", 1), num_def(r, "tb", 1),
-                  num_def(r, "tw", 1), num_def(r, "tcomm", 0), &w);
-    fputc('\n', f);
-    return fclose(f) ? sc_cli_fail(SC_EXIT_ARG, "plan: cannot write a cost file") : 0;
-}
-
-/* The split of S stages, best and even, their files; idx into r->split. */
-static int split_for(sc_plan_run *r, int S)
-{
-    for (int k = 0; k < r->nsplit; k++)
-        if (r->split[k].S == S)
-            return k;
-    if (r->nsplit == SC_PLAN_SPLITS || S > r->layers->n)
-        return -1;
-    sc_plan_split *sp = &r->split[r->nsplit];
-    sp->S = S;
-    sp->first = calloc(2 * ((size_t)S + 1), sizeof *sp->first);
-    if (!sp->first)
-        return -1;
-    sp->even = sp->first + S + 1;
-    sp->best_w = sc_part_best(r->layers, S, sp->first);
-    sp->even_w = sc_part_even(r->layers, S, sp->even);
-    if (sp->best_w < 0 || costs_file(r, S, sp->first, sp->path, sizeof sp->path, "best"))
-        return -1;
-    if (sp->even_w >= 0 && costs_file(r, S, sp->even, sp->even_path, sizeof sp->even_path, "even"))
-        return -1;
-    return r->nsplit++;
-}
-
-/* ---- candidates ---------------------------------------------------------------- */
-
-/* Evaluates recipe ri with knobs ("name=value" pairs, space separated)
- * beyond the user's -D; adds it to the plan. even: on the even split. */
-static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, int even, row *out)
-{
-    int base = r->c.ndefs, rc = 0;
-    char buf[160], shown[160] = "", fw_knobs[160];
-    if (r->fw) { /* --for: what that framework cannot run is not evaluated (plan_for.h) */
-        if (!sc_plan_fw_knobs(r->fw, recipes[ri].name, knobs, fw_knobs, sizeof fw_knobs)) {
-            r->left_out++;
-            r->last_over = 0;
-            return 0;
-        }
-        knobs = fw_knobs;
-    }
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok && !rc; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        rc = add_def(&r->c, tok, eq + 1);
-        if (strcmp(tok, "mem") == 0 && r->cap_text && strcmp(eq + 1, r->cap_text) == 0)
-            continue; /* the cap: said once, in the header */
-        snprintf(shown + strlen(shown), sizeof shown - strlen(shown), "%s%s=%s", shown[0] ? " " : "",
-                 tok, eq + 1);
-    }
-    int v = recipes[ri].stages ? recipes[ri].stages : 2;
-    const char *vk = strstr(knobs, "v=");
-    if (!recipes[ri].stages && vk && (vk == knobs || vk[-1] == ' '))
-        v = atoi(vk + 2);
-    int sp = -1;
-    if (!rc && r->layers && (sp = split_for(r, v * r->P)) >= 0) {
-        rc = add_def(&r->c, "costs", even ? r->split[sp].even_path : r->split[sp].path);
-        sc_cli_grant(L, "costs", 5, r->c.defs[r->c.ndefs - 1].values[0]);
-    }
-    row w;
-    memset(&w, 0, sizeof w);
-    w.recipe = ri;
-    w.ud = LUA_NOREF;
-    r->c.svg = ""; /* sc_compare_row keeps the program (w.ud) for its bound */
-    if (!rc)
-        rc = sc_compare_row(L, &r->c, r->decl, &w);
-    r->c.svg = NULL;
-    double bound = 0;
-    sc_plan_shape shape = {0};
-    if (w.ud != LUA_NOREF) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, w.ud);
-        sc_lprog *lp = sc_lua_toprog(L, -1);
-        sc_bound b;
-        if (lp && lp->pg && sc_bound_prog(lp->pg, &b) == SC_OK)
-            bound = b.bound;
-        if (lp && lp->pg) /* its placement, the frameworks that run it */
-            sc_plan_shape_of(lp->pg, &shape);
-        lua_pop(L, 1);
-        luaL_unref(L, LUA_REGISTRYINDEX, w.ud);
-        w.ud = LUA_NOREF;
-    }
-    while (r->c.ndefs > base) { /* the knobs go again */
-        def *d = &r->c.defs[--r->c.ndefs];
-        free(d->values[0]), free(d->values), free((char *)d->name), free(d->text);
-    }
-    if (rc)
-        return rc;
-    r->evaluated++;
-    if (out) {
-        *out = w;
-        return 0;
-    }
-    /* a cap in bytes caps a model's whole device (docs/model.md#caps) */
-    double peak = w.peak_max, scale = r->bytes_cap ? w.unit_bytes : 1;
-    if (r->bytes_cap && w.own_model)
-        peak = w.total_max, scale = 1;
-    char err[200];
-    if (r->layers && sp < 0 && !w.error)
-        snprintf(err, sizeof err, "the layers do not split into %d stages", v * r->P);
-    int i = sc_plan_add(r->plan, recipes[ri].name, shown, w.makespan, w.bubble, peak * scale,
-                        w.error ? w.error : (r->layers && sp < 0) ? err : NULL);
-    if (i >= 0 && w.unit_bytes > 0 && !w.error)
-        sc_plan_set_bytes(r->plan, i, w.peak_max * w.unit_bytes, w.own_model ? w.total_max : 0);
-    if (i >= 0 && !w.error)
-        sc_plan_set_bound(r->plan, i, bound);
-    if (i >= 0)
-        sc_plan_set_shape(r->plan, i, &shape, knobs);
-    if (i >= 0 && w.over_mem)
-        r->refused++;
-    r->last_over = w.over_mem || (w.error == NULL && r->cap > 0 && peak * scale > r->cap);
-    free(w.error);
-    sc_free(w.peak), sc_free(w.idle), sc_free(w.total);
-    return i < 0 ? sc_cli_status_fail(SC_ERR_NOMEM, "out of memory") : 0;
-}
-
-/* The V block's memory levels for the front: up to 5 whole numbers from a
- * third of p up to the cap (or p), the cap itself included. */
-static int levels(const sc_plan_run *r, int *out)
-{
-    int top = r->cap > 0 && !r->bytes_cap ? (int)floor(r->cap + 1e-9) : r->P;
-    int lo = (r->P + 4) / 3, n = 0;
-    if (top < lo)
-        lo = top;
-    for (int k = 0; k < 5 && lo <= top; k++) {
-        int x = top - (int)lround((double)k * (top - lo) / 4);
-        if (x >= 1 && (n == 0 || out[n - 1] != x))
-            out[n++] = x;
-        if (top == lo)
-            break;
-    }
-    return n;
-}
-
-static int search(lua_State *L, sc_plan_run *r)
-{
-    char mem[80] = "", k[200];
-    int rc = 0;
-    if (r->cap > 0)
-        snprintf(mem, sizeof mem, "mem=%s", r->cap_text);
-    /* with a model the vocabulary layers' placements: auto is baseline */
-    int vocab = ((user_def(r, "layers") && atof(user_def(r, "layers")) > 0) ||
-                 (user_def(r, "model") && *user_def(r, "model"))) &&
-                !user_def(r, "vocab_par");
-    for (int ri = 0; ri < NREC && !rc; ri++) {
-        const char *n = recipes[ri].name;
-        if ((rc = candidate(L, r, ri, mem, 0, NULL)))
-            break;
-        if (r->last_over && r->cap > 0) { /* the memory policies that meet a cap */
-            snprintf(k, sizeof k, "%s offload=budget", mem);
-            if ((rc = candidate(L, r, ri, k, 0, NULL)))
-                break;
-            snprintf(k, sizeof k, "%s recompute=budget", mem);
-            if ((rc = candidate(L, r, ri, k, 0, NULL)))
-                break;
-        }
-        if (strcmp(n, "interleaved") == 0 || strcmp(n, "gis") == 0)
-            for (int v = 3; v <= 4 && !rc; v++) {
-                snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
-                rc = candidate(L, r, ri, k, 0, NULL);
-            }
-        if (strcmp(n, "v-zb") == 0 && !r->bytes_cap) {
-            int lv[8], nl = levels(r, lv);
-            for (int j = 0; j < nl && !rc; j++)
-                if (!(r->cap > 0 && fabs(lv[j] - r->cap) < 1e-9)) {
-                    snprintf(k, sizeof k, "mem=%d", lv[j]);
-                    rc = candidate(L, r, ri, k, 0, NULL);
-                }
-        }
-        if (vocab && !rc && !r->layers && !user_def(r, "split")) {
-            /* the layers split by the model's costs (docs/model.md#the-split) */
-            snprintf(k, sizeof k, "%s%ssplit=best", mem, mem[0] ? " " : "");
-            rc = candidate(L, r, ri, k, 0, NULL);
-        }
-        if (vocab && !rc)
-            for (int j = 0; j < 3 && !rc; j++) {
-                static const char *const places[] = {"redis", "vocab-1", "vocab-2"};
-                snprintf(k, sizeof k, "%s%svocab_par=%s", mem, mem[0] ? " " : "", places[j]);
-                rc = candidate(L, r, ri, k, 0, NULL);
-            }
-    }
-    return rc;
-}
-
-static void run_free(lua_State *L, sc_plan_run *r)
-{
-    if (r->note_ref) { /* sc.note back, even when the search was cut short */
-        lua_getglobal(L, "sc");
-        lua_rawgeti(L, LUA_REGISTRYINDEX, r->note_ref);
-        lua_setfield(L, -2, "note");
-        lua_pop(L, 1);
-        luaL_unref(L, LUA_REGISTRYINDEX, r->note_ref);
-        r->note_ref = 0;
-    }
-    sc_compare_free(L, &r->c);
-    sc_plan_free(r->plan);
-    for (int k = 0; k < r->nsplit; k++) {
-        unlink(r->split[k].path);
-        if (r->split[k].even_w >= 0)
-            unlink(r->split[k].even_path);
-        free(r->split[k].first);
-    }
-    if (r->dir[0])
-        rmdir(r->dir);
-    free(r->layers);
-    free(r->even_row.error); /* the even split's row (candidate's out) */
-    sc_free(r->even_row.peak), sc_free(r->even_row.idle), sc_free(r->even_row.total);
-}
-
-static int mute(lua_State *L)
-{
-    (void)L;
-    return 0;
-}
-
-/* Parses, searches, finishes the plan into *r (the caller frees it with
- * run_free and pops to r->decl - 1). */
-static int plan_search(lua_State *L, int argc, char **argv, sc_plan_run *rp)
-{
-#define r (*rp)
-    memset(&r, 0, sizeof r);
-    r.argc = argc, r.argv = argv;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = parse(L, argc, argv, &r);
-    lua_newtable(L);
-    r.decl = lua_gettop(L);
-    for (int ri = 0; ri < NREC; ri++)
-        r.c.recipes[r.c.nrec++] = recipes[ri].name;
-    if (!rc && r.layers_spec) {
-        char err[200];
-        r.layers = calloc(1, sizeof *r.layers);
-        if (!r.layers)
-            rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-        else if (sc_layers_parse(r.layers_spec, r.layers, err, sizeof err))
-            rc = sc_cli_fail(SC_EXIT_USAGE, err);
-        const char *tmp = getenv("TMPDIR");
-        snprintf(r.dir, sizeof r.dir, "%s/stagecraft-plan-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!rc && !mkdtemp(r.dir)) {
-            r.dir[0] = 0;
-            rc = sc_cli_fail(SC_EXIT_ARG, "plan: cannot make a temporary folder for the cost files");
-        }
-    }
-    if (!rc) /* --layers against -D layers; the notes (plan_for.c) */
-        rc = sc_plan_for_check(&r, user_def(&r, "p") != NULL, user_def(&r, "m") != NULL);
-    if (!rc) /* p and m to every recipe, so that all are of one size */
-        rc = (user_def(&r, "p") ? 0 : add_def(&r.c, "p", "4")) ||
-             (user_def(&r, "m") ? 0 : add_def(&r.c, "m", "8"));
-    if (!rc)
-        rc = sc_compare_declared(L, &r.c, r.decl);
-    /* The recipes' notes (sc.note) would repeat for every knob of every
-     * candidate: muted while the search runs, put back after. */
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "note");
-    r.note_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pushcfunction(L, mute);
-    lua_setfield(L, -2, "note");
-    lua_pop(L, 1);
-    if (!rc && !(r.plan = sc_plan_new(r.cap)))
-        rc = sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
-    if (!rc) {
-        sc_plan_set_for(r.plan, r.fw);
-        sc_plan_set_units(r.plan, r.bytes_cap, r.cap > 0 ? r.cap_text : NULL);
-    }
-    if (!rc)
-        rc = search(L, &r);
-    if (!rc) {
-        sc_plan_finish(r.plan);
-        int pk = sc_plan_pick(r.plan);
-        if (r.layers && pk >= 0) { /* the pick on the even split, for the gain */
-            const sc_plan_cand *c = sc_plan_cand_at(r.plan, pk);
-            for (int ri = 0; ri < NREC; ri++)
-                if (strcmp(recipes[ri].name, c->recipe) == 0) {
-                    char knobs[200];
-                    snprintf(knobs, sizeof knobs, "%s%s%s", r.cap > 0 ? "mem=" : "",
-                             r.cap > 0 ? r.cap_text : "", "");
-                    if (c->knobs[0])
-                        snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), "%s%s",
-                                 knobs[0] ? " " : "", c->knobs);
-                    rc = candidate(L, &r, ri, knobs, 1, &r.even_row);
-                    r.have_even = !rc;
-                    break;
-                }
-        }
-    }
-    sc_compare_set_model(L, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    return rc;
-#undef r
 }
 
 int sc_cmd_plan(lua_State *L, int argc, char **argv)
 {
-    sc_plan_run r;
-    int rc = plan_search(L, argc, argv, &r);
-    if (!rc)
-        rc = sc_plan_print(L, &r);
-    run_free(L, &r);
-    lua_settop(L, r.decl - 1);
-    return rc;
-}
-
-/* sc.plan{p = 8, m = 32, cap = 6, ...} (docs/plan.md#from-lua-and-python):
- * the command with cap, costs, layers, time_limit as its options and any
- * other field as -D; returns the plan as a table, or raises the command's
- * error.
- *
- * Called from a recipe, it runs under the recipe's rules: a cost file must
- * pass the recipe's read rule (its own folder, unless trusted) before the
- * plan grants it to the candidates; the candidates' evaluations nest in the
- * recipe's (its remaining steps, time and memory: sc_limits.h); the fields
- * become text in Lua's memory (counted, collected on any error) before any C
- * memory is held, and the search's C memory is freed whatever happens
- * inside it (plan_protected runs under lua_pcall). */
-#define PLAN_FIELD_MAX 4096 /* bytes of one field's text: -D values are short */
-
-typedef struct plan_call {
-    int argc;
-    char **argv;
-    sc_plan_run r;
-} plan_call;
-
-static int plan_protected(lua_State *L)
-{
-    plan_call *pc = lua_touserdata(L, 1);
-    lua_settop(L, 0);
-    int rc = plan_search(L, pc->argc, pc->argv, &pc->r);
-    if (!rc)
-        sc_plan_push(L, &pc->r);
-    lua_pushinteger(L, rc);
-    return 2 - !!rc; /* the plan and 0, or the code alone */
-}
-
-static int lua_plan(lua_State *L)
-{
-    static const char *const opts[][2] = {
-        {"cap", "--cap"}, {"costs", "--costs"}, {"layers", "--layers"}, {"time_limit", "--time-limit"},
-        {"framework", "--for"}};
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_settop(L, 1);
-    lua_newtable(L); /* 2: the arguments' texts, anchored while the plan runs */
-    int fields = 0, n = 2;
-    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
-        if (lua_type(L, -2) != LUA_TSTRING || ++fields > MAX_DEFS - 4)
-            return luaL_error(L, "plan: expected a table of named fields (at most %d)", MAX_DEFS - 4);
-        const char *k = lua_tostring(L, -2), *o = NULL;
-        size_t lv;
-        const char *v = luaL_tolstring(L, -1, &lv); /* may raise: nothing is held yet */
-        if (lv > PLAN_FIELD_MAX || strlen(k) > 64) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "plan: field '%.64s' is too long (at most %d bytes of text)", k,
-                     PLAN_FIELD_MAX);
-            return luaL_error(L, "%s", msg);
-        }
-        for (size_t j = 0; j < sizeof opts / sizeof *opts; j++)
-            if (strcmp(k, opts[j][0]) == 0)
-                o = opts[j][1];
-        if ((o && strcmp(k, "costs") == 0) || strcmp(k, "model") == 0) {
-            /* a file: the recipe's read rule, not the user's grant */
-            if (!sc_sandbox_read_path(L, v, "sc.plan"))
-                return luaL_error(L, "sc.plan: %s file %s: cannot open it", k, v);
-            v = lua_tostring(L, -1);
-        }
-        if (o) {
-            lua_pushstring(L, o);
-            lua_rawseti(L, 2, ++n);
-            lua_pushstring(L, v);
-        } else {
-            lua_pushfstring(L, "-D%s=%s", k, v);
-        }
-        lua_rawseti(L, 2, ++n);
-        lua_settop(L, 4); /* the key and the value for lua_next */
-    }
-    plan_call *pc = lua_newuserdatauv(L, sizeof *pc + ((size_t)n + 1) * sizeof(char *), 0); /* 3 */
-    memset(pc, 0, sizeof *pc);
-    pc->argv = (char **)(pc + 1);
-    pc->argc = n;
-    pc->argv[0] = (char *)"stagecraft";
-    pc->argv[1] = (char *)"plan";
-    for (int i = 3; i <= n; i++) {
-        lua_rawgeti(L, 2, i);
-        pc->argv[i - 1] = (char *)lua_tostring(L, -1); /* anchored by table 2 */
-        lua_pop(L, 1);
-    }
-    pc->argv[pc->argc] = NULL;
-    char err[1024] = "";
-    sc_cli_capture(err, sizeof err); /* the error to raise, not to print */
-    lua_pushcfunction(L, plan_protected);
-    lua_pushlightuserdata(L, pc);
-    int st = lua_pcall(L, 1, LUA_MULTRET, 0), rc = 0;
-    sc_cli_capture(NULL, 0);
-    if (st == LUA_OK)
-        rc = (int)lua_tointeger(L, -1);
-    run_free(L, &pc->r); /* whatever happened inside */
-    sc_limits_raise_here(L); /* a limit's error wins, on the recipe's line */
-    if (st != LUA_OK)
-        return lua_error(L);
+    plan_args a;
+    memset(&a, 0, sizeof a);
+    int top = lua_gettop(L);
+    int rc = parse(L, argc, argv, &a);
     if (rc)
-        return luaL_error(L, "%s", err[0] ? err : "out of memory");
-    lua_pop(L, 1);
-    return 1;
-}
-
-void sc_plan_register(lua_State *L)
-{
-    lua_getglobal(L, "sc");
-    lua_pushcfunction(L, lua_plan);
-    lua_setfield(L, -2, "plan");
-    lua_pop(L, 1);
+        return rc;
+    sc_plan_run r;
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    rc = sc_eng_plan(L, &a.s, &r);
+    sc_eng_release(prev);
+    if (rc)
+        rc = sc_cli_fail(rc, e.msg);
+    else
+        rc = sc_plan_print(&r, a.json, a.svg);
+    sc_eng_plan_free(L, &r);
+    lua_settop(L, top);
+    return rc;
 }

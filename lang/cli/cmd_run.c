@@ -73,7 +73,7 @@ static int model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc
     }
     lua_setfield(L, -2, "_external");
     lua_pop(L, 1);
-    if (sc_cli_evaluate(L, recipe, 0, 1) != LUA_OK)
+    if (sc_eng_evaluate(L, recipe, 0, 1) != LUA_OK)
         return sc_cli_lua_fail(L);
     int decl = lua_gettop(L) - 1;
     for (int i = 0; i < NKEYS; i++) {
@@ -529,7 +529,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     sc_model_cfg uc = mc;
     uc.layers = given[1] ? mc.layers : 0;
     sc_cli_set_unit_bytes(L, &uc);
-    if (sc_cli_evaluate(L, recipe, t, 0) != LUA_OK)
+    if (sc_eng_evaluate(L, recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail(L);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     sc_status st = sc_lua_check(lp);

@@ -22,6 +22,8 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
  * with model sizes) sets after the recipe (docs/run.md#memory-units-in-bytes):
  * sets sc._unit_bytes for lang/lua/mem_lua.c; NULL takes it away. */
 void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc);
+/* The runtime's byte model for the engine (engine.h: sc_eng_set_runtime). */
+const struct sc_eng_runtime *sc_cli_runtime(void);
 
 /* run_steps.c (docs/steps.md): the progress line of each step (stderr; arg:
  * the start, a double of sc_exec_now), the table of the steps, the JSON

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine/engine.h"
 #include "formats/atomic.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -64,9 +65,6 @@ static void backstop(const sc_limits *lim, int on)
 static sc_limits limits = {SC_DEFAULT_MAX_STEPS, SC_DEFAULT_MAX_MEM, SC_DEFAULT_MAX_TIME, 0, 0, 0, 0, 0,
                            SC_LIMIT_NONE, 0, 0, NULL, backstop};
 
-static char *capture;
-static size_t capture_len;
-
 int sc_cli_unknown_option(const char *opt, const char *cmd)
 {
     static const char *const known[] = {
@@ -91,21 +89,8 @@ int sc_cli_outputs_apart(const char *const *names, const char *const *paths, int
     return 0;
 }
 
-void sc_cli_capture(char *buf, size_t len)
-{
-    capture = len ? buf : NULL;
-    capture_len = len;
-    if (capture)
-        capture[0] = 0;
-}
-
 int sc_cli_fail(int code, const char *msg)
 {
-    if (capture) { /* the first error only: the one that stopped the command */
-        if (!capture[0])
-            sc_clean_text(capture, capture_len, msg, 0);
-        return code;
-    }
     /* Messages carry recipes' text (their errors, names): no escape
      * sequence of theirs reaches the terminal. One write, so that the
      * lines of MPI ranks do not mix (stderr is unbuffered). */
@@ -225,19 +210,6 @@ int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t 
     return sc_limits_option(&limits, argc, argv, i, msg, len);
 }
 
-void sc_cli_grant(lua_State *L, const char *name, size_t nlen, const char *value)
-{
-    if (!*value || !((nlen == 5 && strncmp(name, "costs", 5) == 0) ||
-                     (nlen == 5 && strncmp(name, "model", 5) == 0)))
-        return;
-    lua_getglobal(L, "sc");
-    if (lua_getfield(L, -1, "_granted") == LUA_TTABLE) {
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, value);
-    }
-    lua_pop(L, 2);
-}
-
 int sc_cli_define(int argc, char **argv, int *i, const char **name, size_t *nlen,
                   const char **value)
 {
@@ -259,7 +231,7 @@ int sc_cli_define_into(lua_State *L, int argc, char **argv, int *i, int t)
     int rc = sc_cli_define(argc, argv, i, &name, &nlen, &value);
     if (rc)
         return rc;
-    sc_cli_grant(L, name, nlen, value);
+    sc_eng_grant(L, name, nlen, value);
     lua_pushlstring(L, name, nlen);
     lua_pushstring(L, value);
     lua_settable(L, t);
@@ -272,10 +244,7 @@ int sc_cli_time_limit(lua_State *L, int argc, char **argv, int *i, double *out)
     double tl = *i + 1 < argc ? strtod(argv[++*i], &end) : -1;
     if (!end || *end || !(tl >= 0) || tl > 1e9)
         return sc_cli_fail(SC_EXIT_USAGE, "--time-limit needs a number of seconds >= 0");
-    lua_getglobal(L, "sc"); /* read by sc_auto.c */
-    lua_pushnumber(L, tl);
-    lua_setfield(L, -2, "_time_limit");
-    lua_pop(L, 1);
+    sc_eng_set_time_limit(L, tl);
     if (out)
         *out = tl;
     return 0;
@@ -293,47 +262,6 @@ int sc_cli_time(int argc, char **argv, int *i, double *out)
     }
     *out = x;
     return 0;
-}
-
-/* Calls sc._evaluate(recipe, overrides at t, listing): pushes 3 results. */
-int sc_cli_evaluate(lua_State *L, const char *recipe, int t, int listing)
-{
-    lua_getglobal(L, "sc");
-    lua_getfield(L, -1, "_evaluate");
-    lua_remove(L, -2);
-    lua_pushstring(L, recipe);
-    if (t)
-        lua_pushvalue(L, t);
-    else
-        lua_newtable(L);
-    lua_pushboolean(L, listing);
-    /* What the recipe writes (print, and with --trust io.write or a child
-     * process) goes to stderr: stdout carries the command's own output
-     * only, so that a recipe cannot forge rows of an export or fields of
-     * sim --json. */
-    int failed = fflush(stdout) != 0 || ferror(stdout); /* the command's own output */
-    int saved = dup(STDOUT_FILENO), was_closed = saved < 0 && errno == EBADF;
-    int moved = (saved >= 0 || was_closed) && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0;
-    sc_limits_arm(L);
-    int rc = lua_pcall(L, 3, 3, 0);
-    sc_limits_disarm(L);
-    fflush(stdout);
-    if (moved) {
-        if (saved >= 0)
-            dup2(saved, STDOUT_FILENO);
-        else
-            close(STDOUT_FILENO);
-    }
-    if (saved >= 0)
-        close(saved);
-    if (!failed)
-        clearerr(stdout); /* a failed write of the recipe's is not the command's */
-    if (rc == LUA_OK && sc_limits_hit(L)) { /* hit, and caught by the recipe */
-        lua_pop(L, 3);
-        lua_pushliteral(L, "limit");
-        rc = LUA_ERRRUN;
-    }
-    return rc;
 }
 
 /* `--model FILE` (and --model=FILE) of every command: -D model=FILE

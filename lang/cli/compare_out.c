@@ -5,7 +5,8 @@
  */
 #include "cli.h"
 #include "cmd_compare.h"
-#include "compare_impl.h"
+#include "engine/compare.h"
+#include "engine/engine.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -298,27 +299,15 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
     int rc = sc_compare_parse(L, argc, argv, &c);
     lua_newtable(L);
     int decl = lua_gettop(L);
-    if (!rc)
-        rc = sc_compare_declared(L, &c, decl);
-    long combos = 1;
-    for (int k = 0; k < c.ndefs && !rc && combos * c.nrec <= MAX_ROWS; k++)
-        combos *= c.defs[k].n;
-    if (!rc && (combos * c.nrec > MAX_ROWS || combos < 1))
-        rc = sc_cli_fail(SC_EXIT_USAGE, "more than 10000 rows: sweep fewer values");
-    if (!rc && !(c.rows = sc_calloc((size_t)(combos * c.nrec), sizeof *c.rows)))
-        rc = sc_cli_status_fail(SC_ERR_NOMEM, "out of memory");
     int first = 0;
-    for (long combo = 0; !rc && combo < combos; combo++)
-        for (int r = 0; !rc && r < c.nrec; r++) {
-            row *w = &c.rows[c.nrows++];
-            w->recipe = r;
-            w->combo = (int)combo;
-            w->ud = LUA_NOREF;
-            rc = sc_compare_row(L, &c, decl, w);
-            if (!first && w->code && !w->over_mem) /* a row over mem is an answer */
-                first = w->code;
-        }
-    sc_compare_set_model(L, 0);
+    if (!rc) {
+        sc_eng_err e;
+        sc_eng_err *prev = sc_eng_catch(&e);
+        rc = sc_eng_compare_rows(L, &c, decl, &first);
+        sc_eng_release(prev);
+        if (rc)
+            rc = sc_cli_fail(rc, e.msg);
+    }
     if (!rc) {
         if (c.json)
             print_json(&c);

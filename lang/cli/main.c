@@ -31,6 +31,7 @@
 #include "cmd_compare.h"
 #include "cmd_plan.h"
 #include "cmd_run.h"
+#include "engine/engine.h"
 #include "formats/json.h"
 #include "formats/render.h"
 #include "repl/repl.h"
@@ -387,7 +388,7 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     if (!o.recipe)
         return sc_cli_fail(SC_EXIT_USAGE, "missing RECIPE (a stdlib name or a .lua file; see 'stagecraft list')");
     o.defs = t;
-    if (sc_cli_evaluate(L, o.recipe, t, 0) != LUA_OK)
+    if (sc_eng_evaluate(L, o.recipe, t, 0) != LUA_OK)
         return sc_cli_lua_fail_fit(L, o.recipe, t);
     sc_lprog *lp = sc_lua_toprog(L, -3);
     lua_pushcfunction(L, sc_lua_autoinfo);
@@ -542,12 +543,13 @@ int main(int argc, char **argv)
     if (!L)
         return sc_cli_fail(SC_EXIT_NOMEM, "cannot create a Lua state (out of memory)");
     lua_atpanic(L, panic);
-    sc_lua_setup(L);
+    sc_eng_setup(L); /* the module, with the engine's sc.plan and sc.compare */
+    sc_eng_set_runtime(sc_cli_runtime()); /* the byte model the library lacks */
+    sc_eng_guard_stdout(1); /* a recipe's writes go to stderr */
     lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);
-    sc_plan_register(L); /* sc.plan: the command from Lua */
     /* Options before the command or FILE.lua: the sandbox and the limits. */
     int k = 1, rc;
     while (k < argc && strncmp(argv[k], "--", 2) == 0 && argv[k][2]) {

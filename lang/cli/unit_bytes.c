@@ -1,7 +1,8 @@
 /*
  * unit_bytes.c — sc._unit_bytes, the bytes of one memory unit of run's model,
- * which a recipe asks while it builds (a cap in bytes); its own file so that
- * compare (and the fuzzers, which link no run command) share it (cmd_run.h).
+ * which a recipe asks while it builds (a cap in bytes), and the engine's
+ * runtime hooks (engine.h: the byte model of compare and plan); its own
+ * file so that the fuzzers, which link no run command, share it (cmd_run.h).
  */
 #include "cmd_run.h"
 #include "cli.h"
@@ -9,6 +10,7 @@
 #include <lauxlib.h>
 #include <stdio.h>
 
+#include "engine/engine.h"
 #include "run/run.h"
 
 static int unit_bytes(lua_State *L)
@@ -45,3 +47,21 @@ void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc)
     lua_pop(L, 1);
 }
 
+
+static int model_memory(const sc_model_cfg *mc, sc_prog *pg, double *unit, char *err, size_t errlen)
+{
+    sc_model *md = NULL;
+    sc_status st = sc_model_new(mc, sc_prog_stages(pg), sc_prog_microbatches(pg), &md, err, errlen);
+    if (st == SC_OK)
+        st = sc_run_set_memory(pg, md, unit, err, errlen);
+    sc_model_free(md);
+    return st ? sc_status_exit_code(st) : 0;
+}
+
+static sc_model_cfg defaults(int stages) { return sc_run_defaults(stages).model; }
+
+const sc_eng_runtime *sc_cli_runtime(void)
+{
+    static const sc_eng_runtime rt = {model_memory, defaults, sc_cli_set_unit_bytes};
+    return &rt;
+}

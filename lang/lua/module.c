@@ -341,8 +341,9 @@ static int open_module(lua_State *L)
  * line. The host's own code is trusted, as in the REPL: its files are its
  * own. Its global print stays its own (the sandbox's print is the one that
  * cleans control characters); the limits, which need the state's
- * allocator (sc_limits.h), are the host's business. */
-int luaopen_stagecraft(lua_State *L)
+ * allocator (sc_limits.h), are the host's business. luaopen_stagecraft
+ * (lang/engine) adds the engine's functions to it. */
+int sc_lua_open_host(lua_State *L)
 {
     if (!sc_sandbox_ready(L)) {
         lua_getglobal(L, "print");

@@ -21,10 +21,13 @@
 
 #define SC_PROGRAM_MT "stagecraft.Program"
 
-/* Opens the module; leaves it on the stack. The entry of stagecraft.so
+/* Opens the module; leaves it on the stack. The module of stagecraft.so
  * for a host's Lua (`require "stagecraft"` in stock lua5.4,
- * docs/embed.md#the-lua-module): it also sets up the sandbox that sc.load
- * evaluates recipes in. stagecraft's own states use sc_lua_setup. */
+ * docs/embed.md#the-lua-module; its entry luaopen_stagecraft is the
+ * engine's, lang/engine/engine.h, which adds sc.plan and sc.compare): it
+ * also sets up the sandbox that sc.load evaluates recipes in. stagecraft's
+ * own states use sc_lua_setup (and sc_eng_setup). */
+int sc_lua_open_host(lua_State *L);
 int luaopen_stagecraft(lua_State *L);
 
 /* Opens the Lua standard libraries and the module as global `sc` and as

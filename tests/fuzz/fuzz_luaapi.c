@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cmd_plan.h"
+#include "engine/engine.h"
 #include "fuzz_eval.h"
 #include "sandbox/sandbox.h"
 
@@ -255,8 +255,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lua_State *L = sc_limits_newstate(&lim);
     if (!L)
         return 0;
-    sc_lua_setup(L);
-    sc_plan_register(L); /* sc.plan, as the command line has it */
+    sc_eng_setup(L); /* sc.plan and sc.compare, as the command line has them */
     int grant = size > 0 && (data[0] & 1);
     if (grant && sc_sandbox_grant_write(L, outdir) != 0)
         abort();

@@ -14,6 +14,8 @@ symbol, read with nm) and from the sources' #include lines:
     sim -> auto, formats; a folder uses only earlier ones, and only the
     driver runs the stages in order: no other file of interp/ calls into
     two or more of schedule/, lower/, check/ besides its own folder;
+  - inside lang/, the floors core -> sandbox -> lua -> engine -> repl, api
+    -> cli (README.md, Layout): the engine under every front end;
   - inside runtime/, the layering of runtime/README.md: run -> model ->
     exec -> backend, transport; run -> device -> backend, transport, cuda;
     cuda -> backend, transport; no sources at runtime/'s root;
@@ -47,6 +49,11 @@ STAGES = [["interp/ir"], ["interp/schedule", "interp/model"], ["interp/lower"], 
           ["interp/sim", "interp/bound"], ["interp/auto", "interp/formats"], ["interp/plan"]]
 DRIVER = "interp/compile.c"
 RUN_IN_ORDER = {"interp/schedule", "interp/lower", "interp/check"}
+# lang/'s folders by floor (README.md, Layout): a folder uses only the floors
+# before its own. The engine (lang/engine) sits under every front end: the
+# commands, the REPL, the library; nothing below it calls up into it.
+LANG_FLOORS = [["lang/core"], ["lang/sandbox"], ["lang/lua"], ["lang/engine"],
+               ["lang/repl", "lang/api"], ["lang/cli"]]
 # runtime/'s folders and the folders of runtime/ each may use (besides
 # interp/); runtime/README.md draws it.
 RUNTIME_USES = {
@@ -209,6 +216,16 @@ for f, callees in sorted(calls.items()):
     ran = sorted({folder(c) for c in callees} & RUN_IN_ORDER - {folder(f)})
     check(len(ran) < 2, "%s calls into %s: only the driver (%s) runs the stages in order"
           % (f, " and ".join(ran), DRIVER))
+
+# ---- inside lang/: the floors ---------------------------------------------------
+lang_floor = {f: i for i, fs in enumerate(LANG_FLOORS) for f in fs}
+for f in sorted({folder(f) for f in sources if f.startswith("lang/")}):
+    check(f in lang_floor, "%s has a place in lang/'s floors (LANG_FLOORS in layout.py)" % f)
+for a, bs in sorted(fgraph.items()):
+    for b in sorted(bs):
+        if a in lang_floor and b in lang_floor:
+            check(lang_floor[b] < lang_floor[a], "%s uses %s: a lang/ folder uses only earlier "
+                  "floors (%s)" % (a, b, " -> ".join(" | ".join(fs) for fs in LANG_FLOORS)))
 
 # ---- inside runtime/: the layering -----------------------------------------
 runtime_folders = {folder(f) for f in sources if f.startswith("runtime/")}

@@ -1,9 +1,13 @@
 /*
- * compare_impl.h — what the files of `stagecraft compare` share (lang/cli
- * only): cmd_compare.c evaluates the rows, compare_out.c prints them.
+ * compare.h — the engine's compare rows (compare.c): the recipes and -D
+ * (sweeps: lists and ranges) of one comparison, and a row per recipe and
+ * combination, evaluated, compiled and simulated. Clients: `stagecraft
+ * compare` and sim's sweeps (lang/cli: parse, then compare_out.c prints),
+ * the plan's candidates (plan.c), sc.compare and stagecraft_compare.
+ * Errors go to the engine's (engine.h); nothing is printed.
  */
-#ifndef SC_COMPARE_IMPL_H
-#define SC_COMPARE_IMPL_H
+#ifndef SC_ENG_COMPARE_H
+#define SC_ENG_COMPARE_H
 
 #include <lua.h>
 #include <stddef.h>
@@ -52,8 +56,14 @@ typedef struct cmp {
     int nrows;
 } cmp;
 
-/* Parses the command line into c (recipes, -D with their sweeps, options). */
-int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
+/* After the recipes and -D (text) are in c: the -D's values (a list
+ * "a,b,c" or a range "lo:hi[:step]" is a sweep), their files granted to
+ * the recipes (costs, model), c->bytes with a model size. 0, or the code. */
+int sc_eng_compare_prepare(lua_State *L, cmp *c);
+/* Every row of c (declared names checked first): c->rows, c->nrows; the
+ * first failed row's code (a row over the cap is an answer) in *first.
+ * Non-zero: the code of an error that stopped the comparison. */
+int sc_eng_compare_rows(lua_State *L, cmp *c, int decl, int *first);
 /* Declared names of each recipe into the table at decl; an unknown -D name
  * is an error. */
 int sc_compare_declared(lua_State *L, cmp *c, int decl);
