@@ -90,11 +90,9 @@
  * give it the columns that say what it is. No list of kinds needs it:
  * code asks properties, and what is new about the kind (where the lowering
  * puts it, what a transport runs for it) is code of its own. A switch on
- * the kind (a cast to sc_op) acts for the few kinds it names and has a
- * `default:` for the rest (the dependency of a pass, sc_pass_dep; the
- * vocabulary's collectives and their buffers; the built-in model's
- * vocabulary passes; the executor's end-of-step kinds, which refuses one
- * it does not know). Code that does something different for each class,
+ * the kind acts for the kinds it names, `default:` for the rest (sc_pass_dep;
+ * the vocabulary's collectives, buffers and the built-in model's passes;
+ * the executor's end-of-step kinds, which refuses one it does not know). Code that does something different for each class,
  * memory effect or cost switches on that column without a `default:`, so
  * that -Wswitch (part of -Wall) names every such place when a new value
  * comes: the executor's dispatch (exec/exec.c), the writers' operands,

