@@ -167,10 +167,11 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
-# The stdlib recipes are compiled into the binary.
-$(BUILD)/embed: tools/embed.c
+# The stdlib recipes are compiled into the binary, as source and as the
+# bytecode of the Lua linked here (tools/embed.c: loading it skips the parser).
+$(BUILD)/embed: tools/embed.c | deps
 	@mkdir -p $(BUILD)
-	$(CC) -std=c11 -O1 -o $@ $<
+	$(CC) -std=c11 -O1 $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
 
 $(BUILD)/stdlib_embed.c: $(BUILD)/embed $(STDLIB)
 	$(BUILD)/embed $(STDLIB) > $@
