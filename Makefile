@@ -454,6 +454,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_startup.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_plan.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 	$(BUILD)/stagecraft bench/bench_offload.lua
