@@ -13,8 +13,9 @@
  * It is opened RTLD_GLOBAL: OpenMPI's own plugins, which it opens in
  * MPI_Init, look up libmpi's symbols in the global scope. When MPI itself
  * is missing at run time (libmpi.so.40 not installed) the loader's message
- * says so in one line. Built without MPI (no SC_HAVE_MPI) no module is
- * looked for and every call says so.
+ * says so in one line. A module that cannot be loaded is SC_ERR_ARG (exit
+ * 3, as a missing CUDA module). Built without MPI (no SC_HAVE_MPI) no
+ * module is looked for and every call says so.
  */
 #include "mpi_api.h"
 #include "sc_mpi.h"
@@ -102,26 +103,26 @@ sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t 
     *rank = 0;
     *size = 1;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->init(rank, size, timeout_s, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->init(rank, size, timeout_s, err, errlen) : SC_ERR_ARG;
 }
 
 sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
                      size_t errlen)
 {
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->max(v, n, what, timeout_s, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->max(v, n, what, timeout_s, err, errlen) : SC_ERR_ARG;
 }
 
 sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
 {
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->barrier(timeout_s, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->barrier(timeout_s, err, errlen) : SC_ERR_ARG;
 }
 
 sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
 {
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->bcast(buf, n, root, timeout_s, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->bcast(buf, n, root, timeout_s, err, errlen) : SC_ERR_ARG;
 }
 
 sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
@@ -129,7 +130,7 @@ sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errle
     *local_rank = 0;
     *local_size = 1;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->local(local_rank, local_size, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->local(local_rank, local_size, err, errlen) : SC_ERR_ARG;
 }
 
 void sc_mpi_finish(int code)
@@ -145,7 +146,7 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
 {
     *out = NULL;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->transport_new(max_tag, timeout_s, out, err, errlen) : SC_ERR_RUNTIME;
+    return a ? a->transport_new(max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
 }
 
 void sc_transport_mpi_free(sc_transport *tp)
