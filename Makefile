@@ -69,10 +69,16 @@ HAVE_GLPK   = $(shell printf '\043include <glpk.h>\n' | $(CC) -E - >/dev/null 2>
 GLPK_CFLAGS = $(if $(filter yes,$(HAVE_GLPK)),-DSC_HAVE_GLPK)
 GLPK_LIBS   = $(if $(filter yes,$(HAVE_GLPK)),-lglpk)
 LDLIBS     += $(GLPK_LIBS)
-# MPI is optional: without it `run` works with threads only.
+# MPI is optional: without it `run` works with threads only. With it, the
+# MPI transport is a module, libstagecraft_mpi.so beside the executable, the
+# only object that links MPI: runtime/transport/mpi_load.c loads it when
+# `run` is started by mpirun, so that no other start loads the MPI stack
+# (runtime/transport/mpi_api.h says why).
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
 HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
+MPI_MOD_C  := runtime/transport/transport_mpi.c
+MPI_MODULE  = $(if $(MPI_LIBS),$(BUILD)/libstagecraft_mpi.so)
 # CUDA is optional. With nvcc (on PATH or /usr/local/cuda/bin) everything
 # that needs CUDA, cuBLAS or NCCL goes into one module, libstagecraft_cuda.so
 # beside the executable: the cuda backend, the cuda-local transport, the nccl
@@ -121,7 +127,7 @@ CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_
 # Sources by folder (README.md, Layout); a new file needs no rule.
 INTERP_SRC := $(wildcard interp/*.c interp/*/*.c)
 LANG_SRC   := $(wildcard lang/*.c lang/*/*.c)
-RUNTIME_SRC := $(filter-out $(CUDA_MOD_C),$(wildcard runtime/*.c runtime/*/*.c))
+RUNTIME_SRC := $(filter-out $(CUDA_MOD_C) $(MPI_MOD_C),$(wildcard runtime/*.c runtime/*/*.c))
 RUNTIME_OBJ = $(RUNTIME_SRC:%.c=$(BUILD)/%.o)
 STDLIB     := $(sort $(wildcard stdlib/*.lua))
 INTERP_OBJ := $(INTERP_SRC:%.c=$(BUILD)/%.o)
@@ -129,12 +135,12 @@ LANG_OBJ   := $(LANG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/stdlib_embed.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/%)
 
-all: deps stagecraft $(CUDA_MODULE) lib
+all: deps stagecraft $(CUDA_MODULE) $(MPI_MODULE) lib
 
 stagecraft: $(BUILD)/stagecraft
 	cp $< $@
 
-RUNTIME_LIBS = $(BLAS_LINK) $(MPI_LIBS) -ldl -lpthread
+RUNTIME_LIBS = $(BLAS_LINK) -ldl -lpthread
 
 $(BUILD)/stagecraft: $(LANG_OBJ) $(BUILD)/libscruntime.a $(BUILD)/libscinterp.a
 	$(CC) $(SAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(RUNTIME_LIBS) $(LDLIBS)
@@ -147,7 +153,18 @@ $(BUILD)/libscruntime.a: $(RUNTIME_OBJ)
 
 $(BUILD)/runtime/%.o: runtime/%.c $(API_STAMP) $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(filter %backend_cpu.c,$<),-DSC_BLAS_LIBS='"$(BLAS_DLOPEN)"') $(if $(MPI_LIBS),-DSC_HAVE_MPI $(MPI_CFLAGS)) $(REG_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(BLAS_CFLAGS) $(if $(filter %backend_cpu.c,$<),-DSC_BLAS_LIBS='"$(BLAS_DLOPEN)"') $(if $(MPI_LIBS),-DSC_HAVE_MPI) $(REG_CFLAGS) -c $< -o $@
+
+# The MPI module (built only with MPI).
+$(BUILD)/mpimod/%.o: runtime/%.c $(FLAGS_STAMP) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -fvisibility=hidden $(MPI_CFLAGS) -c $< -o $@
+
+$(BUILD)/libstagecraft_mpi.so: $(MPI_MOD_C:runtime/%.c=$(BUILD)/mpimod/%.o)
+	$(CC) $(SAN) -shared $(if $(SAN),,-Wl,-z,defs) -o $@ $^ $(MPI_LIBS) -lpthread
+
+# The module alone, or nothing without MPI (python/setup.py asks for it).
+mpi-module: $(MPI_MODULE)
 
 # The CUDA module (built only with nvcc).
 $(BUILD)/cudamod/%.o: runtime/%.c $(API_STAMP) | deps
@@ -167,10 +184,11 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) $(LUA_CFLAGS) $(RL_CFLAGS) -c $< -o $@
 
-# The stdlib recipes are compiled into the binary.
-$(BUILD)/embed: tools/embed.c
+# The stdlib recipes are compiled into the binary, as source and as the
+# bytecode of the Lua linked here (tools/embed.c: loading it skips the parser).
+$(BUILD)/embed: tools/embed.c | deps
 	@mkdir -p $(BUILD)
-	$(CC) -std=c11 -O1 -o $@ $<
+	$(CC) -std=c11 -O1 $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS)
 
 $(BUILD)/stdlib_embed.c: $(BUILD)/embed $(STDLIB)
 	$(BUILD)/embed $(STDLIB) > $@
@@ -216,10 +234,11 @@ $(BUILD)/stagecraft.pc: lang/api/stagecraft.pc.in lang/core/core.h
 # holds the recipes to read and start from. The CUDA module, when built,
 # goes beside the binary, where it is loaded from.
 D = $(DESTDIR)$(PREFIX)
-install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES)
+install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(MPI_MODULE) $(LIB_FILES)
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/lib/lua/5.4 $(D)/include $(D)/share/stagecraft/stdlib
 	install -m 755 $(BUILD)/stagecraft $(D)/bin/stagecraft
 	$(if $(CUDA_MODULE),install -m 755 $(CUDA_MODULE) $(D)/bin/libstagecraft_cuda.so)
+	$(if $(MPI_MODULE),install -m 755 $(MPI_MODULE) $(D)/bin/libstagecraft_mpi.so)
 	install -m 755 $(BUILD)/libstagecraft.so $(D)/lib/libstagecraft.so.$(VERSION)
 	ln -sf libstagecraft.so.$(VERSION) $(D)/lib/libstagecraft.so.0
 	ln -sf libstagecraft.so.0 $(D)/lib/libstagecraft.so
@@ -231,7 +250,7 @@ install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES)
 	install -m 644 $(filter-out stdlib/_%,$(STDLIB)) $(D)/share/stagecraft/stdlib/
 
 uninstall:
-	rm -f $(D)/bin/stagecraft $(D)/bin/libstagecraft_cuda.so $(D)/lib/libstagecraft.so.$(VERSION) \
+	rm -f $(D)/bin/stagecraft $(D)/bin/libstagecraft_cuda.so $(D)/bin/libstagecraft_mpi.so $(D)/lib/libstagecraft.so.$(VERSION) \
 	  $(D)/lib/libstagecraft.so.0 $(D)/lib/libstagecraft.so $(D)/lib/libstagecraft.a \
 	  $(D)/lib/lua/5.4/stagecraft.so $(D)/include/stagecraft.h $(D)/lib/pkgconfig/stagecraft.pc
 	rm -rf $(D)/share/stagecraft
@@ -339,7 +358,7 @@ endif
 
 # The two tiers (tests/run.sh): make check, a sample of every suite for
 # each edit; make test, every suite whole. Suites run concurrently.
-TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(LIB_FILES) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
+TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(MPI_MODULE) $(LIB_FILES) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
             $(STUB_LIBS) $(BUILD)/libsc_mpistop_double.so
 test: $(TEST_DEPS)
 	@BUILD=$(BUILD) SC_TIER=test sh tests/run.sh
@@ -435,6 +454,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_interp
 	$(BUILD)/bench_runtime
 	sh bench/bench_cli.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_startup.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_plan.sh
 	$(BUILD)/stagecraft bench/bench_blocks.lua
 	$(BUILD)/stagecraft bench/bench_offload.lua
@@ -456,12 +476,12 @@ echo:
 	@echo "CUDA     = $(CUDA_ECHO)"
 	@echo "BLAS     = $(HAVE_BLAS) ($(BLAS_CFLAGS) $(BLAS_LIBS); loaded at run time as $(BLAS_DLOPEN))"
 	@echo "GLPK     = $(HAVE_GLPK)$(if $(filter yes,$(HAVE_GLPK)), (sim --optimal solves the exact MILP), (sim --optimal says it needs GLPK: apt-get install libglpk-dev))"
-	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport,run uses threads only)"
+	@echo "MPI      = $(HAVE_MPI) ($(MPI_LIBS)): $(if $(MPI_LIBS),run under mpirun uses the mpi transport (module $(MPI_MODULE)$(comma) loaded by run under mpirun only),run uses threads only)"
 
 clean:
 	rm -rf build build-asan $(GPU_BUNDLE) $(FUZZ_BUILD) stagecraft
 
-.PHONY: all lib install uninstall deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean
+.PHONY: all lib install uninstall deps fuzz-deps test check gpu-test gpu-bench gpu-bundle gpu-check cudastub asan fuzz bench echo clean mpi-module
 .DELETE_ON_ERROR:
 
 # The headers each object was built from (-MMD -MP above).

@@ -60,7 +60,10 @@ class BuildWithBinary(build_py):
         src = root()
         build = os.path.join(src, "build", "python")
         # CPU only (NVCC=): the CUDA module stays a `make` of the repository.
-        cmd = ["make", "-C", src, "BUILD=" + build, "NVCC=", os.path.join(build, "stagecraft")]
+        # mpi-module: the MPI transport's module (nothing without MPI), which
+        # `run` under mpirun loads from beside the binary.
+        cmd = ["make", "-C", src, "BUILD=" + build, "NVCC=", os.path.join(build, "stagecraft"),
+               "mpi-module"]
         jobs = os.cpu_count() or 1
         # One make at a time in build/python: two pip installs at once (the
         # test suites run concurrently) would otherwise write the same objects.
@@ -71,6 +74,9 @@ class BuildWithBinary(build_py):
         pkg = os.path.join(self.build_lib, "stagecraft")
         os.makedirs(os.path.join(pkg, "_bin"), exist_ok=True)
         shutil.copy2(os.path.join(build, "stagecraft"), os.path.join(pkg, "_bin", "stagecraft"))
+        if os.path.exists(os.path.join(build, "libstagecraft_mpi.so")):
+            shutil.copy2(os.path.join(build, "libstagecraft_mpi.so"),
+                         os.path.join(pkg, "_bin", "libstagecraft_mpi.so"))
         with open(os.path.join(pkg, "_version.py"), "w") as f:
             f.write('"""Written by setup.py from SC_VERSION (lang/core/core.h)."""\n')
             f.write("__version__ = %r\n" % version())

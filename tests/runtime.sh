@@ -188,6 +188,13 @@ if command -v mpirun >/dev/null &&
     grep -q " [1-9][0-9]* failed" "$tmp/out" && bad "test_coll_run under mpirun: $(grep failed "$tmp/out" | head -1)"
   fi
   expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout -k 10 120 $MPIRUN $SC run 1f1b -D p=2
+  # MPI is a module only a run under mpirun loads (runtime/transport/mpi_api.h):
+  # the executable does not link it, and without the module says so.
+  if command -v ldd >/dev/null; then
+    ldd "$SC" | grep -q libmpi && bad "$SC links MPI: $(ldd "$SC" | grep libmpi)" || ok
+  fi
+  mkdir -p "$tmp/nompi" && cp "$SC" "$tmp/nompi/stagecraft"
+  expect 3 "the MPI module libstagecraft_mpi.so is missing" -- timeout 60 mpirun -np 1 "$tmp/nompi/stagecraft" run 1f1b -D p=1 -D m=1
   # The rest of the MPI section (disagreeing ranks, ranks stopped at each
   # point of a run, killed ranks) waits on timeouts: make test only.
   if full; then

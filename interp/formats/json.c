@@ -5,6 +5,8 @@
 #include "jsonw.h"
 #include "ir/p2p.h"
 
+#include <stdlib.h>
+
 /* The per-stage numbers of one field. */
 typedef double (*stage_num)(const sc_prog *, int);
 
@@ -142,8 +144,12 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     if (!sc_prog_is_lowered(pg))
         return SC_ERR_ARG;
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
+    sc_out *o = malloc(sizeof *o);
+    if (!o)
+        return SC_ERR_NOMEM;
+    sc_out_init(o, f);
     sc_jw w;
-    sc_jw_init(&w, f);
+    sc_jw_init_out(&w, o);
     sc_jw_object(&w, NULL); /* a member a line */
     sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
     sc_jw_str(&w, "format", "stagecraft.program");
@@ -185,6 +191,8 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     if (sim)
         totals(&w, pg, sim);
     sc_jw_end(&w);
-    fputc('\n', f);
-    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+    sc_out_putc(o, '\n');
+    int bad = sc_out_flush(o);
+    free(o);
+    return bad ? SC_ERR_ARG : SC_OK;
 }

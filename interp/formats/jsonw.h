@@ -22,11 +22,17 @@
  *
  * Numbers that are not finite are written null (JSON has no NaN). Nothing
  * is allocated; errors of the stream are the caller's (ferror).
+ *
+ * sc_jw_init writes to the FILE as it goes; sc_jw_init_out writes into a
+ * buffered writer (outbuf.h), for the large documents (export, the trace):
+ * the caller flushes it at the end (sc_out_flush).
  */
 #ifndef SC_JSONW_H
 #define SC_JSONW_H
 
 #include <stdio.h>
+
+#include "outbuf.h"
 
 /* The deepest nesting a writer holds (the dump goes 4 deep). */
 #define SC_JW_DEPTH 8
@@ -39,12 +45,15 @@ typedef struct sc_jw_level {
 
 typedef struct sc_jw {
     FILE *f;
+    sc_out *out;      /* NULL: straight to f */
     int depth;
     const char *next; /* sc_jw_sep: the separator before the next member only */
     sc_jw_level lv[SC_JW_DEPTH];
 } sc_jw;
 
 void sc_jw_init(sc_jw *w, FILE *f);
+/* Into o (the caller's; its FILE is w->f), flushed by the caller. */
+void sc_jw_init_out(sc_jw *w, sc_out *o);
 
 /* Containers: opened as a member (key) or an element (NULL), closed by
  * sc_jw_end. A layout applies to the container opened last. */
@@ -75,7 +84,8 @@ void sc_jw_ints(sc_jw *w, const char *key, const int *v, int n);
 
 /* A member (or element, key NULL) whose value the caller writes whole to
  * w->f itself: a JSON document from another writer (sim --json's
- * "program", the dump of formats/json.h). */
+ * "program", the dump of formats/json.h). A buffered writer's bytes reach
+ * w->f first. */
 void sc_jw_key(sc_jw *w, const char *key);
 
 /* Writes s as a JSON string literal: quotes, '"' and '\' escaped, control

@@ -7,8 +7,10 @@
  * picture grows with the schedule instead of turning into a barcode.
  */
 #include "svg.h"
+#include "outbuf.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Geometry, in pixels. */
@@ -31,17 +33,17 @@ static unsigned kind_style(int op, const char **name)
     return l->rgb;
 }
 
-static void xml_text(FILE *f, const char *s)
+static void xml_text(sc_out *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
+        case '&': sc_out_puts(f, "&amp;"); break;
+        case '<': sc_out_puts(f, "&lt;"); break;
+        case '>': sc_out_puts(f, "&gt;"); break;
+        case '"': sc_out_puts(f, "&quot;"); break;
         default:
             if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-                fputc(*s, f);
+                sc_out_putc(f, *s);
         }
     }
 }
@@ -107,7 +109,7 @@ static int band_height(const frame *fr)
     return BAND_H + (fr->host ? XFER_H + GAP : 0) + (fr->coll ? XFER_H + GAP : 0);
 }
 
-static void legend(FILE *f, const frame *fr, double tcomm_all)
+static void legend(sc_out *f, const frame *fr, double tcomm_all)
 {
     int x = LEFT, y = 30;
     for (int k = 0; k < SC_OP_COUNT; k++) {
@@ -119,33 +121,33 @@ static void legend(FILE *f, const frame *fr, double tcomm_all)
             /* a shard, a pair's outline: no chunk */
             char col[8];
             colour(k, c, fr->chunks, col);
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"12\" fill=\"%s\"><title>"
+            sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"12\" fill=\"%s\"><title>"
                        "%s, chunk %d</title></rect>\n", x, y, col, name, c);
             x += 10;
         }
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>\n", x + 4, y + 10, name);
+        sc_out_printf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>\n", x + 4, y + 10, name);
         x += 4 + 7 * (int)strlen(name) + 14;
     }
     if (fr->chunks > 1)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">shades: chunk 0 to %d, "
+        sc_out_printf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">shades: chunk 0 to %d, "
                    "later chunks darker</text>\n", x, y + 10, fr->chunks - 1);
     /* Second line: transfers, memory, host link, collectives. */
     x = LEFT;
     y = 50;
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#555\"/><text x=\"%d\" "
+    sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#555\"/><text x=\"%d\" "
                "y=\"%d\" font-size=\"11\">transfer on the link%s</text>\n",
             x, y + 2, x + 16, y + 9, tcomm_all > 0 ? "" : " (tcomm = 0: a tick)");
     x += 16 + 7 * 20 + (tcomm_all > 0 ? 0 : 7 * 19) + 14;
-    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#aaa\" stroke-width=\"1\"/>"
+    sc_out_printf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#aaa\" stroke-width=\"1\"/>"
                "<text x=\"%d\" y=\"%d\" font-size=\"11\">posted, waiting for the peer</text>\n",
             x, y + 5, x + 12, y + 5, x + 16, y + 9);
     x += 16 + 7 * 28 + 14;
-    fprintf(f, "<polyline points=\"%d,%d %d,%d %d,%d\" stroke=\"#c0392b\" fill=\"none\"/><text "
+    sc_out_printf(f, "<polyline points=\"%d,%d %d,%d %d,%d\" stroke=\"#c0392b\" fill=\"none\"/><text "
                "x=\"%d\" y=\"%d\" font-size=\"11\">activation memory</text>\n",
             x, y + 10, x + 6, y + 10, x + 12, y + 2, x + 16, y + 9);
     x += 16 + 7 * 17 + 14;
     if (fr->host) {
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#16a085\"/><text "
+        sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#16a085\"/><text "
                    "x=\"%d\" y=\"%d\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"%d\" "
                    "width=\"12\" height=\"6\" fill=\"#e84393\"/><text x=\"%d\" y=\"%d\" "
                    "font-size=\"11\">reload</text>\n",
@@ -153,7 +155,7 @@ static void legend(FILE *f, const frame *fr, double tcomm_all)
         x += 150;
     }
     if (fr->coll)
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#d35400\"/><text "
+        sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#d35400\"/><text "
                    "x=\"%d\" y=\"%d\" font-size=\"11\">all-reduce</text><rect x=\"%d\" y=\"%d\" "
                    "width=\"12\" height=\"6\" fill=\"#2c3e50\"/><text x=\"%d\" y=\"%d\" "
                    "font-size=\"11\">broadcast</text>\n",
@@ -162,27 +164,27 @@ static void legend(FILE *f, const frame *fr, double tcomm_all)
 
 /* A transfer as it is: on the link for tcomm before it completes (a tick
  * when tcomm is 0), and, before that, posted and waiting for its peer. */
-static void transfer(FILE *f, const frame *fr, const char *name, double t0, double t1,
+static void transfer(sc_out *f, const frame *fr, const char *name, double t0, double t1,
                      double tcomm, int y, int send)
 {
     double on = fmax(t0, t1 - tcomm), x0, w;
     const char *fill = send ? "#777" : "#444";
     if (on > t0 && clip(fr, t0, on, &x0, &w)) {
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#aaa\" "
+        sc_out_printf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#aaa\" "
                    "stroke-width=\"1\"><title>", x0, y + XFER_H / 2, x0 + w, y + XFER_H / 2);
         xml_text(f, name);
-        fprintf(f, ": posted at %.6g, waits for its peer until %.6g</title></line>\n", t0, on);
+        sc_out_printf(f, ": posted at %.6g, waits for its peer until %.6g</title></line>\n", t0, on);
     }
     if (!clip(fr, on, t1, &x0, &w))
         return;
     if (t1 - on <= 0)
-        fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"1\" height=\"%d\" fill=\"%s\"><title>",
+        sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"1\" height=\"%d\" fill=\"%s\"><title>",
                 x0 - 0.5, y, XFER_H, fill);
     else
-        fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+        sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                    "fill-opacity=\"0.8\"><title>", x0, y, w > 1 ? w : 1, XFER_H, fill);
     xml_text(f, name); /* "-> d1" */
-    fprintf(f, ": on the link %.6g to %.6g</title></rect>\n", on, t1);
+    sc_out_printf(f, ": on the link %.6g to %.6g</title></rect>\n", on, t1);
 }
 
 /* The bands of one program, from y; `which` names its groups in a stack
@@ -191,7 +193,7 @@ static void transfer(FILE *f, const frame *fr, const char *name, double t0, doub
  * OPTIM), and a dashed line where the last device does, labelled with the
  * step's figures (in a stack, where titles sit above each program, the
  * figures are the line's tooltip). Only what falls in the window. */
-static void step_marks(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim,
+static void step_marks(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim,
                        const sc_instr *v, size_t n, int d, int y)
 {
     if (sc_prog_steps(pg) < 2)
@@ -203,13 +205,13 @@ static void step_marks(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim
         step++;
         if (t < fr->from || t > fr->to)
             continue;
-        fprintf(f, "<line class=\"step\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+        sc_out_printf(f, "<line class=\"step\" x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
                    "stroke=\"#222\" stroke-width=\"2\"><title>d%d: end of step %zu</title>"
                    "</line>\n", px(fr, t), y - 2, px(fr, t), y + ROW_H + 2, d, step - 1);
     }
 }
 
-static void step_lines(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
+static void step_lines(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                        int ya, int labels)
 {
     if (sc_prog_steps(pg) < 2 || !sim->step_end)
@@ -218,19 +220,19 @@ static void step_lines(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim
         double t = sim->step_end[k], x = px(fr, t);
         if (t < fr->from || t > fr->to)
             continue;
-        fprintf(f, "<g class=\"step-end\"><line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+        sc_out_printf(f, "<g class=\"step-end\"><line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
                    "stroke=\"#555\" stroke-dasharray=\"4,3\"><title>step %d (%.4g, bubble %.1f%%)"
                    "</title></line>", x, y0 - 6, x, ya, k, sim->step_makespan[k],
                 100 * sim->step_bubble[k]);
         if (labels)
-            fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
+            sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
                        "fill=\"#555\">step %d (%.4g, bubble %.1f%%)</text>", x - 2, y0 - 8, k,
                     sim->step_makespan[k], 100 * sim->step_bubble[k]);
-        fputs("</g>\n", f);
+        sc_out_puts(f, "</g>\n");
     }
 }
 
-static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
+static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                     int which)
 {
     int P = sc_prog_devices(pg), band = band_height(fr);
@@ -244,10 +246,10 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
         int yc = yh + (fr->host ? XFER_H + GAP : 0), ym = yc + (fr->coll ? XFER_H + GAP : 0) + MEM_H;
         double cfree = 0, x0, w; /* the collective channel is free from */
         if (which < 0)
-            fprintf(f, "<g id=\"d%d\">\n", d);
+            sc_out_printf(f, "<g id=\"d%d\">\n", d);
         else
-            fprintf(f, "<g id=\"p%d.d%d\">\n", which, d);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">d%d</text>\n"
+            sc_out_printf(f, "<g id=\"p%d.d%d\">\n", which, d);
+        sc_out_printf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">d%d</text>\n"
                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
                 LEFT - 8, y + ROW_H / 2 + 4, d, LEFT, y, fr->plot, ROW_H);
         for (size_t k = 0; k < n; k++) {
@@ -264,14 +266,14 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 for (int i = 0; i < 2; i++) {
                     char c[8];
                     colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
-                    fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                                "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
                 }
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
+                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
                            "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
                            "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
                 if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
-                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
                                "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
                             h[0].mb, h[1].mb);
             } else if (sc_op_is_pass(in->op)) {
@@ -280,12 +282,12 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 char c[8];
                 colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage),
                        fr->chunks, c);
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
                            "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
                 /* The microbatch where it fits. */
                 if (w >= DIGIT_PX * digits(in->mb) + 4)
-                    fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
                                "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
             } else if (sc_op_is_transfer(in->op)) {
                 transfer(f, fr, name, t0, t1, tcomm, yx, sc_op_has(in->op, SC_OPF_OUT));
@@ -294,13 +296,13 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 double cs = t0 > cfree ? t0 : cfree;
                 cfree = t1;
                 if (clip(fr, cs, t1, &x0, &w))
-                    fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                                "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
                             x0, yc, w > 0.5 ? w : 0.5, XFER_H,
                             sc_op_has(in->op, SC_OPF_REDUCES) ? "#d35400" : "#2c3e50", name);
             } else if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) &&
                        clip(fr, t0, t1, &x0, &w)) { /* a copy on the host link */
-                fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
                         x0, yh, w > 0.5 ? w : 0.5, XFER_H,
                         sc_op_has(in->op, SC_OPF_OUT) ? "#16a085" : "#e84393", name);
@@ -308,7 +310,7 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
         }
         step_marks(f, fr, pg, sim, v, n, d, y);
         /* Memory: a step curve in the window, scaled to the largest peak. */
-        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
+        sc_out_printf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
                    "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"",
                 LEFT, ym, LEFT + fr->plot, ym);
         double prev = 0, scale = peak > 0 ? (MEM_H - 2) / peak : 0;
@@ -322,9 +324,9 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 /* A pair: its F half's record when it starts (the rest below). */
                 double up = prev + sc_prog_pair_rise(pg, &v[k]);
                 if (!started)
-                    fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
+                    sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
                 started = 1;
-                fprintf(f, " %.2f,%.2f %.2f,%.2f", px(fr, sim->t0[g]), ym - prev * scale,
+                sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, sim->t0[g]), ym - prev * scale,
                         px(fr, sim->t0[g]), ym - up * scale);
                 prev = up;
             }
@@ -337,16 +339,16 @@ static void program(FILE *f, const frame *fr, const sc_prog *pg, const sc_sim *s
                 break;
             if (t >= fr->from) {
                 if (!started)
-                    fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
+                    sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
                 started = 1;
-                fprintf(f, " %.2f,%.2f %.2f,%.2f", px(fr, t), ym - prev * scale, px(fr, t),
+                sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, t), ym - prev * scale, px(fr, t),
                         ym - m * scale);
             }
             prev = m;
         }
         if (!started)
-            fprintf(f, "%d,%.2f", LEFT, ym - prev * scale);
-        fprintf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
+            sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
+        sc_out_printf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
                    "%.4g</text>\n</g>\n", LEFT + fr->plot, ym - prev * scale, LEFT + fr->plot + 4,
                 ym - MEM_H / 2, sim->peak_mem[d]);
     }
@@ -364,8 +366,10 @@ sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const
     return sc_svg_write_stack(f, 1, &pg, &sim, &title, opts);
 }
 
-sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc_sim *const *sims,
-                             const char *const *titles, const sc_svg_opts *opts)
+/* sc_svg_write_stack into the buffered writer (outbuf.h). */
+static sc_status write_stack(sc_out *f, int n, const sc_prog *const *pgs,
+                             const sc_sim *const *sims, const char *const *titles,
+                             const sc_svg_opts *opts)
 {
     sc_svg_opts o = opts ? *opts : (sc_svg_opts){0};
     frame fr = {0};
@@ -418,33 +422,33 @@ sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc
     for (int i = 0; i < n; i++)
         height += (n > 1 ? TITLE_H : 0) + sc_prog_devices(pgs[i]) * band;
     height += AXIS_H;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    sc_out_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
             width, height, width, height);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
+    sc_out_printf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
                "font-size=\"14\" font-weight=\"bold\">", LEFT);
     if (n == 1)
         xml_text(f, titles && titles[0] ? titles[0] : "schedule");
     else
-        fprintf(f, "%d schedules on one time axis", n);
-    fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">",
+        sc_out_printf(f, "%d schedules on one time axis", n);
+    sc_out_printf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">",
             LEFT + fr.plot);
     if (n == 1) {
         double peak = 0;
         for (int d = 0; d < sims[0]->P; d++)
             peak = fmax(peak, sims[0]->peak_mem[d]);
-        fprintf(f, "makespan %.6g, bubble %.2f%%, peak memory %.4g units", sims[0]->makespan,
+        sc_out_printf(f, "makespan %.6g, bubble %.2f%%, peak memory %.4g units", sims[0]->makespan,
                 100 * sims[0]->bubble_rate, peak);
     }
     if (fr.from > 0 || fr.to < span)
-        fprintf(f, "%stime %.6g to %.6g of %.6g", n == 1 ? "; " : "", fr.from, fr.to, span);
-    fputs("</text>\n", f);
+        sc_out_printf(f, "%stime %.6g to %.6g of %.6g", n == 1 ? "; " : "", fr.from, fr.to, span);
+    sc_out_puts(f, "</text>\n");
     legend(f, &fr, tcomm_all);
     /* Grid lines at the ticks, under everything, across all programs. */
     double step = tick_step(window, fr.plot), t = ceil(fr.from / step - 1e-9) * step;
     for (; t <= fr.to + 1e-9 * window; t += step)
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#e4e4e4\"/>\n",
+        sc_out_printf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#e4e4e4\"/>\n",
                 px(&fr, t), HEAD_H - 6, px(&fr, t), height - AXIS_H);
     int y = HEAD_H;
     for (int i = 0; i < n; i++) {
@@ -452,10 +456,10 @@ sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc
             double peak = 0;
             for (int d = 0; d < sims[i]->P; d++)
                 peak = fmax(peak, sims[i]->peak_mem[d]);
-            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">", LEFT,
+            sc_out_printf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">", LEFT,
                     y + 15);
             xml_text(f, titles && titles[i] ? titles[i] : "schedule");
-            fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
+            sc_out_printf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">"
                        "makespan %.6g, bubble %.2f%%, peak memory %.4g units</text>\n",
                     LEFT + fr.plot, y + 15, sims[i]->makespan, 100 * sims[i]->bubble_rate, peak);
             y += TITLE_H;
@@ -463,14 +467,28 @@ sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc
         program(f, &fr, pgs[i], sims[i], y, n > 1 ? i : -1);
         y += sc_prog_devices(pgs[i]) * band;
     }
-    fprintf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+    sc_out_printf(f, "<g font-size=\"10\" fill=\"#333\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
                "stroke=\"#333\"/>\n", LEFT, y, LEFT + fr.plot, y);
     for (t = ceil(fr.from / step - 1e-9) * step; t <= fr.to + 1e-9 * window; t += step)
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/><text "
+        sc_out_printf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/><text "
                    "x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%.6g</text>\n",
                 px(&fr, t), y, px(&fr, t), y + 4, px(&fr, t), y + 15, fabs(t) < 1e-12 ? 0 : t);
     /* The unit right of the axis, clear of the last tick's centred label. */
-    fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text></g>\n</svg>\n", LEFT + fr.plot + 22, y + 15,
+    sc_out_printf(f, "<text x=\"%d\" y=\"%d\">%s</text></g>\n</svg>\n", LEFT + fr.plot + 22, y + 15,
             sc_prog_seconds(pgs[0]) ? "time (s)" : "time");
-    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+    return SC_OK;
+}
+
+sc_status sc_svg_write_stack(FILE *f, int n, const sc_prog *const *pgs, const sc_sim *const *sims,
+                             const char *const *titles, const sc_svg_opts *opts)
+{
+    sc_out *o = malloc(sizeof *o);
+    if (!o)
+        return SC_ERR_NOMEM;
+    sc_out_init(o, f);
+    sc_status st = write_stack(o, n, pgs, sims, titles, opts);
+    if (sc_out_flush(o) != 0 && st == SC_OK)
+        st = SC_ERR_ARG;
+    free(o);
+    return st;
 }

@@ -281,8 +281,14 @@ sc_status sc_trace_write(FILE *f, const sc_prog *pg, const sc_timing *timings, i
     if (!send)
         return SC_ERR_NOMEM;
     long flow = 0;
+    sc_out *o = malloc(sizeof *o);
+    if (!o) {
+        free(send);
+        return SC_ERR_NOMEM;
+    }
+    sc_out_init(o, f);
     sc_jw w;
-    sc_jw_init(&w, f);
+    sc_jw_init_out(&w, o);
     sc_jw_object(&w, NULL);
     sc_jw_str(&w, "displayTimeUnit", "ms");
     sc_jw_array(&w, "traceEvents"); /* an event a line */
@@ -291,7 +297,9 @@ sc_status sc_trace_write(FILE *f, const sc_prog *pg, const sc_timing *timings, i
         write_timing(&w, pg, &timings[i], i + 1, send, &flow);
     sc_jw_end(&w);
     sc_jw_end(&w);
-    fputc('\n', f);
+    sc_out_putc(o, '\n');
     free(send);
-    return fflush(f) != 0 || ferror(f) ? SC_ERR_ARG : SC_OK;
+    int bad = sc_out_flush(o);
+    free(o);
+    return bad ? SC_ERR_ARG : SC_OK;
 }

@@ -20,16 +20,47 @@ struct sc_embedded {
     const char *name;
     const char *src;
     size_t len;
+    const char *bc; /* the chunk compiled at build time (tools/embed.c) */
+    size_t bclen;
 };
 extern const struct sc_embedded sc_stdlib[];
-const char *sc_stdlib_source(const char *name, size_t *len)
+
+static const struct sc_embedded *stdlib_find(const char *name)
 {
     for (int i = 0; sc_stdlib[i].name; i++)
-        if (strcmp(sc_stdlib[i].name, name) == 0) {
-            *len = sc_stdlib[i].len;
-            return sc_stdlib[i].src;
-        }
+        if (strcmp(sc_stdlib[i].name, name) == 0)
+            return &sc_stdlib[i];
     return NULL;
+}
+
+const char *sc_stdlib_source(const char *name, size_t *len)
+{
+    const struct sc_embedded *e = stdlib_find(name);
+    if (!e)
+        return NULL;
+    *len = e->len;
+    return e->src;
+}
+
+int sc_stdlib_load(lua_State *L, const char *name)
+{
+    const struct sc_embedded *e = stdlib_find(name);
+    if (!e) {
+        lua_pushfstring(L, "no stdlib file '%s'", name);
+        return LUA_ERRFILE;
+    }
+    lua_pushfstring(L, "@stdlib/%s.lua", name);
+    /* Only this embedded bytecode is ever loaded in mode "b": recipes load
+     * text only (the sandbox's load, require, dofile, sc_loadfile). A Lua
+     * whose binary format differs from the one linked at build time (a host
+     * of the Lua module) refuses it: the source is there for that. */
+    int st = luaL_loadbufferx(L, e->bc, e->bclen, lua_tostring(L, -1), "b");
+    if (st == LUA_ERRSYNTAX) {
+        lua_pop(L, 1);
+        st = luaL_loadbufferx(L, e->src, e->len, lua_tostring(L, -1), "t");
+    }
+    lua_remove(L, -2); /* the chunk name */
+    return st;
 }
 
 const char *sc_stdlib_name(int i)

@@ -62,6 +62,12 @@ int sc_loadfile(lua_State *L, const char *path, const char *mode);
 
 /* Embedded stdlib recipes: source of `name`, or NULL. */
 const char *sc_stdlib_source(const char *name, size_t *len);
+/* Pushes the chunk of the embedded file `name` ("1f1b", "_prelude"), named
+ * "@stdlib/NAME.lua", from the bytecode compiled at build time (its debug
+ * information kept: errors name the file and line), or from its source
+ * when this Lua refuses that bytecode; LUA_OK, or an error status with the
+ * message pushed (as luaL_loadbufferx). */
+int sc_stdlib_load(lua_State *L, const char *name);
 /* Name of the i-th embedded file (NULL past the end). */
 const char *sc_stdlib_name(int i);
 

@@ -54,8 +54,7 @@ static int l_chunk(lua_State *L)
     const char *src = is_path(r) || r[0] == '_' ? NULL : sc_stdlib_source(r, &len);
     int rc;
     if (src) {
-        lua_pushfstring(L, "@stdlib/%s.lua", r);
-        rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+        rc = sc_stdlib_load(L, r);
     } else {
         FILE *f = sc_fopen_read(r);
         if (!f) {
@@ -322,11 +321,7 @@ static int open_module(lua_State *L)
      * "@stdlib/_NAME.lua": error positions skip them (lang/sandbox/paths.c). */
     static const char *const half[] = {"_prelude", "_model", "_shapes", "_pretty"};
     for (size_t i = 0; i < sizeof half / sizeof half[0]; i++) {
-        size_t len;
-        char chunk[40];
-        const char *src = sc_stdlib_source(half[i], &len);
-        snprintf(chunk, sizeof chunk, "@stdlib/%s.lua", half[i]);
-        if (!src || luaL_loadbuffer(L, src, len, chunk) != LUA_OK)
+        if (sc_stdlib_load(L, half[i]) != LUA_OK)
             return luaL_error(L, "stagecraft: the module's %s.lua is missing or broken", half[i]);
         lua_pushvalue(L, -2);
         lua_call(L, 1, 0);

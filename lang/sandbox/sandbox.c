@@ -321,9 +321,10 @@ static int sb_require(lua_State *L)
                lua_getfield(L, -1, name) != LUA_TNIL) {
         call_loader(L, name, ":preload:"); /* the stdlib's own helpers */
     } else if (name[0] != '_' && (src = sc_stdlib_source(name, &len)) != NULL) {
-        lua_pushfstring(L, "@stdlib/%s.lua", name);
-        if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK)
+        if (sc_stdlib_load(L, name) != LUA_OK)
             return lua_error(L);
+        lua_pushfstring(L, "@stdlib/%s.lua", name);
+        lua_insert(L, -2);
         lua_pushvalue(L, UV_ENV);
         lua_setupvalue(L, -2, 1);
         call_loader(L, name, lua_tostring(L, -2));

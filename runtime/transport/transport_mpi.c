@@ -2,6 +2,11 @@
  * transport_mpi.c — the MPI transport (transport.h) and the helpers of
  * sc_mpi.h: one process per device, MPI_COMM_WORLD rank = device.
  *
+ * Built into its own module, libstagecraft_mpi.so, which alone links MPI;
+ * its one exported symbol is the table of mpi_api.h, through which
+ * mpi_load.c reaches these functions (loading the module under mpirun
+ * only). Hidden visibility: nothing else of it can clash.
+ *
  * A group is one array of MPI_Isend/MPI_Irecv requests, posted when the
  * group starts and completed together (MPI_Testall), the MPI counterpart of
  * ncclGroupStart/End. Waiting polls MPI_Testall and backs off between
@@ -20,7 +25,7 @@
  */
 #include "backoff.h"
 #include "coll_host.h"
-#include "sc_mpi.h"
+#include "mpi_api.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -32,13 +37,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-int sc_mpi_launched(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
-}
-
-#ifdef SC_HAVE_MPI
 
 #include <mpi.h>
 
@@ -233,8 +231,8 @@ static const struct sc_transport_ops mpi_ops = {
     .coll_release = mpi_release,
 };
 
-sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
-                               size_t errlen)
+static sc_status mod_transport_new(int max_tag, double timeout_s, sc_transport **out,
+                                   char *err, size_t errlen)
 {
     *out = NULL;
     void *ub;
@@ -275,7 +273,7 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
     return SC_OK;
 }
 
-void sc_transport_mpi_free(sc_transport *tp)
+static void mod_transport_free(sc_transport *tp)
 {
     if (!tp)
         return;
@@ -283,11 +281,6 @@ void sc_transport_mpi_free(sc_transport *tp)
     MPI_Comm_free(&c->coll);
     free(c);
     free(tp);
-}
-
-int sc_mpi_available(void)
-{
-    return 1;
 }
 
 /* The guard of an MPI call that waits for every rank and cannot be polled
@@ -371,7 +364,7 @@ static void guard_end(void)
     wd_running = 0;
 }
 
-sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+static sc_status mod_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
 {
     int init = 0;
     MPI_Initialized(&init);
@@ -413,8 +406,8 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
     }
 }
 
-sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
-                     size_t errlen)
+static sc_status mod_max(double *v, int n, const char *what, double timeout_s, char *err,
+                         size_t errlen)
 {
     MPI_Request req;
     if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) !=
@@ -425,7 +418,7 @@ sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char 
     return poll_one(&req, timeout_s, what, err, errlen);
 }
 
-sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
+static sc_status mod_barrier(double timeout_s, char *err, size_t errlen)
 {
     MPI_Request req;
     if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
@@ -435,7 +428,7 @@ sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
     return poll_one(&req, timeout_s, "the barrier before the step", err, errlen);
 }
 
-sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
+static sc_status mod_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
 {
     MPI_Request req;
     if (MPI_Ibcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
@@ -445,7 +438,7 @@ sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, 
     return poll_one(&req, timeout_s, "a broadcast", err, errlen);
 }
 
-sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
+static sc_status mod_local(int *local_rank, int *local_size, char *err, size_t errlen)
 {
     MPI_Comm node;
     guard_begin(started_timeout, "to find the ranks of each node (MPI_Comm_split_type)", 1);
@@ -461,7 +454,7 @@ sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errle
     return SC_OK;
 }
 
-void sc_mpi_finish(int code)
+static void mod_finish(int code)
 {
     if (!started)
         return;
@@ -475,78 +468,17 @@ void sc_mpi_finish(int code)
     guard_end();
 }
 
-#else /* built without MPI */
+__attribute__((visibility("default"))) extern const struct sc_mpi_api sc_mpi_api_v1;
 
-sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
-                               size_t errlen)
-{
-    (void)max_tag;
-    (void)timeout_s;
-    *out = NULL;
-    snprintf(err, errlen, "this stagecraft was built without MPI (install libopenmpi-dev and "
-             "rebuild)");
-    return SC_ERR_ARG;
-}
-
-void sc_transport_mpi_free(sc_transport *tp)
-{
-    (void)tp;
-}
-
-int sc_mpi_available(void)
-{
-    return 0;
-}
-
-sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
-{
-    (void)timeout_s;
-    *rank = 0;
-    *size = 1;
-    snprintf(err, errlen, "started by mpirun, but this stagecraft was built without MPI "
-             "(install libopenmpi-dev and rebuild)");
-    return SC_ERR_ARG;
-}
-
-sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
-                     size_t errlen)
-{
-    (void)v;
-    (void)n;
-    (void)what;
-    (void)timeout_s;
-    snprintf(err, errlen, "built without MPI");
-    return SC_ERR_ARG;
-}
-
-sc_status sc_mpi_barrier(double timeout_s, char *err, size_t errlen)
-{
-    (void)timeout_s;
-    snprintf(err, errlen, "built without MPI");
-    return SC_ERR_ARG;
-}
-
-sc_status sc_mpi_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
-{
-    (void)buf;
-    (void)n;
-    (void)root;
-    (void)timeout_s;
-    snprintf(err, errlen, "built without MPI");
-    return SC_ERR_ARG;
-}
-
-sc_status sc_mpi_local(int *local_rank, int *local_size, char *err, size_t errlen)
-{
-    *local_rank = 0;
-    *local_size = 1;
-    snprintf(err, errlen, "built without MPI");
-    return SC_ERR_ARG;
-}
-
-void sc_mpi_finish(int code)
-{
-    (void)code;
-}
-
-#endif
+const struct sc_mpi_api sc_mpi_api_v1 = {
+    .version = SC_MPI_API_VERSION,
+    .size = sizeof(struct sc_mpi_api),
+    .init = mod_init,
+    .max = mod_max,
+    .barrier = mod_barrier,
+    .bcast = mod_bcast,
+    .local = mod_local,
+    .finish = mod_finish,
+    .transport_new = mod_transport_new,
+    .transport_free = mod_transport_free,
+};

@@ -1,7 +1,8 @@
 /*
  * test_jsonw.c — the JSON writer: separators, layouts, escaping, numbers
  * as every output prints them (docs/cli.md: up to 15 significant digits),
- * null for what JSON cannot hold.
+ * null for what JSON cannot hold; the buffered writer (outbuf.h) under it:
+ * the same bytes, and its printf what printf writes.
  */
 #include "formats/jsonw.h"
 #include "formats/numfmt.h"
@@ -14,20 +15,37 @@
 
 typedef void (*writer)(sc_jw *w);
 
-/* What fn writes, in a static buffer. */
-static const char *written(writer fn)
+/* What fn writes, in a static buffer; through a buffered writer (outbuf.h)
+ * when `buffered`. */
+static const char *written_by(writer fn, int buffered)
 {
     static char out[1024];
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    sc_out *o = malloc(sizeof *o);
+    sc_out_init(o, f);
     sc_jw w;
-    sc_jw_init(&w, f);
+    if (buffered)
+        sc_jw_init_out(&w, o);
+    else
+        sc_jw_init(&w, f);
     fn(&w);
+    sc_out_flush(o);
+    free(o);
     fclose(f);
     snprintf(out, sizeof out, "%s", buf ? buf : "");
     free(buf);
     return out;
+}
+
+static const char *written(writer fn)
+{
+    static char plain[1024];
+    snprintf(plain, sizeof plain, "%s", written_by(fn, 0));
+    /* Every test's writer writes the same bytes through the buffer. */
+    CHECK(strcmp(plain, written_by(fn, 1)) == 0);
+    return plain;
 }
 
 static void compact(sc_jw *w)
@@ -172,6 +190,36 @@ TEST(numfmt)
     CHECK(sc_fmt_g(b, 0.1, 17) == 0 && sc_fmt_g(b, 1.5, 6) == 0 && sc_fmt_g(b, 1e15, 15) == 0);
 }
 
+/* sc_out_printf writes what printf writes: its own "%.2f", "%.1f", "%d"
+ * and "%.6g" of whole numbers around their bounds and ties, both signs. */
+TEST(outbuf_printf)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sc_out *o = malloc(sizeof *o);
+    sc_out_init(o, f);
+    size_t cap = 1 << 24, n = 0;
+    char *want = malloc(cap);
+    static const double edge[] = {0, -0.0, 0.005, 0.015, 0.125, 0.375, -0.001, -0.04, 0.05, 0.25,
+                                  2.675, 1.005, 999999.995, 999999.5, 1e6, -1e6, 1e7 + 0.25,
+                                  123456.785, 1e-300, 1e300, NAN, INFINITY, -INFINITY};
+    for (long k = -100000; k <= 100000 + (long)(sizeof edge / sizeof edge[0]) && n < cap - 256; k++) {
+        double x = k > 100000 ? edge[k - 100001] : (double)k / (k % 3 ? 1000 : 8) + k * 1e-7;
+        n += (size_t)snprintf(want + n, cap - n, "<%.2f %.1f %.6g %d %s %.4g%%>", x, x, x, (int)k,
+                              "s", x);
+        sc_out_printf(o, "<%.2f %.1f %.6g %d %s %.4g%%>", x, x, x, (int)k, "s", x);
+    }
+    n += (size_t)snprintf(want + n, cap - n, "%zu %02x %lld", (size_t)7, 10, -5LL);
+    sc_out_printf(o, "%zu %02x %lld", (size_t)7, 10, -5LL);
+    CHECK(sc_out_flush(o) == 0);
+    fclose(f);
+    CHECK(n < cap && len == n && memcmp(buf, want, n) == 0);
+    free(buf);
+    free(want);
+    free(o);
+}
+
 int main(void)
 {
     RUN(compact);
@@ -180,5 +228,6 @@ int main(void)
     RUN(escaping);
     RUN(numbers);
     RUN(numfmt);
+    RUN(outbuf_printf);
     return harness_done("jsonw");
 }
