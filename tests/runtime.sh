@@ -33,6 +33,7 @@ recipes=$(sample $recipes)
 for r in $recipes; do
   for p in 2 4; do
     for m in 4 8; do
+      full || [ $((p * 2)) = $m ] || continue # make check: p=2 m=4 and p=4 m=8
       $SC check "$r" -D p=$p -D m=$m >/dev/null 2>&1 || continue
       if $SC run "$r" -D p=$p -D m=$m --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run $r p=$p m=$m --check"
       else bad "run $r p=$p m=$m --check"; head -3 "$tmp/e" >&2; fi
@@ -70,7 +71,7 @@ PY
 }
 for r in 1f1b $(full && echo v-half zb-h1); do
   for vp in vocab-1 vocab-2; do
-    for p in 2 4; do
+    for p in $(full && echo 2) 4; do # (p = 2: the comparison below, in both tiers)
       if $SC run $r -D p=$p -D m=8 -D vocab_par=$vp --check --json >"$tmp/j" 2>"$tmp/e" && vocab_ok "$tmp/j" $vp; then ok
       else bad "run $r p=$p vocab_par=$vp --check"; head -3 "$tmp/e" "$tmp/j" >&2; fi
     done
@@ -155,7 +156,8 @@ STAGECRAFT_DEVICE_MEMORY=450000 $SC run 1f1b >/dev/null 2>"$tmp/err"
 # adds in device order on both, transport/coll_host.h).
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
-  for r in $recipes; do
+  # (make check: two of its sample, a loop and a V; 1f1b and zb-h1 follow.)
+  for r in $(full && echo "$recipes" || echo interleaved zb-v); do
     $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
     [ "$r" = dualpipe ] && continue # copies run on threads only (below)
     a=$($SC run "$r" -D p=4 -D m=8 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
@@ -376,7 +378,7 @@ for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_
   if $SC run gis -D p=4 -D m=8 $a --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" "$tmp/base.json"; then ok
   else bad "run gis $a --check"; head -3 "$tmp/e" >&2; fi
 done
-for r in $(sample interleaved zb-h1 1f1b v-half zb-v); do
+for r in $(full && echo interleaved 1f1b v-half) zb-h1 zb-v; do # (make check: two)
   if $SC run $r -D p=4 -D m=8 -D offload=all -D offload_ratio=0.1 --check --json >"$tmp/j" 2>"$tmp/e" &&
      off_ok "$tmp/j" -; then ok
   else bad "run $r offload=all --check"; head -3 "$tmp/e" >&2; fi

@@ -521,6 +521,7 @@ expect 10 "a recipe writes files only in a folder the user grants" -- sh -c "$SC
 # and temporary files landed in the other folder in most runs.
 full && secs=3 || secs=2
 for below in "" /sub; do
+  full || [ -n "$below" ] || continue # make check: the subfolder swapped only
   rm -rf "$tmp/race"; mkdir -p "$tmp/race/r/out/sub" "$tmp/race/other"
   printf '%s\n' "local p = sc.program { p = 2, m = 2, rule = '1f1b' }
 p:export('torch-csv', 'out$below/start.csv')
