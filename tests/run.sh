@@ -51,8 +51,8 @@ export SC BUILD SC_TIER
 # longest first.
 suites() {
   # The real-PyTorch suites: make test only. make check skips them (they
-  # run torch processes for a minute or more, and the package's pip install
-  # compiles the C core again); SC_TORCH=run runs their samples under check
+  # run torch processes for minutes of CPU: more than half the check tier's
+  # time before); SC_TORCH=run runs their samples under check
   # too. make asan skips them (SC_TORCH=skip): they exercise PyTorch and the
   # package, not C code that the other suites do not.
   torch=${SC_TORCH:-$(full && echo run || echo skip)}
@@ -75,7 +75,9 @@ suites() {
   printf 'tests/py/docs.py\tpython3 tests/py/docs.py "$SC"\n'
   # the V-shape recipes against the authors' schedules rebuilt by
   # tests/py/vref.py (the whole grid, p = 3..16: bench/bench_vshape.sh)
-  printf 'tests/py/vcompare.py p=3,4,6\tpython3 tests/py/vcompare.py "$SC" --p 3,4,6 --m 2\n'
+  # (make check: p = 3, 4; make test p = 6 too)
+  ps=3,4; full && ps=3,4,6
+  printf 'tests/py/vcompare.py p=%s\tpython3 tests/py/vcompare.py "$SC" --p %s --m 2\n' "$ps" "$ps"
   full && printf 'tests/py/vcompare.py p=4 m=4\tpython3 tests/py/vcompare.py "$SC" --p 4 --m 4\n'
   for t in tests/lua/test_*.lua; do
     # test scripts use io, os.exit, dofile; a limit on CPU time rather than

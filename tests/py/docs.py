@@ -561,6 +561,6 @@ for f in FILES:
         open(path, "w").write("\n".join(text))
         print(f"blessed {len(doc.bless)} outputs in {path}: review them with git diff")
 print(f"(ran {ran['commands']} commands, {ran['repl']} REPL transcripts, {ran['lua']} Lua blocks; "
-      f"{ran['files']} files written, {ran['skipped']} blocks skipped by a doc-test: skip)")
+      f"{ran['files']} files written, {ran['skipped']} blocks skipped by a doc-test: skip, or slow under make check)")
 print(f"docs: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
