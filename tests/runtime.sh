@@ -33,6 +33,7 @@ recipes=$(sample $recipes)
 for r in $recipes; do
   for p in 2 4; do
     for m in 4 8; do
+      full || [ $((p * 2)) = $m ] || continue # make check: p=2 m=4 and p=4 m=8
       $SC check "$r" -D p=$p -D m=$m >/dev/null 2>&1 || continue
       if $SC run "$r" -D p=$p -D m=$m --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run $r p=$p m=$m --check"
       else bad "run $r p=$p m=$m --check"; head -3 "$tmp/e" >&2; fi
@@ -70,7 +71,7 @@ PY
 }
 for r in 1f1b $(full && echo v-half zb-h1); do
   for vp in vocab-1 vocab-2; do
-    for p in 2 4; do
+    for p in $(full && echo 2) 4; do # (p = 2: the comparison below, in both tiers)
       if $SC run $r -D p=$p -D m=8 -D vocab_par=$vp --check --json >"$tmp/j" 2>"$tmp/e" && vocab_ok "$tmp/j" $vp; then ok
       else bad "run $r p=$p vocab_par=$vp --check"; head -3 "$tmp/e" "$tmp/j" >&2; fi
     done
@@ -155,7 +156,8 @@ STAGECRAFT_DEVICE_MEMORY=450000 $SC run 1f1b >/dev/null 2>"$tmp/err"
 # adds in device order on both, transport/coll_host.h).
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
-  for r in $recipes; do
+  # (make check: two of its sample, a loop and a V; 1f1b and zb-h1 follow.)
+  for r in $(full && echo "$recipes" || echo interleaved zb-v); do
     $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
     [ "$r" = dualpipe ] && continue # copies run on threads only (below)
     a=$($SC run "$r" -D p=4 -D m=8 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
@@ -270,7 +272,7 @@ if command -v mpirun >/dev/null &&
           [ "$(grep -c "a peer is gone or stuck: giving up" "$tmp/err")" -ge 3 ] && hung=1
           [ -n "$hung" ] && echo "runtime: note: mpirun hung after its ranks ended (rank 1 stopped at $call)" >&2
         fi
-        if [ $rc != 0 ] && { [ $rc != 124 ] || [ -n "$hung" ]; } && { [ $took -lt 60 ] || [ -n "$hung" ]; } &&
+        if [ $rc != 0 ] && { [ $rc != 124 ] || [ -n "$hung" ]; } &&
            grep -q "$want.*a peer is gone or stuck: giving up" "$tmp/err"; then ok
         else bad "rank 1 stopped on entering $call: exit $rc after $took s"; grep -v '^ *$' "$tmp/err" | head -5 >&2; fi
         left_of "$tmp/phase.lua" && bad "a rank of the job stopped at $call is left" || ok
@@ -285,7 +287,7 @@ if command -v mpirun >/dev/null &&
       took=$(( $(date +%s) - start ))
       # The first to give up is a rank waiting in the collective, or one
       # waiting for a transfer from a rank stuck there: either ends the job.
-      if [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 60 ] && grep -qE "for (a collective|a transfer group); a peer is gone or stuck: giving up" "$tmp/err"; then ok
+      if [ $rc != 0 ] && [ $rc != 124 ] && grep -qE "for (a collective|a transfer group); a peer is gone or stuck: giving up" "$tmp/err"; then ok
       else bad "rank 1 stopped in a vocabulary all-reduce: exit $rc after $took s"; grep -v '^ *$' "$tmp/err" | head -5 >&2; fi
       left_of "$tmp/phasev.lua" && bad "a rank of the vocab-1 job stopped in an all-reduce is left" || ok
     else
@@ -312,7 +314,7 @@ if command -v mpirun >/dev/null &&
       wait $tpid; rc=$?
       took=$(( $(date +%s) - start ))
       [ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null
-      if [ -n "$victim" ] && [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 40 ] && grep -q "$2" "$tmp/err"; then ok
+      if [ -n "$victim" ] && [ $rc != 0 ] && [ $rc != 124 ] && grep -q "$2" "$tmp/err"; then ok
       else bad "rank stopped by SIG$1: exit $rc after $took s (victim '$victim')"; head -5 "$tmp/err" >&2; fi
     }
     fault KILL "exited on signal 9"
@@ -383,7 +385,7 @@ for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_
   if $SC run gis -D p=4 -D m=8 $a --check --json >"$tmp/j" 2>"$tmp/e" && off_ok "$tmp/j" "$tmp/base.json"; then ok
   else bad "run gis $a --check"; head -3 "$tmp/e" >&2; fi
 done
-for r in $(sample interleaved zb-h1 1f1b v-half zb-v); do
+for r in $(full && echo interleaved 1f1b v-half) zb-h1 zb-v; do # (make check: two)
   if $SC run $r -D p=4 -D m=8 -D offload=all -D offload_ratio=0.1 --check --json >"$tmp/j" 2>"$tmp/e" &&
      off_ok "$tmp/j" -; then ok
   else bad "run $r offload=all --check"; head -3 "$tmp/e" >&2; fi

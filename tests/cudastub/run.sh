@@ -90,10 +90,15 @@ one() { # recipe p m gpus offload [env...]
   else bad "run $r p=$p m=$m offload=$off on $g emulated GPU(s) $*"; head -4 "$tmp/e" >&2; fi
   runs=$((runs+1))
 }
+# make check: one GPU count and offload per sample recipe, in turn (the
+# four pairs over the sample).
+k=0
 for r in $(sample $recipes); do
   $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || { bad "$r does not build at p=4 m=8"; continue; }
+  k=$((k+1)); want=$(echo 1none 4all 1all 4none | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
   for g in 1 4; do
     for off in none all; do
+      full || [ "$g$off" = "$want" ] || continue
       one "$r" 4 8 $g $off
     done
   done
@@ -103,11 +108,18 @@ done
 # 2b. Recomputation (docs/recompute.md): R recomputes the dropped parts on
 # the device's compute stream; the peaks as predicted, the reference's
 # gradients within 1e-4 (and the memory policies mixed).
+# (make check: its sample's first recipe on 1 GPU, the second on 4.)
+k=0
 for r in $(sample zb-h1 gis v-half interleaved); do
+  k=$((k+1))
   for g in 1 4; do
+    full || [ $(( (k + g) % 2 )) = 0 ] || continue
     mixed="recompute=budget -D offload=budget -D mem=3 -D offload_ratio=0.5"
     [ "$r" = zb-h1 ] && mixed="" # its delayed W hold the records: 4 units at p = 4
+    i=0
     for rc in "recompute=all" "recompute=selective -D recompute_frac=0.5" ${mixed:+"$mixed"}; do
+      # (make check: all for the first recipe, the mixed budget for the second)
+      i=$((i+1)); full || [ $i = $((k == 1 ? 1 : 3)) ] || continue
       want=cuda-local; [ "$g" = 4 ] && want=nccl
       if SC_CUDASTUB_GPUS=$g timeout 300 $SC run "$r" -D p=4 -D m=8 -D $rc --backend cuda --check \
            --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" $want; then ok
@@ -116,8 +128,9 @@ for r in $(sample zb-h1 gis v-half interleaved); do
   done
 done
 
-# 3. Random delays on every stream operation (0-300 us).
-for r in $(sample zb-h1 interleaved zb-v 1f1b-v); do
+# 3. Random delays on every stream operation (0-300 us); make check: one
+# recipe (section 2 ran the others of its sample).
+for r in $(full && echo zb-h1 interleaved 1f1b-v) zb-v; do
   one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
   one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
 done
@@ -203,7 +216,7 @@ STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >
 # broadcasts reduce device memory (the state's numbers were host memory, which
 # NCCL cannot read: the stand-in reported it); clipping, a skip on inf and
 # post-validation's rollback on four emulated GPUs.
-for s in sync post-validation; do
+for s in $(full && echo sync) post-validation; do
   for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
     full || [ "$a" = "-D clip=0.9" ] || continue
     # shellcheck disable=SC2086
@@ -225,7 +238,7 @@ done
 # the check passes (loss, gradients, parameters, activation and parameter
 # bytes).
 for r in 1f1b $(full && echo v-half); do
-  for vp in vocab-1 vocab-2; do
+  for vp in vocab-1 $(full && echo vocab-2); do # (make check: vocab-2 below)
     if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run $r -D p=4 -D m=8 -D vocab_par=$vp \
          --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" nccl &&
        grep -q '"vocab_par": "'$vp'"' "$tmp/j"; then ok
@@ -235,13 +248,13 @@ done
 # Fewer GPUs than devices: the cuda-local transport's collectives, through
 # the host in device order (one GPU for four devices, and two).
 for g in 1 $(full && echo 2); do
-  for vp in vocab-1 vocab-2; do
+  for vp in $(full && echo vocab-1) vocab-2; do
     if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half -D p=4 -D m=8 -D vocab_par=$vp \
          --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" cuda-local; then ok
     else bad "run v-half vocab_par=$vp on $g emulated GPU(s), cuda-local"; head -4 "$tmp/e" >&2; fi
   done
 done
-for s in sync post-validation; do
+for s in $(full && echo sync post-validation); do # (make check: 6a's on 4 GPUs)
   if SC_CUDASTUB_GPUS=1 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
        -D optim_sync=$s -D clip=0.9 --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
      json_ok "$tmp/j" cuda-local && grep -q '"step_clip_coef": \[0\.' "$tmp/j"; then ok

@@ -9,7 +9,10 @@ these (the first that applies):
     fragment, a machine this test cannot assume). Say why. After
     `<!-- doc-test: unsanitized -->`: not run under `make asan` (an example
     that limits the address space, or links a plain program or lua5.4 to the
-    library, which make asan builds sanitized: tests/embed.sh runs those);
+    library, which make asan builds sanitized: tests/embed.sh runs those).
+    After `<!-- doc-test: slow (why) -->`: not run under `make check`
+    (SC_TIER=check), run by `make test` (an example of seconds of CPU
+    whose work a suite of the check tier samples; say which);
   - after `<!-- doc-test: file NAME -->`, or a ```lua block whose first line
     is a comment naming a file (`-- zb3.lua: ...`): written as NAME into the
     document's scratch folder, for the commands that follow;
@@ -371,6 +374,9 @@ class Doc:
         if directive and directive[0] == "unsanitized" and "asan" in os.environ.get("BUILD", ""):
             ran["skipped"] += 1  # sanitized: see the directive's note above
             return
+        if directive and directive[0] == "slow" and os.environ.get("SC_TIER") == "check":
+            ran["skipped"] += 1  # make test runs it
+            return
         if directive and directive[0] == "file":
             self.write(directive[1], "\n".join(body) + "\n")
             return
@@ -555,6 +561,6 @@ for f in FILES:
         open(path, "w").write("\n".join(text))
         print(f"blessed {len(doc.bless)} outputs in {path}: review them with git diff")
 print(f"(ran {ran['commands']} commands, {ran['repl']} REPL transcripts, {ran['lua']} Lua blocks; "
-      f"{ran['files']} files written, {ran['skipped']} blocks skipped by a doc-test: skip)")
+      f"{ran['files']} files written, {ran['skipped']} blocks skipped by a doc-test: skip, or slow under make check)")
 print(f"docs: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

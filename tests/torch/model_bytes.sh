@@ -7,10 +7,11 @@
 # their bytes, and on the tiny models after one real step the bytes of
 # gradients and AdamW's states, against `sim --model FILE --json`; the
 # bytes a decoder layer keeps for backward (saved_tensors_hooks) against
-# act_bytes_per_token. make check runs a sample (fewer stage counts and
-# sequence lengths), make test all of it (both well under a minute of CPU).
+# act_bytes_per_token. make test runs all of it (well under a minute of
+# CPU); make check skips it (tests/run.sh; SC_TORCH=run make check runs a
+# sample: fewer stage counts and sequence lengths, where the venv is there).
 # Needs the venv tests/torch/run.sh installs (TORCH_VENVS): make test
-# installs it; make check skips without it, saying so.
+# installs it; SC_TORCH=run make check skips without it, saying so.
 # Prints "model_bytes: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}
 VENVS=${TORCH_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/stagecraft/torch}

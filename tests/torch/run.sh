@@ -2,8 +2,9 @@
 # run.sh — stagecraft against real PyTorch
 # (docs/interchange.md#pytorch-pipelining-csv, docs/interchange.md#python). For
 # each pinned version (TORCH_VERSIONS) a virtual environment under TORCH_VENVS
-# (default build/torch, kept between runs: installed once) gets torch from PyPI
-# and the package of python/. Then, on CPU with gloo over loopback, 2 and 4
+# (default ~/.cache/stagecraft/torch, kept between runs: installed once) gets
+# torch from PyPI; the package of python/ runs from the source tree with this
+# build's binary (no second build). Then, on CPU with gloo over loopback, 2 and 4
 # processes: every stdlib recipe that fits trains one step through its
 # compute_comms export loaded by Program.torch_schedule, and through the
 # compute_only export the way torchtitan loads it; loss and gradients equal a
@@ -33,7 +34,8 @@ say() { echo "torch: $*"; }
 # Recipes that fit PyTorch's model (each stage a module; any placement),
 # with the parameters for p = 2 and p = 4 (m at least what the recipe needs).
 RECIPES="gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-zb,v-half,v-min,1f1b-v,zb-auto,zbv-auto,gis:v=2,dualpipev:m=8,dualpipev:m=12;tfb=1.5"
-# make check (SC_TIER=check, tests/tier.sh): the newest version, 2 ranks, the
+# make check skips this suite (tests/run.sh); with SC_TORCH=run it runs a
+# sample (SC_TIER=check, tests/tier.sh): the newest version, 2 ranks, the
 # sample recipes, and only where that version is installed already (make
 # test installs it; an install takes minutes).
 . tests/tier.sh
@@ -94,21 +96,11 @@ launch() { # python world -> runs train.py on `world` ranks, counts its summary
   pass=$((pass+p)); fail=$((fail+f))
 }
 
-# The package as a user installs it (pip install ./python), into this run's
-# own folder: the shared environments hold torch only. Built from a private
-# copy of the sources (python/ and the C core beside it, setup.py's CORE):
-# setuptools builds in python/build/, where tests/py/test_wheel.py's install
-# runs at the same time under `make test` (two builds there collide:
-# "[Errno 17] File exists: ...dist-info").
-mkdir "$tmp/src"
-tar -cf - --exclude=./python/build --exclude='./python/*.egg-info' --exclude=./python/dist \
-  --exclude='__pycache__' ./python ./Makefile ./interp ./lang ./runtime ./stdlib ./tools ./include |
-  tar -xf - -C "$tmp/src"
-if python3 -m pip install -q --no-deps --target "$tmp/pkg" "$tmp/src/python" >"$tmp/pkg.log" 2>&1; then
-  pass=$((pass+1)); export PYTHONPATH="$tmp/pkg"
-else
-  fail=$((fail+1)); say "FAIL: pip install ./python: $(tail -1 "$tmp/pkg.log")"
-fi
+# The package from the source tree (python/), its binary this build's
+# ($STAGECRAFT, which every launch sets): the C core is not compiled again.
+# pip install ./python, the package as a user installs it with its own
+# binary, is tests/py/test_wheel.py's (make test).
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 for v in $VERSIONS; do
   py=$(venv_for "$v" 2>"$tmp/why")
   if [ -z "$py" ]; then

@@ -13,7 +13,8 @@
 # Schedule1F1B recorded without with_stack=True is refused with what to
 # record. Nothing here is checked against a wall clock (the machine's load
 # decides those figures; bench/bench_trace.sh prints the prediction beside
-# the measured step). make check: three classes at p = 2; make test: every
+# the measured step). make check skips it (tests/run.sh; SC_TORCH=run make
+# check: three classes at p = 2); make test: every
 # class and stagecraft's own CSV at p = 2, four at p = 4, and Interleaved1F1B
 # with FSDP2 (two replicas of a 2-rank pipeline: its UNSHARD and
 # REDUCE_GRAD give fsdp_time and reduce_time). Needs the venv

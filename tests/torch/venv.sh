@@ -2,8 +2,9 @@
 # trace.sh): the venv of a PyTorch version, installed from PyPI once per
 # machine under a lock (the suites run side by side: whichever asks first
 # installs, the others wait for it). Needs VENVS, tmp and tests/tier.sh's
-# full. make check installs nothing: a version not installed yet is a skip
-# (with the reason); make test installs it.
+# full. Under SC_TIER=check (SC_TORCH=run make check; make check itself
+# skips these suites) it installs nothing: a version not installed yet is a
+# skip (with the reason); make test installs it.
 NUMPY=2.4.6 # torch's pipelining sends its metadata through numpy (not a dependency of the wheel)
 
 venv_for() { # version -> prints the venv's python (torch, numpy), or nothing (reason on stderr)
