@@ -628,10 +628,10 @@ rm -f "$tmp/p40k.json" "$tmp/s20k.json"
 expect 3 "trace /dev/zero: not JSON: byte 0 is 0x00, where JSON starts with '{' or '['" -- \
   sh -c "ulimit -t 1; exec $SC costs --from-trace /dev/zero"
 mkfifo "$tmp/fifo"
-sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+exec 9<>"$tmp/fifo" # a writer that never writes, open before the reader starts
 expect 7 "time limit exceeded: reading trace $tmp/fifo ran longer than 1 s (--max-time SECONDS raises it" -- \
   sh -c "ulimit -t 1; exec $SC costs --from-trace '$tmp/fifo' --max-time 1"
-kill $writer
+exec 9>&-
 expect 0 '"stages": 4' -- sh -c "python3 tests/py/gen_trace.py /dev/stdout | $SC costs --from-trace /dev/stdin"
 # sc.costs (-D costs=FILE) reads the same way.
 expect 3 "cost file /dev/zero: not JSON: byte 0 is 0x00" -- sh -c "ulimit -t 1; exec $SC sim 1f1b -D costs=/dev/zero"

@@ -159,9 +159,9 @@ row 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import
 row 3 "'/dev/zero': not text: a NUL byte at offset 0" -- $SC import /dev/zero
 row 3 "trace /dev/zero: not JSON: byte 0 is 0x00, where JSON starts with '{' or '['" -- $SC costs --from-trace /dev/zero
 mkfifo "$tmp/fifo"
-sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+exec 9<>"$tmp/fifo" # a writer that never writes, open before the reader starts
 row 7 "time limit exceeded: reading trace $tmp/fifo ran longer than 0.2 s (--max-time SECONDS raises it" -- $SC costs --from-trace "$tmp/fifo" --max-time 0.2
-kill $writer
+exec 9>&-
 row 7 "memory limit exceeded: the Lua heap and the programs would grow past 4194304 bytes" -- $SC import "$(r cells.csv "$(python3 -c 'print(",".join(["0F0"] * 200000))')")" --max-mem 4M
 
 # ---- 7 limit exceeded ------------------------------------------------------

@@ -478,10 +478,13 @@ head -c 5000 /dev/zero | tr '\0' ',' >"$tmp/wide.csv"
 expect 7 "is larger than the memory limit of 1024 bytes" -- $SC --max-mem 1K import "$tmp/wide.csv"
 expect 7 "is larger than the memory limit of 1024 bytes" -- $SC import "$tmp/wide.csv" --max-mem 1K
 mkfifo "$tmp/fifo"
-sleep 60 <>"$tmp/fifo" & writer=$! # a writer that never writes
+# A writer that never writes: this shell holds the FIFO open before the
+# reader starts (a background writer could open it after the reader had
+# found no writer and read its end).
+exec 9<>"$tmp/fifo"
 expect 7 "time limit exceeded: reading '$tmp/fifo' ran longer than 1 s (--max-time SECONDS raises it" -- \
   sh -c "ulimit -t 1; exec $SC import '$tmp/fifo' --max-time 1"
-kill $writer
+exec 9>&-
 $SC export 1f1b -D p=2 -D m=2 --format torch-csv -o "$tmp/p.csv" 2>/dev/null
 expect 0 "devices       2" -- sh -c "cat '$tmp/p.csv' | $SC import /dev/stdin"
 # The reader's tables count against --max-mem (interp's counted memory):
