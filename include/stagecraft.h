@@ -233,6 +233,18 @@ typedef struct stagecraft_plan_result {
  * pick < 0 when nothing fits (why says so; the command exits 7). */
 int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out);
 
+/* The same as the commands' --json objects, by their writers: `stagecraft
+ * compare ... --json` and `stagecraft plan ... --json` (docs/plan.md). The
+ * text (len bytes and a NUL) is owned by the context, valid until the next
+ * compare_json or plan_json on it or its close. Like the commands' exit
+ * codes: compare_json returns the first failed row's code (its message
+ * "RECIPE: error"; the text is there), plan_json STAGECRAFT_LIMIT when
+ * nothing fits (the message is why; the text is there). */
+int stagecraft_compare_json(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                            const char **text, size_t *len);
+int stagecraft_plan_json(stagecraft *sc, const stagecraft_plan_settings *s, const char **text,
+                         size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

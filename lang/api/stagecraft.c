@@ -168,6 +168,7 @@ void stagecraft_close(stagecraft *sc)
         stagecraft_program_free(sc->progs);
     sc_api_keep_free(&sc->plan_kept);
     sc_api_keep_free(&sc->compare_kept);
+    free(sc->json);
     sc_limits_close(sc->L);
     free(sc);
 }
