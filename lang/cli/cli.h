@@ -27,12 +27,12 @@
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg);
 
-/* The program's digest: FNV-1a 64 of its JSON dump (streams lowered for
- * running, whatever the lower target now), as 16 hex digits into hex. The
- * Python package loads a recipe once (sim --json --with-program) and gives
- * the digest to every later call (--expect-digest), so that one Program
- * never mixes two evaluations of a recipe that depends on the clock or on
- * a file that changed. 0, or the exit code of the error printed. */
+/* The program's digest (engine/sim_out.h: sc_eng_program_digest, also the
+ * library's stagecraft_digest), 16 hex digits into hex: sim --json
+ * --with-program gives it, and --expect-digest holds a later command to it,
+ * so that several commands on one recipe never mix two evaluations of a
+ * recipe that depends on the clock or on a file that changed. 0, or the
+ * exit code of the error printed. */
 int sc_cli_program_digest(sc_lprog *lp, char hex[17]);
 /* --expect-digest HEX: 0 when the program's digest is hex, else the error
  * (exit code 8: the recipe gave another program). */
