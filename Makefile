@@ -226,7 +226,7 @@ $(BUILD)/lua/stagecraft.so: $(LIB_OBJ) lang/api/luamodule.map
 PREFIX     ?= /usr/local
 $(BUILD)/stagecraft.pc: lang/api/stagecraft.pc.in lang/core/core.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' -e 's|@GLPK_LIBS@|$(GLPK_LIBS)|' $< > $@
 
 # make install PREFIX=DIR (what `all` builds, from $(BUILD): never the
 # ./stagecraft copy, which a make asan's install must not replace): the
@@ -246,7 +246,7 @@ install: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(MPI_MODULE) $(LIB_FILES)
 	install -m 644 $(BUILD)/libstagecraft.a $(D)/lib/libstagecraft.a
 	install -m 755 $(BUILD)/lua/stagecraft.so $(D)/lib/lua/5.4/stagecraft.so
 	install -m 644 include/stagecraft.h $(D)/include/stagecraft.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LUA_LIBS@|$(LUA_LIBS)|' -e 's|@GLPK_LIBS@|$(GLPK_LIBS)|' \
 	  lang/api/stagecraft.pc.in > $(D)/lib/pkgconfig/stagecraft.pc
 	install -m 644 $(filter-out stdlib/_%,$(STDLIB)) $(D)/share/stagecraft/stdlib/
 

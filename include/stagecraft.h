@@ -124,6 +124,35 @@ int stagecraft_export_text(stagecraft_program *p, const char *format, const char
 /* Frees the program; NULL: nothing. */
 void stagecraft_program_free(stagecraft_program *p);
 
+/* ---- the command's texts, in process (the Python package) ----
+ *
+ * Written by the same functions as the command line's, so they equal its
+ * output for the same recipe and parameters. Each text (len bytes and a
+ * NUL) is owned by the program, valid until the same call again or free. */
+
+/* `stagecraft sim RECIPE --json` (docs/interchange.md#python): the
+ * figures as one JSON object, "recipe" the name given to stagecraft_load. */
+int stagecraft_figures_json(stagecraft_program *p, const char **text, size_t *len);
+/* The program's digest: 16 hex digits and a NUL into hex (FNV-1a 64 of its
+ * JSON dump with the streams lowered for running): equal for equal
+ * programs, whatever the recipe's name. */
+int stagecraft_digest(stagecraft_program *p, char hex[17]);
+/* What `stagecraft export RECIPE --format F [--torch V] [--torchtitan]`
+ * checks and writes (json and svg titled with the recipe's name); o NULL:
+ * no options. The text is the one of stagecraft_export_text. */
+typedef struct stagecraft_export_options {
+    const char *torch; /* torch-csv*: the PyTorch version of the dialect ("2.14"); NULL: current */
+    int torchtitan;    /* torch-csv: refuse what torchtitan cannot load */
+} stagecraft_export_options;
+int stagecraft_export_as(stagecraft_program *p, const char *format,
+                         const stagecraft_export_options *o, const char **text, size_t *len);
+/* The mode the program is verified in (--comm: "nccl", "gloo", "per-link";
+ * docs/semantics.md#modes); verified again on next use. */
+int stagecraft_comm(stagecraft_program *p, const char *mode);
+/* The automatic schedules' search time of later loads (--time-limit):
+ * seconds >= 0 (0: the heuristic alone, reproducible), < 0: theirs. */
+int stagecraft_search_time(stagecraft *sc, double seconds);
+
 /* ---- compare and plan (the engine of `stagecraft compare` and `plan`) ----
  *
  *     const char *recipes[] = {"1f1b", "zb-h1", NULL}, *defs[] = {"p=4", "m=8,16", NULL};
@@ -203,6 +232,18 @@ typedef struct stagecraft_plan_result {
  * pick the fastest within the cap (docs/plan.md). STAGECRAFT_OK with
  * pick < 0 when nothing fits (why says so; the command exits 7). */
 int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out);
+
+/* The same as the commands' --json objects, by their writers: `stagecraft
+ * compare ... --json` and `stagecraft plan ... --json` (docs/plan.md). The
+ * text (len bytes and a NUL) is owned by the context, valid until the next
+ * compare_json or plan_json on it or its close. Like the commands' exit
+ * codes: compare_json returns the first failed row's code (its message
+ * "RECIPE: error"; the text is there), plan_json STAGECRAFT_LIMIT when
+ * nothing fits (the message is why; the text is there). */
+int stagecraft_compare_json(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                            const char **text, size_t *len);
+int stagecraft_plan_json(stagecraft *sc, const stagecraft_plan_settings *s, const char **text,
+                         size_t *len);
 
 #ifdef __cplusplus
 }

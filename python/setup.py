@@ -1,10 +1,14 @@
-"""setup.py — the stagecraft wheel carries its own binary (docs/interchange.md#python).
+"""setup.py — the stagecraft wheel carries its own library and binary (docs/interchange.md#python).
 
 `pip install ./python` (or `python -m build python`) builds the C core with
 the repository's Makefile into build/python/ (its own folder: the flags of
-a wheel, CPU only, never those of a developer's build/) and puts the
-executable into the package as stagecraft/_bin/stagecraft, where
-stagecraft.binary() finds it: no environment variable, nothing on PATH.
+a wheel, CPU only, never those of a developer's build/) and puts
+libstagecraft.so into the package as stagecraft/_bin/libstagecraft.so,
+which the package calls in process through ctypes (stagecraft._lib: no
+compiler at install beyond this build), and the executable beside it as
+stagecraft/_bin/stagecraft, where stagecraft.binary() finds it (for
+Comparison._repr_svg_ and the command line): no environment variable,
+nothing on PATH.
 
 The version has one source, SC_VERSION in lang/core/core.h (the binary's
 `sc.version`): read here for the wheel's metadata and written into
@@ -63,7 +67,7 @@ class BuildWithBinary(build_py):
         # mpi-module: the MPI transport's module (nothing without MPI), which
         # `run` under mpirun loads from beside the binary.
         cmd = ["make", "-C", src, "BUILD=" + build, "NVCC=", os.path.join(build, "stagecraft"),
-               "mpi-module"]
+               os.path.join(build, "libstagecraft.so"), "mpi-module"]
         jobs = os.cpu_count() or 1
         # One make at a time in build/python: two pip installs at once (the
         # test suites run concurrently) would otherwise write the same objects.
@@ -74,6 +78,8 @@ class BuildWithBinary(build_py):
         pkg = os.path.join(self.build_lib, "stagecraft")
         os.makedirs(os.path.join(pkg, "_bin"), exist_ok=True)
         shutil.copy2(os.path.join(build, "stagecraft"), os.path.join(pkg, "_bin", "stagecraft"))
+        shutil.copy2(os.path.join(build, "libstagecraft.so"),
+                     os.path.join(pkg, "_bin", "libstagecraft.so"))
         if os.path.exists(os.path.join(build, "libstagecraft_mpi.so")):
             shutil.copy2(os.path.join(build, "libstagecraft_mpi.so"),
                          os.path.join(pkg, "_bin", "libstagecraft_mpi.so"))
@@ -100,7 +106,7 @@ class SdistWithCore(sdist):
 
 
 class BinaryDistribution(Distribution):
-    """A wheel for this platform (it holds an executable), not py3-none-any."""
+    """A wheel for this platform (it holds a library and an executable), not py3-none-any."""
 
     def has_ext_modules(self):
         return True

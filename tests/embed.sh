@@ -2,7 +2,8 @@
 # tests/embed.sh — libstagecraft, installed (docs/embed.md): `make install
 # PREFIX=T` puts the binary, the libraries, the header, stagecraft.pc, the
 # Lua module and the stdlib recipes under T; examples/embed.c and
-# tests/embed/contexts.c and tests/embed/engine.c (compare and plan) build with `pkg-config --cflags --libs stagecraft`
+# tests/embed/contexts.c, tests/embed/engine.c (compare and plan) and
+# tests/embed/texts.c (the commands' texts) build with `pkg-config --cflags --libs stagecraft`
 # (PKG_CONFIG_PATH into T) and run; the installed binary runs from another
 # folder; stock lua5.4 requires the module (LUA_CPATH into T), gets the API
 # of recipes, and sc.load runs recipes in the sandbox; `make uninstall`
@@ -80,6 +81,34 @@ got = dict(zip(line[3::2], line[4::2]))
 assert int(got["instructions"]) == s["instructions"], got
 assert float(got["makespan"]) == s["makespan"] and abs(float(got["bubble_rate"]) - s["bubble_rate"]) < 1e-14
 assert [float(x) for x in line[-4:]] == s["peak_memory"]
+PY
+
+# The commands' texts from a C host (tests/embed/texts.c): byte for byte
+# the commands' output, one writer for both (the Python package's results).
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/texts" tests/embed/texts.c $flags 2>"$tmp/cc.err" && ok ||
+  bad "tests/embed/texts.c: $(head -5 "$tmp/cc.err")"
+mkdir -p "$tmp/texts.d"
+(cd "$tmp/texts.d" && "$tmp/texts") >"$tmp/texts.out" 2>&1 && grep -q "texts: [0-9]* passed, 0 failed" "$tmp/texts.out" && ok ||
+  bad "texts: $(cat "$tmp/texts.out")"
+"$SC" sim zb-v -D p=4 -D m=8 --time-limit 0 --json 2>/dev/null | cmp -s - "$tmp/texts.d/figures.json" && ok ||
+  bad "stagecraft_figures_json is not sim --json"
+"$SC" export zb-v -D p=4 -D m=8 --time-limit 0 --format torch-csv-comms --torch 2.14 2>/dev/null |
+  cmp -s - "$tmp/texts.d/comms-2.14.csv" && ok || bad "stagecraft_export_as is not export --torch 2.14"
+"$SC" export zb-v -D p=4 -D m=8 --time-limit 0 --format json 2>/dev/null | cmp -s - "$tmp/texts.d/dump.json" && ok ||
+  bad "stagecraft_export_as json is not export --format json"
+"$SC" compare 1f1b zb-h1 -D p=4 -D m=8,16 --time-limit 0 --json 2>/dev/null | cmp -s - "$tmp/texts.d/compare.json" && ok ||
+  bad "stagecraft_compare_json is not compare --json"
+"$SC" sim zb-v -D p=4 -D m=8 --time-limit 0 --json --with-program >"$tmp/with.json" 2>/dev/null
+"$SC" plan -D p=4 -D m=8 --cap 3 --time-limit 0 --json >"$tmp/plan3.json" 2>/dev/null
+python3 - "$tmp/texts.d" "$tmp/with.json" "$tmp/plan3.json" <<'PY' && ok || bad "stagecraft_plan_json or _digest is not the command's"
+import json, os, sys
+d = sys.argv[1]
+w = json.load(open(sys.argv[2]))
+assert open(os.path.join(d, "digest.txt")).read() == w["digest"], w["digest"]
+a, b = json.load(open(os.path.join(d, "plan.json"))), json.load(open(sys.argv[3]))
+a.pop("seconds"), b.pop("seconds")
+assert a == b
 PY
 
 # The engine from a C host: stagecraft_compare's rows and stagecraft_plan's

@@ -105,20 +105,15 @@ static int copy_row(const cmp *c, int i, stagecraft_row *o, keep *k)
     return 0;
 }
 
-int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *const *defs,
-                       const stagecraft_row **rows, int *nrows)
+/* The comparison of recipes under defs, run: *out (the caller frees it
+ * with compare_done), or the code. */
+static int compare_run(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                       compare_job **out)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!recipes || !recipes[0] || !rows || !nrows)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_compare needs recipes and a place for the rows");
-    *rows = NULL;
-    *nrows = 0;
-    sc_api_keep_free(&sc->compare_kept);
     compare_job *j = calloc(1, sizeof *j);
     if (!j)
         return sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    *out = j;
     int rc = 0;
     for (int i = 0; recipes[i] && !rc; i++)
         if (j->c.nrec == MAX_RECIPES)
@@ -147,6 +142,31 @@ int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *c
     sc_eng_err e;
     if (!rc)
         rc = run(sc, compare_protected, j, &e);
+    return rc;
+}
+
+static void compare_done(stagecraft *sc, compare_job *j)
+{
+    if (!j)
+        return;
+    sc_limits_use(sc->L);
+    sc_compare_free(sc->L, &j->c);
+    free(j);
+}
+
+int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                       const stagecraft_row **rows, int *nrows)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!recipes || !recipes[0] || !rows || !nrows)
+        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_compare needs recipes and a place for the rows");
+    *rows = NULL;
+    *nrows = 0;
+    sc_api_keep_free(&sc->compare_kept);
+    compare_job *j = NULL;
+    int rc = compare_run(sc, recipes, defs, &j);
     stagecraft_row *out = NULL;
     if (!rc && !(out = sc_api_keep(&sc->compare_kept, (size_t)j->c.nrows * sizeof *out)))
         rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
@@ -157,9 +177,56 @@ int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *c
         *rows = out;
         *nrows = j->c.nrows;
     }
-    sc_limits_use(sc->L);
-    sc_compare_free(sc->L, &j->c);
-    free(j);
+    compare_done(sc, j);
+    return rc;
+}
+
+/* Closes the memory stream f (open_memstream(buf, n)) into sc->json and
+ * *text, *len; or out of memory. */
+static int keep_json(stagecraft *sc, FILE *f, char **buf, size_t *n, const char **text,
+                     size_t *len)
+{
+    if (fclose(f) != 0) {
+        free(*buf);
+        return sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    }
+    free(sc->json);
+    sc->json = *buf;
+    *text = *buf;
+    if (len)
+        *len = *n;
+    return STAGECRAFT_OK;
+}
+
+int stagecraft_compare_json(stagecraft *sc, const char *const *recipes, const char *const *defs,
+                            const char **text, size_t *len)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!recipes || !recipes[0] || !text)
+        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_compare_json needs recipes and a place for the text");
+    compare_job *j = NULL;
+    int rc = compare_run(sc, recipes, defs, &j);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = rc ? NULL : open_memstream(&buf, &n);
+    if (!rc && !f)
+        rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    if (f) {
+        sc_jw w;
+        sc_jw_init(&w, f);
+        sc_eng_compare_json(&j->c, &w);
+        fputc('\n', f);
+        rc = keep_json(sc, f, &buf, &n, text, len);
+    }
+    /* As the command's exit: the first failed row's code (over the cap: an answer). */
+    for (int i = 0; !rc && j->first && i < j->c.nrows; i++) {
+        const row *r = &j->c.rows[i];
+        if (r->error && r->code == j->first)
+            rc = sc_api_fail(sc, r->code, "%s: %s", j->c.recipes[r->recipe], r->error);
+    }
+    compare_done(sc, j);
     return rc;
 }
 
@@ -221,21 +288,16 @@ static int copy_plan(const sc_plan_run *r, stagecraft_plan_result *o, keep *k)
     return o->why ? 0 : -1;
 }
 
-int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out)
+/* The plan of settings s, run: *out (the caller frees it with
+ * plan_done), or the code. */
+static int plan_run(stagecraft *sc, const stagecraft_plan_settings *s, plan_job **out)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!s || !out)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_plan needs settings and a place for the plan");
-    memset(out, 0, sizeof *out);
-    out->pick = -1;
     if (s->devices < 0 || s->microbatches < 0)
         return sc_api_fail(sc, STAGECRAFT_USAGE, "plan: p and m must be whole numbers >= 1");
-    sc_api_keep_free(&sc->plan_kept);
     plan_job *j = calloc(1, sizeof *j);
     if (!j)
         return sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    *out = j;
     int rc = 0;
     for (int i = 0; s->defs && s->defs[i] && !rc; i++)
         if (j->s.ndefs == SC_PLAN_MAX_DEFS)
@@ -254,13 +316,66 @@ int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraf
     sc_eng_err e;
     if (!rc)
         rc = run(sc, plan_protected, j, &e);
+    return rc;
+}
+
+static void plan_done(stagecraft *sc, plan_job *j)
+{
+    if (!j)
+        return;
+    sc_limits_use(sc->L);
+    sc_eng_plan_free(sc->L, &j->r);
+    free(j);
+}
+
+int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!s || !out)
+        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_plan needs settings and a place for the plan");
+    memset(out, 0, sizeof *out);
+    out->pick = -1;
+    sc_api_keep_free(&sc->plan_kept);
+    plan_job *j = NULL;
+    int rc = plan_run(sc, s, &j);
     if (!rc && copy_plan(&j->r, out, &sc->plan_kept)) {
         memset(out, 0, sizeof *out);
         out->pick = -1;
         rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
     }
-    sc_limits_use(sc->L);
-    sc_eng_plan_free(sc->L, &j->r);
-    free(j);
+    plan_done(sc, j);
+    return rc;
+}
+
+int stagecraft_plan_json(stagecraft *sc, const stagecraft_plan_settings *s, const char **text,
+                         size_t *len)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!s || !text)
+        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_plan_json needs settings and a place for the text");
+    plan_job *j = NULL;
+    int rc = plan_run(sc, s, &j);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = rc ? NULL : open_memstream(&buf, &n);
+    if (!rc && !f)
+        rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    if (f) {
+        sc_jw w;
+        sc_jw_init(&w, f);
+        sc_eng_plan_json(&j->r, &w);
+        fputc('\n', f);
+        rc = keep_json(sc, f, &buf, &n, text, len);
+    }
+    if (!rc && sc_plan_pick(j->r.plan) < 0) { /* an answer, but not a plan: as the command */
+        char why[640];
+        sc_plan_why(j->r.plan, why, sizeof why);
+        rc = sc_api_fail(sc, STAGECRAFT_LIMIT, "%s", why);
+    }
+    plan_done(sc, j);
     return rc;
 }

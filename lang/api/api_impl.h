@@ -25,6 +25,7 @@ struct stagecraft {
     stagecraft_program *progs; /* open programs (a list) */
     char err[1024];
     keep plan_kept, compare_kept; /* stagecraft_plan's, stagecraft_compare's (api_engine.c) */
+    char *json; /* the last stagecraft_compare_json's or stagecraft_plan_json's text */
 };
 
 /* The message into sc's error; returns code. */

@@ -24,7 +24,12 @@
 
 #include "api_impl.h"
 #include "engine/engine.h"
+#include "engine/export_out.h"
+#include "engine/sim_out.h"
 #include "formats/atomic.h"
+#include "formats/jsonw.h"
+#include "ir/p2p.h"
+#include "lua/sc_auto.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -39,7 +44,9 @@ SC_EXITS(S, E)
 struct stagecraft_program {
     stagecraft *sc;
     int ref;       /* the Program in the registry */
+    char *recipe;  /* as loaded: the name of `sim --json` and of exports */
     char *text;    /* the last export_text */
+    char *figures; /* the last figures_json */
     stagecraft_program *prev, *next;
 };
 
@@ -161,6 +168,7 @@ void stagecraft_close(stagecraft *sc)
         stagecraft_program_free(sc->progs);
     sc_api_keep_free(&sc->plan_kept);
     sc_api_keep_free(&sc->compare_kept);
+    free(sc->json);
     sc_limits_close(sc->L);
     free(sc);
 }
@@ -233,6 +241,10 @@ int stagecraft_load(stagecraft *sc, const char *recipe, const char *const *defs,
     if (!recipe || !out)
         return fail(sc, STAGECRAFT_USAGE, "stagecraft_load needs a recipe and a place for it");
     stagecraft_program *p = calloc(1, sizeof *p);
+    if (p && !(p->recipe = strdup(recipe))) {
+        free(p);
+        p = NULL;
+    }
     if (!p)
         return fail(sc, STAGECRAFT_NOMEM, "out of memory");
     lua_State *L = sc->L;
@@ -249,6 +261,7 @@ int stagecraft_load(stagecraft *sc, const char *recipe, const char *const *defs,
         rc = LUA_ERRRUN;
     }
     if (rc != LUA_OK) {
+        free(p->recipe);
         free(p);
         return fail_lua(sc);
     }
@@ -401,6 +414,182 @@ void stagecraft_program_free(stagecraft_program *p)
         sc->progs = p->next;
     if (p->next)
         p->next->prev = p->prev;
+    free(p->recipe);
     free(p->text);
+    free(p->figures);
     free(p);
+}
+
+/* ---- what the Python package needs: the command's texts, in process ---- */
+
+/* Under pcall: (Program) -> its automatic schedule's figures, or nil. */
+static int do_autoinfo(lua_State *L)
+{
+    lua_pushcfunction(L, sc_lua_autoinfo);
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+/* Closes the memory stream f (open_memstream(buf, n)): its text kept in
+ * *slot; or the failure (st, or the stream's). */
+static int keep_text(stagecraft *sc, FILE *f, char **buf, size_t *n, sc_status st, char **slot,
+                     const char **text, size_t *len)
+{
+    if (fclose(f) != 0 && !st)
+        st = SC_ERR_NOMEM;
+    if (st) {
+        free(*buf);
+        return fail(sc, st == SC_ERR_NOMEM ? STAGECRAFT_NOMEM : sc_status_exit_code(st),
+                    st == SC_ERR_NOMEM ? "out of memory" : "cannot write the text");
+    }
+    free(*slot);
+    *slot = *buf;
+    *text = *buf;
+    if (len)
+        *len = *n;
+    return STAGECRAFT_OK;
+}
+
+int stagecraft_figures_json(stagecraft_program *p, const char **text, size_t *len)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    lua_State *L = sc->L;
+    sc->err[0] = 0;
+    if (!text)
+        return fail(sc, STAGECRAFT_USAGE, "stagecraft_figures_json needs a place for the text");
+    sc_limits_use(L);
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, do_autoinfo);
+    sc_lprog *lp = push_prog(p);
+    if (!lp) {
+        lua_settop(L, top);
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    }
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+        return fail_lua(sc);
+    int info = lua_istable(L, -1) ? lua_gettop(L) : 0;
+    sc_status st = SC_OK;
+    const sc_sim *sim = sc_lua_sim(lp, &st);
+    if (!sim) {
+        lua_settop(L, top);
+        return fail_status(sc, st, lp);
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        lua_settop(L, top);
+        return fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    }
+    sc_jw w; /* the object of `sim --json`, by its own writer (sim_out.h) */
+    sc_jw_init(&w, f);
+    sc_jw_object(&w, NULL);
+    st = sc_eng_sim_json(&w, L, &sc->lim, lp, sim, p->recipe, info, 0);
+    sc_jw_end(&w);
+    fputc('\n', f);
+    lua_settop(L, top);
+    return keep_text(sc, f, &buf, &n, st, &p->figures, text, len);
+}
+
+int stagecraft_digest(stagecraft_program *p, char hex[17])
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    sc->err[0] = 0;
+    if (!hex)
+        return fail(sc, STAGECRAFT_USAGE, "stagecraft_digest needs a place for the digest");
+    sc_limits_use(sc->L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(sc->L, 1);
+    if (!lp)
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    sc_status st = sc_eng_program_digest(lp, hex);
+    return st ? fail_status(sc, st, lp) : STAGECRAFT_OK;
+}
+
+int stagecraft_export_as(stagecraft_program *p, const char *format,
+                         const stagecraft_export_options *o, const char **text, size_t *len)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    lua_State *L = sc->L;
+    sc->err[0] = 0;
+    if (!text)
+        return fail(sc, STAGECRAFT_USAGE, "stagecraft_export_as needs a place for the text");
+    sc_limits_use(L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(L, 1);
+    if (!lp)
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    int was = sc_prog_lower_target(lp->pg), version;
+    const sc_sim *sim;
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    int rc = sc_eng_export_prepare(L, lp, format, o ? o->torch : NULL, o ? o->torchtitan : 0,
+                                   &version, &sim);
+    sc_eng_release(prev);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = rc ? NULL : open_memstream(&buf, &n);
+    if (!rc && !f)
+        rc = fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    else if (rc)
+        fail(sc, rc, "%s", e.msg);
+    else
+        rc = keep_text(sc, f, &buf, &n,
+                       sc_eng_export_write(f, lp->pg, sim, format, p->recipe, version, NULL),
+                       &p->text, text, len);
+    /* The program goes back to its target: a later figure times the streams. */
+    if (sc_prog_lower_target(lp->pg) != was)
+        sc_lua_set_lower_target(lp, was);
+    return rc;
+}
+
+int stagecraft_comm(stagecraft_program *p, const char *mode)
+{
+    if (!p)
+        return STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
+    sc->err[0] = 0;
+    int m = mode ? sc_p2p_parse(mode) : -1;
+    if (m < 0)
+        return fail(sc, STAGECRAFT_USAGE, "--comm '%.40s': expected " SC_P2P_NAMES, mode ? mode : "");
+    sc_limits_use(sc->L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(sc->L, 1);
+    if (!lp)
+        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+    sc_status st = sc_lua_set_comm(lp, m);
+    return st ? fail_status(sc, st, lp) : STAGECRAFT_OK;
+}
+
+/* Under pcall: sc._time_limit = seconds (nil below 0). */
+static int do_search_time(lua_State *L)
+{
+    double s = lua_tonumber(L, 1);
+    push_module(L);
+    if (s >= 0)
+        lua_pushnumber(L, s);
+    else
+        lua_pushnil(L);
+    lua_setfield(L, -2, "_time_limit");
+    return 0;
+}
+
+int stagecraft_search_time(stagecraft *sc, double seconds)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    if (!(seconds <= 1e9))
+        return fail(sc, STAGECRAFT_USAGE, "--time-limit needs a number of seconds >= 0");
+    sc_limits_use(sc->L);
+    lua_pushcfunction(sc->L, do_search_time);
+    lua_pushnumber(sc->L, seconds);
+    return lua_pcall(sc->L, 1, 0, 0) == LUA_OK ? STAGECRAFT_OK : fail_lua(sc);
 }

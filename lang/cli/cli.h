@@ -27,12 +27,12 @@
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg);
 
-/* The program's digest: FNV-1a 64 of its JSON dump (streams lowered for
- * running, whatever the lower target now), as 16 hex digits into hex. The
- * Python package loads a recipe once (sim --json --with-program) and gives
- * the digest to every later call (--expect-digest), so that one Program
- * never mixes two evaluations of a recipe that depends on the clock or on
- * a file that changed. 0, or the exit code of the error printed. */
+/* The program's digest (engine/sim_out.h: sc_eng_program_digest, also the
+ * library's stagecraft_digest), 16 hex digits into hex: sim --json
+ * --with-program gives it, and --expect-digest holds a later command to it,
+ * so that several commands on one recipe never mix two evaluations of a
+ * recipe that depends on the clock or on a file that changed. 0, or the
+ * exit code of the error printed. */
 int sc_cli_program_digest(sc_lprog *lp, char hex[17]);
 /* --expect-digest HEX: 0 when the program's digest is hex, else the error
  * (exit code 8: the recipe gave another program). */
@@ -90,11 +90,6 @@ int sc_cli_outputs_apart(const char *const *names, const char *const *paths, int
  * of them; < 0: an error, message in msg). */
 int sc_cli_option(lua_State *L, int argc, char **argv, int i, char *msg, size_t len);
 
-/* sim: the figures of each training step (docs/steps.md), as members of the
- * --json object in w ("steps", ...) or, w NULL, text lines; nothing for one
- * step without synchronization. */
-void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
-
 /* cli_fit.c: sc_cli_lua_fail, and sc_cli_status_fail of pg's error after
  * `where`, with the engine's hint (sc_eng_fit_hint) when the failure is a
  * refusal by the cap (t: the overrides; 0: none). */
@@ -116,10 +111,6 @@ int sc_cli_define_into(lua_State *L, int argc, char **argv, int *i, int t);
 int sc_cli_time_limit(lua_State *L, int argc, char **argv, int *i, double *out);
 int sc_cli_time(int argc, char **argv, int *i, double *out);
 
-/* sim: the vocabulary placement, the collectives' busy time and, with a
- * model, the parameter and activation bytes per device (vocab_out.c):
- * members of the --json object in w, or (w NULL) lines after the device
- * table. */
 /* `--model FILE` (--model=FILE) of every command as -D model=FILE, and
  * `--layers SPEC` of every command but plan as -D split=SPEC
  * (docs/model.md), rewritten in argv in place; usage errors printed, their
@@ -127,20 +118,6 @@ int sc_cli_time(int argc, char **argv, int *i, double *out);
 int sc_cli_model_options(int argc, char **argv);
 void sc_cli_model_options_free(void);
 
-void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
-/* recompute_out.c: sim's recomputation figures, as the member "recompute"
- * of the --json object in w, or (w NULL) a text line; nothing without a
- * policy. */
-void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w);
-/* offload_out.c: the offload figures (docs/offload.md#figures): nothing
- * without a policy or host copies; a member "offload" of the --json object
- * in w, or (w NULL) lines. */
-void sc_cli_print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w);
-/* bound_out.c: the lower bound on any schedule's makespan and how far
- * `makespan` is above it (docs/bound.md), as members of the --json object
- * in w, or (w NULL) a text line; with optimal > 0 (sim --optimal) also the
- * exact optimum within that many seconds (docs/bound.md#the-exact-optimum). */
-void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w);
 /* cmd_list.c: stagecraft list [RECIPE] (one line per stdlib recipe; a
  * recipe's doc and parameters). */
 int sc_cli_list(lua_State *L, const char *recipe);

@@ -4,6 +4,8 @@
 #include "compile.h"
 #include "cli.h"
 #include "ir/p2p.h"
+#include "engine/export_out.h"
+#include "engine/sim_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -43,35 +45,25 @@ typedef struct job {
 static sc_status write_job(FILE *f, const job *j)
 {
     const char *fm = j->format;
-    if (strcmp(fm, "torch-csv") == 0)
-        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_ONLY, j->torch);
-    if (strcmp(fm, "torch-csv-comms") == 0)
-        return sc_torchcsv_write(f, j->pg, SC_TORCH_COMPUTE_COMMS, j->torch);
-    if (strcmp(fm, "json") == 0)
-        return sc_json_write(f, j->pg, j->sim, j->name);
     if (strcmp(fm, "svg") == 0 && j->n > 0)
         return sc_svg_write_stack(f, j->n, j->pgs, j->sims, j->titles, j->svg);
-    if (strcmp(fm, "svg") == 0)
-        return sc_svg_write_opts(f, j->pg, j->sim, j->name, j->svg);
+    if (strcmp(fm, "trace") != 0 || !j->measured) /* one program: the library's writer */
+        return sc_eng_export_write(f, j->pg, j->sim, fm, j->name, j->torch, j->svg);
     if (j->measured && j->seconds) {
         /* Both in seconds: side by side on one clock. */
         sc_timing t[2] = {{j->measured, "measured", 1e6},
                           {j->sim, "predicted (seconds, from the measured costs)", 1e6}};
         return sc_trace_write(f, j->pg, t, 2);
     }
-    if (j->measured) {
-        /* Simulated times scaled so that both timelines span the same. */
-        double mk = 0, sim_mk = j->sim->makespan;
-        for (int d = 0; d < sc_prog_devices(j->pg); d++)
-            for (size_t k = j->measured->offset[d]; k < j->measured->offset[d + 1]; k++)
-                mk = mk > j->measured->t1[k] ? mk : j->measured->t1[k];
-        sc_timing t[2] = {{j->measured, "measured", 1e6},
-                          {j->sim, "simulated (scaled to the measured step)",
-                           sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
-        return sc_trace_write(f, j->pg, t, 2);
-    }
-    sc_timing t = {j->sim, "simulated", sc_prog_seconds(j->pg) ? 1e6 : 0}; /* seconds: as is */
-    return sc_trace_write(f, j->pg, &t, 1);
+    /* Simulated times scaled so that both timelines span the same. */
+    double mk = 0, sim_mk = j->sim->makespan;
+    for (int d = 0; d < sc_prog_devices(j->pg); d++)
+        for (size_t k = j->measured->offset[d]; k < j->measured->offset[d + 1]; k++)
+            mk = mk > j->measured->t1[k] ? mk : j->measured->t1[k];
+    sc_timing t[2] = {{j->measured, "measured", 1e6},
+                      {j->sim, "simulated (scaled to the measured step)",
+                       sim_mk > 0 ? mk * 1e6 / sim_mk : 0}};
+    return sc_trace_write(f, j->pg, t, 2);
 }
 
 static int write_outputs(const job *jobs, const char *const *paths, int n);
@@ -149,10 +141,8 @@ done:
     return rc;
 }
 
-/* Verifies and simulates; prints the error and returns its exit code.
- * The simulation verifies the program in the replay that times it, so a
- * check before it would replay the streams twice (issue 34: export cost
- * about 2x sim). */
+/* Verifies and simulates (the replay that times it verifies: no check
+ * before it); prints the error and returns its exit code. */
 static int prepare(sc_lprog *lp, const sc_sim **sim)
 {
     sc_status st;
@@ -164,30 +154,11 @@ static int prepare(sc_lprog *lp, const sc_sim **sim)
 
 int sc_cli_program_digest(sc_lprog *lp, char hex[17])
 {
-    int was = sc_prog_lower_target(lp->pg);
-    sc_status st = was != SC_LOWER_STREAMS ? sc_lua_set_lower_target(lp, SC_LOWER_STREAMS) : SC_OK;
-    const sc_sim *sim = st ? NULL : sc_lua_sim(lp, &st);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = sim ? open_memstream(&buf, &len) : NULL;
-    if (f) {
-        st = sc_json_write(f, lp->pg, sim, "program"); /* the name as the package gives it: not hashed */
-        if (fclose(f) != 0 && !st)
-            st = SC_ERR_NOMEM;
-    } else if (sim) {
-        st = SC_ERR_NOMEM;
-    }
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (size_t i = 0; !st && i < len; i++)
-        h = (h ^ (unsigned char)buf[i]) * 0x100000001b3u;
-    free(buf);
-    if (!st && was != SC_LOWER_STREAMS)
-        st = sc_lua_set_lower_target(lp, was);
+    sc_status st = sc_eng_program_digest(lp, hex);
     if (st)
         return st == SC_ERR_NOMEM && !sc_errmsg(lp->pg)[0]
                    ? sc_cli_failf(SC_EXIT_NOMEM, "out of memory")
                    : sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
-    snprintf(hex, 17, "%016llx", (unsigned long long)h);
     return 0;
 }
 
@@ -215,31 +186,15 @@ int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {
-    if (!format)
-        return sc_cli_failf(SC_EXIT_USAGE, "export needs --format (%s)", sc_export_format_list());
-    if (sc_export_format_named(format) < 0)
-        return sc_cli_failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
-    int csv = strncmp(format, "torch-csv", 9) == 0, version = SC_TORCH_CURRENT;
-    if ((torch || titan) && !csv)
-        return sc_cli_failf(SC_EXIT_USAGE, "%s applies to --format torch-csv and torch-csv-comms only",
-                     torch ? "--torch" : "--torchtitan");
-    if (torch && sc_cli_torch_version(torch, &version))
-        return SC_EXIT_USAGE;
-    /* A compute_comms file is lowered for its own reading
-     * (docs/semantics.md#lowering-per-mode). */
-    int comms = strcmp(format, "torch-csv-comms") == 0;
-    if (comms)
-        sc_lua_set_lower_target(lp, SC_LOWER_FILE);
     const sc_sim *sim = NULL;
-    int rc = prepare(lp, &sim);
+    int version, rc;
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    rc = sc_eng_export_prepare(NULL, lp, format, torch, titan, &version, &sim);
+    sc_eng_release(prev);
     if (rc)
-        return rc;
-    int steps = sc_prog_steps(lp->pg), sync = sc_prog_optim_sync(lp->pg);
-    if (csv && (steps > 1 || sync != SC_SYNC_NONE)) /* before the notes: nothing is written */
-        return sc_cli_failf(SC_EXIT_ARG, "cannot write %s: a PyTorch schedule holds one training step without "
-                     "optimizer synchronization: export with -D steps=1 -D optim_sync=none "
-                     "(this program has %d steps, optim_sync %s)", format, steps,
-                     sc_sync_name(sync));
+        return sc_cli_fail(rc, e.msg);
+    int csv = strncmp(format, "torch-csv", 9) == 0, comms = strcmp(format, "torch-csv-comms") == 0;
     if (csv && ((rc = sc_cli_export_name_check(lp->pg, out, format)) ||
                 (rc = sc_cli_torch_note(lp->pg, out, comms, version, titan))))
         return rc;

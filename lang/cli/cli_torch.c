@@ -11,28 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/export_out.h"
 #include "formats/torchcsv.h"
 
 int sc_cli_torch_version(const char *s, int *v)
 {
-    char *end;
-    long major = strtol(s, &end, 10), minor = -1;
-    if (end != s && *end == '.')
-        minor = strtol(end + 1, &end, 10);
-    if (*end == '.') /* a patch release: 2.14.1 */
-        strtol(end + 1, &end, 10);
-    char msg[160];
-    if (*end || major < 0 || minor < 0 || minor > 99) {
-        snprintf(msg, sizeof msg, "--torch '%.40s': expected a PyTorch version like 2.15 or 2.14.1", s);
-        return sc_cli_fail(SC_EXIT_USAGE, msg);
-    }
-    if (major < 2 || (major == 2 && minor < 4)) {
-        snprintf(msg, sizeof msg, "--torch %.40s: torch.distributed.pipelining reads schedule CSV "
-                 "files from PyTorch 2.4 on", s);
-        return sc_cli_fail(SC_EXIT_USAGE, msg);
-    }
-    *v = major > 2 ? 299 : (int)(100 * major + minor);
-    return 0;
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    int rc = sc_eng_torch_version(s, v);
+    sc_eng_release(prev);
+    return rc ? sc_cli_fail(rc, e.msg) : 0;
 }
 
 /* The placement's kind: 1 loop (stage s on rank s mod P), 2 V (two stages
@@ -74,23 +62,12 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     int kind = placement_kind(pg);
     const char *file = out && strcmp(out, "-") ? out : "FILE";
-    char msg[512];
-    if (sc_vocab_split(sc_prog_vocab(pg))) {
-        snprintf(msg, sizeof msg, "PyTorch's pipelining schedules have no vocabulary passes or "
-                 "collectives (vocab_par = %s): export json, trace or svg",
-                 sc_vocab_name(sc_prog_vocab(pg)));
-        return sc_cli_fail(SC_EXIT_ARG, msg);
-    }
-    if (titan && comms)
-        return sc_cli_fail(SC_EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
-                           "(--format torch-csv); PyTorch then adds the communication itself");
-    if (titan && kind == 0) {
-        snprintf(msg, sizeof msg, "--torchtitan: torchtitan places stages by its schedule class "
-                 "(loop: stage s on rank s mod %d, or V: rank d holds d and %d-d), and this "
-                 "placement is neither (stage %d on rank %d); run it with the Python package "
-                 "(docs/interchange.md#python)", P, 2 * P - 1, S - 1, sc_prog_stage_device(pg, S - 1));
-        return sc_cli_fail(SC_EXIT_ARG, msg);
-    }
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    int rc = sc_eng_torch_check(pg, comms, titan); /* the export checked it too: a no-op there */
+    sc_eng_release(prev);
+    if (rc)
+        return sc_cli_fail(rc, e.msg);
     fprintf(stderr, "stagecraft: note: placement (stage -> rank, %s):",
             kind == 1 ? "loop" : kind == 2 ? "V" : "table");
     for (int d = 0; d < P; d++) {

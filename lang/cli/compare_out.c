@@ -19,80 +19,6 @@
 #include "ir/alloc.h"
 #include "lua/sc_lua.h"
 
-/* Per-device numbers; scaled (scale > 0) to whole bytes. */
-static void json_nums(sc_jw *w, const char *key, const double *v, int n, double scale)
-{
-    sc_jw_array(w, key);
-    for (int i = 0; i < n; i++)
-        if (scale > 0)
-            sc_jw_whole(w, NULL, v[i] * scale);
-        else
-            sc_jw_num(w, NULL, v[i]);
-    sc_jw_end(w);
-}
-
-static void print_json(const cmp *c)
-{
-    sc_jw w;
-    sc_jw_init(&w, stdout);
-    sc_jw_object(&w, NULL);
-    sc_jw_array(&w, "rows"); /* a row a line */
-    sc_jw_layout(&w, "\n  ", ",\n  ", "\n");
-    for (int i = 0; i < c->nrows; i++) {
-        const row *r = &c->rows[i];
-        if (c->fit && r->over_mem)
-            continue;
-        sc_jw_object(&w, NULL);
-        sc_jw_str(&w, "recipe", c->recipes[r->recipe]);
-        sc_jw_object(&w, "parameters");
-        for (int k = 0; k < c->ndefs; k++) {
-            const char *v = c->defs[k].values[sc_compare_value_of(c, r->combo, k)];
-            double x;
-            if (sc_compare_number(v, &x))
-                sc_jw_num(&w, c->defs[k].name, x);
-            else
-                sc_jw_str(&w, c->defs[k].name, v);
-        }
-        sc_jw_end(&w);
-        if (r->error) {
-            sc_jw_str(&w, "error", r->error);
-            sc_jw_int(&w, "exit_code", r->code);
-            if (r->over_mem)
-                sc_jw_bool(&w, "over_mem", 1);
-            sc_jw_end(&w);
-            continue;
-        }
-        sc_jw_int(&w, "devices", r->P);
-        sc_jw_int(&w, "stages", r->S);
-        sc_jw_int(&w, "microbatches", r->m);
-        sc_jw_int(&w, "instructions", (long long)r->instructions);
-        sc_jw_num(&w, "makespan", r->makespan);
-        sc_jw_num(&w, "lower_bound", r->bound);
-        sc_jw_num(&w, "bound_gap", sc_bound_gap(r->makespan, r->bound));
-        sc_jw_num(&w, "bubble_rate", r->bubble);
-        json_nums(&w, "idle", r->idle, r->P, 0);
-        if (r->bneck >= 0)
-            sc_jw_int(&w, "bottleneck", r->bneck);
-        else
-            sc_jw_null(&w, "bottleneck");
-        json_nums(&w, "peak_memory", r->peak, r->P, 0);
-        sc_jw_num(&w, "peak_memory_max", r->peak_max);
-        if (c->bytes || r->own_model) {
-            sc_jw_num(&w, "unit_bytes", r->unit_bytes);
-            json_nums(&w, "peak_bytes", r->peak, r->P, r->unit_bytes);
-            sc_jw_whole(&w, "peak_bytes_max", r->peak_max * r->unit_bytes);
-        }
-        if (r->own_model) { /* the whole device (docs/model.md#bytes) */
-            json_nums(&w, "total_bytes", r->total, r->P, 1);
-            sc_jw_whole(&w, "total_bytes_max", r->total_max);
-        }
-        sc_jw_end(&w);
-    }
-    sc_jw_end(&w);
-    sc_jw_end(&w);
-    putchar('\n');
-}
-
 enum { NCOL = 12 + MAX_DEFS };
 
 /* Bytes for people: 262144 -> "256 KiB". */
@@ -309,8 +235,12 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
             rc = sc_cli_fail(rc, e.msg);
     }
     if (!rc) {
-        if (c.json)
-            print_json(&c);
+        if (c.json) {
+            sc_jw w;
+            sc_jw_init(&w, stdout);
+            sc_eng_compare_json(&c, &w);
+            putchar('\n');
+        }
         else {
             print_table(&c);
             print_notes(L, &c, decl);

@@ -42,6 +42,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 #include "lua/sc_lua.h"
+#include "engine/sim_out.h"
 
 typedef struct opts {
     const char *cmd, *recipe;
@@ -140,48 +141,6 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
     return 0;
 }
 
-/* The figures of an automatic schedule (the table at info, 0: none): a
- * member "auto" of the --json object in w, or (w NULL) a line. */
-static void print_auto(lua_State *L, int info, sc_jw *w)
-{
-    static const char *const keys[] = {"makespan", "bubble_rate", "flow_bubble_rate", "seconds"};
-    if (!info)
-        return;
-    lua_getfield(L, info, "method");
-    lua_getfield(L, info, "heuristic");
-    int h = lua_gettop(L);
-    if (w) {
-        sc_jw_object(w, "auto");
-        sc_jw_str(w, "method", lua_tostring(L, h - 1));
-        for (int k = 0; k < 4; k++) {
-            lua_getfield(L, info, keys[k]);
-            sc_jw_num(w, keys[k], lua_tonumber(L, -1));
-            lua_pop(L, 1);
-        }
-        for (int k = 0; k < 3 && lua_istable(L, h); k++) {
-            char key[64];
-            snprintf(key, sizeof key, "heuristic_%s", keys[k]);
-            lua_getfield(L, h, keys[k]);
-            sc_jw_num(w, key, lua_tonumber(L, -1));
-            lua_pop(L, 1);
-        }
-        sc_jw_end(w);
-    } else {
-        printf("schedule      %s won", lua_tostring(L, h - 1));
-        if (lua_istable(L, h)) {
-            lua_getfield(L, h, "bubble_rate");
-            lua_getfield(L, h, "makespan");
-            printf(" (heuristic: bubble %.4f%%, makespan %.6g)", 100 * lua_tonumber(L, -2),
-                   lua_tonumber(L, -1));
-            lua_pop(L, 2);
-        }
-        lua_getfield(L, info, "seconds");
-        printf(" in %.3g s\n", lua_tonumber(L, -1));
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 2);
-}
-
 static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
                      const double *idle, int bneck);
 
@@ -264,38 +223,9 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         sc_jw w;
         sc_jw_init(&w, stdout);
         sc_jw_object(&w, NULL);
-        sc_jw_str(&w, "recipe", o->recipe);
-        sc_jw_int(&w, "devices", P);
-        sc_jw_int(&w, "stages", sc_prog_stages(pg));
-        sc_jw_int(&w, "microbatches", sc_prog_microbatches(pg));
-        sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
-        sc_jw_num(&w, "makespan", sim->makespan);
-        sc_jw_num(&w, "bubble_rate", sim->bubble_rate);
-        sc_cli_print_bound(pg, sim->makespan, o->optimal, &w);
-        sc_jw_nums(&w, "peak_memory", sim->peak_mem, P);
-        sc_jw_num(&w, "peak_memory_max", peak);
-        sc_jw_nums(&w, "busy", sim->busy, P);
-        sc_jw_nums(&w, "idle", idle, P);
-        if (bneck >= 0)
-            sc_jw_int(&w, "bottleneck", bneck);
-        else
-            sc_jw_null(&w, "bottleneck");
-        if (sc_prog_copies(pg) > 1) { /* docs/guide.md#copies: parameters per device */
-            sc_jw_int(&w, "copies", sc_prog_copies(pg));
-            sc_jw_array(&w, "param_share");
-            for (int d = 0; d < P; d++)
-                sc_jw_num(&w, NULL, sc_prog_param_share(pg, d));
-            sc_jw_end(&w);
-        }
-        print_auto(L, info, &w);
-        sc_cli_print_offload(pg, sim, &w);
-        sc_cli_print_recompute(pg, &w);
-        sc_cli_print_vocab(pg, sim, &w);
-        if (sc_prog_seconds(pg)) { /* a cost file: the step in seconds (docs/costs.md) */
-            sc_jw_str(&w, "time_unit", "s");
-            sc_jw_num(&w, "predicted_step_time_s", sim->step);
-        }
-        sc_cli_print_steps(pg, sim, &w);
+        sc_status st = sc_eng_sim_json(&w, L, sc_cli_limits(), lp, sim, o->recipe, info, o->optimal);
+        if (st)
+            return sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
         if (o->with_program) { /* one evaluation for all the package needs */
             char hex[17];
             int rc = sc_cli_program_digest(lp, hex);
@@ -303,7 +233,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
                 return rc;
             sc_jw_str(&w, "digest", hex);
             sc_jw_key(&w, "program");
-            sc_status st = sc_json_write(stdout, pg, sim, o->recipe);
+            st = sc_json_write(stdout, pg, sim, o->recipe);
             if (st)
                 return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
         }
@@ -316,7 +246,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
            sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
-    sc_cli_print_bound(pg, sim->makespan, o->optimal, NULL);
+    sc_eng_print_bound(stdout, sc_cli_limits(), pg, sim->makespan, o->optimal, NULL);
     int lo = 0, hi = 0;
     for (int d = 0; d < P; d++) {
         lo = idle[d] < idle[lo] ? d : lo;
@@ -348,10 +278,10 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);
-    print_auto(L, info, NULL);
-    sc_cli_print_offload(pg, sim, NULL);
-    sc_cli_print_recompute(pg, NULL);
-    sc_cli_print_steps(pg, sim, NULL);
+    sc_eng_print_auto(stdout, L, info, NULL);
+    sc_eng_print_offload(stdout, pg, sim, NULL);
+    sc_eng_print_recompute(stdout, pg, NULL);
+    sc_eng_print_steps(stdout, pg, sim, NULL);
     const sc_offload_info *oi = sc_prog_offload_info(pg);
     printf("device   busy        idle      start       end         peak%s\n",
            oi ? "        without     host" : "");
@@ -366,7 +296,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
             printf("%-8d %-11.6g %-9s %-11.6g %-11.6g %.4g\n", d, sim->busy[d], id,
                    sim->start[d], sim->end[d], sim->peak_mem[d]);
     }
-    sc_cli_print_vocab(pg, sim, NULL);
+    sc_eng_print_vocab(stdout, pg, sim, NULL);
     return 0;
 }
 

@@ -18,7 +18,8 @@
 #include "formats/jsonw.h"
 #include "ir/alloc.h"
 
-static void print_partition(const sc_plan_run *r, const sc_plan_split *sp, sc_jw *w)
+/* The split of --layers, as text lines (the --json member: engine_json.c). */
+static void print_partition(const sc_plan_run *r, const sc_plan_split *sp)
 {
     char lay[4096], even[4096];
     sc_part_layout(r->layers, sp->S, sp->first, lay, sizeof lay);
@@ -26,29 +27,6 @@ static void print_partition(const sc_plan_run *r, const sc_plan_split *sp, sc_jw
         sc_part_layout(r->layers, sp->S, sp->even, even, sizeof even);
     double best = sc_plan_cand_at(r->plan, sc_plan_pick(r->plan))->makespan;
     double ev = r->even_row.error ? NAN : r->even_row.makespan;
-    if (w) {
-        sc_jw_object(w, "partition");
-        sc_jw_str(w, "layers", r->layers_spec);
-        sc_jw_int(w, "stages", sp->S);
-        sc_jw_ints(w, "first_layer", sp->first, sp->S);
-        sc_jw_num(w, "heaviest_stage", sp->best_w);
-        sc_jw_str(w, "layout", lay);
-        if (sc_plan_pick_is_loop(r))
-            sc_jw_str(w, "megatron_layout", lay);
-        else
-            sc_jw_null(w, "megatron_layout");
-        sc_part_torchtitan(r->layers, sp->S, sp->first, w, "torchtitan_module_fqns_per_model_part",
-                           "split_points");
-        sc_jw_num(w, "makespan", best);
-        if (sp->even_w >= 0) {
-            sc_jw_str(w, "even_layout", even);
-            sc_jw_num(w, "even_heaviest_stage", sp->even_w);
-            sc_jw_num(w, "even_makespan", ev);
-            sc_jw_num(w, "gain", isfinite(ev) && ev > 0 ? 1 - best / ev : NAN);
-        }
-        sc_jw_end(w);
-        return;
-    }
     printf("\nlayers %s: %d layers into %d stages (the pick's)\n", r->layers_spec, r->layers->n,
            sp->S);
     printf("  split       %s   heaviest stage %g\n", lay, sp->best_w);
@@ -76,18 +54,7 @@ static void print_json(const sc_plan_run *r)
 {
     sc_jw w;
     sc_jw_init(&w, stdout);
-    sc_jw_object(&w, NULL);
-    sc_jw_int(&w, "devices", r->P);
-    sc_jw_int(&w, "microbatches", r->m);
-    sc_jw_str(&w, "memory_unit", r->bytes_cap ? "bytes" : "units");
-    sc_jw_int(&w, "searched", r->evaluated);
-    sc_jw_num_g(&w, "seconds", r->seconds, 3);
-    sc_plan_json(r->plan, &w);
-    sc_plan_for_json(r, &w);
-    const sc_plan_split *sp = sc_plan_pick_split(r);
-    if (sp)
-        print_partition(r, sp, &w);
-    sc_jw_end(&w);
+    sc_eng_plan_json(r, &w);
     putchar('\n');
 }
 
@@ -144,7 +111,7 @@ static void print_text(const sc_plan_run *r)
     sc_free(front);
     const sc_plan_split *sp = sc_plan_pick_split(r);
     if (sp)
-        print_partition(r, sp, NULL);
+        print_partition(r, sp);
 }
 
 static int write_svg(const sc_plan_run *r, const char *svg)

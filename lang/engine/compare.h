@@ -12,6 +12,7 @@
 #include <lua.h>
 #include <stddef.h>
 
+#include "formats/jsonw.h"
 #include "model/model.h" /* SC_MODEL_NSIZES */
 
 #define MAX_RECIPES 64
@@ -79,5 +80,8 @@ int sc_compare_is_model_key(const char *name);
 /* The model sizes are the command's own while on (sc._external). */
 void sc_compare_set_model(lua_State *L, int on);
 void sc_compare_free(lua_State *L, cmp *c);
+/* `compare --json`: the object {"rows": [...]} of c's rows into w
+ * (engine_json.c; the command and stagecraft_compare_json write it). */
+void sc_eng_compare_json(const cmp *c, sc_jw *w);
 
 #endif

@@ -117,6 +117,9 @@ void sc_plan_command(const sc_plan_run *r, const sc_plan_cand *c, int what, char
 /* --json's members: "left_out" with --for, "reproduce" (an object of the
  * same commands, or null without a pick), into the caller's writer. */
 void sc_plan_for_json(const sc_plan_run *r, sc_jw *w);
+/* `plan --json`: the whole object of r into w (engine_json.c; the command
+ * and stagecraft_plan_json write it). */
+void sc_eng_plan_json(const sc_plan_run *r, sc_jw *w);
 /* The same as fields of the table on top of L's stack. */
 void sc_plan_for_push(lua_State *L, const sc_plan_run *r);
 

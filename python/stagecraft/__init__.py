@@ -1,32 +1,44 @@
 """stagecraft from Python (docs/interchange.md#python).
 
-load() evaluates a recipe with parameters through the stagecraft binary and
+load() evaluates a recipe with parameters in this process, through
+libstagecraft (include/stagecraft.h, by ctypes: stagecraft._lib), and
 returns a Program: the verified program (its JSON dump,
 docs/interchange.md#json-dump), its figures (the simulation), its exports as
 strings, a picture for Jupyter (_repr_svg_) and, with PyTorch installed, a
 torch.distributed.pipelining schedule built from the proved streams
 (Program.torch_schedule, in stagecraft.pipelining). compare() puts several
-recipes side by side (`stagecraft compare`) and returns a Comparison.
+recipes side by side and returns a Comparison; plan() (stagecraft.plan)
+says what to run.
 
-The binary is the one inside the package (`pip install ./python` builds it
-into the wheel); $STAGECRAFT, else `stagecraft` on PATH, stand in when the
-package runs from the source tree. Results come from the binary's stdout
-(JSON) and errors from its error channel, never from stderr. Every failure
-raises stagecraft.Error with its one-line message and exit code
-(docs/errors.md); nothing is cached on disk.
+No process is started for load, figures, export, check, compare or plan:
+the library runs the recipe under the command line's sandbox and limits,
+and its texts are written by the command line's own writers, so figures
+are `sim --json`, program the JSON dump, export(fmt) `export --format fmt`,
+Comparison.rows `compare --json`'s rows and Plan.raw `plan --json`. Every
+failure raises stagecraft.Error with the one-line message and the code of
+docs/errors.md (the exit codes). The executable is still used for what
+needs it: Comparison._repr_svg_ (`compare --svg`, the stacked picture).
 
-A Program is one evaluation of its recipe: load() runs the binary once for
-the figures, the program and its digest (`sim --json --with-program`); every
-later call (an export, torch_schedule, check) passes the digest
-(`--expect-digest`), and the binary refuses (exit 8) when the recipe gave
-another program, as one that reads the clock or a file that changed would.
+The library is the one inside the package (`pip install ./python` builds it
+into the wheel, beside the executable); $STAGECRAFT_LIB, the library beside
+$STAGECRAFT, or the source tree's build/ stand in when the package runs
+from the source tree.
+
+A Program is one evaluation of its recipe, held in this process: its
+figures, program, exports and check all come from that one program, even
+when the recipe reads the clock or a file that changes. Program.digest (the
+program's FNV-1a digest) lets ranks that each loaded the recipe check that
+they hold the same program (stagecraft.pipelining).
 """
+import ctypes
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+
+from . import _lib
 
 __all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "plan", "Plan",
            "Candidate", "__version__"]
@@ -75,7 +87,8 @@ def binary(path=None):
 
 
 def _run(exe, args):
-    """Runs the binary; returns stdout and stderr, or raises Error.
+    """Runs the binary (only for what needs it: Comparison._repr_svg_);
+    returns stdout and stderr, or raises Error.
 
     Results come from channels a recipe cannot write: stdout carries the
     command's output only (a recipe's print goes to stderr), and the error
@@ -96,6 +109,21 @@ def _run(exe, args):
     return p.stdout, p.stderr
 
 
+def _context(library=None):
+    """A new library context (stagecraft_open) of the library at path
+    `library` (None: the package's, see stagecraft._lib)."""
+    return _lib.Context(_lib.library(library, Error), Error)
+
+
+def _search_time(ctx, params):
+    """Without an explicit time_limit the automatic schedules do not search
+    (0: the heuristic alone), as for `run`: every rank loads the recipe
+    itself, and a search that depends on time could give each another
+    program."""
+    if "time_limit" not in params:
+        ctx.check(ctx.lib.stagecraft_search_time(ctx.handle, 0.0))
+
+
 class Program:
     """A recipe evaluated with parameters: verified when load() returns.
 
@@ -103,41 +131,40 @@ class Program:
     program          the JSON dump (dict): devices, stages, microbatches,
                      placement (stage -> device), streams, costs
     figures          `sim --json` (dict): makespan, bubble_rate, peak_memory, ...
-    digest           the program's digest: every later call of the binary
-                     must evaluate the recipe to this same program
+    digest           the program's digest (16 hex digits): equal programs,
+                     equal digests, whatever the recipe's name
     """
 
-    def __init__(self, recipe, params, exe, comm=None):
-        self.recipe, self.params, self._exe = recipe, dict(params), exe
-        self._defs = _defs(self.params)
-        if comm is not None:  # the runtime's P2P semantics (docs/semantics.md#modes)
-            self._defs += ["--comm", str(comm)]
-        # Every rank loads the recipe itself: an automatic schedule's search
-        # must not depend on time, or two ranks could get different programs.
-        # Without an explicit time_limit, it is 0 (the heuristic alone), as
-        # for `run`.
-        if "time_limit" not in self.params:
-            self._defs += ["--time-limit", "0"]
-        # One evaluation: the figures, the program and its digest together.
-        out, _ = _run(exe, ["sim", recipe] + self._defs + ["--json", "--with-program"])
-        figures = json.loads(out)
-        self._program = figures.pop("program")
-        self.digest = figures.pop("digest")
-        self.figures = figures
-        self._placement = None
-
-    def _call(self, command, *args):
-        """The binary on this Program's recipe again, held to its digest:
-        Error (exit 8) when the recipe now gives another program."""
-        out, _ = _run(self._exe, [command, self.recipe] + self._defs + list(args) +
-                      ["--expect-digest", self.digest])
-        return out
+    def __init__(self, recipe, params, library=None, comm=None):
+        self.recipe, self.params = recipe, dict(params)
+        ctx = self._ctx = _context(library)
+        lib = ctx.lib
+        _search_time(ctx, self.params)
+        self._p = ctypes.c_void_p()
+        with _lib.LOCK:
+            ctx.check(lib.stagecraft_load(ctx.handle, recipe.encode(),
+                                          _lib.strings(_defs(self.params)), ctypes.byref(self._p)))
+            if comm is not None:  # the runtime's P2P semantics (docs/semantics.md#modes)
+                ctx.check(lib.stagecraft_comm(self._p, str(comm).encode()))
+            self.figures = json.loads(_lib.text_call(ctx, lib.stagecraft_figures_json, self._p))
+        self._program = self._digest = self._placement = None
 
     @property
     def program(self):
-        """The JSON dump, from the evaluation that gave the figures."""
+        """The JSON dump of the program whose figures this object holds."""
+        if self._program is None:
+            self._program = json.loads(self.export("json"))
         return self._program
 
+    @property
+    def digest(self):
+        """FNV-1a 64 of the JSON dump (streams lowered for running), in hex."""
+        if self._digest is None:
+            hexd = ctypes.create_string_buffer(17)
+            with _lib.LOCK:
+                self._ctx.check(self._ctx.lib.stagecraft_digest(self._p, hexd))
+            self._digest = hexd.value.decode()
+        return self._digest
     # ---- figures ---------------------------------------------------------
     devices = property(lambda self: self.figures["devices"])
     stages = property(lambda self: self.figures["stages"])
@@ -163,24 +190,25 @@ class Program:
         return [s for s, d in enumerate(self.placement) if d == rank]
 
     def check(self):
-        """`stagecraft check`: the verifier's one line ("ok: ...")."""
-        return self._call("check").strip()
+        """`stagecraft check`'s line ("ok: ..."): the streams verified."""
+        with _lib.LOCK:
+            self._ctx.check(self._ctx.lib.stagecraft_check(self._p))
+        f, plural = self.figures, (lambda n, w, s="s": f"{n} {w}{'' if n == 1 else s}")
+        return (f"ok: {self.recipe}: {plural(f['devices'], 'device')}, "
+                f"{plural(f['stages'], 'stage')}, {plural(f['microbatches'], 'microbatch', 'es')}, "
+                f"{f['instructions']} instructions verified")
 
     # ---- exports ---------------------------------------------------------
     def export(self, fmt, torch=None, torchtitan=False):
         """The export in `fmt` (torch-csv, torch-csv-comms, json, trace, svg)
-        as a string; torch: the PyTorch version of the CSV dialect ("2.15",
-        "2.14"); the default is the current dialect."""
-        args = ["--format", fmt]
-        if torch:
-            args += ["--torch", str(torch)]
-        if torchtitan:
-            args += ["--torchtitan"]
-        # The streams every rank runs come from this call: held to the
-        # digest, they are the program whose figures this object holds.
-        # (The placement comes from the JSON dump on stdout, never from
-        # export's note on stderr, where a recipe's print could forge it.)
-        return self._call("export", *args)
+        as a string, `stagecraft export --format fmt`'s output; torch: the
+        PyTorch version of the CSV dialect ("2.15", "2.14"); the default is
+        the current dialect. The streams every rank runs come from this
+        Program's own program (no second evaluation)."""
+        opts = _lib.ExportOptions(str(torch).encode() if torch else None, 1 if torchtitan else 0)
+        with _lib.LOCK:
+            return _lib.text_call(self._ctx, self._ctx.lib.stagecraft_export_as, self._p,
+                                  str(fmt).encode(), ctypes.byref(opts))
 
     def torch_schedule(self, stages, loss_fn=None, **kwargs):
         """A torch.distributed.pipelining schedule that runs this program's
@@ -199,9 +227,14 @@ class Program:
 
 
 def _defs(params):
+    """The parameters as the command line's -D values: "NAME=VALUE"."""
+    return [f"{k}={v}" for k, v in params.items()]
+
+
+def _defs_args(params):
     out = []
-    for k, v in params.items():
-        out += ["-D", f"{k}={v}"]
+    for d in _defs(params):
+        out += ["-D", d]
     return out
 
 
@@ -214,13 +247,18 @@ class Comparison:
     best      the row with the shortest makespan (the first of equals)
     """
 
-    def __init__(self, recipes, params, exe):
-        self.recipes, self.params, self._exe = list(recipes), dict(params), exe
-        self._args = self.recipes + _defs(self.params)
+    def __init__(self, recipes, params, library=None, binary_path=None):
+        self.recipes, self.params = list(recipes), dict(params)
+        self._binary_path = binary_path
+        self._args = self.recipes + _defs_args(self.params)
         if "time_limit" not in self.params:  # as load(): no search without a time limit
             self._args += ["--time-limit", "0"]
-        out, _ = _run(exe, ["compare"] + self._args + ["--json"])
-        self.rows = json.loads(out)["rows"]
+        ctx = _context(library)
+        _search_time(ctx, self.params)
+        with _lib.LOCK:
+            text = _lib.text_call(ctx, ctx.lib.stagecraft_compare_json, ctx.handle,
+                                  _lib.strings(self.recipes), _lib.strings(_defs(self.params)))
+        self.rows = json.loads(text)["rows"]
 
     def __getitem__(self, recipe):
         """The row of a recipe (by name) or the i-th row."""
@@ -245,7 +283,7 @@ class Comparison:
         """The programs stacked on one time axis (`compare --svg`)."""
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "compare.svg")
-            _run(self._exe, ["compare"] + self._args + ["--svg", path])
+            _run(binary(self._binary_path), ["compare"] + self._args + ["--svg", path])
             with open(path) as f:
                 return f.read()
 
@@ -254,24 +292,24 @@ class Comparison:
         return f"<stagecraft.Comparison {self.params}: bubble {cells}>"
 
 
-def compare(*recipes, binary_path=None, **params):
-    """`stagecraft compare RECIPE... -D k=v ...`: a Comparison, or Error."""
+def compare(*recipes, library=None, binary_path=None, **params):
+    """The comparison of `stagecraft compare RECIPE... -D k=v ... --json`, in
+    process: a Comparison, or Error (a row that failed: its code, as the
+    command's exit). binary_path: the executable of _repr_svg_ only."""
     if not recipes:
         raise Error("compare needs at least one recipe", 2)
-    return Comparison(recipes, params, binary(binary_path))
+    return Comparison(recipes, params, library, binary_path)
 
 
-def load(recipe, binary_path=None, comm=None, **params):
+def load(recipe, library=None, comm=None, **params):
     """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
-    ...), verifies and simulates it; returns a Program or raises Error.
-    comm ("nccl", "gloo", "per-link"): the mode it is verified in (--comm;
-    default the recipe's, else nccl).
+    ...), verifies and simulates it, in this process; returns a Program or
+    raises Error. comm ("nccl", "gloo", "per-link"): the mode it is
+    verified in (--comm; default the recipe's, else nccl). library: the
+    path of libstagecraft.so (default: the package's).
     Automatic schedules (zb-auto, ...) search only when time_limit is given
-    (else every rank might see a different program). The recipe is
-    evaluated once here; a later export or check that evaluates it to
-    another program (it reads the clock, or a file that changed) raises
-    Error with code 8."""
-    return Program(recipe, params, binary(binary_path), comm)
+    (else every rank might see a different program)."""
+    return Program(recipe, params, library, comm)
 
 
-from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _run above)
+from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _context above)

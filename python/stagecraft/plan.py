@@ -1,15 +1,16 @@
 """stagecraft.plan: what to run (docs/plan.md#from-lua-and-python).
 
-plan(p=8, m=32, cap=6, tw=0.63, tcomm=0.016, time_limit=0) runs
-`stagecraft plan --json` with those arguments (cap, costs, layers,
-time_limit, framework (--for) as the command's options; any other name as
--D) and returns a
-Plan of Python objects; a failure raises stagecraft.Error (exit code 7 when
-nothing meets the cap).
+plan(p=8, m=32, cap=6, tw=0.63, tcomm=0.016, time_limit=0) plans in this
+process (libstagecraft's stagecraft_plan_json: the object of `stagecraft
+plan --json` with those arguments, written by the command's own writer):
+cap, costs, layers, time_limit, framework (--for) as the command's options,
+any other name as -D. It returns a Plan of Python objects; a failure raises
+stagecraft.Error (code 7 when nothing meets the cap, as the command's exit).
 """
+import ctypes
 import json
 
-from . import Error, _run, binary
+from . import Error, _context, _lib
 
 __all__ = ["Candidate", "Plan", "plan"]
 
@@ -76,18 +77,35 @@ class Plan:
         return f"<stagecraft.Plan: {self.why}>"
 
 
-def plan(binary_path=None, **args):
-    """Runs `stagecraft plan --json`; returns a Plan or raises Error."""
-    cmd = ["plan", "--json"]
+def plan(library=None, **args):
+    """Plans as `stagecraft plan --json` would; returns a Plan or raises Error."""
+    opts, defs = {}, []
     for k, v in args.items():
         if v is None:
             continue
         if k in _OPTIONS:
-            cmd += [_OPTIONS[k], str(v)]
+            opts[k] = str(v)
         else:
-            cmd += ["-D", f"{k}={v}"]
-    out, _ = _run(binary(binary_path), cmd)
+            defs.append(f"{k}={v}")
+    # --time-limit S: 0 is "none" (stagecraft_plan_settings: < 0), absent is
+    # the schedules' own (0 there).
+    tl = 0.0
+    if "time_limit" in opts:
+        try:
+            tl = float(opts["time_limit"])
+        except ValueError:
+            tl = -1.0
+        if not (0 <= tl <= 1e9):
+            raise Error("--time-limit needs a number of seconds >= 0", 2)
+        tl = tl if tl > 0 else -1.0
+    enc = (lambda k: opts[k].encode() if k in opts else None)
+    darr = _lib.strings(defs)
+    s = _lib.PlanSettings(0, 0, enc("cap"), enc("costs"), enc("layers"), enc("framework"), tl,
+                          ctypes.cast(darr, ctypes.POINTER(ctypes.c_char_p)))
+    ctx = _context(library)
+    with _lib.LOCK:
+        text = _lib.text_call(ctx, ctx.lib.stagecraft_plan_json, ctx.handle, ctypes.byref(s))
     try:
-        return Plan(json.loads(out))
+        return Plan(json.loads(text))
     except (ValueError, KeyError) as e:
         raise Error(f"plan: unexpected output ({e})", 1)

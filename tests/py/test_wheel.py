@@ -4,10 +4,12 @@ In a fresh virtual environment (python3 -m venv), `pip install ./python`
 builds the C core into the wheel; then, with a clean environment (no
 STAGECRAFT, nothing of the build on PATH, run from another folder),
 `import stagecraft; stagecraft.load('zb-h1', p=4, m=8).bubble_rate` works,
-the binary used is the package's own, the version is SC_VERSION
-(lang/core/core.h) as the binary's sc.version says, load/compare return
-objects and a Program draws itself (_repr_svg_). `python -m build` makes an
-sdist and, from it alone, a wheel that carries the binary too.
+the library and the binary used are the package's own, the version is
+SC_VERSION (lang/core/core.h) as the binary's sc.version says, load, export,
+plan and compare run in process (no subprocess: libstagecraft through
+ctypes) and return objects, and a Program draws itself (_repr_svg_).
+`python -m build` makes an sdist and, from it alone, a wheel that carries
+the library and the binary too.
 
 Both halves build from private copies of the sources in a temporary
 folder, never in python/: setuptools writes python/build/ (bdist.*/wheel/
@@ -125,16 +127,32 @@ try:
     check(r.returncode == 0 and r.stdout == "0.111111111111111\n",
           f"the done-when line: {r.stdout!r} {r.stderr[-500:]}")
     script = r"""
-import json, os, stagecraft
+import json, os, subprocess, stagecraft
+from stagecraft import _lib
 print(stagecraft.__version__)
 exe = stagecraft.binary()
-print(exe.startswith(os.path.dirname(stagecraft.__file__)))
+here = os.path.dirname(stagecraft.__file__)
+print(exe.startswith(here) and _lib.library()._name.startswith(here))
+def refuse(*a, **k):
+    raise AssertionError("a process was started")
+saved = {n: getattr(subprocess, n) for n in ("Popen", "run")}
+saved_os = {n: getattr(os, n) for n in ("posix_spawn", "posix_spawnp", "fork", "system")}
+for n in saved:
+    setattr(subprocess, n, refuse)
+for n in saved_os:
+    setattr(os, n, refuse)
 p = stagecraft.load("zb-v", p=4, m=8)
 print(type(p).__name__, p.devices, p.stages, p.placement)
 svg = p._repr_svg_()
 print(svg.lstrip().startswith("<?xml") or svg.lstrip().startswith("<svg"), "</svg>" in svg)
 c = stagecraft.compare("1f1b", "zb-h1", p=4, m=8)
 print(type(c).__name__, [r["recipe"] for r in c], c.best["recipe"], c["1f1b"]["makespan"])
+pl = stagecraft.plan(p=4, m=8, cap=3, time_limit=0)
+print(type(pl).__name__, pl.pick is not None, p.export("torch-csv").count(chr(10)))
+for n, f in saved.items():
+    setattr(subprocess, n, f)
+for n, f in saved_os.items():
+    setattr(os, n, f)
 print("</svg>" in c._repr_svg_())
 try:
     stagecraft.load("zb-v", p=4, m=2)
@@ -143,7 +161,7 @@ except stagecraft.Error as e:
 """
     r = subprocess.run([py, "-c", script], capture_output=True, text=True, env=clean_env(), cwd=tmp)
     want = [version, "True", "Program 4 8 [0, 1, 2, 3, 3, 2, 1, 0]", "True True",
-            "Comparison ['1f1b', 'zb-h1'] zb-h1 33", "True", "Error 3 True"]
+            "Comparison ['1f1b', 'zb-h1'] zb-h1 33", "Plan True 4", "True", "Error 3 True"]
     check(r.stdout.splitlines() == want, f"the installed package: {r.stdout!r} {r.stderr[-800:]}")
     r = subprocess.run([py, "-m", "pip", "show", "stagecraft"], capture_output=True, text=True,
                        env=clean_env())
@@ -172,7 +190,8 @@ except stagecraft.Error as e:
     if wheels:
         import zipfile
         names = zipfile.ZipFile(os.path.join(out, wheels[0])).namelist()
-        check("stagecraft/_bin/stagecraft" in names and "stagecraft/_version.py" in names,
+        check("stagecraft/_bin/stagecraft" in names and "stagecraft/_bin/libstagecraft.so" in names
+              and "stagecraft/_version.py" in names,
               f"the wheel from the sdist: {names}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -3,7 +3,7 @@
  * --optimal the exact optimum (docs/bound.md) as `sim` prints them: text
  * lines, or members of the --json object.
  */
-#include "cli.h"
+#include "sim_out.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,19 +13,19 @@
 
 /* The bytes --max-mem leaves the solver: the limit less the Lua heap and
  * the programs' C memory held now (0: no limit). */
-static size_t mem_left(void)
+static size_t mem_left(const sc_limits *lim)
 {
-    const sc_limits *lim = sc_cli_limits();
     size_t held = lim->used + lim->c_used;
     if (!lim->max_mem)
         return 0;
     return lim->max_mem > held ? lim->max_mem - held : 1;
 }
 
-static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw *w)
+static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, double makespan,
+                        double limit, sc_jw *w)
 {
     sc_exact e;
-    size_t mem = mem_left();
+    size_t mem = mem_left(lim);
     if (sc_exact_solve(pg, limit, mem, makespan, &e) != SC_OK)
         return;
     const char *solver = sc_exact_solver();
@@ -51,36 +51,37 @@ static void print_exact(const sc_prog *pg, double makespan, double limit, sc_jw 
     switch (e.status) {
     case SC_EXACT_OPTIMAL:
         if (e.by_bound && !(sc_bound_gap(makespan, e.optimum) > 0))
-            printf("optimal       %.6g (proved: this schedule meets the lower bound)\n", e.optimum);
+            fprintf(out, "optimal       %.6g (proved: this schedule meets the lower bound)\n", e.optimum);
         else if (e.by_bound)
-            printf("optimal       %.6g (proved: a schedule of these passes meets the lower bound), the "
+            fprintf(out, "optimal       %.6g (proved: a schedule of these passes meets the lower bound), the "
                    "makespan is %.2f %% above it\n", e.optimum, 100 * sc_bound_gap(makespan, e.optimum));
         else
-            printf("optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% "
+            fprintf(out, "optimal       %.6g (proved by %s; %ld binaries), the makespan is %.2f %% "
                    "above it\n", e.optimum, solver, e.binaries,
                    100 * sc_bound_gap(makespan, e.optimum));
         break;
     case SC_EXACT_LIMIT:
-        printf("optimal       not proved: %s stopped at its %g s limit (after %.3g s): best "
+        fprintf(out, "optimal       not proved: %s stopped at its %g s limit (after %.3g s): best "
                "schedule %.6g, best bound %.6g\n", solver, limit, e.seconds, e.incumbent, e.bound);
         break;
     case SC_EXACT_MEMORY:
-        printf("optimal       unknown: %s%s", e.why,
+        fprintf(out, "optimal       unknown: %s%s", e.why,
                mem ? " (what --max-mem leaves; --max-mem BYTES raises it)" : "");
         if (isfinite(e.incumbent))
-            printf(": best schedule %.6g, best bound %.6g", e.incumbent, e.bound);
-        putchar('\n');
+            fprintf(out, ": best schedule %.6g, best bound %.6g", e.incumbent, e.bound);
+        fputc('\n', out);
         break;
     case SC_EXACT_INFEASIBLE:
-        printf("optimal       none: no schedule meets the memory cap\n");
+        fprintf(out, "optimal       none: no schedule meets the memory cap\n");
         break;
     case SC_EXACT_UNSUPPORTED: case SC_EXACT_NO_SOLVER: case SC_EXACT_FAILED:
-        printf("optimal       unknown: %s\n", e.why);
+        fprintf(out, "optimal       unknown: %s\n", e.why);
         break;
     }
 }
 
-void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_jw *w)
+void sc_eng_print_bound(FILE *out, const sc_limits *lim, const sc_prog *pg, double makespan,
+                        double optimal, sc_jw *w)
 {
     sc_bound b;
     if (sc_bound_prog(pg, &b) != SC_OK)
@@ -107,9 +108,9 @@ void sc_cli_print_bound(const sc_prog *pg, double makespan, double optimal, sc_j
         }
         sc_jw_end(w);
     } else {
-        printf("lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound,
+        fprintf(out, "lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound,
                sc_prog_seconds(pg) ? " s" : "", 100 * gap, b.why);
     }
     if (optimal > 0)
-        print_exact(pg, makespan, optimal, w);
+        print_exact(out, lim, pg, makespan, optimal, w);
 }

@@ -2,7 +2,7 @@
  * offload_out.c — what `sim` adds for activation offload (docs/offload.md#figures):
  * the policy, the records moved, host memory, the host links' use.
  */
-#include "cli.h"
+#include "sim_out.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@ static double max_of(const double *v, int n)
     return x;
 }
 
-void sc_cli_print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
+void sc_eng_print_offload(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     static const char *const names[] = {"none", "all", "selective", "budget", "function"};
     const sc_offload_info *oi = sc_prog_offload_info(pg);
@@ -72,22 +72,22 @@ void sc_cli_print_offload(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
         }
         sc_jw_end(w);
     } else {
-        printf("offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
+        fprintf(out, "offload       %s, ratio %.4g (%s)", names[c->policy], c->ratio,
                c->shared ? "devices 2k, 2k+1 share a host link" : "a host link per device");
         if (oi)
-            printf(": %d of %d records moved, %.4g units", oi->moved, oi->records, sim->moved);
+            fprintf(out, ": %d of %d records moved, %.4g units", oi->moved, oi->records, sim->moved);
         if (oi && oi->skipped + oi->backed_off)
-            printf(" (%d left: window shorter than three transfers, %d: the link is busy)",
+            fprintf(out, " (%d left: window shorter than three transfers, %d: the link is busy)",
                    oi->skipped, oi->backed_off);
-        printf("\n");
+        fprintf(out, "\n");
         if (oi)
-            printf("without       peak %.4g units (max)\n", max_of(oi->base_peak, P));
+            fprintf(out, "without       peak %.4g units (max)\n", max_of(oi->base_peak, P));
         double bd = 0, bh = 0;
         for (int d = 0; d < P; d++) {
             bd = fmax(bd, busy[2 * d]);
             bh = fmax(bh, busy[2 * d + 1]);
         }
-        printf("host memory   peak %.4g units (max)\nhost link     busy %.2f%% to the host, "
+        fprintf(out, "host memory   peak %.4g units (max)\nhost link     busy %.2f%% to the host, "
                "%.2f%% back (max over devices)\n", max_of(host, P), 100 * bd, 100 * bh);
     }
     free(busy);

@@ -2,7 +2,7 @@
  * recompute_out.c — what `sim` adds for recomputation (docs/recompute.md):
  * the policy, the records recomputed, the R passes' time, the peak without.
  */
-#include "cli.h"
+#include "sim_out.h"
 
 #include <stdio.h>
 
@@ -18,7 +18,7 @@ static double max_of(const double *v, int n)
     return m;
 }
 
-void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w)
+void sc_eng_print_recompute(FILE *out, const sc_prog *pg, sc_jw *w)
 {
     const sc_recompute_info *ri = sc_prog_recompute_info(pg);
     const sc_recompute_cfg *c = sc_prog_recompute(pg);
@@ -40,7 +40,7 @@ void sc_cli_print_recompute(const sc_prog *pg, sc_jw *w)
         sc_jw_end(w);
         return;
     }
-    printf("recompute     %s, %.4g of a record for %.4g of F: %d records, %.4g units, R "
+    fprintf(out, "recompute     %s, %.4g of a record for %.4g of F: %d records, %.4g units, R "
            "passes %.6g%s; without: peak %.4g units (max)\n",
            names[c->policy], c->frac, c->time, ri->records, ri->units, ri->time,
            sc_prog_seconds(pg) ? " s" : "", max_of(ri->base_peak, P));

@@ -3,11 +3,11 @@
  * program of one step without synchronization, so that one step's output
  * stays as it was.
  */
-#include "cli.h"
+#include "sim_out.h"
 
 #include <stdio.h>
 
-void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
+void sc_eng_print_steps(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     int N = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
     if ((N == 1 && sync == SC_SYNC_NONE) || !sim->step_end)
@@ -21,14 +21,14 @@ void sc_cli_print_steps(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
             sc_jw_nums(w, "rollback_cost", sim->rollback_cost, N < 64 ? N : 64);
         return;
     }
-    printf("steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));
-    printf("step     makespan    ends at     bubble%s\n",
+    fprintf(out, "steps         %d (optim_sync %s)\n", N, sc_sync_name(sync));
+    fprintf(out, "step     makespan    ends at     bubble%s\n",
            sim->rollback_cost ? "      rollback adds" : "");
     for (int k = 0; k < N; k++) {
-        printf("%-8d %-11.6g %-11.6g %.4f%%", k, sim->step_makespan[k], sim->step_end[k],
+        fprintf(out, "%-8d %-11.6g %-11.6g %.4f%%", k, sim->step_makespan[k], sim->step_end[k],
                100 * sim->step_bubble[k]);
         if (sim->rollback_cost && k < 64)
-            printf("%*s%.6g", 4, "", sim->rollback_cost[k]);
-        printf("\n");
+            fprintf(out, "%*s%.6g", 4, "", sim->rollback_cost[k]);
+        fprintf(out, "\n");
     }
 }

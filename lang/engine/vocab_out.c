@@ -5,7 +5,7 @@
  * parameters, their bytes, gradients, optimizer states, peak activations,
  * workspace and the total.
  */
-#include "cli.h"
+#include "sim_out.h"
 
 #include <stdio.h>
 
@@ -99,7 +99,7 @@ static void json_model(const sc_prog *pg, sc_jw *w)
     sc_jw_end(w);
 }
 
-void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
+void sc_eng_print_vocab(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w)
 {
     int P = sc_prog_devices(pg), model = sc_prog_has_model(pg);
     double pb[SC_MAX_DEVICES], b[6][SC_MAX_DEVICES];
@@ -144,29 +144,29 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
         return;
     }
     if (sc_prog_vocab(pg) != SC_VOCAB_NONE)
-        printf("vocabulary    %s\n", sc_vocab_name(sc_prog_vocab(pg)));
+        fprintf(out, "vocabulary    %s\n", sc_vocab_name(sc_prog_vocab(pg)));
     if (sim->coll_busy)
-        printf("collectives   %zu instructions\n", sim->colls);
+        fprintf(out, "collectives   %zu instructions\n", sim->colls);
     if (model) {
         const sc_model_desc *md = sc_prog_model(pg);
         const sc_mdesc *m = sc_prog_mdesc(pg);
         char n[32];
-        printf("model         %s, %s parameters; seq %ld, batch %ld; %s, %s precision, %s",
+        fprintf(out, "model         %s, %s parameters; seq %ld, batch %ld; %s, %s precision, %s",
                sc_mfamily_name(sc_mdesc_config(m)->family), grouped(n, sizeof n, sc_mdesc_params(m, -1)),
                md->seq, md->batch, md->dtype_bytes == 4 ? "fp32 parameters" : "16-bit parameters",
                precisions[md->precision], optimizers[md->optimizer]);
         if (md->zero)
-            printf(", ZeRO-%d over %ld", md->zero, md->dp);
+            fprintf(out, ", ZeRO-%d over %ld", md->zero, md->dp);
         /* the split; as Megatron's layout where Megatron places stages so
          * (a loop: stage s on device s mod P) */
         int S = sc_prog_stages(pg), loop = 1, baseline = sc_prog_vocab(pg) == SC_VOCAB_BASELINE ||
                                                          sc_prog_vocab(pg) == SC_VOCAB_REDIS;
         char lay[1024] = "";
         size_t o = 0;
-        printf("\nsplit         [");
+        fprintf(out, "\nsplit         [");
         for (int s = 0; s < S; s++) {
             int k = sc_prog_stage_layers(pg, s);
-            printf("%s%d", s ? "," : "", k);
+            fprintf(out, "%s%d", s ? "," : "", k);
             loop &= sc_prog_stage_device(pg, s) == s % P;
             char t[24] = "";
             if (k)
@@ -176,30 +176,30 @@ void sc_cli_print_vocab(const sc_prog *pg, const sc_sim *sim, sc_jw *w)
                                       s == 0 && baseline ? "E" : "", t,
                                       s == S - 1 && baseline ? "L" : "");
         }
-        printf("] decoder layers per stage");
+        fprintf(out, "] decoder layers per stage");
         if (loop && baseline)
-            printf("; Megatron --pipeline-model-parallel-layout \"%s\"", lay);
-        printf("\nmemory        a unit is %.4g GiB of activations; the total adds parameters, "
+            fprintf(out, "; Megatron --pipeline-model-parallel-layout \"%s\"", lay);
+        fprintf(out, "\nmemory        a unit is %.4g GiB of activations; the total adds parameters, "
                "gradients, optimizer states and %.4g GiB of workspace\n", unit / GIB,
                md->workspace / GIB);
     }
     if (!model && !sim->coll_busy)
         return;
     int c = sim->coll_busy != NULL;
-    printf("device   ");
+    fprintf(out, "device   ");
     if (model)
-        printf("params          weights GiB  grads GiB  optimizer GiB  activations GiB  total GiB%s",
+        fprintf(out, "params          weights GiB  grads GiB  optimizer GiB  activations GiB  total GiB%s",
                c ? "  " : "");
-    printf("%s\n", c ? "collectives busy" : "");
+    fprintf(out, "%s\n", c ? "collectives busy" : "");
     for (int d = 0; d < P; d++) {
-        printf("%-8d ", d);
+        fprintf(out, "%-8d ", d);
         if (model)
-            printf(c ? "%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %-9.4g  "
+            fprintf(out, c ? "%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %-9.4g  "
                      : "%-15.0f %-12.4g %-10.4g %-14.4g %-16.4g %.4g",
                    b[0][d], b[1][d] / GIB, b[2][d] / GIB, b[3][d] / GIB, b[4][d] / GIB,
                    b[5][d] / GIB);
         if (c)
-            printf("%.6g", sim->coll_busy[d]);
-        printf("\n");
+            fprintf(out, "%.6g", sim->coll_busy[d]);
+        fprintf(out, "\n");
     }
 }
