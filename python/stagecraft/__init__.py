@@ -301,12 +301,13 @@ def compare(*recipes, library=None, binary_path=None, **params):
     return Comparison(recipes, params, library, binary_path)
 
 
-def load(recipe, library=None, comm=None, **params):
+def load(recipe, library=None, comm=None, binary_path=None, **params):
     """Evaluates a stdlib recipe or a .lua file with parameters (p=4, m=8,
     ...), verifies and simulates it, in this process; returns a Program or
     raises Error. comm ("nccl", "gloo", "per-link"): the mode it is
     verified in (--comm; default the recipe's, else nccl). library: the
-    path of libstagecraft.so (default: the package's).
+    path of libstagecraft.so (default: the package's). binary_path, the
+    executable of the versions that ran it, is accepted and not used.
     Automatic schedules (zb-auto, ...) search only when time_limit is given
     (else every rank might see a different program)."""
     return Program(recipe, params, library, comm)

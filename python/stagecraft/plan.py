@@ -77,8 +77,10 @@ class Plan:
         return f"<stagecraft.Plan: {self.why}>"
 
 
-def plan(library=None, **args):
-    """Plans as `stagecraft plan --json` would; returns a Plan or raises Error."""
+def plan(library=None, binary_path=None, **args):
+    """Plans as `stagecraft plan --json` would; returns a Plan or raises Error.
+    binary_path (the executable of the versions that ran it) is accepted
+    and not used."""
     opts, defs = {}, []
     for k, v in args.items():
         if v is None:
