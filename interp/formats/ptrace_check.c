@@ -47,24 +47,6 @@ static char *step_csv(const sc_ptrace *t, const pt_span *sp, int n, size_t *len)
     return s;
 }
 
-/* The measured steps, from the first span's start to the last span's
- * end over all ranks (as the cost file's step). */
-static void measured_steps(const pt_span *sp, int n, double *x, int steps)
-{
-    double *lo = x + steps, *hi = x + 2 * steps;
-    for (int k = 0; k < steps; k++)
-        lo[k] = INFINITY, hi[k] = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        int k = sp[i].step;
-        if (k >= 0 && k < steps) {
-            lo[k] = sp[i].ts < lo[k] ? sp[i].ts : lo[k];
-            hi[k] = sp[i].end > hi[k] ? sp[i].end : hi[k];
-        }
-    }
-    for (int k = 0; k < steps; k++)
-        x[k] = (hi[k] - lo[k]) * 1e-6;
-}
-
 /* The schedule of csv with the costs c, simulated: its step into *out. */
 static sc_status predict(const char *csv, size_t len, const sc_costs *c, double *out,
                          char *err, size_t errlen)
@@ -157,7 +139,7 @@ sc_status sc_ptrace_check(const sc_ptrace *t, const sc_costs *c, sc_ptrace_check
     }
     out->nown = st == SC_OK ? own : 0;
     if (st == SC_OK) {
-        measured_steps(t->sp, n, x, steps);
+        sc_pt_step_times(t->sp, n, steps, x, x + steps, x + 2 * steps);
         out->steps = x, out->nsteps = steps;
         x = NULL;
         double *y = sc_malloc((size_t)(steps ? steps : 1) * sizeof *y);

@@ -151,11 +151,7 @@ static sc_status fsdp_costs(const sc_ptrace *t, sc_costs *c, const pt_span *byke
     return SC_OK;
 }
 
-/* The steps: from the first span's start to the last span's end or the
- * end of the last kernel launched in one (kernels run after their
- * launches), over all ranks; lo and hi: room for steps each. One pass over
- * the spans. */
-static sc_stat step_times(const pt_span *sp, int n, int steps, double *x, double *lo, double *hi)
+void sc_pt_step_times(const pt_span *sp, int n, int steps, double *x, double *lo, double *hi)
 {
     for (int k = 0; k < steps; k++)
         lo[k] = INFINITY, hi[k] = -INFINITY;
@@ -169,7 +165,6 @@ static sc_stat step_times(const pt_span *sp, int n, int steps, double *x, double
     }
     for (int k = 0; k < steps; k++)
         x[k] = (hi[k] - lo[k]) * 1e-6;
-    return sc_stat_of(x, steps);
 }
 
 static int cmp_dev(const void *a, const void *b)
@@ -351,7 +346,8 @@ static sc_status fill(sc_ptrace *t, sc_costs *c, int steps, int m, char *note, s
         c->comm = transfers(t->sp, n, buf + n);
         if (c->comm.n == 0) /* no consumer waited for a transfer: none seen */
             c->comm = (sc_stat){0, NAN, 0};
-        c->step = step_times(t->sp, n, steps, buf + n, buf + n + steps, buf + n + 2 * steps);
+        sc_pt_step_times(t->sp, n, steps, buf + n, buf + n + steps, buf + n + 2 * steps);
+        c->step = sc_stat_of(buf + n, steps);
         c->m = m, c->steps = steps, c->warmup = -1;
         c->what = t->single ? "torch.profiler trace (PyTorch's single-stage schedule)"
                             : "torch.profiler trace (PyTorch's _PipelineScheduleRuntime)";

@@ -138,6 +138,12 @@ int sc_pt_cmp_action(const void *a, const void *b);
 int sc_pt_cmp_dev_time(const void *a, const void *b);
 sc_status sc_pt_number_steps(sc_ptrace *t, int S, int *steps, char *err, size_t errlen);
 
+/* Each step's time into x[0..steps), in order (ptrace_costs.c): from its
+ * first span's start to its last span's end, or the end of the last
+ * kernel launched in one (kernels run after their launches), over all
+ * ranks; lo and hi: room for steps each. One pass over the spans. */
+void sc_pt_step_times(const pt_span *sp, int n, int steps, double *x, double *lo, double *hi);
+
 /* The GPU's events (ptrace_gpu.c). sc_pt_gpu_kind: PT_KERNEL for a
  * kernel (cat "kernel"), PT_LAUNCH for a launch of kernels (cat
  * "cuda_runtime" or "cuda_driver", a name with "Launch"), 0 for any
