@@ -137,6 +137,49 @@ struct sc_backend_ops {
     sc_status (*lane_open)(void *ctx, struct sc_backend **lane);
     void (*lane_fork)(void *ctx, void *lane_ctx);
     void (*lane_join)(void *ctx, void *lane_ctx);
+
+    /* ---- The decoder's layers (runtime/model: RMSNorm, rotary positions,
+     * causal attention with grouped KV heads, SwiGLU). Optional as a set:
+     * a backend without them (NULL) cannot run the decoder, and the model
+     * says so. Queued like the other compute slots; rows are row-major.
+     * A microbatch is `batch` sequences of `seq` tokens, row r = b seq + t
+     * (position t). ---- */
+    /* RMSNorm of rows x n: rstd[r] = 1 / sqrt(mean_i x[r,i]^2 + eps) (the
+     * sum in double), y = x rstd g (g: n weights). y may not alias x. */
+    void (*rmsnorm_fwd)(void *ctx, int rows, int n, const float *x, const float *g, float eps,
+                        float *y, float *rstd);
+    /* Its input gradient from dy: with xh = x rstd,
+     *   dx = beta dx + rstd (g dy - xh mean_i(xh g dy))   (beta 0 or 1). */
+    void (*rmsnorm_bwd)(void *ctx, int rows, int n, const float *x, const float *g,
+                        const float *rstd, const float *dy, float beta, float *dx);
+    /* Its weight gradient: dg[i] += sum over rows of dy[r,i] x[r,i] rstd[r]
+     * (in row order). */
+    void (*rmsnorm_wgrad)(void *ctx, int rows, int n, const float *x, const float *rstd,
+                          const float *dy, float *dg);
+    /* Rotary positions, in place, on x: rows x (heads dim), dim even. Head
+     * j's pair (i, i + dim/2) of the row at position t turns by the angle
+     * sign t theta^(-2i/dim), i < dim/2 (the rotate-half convention of
+     * Hugging Face's Llama); sign -1 turns back: the backward pass. */
+    void (*rope)(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
+                 float *x);
+    /* Causal attention. q, o: rows x (heads dim); k, v: rows x (kv_heads
+     * dim), kv_heads dividing heads (query head j reads KV head j /
+     * (heads / kv_heads)). p: batch x heads x seq x seq, the softmax of
+     * q k^T / sqrt(dim) over keys t' <= t (0 above the diagonal), kept for
+     * the backward; o = p v. */
+    void (*attn_fwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+                     const float *q, const float *k, const float *v, float *p, float *o);
+    /* Its gradients from dout: dq, dk, dv written (not accumulated); p is
+     * the forward's and is overwritten (scratch of the softmax's gradient). */
+    void (*attn_bwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+                     const float *q, const float *k, const float *v, float *p,
+                     const float *dout, float *dq, float *dk, float *dv);
+    /* SwiGLU of n elements: a = silu(g) u, silu(z) = z / (1 + e^-z). */
+    void (*swiglu_fwd)(void *ctx, size_t n, const float *g, const float *u, float *a);
+    /* Its gradients, in place: du holds da on entry and du = da silu(g) on
+     * return; dg = da u silu'(g). */
+    void (*swiglu_bwd)(void *ctx, size_t n, const float *g, const float *u, float *du,
+                       float *dg);
 };
 
 typedef struct sc_backend {
