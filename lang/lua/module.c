@@ -271,6 +271,8 @@ static const luaL_Reg module_funcs[] = {
     {"_sim_floor", sc_lua_sim_floor},
     {"_errcode", sc_lua_errcode},
     {"_steps", sc_lua_steps},
+    {"_lengths", sc_lua_lengths},
+    {"_lengths_read", sc_lua_lengths_read},
     {"_near", l_near},
     {"_unknown_fields", l_unknown_fields},
     {"_fields", l_fields},

@@ -1,0 +1,195 @@
+/*
+ * lengths_lua.c — the `lengths` field of sc.program (and of the tables
+ * that share its shape), and sc._lengths, which sets -D lengths=FILE on the
+ * program a recipe returns (docs/lengths.md):
+ *
+ *   sc.program{ p = 4, m = 4, rule = "1f1b", lengths = {512, 2048, 1024, 512} }
+ *
+ * A value is a list of m numbers, a file name (a JSON array, or numbers one
+ * a line), or the text of a JSON array ("[512,2048,...]"). A file is read as
+ * the cost files are: a name the user gave (-D lengths=FILE: sc._granted),
+ * or one the sandbox's rule allows.
+ */
+#include "sc_lua.h"
+#include "sc_lua_impl.h"
+
+#include "formats/readfile.h"
+#include "ir/alloc.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sc_limits.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <string.h>
+
+#define MAX_LENGTHS_FILE ((size_t)64 << 20)
+
+static void raise_in(lua_State *L, const char *name, const char *msg)
+{
+    lua_pushfstring(L, "lengths %s: %s", name, msg);
+    sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+}
+
+/* Whether the user named path (-D lengths=FILE) or the sandbox allows it. */
+static int may_read(lua_State *L, const char *path)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    int top = lua_gettop(L) - 1;
+    int granted = lua_getfield(L, -1, "stagecraft") == LUA_TTABLE &&
+                  lua_getfield(L, -1, "_granted") == LUA_TTABLE &&
+                  lua_getfield(L, -1, path) != LUA_TNIL;
+    lua_settop(L, top);
+    return granted || sc_sandbox_read_path(L, path, "lengths") != NULL;
+}
+
+/* Pushes the list of numbers in text (a file's, or the value itself). */
+static void push_text(lua_State *L, const char *name, const char *text, size_t len, int m)
+{
+    double *v = NULL;
+    int n = 0;
+    char err[256];
+    sc_status st = sc_lengths_parse(text, len, m, &v, &n, err, sizeof err);
+    if (st == SC_ERR_NOMEM)
+        luaL_error(L, "not enough memory");
+    if (st != SC_OK)
+        raise_in(L, name, err);
+    /* a list of n numbers: the table may raise (memory), so copy first */
+    double *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);
+    memcpy(tmp, v, (size_t)n * sizeof *tmp);
+    sc_free(v);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushnumber(L, tmp[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_remove(L, -2);
+}
+
+/* Pushes the lengths a string names: inline JSON ("[...]") or a file. */
+static void push_string(lua_State *L, const char *s, size_t len, int m)
+{
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i < len && s[i] == '[') {
+        push_text(L, "(the value)", s, len, m);
+        return;
+    }
+    if (!may_read(L, s)) {
+        errno = ENOENT;
+        raise_in(L, s, strerror(errno));
+    }
+    const sc_limits *lim = sc_limits_of(L);
+    double max_time = lim ? lim->max_time : 0;
+    sc_read rd = {.format = SC_READ_TEXT, .max_bytes = MAX_LENGTHS_FILE,
+                  .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
+    char err[384];
+    sc_status st = sc_read_file(s, &rd, err, sizeof err);
+    if (st == SC_ERR_NOMEM)
+        luaL_error(L, "not enough memory");
+    if (st != SC_OK)
+        raise_in(L, s, err);
+    /* the text into a Lua string first, so that no raise leaks it */
+    lua_pushlstring(L, rd.text, rd.len);
+    sc_free(rd.text);
+    size_t tl;
+    const char *t = lua_tolstring(L, -1, &tl);
+    push_text(L, s, t, tl, m);
+    lua_remove(L, -2);
+}
+
+/* The list at idx (a table) as the program's lengths; name: where it came
+ * from, for the messages. */
+static void set_list(lua_State *L, int idx, sc_prog *pg, const char *name)
+{
+    idx = lua_absindex(L, idx);
+    int m = sc_prog_microbatches(pg);
+    lua_Integer n = luaL_len(L, idx);
+    if (n != m) {
+        lua_pushfstring(L, "%s has %I lengths for m = %d microbatches (one per microbatch)",
+                        name, n, m);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    double *v = lua_newuserdatauv(L, (size_t)m * sizeof *v, 0);
+    for (int i = 0; i < m; i++) {
+        int ok;
+        lua_geti(L, idx, i + 1);
+        v[i] = lua_tonumberx(L, -1, &ok);
+        if (!ok || !(v[i] > 0)) {
+            lua_pushfstring(L, "%s: entry %d must be a number > 0 (got %s)", name, i + 1,
+                            sc_lua_got(L, -1));
+            sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    sc_lua_check_st(L, pg, sc_prog_set_lengths(pg, v, m));
+    lua_pop(L, 1);
+}
+
+void sc_lua_set_lengths(lua_State *L, int t, sc_prog *pg)
+{
+    t = lua_absindex(L, t);
+    int top = lua_gettop(L);
+    int ty = lua_getfield(L, t, "lengths");
+    if (ty == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        push_string(L, s, len, sc_prog_microbatches(pg));
+        set_list(L, -1, pg, "program: 'lengths'");
+        lua_pop(L, 2);
+        return;
+    }
+    if (ty == LUA_TTABLE) {
+        set_list(L, -1, pg, "program: 'lengths'");
+        lua_pop(L, 1);
+        return;
+    }
+    if (ty != LUA_TNIL) {
+        lua_pushfstring(L, "program: 'lengths' must be a list of m numbers or a file name "
+                        "(got %s)", sc_lua_got(L, -1));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+    /* -D lengths=FILE of the recipe being evaluated (the prelude's
+     * sc._plengths): on every program of its m, before its passes are
+     * placed, so that a cap's fit sees the records' sizes */
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (lua_getfield(L, -1, "stagecraft") == LUA_TTABLE &&
+        lua_getfield(L, -1, "_plengths") == LUA_TTABLE &&
+        luaL_len(L, -1) == sc_prog_microbatches(pg))
+        set_list(L, -1, pg, "-D lengths");
+    lua_settop(L, top);
+}
+
+/* sc._lengths_read(value) -> list: a file name or "[...]" read (any count). */
+static int l_lengths_read(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    push_string(L, s, len, 0);
+    return 1;
+}
+
+/* sc._lengths(prog, list, name): sets them, unless the program has its own. */
+int sc_lua_lengths(lua_State *L)
+{
+    sc_lprog *lp = sc_lua_toprog(L, 1);
+    if (!lp || !lp->pg)
+        return luaL_argerror(L, 1, "an open Program expected");
+    if (lua_type(L, 2) == LUA_TSTRING) { /* a name: read it */
+        lua_pushcfunction(L, l_lengths_read);
+        lua_pushvalue(L, 2);
+        lua_call(L, 1, 1);
+        lua_replace(L, 2);
+    }
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const char *name = luaL_optstring(L, 3, "lengths");
+    if (sc_prog_lengths(lp->pg))
+        return 0;
+    set_list(L, 2, lp->pg, name);
+    sc_sim_free(lp->sim); /* its figures were of alike microbatches */
+    lp->sim = NULL;
+    return 0;
+}
+
+int sc_lua_lengths_read(lua_State *L) { return l_lengths_read(L); }
