@@ -30,6 +30,24 @@ static void raise_in(lua_State *L, const char *name, const char *msg)
     sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
 }
 
+static void check(lua_State *L, sc_prog *pg, sc_status st)
+{
+    if (st != SC_OK)
+        sc_lua_raise(L, st, sc_errmsg(pg));
+}
+
+/* What a wrong value at idx was, pushed: a number or a string as
+ * written, else its type (as sc_lua_got, without calling back into
+ * tables.c, which calls this file). */
+static const char *got(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) == LUA_TSTRING)
+        return lua_pushfstring(L, "'%s'", lua_tostring(L, idx));
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return lua_pushfstring(L, "%s", luaL_tolstring(L, idx, NULL));
+    return lua_pushfstring(L, "a %s", luaL_typename(L, idx));
+}
+
 /* Whether the user named path (-D lengths=FILE) or the sandbox allows it. */
 static int may_read(lua_State *L, const char *path)
 {
@@ -117,12 +135,12 @@ static void set_list(lua_State *L, int idx, sc_prog *pg, const char *name)
         v[i] = lua_tonumberx(L, -1, &ok);
         if (!ok || !(v[i] > 0)) {
             lua_pushfstring(L, "%s: entry %d must be a number > 0 (got %s)", name, i + 1,
-                            sc_lua_got(L, -1));
+                            got(L, -1));
             sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         }
         lua_pop(L, 1);
     }
-    sc_lua_check_st(L, pg, sc_prog_set_lengths(pg, v, m));
+    check(L, pg, sc_prog_set_lengths(pg, v, m));
     lua_pop(L, 1);
 }
 
@@ -146,7 +164,7 @@ void sc_lua_set_lengths(lua_State *L, int t, sc_prog *pg)
     }
     if (ty != LUA_TNIL) {
         lua_pushfstring(L, "program: 'lengths' must be a list of m numbers or a file name "
-                        "(got %s)", sc_lua_got(L, -1));
+                        "(got %s)", got(L, -1));
         sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
     }
     lua_pop(L, 1);
