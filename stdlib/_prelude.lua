@@ -440,7 +440,11 @@ function sc._evaluate(recipe, overrides, listing)
     overrides = rest
     if type(lengths) == "string" then
       lname = "lengths " .. lengths
-      lengths = sc._lengths_read(lengths)
+      local read, got = pcall(sc._lengths_read, lengths)
+      if not read then  -- the user's -D, not a line of the prelude
+        sc._raise(sc._errcode(got), (tostring(got):gsub("^stdlib/_%a+%.lua:%d+: ", "")))
+      end
+      lengths = got
     end
     sc._plengths = lengths
   elseif listing and overrides and overrides.lengths ~= nil then

@@ -110,8 +110,36 @@ sc_status sc_len_order_plan(sc_prog *pg, sc_len_order *out)
             memcpy(out->lengths, cur, (size_t)m * sizeof *cur);
         }
     }
+    /* Swaps of neighbours from the best order, kept while they gain. */
+    out->final = out->makespan[out->best];
+    memcpy(cur, out->lengths, (size_t)m * sizeof *cur);
+    for (int pass = 0; pass < 2 && isfinite(out->final); pass++)
+        for (int i = 0; i + 1 < m; i++) {
+            if (cur[i] == cur[i + 1])
+                continue;
+            double t = cur[i];
+            cur[i] = cur[i + 1], cur[i + 1] = t;
+            double ms = INFINITY;
+            if ((st = sc_prog_set_lengths(pg, cur, m)) != SC_OK)
+                goto exit;
+            sc_sim *sim = NULL;
+            st = sc_simulate(pg, &sim);
+            if (st == SC_OK)
+                ms = sim->makespan;
+            sc_sim_free(sim);
+            if (st != SC_OK && !(st == SC_ERR_PROGRAM && sc_prog_cap_refused(pg)))
+                goto exit;
+            st = SC_OK;
+            if (ms < out->final * (1 - 1e-12)) {
+                out->final = ms;
+                out->swaps++;
+                memcpy(out->lengths, cur, (size_t)m * sizeof *cur);
+            } else { /* back */
+                cur[i + 1] = cur[i], cur[i] = t;
+            }
+        }
     st = sc_prog_set_lengths(pg, out->lengths, m);
-    if (st == SC_OK) { /* lowered and verified again in the best order */
+    if (st == SC_OK) { /* lowered and verified again in the order found */
         sc_sim *sim = NULL;
         st = sc_simulate(pg, &sim);
         sc_sim_free(sim);

@@ -19,7 +19,10 @@
  * a short one at every interval); zigzag from the shortest; and
  * short-long-short (the longest in the middle: a short fill and a short
  * drain). An order the program's memory cap refuses (its records grew
- * where the cap was tight) is left out (makespan INFINITY).
+ * where the cap was tight) is left out (makespan INFINITY). Then, from the
+ * fastest, swaps of neighbours (microbatch i with i + 1, two passes over
+ * the order) are kept while each makes the makespan shorter: at most
+ * 2 (m - 1) more simulations.
  *
  * The program is left with the best order's lengths, lowered and verified
  * again. Its passes (the schedule) stay: the order renames which length
@@ -42,9 +45,11 @@ typedef enum sc_lorder {
 } sc_lorder;
 
 typedef struct sc_len_order {
-    int best;                          /* the fastest (sc_lorder) */
+    int best;                          /* the fastest of the orders (sc_lorder) */
     double makespan[SC_LORDER_COUNT];  /* each order's; INFINITY: refused */
-    double *lengths;                   /* [m] the best order's lengths (sc_free) */
+    int swaps;                         /* swaps of neighbours kept after it */
+    double final;                      /* the makespan after them: the result */
+    double *lengths;                   /* [m] the lengths in the order found (sc_free) */
     int m;
 } sc_len_order;
 

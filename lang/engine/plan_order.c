@@ -38,14 +38,19 @@ void sc_plan_order_print(FILE *out, const sc_plan_run *r)
     if (!r->have_order)
         return;
     const sc_len_order *o = &r->order;
-    double best = o->makespan[o->best], given = o->makespan[SC_LORDER_GIVEN];
+    double best = o->final, given = o->makespan[SC_LORDER_GIVEN];
+    char how[96];
+    snprintf(how, sizeof how, "%s%s", sc_len_order_name(o->best), "");
+    if (o->swaps)
+        snprintf(how, sizeof how, "%s, then %d swap%s of neighbours", sc_len_order_name(o->best),
+                 o->swaps, o->swaps == 1 ? "" : "s");
     fprintf(out, "\norder of the microbatches (the pick's lengths, docs/lengths.md):\n");
-    if (o->best == SC_LORDER_GIVEN || !isfinite(given))
-        fprintf(out, "  best        %s, makespan %g%s\n", sc_len_order_name(o->best), best,
-                o->best == SC_LORDER_GIVEN ? ": no order tried is faster" : "");
+    if ((o->best == SC_LORDER_GIVEN && !o->swaps) || !isfinite(given))
+        fprintf(out, "  best        %s, makespan %g%s\n", how, best,
+                o->best == SC_LORDER_GIVEN && !o->swaps ? ": no order tried is faster" : "");
     else
         fprintf(out, "  best        %s, makespan %g against %g in the given order: %.2f %% "
-                "shorter\n", sc_len_order_name(o->best), best, given, 100 * (1 - best / given));
+                "shorter\n", how, best, given, 100 * (1 - best / given));
     fprintf(out, "  tried      ");
     for (int k = 0; k < SC_LORDER_COUNT; k++) {
         if (isfinite(o->makespan[k]))
@@ -66,9 +71,10 @@ void sc_plan_order_json(const sc_plan_run *r, sc_jw *w)
     if (!r->have_order)
         return;
     const sc_len_order *o = &r->order;
-    double best = o->makespan[o->best], given = o->makespan[SC_LORDER_GIVEN];
+    double best = o->final, given = o->makespan[SC_LORDER_GIVEN];
     sc_jw_object(w, "order");
     sc_jw_str(w, "best", sc_len_order_name(o->best));
+    sc_jw_int(w, "swaps", o->swaps);
     sc_jw_num(w, "makespan", best);
     sc_jw_num(w, "given_makespan", given);
     sc_jw_num(w, "gain", isfinite(given) && given > 0 ? 1 - best / given : NAN);
