@@ -15,11 +15,13 @@
 
 #include "formats/readfile.h"
 #include "ir/alloc.h"
+#include "plan/order.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 
 #include <errno.h>
 #include <lauxlib.h>
+#include <math.h>
 #include <string.h>
 
 #define MAX_LENGTHS_FILE ((size_t)64 << 20)
@@ -211,3 +213,56 @@ int sc_lua_lengths(lua_State *L)
 }
 
 int sc_lua_lengths_read(lua_State *L) { return l_lengths_read(L); }
+
+/* sc.order_lengths(prog) -> table: the order of prog's lengths that the
+ * planner keeps (plan/order.h), set on prog; {order = NAME, swaps = n,
+ * makespan = x, given = y, tried = {NAME = x or false, ...}, lengths =
+ * {...}}. */
+int sc_lua_order_lengths(lua_State *L)
+{
+    sc_lprog *lp = luaL_testudata(L, 1, SC_PROGRAM_MT);
+    if (!lp || !lp->pg)
+        return luaL_argerror(L, 1, "an open Program expected");
+    if (!sc_prog_lengths(lp->pg))
+        return sc_lua_raise(L, SC_ERR_ARG, "order_lengths: the program has no lengths "
+                                           "(lengths = {...} or -D lengths=FILE)");
+    sc_sim_free(lp->sim); /* its figures were of the order it had */
+    lp->sim = NULL;
+    sc_len_order o;
+    lua_createtable(L, 0, 6); /* before the C memory: nothing leaks on a raise below */
+    sc_status st = sc_len_order_plan(lp->pg, &o);
+    if (st != SC_OK)
+        check(L, lp->pg, st);
+    double *len = lua_newuserdatauv(L, (size_t)o.m * sizeof *len, 0);
+    memcpy(len, o.lengths, (size_t)o.m * sizeof *len);
+    double ms[SC_LORDER_COUNT];
+    memcpy(ms, o.makespan, sizeof ms);
+    int best = o.best, swaps = o.swaps, m = o.m;
+    double final = o.final;
+    sc_len_order_free(&o);
+    lua_createtable(L, m, 0);
+    for (int i = 0; i < m; i++) {
+        lua_pushnumber(L, len[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setfield(L, -3, "lengths");
+    lua_pop(L, 1);
+    lua_pushstring(L, sc_len_order_name(best));
+    lua_setfield(L, -2, "order");
+    lua_pushinteger(L, swaps);
+    lua_setfield(L, -2, "swaps");
+    lua_pushnumber(L, final);
+    lua_setfield(L, -2, "makespan");
+    lua_pushnumber(L, ms[SC_LORDER_GIVEN]);
+    lua_setfield(L, -2, "given");
+    lua_createtable(L, 0, SC_LORDER_COUNT);
+    for (int k = 0; k < SC_LORDER_COUNT; k++) {
+        if (ms[k] < INFINITY)
+            lua_pushnumber(L, ms[k]);
+        else
+            lua_pushboolean(L, 0);
+        lua_setfield(L, -2, sc_len_order_name(k));
+    }
+    lua_setfield(L, -2, "tried");
+    return 1;
+}

@@ -263,6 +263,7 @@ static const luaL_Reg module_funcs[] = {
     {"_at", l_at},
     {"program", sc_lua_program},
     {"isprogram", l_isprogram},
+    {"order_lengths", sc_lua_order_lengths},
     {"_closed", l_closed},
     {"rules", l_rules},
     {"_raise", l_raise},
