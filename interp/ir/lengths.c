@@ -150,7 +150,8 @@ sc_status sc_lengths_parse(const char *text, size_t len, int m, double **out, in
         if (e == p || (e < end && !isspace((unsigned char)*e) && *e != ',' && *e != ']' &&
                        *e != '#')) {
             const char *q = p;
-            while (q < end && q - p < 20 && !isspace((unsigned char)*q) && *q != ',')
+            while (q < end && q - p < 20 && !isspace((unsigned char)*q) && *q != ',' &&
+                   *q != ']')
                 q++;
             snprintf(err, errlen, "entry %d (line %d) is '%.*s': not a number", n + 1, line,
                      (int)(q - p), p);
