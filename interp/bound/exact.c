@@ -132,7 +132,8 @@ static double order_times(const model *md, double *x, int *pos, double *end)
                     pos[i] = cnt[d]++;
                     left--;
                     progress = 1;
-                    double u = sc_prog_rec_units(pg, in->stage, in->mb), cap = sc_prog_mem_cap(pg, d);
+                    double u = sc_prog_rec_units(pg, in->stage, in->mb);
+                    double cap = sc_prog_mem_cap(pg, d);
                     int k = i % 3;
                     level[d] += k == 0 ? u : k == 1 ? -(md->fold ? 1 : 1 - wk) * u : -wk * u;
                     if (level[d] > cap + 1e-7 * (1 + cap))

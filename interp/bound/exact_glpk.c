@@ -276,12 +276,16 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
         double lag = 0;
         if (k == 0 && s + 1 < S) { /* F(s+1) after F(s) */
             j = 3 * ((s + 1) * m + mb);
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s + 1) ? sc_prog_msg_time(pg, mb) : 0;
+            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s + 1)
+                      ? sc_prog_msg_time(pg, mb)
+                      : 0;
         } else if (k == 0) { /* the last stage's B after its F */
             j = i + 1;
         } else if (k == 1 && s > 0) { /* B(s-1) after B(s) */
             j = 3 * ((s - 1) * m + mb) + 1;
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s - 1) ? sc_prog_msg_time(pg, mb) : 0;
+            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s - 1)
+                      ? sc_prog_msg_time(pg, mb)
+                      : 0;
         }
         if (j >= 0) {
             ind[1] = j + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1;

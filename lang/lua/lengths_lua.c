@@ -193,7 +193,8 @@ static int l_lengths_read(lua_State *L)
 /* sc._lengths(prog, list, name): sets them, unless the program has its own. */
 int sc_lua_lengths(lua_State *L)
 {
-    sc_lprog *lp = luaL_testudata(L, 1, SC_PROGRAM_MT); /* (sc_lua_toprog: tables.c calls this file) */
+    /* (not sc_lua_toprog: tables.c calls this file) */
+    sc_lprog *lp = luaL_testudata(L, 1, SC_PROGRAM_MT);
     if (!lp || !lp->pg)
         return luaL_argerror(L, 1, "an open Program expected");
     if (lua_type(L, 2) == LUA_TSTRING) { /* a name: read it */
