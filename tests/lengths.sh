@@ -86,6 +86,8 @@ expect 3 "lengths $tmp/none.txt: No such file or directory" -- \
   $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/none.txt"
 expect 3 "lengths (the value): the JSON array has no closing ']'" -- \
   $SC sim 1f1b -D p=4 -D m=2 -D lengths='[1,2'
+expect 3 "run: microbatches of different lengths are not trained yet" -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2,3,4]' --check
 sed 's/lengths =/lenghts =/' "$tmp/r.lua" >"$tmp/typo.lua"
 expect 3 "program: unknown field 'lenghts' (did you mean 'lengths'?)" -- $SC sim "$tmp/typo.lua"
 sed 's/2904/0/' "$tmp/r.lua" >"$tmp/zero.lua"
