@@ -62,27 +62,41 @@ static int may_read(lua_State *L, const char *path)
     return granted || sc_sandbox_read_path(L, path, "lengths") != NULL;
 }
 
-/* Pushes the list of numbers in text (a file's, or the value itself). */
-static void push_text(lua_State *L, const char *name, const char *text, size_t len, int m)
+/* sc_lengths_parse's list as a table (under lua_pcall: memory may raise). */
+static int build_list(lua_State *L)
+{
+    const double *v = lua_touserdata(L, 1);
+    int n = (int)lua_tointeger(L, 2);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushnumber(L, v[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* Pushes the list of numbers in text (a file's, or the value itself);
+ * owned: the C buffer text is in (freed here, whatever happens), or NULL.
+ * Nothing C-owned is held across a raise. */
+static void push_text(lua_State *L, const char *name, const char *text, size_t len, int m,
+                      char *owned)
 {
     double *v = NULL;
     int n = 0;
     char err[256];
     sc_status st = sc_lengths_parse(text, len, m, &v, &n, err, sizeof err);
+    sc_free(owned);
     if (st == SC_ERR_NOMEM)
         luaL_error(L, "not enough memory");
     if (st != SC_OK)
         raise_in(L, name, err);
-    /* a list of n numbers: the table may raise (memory), so copy first */
-    double *tmp = lua_newuserdatauv(L, (size_t)n * sizeof *tmp, 0);
-    memcpy(tmp, v, (size_t)n * sizeof *tmp);
+    lua_pushcfunction(L, build_list);
+    lua_pushlightuserdata(L, v);
+    lua_pushinteger(L, n);
+    int rc = lua_pcall(L, 2, 1, 0);
     sc_free(v);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        lua_pushnumber(L, tmp[i]);
-        lua_seti(L, -2, i + 1);
-    }
-    lua_remove(L, -2);
+    if (rc != LUA_OK)
+        lua_error(L);
 }
 
 /* Pushes the lengths a string names: inline JSON ("[...]") or a file. */
@@ -92,7 +106,7 @@ static void push_string(lua_State *L, const char *s, size_t len, int m)
     while (i < len && (s[i] == ' ' || s[i] == '\t'))
         i++;
     if (i < len && s[i] == '[') {
-        push_text(L, "(the value)", s, len, m);
+        push_text(L, "(the value)", s, len, m, NULL);
         return;
     }
     if (!may_read(L, s)) {
@@ -109,13 +123,7 @@ static void push_string(lua_State *L, const char *s, size_t len, int m)
         luaL_error(L, "not enough memory");
     if (st != SC_OK)
         raise_in(L, s, err);
-    /* the text into a Lua string first, so that no raise leaks it */
-    lua_pushlstring(L, rd.text, rd.len);
-    sc_free(rd.text);
-    size_t tl;
-    const char *t = lua_tolstring(L, -1, &tl);
-    push_text(L, s, t, tl, m);
-    lua_remove(L, -2);
+    push_text(L, s, rd.text, rd.len, m, rd.text);
 }
 
 /* The list at idx (a table) as the program's lengths; name: where it came
