@@ -73,6 +73,14 @@ LUA
 r1=$($SC sim "$tmp/r.lua" --json | ms); r2=$($SC sim "$tmp/q.lua" -D lengths="$tmp/l8.txt" --json | ms)
 [ "$r1" = "$r2" ] && [ "$r1" = "$a" ] && ok || bad "sc.program lengths $r1, -D $r2, 1f1b $a"
 
+# A recipe's file name: in its own folder, as sc.costs reads (the sandbox).
+mkdir -p "$tmp/rec" && cp "$tmp/l8.txt" "$tmp/rec/l8.txt"
+echo 'return sc.program{p = 4, m = 8, rule = "1f1b", lengths = "l8.txt"}' >"$tmp/rec/f.lua"
+echo 'return sc.program{p = 4, m = 8, rule = "1f1b", lengths = "/etc/hostname"}' >"$tmp/rec/g.lua"
+r3=$($SC sim "$tmp/rec/f.lua" --json | ms) # not in the current folder
+[ "$r3" = "$a" ] && ok || bad "a recipe's lengths file: $r3, want $a"
+expect 10 "a recipe may read files in its own folder only" -- $SC sim "$tmp/rec/g.lua"
+
 # Errors: one clear line, exit 3 (a usage error for an unknown field).
 printf '5\n6\n-1\n4\n5\n5\n5\n5\n' >"$tmp/neg.txt"
 printf '5 6 x 4\n' >"$tmp/nan.txt"

@@ -50,8 +50,10 @@ static const char *got(lua_State *L, int idx)
     return lua_pushfstring(L, "a %s", luaL_typename(L, idx));
 }
 
-/* Whether the user named path (-D lengths=FILE) or the sandbox allows it. */
-static int may_read(lua_State *L, const char *path)
+/* The path to open, pushed: path itself when the user named it (-D
+ * lengths=FILE), else as the sandbox resolves it (in a recipe's folder);
+ * NULL (nothing pushed) when it does not exist. Raises when refused. */
+static const char *path_to_open(lua_State *L, const char *path)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     int top = lua_gettop(L) - 1;
@@ -59,7 +61,12 @@ static int may_read(lua_State *L, const char *path)
                   lua_getfield(L, -1, "_granted") == LUA_TTABLE &&
                   lua_getfield(L, -1, path) != LUA_TNIL;
     lua_settop(L, top);
-    return granted || sc_sandbox_read_path(L, path, "lengths") != NULL;
+    if (granted)
+        return lua_pushstring(L, path);
+    const char *open = sc_sandbox_read_path(L, path, "lengths");
+    if (!open)
+        lua_pop(L, 1); /* its message: ours names the file as given */
+    return open;
 }
 
 /* sc_lengths_parse's list as a table (under lua_pcall: memory may raise). */
@@ -109,7 +116,8 @@ static void push_string(lua_State *L, const char *s, size_t len, int m)
         push_text(L, "(the value)", s, len, m, NULL);
         return;
     }
-    if (!may_read(L, s)) {
+    const char *open = path_to_open(L, s);
+    if (!open) {
         errno = ENOENT;
         raise_in(L, s, strerror(errno));
     }
@@ -118,7 +126,8 @@ static void push_string(lua_State *L, const char *s, size_t len, int m)
     sc_read rd = {.format = SC_READ_TEXT, .max_bytes = MAX_LENGTHS_FILE,
                   .deadline = max_time > 0 ? sc_clock_now() + max_time : 0};
     char err[384];
-    sc_status st = sc_read_file(s, &rd, err, sizeof err);
+    sc_status st = sc_read_file(open, &rd, err, sizeof err);
+    lua_pop(L, 1); /* the path opened (s is the caller's: still anchored) */
     if (st == SC_ERR_NOMEM)
         luaL_error(L, "not enough memory");
     if (st != SC_OK)
