@@ -106,6 +106,8 @@ int sc_plan_order(lua_State *L, sc_plan_run *r, int ref);
  * nothing without -D lengths. */
 void sc_plan_order_print(FILE *out, const sc_plan_run *r);
 void sc_plan_order_json(const sc_plan_run *r, sc_jw *w);
+/* The same as the field "order" of the table on top of L's stack. */
+void sc_plan_order_push(lua_State *L, const sc_plan_run *r);
 
 /* plan_push.c: the plan as a table on the stack (the --json object's
  * members; indices from 1). */

@@ -88,3 +88,38 @@ void sc_plan_order_json(const sc_plan_run *r, sc_jw *w)
     sc_jw_nums(w, "lengths", o->lengths, o->m);
     sc_jw_end(w);
 }
+
+void sc_plan_order_push(lua_State *L, const sc_plan_run *r)
+{
+    if (!r->have_order)
+        return;
+    const sc_len_order *o = &r->order;
+    double given = o->makespan[SC_LORDER_GIVEN];
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, sc_len_order_name(o->best));
+    lua_setfield(L, -2, "best");
+    lua_pushinteger(L, o->swaps);
+    lua_setfield(L, -2, "swaps");
+    lua_pushnumber(L, o->final);
+    lua_setfield(L, -2, "makespan");
+    lua_pushnumber(L, given);
+    lua_setfield(L, -2, "given_makespan");
+    lua_pushnumber(L, isfinite(given) && given > 0 ? 1 - o->final / given : NAN);
+    lua_setfield(L, -2, "gain");
+    lua_createtable(L, 0, SC_LORDER_COUNT);
+    for (int k = 0; k < SC_LORDER_COUNT; k++) {
+        if (isfinite(o->makespan[k]))
+            lua_pushnumber(L, o->makespan[k]);
+        else
+            lua_pushboolean(L, 0);
+        lua_setfield(L, -2, sc_len_order_name(k));
+    }
+    lua_setfield(L, -2, "tried");
+    lua_createtable(L, o->m, 0);
+    for (int i = 0; i < o->m; i++) {
+        lua_pushnumber(L, o->lengths[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "lengths");
+    lua_setfield(L, -2, "order");
+}
