@@ -72,15 +72,70 @@ static void event(sc_jw *w, const char *name, const char *cat, const char *ph, i
 }
 
 /* A counter: memory or host units of a device at time ts. */
+/* The common events are written whole, a fragment at a time (jsonw.h's
+ * sc_jw_raw), byte for byte what the member-at-a-time writer gave: a
+ * trace of thousands of passes spent most of its time on keys and
+ * separators (bench/README.md, start-up and output). */
+#define LIT(o, s) sc_out_write(o, s, sizeof s - 1)
+
 static void counter(sc_jw *w, const char *what, int d, int pid, double ts, double units)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s d%d", what, d);
-    event(w, name, NULL, "C", pid, -1, ts);
-    sc_jw_object(w, "args");
-    sc_jw_num(w, "units", units);
-    sc_jw_end(w);
-    sc_jw_end(w);
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": \"");
+    sc_out_puts(o, what);
+    LIT(o, " d");
+    sc_out_int(o, d);
+    LIT(o, "\", \"ph\": \"C\", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, ts);
+    LIT(o, ", \"args\": {\"units\": ");
+    sc_out_num(o, units);
+    LIT(o, "}}");
+}
+
+/* A pass or a transfer: its slice on thread tid from t0 to t1. */
+static void slice(sc_jw *w, const char *name, const char *cat, int pid, int tid, double t0,
+                  double t1, int stage, int mb)
+{
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": ");
+    sc_out_quote(o, name);
+    LIT(o, ", \"cat\": ");
+    sc_out_quote(o, cat);
+    LIT(o, ", \"ph\": \"X\", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"tid\": ");
+    sc_out_int(o, tid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, t0);
+    LIT(o, ", \"dur\": ");
+    sc_out_num(o, t1 - t0);
+    LIT(o, ", \"args\": {\"stage\": ");
+    sc_out_int(o, stage);
+    LIT(o, ", \"mb\": ");
+    sc_out_int(o, mb);
+    LIT(o, "}}");
+}
+
+/* One end of a transfer's arrow: "s" leaves, "f" enters. */
+static void flow_end(sc_jw *w, const char *what, int enters, long id, int pid, int tid, double ts)
+{
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": \"");
+    sc_out_puts(o, what);
+    if (enters)
+        LIT(o, "\", \"cat\": \"transfer\", \"ph\": \"f\", \"bp\": \"e\", \"id\": ");
+    else
+        LIT(o, "\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": ");
+    sc_out_int(o, id);
+    LIT(o, ", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"tid\": ");
+    sc_out_int(o, tid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, ts);
+    LIT(o, "}");
 }
 
 /* A step mark on the thread of device d (tid < 0: across the process). */
@@ -229,13 +284,7 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 continue;
             sc_instr_format(in, name, sizeof name);
             int tid = 2 * d + !sc_op_is_pass(in->op);
-            event(w, name, sc_op_name(in->op), "X", pid, tid, t0);
-            sc_jw_num(w, "dur", t1 - t0);
-            sc_jw_object(w, "args");
-            sc_jw_int(w, "stage", in->stage);
-            sc_jw_int(w, "mb", in->mb);
-            sc_jw_end(w);
-            sc_jw_end(w);
+            slice(w, name, sc_op_name(in->op), pid, tid, t0, t1, in->stage, in->mb);
             if (sc_op_is_pass(in->op) && sim->mem)
                 counter(w, "memory", d, pid, sc_op_is_fwd(in->op) ? t0 : t1, sim->mem[g]);
             if (!sc_op_is_recv(in->op))
@@ -250,25 +299,8 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
             long id = ++*flow;
             const char *what = in->dir == SC_DIR_ACT ? "activation" : "gradient";
-            sc_jw_object(w, NULL);
-            sc_jw_str(w, "name", what);
-            sc_jw_str(w, "cat", "transfer");
-            sc_jw_str(w, "ph", "s");
-            sc_jw_int(w, "id", id);
-            sc_jw_int(w, "pid", pid);
-            sc_jw_int(w, "tid", 2 * sd + 1);
-            sc_jw_num(w, "ts", ts);
-            sc_jw_end(w);
-            sc_jw_object(w, NULL);
-            sc_jw_str(w, "name", what);
-            sc_jw_str(w, "cat", "transfer");
-            sc_jw_str(w, "ph", "f");
-            sc_jw_str(w, "bp", "e");
-            sc_jw_int(w, "id", id);
-            sc_jw_int(w, "pid", pid);
-            sc_jw_int(w, "tid", tid);
-            sc_jw_num(w, "ts", tf);
-            sc_jw_end(w);
+            flow_end(w, what, 0, id, pid, 2 * sd + 1, ts);
+            flow_end(w, what, 1, id, pid, tid, tf);
         }
     }
 }
