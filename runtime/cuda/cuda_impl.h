@@ -6,8 +6,8 @@
  *
  * Launchers (llm.c's pattern): each computes its grid, clears the thread's
  * last error, launches on the given stream and returns the launch's
- * cudaGetLastError(); shapes are the
- * caller's (backend_cuda.c checks them). Kernels never allocate.
+ * cudaGetLastError(); shapes are the caller's (the slots of backend_cuda.c
+ * and backend_cuda_dec.c check them). Kernels never allocate.
  *
  * Errors stop here: every CUDA, cuBLAS and NCCL call of the runtime goes
  * through a check that writes one line, "FILE:LINE: CALL: REASON"
