@@ -112,7 +112,9 @@ static int plan_protected(lua_State *L)
 
 static int l_plan(lua_State *L)
 {
-    static const char *const opts[] = {"cap", "costs", "layers", "time_limit", "framework", NULL};
+    const char *opts[SC_PLAN_NOPTS + 1]; /* plan.h's table */
+    for (int j = 0; j <= SC_PLAN_NOPTS; j++)
+        opts[j] = sc_plan_opts[j].field;
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     fields(L, "sc.plan", opts, SC_PLAN_MAX_DEFS);
@@ -126,18 +128,12 @@ static int l_plan(lua_State *L)
         lua_pop(L, 1);
     }
     pc->s.defs = pc->defs;
-    const char **slot[] = {&pc->s.cap, &pc->s.costs, &pc->s.layers, NULL, &pc->s.framework};
-    for (int j = 0; opts[j]; j++) {
-        lua_getfield(L, 3, opts[j]);
-        if (slot[j])
-            *slot[j] = lua_tostring(L, -1); /* anchored by table 3 */
-        else if (!lua_isnil(L, -1)) {
-            char *end;
-            pc->s.time_limit = strtod(lua_tostring(L, -1), &end);
-            if (*end || !(pc->s.time_limit >= 0))
-                return luaL_error(L, "plan: --time-limit needs a number of seconds >= 0");
-        }
-        lua_pop(L, 1);
+    for (const sc_plan_opt *o = sc_plan_opts; o->field; o++) {
+        char msg[160];
+        lua_getfield(L, 3, o->field);
+        if (!lua_isnil(L, -1) && sc_plan_opt_set(&pc->s, o, lua_tostring(L, -1), msg, sizeof msg))
+            return luaL_error(L, "plan: %s", msg);
+        lua_pop(L, 1); /* the string stays anchored by table 3 */
     }
     sc_eng_err e;
     sc_eng_err *prev = sc_eng_catch(&e);
