@@ -29,7 +29,7 @@
 #include "formats/atomic.h"
 #include "formats/jsonw.h"
 #include "ir/p2p.h"
-#include "lua/sc_auto.h"
+#include "lua/auto.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"

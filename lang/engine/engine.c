@@ -113,7 +113,7 @@ void sc_eng_grant(lua_State *L, const char *name, size_t nlen, const char *value
 
 void sc_eng_set_time_limit(lua_State *L, double seconds)
 {
-    sc_eng_push_module(L); /* read by sc_auto.c */
+    sc_eng_push_module(L); /* read by auto.c */
     lua_pushnumber(L, seconds);
     lua_setfield(L, -2, "_time_limit");
     lua_pop(L, 1);

@@ -19,7 +19,7 @@
 #include "schedule/rules.h"
 #include "schedule/vocab.h"
 #include "model/flops.h"
-#include "sc_auto.h"
+#include "auto.h"
 #include "schedule/capfit.h"
 #include "ir/text.h"
 #include "check/verify.h"
@@ -158,7 +158,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_shape_sizes(L, 1, -1, &P, &S, &m);
     /* The userdata first, so that the program is freed by __gc whatever
      * error comes next. */
-    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: sc_auto.c's figures */
+    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: auto.c's figures */
     memset(lp, 0, sizeof *lp);
     luaL_setmetatable(L, SC_PROGRAM_MT);
     int ud = lua_gettop(L);
@@ -183,7 +183,7 @@ int sc_lua_program(lua_State *L)
                             sc_vocab_name(sc_prog_vocab(pg)));
             return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         } else if (has_auto) {
-            sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
+            sc_lua_auto(L, 1, ud); /* auto.c: the automatic scheduler */
         } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
             fill_block(L, pg);
@@ -235,7 +235,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_set_steps(L, 1, pg);
     sc_lua_set_fsdp(L, 1, pg);
     sc_lua_apply_costs_fsdp(L, 1, pg); /* a trace's UNSHARD and REDUCE_GRAD */
-    /* The automatic scheduler's simulation of its winner (sc_auto.c) is the
+    /* The automatic scheduler's simulation of its winner (auto.c) is the
      * program's while nothing above changed it: every change clears the
      * verification; pairing and the cap fit change the orders. */
     if (lp->sim && (!sc_is_verified(pg) || changed)) {

@@ -1,5 +1,5 @@
 /*
- * sc_auto.h — the Lua surface of the automatic scheduler (interp/
+ * auto.h — the Lua surface of the automatic scheduler (interp/
  * autosched.h): the `auto` source of sc.program and the figures it leaves.
  *
  *   local prog, fig = sc.autoschedule{ p = 8, m = 24, tf = 29850, tb = 29767,

@@ -1,5 +1,5 @@
 /*
- * sc_search_lua.c — the block search from Lua (sc.block_search,
+ * search.c — the block search from Lua (sc.block_search,
  * sc.tradeoff): schedule/search.h's family on the placement of the table
  * (the V placement unless it names another), its best block a Block.
  * docs/blocks.md#blocks-as-values.

@@ -1,5 +1,5 @@
 /*
- * sc_block_lua.c — building blocks in Lua: the `block` field of sc.program,
+ * block.c — building blocks in Lua: the `block` field of sc.program,
  * the Block type (sc.block) with its lifespans and peak memory, and the block
  * search (sc.block_search, sc.tradeoff). docs/blocks.md#building-blocks,
  * docs/blocks.md#blocks-as-values.
