@@ -78,13 +78,13 @@ static int copy_row(const cmp *c, int i, stagecraft_row *o, keep *k)
     const row *w = &c->rows[i];
     size_t len = 1;
     for (int d = 0; d < c->ndefs; d++)
-        len += strlen(c->defs[d].name) + strlen(c->defs[d].values[sc_compare_value_of(c, w->combo, d)]) + 2;
+        len += strlen(c->defs[d].name) + strlen(c->defs[d].values[sc_eng_compare_value_of(c, w->combo, d)]) + 2;
     char *params = sc_api_keep(k, len);
     if (!params)
         return -1;
     for (int d = 0, at = 0; d < c->ndefs; d++)
         at += snprintf(params + at, len - (size_t)at, "%s%s=%s", d ? " " : "", c->defs[d].name,
-                       c->defs[d].values[sc_compare_value_of(c, w->combo, d)]);
+                       c->defs[d].values[sc_eng_compare_value_of(c, w->combo, d)]);
     o->recipe = sc_api_keep_str(k, c->recipes[w->recipe]);
     o->parameters = params;
     o->code = w->error ? w->code : 0;
@@ -150,7 +150,7 @@ static void compare_done(stagecraft *sc, compare_job *j)
     if (!j)
         return;
     sc_limits_use(sc->L);
-    sc_compare_free(sc->L, &j->c);
+    sc_eng_compare_free(sc->L, &j->c);
     free(j);
 }
 

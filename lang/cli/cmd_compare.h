@@ -18,7 +18,7 @@
 int sc_cmd_compare(lua_State *L, int argc, char **argv);
 /* Parses the command line into c (recipes, -D, options): the values
  * stay text until sc_eng_compare_prepare, which it calls. */
-int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
+int sc_cli_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
 /* Whether a -D value of the command line is a sweep (a list or a range). */
 int sc_cmd_is_sweep(int argc, char **argv);
 
