@@ -1,6 +1,8 @@
 /*
  * api_impl.h — what the files of libstagecraft share (lang/api only):
  * stagecraft.c (contexts, programs) and api_engine.c (compare, plan).
+ *
+ * Tested by: tests/embed.sh.
  */
 #ifndef SC_API_IMPL_H
 #define SC_API_IMPL_H

@@ -5,6 +5,8 @@
  * with makespan, bubble, the most idle device, the bottleneck, per-device
  * peaks, instructions (and peak bytes with model sizes); --json, and
  * --svg FILE for the programs stacked on one time axis.
+ *
+ * Tested by: tests/compare.sh.
  */
 #ifndef SC_CMD_COMPARE_H
 #define SC_CMD_COMPARE_H

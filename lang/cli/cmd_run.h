@@ -1,6 +1,8 @@
 /*
  * cmd_run.h — `stagecraft run` (docs/interchange.md): the command line of the CPU
  * runtime, kept apart from main.c.
+ *
+ * Tested by: tests/runtime.sh, tests/steps.sh.
  */
 #ifndef SC_CMD_RUN_H
 #define SC_CMD_RUN_H

@@ -15,6 +15,8 @@
  *
  * The stdlib recipes are compiled into the binary (tools/embed.c) and
  * reached by name here.
+ *
+ * Tested by: tests/errors.sh, tests/ux.sh.
  */
 #ifndef SC_CORE_H
 #define SC_CORE_H

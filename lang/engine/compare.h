@@ -5,6 +5,8 @@
  * compare` and sim's sweeps (lang/cli: parse, then compare_out.c prints),
  * the plan's candidates (plan.c), sc.compare and stagecraft_compare.
  * Errors go to the engine's (engine.h); nothing is printed.
+ *
+ * Tested by: tests/compare.sh, tests/embed.sh.
  */
 #ifndef SC_ENG_COMPARE_H
 #define SC_ENG_COMPARE_H

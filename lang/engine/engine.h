@@ -18,7 +18,7 @@
  * (luaopen_stagecraft, here), the C library (lang/api). A call from inside
  * a recipe runs on that recipe's state: its grants, its remaining limits
  * (nested, never reset), its memory; it grants no file and changes no
- * limit. Tests: tests/plan.sh, tests/compare.sh, tests/embed.sh,
+ * limit. Tested by: tests/plan.sh, tests/compare.sh, tests/embed.sh,
  * tests/sandbox.sh.
  */
 #ifndef SC_ENGINE_H

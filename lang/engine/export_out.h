@@ -14,7 +14,7 @@
  *         sc_eng_export_write(f, lp->pg, sim, "torch-csv", "zb-h1", version, NULL);
  *
  * Errors are the engine's (engine.h): a code of the exit-code table and
- * the command's one-line message. Tests: tests/py/test_package.py, the
+ * the command's one-line message. Tested by: tests/py/test_package.py, the
  * export goldens.
  */
 #ifndef SC_EXPORT_OUT_H

@@ -10,6 +10,8 @@
  * sc.autoschedule (stdlib/_prelude.lua) calls sc.program with
  * auto = {mem, seed, time_limit, objective, max_evals, where};
  * docs/blocks.md#automatic-schedules documents both.
+ *
+ * Tested by: tests/lua/test_auto.lua.
  */
 #ifndef SC_AUTO_LUA_H
 #define SC_AUTO_LUA_H

@@ -1,6 +1,9 @@
 /*
  * sc_lua_impl.h — what the files of the Lua module share (lang/ only):
  * reading recipe tables and raising errors with their exit codes.
+ *
+ * Tested by: tests/lua/test_dsl.lua, tests/lua/test_steps.lua,
+ * tests/lua/test_offload.lua, tests/lua/test_vocab.lua.
  */
 #ifndef SC_LUA_IMPL_H
 #define SC_LUA_IMPL_H

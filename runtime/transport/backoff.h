@@ -17,6 +17,8 @@
  * ahead of the threads that ran meanwhile; a sched_yield phase measured
  * 3.5x slower on the loaded 2-core machine (bench/speed.md#speed-issue-34).
  * The timeouts stay with the callers.
+ *
+ * Tested by: tests/unit/test_runtime.c, tests/runtime.sh.
  */
 #ifndef SC_BACKOFF_H
 #define SC_BACKOFF_H
