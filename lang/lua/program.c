@@ -324,6 +324,47 @@ int sc_lua_balance(const sc_sim *sim, double *idle)
     return equal ? -1 : b;
 }
 
+/* Into the table on the stack top: the model's bytes (docs/vocab.md), and
+ * what each device holds (docs/model.md#bytes) as sim --json has it. */
+static void set_model_bytes(lua_State *L, const sc_prog *pg, const sc_sim *sim)
+{
+    int P = sim->P;
+    lua_createtable(L, P, 0);
+    for (int d = 0; d < P; d++) {
+        lua_pushnumber(L, sc_prog_param_bytes(pg, d));
+        lua_seti(L, -2, d + 1);
+    }
+    lua_setfield(L, -2, "param_bytes");
+    lua_pushnumber(L, sc_prog_unit_bytes(pg));
+    lua_setfield(L, -2, "unit_bytes");
+    static const char *const keys[] = {"params", "grads", "optimizer", "activations",
+                                       "workspace", "total"};
+    double most = 0;
+    lua_createtable(L, P, 0);
+    for (int d = 0; d < P; d++) {
+        lua_pushinteger(L, (lua_Integer)sc_prog_dev_bytes(pg, d).params);
+        lua_seti(L, -2, d + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_createtable(L, 0, 6);
+    for (int k = 0; k < 6; k++) {
+        lua_createtable(L, P, 0);
+        for (int d = 0; d < P; d++) {
+            sc_dev_bytes db = sc_prog_dev_bytes(pg, d);
+            double x[] = {db.param_bytes, db.grads, db.optimizer,
+                          sim->peak_mem[d] * sc_prog_unit_bytes(pg), db.workspace,
+                          sc_prog_total_bytes(pg, d, sim->peak_mem[d])};
+            most = k == 5 && x[5] > most ? x[5] : most;
+            lua_pushnumber(L, x[k]);
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, keys[k]);
+    }
+    lua_setfield(L, -2, "bytes");
+    lua_pushnumber(L, most);
+    lua_setfield(L, -2, "total_bytes_max");
+}
+
 static int l_sim(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -382,43 +423,8 @@ static int l_sim(lua_State *L)
         lua_pushstring(L, sc_vocab_name(sc_prog_vocab(lp->pg)));
         lua_setfield(L, -2, "vocab_par");
     }
-    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (docs/vocab.md) */
-        lua_createtable(L, P, 0);
-        for (int d = 0; d < P; d++) {
-            lua_pushnumber(L, sc_prog_param_bytes(lp->pg, d));
-            lua_seti(L, -2, d + 1);
-        }
-        lua_setfield(L, -2, "param_bytes");
-        lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
-        lua_setfield(L, -2, "unit_bytes");
-        /* what each device holds (docs/model.md#bytes), as sim --json has it */
-        static const char *const keys[] = {"params", "grads", "optimizer", "activations",
-                                           "workspace", "total"};
-        double most = 0;
-        lua_createtable(L, P, 0);
-        for (int d = 0; d < P; d++) {
-            lua_pushinteger(L, (lua_Integer)sc_prog_dev_bytes(lp->pg, d).params);
-            lua_seti(L, -2, d + 1);
-        }
-        lua_setfield(L, -2, "params");
-        lua_createtable(L, 0, 6);
-        for (int k = 0; k < 6; k++) {
-            lua_createtable(L, P, 0);
-            for (int d = 0; d < P; d++) {
-                sc_dev_bytes db = sc_prog_dev_bytes(lp->pg, d);
-                double x[] = {db.param_bytes, db.grads, db.optimizer,
-                              sim->peak_mem[d] * sc_prog_unit_bytes(lp->pg), db.workspace,
-                              sc_prog_total_bytes(lp->pg, d, sim->peak_mem[d])};
-                most = k == 5 && x[5] > most ? x[5] : most;
-                lua_pushnumber(L, x[k]);
-                lua_seti(L, -2, d + 1);
-            }
-            lua_setfield(L, -2, keys[k]);
-        }
-        lua_setfield(L, -2, "bytes");
-        lua_pushnumber(L, most);
-        lua_setfield(L, -2, "total_bytes_max");
-    }
+    if (sc_prog_has_model(lp->pg))
+        set_model_bytes(L, lp->pg, sim);
     if (sc_prog_copies(lp->pg) > 1) { /* docs/guide.md#copies */
         lua_pushinteger(L, sc_prog_copies(lp->pg));
         lua_setfield(L, -2, "copies");
