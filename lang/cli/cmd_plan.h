@@ -3,6 +3,8 @@
  * command line into the engine's settings (engine/plan.h), which plans;
  * plan_out.c and plan_for.c print (text, --json, --svg, the notes,
  * --costs-out). lang/cli only.
+ *
+ * Tested by: tests/plan.sh.
  */
 #ifndef SC_CMD_PLAN_H
 #define SC_CMD_PLAN_H

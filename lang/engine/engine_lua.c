@@ -183,9 +183,9 @@ static void push_rows(lua_State *L, const cmp *c)
         lua_setfield(L, -2, "recipe");
         lua_createtable(L, 0, c->ndefs);
         for (int k = 0; k < c->ndefs; k++) {
-            const char *v = c->defs[k].values[sc_compare_value_of(c, r->combo, k)];
+            const char *v = c->defs[k].values[sc_eng_compare_value_of(c, r->combo, k)];
             double x;
-            if (sc_compare_number(v, &x))
+            if (sc_eng_compare_number(v, &x))
                 lua_pushnumber(L, x);
             else
                 lua_pushstring(L, v);
@@ -289,10 +289,10 @@ static int l_compare(lua_State *L)
             rc = (int)lua_tointeger(L, -1);
     }
     sc_eng_release(prev);
-    sc_compare_free(L, &cc->c); /* whatever happened inside */
+    sc_eng_compare_free(L, &cc->c); /* whatever happened inside */
     memset(&cc->c, 0, sizeof cc->c);
     if (st != LUA_OK)
-        sc_compare_set_model(L, 0); /* the rows' model sizes, off again */
+        sc_eng_compare_set_model(L, 0); /* the rows' model sizes, off again */
     raise(L, st, rc, &e);
     lua_pop(L, 1);
     return 1;

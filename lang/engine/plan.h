@@ -12,6 +12,8 @@
  *     sc_plan_run r;
  *     if (sc_eng_plan(L, &s, &r) == 0) sc_plan_push(L, &r);
  *     sc_eng_plan_free(L, &r);
+ *
+ * Tested by: tests/plan.sh, tests/lua/test_plan.lua.
  */
 #ifndef SC_ENG_PLAN_H
 #define SC_ENG_PLAN_H
