@@ -306,10 +306,14 @@ static int plan_run(stagecraft *sc, const stagecraft_plan_settings *s, plan_job 
     j->s.defs = j->defs;
     j->s.p = s->devices;
     j->s.m = s->microbatches;
-    j->s.cap = s->cap;
-    j->s.costs = s->costs;
-    j->s.layers = s->layers;
-    j->s.framework = s->framework;
+    const char *const text[][2] = {{"cap", s->cap}, {"costs", s->costs}, {"layers", s->layers},
+                                   {"framework", s->framework}};
+    for (size_t k = 0; k < sizeof text / sizeof text[0] && !rc; k++) { /* engine/plan.h's table */
+        char msg[160];
+        if (text[k][1] && sc_plan_opt_set(&j->s, sc_plan_opt_find(text[k][0], 0), text[k][1], msg,
+                                          sizeof msg))
+            rc = sc_api_fail(sc, STAGECRAFT_USAGE, "plan: %s", msg);
+    }
     j->s.time_limit = s->time_limit > 0 ? s->time_limit : s->time_limit < 0 ? 0 : -1;
     j->r.time_limit = -1;
     sc_eng_err e;
@@ -344,6 +348,15 @@ int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraf
     }
     plan_done(sc, j);
     return rc;
+}
+
+const char *stagecraft_plan_option(int i, const char **flag)
+{
+    if (i < 0 || i >= SC_PLAN_NOPTS)
+        return NULL;
+    if (flag)
+        *flag = sc_plan_opts[i].flag;
+    return sc_plan_opts[i].field;
 }
 
 static void plan_json(const void *j, sc_jw *w) { sc_eng_plan_json(&((const plan_job *)j)->r, w); }
