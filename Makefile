@@ -78,7 +78,7 @@ LDLIBS     += $(GLPK_LIBS)
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
 HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
-MPI_MOD_C  := runtime/transport/transport_mpi.c
+MPI_MOD_C  := runtime/transport/transport_mpi.c runtime/transport/mpi_bell.c
 MPI_MODULE  = $(if $(MPI_LIBS),$(BUILD)/libstagecraft_mpi.so)
 # CUDA is optional. With nvcc (on PATH or /usr/local/cuda/bin) everything
 # that needs CUDA, cuBLAS or NCCL goes into one module, libstagecraft_cuda.so
@@ -119,7 +119,8 @@ REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
 MOD_RPATH  ?= $(CUDA_LIBDIR)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,'$(MOD_RPATH)' -lcublas -lcudart -lstdc++ -ldl -lpthread -lm
-CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/transport_cuda_local.c \
+CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/cuda_check.c \
+              runtime/cuda/transport_cuda_local.c \
               runtime/cuda/transport_nccl.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
 CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
                $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*/*.cu))
@@ -283,7 +284,8 @@ GPU_BENCH_BIN = $(if $(CUDA),$(patsubst bench/gpu/%.c,$(BUILD)/gpubench_%,$(wild
 STUB        = $(BUILD)/cudastub
 STUB_INC    = -Itests/cudastub/include
 STUB_MOD_C  = $(filter-out runtime/cuda/nccl_lib.c,$(CUDA_MOD_C)) runtime/cuda/nccl_lib.c
-STUB_OBJ    = $(patsubst runtime/%.c,$(STUB)/mod/%.o,$(STUB_MOD_C)) $(STUB)/mod/cuda_kernels_host.o
+STUB_OBJ    = $(patsubst runtime/%.c,$(STUB)/mod/%.o,$(STUB_MOD_C)) \
+              $(patsubst runtime/cuda/%.cu,$(STUB)/mod/%_host.o,$(wildcard runtime/cuda/*.cu))
 CXX        ?= c++
 STUB_LIBS   = $(STUB)/libsc_cudastub.so $(STUB)/libsc_ncclstub.so $(STUB)/libstagecraft_cuda.so
 STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
@@ -308,15 +310,16 @@ $(STUB)/mod/%.o: runtime/%.c $(API_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(SAN) -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_HAVE_NCCL -DSC_CUDA_API_HASH=$(API_HASH) $(STUB_INC) -c $< -o $@
 
-# The kernels on the host: each `k<<<grid, block, 0, stream>>>(args)` becomes
-# SC_CUDASTUB_LAUNCH(grid, block, stream, k, args); a launch the rewrite
-# misses stops the build.
-$(STUB)/mod/cuda_kernels_host.cc: runtime/cuda/cuda_kernels.cu
+# The kernels on the host (every runtime/cuda/*.cu): each `k<<<grid, block,
+# 0, stream>>>(args)` becomes SC_CUDASTUB_LAUNCH(grid, block, stream, k,
+# args); a launch the rewrite misses stops the build.
+.PRECIOUS: $(STUB)/mod/%_host.cc
+$(STUB)/mod/%_host.cc: runtime/cuda/%.cu
 	@mkdir -p $(dir $@)
 	sed -E 's/([A-Za-z_0-9]+)<<<(.+), ([A-Za-z_0-9]+), 0, ([A-Za-z_0-9]+)>>>\((.*)\);/SC_CUDASTUB_LAUNCH(\2, \3, \4, \1, \5);/' $< > $@
 	@! grep -n '<<<' $@ || { echo "error: $< has a launch the stand-in's rewrite does not know"; exit 1; }
 
-$(STUB)/mod/cuda_kernels_host.o: $(STUB)/mod/cuda_kernels_host.cc runtime/cuda/cuda_impl.h $(STUB_H)
+$(STUB)/mod/%_host.o: $(STUB)/mod/%_host.cc runtime/cuda/cuda_impl.h $(STUB_H)
 	$(CXX) -std=c++17 -O2 -g $(DEPFLAGS) $(SAN) -fPIC -fvisibility=hidden -ffp-contract=off -DSC_CUDASTUB_KERNELS -Wall -Wextra $(STUB_INC) -Iruntime/cuda -Iruntime -Iinterp -c $< -o $@
 
 $(STUB)/libstagecraft_cuda.so: $(STUB_OBJ) $(STUB)/libsc_cudastub.so
@@ -404,7 +407,7 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
-	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
+	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
 	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \

@@ -125,7 +125,7 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 # python3 found once: the suites start it hundreds of times, and a version
 # manager's shim (pyenv's: a bash script that asks pyenv which one) costs
 # more than the interpreter's own start (0.11 CPU-s against 0.04 on the
-# machine of bench/README.md). The same interpreter, through a
+# machine of bench/tiers.md). The same interpreter, through a
 # two-line script on PATH (a symlink would lose a venv's pyvenv.cfg).
 py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 if [ -x "$py" ]; then

@@ -3,12 +3,13 @@
 # one command (make gpu-check) and one log (LOG, default BUILD/gpu-check.log):
 #   1. the environment: GPUs and driver, CUDA, PyTorch, the NCCL wheel,
 #      what the build needs at run time and where it finds it;
-#   2. the GPU unit test (BUILD/gpu_test_backend_cuda) and one small run
+#   2. the GPU unit tests (BUILD/gpu_test_backend_cuda, the decoder's slots
+#      BUILD/gpu_test_decoder_cuda) and one small run
 #      (zb-h1, p=2, m=4, --check), printed in full;
 #   3. tests/gpu/run.sh (every stdlib recipe --check on cuda, transports,
 #      MPI when there, out of memory, offload);
 #   4. compute-sanitizer --tool memcheck and --tool racecheck on the unit
-#      test and on the small run (skipped, saying so, where compute-
+#      tests and on the small run (skipped, saying so, where compute-
 #      sanitizer is missing or refuses the device);
 #   5. the GPU benchmarks (bench/gpu/run.sh).
 # Builds nothing: run it on the tree carried with build-gpu/ (make
@@ -55,7 +56,7 @@ done
 [ -d /usr/local/cuda/lib64 ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 export LD_LIBRARY_PATH
 say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-for f in "$SC" "$BUILD/libstagecraft_cuda.so" "$BUILD/gpu_test_backend_cuda"; do
+for f in "$SC" "$BUILD/libstagecraft_cuda.so" "$BUILD/gpu_test_backend_cuda" "$BUILD/gpu_test_decoder_cuda"; do
   if [ -f "$f" ]; then run "ldd $(basename "$f")" ldd "$f" || true
   else say "MISSING: $f (make gpu-bundle here, or make on this machine)"; status=1; fi
 done
@@ -65,8 +66,9 @@ export NCCL_DEBUG=${NCCL_DEBUG:-WARN} STAGECRAFT_TIMEOUT=${STAGECRAFT_TIMEOUT:-1
 want() { case " ${GPU_CHECK_STEPS:-2 3 4 5} " in *" $1 "*) return 0 ;; esac; say ""; say "==== $1. (not run: GPU_CHECK_STEPS=$GPU_CHECK_STEPS)"; return 1; }
 
 if want 2; then
-step "2. the GPU unit test and one small run"
+step "2. the GPU unit tests and one small run"
 run unit "$BUILD/gpu_test_backend_cuda" || status=1
+run decoder "$BUILD/gpu_test_decoder_cuda" || status=1
 run small env STAGECRAFT_TIMEOUT=60 "$SC" run zb-h1 -D p=2 -D m=4 --backend cuda --check --json || status=1
 run small-text "$SC" run zb-h1 -D p=2 -D m=4 --backend cuda --check || status=1
 
@@ -91,6 +93,7 @@ else
     # the sanitizers check the rest.
     run "$tool unit" env SC_GPU_TEST_SKIP_NCCL="NCCL's kernels do not load under compute-sanitizer (cudaErrorNoKernelImageForDevice in ncclInitKernelsForDevice); NCCL runs in step 2" \
       "$CS" --tool $tool --error-exitcode 99 "$BUILD/gpu_test_backend_cuda" || status=1
+    run "$tool decoder" "$CS" --tool $tool --error-exitcode 99 "$BUILD/gpu_test_decoder_cuda" || status=1
     run "$tool run" env STAGECRAFT_TIMEOUT=600 "$CS" --tool $tool --error-exitcode 99 \
       "$SC" run zb-h1 -D p=2 -D m=4 -D offload=all --backend cuda --check || status=1
   done

@@ -23,6 +23,8 @@
  *
  * Ownership: *out belongs to the caller (sc_mdesc_free). Thread-safety:
  * none needed (no global state).
+ *
+ * Tested by: tests/unit/test_model.c.
  */
 #ifndef SC_HFCONFIG_H
 #define SC_HFCONFIG_H

@@ -101,6 +101,36 @@ void sc_jw_quote(FILE *f, const char *s)
     quote(&w, s);
 }
 
+static void head(sc_jw *w, const char *key);
+
+void sc_out_quote(sc_out *o, const char *s)
+{
+    sc_jw w;
+    sc_jw_init_out(&w, o);
+    quote(&w, s);
+}
+
+void sc_out_num(sc_out *o, double x)
+{
+    sc_jw w;
+    sc_jw_init_out(&w, o);
+    sc_jw_num(&w, NULL, x);
+}
+
+void sc_out_int(sc_out *o, long long x)
+{
+    char b[SC_NUMFMT_MAX];
+    sc_out_write(o, b, (size_t)sc_fmt_int(b, x));
+}
+
+sc_out *sc_jw_raw(sc_jw *w)
+{
+    if (!w->out)
+        return NULL;
+    head(w, NULL);
+    return w->out;
+}
+
 /* The separator of the next member or element, and its key. */
 static void head(sc_jw *w, const char *key)
 {

@@ -26,6 +26,8 @@
  * sc_jw_init writes to the FILE as it goes; sc_jw_init_out writes into a
  * buffered writer (outbuf.h), for the large documents (export, the trace):
  * the caller flushes it at the end (sc_out_flush).
+ *
+ * Tested by: tests/unit/test_jsonw.c.
  */
 #ifndef SC_JSONW_H
 #define SC_JSONW_H
@@ -91,5 +93,16 @@ void sc_jw_key(sc_jw *w, const char *key);
 /* Writes s as a JSON string literal: quotes, '"' and '\' escaped, control
  * characters as \u00XX; other bytes as they are. */
 void sc_jw_quote(FILE *f, const char *s);
+/* The same into a buffered writer. */
+void sc_out_quote(sc_out *o, const char *s);
+/* x as sc_jw_num writes it ("%.15g"; null when not finite). */
+void sc_out_num(sc_out *o, double x);
+void sc_out_int(sc_out *o, long long x);
+
+/* An element of the open array that the caller writes whole into the
+ * returned buffer (a writer made by sc_jw_init_out; NULL otherwise): the
+ * separator is written first. For the many small objects of a trace, where
+ * a member at a time costs more than the bytes (formats/trace.c). */
+sc_out *sc_jw_raw(sc_jw *w);
 
 #endif

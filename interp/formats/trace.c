@@ -72,15 +72,70 @@ static void event(sc_jw *w, const char *name, const char *cat, const char *ph, i
 }
 
 /* A counter: memory or host units of a device at time ts. */
+/* The common events are written whole, a fragment at a time (jsonw.h's
+ * sc_jw_raw), byte for byte what the member-at-a-time writer gave: a
+ * trace of thousands of passes spent most of its time on keys and
+ * separators (bench/README.md, start-up and output). */
+#define LIT(o, s) sc_out_write(o, s, sizeof s - 1)
+
 static void counter(sc_jw *w, const char *what, int d, int pid, double ts, double units)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s d%d", what, d);
-    event(w, name, NULL, "C", pid, -1, ts);
-    sc_jw_object(w, "args");
-    sc_jw_num(w, "units", units);
-    sc_jw_end(w);
-    sc_jw_end(w);
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": \"");
+    sc_out_puts(o, what);
+    LIT(o, " d");
+    sc_out_int(o, d);
+    LIT(o, "\", \"ph\": \"C\", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, ts);
+    LIT(o, ", \"args\": {\"units\": ");
+    sc_out_num(o, units);
+    LIT(o, "}}");
+}
+
+/* A pass or a transfer: its slice on thread tid from t0 to t1. */
+static void slice(sc_jw *w, const char *name, const char *cat, int pid, int tid, double t0,
+                  double t1, int stage, int mb)
+{
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": ");
+    sc_out_quote(o, name);
+    LIT(o, ", \"cat\": ");
+    sc_out_quote(o, cat);
+    LIT(o, ", \"ph\": \"X\", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"tid\": ");
+    sc_out_int(o, tid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, t0);
+    LIT(o, ", \"dur\": ");
+    sc_out_num(o, t1 - t0);
+    LIT(o, ", \"args\": {\"stage\": ");
+    sc_out_int(o, stage);
+    LIT(o, ", \"mb\": ");
+    sc_out_int(o, mb);
+    LIT(o, "}}");
+}
+
+/* One end of a transfer's arrow: "s" leaves, "f" enters. */
+static void flow_end(sc_jw *w, const char *what, int enters, long id, int pid, int tid, double ts)
+{
+    sc_out *o = sc_jw_raw(w);
+    LIT(o, "{\"name\": \"");
+    sc_out_puts(o, what);
+    if (enters)
+        LIT(o, "\", \"cat\": \"transfer\", \"ph\": \"f\", \"bp\": \"e\", \"id\": ");
+    else
+        LIT(o, "\", \"cat\": \"transfer\", \"ph\": \"s\", \"id\": ");
+    sc_out_int(o, id);
+    LIT(o, ", \"pid\": ");
+    sc_out_int(o, pid);
+    LIT(o, ", \"tid\": ");
+    sc_out_int(o, tid);
+    LIT(o, ", \"ts\": ");
+    sc_out_num(o, ts);
+    LIT(o, "}");
 }
 
 /* A step mark on the thread of device d (tid < 0: across the process). */
@@ -100,14 +155,13 @@ static void step_mark(sc_jw *w, const char *name, const char *scope, int pid, in
     sc_jw_int(w, "step", step);
 }
 
-/* Writes the events of one timing as process pid; flow ids from *flow. */
-static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
-                         const size_t *send, long *flow)
+/* The process pid of timing t and its tracks: a compute and a comm thread
+ * per device, with offload a host link's, with collectives a channel's;
+ * with several steps a mark where each ends. */
+static void tracks(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid, double us)
 {
     const sc_sim *sim = t->sim;
-    double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     char name[128];
     meta(w, "process_name", pid, -1, "name", t->label ? t->label : "timeline", 0);
     meta(w, "process_sort_index", pid, -1, "sort_index", NULL, pid);
@@ -140,6 +194,65 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
         snprintf(name, sizeof name, "d%d collectives", d);
         thread(w, pid, 3 * P + d, name);
     }
+}
+
+/* A collective on its channel's track tid: from its start cs (posted, the
+ * channel free) to its completion t1. */
+static void coll_event(sc_jw *w, const sc_prog *pg, const sc_instr *in, int pid, int tid,
+                       double cs, double t0, double t1)
+{
+    char name[128];
+    sc_coll c;
+    sc_prog_instr_format(pg, in, name, sizeof name);
+    sc_prog_coll(pg, in, &c);
+    event(w, name, sc_op_name(in->op), "X", pid, tid, cs);
+    sc_jw_num(w, "dur", t1 - cs);
+    sc_jw_object(w, "args");
+    sc_jw_num(w, "posted", t0);
+    sc_jw_int(w, "stage", c.stage);
+    sc_jw_int(w, "mb", c.mb);
+    sc_jw_int(w, "step", c.step);
+    sc_jw_num(w, "bytes", c.bytes);
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+/* A pair: one slot on d's compute track named by both halves; its memory
+ * (g: its global index) with its F half's record at the start, both
+ * halves' at the end. */
+static void pair_event(sc_jw *w, const sc_prog *pg, const sc_sim *sim, const sc_instr *in, int pid,
+                       int d, size_t k, size_t g, double t0, double t1)
+{
+    char name[128];
+    sc_instr b = sc_pair_half(in);
+    char with[48];
+    sc_instr_format(in, name, sizeof name);
+    snprintf(with, sizeof with, "%s s%d mb%d", sc_op_name(b.op), b.stage, b.mb);
+    event(w, name, "FB", "X", pid, 2 * d, t0);
+    sc_jw_num(w, "dur", t1 - t0);
+    sc_jw_object(w, "args");
+    sc_jw_int(w, "stage", in->stage);
+    sc_jw_int(w, "mb", in->mb);
+    sc_jw_str(w, "with", with);
+    sc_jw_end(w);
+    sc_jw_end(w);
+    if (sim->mem) { /* its F half's record at the start, both halves' at the end */
+        counter(w, "memory", d, pid, t0,
+                (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
+        counter(w, "memory", d, pid, t1, sim->mem[g]);
+    }
+}
+
+/* Writes the events of one timing as process pid; flow ids from *flow. */
+static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
+                         const size_t *send, long *flow)
+{
+    const sc_sim *sim = t->sim;
+    double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
+    int P = sc_prog_devices(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
+    char name[128];
+    tracks(w, pg, t, pid, us);
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
@@ -162,21 +275,9 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             }
             if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
-                sc_coll c;
-                sc_prog_instr_format(pg, in, name, sizeof name);
-                sc_prog_coll(pg, in, &c);
                 double cs = t0 > cprev ? t0 : cprev;
                 cprev = t1;
-                event(w, name, sc_op_name(in->op), "X", pid, 3 * P + d, cs);
-                sc_jw_num(w, "dur", t1 - cs);
-                sc_jw_object(w, "args");
-                sc_jw_num(w, "posted", t0);
-                sc_jw_int(w, "stage", c.stage);
-                sc_jw_int(w, "mb", c.mb);
-                sc_jw_int(w, "step", c.step);
-                sc_jw_num(w, "bytes", c.bytes);
-                sc_jw_end(w);
-                sc_jw_end(w);
+                coll_event(w, pg, in, pid, 3 * P + d, cs, t0, t1);
                 continue;
             }
             if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
@@ -206,36 +307,14 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 step++;
             }
             if (sc_op_is_pair(in->op)) { /* one slot named by both halves */
-                sc_instr b = sc_pair_half(in);
-                char with[48];
-                sc_instr_format(in, name, sizeof name);
-                snprintf(with, sizeof with, "%s s%d mb%d", sc_op_name(b.op), b.stage, b.mb);
-                event(w, name, "FB", "X", pid, 2 * d, t0);
-                sc_jw_num(w, "dur", t1 - t0);
-                sc_jw_object(w, "args");
-                sc_jw_int(w, "stage", in->stage);
-                sc_jw_int(w, "mb", in->mb);
-                sc_jw_str(w, "with", with);
-                sc_jw_end(w);
-                sc_jw_end(w);
-                if (sim->mem) { /* its F half's record at the start, both halves' at the end */
-                    counter(w, "memory", d, pid, t0,
-                            (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
-                    counter(w, "memory", d, pid, t1, sim->mem[g]);
-                }
+                pair_event(w, pg, sim, in, pid, d, k, g, t0, t1);
                 continue;
             }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
             sc_instr_format(in, name, sizeof name);
             int tid = 2 * d + !sc_op_is_pass(in->op);
-            event(w, name, sc_op_name(in->op), "X", pid, tid, t0);
-            sc_jw_num(w, "dur", t1 - t0);
-            sc_jw_object(w, "args");
-            sc_jw_int(w, "stage", in->stage);
-            sc_jw_int(w, "mb", in->mb);
-            sc_jw_end(w);
-            sc_jw_end(w);
+            slice(w, name, sc_op_name(in->op), pid, tid, t0, t1, in->stage, in->mb);
             if (sc_op_is_pass(in->op) && sim->mem)
                 counter(w, "memory", d, pid, sc_op_is_fwd(in->op) ? t0 : t1, sim->mem[g]);
             if (!sc_op_is_recv(in->op))
@@ -250,25 +329,8 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
             long id = ++*flow;
             const char *what = in->dir == SC_DIR_ACT ? "activation" : "gradient";
-            sc_jw_object(w, NULL);
-            sc_jw_str(w, "name", what);
-            sc_jw_str(w, "cat", "transfer");
-            sc_jw_str(w, "ph", "s");
-            sc_jw_int(w, "id", id);
-            sc_jw_int(w, "pid", pid);
-            sc_jw_int(w, "tid", 2 * sd + 1);
-            sc_jw_num(w, "ts", ts);
-            sc_jw_end(w);
-            sc_jw_object(w, NULL);
-            sc_jw_str(w, "name", what);
-            sc_jw_str(w, "cat", "transfer");
-            sc_jw_str(w, "ph", "f");
-            sc_jw_str(w, "bp", "e");
-            sc_jw_int(w, "id", id);
-            sc_jw_int(w, "pid", pid);
-            sc_jw_int(w, "tid", tid);
-            sc_jw_num(w, "ts", tf);
-            sc_jw_end(w);
+            flow_end(w, what, 0, id, pid, 2 * sd + 1, ts);
+            flow_end(w, what, 1, id, pid, tid, tf);
         }
     }
 }

@@ -1,6 +1,7 @@
 /*
  * ir_impl.h — the body of sc_prog, for the modules of interp/ only.
  * Outside interp/, use the accessors of ir.h.
+ * Tested by: tests/unit/test_opkinds.c, tests/unit/test_pair.c.
  */
 #ifndef SC_IR_IMPL_H
 #define SC_IR_IMPL_H

@@ -19,6 +19,8 @@
  * all-to-all part ta, a message's time (T_comm), the vocabulary passes and
  * their records scale by r_i (a message's bytes are tokens x hidden).
  * The costs a program holds stay those of the reference microbatch.
+ *
+ * Tested by: tests/unit/test_lengths.c, tests/lengths.sh.
  */
 #ifndef SC_LENGTHS_H
 #define SC_LENGTHS_H

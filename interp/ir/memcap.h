@@ -3,6 +3,7 @@
  * units of each stage's record, w_keep, and the memory limit (memcap.c):
  * one cap for every device or one per device, and the bytes of a unit for
  * caps given in bytes. Included by ir.h.
+ * Tested by: tests/unit/test_search.c, tests/unit/test_bound.c.
  */
 #ifndef SC_MEMCAP_H
 #define SC_MEMCAP_H

@@ -41,6 +41,8 @@
  *
  * Ownership: sc_mdesc_free frees (NULL is a no-op). Thread-safety: an
  * sc_mdesc is immutable once built; no global state.
+ *
+ * Tested by: tests/unit/test_model.c.
  */
 #ifndef SC_MDESC_H
 #define SC_MDESC_H

@@ -27,6 +27,8 @@
  * The program is left with the best order's lengths, lowered and verified
  * again. Its passes (the schedule) stay: the order renames which length
  * each microbatch number carries, nothing else.
+ *
+ * Tested by: tests/unit/test_lengths.c, tests/lengths.sh.
  */
 #ifndef SC_PLAN_ORDER_H
 #define SC_PLAN_ORDER_H

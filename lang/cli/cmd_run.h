@@ -1,6 +1,8 @@
 /*
  * cmd_run.h — `stagecraft run` (docs/interchange.md): the command line of the CPU
  * runtime, kept apart from main.c.
+ *
+ * Tested by: tests/runtime.sh, tests/steps.sh.
  */
 #ifndef SC_CMD_RUN_H
 #define SC_CMD_RUN_H
@@ -20,7 +22,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 /* A cap in bytes while a recipe builds its program counts in the unit of
  * the built-in model mc (layers 0: two per stage), the one run (and compare
  * with model sizes) sets after the recipe (docs/run.md#memory-units-in-bytes):
- * sets sc._unit_bytes for lang/lua/mem_lua.c; NULL takes it away. */
+ * sets sc._unit_bytes for lang/lua/mem.c; NULL takes it away. */
 void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc);
 /* The runtime's byte model for the engine (engine.h: sc_eng_set_runtime). */
 const struct sc_eng_runtime *sc_cli_runtime(void);

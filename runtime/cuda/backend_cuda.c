@@ -1,6 +1,8 @@
 /*
  * backend_cuda.c — the cuda backend (backend.h): cuBLAS for the matrix
- * products, the kernels of cuda_kernels.cu for the rest.
+ * products, the kernels of cuda_kernels.cu for the rest; the decoder's
+ * slots are backend_cuda_dec.c's, the checks cuda_check.c's (the instance's
+ * state is in backend_cuda.h, private to these files).
  *
  * Streams. Each instance (one per pipeline device; several may share a GPU
  * when devices are emulated) has three non-blocking streams: `compute` for
@@ -24,7 +26,9 @@
  * free is cudaFreeAsync on the compute stream: stream-ordered, so freeing a
  * tensor never waits for the device and a reuse comes after the work that
  * read it. The cap counts requested bytes, as on the cpu. The loss's few
- * scratch bytes (targets and one double per row) are outside the cap.
+ * scratch bytes (targets and one double per row) are outside the cap, and
+ * so is attn_bwd's dP of one KV head's group (heads / kv_heads x seq x seq
+ * floats, grown stream-ordered, kept).
  *
  * Numerics. cuBLAS runs in CUBLAS_DEFAULT_MATH: float32 throughout, no TF32
  * tensor cores (STAGECRAFT_CUDA_TF32=1 allows them, for benchmarks only).
@@ -38,98 +42,22 @@
  * caller says what did not fit.
  */
 #include "backend/backend.h"
-#include "cuda_impl.h"
+#include "backend_cuda.h"
 
-#include <cublas_v2.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-typedef struct cuda {
-    int dev, gpu;
-    size_t cap, used;
-    cudaStream_t compute, d2h, h2d;
-    cublasHandle_t blas;
-    cudaEvent_t mark;          /* compute progress, for the copy streams */
-    cudaEvent_t *idle;         /* ticket events ready for reuse */
-    int nidle, idlecap;
-    int rows;                  /* rows of the loss scratch */
-    int32_t *dtgt, *htgt;      /* targets: device, pinned host */
-    double *dloss, *hloss;     /* per-row loss: device, pinned host */
-    double *dpart, *dsum, *hsum; /* sumsq's parts and result: device, pinned host */
-    int failed;
-    char err[320];
-} cuda;
-
-/* ---- checks: one line per failure, the first one kept ---- */
-
-void sc_cuda_format(char *buf, size_t len, const char *file, int line, const char *call,
-                    const char *reason)
-{
-    const char *base = strrchr(file, '/');
-    int n = (int)strcspn(call, "(");
-    snprintf(buf, len, "%s:%d: %.*s: %s", base ? base + 1 : file, line, n, call, reason);
-}
-
-static int fail_at(cuda *c, const char *file, int line, const char *call, const char *reason)
-{
-    if (!c->failed) {
-        char b[256];
-        c->failed = 1;
-        sc_cuda_format(b, sizeof b, file, line, call, reason);
-        snprintf(c->err, sizeof c->err, "%s (GPU %d)", b, c->gpu);
-    }
-    return 0;
-}
-
-static int ck(cuda *c, cudaError_t e, const char *file, int line, const char *call)
-{
-    return e == cudaSuccess ? 1 : fail_at(c, file, line, call, cudaGetErrorString(e));
-}
-
-static int ckb(cuda *c, cublasStatus_t e, const char *file, int line, const char *call)
-{
-    return e == CUBLAS_STATUS_SUCCESS ? 1 : fail_at(c, file, line, call, cublasGetStatusString(e));
-}
-
-#define CK(c, call) ck((c), (call), __FILE__, __LINE__, #call)
-#define CKB(c, call) ckb((c), (call), __FILE__, __LINE__, #call)
-
-double sc_cuda_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static _Thread_local int current_gpu = -1;
-
-cudaError_t sc_cuda_use(int gpu)
-{
-    if (gpu == current_gpu)
-        return cudaSuccess;
-    cudaError_t e = cudaSetDevice(gpu);
-    current_gpu = e == cudaSuccess ? gpu : -1;
-    return e;
-}
-
-/* 1 when the instance may go on: not failed, its GPU current. */
-static int ready(cuda *c)
-{
-    return !c->failed && CK(c, sc_cuda_use(c->gpu));
-}
 
 /* ---- memory ---- */
 
 static void *cu_alloc(void *ctx, size_t bytes)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     if (c->cap && (bytes > c->cap || c->used > c->cap - bytes))
         return NULL;
-    if (!ready(c))
+    if (!sc_cuda_ready(c))
         return NULL;
     void *p = NULL;
     cudaError_t e = cudaMallocAsync(&p, bytes ? bytes : 1, c->compute);
@@ -137,7 +65,7 @@ static void *cu_alloc(void *ctx, size_t bytes)
         (void)cudaGetLastError(); /* out of memory is not sticky */
         return NULL;
     }
-    if (!ck(c, e, __FILE__, __LINE__, "cudaMallocAsync"))
+    if (!sc_cuda_ck(c, e, __FILE__, __LINE__, "cudaMallocAsync"))
         return NULL;
     c->used += bytes;
     return p;
@@ -145,25 +73,25 @@ static void *cu_alloc(void *ctx, size_t bytes)
 
 static void cu_free(void *ctx, void *p, size_t bytes)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     if (!p)
         return;
     c->used -= bytes;
-    if (ready(c))
+    if (sc_cuda_ready(c))
         CK(c, cudaFreeAsync(p, c->compute));
 }
 
 static void cu_upload(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    cuda *c = ctx;
-    if (ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->compute)))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->compute)))
         CK(c, cudaStreamSynchronize(c->compute)); /* src is the caller's again */
 }
 
 static void cu_download(void *ctx, void *dst, const void *src, size_t bytes)
 {
-    cuda *c = ctx;
-    if (ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->compute)))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c) && CK(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->compute)))
         CK(c, cudaStreamSynchronize(c->compute));
     if (c->failed)
         memset(dst, 0xff, bytes); /* NaN, never stale data that could pass a check */
@@ -174,8 +102,8 @@ static void cu_download(void *ctx, void *dst, const void *src, size_t bytes)
 static void cu_gemm(void *ctx, int ta, int tb, int M, int N, int K, float alpha, const float *A,
                     const float *B, float beta, float *C)
 {
-    cuda *c = ctx;
-    if (!ready(c))
+    sc_cuda *c = ctx;
+    if (!sc_cuda_ready(c))
         return;
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
      * same memory read as the transposes, with the operands swapped. */
@@ -185,45 +113,45 @@ static void cu_gemm(void *ctx, int ta, int tb, int M, int N, int K, float alpha,
 
 static void cu_copy(void *ctx, size_t n, const float *src, float *dst)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, c->compute));
 }
 
 static void cu_tanh_fwd(void *ctx, size_t n, float *x)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, sc_cuda_tanh_fwd(c->compute, n, x));
 }
 
 static void cu_tanh_bwd(void *ctx, size_t n, const float *a, float *g)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, sc_cuda_tanh_bwd(c->compute, n, a, g));
 }
 
 static void cu_fill_uniform(void *ctx, float *x, size_t n, long long seed, uint64_t stream,
                             float scale)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, sc_cuda_fill_uniform(c->compute, n, x, seed, stream, scale));
 }
 
 static void cu_sgd(void *ctx, size_t n, float lr, const float *g, float *x)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, sc_cuda_sgd(c->compute, n, lr, g, x));
 }
 
 static void cu_adamw(void *ctx, size_t n, float *w, const float *g, float *m, float *v,
                      const struct sc_adamw_k *k)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, sc_cuda_adamw(c->compute, n, w, g, m, v, k));
 }
 
@@ -231,9 +159,9 @@ static void cu_adamw(void *ctx, size_t n, float *w, const float *g, float *m, fl
  * used to read every gradient. */
 static sc_status cu_sumsq(void *ctx, size_t n, const float *g, double out[2])
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     out[0] = out[1] = NAN;
-    if (!ready(c))
+    if (!sc_cuda_ready(c))
         return SC_ERR_RUNTIME;
     if (!c->dpart) {
         double *d = NULL;
@@ -256,7 +184,7 @@ static sc_status cu_sumsq(void *ctx, size_t n, const float *g, double out[2])
 }
 
 /* The loss's scratch for `rows` rows (grown, never shrunk). */
-static int scratch(cuda *c, int rows)
+static int scratch(sc_cuda *c, int rows)
 {
     if (rows <= c->rows)
         return 1;
@@ -283,10 +211,10 @@ static int scratch(cuda *c, int rows)
 static double cu_xent(void *ctx, int rows, int V, float *logits, const int32_t *targets,
                       float scale)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     if (rows < 1 || V < 1)
-        fail_at(c, __FILE__, __LINE__, "xent", "rows and V must be at least 1");
-    if (!ready(c) || !scratch(c, rows))
+        sc_cuda_fail(c, __FILE__, __LINE__, "xent", "rows and V must be at least 1");
+    if (!sc_cuda_ready(c) || !scratch(c, rows))
         return NAN;
     /* The previous call ended with a sync: the pinned buffers are free. */
     memcpy(c->htgt, targets, (size_t)rows * sizeof(int32_t));
@@ -305,8 +233,8 @@ static double cu_xent(void *ctx, int rows, int V, float *logits, const int32_t *
 
 static sc_status cu_sync(void *ctx)
 {
-    cuda *c = ctx;
-    if (ready(c))
+    sc_cuda *c = ctx;
+    if (sc_cuda_ready(c))
         CK(c, cudaStreamSynchronize(c->compute));
     return c->failed ? SC_ERR_RUNTIME : SC_OK;
 }
@@ -357,8 +285,8 @@ static void pin_release(void)
 
 static void *cu_host_alloc(void *ctx, size_t bytes)
 {
-    cuda *c = ctx;
-    if (!ready(c))
+    sc_cuda *c = ctx;
+    if (!sc_cuda_ready(c))
         return NULL;
     void *p = pin_take(bytes);
     if (p)
@@ -373,12 +301,12 @@ static void *cu_host_alloc(void *ctx, size_t bytes)
             return NULL;
         }
     }
-    return ck(c, e, __FILE__, __LINE__, "cudaHostAlloc") ? p : NULL;
+    return sc_cuda_ck(c, e, __FILE__, __LINE__, "cudaHostAlloc") ? p : NULL;
 }
 
 static void cu_host_free(void *ctx, void *p, size_t bytes)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     if (!p)
         return;
     pthread_mutex_lock(&pin_lock);
@@ -386,16 +314,16 @@ static void cu_host_free(void *ctx, void *p, size_t bytes)
     if (kept)
         pin_cache[pin_n++] = (struct hostblk){p, bytes};
     pthread_mutex_unlock(&pin_lock);
-    if (!kept && ready(c))
+    if (!kept && sc_cuda_ready(c))
         CK(c, cudaFreeHost(p));
 }
 
 static sc_status cu_copy_start(void *ctx, int to_host, void *dst, const void *src, size_t bytes,
                                void **ticket)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     *ticket = NULL;
-    if (!ready(c))
+    if (!sc_cuda_ready(c))
         return SC_ERR_RUNTIME;
     cudaStream_t s = to_host ? c->d2h : c->h2d;
     cudaEvent_t ev = NULL;
@@ -417,11 +345,11 @@ static sc_status cu_copy_start(void *ctx, int to_host, void *dst, const void *sr
 
 static sc_status cu_copy_wait(void *ctx, void *ticket)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     cudaEvent_t ev = (cudaEvent_t)ticket;
     if (!ev)
         return c->failed ? SC_ERR_RUNTIME : SC_OK;
-    if (ready(c))
+    if (sc_cuda_ready(c))
         CK(c, cudaEventSynchronize(ev));
     if (c->nidle == c->idlecap) {
         int ncap = c->idlecap ? 2 * c->idlecap : 16;
@@ -439,16 +367,16 @@ static sc_status cu_copy_wait(void *ctx, void *ticket)
 
 static const char *cu_errmsg(void *ctx)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     return c->failed ? c->err : NULL;
 }
 
 static sc_status cu_meminfo(void *ctx, int *gpu, size_t *free_bytes, size_t *total_bytes)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     *gpu = c->gpu;
     *free_bytes = *total_bytes = 0;
-    if (!ready(c) || !CK(c, cudaMemGetInfo(free_bytes, total_bytes)))
+    if (!sc_cuda_ready(c) || !CK(c, cudaMemGetInfo(free_bytes, total_bytes)))
         return SC_ERR_RUNTIME;
     return SC_OK;
 }
@@ -457,7 +385,7 @@ static sc_status cu_meminfo(void *ctx, int *gpu, size_t *free_bytes, size_t *tot
 
 static sc_status cu_lane_open(void *ctx, sc_backend **lane)
 {
-    cuda *c = ctx;
+    sc_cuda *c = ctx;
     char err[256];
     sc_status st = sc_cuda_open(c->dev, 0, lane, err, sizeof err);
     if (st != SC_OK && !c->failed)
@@ -466,10 +394,10 @@ static sc_status cu_lane_open(void *ctx, sc_backend **lane)
 }
 
 /* One stream's next work waits for what another has queued so far. */
-static void cu_order(cuda *after, cuda *before)
+static void cu_order(sc_cuda *after, sc_cuda *before)
 {
-    if (ready(before) && CK(before, cudaEventRecord(before->mark, before->compute)) &&
-        ready(after))
+    if (sc_cuda_ready(before) && CK(before, cudaEventRecord(before->mark, before->compute)) &&
+        sc_cuda_ready(after))
         CK(after, cudaStreamWaitEvent(after->compute, before->mark, 0));
 }
 
@@ -501,15 +429,25 @@ static const struct sc_backend_ops cuda_ops = {
     .lane_open = cu_lane_open,
     .lane_fork = cu_lane_fork,
     .lane_join = cu_lane_join,
+    .rmsnorm_fwd = sc_cuda_dec_rmsnorm_fwd,
+    .rmsnorm_bwd = sc_cuda_dec_rmsnorm_bwd,
+    .rmsnorm_wgrad = sc_cuda_dec_rmsnorm_wgrad,
+    .rope = sc_cuda_dec_rope,
+    .attn_fwd = sc_cuda_dec_attn_fwd,
+    .attn_bwd = sc_cuda_dec_attn_bwd,
+    .swiglu_fwd = sc_cuda_dec_swiglu_fwd,
+    .swiglu_bwd = sc_cuda_dec_swiglu_bwd,
 };
 
 /* ---- lifetime ---- */
 
 static void cu_free_backend(sc_backend *be)
 {
-    cuda *c = be->ctx;
+    sc_cuda *c = be->ctx;
     if (sc_cuda_use(c->gpu) == cudaSuccess) {
         /* Errors here change nothing: the instance is going away. */
+        if (c->dscores)
+            cudaFreeAsync(c->dscores, c->compute);
         if (c->compute)
             cudaStreamSynchronize(c->compute);
         if (c->d2h)
@@ -594,7 +532,7 @@ sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, siz
         return SC_ERR_ARG;
     }
     sc_backend *be = calloc(1, sizeof *be);
-    cuda *c = calloc(1, sizeof *c);
+    sc_cuda *c = calloc(1, sizeof *c);
     if (!be || !c) {
         free(be);
         free(c);
@@ -608,7 +546,7 @@ sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, siz
     be->ctx = c;
     be->free_fn = cu_free_backend;
     const char *tf32 = getenv("STAGECRAFT_CUDA_TF32");
-    int ok = ready(c) &&
+    int ok = sc_cuda_ready(c) &&
              CK(c, cudaStreamCreateWithFlags(&c->compute, cudaStreamNonBlocking)) &&
              CK(c, cudaStreamCreateWithFlags(&c->d2h, cudaStreamNonBlocking)) &&
              CK(c, cudaStreamCreateWithFlags(&c->h2d, cudaStreamNonBlocking)) &&
@@ -637,10 +575,10 @@ sc_status sc_cuda_open(int dev, size_t mem_cap, sc_backend **out, char *err, siz
 
 int sc_cuda_backend_gpu(const sc_backend *be)
 {
-    return be && be->ops == &cuda_ops ? ((const cuda *)be->ctx)->gpu : -1;
+    return be && be->ops == &cuda_ops ? ((const sc_cuda *)be->ctx)->gpu : -1;
 }
 
 cudaStream_t sc_cuda_backend_stream(const sc_backend *be)
 {
-    return be && be->ops == &cuda_ops ? ((const cuda *)be->ctx)->compute : NULL;
+    return be && be->ops == &cuda_ops ? ((const sc_cuda *)be->ctx)->compute : NULL;
 }

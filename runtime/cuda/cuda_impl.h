@@ -1,13 +1,13 @@
 /*
  * cuda_impl.h — private to the CUDA module (libstagecraft_cuda.so, built
  * only when the Makefile found nvcc; cuda_api.h): the kernel launchers of
- * cuda_kernels.cu, the module's entry points, and what the CUDA transports
- * need from a cuda backend.
+ * cuda_kernels.cu and cuda_dec_kernels.cu, the module's entry points, and
+ * what the CUDA transports need from a cuda backend.
  *
  * Launchers (llm.c's pattern): each computes its grid, clears the thread's
  * last error, launches on the given stream and returns the launch's
- * cudaGetLastError(); shapes are the
- * caller's (backend_cuda.c checks them). Kernels never allocate.
+ * cudaGetLastError(); shapes are the caller's (the slots of backend_cuda.c
+ * and backend_cuda_dec.c check them). Kernels never allocate.
  *
  * Errors stop here: every CUDA, cuBLAS and NCCL call of the runtime goes
  * through a check that writes one line, "FILE:LINE: CALL: REASON"
@@ -49,6 +49,29 @@ cudaError_t sc_cuda_fill_uniform(cudaStream_t s, size_t n, float *x, long long s
  * row_loss are device memory. */
 cudaError_t sc_cuda_xent(cudaStream_t s, int rows, int V, float *logits, const int32_t *targets,
                          float scale, double *row_loss);
+
+/* The decoder's kernels (cuda_dec_kernels.cu), backend.h's slots of the
+ * same names; an empty shape launches nothing. RMSNorm, the softmaxes: one
+ * block per row, fixed reduction trees in double; wgrad: one thread per
+ * column, rows in order. */
+cudaError_t sc_cuda_rmsnorm_fwd(cudaStream_t s, int rows, int n, const float *x, const float *g,
+                                float eps, float *y, float *rstd);
+cudaError_t sc_cuda_rmsnorm_bwd(cudaStream_t s, int rows, int n, const float *x, const float *g,
+                                const float *rstd, const float *dy, float beta, float *dx);
+cudaError_t sc_cuda_rmsnorm_wgrad(cudaStream_t s, int rows, int n, const float *x,
+                                  const float *rstd, const float *dy, float *dg);
+cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int heads, int dim, float theta,
+                         int sign, float *x);
+/* In place over rows x seq scores, row r at position r % seq: the softmax
+ * over columns <= the position, 0 past it; and its gradient, p = p (dp -
+ * sum p dp) over the same columns (dp: rows x seq). */
+cudaError_t sc_cuda_causal_softmax(cudaStream_t s, int rows, int seq, float *p);
+cudaError_t sc_cuda_causal_softmax_bwd(cudaStream_t s, int rows, int seq, float *p,
+                                       const float *dp);
+cudaError_t sc_cuda_swiglu_fwd(cudaStream_t s, size_t n, const float *g, const float *u,
+                               float *a);
+cudaError_t sc_cuda_swiglu_bwd(cudaStream_t s, size_t n, const float *g, const float *u,
+                               float *du, float *dg);
 
 #ifdef __cplusplus
 }

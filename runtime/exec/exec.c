@@ -61,8 +61,10 @@ static sc_status wait_for(ex *e, int g, size_t c)
 {
     if (!e->ch)
         return pump(e, g);
+    const struct sc_transport_ops *t = e->tp->ops;
     double deadline = e->out->timeout_s > 0 ? sc_exec_now() + e->out->timeout_s : 0;
-    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
+    for (sc_backoff b = {0};;) {
+        unsigned tok = t->watch ? t->watch(e->tp->ctx, e->d) : 0;
         int moved = 0, head = e->head;
         sc_status st = pump(e, -1);
         if (!st)
@@ -81,6 +83,10 @@ static sc_status wait_for(ex *e, int g, size_t c)
             return sc_ex_failf(e, SC_ERR_RUNTIME, "d%d waited %g s for a %s; a peer is gone or stuck: "
                          "giving up", e->d, e->out->timeout_s,
                          e->head <= g ? "transfer group" : "collective");
+        if (b.polls < SC_BACKOFF_SPINS || !t->idle || !t->idle(e->tp->ctx, e->d, tok))
+            sc_backoff_wait(&b);
+        else if (t->watch(e->tp->ctx, e->d) != tok) /* rung: spin again before sleeping */
+            sc_backoff_reset(&b);
     }
 }
 

@@ -25,6 +25,8 @@
  * abort may be called by any thread: every wait of every device then
  * returns SC_ERR_RUNTIME soon. wait also returns SC_ERR_RUNTIME after the
  * transport's timeout (the watchdog that turns a lost peer into an error).
+ *
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_coll_run.c.
  */
 #ifndef SC_TRANSPORT_H
 #define SC_TRANSPORT_H
@@ -102,6 +104,14 @@ struct sc_transport_ops {
     sc_status (*coll_test)(void *ctx, int dev, void *h, int *done);
     sc_status (*coll_wait)(void *ctx, int dev, void *h);
     void (*coll_release)(void *ctx, int dev, void *h);
+    /* Optional (NULL: the caller backs off, backoff.h): for a caller that
+     * polls test and coll_test itself. watch returns a token before the
+     * polls; idle, after polls that found nothing done, sleeps until
+     * something of dev's may have moved since the token (a peer rang, MPI's
+     * doorbells) or a short time passes, and returns 1; 0 when it cannot
+     * (then the caller backs off). */
+    unsigned (*watch)(void *ctx, int dev);
+    int (*idle)(void *ctx, int dev, unsigned token);
 };
 
 typedef struct sc_transport {

@@ -9,12 +9,15 @@
  *
  * A group is one array of MPI_Isend/MPI_Irecv requests, posted when the
  * group starts and completed together (MPI_Testall), the MPI counterpart of
- * ncclGroupStart/End. Waiting polls MPI_Testall and backs off between
- * polls (backoff.h: spins, then yields, then short sleeps), so that ranks
- * oversubscribing the cores (mpirun --oversubscribe) leave them to the ranks
- * that compute, and so that a wait can give up after the timeout (the
- * watchdog for a peer that vanished without the job being aborted by
- * mpirun).
+ * ncclGroupStart/End. Waiting polls MPI_Testall, spins a while, then
+ * sleeps until a peer rings this rank's doorbell (mpi_bell.h, when every
+ * rank is on this node: a transfer posted towards it, a group or
+ * collective of the peer's completed) or a short time passes (backoff.h's
+ * sleep where there are no bells), so that ranks oversubscribing the cores
+ * (mpirun --oversubscribe) leave them to the ranks that compute, a rank
+ * wakes as soon as its message is there, and a wait can give up after the
+ * timeout (the watchdog for a peer that vanished without the job being
+ * aborted by mpirun).
  *
  * An all-reduce SUM gathers every rank's buffer (MPI_Iallgather) and adds
  * them in rank order on each rank (coll_host.h, the local transport's own
@@ -26,6 +29,7 @@
 #include "backoff.h"
 #include "coll_host.h"
 #include "mpi_api.h"
+#include "mpi_bell.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -52,6 +56,7 @@ typedef struct mctx {
     int max_tag;
     double timeout_s;
     MPI_Comm coll;     /* a duplicate of the world for collectives (their own channel) */
+    sc_bell *bell;     /* the ranks' doorbells, or NULL (mpi_bell.h) */
     char err[256];
 } mctx;
 
@@ -63,8 +68,15 @@ typedef struct mgroup {
     sc_cxfer sum;
     void **gather;
     int ranks;
+    int rung;          /* its completion has been rung to its peers */
+    int *peer;         /* [n] each transfer's peer (after req); NULL: a collective's, all */
     MPI_Request req[];
 } mgroup;
+
+/* The longest sleep of a wait between two polls when the ranks have
+ * doorbells: a ring ends it sooner. Messages whose progress needs a poll of
+ * this rank without a ring (the fragments of a large one) wait this long. */
+#define BELL_SLEEP_NS SC_BACKOFF_SLEEP_NS
 
 static int started;
 static double started_timeout; /* sc_mpi_init's timeout_s: the guard of later blocking calls */
@@ -75,10 +87,12 @@ static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, 
 static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
 {
     mctx *c = ctx;
-    mgroup *g = calloc(1, sizeof *g + (size_t)(n > 0 ? n : 1) * sizeof(MPI_Request));
+    size_t k = (size_t)(n > 0 ? n : 1);
+    mgroup *g = calloc(1, sizeof *g + k * sizeof(MPI_Request) + k * sizeof(int));
     *group = g;
     if (!g)
         return SC_ERR_NOMEM;
+    g->peer = (int *)(void *)(g->req + k);
     for (int i = 0; i < n; i++) {
         const sc_xfer *t = &x[i];
         if (t->tag < 0 || t->tag >= c->max_tag || t->bytes > INT_MAX) {
@@ -95,9 +109,23 @@ static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **g
                      "failed (MPI error %d)", dev, t->peer, rc);
             return SC_ERR_RUNTIME;
         }
-        g->n++;
+        g->peer[g->n++] = t->peer;
+        sc_bell_ring(c->bell, t->peer); /* a transfer towards it: worth a poll */
     }
     return SC_OK;
+}
+
+/* A group's completion, rung once to its peers (a send whose peer waits
+ * for the end of a rendezvous, a collective's members). */
+static void ring_done(mctx *c, mgroup *g)
+{
+    if (g->rung || !c->bell)
+        return;
+    g->rung = 1;
+    if (!g->peer)
+        sc_bell_ring_all(c->bell);
+    for (int i = 0; g->peer && i < g->n; i++)
+        sc_bell_ring(c->bell, g->peer[i]);
 }
 
 static sc_status mpi_test(void *ctx, int dev, void *group, int *done)
@@ -110,6 +138,8 @@ static sc_status mpi_test(void *ctx, int dev, void *group, int *done)
                  dev, rc);
         return SC_ERR_RUNTIME;
     }
+    if (*done)
+        ring_done(c, g);
     return SC_OK;
 }
 
@@ -118,8 +148,11 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
                            sc_status (*test)(void *, int, void *, int *), const char *what)
 {
     mctx *c = ctx;
+    mgroup *g = group;
     double deadline = now() + c->timeout_s;
-    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
+    int slept = 0;
+    for (sc_backoff b = {0};;) {
+        unsigned tok = c->bell ? sc_bell_token(c->bell) : 0;
         int done = 0;
         sc_status st = test(ctx, dev, group, &done);
         if (st || done)
@@ -129,6 +162,22 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
                      "gone or stuck: giving up", dev, c->timeout_s, what);
             return SC_ERR_RUNTIME;
         }
+        if (!c->bell || b.polls < SC_BACKOFF_SPINS) {
+            sc_backoff_wait(&b);
+            continue;
+        }
+        /* Still not done after a sleep: the peers may be asleep too, each
+         * waiting for the other's poll to move a large message on. */
+        if (slept)
+            for (int i = 0; g->peer && i < g->n; i++)
+                sc_bell_ring(c->bell, g->peer[i]);
+        sc_bell_sleep(c->bell, tok, BELL_SLEEP_NS);
+        slept = 1;
+        /* Rung: what the ring announced may take a few polls to arrive
+         * (a message still on its way, a ring for another group): spin
+         * again before the next sleep. */
+        if (sc_bell_token(c->bell) != tok)
+            sc_backoff_reset(&b);
     }
 }
 
@@ -161,6 +210,7 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
     *h = g;
     if (!g)
         return SC_ERR_NOMEM;
+    sc_bell_ring_all(c->bell); /* a collective posted: every member may move */
     if (x->count > INT_MAX) {
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: a collective of %zu elements is too "
                  "large", dev, x->count);
@@ -217,6 +267,24 @@ static sc_status mpi_coll_wait(void *ctx, int dev, void *h)
     return poll_wait(ctx, dev, h, mpi_coll_test, "collective");
 }
 
+/* The executor's own waits (polling both channels): the doorbell. */
+static unsigned mpi_watch(void *ctx, int dev)
+{
+    mctx *c = ctx;
+    (void)dev;
+    return c->bell ? sc_bell_token(c->bell) : 0;
+}
+
+static int mpi_idle(void *ctx, int dev, unsigned token)
+{
+    mctx *c = ctx;
+    (void)dev;
+    if (!c->bell)
+        return 0;
+    sc_bell_sleep(c->bell, token, BELL_SLEEP_NS);
+    return 1;
+}
+
 static const struct sc_transport_ops mpi_ops = {
     .name = "mpi",
     .start = mpi_start,
@@ -229,6 +297,8 @@ static const struct sc_transport_ops mpi_ops = {
     .coll_test = mpi_coll_test,
     .coll_wait = mpi_coll_wait,
     .coll_release = mpi_release,
+    .watch = mpi_watch,
+    .idle = mpi_idle,
 };
 
 static sc_status mod_transport_new(int max_tag, double timeout_s, sc_transport **out,
@@ -262,6 +332,8 @@ static sc_status mod_transport_new(int max_tag, double timeout_s, sc_transport *
         st = SC_ERR_RUNTIME;
     } else
         st = poll_one(&req, timeout_s, "the transport's start (MPI_Comm_idup)", err, errlen);
+    if (!st)
+        c->bell = sc_bell_open(poll_one, timeout_s, &st, err, errlen);
     if (st) {
         free(tp);
         free(c);
@@ -278,6 +350,7 @@ static void mod_transport_free(sc_transport *tp)
     if (!tp)
         return;
     mctx *c = tp->ctx;
+    sc_bell_close(c->bell);
     MPI_Comm_free(&c->coll);
     free(c);
     free(tp);

@@ -7,7 +7,9 @@
 # kernels of cuda_kernels.cu compiled for the host), built against the
 # stand-in as $BUILD/cudastub/libstagecraft_cuda.so.
 #   1. the GPU unit test (tests/gpu/test_backend_cuda.c) on 1 and 2 emulated
-#      GPUs, and with random delays on every stream operation;
+#      GPUs, and with random delays on every stream operation; the decoder's
+#      slots (tests/gpu/test_decoder_cuda.c: references in double, finite
+#      differences) on 1 emulated GPU, and on 2 with random delays;
 #   2. every stdlib recipe `run --backend cuda --check` at p=4 m=8, on 1
 #      emulated GPU (cuda-local) and on 4 of them (nccl), with offload=none
 #      and offload=all: the CPU reference within 1e-4, measured peaks ==
@@ -43,7 +45,7 @@ unset CUDA_VISIBLE_DEVICES SC_CUDASTUB_DELAY_US NCCL_DEBUG NCCL_DEBUG_FILE STAGE
 
 . tests/lib.sh # ok, bad, expect, full, sample
 
-for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda"; do
+for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda" "$BUILD/gpu_test_decoder_cuda"; do
   if [ ! -f "$f" ]; then
     echo "FAIL: $f is missing (make test builds the stand-in)" >&2
     echo "cudastub: 0 passed, 1 failed"; exit 1
@@ -66,6 +68,12 @@ done
 if ! full; then :
 elif SC_CUDASTUB_GPUS=2 SC_CUDASTUB_DELAY_US=200 "$BUILD/gpu_test_backend_cuda" >"$tmp/u" 2>&1; then ok
 else bad "gpu_test_backend_cuda with random delays"; tail -8 "$tmp/u" >&2; fi
+# The decoder's slots (a second or so): plain, and with random delays.
+for d in 0 200; do
+  if SC_CUDASTUB_GPUS=$((1 + d / 200)) SC_CUDASTUB_DELAY_US=$d "$BUILD/gpu_test_decoder_cuda" >"$tmp/u" 2>&1 &&
+     grep -q '^decoder-cuda: [1-9][0-9]* passed, 0 failed' "$tmp/u"; then ok
+  else bad "gpu_test_decoder_cuda (delays $d us)"; tail -8 "$tmp/u" >&2; fi
+done
 
 # 2. Every stdlib recipe through the module's real objects.
 recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')

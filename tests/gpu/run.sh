@@ -8,14 +8,16 @@
 # module or NCCL not loading, a driver mismatch, a backend bug) fails.
 # tests/cudastub/run.sh also runs this script on the CUDA stand-in
 # (SC_CUDASTUB=1: section 4's NCCL across processes is then not run), with
-# SC_GPU_UNIT=done (it ran section 1's test itself, on the same 2 emulated
+# SC_GPU_UNIT=done (it ran section 1's tests itself, on the same 2 emulated
 # GPUs) and SC_TIER=check (section 2 on the sample recipes: that suite runs
 # every recipe on the stand-in itself).
 #
 # With GPUs (any number; one is enough, devices are then emulated on it):
 #   1. the backend's slots against the cpu backend, the offload round trip
 #      bit for bit, the memory cap, errors, both GPU transports and their
-#      watchdogs ($BUILD/gpu_test_backend_cuda);
+#      watchdogs ($BUILD/gpu_test_backend_cuda); the decoder's slots against
+#      double-precision references and finite differences
+#      ($BUILD/gpu_test_decoder_cuda);
 #   2. every stdlib recipe `run --backend cuda --check` at p=2 m=4 and p=4
 #      m=8: loss and gradients within 1e-4 (relative) of the CPU reference,
 #      measured peak activation bytes == predicted on every device, the
@@ -77,15 +79,17 @@ json_ok() { # file transport
 want_tp() { [ "$1" -le "$gpus" ] && echo nccl || echo cuda-local; }
 
 # 1. The backend's slots, offload, transports.
-if [ "${SC_GPU_UNIT:-}" = done ]; then
-  : # the caller ran it (tests/cudastub/run.sh)
-elif [ -x "$BUILD/gpu_test_backend_cuda" ]; then
-  "$BUILD/gpu_test_backend_cuda" >"$tmp/unit" 2>&1; rc=$?
-  cat "$tmp/unit"
-  [ $rc = 0 ] && ok || bad "gpu_test_backend_cuda exited $rc"
-else
-  bad "$BUILD/gpu_test_backend_cuda is missing (make gpu-test builds it)"
-fi
+for t in gpu_test_backend_cuda gpu_test_decoder_cuda; do
+  if [ "${SC_GPU_UNIT:-}" = done ]; then
+    : # the caller ran it (tests/cudastub/run.sh)
+  elif [ -x "$BUILD/$t" ]; then
+    "$BUILD/$t" >"$tmp/unit" 2>&1; rc=$?
+    cat "$tmp/unit"
+    [ $rc = 0 ] && ok || bad "$t exited $rc"
+  else
+    bad "$BUILD/$t is missing (make gpu-test builds it)"
+  fi
+done
 
 # 2. Every stdlib recipe against the CPU reference.
 recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')

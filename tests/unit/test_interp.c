@@ -602,6 +602,15 @@ TEST(worked_example)
     sc_instr in = {.op = SC_OP_RECV, .dir = SC_DIR_GRAD, .stage = 3, .mb = 12, .peer = 4};
     sc_instr_format(&in, buf, sizeof buf);
     CHECK_STR(buf, "RECV grad s3 mb12 <- d4");
+    /* The names written without snprintf truncate as snprintf does. */
+    char small[8];
+    sc_instr_format(&in, small, sizeof small);
+    CHECK_STR(small, "RECV gr"); /* the first 7 bytes, as snprintf keeps them */
+    sc_instr f = {.op = SC_OP_F, .stage = 10, .mb = -1};
+    sc_instr_format(&f, buf, sizeof buf);
+    CHECK_STR(buf, "F s10 mb-1");
+    sc_instr_format(&f, small, 6);
+    CHECK_STR(small, "F s10");
     sc_prog_free(pg);
 }
 

@@ -117,6 +117,35 @@ TEST(layout)
                                  "    7\n  ],\n  \"empty\": []\n}") == 0);
 }
 
+/* Raw elements (sc_jw_raw) between members written one at a time: the
+ * separators of the layout, the bytes as given. */
+static void raw_elements(sc_jw *w)
+{
+    sc_jw_array(w, NULL);
+    sc_jw_layout(w, "\n  ", ",\n  ", "\n");
+    sc_out *o = sc_jw_raw(w);
+    sc_out_write(o, "{\"a\": ", 6);
+    sc_out_quote(o, "x\"y");
+    sc_out_puts(o, ", \"n\": ");
+    sc_out_num(o, 2.5);
+    sc_out_puts(o, ", \"i\": ");
+    sc_out_int(o, -7);
+    sc_out_putc(o, '}');
+    sc_jw_int(w, NULL, 3);
+    o = sc_jw_raw(w);
+    sc_out_num(o, NAN);
+    sc_jw_end(w);
+}
+
+TEST(raw_elements)
+{
+    CHECK(strcmp(written_by(raw_elements, 1),
+                 "[\n  {\"a\": \"x\\\"y\", \"n\": 2.5, \"i\": -7},\n  3,\n  null\n]") == 0);
+    sc_jw w; /* a writer straight to a FILE has no buffer to hand out */
+    sc_jw_init(&w, stdout);
+    CHECK(sc_jw_raw(&w) == NULL);
+}
+
 static void strings(sc_jw *w)
 {
     sc_jw_array(w, NULL);
@@ -226,6 +255,7 @@ int main(void)
     RUN(raw_member);
     RUN(layout);
     RUN(escaping);
+    RUN(raw_elements);
     RUN(numbers);
     RUN(numfmt);
     RUN(outbuf_printf);

@@ -1,8 +1,8 @@
 /*
  * cublas_v2.h of the CUDA STAND-IN — a TEST DOUBLE (tests/cudastub/), never
  * shipped: the cuBLAS calls runtime/cuda/ makes, implemented on the CPU by
- * cublasstub.c (a column-major reference SGEMM with cuBLAS's argument
- * checks, queued on the handle's stream).
+ * cublasstub.c (a column-major reference SGEMM, plain and strided-batched,
+ * with cuBLAS's argument checks, queued on the handle's stream).
  */
 #ifndef SC_CUDASTUB_CUBLAS_H
 #define SC_CUDASTUB_CUBLAS_H
@@ -33,6 +33,14 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode);
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const float *A, int lda,
                            const float *B, int ldb, const float *beta, float *C, int ldc);
+/* batchCount products, the i-th on A + i strideA, B + i strideB, C + i
+ * strideC (input strides may be 0: a shared operand). */
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long int strideA, const float *B, int ldb,
+                                         long long int strideB, const float *beta, float *C,
+                                         int ldc, long long int strideC, int batchCount);
 const char *cublasGetStatusString(cublasStatus_t s);
 
 #ifdef __cplusplus

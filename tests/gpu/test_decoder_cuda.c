@@ -1,0 +1,711 @@
+/*
+ * test_decoder_cuda.c — the cuda backend's decoder slots (backend.h, "the
+ * decoder's layers"), through the public table only, against naive host
+ * references in double precision written here:
+ *
+ *   rmsnorm_fwd (y, rstd), rmsnorm_bwd (beta 0 over garbage, beta 1 over
+ *     values), rmsnorm_wgrad (accumulated onto values), rope (both signs;
+ *     -1 undoes +1), attn_fwd (p, 0 above the diagonal, and o), attn_bwd
+ *     (dq, dk, dv written over garbage), swiglu_fwd, swiglu_bwd:
+ *     max |got - want| <= 1e-5 max(1, max |want|);
+ *   every backward against the forward by finite differences: the
+ *     reference gradients against central differences of the reference
+ *     forward (per coordinate, in double: 1e-6), and the slots' gradients
+ *     against central differences of the slots' own forward along a random
+ *     direction (float: 2e-3);
+ *   the same bits when repeated (fixed reduction trees); a bad shape is a
+ *     sticky failure naming the slot.
+ *
+ * Shapes: batch 2, seq 7, heads 4, kv_heads 2, dim 8 (rows 14, n 24); the
+ * odd ones heads == kv_heads with seq 1, a row longer than a block (n 300),
+ * and a sequence longer than a block (seq 150).
+ *
+ * Without a GPU it prints why and "0 passed, 0 failed, 1 skipped" (as
+ * test_backend_cuda.c). tests/cudastub/run.sh runs it on the CUDA stand-in,
+ * tests/gpu/run.sh on a GPU.
+ */
+#include "harness.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "device/device.h"
+
+static uint32_t rng = 4242;
+static float uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) / 8388608.0f - 1.0f;
+}
+
+static sc_backend *gpu;
+#define O (gpu->ops)
+#define X (gpu->ctx)
+
+static float *rand_host(size_t n, float scale)
+{
+    float *h = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        h[i] = scale * uniform();
+    return h;
+}
+
+static double *to_d(const float *h, size_t n)
+{
+    double *d = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        d[i] = h[i];
+    return d;
+}
+
+static float *put(const float *h, size_t n)
+{
+    float *d = O->alloc(X, n * sizeof(float));
+    O->upload(X, d, h, n * sizeof(float));
+    return d;
+}
+
+/* A device tensor of n floats of garbage (NaN bit patterns): a slot that
+ * reads what it should only write shows it. */
+static float *garbage(size_t n)
+{
+    float *h = malloc(n * sizeof(float));
+    memset(h, 0xff, n * sizeof(float));
+    float *d = put(h, n);
+    free(h);
+    return d;
+}
+
+static float *get(const float *d, size_t n)
+{
+    float *h = malloc(n * sizeof(float));
+    O->download(X, h, d, n * sizeof(float));
+    return h;
+}
+
+static void drop(float *d, size_t n) { O->free(X, d, n * sizeof(float)); }
+
+/* max |got - want| <= tol max(1, max |want|), reported when not. */
+static int near(const char *what, const float *got, const double *want, size_t n, double tol)
+{
+    double err = 0, mag = 1;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - want[i]);
+        err = e > err || e != e ? e : err;
+        mag = fmax(mag, fabs(want[i]));
+    }
+    int ok = err <= tol * mag;
+    if (!ok)
+        fprintf(stderr, "%s: error %g of %g (tolerance %g)\n", what, err, mag, tol);
+    return ok;
+}
+
+#define TOL 1e-5  /* a slot against the double reference */
+#define FD_H 1e-6 /* the reference's finite differences (double) */
+#define FD_TOL 1e-6
+#define DIR_H 1e-2 /* the slots' own forward along a direction (float) */
+#define DIR_TOL 2e-3
+
+/* ---- references (double) ---- */
+
+static void ref_rms(int rows, int n, const double *x, const double *g, double eps, double *y,
+                    double *rstd)
+{
+    for (int r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int i = 0; i < n; i++)
+            ss += x[r * n + i] * x[r * n + i];
+        rstd[r] = 1 / sqrt(ss / n + eps);
+        for (int i = 0; i < n; i++)
+            y[r * n + i] = x[r * n + i] * rstd[r] * g[i];
+    }
+}
+
+/* dx and dg of L = sum w y. */
+static void ref_rms_grad(int rows, int n, const double *x, const double *g, double eps,
+                         const double *w, double *dx, double *dg)
+{
+    memset(dg, 0, (size_t)n * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        double ss = 0, m = 0;
+        for (int i = 0; i < n; i++)
+            ss += x[r * n + i] * x[r * n + i];
+        double rs = 1 / sqrt(ss / n + eps);
+        for (int i = 0; i < n; i++)
+            m += x[r * n + i] * rs * g[i] * w[r * n + i];
+        for (int i = 0; i < n; i++) {
+            dx[r * n + i] = rs * (g[i] * w[r * n + i] - x[r * n + i] * rs * m / n);
+            dg[i] += w[r * n + i] * x[r * n + i] * rs;
+        }
+    }
+}
+
+static void ref_rope(int rows, int seq, int heads, int dim, double theta, int sign, double *x)
+{
+    int half = dim / 2;
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < heads; j++)
+            for (int i = 0; i < half; i++) {
+                double ang = sign * (r % seq) * pow(theta, -2.0 * i / dim);
+                double *p = x + ((size_t)r * heads + j) * dim, a = p[i], b = p[i + half];
+                p[i] = a * cos(ang) - b * sin(ang);
+                p[i + half] = b * cos(ang) + a * sin(ang);
+            }
+}
+
+typedef struct shape {
+    int batch, seq, heads, kvh, dim;
+} shape;
+
+static size_t nq(const shape *s) { return (size_t)s->batch * s->seq * s->heads * s->dim; }
+static size_t nk(const shape *s) { return (size_t)s->batch * s->seq * s->kvh * s->dim; }
+static size_t np(const shape *s) { return (size_t)s->batch * s->heads * s->seq * s->seq; }
+
+/* Element (b, t, head j, i) of a q-like (heads) or k-like (kvh) tensor. */
+#define QI(s, b, t, j, i) ((((size_t)(b) * (s)->seq + (t)) * (s)->heads + (j)) * (s)->dim + (i))
+#define KI(s, b, t, j, i) ((((size_t)(b) * (s)->seq + (t)) * (s)->kvh + (j)) * (s)->dim + (i))
+#define PI(s, b, j, t, u) ((((size_t)(b) * (s)->heads + (j)) * (s)->seq + (t)) * (s)->seq + (u))
+
+static void ref_attn(const shape *s, const double *q, const double *k, const double *v,
+                     double *p, double *o)
+{
+    int G = s->heads / s->kvh;
+    double sc = 1 / sqrt((double)s->dim);
+    for (int b = 0; b < s->batch; b++)
+        for (int j = 0; j < s->heads; j++)
+            for (int t = 0; t < s->seq; t++) {
+                double *pr = p + PI(s, b, j, t, 0), mx = -INFINITY, sum = 0;
+                for (int u = 0; u < s->seq; u++) {
+                    double d = 0;
+                    for (int i = 0; i < s->dim; i++)
+                        d += q[QI(s, b, t, j, i)] * k[KI(s, b, u, j / G, i)];
+                    pr[u] = d * sc;
+                    if (u <= t)
+                        mx = fmax(mx, pr[u]);
+                }
+                for (int u = 0; u < s->seq; u++)
+                    sum += u <= t ? exp(pr[u] - mx) : 0;
+                for (int u = 0; u < s->seq; u++)
+                    pr[u] = u <= t ? exp(pr[u] - mx) / sum : 0;
+                for (int i = 0; i < s->dim; i++) {
+                    double acc = 0;
+                    for (int u = 0; u <= t; u++)
+                        acc += pr[u] * v[KI(s, b, u, j / G, i)];
+                    o[QI(s, b, t, j, i)] = acc;
+                }
+            }
+}
+
+/* dq, dk, dv of L = sum w o (p: the forward's). */
+static void ref_attn_grad(const shape *s, const double *q, const double *k, const double *v,
+                          const double *p, const double *w, double *dq, double *dk, double *dv)
+{
+    int G = s->heads / s->kvh;
+    double sc = 1 / sqrt((double)s->dim);
+    double *ds = malloc((size_t)s->seq * sizeof(double));
+    memset(dq, 0, nq(s) * sizeof(double));
+    memset(dk, 0, nk(s) * sizeof(double));
+    memset(dv, 0, nk(s) * sizeof(double));
+    for (int b = 0; b < s->batch; b++)
+        for (int j = 0; j < s->heads; j++)
+            for (int t = 0; t < s->seq; t++) {
+                const double *pr = p + PI(s, b, j, t, 0);
+                double dsum = 0;
+                for (int u = 0; u <= t; u++) {
+                    double dp = 0;
+                    for (int i = 0; i < s->dim; i++) {
+                        dp += w[QI(s, b, t, j, i)] * v[KI(s, b, u, j / G, i)];
+                        dv[KI(s, b, u, j / G, i)] += pr[u] * w[QI(s, b, t, j, i)];
+                    }
+                    ds[u] = dp;
+                    dsum += pr[u] * dp;
+                }
+                for (int u = 0; u <= t; u++) {
+                    double d = pr[u] * (ds[u] - dsum) * sc;
+                    for (int i = 0; i < s->dim; i++) {
+                        dq[QI(s, b, t, j, i)] += d * k[KI(s, b, u, j / G, i)];
+                        dk[KI(s, b, u, j / G, i)] += d * q[QI(s, b, t, j, i)];
+                    }
+                }
+            }
+    free(ds);
+}
+
+static double silu(double z) { return z / (1 + exp(-z)); }
+static double dsilu(double z)
+{
+    double s = 1 / (1 + exp(-z));
+    return s * (1 + z * (1 - s));
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+static double dotf(const float *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+/* x + t u, a new host array. */
+static float *shift(const float *x, const float *u, size_t n, double t)
+{
+    float *y = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        y[i] = (float)(x[i] + t * u[i]);
+    return y;
+}
+
+/* The reference's gradient of loss (of x, perturbed in place) against
+ * central differences, coordinate by coordinate. */
+static int fd_ok(const char *what, double *x, size_t n, const double *grad,
+                 double (*loss)(const void *), const void *arg)
+{
+    double *fd = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        double keep = x[i];
+        x[i] = keep + FD_H;
+        double lp = loss(arg);
+        x[i] = keep - FD_H;
+        double lm = loss(arg);
+        x[i] = keep;
+        fd[i] = (lp - lm) / (2 * FD_H);
+    }
+    double err = 0, mag = 1;
+    for (size_t i = 0; i < n; i++) {
+        err = fmax(err, fabs(grad[i] - fd[i]));
+        mag = fmax(mag, fabs(fd[i]));
+    }
+    int ok = err <= FD_TOL * mag;
+    if (!ok)
+        fprintf(stderr, "%s: the reference's gradient is off its finite differences by %g of %g\n",
+                what, err, mag);
+    free(fd);
+    return ok;
+}
+
+/* The slots' directional derivative (f(h) - f(-h)) / 2h against the
+ * gradients' dot with the direction. */
+static int dir_ok(const char *what, double fp, double fm, double want)
+{
+    double got = (fp - fm) / (2 * DIR_H);
+    int ok = fabs(got - want) <= DIR_TOL * fmax(1, fabs(want));
+    if (!ok)
+        fprintf(stderr, "%s: the forward's directional derivative %.9g, the backward's %.9g\n",
+                what, got, want);
+    return ok;
+}
+
+/* ---- RMSNorm ---- */
+
+typedef struct rms_case {
+    int rows, n;
+    double *x, *g, *w;
+    float eps;
+} rms_case;
+
+static double rms_ref_loss(const void *arg)
+{
+    const rms_case *c = arg;
+    size_t m = (size_t)c->rows * c->n;
+    double *y = malloc(m * sizeof(double)), *rs = malloc((size_t)c->rows * sizeof(double));
+    ref_rms(c->rows, c->n, c->x, c->g, c->eps, y, rs);
+    double l = dot(y, c->w, m);
+    free(y);
+    free(rs);
+    return l;
+}
+
+/* sum w y of the slot's forward at x, g. */
+static double rms_gpu_loss(int rows, int n, const float *x, const float *g, float eps,
+                           const double *w)
+{
+    size_t m = (size_t)rows * n;
+    float *dx = put(x, m), *dg = put(g, (size_t)n), *dy = garbage(m), *drs = garbage(rows);
+    O->rmsnorm_fwd(X, rows, n, dx, dg, eps, dy, drs);
+    float *y = get(dy, m);
+    double l = dotf(y, w, m);
+    free(y);
+    drop(dx, m);
+    drop(dg, n);
+    drop(dy, m);
+    drop(drs, rows);
+    return l;
+}
+
+static void rms_one(int rows, int n)
+{
+    size_t m = (size_t)rows * n;
+    float eps = 1e-5f;
+    float *x = rand_host(m, 2), *g = rand_host(n, 1), *w = rand_host(m, 1),
+          *old = rand_host(m, 1), *oldg = rand_host(n, 1);
+    rms_case c = {rows, n, to_d(x, m), to_d(g, n), to_d(w, m), eps};
+    double *y = malloc(m * 8), *rs = malloc(rows * 8), *dx = malloc(m * 8), *dgr = malloc(n * 8);
+    ref_rms(rows, n, c.x, c.g, eps, y, rs);
+    ref_rms_grad(rows, n, c.x, c.g, eps, c.w, dx, dgr);
+
+    float *dX = put(x, m), *dG = put(g, n), *dW = put(w, m), *dY = garbage(m),
+          *dR = garbage(rows), *dY2 = garbage(m), *dR2 = garbage(rows);
+    O->rmsnorm_fwd(X, rows, n, dX, dG, eps, dY, dR);
+    O->rmsnorm_fwd(X, rows, n, dX, dG, eps, dY2, dR2);
+    float *hy = get(dY, m), *hr = get(dR, rows), *hy2 = get(dY2, m);
+    CHECK(near("rmsnorm_fwd y", hy, y, m, TOL));
+    CHECK(near("rmsnorm_fwd rstd", hr, rs, rows, TOL));
+    CHECK(memcmp(hy, hy2, m * 4) == 0);
+
+    float *dDX = garbage(m), *dDX1 = put(old, m), *dDG = put(oldg, n);
+    O->rmsnorm_bwd(X, rows, n, dX, dG, dR, dW, 0.0f, dDX);
+    O->rmsnorm_bwd(X, rows, n, dX, dG, dR, dW, 1.0f, dDX1);
+    O->rmsnorm_wgrad(X, rows, n, dX, dR, dW, dDG);
+    float *hdx = get(dDX, m), *hdx1 = get(dDX1, m), *hdg = get(dDG, n);
+    CHECK(near("rmsnorm_bwd beta 0", hdx, dx, m, TOL));
+    double *want1 = malloc(m * 8), *wantg = malloc(n * 8);
+    for (size_t i = 0; i < m; i++)
+        want1[i] = old[i] + dx[i];
+    for (int i = 0; i < n; i++)
+        wantg[i] = oldg[i] + dgr[i];
+    CHECK(near("rmsnorm_bwd beta 1", hdx1, want1, m, TOL));
+    CHECK(near("rmsnorm_wgrad", hdg, wantg, n, TOL));
+    CHECK(O->sync(X) == SC_OK);
+
+    /* backward against forward */
+    if (m <= 400) {
+        CHECK(fd_ok("rmsnorm dx", c.x, m, dx, rms_ref_loss, &c));
+        CHECK(fd_ok("rmsnorm dg", c.g, n, dgr, rms_ref_loss, &c));
+    }
+    float *ux = rand_host(m, 1), *ug = rand_host(n, 1);
+    float *xp = shift(x, ux, m, DIR_H), *xm = shift(x, ux, m, -DIR_H),
+          *gp = shift(g, ug, n, DIR_H), *gm = shift(g, ug, n, -DIR_H);
+    double want = 0;
+    for (size_t i = 0; i < m; i++)
+        want += (double)hdx[i] * ux[i];
+    for (int i = 0; i < n; i++)
+        want += ((double)hdg[i] - oldg[i]) * ug[i];
+    CHECK(dir_ok("rmsnorm", rms_gpu_loss(rows, n, xp, gp, eps, c.w),
+                 rms_gpu_loss(rows, n, xm, gm, eps, c.w), want));
+
+    float *dev[] = {dX, dG, dW, dY, dR, dY2, dR2, dDX, dDX1, dDG};
+    size_t len[] = {m, n, m, m, rows, m, rows, m, m, n};
+    for (int i = 0; i < 10; i++)
+        drop(dev[i], len[i]);
+    void *host[] = {x, g, w, old, oldg, c.x, c.g, c.w, y, rs, dx, dgr, hy, hr, hy2, hdx, hdx1,
+                    hdg, want1, wantg, ux, ug, xp, xm, gp, gm};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+}
+
+TEST(rmsnorm)
+{
+    rms_one(14, 24);
+    rms_one(3, 300); /* a row longer than a block */
+}
+
+/* ---- rotary positions ---- */
+
+typedef struct rope_case {
+    int rows, seq, heads, dim;
+    double *x, *w;
+} rope_case;
+
+#define THETA 10000.0f
+
+static double rope_ref_loss(const void *arg)
+{
+    const rope_case *c = arg;
+    size_t m = (size_t)c->rows * c->heads * c->dim;
+    double *y = malloc(m * 8);
+    memcpy(y, c->x, m * 8);
+    ref_rope(c->rows, c->seq, c->heads, c->dim, THETA, 1, y);
+    double l = dot(y, c->w, m);
+    free(y);
+    return l;
+}
+
+static double rope_gpu_loss(const rope_case *c, const float *x)
+{
+    size_t m = (size_t)c->rows * c->heads * c->dim;
+    float *d = put(x, m);
+    O->rope(X, c->rows, c->seq, c->heads, c->dim, THETA, 1, d);
+    float *y = get(d, m);
+    double l = dotf(y, c->w, m);
+    free(y);
+    drop(d, m);
+    return l;
+}
+
+static void rope_one(int rows, int seq, int heads, int dim)
+{
+    size_t m = (size_t)rows * heads * dim;
+    float *x = rand_host(m, 1), *w = rand_host(m, 1);
+    rope_case c = {rows, seq, heads, dim, to_d(x, m), to_d(w, m)};
+    double *y = malloc(m * 8), *gx = malloc(m * 8);
+    memcpy(y, c.x, m * 8);
+    ref_rope(rows, seq, heads, dim, THETA, 1, y);
+    memcpy(gx, c.w, m * 8); /* the gradient of sum w rope(x): w turned back */
+    ref_rope(rows, seq, heads, dim, THETA, -1, gx);
+
+    float *dx = put(x, m), *dw = put(w, m);
+    O->rope(X, rows, seq, heads, dim, THETA, 1, dx);
+    float *hy = get(dx, m);
+    CHECK(near("rope +1", hy, y, m, TOL));
+    O->rope(X, rows, seq, heads, dim, THETA, -1, dx);
+    float *back = get(dx, m);
+    CHECK(near("rope -1 after +1", back, c.x, m, TOL));
+    O->rope(X, rows, seq, heads, dim, THETA, -1, dw);
+    float *hg = get(dw, m);
+    CHECK(near("rope -1 (the backward)", hg, gx, m, TOL));
+    CHECK(O->sync(X) == SC_OK);
+
+    if (m <= 1000)
+        CHECK(fd_ok("rope", c.x, m, gx, rope_ref_loss, &c));
+    float *u = rand_host(m, 1), *xp = shift(x, u, m, DIR_H), *xm = shift(x, u, m, -DIR_H);
+    double want = 0;
+    for (size_t i = 0; i < m; i++)
+        want += (double)hg[i] * u[i];
+    CHECK(dir_ok("rope", rope_gpu_loss(&c, xp), rope_gpu_loss(&c, xm), want));
+    drop(dx, m);
+    drop(dw, m);
+    void *host[] = {x, w, c.x, c.w, y, gx, hy, back, hg, u, xp, xm};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+}
+
+TEST(rope)
+{
+    rope_one(14, 7, 4, 8);
+    rope_one(2, 1, 3, 6);       /* seq 1: position 0 only, turns nothing */
+    rope_one(600, 600, 1, 4);   /* angles of hundreds of radians */
+}
+
+/* ---- attention ---- */
+
+typedef struct attn_case {
+    shape s;
+    double *q, *k, *v, *w;
+} attn_case;
+
+static double attn_ref_loss(const void *arg)
+{
+    const attn_case *c = arg;
+    double *p = malloc(np(&c->s) * 8), *o = malloc(nq(&c->s) * 8);
+    ref_attn(&c->s, c->q, c->k, c->v, p, o);
+    double l = dot(o, c->w, nq(&c->s));
+    free(p);
+    free(o);
+    return l;
+}
+
+static double attn_gpu_loss(const attn_case *c, const float *q, const float *k, const float *v)
+{
+    const shape *s = &c->s;
+    float *dq = put(q, nq(s)), *dk = put(k, nk(s)), *dv = put(v, nk(s)), *dp = garbage(np(s)),
+          *dout = garbage(nq(s));
+    O->attn_fwd(X, s->batch, s->seq, s->heads, s->kvh, s->dim, dq, dk, dv, dp, dout);
+    float *o = get(dout, nq(s));
+    double l = dotf(o, c->w, nq(s));
+    free(o);
+    drop(dq, nq(s));
+    drop(dk, nk(s));
+    drop(dv, nk(s));
+    drop(dp, np(s));
+    drop(dout, nq(s));
+    return l;
+}
+
+static void attn_one(shape s)
+{
+    size_t mq = nq(&s), mk = nk(&s), mp = np(&s);
+    float *q = rand_host(mq, 1.5f), *k = rand_host(mk, 1.5f), *v = rand_host(mk, 1),
+          *w = rand_host(mq, 1);
+    attn_case c = {s, to_d(q, mq), to_d(k, mk), to_d(v, mk), to_d(w, mq)};
+    double *p = malloc(mp * 8), *o = malloc(mq * 8), *gq = malloc(mq * 8), *gk = malloc(mk * 8),
+           *gv = malloc(mk * 8);
+    ref_attn(&s, c.q, c.k, c.v, p, o);
+    ref_attn_grad(&s, c.q, c.k, c.v, p, c.w, gq, gk, gv);
+
+    float *dq = put(q, mq), *dk = put(k, mk), *dv = put(v, mk), *dw = put(w, mq),
+          *dp = garbage(mp), *dout = garbage(mq), *dp2 = garbage(mp), *dout2 = garbage(mq);
+    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dout);
+    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp2, dout2);
+    float *hp = get(dp, mp), *ho = get(dout, mq), *ho2 = get(dout2, mq);
+    CHECK(near("attn_fwd p", hp, p, mp, TOL));
+    CHECK(near("attn_fwd o", ho, o, mq, TOL));
+    CHECK(memcmp(ho, ho2, mq * 4) == 0);
+    int zeros = 1;
+    for (int b = 0; b < s.batch; b++)
+        for (int j = 0; j < s.heads; j++)
+            for (int t = 0; t < s.seq; t++)
+                for (int u = t + 1; u < s.seq; u++)
+                    zeros &= hp[PI(&s, b, j, t, u)] == 0.0f;
+    CHECK(zeros);
+
+    float *gdq = garbage(mq), *gdk = garbage(mk), *gdv = garbage(mk);
+    O->attn_bwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
+    float *hq = get(gdq, mq), *hk = get(gdk, mk), *hv = get(gdv, mk);
+    CHECK(near("attn_bwd dq", hq, gq, mq, TOL));
+    CHECK(near("attn_bwd dk", hk, gk, mk, TOL));
+    CHECK(near("attn_bwd dv", hv, gv, mk, TOL));
+    CHECK(O->sync(X) == SC_OK);
+
+    if (s.seq <= 16) {
+        CHECK(fd_ok("attention dq", c.q, mq, gq, attn_ref_loss, &c));
+        CHECK(fd_ok("attention dk", c.k, mk, gk, attn_ref_loss, &c));
+        CHECK(fd_ok("attention dv", c.v, mk, gv, attn_ref_loss, &c));
+    }
+    float *uq = rand_host(mq, 1), *uk = rand_host(mk, 1), *uv = rand_host(mk, 1);
+    float *qp = shift(q, uq, mq, DIR_H), *qm = shift(q, uq, mq, -DIR_H),
+          *kp = shift(k, uk, mk, DIR_H), *km = shift(k, uk, mk, -DIR_H),
+          *vp = shift(v, uv, mk, DIR_H), *vm = shift(v, uv, mk, -DIR_H);
+    double *duq = to_d(uq, mq), *duk = to_d(uk, mk), *duv = to_d(uv, mk);
+    double want = dotf(hq, duq, mq) + dotf(hk, duk, mk) + dotf(hv, duv, mk);
+    CHECK(dir_ok("attention", attn_gpu_loss(&c, qp, kp, vp), attn_gpu_loss(&c, qm, km, vm), want));
+
+    float *dev[] = {dq, dk, dv, dw, dp, dout, dp2, dout2, gdq, gdk, gdv};
+    size_t len[] = {mq, mk, mk, mq, mp, mq, mp, mq, mq, mk, mk};
+    for (int i = 0; i < 11; i++)
+        drop(dev[i], len[i]);
+    void *host[] = {q, k, v, w, c.q, c.k, c.v, c.w, p, o, gq, gk, gv, hp, ho, ho2, hq, hk, hv,
+                    uq, uk, uv, qp, qm, kp, km, vp, vm, duq, duk, duv};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+}
+
+TEST(attention)
+{
+    attn_one((shape){2, 7, 4, 2, 8});
+    attn_one((shape){2, 1, 3, 3, 6});  /* heads == kv_heads, seq 1 */
+    attn_one((shape){1, 150, 2, 1, 4}); /* a row of scores longer than a block */
+}
+
+/* ---- SwiGLU ---- */
+
+typedef struct swiglu_case {
+    size_t n;
+    double *g, *u, *w;
+} swiglu_case;
+
+static double swiglu_ref_loss(const void *arg)
+{
+    const swiglu_case *c = arg;
+    double l = 0;
+    for (size_t i = 0; i < c->n; i++)
+        l += silu(c->g[i]) * c->u[i] * c->w[i];
+    return l;
+}
+
+static double swiglu_gpu_loss(const swiglu_case *c, const float *g, const float *u)
+{
+    float *dg = put(g, c->n), *du = put(u, c->n), *da = garbage(c->n);
+    O->swiglu_fwd(X, c->n, dg, du, da);
+    float *a = get(da, c->n);
+    double l = dotf(a, c->w, c->n);
+    free(a);
+    drop(dg, c->n);
+    drop(du, c->n);
+    drop(da, c->n);
+    return l;
+}
+
+TEST(swiglu)
+{
+    size_t n = 1003;
+    float *g = rand_host(n, 6), *u = rand_host(n, 1), *w = rand_host(n, 1);
+    swiglu_case c = {n, to_d(g, n), to_d(u, n), to_d(w, n)};
+    double *a = malloc(n * 8), *gu = malloc(n * 8), *gg = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        a[i] = silu(c.g[i]) * c.u[i];
+        gu[i] = c.w[i] * silu(c.g[i]);
+        gg[i] = c.w[i] * c.u[i] * dsilu(c.g[i]);
+    }
+    float *dg = put(g, n), *du = put(u, n), *da = garbage(n), *ddu = put(w, n),
+          *ddg = garbage(n);
+    O->swiglu_fwd(X, n, dg, du, da);
+    O->swiglu_bwd(X, n, dg, du, ddu, ddg);
+    float *ha = get(da, n), *hu = get(ddu, n), *hg = get(ddg, n);
+    CHECK(near("swiglu_fwd", ha, a, n, TOL));
+    CHECK(near("swiglu_bwd du", hu, gu, n, TOL));
+    CHECK(near("swiglu_bwd dg", hg, gg, n, TOL));
+    CHECK(O->sync(X) == SC_OK);
+    CHECK(fd_ok("swiglu dg", c.g, n, gg, swiglu_ref_loss, &c));
+    CHECK(fd_ok("swiglu du", c.u, n, gu, swiglu_ref_loss, &c));
+    float *vg = rand_host(n, 1), *vu = rand_host(n, 1);
+    float *gp = shift(g, vg, n, DIR_H), *gm = shift(g, vg, n, -DIR_H),
+          *up = shift(u, vu, n, DIR_H), *um = shift(u, vu, n, -DIR_H);
+    double want = 0;
+    for (size_t i = 0; i < n; i++)
+        want += (double)hg[i] * vg[i] + (double)hu[i] * vu[i];
+    CHECK(dir_ok("swiglu", swiglu_gpu_loss(&c, gp, up), swiglu_gpu_loss(&c, gm, um), want));
+    float *dev[] = {dg, du, da, ddu, ddg};
+    for (int i = 0; i < 5; i++)
+        drop(dev[i], n);
+    void *host[] = {g, u, w, c.g, c.u, c.w, a, gu, gg, ha, hu, hg, vg, vu, gp, gm, up, um};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+}
+
+/* A bad shape fails the instance (sticky), in one line naming the slot. */
+TEST(bad_shapes)
+{
+    struct { const char *slot; } want[] = {{"attn_fwd"}, {"rope"}, {"rmsnorm_fwd"}};
+    for (int i = 0; i < 3; i++) {
+        sc_backend *be = NULL;
+        char err[256];
+        CHECK(sc_backend_open("cuda", 0, 0, &be, err, sizeof err) == SC_OK);
+        if (!be)
+            return;
+        if (i == 0)
+            be->ops->attn_fwd(be->ctx, 1, 4, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
+        else if (i == 1)
+            be->ops->rope(be->ctx, 4, 4, 2, 5, THETA, 1, NULL);
+        else
+            be->ops->rmsnorm_fwd(be->ctx, 4, 0, NULL, NULL, 1e-5f, NULL, NULL);
+        CHECK(be->ops->sync(be->ctx) == SC_ERR_RUNTIME);
+        CHECK_STR(be->ops->errmsg(be->ctx), want[i].slot);
+        CHECK(strchr(be->ops->errmsg(be->ctx), '\n') == NULL);
+        sc_backend_free(be);
+    }
+}
+
+int main(void)
+{
+    char info[256];
+    int n = sc_backend_cuda_devices(info, sizeof info);
+    if (n < 1) {
+        if (strstr(info, "no NVIDIA driver or GPU found") ||
+            strstr(info, "not built into this binary")) {
+            printf("SKIP: no GPU (%s)\n", info);
+            printf("decoder-cuda: 0 passed, 0 failed, 1 skipped\n");
+            return 0;
+        }
+        printf("decoder-cuda: 0 passed, 1 failed (the cuda backend is unusable: %s)\n", info);
+        return 1;
+    }
+    char err[256];
+    if (sc_backend_open("cuda", 0, 0, &gpu, err, sizeof err) != SC_OK) {
+        printf("decoder-cuda: 0 passed, 1 failed (cannot open the backend: %s)\n", err);
+        return 1;
+    }
+    if (!O->rmsnorm_fwd || !O->rmsnorm_bwd || !O->rmsnorm_wgrad || !O->rope || !O->attn_fwd ||
+        !O->attn_bwd || !O->swiglu_fwd || !O->swiglu_bwd) {
+        printf("decoder-cuda: 0 passed, 1 failed (the cuda backend lacks the decoder's slots)\n");
+        return 1;
+    }
+    RUN(rmsnorm);
+    RUN(rope);
+    RUN(attention);
+    RUN(swiglu);
+    RUN(bad_shapes);
+    sc_backend_free(gpu);
+    return harness_done("decoder-cuda");
+}
