@@ -57,9 +57,21 @@
 #define SC_MODEL_ONE_(name) +1
 enum { SC_MODEL_NSIZES = 0 SC_MODEL_SIZES(SC_MODEL_ONE_) };
 
+/* The block the layers are made of: the residual MLP above, or a
+ * Llama-style decoder layer (docs/run.md#the-decoder). */
+enum { SC_MODEL_MLP, SC_MODEL_DECODER };
+
 typedef struct sc_model_cfg {
     long hidden, layers, vocab, seq, batch;
     long long seed;
+    /* The decoder (kind SC_MODEL_DECODER; a config.json's sizes): heads,
+     * KV heads (dividing heads), head_dim (even), intermediate_size,
+     * rope_theta, rms_norm_eps. Its first stage embeds tokens (an
+     * untied embedding: vocab_par none counts as baseline), its last stage
+     * applies the final RMSNorm before the output layer. */
+    int kind;
+    long heads, kv_heads, head_dim, inter;
+    double rope_theta, norm_eps;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
     int devices;         /* the program's devices (post-validation's chain ends at the last;
@@ -106,9 +118,13 @@ void sc_model_free(sc_model *md);
 
 /* Layers of stage s (first layer in *first). */
 int sc_model_stage_layers(const sc_model *md, int s, int *first);
-/* Bytes of the activation record of one (stage, microbatch), and of the
- * tensor between two stages. */
+/* Bytes of the activation record of one (stage, microbatch): all of it
+ * (what F allocates), the part W needs (kept) and the part B alone needs
+ * (b_only, freed by B: the decoder's q, k, v, p, gate, up; 0 for the MLP);
+ * and of the tensor between two stages. */
 size_t sc_model_record_bytes(const sc_model *md, int s);
+size_t sc_model_record_kept_bytes(const sc_model *md, int s);
+size_t sc_model_record_bonly_bytes(const sc_model *md, int s);
 /* The record of stage s in parts, one per tensor (x, a, dZ, dY of each
  * block, then x and dlogits of the head): returns their number and writes
  * the first min(n, max) sizes in bytes. Offload moves whole parts. */

@@ -87,9 +87,15 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
     *unit_bytes = sc_run_unit_bytes(md, P, S);
-    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
-    for (int s = 0; s < S && !st; s++)
-        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
+    /* The MLP's B frees nothing (model/model.h); the decoder's frees its
+     * b_only parts, a share of the record that differs by stage. */
+    sc_status st = sc_prog_set_w_keep(pg, 1.0);
+    for (int s = 0; s < S && !st; s++) {
+        double all = (double)sc_model_record_bytes(md, s);
+        st = sc_prog_set_mem(pg, s, all / *unit_bytes);
+        if (!st && sc_model_record_bonly_bytes(md, s))
+            st = sc_prog_set_stage_w_keep(pg, s, (double)sc_model_record_kept_bytes(md, s) / all);
+    }
     /* A split vocabulary: S's record, held until T, and the sizes of its
      * collectives (docs/vocab.md#running-the-split-model): a row of hidden floats per row of the
      * microbatch, or one float per row (the sums carry two). */
@@ -100,9 +106,9 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
                                      (double)sc_model_row_bytes(md));
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
-        int n = sc_model_record_parts(md, s, NULL, 0);
-        size_t *b = malloc((size_t)n * sizeof(size_t));
-        double *x = malloc((size_t)n * sizeof(double));
+        int n = sc_model_record_parts(md, s, NULL, 0), nb = n + !!sc_model_record_bonly_bytes(md, s);
+        size_t *b = malloc((size_t)nb * sizeof(size_t));
+        double *x = malloc((size_t)nb * sizeof(double));
         if (!b || !x) {
             free(b);
             free(x);
@@ -110,9 +116,11 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
             return SC_ERR_NOMEM;
         }
         sc_model_record_parts(md, s, b, n);
-        for (int i = 0; i < n; i++)
+        if (nb > n) /* the executor's last part: b_only (exec/exec.h) */
+            b[n] = sc_model_record_bonly_bytes(md, s);
+        for (int i = 0; i < nb; i++)
             x[i] = (double)b[i];
-        st = sc_prog_set_offload_parts(pg, s, n, x);
+        st = sc_prog_set_offload_parts(pg, s, nb, x);
         free(b);
         free(x);
     }
