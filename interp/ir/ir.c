@@ -527,8 +527,7 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
         return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
     if (pg->w_keep != w_keep || pg->wks) {
         pg->w_keep = w_keep;
-        sc_free(pg->wks); /* one fraction for every stage again */
-        pg->wks = NULL;
+        sc_free(pg->wks), pg->wks = NULL; /* one fraction for every stage again */
         units_moved(pg);
     }
     sc_prog_invalidate(pg);
@@ -537,10 +536,9 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
 
 sc_status sc_prog_set_stage_w_keep(sc_prog *pg, int s, double w_keep)
 {
-    if (s < 0 || s >= pg->S)
-        return sc_fail(pg, SC_ERR_ARG, "w_keep: stage %d is out of range (0..%d)", s, pg->S - 1);
-    if (!(w_keep >= 0 && w_keep <= 1))
-        return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
+    if (s < 0 || s >= pg->S || !(w_keep >= 0 && w_keep <= 1))
+        return sc_fail(pg, SC_ERR_ARG, "w_keep of stage %d (0..%d) must be within [0, 1] (got "
+                       "%g)", s, pg->S - 1, w_keep);
     if (!pg->wks) {
         if (!(pg->wks = sc_malloc((size_t)pg->S * sizeof(double))))
             return sc_fail(pg, SC_ERR_NOMEM, "out of memory");

@@ -18,34 +18,6 @@
 
 #define CHUNK SC_MODEL_CHUNK
 
-/* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
- * is 0: by the backend's fill_uniform, else generated on the host and
- * uploaded in chunks. */
-void sc_model_fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale)
-{
-    const struct sc_backend_ops *o = dv->be->ops;
-    long long seed = dv->md->c.seed;
-    if (o->fill_uniform) { /* on the device: the same bits (sc_hash.h) */
-        o->fill_uniform(dv->be->ctx, x, n, seed, sc_stream(kind, idx), scale);
-        return;
-    }
-    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-        size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
-        for (size_t i = 0; i < c; i++)
-            dv->stage[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, sc_stream(kind, idx), i0 + i);
-        o->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
-    }
-}
-
-void sc_model_fill_const(sc_mdev *dv, float *x, size_t n, float v)
-{
-    for (size_t i = 0; i < CHUNK; i++)
-        dv->stage[i] = v;
-    for (size_t i0 = 0; i0 < n; i0 += CHUNK)
-        dv->be->ops->upload(dv->be->ctx, x + i0, dv->stage,
-                            (n - i0 < CHUNK ? n - i0 : CHUNK) * sizeof(float));
-}
-
 #define fill sc_model_fill
 
 /* A failure of the vocabulary layers, with their message. */

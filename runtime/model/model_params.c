@@ -140,38 +140,9 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
     return SC_OK;
 }
 
-int sc_model_layer_tensors(const sc_model *md)
-{
-    return md->np * md->L + 1 + (md->Wn != NULL);
-}
-
 int sc_model_tensors(const sc_model *md)
 {
     return sc_model_layer_tensors(md) + (md->vocab != SC_VOCAB_NONE); /* ... Gemb */
-}
-
-float *sc_model_tensor_at(const sc_model *md, int t, int params, size_t *n, int *stage)
-{
-    int nl = md->np * md->L;
-    *stage = md->Sc - 1; /* the head: copy 0's last stage */
-    if (t < nl) {
-        int l = t / md->np, j = t % md->np, s = 0;
-        while (s + 1 < md->S && md->first[s + 1] <= l)
-            s++;
-        *stage = s;
-        *n = md->psz[j];
-        return params ? SC_MW(md, l, j) : SC_MG(md, l, j);
-    }
-    if (t == nl) {
-        *n = (size_t)md->h * (size_t)md->V;
-        return md->split ? NULL : params ? md->Wout[0] : md->Gout[0];
-    }
-    if (t == nl + 1 && md->Wn) {
-        *n = (size_t)md->h;
-        return params ? md->Wn[0] : md->Gn[0];
-    }
-    *stage = 0;
-    return NULL;
 }
 
 const float *sc_model_grad(const sc_model *md, int t, size_t *n)
