@@ -142,14 +142,6 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->split = split;
     md->kind = dec ? SC_MODEL_DECODER : SC_MODEL_MLP;
     if (dec) {
-        md->H = (int)cfg->heads;
-        md->KV = (int)cfg->kv_heads;
-        md->D = (int)cfg->head_dim;
-        md->I = (int)cfg->inter;
-        md->qd = md->H * md->D;
-        md->kd = md->KV * md->D;
-        md->theta = (float)cfg->rope_theta;
-        md->eps = (float)cfg->norm_eps;
         sc_mdec_sizes(md);
     } else {
         md->np = 2;

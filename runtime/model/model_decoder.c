@@ -227,6 +227,14 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, float **T)
 
 void sc_mdec_sizes(sc_model *md)
 {
+    md->H = (int)md->c.heads;
+    md->KV = (int)md->c.kv_heads;
+    md->D = (int)md->c.head_dim;
+    md->I = (int)md->c.inter;
+    md->qd = md->H * md->D;
+    md->kd = md->KV * md->D;
+    md->theta = (float)md->c.rope_theta;
+    md->eps = (float)md->c.norm_eps;
     size_t h = (size_t)md->h, qd = (size_t)md->qd, kd = (size_t)md->kd, I = (size_t)md->I;
     const size_t sz[SC_MDEC_NP] = {h, h * qd, h * kd, h * kd, qd * h, h, h * I, h * I, I * h};
     md->np = SC_MDEC_NP;

@@ -97,10 +97,10 @@ int sc_model_layer_tensors(const sc_model *md);
 void sc_model_fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale);
 void sc_model_fill_const(sc_mdev *dv, float *x, size_t n, float v);
 
-/* model_decoder.c: the decoder's sizes (np, psz), its initial layer l
- * (ll: its index in the copy), its record, and its passes (T: the kept
- * parts; the input in T[0]; the last stage's logits into its part for
- * model.c's cross-entropy). */
+/* model_decoder.c: the decoder's sizes (H .. eps, np, psz from md->c),
+ * its initial layer l (ll: its index in the copy), its record, and its
+ * passes (T: the kept parts; the input in T[0]; the last stage's logits
+ * into its part for model.c's cross-entropy). */
 void sc_mdec_sizes(sc_model *md);
 void sc_mdec_init(sc_mdev *dv, int l, int ll);
 int sc_mdec_usable(const sc_backend *be);
