@@ -422,7 +422,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
         sc_mdec_forward(dv, s, out, T, b_only);
-        return last ? head_loss(dv, mb, T[sc_model_record_parts(md, s, NULL, 0) - 2]) : SC_OK;
+        return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, out, T);
     return last && !md->split ? head_loss(dv, mb, T[4 * md->count[s] + 1]) : SC_OK;
@@ -466,11 +466,11 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
 {
     sc_mdev *dv = ctx;
     sc_model *md = dv->md;
+    if (md->kind == SC_MODEL_DECODER) /* its embedding's gradient is W's */
+        return sc_mdec_backward_input(dv, s, gin, gout, kept, b_only);
     if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM);
-    sc_status st = md->kind == SC_MODEL_DECODER
-                       ? sc_mdec_backward_input(dv, s, gin, gout, kept, b_only)
-                       : mlp_backward_input(dv, s, mb, gin, gout, kept);
+    sc_status st = mlp_backward_input(dv, s, mb, gin, gout, kept);
     if (st)
         return st;
     /* The embedding's gradient: scattered into it (whole), or broadcast to
@@ -493,7 +493,7 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
     float **T = kept;
     sc_model_grads_for(dv, s, mb / md->m);
     if (md->kind == SC_MODEL_DECODER)
-        return sc_mdec_backward_weight(dv, s, T);
+        return sc_mdec_backward_weight(dv, s, mb, T);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
@@ -520,8 +520,12 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step)
             fill(dv, md->Gout[SC_MCOPY(md, s)], (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
         if (SC_MLAST(md, s) && md->Gn)
             fill(dv, md->Gn[SC_MCOPY(md, s)], (size_t)md->h, 0, 0, 0.0f);
-        if (s == 0 && dv->mv && !md->split) /* the whole embedding's */
-            sc_mvocab_zero_grads(dv->mv);
+        if (s == 0 && dv->mv && !md->split) { /* the whole embedding's, through dv's
+                                                * backend (a lane's: model_decoder.c) */
+            int first, rows;
+            float *g = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
+            fill(dv, g, (size_t)rows * (size_t)md->h, 0, 0, 0.0f);
+        }
     }
     md->gstep[s] = step;
 }
@@ -554,11 +558,13 @@ static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
 static void *w_lane(void *ctx, sc_backend *be)
 {
     sc_mdev *dv = ctx, *ln = malloc(sizeof *ln);
-    /* A split vocabulary's passes are not paired. The whole embedding (the
-     * decoder's) is: B s0 scatters its gradient through the device's
-     * backend, which is safe where slots finish when they return (no
-     * lane_fork: the cpu), not where they queue on the device's stream. */
-    if (!ln || (dv->mv && (dv->md->split || dv->be->ops->lane_fork))) {
+    /* A split vocabulary's passes are not paired. The MLP's whole embedding
+     * is where slots finish when they return (no lane_fork: the cpu): its B
+     * s0 scatters the gradient through the device's backend, not the
+     * lane's. The decoder's is everywhere: its W scatters through the
+     * lane's backend (model_decoder.c), its B leaves the vocabulary alone. */
+    if (!ln || (dv->mv && (dv->md->split || (dv->md->kind != SC_MODEL_DECODER &&
+                                              dv->be->ops->lane_fork)))) {
         free(ln);
         return NULL;
     }

@@ -45,12 +45,16 @@ static size_t head_width(const sc_model *md, int i)
     return i == H_RSTD ? 1 : i == H_DL ? (size_t)md->V : (size_t)md->h;
 }
 
+/* The first stage keeps one part more, last: its input gradient dx0, from
+ * which W scatters the embedding's gradient. */
 int sc_mdec_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
-    int nl = P_LAYER * md->count[s], n = nl + (SC_MLAST(md, s) ? H_PARTS : 0);
+    int nl = P_LAYER * md->count[s], nh = nl + (SC_MLAST(md, s) ? H_PARTS : 0);
+    int n = nh + (s == 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = (size_t)md->R * sizeof(float) *
-                   (i < nl ? part_width(md, i % P_LAYER) : head_width(md, i - nl));
+                   (i < nl ? part_width(md, i % P_LAYER) : i < nh ? head_width(md, i - nl)
+                                                                : (size_t)md->h);
     return n;
 }
 
@@ -61,7 +65,14 @@ size_t sc_mdec_kept_bytes(const sc_model *md, int s)
         layer += part_width(md, i);
     for (int i = 0; i < H_PARTS && SC_MLAST(md, s); i++)
         head += head_width(md, i);
+    if (s == 0) /* dx0 */
+        head += (size_t)md->h;
     return (size_t)md->R * (layer * (size_t)md->count[s] + head) * sizeof(float);
+}
+
+float *sc_mdec_logits(const sc_model *md, int s, float **T)
+{
+    return T[P_LAYER * md->count[s] + H_DL];
 }
 
 /* Floats of one layer's b_only: q, k, v, p, gate, up. */
@@ -187,6 +198,8 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout
     } else {
         o->copy(bc, (size_t)md->R * md->h, gin, dtop);
     }
+    if (s == 0) /* the embedding's W reads it (sc_mdec_backward_weight) */
+        gout = T[sc_mdec_record_parts(md, s, NULL, 0) - 1];
     float *dout = (float *)b_only + bonly_layer(md) * (size_t)n;
     for (int i = n - 1; i >= 0; i--) {
         float *dst = i > 0 ? T[P_LAYER * (i - 1) + P_DTOP] : gout;
@@ -195,7 +208,7 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout
     return SC_OK;
 }
 
-sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, float **T)
+sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -219,6 +232,15 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, float **T)
         int c = SC_MCOPY(md, s);
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, Hd[H_XF], Hd[H_DL], 1.0f, md->Gout[c]);
         o->rmsnorm_wgrad(bc, R, h, Hd[H_X], Hd[H_RSTD], Hd[H_DXF], md->Gn[c]);
+    }
+    if (s == 0 && dv->mv) { /* Gemb[token] += dx0, row by row in order (x -= -1 g) */
+        int first, rows;
+        float *gemb = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
+        const float *dx0 = T[sc_mdec_record_parts(md, s, NULL, 0) - 1];
+        sc_mvocab_cfg vc = {.V = md->V, .m = md->m, .seed = md->c.seed};
+        for (int r = 0; r < R; r++)
+            o->sgd(bc, (size_t)h, -1.0f, dx0 + (size_t)r * h,
+                   gemb + (size_t)sc_mvocab_token(&vc, mb, r) * h);
     }
     return SC_OK;
 }

@@ -107,12 +107,14 @@ int sc_mdec_usable(const sc_backend *be);
 int sc_mdec_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_mdec_bonly_bytes(const sc_model *md, int s);
 size_t sc_mdec_kept_bytes(const sc_model *md, int s);
+/* The last stage's logits (then their gradient) in its record T. */
+float *sc_mdec_logits(const sc_model *md, int s, float **T);
 /* Floats of the copies' gradient sum (model_optim.c). */
 size_t sc_model_gsum_floats(const sc_model *md);
 sc_status sc_mdec_forward(sc_mdev *dv, int s, void *out, float **T, void *b_only);
 sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout, float **T,
                                  void *b_only);
-sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, float **T);
+sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T);
 
 /* The workload's table (model.c). */
 extern const struct sc_workload_ops sc_model_ops;

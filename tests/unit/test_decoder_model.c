@@ -72,12 +72,12 @@ TEST(gradients)
         parts[i] = malloc(pb[i]);
         kept += pb[i];
     }
-    /* 17 parts a layer, 5 of the head; the sizes of docs/run.md#the-decoder
-     * (h 16, q 16, k 8, i 20; H 4, s 6) */
-    CHECK(np == 2 * 17 + 5);
+    /* 17 parts a layer, 5 of the head, the first stage's dx0; the sizes of
+     * docs/run.md#the-decoder (h 16, q 16, k 8, i 20; H 4, s 6) */
+    CHECK(np == 2 * 17 + 5 + 1);
     size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 20 + 2;
     CHECK(kept == sc_model_record_kept_bytes(md, 0));
-    CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1) * sizeof(float));
+    CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
     CHECK(sc_model_record_bonly_bytes(md, 0) ==
           R * (2 * (16 + 2 * 8 + 2 * 20 + 4 * 6) + 16) * sizeof(float));
     bonly = malloc(sc_model_record_bonly_bytes(md, 0));
