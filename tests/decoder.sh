@@ -69,7 +69,23 @@ expect 3 "the decoder is not trained with a split vocabulary yet" -- \
   $SC run 1f1b --model $M -D vocab_par=vocab-1
 expect 2 "nope.json" -- $SC run 1f1b --model nope.json
 
-# 5. MPI: one rank per device, the threads' loss bit for bit.
+# 5. The CUDA module on its CPU stand-in (tests/cudastub/, built by make
+# test): a loop and the pairs (the lane's W scatters the embedding's
+# gradient), with random delays on every stream operation. Skipped when the
+# stand-in is not built, or its backend has no decoder slots.
+STUB=${BUILD:-build}/cudastub
+if [ -f "$STUB/libstagecraft_cuda.so" ]; then
+  for r in zb-h1 dualpipev; do
+    STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+      SC_CUDASTUB=1 SC_CUDASTUB_DELAY_US=50 timeout 300 $SC run $r --backend cuda --model $M --check --json \
+      >"$tmp/j" 2>"$tmp/e"
+    if grep -q "has no decoder layers" "$tmp/e"; then continue; fi
+    if [ -s "$tmp/j" ]; then later "$tmp/j" "run $r --backend cuda (stand-in) --model --check" --backend cuda --stand-in
+    else bad "run $r --backend cuda (stand-in) --model --check"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+
+# 6. MPI: one rank per device, the threads' loss bit for bit.
 if command -v mpirun >/dev/null &&
    timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
   for r in zb-h1 $(full && echo zb-v interleaved); do

@@ -7,6 +7,8 @@
  * normaliser are summed in double; the rest in float, index order: the
  * same bits on every run and any thread count. ctx is unused (no state):
  * the slots never fail.
+ *
+ * Tested by: tests/unit/test_decoder_ops.c, tests/unit/test_decoder_model.c.
  */
 #ifndef SC_BACKEND_CPU_DEC_H
 #define SC_BACKEND_CPU_DEC_H
