@@ -15,7 +15,8 @@
 # tests/torch/model_bytes.sh),
 # the layering (tests/py/layout.py), the
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
-# the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
+# the runtime (tests/runtime.sh), the decoder it trains (tests/decoder.sh),
+# training steps (tests/steps.sh), the
 # sandbox and limits (tests/sandbox.sh), the error catalogue
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
@@ -86,7 +87,8 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/ux.sh tests/gpu/run.sh tests/build.sh tests/embed.sh; do
+           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh \
+           tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'

@@ -38,4 +38,13 @@ void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
                            const sc_run_result *r);
 int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len);
 
+/* run_model.c (docs/run.md#the-decoder): the decoder of config.json `path`
+ * into mc (0, or the exit code after one error line: a file that cannot be
+ * read, a model with MoE, MLA, biases or qk_norm); its members of run
+ * --json's "model" object ("kind", and the decoder's sizes); its line of
+ * run's text (nothing for the MLP). */
+int sc_cli_run_decoder(const char *path, sc_model_cfg *mc);
+void sc_cli_run_decoder_json(sc_jw *w, const sc_model_cfg *mc);
+void sc_cli_run_decoder_text(const sc_model_cfg *mc);
+
 #endif
