@@ -293,7 +293,7 @@ STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
 # The stand-in's own files (tests/cudastub/cudastub_impl.h lists them), an
 # object each, so that tests/py/layout.py sees their calls in $(STUB)/obj.
 STUB_CUDA_C = $(addprefix tests/cudastub/,cudastub.c cudastub_launch.c cudastub_stream.c \
-              cudastub_memory.c cudastub_device.c cublasstub.c)
+              cudastub_memory.c cudastub_device.c cudastub_graph.c cublasstub.c)
 STUB_NCCL_C = $(addprefix tests/cudastub/,ncclstub.c ncclstub_group.c ncclstub_comm.c ncclstub_coll.c)
 
 $(STUB)/obj/%.o: tests/cudastub/%.c $(STUB_H)

@@ -235,6 +235,8 @@ int sc_cudastub_check(const void *p, size_t bytes, int gpu, int host_ok, const c
         why = "is used before its allocation (cudaMallocAsync) is reached on its stream";
     } else if (a->state == A_FREED) {
         why = "is used after it was freed";
+    } else if (a->state == A_GRAPH) {
+        why = "is a graph's memory, used outside the replay that allocates it";
     } else if ((const char *)p + bytes > a->base + a->size) {
         snprintf(buf, sizeof buf, "runs %zu bytes past the end of its %zu-byte block",
                  (size_t)((const char *)p + bytes - (a->base + a->size)), a->size);
