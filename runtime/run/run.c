@@ -530,6 +530,10 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         st = SC_ERR_ARG;
         goto fail;
     }
+    if (o->graph && !sc_exec_graph_check(pg, err, errlen)) { /* docs/graphs.md */
+        st = SC_ERR_ARG;
+        goto fail;
+    }
     r->tolerance = kind->tolerance;
     r->transport = "local";
     if (!kind->count || kind->count(NULL, 0) < 1) {
@@ -558,6 +562,12 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         r->mpi = 1;
         r->rank = rank;
+        if (o->graph) {
+            snprintf(err, errlen, "--graph: the devices capture one graph together, as threads of "
+                     "one process; not under mpirun");
+            st = SC_ERR_ARG;
+            goto fail;
+        }
         if (mc.copies > 1) { /* each rank would know one copy's losses only */
             snprintf(err, errlen, "a program with %d copies of the model runs on threads "
                      "(without mpirun) for now", mc.copies);

@@ -279,6 +279,8 @@ static sc_status threads_transport(const sc_device_kind *k, const sc_prog *pg,
         int ok = 0;
         if (force && force != t)
             snprintf(why, whylen, "STAGECRAFT_TRANSPORT=%s", force->name);
+        else if (o->graph && !t->graph)
+            snprintf(why, whylen, "--graph: %s is not captured (docs/graphs.md)", t->label);
         else if (t->gpu_each && r->gpus != P)
             snprintf(why, whylen, "%d devices on %d GPUs, and %s needs one GPU per device", P,
                      r->gpus, t->label);
@@ -320,6 +322,25 @@ static void count_gpus(const sc_device_kind *k, sc_run_result *r, sc_backend *co
         k->count(r->gpu_name, sizeof r->gpu_name);
 }
 
+/* run --graph's shared state (exec.h) for P devices on backends be over
+ * transport t, or why not. */
+static sc_status graph_open(const sc_transport_kind *t, int P, sc_backend *const *be,
+                            sc_exec_graph **gr, char *err, size_t errlen)
+{
+    sc_status st = sc_exec_graph_new(P, be, gr);
+    if (st == SC_ERR_ARG)
+        snprintf(err, errlen, "--graph: backend '%s' cannot capture a step (use --backend "
+                 "cuda)", be[0]->ops->name);
+    else if (st)
+        snprintf(err, errlen, "out of memory");
+    else if (!t->graph) {
+        snprintf(err, errlen, "--graph: the %s transport is not captured (docs/graphs.md)",
+                 t->name);
+        st = SC_ERR_ARG;
+    }
+    return st;
+}
+
 /* Runs the devices as threads; frees md. */
 sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
                          sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
@@ -335,6 +356,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     sc_backend **be = calloc((size_t)P, sizeof *be);
     int *devs = calloc((size_t)P, sizeof(int));
     sc_hostlinks *links = NULL; /* offload's copy engines (hostlink.h) */
+    sc_exec_graph *gr = NULL;   /* --graph */
     int started = 0;
     if (!dr || !th || !stage_dev || !be || !devs) {
         snprintf(err, errlen, "out of memory starting %d devices", P);
@@ -365,8 +387,11 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
         (st = sc_hostlinks_open(pg, be, 0, P, &links, err, errlen)) != SC_OK)
         goto done;
     r->transport = used->name;
+    if (o->graph && (st = graph_open(used, P, be, &gr, err, errlen)) != SC_OK)
+        goto done;
     for (int d = 0; d < P; d++) {
         dr[d].tp = tp;
+        dr[d].out.graph = gr;
         if ((st = sc_model_attach(md, d, dr[d].be, stage_dev, &dr[d].wl, err, errlen)) != SC_OK)
             goto done;
         dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
@@ -416,7 +441,10 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     }
     if (!st)
         sc_run_collect(md, ref, r);
+    if (!st && sc_exec_graph_captured(gr))
+        r->graph_replays = sc_prog_steps(pg) - 1;
 done:
+    sc_exec_graph_free(gr); /* the graph, before the backends it runs on */
     /* The model's parameters go back through the backends: free it first;
      * the transport before the backends whose streams it waits on. */
     sc_model_free(md);
