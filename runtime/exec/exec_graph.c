@@ -111,7 +111,7 @@ int sc_exec_graph_check(const sc_prog *pg, char *why, size_t len)
     int steps = sc_prog_steps(pg), m = sc_prog_microbatches(pg);
     if (steps < 2) {
         snprintf(why, len, "--graph: the program has %d step; the graph is captured in step 2 "
-                 "and replayed from step 3 (set model.steps to 2 or more)", steps);
+                 "and replayed from step 3 (-D steps=3)", steps);
         return 0;
     }
     if (sc_prog_optim_sync(pg) == SC_SYNC_POSTVAL) {
