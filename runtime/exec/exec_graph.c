@@ -88,11 +88,9 @@ static int segment(const sc_instr *in, size_t n, int s, size_t *a, size_t *b)
 static int same_shape(const sc_instr *in, size_t a1, size_t b1, size_t a, size_t b, int shift,
                       size_t *at)
 {
-    if (b - a != b1 - a1) {
-        *at = a + (b - a < b1 - a1 ? b - a : b1 - a1);
-        return 0;
-    }
-    for (size_t i = 0; i < b - a; i++) {
+    size_t n = b - a < b1 - a1 ? b - a : b1 - a1;
+    *at = a + n; /* past the shorter one, when they differ only in length */
+    for (size_t i = 0; i < n; i++) {
         sc_instr x = in[a1 + i], y = in[a + i];
         if (x.mb >= 0)
             x.mb += shift;
@@ -103,7 +101,7 @@ static int same_shape(const sc_instr *in, size_t a1, size_t b1, size_t a, size_t
             return 0;
         }
     }
-    return 1;
+    return b - a == b1 - a1;
 }
 
 int sc_exec_graph_check(const sc_prog *pg, char *why, size_t len)
