@@ -176,10 +176,11 @@ typedef struct sc_exec_graph sc_exec_graph;
  * check (run/run_devices.c). */
 int sc_exec_graph_check(const sc_prog *pg, char *why, size_t len);
 /* The state for P devices running on threads of this process with these
- * backends (each must offer backend.h's capture slots: else SC_ERR_ARG);
- * free after every device has returned and before the backends are
- * freed (it frees the graph). */
-sc_status sc_exec_graph_new(int P, sc_backend *const *be, sc_exec_graph **out);
+ * backends (each must offer backend.h's capture slots: else SC_ERR_ARG and
+ * one line in err); free after every device has returned and before the
+ * backends are freed (it frees the graph). */
+sc_status sc_exec_graph_new(int P, sc_backend *const *be, sc_exec_graph **out, char *err,
+                            size_t errlen);
 void sc_exec_graph_free(sc_exec_graph *g);
 /* Whether a graph was captured (the run replayed its steps). */
 int sc_exec_graph_captured(const sc_exec_graph *g);

@@ -141,16 +141,21 @@ int sc_exec_graph_check(const sc_prog *pg, char *why, size_t len)
 
 /* ---- the devices' meeting points ---- */
 
-sc_status sc_exec_graph_new(int P, sc_backend *const *be, sc_exec_graph **out)
+sc_status sc_exec_graph_new(int P, sc_backend *const *be, sc_exec_graph **out, char *err,
+                            size_t errlen)
 {
     *out = NULL;
     for (int d = 0; d < P; d++)
         if (!be[d]->ops->capture_begin || !be[d]->ops->order || !be[d]->ops->capture_end ||
-            !be[d]->ops->graph_launch || !be[d]->ops->graph_free || !be[d]->ops->graph_losses)
+            !be[d]->ops->graph_launch || !be[d]->ops->graph_free || !be[d]->ops->graph_losses) {
+            snprintf(err, errlen, "--graph: backend '%s' cannot capture a step (use --backend "
+                     "cuda)", be[d]->ops->name);
             return SC_ERR_ARG;
+        }
     sc_exec_graph *g = calloc(1, sizeof *g);
     if (!g || !(g->be = malloc((size_t)P * sizeof *g->be))) {
         free(g);
+        snprintf(err, errlen, "out of memory");
         return SC_ERR_NOMEM;
     }
     g->P = P;

@@ -304,6 +304,10 @@ static sc_status threads_transport(const sc_device_kind *k, const sc_prog *pg,
         err[0] = 0;
     }
     *used = c[n - 1];
+    if (o->graph && !c[n - 1]->graph) { /* (a backend that captures has one that does) */
+        snprintf(err, errlen, "--graph: the %s transport is not captured", c[n - 1]->name);
+        return SC_ERR_ARG;
+    }
     return c[n - 1]->threads_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
 }
 
@@ -320,25 +324,6 @@ static void count_gpus(const sc_device_kind *k, sc_run_result *r, sc_backend *co
     }
     if (r->gpus && k->count)
         k->count(r->gpu_name, sizeof r->gpu_name);
-}
-
-/* run --graph's shared state (exec.h) for P devices on backends be over
- * transport t, or why not. */
-static sc_status graph_open(const sc_transport_kind *t, int P, sc_backend *const *be,
-                            sc_exec_graph **gr, char *err, size_t errlen)
-{
-    sc_status st = sc_exec_graph_new(P, be, gr);
-    if (st == SC_ERR_ARG)
-        snprintf(err, errlen, "--graph: backend '%s' cannot capture a step (use --backend "
-                 "cuda)", be[0]->ops->name);
-    else if (st)
-        snprintf(err, errlen, "out of memory");
-    else if (!t->graph) {
-        snprintf(err, errlen, "--graph: the %s transport is not captured (docs/graphs.md)",
-                 t->name);
-        st = SC_ERR_ARG;
-    }
-    return st;
 }
 
 /* Runs the devices as threads; frees md. */
@@ -375,6 +360,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
         be[d] = dr[d].be;
     }
     count_gpus(k, r, be, P);
+    if (o->graph && (st = sc_exec_graph_new(P, be, &gr, err, errlen)) != SC_OK)
+        goto done;
     /* The memory of the libraries: the kind's, and the largest a
      * transport that may start takes. */
     double extra = 0;
@@ -387,8 +374,6 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
         (st = sc_hostlinks_open(pg, be, 0, P, &links, err, errlen)) != SC_OK)
         goto done;
     r->transport = used->name;
-    if (o->graph && (st = graph_open(used, P, be, &gr, err, errlen)) != SC_OK)
-        goto done;
     for (int d = 0; d < P; d++) {
         dr[d].tp = tp;
         dr[d].out.graph = gr;
