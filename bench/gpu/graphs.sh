@@ -10,7 +10,9 @@
 #      m = 64, 6 steps, eager and --graph: the median of steps 3..6 over
 #      the instructions per device of a step (eager: the executor, the
 #      pass's launches and the sync after it; graph: one launch of the
-#      whole step, REDUCE and OPTIM eager);
+#      whole step, REDUCE and OPTIM eager, and the GPU's own time for the
+#      tiny kernels, which the graph no longer hides behind the host: an
+#      upper bound on the host's cost per instruction);
 #   2. at hidden 1024 and 4096 (vocab = hidden, seq 1024, batch 4, 2 layers
 #      per stage, p = 2 on the GPUs there are, m = 8, 6 steps): the median
 #      step of steps 3..6 eager and --graph, their difference, and the
