@@ -89,11 +89,16 @@ static void make_live(void *p)
 {
     pthread_mutex_lock(&stub_G.mu);
     alloc *a = stub_find(p);
+    int again = a && a->graph && a->state == A_LIVE;
     if (a && a->state == A_GRAPH)
         stub_G.used[a->gpu] += a->size;
     if (a && (a->state == A_PENDING || a->state == A_GRAPH))
         a->state = A_LIVE;
     pthread_mutex_unlock(&stub_G.mu);
+    if (again) /* a GPU refuses the launch (cudaErrorInvalidValue) */
+        sc_cudastub_violation(stub_running ? stub_running->gpu : -1,
+                              "a graph allocates %p again while its last replay's block is "
+                              "still live (never freed in the graph, nor after it)", p);
 }
 
 static void make_dead(void *p)
