@@ -288,9 +288,13 @@ static void cl_abort(void *ctx, int dev, const char *why)
     char m[384];
     snprintf(m, sizeof m, "d%d failed: %s", dev, why);
     fail(c, m);
-    for (int d = 0; d < c->P; d++)
-        if (c->d[d].comm && sc_cuda_use(c->d[d].gpu) == cudaSuccess)
+    for (int d = 0; d < c->P; d++) {
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (c->d[d].comm && sc_cuda_use(c->d[d].gpu) == cudaSuccess &&
+            cudaStreamIsCapturing(c->d[d].comm, &cs) == cudaSuccess &&
+            cs == cudaStreamCaptureStatusNone) /* a capturing one runs nothing */
             (void)cudaStreamSynchronize(c->d[d].comm);
+    }
     (void)cudaGetLastError();
 }
 

@@ -356,9 +356,12 @@ static sc_status run(ex *e)
         case SC_OPK_XFER: case SC_OPK_COLL: break; /* posted above, on their channels */
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
-         * its end is measured and a failure is reported at this pass. */
-        if (!st && !e->capturing && e->be->ops->sync &&
-            (st = e->be->ops->sync(e->be->ctx)) != SC_OK) {
+         * its end is measured and a failure is reported at this pass (while
+         * captured: nothing waits, a failure to queue is reported). */
+        if (!st && e->be->ops->sync &&
+            (e->capturing ? (e->be->ops->errmsg && e->be->ops->errmsg(e->be->ctx))
+                          : (st = e->be->ops->sync(e->be->ctx)) != SC_OK)) {
+            st = SC_ERR_RUNTIME;
             char buf[64];
             sc_instr_format(in, buf, sizeof buf);
             const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
@@ -436,10 +439,10 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
             e.rgroup[i] = -1;
         st = run(&e);
     }
-    if (st)
-        sc_ex_graph_failed(&e);
     if (st && tp && tp->ops->abort)
         tp->ops->abort(tp->ctx, d, out->err);
+    if (st) /* after the abort: device 0 may be waiting for a transfer */
+        sc_ex_graph_failed(&e);
     /* Whatever is left: records (a failure, or a stream without W), boundary
      * tensors, send buffers of groups that never completed. */
     for (size_t i = 0; e.rec && i < SM; i++) {

@@ -30,7 +30,8 @@ struct sc_exec_graph {
     long gen;
     int aborted;
     void *graph;           /* device 0's backend's graph, once captured */
-    int capturing;         /* device 0's backend captures (ended by free after a failure) */
+    int capturing;         /* device 0's backend captures (mu; ended by device 0, also after a
+                            * failure, before any device frees what the capture holds) */
     char err[384];         /* why the capture failed (device 0) */
 };
 
@@ -219,10 +220,36 @@ static sc_status meet(ex *e)
                        g->err[0] ? g->err : "another device failed during the graph's step");
 }
 
+/* Sets g->capturing (device 0), waking the devices that wait for the end. */
+static void set_capturing(sc_exec_graph *g, int on)
+{
+    pthread_mutex_lock(&g->mu);
+    g->capturing = on;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* A failed device's frees must run, not be captured: device 0 ends a
+ * capture still open (its graph dropped); another device waits until it
+ * has (every device stops at the meeting points, and the transport was
+ * aborted, so device 0 gets there). */
 void sc_ex_graph_failed(ex *e)
 {
-    if (e->out->graph)
-        graph_abort(e->out->graph, NULL);
+    sc_exec_graph *g = e->out->graph;
+    if (!g)
+        return;
+    graph_abort(g, NULL);
+    if (e->d == 0 && g->capturing) {
+        sc_backend *o = g->be[0];
+        void *dropped = NULL;
+        if (o->ops->capture_end(o->ctx, &dropped) == SC_OK)
+            o->ops->graph_free(o->ctx, dropped);
+        set_capturing(g, 0);
+    }
+    pthread_mutex_lock(&g->mu);
+    while (g->capturing)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
 }
 
 /* ---- the executor's side ---- */
@@ -232,7 +259,9 @@ sc_status sc_ex_graph_capture(ex *e)
     sc_exec_graph *g = e->out->graph;
     sc_backend *o = g->be[0];
     sc_status st = meet(e);
-    if (!st && e->d == 0 && (g->capturing = o->ops->capture_begin(o->ctx) == SC_OK) == 0) {
+    if (!st && e->d == 0)
+        set_capturing(g, o->ops->capture_begin(o->ctx) == SC_OK);
+    if (!st && e->d == 0 && !g->capturing) {
         const char *why = o->ops->errmsg ? o->ops->errmsg(o->ctx) : NULL;
         snprintf(e->out->err, sizeof e->out->err, "cannot start the capture: %s",
                  why ? why : "the backend failed");
@@ -259,8 +288,9 @@ sc_status sc_ex_graph_end(ex *e)
     if (!st && e->d == 0) {
         for (int i = 1; i < g->P; i++) /* every device's work joined back */
             o->ops->order(o->ctx, g->be[i]->ctx);
-        g->capturing = 0;
-        if (o->ops->capture_end(o->ctx, &g->graph) != SC_OK) {
+        sc_status ended = o->ops->capture_end(o->ctx, &g->graph);
+        set_capturing(g, 0);
+        if (ended != SC_OK) {
             const char *why = o->ops->errmsg ? o->ops->errmsg(o->ctx) : NULL;
             char buf[320];
             snprintf(buf, sizeof buf, "the capture of step 2 failed: %s",

@@ -65,6 +65,8 @@ void stub_init(void)
     stub_G.mem = m ? (size_t)strtoull(m, NULL, 10) : (size_t)8 << 30;
     const char *d = getenv("SC_CUDASTUB_DELAY_US");
     stub_G.delay_us = d ? (unsigned)atoi(d) : 0;
+    const char *f = getenv("SC_CUDASTUB_CAPTURE_FAULT");
+    stub_G.capture_fault = f ? atol(f) : 0;
     /* CUDA_VISIBLE_DEVICES: indices, up to the first invalid one. */
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
     if (!v) {

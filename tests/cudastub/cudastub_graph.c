@@ -46,11 +46,25 @@ static int graph_ok(cudaGraph_t g)
     return g && g->magic == GRAPH_MAGIC && g->ended;
 }
 
-/* Drops one reference (G.mu held); the last frees the captured operations. */
+/* Drops one reference (G.mu held); the last frees the captured operations
+ * and the graph's memory (its blocks not live: a live one belongs to whoever
+ * did not free it). */
 static void graph_unref(struct sc_stub_graph *g)
 {
     if (--g->refs > 0)
         return;
+    for (int i = 0; i < stub_G.na; i++) {
+        alloc *a = &stub_G.a[i];
+        if (a->graph != g)
+            continue;
+        a->graph = NULL;
+        if (a->state == A_LIVE)
+            continue;
+        if (a->state == A_GRAPH)
+            stub_G.used[a->gpu] += a->size; /* counted again, for stub_kill_block */
+        stub_kill_block(a);
+        a->dropped = 1;
+    }
     for (long i = 0; i < g->n; i++)
         if (g->ops[i].free_fn)
             g->ops[i].free_fn(g->ops[i].arg);

@@ -92,7 +92,9 @@ typedef struct alloc {
     size_t size;
     int gpu;          /* -1: pinned host memory */
     int state;        /* A_PENDING, A_LIVE, A_FREED, A_GRAPH */
-    int graph;        /* allocated by a captured cudaMallocAsync: a graph's memory */
+    const struct sc_stub_graph *graph; /* the capture whose cudaMallocAsync made it, or NULL */
+    int dropped;      /* freed with its graph (a capture that failed, a graph destroyed):
+                       * a later cudaFreeAsync is an error, not a violation */
     const char *how;  /* the call that made it */
 } alloc;
 
@@ -115,6 +117,8 @@ struct stub_state {
     size_t quarantined;
     int violations;
     int captures;           /* active captures */
+    long capture_fault;     /* SC_CUDASTUB_CAPTURE_FAULT: the captured operation that fails */
+    long captured;          /* operations captured so far */
 };
 
 /* "G" in the comments; read after pthread_once(&stub_G.once, stub_init). */

@@ -134,7 +134,7 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
         RET(e);
     stub_lock();
     alloc *a = stub_find(*p);
-    a->graph = stub_capture_of(s) != NULL; /* an allocation node of the graph */
+    a->graph = stub_capture_of(s); /* an allocation node of the graph */
     stub_unlock();
     return sc_cudastub_enqueue(s, make_live, *p, NULL, "cudaMallocAsync");
 }
@@ -145,9 +145,13 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
         RET(cudaErrorInvalidResourceHandle);
     stub_lock();
     alloc *a = stub_find(p);
+    if (a && a->base == p && a->dropped) { /* its graph is gone: as a GPU, an error */
+        stub_unlock();
+        RET(cudaErrorInvalidValue);
+    }
     int ok = a && a->base == p && a->gpu >= 0 && a->state != A_FREED;
     struct sc_stub_graph *g = stub_capture_of(s);
-    int foreign = ok && g && !a->graph; /* a graph frees only its own allocations */
+    int foreign = ok && g && a->graph != g; /* a graph frees only its own allocations */
     if (foreign)
         stub_capture_invalidate(g);
     stub_unlock();

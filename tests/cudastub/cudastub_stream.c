@@ -70,6 +70,10 @@ static cudaError_t capture_append(cudaStream_t s, void (*fn)(void *), void *arg,
                                   void (*free_fn)(void *), const char *what, long dep)
 {
     struct sc_stub_graph *g = s->cap;
+    if (++stub_G.captured == stub_G.capture_fault) { /* a fault on purpose (run.sh) */
+        stub_capture_invalidate(g);
+        return cudaErrorStreamCaptureInvalidated;
+    }
     if (g->n == g->cap) {
         long nc = g->cap ? 2 * g->cap : 256;
         cop *v = realloc(g->ops, (size_t)nc * sizeof *v);

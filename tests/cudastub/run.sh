@@ -329,6 +329,12 @@ expect 3 "--graph: the program has 1 step" -- $G
 expect 3 "--graph: post-validation" -- $G -D steps=3 -D optim_sync=post-validation
 expect 3 "--graph: an overlapped pair" -- timeout 120 $SC run dualpipev -D p=4 -D m=8 -D steps=3 --backend cuda --graph
 expect 3 "--graph: backend 'cpu' cannot capture" -- timeout 120 $SC run 1f1b -D p=2 -D m=4 -D steps=3 --graph
+# A captured operation that fails (SC_CUDASTUB_CAPTURE_FAULT=N: the N-th):
+# every device stops, the capture is ended before anything is freed, one
+# line, exit 9, no violation (a free of the dropped graph's memory is not one).
+for f in 5 40 400; do
+  SC_CUDASTUB_CAPTURE_FAULT=$f expect 9 "stagecraft: error: " -- timeout 120 $SC run 1f1b -D p=4 -D m=8 -D steps=3 --backend cuda --graph
+done
 
 verdicts
 echo "cudastub: $pass passed, $fail failed ($runs recipe runs on the stand-in)"
