@@ -28,6 +28,7 @@ struct sc_exec_graph {
     pthread_cond_t cv;
     int arrived;
     long gen;
+    int stopped;           /* devices that failed while the capture was open */
     int aborted;
     void *graph;           /* device 0's backend's graph, once captured */
     int capturing;         /* device 0's backend captures (mu; ended by device 0, also after a
@@ -229,27 +230,37 @@ static void set_capturing(sc_exec_graph *g, int on)
     pthread_mutex_unlock(&g->mu);
 }
 
-/* A failed device's frees must run, not be captured: device 0 ends a
- * capture still open (its graph dropped); another device waits until it
- * has (every device stops at the meeting points, and the transport was
- * aborted, so device 0 gets there). */
+/* A failure while the capture is open: no device may queue anything once
+ * the capture has ended (its memory is gone with the graph), and a device's
+ * frees must run, not be captured. So device 0 ends the capture (its graph
+ * dropped) once every device has stopped, and the others wait for that
+ * before freeing. Every device stops: the transport was aborted and the
+ * meeting points fail, and none can pass the capture's end without the
+ * others. */
 void sc_ex_graph_failed(ex *e)
 {
     sc_exec_graph *g = e->out->graph;
     if (!g)
         return;
     graph_abort(g, NULL);
-    if (e->d == 0 && g->capturing) {
+    pthread_mutex_lock(&g->mu);
+    if (g->capturing) {
+        g->stopped++;
+        pthread_cond_broadcast(&g->cv);
+    }
+    while (g->capturing && e->d == 0 && g->stopped < g->P)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int end = g->capturing && e->d == 0;
+    while (g->capturing && e->d != 0)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    if (end) {
         sc_backend *o = g->be[0];
         void *dropped = NULL;
         if (o->ops->capture_end(o->ctx, &dropped) == SC_OK)
             o->ops->graph_free(o->ctx, dropped);
         set_capturing(g, 0);
     }
-    pthread_mutex_lock(&g->mu);
-    while (g->capturing)
-        pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
 }
 
 /* ---- the executor's side ---- */
