@@ -43,6 +43,8 @@ const char *cudaGetErrorString(cudaError_t e)
         return "capture sequence contains a fork that was not joined to the primary stream";
     case cudaErrorStreamCaptureIsolation:
         return "dependency created on uncaptured work in another stream";
+    case cudaErrorCapturedEvent:
+        return "operation not permitted on an event last recorded in a capturing stream";
     default: return "unknown error";
     }
 }

@@ -54,6 +54,8 @@ struct sc_stub_event {
     int destroyed;
     struct sc_stub_graph *cap; /* recorded in this active capture (G.mu) */
     long cap_node;             /* ... as this operation of it */
+    int stale;                 /* last recorded in a capture that has ended: nothing to
+                                * query or wait for (cudaErrorCapturedEvent) until recorded */
 };
 
 /* ---- stream capture (cudastub_stream.c records, cudastub_graph.c ends,

@@ -110,8 +110,10 @@ void stub_capture_detach(struct sc_stub_graph *g)
         cudaEvent_t e = keep.v[i];
         if (s->magic == STREAM_MAGIC && s->cap == g)
             s->cap = NULL;
-        else if (e->magic == EVENT_MAGIC && e->cap == g)
+        else if (e->magic == EVENT_MAGIC && e->cap == g) {
             e->cap = NULL;
+            e->stale = 1;
+        }
     }
     stub_G.captures--;
 }
@@ -301,19 +303,23 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     return cudaSuccess;
 }
 
-/* A synchronizing call on a capturing stream (*s) or on an event recorded
- * in an active capture (*e) is refused and invalidates that capture, as on a
- * GPU (cudaErrorStreamCaptureUnsupported). */
+/* A synchronizing call on a capturing stream (*s) is refused and
+ * invalidates its capture, as on a GPU (cudaErrorStreamCaptureUnsupported);
+ * one on an event last recorded in a capture (*e) is refused
+ * (cudaErrorCapturedEvent). */
 static int capturing_sync(cudaStream_t *s, cudaEvent_t *e, const char *call)
 {
     stub_lock();
     struct sc_stub_graph *g = s ? (*s)->cap : (*e)->cap;
-    stub_capture_invalidate(g);
+    int stale = !s && (*e)->stale;
+    if (s)
+        stub_capture_invalidate(g);
     stub_unlock();
-    if (g)
-        fprintf(stderr, "cudastub: %s during a stream capture: the capture is invalidated\n",
-                call);
-    return g != NULL;
+    if (g || stale)
+        fprintf(stderr, "cudastub: %s %s\n", call,
+                s ? "during a stream capture: the capture is invalidated"
+                  : "of an event last recorded in a capture: refused");
+    return g != NULL || stale;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -414,18 +420,27 @@ static void ev_wait(void *p)
  * outside it (cudaErrorStreamCaptureIsolation, as on a GPU). */
 static cudaError_t capture_event(cudaStream_t s, cudaEvent_t e, int record)
 {
-    struct sc_stub_graph *g = record ? s->cap : e->cap;
-    if (g->status != cudaStreamCaptureStatusActive)
-        return cudaErrorStreamCaptureInvalidated;
     if (record) {
+        if (s->cap->status != cudaStreamCaptureStatusActive)
+            return cudaErrorStreamCaptureInvalidated;
         cudaError_t r = capture_append(s, NULL, NULL, NULL, "cudaEventRecord", -1);
         if (!r) {
-            e->cap = g;
+            e->cap = s->cap;
             e->cap_node = s->cap_last;
+            e->stale = 0;
         }
         return r;
     }
-    if (s->cap && s->cap != e->cap) {
+    if (!e->cap) { /* a capturing stream waits for work outside it */
+        if (!e->stale && e->recorded == 0)
+            return cudaSuccess; /* never recorded: nothing to wait for */
+        stub_capture_invalidate(s->cap);
+        return e->stale ? cudaErrorCapturedEvent : cudaErrorStreamCaptureIsolation;
+    }
+    struct sc_stub_graph *g = e->cap;
+    if (g->status != cudaStreamCaptureStatusActive)
+        return cudaErrorStreamCaptureInvalidated;
+    if (s->cap && s->cap != g) {
         stub_capture_invalidate(s->cap);
         return cudaErrorStreamCaptureIsolation;
     }
@@ -444,6 +459,11 @@ static cudaError_t event_op(cudaStream_t s, cudaEvent_t e, int record, const cha
     if (!event_ok(e, what) || !stub_stream_ok(s, what))
         RET(cudaErrorInvalidResourceHandle);
     stub_lock();
+    if (!record && e->stale && !s->cap) {
+        stub_unlock();
+        fprintf(stderr, "cudastub: %s of an event last recorded in a capture: refused\n", what);
+        RET(cudaErrorCapturedEvent);
+    }
     if (s->cap || (!record && e->cap)) {
         cudaError_t r = capture_event(s, e, record);
         stub_unlock();
@@ -455,7 +475,7 @@ static cudaError_t event_op(cudaStream_t s, cudaEvent_t e, int record, const cha
         RET(cudaErrorMemoryAllocation);
     stub_lock();
     if (record)
-        e->cap = NULL; /* recorded outside a capture again */
+        e->cap = NULL, e->stale = 0; /* recorded outside a capture again */
     o->e = e;
     o->v = record ? ++e->recorded : e->recorded;
     stub_unlock();
@@ -478,7 +498,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e)
     if (!event_ok(e, "cudaEventQuery"))
         RET(cudaErrorInvalidResourceHandle);
     if (capturing_sync(NULL, &e, "cudaEventQuery"))
-        RET(cudaErrorStreamCaptureUnsupported);
+        RET(cudaErrorCapturedEvent);
     stub_lock();
     int done = e->done >= e->recorded;
     int gpu = e->gpu;
@@ -494,7 +514,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
     if (!event_ok(e, "cudaEventSynchronize"))
         RET(cudaErrorInvalidResourceHandle);
     if (capturing_sync(NULL, &e, "cudaEventSynchronize"))
-        RET(cudaErrorStreamCaptureUnsupported);
+        RET(cudaErrorCapturedEvent);
     stub_lock();
     long v = e->recorded;
     while (e->done < v)

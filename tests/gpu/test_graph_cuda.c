@@ -11,7 +11,8 @@
  *   memory allocated and freed inside the capture: a replay's allocation
  *     holds what the replay wrote, at the same address every time;
  *   what a GPU refuses: a sync inside the capture (capture_end fails, the
- *     backend says which call), a joined instance not joined back.
+ *     backend says which call), a joined instance not joined back, a wait
+ *     for work queued outside the capture.
  *
  * Without a GPU it prints why and "0 passed, 0 failed, 1 skipped" (as
  * test_backend_cuda.c). tests/cudastub/run.sh runs it on the CUDA stand-in,
@@ -201,6 +202,32 @@ static void test_refused(void)
     sc_backend_free(a);
 }
 
+/* The capture waits for work outside it (b's, queued eagerly): refused. */
+static void test_isolation(void)
+{
+    sc_backend *a = open_dev(0), *b = open_dev(0);
+    void *g = NULL;
+    CHECK(a && b);
+    if (!a || !b) {
+        sc_backend_free(a);
+        sc_backend_free(b);
+        return;
+    }
+    float *y = b->ops->alloc(b->ctx, 64 * sizeof(float));
+    b->ops->fill_uniform(b->ctx, y, 64, 1, 3, 1.0f);
+    CHECK(a->ops->capture_begin(a->ctx) == SC_OK);
+    a->ops->order(a->ctx, b->ctx);
+    CHECK(a->ops->capture_end(a->ctx, &g) != SC_OK && g == NULL);
+    const char *why = a->ops->errmsg(a->ctx);
+    CHECK(why != NULL);
+    if (why)
+        CHECK_STR(why, "cudaStreamWaitEvent");
+    CHECK(b->ops->sync(b->ctx) == SC_OK);
+    b->ops->free(b->ctx, y, 64 * sizeof(float));
+    sc_backend_free(b);
+    sc_backend_free(a);
+}
+
 int main(void)
 {
     char info[256];
@@ -226,5 +253,6 @@ int main(void)
     RUN(two_instances);
     RUN(memory_inside);
     RUN(refused);
+    RUN(isolation);
     return harness_done("graph-cuda");
 }

@@ -41,6 +41,7 @@ typedef enum cudaError {
     cudaErrorStreamCaptureUnmatched = 903,
     cudaErrorStreamCaptureUnjoined = 904,
     cudaErrorStreamCaptureIsolation = 905,
+    cudaErrorCapturedEvent = 907,
     cudaErrorUnknown = 999
 } cudaError_t;
 
