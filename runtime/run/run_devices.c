@@ -573,6 +573,12 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     sc_hostlinks *links = NULL; /* this rank's own link: ranks share none */
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
     double *v = calloc((size_t)(5 * P + 3), sizeof(double));
+    if (o->graph) { /* docs/graphs.md */
+        snprintf(err, errlen, "--graph: the devices capture one graph together, as threads of "
+                 "one process; not under mpirun");
+        st = SC_ERR_ARG;
+        goto done;
+    }
     if (!stage_dev || !v) {
         snprintf(err, errlen, "out of memory");
         st = SC_ERR_NOMEM;

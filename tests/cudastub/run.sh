@@ -292,7 +292,8 @@ fi
 # graph, replayed for step 3; the losses of every step have the eager run's
 # bits, the reference's within 1e-4; programs that cannot be captured are
 # refused with the reason. (make check: 1f1b and zb-h1 on 1 GPU, one with
-# random delays; full: more recipes, 4 GPUs, optim_sync sync with clipping.)
+# random delays; full: more recipes, 4 GPUs, optim_sync sync with clipping,
+# the decoder.)
 same_bits() { # eager.json graph.json
   python3 -c 'import json,sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
@@ -317,6 +318,7 @@ if full; then
   for r in gpipe interleaved zb-h2 zb-v v-half; do graph_pair "$r" 1 0; done
   graph_pair 1f1b 4 100 # NCCL is not captured: cuda-local on 4 GPUs
   graph_pair zb-h2 1 100 -D optim_sync=sync -D clip=0.9
+  graph_pair zb-h1 1 0 --model tests/fixtures/models/run-llama.json # the decoder
 fi
 for d in 0 200; do
   if SC_CUDASTUB_GPUS=$((1 + d / 200)) SC_CUDASTUB_DELAY_US=$d "$BUILD/gpu_test_graph_cuda" >"$tmp/u" 2>&1 &&
