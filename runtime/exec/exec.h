@@ -55,7 +55,10 @@
  * step 2's passes and transfers, up to its REDUCE, are captured on every
  * device at once without syncing the backend, and run as one graph; later
  * steps replay it instead of walking their passes (exec_graph.c). REDUCE,
- * OPTIM and what is between them run as above in every step.
+ * OPTIM and what is between them run as above in every step. A replay
+ * runs the captured work with its captured arguments: a workload's passes
+ * must read what changes between steps from device memory (the built-in
+ * model's data are the same in every step).
  *
  * Overlapped pairs (docs/run.md#overlapped-pairs): the F half and the B or
  * BW half run at once, the second on a lane of the device (a thread, a
