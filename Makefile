@@ -119,7 +119,7 @@ REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
 MOD_RPATH  ?= $(CUDA_LIBDIR)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,'$(MOD_RPATH)' -lcublas -lcudart -lstdc++ -ldl -lpthread -lm
-CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/cuda_check.c \
+CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/backend_cuda_graph.c runtime/cuda/cuda_check.c \
               runtime/cuda/transport_cuda_local.c \
               runtime/cuda/transport_nccl.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
 CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
@@ -293,7 +293,7 @@ STUB_H     := $(wildcard tests/cudastub/*.h tests/cudastub/include/*.h)
 # The stand-in's own files (tests/cudastub/cudastub_impl.h lists them), an
 # object each, so that tests/py/layout.py sees their calls in $(STUB)/obj.
 STUB_CUDA_C = $(addprefix tests/cudastub/,cudastub.c cudastub_launch.c cudastub_stream.c \
-              cudastub_memory.c cudastub_device.c cublasstub.c)
+              cudastub_memory.c cudastub_device.c cudastub_graph.c cublasstub.c)
 STUB_NCCL_C = $(addprefix tests/cudastub/,ncclstub.c ncclstub_group.c ncclstub_comm.c ncclstub_coll.c)
 
 $(STUB)/obj/%.o: tests/cudastub/%.c $(STUB_H)
@@ -407,7 +407,7 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
-	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
+	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
 	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \

@@ -185,6 +185,8 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
     sc_jw_str(&w, "backend", o->backend);
     sc_jw_str(&w, "transport", r->transport);
+    if (o->graph)
+        sc_jw_int(&w, "graph_replays", r->graph_replays);
     if (r->transport_note[0]) /* cuda: why not nccl */
         sc_jw_str(&w, "transport_note", r->transport_note);
     if (r->gpus) {
@@ -240,6 +242,9 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
                r->gpus > 1 ? "s" : "", r->gpu_name, r->transport,
                r->transport_note[0] ? " (not nccl: " : "", r->transport_note,
                r->transport_note[0] ? ")" : "");
+    if (o->graph)
+        printf("graph         step 2 captured, run as a graph %d time%s\n", r->graph_replays,
+               r->graph_replays == 1 ? "" : "s");
     printf("model         hidden %ld, layers %ld, vocab %ld, seq %ld, batch %ld, seed %lld\n",
            o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
            o->model.seed);
@@ -398,7 +403,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
     char model_path[4096] = "";
-    int json = 0, check = 0, warmup = -1;
+    int json = 0, check = 0, warmup = -1, graph = 0;
     /* --profile-steps alone: exactly that many; else rounds to the target */
     sc_profile_opts po = {.steps = 5, .target = -1, .max_steps = 100, .max_s = 60,
                           .round = profile_round};
@@ -425,6 +430,8 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--graph") == 0) { /* docs/graphs.md */
+            graph = 1;
         } else if (strcmp(a, "--time-limit") == 0) {
             if ((rc = sc_cli_time_limit(L, argc, argv, &i, &time_limit)))
                 return rc;
@@ -574,6 +581,10 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     }
     o.backend = backend;
     o.check = check;
+    o.graph = graph;
+    if (graph && profile)
+        return fail(SC_EXIT_USAGE, "--graph and --profile: a profile times each pass, which a "
+                    "graph runs as one");
     /* The run's own tables (executor, transport) are checked against what
      * --max-mem leaves of the Lua heap and the programs' C memory. */
     const sc_limits *lim = sc_cli_limits();

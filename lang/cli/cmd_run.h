@@ -9,7 +9,7 @@
 
 #include <lua.h>
 
-/* stagecraft run RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json];
+/* stagecraft run RECIPE [-D k=v]... [--backend cpu|cuda] [--graph] [--check] [--json];
  * argv[1] is "run". Prints the result (rank 0 only under MPI) or one error
  * line; returns the exit code. */
 int sc_cmd_run(lua_State *L, int argc, char **argv);

@@ -48,7 +48,7 @@
     X(costs, "costs --from-trace|--check TRACE.json... [-o FILE] [--json]",                     \
       "a cost file from torch.profiler traces (--check: their steps against the prediction)",    \
       NULL)                                                                                      \
-    X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] [--trace FILE]",    \
+    X(run, "run   RECIPE [-D k=v]... [--backend cpu|cuda] [--graph] [--check] [--json] [--trace FILE]", \
       NULL, "(check, sim, show: --time-limit SECONDS caps automatic scheduling, e.g. zb-auto)")  \
     X(help, NULL, NULL, NULL)
 

@@ -139,6 +139,33 @@ struct sc_backend_ops {
     void (*lane_fork)(void *ctx, void *lane_ctx);
     void (*lane_join)(void *ctx, void *lane_ctx);
 
+    /* Optional as a set (run --graph, docs/graphs.md; NULL: no graphs): a
+     * step's work captured once and replayed.
+     *   capture_begin: what ctx queues from now on is recorded, not run (its
+     *     compute stream starts a capture, of which it is the origin);
+     *   order: ctx's next work waits for what `before` (an instance of the
+     *     same backend) has queued so far, without blocking the host; an
+     *     instance that waits so for a capturing one joins its capture, and
+     *     the origin joins the others back the same way before the end;
+     *   capture_end: ends the capture and makes its graph (*graph), or
+     *     fails (errmsg: a synchronizing call inside, a stream not joined
+     *     back);
+     *   graph_launch: queues one replay on ctx's compute stream;
+     *   graph_free: frees a graph (NULL: nothing);
+     *   graph_losses: after a replay, waits for it and writes the loss of
+     *     each xent captured in ctx, in the order called (at most max);
+     *     returns how many (-1 after a failure).
+     * While its compute stream captures, xent returns 0 and keeps the loss
+     * on the device; no other slot may wait for the device then (sumsq,
+     * upload, download, copy_wait, sync fail: the stand-in and a GPU refuse
+     * them). */
+    sc_status (*capture_begin)(void *ctx);
+    void (*order)(void *ctx, void *before);
+    sc_status (*capture_end)(void *ctx, void **graph);
+    sc_status (*graph_launch)(void *ctx, void *graph);
+    void (*graph_free)(void *ctx, void *graph);
+    int (*graph_losses)(void *ctx, double *loss, int max);
+
     /* ---- The decoder's layers (runtime/model: RMSNorm, rotary positions,
      * causal attention with grouped KV heads, SwiGLU). Optional as a set:
      * a backend without them (NULL) cannot run the decoder, and the model

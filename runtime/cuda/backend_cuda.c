@@ -214,6 +214,8 @@ static double cu_xent(void *ctx, int rows, int V, float *logits, const int32_t *
     sc_cuda *c = ctx;
     if (rows < 1 || V < 1)
         sc_cuda_fail(c, __FILE__, __LINE__, "xent", "rows and V must be at least 1");
+    if (sc_cuda_capturing(c))
+        return sc_cuda_graph_xent(c, rows, V, logits, targets, scale);
     if (!sc_cuda_ready(c) || !scratch(c, rows))
         return NAN;
     /* The previous call ended with a sync: the pinned buffers are free. */
@@ -393,16 +395,8 @@ static sc_status cu_lane_open(void *ctx, sc_backend **lane)
     return st;
 }
 
-/* One stream's next work waits for what another has queued so far. */
-static void cu_order(sc_cuda *after, sc_cuda *before)
-{
-    if (sc_cuda_ready(before) && CK(before, cudaEventRecord(before->mark, before->compute)) &&
-        sc_cuda_ready(after))
-        CK(after, cudaStreamWaitEvent(after->compute, before->mark, 0));
-}
-
-static void cu_lane_fork(void *ctx, void *lane) { cu_order(lane, ctx); }
-static void cu_lane_join(void *ctx, void *lane) { cu_order(ctx, lane); }
+static void cu_lane_fork(void *ctx, void *lane) { sc_cuda_order(lane, ctx); }
+static void cu_lane_join(void *ctx, void *lane) { sc_cuda_order(ctx, lane); }
 
 static const struct sc_backend_ops cuda_ops = {
     .name = "cuda",
@@ -429,6 +423,12 @@ static const struct sc_backend_ops cuda_ops = {
     .lane_open = cu_lane_open,
     .lane_fork = cu_lane_fork,
     .lane_join = cu_lane_join,
+    .capture_begin = sc_cuda_capture_begin,
+    .order = sc_cuda_order,
+    .capture_end = sc_cuda_capture_end,
+    .graph_launch = sc_cuda_graph_launch,
+    .graph_free = sc_cuda_graph_free,
+    .graph_losses = sc_cuda_graph_losses,
     .rmsnorm_fwd = sc_cuda_dec_rmsnorm_fwd,
     .rmsnorm_bwd = sc_cuda_dec_rmsnorm_bwd,
     .rmsnorm_wgrad = sc_cuda_dec_rmsnorm_wgrad,
@@ -450,6 +450,7 @@ static void cu_free_backend(sc_backend *be)
             cudaFreeAsync(c->dscores, c->compute);
         if (c->compute)
             cudaStreamSynchronize(c->compute);
+        sc_cuda_graph_close(c);
         if (c->d2h)
             cudaStreamSynchronize(c->d2h);
         if (c->h2d)
@@ -478,6 +479,7 @@ static void cu_free_backend(sc_backend *be)
         (void)cudaGetLastError();
     }
     free(c->idle);
+    free(c->xs);
     free(c);
     free(be);
 }

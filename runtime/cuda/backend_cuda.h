@@ -28,6 +28,8 @@ typedef struct sc_cuda {
     int32_t *dtgt, *htgt;      /* targets: device, pinned host */
     double *dloss, *hloss;     /* per-row loss: device, pinned host */
     double *dpart, *dsum, *hsum; /* sumsq's parts and result: device, pinned host */
+    struct sc_cuda_xslot *xs;  /* run --graph: the loss of each captured xent */
+    int nxs, xcap;
     float *dscores;            /* attn_bwd's dP of one KV head's group (stream-ordered) */
     size_t dscores_bytes;
     int failed;
@@ -47,6 +49,21 @@ int sc_cuda_ready(sc_cuda *c);
 
 #define CK(c, call) sc_cuda_ck((c), (call), __FILE__, __LINE__, #call)
 #define CKB(c, call) sc_cuda_ckb((c), (call), __FILE__, __LINE__, #call)
+
+/* run --graph (backend_cuda_graph.c, backend.h's capture slots): xent
+ * while the compute stream captures (its loss kept on the device, read by
+ * graph_losses after a replay); the slots; the instance's graph state
+ * freed. */
+int sc_cuda_capturing(sc_cuda *c);
+double sc_cuda_graph_xent(sc_cuda *c, int rows, int V, float *logits, const int32_t *targets,
+                          float scale);
+sc_status sc_cuda_capture_begin(void *ctx);
+void sc_cuda_order(void *ctx, void *before);
+sc_status sc_cuda_capture_end(void *ctx, void **graph);
+sc_status sc_cuda_graph_launch(void *ctx, void *graph);
+void sc_cuda_graph_free(void *ctx, void *graph);
+int sc_cuda_graph_losses(void *ctx, double *loss, int max);
+void sc_cuda_graph_close(sc_cuda *c);
 
 /* The decoder's slots (backend.h), queued on the compute stream: cuBLAS
  * for attention's products, cuda_dec_kernels.cu for the rest. A bad shape

@@ -19,6 +19,12 @@
  * events are done (cudaEventQuery). Waits poll, sleeping briefly, and give
  * up after the timeout; abort wakes every wait.
  *
+ * While the device's compute stream is capturing (run --graph,
+ * docs/graphs.md), a group completes once matched, its copies queued: the
+ * compute stream then waits for each copy's event (an edge of the graph)
+ * instead of the host, and the communication streams, joined to the
+ * capture by the `posted` events they wait for, are joined back by it.
+ *
  * Collectives go through the host (coll_host.h): a member copies its buffer
  * to a host buffer of its own after the compute queued so far (its stream
  * synchronized: the collective's data are produced there), the last member
@@ -203,6 +209,16 @@ static sc_status cl_test(void *ctx, int dev, void *group, int *done)
     if (!matched)
         return SC_OK;
     /* Matched slots stay as they are until both groups are released. */
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (!CK(0, dev, cudaStreamIsCapturing(c->d[dev].compute, &cs)))
+        return SC_ERR_RUNTIME;
+    if (cs != cudaStreamCaptureStatusNone) { /* run --graph: complete once queued */
+        for (int i = 0; i < g->n; i++)
+            if (!CK(0, dev, cudaStreamWaitEvent(c->d[dev].compute, c->slots[g->tag[i]].done, 0)))
+                return SC_ERR_RUNTIME;
+        *done = 1;
+        return SC_OK;
+    }
     for (int i = 0; i < g->n; i++) {
         cudaError_t e = cudaEventQuery(c->slots[g->tag[i]].done);
         if (e == cudaErrorNotReady) {
@@ -272,9 +288,13 @@ static void cl_abort(void *ctx, int dev, const char *why)
     char m[384];
     snprintf(m, sizeof m, "d%d failed: %s", dev, why);
     fail(c, m);
-    for (int d = 0; d < c->P; d++)
-        if (c->d[d].comm && sc_cuda_use(c->d[d].gpu) == cudaSuccess)
+    for (int d = 0; d < c->P; d++) {
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (c->d[d].comm && sc_cuda_use(c->d[d].gpu) == cudaSuccess &&
+            cudaStreamIsCapturing(c->d[d].comm, &cs) == cudaSuccess &&
+            cs == cudaStreamCaptureStatusNone) /* a capturing one runs nothing */
             (void)cudaStreamSynchronize(c->d[d].comm);
+    }
     (void)cudaGetLastError();
 }
 

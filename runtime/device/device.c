@@ -78,6 +78,7 @@ static const sc_transport_kind tp_mpi = {
 
 static const sc_transport_kind tp_cuda_local = {
     .name = "cuda-local",
+    .graph = 1,
     .threads_new = sc_transport_cuda_local_new,
     .free = sc_transport_cuda_local_free,
 };

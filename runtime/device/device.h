@@ -48,6 +48,8 @@ typedef struct sc_transport_kind {
     int in_order;          /* matches the transfers between two devices in posting order, not by
                             * tag: the program must post them in one order on both sides
                             * (sc_run_check_pair_order) */
+    int graph;             /* completes a group once its copies are queued while the compute
+                            * stream captures (run --graph, docs/graphs.md) */
     int lazy;              /* worth starting only when the program sends anything: its start-up
                             * (bootstrap, threads, buffers) would only add ways to fail */
     double start_bytes;    /* device memory it takes on each GPU when it starts */

@@ -270,10 +270,45 @@ static sc_status step_end(ex *e, const sc_instr *in)
     }
 }
 
+/* run --graph (exec_graph.c): at the start of step 2 its capture starts;
+ * at its REDUCE, once every group is queued, it ends and the graph runs;
+ * at the start of a later step the graph runs instead of the step's
+ * passes and transfers, and *k moves on to the step's REDUCE. */
+static sc_status graph_point(ex *e, size_t *k)
+{
+    int s = e->step;
+    sc_status st = SC_OK;
+    if (s < 1 || s >= e->nsteps)
+        return SC_OK;
+    if (*k == e->gstart[s] && s == 1 && !e->capturing && (st = sc_ex_graph_capture(e)))
+        return st;
+    if (*k == e->gstart[s] && s >= 2) {
+        double t0 = sc_exec_now() - e->origin;
+        if ((st = sc_ex_graph_launch(e, s)) != SC_OK)
+            return st;
+        double t1 = sc_exec_now() - e->origin;
+        for (size_t i = *k; i < e->gred[s]; i++) {
+            e->out->t0[i] = t0;
+            e->out->t1[i] = t1;
+        }
+        *k = e->gred[s];
+        return SC_OK;
+    }
+    if (e->capturing && *k == e->gred[s]) {
+        if ((st = wait_for(e, e->posted - 1, (size_t)-1)) != SC_OK ||
+            (st = sc_ex_graph_end(e)) != SC_OK)
+            return st;
+        return sc_ex_graph_launch(e, s);
+    }
+    return SC_OK;
+}
+
 static sc_status run(ex *e)
 {
     sc_status st = SC_OK;
     for (size_t k = 0; k < e->n;) {
+        if (e->nsteps && (st = graph_point(e, &k)) != SC_OK)
+            return st;
         const sc_instr *in = &e->in[k];
         if (sc_op_is_transfer(in->op)) {
             size_t len = 0;
@@ -323,8 +358,12 @@ static sc_status run(ex *e)
         case SC_OPK_XFER: case SC_OPK_COLL: break; /* posted above, on their channels */
         }
         /* The pass's work may only be queued (cuda): wait for it, so that
-         * its end is measured and a failure is reported at this pass. */
-        if (!st && e->be->ops->sync && (st = e->be->ops->sync(e->be->ctx)) != SC_OK) {
+         * its end is measured and a failure is reported at this pass (while
+         * captured: nothing waits, a failure to queue is reported). */
+        if (!st && e->be->ops->sync &&
+            (e->capturing ? (e->be->ops->errmsg && e->be->ops->errmsg(e->be->ctx))
+                          : (st = e->be->ops->sync(e->be->ctx)) != SC_OK)) {
+            st = SC_ERR_RUNTIME;
             char buf[64];
             sc_instr_format(in, buf, sizeof buf);
             const char *why = e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
@@ -393,7 +432,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     if (!e.box || !e.rgroup || !e.rec || !e.lay || !e.x || !e.g ||
         (st = sc_ex_layouts(&e)) != SC_OK) {
         st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
-    } else if ((st = sc_ex_redo_init(&e)) != SC_OK ||
+    } else if ((st = sc_ex_redo_init(&e)) != SC_OK || (st = sc_ex_graph_init(&e)) != SC_OK ||
                (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
@@ -404,6 +443,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     }
     if (st && tp && tp->ops->abort)
         tp->ops->abort(tp->ctx, d, out->err);
+    if (st) /* after the abort: device 0 may be waiting for a transfer */
+        sc_ex_graph_failed(&e);
     /* Whatever is left: records (a failure, or a stream without W), boundary
      * tensors, send buffers of groups that never completed. */
     for (size_t i = 0; e.rec && i < SM; i++) {
@@ -465,5 +506,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     free(e.lay);
     free(e.x);
     free(e.g);
+    free(e.gstart);
+    free(e.gred);
     return st;
 }

@@ -51,6 +51,15 @@
  * measured end is when its work ended, and a failure of the backend is
  * reported as a failure of that instruction.
  *
+ * Graphs (run --graph, docs/graphs.md; out->graph): step 1 runs as above;
+ * step 2's passes and transfers, up to its REDUCE, are captured on every
+ * device at once without syncing the backend, and run as one graph; later
+ * steps replay it instead of walking their passes (exec_graph.c). REDUCE,
+ * OPTIM and what is between them run as above in every step. A replay
+ * runs the captured work with its captured arguments: a workload's passes
+ * must read what changes between steps from device memory (the built-in
+ * model's data are the same in every step).
+ *
  * Overlapped pairs (docs/run.md#overlapped-pairs): the F half and the B or
  * BW half run at once, the second on a lane of the device (a thread, a
  * second backend instance and workload context) when the backend and the
@@ -146,9 +155,40 @@ struct sc_workload_ops {
      * ctx). */
     void *(*lane)(void *ctx, sc_backend *lane);
     void (*lane_free)(void *lane_ctx);
+    /* Optional (run --graph, docs/graphs.md): graph_capture, the passes
+     * that follow until the step's REDUCE are captured, not run (the
+     * workload notes in which order its backend keeps the losses, backend.h
+     * graph_losses); graph_replayed, the passes of step `step` (from 0) ran
+     * as a replay of the graph: the workload reads their results (the
+     * losses) from the backend. */
+    void (*graph_capture)(void *ctx);
+    sc_status (*graph_replayed)(void *ctx, int step);
     /* Message of the last failure. */
     const char *(*errmsg)(void *ctx);
 };
+
+/* run --graph (docs/graphs.md): the devices' shared state while step 2 is
+ * captured and later steps replay it (exec_graph.c). */
+typedef struct sc_exec_graph sc_exec_graph;
+
+/* Whether the program's steps can be captured: 1, or 0 with the first
+ * reason in why ("--graph: offload copies wait on the host (d0,
+ * instruction 12 RELOAD s0 mb3): not capturable"). Captured: each device's
+ * stream from the start of step 2 to its REDUCE, holding only passes of
+ * stages (F, B, W, BW), transfers and WAITs, and every later step the same
+ * with its microbatch numbers moved on; at least 2 steps; no
+ * post-validation. The backend, transport and threads are the run's to
+ * check (run/run_devices.c). */
+int sc_exec_graph_check(const sc_prog *pg, char *why, size_t len);
+/* The state for P devices running on threads of this process with these
+ * backends (each must offer backend.h's capture slots: else SC_ERR_ARG and
+ * one line in err); free after every device has returned and before the
+ * backends are freed (it frees the graph). */
+sc_status sc_exec_graph_new(int P, sc_backend *const *be, sc_exec_graph **out, char *err,
+                            size_t errlen);
+void sc_exec_graph_free(sc_exec_graph *g);
+/* Whether a graph was captured (the run replayed its steps). */
+int sc_exec_graph_captured(const sc_exec_graph *g);
 
 typedef struct sc_workload {
     const struct sc_workload_ops *ops;
@@ -171,6 +211,7 @@ typedef struct sc_exec_out {
     size_t host_peak_bytes; /* high-water mark of the host buffers of moved records */
     size_t host_end_bytes;  /* host bytes still held at the end (0 when correct) */
     double end;          /* end of the last instruction */
+    sc_exec_graph *graph; /* in: run --graph (shared by the devices), or NULL */
     char err[384];
 } sc_exec_out;
 

@@ -78,6 +78,10 @@ typedef struct ex {
     sc_workload cwl;     /* workload's, with the buffers of redone outputs */
     struct sc_lane *lane; /* overlapped pairs' second lane, or NULL (exec_pair.c) */
     int lane_tried;      /* the lane was opened, or found not available */
+    /* run --graph (exec_graph.c; out->graph): */
+    size_t *gstart, *gred; /* [steps] each step's first instruction, its REDUCE */
+    int nsteps;
+    int capturing;       /* step 2's passes are being captured */
 } ex;
 
 /* One pass (a half of a pair) in flight (exec.c): what begin took. */
@@ -106,6 +110,17 @@ sc_status sc_ex_compute(ex *e, const sc_instr *in);
  * and what the lane holds, freed at the end of the stream. */
 sc_status sc_ex_pair(ex *e, const sc_instr *in);
 void sc_ex_lane_free(ex *e);
+
+/* exec_graph.c: run --graph. init: the steps' places in the stream;
+ * capture: the devices meet and step 2's capture starts; end: its groups
+ * queued (the caller waited), the devices meet and the capture ends;
+ * launch: the graph runs as step `step` (from 0), the workload reads its
+ * losses; failed: the other devices stop waiting at the meeting points. */
+sc_status sc_ex_graph_init(ex *e);
+sc_status sc_ex_graph_capture(ex *e);
+sc_status sc_ex_graph_end(ex *e);
+sc_status sc_ex_graph_launch(ex *e, int step);
+void sc_ex_graph_failed(ex *e);
 
 /* exec_mem.c */
 sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)

@@ -50,7 +50,10 @@ size_t sc_ex_kbytes(const ex *e, int dir, int s)
 void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
 {
     void *p = e->be->ops->alloc(e->be->ctx, bytes);
-    if (!p && s >= 0)
+    const char *why = !p && e->be->ops->errmsg ? e->be->ops->errmsg(e->be->ctx) : NULL;
+    if (why) /* the backend failed earlier (run --graph: no sync reported it) */
+        *st = sc_ex_failf(e, SC_ERR_RUNTIME, "d%d: %s", e->d, why);
+    else if (!p && s >= 0)
         *st = sc_ex_failf(e, SC_ERR_NOMEM, "out of memory on d%d: %zu bytes for the %s of s%d mb%d",
                           e->d, bytes, what, s, mb);
     else if (!p) /* of the device's vocabulary shard (s < 0) */

@@ -224,6 +224,7 @@ void sc_model_free(sc_model *md)
         free(dv->targets);
         free(dv->stage);
         free(dv->info);
+        free(dv->xmb);
         sc_adamw_free(dv->opt);
         if (dv->cdev)
             dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));
@@ -366,6 +367,7 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
                                             (uint64_t)r) % (uint64_t)md->V);
     float scale = (float)(1.0 / ((double)md->m * R));
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
+    sc_model_graph_note(dv, mb); /* run --graph: read after the replay */
     const char *bad = o->errmsg ? o->errmsg(dv->be->ctx) : NULL;
     if (bad) {
         snprintf(dv->err, sizeof dv->err, "%s", bad);
@@ -610,5 +612,7 @@ const struct sc_workload_ops sc_model_ops = {
     .vocab_pass = w_vocab_pass,
     .lane = w_lane,
     .lane_free = w_lane_free,
+    .graph_capture = sc_model_graph_capture,
+    .graph_replayed = sc_model_graph_replayed,
     .errmsg = w_errmsg,
 };

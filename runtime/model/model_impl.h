@@ -43,8 +43,16 @@ typedef struct sc_mdev {
     int eager;           /* post-validation: the step in flight was taken eagerly */
     int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
+    int *xmb;            /* run --graph: [m] the microbatch (within its step) of each */
+    int nx, capturing;   /* loss captured, in order (model_graph.c) */
     char err[384];
 } sc_mdev;
+
+/* model_graph.c: run --graph (exec.h's graph_capture, graph_replayed), and
+ * the note of a loss computed while captured (its microbatch mb). */
+void sc_model_graph_capture(void *ctx);
+void sc_model_graph_note(sc_mdev *dv, int mb);
+sc_status sc_model_graph_replayed(void *ctx, int step);
 
 struct sc_model {
     sc_model_cfg c;

@@ -75,9 +75,15 @@ static void up(sc_mvocab *v, float *dev, const float *host, size_t n)
     O(v)->upload(BC, dev, host, n * sizeof(float));
 }
 
-/* x[0..n) = scale * urand(stream, first + i), generated on the host. */
+/* x[0..n) = scale * urand(stream, first + i), generated on the host;
+ * zeros on the device when the backend can (queued: run --graph captures
+ * the gradients' zeroing, docs/graphs.md). */
 static void gen(sc_mvocab *v, float *x, size_t n, uint64_t stream, uint64_t first, float scale)
 {
+    if (scale == 0 && O(v)->fill_uniform) {
+        O(v)->fill_uniform(BC, x, n, v->c.seed, stream, 0.0f);
+        return;
+    }
     size_t chunk = (size_t)v->c.R * (size_t)(v->Vd > v->c.h ? v->Vd : v->c.h);
     for (size_t i0 = 0; i0 < n; i0 += chunk) {
         size_t k = n - i0 < chunk ? n - i0 : chunk;

@@ -540,7 +540,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
      * (a kind that counts its devices: by counting them, without starting
      * one; else by opening one). */
     const sc_device_kind *kind = sc_device_kind_find(o->backend, err, errlen);
-    if (!kind) {
+    if (!kind || (o->graph && !sc_exec_graph_check(pg, err, errlen))) { /* docs/graphs.md */
         st = SC_ERR_ARG;
         goto fail;
     }

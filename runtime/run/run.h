@@ -65,6 +65,9 @@ typedef struct sc_run_opts {
     size_t table_cap;      /* bytes the run's own tables (executor, transport) may take,
                             * checked before they are made; 0 = no limit (the command
                             * line: what --max-mem leaves, docs/sandbox.md#limits-on-evaluation) */
+    int graph;             /* run --graph (docs/graphs.md): step 2 captured as one graph, run
+                            * again for every later step; refused, with the reason, for a
+                            * program, backend or transport that cannot be captured */
     int pass_cpu;          /* also time each instruction on its device thread's CPU clock
                             * (r->pass_cpu_s): what a profile on the CPU backend reads */
 } sc_run_opts;
@@ -95,6 +98,7 @@ typedef struct sc_run_result {
     double loss;           /* the last step's */
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
+    int graph_replays;     /* --graph: the steps run as the graph (steps - 1) */
     /* Steps (docs/steps.md); arrays of `steps`: */
     int steps;
     double *step_loss, *reference_step_loss; /* (the latter NaN without check) */

@@ -279,6 +279,8 @@ static sc_status threads_transport(const sc_device_kind *k, const sc_prog *pg,
         int ok = 0;
         if (force && force != t)
             snprintf(why, whylen, "STAGECRAFT_TRANSPORT=%s", force->name);
+        else if (o->graph && !t->graph)
+            snprintf(why, whylen, "--graph: %s is not captured (docs/graphs.md)", t->label);
         else if (t->gpu_each && r->gpus != P)
             snprintf(why, whylen, "%d devices on %d GPUs, and %s needs one GPU per device", P,
                      r->gpus, t->label);
@@ -302,6 +304,10 @@ static sc_status threads_transport(const sc_device_kind *k, const sc_prog *pg,
         err[0] = 0;
     }
     *used = c[n - 1];
+    if (o->graph && !c[n - 1]->graph) { /* (a backend that captures has one that does) */
+        snprintf(err, errlen, "--graph: the %s transport is not captured", c[n - 1]->name);
+        return SC_ERR_ARG;
+    }
     return c[n - 1]->threads_new(P, be, max_tag, o->timeout_s, tp, err, errlen);
 }
 
@@ -335,6 +341,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     sc_backend **be = calloc((size_t)P, sizeof *be);
     int *devs = calloc((size_t)P, sizeof(int));
     sc_hostlinks *links = NULL; /* offload's copy engines (hostlink.h) */
+    sc_exec_graph *gr = NULL;   /* --graph */
     int started = 0;
     if (!dr || !th || !stage_dev || !be || !devs) {
         snprintf(err, errlen, "out of memory starting %d devices", P);
@@ -353,6 +360,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
         be[d] = dr[d].be;
     }
     count_gpus(k, r, be, P);
+    if (o->graph && (st = sc_exec_graph_new(P, be, &gr, err, errlen)) != SC_OK)
+        goto done;
     /* The memory of the libraries: the kind's, and the largest a
      * transport that may start takes. */
     double extra = 0;
@@ -367,6 +376,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     r->transport = used->name;
     for (int d = 0; d < P; d++) {
         dr[d].tp = tp;
+        dr[d].out.graph = gr;
         if ((st = sc_model_attach(md, d, dr[d].be, stage_dev, &dr[d].wl, err, errlen)) != SC_OK)
             goto done;
         dr[d].out.t0 = r->measured->t0 + r->measured->offset[d];
@@ -416,7 +426,10 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     }
     if (!st)
         sc_run_collect(md, ref, r);
+    if (!st && sc_exec_graph_captured(gr))
+        r->graph_replays = sc_prog_steps(pg) - 1;
 done:
+    sc_exec_graph_free(gr); /* the graph, before the backends it runs on */
     /* The model's parameters go back through the backends: free it first;
      * the transport before the backends whose streams it waits on. */
     sc_model_free(md);
@@ -560,6 +573,12 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     sc_hostlinks *links = NULL; /* this rank's own link: ranks share none */
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
     double *v = calloc((size_t)(5 * P + 3), sizeof(double));
+    if (o->graph) { /* docs/graphs.md */
+        snprintf(err, errlen, "--graph: the devices capture one graph together, as threads of "
+                 "one process; not under mpirun");
+        st = SC_ERR_ARG;
+        goto done;
+    }
     if (!stage_dev || !v) {
         snprintf(err, errlen, "out of memory");
         st = SC_ERR_NOMEM;

@@ -65,6 +65,8 @@ void stub_init(void)
     stub_G.mem = m ? (size_t)strtoull(m, NULL, 10) : (size_t)8 << 30;
     const char *d = getenv("SC_CUDASTUB_DELAY_US");
     stub_G.delay_us = d ? (unsigned)atoi(d) : 0;
+    const char *f = getenv("SC_CUDASTUB_CAPTURE_FAULT");
+    stub_G.capture_fault = f ? atol(f) : 0;
     /* CUDA_VISIBLE_DEVICES: indices, up to the first invalid one. */
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
     if (!v) {
@@ -235,6 +237,8 @@ int sc_cudastub_check(const void *p, size_t bytes, int gpu, int host_ok, const c
         why = "is used before its allocation (cudaMallocAsync) is reached on its stream";
     } else if (a->state == A_FREED) {
         why = "is used after it was freed";
+    } else if (a->state == A_GRAPH) {
+        why = "is a graph's memory, used outside the replay that allocates it";
     } else if ((const char *)p + bytes > a->base + a->size) {
         snprintf(buf, sizeof buf, "runs %zu bytes past the end of its %zu-byte block",
                  (size_t)((const char *)p + bytes - (a->base + a->size)), a->size);

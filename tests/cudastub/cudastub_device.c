@@ -33,6 +33,18 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorPeerAccessAlreadyEnabled:
         return "peer access is already enabled";
     case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnmatched:
+        return "the capture was not initiated in this stream";
+    case cudaErrorStreamCaptureUnjoined:
+        return "capture sequence contains a fork that was not joined to the primary stream";
+    case cudaErrorStreamCaptureIsolation:
+        return "dependency created on uncaptured work in another stream";
+    case cudaErrorCapturedEvent:
+        return "operation not permitted on an event last recorded in a capturing stream";
     default: return "unknown error";
     }
 }

@@ -9,6 +9,7 @@
  *   cudastub_stream.c  streams (a thread each), events, kernel launches
  *   cudastub_memory.c  allocations, frees, copies, memory pools
  *   cudastub_device.c  devices, errors, the memory left
+ *   cudastub_graph.c   stream capture's end, graphs, their replay
  *   cublasstub.c       cuBLAS
  * Everything here is hidden: the library exports only the CUDA API and the
  * sc_cudastub_* calls of cuda_runtime.h.
@@ -30,6 +31,7 @@
 #define CONTEXT_BYTES ((size_t)512 << 20)
 
 struct op;
+struct sc_stub_graph;
 
 struct sc_stub_stream {
     unsigned magic;
@@ -40,6 +42,8 @@ struct sc_stub_stream {
     struct op *head, *tail;
     long queued, done;     /* operations queued and completed */
     int stop, destroyed, exited;
+    struct sc_stub_graph *cap; /* the capture it takes part in, or NULL (G.mu) */
+    long cap_last;             /* its latest operation in that capture, -1: none */
 };
 
 struct sc_stub_event {
@@ -48,6 +52,39 @@ struct sc_stub_event {
     long recorded;         /* the latest version recorded (G.mu) */
     long done;             /* the latest version completed */
     int destroyed;
+    struct sc_stub_graph *cap; /* recorded in this active capture (G.mu) */
+    long cap_node;             /* ... as this operation of it */
+    int stale;                 /* last recorded in a capture that has ended: nothing to
+                                * query or wait for (cudaErrorCapturedEvent) until recorded */
+};
+
+/* ---- stream capture (cudastub_stream.c records, cudastub_graph.c ends,
+ * instantiates and replays) ---- */
+
+/* One captured operation: fn(arg) as queued (NULL: an event's record or
+ * wait, an edge only); prev: the operation before it on its stream in this
+ * capture (-1: the first), dep: the record it waits for (-1: none). */
+typedef struct cop {
+    void (*fn)(void *);
+    void *arg;
+    void (*free_fn)(void *);
+    const char *what;
+    cudaStream_t s;
+    int gpu;
+    long prev, dep;
+} cop;
+
+#define GRAPH_MAGIC 0x47525048U
+
+struct sc_stub_graph {
+    unsigned magic;
+    int mode;              /* enum cudaStreamCaptureMode */
+    int status;            /* enum cudaStreamCaptureStatus while capturing */
+    int ended;             /* a graph now (cudaStreamEndCapture) */
+    cudaStream_t origin;
+    cop *ops;
+    long n, cap;
+    int refs;              /* the graph and its instances (G.mu) */
 };
 
 /* ---- the global state (cudastub.c) ---- */
@@ -56,11 +93,16 @@ typedef struct alloc {
     char *base;
     size_t size;
     int gpu;          /* -1: pinned host memory */
-    int state;        /* A_PENDING, A_LIVE, A_FREED */
+    int state;        /* A_PENDING, A_LIVE, A_FREED, A_GRAPH */
+    const struct sc_stub_graph *graph; /* the capture whose cudaMallocAsync made it, or NULL */
+    int dropped;      /* freed with its graph (a capture that failed, a graph destroyed):
+                       * a later cudaFreeAsync is an error, not a violation */
     const char *how;  /* the call that made it */
 } alloc;
 
-enum { A_PENDING, A_LIVE, A_FREED };
+/* A_GRAPH: a graph's allocation between a replay's free and the next
+ * replay's allocation (poisoned; the address stays the graph's). */
+enum { A_PENDING, A_LIVE, A_FREED, A_GRAPH };
 
 struct stub_state {
     pthread_once_t once;
@@ -76,6 +118,9 @@ struct stub_state {
     int na, acap;
     size_t quarantined;
     int violations;
+    int captures;           /* active captures */
+    long capture_fault;     /* SC_CUDASTUB_CAPTURE_FAULT: the captured operation that fails */
+    long captured;          /* operations captured so far */
 };
 
 /* "G" in the comments; read after pthread_once(&stub_G.once, stub_init). */
@@ -127,5 +172,15 @@ void sc_cudastub_thread_exit(void);
 
 /* Whether s is a live stream; a violation (the call named) when not. */
 STUB_HIDDEN int stub_stream_ok(cudaStream_t s, const char *call);
+
+/* Capture (G.mu held): the capture stream s takes part in (NULL: none);
+ * marks capture g invalidated; takes every stream and event out of g (it
+ * ended). stub_capture_forbids (G.mu not held): 1 when call, which may not
+ * run while a capture in cudaStreamCaptureModeGlobal is active, finds one
+ * (that capture is invalidated, as on a GPU). */
+STUB_HIDDEN struct sc_stub_graph *stub_capture_of(cudaStream_t s);
+STUB_HIDDEN void stub_capture_invalidate(struct sc_stub_graph *g);
+STUB_HIDDEN void stub_capture_detach(struct sc_stub_graph *g);
+STUB_HIDDEN int stub_capture_forbids(const char *call);
 
 #endif

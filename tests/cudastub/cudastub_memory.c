@@ -46,6 +46,8 @@ static void *dev_alloc(size_t bytes, int state, const char *how, cudaError_t *e)
 
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    if (stub_capture_forbids("cudaMalloc"))
+        RET(cudaErrorStreamCaptureUnsupported);
     cudaError_t e;
     *p = dev_alloc(bytes, A_LIVE, "cudaMalloc", &e);
     RET(e);
@@ -76,16 +78,27 @@ static cudaError_t free_now(void *p, int want_gpu, const char *call)
 
 cudaError_t cudaFree(void *p)
 {
+    if (stub_capture_forbids("cudaFree"))
+        RET(cudaErrorStreamCaptureUnsupported);
     return free_now(p, 0, "cudaFree");
 }
 
+/* A graph's allocation comes back at each replay's allocation node, at the
+ * same address (as a GPU keeps a graph's virtual addresses). */
 static void make_live(void *p)
 {
     pthread_mutex_lock(&stub_G.mu);
     alloc *a = stub_find(p);
-    if (a && a->state == A_PENDING)
+    int again = a && a->graph && a->state == A_LIVE;
+    if (a && a->state == A_GRAPH)
+        stub_G.used[a->gpu] += a->size;
+    if (a && (a->state == A_PENDING || a->state == A_GRAPH))
         a->state = A_LIVE;
     pthread_mutex_unlock(&stub_G.mu);
+    if (again) /* a GPU refuses the launch (cudaErrorInvalidValue) */
+        sc_cudastub_violation(stub_running ? stub_running->gpu : -1,
+                              "a graph allocates %p again while its last replay's block is "
+                              "still live (never freed in the graph, nor after it)", p);
 }
 
 static void make_dead(void *p)
@@ -93,7 +106,11 @@ static void make_dead(void *p)
     pthread_mutex_lock(&stub_G.mu);
     alloc *a = stub_find(p);
     int state = a ? a->state : -1;
-    if (state == A_LIVE) {
+    if (state == A_LIVE && a->graph) { /* kept for the next replay, poisoned */
+        a->state = A_GRAPH;
+        memset(a->base, 0xff, a->size);
+        stub_G.used[a->gpu] -= a->size;
+    } else if (state == A_LIVE) {
         stub_kill_block(a);
         stub_evict();
     }
@@ -115,6 +132,10 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
     *p = dev_alloc(bytes, A_PENDING, "cudaMallocAsync", &e);
     if (e)
         RET(e);
+    stub_lock();
+    alloc *a = stub_find(*p);
+    a->graph = stub_capture_of(s); /* an allocation node of the graph */
+    stub_unlock();
     return sc_cudastub_enqueue(s, make_live, *p, NULL, "cudaMallocAsync");
 }
 
@@ -124,10 +145,23 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
         RET(cudaErrorInvalidResourceHandle);
     stub_lock();
     alloc *a = stub_find(p);
+    if (a && a->base == p && a->dropped) { /* its graph is gone: as a GPU, an error */
+        stub_unlock();
+        RET(cudaErrorInvalidValue);
+    }
     int ok = a && a->base == p && a->gpu >= 0 && a->state != A_FREED;
+    struct sc_stub_graph *g = stub_capture_of(s);
+    int foreign = ok && g && a->graph != g; /* a graph frees only its own allocations */
+    if (foreign)
+        stub_capture_invalidate(g);
     stub_unlock();
     if (!ok) {
         sc_cudastub_violation(stub_current, "cudaFreeAsync(%p): not a live device block", p);
+        RET(cudaErrorInvalidValue);
+    }
+    if (foreign) {
+        fprintf(stderr, "cudastub: cudaFreeAsync(%p) in a capture of memory the graph did not "
+                        "allocate: the capture is invalidated\n", p);
         RET(cudaErrorInvalidValue);
     }
     return sc_cudastub_enqueue(s, make_dead, p, NULL, "cudaFreeAsync");
@@ -136,6 +170,8 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
 {
     (void)flags;
+    if (stub_capture_forbids("cudaHostAlloc"))
+        RET(cudaErrorStreamCaptureUnsupported);
     stub_lock();
     alloc *a = stub_add(bytes, -1, A_LIVE, "cudaHostAlloc");
     void *base = a ? a->base : NULL; /* the registry moves once unlocked */

@@ -62,6 +62,81 @@ static void *worker(void *p)
     return NULL;
 }
 
+/* ---- capture: what a capturing stream queues is recorded (G.mu) ---- */
+
+/* Appends an operation of stream s to its capture, after s's previous one
+ * and after operation dep (-1: none); 0 or the error. */
+static cudaError_t capture_append(cudaStream_t s, void (*fn)(void *), void *arg,
+                                  void (*free_fn)(void *), const char *what, long dep)
+{
+    struct sc_stub_graph *g = s->cap;
+    if (++stub_G.captured == stub_G.capture_fault) { /* a fault on purpose (run.sh) */
+        stub_capture_invalidate(g);
+        return cudaErrorStreamCaptureInvalidated;
+    }
+    if (g->n == g->cap) {
+        long nc = g->cap ? 2 * g->cap : 256;
+        cop *v = realloc(g->ops, (size_t)nc * sizeof *v);
+        if (!v)
+            return cudaErrorMemoryAllocation;
+        g->ops = v;
+        g->cap = nc;
+    }
+    g->ops[g->n] = (cop){fn, arg, free_fn, what, s, s->gpu, s->cap_last, dep};
+    s->cap_last = g->n++;
+    return cudaSuccess;
+}
+
+struct sc_stub_graph *stub_capture_of(cudaStream_t s)
+{
+    return s ? s->cap : NULL;
+}
+
+void stub_capture_invalidate(struct sc_stub_graph *g)
+{
+    if (g && g->status == cudaStreamCaptureStatusActive)
+        g->status = cudaStreamCaptureStatusInvalidated;
+}
+
+static struct {
+    void **v;
+    int n, cap;
+} keep;
+
+void stub_capture_detach(struct sc_stub_graph *g)
+{
+    for (int i = 0; i < keep.n; i++) {
+        cudaStream_t s = keep.v[i];
+        cudaEvent_t e = keep.v[i];
+        if (s->magic == STREAM_MAGIC && s->cap == g)
+            s->cap = NULL;
+        else if (e->magic == EVENT_MAGIC && e->cap == g) {
+            e->cap = NULL;
+            e->stale = 1;
+        }
+    }
+    stub_G.captures--;
+}
+
+int stub_capture_forbids(const char *call)
+{
+    int hit = 0;
+    stub_lock();
+    for (int i = 0; i < keep.n && stub_G.captures > 0; i++) {
+        cudaStream_t s = keep.v[i];
+        if (s->magic == STREAM_MAGIC && s->cap && s->cap->mode == cudaStreamCaptureModeGlobal &&
+            s->cap->status == cudaStreamCaptureStatusActive) {
+            stub_capture_invalidate(s->cap);
+            hit = 1;
+        }
+    }
+    stub_unlock();
+    if (hit)
+        fprintf(stderr, "cudastub: %s during a global-mode stream capture: the capture is "
+                        "invalidated\n", call);
+    return hit;
+}
+
 cudaError_t sc_cudastub_enqueue(cudaStream_t s, void (*fn)(void *), void *arg,
                                 void (*free_fn)(void *), const char *what)
 {
@@ -86,6 +161,17 @@ cudaError_t sc_cudastub_enqueue(cudaStream_t s, void (*fn)(void *), void *arg,
             free_fn(arg);
         RET(cudaErrorIllegalAddress);
     }
+    stub_lock();
+    if (s->cap) { /* recorded, not run (cudastub_graph.c replays it) */
+        cudaError_t e = s->cap->status == cudaStreamCaptureStatusActive
+                            ? capture_append(s, fn, arg, free_fn, what, -1)
+                            : cudaErrorStreamCaptureInvalidated;
+        stub_unlock();
+        if (e && free_fn)
+            free_fn(arg);
+        RET(e);
+    }
+    stub_unlock();
     op *o = malloc(sizeof *o);
     if (!o) {
         if (free_fn)
@@ -138,11 +224,7 @@ int sc_cudastub_current(void)
 }
 
 /* Streams and events are never freed (a destroyed one is marked, so a later
- * use is caught): they stay reachable from here. */
-static struct {
-    void **v;
-    int n, cap;
-} keep;
+ * use is caught): they stay reachable from `keep` (above). */
 
 static void remember(void *p)
 {
@@ -221,10 +303,31 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     return cudaSuccess;
 }
 
+/* A synchronizing call on a capturing stream (*s) is refused and
+ * invalidates its capture, as on a GPU (cudaErrorStreamCaptureUnsupported);
+ * one on an event last recorded in a capture (*e) is refused
+ * (cudaErrorCapturedEvent). */
+static int capturing_sync(cudaStream_t *s, cudaEvent_t *e, const char *call)
+{
+    stub_lock();
+    struct sc_stub_graph *g = s ? (*s)->cap : (*e)->cap;
+    int stale = !s && (*e)->stale;
+    if (s)
+        stub_capture_invalidate(g);
+    stub_unlock();
+    if (g || stale)
+        fprintf(stderr, "cudastub: %s %s\n", call,
+                s ? "during a stream capture: the capture is invalidated"
+                  : "of an event last recorded in a capture: refused");
+    return g != NULL || stale;
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     if (!stub_stream_ok(s, "cudaStreamSynchronize"))
         RET(cudaErrorInvalidResourceHandle);
+    if (capturing_sync(&s, NULL, "cudaStreamSynchronize"))
+        RET(cudaErrorStreamCaptureUnsupported);
     pthread_mutex_lock(&s->mu);
     long target = s->queued;
     while (s->done < target)
@@ -238,6 +341,12 @@ cudaError_t cudaDeviceSynchronize(void)
     stub_lock();
     int n = keep.n;
     stub_unlock();
+    for (int i = 0; i < n; i++) {
+        cudaStream_t s = keep.v[i];
+        if (s->magic == STREAM_MAGIC && s->gpu == stub_current && !s->destroyed && s->cap &&
+            capturing_sync(&s, NULL, "cudaDeviceSynchronize"))
+            RET(cudaErrorStreamCaptureUnsupported);
+    }
     for (int i = 0; i < n; i++) {
         cudaStream_t s = keep.v[i];
         if (s->magic == STREAM_MAGIC && s->gpu == stub_current && !s->destroyed)
@@ -305,6 +414,43 @@ static void ev_wait(void *p)
     pthread_mutex_unlock(&stub_G.mu);
 }
 
+/* An event's record or wait on a capturing stream, or a wait for an event
+ * recorded in a capture (G.mu held): an edge of the graph. A wait joins
+ * its stream to the event's capture; a capture may not wait for work
+ * outside it (cudaErrorStreamCaptureIsolation, as on a GPU). */
+static cudaError_t capture_event(cudaStream_t s, cudaEvent_t e, int record)
+{
+    if (record) {
+        if (s->cap->status != cudaStreamCaptureStatusActive)
+            return cudaErrorStreamCaptureInvalidated;
+        cudaError_t r = capture_append(s, NULL, NULL, NULL, "cudaEventRecord", -1);
+        if (!r) {
+            e->cap = s->cap;
+            e->cap_node = s->cap_last;
+            e->stale = 0;
+        }
+        return r;
+    }
+    if (!e->cap) { /* a capturing stream waits for work outside it */
+        if (!e->stale && e->recorded == 0)
+            return cudaSuccess; /* never recorded: nothing to wait for */
+        stub_capture_invalidate(s->cap);
+        return e->stale ? cudaErrorCapturedEvent : cudaErrorStreamCaptureIsolation;
+    }
+    struct sc_stub_graph *g = e->cap;
+    if (g->status != cudaStreamCaptureStatusActive)
+        return cudaErrorStreamCaptureInvalidated;
+    if (s->cap && s->cap != g) {
+        stub_capture_invalidate(s->cap);
+        return cudaErrorStreamCaptureIsolation;
+    }
+    if (!s->cap) { /* joins the capture */
+        s->cap = g;
+        s->cap_last = -1;
+    }
+    return capture_append(s, NULL, NULL, NULL, "cudaStreamWaitEvent", e->cap_node);
+}
+
 /* Queues on s an operation of event e: its completion (record: a new
  * version of e) or a wait for the version recorded now (0: nothing to
  * wait for). */
@@ -312,10 +458,24 @@ static cudaError_t event_op(cudaStream_t s, cudaEvent_t e, int record, const cha
 {
     if (!event_ok(e, what) || !stub_stream_ok(s, what))
         RET(cudaErrorInvalidResourceHandle);
+    stub_lock();
+    if (!record && e->stale && !s->cap) {
+        stub_unlock();
+        fprintf(stderr, "cudastub: %s of an event last recorded in a capture: refused\n", what);
+        RET(cudaErrorCapturedEvent);
+    }
+    if (s->cap || (!record && e->cap)) {
+        cudaError_t r = capture_event(s, e, record);
+        stub_unlock();
+        RET(r);
+    }
+    stub_unlock();
     evop *o = malloc(sizeof *o);
     if (!o)
         RET(cudaErrorMemoryAllocation);
     stub_lock();
+    if (record)
+        e->cap = NULL, e->stale = 0; /* recorded outside a capture again */
     o->e = e;
     o->v = record ? ++e->recorded : e->recorded;
     stub_unlock();
@@ -337,6 +497,8 @@ cudaError_t cudaEventQuery(cudaEvent_t e)
 {
     if (!event_ok(e, "cudaEventQuery"))
         RET(cudaErrorInvalidResourceHandle);
+    if (capturing_sync(NULL, &e, "cudaEventQuery"))
+        RET(cudaErrorCapturedEvent);
     stub_lock();
     int done = e->done >= e->recorded;
     int gpu = e->gpu;
@@ -351,6 +513,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
     if (!event_ok(e, "cudaEventSynchronize"))
         RET(cudaErrorInvalidResourceHandle);
+    if (capturing_sync(NULL, &e, "cudaEventSynchronize"))
+        RET(cudaErrorCapturedEvent);
     stub_lock();
     long v = e->recorded;
     while (e->done < v)

@@ -26,7 +26,10 @@
 #      device it must skip; with a broken module it must fail), without
 #      what this suite already ran (its unit test, every recipe);
 #   7. mpirun: ranks that each see only their own GPU are accepted, two
-#      ranks on one GPU refused.
+#      ranks on one GPU refused;
+#   8. run --graph: captured and replayed steps with the eager run's loss
+#      bits, the capture slots' test (tests/gpu/test_graph_cuda.c), and the
+#      programs refused with their reason.
 # A violation of CUDA's rules found by the stand-in (use after free, use
 # before the allocation is reached, a stale error) fails the run (exit 86).
 # Run from the repository root: sh tests/cudastub/run.sh
@@ -284,6 +287,56 @@ EOF
 else
   echo "cudastub: mpirun missing or built without MPI: section 7 not run"
 fi
+
+# 8. run --graph (docs/graphs.md): step 2 captured on every device as one
+# graph, replayed for step 3; the losses of every step have the eager run's
+# bits, the reference's within 1e-4; programs that cannot be captured are
+# refused with the reason. (make check: 1f1b and zb-h1 on 1 GPU, one with
+# random delays; full: more recipes, 4 GPUs, optim_sync sync with clipping,
+# the decoder.)
+same_bits() { # eager.json graph.json
+  python3 -c 'import json,sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(not (a["step_loss"] == b["step_loss"] and a["loss_hex"] == b["loss_hex"] and
+              b.get("graph_replays") == len(b["step_loss"]) - 1))' "$1" "$2"
+}
+graph_pair() { # recipe gpus delay_us [-D ...]
+  r=$1 g=$2 dl=$3; shift 3
+  for mode in eager graph; do
+    flag=; [ $mode = graph ] && flag=--graph
+    if ! SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl timeout 300 $SC run "$r" -D p=4 -D m=8 \
+         -D steps=3 "$@" --backend cuda --check $flag --json >"$tmp/$mode.json" 2>"$tmp/e"; then
+      bad "run $r --graph ($mode, $g GPUs, delays $dl us $*)"; head -4 "$tmp/e" >&2; return
+    fi
+  done
+  if json_ok "$tmp/graph.json" cuda-local && same_bits "$tmp/eager.json" "$tmp/graph.json"; then ok
+  else bad "run $r --graph on $g GPUs (delays $dl us $*): not the eager run's bits"; fi
+}
+graph_pair 1f1b 1 0
+graph_pair zb-h1 1 100
+if full; then
+  for r in gpipe interleaved zb-h2 zb-v v-half; do graph_pair "$r" 1 0; done
+  graph_pair 1f1b 4 100 # NCCL is not captured: cuda-local on 4 GPUs
+  graph_pair zb-h2 1 100 -D optim_sync=sync -D clip=0.9
+  graph_pair zb-h1 1 0 --model tests/fixtures/models/run-llama.json # the decoder
+fi
+for d in 0 200; do
+  if SC_CUDASTUB_GPUS=$((1 + d / 200)) SC_CUDASTUB_DELAY_US=$d "$BUILD/gpu_test_graph_cuda" >"$tmp/u" 2>&1 &&
+     grep -q '^graph-cuda: [1-9][0-9]* passed, 0 failed' "$tmp/u"; then ok
+  else bad "gpu_test_graph_cuda (delays $d us)"; tail -8 "$tmp/u" >&2; fi
+done
+G="timeout 120 $SC run 1f1b -D p=2 -D m=4 --backend cuda --graph"
+expect 3 "--graph: offload copies wait on the host (d0, instruction" -- $G -D steps=3 -D offload=all
+expect 3 "--graph: the program has 1 step" -- $G
+expect 3 "--graph: post-validation" -- $G -D steps=3 -D optim_sync=post-validation
+expect 3 "--graph: an overlapped pair" -- timeout 120 $SC run dualpipev -D p=4 -D m=8 -D steps=3 --backend cuda --graph
+expect 3 "--graph: backend 'cpu' cannot capture" -- timeout 120 $SC run 1f1b -D p=2 -D m=4 -D steps=3 --graph
+# A captured operation that fails (SC_CUDASTUB_CAPTURE_FAULT=N: the N-th):
+# every device stops, the capture is ended before anything is freed, one
+# line, exit 9, no violation (a free of the dropped graph's memory is not one).
+for f in 5 40 400; do
+  SC_CUDASTUB_CAPTURE_FAULT=$f expect 9 "stagecraft: error: " -- timeout 120 $SC run 1f1b -D p=4 -D m=8 -D steps=3 --backend cuda --graph
+done
 
 verdicts
 echo "cudastub: $pass passed, $fail failed ($runs recipe runs on the stand-in)"

@@ -17,7 +17,8 @@
 #      bit for bit, the memory cap, errors, both GPU transports and their
 #      watchdogs ($BUILD/gpu_test_backend_cuda); the decoder's slots against
 #      double-precision references and finite differences
-#      ($BUILD/gpu_test_decoder_cuda);
+#      ($BUILD/gpu_test_decoder_cuda); the capture slots, replayed with the
+#      eager bits ($BUILD/gpu_test_graph_cuda);
 #   2. every stdlib recipe `run --backend cuda --check` at p=2 m=4 and p=4
 #      m=8: loss and gradients within 1e-4 (relative) of the CPU reference,
 #      measured peak activation bytes == predicted on every device, the
@@ -29,14 +30,15 @@
 #      ends the job with "a peer is gone or stuck" (ncclCommAbort), no hang;
 #   5. out of memory: predicted vs free GPU memory before allocating, and a
 #      device cap mid-step, one line naming the device;
-#   6. offload (needs issue 4's -D offload): bit-exact loss with offload=all.
+#   6. offload (needs issue 4's -D offload): bit-exact loss with offload=all;
+#   7. run --graph: captured and replayed steps with the eager run's loss bits.
 # Run from the repository root: sh tests/gpu/run.sh  (or make gpu-test)
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 pass=0; fail=0; skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=6
+SECTIONS=7
 
 . tests/lib.sh # ok, bad, expect
 skipped() { skip=$((skip+1)); echo "SKIP: $*"; }
@@ -79,7 +81,7 @@ json_ok() { # file transport
 want_tp() { [ "$1" -le "$gpus" ] && echo nccl || echo cuda-local; }
 
 # 1. The backend's slots, offload, transports.
-for t in gpu_test_backend_cuda gpu_test_decoder_cuda; do
+for t in gpu_test_backend_cuda gpu_test_decoder_cuda gpu_test_graph_cuda; do
   if [ "${SC_GPU_UNIT:-}" = done ]; then
     : # the caller ran it (tests/cudastub/run.sh)
   elif [ -x "$BUILD/$t" ]; then
@@ -178,6 +180,21 @@ if $SC check 1f1b -D p=2 -D m=4 -D offload=none >/dev/null 2>&1; then
 else
   skipped "-D offload is not known to this stagecraft (issue 4)"
 fi
+
+# 7. run --graph (docs/graphs.md): step 2 captured, step 3 replayed; every
+# step's loss has the eager run's bits (cuda-local: NCCL is not captured).
+for r in 1f1b zb-h1; do
+  for mode in eager graph; do
+    flag=; [ $mode = graph ] && flag=--graph
+    STAGECRAFT_TRANSPORT=cuda-local $SC run $r -D p=4 -D m=8 -D steps=3 --backend cuda --check \
+      $flag --json >"$tmp/$mode" 2>"$tmp/e" || { bad "run $r --graph ($mode): $(head -1 "$tmp/e")"; continue 2; }
+  done
+  if python3 -c 'import json,sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(not (a["step_loss"] == b["step_loss"] and b.get("graph_replays") == 2))' "$tmp/eager" "$tmp/graph" &&
+     [ "$(hex "$tmp/eager")" = "$(hex "$tmp/graph")" ]; then ok
+  else bad "run $r --graph: $(hex "$tmp/graph") vs eager $(hex "$tmp/eager")"; fi
+done
 
 echo "gpu: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

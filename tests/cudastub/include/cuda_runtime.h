@@ -36,12 +36,31 @@ typedef enum cudaError {
     cudaErrorIllegalAddress = 700,
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorNotSupported = 801,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnmatched = 903,
+    cudaErrorStreamCaptureUnjoined = 904,
+    cudaErrorStreamCaptureIsolation = 905,
+    cudaErrorCapturedEvent = 907,
     cudaErrorUnknown = 999
 } cudaError_t;
 
 typedef struct sc_stub_stream *cudaStream_t;
 typedef struct sc_stub_event *cudaEvent_t;
 typedef struct sc_stub_pool *cudaMemPool_t;
+typedef struct sc_stub_graph *cudaGraph_t;
+typedef struct sc_stub_graph_exec *cudaGraphExec_t;
+
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2
+};
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+};
 
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
@@ -84,6 +103,20 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags);
+
+/* Stream capture and graphs (cudastub_graph.c): the work queued on a
+ * capturing stream, and on the streams that join its capture by waiting for
+ * an event recorded in it, is recorded instead of run; a launch replays it
+ * in capture order on the launching stream. A synchronizing call on a
+ * capturing stream or a captured event invalidates the capture, as on a GPU. */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t ev);
