@@ -44,6 +44,14 @@ int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len);
  * --json's "model" object ("kind", and the decoder's sizes); its line of
  * run's text (nothing for the MLP). */
 int sc_cli_run_decoder(const char *path, sc_model_cfg *mc);
+/* The model's sizes and the optimizer's settings from -D (table t) and the
+ * recipe's declarations (the recipe is evaluated): SC_RUN_MODEL_KEYS of
+ * them, given[i] set for those given; 0, or the exit code of the error
+ * printed. A decoder's hidden, layers and vocab stay its config's unless
+ * given. */
+#define SC_RUN_MODEL_KEYS (SC_MODEL_NSIZES + 8)
+int sc_cli_run_model_sizes(lua_State *L, const char *recipe, int t, sc_model_cfg *mc,
+                           int *given);
 void sc_cli_run_decoder_json(sc_jw *w, const sc_model_cfg *mc);
 void sc_cli_run_decoder_text(const sc_model_cfg *mc);
 
