@@ -132,6 +132,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     out->binding = SC_BOUND_WORK;
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     long steps = sc_prog_steps(pg);
+    int fo = sc_prog_forward_only(pg);
     double G = 0;
     for (int s = 0; s < S; s++)
         G = fmax(G, gain(pg, s));
@@ -156,6 +157,8 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
                             .cE = fmin(pos(tb - G) + tw, pos(tbw - G)),
                             .wF = tf - g / 2, .wB = fmin(tb, tbw) - g / 2,
                             .wBW = fmin(tb + tw, tbw) - g / 2};
+        if (fo) /* forward-only (fwdonly.h): no backward on any path or device */
+            c[s] = (stage_cost){.cF = tf, .wF = tf};
     }
     /* The paths: microbatches of one copy are consecutive (copies.h). */
     int np = 0;
@@ -179,7 +182,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
             head[d] = fmin(head[d], fs[s]);
             /* With pairs a BW's excess over B may hide in a pair: the
              * drain after the first stage's own B is then 0. */
-            tail[d] = fmin(tail[d], s == pa->a && G > 0 ? 0 : after[s]);
+            tail[d] = fmin(tail[d], (s == pa->a && G > 0) || fo ? 0 : after[s]);
         }
     }
     for (int d = 0; d < P; d++) {
@@ -197,7 +200,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     /* MEMORY: records leave the device only without offload and recompute. */
     const sc_offload_cfg *off = sc_prog_offload(pg);
     const sc_recompute_cfg *rc = sc_prog_recompute(pg);
-    int memory = (!off || off->policy == SC_OFFLOAD_NONE) &&
+    int memory = !fo && (!off || off->policy == SC_OFFLOAD_NONE) &&
                  (!rc || rc->policy == SC_RECOMPUTE_NONE);
     double trip = 0;
     for (int i = 0; memory && i < np; i++) {

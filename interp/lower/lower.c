@@ -217,7 +217,7 @@ sc_status sc_lower(sc_prog *pg)
          * gradients at their layer group's place and zeros elsewhere, so
          * the copies' gradients are summed. Its size: one copy's
          * parameters (the model's bytes; 0 without a model). */
-        if (pg->copies > 1) {
+        if (pg->copies > 1 && !pg->fwd_only) {
             double pb = 0;
             for (int e = 0; pg->pbytes && e < P; e++)
                 pb += pg->pbytes[e];
@@ -228,8 +228,10 @@ sc_status sc_lower(sc_prog *pg)
         }
         if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
             goto nomem;
-        sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
-        sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+        if (!pg->fwd_only) { /* forward-only: no gradients, no step (fwdonly.h) */
+            sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+            sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+        }
         base += ov->n;
     }
     pg->lowered = 1;
