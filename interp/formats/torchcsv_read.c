@@ -312,7 +312,7 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
     }
     sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
     sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
-    for (int d = 0; comms && d < pg->P; d++)
+    for (int d = 0; comms && !sc_prog_forward_only(pg) && d < pg->P; d++)
         if ((st = sc_prog_push_stream(pg, d, reduce)) || (st = sc_prog_push_stream(pg, d, optim)))
             return st;
     return SC_OK;
@@ -410,6 +410,10 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         if (wst)
             goto fail;
     }
+    sc_status fst;
+    int fwd = sc_tcsv_forward_only(r, v, n, &fst); /* docs/interchange.md#forward-only */
+    if (fst)
+        goto fail;
     tab = sc_calloc((size_t)S * (size_t)m, sizeof(slot));
     if (!tab) {
         sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
@@ -444,24 +448,29 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         if (check_order(r, v, sl, k))
             goto fail;
     }
+    static const char no_back[] = "no backward (I and W, or B)";
     for (int s = 0; s < S; s++)
         for (int mb = 0; mb < m; mb++) {
             const slot *sl = &tab[(size_t)s * (size_t)m + (size_t)mb];
             const char *what = NULL;
             if (!sl->f)
                 what = "no F";
+            else if (fwd)
+                ;
             else if (!sl->i && !sl->b && !sl->bw)
-                what = "no backward (I and W, or B)";
+                what = no_back;
             else if (sl->i && !sl->w)
                 what = "an I but no W";
             if (what) {
                 sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage %d has %s of "
-                      "microbatch %d (the file names microbatches 0..%d)",
-                      dev[s] + 1, dev[s], s, what, mb, m - 1);
+                      "microbatch %d (the file names microbatches 0..%d%s)",
+                      dev[s] + 1, dev[s], s, what, mb, m - 1,
+                      what == no_back ? "; it mixes forward-only and training passes: a "
+                                                "forward-only file has no backward anywhere" : "");
                 goto fail;
             }
         }
-    if (r->comms) {
+    if (r->comms && !fwd) {
         size_t *at = sc_calloc((size_t)S + 1, sizeof *at);
         sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
                            : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
@@ -487,6 +496,8 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
     sc_fsdp_cfg fc = sc_fsdp_default();
     fc.units = 0;
     sc_status st = fsdp ? sc_prog_set_fsdp(pg, &fc) : SC_OK;
+    if (st == SC_OK && fwd)
+        st = sc_prog_set_forward_only(pg, 1);
     if (st == SC_OK)
         st = build(pg, v, n, tab, r->comms, dev);
     /* A compute_comms file is one (p2p.h): in the NCCL mode its cells are
