@@ -93,6 +93,7 @@ typedef struct sc_run_result {
     double loss;           /* the last step's */
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
+    int forward_only;      /* a forward-only program: the loss alone is compared (gradients NaN) */
     /* Steps (docs/steps.md); arrays of `steps`: */
     int steps;
     double *step_loss, *reference_step_loss; /* (the latter NaN without check) */
