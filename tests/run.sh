@@ -85,7 +85,8 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/model.sh tests/ux.sh tests/gpu/run.sh tests/build.sh tests/embed.sh; do
+           tests/bound.sh tests/plan.sh tests/model.sh tests/ux.sh tests/forward.sh tests/gpu/run.sh tests/build.sh \
+           tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'
