@@ -33,6 +33,12 @@ PY
   then ok; else bad "forward p=$p m=$m v=$v: bubble, makespan, bound or memory"; cat "$tmp/err" >&2; fi
 done
 expect 3 "forward with v > 1 needs m to be a multiple of p" -- $SC sim forward -D p=4 -D m=6 -D v=2
+# Memory: one record while an F runs, whatever m; a cap below it is refused
+# where the F starts, one at it holds.
+expect 5 "mem: d0 passes mem = 0.5 at F s0 mb0 (#0), holding 1 units (peak 1)" -- $SC sim forward -D p=4 -D m=8 -D mem=0.5
+expect 0 "peak memory   1 units (max)" -- $SC sim forward -D p=4 -D m=32 -D mem=1
+expect 0 "peak memory   0.25 units (max)" -- $SC sim forward -D p=2 -D m=4 -D v=4
+expect 0 "the exact model does not cover a forward-only program" -- $SC sim forward -D p=3 -D m=3 --optimal
 
 # 2. The streams: F, SEND act, RECV act only.
 $SC show forward -D p=2 -D m=4 -D v=3 --dump >"$tmp/dump"
