@@ -142,6 +142,22 @@ expect 0 "(forward only: no gradients)" -- $SC run forward -D p=2 -D m=4 --check
 a=$($SC run forward -D p=2 -D m=4 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')
 b=$($SC run 1f1b -D p=2 -D m=4 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')
 [ "$a" = "$b" ] && ok || bad "forward's loss $a, 1f1b's $b"
+# MPI ranks (make test): the same loss and peaks as threads.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0:use_tls=0"
+if full && command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run forward -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  if timeout 120 mpirun -np 2 --oversubscribe $SC run forward -D p=2 -D m=4 -D v=2 --check --json >"$tmp/r.json" 2>"$tmp/err" &&
+     python3 - "$tmp/r.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["transport"] == "mpi" and j["forward_only"] is True, j
+assert j["loss"] == j["reference_loss"], (j["loss"], j["reference_loss"])
+assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
+PY
+  then ok; else bad "mpirun run forward --check"; head -3 "$tmp/err" >&2; fi
+fi
 
 verdicts
 echo "forward: $pass passed, $fail failed"
