@@ -85,6 +85,8 @@ expect 3 "unknown field 'forward_onyl' (did you mean 'forward_only'?)" -- $SC ch
 sed 's/forward_only = true/forward_only = 1/' "$tmp/fo.lua" >"$tmp/num.lua"
 expect 3 "'forward_only' must be true or false" -- $SC check "$tmp/num.lua"
 expect 3 "does not go with training steps" -- $SC check forward -D p=2 -D m=2 -D steps=2
+sed 's/order = .*}/rule = "gpipe" }/' "$tmp/fo.lua" >"$tmp/forule.lua"
+expect 3 "program: forward_only = true needs an ordered program ('order')" -- $SC check "$tmp/forule.lua"
 expect 3 "does not go with offload" -- $SC check "$tmp/fooff.lua"
 
 # 4. PyTorch CSV: export, import back to the same streams and figures, in
