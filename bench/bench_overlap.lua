@@ -2,7 +2,7 @@
 -- DualPipe's README table row by row, and dualpipev against zb-v, v-half
 -- and zbv-auto with and without an all-to-all part. Run:
 --   ./stagecraft --trust bench/bench_overlap.lua
--- (bench/bench_overlap.sh adds the runtimes' pairs; bench/README.md has
+-- (bench/bench_overlap.sh adds the runtimes' pairs; bench/schedules.md has
 -- the figures.)
 
 local function bubble(r) -- the largest makespan - busy of any device

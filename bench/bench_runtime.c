@@ -1,5 +1,5 @@
 /*
- * bench_runtime.c — figures of the CPU runtime (bench/README.md):
+ * bench_runtime.c — figures of the CPU runtime (bench/runtime.md):
  *
  *  1. executor overhead per instruction: the streams of a schedule run with
  *     a workload whose passes do nothing and whose tensors are 64 bytes,

@@ -94,26 +94,34 @@ fi
 
 # mpi_steps BIN...: for each build, the median wall time per instruction of
 # one device of ROUNDS runs of `run` (1f1b, p=2, m=256, a tiny model: passes
-# of a few µs, so the waits dominate), on threads and on 2 MPI ranks, the
-# runs of all builds in alternation (the load drifts).
+# of a few µs, so the waits dominate), on threads, on 2 MPI ranks with their
+# doorbells (runtime/transport/mpi_bell.h) and without them
+# (STAGECRAFT_MPI_BELLS=0: backoff.h's sleeps), the runs of all builds in
+# alternation (the load drifts). FIFO=1: every run under SCHED_FIFO (chrt -f
+# 50) and the ranks bound to cores, so that other processes' load does not
+# count.
 mpi_steps() {
-  python3 - "$ROUNDS" "$@" <<'PY'
-import json, subprocess, sys, statistics
-n = int(sys.argv[1]); bins = sys.argv[2:]
+  python3 - "$ROUNDS" "${FIFO:-0}" "$@" <<'PY'
+import json, os, subprocess, sys, statistics
+n, fifo, bins = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3:]
 run = ["run", "1f1b", "-D", "p=2", "-D", "m=256", "-D", "hidden=16", "-D", "seq=4",
        "-D", "layers=2", "--warmup", "2", "--json"]
-mpi = ["mpirun", "-np", "2", "--oversubscribe"]
-ts = {(b, w): [] for b in bins for w in ("threads", "mpi")}
+mpi = ["mpirun", "-np", "2", "--oversubscribe"] + (["--bind-to", "core"] if fifo else [])
+pre = ["chrt", "-f", "50"] if fifo else []
+ways = ("threads", "mpi", "mpi, no bells")
+ts = {(b, w): [] for b in bins for w in ways}
 for _ in range(n):
     for b in bins:
-        for w in ("threads", "mpi"):
-            out = subprocess.run((mpi if w == "mpi" else []) + [b] + run,
-                                 capture_output=True, text=True).stdout
+        for w in ways:
+            env = dict(os.environ, STAGECRAFT_MPI_BELLS="0" if w == "mpi, no bells" else "1")
+            out = subprocess.run(pre + (mpi if w != "threads" else []) + [b] + run,
+                                 capture_output=True, text=True, env=env).stdout
             j = json.loads([l for l in out.splitlines() if l.startswith("{")][0])
             ts[b, w].append(j["step_time_s"] / j["instructions"] * j["devices"] * 1e6)
 for b in bins:
-    t, m = statistics.median(ts[b, "threads"]), statistics.median(ts[b, "mpi"])
-    print(f"{b:<28} threads {t:8.2f} us  mpi {m:8.2f} us  mpi/threads {m / t:6.2f}x")
+    t, m, q = (statistics.median(ts[b, w]) for w in ways)
+    print(f"{b:<28} threads {t:8.2f} us  mpi {m:8.2f} us ({m / t:5.2f}x)  "
+          f"mpi without doorbells {q:8.2f} us ({q / t:5.2f}x)")
 PY
 }
 

@@ -4,7 +4,7 @@
 # Prints the median CPU seconds of 3 runs (bench/cputime.py: wall time is
 # noise on a shared machine), the size of the file and the peak memory of
 # one run. The reader is linear in the events (docs/costs.md#large-traces);
-# the figures of the quadratic reader it replaced are in bench/README.md.
+# the figures of the quadratic reader it replaced are in bench/traces.md.
 SC=${SC:-./stagecraft}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for spec in "--procs 10000" "--procs 40000" "--procs 100000" "--procs 2 --steps 20000"; do

@@ -245,6 +245,13 @@ int stagecraft_compare_json(stagecraft *sc, const char *const *recipes, const ch
 int stagecraft_plan_json(stagecraft *sc, const stagecraft_plan_settings *s, const char **text,
                          size_t *len);
 
+/* The planner's options, from the one table that `stagecraft plan`'s
+ * flags and sc.plan's fields read (docs/plan.md): the name of option i (a
+ * field of stagecraft_plan_settings, sc.plan's field, the Python package's
+ * keyword), NULL past the last; *flag (when flag is not NULL) the command
+ * line's ("--cap"). */
+const char *stagecraft_plan_option(int i, const char **flag);
+
 #ifdef __cplusplus
 }
 #endif

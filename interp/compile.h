@@ -28,6 +28,8 @@
  *
  * Ownership: the program owns what the stages produce; a timing handed out
  * by sc_compile_timed is the caller's (sc_times_free).
+ *
+ * Tested by: tests/unit/test_verify_again.c, tests/unit/test_interp.c.
  */
 #ifndef SC_COMPILE_H
 #define SC_COMPILE_H

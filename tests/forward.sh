@@ -140,6 +140,9 @@ PY
   then ok; else bad "run forward p=$p m=$m v=$v --check"; head -3 "$tmp/err" >&2; fi
 done
 expect 0 "(forward only: no gradients)" -- $SC run forward -D p=2 -D m=4 --check
+# the decoder (docs/run.md#the-decoder): the same, and zb-h1's loss
+expect 0 "reference     5.40828714 (forward only: no gradients)" -- \
+  $SC run forward -D p=4 -D m=8 --model tests/fixtures/models/run-llama.json --check
 # the forward-only loss is the training reference's loss of the same model
 a=$($SC run forward -D p=2 -D m=4 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')
 b=$($SC run 1f1b -D p=2 -D m=4 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')

@@ -15,7 +15,8 @@
 # tests/torch/model_bytes.sh),
 # the layering (tests/py/layout.py), the
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
-# the runtime (tests/runtime.sh), training steps (tests/steps.sh), the
+# the runtime (tests/runtime.sh), the decoder it trains (tests/decoder.sh),
+# training steps (tests/steps.sh), the
 # sandbox and limits (tests/sandbox.sh), the error catalogue
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
@@ -85,8 +86,8 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/model.sh tests/ux.sh tests/forward.sh tests/gpu/run.sh tests/build.sh \
-           tests/embed.sh; do
+           tests/bound.sh tests/plan.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
+           tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'
@@ -125,7 +126,7 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 # python3 found once: the suites start it hundreds of times, and a version
 # manager's shim (pyenv's: a bash script that asks pyenv which one) costs
 # more than the interpreter's own start (0.11 CPU-s against 0.04 on the
-# machine of bench/README.md). The same interpreter, through a
+# machine of bench/tiers.md). The same interpreter, through a
 # two-line script on PATH (a symlink would lose a venv's pyvenv.cfg).
 py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 if [ -x "$py" ]; then

@@ -182,6 +182,17 @@ if command -v mpirun >/dev/null &&
   a=$($SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
   b=$(timeout 120 mpirun -np 2 --oversubscribe $SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
   if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 2, v-half vocab-1: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
+  # The ranks' doorbells (runtime/transport/mpi_bell.h) change when a rank
+  # wakes, not what it computes: the same bits with and without them, with
+  # collectives (zb-h2 post-validation polls both channels) and large
+  # messages (hidden 256: rendezvous, not eager), and no segment left behind.
+  for r in $(full && echo "zb-h2@-D@steps=2@-D@optim_sync=post-validation") "1f1b@-D@hidden=256@-D@seq=64"; do
+    r=$(echo "$r" | tr @ ' ')
+    a=$(timeout -k 10 120 $MPIRUN $SC run $r -D p=4 -D m=8 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    b=$(STAGECRAFT_MPI_BELLS=0 timeout -k 10 120 $MPIRUN $SC run $r -D p=4 -D m=8 --json 2>>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "mpirun with and without doorbells, $r: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
+  done
+  if ls /dev/shm 2>/dev/null | grep -q '^stagecraft-bell-'; then bad "a doorbell segment is left in /dev/shm"; else ok; fi
   # Collectives through the mpi transport's duplicated communicator, in
   # the executor's channel (the C test of tests/unit, one device per rank).
   BUILD_DIR=$(dirname "$SC")

@@ -1,6 +1,6 @@
 /*
  * bench_copy.c — the offload copies of the cuda backend on their own and
- * beside compute (bench/README.md, GPU item 2), through the backend's slots
+ * beside compute (bench/gpu.md, item 2), through the backend's slots
  * exactly as the executor calls them (runtime/exec/exec_host.c):
  *
  *   pin     host_alloc of a fresh pinned block, and of a cached one

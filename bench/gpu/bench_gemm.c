@@ -1,6 +1,6 @@
 /*
  * bench_gemm.c — achieved TFLOP/s of the built-in model's matrix products on
- * the cuda backend (bench/README.md, GPU item 4), through the backend's gemm
+ * the cuda backend (bench/gpu.md, item 4), through the backend's gemm
  * slot exactly as the passes call it (runtime/model/model.c):
  *
  *   F  a = x W1            gemm(0, 0, R, h, h)

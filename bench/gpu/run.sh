@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/gpu/run.sh — the GPU benchmarks of bench/README.md; prints figures,
+# bench/gpu/run.sh — the GPU benchmarks of bench/gpu.md; prints figures,
 # passes or fails nothing. Without a GPU (no driver or device, or built
 # without nvcc) it says so and exits 0; when the backend is there but does
 # not run, it says why and exits 1.

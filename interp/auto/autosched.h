@@ -67,6 +67,8 @@
  *       printf("%s won: bubble %g (heuristic %g)\n", r.method, r.bubble_rate, r.heur_bubble);
  *
  * Thread-safety: none beyond the program's; no global state.
+ *
+ * Tested by: tests/unit/test_autosched.c, tests/lua/test_auto.lua.
  */
 #ifndef SC_AUTOSCHED_H
 #define SC_AUTOSCHED_H

@@ -5,6 +5,8 @@
  * A candidate is one flat array of 3*S*m passes (B and W always split):
  * device d's order is ord[off[d] .. off[d+1]). Builders fill it completely
  * or fail; the context's scratch arrays are theirs while they run.
+ *
+ * Tested by: tests/unit/test_autosched.c, tests/lua/test_auto.lua.
  */
 #ifndef SC_AUTOSCHED_IMPL_H
 #define SC_AUTOSCHED_IMPL_H

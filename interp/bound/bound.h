@@ -30,6 +30,7 @@
  * Pure: reads the program (compiled or not; it need not be verified) and
  * changes nothing; the caller owns the result. Cost: O(S·m + P) time,
  * O(S) memory.
+ * Tested by: tests/unit/test_bound.c, tests/bound.sh.
  */
 #ifndef SC_BOUND_H
 #define SC_BOUND_H

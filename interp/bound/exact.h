@@ -19,6 +19,7 @@
  *
  * Pure: reads the program, changes nothing. Not thread-safe (GLPK's
  * environment is per thread, and its terminal output is switched off).
+ * Tested by: tests/unit/test_bound.c, tests/bound.sh.
  */
 #ifndef SC_EXACT_H
 #define SC_EXACT_H

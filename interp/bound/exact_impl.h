@@ -2,6 +2,7 @@
  * exact_impl.h — what the exact optimum's two files share (exact.c: the
  * model's passes, the first schedules, the API; exact_glpk.c: the MILP in
  * GLPK within the call's budget). Not for use outside interp/bound/.
+ * Tested by: tests/unit/test_bound.c, tests/bound.sh (through exact.h).
  */
 #ifndef SC_EXACT_IMPL_H
 #define SC_EXACT_IMPL_H

@@ -18,6 +18,8 @@
  *     if (sc_verify_caps(pg) != SC_OK) puts(sc_errmsg(pg));
  *
  * Precondition: the program is lowered.
+ *
+ * Tested by: tests/lua/test_memory.lua.
  */
 #ifndef SC_CAPS_H
 #define SC_CAPS_H

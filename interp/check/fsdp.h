@@ -1,6 +1,8 @@
 /*
  * fsdp.h — the proof of FSDP's UNSHARD, RESHARD and REDUCE_GRAD in lowered streams
  * (docs/fsdp.md#verification).
+ *
+ * Tested by: tests/unit/test_fsdp.c.
  */
 #ifndef SC_CHECK_FSDP_H
 #define SC_CHECK_FSDP_H

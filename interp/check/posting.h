@@ -15,6 +15,8 @@
  *   d1 #0 (RECV act s1 mb0 <- d0) pair up (send and receive 1 between d0 and
  *   d1; NCCL and gloo match in posting order) but carry different messages
  *   (its RECV is d1 #1 (RECV act s1 mb1 <- d0))
+ *
+ * Tested by: tests/unit/test_replay.c.
  */
 #ifndef SC_POSTING_H
 #define SC_POSTING_H

@@ -38,6 +38,8 @@
  *   deadlock: cells cross: rank 0 cell 4 (0SEND_F1) waits for rank 1 cell 5
  *   (1RECV_F1), behind rank 1 cell 4 (1SEND_B0), which waits for rank 0
  *   cell 5 (0RECV_B0), behind the first; PyTorch posts each cell alone, ...
+ *
+ * Tested by: tests/unit/test_replay.c, tests/unit/test_coll.c.
  */
 #ifndef SC_REPLAY_H
 #define SC_REPLAY_H

@@ -24,6 +24,8 @@
  * (with what each instruction waits for) is kept in the program after the
  * first timed replay and lent to the next ones, while the streams hash the
  * same (replay_coll_impl.h).
+ *
+ * Tested by: tests/unit/test_coll.c.
  */
 #ifndef SC_REPLAY_COLL_H
 #define SC_REPLAY_COLL_H

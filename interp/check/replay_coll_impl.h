@@ -1,6 +1,8 @@
 /*
  * replay_coll_impl.h — the state of the collective channels in a replay
  * (internal to replay_coll.c and replay_coll_cache.c).
+ *
+ * Tested by: tests/unit/test_coll.c.
  */
 #ifndef SC_REPLAY_COLL_IMPL_H
 #define SC_REPLAY_COLL_IMPL_H

@@ -1,6 +1,8 @@
 /*
  * replay_impl.h — the replay's state (internal to check/): replay.c runs
  * it, replay_report.c explains a deadlock from it.
+ *
+ * Tested by: tests/unit/test_replay.c.
  */
 #ifndef SC_REPLAY_IMPL_H
 #define SC_REPLAY_IMPL_H

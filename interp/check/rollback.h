@@ -22,6 +22,8 @@
  * of them together covers the programs where some run and others do not;
  * sc_verify_rollbacks proves those N + 1 scenarios (the first 64 paths
  * alone for longer programs, and all together).
+ *
+ * Tested by: tests/unit/test_steps.c.
  */
 #ifndef SC_CHECK_ROLLBACK_H
 #define SC_CHECK_ROLLBACK_H

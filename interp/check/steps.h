@@ -10,6 +10,8 @@
  * (sc_prog_push_stream) are checked. A program of one step passes as it
  * is (streams given for one step need no REDUCE or OPTIM). Messages name the device and the
  * instruction.
+ *
+ * Tested by: tests/unit/test_steps.c, tests/lua/test_steps.lua.
  */
 #ifndef SC_CHECK_STEPS_H
 #define SC_CHECK_STEPS_H

@@ -14,6 +14,9 @@
  *     streams are replayed exactly as every runtime executes them.
  * A rejected program leaves one message in sc_errmsg() naming the devices,
  * the instructions and, for a deadlock, the wait-for cycle.
+ *
+ * Tested by: tests/unit/test_replay.c, tests/unit/test_verify_again.c,
+ * tests/unit/test_errors.c.
  */
 #ifndef SC_VERIFY_H
 #define SC_VERIFY_H

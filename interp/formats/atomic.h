@@ -43,6 +43,8 @@
  * export leaves nothing behind; SIGKILL cannot be caught).
  *
  * Not thread-safe (one writer at a time per process).
+ *
+ * Tested by: tests/unit/test_atomic.c.
  */
 #ifndef SC_ATOMIC_H
 #define SC_ATOMIC_H

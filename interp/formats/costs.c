@@ -217,9 +217,10 @@ static sc_status read_kind(const sc_jv *v, const sc_jv *spread, const sc_jv *sam
     return SC_OK;
 }
 
-sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t errlen)
+/* What makes root a cost file of this version: one object of known
+ * fields, version and unit. SC_OK, or the message. */
+static sc_status check_head(const sc_jv *root, char *err, size_t errlen)
 {
-    memset(c, 0, sizeof *c);
     if (!root || root->type != SC_JOBJ)
         return sc_errbuf(err, errlen, "a cost file is one JSON object, this is %s",
                    root ? sc_jv_typename(root->type) : "empty");
@@ -249,8 +250,87 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     if (!unit || unit->type != SC_JSTR || strcmp(unit->str, "s") != 0)
         return sc_errbuf(err, errlen, "'unit': expected \"s\" (times are seconds)%s",
                    unit ? "" : ", and it is missing");
-    int S = 0, P = 0;
+    return SC_OK;
+}
+
+/* The fields of root besides the per-stage and per-device times into c (S
+ * stages, P devices or 0): communication, collectives, offload, the
+ * placement, the sizes of transfers and host copies, what was measured.
+ * SC_OK, or the failure (SC_ERR_NOMEM without a message). */
+static sc_status read_rest(const sc_jv *root, sc_costs *c, int S, int P, char *err, size_t errlen)
+{
     sc_status st;
+    const sc_jv *v;
+    c->comm = (sc_stat){0, NAN, 0};
+    c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
+    if ((v = sc_jv_get(root, "tcomm")) &&
+        (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
+        return st;
+    if ((v = sc_jv_get(root, "fsdp_time")) &&
+        (st = time_of(v, "'fsdp_time'", &c->gather.median, err, errlen)) != SC_OK)
+        return st;
+    if ((v = sc_jv_get(root, "reduce_time")) &&
+        (st = time_of(v, "'reduce_time'", &c->reduce.median, err, errlen)) != SC_OK)
+        return st;
+    c->gather.n = isfinite(c->gather.median), c->reduce.n = isfinite(c->reduce.median);
+    if ((v = sc_jv_get(root, "collectives"))) {
+        double n = 1;
+        if (v->type != SC_JOBJ ||
+            (st = time_of(sc_jv_get(v, "latency"), "'collectives'.latency", &c->coll_lat, err,
+                          errlen)) != SC_OK ||
+            (st = time_of(sc_jv_get(v, "per_byte"), "'collectives'.per_byte", &c->coll_per_byte,
+                          err, errlen)) != SC_OK ||
+            (sc_jv_get(v, "samples") &&
+             (st = time_of(sc_jv_get(v, "samples"), "'collectives'.samples", &n, err, errlen)))) {
+            if (v->type != SC_JOBJ)
+                st = sc_errbuf(err, errlen, "'collectives': expected an object {latency, per_byte, "
+                         "samples}");
+            return st;
+        }
+        c->coll_n = (int)fmax(1, fmin(n, 1e9));
+    }
+    if ((v = sc_jv_get(root, "offload_ratio")) &&
+        (st = time_of(v, "'offload_ratio'", &c->offload_ratio, err, errlen)) != SC_OK)
+        return st;
+    if ((v = sc_jv_get(root, "placement"))) {
+        if (v->type != SC_JARR || (int)v->len != S)
+            return sc_errbuf(err, errlen, "'placement': expected a list of %d devices (one per "
+                             "stage)", S);
+        if (!(c->placement = malloc((size_t)S * sizeof(int))))
+            return SC_ERR_NOMEM;
+        for (int s = 0; s < S; s++) {
+            char what[32];
+            snprintf(what, sizeof what, "placement[%d]", s);
+            if ((st = int_of(v->item[s], what, 0, P > 0 ? P - 1 : SC_MAX_DEVICES, &c->placement[s],
+                             err, errlen)) != SC_OK)
+                return st;
+        }
+    }
+    if ((v = sc_jv_get(root, "transfers")) &&
+        (st = sizes(v, "transfers", 0, &c->xfer, &c->nxfer, err, errlen)) != SC_OK)
+        return st;
+    if ((v = sc_jv_get(root, "host_copies")) &&
+        (st = sizes(v, "host_copies", 1, &c->host, &c->nhost, err, errlen)) != SC_OK)
+        return st;
+    if ((v = sc_jv_get(root, "measured"))) {
+        if (v->type != SC_JOBJ)
+            return sc_errbuf(err, errlen, "'measured': expected an object");
+        c->recipe = str_of(v, "recipe");
+        c->backend = str_of(v, "backend");
+        c->transport = str_of(v, "transport");
+        c->machine = str_of(v, "machine");
+        c->clock = str_of(v, "clock");
+    }
+    return SC_OK;
+}
+
+sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    sc_status st = check_head(root, err, errlen);
+    if (st)
+        return st;
+    int S = 0, P = 0;
     if (!sc_jv_get(root, "stages"))
         return sc_errbuf(err, errlen, "'stages' is missing");
     if ((st = int_of(sc_jv_get(root, "stages"), "stages", 1, SC_MAX_STAGES, &S, err, errlen)) ||
@@ -309,72 +389,8 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         if ((st = read_kind(v, spread, samples, key, P, "device", c->vocab[k], x, err, errlen)))
             goto fail;
     }
-    const sc_jv *v;
-    c->comm = (sc_stat){0, NAN, 0};
-    c->gather = c->reduce = (sc_stat){NAN, NAN, 0};
-    if ((v = sc_jv_get(root, "tcomm")) &&
-        (st = time_of(v, "'tcomm'", &c->comm.median, err, errlen)) != SC_OK)
+    if ((st = read_rest(root, c, S, P, err, errlen)) != SC_OK)
         goto fail;
-    if ((v = sc_jv_get(root, "fsdp_time")) &&
-        (st = time_of(v, "'fsdp_time'", &c->gather.median, err, errlen)) != SC_OK)
-        goto fail;
-    if ((v = sc_jv_get(root, "reduce_time")) &&
-        (st = time_of(v, "'reduce_time'", &c->reduce.median, err, errlen)) != SC_OK)
-        goto fail;
-    c->gather.n = isfinite(c->gather.median), c->reduce.n = isfinite(c->reduce.median);
-    if ((v = sc_jv_get(root, "collectives"))) {
-        double n = 1;
-        if (v->type != SC_JOBJ ||
-            (st = time_of(sc_jv_get(v, "latency"), "'collectives'.latency", &c->coll_lat, err,
-                          errlen)) != SC_OK ||
-            (st = time_of(sc_jv_get(v, "per_byte"), "'collectives'.per_byte", &c->coll_per_byte,
-                          err, errlen)) != SC_OK ||
-            (sc_jv_get(v, "samples") &&
-             (st = time_of(sc_jv_get(v, "samples"), "'collectives'.samples", &n, err, errlen)))) {
-            if (v->type != SC_JOBJ)
-                st = sc_errbuf(err, errlen, "'collectives': expected an object {latency, per_byte, "
-                         "samples}");
-            goto fail;
-        }
-        c->coll_n = (int)fmax(1, fmin(n, 1e9));
-    }
-    if ((v = sc_jv_get(root, "offload_ratio")) &&
-        (st = time_of(v, "'offload_ratio'", &c->offload_ratio, err, errlen)) != SC_OK)
-        goto fail;
-    if ((v = sc_jv_get(root, "placement"))) {
-        if (v->type != SC_JARR || (int)v->len != S) {
-            st = sc_errbuf(err, errlen, "'placement': expected a list of %d devices (one per stage)", S);
-            goto fail;
-        }
-        if (!(c->placement = malloc((size_t)S * sizeof(int)))) {
-            st = SC_ERR_NOMEM;
-            goto fail;
-        }
-        for (int s = 0; s < S; s++) {
-            char what[32];
-            snprintf(what, sizeof what, "placement[%d]", s);
-            if ((st = int_of(v->item[s], what, 0, P > 0 ? P - 1 : SC_MAX_DEVICES, &c->placement[s],
-                             err, errlen)) != SC_OK)
-                goto fail;
-        }
-    }
-    if ((v = sc_jv_get(root, "transfers")) &&
-        (st = sizes(v, "transfers", 0, &c->xfer, &c->nxfer, err, errlen)) != SC_OK)
-        goto fail;
-    if ((v = sc_jv_get(root, "host_copies")) &&
-        (st = sizes(v, "host_copies", 1, &c->host, &c->nhost, err, errlen)) != SC_OK)
-        goto fail;
-    if ((v = sc_jv_get(root, "measured"))) {
-        if (v->type != SC_JOBJ) {
-            st = sc_errbuf(err, errlen, "'measured': expected an object");
-            goto fail;
-        }
-        c->recipe = str_of(v, "recipe");
-        c->backend = str_of(v, "backend");
-        c->transport = str_of(v, "transport");
-        c->machine = str_of(v, "machine");
-        c->clock = str_of(v, "clock");
-    }
     free(x);
     return SC_OK;
 fail:

@@ -39,6 +39,8 @@
  *
  * Ownership: sc_costs owns its arrays (sc_costs_free). Thread-safety: none
  * needed (no global state).
+ *
+ * Tested by: tests/unit/test_costs.c, tests/fuzz/fuzz_costs.c.
  */
 #ifndef SC_COSTS_H
 #define SC_COSTS_H

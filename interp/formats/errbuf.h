@@ -2,6 +2,8 @@
  * errbuf.h — the file readers' one error line, written into the caller's
  * buffer (err, errlen) as printf formats it; returns SC_ERR_ARG, the
  * status of a refused input, so a check reads `return sc_errbuf(...)`.
+ *
+ * Tested by: tests/unit/test_readers.c, tests/costs.sh.
  */
 #ifndef SC_FORMATS_ERRBUF_H
 #define SC_FORMATS_ERRBUF_H

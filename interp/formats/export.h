@@ -7,6 +7,8 @@
  *
  *     int f = sc_export_format_named("trace");   // SC_FMT_TRACE, or -1
  *     printf("(%s)", sc_export_format_list());   // (torch-csv, ..., svg)
+ *
+ * Tested by: tests/interchange.sh.
  */
 #ifndef SC_EXPORT_H
 #define SC_EXPORT_H

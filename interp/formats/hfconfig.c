@@ -73,6 +73,21 @@ static sc_status get_bool(reader *r, const char *key, int dflt, int *v)
     return SC_OK;
 }
 
+/* Member key as a number > 0 into *v (absent or null: dflt). */
+static sc_status get_pos(reader *r, const char *key, double dflt, double *v)
+{
+    const sc_jv *j = sc_jv_get(r->root, key);
+    if (!j || j->type == SC_JNULL) {
+        *v = dflt;
+        return SC_OK;
+    }
+    if (j->type != SC_JNUM || !(j->num > 0) || !isfinite(j->num))
+        return refuse(r, "line %d: \"%s\" is %s, expected a number > 0", j->line, key,
+                      j->type == SC_JNUM ? "not above 0" : sc_jv_typename(j->type));
+    *v = j->num;
+    return SC_OK;
+}
+
 /* torch_dtype (or transformers' newer name, dtype): bytes per parameter. */
 static sc_status get_dtype(reader *r, int *bytes)
 {
@@ -113,6 +128,10 @@ static sc_status read_common(reader *r, sc_mdesc_cfg *c)
     sc_status st = get_bool(r, "tie_word_embeddings", 0, &c->tie);
     if (!st)
         st = get_dtype(r, &c->param_bytes);
+    if (!st)
+        st = get_pos(r, "rope_theta", 10000.0, &c->rope_theta);
+    if (!st)
+        st = get_pos(r, "rms_norm_eps", 1e-5, &c->norm_eps);
     c->act_bytes = 2;
     return st;
 }

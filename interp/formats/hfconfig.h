@@ -11,7 +11,8 @@
  * hidden_size, intermediate_size, num_attention_heads, num_hidden_layers,
  * vocab_size (required); num_key_value_heads (default: the heads),
  * head_dim (default hidden_size / heads), tie_word_embeddings (default
- * false), torch_dtype or dtype (default bfloat16); llama's attention_bias
+ * false), torch_dtype or dtype (default bfloat16), rope_theta (default
+ * 10000) and rms_norm_eps (default 1e-5; numbers > 0); llama's attention_bias
  * and mlp_bias, qwen3's attention_bias; mixtral's num_local_experts and
  * num_experts_per_tok; deepseek_v3's n_routed_experts, num_experts_per_tok,
  * moe_intermediate_size, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
@@ -23,6 +24,8 @@
  *
  * Ownership: *out belongs to the caller (sc_mdesc_free). Thread-safety:
  * none needed (no global state).
+ *
+ * Tested by: tests/unit/test_model.c.
  */
 #ifndef SC_HFCONFIG_H
 #define SC_HFCONFIG_H

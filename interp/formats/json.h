@@ -10,6 +10,8 @@
  *     sc_json_write(stdout, pg, sim, "1f1b");
  *
  * Returns SC_ERR_ARG when the program is not lowered or on a write error.
+ *
+ * Tested by: tests/unit/test_interchange.c.
  */
 #ifndef SC_JSON_H
 #define SC_JSON_H

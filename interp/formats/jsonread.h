@@ -17,6 +17,8 @@
  *
  * Ownership: the tree is one allocation per node, freed by sc_jv_free
  * (NULL is a no-op). Thread-safety: none needed (no global state).
+ *
+ * Tested by: tests/unit/test_readers.c, tests/unit/test_costs.c.
  */
 #ifndef SC_JSONREAD_H
 #define SC_JSONREAD_H

@@ -26,6 +26,8 @@
  * sc_jw_init writes to the FILE as it goes; sc_jw_init_out writes into a
  * buffered writer (outbuf.h), for the large documents (export, the trace):
  * the caller flushes it at the end (sc_out_flush).
+ *
+ * Tested by: tests/unit/test_jsonw.c.
  */
 #ifndef SC_JSONW_H
 #define SC_JSONW_H

@@ -7,6 +7,8 @@
  *     char b[SC_NUMFMT_MAX];
  *     int n = sc_fmt_int(b, -42);              // "-42", n = 3
  *     n = sc_fmt_g(b, 2.5, 15);                // "2.5" (as "%.15g"), or 0: use printf
+ *
+ * Tested by: tests/unit/test_jsonw.c.
  */
 #ifndef SC_NUMFMT_H
 #define SC_NUMFMT_H

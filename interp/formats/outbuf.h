@@ -16,6 +16,8 @@
  * the caller's. Whoever writes to the FILE directly while a writer holds
  * bytes must flush it first (sc_out_flush), or the bytes come out of order.
  * Not thread-safe (one writer, one thread).
+ *
+ * Tested by: tests/unit/test_jsonw.c.
  */
 #ifndef SC_OUTBUF_H
 #define SC_OUTBUF_H

@@ -70,6 +70,8 @@
  * Ownership: sc_ptrace copies what it keeps (text may be freed after
  * sc_ptrace_read); sc_costs as in costs.h (its provenance strings point
  * into the sc_ptrace: free the costs first). Thread-safety: none needed.
+ *
+ * Tested by: tests/unit/test_readers.c, tests/costs.sh, tests/fuzz/fuzz_ptrace.c.
  */
 #ifndef SC_PTRACE_H
 #define SC_PTRACE_H

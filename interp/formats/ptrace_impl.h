@@ -5,6 +5,8 @@
  * them (ptrace_gpu.c) and the costs made of them (ptrace_costs.c).
  * Everything here lives in interp's counted memory
  * (ir/alloc.h).
+ *
+ * Tested by: tests/unit/test_readers.c, tests/costs.sh.
  */
 #ifndef SC_PTRACE_IMPL_H
 #define SC_PTRACE_IMPL_H

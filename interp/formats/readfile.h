@@ -26,6 +26,8 @@
  * Ownership: rd.text (NUL-terminated, rd.len bytes before the NUL) belongs
  * to the caller, freed with sc_free. Thread-safety: none needed (no global
  * state).
+ *
+ * Tested by: tests/unit/test_readers.c.
  */
 #ifndef SC_READFILE_H
 #define SC_READFILE_H

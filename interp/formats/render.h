@@ -14,6 +14,8 @@
  * a run of passes the schedule does not have. With color, cells are painted
  * by kind (ANSI) and show the microbatch number modulo 10 instead of the
  * letter.
+ *
+ * Tested by: tests/unit/test_interp.c, tests/pictures.sh.
  */
 #ifndef SC_RENDER_H
 #define SC_RENDER_H

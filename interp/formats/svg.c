@@ -232,6 +232,54 @@ static void step_lines(sc_out *f, const frame *fr, const sc_prog *pg, const sc_s
     }
 }
 
+/* Device d's memory (its stream v[n]) as a step curve in the window at
+ * baseline ym, scaled to the largest peak; its own peak beside it. */
+static void memory_curve(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim,
+                         const sc_instr *v, size_t n, int d, int ym, double peak)
+{
+    sc_out_printf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
+               "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"",
+            LEFT, ym, LEFT + fr->plot, ym);
+    double prev = 0, scale = peak > 0 ? (MEM_H - 2) / peak : 0;
+    int started = 0;
+    for (size_t k = 0; k < n && sim->mem; k++) {
+        sc_op_mem_effect e = sc_op_mem_of(v[k].op);
+        if (!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op) && e == SC_OPM_NONE)
+            continue;
+        size_t g = sim->offset[d] + k;
+        if (sc_op_is_pair(v[k].op) && sim->t0[g] >= fr->from && sim->t0[g] <= fr->to) {
+            /* A pair: its F half's record when it starts (the rest below). */
+            double up = prev + sc_prog_pair_rise(pg, &v[k]);
+            if (!started)
+                sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
+            started = 1;
+            sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, sim->t0[g]), ym - prev * scale,
+                    px(fr, sim->t0[g]), ym - up * scale);
+            prev = up;
+        }
+        /* Memory rises when F starts or RELOAD is posted, falls when a
+         * pass or a DROP ends. */
+        int rise = sc_op_is_fwd(v[k].op) || (sc_op_is_host(v[k].op) && e == SC_OPM_ALLOC);
+        double t = rise ? sim->t0[g] : sim->t1[g];
+        double m = sim->mem[g];
+        if (t > fr->to)
+            break;
+        if (t >= fr->from) {
+            if (!started)
+                sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
+            started = 1;
+            sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, t), ym - prev * scale, px(fr, t),
+                    ym - m * scale);
+        }
+        prev = m;
+    }
+    if (!started)
+        sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
+    sc_out_printf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
+               "%.4g</text>\n", LEFT + fr->plot, ym - prev * scale, LEFT + fr->plot + 4,
+            ym - MEM_H / 2, sim->peak_mem[d]);
+}
+
 static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                     int which)
 {
@@ -309,48 +357,8 @@ static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim 
             }
         }
         step_marks(f, fr, pg, sim, v, n, d, y);
-        /* Memory: a step curve in the window, scaled to the largest peak. */
-        sc_out_printf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>\n<polyline "
-                   "fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.2\" points=\"",
-                LEFT, ym, LEFT + fr->plot, ym);
-        double prev = 0, scale = peak > 0 ? (MEM_H - 2) / peak : 0;
-        int started = 0;
-        for (size_t k = 0; k < n && sim->mem; k++) {
-            sc_op_mem_effect e = sc_op_mem_of(v[k].op);
-            if (!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op) && e == SC_OPM_NONE)
-                continue;
-            size_t g = sim->offset[d] + k;
-            if (sc_op_is_pair(v[k].op) && sim->t0[g] >= fr->from && sim->t0[g] <= fr->to) {
-                /* A pair: its F half's record when it starts (the rest below). */
-                double up = prev + sc_prog_pair_rise(pg, &v[k]);
-                if (!started)
-                    sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
-                started = 1;
-                sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, sim->t0[g]), ym - prev * scale,
-                        px(fr, sim->t0[g]), ym - up * scale);
-                prev = up;
-            }
-            /* Memory rises when F starts or RELOAD is posted, falls when a
-             * pass or a DROP ends. */
-            int rise = sc_op_is_fwd(v[k].op) || (sc_op_is_host(v[k].op) && e == SC_OPM_ALLOC);
-            double t = rise ? sim->t0[g] : sim->t1[g];
-            double m = sim->mem[g];
-            if (t > fr->to)
-                break;
-            if (t >= fr->from) {
-                if (!started)
-                    sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
-                started = 1;
-                sc_out_printf(f, " %.2f,%.2f %.2f,%.2f", px(fr, t), ym - prev * scale, px(fr, t),
-                        ym - m * scale);
-            }
-            prev = m;
-        }
-        if (!started)
-            sc_out_printf(f, "%d,%.2f", LEFT, ym - prev * scale);
-        sc_out_printf(f, " %d,%.2f\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#c0392b\">peak "
-                   "%.4g</text>\n</g>\n", LEFT + fr->plot, ym - prev * scale, LEFT + fr->plot + 4,
-                ym - MEM_H / 2, sim->peak_mem[d]);
+        memory_curve(f, fr, pg, sim, v, n, d, ym, peak);
+        sc_out_puts(f, "</g>\n");
     }
     step_lines(f, fr, pg, sim, y0, y0 + P * band, which < 0);
 }

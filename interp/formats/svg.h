@@ -21,6 +21,8 @@
  * The picture is plain SVG 1.1 (rects, lines, polylines, text); it renders
  * with rsvg-convert and in browsers. Returns SC_ERR_ARG when a program is
  * not lowered or on a write error.
+ *
+ * Tested by: tests/unit/test_interchange.c, tests/pictures.sh.
  */
 #ifndef SC_SVG_H
 #define SC_SVG_H

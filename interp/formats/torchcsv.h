@@ -76,6 +76,8 @@
  *
  * Writers need a program whose passes verify (compute_only) or that is
  * lowered and verified (compute_comms: sc_check first).
+ *
+ * Tested by: tests/unit/test_interchange.c, tests/interchange.sh.
  */
 #ifndef SC_TORCHCSV_H
 #define SC_TORCHCSV_H

@@ -2,6 +2,8 @@
  * torchcsv_impl.h — the PyTorch CSV reader's actions and state (internal to
  * formats/): torchcsv_read.c parses and resolves a file, torchcsv_rules.c
  * checks PyTorch's rules for waits and reductions on it.
+ *
+ * Tested by: tests/unit/test_interchange.c, tests/interchange.sh.
  */
 #ifndef SC_TORCHCSV_IMPL_H
 #define SC_TORCHCSV_IMPL_H

@@ -318,38 +318,14 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
     return SC_OK;
 }
 
-/* Everything after the split into actions; returns the program or NULL. */
-static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
+/* Each stage's rank into dev[S] (first: the action that placed it, [S]):
+ * one rank a stage, no stage on none, every rank holding one; the other
+ * actions checked against it. 0, or SC_ERR_* with the message. */
+static sc_status place_stages(reader *r, int S, int *dev, size_t *first)
 {
     const act *v = r->a;
     size_t n = r->n;
-    int S = 0, m = 0, P = r->rows;
-    sc_prog *pg = NULL;
-    int *dev = NULL;
-    size_t *first = NULL;
-    slot *tab = NULL;
-    *dialect = r->comms ? SC_TORCH_COMPUTE_COMMS : SC_TORCH_COMPUTE_ONLY;
-    if (r->comms && r->empty_row) {
-        sc_tcsv_fail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: empty cell in a compute_comms file "
-              "(a file with SEND/RECV/REDUCE_GRAD actions is fully lowered: no idle cells)",
-              r->empty_row, r->empty_row - 1, r->empty_cell);
-        goto fail;
-    }
-    for (size_t k = 0; k < n; k++)
-        if (is_compute(v[k].type)) {
-            S = v[k].stage + 1 > S ? v[k].stage + 1 : S;
-            m = v[k].mb + 1 > m ? v[k].mb + 1 : m;
-        }
-    if (S == 0) {
-        sc_tcsv_fail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
-        goto fail;
-    }
-    dev = sc_malloc((size_t)S * sizeof(int));
-    first = sc_malloc((size_t)S * sizeof(size_t));
-    if (!dev || !first) {
-        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
+    int P = r->rows;
     for (int s = 0; s < S; s++)
         dev[s] = -1;
     for (size_t k = 0; k < n; k++) {
@@ -361,29 +337,29 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             first[a->stage] = k;
         } else if (dev[a->stage] != a->row - 1) {
             const act *o = &v[first[a->stage]];
-            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d on two ranks: rank %d (row %d, cell %d) "
-                  "and rank %d", AT(a), a->stage, o->row - 1, o->row, o->cell, a->row - 1);
-            goto fail;
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": stage %d on two ranks: rank %d (row %d, "
+                                "cell %d) and rank %d", AT(a), a->stage, o->row - 1, o->row, o->cell,
+                                a->row - 1);
         }
     }
-    for (size_t k = 0; k < n; k++)
-        if (!is_compute(v[k].type) && check_other(r, &v[k], dev, S))
-            goto fail;
+    for (size_t k = 0; k < n; k++) {
+        sc_status st = is_compute(v[k].type) ? SC_OK : check_other(r, &v[k], dev, S);
+        if (st)
+            return st;
+    }
     for (int s = 0; s < S; s++)
         if (dev[s] < 0) { /* a gap: name the first cell beyond it */
             size_t k = 0;
             while (k < n && !(is_compute(v[k].type) && v[k].stage > s))
                 k++;
-            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: stages are 0..S-1, each on one "
-                  "rank, and stage %d is on no rank", AT(&v[k]), v[k].stage, s);
-            goto fail;
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": unknown stage %d: stages are 0..S-1, "
+                                "each on one rank, and stage %d is on no rank", AT(&v[k]),
+                                v[k].stage, s);
         }
     {
         char *has = sc_calloc((size_t)P, 1);
-        if (!has) {
-            sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
+        if (!has)
+            return sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         for (int s = 0; s < S; s++)
             has[dev[s]] = 1;
         int none = -1;
@@ -391,34 +367,21 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
             if (!has[d])
                 none = d;
         sc_free(has);
-        if (none >= 0) {
-            sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank needs a "
-                  "compute action", none + 1, none);
-            goto fail;
-        }
+        if (none >= 0)
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d) holds no stage: every rank "
+                                "needs a compute action", none + 1, none);
     }
-    if ((long)S * m * 3 > SC_MAX_PASSES || n >= UINT32_MAX) {
-        sc_tcsv_fail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
-              S, m, SC_MAX_PASSES);
-        goto fail;
-    }
-    if (r->comms) {
-        unsigned char *sent = sc_calloc(2 * (size_t)S * (size_t)m + 1, 1);
-        sc_status wst = sent ? sc_tcsv_check_waits(r, v, n, S, m, sent)
-                             : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        sc_free(sent);
-        if (wst)
-            goto fail;
-    }
-    sc_status fst;
-    int fwd = sc_tcsv_forward_only(r, v, n, &fst); /* docs/interchange.md#forward-only */
-    if (fst)
-        goto fail;
-    tab = sc_calloc((size_t)S * (size_t)m, sizeof(slot));
-    if (!tab) {
-        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
+    return SC_OK;
+}
+
+/* The passes of every (stage, microbatch) into tab[S * m]: each once, one
+ * backward (none in a forward-only file, fwd), in order, none missing. 0,
+ * or SC_ERR_* with the message. */
+static sc_status pass_table(reader *r, int S, int m, const int *dev, int fwd, slot *tab)
+{
+    static const char no_back[] = "no backward (I and W, or B)";
+    const act *v = r->a;
+    size_t n = r->n;
     for (size_t k = 0; k < n; k++) {
         const act *a = &v[k];
         if (!is_compute(a->type))
@@ -426,11 +389,10 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         slot *sl = &tab[(size_t)a->stage * (size_t)m + (size_t)a->mb];
         uint32_t *p = a->type == T_F ? &sl->f : a->type == T_I ? &sl->i : a->type == T_W ? &sl->w
                     : a->type == T_B ? &sl->b : &sl->bw;
-        if (*p) {
-            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: %s of stage %d, microbatch %d is also "
-                  "at cell %d", AT(a), kind_name(a->type), a->stage, a->mb, v[*p - 1].cell);
-            goto fail;
-        }
+        if (*p)
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: %s of stage %d, microbatch "
+                                "%d is also at cell %d", AT(a), kind_name(a->type), a->stage, a->mb,
+                                v[*p - 1].cell);
         *p = (uint32_t)k + 1;
     }
     for (size_t k = 0; k < n; k++) {
@@ -440,15 +402,13 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         const slot *sl = &tab[(size_t)a->stage * (size_t)m + (size_t)a->mb];
         int fulls = (sl->bw != 0) + (sl->b && !(sl->w && !sl->i));
         int inps = (sl->i != 0) + (sl->b && sl->w && !sl->i);
-        if (a->type != T_F && fulls + inps > 1) {
-            sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: stage %d, microbatch %d has more than "
-                  "one backward (I, B, BW)", AT(a), a->stage, a->mb);
-            goto fail;
-        }
-        if (check_order(r, v, sl, k))
-            goto fail;
+        if (a->type != T_F && fulls + inps > 1)
+            return sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": pass twice: stage %d, microbatch %d "
+                                "has more than one backward (I, B, BW)", AT(a), a->stage, a->mb);
+        sc_status st = check_order(r, v, sl, k);
+        if (st)
+            return st;
     }
-    static const char no_back[] = "no backward (I and W, or B)";
     for (int s = 0; s < S; s++)
         for (int mb = 0; mb < m; mb++) {
             const slot *sl = &tab[(size_t)s * (size_t)m + (size_t)mb];
@@ -461,24 +421,23 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
                 what = no_back;
             else if (sl->i && !sl->w)
                 what = "an I but no W";
-            if (what) {
-                sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage %d has %s of "
-                      "microbatch %d (the file names microbatches 0..%d%s)",
-                      dev[s] + 1, dev[s], s, what, mb, m - 1,
-                      what == no_back ? "; it mixes forward-only and training passes: a "
-                                                "forward-only file has no backward anywhere" : "");
-                goto fail;
-            }
+            if (what)
+                return sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage "
+                                    "%d has %s of microbatch %d (the file names microbatches "
+                                    "0..%d%s)", dev[s] + 1, dev[s], s, what, mb, m - 1,
+                                    what == no_back ? "; it mixes forward-only and training "
+                                    "passes: a forward-only file has no backward anywhere" : "");
         }
-    if (r->comms && !fwd) {
-        size_t *at = sc_calloc((size_t)S + 1, sizeof *at);
-        sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
-                           : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
-        sc_free(at);
-        if (rst)
-            goto fail;
-    }
-    pg = sc_prog_new(P, S, m);
+    return SC_OK;
+}
+
+/* The program of the actions on P ranks (dev: each stage's; tab: the
+ * passes'), or NULL with the message. */
+static sc_prog *make_prog(reader *r, int S, int m, const int *dev, int fwd, const slot *tab)
+{
+    const act *v = r->a;
+    size_t n = r->n;
+    sc_prog *pg = sc_prog_new(r->rows, S, m);
     if (!pg) {
         sc_tcsv_fail(r, SC_ERR_LIMIT, "%s", sc_new_errmsg());
         goto fail;
@@ -508,6 +467,81 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         sc_tcsv_fail(r, st, "%s", sc_errmsg(pg));
         goto fail;
     }
+    return pg;
+fail:
+    sc_prog_free(pg);
+    return NULL;
+}
+
+/* Everything after the split into actions; returns the program or NULL. */
+static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
+{
+    const act *v = r->a;
+    size_t n = r->n;
+    int S = 0, m = 0;
+    sc_prog *pg = NULL;
+    int *dev = NULL;
+    size_t *first = NULL;
+    slot *tab = NULL;
+    *dialect = r->comms ? SC_TORCH_COMPUTE_COMMS : SC_TORCH_COMPUTE_ONLY;
+    if (r->comms && r->empty_row) {
+        sc_tcsv_fail(r, SC_ERR_ARG, "row %d (rank %d), cell %d: empty cell in a compute_comms file "
+              "(a file with SEND/RECV/REDUCE_GRAD actions is fully lowered: no idle cells)",
+              r->empty_row, r->empty_row - 1, r->empty_cell);
+        goto fail;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (is_compute(v[k].type)) {
+            S = v[k].stage + 1 > S ? v[k].stage + 1 : S;
+            m = v[k].mb + 1 > m ? v[k].mb + 1 : m;
+        }
+    if (S == 0) {
+        sc_tcsv_fail(r, SC_ERR_PROGRAM, "no compute action (F, I, W, B) in the file");
+        goto fail;
+    }
+    dev = sc_malloc((size_t)S * sizeof(int));
+    first = sc_malloc((size_t)S * sizeof(size_t));
+    if (!dev || !first) {
+        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (place_stages(r, S, dev, first))
+        goto fail;
+    if ((long)S * m * 3 > SC_MAX_PASSES || n >= UINT32_MAX) {
+        sc_tcsv_fail(r, SC_ERR_LIMIT, "stages x microbatches = %d x %d is too large (at most %ld passes)",
+              S, m, SC_MAX_PASSES);
+        goto fail;
+    }
+    if (r->comms) {
+        unsigned char *sent = sc_calloc(2 * (size_t)S * (size_t)m + 1, 1);
+        sc_status wst = sent ? sc_tcsv_check_waits(r, v, n, S, m, sent)
+                             : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
+        sc_free(sent);
+        if (wst)
+            goto fail;
+    }
+    sc_status fst;
+    int fwd = sc_tcsv_forward_only(r, v, n, &fst); /* docs/interchange.md#forward-only */
+    if (fst)
+        goto fail;
+    tab = sc_calloc((size_t)S * (size_t)m, sizeof(slot));
+    if (!tab) {
+        sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (pass_table(r, S, m, dev, fwd, tab))
+        goto fail;
+    if (r->comms && !fwd) {
+        size_t *at = sc_calloc((size_t)S + 1, sizeof *at);
+        sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
+                           : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
+        sc_free(at);
+        if (rst)
+            goto fail;
+    }
+    pg = make_prog(r, S, m, dev, fwd, tab);
+    if (!pg)
+        goto fail;
     sc_free(dev);
     sc_free(first);
     sc_free(tab);

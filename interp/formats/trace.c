@@ -155,14 +155,13 @@ static void step_mark(sc_jw *w, const char *name, const char *scope, int pid, in
     sc_jw_int(w, "step", step);
 }
 
-/* Writes the events of one timing as process pid; flow ids from *flow. */
-static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
-                         const size_t *send, long *flow)
+/* The process pid of timing t and its tracks: a compute and a comm thread
+ * per device, with offload a host link's, with collectives a channel's;
+ * with several steps a mark where each ends. */
+static void tracks(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid, double us)
 {
     const sc_sim *sim = t->sim;
-    double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     char name[128];
     meta(w, "process_name", pid, -1, "name", t->label ? t->label : "timeline", 0);
     meta(w, "process_sort_index", pid, -1, "sort_index", NULL, pid);
@@ -195,6 +194,65 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
         snprintf(name, sizeof name, "d%d collectives", d);
         thread(w, pid, 3 * P + d, name);
     }
+}
+
+/* A collective on its channel's track tid: from its start cs (posted, the
+ * channel free) to its completion t1. */
+static void coll_event(sc_jw *w, const sc_prog *pg, const sc_instr *in, int pid, int tid,
+                       double cs, double t0, double t1)
+{
+    char name[128];
+    sc_coll c;
+    sc_prog_instr_format(pg, in, name, sizeof name);
+    sc_prog_coll(pg, in, &c);
+    event(w, name, sc_op_name(in->op), "X", pid, tid, cs);
+    sc_jw_num(w, "dur", t1 - cs);
+    sc_jw_object(w, "args");
+    sc_jw_num(w, "posted", t0);
+    sc_jw_int(w, "stage", c.stage);
+    sc_jw_int(w, "mb", c.mb);
+    sc_jw_int(w, "step", c.step);
+    sc_jw_num(w, "bytes", c.bytes);
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+/* A pair: one slot on d's compute track named by both halves; its memory
+ * (g: its global index) with its F half's record at the start, both
+ * halves' at the end. */
+static void pair_event(sc_jw *w, const sc_prog *pg, const sc_sim *sim, const sc_instr *in, int pid,
+                       int d, size_t k, size_t g, double t0, double t1)
+{
+    char name[128];
+    sc_instr b = sc_pair_half(in);
+    char with[48];
+    sc_instr_format(in, name, sizeof name);
+    snprintf(with, sizeof with, "%s s%d mb%d", sc_op_name(b.op), b.stage, b.mb);
+    event(w, name, "FB", "X", pid, 2 * d, t0);
+    sc_jw_num(w, "dur", t1 - t0);
+    sc_jw_object(w, "args");
+    sc_jw_int(w, "stage", in->stage);
+    sc_jw_int(w, "mb", in->mb);
+    sc_jw_str(w, "with", with);
+    sc_jw_end(w);
+    sc_jw_end(w);
+    if (sim->mem) { /* its F half's record at the start, both halves' at the end */
+        counter(w, "memory", d, pid, t0,
+                (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
+        counter(w, "memory", d, pid, t1, sim->mem[g]);
+    }
+}
+
+/* Writes the events of one timing as process pid; flow ids from *flow. */
+static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
+                         const size_t *send, long *flow)
+{
+    const sc_sim *sim = t->sim;
+    double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
+    int P = sc_prog_devices(pg);
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
+    char name[128];
+    tracks(w, pg, t, pid, us);
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
@@ -217,21 +275,9 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             }
             if (sc_op_is_coll(in->op)) {
                 /* From its start (posted, the channel free) to its completion. */
-                sc_coll c;
-                sc_prog_instr_format(pg, in, name, sizeof name);
-                sc_prog_coll(pg, in, &c);
                 double cs = t0 > cprev ? t0 : cprev;
                 cprev = t1;
-                event(w, name, sc_op_name(in->op), "X", pid, 3 * P + d, cs);
-                sc_jw_num(w, "dur", t1 - cs);
-                sc_jw_object(w, "args");
-                sc_jw_num(w, "posted", t0);
-                sc_jw_int(w, "stage", c.stage);
-                sc_jw_int(w, "mb", c.mb);
-                sc_jw_int(w, "step", c.step);
-                sc_jw_num(w, "bytes", c.bytes);
-                sc_jw_end(w);
-                sc_jw_end(w);
+                coll_event(w, pg, in, pid, 3 * P + d, cs, t0, t1);
                 continue;
             }
             if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
@@ -261,23 +307,7 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 step++;
             }
             if (sc_op_is_pair(in->op)) { /* one slot named by both halves */
-                sc_instr b = sc_pair_half(in);
-                char with[48];
-                sc_instr_format(in, name, sizeof name);
-                snprintf(with, sizeof with, "%s s%d mb%d", sc_op_name(b.op), b.stage, b.mb);
-                event(w, name, "FB", "X", pid, 2 * d, t0);
-                sc_jw_num(w, "dur", t1 - t0);
-                sc_jw_object(w, "args");
-                sc_jw_int(w, "stage", in->stage);
-                sc_jw_int(w, "mb", in->mb);
-                sc_jw_str(w, "with", with);
-                sc_jw_end(w);
-                sc_jw_end(w);
-                if (sim->mem) { /* its F half's record at the start, both halves' at the end */
-                    counter(w, "memory", d, pid, t0,
-                            (k ? sim->mem[g - 1] : 0) + sc_prog_pair_rise(pg, in));
-                    counter(w, "memory", d, pid, t1, sim->mem[g]);
-                }
+                pair_event(w, pg, sim, in, pid, d, k, g, t0, t1);
                 continue;
             }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))

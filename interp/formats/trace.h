@@ -21,6 +21,8 @@
  *
  * Returns SC_ERR_ARG when the program is not lowered or on a write error,
  * SC_ERR_NOMEM when out of memory.
+ *
+ * Tested by: tests/unit/test_interchange.c.
  */
 #ifndef SC_TRACE_H
 #define SC_TRACE_H

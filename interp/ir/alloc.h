@@ -26,6 +26,7 @@
  *
  * Not thread-safe: interp runs on one thread. Set the hook before any
  * program exists and keep it while one does.
+ * Tested by: tests/unit/test_alloc.c, tests/unit/test_readers.c.
  */
 #ifndef SC_ALLOC_H
 #define SC_ALLOC_H

@@ -2,6 +2,7 @@
  * copies.h — copies of the model (docs/guide.md#copies): the stages as
  * several copies of the layers, each microbatch through one of them.
  * Included by ir.h.
+ * Tested by: tests/lua/test_dualpipe.lua, tests/run.sh (dualpipe's copies trained).
  */
 #ifndef SC_COPIES_H
 #define SC_COPIES_H

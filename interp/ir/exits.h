@@ -2,6 +2,7 @@
  * exits.h — the classes of errors of the interpreter: the statuses its
  * functions return and the exit codes of the process (docs/errors.md).
  * Included by ir.h; kept apart so that the program's header stays short.
+ * Tested by: tests/unit/test_errors.c, tests/errors.sh.
  */
 #ifndef SC_EXITS_H
 #define SC_EXITS_H

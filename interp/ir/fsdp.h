@@ -10,6 +10,7 @@
  *     sc_fsdp_cfg c = sc_fsdp_default();   // dp 2, 1 unit, policy full
  *     c.dp = 8; c.time = 0.5;
  *     sc_prog_set_fsdp(pg, &c);            // the lowering adds UNSHARD/RESHARD
+ * Tested by: tests/unit/test_fsdp.c.
  */
 #ifndef SC_FSDP_H
 #define SC_FSDP_H

@@ -268,6 +268,7 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->tfb);
     sc_free(pg->ta);
     sc_free(pg->mem);
+    sc_free(pg->wks);
     sc_free(pg->mem_cap);
     sc_free(pg->cap_need);
     sc_prog_free_offload_info(pg);
@@ -524,8 +525,28 @@ sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep)
 {
     if (!(w_keep >= 0 && w_keep <= 1))
         return sc_fail(pg, SC_ERR_ARG, "w_keep must be within [0, 1] (got %g)", w_keep);
-    if (pg->w_keep != w_keep) {
+    if (pg->w_keep != w_keep || pg->wks) {
         pg->w_keep = w_keep;
+        sc_free(pg->wks), pg->wks = NULL; /* one fraction for every stage again */
+        units_moved(pg);
+    }
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_stage_w_keep(sc_prog *pg, int s, double w_keep)
+{
+    if (s < 0 || s >= pg->S || !(w_keep >= 0 && w_keep <= 1))
+        return sc_fail(pg, SC_ERR_ARG, "w_keep of stage %d (0..%d) must be within [0, 1] (got "
+                       "%g)", s, pg->S - 1, w_keep);
+    if (!pg->wks) {
+        if (!(pg->wks = sc_malloc((size_t)pg->S * sizeof(double))))
+            return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < pg->S; i++)
+            pg->wks[i] = pg->w_keep;
+    }
+    if (pg->wks[s] != w_keep) {
+        pg->wks[s] = w_keep;
         units_moved(pg);
     }
     sc_prog_invalidate(pg);

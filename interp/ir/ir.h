@@ -1,6 +1,5 @@
 /*
  * ir.h — the intermediate representation of a pipeline schedule.
- *
  * A program (sc_prog) owns everything about one schedule:
  *   - the shape: P devices, S virtual stages, m microbatches, a placement
  *     stage -> device;
@@ -27,6 +26,7 @@
  * Ownership: the program owns every array it hands out; pointers returned
  * by accessors stay valid until the next call that changes the program.
  * Thread-safety: none; one program is used by one thread at a time.
+ * Tested by: tests/unit/test_interp.c, tests/unit/test_opkinds.c.
  */
 #ifndef SC_IR_H
 #define SC_IR_H

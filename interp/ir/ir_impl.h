@@ -1,6 +1,7 @@
 /*
  * ir_impl.h — the body of sc_prog, for the modules of interp/ only.
  * Outside interp/, use the accessors of ir.h.
+ * Tested by: tests/unit/test_opkinds.c, tests/unit/test_pair.c.
  */
 #ifndef SC_IR_IMPL_H
 #define SC_IR_IMPL_H
@@ -45,6 +46,7 @@ struct sc_prog {
     int seconds;    /* costs are seconds (a cost file), not abstract units */
     double *mem;    /* [S] units per (stage, microbatch) */
     double tcomm, w_keep;
+    double *wks;    /* [S] per-stage w_keep (sc_prog_set_stage_w_keep), or NULL: w_keep */
     int p2p;        /* SC_P2P_*: the semantics the replay models */
     int target;     /* SC_LOWER_*: what pick_lowering judges (p2p.h) */
     double eager_bytes, msg_bytes; /* NCCL's eager sends of a file's cells (p2p.h) */
@@ -250,13 +252,20 @@ static inline double sc_instr_cost(const sc_prog *pg, int d, const sc_instr *in)
     return sc_op_cost_of(in->op) == SC_OPC_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in);
 }
 
-/* The memory effect e on a record of u units (SC_OPM_*). */
-static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double u)
+/* The fraction of stage s's record W still needs after B (s < 0: the
+ * program's w_keep). */
+static inline double sc_w_keep_at(const sc_prog *pg, int s)
+{
+    return s >= 0 && pg->wks ? pg->wks[s] : pg->w_keep;
+}
+
+/* The memory effect e on a record of stage s of u units (SC_OPM_*). */
+static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double u, int s)
 {
     switch (e) {
     case SC_OPM_ALLOC: return u;
-    case SC_OPM_FREE_PART: return -(1.0 - pg->w_keep) * u;
-    case SC_OPM_FREE_REST: return -pg->w_keep * u;
+    case SC_OPM_FREE_PART: return -(1.0 - sc_w_keep_at(pg, s)) * u;
+    case SC_OPM_FREE_REST: return -sc_w_keep_at(pg, s) * u;
     case SC_OPM_FREE_ALL: return -u;
     case SC_OPM_NONE: return 0;
     }
@@ -273,8 +282,8 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     if (e == SC_OPM_NONE || pg->fwd_only) /* forward-only: nothing held after F (fwdonly.h) */
         return 0;
     if (sc_op_is_vocab(op))
-        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s]) : 0;
-    return sc_mem_effect(pg, e, pg->mem[s]);
+        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s], -1) : 0;
+    return sc_mem_effect(pg, e, pg->mem[s], s);
 }
 
 /* A pass's memory change (R: on its fraction of the record); a pair's:
@@ -286,7 +295,8 @@ static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
         return sc_op_mem(pg, SC_OP_F, in->stage) + sc_op_mem(pg, b.op, b.stage);
     }
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage],
+                             in->stage);
     return sc_op_mem(pg, in->op, in->stage);
 }
 
@@ -313,9 +323,10 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage]);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage],
+                             in->stage);
     if (sc_op_is_fsdp(in->op)) /* the stage's unsharded parameters */
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg));
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg), -1);
     return sc_pass_mem(pg, in);
 }
 

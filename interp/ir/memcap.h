@@ -3,6 +3,7 @@
  * units of each stage's record, w_keep, and the memory limit (memcap.c):
  * one cap for every device or one per device, and the bytes of a unit for
  * caps given in bytes. Included by ir.h.
+ * Tested by: tests/unit/test_search.c, tests/unit/test_bound.c.
  */
 #ifndef SC_MEMCAP_H
 #define SC_MEMCAP_H
@@ -13,6 +14,11 @@
  * the fraction W still needs after B (0 <= w_keep <= 1). */
 sc_status sc_prog_set_mem(sc_prog *pg, int s, double units);
 sc_status sc_prog_set_w_keep(sc_prog *pg, double w_keep);
+/* The fraction of stage s alone (a model whose stages keep different
+ * shares, runtime/model's decoder); sc_prog_set_w_keep sets every stage's
+ * again. The simulator and the memory check use it; schedulers and bounds
+ * read sc_prog_w_keep. */
+sc_status sc_prog_set_stage_w_keep(sc_prog *pg, int s, double w_keep);
 double sc_prog_mem(const sc_prog *pg, int s);
 double sc_prog_w_keep(const sc_prog *pg);
 double sc_prog_mem_limit(const sc_prog *pg);

@@ -24,6 +24,7 @@
  *     const sc_offload_info *oi = sc_prog_offload_info(pg);
  *
  * Ownership: the program owns the configuration and the results.
+ * Tested by: tests/unit/test_offload.c.
  */
 #ifndef SC_OFFLOAD_CFG_H
 #define SC_OFFLOAD_CFG_H

@@ -6,6 +6,7 @@
  * communicator per directed link: each transfer on its own, after the one
  * before it on its link). ir.c keeps the mode;
  * the replay (check/replay.c) reads it.
+ * Tested by: tests/unit/test_interchange.c, tests/unit/test_replay.c.
  */
 #ifndef SC_P2P_H
 #define SC_P2P_H

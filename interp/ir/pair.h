@@ -11,6 +11,7 @@
  * Code that handles passes one by one handles a pair through its halves
  * (both at the pair's place, both timed as the pair); code that times the
  * compute stream takes the pair's own time (sc_prog_pair_time).
+ * Tested by: tests/unit/test_pair.c.
  */
 #ifndef SC_PAIR_H
 #define SC_PAIR_H

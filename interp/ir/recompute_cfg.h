@@ -19,6 +19,7 @@
  *     sc_check(pg);                  // compiles with the R passes, verifies
  *
  * Ownership: the program owns the configuration and the results.
+ * Tested by: tests/unit/test_autosched.c, tests/unit/test_alloc.c.
  */
 #ifndef SC_RECOMPUTE_CFG_H
 #define SC_RECOMPUTE_CFG_H

@@ -14,6 +14,7 @@
  * returns SC_ERR_ARG and the message names the device, the token's number
  * (from 1) and the token. sc_order_format writes an order back in this form
  * (malloc'd string, caller frees; NULL when out of memory).
+ * Tested by: tests/unit/test_vocab.c, tests/unit/test_pair.c.
  */
 #ifndef SC_TEXT_H
 #define SC_TEXT_H

@@ -12,6 +12,7 @@
  * under a left child is below every item under its right sibling, so a tie
  * goes to the left one without comparing items: each level reads the
  * sibling's key alone (and its item where it wins).
+ * Tested by: tests/unit/test_reorder.c.
  */
 #ifndef SC_WINTREE_H
 #define SC_WINTREE_H

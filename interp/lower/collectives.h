@@ -12,6 +12,8 @@
  * before the one of the collective ranked before it on the device. So the
  * k-th collective is the same on every member, and a pass that reads one
  * finds it posted before it.
+ *
+ * Tested by: tests/unit/test_count_before.c, tests/unit/test_coll.c.
  */
 #ifndef SC_LOWER_COLLECTIVES_H
 #define SC_LOWER_COLLECTIVES_H

@@ -21,6 +21,8 @@
  *                else max_active.
  * Every UNSHARD is used before its RESHARD, so check/fsdp.h proves them.
  * Precondition: lowered streams of one step (sc_lower), no memory policy.
+ *
+ * Tested by: tests/unit/test_fsdp.c.
  */
 #ifndef SC_LOWER_FSDP_H
 #define SC_LOWER_FSDP_H

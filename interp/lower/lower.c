@@ -76,6 +76,153 @@ static uint64_t key_of(int dir, int stage, int mb)
     return ((uint64_t)dir << 60) | ((uint64_t)(uint32_t)stage << 30) | (uint64_t)(uint32_t)mb;
 }
 
+/* The dataflow timing of the passes (start, end, seq: of every device's
+ * order in turn, global index), and of each (stage, mb), when and at which
+ * position in the timing its F and its B (or BW) end: what a transfer of
+ * their outputs waits for. */
+typedef struct timing {
+    const double *start, *end;
+    const size_t *seq;
+    double *endF, *endB; /* [S * m] */
+    size_t *seqF, *seqB;
+} timing;
+
+/* endF, seqF, endB, seqB of the timing t from every order. */
+static void producers(const sc_prog *pg, timing *t)
+{
+    size_t base = 0;
+    for (int d = 0; d < pg->P; d++) {
+        for (size_t k = 0; k < pg->order[d].n; k++) {
+            sc_instr h[2];
+            const sc_instr *hv = &pg->order[d].v[k];
+            int nh = 1;
+            if (hv->op == SC_OP_FB)
+                nh = sc_instr_halves(hv, h), hv = h;
+            for (int i = nh; i-- > 0;) {
+                const sc_instr *in = &hv[i]; /* a pair's halves end together */
+                size_t sm = SC_SM(pg, in->stage, in->mb);
+                if (sc_op_is_fwd(in->op)) {
+                    t->endF[sm] = t->end[base + k];
+                    t->seqF[sm] = t->seq[base + k];
+                } else if (sc_op_is_bgrad(in->op)) {
+                    t->endB[sm] = t->end[base + k];
+                    t->seqB[sm] = t->seq[base + k];
+                }
+            }
+        }
+        base += pg->order[d].n;
+    }
+}
+
+/* The transfers of device d (its order's passes at base in the timing)
+ * into xs, each at the position in the order it goes before: a RECV
+ * before the pass running when its data is produced, a SEND right after
+ * its producer. Returns their count. */
+static size_t device_xfers(const sc_prog *pg, int d, size_t base, const timing *t, xfer *xs)
+{
+    const sc_vec *ov = &pg->order[d];
+    const double *st0 = t->start + base, *end = t->end;
+    const size_t *sq0 = t->seq + base, *seq = t->seq;
+    size_t nx = 0;
+    for (size_t k = 0; k < ov->n; k++) {
+        /* Each pass, or each half of a pair (both at #k): a pair reads
+         * and sends what its two halves do, its transfers in the one
+         * global order as any pass's (docs/semantics.md#overlapped-pairs). */
+        sc_instr h[2];
+        const sc_instr *hv = &ov->v[k];
+        size_t nh = 1;
+        if (hv->op == SC_OP_FB)
+            nh = (size_t)sc_instr_halves(hv, h), hv = h;
+        for (size_t hi = 0; hi < nh; hi++) {
+            const sc_instr *in = &hv[hi];
+            int s = in->stage, mb = in->mb;
+            int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
+            int from = -1, to = -1, dir = 0;
+            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
+            if (is_f && s > first && pg->stage_dev[s - 1] != d)
+                from = s - 1, dir = SC_DIR_ACT;
+            else if (is_b && s < last && pg->stage_dev[s + 1] != d)
+                from = s + 1, dir = SC_DIR_GRAD;
+            if (from >= 0) {
+                size_t sm = SC_SM(pg, from, mb);
+                double tau = dir == SC_DIR_ACT ? t->endF[sm] : t->endB[sm];
+                size_t sp = dir == SC_DIR_ACT ? t->seqF[sm] : t->seqB[sm];
+                size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
+                xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
+                                  {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
+                                   .peer = pg->stage_dev[from]}};
+            }
+            if (is_f && s < last && pg->stage_dev[s + 1] != d)
+                to = s + 1, dir = SC_DIR_ACT;
+            else if (is_b && s > first && pg->stage_dev[s - 1] != d)
+                to = s - 1, dir = SC_DIR_GRAD;
+            if (to >= 0) {
+                /* Passes after k start no earlier than k ends: the SEND goes
+                 * right after its producer. */
+                double tau = end[base + k];
+                xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
+                                  {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
+                                   .peer = pg->stage_dev[to]}};
+            }
+        }
+    }
+    return nx;
+}
+
+/* Stream d written: the passes of its order, the transfers xv[nx] in
+ * order, the collectives cl[ncl] at their places, the all-reduce of the
+ * copies' gradients, REDUCE and OPTIM. st0: the start of d's passes. */
+static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *xv, size_t nx,
+                             const sc_lcoll *cl, size_t ncl)
+{
+    const sc_vec *ov = &pg->order[d];
+    sc_status st;
+    sc_vec *sv = &pg->stream[d];
+    sv->n = 0;
+    /* the passes, their transfers and collectives, REDUCE and OPTIM */
+    if (sc_vec_reserve(sv, ov->n + nx + ncl + 2) != SC_OK)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    size_t j = 0, jc = 0;
+    for (size_t k = 0; k <= ov->n; k++) {
+        /* Collectives first (they do not split the transfers' groups). */
+        for (; jc < ncl && cl[jc].pos == k; jc++)
+            if ((st = sc_coll_push(pg, sv, &cl[jc].c)) != SC_OK)
+                return st;
+        /* A RECV of data produced while pass k runs starts its own
+         * group: pass k must not wait for it (nor for what follows). */
+        for (size_t j0 = j; j < nx && xv[j].pos == k; j++) {
+            sc_instr x = xv[j].in;
+            if (j > j0 && k < ov->n && xv[j].tau > st0[k] && xv[j].tau != xv[j - 1].tau)
+                x.flags |= SC_IF_GROUP;
+            sv->v[sv->n++] = x;
+        }
+        if (k < ov->n)
+            sv->v[sv->n++] = ov->v[k];
+    }
+    /* Copies of the model (docs/guide.md#copies): before REDUCE, which
+     * reads it, an all-reduce (sum) over every device of the step's
+     * weight gradients (tag W): each device's buffer holds its stages'
+     * gradients at their layer group's place and zeros elsewhere, so
+     * the copies' gradients are summed. Its size: one copy's
+     * parameters (the model's bytes; 0 without a model). */
+    if (pg->copies > 1 && !pg->fwd_only) {
+        double pb = 0;
+        for (int e = 0; pg->pbytes && e < pg->P; e++)
+            pb += pg->pbytes[e];
+        sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = SC_OP_W, .stage = -1,
+                     .mb = -1, .root = -1, .bytes = pb / pg->copies};
+        if ((st = sc_coll_push(pg, sv, &c)) != SC_OK)
+            return st;
+    }
+    if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    if (pg->fwd_only) /* forward-only: no gradients, no step (fwdonly.h) */
+        return SC_OK;
+    sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
+    sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
+    return SC_OK;
+}
+
 sc_status sc_lower(sc_prog *pg)
 {
     int P = pg->P, S = pg->S;
@@ -107,77 +254,14 @@ sc_status sc_lower(sc_prog *pg)
     for (size_t k = 0; k < N; k++)
         mk = end[k] > mk ? end[k] : mk;
     pg->flow_mk = mk;
+    timing t = {start, end, seq, endF, endB, seqF, seqB};
+    producers(pg, &t);
     size_t base = 0;
-    for (int d = 0; d < P; d++) {
-        for (size_t k = 0; k < pg->order[d].n; k++) {
-            sc_instr h[2];
-            const sc_instr *hv = &pg->order[d].v[k];
-            int nh = 1;
-            if (hv->op == SC_OP_FB)
-                nh = sc_instr_halves(hv, h), hv = h;
-            for (int i = nh; i-- > 0;) {
-                const sc_instr *in = &hv[i]; /* a pair's halves end together */
-                size_t sm = SC_SM(pg, in->stage, in->mb);
-                if (sc_op_is_fwd(in->op)) {
-                    endF[sm] = end[base + k];
-                    seqF[sm] = seq[base + k];
-                } else if (sc_op_is_bgrad(in->op)) {
-                    endB[sm] = end[base + k];
-                    seqB[sm] = seq[base + k];
-                }
-            }
-        }
-        base += pg->order[d].n;
-    }
-    base = 0;
     pg->ncoll = 0; /* the streams' collectives are made again with them */
     for (int d = 0; d < P; d++) {
         const sc_vec *ov = &pg->order[d];
         const double *st0 = start + base;
-        const size_t *sq0 = seq + base;
-        size_t nx = 0;
-        for (size_t k = 0; k < ov->n; k++) {
-            /* Each pass, or each half of a pair (both at #k): a pair reads
-             * and sends what its two halves do, its transfers in the one
-             * global order as any pass's (docs/semantics.md#overlapped-pairs). */
-            sc_instr h[2];
-            const sc_instr *hv = &ov->v[k];
-            size_t nh = 1;
-            if (hv->op == SC_OP_FB)
-                nh = (size_t)sc_instr_halves(hv, h), hv = h;
-            for (size_t hi = 0; hi < nh; hi++) {
-                const sc_instr *in = &hv[hi];
-                int s = in->stage, mb = in->mb;
-                int is_f = sc_op_is_fwd(in->op), is_b = sc_op_is_bgrad(in->op);
-                int from = -1, to = -1, dir = 0;
-                int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb); /* its route */
-                if (is_f && s > first && pg->stage_dev[s - 1] != d)
-                    from = s - 1, dir = SC_DIR_ACT;
-                else if (is_b && s < last && pg->stage_dev[s + 1] != d)
-                    from = s + 1, dir = SC_DIR_GRAD;
-                if (from >= 0) {
-                    size_t sm = SC_SM(pg, from, mb);
-                    double tau = dir == SC_DIR_ACT ? endF[sm] : endB[sm];
-                    size_t sp = dir == SC_DIR_ACT ? seqF[sm] : seqB[sm];
-                    size_t pos = count_before(st0, end + base, sq0, k, tau, sp);
-                    xs[nx++] = (xfer){pos, tau, sp, key_of(dir, s, mb),
-                                      {.op = SC_OP_RECV, .dir = (uint8_t)dir, .stage = s, .mb = mb,
-                                       .peer = pg->stage_dev[from]}};
-                }
-                if (is_f && s < last && pg->stage_dev[s + 1] != d)
-                    to = s + 1, dir = SC_DIR_ACT;
-                else if (is_b && s > first && pg->stage_dev[s - 1] != d)
-                    to = s - 1, dir = SC_DIR_GRAD;
-                if (to >= 0) {
-                    /* Passes after k start no earlier than k ends: the SEND goes
-                     * right after its producer. */
-                    double tau = end[base + k];
-                    xs[nx++] = (xfer){k + 1, tau, seq[base + k], key_of(dir, to, mb),
-                                      {.op = SC_OP_SEND, .dir = (uint8_t)dir, .stage = to, .mb = mb,
-                                       .peer = pg->stage_dev[to]}};
-                }
-            }
-        }
+        size_t nx = device_xfers(pg, d, base, &t, xs);
         int sorted = 1;
         for (size_t i = 1; i < nx && sorted; i++)
             sorted = xfer_cmp(&xs[i - 1], &xs[i]) <= 0;
@@ -189,49 +273,8 @@ sc_status sc_lower(sc_prog *pg)
             sort_xfers(xs, nx, ov->n + 1, xs2, cnt);
             xv = xs2;
         }
-        sc_vec *sv = &pg->stream[d];
-        sv->n = 0;
-        /* the passes, their transfers and collectives, REDUCE and OPTIM */
-        if (sc_vec_reserve(sv, ov->n + nx + ncl[d] + 2) != SC_OK)
-            goto nomem;
-        size_t j = 0, jc = 0;
-        for (size_t k = 0; k <= ov->n; k++) {
-            /* Collectives first (they do not split the transfers' groups). */
-            for (; jc < ncl[d] && cl[d][jc].pos == k; jc++)
-                if ((st = sc_coll_push(pg, sv, &cl[d][jc].c)) != SC_OK)
-                    goto done;
-            /* A RECV of data produced while pass k runs starts its own
-             * group: pass k must not wait for it (nor for what follows). */
-            for (size_t j0 = j; j < nx && xv[j].pos == k; j++) {
-                sc_instr x = xv[j].in;
-                if (j > j0 && k < ov->n && xv[j].tau > st0[k] && xv[j].tau != xv[j - 1].tau)
-                    x.flags |= SC_IF_GROUP;
-                sv->v[sv->n++] = x;
-            }
-            if (k < ov->n)
-                sv->v[sv->n++] = ov->v[k];
-        }
-        /* Copies of the model (docs/guide.md#copies): before REDUCE, which
-         * reads it, an all-reduce (sum) over every device of the step's
-         * weight gradients (tag W): each device's buffer holds its stages'
-         * gradients at their layer group's place and zeros elsewhere, so
-         * the copies' gradients are summed. Its size: one copy's
-         * parameters (the model's bytes; 0 without a model). */
-        if (pg->copies > 1 && !pg->fwd_only) {
-            double pb = 0;
-            for (int e = 0; pg->pbytes && e < P; e++)
-                pb += pg->pbytes[e];
-            sc_coll c = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .what = SC_OP_W, .stage = -1,
-                         .mb = -1, .root = -1, .bytes = pb / pg->copies};
-            if ((st = sc_coll_push(pg, sv, &c)) != SC_OK)
-                goto done;
-        }
-        if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
-            goto nomem;
-        if (!pg->fwd_only) { /* forward-only: no gradients, no step (fwdonly.h) */
-            sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
-            sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
-        }
+        if ((st = emit_stream(pg, d, st0, xv, nx, cl[d], ncl[d])) != SC_OK)
+            goto done;
         base += ov->n;
     }
     pg->lowered = 1;

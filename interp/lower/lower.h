@@ -29,6 +29,8 @@
  * Precondition: sc_verify_passes(pg) == SC_OK. Lowering again after a
  * change rebuilds the streams. A dependency cycle among the orders is
  * reported as SC_ERR_PROGRAM with the cycle.
+ *
+ * Tested by: tests/unit/test_interp.c, tests/unit/test_replay.c.
  */
 #ifndef SC_LOWER_H
 #define SC_LOWER_H

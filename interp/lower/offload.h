@@ -34,6 +34,8 @@
  *
  * The plan keeps a pointer to `base` until it is freed. Results go to the
  * program (sc_prog_offload_info).
+ *
+ * Tested by: tests/unit/test_offload.c, tests/lua/test_offload.lua.
  */
 #ifndef SC_OFFLOAD_H
 #define SC_OFFLOAD_H

@@ -2,6 +2,8 @@
  * offload_impl.h — what the offload plan's files share (offload.c: the
  * driver and the streams; offload_dev.c: one device's plan, the host
  * link's slots, a pair's warm-up). Not for use outside interp/lower/.
+ *
+ * Tested by: tests/unit/test_offload.c.
  */
 #ifndef SC_OFFLOAD_IMPL_H
 #define SC_OFFLOAD_IMPL_H

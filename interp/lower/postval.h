@@ -42,6 +42,8 @@
  * Precondition: the streams are unrolled (steps.h), each step a copy of
  * the first. The verifier proves the program without the rollback path,
  * with it at each step, and with it at every step (check/rollback.h).
+ *
+ * Tested by: tests/unit/test_steps.c.
  */
 #ifndef SC_LOWER_POSTVAL_H
 #define SC_LOWER_POSTVAL_H

@@ -29,6 +29,8 @@
  *
  * Results go to the program (sc_prog_recompute_info, pg->rc_q). On failure
  * the streams may be partly rewritten: the caller drops them.
+ *
+ * Tested by: tests/lua/test_memory.lua, tests/unit/test_offload.c.
  */
 #ifndef SC_RECOMPUTE_H
 #define SC_RECOMPUTE_H

@@ -19,6 +19,8 @@
  *
  * Precondition: the program is lowered (one step). With one step and one
  * copy it only sets nmb.
+ *
+ * Tested by: tests/unit/test_steps.c.
  */
 #ifndef SC_LOWER_STEPS_H
 #define SC_LOWER_STEPS_H

@@ -201,7 +201,9 @@ static sc_status describe(sc_prog *pg, const sc_model_desc *md, sc_mdesc **out)
     return st == SC_OK ? SC_OK : sc_fail(pg, st, "model: %s", err);
 }
 
-sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
+/* The sizes and rates of md in range, or SC_ERR_ARG with the one that is
+ * not. */
+static sc_status check_desc(sc_prog *pg, const sc_model_desc *md)
 {
     const struct { const char *name; long v; } dims[] = {
         {"layers", md->desc ? 1 : md->layers}, {"hidden", md->desc ? 1 : md->hidden},
@@ -225,8 +227,122 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     if (!(md->workspace >= 0) || !isfinite(md->workspace))
         return sc_fail(pg, SC_ERR_ARG, "model: workspace must be >= 0 bytes (got %g)",
                        md->workspace);
+    return SC_OK;
+}
+
+/* The decoder layers of each stage into nl[S]: md's split as given (no
+ * stage empty but the first and last when they hold the embedding or the
+ * head, own: vocab and not split), the best split of the layers' costs, or
+ * the even split of mean-cost layers; extra: each stage's cost besides its
+ * layers. */
+static sc_status stage_layers(sc_prog *pg, const sc_model_desc *md, const sc_mdesc *m, long L,
+                              int own, double R, const double *extra, double mean, int *nl)
+{
+    int S = pg->S;
+    if (md->split) { /* given: S counts summing to L, no stage empty */
+        long sum = 0;
+        for (int s = 0; s < S; s++) {
+            nl[s] = md->split[s];
+            sum += nl[s] >= 0 ? nl[s] : -1000000;
+            if (nl[s] < 0 || (nl[s] == 0 && !(own && (s == 0 || s == S - 1))))
+                return sc_fail(pg, SC_ERR_ARG, "split: stage %d holds %d decoder layers: every "
+                               "stage needs a layer (the embedding or the head count on the "
+                               "first and last)", s, nl[s]);
+        }
+        if (sum != L)
+            return sc_fail(pg, SC_ERR_ARG, "split: the %d stages hold %ld decoder layers, but the "
+                           "model has %ld", S, sum, L);
+    } else if (md->split_best) {
+        double *cost = sc_calloc((size_t)L + 1, sizeof(double));
+        int bad = !cost;
+        for (int i = 1; !bad && i <= L; i++) {
+            layer_cost c = cost_of(m, i, R, md->seq);
+            cost[i] = c.f + c.b + c.w;
+        }
+        bad = bad || split_best(S, (int)L, cost, extra, nl) != 0;
+        sc_free(cost);
+        if (bad)
+            return sc_fail(pg, SC_ERR_ARG, "split: %ld decoder layers do not split into %d stages",
+                           L, S);
+    } else {
+        split_layers(pg, L, extra, mean, nl);
+    }
+    return SC_OK;
+}
+
+/* Each stage's costs (seconds at rate) and activation memory (in units)
+ * from its layers nl[s], the embedding on the first and the final norm and
+ * head on the last (own); their parameters added to count, the frozen ones
+ * to frozen, on the stage's device. */
+static sc_status stage_costs(sc_prog *pg, const sc_mdesc *m, const int *nl, int own, double R,
+                             long seq, double rate, double unit, int64_t *count, int64_t *frozen)
+{
+    int S = pg->S, last = sc_mdesc_nlayers(m) - 1;
+    layer_cost emb = cost_of(m, 0, R, seq), head = cost_of(m, last, R, seq);
+    layer_cost norm = cost_of(m, last - 1, R, seq);
+    sc_status st = SC_OK;
+    for (int s = 0, first = 1; s < S && !st; first += nl[s], s++) {
+        layer_cost c = {0, 0, 0, 0};
+        int64_t n = 0;
+        for (int i = first; i < first + nl[s]; i++) {
+            add_cost(&c, cost_of(m, i, R, seq));
+            n += sc_mdesc_params(m, i);
+            frozen[pg->stage_dev[s]] += sc_mdesc_frozen(m, i);
+        }
+        if (own && s == 0) {
+            add_cost(&c, emb);
+            n += sc_mdesc_params(m, 0);
+        }
+        if (own && s == S - 1) {
+            add_cost(&c, norm);
+            add_cost(&c, head);
+            n += sc_mdesc_params(m, last - 1) + sc_mdesc_params(m, last);
+        }
+        st = sc_prog_set_cost(pg, s, c.f / rate, c.b / rate, c.w / rate);
+        if (!st)
+            st = sc_prog_set_mem(pg, s, c.act / unit);
+        count[pg->stage_dev[s]] += n;
+    }
+    return st;
+}
+
+/* pg takes the model: md (a copy into keep, its description m), the
+ * stages' layers nl, the devices' bytes pb and db, the unit of memory;
+ * what it held before is freed. */
+static void adopt(sc_prog *pg, const sc_model_desc *md, sc_mdesc *m, sc_model_desc *keep,
+                  int dtype, int *nl, double *pb, sc_dev_bytes *db, double unit)
+{
+    const sc_mdesc_cfg *mc = sc_mdesc_config(m);
+    sc_free(pg->slayers);
+    sc_free(pg->pbytes);
+    sc_free(pg->dbytes);
+    sc_free(pg->model);
+    if (pg->mdesc_free)
+        pg->mdesc_free(pg->mdesc);
+    *keep = *md;
+    keep->split = NULL; /* the caller's; the split is pg->slayers */
+    keep->desc = m;
+    keep->layers = (long)mc->layers;
+    keep->hidden = (long)mc->hidden;
+    keep->vocab = (long)mc->vocab;
+    keep->heads = (long)mc->heads;
+    keep->dtype_bytes = dtype;
+    pg->model = keep;
+    pg->mdesc = m;
+    pg->mdesc_free = free_mdesc;
+    pg->slayers = nl;
+    pg->pbytes = pb;
+    pg->dbytes = db;
+    pg->unit_bytes = unit;
+}
+
+sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
+{
+    sc_status st = check_desc(pg, md);
+    if (st)
+        return st;
     sc_mdesc *m = NULL;
-    sc_status st = describe(pg, md, &m);
+    st = describe(pg, md, &m);
     if (st)
         return st;
     const sc_mdesc_cfg *mc = sc_mdesc_config(m);
@@ -270,62 +386,10 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
         extra[0] += emb.f + emb.b + emb.w;
         extra[S - 1] += head.f + head.b + head.w + norm.f + norm.b + norm.w;
     }
-    if (md->split) { /* given: S counts summing to L, no stage empty */
-        long sum = 0;
-        for (int s = 0; s < S; s++) {
-            nl[s] = md->split[s];
-            sum += nl[s] >= 0 ? nl[s] : -1000000;
-            if (nl[s] < 0 || (nl[s] == 0 && !(vocab && !split && (s == 0 || s == S - 1)))) {
-                st = sc_fail(pg, SC_ERR_ARG, "split: stage %d holds %d decoder layers: every "
-                             "stage needs a layer (the embedding or the head count on the first "
-                             "and last)", s, nl[s]);
-                goto fail;
-            }
-        }
-        if (sum != L) {
-            st = sc_fail(pg, SC_ERR_ARG, "split: the %d stages hold %ld decoder layers, but the "
-                         "model has %ld", S, sum, L);
-            goto fail;
-        }
-    } else if (md->split_best) {
-        double *cost = sc_calloc((size_t)L + 1, sizeof(double));
-        int bad = !cost;
-        for (int i = 1; !bad && i <= L; i++) {
-            layer_cost c = cost_of(m, i, R, md->seq);
-            cost[i] = c.f + c.b + c.w;
-        }
-        bad = bad || split_best(S, (int)L, cost, extra, nl) != 0;
-        sc_free(cost);
-        if (bad) {
-            st = sc_fail(pg, SC_ERR_ARG, "split: %ld decoder layers do not split into %d stages",
-                         L, S);
-            goto fail;
-        }
-    } else {
-        split_layers(pg, L, extra, (dec.f + dec.b + dec.w) / (double)L, nl);
-    }
-    for (int s = 0, first = 1; s < S && !st; first += nl[s], s++) {
-        layer_cost c = {0, 0, 0, 0};
-        int64_t n = 0;
-        for (int i = first; i < first + nl[s]; i++) {
-            add_cost(&c, cost_of(m, i, R, md->seq));
-            n += sc_mdesc_params(m, i);
-            frozen[pg->stage_dev[s]] += sc_mdesc_frozen(m, i);
-        }
-        if (vocab && !split && s == 0) {
-            add_cost(&c, emb);
-            n += sc_mdesc_params(m, 0);
-        }
-        if (vocab && !split && s == S - 1) {
-            add_cost(&c, norm);
-            add_cost(&c, head);
-            n += sc_mdesc_params(m, last - 1) + sc_mdesc_params(m, last);
-        }
-        st = sc_prog_set_cost(pg, s, c.f / rate, c.b / rate, c.w / rate);
-        if (!st)
-            st = sc_prog_set_mem(pg, s, c.act / unit);
-        count[pg->stage_dev[s]] += n;
-    }
+    st = stage_layers(pg, md, m, L, vocab && !split, R, extra, (dec.f + dec.b + dec.w) / (double)L, nl);
+    if (st)
+        goto fail;
+    st = stage_costs(pg, m, nl, vocab && !split, R, md->seq, rate, unit, count, frozen);
     if (!st && vocab && !split && sc_mdesc_tied(m) && pg->stage_dev[0] != pg->stage_dev[S - 1])
         elems[pg->stage_dev[S - 1]] += (double)sc_mdesc_tied(m); /* the head's own copy */
     if (!st && split) {
@@ -361,27 +425,7 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     sc_free(elems);
     sc_free(count);
     sc_free(frozen);
-    sc_free(pg->slayers);
-    sc_free(pg->pbytes);
-    sc_free(pg->dbytes);
-    sc_free(pg->model);
-    if (pg->mdesc_free)
-        pg->mdesc_free(pg->mdesc);
-    *keep = *md;
-    keep->split = NULL; /* the caller's; the split is pg->slayers */
-    keep->desc = m;
-    keep->layers = L;
-    keep->hidden = (long)mc->hidden;
-    keep->vocab = (long)mc->vocab;
-    keep->heads = (long)mc->heads;
-    keep->dtype_bytes = dtype;
-    pg->model = keep;
-    pg->mdesc = m;
-    pg->mdesc_free = free_mdesc;
-    pg->slayers = nl;
-    pg->pbytes = pb;
-    pg->dbytes = db;
-    pg->unit_bytes = unit;
+    adopt(pg, md, m, keep, dtype, nl, pb, db, unit);
     sc_prog_set_seconds(pg, 1);
     return SC_OK;
 fail:

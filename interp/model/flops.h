@@ -19,6 +19,8 @@
  * and the bytes every device holds besides (sc_prog_dev_bytes). A cost file read afterwards
  * (docs/costs.md) overrides T_F, T_B, T_W and T_comm: a measurement beats
  * the model.
+ *
+ * Tested by: tests/unit/test_model.c.
  */
 #ifndef SC_FLOPS_H
 #define SC_FLOPS_H

@@ -41,6 +41,8 @@
  *
  * Ownership: sc_mdesc_free frees (NULL is a no-op). Thread-safety: an
  * sc_mdesc is immutable once built; no global state.
+ *
+ * Tested by: tests/unit/test_model.c.
  */
 #ifndef SC_MDESC_H
 #define SC_MDESC_H
@@ -118,6 +120,9 @@ typedef struct sc_mdesc_cfg {
     /* multi-head latent attention (kv_lora_rank > 0; deepseek_v3) */
     int64_t q_lora_rank;    /* 0: q_proj straight from h */
     int64_t kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+    /* rotary positions and the norms (what `run --model` trains with) */
+    double rope_theta;      /* rope_theta (default 10000) */
+    double norm_eps;        /* rms_norm_eps (default 1e-5) */
     /* dtypes, bytes per element */
     int param_bytes;    /* torch_dtype: bfloat16, float16 2, float32 4 */
     int act_bytes;      /* activations: 2 (bf16 mixed precision) */

@@ -17,6 +17,8 @@
  * stage may hold any run of consecutive layers, at least one. Stages are in
  * the model's order (Megatron's: virtual stage k·p + r is rank r's k-th
  * chunk); which device runs a stage is the schedule's placement.
+ *
+ * Tested by: tests/unit/test_plan.c.
  */
 #ifndef SC_PARTITION_H
 #define SC_PARTITION_H

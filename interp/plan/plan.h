@@ -19,6 +19,8 @@
  * fastest candidate whose peak is within the cap (ties: the smaller peak,
  * then the one added first), so it is never slower than any candidate that
  * meets the cap. Not thread-safe; sc_plan_free(NULL) is a no-op.
+ *
+ * Tested by: tests/unit/test_plan.c.
  */
 #ifndef SC_PLAN_H
 #define SC_PLAN_H

@@ -30,6 +30,8 @@
  *     candidate that uses them is not theirs.
  * Pure functions of the program; no allocation but sc_plan_shape_of's
  * scratch (freed before it returns).
+ *
+ * Tested by: tests/unit/test_plan_for.c.
  */
 #ifndef SC_PLAN_FOR_H
 #define SC_PLAN_FOR_H

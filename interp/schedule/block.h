@@ -51,6 +51,8 @@
  * every S (vocab-1) or T (vocab-2), F of stage 0 after every E, EW after B
  * of stage 0 (collectives take no block time, as T_comm). Unrolled, they
  * keep the block's order: no reorder.
+ *
+ * Tested by: tests/lua/test_blocks.lua, tests/unit/test_interp.c.
  */
 #ifndef SC_BLOCK_H
 #define SC_BLOCK_H

@@ -18,6 +18,8 @@
  * h's orders (each device's order cleared, the passes pushed, npasses
  * counted as the unroll counts them); otherwise it unrolls. The caps are
  * computed either way, so a block refused by the cap is refused alike.
+ *
+ * Tested by: tests/unit/test_search.c, tests/lua/test_blocks.lua.
  */
 #ifndef SC_BLOCK_HAND_H
 #define SC_BLOCK_HAND_H

@@ -33,6 +33,8 @@
  *
  * Precondition: sc_verify_passes(pg) == SC_OK; before lowering. Does
  * nothing without a finite cap. Errors: SC_ERR_NOMEM.
+ *
+ * Tested by: tests/lua/test_memory.lua.
  */
 #ifndef SC_CAPFIT_H
 #define SC_CAPFIT_H

@@ -14,6 +14,8 @@
  * a pass runs after everything it depends on and after the passes before
  * it on its device, so (start, seq) increases along every device and from
  * every producer to its consumers, even when costs are zero.
+ *
+ * Tested by: tests/unit/test_interp.c, tests/unit/test_reorder.c.
  */
 #ifndef SC_DATAFLOW_H
 #define SC_DATAFLOW_H

@@ -20,6 +20,8 @@
  *
  *     if (sc_prog_pair_gain(pg) > 0)
  *         sc_pair_greedy(pg, sc_prog_mem_limit(pg), &n);
+ *
+ * Tested by: tests/lua/test_dualpipe.lua.
  */
 #ifndef SC_PAIRING_H
 #define SC_PAIRING_H

@@ -32,6 +32,8 @@
  * at (may be NULL) gives the block time of every pass, indexed like the
  * orders (device 0's first, ...). Precondition: sc_verify_passes() ==
  * SC_OK; inconsistent orders (a cycle across devices) are left as they are.
+ *
+ * Tested by: tests/unit/test_reorder.c.
  */
 #ifndef SC_REORDER_H
 #define SC_REORDER_H

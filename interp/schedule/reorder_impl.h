@@ -7,6 +7,8 @@
  * device d's passes are at [base[d], base[d+1]), in the candidate's order.
  * Every candidate is a permutation of each device's passes; the driver
  * times it with the real costs and keeps the best one within the caps.
+ *
+ * Tested by: tests/unit/test_reorder.c.
  */
 #ifndef SC_REORDER_IMPL_H
 #define SC_REORDER_IMPL_H

@@ -14,6 +14,8 @@
  * sc_rule_fill(pg, name) replaces the orders of all devices. The program's
  * shape must fit the rule (one stage per device and loop placement, except
  * interleaved); otherwise SC_ERR_ARG with a message saying what is needed.
+ *
+ * Tested by: tests/unit/test_rules.c.
  */
 #ifndef SC_RULES_H
 #define SC_RULES_H

@@ -31,6 +31,8 @@
  * unrolled candidate gets its overlapped pairs (within its block peak)
  * before it is timed.
  * The program's orders are overwritten: use a scratch program.
+ *
+ * Tested by: tests/unit/test_search.c.
  */
 #ifndef SC_SEARCH_H
 #define SC_SEARCH_H

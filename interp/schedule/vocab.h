@@ -28,6 +28,8 @@
  * no vocabulary pass. On success the orders hold both; SC_ERR_PROGRAM
  * when the orders cannot all run (a dependency cycle), with the devices
  * that wait named.
+ *
+ * Tested by: tests/unit/test_vocab.c.
  */
 #ifndef SC_VOCAB_H
 #define SC_VOCAB_H

@@ -40,6 +40,7 @@
  * Ownership: the caller owns the sc_sim and frees it with sc_sim_free
  * (its arrays come from ir/alloc.h: an sc_sim made outside interp, like
  * run's measured timeline, allocates them there too).
+ * Tested by: tests/unit/test_interp.c, tests/unit/test_steps.c, tests/unit/test_offload.c.
  */
 #ifndef SC_SIM_H
 #define SC_SIM_H

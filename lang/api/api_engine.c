@@ -78,13 +78,13 @@ static int copy_row(const cmp *c, int i, stagecraft_row *o, keep *k)
     const row *w = &c->rows[i];
     size_t len = 1;
     for (int d = 0; d < c->ndefs; d++)
-        len += strlen(c->defs[d].name) + strlen(c->defs[d].values[sc_compare_value_of(c, w->combo, d)]) + 2;
+        len += strlen(c->defs[d].name) + strlen(c->defs[d].values[sc_eng_compare_value_of(c, w->combo, d)]) + 2;
     char *params = sc_api_keep(k, len);
     if (!params)
         return -1;
     for (int d = 0, at = 0; d < c->ndefs; d++)
         at += snprintf(params + at, len - (size_t)at, "%s%s=%s", d ? " " : "", c->defs[d].name,
-                       c->defs[d].values[sc_compare_value_of(c, w->combo, d)]);
+                       c->defs[d].values[sc_eng_compare_value_of(c, w->combo, d)]);
     o->recipe = sc_api_keep_str(k, c->recipes[w->recipe]);
     o->parameters = params;
     o->code = w->error ? w->code : 0;
@@ -150,23 +150,22 @@ static void compare_done(stagecraft *sc, compare_job *j)
     if (!j)
         return;
     sc_limits_use(sc->L);
-    sc_compare_free(sc->L, &j->c);
+    sc_eng_compare_free(sc->L, &j->c);
     free(j);
 }
 
 int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *const *defs,
                        const stagecraft_row **rows, int *nrows)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!recipes || !recipes[0] || !rows || !nrows)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_compare needs recipes and a place for the rows");
+    int rc = sc_api_enter(sc, recipes && recipes[0] && rows && nrows,
+                          "stagecraft_compare needs recipes and a place for the rows");
+    if (rc)
+        return rc;
     *rows = NULL;
     *nrows = 0;
     sc_api_keep_free(&sc->compare_kept);
     compare_job *j = NULL;
-    int rc = compare_run(sc, recipes, defs, &j);
+    rc = compare_run(sc, recipes, defs, &j);
     stagecraft_row *out = NULL;
     if (!rc && !(out = sc_api_keep(&sc->compare_kept, (size_t)j->c.nrows * sizeof *out)))
         rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
@@ -181,45 +180,45 @@ int stagecraft_compare(stagecraft *sc, const char *const *recipes, const char *c
     return rc;
 }
 
-/* Closes the memory stream f (open_memstream(buf, n)) into sc->json and
- * *text, *len; or out of memory. */
-static int keep_json(stagecraft *sc, FILE *f, char **buf, size_t *n, const char **text,
-                     size_t *len)
+/* The JSON text that fn writes of obj, kept in sc->json: *text, *len; or
+ * out of memory. */
+static int keep_json(stagecraft *sc, void (*fn)(const void *obj, sc_jw *w), const void *obj,
+                     const char **text, size_t *len)
 {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f)
+        return sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
+    sc_jw w;
+    sc_jw_init(&w, f);
+    fn(obj, &w);
+    fputc('\n', f);
     if (fclose(f) != 0) {
-        free(*buf);
+        free(buf);
         return sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
     }
     free(sc->json);
-    sc->json = *buf;
-    *text = *buf;
+    sc->json = buf;
+    *text = buf;
     if (len)
-        *len = *n;
+        *len = n;
     return STAGECRAFT_OK;
 }
+
+static void compare_json(const void *j, sc_jw *w) { sc_eng_compare_json(&((const compare_job *)j)->c, w); }
 
 int stagecraft_compare_json(stagecraft *sc, const char *const *recipes, const char *const *defs,
                             const char **text, size_t *len)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!recipes || !recipes[0] || !text)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_compare_json needs recipes and a place for the text");
+    int rc = sc_api_enter(sc, recipes && recipes[0] && text,
+                          "stagecraft_compare_json needs recipes and a place for the text");
+    if (rc)
+        return rc;
     compare_job *j = NULL;
-    int rc = compare_run(sc, recipes, defs, &j);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = rc ? NULL : open_memstream(&buf, &n);
-    if (!rc && !f)
-        rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
-    if (f) {
-        sc_jw w;
-        sc_jw_init(&w, f);
-        sc_eng_compare_json(&j->c, &w);
-        fputc('\n', f);
-        rc = keep_json(sc, f, &buf, &n, text, len);
-    }
+    rc = compare_run(sc, recipes, defs, &j);
+    if (!rc)
+        rc = keep_json(sc, compare_json, j, text, len);
     /* As the command's exit: the first failed row's code (over the cap: an answer). */
     for (int i = 0; !rc && j->first && i < j->c.nrows; i++) {
         const row *r = &j->c.rows[i];
@@ -307,10 +306,14 @@ static int plan_run(stagecraft *sc, const stagecraft_plan_settings *s, plan_job 
     j->s.defs = j->defs;
     j->s.p = s->devices;
     j->s.m = s->microbatches;
-    j->s.cap = s->cap;
-    j->s.costs = s->costs;
-    j->s.layers = s->layers;
-    j->s.framework = s->framework;
+    const char *const text[][2] = {{"cap", s->cap}, {"costs", s->costs}, {"layers", s->layers},
+                                   {"framework", s->framework}};
+    for (size_t k = 0; k < sizeof text / sizeof text[0] && !rc; k++) { /* engine/plan.h's table */
+        char msg[160];
+        if (text[k][1] && sc_plan_opt_set(&j->s, sc_plan_opt_find(text[k][0], 0), text[k][1], msg,
+                                          sizeof msg))
+            rc = sc_api_fail(sc, STAGECRAFT_USAGE, "plan: %s", msg);
+    }
     j->s.time_limit = s->time_limit > 0 ? s->time_limit : s->time_limit < 0 ? 0 : -1;
     j->r.time_limit = -1;
     sc_eng_err e;
@@ -330,16 +333,14 @@ static void plan_done(stagecraft *sc, plan_job *j)
 
 int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraft_plan_result *out)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!s || !out)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_plan needs settings and a place for the plan");
+    int rc = sc_api_enter(sc, s && out, "stagecraft_plan needs settings and a place for the plan");
+    if (rc)
+        return rc;
     memset(out, 0, sizeof *out);
     out->pick = -1;
     sc_api_keep_free(&sc->plan_kept);
     plan_job *j = NULL;
-    int rc = plan_run(sc, s, &j);
+    rc = plan_run(sc, s, &j);
     if (!rc && copy_plan(&j->r, out, &sc->plan_kept)) {
         memset(out, 0, sizeof *out);
         out->pick = -1;
@@ -349,28 +350,27 @@ int stagecraft_plan(stagecraft *sc, const stagecraft_plan_settings *s, stagecraf
     return rc;
 }
 
+const char *stagecraft_plan_option(int i, const char **flag)
+{
+    if (i < 0 || i >= SC_PLAN_NOPTS)
+        return NULL;
+    if (flag)
+        *flag = sc_plan_opts[i].flag;
+    return sc_plan_opts[i].field;
+}
+
+static void plan_json(const void *j, sc_jw *w) { sc_eng_plan_json(&((const plan_job *)j)->r, w); }
+
 int stagecraft_plan_json(stagecraft *sc, const stagecraft_plan_settings *s, const char **text,
                          size_t *len)
 {
-    if (!sc)
-        return STAGECRAFT_USAGE;
-    sc->err[0] = 0;
-    if (!s || !text)
-        return sc_api_fail(sc, STAGECRAFT_USAGE, "stagecraft_plan_json needs settings and a place for the text");
+    int rc = sc_api_enter(sc, s && text, "stagecraft_plan_json needs settings and a place for the text");
+    if (rc)
+        return rc;
     plan_job *j = NULL;
-    int rc = plan_run(sc, s, &j);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = rc ? NULL : open_memstream(&buf, &n);
-    if (!rc && !f)
-        rc = sc_api_fail(sc, STAGECRAFT_NOMEM, "out of memory");
-    if (f) {
-        sc_jw w;
-        sc_jw_init(&w, f);
-        sc_eng_plan_json(&j->r, &w);
-        fputc('\n', f);
-        rc = keep_json(sc, f, &buf, &n, text, len);
-    }
+    rc = plan_run(sc, s, &j);
+    if (!rc)
+        rc = keep_json(sc, plan_json, j, text, len);
     if (!rc && sc_plan_pick(j->r.plan) < 0) { /* an answer, but not a plan: as the command */
         char why[640];
         sc_plan_why(j->r.plan, why, sizeof why);

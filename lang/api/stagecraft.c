@@ -29,7 +29,7 @@
 #include "formats/atomic.h"
 #include "formats/jsonw.h"
 #include "ir/p2p.h"
-#include "lua/sc_auto.h"
+#include "lua/auto.h"
 #include "lua/sc_lua.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
@@ -104,6 +104,14 @@ int sc_api_fail(stagecraft *sc, int code, const char *fmt, ...)
     vsnprintf(sc->err, sizeof sc->err, fmt, ap);
     va_end(ap);
     return code;
+}
+
+int sc_api_enter(stagecraft *sc, int ok, const char *need)
+{
+    if (!sc)
+        return STAGECRAFT_USAGE;
+    sc->err[0] = 0;
+    return ok ? STAGECRAFT_OK : fail(sc, STAGECRAFT_USAGE, "%s", need);
 }
 
 /* The error on the stack top (a limit named as such): its code, its
@@ -283,32 +291,35 @@ static sc_lprog *push_prog(stagecraft_program *p)
     return lp && lp->pg ? lp : NULL;
 }
 
+/* p's program (anchored by the registry) with its context's limits in
+ * use; NULL, with the usage error, when p is closed. */
+static sc_lprog *prog_of(stagecraft_program *p)
+{
+    sc_limits_use(p->sc->L);
+    sc_lprog *lp = push_prog(p);
+    lua_pop(p->sc->L, 1);
+    if (!lp)
+        fail(p->sc, STAGECRAFT_USAGE, "the program is closed");
+    return lp;
+}
+
 int stagecraft_check(stagecraft_program *p)
 {
-    if (!p)
-        return STAGECRAFT_USAGE;
-    stagecraft *sc = p->sc;
-    sc->err[0] = 0;
-    sc_limits_use(sc->L);
-    sc_lprog *lp = push_prog(p);
-    lua_pop(sc->L, 1); /* anchored by the registry */
+    int rc = sc_api_enter(p ? p->sc : NULL, 1, NULL);
+    sc_lprog *lp = rc ? NULL : prog_of(p);
     if (!lp)
-        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+        return rc ? rc : STAGECRAFT_USAGE;
     sc_status st = sc_lua_check(lp);
-    return st ? fail_status(sc, st, lp) : STAGECRAFT_OK;
+    return st ? fail_status(p->sc, st, lp) : STAGECRAFT_OK;
 }
 
 int stagecraft_simulate(stagecraft_program *p, stagecraft_figures *f)
 {
-    if (!p || !f)
-        return p ? fail(p->sc, STAGECRAFT_USAGE, "stagecraft_simulate needs figures") : STAGECRAFT_USAGE;
-    stagecraft *sc = p->sc;
-    sc->err[0] = 0;
-    sc_limits_use(sc->L);
-    sc_lprog *lp = push_prog(p);
-    lua_pop(sc->L, 1);
+    int rc = sc_api_enter(p ? p->sc : NULL, f != NULL, "stagecraft_simulate needs figures");
+    sc_lprog *lp = rc ? NULL : prog_of(p);
     if (!lp)
-        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+        return rc ? rc : STAGECRAFT_USAGE;
+    stagecraft *sc = p->sc;
     sc_status st = SC_OK;
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim)
@@ -341,13 +352,12 @@ static int do_export(lua_State *L)
 int stagecraft_export_text(stagecraft_program *p, const char *format, const char **text,
                            size_t *len)
 {
-    if (!p)
-        return STAGECRAFT_USAGE;
+    int rc = sc_api_enter(p ? p->sc : NULL, format && text,
+                          "stagecraft_export_text needs a format and a place for the text");
+    if (rc)
+        return rc;
     stagecraft *sc = p->sc;
     lua_State *L = sc->L;
-    sc->err[0] = 0;
-    if (!format || !text)
-        return fail(sc, STAGECRAFT_USAGE, "stagecraft_export_text needs a format and a place for the text");
     sc_limits_use(L);
     lua_pushcfunction(L, do_export);
     if (!push_prog(p)) {
@@ -453,13 +463,12 @@ static int keep_text(stagecraft *sc, FILE *f, char **buf, size_t *n, sc_status s
 
 int stagecraft_figures_json(stagecraft_program *p, const char **text, size_t *len)
 {
-    if (!p)
-        return STAGECRAFT_USAGE;
+    int rc = sc_api_enter(p ? p->sc : NULL, text != NULL,
+                          "stagecraft_figures_json needs a place for the text");
+    if (rc)
+        return rc;
     stagecraft *sc = p->sc;
     lua_State *L = sc->L;
-    sc->err[0] = 0;
-    if (!text)
-        return fail(sc, STAGECRAFT_USAGE, "stagecraft_figures_json needs a place for the text");
     sc_limits_use(L);
     int top = lua_gettop(L);
     lua_pushcfunction(L, do_autoinfo);
@@ -496,41 +505,30 @@ int stagecraft_figures_json(stagecraft_program *p, const char **text, size_t *le
 
 int stagecraft_digest(stagecraft_program *p, char hex[17])
 {
-    if (!p)
-        return STAGECRAFT_USAGE;
-    stagecraft *sc = p->sc;
-    sc->err[0] = 0;
-    if (!hex)
-        return fail(sc, STAGECRAFT_USAGE, "stagecraft_digest needs a place for the digest");
-    sc_limits_use(sc->L);
-    sc_lprog *lp = push_prog(p);
-    lua_pop(sc->L, 1);
+    int rc = sc_api_enter(p ? p->sc : NULL, hex != NULL,
+                          "stagecraft_digest needs a place for the digest");
+    sc_lprog *lp = rc ? NULL : prog_of(p);
     if (!lp)
-        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
+        return rc ? rc : STAGECRAFT_USAGE;
     sc_status st = sc_eng_program_digest(lp, hex);
-    return st ? fail_status(sc, st, lp) : STAGECRAFT_OK;
+    return st ? fail_status(p->sc, st, lp) : STAGECRAFT_OK;
 }
 
 int stagecraft_export_as(stagecraft_program *p, const char *format,
                          const stagecraft_export_options *o, const char **text, size_t *len)
 {
-    if (!p)
-        return STAGECRAFT_USAGE;
+    int rc = sc_api_enter(p ? p->sc : NULL, text != NULL,
+                          "stagecraft_export_as needs a place for the text");
+    sc_lprog *lp = rc ? NULL : prog_of(p);
+    if (!lp)
+        return rc ? rc : STAGECRAFT_USAGE;
     stagecraft *sc = p->sc;
     lua_State *L = sc->L;
-    sc->err[0] = 0;
-    if (!text)
-        return fail(sc, STAGECRAFT_USAGE, "stagecraft_export_as needs a place for the text");
-    sc_limits_use(L);
-    sc_lprog *lp = push_prog(p);
-    lua_pop(L, 1);
-    if (!lp)
-        return fail(sc, STAGECRAFT_USAGE, "the program is closed");
     int was = sc_prog_lower_target(lp->pg), version;
     const sc_sim *sim;
     sc_eng_err e;
     sc_eng_err *prev = sc_eng_catch(&e);
-    int rc = sc_eng_export_prepare(L, lp, format, o ? o->torch : NULL, o ? o->torchtitan : 0,
+    rc = sc_eng_export_prepare(L, lp, format, o ? o->torch : NULL, o ? o->torchtitan : 0,
                                    &version, &sim);
     sc_eng_release(prev);
     char *buf = NULL;

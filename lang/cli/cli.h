@@ -9,6 +9,8 @@
  * FIFOs and devices written directly, modes kept), several files all or
  * none, so a failed export leaves nothing half-written; "-" is standard
  * output.
+ *
+ * Tested by: tests/cli.sh, tests/errors.sh.
  */
 #ifndef SC_CLI_H
 #define SC_CLI_H

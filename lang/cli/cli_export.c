@@ -354,40 +354,47 @@ int sc_cli_comm_of_name(const char *path)
     return -1;
 }
 
-int sc_cli_import(int argc, char **argv)
+/* What the command line of `import` asks for. */
+typedef struct import_opts {
+    const char *path, *format, *out, *torch;
+    int json, dump, p2p, version, force;
+    costs c;
+    double eager; /* --eager-bytes: NCCL's eager sends (docs/modes.md#crossing-cells) */
+} import_opts;
+
+/* import's arguments into o, checked; 0 or the exit code (its message
+ * printed). */
+static int import_args(int argc, char **argv, import_opts *o)
 {
-    const char *path = NULL, *format = NULL, *out = NULL, *torch = NULL;
-    int json = 0, dump = 0, p2p = -1, version = SC_TORCH_CURRENT, rc, force = 0;
-    costs c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0, NULL};
-    double eager = 0; /* --eager-bytes: NCCL's eager sends (docs/modes.md#crossing-cells) */
+    int rc;
     char msg[160];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "-D", 2) == 0) {
-            if ((rc = import_define(a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL), &c)))
+            if ((rc = import_define(a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL), &o->c)))
                 return rc;
         } else if (strcmp(a, "--json") == 0) {
-            json = 1;
+            o->json = 1;
         } else if (strcmp(a, "--dump") == 0) {
-            dump = 1;
+            o->dump = 1;
         } else if (strcmp(a, "--force-costs") == 0) { /* -D costs= of other stages */
-            force = 1;
+            o->force = 1;
         } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--torch") == 0) {
             /* write the program (our lowering of a compute_only file) as
              * export does (docs/cli.md) */
             if (i + 1 >= argc)
                 return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", a);
-            *(a[1] == 'o' ? &out : a[2] == 'f' ? &format : &torch) = argv[++i];
+            *(a[1] == 'o' ? &o->out : a[2] == 'f' ? &o->format : &o->torch) = argv[++i];
         } else if (strcmp(a, "--comm") == 0) {
             /* the runtime's point-to-point semantics (docs/semantics.md#modes) */
             const char *v = i + 1 < argc ? argv[++i] : "";
-            if ((p2p = sc_p2p_parse(v)) < 0)
+            if ((o->p2p = sc_p2p_parse(v)) < 0)
                 return sc_cli_failf(SC_EXIT_USAGE, "--comm '%s': expected " SC_P2P_NAMES, v);
         } else if (strcmp(a, "--eager-bytes") == 0) {
             const char *v = i + 1 < argc ? argv[++i] : "";
             char *end;
-            eager = strtod(v, &end);
-            if (end == v || *end || !(eager >= 0) || !isfinite(eager))
+            o->eager = strtod(v, &end);
+            if (end == v || *end || !(o->eager >= 0) || !isfinite(o->eager))
                 return sc_cli_failf(SC_EXIT_USAGE, "--eager-bytes '%s': expected bytes >= 0", v);
         } else if ((rc = sc_limits_option(sc_cli_limits(), argc, argv, i, msg, sizeof msg)) != 0) {
             if (rc < 0) /* --max-mem, --max-time (docs/sandbox.md#files-read) */
@@ -395,40 +402,81 @@ int sc_cli_import(int argc, char **argv)
             i += rc - 1;
         } else if (a[0] == '-' && a[1]) {
             return sc_cli_failf(SC_EXIT_USAGE, "unknown option '%s' for 'import'", a);
-        } else if (!path) {
-            path = a;
+        } else if (!o->path) {
+            o->path = a;
         } else {
             return sc_cli_failf(SC_EXIT_USAGE, "unexpected argument '%s'", a);
         }
     }
-    if (!path)
+    if (!o->path)
         return sc_cli_failf(SC_EXIT_USAGE, "missing FILE.csv (a PyTorch pipelining schedule)");
-    if (!(c.msg_bytes >= 0) || !isfinite(c.msg_bytes))
-        return sc_cli_failf(SC_EXIT_USAGE, "msg_bytes: expected bytes >= 0, got %g", c.msg_bytes);
-    if (eager > 0 && c.msg_bytes == 0)
+    if (!(o->c.msg_bytes >= 0) || !isfinite(o->c.msg_bytes))
+        return sc_cli_failf(SC_EXIT_USAGE, "msg_bytes: expected bytes >= 0, got %g",
+                            o->c.msg_bytes);
+    if (o->eager > 0 && o->c.msg_bytes == 0)
         return sc_cli_failf(SC_EXIT_USAGE, "--eager-bytes needs the size of the messages, which a "
                             "file does not hold: -D msg_bytes=BYTES (docs/modes.md#crossing-cells)");
-    if ((out || torch) && !format)
-        return sc_cli_failf(SC_EXIT_USAGE, "%s goes with --format", out ? "-o" : "--torch");
-    if (format && sc_export_format_named(format) < 0)
-        return sc_cli_failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", format, sc_export_format_list());
-    if (format && (json || dump))
+    if ((o->out || o->torch) && !o->format)
+        return sc_cli_failf(SC_EXIT_USAGE, "%s goes with --format", o->out ? "-o" : "--torch");
+    if (o->format && sc_export_format_named(o->format) < 0)
+        return sc_cli_failf(SC_EXIT_USAGE, "unknown format '%s' (%s)", o->format,
+                            sc_export_format_list());
+    if (o->format && (o->json || o->dump))
         return sc_cli_failf(SC_EXIT_USAGE, "--format writes the program: not with %s",
-                            json ? "--json" : "--dump");
-    if (torch && (strncmp(format, "torch-csv", 9) != 0 || sc_cli_torch_version(torch, &version)))
-        return strncmp(format, "torch-csv", 9) != 0
-                   ? sc_cli_failf(SC_EXIT_USAGE, "--torch applies to --format torch-csv and torch-csv-comms only")
+                            o->json ? "--json" : "--dump");
+    if (o->torch && (strncmp(o->format, "torch-csv", 9) != 0 ||
+                     sc_cli_torch_version(o->torch, &o->version)))
+        return strncmp(o->format, "torch-csv", 9) != 0
+                   ? sc_cli_failf(SC_EXIT_USAGE, "--torch applies to --format torch-csv and "
+                                                "torch-csv-comms only")
                    : SC_EXIT_USAGE;
     /* The mode the file's name states (docs/modes.md#files), unless --comm
      * names one. */
-    if (p2p < 0 && (p2p = sc_cli_comm_of_name(path)) < 0)
-        p2p = SC_P2P_NCCL;
+    if (o->p2p < 0 && (o->p2p = sc_cli_comm_of_name(o->path)) < 0)
+        o->p2p = SC_P2P_NCCL;
+    return 0;
+}
+
+/* What import prints or writes of pg, checked and simulated (sim): the
+ * export of --format, --dump's text, or the report. */
+static int import_output(import_opts *o, sc_prog *pg, sc_sim *sim,
+                         sc_torch_dialect dialect)
+{
+    int rc = 0;
+    if (o->format) {
+        int csv = strncmp(o->format, "torch-csv", 9) == 0;
+        if (csv && (rc = sc_cli_export_name_check(pg, o->out, o->format)) == 0)
+            rc = sc_cli_torch_note(pg, o->out, strcmp(o->format, "torch-csv-comms") == 0,
+                                   o->version, 0);
+        job j = {.format = o->format, .pg = pg, .sim = sim, .name = o->path, .torch = o->version};
+        if (rc == 0)
+            rc = write_outputs(&j, &o->out, 1);
+    } else if (o->dump) {
+        char *s = sc_render_dump(pg);
+        if (s)
+            fputs(s, stdout);
+        else
+            rc = sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
+        free(s);
+    } else {
+        report(o->path, dialect, pg, sim, o->json);
+    }
+    return rc;
+}
+
+int sc_cli_import(int argc, char **argv)
+{
+    import_opts o = {.p2p = -1, .version = SC_TORCH_CURRENT,
+                     .c = {1, 1, 1, 0, 1, 1, NAN, NAN, 0, NULL}};
+    int rc = import_args(argc, argv, &o);
+    if (rc)
+        return rc;
     /* The text is held while the program is read from it: it counts
      * against --max-mem like a recipe's heap (docs/sandbox.md#limits-on-evaluation),
      * and reading it and the program from it against --max-time. */
     double deadline = sc_cli_deadline();
     sc_read rd;
-    if ((rc = sc_cli_read(path, NULL, SC_READ_TEXT, deadline, &rd)) != 0)
+    if ((rc = sc_cli_read(o.path, NULL, SC_READ_TEXT, deadline, &rd)) != 0)
         return rc;
     char err[512];
     sc_status st;
@@ -437,51 +485,34 @@ int sc_cli_import(int argc, char **argv)
     sc_free(rd.text);
     if (!pg && st == SC_ERR_LIMIT && sc_deadline_passed(deadline)) {
         char doing[300];
-        snprintf(doing, sizeof doing, "reading '%s'", path);
+        snprintf(doing, sizeof doing, "reading '%s'", o.path);
         return sc_cli_time_fail(doing);
     }
     if (!pg)
-        return sc_cli_status_fail(st, "%s: %s", path, err);
-    if (!sc_prog_fsdp(pg)->dp && (!isnan(c.fsdp_time) || !isnan(c.reduce_time))) {
+        return sc_cli_status_fail(st, "%s: %s", o.path, err);
+    if (!sc_prog_fsdp(pg)->dp && (!isnan(o.c.fsdp_time) || !isnan(o.c.reduce_time))) {
         sc_prog_free(pg);
         return sc_cli_failf(SC_EXIT_USAGE, "%s: fsdp_time and reduce_time time FSDP's UNSHARD and "
-                            "REDUCE_GRAD, and the file has none (docs/fsdp.md#interchange)", path);
+                            "REDUCE_GRAD, and the file has none (docs/fsdp.md#interchange)", o.path);
     }
     sc_sim *sim = NULL;
     /* Written as a compute_comms file (lowered for its reading), or read
      * from one (the reader's target): p2p.h. */
-    int target = format && strcmp(format, "torch-csv-comms") == 0 ? SC_LOWER_FILE
-                                                                  : sc_prog_lower_target(pg);
+    int target = o.format && strcmp(o.format, "torch-csv-comms") == 0 ? SC_LOWER_FILE
+                                                                      : sc_prog_lower_target(pg);
     /* A cost file overrides the times of -D tf, tb, tw, tcomm (docs/costs.md). */
-    if ((st = apply_costs(pg, &c)) == SC_OK && c.file &&
-        (rc = sc_cli_apply_cost_file(pg, c.file, force, deadline)) != 0) {
+    if ((st = apply_costs(pg, &o.c)) == SC_OK && o.c.file &&
+        (rc = sc_cli_apply_cost_file(pg, o.c.file, o.force, deadline)) != 0) {
         sc_prog_free(pg);
         return rc;
     }
-    if (st || (st = sc_prog_set_p2p(pg, p2p)) ||
-        (st = sc_prog_set_eager(pg, eager, c.msg_bytes)) ||
+    if (st || (st = sc_prog_set_p2p(pg, o.p2p)) ||
+        (st = sc_prog_set_eager(pg, o.eager, o.c.msg_bytes)) ||
         (st = sc_prog_set_lower_target(pg, target)) || (st = sc_check(pg)) ||
         (st = sc_simulate(pg, &sim))) {
-        rc = sc_cli_status_fail(st, "%s: %s", path, sc_errmsg(pg));
+        rc = sc_cli_status_fail(st, "%s: %s", o.path, sc_errmsg(pg));
     } else {
-        rc = 0;
-        if (format) {
-            int csv = strncmp(format, "torch-csv", 9) == 0;
-            if (csv && (rc = sc_cli_export_name_check(pg, out, format)) == 0)
-                rc = sc_cli_torch_note(pg, out, strcmp(format, "torch-csv-comms") == 0, version, 0);
-            job j = {.format = format, .pg = pg, .sim = sim, .name = path, .torch = version};
-            if (rc == 0)
-                rc = write_outputs(&j, &out, 1);
-        } else if (dump) {
-            char *s = sc_render_dump(pg);
-            if (s)
-                fputs(s, stdout);
-            else
-                rc = sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
-            free(s);
-        } else {
-            report(path, dialect, pg, sim, json);
-        }
+        rc = import_output(&o, pg, sim, dialect);
     }
     sc_sim_free(sim);
     sc_prog_free(pg);

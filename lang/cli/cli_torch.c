@@ -23,19 +23,6 @@ int sc_cli_torch_version(const char *s, int *v)
     return rc ? sc_cli_fail(rc, e.msg) : 0;
 }
 
-/* The placement's kind: 1 loop (stage s on rank s mod P), 2 V (two stages
- * per rank, rank d holds d and 2P-1-d), 0 any other table. */
-static int placement_kind(const sc_prog *pg)
-{
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), loop = S % P == 0, v = S == 2 * P;
-    for (int s = 0; s < S; s++) {
-        int d = sc_prog_stage_device(pg, s);
-        loop &= d == s % P;
-        v &= d == (s < P ? s : 2 * P - 1 - s);
-    }
-    return loop ? 1 : v ? 2 : 0;
-}
-
 /* Recomputation (docs/recompute.md#pytorch): PyTorch's schedules have no
  * such pass; how to get it there. */
 static void recompute_note(sc_prog *pg)
@@ -60,7 +47,7 @@ static void recompute_note(sc_prog *pg)
 int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
-    int kind = placement_kind(pg);
+    int kind = sc_eng_placement_kind(pg);
     const char *file = out && strcmp(out, "-") ? out : "FILE";
     sc_eng_err e;
     sc_eng_err *prev = sc_eng_catch(&e);

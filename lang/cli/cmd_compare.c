@@ -27,7 +27,7 @@ static int failf(int code, const char *fmt, const char *a, const char *b)
 
 /* ---- arguments ------------------------------------------------------------- */
 
-int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
+int sc_cli_compare_parse(lua_State *L, int argc, char **argv, cmp *c)
 {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

@@ -5,6 +5,8 @@
  * with makespan, bubble, the most idle device, the bottleneck, per-device
  * peaks, instructions (and peak bytes with model sizes); --json, and
  * --svg FILE for the programs stacked on one time axis.
+ *
+ * Tested by: tests/compare.sh.
  */
 #ifndef SC_CMD_COMPARE_H
 #define SC_CMD_COMPARE_H
@@ -18,7 +20,7 @@
 int sc_cmd_compare(lua_State *L, int argc, char **argv);
 /* Parses the command line into c (recipes, -D, options): the values
  * stay text until sc_eng_compare_prepare, which it calls. */
-int sc_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
+int sc_cli_compare_parse(lua_State *L, int argc, char **argv, cmp *c);
 /* Whether a -D value of the command line is a sweep (a list or a range). */
 int sc_cmd_is_sweep(int argc, char **argv);
 

@@ -8,6 +8,7 @@
 #include "cmd_plan.h"
 #include "cli.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static int parse(lua_State *L, int argc, char **argv, plan_args *a)
         const char *o = argv[i];
         char msg[200];
         int used, rc;
+        const sc_plan_opt *po;
         if (strncmp(o, "-D", 2) == 0) {
             const char *name, *value;
             size_t nlen;
@@ -39,27 +41,19 @@ static int parse(lua_State *L, int argc, char **argv, plan_args *a)
             a->defs[a->s.ndefs++] = name; /* NAME=VALUE, as given */
         } else if (strcmp(o, "--json") == 0) {
             a->json = 1;
-        } else if (strcmp(o, "--time-limit") == 0) {
-            if ((rc = sc_cli_time_limit(L, argc, argv, &i, &a->s.time_limit)))
-                return rc;
-        } else if (strcmp(o, "--for") == 0 || strcmp(o, "--costs-out") == 0) {
+        } else if ((po = sc_plan_opt_find(o, 1)) != NULL) { /* engine/plan.h's table */
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (!v && po->offset != offsetof(sc_plan_settings, time_limit))
+                return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", o);
+            if (sc_plan_opt_set(&a->s, po, v, msg, sizeof msg))
+                return sc_cli_fail(SC_EXIT_USAGE, msg);
+        } else if (strcmp(o, "--costs-out") == 0) {
             if ((rc = sc_plan_for_option(&a->s, argc, argv, &i))) /* plan_for.c */
                 return rc;
-        } else if (!strcmp(o, "--cap") || !strcmp(o, "--costs") || !strcmp(o, "--svg") ||
-                   !strcmp(o, "--layers")) {
-            if (i + 1 >= argc) {
-                snprintf(msg, sizeof msg, "%s needs a value", o);
-                return sc_cli_fail(SC_EXIT_USAGE, msg);
-            }
-            const char *v = argv[++i];
-            if (o[2] == 'c' && o[3] == 'a')
-                a->s.cap = v;
-            else if (o[2] == 'c')
-                a->s.costs = v;
-            else if (o[2] == 's')
-                a->svg = v;
-            else
-                a->s.layers = v;
+        } else if (strcmp(o, "--svg") == 0) {
+            if (i + 1 >= argc)
+                return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", o);
+            a->svg = argv[++i];
         } else if ((used = sc_cli_option(L, argc, argv, i, msg, sizeof msg)) != 0) {
             if (used < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, msg);

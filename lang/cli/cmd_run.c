@@ -195,6 +195,7 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
 #define X(name) sc_jw_int(&w, #name, o->model.name);
     SC_MODEL_SIZES(X)
 #undef X
+    sc_cli_run_decoder_json(&w, &o->model);
     sc_jw_end(&w);
     json_num(&w, "loss", r->loss);
     char hex[64];
@@ -244,6 +245,7 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
     printf("model         hidden %ld, layers %ld, vocab %ld, seq %ld, batch %ld, seed %lld\n",
            o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
            o->model.seed);
+    sc_cli_run_decoder_text(&o->model);
     printf("loss          %.9g (%a)\n", r->loss, r->loss);
     if (o->check && r->forward_only) /* docs/run.md#check: the loss alone */
         printf("reference     %.9g (forward only: no gradients)\n", r->reference_loss);
@@ -399,6 +401,7 @@ static sc_status profile_until(sc_prog *pg, const sc_run_opts *ro, const char *r
 int sc_cmd_run(lua_State *L, int argc, char **argv)
 {
     const char *recipe = NULL, *backend = "cpu", *trace = NULL, *profile = NULL;
+    char model_path[4096] = "";
     int json = 0, check = 0, warmup = -1;
     /* --profile-steps alone: exactly that many; else rounds to the target */
     sc_profile_opts po = {.steps = 5, .target = -1, .max_steps = 100, .max_s = 60,
@@ -413,10 +416,14 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         if (strncmp(a, "-D", 2) == 0) {
             if ((rc = sc_cli_define_into(L, argc, argv, &i, t)))
                 return rc;
-            if (lua_getfield(L, t, "model") != LUA_TNIL) /* docs/model.md: sized, not trained */
-                return sc_cli_fail(SC_EXIT_USAGE, "run trains its built-in model (-D hidden, "
-                                   "layers, vocab, seq, batch; docs/run.md), not a config.json's: "
-                                   "sim, compare and plan size that one (--model)");
+            if (lua_getfield(L, t, "model") != LUA_TNIL) { /* the decoder it trains */
+                if (!lua_isstring(L, -1))
+                    return fail(SC_EXIT_USAGE, "--model needs a FILE (a Hugging Face "
+                                               "config.json)");
+                snprintf(model_path, sizeof model_path, "%s", lua_tostring(L, -1));
+                lua_pushnil(L);
+                lua_setfield(L, t, "model"); /* run's, not the recipe's */
+            }
             lua_pop(L, 1);
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
@@ -511,9 +518,13 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
         return fail(SC_EXIT_USAGE, envmsg);
     sc_model_cfg mc = sc_run_defaults(0).model;
     int given[NKEYS] = {0};
-    int rc = model_sizes(L, recipe, t, &mc, given);
+    int rc = model_path[0] ? sc_cli_run_decoder(model_path, &mc) : 0;
+    if (!rc) /* -D sizes given besides override the config's */
+        rc = model_sizes(L, recipe, t, &mc, given);
     if (rc)
         return rc;
+    if (mc.kind == SC_MODEL_DECODER)
+        given[1] = 1; /* the config's layers, not two per stage */
     /* Every MPI rank evaluates the recipe: a time-limited search could build
      * different programs on different ranks (same_program refuses that).
      * A cost file is checked against the model run trains (costs.c):

@@ -1,6 +1,8 @@
 /*
  * cmd_run.h — `stagecraft run` (docs/interchange.md): the command line of the CPU
  * runtime, kept apart from main.c.
+ *
+ * Tested by: tests/runtime.sh, tests/steps.sh.
  */
 #ifndef SC_CMD_RUN_H
 #define SC_CMD_RUN_H
@@ -20,7 +22,7 @@ int sc_cmd_run(lua_State *L, int argc, char **argv);
 /* A cap in bytes while a recipe builds its program counts in the unit of
  * the built-in model mc (layers 0: two per stage), the one run (and compare
  * with model sizes) sets after the recipe (docs/run.md#memory-units-in-bytes):
- * sets sc._unit_bytes for lang/lua/mem_lua.c; NULL takes it away. */
+ * sets sc._unit_bytes for lang/lua/mem.c; NULL takes it away. */
 void sc_cli_set_unit_bytes(lua_State *L, const sc_model_cfg *mc);
 /* The runtime's byte model for the engine (engine.h: sc_eng_set_runtime). */
 const struct sc_eng_runtime *sc_cli_runtime(void);
@@ -35,5 +37,14 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
 void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
                            const sc_run_result *r);
 int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len);
+
+/* run_model.c (docs/run.md#the-decoder): the decoder of config.json `path`
+ * into mc (0, or the exit code after one error line: a file that cannot be
+ * read, a model with MoE, MLA, biases or qk_norm); its members of run
+ * --json's "model" object ("kind", and the decoder's sizes); its line of
+ * run's text (nothing for the MLP). */
+int sc_cli_run_decoder(const char *path, sc_model_cfg *mc);
+void sc_cli_run_decoder_json(sc_jw *w, const sc_model_cfg *mc);
+void sc_cli_run_decoder_text(const sc_model_cfg *mc);
 
 #endif

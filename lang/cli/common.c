@@ -123,27 +123,28 @@ int sc_cli_failf(int code, const char *fmt, ...)
     return sc_cli_fail(code, msg);
 }
 
+/* The engine words the failure (sc_eng_status_fail, sc_eng_lua_fail); the
+ * command prints it. */
 int sc_cli_status_fail(sc_status st, const char *fmt, ...)
 {
-    char msg[1024];
-    if (st == SC_ERR_NOMEM && sc_limits_message(&limits, msg, sizeof msg))
-        return sc_cli_fail(SC_EXIT_LIMIT, msg);
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int code = sc_eng_vstatus_fail(&limits, st, fmt, ap);
     va_end(ap);
-    return sc_cli_fail(sc_status_exit_code(st), msg);
+    sc_eng_release(prev);
+    return sc_cli_fail(code, e.msg);
 }
 
 /* Exit code of the error on the stack top, then prints and pops it. */
 int sc_cli_lua_fail(lua_State *L)
 {
-    sc_limits_error(L);
-    int code = sc_lua_exit_for(L, -1);
-    const char *msg = lua_tostring(L, -1);
-    code = sc_cli_fail(code ? code : SC_EXIT_RECIPE, msg ? msg : "(error object is not a string)");
-    lua_pop(L, 1);
-    return code;
+    sc_eng_err e;
+    sc_eng_err *prev = sc_eng_catch(&e);
+    int code = sc_eng_lua_fail(L);
+    sc_eng_release(prev);
+    return sc_cli_fail(code, e.msg);
 }
 
 sc_limits *sc_cli_limits(void) { return &limits; }

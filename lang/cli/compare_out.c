@@ -63,7 +63,7 @@ static void print_table(const cmp *c)
         for (int j = 0; j < ns; j++)
             snprintf(cell[i][1 + j], 48, "%s",
                      sc_clean_text(clean, sizeof clean,
-                                   c->defs[sweeps[j]].values[sc_compare_value_of(c, w->combo, sweeps[j])], 0));
+                                   c->defs[sweeps[j]].values[sc_eng_compare_value_of(c, w->combo, sweeps[j])], 0));
         if (!w->error) {
             char *f[10];
             for (int j = 0; j < 10; j++)
@@ -141,7 +141,7 @@ static void print_notes(lua_State *L, const cmp *c, int decl)
             }
             lua_pop(L, 2);
         }
-        if (missing && sc_compare_is_model_key(c->defs[k].name))
+        if (missing && sc_eng_compare_is_model_key(c->defs[k].name))
             printf("note: %s sizes the model (bytes) for every recipe; %s %s not declare it\n",
                    c->defs[k].name, list, missing > 1 ? "do" : "does");
         else if (missing)
@@ -204,7 +204,7 @@ static int write_svg(lua_State *L, const cmp *c)
         for (int j = 0; j < c->ndefs && k < sizeof t; j++)
             if (c->defs[j].sweep)
                 k += (size_t)snprintf(t + k, sizeof t - k, " %s=%s", c->defs[j].name,
-                                      c->defs[j].values[sc_compare_value_of(c, w->combo, j)]);
+                                      c->defs[j].values[sc_eng_compare_value_of(c, w->combo, j)]);
         titles[n++] = strdup(t);
     }
     sc_svg_opts so = {c->width, c->from, c->to};
@@ -222,7 +222,7 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
 {
     cmp c;
     memset(&c, 0, sizeof c);
-    int rc = sc_compare_parse(L, argc, argv, &c);
+    int rc = sc_cli_compare_parse(L, argc, argv, &c);
     lua_newtable(L);
     int decl = lua_gettop(L);
     int first = 0;
@@ -253,7 +253,7 @@ int sc_cmd_compare(lua_State *L, int argc, char **argv)
         else if (c.svg)
             rc = write_svg(L, &c);
     }
-    sc_compare_free(L, &c);
+    sc_eng_compare_free(L, &c);
     lua_settop(L, decl - 1);
     return rc ? rc : first;
 }

@@ -38,7 +38,7 @@
 #include "model/flops.h"
 #include "ir/offload_cfg.h"
 #include "ir/p2p.h"
-#include "lua/sc_auto.h"
+#include "lua/auto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sc_limits.h"
 #include "lua/sc_lua.h"
@@ -476,7 +476,7 @@ int main(int argc, char **argv)
     sc_eng_setup(L); /* the module, with the engine's sc.plan and sc.compare */
     sc_eng_set_runtime(sc_cli_runtime()); /* the byte model the library lacks */
     sc_eng_guard_stdout(1); /* a recipe's writes go to stderr */
-    lua_getglobal(L, "sc"); /* sc_auto.c draws a progress bar on a terminal */
+    lua_getglobal(L, "sc"); /* auto.c draws a progress bar on a terminal */
     lua_pushboolean(L, isatty(STDERR_FILENO));
     lua_setfield(L, -2, "_progress");
     lua_pop(L, 1);

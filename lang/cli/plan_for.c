@@ -21,16 +21,10 @@ int sc_plan_for_option(sc_plan_settings *s, int argc, char **argv, int *i)
     if (*i + 1 >= argc)
         return sc_cli_failf(SC_EXIT_USAGE, "%s needs a value", a);
     const char *v = argv[++*i];
-    if (strcmp(a, "--costs-out") == 0) {
-        char err[512];
-        if (sc_atomic_check(v, err, sizeof err) != 0)
-            return sc_cli_fail(SC_EXIT_USAGE, err);
-        s->costs_out = v;
-        return 0;
-    }
-    if (sc_plan_fw_parse(v) < 0)
-        return sc_cli_failf(SC_EXIT_USAGE, "--for '%.40s': expected megatron, torchtitan or pytorch", v);
-    s->framework = v;
+    char err[512];
+    if (sc_atomic_check(v, err, sizeof err) != 0)
+        return sc_cli_fail(SC_EXIT_USAGE, err);
+    s->costs_out = v;
     return 0;
 }
 

@@ -3,6 +3,8 @@
  * seconds (a cost file, or a profile): the prediction beside the
  * measurement (docs/costs.md#the-prediction-beside-the-measurement), and the
  * cost file of `--profile`.
+ *
+ * Tested by: tests/runtime.sh.
  */
 #ifndef SC_RUN_REPORT_H
 #define SC_RUN_REPORT_H

@@ -16,6 +16,8 @@
  *   note      a line printed after the command's, in parentheses (NULL:
  *             none).
  * A new command is one row here and its handler cmd_<id> in main.c.
+ *
+ * Tested by: tests/ux.sh, tests/py/lists.py.
  */
 #ifndef SC_COMMANDS_H
 #define SC_COMMANDS_H

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,16 @@ static int raise(lua_State *L, sc_status st, const char *msg)
 }
 
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg) { return raise(L, st, msg); }
+
+int sc_lua_raisef(lua_State *L, sc_status st, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return raise(L, st, buf);
+}
 
 void sc_lua_recipe_where(lua_State *L)
 {

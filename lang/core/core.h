@@ -15,6 +15,8 @@
  *
  * The stdlib recipes are compiled into the binary (tools/embed.c) and
  * reached by name here.
+ *
+ * Tested by: tests/errors.sh, tests/ux.sh.
  */
 #ifndef SC_CORE_H
 #define SC_CORE_H
@@ -41,6 +43,9 @@ void sc_lua_clear_status(lua_State *L);
 int sc_lua_throw(lua_State *L, int code);
 /* Raises msg with the caller's position and the exit code of st. */
 int sc_lua_raise(lua_State *L, sc_status st, const char *msg);
+/* The same with the message printf makes of fmt (at most 255 bytes). */
+int sc_lua_raisef(lua_State *L, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Pushes "FILE:LINE: " of the recipe's line that led here: the first
  * caller that is neither C nor the module's Lua half (stdlib/_*.lua), so
  * that a message raised inside the prelude names the recipe; else Lua's

@@ -48,7 +48,7 @@ static int failf(int code, const char *fmt, const char *a, const char *b)
 /* ---- sweeps --------------------------------------------------------------- */
 
 /* A whole number in s (strtod reads all of it). */
-int sc_compare_number(const char *s, double *x)
+int sc_eng_compare_number(const char *s, double *x)
 {
     char *end;
     *x = strtod(s, &end);
@@ -90,7 +90,7 @@ static int expand(def *d)
     int k = 0;
     if (len < 190 && strchr(t, ':')) {
         k = sscanf(t, "%63[^:]:%63[^:]:%63s", a, b, c);
-        if (k < 2 || !sc_compare_number(a, &lo) || !sc_compare_number(b, &hi) || (k == 3 && !sc_compare_number(c, &step)) ||
+        if (k < 2 || !sc_eng_compare_number(a, &lo) || !sc_eng_compare_number(b, &hi) || (k == 3 && !sc_eng_compare_number(c, &step)) ||
             (k == 2 && strchr(strchr(t, ':') + 1, ':')))
             return failf(SC_EXIT_USAGE, "-D %s=%s: a range is FROM:TO or FROM:TO:STEP (numbers)",
                          d->name, t);
@@ -137,7 +137,7 @@ int sc_eng_compare_prepare(lua_State *L, cmp *c)
 
 /* ---- rows ------------------------------------------------------------------ */
 
-int sc_compare_is_model_key(const char *name)
+int sc_eng_compare_is_model_key(const char *name)
 {
     for (int j = 0; j < NMODEL; j++)
         if (strcmp(name, model_keys[j]) == 0)
@@ -151,7 +151,7 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* The declared names of each recipe, in a table of sets at index decl. */
-int sc_compare_declared(lua_State *L, cmp *c, int decl)
+int sc_eng_compare_declared(lua_State *L, cmp *c, int decl)
 {
     for (int r = 0; r < c->nrec; r++) {
         if (sc_eng_evaluate(L, c->recipes[r], 0, 1) != LUA_OK)
@@ -171,7 +171,7 @@ int sc_compare_declared(lua_State *L, cmp *c, int decl)
     /* Every -D name must belong to some recipe (or be a model size). */
     for (int k = 0; k < c->ndefs; k++) {
         const char *name = c->defs[k].name;
-        int known = sc_compare_is_model_key(name);
+        int known = sc_eng_compare_is_model_key(name);
         for (int r = 0; r < c->nrec && !known; r++) {
             lua_geti(L, decl, r + 1);
             known = lua_getfield(L, -1, name) != LUA_TNIL;
@@ -205,14 +205,14 @@ int sc_compare_declared(lua_State *L, cmp *c, int decl)
 }
 
 /* The value index of def k in combination `combo` (the first def slowest). */
-int sc_compare_value_of(const cmp *c, int combo, int k)
+int sc_eng_compare_value_of(const cmp *c, int combo, int k)
 {
     for (int j = c->ndefs - 1; j > k; j--)
         combo /= c->defs[j].n;
     return combo % c->defs[k].n;
 }
 
-void sc_compare_set_model(lua_State *L, int on)
+void sc_eng_compare_set_model(lua_State *L, int on)
 {
     sc_eng_push_module(L);
     lua_createtable(L, 0, NMODEL);
@@ -229,10 +229,10 @@ void sc_compare_set_model(lua_State *L, int on)
 static int combo_model(const cmp *c, int combo, sc_model_cfg *mc, char *err, size_t errlen)
 {
     for (int k = 0; k < c->ndefs; k++) {
-        const char *v = c->defs[k].values[sc_compare_value_of(c, combo, k)];
+        const char *v = c->defs[k].values[sc_eng_compare_value_of(c, combo, k)];
         char *end;
         long x = strtol(v, &end, 10);
-        if (!sc_compare_is_model_key(c->defs[k].name))
+        if (!sc_eng_compare_is_model_key(c->defs[k].name))
             continue;
         if (end == v || *end) {
             snprintf(err, errlen, "model size '%s': expected an integer, got '%s'",
@@ -275,7 +275,7 @@ static int row_error(lua_State *L, row *w, int code, const char *msg)
 }
 
 /* Evaluates one recipe under one combination and simulates it. */
-int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
+int sc_eng_compare_row(lua_State *L, cmp *c, int decl, row *w)
 {
     int top = lua_gettop(L);
     lua_newtable(L);
@@ -286,11 +286,11 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
         lua_pop(L, 1);
         if (!mine)
             continue;
-        lua_pushstring(L, c->defs[k].values[sc_compare_value_of(c, w->combo, k)]);
+        lua_pushstring(L, c->defs[k].values[sc_eng_compare_value_of(c, w->combo, k)]);
         lua_setfield(L, t, c->defs[k].name);
     }
     lua_pop(L, 1);
-    sc_compare_set_model(L, c->bytes);
+    sc_eng_compare_set_model(L, c->bytes);
     const sc_eng_runtime *rt = sc_eng_runtime_ops();
     if (c->bytes && rt) { /* a cap in bytes: in the unit model_memory sets below */
         sc_model_cfg mc = rt->defaults(1);
@@ -372,7 +372,7 @@ int sc_compare_row(lua_State *L, cmp *c, int decl, row *w)
     return 0;
 }
 
-void sc_compare_free(lua_State *L, cmp *c)
+void sc_eng_compare_free(lua_State *L, cmp *c)
 {
     for (int k = 0; k < c->ndefs; k++) {
         for (int j = 0; j < c->defs[k].n; j++)
@@ -395,7 +395,7 @@ void sc_compare_free(lua_State *L, cmp *c)
 int sc_eng_compare_rows(lua_State *L, cmp *c, int decl, int *first)
 {
     *first = 0;
-    int rc = sc_compare_declared(L, c, decl);
+    int rc = sc_eng_compare_declared(L, c, decl);
     long combos = 1;
     for (int k = 0; k < c->ndefs && !rc && combos * c->nrec <= MAX_ROWS; k++)
         combos *= c->defs[k].n;
@@ -409,10 +409,10 @@ int sc_eng_compare_rows(lua_State *L, cmp *c, int decl, int *first)
             w->recipe = r;
             w->combo = (int)combo;
             w->ud = LUA_NOREF;
-            rc = sc_compare_row(L, c, decl, w);
+            rc = sc_eng_compare_row(L, c, decl, w);
             if (!*first && w->code && !w->over_mem) /* a row over mem is an answer */
                 *first = w->code;
         }
-    sc_compare_set_model(L, 0);
+    sc_eng_compare_set_model(L, 0);
     return rc;
 }

@@ -5,6 +5,8 @@
  * compare` and sim's sweeps (lang/cli: parse, then compare_out.c prints),
  * the plan's candidates (plan.c), sc.compare and stagecraft_compare.
  * Errors go to the engine's (engine.h); nothing is printed.
+ *
+ * Tested by: tests/compare.sh, tests/embed.sh.
  */
 #ifndef SC_ENG_COMPARE_H
 #define SC_ENG_COMPARE_H
@@ -67,19 +69,19 @@ int sc_eng_compare_prepare(lua_State *L, cmp *c);
 int sc_eng_compare_rows(lua_State *L, cmp *c, int decl, int *first);
 /* Declared names of each recipe into the table at decl; an unknown -D name
  * is an error. */
-int sc_compare_declared(lua_State *L, cmp *c, int decl);
+int sc_eng_compare_declared(lua_State *L, cmp *c, int decl);
 /* Evaluates and simulates row w (its recipe and combination); a failed
  * recipe is kept in w->error. Non-zero only when stagecraft itself fails. */
-int sc_compare_row(lua_State *L, cmp *c, int decl, row *w);
+int sc_eng_compare_row(lua_State *L, cmp *c, int decl, row *w);
 /* The index of def k's value in combination `combo` (the first def
  * changes slowest). */
-int sc_compare_value_of(const cmp *c, int combo, int k);
+int sc_eng_compare_value_of(const cmp *c, int combo, int k);
 /* A whole finite number in s. */
-int sc_compare_number(const char *s, double *x);
-int sc_compare_is_model_key(const char *name);
+int sc_eng_compare_number(const char *s, double *x);
+int sc_eng_compare_is_model_key(const char *name);
 /* The model sizes are the command's own while on (sc._external). */
-void sc_compare_set_model(lua_State *L, int on);
-void sc_compare_free(lua_State *L, cmp *c);
+void sc_eng_compare_set_model(lua_State *L, int on);
+void sc_eng_compare_free(lua_State *L, cmp *c);
 /* `compare --json`: the object {"rows": [...]} of c's rows into w
  * (engine_json.c; the command and stagecraft_compare_json write it). */
 void sc_eng_compare_json(const cmp *c, sc_jw *w);

@@ -52,16 +52,22 @@ int sc_eng_failf(int code, const char *fmt, ...)
     return sc_eng_fail(code, msg);
 }
 
-int sc_eng_status_fail(lua_State *L, sc_status st, const char *fmt, ...)
+int sc_eng_vstatus_fail(const sc_limits *lim, sc_status st, const char *fmt, va_list ap)
 {
     char msg[1024];
-    if (st == SC_ERR_NOMEM && sc_limits_message(sc_limits_of(L), msg, sizeof msg))
+    if (st == SC_ERR_NOMEM && lim && sc_limits_message(lim, msg, sizeof msg))
         return sc_eng_fail(SC_EXIT_LIMIT, msg);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return sc_eng_fail(sc_status_exit_code(st), msg);
+}
+
+int sc_eng_status_fail(lua_State *L, sc_status st, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int code = sc_eng_vstatus_fail(sc_limits_of(L), st, fmt, ap);
     va_end(ap);
-    return sc_eng_fail(sc_status_exit_code(st), msg);
+    return code;
 }
 
 int sc_eng_lua_fail(lua_State *L)
@@ -107,7 +113,7 @@ void sc_eng_grant(lua_State *L, const char *name, size_t nlen, const char *value
 
 void sc_eng_set_time_limit(lua_State *L, double seconds)
 {
-    sc_eng_push_module(L); /* read by sc_auto.c */
+    sc_eng_push_module(L); /* read by auto.c */
     lua_pushnumber(L, seconds);
     lua_setfield(L, -2, "_time_limit");
     lua_pop(L, 1);

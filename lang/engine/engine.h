@@ -18,13 +18,14 @@
  * (luaopen_stagecraft, here), the C library (lang/api). A call from inside
  * a recipe runs on that recipe's state: its grants, its remaining limits
  * (nested, never reset), its memory; it grants no file and changes no
- * limit. Tests: tests/plan.sh, tests/compare.sh, tests/embed.sh,
+ * limit. Tested by: tests/plan.sh, tests/compare.sh, tests/embed.sh,
  * tests/sandbox.sh.
  */
 #ifndef SC_ENGINE_H
 #define SC_ENGINE_H
 
 #include <lua.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "ir/ir.h"
@@ -50,6 +51,11 @@ int sc_eng_failf(int code, const char *fmt, ...) __attribute__((format(printf, 2
  * when the limit of L's state refused a C allocation, else fmt's. */
 int sc_eng_status_fail(lua_State *L, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+struct sc_limits;
+/* The same under the limits lim (NULL: none), for a front end whose
+ * limits are its own (the command line's sc_cli_status_fail). */
+int sc_eng_vstatus_fail(const struct sc_limits *lim, sc_status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* The error on the stack top (a limit named as such): recorded, popped,
  * its code returned. */
 int sc_eng_lua_fail(lua_State *L);

@@ -36,9 +36,9 @@ void sc_eng_compare_json(const cmp *c, sc_jw *jw)
         sc_jw_str(jw, "recipe", c->recipes[r->recipe]);
         sc_jw_object(jw, "parameters");
         for (int k = 0; k < c->ndefs; k++) {
-            const char *v = c->defs[k].values[sc_compare_value_of(c, r->combo, k)];
+            const char *v = c->defs[k].values[sc_eng_compare_value_of(c, r->combo, k)];
             double x;
-            if (sc_compare_number(v, &x))
+            if (sc_eng_compare_number(v, &x))
                 sc_jw_num(jw, c->defs[k].name, x);
             else
                 sc_jw_str(jw, c->defs[k].name, v);

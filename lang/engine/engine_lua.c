@@ -112,7 +112,9 @@ static int plan_protected(lua_State *L)
 
 static int l_plan(lua_State *L)
 {
-    static const char *const opts[] = {"cap", "costs", "layers", "time_limit", "framework", NULL};
+    const char *opts[SC_PLAN_NOPTS + 1]; /* plan.h's table */
+    for (int j = 0; j <= SC_PLAN_NOPTS; j++)
+        opts[j] = sc_plan_opts[j].field;
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     fields(L, "sc.plan", opts, SC_PLAN_MAX_DEFS);
@@ -126,18 +128,12 @@ static int l_plan(lua_State *L)
         lua_pop(L, 1);
     }
     pc->s.defs = pc->defs;
-    const char **slot[] = {&pc->s.cap, &pc->s.costs, &pc->s.layers, NULL, &pc->s.framework};
-    for (int j = 0; opts[j]; j++) {
-        lua_getfield(L, 3, opts[j]);
-        if (slot[j])
-            *slot[j] = lua_tostring(L, -1); /* anchored by table 3 */
-        else if (!lua_isnil(L, -1)) {
-            char *end;
-            pc->s.time_limit = strtod(lua_tostring(L, -1), &end);
-            if (*end || !(pc->s.time_limit >= 0))
-                return luaL_error(L, "plan: --time-limit needs a number of seconds >= 0");
-        }
-        lua_pop(L, 1);
+    for (const sc_plan_opt *o = sc_plan_opts; o->field; o++) {
+        char msg[160];
+        lua_getfield(L, 3, o->field);
+        if (!lua_isnil(L, -1) && sc_plan_opt_set(&pc->s, o, lua_tostring(L, -1), msg, sizeof msg))
+            return luaL_error(L, "plan: %s", msg);
+        lua_pop(L, 1); /* the string stays anchored by table 3 */
     }
     sc_eng_err e;
     sc_eng_err *prev = sc_eng_catch(&e);
@@ -187,9 +183,9 @@ static void push_rows(lua_State *L, const cmp *c)
         lua_setfield(L, -2, "recipe");
         lua_createtable(L, 0, c->ndefs);
         for (int k = 0; k < c->ndefs; k++) {
-            const char *v = c->defs[k].values[sc_compare_value_of(c, r->combo, k)];
+            const char *v = c->defs[k].values[sc_eng_compare_value_of(c, r->combo, k)];
             double x;
-            if (sc_compare_number(v, &x))
+            if (sc_eng_compare_number(v, &x))
                 lua_pushnumber(L, x);
             else
                 lua_pushstring(L, v);
@@ -293,10 +289,10 @@ static int l_compare(lua_State *L)
             rc = (int)lua_tointeger(L, -1);
     }
     sc_eng_release(prev);
-    sc_compare_free(L, &cc->c); /* whatever happened inside */
+    sc_eng_compare_free(L, &cc->c); /* whatever happened inside */
     memset(&cc->c, 0, sizeof cc->c);
     if (st != LUA_OK)
-        sc_compare_set_model(L, 0); /* the rows' model sizes, off again */
+        sc_eng_compare_set_model(L, 0); /* the rows' model sizes, off again */
     raise(L, st, rc, &e);
     lua_pop(L, 1);
     return 1;

@@ -32,9 +32,7 @@ int sc_eng_torch_version(const char *s, int *v)
     return 0;
 }
 
-/* The placement's kind: 1 loop (stage s on rank s mod P), 2 V (two stages
- * per rank, rank d holds d and 2P-1-d), 0 any other table. */
-static int placement_kind(const sc_prog *pg)
+int sc_eng_placement_kind(const sc_prog *pg)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), loop = S % P == 0, v = S == 2 * P;
     for (int s = 0; s < S; s++) {
@@ -55,7 +53,7 @@ int sc_eng_torch_check(const sc_prog *pg, int comms, int titan)
     if (titan && comms)
         return sc_eng_fail(SC_EXIT_USAGE, "--torchtitan: torchtitan loads compute_only files "
                            "(--format torch-csv); PyTorch then adds the communication itself");
-    if (titan && placement_kind(pg) == 0)
+    if (titan && sc_eng_placement_kind(pg) == 0)
         return sc_eng_failf(SC_EXIT_ARG, "--torchtitan: torchtitan places stages by its schedule class "
                             "(loop: stage s on rank s mod %d, or V: rank d holds d and %d-d), and this "
                             "placement is neither (stage %d on rank %d); run it with the Python package "

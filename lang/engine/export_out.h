@@ -14,7 +14,7 @@
  *         sc_eng_export_write(f, lp->pg, sim, "torch-csv", "zb-h1", version, NULL);
  *
  * Errors are the engine's (engine.h): a code of the exit-code table and
- * the command's one-line message. Tests: tests/py/test_package.py, the
+ * the command's one-line message. Tested by: tests/py/test_package.py, the
  * export goldens.
  */
 #ifndef SC_EXPORT_OUT_H
@@ -32,6 +32,9 @@ int sc_eng_torch_version(const char *s, int *v);
 /* What PyTorch (and with titan, torchtitan) cannot load: 0, or the code
  * with the message. comms: the torch-csv-comms file. */
 int sc_eng_torch_check(const sc_prog *pg, int comms, int titan);
+/* The placement's kind: 1 loop (stage s on rank s mod P), 2 V (two stages
+ * per rank, rank d holds d and 2P-1-d), 0 any other table. */
+int sc_eng_placement_kind(const sc_prog *pg);
 /* Everything an export checks before it writes, in the command's order:
  * the format, --torch and --torchtitan, the program lowered for the
  * format (torch-csv-comms: for the file's reading; the caller puts the

@@ -149,7 +149,7 @@ static int settle(lua_State *L, const sc_plan_settings *st, sc_plan_run *r)
     if (r->P < 1 || r->m < 1)
         return sc_eng_fail(SC_EXIT_USAGE, "plan: p and m must be whole numbers >= 1");
     for (int k = 0; k < r->c.ndefs; k++) /* seed changes no byte */
-        r->c.bytes |= sc_compare_is_model_key(r->c.defs[k].name) && strcmp(r->c.defs[k].name, "seed");
+        r->c.bytes |= sc_eng_compare_is_model_key(r->c.defs[k].name) && strcmp(r->c.defs[k].name, "seed");
     r->c.bytes |= sc_plan_def(r, "model") != NULL;
     if (r->bytes_cap && !r->c.bytes)
         return sc_eng_fail(SC_EXIT_USAGE, "--cap in bytes needs the model's sizes (-D layers=... with "
@@ -243,9 +243,9 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
     memset(&w, 0, sizeof w);
     w.recipe = ri;
     w.ud = LUA_NOREF;
-    r->c.svg = ""; /* sc_compare_row keeps the program (w.ud) for its bound */
+    r->c.svg = ""; /* sc_eng_compare_row keeps the program (w.ud) for its bound */
     if (!rc)
-        rc = sc_compare_row(L, &r->c, r->decl, &w);
+        rc = sc_eng_compare_row(L, &r->c, r->decl, &w);
     r->c.svg = NULL;
     double bound = 0;
     sc_plan_shape shape = {0};
@@ -373,7 +373,7 @@ void sc_eng_plan_free(lua_State *L, sc_plan_run *r)
         luaL_unref(L, LUA_REGISTRYINDEX, r->note_ref);
         r->note_ref = 0;
     }
-    sc_compare_free(L, &r->c);
+    sc_eng_compare_free(L, &r->c);
     sc_plan_free(r->plan);
     for (int k = 0; k < r->nsplit; k++) {
         unlink(r->split[k].path);
@@ -426,7 +426,7 @@ int sc_eng_plan(lua_State *L, const sc_plan_settings *st, sc_plan_run *rp)
         rc = (sc_plan_def(&r, "p") ? 0 : add_def(&r.c, "p", "4")) ||
              (sc_plan_def(&r, "m") ? 0 : add_def(&r.c, "m", "8"));
     if (!rc)
-        rc = sc_compare_declared(L, &r.c, r.decl);
+        rc = sc_eng_compare_declared(L, &r.c, r.decl);
     /* The recipes' notes (sc.note) would repeat for every knob of every
      * candidate: muted while the search runs, put back after. */
     sc_eng_push_module(L);
@@ -462,7 +462,7 @@ int sc_eng_plan(lua_State *L, const sc_plan_settings *st, sc_plan_run *rp)
                 }
         }
     }
-    sc_compare_set_model(L, 0);
+    sc_eng_compare_set_model(L, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return rc;

@@ -12,6 +12,8 @@
  *     sc_plan_run r;
  *     if (sc_eng_plan(L, &s, &r) == 0) sc_plan_push(L, &r);
  *     sc_eng_plan_free(L, &r);
+ *
+ * Tested by: tests/plan.sh, tests/lua/test_plan.lua.
  */
 #ifndef SC_ENG_PLAN_H
 #define SC_ENG_PLAN_H
@@ -41,6 +43,36 @@ typedef struct sc_plan_settings {
     const char *const *defs;
     int ndefs;
 } sc_plan_settings;
+
+/* The options of a plan, one row each: X(field of sc_plan_settings, the
+ * command line's flag, its value, what it is). The field's name is also
+ * sc.plan's field and Python's keyword (docs/plan.md). --json, --svg,
+ * --costs-out, --trust and --force-costs are the command's own (outputs
+ * and grants). */
+#define SC_PLAN_OPTIONS(X)                                                                         \
+    X(cap, "--cap", "UNITS|BYTES", "the memory cap: units of activation memory, or bytes")       \
+    X(costs, "--costs", "FILE", "a cost file, read by every candidate")                           \
+    X(layers, "--layers", "LIST", "the model's layers to split into stages (E,t*16,L)")           \
+    X(framework, "--for", "FRAMEWORK", "megatron, torchtitan or pytorch: what runs the pick")     \
+    X(time_limit, "--time-limit", "SECONDS", "the automatic schedules' search")
+
+#define SC_PLAN_OPT_ONE_(field, flag, value, help) +1
+enum { SC_PLAN_NOPTS = 0 SC_PLAN_OPTIONS(SC_PLAN_OPT_ONE_) };
+
+typedef struct sc_plan_opt {
+    const char *field, *flag, *value, *help;
+    size_t offset; /* in sc_plan_settings */
+} sc_plan_opt;
+
+/* The SC_PLAN_NOPTS rows, then one whose field is NULL (plan_opts.c). */
+extern const sc_plan_opt sc_plan_opts[];
+/* The row named name: its field (by_flag 0) or its flag (1); NULL: none. */
+const sc_plan_opt *sc_plan_opt_find(const char *name, int by_flag);
+/* Sets the option from its text (the string is kept, not copied): 0, or
+ * -1 with one line in err (a time that is not a number of seconds >= 0, a
+ * framework that is none of the three). */
+int sc_plan_opt_set(sc_plan_settings *s, const sc_plan_opt *o, const char *v, char *err,
+                    size_t errlen);
 
 /* The layers split into S stages: the best split and the even one, each
  * with its cost file. */

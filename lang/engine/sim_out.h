@@ -12,7 +12,7 @@
  *
  * The sc_eng_print_* functions write text lines to out, or (w non-NULL)
  * members of the --json object in w; they never write to stdout on their
- * own. Tests: tests/py/test_package.py (figures equal to sim --json),
+ * own. Tested by: tests/py/test_package.py (figures equal to sim --json),
  * tests/embed.sh, the sim goldens.
  */
 #ifndef SC_SIM_OUT_H

@@ -398,7 +398,7 @@ static void check_model(lua_State *L, int c, const char *name, sc_prog *pg)
         if (first_warning(L, name, "model"))
             warn(msg);
     } else if (lua_getfield(L, m, "unit_bytes") == LUA_TNUMBER && lua_tonumber(L, -1) > 0) {
-        sc_prog_set_byte_unit(pg, lua_tonumber(L, -1)); /* caps in bytes (mem_lua.c) */
+        sc_prog_set_byte_unit(pg, lua_tonumber(L, -1)); /* caps in bytes (mem.c) */
     }
     lua_settop(L, m - 1);
 }

@@ -16,6 +16,8 @@
  *
  *     const char *const *f = sc_fields_of(SC_FT_OFFLOAD);  // policy, chunks, ..., NULL
  *     sc_lua_check_fields(L, t, "offload", f);
+ *
+ * Tested by: tests/lua/test_typos.lua, tests/py/lists.py.
  */
 #ifndef SC_FIELDS_H
 #define SC_FIELDS_H

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "schedule/rules.h"
-#include "sc_auto.h"
+#include "auto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/pattern.h"
 #include "sandbox/sc_limits.h"

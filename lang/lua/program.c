@@ -19,7 +19,7 @@
 #include "schedule/rules.h"
 #include "schedule/vocab.h"
 #include "model/flops.h"
-#include "sc_auto.h"
+#include "auto.h"
 #include "schedule/capfit.h"
 #include "ir/text.h"
 #include "check/verify.h"
@@ -158,7 +158,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_shape_sizes(L, 1, -1, &P, &S, &m);
     /* The userdata first, so that the program is freed by __gc whatever
      * error comes next. */
-    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: sc_auto.c's figures */
+    sc_lprog *lp = lua_newuserdatauv(L, sizeof *lp, 1); /* user value: auto.c's figures */
     memset(lp, 0, sizeof *lp);
     luaL_setmetatable(L, SC_PROGRAM_MT);
     int ud = lua_gettop(L);
@@ -188,7 +188,7 @@ int sc_lua_program(lua_State *L)
                             sc_vocab_name(sc_prog_vocab(pg)));
             return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
         } else if (has_auto) {
-            sc_lua_auto(L, 1, ud); /* sc_auto.c: the automatic scheduler */
+            sc_lua_auto(L, 1, ud); /* auto.c: the automatic scheduler */
         } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
             lua_pop(L, 1);
             fill_block(L, pg);
@@ -240,7 +240,7 @@ int sc_lua_program(lua_State *L)
     sc_lua_set_steps(L, 1, pg);
     sc_lua_set_fsdp(L, 1, pg);
     sc_lua_apply_costs_fsdp(L, 1, pg); /* a trace's UNSHARD and REDUCE_GRAD */
-    /* The automatic scheduler's simulation of its winner (sc_auto.c) is the
+    /* The automatic scheduler's simulation of its winner (auto.c) is the
      * program's while nothing above changed it: every change clears the
      * verification; pairing and the cap fit change the orders. */
     if (lp->sim && (!sc_is_verified(pg) || changed)) {
@@ -329,6 +329,47 @@ int sc_lua_balance(const sc_sim *sim, double *idle)
     return equal ? -1 : b;
 }
 
+/* Into the table on the stack top: the model's bytes (docs/vocab.md), and
+ * what each device holds (docs/model.md#bytes) as sim --json has it. */
+static void set_model_bytes(lua_State *L, const sc_prog *pg, const sc_sim *sim)
+{
+    int P = sim->P;
+    lua_createtable(L, P, 0);
+    for (int d = 0; d < P; d++) {
+        lua_pushnumber(L, sc_prog_param_bytes(pg, d));
+        lua_seti(L, -2, d + 1);
+    }
+    lua_setfield(L, -2, "param_bytes");
+    lua_pushnumber(L, sc_prog_unit_bytes(pg));
+    lua_setfield(L, -2, "unit_bytes");
+    static const char *const keys[] = {"params", "grads", "optimizer", "activations",
+                                       "workspace", "total"};
+    double most = 0;
+    lua_createtable(L, P, 0);
+    for (int d = 0; d < P; d++) {
+        lua_pushinteger(L, (lua_Integer)sc_prog_dev_bytes(pg, d).params);
+        lua_seti(L, -2, d + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_createtable(L, 0, 6);
+    for (int k = 0; k < 6; k++) {
+        lua_createtable(L, P, 0);
+        for (int d = 0; d < P; d++) {
+            sc_dev_bytes db = sc_prog_dev_bytes(pg, d);
+            double x[] = {db.param_bytes, db.grads, db.optimizer,
+                          sim->peak_mem[d] * sc_prog_unit_bytes(pg), db.workspace,
+                          sc_prog_total_bytes(pg, d, sim->peak_mem[d])};
+            most = k == 5 && x[5] > most ? x[5] : most;
+            lua_pushnumber(L, x[k]);
+            lua_seti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, keys[k]);
+    }
+    lua_setfield(L, -2, "bytes");
+    lua_pushnumber(L, most);
+    lua_setfield(L, -2, "total_bytes_max");
+}
+
 static int l_sim(lua_State *L)
 {
     sc_lprog *lp = checkprog(L, 1);
@@ -387,43 +428,8 @@ static int l_sim(lua_State *L)
         lua_pushstring(L, sc_vocab_name(sc_prog_vocab(lp->pg)));
         lua_setfield(L, -2, "vocab_par");
     }
-    if (sc_prog_has_model(lp->pg)) { /* the model's bytes (docs/vocab.md) */
-        lua_createtable(L, P, 0);
-        for (int d = 0; d < P; d++) {
-            lua_pushnumber(L, sc_prog_param_bytes(lp->pg, d));
-            lua_seti(L, -2, d + 1);
-        }
-        lua_setfield(L, -2, "param_bytes");
-        lua_pushnumber(L, sc_prog_unit_bytes(lp->pg));
-        lua_setfield(L, -2, "unit_bytes");
-        /* what each device holds (docs/model.md#bytes), as sim --json has it */
-        static const char *const keys[] = {"params", "grads", "optimizer", "activations",
-                                           "workspace", "total"};
-        double most = 0;
-        lua_createtable(L, P, 0);
-        for (int d = 0; d < P; d++) {
-            lua_pushinteger(L, (lua_Integer)sc_prog_dev_bytes(lp->pg, d).params);
-            lua_seti(L, -2, d + 1);
-        }
-        lua_setfield(L, -2, "params");
-        lua_createtable(L, 0, 6);
-        for (int k = 0; k < 6; k++) {
-            lua_createtable(L, P, 0);
-            for (int d = 0; d < P; d++) {
-                sc_dev_bytes db = sc_prog_dev_bytes(lp->pg, d);
-                double x[] = {db.param_bytes, db.grads, db.optimizer,
-                              sim->peak_mem[d] * sc_prog_unit_bytes(lp->pg), db.workspace,
-                              sc_prog_total_bytes(lp->pg, d, sim->peak_mem[d])};
-                most = k == 5 && x[5] > most ? x[5] : most;
-                lua_pushnumber(L, x[k]);
-                lua_seti(L, -2, d + 1);
-            }
-            lua_setfield(L, -2, keys[k]);
-        }
-        lua_setfield(L, -2, "bytes");
-        lua_pushnumber(L, most);
-        lua_setfield(L, -2, "total_bytes_max");
-    }
+    if (sc_prog_has_model(lp->pg))
+        set_model_bytes(L, lp->pg, sim);
     if (sc_prog_copies(lp->pg) > 1) { /* docs/guide.md#copies */
         lua_pushinteger(L, sc_prog_copies(lp->pg));
         lua_setfield(L, -2, "copies");

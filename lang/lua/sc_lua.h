@@ -9,6 +9,8 @@
  * Errors raised here carry the recipe's file and line (luaL_error) and record
  * an sc_status in the registry so that the command line can choose the exit
  * code (sc_lua_exit_for).
+ *
+ * Tested by: tests/lua/test_dsl.lua, tests/fuzz/fuzz_program.c.
  */
 #ifndef SC_LUA_H
 #define SC_LUA_H

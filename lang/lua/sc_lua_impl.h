@@ -1,6 +1,9 @@
 /*
  * sc_lua_impl.h — what the files of the Lua module share (lang/ only):
  * reading recipe tables and raising errors with their exit codes.
+ *
+ * Tested by: tests/lua/test_dsl.lua, tests/lua/test_steps.lua,
+ * tests/lua/test_offload.lua, tests/lua/test_vocab.lua.
  */
 #ifndef SC_LUA_IMPL_H
 #define SC_LUA_IMPL_H
@@ -55,19 +58,19 @@ int sc_lua_index(lua_State *L, const char *what, const void *obj, const sc_lua_g
 /* Sets __fields (the names of g) in the metatable on the stack top. */
 void sc_lua_set_getters(lua_State *L, const sc_lua_getter *g);
 
-/* prog_export.c: adds p:export, p:svg, p:trace to the Program's methods
+/* program_export.c: adds p:export, p:svg, p:trace to the Program's methods
  * (after sc_lua_open_program). */
 void sc_lua_open_export(lua_State *L);
 
 /* program.c: sc.program{...}, and the Program type's metatable. */
 int sc_lua_program(lua_State *L);
 void sc_lua_open_program(lua_State *L);
-/* sc_block_lua.c: the `block` field of the table at t (a Block or a block
+/* block.c: the `block` field of the table at t (a Block or a block
  * table) unrolled into pg; and the Block type with sc.block,
  * sc.block_search and sc.tradeoff added to the module on the stack top. */
 void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg);
 void sc_lua_open_block(lua_State *L);
-/* sc_block_lua.c: sc.block (a Block from the table at 1); the fields of the
+/* block.c: sc.block (a Block from the table at 1); the fields of the
  * table at src set in the one at dst; a new userdata on the stack that
  * frees the program put in its slot when collected. */
 int sc_lua_block_new(lua_State *L);
@@ -77,29 +80,29 @@ sc_prog **sc_lua_block_holder(lua_State *L);
  * (schedule/block_hand.h): freed with it, installed by its program when
  * every input of the unroll is equal. */
 struct sc_block_hand **sc_lua_block_hand(lua_State *L, int idx);
-/* sc_search_lua.c: sc.block_search and sc.tradeoff into the module at mod. */
+/* search.c: sc.block_search and sc.tradeoff into the module at mod. */
 void sc_lua_open_search(lua_State *L, int mod);
 
-/* vocab_lua.c: the fields vocab_par, vocab_costs and model of the table at
+/* vocab.c: the fields vocab_par, vocab_costs and model of the table at
  * t, into pg (after its placement and costs, before a cost file). */
 void sc_lua_set_vocab(lua_State *L, int t, sc_prog *pg);
 
-/* sc_steps_lua.c: the `steps` and `optim_sync` fields of the table at t,
+/* steps.c: the `steps` and `optim_sync` fields of the table at t,
  * into pg; and sc._steps(prog, steps, optim_sync) for -D. */
 void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
-/* The fsdp field of table t (fsdp_lua.c, docs/fsdp.md). */
+/* The fsdp field of table t (fsdp.c, docs/fsdp.md). */
 void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
 /* The figures of every step (docs/steps.md#simulation) into the table on the stack
  * top, for several steps or a synchronization. */
 void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim);
-/* sc_offload_lua.c: the `offload` field of the table at t, into pg (after
+/* offload.c: the `offload` field of the table at t, into pg (after
  * its orders are built); and the table of offload figures of a simulation
  * (pushes it and returns 1, or returns 0 without offload). */
 void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim);
 
-/* mem_lua.c: the `mem` field of the table at t (units, bytes, per device)
+/* mem.c: the `mem` field of the table at t (units, bytes, per device)
  * into pg's caps (after its model and cost file, which give bytes per unit). */
 void sc_lua_set_mem(lua_State *L, int t, sc_prog *pg);
 /* The same for the value at idx (nil: nothing), set into pg only when
@@ -108,12 +111,12 @@ double sc_lua_set_mem_at(lua_State *L, int idx, sc_prog *pg, int set);
 /* The `mem` field of the table at t (a memory policy's budget) in units, as
  * sc_lua_set_mem_at reads it (bytes too: the least device's cap); dflt when absent. */
 double sc_lua_mem_field(lua_State *L, int t, sc_prog *pg, double dflt);
-/* sc_recompute_lua.c: the `recompute` field of the table at t, into pg
+/* recompute.c: the `recompute` field of the table at t, into pg
  * (after its offload); and the figures of the last compilation's
  * recomputation as a table (pushed; 0 without one). */
 void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg);
 int sc_lua_push_recompute(lua_State *L, const sc_prog *pg);
-/* sc_policy_lua.c: what `offload` and `recompute` share. A policy field:
+/* policy.c: what `offload` and `recompute` share. A policy field:
  * its name, its policy names (index = the enum's value; the first `count`
  * may be given by name) and the fields of its table form. */
 typedef struct {
@@ -162,7 +165,7 @@ struct sc_read;
 void sc_lua_read_json(lua_State *L, const char *path, const char *label, size_t max,
                       const char *kind, struct sc_read *rd);
 
-/* model_lua.c: sc.model and sc._model_read added to the module on the stack
+/* model.c: sc.model and sc._model_read added to the module on the stack
  * top; the description of the table at t (sc.model's: its sizes), checked,
  * or a raised error (the caller frees it: sc_mdesc_free); an unknown key of
  * the table at t raised as "WHAT: unknown field 'k' (did you mean ...)". */

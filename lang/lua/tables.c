@@ -336,7 +336,7 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     lua_pop(L, 1);
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
-    sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab_lua.c) */
+    sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab.c) */
     sc_lua_apply_costs(L, t, pg); /* a cost file overrides tf, tb, tw, tcomm */
     sc_lua_set_mem(L, t, pg);     /* in bytes: by the model's or the cost file's unit */
 }

@@ -12,6 +12,8 @@
  *
  * sc_repl expects the module loaded as the global `sc` (sc_lua_setup) and
  * returns the exit code (0). It installs a SIGINT handler for its duration.
+ *
+ * Tested by: tests/py/repl_pty.py.
  */
 #ifndef SC_REPL_H
 #define SC_REPL_H

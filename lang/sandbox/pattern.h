@@ -1,7 +1,7 @@
 /*
  * pattern.h — string.find, string.match, string.gmatch and string.gsub on
- * a matcher that counts its steps against the limits (pattern.c; tests:
- * tests/sandbox.sh, which holds it against stock lua5.4 with
+ * a matcher that counts its steps against the limits (pattern.c).
+ * Tested by: tests/sandbox.sh, which holds it against stock lua5.4 with
  * tests/lua/pattern_diff.lua).
  *
  *   sc_limits_guard(L);

@@ -495,13 +495,12 @@ static void refuse(lua_State *L, const char *prefix, const char *const *refused)
     lua_setmetatable(L, -2);
 }
 
-/* Pushes a new sandbox rooted at root (NULL: none). */
-static void new_sandbox(lua_State *L, const char *root)
+/* Into the sandbox env rooted at root (NULL: none): the base functions
+ * and libraries of the snapshot at snap (copied; os and string without
+ * what they refuse), the loaders that keep to root, the guarded
+ * getmetatable and collectgarbage. */
+static void add_base(lua_State *L, int snap, int env, const char *root)
 {
-    lua_getfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);
-    int snap = lua_gettop(L);
-    lua_newtable(L);
-    int env = lua_gettop(L);
     for (int i = 0; base_names[i]; i++) {
         lua_getfield(L, snap, base_names[i]);
         lua_setfield(L, env, base_names[i]);
@@ -527,7 +526,6 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_getfield(L, env, "string");
     refuse(L, "string.", string_refused);
     lua_pop(L, 1);
-
     lua_pushvalue(L, env);
     lua_pushvalue(L, snap);
     lua_pushcclosure(L, sb_load, 2);
@@ -540,23 +538,21 @@ static void new_sandbox(lua_State *L, const char *root)
     static const char *const file_names[] = {"loadfile", "dofile"};
     for (int i = 0; i < 2; i++) {
         lua_pushvalue(L, env);
-        if (root)
-            lua_pushstring(L, root);
-        else
-            lua_pushnil(L);
+        lua_pushstring(L, root); /* nil for none */
         lua_pushcclosure(L, file_fns[i], 2);
         lua_setfield(L, env, file_names[i]);
     }
     lua_pushvalue(L, env);
-    if (root)
-        lua_pushstring(L, root);
-    else
-        lua_pushnil(L);
+    lua_pushstring(L, root); /* nil for none */
     lua_newtable(L);
     lua_pushcclosure(L, sb_require, 3);
     lua_setfield(L, env, "require");
+}
 
-    /* sc: the module's public fields, its tables copied. */
+/* Into the sandbox env rooted at root: sc, the module's public fields (its
+ * tables copied), sc.load and its file readers rooted there, its typos. */
+static void add_module(lua_State *L, int env, const char *root)
+{
     lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     lua_getfield(L, -1, "stagecraft");
     lua_remove(L, -2);
@@ -579,10 +575,7 @@ static void new_sandbox(lua_State *L, const char *root)
         }
     }
     lua_pushvalue(L, env);
-    if (root)
-        lua_pushstring(L, root);
-    else
-        lua_pushnil(L);
+    lua_pushstring(L, root); /* nil for none */
     lua_pushvalue(L, mod);
     lua_pushcclosure(L, sb_scload, 3);
     lua_setfield(L, -2, "load");
@@ -590,10 +583,7 @@ static void new_sandbox(lua_State *L, const char *root)
                                            {"model", "_model_read", "model"}};
     for (int f = 0; f < 2; f++) {
         lua_pushvalue(L, env);
-        if (root)
-            lua_pushstring(L, root);
-        else
-            lua_pushnil(L);
+        lua_pushstring(L, root); /* nil for none */
         lua_pushvalue(L, mod);
         lua_pushstring(L, files[f][1]);
         lua_pushstring(L, files[f][2]);
@@ -615,7 +605,17 @@ static void new_sandbox(lua_State *L, const char *root)
     lua_setmetatable(L, -2);
     lua_setfield(L, env, "sc");
     lua_pop(L, 1);
+}
 
+/* Pushes a new sandbox rooted at root (NULL: none). */
+static void new_sandbox(lua_State *L, const char *root)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);
+    int snap = lua_gettop(L);
+    lua_newtable(L);
+    int env = lua_gettop(L);
+    add_base(L, snap, env, root);
+    add_module(L, env, root);
     if (lua_getglobal(L, "arg") == LUA_TTABLE) {
         copy_table(L, -1, 1, NULL);
         lua_setfield(L, env, "arg");

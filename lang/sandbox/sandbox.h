@@ -33,6 +33,8 @@
  *
  * Sandboxes share nothing writable with each other or with trusted code.
  * `--trust` (sc_sandbox_trust) makes sc_sandbox_apply a no-op.
+ *
+ * Tested by: tests/sandbox.sh.
  */
 #ifndef SC_SANDBOX_H
 #define SC_SANDBOX_H

@@ -1,5 +1,7 @@
 /*
  * sandbox_impl.h — what the sandbox's files share (lang/sandbox only).
+ *
+ * Tested by: tests/sandbox.sh.
  */
 #ifndef SC_SANDBOX_IMPL_H
 #define SC_SANDBOX_IMPL_H

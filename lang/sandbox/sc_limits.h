@@ -39,6 +39,8 @@
  *
  * Ownership: the state keeps a pointer to lim; lim must outlive it (until
  * sc_limits_close, which also takes the allocator's hook away).
+ *
+ * Tested by: tests/sandbox.sh.
  */
 #ifndef SC_LIMITS_H
 #define SC_LIMITS_H

@@ -40,7 +40,7 @@ import tempfile
 
 from . import _lib
 
-__all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "plan", "Plan",
+__all__ = ["Error", "Program", "Comparison", "load", "compare", "binary", "plan", "plan_options", "Plan",
            "Candidate", "__version__"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -313,4 +313,4 @@ def load(recipe, library=None, comm=None, binary_path=None, **params):
     return Program(recipe, params, library, comm)
 
 
-from .plan import Candidate, Plan, plan  # noqa: E402 (it uses _context above)
+from .plan import Candidate, Plan, plan, options as plan_options  # noqa: E402 (it uses _context above)

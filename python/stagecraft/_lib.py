@@ -55,6 +55,7 @@ _SIGS = {
     "stagecraft_compare_json": (ctypes.c_int, [_c, ctypes.POINTER(ctypes.c_char_p),
                                                ctypes.POINTER(ctypes.c_char_p)] + _TEXT),
     "stagecraft_plan_json": (ctypes.c_int, [_c, ctypes.POINTER(PlanSettings)] + _TEXT),
+    "stagecraft_plan_option": (_s, [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
 }
 
 

@@ -12,10 +12,22 @@ import json
 
 from . import Error, _context, _lib
 
-__all__ = ["Candidate", "Plan", "plan"]
+__all__ = ["Candidate", "Plan", "options", "plan"]
 
-_OPTIONS = {"cap": "--cap", "costs": "--costs", "layers": "--layers", "time_limit": "--time-limit",
-            "framework": "--for"}
+
+def options(library=None):
+    """The planner's options, {keyword: the command line's flag}, from the
+    library's one table (stagecraft_plan_option): plan() takes these as
+    options and every other keyword as a parameter (-D)."""
+    lib = _lib.library(library, Error)
+    out, i = {}, 0
+    while True:
+        flag = ctypes.c_char_p()
+        name = lib.stagecraft_plan_option(i, ctypes.byref(flag))
+        if name is None:
+            return out
+        out[name.decode()] = flag.value.decode()
+        i += 1
 
 
 class Candidate:
@@ -81,11 +93,13 @@ def plan(library=None, binary_path=None, **args):
     """Plans as `stagecraft plan --json` would; returns a Plan or raises Error.
     binary_path (the executable of the versions that ran it) is accepted
     and not used."""
+    ctx = _context(library)
+    names = options(library)
     opts, defs = {}, []
     for k, v in args.items():
         if v is None:
             continue
-        if k in _OPTIONS:
+        if k in names:
             opts[k] = str(v)
         else:
             defs.append(f"{k}={v}")
@@ -104,7 +118,6 @@ def plan(library=None, binary_path=None, **args):
     darr = _lib.strings(defs)
     s = _lib.PlanSettings(0, 0, enc("cap"), enc("costs"), enc("layers"), enc("framework"), tl,
                           ctypes.cast(darr, ctypes.POINTER(ctypes.c_char_p)))
-    ctx = _context(library)
     with _lib.LOCK:
         text = _lib.text_call(ctx, ctx.lib.stagecraft_plan_json, ctx.handle, ctypes.byref(s))
     try:

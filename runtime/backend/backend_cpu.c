@@ -14,6 +14,7 @@
  * threads are the parallelism; docs/run.md#the-model).
  */
 #include "backend.h"
+#include "backend_cpu_dec.h"
 #include "hostlink.h"
 #include "sc_hash.h"
 
@@ -289,6 +290,15 @@ static const struct sc_backend_ops cpu_ops = {
     .errmsg = NULL,
     .meminfo = NULL,
     .lane_open = cpu_lane_open,
+    /* the decoder's layers (backend_cpu_dec.c) */
+    .rmsnorm_fwd = sc_cpu_rmsnorm_fwd,
+    .rmsnorm_bwd = sc_cpu_rmsnorm_bwd,
+    .rmsnorm_wgrad = sc_cpu_rmsnorm_wgrad,
+    .rope = sc_cpu_rope,
+    .attn_fwd = sc_cpu_attn_fwd,
+    .attn_bwd = sc_cpu_attn_bwd,
+    .swiglu_fwd = sc_cpu_swiglu_fwd,
+    .swiglu_bwd = sc_cpu_swiglu_bwd,
 };
 
 static void cpu_free_backend(sc_backend *be)

@@ -4,13 +4,9 @@
  * CUDA module (cuda/cuda_api.h); device.c names them in its tables.
  *
  * The CUDA switch lives here and in the Makefile only. These entry points
- * load libstagecraft_cuda.so on first use, once per process, from the
- * first of:
- *   1. STAGECRAFT_CUDA_MODULE (a file);
- *   2. beside the executable (build/stagecraft and its module);
- *   3. build/ below the executable's folder (./stagecraft at the root of a
- *      tree finds build/libstagecraft_cuda.so).
- * No path is baked in at build time: a tree copied elsewhere (make
+ * load libstagecraft_cuda.so on first use, once per process, where
+ * transport/module_find.h looks (STAGECRAFT_CUDA_MODULE, beside the
+ * executable, build/ below its folder): a tree copied elsewhere (make
  * gpu-bundle) finds its own module, never another tree's. A module whose
  * table does not match this executable's headers (SC_CUDA_API_HASH) is
  * refused. Built without nvcc (no SC_HAVE_CUDA) the search is the same, so
@@ -18,6 +14,7 @@
  * message when none is found differs.
  */
 #include "backend/backend.h"
+#include "transport/module_find.h"
 #include "transport/transport.h"
 
 #include <dlfcn.h>
@@ -43,7 +40,7 @@ static void load_from(const char *path)
     }
     const struct sc_cuda_api *a = (const struct sc_cuda_api *)dlsym(h, SC_CUDA_API_SYMBOL);
     if (!a || a->version != SC_CUDA_API_VERSION || a->api_hash != SC_CUDA_API_HASH) {
-        snprintf(api_err, sizeof api_err, "backend 'cuda': %s is not a module of this "
+        snprintf(api_err, sizeof api_err, "backend 'cuda': %.900s is not a module of this "
                  "stagecraft (built from other sources; rebuild with make)", path);
         return; /* left open: harmless, and dlclose of CUDA libraries is not */
     }
@@ -53,30 +50,14 @@ static void load_from(const char *path)
 static void load(void)
 {
     char path[4096];
-    const char *env = getenv("STAGECRAFT_CUDA_MODULE");
-    if (env && *env) {
-        load_from(env);
+    if (sc_module_find("libstagecraft_cuda.so", "STAGECRAFT_CUDA_MODULE", path, sizeof path) == 0) {
+        load_from(path);
         return;
-    }
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
-    char *slash = n > 0 ? (path[n] = 0, strrchr(path, '/')) : NULL;
-    if (slash) {
-        strcpy(slash + 1, "libstagecraft_cuda.so");
-        if (access(path, R_OK) == 0) {
-            load_from(path);
-            return;
-        }
-        strcpy(slash + 1, "build/libstagecraft_cuda.so");
-        if (access(path, R_OK) == 0) {
-            load_from(path);
-            return;
-        }
-        *slash = 0;
     }
 #ifdef SC_HAVE_CUDA
     snprintf(api_err, sizeof api_err, "backend 'cuda': its module libstagecraft_cuda.so is "
              "missing (not beside the executable nor in %.800s/build; run make, or set "
-             "STAGECRAFT_CUDA_MODULE)", slash ? path : ".");
+             "STAGECRAFT_CUDA_MODULE)", path);
 #else
     snprintf(api_err, sizeof api_err, "backend 'cuda' is not built into this binary (nvcc was "
              "not found at build time; use --backend cpu)");

@@ -27,6 +27,8 @@
  * first use (cuda_load.c): naming them, or finding the kind, loads nothing.
  * The tables are constant; every entry is thread-safe as its backend or
  * transport says.
+ *
+ * Tested by: tests/unit/test_device.c.
  */
 #ifndef SC_DEVICE_H
 #define SC_DEVICE_H

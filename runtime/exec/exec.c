@@ -85,6 +85,8 @@ static sc_status wait_for(ex *e, int g, size_t c)
                          e->head <= g ? "transfer group" : "collective");
         if (b.polls < SC_BACKOFF_SPINS || !t->idle || !t->idle(e->tp->ctx, e->d, tok))
             sc_backoff_wait(&b);
+        else if (t->watch(e->tp->ctx, e->d) != tok) /* rung: spin again before sleeping */
+            sc_backoff_reset(&b);
     }
 }
 

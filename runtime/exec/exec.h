@@ -58,6 +58,8 @@
  *
  * Thread-safety: sc_exec_device reads the program only; one call per device
  * may run concurrently on separate threads with separate backends.
+ *
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_coll_run.c.
  */
 #ifndef SC_EXEC_H
 #define SC_EXEC_H

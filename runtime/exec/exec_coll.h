@@ -6,6 +6,8 @@
  *
  * Nothing here blocks: sc_cchan_progress completes and starts what it can;
  * the executor's waits poll it beside its P2P groups.
+ *
+ * Tested by: tests/unit/test_coll_run.c.
  */
 #ifndef SC_EXEC_COLL_H
 #define SC_EXEC_COLL_H

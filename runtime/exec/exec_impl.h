@@ -4,6 +4,8 @@
  * an overlapped pair, exec_mem.c holds memory and errors,
  * exec_host.c the host copies of offload, exec_redo.c post-validation's
  * VALIDATE and rollback path.
+ *
+ * Tested by: tests/unit/test_runtime.c.
  */
 #ifndef SC_EXEC_IMPL_H
 #define SC_EXEC_IMPL_H

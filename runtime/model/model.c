@@ -18,30 +18,53 @@
 
 #define CHUNK SC_MODEL_CHUNK
 
-/* Device tensor x[0..n) = scale * sc_urand(kind, idx, i), or 0 when scale
- * is 0: by the backend's fill_uniform, else generated on the host and
- * uploaded in chunks. */
-static void fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale)
-{
-    const struct sc_backend_ops *o = dv->be->ops;
-    long long seed = dv->md->c.seed;
-    if (o->fill_uniform) { /* on the device: the same bits (sc_hash.h) */
-        o->fill_uniform(dv->be->ctx, x, n, seed, sc_stream(kind, idx), scale);
-        return;
-    }
-    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-        size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
-        for (size_t i = 0; i < c; i++)
-            dv->stage[i] = scale == 0 ? 0.0f : scale * sc_urand(seed, sc_stream(kind, idx), i0 + i);
-        o->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
-    }
-}
+#define fill sc_model_fill
 
 /* A failure of the vocabulary layers, with their message. */
 static sc_status vocab_fail(sc_mdev *dv, sc_status st)
 {
     snprintf(dv->err, sizeof dv->err, "%s", sc_mvocab_errmsg(dv->mv));
     return st;
+}
+
+/* The decoder's sizes (model.h): what sc_model_new checks besides. */
+static sc_status check_decoder(const sc_model_cfg *cfg, char *err, size_t errlen)
+{
+    const struct { const char *name; long v; } dims[] = {
+        {"heads", cfg->heads}, {"kv_heads", cfg->kv_heads}, {"head_dim", cfg->head_dim},
+        {"inter", cfg->inter},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v < 1 || dims[i].v > DIM_MAX) {
+            snprintf(err, errlen, "decoder size %s = %ld: must be within 1..%ld", dims[i].name,
+                     dims[i].v, DIM_MAX);
+            return SC_ERR_ARG;
+        }
+    if (cfg->heads % cfg->kv_heads || cfg->head_dim % 2) {
+        snprintf(err, errlen, "decoder: kv_heads = %ld must divide heads = %ld, and head_dim = "
+                 "%ld must be even (rotary pairs)", cfg->kv_heads, cfg->heads, cfg->head_dim);
+        return SC_ERR_ARG;
+    }
+    if (!(cfg->rope_theta > 0) || !(cfg->norm_eps > 0)) {
+        snprintf(err, errlen, "decoder: rope_theta = %g and rms_norm_eps = %g must be above 0",
+                 cfg->rope_theta, cfg->norm_eps);
+        return SC_ERR_ARG;
+    }
+    if (sc_vocab_split(cfg->vocab_par) || cfg->copies > 1) {
+        snprintf(err, errlen, "the decoder is not trained %s yet", cfg->copies > 1
+                 ? "with copies of the model (dualpipe)" : "with a split vocabulary");
+        return SC_ERR_ARG;
+    }
+    long R = cfg->seq * cfg->batch, qd = cfg->heads * cfg->head_dim;
+    long wide = qd > cfg->inter ? qd : cfg->inter;
+    if (R * wide > ELEMS_MAX || cfg->hidden * wide > ELEMS_MAX ||
+        cfg->batch * cfg->heads * cfg->seq > ELEMS_MAX / cfg->seq) {
+        snprintf(err, errlen, "decoder too large: a tensor of more than %ld floats (seq*batch "
+                 "rows of heads*head_dim or inter, or the batch*heads*seq^2 probabilities)",
+                 ELEMS_MAX);
+        return SC_ERR_LIMIT;
+    }
+    return SC_OK;
 }
 
 sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,
@@ -92,7 +115,11 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  cfg->vocab, ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
+    int dec = cfg->kind == SC_MODEL_DECODER;
+    sc_status ost = dec ? check_decoder(cfg, err, errlen) : SC_OK;
+    if (ost != SC_OK)
+        return ost;
+    ost = sc_optim_check(&cfg->opt, err, errlen);
     if (ost != SC_OK)
         return ost;
     int steps = cfg->steps > 1 ? cfg->steps : 1;
@@ -110,25 +137,32 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->R = (int)R;
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
-    md->vocab = cfg->vocab_par;
+    /* The decoder's first stage embeds tokens: the whole embedding at least. */
+    md->vocab = dec && cfg->vocab_par == SC_VOCAB_NONE ? SC_VOCAB_BASELINE : cfg->vocab_par;
     md->split = split;
+    md->kind = dec ? SC_MODEL_DECODER : SC_MODEL_MLP;
+    if (dec) {
+        sc_mdec_sizes(md);
+    } else {
+        md->np = 2;
+        md->psz[0] = md->psz[1] = (size_t)md->h * (size_t)md->h;
+    }
     md->P = P;
     md->c.stage_layers = NULL; /* not kept: copied below */
     md->first = calloc((size_t)S, sizeof(int));
     md->count = calloc((size_t)S, sizeof(int));
-    md->W1 = calloc((size_t)C * md->L, sizeof(float *));
-    md->W2 = calloc((size_t)C * md->L, sizeof(float *));
-    md->G1 = calloc((size_t)C * md->L, sizeof(float *));
-    md->G2 = calloc((size_t)C * md->L, sizeof(float *));
+    md->Wl = calloc((size_t)C * md->L * md->np, sizeof(float *));
+    md->Gl = calloc((size_t)C * md->L * md->np, sizeof(float *));
     md->Wout = calloc((size_t)C, sizeof(float *));
     md->Gout = calloc((size_t)C, sizeof(float *));
+    md->Wn = dec ? calloc((size_t)C, sizeof(float *)) : NULL;
+    md->Gn = dec ? calloc((size_t)C, sizeof(float *)) : NULL;
     md->owner = calloc((size_t)S, sizeof(sc_backend *));
     md->devs = calloc((size_t)S, sizeof(sc_mdev *));
     md->loss = calloc((size_t)md->M, sizeof(double));
     md->gstep = malloc((size_t)S * sizeof(int));
-    if (!md->first || !md->count || !md->W1 || !md->W2 || !md->G1 || !md->G2 || !md->Wout ||
-        !md->Gout || !md->owner ||
-        !md->devs || !md->loss || !md->gstep)
+    if (!md->first || !md->count || !md->Wl || !md->Gl || !md->Wout || !md->Gout ||
+        (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep)
         goto nomem;
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
@@ -159,20 +193,24 @@ void sc_model_free(sc_model *md)
 {
     if (!md)
         return;
-    size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
-    for (int s = 0; s < md->S && md->owner; s++) {
+    size_t hv = (size_t)md->h * (size_t)md->V;
+    for (int s = 0; s < md->S && md->owner && md->Wl && md->Gl; s++) {
         sc_backend *be = md->owner[s];
         if (!be)
             continue;
-        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
-            be->ops->free(be->ctx, md->W1[l], hh * sizeof(float));
-            be->ops->free(be->ctx, md->W2[l], hh * sizeof(float));
-            be->ops->free(be->ctx, md->G1[l], hh * sizeof(float));
-            be->ops->free(be->ctx, md->G2[l], hh * sizeof(float));
-        }
+        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++)
+            for (int j = 0; j < md->np; j++) {
+                be->ops->free(be->ctx, SC_MW(md, l, j), md->psz[j] * sizeof(float));
+                be->ops->free(be->ctx, SC_MG(md, l, j), md->psz[j] * sizeof(float));
+            }
+        int c = SC_MCOPY(md, s);
         if (SC_MLAST(md, s) && !md->split) {
-            be->ops->free(be->ctx, md->Wout[SC_MCOPY(md, s)], hv * sizeof(float));
-            be->ops->free(be->ctx, md->Gout[SC_MCOPY(md, s)], hv * sizeof(float));
+            be->ops->free(be->ctx, md->Wout[c], hv * sizeof(float));
+            be->ops->free(be->ctx, md->Gout[c], hv * sizeof(float));
+        }
+        if (SC_MLAST(md, s) && md->Wn) {
+            be->ops->free(be->ctx, md->Wn[c], (size_t)md->h * sizeof(float));
+            be->ops->free(be->ctx, md->Gn[c], (size_t)md->h * sizeof(float));
         }
     }
     for (int s = 0; s < md->S && md->devs; s++) {
@@ -190,20 +228,18 @@ void sc_model_free(sc_model *md)
         if (dv->cdev)
             dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));
         if (dv->gsum) /* the copies' gradient sum (model_optim.c) */
-            dv->be->ops->free(dv->be->ctx, dv->gsum,
-                              (2 * (size_t)md->L * (size_t)md->h * (size_t)md->h +
-                               (size_t)md->h * (size_t)md->V) * sizeof(float));
+            dv->be->ops->free(dv->be->ctx, dv->gsum, sc_model_gsum_floats(md) * sizeof(float));
         free(dv);
     }
     free(md->gstep);
     free(md->first);
     free(md->count);
-    free(md->W1);
-    free(md->W2);
-    free(md->G1);
-    free(md->G2);
+    free(md->Wl);
+    free(md->Gl);
     free(md->Wout);
     free(md->Gout);
+    free(md->Wn);
+    free(md->Gn);
     free(md->owner);
     free(md->devs);
     free(md->loss);
@@ -218,13 +254,25 @@ int sc_model_stage_layers(const sc_model *md, int s, int *first)
     return md->count[s];
 }
 
-size_t sc_model_record_bytes(const sc_model *md, int s)
+size_t sc_model_record_kept_bytes(const sc_model *md, int s)
 {
+    if (md->kind == SC_MODEL_DECODER)
+        return sc_mdec_kept_bytes(md, s);
     size_t Rh = (size_t)md->R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
     if (SC_MLAST(md, s) && !md->split) /* the head's x and dlogits */
         n += Rh + (size_t)md->R * (size_t)md->V;
     return n * sizeof(float);
+}
+
+size_t sc_model_record_bonly_bytes(const sc_model *md, int s)
+{
+    return md->kind == SC_MODEL_DECODER ? sc_mdec_bonly_bytes(md, s) : 0;
+}
+
+size_t sc_model_record_bytes(const sc_model *md, int s)
+{
+    return sc_model_record_kept_bytes(md, s) + sc_model_record_bonly_bytes(md, s);
 }
 
 size_t sc_model_boundary_bytes(const sc_model *md)
@@ -239,9 +287,14 @@ size_t sc_model_row_bytes(const sc_model *md)
 
 size_t sc_model_param_bytes(const sc_model *md, int s)
 {
-    size_t n = 4 * (size_t)md->h * (size_t)md->h * (size_t)md->count[s];
+    size_t layer = 0;
+    for (int j = 0; j < md->np; j++)
+        layer += md->psz[j];
+    size_t n = 2 * layer * (size_t)md->count[s];
     if (SC_MLAST(md, s) && !md->split)
         n += 2 * (size_t)md->h * (size_t)md->V;
+    if (SC_MLAST(md, s) && md->Wn) /* the final norm */
+        n += 2 * (size_t)md->h;
     if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
         n += 2 * (size_t)md->h * (size_t)md->V;
     return n * sizeof(float);
@@ -278,14 +331,16 @@ static size_t w_boundary(void *ctx, int s)
 
 static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
 {
-    *kept = sc_model_record_bytes(((sc_mdev *)ctx)->md, s);
-    *b_only = 0;
+    *kept = sc_model_record_kept_bytes(((sc_mdev *)ctx)->md, s);
+    *b_only = sc_model_record_bonly_bytes(((sc_mdev *)ctx)->md, s);
 }
 
 /* The record in parts, one per tensor (offload moves whole parts): x, a,
  * dZ, dY of each block, then x and dlogits of the head. */
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
 {
+    if (md->kind == SC_MODEL_DECODER)
+        return sc_mdec_record_parts(md, s, bytes, max);
     size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
     int n = 4 * md->count[s] + (SC_MLAST(md, s) && !md->split ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
@@ -299,70 +354,89 @@ static int w_parts(void *ctx, int s, size_t *bytes, int max)
     return sc_model_record_parts(((sc_mdev *)ctx)->md, s, bytes, max);
 }
 
-static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
-                           void *b_only)
+/* The loss of microbatch mb from the logits in dl (R x V), overwritten by
+ * their gradient (the last stage, the whole output layer). */
+static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
 {
-    sc_mdev *dv = ctx;
+    sc_model *md = dv->md;
+    const struct sc_backend_ops *o = dv->be->ops;
+    int R = md->R;
+    for (int r = 0; r < R; r++)
+        dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
+                                            (uint64_t)r) % (uint64_t)md->V);
+    float scale = (float)(1.0 / ((double)md->m * R));
+    md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
+    const char *bad = o->errmsg ? o->errmsg(dv->be->ctx) : NULL;
+    if (bad) {
+        snprintf(dv->err, sizeof dv->err, "%s", bad);
+        return SC_ERR_RUNTIME;
+    }
+    if (!isfinite(md->loss[mb])) {
+        snprintf(dv->err, sizeof dv->err, "the loss of microbatch %d is not finite", mb);
+        return SC_ERR_RUNTIME;
+    }
+    return SC_OK;
+}
+
+/* The MLP's blocks and logits (model.h). */
+static void mlp_forward(sc_mdev *dv, int s, void *out, float **T)
+{
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, last = SC_MLAST(md, s), n = md->count[s];
+    for (int i = 0; i < n; i++) {
+        int l = md->first[s] + i;
+        float *x = T[4 * i], *a = T[4 * i + 1];
+        o->gemm(bc, 0, 0, R, h, h, 1.0f, x, SC_MW(md, l, 0), 0.0f, a);
+        o->tanh_fwd(bc, Rh, a);
+        /* The last block's output: the next stage's input, the head's
+         * (kept in the record), or, with a split vocabulary, the broadcast. */
+        float *next = i + 1 < n || (last && !md->split) ? T[4 * i + 4] : out;
+        o->copy(bc, Rh, x, next);
+        o->gemm(bc, 0, 0, R, h, h, 1.0f, a, SC_MW(md, l, 1), 1.0f, next);
+    }
+    if (last && !md->split)
+        o->gemm(bc, 0, 0, R, md->V, h, 1.0f, T[4 * n], md->Wout[SC_MCOPY(md, s)], 0.0f,
+                T[4 * n + 1]);
+}
+
+static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, void *kept,
+                           void *b_only)
+{
+    sc_mdev *dv = ctx;
+    sc_model *md = dv->md;
+    size_t Rh = (size_t)md->R * (size_t)md->h;
+    int last = SC_MLAST(md, s);
     float **T = kept; /* the record's parts (record_parts) */
-    (void)b_only;
     if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
         if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK)
             return vocab_fail(dv, SC_ERR_PROGRAM);
     } else if (SC_MFIRST(md, s)) { /* the input (each copy's first stage) */
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
     } else if (in != T[0]) { /* a redone F (exec/exec.h) may hand back the input it kept */
-        o->copy(bc, Rh, in, T[0]);
+        dv->be->ops->copy(dv->be->ctx, Rh, in, T[0]);
     }
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
-    for (int i = 0; i < n; i++) {
-        int l = md->first[s] + i;
-        float *x = T[4 * i], *a = T[4 * i + 1];
-        o->gemm(bc, 0, 0, R, h, h, 1.0f, x, md->W1[l], 0.0f, a);
-        o->tanh_fwd(bc, Rh, a);
-        /* The last block's output: the next stage's input, the head's
-         * (kept in the record), or, with a split vocabulary, the broadcast. */
-        float *next = i + 1 < n || (last && !md->split) ? T[4 * i + 4] : out;
-        o->copy(bc, Rh, x, next);
-        o->gemm(bc, 0, 0, R, h, h, 1.0f, a, md->W2[l], 1.0f, next);
+    if (md->kind == SC_MODEL_DECODER) {
+        sc_mdec_forward(dv, s, out, T, b_only);
+        return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
-    if (last && !md->split) {
-        float *xh = T[4 * n], *dl = T[4 * n + 1];
-        o->gemm(bc, 0, 0, R, md->V, h, 1.0f, xh, md->Wout[SC_MCOPY(md, s)], 0.0f, dl);
-        for (int r = 0; r < R; r++)
-            dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                                (uint64_t)r) % (uint64_t)md->V);
-        float scale = (float)(1.0 / ((double)md->m * R));
-        md->loss[mb] = o->xent(bc, R, md->V, dl, dv->targets, scale);
-        const char *bad = o->errmsg ? o->errmsg(bc) : NULL;
-        if (bad) {
-            snprintf(dv->err, sizeof dv->err, "%s", bad);
-            return SC_ERR_RUNTIME;
-        }
-        if (!isfinite(md->loss[mb])) {
-            snprintf(dv->err, sizeof dv->err, "the loss of microbatch %d is not finite", mb);
-            return SC_ERR_RUNTIME;
-        }
-    }
-    return SC_OK;
+    mlp_forward(dv, s, out, T);
+    return last && !md->split ? head_loss(dv, mb, T[4 * md->count[s] + 1]) : SC_OK;
 }
 
-static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, void *gout,
-                                  void *kept, void *b_only)
+/* The MLP's input gradient (model.h's B); gout NULL: not needed. */
+static sc_status mlp_backward_input(sc_mdev *dv, int s, int mb, const void *gin, void *gout,
+                                    float **T)
 {
-    sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
-    float **T = kept;
-    (void)b_only;
     float *dytop = T[4 * n - 1];
     if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
         if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK)
@@ -373,19 +447,32 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     } else {
         o->copy(bc, Rh, gin, dytop);
     }
-    if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
-        return vocab_fail(dv, SC_ERR_NOMEM);
     for (int i = n - 1; i >= 0; i--) {
         int l = md->first[s] + i;
         float *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
-        o->gemm(bc, 0, 1, R, h, h, 1.0f, dy, md->W2[l], 0.0f, dz);
+        o->gemm(bc, 0, 1, R, h, h, 1.0f, dy, SC_MW(md, l, 1), 0.0f, dz);
         o->tanh_bwd(bc, Rh, a, dz);
         float *dst = i > 0 ? T[4 * i - 1] : gout; /* the block before's dY */
         if (!dst)
             continue; /* the input gradient of stage 0 is not needed */
         o->copy(bc, Rh, dy, dst);
-        o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, md->W1[l], 1.0f, dst);
+        o->gemm(bc, 0, 1, R, h, h, 1.0f, dz, SC_MW(md, l, 0), 1.0f, dst);
     }
+    return SC_OK;
+}
+
+static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, void *gout,
+                                  void *kept, void *b_only)
+{
+    sc_mdev *dv = ctx;
+    sc_model *md = dv->md;
+    if (md->kind == SC_MODEL_DECODER) /* its embedding's gradient is W's */
+        return sc_mdec_backward_input(dv, s, gin, gout, kept, b_only);
+    if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
+        return vocab_fail(dv, SC_ERR_NOMEM);
+    sc_status st = mlp_backward_input(dv, s, mb, gin, gout, kept);
+    if (st)
+        return st;
     /* The embedding's gradient: scattered into it (whole), or broadcast to
      * every EW (split); in a new step after its gradients are zeroed. */
     if (s == 0 && dv->mv) {
@@ -402,16 +489,16 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    size_t Rh = (size_t)md->R * (size_t)md->h;
     int R = md->R, h = md->h, n = md->count[s];
     float **T = kept;
-    (void)Rh;
     sc_model_grads_for(dv, s, mb / md->m);
+    if (md->kind == SC_MODEL_DECODER)
+        return sc_mdec_backward_weight(dv, s, mb, T);
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1], *dz = T[4 * i + 2], *dy = T[4 * i + 3];
-        o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, md->G2[l]);
-        o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, md->G1[l]);
+        o->gemm(bc, 1, 0, h, h, R, 1.0f, a, dy, 1.0f, SC_MG(md, l, 1));
+        o->gemm(bc, 1, 0, h, h, R, 1.0f, x, dz, 1.0f, SC_MG(md, l, 0));
     }
     if (SC_MLAST(md, s) && !md->split) {
         float *xh = T[4 * n], *dl = T[4 * n + 1];
@@ -426,15 +513,19 @@ void sc_model_grads_for(sc_mdev *dv, int s, int step)
     if (md->gstep[s] == step)
         return;
     if (md->gstep[s] >= 0) { /* an earlier step's: start again from zero */
-        size_t hh = (size_t)md->h * (size_t)md->h;
-        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
-            fill(dv, md->G1[l], hh, 0, 0, 0.0f);
-            fill(dv, md->G2[l], hh, 0, 0, 0.0f);
-        }
+        for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++)
+            for (int j = 0; j < md->np; j++)
+                fill(dv, SC_MG(md, l, j), md->psz[j], 0, 0, 0.0f);
         if (SC_MLAST(md, s) && !md->split)
             fill(dv, md->Gout[SC_MCOPY(md, s)], (size_t)md->h * (size_t)md->V, 0, 0, 0.0f);
-        if (s == 0 && dv->mv && !md->split) /* the whole embedding's */
-            sc_mvocab_zero_grads(dv->mv);
+        if (SC_MLAST(md, s) && md->Gn)
+            fill(dv, md->Gn[SC_MCOPY(md, s)], (size_t)md->h, 0, 0, 0.0f);
+        if (s == 0 && dv->mv && !md->split) { /* the whole embedding's, through dv's
+                                                * backend (a lane's: model_decoder.c) */
+            int first, rows;
+            float *g = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
+            fill(dv, g, (size_t)rows * (size_t)md->h, 0, 0, 0.0f);
+        }
     }
     md->gstep[s] = step;
 }
@@ -467,7 +558,13 @@ static sc_status w_vocab_pass(void *ctx, int op, int mb, void *record)
 static void *w_lane(void *ctx, sc_backend *be)
 {
     sc_mdev *dv = ctx, *ln = malloc(sizeof *ln);
-    if (!ln || dv->mv) { /* a split vocabulary's passes are not paired */
+    /* A split vocabulary's passes are not paired. The MLP's whole embedding
+     * is where slots finish when they return (no lane_fork: the cpu): its B
+     * s0 scatters the gradient through the device's backend, not the
+     * lane's. The decoder's is everywhere: its W scatters through the
+     * lane's backend (model_decoder.c), its B leaves the vocabulary alone. */
+    if (!ln || (dv->mv && (dv->md->split || (dv->md->kind != SC_MODEL_DECODER &&
+                                              dv->be->ops->lane_fork)))) {
         free(ln);
         return NULL;
     }
@@ -515,115 +612,3 @@ const struct sc_workload_ops sc_model_ops = {
     .lane_free = w_lane_free,
     .errmsg = w_errmsg,
 };
-
-static float *palloc(sc_mdev *dv, size_t n, int *ok)
-{
-    float *p = dv->be->ops->alloc(dv->be->ctx, n * sizeof(float));
-    if (!p)
-        *ok = 0;
-    else
-        dv->pbytes += n * sizeof(float);
-    return p;
-}
-
-sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_dev,
-                          sc_workload *wl, char *err, size_t errlen)
-{
-    sc_mdev *dv = calloc(1, sizeof *dv);
-    if (dv) {
-        dv->targets = malloc((size_t)md->R * sizeof(int32_t));
-        dv->stage = malloc(CHUNK * sizeof(float));
-    }
-    if (!dv || !dv->targets || !dv->stage) {
-        if (dv) {
-            free(dv->targets);
-            free(dv->stage);
-            free(dv);
-        }
-        snprintf(err, errlen, "out of memory attaching d%d", d);
-        return SC_ERR_NOMEM;
-    }
-    *dv = (sc_mdev){.md = md, .d = d, .be = be, .targets = dv->targets, .stage = dv->stage};
-    size_t hh = (size_t)md->h * (size_t)md->h, hv = (size_t)md->h * (size_t)md->V;
-    float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
-    int ok = 1, any = 0;
-    for (int s = 0; s < md->S; s++) {
-        if (stage_dev[s] != d)
-            continue;
-        md->owner[s] = be;
-        md->devs[s] = dv;
-        any = 1;
-        for (int l = md->first[s]; l < md->first[s] + md->count[s] && ok; l++) {
-            int ll = l % md->L; /* the copies start from the same parameters */
-            if ((md->W1[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->W1[l], hh, T_W1, ll, hs);
-            if ((md->W2[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->W2[l], hh, T_W2, ll, ls);
-            if ((md->G1[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->G1[l], hh, 0, 0, 0.0f);
-            if ((md->G2[l] = palloc(dv, hh, &ok)))
-                fill(dv, md->G2[l], hh, 0, 0, 0.0f);
-        }
-        int c = SC_MCOPY(md, s);
-        if (SC_MLAST(md, s) && ok && !md->split) {
-            if ((md->Wout[c] = palloc(dv, hv, &ok)))
-                fill(dv, md->Wout[c], hv, T_WOUT, 0, hs);
-            if ((md->Gout[c] = palloc(dv, hv, &ok)))
-                fill(dv, md->Gout[c], hv, 0, 0, 0.0f);
-        }
-        if (s == md->S - 1)
-            md->have_loss = 1; /* with copies: only the losses of its own copy */
-    }
-    /* The vocabulary layers: a shard on every device (split), or the whole
-     * embedding on the first stage's (model_vocab.h). */
-    if (any && ok && md->vocab != SC_VOCAB_NONE && (md->split || stage_dev[0] == d)) {
-        sc_mvocab_cfg vc = {.R = md->R, .h = md->h, .V = md->V, .m = md->m, .M = md->M,
-                            .P = md->split ? md->P : 1, .d = md->split ? d : 0,
-                            .split = md->split, .last_dev = stage_dev[md->S - 1],
-                            .first_dev = stage_dev[0], .seed = md->c.seed, .init_scale = hs};
-        if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
-            return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
-    }
-    if (!any) {
-        free(dv->targets);
-        free(dv->stage);
-        free(dv);
-        dv = NULL;
-    }
-    const char *bad = be->ops->errmsg ? be->ops->errmsg(be->ctx) : NULL;
-    if (ok && bad) {
-        snprintf(err, errlen, "d%d: initialising the parameters: %s", d, bad);
-        return SC_ERR_RUNTIME;
-    }
-    if (ok && dv && sc_model_optim_attach(dv) != SC_OK)
-        ok = 0;
-    if (!ok) {
-        snprintf(err, errlen, "out of memory on d%d allocating the parameters (%s backend)", d,
-                 be->ops->name);
-        return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
-    }
-    wl->ops = &sc_model_ops;
-    wl->ctx = dv;
-    return SC_OK;
-}
-
-int sc_model_tensors(const sc_model *md)
-{
-    return 2 * md->L + 1 + (md->vocab != SC_VOCAB_NONE); /* ... Gout, Gemb */
-}
-
-const float *sc_model_grad(const sc_model *md, int t, size_t *n)
-{
-    if (t < 2 * md->L) {
-        *n = (size_t)md->h * (size_t)md->h;
-        return t % 2 ? md->G2[t / 2] : md->G1[t / 2];
-    }
-    *n = (size_t)md->h * (size_t)md->V;
-    if (t == 2 * md->L)
-        return md->split ? NULL : md->Gout[0];
-    int first, rows; /* Gemb: whole on the first stage, or in shards */
-    return md->split || !md->devs[0] || !md->devs[0]->mv
-               ? NULL
-               : sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
-}
-

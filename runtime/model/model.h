@@ -1,7 +1,10 @@
 /*
  * model.h — the built-in model the runtime trains (runtime/README.md).
  *
- * A stack of `layers` residual MLP blocks on `hidden` features, then a
+ * A stack of `layers` blocks on `hidden` features: residual MLP blocks (below)
+ * or, with cfg.kind SC_MODEL_DECODER, Llama-style decoder layers
+ * (model_decoder.c, docs/run.md#the-decoder: their record has b_only parts
+ * that B frees, and the first stage embeds tokens), then a
  * projection to `vocab` logits and softmax cross-entropy. One microbatch is
  * R = seq * batch rows. Block l:  z = x W1_l,  a = tanh(z),  x' = x + a W2_l.
  * Head:  logits = x Wout,  loss = mean over rows and microbatches of
@@ -57,9 +60,21 @@
 #define SC_MODEL_ONE_(name) +1
 enum { SC_MODEL_NSIZES = 0 SC_MODEL_SIZES(SC_MODEL_ONE_) };
 
+/* The block the layers are made of: the residual MLP above, or a
+ * Llama-style decoder layer (docs/run.md#the-decoder). */
+enum { SC_MODEL_MLP, SC_MODEL_DECODER };
+
 typedef struct sc_model_cfg {
     long hidden, layers, vocab, seq, batch;
     long long seed;
+    /* The decoder (kind SC_MODEL_DECODER; a config.json's sizes): heads,
+     * KV heads (dividing heads), head_dim (even), intermediate_size,
+     * rope_theta, rms_norm_eps. Its first stage embeds tokens (an
+     * untied embedding: vocab_par none counts as baseline), its last stage
+     * applies the final RMSNorm before the output layer. */
+    int kind;
+    long heads, kv_heads, head_dim, inter;
+    double rope_theta, norm_eps;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
     int devices;         /* the program's devices (post-validation's chain ends at the last;
@@ -108,12 +123,18 @@ void sc_model_free(sc_model *md);
 
 /* Layers of stage s (first layer in *first). */
 int sc_model_stage_layers(const sc_model *md, int s, int *first);
-/* Bytes of the activation record of one (stage, microbatch), and of the
- * tensor between two stages. */
+/* Bytes of the activation record of one (stage, microbatch): all of it
+ * (what F allocates), the part W needs (kept) and the part B alone needs
+ * (b_only, freed by B: the decoder's q, k, v, p, gate, up; 0 for the MLP);
+ * and of the tensor between two stages. */
 size_t sc_model_record_bytes(const sc_model *md, int s);
-/* The record of stage s in parts, one per tensor (x, a, dZ, dY of each
- * block, then x and dlogits of the head): returns their number and writes
- * the first min(n, max) sizes in bytes. Offload moves whole parts. */
+size_t sc_model_record_kept_bytes(const sc_model *md, int s);
+size_t sc_model_record_bonly_bytes(const sc_model *md, int s);
+/* The kept record of stage s in parts, one per tensor (x, a, dZ, dY of each
+ * block, then x and dlogits of the head; the decoder's: model_decoder.c,
+ * 17 per layer and 5 of the head): returns their number and writes the
+ * first min(n, max) sizes in bytes. Offload moves whole parts (b_only is
+ * one more, after them: exec/exec.h). */
 int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
 size_t sc_model_boundary_bytes(const sc_model *md);
 /* Bytes of one float per row of a microbatch (seq · batch rows). */
@@ -143,8 +164,9 @@ int sc_model_step_info(const sc_model *md, int k, sc_step_info *out);
 /* post-validation: on how many attached devices step k was undone. */
 int sc_model_rollbacks(const sc_model *md, int k);
 
-/* Gradient tensors: 2 per layer (G1, G2) then Gout, then Gemb when there is
- * an embedding; NULL when the tensor's stage is not attached here or the
+/* Gradient tensors: per layer 2 for the MLP (G1, G2) or 9 for the decoder
+ * (g1, Wq, Wk, Wv, Wo, g2, Wg, Wu, Wd), then Gout, then the decoder's final
+ * norm, then Gemb when there is an embedding; NULL when the tensor's stage is not attached here or the
  * tensor is split (its shards are compared by sc_model_compare). Device memory of the backend that holds the
  * stage (read it with that backend's download). */
 int sc_model_tensors(const sc_model *md);
@@ -162,7 +184,7 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
  * present in both (read through their backends); *bitwise = 1 when all of
  * them are identical. NaN when a backend failed reading them. */
 double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
-/* The same for the parameters (W1, W2 of every layer, then Wout), beyond
+/* The same for the parameters (in the same order), beyond
  * 2 lr per AdamW step the reference took: an AdamW step moves every
  * parameter by about lr whatever its gradient's size, so a gradient near
  * zero that rounds to the other sign moves it the other way (bitwise is

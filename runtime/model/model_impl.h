@@ -11,6 +11,10 @@
 #include "optim.h"
 #include "model_vocab.h"
 
+/* Parameter tensors per layer, at most (the decoder's 9). */
+#define SC_MODEL_MAXP 9
+#define SC_MDEC_NP 9
+
 /* Host staging of generated tensors: they reach device memory through the
  * backend's upload, CHUNK floats at a time. */
 #define SC_MODEL_CHUNK ((size_t)1 << 16)
@@ -48,8 +52,15 @@ struct sc_model {
                           * stage s is copy s / Sc; its layers are that copy's */
     int steps, M;        /* training steps; microbatch numbers m·steps */
     int *first, *count;  /* [S] layers of each stage */
-    float **W1, **W2, **G1, **G2; /* [C L]: copy k's layer l at k L + l */
+    int kind;            /* SC_MODEL_MLP or SC_MODEL_DECODER (cfg.kind) */
+    int np;              /* parameter tensors per layer: MLP W1 W2; decoder g1 Wq Wk Wv Wo
+                          * g2 Wg Wu Wd (model_decoder.c) */
+    size_t psz[SC_MODEL_MAXP]; /* floats of each */
+    int H, KV, D, I, qd, kd; /* decoder: heads, KV heads, head dim, inter, H D, KV D */
+    float theta, eps;    /* decoder: rope_theta, rms_norm_eps */
+    float **Wl, **Gl;    /* [C L np]: copy k's layer l's tensor j at (k L + l) np + j */
     float **Wout, **Gout; /* [C] the output layer of each copy */
+    float **Wn, **Gn;    /* [C] the final norm of each copy (decoder), else NULL */
     int *gstep;          /* [S] the step whose gradients G1, G2 (Gout) hold; -1: none */
     sc_backend **owner;  /* [S] backend holding the stage's parameters */
     sc_mdev **devs;      /* [S] device context of each attached stage */
@@ -59,6 +70,10 @@ struct sc_model {
     int vocab, split, P; /* cfg.vocab_par; split: 1 vocab-1, 2 vocab-2, 0 not split */
 };
 
+/* Layer l's parameter j and its gradient. */
+#define SC_MW(md, l, j) ((md)->Wl[(size_t)(l) * (size_t)(md)->np + (size_t)(j)])
+#define SC_MG(md, l, j) ((md)->Gl[(size_t)(l) * (size_t)(md)->np + (size_t)(j)])
+
 /* A stage's place in its copy: the first (it reads the input), the last
  * (it holds the head and the loss), and its copy. */
 #define SC_MFIRST(md, s) ((s) % (md)->Sc == 0)
@@ -67,7 +82,39 @@ struct sc_model {
 
 /* Streams of the model's hash (model_vocab.c uses 3 and 5 for the same
  * tensors, and 6, 7 for the embedding and the tokens). */
-enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET };
+enum { T_W1 = 1, T_W2, T_WOUT, T_INPUT, T_TARGET, T_DEC = 8 /* .. 16: the decoder's 9 */ };
+
+/* Tensor t of the model's numbering (model.h: sc_model_tensors) other
+ * than the embedding: parameters (params 1) or gradients, its floats and
+ * the stage holding it (copy 0's); NULL when t is the embedding's, the
+ * split output layer, or not allocated here. */
+float *sc_model_tensor_at(const sc_model *md, int t, int params, size_t *n, int *stage);
+/* Tensors before the embedding's: np L, the output layer, the final norm. */
+int sc_model_layer_tensors(const sc_model *md);
+
+/* Device tensor x[0..n) = scale * sc_urand(kind, idx, i) (0 when scale is
+ * 0), or = v (fill_const), on dv's backend. */
+void sc_model_fill(sc_mdev *dv, float *x, size_t n, int kind, long idx, float scale);
+void sc_model_fill_const(sc_mdev *dv, float *x, size_t n, float v);
+
+/* model_decoder.c: the decoder's sizes (H .. eps, np, psz from md->c),
+ * its initial layer l (ll: its index in the copy), its record, and its
+ * passes (T: the kept parts; the input in T[0]; the last stage's logits
+ * into its part for model.c's cross-entropy). */
+void sc_mdec_sizes(sc_model *md);
+void sc_mdec_init(sc_mdev *dv, int l, int ll);
+int sc_mdec_usable(const sc_backend *be);
+int sc_mdec_record_parts(const sc_model *md, int s, size_t *bytes, int max);
+size_t sc_mdec_bonly_bytes(const sc_model *md, int s);
+size_t sc_mdec_kept_bytes(const sc_model *md, int s);
+/* The last stage's logits (then their gradient) in its record T. */
+float *sc_mdec_logits(const sc_model *md, int s, float **T);
+/* Floats of the copies' gradient sum (model_optim.c). */
+size_t sc_model_gsum_floats(const sc_model *md);
+sc_status sc_mdec_forward(sc_mdev *dv, int s, void *out, float **T, void *b_only);
+sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout, float **T,
+                                 void *b_only);
+sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T);
 
 /* The workload's table (model.c). */
 extern const struct sc_workload_ops sc_model_ops;

@@ -14,35 +14,22 @@
 static float *grad_here(sc_mdev *dv, int t, size_t *n)
 {
     sc_model *md = dv->md;
-    float *g;
-    int s = 0;
-    if (t == 2 * md->L + 1) { /* the embedding's: its first row's holder */
+    int s;
+    if (t == sc_model_layer_tensors(md)) { /* the embedding's: its first row's holder */
         int first, rows;
         if (!dv->mv)
             return NULL;
-        g = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
+        float *g = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
         *n = (size_t)md->h * (size_t)rows;
         return first == 0 ? g : NULL;
     }
-    if (t == 2 * md->L && md->split) /* the split output layer: device 0's columns */
-        return NULL;
-    if (t < 2 * md->L) {
-        g = t % 2 ? md->G2[t / 2] : md->G1[t / 2];
-        *n = (size_t)md->h * (size_t)md->h;
-        while (s + 1 < md->S && md->first[s + 1] <= t / 2)
-            s++;
-    } else {
-        g = md->Gout[0];
-        *n = (size_t)md->h * (size_t)md->V;
-        s = md->Sc - 1; /* copy 0's */
-    }
-    return md->devs[s] == dv ? g : NULL;
+    float *g = sc_model_tensor_at(md, t, 0, n, &s);
+    return g && md->devs[s] == dv ? g : NULL;
 }
 
 sc_status sc_model_optim_attach(sc_mdev *dv)
 {
     sc_model *md = dv->md;
-    size_t hh = (size_t)md->h * (size_t)md->h;
     dv->info = calloc((size_t)md->steps, sizeof(sc_step_info));
     dv->opt = sc_adamw_new(&md->c.opt);
     dv->cdev = dv->be->ops->alloc(dv->be->ctx, 10 * sizeof(double));
@@ -56,12 +43,16 @@ sc_status sc_model_optim_attach(sc_mdev *dv)
          * same sum). */
         int c = SC_MCOPY(md, s);
         for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++)
-            if (sc_adamw_add(dv->opt, dv->be, md->W1[l], md->G1[l], hh, c > 0) != SC_OK ||
-                sc_adamw_add(dv->opt, dv->be, md->W2[l], md->G2[l], hh, c > 0) != SC_OK)
-                return SC_ERR_NOMEM;
+            for (int j = 0; j < md->np; j++)
+                if (sc_adamw_add(dv->opt, dv->be, SC_MW(md, l, j), SC_MG(md, l, j), md->psz[j],
+                                 c > 0) != SC_OK)
+                    return SC_ERR_NOMEM;
         if (SC_MLAST(md, s) && !md->split &&
             sc_adamw_add(dv->opt, dv->be, md->Wout[c], md->Gout[c],
                          (size_t)md->h * (size_t)md->V, c > 0) != SC_OK)
+            return SC_ERR_NOMEM;
+        if (SC_MLAST(md, s) && md->Wn &&
+            sc_adamw_add(dv->opt, dv->be, md->Wn[c], md->Gn[c], (size_t)md->h, c > 0) != SC_OK)
             return SC_ERR_NOMEM;
     }
     /* The vocabulary layers it holds: the embedding (rows), the output
@@ -213,13 +204,21 @@ static double *twin(sc_mdev *dv, const double *h)
 }
 
 /* The copies' gradient sum (docs/guide.md#copies): one copy's gradients,
- * G1 and G2 of each layer then Gout, in a buffer of the device's (model
+ * the layers' then Gout, in a buffer of the device's (model
  * order, the numbering of sc_model_tensors); each device writes its stages'
  * gradients at their layer's place and zeros elsewhere, the all-reduce
  * sums them, and each reads its layers' sums back (gsum_done). */
-static size_t gsum_floats(const sc_model *md)
+static size_t layer_floats(const sc_model *md)
 {
-    return 2 * (size_t)md->L * (size_t)md->h * (size_t)md->h + (size_t)md->h * (size_t)md->V;
+    size_t n = 0;
+    for (int j = 0; j < md->np; j++)
+        n += md->psz[j];
+    return n;
+}
+
+size_t sc_model_gsum_floats(const sc_model *md)
+{
+    return (size_t)md->L * layer_floats(md) + (size_t)md->h * (size_t)md->V;
 }
 
 /* Copies between the buffer and the device's gradients: back = 0 into the
@@ -228,17 +227,19 @@ static void gsum_move(sc_mdev *dv, int back)
 {
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
-    size_t hh = (size_t)md->h * (size_t)md->h;
+    size_t lf = layer_floats(md);
     for (int s = 0; s < md->S; s++) {
         if (md->devs[s] != dv)
             continue;
         for (int l = md->first[s]; l < md->first[s] + md->count[s]; l++) {
-            float *slot = dv->gsum + 2 * (size_t)(l % md->L) * hh;
-            o->copy(dv->be->ctx, hh, back ? slot : md->G1[l], back ? md->G1[l] : slot);
-            o->copy(dv->be->ctx, hh, back ? slot + hh : md->G2[l], back ? md->G2[l] : slot + hh);
+            float *slot = dv->gsum + (size_t)(l % md->L) * lf;
+            for (int j = 0; j < md->np; slot += md->psz[j++]) {
+                float *g = SC_MG(md, l, j);
+                o->copy(dv->be->ctx, md->psz[j], back ? slot : g, back ? g : slot);
+            }
         }
         if (SC_MLAST(md, s)) {
-            float *slot = dv->gsum + 2 * (size_t)md->L * hh, *g = md->Gout[SC_MCOPY(md, s)];
+            float *slot = dv->gsum + (size_t)md->L * lf, *g = md->Gout[SC_MCOPY(md, s)];
             o->copy(dv->be->ctx, (size_t)md->h * (size_t)md->V, back ? slot : g, back ? g : slot);
         }
     }
@@ -246,7 +247,7 @@ static void gsum_move(sc_mdev *dv, int back)
 
 static sc_status gsum_buffer(sc_mdev *dv, sc_cxfer *x)
 {
-    size_t n = gsum_floats(dv->md);
+    size_t n = sc_model_gsum_floats(dv->md);
     const struct sc_backend_ops *o = dv->be->ops;
     if (!dv->gsum && !(dv->gsum = o->alloc(dv->be->ctx, n * sizeof(float))))
         return fail(dv, SC_ERR_NOMEM, "out of memory for the sum of the copies' gradients");

@@ -530,14 +530,6 @@ void sc_mvocab_params_changed(sc_mvocab *v)
     v->whost = NULL;
 }
 
-void sc_mvocab_zero_grads(sc_mvocab *v)
-{
-    size_t hv = (size_t)v->c.h * (size_t)v->Vd;
-    gen(v, v->gemb, hv, 0, 0, 0.0f);
-    if (v->gout)
-        gen(v, v->gout, hv, 0, 0, 0.0f);
-}
-
 const float *sc_mvocab_emb(const sc_mvocab *v, int params, int *first_row, int *rows)
 {
     *first_row = v->off;

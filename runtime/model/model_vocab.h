@@ -104,8 +104,6 @@ double sc_mvocab_loss(const sc_mvocab *v, int mb);
 int sc_mvocab_tensor(sc_mvocab *v, int i, float **w, float **g, size_t *n);
 /* The optimizer changed the parameters: drop what was cached of them. */
 void sc_mvocab_params_changed(sc_mvocab *v);
-/* Zeroes the gradients (the first pass of a new step). */
-void sc_mvocab_zero_grads(sc_mvocab *v);
 
 /* The tensors this device holds (params 0: gradients; 1: parameters): the
  * embedding's (rows first_row .. first_row + rows) and the output layer's

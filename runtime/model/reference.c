@@ -30,8 +30,8 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         return st;
     int dev0 = 0;
     sc_workload wl;
-    void *rec = NULL;
-    size_t rb = sc_model_record_bytes(md, 0);
+    void *rec = NULL, *bonly = NULL;
+    size_t rb = sc_model_record_kept_bytes(md, 0), bb = sc_model_record_bonly_bytes(md, 0);
     int np = sc_model_record_parts(md, 0, NULL, 0);
     size_t *pb = calloc((size_t)np, sizeof(size_t));
     float **parts = calloc((size_t)np, sizeof(float *));
@@ -44,7 +44,8 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     if ((st = sc_backend_cpu_open(mem_cap, &md->own_be, err, errlen)) != SC_OK ||
         (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
         goto fail;
-    if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb))) {
+    if (!(rec = md->own_be->ops->alloc(md->own_be->ctx, rb)) ||
+        (bb && !(bonly = md->own_be->ops->alloc(md->own_be->ctx, bb)))) {
         snprintf(err, errlen, "out of memory for the reference's activations (%zu bytes)", rb);
         st = SC_ERR_NOMEM;
         goto fail;
@@ -56,9 +57,9 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     const struct sc_workload_ops *o = wl.ops;
     for (int k = 0; k < md->steps; k++) {
         for (int mb = k * m; mb < (k + 1) * m; mb++) {
-            if ((st = o->forward(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
+            if ((st = o->forward(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
                 (!c.forward_only && /* the forward's loss only (docs/run.md#check) */
-                 ((st = o->backward_input(wl.ctx, 0, mb, NULL, NULL, parts, NULL)) != SC_OK ||
+                 ((st = o->backward_input(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
                   (st = o->backward_weight(wl.ctx, 0, mb, parts)) != SC_OK))) {
                 snprintf(err, errlen, "reference: step %d: %s", k, o->errmsg(wl.ctx));
                 goto fail;
@@ -75,6 +76,7 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         }
     }
     md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    md->own_be->ops->free(md->own_be->ctx, bonly, bb);
     free(pb);
     free(parts);
     *out = md;
@@ -82,41 +84,34 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
 fail:
     if (rec)
         md->own_be->ops->free(md->own_be->ctx, rec, rb);
+    if (bonly)
+        md->own_be->ops->free(md->own_be->ctx, bonly, bb);
     free(pb);
     free(parts);
     sc_model_free(md);
     return st;
 }
 
-/* The backend holding gradient tensor t (model.h's numbering). */
+/* The backend holding tensor t (model.h's numbering). */
 static sc_backend *grad_owner(const sc_model *md, int t)
 {
-    if (t > 2 * md->L) /* the embedding */
-        return md->owner[0];
-    if (t == 2 * md->L)
-        return md->owner[md->Sc - 1]; /* copy 0's */
-    int l = t / 2, s = 0;
-    while (s + 1 < md->S && md->first[s + 1] <= l)
-        s++;
+    size_t n;
+    int s;
+    sc_model_tensor_at(md, t, 0, &n, &s);
     return md->owner[s];
 }
 
 /* Tensor t of a model: gradients (params 0) or parameters (params 1). */
 static const float *tensor_of(const sc_model *md, int t, int params, size_t *n)
 {
-    if (!params)
-        return sc_model_grad(md, t, n);
-    if (t < 2 * md->L) {
-        *n = (size_t)md->h * (size_t)md->h;
-        return t % 2 ? md->W2[t / 2] : md->W1[t / 2];
-    }
+    int s;
+    if (t < sc_model_layer_tensors(md))
+        return sc_model_tensor_at(md, t, params, n, &s);
     *n = (size_t)md->h * (size_t)md->V;
-    if (t == 2 * md->L)
-        return md->split ? NULL : md->Wout[0];
     int first, rows; /* the embedding: whole on the first stage, or in shards */
     return md->split || !md->devs[0] || !md->devs[0]->mv
                ? NULL
-               : sc_mvocab_emb(md->devs[0]->mv, 1, &first, &rows);
+               : sc_mvocab_emb(md->devs[0]->mv, params, &first, &rows);
 }
 
 /* Largest |g - r| - slack and |r| over n floats of a (backend ga) and b

@@ -87,9 +87,15 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
     *unit_bytes = sc_run_unit_bytes(md, P, S);
-    sc_status st = sc_prog_set_w_keep(pg, 1.0); /* the model's B frees nothing (model/model.h) */
-    for (int s = 0; s < S && !st; s++)
-        st = sc_prog_set_mem(pg, s, (double)sc_model_record_bytes(md, s) / *unit_bytes);
+    /* The MLP's B frees nothing (model/model.h); the decoder's frees its
+     * b_only parts, a share of the record that differs by stage. */
+    sc_status st = sc_prog_set_w_keep(pg, 1.0);
+    for (int s = 0; s < S && !st; s++) {
+        double all = (double)sc_model_record_bytes(md, s);
+        st = sc_prog_set_mem(pg, s, all / *unit_bytes);
+        if (!st && sc_model_record_bonly_bytes(md, s))
+            st = sc_prog_set_stage_w_keep(pg, s, (double)sc_model_record_kept_bytes(md, s) / all);
+    }
     /* A split vocabulary: S's record, held until T, and the sizes of its
      * collectives (docs/vocab.md#running-the-split-model): a row of hidden floats per row of the
      * microbatch, or one float per row (the sums carry two). */
@@ -100,9 +106,9 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
                                      (double)sc_model_row_bytes(md));
     /* Offload moves whole tensors: the plan rounds its fractions to them. */
     for (int s = 0; s < S && !st; s++) {
-        int n = sc_model_record_parts(md, s, NULL, 0);
-        size_t *b = malloc((size_t)n * sizeof(size_t));
-        double *x = malloc((size_t)n * sizeof(double));
+        int n = sc_model_record_parts(md, s, NULL, 0), nb = n + !!sc_model_record_bonly_bytes(md, s);
+        size_t *b = malloc((size_t)nb * sizeof(size_t));
+        double *x = malloc((size_t)nb * sizeof(double));
         if (!b || !x) {
             free(b);
             free(x);
@@ -110,9 +116,11 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
             return SC_ERR_NOMEM;
         }
         sc_model_record_parts(md, s, b, n);
-        for (int i = 0; i < n; i++)
+        if (nb > n) /* the executor's last part: b_only (exec/exec.h) */
+            b[n] = sc_model_record_bonly_bytes(md, s);
+        for (int i = 0; i < nb; i++)
             x[i] = (double)b[i];
-        st = sc_prog_set_offload_parts(pg, s, n, x);
+        st = sc_prog_set_offload_parts(pg, s, nb, x);
         free(b);
         free(x);
     }
@@ -439,7 +447,8 @@ static uint64_t model_hash(const sc_prog *pg)
  * element-wise max of (v, -v): max and min over the ranks, exact for
  * integers below 2^53 (hashes and seeds in 32-bit halves). */
 enum { A_P, A_S, A_M, A_HIDDEN, A_LAYERS, A_VOCAB, A_SEQ, A_BATCH, A_SEED_HI, A_SEED_LO, A_LR,
-       A_BETA1, A_BETA2, A_EPS, A_WD, A_CLIP, A_INF_STEP, A_INF_DEVICE, A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO, A_N };
+       A_BETA1, A_BETA2, A_EPS, A_WD, A_CLIP, A_INF_STEP, A_INF_DEVICE, A_BACKEND, A_CHECK, A_PROG_HI, A_PROG_LO, A_COST_HI, A_COST_LO,
+       A_KIND, A_HEADS, A_KV_HEADS, A_HEAD_DIM, A_INTER, A_THETA, A_NORM_EPS, A_N };
 
 static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s, char *err,
                        size_t errlen)
@@ -451,7 +460,10 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         "the learning rate", "the optimizer's beta1", "the optimizer's beta2",
         "the optimizer's eps", "the weight decay", "the clipping threshold", "inf_step",
         "inf_device", "the backend", "--check", "the program", "the program",
-        "the cost and memory model"};
+        "the cost and memory model", "the cost and memory model",
+        "the model's kind (MLP or decoder, --model)",
+        "the decoder's heads", "the decoder's kv_heads", "the decoder's head_dim",
+        "the decoder's inter", "the decoder's rope_theta", "the decoder's rms_norm_eps"};
     const sc_model_cfg *mc = &o->model;
     uint64_t seed = (uint64_t)mc->seed, prog = streams_hash(pg), cost = model_hash(pg);
     uint64_t be = fnv(FNV0, o->backend, strlen(o->backend));
@@ -462,7 +474,9 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
         mc->opt.beta1, mc->opt.beta2, mc->opt.eps, mc->opt.weight_decay, mc->opt.clip,
         mc->opt.inf_step, mc->opt.inf_device,
         (double)(be & 0xffffffffu), o->check, (double)(prog >> 32), (double)(prog & 0xffffffffu),
-        (double)(cost >> 32), (double)(cost & 0xffffffffu)};
+        (double)(cost >> 32), (double)(cost & 0xffffffffu), mc->kind, (double)mc->heads,
+        (double)mc->kv_heads, (double)mc->head_dim, (double)mc->inter, mc->rope_theta,
+        mc->norm_eps};
     for (int i = 0; i < A_N; i++)
         v[A_N + i] = -v[i];
     sc_status st = sc_mpi_max(v, 2 * A_N, "the check that the ranks agree (model, program)",
@@ -480,7 +494,7 @@ static sc_status agree(const sc_prog *pg, const sc_run_opts *o, double timeout_s
             snprintf(err, errlen, "the ranks built different programs from the recipe (one that "
                      "depends on time, like a search under a time limit: give --time-limit 0; "
                      "or on chance or the rank) %s", why);
-        else if (i <= A_BATCH || (i >= A_LR && i <= A_INF_DEVICE))
+        else if (i <= A_BATCH || (i >= A_LR && i <= A_INF_DEVICE) || i >= A_KIND)
             snprintf(err, errlen, "the ranks disagree on %s: from %.17g to %.17g across ranks %s",
                      what[i], lo, hi, why);
         else

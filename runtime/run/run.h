@@ -35,7 +35,8 @@
  * model's real sizes: one unit = the bytes of one microbatch's activation
  * records of all stages divided by P (one device's share), stage s holds
  * record_bytes(s) / unit units per microbatch, and w_keep = the fraction W
- * keeps (1 for the built-in model). The predicted peak in bytes of device d
+ * keeps (1 for the MLP; the decoder's, per stage, its kept bytes over its
+ * record's: B frees the rest, sc_prog_set_stage_w_keep). The predicted peak in bytes of device d
  * is then peak_mem[d] x unit, rounded to the byte, and the activation pool's
  * measured high-water mark must equal it. With offload, the plan's
  * fractions are rounded to the model's tensors (sc_prog_set_offload_parts),

@@ -15,8 +15,10 @@
  * Sleeping rather than yielding leaves the cores to the ranks that compute
  * when the ranks oversubscribe them, and a sleeper that wakes is scheduled
  * ahead of the threads that ran meanwhile; a sched_yield phase measured
- * 3.5x slower on the loaded 2-core machine (bench/README.md#speed-issue-34).
+ * 3.5x slower on the loaded 2-core machine (bench/speed.md#speed-issue-34).
  * The timeouts stay with the callers.
+ *
+ * Tested by: tests/unit/test_runtime.c, tests/runtime.sh.
  */
 #ifndef SC_BACKOFF_H
 #define SC_BACKOFF_H

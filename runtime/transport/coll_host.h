@@ -8,6 +8,8 @@
  *
  * Device order: a = buf[0]; a = a (+ or max) buf[d] for d = 1 .. P-1; every
  * member gets a. The same bits on every run, whatever the threads' timing.
+ *
+ * Tested by: tests/unit/test_coll_run.c.
  */
 #ifndef SC_COLL_HOST_H
 #define SC_COLL_HOST_H

@@ -14,6 +14,8 @@
  * (sc_mpi_init, sc_mpi_max, ..., sc_transport_mpi_new). The module is
  * built from the same tree as the executable; version and size catch a
  * module left over from other sources.
+ *
+ * Tested by: tests/runtime.sh.
  */
 #ifndef SC_MPI_API_H
 #define SC_MPI_API_H

@@ -3,20 +3,16 @@
  * transport.h, reached through the MPI module (mpi_api.h says why).
  *
  * The module, libstagecraft_mpi.so, is loaded at the first call that needs
- * MPI (sc_mpi_init: `run` started by mpirun), once per process, from the
- * first of:
- *   1. STAGECRAFT_MPI_MODULE (a file);
- *   2. beside the executable (build/stagecraft and its module; an install
- *      puts it beside the binary);
- *   3. build/ below the executable's folder (./stagecraft at the root of a
- *      tree finds build/libstagecraft_mpi.so).
- * It is opened RTLD_GLOBAL: OpenMPI's own plugins, which it opens in
+ * MPI (sc_mpi_init: `run` started by mpirun), once per process, where
+ * module_find.h looks (STAGECRAFT_MPI_MODULE, beside the executable,
+ * build/ below its folder). It is opened RTLD_GLOBAL: OpenMPI's own plugins, which it opens in
  * MPI_Init, look up libmpi's symbols in the global scope. When MPI itself
  * is missing at run time (libmpi.so.40 not installed) the loader's message
  * says so in one line. A module that cannot be loaded is SC_ERR_ARG (exit
  * 3, as a missing CUDA module). Built without MPI (no SC_HAVE_MPI) no
  * module is looked for and every call says so.
  */
+#include "module_find.h"
 #include "mpi_api.h"
 #include "sc_mpi.h"
 #include "transport.h"
@@ -59,29 +55,13 @@ static void load_from(const char *path)
 static void load(void)
 {
     char path[4096];
-    const char *env = getenv("STAGECRAFT_MPI_MODULE");
-    if (env && *env) {
-        load_from(env);
+    if (sc_module_find("libstagecraft_mpi.so", "STAGECRAFT_MPI_MODULE", path, sizeof path) == 0) {
+        load_from(path);
         return;
-    }
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
-    char *slash = n > 0 ? (path[n] = 0, strrchr(path, '/')) : NULL;
-    if (slash) {
-        strcpy(slash + 1, "libstagecraft_mpi.so");
-        if (access(path, R_OK) == 0) {
-            load_from(path);
-            return;
-        }
-        strcpy(slash + 1, "build/libstagecraft_mpi.so");
-        if (access(path, R_OK) == 0) {
-            load_from(path);
-            return;
-        }
-        *slash = 0;
     }
     snprintf(api_err, sizeof api_err, "mpi: the MPI module libstagecraft_mpi.so is missing (not "
              "beside the executable nor in %.800s/build; run make, or set "
-             "STAGECRAFT_MPI_MODULE)", slash ? path : ".");
+             "STAGECRAFT_MPI_MODULE)", path);
 }
 
 /* The module's table, or NULL with the reason in err. */

@@ -3,6 +3,8 @@
  * (start, collectives over small arrays, end). Built without MPI, every
  * function fails or does nothing and sc_mpi_available() is 0; nothing else
  * in the runtime includes <mpi.h>.
+ *
+ * Tested by: tests/runtime.sh.
  */
 #ifndef SC_SC_MPI_H
 #define SC_SC_MPI_H

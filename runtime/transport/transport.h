@@ -25,6 +25,8 @@
  * abort may be called by any thread: every wait of every device then
  * returns SC_ERR_RUNTIME soon. wait also returns SC_ERR_RUNTIME after the
  * transport's timeout (the watchdog that turns a lost peer into an error).
+ *
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_coll_run.c.
  */
 #ifndef SC_TRANSPORT_H
 #define SC_TRANSPORT_H

@@ -76,7 +76,7 @@ typedef struct mgroup {
 /* The longest sleep of a wait between two polls when the ranks have
  * doorbells: a ring ends it sooner. Messages whose progress needs a poll of
  * this rank without a ring (the fragments of a large one) wait this long. */
-#define BELL_SLEEP_NS 50000L
+#define BELL_SLEEP_NS SC_BACKOFF_SLEEP_NS
 
 static int started;
 static double started_timeout; /* sc_mpi_init's timeout_s: the guard of later blocking calls */
@@ -150,6 +150,7 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
     mctx *c = ctx;
     mgroup *g = group;
     double deadline = now() + c->timeout_s;
+    int slept = 0;
     for (sc_backoff b = {0};;) {
         unsigned tok = c->bell ? sc_bell_token(c->bell) : 0;
         int done = 0;
@@ -167,10 +168,16 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
         }
         /* Still not done after a sleep: the peers may be asleep too, each
          * waiting for the other's poll to move a large message on. */
-        if (b.polls++ > SC_BACKOFF_SPINS)
+        if (slept)
             for (int i = 0; g->peer && i < g->n; i++)
                 sc_bell_ring(c->bell, g->peer[i]);
         sc_bell_sleep(c->bell, tok, BELL_SLEEP_NS);
+        slept = 1;
+        /* Rung: what the ring announced may take a few polls to arrive
+         * (a message still on its way, a ring for another group): spin
+         * again before the next sleep. */
+        if (sc_bell_token(c->bell) != tok)
+            sc_backoff_reset(&b);
     }
 }
 

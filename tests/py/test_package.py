@@ -255,5 +255,11 @@ check(fp.framework == "pytorch" and all(c.error or "pytorch" in c.frameworks for
       f"plan framework=pytorch {fp}")
 check(fp.reproduce["sim"].startswith("stagecraft sim " + fp.pick.recipe) and fp.reproduce["pytorch"],
       f"{fp.reproduce}")
+# One table of options: the library's, the command line's flags, sc.plan's fields.
+opts = stagecraft.plan_options()
+check(opts == {"cap": "--cap", "costs": "--costs", "layers": "--layers", "framework": "--for",
+               "time_limit": "--time-limit"}, f"plan options {opts}")
+raises(lambda: stagecraft.plan(p=2, m=4, framework="nope"), 2,
+       "--for 'nope': expected megatron, torchtitan or pytorch")
 print(f"package: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """vcompare.py — stagecraft's V-shape recipes against the authors' schedules
-as tests/py/vref.py rebuilds them (issue 19; docs/recipes.md, bench/README.md).
+as tests/py/vref.py rebuilds them (issue 19; docs/recipes.md, bench/schedules.md).
 
 For every p, m and cost set asked for, each of v-half, v-min, v-zb and
 zbv-auto (time_limit 0: the heuristic alone) is simulated by stagecraft

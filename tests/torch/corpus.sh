@@ -8,8 +8,8 @@
 # make test two recipes and their mutations at 2 ranks,
 # then two with PyTorch's per-edge communicators (--per-link), then the
 # per-link exports of one recipe and of PyTorch's orders, then FSDP2 stages
-# (tests/torch/fsdp.py --sample; its whole run: bench/README.md); the whole
-# corpus, 2 and 4 ranks, takes 10 to 17 minutes a run: bench/README.md. Needs the
+# (tests/torch/fsdp.py --sample; its whole run: bench/torch.md); the whole
+# corpus, 2 and 4 ranks, takes 10 to 17 minutes a run: bench/torch.md. Needs the
 # venv tests/torch/run.sh installs (TORCH_VENVS); skipped without it.
 # Prints "corpus: N passed, N failed[, N skipped]".
 SC=${SC:-build/stagecraft}

@@ -1,5 +1,5 @@
 /*
- * fsdp_lua.c — the `fsdp` field of sc.program (docs/fsdp.md):
+ * fsdp.c — the `fsdp` field of sc.program (docs/fsdp.md):
  *
  *   fsdp = true                                   -- dp 2, 1 unit, policy full
  *   fsdp = {dp = 8, units = 2, time = 0.5, policy = "derived", max_active = 2}

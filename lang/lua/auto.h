@@ -1,5 +1,5 @@
 /*
- * sc_auto.h — the Lua surface of the automatic scheduler (interp/
+ * auto.h — the Lua surface of the automatic scheduler (interp/
  * autosched.h): the `auto` source of sc.program and the figures it leaves.
  *
  *   local prog, fig = sc.autoschedule{ p = 8, m = 24, tf = 29850, tb = 29767,
@@ -10,6 +10,8 @@
  * sc.autoschedule (stdlib/_prelude.lua) calls sc.program with
  * auto = {mem, seed, time_limit, objective, max_evals, where};
  * docs/blocks.md#automatic-schedules documents both.
+ *
+ * Tested by: tests/lua/test_auto.lua.
  */
 #ifndef SC_AUTO_LUA_H
 #define SC_AUTO_LUA_H

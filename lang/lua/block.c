@@ -1,5 +1,5 @@
 /*
- * sc_block_lua.c — building blocks in Lua: the `block` field of sc.program,
+ * block.c — building blocks in Lua: the `block` field of sc.program,
  * the Block type (sc.block) with its lifespans and peak memory, and the block
  * search (sc.block_search, sc.tradeoff). docs/blocks.md#building-blocks,
  * docs/blocks.md#blocks-as-values.
@@ -33,30 +33,20 @@ typedef struct lblock {
     char where[160];
 } lblock;
 
-static int raisef(lua_State *L, sc_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char buf[256];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return sc_lua_raise(L, st, buf);
-}
-
 /* n numbers of the list at the stack top into out. */
 static void read_list(lua_State *L, const char *what, const char *name, int n, double *out)
 {
     if (!lua_istable(L, -1))
-        raisef(L, SC_ERR_ARG, "block: '%s%s' must be a list of offsets", what, name);
+        sc_lua_raisef(L, SC_ERR_ARG, "block: '%s%s' must be a list of offsets", what, name);
     if ((int)luaL_len(L, -1) != n)
-        raisef(L, SC_ERR_ARG, "block: '%s%s' lists %d offsets, but %d are needed", what, name,
+        sc_lua_raisef(L, SC_ERR_ARG, "block: '%s%s' lists %d offsets, but %d are needed", what, name,
                (int)luaL_len(L, -1), n);
     for (int i = 0; i < n; i++) {
         lua_geti(L, -1, i + 1);
         int ok;
         out[i] = lua_tonumberx(L, -1, &ok);
         if (!ok)
-            raisef(L, SC_ERR_ARG, "block: '%s%s'[%d] is not a number", what, name, i + 1);
+            sc_lua_raisef(L, SC_ERR_ARG, "block: '%s%s'[%d] is not a number", what, name, i + 1);
         lua_pop(L, 1);
     }
 }
@@ -77,13 +67,13 @@ static void parse_compact(lua_State *L, int b, sc_prog *pg, double *off, sc_bloc
     int C = max_chunks(pg), S = sc_prog_stages(pg);
     double first[64], delta[64];
     if (C > 64)
-        raisef(L, SC_ERR_ARG, "block: the compact form allows at most 64 chunks per device");
+        sc_lua_raisef(L, SC_ERR_ARG, "block: the compact form allows at most 64 chunks per device");
     lua_getfield(L, b, "first");
     lua_getfield(L, b, "delta");
     if (!lua_istable(L, -2))
-        raisef(L, SC_ERR_ARG, "block: 'first' must be a table {F = {...}, B = {...}}");
+        sc_lua_raisef(L, SC_ERR_ARG, "block: 'first' must be a table {F = {...}, B = {...}}");
     if (!lua_isnil(L, -1) && !lua_istable(L, -1))
-        raisef(L, SC_ERR_ARG, "block: 'delta' must be a table {F = {...}, B = {...}}");
+        sc_lua_raisef(L, SC_ERR_ARG, "block: 'delta' must be a table {F = {...}, B = {...}}");
     sc_lua_check_fields(L, -2, "block: first", sc_fields_of(SC_FT_OFFSETS));
     if (lua_istable(L, -1))
         sc_lua_check_fields(L, -1, "block: delta", sc_fields_of(SC_FT_OFFSETS));
@@ -127,7 +117,7 @@ static void parse_block(lua_State *L, int b, sc_prog *pg, double *off, sc_block 
     for (int k = 0; k < 4; k++) {
         if (lua_getfield(L, b, kinds[k]) != LUA_TNIL) {
             if (compact)
-                raisef(L, SC_ERR_ARG,
+                sc_lua_raisef(L, SC_ERR_ARG,
                        "block: give offsets per stage ('%s') or 'first' and 'delta', not both",
                        kinds[k]);
             read_list(L, "", kinds[k], S, off + k * S);
@@ -180,10 +170,10 @@ void sc_lua_fill_block(lua_State *L, int t, sc_prog *pg)
     lblock *lb = toblock(L, b);
     if (lb) {
         if (!lb->pg || sc_prog_stages(lb->pg) != S)
-            raisef(L, SC_ERR_ARG, "program: the block has %d stages, the program %d",
+            sc_lua_raisef(L, SC_ERR_ARG, "program: the block has %d stages, the program %d",
                    lb->pg ? sc_prog_stages(lb->pg) : 0, S);
         if (sc_prog_devices(lb->pg) != P)
-            raisef(L, SC_ERR_ARG, "program: the block has %d devices, the program %d",
+            sc_lua_raisef(L, SC_ERR_ARG, "program: the block has %d devices, the program %d",
                    sc_prog_devices(lb->pg), P);
         memcpy(off, lb->off, noff * sizeof(double));
         blk = lb->blk;

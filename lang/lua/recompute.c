@@ -1,5 +1,5 @@
 /*
- * sc_recompute_lua.c — the `recompute` field of sc.program
+ * recompute.c — the `recompute` field of sc.program
  * (docs/recompute.md) and the recomputation figures of a simulation.
  *
  *   recompute = "all"                                  -- a policy by name
@@ -35,7 +35,7 @@ void sc_lua_set_recompute(lua_State *L, int t, sc_prog *pg)
         c.chunks = sc_lua_num_field(L, tab, "recompute", "chunks", c.chunks);
         c.frac = sc_lua_num_field(L, tab, "recompute", "frac", c.frac);
         c.time = sc_lua_num_field(L, tab, "recompute", "time", c.time);
-        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem_lua.c) */
+        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem.c) */
     }
     if (c.time < 0)
         c.time = c.frac; /* a recomputation of part of a record takes that part of F */

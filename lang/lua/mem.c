@@ -1,5 +1,5 @@
 /*
- * mem_lua.c — the `mem` field of sc.program (sc_lua_impl.h,
+ * mem.c — the `mem` field of sc.program (sc_lua_impl.h,
  * docs/language.md#fields): the memory cap in units or in bytes, one for
  * every device or one per device.
  *

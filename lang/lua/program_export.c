@@ -1,5 +1,5 @@
 /*
- * prog_export.c — drawing and exporting a Program from Lua
+ * program_export.c — drawing and exporting a Program from Lua
  * (docs/language.md#the-program-type-and-the-module): p:export(format [, file
  * [, opts]]), p:svg([file [, opts]]), p:trace([file [, opts]]). Without a file
  * the text is returned; with one it is written whole or not at all

@@ -1,5 +1,5 @@
 /*
- * sc_policy_lua.c — what the memory-policy fields of sc.program (`offload`,
+ * policy.c — what the memory-policy fields of sc.program (`offload`,
  * `recompute`) share: a policy by name, a table with a `policy` field, or a
  * function called once per record with its life, returning a fraction.
  */

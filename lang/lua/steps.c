@@ -1,5 +1,5 @@
 /*
- * sc_steps_lua.c — the `steps` and `optim_sync` fields of sc.program and
+ * steps.c — the `steps` and `optim_sync` fields of sc.program and
  * sc._steps, which sets them on a program from -D (docs/steps.md):
  *
  *   sc.program{ ..., steps = 4, optim_sync = "post-validation" }

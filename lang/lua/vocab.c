@@ -1,5 +1,5 @@
 /*
- * vocab_lua.c — the vocabulary fields of sc.program (docs/vocab.md): where
+ * vocab.c — the vocabulary fields of sc.program (docs/vocab.md): where
  * the vocabulary layers go (`vocab_par`), the description of the model
  * whose FLOPs and bytes give the costs (`model`), and the times of the
  * vocabulary passes without a model (`vocab_costs`).

@@ -1,5 +1,5 @@
 /*
- * model_lua.c — sc.model (docs/model.md#from-lua-and-python): a model's
+ * model.c — sc.model (docs/model.md#from-lua-and-python): a model's
  * description as a Lua table, from a Hugging Face config.json or from a
  * table of its sizes, and the way back (the `config` field of a program's
  * `model`).

@@ -1,8 +1,8 @@
 /*
- * sc_auto.c — sc.program{..., auto = {...}}: runs the automatic scheduler on
- * the program being built and keeps its figures (sc_auto.h).
+ * auto.c — sc.program{..., auto = {...}}: runs the automatic scheduler on
+ * the program being built and keeps its figures (auto.h).
  */
-#include "sc_auto.h"
+#include "auto.h"
 #include "auto/autosched.h"
 #include "compile.h"
 #include "sc_lua.h"
@@ -87,7 +87,7 @@ void sc_lua_auto(lua_State *L, int t, int ud)
     bar b = {0};
     if (lua_getfield(L, a, "mem") == LUA_TNIL)
         fail(L, SC_ERR_ARG, "auto: 'mem' (the memory limit in units per device) is required");
-    /* Units, bytes or per device (mem_lua.c): the scheduler keeps the
+    /* Units, bytes or per device (mem.c): the scheduler keeps the
      * smallest, in the recipe's units. */
     o.mem = sc_lua_set_mem_at(L, -1, lp->pg, 0);
     lua_pop(L, 1);

@@ -1,5 +1,5 @@
 /*
- * sc_search_lua.c — the block search from Lua (sc.block_search,
+ * search.c — the block search from Lua (sc.block_search,
  * sc.tradeoff): schedule/search.h's family on the placement of the table
  * (the V placement unless it names another), its best block a Block.
  * docs/blocks.md#blocks-as-values.
@@ -18,16 +18,6 @@
 #include <string.h>
 
 static const char *const kinds[] = {"F", "B", "W", "BW"};
-
-static int raisef(lua_State *L, sc_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char buf[256];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return sc_lua_raise(L, st, buf);
-}
 
 
 /* A copy of the table at t, the V placement unless it names one (and then
@@ -131,7 +121,7 @@ static int l_block_search(lua_State *L)
             least = fmin(least, cands[i].peak);
         free(cands);
         sc_lua_mark_cap_refused(L);
-        return raisef(L, SC_ERR_PROGRAM, "block_search: no block fits mem = %g (the least peak "
+        return sc_lua_raisef(L, SC_ERR_PROGRAM, "block_search: no block fits mem = %g (the least peak "
                       "is %g)", limit, least);
     }
     sc_vcand best = *b;

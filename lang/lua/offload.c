@@ -1,5 +1,5 @@
 /*
- * sc_offload_lua.c — the `offload` field of sc.program (docs/offload.md) and
+ * offload.c — the `offload` field of sc.program (docs/offload.md) and
  * the offload figures of a simulation, for prog:sim() and the command line.
  *
  *   offload = "all"                                   -- a policy by name
@@ -33,7 +33,7 @@ void sc_lua_set_offload(lua_State *L, int t, sc_prog *pg)
     if (tab) {
         c.chunks = sc_lua_num_field(L, tab, "offload", "chunks", c.chunks);
         c.ratio = sc_lua_num_field(L, tab, "offload", "ratio", c.ratio);
-        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem_lua.c) */
+        c.mem = sc_lua_mem_field(L, tab, pg, c.mem); /* units or bytes (mem.c) */
         c.margin = sc_lua_num_field(L, tab, "offload", "margin", c.margin);
         lua_getfield(L, tab, "shared");
         c.shared = lua_toboolean(L, -1);

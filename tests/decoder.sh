@@ -1,0 +1,102 @@
+#!/bin/sh
+# decoder.sh — `run --model config.json` trains a Llama-style decoder
+# (docs/run.md#the-decoder; runtime/model/model_decoder.c): through the
+# loop, Zero-Bubble, V-shape and pair recipes its loss and every gradient
+# match the single-device reference and the measured peak activation bytes
+# equal the prediction (B frees its b_only parts: a per-stage w_keep);
+# several steps learn; offload and recomputation keep the peaks exact;
+# MPI ranks give the threads' loss bit for bit; the configs it does not
+# train yet are refused in one line. The kernels themselves:
+# build/test_decoder_ops. Run from the repository root: sh tests/decoder.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan_mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+. tests/lib.sh # ok, bad, expect, later, verdicts
+F=tests/fixtures/models
+M=$F/run-llama.json   # hidden 64, 4 heads over 2 KV heads, head_dim 16, inter 128, 8 layers
+hex() { sed 's/.*"loss_hex": "\([^"]*\)".*/\1/' "$1"; }
+
+# 1. The recipes (4 devices), each against the reference (runjson.py:
+# loss and gradients within 1e-5, peaks exact).
+for r in 1f1b zb-h1 zb-v v-zb dualpipev interleaved $(full && echo gpipe zb-h2 v-half v-min 1f1b-v); do
+  if $SC run $r --model $M --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run $r --model --check"
+  else bad "run $r --model --check"; head -3 "$tmp/e" >&2; fi
+done
+# Multi-query attention (1 KV head), head_dim from hidden / heads, another
+# eps and the default rope_theta, over 2 devices.
+if $SC run zb-h1 -D p=2 -D m=4 --model $F/run-mqa.json --check --json >"$tmp/j" 2>"$tmp/e"; then
+  later "$tmp/j" "run zb-h1 --model run-mqa --check"
+else bad "run zb-h1 --model run-mqa --check"; head -3 "$tmp/e" >&2; fi
+
+# 2. The model's object in --json; and the reference is bitwise (the same
+# operations in the same order on one device).
+$SC run 1f1b --model $M --check --json >"$tmp/j" 2>"$tmp/e" || bad "run 1f1b --model"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = j["model"]
+assert m["kind"] == "decoder" and (m["heads"], m["kv_heads"], m["head_dim"], m["inter"]) == (4, 2, 16, 128), m
+assert m["rope_theta"] == 500000 and m["norm_eps"] == 1e-5 and m["layers"] == 8, m
+assert j["loss"] == j["reference_loss"] and j["max_grad_rel_err"] == 0, j
+' "$tmp/j" && ok || bad "run --json: the decoder's model object"
+
+# 3. Several steps learn (the same batch each step), with the optimizer
+# synchronized and post-validated; memory policies keep the peaks exact.
+for a in "-D steps=3 -D optim_sync=sync" "-D steps=2 -D optim_sync=post-validation -D clip=0.5" \
+         "-D offload=all -D offload_ratio=0.1" "-D recompute=all"; do
+  # shellcheck disable=SC2086
+  if $SC run zb-h1 --model $M $a --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run zb-h1 --model $a"
+  else bad "run zb-h1 --model $a --check"; head -3 "$tmp/e" >&2; fi
+done
+$SC run zb-h1 --model $M -D steps=3 --json >"$tmp/j" 2>"$tmp/e" || bad "run --model -D steps=3"
+python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["step_loss"]
+assert len(l) == 3 and l[0] > l[1] > l[2], l
+' "$tmp/j" && ok || bad "the decoder's loss falls over 3 steps"
+
+# 4. What it does not train yet: one line, exit 2 (a config's parts) or 3.
+expect 2 "MoE is not trained yet" -- $SC run 1f1b --model $F/tiny-mixtral.json
+expect 2 "biases is not trained yet" -- $SC run 1f1b --model $F/tiny-llama.json
+expect 2 "qk_norm is not trained yet" -- $SC run 1f1b --model $F/tiny-qwen3.json
+expect 2 "biases is not trained yet" -- $SC run 1f1b --model $F/tiny-qwen2.json
+expect 3 "the decoder is not trained with copies of the model (dualpipe) yet" -- \
+  $SC run dualpipe --model $M
+expect 3 "the decoder is not trained with a split vocabulary yet" -- \
+  $SC run 1f1b --model $M -D vocab_par=vocab-1
+expect 2 "nope.json" -- $SC run 1f1b --model nope.json
+
+# 5. The CUDA module on its CPU stand-in (tests/cudastub/, built by make
+# test): a loop and the pairs (the lane's W scatters the embedding's
+# gradient), with random delays on every stream operation. Skipped when the
+# stand-in is not built, or its backend has no decoder slots.
+STUB=${BUILD:-build}/cudastub
+if [ -f "$STUB/libstagecraft_cuda.so" ]; then
+  for r in zb-h1 dualpipev; do
+    STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+      SC_CUDASTUB=1 SC_CUDASTUB_DELAY_US=50 timeout 300 $SC run $r --backend cuda --model $M --check --json \
+      >"$tmp/j" 2>"$tmp/e"
+    if grep -q "has no decoder layers" "$tmp/e"; then continue; fi
+    if [ -s "$tmp/j" ]; then later "$tmp/j" "run $r --backend cuda (stand-in) --model --check" --backend cuda --stand-in
+    else bad "run $r --backend cuda (stand-in) --model --check"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+
+# 6. MPI: one rank per device, the threads' loss bit for bit.
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  for r in zb-h1 $(full && echo zb-v interleaved); do
+    $SC run $r --model $M --json >"$tmp/a" 2>"$tmp/e"
+    timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run $r --model $M --check --json >"$tmp/b" 2>"$tmp/e"
+    if grep -q '"transport": "mpi"' "$tmp/b" && [ "$(hex "$tmp/a")" = "$(hex "$tmp/b")" ]; then ok
+      later "$tmp/b" "mpirun -np 4 run $r --model --check"
+    else bad "threads vs mpirun -np 4 on $r --model"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+
+verdicts
+echo "decoder: $pass passed, $fail failed"
+[ "$fail" = 0 ]
