@@ -16,6 +16,7 @@
  *   is its largest record, never a sum over microbatches;
  * - steps, offload, recompute, FSDP and a split vocabulary need a backward
  *   and are refused with the flag (sc_prog_check_forward_only).
+ * Tested by: tests/forward.sh, tests/unit/test_readers.c (an F-only file).
  */
 #ifndef SC_FWDONLY_H
 #define SC_FWDONLY_H
