@@ -572,7 +572,7 @@ sc_status sc_offload_lives(sc_prog *pg, sc_record_life *ls)
     }
     for (int s = 0; s < pg->S && st == SC_OK; s++)
         for (int mb = 0; mb < pg->m; mb++)
-            ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1);
+            ls[SC_SM(pg, s, mb)].transfer = sc_offload_time(pg, s, 1) * sc_len_k(pg, SC_LK_MEM, s, mb);
     sc_times_free(&b);
     if (keep.policy != SC_OFFLOAD_NONE || rkeep.policy != SC_RECOMPUTE_NONE) {
         pg->off = keep;

@@ -429,7 +429,29 @@ function sc._evaluate(recipe, overrides, listing)
   local reader = type(env) == "table" and type(rawget(env, "sc")) == "table" and
     rawget(rawget(env, "sc"), "costs") or sc.costs
   local saved = {sc._overrides, sc._declared, sc._doc, sc._listing, sc._read, sc._costs_reader,
-                 sc._pcosts}
+                 sc._pcosts, sc._plengths}
+  -- -D lengths=FILE (docs/lengths.md), when the recipe does not declare
+  -- it: read once, set on the recipe's programs of its m (sc.program), and
+  -- on the program it returns; a recipe loaded from it inherits them.
+  local lengths, lname = overrides and overrides.lengths, "-D lengths"
+  if lengths ~= nil and not listing then
+    local rest = {}
+    for k, v in pairs(overrides) do if k ~= "lengths" then rest[k] = v end end
+    overrides = rest
+    if type(lengths) == "string" then
+      lname = "lengths " .. lengths
+      local read, got = pcall(sc._lengths_read, lengths)
+      if not read then  -- the user's -D, not a line of the prelude
+        sc._raise(sc._errcode(got), (tostring(got):gsub("^stdlib/_%a+%.lua:%d+: ", "")))
+      end
+      lengths = got
+    end
+    sc._plengths = lengths
+  elseif listing and overrides and overrides.lengths ~= nil then
+    local rest = {}
+    for k, v in pairs(overrides) do if k ~= "lengths" then rest[k] = v end end
+    overrides = rest
+  end
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     overrides or {}, {}, nil, listing, {}
   sc._costs_reader, sc._pcosts = reader, nil
@@ -454,7 +476,7 @@ function sc._evaluate(recipe, overrides, listing)
   local declared, doc, read = sc._declared, sc._doc, sc._read
   sc._overrides, sc._declared, sc._doc, sc._listing, sc._read =
     saved[1], saved[2], saved[3], saved[4], saved[5]
-  sc._costs_reader, sc._pcosts = saved[6], saved[7]
+  sc._costs_reader, sc._pcosts, sc._plengths = saved[6], saved[7], saved[8]
   if listing and (listed or ok) then return nil, declared, doc end
   if not ok then error(res, 0) end
   -- steps and optim_sync, when the recipe does not declare them, are set on
@@ -480,6 +502,12 @@ function sc._evaluate(recipe, overrides, listing)
   if sc._closed(res) then
     sc._raise(RECIPE, ("recipe '%s' returned a closed program (a <close> variable closes "
       .. "it when the recipe returns: drop <close>)"):format(recipe))
+  end
+  if lengths ~= nil then
+    local set, why = pcall(sc._lengths, res, lengths, lname)
+    if not set then
+      sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_%a+%.lua:%d+: ", "")))
+    end
   end
   if next(universal) ~= nil then
     local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)

@@ -21,7 +21,8 @@
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
 # (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh),
-# plan (tests/plan.sh), every example of the documents (tests/py/docs.py),
+# plan (tests/plan.sh), microbatches of different lengths (tests/lengths.sh),
+# every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
 # on the CPU stand-in of CUDA (tests/cudastub/run.sh, everywhere), the
@@ -86,7 +87,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
+           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done

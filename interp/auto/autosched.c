@@ -46,7 +46,14 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
     c->P = P;
     c->S = S;
     c->m = pg->m;
-    c->limit = mem + SC_AUTO_EPS;
+    c->limit = c->real_limit = mem + SC_AUTO_EPS;
+    if (pg->len) { /* the heuristics count a stage's units per record: the largest */
+        double kmax = 1;
+        for (int s = 0; s < pg->S; s++)
+            for (int mb = 0; mb < pg->m; mb++)
+                kmax = fmax(kmax, sc_len_k(pg, SC_LK_MEM, s, mb));
+        c->limit = mem / kmax + SC_AUTO_EPS;
+    }
     c->N = 3 * SM;
     c->off = malloc((uP + 1) * sizeof *c->off);
     c->endF = malloc(SM * sizeof(double));
@@ -79,12 +86,14 @@ static int ctx_init(sc_actx *c, sc_prog *pg, double mem)
 double sc_auto_min_mem(const sc_prog *pg)
 {
     double x = 0;
-    for (int d = 0; d < pg->P; d++) {
-        double u = 0;
-        for (int k = 0; k < pg->nchunks[d]; k++)
-            u += pg->mem[pg->dev_stages[d][k]];
-        x = fmax(x, u);
-    }
+    for (int d = 0; d < pg->P; d++)
+        for (int mb = 0; mb < (pg->len ? pg->m : 1); mb++) { /* with lengths: the largest */
+            double u = 0;
+            for (int k = 0; k < pg->nchunks[d]; k++)
+                u += pg->len ? sc_rec_units(pg, pg->dev_stages[d][k], mb)
+                             : pg->mem[pg->dev_stages[d][k]];
+            x = fmax(x, u);
+        }
     return x;
 }
 
@@ -150,9 +159,9 @@ static sc_status measure(sc_asearch *se, const sc_instr *ord, const sc_acand *fl
         f->peak = 0;
         for (int d = 0; d < c->P; d++)
             f->peak = fmax(f->peak, sim->peak_mem[d]);
-        if (f->peak > c->limit)
+        if (f->peak > c->real_limit)
             st = sc_fail(pg, SC_ERR_LIMIT, "schedule exceeds the memory limit (%g > %g)", f->peak,
-                         c->limit);
+                         c->real_limit);
     }
     if (st)
         sc_sim_free(sim);

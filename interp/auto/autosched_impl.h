@@ -19,7 +19,10 @@
 typedef struct sc_actx {
     sc_prog *pg;
     int P, S, m;
-    double limit;          /* memory limit + SC_AUTO_EPS */
+    double limit;          /* memory limit + SC_AUTO_EPS, in the stages' units; with
+                              lengths (ir/lengths.h) divided by the largest record's
+                              scale, so that a schedule within it holds the limit */
+    double real_limit;     /* memory limit + SC_AUTO_EPS: the simulated peak's */
     size_t N;              /* 3 S m */
     size_t *off;           /* [P+1] */
     double *endF, *endB;   /* [S m] scratch: end times, < 0 not done */

@@ -66,11 +66,40 @@ static double gain(const sc_prog *pg, int s)
 typedef struct path {
     int a, b;
     long n;
+    int mb; /* with lengths (lengths.h): its one microbatch, whose costs it walks; else -1 */
 } path;
 
-static double comm(const sc_prog *pg, int s, int t)
+static double comm(const sc_prog *pg, int s, int t, int mb)
 {
-    return sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t) ? sc_prog_tcomm(pg) : 0;
+    return sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t) ? sc_prog_msg_time(pg, mb)
+                                                                        : 0;
+}
+
+/* The costs of stages a..b for microbatch mb (-1: the program's own), G
+ * the largest gain of a pair (docs/bound.md; with lengths each pass's gain
+ * scales as its pass, so G is the largest of those). */
+static void stage_costs(const sc_prog *pg, double G, int a, int b, int mb, stage_cost *c)
+{
+    for (int s = a; s <= b; s++) {
+        double tf = sc_prog_tf(pg, s), tb = sc_prog_tb(pg, s), tw = sc_prog_tw(pg, s);
+        double tbw = sc_prog_tbw(pg, s), g = gain(pg, s), gb = g;
+        if (mb >= 0) {
+            double kf = sc_prog_len_scale(pg, SC_LK_F, s, mb);
+            double kb = sc_prog_len_scale(pg, SC_LK_B, s, mb);
+            tf *= kf;
+            tb *= kb;
+            tw *= sc_prog_len_scale(pg, SC_LK_W, s, mb);
+            tbw = sc_prog_pass_time(pg, SC_OP_BW, s, mb);
+            g *= kf;
+            gb *= kb;
+        }
+        c[s] = (stage_cost){.cF = pos(tf - G), .cB = pos(fmin(tb, tbw) - G),
+                            .cE = fmin(pos(tb - G) + tw, pos(tbw - G)),
+                            .wF = tf - g / 2, .wB = fmin(tb, tbw) - gb / 2,
+                            .wBW = fmin(tb + tw, tbw) - gb / 2};
+        if (sc_prog_forward_only(pg)) /* no backward on any path or device (fwdonly.h) */
+            c[s] = (stage_cost){.cF = tf, .wF = tf};
+    }
 }
 
 /* fs, C and after of path pa (arrays indexed by stage; entries outside
@@ -78,20 +107,20 @@ static double comm(const sc_prog *pg, int s, int t)
 static double walk(const sc_prog *pg, const stage_cost *c, const path *pa, double *fs,
                    double *C, double *after)
 {
-    int a = pa->a, b = pa->b;
+    int a = pa->a, b = pa->b, mb = pa->mb;
     double t = 0;
     for (int s = a; s <= b; s++) {
         fs[s] = t;
-        t += c[s].cF + (s < b ? comm(pg, s, s + 1) : 0);
+        t += c[s].cF + (s < b ? comm(pg, s, s + 1, mb) : 0);
     }
     double ftotal = t, back = 0; /* back: from the start of B(b) to the end of B(s) */
     for (int s = b; s >= a; s--) {
-        back += c[s].cB + (s < b ? comm(pg, s, s + 1) : 0);
+        back += c[s].cB + (s < b ? comm(pg, s, s + 1, mb) : 0);
         C[s] = ftotal - fs[s] + back;
     }
     after[a] = c[a].cE - c[a].cB;
     for (int s = a + 1; s <= b; s++)
-        after[s] = after[s - 1] + c[s - 1].cB + comm(pg, s - 1, s);
+        after[s] = after[s - 1] + c[s - 1].cB + comm(pg, s - 1, s, mb);
     return fs[a] + C[a] + after[a];
 }
 
@@ -99,7 +128,11 @@ static double walk(const sc_prog *pg, const stage_cost *c, const path *pa, doubl
  * tolerance, and a little more, in the schedules' favour); -1: no cap. */
 static long capacity(const sc_prog *pg, int s, double cap_all)
 {
-    double u = sc_prog_mem(pg, s), cap = fmin(cap_all, sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s)));
+    double u = sc_prog_lengths(pg) ? INFINITY : sc_prog_mem(pg, s);
+    if (sc_prog_lengths(pg)) /* the most records fit when all are the smallest */
+        for (int mb = 0; mb < sc_prog_microbatches(pg); mb++)
+            u = fmin(u, sc_prog_rec_units(pg, s, mb));
+    double cap = fmin(cap_all, sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s)));
     if (!(u > 0) || !isfinite(cap))
         return -1;
     double k = floor((cap + 1e-7 * (1 + cap)) / u);
@@ -133,12 +166,17 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     long steps = sc_prog_steps(pg);
     int fo = sc_prog_forward_only(pg);
-    double G = 0;
+    const double *len = sc_prog_lengths(pg);
+    double G = 0, kmax = 1;
+    for (int mb = 0; len && mb < m; mb++) /* the largest scale of a pass's gain */
+        for (int s = 0; s < S; s++)
+            kmax = fmax(kmax, fmax(sc_prog_len_scale(pg, SC_LK_F, s, mb),
+                                   sc_prog_len_scale(pg, SC_LK_B, s, mb)));
     for (int s = 0; s < S; s++)
-        G = fmax(G, gain(pg, s));
-    /* One block: costs [S], per-device sums [4P], the walk's arrays [3S],
-     * paths [m] at most. */
-    size_t nd = (size_t)S * 4 + (size_t)P * 4;
+        G = fmax(G, gain(pg, s) * (len ? kmax : 1));
+    /* One block: per stage the walk's arrays and their least values over
+     * the paths [7S], per-device sums [4P]; costs [S], paths [m] at most. */
+    size_t nd = (size_t)S * 7 + (size_t)P * 4;
     double *buf = sc_calloc(nd, sizeof *buf);
     stage_cost *c = sc_calloc((size_t)S, sizeof *c);
     path *paths = sc_calloc((size_t)m, sizeof *paths);
@@ -149,30 +187,29 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
         return SC_ERR_NOMEM;
     }
     double *fs = buf, *C = fs + S, *after = C + S, *cnt = after + S;
-    double *work = cnt + S, *fb = work + P, *head = fb + P, *tail = head + P;
-    for (int s = 0; s < S; s++) {
-        double tf = sc_prog_tf(pg, s), tb = sc_prog_tb(pg, s), tw = sc_prog_tw(pg, s);
-        double tbw = sc_prog_tbw(pg, s), g = gain(pg, s);
-        c[s] = (stage_cost){.cF = pos(tf - G), .cB = pos(fmin(tb, tbw) - G),
-                            .cE = fmin(pos(tb - G) + tw, pos(tbw - G)),
-                            .wF = tf - g / 2, .wB = fmin(tb, tbw) - g / 2,
-                            .wBW = fmin(tb + tw, tbw) - g / 2};
-        if (fo) /* forward-only (fwdonly.h): no backward on any path or device */
-            c[s] = (stage_cost){.cF = tf, .wF = tf};
-    }
-    /* The paths: microbatches of one copy are consecutive (copies.h). */
+    double *fsmin = cnt + S, *Cmin = fsmin + S, *aftmin = Cmin + S;
+    double *work = aftmin + S, *fb = work + P, *head = fb + P, *tail = head + P;
+    /* The paths: microbatches of one copy are consecutive (copies.h); with
+     * lengths, each microbatch is a path of its own costs. */
     int np = 0;
     for (int mb = 0; mb < m; mb++) {
         int a = sc_prog_first_stage(pg, mb), b = sc_prog_last_stage(pg, mb);
-        if (np == 0 || paths[np - 1].a != a || paths[np - 1].b != b)
-            paths[np++] = (path){a, b, 0};
+        if (len || np == 0 || paths[np - 1].a != a || paths[np - 1].b != b)
+            paths[np++] = (path){a, b, 0, len ? mb : -1};
         paths[np - 1].n += steps;
     }
     for (int d = 0; d < P; d++)
         head[d] = tail[d] = INFINITY;
-    /* PATH, and each device's work, head and tail (FILL). */
+    for (int s = 0; s < S; s++)
+        fsmin[s] = Cmin[s] = aftmin[s] = INFINITY;
+    /* PATH, each device's work, head and tail (FILL), and for MEMORY each
+     * stage's earliest F, shortest round trip and shortest drain. */
+    double vwork = 0; /* the vocabulary passes' share: m·steps, or Σ of r */
     for (int i = 0; i < np; i++) {
         const path *pa = &paths[i];
+        stage_costs(pg, G, pa->a, pa->b, pa->mb, c);
+        if (pa->mb >= 0) /* the vocabulary passes scale as r */
+            vwork += (double)pa->n * sc_prog_len_scale(pg, SC_LK_F, -1, pa->mb);
         set_term(out, SC_BOUND_PATH, walk(pg, c, pa, fs, C, after), -1, -1);
         for (int s = pa->a; s <= pa->b; s++) {
             int d = sc_prog_stage_device(pg, s);
@@ -183,48 +220,54 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
             /* With pairs a BW's excess over B may hide in a pair: the
              * drain after the first stage's own B is then 0. */
             tail[d] = fmin(tail[d], (s == pa->a && G > 0) || fo ? 0 : after[s]);
+            fsmin[s] = fmin(fsmin[s], fs[s]);
+            Cmin[s] = fmin(Cmin[s], C[s]);
+            aftmin[s] = fmin(aftmin[s], after[s]);
         }
     }
+    if (!len)
+        vwork = (double)m * (double)steps;
     for (int d = 0; d < P; d++) {
         double v = 0;
         if (sc_vocab_split(sc_prog_vocab(pg)))
             for (int i = 0; i < SC_VOCAB_PASSES; i++)
                 v += sc_prog_vocab_cost(pg, sc_vocab_op(i), d);
-        double total = pos(work[d]) + (double)m * (double)steps * v;
+        double total = pos(work[d]) + vwork * v;
         set_term(out, SC_BOUND_WORK, total, d, -1);
         if (isfinite(head[d])) {
             set_term(out, SC_BOUND_FILL, head[d] + pos(work[d]), d, -1);
             set_term(out, SC_BOUND_FILL, head[d] + pos(fb[d]) + tail[d], d, -1);
         }
     }
-    /* MEMORY: records leave the device only without offload and recompute. */
+    /* MEMORY: records leave the device only without offload and recompute.
+     * With at most k records of stage s live, F number 1 + rounds·k waits
+     * rounds round trips (each at least the shortest of any microbatch;
+     * k counts the smallest records). */
     const sc_offload_cfg *off = sc_prog_offload(pg);
     const sc_recompute_cfg *rc = sc_prog_recompute(pg);
     int memory = !fo && (!off || off->policy == SC_OFFLOAD_NONE) &&
                  (!rc || rc->policy == SC_RECOMPUTE_NONE);
     double trip = 0;
-    for (int i = 0; memory && i < np; i++) {
-        const path *pa = &paths[i];
-        walk(pg, c, pa, fs, C, after);
-        for (int s = pa->a; s <= pa->b; s++) {
-            long k = capacity(pg, s, cap);
-            if (k < 0)
-                continue;
-            int d = sc_prog_stage_device(pg, s);
-            if (k == 0) {
-                if (isfinite(out->bound))
-                    out->k = 0;
-                set_term(out, SC_BOUND_MEMORY, INFINITY, d, s);
-                continue;
-            }
-            long rounds = ((long)cnt[s] - 1) / k; /* F number 1 + rounds·k waits rounds trips */
-            double v = fs[s] + (double)(rounds + 1) * C[s] + after[s];
-            if (v > out->bound) {
-                out->k = (int)(k < 1000000000 ? k : 1000000000);
-                trip = C[s];
-            }
-            set_term(out, SC_BOUND_MEMORY, v, d, s);
+    for (int s = 0; memory && s < S; s++) {
+        if (!(cnt[s] > 0))
+            continue;
+        long k = capacity(pg, s, cap);
+        if (k < 0)
+            continue;
+        int d = sc_prog_stage_device(pg, s);
+        if (k == 0) {
+            if (isfinite(out->bound))
+                out->k = 0;
+            set_term(out, SC_BOUND_MEMORY, INFINITY, d, s);
+            continue;
         }
+        long rounds = ((long)cnt[s] - 1) / k; /* F number 1 + rounds·k waits rounds trips */
+        double v = fsmin[s] + (double)(rounds + 1) * Cmin[s] + aftmin[s];
+        if (v > out->bound) {
+            out->k = (int)(k < 1000000000 ? k : 1000000000);
+            trip = Cmin[s];
+        }
+        set_term(out, SC_BOUND_MEMORY, v, d, s);
     }
     switch ((sc_bound_term)out->binding) {
     case SC_BOUND_WORK:

@@ -79,7 +79,7 @@ static int dep_of(const model *md, int i, double *lag)
         t = s + 1;
     if (t >= 0) {
         if (sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t))
-            *lag = sc_prog_tcomm(pg);
+            *lag = sc_prog_msg_time(pg, mb);
         return 3 * (t * md->m + mb) + k;
     }
     return k == 0 ? -1 : k == 1 ? i - 1 : i - 1; /* the last stage's B: its F; W: its B */
@@ -134,7 +134,8 @@ static double order_times(const model *md, double *x, int *pos, double *end)
                     pos[i] = cnt[d]++;
                     left--;
                     progress = 1;
-                    double u = sc_prog_mem(pg, in->stage), cap = sc_prog_mem_cap(pg, d);
+                    double u = sc_prog_rec_units(pg, in->stage, in->mb);
+                    double cap = sc_prog_mem_cap(pg, d);
                     int k = i % 3;
                     level[d] += k == 0 ? u : k == 1 ? -(md->fold ? 1 : 1 - wk) * u : -wk * u;
                     if (level[d] > cap + 1e-7 * (1 + cap))
@@ -178,11 +179,12 @@ static double greedy(const model *md, const int prio[3], double *x, int *pos, do
         int bp = 3;
         for (int s = 0; s < S; s++) {
             int d = sc_prog_stage_device(pg, s);
-            double cap = sc_prog_mem_cap(pg, d), u = sc_prog_mem(pg, s);
+            double cap = sc_prog_mem_cap(pg, d);
             for (int k = 0; k < 3; k++) {
                 if (next[s * 3 + k] >= m)
                     continue;
                 int i = 3 * (s * m + next[s * 3 + k]) + k;
+                double u = sc_prog_rec_units(pg, s, next[s * 3 + k]);
                 if (!pass_used(md, i))
                     continue;
                 double lag, t = free_at[d];
@@ -200,7 +202,7 @@ static double greedy(const model *md, const int prio[3], double *x, int *pos, do
         if (best < 0)
             goto done; /* memory blocks every device */
         int s = (best / 3) / m, k = best % 3, d = md->dev[best];
-        double u = sc_prog_mem(pg, s);
+        double u = sc_prog_rec_units(pg, s, (best / 3) % m);
         x[best] = bt;
         end[best] = bt + md->d[best];
         free_at[d] = end[best];
@@ -248,7 +250,8 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
         for (int i = 0; i < md.n; i++) {
             int s = (i / 3) / m, k = i % 3;
             md.dev[i] = sc_prog_stage_device(pg, s);
-            md.d[i] = k == 0 ? sc_prog_tf(pg, s) : k == 1 ? sc_prog_tb(pg, s) : sc_prog_tw(pg, s);
+            md.d[i] = sc_prog_pass_time(pg, k == 0 ? SC_OP_F : k == 1 ? SC_OP_B : SC_OP_W, s,
+                                        (i / 3) % m); /* its length's (lengths.h) */
             per[md.dev[i]] += pass_used(&md, i);
         }
         for (int d = 0; d < P; d++)
@@ -268,7 +271,7 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
     if (!isfinite(M)) { /* every pass one after another, each transfer waited for */
         M = 0;
         for (int i = 0; i < md.n; i++)
-            M += md.d[i] + (pass_used(&md, i) ? 2 * sc_prog_tcomm(pg) : 0);
+            M += md.d[i] + (pass_used(&md, i) ? 2 * sc_prog_msg_time(pg, (i / 3) % m) : 0);
     }
     M = M * (1 + 1e-9) + 1e-9;
     if (!isfinite(b.bound)) {

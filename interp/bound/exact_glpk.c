@@ -276,12 +276,16 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
         double lag = 0;
         if (k == 0 && s + 1 < S) { /* F(s+1) after F(s) */
             j = 3 * ((s + 1) * m + mb);
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s + 1) ? sc_prog_tcomm(pg) : 0;
+            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s + 1)
+                      ? sc_prog_msg_time(pg, mb)
+                      : 0;
         } else if (k == 0) { /* the last stage's B after its F */
             j = i + 1;
         } else if (k == 1 && s > 0) { /* B(s-1) after B(s) */
             j = 3 * ((s - 1) * m + mb) + 1;
-            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s - 1) ? sc_prog_tcomm(pg) : 0;
+            lag = sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, s - 1)
+                      ? sc_prog_msg_time(pg, mb)
+                      : 0;
         }
         if (j >= 0) {
             ind[1] = j + 1, val[1] = 1, ind[2] = i + 1, val[2] = -1;
@@ -328,7 +332,7 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
     double wk = sc_prog_w_keep(pg);
     for (int j = 0; j < n; j += 3) {
         int d = md->dev[j];
-        double capd = sc_prog_mem_cap(pg, d), uj = sc_prog_mem(pg, (j / 3) / m);
+        double capd = sc_prog_mem_cap(pg, d), uj = sc_prog_rec_units(pg, (j / 3) / m, (j / 3) % m);
         if (!isfinite(capd))
             continue;
         double rhs = capd + 1e-7 * (1 + capd) - uj;
@@ -336,7 +340,7 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
         for (int i = 0; i < n; i++) {
             if (i == j || !pass_used(md, i) || md->dev[i] != d)
                 continue;
-            double u = sc_prog_mem(pg, (i / 3) / m);
+            double u = sc_prog_rec_units(pg, (i / 3) / m, (i / 3) % m);
             double a = i % 3 == 0 ? u : i % 3 == 1 ? -(md->fold ? 1 : 1 - wk) * u : -wk * u;
             if (a == 0)
                 continue;

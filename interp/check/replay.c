@@ -71,10 +71,11 @@ static sc_status start_group(replay *r, int d, int g)
             continue;
         size_t o = r->match[k];
         int e = iv[i].peer; /* the device of its match (prepare) */
+        double tc = r->pg->tcomm * sc_len_r(r->pg, iv[i].mb); /* its size (lengths.h) */
         int ge = r->grp[o];
         group *H = &r->groups[r->devs[e].gbase + ge];
         if (r->matched[o] == SENT) { /* its eager SEND is done: the message is buffered */
-            double t = maxd(G->start, H->start) + r->pg->tcomm;
+            double t = maxd(G->start, H->start) + tc;
             r->matched[k] = r->matched[o] = 1;
             if (r->t1)
                 r->t1[k] = t;
@@ -86,13 +87,13 @@ static sc_status start_group(replay *r, int d, int g)
             if (r->eager && sc_op_has(iv[i].op, SC_OPF_OUT)) { /* completes alone */
                 r->matched[k] = SENT;
                 if (r->t1)
-                    r->t1[k] = G->start + r->pg->tcomm;
-                G->done = maxd(G->done, G->start + r->pg->tcomm);
+                    r->t1[k] = G->start + tc;
+                G->done = maxd(G->done, G->start + tc);
                 G->remaining--;
             }
             continue;
         }
-        double t = maxd(G->start, H->start) + r->pg->tcomm;
+        double t = maxd(G->start, H->start) + tc;
         r->matched[k] = r->matched[o] = 1;
         if (r->t1) {
             r->t1[k] = t;
@@ -215,7 +216,8 @@ static sc_status advance(replay *r, int d)
                 const sc_offload_info *oi = pg->off_info;
                 int ln = !oi && pg->off.shared ? d & ~1 : d;
                 double *ch = sc_op_has(in->op, SC_OPF_OUT) ? &r->d2h[ln] : &r->h2d[ln];
-                double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in));
+                double dur = sc_offload_time(pg, in->stage, sc_instr_frac(in)) *
+                             sc_len_k(pg, SC_LK_MEM, in->stage, in->mb); /* its bytes */
                 t0 = maxd(t0, *ch);
                 if (oi && oi->copy_at) { /* the plan's slot and duration */
                     /* The plan is step 0's (docs/steps.md#steps): a later step's copy

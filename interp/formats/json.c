@@ -174,6 +174,10 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     stage_array(&w, pg, "mem", sc_prog_mem);
     sc_jw_num(&w, "tcomm", sc_prog_tcomm(pg));
     sc_jw_num(&w, "w_keep", sc_prog_w_keep(pg));
+    if (sc_prog_lengths(pg)) { /* docs/lengths.md: the costs above are for length_ref */
+        sc_jw_nums(&w, "lengths", sc_prog_lengths(pg), sc_prog_microbatches(pg));
+        sc_jw_num(&w, "length_ref", sc_prog_length_ref(pg));
+    }
     sc_jw_str(&w, "comm", sc_p2p_name(sc_prog_p2p(pg))); /* docs/semantics.md#modes */
     sc_jw_array(&w, "streams"); /* a device a line, an instruction a line */
     sc_jw_layout(&w, "\n    ", ",\n    ", "\n  ");

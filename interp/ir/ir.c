@@ -280,6 +280,8 @@ void sc_prog_free(sc_prog *pg)
     for (int i = 0; i < 4; i++)
         sc_free(pg->vcost[i]);
     sc_free(pg->vmem);
+    sc_free(pg->len);
+    sc_free(pg->len_lin);
     sc_free(pg->model);
     sc_free(pg->slayers);
     sc_free(pg->pbytes);

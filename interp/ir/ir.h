@@ -645,6 +645,6 @@ void sc_times_free(sc_times *t);
 #include "copies.h" /* copies of the model, each microbatch through one */
 #include "memcap.h" /* the memory limit, per-device caps, bytes of a unit */
 #include "fsdp.h"   /* FSDP: the data-parallel group, its policy and costs */
+#include "lengths.h" /* microbatches of different lengths */
 #include "fwdonly.h" /* forward-only programs: F passes only */
-
 #endif

@@ -102,6 +102,10 @@ struct sc_prog {
     struct sc_dev_bytes *dbytes; /* [P] what each device holds besides activations */
     double unit_bytes;    /* bytes of one unit of activation memory */
     double byte_unit;     /* the same from a cost file or a run (memcap.c), 0: unknown */
+    double *len;          /* [m] tokens of each microbatch (lengths.h), or NULL: alike */
+    double len_mean;      /* their mean */
+    double *len_lin;      /* [SC_LK_COUNT * S] linear shares (the model's), or NULL: all 1 */
+    double len_ref;       /* the model's seq when len_lin is set, else 0 (the mean) */
     char err[768];
 };
 
@@ -170,6 +174,23 @@ void sc_prog_free_offload_info(sc_prog *pg);
 /* Frees what the last compilation's recomputation plan reported (rc_info, rc_q). */
 void sc_prog_free_recompute_info(sc_prog *pg);
 
+/* Lengths (lengths.h): the linear scale r of microbatch mb (a stream's
+ * number), and the scale of kind k (SC_LK_*) of stage s; 1 without. */
+static inline double sc_len_r(const sc_prog *pg, int mb)
+{
+    if (!pg->len || mb < 0)
+        return 1;
+    return pg->len[mb % pg->m] / (pg->len_lin ? pg->len_ref : pg->len_mean);
+}
+static inline double sc_len_k(const sc_prog *pg, int k, int s, int mb)
+{
+    double r = sc_len_r(pg, mb);
+    if (!pg->len_lin || s < 0 || s >= pg->S || !pg->len)
+        return r;
+    double a = pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s];
+    return a * r + (1 - a) * r * r;
+}
+
 /* Time of pass op on stage s (a vocabulary pass: on device s) by its cost
  * column (BW: its own time when given, else B + W); 0 for the kinds the
  * compute stream does not time by a stage (OPTIM: sc_instr_cost; the
@@ -194,6 +215,29 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
     return 0;
 }
 
+/* sc_op_cost of microbatch mb (lengths.h): each part scaled by its kind;
+ * sc_op_cost itself without lengths. */
+static inline double sc_op_cost_mb(const sc_prog *pg, int op, int s, int mb)
+{
+    if (!pg->len || mb < 0)
+        return sc_op_cost(pg, op, s);
+    double r = sc_len_r(pg, mb), tb, tw;
+    switch (sc_op_cost_of(op)) {
+    case SC_OPC_TF: return pg->tf[s] * sc_len_k(pg, SC_LK_F, s, mb) + pg->ta[s] * r;
+    case SC_OPC_TB: return pg->tb[s] * sc_len_k(pg, SC_LK_B, s, mb) + pg->ta[s] * r;
+    case SC_OPC_TW: return pg->tw[s] * sc_len_k(pg, SC_LK_W, s, mb);
+    case SC_OPC_TBW:
+        tb = pg->tb[s] * sc_len_k(pg, SC_LK_B, s, mb);
+        tw = pg->tw[s] * sc_len_k(pg, SC_LK_W, s, mb);
+        if (pg->tbw[s] == pg->tbw[s]) /* its own time, scaled as its halves */
+            return (pg->tb[s] + pg->tw[s] > 0 ? pg->tbw[s] * (tb + tw) / (pg->tb[s] + pg->tw[s])
+                                              : pg->tbw[s] * r) + pg->ta[s] * r;
+        return tb + tw + pg->ta[s] * r;
+    case SC_OPC_TR: return pg->tf[s] * sc_len_k(pg, SC_LK_F, s, mb) * pg->rc.time / pg->rc.frac;
+    default: return sc_op_cost(pg, op, s) * r; /* the vocabulary passes: linear */
+    }
+}
+
 /* Time of an overlapped pair (docs/guide.md#overlapped-pairs): F of stage f
  * and B (or BW) of stage b. Their compute, tf(f) + tb(b) (BW: its time),
  * less the mean of the two stages' gains tf + tb - tfb (0 where tfb is not
@@ -203,14 +247,18 @@ static inline double sc_pair_cost(const sc_prog *pg, const sc_instr *in)
 {
     sc_instr h = sc_pair_half(in);
     int f = in->stage, b = h.stage;
-    double cf = pg->tf[f], cb = sc_op_cost(pg, h.op, b) - pg->ta[b];
-    double gf = pg->tfb[f] == pg->tfb[f] ? pg->tf[f] + pg->tb[f] - pg->tfb[f] : 0;
-    double gb = pg->tfb[b] == pg->tfb[b] ? pg->tf[b] + pg->tb[b] - pg->tfb[b] : 0;
+    /* with lengths each half, its gain and its all-to-all part as its
+     * microbatch's (the factors are 1 without) */
+    double kf = sc_len_k(pg, SC_LK_F, f, in->mb), kb = sc_len_k(pg, SC_LK_B, b, h.mb);
+    double af = pg->ta[f] * sc_len_r(pg, in->mb), ab = pg->ta[b] * sc_len_r(pg, h.mb);
+    double cf = pg->tf[f] * kf, cb = sc_op_cost_mb(pg, h.op, b, h.mb) - ab;
+    double gf = pg->tfb[f] == pg->tfb[f] ? (pg->tf[f] + pg->tb[f] - pg->tfb[f]) * kf : 0;
+    double gb = pg->tfb[b] == pg->tfb[b] ? (pg->tf[b] + pg->tb[b] - pg->tfb[b]) * kb : 0;
     double t = cf + cb - (gf + gb) / 2;
-    if (pg->ta[f] > cb)
-        t += pg->ta[f] - cb;
-    if (pg->ta[b] > cf)
-        t += pg->ta[b] - cf;
+    if (af > cb)
+        t += af - cb;
+    if (ab > cf)
+        t += ab - cf;
     return t > 0 ? t : 0;
 }
 
@@ -241,7 +289,7 @@ static inline double sc_pass_cost(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op))
         return sc_pair_cost(pg, in);
-    double t = sc_op_cost(pg, in->op, in->stage);
+    double t = sc_op_cost_mb(pg, in->op, in->stage, in->mb);
     return sc_op_has(in->op, SC_OPF_FRAC) ? t * sc_instr_frac(in) : t;
 }
 
@@ -286,18 +334,37 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     return sc_mem_effect(pg, e, pg->mem[s], s);
 }
 
+/* Units of record (s, mb): the stage's, scaled by its length (lengths.h). */
+static inline double sc_rec_units(const sc_prog *pg, int s, int mb)
+{
+    return pg->len ? pg->mem[s] * sc_len_k(pg, SC_LK_MEM, s, mb) : pg->mem[s];
+}
+
+/* sc_op_mem of microbatch mb. */
+static inline double sc_op_mem_mb(const sc_prog *pg, int op, int s, int mb)
+{
+    if (!pg->len || mb < 0 || pg->fwd_only) /* forward-only: 0 (fwdonly.h) */
+        return sc_op_mem(pg, op, s);
+    sc_op_mem_effect e = sc_op_mem_of(op);
+    if (e == SC_OPM_NONE)
+        return 0;
+    if (sc_op_is_vocab(op))
+        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s] * sc_len_r(pg, mb), -1) : 0;
+    return sc_mem_effect(pg, e, sc_rec_units(pg, s, mb), s);
+}
+
 /* A pass's memory change (R: on its fraction of the record); a pair's:
  * both halves'. */
 static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op)) {
         sc_instr b = sc_pair_half(in);
-        return sc_op_mem(pg, SC_OP_F, in->stage) + sc_op_mem(pg, b.op, b.stage);
+        return sc_op_mem_mb(pg, SC_OP_F, in->stage, in->mb) + sc_op_mem_mb(pg, b.op, b.stage, b.mb);
     }
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage],
-                             in->stage);
-    return sc_op_mem(pg, in->op, in->stage);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op),
+                             sc_instr_frac(in) * sc_rec_units(pg, in->stage, in->mb), in->stage);
+    return sc_op_mem_mb(pg, in->op, in->stage, in->mb);
 }
 
 /* What an instruction allocates before it frees anything: F's record, also
@@ -308,9 +375,9 @@ static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op) && !(in->flags & SC_IF_ROLLBACK))
-        return sc_op_mem(pg, SC_OP_F, in->stage);
+        return sc_op_mem_mb(pg, SC_OP_F, in->stage, in->mb);
     if (pg->fwd_only && in->op == SC_OP_F) /* its record, while it runs (fwdonly.h) */
-        return pg->mem[in->stage];
+        return sc_rec_units(pg, in->stage, in->mb);
     return 0;
 }
 
@@ -323,8 +390,8 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) * pg->mem[in->stage],
-                             in->stage);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op),
+                             sc_instr_frac(in) * sc_rec_units(pg, in->stage, in->mb), in->stage);
     if (sc_op_is_fsdp(in->op)) /* the stage's unsharded parameters */
         return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg), -1);
     return sc_pass_mem(pg, in);
@@ -512,7 +579,7 @@ static inline double sc_dep_ready(const sc_prog *pg, int d, const sc_instr *in,
         return -1;
     if (sc_op_is_vocab(in->op))
         return e + sc_vocab_coll_time(pg, dop, 0);
-    return e + (pg->stage_dev[ds] != d ? pg->tcomm : 0);
+    return e + (pg->stage_dev[ds] != d ? pg->tcomm * sc_len_r(pg, in->mb) : 0);
 }
 
 /* What an instruction reads from collectives (docs/semantics.md#collectives,

@@ -437,7 +437,7 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             if (r->q > 0) {
                 size_t sm = SC_SM(pg, r->s, r->mb), SM = (size_t)pg->S * (size_t)pg->m;
                 oi->moved++;
-                oi->units += r->q * pg->mem[r->s];
+                oi->units += r->q * sc_rec_units(pg, r->s, r->mb);
                 if (p->link.shared) { /* own links: copies go when posted */
                     oi->copy_at[sm] = r->ostart;
                     oi->copy_dur[sm] = r->odur;

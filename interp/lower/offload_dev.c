@@ -106,7 +106,7 @@ static void plan_back(dplan *p)
         r->q = r->banned ? 0 : r->want;
         if (r->q <= 0)
             continue;
-        r->dur = sc_offload_time(pg, r->s, r->q);
+        r->dur = sc_offload_time(pg, r->s, r->q) * sc_len_k(pg, SC_LK_MEM, r->s, r->mb);
         double window = sc_o_cstart(p, r->jB) - sc_pass_cost(pg, sc_o_cpass(p, r->jB)) - cend(p, r->jF);
         /* three copies; on a shared link three turns of the pair's slots */
         double need = p->link.shared ? 6 * p->link.slot : 3 * r->dur;
@@ -263,8 +263,8 @@ double sc_o_peak(const dplan *p, double *scratch)
     for (int i = 0; i < p->nr; i++) {
         const rec *r = &p->r[i];
         if (r->q > 0 && r->reload >= 0) {
-            drop_at[r->drop] += r->q * pg->mem[r->s];
-            reload_at[r->reload] += r->q * pg->mem[r->s];
+            drop_at[r->drop] += r->q * sc_rec_units(pg, r->s, r->mb);
+            reload_at[r->reload] += r->q * sc_rec_units(pg, r->s, r->mb);
         }
     }
     double cur = 0, peak = 0;
@@ -272,7 +272,7 @@ double sc_o_peak(const dplan *p, double *scratch)
         if (g > 0 && pg->rc_q) { /* a recomputed record's DROP right after its F */
             const sc_instr *f = sc_o_cpass(p, g - 1);
             if (sc_op_is_fwd(f->op))
-                cur -= pg->rc_q[SC_SM(pg, f->stage, f->mb)] * pg->mem[f->stage];
+                cur -= pg->rc_q[SC_SM(pg, f->stage, f->mb)] * sc_rec_units(pg, f->stage, f->mb);
         }
         cur -= drop_at[g];
         cur += reload_at[g];

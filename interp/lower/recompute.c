@@ -78,7 +78,7 @@ static double peak_of(const plan *pl, int d)
     for (size_t k = 0; k < sv->n; k++) {
         const sc_instr *in = &sv->v[k];
         double q = sc_op_is_compute(in->op) && in->mb < pg->m
-                       ? pl->q[SC_SM(pg, in->stage, in->mb)] * pg->mem[in->stage]
+                       ? pl->q[SC_SM(pg, in->stage, in->mb)] * sc_rec_units(pg, in->stage, in->mb)
                        : 0;
         if (q > 0 && sc_op_is_bgrad(in->op))
             peak = fmax(peak, cur += q); /* R */
@@ -229,8 +229,8 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
                     continue;
                 ri->records++;
                 ri->count[d]++;
-                ri->units += q * pg->mem[s];
-                ri->time += q * sc_op_cost(pg, SC_OP_R, s);
+                ri->units += q * sc_rec_units(pg, s, mb);
+                ri->time += q * sc_op_cost_mb(pg, SC_OP_R, s, mb);
             }
         }
         if ((st = rewrite(&pl, d)) != SC_OK)

@@ -176,6 +176,42 @@ static sc_dev_bytes bytes_of(const sc_model_desc *md, int dtype, int64_t count, 
     };
 }
 
+/* Lengths (ir/lengths.h): the linear share of each stage's F, B, W and
+ * record at the model's seq. A stage's cost at length L is a L + b L^2
+ * (per token, attention's scores grow with the sequence), so its value at
+ * seq (c1) and at 2 seq (c2) give b seq^2 = (c2 - 2 c1) / 2, and the
+ * share is 1 - that / c1. nl: the decoders per stage. */
+static sc_status set_linear(sc_prog *pg, const sc_mdesc *m, const int *nl, int vocab, int split,
+                            long seq, double batch)
+{
+    int S = pg->S, last = sc_mdesc_nlayers(m) - 1;
+    double *lin = sc_malloc((size_t)SC_LK_COUNT * (size_t)S * sizeof *lin);
+    if (!lin)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    double R = (double)seq * batch;
+    for (int s = 0, first = 1; s < S; first += nl[s], s++) {
+        layer_cost c[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+        for (int j = 0; j < 2; j++) {
+            for (int i = first; i < first + nl[s]; i++)
+                add_cost(&c[j], cost_of(m, i, R * (j + 1), seq * (j + 1)));
+            if (vocab && !split && s == 0)
+                add_cost(&c[j], cost_of(m, 0, R * (j + 1), seq * (j + 1)));
+            if (vocab && !split && s == S - 1) {
+                add_cost(&c[j], cost_of(m, last - 1, R * (j + 1), seq * (j + 1)));
+                add_cost(&c[j], cost_of(m, last, R * (j + 1), seq * (j + 1)));
+            }
+        }
+        double one[SC_LK_COUNT] = {c[0].f, c[0].b, c[0].w, c[0].act};
+        double two[SC_LK_COUNT] = {c[1].f, c[1].b, c[1].w, c[1].act};
+        for (int k = 0; k < SC_LK_COUNT; k++)
+            lin[(size_t)k * (size_t)S + (size_t)s] =
+                one[k] > 0 ? 1 - (two[k] - 2 * one[k]) / 2 / one[k] : 1;
+    }
+    sc_status st = sc_prog_set_len_linear(pg, lin, (double)seq);
+    sc_free(lin);
+    return st;
+}
+
 /* The program's copy, freed with it (ir.c knows no model/: a destructor). */
 static void free_mdesc(struct sc_mdesc *m) { sc_mdesc_free(m); }
 
@@ -409,6 +445,8 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     }
     if (!st)
         st = sc_prog_set_vocab_bytes(pg, 2 * R * h, 4 * R);
+    if (!st)
+        st = set_linear(pg, m, nl, vocab, split, md->seq, (double)md->batch);
     if (!st)
         st = sc_prog_set_coll_cost(pg, md->coll_us * 1e-6, md->coll_gbps * 1e9);
     if (!st && md->p2p_gbps > 0)

@@ -94,7 +94,7 @@ static sc_status host_memory(sc_prog *pg, sc_sim *sim)
                 sim->link_busy[2 * d + sc_op_has(in->op, SC_OPF_IN)] += sim->t1[g] - sim->t0[g];
                 if (sc_op_has(in->op, SC_OPF_OUT)) {
                     size_t sm = SC_SMN(pg, in->stage, in->mb);
-                    held[sm] = sc_instr_frac(in) * pg->mem[in->stage];
+                    held[sm] = sc_instr_frac(in) * sc_rec_units(pg, in->stage, in->mb);
                     cur += held[sm];
                     sim->moved += held[sm];
                 }

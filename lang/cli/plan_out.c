@@ -84,6 +84,7 @@ static void print_text(const sc_plan_run *r)
     if (sc_plan_pick(r->plan) >= 0) {
         printf("%s\n", why); /* else the error says it, after the front */
         sc_plan_for_print(r); /* the commands that reproduce it, who runs it */
+        sc_plan_order_print(stdout, r); /* -D lengths: the order of the microbatches */
     }
     if (nf)
         printf("\nfront (makespan against peak memory; * the pick%s):\n",

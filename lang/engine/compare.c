@@ -171,7 +171,8 @@ int sc_eng_compare_declared(lua_State *L, cmp *c, int decl)
     /* Every -D name must belong to some recipe (or be a model size). */
     for (int k = 0; k < c->ndefs; k++) {
         const char *name = c->defs[k].name;
-        int known = sc_eng_compare_is_model_key(name);
+        int known = sc_eng_compare_is_model_key(name) ||
+                    strcmp(name, "lengths") == 0; /* every recipe's (docs/lengths.md) */
         for (int r = 0; r < c->nrec && !known; r++) {
             lua_geti(L, decl, r + 1);
             known = lua_getfield(L, -1, name) != LUA_TNIL;
@@ -282,7 +283,8 @@ int sc_eng_compare_row(lua_State *L, cmp *c, int decl, row *w)
     int t = lua_gettop(L);
     lua_geti(L, decl, w->recipe + 1);
     for (int k = 0; k < c->ndefs; k++) { /* the names this recipe declares */
-        int mine = lua_getfield(L, -1, c->defs[k].name) != LUA_TNIL;
+        int mine = lua_getfield(L, -1, c->defs[k].name) != LUA_TNIL ||
+                   strcmp(c->defs[k].name, "lengths") == 0; /* every recipe's */
         lua_pop(L, 1);
         if (!mine)
             continue;

@@ -101,7 +101,8 @@ void sc_eng_guard_stdout(int on) { guard_stdout = on; }
 void sc_eng_grant(lua_State *L, const char *name, size_t nlen, const char *value)
 {
     if (!*value || !((nlen == 5 && strncmp(name, "costs", 5) == 0) ||
-                     (nlen == 5 && strncmp(name, "model", 5) == 0)))
+                     (nlen == 5 && strncmp(name, "model", 5) == 0) ||
+                     (nlen == 7 && strncmp(name, "lengths", 7) == 0)))
         return;
     sc_eng_push_module(L);
     if (lua_getfield(L, -1, "_granted") == LUA_TTABLE) {

@@ -89,7 +89,7 @@ void sc_eng_push_module(lua_State *L);
  * none) under the state's limits; pushes its 3 results, or the error
  * (lua_pcall's code). */
 int sc_eng_evaluate(lua_State *L, const char *recipe, int t, int listing);
-/* A -D costs=FILE or model=FILE of the user's (not a recipe's): the file
+/* A -D costs=FILE, model=FILE or lengths=FILE of the user's (not a recipe's): the file
  * is granted to the recipes (sc._granted). */
 void sc_eng_grant(lua_State *L, const char *name, size_t nlen, const char *value);
 /* sc._time_limit, read by the automatic schedules. */

@@ -122,6 +122,7 @@ void sc_eng_plan_json(const sc_plan_run *r, sc_jw *jw)
     sc_jw_num_g(jw, "seconds", r->seconds, 3);
     sc_plan_json(r->plan, jw);
     sc_plan_for_json(r, jw);
+    sc_plan_order_json(r, jw);
     const sc_plan_split *sp = sc_plan_pick_split(r);
     if (sp)
         json_partition(r, sp, jw);

@@ -258,8 +258,10 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         if (lp && lp->pg) /* its placement, the frameworks that run it */
             sc_plan_shape_of(lp->pg, &shape);
         lua_pop(L, 1);
-        luaL_unref(L, LUA_REGISTRYINDEX, w.ud);
-        w.ud = LUA_NOREF;
+        if (!(r->keep && out)) { /* the pick's, for its order of lengths: the caller's */
+            luaL_unref(L, LUA_REGISTRYINDEX, w.ud);
+            w.ud = LUA_NOREF;
+        }
     }
     while (r->c.ndefs > base) { /* the knobs go again */
         def *d = &r->c.defs[--r->c.ndefs];
@@ -293,6 +295,24 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
     free(w.error);
     sc_free(w.peak), sc_free(w.idle), sc_free(w.total);
     return i < 0 ? sc_eng_status_fail(L, SC_ERR_NOMEM, "out of memory") : 0;
+}
+
+/* The pick (candidate pk) evaluated again into *out: on the even split
+ * (even), or as it was (with r->keep, for its program). */
+static int pick_again(lua_State *L, sc_plan_run *r, int pk, int even, row *out)
+{
+    const sc_plan_cand *c = sc_plan_cand_at(r->plan, pk);
+    for (int ri = 0; ri < NREC; ri++)
+        if (strcmp(recipes[ri].name, c->recipe) == 0) {
+            char knobs[200];
+            snprintf(knobs, sizeof knobs, "%s%s", r->cap > 0 ? "mem=" : "",
+                     r->cap > 0 ? r->cap_text : "");
+            if (c->knobs[0])
+                snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), "%s%s",
+                         knobs[0] ? " " : "", c->knobs);
+            return candidate(L, r, ri, knobs, even, out);
+        }
+    return 0;
 }
 
 /* The V block's memory levels for the front: up to 5 whole numbers from a
@@ -365,6 +385,7 @@ static int search(lua_State *L, sc_plan_run *r)
 
 void sc_eng_plan_free(lua_State *L, sc_plan_run *r)
 {
+    sc_len_order_free(&r->order);
     if (r->note_ref) { /* sc.note back, even when the search was cut short */
         sc_eng_push_module(L);
         lua_rawgeti(L, LUA_REGISTRYINDEX, r->note_ref);
@@ -447,19 +468,20 @@ int sc_eng_plan(lua_State *L, const sc_plan_settings *st, sc_plan_run *rp)
         sc_plan_finish(r.plan);
         int pk = sc_plan_pick(r.plan);
         if (r.layers && pk >= 0) { /* the pick on the even split, for the gain */
-            const sc_plan_cand *c = sc_plan_cand_at(r.plan, pk);
-            for (int ri = 0; ri < NREC; ri++)
-                if (strcmp(recipes[ri].name, c->recipe) == 0) {
-                    char knobs[200];
-                    snprintf(knobs, sizeof knobs, "%s%s%s", r.cap > 0 ? "mem=" : "",
-                             r.cap > 0 ? r.cap_text : "", "");
-                    if (c->knobs[0])
-                        snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), "%s%s",
-                                 knobs[0] ? " " : "", c->knobs);
-                    rc = candidate(L, &r, ri, knobs, 1, &r.even_row);
-                    r.have_even = !rc;
-                    break;
-                }
+            rc = pick_again(L, &r, pk, 1, &r.even_row);
+            r.have_even = !rc;
+        }
+        if (!rc && pk >= 0 && sc_plan_def(&r, "lengths")) { /* docs/lengths.md */
+            row w;
+            r.keep = 1;
+            rc = pick_again(L, &r, pk, 0, &w);
+            r.keep = 0;
+            if (!rc && w.ud != LUA_NOREF)
+                rc = sc_plan_order(L, &r, w.ud);
+            if (!rc) {
+                free(w.error);
+                sc_free(w.peak), sc_free(w.idle), sc_free(w.total);
+            }
         }
     }
     sc_eng_compare_set_model(L, 0);

@@ -19,10 +19,12 @@
 #define SC_ENG_PLAN_H
 
 #include <lua.h>
+#include <stdio.h>
 
 #include "compare.h"
 #include "formats/jsonw.h"
 #include "plan/partition.h"
+#include "plan/order.h"
 #include "plan/plan.h"
 
 #define SC_PLAN_SPLITS 8
@@ -108,6 +110,11 @@ typedef struct sc_plan_run {
     int force_costs, trust;
     unsigned notes;        /* SC_PLAN_NOTE_*: what the caller may say */
     int left_out;          /* candidates that --for's framework does not run, not evaluated */
+    /* -D lengths=FILE (docs/lengths.md#planning-the-order): the pick's
+     * order of microbatches (plan_order.c) */
+    sc_len_order order;
+    int have_order;
+    int keep;              /* candidate(): keep the program of the row asked for (its ud) */
 } sc_plan_run;
 
 enum { SC_PLAN_NOTE_P = 1, SC_PLAN_NOTE_M = 2, SC_PLAN_NOTE_LAYERS_UNITS = 4 };
@@ -122,6 +129,17 @@ int sc_eng_plan(lua_State *L, const sc_plan_settings *s, sc_plan_run *r);
 void sc_eng_plan_free(lua_State *L, sc_plan_run *r);
 /* The value of -D name among the plan's, or NULL. */
 const char *sc_plan_def(const sc_plan_run *r, const char *name); /* plan_for.c */
+
+/* plan_order.c: with -D lengths, the order of the pick's microbatches
+ * into r->order (have_order), on the program in the registry at ref
+ * (unreferenced here). 0, or the error's code. */
+int sc_plan_order(lua_State *L, sc_plan_run *r, int ref);
+/* The order found, as lines (after the pick) or as the member "order";
+ * nothing without -D lengths. */
+void sc_plan_order_print(FILE *out, const sc_plan_run *r);
+void sc_plan_order_json(const sc_plan_run *r, sc_jw *w);
+/* The same as the field "order" of the table on top of L's stack. */
+void sc_plan_order_push(lua_State *L, const sc_plan_run *r);
 
 /* plan_push.c: the plan as a table on the stack (the --json object's
  * members; indices from 1). */

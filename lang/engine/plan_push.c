@@ -109,6 +109,7 @@ void sc_plan_push(lua_State *L, const sc_plan_run *r)
         lua_setfield(L, -2, "lean");
     }
     sc_plan_for_push(L, r);
+    sc_plan_order_push(L, r); /* -D lengths: the order of the microbatches */
     sc_plan_why(r->plan, why, sizeof why);
     set_str(L, "why", why);
     const sc_plan_split *sp = sc_plan_pick_split(r);

@@ -33,6 +33,9 @@ void sc_eng_print_steps(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *
 void sc_eng_print_vocab(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w);
 /* The recomputation figures ("recompute"); nothing without a policy. */
 void sc_eng_print_recompute(FILE *out, const sc_prog *pg, sc_jw *w);
+/* Microbatches of different lengths (docs/lengths.md): "lengths" and
+ * "length_ref", or a line; nothing when they are alike (lengths_out.c). */
+void sc_eng_print_lengths(FILE *out, const sc_prog *pg, sc_jw *w);
 /* The offload figures (docs/offload.md#figures), "offload"; nothing
  * without a policy or host copies. */
 void sc_eng_print_offload(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w);

@@ -70,6 +70,8 @@ typedef enum sc_field_table {
     X("tcomm", SC_COSTS, "number", "time of one transfer; finite and >= 0")                       \
     X("w_keep", SC_COSTS, "number", "share of F's activation still held after B; within [0, 1]")  \
     X("units", SC_SHAPE, "number or list of S numbers", "activation units per microbatch")        \
+    X("lengths", SC_SHAPE, "list of m numbers or file name",                                      \
+      "tokens of each microbatch: costs and bytes scale with them")                               \
     X("mem", SC_IN(PROGRAM) | SC_IN(BLOCK) | SC_IN(SEARCH), "number, string or list",             \
       "memory limit: the peak no device may pass, in units, bytes or per device")                 \
     X("order", SC_IN(PROGRAM) | SC_IN(ONE_OF), "list or function", "an ordered program")          \

@@ -93,6 +93,12 @@ void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
 /* The fsdp field of table t (fsdp.c, docs/fsdp.md). */
 void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
+/* lengths_lua.c: the `lengths` field of the table at t (else -D lengths:
+ * sc._plengths) set on pg; sc._lengths(prog, value). */
+void sc_lua_set_lengths(lua_State *L, int t, sc_prog *pg);
+int sc_lua_lengths(lua_State *L);
+int sc_lua_lengths_read(lua_State *L);
+int sc_lua_order_lengths(lua_State *L);
 /* The figures of every step (docs/steps.md#simulation) into the table on the stack
  * top, for several steps or a synchronization. */
 void sc_lua_set_step_figures(lua_State *L, const sc_prog *pg, const sc_sim *sim);

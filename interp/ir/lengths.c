@@ -1,0 +1,202 @@
+/*
+ * lengths.c — microbatches of different lengths (lengths.h): the setters,
+ * the scaled times and units, and the reader of a lengths list.
+ */
+#include "alloc.h"
+#include "ir_impl.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+sc_status sc_prog_set_lengths(sc_prog *pg, const double *len, int n)
+{
+    if (!len || n == 0) {
+        sc_free(pg->len);
+        pg->len = NULL;
+        pg->len_mean = 0;
+        sc_prog_invalidate(pg);
+        return SC_OK;
+    }
+    if (n != pg->m)
+        return sc_fail(pg, SC_ERR_ARG, "lengths: %d entries for m = %d microbatches (one length "
+                       "per microbatch)", n, pg->m);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(len[i] > 0) || !isfinite(len[i]))
+            return sc_fail(pg, SC_ERR_ARG, "lengths: entry %d is %g: a length must be a finite "
+                           "number > 0", i + 1, len[i]);
+        sum += len[i];
+    }
+    double *v = sc_malloc((size_t)n * sizeof *v);
+    if (!v)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    memcpy(v, len, (size_t)n * sizeof *v);
+    sc_free(pg->len);
+    pg->len = v;
+    pg->len_mean = sum / n;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+const double *sc_prog_lengths(const sc_prog *pg) { return pg->len; }
+
+double sc_prog_length_ref(const sc_prog *pg)
+{
+    if (!pg->len)
+        return 0;
+    return pg->len_lin ? pg->len_ref : pg->len_mean;
+}
+
+double sc_prog_len_scale(const sc_prog *pg, int k, int s, int mb)
+{
+    if (k < 0 || k >= SC_LK_COUNT)
+        return 1;
+    return s < 0 ? sc_len_r(pg, mb) : sc_len_k(pg, k, s, mb);
+}
+
+double sc_prog_len_linear(const sc_prog *pg, int k, int s)
+{
+    if (!pg->len_lin || k < 0 || k >= SC_LK_COUNT || s < 0 || s >= pg->S)
+        return 1;
+    return pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s];
+}
+
+sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref)
+{
+    if (!lin) {
+        sc_free(pg->len_lin);
+        pg->len_lin = NULL;
+        pg->len_ref = 0;
+        sc_prog_invalidate(pg);
+        return SC_OK;
+    }
+    if (!(ref > 0))
+        return sc_fail(pg, SC_ERR_ARG, "lengths: the reference length must be > 0");
+    size_t n = (size_t)SC_LK_COUNT * (size_t)pg->S;
+    double *v = sc_malloc(n * sizeof *v);
+    if (!v)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) /* within [0, 1]: rounding may step past */
+        v[i] = lin[i] != lin[i] ? 1 : fmin(1, fmax(0, lin[i]));
+    sc_free(pg->len_lin);
+    pg->len_lin = v;
+    pg->len_ref = ref;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+double sc_prog_pass_time(const sc_prog *pg, int op, int s, int mb)
+{
+    if (op < 0 || op >= SC_OP_COUNT || s < 0)
+        return 0;
+    if (sc_op_is_vocab(op) ? s >= pg->P : s >= pg->S)
+        return 0;
+    return sc_op_cost_mb(pg, op, s, mb);
+}
+
+double sc_prog_rec_units(const sc_prog *pg, int s, int mb)
+{
+    return s >= 0 && s < pg->S ? sc_rec_units(pg, s, mb) : 0;
+}
+
+double sc_prog_msg_time(const sc_prog *pg, int mb) { return pg->tcomm * sc_len_r(pg, mb); }
+
+/* ---- the list's text ---------------------------------------------------- */
+
+sc_status sc_lengths_parse(const char *text, size_t len, int m, double **out, int *nout,
+                           char *err, size_t errlen)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t cap = m > 0 ? (size_t)m : 64;
+    double *v = sc_malloc(cap * sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return SC_ERR_NOMEM;
+    }
+    const char *p = text, *end = text + len;
+    while (p < end && isspace((unsigned char)*p))
+        p++;
+    int json = p < end && *p == '[', n = 0, closed = !json, line = 1;
+    if (json)
+        p++;
+    for (;;) {
+        /* blanks, separators, comments (text only), counting lines */
+        while (p < end && (isspace((unsigned char)*p) || *p == ',' || (!json && *p == '#'))) {
+            if (*p == '#')
+                while (p < end && *p != '\n')
+                    p++;
+            else if (*p++ == '\n')
+                line++;
+        }
+        if (p >= end)
+            break;
+        if (json && *p == ']') {
+            closed = 1;
+            p++;
+            while (p < end && isspace((unsigned char)*p))
+                p++;
+            if (p < end) {
+                snprintf(err, errlen, "text after the closing ']'");
+                goto bad;
+            }
+            break;
+        }
+        char *e;
+        double x = strtod(p, &e);
+        if (e == p || (e < end && !isspace((unsigned char)*e) && *e != ',' && *e != ']' &&
+                       *e != '#')) {
+            const char *q = p;
+            while (q < end && q - p < 20 && !isspace((unsigned char)*q) && *q != ',' &&
+                   *q != ']')
+                q++;
+            snprintf(err, errlen, "entry %d (line %d) is '%.*s': not a number", n + 1, line,
+                     (int)(q - p), p);
+            goto bad;
+        }
+        if (!(x > 0) || !isfinite(x)) {
+            snprintf(err, errlen, "entry %d (line %d) is %g: a length must be a number > 0",
+                     n + 1, line, x);
+            goto bad;
+        }
+        if (m == 0 && (size_t)n == cap) {
+            if (n >= SC_MAX_MICROBATCHES) {
+                snprintf(err, errlen, "more than %d lengths", SC_MAX_MICROBATCHES);
+                goto bad;
+            }
+            double *w = sc_realloc(v, 2 * cap * sizeof *v);
+            if (!w) {
+                sc_free(v);
+                snprintf(err, errlen, "out of memory");
+                return SC_ERR_NOMEM;
+            }
+            v = w;
+            cap *= 2;
+        }
+        if ((size_t)n < cap)
+            v[n] = x;
+        n++;
+        p = e;
+    }
+    if (!closed) {
+        snprintf(err, errlen, "the JSON array has no closing ']'");
+        goto bad;
+    }
+    if (m > 0 && n != m) {
+        snprintf(err, errlen, "%d lengths for m = %d microbatches (one per microbatch)", n, m);
+        goto bad;
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "no lengths");
+        goto bad;
+    }
+    *out = v;
+    *nout = n;
+    return SC_OK;
+bad:
+    sc_free(v);
+    return SC_ERR_ARG;
+}

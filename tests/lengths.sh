@@ -1,0 +1,172 @@
+#!/bin/sh
+# tests/lengths.sh — microbatches of different lengths (docs/lengths.md;
+# interp/ir/lengths.h, interp/plan/order.h, lang/lua/lengths_lua.c), end
+# to end:
+#   - sim 1f1b -D p=4 -D m=8 -D lengths=F differs from the run of equal
+#     lengths with the same tokens, which equals the run without lengths;
+#     --json shows them, the text says so in one line;
+#   - a message's time, a record's units and (with a model) attention's
+#     quadratic term follow each microbatch's length; a cap sees them;
+#   - sc.program{lengths = ...} as -D lengths; the errors: a count other
+#     than m, a length <= 0 or not a number (the entry named), a file that
+#     cannot be read (named), a misspelt field;
+#   - the bound stays at or below the simulated makespan for every stdlib
+#     recipe with random lengths (seeds x recipes; make check: a sample),
+#     and --optimal between them where GLPK is built in;
+#   - plan -D lengths=F orders the pick's microbatches, never slower than
+#     the order given, and sc.order_lengths the same for any program.
+# Run from the repository root: sh tests/lengths.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh # ok, bad, expect, full, sample
+
+ms() { python3 -c 'import json,sys; print(json.load(sys.stdin)["makespan"])'; }
+printf '1782\n1084\n2935\n2471\n837\n2904\n559\n926\n' >"$tmp/l8.txt"   # 13498 tokens
+mean=1687.25
+printf '[%s,%s,%s,%s,%s,%s,%s,%s]' $mean $mean $mean $mean $mean $mean $mean $mean >"$tmp/u8.json"
+
+# The done-when of issue 49: different lengths, the same tokens, another makespan.
+a=$($SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/l8.txt" --json | ms)
+u=$($SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/u8.json" --json | ms)
+n=$($SC sim 1f1b -D p=4 -D m=8 --json | ms)
+if [ "$u" = "$n" ] && python3 -c "import sys; sys.exit(not ($a > $u * 1.05))"; then ok
+else bad "1f1b: lengths $a, equal lengths $u, none $n"; fi
+expect 0 '"lengths": [1782, 1084, 2935, 2471, 837, 2904, 559, 926], "length_ref": 1687.25' -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/l8.txt" --json
+expect 0 'lengths       559 to 2935 tokens per microbatch, 13498 in all; costs and bytes scale from 1687.25 (their mean)' -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/l8.txt"
+expect 0 '"length_ref": 2.5' -- $SC sim gpipe -D p=2 -D m=4 -D lengths='[1,2,3,4]' --json
+
+# A message's time: T_comm times its length over the mean (the dump's SENDs).
+$SC export gpipe -D p=2 -D m=2 -D tcomm=1 -D lengths='[1,3]' --format json -o "$tmp/g.json"
+v=$(python3 - "$tmp/g.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = sorted((i["mb"], i["t1"] - i["t0"]) for i in j["streams"][0] if i["op"] == "F")
+s = [(i["mb"], round(i["t1"] - i["t0"], 9)) for i in j["streams"][0] if i["op"] == "SEND"]
+print("ok" if d == [(0, 0.5), (1, 1.5)] and s == [(0, 0.5), (1, 1.5)] else "bad %s %s" % (d, s))
+PY
+)
+[ "$v" = ok ] && ok || bad "gpipe: F and SEND times by length: $v"
+# A record's units: 1f1b's d0 holds mb0 and mb1 at once: (4 + 1) / 1.75 units.
+expect 0 'peak memory   2.857 units (max)' -- $SC sim 1f1b -D p=2 -D m=4 -D lengths='[4,1,1,1]'
+# A cap sees them: 1f1b fits mem=4 with alike microbatches, not with a long first one.
+expect 0 'makespan' -- $SC sim 1f1b -D p=4 -D m=8 -D mem=4
+expect 5 'mem: d1 passes mem = 4' -- $SC sim 1f1b -D p=4 -D m=8 -D mem=4 -D lengths='[4000,100,100,100,100,100,100,100]'
+
+# With a model: lengths at the model's seq change nothing; twice seq more
+# than doubles the work (attention's quadratic term); each F scales by it.
+m0=$($SC sim 1f1b -D p=4 -D m=4 -D layers=8 -D hidden=1024 -D seq=2048 --json | ms)
+m1=$($SC sim 1f1b -D p=4 -D m=4 -D layers=8 -D hidden=1024 -D seq=2048 -D lengths='[2048,2048,2048,2048]' --json | ms)
+m2=$($SC sim 1f1b -D p=4 -D m=4 -D layers=8 -D hidden=1024 -D seq=2048 -D lengths='[4096,4096,4096,4096]' --json | ms)
+if [ "$m0" = "$m1" ] && python3 -c "import sys; sys.exit(not ($m2 > 2.02 * $m0))"; then ok
+else bad "model: no lengths $m0, at seq $m1, at 2 seq $m2 (want more than twice)"; fi
+
+# sc.program{lengths = ...} and -D lengths set the same.
+cat >"$tmp/r.lua" <<'LUA'
+return sc.program{p = 4, m = 8, rule = "1f1b", lengths = {1782, 1084, 2935, 2471, 837, 2904, 559, 926}}
+LUA
+cat >"$tmp/q.lua" <<'LUA'
+return sc.program{p = 4, m = 8, rule = "1f1b"}
+LUA
+r1=$($SC sim "$tmp/r.lua" --json | ms); r2=$($SC sim "$tmp/q.lua" -D lengths="$tmp/l8.txt" --json | ms)
+[ "$r1" = "$r2" ] && [ "$r1" = "$a" ] && ok || bad "sc.program lengths $r1, -D $r2, 1f1b $a"
+
+# A recipe's file name: in its own folder, as sc.costs reads (the sandbox).
+mkdir -p "$tmp/rec" && cp "$tmp/l8.txt" "$tmp/rec/l8.txt"
+echo 'return sc.program{p = 4, m = 8, rule = "1f1b", lengths = "l8.txt"}' >"$tmp/rec/f.lua"
+echo 'return sc.program{p = 4, m = 8, rule = "1f1b", lengths = "/etc/hostname"}' >"$tmp/rec/g.lua"
+r3=$($SC sim "$tmp/rec/f.lua" --json | ms) # not in the current folder
+[ "$r3" = "$a" ] && ok || bad "a recipe's lengths file: $r3, want $a"
+expect 10 "a recipe may read files in its own folder only" -- $SC sim "$tmp/rec/g.lua"
+
+# Errors: one clear line, exit 3 (a usage error for an unknown field).
+printf '5\n6\n-1\n4\n5\n5\n5\n5\n' >"$tmp/neg.txt"
+printf '5 6 x 4\n' >"$tmp/nan.txt"
+expect 3 "lengths $tmp/neg.txt: entry 3 (line 3) is -1: a length must be a number > 0" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/neg.txt"
+expect 3 "lengths $tmp/nan.txt: entry 3 (line 1) is 'x': not a number" -- \
+  $SC sim 1f1b -D p=4 -D m=4 -D lengths="$tmp/nan.txt"
+expect 3 "lengths $tmp/l8.txt has 8 lengths for m = 4 microbatches (one per microbatch)" -- \
+  $SC sim 1f1b -D p=4 -D m=4 -D lengths="$tmp/l8.txt"
+expect 3 "lengths $tmp/none.txt: No such file or directory" -- \
+  $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/none.txt"
+expect 3 "lengths (the value): the JSON array has no closing ']'" -- \
+  $SC sim 1f1b -D p=4 -D m=2 -D lengths='[1,2'
+expect 3 "run: microbatches of different lengths are not trained yet" -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2,3,4]' --check
+sed 's/lengths =/lenghts =/' "$tmp/r.lua" >"$tmp/typo.lua"
+expect 3 "program: unknown field 'lenghts' (did you mean 'lengths'?)" -- $SC sim "$tmp/typo.lua"
+sed 's/2904/0/' "$tmp/r.lua" >"$tmp/zero.lua"
+expect 3 "program: 'lengths': entry 6 must be a number > 0 (got 0)" -- $SC sim "$tmp/zero.lua"
+
+# The bound at or below the makespan, every stdlib recipe, random lengths.
+if full; then
+  recipes="1f1b 1f1b-v dualpipe dualpipev gis gpipe interleaved v-half v-min v-zb zb-auto zb-h1 zb-h2 zb-v zbv-auto"
+  seeds="1 2 3"
+else
+  recipes=$(sample 1f1b zb-h1 interleaved zb-v); seeds="1"
+fi
+for seed in $seeds; do
+  python3 -c "
+import random; r = random.Random($seed)
+print('\n'.join(str(max(16, int(r.lognormvariate(6.5, 1.0)))) for _ in range(8)))" >"$tmp/s$seed.txt"
+  for r in $recipes; do
+    # costs, messages, a cap (a refusal by it is an answer, not a failure), a model
+    for cf in "-D tcomm=0" "-D tcomm=0.2" "-D mem=6" "-D layers=8 -D hidden=1024 -D seq=1024"; do
+      tc=$cf
+      # shellcheck disable=SC2086
+      $SC sim "$r" -D p=4 -D m=8 $cf -D lengths="$tmp/s$seed.txt" --json >"$tmp/b.json" 2>"$tmp/err"
+      rc=$?
+      [ $rc = 5 ] && grep -q "mem" "$tmp/err" && { ok; continue; }
+      [ $rc = 3 ] && grep -q "one microbatch needs on a device" "$tmp/err" && { ok; continue; }
+      [ $rc = 0 ] || { bad "$r seed $seed $cf: $(head -1 "$tmp/err")"; continue; }
+      python3 - "$tmp/b.json" <<'PY' >"$tmp/v" || true
+import json, sys
+j = json.load(open(sys.argv[1]))
+print("ok" if j["lower_bound"] <= j["makespan"] * (1 + 1e-9) + 1e-9 else "over %g > %g" % (j["lower_bound"], j["makespan"]))
+PY
+      [ "$(cat "$tmp/v")" = ok ] && ok || bad "bound: $r seed $seed tcomm $tc: $(cat "$tmp/v")"
+    done
+  done
+done
+if $SC sim 1f1b -D p=2 -D m=2 --optimal 2>&1 | grep -q "without GLPK"; then
+  echo "lengths: --optimal skipped (built without GLPK)"
+else
+  $SC sim zb-h1 -D p=2 -D m=4 -D lengths='[100,300,200,400]' --optimal --json >"$tmp/o.json"
+  v=$(python3 -c "
+import json; j = json.load(open('$tmp/o.json')); o = j['optimal']
+print('ok' if j['lower_bound'] <= o['bound'] + 1e-9 and o['incumbent'] <= j['makespan'] + 1e-9 else 'bad %s' % o)")
+  [ "$v" = ok ] && ok || bad "optimal with lengths: $v"
+fi
+
+# plan: never slower than the order given; the order it prints is the one it timed.
+for seed in $seeds; do
+  $SC plan -D p=4 -D m=8 -D lengths="$tmp/s$seed.txt" --time-limit 0 --json >"$tmp/p.json" 2>"$tmp/err" ||
+    { bad "plan seed $seed: $(head -1 "$tmp/err")"; continue; }
+  python3 - "$tmp/p.json" <<'PY' >"$tmp/v"
+import json, sys
+j = json.load(open(sys.argv[1]))
+o, c = j["order"], j["candidates"][j["pick"]]
+ok = o["makespan"] <= o["given_makespan"] and abs(o["given_makespan"] - c["makespan"]) <= 1e-9 * c["makespan"]
+print("ok" if ok else "bad %s against %s" % (o, c["makespan"]))
+PY
+  [ "$(cat "$tmp/v")" = ok ] && ok || bad "plan seed $seed: $(cat "$tmp/v")"
+done
+cat >"$tmp/order.lua" <<'LUA'
+local p = sc.load(arg[1], {p = 4, m = 8, lengths = arg[2]})
+local given = p:sim().makespan
+local o = sc.order_lengths(p)
+assert(o.given == given, "given " .. o.given .. " vs " .. given)
+assert(o.makespan <= given and p:sim().makespan == o.makespan, "planned " .. o.makespan)
+print("ok")
+LUA
+for r in $recipes; do
+  expect 0 ok -- $SC --trust "$tmp/order.lua" "$r" "$tmp/s1.txt"
+done
+echo 'sc.order_lengths(sc.load("1f1b"))' >"$tmp/none.lua"
+expect 3 "order_lengths: the program has no lengths" -- $SC --trust "$tmp/none.lua"
+
+echo "lengths: $pass passed, $fail failed"
+[ "$fail" = 0 ]
