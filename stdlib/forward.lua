@@ -13,7 +13,7 @@ local P = sc.params {
   {"v", 1, "chunks (virtual stages) per device"},
   sc.COSTS,
   sc.MEM,
-  sc.MODEL,
+  sc.OFFLOAD, sc.MODEL, -- offload: none only (a forward-only program has no backward)
 }
 sc.need(P.v == 1 or P.m % P.p == 0,
   "forward with v > 1 needs m to be a multiple of p (m = %d, p = %d)", P.m, P.p)

@@ -88,6 +88,7 @@ expect 3 "does not go with training steps" -- $SC check forward -D p=2 -D m=2 -D
 sed 's/order = .*}/rule = "gpipe" }/' "$tmp/fo.lua" >"$tmp/forule.lua"
 expect 3 "program: forward_only = true needs an ordered program ('order')" -- $SC check "$tmp/forule.lua"
 expect 3 "does not go with offload" -- $SC check "$tmp/fooff.lua"
+expect 3 "does not go with offload" -- $SC check forward -D p=2 -D m=2 -D offload=all
 
 # 4. PyTorch CSV: export, import back to the same streams and figures, in
 # both dialects; a file with no backward anywhere is forward-only, a mix is
