@@ -59,6 +59,11 @@ assert len(l) == 3 and l[0] > l[1] > l[2], l
 ' "$tmp/j" && ok || bad "the decoder's loss falls over 3 steps"
 
 # 4. What it does not train yet: one line, exit 2 (a config's parts) or 3.
+# The config's sizes, not a recipe's defaults for the built-in model (1f1b
+# declares hidden, layers and vocab); -D given besides still wins.
+sed 's/"hidden_size": 48/"hidden_size": 36/' $F/run-mqa.json >"$tmp/h36.json"
+expect 0 '"hidden": 36, "layers": 4, "vocab": 96' -- $SC run 1f1b -D p=2 -D m=2 --model "$tmp/h36.json" --json
+expect 0 '"hidden": 36, "layers": 2, "vocab": 96' -- $SC run 1f1b -D p=2 -D m=2 -D layers=2 --model "$tmp/h36.json" --json
 expect 2 "MoE is not trained yet" -- $SC run 1f1b --model $F/tiny-mixtral.json
 expect 2 "biases is not trained yet" -- $SC run 1f1b --model $F/tiny-llama.json
 expect 2 "qk_norm is not trained yet" -- $SC run 1f1b --model $F/tiny-qwen3.json

@@ -519,6 +519,19 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     sc_model_cfg mc = sc_run_defaults(0).model;
     int given[NKEYS] = {0};
     int rc = model_path[0] ? sc_cli_run_decoder(model_path, &mc) : 0;
+    if (!rc && mc.kind == SC_MODEL_DECODER) {
+        /* The config's sizes as if given (-D given besides override them),
+         * so that no recipe's default for the built-in model replaces them. */
+        const char *const keys[] = {"hidden", "layers", "vocab"};
+        const long vals[] = {mc.hidden, mc.layers, mc.vocab};
+        for (int i = 0; i < 3; i++) {
+            if (lua_getfield(L, t, keys[i]) == LUA_TNIL) {
+                lua_pushinteger(L, vals[i]);
+                lua_setfield(L, t, keys[i]);
+            }
+            lua_pop(L, 1);
+        }
+    }
     if (!rc) /* -D sizes given besides override the config's */
         rc = model_sizes(L, recipe, t, &mc, given);
     if (rc)

@@ -93,7 +93,7 @@ void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg);
 /* The fsdp field of table t (fsdp.c, docs/fsdp.md). */
 void sc_lua_set_fsdp(lua_State *L, int t, sc_prog *pg);
 int sc_lua_steps(lua_State *L);
-/* lengths_lua.c: the `lengths` field of the table at t (else -D lengths:
+/* lengths.c: the `lengths` field of the table at t (else -D lengths:
  * sc._plengths) set on pg; sc._lengths(prog, value). */
 void sc_lua_set_lengths(lua_State *L, int t, sc_prog *pg);
 int sc_lua_lengths(lua_State *L);

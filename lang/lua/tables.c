@@ -339,7 +339,7 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab.c) */
     sc_lua_apply_costs(L, t, pg); /* a cost file overrides tf, tb, tw, tcomm */
     sc_lua_set_mem(L, t, pg);     /* in bytes: by the model's or the cost file's unit */
-    sc_lua_set_lengths(L, t, pg); /* microbatches of different lengths (lengths_lua.c) */
+    sc_lua_set_lengths(L, t, pg); /* microbatches of different lengths (lengths.c) */
 }
 
 int sc_lua_size_range(lua_State *L, const char *name, lua_Integer x)

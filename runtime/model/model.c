@@ -87,6 +87,10 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
             return SC_ERR_LIMIT;
         }
     }
+    int dec = cfg->kind == SC_MODEL_DECODER; /* what it does not train yet, first */
+    sc_status dst = dec ? check_decoder(cfg, err, errlen) : SC_OK;
+    if (dst != SC_OK)
+        return dst;
     int split = sc_vocab_split(cfg->vocab_par) ? (cfg->vocab_par == SC_VOCAB_V1 ? 1 : 2) : 0;
     int P = cfg->devices > 0 ? cfg->devices : 1;
     if (split && cfg->vocab % P != 0) {
@@ -115,11 +119,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  cfg->vocab, ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    int dec = cfg->kind == SC_MODEL_DECODER;
-    sc_status ost = dec ? check_decoder(cfg, err, errlen) : SC_OK;
-    if (ost != SC_OK)
-        return ost;
-    ost = sc_optim_check(&cfg->opt, err, errlen);
+    sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
     if (ost != SC_OK)
         return ost;
     int steps = cfg->steps > 1 ? cfg->steps : 1;

@@ -1,5 +1,5 @@
 /*
- * lengths_lua.c — the `lengths` field of sc.program (and of the tables
+ * lengths.c — the `lengths` field of sc.program (and of the tables
  * that share its shape), and sc._lengths, which sets -D lengths=FILE on the
  * program a recipe returns (docs/lengths.md):
  *
