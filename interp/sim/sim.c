@@ -16,6 +16,8 @@
 /* fmax(a, b) as the library computes it (b when equal, the other when one
  * is NaN), inline: it runs once or twice per instruction. */
 static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+
+/* The earliest of the devices' starts (a forward-only program's span). */
 static double min_start(const double *start, int P)
 {
     double t = start[0];

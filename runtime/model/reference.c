@@ -65,10 +65,10 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
                 goto fail;
             }
         }
+        if (c.forward_only) /* no gradients, no optimizer step */
+            continue;
         /* The state of all gradients: what a synchronized pipeline sums. */
         double state[2];
-        if (c.forward_only)
-            continue;
         if ((st = o->grad_state(wl.ctx, k, state)) != SC_OK ||
             (st = o->optim_step(wl.ctx, k, state)) != SC_OK) {
             snprintf(err, errlen, "reference: step %d: %s", k, o->errmsg(wl.ctx));
