@@ -203,8 +203,6 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     sc_jw_str(&w, "loss_hex", hex);
     json_num(&w, "reference_loss", r->reference_loss);
     json_num(&w, "max_grad_rel_err", r->max_grad_rel_err);
-    if (r->forward_only) /* docs/run.md#check: the loss alone */
-        sc_jw_bool(&w, "forward_only", 1);
     if (o->check) {
         sc_jw_num_g(&w, "tolerance", r->tolerance, 6);
         sc_jw_bool(&w, "bitwise", r->bitwise);
@@ -247,9 +245,7 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
            o->model.seed);
     sc_cli_run_decoder_text(&o->model);
     printf("loss          %.9g (%a)\n", r->loss, r->loss);
-    if (o->check && r->forward_only) /* docs/run.md#check: the loss alone */
-        printf("reference     %.9g (forward only: no gradients)\n", r->reference_loss);
-    else if (o->check)
+    if (o->check && !sc_cli_run_forward_text(r)) /* a forward-only one: the loss alone */
         printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
                r->max_grad_rel_err,
                r->bitwise ? " (bitwise identical)"

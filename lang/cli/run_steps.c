@@ -70,6 +70,8 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
 void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
                            const sc_run_result *r)
 {
+    if (r->forward_only) /* docs/run.md#check: the loss alone, no optimizer */
+        sc_jw_bool(w, "forward_only", 1);
     if (!shown(pg))
         return;
     int N = r->steps;
@@ -142,4 +144,12 @@ int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len)
         return 1;
     }
     return 0;
+}
+
+int sc_cli_run_forward_text(const sc_run_result *r)
+{
+    if (!r->forward_only)
+        return 0;
+    printf("reference     %.9g (forward only: no gradients)\n", r->reference_loss);
+    return 1;
 }
