@@ -472,6 +472,8 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	$(BUILD)/bench_vocab
 	$(BUILD)/bench_bound
 	AFTER=$(BUILD)/stagecraft sh bench/bench_speed.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_decoder.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_lengths.sh
 
 echo:
 	@echo "CC       = $(CC)"

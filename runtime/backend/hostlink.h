@@ -26,6 +26,7 @@
  * Thread-safety: start and wait may be called from any thread; a ticket is
  * waited for exactly once (the wait frees it). sc_hostlinks_free runs the
  * copies still queued, then joins the threads; call it once no device runs.
+ * Tested by: tests/runtime.sh (offload under STAGECRAFT_HOST_LINK_GBPS), tests/gpu/test_backend_cuda.c.
  */
 #ifndef SC_HOSTLINK_H
 #define SC_HOSTLINK_H

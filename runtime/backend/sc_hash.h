@@ -6,6 +6,7 @@
  * backend_cpu.c) and the GPU (cuda_kernels.cu) compile the same code; every
  * step is exact (integer arithmetic, then a product by a power of two), so
  * host and device agree bit for bit.
+ * Tested by: tests/gpu/test_backend_cuda.c (fill_uniform's bits), tests/run.sh (threads and ranks alike).
  */
 #ifndef SC_HASH_H
 #define SC_HASH_H

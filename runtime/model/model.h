@@ -41,6 +41,7 @@
  * w_keep = 1 (the papers' counting). Each of these tensors is a part of its
  * own (sc_model_record_parts): the executor allocates them separately, so
  * that offload can move the last ones to the host and back.
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_model.c, tests/run.sh, tests/decoder.sh.
  */
 #ifndef SC_MODEL_H
 #define SC_MODEL_H

@@ -3,6 +3,7 @@
  * workload), model_optim.c (its optimizer steps), reference.c (the
  * single-device reference and the comparison) and model_vocab.c's caller
  * only (model_vocab.c itself knows nothing of it).
+ * Tested by: tests/unit/test_decoder_model.c, tests/unit/test_model.c.
  */
 #ifndef SC_MODEL_IMPL_H
 #define SC_MODEL_IMPL_H

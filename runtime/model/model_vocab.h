@@ -34,6 +34,7 @@
  * Per-row statistics are computed on the host (the backend's download and
  * upload around them), in float with sums in double, in row order: the
  * same bits on every run and backend.
+ * Tested by: tests/unit/test_vocab.c, tests/runtime.sh (vocab_par runs).
  */
 #ifndef SC_MODEL_VOCAB_H
 #define SC_MODEL_VOCAB_H

@@ -38,6 +38,7 @@
  * step to its validation.
  *
  * Thread-safety: one sc_adamw per device, used by that device's thread.
+ * Tested by: tests/unit/test_steps.c, tests/steps.sh.
  */
 #ifndef SC_OPTIM_H
 #define SC_OPTIM_H

@@ -4,6 +4,7 @@
  * pre-check (docs/run.md#errors, exit 4): a container's limit is usually far below
  * the machine's memory, and past it the kernel kills the process instead of
  * run refusing it with its figures.
+ * Tested by: tests/unit/test_cgroup.c.
  */
 #ifndef SC_CGROUP_H
 #define SC_CGROUP_H

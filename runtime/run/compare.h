@@ -31,6 +31,7 @@
  *     thread's CPU time: another process had the core), taken out of the
  *     passes' parts, so that those say how much slower the work itself was.
  * items lists them, the largest absolute difference first.
+ * Tested by: tests/unit/test_costs.c, tests/costs.sh.
  */
 #ifndef SC_COMPARE_H
 #define SC_COMPARE_H

@@ -15,6 +15,7 @@
  * figure), the median of each resample's pooled samples, and the 2.5th and
  * 97.5th percentiles of those medians. Its half width, in seconds, shrinks
  * like 1/sqrt(steps) while the machine stays as it is.
+ * Tested by: tests/unit/test_costs.c.
  */
 #ifndef SC_PRECISION_H
 #define SC_PRECISION_H

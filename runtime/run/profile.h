@@ -49,6 +49,7 @@
  * Works with any backend and device kind of sc_run (threads, MPI ranks,
  * GPUs): only the executor's timestamps are read. Under MPI every rank
  * computes the same figures (the times are gathered on every rank).
+ * Tested by: tests/unit/test_costs.c, tests/costs.sh.
  */
 #ifndef SC_PROFILE_H
 #define SC_PROFILE_H

@@ -4,6 +4,7 @@
  * executor's timestamps and says how well they know their medians;
  * profile.c runs the steps, in rounds until those medians are stable, and
  * turns the samples into the cost file (profile.h).
+ * Tested by: tests/costs.sh (through profile.h).
  */
 #ifndef SC_PROFILE_IMPL_H
 #define SC_PROFILE_IMPL_H

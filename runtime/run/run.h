@@ -44,6 +44,7 @@
  *
  * Not thread-safe; one run at a time per process (OpenBLAS is set to one
  * thread per call).
+ * Tested by: tests/unit/test_runtime.c, tests/run.sh, tests/runtime.sh.
  */
 #ifndef SC_RUN_H
 #define SC_RUN_H
