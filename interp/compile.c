@@ -454,8 +454,8 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        "program: copies = %d (docs/guide.md#copies) does not go with %s yet",
                        pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
                                                              : "post-validation");
-    sc_status st = sc_verify_passes_again(pg); /* proved where built, if unchanged */
-    if (st != SC_OK)
+    sc_status st = sc_prog_check_forward_only(pg); /* fwdonly.h */
+    if (st != SC_OK || (st = sc_verify_passes_again(pg)) != SC_OK) /* proved where built */
         return st;
     sc_times proof = {0};
     int proved = 0;

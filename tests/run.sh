@@ -87,7 +87,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh \
+           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done

@@ -124,6 +124,10 @@ b=$($SC run zb-h1 -D steps=2 -D lr=0.01 --json 2>/dev/null | sed 's/.*"loss_hex"
 for r in $(sample $($SC list | awk '/^[a-z0-9]/ {print $1}')); do
   $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || continue
   for s in sync post-validation; do
+    if [ "$r" = forward ]; then # forward-only: no optimizer step (docs/guide.md#forward-only)
+      expect 3 "a forward-only program" -- $SC check "$r" -D p=4 -D m=8 -D steps=3 -D optim_sync=$s
+      continue
+    fi
     if [ "$r $s" = "dualpipe post-validation" ]; then # copies of the model: refused (docs/guide.md#copies)
       expect 3 "do not go with optim_sync = post-validation yet" -- $SC check "$r" -D p=4 -D m=8 -D steps=3 -D optim_sync=$s
       continue

@@ -97,6 +97,8 @@ static void stage_costs(const sc_prog *pg, double G, int a, int b, int mb, stage
                             .cE = fmin(pos(tb - G) + tw, pos(tbw - G)),
                             .wF = tf - g / 2, .wB = fmin(tb, tbw) - gb / 2,
                             .wBW = fmin(tb + tw, tbw) - gb / 2};
+        if (sc_prog_forward_only(pg)) /* no backward on any path or device (fwdonly.h) */
+            c[s] = (stage_cost){.cF = tf, .wF = tf};
     }
 }
 
@@ -163,6 +165,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     out->binding = SC_BOUND_WORK;
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     long steps = sc_prog_steps(pg);
+    int fo = sc_prog_forward_only(pg);
     const double *len = sc_prog_lengths(pg);
     double G = 0, kmax = 1;
     for (int mb = 0; len && mb < m; mb++) /* the largest scale of a pass's gain */
@@ -216,7 +219,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
             head[d] = fmin(head[d], fs[s]);
             /* With pairs a BW's excess over B may hide in a pair: the
              * drain after the first stage's own B is then 0. */
-            tail[d] = fmin(tail[d], s == pa->a && G > 0 ? 0 : after[s]);
+            tail[d] = fmin(tail[d], (s == pa->a && G > 0) || fo ? 0 : after[s]);
             fsmin[s] = fmin(fsmin[s], fs[s]);
             Cmin[s] = fmin(Cmin[s], C[s]);
             aftmin[s] = fmin(aftmin[s], after[s]);
@@ -242,7 +245,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
      * k counts the smallest records). */
     const sc_offload_cfg *off = sc_prog_offload(pg);
     const sc_recompute_cfg *rc = sc_prog_recompute(pg);
-    int memory = (!off || off->policy == SC_OFFLOAD_NONE) &&
+    int memory = !fo && (!off || off->policy == SC_OFFLOAD_NONE) &&
                  (!rc || rc->policy == SC_RECOMPUTE_NONE);
     double trip = 0;
     for (int s = 0; memory && s < S; s++) {

@@ -12,12 +12,20 @@
 /* Levels closer than this to the cap are within it (sums of units). */
 #define CAP_EPS 1e-9
 
+/* The level while instruction in runs: a forward-only F holds its record
+ * only then (docs/guide.md#forward-only); cur after the rest. */
+static double level_in(const sc_prog *pg, double cur, const sc_instr *in)
+{
+    return pg->fwd_only ? cur + sc_instr_mem_rise(pg, in) : cur;
+}
+
 void sc_stream_peaks(const sc_prog *pg, double *peak)
 {
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *sv = &pg->stream[d];
         double cur = 0, top = 0;
         for (size_t k = 0; k < sv->n; k++) {
+            top = fmax(top, level_in(pg, cur, &sv->v[k]));
             cur += sc_instr_mem(pg, &sv->v[k]);
             top = fmax(top, cur);
         }
@@ -61,10 +69,12 @@ sc_status sc_verify_caps(sc_prog *pg)
         const sc_vec *sv = &pg->stream[d];
         double cur = 0;
         for (size_t k = 0; k < sv->n; k++) {
+            double lv = level_in(pg, cur, &sv->v[k]);
             cur += sc_instr_mem(pg, &sv->v[k]);
-            if (cur > cap + CAP_EPS * (1 + cap) && (worst < 0 || cur - cap > over)) {
+            lv = fmax(lv, cur);
+            if (lv > cap + CAP_EPS * (1 + cap) && (worst < 0 || lv - cap > over)) {
                 worst = d;
-                over = cur - cap;
+                over = lv - cap;
                 break;
             }
         }
@@ -77,12 +87,14 @@ sc_status sc_verify_caps(sc_prog *pg)
     const sc_vec *sv = &pg->stream[d];
     size_t at = sv->n;
     for (size_t k = 0; k < sv->n; k++) {
+        double lv = level_in(pg, cur, &sv->v[k]);
         cur += sc_instr_mem(pg, &sv->v[k]);
-        if (cur > cap + CAP_EPS * (1 + cap) && at == sv->n) {
+        lv = fmax(lv, cur);
+        if (lv > cap + CAP_EPS * (1 + cap) && at == sv->n) {
             at = k;
-            level = cur;
+            level = lv;
         }
-        peak = fmax(peak, cur);
+        peak = fmax(peak, lv);
     }
     char where[96], pol[96], need[160];
     sc_instr_format(&sv->v[at], where, sizeof where);

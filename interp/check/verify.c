@@ -130,6 +130,18 @@ static sc_status verify_vocab(sc_prog *pg, const loc *at)
     return st;
 }
 
+/* A forward-only program (fwdonly.h) has no backward pass. */
+static sc_status forward_only(sc_prog *pg, int s, int mb, loc b, loc w, loc bw)
+{
+    loc x = b.dev >= 0 ? b : w.dev >= 0 ? w : bw;
+    if (x.dev < 0)
+        return SC_OK;
+    return sc_fail(pg, SC_ERR_PROGRAM,
+                   "backward in a forward-only program: %s s%d mb%d is at d%d #%d "
+                   "(docs/guide.md#forward-only)",
+                   b.dev >= 0 ? "B" : w.dev >= 0 ? "W" : "BW", s, mb, x.dev, x.idx);
+}
+
 static sc_status verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
@@ -189,8 +201,12 @@ static sc_status verify_passes(sc_prog *pg)
             loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i],
                 bw = at[K_BW * SM + i];
             const char *missing = NULL;
+            if (pg->fwd_only && (st = forward_only(pg, s, mb, b, w, bw)) != SC_OK)
+                goto done;
             if (f.dev < 0)
                 missing = "F";
+            else if (pg->fwd_only)
+                ;
             else if (bw.dev >= 0 && (b.dev >= 0 || w.dev >= 0)) {
                 loc o = b.dev >= 0 ? b : w;
                 st = sc_fail(pg, SC_ERR_PROGRAM,
@@ -209,11 +225,13 @@ static sc_status verify_passes(sc_prog *pg)
                 goto done;
             }
             /* Dependencies inside one device must be in order. */
-            loc back = bw.dev >= 0 ? bw : b;
-            int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
             if (s > first && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
                                            SC_OP_F, s, mb)))
                 goto done;
+            if (pg->fwd_only)
+                continue;
+            loc back = bw.dev >= 0 ? bw : b;
+            int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
             if (s == last && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
                 goto done;
             if (s < last) {
@@ -239,7 +257,7 @@ done:
  * the shape, the placement, and every order byte for byte. The result is a
  * function of these alone, so the same passes pass again. */
 typedef struct vsnap {
-    int P, S, m, copies;
+    int P, S, m, copies, fwd_only;
     sc_vocab vocab;
     size_t n; /* Σ order[d].n; then size_t cnt[P], int stage_dev[S], sc_instr[n] */
 } vsnap;
@@ -258,7 +276,7 @@ static void snap_take(sc_prog *pg)
     vsnap *v = sc_malloc(snap_size(pg->P, pg->S, n));
     if (!v)
         return; /* no snapshot: the compile driver checks again */
-    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->vocab, n};
+    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->fwd_only, pg->vocab, n};
     size_t *cnt = (size_t *)(v + 1);
     int *sd = (int *)(cnt + pg->P);
     sc_instr *in = (sc_instr *)(sd + pg->S);
@@ -276,6 +294,7 @@ static int snap_same(const sc_prog *pg)
 {
     const vsnap *v = pg->vsnap;
     if (!v || v->P != pg->P || v->S != pg->S || v->m != pg->m || v->copies != pg->copies ||
+        v->fwd_only != pg->fwd_only ||
         v->vocab != pg->vocab)
         return 0;
     const size_t *cnt = (const size_t *)(v + 1);

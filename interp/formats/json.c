@@ -162,6 +162,8 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
         sc_jw_int(&w, "steps", sc_prog_steps(pg));
         sc_jw_str(&w, "optim_sync", sc_sync_name(sc_prog_optim_sync(pg)));
     }
+    if (sc_prog_forward_only(pg)) /* docs/guide.md#forward-only */
+        sc_jw_bool(&w, "forward_only", 1);
     sc_jw_array(&w, "placement");
     for (int s = 0; s < S; s++)
         sc_jw_int(&w, NULL, sc_prog_stage_device(pg, s));

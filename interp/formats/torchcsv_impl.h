@@ -77,5 +77,10 @@ sc_status sc_tcsv_check_waits(reader *r, const act *v, size_t n, int S, int m,
 /* One REDUCE_GRAD per stage, after its backward passes; at[] has S zeros. */
 sc_status sc_tcsv_check_reduces(reader *r, const act *v, size_t n, int S, const int *dev,
                                 size_t *at);
+/* Whether the file is forward-only (docs/interchange.md#forward-only): no
+ * backward pass (I, W, B, BW) anywhere. Such a file has no gradient
+ * transfer, FSDP action or reduction either: one is an error (*st, the
+ * message in r; the result is then 0). */
+int sc_tcsv_forward_only(reader *r, const act *v, size_t n, sc_status *st);
 
 #endif

@@ -312,7 +312,7 @@ static sc_status build(sc_prog *pg, const act *v, size_t n, const slot *tab, int
     }
     sc_instr reduce = {.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
     sc_instr optim = {.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
-    for (int d = 0; comms && d < pg->P; d++)
+    for (int d = 0; comms && !sc_prog_forward_only(pg) && d < pg->P; d++)
         if ((st = sc_prog_push_stream(pg, d, reduce)) || (st = sc_prog_push_stream(pg, d, optim)))
             return st;
     return SC_OK;
@@ -375,9 +375,11 @@ static sc_status place_stages(reader *r, int S, int *dev, size_t *first)
 }
 
 /* The passes of every (stage, microbatch) into tab[S * m]: each once, one
- * backward, in order, none missing. 0, or SC_ERR_* with the message. */
-static sc_status pass_table(reader *r, int S, int m, const int *dev, slot *tab)
+ * backward (none in a forward-only file, fwd), in order, none missing. 0,
+ * or SC_ERR_* with the message. */
+static sc_status pass_table(reader *r, int S, int m, const int *dev, int fwd, slot *tab)
 {
+    static const char no_back[] = "no backward (I and W, or B)";
     const act *v = r->a;
     size_t n = r->n;
     for (size_t k = 0; k < n; k++) {
@@ -413,21 +415,25 @@ static sc_status pass_table(reader *r, int S, int m, const int *dev, slot *tab)
             const char *what = NULL;
             if (!sl->f)
                 what = "no F";
+            else if (fwd)
+                ;
             else if (!sl->i && !sl->b && !sl->bw)
-                what = "no backward (I and W, or B)";
+                what = no_back;
             else if (sl->i && !sl->w)
                 what = "an I but no W";
             if (what)
                 return sc_tcsv_fail(r, SC_ERR_PROGRAM, "row %d (rank %d): missing microbatch: stage "
                                     "%d has %s of microbatch %d (the file names microbatches "
-                                    "0..%d)", dev[s] + 1, dev[s], s, what, mb, m - 1);
+                                    "0..%d%s)", dev[s] + 1, dev[s], s, what, mb, m - 1,
+                                    what == no_back ? "; it mixes forward-only and training "
+                                    "passes: a forward-only file has no backward anywhere" : "");
         }
     return SC_OK;
 }
 
 /* The program of the actions on P ranks (dev: each stage's; tab: the
  * passes'), or NULL with the message. */
-static sc_prog *make_prog(reader *r, int S, int m, const int *dev, const slot *tab)
+static sc_prog *make_prog(reader *r, int S, int m, const int *dev, int fwd, const slot *tab)
 {
     const act *v = r->a;
     size_t n = r->n;
@@ -449,6 +455,8 @@ static sc_prog *make_prog(reader *r, int S, int m, const int *dev, const slot *t
     sc_fsdp_cfg fc = sc_fsdp_default();
     fc.units = 0;
     sc_status st = fsdp ? sc_prog_set_fsdp(pg, &fc) : SC_OK;
+    if (st == SC_OK && fwd)
+        st = sc_prog_set_forward_only(pg, 1);
     if (st == SC_OK)
         st = build(pg, v, n, tab, r->comms, dev);
     /* A compute_comms file is one (p2p.h): in the NCCL mode its cells are
@@ -512,14 +520,18 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         if (wst)
             goto fail;
     }
+    sc_status fst;
+    int fwd = sc_tcsv_forward_only(r, v, n, &fst); /* docs/interchange.md#forward-only */
+    if (fst)
+        goto fail;
     tab = sc_calloc((size_t)S * (size_t)m, sizeof(slot));
     if (!tab) {
         sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if (pass_table(r, S, m, dev, tab))
+    if (pass_table(r, S, m, dev, fwd, tab))
         goto fail;
-    if (r->comms) {
+    if (r->comms && !fwd) {
         size_t *at = sc_calloc((size_t)S + 1, sizeof *at);
         sc_status rst = at ? sc_tcsv_check_reduces(r, v, n, S, dev, at)
                            : sc_tcsv_fail(r, SC_ERR_NOMEM, "out of memory");
@@ -527,7 +539,7 @@ static sc_prog *resolve(reader *r, sc_torch_dialect *dialect)
         if (rst)
             goto fail;
     }
-    pg = make_prog(r, S, m, dev, tab);
+    pg = make_prog(r, S, m, dev, fwd, tab);
     if (!pg)
         goto fail;
     sc_free(dev);

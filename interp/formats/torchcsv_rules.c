@@ -129,3 +129,21 @@ sc_status sc_tcsv_check_waits(reader *r, const act *v, size_t n, int S, int m, u
     }
     return SC_OK;
 }
+
+int sc_tcsv_forward_only(reader *r, const act *v, size_t n, sc_status *st)
+{
+    *st = SC_OK;
+    for (size_t k = 0; k < n; k++)
+        if (is_compute(v[k].type) && v[k].type != T_F)
+            return 0;
+    for (size_t k = 0; k < n; k++) {
+        int t = v[k].type;
+        if (t == T_F || t == T_SEND_F || t == T_RECV_F || t == T_WAIT_SEND_F)
+            continue;
+        *st = sc_tcsv_fail(r, SC_ERR_PROGRAM, AT_FMT ": %s in a forward-only file (no backward "
+                           "pass anywhere: it has no gradients to send or reduce)",
+                           AT(&v[k]), sc_tcsv_type_names[t]);
+        return 0;
+    }
+    return 1;
+}

@@ -347,6 +347,8 @@ static sc_status write_compute_comms(FILE *f, sc_prog *pg, int version)
             /* OPTIM is outside PyTorch's schedule; PyTorch has no offload
              * action: OFFLOAD, DROP, RELOAD are left out. */
         }
+        if (waits && pg->fwd_only) /* no REDUCE: the stream's end waits for its sends, */
+            put_waits(f, &sep, q, &head, nq, group); /* as _ScheduleForwardOnly does */
         fputc('\n', f);
     }
     free(recv_group);

@@ -640,11 +640,11 @@ typedef struct sc_times {
     size_t *offset;
     double *t0, *t1;
 } sc_times;
-
 void sc_times_free(sc_times *t);
 #include "pair.h"   /* overlapped pairs: their instruction, costs and append */
 #include "copies.h" /* copies of the model, each microbatch through one */
 #include "memcap.h" /* the memory limit, per-device caps, bytes of a unit */
 #include "fsdp.h"   /* FSDP: the data-parallel group, its policy and costs */
 #include "lengths.h" /* microbatches of different lengths */
+#include "fwdonly.h" /* forward-only programs: F passes only */
 #endif

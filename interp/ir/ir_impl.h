@@ -68,6 +68,7 @@ struct sc_prog {
     size_t npasses; /* Σ order[d].n: at most sc_prog_max_passes (a guard on memory) */
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
     int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
+    int fwd_only;   /* forward-only: F passes only (fwdonly.h) */
     sc_fsdp_cfg fsdp; /* FSDP's data-parallel group (fsdp.h); dp = 0: none */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
     int sync;       /* sc_sync of the optimizer steps */
@@ -326,7 +327,7 @@ static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double
 static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 {
     sc_op_mem_effect e = sc_op_mem_of(op);
-    if (e == SC_OPM_NONE)
+    if (e == SC_OPM_NONE || pg->fwd_only) /* forward-only: nothing held after F (fwdonly.h) */
         return 0;
     if (sc_op_is_vocab(op))
         return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s], -1) : 0;
@@ -342,7 +343,7 @@ static inline double sc_rec_units(const sc_prog *pg, int s, int mb)
 /* sc_op_mem of microbatch mb. */
 static inline double sc_op_mem_mb(const sc_prog *pg, int op, int s, int mb)
 {
-    if (!pg->len || mb < 0)
+    if (!pg->len || mb < 0 || pg->fwd_only) /* forward-only: 0 (fwdonly.h) */
         return sc_op_mem(pg, op, s);
     sc_op_mem_effect e = sc_op_mem_of(op);
     if (e == SC_OPM_NONE)
@@ -368,12 +369,15 @@ static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
 
 /* What an instruction allocates before it frees anything: F's record, also
  * as the F half of a pair (its backward half frees only once both halves
- * have run); 0 for the rest. The memory peak counts a pair at the level
+ * have run); a forward-only F's record, held only while it runs
+ * (fwdonly.h); 0 for the rest. The memory peak counts a pair at the level
  * before it plus this (docs/semantics.md#overlapped-pairs). */
 static inline double sc_instr_mem_rise(const sc_prog *pg, const sc_instr *in)
 {
     if (sc_op_is_pair(in->op) && !(in->flags & SC_IF_ROLLBACK))
         return sc_op_mem_mb(pg, SC_OP_F, in->stage, in->mb);
+    if (pg->fwd_only && in->op == SC_OP_F) /* its record, while it runs (fwdonly.h) */
+        return sc_rec_units(pg, in->stage, in->mb);
     return 0;
 }
 

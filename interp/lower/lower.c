@@ -205,7 +205,7 @@ static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *
      * gradients at their layer group's place and zeros elsewhere, so
      * the copies' gradients are summed. Its size: one copy's
      * parameters (the model's bytes; 0 without a model). */
-    if (pg->copies > 1) {
+    if (pg->copies > 1 && !pg->fwd_only) {
         double pb = 0;
         for (int e = 0; pg->pbytes && e < pg->P; e++)
             pb += pg->pbytes[e];
@@ -216,6 +216,8 @@ static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *
     }
     if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
+    if (pg->fwd_only) /* forward-only: no gradients, no step (fwdonly.h) */
+        return SC_OK;
     sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
     sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};
     return SC_OK;

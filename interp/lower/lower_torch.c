@@ -91,7 +91,7 @@ sc_status sc_lower_torch(sc_prog *pg)
             st = sc_fail(pg, SC_ERR_PROGRAM, "PyTorch's lowering cannot place the transfers of "
                          "this order (a pass waits for data no rank can send)");
     }
-    for (int d = 0; d < P && st == SC_OK; d++) {
+    for (int d = 0; d < P && st == SC_OK && !sc_prog_forward_only(pg); d++) { /* fwdonly.h */
         sc_vec *sv = &pg->stream[d];
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_REDUCE, .stage = -1, .mb = -1, .peer = -1};
         sv->v[sv->n++] = (sc_instr){.op = SC_OP_OPTIM, .stage = -1, .mb = -1, .peer = -1};

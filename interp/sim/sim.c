@@ -17,6 +17,15 @@
  * is NaN), inline: it runs once or twice per instruction. */
 static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
 
+/* The earliest of the devices' starts (a forward-only program's span). */
+static double min_start(const double *start, int P)
+{
+    double t = start[0];
+    for (int d = 1; d < P; d++)
+        t = start[d] < t ? start[d] : t;
+    return t;
+}
+
 void sc_sim_free(sc_sim *sim)
 {
     if (!sim)
@@ -287,6 +296,8 @@ sc_status sc_simulate(sc_prog *pg, sc_sim **out)
             sim->makespan = last;
     }
     sim->step = step;
+    if (sc_prog_forward_only(pg)) /* no backward wave: the fill and drain lie outside every */
+        span = sim->makespan - min_start(sim->start, P); /* device's own window (fwdonly.h) */
     sim->bubble_rate = span > 0 ? 1.0 - busy / span : 0.0;
     if ((st = sc_sim_steps(pg, sim)) != SC_OK || (st = rollback_costs(pg, sim)) != SC_OK) {
         sc_sim_free(sim);

@@ -37,6 +37,9 @@ void sc_cli_run_steps_text(const sc_prog *pg, const sc_run_opts *o, const sc_run
 void sc_cli_run_steps_json(sc_jw *w, const sc_prog *pg, const sc_run_opts *o,
                            const sc_run_result *r);
 int sc_cli_run_steps_verdict(const sc_run_result *r, char *msg, size_t len);
+/* --check of a forward-only program (docs/run.md#check): prints the
+ * reference's line and returns 1; 0 for a training program. */
+int sc_cli_run_forward_text(const sc_run_result *r);
 
 /* run_model.c (docs/run.md#the-decoder): the decoder of config.json `path`
  * into mc (0, or the exit code after one error line: a file that cannot be

@@ -67,7 +67,8 @@ static int fits(lua_State *L, const char *name, int t)
     set_module(L, "_cap_refused");
     if (sc_eng_evaluate(L, name, mine, 0) == LUA_OK) {
         sc_lprog *lp = sc_lua_toprog(L, -3);
-        ok = lp && sc_lua_check(lp) == SC_OK;
+        /* a forward-only recipe (docs/guide.md#forward-only) trains nothing */
+        ok = lp && !sc_prog_forward_only(lp->pg) && sc_lua_check(lp) == SC_OK;
     }
     lua_settop(L, top);
     return ok;

@@ -167,6 +167,11 @@ int sc_lua_program(lua_State *L)
     lua_pop(L, 1);
     sc_lua_build_shape(L, 1, P, S, m, &lp->pg);
     sc_prog *pg = lp->pg;
+    if (sc_prog_forward_only(pg) && lua_getfield(L, 1, "order") == LUA_TNIL)
+        return sc_lua_raise(L, SC_ERR_ARG, "program: forward_only = true needs an ordered program "
+                            "('order'): rules, blocks and 'auto' make training schedules "
+                            "(docs/guide.md#forward-only)");
+    lua_settop(L, ud);
 
     if (lua_getfield(L, 1, "rule") == LUA_TSTRING) {
         sc_lua_check_st(L, pg, sc_rule_fill(pg, lua_tostring(L, -1)));

@@ -328,6 +328,12 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     }
     if (copies != 1)
         check_st(L, pg, sc_prog_set_copies(pg, (int)copies));
+    int fo = lua_getfield(L, t, "forward_only"); /* docs/guide.md#forward-only */
+    if (fo != LUA_TNIL && fo != LUA_TBOOLEAN)
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'forward_only' must be true or false");
+    if (lua_toboolean(L, -1))
+        check_st(L, pg, sc_prog_set_forward_only(pg, 1));
+    lua_pop(L, 1);
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab.c) */

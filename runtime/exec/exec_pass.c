@@ -109,6 +109,8 @@ sc_status sc_ex_end(ex *e, sc_job *j, sc_status st)
         e->box[sc_ex_key(e, dir, j->fwd ? s + 1 : s - 1, mb)] = j->dst;
         j->dst = NULL;
     }
+    if (st == SC_OK && j->fwd && sc_prog_forward_only(e->pg)) /* no backward reads the record */
+        sc_ex_free_parts(e, j->r, s, 0, L->n); /* (fwdonly.h); r->part stays: F runs once */
     if (st == SC_OK && !j->fwd && sc_op_is_bgrad(j->in.op))
         sc_ex_free_parts(e, j->r, s, L->nk, L->n); /* b_only */
     if (st == SC_OK && sc_op_is_wgrad(j->in.op)) {

@@ -92,6 +92,8 @@ typedef struct sc_model_cfg {
                           * copy s/(S/copies)'s share, each copy's first stage reading
                           * the input and its last holding an output layer; copies start
                           * equal and sum their gradients (a collective tagged W) */
+    int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
+                          * F only, no backward, no optimizer step */
     sc_optim_cfg opt;
     /* Optional: called by the device holding the last stage when it ends
      * step k (its OPTIM), with the step's loss; from that device's thread. */

@@ -58,12 +58,15 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     for (int k = 0; k < md->steps; k++) {
         for (int mb = k * m; mb < (k + 1) * m; mb++) {
             if ((st = o->forward(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
-                (st = o->backward_input(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
-                (st = o->backward_weight(wl.ctx, 0, mb, parts)) != SC_OK) {
+                (!c.forward_only && /* the forward's loss only (docs/run.md#check) */
+                 ((st = o->backward_input(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
+                  (st = o->backward_weight(wl.ctx, 0, mb, parts)) != SC_OK))) {
                 snprintf(err, errlen, "reference: step %d: %s", k, o->errmsg(wl.ctx));
                 goto fail;
             }
         }
+        if (c.forward_only) /* no gradients, no optimizer step */
+            continue;
         /* The state of all gradients: what a synchronized pipeline sums. */
         double state[2];
         if ((st = o->grad_state(wl.ctx, k, state)) != SC_OK ||

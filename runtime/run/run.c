@@ -562,6 +562,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.vocab_par = sc_prog_vocab(pg);
     mc.stage_layers = NULL;
     mc.copies = sc_prog_copies(pg); /* docs/guide.md#copies */
+    mc.forward_only = r->forward_only = sc_prog_forward_only(pg);
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the

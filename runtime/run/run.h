@@ -99,6 +99,7 @@ typedef struct sc_run_result {
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
     int graph_replays;     /* --graph: the steps run as the graph (steps - 1) */
+    int forward_only;      /* a forward-only program: the loss alone is compared (gradients NaN) */
     /* Steps (docs/steps.md); arrays of `steps`: */
     int steps;
     double *step_loss, *reference_step_loss; /* (the latter NaN without check) */

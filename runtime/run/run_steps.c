@@ -25,7 +25,10 @@ void sc_run_collect(const sc_model *md, const sc_model *ref, sc_run_result *r)
         }
     }
     r->loss = r->step_loss[N - 1];
-    if (ref) {
+    if (ref && r->forward_only) { /* no gradients, no step: the loss alone (docs/run.md#check) */
+        r->max_grad_rel_err = r->max_param_rel_err = NAN;
+        r->bitwise = 1;
+    } else if (ref) {
         int bg = 1, bp = 1;
         r->max_grad_rel_err = sc_model_compare(md, ref, &bg);
         r->max_param_rel_err = sc_model_compare_params(md, ref, &bp);

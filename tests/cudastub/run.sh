@@ -110,6 +110,7 @@ for r in $(sample $recipes); do
   for g in 1 4; do
     for off in none all; do
       full || [ "$g$off" = "$want" ] || continue
+      [ "$r$off" = forwardall ] && continue # forward-only: no offload (docs/guide.md#forward-only)
       one "$r" 4 8 $g $off
     done
   done

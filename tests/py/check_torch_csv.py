@@ -83,12 +83,16 @@ def check(path, dialect, version_text):
     if stages != list(range(len(stages))):
         fail(f"stages are not 0..S-1: {stages}")
     nmb = len(acts.get((0, "F"), []))
+    # A forward-only file (_ScheduleForwardOnly's actions): no backward
+    # anywhere, hence no gradient transfer and no reduction.
+    fwd_only = not any(k in ("I", "W", "B") for (_, k) in acts) and not any(
+        c.endswith("REDUCE_GRAD") for row in rows for c in row)
     for s in stages:
         f_ = sorted(acts.get((s, "F"), []))
         i_, w_, b_ = (sorted(acts.get((s, k), [])) for k in "IWB")
         if f_ != list(range(nmb)):
             fail(f"stage {s}: forwards {f_}, expected 0..{nmb - 1}")
-        if i_ != w_ or sorted(i_ + b_) != list(range(nmb)):
+        if not fwd_only and (i_ != w_ or sorted(i_ + b_) != list(range(nmb))):
             fail(f"stage {s}: I {i_} W {w_} B {b_}")
     if dialect == "compute_comms" and waits:
         for rank, row in enumerate(rows):
@@ -121,6 +125,8 @@ def check(path, dialect, version_text):
             peer = {"SEND_F": (s + 1, "RECV_F"), "SEND_B": (s - 1, "RECV_B")}.get(kind)
             if peer and sorted(acts.get(peer, [])) != sorted(mbs):
                 fail(f"{kind} of stage {s} unmatched by {peer[1]} of stage {peer[0]}")
+    if fwd_only and any(k in ("SEND_B", "RECV_B") for (_, k) in acts):
+        fail("a forward-only file with gradient transfers")
     return f"ok {len(rows)} ranks, {len(stages)} stages, {nmb} microbatches"
 
 
