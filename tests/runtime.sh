@@ -186,7 +186,7 @@ if command -v mpirun >/dev/null &&
   # wakes, not what it computes: the same bits with and without them, with
   # collectives (zb-h2 post-validation polls both channels) and large
   # messages (hidden 256: rendezvous, not eager), and no segment left behind.
-  for r in $(full && echo "zb-h2@-D@steps=2@-D@optim_sync=post-validation") "1f1b@-D@hidden=256@-D@seq=64"; do
+  for r in $(full && echo "zb-h2@-D@steps=2@-D@optim_sync=post-validation" "1f1b@-D@hidden=256@-D@seq=64"); do
     r=$(echo "$r" | tr @ ' ')
     a=$(timeout -k 10 120 $MPIRUN $SC run $r -D p=4 -D m=8 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
     b=$(STAGECRAFT_MPI_BELLS=0 timeout -k 10 120 $MPIRUN $SC run $r -D p=4 -D m=8 --json 2>>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
