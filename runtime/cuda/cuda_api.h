@@ -12,6 +12,7 @@
  * So a CPU run maps none of CUDA's libraries (hundreds of MB, which would
  * not even load under a small `ulimit -v`), and a machine where they are
  * missing gets one clear line instead of a binary that does not start.
+ * Tested by: tests/cudastub/run.sh (the module loaded as libstagecraft_cuda.so), tests/unit/test_device.c.
  */
 #ifndef SC_CUDA_API_H
 #define SC_CUDA_API_H

@@ -73,7 +73,7 @@ RUNTIME_USES = {
 # Folders whose headers do not all name their test yet (issue 48's
 # tidy-up did the others): they leave this list as their headers get a
 # "Tested by:" line.
-UNNAMED_TESTS = ("runtime/cuda",)
+UNNAMED_TESTS = ()
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 passed = failed = 0
