@@ -28,6 +28,7 @@
  * and "0 passed, 0 failed, 1 skipped"; any other failure to reach the
  * backend fails. tests/cudastub/run.sh runs it on the CUDA stand-in.
  */
+#include "gpu_skip.h"
 #include "harness.h"
 
 #include <stdint.h>
@@ -554,19 +555,9 @@ TEST(nccl)
 int main(void)
 {
     char info[256];
-    int n = sc_backend_cuda_devices(info, sizeof info);
-    if (n < 1) {
-        /* Skipped only when there is no GPU to test; a module that does not
-         * load, or a CUDA that fails otherwise, is a failure (M1). */
-        if (strstr(info, "no NVIDIA driver or GPU found") ||
-            strstr(info, "not built into this binary")) {
-            printf("SKIP: no GPU (%s)\n", info);
-            printf("backend-cuda: 0 passed, 0 failed, 1 skipped\n");
-            return 0;
-        }
-        printf("backend-cuda: 0 passed, 1 failed (the cuda backend is unusable: %s)\n", info);
-        return 1;
-    }
+    int n, skip = gpu_skip("backend-cuda", &n, info, sizeof info);
+    if (skip >= 0)
+        return skip;
     printf("backend-cuda: %d GPU%s, GPU 0 is %s\n", n, n > 1 ? "s" : "", info);
     char err[256];
     gpu = open_cuda(0, 0);

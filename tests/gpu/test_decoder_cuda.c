@@ -24,6 +24,7 @@
  * test_backend_cuda.c). tests/cudastub/run.sh runs it on the CUDA stand-in,
  * tests/gpu/run.sh on a GPU.
  */
+#include "gpu_skip.h"
 #include "harness.h"
 
 #include <stdint.h>
@@ -680,17 +681,9 @@ TEST(bad_shapes)
 int main(void)
 {
     char info[256];
-    int n = sc_backend_cuda_devices(info, sizeof info);
-    if (n < 1) {
-        if (strstr(info, "no NVIDIA driver or GPU found") ||
-            strstr(info, "not built into this binary")) {
-            printf("SKIP: no GPU (%s)\n", info);
-            printf("decoder-cuda: 0 passed, 0 failed, 1 skipped\n");
-            return 0;
-        }
-        printf("decoder-cuda: 0 passed, 1 failed (the cuda backend is unusable: %s)\n", info);
-        return 1;
-    }
+    int n, skip = gpu_skip("decoder-cuda", &n, info, sizeof info);
+    if (skip >= 0)
+        return skip;
     char err[256];
     if (sc_backend_open("cuda", 0, 0, &gpu, err, sizeof err) != SC_OK) {
         printf("decoder-cuda: 0 passed, 1 failed (cannot open the backend: %s)\n", err);

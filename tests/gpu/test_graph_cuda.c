@@ -18,6 +18,7 @@
  * test_backend_cuda.c). tests/cudastub/run.sh runs it on the CUDA stand-in,
  * tests/gpu/run.sh on a GPU.
  */
+#include "gpu_skip.h"
 #include "harness.h"
 
 #include <math.h>
@@ -231,17 +232,9 @@ static void test_isolation(void)
 int main(void)
 {
     char info[256];
-    int n = sc_backend_cuda_devices(info, sizeof info);
-    if (n < 1) {
-        if (strstr(info, "no NVIDIA driver or GPU found") ||
-            strstr(info, "not built into this binary")) {
-            printf("SKIP: no GPU (%s)\n", info);
-            printf("graph-cuda: 0 passed, 0 failed, 1 skipped\n");
-            return 0;
-        }
-        printf("graph-cuda: 0 passed, 1 failed (the cuda backend is unusable: %s)\n", info);
-        return 1;
-    }
+    int n, skip = gpu_skip("graph-cuda", &n, info, sizeof info);
+    if (skip >= 0)
+        return skip;
     sc_backend *probe = open_dev(0);
     if (!probe || !probe->ops->capture_begin) {
         printf("graph-cuda: 0 passed, 1 failed (the cuda backend lacks the capture slots)\n");
