@@ -455,6 +455,8 @@ static sc_status compile(sc_prog *pg, sc_times *t)
                        pg->copies, sc_vocab_split(pg->vocab) ? "a split vocabulary (vocab_par)"
                                                              : "post-validation");
     sc_status st = sc_prog_check_forward_only(pg); /* fwdonly.h */
+    if (st == SC_OK)
+        st = sc_prog_check_slices(pg); /* slices.h */
     if (st != SC_OK || (st = sc_verify_passes_again(pg)) != SC_OK) /* proved where built */
         return st;
     sc_times proof = {0};

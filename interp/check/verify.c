@@ -142,6 +142,44 @@ static sc_status forward_only(sc_prog *pg, int s, int mb, loc b, loc w, loc bw)
                    b.dev >= 0 ? "B" : w.dev >= 0 ? "W" : "BW", s, mb, x.dev, x.idx);
 }
 
+/* The passes of one stage (and so of one device) a slice needs of its
+ * neighbours (slices.h): F of slice j after F of slice j-1 (it reads their
+ * keys and values); B or BW of slice j after that of slice j+1 (whose
+ * backward adds to the gradient of slice j's keys and values). at: the
+ * stage passes' places (sc_verify_passes). */
+static sc_status verify_slices(sc_prog *pg, const loc *at)
+{
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    for (int s = 0; s < pg->S; s++) {
+        for (int r = 0; r < pg->m; r++) {
+            if (r % pg->slices == 0)
+                continue;
+            size_t i = SC_SM(pg, s, r), e = i - 1; /* slice j and j-1 */
+            int ebw = at[K_BW * SM + e].dev >= 0, ibw = at[K_BW * SM + i].dev >= 0;
+            struct { loc a, b; int aop, bop, ar, br; const char *why; } o[2] = {
+                {at[K_F * SM + e], at[K_F * SM + i], SC_OP_F, SC_OP_F, r - 1, r,
+                 "its attention reads their keys and values"},
+                {at[(ibw ? K_BW : K_B) * SM + i], at[(ebw ? K_BW : K_B) * SM + e],
+                 ibw ? SC_OP_BW : SC_OP_B, ebw ? SC_OP_BW : SC_OP_B, r, r - 1,
+                 "it adds to the gradient of their keys and values"},
+            };
+            for (int k = 0; k < (pg->fwd_only ? 1 : 2); k++) {
+                if (o[k].a.dev < 0 || o[k].b.dev < 0 || o[k].a.idx < o[k].b.idx)
+                    continue;
+                char an[24], bn[24];
+                sc_prog_mb_format(pg, o[k].ar, an, sizeof an);
+                sc_prog_mb_format(pg, o[k].br, bn, sizeof bn);
+                return sc_fail(pg, SC_ERR_PROGRAM,
+                               "slice out of order on d%d: %s s%d mb%s (#%d) needs %s s%d mb%s "
+                               "first (%s), which comes later (#%d) (docs/slices.md)",
+                               o[k].b.dev, sc_op_name(o[k].bop), s, bn, o[k].b.idx,
+                               sc_op_name(o[k].aop), s, an, o[k].why, o[k].a.idx);
+            }
+        }
+    }
+    return SC_OK;
+}
+
 static sc_status verify_passes(sc_prog *pg)
 {
     size_t SM = (size_t)pg->S * (size_t)pg->m;
@@ -247,7 +285,8 @@ static sc_status verify_passes(sc_prog *pg)
                 goto done;
         }
     }
-    st = verify_vocab(pg, at);
+    if ((st = verify_vocab(pg, at)) == SC_OK && pg->slices > 1)
+        st = verify_slices(pg, at);
 done:
     sc_free(at);
     return st;
@@ -257,7 +296,7 @@ done:
  * the shape, the placement, and every order byte for byte. The result is a
  * function of these alone, so the same passes pass again. */
 typedef struct vsnap {
-    int P, S, m, copies, fwd_only;
+    int P, S, m, copies, fwd_only, slices;
     sc_vocab vocab;
     size_t n; /* Σ order[d].n; then size_t cnt[P], int stage_dev[S], sc_instr[n] */
 } vsnap;
@@ -276,7 +315,7 @@ static void snap_take(sc_prog *pg)
     vsnap *v = sc_malloc(snap_size(pg->P, pg->S, n));
     if (!v)
         return; /* no snapshot: the compile driver checks again */
-    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->fwd_only, pg->vocab, n};
+    *v = (vsnap){pg->P, pg->S, pg->m, pg->copies, pg->fwd_only, pg->slices, pg->vocab, n};
     size_t *cnt = (size_t *)(v + 1);
     int *sd = (int *)(cnt + pg->P);
     sc_instr *in = (sc_instr *)(sd + pg->S);
@@ -294,8 +333,7 @@ static int snap_same(const sc_prog *pg)
 {
     const vsnap *v = pg->vsnap;
     if (!v || v->P != pg->P || v->S != pg->S || v->m != pg->m || v->copies != pg->copies ||
-        v->fwd_only != pg->fwd_only ||
-        v->vocab != pg->vocab)
+        v->fwd_only != pg->fwd_only || v->slices != pg->slices || v->vocab != pg->vocab)
         return 0;
     const size_t *cnt = (const size_t *)(v + 1);
     const int *sd = (const int *)(cnt + pg->P);

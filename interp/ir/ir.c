@@ -198,6 +198,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->S = S;
     pg->m = m;
     pg->steps = 1;
+    pg->slices = 1;
     pg->copies = 1;
     pg->fsdp = sc_fsdp_none();
     pg->nmb = m;

@@ -602,7 +602,6 @@ sc_status sc_coll_readers(const sc_prog *pg, int d, size_t base, size_t *last, c
 
 /* Drop device d's order (to rebuild it). */
 void sc_prog_clear_order(sc_prog *pg, int d);
-
 /* Shape and model accessors. */
 int sc_prog_devices(const sc_prog *pg);
 int sc_prog_stages(const sc_prog *pg);
@@ -647,4 +646,5 @@ void sc_times_free(sc_times *t);
 #include "fsdp.h"   /* FSDP: the data-parallel group, its policy and costs */
 #include "lengths.h" /* microbatches of different lengths */
 #include "fwdonly.h" /* forward-only programs: F passes only */
+#include "slices.h"  /* sequence slices: K causal slices per microbatch */
 #endif

@@ -9,7 +9,6 @@
 #include "ir.h"
 #include "offload_cfg.h"
 #include "recompute_cfg.h"
-
 #include <stdarg.h>
 
 /* A growable array of instructions (one device's order or stream). */
@@ -18,15 +17,14 @@ typedef struct sc_vec {
     size_t n, cap;
 } sc_vec;
 
-/* The part of a collective's description the instruction does not hold
- * (sc_instr.coll indexes the program's array of them). */
 /* The cells of a file (p2p.h: sc_prog_note_cell): one device's, by
  * instruction of its given stream; 0 where none was noted. */
 typedef struct sc_cellv {
     int32_t *v;
     size_t n, cap;
 } sc_cellv;
-
+/* The part of a collective's description the instruction does not hold
+ * (sc_instr.coll indexes the program's array of them). */
 typedef struct sc_ctail {
     int32_t root, group, step;
     double bytes;
@@ -106,6 +104,7 @@ struct sc_prog {
     double len_mean;      /* their mean */
     double *len_lin;      /* [SC_LK_COUNT * S] linear shares (the model's), or NULL: all 1 */
     double len_ref;       /* the model's seq when len_lin is set, else 0 (the mean) */
+    int slices;           /* causal slices per microbatch (slices.h); 1: none */
     char err[768];
 };
 
@@ -169,21 +168,27 @@ sc_status sc_fail_cap(sc_prog *pg, const char *fmt, ...) __attribute__((format(p
 /* Drops lowering and verification results (after the order changed). */
 void sc_prog_invalidate(sc_prog *pg);
 
-/* Frees what the last compilation's offload plan reported (off_info). */
+/* Free what the last compilation's offload plan (off_info) and its
+ * recomputation plan (rc_info, rc_q) reported. */
 void sc_prog_free_offload_info(sc_prog *pg);
-/* Frees what the last compilation's recomputation plan reported (rc_info, rc_q). */
 void sc_prog_free_recompute_info(sc_prog *pg);
 
-/* Lengths (lengths.h): the linear scale r of microbatch mb (a stream's
- * number), and the scale of kind k (SC_LK_*) of stage s; 1 without. */
+/* Lengths (lengths.h) and slices (slices.h): whether records differ
+ * (sc_scaled), the linear scale r of microbatch mb (a stream's number),
+ * and the scale of kind k (SC_LK_*) of stage s; 1 without. */
+static inline int sc_scaled(const sc_prog *pg) { return pg->len || pg->slices > 1; }
 static inline double sc_len_r(const sc_prog *pg, int mb)
 {
-    if (!pg->len || mb < 0)
+    if (!sc_scaled(pg) || mb < 0)
         return 1;
+    if (pg->slices > 1) /* a slice: 1/K of the tokens (slices.h) */
+        return 1.0 / pg->slices;
     return pg->len[mb % pg->m] / (pg->len_lin ? pg->len_ref : pg->len_mean);
 }
 static inline double sc_len_k(const sc_prog *pg, int k, int s, int mb)
 {
+    if (pg->slices > 1 && mb >= 0) /* slice mb % K (slices.h) */
+        return sc_prog_slice_scale(pg, k, s, mb);
     double r = sc_len_r(pg, mb);
     if (!pg->len_lin || s < 0 || s >= pg->S || !pg->len)
         return r;
@@ -219,7 +224,7 @@ static inline double sc_op_cost(const sc_prog *pg, int op, int s)
  * sc_op_cost itself without lengths. */
 static inline double sc_op_cost_mb(const sc_prog *pg, int op, int s, int mb)
 {
-    if (!pg->len || mb < 0)
+    if (!sc_scaled(pg) || mb < 0)
         return sc_op_cost(pg, op, s);
     double r = sc_len_r(pg, mb), tb, tw;
     switch (sc_op_cost_of(op)) {
@@ -337,13 +342,13 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 /* Units of record (s, mb): the stage's, scaled by its length (lengths.h). */
 static inline double sc_rec_units(const sc_prog *pg, int s, int mb)
 {
-    return pg->len ? pg->mem[s] * sc_len_k(pg, SC_LK_MEM, s, mb) : pg->mem[s];
+    return sc_scaled(pg) ? pg->mem[s] * sc_len_k(pg, SC_LK_MEM, s, mb) : pg->mem[s];
 }
 
 /* sc_op_mem of microbatch mb. */
 static inline double sc_op_mem_mb(const sc_prog *pg, int op, int s, int mb)
 {
-    if (!pg->len || mb < 0 || pg->fwd_only) /* forward-only: 0 (fwdonly.h) */
+    if (!sc_scaled(pg) || mb < 0 || pg->fwd_only) /* forward-only: 0 (fwdonly.h) */
         return sc_op_mem(pg, op, s);
     sc_op_mem_effect e = sc_op_mem_of(op);
     if (e == SC_OPM_NONE)

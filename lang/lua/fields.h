@@ -128,6 +128,8 @@ typedef enum sc_field_table {
       "all-to-all part of F, B and BW: exposed alone, hidden in a pair")                          \
     X("copies", SC_IN(PROGRAM), "integer", "copies of the model, each microbatch through one")    \
     X("forward_only", SC_IN(PROGRAM), "boolean", "F passes only: no backward, no optimizer step") \
+    X("slices", SC_IN(PROGRAM), "integer",                                                        \
+      "causal slices per microbatch (Seq1F1B); m then counts slices")                            \
     X("comm", SC_IN(PROGRAM), "\"nccl\", \"gloo\" or \"per-link\"",                                  \
       "the runtime's point-to-point semantics it is verified and simulated in")                  \
     X("pairs", SC_IN(PROGRAM) | SC_IN(BLOCK), "boolean",                                                       \

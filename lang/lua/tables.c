@@ -334,6 +334,13 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     if (lua_toboolean(L, -1))
         check_st(L, pg, sc_prog_set_forward_only(pg, 1));
     lua_pop(L, 1);
+    lua_Integer slices = int_field(L, t, "slices", NULL, 1); /* docs/slices.md */
+    if (slices < 1 || slices > SC_MAX_SLICES) {
+        lua_pushfstring(L, "program: 'slices' = %I is out of range (1..%d)", slices, SC_MAX_SLICES);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    if (slices != 1)
+        check_st(L, pg, sc_prog_set_slices(pg, (int)slices));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab.c) */
