@@ -166,7 +166,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
     long steps = sc_prog_steps(pg);
     int fo = sc_prog_forward_only(pg);
-    const double *len = sc_prog_lengths(pg);
+    int len = sc_prog_lengths(pg) || sc_prog_slices(pg) > 1; /* records of their own costs */
     double G = 0, kmax = 1;
     for (int mb = 0; len && mb < m; mb++) /* the largest scale of a pass's gain */
         for (int s = 0; s < S; s++)

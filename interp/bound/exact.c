@@ -54,6 +54,8 @@ static const char *unsupported(const sc_prog *pg)
         return "a forward-only program";
     if (sc_vocab_split(sc_prog_vocab(pg)))
         return "a split vocabulary";
+    if (sc_prog_slices(pg) > 1) /* the model has no order of slices on a stage (slices.h) */
+        return "sequence slices";
     if ((off && off->policy != SC_OFFLOAD_NONE) || (rc && rc->policy != SC_RECOMPUTE_NONE))
         return "an offload or recompute policy";
     for (int s = 0; s < S; s++) {
