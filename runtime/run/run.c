@@ -397,7 +397,6 @@ static void summarize(sc_prog *pg, sc_run_result *r)
     m->bubble_rate = m->makespan > 0 ? 1 - busy / m->makespan : 0;
 }
 
-
 /* FNV-1a over bytes, continuing from h. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -539,7 +538,10 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     /* An unknown or unavailable backend is refused before anything else
      * (a kind that counts its devices: by counting them, without starting
      * one; else by opening one). */
-    const sc_device_kind *kind = sc_device_kind_find(o->backend, err, errlen);
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md#run: a slice's attention needs the earlier KV */
+        snprintf(err, errlen, "run: sequence slices (slices = %d) do not train yet: the decoder "
+                 "does not attend over earlier slices' keys and values", sc_prog_slices(pg));
+    const sc_device_kind *kind = err[0] ? NULL : sc_device_kind_find(o->backend, err, errlen);
     if (!kind || (o->graph && !sc_exec_graph_check(pg, err, errlen))) { /* docs/graphs.md */
         st = SC_ERR_ARG;
         goto fail;
