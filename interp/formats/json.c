@@ -86,6 +86,8 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
     }
     case SC_OPK_STEP: break;
     }
+    if (sc_prog_slices(pg) > 1 && in->mb >= 0 && !sc_op_is_pair(in->op)) /* docs/slices.md */
+        sc_jw_int(w, "slice", sc_prog_slice_of(pg, in->mb));
     if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
         (in->flags & SC_IF_ROLLBACK)) /* post-validation, docs/steps.md#optimizer-synchronization */
         sc_jw_bool(w, "rollback", 1);
@@ -164,6 +166,8 @@ sc_status sc_json_write(FILE *f, const sc_prog *pg, const sc_sim *sim, const cha
     }
     if (sc_prog_forward_only(pg)) /* docs/guide.md#forward-only */
         sc_jw_bool(&w, "forward_only", 1);
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md: record mb is slice mb % K of mb / K */
+        sc_jw_int(&w, "slices", sc_prog_slices(pg));
     sc_jw_array(&w, "placement");
     for (int s = 0; s < S; s++)
         sc_jw_int(&w, NULL, sc_prog_stage_device(pg, s));

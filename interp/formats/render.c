@@ -81,8 +81,11 @@ char *sc_render_dump(const sc_prog *pg)
     buf b = {0};
     int P = sc_prog_devices(pg);
     int steps = sc_prog_steps(pg), sync = sc_prog_optim_sync(pg);
+    int K = sc_prog_slices(pg); /* slices.h: the records are (microbatch, slice) */
     bprintf(&b, "# stagecraft program: %d devices, %d stages, %d microbatches, ", P,
-            sc_prog_stages(pg), sc_prog_microbatches(pg));
+            sc_prog_stages(pg), sc_prog_microbatches(pg) / K);
+    if (K > 1)
+        bprintf(&b, "%d slices each (mbM.J: slice J of microbatch M), ", K);
     if (steps > 1 || sync != SC_SYNC_NONE)
         bprintf(&b, "%d step%s (optim_sync %s), ", steps, steps == 1 ? "" : "s",
                 sc_sync_name(sync));

@@ -369,6 +369,10 @@ sc_status sc_torchcsv_write(FILE *f, sc_prog *pg, sc_torch_dialect dialect, int 
         return sc_fail(pg, SC_ERR_ARG, "PyTorch's pipelining runs one copy of the model (this "
                        "program has %d, docs/guide.md#copies): export json, trace or svg",
                        pg->copies);
+    if (pg->slices > 1) /* its microbatches would be our slices: a renaming (docs/slices.md) */
+        return sc_fail(pg, SC_ERR_ARG, "PyTorch's pipelining has no sequence slices (this program "
+                       "has %d per microbatch, docs/slices.md): export json, trace or svg",
+                       pg->slices);
     /* PyTorch's file is one step's schedule, which the runtime repeats. */
     if (sc_prog_steps(pg) > 1 || sc_prog_optim_sync(pg) != SC_SYNC_NONE)
         return sc_fail(pg, SC_ERR_ARG, "a PyTorch schedule holds one training step without "

@@ -312,7 +312,7 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             }
             if (!sc_op_is_pass(in->op) && !sc_op_is_transfer(in->op))
                 continue;
-            sc_instr_format(in, name, sizeof name);
+            sc_prog_instr_format(pg, in, name, sizeof name); /* with slices: "F s0 mb2.1" */
             int tid = 2 * d + !sc_op_is_pass(in->op);
             slice(w, name, sc_op_name(in->op), pid, tid, t0, t1, in->stage, in->mb);
             if (sc_op_is_pass(in->op) && sim->mem)

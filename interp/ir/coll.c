@@ -187,6 +187,7 @@ double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in)
 void sc_prog_instr_format(const sc_prog *pg, const sc_instr *in, char *buf, size_t len)
 {
     sc_instr_format(in, buf, len);
+    sc_prog_slice_names(pg, buf, len); /* "mb1.2": microbatch 1, slice 2 (slices.h) */
     if (!sc_op_is_coll(in->op) || in->coll < 0 || (size_t)in->coll >= pg->ncoll)
         return;
     const sc_ctail *t = &pg->coll[in->coll];

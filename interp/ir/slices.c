@@ -5,6 +5,8 @@
 #include "ir_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 sc_status sc_prog_set_slices(sc_prog *pg, int K)
 {
@@ -57,4 +59,25 @@ void sc_prog_mb_format(const sc_prog *pg, int mb, char *buf, size_t len)
         snprintf(buf, len, "%d.%d", mb / pg->slices, mb % pg->slices);
     else
         snprintf(buf, len, "%d", mb);
+}
+
+void sc_prog_slice_names(const sc_prog *pg, char *buf, size_t len)
+{
+    if (pg->slices <= 1 || len == 0)
+        return;
+    char out[256];
+    size_t o = 0;
+    for (const char *p = buf; *p && o + 1 < sizeof out;) {
+        if (strncmp(p, "mb", 2) == 0 && (p == buf || p[-1] == ' ') && p[2] >= '0' && p[2] <= '9') {
+            char *end, num[24];
+            long r = strtol(p + 2, &end, 10);
+            sc_prog_mb_format(pg, (int)r, num, sizeof num);
+            o += (size_t)snprintf(out + o, sizeof out - o, "mb%s", num);
+            p = end;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < sizeof out ? o : sizeof out - 1] = 0;
+    snprintf(buf, len, "%s", out);
 }

@@ -59,5 +59,8 @@ double sc_prog_slice_scale(const sc_prog *pg, int k, int s, int mb);
 sc_status sc_prog_check_slices(sc_prog *pg);
 /* Formats record mb as "2.1" (microbatch 2, slice 1), or "5" without slices. */
 void sc_prog_mb_format(const sc_prog *pg, int mb, char *buf, size_t len);
+/* Rewrites every "mb5" of an instruction's name in buf as "mb1.1" (K = 4);
+ * nothing without slices. sc_prog_instr_format calls it. */
+void sc_prog_slice_names(const sc_prog *pg, char *buf, size_t len);
 
 #endif

@@ -243,7 +243,10 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     }
     printf("recipe        %s\n", o->recipe);
     printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
-           sc_prog_stages(pg), sc_prog_microbatches(pg), sc_prog_total_instructions(pg));
+           sc_prog_stages(pg), sc_prog_microbatches(pg) / sc_prog_slices(pg),
+           sc_prog_total_instructions(pg));
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md */
+        printf("slices        %d per microbatch\n", sc_prog_slices(pg));
     sc_eng_print_lengths(stdout, pg, NULL);
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);

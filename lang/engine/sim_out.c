@@ -66,7 +66,9 @@ sc_status sc_eng_sim_json(sc_jw *w, lua_State *L, const sc_limits *lim, sc_lprog
     sc_jw_str(w, "recipe", recipe);
     sc_jw_int(w, "devices", P);
     sc_jw_int(w, "stages", sc_prog_stages(pg));
-    sc_jw_int(w, "microbatches", sc_prog_microbatches(pg));
+    sc_jw_int(w, "microbatches", sc_prog_microbatches(pg) / sc_prog_slices(pg));
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md */
+        sc_jw_int(w, "slices", sc_prog_slices(pg));
     sc_jw_int(w, "instructions", (long long)sc_prog_total_instructions(pg));
     sc_eng_print_lengths(NULL, pg, w);
     sc_jw_num(w, "makespan", sim->makespan);
