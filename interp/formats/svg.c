@@ -333,10 +333,12 @@ static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim 
                 sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
                            "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
-                /* The microbatch where it fits. */
-                if (w >= DIGIT_PX * digits(in->mb) + 4)
+                /* The microbatch where it fits (with slices: "2.1", slices.h). */
+                char lab[24];
+                sc_prog_mb_format(pg, in->mb, lab, sizeof lab);
+                if (w >= DIGIT_PX * (double)strlen(lab) + 4)
                     sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                               "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
+                               "fill=\"white\">%s</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, lab);
             } else if (sc_op_is_transfer(in->op)) {
                 transfer(f, fr, name, t0, t1, tcomm, yx, sc_op_has(in->op, SC_OPF_OUT));
             } else if (sc_op_is_coll(in->op)) {
