@@ -12,6 +12,7 @@ local P = sc.params {
   {"p", 4, "pipeline devices"},
   {"m", 8, "microbatches"},
   {"slices", 4, "causal slices per microbatch (K)"},
+  {"slice_split", "even", "even (equal tokens) or compute (equal F cost, the paper's partition)"},
   sc.COSTS,
   sc.MEM,
   sc.OFFLOAD, sc.MODEL, -- offload: none only (docs/slices.md)
@@ -23,7 +24,7 @@ local n = P.m * K -- records: slice u % K of microbatch u // K
 -- The i-th backward: microbatches in order, each one's slices last to first.
 local function back(i) return (i // K) * K + (K - 1 - i % K) end
 return sc.program(sc.fields(P, {
-  m = n, slices = K, placement = "loop",
+  m = n, slices = K, slice_split = P.slice_split, placement = "loop",
   order = function(d)
     local t, f, b = {}, 0, 0
     for _ = 1, math.min(P.p - d - 1 + K - 1, n) do

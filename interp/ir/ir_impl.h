@@ -104,7 +104,7 @@ struct sc_prog {
     double len_mean;      /* their mean */
     double *len_lin;      /* [SC_LK_COUNT * S] linear shares (the model's), or NULL: all 1 */
     double len_ref;       /* the model's seq when len_lin is set, else 0 (the mean) */
-    int slices;           /* causal slices per microbatch (slices.h); 1: none */
+    int slices, slice_split; /* causal slices per microbatch, their split (slices.h) */
     char err[768];
 };
 
@@ -181,8 +181,8 @@ static inline double sc_len_r(const sc_prog *pg, int mb)
 {
     if (!sc_scaled(pg) || mb < 0)
         return 1;
-    if (pg->slices > 1) /* a slice: 1/K of the tokens (slices.h) */
-        return 1.0 / pg->slices;
+    if (pg->slices > 1) /* a slice: its share of the tokens (slices.h) */
+        return sc_prog_slice_tokens(pg, mb);
     return pg->len[mb % pg->m] / (pg->len_lin ? pg->len_ref : pg->len_mean);
 }
 static inline double sc_len_k(const sc_prog *pg, int k, int s, int mb)

@@ -4,6 +4,7 @@
  */
 #include "ir_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,45 @@ int sc_prog_slice_of(const sc_prog *pg, int mb) { return mb < 0 ? -1 : mb % pg->
 
 int sc_prog_slice_mb(const sc_prog *pg, int mb) { return mb < 0 ? -1 : mb / pg->slices; }
 
+sc_status sc_prog_set_slice_split(sc_prog *pg, int split)
+{
+    if (split != SC_SLICE_EVEN && split != SC_SLICE_COMPUTE)
+        return sc_fail(pg, SC_ERR_ARG, "slice split %d: even (0) or compute (1)", split);
+    pg->slice_split = split;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+int sc_prog_slice_split(const sc_prog *pg) { return pg->slice_split; }
+
+double sc_prog_slice_cut(const sc_prog *pg, int j)
+{
+    int K = pg->slices;
+    if (j <= 0 || j >= K)
+        return j <= 0 ? 0 : 1;
+    double q = (double)j / K, a = 0;
+    if (pg->slice_split == SC_SLICE_EVEN)
+        return q;
+    for (int s = 0; s < pg->S; s++) /* the stages' mean linear share of F */
+        a += sc_prog_len_linear(pg, SC_LK_F, s) / pg->S;
+    if (a >= 1 - 1e-12)
+        return q;
+    /* a c + (1 - a) c^2 = q: the first c of the sequence costs q of it */
+    return (-a + sqrt(a * a + 4 * (1 - a) * q)) / (2 * (1 - a));
+}
+
+double sc_prog_slice_tokens(const sc_prog *pg, int mb)
+{
+    int j = mb % pg->slices;
+    return sc_prog_slice_cut(pg, j + 1) - sc_prog_slice_cut(pg, j);
+}
+
 double sc_prog_slice_scale(const sc_prog *pg, int k, int s, int mb)
 {
-    int K = pg->slices, j = mb % K;
+    int j = mb % pg->slices;
+    double c0 = sc_prog_slice_cut(pg, j), c1 = sc_prog_slice_cut(pg, j + 1);
     double a = sc_prog_len_linear(pg, k, s);
-    return a / K + (1 - a) * (2.0 * j + 1) / ((double)K * K);
+    return a * (c1 - c0) + (1 - a) * (c1 * c1 - c0 * c0);
 }
 
 sc_status sc_prog_check_slices(sc_prog *pg)

@@ -24,12 +24,12 @@
  *   from its F until its backward frees them (BW, or B and W as the
  *   memory model says); since B of j+1 comes before B of j, the keys and
  *   values of the earlier slices are there for every later slice's F and B;
- * - times and units (sc_prog_slice_scale): slice j of K takes a/K of the
- *   linear part of its stage's cost and (2j+1)/K^2 of the quadratic part
- *   (causal attention of its L/K queries over the j·L/K earlier tokens and
- *   its own), a the linear share the model gives (flops.h; without a
- *   model a = 1: an equal split). The slices of a microbatch sum to its
- *   cost. Messages carry 1/K of the tokens.
+ * - times and units (sc_prog_slice_scale): with an even split, slice j
+ *   of K takes a/K of the linear part of its stage's cost and (2j+1)/K^2
+ *   of the quadratic part (causal attention of its L/K queries over the
+ *   j·L/K earlier tokens and its own), a the linear share the model gives
+ *   (flops.h; without a model a = 1: an equal split). The slices of a
+ *   microbatch sum to its cost. Messages carry the slice's tokens.
  * - not with: lengths, offload, recompute, FSDP, a split vocabulary,
  *   forward-only, copies (sc_prog_check_slices); the runtime refuses a
  *   sliced program (runtime/, docs/slices.md#run).
@@ -52,9 +52,24 @@ int sc_prog_slices(const sc_prog *pg);
  * number, the microbatch counts on through the steps. */
 int sc_prog_slice_of(const sc_prog *pg, int mb);
 int sc_prog_slice_mb(const sc_prog *pg, int mb);
+/* Where the slices cut the sequence (docs/slices.md#split): EVEN, K equal
+ * token counts (the default); COMPUTE, the Seq1F1B paper's
+ * computation-wise partition: cuts where every slice's F costs 1/K of the
+ * microbatch's, by the stages' mean linear share a of F (earlier slices
+ * are longer: they attend over less). */
+enum { SC_SLICE_EVEN, SC_SLICE_COMPUTE };
+sc_status sc_prog_set_slice_split(sc_prog *pg, int split);
+int sc_prog_slice_split(const sc_prog *pg);
+/* Cut j of the sequence, 0..1 (j = 0: 0; j = K: 1): slice j runs from
+ * cut j to cut j+1. EVEN: j/K; COMPUTE: c with a c + (1-a) c^2 = j/K. */
+double sc_prog_slice_cut(const sc_prog *pg, int j);
 /* The scale of kind k (SC_LK_*) of stage s for record mb, as lengths.h's:
- * a/K + (1-a)(2j+1)/K^2, j its slice, a sc_prog_len_linear(k, s). */
+ * a (c1 - c0) + (1 - a)(c1^2 - c0^2), c0 and c1 its slice's cuts, a
+ * sc_prog_len_linear(k, s): its tokens' linear cost and causal attention
+ * over everything before c1. EVEN: a/K + (1-a)(2j+1)/K^2. */
 double sc_prog_slice_scale(const sc_prog *pg, int k, int s, int mb);
+/* Record mb's share of its microbatch's tokens: cut j+1 - cut j. */
+double sc_prog_slice_tokens(const sc_prog *pg, int mb);
 /* SC_OK, or the error naming the first setting slices do not go with. */
 sc_status sc_prog_check_slices(sc_prog *pg);
 /* Formats record mb as "2.1" (microbatch 2, slice 1), or "5" without slices. */

@@ -130,6 +130,8 @@ typedef enum sc_field_table {
     X("forward_only", SC_IN(PROGRAM), "boolean", "F passes only: no backward, no optimizer step") \
     X("slices", SC_IN(PROGRAM), "integer",                                                        \
       "causal slices per microbatch (Seq1F1B); m then counts slices")                            \
+    X("slice_split", SC_IN(PROGRAM), "\"even\" or \"compute\"",                              \
+      "slices of equal tokens, or of equal F cost (Seq1F1B's partition)")                        \
     X("comm", SC_IN(PROGRAM), "\"nccl\", \"gloo\" or \"per-link\"",                                  \
       "the runtime's point-to-point semantics it is verified and simulated in")                  \
     X("pairs", SC_IN(PROGRAM) | SC_IN(BLOCK), "boolean",                                                       \

@@ -341,6 +341,13 @@ void sc_lua_build_shape(lua_State *L, int t, lua_Integer P, lua_Integer S, lua_I
     }
     if (slices != 1)
         check_st(L, pg, sc_prog_set_slices(pg, (int)slices));
+    int ty = lua_getfield(L, t, "slice_split"); /* docs/slices.md#split */
+    const char *split = ty == LUA_TNIL ? "even" : ty == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    int cut = strcmp(split, "compute") == 0;
+    if (!cut && strcmp(split, "even") != 0)
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'slice_split' must be \"even\" or \"compute\"");
+    lua_pop(L, 1);
+    check_st(L, pg, sc_prog_set_slice_split(pg, cut));
     check_st(L, pg, sc_prog_set_comm(pg, num_field(L, t, "tcomm", 0)));
     check_st(L, pg, sc_prog_set_w_keep(pg, num_field(L, t, "w_keep", 1)));
     sc_lua_set_vocab(L, t, pg);   /* vocab_par, and the model's costs (vocab.c) */
