@@ -22,6 +22,7 @@
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
 # (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh),
 # plan (tests/plan.sh), microbatches of different lengths (tests/lengths.sh),
+# sequence slices (tests/slices.sh),
 # every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
 # the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
@@ -87,7 +88,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
+           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh tests/slices.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done

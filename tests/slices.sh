@@ -1,0 +1,92 @@
+#!/bin/sh
+# slices.sh — sequence slices (docs/slices.md, issue 49 item 3): the
+# stdlib recipe seq1f1b against 1f1b (less activation memory at the same
+# p and m, the closed forms at unit costs), the verifier's proof of the
+# slice order on a stage (F forward, the backward in reverse) and its
+# messages, the per-slice costs with a model (later slices cost more; the
+# computation-wise split), the outputs that show slices (dump, JSON,
+# trace, SVG), the bound, and the refusals: PyTorch's CSV, the settings
+# slices do not go with, and run. Run from the repository root:
+# sh tests/slices.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh # ok, bad, expect
+
+# 1. Done-when: less activation memory than 1f1b at the same p and m, and
+# the closed forms at unit costs: makespan (m + (p-1)/K)·3 against
+# (m + p - 1)·3, peak (p - 1 + K)/K against p on d0; the bound holds.
+for pmk in 4:8:4 2:4:2 3:5:3 4:8:1 $(full && echo 8:16:4 6:12:8 5:7:2); do
+  p=${pmk%%:*}; mk=${pmk#*:}; m=${mk%%:*}; k=${mk#*:}
+  if $SC sim 1f1b -D p=$p -D m=$m --json >"$tmp/a.json" &&
+  $SC sim seq1f1b -D p=$p -D m=$m -D slices=$k --json >"$tmp/b.json" 2>"$tmp/err" &&
+  python3 - "$tmp/a.json" "$tmp/b.json" $p $m $k <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3]); p, m, k = map(int, sys.argv[3:])
+assert b["microbatches"] == m and b.get("slices", 1) == k, (b["microbatches"], b.get("slices"))
+assert abs(a["makespan"] - (m + p - 1) * 3) < 1e-9, a["makespan"]
+assert abs(b["makespan"] - (m + (p - 1) / k) * 3) < 1e-9, b["makespan"]
+assert abs(b["peak_memory"][0] - (p - 1 + k) / k) < 1e-12, b["peak_memory"]
+assert k == 1 or b["peak_memory_max"] < a["peak_memory_max"], (b["peak_memory_max"], a["peak_memory_max"])
+assert b["lower_bound"] <= b["makespan"] + 1e-9, (b["lower_bound"], b["makespan"])
+PY
+  then ok; else bad "seq1f1b p=$p m=$m slices=$k: makespan, memory or bound"; cat "$tmp/err" >&2; fi
+done
+expect 0 "slices        4 per microbatch" -- $SC sim seq1f1b -D p=4 -D m=8 -D slices=4
+expect 0 "peak memory   1.75 units (max)" -- $SC sim seq1f1b -D p=4 -D m=8 -D slices=4
+
+# 2. The verifier: the slice order on a stage, and its messages.
+cat >"$tmp/good.lua" <<'LUA'
+return sc.program { p = 2, m = 4, slices = 2, order = { "F0 F1 F2 BW1 F3 BW0 BW3 BW2", "F0 F1 BW1 BW0 F2 F3 BW3 BW2" } }
+LUA
+sed 's/"F0 F1 F2/"F1 F0 F2/' "$tmp/good.lua" >"$tmp/fwd.lua"
+sed 's/BW1 BW0 F2 F3 BW3 BW2/BW0 BW1 F2 F3 BW3 BW2/' "$tmp/good.lua" >"$tmp/back.lua"
+sed 's/slices = 2/slices = 1/' "$tmp/back.lua" >"$tmp/noslice.lua"
+sed 's/slices = 2/slices = 3/' "$tmp/good.lua" >"$tmp/three.lua"
+sed 's/slices = 2/slices = 0/' "$tmp/good.lua" >"$tmp/zero.lua"
+sed 's/slices = 2/slices = 2, slice_split = "odd"/' "$tmp/good.lua" >"$tmp/split.lua"
+expect 0 "" -- $SC check "$tmp/good.lua"
+expect 5 "slice out of order on d0: F s0 mb0.1 (#0) needs F s0 mb0.0 first (its attention reads their keys and values), which comes later (#1)" -- $SC check "$tmp/fwd.lua"
+expect 5 "slice out of order on d1: BW s1 mb0.0 (#2) needs BW s1 mb0.1 first (it adds to the gradient of their keys and values), which comes later (#3)" -- $SC check "$tmp/back.lua"
+expect 0 "" -- $SC check "$tmp/noslice.lua"
+expect 3 "slices = 3: the program's 4 records are not whole microbatches of 3 slices" -- $SC check "$tmp/three.lua"
+expect 3 "program: 'slices' = 0 is out of range (1..1024)" -- $SC check "$tmp/zero.lua"
+expect 3 "'slice_split' must be \"even\" or \"compute\"" -- $SC check "$tmp/split.lua"
+
+# 3. Costs with a model: later slices cost more (attention over the earlier
+# keys and values) with the even split; the computation-wise split evens F.
+M="-D p=2 -D m=1 -D slices=4 -D layers=4 -D hidden=1024 -D seq=32768 -D vocab=1000 -D batch=1"
+for split in even compute; do
+  $SC export seq1f1b $M -D slice_split=$split --format json -o "$tmp/$split.json" || bad "export $split"
+done
+if python3 - "$tmp/even.json" "$tmp/compute.json" <<'PY'
+import json, sys
+ev, co = (json.load(open(f)) for f in sys.argv[1:])
+def f_times(j):
+    return [i["t1"] - i["t0"] for i in j["streams"][1] if i["op"] == "F"]
+e, c = f_times(ev), f_times(co)
+assert ev["slices"] == 4 and [i["slice"] for i in ev["streams"][1] if i["op"] == "F"] == [0, 1, 2, 3]
+assert all(x < y for x, y in zip(e, e[1:])), e            # later slices cost more
+assert max(c) - min(c) < 0.01 * max(c), c  # equal F cost (by the stages' mean share)
+assert max(e) - min(e) > 0.5 * max(e), e
+assert abs(sum(e) - sum(c)) < 1e-9 * sum(e), (sum(e), sum(c))  # the same microbatch
+PY
+then ok; else bad "per-slice costs with a model"; fi
+
+# 4. The outputs show slices: dump, JSON, trace, SVG.
+$SC show seq1f1b -D p=2 -D m=2 -D slices=2 --dump >"$tmp/dump"
+grep -q "2 microbatches, 2 slices each" "$tmp/dump" && grep -q "F s0 mb1.1" "$tmp/dump" &&
+  grep -q "SEND act s1 mb0.1 -> d1" "$tmp/dump" && ok || bad "dump: slices"
+$SC export seq1f1b -D p=2 -D m=2 -D slices=2 --format trace -o "$tmp/t.json" &&
+  grep -q '"name": "BW s1 mb1.0"' "$tmp/t.json" && ok || bad "trace: slices"
+$SC show seq1f1b -D p=2 -D m=2 -D slices=2 --svg "$tmp/a.svg" &&
+  grep -q '>1.1</text>' "$tmp/a.svg" && ok || bad "svg: slices"
+
+# 5. Refusals, one line each.
+expect 3 "PyTorch's pipelining has no sequence slices" -- $SC export seq1f1b -D p=2 -D m=2 --format torch-csv
+expect 3 "slices = 4 (docs/slices.md) does not go with recompute yet" -- $SC check seq1f1b -D p=2 -D m=2 -D mem=1 -D recompute=all
+expect 3 "run: sequence slices (slices = 2) do not train yet" -- $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --check
+expect 0 "sequence slices" -- $SC sim seq1f1b -D p=2 -D m=2 --optimal
+
+echo "slices: $pass passed, $fail failed"
+[ "$fail" = 0 ]
