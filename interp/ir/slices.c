@@ -48,7 +48,7 @@ double sc_prog_slice_cut(const sc_prog *pg, int j)
     if (pg->slice_split == SC_SLICE_EVEN)
         return q;
     for (int s = 0; s < pg->S; s++) /* the stages' mean linear share of F */
-        a += sc_prog_len_linear(pg, SC_LK_F, s) / pg->S;
+        a += (pg->len_lin ? pg->len_lin[(size_t)SC_LK_F * (size_t)pg->S + (size_t)s] : 1) / pg->S;
     if (a >= 1 - 1e-12)
         return q;
     /* a c + (1 - a) c^2 = q: the first c of the sequence costs q of it */
@@ -65,7 +65,8 @@ double sc_prog_slice_scale(const sc_prog *pg, int k, int s, int mb)
 {
     int j = mb % pg->slices;
     double c0 = sc_prog_slice_cut(pg, j), c1 = sc_prog_slice_cut(pg, j + 1);
-    double a = sc_prog_len_linear(pg, k, s);
+    double a = pg->len_lin && k >= 0 && k < SC_LK_COUNT && s >= 0 && s < pg->S
+                   ? pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s] : 1; /* lengths.h */
     return a * (c1 - c0) + (1 - a) * (c1 * c1 - c0 * c0);
 }
 
