@@ -34,6 +34,8 @@ PY
 done
 expect 0 "slices        4 per microbatch" -- $SC sim seq1f1b -D p=4 -D m=8 -D slices=4
 expect 0 "peak memory   1.75 units (max)" -- $SC sim seq1f1b -D p=4 -D m=8 -D slices=4
+expect 0 "peak memory   1.75 units (max)" -- $SC sim seq1f1b -D p=4 -D m=8 -D mem=1.75
+expect 5 "mem: d0 passes mem = 1.5 at F s0 mb1.2 (#12), holding 1.75 units" -- $SC sim seq1f1b -D p=4 -D m=8 -D mem=1.5
 
 # 2. The verifier: the slice order on a stage, and its messages.
 cat >"$tmp/good.lua" <<'LUA'

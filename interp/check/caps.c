@@ -97,7 +97,7 @@ sc_status sc_verify_caps(sc_prog *pg)
         peak = fmax(peak, lv);
     }
     char where[96], pol[96], need[160];
-    sc_instr_format(&sv->v[at], where, sizeof where);
+    sc_prog_instr_format(pg, &sv->v[at], where, sizeof where); /* slices: mbM.J */
     policy_text(pg, pol, sizeof pol);
     double least = pg->cap_need ? pg->cap_need[d] : peak;
     if (pg->cap_need)

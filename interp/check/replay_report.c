@@ -50,7 +50,7 @@ static int blocked_on(replay *r, int d, char *why, size_t len)
         if (!r->matched[k]) {
             char w[128];
             const sc_instr *in = &pg->stream[d].v[k - r->offset[d]];
-            sc_instr_format(in, w, sizeof w);
+            sc_prog_instr_format(pg, in, w, sizeof w); /* slices: mbM.J */
             /* the peer: the device of its match (prepare checked it) */
             snprintf(why, len, "its running group's %s is unmatched, waits for d%d", w, in->peer);
             return in->peer;
