@@ -74,6 +74,15 @@ assert max(e) - min(e) > 0.5 * max(e), e
 assert abs(sum(e) - sum(c)) < 1e-9 * sum(e), (sum(e), sum(c))  # the same microbatch
 PY
 then ok; else bad "per-slice costs with a model"; fi
+for split in even compute; do
+  if $SC sim seq1f1b -D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=16384 -D vocab=1000 -D batch=1 \
+       -D slice_split=$split --json >"$tmp/m.json" && python3 - "$tmp/m.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert 0 < j["lower_bound"] <= j["makespan"] * (1 + 1e-12), (j["lower_bound"], j["makespan"])
+PY
+  then ok; else bad "bound with a model, $split split"; fi
+done
 
 # 4. The outputs show slices: dump, JSON, trace, SVG.
 $SC show seq1f1b -D p=2 -D m=2 -D slices=2 --dump >"$tmp/dump"
@@ -86,6 +95,7 @@ $SC show seq1f1b -D p=2 -D m=2 -D slices=2 --svg "$tmp/a.svg" &&
 
 # 5. Refusals, one line each.
 expect 3 "PyTorch's pipelining has no sequence slices" -- $SC export seq1f1b -D p=2 -D m=2 --format torch-csv
+expect 3 "seq1f1b needs 1 <= slices <= 1024 (slices = 0)" -- $SC sim seq1f1b -D slices=0
 expect 3 "slices = 4 (docs/slices.md) does not go with recompute yet" -- $SC check seq1f1b -D p=2 -D m=2 -D mem=1 -D recompute=all
 expect 3 "run: sequence slices (slices = 2) do not train yet" -- $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --check
 expect 0 "sequence slices" -- $SC sim seq1f1b -D p=2 -D m=2 --optimal
