@@ -170,10 +170,13 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
     int P = sc_prog_devices(pg);
     if (strcmp(o->cmd, "check") == 0) {
-        int m = sc_prog_microbatches(pg);
-        printf("ok: %s: %d device%s, %d stage%s, %d microbatch%s, %zu instructions verified\n",
+        int K = sc_prog_slices(pg), m = sc_prog_microbatches(pg) / K;
+        char sl[32] = ""; /* docs/slices.md */
+        if (K > 1)
+            snprintf(sl, sizeof sl, " of %d slices", K);
+        printf("ok: %s: %d device%s, %d stage%s, %d microbatch%s%s, %zu instructions verified\n",
                o->recipe, P, P == 1 ? "" : "s", sc_prog_stages(pg),
-               sc_prog_stages(pg) == 1 ? "" : "s", m, m == 1 ? "" : "es",
+               sc_prog_stages(pg) == 1 ? "" : "s", m, m == 1 ? "" : "es", sl,
                sc_prog_total_instructions(pg));
         return 0;
     }
