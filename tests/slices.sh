@@ -51,6 +51,12 @@ expect 0 "" -- $SC check "$tmp/good.lua"
 expect 5 "slice out of order on d0: F s0 mb0.1 (#0) needs F s0 mb0.0 first (its attention reads their keys and values), which comes later (#1)" -- $SC check "$tmp/fwd.lua"
 expect 5 "slice out of order on d1: BW s1 mb0.0 (#2) needs BW s1 mb0.1 first (it adds to the gradient of their keys and values), which comes later (#3)" -- $SC check "$tmp/back.lua"
 expect 0 "" -- $SC check "$tmp/noslice.lua"
+sed 's/ BW3 BW2", "F0 F1 BW1/ BW3", "F0 F1 BW1/' "$tmp/good.lua" >"$tmp/miss.lua"
+expect 5 "pass missing: B or BW of stage 0, microbatch 1.0 is on no device" -- $SC check "$tmp/miss.lua"
+cat >"$tmp/dep.lua" <<'LUA'
+return sc.program { p = 1, m = 2, v = 2, slices = 2, order = { "F0 F0.1 BW0.1 F1.1 F1 BW1.1 BW1 BW0" } }
+LUA
+expect 5 "dependency out of order on d0: F s1 mb0.1 (#3) needs F s0 mb0.1, which comes later (#4)" -- $SC check "$tmp/dep.lua"
 expect 3 "slices = 3: the program's 4 records are not whole microbatches of 3 slices" -- $SC check "$tmp/three.lua"
 expect 3 "program: 'slices' = 0 is out of range (1..1024)" -- $SC check "$tmp/zero.lua"
 expect 3 "'slice_split' must be \"even\" or \"compute\"" -- $SC check "$tmp/split.lua"

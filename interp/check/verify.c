@@ -21,22 +21,26 @@ enum { K_F, K_B, K_W, K_BW, K_N }; /* sc_op_stage_index */
 
 static sc_status dup_pass(sc_prog *pg, int op, int s, int mb, loc a, loc b)
 {
-    return sc_fail(pg, SC_ERR_PROGRAM, "pass twice: %s s%d mb%d is at d%d #%d and at d%d #%d",
-                   sc_op_name(op), s, mb, a.dev, a.idx, b.dev, b.idx);
+    char r[24]; /* with slices "1.2" (slices.h) */
+    sc_prog_mb_format(pg, mb, r, sizeof r);
+    return sc_fail(pg, SC_ERR_PROGRAM, "pass twice: %s s%d mb%s is at d%d #%d and at d%d #%d",
+                   sc_op_name(op), s, r, a.dev, a.idx, b.dev, b.idx);
 }
 
 /* Dependency a of b is on b's device at or after it: the message. */
 static sc_status not_before(sc_prog *pg, loc a, int aop, int as, loc b, int bop, int bs, int mb)
 {
+    char r[24]; /* with slices "1.2" (slices.h) */
+    sc_prog_mb_format(pg, mb, r, sizeof r);
     if (a.idx == b.idx) /* the two halves of one pair: they run together */
         return sc_fail(pg, SC_ERR_PROGRAM,
-                       "dependency inside a pair on d%d: %s s%d mb%d needs %s s%d mb%d, which "
+                       "dependency inside a pair on d%d: %s s%d mb%s needs %s s%d mb%s, which "
                        "runs beside it in the same pair (#%d)",
-                       b.dev, sc_op_name(bop), bs, mb, sc_op_name(aop), as, mb, a.idx);
+                       b.dev, sc_op_name(bop), bs, r, sc_op_name(aop), as, r, a.idx);
     return sc_fail(pg, SC_ERR_PROGRAM,
-                   "dependency out of order on d%d: %s s%d mb%d (#%d) needs %s s%d mb%d, which "
+                   "dependency out of order on d%d: %s s%d mb%s (#%d) needs %s s%d mb%s, which "
                    "comes later (#%d)",
-                   b.dev, sc_op_name(bop), bs, mb, b.idx, sc_op_name(aop), as, mb, a.idx);
+                   b.dev, sc_op_name(bop), bs, r, b.idx, sc_op_name(aop), as, r, a.idx);
 }
 
 /* Is dependency a (must come first) before b on b's device? The test is
@@ -256,10 +260,12 @@ static sc_status verify_passes(sc_prog *pg)
             else if (bw.dev < 0 && w.dev < 0)
                 missing = "W";
             if (missing) {
+                char r[24]; /* with slices "1.2": microbatch 1, slice 2 (slices.h) */
+                sc_prog_mb_format(pg, mb, r, sizeof r);
                 st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "pass missing: %s of stage %d, microbatch %d is on no device "
+                             "pass missing: %s of stage %d, microbatch %s is on no device "
                              "(stage %d is placed on d%d)",
-                             missing, s, mb, s, pg->stage_dev[s]);
+                             missing, s, r, s, pg->stage_dev[s]);
                 goto done;
             }
             /* Dependencies inside one device must be in order. */
