@@ -558,6 +558,7 @@ static const luaL_Reg prog_methods[] = {
 static void get_devices(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_devices(pg)); }
 static void get_stages(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_stages(pg)); }
 static void get_steps(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_steps(pg)); }
+static void get_slices(lua_State *L, const void *pg) { lua_pushinteger(L, sc_prog_slices(pg)); }
 
 static void get_microbatches(lua_State *L, const void *pg)
 {
@@ -583,7 +584,7 @@ static void get_placement(lua_State *L, const void *pg)
 static const sc_lua_getter prog_fields[] = {
     {"devices", get_devices}, {"stages", get_stages},   {"microbatches", get_microbatches},
     {"placement", get_placement}, {"steps", get_steps}, {"optim_sync", get_optim_sync},
-    {NULL, NULL},
+    {"slices", get_slices}, {NULL, NULL},
 };
 
 static int l_index(lua_State *L)
