@@ -436,9 +436,6 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     char err[1024];
     if (st)
         return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
-    if (sc_prog_lengths(lp->pg)) /* docs/lengths.md: the runtime's microbatches are alike */
-        return sc_cli_failf(SC_EXIT_ARG, "run: microbatches of different lengths are not trained "
-                            "yet (docs/status.md); sim, show, compare and plan take -D lengths");
     sc_run_opts o = sc_run_defaults(sc_prog_stages(lp->pg));
     if (!given[1])
         mc.layers = o.model.layers; /* default: 2 per stage */

@@ -80,18 +80,20 @@
 #include "transport/transport.h"
 
 struct sc_workload_ops {
-    /* Bytes of the activation flowing into stage s (and of the gradient
-     * flowing out of its B). */
-    size_t (*boundary_bytes)(void *ctx, int s);
+    /* Bytes of the activation of microbatch mb (a stream's number, any
+     * step) flowing into stage s (and of the gradient flowing out of its
+     * B): microbatches may differ in size (docs/lengths.md), and so do the
+     * transfers, which carry them. */
+    size_t (*boundary_bytes)(void *ctx, int s, int mb);
     /* Bytes of the record F(s, mb) creates: kept for W, b_only for B. */
-    void (*record_bytes)(void *ctx, int s, size_t *kept, size_t *b_only);
+    void (*record_bytes)(void *ctx, int s, int mb, size_t *kept, size_t *b_only);
     /* Optional (NULL: kept is one buffer). The kept record of stage s as n
      * parts that offload can move one by one (the built-in model: one per
      * tensor): returns n, and writes the first min(n, max) part sizes to
      * bytes (they add up to kept). The executor then allocates every part
      * on its own and passes `kept` to forward, backward_input and
      * backward_weight as an array of the n part pointers (void **). */
-    int (*record_parts)(void *ctx, int s, size_t *bytes, int max);
+    int (*record_parts)(void *ctx, int s, int mb, size_t *bytes, int max);
     /* in: NULL for s = 0; out: NULL for the last stage. */
     sc_status (*forward)(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                          void *b_only);

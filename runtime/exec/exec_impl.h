@@ -57,7 +57,7 @@ typedef struct ex {
     sc_exec_out *out;
     void **box;          /* [2 S m] boundary tensors by key */
     int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    layout *lay;         /* [S] */
+    layout *lay;         /* [S m] of each record, as rec (microbatches differ in size) */
     rec *rec;            /* [S m] activation records */
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
@@ -129,7 +129,7 @@ sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)
  * the gradient of stage s's output (SC_DIR_GRAD), of microbatch mb. */
 size_t sc_ex_key(const ex *e, int dir, int s, int mb);
 /* Bytes of the tensor at a key. */
-size_t sc_ex_kbytes(const ex *e, int dir, int s);
+size_t sc_ex_kbytes(const ex *e, int dir, int s, int mb);
 void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st);
 void sc_ex_bfree(ex *e, void *p, size_t bytes);
 sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in);
@@ -141,6 +141,11 @@ void sc_ex_pool_add(ex *e, size_t bytes);
 /* Frees parts [a, b) of a record. */
 void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
 /* The record layout of every stage, from the workload. */
+/* The layout of a record (of its stage and microbatch). */
+static inline const layout *sc_ex_rlay(const ex *e, const rec *r)
+{
+    return &e->lay[r - e->rec];
+}
 sc_status sc_ex_layouts(ex *e);
 
 /* exec_host.c: a pass reads a record that came back (its copy must be

@@ -34,8 +34,8 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
     int s = in->stage, mb = in->mb;
     *j = (sc_job){.in = *in, .s = s, .mb = mb, .fwd = sc_op_is_fwd(in->op),
                   .first = sc_prog_first_stage(e->pg, mb), .last = sc_prog_last_stage(e->pg, mb)};
-    const layout *L = &e->lay[s];
     rec *r = j->r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = sc_ex_rlay(e, r);
     sc_status st = SC_OK;
     if (j->fwd) {
         if (s > j->first && (st = take(e, SC_DIR_ACT, s, mb, &j->src)) != SC_OK)
@@ -43,14 +43,14 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
         if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
             void *redone = sc_ex_redo_input(e, s, mb);
             if (redone) {
-                sc_ex_bfree(e, j->src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                sc_ex_bfree(e, j->src, sc_ex_kbytes(e, SC_DIR_ACT, s, mb));
                 j->src = redone;
             }
         }
         if (r->part)
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
         if (s < j->last &&
-            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1,
+            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1, mb), "activation", s + 1,
                                     mb, &st)))
             return st;
         if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *))))
@@ -81,8 +81,8 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
         if (s < j->last && (st = take(e, SC_DIR_GRAD, s, mb, &j->src)) != SC_OK)
             return st;
         if (s > j->first &&
-            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb,
-                                    &st)))
+            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1, mb), "gradient", s - 1,
+                                    mb, &st)))
             return st;
     }
     return SC_OK;
@@ -104,7 +104,7 @@ sc_status sc_ex_run(sc_job *j, const struct sc_workload_ops *w, void *ctx)
 sc_status sc_ex_end(ex *e, sc_job *j, sc_status st)
 {
     int s = j->s, mb = j->mb, dir = j->fwd ? SC_DIR_ACT : SC_DIR_GRAD;
-    const layout *L = &e->lay[s];
+    const layout *L = sc_ex_rlay(e, j->r);
     if (st == SC_OK && j->dst) { /* the output, for the next stage's pass or its SEND */
         e->box[sc_ex_key(e, dir, j->fwd ? s + 1 : s - 1, mb)] = j->dst;
         j->dst = NULL;
@@ -118,8 +118,8 @@ sc_status sc_ex_end(ex *e, sc_job *j, sc_status st)
         free(j->r->part);
         j->r->part = NULL;
     }
-    sc_ex_bfree(e, j->src, j->src ? sc_ex_kbytes(e, dir, s) : 0);
-    sc_ex_bfree(e, j->dst, j->dst ? sc_ex_kbytes(e, dir, j->fwd ? s + 1 : s - 1) : 0);
+    sc_ex_bfree(e, j->src, j->src ? sc_ex_kbytes(e, dir, s, mb) : 0);
+    sc_ex_bfree(e, j->dst, j->dst ? sc_ex_kbytes(e, dir, j->fwd ? s + 1 : s - 1, mb) : 0);
     j->src = j->dst = NULL;
     return st;
 }

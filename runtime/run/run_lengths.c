@@ -1,0 +1,54 @@
+/*
+ * run_lengths.c — a run of microbatches of different lengths
+ * (docs/lengths.md#running-them): the prediction takes each record's
+ * measured size, as the executor allocates it (run_impl.h).
+ */
+#include "run_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
+                                 size_t errlen)
+{
+    if (!sc_prog_lengths(pg))
+        return SC_OK;
+    if (sc_vocab_split(sc_prog_vocab(pg))) {
+        snprintf(err, errlen, "run: microbatches of different lengths with a split vocabulary "
+                 "(%s) are not trained yet (docs/lengths.md)", sc_vocab_name(sc_prog_vocab(pg)));
+        return SC_ERR_ARG;
+    }
+    int S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    size_t n = (size_t)S * (size_t)m;
+    double *units = malloc(n * sizeof *units), *kept = malloc(n * sizeof *kept);
+    if (!units || !kept) {
+        free(units);
+        free(kept);
+        snprintf(err, errlen, "out of memory");
+        return SC_ERR_NOMEM;
+    }
+    /* Record (s, i): all of it in units, and the share W keeps (B frees the
+     * rest: the decoder's b_only, partly quadratic in the length). */
+    for (size_t i = 0; i < n; i++) {
+        int s = (int)(i / (size_t)m), mb = (int)(i % (size_t)m);
+        double all = (double)sc_model_record_bytes(md, s, mb);
+        units[i] = all / unit_bytes;
+        kept[i] = all > 0 ? (double)sc_model_record_kept_bytes(md, s, mb) / all : 1;
+    }
+    sc_status st = sc_prog_set_len_records(pg, units, kept);
+    if (st)
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+    free(units);
+    free(kept);
+    return st;
+}
+
+size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary)
+{
+    size_t most = 0;
+    for (int mb = -1; mb < m; mb++) {
+        size_t b = boundary ? sc_model_boundary_bytes(md, mb) : sc_model_record_bytes(md, s, mb);
+        most = b > most ? b : most;
+    }
+    return most;
+}
