@@ -14,7 +14,13 @@
 #     recipe with random lengths (seeds x recipes; make check: a sample),
 #     and --optimal between them where GLPK is built in;
 #   - plan -D lengths=F orders the pick's microbatches, never slower than
-#     the order given, and sc.order_lengths the same for any program.
+#     the order given, and sc.order_lengths the same for any program;
+#   - run -D lengths=F --check (docs/lengths.md#running-them): the MLP and
+#     the decoder train to the reference with measured peaks equal to the
+#     predicted ones (tests/py/runjson.py), a peak that one record makes
+#     equal to that record's bytes by the model's formula, equal lengths
+#     the run without them bit for bit; every stdlib recipe, MPI ranks
+#     against threads and the CUDA stand-in in make test; the refusals.
 # Run from the repository root: sh tests/lengths.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -94,8 +100,6 @@ expect 3 "lengths $tmp/none.txt: No such file or directory" -- \
   $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/none.txt"
 expect 3 "lengths (the value): the JSON array has no closing ']'" -- \
   $SC sim 1f1b -D p=4 -D m=2 -D lengths='[1,2'
-expect 3 "run: microbatches of different lengths are not trained yet" -- \
-  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2,3,4]' --check
 sed 's/lengths =/lenghts =/' "$tmp/r.lua" >"$tmp/typo.lua"
 expect 3 "program: unknown field 'lenghts' (did you mean 'lengths'?)" -- $SC sim "$tmp/typo.lua"
 sed 's/2904/0/' "$tmp/r.lua" >"$tmp/zero.lua"
@@ -167,6 +171,65 @@ for r in $recipes; do
 done
 echo 'sc.order_lengths(sc.load("1f1b"))' >"$tmp/none.lua"
 expect 3 "order_lengths: the program has no lengths" -- $SC --trust "$tmp/none.lua"
+
+# run: microbatches of their own sizes through the runtime, to the reference.
+M=tests/fixtures/models/run-llama.json
+L8='[8,16,24,12,4,32,16,20]'
+$SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --check --json >"$tmp/r1.json" 2>"$tmp/err" &&
+  later "$tmp/r1.json" "run 1f1b lengths (MLP)" || bad "run 1f1b lengths: $(head -1 "$tmp/err")"
+$SC run zb-h1 -D p=2 -D m=4 --model $M -D lengths='[8,16,24,12]' --check --json >"$tmp/r2.json" 2>"$tmp/err" &&
+  later "$tmp/r2.json" "run zb-h1 --model lengths (decoder)" || bad "run zb-h1 --model lengths: $(head -1 "$tmp/err")"
+# 1F1B's last stage holds one record at a time: its peak is the longest
+# microbatch's record, 2 L rows (batch 2) of 4 h floats per block (2 blocks)
+# and h + vocab for the head: 4 bytes x 2 L x (8 x 64 + 64 + 128).
+v=$(python3 -c "
+import json; j = json.load(open('$tmp/r1.json')); p = j['peak_activation_bytes']
+print('ok' if p[1] == 4 * 2 * 24 * (8 * 64 + 64 + 128) else 'bad %s' % p)")
+[ "$v" = ok ] && ok || bad "run 1f1b lengths: the last stage's peak is not the longest record's: $v"
+# Lengths all equal to seq: the run without lengths, bit for bit.
+hexof() { sed 's/.*"loss_hex": "\([^"]*\)".*/\1/'; }
+h1=$($SC run 1f1b -D p=2 -D m=4 --json | hexof)
+h2=$($SC run 1f1b -D p=2 -D m=4 -D lengths='[16,16,16,16]' --json | hexof)
+[ -n "$h1" ] && [ "$h1" = "$h2" ] && ok || bad "run: lengths at seq $h2, none $h1"
+expect 3 "lengths: entry 2 is 2.5: run trains whole tokens (a length must be a whole number >= 1)" -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2.5,3,4]'
+expect 3 "run: microbatches of different lengths with a split vocabulary (vocab-1) are not trained yet" -- \
+  $SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 -D lengths='[8,16,24,12]'
+if full; then
+  for r in 1f1b 1f1b-v dualpipe dualpipev gis gpipe interleaved v-half v-min v-zb zb-auto zb-h1 zb-h2 zb-v zbv-auto forward; do
+    for mo in "" "--model $M"; do
+      # shellcheck disable=SC2086
+      if $SC run $r -D p=4 -D m=8 $mo -D lengths="$L8" --check --json >"$tmp/j" 2>"$tmp/err"; then
+        later "$tmp/j" "run $r $mo lengths"
+      else bad "run $r $mo lengths: $(head -1 "$tmp/err")"; fi
+    done
+  done
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  if command -v mpirun >/dev/null; then
+    for mo in "" "--model $M"; do
+      # shellcheck disable=SC2086
+      a=$($SC run zb-h1 -D p=4 -D m=8 $mo -D lengths="$L8" --json | hexof)
+      # shellcheck disable=SC2086
+      timeout 120 mpirun -np 4 --oversubscribe $SC run zb-h1 -D p=4 -D m=8 $mo -D lengths="$L8" \
+        --check --json >"$tmp/mpi.json" 2>"$tmp/err"
+      b=$(hexof <"$tmp/mpi.json")
+      [ -n "$a" ] && [ "$a" = "$b" ] && later "$tmp/mpi.json" "mpirun zb-h1 $mo lengths" ||
+        bad "lengths: threads vs mpirun -np 4 $mo: '$a' vs '$b' $(head -1 "$tmp/err")"
+    done
+  else echo "lengths: mpirun skipped (no mpirun)"; fi
+  STUB=${BUILD:-build}/cudastub
+  if [ -f "$STUB/libstagecraft_cuda.so" ]; then
+    for g in 1 4; do
+      # shellcheck disable=SC2086
+      if STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+         SC_CUDASTUB=1 SC_CUDASTUB_GPUS=$g $SC run zb-v -D p=4 -D m=8 -D lengths="$L8" --backend cuda \
+         --check --json >"$tmp/c$g.json" 2>"$tmp/err"; then
+        later "$tmp/c$g.json" "run zb-v lengths on $g stand-in GPU(s)" --tol 1e-4 --backend cuda --stand-in
+      else bad "run zb-v lengths --backend cuda on $g stand-in GPU(s): $(head -1 "$tmp/err")"; fi
+    done
+  else echo "lengths: the CUDA stand-in skipped (make cudastub builds it)"; fi
+fi
+verdicts
 
 echo "lengths: $pass passed, $fail failed"
 [ "$fail" = 0 ]
