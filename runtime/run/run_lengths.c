@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ir/recompute_cfg.h"
+
 sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
                                  size_t errlen)
 {
@@ -19,6 +21,16 @@ sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_by
         return SC_ERR_ARG;
     }
     int S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
+    /* A recomputation drops the last tensors of a record, a share that the
+     * plan rounds per stage: the same for every length only when all of
+     * them grow alike (not the decoder's b_only: its attention
+     * probabilities grow with the square). */
+    if (sc_prog_recompute(pg)->policy != SC_RECOMPUTE_NONE &&
+        sc_model_record_bonly_bytes(md, 0, -1)) {
+        snprintf(err, errlen, "run: recomputation of the decoder with microbatches of different "
+                 "lengths is not trained yet (docs/lengths.md)");
+        return SC_ERR_ARG;
+    }
     size_t n = (size_t)S * (size_t)m;
     double *units = malloc(n * sizeof *units), *kept = malloc(n * sizeof *kept);
     if (!units || !kept) {
