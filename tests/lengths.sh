@@ -158,6 +158,15 @@ print("ok" if ok else "bad %s against %s" % (o, c["makespan"]))
 PY
   [ "$(cat "$tmp/v")" = ok ] && ok || bad "plan seed $seed: $(cat "$tmp/v")"
 done
+# The order plan prints is exact: sim with that list and the pick gives the
+# figure plan found (lengths that %g would round).
+printf '1234.56789\n77.125\n3001.3333\n512\n999.99\n45.5\n2048.0625\n640.4\n' >"$tmp/dec.txt"
+$SC plan -D p=4 -D m=8 -D lengths="$tmp/dec.txt" --time-limit 0 >"$tmp/plan.txt" 2>"$tmp/err"
+pick=$(sed -n 's/^fastest without a cap: \([^,]*\),.*/\1/p' "$tmp/plan.txt")
+list=$(sed -n 's/^  lengths     \(.*\)/\1/p' "$tmp/plan.txt")
+want=$(sed -n 's/^  best .* makespan \([0-9.]*\).*/\1/p' "$tmp/plan.txt")
+got=$($SC sim "$pick" -D p=4 -D m=8 -D lengths="$list" --time-limit 0 2>&1 | sed -n 's/^makespan *//p')
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "plan's order $list on $pick: sim $got, plan $want"
 cat >"$tmp/order.lua" <<'LUA'
 local p = sc.load(arg[1], {p = 4, m = 8, lengths = arg[2]})
 local given = p:sim().makespan
