@@ -251,6 +251,11 @@ if full; then
         later "$tmp/c$g.json" "run zb-v lengths on $g stand-in GPU(s)" --tol 1e-4 --backend cuda --stand-in
       else bad "run zb-v lengths --backend cuda on $g stand-in GPU(s): $(head -1 "$tmp/err")"; fi
     done
+    if STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+       SC_CUDASTUB=1 SC_CUDASTUB_GPUS=4 $SC run zb-h1 -D p=4 -D m=8 --model $M -D lengths="$L8" \
+       --backend cuda --check --json >"$tmp/cd.json" 2>"$tmp/err"; then
+      later "$tmp/cd.json" "run zb-h1 --model lengths on 4 stand-in GPUs" --tol 1e-4 --backend cuda --stand-in
+    else bad "run zb-h1 --model lengths --backend cuda: $(head -1 "$tmp/err")"; fi
   else echo "lengths: the CUDA stand-in skipped (make cudastub builds it)"; fi
 fi
 verdicts
