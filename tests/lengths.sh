@@ -195,6 +195,14 @@ v=$(python3 -c "
 import json; j = json.load(open('$tmp/r1.json')); p = j['peak_activation_bytes']
 print('ok' if p[1] == 4 * 2 * 24 * (8 * 64 + 64 + 128) else 'bad %s' % p)")
 [ "$v" = ok ] && ok || bad "run 1f1b lengths: the last stage's peak is not the longest record's: $v"
+# Messages carry their microbatch's size: the transfers a profile measured,
+# by size, are L x batch 2 rows of hidden 64 floats for each length L.
+$SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --profile "$tmp/prof.json" --profile-steps 2 \
+  >/dev/null 2>"$tmp/err" || bad "run --profile with lengths: $(head -1 "$tmp/err")"
+v=$(python3 -c "
+import json; j = json.load(open('$tmp/prof.json')); b = sorted(t['bytes'] for t in j['transfers'])
+print('ok' if b == [4 * 2 * 64 * L for L in (8, 12, 16, 24)] else 'bad %s' % b)")
+[ "$v" = ok ] && ok || bad "run --profile with lengths: the transfers' sizes $v"
 # Lengths all equal to seq: the run without lengths, bit for bit.
 hexof() { sed 's/.*"loss_hex": "\([^"]*\)".*/\1/'; }
 h1=$($SC run 1f1b -D p=2 -D m=4 --json | hexof)

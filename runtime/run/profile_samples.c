@@ -169,6 +169,11 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
             case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
             case SC_OPC_TFB: continue; /* a pair: its halves' costs are not apart */
             }
+            /* A microbatch of its own length: its time at the reference
+             * length, as the costs are (docs/lengths.md#costs-and-bytes). */
+            double ref = sc_prog_pass_time(pg, op, in[k].stage, -1);
+            if (sc_prog_lengths(pg) && ref > 0)
+                run *= ref / sc_prog_pass_time(pg, op, in[k].stage, in[k].mb);
             add(sm, &sm->kind[kind][in[k].stage], run);
         }
     }

@@ -126,8 +126,8 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
         free(x);
     }
     if (st)
-        snprintf(err, errlen, "%s", sc_errmsg(pg)); /* then each microbatch's records: */
-    return st ? st : sc_run_set_len_records(pg, md, *unit_bytes, err, errlen);
+        snprintf(err, errlen, "%s", sc_errmsg(pg));
+    return st;
 }
 
 /* Sets the program's memory model from the model (run.h) and simulates. */
@@ -141,8 +141,8 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         return SC_ERR_ARG;
     }
     sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
-    if (st)
-        return st;
+    if (st || (st = sc_run_set_len_records(pg, md, r->unit_bytes, err, errlen)) != SC_OK)
+        return st; /* and each microbatch's records (lengths) */
     st = sc_simulate(pg, &r->predicted);
     if (st) {
         snprintf(err, errlen, "%s", sc_errmsg(pg));
