@@ -208,6 +208,9 @@ hexof() { sed 's/.*"loss_hex": "\([^"]*\)".*/\1/'; }
 h1=$($SC run 1f1b -D p=2 -D m=4 --json | hexof)
 h2=$($SC run 1f1b -D p=2 -D m=4 -D lengths='[16,16,16,16]' --json | hexof)
 [ -n "$h1" ] && [ "$h1" = "$h2" ] && ok || bad "run: lengths at seq $h2, none $h1"
+expect 0 '"lengths": [8, 16, 24, 12]' -- $SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --json
+expect 0 'lengths       8 to 24 tokens per sequence in place of seq, 120 rows in all' -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]'
 expect 3 "lengths: entry 2 is 2.5: run trains whole tokens (a length must be a whole number >= 1)" -- \
   $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2.5,3,4]'
 expect 3 "run: microbatches of different lengths with a split vocabulary (vocab-1) are not trained yet" -- \
