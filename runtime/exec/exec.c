@@ -401,11 +401,12 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
 {
     size_t n, ngroups = 0, S = (size_t)sc_prog_stages(pg);
     size_t SM = S * (size_t)sc_prog_microbatches(pg);
+    size_t NL = sc_prog_lengths(pg) ? (size_t)sc_prog_microbatches(pg) : 1; /* layouts per stage */
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     for (size_t k = 0; k < n; k++)
         ngroups += sc_starts_group(in, k) != 0;
     size_t vrec = sc_vocab_split(sc_prog_vocab(pg)) ? (size_t)sc_prog_stream_microbatches(pg) : 0;
-    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + vrec * sizeof(void *) + SM * sizeof(layout) +
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + vrec * sizeof(void *) + S * NL * sizeof(layout) +
            (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
 }
 
@@ -425,7 +426,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
     e.rec = calloc(SM, sizeof(rec));
-    e.lay = calloc(SM, sizeof(layout));
+    e.nl = sc_prog_lengths(pg) ? sc_prog_microbatches(pg) : 1; /* docs/lengths.md */
+    e.lay = calloc((size_t)e.S * (size_t)e.nl, sizeof(layout));
     e.x = calloc(e.n + 1, sizeof(sc_xfer));
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
@@ -502,7 +504,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     free(e.box);
     free(e.rgroup);
     free(e.rec);
-    for (size_t i = 0; e.lay && i < SM; i++)
+    for (size_t i = 0; e.lay && i < (size_t)e.S * (size_t)e.nl; i++)
         free(e.lay[i].bytes);
     free(e.lay);
     free(e.x);

@@ -57,7 +57,8 @@ typedef struct ex {
     sc_exec_out *out;
     void **box;          /* [2 S m] boundary tensors by key */
     int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    layout *lay;         /* [S m] of each record, as rec (microbatches differ in size) */
+    layout *lay;         /* [S nl] by stage and microbatch of a step (sc_ex_rlay) */
+    int nl;              /* layouts per stage: m of a step with lengths (sizes differ), else 1 */
     rec *rec;            /* [S m] activation records */
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
@@ -144,7 +145,8 @@ void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
 /* The layout of a record (of its stage and microbatch). */
 static inline const layout *sc_ex_rlay(const ex *e, const rec *r)
 {
-    return &e->lay[r - e->rec];
+    size_t i = (size_t)(r - e->rec), s = i / (size_t)e->m, mb = i % (size_t)e->m;
+    return &e->lay[s * (size_t)e->nl + mb % (size_t)e->nl];
 }
 sc_status sc_ex_layouts(ex *e);
 

@@ -112,9 +112,9 @@ void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b)
 sc_status sc_ex_layouts(ex *e)
 {
     const struct sc_workload_ops *w = e->wl->ops;
-    for (size_t i = 0; i < (size_t)e->S * (size_t)e->m; i++) {
+    for (size_t i = 0; i < (size_t)e->S * (size_t)e->nl; i++) {
         layout *L = &e->lay[i];
-        int s = (int)(i / (size_t)e->m), mb = (int)(i % (size_t)e->m);
+        int s = (int)(i / (size_t)e->nl), mb = (int)(i % (size_t)e->nl);
         w->record_bytes(e->wl->ctx, s, mb, &L->kept, &L->bonly);
         L->split = w->record_parts != NULL;
         L->nk = L->split ? w->record_parts(e->wl->ctx, s, mb, NULL, 0) : 1;
