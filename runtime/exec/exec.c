@@ -451,15 +451,14 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
      * tensors, send buffers of groups that never completed. */
     for (size_t i = 0; e.rec && i < SM; i++) {
         rec *r = &e.rec[i];
-        int s = (int)(i / (size_t)e.m);
         if (!r->part)
             continue;
-        void **t = sc_ex_tickets(&e, r, s);
+        void **t = sc_ex_tickets(&e, r);
         for (int j = 0; j < sc_ex_rlay(&e, r)->n; j++)
             if (t[j])
                 be->ops->copy_wait(be->ctx, t[j]); /* the copy must end before its buffers */
         size_t before = e.cur;
-        sc_ex_free_parts(&e, r, s, 0, sc_ex_rlay(&e, r)->n);
+        sc_ex_free_parts(&e, r, 0, sc_ex_rlay(&e, r)->n);
         out->end_bytes += before - e.cur;
         out->host_end_bytes += r->host_bytes;
         if (r->host)

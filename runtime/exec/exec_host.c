@@ -22,7 +22,7 @@ static const char *be_err(const ex *e)
 static sc_status wait_copies(ex *e, rec *r, int s, int first)
 {
     const struct sc_backend_ops *o = e->be->ops;
-    void **t = sc_ex_tickets(e, r, s);
+    void **t = sc_ex_tickets(e, r);
     sc_status st = SC_OK;
     int pending = 0;
     double t0 = INFINITY, t1 = -INFINITY;
@@ -86,10 +86,9 @@ static int last_parts(const layout *L, double q, int max)
 /* DROP with no OFFLOAD before it: frees the last parts for R. */
 static sc_status drop_for_recompute(ex *e, rec *r, const sc_instr *in, size_t k)
 {
-    int s = in->stage;
     const layout *L = sc_ex_rlay(e, r);
     r->moved = last_parts(L, (double)in->frac / SC_FRAC_ONE, L->n - 1);
-    sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+    sc_ex_free_parts(e, r, L->n - r->moved, L->n);
     r->state = R_DROPPED;
     r->at = k;
     return SC_OK;
@@ -117,7 +116,7 @@ sc_status sc_ex_recompute(ex *e, const sc_instr *in)
     if (ob && !(dst = sc_ex_balloc(e, ob, "recomputed activation", s + 1, mb, &st)))
         return st;
     st = e->wl->ops->forward(e->wl->ctx, s, mb, s > 0 ? r->part[0] : NULL, dst,
-                             sc_ex_kept_arg(e, r, s), bonly);
+                             sc_ex_kept_arg(e, r), bonly);
     if (dst)
         sc_ex_bfree(e, dst, ob);
     if (st != SC_OK)
@@ -148,7 +147,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
     if (!r->part || r->state != want)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
                      e->d, k, name);
-    void **t = sc_ex_tickets(e, r, s);
+    void **t = sc_ex_tickets(e, r);
     sc_status st = SC_OK;
     if (out) {
         /* The last parts whose share of the record is nearest the fraction. */
@@ -170,7 +169,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
         r->state = R_OUT;
     } else if (!back) {
         if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
-            sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+            sc_ex_free_parts(e, r, L->n - r->moved, L->n);
         r->state = R_HOST;
     } else {
         for (int i = L->n - r->moved; i < L->n; i++) {

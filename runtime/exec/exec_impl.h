@@ -136,18 +136,19 @@ void sc_ex_bfree(ex *e, void *p, size_t bytes);
 sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in);
 /* The kept argument of the workload's passes: the array of parts, or the
  * one buffer; the copy tickets after the parts. */
-void *sc_ex_kept_arg(const ex *e, const rec *r, int s);
-void **sc_ex_tickets(const ex *e, const rec *r, int s);
+void *sc_ex_kept_arg(const ex *e, const rec *r);
+void **sc_ex_tickets(const ex *e, const rec *r);
 void sc_ex_pool_add(ex *e, size_t bytes);
 /* Frees parts [a, b) of a record. */
-void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
-/* The record layout of every stage, from the workload. */
+void sc_ex_free_parts(ex *e, rec *r, int a, int b);
 /* The layout of a record (of its stage and microbatch). */
 static inline const layout *sc_ex_rlay(const ex *e, const rec *r)
 {
     size_t i = (size_t)(r - e->rec), s = i / (size_t)e->m, mb = i % (size_t)e->m;
     return &e->lay[s * (size_t)e->nl + mb % (size_t)e->nl];
 }
+/* The record layouts of every stage (and microbatch of a step, with
+ * lengths), from the workload. */
 sc_status sc_ex_layouts(ex *e);
 
 /* exec_host.c: a pass reads a record that came back (its copy must be

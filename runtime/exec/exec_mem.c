@@ -76,15 +76,13 @@ sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in)
 
 /* The kept argument of the workload's passes: the array of parts, or the
  * one buffer. */
-void *sc_ex_kept_arg(const ex *e, const rec *r, int s)
+void *sc_ex_kept_arg(const ex *e, const rec *r)
 {
-    (void)s;
     return sc_ex_rlay(e, r)->split ? (void *)r->part : r->part[0];
 }
 
-void **sc_ex_tickets(const ex *e, const rec *r, int s)
+void **sc_ex_tickets(const ex *e, const rec *r)
 {
-    (void)s;
     return r->part + sc_ex_rlay(e, r)->n;
 }
 
@@ -96,10 +94,9 @@ void sc_ex_pool_add(ex *e, size_t bytes)
 }
 
 /* Frees parts [a, b) of a record. */
-void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b)
+void sc_ex_free_parts(ex *e, rec *r, int a, int b)
 {
     const layout *L = sc_ex_rlay(e, r);
-    (void)s;
     for (int i = a; i < b; i++)
         if (r->part[i]) {
             sc_ex_bfree(e, r->part[i], L->bytes[i]);

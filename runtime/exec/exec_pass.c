@@ -61,7 +61,7 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
                 return st;
             sc_ex_pool_add(e, L->bytes[i]);
         }
-        j->kept = sc_ex_kept_arg(e, r, s);
+        j->kept = sc_ex_kept_arg(e, r);
         j->bonly = L->bonly ? r->part[L->nk] : NULL;
         return SC_OK;
     }
@@ -73,7 +73,7 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
                            e->d, sc_op_name(in->op), s, mb);
     if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
-    j->kept = sc_ex_kept_arg(e, r, s);
+    j->kept = sc_ex_kept_arg(e, r);
     j->bonly = L->bonly ? r->part[L->nk] : NULL;
     if (sc_op_is_bgrad(in->op)) {
         if (L->bonly && !r->part[L->nk])
@@ -110,11 +110,11 @@ sc_status sc_ex_end(ex *e, sc_job *j, sc_status st)
         j->dst = NULL;
     }
     if (st == SC_OK && j->fwd && sc_prog_forward_only(e->pg)) /* no backward reads the record */
-        sc_ex_free_parts(e, j->r, s, 0, L->n); /* (fwdonly.h); r->part stays: F runs once */
+        sc_ex_free_parts(e, j->r, 0, L->n); /* (fwdonly.h); r->part stays: F runs once */
     if (st == SC_OK && !j->fwd && sc_op_is_bgrad(j->in.op))
-        sc_ex_free_parts(e, j->r, s, L->nk, L->n); /* b_only */
+        sc_ex_free_parts(e, j->r, L->nk, L->n); /* b_only */
     if (st == SC_OK && sc_op_is_wgrad(j->in.op)) {
-        sc_ex_free_parts(e, j->r, s, 0, L->nk);
+        sc_ex_free_parts(e, j->r, 0, L->nk);
         free(j->r->part);
         j->r->part = NULL;
     }

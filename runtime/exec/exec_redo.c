@@ -169,7 +169,7 @@ sc_status sc_ex_redo_forward(ex *e, const sc_instr *in)
         !(dst = sc_ex_balloc(e, act_bytes(e, s + 1, mb), "activation", s + 1, mb, &st)))
         goto out;
     void *bonly = L->bonly ? r->part[L->nk] : NULL;
-    st = e->wl->ops->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
+    st = e->wl->ops->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r), bonly);
     if (st != SC_OK) {
         st = sc_ex_wl_fail(e, st, in);
         goto out;
