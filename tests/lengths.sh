@@ -267,6 +267,12 @@ if full; then
        --backend cuda --check --json >"$tmp/cd.json" 2>"$tmp/err"; then
       later "$tmp/cd.json" "run zb-h1 --model lengths on 4 stand-in GPUs" --tol 1e-4 --backend cuda --stand-in
     else bad "run zb-h1 --model lengths --backend cuda: $(head -1 "$tmp/err")"; fi
+    # Overlapped pairs on two streams per GPU, with random delays on every stream operation.
+    if SC_CUDASTUB_DELAY_US=200 STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" \
+       STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=4 \
+       $SC run dualpipev -D p=4 -D m=8 -D lengths="$L8" --backend cuda --check --json >"$tmp/cp.json" 2>"$tmp/err"; then
+      later "$tmp/cp.json" "run dualpipev lengths on 4 stand-in GPUs, delays" --tol 1e-4 --backend cuda --stand-in
+    else bad "run dualpipev lengths --backend cuda with delays: $(head -1 "$tmp/err")"; fi
   else echo "lengths: the CUDA stand-in skipped (make cudastub builds it)"; fi
 fi
 verdicts
