@@ -15,10 +15,11 @@
  * Data between stages. F(s, mb) reads the activation of (s, mb) (received,
  * or handed off locally by F(s-1, mb) on the same device) and produces the
  * activation of (s+1, mb); B(s, mb) reads the gradient of (s, mb) and
- * produces the gradient of (s-1, mb). All have workload->boundary_bytes(s).
+ * produces the gradient of (s-1, mb). All have workload->boundary_bytes(s, mb).
  *
- * The activation pool. F(s, mb) allocates the stage's activation record
- * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only);
+ * The activation pool. F(s, mb) allocates the activation record of (s, mb)
+ * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only;
+ * microbatches of different lengths have records of their own sizes);
  * B frees b_only, W frees kept, BW frees both. The pool counts these bytes
  * only (not parameters or transfer buffers); its high-water mark is what the
  * simulator predicts from mem units and w_keep (run/run.h sets them so).
