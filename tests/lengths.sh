@@ -19,8 +19,10 @@
 #     the decoder train to the reference with measured peaks equal to the
 #     predicted ones (tests/py/runjson.py), a peak that one record makes
 #     equal to that record's bytes by the model's formula, equal lengths
-#     the run without them bit for bit; every stdlib recipe, MPI ranks
-#     against threads and the CUDA stand-in in make test; the refusals.
+#     the run without them bit for bit, a profile's transfers of each
+#     length's size; every stdlib recipe, offload, recomputation, steps,
+#     MPI ranks against threads and the CUDA stand-in (also --graph and
+#     random delays) in make test; the refusals.
 # Run from the repository root: sh tests/lengths.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -267,6 +269,14 @@ if full; then
        --backend cuda --check --json >"$tmp/cd.json" 2>"$tmp/err"; then
       later "$tmp/cd.json" "run zb-h1 --model lengths on 4 stand-in GPUs" --tol 1e-4 --backend cuda --stand-in
     else bad "run zb-h1 --model lengths --backend cuda: $(head -1 "$tmp/err")"; fi
+    # run --graph: steps 2 and 3 captured and replayed, the eager run's loss bits.
+    env STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=1 \
+      $SC run zb-h1 -D p=4 -D m=8 -D steps=3 -D lengths="$L8" --backend cuda --json >"$tmp/e.json" 2>"$tmp/err"
+    env STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=1 \
+      $SC run zb-h1 -D p=4 -D m=8 -D steps=3 -D lengths="$L8" --backend cuda --graph --json >"$tmp/g.json" 2>>"$tmp/err"
+    a=$(hexof <"$tmp/e.json"); b=$(hexof <"$tmp/g.json")
+    [ -n "$a" ] && [ "$a" = "$b" ] && grep -q '"graph_replays": 2' "$tmp/g.json" && ok ||
+      bad "run --graph with lengths: '$b', eager '$a' $(head -1 "$tmp/err")"
     # Overlapped pairs on two streams per GPU, with random delays on every stream operation.
     if SC_CUDASTUB_DELAY_US=200 STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" \
        STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=4 \
