@@ -25,8 +25,11 @@
 #include "transport/transport.h"
 
 /* ---- a workload that does nothing ---- */
-static size_t e_boundary(void *c, int s) { (void)c; (void)s; return 64; }
-static void e_record(void *c, int s, size_t *k, size_t *b) { (void)c; (void)s; *k = 64; *b = 0; }
+static size_t e_boundary(void *c, int s, int mb) { (void)c; (void)s; (void)mb; return 64; }
+static void e_record(void *c, int s, int mb, size_t *k, size_t *b)
+{
+    (void)c; (void)s; (void)mb; *k = 64; *b = 0;
+}
 static sc_status e_f(void *c, int s, int mb, const void *in, void *out, void *k, void *b)
 {
     (void)c; (void)s; (void)mb; (void)in; (void)out; (void)k; (void)b;

@@ -14,7 +14,15 @@
 #     recipe with random lengths (seeds x recipes; make check: a sample),
 #     and --optimal between them where GLPK is built in;
 #   - plan -D lengths=F orders the pick's microbatches, never slower than
-#     the order given, and sc.order_lengths the same for any program.
+#     the order given, and sc.order_lengths the same for any program;
+#   - run -D lengths=F --check (docs/lengths.md#running-them): the MLP and
+#     the decoder train to the reference with measured peaks equal to the
+#     predicted ones (tests/py/runjson.py), a peak that one record makes
+#     equal to that record's bytes by the model's formula, equal lengths
+#     the run without them bit for bit, a profile's transfers of each
+#     length's size; every stdlib recipe, offload, recomputation, steps,
+#     MPI ranks against threads and the CUDA stand-in (also --graph and
+#     random delays) in make test; the refusals.
 # Run from the repository root: sh tests/lengths.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -94,8 +102,6 @@ expect 3 "lengths $tmp/none.txt: No such file or directory" -- \
   $SC sim 1f1b -D p=4 -D m=8 -D lengths="$tmp/none.txt"
 expect 3 "lengths (the value): the JSON array has no closing ']'" -- \
   $SC sim 1f1b -D p=4 -D m=2 -D lengths='[1,2'
-expect 3 "run: microbatches of different lengths are not trained yet" -- \
-  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2,3,4]' --check
 sed 's/lengths =/lenghts =/' "$tmp/r.lua" >"$tmp/typo.lua"
 expect 3 "program: unknown field 'lenghts' (did you mean 'lengths'?)" -- $SC sim "$tmp/typo.lua"
 sed 's/2904/0/' "$tmp/r.lua" >"$tmp/zero.lua"
@@ -154,6 +160,15 @@ print("ok" if ok else "bad %s against %s" % (o, c["makespan"]))
 PY
   [ "$(cat "$tmp/v")" = ok ] && ok || bad "plan seed $seed: $(cat "$tmp/v")"
 done
+# The order plan prints is exact: sim with that list and the pick gives the
+# figure plan found (lengths that %g would round).
+printf '1234.56789\n77.125\n3001.3333\n512\n999.99\n45.5\n2048.0625\n640.4\n' >"$tmp/dec.txt"
+$SC plan -D p=4 -D m=8 -D lengths="$tmp/dec.txt" --time-limit 0 >"$tmp/plan.txt" 2>"$tmp/err"
+pick=$(sed -n 's/^fastest without a cap: \([^,]*\),.*/\1/p' "$tmp/plan.txt")
+list=$(sed -n 's/^  lengths     \(.*\)/\1/p' "$tmp/plan.txt")
+want=$(sed -n 's/^  best .* makespan \([0-9.]*\).*/\1/p' "$tmp/plan.txt")
+got=$($SC sim "$pick" -D p=4 -D m=8 -D lengths="$list" --time-limit 0 2>&1 | sed -n 's/^makespan *//p')
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "plan's order $list on $pick: sim $got, plan $want"
 cat >"$tmp/order.lua" <<'LUA'
 local p = sc.load(arg[1], {p = 4, m = 8, lengths = arg[2]})
 local given = p:sim().makespan
@@ -167,6 +182,110 @@ for r in $recipes; do
 done
 echo 'sc.order_lengths(sc.load("1f1b"))' >"$tmp/none.lua"
 expect 3 "order_lengths: the program has no lengths" -- $SC --trust "$tmp/none.lua"
+
+# run: microbatches of their own sizes through the runtime, to the reference.
+M=tests/fixtures/models/run-llama.json
+L8='[8,16,24,12,4,32,16,20]'
+$SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --check --json >"$tmp/r1.json" 2>"$tmp/err" &&
+  later "$tmp/r1.json" "run 1f1b lengths (MLP)" || bad "run 1f1b lengths: $(head -1 "$tmp/err")"
+$SC run zb-h1 -D p=2 -D m=4 --model $M -D lengths='[8,16,24,12]' --check --json >"$tmp/r2.json" 2>"$tmp/err" &&
+  later "$tmp/r2.json" "run zb-h1 --model lengths (decoder)" || bad "run zb-h1 --model lengths: $(head -1 "$tmp/err")"
+# 1F1B's last stage holds one record at a time: its peak is the longest
+# microbatch's record, 2 L rows (batch 2) of 4 h floats per block (2 blocks)
+# and h + vocab for the head: 4 bytes x 2 L x (8 x 64 + 64 + 128).
+v=$(python3 -c "
+import json; j = json.load(open('$tmp/r1.json')); p = j['peak_activation_bytes']
+print('ok' if p[1] == 4 * 2 * 24 * (8 * 64 + 64 + 128) else 'bad %s' % p)")
+[ "$v" = ok ] && ok || bad "run 1f1b lengths: the last stage's peak is not the longest record's: $v"
+# Messages carry their microbatch's size: the transfers a profile measured,
+# by size, are L x batch 2 rows of hidden 64 floats for each length L.
+$SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --profile "$tmp/prof.json" --profile-steps 2 \
+  >/dev/null 2>"$tmp/err" || bad "run --profile with lengths: $(head -1 "$tmp/err")"
+v=$(python3 -c "
+import json; j = json.load(open('$tmp/prof.json')); b = sorted(t['bytes'] for t in j['transfers'])
+print('ok' if b == [4 * 2 * 64 * L for L in (8, 12, 16, 24)] else 'bad %s' % b)")
+[ "$v" = ok ] && ok || bad "run --profile with lengths: the transfers' sizes $v"
+# Lengths all equal to seq: the run without lengths, bit for bit.
+hexof() { sed 's/.*"loss_hex": "\([^"]*\)".*/\1/'; }
+h1=$($SC run 1f1b -D p=2 -D m=4 --json | hexof)
+h2=$($SC run 1f1b -D p=2 -D m=4 -D lengths='[16,16,16,16]' --json | hexof)
+[ -n "$h1" ] && [ "$h1" = "$h2" ] && ok || bad "run: lengths at seq $h2, none $h1"
+expect 0 '"lengths": [8, 16, 24, 12]' -- $SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]' --json
+expect 0 'lengths       8 to 24 tokens per sequence in place of seq, 120 rows in all' -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]'
+expect 3 "lengths: entry 2 is 2.5: run trains whole tokens (a length must be a whole number >= 1)" -- \
+  $SC run 1f1b -D p=2 -D m=4 -D lengths='[1,2.5,3,4]'
+expect 3 "run: microbatches of different lengths with a split vocabulary (vocab-1) are not trained yet" -- \
+  $SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 -D lengths='[8,16,24,12]'
+expect 3 "run: recomputation of the decoder with microbatches of different lengths is not trained yet" -- \
+  $SC run 1f1b -D p=2 -D m=4 -D recompute=all --model $M -D lengths='[8,16,24,12]'
+if full; then
+  # With offload (MLP and decoder), recomputation (MLP), several steps under
+  # post-validation: the records' sizes and shares follow each microbatch.
+  for a in "-D offload=all -D offload_ratio=0.3" "-D offload=selective -D offload_chunks=1" \
+           "-D recompute=all" "-D steps=3 -D optim_sync=post-validation"; do
+    for mo in "" "--model $M"; do
+      case "$a$mo" in *recompute*--model*) continue ;; esac
+      # shellcheck disable=SC2086
+      if $SC run zb-v -D p=4 -D m=8 $a $mo -D lengths="$L8" --check --json >"$tmp/j" 2>"$tmp/err"; then
+        later "$tmp/j" "run zb-v $a $mo lengths"
+      else bad "run zb-v $a $mo lengths: $(head -1 "$tmp/err")"; fi
+    done
+  done
+  for r in 1f1b 1f1b-v dualpipe dualpipev gis gpipe interleaved v-half v-min v-zb zb-auto zb-h1 zb-h2 zb-v zbv-auto forward; do
+    for mo in "" "--model $M"; do
+      [ "$r" = dualpipe ] && [ -n "$mo" ] && continue # the decoder's copies: not trained yet
+      # shellcheck disable=SC2086
+      if $SC run $r -D p=4 -D m=8 $mo -D lengths="$L8" --check --json >"$tmp/j" 2>"$tmp/err"; then
+        later "$tmp/j" "run $r $mo lengths"
+      else bad "run $r $mo lengths: $(head -1 "$tmp/err")"; fi
+    done
+  done
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  if command -v mpirun >/dev/null; then
+    for mo in "" "--model $M"; do
+      # shellcheck disable=SC2086
+      a=$($SC run zb-h1 -D p=4 -D m=8 $mo -D lengths="$L8" --json | hexof)
+      # shellcheck disable=SC2086
+      timeout 120 mpirun -np 4 --oversubscribe $SC run zb-h1 -D p=4 -D m=8 $mo -D lengths="$L8" \
+        --check --json >"$tmp/mpi.json" 2>"$tmp/err"
+      b=$(hexof <"$tmp/mpi.json")
+      [ -n "$a" ] && [ "$a" = "$b" ] && later "$tmp/mpi.json" "mpirun zb-h1 $mo lengths" ||
+        bad "lengths: threads vs mpirun -np 4 $mo: '$a' vs '$b' $(head -1 "$tmp/err")"
+    done
+  else echo "lengths: mpirun skipped (no mpirun)"; fi
+  STUB=${BUILD:-build}/cudastub
+  if [ -f "$STUB/libstagecraft_cuda.so" ]; then
+    for g in 1 4; do
+      # shellcheck disable=SC2086
+      if STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+         SC_CUDASTUB=1 SC_CUDASTUB_GPUS=$g $SC run zb-v -D p=4 -D m=8 -D lengths="$L8" --backend cuda \
+         --check --json >"$tmp/c$g.json" 2>"$tmp/err"; then
+        later "$tmp/c$g.json" "run zb-v lengths on $g stand-in GPU(s)" --tol 1e-4 --backend cuda --stand-in
+      else bad "run zb-v lengths --backend cuda on $g stand-in GPU(s): $(head -1 "$tmp/err")"; fi
+    done
+    if STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+       SC_CUDASTUB=1 SC_CUDASTUB_GPUS=4 $SC run zb-h1 -D p=4 -D m=8 --model $M -D lengths="$L8" \
+       --backend cuda --check --json >"$tmp/cd.json" 2>"$tmp/err"; then
+      later "$tmp/cd.json" "run zb-h1 --model lengths on 4 stand-in GPUs" --tol 1e-4 --backend cuda --stand-in
+    else bad "run zb-h1 --model lengths --backend cuda: $(head -1 "$tmp/err")"; fi
+    # run --graph: steps 2 and 3 captured and replayed, the eager run's loss bits.
+    env STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=1 \
+      $SC run zb-h1 -D p=4 -D m=8 -D steps=3 -D lengths="$L8" --backend cuda --json >"$tmp/e.json" 2>"$tmp/err"
+    env STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=1 \
+      $SC run zb-h1 -D p=4 -D m=8 -D steps=3 -D lengths="$L8" --backend cuda --graph --json >"$tmp/g.json" 2>>"$tmp/err"
+    a=$(hexof <"$tmp/e.json"); b=$(hexof <"$tmp/g.json")
+    [ -n "$a" ] && [ "$a" = "$b" ] && grep -q '"graph_replays": 2' "$tmp/g.json" && ok ||
+      bad "run --graph with lengths: '$b', eager '$a' $(head -1 "$tmp/err")"
+    # Overlapped pairs on two streams per GPU, with random delays on every stream operation.
+    if SC_CUDASTUB_DELAY_US=200 STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" \
+       STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" SC_CUDASTUB=1 SC_CUDASTUB_GPUS=4 \
+       $SC run dualpipev -D p=4 -D m=8 -D lengths="$L8" --backend cuda --check --json >"$tmp/cp.json" 2>"$tmp/err"; then
+      later "$tmp/cp.json" "run dualpipev lengths on 4 stand-in GPUs, delays" --tol 1e-4 --backend cuda --stand-in
+    else bad "run dualpipev lengths --backend cuda with delays: $(head -1 "$tmp/err")"; fi
+  else echo "lengths: the CUDA stand-in skipped (make cudastub builds it)"; fi
+fi
+verdicts
 
 echo "lengths: $pass passed, $fail failed"
 [ "$fail" = 0 ]

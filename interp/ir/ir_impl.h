@@ -105,6 +105,7 @@ struct sc_prog {
     double *len_lin;      /* [SC_LK_COUNT * S] linear shares (the model's), or NULL: all 1 */
     double len_ref;       /* the model's seq when len_lin is set, else 0 (the mean) */
     int slices, slice_split; /* causal slices per microbatch, their split (slices.h) */
+    double *len_rec;      /* [2 S m] measured units, kept share of each record, or NULL */
     char err[768];
 };
 
@@ -173,28 +174,7 @@ void sc_prog_invalidate(sc_prog *pg);
 void sc_prog_free_offload_info(sc_prog *pg);
 void sc_prog_free_recompute_info(sc_prog *pg);
 
-/* Lengths (lengths.h) and slices (slices.h): whether records differ
- * (sc_scaled), the linear scale r of microbatch mb (a stream's number),
- * and the scale of kind k (SC_LK_*) of stage s; 1 without. */
-static inline int sc_scaled(const sc_prog *pg) { return pg->len || pg->slices > 1; }
-static inline double sc_len_r(const sc_prog *pg, int mb)
-{
-    if (!sc_scaled(pg) || mb < 0)
-        return 1;
-    if (pg->slices > 1) /* a slice: its share of the tokens (slices.h) */
-        return sc_prog_slice_tokens(pg, mb);
-    return pg->len[mb % pg->m] / (pg->len_lin ? pg->len_ref : pg->len_mean);
-}
-static inline double sc_len_k(const sc_prog *pg, int k, int s, int mb)
-{
-    if (pg->slices > 1 && mb >= 0) /* slice mb % K (slices.h) */
-        return sc_prog_slice_scale(pg, k, s, mb);
-    double r = sc_len_r(pg, mb);
-    if (!pg->len_lin || s < 0 || s >= pg->S || !pg->len)
-        return r;
-    double a = pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s];
-    return a * r + (1 - a) * r * r;
-}
+#include "ir/ir_scale.h" /* lengths' and slices' scales of a record */
 
 /* Time of pass op on stage s (a vocabulary pass: on device s) by its cost
  * column (BW: its own time when given, else B + W); 0 for the kinds the
@@ -305,20 +285,22 @@ static inline double sc_instr_cost(const sc_prog *pg, int d, const sc_instr *in)
     return sc_op_cost_of(in->op) == SC_OPC_OPTIM ? sc_optim_cost(pg, d) : sc_pass_cost(pg, in);
 }
 
-/* The fraction of stage s's record W still needs after B (s < 0: the
- * program's w_keep). */
-static inline double sc_w_keep_at(const sc_prog *pg, int s)
+/* The fraction of record (s, mb)'s W still needs after B (s < 0: w_keep). */
+static inline double sc_w_keep_at(const sc_prog *pg, int s, int mb)
 {
+    if (s >= 0 && mb >= 0 && pg->len_rec) /* a run's measured share (lengths.h) */
+        return pg->len_rec[(size_t)(pg->S + s) * (size_t)pg->m + (size_t)(mb % pg->m)];
     return s >= 0 && pg->wks ? pg->wks[s] : pg->w_keep;
 }
 
 /* The memory effect e on a record of stage s of u units (SC_OPM_*). */
-static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double u, int s)
+static inline double sc_mem_effect(const sc_prog *pg, sc_op_mem_effect e, double u, int s,
+                                   int mb)
 {
     switch (e) {
     case SC_OPM_ALLOC: return u;
-    case SC_OPM_FREE_PART: return -(1.0 - sc_w_keep_at(pg, s)) * u;
-    case SC_OPM_FREE_REST: return -sc_w_keep_at(pg, s) * u;
+    case SC_OPM_FREE_PART: return -(1.0 - sc_w_keep_at(pg, s, mb)) * u;
+    case SC_OPM_FREE_REST: return -sc_w_keep_at(pg, s, mb) * u;
     case SC_OPM_FREE_ALL: return -u;
     case SC_OPM_NONE: return 0;
     }
@@ -335,13 +317,15 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
     if (e == SC_OPM_NONE || pg->fwd_only) /* forward-only: nothing held after F (fwdonly.h) */
         return 0;
     if (sc_op_is_vocab(op))
-        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s], -1) : 0;
-    return sc_mem_effect(pg, e, pg->mem[s], s);
+        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s], -1, -1) : 0;
+    return sc_mem_effect(pg, e, pg->mem[s], s, -1);
 }
 
 /* Units of record (s, mb): the stage's, scaled by its length (lengths.h). */
 static inline double sc_rec_units(const sc_prog *pg, int s, int mb)
 {
+    if (pg->len && pg->len_rec && mb >= 0) /* a run's measured units (lengths.h) */
+        return pg->len_rec[(size_t)s * (size_t)pg->m + (size_t)(mb % pg->m)];
     return sc_scaled(pg) ? pg->mem[s] * sc_len_k(pg, SC_LK_MEM, s, mb) : pg->mem[s];
 }
 
@@ -354,8 +338,8 @@ static inline double sc_op_mem_mb(const sc_prog *pg, int op, int s, int mb)
     if (e == SC_OPM_NONE)
         return 0;
     if (sc_op_is_vocab(op))
-        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s] * sc_len_r(pg, mb), -1) : 0;
-    return sc_mem_effect(pg, e, sc_rec_units(pg, s, mb), s);
+        return pg->vmem ? sc_mem_effect(pg, e, pg->vmem[s] * sc_len_r(pg, mb), -1, -1) : 0;
+    return sc_mem_effect(pg, e, sc_rec_units(pg, s, mb), s, mb);
 }
 
 /* A pass's memory change (R: on its fraction of the record); a pair's:
@@ -367,8 +351,8 @@ static inline double sc_pass_mem(const sc_prog *pg, const sc_instr *in)
         return sc_op_mem_mb(pg, SC_OP_F, in->stage, in->mb) + sc_op_mem_mb(pg, b.op, b.stage, b.mb);
     }
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op),
-                             sc_instr_frac(in) * sc_rec_units(pg, in->stage, in->mb), in->stage);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) *
+                             sc_rec_units(pg, in->stage, in->mb), in->stage, in->mb);
     return sc_op_mem_mb(pg, in->op, in->stage, in->mb);
 }
 
@@ -395,10 +379,10 @@ static inline double sc_instr_mem(const sc_prog *pg, const sc_instr *in)
     if (in->flags & SC_IF_ROLLBACK)
         return 0; /* a redone F computes into the record it made before */
     if (sc_op_has(in->op, SC_OPF_FRAC))
-        return sc_mem_effect(pg, sc_op_mem_of(in->op),
-                             sc_instr_frac(in) * sc_rec_units(pg, in->stage, in->mb), in->stage);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_instr_frac(in) *
+                             sc_rec_units(pg, in->stage, in->mb), in->stage, in->mb);
     if (sc_op_is_fsdp(in->op)) /* the stage's unsharded parameters */
-        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg), -1);
+        return sc_mem_effect(pg, sc_op_mem_of(in->op), sc_prog_fsdp_units(pg), -1, -1);
     return sc_pass_mem(pg, in);
 }
 

@@ -13,6 +13,8 @@
 
 sc_status sc_prog_set_lengths(sc_prog *pg, const double *len, int n)
 {
+    sc_free(pg->len_rec); /* a run's, for the lengths it had */
+    pg->len_rec = NULL;
     if (!len || n == 0) {
         sc_free(pg->len);
         pg->len = NULL;
@@ -84,6 +86,28 @@ sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref)
     sc_free(pg->len_lin);
     pg->len_lin = v;
     pg->len_ref = ref;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+sc_status sc_prog_set_len_records(sc_prog *pg, const double *units, const double *kept)
+{
+    if (units && !pg->len)
+        return sc_fail(pg, SC_ERR_ARG, "lengths: records per microbatch without lengths");
+    size_t n = (size_t)pg->S * (size_t)pg->m;
+    double *v = units ? sc_malloc(2 * n * sizeof *v) : NULL;
+    if (units && !v)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; units && i < n; i++) {
+        if (!(units[i] >= 0) || !(kept[i] >= 0 && kept[i] <= 1)) {
+            sc_free(v);
+            return sc_fail(pg, SC_ERR_ARG, "lengths: record %zu has %g units, kept share %g",
+                           i, units[i], kept[i]);
+        }
+        v[i] = units[i], v[n + i] = kept[i];
+    }
+    sc_free(pg->len_rec);
+    pg->len_rec = v;
     sc_prog_invalidate(pg);
     return SC_OK;
 }

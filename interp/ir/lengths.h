@@ -47,6 +47,12 @@ double sc_prog_len_linear(const sc_prog *pg, int k, int s);
 /* Sets the linear shares (the model's: flops.c), lin[k * S + s]; NULL: 1. */
 sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref);
 
+/* A run's measured records (runtime/run/run.h): units[s * m + i] of record
+ * (s, i) and kept[s * m + i] the share of it W keeps (the rest B frees),
+ * replacing the scaled mem(s) and w_keep; NULL clears them, and so does
+ * sc_prog_set_lengths. SC_ERR_ARG without lengths or for a bad entry. */
+sc_status sc_prog_set_len_records(sc_prog *pg, const double *units, const double *kept);
+
 /* Time of one pass of kind op (a stage pass or a vocabulary pass) of stage
  * s and microbatch mb: its cost column scaled as above. */
 double sc_prog_pass_time(const sc_prog *pg, int op, int s, int mb);

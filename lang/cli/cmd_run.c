@@ -81,6 +81,8 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
 #undef X
     sc_cli_run_decoder_json(&w, &o->model);
     sc_jw_end(&w);
+    if (sc_prog_lengths(pg)) /* each microbatch's tokens per sequence (docs/lengths.md) */
+        sc_jw_nums(&w, "lengths", sc_prog_lengths(pg), sc_prog_microbatches(pg));
     json_num(&w, "loss", r->loss);
     char hex[64];
     snprintf(hex, sizeof hex, "%a", r->loss);
@@ -131,6 +133,14 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
            o->model.hidden, o->model.layers, o->model.vocab, o->model.seq, o->model.batch,
            o->model.seed);
     sc_cli_run_decoder_text(&o->model);
+    if (sc_prog_lengths(pg)) { /* docs/lengths.md#running-them */
+        const double *len = sc_prog_lengths(pg);
+        double lo = len[0], hi = len[0], sum = 0;
+        for (int i = 0; i < r->m; i++)
+            lo = fmin(lo, len[i]), hi = fmax(hi, len[i]), sum += len[i];
+        printf("lengths       %g to %g tokens per sequence in place of seq, %g rows in all\n", lo,
+               hi, sum * (double)o->model.batch);
+    }
     printf("loss          %.9g (%a)\n", r->loss, r->loss);
     if (o->check && !sc_cli_run_forward_text(r)) /* a forward-only one: the loss alone */
         printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
@@ -436,9 +446,6 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     char err[1024];
     if (st)
         return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(lp->pg));
-    if (sc_prog_lengths(lp->pg)) /* docs/lengths.md: the runtime's microbatches are alike */
-        return sc_cli_failf(SC_EXIT_ARG, "run: microbatches of different lengths are not trained "
-                            "yet (docs/status.md); sim, show, compare and plan take -D lengths");
     sc_run_opts o = sc_run_defaults(sc_prog_stages(lp->pg));
     if (!given[1])
         mc.layers = o.model.layers; /* default: 2 per stage */

@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "engine.h"
 #include "lua/sc_lua.h"
@@ -31,6 +32,18 @@ int sc_plan_order(lua_State *L, sc_plan_run *r, int ref)
     lua_pop(L, 1);
     luaL_unref(L, LUA_REGISTRYINDEX, ref);
     return rc;
+}
+
+/* x in the fewest digits that read back as x: `sim -D lengths=[...]` with
+ * the list printed reproduces the plan's figure. */
+static const char *exact(double x, char *buf, size_t len)
+{
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
 }
 
 void sc_plan_order_print(FILE *out, const sc_plan_run *r)
@@ -60,9 +73,10 @@ void sc_plan_order_print(FILE *out, const sc_plan_run *r)
             fprintf(out, " %s refused by the cap%s", sc_len_order_name(k),
                     k + 1 < SC_LORDER_COUNT ? "," : "");
     }
+    char num[32];
     fprintf(out, "\n  lengths     [");
     for (int i = 0; i < o->m; i++)
-        fprintf(out, "%s%g", i ? "," : "", o->lengths[i]);
+        fprintf(out, "%s%s", i ? "," : "", exact(o->lengths[i], num, sizeof num));
     fprintf(out, "]\n");
 }
 

@@ -124,7 +124,7 @@ static sc_status post_group(ex *e, size_t k, size_t *len)
          k++) {
         const sc_instr *in = &e->in[k];
         size_t kk = sc_ex_key(e, in->dir, in->stage, in->mb);
-        size_t bytes = sc_ex_kbytes(e, in->dir, in->stage);
+        size_t bytes = sc_ex_kbytes(e, in->dir, in->stage, in->mb);
         sc_xfer *x = &e->x[k];
         *x = (sc_xfer){.send = sc_op_has(in->op, SC_OPF_OUT), .peer = in->peer, .tag = (int)kk,
                        .bytes = bytes};
@@ -401,11 +401,12 @@ size_t sc_exec_table_bytes(const sc_prog *pg, int d)
 {
     size_t n, ngroups = 0, S = (size_t)sc_prog_stages(pg);
     size_t SM = S * (size_t)sc_prog_microbatches(pg);
+    size_t NL = sc_prog_lengths(pg) ? (size_t)sc_prog_microbatches(pg) : 1; /* layouts per stage */
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     for (size_t k = 0; k < n; k++)
         ngroups += sc_starts_group(in, k) != 0;
     size_t vrec = sc_vocab_split(sc_prog_vocab(pg)) ? (size_t)sc_prog_stream_microbatches(pg) : 0;
-    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + vrec * sizeof(void *) + S * sizeof(layout) +
+    return 2 * SM * (sizeof(void *) + sizeof(int)) + SM * sizeof(rec) + vrec * sizeof(void *) + S * NL * sizeof(layout) +
            (n + 1) * (sizeof(sc_xfer) + 2 * sizeof(size_t) + 1) + (ngroups + 1) * sizeof(grp);
 }
 
@@ -425,7 +426,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
     e.rec = calloc(SM, sizeof(rec));
-    e.lay = calloc((size_t)e.S, sizeof(layout));
+    e.nl = sc_prog_lengths(pg) ? sc_prog_microbatches(pg) : 1; /* docs/lengths.md */
+    e.lay = calloc((size_t)e.S * (size_t)e.nl, sizeof(layout));
     e.x = calloc(e.n + 1, sizeof(sc_xfer));
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));
     sc_status st;
@@ -449,15 +451,14 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
      * tensors, send buffers of groups that never completed. */
     for (size_t i = 0; e.rec && i < SM; i++) {
         rec *r = &e.rec[i];
-        int s = (int)(i / (size_t)e.m);
         if (!r->part)
             continue;
-        void **t = sc_ex_tickets(&e, r, s);
-        for (int j = 0; j < e.lay[s].n; j++)
+        void **t = sc_ex_tickets(&e, r);
+        for (int j = 0; j < sc_ex_rlay(&e, r)->n; j++)
             if (t[j])
                 be->ops->copy_wait(be->ctx, t[j]); /* the copy must end before its buffers */
         size_t before = e.cur;
-        sc_ex_free_parts(&e, r, s, 0, e.lay[s].n);
+        sc_ex_free_parts(&e, r, 0, sc_ex_rlay(&e, r)->n);
         out->end_bytes += before - e.cur;
         out->host_end_bytes += r->host_bytes;
         if (r->host)
@@ -472,7 +473,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         for (size_t i = 0; i < 2 * SM; i++)
             if (e.box[i] && (inflight_safe || e.rgroup[i] < e.head))
                 sc_ex_bfree(&e, e.box[i],
-                      sc_ex_kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S)));
+                      sc_ex_kbytes(&e, (int)(i / SM), (int)((i / (size_t)e.m) % (size_t)e.S),
+                                   (int)(i % (size_t)e.m)));
     if (e.g)
         for (int i = e.head; i < e.posted && inflight_safe; i++) {
             grp *G = &e.g[i];
@@ -501,8 +503,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     free(e.box);
     free(e.rgroup);
     free(e.rec);
-    for (int s = 0; e.lay && s < e.S; s++)
-        free(e.lay[s].bytes);
+    for (size_t i = 0; e.lay && i < (size_t)e.S * (size_t)e.nl; i++)
+        free(e.lay[i].bytes);
     free(e.lay);
     free(e.x);
     free(e.g);

@@ -15,10 +15,11 @@
  * Data between stages. F(s, mb) reads the activation of (s, mb) (received,
  * or handed off locally by F(s-1, mb) on the same device) and produces the
  * activation of (s+1, mb); B(s, mb) reads the gradient of (s, mb) and
- * produces the gradient of (s-1, mb). All have workload->boundary_bytes(s).
+ * produces the gradient of (s-1, mb). All have workload->boundary_bytes(s, mb).
  *
- * The activation pool. F(s, mb) allocates the stage's activation record
- * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only);
+ * The activation pool. F(s, mb) allocates the activation record of (s, mb)
+ * (record_bytes: `kept`, still needed by W, and `b_only`, needed by B only;
+ * microbatches of different lengths have records of their own sizes);
  * B frees b_only, W frees kept, BW frees both. The pool counts these bytes
  * only (not parameters or transfer buffers); its high-water mark is what the
  * simulator predicts from mem units and w_keep (run/run.h sets them so).
@@ -80,18 +81,20 @@
 #include "transport/transport.h"
 
 struct sc_workload_ops {
-    /* Bytes of the activation flowing into stage s (and of the gradient
-     * flowing out of its B). */
-    size_t (*boundary_bytes)(void *ctx, int s);
+    /* Bytes of the activation of microbatch mb (a stream's number, any
+     * step) flowing into stage s (and of the gradient flowing out of its
+     * B): microbatches may differ in size (docs/lengths.md), and so do the
+     * transfers, which carry them. */
+    size_t (*boundary_bytes)(void *ctx, int s, int mb);
     /* Bytes of the record F(s, mb) creates: kept for W, b_only for B. */
-    void (*record_bytes)(void *ctx, int s, size_t *kept, size_t *b_only);
+    void (*record_bytes)(void *ctx, int s, int mb, size_t *kept, size_t *b_only);
     /* Optional (NULL: kept is one buffer). The kept record of stage s as n
      * parts that offload can move one by one (the built-in model: one per
      * tensor): returns n, and writes the first min(n, max) part sizes to
      * bytes (they add up to kept). The executor then allocates every part
      * on its own and passes `kept` to forward, backward_input and
      * backward_weight as an array of the n part pointers (void **). */
-    int (*record_parts)(void *ctx, int s, size_t *bytes, int max);
+    int (*record_parts)(void *ctx, int s, int mb, size_t *bytes, int max);
     /* in: NULL for s = 0; out: NULL for the last stage. */
     sc_status (*forward)(void *ctx, int s, int mb, const void *in, void *out, void *kept,
                          void *b_only);

@@ -22,11 +22,11 @@ static const char *be_err(const ex *e)
 static sc_status wait_copies(ex *e, rec *r, int s, int first)
 {
     const struct sc_backend_ops *o = e->be->ops;
-    void **t = sc_ex_tickets(e, r, s);
+    void **t = sc_ex_tickets(e, r);
     sc_status st = SC_OK;
     int pending = 0;
     double t0 = INFINITY, t1 = -INFINITY;
-    for (int i = first; i < e->lay[s].n; i++) {
+    for (int i = first; i < sc_ex_rlay(e, r)->n; i++) {
         if (!t[i])
             continue;
         double a = NAN, b = NAN;
@@ -56,7 +56,7 @@ sc_status sc_ex_settle(ex *e, rec *r, int s)
 {
     if (r->state != R_IN)
         return SC_OK;
-    sc_status st = wait_copies(e, r, s, e->lay[s].n - r->moved);
+    sc_status st = wait_copies(e, r, s, sc_ex_rlay(e, r)->n - r->moved);
     e->be->ops->host_free(e->be->ctx, r->host, r->host_bytes);
     e->host -= r->host_bytes;
     r->host = NULL;
@@ -69,9 +69,8 @@ sc_status sc_ex_settle(ex *e, rec *r, int s)
 /* The number of last parts of stage s's record whose share is nearest q;
  * at most all but the first (max: the first part is the stage's input,
  * which a recomputation starts from). */
-static int last_parts(const ex *e, int s, double q, int max)
+static int last_parts(const layout *L, double q, int max)
 {
-    const layout *L = &e->lay[s];
     double total = (double)(L->kept + L->bonly), acc = 0, best = q;
     int moved = 0;
     for (int j = 1; j <= max; j++) {
@@ -87,10 +86,9 @@ static int last_parts(const ex *e, int s, double q, int max)
 /* DROP with no OFFLOAD before it: frees the last parts for R. */
 static sc_status drop_for_recompute(ex *e, rec *r, const sc_instr *in, size_t k)
 {
-    int s = in->stage;
-    const layout *L = &e->lay[s];
-    r->moved = last_parts(e, s, (double)in->frac / SC_FRAC_ONE, L->n - 1);
-    sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+    const layout *L = sc_ex_rlay(e, r);
+    r->moved = last_parts(L, (double)in->frac / SC_FRAC_ONE, L->n - 1);
+    sc_ex_free_parts(e, r, L->n - r->moved, L->n);
     r->state = R_DROPPED;
     r->at = k;
     return SC_OK;
@@ -100,7 +98,7 @@ sc_status sc_ex_recompute(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb;
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    const layout *L = &e->lay[s];
+    const layout *L = sc_ex_rlay(e, r);
     if (!r->part || r->state != R_DROPPED)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: R s%d mb%d: the record was not dropped for "
                                               "it", e->d, s, mb);
@@ -113,12 +111,12 @@ sc_status sc_ex_recompute(ex *e, const sc_instr *in)
     }
     /* The forward again, from the input the record kept (stage 0 makes its
      * own); its output goes to a scratch buffer: the next stage has it. */
-    size_t ob = s + 1 < e->S ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1) : 0;
+    size_t ob = s + 1 < e->S ? sc_ex_kbytes(e, SC_DIR_ACT, s + 1, mb) : 0;
     void *dst = NULL, *bonly = L->bonly ? r->part[L->nk] : NULL;
     if (ob && !(dst = sc_ex_balloc(e, ob, "recomputed activation", s + 1, mb, &st)))
         return st;
     st = e->wl->ops->forward(e->wl->ctx, s, mb, s > 0 ? r->part[0] : NULL, dst,
-                             sc_ex_kept_arg(e, r, s), bonly);
+                             sc_ex_kept_arg(e, r), bonly);
     if (dst)
         sc_ex_bfree(e, dst, ob);
     if (st != SC_OK)
@@ -134,7 +132,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
     const struct sc_backend_ops *o = e->be->ops;
     int s = in->stage, mb = in->mb;
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    const layout *L = &e->lay[s];
+    const layout *L = sc_ex_rlay(e, r);
     char name[96];
     sc_instr_format(in, name, sizeof name);
     if (!o->host_alloc || !o->host_free || !o->copy_start || !o->copy_wait)
@@ -149,11 +147,11 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
     if (!r->part || r->state != want)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d #%zu: %s: the record is not where it should be",
                      e->d, k, name);
-    void **t = sc_ex_tickets(e, r, s);
+    void **t = sc_ex_tickets(e, r);
     sc_status st = SC_OK;
     if (out) {
         /* The last parts whose share of the record is nearest the fraction. */
-        r->moved = last_parts(e, s, (double)in->frac / SC_FRAC_ONE, L->n);
+        r->moved = last_parts(L, (double)in->frac / SC_FRAC_ONE, L->n);
         r->host_bytes = 0;
         for (int i = L->n - r->moved; i < L->n; i++)
             r->host_bytes += L->bytes[i];
@@ -171,7 +169,7 @@ sc_status sc_ex_host_copy(ex *e, const sc_instr *in, size_t k)
         r->state = R_OUT;
     } else if (!back) {
         if ((st = wait_copies(e, r, s, L->n - r->moved)) == SC_OK)
-            sc_ex_free_parts(e, r, s, L->n - r->moved, L->n);
+            sc_ex_free_parts(e, r, L->n - r->moved, L->n);
         r->state = R_HOST;
     } else {
         for (int i = L->n - r->moved; i < L->n; i++) {

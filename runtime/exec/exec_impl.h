@@ -57,7 +57,8 @@ typedef struct ex {
     sc_exec_out *out;
     void **box;          /* [2 S m] boundary tensors by key */
     int *rgroup;         /* [2 S m] group of the RECV that fills a key, -1 */
-    layout *lay;         /* [S] */
+    layout *lay;         /* [S nl] by stage and microbatch of a step (sc_ex_rlay) */
+    int nl;              /* layouts per stage: m of a step with lengths (sizes differ), else 1 */
     rec *rec;            /* [S m] activation records */
     sc_xfer *x;          /* [n] transfer descriptors, by instruction */
     grp *g;
@@ -129,18 +130,25 @@ sc_status sc_ex_failf(ex *e, sc_status st, const char *fmt, ...)
  * the gradient of stage s's output (SC_DIR_GRAD), of microbatch mb. */
 size_t sc_ex_key(const ex *e, int dir, int s, int mb);
 /* Bytes of the tensor at a key. */
-size_t sc_ex_kbytes(const ex *e, int dir, int s);
+size_t sc_ex_kbytes(const ex *e, int dir, int s, int mb);
 void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st);
 void sc_ex_bfree(ex *e, void *p, size_t bytes);
 sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in);
 /* The kept argument of the workload's passes: the array of parts, or the
  * one buffer; the copy tickets after the parts. */
-void *sc_ex_kept_arg(const ex *e, const rec *r, int s);
-void **sc_ex_tickets(const ex *e, const rec *r, int s);
+void *sc_ex_kept_arg(const ex *e, const rec *r);
+void **sc_ex_tickets(const ex *e, const rec *r);
 void sc_ex_pool_add(ex *e, size_t bytes);
 /* Frees parts [a, b) of a record. */
-void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b);
-/* The record layout of every stage, from the workload. */
+void sc_ex_free_parts(ex *e, rec *r, int a, int b);
+/* The layout of a record (of its stage and microbatch). */
+static inline const layout *sc_ex_rlay(const ex *e, const rec *r)
+{
+    size_t i = (size_t)(r - e->rec), s = i / (size_t)e->m, mb = i % (size_t)e->m;
+    return &e->lay[s * (size_t)e->nl + mb % (size_t)e->nl];
+}
+/* The record layouts of every stage (and microbatch of a step, with
+ * lengths), from the workload. */
 sc_status sc_ex_layouts(ex *e);
 
 /* exec_host.c: a pass reads a record that came back (its copy must be

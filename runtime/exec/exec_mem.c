@@ -41,10 +41,10 @@ size_t sc_ex_key(const ex *e, int dir, int s, int mb)
 }
 
 /* Bytes of the tensor at a key: the activation into stage s, or the
- * gradient of stage s's output (= the activation into s + 1). */
-size_t sc_ex_kbytes(const ex *e, int dir, int s)
+ * gradient of stage s's output (= the activation into s + 1), of mb. */
+size_t sc_ex_kbytes(const ex *e, int dir, int s, int mb)
 {
-    return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1);
+    return e->wl->ops->boundary_bytes(e->wl->ctx, dir == SC_DIR_ACT ? s : s + 1, mb);
 }
 
 void *sc_ex_balloc(ex *e, size_t bytes, const char *what, int s, int mb, sc_status *st)
@@ -76,14 +76,14 @@ sc_status sc_ex_wl_fail(ex *e, sc_status st, const sc_instr *in)
 
 /* The kept argument of the workload's passes: the array of parts, or the
  * one buffer. */
-void *sc_ex_kept_arg(const ex *e, const rec *r, int s)
+void *sc_ex_kept_arg(const ex *e, const rec *r)
 {
-    return e->lay[s].split ? (void *)r->part : r->part[0];
+    return sc_ex_rlay(e, r)->split ? (void *)r->part : r->part[0];
 }
 
-void **sc_ex_tickets(const ex *e, const rec *r, int s)
+void **sc_ex_tickets(const ex *e, const rec *r)
 {
-    return r->part + e->lay[s].n;
+    return r->part + sc_ex_rlay(e, r)->n;
 }
 
 void sc_ex_pool_add(ex *e, size_t bytes)
@@ -94,32 +94,34 @@ void sc_ex_pool_add(ex *e, size_t bytes)
 }
 
 /* Frees parts [a, b) of a record. */
-void sc_ex_free_parts(ex *e, rec *r, int s, int a, int b)
+void sc_ex_free_parts(ex *e, rec *r, int a, int b)
 {
+    const layout *L = sc_ex_rlay(e, r);
     for (int i = a; i < b; i++)
         if (r->part[i]) {
-            sc_ex_bfree(e, r->part[i], e->lay[s].bytes[i]);
-            e->cur -= e->lay[s].bytes[i];
+            sc_ex_bfree(e, r->part[i], L->bytes[i]);
+            e->cur -= L->bytes[i];
             r->part[i] = NULL;
         }
 }
 
-/* The record layout of every stage, from the workload. */
+/* The record layout of every stage and microbatch, from the workload. */
 sc_status sc_ex_layouts(ex *e)
 {
     const struct sc_workload_ops *w = e->wl->ops;
-    for (int s = 0; s < e->S; s++) {
-        layout *L = &e->lay[s];
-        w->record_bytes(e->wl->ctx, s, &L->kept, &L->bonly);
+    for (size_t i = 0; i < (size_t)e->S * (size_t)e->nl; i++) {
+        layout *L = &e->lay[i];
+        int s = (int)(i / (size_t)e->nl), mb = (int)(i % (size_t)e->nl);
+        w->record_bytes(e->wl->ctx, s, mb, &L->kept, &L->bonly);
         L->split = w->record_parts != NULL;
-        L->nk = L->split ? w->record_parts(e->wl->ctx, s, NULL, 0) : 1;
+        L->nk = L->split ? w->record_parts(e->wl->ctx, s, mb, NULL, 0) : 1;
         if (L->nk < 1)
             L->nk = 1, L->split = 0;
         L->n = L->nk + (L->bonly > 0);
         if (!(L->bytes = calloc((size_t)L->n, sizeof(size_t))))
             return SC_ERR_NOMEM;
         if (L->split)
-            w->record_parts(e->wl->ctx, s, L->bytes, L->nk);
+            w->record_parts(e->wl->ctx, s, mb, L->bytes, L->nk);
         else
             L->bytes[0] = L->kept;
         if (L->bonly)

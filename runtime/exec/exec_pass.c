@@ -34,8 +34,8 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
     int s = in->stage, mb = in->mb;
     *j = (sc_job){.in = *in, .s = s, .mb = mb, .fwd = sc_op_is_fwd(in->op),
                   .first = sc_prog_first_stage(e->pg, mb), .last = sc_prog_last_stage(e->pg, mb)};
-    const layout *L = &e->lay[s];
     rec *r = j->r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
+    const layout *L = sc_ex_rlay(e, r);
     sc_status st = SC_OK;
     if (j->fwd) {
         if (s > j->first && (st = take(e, SC_DIR_ACT, s, mb, &j->src)) != SC_OK)
@@ -43,14 +43,14 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
         if (in->flags & SC_IF_REDO_IN) { /* its producer was redone: the new input */
             void *redone = sc_ex_redo_input(e, s, mb);
             if (redone) {
-                sc_ex_bfree(e, j->src, sc_ex_kbytes(e, SC_DIR_ACT, s));
+                sc_ex_bfree(e, j->src, sc_ex_kbytes(e, SC_DIR_ACT, s, mb));
                 j->src = redone;
             }
         }
         if (r->part)
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d runs twice", e->d, s, mb);
         if (s < j->last &&
-            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1), "activation", s + 1,
+            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_ACT, s + 1, mb), "activation", s + 1,
                                     mb, &st)))
             return st;
         if (!(r->part = calloc(2 * (size_t)L->n, sizeof(void *))))
@@ -61,7 +61,7 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
                 return st;
             sc_ex_pool_add(e, L->bytes[i]);
         }
-        j->kept = sc_ex_kept_arg(e, r, s);
+        j->kept = sc_ex_kept_arg(e, r);
         j->bonly = L->bonly ? r->part[L->nk] : NULL;
         return SC_OK;
     }
@@ -73,7 +73,7 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
                            e->d, sc_op_name(in->op), s, mb);
     if ((st = sc_ex_settle(e, r, s)) != SC_OK)
         return st;
-    j->kept = sc_ex_kept_arg(e, r, s);
+    j->kept = sc_ex_kept_arg(e, r);
     j->bonly = L->bonly ? r->part[L->nk] : NULL;
     if (sc_op_is_bgrad(in->op)) {
         if (L->bonly && !r->part[L->nk])
@@ -81,8 +81,8 @@ sc_status sc_ex_begin(ex *e, sc_job *j, const sc_instr *in)
         if (s < j->last && (st = take(e, SC_DIR_GRAD, s, mb, &j->src)) != SC_OK)
             return st;
         if (s > j->first &&
-            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1), "gradient", s - 1, mb,
-                                    &st)))
+            !(j->dst = sc_ex_balloc(e, sc_ex_kbytes(e, SC_DIR_GRAD, s - 1, mb), "gradient", s - 1,
+                                    mb, &st)))
             return st;
     }
     return SC_OK;
@@ -104,22 +104,22 @@ sc_status sc_ex_run(sc_job *j, const struct sc_workload_ops *w, void *ctx)
 sc_status sc_ex_end(ex *e, sc_job *j, sc_status st)
 {
     int s = j->s, mb = j->mb, dir = j->fwd ? SC_DIR_ACT : SC_DIR_GRAD;
-    const layout *L = &e->lay[s];
+    const layout *L = sc_ex_rlay(e, j->r);
     if (st == SC_OK && j->dst) { /* the output, for the next stage's pass or its SEND */
         e->box[sc_ex_key(e, dir, j->fwd ? s + 1 : s - 1, mb)] = j->dst;
         j->dst = NULL;
     }
     if (st == SC_OK && j->fwd && sc_prog_forward_only(e->pg)) /* no backward reads the record */
-        sc_ex_free_parts(e, j->r, s, 0, L->n); /* (fwdonly.h); r->part stays: F runs once */
+        sc_ex_free_parts(e, j->r, 0, L->n); /* (fwdonly.h); r->part stays: F runs once */
     if (st == SC_OK && !j->fwd && sc_op_is_bgrad(j->in.op))
-        sc_ex_free_parts(e, j->r, s, L->nk, L->n); /* b_only */
+        sc_ex_free_parts(e, j->r, L->nk, L->n); /* b_only */
     if (st == SC_OK && sc_op_is_wgrad(j->in.op)) {
-        sc_ex_free_parts(e, j->r, s, 0, L->nk);
+        sc_ex_free_parts(e, j->r, 0, L->nk);
         free(j->r->part);
         j->r->part = NULL;
     }
-    sc_ex_bfree(e, j->src, j->src ? sc_ex_kbytes(e, dir, s) : 0);
-    sc_ex_bfree(e, j->dst, j->dst ? sc_ex_kbytes(e, dir, j->fwd ? s + 1 : s - 1) : 0);
+    sc_ex_bfree(e, j->src, j->src ? sc_ex_kbytes(e, dir, s, mb) : 0);
+    sc_ex_bfree(e, j->dst, j->dst ? sc_ex_kbytes(e, dir, j->fwd ? s + 1 : s - 1, mb) : 0);
     j->src = j->dst = NULL;
     return st;
 }

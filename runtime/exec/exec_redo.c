@@ -16,9 +16,9 @@
 static void **slot_out(ex *e, int s, int mb) { return &e->redo_out[(size_t)s * (size_t)e->m + (size_t)mb]; }
 static void **slot_in(ex *e, int s, int mb) { return &e->redo_in[(size_t)s * (size_t)e->m + (size_t)mb]; }
 
-static size_t act_bytes(const ex *e, int s)
+static size_t act_bytes(const ex *e, int s, int mb)
 {
-    return sc_ex_kbytes(e, SC_DIR_ACT, s);
+    return sc_ex_kbytes(e, SC_DIR_ACT, s, mb);
 }
 
 /* Whether c broadcasts a redone forward output: a broadcast of F under
@@ -47,7 +47,8 @@ static sc_status coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
         if (*out)
             return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: two broadcasts of F s%d mb%d at once",
                                e->d, s, mb);
-        if (!(*out = sc_ex_balloc(e, act_bytes(e, s + 1), "redone activation", s + 1, mb, &st)))
+        if (!(*out = sc_ex_balloc(e, act_bytes(e, s + 1, mb), "redone activation", s + 1, mb,
+                                  &st)))
             return st;
     } else if (!*out) {
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: the broadcast of F s%d mb%d before its redone "
@@ -55,7 +56,7 @@ static sc_status coll_buffer(void *ctx, const sc_coll *c, sc_cxfer *x)
     }
     x->dtype = SC_DT_F32;
     x->buf = *out;
-    x->count = act_bytes(e, s + 1) / sizeof(float);
+    x->count = act_bytes(e, s + 1, mb) / sizeof(float);
     return SC_OK;
 }
 
@@ -69,10 +70,10 @@ static sc_status coll_done(void *ctx, const sc_coll *c)
     if (c->root != e->d && sc_prog_stage_device(e->pg, s + 1) == e->d) {
         void **in = slot_in(e, s + 1, mb); /* the consumer's F takes it */
         if (*in)
-            sc_ex_bfree(e, *in, act_bytes(e, s + 1));
+            sc_ex_bfree(e, *in, act_bytes(e, s + 1, mb));
         *in = *out;
     } else {
-        sc_ex_bfree(e, *out, act_bytes(e, s + 1));
+        sc_ex_bfree(e, *out, act_bytes(e, s + 1, mb));
     }
     *out = NULL;
     return SC_OK;
@@ -110,11 +111,11 @@ void sc_ex_redo_free(ex *e)
 {
     size_t SM = (size_t)e->S * (size_t)e->m;
     for (size_t i = 0; i < SM && e->redo_in; i++) {
-        int s = (int)(i / (size_t)e->m);
+        int s = (int)(i / (size_t)e->m), mb = (int)(i % (size_t)e->m);
         if (e->redo_in[i])
-            sc_ex_bfree(e, e->redo_in[i], act_bytes(e, s));
+            sc_ex_bfree(e, e->redo_in[i], act_bytes(e, s, mb));
         if (e->redo_out[i])
-            sc_ex_bfree(e, e->redo_out[i], act_bytes(e, s + 1));
+            sc_ex_bfree(e, e->redo_out[i], act_bytes(e, s + 1, mb));
     }
     free(e->redo_in);
     free(e->redo_out);
@@ -147,7 +148,7 @@ sc_status sc_ex_redo_forward(ex *e, const sc_instr *in)
 {
     int s = in->stage, mb = in->mb;
     rec *r = &e->rec[(size_t)s * (size_t)e->m + (size_t)mb];
-    const layout *L = &e->lay[s];
+    const layout *L = sc_ex_rlay(e, r);
     if (!r->part || r->state != R_HELD)
         return sc_ex_failf(e, SC_ERR_PROGRAM, "d%d: F s%d mb%d is redone, but its record is not "
                                               "held here", e->d, s, mb);
@@ -164,10 +165,11 @@ sc_status sc_ex_redo_forward(ex *e, const sc_instr *in)
         src = r->part[0];
     }
     sc_status st = SC_OK;
-    if (s + 1 < e->S && !(dst = sc_ex_balloc(e, act_bytes(e, s + 1), "activation", s + 1, mb, &st)))
+    if (s + 1 < e->S &&
+        !(dst = sc_ex_balloc(e, act_bytes(e, s + 1, mb), "activation", s + 1, mb, &st)))
         goto out;
     void *bonly = L->bonly ? r->part[L->nk] : NULL;
-    st = e->wl->ops->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r, s), bonly);
+    st = e->wl->ops->forward(e->wl->ctx, s, mb, src, dst, sc_ex_kept_arg(e, r), bonly);
     if (st != SC_OK) {
         st = sc_ex_wl_fail(e, st, in);
         goto out;
@@ -178,14 +180,14 @@ sc_status sc_ex_redo_forward(ex *e, const sc_instr *in)
     } else if (dst) { /* a local hand-off: the new output replaces the old */
         void **box = &e->box[sc_ex_key(e, SC_DIR_ACT, s + 1, mb)];
         if (*box)
-            sc_ex_bfree(e, *box, act_bytes(e, s + 1));
+            sc_ex_bfree(e, *box, act_bytes(e, s + 1, mb));
         *box = dst;
         dst = NULL;
     }
 out:
     if (own)
-        sc_ex_bfree(e, src, act_bytes(e, s));
+        sc_ex_bfree(e, src, act_bytes(e, s, mb));
     if (dst)
-        sc_ex_bfree(e, dst, act_bytes(e, s + 1));
+        sc_ex_bfree(e, dst, act_bytes(e, s + 1, mb));
     return st;
 }

@@ -87,8 +87,12 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
             return SC_ERR_LIMIT;
         }
     }
+    sc_model_cfg big = *cfg; /* the bounds hold for the longest microbatch (cfg.lengths) */
+    sc_status lst = sc_model_lengths_check(cfg, m, DIM_MAX, &big.seq, err, errlen);
+    if (lst != SC_OK)
+        return lst;
     int dec = cfg->kind == SC_MODEL_DECODER; /* what it does not train yet, first */
-    sc_status dst = dec ? check_decoder(cfg, err, errlen) : SC_OK;
+    sc_status dst = dec ? check_decoder(&big, err, errlen) : SC_OK;
     if (dst != SC_OK)
         return dst;
     int split = sc_vocab_split(cfg->vocab_par) ? (cfg->vocab_par == SC_VOCAB_V1 ? 1 : 2) : 0;
@@ -111,7 +115,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
                  "(-D layers=%d or more)", cfg->layers, S / C, S / C);
         return SC_ERR_ARG;
     }
-    long R = cfg->seq * cfg->batch, wide = cfg->hidden > cfg->vocab ? cfg->hidden : cfg->vocab;
+    long R = big.seq * cfg->batch, wide = cfg->hidden > cfg->vocab ? cfg->hidden : cfg->vocab;
     if (R > DIM_MAX || R * wide > ELEMS_MAX || cfg->hidden * wide > ELEMS_MAX) {
         snprintf(err, errlen,
                  "model too large: seq*batch = %ld rows of %ld floats, hidden x vocab = %ld x "
@@ -134,7 +138,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->L = (int)cfg->layers;
     md->C = C;
     md->Sc = S / C;
-    md->R = (int)R;
+    md->R = (int)(cfg->seq * cfg->batch);
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
     /* The decoder's first stage embeds tokens: the whole embedding at least. */
@@ -162,7 +166,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->loss = calloc((size_t)md->M, sizeof(double));
     md->gstep = malloc((size_t)S * sizeof(int));
     if (!md->first || !md->count || !md->Wl || !md->Gl || !md->Wout || !md->Gout ||
-        (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep)
+        (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep ||
+        sc_model_lengths_init(md) != SC_OK)
         goto nomem;
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
@@ -233,6 +238,7 @@ void sc_model_free(sc_model *md)
         free(dv);
     }
     free(md->gstep);
+    free(md->lens);
     free(md->first);
     free(md->count);
     free(md->Wl);
@@ -255,30 +261,30 @@ int sc_model_stage_layers(const sc_model *md, int s, int *first)
     return md->count[s];
 }
 
-size_t sc_model_record_kept_bytes(const sc_model *md, int s)
+size_t sc_model_record_kept_bytes(const sc_model *md, int s, int mb)
 {
     if (md->kind == SC_MODEL_DECODER)
-        return sc_mdec_kept_bytes(md, s);
-    size_t Rh = (size_t)md->R * (size_t)md->h;
+        return sc_mdec_kept_bytes(md, s, mb);
+    size_t R = (size_t)sc_model_rows(md, mb), Rh = R * (size_t)md->h;
     size_t n = 4 * Rh * (size_t)md->count[s];
     if (SC_MLAST(md, s) && !md->split) /* the head's x and dlogits */
-        n += Rh + (size_t)md->R * (size_t)md->V;
+        n += Rh + R * (size_t)md->V;
     return n * sizeof(float);
 }
 
-size_t sc_model_record_bonly_bytes(const sc_model *md, int s)
+size_t sc_model_record_bonly_bytes(const sc_model *md, int s, int mb)
 {
-    return md->kind == SC_MODEL_DECODER ? sc_mdec_bonly_bytes(md, s) : 0;
+    return md->kind == SC_MODEL_DECODER ? sc_mdec_bonly_bytes(md, s, mb) : 0;
 }
 
-size_t sc_model_record_bytes(const sc_model *md, int s)
+size_t sc_model_record_bytes(const sc_model *md, int s, int mb)
 {
-    return sc_model_record_kept_bytes(md, s) + sc_model_record_bonly_bytes(md, s);
+    return sc_model_record_kept_bytes(md, s, mb) + sc_model_record_bonly_bytes(md, s, mb);
 }
 
-size_t sc_model_boundary_bytes(const sc_model *md)
+size_t sc_model_boundary_bytes(const sc_model *md, int mb)
 {
-    return (size_t)md->R * (size_t)md->h * sizeof(float);
+    return (size_t)sc_model_rows(md, mb) * (size_t)md->h * sizeof(float);
 }
 
 size_t sc_model_row_bytes(const sc_model *md)
@@ -324,35 +330,34 @@ size_t sc_model_vocab_record_bytes(const sc_model *md)
 
 /* ---- the workload: F, B, W of one stage ---- */
 
-static size_t w_boundary(void *ctx, int s)
+static size_t w_boundary(void *ctx, int s, int mb)
 {
     (void)s;
-    return sc_model_boundary_bytes(((sc_mdev *)ctx)->md);
+    return sc_model_boundary_bytes(((sc_mdev *)ctx)->md, mb);
 }
 
-static void w_record(void *ctx, int s, size_t *kept, size_t *b_only)
+static void w_record(void *ctx, int s, int mb, size_t *kept, size_t *b_only)
 {
-    *kept = sc_model_record_kept_bytes(((sc_mdev *)ctx)->md, s);
-    *b_only = sc_model_record_bonly_bytes(((sc_mdev *)ctx)->md, s);
+    *kept = sc_model_record_kept_bytes(((sc_mdev *)ctx)->md, s, mb);
+    *b_only = sc_model_record_bonly_bytes(((sc_mdev *)ctx)->md, s, mb);
 }
 
 /* The record in parts, one per tensor (offload moves whole parts): x, a,
  * dZ, dY of each block, then x and dlogits of the head. */
-int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max)
+int sc_model_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int max)
 {
     if (md->kind == SC_MODEL_DECODER)
-        return sc_mdec_record_parts(md, s, bytes, max);
-    size_t Rh = (size_t)md->R * (size_t)md->h * sizeof(float);
+        return sc_mdec_record_parts(md, s, mb, bytes, max);
+    size_t R = (size_t)sc_model_rows(md, mb), Rh = R * (size_t)md->h * sizeof(float);
     int n = 4 * md->count[s] + (SC_MLAST(md, s) && !md->split ? 2 : 0);
     for (int i = 0; i < n && i < max; i++)
-        bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh
-                                                      : (size_t)md->R * (size_t)md->V * sizeof(float);
+        bytes[i] = i < 4 * md->count[s] || i == n - 2 ? Rh : R * (size_t)md->V * sizeof(float);
     return n;
 }
 
-static int w_parts(void *ctx, int s, size_t *bytes, int max)
+static int w_parts(void *ctx, int s, int mb, size_t *bytes, int max)
 {
-    return sc_model_record_parts(((sc_mdev *)ctx)->md, s, bytes, max);
+    return sc_model_record_parts(((sc_mdev *)ctx)->md, s, mb, bytes, max);
 }
 
 /* The loss of microbatch mb from the logits in dl (R x V), overwritten by
@@ -361,11 +366,11 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
 {
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
-    int R = md->R;
+    int R = sc_model_rows(md, mb);
     for (int r = 0; r < R; r++)
         dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
                                             (uint64_t)r) % (uint64_t)md->V);
-    float scale = (float)(1.0 / ((double)md->m * R));
+    float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
     sc_model_graph_note(dv, mb); /* run --graph: read after the replay */
     const char *bad = o->errmsg ? o->errmsg(dv->be->ctx) : NULL;
@@ -381,13 +386,13 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
 }
 
 /* The MLP's blocks and logits (model.h). */
-static void mlp_forward(sc_mdev *dv, int s, void *out, float **T)
+static void mlp_forward(sc_mdev *dv, int s, int mb, void *out, float **T)
 {
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    size_t Rh = (size_t)md->R * (size_t)md->h;
-    int R = md->R, h = md->h, last = SC_MLAST(md, s), n = md->count[s];
+    int R = sc_model_rows(md, mb), h = md->h, last = SC_MLAST(md, s), n = md->count[s];
+    size_t Rh = (size_t)R * (size_t)h;
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float *x = T[4 * i], *a = T[4 * i + 1];
@@ -409,7 +414,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
 {
     sc_mdev *dv = ctx;
     sc_model *md = dv->md;
-    size_t Rh = (size_t)md->R * (size_t)md->h;
+    size_t Rh = (size_t)sc_model_rows(md, mb) * (size_t)md->h;
     int last = SC_MLAST(md, s);
     float **T = kept; /* the record's parts (record_parts) */
     if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
@@ -423,10 +428,10 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        sc_mdec_forward(dv, s, out, T, b_only);
+        sc_mdec_forward(dv, s, mb, out, T, b_only);
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
-    mlp_forward(dv, s, out, T);
+    mlp_forward(dv, s, mb, out, T);
     return last && !md->split ? head_loss(dv, mb, T[4 * md->count[s] + 1]) : SC_OK;
 }
 
@@ -437,8 +442,8 @@ static sc_status mlp_backward_input(sc_mdev *dv, int s, int mb, const void *gin,
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    size_t Rh = (size_t)md->R * (size_t)md->h;
-    int R = md->R, h = md->h, n = md->count[s];
+    int R = sc_model_rows(md, mb), h = md->h, n = md->count[s];
+    size_t Rh = (size_t)R * (size_t)h;
     float *dytop = T[4 * n - 1];
     if (s == md->S - 1 && md->split) { /* the all-reduced input gradient */
         if (sc_mvocab_output_grad(dv->mv, mb, dytop) != SC_OK)
@@ -469,7 +474,7 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     if (md->kind == SC_MODEL_DECODER) /* its embedding's gradient is W's */
-        return sc_mdec_backward_input(dv, s, gin, gout, kept, b_only);
+        return sc_mdec_backward_input(dv, s, mb, gin, gout, kept, b_only);
     if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM);
     sc_status st = mlp_backward_input(dv, s, mb, gin, gout, kept);
@@ -491,7 +496,7 @@ static sc_status w_backward_weight(void *ctx, int s, int mb, void *kept)
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int R = md->R, h = md->h, n = md->count[s];
+    int R = sc_model_rows(md, mb), h = md->h, n = md->count[s];
     float **T = kept;
     sc_model_grads_for(dv, s, mb / md->m);
     if (md->kind == SC_MODEL_DECODER)
@@ -573,7 +578,7 @@ static void *w_lane(void *ctx, sc_backend *be)
     *ln = *dv;
     ln->be = be;
     ln->err[0] = 0;
-    ln->targets = malloc((size_t)dv->md->R * sizeof(int32_t));
+    ln->targets = malloc((size_t)dv->md->Rmax * sizeof(int32_t));
     ln->stage = malloc(CHUNK * sizeof(float));
     if (!ln->targets || !ln->stage) {
         free(ln->targets);

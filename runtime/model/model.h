@@ -92,6 +92,10 @@ typedef struct sc_model_cfg {
                           * copy s/(S/copies)'s share, each copy's first stage reading
                           * the input and its last holding an output layer; copies start
                           * equal and sum their gradients (a collective tagged W) */
+    const double *lengths; /* [m] tokens per sequence of each microbatch (docs/lengths.md: whole
+                          * numbers), or NULL: seq; microbatch i has batch sequences of
+                          * lengths[i] tokens, rows lengths[i]·batch: its tensors, record,
+                          * messages and loss rows take them (the loss: mean over all rows) */
     int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
                           * F only, no backward, no optimizer step */
     sc_optim_cfg opt;
@@ -124,20 +128,21 @@ void sc_model_free(sc_model *md);
 
 /* Layers of stage s (first layer in *first). */
 int sc_model_stage_layers(const sc_model *md, int s, int *first);
-/* Bytes of the activation record of one (stage, microbatch): all of it
+/* Bytes of the activation record of one (stage, microbatch mb): all of it
  * (what F allocates), the part W needs (kept) and the part B alone needs
  * (b_only, freed by B: the decoder's q, k, v, p, gate, up; 0 for the MLP);
- * and of the tensor between two stages. */
-size_t sc_model_record_bytes(const sc_model *md, int s);
-size_t sc_model_record_kept_bytes(const sc_model *md, int s);
-size_t sc_model_record_bonly_bytes(const sc_model *md, int s);
+ * and of the tensor between two stages. mb: a stream's number (any step),
+ * or -1 for a microbatch of seq tokens (they differ with cfg.lengths). */
+size_t sc_model_record_bytes(const sc_model *md, int s, int mb);
+size_t sc_model_record_kept_bytes(const sc_model *md, int s, int mb);
+size_t sc_model_record_bonly_bytes(const sc_model *md, int s, int mb);
 /* The kept record of stage s in parts, one per tensor (x, a, dZ, dY of each
  * block, then x and dlogits of the head; the decoder's: model_decoder.c,
  * 17 per layer and 5 of the head): returns their number and writes the
  * first min(n, max) sizes in bytes. Offload moves whole parts (b_only is
  * one more, after them: exec/exec.h). */
-int sc_model_record_parts(const sc_model *md, int s, size_t *bytes, int max);
-size_t sc_model_boundary_bytes(const sc_model *md);
+int sc_model_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int max);
+size_t sc_model_boundary_bytes(const sc_model *md, int mb);
 /* Bytes of one float per row of a microbatch (seq · batch rows). */
 size_t sc_model_row_bytes(const sc_model *md);
 /* Bytes of the parameters and gradients of stage s (with the whole

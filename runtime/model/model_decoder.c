@@ -47,18 +47,18 @@ static size_t head_width(const sc_model *md, int i)
 
 /* The first stage keeps one part more, last: its input gradient dx0, from
  * which W scatters the embedding's gradient. */
-int sc_mdec_record_parts(const sc_model *md, int s, size_t *bytes, int max)
+int sc_mdec_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int max)
 {
     int nl = P_LAYER * md->count[s], nh = nl + (SC_MLAST(md, s) ? H_PARTS : 0);
     int n = nh + (s == 0);
     for (int i = 0; i < n && i < max; i++)
-        bytes[i] = (size_t)md->R * sizeof(float) *
+        bytes[i] = (size_t)sc_model_rows(md, mb) * sizeof(float) *
                    (i < nl ? part_width(md, i % P_LAYER) : i < nh ? head_width(md, i - nl)
                                                                 : (size_t)md->h);
     return n;
 }
 
-size_t sc_mdec_kept_bytes(const sc_model *md, int s)
+size_t sc_mdec_kept_bytes(const sc_model *md, int s, int mb)
 {
     size_t layer = 0, head = 0;
     for (int i = 0; i < P_LAYER; i++)
@@ -67,7 +67,7 @@ size_t sc_mdec_kept_bytes(const sc_model *md, int s)
         head += head_width(md, i);
     if (s == 0) /* dx0 */
         head += (size_t)md->h;
-    return (size_t)md->R * (layer * (size_t)md->count[s] + head) * sizeof(float);
+    return (size_t)sc_model_rows(md, mb) * (layer * (size_t)md->count[s] + head) * sizeof(float);
 }
 
 float *sc_mdec_logits(const sc_model *md, int s, float **T)
@@ -75,33 +75,33 @@ float *sc_mdec_logits(const sc_model *md, int s, float **T)
     return T[P_LAYER * md->count[s] + H_DL];
 }
 
-/* Floats of one layer's b_only: q, k, v, p, gate, up. */
-static size_t bonly_layer(const sc_model *md)
+/* Floats of one layer's b_only of mb: q, k, v, p (quadratic in its
+ * sequence length), gate, up. */
+static size_t bonly_layer(const sc_model *md, int mb)
 {
-    size_t R = (size_t)md->R;
+    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
     return R * (size_t)md->qd + 2 * R * (size_t)md->kd +
-           (size_t)md->c.batch * (size_t)md->H * (size_t)md->c.seq * (size_t)md->c.seq +
-           2 * R * (size_t)md->I;
+           (size_t)md->c.batch * (size_t)md->H * seq * seq + 2 * R * (size_t)md->I;
 }
 
-size_t sc_mdec_bonly_bytes(const sc_model *md, int s)
+size_t sc_mdec_bonly_bytes(const sc_model *md, int s, int mb)
 {
-    return (bonly_layer(md) * (size_t)md->count[s] + (size_t)md->R * (size_t)md->qd) *
-           sizeof(float);
+    return (bonly_layer(md, mb) * (size_t)md->count[s] +
+            (size_t)sc_model_rows(md, mb) * (size_t)md->qd) * sizeof(float);
 }
 
 /* Layer i's b_only tensors in the stage's buffer. */
 typedef struct { float *q, *k, *v, *p, *gate, *up; } bparts;
 
-static bparts bonly_of(const sc_model *md, float *b, int i)
+static bparts bonly_of(const sc_model *md, int mb, float *b, int i)
 {
-    size_t R = (size_t)md->R;
+    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
     bparts t;
-    t.q = b + (size_t)i * bonly_layer(md);
+    t.q = b + (size_t)i * bonly_layer(md, mb);
     t.k = t.q + R * (size_t)md->qd;
     t.v = t.k + R * (size_t)md->kd;
     t.p = t.v + R * (size_t)md->kd;
-    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * (size_t)md->c.seq * (size_t)md->c.seq;
+    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * seq * seq;
     t.up = t.gate + R * (size_t)md->I;
     return t;
 }
@@ -110,12 +110,13 @@ static bparts bonly_of(const sc_model *md, float *b, int i)
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
 
-static void layer_fwd(sc_mdev *dv, int l, float **T, bparts b, float *next)
+static void layer_fwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *next)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int R = md->R, h = md->h, qd = md->qd, kd = md->kd, I = md->I, seq = (int)md->c.seq;
+    int R = sc_model_rows(md, mb), h = md->h, qd = md->qd, kd = md->kd, I = md->I;
+    int seq = sc_model_seq(md, mb);
     o->rmsnorm_fwd(bc, R, h, T[P_X], PW(l, 0), md->eps, T[P_XN1], T[P_RSTD1]);
     o->gemm(bc, 0, 0, R, qd, h, 1.0f, T[P_XN1], PW(l, 1), 0.0f, b.q);
     o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 2), 0.0f, b.k);
@@ -133,21 +134,21 @@ static void layer_fwd(sc_mdev *dv, int l, float **T, bparts b, float *next)
     o->gemm(bc, 0, 0, R, h, I, 1.0f, T[P_A], PW(l, 8), 1.0f, next);
 }
 
-sc_status sc_mdec_forward(sc_mdev *dv, int s, void *out, float **T, void *b_only)
+sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void *b_only)
 {
     const sc_model *md = dv->md;
     int n = md->count[s], last = SC_MLAST(md, s);
     for (int i = 0; i < n; i++) {
         float *next = i + 1 < n || last ? T[P_LAYER * (i + 1)] : out;
-        layer_fwd(dv, md->first[s] + i, T + P_LAYER * i, bonly_of(md, b_only, i), next);
+        layer_fwd(dv, mb, md->first[s] + i, T + P_LAYER * i, bonly_of(md, mb, b_only, i), next);
     }
     if (last) { /* the final norm and the logits, into the head's parts */
         const struct sc_backend_ops *o = dv->be->ops;
         float **Hd = T + P_LAYER * n;
-        int c = SC_MCOPY(md, s);
-        o->rmsnorm_fwd(dv->be->ctx, md->R, md->h, Hd[H_X], md->Wn[c], md->eps, Hd[H_XF],
+        int c = SC_MCOPY(md, s), R = sc_model_rows(md, mb);
+        o->rmsnorm_fwd(dv->be->ctx, R, md->h, Hd[H_X], md->Wn[c], md->eps, Hd[H_XF],
                        Hd[H_RSTD]);
-        o->gemm(dv->be->ctx, 0, 0, md->R, md->V, md->h, 1.0f, Hd[H_XF], md->Wout[c], 0.0f,
+        o->gemm(dv->be->ctx, 0, 0, R, md->V, md->h, 1.0f, Hd[H_XF], md->Wout[c], 0.0f,
                 Hd[H_DL]);
     }
     return SC_OK;
@@ -155,12 +156,13 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, void *out, float **T, void *b_only
 
 /* Layer l's input gradient into dst (NULL: not needed), from its top
  * gradient T[P_DTOP]; writes what W reads into T. dout: R x qd scratch. */
-static void layer_bwd(sc_mdev *dv, int l, float **T, bparts b, float *dout, float *dst)
+static void layer_bwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *dout, float *dst)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int R = md->R, h = md->h, qd = md->qd, kd = md->kd, I = md->I, seq = (int)md->c.seq;
+    int R = sc_model_rows(md, mb), h = md->h, qd = md->qd, kd = md->kd, I = md->I;
+    int seq = sc_model_seq(md, mb);
     size_t Rh = (size_t)R * h;
     o->gemm(bc, 0, 1, R, I, h, 1.0f, T[P_DTOP], PW(l, 8), 0.0f, T[P_DUP]); /* da */
     o->swiglu_bwd(bc, (size_t)R * I, b.gate, b.up, T[P_DUP], T[P_DGATE]);
@@ -182,28 +184,29 @@ static void layer_bwd(sc_mdev *dv, int l, float **T, bparts b, float *dout, floa
     o->rmsnorm_bwd(bc, R, h, T[P_X], PW(l, 0), T[P_RSTD1], T[P_DXN1], 1.0f, dst);
 }
 
-sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout, float **T,
-                                 void *b_only)
+sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, void *gout,
+                                 float **T, void *b_only)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int n = md->count[s];
+    int n = md->count[s], R = sc_model_rows(md, mb);
     float *dtop = T[P_LAYER * (n - 1) + P_DTOP];
     if (SC_MLAST(md, s)) { /* through the logits and the final norm */
         float **Hd = T + P_LAYER * n;
         int c = SC_MCOPY(md, s);
-        o->gemm(bc, 0, 1, md->R, md->h, md->V, 1.0f, Hd[H_DL], md->Wout[c], 0.0f, Hd[H_DXF]);
-        o->rmsnorm_bwd(bc, md->R, md->h, Hd[H_X], md->Wn[c], Hd[H_RSTD], Hd[H_DXF], 0.0f, dtop);
+        o->gemm(bc, 0, 1, R, md->h, md->V, 1.0f, Hd[H_DL], md->Wout[c], 0.0f, Hd[H_DXF]);
+        o->rmsnorm_bwd(bc, R, md->h, Hd[H_X], md->Wn[c], Hd[H_RSTD], Hd[H_DXF], 0.0f, dtop);
     } else {
-        o->copy(bc, (size_t)md->R * md->h, gin, dtop);
+        o->copy(bc, (size_t)R * md->h, gin, dtop);
     }
     if (s == 0) /* the embedding's W reads it (sc_mdec_backward_weight) */
-        gout = T[sc_mdec_record_parts(md, s, NULL, 0) - 1];
-    float *dout = (float *)b_only + bonly_layer(md) * (size_t)n;
+        gout = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
+    float *dout = (float *)b_only + bonly_layer(md, mb) * (size_t)n;
     for (int i = n - 1; i >= 0; i--) {
         float *dst = i > 0 ? T[P_LAYER * (i - 1) + P_DTOP] : gout;
-        layer_bwd(dv, md->first[s] + i, T + P_LAYER * i, bonly_of(md, b_only, i), dout, dst);
+        layer_bwd(dv, mb, md->first[s] + i, T + P_LAYER * i, bonly_of(md, mb, b_only, i), dout,
+                  dst);
     }
     return SC_OK;
 }
@@ -213,7 +216,8 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int R = md->R, h = md->h, qd = md->qd, kd = md->kd, I = md->I, n = md->count[s];
+    int R = sc_model_rows(md, mb), h = md->h, qd = md->qd, kd = md->kd, I = md->I;
+    int n = md->count[s];
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
         float **L = T + P_LAYER * i;
@@ -236,7 +240,7 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
     if (s == 0 && dv->mv) { /* Gemb[token] += dx0, row by row in order (x -= -1 g) */
         int first, rows;
         float *gemb = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
-        const float *dx0 = T[sc_mdec_record_parts(md, s, NULL, 0) - 1];
+        const float *dx0 = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
         sc_mvocab_cfg vc = {.V = md->V, .m = md->m, .seed = md->c.seed};
         for (int r = 0; r < R; r++)
             o->sgd(bc, (size_t)h, -1.0f, dx0 + (size_t)r * h,

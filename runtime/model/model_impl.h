@@ -77,7 +77,27 @@ struct sc_model {
     int have_loss;
     sc_backend *own_be;  /* the reference's backend */
     int vocab, split, P; /* cfg.vocab_par; split: 1 vocab-1, 2 vocab-2, 0 not split */
+    int *lens;           /* [m] tokens per sequence of each microbatch (cfg.lengths), or NULL */
+    int Rmax;            /* rows of the largest microbatch (scratch is sized for it) */
+    double Rsum;         /* rows of a step's m microbatches (the loss is their mean) */
 };
+
+/* Tokens per sequence and rows of microbatch mb (a stream's number; mb < 0:
+ * seq): the size every tensor, record and transfer of mb takes. */
+static inline int sc_model_seq(const sc_model *md, int mb)
+{
+    return md->lens && mb >= 0 ? md->lens[mb % md->m] : (int)md->c.seq;
+}
+static inline int sc_model_rows(const sc_model *md, int mb)
+{
+    return sc_model_seq(md, mb) * (int)md->c.batch;
+}
+/* model_lengths.c: checks cfg.lengths (whole numbers >= 1, the model's
+ * bound on a dimension) and the longest, *seq_max (>= seq); then the
+ * model's lens, Rmax and Rsum. */
+sc_status sc_model_lengths_check(const sc_model_cfg *cfg, int m, long dim_max, long *seq_max,
+                                 char *err, size_t errlen);
+sc_status sc_model_lengths_init(sc_model *md);
 
 /* Layer l's parameter j and its gradient. */
 #define SC_MW(md, l, j) ((md)->Wl[(size_t)(l) * (size_t)(md)->np + (size_t)(j)])
@@ -113,16 +133,16 @@ void sc_model_fill_const(sc_mdev *dv, float *x, size_t n, float v);
 void sc_mdec_sizes(sc_model *md);
 void sc_mdec_init(sc_mdev *dv, int l, int ll);
 int sc_mdec_usable(const sc_backend *be);
-int sc_mdec_record_parts(const sc_model *md, int s, size_t *bytes, int max);
-size_t sc_mdec_bonly_bytes(const sc_model *md, int s);
-size_t sc_mdec_kept_bytes(const sc_model *md, int s);
+int sc_mdec_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int max);
+size_t sc_mdec_bonly_bytes(const sc_model *md, int s, int mb);
+size_t sc_mdec_kept_bytes(const sc_model *md, int s, int mb);
 /* The last stage's logits (then their gradient) in its record T. */
 float *sc_mdec_logits(const sc_model *md, int s, float **T);
 /* Floats of the copies' gradient sum (model_optim.c). */
 size_t sc_model_gsum_floats(const sc_model *md);
-sc_status sc_mdec_forward(sc_mdev *dv, int s, void *out, float **T, void *b_only);
-sc_status sc_mdec_backward_input(sc_mdev *dv, int s, const void *gin, void *gout, float **T,
-                                 void *b_only);
+sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void *b_only);
+sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, void *gout,
+                                 float **T, void *b_only);
 sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T);
 
 /* The workload's table (model.c). */

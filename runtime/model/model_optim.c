@@ -327,7 +327,7 @@ double sc_model_step_loss(const sc_model *md, int k)
     double sum = 0;
     for (int i = k * md->m; i < (k + 1) * md->m; i++)
         sum += md->loss[i];
-    return sum / ((double)md->m * md->R);
+    return sum / md->Rsum;
 }
 
 double sc_model_loss(const sc_model *md)

@@ -64,7 +64,7 @@ static sc_mdev *mdev_new(sc_model *md, int d, sc_backend *be)
 {
     sc_mdev *dv = calloc(1, sizeof *dv);
     if (dv) {
-        dv->targets = malloc((size_t)md->R * sizeof(int32_t));
+        dv->targets = malloc((size_t)md->Rmax * sizeof(int32_t));
         dv->stage = malloc(SC_MODEL_CHUNK * sizeof(float));
     }
     if (!dv || !dv->targets || !dv->stage) {
@@ -109,7 +109,8 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
     /* The vocabulary layers: a shard on every device (split), or the whole
      * embedding on the first stage's (model_vocab.h). */
     if (any && ok && md->vocab != SC_VOCAB_NONE && (md->split || stage_dev[0] == d)) {
-        sc_mvocab_cfg vc = {.R = md->R, .h = md->h, .V = md->V, .m = md->m, .M = md->M,
+        sc_mvocab_cfg vc = {.R = md->Rmax, .rows = md->lens, .batch = (int)md->c.batch,
+                            .h = md->h, .V = md->V, .m = md->m, .M = md->M,
                             .P = md->split ? md->P : 1, .d = md->split ? d : 0,
                             .split = md->split, .last_dev = stage_dev[md->S - 1],
                             .first_dev = stage_dev[0], .seed = md->c.seed,

@@ -224,9 +224,15 @@ static float *buf(sc_mvocab *v, float **slot, size_t n)
     return *slot;
 }
 
+/* Rows of microbatch mb (its length's, baseline; docs/lengths.md). */
+static size_t rows_of(const sc_mvocab *v, int mb)
+{
+    return v->c.rows ? (size_t)v->c.rows[mb % v->c.m] * (size_t)v->c.batch : (size_t)v->c.R;
+}
+
 sc_status sc_mvocab_input(sc_mvocab *v, int mb, float *x)
 {
-    size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
+    size_t R = rows_of(v, mb), h = (size_t)v->c.h;
     if (v->c.split) {
         if (!v->ebuf[mb])
             return fail(v, SC_ERR_PROGRAM, "the embedding of F s0 is not here");
@@ -241,7 +247,7 @@ sc_status sc_mvocab_input(sc_mvocab *v, int mb, float *x)
 
 float *sc_mvocab_dx0(sc_mvocab *v, int mb)
 {
-    float *g = buf(v, &v->gbuf[mb], (size_t)v->c.R * (size_t)v->c.h);
+    float *g = buf(v, &v->gbuf[mb], rows_of(v, mb) * (size_t)v->c.h);
     if (!g)
         fail(v, SC_ERR_NOMEM, "out of memory for the embedding's gradient");
     return g;
@@ -249,7 +255,7 @@ float *sc_mvocab_dx0(sc_mvocab *v, int mb)
 
 sc_status sc_mvocab_dx0_done(sc_mvocab *v, int mb)
 {
-    size_t R = (size_t)v->c.R, h = (size_t)v->c.h;
+    size_t R = rows_of(v, mb), h = (size_t)v->c.h;
     if (v->c.split || !v->gbuf[mb])
         return SC_OK; /* split: broadcast to EW */
     /* Gemb[tok] += dx0, row by row in order (x -= -1 g). */

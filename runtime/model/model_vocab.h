@@ -47,6 +47,9 @@
 
 typedef struct sc_mvocab_cfg {
     int R, h, V, m;       /* rows per microbatch, hidden, vocabulary, microbatches */
+    const int *rows;      /* baseline: [m] tokens per sequence of each microbatch, rows
+                           * rows[i]·batch (docs/lengths.md), or NULL: R rows; R is the most */
+    int batch;
     int M;                /* microbatch numbers of the streams (m·steps); the data of
                            * number mb are those of microbatch mb % m */
     int P, d;             /* devices and this one (split); 1, 0 for the whole */

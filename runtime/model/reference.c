@@ -31,8 +31,13 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     int dev0 = 0;
     sc_workload wl;
     void *rec = NULL, *bonly = NULL;
-    size_t rb = sc_model_record_kept_bytes(md, 0), bb = sc_model_record_bonly_bytes(md, 0);
-    int np = sc_model_record_parts(md, 0, NULL, 0);
+    size_t rb = 0, bb = 0; /* the largest microbatch's (they differ with cfg.lengths) */
+    for (int i = 0; i < m; i++) {
+        size_t k = sc_model_record_kept_bytes(md, 0, i), b = sc_model_record_bonly_bytes(md, 0, i);
+        rb = rb > k ? rb : k;
+        bb = bb > b ? bb : b;
+    }
+    int np = sc_model_record_parts(md, 0, -1, NULL, 0);
     size_t *pb = calloc((size_t)np, sizeof(size_t));
     float **parts = calloc((size_t)np, sizeof(float *));
     if (!pb || !parts) {
@@ -40,7 +45,6 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         st = SC_ERR_NOMEM;
         goto fail;
     }
-    sc_model_record_parts(md, 0, pb, np);
     if ((st = sc_backend_cpu_open(mem_cap, &md->own_be, err, errlen)) != SC_OK ||
         (st = sc_model_attach(md, 0, md->own_be, &dev0, &wl, err, errlen)) != SC_OK)
         goto fail;
@@ -50,13 +54,14 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
         st = SC_ERR_NOMEM;
         goto fail;
     }
-    /* The reference keeps its one record in one buffer, cut into the parts. */
-    size_t off = 0;
-    for (int i = 0; i < np; off += pb[i++] / sizeof(float))
-        parts[i] = (float *)rec + off;
     const struct sc_workload_ops *o = wl.ops;
     for (int k = 0; k < md->steps; k++) {
         for (int mb = k * m; mb < (k + 1) * m; mb++) {
+            /* The reference keeps its one record in one buffer, cut into mb's parts. */
+            sc_model_record_parts(md, 0, mb, pb, np);
+            size_t off = 0;
+            for (int i = 0; i < np; off += pb[i++] / sizeof(float))
+                parts[i] = (float *)rec + off;
             if ((st = o->forward(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||
                 (!c.forward_only && /* the forward's loss only (docs/run.md#check) */
                  ((st = o->backward_input(wl.ctx, 0, mb, NULL, NULL, parts, bonly)) != SC_OK ||

@@ -263,8 +263,10 @@ static sc_status steps_of(sc_prog *prog, const sc_run_opts *o, int warmup, int s
                           samples *sm, runlist *keep, double *spent, char *err, size_t errlen)
 {
     sc_model *md = NULL;
-    sc_status st = sc_model_new(&o->model, sc_prog_stages(prog), sc_prog_microbatches(prog), &md,
-                                err, errlen);
+    sc_model_cfg mc = o->model;
+    mc.lengths = sc_prog_lengths(prog); /* the sizes of its transfers and records */
+    sc_status st = sc_model_new(&mc, sc_prog_stages(prog), sc_prog_microbatches(prog), &md, err,
+                                errlen);
     if (!st && keep && keep->n + steps > keep->cap) {
         int cap = keep->n + steps;
         sc_run_result **r = realloc(keep->r, (size_t)cap * sizeof *r);
@@ -431,7 +433,9 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
     if ((st = rounds(pf, pg, var, ro, o, &sm, &rl, err, errlen)) != SC_OK ||
         (st = keep_median(pf, &rl)) != SC_OK)
         goto done;
-    if ((st = sc_model_new(&ro->model, S, sc_prog_microbatches(pg), &md, err, errlen)) != SC_OK)
+    sc_model_cfg lc = ro->model;
+    lc.lengths = sc_prog_lengths(pg); /* the sizes of its transfers and records */
+    if ((st = sc_model_new(&lc, S, sc_prog_microbatches(pg), &md, err, errlen)) != SC_OK)
         goto done;
     if ((st = summarize(pf, pg, &sm, md)) != SC_OK || (st = cost_program(pf, pg)) != SC_OK ||
         (st = sc_simulate_costs(pg, pf->cost_prog, &pf->predicted)) != SC_OK) {

@@ -121,7 +121,6 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
                 send[((size_t)in[k].dir * (size_t)S + (size_t)in[k].stage) * (size_t)m +
                      (size_t)in[k].mb] = ms->offset[d] + k;
     }
-    double xbytes = (double)sc_model_boundary_bytes(md);
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *in = sc_prog_stream(pg, d, &n);
@@ -157,18 +156,24 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
                     continue;
                 /* From the later post to the earlier observed end. */
                 double t = fmin(t1, ms->t1[s]) - fmax(t0, ms->t0[s]);
-                add(sm, size_slot(sm, xbytes, SC_SAMPLES_XFER), fmax(t, 0));
+                double xb = (double)sc_model_boundary_bytes(md, in[k].mb); /* mb's size */
+                add(sm, size_slot(sm, xb, SC_SAMPLES_XFER), fmax(t, 0));
                 continue;
             }
             case SC_OPC_LINK: {
                 double b = (double)in[k].frac / SC_FRAC_ONE *
-                           (double)sc_model_record_bytes(md, in[k].stage);
+                           (double)sc_model_record_bytes(md, in[k].stage, in[k].mb);
                 add(sm, size_slot(sm, round(b), sc_op_has(op, SC_OPF_OUT)), t1 - t0);
                 continue;
             }
             case SC_OPC_COLL: case SC_OPC_NONE: continue; /* collectives: collect_colls */
             case SC_OPC_TFB: continue; /* a pair: its halves' costs are not apart */
             }
+            /* A microbatch of its own length: its time at the reference
+             * length, as the costs are (docs/lengths.md#costs-and-bytes). */
+            double ref = sc_prog_pass_time(pg, op, in[k].stage, -1);
+            if (sc_prog_lengths(pg) && ref > 0)
+                run *= ref / sc_prog_pass_time(pg, op, in[k].stage, in[k].mb);
             add(sm, &sm->kind[kind][in[k].stage], run);
         }
     }

@@ -74,61 +74,6 @@ void sc_run_finish(int code)
     sc_mpi_finish(code);
 }
 
-double sc_run_unit_bytes(const sc_model *md, int P, int S)
-{
-    double total = 0;
-    for (int s = 0; s < S; s++)
-        total += (double)sc_model_record_bytes(md, s);
-    return total / P;
-}
-
-sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes, char *err,
-                            size_t errlen)
-{
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg);
-    *unit_bytes = sc_run_unit_bytes(md, P, S);
-    /* The MLP's B frees nothing (model/model.h); the decoder's frees its
-     * b_only parts, a share of the record that differs by stage. */
-    sc_status st = sc_prog_set_w_keep(pg, 1.0);
-    for (int s = 0; s < S && !st; s++) {
-        double all = (double)sc_model_record_bytes(md, s);
-        st = sc_prog_set_mem(pg, s, all / *unit_bytes);
-        if (!st && sc_model_record_bonly_bytes(md, s))
-            st = sc_prog_set_stage_w_keep(pg, s, (double)sc_model_record_kept_bytes(md, s) / all);
-    }
-    /* A split vocabulary: S's record, held until T, and the sizes of its
-     * collectives (docs/vocab.md#running-the-split-model): a row of hidden floats per row of the
-     * microbatch, or one float per row (the sums carry two). */
-    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
-        st = sc_prog_set_vocab_mem(pg, -1, (double)sc_model_vocab_record_bytes(md) / *unit_bytes);
-    if (!st && sc_vocab_split(sc_prog_vocab(pg)))
-        st = sc_prog_set_vocab_bytes(pg, (double)sc_model_boundary_bytes(md),
-                                     (double)sc_model_row_bytes(md));
-    /* Offload moves whole tensors: the plan rounds its fractions to them. */
-    for (int s = 0; s < S && !st; s++) {
-        int n = sc_model_record_parts(md, s, NULL, 0), nb = n + !!sc_model_record_bonly_bytes(md, s);
-        size_t *b = malloc((size_t)nb * sizeof(size_t));
-        double *x = malloc((size_t)nb * sizeof(double));
-        if (!b || !x) {
-            free(b);
-            free(x);
-            snprintf(err, errlen, "out of memory");
-            return SC_ERR_NOMEM;
-        }
-        sc_model_record_parts(md, s, b, n);
-        if (nb > n) /* the executor's last part: b_only (exec/exec.h) */
-            b[n] = sc_model_record_bonly_bytes(md, s);
-        for (int i = 0; i < nb; i++)
-            x[i] = (double)b[i];
-        st = sc_prog_set_offload_parts(pg, s, nb, x);
-        free(b);
-        free(x);
-    }
-    if (st)
-        snprintf(err, errlen, "%s", sc_errmsg(pg));
-    return st;
-}
-
 /* Sets the program's memory model from the model (run.h) and simulates. */
 static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char *err,
                          size_t errlen)
@@ -140,8 +85,8 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         return SC_ERR_ARG;
     }
     sc_status st = sc_run_set_memory(pg, md, &r->unit_bytes, err, errlen);
-    if (st)
-        return st;
+    if (st || (st = sc_run_set_len_records(pg, md, r->unit_bytes, err, errlen)) != SC_OK)
+        return st; /* and each microbatch's records (lengths) */
     st = sc_simulate(pg, &r->predicted);
     if (st) {
         snprintf(err, errlen, "%s", sc_errmsg(pg));
@@ -255,12 +200,12 @@ static sc_status fits(const sc_model *md, const sc_run_result *r, const sc_prog 
         all += pb;
         if (local < 0 || sc_prog_stage_device(pg, s) == local)
             need += pb;
-        biggest += (double)sc_model_record_bytes(md, s);
+        biggest += (double)sc_run_record_max(md, s, r->m, 0);
     }
     for (int d = 0; d < r->P; d++)
         if (local < 0 || d == local)
             need += (double)r->predicted_bytes[d] +
-                    4.0 * r->m * (double)sc_model_boundary_bytes(md);
+                    4.0 * r->m * (double)sc_run_record_max(md, 0, r->m, 1);
     if (!on_host)
         need = 0; /* on the GPUs: gpu_fits */
     if (check)
@@ -565,6 +510,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.stage_layers = NULL;
     mc.copies = sc_prog_copies(pg); /* docs/guide.md#copies */
     mc.forward_only = r->forward_only = sc_prog_forward_only(pg);
+    mc.lengths = sc_prog_lengths(pg); /* each microbatch's tokens (docs/lengths.md) */
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the

@@ -30,6 +30,14 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
 void sc_run_collect(const sc_model *md, const sc_model *ref, sc_run_result *r);
 sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int check,
                          double timeout_s, char *err, size_t errlen);
+/* run_memory.c (docs/lengths.md#running-them): with lengths, the
+ * program's records per microbatch from the model's sizes (units of
+ * unit_bytes, the share W keeps; sc_prog_set_len_records); refused with a
+ * split vocabulary. And the largest record of stage s (boundary 1: the
+ * largest boundary tensor) over the m microbatches and seq's. */
+sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
+                                 size_t errlen);
+size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary);
 /* MPI on a kind that counts its devices (GPUs): the one a rank takes
  * among the ngpu it sees (local rank modulo ngpu; the only one when it sees
  * one, as when a scheduler sets CUDA_VISIBLE_DEVICES per rank). */

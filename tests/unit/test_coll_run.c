@@ -100,17 +100,19 @@ typedef struct toy {
     char err[96];
 } toy;
 
-static size_t t_boundary(void *ctx, int s)
+static size_t t_boundary(void *ctx, int s, int mb)
 {
     (void)ctx;
     (void)s;
+    (void)mb;
     return N * sizeof(float);
 }
 
-static void t_record(void *ctx, int s, size_t *kept, size_t *b_only)
+static void t_record(void *ctx, int s, int mb, size_t *kept, size_t *b_only)
 {
     (void)ctx;
     (void)s;
+    (void)mb;
     *kept = N * sizeof(float);
     *b_only = 0;
 }

@@ -64,10 +64,10 @@ TEST(gradients)
     CHECK(sc_model_new(&c, 1, 1, &md, err, sizeof err) == SC_OK);
     CHECK(sc_backend_cpu_open(0, &be, err, sizeof err) == SC_OK);
     CHECK(sc_model_attach(md, 0, be, &dev0, &wl, err, sizeof err) == SC_OK);
-    int np = sc_model_record_parts(md, 0, NULL, 0);
+    int np = sc_model_record_parts(md, 0, -1, NULL, 0);
     size_t *pb = calloc((size_t)np, sizeof *pb), kept = 0;
     parts = calloc((size_t)np, sizeof *parts);
-    sc_model_record_parts(md, 0, pb, np);
+    sc_model_record_parts(md, 0, -1, pb, np);
     for (int i = 0; i < np; i++) {
         parts[i] = malloc(pb[i]);
         kept += pb[i];
@@ -76,11 +76,11 @@ TEST(gradients)
      * docs/run.md#the-decoder (h 16, q 16, k 8, i 20; H 4, s 6) */
     CHECK(np == 2 * 17 + 5 + 1);
     size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 20 + 2;
-    CHECK(kept == sc_model_record_kept_bytes(md, 0));
+    CHECK(kept == sc_model_record_kept_bytes(md, 0, -1));
     CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
-    CHECK(sc_model_record_bonly_bytes(md, 0) ==
+    CHECK(sc_model_record_bonly_bytes(md, 0, -1) ==
           R * (2 * (16 + 2 * 8 + 2 * 20 + 4 * 6) + 16) * sizeof(float));
-    bonly = malloc(sc_model_record_bonly_bytes(md, 0));
+    bonly = malloc(sc_model_record_bonly_bytes(md, 0, -1));
     CHECK(!isnan(loss()));
     CHECK(wl.ops->backward_input(wl.ctx, 0, 0, NULL, NULL, parts, bonly) == SC_OK);
     CHECK(wl.ops->backward_weight(wl.ctx, 0, 0, parts) == SC_OK);

@@ -158,6 +158,31 @@ TEST(orders)
     sc_prog_free(pg);
 }
 
+/* A run's measured records (sc_prog_set_len_records): units and the share
+ * W keeps per (stage, microbatch) replace the scaled mem and w_keep. */
+TEST(len_records)
+{
+    sc_prog *pg = one_f_one_b(1, 2, 0);
+    double units[2] = {3, 1}, kept[2] = {0.5, 1}, len[2] = {1, 1};
+    CHECK(sc_prog_set_len_records(pg, units, kept) == SC_ERR_ARG); /* no lengths */
+    CHECK_STR(sc_errmsg(pg), "without lengths");
+    CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK);
+    double peak = 0;
+    makespan(pg, &peak);
+    CHECK_NEAR(peak, 1, 1e-12); /* F BW F BW: one record of 1 unit at a time */
+    CHECK(sc_prog_set_len_records(pg, units, kept) == SC_OK);
+    makespan(pg, &peak);
+    CHECK_NEAR(peak, 3, 1e-12); /* microbatch 0's measured units */
+    CHECK_NEAR(sc_prog_rec_units(pg, 0, 2), 3, 1e-12); /* step 2's mb 0: microbatch 0 */
+    double bad[2] = {1, 2};
+    CHECK(sc_prog_set_len_records(pg, units, bad) == SC_ERR_ARG);
+    CHECK_STR(sc_errmsg(pg), "kept share 2");
+    CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK); /* new lengths: the records go */
+    makespan(pg, &peak);
+    CHECK_NEAR(peak, 1, 1e-12);
+    sc_prog_free(pg);
+}
+
 int main(void)
 {
     RUN(parse);
@@ -165,5 +190,6 @@ int main(void)
     RUN(sim_and_bound);
     RUN(model_quadratic);
     RUN(orders);
+    RUN(len_records);
     return harness_done("lengths");
 }
