@@ -35,6 +35,8 @@ typedef struct ls_work {
     double *free_at, *level, *end, *cap, *units; /* [P], [P], [n], [P], [S m] by record */
     int *next, *cnt;                             /* [3 S], [P] */
     int *dst, *dst_off; /* device d's stages: dst[dst_off[d] .. dst_off[d+1]) */
+    double *reserve;    /* [S] the units an F of stage s leaves free: a record of each later
+                         * stage of its device, which could not start otherwise (a deadlock) */
 } ls_work;
 
 /* splitmix64 */
@@ -48,10 +50,12 @@ static uint64_t rnd(uint64_t *s)
 
 static double unif(uint64_t *s) { return (double)(rnd(s) >> 11) * (1.0 / 9007199254740992.0); }
 
-/* Whether device d's record r fits under its cap and window after an F. */
-static int fits(const ls_work *w, const double *win, int d, int r)
+/* Whether device d's record r fits under its cap and window after an F,
+ * leaving the reserve when `reserve` is set (the list schedules). */
+static int fits(const ls_work *w, const double *win, int d, int r, int reserve)
 {
-    return w->level[d] + w->units[r] <= fmin(win[d], w->cap[d]) * (1 + 1e-9) + 1e-9;
+    double lim = fmin(win[d], w->cap[d]) - (reserve ? w->reserve[r / w->md->m] : 0);
+    return w->level[d] + w->units[r] <= lim * (1 + 1e-9) + 1e-9;
 }
 
 /* Starts pass i at its earliest on its device (its dependency has ended). */
@@ -106,7 +110,7 @@ static double list_schedule(ls_work *w, const double *key, const double *win, do
                     continue;
                 if (j >= 0 && w->end[j] + lag > t)
                     t = w->end[j] + lag;
-                if (k == 0 && !fits(w, win, d, i / 3))
+                if (k == 0 && !fits(w, win, d, i / 3, 1))
                     continue;
                 if (t < bt - 1e-12 || (t <= bt + 1e-12 && key[i] < bk))
                     best = i, bt = t, bk = key[i];
@@ -139,7 +143,7 @@ static double order_schedule(ls_work *w, const double *key, const double *win, d
                 for (int a = w->dst_off[d]; a < w->dst_off[d + 1]; a++)
                     for (int k = 0, s = w->dst[a]; k < 3; k++) {
                         int mb = w->next[s * 3 + k], i = 3 * (s * m + mb) + k;
-                        if (mb >= m || !pass_used(md, i) || (k == 0 && !fits(w, win, d, i / 3)))
+                        if (mb >= m || !pass_used(md, i) || (k == 0 && !fits(w, win, d, i / 3, 0)))
                             continue;
                         if (best < 0 || key[i] < key[best])
                             best = i;
@@ -189,6 +193,9 @@ static void rule_keys(const model *md, int r, const double *tail, double *key)
         key[i] = r < 3 ? prio[r][i % 3] : -tail[i] + 1e-6 * (i % 3 == 2);
 }
 
+/* The list schedules' windows: the cap less 0 .. WINDOWS - 1 records. */
+#define WINDOWS 8
+
 /* The arrays of w and the search's own, allocated once. */
 typedef struct ls_arrays {
     double *key, *best_key, *tail, *xt, *win, *best_win, *step;
@@ -198,7 +205,7 @@ typedef struct ls_arrays {
 static void free_arrays(ls_work *w, ls_arrays *a)
 {
     sc_free(w->free_at), sc_free(w->level), sc_free(w->cap), sc_free(w->units), sc_free(w->end);
-    sc_free(w->next), sc_free(w->cnt), sc_free(w->dst), sc_free(w->dst_off);
+    sc_free(w->next), sc_free(w->cnt), sc_free(w->dst), sc_free(w->dst_off), sc_free(w->reserve);
     sc_free(a->key), sc_free(a->best_key), sc_free(a->tail), sc_free(a->xt), sc_free(a->win);
     sc_free(a->best_win), sc_free(a->step), sc_free(a->pt);
 }
@@ -210,13 +217,13 @@ static sc_status alloc_arrays(const model *md, ls_work *w, ls_arrays *a)
     w->cap = sc_calloc(P, sizeof(double)), w->units = sc_calloc(n / 3, sizeof(double));
     w->end = sc_calloc(n, sizeof(double)), w->next = sc_calloc(S * 3, sizeof(int));
     w->cnt = sc_calloc(P, sizeof(int)), w->dst = sc_calloc(S, sizeof(int));
-    w->dst_off = sc_calloc(P + 1, sizeof(int));
+    w->dst_off = sc_calloc(P + 1, sizeof(int)), w->reserve = sc_calloc(S, sizeof(double));
     a->key = sc_calloc(n, sizeof(double)), a->best_key = sc_calloc(n, sizeof(double));
     a->tail = sc_calloc(n, sizeof(double)), a->xt = sc_calloc(n, sizeof(double));
     a->win = sc_calloc(P, sizeof(double)), a->best_win = sc_calloc(P, sizeof(double));
     a->step = sc_calloc(P, sizeof(double)), a->pt = sc_calloc(n, sizeof(int));
     if (!w->free_at || !w->level || !w->cap || !w->units || !w->end || !w->next || !w->cnt ||
-        !w->dst || !w->dst_off || !a->key || !a->best_key || !a->tail || !a->xt || !a->win ||
+        !w->dst || !w->dst_off || !w->reserve || !a->key || !a->best_key || !a->tail || !a->xt || !a->win ||
         !a->best_win || !a->step || !a->pt)
         return SC_ERR_NOMEM;
     const sc_prog *pg = md->pg;
@@ -226,6 +233,13 @@ static sc_status alloc_arrays(const model *md, ls_work *w, ls_arrays *a)
         w->units[r] = sc_prog_rec_units(pg, r / md->m, r % md->m);
         a->step[md->dev[3 * r]] = fmax(a->step[md->dev[3 * r]], w->units[r]);
     }
+    for (int s = 0; s < md->S; s++) /* the later stages' largest records */
+        for (int t = s + 1; t < md->S; t++) {
+            double u = 0;
+            for (int mb = 0; md->dev[3 * t * md->m] == md->dev[3 * s * md->m] && mb < md->m; mb++)
+                u = fmax(u, w->units[t * md->m + mb]);
+            w->reserve[s] += u;
+        }
     for (int s = 0; s < md->S; s++) /* the stages of each device, counted, then placed */
         w->dst_off[md->dev[3 * s * md->m] + 1]++;
     for (int d = 0; d < w->P; d++)
@@ -234,6 +248,17 @@ static sc_status alloc_arrays(const model *md, ls_work *w, ls_arrays *a)
         w->dst[w->dst_off[md->dev[3 * s * md->m]] + at[md->dev[3 * s * md->m]]++] = s;
     tails(md, a->tail);
     return SC_OK;
+}
+
+/* What the local search minimizes: the makespan, and a little of the
+ * devices' mean end, so that a move that ends some device sooner counts
+ * while the makespan stays (most moves leave it as it is). */
+static double score(const ls_work *w, double span)
+{
+    double sum = 0;
+    for (int d = 0; d < w->P; d++)
+        sum += w->free_at[d];
+    return span + 0.05 * sum / w->P;
 }
 
 /* One move of the local search on a's keys and windows: a few passes move
@@ -282,20 +307,24 @@ sc_status sc_exact_search(const model *md, const budget *bd, double lower, long 
     long tries = 0;
     /* The rules first (the list schedule's), then the local search from the
      * best schedule of all (the order rule's, on its starts). */
-    for (int r = 0; r < 4 && best > goal; r++, tries++) {
-        rule_keys(md, r, a.tail, a.key);
+    for (int v = 0; v < 4 * WINDOWS && best > goal; v++, tries++) {
+        rule_keys(md, v % 4, a.tail, a.key);
+        for (int d = 0; d < w.P; d++) /* a window of the cap less v/4 records */
+            a.win[d] = v / 4 && isfinite(w.cap[d]) ? w.cap[d] - (v / 4) * a.step[d] : INFINITY;
         double t = list_schedule(&w, a.key, a.win, a.xt, a.pt);
         if (t < best) {
             best = t;
             memcpy(x, a.xt, (size_t)n * sizeof *x);
             memcpy(pos, a.pt, (size_t)n * sizeof *pos);
+            memcpy(a.best_win, a.win, (size_t)w.P * sizeof *a.win);
         }
     }
+    memcpy(a.win, a.best_win, (size_t)w.P * sizeof *a.win);
     if (!isfinite(best))
         goto exit;
     memcpy(a.key, x, (size_t)n * sizeof *x);
     memcpy(a.best_key, x, (size_t)n * sizeof *x);
-    double cur = best;
+    double cur = INFINITY; /* the score of the current schedule (score()) */
     uint64_t seed = 0x5eed;
     for (int fails = 0; best > goal && tries < max_tries; tries++) {
         if ((tries & 15) == 0 && sc_exact_now() >= bd->deadline)
@@ -303,9 +332,9 @@ sc_status sc_exact_search(const model *md, const budget *bd, double lower, long 
         int moved[8], dw;
         double old[8], oldw = 0;
         int nm = move(md, &a, reach, &seed, moved, old, &dw, &oldw);
-        double t = order_schedule(&w, a.key, a.win, a.xt, a.pt);
-        if (t <= cur + 1e-12) { /* kept: the keys become the schedule's starts */
-            cur = t;
+        double t = order_schedule(&w, a.key, a.win, a.xt, a.pt), sc = score(&w, t);
+        if (sc <= cur + 1e-12) { /* kept: the keys become the schedule's starts */
+            cur = sc;
             memcpy(a.key, a.xt, (size_t)n * sizeof *a.key);
             if (t < best - 1e-12) {
                 best = t, fails = 0;
@@ -321,7 +350,7 @@ sc_status sc_exact_search(const model *md, const budget *bd, double lower, long 
         if (dw >= 0)
             a.win[dw] = oldw;
         if (++fails > 5000) { /* back to the best */
-            fails = 0, cur = best;
+            fails = 0, cur = INFINITY;
             memcpy(a.key, a.best_key, (size_t)n * sizeof *a.key);
             memcpy(a.win, a.best_win, (size_t)w.P * sizeof *a.win);
         }
