@@ -20,7 +20,8 @@
 # sandbox and limits (tests/sandbox.sh), the error catalogue
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
-# (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh),
+# (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh,
+# tests/exact.sh),
 # plan (tests/plan.sh), microbatches of different lengths (tests/lengths.sh),
 # every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
@@ -87,7 +88,7 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
+           tests/bound.sh tests/exact.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
