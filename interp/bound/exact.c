@@ -74,25 +74,6 @@ static const char *unsupported(const sc_prog *pg)
     return NULL;
 }
 
-/* The lag before pass i can start after its dependency, and that
- * dependency (-1: none): exact_impl.h. */
-int sc_exact_dep(const model *md, int i, double *lag)
-{
-    const sc_prog *pg = md->pg;
-    int r = i / 3, s = r / md->m, mb = r % md->m, k = i % 3, t = -1;
-    *lag = 0;
-    if (k == 0 && s > 0)
-        t = s - 1;
-    else if (k == 1 && s + 1 < md->S)
-        t = s + 1;
-    if (t >= 0) {
-        if (sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t))
-            *lag = sc_prog_msg_time(pg, mb);
-        return 3 * (t * md->m + mb) + k;
-    }
-    return k == 0 ? -1 : k == 1 ? i - 1 : i - 1; /* the last stage's B: its F; W: its B */
-}
-
 /* The program's own orders timed in the model (each pass as early as its
  * dependency and its device allow): a schedule of the class, the solver's
  * first incumbent. x[n] starts, pos[n] the place in its device's order;

@@ -44,7 +44,7 @@ sc_status sc_exact_milp(const model *md, const budget *bd, double lower, double 
                         double *x0, const int *pos, sc_exact *out);
 
 /* Pass i's dependency in the model (-1: none) and the lag after its end
- * (T_comm between devices) before i can start (exact.c). */
+ * (T_comm between devices) before i can start (exact_ls.c). */
 int sc_exact_dep(const model *md, int i, double *lag);
 
 /* The search (exact_ls.c): list schedules and a local search over the
