@@ -263,7 +263,7 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
     glp_set_obj_dir(lp, GLP_MIN);
     glp_add_cols(lp, x->ncol);
     for (int i = 0; i < n; i++)
-        glp_set_col_bnds(lp, i + 1, GLP_DB, 0, pass_used(md, i) ? M : 0);
+        glp_set_col_bnds(lp, i + 1, pass_used(md, i) ? GLP_DB : GLP_FX, 0, pass_used(md, i) ? M : 0);
     glp_set_col_bnds(lp, n + 1, lower < M ? GLP_DB : GLP_FX, lower, M);
     glp_set_obj_coef(lp, n + 1, 1);
     for (size_t k = 0; k < x->np; k++)
@@ -318,7 +318,7 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
                 after += md->d[i];
         }
         if (before > 0)
-            glp_set_col_bnds(lp, j + 1, GLP_DB, fmin(before, M), M);
+            glp_set_col_bnds(lp, j + 1, before < M ? GLP_DB : GLP_FX, fmin(before, M), M);
         ind[1] = n + 1, val[1] = 1, ind[2] = j + 1, val[2] = -1;
         row(lp, GLP_LO, after, 0, 2, ind, val);
     }
