@@ -262,8 +262,9 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
     glp_prob *lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MIN);
     glp_add_cols(lp, x->ncol);
-    for (int i = 0; i < n; i++)
-        glp_set_col_bnds(lp, i + 1, pass_used(md, i) ? GLP_DB : GLP_FX, 0, pass_used(md, i) ? M : 0);
+    for (int i = 0; i < n; i++) /* GLP_DB needs lb < ub: an unused W is fixed at 0 */
+        glp_set_col_bnds(lp, i + 1, pass_used(md, i) ? GLP_DB : GLP_FX, 0,
+                         pass_used(md, i) ? M : 0);
     glp_set_col_bnds(lp, n + 1, lower < M ? GLP_DB : GLP_FX, lower, M);
     glp_set_obj_coef(lp, n + 1, 1);
     for (size_t k = 0; k < x->np; k++)
