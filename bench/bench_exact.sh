@@ -26,5 +26,6 @@ run v-zb -D p=8 -D m=32 -D mem=6 -D tw=0.63 -D tcomm=0.016
 run v-zb -D p=8 -D m=32 -D mem=8 -D tw=0.63 -D tcomm=0.016
 run v-zb -D p=8 -D m=32 -D tw=0.63 -D tcomm=0.016
 run v-zb -D p=4 -D m=16 -D tw=0.63 -D tcomm=0.016
+run v-zb -D p=4 -D m=16 -D mem=4 -D tw=0.63 -D tcomm=0.016
 run v-zb -D p=4 -D m=16 -D mem=3 -D tw=0.63 -D tcomm=0.016
 run zbv-auto -D p=4 -D m=16 -D mem=4 -D tw=0.63 -D tcomm=0.016
