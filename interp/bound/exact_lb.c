@@ -69,6 +69,17 @@ static void stage_times(const model *md, stage_lb *st)
     sc_free(comm);
 }
 
+/* How many k in 0 .. m-1 have k·step < room. */
+static double below(double room, double step, int m)
+{
+    if (room <= 0)
+        return 0;
+    if (!(step > 0))
+        return m;
+    double k = ceil(room / step);
+    return k < m ? k : m;
+}
+
 /* Device d's bound (0: none); ev: scratch of 2·m·S doubles. */
 static double device_lb(const model *md, const stage_lb *st, int d, double *ev)
 {
@@ -105,8 +116,7 @@ static double device_lb(const model *md, const stage_lb *st, int d, double *ev)
             if (md->dev[3 * s * m] != d)
                 continue;
             double eB = st[s].fs + st[s].C, step = fmax(st[s].cF, st[s].cB);
-            for (int k = 0; k < m && eB + k * step < e; k++)
-                busy += st[s].mB + (eB + k * step + st[s].cW < e ? st[s].mW : 0);
+            busy += st[s].mB * below(e - eB, step, m) + st[s].mW * below(e - eB - st[s].cW, step, m);
         }
         if (e - H - busy > best)
             best = e - H - busy;

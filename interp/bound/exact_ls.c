@@ -326,7 +326,7 @@ sc_status sc_exact_search(const model *md, const budget *bd, double lower, long 
     long tries = 0;
     /* The rules first (the list schedule's), then the local search from the
      * best schedule of all (the order rule's, on its starts). */
-    for (int v = 0; v < 4 * WINDOWS && best > goal; v++, tries++) {
+    for (int v = 0; v < 4 * WINDOWS && best > goal && sc_exact_now() < bd->deadline; v++, tries++) {
         rule_keys(md, v % 4, a.tail, a.key);
         for (int d = 0; d < w.P; d++) /* a window of the cap less v/4 records */
             a.win[d] = v / 4 && isfinite(w.cap[d]) ? w.cap[d] - (v / 4) * a.step[d] : INFINITY;
