@@ -116,7 +116,8 @@ static double device_lb(const model *md, const stage_lb *st, int d, double *ev)
             if (md->dev[3 * s * m] != d)
                 continue;
             double eB = st[s].fs + st[s].C, step = fmax(st[s].cF, st[s].cB);
-            busy += st[s].mB * below(e - eB, step, m) + st[s].mW * below(e - eB - st[s].cW, step, m);
+            busy += st[s].mB * below(e - eB, step, m);
+            busy += st[s].mW * below(e - eB - st[s].cW, step, m);
         }
         if (e - H - busy > best)
             best = e - H - busy;

@@ -242,8 +242,8 @@ static sc_status alloc_arrays(const model *md, ls_work *w, ls_arrays *a)
     a->win = sc_calloc(P, sizeof(double)), a->best_win = sc_calloc(P, sizeof(double));
     a->step = sc_calloc(P, sizeof(double)), a->pt = sc_calloc(n, sizeof(int));
     if (!w->free_at || !w->level || !w->cap || !w->units || !w->end || !w->next || !w->cnt ||
-        !w->dst || !w->dst_off || !w->reserve || !a->key || !a->best_key || !a->tail || !a->xt || !a->win ||
-        !a->best_win || !a->step || !a->pt)
+        !w->dst || !w->dst_off || !w->reserve || !a->key || !a->best_key || !a->tail || !a->xt ||
+        !a->win || !a->best_win || !a->step || !a->pt)
         return SC_ERR_NOMEM;
     const sc_prog *pg = md->pg;
     for (int d = 0; d < w->P; d++)

@@ -134,8 +134,8 @@ sc_status sc_exact_lua(const model *md, const double *x, char **lua)
             int i = idx[a], s = (i / 3) / md->m;
             if (md->dev[i] != d)
                 continue;
-            put(&t, "%s%s%d.%d", first ? "" : " ", i % 3 == 0 ? "F" : i % 3 == 2 ? "W" : md->fold ? "BW" : "B",
-                (i / 3) % md->m, sc_prog_chunk(pg, s));
+            const char *kind = i % 3 == 0 ? "F" : i % 3 == 2 ? "W" : md->fold ? "BW" : "B";
+            put(&t, "%s%s%d.%d", first ? "" : " ", kind, (i / 3) % md->m, sc_prog_chunk(pg, s));
             first = 0;
         }
         put(&t, "\",\n");

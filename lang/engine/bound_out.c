@@ -66,8 +66,8 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
         break;
     case SC_EXACT_LIMIT:
         if (e.searched) {
-            fprintf(out, "optimal       not proved: best schedule %.6g (the search's, after %.3g s), "
-                    "bound %.6g, gap %.2f %% (the MILP stops at 64 passes a device)\n", e.incumbent,
+            fprintf(out, "optimal       not proved: best schedule %.6g (the search's, after %.3g "
+                    "s), bound %.6g, gap %.2f %% (the MILP stops at 64 passes a device)\n", e.incumbent,
                     e.seconds, e.bound, 100 * gap);
             break;
         }
