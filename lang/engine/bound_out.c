@@ -67,8 +67,8 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
     case SC_EXACT_LIMIT:
         if (e.searched) {
             fprintf(out, "optimal       not proved: best schedule %.6g (the search's, after %.3g "
-                    "s), bound %.6g, gap %.2f %% (the MILP stops at 64 passes a device)\n", e.incumbent,
-                    e.seconds, e.bound, 100 * gap);
+                    "s), bound %.6g, gap %.2f %% (the MILP stops at 64 passes a device)\n",
+                    e.incumbent, e.seconds, e.bound, 100 * gap);
             break;
         }
         fprintf(out, "optimal       not proved: %s stopped at its %g s limit (after %.3g s): best "
