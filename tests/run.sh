@@ -20,7 +20,8 @@
 # sandbox and limits (tests/sandbox.sh), the error catalogue
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
-# (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh),
+# (tests/compare.sh), the lower bound and the exact optimum (tests/bound.sh,
+# tests/exact.sh),
 # plan (tests/plan.sh), microbatches of different lengths (tests/lengths.sh),
 # sequence slices (tests/slices.sh),
 # every example of the documents (tests/py/docs.py),
@@ -88,7 +89,8 @@ suites() {
     printf '%s\tulimit -t 600; "$SC" --trust --max-time 0 %s\n' "$t" "$t"
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
-           tests/bound.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh tests/ux.sh tests/forward.sh tests/slices.sh \
+           tests/bound.sh tests/exact.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh \
+           tests/ux.sh tests/forward.sh tests/slices.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done

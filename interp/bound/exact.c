@@ -24,11 +24,19 @@
 #include "ir/offload_cfg.h"
 #include "ir/recompute_cfg.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+/* The MILP's reach: at most this many passes a device and records; above
+ * it, the search alone (exact_ls.c), up to MAX_RECORDS. */
 #define MAX_PER_DEVICE 64
+#define MAX_MILP_RECORDS 512
+#define MAX_RECORDS 100000
+/* The search's share of the budget before the MILP, and its most tries. */
+#define SEARCH_SHARE 0.25
+#define SEARCH_TRIES 3000
 
 const char *sc_exact_status_name(sc_exact_status s)
 {
@@ -66,25 +74,6 @@ static const char *unsupported(const sc_prog *pg)
             return "a BW faster than B + W";
     }
     return NULL;
-}
-
-/* The lag before pass i can start after its dependency, and that
- * dependency (-1: none). */
-static int dep_of(const model *md, int i, double *lag)
-{
-    const sc_prog *pg = md->pg;
-    int r = i / 3, s = r / md->m, mb = r % md->m, k = i % 3, t = -1;
-    *lag = 0;
-    if (k == 0 && s > 0)
-        t = s - 1;
-    else if (k == 1 && s + 1 < md->S)
-        t = s + 1;
-    if (t >= 0) {
-        if (sc_prog_stage_device(pg, s) != sc_prog_stage_device(pg, t))
-            *lag = sc_prog_msg_time(pg, mb);
-        return 3 * (t * md->m + mb) + k;
-    }
-    return k == 0 ? -1 : k == 1 ? i - 1 : i - 1; /* the last stage's B: its F; W: its B */
 }
 
 /* The program's own orders timed in the model (each pass as early as its
@@ -125,7 +114,7 @@ static double order_times(const model *md, double *x, int *pos, double *end)
                 int whole = in->op != SC_OP_BW || k2[d] || md->fold;
                 if (pass_used(md, i)) {
                     double lag, ready = free_at[d];
-                    int j = dep_of(md, i, &lag);
+                    int j = sc_exact_dep(md, i, &lag);
                     if (j >= 0 && end[j] < 0)
                         break; /* waits for another device */
                     if (j >= 0)
@@ -190,7 +179,7 @@ static double greedy(const model *md, const int prio[3], double *x, int *pos, do
                 if (!pass_used(md, i))
                     continue;
                 double lag, t = free_at[d];
-                int j = dep_of(md, i, &lag);
+                int j = sc_exact_dep(md, i, &lag);
                 if (j >= 0 && end[j] < 0)
                     continue;
                 if (j >= 0)
@@ -221,8 +210,74 @@ done:
     return span;
 }
 
+/* The model's passes of pg (md->d, md->dev) and whether the MILP covers
+ * them (*milp); why pg is outside the model, or NULL. SC_ERR_NOMEM in *st. */
+static const char *build_model(const sc_prog *pg, model *md, int *milp, sc_status *st)
+{
+    int P = sc_prog_devices(pg), S = md->S, m = md->m;
+    const char *no = unsupported(pg);
+    *milp = (long)S * m <= MAX_MILP_RECORDS;
+    if (no)
+        return no;
+    if ((long)S * m > MAX_RECORDS)
+        return "more than 100000 records";
+    md->d = sc_calloc((size_t)md->n, sizeof *md->d);
+    md->dev = sc_calloc((size_t)md->n, sizeof *md->dev);
+    int *per = sc_calloc((size_t)P, sizeof *per);
+    if (!md->d || !md->dev || !per) {
+        sc_free(per);
+        *st = SC_ERR_NOMEM;
+        return NULL;
+    }
+    for (int i = 0; i < md->n; i++) {
+        int s = (i / 3) / m, k = i % 3;
+        md->dev[i] = sc_prog_stage_device(pg, s);
+        md->d[i] = sc_prog_pass_time(pg, k == 0 ? SC_OP_F : k == 1 ? SC_OP_B : SC_OP_W, s,
+                                     (i / 3) % m); /* its length's (lengths.h) */
+        per[md->dev[i]] += pass_used(md, i);
+    }
+    for (int d = 0; d < P; d++)
+        *milp &= per[d] <= MAX_PER_DEVICE;
+    sc_free(per);
+    return NULL;
+}
+
+/* The first schedules: the program's own orders, three list schedules
+ * (B first, then F or W; F first), then the search until `until` or
+ * `tries` schedules. The best in x0, pos; its makespan (INFINITY: none). */
+static double first_schedule(const model *md, const budget *bd, double lower, double until,
+                             long tries, double *x0, int *pos, double *end, sc_status *st)
+{
+    static const int prios[3][3] = {{1, 0, 2}, {2, 0, 1}, {0, 1, 2}};
+    int n = md->n;
+    double span = order_times(md, x0, pos, end);
+    double *x1 = sc_calloc((size_t)n, sizeof *x1);
+    int *pos1 = sc_calloc((size_t)n, sizeof *pos1);
+    *st = x1 && pos1 ? SC_OK : SC_ERR_NOMEM;
+    for (int v = 0; x1 && pos1 && v < 3; v++) {
+        double t = greedy(md, prios[v], x1, pos1, end);
+        if (t < span) {
+            span = t;
+            memcpy(x0, x1, (size_t)n * sizeof *x0);
+            memcpy(pos, pos1, (size_t)n * sizeof *pos);
+        }
+    }
+    budget sb = *bd;
+    sb.deadline = fmin(bd->deadline, until);
+    if (*st == SC_OK && span > lower * (1 + 1e-9) + 1e-12)
+        *st = sc_exact_search(md, &sb, lower, tries, &span, x0, pos);
+    sc_free(x1), sc_free(pos1);
+    return span;
+}
+
 sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit, double upper,
                          sc_exact *out)
+{
+    return sc_exact_solve_lua(pg, time_limit, mem_limit, upper, out, NULL);
+}
+
+sc_status sc_exact_solve_lua(const sc_prog *pg, double time_limit, size_t mem_limit,
+                             double upper, sc_exact *out, char **lua)
 {
     if (!pg || !out || !(time_limit > 0) || upper != upper)
         return SC_ERR_ARG;
@@ -230,36 +285,18 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
     bd.deadline = bd.start + time_limit;
     memset(out, 0, sizeof *out);
     out->incumbent = INFINITY;
-    const char *no = unsupported(pg);
-    int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
-    if (!no && (long)S * m * 3 > 1536)
-        no = "more than 512 records";
-    int fold = 1;
+    if (lua)
+        *lua = NULL;
+    int S = sc_prog_stages(pg), m = sc_prog_microbatches(pg), fold = 1, milp;
     for (int s = 0; s < S; s++)
         fold &= sc_prog_tw(pg, s) == 0;
     model md = {.pg = pg, .S = S, .m = m, .fold = fold, .n = 3 * S * m};
-    int *per = NULL, *pos = NULL;
+    int *pos = NULL;
     double *x0 = NULL, *end = NULL;
     sc_status st = SC_OK;
-    if (!no) {
-        md.d = sc_calloc((size_t)md.n, sizeof *md.d);
-        md.dev = sc_calloc((size_t)md.n, sizeof *md.dev);
-        per = sc_calloc((size_t)P, sizeof *per);
-        if (!md.d || !md.dev || !per) {
-            st = SC_ERR_NOMEM;
-            goto exit;
-        }
-        for (int i = 0; i < md.n; i++) {
-            int s = (i / 3) / m, k = i % 3;
-            md.dev[i] = sc_prog_stage_device(pg, s);
-            md.d[i] = sc_prog_pass_time(pg, k == 0 ? SC_OP_F : k == 1 ? SC_OP_B : SC_OP_W, s,
-                                        (i / 3) % m); /* its length's (lengths.h) */
-            per[md.dev[i]] += pass_used(&md, i);
-        }
-        for (int d = 0; d < P; d++)
-            if (per[d] > MAX_PER_DEVICE)
-                no = "more than 64 passes on a device";
-    }
+    const char *no = build_model(pg, &md, &milp, &st);
+    if (st != SC_OK)
+        goto exit;
     if (no) {
         out->status = SC_EXACT_UNSUPPORTED;
         snprintf(out->why, sizeof out->why, "the exact model does not cover %s", no);
@@ -269,6 +306,8 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
     st = sc_bound_prog(pg, &b);
     if (st != SC_OK)
         goto exit;
+    if (isfinite(b.bound)) /* the memory of all a device's stages (exact_lb.c) */
+        b.bound = fmax(b.bound, sc_exact_memory_lb(&md));
     double M = upper;
     if (!isfinite(M)) { /* every pass one after another, each transfer waited for */
         M = 0;
@@ -287,32 +326,33 @@ sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit,
         st = SC_ERR_NOMEM;
         goto exit;
     }
-    /* The first incumbent: the best of the program's orders and three list
-     * schedules (B first, then F or W; F first). */
-    static const int prios[3][3] = {{1, 0, 2}, {2, 0, 1}, {0, 1, 2}};
-    double span = order_times(&md, x0, pos, end);
-    double *x1 = sc_calloc((size_t)md.n, sizeof *x1);
-    int *pos1 = sc_calloc((size_t)md.n, sizeof *pos1);
-    for (int v = 0; x1 && pos1 && v < 3; v++) {
-        double t = greedy(&md, prios[v], x1, pos1, end);
-        if (t < span) {
-            span = t;
-            memcpy(x0, x1, (size_t)md.n * sizeof *x0);
-            memcpy(pos, pos1, (size_t)md.n * sizeof *pos);
-        }
-    }
-    sc_free(x1), sc_free(pos1);
+    /* The search has the whole budget when the MILP cannot run, else a share. */
+    double until = milp ? bd.start + SEARCH_SHARE * time_limit : bd.deadline;
+    double span = first_schedule(&md, &bd, b.bound, until, milp ? SEARCH_TRIES : LONG_MAX, x0,
+                                 pos, end, &st);
+    if (st != SC_OK)
+        goto exit;
     if (span <= M) /* a tighter big-M, and maybe a proof already */
         M = span * (1 + 1e-9) + 1e-9;
+    out->incumbent = span;
+    out->bound = fmin(b.bound, M); /* until GLPK proves more */
     if (span <= b.bound * (1 + 1e-9) + 1e-12) {
         out->status = SC_EXACT_OPTIMAL; /* a schedule meets the lower bound */
         out->optimum = out->incumbent = out->bound = span;
         out->by_bound = 1;
-    } else {
-        out->incumbent = span;
-        out->bound = fmin(b.bound, M); /* until GLPK proves more */
+    } else if (milp) {
         st = sc_exact_milp(&md, &bd, fmin(b.bound, M), M, isfinite(span) ? x0 : NULL, pos, out);
+    } else {
+        out->status = SC_EXACT_LIMIT;
+        out->searched = 1;
+        for (int i = 0; i < md.n; i++)
+            out->passes += pass_used(&md, i);
+        snprintf(out->why, sizeof out->why, "the MILP covers at most %d passes a device and %d "
+                 "records: the search's best schedule and the lower bound", MAX_PER_DEVICE,
+                 MAX_MILP_RECORDS);
     }
+    if (st == SC_OK && lua && isfinite(out->incumbent))
+        st = sc_exact_lua(&md, x0, lua);
 exit:
     /* Our own arrays out of memory: the outcome, as GLPK's would be. */
     if (st == SC_ERR_NOMEM) {
@@ -323,6 +363,6 @@ exit:
     }
     out->seconds = sc_exact_now() - bd.start;
     sc_free(x0), sc_free(end), sc_free(pos);
-    sc_free(md.d), sc_free(md.dev), sc_free(per);
+    sc_free(md.d), sc_free(md.dev);
     return st;
 }

@@ -57,6 +57,8 @@ typedef struct sc_exact {
     long passes, binaries, rows; /* the model's size */
     int by_bound;     /* OPTIMAL without the solver: the program's own orders meet bound.h's
                        * lower bound */
+    int searched;     /* LIMIT without the solver: the MILP does not reach this size, so
+                       * incumbent is the search's and bound is bound.h's */
     size_t solver_mem; /* the bytes GLPK was given (0: no limit) */
     char why[200];    /* UNSUPPORTED, NO_SOLVER, MEMORY, FAILED, LIMIT: why */
 } sc_exact;
@@ -85,11 +87,27 @@ const char *sc_exact_status_name(sc_exact_status s);
  * bound found before. A host passes what its own limit leaves (the command
  * line: --max-mem less the Lua heap and programs held).
  *
+ * Before the MILP, a search (docs/bound.md#the-search) looks for a better
+ * first schedule: list schedules and a local search over their ranking,
+ * for a quarter of the time limit or 3000 schedules. The MILP covers up to
+ * 64 passes a device and 512 records; above that the search has the whole
+ * time limit, and the outcome is OPTIMAL when its best schedule meets the
+ * lower bound, else LIMIT with `searched` set: the search's best schedule
+ * and bound.h's bound (the gap between them certified).
+ *
  * Supported: one step, one copy, no vocabulary split, no offload or
  * recompute policy, no pair costs or all-to-all part, BW no faster than
- * B + W, at most 64 passes a device. SC_ERR_ARG for a bad argument; the
+ * B + W, at most 100000 records. SC_ERR_ARG for a bad argument; the
  * outcome, out of memory included, is in out->status. */
 sc_status sc_exact_solve(const sc_prog *pg, double time_limit, size_t mem_limit, double upper,
                          sc_exact *out);
+/* The same, and the best schedule found as a program: *lua (when lua is not
+ * NULL and a schedule was found; else NULL) gets a Lua recipe, sc_malloc'd
+ * (the caller sc_frees it), that builds the program's shape, costs and caps
+ * with each device's passes in that schedule's order; `sim` times it at the
+ * incumbent's makespan (transfers do not wait for their receiver in the
+ * model: docs/bound.md#the-exact-optimum). */
+sc_status sc_exact_solve_lua(const sc_prog *pg, double time_limit, size_t mem_limit,
+                             double upper, sc_exact *out, char **lua);
 
 #endif

@@ -85,6 +85,8 @@ typedef struct glpk_run {
     const double *start; /* handed to GLPK at its first GLP_IHEUR, then NULL */
     double bound;        /* the best bound GLPK proved (from the lower bound up) */
     double incumbent;    /* its best schedule (INFINITY: none) */
+    double first;        /* the first incumbent's makespan */
+    double *xbest;       /* [n] its starts, when better than the first (NULL: not wanted) */
     int ret;             /* glp_simplex's return, then glp_intopt's */
     int lp_status;       /* glp_get_status after glp_simplex (0: not run) */
     int mip_status;      /* glp_mip_status at the end (0: not reached) */
@@ -260,8 +262,9 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
     glp_prob *lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MIN);
     glp_add_cols(lp, x->ncol);
-    for (int i = 0; i < n; i++)
-        glp_set_col_bnds(lp, i + 1, GLP_DB, 0, pass_used(md, i) ? M : 0);
+    for (int i = 0; i < n; i++) /* GLP_DB needs lb < ub: an unused W is fixed at 0 */
+        glp_set_col_bnds(lp, i + 1, pass_used(md, i) ? GLP_DB : GLP_FX, 0,
+                         pass_used(md, i) ? M : 0);
     glp_set_col_bnds(lp, n + 1, lower < M ? GLP_DB : GLP_FX, lower, M);
     glp_set_obj_coef(lp, n + 1, 1);
     for (size_t k = 0; k < x->np; k++)
@@ -316,7 +319,7 @@ static glp_prob *build(const model *md, const milp *x, double lower, double M)
                 after += md->d[i];
         }
         if (before > 0)
-            glp_set_col_bnds(lp, j + 1, GLP_DB, fmin(before, M), M);
+            glp_set_col_bnds(lp, j + 1, before < M ? GLP_DB : GLP_FX, fmin(before, M), M);
         ind[1] = n + 1, val[1] = 1, ind[2] = j + 1, val[2] = -1;
         row(lp, GLP_LO, after, 0, 2, ind, val);
     }
@@ -399,8 +402,12 @@ static void run_glpk(const model *md, const milp *x, double lower, double M, siz
         p.tm_lim = ms_left(r);
         r->ret = p.tm_lim ? glp_intopt(lp, &p) : GLP_ETMLIM;
         r->mip_status = glp_mip_status(lp);
-        if (r->mip_status == GLP_OPT || r->mip_status == GLP_FEAS)
+        if (r->mip_status == GLP_OPT || r->mip_status == GLP_FEAS) {
             r->incumbent = fmin(r->incumbent, glp_mip_obj_val(lp));
+            if (r->xbest && glp_mip_obj_val(lp) < r->first)
+                for (int i = 0; i < md->n; i++)
+                    r->xbest[i] = glp_mip_col_val(lp, i + 1);
+        }
     }
     glp_delete_prob(lp);
 }
@@ -418,7 +425,7 @@ static int guarded(const model *md, const milp *x, double lower, double M, size_
 }
 
 sc_status sc_exact_milp(const model *md, const budget *bd, double lower, double M,
-                        const double *x0, const int *pos, sc_exact *out)
+                        double *x0, const int *pos, sc_exact *out)
 {
     milp x = {0};
     glpk_run *r = NULL;
@@ -448,6 +455,8 @@ sc_status sc_exact_milp(const model *md, const budget *bd, double lower, double 
     r->start = x.start;
     r->bound = lower;
     r->incumbent = INFINITY;
+    r->first = x0 ? out->incumbent : INFINITY;
+    r->xbest = x0;
     int failed = guarded(md, &x, lower, M, mem_mb, r);
     glp_free_env(); /* nothing of GLPK stays between calls; after a failure, the problem too */
     out->rows = r->rows;
@@ -488,7 +497,7 @@ exit:
 const char *sc_exact_solver(void) { return NULL; }
 
 sc_status sc_exact_milp(const model *md, const budget *bd, double lower, double M,
-                        const double *x0, const int *pos, sc_exact *out)
+                        double *x0, const int *pos, sc_exact *out)
 {
     (void)md, (void)bd, (void)M, (void)x0, (void)pos;
     out->status = SC_EXACT_NO_SOLVER;

@@ -37,9 +37,33 @@ double sc_exact_now(void);
  * M; x0 and pos: the first schedule (starts, places in their device's
  * orders), x0 NULL for none. Fills out's status, incumbent, bound, passes,
  * binaries, rows, solver_mem and why; out->incumbent holds the first
- * schedule's makespan on entry. Without GLPK: NO_SOLVER. SC_ERR_NOMEM when
- * the model's own arrays do not fit (GLPK out of memory is a status). */
+ * schedule's makespan on entry. When GLPK finds a better schedule, x0
+ * gets its starts. Without GLPK: NO_SOLVER. SC_ERR_NOMEM when the model's
+ * own arrays do not fit (GLPK out of memory is a status). */
 sc_status sc_exact_milp(const model *md, const budget *bd, double lower, double M,
-                        const double *x0, const int *pos, sc_exact *out);
+                        double *x0, const int *pos, sc_exact *out);
+
+/* Pass i's dependency in the model (-1: none) and the lag after its end
+ * (T_comm between devices) before i can start (exact_ls.c). */
+int sc_exact_dep(const model *md, int i, double *lag);
+
+/* The search (exact_ls.c): list schedules and a local search over the
+ * devices' orders, from a fixed seed, until bd's deadline, max_tries
+ * schedules, or a schedule of makespan `lower`. On entry x and pos hold a
+ * schedule of makespan *span (INFINITY: none); on return the best found
+ * and its makespan. SC_ERR_NOMEM. */
+sc_status sc_exact_search(const model *md, const budget *bd, double lower, long max_tries,
+                          double *span, double *x, int *pos);
+
+/* The memory fill bound (exact_lb.c, docs/bound.md#the-memory-fill): a
+ * lower bound on the makespan of every schedule of the model under its
+ * caps, from the forwards a device can run before any of its records can
+ * be freed; 0 where no device has a cap. */
+double sc_exact_memory_lb(const model *md);
+
+/* The schedule with starts x as a Lua recipe (exact_out.c): the program's
+ * shape, costs and caps, and each device's passes in the order of their
+ * starts (a BW where W is folded). *lua: sc_malloc'd text. SC_ERR_NOMEM. */
+sc_status sc_exact_lua(const model *md, const double *x, char **lua);
 
 #endif

@@ -496,7 +496,7 @@ int stagecraft_figures_json(stagecraft_program *p, const char **text, size_t *le
     sc_jw w; /* the object of `sim --json`, by its own writer (sim_out.h) */
     sc_jw_init(&w, f);
     sc_jw_object(&w, NULL);
-    st = sc_eng_sim_json(&w, L, &sc->lim, lp, sim, p->recipe, info, 0);
+    st = sc_eng_sim_json(&w, L, &sc->lim, lp, sim, p->recipe, info, NULL);
     sc_jw_end(&w);
     fputc('\n', f);
     lua_settop(L, top);

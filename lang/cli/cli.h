@@ -29,6 +29,12 @@
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg);
 
+/* sim --optimal --export-optimal FILE: writes lua (the best schedule as a
+ * recipe, engine/sim_out.h's sc_eng_optimal) to path, whole or not at all
+ * (formats/atomic.h); lua NULL (no schedule found) is an error. 0, or the
+ * exit code of the error printed. */
+int sc_cli_write_optimal(const char *path, const char *lua);
+
 /* The program's digest (engine/sim_out.h: sc_eng_program_digest, also the
  * library's stagecraft_digest), 16 hex digits into hex: sim --json
  * --with-program gives it, and --expect-digest holds a later command to it,

@@ -183,6 +183,24 @@ int sc_cli_svg_stack(const char *path, int n, const sc_prog *const *pgs,
     return write_outputs(&j, &path, 1);
 }
 
+int sc_cli_write_optimal(const char *path, const char *lua)
+{
+    char err[512];
+    sc_atomic *a = NULL;
+    if (!lua)
+        return sc_cli_fail(SC_EXIT_USAGE, "--export-optimal: no schedule to write (the optimal "
+                                          "line says why)");
+    FILE *f = sc_atomic_open(path, &a, err, sizeof err);
+    int rc = 0;
+    if (!f)
+        return sc_cli_failf(SC_EXIT_USAGE, "%s", err);
+    fputs(lua, f);
+    if (sc_atomic_close(a, err, sizeof err) != 0 || sc_atomic_commit(a, err, sizeof err) != 0)
+        rc = sc_cli_failf(SC_EXIT_USAGE, "%s", err);
+    sc_atomic_free(a);
+    return rc;
+}
+
 int sc_cli_export(const char *recipe, const char *format, const char *out, const char *torch,
                   int titan, sc_lprog *lp, const sc_svg_opts *svg)
 {

@@ -34,6 +34,7 @@
 #include "engine/engine.h"
 #include "formats/json.h"
 #include "formats/render.h"
+#include "ir/alloc.h"
 #include "repl/repl.h"
 #include "model/flops.h"
 #include "ir/offload_cfg.h"
@@ -54,6 +55,7 @@ typedef struct opts {
     int comm;                               /* --comm: SC_P2P_* + 1, 0: the recipe's */
     int defs;                               /* the overrides table's index */
     double optimal;                         /* sim --optimal[=S]: its time limit; 0: none */
+    const char *export_optimal;             /* sim --export-optimal FILE */
     int with_program;                       /* sim --json --with-program */
     const char *expect;                     /* --expect-digest HEX */
 } opts;
@@ -82,6 +84,10 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
             o->optimal = a[9] ? strtod(a + 10, NULL) : 10;
             if (!(o->optimal > 0 && o->optimal <= 1e6))
                 return sc_cli_fail(SC_EXIT_USAGE, "--optimal=SECONDS needs a time limit in (0, 1e6]");
+        } else if (strcmp(a, "--export-optimal") == 0) {
+            if (i + 1 >= argc)
+                return sc_cli_fail(SC_EXIT_USAGE, "--export-optimal needs a FILE");
+            o->export_optimal = argv[++i];
         } else if (strcmp(a, "--width") == 0) {
             long w = i + 1 < argc ? strtol(argv[++i], NULL, 10) : 0;
             if (w < 10 || w > SC_RENDER_MAX_WIDTH)
@@ -142,7 +148,7 @@ static int parse_args(lua_State *L, int argc, char **argv, int t, opts *o)
 }
 
 static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
-                     const double *idle, int bneck);
+                     const double *idle, int bneck, sc_eng_optimal *opt);
 
 static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
 {
@@ -208,14 +214,18 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     if (!idle)
         return sc_cli_fail(SC_EXIT_NOMEM, "out of memory");
     int bneck = sc_lua_balance(sim, idle);
-    rc = print_sim(L, o, lp, sim, info, idle, bneck);
+    sc_eng_optimal opt = {.limit = o->optimal, .want_lua = o->export_optimal != NULL};
+    rc = print_sim(L, o, lp, sim, info, idle, bneck, &opt);
     free(idle);
+    if (!rc && o->export_optimal)
+        rc = sc_cli_write_optimal(o->export_optimal, opt.lua);
+    sc_free(opt.lua);
     return rc;
 }
 
 /* sim: the summary (or --json) with the balance of the devices. */
 static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
-                     const double *idle, int bneck)
+                     const double *idle, int bneck, sc_eng_optimal *opt)
 {
     sc_prog *pg = lp->pg;
     int P = sc_prog_devices(pg);
@@ -226,7 +236,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
         sc_jw w;
         sc_jw_init(&w, stdout);
         sc_jw_object(&w, NULL);
-        sc_status st = sc_eng_sim_json(&w, L, sc_cli_limits(), lp, sim, o->recipe, info, o->optimal);
+        sc_status st = sc_eng_sim_json(&w, L, sc_cli_limits(), lp, sim, o->recipe, info, opt);
         if (st)
             return sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
         if (o->with_program) { /* one evaluation for all the package needs */
@@ -253,7 +263,7 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     sc_eng_print_lengths(stdout, pg, NULL);
     printf("makespan      %.6g%s\nbubble rate   %.4f%%\n", sim->makespan,
            sc_prog_seconds(pg) ? " s" : "", 100 * sim->bubble_rate);
-    sc_eng_print_bound(stdout, sc_cli_limits(), pg, sim->makespan, o->optimal, NULL);
+    sc_eng_print_bound(stdout, sc_cli_limits(), pg, sim->makespan, opt, NULL);
     int lo = 0, hi = 0;
     for (int d = 0; d < P; d++) {
         lo = idle[d] < idle[lo] ? d : lo;
@@ -315,9 +325,12 @@ static int cmd_recipe(lua_State *L, int argc, char **argv)
     int rc = parse_args(L, argc, argv, t, &o);
     if (rc)
         return rc;
-    const char *const outs[] = {o.svg, o.trace, o.out}, *const onames[] = {"--svg", "--trace", "-o"};
-    if ((rc = sc_cli_outputs_apart(onames, outs, 3)))
+    const char *const outs[] = {o.svg, o.trace, o.out, o.export_optimal},
+                      *const onames[] = {"--svg", "--trace", "-o", "--export-optimal"};
+    if ((rc = sc_cli_outputs_apart(onames, outs, 4)))
         return rc;
+    if (o.export_optimal && (strcmp(o.cmd, "sim") != 0 || !(o.optimal > 0)))
+        return sc_cli_fail(SC_EXIT_USAGE, "--export-optimal FILE goes with sim --optimal");
     if (o.trust)
         sc_sandbox_trust(L, 1);
     if (strcmp(o.cmd, "list") == 0)

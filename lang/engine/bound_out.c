@@ -22,13 +22,15 @@ static size_t mem_left(const sc_limits *lim)
 }
 
 static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, double makespan,
-                        double limit, sc_jw *w)
+                        sc_eng_optimal *opt, sc_jw *w)
 {
     sc_exact e;
     size_t mem = mem_left(lim);
-    if (sc_exact_solve(pg, limit, mem, makespan, &e) != SC_OK)
+    double limit = opt->limit;
+    if (sc_exact_solve_lua(pg, limit, mem, makespan, &e, opt->want_lua ? &opt->lua : NULL) != SC_OK)
         return;
     const char *solver = sc_exact_solver();
+    double gap = sc_bound_gap(e.incumbent, e.bound);
     if (w) {
         sc_jw_object(w, "optimal");
         sc_jw_str(w, "status", sc_exact_status_name(e.status));
@@ -40,6 +42,8 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
         sc_jw_num(w, "optimum", e.status == SC_EXACT_OPTIMAL ? e.optimum : NAN);
         sc_jw_num(w, "incumbent", e.incumbent);
         sc_jw_num(w, "bound", e.bound);
+        sc_jw_num(w, "gap", isfinite(e.incumbent) && isfinite(e.bound) ? gap : NAN);
+        sc_jw_bool(w, "searched", e.searched);
         sc_jw_num(w, "time_limit", limit);
         sc_jw_num(w, "seconds", e.seconds);
         sc_jw_int(w, "binaries", e.binaries);
@@ -61,6 +65,12 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
                    100 * sc_bound_gap(makespan, e.optimum));
         break;
     case SC_EXACT_LIMIT:
+        if (e.searched) {
+            fprintf(out, "optimal       not proved: best schedule %.6g (the search's, after %.3g "
+                    "s), bound %.6g, gap %.2f %% (the MILP stops at 64 passes a device)\n",
+                    e.incumbent, e.seconds, e.bound, 100 * gap);
+            break;
+        }
         fprintf(out, "optimal       not proved: %s stopped at its %g s limit (after %.3g s): best "
                "schedule %.6g, best bound %.6g\n", solver, limit, e.seconds, e.incumbent, e.bound);
         break;
@@ -81,7 +91,7 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
 }
 
 void sc_eng_print_bound(FILE *out, const sc_limits *lim, const sc_prog *pg, double makespan,
-                        double optimal, sc_jw *w)
+                        sc_eng_optimal *opt, sc_jw *w)
 {
     sc_bound b;
     if (sc_bound_prog(pg, &b) != SC_OK)
@@ -111,6 +121,6 @@ void sc_eng_print_bound(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
         fprintf(out, "lower bound   %.6g%s, within %.2f %% (%s)\n", b.bound,
                sc_prog_seconds(pg) ? " s" : "", 100 * gap, b.why);
     }
-    if (optimal > 0)
-        print_exact(out, lim, pg, makespan, optimal, w);
+    if (opt && opt->limit > 0)
+        print_exact(out, lim, pg, makespan, opt, w);
 }

@@ -52,7 +52,7 @@ void sc_eng_print_auto(FILE *out, lua_State *L, int info, sc_jw *w)
 }
 
 sc_status sc_eng_sim_json(sc_jw *w, lua_State *L, const sc_limits *lim, sc_lprog *lp,
-                          const sc_sim *sim, const char *recipe, int info, double optimal)
+                          const sc_sim *sim, const char *recipe, int info, sc_eng_optimal *opt)
 {
     sc_prog *pg = lp->pg;
     int P = sc_prog_devices(pg);
@@ -73,7 +73,7 @@ sc_status sc_eng_sim_json(sc_jw *w, lua_State *L, const sc_limits *lim, sc_lprog
     sc_eng_print_lengths(NULL, pg, w);
     sc_jw_num(w, "makespan", sim->makespan);
     sc_jw_num(w, "bubble_rate", sim->bubble_rate);
-    sc_eng_print_bound(NULL, lim, pg, sim->makespan, optimal, w);
+    sc_eng_print_bound(NULL, lim, pg, sim->makespan, opt, w);
     sc_jw_nums(w, "peak_memory", sim->peak_mem, P);
     sc_jw_num(w, "peak_memory_max", peak);
     sc_jw_nums(w, "busy", sim->busy, P);

@@ -7,7 +7,7 @@
  *     sc_jw w;
  *     sc_jw_init(&w, f);
  *     sc_jw_object(&w, NULL);
- *     sc_status st = sc_eng_sim_json(&w, L, lim, lp, sim, "zb-h1", info, 0);
+ *     sc_status st = sc_eng_sim_json(&w, L, lim, lp, sim, "zb-h1", info, NULL);
  *     sc_jw_end(&w);
  *
  * The sc_eng_print_* functions write text lines to out, or (w non-NULL)
@@ -39,11 +39,20 @@ void sc_eng_print_lengths(FILE *out, const sc_prog *pg, sc_jw *w);
 /* The offload figures (docs/offload.md#figures), "offload"; nothing
  * without a policy or host copies. */
 void sc_eng_print_offload(FILE *out, const sc_prog *pg, const sc_sim *sim, sc_jw *w);
-/* The lower bound and the gap of makespan (docs/bound.md); with optimal >
- * 0 (sim --optimal) also the exact optimum within that many seconds, its
- * solver held within what lim's memory limit leaves. */
+/* sim --optimal: the time limit (seconds; 0: none) and, when want_lua is
+ * set, the best schedule found as a Lua recipe (sc_exact_solve_lua): lua,
+ * sc_malloc'd, for the caller to write and sc_free (NULL: none found). */
+typedef struct sc_eng_optimal {
+    double limit;
+    int want_lua;
+    char *lua;
+} sc_eng_optimal;
+
+/* The lower bound and the gap of makespan (docs/bound.md); with opt and
+ * opt->limit > 0 (sim --optimal) also the exact optimum within that many
+ * seconds, its solver held within what lim's memory limit leaves. */
 void sc_eng_print_bound(FILE *out, const sc_limits *lim, const sc_prog *pg, double makespan,
-                        double optimal, sc_jw *w);
+                        sc_eng_optimal *opt, sc_jw *w);
 /* The figures of an automatic schedule (the table at index info of L; 0:
  * none): the member "auto", or a line. */
 void sc_eng_print_auto(FILE *out, lua_State *L, int info, sc_jw *w);
@@ -53,7 +62,7 @@ void sc_eng_print_auto(FILE *out, lua_State *L, int info, sc_jw *w);
  * --with-program): lp simulated as sim, named recipe, info and optimal as
  * above. SC_ERR_NOMEM when a scratch block cannot be had. */
 sc_status sc_eng_sim_json(sc_jw *w, lua_State *L, const sc_limits *lim, sc_lprog *lp,
-                          const sc_sim *sim, const char *recipe, int info, double optimal);
+                          const sc_sim *sim, const char *recipe, int info, sc_eng_optimal *opt);
 
 /* The program's digest: FNV-1a 64 of its JSON dump (streams lowered for
  * running, whatever the lower target now), 16 hex digits and a NUL into
