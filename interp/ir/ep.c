@@ -1,0 +1,93 @@
+/*
+ * ep.c — expert parallelism: the degree, the all-to-alls' bytes and time
+ * per stage, the EP groups (ep.h, docs/semantics.md#expert-parallelism).
+ */
+#include "ir_impl.h"
+#include "ir/alloc.h"
+
+#include <math.h>
+
+sc_status sc_prog_set_ep(sc_prog *pg, int ep)
+{
+    if (ep < 1 || ep > SC_MAX_EP)
+        return sc_fail(pg, SC_ERR_ARG, "ep = %d is out of range (1..%d)", ep, SC_MAX_EP);
+    if ((long)ep * pg->P > SC_MAX_DEVICES)
+        return sc_fail(pg, SC_ERR_ARG, "ep = %d: %d x %d devices is more than %d", ep, pg->P,
+                       ep, SC_MAX_DEVICES);
+    pg->ep = ep;
+    sc_prog_invalidate(pg);
+    return SC_OK;
+}
+
+int sc_prog_ep(const sc_prog *pg) { return pg->ep; }
+
+static sc_status ensure(sc_prog *pg)
+{
+    if (pg->ep_bytes)
+        return SC_OK;
+    pg->ep_bytes = sc_malloc(2 * (size_t)pg->S * sizeof(double));
+    if (!pg->ep_bytes)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (int s = 0; s < pg->S; s++) {
+        pg->ep_bytes[s] = 0;
+        pg->ep_bytes[pg->S + s] = NAN;
+    }
+    return SC_OK;
+}
+
+static sc_status set_stage(sc_prog *pg, int s, double x, int time)
+{
+    if (s < -1 || s >= pg->S)
+        return sc_fail(pg, SC_ERR_ARG, "stage %d is out of range (0..%d)", s, pg->S - 1);
+    if (!(x >= 0) || !isfinite(x))
+        return sc_fail(pg, SC_ERR_ARG, "expert all-to-all %s %g must be finite and >= 0",
+                       time ? "time" : "bytes", x);
+    sc_status st = ensure(pg);
+    for (int t = s < 0 ? 0 : s; st == SC_OK && t < (s < 0 ? pg->S : s + 1); t++)
+        pg->ep_bytes[(time ? pg->S : 0) + t] = x;
+    sc_prog_invalidate(pg);
+    return st;
+}
+
+sc_status sc_prog_set_ep_bytes(sc_prog *pg, int s, double bytes)
+{
+    return set_stage(pg, s, bytes, 0);
+}
+
+sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds)
+{
+    return set_stage(pg, s, seconds, 1);
+}
+
+double sc_prog_ep_bytes(const sc_prog *pg, int s)
+{
+    return pg->ep_bytes && s >= 0 && s < pg->S ? pg->ep_bytes[s] : 0;
+}
+
+double sc_prog_ep_time(const sc_prog *pg, int s)
+{
+    double b = sc_prog_ep_bytes(pg, s);
+    if (pg->ep <= 1 || b <= 0)
+        return 0;
+    double t = pg->ep_bytes[pg->S + s];
+    if (t == t)
+        return t;
+    double f = sc_coll_factor(SC_OP_DISPATCH, pg->ep); /* (E - 1)/E of each buffer */
+    return 2 * (pg->coll_lat + (isinf(pg->coll_bw) ? 0 : f * b / pg->coll_bw));
+}
+
+int sc_prog_ep_group(sc_prog *pg, int d)
+{
+    if (!pg->ep_grp) {
+        pg->ep_grp = sc_malloc((size_t)pg->P * sizeof(int));
+        if (!pg->ep_grp) {
+            sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        for (int e = 0; e < pg->P; e++)
+            pg->ep_grp[e] = -1;
+    }
+    if (pg->ep_grp[d] < 0)
+        pg->ep_grp[d] = sc_prog_add_group(pg, &d, 1);
+    return pg->ep_grp[d];
+}
