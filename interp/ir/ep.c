@@ -25,13 +25,15 @@ static sc_status ensure(sc_prog *pg)
 {
     if (pg->ep_bytes)
         return SC_OK;
-    pg->ep_bytes = sc_malloc(2 * (size_t)pg->S * sizeof(double));
+    pg->ep_bytes = sc_malloc((2 * (size_t)pg->S + (size_t)pg->P) * sizeof(double));
     if (!pg->ep_bytes)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     for (int s = 0; s < pg->S; s++) {
         pg->ep_bytes[s] = 0;
         pg->ep_bytes[pg->S + s] = NAN;
     }
+    for (int d = 0; d < pg->P; d++)
+        pg->ep_bytes[2 * pg->S + d] = 0;
     return SC_OK;
 }
 
@@ -57,6 +59,23 @@ sc_status sc_prog_set_ep_bytes(sc_prog *pg, int s, double bytes)
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds)
 {
     return set_stage(pg, s, seconds, 1);
+}
+
+sc_status sc_prog_set_ep_dense(sc_prog *pg, int d, double bytes)
+{
+    if (d < 0 || d >= pg->P)
+        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
+    if (!(bytes >= 0) || !isfinite(bytes))
+        return sc_fail(pg, SC_ERR_ARG, "dense gradient bytes %g must be finite and >= 0", bytes);
+    sc_status st = ensure(pg);
+    if (st == SC_OK)
+        pg->ep_bytes[2 * pg->S + d] = bytes;
+    return st;
+}
+
+double sc_prog_ep_dense(const sc_prog *pg, int d)
+{
+    return pg->ep_bytes && d >= 0 && d < pg->P ? pg->ep_bytes[2 * pg->S + d] : 0;
 }
 
 double sc_prog_ep_bytes(const sc_prog *pg, int s)

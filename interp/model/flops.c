@@ -342,6 +342,35 @@ static sc_status stage_costs(sc_prog *pg, const sc_mdesc *m, const int *nl, int 
     return st;
 }
 
+/* Expert parallelism (ir/ep.h): each stage's all-to-all bytes, tokens x k
+ * x hidden x the activation dtype over its MoE layers, and each device's
+ * dense (all but the routed experts') parameter bytes, dtype each. */
+static sc_status set_ep(sc_prog *pg, const sc_mdesc *m, const int *nl, double R, int dtype)
+{
+    const sc_mdesc_cfg *c = sc_mdesc_config(m);
+    if (!c->experts)
+        return SC_OK;
+    double tok = R * (double)c->experts_per_tok * (double)c->hidden * c->act_bytes;
+    double routed = (double)c->experts * 3.0 * (double)c->hidden * (double)c->moe_inter;
+    sc_status st = SC_OK;
+    double *dense = sc_calloc((size_t)pg->P, sizeof(double));
+    if (!dense)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (int s = 0, first = 1; s < pg->S && !st; first += nl[s], s++) {
+        int moe = 0;
+        for (int i = first; i < first + nl[s]; i++) {
+            int is = sc_mdesc_kind(m, i) == SC_ML_MOE;
+            moe += is;
+            dense[pg->stage_dev[s]] += ((double)sc_mdesc_params(m, i) - is * routed) * dtype;
+        }
+        st = sc_prog_set_ep_bytes(pg, s, moe * tok);
+    }
+    for (int d = 0; d < pg->P && !st; d++)
+        st = sc_prog_set_ep_dense(pg, d, dense[d]);
+    sc_free(dense);
+    return st;
+}
+
 /* pg takes the model: md (a copy into keep, its description m), the
  * stages' layers nl, the devices' bytes pb and db, the unit of memory;
  * what it held before is freed. */
@@ -454,6 +483,8 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
     if (st)
         goto fail;
     int dtype = md->dtype_bytes ? md->dtype_bytes : mc->param_bytes;
+    if ((st = set_ep(pg, m, nl, R, dtype)) != SC_OK)
+        goto fail;
     for (int d = 0; d < P; d++) {
         db[d] = bytes_of(md, dtype, count[d], (double)count[d] + elems[d],
                          (double)(count[d] - frozen[d]) + elems[d]);
