@@ -181,7 +181,8 @@ double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in)
     const sc_ctail *t = &pg->coll[in->coll];
     /* each device of the group stands for its EP ranks (ep.h) */
     int n = (t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group]) * pg->ep;
-    if (n <= 1)
+    /* a lowered ep program's all-to-alls are timed on their pass (ep.h) */
+    if (n <= 1 || (pg->ep > 1 && !pg->given && !sc_op_has(in->op, SC_OPF_REDUCES | SC_OPF_ROOTED)))
         return 0;
     return pg->coll_lat + (isinf(pg->coll_bw) ? 0 : sc_prog_coll_weight(pg, in) / pg->coll_bw);
 }

@@ -37,7 +37,9 @@ double sc_prog_ep_dense(const sc_prog *pg, int d);
  * collective cost, sc_prog_set_coll_cost), and the time the lowering puts
  * on the compute stream (sc_prog_set_cost_a2a): a pass alone takes its
  * time plus it, an overlapped pair hides each half's under the other's
- * compute. */
+ * compute; the DISPATCH and COMBINE after it then take no time of the
+ * collective channel (sc_prog_coll_time; in given streams they take their
+ * cost there, as any collective). */
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds);
 double sc_prog_ep_time(const sc_prog *pg, int s);
 /* The EP group of device d (a group of one program device: its E ranks),
