@@ -83,12 +83,19 @@ double sc_prog_ep_bytes(const sc_prog *pg, int s)
     return pg->ep_bytes && s >= 0 && s < pg->S ? pg->ep_bytes[s] : 0;
 }
 
-double sc_prog_ep_time(const sc_prog *pg, int s)
+int sc_prog_ep_stage(const sc_prog *pg, int s)
 {
-    double b = sc_prog_ep_bytes(pg, s);
-    if (pg->ep <= 1 || b <= 0)
+    if (!pg->ep_bytes || s < 0 || s >= pg->S)
         return 0;
     double t = pg->ep_bytes[pg->S + s];
+    return t == t ? t > 0 : pg->ep_bytes[s] > 0;
+}
+
+double sc_prog_ep_time(const sc_prog *pg, int s)
+{
+    if (pg->ep <= 1 || !sc_prog_ep_stage(pg, s))
+        return 0;
+    double t = pg->ep_bytes[pg->S + s], b = pg->ep_bytes[s];
     if (t == t)
         return t;
     double f = sc_coll_factor(SC_OP_DISPATCH, pg->ep); /* (E - 1)/E of each buffer */

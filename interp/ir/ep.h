@@ -41,6 +41,8 @@ double sc_prog_ep_dense(const sc_prog *pg, int d);
  * collective channel (sc_prog_coll_time; in given streams they take their
  * cost there, as any collective). */
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds);
+/* Whether stage s has experts: a time > 0 given, else bytes > 0. */
+int sc_prog_ep_stage(const sc_prog *pg, int s);
 double sc_prog_ep_time(const sc_prog *pg, int s);
 /* The EP group of device d (a group of one program device: its E ranks),
  * made on first use; -1 when out of memory (the error is set). */

@@ -16,7 +16,7 @@ sc_status sc_lower_ep_prepare(sc_prog *pg)
     if (no)
         return sc_fail(pg, SC_ERR_ARG, "ep = %d is not combined with %s yet", pg->ep, no);
     for (int s = 0; s < pg->S; s++)
-        if (sc_prog_ep_bytes(pg, s) > 0)
+        if (sc_prog_ep_stage(pg, s))
             pg->ta[s] = sc_prog_ep_time(pg, s);
     return SC_OK;
 }
@@ -36,7 +36,7 @@ sc_status sc_lower_ep_pass(sc_prog *pg, int d, sc_vec *sv, const sc_instr *in)
     int n = sc_instr_halves(in, h);
     for (int i = 0; i < n; i++) {
         double bytes = sc_prog_ep_bytes(pg, h[i].stage);
-        if (bytes <= 0 || !sc_op_is_compute(h[i].op) || h[i].op == SC_OP_W)
+        if (!sc_prog_ep_stage(pg, h[i].stage) || !sc_op_is_compute(h[i].op) || h[i].op == SC_OP_W)
             continue; /* W: the experts' weight gradients stay local */
         int g = sc_prog_ep_group(pg, d);
         if (g < 0)
