@@ -25,28 +25,31 @@ static sc_status ensure(sc_prog *pg)
 {
     if (pg->ep_bytes)
         return SC_OK;
-    pg->ep_bytes = sc_malloc((2 * (size_t)pg->S + (size_t)pg->P) * sizeof(double));
+    pg->ep_bytes = sc_malloc((3 * (size_t)pg->S + (size_t)pg->P) * sizeof(double));
     if (!pg->ep_bytes)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     for (int s = 0; s < pg->S; s++) {
         pg->ep_bytes[s] = 0;
         pg->ep_bytes[pg->S + s] = NAN;
+        pg->ep_bytes[2 * pg->S + pg->P + s] = 1;
     }
     for (int d = 0; d < pg->P; d++)
         pg->ep_bytes[2 * pg->S + d] = 0;
     return SC_OK;
 }
 
-static sc_status set_stage(sc_prog *pg, int s, double x, int time)
+/* which: 0 bytes, 1 time, 2 layers */
+static sc_status set_stage(sc_prog *pg, int s, double x, int which)
 {
     if (s < -1 || s >= pg->S)
         return sc_fail(pg, SC_ERR_ARG, "stage %d is out of range (0..%d)", s, pg->S - 1);
     if (!(x >= 0) || !isfinite(x))
         return sc_fail(pg, SC_ERR_ARG, "expert all-to-all %s %g must be finite and >= 0",
-                       time ? "time" : "bytes", x);
+                       which == 1 ? "time" : which ? "layers" : "bytes", x);
     sc_status st = ensure(pg);
+    size_t at = which == 2 ? 2 * (size_t)pg->S + (size_t)pg->P : (size_t)which * (size_t)pg->S;
     for (int t = s < 0 ? 0 : s; st == SC_OK && t < (s < 0 ? pg->S : s + 1); t++)
-        pg->ep_bytes[(time ? pg->S : 0) + t] = x;
+        pg->ep_bytes[at + (size_t)t] = x;
     sc_prog_invalidate(pg);
     return st;
 }
@@ -59,6 +62,11 @@ sc_status sc_prog_set_ep_bytes(sc_prog *pg, int s, double bytes)
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds)
 {
     return set_stage(pg, s, seconds, 1);
+}
+
+sc_status sc_prog_set_ep_layers(sc_prog *pg, int s, int layers)
+{
+    return set_stage(pg, s, layers, 2);
 }
 
 sc_status sc_prog_set_ep_dense(sc_prog *pg, int d, double bytes)
@@ -99,7 +107,8 @@ double sc_prog_ep_time(const sc_prog *pg, int s)
     if (t == t)
         return t;
     double f = sc_coll_factor(SC_OP_DISPATCH, pg->ep); /* (E - 1)/E of each buffer */
-    return 2 * (pg->coll_lat + (isinf(pg->coll_bw) ? 0 : f * b / pg->coll_bw));
+    double layers = pg->ep_bytes[2 * pg->S + pg->P + s]; /* a latency each */
+    return 2 * (layers * pg->coll_lat + (isinf(pg->coll_bw) ? 0 : f * b / pg->coll_bw));
 }
 
 int sc_prog_ep_group(sc_prog *pg, int d)

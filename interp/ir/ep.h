@@ -28,13 +28,17 @@ int sc_prog_ep(const sc_prog *pg);
  * stage has no experts and its passes get none. s = -1: every stage. */
 sc_status sc_prog_set_ep_bytes(sc_prog *pg, int s, double bytes);
 double sc_prog_ep_bytes(const sc_prog *pg, int s);
+/* The MoE layers of stage s (default 1): each pays the latency of its
+ * two all-to-alls (the merged pair's time below). */
+sc_status sc_prog_set_ep_layers(sc_prog *pg, int s, int layers);
 /* Bytes of the dense gradients of device d's stages (all but the
  * experts'), summed over its EP group at the end of the step. */
 sc_status sc_prog_set_ep_dense(sc_prog *pg, int d, double bytes);
 double sc_prog_ep_dense(const sc_prog *pg, int d);
 /* The all-to-all's time of a pass of stage s (DISPATCH + COMBINE), as a
  * cost file gives it (sc_prog_set_ep_time; NAN: from the bytes and the
- * collective cost, sc_prog_set_coll_cost), and the time the lowering puts
+ * collective cost, sc_prog_set_coll_cost: 2 x (layers x latency + (E-1)/E
+ * x bytes / bandwidth)), and the time the lowering puts
  * on the compute stream (sc_prog_set_cost_a2a): a pass alone takes its
  * time plus it, an overlapped pair hides each half's under the other's
  * compute; the DISPATCH and COMBINE after it then take no time of the

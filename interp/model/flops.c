@@ -364,6 +364,8 @@ static sc_status set_ep(sc_prog *pg, const sc_mdesc *m, const int *nl, double R,
             dense[pg->stage_dev[s]] += ((double)sc_mdesc_params(m, i) - is * routed) * dtype;
         }
         st = sc_prog_set_ep_bytes(pg, s, moe * tok);
+        if (!st && moe > 0)
+            st = sc_prog_set_ep_layers(pg, s, moe);
     }
     for (int d = 0; d < pg->P && !st; d++)
         st = sc_prog_set_ep_dense(pg, d, dense[d]);

@@ -165,6 +165,8 @@ TEST(lowering)
     CHECK_NEAR(sc_prog_ta(pg, 0), 3.2, 1e-12);
     CHECK_NEAR(sc_prog_ta(pg, 2), 0, 1e-15);
     CHECK_NEAR(sc_prog_ep_time(pg, 1), 3.2, 1e-12);
+    CHECK(sc_prog_set_ep_layers(pg, 1, 3) == SC_OK); /* a latency per layer */
+    CHECK_NEAR(sc_prog_ep_time(pg, 1), 2 * (3 * 0.1 + 0.75 * 200 / 100), 1e-12);
     CHECK(sc_prog_set_ep_time(pg, 1, 0.25) == SC_OK);
     CHECK_NEAR(sc_prog_ep_time(pg, 1), 0.25, 1e-15); /* a cost file's */
     sc_prog_free(pg);
