@@ -3,7 +3,8 @@
  * (docs/semantics.md#expert-parallelism): the model's hook (model.h's
  * sc_ep_hook) driven by a test double, rows_double, that stands in for the
  * MoE layer until it lands: E threads of one EP group on the local
- * transport; DISPATCH moves known rows to every rank, the "experts" double
+ * transport (and 3 ranks under mpirun on the mpi transport, tests/runtime.sh);
+ * DISPATCH moves known rows to every rank, the "experts" double
  * them, COMBINE brings them back to their source in the order sent; a rank
  * with too little room fails in one line; the host completion
  * (coll_host.h) on its own.
@@ -11,6 +12,7 @@
 #include "harness.h"
 #include "model/model.h"
 #include "transport/coll_host.h"
+#include "transport/sc_mpi.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -115,27 +117,32 @@ static void exchange(worker *w, size_t cap_of_rank2)
     sc_transport_local_free(tp);
 }
 
+/* What rank r got in DISPATCH and back in COMBINE (w: its worker). */
+static void check_rank(const worker *w, int r)
+{
+    CHECK(w[r].st[0] == SC_OK && w[r].st[1] == SC_OK && w[r].d.calls == 4);
+    /* DISPATCH: from each source e, e + r + 1 rows, source-major */
+    size_t k = 0;
+    for (int e = 0; e < E; e++) {
+        CHECK(w[r].d.ngot[e] == (size_t)(e + r + 1));
+        for (size_t i = 0; i < w[r].d.ngot[e]; i++, k++) /* doubled by COMBINE's out */
+            CHECK(w[r].d.got[k][0] == 2.0f * (float)(100 * e + 10 * r + (int)i));
+    }
+    /* COMBINE: r's own rows back, doubled, in the order it sent them */
+    k = 0;
+    for (int e = 0; e < E; e++) {
+        CHECK(w[r].d.nback[e] == w[r].d.ntok[e]);
+        for (size_t i = 0; i < w[r].d.nback[e]; i++, k++)
+            CHECK(w[r].d.back[k][0] == 2 * w[r].d.tok[k][0] && w[r].d.back[k][1] == -2);
+    }
+}
+
 TEST(dispatch_and_combine)
 {
     worker w[E];
     exchange(w, MAXR);
-    for (int r = 0; r < E; r++) {
-        CHECK(w[r].st[0] == SC_OK && w[r].st[1] == SC_OK && w[r].d.calls == 4);
-        /* DISPATCH: from each source e, e + r + 1 rows, source-major */
-        size_t k = 0;
-        for (int e = 0; e < E; e++) {
-            CHECK(w[r].d.ngot[e] == (size_t)(e + r + 1));
-            for (size_t i = 0; i < w[r].d.ngot[e]; i++, k++) /* doubled by COMBINE's out */
-                CHECK(w[r].d.got[k][0] == 2.0f * (float)(100 * e + 10 * r + (int)i));
-        }
-        /* COMBINE: r's own rows back, doubled, in the order it sent them */
-        k = 0;
-        for (int e = 0; e < E; e++) {
-            CHECK(w[r].d.nback[e] == w[r].d.ntok[e]);
-            for (size_t i = 0; i < w[r].d.nback[e]; i++, k++)
-                CHECK(w[r].d.back[k][0] == 2 * w[r].d.tok[k][0] && w[r].d.back[k][1] == -2);
-        }
-    }
+    for (int r = 0; r < E; r++)
+        check_rank(w, r);
 }
 
 TEST(too_little_room)
@@ -165,8 +172,35 @@ TEST(host_completion)
     CHECK(p1.overflow && !p0.overflow);
 }
 
+/* Under mpirun -np 3 (tests/runtime.sh): this rank's part through the mpi
+ * transport. */
+static int mpi_main(void)
+{
+    int rank, size;
+    char err[256];
+    if (sc_mpi_init(&rank, &size, 60, err, sizeof err) != SC_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    CHECK(size == E);
+    static worker w[E];
+    CHECK(sc_transport_mpi_new(16, 30, &w[rank].tp, err, sizeof err) == SC_OK);
+    w[rank].d.rank = rank;
+    w[rank].d.cap = MAXR;
+    if (size == E && w[rank].tp) {
+        run(&w[rank]);
+        check_rank(w, rank);
+        sc_transport_mpi_free(w[rank].tp);
+    }
+    int rc = harness_done("a2a_run (mpi)");
+    sc_mpi_finish(0);
+    return rc;
+}
+
 int main(void)
 {
+    if (sc_mpi_launched())
+        return mpi_main();
     RUN(dispatch_and_combine);
     RUN(too_little_room);
     RUN(host_completion);
