@@ -79,6 +79,16 @@ if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "cost file: DISPATC
 echo '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1], "dispatch": [0.25]}' >"$tmp/bad.json"
 expect 3 "'dispatch': 1 values for 2 stages" -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/bad.json" -D ep=2
 
+# sim names it; --json has ep and ep_time; sc.program{ep = ...} as -D
+expect 0 "ep            2: 2 x 2 devices, stage-major; all-to-alls 0.5 s per pass on s0" -- \
+  $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json" -D ep=2
+$SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json" -D ep=2 --json >"$tmp/j" 2>&1
+if python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["ep"] == 2 and j["ep_time"] == [0.5, 0], j' "$tmp/j"; then ok
+else bad "sim --json: ep, ep_time"; fi
+printf 'return sc.program{p = 2, m = 1, rule = "1f1b", ep = 2, costs = sc.costs("c.json")}\n' >"$tmp/p.lua"
+$SC show "$tmp/p.lua" --dump >"$tmp/d" 2>&1
+if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "sc.program{ep = 2}"; head -3 "$tmp/d" >&2; fi
+
 # 6. Errors: one line, exit 3.
 expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
 expect 3 "ep = 2 is not combined with post-validation yet" -- \
