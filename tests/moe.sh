@@ -45,6 +45,14 @@ assert seen == {"DISPATCH": 8, "COMBINE": 8}, seen
 PY
 then ok; else bad "all-to-all bytes"; fi
 
+# Each rank holds 1/E of the routed experts: mixtral-8x7b on 4 stages, d0's
+# 8 MoE layers hold 8 x 8 x 3 x 4096 x 14336 routed parameters, half of
+# them gone at ep = 2 (the params column of sim's device table).
+p1=$($SC sim 1f1b -D p=4 -D m=8 --model $MX -D seq=4096 | awk '/^device +params/ { t = 1; next } t && $1 == 0 { print $2; exit }')
+p2=$($SC sim 1f1b -D p=4 -D m=8 --model $MX -D seq=4096 -D ep=2 | awk '/^device +params/ { t = 1; next } t && $1 == 0 { print $2; exit }')
+if [ -n "$p1" ] && [ "$((p1 - p2))" = "$((8 * 8 * 3 * 4096 * 14336 / 2))" ]; then ok
+else bad "ep = 2 parameters on d0: $p1 -> $p2"; fi
+
 # 3. trace and SVG draw them.
 for f in trace svg; do
   $SC export 1f1b -D p=2 -D m=2 --model $M -D seq=64 -D ep=2 --format $f >"$tmp/o" 2>"$tmp/err"

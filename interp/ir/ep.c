@@ -25,7 +25,7 @@ static sc_status ensure(sc_prog *pg)
 {
     if (pg->ep_bytes)
         return SC_OK;
-    pg->ep_bytes = sc_malloc((3 * (size_t)pg->S + (size_t)pg->P) * sizeof(double));
+    pg->ep_bytes = sc_malloc((3 * (size_t)pg->S + 2 * (size_t)pg->P) * sizeof(double));
     if (!pg->ep_bytes)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
     for (int s = 0; s < pg->S; s++) {
@@ -34,7 +34,7 @@ static sc_status ensure(sc_prog *pg)
         pg->ep_bytes[2 * pg->S + pg->P + s] = 1;
     }
     for (int d = 0; d < pg->P; d++)
-        pg->ep_bytes[2 * pg->S + d] = 0;
+        pg->ep_bytes[2 * pg->S + d] = pg->ep_bytes[3 * pg->S + pg->P + d] = 0;
     return SC_OK;
 }
 
@@ -79,6 +79,25 @@ sc_status sc_prog_set_ep_dense(sc_prog *pg, int d, double bytes)
     if (st == SC_OK)
         pg->ep_bytes[2 * pg->S + d] = bytes;
     return st;
+}
+
+sc_status sc_prog_set_ep_routed(sc_prog *pg, int d, double share)
+{
+    if (d < 0 || d >= pg->P)
+        return sc_fail(pg, SC_ERR_ARG, "device %d is out of range (0..%d)", d, pg->P - 1);
+    if (!(share >= 0 && share <= 1))
+        return sc_fail(pg, SC_ERR_ARG, "the routed experts' share %g must be within [0, 1]", share);
+    sc_status st = ensure(pg);
+    if (st == SC_OK)
+        pg->ep_bytes[3 * pg->S + pg->P + d] = share;
+    return st;
+}
+
+double sc_prog_ep_param_scale(const sc_prog *pg, int d)
+{
+    if (pg->ep <= 1 || !pg->ep_bytes || d < 0 || d >= pg->P)
+        return 1;
+    return 1 - pg->ep_bytes[3 * pg->S + pg->P + d] * (1 - 1.0 / pg->ep);
 }
 
 double sc_prog_ep_dense(const sc_prog *pg, int d)

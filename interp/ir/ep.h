@@ -35,6 +35,12 @@ sc_status sc_prog_set_ep_layers(sc_prog *pg, int s, int layers);
  * experts'), summed over its EP group at the end of the step. */
 sc_status sc_prog_set_ep_dense(sc_prog *pg, int d, double bytes);
 double sc_prog_ep_dense(const sc_prog *pg, int d);
+/* The routed experts' share of device d's parameters (0..1), and what its
+ * parameters, gradients and optimizer states are scaled by with ep = E:
+ * 1 - share x (1 - 1/E) (each rank holds 1/E of the routed experts; 1
+ * with ep = 1). */
+sc_status sc_prog_set_ep_routed(sc_prog *pg, int d, double share);
+double sc_prog_ep_param_scale(const sc_prog *pg, int d);
 /* The all-to-all's time of a pass of stage s (DISPATCH + COMBINE), as a
  * cost file gives it (sc_prog_set_ep_time; NAN: from the bytes and the
  * collective cost, sc_prog_set_coll_cost: 2 x (layers x latency + (E-1)/E

@@ -70,7 +70,8 @@ struct sc_prog {
     int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
     int fwd_only;   /* forward-only: F passes only (fwdonly.h) */
     int ep;         /* expert-parallel degree (ep.h); 1: none */
-    double *ep_bytes; /* [3S+P] a2a bytes, times (NAN: from bytes), dense bytes, layers; or NULL */
+    double *ep_bytes; /* [3S+2P] a2a bytes, times (NAN: from bytes), dense bytes, layers,
+                       routed share; or NULL (ep.c) */
     int *ep_grp;    /* [P] each device's EP group, -1 not made yet, or NULL */
     sc_fsdp_cfg fsdp; /* FSDP's data-parallel group (fsdp.h); dp = 0: none */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
