@@ -475,6 +475,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	SC=$(BUILD)/stagecraft sh bench/bench_decoder.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_lengths.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_seq1f1b.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_moe.sh
 
 echo:
 	@echo "CC       = $(CC)"

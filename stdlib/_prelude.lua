@@ -369,15 +369,16 @@ end
 
 -- Evaluates a recipe (stdlib name or path) with overrides (name -> value).
 -- Returns program (nil when listing), declared parameters, doc.
--- Parameters every recipe takes (docs/steps.md): the training steps and how
--- their optimizer steps synchronize. A recipe that declares one of them
+-- Parameters every recipe takes (docs/steps.md): the training steps, how
+-- their optimizer steps synchronize and the expert-parallel degree `ep`
+-- (docs/semantics.md#expert-parallelism). A recipe that declares one of them
 -- gets it as its own parameter; otherwise a value given with -D (or to
 -- sc.load) is set on the program the recipe returns.
 sc.STEPS = {
   {"steps", 1, "training steps back to back"},
   {"optim_sync", "none", "optimizer synchronization: none, sync, post-validation"},
 }
-local UNIVERSAL = {steps = sc.STEPS[1][2], optim_sync = sc.STEPS[2][2]}
+local UNIVERSAL = {steps = sc.STEPS[1][2], optim_sync = sc.STEPS[2][2], ep = 1}
 
 -- Declared parameters the recipe never read, warned about once per recipe.
 local warned = {}
@@ -510,7 +511,7 @@ function sc._evaluate(recipe, overrides, listing)
     end
   end
   if next(universal) ~= nil then
-    local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync)
+    local set, why = pcall(sc._steps, res, universal.steps, universal.optim_sync, universal.ep)
     if not set then  -- a value out of range: the user's -D, not a line of the prelude
       sc._raise(sc._errcode(why), (tostring(why):gsub("^stdlib/_%a+%.lua:%d+: ", "")))
     end

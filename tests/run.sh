@@ -16,7 +16,7 @@
 # the layering (tests/py/layout.py), the
 # V-shape recipes against the authors' schedules (tests/py/vcompare.py),
 # the runtime (tests/runtime.sh), the decoder it trains (tests/decoder.sh),
-# training steps (tests/steps.sh), the
+# training steps (tests/steps.sh), expert parallelism (tests/moe.sh), the
 # sandbox and limits (tests/sandbox.sh), the error catalogue
 # (tests/errors.sh), the lists kept in one table each against their other
 # copies (tests/py/lists.py), what a newcomer meets (tests/ux.sh), compare
@@ -90,7 +90,7 @@ suites() {
   done
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
            tests/bound.sh tests/exact.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh \
-           tests/ux.sh tests/forward.sh tests/slices.sh \
+           tests/ux.sh tests/forward.sh tests/slices.sh tests/moe.sh \
            tests/gpu/run.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done

@@ -201,6 +201,12 @@ if command -v mpirun >/dev/null &&
     expect 0 "coll_run (mpi): " -- timeout 120 mpirun -np 3 --oversubscribe "$BUILD_DIR/test_coll_run"
     grep -q " [1-9][0-9]* failed" "$tmp/out" && bad "test_coll_run under mpirun: $(grep failed "$tmp/out" | head -1)"
   fi
+  # Expert parallelism's all-to-all through the mpi transport (DISPATCH and
+  # COMBINE of a test double's rows: tests/unit/test_a2a_run.c).
+  if [ -x "$BUILD_DIR/test_a2a_run" ]; then
+    expect 0 "a2a_run (mpi): " -- timeout 120 mpirun -np 3 --oversubscribe "$BUILD_DIR/test_a2a_run"
+    grep -q " [1-9][0-9]* failed" "$tmp/out" && bad "test_a2a_run under mpirun: $(grep failed "$tmp/out" | head -1)"
+  fi
   expect 3 "mpirun started 4 ranks for a program of 2 devices" -- timeout -k 10 120 $MPIRUN $SC run 1f1b -D p=2
   # MPI is a module only a run under mpirun loads (runtime/transport/mpi_api.h):
   # the executable does not link it, and without the module says so.

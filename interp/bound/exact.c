@@ -58,6 +58,8 @@ static const char *unsupported(const sc_prog *pg)
         return "more than one step";
     if (sc_prog_copies(pg) != 1)
         return "copies of the model";
+    if (sc_prog_ep(pg) > 1) /* its all-to-alls are on the passes: ir/ep.h */
+        return "expert parallelism (ep > 1)";
     if (sc_prog_forward_only(pg)) /* its lower bound is met: docs/guide.md#forward-only */
         return "a forward-only program";
     if (sc_vocab_split(sc_prog_vocab(pg)))

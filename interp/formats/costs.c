@@ -11,11 +11,12 @@
 
 const char *const sc_cost_keys[SC_COST_KINDS] = {"tf", "tb", "tw", "tbw", "optim"};
 const char *const sc_cost_vocab_keys[SC_COST_VOCAB] = {"ts", "tt", "te", "tew"};
+const char *const sc_cost_a2a_keys[2] = {"dispatch", "combine"};
 
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tfb", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "optim", "tfb", "dispatch", "combine", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
     "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
@@ -59,6 +60,8 @@ void sc_costs_free(sc_costs *c)
     for (int k = 0; k < SC_COST_VOCAB; k++)
         free(c->vocab[k]);
     free(c->tfb);
+    free(c->a2a[0]);
+    free(c->a2a[1]);
     free(c->placement);
     free(c->xfer);
     free(c->host);
@@ -233,7 +236,8 @@ static sc_status check_head(const sc_jv *root, char *err, size_t errlen)
             known = strcmp(root->keys[i], known_keys[k]) == 0;
         if (!known)
             return sc_errbuf(err, errlen, "unknown field '%s' (a cost file has stagecraft_costs, unit, "
-                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, tcomm, fsdp_time, "
+                       "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, dispatch, combine, "
+                       "tcomm, fsdp_time, "
                        "reduce_time, ts, tt, te, "
                        "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
@@ -372,6 +376,16 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
     }
     if (fb && (st = read_kind(fb, spread, samples, "tfb", S, "stage", c->tfb, x, err, errlen)))
         goto fail;
+    for (int k = 0; k < 2; k++) { /* per stage: expert parallelism's all-to-alls */
+        const sc_jv *v = sc_jv_get(root, sc_cost_a2a_keys[k]);
+        if (v && !(c->a2a[k] = malloc((size_t)S * sizeof *c->a2a[k]))) {
+            st = SC_ERR_NOMEM;
+            goto fail;
+        }
+        if (v && (st = read_kind(v, spread, samples, sc_cost_a2a_keys[k], S, "stage", c->a2a[k],
+                                 x, err, errlen)))
+            goto fail;
+    }
     for (int k = 0; k < SC_COST_VOCAB; k++) { /* per device: the vocabulary passes */
         const char *key = sc_cost_vocab_keys[k];
         const sc_jv *v = sc_jv_get(root, key);
@@ -515,6 +529,9 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
             stage_row(&w, sc_cost_keys[k], c->kind[k], S, 0);
     if (c->tfb)
         stage_row(&w, "tfb", c->tfb, S, 0);
+    for (int k = 0; k < 2; k++)
+        if (c->a2a[k])
+            stage_row(&w, sc_cost_a2a_keys[k], c->a2a[k], S, 0);
     num(&w, "tcomm", isfinite(c->comm.median) ? c->comm.median : 0);
     if (c->gather.n > 0)
         num(&w, "fsdp_time", c->gather.median);
@@ -538,6 +555,9 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
                 stage_row(&w, sc_cost_keys[k], c->kind[k], S, field);
         if (c->tfb)
             stage_row(&w, "tfb", c->tfb, S, field);
+        for (int k = 0; k < 2; k++)
+            if (c->a2a[k])
+                stage_row(&w, sc_cost_a2a_keys[k], c->a2a[k], S, field);
         for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
             if (c->vocab[k] && complete(c->vocab[k], c->P))
                 stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, field);

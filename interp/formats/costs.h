@@ -21,7 +21,8 @@
  * a split vocabulary (docs/vocab.md: S, T, E, EW) are per device: ts, tt, te,
  * tew hold one median per device and need `devices`. tfb, per stage: an
  * overlapped pair of F and B (sc_prog_set_cost_pair; OVERLAP_F_B of a
- * trace). fsdp_time and reduce_time: FSDP's all-gather and reduce-scatter
+ * trace). dispatch, combine, per stage: the all-to-alls of one pass of an
+ * ep program (ir/ep.h; their sum is sc_prog_set_ep_time). fsdp_time and reduce_time: FSDP's all-gather and reduce-scatter
  * of one stage (sc_fsdp_cfg's time and reduce_time; a trace's UNSHARD and
  * REDUCE_GRAD where FSDP was on). `collectives` is the
  * line fitted to the measured collectives: a collective takes latency +
@@ -69,6 +70,8 @@ extern const char *const sc_cost_keys[SC_COST_KINDS];
  * kind is sc_vocab_op(index)); their keys "ts", "tt", "te", "tew". */
 enum { SC_COST_VOCAB = 4 };
 extern const char *const sc_cost_vocab_keys[SC_COST_VOCAB];
+/* The names of DISPATCH's and COMBINE's per-stage lists. */
+extern const char *const sc_cost_a2a_keys[2];
 
 typedef struct sc_cost_size {
     double bytes;
@@ -87,6 +90,8 @@ typedef struct sc_costs {
     int *placement;       /* [S] device of each stage, or NULL */
     sc_stat *kind[SC_COST_KINDS]; /* [S] each; tbw and optim may be unmeasured */
     sc_stat *tfb;         /* [S] an overlapped pair of F and B, or NULL: not measured */
+    sc_stat *a2a[2];      /* [S] DISPATCH and COMBINE of one pass of each stage (expert
+                             parallelism), or NULL: not measured */
     sc_stat *vocab[SC_COST_VOCAB]; /* [P] each, or NULL: not measured (no split vocabulary) */
     sc_stat comm;         /* one point-to-point transfer of the profiled model */
     sc_stat gather, reduce; /* FSDP: one stage's all-gather (UNSHARD), reduce-scatter

@@ -55,11 +55,11 @@ sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, s
         return sc_errbuf(err, errlen, "'stages' is %d, but the program has %d stages (record or "
                          "profile the model split in %d stages, or give --force-costs to share "
                          "each stage's times among the program's)", S, P, P);
-    double *x = malloc((size_t)(6 * P + S) * sizeof *x);
+    double *x = malloc((size_t)(8 * P + S) * sizeof *x);
     if (!x)
         return SC_ERR_NOMEM;
     double *tf = x, *tb = x + P, *tw = x + 2 * P, *bw = x + 3 * P, *opt = x + 4 * P,
-           *fb = x + 5 * P, *tmp = x + 6 * P;
+           *fb = x + 5 * P, *a2a = x + 6 * P, *tmp = x + 8 * P;
     kind_as(c->kind[SC_COST_F], S, tmp, tf, P);
     kind_as(c->kind[SC_COST_B], S, tmp, tb, P);
     kind_as(c->kind[SC_COST_W], S, tmp, tw, P);
@@ -76,6 +76,11 @@ sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, s
             (st = sc_prog_set_cost_bw(pg, s, has_bw ? bw[s] : NAN)) == SC_OK &&
             (st = sc_prog_set_cost_optim(pg, s, has_opt ? opt[s] : 0)) == SC_OK && c->tfb)
             st = sc_prog_set_cost_pair(pg, s, fb[s]);
+    for (int k = 0; k < 2; k++) /* expert parallelism: DISPATCH + COMBINE (ir/ep.h) */
+        if (c->a2a[k])
+            kind_as(c->a2a[k], S, tmp, a2a + k * P, P);
+    for (int s = 0; s < P && st == SC_OK && (c->a2a[0] || c->a2a[1]); s++)
+        st = sc_prog_set_ep_time(pg, s, (c->a2a[0] ? a2a[s] : 0) + (c->a2a[1] ? a2a[P + s] : 0));
     if (st == SC_OK)
         st = sc_prog_set_comm(pg, isfinite(c->comm.median) ? c->comm.median : 0);
     sc_fsdp_cfg f = *sc_prog_fsdp(pg); /* FSDP's collectives, where both have them */

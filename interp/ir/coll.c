@@ -171,15 +171,18 @@ double sc_prog_coll_bandwidth(const sc_prog *pg) { return pg->coll_bw; }
 double sc_prog_coll_weight(const sc_prog *pg, const sc_instr *in)
 {
     const sc_ctail *t = &pg->coll[in->coll];
-    int n = t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group];
+    /* each device of the group stands for its EP ranks (ep.h) */
+    int n = (t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group]) * pg->ep;
     return n <= 1 ? 0 : sc_coll_factor(in->op, n) * t->bytes;
 }
 
 double sc_prog_coll_time(const sc_prog *pg, const sc_instr *in)
 {
     const sc_ctail *t = &pg->coll[in->coll];
-    int n = t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group];
-    if (n <= 1)
+    /* each device of the group stands for its EP ranks (ep.h) */
+    int n = (t->group == 0 || t->group >= pg->ngroups ? pg->P : pg->ngrp[t->group]) * pg->ep;
+    /* a lowered ep program's all-to-alls are timed on their pass (ep.h) */
+    if (n <= 1 || (pg->ep > 1 && !pg->given && !sc_op_has(in->op, SC_OPF_REDUCES | SC_OPF_ROOTED)))
         return 0;
     return pg->coll_lat + (isinf(pg->coll_bw) ? 0 : sc_prog_coll_weight(pg, in) / pg->coll_bw);
 }

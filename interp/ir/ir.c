@@ -200,6 +200,7 @@ sc_prog *sc_prog_new(int P, int S, int m)
     pg->steps = 1;
     pg->slices = 1;
     pg->copies = 1;
+    pg->ep = 1;
     pg->fsdp = sc_fsdp_none();
     pg->nmb = m;
     pg->stage_dev = sc_calloc((size_t)S, sizeof(int));
@@ -286,6 +287,8 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->len_rec);
     sc_free(pg->model);
     sc_free(pg->slayers);
+    sc_free(pg->ep_bytes);
+    sc_free(pg->ep_grp);
     sc_free(pg->pbytes);
     sc_free(pg->dbytes);
     if (pg->mdesc_free)

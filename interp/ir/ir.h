@@ -38,13 +38,11 @@
 
 /* Instruction kinds: one table, one row per kind.
  *
- *   F, B, W    forward of (stage, mb), which allocates its activation; the
- *              backward for the input gradient; for the weight gradient
+ *   F, B, W    forward of (stage, mb), allocating its activation; backward
+ *              for the input gradient; for the weight gradient
  *   BW         B and W fused
- *   S, T       output layer on the device's vocabulary shard (logits,
- *              softmax statistics, docs/vocab.md); its weight gradient
- *   E, EW      input embedding (the shard's masked lookup); its weight
- *              gradient
+ *   S, T       output layer on the vocabulary shard (docs/vocab.md); its weight gradient
+ *   E, EW      input embedding (the shard's masked lookup); its weight gradient
  *   SEND, RECV post a send to a peer device; a receive from one
  *   REDUCE     end-of-step gradient reduction
  *   OPTIM      optimizer step
@@ -60,9 +58,10 @@
  *   UNSHARD    FSDP: start the all-gather of a stage's parameters over the
  *              data-parallel group; they live until its RESHARD (docs/fsdp.md)
  *   RESHARD    FSDP: free the stage's unsharded parameters
- *   REDUCE_GRAD FSDP: start the reduce-scatter of a stage's gradients over
- *              the group, after its last weight gradient of the step; the
- *              step's OPTIM waits for it (docs/fsdp.md#memory-and-time)
+ *   REDUCE_GRAD FSDP: start the reduce-scatter of a stage's gradients over the
+ *              group after its last weight gradient of the step; the step's
+ *              OPTIM waits for it (docs/fsdp.md#memory-and-time)
+ *   DISPATCH, COMBINE  the all-to-alls of expert parallelism (ep.h)
  *
  * The columns:
  *   name   SC_OP_<name>; the text sc_op_name prints and sc_op_parse reads;
@@ -91,9 +90,10 @@
  * code asks properties, and what is new about the kind (where the lowering
  * puts it, what a transport runs for it) is code of its own. A switch on
  * the kind acts for the kinds it names, `default:` for the rest (sc_pass_dep;
- * the vocabulary's collectives, buffers and the built-in model's passes;
- * the executor's end-of-step kinds, which refuses one it does not know). Code that does something different for each class,
- * memory effect or cost switches on that column without a `default:`, so
+ * the vocabulary's collectives, buffers and the built-in model's passes; the
+ * executor's end-of-step kinds, which refuses one it does not know). Code
+ * that does something different for each class, memory effect or cost
+ * switches on that column without a `default:`, so
  * that -Wswitch (part of -Wall) names every such place when a new value
  * comes: the executor's dispatch (exec/exec.c), the writers' operands,
  * sc_mem_effect, sc_op_cost, the profile's. Properties read from the rows:
@@ -104,8 +104,7 @@
  * neither: all-to-all), the index among the four stage passes follows the
  * cost column (sc_op_stage_index), the pictures and the PyTorch writer
  * follow the look column, and the bound on passes per record is counted
- * from the rows (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). test_opkinds
- * checks the table. */
+ * from the rows (SC_STAGE_PASSES_PER_RECORD, ir_impl.h). test_opkinds checks it. */
 #define SC_OPS(X)                                                                      \
     /* name      class  flags                          mem        cost    look */          \
     X(F,         STAGE, SC_OPF_FWD,                    ALLOC,     TF,                      \
@@ -141,7 +140,9 @@
       SC_LOOK('R', 106, 0xbcbd22, "R recompute", NULL))                                    \
     X(UNSHARD,   FSDP,  0,                             ALLOC,     GATHER,  SC_NOLOOK)      \
     X(RESHARD,   FSDP,  0,                             FREE_ALL,  NONE,    SC_NOLOOK)      \
-    X(REDUCE_GRAD, FSDP, 0,                            NONE,      SCATTER, SC_NOLOOK)
+    X(REDUCE_GRAD, FSDP, 0,                            NONE,      SCATTER, SC_NOLOOK)     \
+    X(DISPATCH,  COLL,  0,                             NONE,      COLL,    SC_NOLOOK)      \
+    X(COMBINE,   COLL,  0,                             NONE,      COLL,    SC_NOLOOK)
 
 /* The look column: how the outputs show a kind (sc_op_look). */
 #define SC_LOOK(letter, ansi, rgb, legend, torch) {letter, ansi, rgb, legend, torch}
@@ -299,14 +300,13 @@ static inline int sc_op_is_send(int op)
 }
 static inline int sc_op_is_recv(int op)
 {
-    uint32_t b = SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_IN);
-    return (sc_op_bits(op) & b) == b;
+    return (sc_op_bits(op) & (SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_IN))) ==
+           (SC_OPB_CLASS(SC_OPK_XFER) | SC_OPB_FLAGS(SC_OPF_IN));
 }
 /* The data-flow roles: F; B and BW; W and BW. */
 static inline int sc_op_is_fwd(int op) { return sc_op_has(op, SC_OPF_FWD); }
 static inline int sc_op_is_bgrad(int op) { return sc_op_has(op, SC_OPF_BGRAD); }
 static inline int sc_op_is_wgrad(int op) { return sc_op_has(op, SC_OPF_WGRAD); }
-
 /* The index of stage pass op in the arrays of four kinds per stage (a
  * block's offsets, the verifier's and the profile's tables): F 0, B 1, W 2,
  * BW 3, their own numbers; -1 for every other kind. */
@@ -323,8 +323,7 @@ static inline int sc_op_stage_index(int op)
 static inline int sc_op_vocab_index(int op) { return (int)sc_op_cost_of(op) - SC_OPC_TS; }
 static inline int sc_vocab_op(int i)
 {
-    static const uint8_t ops[SC_VOCAB_PASSES] = {SC_OP_S, SC_OP_T, SC_OP_E, SC_OP_EW};
-    return ops[i];
+    return ((const uint8_t[SC_VOCAB_PASSES]){SC_OP_S, SC_OP_T, SC_OP_E, SC_OP_EW})[i];
 }
 
 /* The name of kind op ("?" out of range); the kind named `name` (exactly),
@@ -647,4 +646,5 @@ void sc_times_free(sc_times *t);
 #include "lengths.h" /* microbatches of different lengths */
 #include "fwdonly.h" /* forward-only programs: F passes only */
 #include "slices.h"  /* sequence slices: K causal slices per microbatch */
+#include "ep.h"      /* expert parallelism: DISPATCH and COMBINE */
 #endif

@@ -67,6 +67,10 @@ struct sc_prog {
     size_t ngiven;  /* Σ stream[d].n of given streams, likewise bounded */
     int copies;     /* copies of the model (sc_prog_set_copies); 1: every mb every stage */
     int fwd_only;   /* forward-only: F passes only (fwdonly.h) */
+    int ep;         /* expert-parallel degree (ep.h); 1: none */
+    double *ep_bytes; /* [3S+2P] a2a bytes, times (NAN: from bytes), dense bytes, layers,
+                       routed share; or NULL (ep.c) */
+    int *ep_grp;    /* [P] each device's EP group, -1 not made yet, or NULL */
     sc_fsdp_cfg fsdp; /* FSDP's data-parallel group (fsdp.h); dp = 0: none */
     int steps;      /* training steps (1..SC_MAX_STEPS) */
     int sync;       /* sc_sync of the optimizer steps */
@@ -601,7 +605,7 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
     }
     /* Copies of the model (docs/guide.md#copies): REDUCE reads the sum of
      * the copies' weight gradients. */
-    if (in->op == SC_OP_REDUCE && pg->copies > 1) {
+    if (in->op == SC_OP_REDUCE && (pg->copies > 1 || pg->ep > 1)) { /* ep: the dense ones */
         rd[0] = (sc_cread){SC_OP_W, -1, -1, 0};
         return 1;
     }
@@ -628,7 +632,7 @@ static inline int sc_coll_reads(const sc_prog *pg, int d, const sc_instr *in, sc
  * that a missing collective is reported). */
 static inline int sc_prog_reads_colls(const sc_prog *pg)
 {
-    return sc_vocab_split(pg->vocab) || pg->copies > 1;
+    return sc_vocab_split(pg->vocab) || pg->copies > 1 || pg->ep > 1;
 }
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "lower.h"
 #include "collectives.h"
+#include "ep.h"
 #include "ir/alloc.h"
 #include "ir/ir_impl.h"
 #include "schedule/dataflow.h"
@@ -180,7 +181,7 @@ static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *
     sc_vec *sv = &pg->stream[d];
     sv->n = 0;
     /* the passes, their transfers and collectives, REDUCE and OPTIM */
-    if (sc_vec_reserve(sv, ov->n + nx + ncl + 2) != SC_OK)
+    if (sc_vec_reserve(sv, ov->n + nx + ncl + 2 + sc_lower_ep_count(pg, ov)) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
     size_t j = 0, jc = 0;
     for (size_t k = 0; k <= ov->n; k++) {
@@ -198,6 +199,8 @@ static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *
         }
         if (k < ov->n)
             sv->v[sv->n++] = ov->v[k];
+        if (k < ov->n && (st = sc_lower_ep_pass(pg, d, sv, &ov->v[k])) != SC_OK)
+            return st; /* its all-to-alls (ep.h) */
     }
     /* Copies of the model (docs/guide.md#copies): before REDUCE, which
      * reads it, an all-reduce (sum) over every device of the step's
@@ -214,6 +217,8 @@ static sc_status emit_stream(sc_prog *pg, int d, const double *st0, const xfer *
         if ((st = sc_coll_push(pg, sv, &c)) != SC_OK)
             return st;
     }
+    if ((st = sc_lower_ep_reduce(pg, d, sv)) != SC_OK) /* the dense gradients (ep.h) */
+        return st;
     if (sc_vec_reserve(sv, sv->n + 2) != SC_OK)
         return sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering");
     if (pg->fwd_only) /* forward-only: no gradients, no step (fwdonly.h) */
@@ -247,7 +252,7 @@ sc_status sc_lower(sc_prog *pg)
         st = sc_fail(pg, SC_ERR_NOMEM, "out of memory lowering %zu passes", N);
         goto done;
     }
-    if ((st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
+    if ((st = sc_lower_ep_prepare(pg)) != SC_OK || (st = sc_dataflow(pg, start, end, seq)) != SC_OK ||
         (st = sc_lower_colls(pg, start, end, seq, cl, ncl)) != SC_OK)
         goto done;
     double mk = 0;

@@ -342,6 +342,42 @@ static sc_status stage_costs(sc_prog *pg, const sc_mdesc *m, const int *nl, int 
     return st;
 }
 
+/* Expert parallelism (ir/ep.h): each stage's all-to-all bytes, tokens x k
+ * x hidden x the activation dtype over its MoE layers, and each device's
+ * dense (all but the routed experts') parameter bytes, dtype each. */
+static sc_status set_ep(sc_prog *pg, const sc_mdesc *m, const int *nl, double R, int dtype,
+                        const sc_dev_bytes *db)
+{
+    const sc_mdesc_cfg *c = sc_mdesc_config(m);
+    if (!c->experts)
+        return SC_OK;
+    double tok = R * (double)c->experts_per_tok * (double)c->hidden * c->act_bytes;
+    double routed = (double)c->experts * 3.0 * (double)c->hidden * (double)c->moe_inter;
+    sc_status st = SC_OK;
+    double *dense = sc_calloc(2 * (size_t)pg->P, sizeof(double)), *rt = dense + pg->P;
+    if (!dense)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    for (int s = 0, first = 1; s < pg->S && !st; first += nl[s], s++) {
+        int moe = 0;
+        for (int i = first; i < first + nl[s]; i++) {
+            int is = sc_mdesc_kind(m, i) == SC_ML_MOE;
+            moe += is;
+            dense[pg->stage_dev[s]] += ((double)sc_mdesc_params(m, i) - is * routed) * dtype;
+            rt[pg->stage_dev[s]] += is * routed * dtype;
+        }
+        st = sc_prog_set_ep_bytes(pg, s, moe * tok);
+        if (!st && moe > 0)
+            st = sc_prog_set_ep_layers(pg, s, moe);
+    }
+    for (int d = 0; d < pg->P && !st; d++) {
+        st = sc_prog_set_ep_dense(pg, d, dense[d]);
+        if (!st && db[d].param_bytes > 0) /* the share of its parameters' bytes */
+            st = sc_prog_set_ep_routed(pg, d, fmin(1, rt[d] / db[d].param_bytes));
+    }
+    sc_free(dense);
+    return st;
+}
+
 /* pg takes the model: md (a copy into keep, its description m), the
  * stages' layers nl, the devices' bytes pb and db, the unit of memory;
  * what it held before is freed. */
@@ -459,6 +495,8 @@ sc_status sc_prog_set_model(sc_prog *pg, const sc_model_desc *md)
                          (double)(count[d] - frozen[d]) + elems[d]);
         pb[d] = db[d].param_bytes + db[d].grads + db[d].optimizer;
     }
+    if ((st = set_ep(pg, m, nl, R, dtype, db)) != SC_OK)
+        goto fail;
     sc_free(extra);
     sc_free(elems);
     sc_free(count);
@@ -490,12 +528,20 @@ int sc_prog_stage_layers(const sc_prog *pg, int s)
 
 sc_dev_bytes sc_prog_dev_bytes(const sc_prog *pg, int d)
 {
-    return pg->dbytes && d >= 0 && d < pg->P ? pg->dbytes[d] : (sc_dev_bytes){0, 0, 0, 0, 0};
+    if (!pg->dbytes || d < 0 || d >= pg->P)
+        return (sc_dev_bytes){0, 0, 0, 0, 0};
+    sc_dev_bytes b = pg->dbytes[d];
+    double f = sc_prog_ep_param_scale(pg, d); /* 1/E of the routed experts (ir/ep.h) */
+    b.params = (int64_t)llround((double)b.params * f);
+    b.param_bytes *= f;
+    b.grads *= f;
+    b.optimizer *= f;
+    return b;
 }
 
 double sc_prog_param_bytes(const sc_prog *pg, int d)
 {
-    return pg->pbytes && d >= 0 && d < pg->P ? pg->pbytes[d] : 0;
+    return pg->pbytes && d >= 0 && d < pg->P ? pg->pbytes[d] * sc_prog_ep_param_scale(pg, d) : 0;
 }
 
 double sc_prog_static_bytes(const sc_prog *pg, int d)

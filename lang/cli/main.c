@@ -292,6 +292,9 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
     if (sc_prog_copies(pg) > 1)
         printf("copies        %d of the model: d0 holds %.4g of its parameters\n",
                sc_prog_copies(pg), sc_prog_param_share(pg, 0));
+    if (sc_prog_ep(pg) > 1) /* docs/semantics.md#expert-parallelism */
+        printf("ep            %d: %d x %d devices, stage-major; all-to-alls %.4g s per pass on s0\n",
+               sc_prog_ep(pg), P, sc_prog_ep(pg), sc_prog_ep_time(pg, 0));
     if (sc_prog_seconds(pg))
         printf("step time     %.6g s (predicted: the last instruction, OPTIM included)\n",
                sim->step);

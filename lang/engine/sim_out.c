@@ -90,6 +90,13 @@ sc_status sc_eng_sim_json(sc_jw *w, lua_State *L, const sc_limits *lim, sc_lprog
             sc_jw_num(w, NULL, sc_prog_param_share(pg, d));
         sc_jw_end(w);
     }
+    if (sc_prog_ep(pg) > 1) { /* docs/semantics.md#expert-parallelism */
+        sc_jw_int(w, "ep", sc_prog_ep(pg));
+        sc_jw_array(w, "ep_time"); /* each stage's all-to-alls per pass */
+        for (int s = 0; s < sc_prog_stages(pg); s++)
+            sc_jw_num(w, NULL, sc_prog_ep_time(pg, s));
+        sc_jw_end(w);
+    }
     sc_eng_print_auto(NULL, L, info, w);
     sc_eng_print_offload(NULL, pg, sim, w);
     sc_eng_print_recompute(NULL, pg, w);

@@ -544,12 +544,13 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
     check_spread(L, c, name);
     /* The file's lists (F = cs values each), then the program's (S). */
     int F = (int)cs;
-    double *x = lua_newuserdatauv(L, (6 * (size_t)F + 6 * (size_t)S) * sizeof(double), 0);
-    double *in[6], *out[6];
-    static const char *const keys[6] = {"tf", "tb", "tw", "tbw", "optim", "tfb"};
-    int has[6];
-    for (int k = 0; k < 6; k++) {
-        in[k] = x + (size_t)k * F, out[k] = x + 6 * (size_t)F + (size_t)k * S;
+    double *x = lua_newuserdatauv(L, (8 * (size_t)F + 8 * (size_t)S) * sizeof(double), 0);
+    double *in[8], *out[8];
+    static const char *const keys[8] = {"tf", "tb", "tw", "tbw", "optim", "tfb", "dispatch",
+                                        "combine"};
+    int has[8];
+    for (int k = 0; k < 8; k++) {
+        in[k] = x + (size_t)k * F, out[k] = x + 8 * (size_t)F + (size_t)k * S;
         has[k] = cost_list(L, c, name, keys[k], F, k < 3, in[k], "stage");
         if (has[k])
             sc_costs_resample(in[k], F, out[k], S); /* the same values when F == S */
@@ -568,6 +569,9 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
         check(L, pg, sc_prog_set_cost_optim(pg, s, has[4] ? out[4][s] : 0));
         if (has[5]) /* an overlapped pair of F and B (OVERLAP_F_B of a trace) */
             check(L, pg, sc_prog_set_cost_pair(pg, s, out[5][s]));
+        if (has[6] || has[7]) /* expert parallelism's all-to-alls (ir/ep.h) */
+            check(L, pg, sc_prog_set_ep_time(pg, s, (has[6] ? out[6][s] : 0) +
+                                                        (has[7] ? out[7][s] : 0)));
     }
     check(L, pg, sc_prog_set_comm(pg, tcomm));
     apply_vocab(L, c, name, pg);

@@ -127,6 +127,7 @@ typedef enum sc_field_table {
     X("ta", SC_SHAPE, "number or list of S numbers",                                            \
       "all-to-all part of F, B and BW: exposed alone, hidden in a pair")                          \
     X("copies", SC_IN(PROGRAM), "integer", "copies of the model, each microbatch through one")    \
+    X("ep", SC_IN(PROGRAM), "integer", "expert-parallel degree: each device stands for E")       \
     X("forward_only", SC_IN(PROGRAM), "boolean", "F passes only: no backward, no optimizer step") \
     X("slices", SC_IN(PROGRAM), "integer",                                                        \
       "causal slices per microbatch (Seq1F1B); m then counts slices")                            \

@@ -1,6 +1,7 @@
 /*
  * steps.c — the `steps` and `optim_sync` fields of sc.program and
- * sc._steps, which sets them on a program from -D (docs/steps.md):
+ * sc._steps, which sets them on a program from -D (docs/steps.md); and
+ * `ep`, the expert-parallel degree (docs/semantics.md#expert-parallelism):
  *
  *   sc.program{ ..., steps = 4, optim_sync = "post-validation" }
  */
@@ -45,23 +46,45 @@ static void set_steps(lua_State *L, int i, int j, sc_prog *pg)
     }
 }
 
+/* Sets the expert-parallel degree (when not nil) from the value at i
+ * (ir/ep.h, docs/semantics.md#expert-parallelism). */
+static void set_ep(lua_State *L, int i, sc_prog *pg)
+{
+    if (lua_isnil(L, i))
+        return;
+    int ok;
+    lua_Integer n = lua_tointegerx(L, i, &ok);
+    if (!ok) {
+        lua_pushfstring(L, "program: 'ep' must be an integer (got %s)", sc_lua_got(L, i));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    if (n < 1 || n > SC_MAX_EP) {
+        lua_pushfstring(L, "ep = %I is out of range (1..%d)", n, SC_MAX_EP);
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    }
+    sc_lua_check_st(L, pg, sc_prog_set_ep(pg, (int)n));
+}
+
 void sc_lua_set_steps(lua_State *L, int t, sc_prog *pg)
 {
     t = lua_absindex(L, t);
     lua_getfield(L, t, "steps");
     lua_getfield(L, t, "optim_sync");
-    set_steps(L, -2, -1, pg);
-    lua_pop(L, 2);
+    lua_getfield(L, t, "ep");
+    set_steps(L, -3, -2, pg);
+    set_ep(L, -1, pg);
+    lua_pop(L, 3);
 }
 
-/* sc._steps(prog, steps or nil, optim_sync or nil) */
+/* sc._steps(prog, steps or nil, optim_sync or nil, ep or nil) */
 int sc_lua_steps(lua_State *L)
 {
     sc_lprog *lp = sc_lua_toprog(L, 1);
     if (!lp || !lp->pg)
         return luaL_argerror(L, 1, "an open Program expected");
-    lua_settop(L, 3);
+    lua_settop(L, 4);
     set_steps(L, 2, 3, lp->pg);
+    set_ep(L, 4, lp->pg);
     sc_sim_free(lp->sim); /* its figures were of the other steps */
     lp->sim = NULL;
     return 0;

@@ -33,6 +33,12 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
 {
     (void)be;
     *out = NULL;
+    if (sc_prog_ep(pg) > 1) { /* p x E devices (ir/ep.h): not started by run yet */
+        snprintf(err, errlen, "run: ep = %d needs %d x %d devices, one per EP rank; run does not "
+                 "start them yet (docs/semantics.md#expert-parallelism)", sc_prog_ep(pg),
+                 sc_prog_devices(pg), sc_prog_ep(pg));
+        return SC_ERR_ARG;
+    }
     size_t n;
     const sc_instr *in = sc_prog_stream(pg, d, &n);
     size_t nc = 0;

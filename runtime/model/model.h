@@ -197,4 +197,39 @@ double sc_model_compare(const sc_model *md, const sc_model *ref, int *bitwise);
  * still the exact comparison). */
 double sc_model_compare_params(const sc_model *md, const sc_model *ref, int *bitwise);
 
+/* Expert parallelism (docs/semantics.md#expert-parallelism): what an MoE
+ * layer gives and takes in the all-to-alls DISPATCH and COMBINE that
+ * follow a pass. The executor calls `out` for the rows this EP rank sends
+ * (row_bytes each, destination-major: nsend[e] rows for rank e, e in
+ * 0..ep-1, itself included) and the room it has for rows in (*cap rows at
+ * *recv); it moves them over the EP group (transport.h's a2a_start), then
+ * calls `in` with the rows received, source-major, nrecv[e] from rank e.
+ * Buffers are the layer's: valid from `out` until `in` returns. A layer
+ * that drops no token gives cap >= the tokens x k it can receive; more is
+ * an error of the run (the transport's overflow), never a silent drop.
+ * tests/unit/test_a2a_run.c drives it with a test double; the MoE layer of
+ * the decoder is to implement it. */
+typedef struct sc_ep_call {
+    int op;          /* SC_OP_DISPATCH or SC_OP_COMBINE */
+    int pass;        /* the pass it follows: SC_OP_F, SC_OP_B or SC_OP_BW */
+    int stage, mb;   /* its tag */
+    int rank, ep;    /* this device's EP rank and the group's size */
+} sc_ep_call;
+
+typedef struct sc_ep_hook {
+    void *ctx;
+    size_t row_bytes;
+    sc_status (*out)(void *ctx, const sc_ep_call *c, const void **send, size_t *nsend,
+                     void **recv, size_t *cap, char *err, size_t errlen);
+    sc_status (*in)(void *ctx, const sc_ep_call *c, const void *recv, const size_t *nrecv,
+                    char *err, size_t errlen);
+} sc_ep_hook;
+
+/* Runs the all-to-all c of this rank through hook h on transport tp (its
+ * devices: the EP group, this rank = device c->rank): out, the exchange,
+ * in. Blocks until it completes. */
+struct sc_transport;
+sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_transport *tp,
+                         char *err, size_t errlen);
+
 #endif

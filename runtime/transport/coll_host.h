@@ -8,8 +8,9 @@
  *
  * Device order: a = buf[0]; a = a (+ or max) buf[d] for d = 1 .. P-1; every
  * member gets a. The same bits on every run, whatever the threads' timing.
+ * An all-to-all (sc_a2a_part) moves each member's rows to the others.
  *
- * Tested by: tests/unit/test_coll_run.c.
+ * Tested by: tests/unit/test_coll_run.c, tests/unit/test_a2a_run.c.
  */
 #ifndef SC_COLL_HOST_H
 #define SC_COLL_HOST_H
@@ -58,6 +59,34 @@ static inline void sc_coll_host_complete(const sc_cxfer *x, void *const *buf, in
             }
             for (int d = 0; d < P; d++)
                 ((float *)buf[d])[i] = a;
+        }
+    }
+}
+
+/* An all-to-all (DISPATCH, COMBINE: transport.h's a2a_start) completed over
+ * the E members' parts: member r receives, source-major, the rows each
+ * member e sent it (e's rows for r follow e's rows for 0..r-1 in e's send
+ * buffer); nrecv[e] = nsend_e[r]; more than rcap rows set overflow and copy
+ * none. The same bytes on every run. */
+static inline void sc_a2a_host_complete(sc_a2a_part *const *part, int E)
+{
+    for (int r = 0; r < E; r++) {
+        sc_a2a_part *to = part[r];
+        size_t total = 0, off = 0;
+        for (int e = 0; e < E; e++)
+            total += part[e]->nsend[r];
+        to->overflow = total > to->rcap;
+        for (int e = 0; e < E; e++) {
+            const sc_a2a_part *from = part[e];
+            size_t at = 0;
+            for (int j = 0; j < r; j++)
+                at += from->nsend[j];
+            size_t n = from->nsend[r];
+            to->nrecv[e] = n;
+            if (!to->overflow && n)
+                memcpy((char *)to->recv + off * to->row, (const char *)from->send + at * from->row,
+                       n * to->row);
+            off += n;
         }
     }
 }

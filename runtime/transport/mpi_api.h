@@ -24,7 +24,7 @@
 
 #include "transport.h"
 
-#define SC_MPI_API_VERSION 1
+#define SC_MPI_API_VERSION 2 /* 2: sc_transport_ops has a2a_start */
 #define SC_MPI_API_SYMBOL "sc_mpi_api_v1"
 
 struct sc_mpi_api {

@@ -58,6 +58,23 @@ typedef struct sc_cxfer {
     size_t count;
 } sc_cxfer;
 
+/* One member's part of an all-to-all over a group (DISPATCH, COMBINE:
+ * docs/semantics.md#expert-parallelism): rows of `row` bytes (the same on
+ * every member), send holding nsend[e] rows for member e, destination-major;
+ * the transport writes the rows received into recv (room for rcap rows),
+ * source-major, nrecv[e] of them from member e, or sets overflow when more
+ * came than rcap (and copies none). */
+typedef struct sc_a2a_part {
+    int op;               /* SC_OP_DISPATCH or SC_OP_COMBINE */
+    size_t row;
+    const void *send;
+    const size_t *nsend;  /* [E] */
+    void *recv;
+    size_t rcap;
+    size_t *nrecv;        /* [E] */
+    int overflow;
+} sc_a2a_part;
+
 /* Whether a transport runs collective kind op as a broadcast from its root
  * (a rooted kind, SC_OPF_ROOTED: BCAST), not as an all-reduce (one with a
  * reduction, SC_OPF_REDUCES: ALLREDUCE). Every transport implements these
@@ -101,6 +118,11 @@ struct sc_transport_ops {
      * previous one has completed there. Results are the same on every
      * member and from run to run (a fixed order of reduction). */
     sc_status (*coll_start)(void *ctx, int dev, const sc_cxfer *c, void **h);
+    /* Optional (NULL: none). An all-to-all over every device on the same
+     * channel, in the same order as the other collectives (a handle for
+     * coll_test, coll_wait and coll_release); x is the caller's until it
+     * has completed. The local and mpi transports have one. */
+    sc_status (*a2a_start)(void *ctx, int dev, sc_a2a_part *x, void **h);
     sc_status (*coll_test)(void *ctx, int dev, void *h, int *done);
     sc_status (*coll_wait)(void *ctx, int dev, void *h);
     void (*coll_release)(void *ctx, int dev, void *h);

@@ -17,7 +17,8 @@
  * is free again). The last device to arrive reduces the members' buffers
  * element by element in device order 0..P-1 (the same bits on every run)
  * and writes the result into every buffer; the others find it done: one
- * shared buffer set and a barrier per collective.
+ * shared buffer set and a barrier per collective. An all-to-all meets the
+ * same way; the last arrival moves every member's rows (coll_host.h).
  */
 #include "transport.h"
 #include "coll_host.h"
@@ -192,9 +193,26 @@ static const char *local_errmsg(void *ctx)
     return ((local *)ctx)->err;
 }
 
+/* A collective's arrival (coll_start, a2a_start): x its description, buf
+ * its buffer (an all-to-all's: its sc_a2a_part). */
+static sc_status arrive(local *c, int dev, const sc_cxfer *x, void *buf, void **h);
+
 static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
-    local *c = ctx;
+    return arrive(ctx, dev, x, x->buf, h);
+}
+
+/* The all-to-all's description: its kind, red -1 (no reduction has it),
+ * its row size as the count. */
+#define A2A_RED (-1)
+static sc_status local_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
+{
+    sc_cxfer d = {.op = x->op, .red = A2A_RED, .dtype = SC_DT_F32, .count = x->row};
+    return arrive(ctx, dev, &d, x, h);
+}
+
+static sc_status arrive(local *c, int dev, const sc_cxfer *x, void *buf, void **h)
+{
     chandle *hd = malloc(sizeof *hd);
     *h = hd;
     if (!hd)
@@ -216,9 +234,12 @@ static sc_status local_coll_start(void *ctx, int dev, const sc_cxfer *x, void **
                          dev, (int)k, 0);
     }
     if (!st) {
-        s->buf[dev] = x->buf;
+        s->buf[dev] = buf;
         if (++s->arrived == c->P) {
-            sc_coll_host_complete(&s->x, s->buf, c->P);
+            if (s->x.red == A2A_RED) /* an all-to-all: the parts */
+                sc_a2a_host_complete((sc_a2a_part *const *)s->buf, c->P);
+            else
+                sc_coll_host_complete(&s->x, s->buf, c->P);
             s->done = 1;
             wake_all(c);
         }
@@ -280,6 +301,7 @@ static const struct sc_transport_ops local_ops = {
     .abort = local_abort,
     .errmsg = local_errmsg,
     .coll_start = local_coll_start,
+    .a2a_start = local_a2a_start,
     .coll_test = local_coll_test,
     .coll_wait = local_coll_wait,
     .coll_release = local_coll_release,

@@ -70,6 +70,15 @@ typedef struct mgroup {
     int ranks;
     int rung;          /* its completion has been rung to its peers */
     int *peer;         /* [n] each transfer's peer (after req); NULL: a collective's, all */
+    /* An all-to-all (mpi_a2a_start): its part; phase 1 exchanges the row
+     * counts (rows: [2 ranks], out then in), phase 2 the rows (cnt: [4
+     * ranks] byte counts and offsets out, then in); sink takes the rows of
+     * a rank without room for them (overflow). One allocation: a2abuf. */
+    sc_a2a_part *a2a;
+    int phase;
+    unsigned long long *rows;
+    int *cnt;
+    void *a2abuf, *sink;
     MPI_Request req[];
 } mgroup;
 
@@ -190,8 +199,11 @@ static void mpi_release(void *ctx, int dev, void *group)
 {
     (void)ctx;
     (void)dev;
-    if (group)
+    if (group) {
         free(((mgroup *)group)->gather);
+        free(((mgroup *)group)->a2abuf);
+        free(((mgroup *)group)->sink);
+    }
     free(group);
 }
 
@@ -247,12 +259,80 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
     return SC_OK;
 }
 
+/* An all-to-all (transport.h's sc_a2a_part): the row counts first
+ * (MPI_Ialltoall), then the rows (MPI_Ialltoallv, posted by a2a_rows when
+ * the counts have come). */
+static sc_status mpi_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
+{
+    mctx *c = ctx;
+    mgroup *g = calloc(1, sizeof *g + sizeof(MPI_Request));
+    *h = g;
+    if (!g)
+        return SC_ERR_NOMEM;
+    sc_bell_ring_all(c->bell);
+    MPI_Comm_size(c->coll, &g->ranks);
+    size_t R = (size_t)g->ranks;
+    g->a2abuf = malloc(2 * R * sizeof *g->rows + 4 * R * sizeof *g->cnt);
+    if (!g->a2abuf)
+        return SC_ERR_NOMEM;
+    g->rows = g->a2abuf;
+    g->cnt = (int *)(g->rows + 2 * R);
+    g->a2a = x;
+    g->phase = 1;
+    for (size_t e = 0; e < R; e++)
+        g->rows[e] = x->nsend[e];
+    g->n = 1;
+    if (MPI_Ialltoall(g->rows, 1, MPI_UNSIGNED_LONG_LONG, g->rows + R, 1,
+                      MPI_UNSIGNED_LONG_LONG, c->coll, &g->req[0]) != MPI_SUCCESS) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting an all-to-all failed", dev);
+        return SC_ERR_RUNTIME;
+    }
+    return SC_OK;
+}
+
+static sc_status a2a_rows(mctx *c, int dev, mgroup *g)
+{
+    sc_a2a_part *x = g->a2a;
+    int R = g->ranks, *so = g->cnt + R, *rc = g->cnt + 2 * R, *ro = g->cnt + 3 * R;
+    unsigned long long in = 0, out = 0;
+    for (int e = 0; e < R; e++) {
+        x->nrecv[e] = (size_t)g->rows[R + e];
+        so[e] = (int)(out * x->row);
+        ro[e] = (int)(in * x->row);
+        out += g->rows[e];
+        in += g->rows[R + e];
+        g->cnt[e] = (int)(g->rows[e] * x->row);
+        rc[e] = (int)(g->rows[R + e] * x->row);
+    }
+    if ((in + out) * x->row > INT_MAX) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: an all-to-all of %llu rows is too "
+                 "large", dev, in + out);
+        return SC_ERR_LIMIT;
+    }
+    void *recv = x->recv;
+    x->overflow = in > x->rcap;
+    if (x->overflow && !(recv = g->sink = malloc(in * x->row + 1)))
+        return SC_ERR_NOMEM;
+    g->phase = 2;
+    if (MPI_Ialltoallv(x->send, g->cnt, so, MPI_BYTE, recv, rc, ro, MPI_BYTE, c->coll,
+                       &g->req[0]) != MPI_SUCCESS) {
+        snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting an all-to-all failed", dev);
+        return SC_ERR_RUNTIME;
+    }
+    return SC_OK;
+}
+
 /* A collective's test: once a SUM's gather has completed, its ranks'
- * buffers are added in rank order into the rank's own buffer (once). */
+ * buffers are added in rank order into the rank's own buffer (once); an
+ * all-to-all's counts post its rows. */
 static sc_status mpi_coll_test(void *ctx, int dev, void *h, int *done)
 {
     mgroup *g = h;
     sc_status st = mpi_test(ctx, dev, h, done);
+    if (!st && *done && g->a2a && g->phase == 1) {
+        *done = 0;
+        return a2a_rows(ctx, dev, g);
+    }
     if (st || !*done || !g->gather)
         return st;
     sc_coll_host_complete(&g->sum, g->gather, g->ranks);
@@ -294,6 +374,7 @@ static const struct sc_transport_ops mpi_ops = {
     .abort = NULL, /* the run ends the whole job with MPI_Abort instead */
     .errmsg = mpi_errmsg,
     .coll_start = mpi_coll_start,
+    .a2a_start = mpi_a2a_start,
     .coll_test = mpi_coll_test,
     .coll_wait = mpi_coll_wait,
     .coll_release = mpi_release,

@@ -1,0 +1,108 @@
+#!/bin/sh
+# moe.sh — expert parallelism (docs/semantics.md#expert-parallelism):
+# -D ep=E on a model with experts puts DISPATCH and COMBINE after each pass
+# of a stage with MoE layers and the dense gradients' all-reduce before
+# REDUCE; show --dump, export (JSON, trace, SVG) show them; their bytes
+# follow the model (tokens x k x hidden x 2 per MoE layer); the verifier
+# proves the streams; the simulator times them on the passes, a pair
+# hiding them; a cost file's dispatch and combine; the errors. Run from
+# the repository root: sh tests/moe.sh
+SC=${SC:-./stagecraft}
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh # ok, bad, expect
+M=tests/fixtures/models/tiny-mixtral.json
+MX=tests/fixtures/models/mixtral-8x7b.json
+
+# 1. The dump lists them, after the pass they belong to, on the EP group.
+for r in $(sample 1f1b zb-h1 interleaved zb-v); do
+  if $SC show $r -D p=2 -D m=4 --model $MX -D seq=4096 -D ep=2 --dump >"$tmp/d" 2>"$tmp/err" &&
+     grep -q "DISPATCH F s0 mb0 on group" "$tmp/d" && grep -q "COMBINE F s0 mb0 part 1 on group" "$tmp/d" &&
+     grep -q "ALLREDUCE sum W on group" "$tmp/d"; then ok
+  else bad "$r: show --dump has no DISPATCH/COMBINE"; head -5 "$tmp/err" >&2; fi
+done
+# a dense model, or ep = 1: none
+$SC show 1f1b -D p=2 -D m=2 --model $M -D seq=64 --dump >"$tmp/d" 2>&1
+if grep -q "DISPATCH" "$tmp/d"; then bad "ep = 1 has DISPATCH"; else ok; fi
+
+# 2. Their bytes: tiny-mixtral (hidden 128, k 2, every layer MoE), seq 64,
+# batch 2: 64 x 2 tokens x 2 x 128 x 2 bytes per MoE layer; split [2, 1].
+$SC export 1f1b -D p=2 -D m=2 --model $M -D seq=64 -D ep=2 --format json >"$tmp/e.json" 2>"$tmp/err"
+if python3 - "$tmp/e.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+per = 64 * 2 * 2 * 128 * 2
+seen = {}
+for ins in j["streams"]:
+    for k, i in enumerate(ins):
+        if i["op"] in ("DISPATCH", "COMBINE"):
+            want = per * (2 if i["stage"] == 0 else 1)
+            assert i["bytes"] == want, (i, want)
+            assert ins[k - (1 if i["op"] == "DISPATCH" else 2)]["op"] == i["what"], (k, i)
+            seen[i["op"]] = seen.get(i["op"], 0) + 1
+# F and BW of 2 microbatches on 2 stages
+assert seen == {"DISPATCH": 8, "COMBINE": 8}, seen
+PY
+then ok; else bad "all-to-all bytes"; fi
+
+# Each rank holds 1/E of the routed experts: mixtral-8x7b on 4 stages, d0's
+# 8 MoE layers hold 8 x 8 x 3 x 4096 x 14336 routed parameters, half of
+# them gone at ep = 2 (the params column of sim's device table).
+p1=$($SC sim 1f1b -D p=4 -D m=8 --model $MX -D seq=4096 | awk '/^device +params/ { t = 1; next } t && $1 == 0 { print $2; exit }')
+p2=$($SC sim 1f1b -D p=4 -D m=8 --model $MX -D seq=4096 -D ep=2 | awk '/^device +params/ { t = 1; next } t && $1 == 0 { print $2; exit }')
+if [ -n "$p1" ] && [ "$((p1 - p2))" = "$((8 * 8 * 3 * 4096 * 14336 / 2))" ]; then ok
+else bad "ep = 2 parameters on d0: $p1 -> $p2"; fi
+
+# 3. trace and SVG draw them.
+for f in trace svg; do
+  $SC export 1f1b -D p=2 -D m=2 --model $M -D seq=64 -D ep=2 --format $f >"$tmp/o" 2>"$tmp/err"
+  if grep -q DISPATCH "$tmp/o" && grep -q COMBINE "$tmp/o"; then ok; else bad "$f has no DISPATCH"; fi
+done
+
+# 4. The simulator: the all-to-alls lengthen 1f1b, and dualpipev hides more
+# of them (mixtral-8x7b, p = 4, m = 16, seq 4096).
+for ep in 1 2; do
+  for r in 1f1b dualpipev; do
+    $SC sim $r -D p=4 -D m=16 --model $MX -D seq=4096 -D ep=$ep --json >"$tmp/$r.$ep.json" 2>"$tmp/err" || bad "sim $r ep=$ep"
+  done
+done
+if python3 - "$tmp" <<'PY'
+import json, sys
+mk = lambda r, e: json.load(open(f"{sys.argv[1]}/{r}.{e}.json"))["makespan"]
+a1, a2, v1, v2 = mk("1f1b", 1), mk("1f1b", 2), mk("dualpipev", 1), mk("dualpipev", 2)
+assert a2 > a1 and v2 > v1, (a1, a2, v1, v2)
+assert v2 - v1 < (a2 - a1) / 2, (a2 - a1, v2 - v1)  # the pairs hide most of it
+PY
+then ok; else bad "ep's cost in 1f1b and dualpipev"; fi
+
+# 5. A cost file's dispatch and combine (no model): stage 0 only.
+cat >"$tmp/c.json" <<'J'
+{"stagecraft_costs": 1, "unit": "s", "devices": 2, "stages": 2,
+ "tf": [1, 1], "tb": [1, 1], "tw": [1, 1], "dispatch": [0.25, 0], "combine": [0.25, 0]}
+J
+expect 0 "makespan      15 s" -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json"
+expect 0 "makespan      18 s" -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json" -D ep=2
+$SC show 1f1b -D p=2 -D m=1 -D costs="$tmp/c.json" -D ep=2 --dump >"$tmp/d" 2>&1
+if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "cost file: DISPATCH on s0 only"; fi
+echo '{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [1, 1], "tw": [1, 1], "dispatch": [0.25]}' >"$tmp/bad.json"
+expect 3 "'dispatch': 1 values for 2 stages" -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/bad.json" -D ep=2
+
+# sim names it; --json has ep and ep_time; sc.program{ep = ...} as -D
+expect 0 "ep            2: 2 x 2 devices, stage-major; all-to-alls 0.5 s per pass on s0" -- \
+  $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json" -D ep=2
+$SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/c.json" -D ep=2 --json >"$tmp/j" 2>&1
+if python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["ep"] == 2 and j["ep_time"] == [0.5, 0], j' "$tmp/j"; then ok
+else bad "sim --json: ep, ep_time"; fi
+printf 'return sc.program{p = 2, m = 1, rule = "1f1b", ep = 2, costs = sc.costs("c.json")}\n' >"$tmp/p.lua"
+$SC show "$tmp/p.lua" --dump >"$tmp/d" 2>&1
+if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "sc.program{ep = 2}"; head -3 "$tmp/d" >&2; fi
+
+# 6. Errors: one line, exit 3.
+expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
+expect 3 "ep = 2 is not combined with post-validation yet" -- \
+  $SC sim 1f1b -D p=2 -D m=2 -D ep=2 -D optim_sync=post-validation --model $M -D seq=64
+expect 3 "run: ep = 2 needs 2 x 2 devices" -- $SC run 1f1b -D p=2 -D m=2 -D ep=2
+expect 2 "parameter 'ep': expected a number, got 'x'" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=x
+
+echo "moe: $pass passed, $fail failed"
+[ "$fail" = 0 ]
