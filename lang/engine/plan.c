@@ -253,7 +253,11 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         lua_rawgeti(L, LUA_REGISTRYINDEX, w.ud);
         sc_lprog *lp = sc_lua_toprog(L, -1);
         sc_bound b;
-        if (lp && lp->pg && sc_bound_prog(lp->pg, &b) == SC_OK)
+        /* Within a cap in units, the bound of the cap's class (an automatic
+         * scheduler meets the cap without setting it; docs/bound.md) */
+        int capped = r->cap > 0 && !r->bytes_cap && w.peak_max <= r->cap * (1 + 1e-9);
+        if (lp && lp->pg &&
+            (capped ? sc_bound_prog_cap(lp->pg, r->cap, &b) : sc_bound_prog(lp->pg, &b)) == SC_OK)
             bound = b.bound;
         if (lp && lp->pg) /* its placement, the frameworks that run it */
             sc_plan_shape_of(lp->pg, &shape);
