@@ -174,12 +174,15 @@ static double before_first_b(const sc_prog *pg, int d, double cap, double T0, do
 {
     enum { MAXC = 64 };
     int nc = sc_prog_chunks(pg, d), st[MAXC], n = 0;
-    if (nc > MAXC || !isfinite(T0) || !isfinite(cap))
-        return INFINITY; /* no cap (or too many chunks to sort): no limit */
+    double fill = 0; /* records of no units: all their F */
+    if (nc > MAXC || !isfinite(T0))
+        return INFINITY; /* too many chunks to sort: no limit */
     for (int i = 0; i < nc; i++) {
         int s = sc_prog_stage_of(pg, d, i);
         if (s >= 0 && cnt[s] > 0 && rec_units(pg, s) > 0)
             st[n++] = s;
+        else if (s >= 0)
+            fill += cnt[s] * pos(c[s].wF);
     }
     for (int i = 1; i < n; i++) /* by F time per unit, the most first */
         for (int j = i; j > 0; j--) {
@@ -191,7 +194,7 @@ static double before_first_b(const sc_prog *pg, int d, double cap, double T0, do
         }
     /* Whole records within the cap check's tolerance, then a fraction of
      * the next: at least the knapsack's fractional optimum. */
-    double room = cap + rate * (T0 + fmax), tol = 1e-7 * (1 + room), fill = 0;
+    double room = cap + rate * (T0 + fmax), tol = isfinite(room) ? 1e-7 * (1 + room) : 0;
     for (int i = 0; i < n && room > tol; i++) {
         double u = rec_units(pg, st[i]), k = floor((room + tol) / u);
         double take = k >= cnt[st[i]] ? cnt[st[i]] : room / u - k <= tol / u ? k : room / u;
@@ -227,6 +230,48 @@ static void set_term(sc_bound *o, int term, double v, int d, int s)
         o->binding = term;
         o->device = d;
         o->stage = s;
+    }
+}
+
+/* What the terms before the first backward say when one binds. */
+typedef struct first_b {
+    int set, link;
+    double T0, F;
+} first_b;
+
+/* The terms before the first backward (docs/bound.md), per device: FILL
+ * when d can run all its F passes before its first B can start (no cap,
+ * recomputation, or a cap that holds them all), else MEMORY: the cap, and
+ * with offload what the host link carries away (at its full speed; a
+ * shared link's solo copies at SC_OFFLOAD_SOLO of their time). */
+static void first_b_terms(const sc_prog *pg, double cap, const double *t0, const double *work,
+                          const stage_cost *c, const double *cnt, sc_bound *out, first_b *why)
+{
+    const sc_offload_cfg *off = sc_prog_offload(pg);
+    const sc_recompute_cfg *rc = sc_prog_recompute(pg);
+    int moves = off && off->policy != SC_OFFLOAD_NONE;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        double rate = 0, fmx = 0, all = 0, dcap = dev_cap(pg, d, cap);
+        for (int i = 0; i < sc_prog_chunks(pg, d); i++) {
+            int s = sc_prog_stage_of(pg, d, i);
+            if (s < 0)
+                continue;
+            double t1 = sc_offload_time(pg, s, 1) * (off && off->shared ? SC_OFFLOAD_SOLO : 1);
+            if (moves)
+                rate = fmax(rate, t1 > 0 ? sc_prog_mem(pg, s) / t1 : INFINITY);
+            fmx = fmax(fmx, sc_prog_tf(pg, s) + sc_prog_ta(pg, s));
+            all += cnt[s] * pos(c[s].wF);
+        }
+        if (!isfinite(rate) || (rc && rc->policy != SC_RECOMPUTE_NONE))
+            dcap = INFINITY; /* records leave as fast as they come, or are dropped */
+        double F = before_first_b(pg, d, dcap, t0[d], fmx, rate, c, cnt);
+        if (!isfinite(F))
+            continue;
+        int term = F >= all - 1e-9 * (1 + all) ? SC_BOUND_FILL : SC_BOUND_MEMORY;
+        double v = t0[d] + pos(work[d]) - F;
+        if (v > out->bound)
+            *why = (first_b){1, rate > 0, t0[d], F};
+        set_term(out, term, v, d, -1);
     }
 }
 
@@ -351,34 +396,9 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
         }
         set_term(out, SC_BOUND_MEMORY, v, d, s);
     }
-    /* MEMORY before the first backward: with offload too (the host link
-     * carries records away), not with recomputation, per-microbatch
-     * lengths or forward only. */
-    double fillT0 = 0, fillF = 0;
-    if (!fo && !len && (!rc || rc->policy == SC_RECOMPUTE_NONE))
-        for (int d = 0; d < P; d++) {
-            double rate = 0, fmx = 0, dcap = dev_cap(pg, d, cap);
-            for (int i = 0; i < sc_prog_chunks(pg, d); i++) {
-                int s = sc_prog_stage_of(pg, d, i);
-                if (s < 0)
-                    continue;
-                double t1 = sc_offload_time(pg, s, 1) * (off && off->shared ? SC_OFFLOAD_SOLO : 1);
-                if (off && off->policy != SC_OFFLOAD_NONE)
-                    rate = fmax(rate, t1 > 0 ? sc_prog_mem(pg, s) / t1 : INFINITY);
-                fmx = fmax(fmx, sc_prog_tf(pg, s) + sc_prog_ta(pg, s));
-            }
-            if (!isfinite(rate) || !isfinite(t0[d]))
-                continue;
-            double F = before_first_b(pg, d, dcap, t0[d], fmx, rate, c, cnt);
-            if (!isfinite(F))
-                continue;
-            double v = t0[d] + pos(work[d]) - F;
-            if (F > 0 && v > out->bound) {
-                fillT0 = t0[d];
-                fillF = F;
-            }
-            set_term(out, SC_BOUND_MEMORY, v, d, -1);
-        }
+    first_b why = {0};
+    if (!fo && !len)
+        first_b_terms(pg, cap, t0, work, c, cnt, out, &why);
     switch ((sc_bound_term)out->binding) {
     case SC_BOUND_WORK:
         snprintf(out->why, sizeof out->why, "work: d%d computes for %.6g", out->device,
@@ -389,15 +409,20 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
                  out->bound);
         break;
     case SC_BOUND_FILL:
-        snprintf(out->why, sizeof out->why,
+        if (why.set)
+            snprintf(out->why, sizeof out->why,
+                     "fill and drain: d%d has %.6g of F to run before its first B at %.6g",
+                     out->device, why.F, why.T0);
+        else
+            snprintf(out->why, sizeof out->why,
                  "fill and drain: d%d waits %.6g for the first F, then computes",
                  out->device, head[out->device]);
         break;
     case SC_BOUND_MEMORY:
-        if (out->stage < 0)
+        if (why.set)
             snprintf(out->why, sizeof out->why,
-                     "memory cap: d%d's cap holds %.6g of F passes before its first B at %.6g",
-                     out->device, fillF, fillT0);
+                     "memory cap: d%d's cap holds %.6g of F before its first B at %.6g%s",
+                     out->device, why.F, why.T0, why.link ? " (with the host link's)" : "");
         else if (out->k == 0)
             snprintf(out->why, sizeof out->why,
                      "memory cap: d%d's cap holds no record of stage %d", out->device,
