@@ -344,8 +344,8 @@ static int with_policies(lua_State *L, sc_plan_run *r, int ri, const char *knobs
 {
     static const char *const policies[] = {"offload=budget", "recompute=budget"};
     char k[240];
-    int rc = candidate(L, r, ri, knobs, 0, NULL);
-    for (int j = 0; j < 2 && !rc && r->last_over && r->cap > 0; j++) {
+    int rc = candidate(L, r, ri, knobs, 0, NULL), over = r->last_over && r->cap > 0;
+    for (int j = 0; j < 2 && !rc && over; j++) {
         snprintf(k, sizeof k, "%s %s", knobs, policies[j]);
         rc = candidate(L, r, ri, k, 0, NULL);
     }
