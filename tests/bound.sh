@@ -70,7 +70,7 @@ $SC sim 1f1b -D p=2 -D m=4 -D mem=1 --optimal 2>&1 | grep -q "built without GLPK
   cases="p=2,m=4 p=2,m=4,mem=1"
   recs="1f1b zb-h1 interleaved"
   full && cases="$cases p=2,m=2 p=3,m=3 p=2,m=3 p=3,m=4 p=3,m=4,mem=2 p=2,m=3,mem=1.5" &&
-    recs="1f1b gpipe zb-h1 zb-h2 zb-auto interleaved"
+    recs="1f1b gpipe zb-h1 zb-h2 zb-auto interleaved v-zb"
   for c in $cases; do
     defs=$(echo "$c" | tr ',' '\n' | sed 's/^/-D /' | tr '\n' ' ')
     for r in $recs; do
@@ -91,7 +91,8 @@ for line in open(sys.argv[1]):
     if not (d["lower_bound"] <= o["bound"] + eps and o["bound"] <= inc + eps and inc <= d["makespan"] + eps):
         bad += 1
         print("order:", recipe, d["devices"], d["microbatches"], d["lower_bound"], o, d["makespan"])
-    key = (case, recipe == "interleaved")  # the placement: loop, one or two chunks
+    # the placement: loop with one or two chunks, or V
+    key = (case, "v" if recipe.startswith("v-") else recipe == "interleaved")
     if o["status"] == "optimal":
         proved += 1
         classes.setdefault(key, []).append(("opt", o["optimum"], recipe))
