@@ -124,19 +124,101 @@ static double walk(const sc_prog *pg, const stage_cost *c, const path *pa, doubl
     return fs[a] + C[a] + after[a];
 }
 
-/* Records' capacity of stage s under its device's cap (the cap check's
- * tolerance, and a little more, in the schedules' favour); -1: no cap. */
-static long capacity(const sc_prog *pg, int s, double cap_all)
+/* The cap of device d: the program's, cap_all's, and with the budget
+ * offload policy its target (the peak it must meet); INFINITY: none. */
+static double dev_cap(const sc_prog *pg, int d, double cap_all)
+{
+    const sc_offload_cfg *off = sc_prog_offload(pg);
+    double cap = fmin(cap_all, sc_prog_mem_cap(pg, d));
+    if (off && off->policy == SC_OFFLOAD_BUDGET && off->mem > 0)
+        cap = fmin(cap, off->mem);
+    return cap;
+}
+
+/* The smallest record of stage s (with lengths, over the microbatches). */
+static double rec_units(const sc_prog *pg, int s)
 {
     double u = sc_prog_lengths(pg) ? INFINITY : sc_prog_mem(pg, s);
     if (sc_prog_lengths(pg)) /* the most records fit when all are the smallest */
         for (int mb = 0; mb < sc_prog_microbatches(pg); mb++)
             u = fmin(u, sc_prog_rec_units(pg, s, mb));
-    double cap = fmin(cap_all, sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s)));
+    return u;
+}
+
+/* Records' capacity of stage s under its device's cap (the cap check's
+ * tolerance, and a little more, in the schedules' favour), each record
+ * of s counting u_s plus `outer`: the records of earlier stages on the
+ * same device that are live whenever one of s is (docs/bound.md, "every
+ * stage on a device"); -1: no cap. */
+static long capacity(const sc_prog *pg, int s, double cap_all, double outer)
+{
+    double u = rec_units(pg, s) + outer;
+    double cap = sc_prog_mem_cap(pg, sc_prog_stage_device(pg, s));
+    cap = fmin(cap_all, cap);
     if (!(u > 0) || !isfinite(cap))
         return -1;
     double k = floor((cap + 1e-7 * (1 + cap)) / u);
     return k > 1e15 ? -1 : (long)k;
+}
+
+/* MEMORY before the first backward (docs/bound.md): device d runs only
+ * F passes before T0, the earliest a B (or BW) of one of its stages can
+ * start, and all their records are on it (or copied to the host) when the
+ * last of them ends, since no B has ended by then. So they count at most
+ * cap units, plus what the host link can carry by T0 + fmax (rate units
+ * a time unit; 0 without offload), and the rest of d's work comes after
+ * T0: makespan >= T0 + work(d) - the F time such records give at most
+ * (a fractional knapsack of d's stages: wF for u units, cnt of each). */
+static double before_first_b(const sc_prog *pg, int d, double cap, double T0, double fmax,
+                             double rate, const stage_cost *c, const double *cnt)
+{
+    enum { MAXC = 64 };
+    int nc = sc_prog_chunks(pg, d), st[MAXC], n = 0;
+    double fill = 0; /* records of no units: all their F */
+    if (nc > MAXC || !isfinite(T0))
+        return INFINITY; /* too many chunks to sort: no limit */
+    for (int i = 0; i < nc; i++) {
+        int s = sc_prog_stage_of(pg, d, i);
+        if (s >= 0 && cnt[s] > 0 && rec_units(pg, s) > 0)
+            st[n++] = s;
+        else if (s >= 0)
+            fill += cnt[s] * pos(c[s].wF);
+    }
+    for (int i = 1; i < n; i++) /* by F time per unit, the most first */
+        for (int j = i; j > 0; j--) {
+            int a = st[j - 1], b = st[j];
+            if (pos(c[a].wF) / rec_units(pg, a) >= pos(c[b].wF) / rec_units(pg, b))
+                break;
+            st[j - 1] = b;
+            st[j] = a;
+        }
+    /* Whole records within the cap check's tolerance, then a fraction of
+     * the next: at least the knapsack's fractional optimum. */
+    double room = cap + rate * (T0 + fmax), tol = isfinite(room) ? 1e-7 * (1 + room) : 0;
+    for (int i = 0; i < n && room > tol; i++) {
+        double u = rec_units(pg, st[i]), k = floor((room + tol) / u);
+        double take = k >= cnt[st[i]] ? cnt[st[i]] : room / u - k <= tol / u ? k : room / u;
+        fill += take * pos(c[st[i]].wF);
+        room -= take * u;
+    }
+    return fill;
+}
+
+/* The units of earlier stages on stage s's device whose records are live
+ * whenever one of s is: stage t < s on the same device, on the path of
+ * every microbatch through s (t >= amax, the latest first stage of those
+ * paths). Its record of microbatch x lives from F(t, x), before F(s, x),
+ * to B(t, x), after B(s, x). */
+static double outer(const sc_prog *pg, int s, double amax)
+{
+    int d = sc_prog_stage_device(pg, s);
+    double u = 0;
+    for (int i = 0; i < sc_prog_chunks(pg, d); i++) {
+        int t = sc_prog_stage_of(pg, d, i);
+        if (t >= amax && t < s)
+            u += rec_units(pg, t);
+    }
+    return u;
 }
 
 static void set_term(sc_bound *o, int term, double v, int d, int s)
@@ -148,6 +230,48 @@ static void set_term(sc_bound *o, int term, double v, int d, int s)
         o->binding = term;
         o->device = d;
         o->stage = s;
+    }
+}
+
+/* What the terms before the first backward say when one binds. */
+typedef struct first_b {
+    int set, link;
+    double T0, F;
+} first_b;
+
+/* The terms before the first backward (docs/bound.md), per device: FILL
+ * when d can run all its F passes before its first B can start (no cap,
+ * recomputation, or a cap that holds them all), else MEMORY: the cap, and
+ * with offload what the host link carries away (at its full speed; a
+ * shared link's solo copies at SC_OFFLOAD_SOLO of their time). */
+static void first_b_terms(const sc_prog *pg, double cap, const double *t0, const double *work,
+                          const stage_cost *c, const double *cnt, sc_bound *out, first_b *why)
+{
+    const sc_offload_cfg *off = sc_prog_offload(pg);
+    const sc_recompute_cfg *rc = sc_prog_recompute(pg);
+    int moves = off && off->policy != SC_OFFLOAD_NONE;
+    for (int d = 0; d < sc_prog_devices(pg); d++) {
+        double rate = 0, fmx = 0, all = 0, dcap = dev_cap(pg, d, cap);
+        for (int i = 0; i < sc_prog_chunks(pg, d); i++) {
+            int s = sc_prog_stage_of(pg, d, i);
+            if (s < 0)
+                continue;
+            double t1 = sc_offload_time(pg, s, 1) * (off && off->shared ? SC_OFFLOAD_SOLO : 1);
+            if (moves)
+                rate = fmax(rate, t1 > 0 ? sc_prog_mem(pg, s) / t1 : INFINITY);
+            fmx = fmax(fmx, sc_prog_tf(pg, s) + sc_prog_ta(pg, s));
+            all += cnt[s] * pos(c[s].wF);
+        }
+        if (!isfinite(rate) || (rc && rc->policy != SC_RECOMPUTE_NONE))
+            dcap = INFINITY; /* records leave as fast as they come, or are dropped */
+        double F = before_first_b(pg, d, dcap, t0[d], fmx, rate, c, cnt);
+        if (!isfinite(F))
+            continue;
+        int term = F >= all - 1e-9 * (1 + all) ? SC_BOUND_FILL : SC_BOUND_MEMORY;
+        double v = t0[d] + pos(work[d]) - F;
+        if (v > out->bound)
+            *why = (first_b){1, rate > 0, t0[d], F};
+        set_term(out, term, v, d, -1);
     }
 }
 
@@ -175,8 +299,8 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     for (int s = 0; s < S; s++)
         G = fmax(G, gain(pg, s) * (len ? kmax : 1));
     /* One block: per stage the walk's arrays and their least values over
-     * the paths [7S], per-device sums [4P]; costs [S], paths [m] at most. */
-    size_t nd = (size_t)S * 7 + (size_t)P * 4;
+     * the paths [8S], per-device sums [5P]; costs [S], paths [m] at most. */
+    size_t nd = (size_t)S * 8 + (size_t)P * 5;
     double *buf = sc_calloc(nd, sizeof *buf);
     stage_cost *c = sc_calloc((size_t)S, sizeof *c);
     path *paths = sc_calloc((size_t)m, sizeof *paths);
@@ -188,7 +312,8 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     }
     double *fs = buf, *C = fs + S, *after = C + S, *cnt = after + S;
     double *fsmin = cnt + S, *Cmin = fsmin + S, *aftmin = Cmin + S;
-    double *work = aftmin + S, *fb = work + P, *head = fb + P, *tail = head + P;
+    double *amax = aftmin + S;
+    double *work = amax + S, *fb = work + P, *head = fb + P, *tail = head + P, *t0 = tail + P;
     /* The paths: microbatches of one copy are consecutive (copies.h); with
      * lengths, each microbatch is a path of its own costs. */
     int np = 0;
@@ -199,7 +324,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
         paths[np - 1].n += steps;
     }
     for (int d = 0; d < P; d++)
-        head[d] = tail[d] = INFINITY;
+        head[d] = tail[d] = t0[d] = INFINITY;
     for (int s = 0; s < S; s++)
         fsmin[s] = Cmin[s] = aftmin[s] = INFINITY;
     /* PATH, each device's work, head and tail (FILL), and for MEMORY each
@@ -223,6 +348,8 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
             fsmin[s] = fmin(fsmin[s], fs[s]);
             Cmin[s] = fmin(Cmin[s], C[s]);
             aftmin[s] = fmin(aftmin[s], after[s]);
+            t0[d] = fmin(t0[d], fs[s] + C[s] - c[s].cB); /* a B(s) starts */
+            amax[s] = fmax(amax[s], pa->a);
         }
     }
     if (!len)
@@ -251,7 +378,7 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
     for (int s = 0; memory && s < S; s++) {
         if (!(cnt[s] > 0))
             continue;
-        long k = capacity(pg, s, cap);
+        long k = capacity(pg, s, cap, outer(pg, s, amax[s]));
         if (k < 0)
             continue;
         int d = sc_prog_stage_device(pg, s);
@@ -269,6 +396,9 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
         }
         set_term(out, SC_BOUND_MEMORY, v, d, s);
     }
+    first_b why = {0};
+    if (!fo && !len)
+        first_b_terms(pg, cap, t0, work, c, cnt, out, &why);
     switch ((sc_bound_term)out->binding) {
     case SC_BOUND_WORK:
         snprintf(out->why, sizeof out->why, "work: d%d computes for %.6g", out->device,
@@ -279,12 +409,21 @@ sc_status sc_bound_prog_cap(const sc_prog *pg, double cap, sc_bound *out)
                  out->bound);
         break;
     case SC_BOUND_FILL:
-        snprintf(out->why, sizeof out->why,
+        if (why.set)
+            snprintf(out->why, sizeof out->why,
+                     "fill and drain: d%d has %.6g of F to run before its first B at %.6g",
+                     out->device, why.F, why.T0);
+        else
+            snprintf(out->why, sizeof out->why,
                  "fill and drain: d%d waits %.6g for the first F, then computes",
                  out->device, head[out->device]);
         break;
     case SC_BOUND_MEMORY:
-        if (out->k == 0)
+        if (why.set)
+            snprintf(out->why, sizeof out->why,
+                     "memory cap: d%d's cap holds %.6g of F before its first B at %.6g%s",
+                     out->device, why.F, why.T0, why.link ? " (with the host link's)" : "");
+        else if (out->k == 0)
             snprintf(out->why, sizeof out->why,
                      "memory cap: d%d's cap holds no record of stage %d", out->device,
                      out->stage);

@@ -9,8 +9,10 @@
  * vocabulary passes when the program has them. Nothing else of the program
  * is read: its orders, its schedule, its recipe do not matter, so the same
  * bound serves every recipe of one shape and the planner's whole search.
- * Host copies (offload) and recomputation let records leave the device: a
- * program with either policy gets no memory term.
+ * Host copies (offload) and recomputation let records leave the device:
+ * with recomputation no term counts the cap; with an offload policy only
+ * MEMORY's form before the first backward does, with what the program's
+ * host link can carry (the budget policy's mem is then the cap).
  *
  * The bound is the largest of these terms, each a theorem of docs/bound.md:
  *
@@ -18,18 +20,22 @@
  *           BW) of its records and its vocabulary passes;
  *   PATH    the critical path of one microbatch: F down the stages, B back,
  *           a transfer between stages on different devices, W at the end;
- *   FILL    a device cannot start before the first F reaches it, and after
- *           its last F or B the backward still has to reach the first stage;
- *   MEMORY  with at most k records of a stage live on its device, the F of
- *           microbatch j + k waits for a whole round trip of microbatch j.
+ *   FILL    a device cannot start before the first F reaches it, after
+ *           its last F or B the backward still has to reach the first stage,
+ *           and before its first B can start it has only its F to run;
+ *   MEMORY  with at most k records of a stage live on its device (each
+ *           also holding the records of the device's earlier stages on its
+ *           path), the F of microbatch j + k waits for a whole round trip
+ *           of microbatch j; and before its first B a device runs only the
+ *           F whose records its cap (and host link) holds.
  *
  *     sc_bound b;
  *     if (sc_bound_prog(pg, &b) == SC_OK)
  *         printf("lower bound %g (%s)\n", b.bound, b.why);
  *
  * Pure: reads the program (compiled or not; it need not be verified) and
- * changes nothing; the caller owns the result. Cost: O(S·m + P) time,
- * O(S) memory.
+ * changes nothing; the caller owns the result. Cost: O(S·m + P·c²) time
+ * (c: the chunks of a device), O(S + P) memory.
  * Tested by: tests/unit/test_bound.c, tests/bound.sh.
  */
 #ifndef SC_BOUND_H
@@ -59,7 +65,8 @@ typedef struct sc_bound {
     double term[SC_BOUND_TERM_COUNT];  /* each term's value (0 where it does not apply) */
     int binding;                       /* the term that gives bound (sc_bound_term) */
     int device;                        /* the device it binds on; -1 for PATH */
-    int stage;                         /* MEMORY: the stage whose records bind; else -1 */
+    int stage;                         /* MEMORY: the stage whose records bind; else -1
+                                        * (-1 also for MEMORY before the first B) */
     int k;                             /* MEMORY: records of that stage its cap holds */
     char why[200];                     /* one line: "fill and drain on d3: ..." */
 } sc_bound;

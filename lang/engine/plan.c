@@ -253,7 +253,11 @@ static int candidate(lua_State *L, sc_plan_run *r, int ri, const char *knobs, in
         lua_rawgeti(L, LUA_REGISTRYINDEX, w.ud);
         sc_lprog *lp = sc_lua_toprog(L, -1);
         sc_bound b;
-        if (lp && lp->pg && sc_bound_prog(lp->pg, &b) == SC_OK)
+        /* Within a cap in units, the bound of the cap's class (an automatic
+         * scheduler meets the cap without setting it; docs/bound.md) */
+        int capped = r->cap > 0 && !r->bytes_cap && w.peak_max <= r->cap * (1 + 1e-9);
+        if (lp && lp->pg &&
+            (capped ? sc_bound_prog_cap(lp->pg, r->cap, &b) : sc_bound_prog(lp->pg, &b)) == SC_OK)
             bound = b.bound;
         if (lp && lp->pg) /* its placement, the frameworks that run it */
             sc_plan_shape_of(lp->pg, &shape);
@@ -333,6 +337,21 @@ static int levels(const sc_plan_run *r, int *out)
     return n;
 }
 
+/* Candidate ri with knobs, and when the cap refused it, again with each
+ * memory policy that meets a cap (offload, recomputation: the least that
+ * fits). */
+static int with_policies(lua_State *L, sc_plan_run *r, int ri, const char *knobs)
+{
+    static const char *const policies[] = {"offload=budget", "recompute=budget"};
+    char k[240];
+    int rc = candidate(L, r, ri, knobs, 0, NULL), over = r->last_over && r->cap > 0;
+    for (int j = 0; j < 2 && !rc && over; j++) {
+        snprintf(k, sizeof k, "%s %s", knobs, policies[j]);
+        rc = candidate(L, r, ri, k, 0, NULL);
+    }
+    return rc;
+}
+
 static int search(lua_State *L, sc_plan_run *r)
 {
     char mem[80] = "", k[200];
@@ -345,20 +364,12 @@ static int search(lua_State *L, sc_plan_run *r)
                 !sc_plan_def(r, "vocab_par");
     for (int ri = 0; ri < NREC && !rc; ri++) {
         const char *n = recipes[ri].name;
-        if ((rc = candidate(L, r, ri, mem, 0, NULL)))
+        if ((rc = with_policies(L, r, ri, mem)))
             break;
-        if (r->last_over && r->cap > 0) { /* the memory policies that meet a cap */
-            snprintf(k, sizeof k, "%s offload=budget", mem);
-            if ((rc = candidate(L, r, ri, k, 0, NULL)))
-                break;
-            snprintf(k, sizeof k, "%s recompute=budget", mem);
-            if ((rc = candidate(L, r, ri, k, 0, NULL)))
-                break;
-        }
         if (strcmp(n, "interleaved") == 0 || strcmp(n, "gis") == 0)
-            for (int v = 3; v <= 4 && !rc; v++) {
+            for (int v = 3; v <= 4 && !rc; v++) { /* more chunks: a shorter fill */
                 snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
-                rc = candidate(L, r, ri, k, 0, NULL);
+                rc = with_policies(L, r, ri, k);
             }
         if (strcmp(n, "v-zb") == 0 && !r->bytes_cap) {
             int lv[8], nl = levels(r, lv);

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "ir/alloc.h"
 #include "ir/ir.h"
+#include "ir/offload_cfg.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -128,6 +129,69 @@ TEST(memory)
     sc_prog_free(pg);
 }
 
+TEST(several_chunks)
+{
+    /* Interleaved, p = 3, v = 2, m = 3, tf = 1, tb = 1.5, tw = 1: device 0
+     * holds stages 0 and 3; its first B, of stage 3, starts at the
+     * earliest after F down to stage 5 and B back up to 4: 3 + 3 + 3 =
+     * 9. Its 6 F (6) cannot fill that: 9 + 21 - 6 = 24, above the last
+     * device's 2 + 21. */
+    sc_prog *pg = sc_prog_new(3, 6, 3);
+    CHECK(sc_prog_set_placement(pg, SC_PLACE_LOOP, NULL) == SC_OK);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 1.5, 1) == SC_OK);
+    sc_bound b;
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 24, 1e-12);
+    CHECK(b.binding == SC_BOUND_FILL && b.device == 0);
+    CHECK_STR(b.why, "d0 has 6 of F to run before its first B at 9");
+    sc_prog_free(pg);
+
+    /* V, p = 2, m = 4, tf = tb = 1, tw = 0, a unit a record, a cap of 2:
+     * device 1 holds stages 1 and 2, and record (1, x) is live whenever
+     * (2, x) is, so the cap holds one record of stage 2: 4 round trips of
+     * 4 after its first F at 2, then B(1) and B(0): 2 + 16 + 2 = 20 (one
+     * stage alone would hold 2: 12). */
+    pg = sc_prog_new(2, 4, 4);
+    CHECK(sc_prog_set_placement(pg, SC_PLACE_V, NULL) == SC_OK);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 1, 0) == SC_OK);
+    CHECK(sc_prog_set_mem(pg, -1, 1) == SC_OK);
+    CHECK(sc_prog_set_mem_limit(pg, 2) == SC_OK);
+    static const int st[2][2] = {{0, 3}, {1, 2}};
+    for (int i = 0; i < 4; i++) /* one microbatch at a time: 4 x 8 */
+        for (int d = 0; d < 2; d++) {
+            CHECK(sc_prog_push(pg, d, SC_OP_F, st[d][0], i) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_F, st[d][1], i) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, st[d][1], i) == SC_OK);
+            CHECK(sc_prog_push(pg, d, SC_OP_BW, st[d][0], i) == SC_OK);
+        }
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 20, 1e-12);
+    CHECK(b.binding == SC_BOUND_MEMORY && b.stage == 2 && b.k == 1 && b.device == 1);
+    CHECK(b.bound <= makespan(pg) + 1e-9);
+    /* Before the first B under the cap: device 1's first B (of stage 2)
+     * starts at 5 at the earliest, and 2 records hold 2 of F: 5 + 16 - 2
+     * = 19, under the 20 above. With offload the records may leave: the
+     * link moves a record in ratio x 4 (T_F + T_B + T_W of the device);
+     * at ratio 2 that is 8, so by 5 + 1 it carries 0.75 of a unit more:
+     * 5 + 16 - 2.75 = 18.25, now the bound (no round-trip term). */
+    CHECK(b.term[SC_BOUND_MEMORY] >= 20 - 1e-12);
+    sc_offload_cfg oc = {.policy = SC_OFFLOAD_ALL, .chunks = 1, .ratio = 2};
+    CHECK(sc_prog_set_offload(pg, &oc) == SC_OK);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 18.25, 1e-12);
+    CHECK(b.binding == SC_BOUND_MEMORY && b.device == 1);
+    CHECK_STR(b.why, "with the host link's");
+    /* A fast link (ratio 0.25: a record in 1) carries them all: fill and
+     * drain, device 1's head, F and B, and B(0) after its last: 1 + 16 +
+     * 1. */
+    oc.ratio = 0.25;
+    CHECK(sc_prog_set_offload(pg, &oc) == SC_OK);
+    CHECK(sc_bound_prog(pg, &b) == SC_OK);
+    CHECK_NEAR(b.bound, 18, 1e-12);
+    CHECK(b.binding == SC_BOUND_FILL);
+    sc_prog_free(pg);
+}
+
 TEST(exact)
 {
     /* Out of memory: the solver's budget. p = 16, m = 21 under a cap of two
@@ -215,6 +279,7 @@ int main(void)
     RUN(one_device);
     RUN(path);
     RUN(memory);
+    RUN(several_chunks);
     RUN(exact);
     RUN(gap);
     return harness_done("bound");
