@@ -225,6 +225,7 @@ void sc_model_free(sc_model *md)
         free(dv->stage);
         free(dv->info);
         free(dv->xmb);
+        free(dv->moe_count);
         sc_adamw_free(dv->opt);
         if (dv->cdev)
             dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));
@@ -423,7 +424,7 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        sc_mdec_forward(dv, s, out, T, b_only);
+        sc_mdec_forward(dv, s, mb, out, T, b_only);
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, out, T);
@@ -469,7 +470,7 @@ static sc_status w_backward_input(void *ctx, int s, int mb, const void *gin, voi
     sc_mdev *dv = ctx;
     sc_model *md = dv->md;
     if (md->kind == SC_MODEL_DECODER) /* its embedding's gradient is W's */
-        return sc_mdec_backward_input(dv, s, gin, gout, kept, b_only);
+        return sc_mdec_backward_input(dv, s, mb, gin, gout, kept, b_only);
     if (s == 0 && dv->mv && !(gout = sc_mvocab_dx0(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM);
     sc_status st = mlp_backward_input(dv, s, mb, gin, gout, kept);

@@ -76,6 +76,11 @@ typedef struct sc_model_cfg {
     int kind;
     long heads, kv_heads, head_dim, inter;
     double rope_theta, norm_eps;
+    /* Mixture of experts in every layer's MLP (experts > 0;
+     * docs/run.md#mixture-of-experts): num_local_experts, experts per token,
+     * an expert's width (moe_intermediate_size, else inter), and the shared
+     * experts' total width (n_shared_experts times it; 0: none). */
+    long experts, experts_per_tok, moe_inter, shared_inter;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
     int devices;         /* the program's devices (post-validation's chain ends at the last;

@@ -87,7 +87,19 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                  "attn, swiglu)", be->ops->name);
         return SC_ERR_ARG;
     }
+    if (md->E && !sc_moe_usable(be)) {
+        snprintf(err, errlen, "the %s backend has no mixture-of-experts slots (backend.h: "
+                 "moe_route, moe_gather, moe_combine)", be->ops->name);
+        return SC_ERR_ARG;
+    }
     sc_mdev *dv = mdev_new(md, d, be);
+    if (dv && md->E && !(dv->moe_count = calloc((size_t)md->M * (size_t)(md->C * md->L) *
+                                                    (size_t)md->E, sizeof(int)))) {
+        free(dv->targets);
+        free(dv->stage);
+        free(dv);
+        dv = NULL;
+    }
     if (!dv) {
         snprintf(err, errlen, "out of memory attaching d%d", d);
         return SC_ERR_NOMEM;
@@ -118,6 +130,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
             return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
     if (!any) {
+        free(dv->moe_count);
         free(dv->targets);
         free(dv->stage);
         free(dv);
