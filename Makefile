@@ -407,7 +407,7 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
-	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
+	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_moe_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
 	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \

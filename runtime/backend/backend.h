@@ -28,7 +28,7 @@
  * Thread-safety: one instance is used by one thread at a time; instances are
  * independent (one per device thread); a lane (lane_open) runs on its own
  * thread while its device's instance runs on another.
- * Tested by: tests/unit/test_runtime.c, tests/unit/test_decoder_ops.c, tests/unit/test_moe_ops.c, tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c.
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_decoder_ops.c, tests/unit/test_moe_ops.c, tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c.
  */
 #ifndef SC_BACKEND_H
 #define SC_BACKEND_H

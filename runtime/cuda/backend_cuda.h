@@ -8,7 +8,7 @@
  *     sc_cuda *c = ctx;
  *     if (sc_cuda_ready(c))                         // not failed, GPU current
  *         CK(c, sc_cuda_tanh_fwd(c->compute, n, x)); // a failure: sticky, one line
- * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_graph_cuda.c (on a GPU and on the stand-in: tests/cudastub/run.sh).
+ * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c, tests/gpu/test_graph_cuda.c (on a GPU and on the stand-in: tests/cudastub/run.sh).
  */
 #ifndef SC_BACKEND_CUDA_H
 #define SC_BACKEND_CUDA_H

@@ -13,7 +13,7 @@
  * through a check that writes one line, "FILE:LINE: CALL: REASON"
  * (cudaGetErrorString, cublasGetStatusString, ncclGetErrorString), into the
  * caller's message, and the caller returns a status (runtime/README.md).
- * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c (the launchers' shapes), tests/cudastub/run.sh.
+ * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c (the launchers' shapes), tests/cudastub/run.sh.
  */
 #ifndef SC_CUDA_IMPL_H
 #define SC_CUDA_IMPL_H
