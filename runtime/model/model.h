@@ -127,6 +127,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
  * model before its backends. */
 void sc_model_free(sc_model *md);
 
+/* The sizes it was created with (cfg's stage_layers: NULL). */
+const sc_model_cfg *sc_model_config(const sc_model *md);
 /* Layers of stage s (first layer in *first). */
 int sc_model_stage_layers(const sc_model *md, int s, int *first);
 /* Bytes of the activation record of one (stage, microbatch): all of it
@@ -152,6 +154,11 @@ size_t sc_model_row_bytes(const sc_model *md);
 size_t sc_model_param_bytes(const sc_model *md, int s);
 size_t sc_model_shard_param_bytes(const sc_model *md);
 size_t sc_model_allocated_param_bytes(const sc_model *md, int d);
+/* Bytes of AdamW's moments device d allocated (0 when it is not attached
+ * here). */
+size_t sc_model_allocated_optim_bytes(const sc_model *md, int d);
+/* Of sc_model_allocated_param_bytes, the gradients'. */
+size_t sc_model_allocated_grad_bytes(const sc_model *md, int d);
 /* Bytes of the record S keeps for T (split; else 0). */
 size_t sc_model_vocab_record_bytes(const sc_model *md);
 

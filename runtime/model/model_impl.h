@@ -37,6 +37,7 @@ typedef struct sc_mdev {
     sc_adamw *opt;       /* the optimizer of the device's tensors */
     sc_mvocab *mv;       /* its vocabulary layers (model_vocab.h), or NULL */
     size_t pbytes;       /* bytes of parameters and gradients its layers allocated */
+    size_t gbytes;       /* of them, the gradients' */
     double state[2];     /* the state of the step being ended (optim.h) */
     /* The collectives' buffers (exec/exec.h, coll_buffer): sync's all-reduces;
      * post-validation's partial state received from the device before and

@@ -30,6 +30,12 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
 void sc_run_collect(const sc_model *md, const sc_model *ref, sc_run_result *r);
 sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int check,
                          double timeout_s, char *err, size_t errlen);
+/* run_params.c: r's predicted parameter, gradient and optimizer bytes per
+ * device (predicted_param_bytes, predicted_optim_bytes): the decoder's from
+ * interp/model's description of the same config (mdesc.h, float32), the
+ * MLP's from the model's own sizes. */
+sc_status sc_run_predict_params(const sc_prog *pg, const sc_model *md, sc_run_result *r,
+                                char *err, size_t errlen);
 /* MPI on a kind that counts its devices (GPUs): the one a rank takes
  * among the ngpu it sees (local rank modulo ngpu; the only one when it sees
  * one, as when a scheduler sets CUDA_VISIBLE_DEVICES per rank). */
