@@ -156,7 +156,8 @@ int sc_cli_run_decoder(const char *path, sc_model_cfg *mc)
                                                         : NULL;
     if (what) {
         snprintf(err, sizeof err, "%s: model_type %s with %s: %s is not trained yet (run "
-                 "trains a Llama-style decoder: RMSNorm, rotary, GQA, SwiGLU, no biases)", path,
+                 "trains a Llama-style decoder: RMSNorm, rotary, GQA, SwiGLU or Mixtral's "
+                 "experts, no biases)", path,
                  sc_mfamily_name(c->family), what, what);
         sc_mdesc_free(m);
         return sc_cli_fail(SC_EXIT_USAGE, err);
