@@ -145,6 +145,7 @@ assert len(l) == 3 and l[0] > l[1] > l[2], l
     else bad "run zb-h1 --model run-mixtral $a --check"; head -3 "$tmp/e" >&2; fi
   done
 fi
+expect 2 "a mixture of experts: the router's counts" -- $SC run zb-h1 --model $X --graph
 if [ -f "$STUB/libstagecraft_cuda.so" ]; then
   for r in zb-h1 $(full && echo dualpipev); do
     STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \

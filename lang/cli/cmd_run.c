@@ -483,6 +483,9 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     if (graph && profile)
         return fail(SC_EXIT_USAGE, "--graph and --profile: a profile times each pass, which a "
                     "graph runs as one");
+    if (graph && o.model.experts > 0) /* docs/run.md#mixture-of-experts */
+        return fail(SC_EXIT_USAGE, "--graph and a mixture of experts: the router's counts size "
+                    "the experts' products on the host, which a graph cannot wait for");
     /* The run's own tables (executor, transport) are checked against what
      * --max-mem leaves of the Lua heap and the programs' C memory. */
     const sc_limits *lim = sc_cli_limits();
