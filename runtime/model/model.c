@@ -64,7 +64,7 @@ static sc_status check_decoder(const sc_model_cfg *cfg, char *err, size_t errlen
                  ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    return SC_OK;
+    return cfg->experts ? sc_moe_check(cfg, DIM_MAX, ELEMS_MAX, err, errlen) : SC_OK;
 }
 
 sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,

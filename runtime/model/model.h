@@ -178,7 +178,8 @@ int sc_model_step_info(const sc_model *md, int k, sc_step_info *out);
 int sc_model_rollbacks(const sc_model *md, int k);
 
 /* Gradient tensors: per layer 2 for the MLP (G1, G2) or 9 for the decoder
- * (g1, Wq, Wk, Wv, Wo, g2, Wg, Wu, Wd), then Gout, then the decoder's final
+ * (g1, Wq, Wk, Wv, Wo, g2, Wg, Wu, Wd; with experts 10 or 13: model_moe.c),
+ * then Gout, then the decoder's final
  * norm, then Gemb when there is an embedding; NULL when the tensor's stage is not attached here or the
  * tensor is split (its shards are compared by sc_model_compare). Device memory of the backend that holds the
  * stage (read it with that backend's download). */

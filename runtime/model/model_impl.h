@@ -138,12 +138,15 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
 sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T);
 
 /* model_moe.c: the MoE layer (md->E > 0) in place of the decoder's MLP.
- * Its sizes (psz[6 ..]), initial parameters, the backend's slots; its kept
+ * The config's checks (SC_ERR_ARG, SC_ERR_LIMIT beyond the bounds of
+ * model.c: one line naming the size); its sizes (psz[6 ..]), initial parameters, the backend's slots; its kept
  * parts after P_DTOP (their floats per row), its b_only floats; and its
  * passes on layer l's parts L of microbatch mb: forward from L[P_XN2]
  * adding into next (which holds y), the input gradient at L[P_XN2] from
  * L[P_DTOP] (b: the layer's b_only past the attention's), the weight
  * gradients. */
+sc_status sc_moe_check(const sc_model_cfg *cfg, long dim_max, long elems_max, char *err,
+                       size_t errlen);
 void sc_moe_sizes(sc_model *md);
 void sc_moe_init(sc_mdev *dv, int l, int ll);
 int sc_moe_usable(const sc_backend *be);

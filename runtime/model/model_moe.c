@@ -35,6 +35,8 @@
  */
 #include "model_impl.h"
 
+#include <stdio.h>
+
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
 
@@ -49,6 +51,29 @@ int sc_moe_parts(const sc_model *md, size_t *width)
     for (int i = 0; width && i < n; i++)
         width[i] = w[i];
     return n;
+}
+
+sc_status sc_moe_check(const sc_model_cfg *c, long dim_max, long elems_max, char *err,
+                       size_t errlen)
+{
+    long Ie = c->moe_inter > 0 ? c->moe_inter : c->inter, R = c->seq * c->batch;
+    if (c->experts < 1 || c->experts > 4096 || c->experts_per_tok < 1 ||
+        c->experts_per_tok > c->experts || c->moe_inter < 0 || c->moe_inter > dim_max ||
+        c->shared_inter < 0 || c->shared_inter > dim_max) {
+        snprintf(err, errlen, "mixture of experts: experts = %ld (1..4096), experts_per_tok = "
+                 "%ld (1..experts), moe_inter = %ld and shared_inter = %ld (0..%ld)",
+                 c->experts, c->experts_per_tok, c->moe_inter, c->shared_inter, dim_max);
+        return SC_ERR_ARG;
+    }
+    long wide = Ie > c->hidden ? Ie : c->hidden, rk = R * c->experts_per_tok;
+    if (rk > elems_max / wide || c->experts * c->hidden > elems_max / Ie ||
+        R * c->shared_inter > elems_max || c->hidden * c->shared_inter > elems_max) {
+        snprintf(err, errlen, "mixture of experts too large: a tensor of more than %ld floats "
+                 "(the seq*batch*experts_per_tok routed rows, or experts*hidden*moe_inter)",
+                 elems_max);
+        return SC_ERR_LIMIT;
+    }
+    return SC_OK;
 }
 
 void sc_moe_sizes(sc_model *md)

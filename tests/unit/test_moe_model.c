@@ -144,11 +144,30 @@ static void gradients(long shared)
     sc_backend_free(be);
 }
 
+/* A config it cannot train: one line naming the size, no model. */
+TEST(bad_sizes)
+{
+    char err[256];
+    sc_model *bad = NULL;
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 5, .opt = sc_optim_defaults()};
+    CHECK(sc_model_new(&c, 1, 1, &bad, err, sizeof err) == SC_ERR_ARG && !bad);
+    CHECK_STR(err, "experts_per_tok = 5 (1..experts)");
+    c.experts_per_tok = 2;
+    c.moe_inter = 1L << 23; /* 4 experts x 128 x 2^23 floats: beyond one tensor's bound */
+    c.hidden = 128;
+    CHECK(sc_model_new(&c, 1, 1, &bad, err, sizeof err) == SC_ERR_LIMIT && !bad);
+    CHECK_STR(err, "mixture of experts too large");
+}
+
 TEST(routed) { gradients(0); }
 TEST(with_shared) { gradients(24); }
 
 int main(void)
 {
+    RUN(bad_sizes);
     RUN(routed);
     RUN(with_shared);
     fprintf(stderr, "moe_model: %d differences checked, %d skipped (routing changed)\n", checked,
