@@ -9,6 +9,8 @@
  *   moe_route_bwd, moe_gather, moe_combine (beta 0 and 1, weights NULL),
  *     moe_combine_bwd: within 1e-5 max(1, max |want|) of the cpu's; the
  *     combine also of the double reference;
+ *   moe_route_bwd against central differences of the gpu's own router
+ *     along a random direction (2e-3);
  *   the same bits when repeated; a bad shape is a sticky failure naming
  *   the slot.
  *
@@ -156,6 +158,58 @@ static void one_shape(int R, int E, int k, int n)
         free(host[i]);
 }
 
+/* sum of w * wt, the weights the gpu's router gives logits l (R x E) */
+static double routed_loss(int R, int E, int k, const float *l, const float *w)
+{
+    size_t Rk = (size_t)R * k;
+    float *dp = put(l, (size_t)R * E * 4), *dw = gpu->ops->alloc(gpu->ctx, Rk * 4);
+    int32_t *ds = gpu->ops->alloc(gpu->ctx, Rk * 4), *dq = gpu->ops->alloc(gpu->ctx, Rk * 4);
+    int cnt[16];
+    gpu->ops->moe_route(gpu->ctx, R, E, k, dp, ds, dw, dq, cnt);
+    float *wt = get(dw, Rk * 4);
+    double L = 0;
+    for (size_t j = 0; j < Rk; j++)
+        L += (double)w[j] * wt[j];
+    void *dev[] = {dp, dw, ds, dq};
+    for (int i = 0; i < 4; i++)
+        gpu->ops->free(gpu->ctx, dev[i], 0);
+    free(wt);
+    return L;
+}
+
+/* moe_route_bwd against central differences of the gpu's own router along
+ * a random direction (float: 2e-3 relative), the selection unchanged. */
+TEST(route_differences)
+{
+    int R = 20, E = 5, k = 2;
+    size_t Rk = (size_t)R * k, RE = (size_t)R * E;
+    float *l = rand_host(RE), *w = rand_host(Rk), *v = rand_host(RE), *lp = malloc(RE * 4),
+          *lm = malloc(RE * 4);
+    float *dp = put(l, RE * 4), *dw = gpu->ops->alloc(gpu->ctx, Rk * 4),
+          *dwt = put(w, Rk * 4), *ddl = gpu->ops->alloc(gpu->ctx, RE * 4);
+    int32_t *ds = gpu->ops->alloc(gpu->ctx, Rk * 4), *dq = gpu->ops->alloc(gpu->ctx, Rk * 4);
+    int cnt[8];
+    gpu->ops->moe_route(gpu->ctx, R, E, k, dp, ds, dw, dq, cnt);
+    gpu->ops->moe_route_bwd(gpu->ctx, R, E, k, dp, ds, dw, dwt, ddl);
+    float *g = get(ddl, RE * 4);
+    double want = 0, h = 1e-2;
+    for (size_t i = 0; i < RE; i++) {
+        want += (double)g[i] * v[i];
+        lp[i] = l[i] + (float)h * v[i];
+        lm[i] = l[i] - (float)h * v[i];
+    }
+    double got = (routed_loss(R, E, k, lp, w) - routed_loss(R, E, k, lm, w)) / (2 * h);
+    if (!(fabs(got - want) <= 2e-3 * fmax(1, fabs(want))))
+        fprintf(stderr, "route differences %.6g, gradient %.6g\n", got, want);
+    CHECK(fabs(got - want) <= 2e-3 * fmax(1, fabs(want)));
+    void *dev[] = {dp, dw, dwt, ddl, ds, dq};
+    for (int i = 0; i < 6; i++)
+        gpu->ops->free(gpu->ctx, dev[i], 0);
+    void *host[] = {l, w, v, lp, lm, g};
+    for (int i = 0; i < 6; i++)
+        free(host[i]);
+}
+
 TEST(shapes)
 {
     one_shape(300, 6, 2, 40);
@@ -195,6 +249,7 @@ int main(void)
         return 1;
     }
     RUN(shapes);
+    RUN(route_differences);
     RUN(bad_shape);
     sc_backend_free(gpu);
     sc_backend_free(cpu);
