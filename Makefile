@@ -119,7 +119,7 @@ REG_CFLAGS  = $(if $(CUDA),-DSC_HAVE_CUDA) -DSC_CUDA_API_HASH=$(API_HASH)
 MOD_CFLAGS  = -fPIC -fvisibility=hidden -DSC_HAVE_CUDA -DSC_CUDA_API_HASH=$(API_HASH) -isystem $(CUDA_HOME)/include $(if $(NCCL_H),-DSC_HAVE_NCCL -isystem $(dir $(NCCL_H)))
 MOD_RPATH  ?= $(CUDA_LIBDIR)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,'$(MOD_RPATH)' -lcublas -lcudart -lstdc++ -ldl -lpthread -lm
-CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/backend_cuda_graph.c runtime/cuda/cuda_check.c \
+CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/backend_cuda_moe.c runtime/cuda/backend_cuda_graph.c runtime/cuda/cuda_check.c \
               runtime/cuda/transport_cuda_local.c \
               runtime/cuda/transport_nccl.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
 CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
@@ -407,7 +407,7 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
-	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
+	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_moe_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
 	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \
@@ -476,6 +476,7 @@ bench: all $(BUILD)/bench_interp $(BUILD)/bench_runtime $(BUILD)/bench_auto $(BU
 	SC=$(BUILD)/stagecraft sh bench/bench_lengths.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_seq1f1b.sh
 	SC=$(BUILD)/stagecraft sh bench/bench_moe.sh
+	SC=$(BUILD)/stagecraft sh bench/bench_moe_step.sh
 
 echo:
 	@echo "CC       = $(CC)"

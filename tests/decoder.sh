@@ -6,8 +6,10 @@
 # equal the prediction (B frees its b_only parts: a per-stage w_keep);
 # several steps learn; offload and recomputation keep the peaks exact;
 # MPI ranks give the threads' loss bit for bit; the configs it does not
-# train yet are refused in one line. The kernels themselves:
-# build/test_decoder_ops. Run from the repository root: sh tests/decoder.sh
+# train yet are refused in one line; a Mixtral-style config trains its
+# mixture of experts (docs/run.md#mixture-of-experts) the same way. The
+# kernels themselves: build/test_decoder_ops, build/test_moe_ops. Run from
+# the repository root: sh tests/decoder.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -66,7 +68,7 @@ assert len(l) == 3 and l[0] > l[1] > l[2], l
 sed 's/"hidden_size": 48/"hidden_size": 36/' $F/run-mqa.json >"$tmp/h36.json"
 expect 0 '"hidden": 36, "layers": 4, "vocab": 96' -- $SC run 1f1b -D p=2 -D m=2 --model "$tmp/h36.json" --json
 expect 0 '"hidden": 36, "layers": 2, "vocab": 96' -- $SC run 1f1b -D p=2 -D m=2 -D layers=2 --model "$tmp/h36.json" --json
-expect 2 "MoE is not trained yet" -- $SC run 1f1b --model $F/tiny-mixtral.json
+expect 2 "multi-head latent attention (MLA) is not trained yet" -- $SC run 1f1b --model $F/tiny-deepseek-v3.json
 expect 2 "biases is not trained yet" -- $SC run 1f1b --model $F/tiny-llama.json
 expect 2 "qk_norm is not trained yet" -- $SC run 1f1b --model $F/tiny-qwen3.json
 expect 2 "biases is not trained yet" -- $SC run 1f1b --model $F/tiny-qwen2.json
@@ -103,6 +105,67 @@ if command -v mpirun >/dev/null &&
     if grep -q '"transport": "mpi"' "$tmp/b" && [ "$(hex "$tmp/a")" = "$(hex "$tmp/b")" ]; then ok
       if full; then later "$tmp/b" "mpirun -np 4 run $r --model --check"; fi
     else bad "threads vs mpirun -np 4 on $r --model"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+
+# 7. Mixture of experts (run-mixtral: 4 experts, top 2; run-moe-shared: 6
+# experts, top 3, a shared expert): the recipes against the reference
+# (bitwise on threads), the predicted peaks and parameter bytes exact; MPI
+# ranks give the threads' bits; the stand-in within its tolerance.
+X=$F/run-mixtral.json
+for r in zb-h1 dualpipev $(full && echo 1f1b zb-v v-zb interleaved gpipe zb-h2 v-half v-min 1f1b-v); do
+  if $SC run $r --model $X --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run $r --model run-mixtral --check"
+  else bad "run $r --model run-mixtral --check"; head -3 "$tmp/e" >&2; fi
+done
+for r in $(full && echo 1f1b zb-h1 zb-v dualpipev); do
+  if $SC run $r --model $F/run-moe-shared.json --check --json >"$tmp/j" 2>"$tmp/e"; then
+    later "$tmp/j" "run $r --model run-moe-shared --check"
+  else bad "run $r --model run-moe-shared --check"; head -3 "$tmp/e" >&2; fi
+done
+$SC run zb-h1 -D p=2 -D m=2 --model $F/run-moe-shared.json --check --json >"$tmp/j" 2>"$tmp/e" ||
+  bad "run zb-h1 --model run-moe-shared"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = j["model"]
+assert (m["experts"], m["experts_per_tok"], m["moe_inter"], m["shared_inter"]) == (6, 3, 24, 24), m
+assert j["loss"] == j["reference_loss"] and j["max_grad_rel_err"] == 0 and j["bitwise"], j
+' "$tmp/j" && ok || bad "run --json: the MoE model object, bitwise"
+if full; then
+  $SC run zb-h1 --model $X -D steps=3 --json >"$tmp/j" 2>"$tmp/e" || bad "run --model run-mixtral -D steps=3"
+  python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["step_loss"]
+assert len(l) == 3 and l[0] > l[1] > l[2], l
+' "$tmp/j" && ok || bad "the MoE loss falls over 3 steps"
+  for a in "-D@offload=all@-D@offload_ratio=0.1" "-D@recompute=all" "-D@steps=2@-D@optim_sync=post-validation@-D@clip=0.5"; do
+    a=$(echo "$a" | tr @ ' ')
+    # shellcheck disable=SC2086
+    if $SC run zb-h1 --model $X $a --check --json >"$tmp/j" 2>"$tmp/e"; then later "$tmp/j" "run zb-h1 --model run-mixtral $a"
+    else bad "run zb-h1 --model run-mixtral $a --check"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+expect 2 "a mixture of experts: the router's counts" -- $SC run zb-h1 --model $X --graph
+# (the stand-in: make test; make check runs the slots' own test, tests/cudastub/run.sh)
+if [ -f "$STUB/libstagecraft_cuda.so" ]; then
+  for r in $(full && echo zb-h1 dualpipev); do
+    STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+      SC_CUDASTUB=1 SC_CUDASTUB_DELAY_US=50 timeout 300 $SC run $r --backend cuda --model $X --check --json \
+      >"$tmp/j" 2>"$tmp/e"
+    if grep -q "has no mixture-of-experts slots" "$tmp/e"; then continue; fi
+    if [ -s "$tmp/j" ]; then later "$tmp/j" "run $r --backend cuda (stand-in) --model run-mixtral --check" --backend cuda --stand-in
+    else bad "run $r --backend cuda (stand-in) --model run-mixtral --check"; head -3 "$tmp/e" >&2; fi
+  done
+fi
+if command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  for r in $(full && echo zb-h1 zb-v) dualpipev; do
+    $SC run $r --model $X --json >"$tmp/a" 2>"$tmp/e"
+    timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run $r --model $X $(full && echo --check) --json \
+      >"$tmp/b" 2>"$tmp/e"
+    if grep -q '"transport": "mpi"' "$tmp/b" && [ "$(hex "$tmp/a")" = "$(hex "$tmp/b")" ]; then ok
+      if full; then later "$tmp/b" "mpirun -np 4 run $r --model run-mixtral --check"; fi
+    else bad "threads vs mpirun -np 4 on $r --model run-mixtral"; head -3 "$tmp/e" >&2; fi
   done
 fi
 

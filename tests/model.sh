@@ -147,8 +147,9 @@ assert sum(b["params"]) == 8030261248
 expect 3 "split: the 8 stages hold 33 decoder layers, but the model has 32" -- $SC sim 1f1b $S --layers "[5,4,4,4,4,4,4,4]"
 # shellcheck disable=SC2086
 expect 3 "the loss L must be on the last stage" -- $SC sim 1f1b $S --layers "Et*4|t*4|t*4|t*4|t*4|t*4|t*4L|t*4"
-# run trains a config's decoder (tests/decoder.sh); an MoE is refused, exit 2
-expect 2 "MoE is not trained yet" -- $SC run 1f1b --model $F/mixtral-8x7b.json -D p=2 -D m=2 -D seq=64
+# run trains a config's decoder and its experts (tests/decoder.sh); MLA is
+# refused, exit 2
+expect 2 "multi-head latent attention (MLA) is not trained yet" -- $SC run 1f1b --model $F/deepseek-v3.json -D p=2 -D m=2
 
 # The errors: one line each.
 # shellcheck disable=SC2086

@@ -156,6 +156,12 @@ static sc_status read_family(reader *r, sc_mdesc_cfg *c)
         st = get_int(r, "num_local_experts", 1, 0, &c->experts);
         if (!st)
             st = get_int(r, "num_experts_per_tok", 1, 0, &c->experts_per_tok);
+        /* DeepSeek's shared experts and expert width, optional here (0: none,
+         * intermediate_size): docs/run.md#mixture-of-experts trains them */
+        if (!st)
+            st = get_int(r, "n_shared_experts", 0, 0, &c->shared_experts);
+        if (!st)
+            st = get_int(r, "moe_intermediate_size", 0, 0, &c->moe_inter);
         return st;
     case SC_MF_DEEPSEEK_V3: {
         const struct { const char *key; int required; int64_t dflt; int64_t *v; } f[] = {

@@ -36,6 +36,25 @@ static int fail(int code, const char *msg)
  * its sc_model_cfg, layers 0 for two per stage); nil and why when that
  * model cannot be made. */
 /* Byte counts per device, then their largest as "key_max". */
+/* "params": per device, the bytes of the parameters, their gradients and
+ * AdamW's moments, allocated and predicted (docs/run.md#parameter-bytes). */
+static void json_params(sc_jw *w, const sc_run_result *r)
+{
+    sc_jw_array(w, "params");
+    for (int d = 0; d < r->P; d++) {
+        size_t g = r->grad_bytes[d], pg = r->predicted_param_bytes[d] / 2;
+        sc_jw_object(w, NULL);
+        sc_jw_int(w, "params", (long long)(r->param_bytes[d] - g));
+        sc_jw_int(w, "grads", (long long)g);
+        sc_jw_int(w, "optimizer", (long long)r->optim_bytes[d]);
+        sc_jw_int(w, "predicted_params", (long long)(r->predicted_param_bytes[d] - pg));
+        sc_jw_int(w, "predicted_grads", (long long)pg);
+        sc_jw_int(w, "predicted_optimizer", (long long)r->predicted_optim_bytes[d]);
+        sc_jw_end(w);
+    }
+    sc_jw_end(w);
+}
+
 static void json_sizes(sc_jw *w, const char *key, const size_t *v, int n)
 {
     size_t mx = 0;
@@ -95,6 +114,7 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     }
     json_sizes(&w, "peak_activation_bytes", r->peak_bytes, r->P);
     json_sizes(&w, "predicted_peak_activation_bytes", r->predicted_bytes, r->P);
+    json_params(&w, r);
     if (r->predicted->host_peak) { /* offload */
         json_sizes(&w, "peak_host_bytes", r->host_peak_bytes, r->P);
         json_sizes(&w, "predicted_peak_host_bytes", r->predicted_host_bytes, r->P);
@@ -197,6 +217,15 @@ static int verdict(const sc_run_result *r)
         if (r->param_bytes[d] != r->predicted_param_bytes[d]) {
             snprintf(msg, sizeof msg, "check failed: d%d holds %zu bytes of parameters and "
                      "gradients, predicted %zu", d, r->param_bytes[d], r->predicted_param_bytes[d]);
+            return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
+        }
+    for (int d = 0; d < r->P; d++)
+        if (r->optim_bytes[d] != r->predicted_optim_bytes[d] ||
+            2 * r->grad_bytes[d] != r->param_bytes[d]) {
+            snprintf(msg, sizeof msg, "check failed: d%d holds %zu bytes of AdamW moments "
+                     "(predicted %zu) and %zu of gradients (of %zu with the parameters)", d,
+                     r->optim_bytes[d], r->predicted_optim_bytes[d], r->grad_bytes[d],
+                     r->param_bytes[d]);
             return fail(sc_status_exit_code(SC_ERR_RUNTIME), msg);
         }
     for (int d = 0; d < r->P; d++)
@@ -461,6 +490,9 @@ int sc_cmd_run(lua_State *L, int argc, char **argv)
     if (graph && profile)
         return fail(SC_EXIT_USAGE, "--graph and --profile: a profile times each pass, which a "
                     "graph runs as one");
+    if (graph && o.model.experts > 0) /* docs/run.md#mixture-of-experts */
+        return fail(SC_EXIT_USAGE, "--graph and a mixture of experts: the router's counts size "
+                    "the experts' products on the host, which a graph cannot wait for");
     /* The run's own tables (executor, transport) are checked against what
      * --max-mem leaves of the Lua heap and the programs' C memory. */
     const sc_limits *lim = sc_cli_limits();

@@ -43,7 +43,7 @@ int sc_cli_run_forward_text(const sc_run_result *r);
 
 /* run_model.c (docs/run.md#the-decoder): the decoder of config.json `path`
  * into mc (0, or the exit code after one error line: a file that cannot be
- * read, a model with MoE, MLA, biases or qk_norm); its members of run
+ * read, a model with MLA, a DeepSeek router, biases or qk_norm); its members of run
  * --json's "model" object ("kind", and the decoder's sizes); its line of
  * run's text (nothing for the MLP). */
 int sc_cli_run_decoder(const char *path, sc_model_cfg *mc);

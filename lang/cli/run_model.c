@@ -146,14 +146,18 @@ int sc_cli_run_decoder(const char *path, sc_model_cfg *mc)
     if (sc_hf_config_read(path, &m, err, sizeof err) != SC_OK)
         return sc_cli_fail(SC_EXIT_USAGE, err);
     const sc_mdesc_cfg *c = sc_mdesc_config(m);
-    const char *what = c->experts > 0                   ? "MoE"
-                       : c->kv_lora_rank > 0            ? "multi-head latent attention (MLA)"
+    const char *what = c->kv_lora_rank > 0              ? "multi-head latent attention (MLA)"
+                       : c->experts > 0 && (c->first_dense > 0 || c->moe_freq > 1)
+                           ? "dense layers between the MoE ones (first_k_dense_replace, "
+                             "moe_layer_freq)"
+                       : c->router_bias ? "a router bias (e_score_correction_bias)"
                        : c->attn_bias || c->qkv_bias || c->mlp_bias ? "biases"
                        : c->qk_norm                     ? "qk_norm"
                                                         : NULL;
     if (what) {
         snprintf(err, sizeof err, "%s: model_type %s with %s: %s is not trained yet (run "
-                 "trains a Llama-style decoder: RMSNorm, rotary, GQA, SwiGLU, no biases)", path,
+                 "trains a Llama-style decoder: RMSNorm, rotary, GQA, SwiGLU or Mixtral's "
+                 "experts, no biases)", path,
                  sc_mfamily_name(c->family), what, what);
         sc_mdesc_free(m);
         return sc_cli_fail(SC_EXIT_USAGE, err);
@@ -166,6 +170,10 @@ int sc_cli_run_decoder(const char *path, sc_model_cfg *mc)
     mc->kv_heads = (long)c->kv_heads;
     mc->head_dim = (long)c->head_dim;
     mc->inter = (long)c->inter;
+    mc->experts = (long)c->experts; /* docs/run.md#mixture-of-experts */
+    mc->experts_per_tok = (long)c->experts_per_tok;
+    mc->moe_inter = (long)c->moe_inter;
+    mc->shared_inter = (long)(c->shared_experts * c->moe_inter);
     mc->rope_theta = c->rope_theta > 0 ? c->rope_theta : 10000.0;
     mc->norm_eps = c->norm_eps > 0 ? c->norm_eps : 1e-5;
     sc_mdesc_free(m);
@@ -183,6 +191,12 @@ void sc_cli_run_decoder_json(sc_jw *w, const sc_model_cfg *mc)
     sc_jw_int(w, "inter", mc->inter);
     sc_jw_num_g(w, "rope_theta", mc->rope_theta, 17);
     sc_jw_num_g(w, "norm_eps", mc->norm_eps, 17);
+    if (mc->experts > 0) {
+        sc_jw_int(w, "experts", mc->experts);
+        sc_jw_int(w, "experts_per_tok", mc->experts_per_tok);
+        sc_jw_int(w, "moe_inter", mc->moe_inter);
+        sc_jw_int(w, "shared_inter", mc->shared_inter);
+    }
 }
 
 void sc_cli_run_decoder_text(const sc_model_cfg *mc)
@@ -191,4 +205,7 @@ void sc_cli_run_decoder_text(const sc_model_cfg *mc)
         printf("decoder       heads %ld, kv_heads %ld, head_dim %ld, inter %ld, rope_theta %g, "
                "rms_norm_eps %g\n", mc->heads, mc->kv_heads, mc->head_dim, mc->inter,
                mc->rope_theta, mc->norm_eps);
+    if (mc->kind == SC_MODEL_DECODER && mc->experts > 0)
+        printf("experts       %ld, %ld per token, inter %ld, shared inter %ld\n", mc->experts,
+               mc->experts_per_tok, mc->moe_inter, mc->shared_inter);
 }

@@ -28,7 +28,7 @@
  * Thread-safety: one instance is used by one thread at a time; instances are
  * independent (one per device thread); a lane (lane_open) runs on its own
  * thread while its device's instance runs on another.
- * Tested by: tests/unit/test_runtime.c, tests/unit/test_decoder_ops.c, tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c.
+ * Tested by: tests/unit/test_runtime.c, tests/unit/test_decoder_ops.c, tests/unit/test_moe_ops.c, tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c.
  */
 #ifndef SC_BACKEND_H
 #define SC_BACKEND_H
@@ -208,6 +208,42 @@ struct sc_backend_ops {
      * return; dg = da u silu'(g). */
     void (*swiglu_bwd)(void *ctx, size_t n, const float *g, const float *u, float *du,
                        float *dg);
+
+    /* ---- Mixture of experts (runtime/model/model_moe.c,
+     * docs/run.md#mixture-of-experts). Optional as a set (NULL: the model
+     * says the backend cannot run it). `rows` tokens each go to k of E
+     * experts; their rows k copies are laid out *gathered*: expert 0's
+     * first, then expert 1's, ..., each expert's in row order. sel and pos
+     * are int32 device memory. ---- */
+    /* The router: prob holds rows x E logits on entry and their softmax on
+     * return (max subtracted, the normaliser in double). sel[r k + i]: the
+     * expert of row r's i-th largest probability (equal ones: the lower
+     * expert first); wt[r k + i] = its probability / the sum (in double) of
+     * the k chosen; pos[r k + i]: that copy's row among the gathered;
+     * count (host memory, E ints): the rows each expert receives. Waits
+     * for the device (the host sizes the experts' products by count). */
+    void (*moe_route)(void *ctx, int rows, int E, int k, float *prob, int32_t *sel, float *wt,
+                      int32_t *pos, int *count);
+    /* Its backward from dwt (rows x k; the selection has no gradient):
+     * with s the chosen probabilities' sum and dot = sum_i wt_i dwt_i,
+     * dp = (dwt_i - dot) / s at the chosen experts, 0 elsewhere;
+     * dlogits = p (dp - sum_e p_e dp_e), written (rows x E). */
+    void (*moe_route_bwd)(void *ctx, int rows, int E, int k, const float *prob,
+                          const int32_t *sel, const float *wt, const float *dwt,
+                          float *dlogits);
+    /* Dispatch: xg[pos[j]] = x[j / k] for j < rows k (rows of n floats). */
+    void (*moe_gather)(void *ctx, int rows, int k, int n, const int32_t *pos, const float *x,
+                       float *xg);
+    /* Combine: y[r] = beta y[r] + sum over i in order of
+     * wt[r k + i] yg[pos[r k + i]] (wt NULL: weights 1, the dispatch's
+     * backward; beta 0 or 1). */
+    void (*moe_combine)(void *ctx, int rows, int k, int n, const int32_t *pos, const float *wt,
+                        const float *yg, float beta, float *y);
+    /* Combine's backward: dyg[pos[j]] = wt[j] dy[j / k]; dwt[j] = the dot
+     * of dy[j / k] and yg[pos[j]] (in double). Both written. */
+    void (*moe_combine_bwd)(void *ctx, int rows, int k, int n, const int32_t *pos,
+                            const float *wt, const float *yg, const float *dy, float *dyg,
+                            float *dwt);
 };
 
 typedef struct sc_backend {

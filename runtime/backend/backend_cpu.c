@@ -15,6 +15,7 @@
  */
 #include "backend.h"
 #include "backend_cpu_dec.h"
+#include "backend_cpu_moe.h"
 #include "hostlink.h"
 #include "sc_hash.h"
 
@@ -299,6 +300,11 @@ static const struct sc_backend_ops cpu_ops = {
     .attn_bwd = sc_cpu_attn_bwd,
     .swiglu_fwd = sc_cpu_swiglu_fwd,
     .swiglu_bwd = sc_cpu_swiglu_bwd,
+    .moe_route = sc_cpu_moe_route,
+    .moe_route_bwd = sc_cpu_moe_route_bwd,
+    .moe_gather = sc_cpu_moe_gather,
+    .moe_combine = sc_cpu_moe_combine,
+    .moe_combine_bwd = sc_cpu_moe_combine_bwd,
 };
 
 static void cpu_free_backend(sc_backend *be)

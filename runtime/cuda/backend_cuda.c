@@ -437,6 +437,11 @@ static const struct sc_backend_ops cuda_ops = {
     .attn_bwd = sc_cuda_dec_attn_bwd,
     .swiglu_fwd = sc_cuda_dec_swiglu_fwd,
     .swiglu_bwd = sc_cuda_dec_swiglu_bwd,
+    .moe_route = sc_cuda_dec_moe_route,
+    .moe_route_bwd = sc_cuda_dec_moe_route_bwd,
+    .moe_gather = sc_cuda_dec_moe_gather,
+    .moe_combine = sc_cuda_dec_moe_combine,
+    .moe_combine_bwd = sc_cuda_dec_moe_combine_bwd,
 };
 
 /* ---- lifetime ---- */

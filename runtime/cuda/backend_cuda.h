@@ -2,13 +2,13 @@
  * backend_cuda.h — private to the cuda backend's files: an instance's state
  * (backend_cuda.c says what its streams, scratch and errors are for), the
  * sticky checks every CUDA and cuBLAS call goes through (cuda_check.c), and
- * the decoder's slots (backend_cuda_dec.c), which backend_cuda.c puts in
+ * the decoder's slots (backend_cuda_dec.c, backend_cuda_moe.c), which backend_cuda.c puts in
  * its table. The transports do not include it (cuda_impl.h is theirs).
  *
  *     sc_cuda *c = ctx;
  *     if (sc_cuda_ready(c))                         // not failed, GPU current
  *         CK(c, sc_cuda_tanh_fwd(c->compute, n, x)); // a failure: sticky, one line
- * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_graph_cuda.c (on a GPU and on the stand-in: tests/cudastub/run.sh).
+ * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c, tests/gpu/test_graph_cuda.c (on a GPU and on the stand-in: tests/cudastub/run.sh).
  */
 #ifndef SC_BACKEND_CUDA_H
 #define SC_BACKEND_CUDA_H
@@ -85,5 +85,21 @@ void sc_cuda_dec_attn_bwd(void *ctx, int batch, int seq, int heads, int kv_heads
 void sc_cuda_dec_swiglu_fwd(void *ctx, size_t n, const float *g, const float *u, float *a);
 void sc_cuda_dec_swiglu_bwd(void *ctx, size_t n, const float *g, const float *u, float *du,
                             float *dg);
+
+/* The mixture of experts' slots (backend.h; backend_cuda_moe.c): the
+ * kernels of cuda_moe_kernels.cu; moe_route waits for the device (its
+ * counts go to the host). A bad shape is a sticky failure naming the slot. */
+void sc_cuda_dec_moe_route(void *ctx, int rows, int E, int k, float *prob, int32_t *sel,
+                           float *wt, int32_t *pos, int *count);
+void sc_cuda_dec_moe_route_bwd(void *ctx, int rows, int E, int k, const float *prob,
+                               const int32_t *sel, const float *wt, const float *dwt,
+                               float *dlogits);
+void sc_cuda_dec_moe_gather(void *ctx, int rows, int k, int n, const int32_t *pos,
+                            const float *x, float *xg);
+void sc_cuda_dec_moe_combine(void *ctx, int rows, int k, int n, const int32_t *pos,
+                             const float *wt, const float *yg, float beta, float *y);
+void sc_cuda_dec_moe_combine_bwd(void *ctx, int rows, int k, int n, const int32_t *pos,
+                                 const float *wt, const float *yg, const float *dy, float *dyg,
+                                 float *dwt);
 
 #endif

@@ -13,7 +13,7 @@
  * through a check that writes one line, "FILE:LINE: CALL: REASON"
  * (cudaGetErrorString, cublasGetStatusString, ncclGetErrorString), into the
  * caller's message, and the caller returns a status (runtime/README.md).
- * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c (the launchers' shapes), tests/cudastub/run.sh.
+ * Tested by: tests/gpu/test_backend_cuda.c, tests/gpu/test_decoder_cuda.c, tests/gpu/test_moe_cuda.c (the launchers' shapes), tests/cudastub/run.sh.
  */
 #ifndef SC_CUDA_IMPL_H
 #define SC_CUDA_IMPL_H
@@ -73,6 +73,22 @@ cudaError_t sc_cuda_swiglu_fwd(cudaStream_t s, size_t n, const float *g, const f
                                float *a);
 cudaError_t sc_cuda_swiglu_bwd(cudaStream_t s, size_t n, const float *g, const float *u,
                                float *du, float *dg);
+
+/* The mixture of experts' kernels (cuda_moe_kernels.cu), backend.h's slots
+ * of the same names, except that count is device memory (the slot copies
+ * it to the host); an empty shape launches nothing. */
+cudaError_t sc_cuda_moe_route(cudaStream_t s, int rows, int E, int k, float *prob, int32_t *sel,
+                              float *wt, int32_t *pos, int *count);
+cudaError_t sc_cuda_moe_route_bwd(cudaStream_t s, int rows, int E, int k, const float *prob,
+                                  const int32_t *sel, const float *wt, const float *dwt,
+                                  float *dlogits);
+cudaError_t sc_cuda_moe_gather(cudaStream_t s, int rows, int k, int n, const int32_t *pos,
+                               const float *x, float *xg);
+cudaError_t sc_cuda_moe_combine(cudaStream_t s, int rows, int k, int n, const int32_t *pos,
+                                const float *wt, const float *yg, float beta, float *y);
+cudaError_t sc_cuda_moe_combine_bwd(cudaStream_t s, int rows, int k, int n, const int32_t *pos,
+                                    const float *wt, const float *yg, const float *dy,
+                                    float *dyg, float *dwt);
 
 #ifdef __cplusplus
 }

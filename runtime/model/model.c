@@ -64,7 +64,7 @@ static sc_status check_decoder(const sc_model_cfg *cfg, char *err, size_t errlen
                  ELEMS_MAX);
         return SC_ERR_LIMIT;
     }
-    return SC_OK;
+    return cfg->experts ? sc_moe_check(cfg, DIM_MAX, ELEMS_MAX, err, errlen) : SC_OK;
 }
 
 sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, char *err,
@@ -230,6 +230,7 @@ void sc_model_free(sc_model *md)
         free(dv->stage);
         free(dv->info);
         free(dv->xmb);
+        free(dv->moe_count);
         sc_adamw_free(dv->opt);
         if (dv->cdev)
             dv->be->ops->free(dv->be->ctx, dv->cdev, 10 * sizeof(double));

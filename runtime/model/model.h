@@ -76,6 +76,11 @@ typedef struct sc_model_cfg {
     int kind;
     long heads, kv_heads, head_dim, inter;
     double rope_theta, norm_eps;
+    /* Mixture of experts in every layer's MLP (experts > 0;
+     * docs/run.md#mixture-of-experts): num_local_experts, experts per token,
+     * an expert's width (moe_intermediate_size, else inter), and the shared
+     * experts' total width (n_shared_experts times it; 0: none). */
+    long experts, experts_per_tok, moe_inter, shared_inter;
     int steps;           /* training steps (0 or 1: one) */
     int sync;            /* sc_sync of the program: what OPTIM and VALIDATE do */
     int devices;         /* the program's devices (post-validation's chain ends at the last;
@@ -126,6 +131,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
  * model before its backends. */
 void sc_model_free(sc_model *md);
 
+/* The sizes it was created with (cfg's stage_layers: NULL). */
+const sc_model_cfg *sc_model_config(const sc_model *md);
 /* Layers of stage s (first layer in *first). */
 int sc_model_stage_layers(const sc_model *md, int s, int *first);
 /* Bytes of the activation record of one (stage, microbatch mb): all of it
@@ -152,6 +159,11 @@ size_t sc_model_row_bytes(const sc_model *md);
 size_t sc_model_param_bytes(const sc_model *md, int s);
 size_t sc_model_shard_param_bytes(const sc_model *md);
 size_t sc_model_allocated_param_bytes(const sc_model *md, int d);
+/* Bytes of AdamW's moments device d allocated (0 when it is not attached
+ * here). */
+size_t sc_model_allocated_optim_bytes(const sc_model *md, int d);
+/* Of sc_model_allocated_param_bytes, the gradients'. */
+size_t sc_model_allocated_grad_bytes(const sc_model *md, int d);
 /* Bytes of the record S keeps for T (split; else 0). */
 size_t sc_model_vocab_record_bytes(const sc_model *md);
 
@@ -171,7 +183,8 @@ int sc_model_step_info(const sc_model *md, int k, sc_step_info *out);
 int sc_model_rollbacks(const sc_model *md, int k);
 
 /* Gradient tensors: per layer 2 for the MLP (G1, G2) or 9 for the decoder
- * (g1, Wq, Wk, Wv, Wo, g2, Wg, Wu, Wd), then Gout, then the decoder's final
+ * (g1, Wq, Wk, Wv, Wo, g2, Wg, Wu, Wd; with experts 10 or 13: model_moe.c),
+ * then Gout, then the decoder's final
  * norm, then Gemb when there is an embedding; NULL when the tensor's stage is not attached here or the
  * tensor is split (its shards are compared by sc_model_compare). Device memory of the backend that holds the
  * stage (read it with that backend's download). */

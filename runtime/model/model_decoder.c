@@ -16,14 +16,13 @@
  * outputs (dxn1, dxn2; the head's dxf). W computes every weight gradient
  * from them. q, k, v, p, gate and up serve B only: they are the record's
  * b_only buffer, freed after B, with the scratch of do = dy Wo^T.
+ * With experts (md->E > 0) the MLP is model_moe.c's.
  */
 #include "model_impl.h"
 
 #include <stdio.h>
 
-/* The kept parts of one layer, in record order. */
-enum { P_X, P_RSTD1, P_XN1, P_O, P_Y, P_RSTD2, P_XN2, P_A, P_DQ, P_DK, P_DV, P_DY, P_DGATE,
-       P_DUP, P_DXN1, P_DXN2, P_DTOP, P_LAYER };
+/* The kept parts of one layer: model_impl.h's P_* (md->lp of them). */
 /* The head's (the last stage): its input, rstd, the normed input, the
  * logits' gradient, the normed input's gradient. */
 enum { H_X, H_RSTD, H_XF, H_DL, H_DXF, H_PARTS };
@@ -31,6 +30,13 @@ enum { H_X, H_RSTD, H_XF, H_DL, H_DXF, H_PARTS };
 /* Floats of a kept part of a layer: R rows of its width. */
 static size_t part_width(const sc_model *md, int i)
 {
+    size_t moe[8];
+    if (i >= P_LAYER) { /* the MoE layer's own */
+        sc_moe_parts(md, moe);
+        return moe[i - P_LAYER];
+    }
+    if (md->E && (i == P_A || i == P_DGATE || i == P_DUP)) /* R k gathered rows of Ie */
+        return (size_t)md->K * (size_t)md->Ie;
     switch (i) {
     case P_RSTD1: case P_RSTD2: return 1;
     case P_O: case P_DQ: return (size_t)md->qd;
@@ -49,11 +55,11 @@ static size_t head_width(const sc_model *md, int i)
  * which W scatters the embedding's gradient. */
 int sc_mdec_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int max)
 {
-    int nl = P_LAYER * md->count[s], nh = nl + (SC_MLAST(md, s) ? H_PARTS : 0);
+    int nl = md->lp * md->count[s], nh = nl + (SC_MLAST(md, s) ? H_PARTS : 0);
     int n = nh + (s == 0);
     for (int i = 0; i < n && i < max; i++)
         bytes[i] = (size_t)sc_model_rows(md, mb) * sizeof(float) *
-                   (i < nl ? part_width(md, i % P_LAYER) : i < nh ? head_width(md, i - nl)
+                   (i < nl ? part_width(md, i % md->lp) : i < nh ? head_width(md, i - nl)
                                                                 : (size_t)md->h);
     return n;
 }
@@ -61,7 +67,7 @@ int sc_mdec_record_parts(const sc_model *md, int s, int mb, size_t *bytes, int m
 size_t sc_mdec_kept_bytes(const sc_model *md, int s, int mb)
 {
     size_t layer = 0, head = 0;
-    for (int i = 0; i < P_LAYER; i++)
+    for (int i = 0; i < md->lp; i++)
         layer += part_width(md, i);
     for (int i = 0; i < H_PARTS && SC_MLAST(md, s); i++)
         head += head_width(md, i);
@@ -72,16 +78,17 @@ size_t sc_mdec_kept_bytes(const sc_model *md, int s, int mb)
 
 float *sc_mdec_logits(const sc_model *md, int s, float **T)
 {
-    return T[P_LAYER * md->count[s] + H_DL];
+    return T[md->lp * md->count[s] + H_DL];
 }
 
 /* Floats of one layer's b_only of mb: q, k, v, p (quadratic in its
- * sequence length), gate, up. */
+ * sequence length), gate, up (MoE: model_moe.c's in place of gate and up). */
 static size_t bonly_layer(const sc_model *md, int mb)
 {
     size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
     return R * (size_t)md->qd + 2 * R * (size_t)md->kd +
-           (size_t)md->c.batch * (size_t)md->H * seq * seq + 2 * R * (size_t)md->I;
+           (size_t)md->c.batch * (size_t)md->H * seq * seq +
+           (md->E ? sc_moe_bonly_floats(md, mb) : 2 * R * (size_t)md->I);
 }
 
 size_t sc_mdec_bonly_bytes(const sc_model *md, int s, int mb)
@@ -110,7 +117,7 @@ static bparts bonly_of(const sc_model *md, int mb, float *b, int i)
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
 
-static void layer_fwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *next)
+static void layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *next)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -127,6 +134,11 @@ static void layer_fwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *ne
     o->copy(bc, (size_t)R * h, T[P_X], T[P_Y]);
     o->gemm(bc, 0, 0, R, h, qd, 1.0f, T[P_O], PW(l, 4), 1.0f, T[P_Y]);
     o->rmsnorm_fwd(bc, R, h, T[P_Y], PW(l, 5), md->eps, T[P_XN2], T[P_RSTD2]);
+    if (md->E) {
+        o->copy(bc, (size_t)R * h, T[P_Y], next);
+        sc_moe_forward(dv, l, mb, T, b.gate, next);
+        return;
+    }
     o->gemm(bc, 0, 0, R, I, h, 1.0f, T[P_XN2], PW(l, 6), 0.0f, b.gate);
     o->gemm(bc, 0, 0, R, I, h, 1.0f, T[P_XN2], PW(l, 7), 0.0f, b.up);
     o->swiglu_fwd(bc, (size_t)R * I, b.gate, b.up, T[P_A]);
@@ -139,12 +151,12 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
     const sc_model *md = dv->md;
     int n = md->count[s], last = SC_MLAST(md, s);
     for (int i = 0; i < n; i++) {
-        float *next = i + 1 < n || last ? T[P_LAYER * (i + 1)] : out;
-        layer_fwd(dv, mb, md->first[s] + i, T + P_LAYER * i, bonly_of(md, mb, b_only, i), next);
+        float *next = i + 1 < n || last ? T[md->lp * (i + 1)] : out;
+        layer_fwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), next);
     }
     if (last) { /* the final norm and the logits, into the head's parts */
         const struct sc_backend_ops *o = dv->be->ops;
-        float **Hd = T + P_LAYER * n;
+        float **Hd = T + md->lp * n;
         int c = SC_MCOPY(md, s), R = sc_model_rows(md, mb);
         o->rmsnorm_fwd(dv->be->ctx, R, md->h, Hd[H_X], md->Wn[c], md->eps, Hd[H_XF],
                        Hd[H_RSTD]);
@@ -156,7 +168,8 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
 
 /* Layer l's input gradient into dst (NULL: not needed), from its top
  * gradient T[P_DTOP]; writes what W reads into T. dout: R x qd scratch. */
-static void layer_bwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *dout, float *dst)
+static void layer_bwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *dout,
+                      float *dst)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -164,10 +177,14 @@ static void layer_bwd(sc_mdev *dv, int mb, int l, float **T, bparts b, float *do
     int R = sc_model_rows(md, mb), h = md->h, qd = md->qd, kd = md->kd, I = md->I;
     int seq = sc_model_seq(md, mb);
     size_t Rh = (size_t)R * h;
-    o->gemm(bc, 0, 1, R, I, h, 1.0f, T[P_DTOP], PW(l, 8), 0.0f, T[P_DUP]); /* da */
-    o->swiglu_bwd(bc, (size_t)R * I, b.gate, b.up, T[P_DUP], T[P_DGATE]);
-    o->gemm(bc, 0, 1, R, h, I, 1.0f, T[P_DGATE], PW(l, 6), 0.0f, T[P_DXN2]);
-    o->gemm(bc, 0, 1, R, h, I, 1.0f, T[P_DUP], PW(l, 7), 1.0f, T[P_DXN2]);
+    if (md->E) {
+        sc_moe_backward(dv, l, mb, T, b.gate);
+    } else {
+        o->gemm(bc, 0, 1, R, I, h, 1.0f, T[P_DTOP], PW(l, 8), 0.0f, T[P_DUP]); /* da */
+        o->swiglu_bwd(bc, (size_t)R * I, b.gate, b.up, T[P_DUP], T[P_DGATE]);
+        o->gemm(bc, 0, 1, R, h, I, 1.0f, T[P_DGATE], PW(l, 6), 0.0f, T[P_DXN2]);
+        o->gemm(bc, 0, 1, R, h, I, 1.0f, T[P_DUP], PW(l, 7), 1.0f, T[P_DXN2]);
+    }
     o->copy(bc, Rh, T[P_DTOP], T[P_DY]);
     o->rmsnorm_bwd(bc, R, h, T[P_Y], PW(l, 5), T[P_RSTD2], T[P_DXN2], 1.0f, T[P_DY]);
     o->gemm(bc, 0, 1, R, qd, h, 1.0f, T[P_DY], PW(l, 4), 0.0f, dout);
@@ -191,9 +208,9 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     int n = md->count[s], R = sc_model_rows(md, mb);
-    float *dtop = T[P_LAYER * (n - 1) + P_DTOP];
+    float *dtop = T[md->lp * (n - 1) + P_DTOP];
     if (SC_MLAST(md, s)) { /* through the logits and the final norm */
-        float **Hd = T + P_LAYER * n;
+        float **Hd = T + md->lp * n;
         int c = SC_MCOPY(md, s);
         o->gemm(bc, 0, 1, R, md->h, md->V, 1.0f, Hd[H_DL], md->Wout[c], 0.0f, Hd[H_DXF]);
         o->rmsnorm_bwd(bc, R, md->h, Hd[H_X], md->Wn[c], Hd[H_RSTD], Hd[H_DXF], 0.0f, dtop);
@@ -204,8 +221,8 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
         gout = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
     float *dout = (float *)b_only + bonly_layer(md, mb) * (size_t)n;
     for (int i = n - 1; i >= 0; i--) {
-        float *dst = i > 0 ? T[P_LAYER * (i - 1) + P_DTOP] : gout;
-        layer_bwd(dv, mb, md->first[s] + i, T + P_LAYER * i, bonly_of(md, mb, b_only, i), dout,
+        float *dst = i > 0 ? T[md->lp * (i - 1) + P_DTOP] : gout;
+        layer_bwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), dout,
                   dst);
     }
     return SC_OK;
@@ -220,19 +237,23 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
     int n = md->count[s];
     for (int i = 0; i < n; i++) {
         int l = md->first[s] + i;
-        float **L = T + P_LAYER * i;
+        float **L = T + md->lp * i;
         o->rmsnorm_wgrad(bc, R, h, L[P_X], L[P_RSTD1], L[P_DXN1], PG(l, 0));
         o->gemm(bc, 1, 0, h, qd, R, 1.0f, L[P_XN1], L[P_DQ], 1.0f, PG(l, 1));
         o->gemm(bc, 1, 0, h, kd, R, 1.0f, L[P_XN1], L[P_DK], 1.0f, PG(l, 2));
         o->gemm(bc, 1, 0, h, kd, R, 1.0f, L[P_XN1], L[P_DV], 1.0f, PG(l, 3));
         o->gemm(bc, 1, 0, qd, h, R, 1.0f, L[P_O], L[P_DY], 1.0f, PG(l, 4));
         o->rmsnorm_wgrad(bc, R, h, L[P_Y], L[P_RSTD2], L[P_DXN2], PG(l, 5));
+        if (md->E) {
+            sc_moe_weight(dv, l, mb, L);
+            continue;
+        }
         o->gemm(bc, 1, 0, h, I, R, 1.0f, L[P_XN2], L[P_DGATE], 1.0f, PG(l, 6));
         o->gemm(bc, 1, 0, h, I, R, 1.0f, L[P_XN2], L[P_DUP], 1.0f, PG(l, 7));
         o->gemm(bc, 1, 0, I, h, R, 1.0f, L[P_A], L[P_DTOP], 1.0f, PG(l, 8));
     }
     if (SC_MLAST(md, s)) {
-        float **Hd = T + P_LAYER * n;
+        float **Hd = T + md->lp * n;
         int c = SC_MCOPY(md, s);
         o->gemm(bc, 1, 0, h, md->V, R, 1.0f, Hd[H_XF], Hd[H_DL], 1.0f, md->Gout[c]);
         o->rmsnorm_wgrad(bc, R, h, Hd[H_X], Hd[H_RSTD], Hd[H_DXF], md->Gn[c]);
@@ -264,8 +285,11 @@ void sc_mdec_sizes(sc_model *md)
     size_t h = (size_t)md->h, qd = (size_t)md->qd, kd = (size_t)md->kd, I = (size_t)md->I;
     const size_t sz[SC_MDEC_NP] = {h, h * qd, h * kd, h * kd, qd * h, h, h * I, h * I, I * h};
     md->np = SC_MDEC_NP;
+    md->lp = P_LAYER;
     for (int j = 0; j < SC_MDEC_NP; j++)
         md->psz[j] = sz[j];
+    if (md->c.experts > 0)
+        sc_moe_sizes(md); /* np, lp, psz[6 ..] */
 }
 
 void sc_mdec_init(sc_mdev *dv, int l, int ll)
@@ -277,12 +301,14 @@ void sc_mdec_init(sc_mdev *dv, int l, int ll)
     /* scale of each parameter: norms 1, inputs sqrt(3 / fan_in), output
      * projections also / sqrt(L) (as the MLP's W2) */
     const float scale[SC_MDEC_NP] = {1, sh, sh, sh, sq, 1, sh, sh, si};
-    for (int j = 0; j < SC_MDEC_NP; j++) {
+    for (int j = 0; j < (md->E ? 6 : SC_MDEC_NP); j++) {
         if (j == 0 || j == 5)
             sc_model_fill_const(dv, PW(l, j), md->psz[j], 1.0f);
         else
             sc_model_fill(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
     }
+    if (md->E)
+        sc_moe_init(dv, l, ll);
 }
 
 int sc_mdec_usable(const sc_backend *be)

@@ -3,7 +3,7 @@
  * workload), model_optim.c (its optimizer steps), reference.c (the
  * single-device reference and the comparison) and model_vocab.c's caller
  * only (model_vocab.c itself knows nothing of it).
- * Tested by: tests/unit/test_decoder_model.c, tests/unit/test_model.c.
+ * Tested by: tests/unit/test_decoder_model.c, tests/unit/test_moe_model.c, tests/unit/test_model.c.
  */
 #ifndef SC_MODEL_IMPL_H
 #define SC_MODEL_IMPL_H
@@ -12,9 +12,16 @@
 #include "optim.h"
 #include "model_vocab.h"
 
-/* Parameter tensors per layer, at most (the decoder's 9). */
-#define SC_MODEL_MAXP 9
+/* Parameter tensors per layer, at most (the MoE decoder's 13:
+ * model_moe.c). */
+#define SC_MODEL_MAXP 13
 #define SC_MDEC_NP 9
+
+/* The kept parts of one decoder layer, in record order (model_decoder.c);
+ * an MoE layer's P_A, P_DGATE, P_DUP hold its experts' rows (gathered) and
+ * model_moe.c's parts follow P_DTOP (sc_moe_parts). */
+enum { P_X, P_RSTD1, P_XN1, P_O, P_Y, P_RSTD2, P_XN2, P_A, P_DQ, P_DK, P_DV, P_DY, P_DGATE,
+       P_DUP, P_DXN1, P_DXN2, P_DTOP, P_LAYER };
 
 /* Host staging of generated tensors: they reach device memory through the
  * backend's upload, CHUNK floats at a time. */
@@ -30,6 +37,7 @@ typedef struct sc_mdev {
     sc_adamw *opt;       /* the optimizer of the device's tensors */
     sc_mvocab *mv;       /* its vocabulary layers (model_vocab.h), or NULL */
     size_t pbytes;       /* bytes of parameters and gradients its layers allocated */
+    size_t gbytes;       /* of them, the gradients' */
     double state[2];     /* the state of the step being ended (optim.h) */
     /* The collectives' buffers (exec/exec.h, coll_buffer): sync's all-reduces;
      * post-validation's partial state received from the device before and
@@ -44,6 +52,7 @@ typedef struct sc_mdev {
     int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
     int *xmb;            /* run --graph: [m] the microbatch (within its step) of each */
+    int *moe_count;      /* MoE: [M][C L][E] the rows each expert got (model_moe.c), or NULL */
     int nx, capturing;   /* loss captured, in order (model_graph.c) */
     char err[384];
 } sc_mdev;
@@ -67,6 +76,9 @@ struct sc_model {
     size_t psz[SC_MODEL_MAXP]; /* floats of each */
     int H, KV, D, I, qd, kd; /* decoder: heads, KV heads, head dim, inter, H D, KV D */
     float theta, eps;    /* decoder: rope_theta, rms_norm_eps */
+    int E, K, Ie, Is;    /* MoE (E > 0): experts, experts per token, an expert's width, the
+                          * shared experts' width (0: none); model_moe.c */
+    int lp;              /* decoder: kept parts per layer (P_LAYER, more with MoE) */
     float **Wl, **Gl;    /* [C L np]: copy k's layer l's tensor j at (k L + l) np + j */
     float **Wout, **Gout; /* [C] the output layer of each copy */
     float **Wn, **Gn;    /* [C] the final norm of each copy (decoder), else NULL */
@@ -144,6 +156,25 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
 sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, void *gout,
                                  float **T, void *b_only);
 sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T);
+
+/* model_moe.c: the MoE layer (md->E > 0) in place of the decoder's MLP.
+ * The config's checks (SC_ERR_ARG, SC_ERR_LIMIT beyond the bounds of
+ * model.c: one line naming the size); its sizes (psz[6 ..]), initial parameters, the backend's slots; its kept
+ * parts after P_DTOP (their floats per row), its b_only floats; and its
+ * passes on layer l's parts L of microbatch mb: forward from L[P_XN2]
+ * adding into next (which holds y), the input gradient at L[P_XN2] from
+ * L[P_DTOP] (b: the layer's b_only past the attention's), the weight
+ * gradients. */
+sc_status sc_moe_check(const sc_model_cfg *cfg, long dim_max, long elems_max, char *err,
+                       size_t errlen);
+void sc_moe_sizes(sc_model *md);
+void sc_moe_init(sc_mdev *dv, int l, int ll);
+int sc_moe_usable(const sc_backend *be);
+int sc_moe_parts(const sc_model *md, size_t *width);
+size_t sc_moe_bonly_floats(const sc_model *md, int mb);
+void sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
+void sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
+void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);
 
 /* The workload's table (model.c). */
 extern const struct sc_workload_ops sc_model_ops;

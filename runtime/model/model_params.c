@@ -10,13 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static float *palloc(sc_mdev *dv, size_t n, int *ok)
+/* A parameter tensor, or its gradient (grad 1: counted in gbytes too). */
+static float *palloc(sc_mdev *dv, size_t n, int *ok, int grad)
 {
     float *p = dv->be->ops->alloc(dv->be->ctx, n * sizeof(float));
     if (!p)
         *ok = 0;
     else
         dv->pbytes += n * sizeof(float);
+    if (p && grad)
+        dv->gbytes += n * sizeof(float);
     return p;
 }
 
@@ -27,9 +30,9 @@ static void layer_params(sc_mdev *dv, int l, int ll, int *ok)
     sc_model *md = dv->md;
     float hs = sqrtf(3.0f / (float)md->h), ls = hs / sqrtf((float)md->L);
     for (int j = 0; j < md->np && *ok; j++) {
-        if ((SC_MG(md, l, j) = palloc(dv, md->psz[j], ok)))
+        if ((SC_MG(md, l, j) = palloc(dv, md->psz[j], ok, 1)))
             sc_model_fill(dv, SC_MG(md, l, j), md->psz[j], 0, 0, 0.0f);
-        SC_MW(md, l, j) = palloc(dv, md->psz[j], ok);
+        SC_MW(md, l, j) = palloc(dv, md->psz[j], ok, 0);
     }
     if (!*ok)
         return;
@@ -47,15 +50,15 @@ static void head_params(sc_mdev *dv, int c, int *ok)
     sc_model *md = dv->md;
     size_t hv = (size_t)md->h * (size_t)md->V;
     if (!md->split) {
-        if ((md->Wout[c] = palloc(dv, hv, ok)))
+        if ((md->Wout[c] = palloc(dv, hv, ok, 0)))
             sc_model_fill(dv, md->Wout[c], hv, T_WOUT, 0, sqrtf(3.0f / (float)md->h));
-        if ((md->Gout[c] = palloc(dv, hv, ok)))
+        if ((md->Gout[c] = palloc(dv, hv, ok, 1)))
             sc_model_fill(dv, md->Gout[c], hv, 0, 0, 0.0f);
     }
     if (md->Wn && *ok) {
-        if ((md->Wn[c] = palloc(dv, (size_t)md->h, ok)))
+        if ((md->Wn[c] = palloc(dv, (size_t)md->h, ok, 0)))
             sc_model_fill_const(dv, md->Wn[c], (size_t)md->h, 1.0f);
-        if ((md->Gn[c] = palloc(dv, (size_t)md->h, ok)))
+        if ((md->Gn[c] = palloc(dv, (size_t)md->h, ok, 1)))
             sc_model_fill(dv, md->Gn[c], (size_t)md->h, 0, 0, 0.0f);
     }
 }
@@ -87,7 +90,19 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                  "attn, swiglu)", be->ops->name);
         return SC_ERR_ARG;
     }
+    if (md->E && !sc_moe_usable(be)) {
+        snprintf(err, errlen, "the %s backend has no mixture-of-experts slots (backend.h: "
+                 "moe_route, moe_gather, moe_combine)", be->ops->name);
+        return SC_ERR_ARG;
+    }
     sc_mdev *dv = mdev_new(md, d, be);
+    if (dv && md->E && !(dv->moe_count = calloc((size_t)md->M * (size_t)(md->C * md->L) *
+                                                    (size_t)md->E, sizeof(int)))) {
+        free(dv->targets);
+        free(dv->stage);
+        free(dv);
+        dv = NULL;
+    }
     if (!dv) {
         snprintf(err, errlen, "out of memory attaching d%d", d);
         return SC_ERR_NOMEM;
@@ -119,6 +134,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
             return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }
     if (!any) {
+        free(dv->moe_count);
         free(dv->targets);
         free(dv->stage);
         free(dv);
@@ -156,4 +172,26 @@ const float *sc_model_grad(const sc_model *md, int t, size_t *n)
     return md->split || !md->devs[0] || !md->devs[0]->mv
                ? NULL
                : sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
+}
+
+size_t sc_model_allocated_optim_bytes(const sc_model *md, int d)
+{
+    for (int s = 0; s < md->S; s++)
+        if (md->devs[s] && md->devs[s]->d == d)
+            return sc_adamw_bytes(md->devs[s]->opt);
+    return 0;
+}
+
+size_t sc_model_allocated_grad_bytes(const sc_model *md, int d)
+{
+    for (int s = 0; s < md->S; s++) /* the vocabulary layers: half of theirs */
+        if (md->devs[s] && md->devs[s]->d == d)
+            return md->devs[s]->gbytes +
+                   (md->devs[s]->mv ? sc_mvocab_param_bytes(md->devs[s]->mv) / 2 : 0);
+    return 0;
+}
+
+const sc_model_cfg *sc_model_config(const sc_model *md)
+{
+    return &md->c;
 }

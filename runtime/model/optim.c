@@ -31,6 +31,7 @@ struct sc_adamw {
     long kept_steps;
     int kept;              /* a copy is held */
     float *zero;           /* [CHUNK] zeros, for the moments' start */
+    size_t bytes;          /* of the moments allocated */
 };
 
 sc_optim_cfg sc_optim_defaults(void)
@@ -138,6 +139,7 @@ sc_status sc_adamw_add(sc_adamw *a, sc_backend *be, float *w, float *g, size_t n
         be->ops->free(be->ctx, t->v, b);
         return SC_ERR_NOMEM;
     }
+    a->bytes += 2 * b;
     for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
         be->ops->upload(be->ctx, t->m + i0, a->zero, c * sizeof(float));
@@ -236,4 +238,9 @@ void sc_adamw_forget(sc_adamw *a)
 long sc_adamw_steps(const sc_adamw *a)
 {
     return a->steps;
+}
+
+size_t sc_adamw_bytes(const sc_adamw *a)
+{
+    return a ? a->bytes : 0;
 }

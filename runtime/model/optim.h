@@ -94,5 +94,7 @@ sc_status sc_adamw_restore(sc_adamw *a);
 void sc_adamw_forget(sc_adamw *a);
 /* Steps taken so far. */
 long sc_adamw_steps(const sc_adamw *a);
+/* Bytes of the moments m and v it allocated (NULL: 0). */
+size_t sc_adamw_bytes(const sc_adamw *a);
 
 #endif

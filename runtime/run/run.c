@@ -92,10 +92,9 @@ static sc_status predict(sc_prog *pg, const sc_model *md, sc_run_result *r, char
         snprintf(err, errlen, "%s", sc_errmsg(pg));
         return st;
     }
-    for (int s = 0; s < r->S; s++)
-        r->predicted_param_bytes[sc_prog_stage_device(pg, s)] += sc_model_param_bytes(md, s);
+    if ((st = sc_run_predict_params(pg, md, r, err, errlen)) != SC_OK)
+        return st;
     for (int d = 0; d < P; d++) {
-        r->predicted_param_bytes[d] += sc_model_shard_param_bytes(md);
         r->predicted_bytes[d] = (size_t)llround(r->predicted->peak_mem[d] * r->unit_bytes);
         if (r->predicted->host_peak)
             r->predicted_host_bytes[d] =
@@ -264,14 +263,17 @@ static sc_status alloc_result(sc_prog *pg, sc_run_result **out)
     r->predicted_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->host_peak_bytes = calloc((size_t)r->P, sizeof(size_t));
     r->predicted_host_bytes = calloc((size_t)r->P, sizeof(size_t));
-    r->param_bytes = calloc((size_t)r->P, sizeof(size_t));
-    r->predicted_param_bytes = calloc((size_t)r->P, sizeof(size_t));
+    r->param_bytes = calloc(3 * (size_t)r->P, sizeof(size_t)); /* optim, grad_bytes after */
+    r->predicted_param_bytes = calloc(2 * (size_t)r->P, sizeof(size_t));
     r->step_loss = malloc(2 * N * sizeof(double));
     r->step_info = calloc(2 * N, sizeof(sc_step_info));
     r->rollbacks = calloc(N, sizeof(int));
     if (!r->peak_bytes || !r->predicted_bytes || !r->host_peak_bytes ||
         !r->predicted_host_bytes || !r->param_bytes || !r->predicted_param_bytes || !r->step_loss || !r->step_info || !r->rollbacks)
         return SC_ERR_NOMEM;
+    r->optim_bytes = r->param_bytes + r->P;
+    r->grad_bytes = r->param_bytes + 2 * r->P;
+    r->predicted_optim_bytes = r->predicted_param_bytes + r->P;
     r->reference_step_loss = r->step_loss + N;
     r->reference_step_info = r->step_info + N;
     for (size_t k = 0; k < 2 * N; k++)

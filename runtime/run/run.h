@@ -114,7 +114,11 @@ typedef struct sc_run_result {
     size_t *predicted_host_bytes; /* [P] from the simulation (0 without offload) */
     size_t *param_bytes;   /* [P] parameters and gradients each device allocated */
     size_t *predicted_param_bytes; /* [P] the model's: its stages' layers, with the
-                            * whole vocabulary layers or its vocabulary shard */
+                            * whole vocabulary layers or its vocabulary shard
+                            * (the decoder's: interp/model's count, run_params.c) */
+    size_t *optim_bytes, *predicted_optim_bytes; /* [P] AdamW's moments: allocated,
+                            * predicted (in the blocks of the two above) */
+    size_t *grad_bytes;    /* [P] of param_bytes, the gradients' (the same block) */
     double step_time_s;    /* from the common start to the last device's end */
     sc_sim *predicted;     /* the simulation with the model's memory */
     sc_sim *measured;      /* same shape: offset, t0/t1 measured in seconds (all

@@ -416,6 +416,8 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
         r->peak_bytes[d] = dr[d].out.peak_bytes;
         r->host_peak_bytes[d] = dr[d].out.host_peak_bytes;
         r->param_bytes[d] = sc_model_allocated_param_bytes(md, d);
+        r->optim_bytes[d] = sc_model_allocated_optim_bytes(md, d);
+        r->grad_bytes[d] = sc_model_allocated_grad_bytes(md, d);
         r->step_time_s = fmax(r->step_time_s, dr[d].out.end);
         if (dr[d].out.end_bytes || dr[d].out.host_end_bytes) {
             snprintf(err, errlen, "d%d ended the step holding %zu bytes of activations and %zu "
@@ -572,7 +574,7 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     sc_exec_out out = {0};
     sc_hostlinks *links = NULL; /* this rank's own link: ranks share none */
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
-    double *v = calloc((size_t)(5 * P + 3), sizeof(double));
+    double *v = calloc((size_t)(7 * P + 3), sizeof(double));
     if (o->graph) { /* docs/graphs.md */
         snprintf(err, errlen, "--graph: the devices capture one graph together, as threads of "
                  "one process; not under mpirun");
@@ -608,18 +610,20 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
         goto done;
     }
     /* Everything rank 0 reports, combined by element-wise maximum. */
-    for (int i = 0; i < 5 * P + 3; i++)
+    for (int i = 0; i < 7 * P + 3; i++)
         v[i] = -INFINITY;
     v[rank] = (double)out.peak_bytes;
     v[3 * P + 3 + rank] = (double)out.host_peak_bytes;
     v[4 * P + 3 + rank] = (double)sc_model_allocated_param_bytes(md, rank);
+    v[5 * P + 3 + rank] = (double)sc_model_allocated_optim_bytes(md, rank);
+    v[6 * P + 3 + rank] = (double)sc_model_allocated_grad_bytes(md, rank);
     v[P + rank] = out.end;
     sc_run_collect(md, ref, r);
     size_t N = r->measured->offset[P];
     const char *res = "the allreduce of the results";
     if ((st = sc_run_combine(r, rank, stage_dev[0] == rank, ref != NULL, o->timeout_s, err,
                              errlen)) != SC_OK ||
-        (st = sc_mpi_max(v, 5 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
+        (st = sc_mpi_max(v, 7 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
         (r->pass_cpu_s &&
@@ -629,6 +633,8 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
         r->peak_bytes[d] = (size_t)v[d];
         r->host_peak_bytes[d] = (size_t)v[3 * P + 3 + d];
         r->param_bytes[d] = (size_t)v[4 * P + 3 + d];
+        r->optim_bytes[d] = (size_t)v[5 * P + 3 + d];
+        r->grad_bytes[d] = (size_t)v[6 * P + 3 + d];
         r->step_time_s = fmax(r->step_time_s, v[P + d]);
     }
 done:

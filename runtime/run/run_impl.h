@@ -38,6 +38,12 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
 sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
                                  size_t errlen);
 size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary);
+/* run_params.c: r's predicted parameter, gradient and optimizer bytes per
+ * device (predicted_param_bytes, predicted_optim_bytes): the decoder's from
+ * interp/model's description of the same config (mdesc.h, float32), the
+ * MLP's from the model's own sizes. */
+sc_status sc_run_predict_params(const sc_prog *pg, const sc_model *md, sc_run_result *r,
+                                char *err, size_t errlen);
 /* MPI on a kind that counts its devices (GPUs): the one a rank takes
  * among the ngpu it sees (local rank modulo ngpu; the only one when it sees
  * one, as when a scheduler sets CUDA_VISIBLE_DEVICES per rank). */

@@ -48,7 +48,7 @@ unset CUDA_VISIBLE_DEVICES SC_CUDASTUB_DELAY_US NCCL_DEBUG NCCL_DEBUG_FILE STAGE
 
 . tests/lib.sh # ok, bad, expect, full, sample
 
-for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda" "$BUILD/gpu_test_decoder_cuda"; do
+for f in "$STUB/libstagecraft_cuda.so" "$STUB/libsc_cudastub.so" "$STUB/libsc_ncclstub.so" "$BUILD/gpu_test_backend_cuda" "$BUILD/gpu_test_decoder_cuda" "$BUILD/gpu_test_moe_cuda"; do
   if [ ! -f "$f" ]; then
     echo "FAIL: $f is missing (make test builds the stand-in)" >&2
     echo "cudastub: 0 passed, 1 failed"; exit 1
@@ -78,6 +78,10 @@ for d in $(full && echo 0) 200; do
      grep -q '^decoder-cuda: [1-9][0-9]* passed, 0 failed' "$tmp/u"; then ok
   else bad "gpu_test_decoder_cuda (delays $d us)"; tail -8 "$tmp/u" >&2; fi
 done
+# The mixture of experts' slots, with random delays.
+if SC_CUDASTUB_DELAY_US=100 "$BUILD/gpu_test_moe_cuda" >"$tmp/u" 2>&1 &&
+   grep -q '^moe-cuda: [1-9][0-9]* passed, 0 failed' "$tmp/u"; then ok
+else bad "gpu_test_moe_cuda (delays 100 us)"; tail -8 "$tmp/u" >&2; fi
 
 # 2. Every stdlib recipe through the module's real objects.
 recipes=$($SC list | awk '/^[a-z0-9]/ {print $1}')

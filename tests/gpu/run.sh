@@ -81,7 +81,7 @@ json_ok() { # file transport
 want_tp() { [ "$1" -le "$gpus" ] && echo nccl || echo cuda-local; }
 
 # 1. The backend's slots, offload, transports.
-for t in gpu_test_backend_cuda gpu_test_decoder_cuda gpu_test_graph_cuda; do
+for t in gpu_test_backend_cuda gpu_test_decoder_cuda gpu_test_moe_cuda gpu_test_graph_cuda; do
   if [ "${SC_GPU_UNIT:-}" = done ]; then
     : # the caller ran it (tests/cudastub/run.sh)
   elif [ -x "$BUILD/$t" ]; then

@@ -13,7 +13,8 @@ OPTIONS: --tol X (relative, loss and gradients; default 1e-5), --backend B,
 --stand-in (the GPU is the CUDA stand-in, tests/cudastub), --transport T. Every result: the contract's fields, a finite
 positive loss within the tolerance of the single-device reference, gradients
 within it, measured peak activation bytes equal to the prediction on every
-device (each > 0), a positive step time; with --backend cuda also the
+device (each > 0), the parameter, gradient and optimizer bytes of every
+device equal to the prediction (docs/run.md#parameter-bytes), a positive step time; with --backend cuda also the
 tolerance it reports (1e-4), with --transport the transport it chose.
 """
 import json
@@ -22,7 +23,7 @@ import sys
 
 NEED = ["recipe", "devices", "stages", "microbatches", "loss", "reference_loss",
         "max_grad_rel_err", "peak_activation_bytes", "peak_activation_bytes_max",
-        "predicted_peak_activation_bytes", "step_time_s", "loss_hex"]
+        "predicted_peak_activation_bytes", "step_time_s", "loss_hex", "params"]
 
 
 STAND_IN = "CUDA stand-in (test double)"
@@ -75,6 +76,9 @@ def why_not(path, o):
          f"peaks {peaks}, predicted {j['predicted_peak_activation_bytes']}"),
         (len(peaks) == j["devices"] and all(b > 0 for b in peaks), f"peaks {peaks}"),
         (j["step_time_s"] > 0, f"step time {j['step_time_s']}"),
+        (len(j["params"]) == j["devices"] and all(
+            d[k] == d["predicted_" + k] and d["params"] > 0 for d in j["params"]
+            for k in ("params", "grads", "optimizer")), f"parameter bytes {j['params']}"),
     ]
     for cond, what in checks:
         if not cond:

@@ -1,0 +1,177 @@
+/*
+ * test_moe_model.c — the mixture of experts of the decoder
+ * (runtime/model/model_moe.c) end to end on one stage: every gradient
+ * tensor B and W compute (the router's, the stacked experts' Wg, Wu, Wd,
+ * the shared experts', and the attention's and the norms' around them)
+ * against central differences of the loss F computes, at the tensor's
+ * largest gradient and at three fixed places; with and without shared
+ * experts. A difference is taken only where neither side changes the
+ * routing (the top-k is piecewise constant): the test checks that it does
+ * not. Also the record's sizes and the routing rule on the model's own
+ * counts.
+ */
+#include "harness.h"
+#include "model/model_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-2
+
+static sc_model *md;
+static sc_workload wl;
+static float **parts;
+static void *bonly;
+
+/* F's loss; the routing's counts of every layer into cnt (E L ints). */
+static double loss(int *cnt)
+{
+    if (wl.ops->forward(wl.ctx, 0, 0, NULL, NULL, parts, bonly) != SC_OK)
+        return NAN;
+    memcpy(cnt, md->devs[0]->moe_count, (size_t)md->E * md->L * sizeof(int));
+    return md->loss[0] / md->R; /* the mean over rows: m = 1 */
+}
+
+static int skipped, checked;
+
+/* One tensor: the analytic gradient g (n floats) against differences of
+ * the loss in w, within 5% of the tensor's largest gradient; a place
+ * where a difference moves a token to another expert is skipped (the
+ * selection itself has no gradient). */
+static void check_tensor(int t, float *w, const float *g, size_t n, const int *cnt0)
+{
+    size_t at[4] = {0, n / 3, 2 * n / 3, n - 1};
+    double gmax = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(g[i]) > gmax)
+            gmax = fabs(g[i]), at[0] = i;
+    CHECK(gmax > 0);
+    size_t nc = (size_t)md->E * md->L;
+    int *cp = malloc(nc * sizeof(int)), *cm = malloc(nc * sizeof(int));
+    for (int k = 0; k < 4; k++) {
+        size_t i = at[k];
+        float w0 = w[i];
+        w[i] = w0 + (float)EPS;
+        double lp = loss(cp);
+        w[i] = w0 - (float)EPS;
+        double lm = loss(cm);
+        w[i] = w0;
+        if (memcmp(cp, cnt0, nc * sizeof(int)) || memcmp(cm, cnt0, nc * sizeof(int))) {
+            skipped++;
+            continue;
+        }
+        checked++;
+        double fd = (lp - lm) / ((double)(w0 + (float)EPS) - (double)(w0 - (float)EPS));
+        if (!(fabs(fd - g[i]) <= 0.05 * gmax))
+            fprintf(stderr, "tensor %d [%zu]: gradient %.6g, differences %.6g (max %.3g)\n", t,
+                    i, g[i], fd, gmax);
+        CHECK(fabs(fd - g[i]) <= 0.05 * gmax);
+    }
+    free(cp);
+    free(cm);
+}
+
+static void gradients(long shared)
+{
+    char err[256];
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 2, .moe_inter = 12, .shared_inter = shared,
+                      .opt = sc_optim_defaults()};
+    sc_backend *be = NULL;
+    int dev0 = 0;
+    CHECK(sc_model_new(&c, 1, 1, &md, err, sizeof err) == SC_OK);
+    CHECK(sc_backend_cpu_open(0, &be, err, sizeof err) == SC_OK);
+    CHECK(sc_model_attach(md, 0, be, &dev0, &wl, err, sizeof err) == SC_OK);
+    int np = sc_model_record_parts(md, 0, NULL, 0);
+    size_t *pb = calloc((size_t)np, sizeof *pb), kept = 0;
+    parts = calloc((size_t)np, sizeof *parts);
+    sc_model_record_parts(md, 0, pb, np);
+    for (int i = 0; i < np; i++) {
+        parts[i] = malloc(pb[i]);
+        kept += pb[i];
+    }
+    /* 17 parts a layer and the MoE's 3 (6 with shared experts), 5 of the
+     * head, dx0: the sizes of docs/run.md#mixture-of-experts (h 16, q 16,
+     * kv 8, k 2, Ie 12, E 4) */
+    int lp = 17 + (shared ? 6 : 3);
+    CHECK(np == 2 * lp + 5 + 1);
+    size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 2 * 12 + 2 + 2 * 2 * 16 + 4 +
+                           3 * (size_t)shared;
+    CHECK(kept == sc_model_record_kept_bytes(md, 0));
+    CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
+    size_t moe_b = 2 * 2 * 12 + 4 + 4 * 2 + 2 * 16 + 2 * (size_t)shared;
+    CHECK(sc_model_record_bonly_bytes(md, 0) ==
+          R * (2 * (16 + 2 * 8 + 4 * 6 + moe_b) + 16) * sizeof(float));
+    bonly = malloc(sc_model_record_bonly_bytes(md, 0));
+    int cnt0[8];
+    CHECK(!isnan(loss(cnt0)));
+    for (int l = 0; l < 2; l++) { /* no drop: every token's k copies reach an expert */
+        int sum = 0;
+        for (int e = 0; e < 4; e++)
+            sum += cnt0[l * 4 + e];
+        CHECK(sum == 12 * 2);
+    }
+    CHECK(wl.ops->backward_input(wl.ctx, 0, 0, NULL, NULL, parts, bonly) == SC_OK);
+    CHECK(wl.ops->backward_weight(wl.ctx, 0, 0, parts) == SC_OK);
+    int nt = sc_model_tensors(md), s;
+    CHECK(nt == (shared ? 13 : 10) * 2 + 2 + 1);
+    for (int t = 0; t < nt; t++) {
+        size_t n;
+        float *g, *w;
+        if (t < sc_model_layer_tensors(md)) {
+            g = sc_model_tensor_at(md, t, 0, &n, &s);
+            w = sc_model_tensor_at(md, t, 1, &n, &s);
+        } else { /* the embedding (cpu memory: host pointers) */
+            int first, rows;
+            g = (float *)sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
+            w = (float *)sc_mvocab_emb(md->devs[0]->mv, 1, &first, &rows);
+            n = (size_t)rows * (size_t)md->h;
+        }
+        float *gc = malloc(n * sizeof(float)); /* the forward passes below do not change it */
+        for (size_t i = 0; i < n; i++)
+            gc[i] = g[i];
+        check_tensor(t, w, gc, n, cnt0);
+        free(gc);
+    }
+    for (int i = 0; i < np; i++)
+        free(parts[i]);
+    free(parts);
+    free(pb);
+    free(bonly);
+    sc_model_free(md);
+    sc_backend_free(be);
+}
+
+/* A config it cannot train: one line naming the size, no model. */
+TEST(bad_sizes)
+{
+    char err[256];
+    sc_model *bad = NULL;
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 5, .opt = sc_optim_defaults()};
+    CHECK(sc_model_new(&c, 1, 1, &bad, err, sizeof err) == SC_ERR_ARG && !bad);
+    CHECK_STR(err, "experts_per_tok = 5 (1..experts)");
+    c.experts_per_tok = 2;
+    c.moe_inter = 1L << 23; /* 4 experts x 128 x 2^23 floats: beyond one tensor's bound */
+    c.hidden = 128;
+    CHECK(sc_model_new(&c, 1, 1, &bad, err, sizeof err) == SC_ERR_LIMIT && !bad);
+    CHECK_STR(err, "mixture of experts too large");
+}
+
+TEST(routed) { gradients(0); }
+TEST(with_shared) { gradients(24); }
+
+int main(void)
+{
+    RUN(bad_sizes);
+    RUN(routed);
+    RUN(with_shared);
+    fprintf(stderr, "moe_model: %d differences checked, %d skipped (routing changed)\n", checked,
+            skipped);
+    CHECK(skipped * 4 < checked);
+    return harness_done("moe_model");
+}
