@@ -26,7 +26,8 @@ symbol, read with nm) and from the sources' #include lines:
     exist; the folders of UNNAMED_TESTS are not held to it yet;
   - the CUDA stand-in (tests/cudastub/, a test double built into
     BUILD/cudastub/obj) too: no call cycle between its files, each under
-    MAX_LINES lines.
+    MAX_LINES lines;
+  - no tracked file holds a merge's conflict markers.
 Prints the cycles it finds and one summary line "N passed, N failed".
 """
 import collections
@@ -268,6 +269,22 @@ for f in sorted(sources + stub_sources):
         print("NOTE: %s has %d lines (%s)" % (f, n, OVER[f]))
         continue
     check(n <= MAX_LINES, "%s has %d lines (at most %d: split it by job)" % (f, n, MAX_LINES))
+
+# ---- no merge left half-done: conflict markers in a tracked file ----------------
+try:
+    tracked = subprocess.run(["git", "ls-files"], capture_output=True, text=True,
+                             check=True).stdout.split()
+except (OSError, subprocess.CalledProcessError):
+    tracked = []  # not a git checkout (a release tarball): nothing to merge
+marked = []
+for f in tracked:
+    try:
+        text = open(f, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError):
+        continue  # binary or gone
+    if re.search(r"^(<<<<<<<|>>>>>>>) ", text, re.M):
+        marked.append(f)
+check(not marked, "no merge conflict markers in tracked files (%s)" % ", ".join(marked))
 
 print("layout: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
