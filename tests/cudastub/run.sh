@@ -228,12 +228,13 @@ STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >
 # (docs/steps.md#optimizer-synchronization): the optimizer's all-reduces and
 # broadcasts reduce device memory (the state's numbers were host memory, which
 # NCCL cannot read: the stand-in reported it); clipping, a skip on inf and
-# post-validation's rollback on four emulated GPUs.
+# post-validation's rollback on four emulated GPUs (make check: on two, p=2 m=4).
+g6=4 pm6="-D p=4 -D m=8"; full || { g6=2; pm6="-D p=2 -D m=4"; }
 for s in $(full && echo sync) post-validation; do
   for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
     full || [ "$a" = "-D clip=0.9" ] || continue
     # shellcheck disable=SC2086
-    if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
+    if SC_CUDASTUB_GPUS=$g6 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 $pm6 -D steps=3 \
          -D optim_sync=$s $a --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" nccl &&
        python3 - "$tmp/j" "$s" <<'PY'
 import json, sys
@@ -267,7 +268,7 @@ for g in 1 $(full && echo 2); do
     else bad "run v-half vocab_par=$vp on $g emulated GPU(s), cuda-local"; head -4 "$tmp/e" >&2; fi
   done
 done
-for s in $(full && echo sync post-validation); do # (make check: 6a's on 4 GPUs)
+for s in $(full && echo sync post-validation); do # (make check: 6a's on NCCL)
   if SC_CUDASTUB_GPUS=1 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
        -D optim_sync=$s -D clip=0.9 --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
      json_ok "$tmp/j" cuda-local && grep -q '"step_clip_coef": \[0\.' "$tmp/j"; then ok
@@ -294,7 +295,7 @@ fi
 # 8. run --graph (docs/graphs.md): step 2 captured on every device as one
 # graph, replayed for step 3; the losses of every step have the eager run's
 # bits, the reference's within 1e-4; programs that cannot be captured are
-# refused with the reason. (make check: zb-h1 on 1 GPU with random delays,
+# refused with the reason. (make check: zb-h1 at p=2 m=4 on 1 GPU with random delays,
 # the unit test on 2 GPUs with delays, one fault; full: 1f1b, more recipes, 4 GPUs, optim_sync sync with clipping,
 # the decoder.)
 same_bits() { # eager.json graph.json
@@ -303,11 +304,13 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 sys.exit(not (a["step_loss"] == b["step_loss"] and a["loss_hex"] == b["loss_hex"] and
               b.get("graph_replays") == len(b["step_loss"]) - 1))' "$1" "$2"
 }
-graph_pair() { # recipe gpus delay_us [-D ...]
+graph_pair() { # recipe gpus delay_us [-D ...]  (GP: p and m, default p=4 m=8)
   r=$1 g=$2 dl=$3; shift 3
+  gp=${GP:-"-D p=4 -D m=8"}
   for mode in eager graph; do
     flag=; [ $mode = graph ] && flag=--graph
-    if ! SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl timeout 300 $SC run "$r" -D p=4 -D m=8 \
+    # shellcheck disable=SC2086
+    if ! SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl timeout 300 $SC run "$r" $gp \
          -D steps=3 "$@" --backend cuda --check $flag --json >"$tmp/$mode.json" 2>"$tmp/e"; then
       bad "run $r --graph ($mode, $g GPUs, delays $dl us $*)"; head -4 "$tmp/e" >&2; return
     fi
@@ -315,7 +318,7 @@ graph_pair() { # recipe gpus delay_us [-D ...]
   if json_ok "$tmp/graph.json" cuda-local && same_bits "$tmp/eager.json" "$tmp/graph.json"; then ok
   else bad "run $r --graph on $g GPUs (delays $dl us $*): not the eager run's bits"; fi
 }
-graph_pair zb-h1 1 100
+if full; then graph_pair zb-h1 1 100; else GP="-D p=2 -D m=4" graph_pair zb-h1 1 100; fi
 if full; then
   graph_pair 1f1b 1 0
   for r in gpipe interleaved zb-h2 zb-v v-half; do graph_pair "$r" 1 0; done
