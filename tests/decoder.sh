@@ -96,8 +96,7 @@ if [ -f "$STUB/libstagecraft_cuda.so" ]; then
 fi
 
 # 6. MPI: one rank per device, the threads' loss bit for bit.
-if command -v mpirun >/dev/null &&
-   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+if have_mpi; then
   for r in zb-h1 $(full && echo zb-v interleaved); do
     $SC run $r --model $M --json >"$tmp/a" 2>"$tmp/e"
     # (--check: each rank trains the reference too; make test only)

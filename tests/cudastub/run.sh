@@ -279,7 +279,7 @@ done
 # rank): accepted (the run goes on to NCCL, which the stand-in has within
 # one process only); both on one GPU: refused. (make test only: 3 mpiruns)
 if ! full; then :
-elif command -v mpirun >/dev/null && timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+elif have_mpi; then
   cat >"$tmp/own.sh" <<EOF
 #!/bin/sh
 CUDA_VISIBLE_DEVICES=\$OMPI_COMM_WORLD_LOCAL_RANK exec "\$@"
