@@ -152,7 +152,8 @@ done
 # lane's stream, ordered after the device's stream by an event (the NCCL
 # receive the compute stream waits for included: without the event the
 # stand-in sees the lane use memory before its allocation is reached).
-one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
+# (make check: p=2 on 1 GPU here; on 2 GPUs through NCCL in streams below)
+full && one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
 one dualpipev 2 4 1 none SC_CUDASTUB_DELAY_US=300
 full && one dualpipe 4 8 4 none SC_CUDASTUB_DELAY_US=300
 # Two streams: with pairs, each GPU's SGEMMs are queued on two streams (the
