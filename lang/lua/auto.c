@@ -67,12 +67,6 @@ static void progress(void *ctx, double elapsed, double limit, double best)
     b->shown = 1;
 }
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* The fields of the auto table at a into o (mem required; seed, time_limit,
  * max_evals, objective; the module's _time_limit over the recipe's), and
  * where the program is into lp. */
@@ -106,36 +100,31 @@ static void read_auto_opts(lua_State *L, int a, sc_lprog *lp, sc_auto_opts *o)
 static void push_auto_result(lua_State *L, const sc_auto_result *r, const sc_auto_opts *o)
 {
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, r->method);
-    lua_setfield(L, -2, "method");
-    set_num(L, "makespan", r->makespan);
-    set_num(L, "bubble_rate", r->bubble_rate);
-    set_num(L, "peak_memory_max", r->peak);
-    set_num(L, "flow_makespan", r->flow_makespan);
-    set_num(L, "flow_bubble_rate", r->flow_bubble);
-    set_num(L, "lower_bound", r->lower_bound);
-    set_num(L, "evals", (double)r->evals);
+    sc_lua_set_str(L, "method", r->method);
+    sc_lua_set_num(L, "makespan", r->makespan);
+    sc_lua_set_num(L, "bubble_rate", r->bubble_rate);
+    sc_lua_set_num(L, "peak_memory_max", r->peak);
+    sc_lua_set_num(L, "flow_makespan", r->flow_makespan);
+    sc_lua_set_num(L, "flow_bubble_rate", r->flow_bubble);
+    sc_lua_set_num(L, "lower_bound", r->lower_bound);
+    sc_lua_set_num(L, "evals", (double)r->evals);
     lua_pushinteger(L, r->pairs); /* overlapped pairs joined (docs/blocks.md#pairing) */
     lua_setfield(L, -2, "pairs");
-    set_num(L, "seconds", r->seconds);
+    sc_lua_set_num(L, "seconds", r->seconds);
     lua_pushboolean(L, r->timed_out);
     lua_setfield(L, -2, "timed_out");
-    lua_pushstring(L, r->search_choice);
-    lua_setfield(L, -2, "choice");
-    set_num(L, "mem", o->mem);
-    lua_pushinteger(L, (lua_Integer)o->seed);
-    lua_setfield(L, -2, "seed");
-    set_num(L, "time_limit", o->time_limit);
-    lua_pushstring(L, o->objective == SC_AUTO_FLOW ? "flow" : "sim");
-    lua_setfield(L, -2, "objective");
+    sc_lua_set_str(L, "choice", r->search_choice);
+    sc_lua_set_num(L, "mem", o->mem);
+    sc_lua_set_int(L, "seed", (lua_Integer)o->seed);
+    sc_lua_set_num(L, "time_limit", o->time_limit);
+    sc_lua_set_str(L, "objective", o->objective == SC_AUTO_FLOW ? "flow" : "sim");
     if (r->heur_makespan >= 0) {
         lua_createtable(L, 0, 5);
-        set_num(L, "makespan", r->heur_makespan);
-        set_num(L, "bubble_rate", r->heur_bubble);
-        set_num(L, "peak_memory_max", r->heur_peak);
-        set_num(L, "flow_bubble_rate", r->heur_flow_bubble);
-        lua_pushstring(L, r->heur_choice);
-        lua_setfield(L, -2, "choice");
+        sc_lua_set_num(L, "makespan", r->heur_makespan);
+        sc_lua_set_num(L, "bubble_rate", r->heur_bubble);
+        sc_lua_set_num(L, "peak_memory_max", r->heur_peak);
+        sc_lua_set_num(L, "flow_bubble_rate", r->heur_flow_bubble);
+        sc_lua_set_str(L, "choice", r->heur_choice);
         lua_setfield(L, -2, "heuristic");
     }
 }
