@@ -280,6 +280,43 @@ static void memory_curve(sc_out *f, const frame *fr, const sc_prog *pg, const sc
             ym - MEM_H / 2, sim->peak_mem[d]);
 }
 
+/* An overlapped pair's slot at x0, width w, row y: F above, B or BW below,
+ * outlined; both microbatches where they fit. */
+static void pair_slot(sc_out *f, const frame *fr, const sc_prog *pg, const sc_instr *in,
+                      const char *name, double t0, double t1, double x0, double w, int y)
+{
+    sc_instr h[2];
+    sc_instr_halves(in, h);
+    for (int i = 0; i < 2; i++) {
+        char c[8];
+        colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
+        sc_out_printf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                   "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
+    }
+    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
+               "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
+               "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
+    if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
+        sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                   "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
+                h[0].mb, h[1].mb);
+}
+
+/* A pass's slot at x0, width w, row y, in its kind's and chunk's colour;
+ * the microbatch where it fits. */
+static void pass_slot(sc_out *f, const frame *fr, const sc_prog *pg, const sc_instr *in,
+                      const char *name, double t0, double t1, double x0, double w, int y)
+{
+    char c[8];
+    colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage), fr->chunks, c);
+    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+               "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
+               "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
+    if (w >= DIGIT_PX * digits(in->mb) + 4)
+        sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                   "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
+}
+
 static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                     int which)
 {
@@ -306,37 +343,12 @@ static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim 
             double t0 = sim->t0[g], t1 = sim->t1[g];
             char name[128];
             sc_prog_instr_format(pg, in, name, sizeof name);
-            if (sc_op_is_pair(in->op)) { /* one slot: F above, B or BW below, outlined */
-                if (!clip(fr, t0, t1, &x0, &w))
-                    continue;
-                sc_instr h[2];
-                sc_instr_halves(in, h);
-                for (int i = 0; i < 2; i++) {
-                    char c[8];
-                    colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
-                    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-                               "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
-                }
-                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
-                           "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
-                           "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
-                if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
-                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                               "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
-                            h[0].mb, h[1].mb);
+            if (sc_op_is_pair(in->op)) {
+                if (clip(fr, t0, t1, &x0, &w))
+                    pair_slot(f, fr, pg, in, name, t0, t1, x0, w, y);
             } else if (sc_op_is_pass(in->op)) {
-                if (!clip(fr, t0, t1, &x0, &w))
-                    continue;
-                char c[8];
-                colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage),
-                       fr->chunks, c);
-                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
-                           "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
-                /* The microbatch where it fits. */
-                if (w >= DIGIT_PX * digits(in->mb) + 4)
-                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                               "fill=\"white\">%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, in->mb);
+                if (clip(fr, t0, t1, &x0, &w))
+                    pass_slot(f, fr, pg, in, name, t0, t1, x0, w, y);
             } else if (sc_op_is_transfer(in->op)) {
                 transfer(f, fr, name, t0, t1, tcomm, yx, sc_op_has(in->op, SC_OPF_OUT));
             } else if (sc_op_is_coll(in->op)) {
