@@ -262,9 +262,12 @@ for r in 1f1b $(full && echo v-half); do
 done
 # Fewer GPUs than devices: the cuda-local transport's collectives, through
 # the host in device order (one GPU for four devices, and two).
+# (make check: vocab-2 on 1 GPU at p=2 m=4)
+pm6b="-D p=4 -D m=8"; full || pm6b="-D p=2 -D m=4"
 for g in 1 $(full && echo 2); do
   for vp in $(full && echo vocab-1) vocab-2; do
-    if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half -D p=4 -D m=8 -D vocab_par=$vp \
+    # shellcheck disable=SC2086
+    if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half $pm6b -D vocab_par=$vp \
          --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" cuda-local; then ok
     else bad "run v-half vocab_par=$vp on $g emulated GPU(s), cuda-local"; head -4 "$tmp/e" >&2; fi
   done
