@@ -6,6 +6,7 @@
 #                           runs the command; passes when it exits with CODE
 #                           and SUBSTRING is in its stdout or stderr (kept in
 #                           $tmp/out and $tmp/err), else shows their start
+#   have_mpi                mpirun runs $SC with the mpi transport (below)
 # The counters are $pass and $fail; each test prints them at its end.
 # full and sample (tests/tier.sh) choose what the check tier runs.
 . tests/tier.sh # full, sample: the tiers of make check and make test
@@ -17,6 +18,20 @@ expect() {
   "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
   if [ "$rc" = "$code" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$sub"; then ok
   else bad "$* (exit $rc, want $code; want '$sub')"; sed 's/^/  | /' "$tmp/out" "$tmp/err" | head -5 >&2; fi
+}
+
+# have_mpi: true when mpirun runs $SC with the mpi transport (mpirun found,
+# the MPI module loads). Probed once per suite; tests/run.sh probes once for
+# all the suites and exports SC_MPI=yes when it works (a "no" is not passed
+# on: each suite then tries for itself, with its own environment).
+have_mpi() {
+  if [ -z "${SC_MPI:-}" ]; then
+    SC_MPI=no
+    command -v mpirun >/dev/null &&
+      timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"' &&
+      SC_MPI=yes
+  fi
+  [ "$SC_MPI" = yes ]
 }
 
 # Results checked later, many in one python3 (each start costs more than

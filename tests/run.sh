@@ -137,6 +137,14 @@ if [ -x "$py" ]; then
   mkdir "$dir/bin"; printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" >"$dir/bin/python3"
   chmod +x "$dir/bin/python3"; PATH=$dir/bin:$PATH; export PATH
 fi
+# MPI found once for every suite that runs ranks (tests/lib.sh's have_mpi:
+# a probe is an mpirun, a third of a CPU-second): SC_MPI=yes when it works;
+# otherwise each suite probes for itself.
+if command -v mpirun >/dev/null &&
+   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+   timeout 60 mpirun -np 1 "$SC" run 1f1b -D p=1 -D m=1 --json 2>/dev/null </dev/null | grep -q '"transport": "mpi"'; then
+  SC_MPI=yes; export SC_MPI
+fi
 suites >"$dir/list"
 n=$(wc -l <"$dir/list")
 jobs=${SC_JOBS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}

@@ -25,6 +25,10 @@ recipe() { printf '%s\n' "$2" >"$tmp/r/$1"; }
 
 # A program the recipes return when they get that far.
 PROG='return sc.program { p = 2, m = 2, rule = "1f1b" }'
+# The time limits' checks spin a CPU until the limit: make check uses short
+# limits (t1, t05, t2: 0.25 s; a plan that must finish first, t2p: 1 s),
+# make test the longer ones. `timeout` only ends a run that hangs.
+if full; then t1=1 t05=0.5 t2=2 t2p=2; else t1=0.25 t05=0.25 t2=0.25 t2p=1; fi
 
 # ---- the sandbox: each way out is refused, nothing happens -------------
 recipe exec.lua "os.execute('touch $tmp/out/pwned')
@@ -201,7 +205,7 @@ expect 0 "ok:" -- $SC check "$tmp/r/gclate.lua"
 absent "$tmp/out/gc" "a finalizer added later ran"
 # With --trust, a looping finalizer at exit is stopped by the time limit
 # (`timeout` only ends a run that hangs: no wall-clock figure is asserted).
-expect 7 "time limit exceeded" -- timeout 120 $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time 1
+expect 7 "time limit exceeded" -- timeout 120 $SC check "$tmp/r/gcfin.lua" --trust --max-steps 0 --max-time $t1
 recipe grow.lua "local t = {} for i = 1, 1e12 do t[i] = {i} end"
 expect 7 "memory limit exceeded: the Lua heap and the programs would grow past 33554432 bytes" -- $SC check "$tmp/r/grow.lua" --max-mem 32M
 recipe grow2.lua "while true do pcall(function() local t = {} for i = 1, 1e12 do t[i] = i end end) end"
@@ -222,7 +226,7 @@ expect 7 "more than 1000 Lua instructions" -- $SC check "$tmp/r/loop.lua" --max-
 # limit's error (no signal, no _exit); under the step limit too.
 recipe pattern.lua 'local s = string.rep("a", 40)
 return s:find(string.rep("a*", 40) .. "b")'
-expect 7 "pattern.lua:2: time limit exceeded: the evaluation ran longer than 1 s (--max-time SECONDS raises it; 0 for no limit)" -- timeout 120 $SC check "$tmp/r/pattern.lua" --max-time 1
+expect 7 "pattern.lua:2: time limit exceeded: the evaluation ran longer than $t1 s (--max-time SECONDS raises it; 0 for no limit)" -- timeout 120 $SC check "$tmp/r/pattern.lua" --max-time $t1
 grep -q "did not return" "$tmp/e" && ko "the backtracking find ended the process" || ok
 expect 7 "pattern.lua:2: step limit exceeded" -- $SC check "$tmp/r/pattern.lua" --max-steps 1e6
 for f in 'string.rep("a", 40):match(string.rep("a-", 40) .. "b")' \
@@ -244,7 +248,7 @@ if command -v lua5.4 >/dev/null; then
 else
   ko "lua5.4 is missing: the pattern matcher cannot be compared (make installs it)"
 fi
-expect 7 "loop.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-time 0.5
+expect 7 "loop.lua:1: time limit exceeded: the evaluation ran longer than $t05 s" -- $SC check "$tmp/r/loop.lua" --max-steps 0 --max-time $t05
 expect 2 "--max-time needs a number of seconds" -- $SC check 1f1b --max-time soon
 expect 0 "ok: 1f1b" -- $SC check 1f1b --max-time 30
 expect 2 "--max-steps needs a number of Lua instructions" -- $SC check 1f1b --max-steps lots
@@ -272,7 +276,7 @@ for t in "" $(full && echo --trust); do
   done
   expect 0 "ok:" -- timeout 60 $SC $t check "$tmp/r/crep.lua" --max-steps 1e6 --max-time 0
 done
-expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than 0.5 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time 0.5
+expect 7 "xp1.lua:1: time limit exceeded: the evaluation ran longer than $t05 s" -- timeout 60 $SC check "$tmp/r/xp1.lua" --max-steps 0 --max-time $t05
 # The guards keep the recipe's line and the function's name in the errors
 # of the functions they wrap (without them: "resulting string too large"
 # alone, "bad argument #5 to '?'").
@@ -417,12 +421,12 @@ expect 0 "ok:" -- $SC check "$tmp/r/planown.lua"
 # backtracking search after one plan, stop at the recipe's limits.
 recipe planloop.lua "for i = 1, 1e6 do sc.plan{p = 2, m = 4} end
 $PROG"
-expect 7 "planloop.lua:1: time limit exceeded: the evaluation ran longer than 2 s" -- timeout 120 $SC check "$tmp/r/planloop.lua" --max-time 2
+expect 7 "planloop.lua:1: time limit exceeded: the evaluation ran longer than $t2 s" -- timeout 120 $SC check "$tmp/r/planloop.lua" --max-time $t2
 expect 7 "step limit exceeded: more than 200000 Lua instructions" -- $SC check "$tmp/r/planloop.lua" --max-steps 2e5
 recipe planfind.lua 'sc.plan{p = 2, m = 4}
 local s = string.rep("a", 40)
 return s:find(string.rep("a*", 40) .. "b")'
-expect 7 "planfind.lua:3: time limit exceeded: the evaluation ran longer than 2 s" -- timeout 120 $SC check "$tmp/r/planfind.lua" --max-time 2
+expect 7 "planfind.lua:3: time limit exceeded: the evaluation ran longer than $t2p s" -- timeout 120 $SC check "$tmp/r/planfind.lua" --max-time $t2p
 # Its fields are text in the Lua heap: a field whose __tostring raises
 # holds nothing, a huge field is refused, and many calls stay small.
 recipe planmem.lua "local bad = setmetatable({}, {__tostring = function() error('nope') end})

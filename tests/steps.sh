@@ -205,8 +205,7 @@ expect 0 "skipped (inf/NaN)" -- $SC run zb-h2 -D steps=2 -D optim_sync=sync -D i
 expect 3 "inf_step = 5, inf_device = 0: the program has steps 0..1" -- $SC run 1f1b -D steps=2 -D optim_sync=sync -D inf_step=5
 
 # 7. MPI ranks: the same bits as threads, step by step.
-if command -v mpirun >/dev/null &&
-   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+if have_mpi; then
   for s in $(full && echo sync) post-validation; do
     for a in "-D clip=0.9" "-D inf_step=3 -D inf_device=2"; do
       full || [ "$a" = "-D clip=0.9" ] || continue

@@ -233,6 +233,70 @@ static sc_status refigure(sc_prog *pg, sc_auto_result *res)
     return st;
 }
 
+/* The heuristic, then (with a time limit) the search and its polish;
+ * nonzero when out of memory. */
+static int run_search(sc_asearch *se)
+{
+    const sc_auto_opts *o = se->o;
+    sc_auto_heuristic(se);
+    if (o->time_limit > 0 && se->c.use_sim && se->heur.ok) {
+        /* the search compares with the heuristic by the simulator */
+        memcpy(se->tmp.ord, se->heur.ord, se->c.N * sizeof(sc_instr));
+        double mk, span;
+        if (sc_auto_timing(se, &mk, &span) == 0) {
+            se->heur.mk = mk;
+            se->heur.span = span;
+        }
+    }
+    if (o->time_limit > 0 && sc_auto_improve(se))
+        return 1;
+    if (o->time_limit > 0 && se->best.ok)
+        sc_auto_polish(se);
+    return 0;
+}
+
+/* The winner (*win): the search's when it beats the heuristic, else the
+ * heuristic's, else the sequential order; its figures and the heuristic's
+ * into se->res. */
+static sc_status pick_winner(sc_asearch *se, const sc_instr **win)
+{
+    const sc_auto_opts *o = se->o;
+    sc_auto_result *res = se->res;
+    figs h = {-1, -1, -1, -1, -1}, b = h, w = h;
+    /* the heuristic's figures are the dataflow timing's unless the search
+     * re-timed them by the simulator */
+    int heur_flow = !(o->time_limit > 0 && se->c.use_sim);
+    int hok = se->heur.ok && !measure(se, se->heur.ord, heur_flow ? &se->heur : NULL, &h);
+    int bok = se->best.ok && !measure(se, se->best.ord, se->c.use_sim ? NULL : &se->best, &b);
+    if (hok) {
+        res->heur_makespan = h.mk;
+        res->heur_bubble = h.bubble;
+        res->heur_peak = h.peak;
+        res->heur_flow_bubble = h.fbubble;
+    }
+    if (bok && (!hok || wins(&b, &h, !se->c.use_sim))) {
+        *win = se->best.ord;
+        res->method = "search";
+        w = b;
+    } else if (hok) {
+        *win = se->heur.ord;
+        res->method = "heuristic";
+        w = h;
+    } else {
+        sequential(&se->c, se->tmp.ord);
+        *win = se->tmp.ord;
+        sc_status st = measure(se, *win, NULL, &w);
+        if (st)
+            return st;
+    }
+    res->makespan = w.mk;
+    res->bubble_rate = w.bubble;
+    res->peak = w.peak;
+    res->flow_makespan = w.fmk;
+    res->flow_bubble = w.fbubble;
+    return SC_OK;
+}
+
 sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -265,53 +329,11 @@ sc_status sc_auto_fill(sc_prog *pg, const sc_auto_opts *o, sc_auto_result *res)
     se.tmp.ord = malloc(N * sizeof(sc_instr));
     if (!se.heur.ord || !se.best.ord || !se.tmp.ord)
         goto nomem;
-    sc_auto_heuristic(&se);
-    if (o->time_limit > 0 && se.c.use_sim && se.heur.ok) {
-        /* the search compares with the heuristic by the simulator */
-        memcpy(se.tmp.ord, se.heur.ord, N * sizeof(sc_instr));
-        double mk, span;
-        if (sc_auto_timing(&se, &mk, &span) == 0) {
-            se.heur.mk = mk;
-            se.heur.span = span;
-        }
-    }
-    if (o->time_limit > 0 && sc_auto_improve(&se))
+    if (run_search(&se))
         goto nomem;
-    if (o->time_limit > 0 && se.best.ok)
-        sc_auto_polish(&se);
-
-    figs h = {-1, -1, -1, -1, -1}, b = h, w = h;
-    /* the heuristic's figures are the dataflow timing's unless the search
-     * re-timed them by the simulator */
-    int heur_flow = !(o->time_limit > 0 && se.c.use_sim);
-    int hok = se.heur.ok && !measure(&se, se.heur.ord, heur_flow ? &se.heur : NULL, &h);
-    int bok = se.best.ok && !measure(&se, se.best.ord, se.c.use_sim ? NULL : &se.best, &b);
-    if (hok) {
-        res->heur_makespan = h.mk;
-        res->heur_bubble = h.bubble;
-        res->heur_peak = h.peak;
-        res->heur_flow_bubble = h.fbubble;
-    }
     const sc_instr *win = NULL;
-    if (bok && (!hok || wins(&b, &h, !se.c.use_sim))) {
-        win = se.best.ord;
-        res->method = "search";
-        w = b;
-    } else if (hok) {
-        win = se.heur.ord;
-        res->method = "heuristic";
-        w = h;
-    } else {
-        sequential(&se.c, se.tmp.ord);
-        win = se.tmp.ord;
-        if ((st = measure(&se, win, NULL, &w)))
-            goto done;
-    }
-    res->makespan = w.mk;
-    res->bubble_rate = w.bubble;
-    res->peak = w.peak;
-    res->flow_makespan = w.fmk;
-    res->flow_bubble = w.fbubble;
+    if ((st = pick_winner(&se, &win)))
+        goto done;
     /* The winner stays installed; when it was measured last it is already,
      * lowered and verified (sc_check and sc_simulate need no new lowering). */
     if (se.installed != win)

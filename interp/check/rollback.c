@@ -61,6 +61,41 @@ static void rename_message(sc_prog *pg, int scen, size_t *const *map, const size
     snprintf(pg->err, sizeof pg->err, "%s", out);
 }
 
+/* The filtered streams' times (tf; map[d][j]: the stream index of kept
+ * instruction j, nk[d] kept) over the whole streams into t: an instruction
+ * left out takes no time, where its device is. */
+static sc_status spread_times(sc_prog *pg, const sc_times *tf, const size_t *const *map,
+                              const size_t *nk, sc_times *t)
+{
+    int P = pg->P;
+    size_t N = 0;
+    t->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
+    for (int d = 0; d < P; d++)
+        N += pg->stream[d].n;
+    t->t0 = sc_malloc((N + 1) * sizeof(double));
+    t->t1 = sc_malloc((N + 1) * sizeof(double));
+    if (!t->offset || !t->t0 || !t->t1) {
+        sc_times_free(t);
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the rollback paths");
+    }
+    t->offset[0] = 0;
+    for (int d = 0; d < P; d++) {
+        size_t n = pg->stream[d].n, o = t->offset[d], j = 0;
+        double at = 0;
+        t->offset[d + 1] = o + n;
+        for (size_t k = 0; k < n; k++) {
+            if (j < nk[d] && map[d][j] == k) {
+                t->t0[o + k] = tf->t0[tf->offset[d] + j];
+                t->t1[o + k] = at = tf->t1[tf->offset[d] + j];
+                j++;
+            } else {
+                t->t0[o + k] = t->t1[o + k] = at;
+            }
+        }
+    }
+    return SC_OK;
+}
+
 sc_status sc_replay_scenario(sc_prog *pg, int scen, sc_times *t)
 {
     int P = pg->P;
@@ -109,34 +144,8 @@ sc_status sc_replay_scenario(sc_prog *pg, int scen, sc_times *t)
         if (st != SC_OK)
             rename_message(pg, scen, map, nk);
     }
-    if (st == SC_OK && t) {
-        size_t N = 0;
-        t->offset = sc_malloc(((size_t)P + 1) * sizeof(size_t));
-        for (int d = 0; d < P; d++)
-            N += pg->stream[d].n;
-        t->t0 = sc_malloc((N + 1) * sizeof(double));
-        t->t1 = sc_malloc((N + 1) * sizeof(double));
-        if (!t->offset || !t->t0 || !t->t1) {
-            sc_times_free(t);
-            st = sc_fail(pg, SC_ERR_NOMEM, "out of memory replaying the rollback paths");
-        } else {
-            t->offset[0] = 0;
-            for (int d = 0; d < P; d++) {
-                size_t n = pg->stream[d].n, o = t->offset[d], j = 0;
-                double at = 0;
-                t->offset[d + 1] = o + n;
-                for (size_t k = 0; k < n; k++) {
-                    if (j < nk[d] && map[d][j] == k) {
-                        t->t0[o + k] = tf.t0[tf.offset[d] + j];
-                        t->t1[o + k] = at = tf.t1[tf.offset[d] + j];
-                        j++;
-                    } else { /* left out: no time, where its device is */
-                        t->t0[o + k] = t->t1[o + k] = at;
-                    }
-                }
-            }
-        }
-    }
+    if (st == SC_OK && t)
+        st = spread_times(pg, &tf, (const size_t *const *)map, nk, t);
     sc_times_free(&tf);
 done:
     for (int d = 0; keep && d < P; d++)

@@ -30,9 +30,30 @@ static sc_status validate_at(sc_prog *pg, int d, size_t k, int step, int *valida
     return SC_OK;
 }
 
+/* Pass k of device d's stream, in step `step`, must be pass #next of step
+ * 0 (ov: the order) with its microbatches moved by step·m, each half of a
+ * pair. */
+static sc_status repeats(sc_prog *pg, int d, size_t k, const sc_vec *ov, size_t next, int step)
+{
+    const sc_instr *in = &pg->stream[d].v[k];
+    const sc_instr *o = next < ov->n ? &ov->v[next] : NULL;
+    sc_instr a[2], b[2];
+    int na = o ? sc_instr_halves(o, a) : 0, nb = sc_instr_halves(in, b);
+    int same = na == nb;
+    for (int i = 0; i < na && same; i++)
+        same = a[i].op == b[i].op && a[i].stage == b[i].stage &&
+               (long)a[i].mb + (long)step * pg->m == b[i].mb;
+    if (same)
+        return SC_OK;
+    char why[160];
+    snprintf(why, sizeof why, "step %d does not repeat step 0's passes (expected pass #%zu of "
+             "step 0, microbatches moved by %d)", step, next, step * pg->m);
+    return bad(pg, d, k, why);
+}
+
 sc_status sc_verify_steps(sc_prog *pg)
 {
-    int m = pg->m, N = pg->steps;
+    int N = pg->steps;
     if (N == 1 && pg->sync != SC_SYNC_POSTVAL)
         return SC_OK; /* one step: nothing to compare, and no end asked for */
     for (int d = 0; d < pg->P; d++) {
@@ -85,19 +106,8 @@ sc_status sc_verify_steps(sc_prog *pg)
             if (reduced || step >= N)
                 return bad(pg, d, k, "a pass between the REDUCE and the OPTIM of a step, or "
                                      "after the last step");
-            const sc_instr *o = next < ov->n ? &ov->v[next] : NULL;
-            sc_instr a[2], b[2];
-            int na = o ? sc_instr_halves(o, a) : 0, nb = sc_instr_halves(in, b);
-            int same = na == nb; /* each half: step 0's moved by step·m */
-            for (int i = 0; i < na && same; i++)
-                same = a[i].op == b[i].op && a[i].stage == b[i].stage &&
-                       (long)a[i].mb + (long)step * m == b[i].mb;
-            if (!same) {
-                snprintf(why, sizeof why, "step %d does not repeat step 0's passes (expected "
-                         "pass #%zu of step 0, microbatches moved by %d)", step, next,
-                         step * m);
-                return bad(pg, d, k, why);
-            }
+            if ((st = repeats(pg, d, k, ov, next, step)) != SC_OK)
+                return st;
             next++;
         }
         if (step != N) {

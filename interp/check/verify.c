@@ -184,15 +184,10 @@ static sc_status verify_slices(sc_prog *pg, const loc *at)
     return SC_OK;
 }
 
-static sc_status verify_passes(sc_prog *pg)
+/* Where each pass is (at[kind * SM + SC_SM(s, mb)]): each on its stage's
+ * device, on its microbatch's route, and once. */
+static sc_status locate_passes(sc_prog *pg, loc *at, size_t SM)
 {
-    size_t SM = (size_t)pg->S * (size_t)pg->m;
-    loc *at = sc_malloc(K_N * SM * sizeof(loc));
-    if (!at)
-        return sc_fail(pg, SC_ERR_NOMEM, "out of memory verifying %zu passes", SM);
-    for (size_t i = 0; i < K_N * SM; i++)
-        at[i].dev = -1;
-    sc_status st = SC_OK;
     for (int d = 0; d < pg->P; d++) {
         const sc_vec *ov = &pg->order[d];
         for (size_t k = 0; k < ov->n; k++) {
@@ -207,93 +202,103 @@ static sc_status verify_passes(sc_prog *pg)
                 int kind = sc_op_stage_index(in->op);
                 if (kind < 0)
                     continue; /* a vocabulary pass: verify_vocab */
-                if (pg->stage_dev[s] != d) {
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but "
-                                 "stage %d is placed on d%d",
-                                 sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
-                    goto done;
-                }
-                if (!sc_mb_has(pg, s, mb)) {
-                    st = sc_fail(pg, SC_ERR_PROGRAM,
-                                 "pass off its route: %s s%d mb%d is at d%d #%zu, but microbatch "
-                                 "%d runs through stages %d..%d only (copy %d of %d, "
-                                 "docs/guide.md#copies)",
-                                 sc_op_name(in->op), s, mb, d, k, mb, sc_mb_first(pg, mb),
-                                 sc_mb_last(pg, mb), sc_mb_first(pg, mb) / (pg->S / pg->copies),
-                                 pg->copies);
-                    goto done;
-                }
+                if (pg->stage_dev[s] != d)
+                    return sc_fail(pg, SC_ERR_PROGRAM,
+                                   "pass on the wrong device: %s s%d mb%d is at d%d #%zu, but "
+                                   "stage %d is placed on d%d",
+                                   sc_op_name(in->op), s, mb, d, k, s, pg->stage_dev[s]);
+                if (!sc_mb_has(pg, s, mb))
+                    return sc_fail(pg, SC_ERR_PROGRAM,
+                                   "pass off its route: %s s%d mb%d is at d%d #%zu, but microbatch "
+                                   "%d runs through stages %d..%d only (copy %d of %d, "
+                                   "docs/guide.md#copies)",
+                                   sc_op_name(in->op), s, mb, d, k, mb, sc_mb_first(pg, mb),
+                                   sc_mb_last(pg, mb), sc_mb_first(pg, mb) / (pg->S / pg->copies),
+                                   pg->copies);
                 loc *l = &at[(size_t)kind * SM + SC_SM(pg, s, mb)];
                 loc here = {d, (int32_t)k};
-                if (l->dev >= 0) {
-                    st = dup_pass(pg, in->op, s, mb, *l, here);
-                    goto done;
-                }
+                if (l->dev >= 0)
+                    return dup_pass(pg, in->op, s, mb, *l, here);
                 *l = here;
             }
         }
     }
-    for (int s = 0; s < pg->S; s++) {
-        for (int mb = 0; mb < pg->m; mb++) {
-            if (!sc_mb_has(pg, s, mb))
-                continue; /* another copy's stage (docs/guide.md#copies) */
-            size_t i = SC_SM(pg, s, mb);
-            int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb);
-            loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i],
-                bw = at[K_BW * SM + i];
-            const char *missing = NULL;
-            if (pg->fwd_only && (st = forward_only(pg, s, mb, b, w, bw)) != SC_OK)
-                goto done;
-            if (f.dev < 0)
-                missing = "F";
-            else if (pg->fwd_only)
-                ;
-            else if (bw.dev >= 0 && (b.dev >= 0 || w.dev >= 0)) {
-                loc o = b.dev >= 0 ? b : w;
-                st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "pass twice: s%d mb%d has both BW (d%d #%d) and %s (d%d #%d)", s, mb,
-                             bw.dev, bw.idx, b.dev >= 0 ? "B" : "W", o.dev, o.idx);
-                goto done;
-            } else if (bw.dev < 0 && b.dev < 0)
-                missing = w.dev >= 0 ? "B" : "B or BW";
-            else if (bw.dev < 0 && w.dev < 0)
-                missing = "W";
-            if (missing) {
-                char r[24]; /* with slices "1.2": microbatch 1, slice 2 (slices.h) */
-                sc_prog_mb_format(pg, mb, r, sizeof r);
-                st = sc_fail(pg, SC_ERR_PROGRAM,
-                             "pass missing: %s of stage %d, microbatch %s is on no device "
-                             "(stage %d is placed on d%d)",
-                             missing, s, r, s, pg->stage_dev[s]);
-                goto done;
-            }
-            /* Dependencies inside one device must be in order. */
-            if (s > first && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
-                                           SC_OP_F, s, mb)))
-                goto done;
-            if (pg->fwd_only)
-                continue;
-            loc back = bw.dev >= 0 ? bw : b;
-            int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
-            if (s == last && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
-                goto done;
-            if (s < last) {
-                size_t j = i + (size_t)pg->m;
-                loc nb = at[K_BW * SM + j].dev >= 0 ? at[K_BW * SM + j] : at[K_B * SM + j];
-                int nop = at[K_BW * SM + j].dev >= 0 ? SC_OP_BW : SC_OP_B;
-                if ((st = need_before(pg, nb, nop, s + 1, back, bop, s, mb)))
-                    goto done;
-            }
-            if (bw.dev < 0 && (st = need_before(pg, b, SC_OP_B, s, w, SC_OP_W, s, mb)))
-                goto done;
-            if (bw.dev < 0 && (st = need_before(pg, f, SC_OP_F, s, b, SC_OP_B, s, mb)))
-                goto done;
-        }
+    return SC_OK;
+}
+
+/* Stage s's passes of microbatch mb (on its route): none missing, none
+ * twice, and the dependencies inside one device in order. */
+static sc_status check_passes(sc_prog *pg, const loc *at, size_t SM, int s, int mb)
+{
+    sc_status st;
+    size_t i = SC_SM(pg, s, mb);
+    int first = sc_mb_first(pg, mb), last = sc_mb_last(pg, mb);
+    loc f = at[K_F * SM + i], b = at[K_B * SM + i], w = at[K_W * SM + i], bw = at[K_BW * SM + i];
+    const char *missing = NULL;
+    if (pg->fwd_only && (st = forward_only(pg, s, mb, b, w, bw)) != SC_OK)
+        return st;
+    if (f.dev < 0)
+        missing = "F";
+    else if (pg->fwd_only)
+        ;
+    else if (bw.dev >= 0 && (b.dev >= 0 || w.dev >= 0)) {
+        loc o = b.dev >= 0 ? b : w;
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "pass twice: s%d mb%d has both BW (d%d #%d) and %s (d%d #%d)", s, mb,
+                       bw.dev, bw.idx, b.dev >= 0 ? "B" : "W", o.dev, o.idx);
+    } else if (bw.dev < 0 && b.dev < 0)
+        missing = w.dev >= 0 ? "B" : "B or BW";
+    else if (bw.dev < 0 && w.dev < 0)
+        missing = "W";
+    if (missing) {
+        char r[24]; /* with slices "1.2": microbatch 1, slice 2 (slices.h) */
+        sc_prog_mb_format(pg, mb, r, sizeof r);
+        return sc_fail(pg, SC_ERR_PROGRAM,
+                       "pass missing: %s of stage %d, microbatch %s is on no device "
+                       "(stage %d is placed on d%d)",
+                       missing, s, r, s, pg->stage_dev[s]);
     }
-    if ((st = verify_vocab(pg, at)) == SC_OK && pg->slices > 1)
+    /* Dependencies inside one device must be in order. */
+    if (s > first && (st = need_before(pg, at[K_F * SM + i - (size_t)pg->m], SC_OP_F, s - 1, f,
+                                       SC_OP_F, s, mb)))
+        return st;
+    if (pg->fwd_only)
+        return SC_OK;
+    loc back = bw.dev >= 0 ? bw : b;
+    int bop = bw.dev >= 0 ? SC_OP_BW : SC_OP_B;
+    if (s == last && (st = need_before(pg, f, SC_OP_F, s, back, bop, s, mb)))
+        return st;
+    if (s < last) {
+        size_t j = i + (size_t)pg->m;
+        loc nb = at[K_BW * SM + j].dev >= 0 ? at[K_BW * SM + j] : at[K_B * SM + j];
+        int nop = at[K_BW * SM + j].dev >= 0 ? SC_OP_BW : SC_OP_B;
+        if ((st = need_before(pg, nb, nop, s + 1, back, bop, s, mb)))
+            return st;
+    }
+    if (bw.dev < 0 && (st = need_before(pg, b, SC_OP_B, s, w, SC_OP_W, s, mb)))
+        return st;
+    if (bw.dev < 0 && (st = need_before(pg, f, SC_OP_F, s, b, SC_OP_B, s, mb)))
+        return st;
+    return SC_OK;
+}
+
+static sc_status verify_passes(sc_prog *pg)
+{
+    size_t SM = (size_t)pg->S * (size_t)pg->m;
+    loc *at = sc_malloc(K_N * SM * sizeof(loc));
+    if (!at)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory verifying %zu passes", SM);
+    for (size_t i = 0; i < K_N * SM; i++)
+        at[i].dev = -1;
+    sc_status st = locate_passes(pg, at, SM);
+    for (int s = 0; s < pg->S && !st; s++)
+        for (int mb = 0; mb < pg->m && !st; mb++)
+            if (sc_mb_has(pg, s, mb)) /* else another copy's stage (docs/guide.md#copies) */
+                st = check_passes(pg, at, SM, s, mb);
+    if (!st)
+        st = verify_vocab(pg, at);
+    if (!st && pg->slices > 1)
         st = verify_slices(pg, at);
-done:
     sc_free(at);
     return st;
 }

@@ -18,14 +18,10 @@ static void stage_array(sc_jw *w, const sc_prog *pg, const char *key, stage_num 
     sc_jw_end(w);
 }
 
-/* One instruction: its kind's fields, then its times (with a simulation). */
-static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const sc_instr *v,
-                  size_t k, int group)
+/* An instruction's operands, those of its class (group: a transfer's). */
+static void operands(sc_jw *w, const sc_prog *pg, const sc_instr *in, int group)
 {
-    const sc_instr *in = &v[k];
-    sc_jw_object(w, NULL);
-    sc_jw_str(w, "op", sc_op_name(in->op));
-    switch (sc_op_class_of(in->op)) { /* the operands of its class */
+    switch (sc_op_class_of(in->op)) {
     case SC_OPK_XFER:
         sc_jw_str(w, "dir", in->dir == SC_DIR_ACT ? "act" : "grad");
         sc_jw_int(w, "stage", in->stage);
@@ -88,6 +84,16 @@ static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const s
     }
     if (sc_prog_slices(pg) > 1 && in->mb >= 0 && !sc_op_is_pair(in->op)) /* docs/slices.md */
         sc_jw_int(w, "slice", sc_prog_slice_of(pg, in->mb));
+}
+
+/* One instruction: its kind's fields, then its times (with a simulation). */
+static void instr(sc_jw *w, const sc_prog *pg, const sc_sim *sim, int d, const sc_instr *v,
+                  size_t k, int group)
+{
+    const sc_instr *in = &v[k];
+    sc_jw_object(w, NULL);
+    sc_jw_str(w, "op", sc_op_name(in->op));
+    operands(w, pg, in, group);
     if ((sc_op_is_compute(in->op) || sc_op_is_coll(in->op)) &&
         (in->flags & SC_IF_ROLLBACK)) /* post-validation, docs/steps.md#optimizer-synchronization */
         sc_jw_bool(w, "rollback", 1);

@@ -2,7 +2,7 @@
  * jsonw.c — the JSON writer (jsonw.h).
  */
 #include "jsonw.h"
-#include "numfmt.h"
+#include "ir/numfmt.h"
 
 #include <assert.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * outbuf.c — the buffered writer (outbuf.h).
  */
 #include "outbuf.h"
-#include "numfmt.h"
+#include "ir/numfmt.h"
 
 #include <math.h>
 #include <stdarg.h>

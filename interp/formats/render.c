@@ -252,6 +252,48 @@ static void mixed_cell(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, s
         pass_cell(b, &v[one], 1, color);
 }
 
+/* The shortest drawn pass (INFINITY when none takes time). */
+static double shortest_pass(const sc_prog *pg, const sc_sim *sim)
+{
+    double unit = INFINITY;
+    for (int d = 0; d < sim->P; d++) {
+        size_t n;
+        const sc_instr *v = sc_prog_stream(pg, d, &n);
+        for (size_t k = 0; k < n; k++) {
+            size_t g = sim->offset[d] + k;
+            double t = sim->t1[g] - sim->t0[g];
+            if (drawn(v[k].op) && t > 0 && t < unit)
+                unit = t;
+        }
+    }
+    return unit;
+}
+
+/* Device d's row of cols cells from time `from`, unit a cell: the pass at
+ * each cell's middle, or (compressed) what a cell holds. */
+static void device_row(buf *b, const sc_instr *v, size_t n, const sc_sim *sim, int d, long cols,
+                       double from, double unit, int compressed, int color)
+{
+    bprintf(b, "d%-3d|", d);
+    size_t k = 0;
+    for (long c = 0; c < cols; c++) {
+        if (compressed) {
+            mixed_cell(b, v, n, sim, sim->offset[d], &k, from + c * unit, from + (c + 1) * unit,
+                       color);
+            continue;
+        }
+        double mid = from + (c + 0.5) * unit;
+        /* Passes are in time order on a device: advance to the one that
+         * ends after mid. */
+        while (k < n && (!drawn(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
+            k++;
+        if (k < n && sim->t0[sim->offset[d] + k] <= mid)
+            pass_cell(b, &v[k], sim->t0[sim->offset[d] + k] > mid - unit, color);
+        else
+            bputc(b, '.');
+    }
+}
+
 char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width, int color,
                                 double from, double to)
 {
@@ -267,17 +309,7 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
         to = sim->makespan > from ? sim->makespan : from + 1;
     int window = from > 0 || to < sim->makespan;
     /* Shortest pass sets the unit, unless the window would not fit. */
-    double unit = INFINITY;
-    for (int d = 0; d < P; d++) {
-        size_t n;
-        const sc_instr *v = sc_prog_stream(pg, d, &n);
-        for (size_t k = 0; k < n; k++) {
-            size_t g = sim->offset[d] + k;
-            double t = sim->t1[g] - sim->t0[g];
-            if (drawn(v[k].op) && t > 0 && t < unit)
-                unit = t;
-        }
-    }
+    double unit = shortest_pass(pg, sim);
     if (!isfinite(unit) || to - from <= 0)
         unit = 1;
     /* In double first: a tiny pass makes the count overflow a long. */
@@ -295,25 +327,7 @@ char *sc_render_timeline_window(const sc_prog *pg, const sc_sim *sim, int width,
     for (int d = 0; d < P; d++) {
         size_t n;
         const sc_instr *v = sc_prog_stream(pg, d, &n);
-        bprintf(&b, "d%-3d|", d);
-        size_t k = 0;
-        for (long c = 0; c < cols; c++) {
-            if (compressed) {
-                mixed_cell(&b, v, n, sim, sim->offset[d], &k, from + c * unit,
-                           from + (c + 1) * unit, color);
-                continue;
-            }
-            double mid = from + (c + 0.5) * unit;
-            /* Passes are in time order on a device: advance to the one
-             * that ends after mid. */
-            while (k < n && (!drawn(v[k].op) || sim->t1[sim->offset[d] + k] <= mid))
-                k++;
-            if (k < n && sim->t0[sim->offset[d] + k] <= mid) {
-                pass_cell(&b, &v[k], sim->t0[sim->offset[d] + k] > mid - unit, color);
-            } else {
-                bputc(&b, '.');
-            }
-        }
+        device_row(&b, v, n, sim, d, cols, from, unit, compressed, color);
         bprintf(&b, "| busy %.4g  peak %.4g\n", sim->busy[d], sim->peak_mem[d]);
         if (host_row(&b, v, n, sim, sim->offset[d], cols, from, unit))
             bprintf(&b, "|  host %.4g\n", sim->host_peak ? sim->host_peak[d] : 0);

@@ -280,6 +280,46 @@ static void memory_curve(sc_out *f, const frame *fr, const sc_prog *pg, const sc
             ym - MEM_H / 2, sim->peak_mem[d]);
 }
 
+/* An overlapped pair's slot at x0, width w, row y: F above, B or BW below,
+ * outlined; both microbatches where they fit. */
+static void pair_slot(sc_out *f, const frame *fr, const sc_prog *pg, const sc_instr *in,
+                      const char *name, double t0, double t1, double x0, double w, int y)
+{
+    sc_instr h[2];
+    sc_instr_halves(in, h);
+    for (int i = 0; i < 2; i++) {
+        char c[8];
+        colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
+        sc_out_printf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                   "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
+    }
+    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
+               "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
+               "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
+    if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
+        sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                   "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
+                h[0].mb, h[1].mb);
+}
+
+/* A pass's slot at x0, width w, row y, in its kind's and chunk's colour;
+ * the microbatch where it fits. */
+static void pass_slot(sc_out *f, const frame *fr, const sc_prog *pg, const sc_instr *in,
+                      const char *name, double t0, double t1, double x0, double w, int y)
+{
+    char c[8];
+    colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage), fr->chunks, c);
+    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+               "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
+               "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
+    /* The microbatch where it fits (with slices: "2.1", slices.h). */
+    char lab[24];
+    sc_prog_mb_format(pg, in->mb, lab, sizeof lab);
+    if (w >= DIGIT_PX * (double)strlen(lab) + 4)
+        sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                   "fill=\"white\">%s</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, lab);
+}
+
 static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim *sim, int y0,
                     int which)
 {
@@ -306,39 +346,12 @@ static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim 
             double t0 = sim->t0[g], t1 = sim->t1[g];
             char name[128];
             sc_prog_instr_format(pg, in, name, sizeof name);
-            if (sc_op_is_pair(in->op)) { /* one slot: F above, B or BW below, outlined */
-                if (!clip(fr, t0, t1, &x0, &w))
-                    continue;
-                sc_instr h[2];
-                sc_instr_halves(in, h);
-                for (int i = 0; i < 2; i++) {
-                    char c[8];
-                    colour(h[i].op, sc_prog_chunk(pg, h[i].stage), fr->chunks, c);
-                    sc_out_printf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-                               "fill=\"%s\"/>\n", x0, y + i * ROW_H / 2.0, w, ROW_H / 2.0, c);
-                }
-                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"none\" "
-                           "stroke=\"#222\" stroke-width=\"1.2\"><title>%s (%.6g to %.6g)</title>"
-                           "</rect>\n", x0, y, w, ROW_H, name, t0, t1);
-                if (w >= DIGIT_PX * (digits(h[0].mb) + digits(h[1].mb) + 1) + 4)
-                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                               "fill=\"white\">%d+%d</text>\n", x0 + w / 2, y + ROW_H / 2 + 4,
-                            h[0].mb, h[1].mb);
+            if (sc_op_is_pair(in->op)) {
+                if (clip(fr, t0, t1, &x0, &w))
+                    pair_slot(f, fr, pg, in, name, t0, t1, x0, w, y);
             } else if (sc_op_is_pass(in->op)) {
-                if (!clip(fr, t0, t1, &x0, &w))
-                    continue;
-                char c[8];
-                colour(in->op, sc_op_is_vocab(in->op) ? 0 : sc_prog_chunk(pg, in->stage),
-                       fr->chunks, c);
-                sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-                           "stroke=\"white\" stroke-width=\"0.5\"><title>%s (%.6g to %.6g)</title>"
-                           "</rect>\n", x0, y, w, ROW_H, c, name, t0, t1);
-                /* The microbatch where it fits (with slices: "2.1", slices.h). */
-                char lab[24];
-                sc_prog_mb_format(pg, in->mb, lab, sizeof lab);
-                if (w >= DIGIT_PX * (double)strlen(lab) + 4)
-                    sc_out_printf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                               "fill=\"white\">%s</text>\n", x0 + w / 2, y + ROW_H / 2 + 4, lab);
+                if (clip(fr, t0, t1, &x0, &w))
+                    pass_slot(f, fr, pg, in, name, t0, t1, x0, w, y);
             } else if (sc_op_is_transfer(in->op)) {
                 transfer(f, fr, name, t0, t1, tcomm, yx, sc_op_has(in->op, SC_OPF_OUT));
             } else if (sc_op_is_coll(in->op)) {
@@ -376,6 +389,62 @@ sc_status sc_svg_write_opts(FILE *f, const sc_prog *pg, const sc_sim *sim, const
     return sc_svg_write_stack(f, 1, &pg, &sim, &title, opts);
 }
 
+/* The shortest compute pass in fr's window (into *shortest), the largest
+ * microbatch drawn (*maxmb), and the kinds drawn (fr->kinds). */
+static void scan_window(frame *fr, int n, const sc_prog *const *pgs, const sc_sim *const *sims,
+                        double *shortest, int *maxmb)
+{
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < sc_prog_devices(pgs[i]); d++) {
+            size_t k, m;
+            const sc_instr *v = sc_prog_stream(pgs[i], d, &m);
+            for (k = 0; k < m; k++) {
+                size_t g = sims[i]->offset[d] + k;
+                double a = sims[i]->t0[g], b = sims[i]->t1[g];
+                if ((!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op)) || b <= fr->from ||
+                    a >= fr->to)
+                    continue;
+                fr->kinds[v[k].op] = 1;
+                if (sc_op_is_pair(v[k].op)) { /* its halves' colours */
+                    fr->kinds[SC_OP_F] = 1;
+                    fr->kinds[sc_pair_half(&v[k]).op] = 1;
+                }
+                if (b > a)
+                    *shortest = fmin(*shortest, b - a);
+                *maxmb = v[k].mb > *maxmb ? v[k].mb : *maxmb;
+            }
+        }
+}
+
+/* The document's start and its heading: the title (or how many schedules),
+ * one schedule's figures, the window of time drawn. */
+static void write_heading(sc_out *f, const frame *fr, int n, const sc_sim *const *sims,
+                          const char *const *titles, double span, int width, int height)
+{
+    sc_out_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            width, height, width, height);
+    sc_out_printf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
+               "font-size=\"14\" font-weight=\"bold\">", LEFT);
+    if (n == 1)
+        xml_text(f, titles && titles[0] ? titles[0] : "schedule");
+    else
+        sc_out_printf(f, "%d schedules on one time axis", n);
+    sc_out_printf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">",
+            LEFT + fr->plot);
+    if (n == 1) {
+        double peak = 0;
+        for (int d = 0; d < sims[0]->P; d++)
+            peak = fmax(peak, sims[0]->peak_mem[d]);
+        sc_out_printf(f, "makespan %.6g, bubble %.2f%%, peak memory %.4g units", sims[0]->makespan,
+                100 * sims[0]->bubble_rate, peak);
+    }
+    if (fr->from > 0 || fr->to < span)
+        sc_out_printf(f, "%stime %.6g to %.6g of %.6g", n == 1 ? "; " : "", fr->from, fr->to, span);
+    sc_out_puts(f, "</text>\n");
+}
+
 /* sc_svg_write_stack into the buffered writer (outbuf.h). */
 static sc_status write_stack(sc_out *f, int n, const sc_prog *const *pgs,
                              const sc_sim *const *sims, const char *const *titles,
@@ -398,27 +467,7 @@ static sc_status write_stack(sc_out *f, int n, const sc_prog *const *pgs,
     }
     fr.from = o.from > 0 ? o.from : 0;
     fr.to = o.to > fr.from ? o.to : fmax(span, fr.from + 1);
-    /* The shortest compute pass in the window, and the kinds drawn. */
-    for (int i = 0; i < n; i++)
-        for (int d = 0; d < sc_prog_devices(pgs[i]); d++) {
-            size_t k, m;
-            const sc_instr *v = sc_prog_stream(pgs[i], d, &m);
-            for (k = 0; k < m; k++) {
-                size_t g = sims[i]->offset[d] + k;
-                double a = sims[i]->t0[g], b = sims[i]->t1[g];
-                if ((!sc_op_is_pass(v[k].op) && !sc_op_is_pair(v[k].op)) || b <= fr.from ||
-                    a >= fr.to)
-                    continue;
-                fr.kinds[v[k].op] = 1;
-                if (sc_op_is_pair(v[k].op)) { /* its halves' colours */
-                    fr.kinds[SC_OP_F] = 1;
-                    fr.kinds[sc_pair_half(&v[k]).op] = 1;
-                }
-                if (b > a)
-                    shortest = fmin(shortest, b - a);
-                maxmb = v[k].mb > maxmb ? v[k].mb : maxmb;
-            }
-        }
+    scan_window(&fr, n, pgs, sims, &shortest, &maxmb);
     double window = fr.to - fr.from;
     if (o.width > 0) {
         fr.plot = o.width;
@@ -432,28 +481,7 @@ static sc_status write_stack(sc_out *f, int n, const sc_prog *const *pgs,
     for (int i = 0; i < n; i++)
         height += (n > 1 ? TITLE_H : 0) + sc_prog_devices(pgs[i]) * band;
     height += AXIS_H;
-    sc_out_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
-               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
-            width, height, width, height);
-    sc_out_printf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
-               "font-size=\"14\" font-weight=\"bold\">", LEFT);
-    if (n == 1)
-        xml_text(f, titles && titles[0] ? titles[0] : "schedule");
-    else
-        sc_out_printf(f, "%d schedules on one time axis", n);
-    sc_out_printf(f, "</text>\n<text x=\"%d\" y=\"18\" font-size=\"12\" text-anchor=\"end\">",
-            LEFT + fr.plot);
-    if (n == 1) {
-        double peak = 0;
-        for (int d = 0; d < sims[0]->P; d++)
-            peak = fmax(peak, sims[0]->peak_mem[d]);
-        sc_out_printf(f, "makespan %.6g, bubble %.2f%%, peak memory %.4g units", sims[0]->makespan,
-                100 * sims[0]->bubble_rate, peak);
-    }
-    if (fr.from > 0 || fr.to < span)
-        sc_out_printf(f, "%stime %.6g to %.6g of %.6g", n == 1 ? "; " : "", fr.from, fr.to, span);
-    sc_out_puts(f, "</text>\n");
+    write_heading(f, &fr, n, sims, titles, span, width, height);
     legend(f, &fr, tcomm_all);
     /* Grid lines at the ticks, under everything, across all programs. */
     double step = tick_step(window, fr.plot), t = ceil(fr.from / step - 1e-9) * step;

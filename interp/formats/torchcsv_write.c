@@ -4,7 +4,7 @@
  * PyTorch version asked for.
  */
 #include "torchcsv.h"
-#include "numfmt.h"
+#include "ir/numfmt.h"
 #include "ir/ir_impl.h"
 #include "check/replay.h"
 #include "check/verify.h"

@@ -243,6 +243,41 @@ static void pair_event(sc_jw *w, const sc_prog *pg, const sc_sim *sim, const sc_
     }
 }
 
+/* A copy to or from the host: a slice on the device's host track tid. */
+static void host_copy(sc_jw *w, const sc_instr *in, int pid, int tid, double t0, double t1)
+{
+    char name[128];
+    sc_instr_format(in, name, sizeof name);
+    event(w, name, sc_op_name(in->op), "X", pid, tid, t0);
+    sc_jw_num(w, "dur", t1 - t0);
+    sc_jw_object(w, "args");
+    sc_jw_int(w, "stage", in->stage);
+    sc_jw_int(w, "mb", in->mb);
+    sc_jw_num(w, "frac", (double)in->frac / SC_FRAC_ONE);
+    sc_jw_end(w);
+    sc_jw_end(w);
+}
+
+/* The arrow of a RECV (on track tid, t0..t1 in us) from its SEND (send:
+ * the SENDs' indices), flow ids from *flow. The arrow leaves the SEND when
+ * it is posted and enters the RECV no earlier, inside the RECV's slice (it
+ * completes only after the SEND was posted). */
+static void recv_arrow(sc_jw *w, const sc_prog *pg, const sc_sim *sim, const sc_instr *in,
+                       const size_t *send, int pid, int tid, double t0, double t1, double us,
+                       long *flow)
+{
+    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
+    size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
+    if (sk == NONE)
+        return;
+    int sd = in->peer; /* the sender's device */
+    double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
+    long id = ++*flow;
+    const char *what = in->dir == SC_DIR_ACT ? "activation" : "gradient";
+    flow_end(w, what, 0, id, pid, 2 * sd + 1, ts);
+    flow_end(w, what, 1, id, pid, tid, tf);
+}
+
 /* Writes the events of one timing as process pid; flow ids from *flow. */
 static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pid,
                          const size_t *send, long *flow)
@@ -250,7 +285,6 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
     const sc_sim *sim = t->sim;
     double us = t->us_per_unit > 0 ? t->us_per_unit : 1000;
     int P = sc_prog_devices(pg);
-    size_t S = (size_t)sc_prog_stages(pg), m = (size_t)sc_prog_stream_microbatches(pg);
     char name[128];
     tracks(w, pg, t, pid, us);
     for (int d = 0; d < P; d++) {
@@ -280,17 +314,8 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
                 coll_event(w, pg, in, pid, 3 * P + d, cs, t0, t1);
                 continue;
             }
-            if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host) {
-                sc_instr_format(in, name, sizeof name);
-                event(w, name, sc_op_name(in->op), "X", pid, 2 * P + d, t0);
-                sc_jw_num(w, "dur", t1 - t0);
-                sc_jw_object(w, "args");
-                sc_jw_int(w, "stage", in->stage);
-                sc_jw_int(w, "mb", in->mb);
-                sc_jw_num(w, "frac", (double)in->frac / SC_FRAC_ONE);
-                sc_jw_end(w);
-                sc_jw_end(w);
-            }
+            if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) && sim->host)
+                host_copy(w, in, pid, 2 * P + d, t0, t1);
             /* Host memory grows when a copy to host starts and shrinks when
              * the backward reads the record back. */
             int to_host = sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT);
@@ -317,20 +342,8 @@ static void write_timing(sc_jw *w, const sc_prog *pg, const sc_timing *t, int pi
             slice(w, name, sc_op_name(in->op), pid, tid, t0, t1, in->stage, in->mb);
             if (sc_op_is_pass(in->op) && sim->mem)
                 counter(w, "memory", d, pid, sc_op_is_fwd(in->op) ? t0 : t1, sim->mem[g]);
-            if (!sc_op_is_recv(in->op))
-                continue;
-            size_t sk = send[((size_t)in->dir * S + (size_t)in->stage) * m + (size_t)in->mb];
-            if (sk == NONE)
-                continue;
-            /* The arrow leaves the SEND when it is posted and enters the
-             * RECV no earlier, inside the RECV's slice (it completes only
-             * after the SEND was posted). */
-            int sd = in->peer; /* the sender's device */
-            double ts = sim->t0[sim->offset[sd] + sk] * us, tf = (t0 + t1) / 2 > ts ? (t0 + t1) / 2 : ts;
-            long id = ++*flow;
-            const char *what = in->dir == SC_DIR_ACT ? "activation" : "gradient";
-            flow_end(w, what, 0, id, pid, 2 * sd + 1, ts);
-            flow_end(w, what, 1, id, pid, tid, tf);
+            if (sc_op_is_recv(in->op))
+                recv_arrow(w, pg, sim, in, send, pid, tid, t0, t1, us, flow);
         }
     }
 }

@@ -3,6 +3,7 @@
  * trace write it (sc_instr_format, ir.h).
  */
 #include "ir.h"
+#include "numfmt.h"
 
 #include <stdio.h>
 
@@ -18,17 +19,10 @@ static void name_put(char *buf, size_t len, size_t *at, const char *s)
 
 static void name_int(char *buf, size_t len, size_t *at, int x)
 {
-    char t[16];
-    int n = 0;
-    unsigned u = x < 0 ? 0u - (unsigned)x : (unsigned)x;
-    do {
-        t[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (x < 0)
-        t[n++] = '-';
-    while (n && *at + 1 < len)
-        buf[(*at)++] = t[--n];
+    char t[SC_NUMFMT_MAX];
+    int n = sc_fmt_int(t, x);
+    for (int i = 0; i < n && *at + 1 < len; i++)
+        buf[(*at)++] = t[i];
     buf[*at] = 0;
 }
 

@@ -361,6 +361,67 @@ sc_status sc_offload_plan_check(const planner *pl, const sc_times *nb)
     return st;
 }
 
+/* Device d's plan by the offload policy: the chunks' level (all,
+ * selective), the recipe's fractions (table), or the budget's search. */
+static sc_status device_policy(planner *pl, dplan *p, int d, sc_offload_info *oi)
+{
+    sc_prog *pg = pl->pg;
+    switch (pg->off.policy) {
+    case SC_OFFLOAD_ALL:
+    case SC_OFFLOAD_SELECTIVE: {
+        double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
+        oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
+        sc_o_assign_level(p, oi->level[d]);
+        /* all: every record the link takes (it backs off, as budget does,
+         * and counts what stayed); selective names its records. */
+        if (pg->off.policy == SC_OFFLOAD_ALL)
+            sc_o_plan_backing_off(p);
+        else
+            sc_o_plan_device(p);
+        break;
+    }
+    case SC_OFFLOAD_TABLE:
+        for (int i = 0; i < p->nr; i++) {
+            rec *r = &p->r[i];
+            r->want = r->recomp ? 0 : sc_o_quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
+        }
+        sc_o_plan_device(p);
+        break;
+    case SC_OFFLOAD_BUDGET:
+        return budget_device(pl, p, &oi->level[d], oi);
+    default:
+        break;
+    }
+    return SC_OK;
+}
+
+/* The records moved, skipped and backed off, their units, and on a shared
+ * link when each copy goes, into oi. */
+static void count_moves(const planner *pl, sc_offload_info *oi)
+{
+    const sc_prog *pg = pl->pg;
+    for (int d = 0; d < pg->P; d++) {
+        const dplan *p = &pl->dp[d];
+        for (int i = 0; i < p->nr; i++) {
+            const rec *r = &p->r[i];
+            oi->records += r->want > 0;
+            oi->skipped += r->skipped;
+            oi->backed_off += r->want > 0 && r->banned;
+            if (r->q > 0) {
+                size_t sm = SC_SM(pg, r->s, r->mb), SM = (size_t)pg->S * (size_t)pg->m;
+                oi->moved++;
+                oi->units += r->q * sc_rec_units(pg, r->s, r->mb);
+                if (p->link.shared) { /* own links: copies go when posted */
+                    oi->copy_at[sm] = r->ostart;
+                    oi->copy_dur[sm] = r->odur;
+                    oi->copy_at[SM + sm] = r->rstart;
+                    oi->copy_dur[SM + sm] = r->dur;
+                }
+            }
+        }
+    }
+}
+
 sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
 {
     *out = NULL;
@@ -392,34 +453,8 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
         sc_o_assign_level(p, 0);
         sc_o_plan_device(p);
         oi->base_peak[d] = peak_of(pl, p);
-        switch (pg->off.policy) {
-        case SC_OFFLOAD_ALL:
-        case SC_OFFLOAD_SELECTIVE: {
-            double L = pg->off.policy == SC_OFFLOAD_ALL ? pg->nchunks[d] : pg->off.chunks;
-            oi->level[d] = L < pg->nchunks[d] ? L : pg->nchunks[d];
-            sc_o_assign_level(p, oi->level[d]);
-            /* all: every record the link takes (it backs off, as budget does,
-             * and counts what stayed); selective names its records. */
-            if (pg->off.policy == SC_OFFLOAD_ALL)
-                sc_o_plan_backing_off(p);
-            else
-                sc_o_plan_device(p);
-            break;
-        }
-        case SC_OFFLOAD_TABLE:
-            for (int i = 0; i < p->nr; i++) {
-                rec *r = &p->r[i];
-                r->want = r->recomp ? 0 : sc_o_quantize(pg, r->s, pg->off_frac[SC_SM(pg, r->s, r->mb)]);
-            }
-            sc_o_plan_device(p);
-            break;
-        case SC_OFFLOAD_BUDGET:
-            if ((st = budget_device(pl, p, &oi->level[d], oi)) != SC_OK)
-                goto fail;
-            break;
-        default:
-            break;
-        }
+        if ((st = device_policy(pl, p, d, oi)) != SC_OK)
+            goto fail;
     }
     /* A shared pair's warm-up: its copies out alone on the link, faster. */
     for (int d = 0; d + 1 < P; d += 2)
@@ -427,26 +462,7 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
             sc_o_plan_solo(&pl->dp[d], &pl->dp[d + 1], pl->scratch);
     if ((st = refuse(pl)) != SC_OK)
         goto fail;
-    for (int d = 0; d < P; d++) {
-        dplan *p = &pl->dp[d];
-        for (int i = 0; i < p->nr; i++) {
-            const rec *r = &p->r[i];
-            oi->records += r->want > 0;
-            oi->skipped += r->skipped;
-            oi->backed_off += r->want > 0 && r->banned;
-            if (r->q > 0) {
-                size_t sm = SC_SM(pg, r->s, r->mb), SM = (size_t)pg->S * (size_t)pg->m;
-                oi->moved++;
-                oi->units += r->q * sc_rec_units(pg, r->s, r->mb);
-                if (p->link.shared) { /* own links: copies go when posted */
-                    oi->copy_at[sm] = r->ostart;
-                    oi->copy_dur[sm] = r->odur;
-                    oi->copy_at[SM + sm] = r->rstart;
-                    oi->copy_dur[SM + sm] = r->dur;
-                }
-            }
-        }
-    }
+    count_moves(pl, oi);
     /* The new streams replace the old ones. The plans keep the old timing
      * (pl->b) for sc_offload_plan_check, not the old streams. */
     for (int d = 0; d < P; d++) {

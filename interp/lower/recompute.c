@@ -154,6 +154,47 @@ static sc_status rewrite(plan *pl, int d)
     return SC_OK;
 }
 
+/* The recipe's fraction of each record of device d (the TABLE policy),
+ * quantized; a record both offloaded and recomputed is refused. */
+static sc_status table_device(plan *pl, int d)
+{
+    sc_prog *pg = pl->pg;
+    sc_status st = SC_OK;
+    for (int c = 0; c < pg->nchunks[d]; c++) {
+        int s = pg->dev_stages[d][c];
+        for (int mb = 0; mb < pg->m; mb++) {
+            size_t sm = SC_SM(pg, s, mb);
+            pl->q[sm] = sc_recompute_quantize(pg, s, fmin(pg->rc_frac[sm],
+                                                          sc_recompute_max(pg, s)));
+            if (pl->q[sm] > 0 && pg->off.policy == SC_OFFLOAD_TABLE && pg->off_frac &&
+                pg->off_frac[sm] > 0)
+                st = sc_fail(pg, SC_ERR_ARG,
+                             "recompute: record s%d mb%d is both offloaded (%g) and "
+                             "recomputed (%g): a record is kept, offloaded or "
+                             "recomputed", s, mb, pg->off_frac[sm], pg->rc_frac[sm]);
+        }
+    }
+    return st;
+}
+
+/* Device d's recomputed records, their units and R's time into ri. */
+static void count_device(const plan *pl, sc_recompute_info *ri, int d)
+{
+    const sc_prog *pg = pl->pg;
+    for (int c = 0; c < pg->nchunks[d]; c++) {
+        int s = pg->dev_stages[d][c];
+        for (int mb = 0; mb < pg->m; mb++) {
+            double q = pl->q[SC_SM(pg, s, mb)];
+            if (q <= 0)
+                continue;
+            ri->records++;
+            ri->count[d]++;
+            ri->units += q * sc_rec_units(pg, s, mb);
+            ri->time += q * sc_op_cost_mb(pg, SC_OP_R, s, mb);
+        }
+    }
+}
+
 sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *levels)
 {
     sc_prog_free_recompute_info(pg);
@@ -193,20 +234,7 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
             if (short_of > wshort)
                 worst = d, wbase = b0, wshort = short_of;
         } else if (pg->rc.policy == SC_RECOMPUTE_TABLE && !levels) {
-            for (int c = 0; c < pg->nchunks[d]; c++) {
-                int s = pg->dev_stages[d][c];
-                for (int mb = 0; mb < pg->m; mb++) {
-                    size_t sm = SC_SM(pg, s, mb);
-                    pl.q[sm] = sc_recompute_quantize(pg, s, fmin(pg->rc_frac[sm],
-                                                                 sc_recompute_max(pg, s)));
-                    if (pl.q[sm] > 0 && pg->off.policy == SC_OFFLOAD_TABLE && pg->off_frac &&
-                        pg->off_frac[sm] > 0)
-                        st = sc_fail(pg, SC_ERR_ARG,
-                                     "recompute: record s%d mb%d is both offloaded (%g) and "
-                                     "recomputed (%g): a record is kept, offloaded or "
-                                     "recomputed", s, mb, pg->off_frac[sm], pg->rc_frac[sm]);
-                }
-            }
+            st = table_device(&pl, d);
         } else {
             assign_level(&pl, d, L);
         }
@@ -221,18 +249,7 @@ sc_status sc_recompute_plan(sc_prog *pg, const sc_times *base, const double *lev
     if (st != SC_OK)
         goto fail;
     for (int d = 0; d < P && st == SC_OK; d++) {
-        for (int c = 0; c < pg->nchunks[d]; c++) {
-            int s = pg->dev_stages[d][c];
-            for (int mb = 0; mb < pg->m; mb++) {
-                double q = pl.q[SC_SM(pg, s, mb)];
-                if (q <= 0)
-                    continue;
-                ri->records++;
-                ri->count[d]++;
-                ri->units += q * sc_rec_units(pg, s, mb);
-                ri->time += q * sc_op_cost_mb(pg, SC_OP_R, s, mb);
-            }
-        }
+        count_device(&pl, ri, d);
         if ((st = rewrite(&pl, d)) != SC_OK)
             st = sc_fail(pg, SC_ERR_NOMEM, "out of memory planning the recomputation");
     }

@@ -381,6 +381,46 @@ sc_status sc_block_caps(sc_prog *pg, const sc_block *blk, double *cap)
     return st;
 }
 
+/* Device d's passes into ks in time order; returns how many. Each
+ * (stage, op) is one stream already in time order (microbatch by
+ * microbatch): the device's streams merged, or (many chunks, or the
+ * vocabulary passes the block places, block_vocab.c) sorted. */
+static size_t device_keys(const sc_prog *pg, const sc_block *blk, int d, int nops,
+                          const int *ops, keyed *ks)
+{
+    int ns = pg->nchunks[d] * nops, head[3 * SC_MAX_CHUNKS_MERGE];
+    size_t n = (size_t)ns * (size_t)pg->m;
+    if (ns > 3 * SC_MAX_CHUNKS_MERGE || blk->voff[0]) {
+        size_t x = 0;
+        for (int q = 0; q < ns; q++)
+            for (int mb = 0; mb < pg->m; mb++)
+                ks[x++] = stream_key(pg, blk, d, q, nops, ops, mb);
+        for (int k = 0; blk->voff[0] && k < 4; k++)
+            for (int mb = 0; mb < pg->m; mb++)
+                ks[x++] = (keyed){blk->voff[k][d] + mb * blk->interval,
+                                  ((long)mb * 8 + sc_vocab_op(k)) * pg->S + d,
+                                  {.op = (uint8_t)sc_vocab_op(k), .stage = d, .mb = mb,
+                                   .peer = -1}};
+        qsort(ks, x, sizeof *ks, keyed_cmp);
+        return x;
+    }
+    keyed hk[3 * SC_MAX_CHUNKS_MERGE]; /* each stream's next pass */
+    for (int q = 0; q < ns; q++) {
+        head[q] = 0;
+        hk[q] = stream_key(pg, blk, d, q, nops, ops, 0);
+    }
+    for (size_t x = 0; x < n; x++) {
+        int bq = -1;
+        for (int q = 0; q < ns; q++)
+            if (head[q] < pg->m && (bq < 0 || keyed_cmp(&hk[q], &hk[bq]) < 0))
+                bq = q;
+        ks[x] = hk[bq];
+        if (++head[bq] < pg->m)
+            hk[bq] = stream_key(pg, blk, d, bq, nops, ops, head[bq]);
+    }
+    return n;
+}
+
 sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
 {
     double *cap = sc_malloc((size_t)pg->P * sizeof *cap);
@@ -407,41 +447,8 @@ sc_status sc_block_unroll(sc_prog *pg, const sc_block *blk)
     }
     size_t nat = 0;
     for (int d = 0; d < pg->P && st == SC_OK; d++) {
-        /* each (stage, op) is one stream already in time order (microbatch
-         * by microbatch): merge the device's streams */
-        int ns = pg->nchunks[d] * nops, head[3 * SC_MAX_CHUNKS_MERGE];
-        size_t n = (size_t)ns * (size_t)pg->m;
         sc_prog_clear_order(pg, d);
-        if (ns > 3 * SC_MAX_CHUNKS_MERGE || blk->voff[0]) {
-            size_t x = 0;
-            for (int q = 0; q < ns; q++)
-                for (int mb = 0; mb < pg->m; mb++)
-                    ks[x++] = stream_key(pg, blk, d, q, nops, ops, mb);
-            /* The vocabulary passes the block places (block_vocab.c). */
-            for (int k = 0; blk->voff[0] && k < 4; k++)
-                for (int mb = 0; mb < pg->m; mb++)
-                    ks[x++] = (keyed){blk->voff[k][d] + mb * blk->interval,
-                                      ((long)mb * 8 + sc_vocab_op(k)) * pg->S + d,
-                                      {.op = (uint8_t)sc_vocab_op(k), .stage = d, .mb = mb,
-                                       .peer = -1}};
-            n = x;
-            qsort(ks, n, sizeof *ks, keyed_cmp);
-        } else {
-            keyed hk[3 * SC_MAX_CHUNKS_MERGE]; /* each stream's next pass */
-            for (int q = 0; q < ns; q++) {
-                head[q] = 0;
-                hk[q] = stream_key(pg, blk, d, q, nops, ops, 0);
-            }
-            for (size_t x = 0; x < n; x++) {
-                int bq = -1;
-                for (int q = 0; q < ns; q++)
-                    if (head[q] < pg->m && (bq < 0 || keyed_cmp(&hk[q], &hk[bq]) < 0))
-                        bq = q;
-                ks[x] = hk[bq];
-                if (++head[bq] < pg->m)
-                    hk[bq] = stream_key(pg, blk, d, bq, nops, ops, head[bq]);
-            }
-        }
+        size_t n = device_keys(pg, blk, d, nops, ops, ks);
         for (size_t k = 0; k < n && st == SC_OK; k++) {
             if (ks[k].t != ks[k].t)
                 continue; /* the other half of a pair pushed before */

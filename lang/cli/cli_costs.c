@@ -120,10 +120,11 @@ static int print_check(const sc_ptrace *t, const sc_costs *c, int json)
     return 0;
 }
 
-int sc_cli_costs(int argc, char **argv)
+/* costs' options: -o FILE (*out), --check (*check), --json (*json), the
+ * limits; at least one trace after --from-trace or --check. */
+static int parse_costs_args(int argc, char **argv, const char **out, int *check, int *json)
 {
-    const char *out = NULL;
-    int nfiles = 0, from = 0, check = 0, json = 0;
+    int nfiles = 0, from = 0;
     char err[512];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -131,14 +132,14 @@ int sc_cli_costs(int argc, char **argv)
         if (strcmp(a, "--from-trace") == 0)
             from = 1;
         else if (strcmp(a, "--check") == 0)
-            from = check = 1;
+            from = *check = 1;
         else if (strcmp(a, "--json") == 0)
-            json = 1;
+            *json = 1;
         else if (strcmp(a, "-o") == 0) {
             if (i + 1 >= argc)
                 return sc_cli_failf(SC_EXIT_USAGE, "-o: missing FILE (the cost file to write; - for "
                              "standard output)");
-            out = argv[++i];
+            *out = argv[++i];
         } else if ((used = sc_limits_option(sc_cli_limits(), argc, argv, i, err, sizeof err)) != 0) {
             if (used < 0)
                 return sc_cli_fail(SC_EXIT_USAGE, err);
@@ -153,17 +154,44 @@ int sc_cli_costs(int argc, char **argv)
     if (!from || !nfiles)
         return sc_cli_failf(SC_EXIT_USAGE, "costs: missing --from-trace TRACE.json (torch.profiler "
                      "Chrome traces of a pipelined step: one per rank, or one merged)");
-    if (json && !check)
+    if (*json && !*check)
         return sc_cli_failf(SC_EXIT_USAGE, "costs: --json is for --check (--from-trace writes JSON "
                             "already)");
-    double deadline = sc_cli_deadline();
+    return 0;
+}
+
+/* The cost file to out (- or none: standard output), whole or not at all. */
+static int write_costs(const char *out, const sc_costs *c)
+{
+    char err[512];
     sc_atomic *a = NULL;
+    int rc = 0;
+    FILE *f = out && strcmp(out, "-") ? sc_atomic_open(out, &a, err, sizeof err) : stdout;
+    if (!f)
+        rc = sc_cli_fail(SC_EXIT_USAGE, err);
+    else if (sc_costs_write(f, c) != SC_OK && !a)
+        rc = sc_cli_failf(SC_EXIT_USAGE, "cannot write the cost file: %s", strerror(errno));
+    else if (a && (sc_atomic_close(a, err, sizeof err) || sc_atomic_commit(a, err, sizeof err)))
+        rc = sc_cli_fail(SC_EXIT_USAGE, err);
+    sc_atomic_free(a);
+    return rc;
+}
+
+int sc_cli_costs(int argc, char **argv)
+{
+    const char *out = NULL;
+    int check = 0, json = 0;
+    char err[512];
+    int rc = parse_costs_args(argc, argv, &out, &check, &json);
+    if (rc)
+        return rc;
+    double deadline = sc_cli_deadline();
     if (out && strcmp(out, "-") && sc_atomic_check(out, err, sizeof err) != 0)
         return sc_cli_fail(SC_EXIT_USAGE, err);
     sc_ptrace *t = sc_ptrace_new();
     if (!t)
         return sc_cli_status_fail(SC_ERR_NOMEM, "out of memory");
-    int rc = 0, from_i = 0;
+    int from_i = 0;
     for (int i = 2; i < argc && !rc; i++) {
         int used;
         if (strcmp(argv[i], "--from-trace") == 0 || strcmp(argv[i], "--check") == 0)
@@ -191,16 +219,8 @@ int sc_cli_costs(int argc, char **argv)
         fprintf(stderr, "stagecraft: note: %s\n", note);
     if (!rc && check)
         rc = print_check(t, &c, json);
-    if (!rc && (!check || out)) {
-        FILE *f = out && strcmp(out, "-") ? sc_atomic_open(out, &a, err, sizeof err) : stdout;
-        if (!f)
-            rc = sc_cli_fail(SC_EXIT_USAGE, err);
-        else if (sc_costs_write(f, &c) != SC_OK && !a)
-            rc = sc_cli_failf(SC_EXIT_USAGE, "cannot write the cost file: %s", strerror(errno));
-        else if (a && (sc_atomic_close(a, err, sizeof err) || sc_atomic_commit(a, err, sizeof err)))
-            rc = sc_cli_fail(SC_EXIT_USAGE, err);
-        sc_atomic_free(a);
-    }
+    if (!rc && (!check || out))
+        rc = write_costs(out, &c);
     if (have)
         sc_costs_free(&c);
     sc_ptrace_free(t);

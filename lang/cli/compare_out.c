@@ -31,6 +31,48 @@ static void human(char *out, size_t n, double b)
     snprintf(out, n, u ? "%.4g %s" : "%.0f %s", b, unit[u]);
 }
 
+/* The figures of a row that ran, into its cells f[0..9] (f[9], the bytes,
+ * only with a model or bytes per unit). */
+static void row_figures(const row *w, int bytes, char (*f)[48])
+{
+    snprintf(f[0], 48, "%.6g", w->makespan);
+    snprintf(f[1], 48, "%.6g", w->bound);
+    snprintf(f[2], 48, "%.2f%%", 100 * sc_bound_gap(w->makespan, w->bound));
+    snprintf(f[3], 48, "%.2f%%", 100 * w->bubble);
+    snprintf(f[4], 48, "%.2f%% d%d", 100 * w->idle_max, w->idlest);
+    if (w->bneck >= 0)
+        snprintf(f[5], 48, "d%d", w->bneck);
+    else
+        snprintf(f[5], 48, "none");
+    snprintf(f[6], 48, "%.4g", w->peak_max);
+    snprintf(f[7], 48, "%.4g", w->peak_min);
+    snprintf(f[8], 48, "%zu", w->instructions);
+    if (w->own_model)
+        human(f[9], 48, w->total_max);
+    else if (bytes)
+        human(f[9], 48, w->peak_max * w->unit_bytes);
+}
+
+/* The tail of a row that failed: over mem, what it needs (the end of its
+ * message); else the start of the error (--json has the whole message). */
+static void print_row_error(const row *w)
+{
+    char e[112];
+    if (w->over_mem) {
+        const char *need = strstr(w->error, "needs mem >= ");
+        if (!need)
+            need = strstr(w->error, "needs ");
+        sc_clean_text(e, sizeof e, need ? need : w->error, 0);
+        char *paren = strchr(e, '(');
+        if (paren && paren > e)
+            paren[-1] = 0;
+        printf("over mem: %s", e);
+        return;
+    }
+    sc_clean_text(e, sizeof e, w->error, 0);
+    printf("error (exit %d): %s%s", w->code, e, strlen(w->error) >= sizeof e - 1 ? "..." : "");
+}
+
 static void print_table(const cmp *c)
 {
     /* Cells: recipe, the swept names, then the figures. */
@@ -64,27 +106,8 @@ static void print_table(const cmp *c)
             snprintf(cell[i][1 + j], 48, "%s",
                      sc_clean_text(clean, sizeof clean,
                                    c->defs[sweeps[j]].values[sc_eng_compare_value_of(c, w->combo, sweeps[j])], 0));
-        if (!w->error) {
-            char *f[10];
-            for (int j = 0; j < 10; j++)
-                f[j] = cell[i][fig + j];
-            snprintf(f[0], 48, "%.6g", w->makespan);
-            snprintf(f[1], 48, "%.6g", w->bound);
-            snprintf(f[2], 48, "%.2f%%", 100 * sc_bound_gap(w->makespan, w->bound));
-            snprintf(f[3], 48, "%.2f%%", 100 * w->bubble);
-            snprintf(f[4], 48, "%.2f%% d%d", 100 * w->idle_max, w->idlest);
-            if (w->bneck >= 0)
-                snprintf(f[5], 48, "d%d", w->bneck);
-            else
-                snprintf(f[5], 48, "none");
-            snprintf(f[6], 48, "%.4g", w->peak_max);
-            snprintf(f[7], 48, "%.4g", w->peak_min);
-            snprintf(f[8], 48, "%zu", w->instructions);
-            if (w->own_model)
-                human(f[9], 48, w->total_max);
-            else if (bytes)
-                human(f[9], 48, w->peak_max * w->unit_bytes);
-        }
+        if (!w->error)
+            row_figures(w, bytes, cell[i] + fig);
         for (int j = 0; j < nc; j++)
             if ((int)strlen(cell[i][j]) > width[j])
                 width[j] = (int)strlen(cell[i][j]);
@@ -104,21 +127,8 @@ static void print_table(const cmp *c)
                 printf("%-*s  ", width[j], cell[i][j]);
             else
                 printf("%s", cell[i][j]);
-        if (w->error && w->over_mem) { /* what it needs: the end of its message */
-            const char *need = strstr(w->error, "needs mem >= ");
-            if (!need)
-                need = strstr(w->error, "needs ");
-            char e[112];
-            sc_clean_text(e, sizeof e, need ? need : w->error, 0);
-            char *paren = strchr(e, '(');
-            if (paren && paren > e)
-                paren[-1] = 0;
-            printf("over mem: %s", e);
-        } else if (w->error) { /* the start of it: --json has the whole message */
-            char e[112];
-            sc_clean_text(e, sizeof e, w->error, 0);
-            printf("error (exit %d): %s%s", w->code, e, strlen(w->error) >= sizeof e - 1 ? "..." : "");
-        }
+        if (w->error)
+            print_row_error(w);
         putchar('\n');
     }
     free(cell);

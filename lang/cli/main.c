@@ -197,9 +197,6 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     const sc_sim *sim = sc_lua_sim(lp, &st);
     if (!sim)
         return sc_cli_status_fail_fit(L, st, o->recipe, o->defs, lp->where, pg);
-    double peak = 0;
-    for (int d = 0; d < P; d++)
-        peak = fmax(peak, sim->peak_mem[d]);
     if (strcmp(o->cmd, "show") == 0) {
         int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
         char *s = sc_render_timeline_window(pg, sim, o->width ? o->width : 120, color, o->from,
@@ -223,37 +220,42 @@ static int cmd_program(lua_State *L, opts *o, sc_lprog *lp, int info)
     return rc;
 }
 
-/* sim: the summary (or --json) with the balance of the devices. */
-static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
-                     const double *idle, int bneck, sc_eng_optimal *opt)
+/* sim --json: the engine's figures (and, with --with-program, the program). */
+static int print_sim_json(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
+                          sc_eng_optimal *opt)
+{
+    sc_prog *pg = lp->pg;
+    sc_jw w;
+    sc_jw_init(&w, stdout);
+    sc_jw_object(&w, NULL);
+    sc_status st = sc_eng_sim_json(&w, L, sc_cli_limits(), lp, sim, o->recipe, info, opt);
+    if (st)
+        return sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
+    if (o->with_program) { /* one evaluation for all the package needs */
+        char hex[17];
+        int rc = sc_cli_program_digest(lp, hex);
+        if (rc)
+            return rc;
+        sc_jw_str(&w, "digest", hex);
+        sc_jw_key(&w, "program");
+        st = sc_json_write(stdout, pg, sim, o->recipe);
+        if (st)
+            return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
+    }
+    sc_jw_end(&w);
+    putchar('\n');
+    return 0;
+}
+
+/* sim: the summary with the balance of the devices. */
+static void print_sim_text(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
+                           const double *idle, int bneck, sc_eng_optimal *opt)
 {
     sc_prog *pg = lp->pg;
     int P = sc_prog_devices(pg);
     double peak = 0;
     for (int d = 0; d < P; d++)
         peak = fmax(peak, sim->peak_mem[d]);
-    if (o->json) {
-        sc_jw w;
-        sc_jw_init(&w, stdout);
-        sc_jw_object(&w, NULL);
-        sc_status st = sc_eng_sim_json(&w, L, sc_cli_limits(), lp, sim, o->recipe, info, opt);
-        if (st)
-            return sc_cli_failf(SC_EXIT_NOMEM, "out of memory");
-        if (o->with_program) { /* one evaluation for all the package needs */
-            char hex[17];
-            int rc = sc_cli_program_digest(lp, hex);
-            if (rc)
-                return rc;
-            sc_jw_str(&w, "digest", hex);
-            sc_jw_key(&w, "program");
-            st = sc_json_write(stdout, pg, sim, o->recipe);
-            if (st)
-                return sc_cli_status_fail(st, "%s%s", lp->where, sc_errmsg(pg));
-        }
-        sc_jw_end(&w);
-        putchar('\n');
-        return 0;
-    }
     printf("recipe        %s\n", o->recipe);
     printf("devices       %d\nstages        %d\nmicrobatches  %d\ninstructions  %zu\n", P,
            sc_prog_stages(pg), sc_prog_microbatches(pg) / sc_prog_slices(pg),
@@ -317,6 +319,15 @@ static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int
                    sim->start[d], sim->end[d], sim->peak_mem[d]);
     }
     sc_eng_print_vocab(stdout, pg, sim, NULL);
+}
+
+/* sim: the summary (or --json) with the balance of the devices. */
+static int print_sim(lua_State *L, opts *o, sc_lprog *lp, const sc_sim *sim, int info,
+                     const double *idle, int bneck, sc_eng_optimal *opt)
+{
+    if (o->json)
+        return print_sim_json(L, o, lp, sim, info, opt);
+    print_sim_text(L, o, lp, sim, info, idle, bneck, opt);
     return 0;
 }
 

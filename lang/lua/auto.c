@@ -67,10 +67,66 @@ static void progress(void *ctx, double elapsed, double limit, double best)
     b->shown = 1;
 }
 
-static void set_num(lua_State *L, const char *k, double v)
+/* The fields of the auto table at a into o (mem required; seed, time_limit,
+ * max_evals, objective; the module's _time_limit over the recipe's), and
+ * where the program is into lp. */
+static void read_auto_opts(lua_State *L, int a, sc_lprog *lp, sc_auto_opts *o)
 {
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
+    if (lua_getfield(L, a, "mem") == LUA_TNIL)
+        fail(L, SC_ERR_ARG, "auto: 'mem' (the memory limit in units per device) is required");
+    /* Units, bytes or per device (mem.c): the scheduler keeps the
+     * smallest, in the recipe's units. */
+    o->mem = sc_lua_set_mem_at(L, -1, lp->pg, 0);
+    lua_pop(L, 1);
+    o->seed = (unsigned long long)number(L, a, "seed", 1, 0);
+    o->time_limit = number(L, a, "time_limit", 1, 0);
+    o->max_evals = (int)fmin(number(L, a, "max_evals", 0, 0), 1e9);
+    if (lua_getfield(L, a, "objective") != LUA_TNIL) {
+        const char *s = lua_tostring(L, -1);
+        if (!s || (strcmp(s, "sim") && strcmp(s, "flow")))
+            fail(L, SC_ERR_ARG, "auto: 'objective' must be \"sim\" or \"flow\"");
+        o->objective = strcmp(s, "flow") == 0 ? SC_AUTO_FLOW : SC_AUTO_SIM;
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, a, "where") == LUA_TSTRING)
+        snprintf(lp->where, sizeof lp->where, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (module_field(L, "_time_limit") == LUA_TNUMBER)
+        o->time_limit = fmax(0, lua_tonumber(L, -1));
+    lua_pop(L, 1);
+}
+
+/* prog:autoinfo()'s table: what the scheduler found and with what. */
+static void push_auto_result(lua_State *L, const sc_auto_result *r, const sc_auto_opts *o)
+{
+    lua_createtable(L, 0, 16);
+    sc_lua_set_str(L, "method", r->method);
+    sc_lua_set_num(L, "makespan", r->makespan);
+    sc_lua_set_num(L, "bubble_rate", r->bubble_rate);
+    sc_lua_set_num(L, "peak_memory_max", r->peak);
+    sc_lua_set_num(L, "flow_makespan", r->flow_makespan);
+    sc_lua_set_num(L, "flow_bubble_rate", r->flow_bubble);
+    sc_lua_set_num(L, "lower_bound", r->lower_bound);
+    sc_lua_set_num(L, "evals", (double)r->evals);
+    lua_pushinteger(L, r->pairs); /* overlapped pairs joined (docs/blocks.md#pairing) */
+    lua_setfield(L, -2, "pairs");
+    sc_lua_set_num(L, "seconds", r->seconds);
+    lua_pushboolean(L, r->timed_out);
+    lua_setfield(L, -2, "timed_out");
+    sc_lua_set_str(L, "choice", r->search_choice);
+    sc_lua_set_num(L, "mem", o->mem);
+    sc_lua_set_int(L, "seed", (lua_Integer)o->seed);
+    sc_lua_set_num(L, "time_limit", o->time_limit);
+    sc_lua_set_str(L, "objective", o->objective == SC_AUTO_FLOW ? "flow" : "sim");
+    if (r->heur_makespan >= 0) {
+        lua_createtable(L, 0, 5);
+        sc_lua_set_num(L, "makespan", r->heur_makespan);
+        sc_lua_set_num(L, "bubble_rate", r->heur_bubble);
+        sc_lua_set_num(L, "peak_memory_max", r->heur_peak);
+        sc_lua_set_num(L, "flow_bubble_rate", r->heur_flow_bubble);
+        sc_lua_set_str(L, "choice", r->heur_choice);
+        lua_setfield(L, -2, "heuristic");
+    }
 }
 
 void sc_lua_auto(lua_State *L, int t, int ud)
@@ -85,28 +141,7 @@ void sc_lua_auto(lua_State *L, int t, int ud)
         fail(L, SC_ERR_ARG, lua_tostring(L, -1));
     sc_auto_opts o = {0};
     bar b = {0};
-    if (lua_getfield(L, a, "mem") == LUA_TNIL)
-        fail(L, SC_ERR_ARG, "auto: 'mem' (the memory limit in units per device) is required");
-    /* Units, bytes or per device (mem.c): the scheduler keeps the
-     * smallest, in the recipe's units. */
-    o.mem = sc_lua_set_mem_at(L, -1, lp->pg, 0);
-    lua_pop(L, 1);
-    o.seed = (unsigned long long)number(L, a, "seed", 1, 0);
-    o.time_limit = number(L, a, "time_limit", 1, 0);
-    o.max_evals = (int)fmin(number(L, a, "max_evals", 0, 0), 1e9);
-    if (lua_getfield(L, a, "objective") != LUA_TNIL) {
-        const char *s = lua_tostring(L, -1);
-        if (!s || (strcmp(s, "sim") && strcmp(s, "flow")))
-            fail(L, SC_ERR_ARG, "auto: 'objective' must be \"sim\" or \"flow\"");
-        o.objective = strcmp(s, "flow") == 0 ? SC_AUTO_FLOW : SC_AUTO_SIM;
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, a, "where") == LUA_TSTRING)
-        snprintf(lp->where, sizeof lp->where, "%s", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    if (module_field(L, "_time_limit") == LUA_TNUMBER)
-        o.time_limit = fmax(0, lua_tonumber(L, -1));
-    lua_pop(L, 1);
+    read_auto_opts(L, a, lp, &o);
     if (module_field(L, "_progress") != LUA_TNIL && lua_toboolean(L, -1)) {
         o.progress = progress;
         o.progress_ctx = &b;
@@ -121,39 +156,7 @@ void sc_lua_auto(lua_State *L, int t, int ud)
         fail(L, st, sc_errmsg(lp->pg));
     sc_sim_free(lp->sim);
     lp->sim = r.sim;
-    lua_createtable(L, 0, 16);
-    lua_pushstring(L, r.method);
-    lua_setfield(L, -2, "method");
-    set_num(L, "makespan", r.makespan);
-    set_num(L, "bubble_rate", r.bubble_rate);
-    set_num(L, "peak_memory_max", r.peak);
-    set_num(L, "flow_makespan", r.flow_makespan);
-    set_num(L, "flow_bubble_rate", r.flow_bubble);
-    set_num(L, "lower_bound", r.lower_bound);
-    set_num(L, "evals", (double)r.evals);
-    lua_pushinteger(L, r.pairs); /* overlapped pairs joined (docs/blocks.md#pairing) */
-    lua_setfield(L, -2, "pairs");
-    set_num(L, "seconds", r.seconds);
-    lua_pushboolean(L, r.timed_out);
-    lua_setfield(L, -2, "timed_out");
-    lua_pushstring(L, r.search_choice);
-    lua_setfield(L, -2, "choice");
-    set_num(L, "mem", o.mem);
-    lua_pushinteger(L, (lua_Integer)o.seed);
-    lua_setfield(L, -2, "seed");
-    set_num(L, "time_limit", o.time_limit);
-    lua_pushstring(L, o.objective == SC_AUTO_FLOW ? "flow" : "sim");
-    lua_setfield(L, -2, "objective");
-    if (r.heur_makespan >= 0) {
-        lua_createtable(L, 0, 5);
-        set_num(L, "makespan", r.heur_makespan);
-        set_num(L, "bubble_rate", r.heur_bubble);
-        set_num(L, "peak_memory_max", r.heur_peak);
-        set_num(L, "flow_bubble_rate", r.heur_flow_bubble);
-        lua_pushstring(L, r.heur_choice);
-        lua_setfield(L, -2, "choice");
-        lua_setfield(L, -2, "heuristic");
-    }
+    push_auto_result(L, &r, &o);
     lua_setiuservalue(L, ud, 1);
     lua_settop(L, a - 1);
 }

@@ -61,10 +61,8 @@ int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim)
         return 0;
     int P = sim->P;
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, info_policies[c->policy]);
-    lua_setfield(L, -2, "policy");
-    lua_pushnumber(L, c->ratio);
-    lua_setfield(L, -2, "ratio");
+    sc_lua_set_str(L, "policy", info_policies[c->policy]);
+    sc_lua_set_num(L, "ratio", c->ratio);
     lua_pushboolean(L, c->shared);
     lua_setfield(L, -2, "shared_link");
     if (oi) {
@@ -79,8 +77,7 @@ int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim)
         sc_lua_push_numbers(L, oi->level, P);
         lua_setfield(L, -2, "chunks");
     }
-    lua_pushnumber(L, sim->moved);
-    lua_setfield(L, -2, "units_moved");
+    sc_lua_set_num(L, "units_moved", sim->moved);
     double hmax = 0;
     if (sim->host_peak) {
         for (int d = 0; d < P; d++)
@@ -94,8 +91,7 @@ int sc_lua_push_offload(lua_State *L, const sc_prog *pg, const sc_sim *sim)
         }
     }
     lua_setfield(L, -2, "host_peak");
-    lua_pushnumber(L, hmax);
-    lua_setfield(L, -2, "host_peak_max");
+    sc_lua_set_num(L, "host_peak_max", hmax);
     /* Busy fraction of each channel over the makespan, and its usage in
      * SC_USAGE_BINS equal slices of the step. */
     double span = sim->makespan > 0 ? sim->makespan : 1;

@@ -108,3 +108,21 @@ void sc_lua_push_numbers(lua_State *L, const double *x, int n)
         lua_seti(L, -2, i + 1);
     }
 }
+
+void sc_lua_set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+void sc_lua_set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+void sc_lua_set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}

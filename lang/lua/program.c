@@ -140,6 +140,50 @@ static void fill_block(lua_State *L, sc_prog *pg)
     lua_pop(L, 1);
 }
 
+/* The orders from the program's one source (table at 1, the program's
+ * userdata at ud): a rule, the automatic scheduler, a block or the orders. */
+static void fill_orders(lua_State *L, int ud, sc_prog *pg, int P)
+{
+    if (lua_getfield(L, 1, "rule") == LUA_TSTRING) {
+        sc_lua_check_st(L, pg, sc_rule_fill(pg, lua_tostring(L, -1)));
+        lua_pop(L, 1);
+        return;
+    }
+    if (!lua_isnil(L, -1))
+        sc_lua_raise(L, SC_ERR_ARG, "program: 'rule' must be a string");
+    lua_pop(L, 1);
+    int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
+    lua_pop(L, 1);
+    if (has_auto && sc_vocab_split(sc_prog_vocab(pg))) {
+        lua_pushfstring(L, "program: vocab_par = '%s' cannot be placed on an automatic "
+                        "schedule ('auto'): give an order, a rule or a block",
+                        sc_vocab_name(sc_prog_vocab(pg)));
+        sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
+    } else if (has_auto) {
+        sc_lua_auto(L, 1, ud); /* auto.c: the automatic scheduler */
+    } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
+        lua_pop(L, 1);
+        fill_block(L, pg);
+    } else {
+        lua_pop(L, 1);
+        set_order(L, 1, pg, P);
+    }
+}
+
+/* comm: the runtime's point-to-point semantics the program is verified
+ * and simulated in (docs/semantics.md#modes). */
+static void set_comm(lua_State *L, sc_prog *pg)
+{
+    if (lua_getfield(L, 1, "comm") != LUA_TNIL) {
+        int mode = lua_type(L, -1) == LUA_TSTRING ? sc_p2p_parse(lua_tostring(L, -1)) : -1;
+        if (mode < 0)
+            sc_lua_raise(L, SC_ERR_ARG, "program: comm must be \"nccl\", \"gloo\" or "
+                                        "\"per-link\" (docs/semantics.md#modes)");
+        sc_lua_check_st(L, pg, sc_prog_set_p2p(pg, mode));
+    }
+    lua_pop(L, 1);
+}
+
 /* sc.program{...} */
 int sc_lua_program(lua_State *L)
 {
@@ -173,30 +217,7 @@ int sc_lua_program(lua_State *L)
                             "(docs/guide.md#forward-only)");
     lua_settop(L, ud);
 
-    if (lua_getfield(L, 1, "rule") == LUA_TSTRING) {
-        sc_lua_check_st(L, pg, sc_rule_fill(pg, lua_tostring(L, -1)));
-        lua_pop(L, 1);
-    } else if (!lua_isnil(L, -1)) {
-        return sc_lua_raise(L, SC_ERR_ARG, "program: 'rule' must be a string");
-    } else {
-        lua_pop(L, 1);
-        int has_auto = lua_getfield(L, 1, "auto") != LUA_TNIL;
-        lua_pop(L, 1);
-        if (has_auto && sc_vocab_split(sc_prog_vocab(pg))) {
-            lua_pushfstring(L, "program: vocab_par = '%s' cannot be placed on an automatic "
-                            "schedule ('auto'): give an order, a rule or a block",
-                            sc_vocab_name(sc_prog_vocab(pg)));
-            return sc_lua_raise(L, SC_ERR_ARG, lua_tostring(L, -1));
-        } else if (has_auto) {
-            sc_lua_auto(L, 1, ud); /* auto.c: the automatic scheduler */
-        } else if (lua_getfield(L, 1, "block") != LUA_TNIL) {
-            lua_pop(L, 1);
-            fill_block(L, pg);
-        } else {
-            lua_pop(L, 1);
-            set_order(L, 1, pg, (int)P);
-        }
-    }
+    fill_orders(L, ud, pg, (int)P);
     /* The memory knob of orders that ask for it: forwards wait for memory
      * (docs/guide.md#memory-model). With a memory policy the policy meets
      * the cap instead; the compile driver checks the promise. */
@@ -225,16 +246,7 @@ int sc_lua_program(lua_State *L)
         sc_lua_check_st(L, pg, sc_pair_greedy(pg, sc_prog_mem_limit(pg), NULL));
     }
     lua_pop(L, 1);
-    /* comm: the runtime's point-to-point semantics the program is verified
-     * and simulated in (docs/semantics.md#modes). */
-    if (lua_getfield(L, 1, "comm") != LUA_TNIL) {
-        int mode = lua_type(L, -1) == LUA_TSTRING ? sc_p2p_parse(lua_tostring(L, -1)) : -1;
-        if (mode < 0)
-            return sc_lua_raise(L, SC_ERR_ARG, "program: comm must be \"nccl\", \"gloo\" or "
-                                               "\"per-link\" (docs/semantics.md#modes)");
-        sc_lua_check_st(L, pg, sc_prog_set_p2p(pg, mode));
-    }
-    lua_pop(L, 1);
+    set_comm(L, pg);
     sc_lua_set_offload(L, 1, pg);
     sc_lua_set_recompute(L, 1, pg);
     sc_lua_set_steps(L, 1, pg);

@@ -145,6 +145,11 @@ void sc_lua_record_fractions(lua_State *L, int fn, sc_prog *pg, const char *fiel
                              int transfer, sc_lua_fraction_set set);
 /* Pushes x[0..n) as a Lua list. */
 void sc_lua_push_numbers(lua_State *L, const double *x, int n);
+/* t[k] = v, t the table on top of the stack: a number, an integer, a
+ * string (the figures' tables of prog:sim(), autoinfo, the searches). */
+void sc_lua_set_num(lua_State *L, const char *k, double v);
+void sc_lua_set_int(lua_State *L, const char *k, lua_Integer v);
+void sc_lua_set_str(lua_State *L, const char *k, const char *v);
 /* costs.c: the `costs` field of the table at t (a table of sc.costs) into
  * pg: per-stage tf, tb, tw (tbw, optim, tfb when given), tcomm, in
  * seconds; 'stages' must equal the program's (else exit 3 naming the file

@@ -79,22 +79,16 @@ static sc_vcand *run_search(lua_State *L, int c, double *budgets, int nb, int ch
     return cands;
 }
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void push_cand(lua_State *L, const sc_vcand *c)
 {
     lua_createtable(L, 0, 8);
-    set_num(L, "k", c->pat.k);
-    set_num(L, "af", c->pat.af);
-    set_num(L, "aB", c->pat.aB);
-    set_num(L, "ab", c->pat.ab);
-    set_num(L, "peak", c->peak);
-    set_num(L, "bubble_rate", c->bubble_rate);
-    set_num(L, "makespan", c->makespan);
+    sc_lua_set_num(L, "k", c->pat.k);
+    sc_lua_set_num(L, "af", c->pat.af);
+    sc_lua_set_num(L, "aB", c->pat.aB);
+    sc_lua_set_num(L, "ab", c->pat.ab);
+    sc_lua_set_num(L, "peak", c->peak);
+    sc_lua_set_num(L, "bubble_rate", c->bubble_rate);
+    sc_lua_set_num(L, "makespan", c->makespan);
 }
 
 /* sc.block_search{p = , m = , costs..., mem = , kmax = , placement = }: the
@@ -136,8 +130,7 @@ static int l_block_search(lua_State *L)
     lua_pushvalue(L, c);
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "slots");
-    lua_pushinteger(L, 3 * (S / sc_prog_devices(pg)));
-    lua_setfield(L, -2, "interval");
+    sc_lua_set_int(L, "interval", 3 * (S / sc_prog_devices(pg)));
     if (sc_prog_pair_gain(pg) > 0) { /* its program joins pairs (docs/blocks.md#pairing), */
         lua_pushboolean(L, 1);       /* within the block's peak as the search did */
         lua_setfield(L, -2, "pairs");
@@ -153,8 +146,7 @@ static int l_block_search(lua_State *L)
         lua_setfield(L, -2, kinds[k]);
     }
     if (limit != INFINITY) {
-        lua_pushnumber(L, limit);
-        lua_setfield(L, -2, "mem");
+        sc_lua_set_num(L, "mem", limit);
     }
     lua_call(L, 1, 1);
     /* the search's orders of this block go with it (the holder is below) */
@@ -162,8 +154,7 @@ static int l_block_search(lua_State *L)
     *sc_lua_block_hand(L, -1) = *hand;
     *hand = NULL;
     push_cand(L, &best);
-    lua_pushinteger(L, (lua_Integer)n);
-    lua_setfield(L, -2, "candidates");
+    sc_lua_set_int(L, "candidates", (lua_Integer)n);
     return 2;
 }
 
@@ -194,8 +185,8 @@ static int l_tradeoff(lua_State *L)
             push_cand(L, best);
         else
             lua_createtable(L, 0, 2);
-        set_num(L, "chunks", (double)b);
-        set_num(L, "mem", (double)b * unit);
+        sc_lua_set_num(L, "chunks", (double)b);
+        sc_lua_set_num(L, "mem", (double)b * unit);
         lua_seti(L, -2, b - P + 1);
     }
     free(cands);

@@ -479,6 +479,44 @@ static int compile(lua_State *L, const char *chunk, int first)
     return st;
 }
 
+/* A line of the REPL's own (":help [NAME]", ":quit"); 1 to quit. */
+static int repl_command(lua_State *L, const char *line)
+{
+    history_add(line);
+    if (strncmp(line, ":help", 5) == 0 && (line[5] == 0 || line[5] == ' '))
+        sc_repl_help(L, line + 5);
+    else if (strcmp(line, ":quit") == 0 || strcmp(line, ":q") == 0)
+        return 1;
+    else
+        printf("unknown command '%s' (:help, :quit)\n", line);
+    return 0;
+}
+
+/* Runs the chunk compiled above base (st: how its compile went), prints
+ * what it returned, or its error on stderr; the stack back to base. */
+static void run_chunk(lua_State *L, int base, int st, int color)
+{
+    if (st == LUA_OK)
+        st = docall(L, base, 0);
+    if (st == LUA_OK && lua_gettop(L) > base) {
+        lua_pushboolean(L, color);
+        lua_pushcclosure(L, print_all, 1);
+        lua_insert(L, base + 1);
+        st = docall(L, base, lua_gettop(L) - base - 1);
+        if (st != LUA_OK)
+            fputc('\n', stdout); /* after what was printed */
+    }
+    fflush(stdout);
+    if (st != LUA_OK) {
+        const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)";
+        fprintf(stderr, "%s%s\n", strstr(msg, "interrupted") ? "\n" : "", msg);
+        lua_settop(L, base);
+        sc_lua_clear_status(L);
+        return;
+    }
+    lua_settop(L, base);
+}
+
 int sc_repl(lua_State *L)
 {
     g_L = L;
@@ -504,15 +542,10 @@ int sc_repl(lua_State *L)
         if (!line)
             break;
         if (!chunk && line[0] == ':') {
-            history_add(line);
-            if (strncmp(line, ":help", 5) == 0 && (line[5] == 0 || line[5] == ' '))
-                sc_repl_help(L, line + 5);
-            else if (strcmp(line, ":quit") == 0 || strcmp(line, ":q") == 0) {
-                free(line);
-                break;
-            } else
-                printf("unknown command '%s' (:help, :quit)\n", line);
+            int quit = repl_command(L, line);
             free(line);
+            if (quit)
+                break;
             continue;
         }
         if (chunk) {
@@ -536,25 +569,7 @@ int sc_repl(lua_State *L)
         history_add(chunk);
         free(chunk);
         chunk = NULL;
-        if (st == LUA_OK)
-            st = docall(L, base, 0);
-        if (st == LUA_OK && lua_gettop(L) > base) {
-            lua_pushboolean(L, color);
-            lua_pushcclosure(L, print_all, 1);
-            lua_insert(L, base + 1);
-            st = docall(L, base, lua_gettop(L) - base - 1);
-            if (st != LUA_OK)
-                fputc('\n', stdout); /* after what was printed */
-        }
-        fflush(stdout);
-        if (st != LUA_OK) {
-            const char *msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)";
-            fprintf(stderr, "%s%s\n", strstr(msg, "interrupted") ? "\n" : "", msg);
-            lua_settop(L, base);
-            sc_lua_clear_status(L);
-            continue;
-        }
-        lua_settop(L, base);
+        run_chunk(L, base, st, color);
     }
     free(chunk);
     fputc('\n', stdout);

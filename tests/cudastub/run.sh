@@ -156,7 +156,8 @@ done
 # lane's stream, ordered after the device's stream by an event (the NCCL
 # receive the compute stream waits for included: without the event the
 # stand-in sees the lane use memory before its allocation is reached).
-one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
+# (make check: p=2 on 1 GPU here; on 2 GPUs through NCCL in streams below)
+full && one dualpipev 4 8 4 none SC_CUDASTUB_DELAY_US=300
 one dualpipev 2 4 1 none SC_CUDASTUB_DELAY_US=300
 full && one dualpipe 4 8 4 none SC_CUDASTUB_DELAY_US=300
 # Two streams: with pairs, each GPU's SGEMMs are queued on two streams (the
@@ -232,12 +233,13 @@ STAGECRAFT_CUDA_MODULE="$tmp/stale.so" BUILD=$BUILD SC=$SC sh tests/gpu/run.sh >
 # (docs/steps.md#optimizer-synchronization): the optimizer's all-reduces and
 # broadcasts reduce device memory (the state's numbers were host memory, which
 # NCCL cannot read: the stand-in reported it); clipping, a skip on inf and
-# post-validation's rollback on four emulated GPUs.
+# post-validation's rollback on four emulated GPUs (make check: on two, p=2 m=4).
+g6=4 pm6="-D p=4 -D m=8"; full || { g6=2; pm6="-D p=2 -D m=4"; }
 for s in $(full && echo sync) post-validation; do
   for a in "-D clip=0.9" "-D inf_step=1 -D inf_device=2"; do
     full || [ "$a" = "-D clip=0.9" ] || continue
     # shellcheck disable=SC2086
-    if SC_CUDASTUB_GPUS=4 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
+    if SC_CUDASTUB_GPUS=$g6 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 $pm6 -D steps=3 \
          -D optim_sync=$s $a --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" nccl &&
        python3 - "$tmp/j" "$s" <<'PY'
 import json, sys
@@ -264,14 +266,17 @@ for r in 1f1b $(full && echo v-half); do
 done
 # Fewer GPUs than devices: the cuda-local transport's collectives, through
 # the host in device order (one GPU for four devices, and two).
+# (make check: vocab-2 on 1 GPU at p=2 m=4)
+pm6b="-D p=4 -D m=8"; full || pm6b="-D p=2 -D m=4"
 for g in 1 $(full && echo 2); do
   for vp in $(full && echo vocab-1) vocab-2; do
-    if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half -D p=4 -D m=8 -D vocab_par=$vp \
+    # shellcheck disable=SC2086
+    if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run v-half $pm6b -D vocab_par=$vp \
          --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" cuda-local; then ok
     else bad "run v-half vocab_par=$vp on $g emulated GPU(s), cuda-local"; head -4 "$tmp/e" >&2; fi
   done
 done
-for s in $(full && echo sync post-validation); do # (make check: 6a's on 4 GPUs)
+for s in $(full && echo sync post-validation); do # (make check: 6a's on NCCL)
   if SC_CUDASTUB_GPUS=1 SC_CUDASTUB_DELAY_US=100 timeout 300 $SC run zb-h2 -D p=4 -D m=8 -D steps=3 \
        -D optim_sync=$s -D clip=0.9 --backend cuda --check --json >"$tmp/j" 2>"$tmp/e" &&
      json_ok "$tmp/j" cuda-local && grep -q '"step_clip_coef": \[0\.' "$tmp/j"; then ok
@@ -282,7 +287,7 @@ done
 # rank): accepted (the run goes on to NCCL, which the stand-in has within
 # one process only); both on one GPU: refused. (make test only: 3 mpiruns)
 if ! full; then :
-elif command -v mpirun >/dev/null && timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+elif have_mpi; then
   cat >"$tmp/own.sh" <<EOF
 #!/bin/sh
 CUDA_VISIBLE_DEVICES=\$OMPI_COMM_WORLD_LOCAL_RANK exec "\$@"
@@ -298,7 +303,7 @@ fi
 # 8. run --graph (docs/graphs.md): step 2 captured on every device as one
 # graph, replayed for step 3; the losses of every step have the eager run's
 # bits, the reference's within 1e-4; programs that cannot be captured are
-# refused with the reason. (make check: zb-h1 on 1 GPU with random delays,
+# refused with the reason. (make check: zb-h1 at p=2 m=4 on 1 GPU with random delays,
 # the unit test on 2 GPUs with delays, one fault; full: 1f1b, more recipes, 4 GPUs, optim_sync sync with clipping,
 # the decoder.)
 same_bits() { # eager.json graph.json
@@ -307,11 +312,13 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 sys.exit(not (a["step_loss"] == b["step_loss"] and a["loss_hex"] == b["loss_hex"] and
               b.get("graph_replays") == len(b["step_loss"]) - 1))' "$1" "$2"
 }
-graph_pair() { # recipe gpus delay_us [-D ...]
+graph_pair() { # recipe gpus delay_us [-D ...]  (GP: p and m, default p=4 m=8)
   r=$1 g=$2 dl=$3; shift 3
+  gp=${GP:-"-D p=4 -D m=8"}
   for mode in eager graph; do
     flag=; [ $mode = graph ] && flag=--graph
-    if ! SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl timeout 300 $SC run "$r" -D p=4 -D m=8 \
+    # shellcheck disable=SC2086
+    if ! SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl timeout 300 $SC run "$r" $gp \
          -D steps=3 "$@" --backend cuda --check $flag --json >"$tmp/$mode.json" 2>"$tmp/e"; then
       bad "run $r --graph ($mode, $g GPUs, delays $dl us $*)"; head -4 "$tmp/e" >&2; return
     fi
@@ -319,7 +326,7 @@ graph_pair() { # recipe gpus delay_us [-D ...]
   if json_ok "$tmp/graph.json" cuda-local && same_bits "$tmp/eager.json" "$tmp/graph.json"; then ok
   else bad "run $r --graph on $g GPUs (delays $dl us $*): not the eager run's bits"; fi
 }
-graph_pair zb-h1 1 100
+if full; then graph_pair zb-h1 1 100; else GP="-D p=2 -D m=4" graph_pair zb-h1 1 100; fi
 if full; then
   graph_pair 1f1b 1 0
   for r in gpipe interleaved zb-h2 zb-v v-half; do graph_pair "$r" 1 0; done

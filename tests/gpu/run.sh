@@ -138,7 +138,7 @@ fi
 # 4. MPI: one rank per GPU.
 if [ -n "$SC_CUDASTUB" ]; then
   skipped "the CUDA stand-in's NCCL works within one process (tests/cudastub/run.sh tests the GPU choice under mpirun)"
-elif command -v mpirun >/dev/null && timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+elif have_mpi; then
   np=$gpus; [ "$np" -gt 4 ] && np=4
   expect 0 '"transport": "nccl"' -- timeout 300 mpirun -np $np $SC run 1f1b -D p=$np -D m=$((2*np)) --backend cuda --check --json
   expect 3 "are on the same GPU (mpirun started $((gpus+1)) ranks on this node" -- timeout 120 mpirun -np $((gpus+1)) --oversubscribe $SC run gpipe -D p=$((gpus+1)) --backend cuda

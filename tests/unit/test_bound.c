@@ -11,37 +11,22 @@
 #include "ir/alloc.h"
 #include "ir/ir.h"
 #include "ir/offload_cfg.h"
+#include "prog_1f1b.h"
 #include "sim/sim.h"
 
 #include <math.h>
 
-/* 1F1B on p devices (one stage each), m microbatches, fused backward. */
-static sc_prog *one_f_one_b(int p, int m, double tf, double tb, double tw, double tcomm)
+/* 1F1B (prog_1f1b.h) with the costs of its passes. */
+static sc_prog *one_f_one_b_cost(int p, int m, double tf, double tb, double tw, double tcomm)
 {
-    sc_prog *pg = sc_prog_new(p, p, m);
+    sc_prog *pg = one_f_one_b(p, m, tcomm);
     CHECK(sc_prog_set_cost(pg, -1, tf, tb, tw) == SC_OK);
-    CHECK(sc_prog_set_comm(pg, tcomm) == SC_OK);
-    for (int d = 0; d < p; d++) {
-        int warm = p - 1 - d < m ? p - 1 - d : m, f = 0, b = 0;
-        while (f < warm)
-            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
-        while (f < m) {
-            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
-            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
-        }
-        while (b < m)
-            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
-    }
     return pg;
 }
 
 static double makespan(sc_prog *pg)
 {
-    sc_sim *sim = NULL;
-    CHECK(sc_simulate(pg, &sim) == SC_OK);
-    double t = sim ? sim->makespan : NAN;
-    sc_sim_free(sim);
-    return t;
+    return makespan_peak(pg, NULL);
 }
 
 TEST(tight_1f1b)
@@ -49,7 +34,7 @@ TEST(tight_1f1b)
     /* tw = 0, no communication: (m + p - 1)(tf + tb), the fill and drain of
      * the last device: it waits (p-1) tf, computes m (tf + tb), and the
      * last B still crosses p - 1 stages. */
-    sc_prog *pg = one_f_one_b(4, 8, 1, 1, 0, 0);
+    sc_prog *pg = one_f_one_b_cost(4, 8, 1, 1, 0, 0);
     sc_bound b;
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK_NEAR(b.bound, 22, 1e-12);
@@ -61,7 +46,7 @@ TEST(tight_1f1b)
     CHECK_NEAR(sc_bound_gap(22, b.bound), 0, 1e-12);
     sc_prog_free(pg);
     /* With W and communication the bound stays below. */
-    pg = one_f_one_b(4, 8, 1, 2, 1, 0.25);
+    pg = one_f_one_b_cost(4, 8, 1, 2, 1, 0.25);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     double t = makespan(pg);
     CHECK(b.bound <= t + 1e-9 && b.bound > 0.7 * t);
@@ -72,7 +57,7 @@ TEST(tight_1f1b)
 TEST(one_device)
 {
     /* One device: the work, m (tf + tb + tw), is the makespan. */
-    sc_prog *pg = one_f_one_b(1, 5, 1, 2, 3, 0);
+    sc_prog *pg = one_f_one_b_cost(1, 5, 1, 2, 3, 0);
     sc_bound b;
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK_NEAR(b.bound, 30, 1e-12);
@@ -200,7 +185,7 @@ TEST(exact)
      * its first phase overruns: its error hook, not an abort. Neither leaks,
      * and GLPK answers the next call (below) as before. */
     sc_exact e;
-    sc_prog *big = one_f_one_b(16, 21, 1, 1, 0.5, 0.1);
+    sc_prog *big = one_f_one_b_cost(16, 21, 1, 1, 0.5, 0.1);
     CHECK(sc_prog_set_mem(big, -1, 1) == SC_OK);
     CHECK(sc_prog_set_mem_limit(big, 2) == SC_OK);
     size_t held = sc_alloc_used();
@@ -250,7 +235,7 @@ TEST(exact)
     }
     sc_prog_free(pg);
     /* Without a cap the list schedule meets the bound: no solver needed. */
-    pg = one_f_one_b(3, 6, 1, 1, 0.5, 0.1);
+    pg = one_f_one_b_cost(3, 6, 1, 1, 0.5, 0.1);
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
     CHECK(sc_exact_solve(pg, 30, 0, makespan(pg), &e) == SC_OK);
     if (sc_exact_solver()) {

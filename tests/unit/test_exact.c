@@ -54,19 +54,20 @@ TEST(memory_fill)
      * 1 + 1 (F2) + 2 (F3, B3) + 1 (B2) = 6 at the earliest (tw = 0: B frees
      * it). Before that it runs at most 2 forwards (a cap of 2 records) and
      * one pass that runs past 6: 3, so it waits 6 - 1 - 3 = 2, and the
-     * makespan is at least 1 + 2 + its work, 160: 163. bound.h counts
-     * one stage's records against the cap, and gives less. */
+     * makespan is at least 1 + 2 + its work, 160: 163. bound.h's memory
+     * term before the first B (docs/bound.md) now gives 164 here; the
+     * answer is the larger of the two, never below the fill's 163. */
     sc_prog *pg = v_one_at_a_time(40, 0, 2);
     sc_bound b;
     CHECK(sc_bound_prog(pg, &b) == SC_OK);
-    CHECK(b.bound < 163);
+    CHECK_NEAR(b.bound, 164, 1e-6);
     sc_exact e;
     double t = makespan(pg); /* lowers the program: before the count */
     size_t held = sc_alloc_used();
     CHECK(sc_exact_solve(pg, 0.5, 0, t, &e) == SC_OK);
     CHECK(sc_alloc_used() == held);
     CHECK(e.status == SC_EXACT_LIMIT && e.searched && e.binaries == 0);
-    CHECK_NEAR(e.bound, 163, 1e-6);
+    CHECK_NEAR(e.bound, fmax(163, b.bound), 1e-6);
     CHECK(e.incumbent >= e.bound && e.incumbent <= t + 1e-9);
     CHECK_STR(e.why, "the MILP covers at most 64 passes a device");
     sc_prog_free(pg);

@@ -5,7 +5,7 @@
  * the same bytes, and its printf what printf writes.
  */
 #include "formats/jsonw.h"
-#include "formats/numfmt.h"
+#include "ir/numfmt.h"
 #include "harness.h"
 
 #include <math.h>

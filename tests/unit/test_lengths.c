@@ -11,38 +11,10 @@
 #include "ir/ir.h"
 #include "model/flops.h"
 #include "plan/order.h"
+#include "prog_1f1b.h"
 #include "sim/sim.h"
 
 #include <math.h>
-
-static sc_prog *one_f_one_b(int p, int m, double tcomm)
-{
-    sc_prog *pg = sc_prog_new(p, p, m);
-    CHECK(sc_prog_set_comm(pg, tcomm) == SC_OK);
-    for (int d = 0; d < p; d++) {
-        int warm = p - 1 - d < m ? p - 1 - d : m, f = 0, b = 0;
-        while (f < warm)
-            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
-        while (f < m) {
-            CHECK(sc_prog_push(pg, d, SC_OP_F, d, f++) == SC_OK);
-            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
-        }
-        while (b < m)
-            CHECK(sc_prog_push(pg, d, SC_OP_BW, d, b++) == SC_OK);
-    }
-    return pg;
-}
-
-static double makespan(sc_prog *pg, double *peak0)
-{
-    sc_sim *sim = NULL;
-    CHECK(sc_simulate(pg, &sim) == SC_OK);
-    double t = sim ? sim->makespan : NAN;
-    if (peak0)
-        *peak0 = sim ? sim->peak_mem[0] : NAN;
-    sc_sim_free(sim);
-    return t;
-}
 
 TEST(parse)
 {
@@ -94,13 +66,13 @@ TEST(sim_and_bound)
     /* Alike lengths change nothing; others of the same tokens do, and the
      * bound stays below. */
     sc_prog *pg = one_f_one_b(4, 8, 0.2);
-    double base = makespan(pg, NULL);
+    double base = makespan_peak(pg, NULL);
     double same[8] = {7, 7, 7, 7, 7, 7, 7, 7};
     CHECK(sc_prog_set_lengths(pg, same, 8) == SC_OK);
-    CHECK(makespan(pg, NULL) == base);
+    CHECK(makespan_peak(pg, NULL) == base);
     double len[8] = {1782, 1084, 2935, 2471, 837, 2904, 559, 926};
     CHECK(sc_prog_set_lengths(pg, len, 8) == SC_OK);
-    double peak, t = makespan(pg, &peak);
+    double peak, t = makespan_peak(pg, &peak);
     CHECK(t > base * 1.05);
     CHECK(peak > 4); /* d0 holds 4 records, two of the longest among them */
     sc_bound b;
@@ -149,11 +121,11 @@ TEST(orders)
     sc_prog *pg = one_f_one_b(4, 8, 0.1);
     double len[8] = {1782, 1084, 2935, 2471, 837, 2904, 559, 926};
     CHECK(sc_prog_set_lengths(pg, len, 8) == SC_OK);
-    double t = makespan(pg, NULL);
+    double t = makespan_peak(pg, NULL);
     sc_len_order o;
     CHECK(sc_len_order_plan(pg, &o) == SC_OK);
     CHECK(o.makespan[SC_LORDER_GIVEN] == t && o.final <= t && o.final <= o.makespan[o.best]);
-    CHECK(makespan(pg, NULL) == o.final); /* left in the order found */
+    CHECK(makespan_peak(pg, NULL) == o.final); /* left in the order found */
     sc_len_order_free(&o);
     sc_prog_free(pg);
 }

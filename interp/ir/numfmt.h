@@ -1,6 +1,8 @@
 /*
  * numfmt.h — numbers into text without printf, for the writers of large
- * outputs (jsonw.c, torchcsv_write.c): byte for byte what printf writes,
+ * outputs (formats/: jsonw.c, outbuf.c, torchcsv_write.c) and the
+ * instructions' names (instr_name.c; here in ir/, below both, so that ir/
+ * need not reach up into formats/): byte for byte what printf writes,
  * for the values they write most, at a fraction of its cost (issue 34:
  * printf was most of `export`).
  *
@@ -8,7 +10,7 @@
  *     int n = sc_fmt_int(b, -42);              // "-42", n = 3
  *     n = sc_fmt_g(b, 2.5, 15);                // "2.5" (as "%.15g"), or 0: use printf
  *
- * Tested by: tests/unit/test_jsonw.c.
+ * Tested by: tests/unit/test_jsonw.c (and the names: tests/unit/test_interp.c).
  */
 #ifndef SC_NUMFMT_H
 #define SC_NUMFMT_H
