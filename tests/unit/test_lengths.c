@@ -140,17 +140,17 @@ TEST(len_records)
     CHECK_STR(sc_errmsg(pg), "without lengths");
     CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK);
     double peak = 0;
-    makespan(pg, &peak);
+    makespan_peak(pg, &peak);
     CHECK_NEAR(peak, 1, 1e-12); /* F BW F BW: one record of 1 unit at a time */
     CHECK(sc_prog_set_len_records(pg, units, kept) == SC_OK);
-    makespan(pg, &peak);
+    makespan_peak(pg, &peak);
     CHECK_NEAR(peak, 3, 1e-12); /* microbatch 0's measured units */
     CHECK_NEAR(sc_prog_rec_units(pg, 0, 2), 3, 1e-12); /* step 2's mb 0: microbatch 0 */
     double bad[2] = {1, 2};
     CHECK(sc_prog_set_len_records(pg, units, bad) == SC_ERR_ARG);
     CHECK_STR(sc_errmsg(pg), "kept share 2");
     CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK); /* new lengths: the records go */
-    makespan(pg, &peak);
+    makespan_peak(pg, &peak);
     CHECK_NEAR(peak, 1, 1e-12);
     sc_prog_free(pg);
 }
