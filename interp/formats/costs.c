@@ -2,6 +2,7 @@
  * costs.c — reading and writing cost files (costs.h).
  */
 #include "costs.h"
+#include "costs_tok.h"
 #include "errbuf.h"
 #include "jsonw.h"
 
@@ -16,7 +17,8 @@ const char *const sc_cost_a2a_keys[2] = {"dispatch", "combine"};
 /* Top-level keys a cost file may hold. */
 static const char *const known_keys[] = {
     "stagecraft_costs", "unit", "devices", "stages", "placement", "tf", "tb", "tw", "tbw",
-    "optim", "tfb", "dispatch", "combine", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "spread", "samples", "transfers", "host_copies",
+    "optim", "tfb", "dispatch", "combine", "tcomm", "fsdp_time", "reduce_time", "ts", "tt", "te", "tew", "collectives", "tokens", "tf_per_token", "tb_per_token", "tw_per_token",
+    "tf_per_token2", "tb_per_token2", "tw_per_token2", "spread", "samples", "transfers", "host_copies",
     "offload_ratio", "measured", NULL};
 
 sc_status sc_costs_init(sc_costs *c, int P, int S)
@@ -65,6 +67,7 @@ void sc_costs_free(sc_costs *c)
     free(c->placement);
     free(c->xfer);
     free(c->host);
+    free(c->per_token);
     memset(c, 0, sizeof *c);
 }
 
@@ -239,7 +242,7 @@ static sc_status check_head(const sc_jv *root, char *err, size_t errlen)
                        "devices, stages, placement, tf, tb, tw, tbw, optim, tfb, dispatch, combine, "
                        "tcomm, fsdp_time, "
                        "reduce_time, ts, tt, te, "
-                       "tew, collectives, spread, samples, transfers, host_copies, offload_ratio, "
+                       "tew, collectives, tokens, t*_per_token, t*_per_token2, spread, samples, transfers, host_copies, offload_ratio, "
                        "measured)",
                        root->keys[i]);
     }
@@ -403,7 +406,8 @@ sc_status sc_costs_from_json(const sc_jv *root, sc_costs *c, char *err, size_t e
         if ((st = read_kind(v, spread, samples, key, P, "device", c->vocab[k], x, err, errlen)))
             goto fail;
     }
-    if ((st = read_rest(root, c, S, P, err, errlen)) != SC_OK)
+    if ((st = read_rest(root, c, S, P, err, errlen)) != SC_OK ||
+        (st = sc_costs_read_tok(root, c, err, errlen)) != SC_OK)
         goto fail;
     free(x);
     return SC_OK;
@@ -540,6 +544,7 @@ sc_status sc_costs_write(FILE *f, const sc_costs *c)
     for (int k = 0; k < SC_COST_VOCAB && c->P > 0; k++)
         if (c->vocab[k] && complete(c->vocab[k], c->P))
             stage_row(&w, sc_cost_vocab_keys[k], c->vocab[k], c->P, 0);
+    sc_costs_write_tok(&w, c); /* per-token costs, when fitted */
     if (c->coll_n > 0) {
         sc_jw_object(&w, "collectives");
         num(&w, "latency", c->coll_lat);

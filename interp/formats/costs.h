@@ -119,6 +119,8 @@ typedef struct sc_costs {
     sc_stat step;         /* the measured step time */
     int fsdp;             /* traces: 1 FSDP was on (its UNSHARD gathered), 0 off, -1 not known */
     double predicted_step; /* the step predicted from these costs (NAN: none) */
+    double tokens;        /* per-token costs (costs_tok.h): the length of tf, tb, tw */
+    double *per_token;    /* [6 S]: F, B, W per token, then per token²; NULL: none */
 } sc_costs;
 
 /* Allocates the per-stage arrays of an empty cost table of S stages

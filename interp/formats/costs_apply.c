@@ -48,6 +48,20 @@ static int measured(const sc_stat *v, int S)
     return 1;
 }
 
+/* The per-token coefficients of c on the program's P stages. */
+static sc_status apply_tok(const sc_costs *c, sc_prog *pg)
+{
+    int S = c->S, P = sc_prog_stages(pg);
+    double *v = malloc(6 * (size_t)P * sizeof *v);
+    if (!v)
+        return SC_ERR_NOMEM;
+    for (int k = 0; k < 6; k++)
+        sc_costs_resample(c->per_token + (size_t)k * S, S, v + (size_t)k * P, P);
+    sc_status st = sc_prog_set_len_tokens(pg, v, v + 3 * (size_t)P, c->tokens);
+    free(v);
+    return st;
+}
+
 sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, size_t errlen)
 {
     int S = c->S, P = sc_prog_stages(pg);
@@ -83,6 +97,8 @@ sc_status sc_costs_apply(const sc_costs *c, sc_prog *pg, int force, char *err, s
         st = sc_prog_set_ep_time(pg, s, (c->a2a[0] ? a2a[s] : 0) + (c->a2a[1] ? a2a[P + s] : 0));
     if (st == SC_OK)
         st = sc_prog_set_comm(pg, isfinite(c->comm.median) ? c->comm.median : 0);
+    if (st == SC_OK && c->per_token) /* per-token costs (costs_tok.h), as P stages */
+        st = apply_tok(c, pg);
     sc_fsdp_cfg f = *sc_prog_fsdp(pg); /* FSDP's collectives, where both have them */
     if (st == SC_OK && f.dp && (c->gather.n > 0 || c->reduce.n > 0)) {
         f.time = c->gather.n > 0 ? c->gather.median : f.time;

@@ -284,6 +284,7 @@ void sc_prog_free(sc_prog *pg)
     sc_free(pg->vmem);
     sc_free(pg->len);
     sc_free(pg->len_lin);
+    sc_free(pg->len_fix);
     sc_free(pg->len_rec);
     sc_free(pg->model);
     sc_free(pg->slayers);

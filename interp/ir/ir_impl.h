@@ -108,6 +108,7 @@ struct sc_prog {
     double len_mean;      /* their mean */
     double *len_lin;      /* [SC_LK_COUNT * S] linear shares (the model's), or NULL: all 1 */
     double len_ref;       /* the model's seq when len_lin is set, else 0 (the mean) */
+    double *len_fix;      /* [SC_LK_COUNT * S] fixed shares (a cost file's), or NULL: all 0 */
     int slices, slice_split; /* causal slices per microbatch, their split (slices.h) */
     double *len_rec;      /* [2 S m] measured units, kept share of each record, or NULL */
     char err[768];

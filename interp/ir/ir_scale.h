@@ -27,8 +27,9 @@ static inline double sc_len_k(const sc_prog *pg, int k, int s, int mb)
     double r = sc_len_r(pg, mb);
     if (!pg->len_lin || s < 0 || s >= pg->S || !pg->len)
         return r;
-    double a = pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s];
-    return a * r + (1 - a) * r * r;
+    size_t i = (size_t)k * (size_t)pg->S + (size_t)s;
+    double a = pg->len_lin[i], f = pg->len_fix ? pg->len_fix[i] : 0; /* f + a <= 1 */
+    return f + a * r + (1 - a - f) * r * r;
 }
 
 #endif

@@ -68,6 +68,8 @@ double sc_prog_len_linear(const sc_prog *pg, int k, int s)
 
 sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref)
 {
+    sc_free(pg->len_fix); /* a cost file's, for the shares it replaced */
+    pg->len_fix = NULL;
     if (!lin) {
         sc_free(pg->len_lin);
         pg->len_lin = NULL;
@@ -89,6 +91,58 @@ sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref)
     sc_prog_invalidate(pg);
     return SC_OK;
 }
+
+/* The shares of stage s's kind k at ref tokens from its time c and its
+ * coefficients a (per token) and b (per token²): lin[i], fix[i]. */
+static sc_status token_shares(sc_prog *pg, int k, int s, double c, double a, double b, double ref,
+                              double *lin, double *fix)
+{
+    static const char *const kind[3] = {"F", "B", "W"};
+    double at = a * ref, bt = b * ref * ref;
+    if (!(a >= 0) || !(b >= 0) || !isfinite(a) || !isfinite(b) || at + bt > c * (1 + 1e-9))
+        return sc_fail(pg, SC_ERR_ARG, "lengths: stage %d's %s takes %g s at %g tokens, less "
+                       "than its per-token parts %g + %g s (the fixed part would be < 0)", s,
+                       kind[k], c, ref, at, bt);
+    size_t i = (size_t)k * (size_t)pg->S + (size_t)s;
+    lin[i] = c > 0 ? at / c : 1;
+    fix[i] = c > 0 ? fmax(0, 1 - (at + bt) / c) : 0;
+    return SC_OK;
+}
+
+sc_status sc_prog_set_len_tokens(sc_prog *pg, const double *a, const double *b, double ref)
+{
+    if (!(ref > 0) || !isfinite(ref))
+        return sc_fail(pg, SC_ERR_ARG, "lengths: the reference length must be > 0");
+    size_t S = (size_t)pg->S, n = (size_t)SC_LK_COUNT * S;
+    double *lin = sc_malloc(2 * n * sizeof *lin), *fix = lin + n;
+    if (!lin)
+        return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+    sc_status st = SC_OK;
+    for (size_t s = 0; s < S && st == SC_OK; s++) {
+        double c[3] = {pg->tf[s], pg->tb[s], pg->tw[s]};
+        for (int k = 0; k < 3 && st == SC_OK; k++)
+            st = token_shares(pg, k, (int)s, c[k], a[k * S + s], b[k * S + s], ref, lin, fix);
+        /* The records keep the model's split (1 without one), moved to ref:
+         * a r0 / (a r0 + (1 - a) r0^2) at r0 = ref / the model's seq. */
+        double am = sc_prog_len_linear(pg, SC_LK_MEM, (int)s);
+        double r0 = pg->len_lin ? ref / pg->len_ref : 1;
+        lin[SC_LK_MEM * S + s] = am * r0 / (am * r0 + (1 - am) * r0 * r0);
+        fix[SC_LK_MEM * S + s] = 0;
+    }
+    if (st == SC_OK && (st = sc_prog_set_len_linear(pg, lin, ref)) == SC_OK) {
+        double *v = sc_malloc(n * sizeof *v);
+        if (!v) {
+            sc_free(lin);
+            return sc_fail(pg, SC_ERR_NOMEM, "out of memory");
+        }
+        memcpy(v, fix, n * sizeof *v);
+        pg->len_fix = v; /* after sc_prog_set_len_linear, which drops it */
+    }
+    sc_free(lin);
+    return st;
+}
+
+int sc_prog_len_per_token(const sc_prog *pg) { return pg->len_fix != NULL; }
 
 sc_status sc_prog_set_len_records(sc_prog *pg, const double *units, const double *kept)
 {

@@ -12,10 +12,11 @@
  * r_i = len[i] / ref times the reference: the mean of the lengths, or with
  * a model (flops.h) the model's seq, for which its costs were computed.
  * Stage s's pass of kind k (F, B, W) and its record (MEM) scale by
- *     a r_i + (1 - a) r_i^2,
+ *     f + a r_i + (1 - f - a) r_i^2,
  * a = sc_prog_len_linear(pg, k, s): the linear part of that cost at the
  * reference length (1 without a model; with one, attention's quadratic term
- * is the rest). BW scales as B and W weighted by their times; the
+ * is the rest); f its fixed part, 0 unless a cost file gave per-token
+ * coefficients (sc_prog_set_len_tokens: then the reference is its tokens). BW scales as B and W weighted by their times; the
  * all-to-all part ta, a message's time (T_comm), the vocabulary passes and
  * their records scale by r_i (a message's bytes are tokens x hidden).
  * The costs a program holds stay those of the reference microbatch.
@@ -46,6 +47,18 @@ double sc_prog_len_scale(const sc_prog *pg, int k, int s, int mb);
 double sc_prog_len_linear(const sc_prog *pg, int k, int s);
 /* Sets the linear shares (the model's: flops.c), lin[k * S + s]; NULL: 1. */
 sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref);
+
+/* Sets the shares from per-token coefficients (a cost file's: docs/costs.md
+ * #per-token-costs): kind k (F, B, W) of stage s takes a[k * S + s] s per
+ * token and b[k * S + s] per token², its cost at ref tokens (tf, tb, tw set
+ * before) the rest as a fixed part, so that with lengths its pass takes
+ *     fixed + a L_i + b L_i^2 = cost (f + a' r_i + (1 - f - a') r_i^2),
+ * r_i = L_i / ref, f the fixed share. Replaces the model's shares of F, B,
+ * W (the records keep the model's, at ref). SC_ERR_ARG for a coefficient
+ * < 0 or a cost below its per-token parts at ref. */
+sc_status sc_prog_set_len_tokens(sc_prog *pg, const double *a, const double *b, double ref);
+/* Whether per-token costs are set (1) or the shares are the model's or 1. */
+int sc_prog_len_per_token(const sc_prog *pg);
 
 /* A run's measured records (runtime/run/run.h): units[s * m + i] of record
  * (s, i) and kept[s * m + i] the share of it W keeps (the rest B frees),

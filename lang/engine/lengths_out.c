@@ -29,5 +29,6 @@ void sc_eng_print_lengths(FILE *out, const sc_prog *pg, sc_jw *w)
     }
     fprintf(out, "lengths       %.6g to %.6g tokens per microbatch, %.6g in all; costs and bytes "
             "scale from %.6g (%s)\n", lo, hi, sum, sc_prog_length_ref(pg),
-            sc_prog_has_model(pg) ? "the model's seq" : "their mean");
+            sc_prog_len_per_token(pg) ? "the cost file's tokens, its per-token costs"
+            : sc_prog_has_model(pg) ? "the model's seq" : "their mean");
 }

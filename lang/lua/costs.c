@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "formats/costs.h"
+#include "formats/costs_tok.h"
 #include "formats/jsonread.h"
 #include "formats/readfile.h"
 #include "ir/alloc.h"
@@ -202,6 +203,29 @@ static int cost_list(lua_State *L, int c, const char *name, const char *key, int
     }
     lua_pop(L, 1);
     return 1;
+}
+
+/* The per-token costs of the cost table at c (F stages; costs_tok.h), after
+ * its times: as the program's stages (sc_prog_set_len_tokens). */
+static void apply_tok(lua_State *L, int c, const char *name, int F, sc_prog *pg)
+{
+    int S = sc_prog_stages(pg), ok = 0;
+    double T = lua_getfield(L, c, "tokens") == LUA_TNIL ? 0 : lua_tonumberx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (T == 0 && !ok)
+        return; /* none (the file's reader refused coefficients without it) */
+    if (!ok || !(T > 0) || !isfinite(T))
+        costs_error(L, name, "'tokens': expected a length > 0 (tokens per sequence)");
+    double *x = lua_newuserdatauv(L, 6 * ((size_t)F + (size_t)S) * sizeof(double), 0);
+    for (int k = 0; k < 6; k++) {
+        double *in = x + (size_t)k * F, *out = x + 6 * (size_t)F + (size_t)k * S;
+        if (!cost_list(L, c, name, sc_cost_tok_keys[k % 3][k / 3], F, 0, in, "stage"))
+            memset(in, 0, (size_t)F * sizeof *in);
+        sc_costs_resample(in, F, out, S);
+    }
+    double *a = x + 6 * (size_t)F;
+    check(L, pg, sc_prog_set_len_tokens(pg, a, a + 3 * (size_t)S, T));
+    lua_pop(L, 1);
 }
 
 /* The vocabulary passes' times of the cost table at c (ts, tt, te, tew:
@@ -574,6 +598,7 @@ void sc_lua_apply_costs(lua_State *L, int t, sc_prog *pg)
                                                         (has[7] ? out[7][s] : 0)));
     }
     check(L, pg, sc_prog_set_comm(pg, tcomm));
+    apply_tok(L, c, name, F, pg);
     apply_vocab(L, c, name, pg);
     apply_colls(L, c, name, pg);
     sc_prog_set_seconds(pg, 1);
