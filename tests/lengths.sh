@@ -10,6 +10,8 @@
 #   - sc.program{lengths = ...} as -D lengths; the errors: a count other
 #     than m, a length <= 0 or not a number (the entry named), a file that
 #     cannot be read (named), a misspelt field;
+#   - a cost file's per-token costs: the makespan by hand on 1F1B, plan's
+#     order search with them, the refusals of bad fields (file and field);
 #   - the bound stays at or below the simulated makespan for every stdlib
 #     recipe with random lengths (seeds x recipes; make check: a sample),
 #     and --optimal between them where GLPK is built in;
@@ -106,6 +108,39 @@ sed 's/lengths =/lenghts =/' "$tmp/r.lua" >"$tmp/typo.lua"
 expect 3 "program: unknown field 'lenghts' (did you mean 'lengths'?)" -- $SC sim "$tmp/typo.lua"
 sed 's/2904/0/' "$tmp/r.lua" >"$tmp/zero.lua"
 expect 3 "program: 'lengths': entry 6 must be a number > 0 (got 0)" -- $SC sim "$tmp/zero.lua"
+
+# Per-token costs (docs/costs.md#per-token-costs): microbatch i's F, B, W take
+# fixed + a L_i + b L_i^2. By hand, 1F1B on 2 stages, lengths 200 and 100:
+# F 0.1 + 0.8 + 2 = 2.9 and 1, BW (0.2 + 1.6 + 4) + 2 = 7.8 and 3; d1 ends
+# BW0 at 2.9 + 2.9 + 7.8 = 13.6, then d0 runs BW0 to 21.4 and BW1 to 24.4.
+cat >"$tmp/tok.json" <<'EOF'
+{"stagecraft_costs": 1, "unit": "s", "stages": 2, "tf": [1, 1], "tb": [2, 2], "tw": [1, 1],
+ "tcomm": 0, "tokens": 100,
+ "tf_per_token": [0.004, 0.004], "tf_per_token2": [5e-05, 5e-05],
+ "tb_per_token": [0.008, 0.008], "tb_per_token2": [0.0001, 0.0001],
+ "tw_per_token": [0.01, 0.01]}
+EOF
+expect 0 'makespan      24.4 s' -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/tok.json" -D lengths='[200,100]'
+expect 0 "scale from 100 (the cost file's tokens, its per-token costs)" -- \
+  $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/tok.json" -D lengths='[200,100]'
+# Without lengths the file's tf, tb, tw; without the coefficients, linear from the mean.
+expect 0 'makespan      12 s' -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/tok.json"
+# (mean 150: F 4/3 and 2/3, BW 4 and 2; d0's BW0 ends at 10.67, BW1 at 12.67)
+grep -v per_token "$tmp/tok.json" | sed 's/, "tokens": 100,/}/' >"$tmp/lin.json"
+expect 0 'makespan      12.6667 s' -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/lin.json" -D lengths='[200,100]'
+# The planner's order search and --optimal take them (the given order is one of those tried).
+expect 0 'best        ' -- $SC plan -D p=2 -D m=4 -D costs="$tmp/tok.json" -D lengths='[200,100,50,150]' --time-limit 0
+# The refusals: one line naming the file and the field.
+sed 's/"tf_per_token": \[0.004, 0.004\]/"tf_per_token": [0.004, 0.02]/' "$tmp/tok.json" >"$tmp/b1.json"
+expect 3 "cost file $tmp/b1.json: 'tf_per_token'[1], 'tf_per_token2'[1]: 2.5 s at 'tokens' = 100, more than 'tf'[1] = 1 s (the fixed part would be < 0)" -- \
+  $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b1.json"
+sed 's/"tokens": 100,//' "$tmp/tok.json" >"$tmp/b2.json"
+expect 3 "cost file $tmp/b2.json: 'tokens' is missing" -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b2.json"
+sed 's/"tw_per_token": \[0.01, 0.01\]/"tw_per_token": [0.01, -1]/' "$tmp/tok.json" >"$tmp/b3.json"
+expect 3 "cost file $tmp/b3.json: 'tw_per_token'[1]: a coefficient must be a number >= 0" -- \
+  $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b3.json"
+sed 's/"tw_per_token"/"tw_per_tokens"/' "$tmp/tok.json" >"$tmp/b4.json"
+expect 3 "cost file $tmp/b4.json: unknown field 'tw_per_tokens'" -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b4.json"
 
 # The bound at or below the makespan, every stdlib recipe, random lengths.
 if full; then
