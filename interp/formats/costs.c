@@ -501,6 +501,7 @@ static void measured(sc_jw *w, const sc_costs *c)
     sc_jw_int(w, "steps", c->steps);
     if (c->fsdp >= 0)
         sc_jw_bool(w, "fsdp", c->fsdp);
+    sc_costs_write_tok_fit(w, c); /* per-token costs fitted to the profile */
     num(w, "step_time_s", c->step.median);
     num(w, "step_time_spread_s", c->step.spread);
     if (c->what && !isfinite(c->predicted_step)) { /* another source: nothing predicted */

@@ -121,6 +121,8 @@ typedef struct sc_costs {
     double predicted_step; /* the step predicted from these costs (NAN: none) */
     double tokens;        /* per-token costs (costs_tok.h): the length of tf, tb, tw */
     double *per_token;    /* [6 S]: F, B, W per token, then per token²; NULL: none */
+    int tok_lengths;      /* fitted to a profile: its distinct lengths (0: given, not fitted) */
+    double tok_rms[3];    /* ... and the root mean square residual of F, B, W (worst stage) */
 } sc_costs;
 
 /* Allocates the per-stage arrays of an empty cost table of S stages

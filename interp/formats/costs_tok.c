@@ -60,7 +60,7 @@ sc_status sc_costs_read_tok(const sc_jv *root, sc_costs *c, char *err, size_t er
                 return st;
         for (int s = 0; s < S; s++) {
             double t = c->kind[k][s].median, part = a[s] * T + b[s] * T * T;
-            if (part > t * (1 + 1e-9))
+            if (part > t * (1 + 1e-6)) /* the 9 digits written */
                 return sc_errbuf(err, errlen, "'%s'[%d], '%s'[%d]: %g s at 'tokens' = %g, more "
                                  "than '%s'[%d] = %g s (the fixed part would be < 0)",
                                  sc_cost_tok_keys[k][0], s, sc_cost_tok_keys[k][1], s, part, T,
@@ -82,6 +82,20 @@ void sc_costs_write_tok(sc_jw *w, const sc_costs *c)
                 sc_jw_num_g(w, NULL, c->per_token[(size_t)(3 * j + k) * c->S + s], 9);
             sc_jw_end(w);
         }
+}
+
+void sc_costs_write_tok_fit(sc_jw *w, const sc_costs *c)
+{
+    if (!c->per_token || c->tok_lengths < 1)
+        return;
+    sc_jw_object(w, "per_token_fit");
+    sc_jw_str(w, "method", "least squares, coefficients >= 0");
+    sc_jw_int(w, "lengths", c->tok_lengths);
+    sc_jw_array(w, "rms_residual_s");
+    for (int k = 0; k < 3; k++)
+        sc_jw_num_g(w, NULL, c->tok_rms[k], 9);
+    sc_jw_end(w);
+    sc_jw_end(w);
 }
 
 /* ---- the fit ------------------------------------------------------------ */

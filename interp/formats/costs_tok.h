@@ -35,6 +35,9 @@ sc_status sc_costs_read_tok(const sc_jv *root, sc_costs *c, char *err, size_t er
 /* Writes c's per-token fields when it has them. */
 void sc_costs_write_tok(sc_jw *w, const sc_costs *c);
 
+/* Writes how c's per-token costs were fitted (in "measured"), when they were. */
+void sc_costs_write_tok_fit(sc_jw *w, const sc_costs *c);
+
 /* Fits t[i] = k[0] + k[1] L[i] + k[2] L[i]^2 (k[2] = 0 unless quad) by
  * least squares over the n points, with every k >= 0 (the best of the
  * fits on the subsets of the terms whose coefficients are all >= 0).

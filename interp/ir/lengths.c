@@ -99,7 +99,7 @@ static sc_status token_shares(sc_prog *pg, int k, int s, double c, double a, dou
 {
     static const char *const kind[3] = {"F", "B", "W"};
     double at = a * ref, bt = b * ref * ref;
-    if (!(a >= 0) || !(b >= 0) || !isfinite(a) || !isfinite(b) || at + bt > c * (1 + 1e-9))
+    if (!(a >= 0) || !(b >= 0) || !isfinite(a) || !isfinite(b) || at + bt > c * (1 + 1e-6))
         return sc_fail(pg, SC_ERR_ARG, "lengths: stage %d's %s takes %g s at %g tokens, less "
                        "than its per-token parts %g + %g s (the fixed part would be < 0)", s,
                        kind[k], c, ref, at, bt);

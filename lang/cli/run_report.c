@@ -109,6 +109,11 @@ void sc_report_text(const sc_comparison *c, const sc_profile *pf, const char *fi
         if (pf->calibrated)
             printf("              (and %d steps of the same order with B and W %s, for the "
                    "kinds it lacks)\n", pf->steps, pf->calibrated == 1 ? "split" : "fused");
+        const sc_costs *pc = &pf->costs;
+        if (pc->per_token && pc->tok_lengths > 0) /* formats/costs_tok.h */
+            printf("              (per-token costs fitted to %d lengths by least squares: rms "
+                   "residual F %.3g, B %.3g, W %.3g s)\n", pc->tok_lengths, pc->tok_rms[0],
+                   pc->tok_rms[1], pc->tok_rms[2]);
     }
     printf("predicted     %.6f s (%+.2f%% measured against predicted)\n", c->predicted,
            100 * c->error);

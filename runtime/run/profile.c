@@ -32,6 +32,8 @@ static sc_status variant(const sc_prog *pg, int split, sc_prog **out, char *err,
         st = sc_prog_set_placement(v, SC_PLACE_TABLE, table);
     if (!st) /* the vocabulary passes are copied as they are */
         st = sc_prog_set_vocab(v, sc_prog_vocab(pg));
+    if (!st) /* and the lengths, with their scales */
+        st = sc_profile_copy_lengths(pg, v);
     for (int d = 0; d < P && !st; d++) {
         size_t n;
         const sc_instr *in = sc_prog_order(pg, d, &n);
@@ -437,7 +439,9 @@ sc_status sc_profile_run(sc_prog *pg, const sc_run_opts *ro, const char *recipe,
     lc.lengths = sc_prog_lengths(pg); /* the sizes of its transfers and records */
     if ((st = sc_model_new(&lc, S, sc_prog_microbatches(pg), &md, err, errlen)) != SC_OK)
         goto done;
-    if ((st = summarize(pf, pg, &sm, md)) != SC_OK || (st = cost_program(pf, pg)) != SC_OK ||
+    if ((st = summarize(pf, pg, &sm, md)) != SC_OK ||
+        (st = sc_samples_fit_tok(&sm, sc_prog_length_ref(pg), &pf->costs)) != SC_OK ||
+        (st = cost_program(pf, pg)) != SC_OK ||
         (st = sc_simulate_costs(pg, pf->cost_prog, &pf->predicted)) != SC_OK) {
         snprintf(err, errlen, "profile: %s", st == SC_ERR_NOMEM ? "out of memory"
                                              : pf->cost_prog ? sc_errmsg(pg) : "no costs");

@@ -3,7 +3,8 @@
  * profile_samples.c gathers the samples of each timed step from the
  * executor's timestamps and says how well they know their medians;
  * profile.c runs the steps, in rounds until those medians are stable, and
- * turns the samples into the cost file (profile.h).
+ * turns the samples into the cost file (profile.h); profile_tok.c fits the
+ * per-token costs of microbatches of different lengths.
  * Tested by: tests/costs.sh (through profile.h).
  */
 #ifndef SC_PROFILE_IMPL_H
@@ -34,10 +35,18 @@ typedef struct sized {
     vec t;
 } sized;
 
+/* Passes' raw times beside their microbatch's length: the points of the
+ * per-token fit (formats/costs_tok.h). */
+typedef struct tokpts {
+    double *L, *t;
+    int n, cap;
+} tokpts;
+
 typedef struct samples {
     int P, S;
     vec *kind[SC_COST_KINDS]; /* [S] each (optim: [P], per device) */
     vec *vocab[SC_COST_VOCAB]; /* [P] each: S, T, E, EW */
+    tokpts *tok[3];           /* [S] each: F, B, W at their lengths (with lengths) */
     sized *sz;
     int nsz, capsz;
     int steps;                /* marked (sc_samples_mark) */
@@ -63,5 +72,19 @@ void sc_samples_mark(samples *sm);
  * *out (malloc'd, *n of them; NULL when none). -1 when out of memory. */
 int sc_samples_unstable(const samples *sm, double target, double step, sc_unstable **out,
                         int *n);
+
+/* pg's lengths and their scales onto v, a program of the same stages and
+ * microbatches (the variant that times the kinds pg lacks, profile.c). */
+sc_status sc_profile_copy_lengths(const sc_prog *pg, sc_prog *v);
+
+/* A point of kind k (F, B, W) of stage s: time t of a microbatch of L tokens. */
+void sc_samples_add_tok(samples *sm, int k, int s, double L, double t);
+
+/* With lengths of at least 2 distinct values: per-token costs (costs_tok.h)
+ * fitted to sm's points by least squares (the quadratic term from 3
+ * lengths) into c, each of tf, tb, tw then the fit's value at ref, the
+ * reference length. A kind without points keeps its median (no per-token
+ * part). SC_ERR_NOMEM; SC_OK with nothing fitted otherwise. */
+sc_status sc_samples_fit_tok(const samples *sm, double ref, sc_costs *c);
 
 #endif

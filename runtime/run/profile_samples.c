@@ -171,6 +171,10 @@ void sc_samples_collect(samples *sm, const sc_prog *pg, const sc_sim *ms, const 
             }
             /* A microbatch of its own length: its time at the reference
              * length, as the costs are (docs/lengths.md#costs-and-bytes). */
+            const double *len = sc_prog_lengths(pg);
+            if (len && kind <= SC_COST_W && sc_prog_slices(pg) == 1) /* the per-token fit's */
+                sc_samples_add_tok(sm, kind, in[k].stage, len[in[k].mb % sc_prog_microbatches(pg)],
+                                   run);
             double ref = sc_prog_pass_time(pg, op, in[k].stage, -1);
             if (sc_prog_lengths(pg) && ref > 0)
                 run *= ref / sc_prog_pass_time(pg, op, in[k].stage, in[k].mb);
@@ -191,6 +195,9 @@ sc_status sc_samples_new(samples *sm, int P, int S)
             return SC_ERR_NOMEM;
     for (int k = 0; k < SC_COST_VOCAB; k++)
         if (!(sm->vocab[k] = calloc((size_t)P, sizeof(vec))))
+            return SC_ERR_NOMEM;
+    for (int k = 0; k < 3; k++)
+        if (!(sm->tok[k] = calloc((size_t)S, sizeof(tokpts))))
             return SC_ERR_NOMEM;
     return SC_OK;
 }
@@ -213,6 +220,11 @@ void sc_samples_free(samples *sm)
         for (int d = 0; sm->vocab[k] && d < sm->P; d++)
             vec_free(&sm->vocab[k][d]);
         free(sm->vocab[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        for (int s = 0; sm->tok[k] && s < sm->S; s++)
+            free(sm->tok[k][s].L), free(sm->tok[k][s].t);
+        free(sm->tok[k]);
     }
     for (int i = 0; i < sm->nsz; i++)
         vec_free(&sm->sz[i].t);
