@@ -11,7 +11,8 @@
 #     than m, a length <= 0 or not a number (the entry named), a file that
 #     cannot be read (named), a misspelt field;
 #   - a cost file's per-token costs: the makespan by hand on 1F1B, plan's
-#     order search with them, the refusals of bad fields (file and field);
+#     order search with them, the refusals of bad fields (file and field),
+#     run --profile at several lengths fitting them;
 #   - the bound stays at or below the simulated makespan for every stdlib
 #     recipe with random lengths (seeds x recipes; make check: a sample),
 #     and --optimal between them where GLPK is built in;
@@ -141,6 +142,31 @@ expect 3 "cost file $tmp/b3.json: 'tw_per_token'[1]: a coefficient must be a num
   $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b3.json"
 sed 's/"tw_per_token"/"tw_per_tokens"/' "$tmp/tok.json" >"$tmp/b4.json"
 expect 3 "cost file $tmp/b4.json: unknown field 'tw_per_tokens'" -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b4.json"
+# A profile at several lengths fits them (docs/costs.md#per-token-costs: per
+# length the median, least squares, the quadratic from 3 lengths), writes
+# the fit's residual, and the file loads back; one length: none.
+$SC run 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,32]' --profile "$tmp/tp.json" --profile-steps 2 \
+  --warmup 0 >"$tmp/tp.out" 2>/dev/null || bad "run --profile with lengths failed"
+$SC run 1f1b -D p=2 -D m=2 -D lengths='[8,8]' --profile "$tmp/t1.json" --profile-steps 1 \
+  --warmup 0 >/dev/null 2>&1 || bad "run --profile with one length failed"
+v=$(python3 - "$tmp/tp.json" "$tmp/t1.json" <<'PY'
+import json, sys
+j, one = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+fit, T = j["measured"]["per_token_fit"], j["tokens"]
+ok = T == 20 and fit["lengths"] == 4 and len(fit["rms_residual_s"]) == 3 and "tokens" not in one
+grow = 0  # the times grow with the length (4 x from 8 to 32): some term > 0
+for k in ("tf", "tb", "tw"):
+    a, b = j[k + "_per_token"], j[k + "_per_token2"]
+    ok = ok and len(a) == 2 and len(b) == 2 and min(a + b) >= 0
+    grow = max([grow] + a + b)
+    ok = ok and all(j[k][s] >= (a[s] * T + b[s] * T * T) * (1 - 1e-6) for s in range(2))
+print("ok" if ok and grow > 0 else "bad %s" % {x: j[x] for x in j if "tok" in x})
+PY
+)
+[ "$v" = ok ] && ok || bad "profile's per-token fit: $v"
+expect 0 'per-token costs fitted to 4 lengths by least squares: rms residual F' -- cat "$tmp/tp.out"
+expect 0 "scale from 20 (the cost file's tokens, its per-token costs)" -- \
+  $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/tp.json" -D lengths='[8,16,24,32]'
 
 # The bound at or below the makespan, every stdlib recipe, random lengths.
 if full; then
