@@ -13,6 +13,9 @@ const char *const sc_cost_tok_keys[3][2] = {{"tf_per_token", "tf_per_token2"},
                                             {"tb_per_token", "tb_per_token2"},
                                             {"tw_per_token", "tw_per_token2"}};
 
+/* tf, tb, tw (as costs.c's sc_cost_keys, which this file does not call). */
+static const char *const time_keys[3] = {"tf", "tb", "tw"};
+
 /* List key of S coefficients >= 0 into out. */
 static sc_status coef_list(const sc_jv *v, const char *key, int S, double *out, char *err,
                            size_t errlen)
@@ -64,7 +67,7 @@ sc_status sc_costs_read_tok(const sc_jv *root, sc_costs *c, char *err, size_t er
                 return sc_errbuf(err, errlen, "'%s'[%d], '%s'[%d]: %g s at 'tokens' = %g, more "
                                  "than '%s'[%d] = %g s (the fixed part would be < 0)",
                                  sc_cost_tok_keys[k][0], s, sc_cost_tok_keys[k][1], s, part, T,
-                                 sc_cost_keys[k], s, t);
+                                 time_keys[k], s, t);
         }
     }
     return SC_OK;

@@ -1,6 +1,6 @@
 /*
- * costs_tok.h — per-token costs of a cost file (docs/costs.md#per-token-
- * costs): stage s's F, B and W at L tokens take
+ * costs_tok.h — per-token costs of a cost file
+ * (docs/costs.md#per-token-costs): stage s's F, B and W at L tokens take
  *     fixed + a L + b L^2
  * seconds, a the per-token part, b the per-token² part (attention's scores),
  * the fixed part what the stage's time at the file's `tokens` leaves:
