@@ -142,6 +142,18 @@ expect 3 "cost file $tmp/b3.json: 'tw_per_token'[1]: a coefficient must be a num
   $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b3.json"
 sed 's/"tw_per_token"/"tw_per_tokens"/' "$tmp/tok.json" >"$tmp/b4.json"
 expect 3 "cost file $tmp/b4.json: unknown field 'tw_per_tokens'" -- $SC sim 1f1b -D p=2 -D m=2 -D costs="$tmp/b4.json"
+# A recipe's cost table takes them too, and refuses them without tokens.
+cat >"$tmp/tok.lua" <<'EOF'
+local sc = require("stagecraft")
+return sc.program{p = 2, m = 2, rule = "1f1b", lengths = {200, 100},
+  costs = {stages = 2, tf = {1, 1}, tb = {2, 2}, tw = {1, 1}, tcomm = 0, tokens = 100,
+           tf_per_token = {0.004, 0.004}, tf_per_token2 = {5e-05, 5e-05},
+           tb_per_token = {0.008, 0.008}, tb_per_token2 = {0.0001, 0.0001},
+           tw_per_token = {0.01, 0.01}}}
+EOF
+expect 0 'makespan      24.4 s' -- $SC sim "$tmp/tok.lua"
+sed 's/tcomm = 0, tokens = 100,/tcomm = 0,/' "$tmp/tok.lua" >"$tmp/notok.lua"
+expect 3 "cost file (a table): 'tokens': expected a length > 0" -- $SC sim "$tmp/notok.lua"
 # A profile at several lengths fits them (docs/costs.md#per-token-costs: per
 # length the median, least squares, the quadratic from 3 lengths), writes
 # the fit's residual, and the file loads back; one length: none.

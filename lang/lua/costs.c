@@ -212,8 +212,13 @@ static void apply_tok(lua_State *L, int c, const char *name, int F, sc_prog *pg)
     int S = sc_prog_stages(pg), ok = 0;
     double T = lua_getfield(L, c, "tokens") == LUA_TNIL ? 0 : lua_tonumberx(L, -1, &ok);
     lua_pop(L, 1);
-    if (T == 0 && !ok)
-        return; /* none (the file's reader refused coefficients without it) */
+    int any = 0;
+    for (int k = 0; k < 6; k++) {
+        any |= lua_getfield(L, c, sc_cost_tok_keys[k % 3][k / 3]) != LUA_TNIL;
+        lua_pop(L, 1);
+    }
+    if (T == 0 && !ok && !any)
+        return; /* none */
     if (!ok || !(T > 0) || !isfinite(T))
         costs_error(L, name, "'tokens': expected a length > 0 (tokens per sequence)");
     double *x = lua_newuserdatauv(L, 6 * ((size_t)F + (size_t)S) * sizeof(double), 0);
