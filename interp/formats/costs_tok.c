@@ -57,6 +57,11 @@ sc_status sc_costs_read_tok(const sc_jv *root, sc_costs *c, char *err, size_t er
         double *a = c->per_token + (size_t)k * S, *b = a + 3 * (size_t)S;
         const sc_jv *v;
         sc_status st;
+        if (!sc_jv_get(root, sc_cost_tok_keys[k][0]) && !sc_jv_get(root, sc_cost_tok_keys[k][1])) {
+            for (int s = 0; s < S; s++) /* none for this kind: it scales linearly */
+                a[s] = b[s] = NAN;
+            continue;
+        }
         for (int j = 0; j < 2; j++)
             if ((v = sc_jv_get(root, sc_cost_tok_keys[k][j])) &&
                 (st = coef_list(v, sc_cost_tok_keys[k][j], S, j ? b : a, err, errlen)) != SC_OK)
@@ -80,6 +85,8 @@ void sc_costs_write_tok(sc_jw *w, const sc_costs *c)
     sc_jw_num_g(w, "tokens", c->tokens, 9);
     for (int j = 0; j < 2; j++)
         for (int k = 0; k < 3; k++) {
+            if (isnan(c->per_token[(size_t)k * c->S])) /* none for this kind */
+                continue;
             sc_jw_array(w, sc_cost_tok_keys[k][j]);
             for (int s = 0; s < c->S; s++)
                 sc_jw_num_g(w, NULL, c->per_token[(size_t)(3 * j + k) * c->S + s], 9);

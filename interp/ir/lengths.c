@@ -98,12 +98,16 @@ static sc_status token_shares(sc_prog *pg, int k, int s, double c, double a, dou
                               double *lin, double *fix)
 {
     static const char *const kind[3] = {"F", "B", "W"};
+    size_t i = (size_t)k * (size_t)pg->S + (size_t)s;
+    if (isnan(a) && isnan(b)) { /* none for this kind: linear in the tokens */
+        lin[i] = 1, fix[i] = 0;
+        return SC_OK;
+    }
     double at = a * ref, bt = b * ref * ref;
     if (!(a >= 0) || !(b >= 0) || !isfinite(a) || !isfinite(b) || at + bt > c * (1 + 1e-6))
         return sc_fail(pg, SC_ERR_ARG, "lengths: stage %d's %s takes %g s at %g tokens, less "
                        "than its per-token parts %g + %g s (the fixed part would be < 0)", s,
                        kind[k], c, ref, at, bt);
-    size_t i = (size_t)k * (size_t)pg->S + (size_t)s;
     lin[i] = c > 0 ? at / c : 1;
     fix[i] = c > 0 ? fmax(0, 1 - (at + bt) / c) : 0;
     return SC_OK;

@@ -54,8 +54,9 @@ sc_status sc_prog_set_len_linear(sc_prog *pg, const double *lin, double ref);
  * before) the rest as a fixed part, so that with lengths its pass takes
  *     fixed + a L_i + b L_i^2 = cost (f + a' r_i + (1 - f - a') r_i^2),
  * r_i = L_i / ref, f the fixed share. Replaces the model's shares of F, B,
- * W (the records keep the model's, at ref). SC_ERR_ARG for a coefficient
- * < 0 or a cost below its per-token parts at ref. */
+ * W (the records keep the model's, at ref); a kind whose a and b are both
+ * NAN scales linearly from ref. SC_ERR_ARG for a coefficient < 0 or a cost
+ * below its per-token parts at ref. */
 sc_status sc_prog_set_len_tokens(sc_prog *pg, const double *a, const double *b, double ref);
 /* Whether per-token costs are set (1) or the shares are the model's or 1. */
 int sc_prog_len_per_token(const sc_prog *pg);

@@ -217,15 +217,18 @@ static void apply_tok(lua_State *L, int c, const char *name, int F, sc_prog *pg)
         any |= lua_getfield(L, c, sc_cost_tok_keys[k % 3][k / 3]) != LUA_TNIL;
         lua_pop(L, 1);
     }
-    if (T == 0 && !ok && !any)
-        return; /* none */
+    if (!any)
+        return; /* none (a cost file's reader refuses 'tokens' alone) */
     if (!ok || !(T > 0) || !isfinite(T))
         costs_error(L, name, "'tokens': expected a length > 0 (tokens per sequence)");
     double *x = lua_newuserdatauv(L, 6 * ((size_t)F + (size_t)S) * sizeof(double), 0);
     for (int k = 0; k < 6; k++) {
         double *in = x + (size_t)k * F, *out = x + 6 * (size_t)F + (size_t)k * S;
-        if (!cost_list(L, c, name, sc_cost_tok_keys[k % 3][k / 3], F, 0, in, "stage"))
-            memset(in, 0, (size_t)F * sizeof *in);
+        int other = lua_getfield(L, c, sc_cost_tok_keys[k % 3][(k / 3) ^ 1]) != LUA_TNIL;
+        lua_pop(L, 1); /* absent: 0, or NAN (linear) when the kind has neither list */
+        int has = cost_list(L, c, name, sc_cost_tok_keys[k % 3][k / 3], F, 0, in, "stage");
+        for (int s = 0; !has && s < F; s++)
+            in[s] = other ? 0 : NAN;
         sc_costs_resample(in, F, out, S);
     }
     double *a = x + 6 * (size_t)F;

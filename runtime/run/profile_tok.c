@@ -93,8 +93,10 @@ sc_status sc_samples_fit_tok(const samples *sm, double ref, sc_costs *c)
             const tokpts *p = &sm->tok[k][s];
             double q[3], r;
             at[k * S + s] = NAN;
-            if (p->n == 0) /* not measured apart (BW fused): no per-token part */
+            if (p->n == 0) { /* not measured apart (BW fused): linear, as without */
+                v[(size_t)k * S + s] = v[(size_t)(3 + k) * S + s] = NAN;
                 continue;
+            }
             double *L = malloc(2 * (size_t)p->n * sizeof *L);
             int d = L ? medians(p, L, L + p->n) : -1;
             sc_status st = d >= 2 ? sc_costs_fit_tok(L, L + p->n, d, d >= 3, q, &r) : SC_ERR_ARG;

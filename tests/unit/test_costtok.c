@@ -65,7 +65,8 @@ TEST(file)
           SC_OK);
     CHECK(c.tokens == 100 && c.per_token);
     CHECK(c.per_token[0] == 0.004 && c.per_token[3 * 2 + 1] == 5e-05);
-    CHECK(c.per_token[2 * 2 + 1] == 0.005 && c.per_token[2] == 0); /* tb: none given, 0 */
+    CHECK(c.per_token[2 * 2 + 1] == 0.005 && c.per_token[3 * 2 + 2 * 2] == 0); /* tw's b: 0 */
+    CHECK(isnan(c.per_token[2]) && isnan(c.per_token[3 * 2 + 2])); /* tb: none, linear */
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
@@ -74,6 +75,7 @@ TEST(file)
     sc_costs_free(&c);
     CHECK_STR(buf, "\"tokens\": 100");
     CHECK_STR(buf, "\"tw_per_token\": [0.01, 0.005]");
+    CHECK(!strstr(buf, "tb_per_token"));
     CHECK(costs_of(buf, &c, err, sizeof err) == SC_OK); /* read back */
     CHECK(c.tokens == 100 && c.per_token && c.per_token[3 * 2] == 5e-05);
     sc_costs_free(&c);
@@ -123,10 +125,34 @@ TEST(pass_times)
     sc_prog_free(pg);
 }
 
+TEST(apply)
+{
+    /* sc_costs_apply (import's path): the file's coefficients on the program. */
+    sc_costs c;
+    char err[256];
+    CHECK(costs_of(HEAD "\"tokens\": 100, \"tf_per_token\": [0.004, 0.004], \"tf_per_token2\": "
+                   "[5e-05, 5e-05]}", &c, err, sizeof err) == SC_OK);
+    sc_prog *pg = sc_prog_new(2, 2, 2);
+    double len[2] = {200, 100};
+    CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK);
+    CHECK(sc_costs_apply(&c, pg, 0, err, sizeof err) == SC_OK);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_F, 1, 0), 0.1 + 0.8 + 2.0, 1e-12);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_B, 1, 0), 2 * 2, 1e-12); /* no coefficients: linear */
+    sc_prog_free(pg);
+    pg = sc_prog_new(1, 1, 2); /* --force-costs: two stages into one, their sums */
+    CHECK(sc_prog_set_lengths(pg, len, 2) == SC_OK);
+    CHECK(sc_costs_apply(&c, pg, 1, err, sizeof err) == SC_OK);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_F, 0, 1), 2 * 1.0, 1e-12);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_F, 0, 0), 2 * 2.9, 1e-12);
+    sc_prog_free(pg);
+    sc_costs_free(&c);
+}
+
 int main(void)
 {
     RUN(fit);
     RUN(file);
     RUN(pass_times);
+    RUN(apply);
     return harness_done("costtok");
 }
