@@ -65,9 +65,10 @@ double sc_prog_slice_scale(const sc_prog *pg, int k, int s, int mb)
 {
     int j = mb % pg->slices;
     double c0 = sc_prog_slice_cut(pg, j), c1 = sc_prog_slice_cut(pg, j + 1);
-    double a = pg->len_lin && k >= 0 && k < SC_LK_COUNT && s >= 0 && s < pg->S
-                   ? pg->len_lin[(size_t)k * (size_t)pg->S + (size_t)s] : 1; /* lengths.h */
-    return a * (c1 - c0) + (1 - a) * (c1 * c1 - c0 * c0);
+    int in = pg->len_lin && k >= 0 && k < SC_LK_COUNT && s >= 0 && s < pg->S;
+    size_t i = in ? (size_t)k * (size_t)pg->S + (size_t)s : 0;
+    double a = in ? pg->len_lin[i] : 1, f = in && pg->len_fix ? pg->len_fix[i] : 0; /* lengths.h */
+    return f + a * (c1 - c0) + (1 - a - f) * (c1 * c1 - c0 * c0); /* each slice: the fixed part */
 }
 
 sc_status sc_prog_check_slices(sc_prog *pg)

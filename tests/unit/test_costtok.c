@@ -148,11 +148,26 @@ TEST(apply)
     sc_costs_free(&c);
 }
 
+TEST(slices)
+{
+    /* A slice is a pass: each pays the fixed part; its tokens the linear
+     * part, its causal share (c1^2 - c0^2) the quadratic one. */
+    sc_prog *pg = sc_prog_new(1, 1, 2); /* one microbatch of 2 slices: 2 records */
+    CHECK(sc_prog_set_slices(pg, 2) == SC_OK);
+    CHECK(sc_prog_set_cost(pg, 0, 1, 2, 1) == SC_OK);
+    double a[3] = {0.004, 0.008, 0.01}, b[3] = {5e-5, 1e-4, 0};
+    CHECK(sc_prog_set_len_tokens(pg, a, b, 100) == SC_OK);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_F, 0, 0), 0.1 + 0.4 * 0.5 + 0.5 * 0.25, 1e-12);
+    CHECK_NEAR(sc_prog_pass_time(pg, SC_OP_F, 0, 1), 0.1 + 0.4 * 0.5 + 0.5 * 0.75, 1e-12);
+    sc_prog_free(pg);
+}
+
 int main(void)
 {
     RUN(fit);
     RUN(file);
     RUN(pass_times);
     RUN(apply);
+    RUN(slices);
     return harness_done("costtok");
 }
