@@ -179,6 +179,9 @@ PY
 expect 0 'per-token costs fitted to 4 lengths by least squares: rms residual F' -- cat "$tmp/tp.out"
 expect 0 "scale from 20 (the cost file's tokens, its per-token costs)" -- \
   $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/tp.json" -D lengths='[8,16,24,32]'
+# The profile's own prediction is sim's with the file it wrote (the fitted costs).
+p=$(python3 -c 'import json,sys; print("%.6g" % json.load(open(sys.argv[1]))["measured"]["predicted_step_time_s"])' "$tmp/tp.json")
+expect 0 "step time     $p s" -- $SC sim 1f1b -D p=2 -D m=4 -D costs="$tmp/tp.json" -D lengths='[8,16,24,32]'
 
 # The bound at or below the makespan, every stdlib recipe, random lengths.
 if full; then

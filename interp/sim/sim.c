@@ -321,6 +321,23 @@ nomem:
     return sc_fail(pg, SC_ERR_NOMEM, "out of memory simulating");
 }
 
+/* The shares of costs' per-token costs (lengths.h) for pg's lengths, when
+ * they are at pg's reference length: their F, B, W rows (lin, then fix),
+ * pg's records; NULL without (or out of memory: pg's own then). */
+static double *token_shares(const sc_prog *pg, const sc_prog *costs)
+{
+    if (!costs->len_fix || !pg->len || costs->len_ref != sc_prog_length_ref(pg))
+        return NULL;
+    size_t S = (size_t)pg->S, n = (size_t)SC_LK_COUNT * S;
+    double *v = sc_malloc(2 * n * sizeof *v);
+    for (size_t i = 0; v && i < n; i++) {
+        int mem = i / S == SC_LK_MEM;
+        v[i] = mem ? sc_prog_len_linear(pg, SC_LK_MEM, (int)(i % S)) : costs->len_lin[i];
+        v[n + i] = mem ? 0 : costs->len_fix[i];
+    }
+    return v;
+}
+
 sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
 {
     *out = NULL;
@@ -355,7 +372,17 @@ sc_status sc_simulate_costs(sc_prog *pg, const sc_prog *costs, sc_sim **out)
      * them; the copies go when posted and their link is free. */
     sc_offload_info *oi = pg->off_info;
     pg->off_info = NULL;
+    double *lin = pg->len_lin, *fix = pg->len_fix, ref = pg->len_ref, *tok = token_shares(pg, costs);
+    if (tok) { /* per-token costs at the same reference: the replay's scales */
+        pg->len_lin = tok;
+        pg->len_fix = tok + (size_t)SC_LK_COUNT * (size_t)pg->S;
+        pg->len_ref = costs->len_ref;
+    }
     sc_status st = sc_simulate(pg, out);
+    pg->len_lin = lin;
+    pg->len_fix = fix;
+    pg->len_ref = ref;
+    sc_free(tok);
     pg->off_info = oi;
     pg->tf = keep[0];
     pg->tb = keep[1];

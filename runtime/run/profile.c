@@ -227,6 +227,8 @@ static sc_status cost_program(sc_profile *pf, const sc_prog *pg)
     }
     if (!st)
         st = sc_prog_set_comm(cp, c->comm.median);
+    if (!st && c->per_token) /* fitted per-token costs (formats/costs_tok.h) */
+        st = sc_prog_set_len_tokens(cp, c->per_token, c->per_token + 3 * (size_t)S, c->tokens);
     if (!st && c->coll_n > 0)
         st = sc_prog_set_coll_cost(cp, c->coll_lat,
                                    c->coll_per_byte > 0 ? 1 / c->coll_per_byte : INFINITY);
