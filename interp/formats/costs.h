@@ -14,6 +14,7 @@
  *    "transfers": [{"bytes": 16384, "s": 4.1e-05, "spread": ..., "samples": 28}],
  *    "host_copies": [{"direction": "to_host", "bytes": ..., "s": ..., ...}],
  *    "offload_ratio": 0.12,
+ *    "tokens": 20, "tf_per_token": [...], "tf_per_token2": [...], ... (costs_tok.h),
  *    "measured": {"recipe": "1f1b", "backend": "cpu", ...}}
  *
  * Per-stage lists hold one median per stage; `spread` the interquartile
