@@ -39,7 +39,7 @@ static const struct {
 } recipes[] = {
     {"1f1b", 1}, {"zb-h1", 1}, {"zb-h2", 1}, {"gpipe", 1}, {"zb-auto", 1},
     {"interleaved", 0}, {"gis", 0}, {"1f1b-v", 2}, {"zb-v", 2}, {"v-half", 2},
-    {"v-min", 2}, {"v-zb", 2}, {"zbv-auto", 2}, {"dualpipev", 2},
+    {"v-min", 2}, {"v-zb", 2}, {"zbv-auto", 2}, {"dualpipev", 2}, {"interleaved-zb", 0},
 };
 #define NREC ((int)(sizeof recipes / sizeof *recipes))
 
@@ -370,6 +370,15 @@ static int search(lua_State *L, sc_plan_run *r)
             for (int v = 3; v <= 4 && !rc; v++) { /* more chunks: a shorter fill */
                 snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
                 rc = with_policies(L, r, ri, k);
+            }
+        if (strcmp(n, "interleaved-zb") == 0)
+            for (int v = 4; v <= 8 && !rc; v *= 2) { /* a shorter fill; under a cap, offload */
+                snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
+                rc = candidate(L, r, ri, k, 0, NULL);
+                if (!rc && r->cap > 0 && !r->bytes_cap) {
+                    snprintf(k + strlen(k), sizeof k - strlen(k), " offload=budget");
+                    rc = candidate(L, r, ri, k, 0, NULL);
+                }
             }
         if (strcmp(n, "v-zb") == 0 && !r->bytes_cap) {
             int lv[8], nl = levels(r, lv);
