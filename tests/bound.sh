@@ -188,9 +188,10 @@ fi
 # The planner's gap to the bound on part of bench/bench_bound_grid.py's grid
 # (bench/bound-grid.md): every candidate within the cap at or above its
 # bound, and the pick within the figure stated (GAP%, first), computed by
-# running plan: the loss (27.8 % before the V terms and
-# interleaved v=4 with offload), the Zero Bubble paper's costs, tb = 1.5.
-for pt in "11.5 -D p=8 -D m=8 -D tb=1.5 --cap 4" "2 -D p=8 -D m=32 -D tw=0.63 -D tcomm=0.016 --cap 6" \
+# running plan: the loss (27.8 % before the V terms, 11.43 % with
+# interleaved v=4 and offload, 0.43 % with interleaved-zb v=8 and offload),
+# the Zero Bubble paper's costs, tb = 1.5.
+for pt in "1 -D p=8 -D m=8 -D tb=1.5 --cap 4" "2 -D p=8 -D m=32 -D tw=0.63 -D tcomm=0.016 --cap 6" \
           "2 -D p=4 -D m=16 -D tb=1.5 --cap 3"; do
   # shellcheck disable=SC2086
   set -- $pt; most=$1; shift

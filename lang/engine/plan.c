@@ -364,15 +364,15 @@ static int search(lua_State *L, sc_plan_run *r)
                 !sc_plan_def(r, "vocab_par");
     for (int ri = 0; ri < NREC && !rc; ri++) {
         const char *n = recipes[ri].name;
-        if ((rc = with_policies(L, r, ri, mem)))
+        if (strcmp(n, "interleaved-zb") != 0 && (rc = with_policies(L, r, ri, mem)))
             break;
         if (strcmp(n, "interleaved") == 0 || strcmp(n, "gis") == 0)
             for (int v = 3; v <= 4 && !rc; v++) { /* more chunks: a shorter fill */
                 snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
                 rc = with_policies(L, r, ri, k);
             }
-        if (strcmp(n, "interleaved-zb") == 0)
-            for (int v = 4; v <= 8 && !rc; v *= 2) { /* a shorter fill; under a cap, offload */
+        if (strcmp(n, "interleaved-zb") == 0) /* it keeps to the cap; with offload, faster */
+            for (int v = 2; v <= 4 && !rc; v += 2) {
                 snprintf(k, sizeof k, "%s%sv=%d", mem, mem[0] ? " " : "", v);
                 rc = candidate(L, r, ri, k, 0, NULL);
                 if (!rc && r->cap > 0 && !r->bytes_cap) {
