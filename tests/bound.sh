@@ -21,7 +21,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # The grid (make check: a recipe of each family, fewer points).
 if full; then
-  recipes="1f1b 1f1b-v dualpipe dualpipev gis gpipe interleaved v-half v-min v-zb zb-auto zb-h1 zb-h2 zb-v zbv-auto"
+  recipes="1f1b 1f1b-v dualpipe dualpipev gis gpipe interleaved interleaved-zb v-half v-min v-zb zb-auto zb-h1 zb-h2 zb-v zbv-auto"
   grid="-D p=2,4 -D m=4,8 -D tb=1,2 -D tw=0,1 -D tcomm=0,0.3 -D mem=0,2,3"
 else
   recipes=$(sample 1f1b zb-h1 interleaved zb-v)
