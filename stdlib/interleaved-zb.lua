@@ -72,11 +72,15 @@ local function choose(d)
   end
   return best
 end
--- place the pass that starts first over all devices, until all are placed
+-- place the pass that starts first over all devices, until all are placed;
+-- a pass changes only its device's choice and its neighbours' (they take
+-- its output), so only those are chosen again
+local pick = {}
+for d = 0, p - 1 do pick[d] = choose(d) or false end
 for _ = 1, 3 * S * m do
   local bd, bc
   for d = 0, p - 1 do
-    local c = choose(d)
+    local c = pick[d]
     if c and (not bc or c[4] < bc[4] - 1e-12) then bd, bc = d, c end
   end
   sc.need(bc ~= nil, "interleaved-zb: mem = %s holds too few records to run (%d per device: " ..
@@ -91,6 +95,7 @@ for _ = 1, 3 * S * m do
     D.t = bc[4] + tw; D.wh = D.wh + 1; D.held = D.held - 1
   end
   D.out[#D.out + 1] = ("%s%d.%d"):format(kind, mb, c)
+  for _, e in ipairs {bd, (bd + 1) % p, (bd + p - 1) % p} do pick[e] = choose(e) or false end
 end
 return sc.program(sc.fields(P, {v = v, placement = "loop",
                                 order = function(d) return dev[d].out end}))
