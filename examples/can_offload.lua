@@ -1,9 +1,10 @@
 -- can_offload.lua — can this model on this GPU offload all its activations?
 -- PipeOffload's ratio k = 10 / (3 (6h + s)) * TFLOPS * 1000 / GBps
 -- (sc.offload_ratio, docs/offload.md#the-host-link): full offload needs k <= 1
--- (k <= 1/2 when two GPUs share a host link). That bound is necessary, not
--- enough: the answer is the simulation's, of gis (PipeOffload's schedule)
--- with offload = "all" at this k on this link, the same as `sim` gives.
+-- (k <= 1/2 when two GPUs share a host link), and offload = "all" is refused
+-- above it. That bound is necessary, not enough: within it the answer is the
+-- simulation's, of gis (PipeOffload's schedule) with offload = "all" at this k
+-- on this link, the same as `sim` gives.
 --   stagecraft examples/can_offload.lua HIDDEN SEQ TFLOPS GBPS [shared] [P M V]
 --   stagecraft examples/can_offload.lua 16384 4096 440 21
 local h, s, tflops, gbps = tonumber(arg[1]), tonumber(arg[2]), tonumber(arg[3]), tonumber(arg[4])
@@ -18,7 +19,12 @@ local k, ok, bound = sc.offload_ratio{hidden = h, seq = s, tflops = tflops, gbps
 local link = shared and "devices 2k, 2k+1 share a host link" or "a host link per device"
 print(("k = %.4g (the bound is %g, %s): %s"):format(k, bound, link,
   ok and "within it" or "above it"))
--- The schedule decides: every record that gains from a move, moved in time?
+-- Above the bound, offload = "all" is refused (PipeOffload's rule).
+if not ok then
+  print("full offload is not sustainable on this link: offload selectively (budget, selective)")
+  return
+end
+-- Within it the schedule decides: every record that gains from a move, moved in time?
 local kk = tonumber(("%.4g"):format(k)) -- the ratio as printed, so that the command below agrees
 local r = sc.load("gis", {p = p, m = m, v = v, offload = "all", offload_ratio = kk,
                           link_shared = shared}):sim()

@@ -154,6 +154,12 @@ expect 0 "ok: gis:" -- $SC check gis
 expect 0 "offload_chunks" -- $SC list gis
 expect 0 "offload       all, ratio 0.1 (devices 2k, 2k+1 share a host link): 55 of 64 records moved" -- $SC sim gis -D offload=all -D offload_ratio=0.1
 expect 0 "without       peak 3 units (max)" -- $SC sim gis -D offload=all -D offload_ratio=0.1
+# full offload refused in one line above PipeOffload's bound (1; 1/2 shared), backed off within it
+expect 5 "full offload needs ratio <= 0.5 on a link devices 2k, 2k+1 share" -- $SC sim gis -D p=8 -D m=32 -D offload=all -D link_shared=true -D offload_ratio=0.6
+[ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "full offload's refusal is one line: $(cat "$tmp/err")"
+expect 5 "full offload needs ratio <= 1 on a link of its own" -- $SC check 1f1b -D offload=all -D link_shared=false -D offload_ratio=1.5
+expect 0 "413 of 512 records moved" -- $SC sim gis -D p=8 -D m=32 -D offload=all -D link_shared=true -D offload_ratio=0.4
+expect 0 "320 of 512 records moved" -- $SC sim gis -D p=8 -D m=32 -D offload=all -D link_shared=true -D offload_ratio=0.5
 expect 0 "  h |" -- $SC show gis -D offload=all
 expect 0 "OFFLOAD s0 mb0 100%" -- $SC show gis -D offload=all --dump
 $SC sim gis -D p=16 -D m=64 -D v=4 -D g=8 -D offload=selective -D offload_chunks=2 -D offload_ratio=0.05 --json >"$tmp/o.json"

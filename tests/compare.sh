@@ -142,7 +142,7 @@ for r in (rows[0], rows[2]):
     assert r["total_bytes_max"] == sim["total_bytes_max"] == max(sim["bytes"]["total"]), (r, sim)
 ' "$tmp/b.json" "$tmp"
 # A refusal names the stdlib recipes that meet the cap.
-expect 5 "recipes that meet mem = 4 with these parameters: 1f1b, gis, gpipe, seq1f1b, v-min, v-zb, zb-auto, zb-h1, zb-h2, zbv-auto" -- $SC check zb-v -D p=8 -D m=32 -D mem=4
+expect 5 "recipes that meet mem = 4 with these parameters: 1f1b, gis, gpipe, interleaved-zb, seq1f1b, v-min, v-zb, zb-auto, zb-h1, zb-h2, zbv-auto" -- $SC check zb-v -D p=8 -D m=32 -D mem=4
 expect 5 "v-half.lua:15: block: d0 needs 5 units of memory in the steady state, more than mem = 4; it needs mem >= 5" -- $SC sim v-half -D p=8 -D m=32 -D mem=4
 
 # --svg: the rows' programs stacked on one time axis.

@@ -334,6 +334,23 @@ static sc_status refuse(planner *pl)
                    worst->rstart + worst->short_by, worst->short_by, count, count == 1 ? "" : "s");
 }
 
+/* Full offload where the link cannot keep up (PipeOffload's rule,
+ * docs/offload.md#the-host-link): each direction carries a device's unit
+ * per T_F + T_B + T_W at ratio k, so k <= 1, and k <= 1/2 where two
+ * devices share the link. */
+static sc_status refuse_all(sc_prog *pg)
+{
+    double most = pg->off.shared ? 0.5 : 1;
+    if (pg->off.policy != SC_OFFLOAD_ALL || pg->off.ratio <= most * (1 + 1e-12))
+        return SC_OK;
+    return sc_fail(pg, SC_ERR_PROGRAM,
+                   "offload 'all' (ratio %g%s): the host link cannot carry every record: full "
+                   "offload needs ratio <= %g on %s (PipeOffload's rule); offload less "
+                   "(selective, budget) or give a faster link",
+                   pg->off.ratio, pg->off.shared ? ", shared" : "", most,
+                   pg->off.shared ? "a link devices 2k, 2k+1 share" : "a link of its own");
+}
+
 sc_status sc_offload_plan_check(const planner *pl, const sc_times *nb)
 {
     sc_prog *pg = pl->pg;
@@ -445,7 +462,7 @@ sc_status sc_offload_plan_new(sc_prog *pg, const sc_times *base, planner **out)
     for (size_t i = 0; i < SM2; i++)
         oi->copy_at[i] = oi->copy_dur[i] = -1;
     *pl = (planner){.pg = pg, .b = base, .tol = 1e-9 * (1 + span)};
-    if ((st = build_plans(pl)) != SC_OK)
+    if ((st = refuse_all(pg)) != SC_OK || (st = build_plans(pl)) != SC_OK)
         goto fail;
     for (int d = 0; d < P; d++) {
         dplan *p = &pl->dp[d];

@@ -39,7 +39,7 @@ static const struct {
 } recipes[] = {
     {"1f1b", 1}, {"zb-h1", 1}, {"zb-h2", 1}, {"gpipe", 1}, {"zb-auto", 1},
     {"interleaved", 0}, {"gis", 0}, {"1f1b-v", 2}, {"zb-v", 2}, {"v-half", 2},
-    {"v-min", 2}, {"v-zb", 2}, {"zbv-auto", 2}, {"dualpipev", 2},
+    {"v-min", 2}, {"v-zb", 2}, {"zbv-auto", 2}, {"dualpipev", 2}, {"interleaved-zb", 0},
 };
 #define NREC ((int)(sizeof recipes / sizeof *recipes))
 
@@ -352,6 +352,22 @@ static int with_policies(lua_State *L, sc_plan_run *r, int ri, const char *knobs
     return rc;
 }
 
+/* interleaved-zb (recipe ri) at v = 2 and 4, under a cap in units only
+ * (without one it runs its forwards ahead: GPipe's memory): as it is (it
+ * keeps to the cap) and with offload=budget (built for it). */
+static int list_zb(lua_State *L, sc_plan_run *r, int ri, const char *mem)
+{
+    char k[200];
+    int rc = 0;
+    for (int v = 2; v <= 4 && !rc && r->cap > 0 && !r->bytes_cap; v += 2) {
+        snprintf(k, sizeof k, "%s v=%d", mem, v);
+        rc = candidate(L, r, ri, k, 0, NULL);
+        snprintf(k + strlen(k), sizeof k - strlen(k), " offload=budget");
+        rc = rc ? rc : candidate(L, r, ri, k, 0, NULL);
+    }
+    return rc;
+}
+
 static int search(lua_State *L, sc_plan_run *r)
 {
     char mem[80] = "", k[200];
@@ -364,6 +380,10 @@ static int search(lua_State *L, sc_plan_run *r)
                 !sc_plan_def(r, "vocab_par");
     for (int ri = 0; ri < NREC && !rc; ri++) {
         const char *n = recipes[ri].name;
+        if (strcmp(n, "interleaved-zb") == 0) {
+            rc = list_zb(L, r, ri, mem);
+            continue;
+        }
         if ((rc = with_policies(L, r, ri, mem)))
             break;
         if (strcmp(n, "interleaved") == 0 || strcmp(n, "gis") == 0)

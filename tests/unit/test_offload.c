@@ -278,10 +278,18 @@ TEST(policies_keep_the_timing)
 TEST(slow_link_is_refused)
 {
     sc_status st;
-    /* all backs off (what stayed is counted); selective is refused. */
-    sc_offload_cfg all = {.policy = SC_OFFLOAD_ALL, .ratio = 2};
+    /* all backs off within PipeOffload's bound (what stayed is counted)
+     * and is refused above it (ratio > 1 on a link of its own); selective
+     * is refused with its record. */
+    sc_offload_cfg all = {.policy = SC_OFFLOAD_ALL, .ratio = 1};
     sc_prog *pg = interleaved(4, 16, 4, &all, &st);
     CHECK(st == SC_OK && sc_prog_offload_info(pg) && sc_prog_offload_info(pg)->backed_off > 0);
+    sc_prog_free(pg);
+    all.ratio = 2;
+    pg = interleaved(4, 16, 4, &all, &st);
+    CHECK(st == SC_ERR_PROGRAM);
+    CHECK_STR(sc_errmsg(pg), "full offload needs ratio <= 1 on a link of its own");
+    CHECK(!sc_prog_is_lowered(pg));
     sc_prog_free(pg);
     sc_offload_cfg sel = {.policy = SC_OFFLOAD_SELECTIVE, .chunks = 4, .ratio = 2};
     pg = interleaved(4, 16, 4, &sel, &st);
