@@ -36,7 +36,7 @@ static size_t part_width(const sc_model *md, int i)
         return moe[i - P_LAYER];
     }
     if (md->E && (i == P_A || i == P_DGATE || i == P_DUP)) /* R k gathered rows of Ie */
-        return (size_t)md->K * (size_t)md->Ie;
+        return (size_t)SC_MEP(md) * (size_t)md->K * (size_t)md->Ie; /* ep: what may come */
     switch (i) {
     case P_RSTD1: case P_RSTD2: return 1;
     case P_O: case P_DQ: return (size_t)md->qd;

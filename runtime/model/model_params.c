@@ -96,8 +96,9 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
         return SC_ERR_ARG;
     }
     sc_mdev *dv = mdev_new(md, d, be);
-    if (dv && md->E && !(dv->moe_count = calloc((size_t)md->M * (size_t)(md->C * md->L) *
-                                                    (size_t)md->E, sizeof(int)))) {
+    if (dv && md->E && !(dv->moe_count = calloc((size_t)(md->ep > 1 ? 2 : 1) * (size_t)md->M *
+                                                    (size_t)(md->C * md->L) * (size_t)md->E,
+                                                sizeof(int)))) {
         free(dv->targets);
         free(dv->stage);
         free(dv);

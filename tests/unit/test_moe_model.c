@@ -84,10 +84,10 @@ static void gradients(long shared)
     CHECK(sc_model_new(&c, 1, 1, &md, err, sizeof err) == SC_OK);
     CHECK(sc_backend_cpu_open(0, &be, err, sizeof err) == SC_OK);
     CHECK(sc_model_attach(md, 0, be, &dev0, &wl, err, sizeof err) == SC_OK);
-    int np = sc_model_record_parts(md, 0, NULL, 0);
+    int np = sc_model_record_parts(md, 0, 0, NULL, 0);
     size_t *pb = calloc((size_t)np, sizeof *pb), kept = 0;
     parts = calloc((size_t)np, sizeof *parts);
-    sc_model_record_parts(md, 0, pb, np);
+    sc_model_record_parts(md, 0, 0, pb, np);
     for (int i = 0; i < np; i++) {
         parts[i] = malloc(pb[i]);
         kept += pb[i];
@@ -99,12 +99,12 @@ static void gradients(long shared)
     CHECK(np == 2 * lp + 5 + 1);
     size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 2 * 12 + 2 + 2 * 2 * 16 + 4 +
                            3 * (size_t)shared;
-    CHECK(kept == sc_model_record_kept_bytes(md, 0));
+    CHECK(kept == sc_model_record_kept_bytes(md, 0, 0));
     CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
     size_t moe_b = 2 * 2 * 12 + 4 + 4 * 2 + 2 * 16 + 2 * (size_t)shared;
-    CHECK(sc_model_record_bonly_bytes(md, 0) ==
+    CHECK(sc_model_record_bonly_bytes(md, 0, 0) ==
           R * (2 * (16 + 2 * 8 + 4 * 6 + moe_b) + 16) * sizeof(float));
-    bonly = malloc(sc_model_record_bonly_bytes(md, 0));
+    bonly = malloc(sc_model_record_bonly_bytes(md, 0, 0));
     int cnt0[8];
     CHECK(!isnan(loss(cnt0)));
     for (int l = 0; l < 2; l++) { /* no drop: every token's k copies reach an expert */
