@@ -124,6 +124,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         return SC_ERR_LIMIT;
     }
     sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
+    if (ost == SC_OK)
+        ost = sc_moe_ep_cfg_check(cfg, err, errlen);
     if (ost != SC_OK)
         return ost;
     int steps = cfg->steps > 1 ? cfg->steps : 1;
@@ -131,6 +133,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     if (!md)
         goto nomem;
     md->c = *cfg;
+    sc_moe_ep_share(md); /* ep > 1: this rank's sequences */
     md->S = S;
     md->m = m;
     md->steps = steps;
@@ -138,7 +141,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->L = (int)cfg->layers;
     md->C = C;
     md->Sc = S / C;
-    md->R = (int)(cfg->seq * cfg->batch);
+    md->R = (int)(cfg->seq * md->c.batch);
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
     /* The decoder's first stage embeds tokens: the whole embedding at least. */
@@ -169,6 +172,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep ||
         sc_model_lengths_init(md) != SC_OK)
         goto nomem;
+    md->Rsum *= SC_MEP(md); /* the mean over the EP group's rows */
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
     long given = 0;
@@ -370,7 +374,8 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
     int R = sc_model_rows(md, mb);
     for (int r = 0; r < R; r++)
         dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                            (uint64_t)r) % (uint64_t)md->V);
+                                            (uint64_t)md->ep_rank * (uint64_t)R + (uint64_t)r) %
+                                   (uint64_t)md->V);
     float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
     sc_model_graph_note(dv, mb); /* run --graph: read after the replay */

@@ -101,6 +101,12 @@ typedef struct sc_model_cfg {
                           * numbers), or NULL: seq; microbatch i has batch sequences of
                           * lengths[i] tokens, rows lengths[i]·batch: its tensors, record,
                           * messages and loss rows take them (the loss: mean over all rows) */
+    int ep, ep_rank;     /* expert parallelism (docs/semantics.md#expert-parallelism; 0 or 1:
+                          * none): this model is rank ep_rank of an EP group of ep, holding
+                          * experts / ep of the routed experts (from ep_rank experts / ep)
+                          * and the batch's sequences ep_rank batch / ep ..: batch / ep of
+                          * them; its loss and gradients are its share of the whole batch's
+                          * (the mean over ep x its rows; model_moe_ep.c) */
     int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
                           * F only, no backward, no optimizer step */
     sc_optim_cfg opt;

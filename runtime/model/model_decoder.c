@@ -262,7 +262,8 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
         int first, rows;
         float *gemb = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
         const float *dx0 = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
-        sc_mvocab_cfg vc = {.V = md->V, .m = md->m, .seed = md->c.seed};
+        sc_mvocab_cfg vc = {.R = R, .V = md->V, .m = md->m, .seed = md->c.seed,
+                            .share = md->ep_rank};
         for (int r = 0; r < R; r++)
             o->sgd(bc, (size_t)h, -1.0f, dx0 + (size_t)r * h,
                    gemb + (size_t)sc_mvocab_token(&vc, mb, r) * h);

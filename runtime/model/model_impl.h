@@ -199,6 +199,15 @@ void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);
 /* ep (1..SC_MEP_MAX) dividing the experts, and a backend whose memory is
  * the host's: SC_ERR_ARG and one line. */
 sc_status sc_moe_ep_check(const sc_model *md, const sc_backend *be, char *err, size_t errlen);
+/* The config's ep (cfg.ep, cfg.ep_rank): ep > 1 needs experts that it
+ * divides, a batch it divides, no split vocabulary and one copy; SC_ERR_ARG
+ * and one line. Then, on a new model, md->ep, md->ep_rank and the rank's
+ * batch (md->c.batch / ep sequences). */
+sc_status sc_moe_ep_cfg_check(const sc_model_cfg *cfg, char *err, size_t errlen);
+void sc_moe_ep_share(sc_model *md);
+/* Expert j of this rank's shard of tensor x (7, 8, 9 of layer l, ll its
+ * index in the copy): the values of expert ep_rank E / ep + j at ep = 1. */
+void sc_moe_ep_init(sc_mdev *dv, float *x, size_t n, int kind, int ll, float scale);
 typedef struct sc_moe_rows {
     float *xl, *ye, *sb, *gate, *up;
     const int *cnt;      /* [E] this rank's copies per expert (the router's) */

@@ -97,8 +97,11 @@ void sc_moe_init(sc_mdev *dv, int l, int ll)
     float se = sqrtf(3.0f / (float)md->Ie) / sL, ss = md->Is ? sqrtf(3.0f / (float)md->Is) / sL : 0;
     /* as the dense layer's: inputs sqrt(3 / fan_in), outputs also / sqrt(L) */
     const float scale[SC_MODEL_MAXP] = {[6] = sh, sh, sh, se, sh, sh, ss};
-    for (int j = 6; j < md->np; j++)
-        sc_model_fill(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
+    for (int j = 6; j < md->np; j++) /* the routed experts: this rank's shard (ep > 1) */
+        if (j >= 7 && j <= 9)
+            sc_moe_ep_init(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
+        else
+            sc_model_fill(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
 }
 
 int sc_moe_usable(const sc_backend *be)

@@ -21,6 +21,7 @@
  * backend whose memory is the host's (cpu).
  */
 #include "model_impl.h"
+#include "backend/sc_hash.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
@@ -241,4 +242,47 @@ sc_status sc_moe_ep_check(const sc_model *md, const sc_backend *be, char *err, s
         return SC_ERR_ARG;
     }
     return SC_OK;
+}
+
+sc_status sc_moe_ep_cfg_check(const sc_model_cfg *cfg, char *err, size_t errlen)
+{
+    int ep = cfg->ep > 1 ? cfg->ep : 1;
+    if (ep == 1)
+        return SC_OK;
+    if (ep > SC_MEP_MAX || cfg->experts < 1 || cfg->experts % ep || cfg->batch % ep ||
+        cfg->ep_rank < 0 || cfg->ep_rank >= ep) {
+        snprintf(err, errlen, "ep = %d: expert parallelism needs a model with experts and a "
+                 "batch that %d divides (experts = %ld, batch = %ld; ep at most %d)", ep, ep,
+                 cfg->experts, cfg->batch, SC_MEP_MAX);
+        return SC_ERR_ARG;
+    }
+    if (sc_vocab_split(cfg->vocab_par) || cfg->copies > 1) {
+        snprintf(err, errlen, "ep = %d: expert parallelism with a split vocabulary or copies "
+                 "of the model is not run yet", ep);
+        return SC_ERR_ARG;
+    }
+    return SC_OK;
+}
+
+void sc_moe_ep_share(sc_model *md)
+{
+    md->ep = md->c.ep > 1 ? md->c.ep : 1;
+    md->ep_rank = md->ep > 1 ? md->c.ep_rank : 0;
+    md->c.batch /= md->ep;
+}
+
+void sc_moe_ep_init(sc_mdev *dv, float *x, size_t n, int kind, int ll, float scale)
+{
+    const sc_model *md = dv->md;
+    if (md->ep <= 1) {
+        sc_model_fill(dv, x, n, kind, ll, scale);
+        return;
+    }
+    uint64_t first = (uint64_t)md->ep_rank * n; /* the shard's place in the whole tensor */
+    for (size_t i0 = 0; i0 < n; i0 += SC_MODEL_CHUNK) {
+        size_t c = n - i0 < SC_MODEL_CHUNK ? n - i0 : SC_MODEL_CHUNK;
+        for (size_t i = 0; i < c; i++)
+            dv->stage[i] = scale * sc_urand(md->c.seed, sc_stream(kind, ll), first + i0 + i);
+        dv->be->ops->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
+    }
 }

@@ -162,8 +162,129 @@ static void group(int ep)
     sc_backend_free(be);
 }
 
+/* The whole decoder (one stage, one microbatch) on ep ranks: rank q
+ * trains sequences q batch / ep .. of the batch on its experts; the sum
+ * of the ranks' losses and dense gradients is the reference's, and each
+ * expert's gradients are the reference's on the rank holding it. */
+typedef struct whole {
+    sc_model *md;
+    sc_backend *be;
+    sc_workload wl;
+    void **parts, *bo;
+    int np;
+    sc_status st;
+} whole;
+
+static void whole_new(whole *w, int ep, int q, sc_transport *tp)
+{
+    char err[256];
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 4, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 2, .moe_inter = 12, .shared_inter = 8, .ep = ep,
+                      .ep_rank = q, .opt = sc_optim_defaults()};
+    int dev0 = 0;
+    memset(w, 0, sizeof *w);
+    CHECK(sc_model_new(&c, 1, 1, &w->md, err, sizeof err) == SC_OK);
+    CHECK(sc_backend_cpu_open(0, &w->be, err, sizeof err) == SC_OK);
+    CHECK(sc_model_attach(w->md, 0, w->be, &dev0, &w->wl, err, sizeof err) == SC_OK);
+    w->md->devs[0]->ep_tp = tp, w->md->devs[0]->ep_dev = q;
+    w->np = sc_model_record_parts(w->md, 0, 0, NULL, 0);
+    size_t *pb = calloc((size_t)w->np, sizeof *pb);
+    w->parts = calloc((size_t)w->np, sizeof *w->parts);
+    sc_model_record_parts(w->md, 0, 0, pb, w->np);
+    for (int i = 0; i < w->np; i++)
+        w->parts[i] = calloc(1, pb[i]);
+    w->bo = calloc(1, sc_model_record_bonly_bytes(w->md, 0, 0));
+    free(pb);
+}
+
+static void *whole_run(void *arg)
+{
+    whole *w = arg;
+    const struct sc_workload_ops *o = w->wl.ops;
+    w->st = o->forward(w->wl.ctx, 0, 0, NULL, NULL, w->parts, w->bo);
+    if (!w->st)
+        w->st = o->backward_input(w->wl.ctx, 0, 0, NULL, NULL, w->parts, w->bo);
+    if (!w->st)
+        w->st = o->backward_weight(w->wl.ctx, 0, 0, w->parts);
+    if (w->st)
+        fprintf(stderr, "%s\n", o->errmsg(w->wl.ctx));
+    return NULL;
+}
+
+/* Gradient tensor t (its floats in *n; the embedding's last). */
+static float *grad(whole *w, int t, size_t *n)
+{
+    int s, first, rows;
+    if (t < sc_model_layer_tensors(w->md))
+        return sc_model_tensor_at(w->md, t, 0, n, &s);
+    float *g = (float *)sc_mvocab_emb(w->md->devs[0]->mv, 0, &first, &rows);
+    *n = (size_t)rows * (size_t)w->md->h;
+    return g;
+}
+
+static void whole_free(whole *w)
+{
+    for (int i = 0; i < w->np; i++)
+        free(w->parts[i]);
+    free(w->parts);
+    free(w->bo);
+    sc_model_free(w->md);
+    sc_backend_free(w->be);
+}
+
+static void model_group(int ep)
+{
+    static whole ref, rk[MAXEP];
+    whole_new(&ref, 1, 0, NULL);
+    whole_run(&ref);
+    CHECK(ref.st == SC_OK);
+    sc_transport *tp = NULL;
+    CHECK(sc_transport_local_new(ep, 16, 20.0, &tp) == SC_OK);
+    pthread_t th[MAXEP];
+    for (int q = 0; q < ep; q++)
+        whole_new(&rk[q], ep, q, tp);
+    for (int q = 0; q < ep; q++)
+        pthread_create(&th[q], NULL, whole_run, &rk[q]);
+    for (int q = 0; q < ep; q++)
+        pthread_join(th[q], NULL);
+    double loss = 0;
+    for (int q = 0; q < ep; q++) {
+        CHECK(rk[q].st == SC_OK);
+        CHECK(rk[q].md->R * ep == ref.md->R);
+        loss += rk[q].md->loss[0] / rk[q].md->Rsum;
+    }
+    CHECK_NEAR(loss, ref.md->loss[0] / ref.md->Rsum, 1e-5);
+    int nt = sc_model_tensors(ref.md), np = ref.md->np;
+    for (int t = 0; t < nt; t++) {
+        size_t n, nq;
+        const float *g = grad(&ref, t, &n);
+        int routed = t < np * ref.md->L && t % np >= 7 && t % np <= 9;
+        float *sum = calloc(n, sizeof(float));
+        for (int q = 0; q < ep; q++) {
+            const float *gq = grad(&rk[q], t, &nq);
+            CHECK(nq == (routed ? n / (size_t)ep : n));
+            if (routed)
+                CHECK(rel(gq, g + (size_t)q * nq, nq) < 1e-4);
+            for (size_t i = 0; i < nq && !routed; i++)
+                sum[i] += gq[i];
+        }
+        if (!routed && rel(sum, g, n) >= 1e-4)
+            fprintf(stderr, "tensor %d: %g\n", t, rel(sum, g, n));
+        CHECK(routed || rel(sum, g, n) < 1e-4);
+        free(sum);
+    }
+    for (int q = 0; q < ep; q++)
+        whole_free(&rk[q]);
+    whole_free(&ref);
+    sc_transport_local_free(tp);
+}
+
 TEST(ep2) { group(2); }
 TEST(ep4) { group(4); }
+TEST(model_ep2) { model_group(2); }
+TEST(model_ep4) { model_group(4); }
 
 TEST(refused)
 {
@@ -186,6 +307,8 @@ int main(void)
 {
     RUN(ep2);
     RUN(ep4);
+    RUN(model_ep2);
+    RUN(model_ep4);
     RUN(refused);
     return harness_done("moe_ep");
 }
