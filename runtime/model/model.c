@@ -434,7 +434,8 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        sc_mdec_forward(dv, s, mb, out, T, b_only);
+        if (sc_mdec_forward(dv, s, mb, out, T, b_only) != SC_OK)
+            return SC_ERR_RUNTIME; /* dv->err */
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, mb, out, T);

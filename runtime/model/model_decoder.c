@@ -154,6 +154,8 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
         float *next = i + 1 < n || last ? T[md->lp * (i + 1)] : out;
         layer_fwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), next);
     }
+    if (dv->ep_failed) /* an all-to-all of expert parallelism (dv->err) */
+        return SC_ERR_RUNTIME;
     if (last) { /* the final norm and the logits, into the head's parts */
         const struct sc_backend_ops *o = dv->be->ops;
         float **Hd = T + md->lp * n;
@@ -225,7 +227,7 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
         layer_bwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), dout,
                   dst);
     }
-    return SC_OK;
+    return dv->ep_failed ? SC_ERR_RUNTIME : SC_OK; /* ep: dv->err */
 }
 
 sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)

@@ -57,6 +57,7 @@ typedef struct sc_mdev {
                           * experts got from each source rank (model_moe_ep.c) */
     struct sc_transport *ep_tp; /* ep > 1: the EP group's transport (model_moe_ep.c) */
     int ep_dev;          /* this device's number on it */
+    int ep_failed;       /* an exchange failed (dv->err says why): the pass fails */
     int nx, capturing;   /* loss captured, in order (model_graph.c) */
     char err[384];
 } sc_mdev;

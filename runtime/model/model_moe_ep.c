@@ -65,8 +65,16 @@ static sc_status exchange(sc_mdev *dv, int op, int pass, int mb, size_t row, xch
     sc_ep_hook h = {.ctx = x, .row_bytes = row, .out = x_out, .in = x_in};
     sc_ep_call c = {.op = op, .pass = pass, .stage = -1, .mb = mb, .rank = dv->ep_dev,
                     .ep = dv->md->ep};
+    if (dv->ep_failed) /* the transport failed before: the pass is failing */
+        return SC_ERR_RUNTIME;
     dv->err[0] = 0;
-    return sc_ep_exchange(&h, &c, dv->ep_tp, dv->err, sizeof dv->err);
+    sc_status st = dv->ep_tp ? sc_ep_exchange(&h, &c, dv->ep_tp, dv->err, sizeof dv->err)
+                             : SC_ERR_PROGRAM;
+    if (!dv->ep_tp)
+        snprintf(dv->err, sizeof dv->err, "ep rank %d: no transport for the EP group's "
+                 "all-to-alls", dv->md->ep_rank);
+    dv->ep_failed = st != SC_OK;
+    return st;
 }
 
 /* Rows (of w floats) between the source-major order they came in (src)

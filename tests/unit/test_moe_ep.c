@@ -301,6 +301,19 @@ TEST(refused)
     CHECK(sc_moe_ep_check(&md, &fake, err, sizeof err) == SC_ERR_ARG);
     CHECK_STR(err, "the cuda backend has no all-to-all");
     sc_backend_free(be);
+    whole w; /* a rank without its group's transport: the pass fails in one line */
+    whole_new(&w, 2, 1, NULL);
+    CHECK(w.wl.ops->forward(w.wl.ctx, 0, 0, NULL, NULL, w.parts, w.bo) == SC_ERR_RUNTIME);
+    CHECK_STR(w.wl.ops->errmsg(w.wl.ctx), "ep rank 1: no transport for the EP group's all-to-alls");
+    whole_free(&w);
+    sc_model *bad = NULL; /* a batch the group does not divide */
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 3, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 2, .ep = 2, .opt = sc_optim_defaults()};
+    CHECK(sc_model_new(&c, 1, 1, &bad, err, sizeof err) == SC_ERR_ARG && !bad);
+    CHECK_STR(err, "ep = 2: expert parallelism needs a model with experts and a batch that 2 "
+                   "divides (experts = 4, batch = 3");
 }
 
 int main(void)
