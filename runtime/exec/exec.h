@@ -215,6 +215,14 @@ typedef struct sc_exec_out {
     size_t host_end_bytes;  /* host bytes still held at the end (0 when correct) */
     double end;          /* end of the last instruction */
     sc_exec_graph *graph; /* in: run --graph (shared by the devices), or NULL */
+    /* in, a program with ep > 1 (docs/semantics.md#expert-parallelism): the
+     * transport of this device's EP group and its number there. The
+     * collectives of a group (the dense gradients' all-reduce) run on it;
+     * DISPATCH and COMBINE complete when posted: the pass before them ran
+     * the all-to-alls they stand for (its workload's, one pair per MoE
+     * layer, on the same transport). NULL: an ep program is refused. */
+    sc_transport *ep_tp;
+    int ep_dev;
     char err[384];
 } sc_exec_out;
 

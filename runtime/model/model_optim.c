@@ -218,7 +218,9 @@ static size_t layer_floats(const sc_model *md)
 
 size_t sc_model_gsum_floats(const sc_model *md)
 {
-    return (size_t)md->L * layer_floats(md) + (size_t)md->h * (size_t)md->V;
+    /* ep > 1: the embedding's after the head's (the EP group's dense sum) */
+    return (size_t)md->L * layer_floats(md) + (SC_MEP(md) > 1 ? 2 : 1) * (size_t)md->h *
+                                                  (size_t)md->V;
 }
 
 /* Copies between the buffer and the device's gradients: back = 0 into the
@@ -235,6 +237,8 @@ static void gsum_move(sc_mdev *dv, int back)
             float *slot = dv->gsum + (size_t)(l % md->L) * lf;
             for (int j = 0; j < md->np; slot += md->psz[j++]) {
                 float *g = SC_MG(md, l, j);
+                if (md->ep > 1 && md->E && j >= 7 && j <= 9)
+                    continue; /* the routed experts: each rank's own (zero in the sum) */
                 o->copy(dv->be->ctx, md->psz[j], back ? slot : g, back ? g : slot);
             }
         }
@@ -243,6 +247,11 @@ static void gsum_move(sc_mdev *dv, int back)
             o->copy(dv->be->ctx, (size_t)md->h * (size_t)md->V, back ? slot : g, back ? g : slot);
         }
     }
+    int first, rows;
+    float *ge = md->ep > 1 && dv->mv ? (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows) : NULL;
+    float *slot = dv->gsum + (size_t)md->L * lf + (size_t)md->h * (size_t)md->V;
+    if (ge) /* ep > 1: the embedding's too */
+        o->copy(dv->be->ctx, (size_t)rows * (size_t)md->h, back ? slot : ge, back ? ge : slot);
 }
 
 static sc_status gsum_buffer(sc_mdev *dv, sc_cxfer *x)
