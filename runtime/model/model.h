@@ -248,6 +248,13 @@ typedef struct sc_ep_hook {
  * devices: the EP group, this rank = device c->rank): out, the exchange,
  * in. Blocks until it completes. */
 struct sc_transport;
+/* Rank e of md's EP group (md: rank 0 of a config with cfg.ep > 1): the
+ * same config and split of the layers, its own share; and the EP group's
+ * transport of a device's workload (wl from sc_model_attach), its number
+ * there (model_moe_ep.c). */
+sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
+                               size_t errlen);
+void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, int dev);
 sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_transport *tp,
                          char *err, size_t errlen);
 

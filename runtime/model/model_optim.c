@@ -218,9 +218,11 @@ static size_t layer_floats(const sc_model *md)
 
 size_t sc_model_gsum_floats(const sc_model *md)
 {
-    /* ep > 1: the embedding's after the head's (the EP group's dense sum) */
+    /* ep > 1: the embedding's and the final norm's after the head's (the EP
+     * group's dense sum) */
     return (size_t)md->L * layer_floats(md) + (SC_MEP(md) > 1 ? 2 : 1) * (size_t)md->h *
-                                                  (size_t)md->V;
+                                                  (size_t)md->V +
+           (SC_MEP(md) > 1 && md->Gn ? (size_t)md->h : 0);
 }
 
 /* Copies between the buffer and the device's gradients: back = 0 into the
@@ -245,6 +247,10 @@ static void gsum_move(sc_mdev *dv, int back)
         if (SC_MLAST(md, s)) {
             float *slot = dv->gsum + (size_t)md->L * lf, *g = md->Gout[SC_MCOPY(md, s)];
             o->copy(dv->be->ctx, (size_t)md->h * (size_t)md->V, back ? slot : g, back ? g : slot);
+            float *gn = md->Gn ? md->Gn[SC_MCOPY(md, s)] : NULL, *ns = slot + 2 * (size_t)md->h *
+                                                                    (size_t)md->V;
+            if (md->ep > 1 && gn) /* ep > 1: the final norm's too */
+                o->copy(dv->be->ctx, (size_t)md->h, back ? ns : gn, back ? gn : ns);
         }
     }
     int first, rows;
