@@ -198,6 +198,17 @@ nomem:
     return SC_ERR_NOMEM;
 }
 
+sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
+                               size_t errlen)
+{
+    sc_model_cfg c = md->c;
+    c.batch *= md->ep;
+    c.ep_rank = e;
+    c.stage_layers = md->count; /* copied by sc_model_new */
+    c.progress = NULL;          /* rank 0 reports */
+    return sc_model_new(&c, md->S, md->m, out, err, errlen);
+}
+
 void sc_model_free(sc_model *md)
 {
     if (!md)

@@ -294,21 +294,3 @@ void sc_moe_ep_init(sc_mdev *dv, float *x, size_t n, int kind, int ll, float sca
         dv->be->ops->upload(dv->be->ctx, x + i0, dv->stage, c * sizeof(float));
     }
 }
-
-sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
-                               size_t errlen)
-{
-    sc_model_cfg c = md->c;
-    c.batch *= md->ep;
-    c.ep_rank = e;
-    c.stage_layers = md->count; /* copied by sc_model_new */
-    c.progress = NULL;          /* rank 0 reports */
-    return sc_model_new(&c, md->S, md->m, out, err, errlen);
-}
-
-void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, int dev)
-{
-    sc_mdev *dv = wl->ctx;
-    dv->ep_tp = tp;
-    dv->ep_dev = dev;
-}
