@@ -97,12 +97,36 @@ printf 'return sc.program{p = 2, m = 1, rule = "1f1b", ep = 2, costs = sc.costs(
 $SC show "$tmp/p.lua" --dump >"$tmp/d" 2>&1
 if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "sc.program{ep = 2}"; head -3 "$tmp/d" >&2; fi
 
+# 7. run: p x E devices as threads (run_ep.c), E-th of the experts and of
+# the batch's sequences each, against the single-device reference over the
+# whole batch; predicted parameter and activation bytes equal measured
+# (runjson.py); each rank's parameters hold 1/E of the experts.
+X=tests/fixtures/models/run-mixtral.json
+for r in 1f1b $(full && echo zb-h1 zb-v dualpipev); do
+  for ep in 2 $(full && [ $r = 1f1b ] && echo 4); do
+    if $SC run $r --model $X -D ep=$ep --check --json >"$tmp/ep.json" 2>"$tmp/err"; then
+      later "$tmp/ep.json" "run $r --model run-mixtral -D ep=$ep --check"
+    else bad "run $r --model run-mixtral -D ep=$ep --check"; head -3 "$tmp/err" >&2; fi
+  done
+done
+$SC run 1f1b --model $X --json >"$tmp/e1.json" 2>"$tmp/err" || bad "run 1f1b --model run-mixtral"
+# ep = 2 holds half the routed experts: 2 layers a device, each 4 experts
+# of 3 x 32 x 48 floats: half of them fewer, 4 bytes each
+if python3 -c 'import json, sys
+a, b = (json.load(open(f))["params"] for f in sys.argv[1:])
+assert all(x["params"] - y["params"] == 2 * 4 * 3 * 32 * 48 * 4 // 2 for x, y in zip(b, a)), (a, b)' \
+  "$tmp/ep.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
+
 # 6. Errors: one line, exit 3.
 expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
 expect 3 "ep = 2 is not combined with post-validation yet" -- \
   $SC sim 1f1b -D p=2 -D m=2 -D ep=2 -D optim_sync=post-validation --model $M -D seq=64
-expect 3 "run: ep = 2 needs 2 x 2 devices" -- $SC run 1f1b -D p=2 -D m=2 -D ep=2
+expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that 2 divides (experts = 0" -- \
+  $SC run 1f1b -D p=2 -D m=2 -D ep=2
+expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that 2 divides (experts = 4, batch = 3" -- \
+  $SC run 1f1b --model $X -D batch=3 -D ep=2
 expect 2 "parameter 'ep': expected a number, got 'x'" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=x
 
+verdicts
 echo "moe: $pass passed, $fail failed"
 [ "$fail" = 0 ]
