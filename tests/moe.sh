@@ -100,22 +100,24 @@ if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "sc.program{ep = 2}
 # 7. run: p x E devices as threads (run_ep.c), E-th of the experts and of
 # the batch's sequences each, against the single-device reference over the
 # whole batch; predicted parameter and activation bytes equal measured
-# (runjson.py); each rank's parameters hold 1/E of the experts.
+# (runjson.py); each rank's parameters hold 1/E of the experts. batch 4:
+# ep = 4 takes one sequence a rank.
 X=tests/fixtures/models/run-mixtral.json
 for r in 1f1b $(full && echo zb-h1 zb-v dualpipev); do
   for ep in 2 $(full && [ $r = 1f1b ] && echo 4); do
-    if $SC run $r --model $X -D ep=$ep --check --json >"$tmp/ep.json" 2>"$tmp/err"; then
+    if $SC run $r --model $X -D ep=$ep -D batch=4 --check --json >"$tmp/ep.json" 2>"$tmp/err"; then
       later "$tmp/ep.json" "run $r --model run-mixtral -D ep=$ep --check"
+      cp "$tmp/ep.json" "$tmp/$r.$ep.json"
     else bad "run $r --model run-mixtral -D ep=$ep --check"; head -3 "$tmp/err" >&2; fi
   done
 done
-$SC run 1f1b --model $X --json >"$tmp/e1.json" 2>"$tmp/err" || bad "run 1f1b --model run-mixtral"
+$SC run 1f1b --model $X -D batch=4 --json >"$tmp/e1.json" 2>"$tmp/err" || bad "run 1f1b --model run-mixtral"
 # ep = 2 holds half the routed experts: 2 layers a device, each 4 experts
 # of 3 x 32 x 48 floats: half of them fewer, 4 bytes each
 if python3 -c 'import json, sys
 a, b = (json.load(open(f))["params"] for f in sys.argv[1:])
 assert all(x["params"] - y["params"] == 2 * 4 * 3 * 32 * 48 * 4 // 2 for x, y in zip(b, a)), (a, b)' \
-  "$tmp/ep.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
+  "$tmp/1f1b.2.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
 
 # 6. Errors: one line, exit 3.
 expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
