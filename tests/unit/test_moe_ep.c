@@ -78,7 +78,8 @@ static void lay_init(lay *t, int ep, int q, sc_backend *be)
     }
     t->bo = calloc(sc_moe_bonly_floats(md, 0), sizeof(float));
     t->next = calloc((size_t)t->rows * H, sizeof(float));
-    t->dv.md = md, t->dv.be = be, t->dv.moe_count = t->cnt, t->dv.ep_dev = q;
+    sc_mdev *dv = &t->dv;
+    dv->md = md, dv->be = be, dv->moe_count = t->cnt, dv->ep_dev = q;
 }
 
 static void lay_free(lay *t)
@@ -167,7 +168,7 @@ static void group(int ep)
  * of the ranks' losses and dense gradients is the reference's, and each
  * expert's gradients are the reference's on the rank holding it. */
 typedef struct whole {
-    sc_model *md;
+    sc_model *mo;
     sc_backend *be;
     sc_workload wl;
     void **parts, *bo;
@@ -185,17 +186,17 @@ static void whole_new(whole *w, int ep, int q, sc_transport *tp)
                       .ep_rank = q, .opt = sc_optim_defaults()};
     int dev0 = 0;
     memset(w, 0, sizeof *w);
-    CHECK(sc_model_new(&c, 1, 1, &w->md, err, sizeof err) == SC_OK);
+    CHECK(sc_model_new(&c, 1, 1, &w->mo, err, sizeof err) == SC_OK);
     CHECK(sc_backend_cpu_open(0, &w->be, err, sizeof err) == SC_OK);
-    CHECK(sc_model_attach(w->md, 0, w->be, &dev0, &w->wl, err, sizeof err) == SC_OK);
-    w->md->devs[0]->ep_tp = tp, w->md->devs[0]->ep_dev = q;
-    w->np = sc_model_record_parts(w->md, 0, 0, NULL, 0);
+    CHECK(sc_model_attach(w->mo, 0, w->be, &dev0, &w->wl, err, sizeof err) == SC_OK);
+    w->mo->devs[0]->ep_tp = tp, w->mo->devs[0]->ep_dev = q;
+    w->np = sc_model_record_parts(w->mo, 0, 0, NULL, 0);
     size_t *pb = calloc((size_t)w->np, sizeof *pb);
     w->parts = calloc((size_t)w->np, sizeof *w->parts);
-    sc_model_record_parts(w->md, 0, 0, pb, w->np);
+    sc_model_record_parts(w->mo, 0, 0, pb, w->np);
     for (int i = 0; i < w->np; i++)
         w->parts[i] = calloc(1, pb[i]);
-    w->bo = calloc(1, sc_model_record_bonly_bytes(w->md, 0, 0));
+    w->bo = calloc(1, sc_model_record_bonly_bytes(w->mo, 0, 0));
     free(pb);
 }
 
@@ -217,10 +218,10 @@ static void *whole_run(void *arg)
 static float *grad(whole *w, int t, size_t *n)
 {
     int s, first, rows;
-    if (t < sc_model_layer_tensors(w->md))
-        return sc_model_tensor_at(w->md, t, 0, n, &s);
-    float *g = (float *)sc_mvocab_emb(w->md->devs[0]->mv, 0, &first, &rows);
-    *n = (size_t)rows * (size_t)w->md->h;
+    if (t < sc_model_layer_tensors(w->mo))
+        return sc_model_tensor_at(w->mo, t, 0, n, &s);
+    float *g = (float *)sc_mvocab_emb(w->mo->devs[0]->mv, 0, &first, &rows);
+    *n = (size_t)rows * (size_t)w->mo->h;
     return g;
 }
 
@@ -230,7 +231,7 @@ static void whole_free(whole *w)
         free(w->parts[i]);
     free(w->parts);
     free(w->bo);
-    sc_model_free(w->md);
+    sc_model_free(w->mo);
     sc_backend_free(w->be);
 }
 
@@ -252,15 +253,15 @@ static void model_group(int ep)
     double loss = 0;
     for (int q = 0; q < ep; q++) {
         CHECK(rk[q].st == SC_OK);
-        CHECK(rk[q].md->R * ep == ref.md->R);
-        loss += rk[q].md->loss[0] / rk[q].md->Rsum;
+        CHECK(rk[q].mo->R * ep == ref.mo->R);
+        loss += rk[q].mo->loss[0] / rk[q].mo->Rsum;
     }
-    CHECK_NEAR(loss, ref.md->loss[0] / ref.md->Rsum, 1e-5);
-    int nt = sc_model_tensors(ref.md), np = ref.md->np;
+    CHECK_NEAR(loss, ref.mo->loss[0] / ref.mo->Rsum, 1e-5);
+    int nt = sc_model_tensors(ref.mo), np = ref.mo->np;
     for (int t = 0; t < nt; t++) {
         size_t n, nq;
         const float *g = grad(&ref, t, &n);
-        int routed = t < np * ref.md->L && t % np >= 7 && t % np <= 9;
+        int routed = t < np * ref.mo->L && t % np >= 7 && t % np <= 9;
         float *sum = calloc(n, sizeof(float));
         for (int q = 0; q < ep; q++) {
             const float *gq = grad(&rk[q], t, &nq);
