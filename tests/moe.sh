@@ -119,6 +119,15 @@ a, b = (json.load(open(f))["params"] for f in sys.argv[1:])
 assert all(x["params"] - y["params"] == 2 * 4 * 3 * 32 * 48 * 4 // 2 for x, y in zip(b, a)), (a, b)' \
   "$tmp/1f1b.2.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
 
+# run --profile of an ep program writes each stage's dispatch and combine
+# (measured inside the passes, model_moe_ep.c), and the file reads back.
+if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" >/dev/null 2>"$tmp/err" &&
+   python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert all(len(j[k]) == 4 and min(j[k]) > 0 for k in ("dispatch", "combine")), j' "$tmp/ep-costs.json" &&
+   $SC sim 1f1b --model $X -D seq=16 -D ep=2 -D costs="$tmp/ep-costs.json" >/dev/null 2>"$tmp/err"
+then ok; else bad "run --profile -D ep=2: dispatch, combine"; head -3 "$tmp/err" >&2; fi
+
 # 6. Errors: one line, exit 3.
 expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
 expect 3 "ep = 2 is not combined with post-validation yet" -- \

@@ -133,11 +133,11 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     if (!md)
         goto nomem;
     md->c = *cfg;
-    sc_moe_ep_share(md); /* ep > 1: this rank's sequences */
     md->S = S;
     md->m = m;
     md->steps = steps;
     md->M = m * steps;
+    sc_moe_ep_share(md); /* ep > 1: this rank's sequences */
     md->L = (int)cfg->layers;
     md->C = C;
     md->Sc = S / C;
@@ -266,6 +266,7 @@ void sc_model_free(sc_model *md)
     free(md->owner);
     free(md->devs);
     free(md->loss);
+    free(md->ep_time);
     sc_backend_free(md->own_be);
     free(md);
 }

@@ -255,6 +255,11 @@ struct sc_transport;
 sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
                                size_t errlen);
 void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, int dev);
+/* ep > 1: stage s's measured all-to-alls of one pass (seconds, the mean
+ * over its F, B and BW passes; the stage's MoE layers summed): its
+ * dispatch exchanges (counts, then rows) and its combine's; 0 when not
+ * measured. */
+void sc_model_ep_times(const sc_model *md, int s, double *dispatch, double *combine);
 sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_transport *tp,
                          char *err, size_t errlen);
 

@@ -83,6 +83,8 @@ struct sc_model {
     float theta, eps;    /* decoder: rope_theta, rms_norm_eps */
     int E, K, Ie, Is;    /* MoE (E > 0): experts, experts per token, an expert's width, the
                           * shared experts' width (0: none); model_moe.c */
+    double *ep_time;     /* ep > 1: [L][3] each layer's seconds in its dispatch and combine
+                          * exchanges, and its passes with them (model_moe_ep.c), or NULL */
     int ep, ep_rank;     /* expert parallelism (ep > 1; model_moe_ep.c): the EP group's size
                           * and this model's rank in it: it holds the E / ep routed experts
                           * from ep_rank E / ep; 0 or 1: none */

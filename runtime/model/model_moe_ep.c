@@ -25,7 +25,9 @@
 #include "transport/transport.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
@@ -150,6 +152,55 @@ static sc_status move_rows(sc_mdev *dv, int op, int pass, int mb, const int *cnt
     return st;
 }
 
+/* Monotonic seconds. */
+static double ep_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* md->ep_time: per layer and kind (0 dispatch, 1 combine) a count, then
+ * one time per pass: 2 M passes (F and B or BW of each microbatch). */
+static size_t ep_slots(const sc_model *md)
+{
+    return 2 * (size_t)md->m * (size_t)(md->c.steps > 1 ? md->c.steps : 1) + 1;
+}
+
+/* Layer l's exchanges of kind k took the seconds since t0. */
+static void ep_note(const sc_model *md, int l, int k, double t0)
+{
+    if (!md->ep_time)
+        return;
+    double *t = md->ep_time + ((size_t)l * 2 + (size_t)k) * ep_slots(md);
+    if (t[0] + 1 < (double)ep_slots(md))
+        t[1 + (size_t)t[0]++] = ep_clock() - t0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over stage s's passes of its layers' kind-k exchanges. */
+static double ep_median(const sc_model *md, int s, int k)
+{
+    size_t w = ep_slots(md), n = (size_t)md->ep_time[(size_t)md->first[s] * 2 * w + (size_t)k * w];
+    double *v = calloc(n + 1, sizeof(double)), m = 0;
+    for (int l = md->first[s]; v && l < md->first[s] + md->count[s]; l++) {
+        const double *t = md->ep_time + ((size_t)l * 2 + (size_t)k) * w;
+        for (size_t i = 0; i < n && i < (size_t)t[0]; i++)
+            v[i] += t[1 + i];
+    }
+    if (v && n) {
+        qsort(v, n, sizeof *v, cmp_d);
+        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    free(v);
+    return m;
+}
+
 sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r)
 {
     const sc_model *md = dv->md;
@@ -159,6 +210,7 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
     size_t ones[SC_MEP_MAX], got[SC_MEP_MAX];
     for (int q = 0; q < md->ep; q++)
         ones[q] = 1;
+    double t0 = ep_clock();
     /* the counts: El ints to each rank, destination-major as cnt is */
     xch xc = {.send = r->cnt, .nsend = ones, .recv = r->cin, .cap = (size_t)md->ep,
               .nrecv = got};
@@ -167,6 +219,7 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
         st = move_rows(dv, SC_OP_DISPATCH, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 1);
     if (st)
         return st;
+    ep_note(md, l, 0, t0);
     float *xg = L[P_LAYER]; /* model_moe.c's M_XG: kept, expert-major */
     reorder(md, r->cin, (size_t)h, r->sb, xg, 1);
     int tot[SC_MOE_MAXE];
@@ -183,7 +236,10 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
         o->gemm(bc, 0, 0, n, h, Ie, 1.0f, a, PW(l, 9) + j * w, 0.0f, r->ye + off * h);
     }
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
-    return move_rows(dv, SC_OP_COMBINE, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 0);
+    t0 = ep_clock();
+    st = move_rows(dv, SC_OP_COMBINE, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 0);
+    ep_note(md, l, 1, t0);
+    return st;
 }
 
 sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r)
@@ -192,9 +248,11 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     int h = md->h, Ie = md->Ie, El = md->E / md->ep;
+    double t0 = ep_clock();
     sc_status st = move_rows(dv, SC_OP_DISPATCH, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 1);
     if (st)
         return st;
+    ep_note(md, l, 0, t0);
     float *dyg = L[P_LAYER + 1]; /* model_moe.c's M_DYG: kept, expert-major */
     reorder(md, r->cin, (size_t)h, r->sb, dyg, 1);
     int tot[SC_MOE_MAXE];
@@ -211,7 +269,10 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
         o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dup, PW(l, 8) + j * w, 1.0f, dx);
     }
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
-    return move_rows(dv, SC_OP_COMBINE, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 0);
+    t0 = ep_clock();
+    st = move_rows(dv, SC_OP_COMBINE, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 0);
+    ep_note(md, l, 1, t0);
+    return st;
 }
 
 void sc_moe_ep_weight(sc_mdev *dv, int l, float **L, const int *cin)
@@ -277,6 +338,14 @@ void sc_moe_ep_share(sc_model *md)
     md->ep = md->c.ep > 1 ? md->c.ep : 1;
     md->ep_rank = md->ep > 1 ? md->c.ep_rank : 0;
     md->c.batch /= md->ep;
+    if (md->ep > 1) /* NULL: not timed */
+        md->ep_time = calloc(2 * (size_t)md->c.layers * (size_t)ep_slots(md), sizeof(double));
+}
+
+void sc_model_ep_times(const sc_model *md, int s, double *dispatch, double *combine)
+{
+    *dispatch = md->ep_time ? ep_median(md, s, 0) : 0;
+    *combine = md->ep_time ? ep_median(md, s, 1) : 0;
 }
 
 void sc_moe_ep_init(sc_mdev *dv, float *x, size_t n, int kind, int ll, float scale)

@@ -131,6 +131,26 @@ static void fit_colls(sc_costs *c, samples *sm)
     c->coll_n = n;
 }
 
+/* Expert parallelism (run_ep.c): each stage's dispatch and combine of one
+ * pass, measured inside its F, B and BW passes, as the cost file's
+ * `dispatch` and `combine`; the passes' own times without them (the
+ * simulator adds them back to each pass, ir/ep.h). */
+static sc_status ep_costs(sc_costs *c, const double *a2a, int S)
+{
+    for (int k = 0; k < 2; k++)
+        if (!(c->a2a[k] = malloc((size_t)S * sizeof *c->a2a[k])))
+            return SC_ERR_NOMEM;
+    for (int s = 0; s < S; s++) {
+        double t = a2a[s] + a2a[S + s];
+        for (int k = 0; k < 2; k++)
+            c->a2a[k][s] = (sc_stat){a2a[k * S + s], 0, 1};
+        for (int k = 0; k < SC_COST_KINDS; k++)
+            if (k == SC_COST_F || k == SC_COST_B || k == SC_COST_BW)
+                c->kind[k][s].median = fmax(0, c->kind[k][s].median - t);
+    }
+    return SC_OK;
+}
+
 static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const sc_model *md)
 {
     int P = sm->P, S = sm->S;
@@ -165,6 +185,8 @@ static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const
         for (int d = 0; d < P; d++)
             c->vocab[k][d] = sc_stat_of(sm->vocab[k][d].v, sm->vocab[k][d].n);
     fit_colls(c, sm);
+    if (pf->run && pf->run->ep_a2a && ep_costs(c, pf->run->ep_a2a, S) != SC_OK)
+        return SC_ERR_NOMEM;
     int nx = 0, nh = 0;
     for (int i = 0; i < sm->nsz; i++)
         if (sm->sz[i].to_host != SC_SAMPLES_COLL)

@@ -63,6 +63,7 @@ void sc_run_result_free(sc_run_result *r)
     free(r->step_loss);
     free(r->step_info);
     free(r->rollbacks);
+    free(r->ep_a2a);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     sc_free(r->pass_cpu_s);

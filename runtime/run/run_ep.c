@@ -72,6 +72,10 @@ static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *r
         r->grad_bytes[d] = sc_model_allocated_grad_bytes(mds[0], d);
     }
     sc_run_collect(mds[0], ref, r);
+    free(r->ep_a2a);
+    if ((r->ep_a2a = malloc(2 * (size_t)r->S * sizeof(double))) != NULL)
+        for (int s = 0; s < r->S; s++)
+            sc_model_ep_times(mds[0], s, &r->ep_a2a[s], &r->ep_a2a[r->S + s]);
     for (int k = 0; k < r->steps; k++)
         for (int e = 1; e < E; e++)
             r->step_loss[k] += sc_model_step_loss(mds[e], k);
