@@ -220,8 +220,12 @@ typedef struct sc_exec_out {
      * collectives of a group (the dense gradients' all-reduce) run on it;
      * DISPATCH and COMBINE complete when posted: the pass before them ran
      * the all-to-alls they stand for (its workload's, one pair per MoE
-     * layer, on the same transport). NULL: an ep program is refused. */
-    sc_transport *ep_tp;
+     * layer, on the same transport). NULL: an ep program is refused.
+     * ep_lane_tp: a second transport of the same group for the passes an
+     * overlapped pair runs on the lane (its backward halves: every rank
+     * runs the same pairs, so each transport sees the same all-to-alls in
+     * the same order on every rank); NULL: pairs run in turn. */
+    sc_transport *ep_tp, *ep_lane_tp;
     int ep_dev;
     char err[384];
 } sc_exec_out;

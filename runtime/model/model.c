@@ -596,6 +596,7 @@ static void *w_lane(void *ctx, sc_backend *be)
     }
     *ln = *dv;
     ln->be = be;
+    ln->ep_tp = dv->ep_lane_tp; /* ep > 1: the lane's all-to-alls on their own transport */
     ln->err[0] = 0;
     ln->targets = malloc((size_t)dv->md->Rmax * sizeof(int32_t));
     ln->stage = malloc(CHUNK * sizeof(float));

@@ -250,11 +250,12 @@ typedef struct sc_ep_hook {
 struct sc_transport;
 /* Rank e of md's EP group (md: rank 0 of a config with cfg.ep > 1): the
  * same config and split of the layers, its own share; and the EP group's
- * transport of a device's workload (wl from sc_model_attach), its number
- * there (model_moe_ep.c). */
+ * transports of a device's workload (wl from sc_model_attach; lane_tp:
+ * the one its pairs' lane uses, or NULL), its number there. */
 sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
                                size_t errlen);
-void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, int dev);
+void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, struct sc_transport *lane_tp,
+                     int dev);
 /* ep > 1: stage s's measured all-to-alls of one pass (seconds, the mean
  * over its F, B and BW passes; the stage's MoE layers summed): its
  * dispatch exchanges (counts, then rows) and its combine's; 0 when not

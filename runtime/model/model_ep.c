@@ -46,9 +46,11 @@ sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_tra
     return st;
 }
 
-void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, int dev)
+void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, struct sc_transport *lane_tp,
+                     int dev)
 {
     sc_mdev *dv = wl->ctx;
     dv->ep_tp = tp;
+    dv->ep_lane_tp = lane_tp;
     dv->ep_dev = dev;
 }

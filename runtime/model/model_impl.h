@@ -56,6 +56,7 @@ typedef struct sc_mdev {
                           * with ep > 1 a second [M][C L][E] after it: the rows this rank's
                           * experts got from each source rank (model_moe_ep.c) */
     struct sc_transport *ep_tp; /* ep > 1: the EP group's transport (model_moe_ep.c) */
+    struct sc_transport *ep_lane_tp; /* its second, for a pair's lane (w_lane), or NULL */
     int ep_dev;          /* this device's number on it */
     int ep_failed;       /* an exchange failed (dv->err says why): the pass fails */
     int nx, capturing;   /* loss captured, in order (model_graph.c) */

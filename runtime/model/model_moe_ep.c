@@ -167,10 +167,12 @@ static size_t ep_slots(const sc_model *md)
     return 2 * (size_t)md->m * (size_t)(md->c.steps > 1 ? md->c.steps : 1) + 1;
 }
 
-/* Layer l's exchanges of kind k took the seconds since t0. */
-static void ep_note(const sc_model *md, int l, int k, double t0)
+/* Layer l's exchanges of kind k took the seconds since t0 (a lane's are
+ * not noted: its passes run beside the device's, on the lane transport). */
+static void ep_note(const sc_mdev *dv, int l, int k, double t0)
 {
-    if (!md->ep_time)
+    const sc_model *md = dv->md;
+    if (!md->ep_time || dv->ep_tp == dv->ep_lane_tp)
         return;
     double *t = md->ep_time + ((size_t)l * 2 + (size_t)k) * ep_slots(md);
     if (t[0] + 1 < (double)ep_slots(md))
@@ -219,7 +221,7 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
         st = move_rows(dv, SC_OP_DISPATCH, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 1);
     if (st)
         return st;
-    ep_note(md, l, 0, t0);
+    ep_note(dv, l, 0, t0);
     float *xg = L[P_LAYER]; /* model_moe.c's M_XG: kept, expert-major */
     reorder(md, r->cin, (size_t)h, r->sb, xg, 1);
     int tot[SC_MOE_MAXE];
@@ -238,7 +240,7 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 0);
-    ep_note(md, l, 1, t0);
+    ep_note(dv, l, 1, t0);
     return st;
 }
 
@@ -252,7 +254,7 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
     sc_status st = move_rows(dv, SC_OP_DISPATCH, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 1);
     if (st)
         return st;
-    ep_note(md, l, 0, t0);
+    ep_note(dv, l, 0, t0);
     float *dyg = L[P_LAYER + 1]; /* model_moe.c's M_DYG: kept, expert-major */
     reorder(md, r->cin, (size_t)h, r->sb, dyg, 1);
     int tot[SC_MOE_MAXE];
@@ -271,7 +273,7 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 0);
-    ep_note(md, l, 1, t0);
+    ep_note(dv, l, 1, t0);
     return st;
 }
 

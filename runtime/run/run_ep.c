@@ -8,7 +8,8 @@
  * rank e runs the program's p streams on its own transport (the pipeline
  * of that share), and the E ranks of device d share the transport of their
  * EP group, where the MoE layers' all-to-alls (inside the passes) and the
- * dense gradients' all-reduce (the program's group collective) run. The
+ * dense gradients' all-reduce (the program's group collective) run, and a
+ * second one for the passes an overlapped pair runs on its lane. The
  * step's loss is the sum of the ranks' shares (each a mean over the whole
  * batch's rows); each rank's dense gradients, summed over the group, and
  * its experts' are compared with the single-device reference's.
@@ -131,8 +132,8 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
  * EP group's, its model's workload, where its times go. */
 static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
                            sc_run_result *r, int i, sc_model *md, sc_transport *pipe,
-                           sc_transport *group, const int *stage_dev, double *times, eprun *x,
-                           char *err, size_t errlen)
+                           sc_transport *const *group, const int *stage_dev, double *times,
+                           eprun *x, char *err, size_t errlen)
 {
     int E = sc_prog_ep(pg), d = i / E, e = i % E;
     *x = (eprun){.pg = pg, .d = d, .tp = pipe};
@@ -141,12 +142,13 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_dev
         st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
     if (st)
         return st;
-    sc_model_set_ep(&x->wl, group, e);
+    sc_model_set_ep(&x->wl, group[0], group[1], e);
     size_t n = r->measured->offset[d + 1] - r->measured->offset[d];
     x->out.t0 = e ? times : r->measured->t0 + r->measured->offset[d];
     x->out.t1 = e ? times + n : r->measured->t1 + r->measured->offset[d];
     x->out.timeout_s = o->timeout_s;
-    x->out.ep_tp = group;
+    x->out.ep_tp = group[0];
+    x->out.ep_lane_tp = group[1];
     x->out.ep_dev = e;
     return SC_OK;
 }
@@ -162,7 +164,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         if (r->measured->offset[d + 1] - r->measured->offset[d] > most)
             most = r->measured->offset[d + 1] - r->measured->offset[d];
     sc_model **mds = calloc((size_t)E, sizeof *mds);
-    sc_transport **tp = calloc((size_t)(E + P), sizeof *tp);
+    sc_transport **tp = calloc((size_t)(E + 2 * P), sizeof *tp);
     eprun *dr = calloc((size_t)N, sizeof *dr);
     int *stage_dev = malloc((size_t)S * sizeof(int));
     double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
@@ -176,11 +178,11 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         goto done;
     for (int s = 0; s < S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
-    for (int j = 0; j < E + P && !st; j++) /* E pipelines of P, P groups of E */
+    for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
         if ((st = sc_transport_local_new(j < E ? P : E, max_tag, o->timeout_s, &tp[j])) != SC_OK)
             snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
     for (int i = 0; i < N && !st; i++)
-        st = ep_device(pg, o, k, r, i, mds[i % E], tp[i % E], tp[E + i / E], stage_dev,
+        st = ep_device(pg, o, k, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
                        times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
     if (!st)
         st = ep_start(dr, N, err, errlen);
@@ -191,7 +193,7 @@ done:
         sc_model_free(mds[e]);
     if (!mds)
         sc_model_free(md);
-    for (int j = 0; tp && j < E + P; j++)
+    for (int j = 0; tp && j < E + 2 * P; j++)
         if (tp[j])
             sc_transport_local_free(tp[j]);
     for (int i = 0; dr && i < N; i++)
