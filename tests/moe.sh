@@ -119,6 +119,13 @@ a, b = (json.load(open(f))["params"] for f in sys.argv[1:])
 assert all(x["params"] - y["params"] == 2 * 4 * 3 * 32 * 48 * 4 // 2 for x, y in zip(b, a)), (a, b)' \
   "$tmp/1f1b.2.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
 
+# an injected all-to-all latency changes no bit (full: a real sleep)
+if full; then
+  if STAGECRAFT_A2A_LATENCY_US=200 $SC run dualpipev --model $X -D ep=2 --check --json >"$tmp/lat.json" 2>"$tmp/err"
+  then later "$tmp/lat.json" "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US=200 --check"
+  else bad "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US"; head -3 "$tmp/err" >&2; fi
+fi
+
 # run --profile of an ep program writes each stage's dispatch and combine
 # (measured inside the passes, model_moe_ep.c), and the file reads back.
 if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" >/dev/null 2>"$tmp/err" &&
