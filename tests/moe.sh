@@ -126,6 +126,14 @@ if full; then
   else bad "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US"; head -3 "$tmp/err" >&2; fi
 fi
 
+# MPI ranks: refused in one line (exit 3), when mpirun runs here (full)
+if full && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  timeout 60 mpirun -np 2 $SC run 1f1b -D p=2 --model $X -D ep=2 >/dev/null 2>"$tmp/err"
+  if grep -q "run: ep > 1 runs its p x E devices as threads on --backend cpu for now (not MPI ranks" "$tmp/err"
+  then ok; else bad "mpirun -D ep=2: one line"; head -3 "$tmp/err" >&2; fi
+fi
+
 # run --profile of an ep program writes each stage's dispatch and combine
 # (measured inside the passes, model_moe_ep.c), and the file reads back.
 if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" >/dev/null 2>"$tmp/err" &&
