@@ -32,6 +32,12 @@ static sc_status variant(const sc_prog *pg, int split, sc_prog **out, char *err,
         st = sc_prog_set_placement(v, SC_PLACE_TABLE, table);
     if (!st) /* the vocabulary passes are copied as they are */
         st = sc_prog_set_vocab(v, sc_prog_vocab(pg));
+    if (!st && sc_prog_ep(pg) > 1) /* expert parallelism, as pg's (ir/ep.h) */
+        st = sc_prog_set_ep(v, sc_prog_ep(pg));
+    for (int s = 0; s < S && !st && sc_prog_ep(pg) > 1; s++)
+        st = sc_prog_set_ep_bytes(v, s, sc_prog_ep_bytes(pg, s));
+    for (int d = 0; d < P && !st && sc_prog_ep(pg) > 1; d++)
+        st = sc_prog_set_ep_dense(v, d, sc_prog_ep_dense(pg, d));
     for (int d = 0; d < P && !st; d++) {
         size_t n;
         const sc_instr *in = sc_prog_order(pg, d, &n);
@@ -247,6 +253,9 @@ static sc_status cost_program(sc_profile *pf, const sc_prog *pg)
     }
     if (!st)
         st = sc_prog_set_comm(cp, c->comm.median);
+    /* ep > 1: each pass's all-to-alls on the compute stream (ir/ep.h, pair.h) */
+    for (int s = 0; s < S && !st && c->a2a[0] && c->a2a[1]; s++)
+        st = sc_prog_set_cost_a2a(cp, s, c->a2a[0][s].median + c->a2a[1][s].median);
     if (!st && c->coll_n > 0)
         st = sc_prog_set_coll_cost(cp, c->coll_lat,
                                    c->coll_per_byte > 0 ? 1 / c->coll_per_byte : INFINITY);
