@@ -44,9 +44,9 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, const sc_exec_out *xo, sc_trans
     *out = NULL;
     int ep = sc_prog_ep(pg);
     if (ep > 1 && !xo->ep_tp) { /* p x E devices (ir/ep.h), started by run's ep runner */
-        snprintf(err, errlen, "run: ep = %d needs %d x %d devices, one per EP rank; run does not "
-                 "start them yet (docs/semantics.md#expert-parallelism)", sc_prog_ep(pg),
-                 sc_prog_devices(pg), sc_prog_ep(pg));
+        snprintf(err, errlen, "d%d: ep = %d needs %d x %d devices, one per EP rank, and its EP "
+                 "group's transport (sc_exec_out.ep_tp; docs/semantics.md#expert-parallelism)",
+                 d, sc_prog_ep(pg), sc_prog_devices(pg), sc_prog_ep(pg));
         return SC_ERR_ARG;
     }
     size_t n;
