@@ -97,12 +97,62 @@ printf 'return sc.program{p = 2, m = 1, rule = "1f1b", ep = 2, costs = sc.costs(
 $SC show "$tmp/p.lua" --dump >"$tmp/d" 2>&1
 if [ "$(grep -c DISPATCH "$tmp/d")" = 2 ]; then ok; else bad "sc.program{ep = 2}"; head -3 "$tmp/d" >&2; fi
 
+# 7. run: p x E devices as threads (run_ep.c), E-th of the experts and of
+# the batch's sequences each, against the single-device reference over the
+# whole batch; predicted parameter and activation bytes equal measured
+# (runjson.py); each rank's parameters hold 1/E of the experts. batch 4:
+# ep = 4 takes one sequence a rank.
+X=tests/fixtures/models/run-mixtral.json
+for r in 1f1b $(full && echo zb-h1 zb-v dualpipev); do
+  for ep in 2 $(full && [ $r = 1f1b ] && echo 4); do
+    if $SC run $r --model $X -D ep=$ep -D batch=4 --check --json >"$tmp/ep.json" 2>"$tmp/err"; then
+      later "$tmp/ep.json" "run $r --model run-mixtral -D ep=$ep --check"
+      cp "$tmp/ep.json" "$tmp/$r.$ep.json"
+    else bad "run $r --model run-mixtral -D ep=$ep --check"; head -3 "$tmp/err" >&2; fi
+  done
+done
+$SC run 1f1b --model $X -D batch=4 --json >"$tmp/e1.json" 2>"$tmp/err" || bad "run 1f1b --model run-mixtral"
+# ep = 2 holds half the routed experts: 2 layers a device, each 4 experts
+# of 3 x 32 x 48 floats: half of them fewer, 4 bytes each
+if python3 -c 'import json, sys
+a, b = (json.load(open(f))["params"] for f in sys.argv[1:])
+assert all(x["params"] - y["params"] == 2 * 4 * 3 * 32 * 48 * 4 // 2 for x, y in zip(b, a)), (a, b)' \
+  "$tmp/1f1b.2.json" "$tmp/e1.json" 2>"$tmp/err"; then ok; else bad "ep = 2: half the experts' bytes"; cat "$tmp/err" >&2; fi
+
+# an injected all-to-all latency changes no bit (full: a real sleep)
+if full; then
+  if STAGECRAFT_A2A_LATENCY_US=200 $SC run dualpipev --model $X -D ep=2 --check --json >"$tmp/lat.json" 2>"$tmp/err"
+  then later "$tmp/lat.json" "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US=200 --check"
+  else bad "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US"; head -3 "$tmp/err" >&2; fi
+fi
+
+# MPI ranks: refused in one line (exit 3), when mpirun runs here (full)
+if full && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+  timeout 60 mpirun -np 2 $SC run 1f1b -D p=2 --model $X -D ep=2 >/dev/null 2>"$tmp/err"
+  if grep -q "run: ep > 1 runs its p x E devices as threads on --backend cpu for now (not MPI ranks" "$tmp/err"
+  then ok; else bad "mpirun -D ep=2: one line"; head -3 "$tmp/err" >&2; fi
+fi
+
+# run --profile of an ep program writes each stage's dispatch and combine
+# (measured inside the passes, model_moe_ep.c), and the file reads back.
+if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" >/dev/null 2>"$tmp/err" &&
+   python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert all(len(j[k]) == 4 and min(j[k]) > 0 for k in ("dispatch", "combine")), j' "$tmp/ep-costs.json" &&
+   $SC sim 1f1b --model $X -D seq=16 -D ep=2 -D costs="$tmp/ep-costs.json" >/dev/null 2>"$tmp/err"
+then ok; else bad "run --profile -D ep=2: dispatch, combine"; head -3 "$tmp/err" >&2; fi
+
 # 6. Errors: one line, exit 3.
 expect 3 "ep = 0 is out of range (1..256)" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=0
 expect 3 "ep = 2 is not combined with post-validation yet" -- \
   $SC sim 1f1b -D p=2 -D m=2 -D ep=2 -D optim_sync=post-validation --model $M -D seq=64
-expect 3 "run: ep = 2 needs 2 x 2 devices" -- $SC run 1f1b -D p=2 -D m=2 -D ep=2
+expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that 2 divides (experts = 0" -- \
+  $SC run 1f1b -D p=2 -D m=2 -D ep=2
+expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that 2 divides (experts = 4, batch = 3" -- \
+  $SC run 1f1b --model $X -D batch=3 -D ep=2
 expect 2 "parameter 'ep': expected a number, got 'x'" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=x
 
+verdicts
 echo "moe: $pass passed, $fail failed"
 [ "$fail" = 0 ]

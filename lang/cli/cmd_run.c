@@ -139,8 +139,13 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
                        const char *profile)
 {
     printf("recipe        %s\n", recipe);
-    printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
-           r->mpi ? "MPI ranks" : "threads", r->S, r->m);
+    if (sc_prog_ep(pg) > 1) /* docs/semantics.md#expert-parallelism: p x E */
+        printf("devices       %d x %d (threads, ep = %d: EP rank e of device d is d x %d + e), "
+               "%d stages, %d microbatches\n", r->P, sc_prog_ep(pg), sc_prog_ep(pg),
+               sc_prog_ep(pg), r->S, r->m);
+    else
+        printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
+               r->mpi ? "MPI ranks" : "threads", r->S, r->m);
     if (r->gpus)
         printf("backend       %s on %d GPU%s (%s), transport %s%s%s%s\n", o->backend, r->gpus,
                r->gpus > 1 ? "s" : "", r->gpu_name, r->transport,

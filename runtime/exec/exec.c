@@ -435,7 +435,7 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
         (st = sc_ex_layouts(&e)) != SC_OK) {
         st = sc_ex_failf(&e, SC_ERR_NOMEM, "out of memory on d%d: executor tables", d);
     } else if ((st = sc_ex_redo_init(&e)) != SC_OK || (st = sc_ex_graph_init(&e)) != SC_OK ||
-               (st = sc_cchan_new(pg, d, be, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
+               (st = sc_cchan_new(pg, d, out, tp, &e.cwl, origin, out->t1, &e.ch, out->err,
                                   sizeof out->err)) != SC_OK) {
         /* the message is in out->err */
     } else {

@@ -215,6 +215,18 @@ typedef struct sc_exec_out {
     size_t host_end_bytes;  /* host bytes still held at the end (0 when correct) */
     double end;          /* end of the last instruction */
     sc_exec_graph *graph; /* in: run --graph (shared by the devices), or NULL */
+    /* in, a program with ep > 1 (docs/semantics.md#expert-parallelism): the
+     * transport of this device's EP group and its number there. The
+     * collectives of a group (the dense gradients' all-reduce) run on it;
+     * DISPATCH and COMBINE complete when posted: the pass before them ran
+     * the all-to-alls they stand for (its workload's, one pair per MoE
+     * layer, on the same transport). NULL: an ep program is refused.
+     * ep_lane_tp: a second transport of the same group for the passes an
+     * overlapped pair runs on the lane (its backward halves: every rank
+     * runs the same pairs, so each transport sees the same all-to-alls in
+     * the same order on every rank); NULL: pairs run in turn. */
+    sc_transport *ep_tp, *ep_lane_tp;
+    int ep_dev;
     char err[384];
 } sc_exec_out;
 

@@ -13,6 +13,10 @@ struct sc_cchan {
     const sc_prog *pg;
     int d;
     sc_transport *tp;
+    sc_transport *ep_tp; /* the EP group's (group collectives), or NULL */
+    int ep_dev;
+    sc_transport *on;   /* the running collective's transport */
+    int on_dev;         /* and the device's number there */
     const sc_workload *wl;
     double origin, *t1;
     const sc_instr *in;
@@ -27,16 +31,22 @@ struct sc_cchan {
     sc_coll cur;    /* its description */
 };
 
-sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
+/* A DISPATCH or COMBINE: the pass before it ran the all-to-alls it stands for. */
+static int is_a2a(int op)
+{
+    return op == SC_OP_DISPATCH || op == SC_OP_COMBINE;
+}
+
+sc_status sc_cchan_new(const sc_prog *pg, int d, const sc_exec_out *xo, sc_transport *tp,
                        const sc_workload *wl, double origin, double *t1, sc_cchan **out,
                        char *err, size_t errlen)
 {
-    (void)be;
     *out = NULL;
-    if (sc_prog_ep(pg) > 1) { /* p x E devices (ir/ep.h): not started by run yet */
-        snprintf(err, errlen, "run: ep = %d needs %d x %d devices, one per EP rank; run does not "
-                 "start them yet (docs/semantics.md#expert-parallelism)", sc_prog_ep(pg),
-                 sc_prog_devices(pg), sc_prog_ep(pg));
+    int ep = sc_prog_ep(pg);
+    if (ep > 1 && !xo->ep_tp) { /* p x E devices (ir/ep.h), started by run's ep runner */
+        snprintf(err, errlen, "d%d: ep = %d needs %d x %d devices, one per EP rank, and its EP "
+                 "group's transport (sc_exec_out.ep_tp; docs/semantics.md#expert-parallelism)",
+                 d, sc_prog_ep(pg), sc_prog_devices(pg), sc_prog_ep(pg));
         return SC_ERR_ARG;
     }
     size_t n;
@@ -46,7 +56,8 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
         nc += sc_op_is_coll(in[k].op);
         /* The transports run two primitives (sc_cxfer_bcast); a kind with
          * neither (an all-to-all) needs its own there first. */
-        if (sc_op_is_coll(in[k].op) && !sc_op_has(in[k].op, SC_OPF_REDUCES | SC_OPF_ROOTED)) {
+        if (sc_op_is_coll(in[k].op) && !sc_op_has(in[k].op, SC_OPF_REDUCES | SC_OPF_ROOTED) &&
+            !(ep > 1 && is_a2a(in[k].op))) {
             snprintf(err, errlen, "d%d #%zu: no transport runs %s yet", d, k,
                      sc_op_name(in[k].op));
             return SC_ERR_ARG;
@@ -89,7 +100,8 @@ sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *t
         snprintf(err, errlen, "out of memory on d%d: collective tables", d);
         return SC_ERR_NOMEM;
     }
-    *ch = (sc_cchan){.pg = pg, .d = d, .tp = tp, .wl = wl, .origin = origin, .t1 = t1, .in = in,
+    *ch = (sc_cchan){.pg = pg, .d = d, .tp = tp, .ep_tp = xo->ep_tp, .ep_dev = xo->ep_dev,
+                     .wl = wl, .origin = origin, .t1 = t1, .in = in,
                      .n = n, .need = need, .list = ch->list, .done = ch->done, .skip = ch->skip,
                      .nc = nc};
     for (size_t k = 0, j = 0; k < n; k++)
@@ -103,8 +115,8 @@ void sc_cchan_free(sc_cchan *ch)
 {
     if (!ch)
         return;
-    if (ch->running && ch->tp->ops->coll_release)
-        ch->tp->ops->coll_release(ch->tp->ctx, ch->d, ch->h);
+    if (ch->running && ch->on->ops->coll_release)
+        ch->on->ops->coll_release(ch->on->ctx, ch->on_dev, ch->h);
     free(ch->need);
     free(ch->list);
     free(ch->done);
@@ -128,19 +140,19 @@ static double now_since(const sc_cchan *ch)
 
 sc_status sc_cchan_progress(sc_cchan *ch, int *moved, char *err, size_t errlen)
 {
-    const struct sc_transport_ops *t = ch->tp->ops;
     const struct sc_workload_ops *w = ch->wl->ops;
     sc_status st;
     for (;;) {
         if (ch->running) {
+            const struct sc_transport_ops *t = ch->on->ops;
             int done = 0;
-            if ((st = t->coll_test(ch->tp->ctx, ch->d, ch->h, &done)) != SC_OK) {
-                snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->tp->ctx));
+            if ((st = t->coll_test(ch->on->ctx, ch->on_dev, ch->h, &done)) != SC_OK) {
+                snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->on->ctx));
                 return st;
             }
             if (!done)
                 return SC_OK;
-            t->coll_release(ch->tp->ctx, ch->d, ch->h);
+            t->coll_release(ch->on->ctx, ch->on_dev, ch->h);
             ch->h = NULL;
             ch->running = 0;
             size_t k = ch->list[ch->head++];
@@ -157,7 +169,9 @@ sc_status sc_cchan_progress(sc_cchan *ch, int *moved, char *err, size_t errlen)
         /* The next one starts: the workload fills its buffer now, when every
          * collective before it has completed here. */
         size_t k = ch->list[ch->head];
-        if (ch->skip[k]) { /* every device skips it: nothing to start */
+        /* every device skips it, or the pass before it ran its all-to-alls:
+         * nothing to start */
+        if (ch->skip[k] || is_a2a(ch->in[k].op)) {
             ch->done[k] = 1;
             ch->t1[k] = now_since(ch);
             ch->head++;
@@ -172,8 +186,12 @@ sc_status sc_cchan_progress(sc_cchan *ch, int *moved, char *err, size_t errlen)
             snprintf(err, errlen, "d%d: %s: %s", ch->d, name, w->errmsg(ch->wl->ctx));
             return st;
         }
-        if ((st = t->coll_start(ch->tp->ctx, ch->d, &x, &ch->h)) != SC_OK) {
-            snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->tp->ctx));
+        /* a group's (the EP group's all-reduce) on its transport */
+        ch->on = ch->cur.group && ch->ep_tp ? ch->ep_tp : ch->tp;
+        ch->on_dev = ch->on == ch->tp ? ch->d : ch->ep_dev;
+        const struct sc_transport_ops *t = ch->on->ops;
+        if ((st = t->coll_start(ch->on->ctx, ch->on_dev, &x, &ch->h)) != SC_OK) {
+            snprintf(err, errlen, "d%d: %s", ch->d, t->errmsg(ch->on->ctx));
             return st;
         }
         ch->running = 1;

@@ -20,8 +20,9 @@ typedef struct sc_cchan sc_cchan;
 
 /* The channel of device d's stream (in[0..n)), or *out = NULL when the
  * stream has no collective and no instruction reads one. t1 receives each
- * collective's completion time (seconds since origin). */
-sc_status sc_cchan_new(const sc_prog *pg, int d, sc_backend *be, sc_transport *tp,
+ * collective's completion time (seconds since origin). xo: the EP group's
+ * transport (ep_tp, ep_dev; exec.h). */
+sc_status sc_cchan_new(const sc_prog *pg, int d, const sc_exec_out *xo, sc_transport *tp,
                        const sc_workload *wl, double origin, double *t1, sc_cchan **out,
                        char *err, size_t errlen);
 /* Releases what is still started (after a failure the transport was

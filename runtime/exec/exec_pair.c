@@ -61,12 +61,17 @@ static void *lane_main(void *arg)
 }
 
 /* Opens device d's lane once; leaves e->lane NULL (halves in turn) when
- * the backend or the workload cannot, or pairs run serially by request. */
+ * the backend or the workload cannot, or pairs run serially by request,
+ * or the program has ep > 1 and no second EP transport for the lane: the
+ * passes' all-to-alls on the one EP transport would then be posted from
+ * two threads, in an order the other EP ranks need not share
+ * (docs/semantics.md#expert-parallelism). */
 static sc_status lane_open(ex *e)
 {
     const char *mode = getenv("STAGECRAFT_PAIRS");
     e->lane_tried = 1;
-    if ((mode && strcmp(mode, "serial") == 0) || !e->be->ops->lane_open || !e->wl->ops->lane)
+    if ((mode && strcmp(mode, "serial") == 0) || !e->be->ops->lane_open || !e->wl->ops->lane ||
+        (sc_prog_ep(e->pg) > 1 && !e->out->ep_lane_tp))
         return SC_OK;
     sc_lane *ln = calloc(1, sizeof *ln);
     if (!ln)

@@ -124,6 +124,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         return SC_ERR_LIMIT;
     }
     sc_status ost = sc_optim_check(&cfg->opt, err, errlen);
+    if (ost == SC_OK)
+        ost = sc_moe_ep_cfg_check(cfg, err, errlen);
     if (ost != SC_OK)
         return ost;
     int steps = cfg->steps > 1 ? cfg->steps : 1;
@@ -135,10 +137,11 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->m = m;
     md->steps = steps;
     md->M = m * steps;
+    sc_moe_ep_share(md); /* ep > 1: this rank's sequences */
     md->L = (int)cfg->layers;
     md->C = C;
     md->Sc = S / C;
-    md->R = (int)(cfg->seq * cfg->batch);
+    md->R = (int)(cfg->seq * md->c.batch);
     md->h = (int)cfg->hidden;
     md->V = (int)cfg->vocab;
     /* The decoder's first stage embeds tokens: the whole embedding at least. */
@@ -169,6 +172,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
         (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep ||
         sc_model_lengths_init(md) != SC_OK)
         goto nomem;
+    md->Rsum *= SC_MEP(md); /* the mean over the EP group's rows */
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
     long given = 0;
@@ -192,6 +196,17 @@ nomem:
     sc_model_free(md);
     snprintf(err, errlen, "out of memory creating the model");
     return SC_ERR_NOMEM;
+}
+
+sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
+                               size_t errlen)
+{
+    sc_model_cfg c = md->c;
+    c.batch *= md->ep;
+    c.ep_rank = e;
+    c.stage_layers = md->count; /* copied by sc_model_new */
+    c.progress = NULL;          /* rank 0 reports */
+    return sc_model_new(&c, md->S, md->m, out, err, errlen);
 }
 
 void sc_model_free(sc_model *md)
@@ -251,6 +266,7 @@ void sc_model_free(sc_model *md)
     free(md->owner);
     free(md->devs);
     free(md->loss);
+    free(md->ep_time);
     sc_backend_free(md->own_be);
     free(md);
 }
@@ -370,7 +386,8 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
     int R = sc_model_rows(md, mb);
     for (int r = 0; r < R; r++)
         dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                            (uint64_t)r) % (uint64_t)md->V);
+                                            (uint64_t)md->ep_rank * (uint64_t)R + (uint64_t)r) %
+                                   (uint64_t)md->V);
     float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
     sc_model_graph_note(dv, mb); /* run --graph: read after the replay */
@@ -429,7 +446,8 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        sc_mdec_forward(dv, s, mb, out, T, b_only);
+        if (sc_mdec_forward(dv, s, mb, out, T, b_only) != SC_OK)
+            return SC_ERR_RUNTIME; /* dv->err */
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, mb, out, T);
@@ -578,6 +596,7 @@ static void *w_lane(void *ctx, sc_backend *be)
     }
     *ln = *dv;
     ln->be = be;
+    ln->ep_tp = dv->ep_lane_tp; /* ep > 1: the lane's all-to-alls on their own transport */
     ln->err[0] = 0;
     ln->targets = malloc((size_t)dv->md->Rmax * sizeof(int32_t));
     ln->stage = malloc(CHUNK * sizeof(float));

@@ -101,6 +101,12 @@ typedef struct sc_model_cfg {
                           * numbers), or NULL: seq; microbatch i has batch sequences of
                           * lengths[i] tokens, rows lengths[i]·batch: its tensors, record,
                           * messages and loss rows take them (the loss: mean over all rows) */
+    int ep, ep_rank;     /* expert parallelism (docs/semantics.md#expert-parallelism; 0 or 1:
+                          * none): this model is rank ep_rank of an EP group of ep, holding
+                          * experts / ep of the routed experts (from ep_rank experts / ep)
+                          * and the batch's sequences ep_rank batch / ep ..: batch / ep of
+                          * them; its loss and gradients are its share of the whole batch's
+                          * (the mean over ep x its rows; model_moe_ep.c) */
     int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
                           * F only, no backward, no optimizer step */
     sc_optim_cfg opt;
@@ -242,6 +248,19 @@ typedef struct sc_ep_hook {
  * devices: the EP group, this rank = device c->rank): out, the exchange,
  * in. Blocks until it completes. */
 struct sc_transport;
+/* Rank e of md's EP group (md: rank 0 of a config with cfg.ep > 1): the
+ * same config and split of the layers, its own share; and the EP group's
+ * transports of a device's workload (wl from sc_model_attach; lane_tp:
+ * the one its pairs' lane uses, or NULL), its number there. */
+sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *err,
+                               size_t errlen);
+void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, struct sc_transport *lane_tp,
+                     int dev);
+/* ep > 1: stage s's measured all-to-alls of one pass (seconds, the mean
+ * over its F, B and BW passes; the stage's MoE layers summed): its
+ * dispatch exchanges (counts, then rows) and its combine's; 0 when not
+ * measured. */
+void sc_model_ep_times(const sc_model *md, int s, double *dispatch, double *combine);
 sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_transport *tp,
                          char *err, size_t errlen);
 

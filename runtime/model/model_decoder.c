@@ -36,7 +36,7 @@ static size_t part_width(const sc_model *md, int i)
         return moe[i - P_LAYER];
     }
     if (md->E && (i == P_A || i == P_DGATE || i == P_DUP)) /* R k gathered rows of Ie */
-        return (size_t)md->K * (size_t)md->Ie;
+        return (size_t)SC_MEP(md) * (size_t)md->K * (size_t)md->Ie; /* ep: what may come */
     switch (i) {
     case P_RSTD1: case P_RSTD2: return 1;
     case P_O: case P_DQ: return (size_t)md->qd;
@@ -154,6 +154,8 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
         float *next = i + 1 < n || last ? T[md->lp * (i + 1)] : out;
         layer_fwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), next);
     }
+    if (dv->ep_failed) /* an all-to-all of expert parallelism (dv->err) */
+        return SC_ERR_RUNTIME;
     if (last) { /* the final norm and the logits, into the head's parts */
         const struct sc_backend_ops *o = dv->be->ops;
         float **Hd = T + md->lp * n;
@@ -225,7 +227,7 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
         layer_bwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), dout,
                   dst);
     }
-    return SC_OK;
+    return dv->ep_failed ? SC_ERR_RUNTIME : SC_OK; /* ep: dv->err */
 }
 
 sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
@@ -262,7 +264,8 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
         int first, rows;
         float *gemb = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
         const float *dx0 = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
-        sc_mvocab_cfg vc = {.V = md->V, .m = md->m, .seed = md->c.seed};
+        sc_mvocab_cfg vc = {.R = R, .V = md->V, .m = md->m, .seed = md->c.seed,
+                            .share = md->ep_rank};
         for (int r = 0; r < R; r++)
             o->sgd(bc, (size_t)h, -1.0f, dx0 + (size_t)r * h,
                    gemb + (size_t)sc_mvocab_token(&vc, mb, r) * h);

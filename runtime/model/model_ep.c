@@ -2,7 +2,7 @@
  * model_ep.c — one all-to-all of expert parallelism through a model's hook
  * (model.h's sc_ep_hook, docs/semantics.md#expert-parallelism).
  */
-#include "model.h"
+#include "model_impl.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
@@ -44,4 +44,13 @@ sc_status sc_ep_exchange(const sc_ep_hook *h, const sc_ep_call *c, struct sc_tra
         st = h->in(h->ctx, c, x.recv, x.nrecv, err, errlen);
     free(n);
     return st;
+}
+
+void sc_model_set_ep(sc_workload *wl, struct sc_transport *tp, struct sc_transport *lane_tp,
+                     int dev)
+{
+    sc_mdev *dv = wl->ctx;
+    dv->ep_tp = tp;
+    dv->ep_lane_tp = lane_tp;
+    dv->ep_dev = dev;
 }

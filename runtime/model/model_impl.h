@@ -52,7 +52,13 @@ typedef struct sc_mdev {
     int final;           /* ... or with the global state (the last device) */
     sc_step_info *info;  /* [steps] what each step did on this device */
     int *xmb;            /* run --graph: [m] the microbatch (within its step) of each */
-    int *moe_count;      /* MoE: [M][C L][E] the rows each expert got (model_moe.c), or NULL */
+    int *moe_count;      /* MoE: [M][C L][E] the rows each expert got (model_moe.c), or NULL;
+                          * with ep > 1 a second [M][C L][E] after it: the rows this rank's
+                          * experts got from each source rank (model_moe_ep.c) */
+    struct sc_transport *ep_tp; /* ep > 1: the EP group's transport (model_moe_ep.c) */
+    struct sc_transport *ep_lane_tp; /* its second, for a pair's lane (w_lane), or NULL */
+    int ep_dev;          /* this device's number on it */
+    int ep_failed;       /* an exchange failed (dv->err says why): the pass fails */
     int nx, capturing;   /* loss captured, in order (model_graph.c) */
     char err[384];
 } sc_mdev;
@@ -78,6 +84,11 @@ struct sc_model {
     float theta, eps;    /* decoder: rope_theta, rms_norm_eps */
     int E, K, Ie, Is;    /* MoE (E > 0): experts, experts per token, an expert's width, the
                           * shared experts' width (0: none); model_moe.c */
+    double *ep_time;     /* ep > 1: [L][3] each layer's seconds in its dispatch and combine
+                          * exchanges, and its passes with them (model_moe_ep.c), or NULL */
+    int ep, ep_rank;     /* expert parallelism (ep > 1; model_moe_ep.c): the EP group's size
+                          * and this model's rank in it: it holds the E / ep routed experts
+                          * from ep_rank E / ep; 0 or 1: none */
     int lp;              /* decoder: kept parts per layer (P_LAYER, more with MoE) */
     float **Wl, **Gl;    /* [C L np]: copy k's layer l's tensor j at (k L + l) np + j */
     float **Wout, **Gout; /* [C] the output layer of each copy */
@@ -172,9 +183,43 @@ void sc_moe_init(sc_mdev *dv, int l, int ll);
 int sc_moe_usable(const sc_backend *be);
 int sc_moe_parts(const sc_model *md, size_t *width);
 size_t sc_moe_bonly_floats(const sc_model *md, int mb);
-void sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
-void sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
+sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
+sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
 void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);
+
+/* model_moe_ep.c: the routed experts over an EP group (md->ep > 1,
+ * docs/semantics.md#expert-parallelism). SC_MEP: the group's size (1:
+ * none). The kept expert rows of a rank are what it received: up to ep
+ * times its own copies (SC_MEP x R k rows). The forward's and the
+ * backward's part between the router and the combine: the all-to-alls of
+ * the layer (counts, then rows) over dv->ep_tp, this rank's experts on
+ * what came; xl: the rank's own gathered copies (R k rows of h: sent,
+ * then the experts' outputs back), ye, sb: G rows of h of scratch; in the
+ * backward xl holds the copies' output gradients on entry and their input
+ * gradients on return. On a failed exchange dv->err says why. */
+#define SC_MEP(md) ((md)->ep > 1 ? (md)->ep : 1)
+#define SC_MEP_MAX 64      /* ep at most */
+#define SC_MOE_MAXE 4096   /* experts at most (sc_moe_check) */
+/* ep (1..SC_MEP_MAX) dividing the experts, and a backend whose memory is
+ * the host's: SC_ERR_ARG and one line. */
+sc_status sc_moe_ep_check(const sc_model *md, const sc_backend *be, char *err, size_t errlen);
+/* The config's ep (cfg.ep, cfg.ep_rank): ep > 1 needs experts that it
+ * divides, a batch it divides, no split vocabulary and one copy; SC_ERR_ARG
+ * and one line. Then, on a new model, md->ep, md->ep_rank and the rank's
+ * batch (md->c.batch / ep sequences). */
+sc_status sc_moe_ep_cfg_check(const sc_model_cfg *cfg, char *err, size_t errlen);
+void sc_moe_ep_share(sc_model *md);
+/* Expert j of this rank's shard of tensor x (7, 8, 9 of layer l, ll its
+ * index in the copy): the values of expert ep_rank E / ep + j at ep = 1. */
+void sc_moe_ep_init(sc_mdev *dv, float *x, size_t n, int kind, int ll, float scale);
+typedef struct sc_moe_rows {
+    float *xl, *ye, *sb, *gate, *up;
+    const int *cnt;      /* [E] this rank's copies per expert (the router's) */
+    int *cin;            /* [ep][E / ep] what each source sent this rank's experts */
+} sc_moe_rows;
+sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r);
+sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r);
+void sc_moe_ep_weight(sc_mdev *dv, int l, float **L, const int *cin);
 
 /* The workload's table (model.c). */
 extern const struct sc_workload_ops sc_model_ops;

@@ -45,7 +45,7 @@ enum { M_XG, M_DYG, M_DLOG, M_AS, M_DGS, M_DUS, M_PARTS };
 
 int sc_moe_parts(const sc_model *md, size_t *width)
 {
-    size_t kh = (size_t)md->K * (size_t)md->h, Is = (size_t)md->Is;
+    size_t kh = (size_t)SC_MEP(md) * (size_t)md->K * (size_t)md->h, Is = (size_t)md->Is;
     size_t w[M_PARTS] = {kh, kh, (size_t)md->E, Is, Is, Is};
     int n = md->Is ? M_PARTS : M_AS;
     for (int i = 0; width && i < n; i++)
@@ -84,7 +84,7 @@ void sc_moe_sizes(sc_model *md)
     md->Is = (int)md->c.shared_inter;
     size_t h = (size_t)md->h, E = (size_t)md->E, Ie = (size_t)md->Ie, Is = (size_t)md->Is;
     md->psz[6] = h * E;
-    md->psz[7] = md->psz[8] = md->psz[9] = E * h * Ie;
+    md->psz[7] = md->psz[8] = md->psz[9] = E / (size_t)SC_MEP(md) * h * Ie; /* its shard */
     md->psz[10] = md->psz[11] = md->psz[12] = h * Is;
     md->np = md->Is ? 13 : 10;
     md->lp = P_LAYER + sc_moe_parts(md, NULL);
@@ -97,8 +97,11 @@ void sc_moe_init(sc_mdev *dv, int l, int ll)
     float se = sqrtf(3.0f / (float)md->Ie) / sL, ss = md->Is ? sqrtf(3.0f / (float)md->Is) / sL : 0;
     /* as the dense layer's: inputs sqrt(3 / fan_in), outputs also / sqrt(L) */
     const float scale[SC_MODEL_MAXP] = {[6] = sh, sh, sh, se, sh, sh, ss};
-    for (int j = 6; j < md->np; j++)
-        sc_model_fill(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
+    for (int j = 6; j < md->np; j++) /* the routed experts: this rank's shard (ep > 1) */
+        if (j >= 7 && j <= 9)
+            sc_moe_ep_init(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
+        else
+            sc_model_fill(dv, PW(l, j), md->psz[j], T_DEC + j, ll, scale[j]);
 }
 
 int sc_moe_usable(const sc_backend *be)
@@ -113,24 +116,29 @@ int sc_moe_usable(const sc_backend *be)
  * experts' outputs yg (R k rows of h; in B then their input gradient), the
  * routing weights' gradient dwt (R x k), the shared experts' gate and up. */
 typedef struct {
-    float *gate, *up, *prob, *wt, *yg, *dwt, *gs, *us;
+    float *gate, *up, *prob, *wt, *yg, *dwt, *gs, *us, *ye, *sb;
     int32_t *sel, *pos;
 } moe_b;
 
+/* With ep > 1 (model_moe_ep.c) the experts' gate and up hold the G = ep R k
+ * rows a rank may receive, and two scratch tensors of G rows of h follow:
+ * the experts' outputs (input gradients) and the rows as they came. */
 size_t sc_moe_bonly_floats(const sc_model *md, int mb)
 {
     size_t R = (size_t)sc_model_rows(md, mb), Rk = R * (size_t)md->K;
-    return 2 * Rk * (size_t)md->Ie + R * (size_t)md->E + 4 * Rk + Rk * (size_t)md->h +
-           2 * R * (size_t)md->Is;
+    size_t G = (size_t)SC_MEP(md) * Rk;
+    return 2 * G * (size_t)md->Ie + R * (size_t)md->E + 4 * Rk + Rk * (size_t)md->h +
+           2 * R * (size_t)md->Is + (md->ep > 1 ? 2 * G * (size_t)md->h : 0);
 }
 
 static moe_b bonly(const sc_model *md, int mb, float *b)
 {
     size_t R = (size_t)sc_model_rows(md, mb), Rk = R * (size_t)md->K;
+    size_t G = (size_t)SC_MEP(md) * Rk;
     moe_b t;
     t.gate = b;
-    t.up = t.gate + Rk * (size_t)md->Ie;
-    t.prob = t.up + Rk * (size_t)md->Ie;
+    t.up = t.gate + G * (size_t)md->Ie;
+    t.prob = t.up + G * (size_t)md->Ie;
     t.sel = (int32_t *)(t.prob + R * (size_t)md->E);
     t.wt = (float *)(t.sel + Rk);
     t.pos = (int32_t *)(t.wt + Rk);
@@ -138,6 +146,8 @@ static moe_b bonly(const sc_model *md, int mb, float *b)
     t.yg = t.dwt + Rk;
     t.gs = t.yg + Rk * (size_t)md->h;
     t.us = t.gs + R * (size_t)md->Is;
+    t.ye = t.us + R * (size_t)md->Is;
+    t.sb = t.ye + G * (size_t)md->h;
     return t;
 }
 
@@ -146,6 +156,19 @@ static int *counts(sc_mdev *dv, int l, int mb)
 {
     const sc_model *md = dv->md;
     return dv->moe_count + ((size_t)mb * (size_t)(md->C * md->L) + (size_t)l) * (size_t)md->E;
+}
+
+/* ep > 1: the rows this rank's experts got from each rank ([ep][E / ep]). */
+static int *counts_in(sc_mdev *dv, int l, int mb)
+{
+    const sc_model *md = dv->md;
+    return counts(dv, l, mb) + (size_t)md->M * (size_t)(md->C * md->L) * (size_t)md->E;
+}
+
+static sc_moe_rows ep_rows(sc_mdev *dv, int l, int mb, moe_b b)
+{
+    return (sc_moe_rows){.xl = b.yg, .ye = b.ye, .sb = b.sb, .gate = b.gate, .up = b.up,
+                         .cnt = counts(dv, l, mb), .cin = counts_in(dv, l, mb)};
 }
 
 /* The experts on their gathered rows: yg = swiglu(xg Wg_e, xg Wu_e) Wd_e. */
@@ -169,7 +192,7 @@ static void experts_forward(sc_mdev *dv, int l, const int *cnt, float **L, moe_b
     }
 }
 
-void sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float *next)
+sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float *next)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -179,15 +202,24 @@ void sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float *nex
     int *cnt = counts(dv, l, mb);
     o->gemm(bc, 0, 0, R, E, h, 1.0f, L[P_XN2], PW(l, 6), 0.0f, b.prob);
     o->moe_route(bc, R, E, K, b.prob, b.sel, b.wt, b.pos, cnt);
-    o->moe_gather(bc, R, K, h, b.pos, L[P_XN2], L[P_LAYER + M_XG]); /* dispatch */
-    experts_forward(dv, l, cnt, L, b);
+    if (md->ep > 1) { /* the copies to their experts' ranks and back */
+        o->moe_gather(bc, R, K, h, b.pos, L[P_XN2], b.yg);
+        sc_moe_rows r = ep_rows(dv, l, mb, b);
+        sc_status st = sc_moe_ep_forward(dv, l, mb, L, &r);
+        if (st)
+            return st;
+    } else {
+        o->moe_gather(bc, R, K, h, b.pos, L[P_XN2], L[P_LAYER + M_XG]); /* dispatch */
+        experts_forward(dv, l, cnt, L, b);
+    }
     o->moe_combine(bc, R, K, h, b.pos, b.wt, b.yg, 1.0f, next); /* combine */
     if (!Is)
-        return;
+        return SC_OK;
     o->gemm(bc, 0, 0, R, Is, h, 1.0f, L[P_XN2], PW(l, 10), 0.0f, b.gs);
     o->gemm(bc, 0, 0, R, Is, h, 1.0f, L[P_XN2], PW(l, 11), 0.0f, b.us);
     o->swiglu_fwd(bc, (size_t)R * Is, b.gs, b.us, L[P_LAYER + M_AS]);
     o->gemm(bc, 0, 0, R, h, Is, 1.0f, L[P_LAYER + M_AS], PW(l, 12), 1.0f, next);
+    return SC_OK;
 }
 
 /* The experts' backward on their rows: dup (da, then du), dgate kept; the
@@ -212,7 +244,7 @@ static void experts_backward(sc_mdev *dv, int l, const int *cnt, float **L, moe_
     }
 }
 
-void sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *bo)
+sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *bo)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -222,17 +254,27 @@ void sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *bo)
     const int *cnt = counts(dv, l, mb);
     float **X = L + P_LAYER;
     /* combine's backward, the experts', dispatch's (the copies summed) */
-    o->moe_combine_bwd(bc, R, K, h, b.pos, b.wt, b.yg, L[P_DTOP], X[M_DYG], b.dwt);
-    experts_backward(dv, l, cnt, L, b);
+    if (md->ep > 1) { /* the copies' gradients to the experts' ranks and back */
+        o->moe_combine_bwd(bc, R, K, h, b.pos, b.wt, b.yg, L[P_DTOP], b.ye, b.dwt);
+        o->copy(bc, (size_t)R * K * h, b.ye, b.yg);
+        sc_moe_rows r = ep_rows(dv, l, mb, b);
+        sc_status st = sc_moe_ep_backward(dv, l, mb, L, &r);
+        if (st)
+            return st;
+    } else {
+        o->moe_combine_bwd(bc, R, K, h, b.pos, b.wt, b.yg, L[P_DTOP], X[M_DYG], b.dwt);
+        experts_backward(dv, l, cnt, L, b);
+    }
     o->moe_combine(bc, R, K, h, b.pos, NULL, b.yg, 0.0f, L[P_DXN2]);
     o->moe_route_bwd(bc, R, E, K, b.prob, b.sel, b.wt, b.dwt, X[M_DLOG]);
     o->gemm(bc, 0, 1, R, h, E, 1.0f, X[M_DLOG], PW(l, 6), 1.0f, L[P_DXN2]);
     if (!Is)
-        return;
+        return SC_OK;
     o->gemm(bc, 0, 1, R, Is, h, 1.0f, L[P_DTOP], PW(l, 12), 0.0f, X[M_DUS]);
     o->swiglu_bwd(bc, (size_t)R * Is, b.gs, b.us, X[M_DUS], X[M_DGS]);
     o->gemm(bc, 0, 1, R, h, Is, 1.0f, X[M_DGS], PW(l, 10), 1.0f, L[P_DXN2]);
     o->gemm(bc, 0, 1, R, h, Is, 1.0f, X[M_DUS], PW(l, 11), 1.0f, L[P_DXN2]);
+    return SC_OK;
 }
 
 void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L)
@@ -245,7 +287,9 @@ void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L)
     float **X = L + P_LAYER;
     size_t w = (size_t)h * (size_t)Ie, off = 0;
     o->gemm(bc, 1, 0, h, E, R, 1.0f, L[P_XN2], X[M_DLOG], 1.0f, PG(l, 6));
-    for (int e = 0; e < E; off += (size_t)cnt[e++]) {
+    if (md->ep > 1)
+        sc_moe_ep_weight(dv, l, L, counts_in(dv, l, mb));
+    for (int e = 0; e < E && md->ep <= 1; off += (size_t)cnt[e++]) {
         int n = cnt[e];
         if (!n)
             continue;

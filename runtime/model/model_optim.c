@@ -218,7 +218,11 @@ static size_t layer_floats(const sc_model *md)
 
 size_t sc_model_gsum_floats(const sc_model *md)
 {
-    return (size_t)md->L * layer_floats(md) + (size_t)md->h * (size_t)md->V;
+    /* ep > 1: the embedding's and the final norm's after the head's (the EP
+     * group's dense sum) */
+    return (size_t)md->L * layer_floats(md) + (SC_MEP(md) > 1 ? 2 : 1) * (size_t)md->h *
+                                                  (size_t)md->V +
+           (SC_MEP(md) > 1 && md->Gn ? (size_t)md->h : 0);
 }
 
 /* Copies between the buffer and the device's gradients: back = 0 into the
@@ -235,14 +239,25 @@ static void gsum_move(sc_mdev *dv, int back)
             float *slot = dv->gsum + (size_t)(l % md->L) * lf;
             for (int j = 0; j < md->np; slot += md->psz[j++]) {
                 float *g = SC_MG(md, l, j);
+                if (md->ep > 1 && md->E && j >= 7 && j <= 9)
+                    continue; /* the routed experts: each rank's own (zero in the sum) */
                 o->copy(dv->be->ctx, md->psz[j], back ? slot : g, back ? g : slot);
             }
         }
         if (SC_MLAST(md, s)) {
             float *slot = dv->gsum + (size_t)md->L * lf, *g = md->Gout[SC_MCOPY(md, s)];
             o->copy(dv->be->ctx, (size_t)md->h * (size_t)md->V, back ? slot : g, back ? g : slot);
+            float *gn = md->Gn ? md->Gn[SC_MCOPY(md, s)] : NULL, *ns = slot + 2 * (size_t)md->h *
+                                                                    (size_t)md->V;
+            if (md->ep > 1 && gn) /* ep > 1: the final norm's too */
+                o->copy(dv->be->ctx, (size_t)md->h, back ? ns : gn, back ? gn : ns);
         }
     }
+    int first, rows;
+    float *ge = md->ep > 1 && dv->mv ? (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows) : NULL;
+    float *slot = dv->gsum + (size_t)md->L * lf + (size_t)md->h * (size_t)md->V;
+    if (ge) /* ep > 1: the embedding's too */
+        o->copy(dv->be->ctx, (size_t)rows * (size_t)md->h, back ? slot : ge, back ? ge : slot);
 }
 
 static sc_status gsum_buffer(sc_mdev *dv, sc_cxfer *x)

@@ -90,14 +90,18 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                  "attn, swiglu)", be->ops->name);
         return SC_ERR_ARG;
     }
+    sc_status est = sc_moe_ep_check(md, be, err, errlen);
+    if (est != SC_OK)
+        return est;
     if (md->E && !sc_moe_usable(be)) {
         snprintf(err, errlen, "the %s backend has no mixture-of-experts slots (backend.h: "
                  "moe_route, moe_gather, moe_combine)", be->ops->name);
         return SC_ERR_ARG;
     }
     sc_mdev *dv = mdev_new(md, d, be);
-    if (dv && md->E && !(dv->moe_count = calloc((size_t)md->M * (size_t)(md->C * md->L) *
-                                                    (size_t)md->E, sizeof(int)))) {
+    if (dv && md->E && !(dv->moe_count = calloc((size_t)(md->ep > 1 ? 2 : 1) * (size_t)md->M *
+                                                    (size_t)(md->C * md->L) * (size_t)md->E,
+                                                sizeof(int)))) {
         free(dv->targets);
         free(dv->stage);
         free(dv);
@@ -129,7 +133,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                             .P = md->split ? md->P : 1, .d = md->split ? d : 0,
                             .split = md->split, .last_dev = stage_dev[md->S - 1],
                             .first_dev = stage_dev[0], .seed = md->c.seed,
-                            .init_scale = sqrtf(3.0f / (float)md->h)};
+                            .init_scale = sqrtf(3.0f / (float)md->h), .share = md->ep_rank};
         if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
             return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */
     }

@@ -34,15 +34,22 @@ struct sc_mvocab {
 static const struct sc_backend_ops *O(const sc_mvocab *v) { return v->be->ops; }
 #define BC (v->be->ctx)
 
+/* Row r's index in the whole batch (expert parallelism: the rank's share). */
+static uint64_t row_of(const sc_mvocab_cfg *c, int mb, int r)
+{
+    size_t rows = c->rows ? (size_t)c->rows[mb % c->m] * (size_t)c->batch : (size_t)c->R;
+    return (uint64_t)c->share * rows + (uint64_t)r;
+}
+
 int32_t sc_mvocab_token(const sc_mvocab_cfg *c, int mb, int r)
 {
-    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TOKEN, mb % c->m), (uint64_t)r) %
+    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TOKEN, mb % c->m), row_of(c, mb, r)) %
                      (uint64_t)c->V);
 }
 
 int32_t sc_mvocab_target(const sc_mvocab_cfg *c, int mb, int r)
 {
-    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TARGET, mb % c->m), (uint64_t)r) %
+    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TARGET, mb % c->m), row_of(c, mb, r)) %
                      (uint64_t)c->V);
 }
 

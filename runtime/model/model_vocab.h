@@ -57,6 +57,8 @@ typedef struct sc_mvocab_cfg {
     int last_dev, first_dev; /* devices of the last and first stage */
     long long seed;
     float init_scale;     /* of the initial weights (model.c's sqrt(3/hidden)) */
+    int share;            /* expert parallelism: the rank's share of the batch, its rows
+                           * the microbatch's after share x its rows (0: the first) */
 } sc_mvocab_cfg;
 
 typedef struct sc_mvocab sc_mvocab;

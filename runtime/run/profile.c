@@ -34,6 +34,12 @@ static sc_status variant(const sc_prog *pg, int split, sc_prog **out, char *err,
         st = sc_prog_set_vocab(v, sc_prog_vocab(pg));
     if (!st) /* and the lengths, with their scales */
         st = sc_profile_copy_lengths(pg, v);
+    if (!st && sc_prog_ep(pg) > 1) /* expert parallelism, as pg's (ir/ep.h) */
+        st = sc_prog_set_ep(v, sc_prog_ep(pg));
+    for (int s = 0; s < S && !st && sc_prog_ep(pg) > 1; s++)
+        st = sc_prog_set_ep_bytes(v, s, sc_prog_ep_bytes(pg, s));
+    for (int d = 0; d < P && !st && sc_prog_ep(pg) > 1; d++)
+        st = sc_prog_set_ep_dense(v, d, sc_prog_ep_dense(pg, d));
     for (int d = 0; d < P && !st; d++) {
         size_t n;
         const sc_instr *in = sc_prog_order(pg, d, &n);
@@ -133,6 +139,26 @@ static void fit_colls(sc_costs *c, samples *sm)
     c->coll_n = n;
 }
 
+/* Expert parallelism (run_ep.c): each stage's dispatch and combine of one
+ * pass, measured inside its F, B and BW passes, as the cost file's
+ * `dispatch` and `combine`; the passes' own times without them (the
+ * simulator adds them back to each pass, ir/ep.h). */
+static sc_status ep_costs(sc_costs *c, const double *a2a, int S)
+{
+    for (int k = 0; k < 2; k++)
+        if (!(c->a2a[k] = malloc((size_t)S * sizeof *c->a2a[k])))
+            return SC_ERR_NOMEM;
+    for (int s = 0; s < S; s++) {
+        double t = a2a[s] + a2a[S + s];
+        for (int k = 0; k < 2; k++)
+            c->a2a[k][s] = (sc_stat){a2a[k * S + s], 0, 1};
+        for (int k = 0; k < SC_COST_KINDS; k++)
+            if (k == SC_COST_F || k == SC_COST_B || k == SC_COST_BW)
+                c->kind[k][s].median = fmax(0, c->kind[k][s].median - t);
+    }
+    return SC_OK;
+}
+
 static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const sc_model *md)
 {
     int P = sm->P, S = sm->S;
@@ -167,6 +193,8 @@ static sc_status summarize(sc_profile *pf, const sc_prog *pg, samples *sm, const
         for (int d = 0; d < P; d++)
             c->vocab[k][d] = sc_stat_of(sm->vocab[k][d].v, sm->vocab[k][d].n);
     fit_colls(c, sm);
+    if (pf->run && pf->run->ep_a2a && ep_costs(c, pf->run->ep_a2a, S) != SC_OK)
+        return SC_ERR_NOMEM;
     int nx = 0, nh = 0;
     for (int i = 0; i < sm->nsz; i++)
         if (sm->sz[i].to_host != SC_SAMPLES_COLL)
@@ -229,6 +257,9 @@ static sc_status cost_program(sc_profile *pf, const sc_prog *pg)
         st = sc_prog_set_comm(cp, c->comm.median);
     if (!st && c->per_token) /* fitted per-token costs (formats/costs_tok.h) */
         st = sc_prog_set_len_tokens(cp, c->per_token, c->per_token + 3 * (size_t)S, c->tokens);
+    /* ep > 1: each pass's all-to-alls on the compute stream (ir/ep.h, pair.h) */
+    for (int s = 0; s < S && !st && c->a2a[0] && c->a2a[1]; s++)
+        st = sc_prog_set_cost_a2a(cp, s, c->a2a[0][s].median + c->a2a[1][s].median);
     if (!st && c->coll_n > 0)
         st = sc_prog_set_coll_cost(cp, c->coll_lat,
                                    c->coll_per_byte > 0 ? 1 / c->coll_per_byte : INFINITY);

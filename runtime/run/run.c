@@ -63,6 +63,7 @@ void sc_run_result_free(sc_run_result *r)
     free(r->step_loss);
     free(r->step_info);
     free(r->rollbacks);
+    free(r->ep_a2a);
     sc_sim_free(r->predicted);
     sc_sim_free(r->measured);
     sc_free(r->pass_cpu_s);
@@ -513,6 +514,9 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.copies = sc_prog_copies(pg); /* docs/guide.md#copies */
     mc.forward_only = r->forward_only = sc_prog_forward_only(pg);
     mc.lengths = sc_prog_lengths(pg); /* each microbatch's tokens (docs/lengths.md) */
+    mc.ep = sc_prog_ep(pg); /* rank 0 of the EP group; run_ep.c makes the others */
+    if (mc.ep > 1 && (st = sc_run_ep_check(o, kind, err, errlen)) != SC_OK)
+        goto fail;
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
@@ -568,13 +572,16 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     }
     for (size_t i = 0; r->pass_cpu_s && i < r->measured->offset[r->P]; i++)
         r->pass_cpu_s[i] = -INFINITY;
+    sc_model_cfg rc = mc; /* the reference: one device, the whole batch */
+    rc.ep = 0;
     if (o->check &&
-        (st = sc_model_reference(&mc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
+        (st = sc_model_reference(&rc, r->m, o->mem_cap, &ref, err, errlen)) != SC_OK)
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
     st = r->mpi ? sc_run_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
-                : sc_run_threads(pg, o, kind, run_md, r, ref, err, errlen);
+         : mc.ep > 1 ? sc_run_ep_threads(pg, o, kind, run_md, r, ref, err, errlen)
+                     : sc_run_threads(pg, o, kind, run_md, r, ref, err, errlen);
     if (st)
         goto fail;
     if (ref)

@@ -99,6 +99,9 @@ typedef struct sc_run_result {
     double reference_loss, max_grad_rel_err; /* NaN without check */
     int bitwise;           /* every loss, gradient and parameter identical to the reference */
     int graph_replays;     /* --graph: the steps run as the graph (steps - 1) */
+    double *ep_a2a;        /* ep > 1: [2 S] each stage's measured all-to-alls of one pass,
+                            * its dispatch exchanges then its combine's (seconds, inside
+                            * the passes; EP rank 0's), or NULL (run_ep.c) */
     int forward_only;      /* a forward-only program: the loss alone is compared (gradients NaN) */
     /* Steps (docs/steps.md); arrays of `steps`: */
     int steps;

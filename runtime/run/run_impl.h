@@ -17,6 +17,17 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
                          sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
                          size_t errlen);
 
+/* run_ep.c: an expert-parallel program (ep = E > 1) on the cpu: its P x E
+ * devices as threads, EP rank e of device d running d's stream with model
+ * rank e (md is rank 0; docs/semantics.md#expert-parallelism). Frees md. */
+sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
+                            sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
+                            size_t errlen);
+/* What it does not run yet (MPI ranks, --graph, a backend other than
+ * cpu): SC_ERR_ARG and one line. */
+sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, char *err,
+                          size_t errlen);
+
 /* Runs this MPI rank's device, of kind k; rank 0's result gathers every
  * rank's figures. Frees md. */
 sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k, sc_model *md,

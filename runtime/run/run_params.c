@@ -48,8 +48,14 @@ static sc_status decoder_params(const sc_prog *pg, const sc_model *md, size_t *p
         sc_model_stage_layers(md, s, &first[s]);
     if (!st)
         st = sc_mdesc_stage_params(m, S, first, n, err, errlen);
-    for (int s = 0; s < S && !st; s++) /* with its gradient, float32 */
+    const sc_model_cfg *c = sc_model_config(md);
+    int ep = c->ep > 1 ? c->ep : 1;
+    int64_t routed = c->experts * 3 * c->hidden * (c->moe_inter > 0 ? c->moe_inter : c->inter);
+    for (int s = 0; s < S && !st; s++) { /* with its gradient, float32 */
+        int count = sc_model_stage_layers(md, s, &first[s]);
+        n[s] -= count * (routed - routed / ep); /* ep > 1: 1/ep of each layer's experts */
         per_dev[sc_prog_stage_device(pg, s)] += 2 * (size_t)n[s] * sizeof(float);
+    }
     free(first);
     free(n);
     sc_mdesc_free(m);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <time.h>
 
 typedef struct lgroup {
     int remaining;
@@ -47,6 +48,7 @@ typedef struct slot {
 typedef struct cslot {
     long gen;         /* the collective number it serves, -1: none yet */
     int arrived, done;
+    double t_done;    /* when it completed (monotonic seconds) */
     sc_cxfer x;       /* the first arrival's description */
     void **buf;       /* [P] members' buffers */
 } cslot;
@@ -61,6 +63,8 @@ typedef struct local {
     cslot cs[NCS];
     long *cseq;       /* [P] each device's next collective number */
     double timeout_s;
+    double a2a_delay; /* STAGECRAFT_A2A_LATENCY_US: an all-to-all completes this many
+                       * seconds after its last member arrived (a real sleep) */
     pthread_mutex_t mu;
     pthread_cond_t *cv; /* [P] device d waits on cv[d] */
     slot *slots;      /* [max_tag] */
@@ -211,6 +215,13 @@ static sc_status local_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
     return arrive(ctx, dev, &d, x, h);
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static sc_status arrive(local *c, int dev, const sc_cxfer *x, void *buf, void **h)
 {
     chandle *hd = malloc(sizeof *hd);
@@ -241,6 +252,7 @@ static sc_status arrive(local *c, int dev, const sc_cxfer *x, void *buf, void **
             else
                 sc_coll_host_complete(&s->x, s->buf, c->P);
             s->done = 1;
+            s->t_done = mono_now();
             wake_all(c);
         }
     }
@@ -254,7 +266,9 @@ static sc_status local_coll_test(void *ctx, int dev, void *h, int *done)
     chandle *hd = h;
     (void)dev;
     pthread_mutex_lock(&c->mu);
-    *done = c->cs[hd->slot].gen == hd->gen && c->cs[hd->slot].done;
+    const cslot *s = &c->cs[hd->slot];
+    *done = s->gen == hd->gen && s->done &&
+            (s->x.red != A2A_RED || mono_now() >= s->t_done + c->a2a_delay);
     int aborted = c->aborted;
     pthread_mutex_unlock(&c->mu);
     return aborted && !*done ? SC_ERR_RUNTIME : SC_OK;
@@ -281,7 +295,12 @@ static sc_status local_coll_wait(void *ctx, int dev, void *h)
         }
     }
     sc_status st = s->gen == hd->gen && s->done ? SC_OK : SC_ERR_RUNTIME;
+    double until = !st && s->x.red == A2A_RED ? s->t_done + c->a2a_delay : 0;
     pthread_mutex_unlock(&c->mu);
+    for (double left; (left = until - mono_now()) > 0;) { /* the injected latency */
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
     return st;
 }
 
@@ -337,6 +356,8 @@ sc_status sc_transport_local_new(int P, int max_tag, double timeout_s, sc_transp
     c->P = P;
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
+    const char *lat = getenv("STAGECRAFT_A2A_LATENCY_US"); /* docs/run.md#expert-parallelism */
+    c->a2a_delay = lat && atof(lat) > 0 ? atof(lat) * 1e-6 : 0;
     c->slots = slots;
     pthread_mutex_init(&c->mu, NULL);
     c->cv = cv;

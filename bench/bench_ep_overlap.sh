@@ -1,0 +1,49 @@
+#!/bin/sh
+# bench_ep_overlap.sh — issue 47 item 4's measurement: the
+# step of 1f1b and dualpipev at ep = 2 (run-mixtral, p = 4, CPU threads)
+# with an injected all-to-all latency (STAGECRAFT_A2A_LATENCY_US, a real
+# sleep in the local transport's all-to-all completion;
+# docs/run.md#expert-parallelism), best of ROUNDS, and dualpipev's gain
+# (1f1b's step / dualpipev's), and dualpipev with its pairs in turn
+# (STAGECRAFT_PAIRS=serial: no lane, no overlap); then at each of PLATS
+# the simulator's prediction of the gain from run --profile (below).
+#   sh bench/bench_ep_overlap.sh        LATS="0 1000 2000 5000" ROUNDS=3 PLATS="2000 5000"
+SC=${SC:-build/stagecraft}
+LATS=${LATS:-"0 1000 2000 5000"} ROUNDS=${ROUNDS:-3} PLATS=${PLATS:-"2000 5000"}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+X=tests/fixtures/models/run-mixtral.json
+echo "bench_ep_overlap: run-mixtral, ep=2, p=4 (8 threads), best of $ROUNDS step times"
+printf '%-10s %-12s %-12s %-14s %-6s\n' latency_us 1f1b_s dualpipev_s dv_serial_s gain
+for lat in $LATS; do
+  for r in 1f1b dualpipev serial; do
+    best=""
+    for i in $(seq "$ROUNDS"); do
+      rr=$r pairs=
+      [ $r = serial ] && rr=dualpipev pairs=serial
+      t=$(STAGECRAFT_PAIRS=$pairs STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $rr --model $X -D ep=2 --json |
+          python3 -c 'import json, sys; print(json.load(sys.stdin)["step_time_s"])') || exit 1
+      best=$(python3 -c 'import sys; a = sys.argv[1:]; print(min(float(x) for x in a))' $best $t)
+    done
+    eval "t_$r=$best"
+  done
+  printf '%-10s %-12.6f %-12.6f %-14.6f %-6.3f\n' "$lat" "$t_1f1b" "$t_dualpipev" "$t_serial" \
+    "$(python3 -c "print($t_1f1b / $t_dualpipev)")"
+done
+# The prediction: run --profile of each recipe at each latency (its own
+# cost file: the passes less their measured all-to-alls, dispatch and
+# combine per stage), the simulator's step from it beside the measured
+# step of the same profile, and the two gains.
+echo
+printf '%-10s %-13s %-13s %-13s %-13s %-9s %-9s\n' latency_us 1f1b_meas 1f1b_pred dv_meas dv_pred gain_meas gain_pred
+for lat in $PLATS; do
+  for r in 1f1b dualpipev; do
+    STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $r --model $X -D ep=2 --profile "$tmp/$r.json" >/dev/null 2>&1 ||
+      { echo "run --profile $r failed"; exit 1; }
+  done
+  python3 -c '
+import json, sys
+a, b = (json.load(open(f))["measured"] for f in sys.argv[2:4])
+m = [a["step_time_s"], a["predicted_step_time_s"], b["step_time_s"], b["predicted_step_time_s"]]
+print("%-10s %-13.6f %-13.6f %-13.6f %-13.6f %-9.3f %-9.3f" % (sys.argv[1], *m, m[0] / m[2], m[1] / m[3]))
+' "$lat" "$tmp/1f1b.json" "$tmp/dualpipev.json"
+done

@@ -1,0 +1,220 @@
+/*
+ * run_ep.c — an expert-parallel program's p x E devices as threads
+ * (run_impl.h's sc_run_ep_threads, docs/semantics.md#expert-parallelism).
+ *
+ * EP rank e of pipeline device d is device d·E + e. The E ranks of the
+ * pipeline are E models (model.h's cfg.ep, cfg.ep_rank), each training
+ * batch / E of the batch's sequences on its E-th of the routed experts:
+ * rank e runs the program's p streams on its own transport (the pipeline
+ * of that share), and the E ranks of device d share the transport of their
+ * EP group, where the MoE layers' all-to-alls (inside the passes) and the
+ * dense gradients' all-reduce (the program's group collective) run, and a
+ * second one for the passes an overlapped pair runs on its lane. The
+ * step's loss is the sum of the ranks' shares (each a mean over the whole
+ * batch's rows); each rank's dense gradients, summed over the group, and
+ * its experts' are compared with the single-device reference's.
+ */
+#include "run_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/sc_mpi.h"
+
+typedef struct eprun {
+    const sc_prog *pg;
+    int d;
+    sc_backend *be;
+    sc_transport *tp;
+    sc_workload wl;
+    double origin;
+    sc_exec_out out;
+    sc_status st;
+} eprun;
+
+static void *ep_thread(void *p)
+{
+    eprun *r = p;
+    r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
+    return NULL;
+}
+
+/* The E models: md (rank 0) and E - 1 more of the same config. */
+static sc_status ep_models(sc_model *md, int E, sc_model **mds, char *err, size_t errlen)
+{
+    mds[0] = md;
+    for (int e = 1; e < E; e++) {
+        sc_status st = sc_model_new_ep_rank(md, e, &mds[e], err, errlen);
+        if (st)
+            return st;
+    }
+    return SC_OK;
+}
+
+/* The run's figures: each pipeline device's largest over its ranks, the
+ * step's loss the sum of the ranks' shares, the comparison the worst. */
+static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *ref,
+                       sc_run_result *r)
+{
+    for (int d = 0; d < r->P; d++)
+        for (int e = 0; e < E; e++) {
+            const sc_exec_out *x = &dr[d * E + e].out;
+            r->peak_bytes[d] = e ? (r->peak_bytes[d] > x->peak_bytes ? r->peak_bytes[d]
+                                                                     : x->peak_bytes)
+                                 : x->peak_bytes;
+            r->host_peak_bytes[d] = x->host_peak_bytes;
+            r->step_time_s = fmax(r->step_time_s, x->end);
+        }
+    for (int d = 0; d < r->P; d++) {
+        r->param_bytes[d] = sc_model_allocated_param_bytes(mds[0], d);
+        r->optim_bytes[d] = sc_model_allocated_optim_bytes(mds[0], d);
+        r->grad_bytes[d] = sc_model_allocated_grad_bytes(mds[0], d);
+    }
+    sc_run_collect(mds[0], ref, r);
+    free(r->ep_a2a);
+    if ((r->ep_a2a = malloc(2 * (size_t)r->S * sizeof(double))) != NULL)
+        for (int s = 0; s < r->S; s++)
+            sc_model_ep_times(mds[0], s, &r->ep_a2a[s], &r->ep_a2a[r->S + s]);
+    for (int k = 0; k < r->steps; k++)
+        for (int e = 1; e < E; e++)
+            r->step_loss[k] += sc_model_step_loss(mds[e], k);
+    r->loss = r->step_loss[r->steps - 1];
+    for (int e = 1; ref && !r->forward_only && e < E; e++) {
+        int bg = 1, bp = 1;
+        r->max_grad_rel_err = fmax(r->max_grad_rel_err, sc_model_compare(mds[e], ref, &bg));
+        r->max_param_rel_err =
+            fmax(r->max_param_rel_err, sc_model_compare_params(mds[e], ref, &bp));
+        r->bitwise = r->bitwise && bg && bp;
+    }
+}
+
+/* Starts the N threads, joins them; the first failure's message. */
+static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
+{
+    pthread_t *th = calloc((size_t)N, sizeof *th);
+    if (!th) {
+        snprintf(err, errlen, "out of memory starting %d devices", N);
+        return SC_ERR_NOMEM;
+    }
+    double origin = sc_exec_now();
+    int started = 0;
+    sc_status st = SC_OK;
+    for (; started < N; started++) {
+        dr[started].origin = origin;
+        if (pthread_create(&th[started], NULL, ep_thread, &dr[started]) != 0) {
+            dr[started].tp->ops->abort(dr[started].tp->ctx, dr[started].d, "no thread");
+            snprintf(err, errlen, "cannot start the thread of device %d", started);
+            st = SC_ERR_RUNTIME;
+            break;
+        }
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    for (int pass = 0; pass < 2 && !st; pass++) /* a device's own failure first */
+        for (int i = 0; i < N && !st; i++)
+            if (dr[i].st && (pass || dr[i].st != SC_ERR_RUNTIME)) {
+                st = dr[i].st;
+                snprintf(err, errlen, "%s", dr[i].out.err);
+            }
+    for (int i = 0; i < N && !st; i++)
+        if (dr[i].out.end_bytes || dr[i].out.host_end_bytes) {
+            snprintf(err, errlen, "device %d ended the step holding %zu bytes of activations",
+                     i, dr[i].out.end_bytes);
+            st = SC_ERR_PROGRAM;
+        }
+    return st;
+}
+
+/* Device i = d E + e: its backend, its share's pipeline transport and its
+ * EP group's, its model's workload, where its times go. */
+static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
+                           sc_run_result *r, int i, sc_model *md, sc_transport *pipe,
+                           sc_transport *const *group, const int *stage_dev, double *times,
+                           eprun *x, char *err, size_t errlen)
+{
+    int E = sc_prog_ep(pg), d = i / E, e = i % E;
+    *x = (eprun){.pg = pg, .d = d, .tp = pipe};
+    sc_status st = k->open(i, o->mem_cap, &x->be, err, errlen);
+    if (!st)
+        st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
+    if (st)
+        return st;
+    sc_model_set_ep(&x->wl, group[0], group[1], e);
+    size_t n = r->measured->offset[d + 1] - r->measured->offset[d];
+    x->out.t0 = e ? times : r->measured->t0 + r->measured->offset[d];
+    x->out.t1 = e ? times + n : r->measured->t1 + r->measured->offset[d];
+    x->out.timeout_s = o->timeout_s;
+    x->out.ep_tp = group[0];
+    x->out.ep_lane_tp = group[1];
+    x->out.ep_dev = e;
+    return SC_OK;
+}
+
+sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
+                            sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
+                            size_t errlen)
+{
+    int P = r->P, E = sc_prog_ep(pg), N = P * E, S = r->S;
+    int max_tag = 2 * S * sc_prog_stream_microbatches(pg);
+    size_t most = 0;
+    for (int d = 0; d < P; d++)
+        if (r->measured->offset[d + 1] - r->measured->offset[d] > most)
+            most = r->measured->offset[d + 1] - r->measured->offset[d];
+    sc_model **mds = calloc((size_t)E, sizeof *mds);
+    sc_transport **tp = calloc((size_t)(E + 2 * P), sizeof *tp);
+    eprun *dr = calloc((size_t)N, sizeof *dr);
+    int *stage_dev = malloc((size_t)S * sizeof(int));
+    double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
+    sc_status st = SC_OK;
+    if (!mds || !tp || !dr || !stage_dev || !times) {
+        snprintf(err, errlen, "out of memory starting %d x %d devices", P, E);
+        st = SC_ERR_NOMEM;
+        goto done;
+    }
+    if ((st = ep_models(md, E, mds, err, errlen)) != SC_OK)
+        goto done;
+    for (int s = 0; s < S; s++)
+        stage_dev[s] = sc_prog_stage_device(pg, s);
+    for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
+        if ((st = sc_transport_local_new(j < E ? P : E, max_tag, o->timeout_s, &tp[j])) != SC_OK)
+            snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
+    for (int i = 0; i < N && !st; i++)
+        st = ep_device(pg, o, k, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
+                       times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
+    if (!st)
+        st = ep_start(dr, N, err, errlen);
+    if (!st)
+        ep_collect(mds, E, dr, ref, r);
+done:
+    for (int e = 0; mds && e < E; e++) /* md among them: the runner frees it */
+        sc_model_free(mds[e]);
+    if (!mds)
+        sc_model_free(md);
+    for (int j = 0; tp && j < E + 2 * P; j++)
+        if (tp[j])
+            sc_transport_local_free(tp[j]);
+    for (int i = 0; dr && i < N; i++)
+        sc_backend_free(dr[i].be);
+    free(mds);
+    free(tp);
+    free(dr);
+    free(stage_dev);
+    free(times);
+    return st;
+}
+
+sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, char *err,
+                          size_t errlen)
+{
+    if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
+                 "for now (%s; docs/semantics.md#expert-parallelism)",
+                 sc_mpi_launched() ? "not MPI ranks" : o->graph ? "no --graph"
+                                                                 : "no NCCL all-to-all yet");
+        return SC_ERR_ARG;
+    }
+    return SC_OK;
+}
