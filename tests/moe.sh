@@ -151,6 +151,8 @@ expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that
   $SC run 1f1b -D p=2 -D m=2 -D ep=2
 expect 3 "ep = 2: expert parallelism needs a model with experts and a batch that 2 divides (experts = 4, batch = 3" -- \
   $SC run 1f1b --model $X -D batch=3 -D ep=2
+expect 3 "run: ep > 1 with microbatches of different lengths is not trained yet" -- \
+  $SC run 1f1b -D p=2 -D m=4 --model $X -D ep=2 -D lengths='[8,16,24,12]'
 expect 2 "parameter 'ep': expected a number, got 'x'" -- $SC sim 1f1b -D p=2 -D m=2 -D ep=x
 
 verdicts

@@ -515,7 +515,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.forward_only = r->forward_only = sc_prog_forward_only(pg);
     mc.lengths = sc_prog_lengths(pg); /* each microbatch's tokens (docs/lengths.md) */
     mc.ep = sc_prog_ep(pg); /* rank 0 of the EP group; run_ep.c makes the others */
-    if (mc.ep > 1 && (st = sc_run_ep_check(o, kind, err, errlen)) != SC_OK)
+    if (mc.ep > 1 && (st = sc_run_ep_check(o, kind, pg, err, errlen)) != SC_OK)
         goto fail;
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;

@@ -206,9 +206,14 @@ done:
     return st;
 }
 
-sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, char *err,
-                          size_t errlen)
+sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
+                          char *err, size_t errlen)
 {
+    if (sc_prog_lengths(pg)) { /* each rank's share of a microbatch of its own length: not yet */
+        snprintf(err, errlen, "run: ep > 1 with microbatches of different lengths is not trained "
+                 "yet (docs/semantics.md#expert-parallelism)");
+        return SC_ERR_ARG;
+    }
     if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {
         snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
                  "for now (%s; docs/semantics.md#expert-parallelism)",

@@ -24,9 +24,9 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
                             sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
                             size_t errlen);
 /* What it does not run yet (MPI ranks, --graph, a backend other than
- * cpu): SC_ERR_ARG and one line. */
-sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, char *err,
-                          size_t errlen);
+ * cpu, microbatches of different lengths): SC_ERR_ARG and one line. */
+sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
+                          char *err, size_t errlen);
 
 /* Runs this MPI rank's device, of kind k; rank 0's result gathers every
  * rank's figures. Frees md. */
