@@ -79,7 +79,8 @@ static void stage_times(const model *md, stage_lb *st)
 /* How many k in 0 .. m-1 have k·step < room. */
 static double below(double room, double step, int m)
 {
-    if (room <= 0)
+    if (room <= 1e-9) /* a bound at e (rounded): that pass ends at e at the earliest, the one
+                       * pass the window counts at its end */
         return 0;
     if (!(step > 0))
         return m;
