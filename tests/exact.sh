@@ -9,8 +9,11 @@
 #   - a V with communication at p = 4, m = 16: proved optimal, and its
 #     exported schedule timed again by sim at the optimum;
 #   - p = 8, m = 32 under a cap (the issue's case): the search's best and
-#     the memory fill's bound, the gap between them, the export timed again
-#     (a short limit under make check, 120 s under make test);
+#     the memory fill and drain's bound, a gap of at most 1 %, the export
+#     timed again (a short limit under make check, 120 s under make test);
+#     p = 4, m = 16 at a cap of 3: a gap of at most 1 %;
+#   - the memory fill and drain never above a stdlib recipe's makespan, on
+#     a grid of capped shapes and costs (a sample under make check);
 #   - --export-optimal's errors: without --optimal, without a schedule, a
 #     file that cannot be written.
 # Run from the repository root: sh tests/exact.sh
@@ -97,11 +100,50 @@ d = json.load(open(sys.argv[1])); o = d['optimal']; re = json.load(open(sys.argv
 assert o['status'] == 'limit' and o['searched'], o
 assert d['lower_bound'] <= o['bound'] <= o['incumbent'] <= d['makespan'], (d['lower_bound'], o)
 assert abs(o['gap'] - (o['incumbent'] - o['bound']) / o['bound']) < 1e-12, o
+assert o['gap'] <= 0.01, o
 assert abs(re['makespan'] - o['incumbent']) < 1e-9 * o['incumbent'], (re['makespan'], o)
 print('exact: p=8 m=32 mem=6: best %g, bound %g (bound.h %g), gap %.2f %%, export timed at %g' %
       (o['incumbent'], o['bound'], d['lower_bound'], 100 * o['gap'], re['makespan']))
 " "$tmp/v8.json" "$tmp/v8re.json" && ok || bad "p=8 m=32: $(cat "$tmp/v8.json")"
 expect 0 "optimal       not proved: best schedule 92.367 (the search's" -- $SC sim $v8 --optimal=1
+expect 0 "bound 92.182, gap 0.20 %" -- $SC sim $v8 --optimal=1
+# p = 4, m = 16 at a cap of 3 units: d3's drain (docs/bound.md#the-memory-drain).
+expect 0 "bound 45.608, gap 0.41 %" -- $SC sim v-zb -D p=4 -D m=16 -D mem=3 -D tw=0.63 -D tcomm=0.016 --optimal=1
+
+# The memory fill and drain against every stdlib recipe's own makespan:
+# RECIPE P M MEM TW TCOMM, the bound --optimal reports at or below the
+# recipe's makespan and the search's incumbent.
+for r in $(sample 1f1b zb-h1 zb-h2 interleaved v-zb v-half v-min zbv-auto gpipe); do
+  for p in 2 4; do for m in 4 8; do for mem in 1.5 3; do
+    echo "$r $p $m $mem 0.63 0.016"
+    ! full || echo "$r $p $m $mem 0 0.1"
+  done; done; done
+done >"$tmp/gcases"
+while read -r r p m mem tw tc; do
+  printf '%s %s %s %s %s %s ' "$r" "$p" "$m" "$mem" "$tw" "$tc"
+  $SC sim "$r" -D p="$p" -D m="$m" -D mem="$mem" -D tw="$tw" -D tcomm="$tc" --optimal=0.02 --json 2>/dev/null |
+    tr -d '\n'
+  echo
+done <"$tmp/gcases" >"$tmp/grid"
+python3 - "$tmp/grid" >"$tmp/gres" <<'EOF'
+import json, sys
+n = bad = 0
+for line in open(sys.argv[1]):
+    f = line.split(" ", 6)
+    if not f[6].strip():
+        continue # the recipe does not meet the cap
+    d = json.loads(f[6]); o = d["optimal"]
+    if o.get("bound") is None or o["status"] == "unsupported":
+        continue
+    n += 1
+    if o["bound"] > min(d["makespan"], o["incumbent"]) * (1 + 1e-9):
+        bad += 1
+        print("above:", f[:6], d["makespan"], o)
+print(n, bad)
+EOF
+read -r gn gbad <"$tmp/gres" || true
+if [ "${gbad:-x}" = 0 ] && [ "${gn:-0}" -ge 8 ]; then ok; else bad "grid: $(cat "$tmp/gres")"; fi
+echo "exact: the memory fill and drain at or below the makespans of $gn capped recipes"
 
 # --export-optimal's errors.
 expect 2 "--export-optimal FILE goes with sim --optimal" -- $SC sim 1f1b --export-optimal "$tmp/x.lua"
