@@ -3,7 +3,8 @@
 # docs/bound.md#the-memory-fill), end to end:
 #   - small capped cases against the optimum an independent solve proved
 #     (GLPK on the MILP alone, without the search's schedules or the memory
-#     fill's cut: the table below): the bound never above it, the best
+#     fill's cut: the table below): the bound, and the memory fill and
+#     drain alone (memory_bound), never above it, the best
 #     schedule never below it, and an optimum proved equal to it (GLPK
 #     proves some within the time limit, more on an idle machine);
 #   - a V with communication at p = 4, m = 16: proved optimal, and its
@@ -56,7 +57,8 @@ for line in open(sys.argv[1]):
     o = d["optimal"]
     eps = 1e-9 * (1 + opt)
     n += 1
-    if not (d["lower_bound"] <= o["bound"] + eps and o["bound"] <= opt + eps and opt <= o["incumbent"] + eps):
+    if not (d["lower_bound"] <= o["bound"] + eps and o["bound"] <= opt + eps and opt <= o["incumbent"] + eps
+            and o["memory_bound"] <= opt + eps):
         bad += 1
         print("order:", opt, o, file=sys.stderr)
     if o["status"] == "optimal":
