@@ -17,7 +17,14 @@
  *   - so within [H, e_j) the device runs at most K + j - 1 Fs, the Bs and
  *     Ws whose bounds are below e_j, and one pass that runs past e_j; the
  *     rest of [H, e_j) is idle, and makespan >= H + idle + work.
- * The bound is the largest over devices and j.
+ * The memory drain (docs/bound.md#the-memory-drain) is the same from the
+ * end: the k-th last F of d ends at least g_k before the end (the k-th
+ * smallest of tF(s) + i·max(cF, cB), tF the least time from the end of an
+ * F of s to the end); in the last g_k at most k - 1 Fs end, and at most
+ * K + k - 1 Bs and Ws (the records live at its start and those Fs'), the
+ * rest of it is idle. Where the passes the two windows may hold cannot
+ * fill d's work, they are disjoint and both idle times count.
+ * The bound is the largest over devices and pairs (j, k).
  */
 #include "exact_impl.h"
 #include "ir/alloc.h"
