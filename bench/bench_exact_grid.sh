@@ -10,6 +10,7 @@ SC=${1:-build/stagecraft}
 for r in 1f1b zb-h1 zb-h2 v-zb v-half v-min zbv-auto zb-auto interleaved gpipe seq1f1b; do
   for p in 2 4 8; do for m in 8 16 32; do for mem in 2 3 4 6 8; do
     for c in "0.63 0.016" "0 0.1" "0.5 0"; do
+      # shellcheck disable=SC2086 # the cost set: two words
       set -- $c
       $SC sim "$r" -D p="$p" -D m="$m" -D mem="$mem" -D tw="$1" -D tcomm="$2" \
         --optimal=0.01 --json 2>/dev/null | tr -d '\n' |
