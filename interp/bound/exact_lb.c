@@ -97,9 +97,9 @@ static double below(double room, double step, int m)
 
 /* Device d's passes: what both windows need. */
 typedef struct dev_lb {
-    int nf;                     /* its F passes (= its records) */
+    int nf;                                /* its F passes (= its records) */
     double K, H, work, fmax, pmax, mB, mW; /* mB, mW: its longest B and W */
-    int by_w;                   /* a record is freed at its W (else at its B) */
+    int by_w;                              /* a record is freed at its W (else at its B) */
 } dev_lb;
 
 /* Fills dv and the bounds of d's free events (ev, sorted: e_1 <= e_2 ...)
@@ -168,8 +168,7 @@ static int fill_window(const model *md, const stage_lb *st, int d, const dev_lb 
  * freed in it (the live ones at its start and those Fs'), and every pass
  * in it ends in it: k - 1 Fs, K + k - 1 Bs, and as many Ws when W frees
  * the record (else all of d's Ws) (docs/bound.md#the-memory-drain). */
-static int drain_window(const dev_lb *dv, const double *tl, double *busy,
-                        double *idle)
+static int drain_window(const dev_lb *dv, const double *tl, double *busy, double *idle)
 {
     int nk = 0;
     for (int k = 1; k <= dv->nf && k <= 4096; k++, nk++) {
@@ -197,10 +196,12 @@ static double device_lb(const model *md, const stage_lb *st, int d, double *ev, 
         if (ev[j] > dv.H)
             best = fmax(best, idf[j]);
     for (int k = 0; k < nk; k++) {
+        if (!(idd[k] > 0))
+            continue;
         if (dv.work > bd[k])
             best = fmax(best, idd[k]);
         for (int j = 0; j < nj; j++)
-            if (ev[j] > dv.H && idf[j] > 0 && idd[k] > 0 && dv.work > bf[j] + bd[k])
+            if (ev[j] > dv.H && idf[j] > 0 && dv.work > bf[j] + bd[k])
                 best = fmax(best, idf[j] + idd[k]);
     }
     return best > 0 ? dv.H + best + dv.work : 0;
