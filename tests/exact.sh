@@ -3,14 +3,16 @@
 # docs/bound.md#the-memory-fill), end to end:
 #   - small capped cases against the optimum an independent solve proved
 #     (GLPK on the MILP alone, without the search's schedules or the memory
-#     fill's cut: the table below): the bound never above it, the best
+#     fill's cut: the table below): the bound, and the memory fill and
+#     drain alone (memory_bound), never above it, the best
 #     schedule never below it, and an optimum proved equal to it (GLPK
 #     proves some within the time limit, more on an idle machine);
 #   - a V with communication at p = 4, m = 16: proved optimal, and its
 #     exported schedule timed again by sim at the optimum;
 #   - p = 8, m = 32 under a cap (the issue's case): the search's best and
-#     the memory fill's bound, the gap between them, the export timed again
-#     (a short limit under make check, 120 s under make test);
+#     the memory fill and drain's bound, a gap of at most 1 %, the export
+#     timed again (a short limit under make check, 120 s under make test);
+#     p = 4, m = 16 at a cap of 3: a gap of at most 1 %;
 #   - --export-optimal's errors: without --optimal, without a schedule, a
 #     file that cannot be written.
 # Run from the repository root: sh tests/exact.sh
@@ -55,7 +57,8 @@ for line in open(sys.argv[1]):
     o = d["optimal"]
     eps = 1e-9 * (1 + opt)
     n += 1
-    if not (d["lower_bound"] <= o["bound"] + eps and o["bound"] <= opt + eps and opt <= o["incumbent"] + eps):
+    if not (d["lower_bound"] <= o["bound"] + eps and o["bound"] <= opt + eps and opt <= o["incumbent"] + eps
+            and o["memory_bound"] <= opt + eps):
         bad += 1
         print("order:", opt, o, file=sys.stderr)
     if o["status"] == "optimal":
@@ -97,11 +100,15 @@ d = json.load(open(sys.argv[1])); o = d['optimal']; re = json.load(open(sys.argv
 assert o['status'] == 'limit' and o['searched'], o
 assert d['lower_bound'] <= o['bound'] <= o['incumbent'] <= d['makespan'], (d['lower_bound'], o)
 assert abs(o['gap'] - (o['incumbent'] - o['bound']) / o['bound']) < 1e-12, o
+assert o['gap'] <= 0.01, o
 assert abs(re['makespan'] - o['incumbent']) < 1e-9 * o['incumbent'], (re['makespan'], o)
 print('exact: p=8 m=32 mem=6: best %g, bound %g (bound.h %g), gap %.2f %%, export timed at %g' %
       (o['incumbent'], o['bound'], d['lower_bound'], 100 * o['gap'], re['makespan']))
 " "$tmp/v8.json" "$tmp/v8re.json" && ok || bad "p=8 m=32: $(cat "$tmp/v8.json")"
 expect 0 "optimal       not proved: best schedule 92.367 (the search's" -- $SC sim $v8 --optimal=1
+expect 0 "bound 92.182, gap 0.20 %" -- $SC sim $v8 --optimal=1
+# p = 4, m = 16 at a cap of 3 units: d3's drain (docs/bound.md#the-memory-drain).
+expect 0 "bound 45.608, gap 0.41 %" -- $SC sim v-zb -D p=4 -D m=16 -D mem=3 -D tw=0.63 -D tcomm=0.016 --optimal=1
 
 # --export-optimal's errors.
 expect 2 "--export-optimal FILE goes with sim --optimal" -- $SC sim 1f1b --export-optimal "$tmp/x.lua"

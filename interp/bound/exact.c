@@ -308,8 +308,9 @@ sc_status sc_exact_solve_lua(const sc_prog *pg, double time_limit, size_t mem_li
     st = sc_bound_prog(pg, &b);
     if (st != SC_OK)
         goto exit;
-    if (isfinite(b.bound)) /* the memory of all a device's stages (exact_lb.c) */
-        b.bound = fmax(b.bound, sc_exact_memory_lb(&md));
+    out->memory_bound = sc_exact_memory_lb(&md); /* all a device's stages (exact_lb.c) */
+    if (isfinite(b.bound))
+        b.bound = fmax(b.bound, out->memory_bound);
     double M = upper;
     if (!isfinite(M)) { /* every pass one after another, each transfer waited for */
         M = 0;

@@ -60,6 +60,8 @@ typedef struct sc_exact {
     int searched;     /* LIMIT without the solver: the MILP does not reach this size, so
                        * incumbent is the search's and bound is bound.h's */
     size_t solver_mem; /* the bytes GLPK was given (0: no limit) */
+    double memory_bound; /* the memory fill and drain alone (docs/bound.md#the-memory-fill),
+                          * before bound is met or capped by a schedule; 0: none */
     char why[200];    /* UNSUPPORTED, NO_SOLVER, MEMORY, FAILED, LIMIT: why */
 } sc_exact;
 

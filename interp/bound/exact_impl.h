@@ -55,10 +55,11 @@ int sc_exact_dep(const model *md, int i, double *lag);
 sc_status sc_exact_search(const model *md, const budget *bd, double lower, long max_tries,
                           double *span, double *x, int *pos);
 
-/* The memory fill bound (exact_lb.c, docs/bound.md#the-memory-fill): a
- * lower bound on the makespan of every schedule of the model under its
- * caps, from the forwards a device can run before any of its records can
- * be freed; 0 where no device has a cap. */
+/* The memory fill and drain bound (exact_lb.c, docs/bound.md#the-memory-fill,
+ * #the-memory-drain): a lower bound on the makespan of every schedule of
+ * the model under its caps, from the forwards a device can run before any
+ * of its records can be freed, and the passes it can run after its last
+ * forwards; 0 where no device has a cap. */
 double sc_exact_memory_lb(const model *md);
 
 /* The schedule with starts x as a Lua recipe (exact_out.c): the program's

@@ -44,6 +44,7 @@ static void print_exact(FILE *out, const sc_limits *lim, const sc_prog *pg, doub
         sc_jw_num(w, "bound", e.bound);
         sc_jw_num(w, "gap", isfinite(e.incumbent) && isfinite(e.bound) ? gap : NAN);
         sc_jw_bool(w, "searched", e.searched);
+        sc_jw_num(w, "memory_bound", e.memory_bound);
         sc_jw_num(w, "time_limit", limit);
         sc_jw_num(w, "seconds", e.seconds);
         sc_jw_int(w, "binaries", e.binaries);
