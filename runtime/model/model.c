@@ -89,6 +89,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     }
     sc_model_cfg big = *cfg; /* the bounds hold for the longest microbatch (cfg.lengths) */
     sc_status lst = sc_model_lengths_check(cfg, m, DIM_MAX, &big.seq, err, errlen);
+    if (lst == SC_OK)
+        lst = sc_mslice_check(cfg, m, err, errlen);
     if (lst != SC_OK)
         return lst;
     int dec = cfg->kind == SC_MODEL_DECODER; /* what it does not train yet, first */
@@ -167,7 +169,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->gstep = malloc((size_t)S * sizeof(int));
     if (!md->first || !md->count || !md->Wl || !md->Gl || !md->Wout || !md->Gout ||
         (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep ||
-        sc_model_lengths_init(md) != SC_OK)
+        sc_model_lengths_init(md) != SC_OK || sc_mslice_init(md) != SC_OK)
         goto nomem;
     for (int s = 0; s < S; s++)
         md->gstep[s] = -1;
@@ -226,6 +228,7 @@ void sc_model_free(sc_model *md)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
         sc_mvocab_free(dv->mv);
+        sc_mslice_free(dv);
         free(dv->targets);
         free(dv->stage);
         free(dv->info);
@@ -240,6 +243,7 @@ void sc_model_free(sc_model *md)
     }
     free(md->gstep);
     free(md->lens);
+    free(md->skv);
     free(md->first);
     free(md->count);
     free(md->Wl);
@@ -368,9 +372,11 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     int R = sc_model_rows(md, mb);
-    for (int r = 0; r < R; r++)
-        dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                            (uint64_t)r) % (uint64_t)md->V);
+    for (int r = 0, xm, xr; r < R; r++) { /* a slice's: its microbatch's rows */
+        sc_mslice_row(md, mb, r, &xm, &xr);
+        dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, xm),
+                                            (uint64_t)xr) % (uint64_t)md->V);
+    }
     float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
     sc_model_graph_note(dv, mb); /* run --graph: read after the replay */
@@ -421,6 +427,8 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
         if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK)
             return vocab_fail(dv, SC_ERR_PROGRAM);
+    } else if (SC_MFIRST(md, s) && md->slices > 1) { /* its microbatch's rows (model_slices.c) */
+        sc_mslice_input(dv, mb, T[0]);
     } else if (SC_MFIRST(md, s)) { /* the input (each copy's first stage) */
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
     } else if (in != T[0]) { /* a redone F (exec/exec.h) may hand back the input it kept */
@@ -429,7 +437,9 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        sc_mdec_forward(dv, s, mb, out, T, b_only);
+        sc_status st = sc_mdec_forward(dv, s, mb, out, T, b_only);
+        if (st != SC_OK)
+            return st;
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, mb, out, T);

@@ -101,6 +101,10 @@ typedef struct sc_model_cfg {
                           * numbers), or NULL: seq; microbatch i has batch sequences of
                           * lengths[i] tokens, rows lengths[i]·batch: its tensors, record,
                           * messages and loss rows take them (the loss: mean over all rows) */
+    int slices;          /* sequence slices (docs/slices.md#run; 0 or 1: none): the m records
+                          * are slices, record r slice r % slices of microbatch r / slices,
+                          * lengths[r] of its tokens (the slices of one sum to seq); the
+                          * data and the reference are the unsliced microbatches' */
     int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
                           * F only, no backward, no optimizer step */
     sc_optim_cfg opt;

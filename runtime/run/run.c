@@ -475,6 +475,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
 {
     sc_run_result *r;
     sc_model *md = NULL, *ref = NULL;
+    double *slens = NULL; /* sequence slices: each record's tokens */
     sc_status st = alloc_result(pg, &r);
     *out = NULL;
     err[0] = 0;
@@ -485,10 +486,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     /* An unknown or unavailable backend is refused before anything else
      * (a kind that counts its devices: by counting them, without starting
      * one; else by opening one). */
-    if (sc_prog_slices(pg) > 1) /* docs/slices.md#run: a slice's attention needs the earlier KV */
-        snprintf(err, errlen, "run: sequence slices (slices = %d) do not train yet: the decoder "
-                 "does not attend over earlier slices' keys and values", sc_prog_slices(pg));
-    const sc_device_kind *kind = err[0] ? NULL : sc_device_kind_find(o->backend, err, errlen);
+    const sc_device_kind *kind = sc_device_kind_find(o->backend, err, errlen);
     if (!kind || (o->graph && !sc_exec_graph_check(pg, err, errlen))) { /* docs/graphs.md */
         st = SC_ERR_ARG;
         goto fail;
@@ -513,6 +511,11 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
     mc.copies = sc_prog_copies(pg); /* docs/guide.md#copies */
     mc.forward_only = r->forward_only = sc_prog_forward_only(pg);
     mc.lengths = sc_prog_lengths(pg); /* each microbatch's tokens (docs/lengths.md) */
+    mc.slices = sc_prog_slices(pg); /* or each slice's (docs/slices.md#run) */
+    if (mc.slices > 1 && (st = sc_run_slice_lengths(pg, mc.seq, &slens, err, errlen)) != SC_OK)
+        goto fail;
+    if (slens)
+        mc.lengths = slens;
     if ((st = optim_fault(pg, &mc, err, errlen)) != SC_OK)
         goto fail;
     /* MPI ranks: started, and agreeing on the configuration, before the
@@ -588,9 +591,11 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     sc_model_free(ref);
+    free(slens);
     *out = r;
     return SC_OK;
 fail:
+    free(slens);
     sc_model_free(md);
     sc_model_free(ref);
     sc_run_result_free(r);

@@ -37,6 +37,11 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
  * largest boundary tensor) over the m microbatches and seq's. */
 sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
                                  size_t errlen);
+/* Sequence slices (docs/slices.md#run): each record's tokens, the IR's cuts
+ * of seq rounded to whole tokens (*out: m floats, the caller frees); an
+ * empty slice is an error. */
+sc_status sc_run_slice_lengths(const sc_prog *pg, long seq, double **out, char *err,
+                               size_t errlen);
 size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary);
 /* run_params.c: r's predicted parameter, gradient and optimizer bytes per
  * device (predicted_param_bytes, predicted_optim_bytes): the decoder's from
