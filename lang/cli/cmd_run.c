@@ -166,7 +166,7 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
         printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
                r->max_grad_rel_err,
                r->bitwise ? " (bitwise identical)"
-               : r->tolerance > 1e-5 ? " (tolerance 1e-4 on cuda)" : "");
+               : r->tolerance > 1e-5 ? " (tolerance 1e-4: cuda or slices)" : "");
     printf("step time     %.6f s\n", r->step_time_s);
     if (cmp)
         sc_report_text(cmp, pf, profile);

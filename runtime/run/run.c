@@ -492,6 +492,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     }
     r->tolerance = kind->tolerance;
+    if (sc_prog_slices(pg) > 1 && r->tolerance < 1e-4) /* docs/slices.md#run: */
+        r->tolerance = 1e-4; /* the weight gradients sum per slice, then over the slices */
     r->transport = "local";
     if (!kind->count || kind->count(NULL, 0) < 1) {
         sc_backend *probe;
