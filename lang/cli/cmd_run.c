@@ -140,7 +140,9 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
 {
     printf("recipe        %s\n", recipe);
     printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
-           r->mpi ? "MPI ranks" : "threads", r->S, r->m);
+           r->mpi ? "MPI ranks" : "threads", r->S, r->m / sc_prog_slices(pg));
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md#run */
+        printf("slices        %d per microbatch, %d records\n", sc_prog_slices(pg), r->m);
     if (r->gpus)
         printf("backend       %s on %d GPU%s (%s), transport %s%s%s%s\n", o->backend, r->gpus,
                r->gpus > 1 ? "s" : "", r->gpu_name, r->transport,
