@@ -16,6 +16,8 @@
  * The backward scatters the gradient of slice i < j's keys and values into
  * slice i's record (added); slice i's own B adds its part and turns its
  * keys' gradient back from the rotation.
+ *
+ * Tested by: tests/unit/test_slices_model.c, tests/slices.sh.
  */
 #include "model_impl.h"
 #include "backend/sc_hash.h"
