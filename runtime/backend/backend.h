@@ -190,16 +190,20 @@ struct sc_backend_ops {
      * Hugging Face's Llama); sign -1 turns back: the backward pass. */
     void (*rope)(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
                  float *x);
-    /* Causal attention. q, o: rows x (heads dim); k, v: rows x (kv_heads
-     * dim), kv_heads dividing heads (query head j reads KV head j /
-     * (heads / kv_heads)). p: batch x heads x seq x seq, the softmax of
-     * q k^T / sqrt(dim) over keys t' <= t (0 above the diagonal), kept for
-     * the backward; o = p v. */
-    void (*attn_fwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+    /* Causal attention of seq queries per sequence, at positions past ..
+     * past + seq - 1, over kn = past + seq keys (past: the keys and values
+     * of the sequence's earlier tokens, a key/value prefix; 0 for a whole
+     * sequence; docs/slices.md#run). q, o: batch seq x (heads dim); k, v:
+     * batch kn x (kv_heads dim), kv_heads dividing heads (query head j
+     * reads KV head j / (heads / kv_heads)). p: batch x heads x seq x kn,
+     * the softmax of q k^T / sqrt(dim) over keys u <= past + t (0 past
+     * it), kept for the backward; o = p v. */
+    void (*attn_fwd)(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                      const float *q, const float *k, const float *v, float *p, float *o);
-    /* Its gradients from dout: dq, dk, dv written (not accumulated); p is
-     * the forward's and is overwritten (scratch of the softmax's gradient). */
-    void (*attn_bwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+    /* Its gradients from dout: dq (batch seq rows), dk, dv (batch kn rows)
+     * written (not accumulated); p is the forward's and is overwritten
+     * (scratch of the softmax's gradient). */
+    void (*attn_bwd)(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                      const float *q, const float *k, const float *v, float *p,
                      const float *dout, float *dq, float *dk, float *dv);
     /* SwiGLU of n elements: a = silu(g) u, silu(z) = z / (1 + e^-z). */

@@ -85,10 +85,11 @@ float *sc_mdec_logits(const sc_model *md, int s, float **T)
  * sequence length), gate, up (MoE: model_moe.c's in place of gate and up). */
 static size_t bonly_layer(const sc_model *md, int mb)
 {
-    /* sliced: q and p over the span of the earlier slices (model_slices.c) */
-    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_mslice_span(md, mb);
-    return (size_t)md->c.batch * seq * (size_t)md->qd + 2 * R * (size_t)md->kd +
-           (size_t)md->c.batch * (size_t)md->H * seq * seq +
+    /* sliced: p over the keys of the earlier slices too (model_slices.c) */
+    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
+    size_t kn = (size_t)sc_mslice_span(md, mb);
+    return R * (size_t)md->qd + 2 * R * (size_t)md->kd +
+           (size_t)md->c.batch * (size_t)md->H * seq * kn +
            (md->E ? sc_moe_bonly_floats(md, mb) : 2 * R * (size_t)md->I);
 }
 
@@ -103,13 +104,14 @@ typedef struct { float *q, *k, *v, *p, *gate, *up; } bparts;
 
 static bparts bonly_of(const sc_model *md, int mb, float *b, int i)
 {
-    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_mslice_span(md, mb);
+    size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
+    size_t kn = (size_t)sc_mslice_span(md, mb);
     bparts t;
     t.q = b + (size_t)i * bonly_layer(md, mb);
-    t.k = t.q + (size_t)md->c.batch * seq * (size_t)md->qd;
+    t.k = t.q + R * (size_t)md->qd;
     t.v = t.k + R * (size_t)md->kd;
     t.p = t.v + R * (size_t)md->kd;
-    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * seq * seq;
+    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * seq * kn;
     t.up = t.gate + R * (size_t)md->I;
     return t;
 }
@@ -126,16 +128,16 @@ static sc_status layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, floa
     int R = sc_model_rows(md, mb), h = md->h, qd = md->qd, kd = md->kd, I = md->I;
     int seq = sc_model_seq(md, mb);
     o->rmsnorm_fwd(bc, R, h, T[P_X], PW(l, 0), md->eps, T[P_XN1], T[P_RSTD1]);
+    o->gemm(bc, 0, 0, R, qd, h, 1.0f, T[P_XN1], PW(l, 1), 0.0f, b.q);
+    o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 2), 0.0f, b.k);
+    o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 3), 0.0f, b.v);
     if (md->slices > 1) { /* over the earlier slices' keys and values too */
         if (sc_mslice_attn_fwd(dv, l, mb, T, b.q, b.k, b.v, b.p) != SC_OK)
             return SC_ERR_NOMEM;
     } else {
-        o->gemm(bc, 0, 0, R, qd, h, 1.0f, T[P_XN1], PW(l, 1), 0.0f, b.q);
-        o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 2), 0.0f, b.k);
-        o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 3), 0.0f, b.v);
         o->rope(bc, R, seq, md->H, md->D, md->theta, 1, b.q);
         o->rope(bc, R, seq, md->KV, md->D, md->theta, 1, b.k);
-        o->attn_fwd(bc, (int)md->c.batch, seq, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
+        o->attn_fwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
                     T[P_O]);
     }
     o->copy(bc, (size_t)R * h, T[P_X], T[P_Y]);
@@ -202,7 +204,7 @@ static void layer_bwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *do
     if (md->slices > 1) { /* adding into the earlier slices' records (model_slices.c) */
         sc_mslice_attn_bwd(dv, l, mb, T, b.q, b.p, dout);
     } else {
-        o->attn_bwd(bc, (int)md->c.batch, seq, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
+        o->attn_bwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
                     dout, T[P_DQ], T[P_DK], T[P_DV]);
         o->rope(bc, R, seq, md->H, md->D, md->theta, -1, T[P_DQ]);
         o->rope(bc, R, seq, md->KV, md->D, md->theta, -1, T[P_DK]);

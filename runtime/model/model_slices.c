@@ -8,14 +8,13 @@
  * 0..j of the same stage, which their records hold (model_impl.h's
  * P_DK, P_DV gather the later slices' gradients of them).
  *
- * The attention of slice j runs the backend's slots over a span of
- * Lp = c_j+1 positions: its queries padded with zero rows before c_j (the
- * record's q, rotated at their positions), the keys and values of slices
- * 0..j gathered into scratch. Zero query rows add exactly 0 to every
- * gradient, so each row's result is what the unsliced attention computes.
- * The backward scatters the gradient of slice i < j's keys and values into
- * slice i's record (added); slice i's own B adds its part and turns its
- * keys' gradient back from the rotation.
+ * The attention of slice j runs the backend's slots with a key/value
+ * prefix (backend.h: past = c_j): its own queries, at positions c_j .., over
+ * the keys and values of slices 0..j of the same stage, gathered into
+ * scratch from their records. Rotary positions turn the slice's rows at
+ * their places in a scratch span. The backward scatters the gradient of
+ * slice i < j's keys and values into slice i's record (added); slice i's
+ * own B adds its part and turns its keys' gradient back from the rotation.
  *
  * Tested by: tests/unit/test_slices_model.c, tests/slices.sh.
  */
@@ -100,27 +99,26 @@ sc_status sc_mslice_init(sc_model *md)
 }
 
 /* The device's scratch, allocated at its first slice (N = batch seq rows):
- * zeros [N qd], the padded queries' output and its gradient [N qd] each,
- * the gathered keys, values and their gradients [N kd] each. */
+ * zeros [N kd], a span of rows to rotate [N qd], the gathered keys, values
+ * and their gradients [N kd] each. */
 static size_t scratch_floats(const sc_model *md)
 {
     size_t N = (size_t)md->c.batch * (size_t)md->c.seq;
-    return N * (3 * (size_t)md->qd + 4 * (size_t)md->kd);
+    return N * ((size_t)md->qd + 5 * (size_t)md->kd);
 }
 
-typedef struct { float *z, *o, *dq, *k, *v, *dk, *dv; } scratch;
+typedef struct { float *z, *o, *k, *v, *dk, *dv; } scratch;
 
 static scratch scratch_of(sc_mdev *dv)
 {
     const sc_model *md = dv->md;
     size_t N = (size_t)md->c.batch * (size_t)md->c.seq, nq = N * md->qd, nk = N * md->kd;
     if (!dv->ssc && (dv->ssc = dv->be->ops->alloc(dv->be->ctx, scratch_floats(md) * sizeof(float))))
-        sc_model_fill_const(dv, dv->ssc, nq, 0.0f);
-    scratch s = {dv->ssc, 0, 0, 0, 0, 0, 0};
+        sc_model_fill_const(dv, dv->ssc, nk, 0.0f);
+    scratch s = {dv->ssc, 0, 0, 0, 0, 0};
     if (!s.z)
         return s;
-    s.o = s.z + nq, s.dq = s.o + nq, s.k = s.dq + nq;
-    s.v = s.k + nk, s.dk = s.v + nk, s.dv = s.dk + nk;
+    s.o = s.z + nk, s.k = s.o + nq, s.v = s.k + nk, s.dk = s.v + nk, s.dv = s.dk + nk;
     return s;
 }
 
@@ -178,39 +176,38 @@ sc_status sc_mslice_input(sc_mdev *dv, int mb, float *x)
     return SC_OK;
 }
 
+/* Rotary positions (sign: 1, or -1 back) on a slice's rows x (w = heads
+ * dim), at their positions c0 .. of the sequence: through the span buf. */
+static void rotate(sc_mdev *dv, int heads, int Lq, int c0, float *x, int sign, float *buf)
+{
+    const sc_model *md = dv->md;
+    int w = heads * md->D, Lp = c0 + Lq;
+    rows_to(dv, w, Lq, Lp, c0, x, buf, 1, 0);
+    dv->be->ops->rope(dv->be->ctx, (int)md->c.batch * Lp, Lp, heads, md->D, md->theta, sign,
+                      buf);
+    rows_to(dv, w, Lq, Lp, c0, buf, x, 0, 0);
+}
+
 sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, float *k,
                              float *v, float *p)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
     int B = (int)md->c.batch, Lq = sc_model_seq(md, mb), c0 = sc_mslice_cut(md, mb);
-    int Lp = c0 + Lq, R = B * Lq, h = md->h, qd = md->qd, kd = md->kd;
     scratch sc = scratch_of(dv);
     if (!sc.z) {
         snprintf(dv->err, sizeof dv->err, "out of memory for the slices' scratch");
         return SC_ERR_NOMEM;
     }
-    /* queries: rows at c0 of the span, zero before, rotated there */
-    o->gemm(bc, 0, 0, R, qd, h, 1.0f, T[P_XN1], SC_MW(md, l, 1), 0.0f, sc.o);
-    for (int b = 0; b < B; b++)
-        o->copy(bc, (size_t)c0 * qd, sc.z, q + (size_t)b * Lp * qd);
-    rows_to(dv, qd, Lq, Lp, c0, sc.o, q, 1, 0);
-    o->rope(bc, B * Lp, Lp, md->H, md->D, md->theta, 1, q);
-    /* keys: rotated at their positions in the span, kept compact */
-    o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], SC_MW(md, l, 2), 0.0f, k);
-    o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], SC_MW(md, l, 3), 0.0f, v);
-    rows_to(dv, kd, Lq, Lp, c0, k, sc.k, 1, 0);
-    o->rope(bc, B * Lp, Lp, md->KV, md->D, md->theta, 1, sc.k);
-    rows_to(dv, kd, Lq, Lp, c0, sc.k, k, 0, 0);
+    rotate(dv, md->H, Lq, c0, q, 1, sc.o);
+    rotate(dv, md->KV, Lq, c0, k, 1, sc.o);
     float **e = entry(md, l, mb);
     e[E_K] = k, e[E_V] = v, e[E_DK] = T[P_DK], e[E_DV] = T[P_DV];
-    gather(dv, l, mb, Lp, sc.k, sc.v);
-    o->attn_fwd(bc, B, Lp, md->H, md->KV, md->D, q, sc.k, sc.v, p, sc.o);
-    rows_to(dv, qd, Lq, Lp, c0, sc.o, T[P_O], 0, 0);
+    gather(dv, l, mb, c0 + Lq, sc.k, sc.v);
+    o->attn_fwd(dv->be->ctx, B, Lq, c0, md->H, md->KV, md->D, q, sc.k, sc.v, p, T[P_O]);
     /* the later slices add to the gradient of these keys and values */
-    o->copy(bc, (size_t)R * kd, sc.z, T[P_DK]);
-    o->copy(bc, (size_t)R * kd, sc.z, T[P_DV]);
+    o->copy(dv->be->ctx, (size_t)B * Lq * md->kd, sc.z, T[P_DK]);
+    o->copy(dv->be->ctx, (size_t)B * Lq * md->kd, sc.z, T[P_DV]);
     return SC_OK;
 }
 
@@ -218,18 +215,13 @@ void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, f
                         const float *dout)
 {
     const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
     int B = (int)md->c.batch, Lq = sc_model_seq(md, mb), c0 = sc_mslice_cut(md, mb);
-    int Lp = c0 + Lq, qd = md->qd, kd = md->kd, j = (mb % md->m) % md->slices;
+    int Lp = c0 + Lq, kd = md->kd, j = (mb % md->m) % md->slices;
     scratch sc = scratch_of(dv); /* allocated by the forward */
-    for (int b = 0; b < B; b++)
-        o->copy(bc, (size_t)c0 * qd, sc.z, sc.o + (size_t)b * Lp * qd);
-    rows_to(dv, qd, Lq, Lp, c0, dout, sc.o, 1, 0);
     gather(dv, l, mb, Lp, sc.k, sc.v);
-    o->attn_bwd(bc, B, Lp, md->H, md->KV, md->D, q, sc.k, sc.v, p, sc.o, sc.dq, sc.dk, sc.dv);
-    o->rope(bc, B * Lp, Lp, md->H, md->D, md->theta, -1, sc.dq);
-    rows_to(dv, qd, Lq, Lp, c0, sc.dq, T[P_DQ], 0, 0);
+    dv->be->ops->attn_bwd(dv->be->ctx, B, Lq, c0, md->H, md->KV, md->D, q, sc.k, sc.v, p, dout,
+                          T[P_DQ], sc.dk, sc.dv);
+    rotate(dv, md->H, Lq, c0, T[P_DQ], -1, sc.o);
     for (int i = 0, c = 0; i < j; i++) { /* into the earlier slices' records */
         int r = mb - j + i, Li = sc_model_seq(md, r);
         float **e = entry(md, l, r);
@@ -240,7 +232,5 @@ void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, f
     /* its own: the later slices' share and this one's, then unrotated */
     rows_to(dv, kd, Lq, Lp, c0, sc.dk, T[P_DK], 0, 1);
     rows_to(dv, kd, Lq, Lp, c0, sc.dv, T[P_DV], 0, 1);
-    rows_to(dv, kd, Lq, Lp, c0, T[P_DK], sc.dk, 1, 0);
-    o->rope(bc, B * Lp, Lp, md->KV, md->D, md->theta, -1, sc.dk);
-    rows_to(dv, kd, Lq, Lp, c0, sc.dk, T[P_DK], 0, 0);
+    rotate(dv, md->KV, Lq, c0, T[P_DK], -1, sc.o);
 }

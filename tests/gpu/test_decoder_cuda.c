@@ -512,7 +512,7 @@ static double attn_gpu_loss(const attn_case *c, const float *q, const float *k, 
     const shape *s = &c->s;
     float *dq = put(q, nq(s)), *dk = put(k, nk(s)), *dv = put(v, nk(s)), *dp = garbage(np(s)),
           *dout = garbage(nq(s));
-    O->attn_fwd(X, s->batch, s->seq, s->heads, s->kvh, s->dim, dq, dk, dv, dp, dout);
+    O->attn_fwd(X, s->batch, s->seq, 0, s->heads, s->kvh, s->dim, dq, dk, dv, dp, dout);
     float *o = get(dout, nq(s));
     double l = dotf(o, c->w, nq(s));
     free(o);
@@ -537,8 +537,8 @@ static void attn_one(shape s)
 
     float *dq = put(q, mq), *dk = put(k, mk), *dv = put(v, mk), *dw = put(w, mq),
           *dp = garbage(mp), *dout = garbage(mq), *dp2 = garbage(mp), *dout2 = garbage(mq);
-    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dout);
-    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp2, dout2);
+    O->attn_fwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dout);
+    O->attn_fwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp2, dout2);
     float *hp = get(dp, mp), *ho = get(dout, mq), *ho2 = get(dout2, mq);
     CHECK(near("attn_fwd p", hp, p, mp, TOL));
     CHECK(near("attn_fwd o", ho, o, mq, TOL));
@@ -552,7 +552,7 @@ static void attn_one(shape s)
     CHECK(zeros);
 
     float *gdq = garbage(mq), *gdk = garbage(mk), *gdv = garbage(mk);
-    O->attn_bwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
+    O->attn_bwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
     float *hq = get(gdq, mq), *hk = get(gdk, mk), *hv = get(gdv, mk);
     CHECK(near("attn_bwd dq", hq, gq, mq, TOL));
     CHECK(near("attn_bwd dk", hk, gk, mk, TOL));
@@ -666,7 +666,7 @@ TEST(bad_shapes)
         if (!be)
             return;
         if (i == 0)
-            be->ops->attn_fwd(be->ctx, 1, 4, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
+            be->ops->attn_fwd(be->ctx, 1, 4, 0, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
         else if (i == 1)
             be->ops->rope(be->ctx, 4, 4, 2, 5, THETA, 1, NULL);
         else

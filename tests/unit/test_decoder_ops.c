@@ -231,12 +231,12 @@ TEST(attention)
     to_double(v, X[2], nk);
     to_double(w, Wt, nq);
     attn_ref(X[0], X[1], X[2], orf, prf);
-    O->attn_fwd(be->ctx, B_, S_, H_, KV_, D_, q, k, v, p, o);
+    O->attn_fwd(be->ctx, B_, S_, 0, H_, KV_, D_, q, k, v, p, o);
     CHECK(relerr(o, orf, nq) < 1e-6);
     CHECK(relerr(p, prf, np) < 1e-6);
     for (size_t i = 0; i < nk; i++) /* written, not accumulated */
         dk[i] = dv[i] = 7.0f;
-    O->attn_bwd(be->ctx, B_, S_, H_, KV_, D_, q, k, v, p, w, dq, dk, dv);
+    O->attn_bwd(be->ctx, B_, S_, 0, H_, KV_, D_, q, k, v, p, w, dq, dk, dv);
     fd_grad(loss_attn, 0, (int)nq, g);
     CHECK(relerr(dq, g, nq) < 1e-5);
     fd_grad(loss_attn, 1, (int)nk, g);

@@ -68,13 +68,12 @@ TEST(mapping)
     CHECK(xm == 0 && xr == 10);
     sc_mslice_row(o.md, 1, 1, &xm, &xr);
     CHECK(xm == 0 && xr == 2);
-    /* slice 1's b_only per layer: q padded to the span of 3 tokens (batch
-     * 2, qd 16), k and v of its R = 4 rows (kd 8), p over the span (heads
-     * 4), gate and up (inter 20); then the scratch dout (R qd) */
-    size_t B = 2, R = 4, span = 3;
+    /* slice 1's b_only per layer: q, k, v of its R = 4 rows (batch 2, qd
+     * 16, kd 8), p of its 2 queries over the 3 keys of slices 0 and 1
+     * (heads 4), gate and up (inter 20); then the scratch dout (R qd) */
+    size_t B = 2, R = 4, Lq = 2, kn = 3;
     CHECK(sc_model_record_bonly_bytes(o.md, 0, 1) ==
-          (2 * (B * span * 16 + 2 * R * 8 + B * 4 * span * span + 2 * R * 20) + R * 16) *
-              sizeof(float));
+          (2 * (R * 16 + 2 * R * 8 + B * 4 * Lq * kn + 2 * R * 20) + R * 16) * sizeof(float));
     sc_model_free(o.md);
     sc_backend_free(o.be);
 }
