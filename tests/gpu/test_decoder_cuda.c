@@ -6,7 +6,8 @@
  *   rmsnorm_fwd (y, rstd), rmsnorm_bwd (beta 0 over garbage, beta 1 over
  *     values), rmsnorm_wgrad (accumulated onto values), rope (both signs;
  *     -1 undoes +1), attn_fwd (p, 0 above the diagonal, and o), attn_bwd
- *     (dq, dk, dv written over garbage), swiglu_fwd, swiglu_bwd:
+ *     (dq, dk, dv written over garbage), the same with a key/value prefix
+ *     (past) against the cpu backend's slot, swiglu_fwd, swiglu_bwd:
  *     max |got - want| <= 1e-5 max(1, max |want|);
  *   every backward against the forward by finite differences: the
  *     reference gradients against central differences of the reference
@@ -582,6 +583,58 @@ static void attn_one(shape s)
         free(host[i]);
 }
 
+/* With a key/value prefix (docs/slices.md#run): seq queries at positions
+ * past.. over past + seq keys, against the cpu backend's slot (itself
+ * checked against a double reference and finite differences by
+ * tests/unit/test_decoder_ops.c). */
+static void attn_past_one(int batch, int seq, int past, int heads, int kvh, int dim)
+{
+    char err[256];
+    sc_backend *cpu = NULL;
+    CHECK(sc_backend_cpu_open(0, &cpu, err, sizeof err) == SC_OK);
+    if (!cpu)
+        return;
+    int kn = past + seq;
+    size_t mq = (size_t)batch * seq * heads * dim, mk = (size_t)batch * kn * kvh * dim;
+    size_t mp = (size_t)batch * heads * seq * kn;
+    float *q = rand_host(mq, 1.5f), *k = rand_host(mk, 1.5f), *v = rand_host(mk, 1),
+          *w = rand_host(mq, 1);
+    float *cp = malloc(mp * 4), *co = malloc(mq * 4), *cq = malloc(mq * 4),
+          *ck = malloc(mk * 4), *cv = malloc(mk * 4);
+    cpu->ops->attn_fwd(cpu->ctx, batch, seq, past, heads, kvh, dim, q, k, v, cp, co);
+    double *po = to_d(cp, mp), *oo = to_d(co, mq);
+    cpu->ops->attn_bwd(cpu->ctx, batch, seq, past, heads, kvh, dim, q, k, v, cp, w, cq, ck, cv);
+    double *gq = to_d(cq, mq), *gk = to_d(ck, mk), *gv = to_d(cv, mk);
+    float *dq = put(q, mq), *dk = put(k, mk), *dv = put(v, mk), *dw = put(w, mq),
+          *dp = garbage(mp), *dout = garbage(mq), *gdq = garbage(mq), *gdk = garbage(mk),
+          *gdv = garbage(mk);
+    O->attn_fwd(X, batch, seq, past, heads, kvh, dim, dq, dk, dv, dp, dout);
+    float *hp = get(dp, mp), *ho = get(dout, mq);
+    CHECK(near("attn_fwd past p", hp, po, mp, TOL));
+    CHECK(near("attn_fwd past o", ho, oo, mq, TOL));
+    O->attn_bwd(X, batch, seq, past, heads, kvh, dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
+    float *hq = get(gdq, mq), *hk = get(gdk, mk), *hv = get(gdv, mk);
+    CHECK(near("attn_bwd past dq", hq, gq, mq, TOL));
+    CHECK(near("attn_bwd past dk", hk, gk, mk, TOL));
+    CHECK(near("attn_bwd past dv", hv, gv, mk, TOL));
+    CHECK(O->sync(X) == SC_OK);
+    float *dev[] = {dq, dk, dv, dw, dp, dout, gdq, gdk, gdv};
+    size_t n[] = {mq, mk, mk, mq, mp, mq, mq, mk, mk};
+    for (int i = 0; i < 9; i++)
+        drop(dev[i], n[i]);
+    void *host[] = {q, k, v, w, cp, co, cq, ck, cv, po, oo, gq, gk, gv, hp, ho, hq, hk, hv};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+    sc_backend_free(cpu);
+}
+
+TEST(attention_past)
+{
+    attn_past_one(2, 3, 4, 4, 2, 8);
+    attn_past_one(1, 1, 9, 3, 3, 6);    /* one query: the last position */
+    attn_past_one(1, 40, 110, 2, 1, 4); /* a row of scores longer than a block */
+}
+
 TEST(attention)
 {
     attn_one((shape){2, 7, 4, 2, 8});
@@ -697,6 +750,7 @@ int main(void)
     RUN(rmsnorm);
     RUN(rope);
     RUN(attention);
+    RUN(attention_past);
     RUN(swiglu);
     RUN(bad_shapes);
     sc_backend_free(gpu);

@@ -4,7 +4,8 @@
  * naive reference in double, each backward against finite differences of
  * that reference (central, in double), through the backend's table. The
  * loss of a check is sum(w * out) for fixed random w, so the gradient
- * given to a backward slot is w.
+ * given to a backward slot is w. Attention also with a key/value prefix
+ * (past: the last queries of each sequence over all its keys).
  */
 #include "backend/backend.h"
 #include "harness.h"
@@ -246,6 +247,69 @@ TEST(attention)
     free(q), free(k), free(v), free(w), free(p), free(o), free(dq), free(dk), free(dv);
 }
 
+/* Rows t >= P of each sequence of x (rows of w floats), into y. */
+#define P_ 2
+static void last_rows(const double *x, double *y, int w)
+{
+    for (int b = 0; b < B_; b++)
+        for (int t = P_; t < S_; t++)
+            for (int i = 0; i < w; i++)
+                *y++ = x[((size_t)b * S_ + t) * w + i];
+}
+
+/* With a key/value prefix (docs/slices.md#run): the S_ - P_ last queries of
+ * each sequence at positions P_.., over all S_ keys; against the rows of
+ * the whole attention's reference, and differences of the loss whose
+ * weights on the first P_ rows are 0. */
+TEST(attention_past)
+{
+    int L = S_ - P_, qw = H_ * D_;
+    size_t nq = (size_t)B_ * S_ * qw, nk = (size_t)B_ * S_ * KV_ * D_, nl = (size_t)B_ * L * qw;
+    size_t np = (size_t)B_ * H_ * L * S_;
+    float *q = frand(nq, 6), *k = frand(nk, 7), *v = frand(nk, 8), *w = frand(nq, 9);
+    float *qs = malloc(nl * sizeof(float)), *ws = malloc(nl * sizeof(float));
+    float *p = malloc(np * sizeof(float)), *o = malloc(nl * sizeof(float));
+    float *dq = malloc(nl * sizeof(float)), *dk = malloc(nk * sizeof(float)),
+          *dv = malloc(nk * sizeof(float));
+    static double orf[B_ * S_ * H_ * D_], prf[B_ * H_ * S_ * S_], g[B_ * S_ * H_ * D_],
+        sub[B_ * S_ * H_ * D_], psub[B_ * H_ * S_ * S_];
+    for (int b = 0; b < B_; b++)
+        for (int t = 0; t < S_; t++)
+            for (int i = 0; i < qw; i++) {
+                size_t a = ((size_t)b * S_ + t) * qw + i;
+                if (t < P_)
+                    w[a] = 0; /* the prefix's rows: no query of this call */
+                else
+                    qs[((size_t)b * L + t - P_) * qw + i] = q[a],
+                    ws[((size_t)b * L + t - P_) * qw + i] = w[a];
+            }
+    to_double(q, X[0], nq);
+    to_double(k, X[1], nk);
+    to_double(v, X[2], nk);
+    to_double(w, Wt, nq);
+    attn_ref(X[0], X[1], X[2], orf, prf);
+    O->attn_fwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, o);
+    last_rows(orf, sub, qw);
+    CHECK(relerr(o, sub, nl) < 1e-6);
+    for (int bj = 0; bj < B_ * H_; bj++) /* p: rows t >= P_ of each (sequence, head) */
+        for (int t = P_; t < S_; t++)
+            for (int u = 0; u < S_; u++)
+                psub[((size_t)bj * L + t - P_) * S_ + u] = prf[((size_t)bj * S_ + t) * S_ + u];
+    CHECK(relerr(p, psub, np) < 1e-6);
+    for (size_t i = 0; i < nk; i++) /* written, not accumulated */
+        dk[i] = dv[i] = 7.0f;
+    O->attn_bwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, ws, dq, dk, dv);
+    fd_grad(loss_attn, 0, (int)nq, g);
+    last_rows(g, sub, qw);
+    CHECK(relerr(dq, sub, nl) < 1e-5);
+    fd_grad(loss_attn, 1, (int)nk, g);
+    CHECK(relerr(dk, g, nk) < 1e-5);
+    fd_grad(loss_attn, 2, (int)nk, g);
+    CHECK(relerr(dv, g, nk) < 1e-5);
+    free(q), free(k), free(v), free(w), free(qs), free(ws), free(p), free(o);
+    free(dq), free(dk), free(dv);
+}
+
 static double loss_swiglu(void)
 {
     double L = 0;
@@ -290,6 +354,7 @@ int main(void)
     RUN(rmsnorm);
     RUN(rope);
     RUN(attention);
+    RUN(attention_past);
     RUN(swiglu);
     sc_backend_free(be);
     return harness_done("decoder_ops");
