@@ -142,6 +142,16 @@ if full && [ -f "$STUB/libstagecraft_cuda.so" ]; then
     SC_CUDASTUB=1 timeout 300 $SC run seq1f1b -D p=4 -D m=4 -D slices=4 --backend cuda --model $M --check \
     --json >"$tmp/stub.json" 2>"$tmp/e" && later "$tmp/stub.json" "stand-in: run seq1f1b --backend cuda --check" --tol 1e-4 --backend cuda ||
     { bad "stand-in: run seq1f1b slices=4"; head -3 "$tmp/e" >&2; }
+  # overlapped pairs: the F of one microbatch's slice beside the BW of
+  # another's, on two lanes, each with its own scratch (random delays)
+  cat >"$tmp/pair.lua" <<'LUA'
+return sc.program { p = 2, m = 4, slices = 2,
+  order = { "F0 F1 F2 F3+BW1 BW0 BW3 BW2", "F0 F1 BW1 F2+BW0 F3 BW3 BW2" } }
+LUA
+  STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+    SC_CUDASTUB=1 SC_CUDASTUB_DELAY_US=50 timeout 300 $SC run "$tmp/pair.lua" --backend cuda --model $M \
+    --check --json >"$tmp/pair.json" 2>"$tmp/e" && later "$tmp/pair.json" "stand-in: sliced pairs --check" \
+    --tol 1e-4 --backend cuda || { bad "stand-in: run of sliced pairs"; head -3 "$tmp/e" >&2; }
 fi
 verdicts
 

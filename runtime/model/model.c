@@ -589,6 +589,7 @@ static void *w_lane(void *ctx, sc_backend *be)
     *ln = *dv;
     ln->be = be;
     ln->err[0] = 0;
+    ln->ssc = NULL; /* the slices' scratch: its own (model_slices.c) */
     ln->targets = malloc((size_t)dv->md->Rmax * sizeof(int32_t));
     ln->stage = malloc(CHUNK * sizeof(float));
     if (!ln->targets || !ln->stage) {
@@ -604,6 +605,7 @@ static void w_lane_free(void *p)
 {
     sc_mdev *ln = p;
     if (ln) {
+        sc_mslice_free(ln);
         free(ln->targets);
         free(ln->stage);
         free(ln);
