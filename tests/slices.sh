@@ -122,6 +122,22 @@ for a in "p=4:m=4:slices=4" $(full && echo "p=2:m=3:slices=3:steps=2" "p=4:m=8:s
     later "$tmp/r$n.json" "run seq1f1b $a ${model:+--model} --check" --tol 1e-4
   else bad "run seq1f1b $a --check"; head -3 "$tmp/e" >&2; fi
 done
+# split B and W (W of a slice after the earlier slices' B), and two
+# stages a device (v = 2: each stage's slices reach their own records)
+cat >"$tmp/bw.lua" <<'LUA'
+return sc.program { p = 2, m = 4, slices = 2,
+  order = { "F0 F1 F2 B1 F3 B0 W1 B3 W0 B2 W3 W2", "F0 F1 B1 B0 F2 W1 F3 W0 B3 B2 W3 W2" } }
+LUA
+cat >"$tmp/v2.lua" <<'LUA'
+return sc.program { p = 2, m = 4, v = 2, slices = 2,
+  order = { "F0 F1 F0.1 F1.1 F2 F3 F2.1 F3.1 BW1.1 BW0.1 BW1 BW0 BW3.1 BW2.1 BW3 BW2",
+            "F0 F1 F0.1 F1.1 BW1.1 BW0.1 F2 F3 F2.1 F3.1 BW1 BW0 BW3.1 BW2.1 BW3 BW2" } }
+LUA
+for f in bw v2; do
+  if $SC run "$tmp/$f.lua" --model $M --check --json >"$tmp/$f.json" 2>"$tmp/e"; then
+    later "$tmp/$f.json" "run $f.lua (slices) --check" --tol 1e-4
+  else bad "run $f.lua (slices) --check"; head -3 "$tmp/e" >&2; fi
+done
 expect 0 "tolerance 1e-4: cuda or slices" -- $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --model $M --check
 # the slices' loss is the microbatches': bitwise at the first step
 $SC run seq1f1b -D p=2 -D m=2 -D slices=1 --model $M --json >"$tmp/k1.json" &&
