@@ -82,7 +82,9 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     sc_jw_str(&w, "recipe", recipe);
     sc_jw_int(&w, "devices", r->P);
     sc_jw_int(&w, "stages", r->S);
-    sc_jw_int(&w, "microbatches", r->m);
+    sc_jw_int(&w, "microbatches", r->m / sc_prog_slices(pg));
+    if (sc_prog_slices(pg) > 1) /* as sim's and export's (docs/slices.md#in-a-program) */
+        sc_jw_int(&w, "slices", sc_prog_slices(pg));
     sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
     sc_jw_str(&w, "backend", o->backend);
     sc_jw_str(&w, "transport", r->transport);
