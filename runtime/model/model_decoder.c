@@ -237,6 +237,8 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
     if (s == 0) /* the embedding's W reads it (sc_mdec_backward_weight) */
         gout = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
     float *dout = (float *)b_only + bonly_layer(md, mb) * (size_t)n;
+    if (sc_mslice_ready(dv) != SC_OK) /* a lane's B may be its first slice */
+        return SC_ERR_NOMEM;
     for (int i = n - 1; i >= 0; i--) {
         float *dst = i > 0 ? T[md->lp * (i - 1) + P_DTOP] : gout;
         layer_bwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), dout,

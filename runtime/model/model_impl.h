@@ -133,6 +133,7 @@ sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, fl
                              float *v, float *p);
 void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, float *p,
                         const float *dout);
+sc_status sc_mslice_ready(sc_mdev *dv); /* the scratch (SC_ERR_NOMEM: dv->err says) */
 void sc_mslice_free(sc_mdev *dv);
 
 /* Layer l's parameter j and its gradient. */

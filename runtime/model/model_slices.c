@@ -122,6 +122,14 @@ static scratch scratch_of(sc_mdev *dv)
     return s;
 }
 
+sc_status sc_mslice_ready(sc_mdev *dv)
+{
+    if (dv->md->slices <= 1 || scratch_of(dv).z)
+        return SC_OK;
+    snprintf(dv->err, sizeof dv->err, "out of memory for the slices' scratch");
+    return SC_ERR_NOMEM;
+}
+
 void sc_mslice_free(sc_mdev *dv)
 {
     if (dv->ssc)
@@ -194,11 +202,9 @@ sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, fl
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     int B = (int)md->c.batch, Lq = sc_model_seq(md, mb), c0 = sc_mslice_cut(md, mb);
-    scratch sc = scratch_of(dv);
-    if (!sc.z) {
-        snprintf(dv->err, sizeof dv->err, "out of memory for the slices' scratch");
+    if (sc_mslice_ready(dv) != SC_OK)
         return SC_ERR_NOMEM;
-    }
+    scratch sc = scratch_of(dv);
     rotate(dv, md->H, Lq, c0, q, 1, sc.o);
     rotate(dv, md->KV, Lq, c0, k, 1, sc.o);
     float **e = entry(md, l, mb);
@@ -217,7 +223,7 @@ void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, f
     const sc_model *md = dv->md;
     int B = (int)md->c.batch, Lq = sc_model_seq(md, mb), c0 = sc_mslice_cut(md, mb);
     int Lp = c0 + Lq, kd = md->kd, j = (mb % md->m) % md->slices;
-    scratch sc = scratch_of(dv); /* allocated by the forward */
+    scratch sc = scratch_of(dv); /* allocated: sc_mslice_ready */
     gather(dv, l, mb, Lp, sc.k, sc.v);
     dv->be->ops->attn_bwd(dv->be->ctx, B, Lq, c0, md->H, md->KV, md->D, q, sc.k, sc.v, p, dout,
                           T[P_DQ], sc.dk, sc.dv);
