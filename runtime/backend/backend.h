@@ -184,12 +184,14 @@ struct sc_backend_ops {
      * (in row order). */
     void (*rmsnorm_wgrad)(void *ctx, int rows, int n, const float *x, const float *rstd,
                           const float *dy, float *dg);
-    /* Rotary positions, in place, on x: rows x (heads dim), dim even. Head
-     * j's pair (i, i + dim/2) of the row at position t turns by the angle
+    /* Rotary positions, in place, on x: rows x (heads dim), dim even, row r
+     * at position t = pos0 + r % seq (pos0: the first token's, 0 for a
+     * whole sequence, c_j for a sequence slice, docs/slices.md#run). Head
+     * j's pair (i, i + dim/2) of the row turns by the angle
      * sign t theta^(-2i/dim), i < dim/2 (the rotate-half convention of
      * Hugging Face's Llama); sign -1 turns back: the backward pass. */
-    void (*rope)(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                 float *x);
+    void (*rope)(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                 int sign, float *x);
     /* Causal attention of seq queries per sequence, at positions past ..
      * past + seq - 1, over kn = past + seq keys (past: the keys and values
      * of the sequence's earlier tokens, a key/value prefix; 0 for a whole

@@ -59,13 +59,13 @@ void sc_cpu_rmsnorm_wgrad(void *ctx, int rows, int n, const float *x, const floa
     }
 }
 
-void sc_cpu_rope(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                 float *x)
+void sc_cpu_rope(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                 int sign, float *x)
 {
     (void)ctx;
     int half = dim / 2;
     for (int r = 0; r < rows; r++) {
-        int t = r % seq;
+        int t = pos0 + r % seq;
         for (int i = 0; i < half; i++) {
             double ang = sign * (double)t * pow((double)theta, -2.0 * i / dim);
             float c = (float)cos(ang), s = (float)sin(ang);

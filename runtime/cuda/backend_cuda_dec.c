@@ -63,15 +63,16 @@ void sc_cuda_dec_rmsnorm_wgrad(void *ctx, int rows, int n, const float *x, const
         CK(c, sc_cuda_rmsnorm_wgrad(c->compute, rows, n, x, rstd, dy, dg));
 }
 
-void sc_cuda_dec_rope(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                      float *x)
+void sc_cuda_dec_rope(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                      int sign, float *x)
 {
     sc_cuda *c = ctx;
-    if (shape_ok(c, rows >= 0 && seq >= 1 && heads >= 1 && dim >= 2 && dim % 2 == 0 &&
-                        (sign == 1 || sign == -1),
-                 "rope", "rows >= 0, seq >= 1, heads >= 1, an even dim and sign +-1 expected") &&
+    if (shape_ok(c, rows >= 0 && seq >= 1 && pos0 >= 0 && heads >= 1 && dim >= 2 &&
+                        dim % 2 == 0 && (sign == 1 || sign == -1),
+                 "rope", "rows >= 0, seq >= 1, pos0 >= 0, heads >= 1, an even dim and sign +-1 "
+                 "expected") &&
         sc_cuda_ready(c))
-        CK(c, sc_cuda_rope(c->compute, rows, seq, heads, dim, theta, sign, x));
+        CK(c, sc_cuda_rope(c->compute, rows, seq, pos0, heads, dim, theta, sign, x));
 }
 
 void sc_cuda_dec_swiglu_fwd(void *ctx, size_t n, const float *g, const float *u, float *a)

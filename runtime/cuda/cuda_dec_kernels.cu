@@ -118,15 +118,15 @@ __global__ void k_rmsnorm_wgrad(int rows, int n, const float *x, const float *rs
 /* One thread per pair (i, i + dim/2) of a head of a row: turned by sign t
  * theta^(-2i/dim), the angle and its sine and cosine in double (t theta^..
  * reaches thousands of radians, where float loses the angle). */
-__global__ void k_rope(size_t pairs, int seq, int heads, int dim, float theta, int sign,
-                       float *x)
+__global__ void k_rope(size_t pairs, int seq, int pos0, int heads, int dim, float theta,
+                       int sign, float *x)
 {
     int half = dim / 2;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < pairs;
          k += (size_t)gridDim.x * blockDim.x) {
         int i = (int)(k % (size_t)half);
         size_t hr = k / (size_t)half; /* head j of row r: hr = r heads + j */
-        int t = (int)(hr / (size_t)heads % (size_t)seq);
+        int t = pos0 + (int)(hr / (size_t)heads % (size_t)seq);
         double ang = sign * (double)t * pow((double)theta, -2.0 * i / dim);
         double c = cos(ang), s = sin(ang);
         float *p = x + hr * (size_t)dim;
@@ -229,14 +229,14 @@ extern "C" cudaError_t sc_cuda_rmsnorm_wgrad(cudaStream_t s, int rows, int n, co
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int heads, int dim,
-                                    float theta, int sign, float *x)
+extern "C" cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int pos0, int heads,
+                                    int dim, float theta, int sign, float *x)
 {
     size_t pairs = (size_t)rows * (size_t)heads * (size_t)(dim / 2);
     if (pairs == 0)
         return cudaSuccess;
     (void)cudaGetLastError(); /* a stale error is not this launch's */
-    k_rope<<<ew_blocks(pairs), EW_THREADS, 0, s>>>(pairs, seq, heads, dim, theta, sign, x);
+    k_rope<<<ew_blocks(pairs), EW_THREADS, 0, s>>>(pairs, seq, pos0, heads, dim, theta, sign, x);
     return cudaGetLastError();
 }
 

@@ -135,8 +135,8 @@ static sc_status layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, floa
         if (sc_mslice_attn_fwd(dv, l, mb, T, b.q, b.k, b.v, b.p) != SC_OK)
             return SC_ERR_NOMEM;
     } else {
-        o->rope(bc, R, seq, md->H, md->D, md->theta, 1, b.q);
-        o->rope(bc, R, seq, md->KV, md->D, md->theta, 1, b.k);
+        o->rope(bc, R, seq, 0, md->H, md->D, md->theta, 1, b.q);
+        o->rope(bc, R, seq, 0, md->KV, md->D, md->theta, 1, b.k);
         o->attn_fwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
                     T[P_O]);
     }
@@ -206,8 +206,8 @@ static void layer_bwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *do
     } else {
         o->attn_bwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
                     dout, T[P_DQ], T[P_DK], T[P_DV]);
-        o->rope(bc, R, seq, md->H, md->D, md->theta, -1, T[P_DQ]);
-        o->rope(bc, R, seq, md->KV, md->D, md->theta, -1, T[P_DK]);
+        o->rope(bc, R, seq, 0, md->H, md->D, md->theta, -1, T[P_DQ]);
+        o->rope(bc, R, seq, 0, md->KV, md->D, md->theta, -1, T[P_DK]);
     }
     o->gemm(bc, 0, 1, R, h, qd, 1.0f, T[P_DQ], PW(l, 1), 0.0f, T[P_DXN1]);
     o->gemm(bc, 0, 1, R, h, kd, 1.0f, T[P_DK], PW(l, 2), 1.0f, T[P_DXN1]);

@@ -99,26 +99,25 @@ sc_status sc_mslice_init(sc_model *md)
 }
 
 /* The device's scratch, allocated at its first slice (N = batch seq rows):
- * zeros [N kd], a span of rows to rotate [N qd], the gathered keys, values
- * and their gradients [N kd] each. */
+ * zeros, the gathered keys, values and their gradients [N kd] each. */
 static size_t scratch_floats(const sc_model *md)
 {
     size_t N = (size_t)md->c.batch * (size_t)md->c.seq;
-    return N * ((size_t)md->qd + 5 * (size_t)md->kd);
+    return N * 5 * (size_t)md->kd;
 }
 
-typedef struct { float *z, *o, *k, *v, *dk, *dv; } scratch;
+typedef struct { float *z, *k, *v, *dk, *dv; } scratch;
 
 static scratch scratch_of(sc_mdev *dv)
 {
     const sc_model *md = dv->md;
-    size_t N = (size_t)md->c.batch * (size_t)md->c.seq, nq = N * md->qd, nk = N * md->kd;
+    size_t nk = (size_t)md->c.batch * (size_t)md->c.seq * (size_t)md->kd;
     if (!dv->ssc && (dv->ssc = dv->be->ops->alloc(dv->be->ctx, scratch_floats(md) * sizeof(float))))
         sc_model_fill_const(dv, dv->ssc, nk, 0.0f);
-    scratch s = {dv->ssc, 0, 0, 0, 0, 0};
+    scratch s = {dv->ssc, 0, 0, 0, 0};
     if (!s.z)
         return s;
-    s.o = s.z + nk, s.k = s.o + nq, s.v = s.k + nk, s.dk = s.v + nk, s.dv = s.dk + nk;
+    s.k = s.z + nk, s.v = s.k + nk, s.dk = s.v + nk, s.dv = s.dk + nk;
     return s;
 }
 
@@ -184,16 +183,13 @@ sc_status sc_mslice_input(sc_mdev *dv, int mb, float *x)
     return SC_OK;
 }
 
-/* Rotary positions (sign: 1, or -1 back) on a slice's rows x (w = heads
- * dim), at their positions c0 .. of the sequence: through the span buf. */
-static void rotate(sc_mdev *dv, int heads, int Lq, int c0, float *x, int sign, float *buf)
+/* Rotary positions (sign: 1, or -1 back) on a slice's rows x (heads
+ * dim), at their positions c0 .. of the sequence. */
+static void rotate(sc_mdev *dv, int heads, int Lq, int c0, float *x, int sign)
 {
     const sc_model *md = dv->md;
-    int w = heads * md->D, Lp = c0 + Lq;
-    rows_to(dv, w, Lq, Lp, c0, x, buf, 1, 0);
-    dv->be->ops->rope(dv->be->ctx, (int)md->c.batch * Lp, Lp, heads, md->D, md->theta, sign,
-                      buf);
-    rows_to(dv, w, Lq, Lp, c0, buf, x, 0, 0);
+    dv->be->ops->rope(dv->be->ctx, (int)md->c.batch * Lq, Lq, c0, heads, md->D, md->theta,
+                      sign, x);
 }
 
 sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, float *k,
@@ -205,8 +201,8 @@ sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, fl
     if (sc_mslice_ready(dv) != SC_OK)
         return SC_ERR_NOMEM;
     scratch sc = scratch_of(dv);
-    rotate(dv, md->H, Lq, c0, q, 1, sc.o);
-    rotate(dv, md->KV, Lq, c0, k, 1, sc.o);
+    rotate(dv, md->H, Lq, c0, q, 1);
+    rotate(dv, md->KV, Lq, c0, k, 1);
     float **e = entry(md, l, mb);
     e[E_K] = k, e[E_V] = v, e[E_DK] = T[P_DK], e[E_DV] = T[P_DV];
     gather(dv, l, mb, c0 + Lq, sc.k, sc.v);
@@ -227,7 +223,7 @@ void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, f
     gather(dv, l, mb, Lp, sc.k, sc.v);
     dv->be->ops->attn_bwd(dv->be->ctx, B, Lq, c0, md->H, md->KV, md->D, q, sc.k, sc.v, p, dout,
                           T[P_DQ], sc.dk, sc.dv);
-    rotate(dv, md->H, Lq, c0, T[P_DQ], -1, sc.o);
+    rotate(dv, md->H, Lq, c0, T[P_DQ], -1);
     for (int i = 0, c = 0; i < j; i++) { /* into the earlier slices' records */
         int r = mb - j + i, Li = sc_model_seq(md, r);
         float **e = entry(md, l, r);
@@ -238,5 +234,5 @@ void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, f
     /* its own: the later slices' share and this one's, then unrotated */
     rows_to(dv, kd, Lq, Lp, c0, sc.dk, T[P_DK], 0, 1);
     rows_to(dv, kd, Lq, Lp, c0, sc.dv, T[P_DV], 0, 1);
-    rotate(dv, md->KV, Lq, c0, T[P_DK], -1, sc.o);
+    rotate(dv, md->KV, Lq, c0, T[P_DK], -1);
 }

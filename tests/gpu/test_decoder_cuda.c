@@ -7,7 +7,8 @@
  *     values), rmsnorm_wgrad (accumulated onto values), rope (both signs;
  *     -1 undoes +1), attn_fwd (p, 0 above the diagonal, and o), attn_bwd
  *     (dq, dk, dv written over garbage), the same with a key/value prefix
- *     (past) against the cpu backend's slot, swiglu_fwd, swiglu_bwd:
+ *     (past) and rope with pos0 against the cpu backend's slots, swiglu_fwd,
+ *     swiglu_bwd:
  *     max |got - want| <= 1e-5 max(1, max |want|);
  *   every backward against the forward by finite differences: the
  *     reference gradients against central differences of the reference
@@ -438,7 +439,7 @@ static double rope_gpu_loss(const rope_case *c, const float *x)
 {
     size_t m = (size_t)c->rows * c->heads * c->dim;
     float *d = put(x, m);
-    O->rope(X, c->rows, c->seq, c->heads, c->dim, THETA, 1, d);
+    O->rope(X, c->rows, c->seq, 0, c->heads, c->dim, THETA, 1, d);
     float *y = get(d, m);
     double l = dotf(y, c->w, m);
     free(y);
@@ -458,13 +459,13 @@ static void rope_one(int rows, int seq, int heads, int dim)
     ref_rope(rows, seq, heads, dim, THETA, -1, gx);
 
     float *dx = put(x, m), *dw = put(w, m);
-    O->rope(X, rows, seq, heads, dim, THETA, 1, dx);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, 1, dx);
     float *hy = get(dx, m);
     CHECK(near("rope +1", hy, y, m, TOL));
-    O->rope(X, rows, seq, heads, dim, THETA, -1, dx);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, -1, dx);
     float *back = get(dx, m);
     CHECK(near("rope -1 after +1", back, c.x, m, TOL));
-    O->rope(X, rows, seq, heads, dim, THETA, -1, dw);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, -1, dw);
     float *hg = get(dw, m);
     CHECK(near("rope -1 (the backward)", hg, gx, m, TOL));
     CHECK(O->sync(X) == SC_OK);
@@ -628,8 +629,32 @@ static void attn_past_one(int batch, int seq, int past, int heads, int kvh, int 
     sc_backend_free(cpu);
 }
 
+/* rope with pos0 (a sequence slice's rows) against the cpu backend's. */
+static void rope_pos0_one(int rows, int seq, int pos0, int heads, int dim)
+{
+    char err[256];
+    sc_backend *cpu = NULL;
+    CHECK(sc_backend_cpu_open(0, &cpu, err, sizeof err) == SC_OK);
+    if (!cpu)
+        return;
+    size_t m = (size_t)rows * heads * dim;
+    float *x = rand_host(m, 1), *c = malloc(m * 4);
+    memcpy(c, x, m * 4);
+    cpu->ops->rope(cpu->ctx, rows, seq, pos0, heads, dim, THETA, 1, c);
+    double *want = to_d(c, m);
+    float *d = put(x, m);
+    O->rope(X, rows, seq, pos0, heads, dim, THETA, 1, d);
+    float *got = get(d, m);
+    CHECK(near("rope pos0", got, want, m, TOL));
+    drop(d, m);
+    free(x), free(c), free(want), free(got);
+    sc_backend_free(cpu);
+}
+
 TEST(attention_past)
 {
+    rope_pos0_one(12, 6, 5, 3, 8);
+    rope_pos0_one(4, 1, 600, 2, 4); /* one row a sequence, far along */
     attn_past_one(2, 3, 4, 4, 2, 8);
     attn_past_one(1, 1, 9, 3, 3, 6);    /* one query: the last position */
     attn_past_one(1, 40, 110, 2, 1, 4); /* a row of scores longer than a block */
@@ -721,7 +746,7 @@ TEST(bad_shapes)
         if (i == 0)
             be->ops->attn_fwd(be->ctx, 1, 4, 0, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
         else if (i == 1)
-            be->ops->rope(be->ctx, 4, 4, 2, 5, THETA, 1, NULL);
+            be->ops->rope(be->ctx, 4, 4, 0, 2, 5, THETA, 1, NULL);
         else
             be->ops->rmsnorm_fwd(be->ctx, 4, 0, NULL, NULL, 1e-5f, NULL, NULL);
         CHECK(be->ops->sync(be->ctx) == SC_ERR_RUNTIME);

@@ -204,18 +204,31 @@ TEST(rope)
     to_double(x, X[0], n);
     to_double(w, Wt, n);
     rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, 1, x);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, 1, x);
     CHECK(relerr(x, yr, n) < 1e-6);
     /* sign -1 on the output's gradient is the input's gradient */
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, -1, w);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, -1, w);
     fd_grad(loss_rope, 0, (int)n, gx);
     CHECK(relerr(w, gx, n) < 1e-5);
     /* and turns back */
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, -1, x);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, -1, x);
     for (size_t i = 0; i < n; i++)
         yr[i] = X[0][i];
     CHECK(relerr(x, yr, n) < 1e-6);
-    free(x), free(w);
+    /* pos0: the last S_ - 2 rows of each sequence at positions 2.. are
+     * those rows of the whole sequence's rotation (a sequence slice) */
+    int L = S_ - 2, w1 = H_ * D_;
+    float *xs = malloc((size_t)B_ * L * w1 * sizeof(float));
+    double ys[B_ * S_ * H_ * D_];
+    rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
+    for (int b = 0; b < B_; b++)
+        for (int i = 0; i < L * w1; i++) {
+            xs[(size_t)b * L * w1 + i] = (float)X[0][((size_t)b * S_ + 2) * w1 + i];
+            ys[(size_t)b * L * w1 + i] = yr[((size_t)b * S_ + 2) * w1 + i];
+        }
+    O->rope(be->ctx, B_ * L, L, 2, H_, D_, 10000.0f, 1, xs);
+    CHECK(relerr(xs, ys, (size_t)B_ * L * w1) < 1e-6);
+    free(x), free(w), free(xs);
 }
 
 TEST(attention)
