@@ -5,8 +5,9 @@
 # slice order on a stage (F forward, the backward in reverse) and its
 # messages, the per-slice costs with a model (later slices cost more; the
 # computation-wise split), the outputs that show slices (dump, JSON,
-# trace, SVG), the bound, and the refusals: PyTorch's CSV, the settings
-# slices do not go with, and run. Run from the repository root:
+# trace, SVG), the bound, the refusals (PyTorch's CSV, the settings slices
+# do not go with), and run --check of the decoder and the MLP sliced. Run
+# from the repository root:
 # sh tests/slices.sh
 SC=${SC:-./stagecraft}
 pass=0; fail=0
@@ -103,8 +104,73 @@ $SC show seq1f1b -D p=2 -D m=2 -D slices=2 --svg "$tmp/a.svg" &&
 expect 3 "PyTorch's pipelining has no sequence slices" -- $SC export seq1f1b -D p=2 -D m=2 --format torch-csv
 expect 3 "seq1f1b needs 1 <= slices <= 1024 (slices = 0)" -- $SC sim seq1f1b -D slices=0
 expect 3 "slices = 4 (docs/slices.md) does not go with recompute yet" -- $SC check seq1f1b -D p=2 -D m=2 -D mem=1 -D recompute=all
-expect 3 "run: sequence slices (slices = 2) do not train yet" -- $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --check
+expect 3 "run: slice 2 of 4 of seq = 3 tokens is empty" -- $SC run seq1f1b -D p=2 -D m=2 -D seq=3 --check
 expect 0 "sequence slices" -- $SC sim seq1f1b -D p=2 -D m=2 --optimal
+
+# 6. run trains the slices to the single-device reference (docs/slices.md#run):
+# the decoder attends over the earlier slices' keys and values of its
+# stage; predicted peak bytes equal measured on every device (runjson.py:
+# loss, gradients within the tolerance, 1e-4 for slices, and the peaks).
+M=tests/fixtures/models/run-llama.json
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+n=0
+for a in "p=4:m=4:slices=4" $(full && echo "p=2:m=3:slices=3:steps=2" "p=4:m=8:slices=2:slice_split=compute" \
+    "p=2:m=2:slices=8" "p=1:m=1:slices=2" "p=4:m=4:slices=4:steps=3:slice_split=compute" "mlp:p=4:m=4:slices=4"); do
+  n=$((n+1)); model="--model $M"
+  case $a in mlp:*) model=""; a=${a#mlp:} ;; esac
+  if $SC run seq1f1b $(echo ":$a" | sed 's/:/ -D /g') $model --check --json >"$tmp/r$n.json" 2>"$tmp/e"; then
+    later "$tmp/r$n.json" "run seq1f1b $a ${model:+--model} --check" --tol 1e-4
+  else bad "run seq1f1b $a --check"; head -3 "$tmp/e" >&2; fi
+done
+# split B and W (W of a slice after the earlier slices' B), and two
+# stages a device (v = 2: each stage's slices reach their own records)
+cat >"$tmp/bw.lua" <<'LUA'
+return sc.program { p = 2, m = 4, slices = 2,
+  order = { "F0 F1 F2 B1 F3 B0 W1 B3 W0 B2 W3 W2", "F0 F1 B1 B0 F2 W1 F3 W0 B3 B2 W3 W2" } }
+LUA
+cat >"$tmp/v2.lua" <<'LUA'
+return sc.program { p = 2, m = 4, v = 2, slices = 2,
+  order = { "F0 F1 F0.1 F1.1 F2 F3 F2.1 F3.1 BW1.1 BW0.1 BW1 BW0 BW3.1 BW2.1 BW3 BW2",
+            "F0 F1 F0.1 F1.1 BW1.1 BW0.1 F2 F3 F2.1 F3.1 BW1 BW0 BW3.1 BW2.1 BW3 BW2" } }
+LUA
+for f in bw v2; do
+  if $SC run "$tmp/$f.lua" --model $M --check --json >"$tmp/$f.json" 2>"$tmp/e"; then
+    later "$tmp/$f.json" "run $f.lua (slices) --check" --tol 1e-4
+  else bad "run $f.lua (slices) --check"; head -3 "$tmp/e" >&2; fi
+done
+expect 0 "tolerance 1e-4: cuda or slices" -- $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --model $M --check
+# the slices' loss is the microbatches': bitwise at the first step
+$SC run seq1f1b -D p=2 -D m=2 -D slices=1 --model $M --json >"$tmp/k1.json" &&
+  $SC run seq1f1b -D p=2 -D m=2 -D slices=2 --model $M --json >"$tmp/k2.json" &&
+  [ "$(grep -o '"loss_hex": "[^"]*"' "$tmp/k1.json")" = "$(grep -o '"loss_hex": "[^"]*"' "$tmp/k2.json")" ] &&
+  ok || bad "slices 2 vs 1: the same loss"
+grep -q '"microbatches": 2, "slices": 2' "$tmp/k2.json" && ok || bad "run --json: microbatches and slices"
+if full && command -v mpirun >/dev/null &&
+   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+  timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run seq1f1b -D p=4 -D m=4 -D slices=4 --model $M \
+    --check --json >"$tmp/mpi.json" 2>"$tmp/e"
+  grep -q '"transport": "mpi"' "$tmp/mpi.json" &&
+    [ "$(grep -o '"loss_hex": "[^"]*"' "$tmp/mpi.json")" = "$(grep -o '"loss_hex": "[^"]*"' "$tmp/r1.json")" ] &&
+    ok && later "$tmp/mpi.json" "mpirun -np 4 run seq1f1b --check" --tol 1e-4 || bad "mpirun -np 4 run seq1f1b slices=4"
+fi
+STUB=${BUILD:-build}/cudastub
+if full && [ -f "$STUB/libstagecraft_cuda.so" ]; then
+  STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+    SC_CUDASTUB=1 timeout 300 $SC run seq1f1b -D p=4 -D m=4 -D slices=4 --backend cuda --model $M --check \
+    --json >"$tmp/stub.json" 2>"$tmp/e" && later "$tmp/stub.json" "stand-in: run seq1f1b --backend cuda --check" --tol 1e-4 --backend cuda ||
+    { bad "stand-in: run seq1f1b slices=4"; head -3 "$tmp/e" >&2; }
+  # overlapped pairs: the F of one microbatch's slice beside the BW of
+  # another's, on two lanes, each with its own scratch (random delays)
+  cat >"$tmp/pair.lua" <<'LUA'
+return sc.program { p = 2, m = 4, slices = 2,
+  order = { "F0 F1 F2 F3+BW1 BW0 BW3 BW2", "F0 F1 BW1 F2+BW0 F3 BW3 BW2" } }
+LUA
+  STAGECRAFT_CUDA_MODULE="$STUB/libstagecraft_cuda.so" STAGECRAFT_NCCL_LIBRARY="$STUB/libsc_ncclstub.so" \
+    SC_CUDASTUB=1 SC_CUDASTUB_DELAY_US=50 timeout 300 $SC run "$tmp/pair.lua" --backend cuda --model $M \
+    --check --json >"$tmp/pair.json" 2>"$tmp/e" && later "$tmp/pair.json" "stand-in: sliced pairs --check" \
+    --tol 1e-4 --backend cuda || { bad "stand-in: run of sliced pairs"; head -3 "$tmp/e" >&2; }
+fi
+verdicts
 
 echo "slices: $pass passed, $fail failed"
 [ "$fail" = 0 ]

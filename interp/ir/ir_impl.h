@@ -329,7 +329,8 @@ static inline double sc_op_mem(const sc_prog *pg, int op, int s)
 /* Units of record (s, mb): the stage's, scaled by its length (lengths.h). */
 static inline double sc_rec_units(const sc_prog *pg, int s, int mb)
 {
-    if (pg->len && pg->len_rec && mb >= 0) /* a run's measured units (lengths.h) */
+    if ((pg->len || pg->slices > 1) && pg->len_rec && mb >= 0) /* a run's measured units
+                                                                * (lengths.h, slices.h) */
         return pg->len_rec[(size_t)s * (size_t)pg->m + (size_t)(mb % pg->m)];
     return sc_scaled(pg) ? pg->mem[s] * sc_len_k(pg, SC_LK_MEM, s, mb) : pg->mem[s];
 }

@@ -150,7 +150,7 @@ int sc_prog_len_per_token(const sc_prog *pg) { return pg->len_fix != NULL; }
 
 sc_status sc_prog_set_len_records(sc_prog *pg, const double *units, const double *kept)
 {
-    if (units && !pg->len)
+    if (units && !pg->len && pg->slices <= 1)
         return sc_fail(pg, SC_ERR_ARG, "lengths: records per microbatch without lengths");
     size_t n = (size_t)pg->S * (size_t)pg->m;
     double *v = units ? sc_malloc(2 * n * sizeof *v) : NULL;

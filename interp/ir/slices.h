@@ -31,8 +31,9 @@
  *   (flops.h; without a model a = 1: an equal split). The slices of a
  *   microbatch sum to its cost. Messages carry the slice's tokens.
  * - not with: lengths, offload, recompute, FSDP, a split vocabulary,
- *   forward-only, copies (sc_prog_check_slices); the runtime refuses a
- *   sliced program (runtime/, docs/slices.md#run).
+ *   forward-only, copies (sc_prog_check_slices). The runtime trains a
+ *   sliced program (runtime/model/model_slices.c, docs/slices.md#run) and
+ *   gives each record's measured units (sc_prog_set_len_records).
  *
  * Tested by: tests/unit/test_slices.c, tests/slices.sh.
  */

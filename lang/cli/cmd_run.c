@@ -82,7 +82,9 @@ static void print_json(const char *recipe, const sc_prog *pg, const sc_run_opts 
     sc_jw_str(&w, "recipe", recipe);
     sc_jw_int(&w, "devices", r->P);
     sc_jw_int(&w, "stages", r->S);
-    sc_jw_int(&w, "microbatches", r->m);
+    sc_jw_int(&w, "microbatches", r->m / sc_prog_slices(pg));
+    if (sc_prog_slices(pg) > 1) /* as sim's and export's (docs/slices.md#in-a-program) */
+        sc_jw_int(&w, "slices", sc_prog_slices(pg));
     sc_jw_int(&w, "instructions", (long long)sc_prog_total_instructions(pg));
     sc_jw_str(&w, "backend", o->backend);
     sc_jw_str(&w, "transport", r->transport);
@@ -145,7 +147,9 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
                sc_prog_ep(pg), r->S, r->m);
     else
         printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
-               r->mpi ? "MPI ranks" : "threads", r->S, r->m);
+               r->mpi ? "MPI ranks" : "threads", r->S, r->m / sc_prog_slices(pg));
+    if (sc_prog_slices(pg) > 1) /* docs/slices.md#run */
+        printf("slices        %d per microbatch, %d records\n", sc_prog_slices(pg), r->m);
     if (r->gpus)
         printf("backend       %s on %d GPU%s (%s), transport %s%s%s%s\n", o->backend, r->gpus,
                r->gpus > 1 ? "s" : "", r->gpu_name, r->transport,
@@ -171,7 +175,7 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
         printf("reference     %.9g, max grad rel err %.3g%s\n", r->reference_loss,
                r->max_grad_rel_err,
                r->bitwise ? " (bitwise identical)"
-               : r->tolerance > 1e-5 ? " (tolerance 1e-4 on cuda)" : "");
+               : r->tolerance > 1e-5 ? " (tolerance 1e-4: cuda or slices)" : "");
     printf("step time     %.6f s\n", r->step_time_s);
     if (cmp)
         sc_report_text(cmp, pf, profile);

@@ -184,22 +184,28 @@ struct sc_backend_ops {
      * (in row order). */
     void (*rmsnorm_wgrad)(void *ctx, int rows, int n, const float *x, const float *rstd,
                           const float *dy, float *dg);
-    /* Rotary positions, in place, on x: rows x (heads dim), dim even. Head
-     * j's pair (i, i + dim/2) of the row at position t turns by the angle
+    /* Rotary positions, in place, on x: rows x (heads dim), dim even, row r
+     * at position t = pos0 + r % seq (pos0: the first token's, 0 for a
+     * whole sequence, c_j for a sequence slice, docs/slices.md#run). Head
+     * j's pair (i, i + dim/2) of the row turns by the angle
      * sign t theta^(-2i/dim), i < dim/2 (the rotate-half convention of
      * Hugging Face's Llama); sign -1 turns back: the backward pass. */
-    void (*rope)(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                 float *x);
-    /* Causal attention. q, o: rows x (heads dim); k, v: rows x (kv_heads
-     * dim), kv_heads dividing heads (query head j reads KV head j /
-     * (heads / kv_heads)). p: batch x heads x seq x seq, the softmax of
-     * q k^T / sqrt(dim) over keys t' <= t (0 above the diagonal), kept for
-     * the backward; o = p v. */
-    void (*attn_fwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+    void (*rope)(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                 int sign, float *x);
+    /* Causal attention of seq queries per sequence, at positions past ..
+     * past + seq - 1, over kn = past + seq keys (past: the keys and values
+     * of the sequence's earlier tokens, a key/value prefix; 0 for a whole
+     * sequence; docs/slices.md#run). q, o: batch seq x (heads dim); k, v:
+     * batch kn x (kv_heads dim), kv_heads dividing heads (query head j
+     * reads KV head j / (heads / kv_heads)). p: batch x heads x seq x kn,
+     * the softmax of q k^T / sqrt(dim) over keys u <= past + t (0 past
+     * it), kept for the backward; o = p v. */
+    void (*attn_fwd)(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                      const float *q, const float *k, const float *v, float *p, float *o);
-    /* Its gradients from dout: dq, dk, dv written (not accumulated); p is
-     * the forward's and is overwritten (scratch of the softmax's gradient). */
-    void (*attn_bwd)(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+    /* Its gradients from dout: dq (batch seq rows), dk, dv (batch kn rows)
+     * written (not accumulated); p is the forward's and is overwritten
+     * (scratch of the softmax's gradient). */
+    void (*attn_bwd)(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                      const float *q, const float *k, const float *v, float *p,
                      const float *dout, float *dq, float *dk, float *dv);
     /* SwiGLU of n elements: a = silu(g) u, silu(z) = z / (1 + e^-z). */

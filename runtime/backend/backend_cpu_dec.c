@@ -59,13 +59,13 @@ void sc_cpu_rmsnorm_wgrad(void *ctx, int rows, int n, const float *x, const floa
     }
 }
 
-void sc_cpu_rope(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                 float *x)
+void sc_cpu_rope(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                 int sign, float *x)
 {
     (void)ctx;
     int half = dim / 2;
     for (int r = 0; r < rows; r++) {
-        int t = r % seq;
+        int t = pos0 + r % seq;
         for (int i = 0; i < half; i++) {
             double ang = sign * (double)t * pow((double)theta, -2.0 * i / dim);
             float c = (float)cos(ang), s = (float)sin(ang);
@@ -87,11 +87,11 @@ static float dotf(const float *a, const float *b, int n)
     return s;
 }
 
-void sc_cpu_attn_fwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
-                     const float *q, const float *k, const float *v, float *p, float *o)
+void sc_cpu_attn_fwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads,
+                     int dim, const float *q, const float *k, const float *v, float *p, float *o)
 {
     (void)ctx;
-    int grp = heads / kv_heads;
+    int grp = heads / kv_heads, kn = past + seq;
     size_t qw = (size_t)heads * dim, kw = (size_t)kv_heads * dim;
     float scale = (float)(1.0 / sqrt((double)dim));
     for (int b = 0; b < batch; b++)
@@ -99,27 +99,28 @@ void sc_cpu_attn_fwd(void *ctx, int batch, int seq, int heads, int kv_heads, int
             int kh = j / grp;
             for (int t = 0; t < seq; t++) {
                 size_t r = (size_t)b * seq + t;
+                int last = past + t; /* the query's position: keys 0 .. last */
                 const float *qr = q + r * qw + (size_t)j * dim;
-                float *pr = p + (((size_t)b * heads + j) * seq + t) * seq, mx = -INFINITY;
-                for (int u = 0; u <= t; u++) {
-                    pr[u] = dotf(qr, k + ((size_t)b * seq + u) * kw + (size_t)kh * dim, dim) *
+                float *pr = p + (((size_t)b * heads + j) * seq + t) * kn, mx = -INFINITY;
+                for (int u = 0; u <= last; u++) {
+                    pr[u] = dotf(qr, k + ((size_t)b * kn + u) * kw + (size_t)kh * dim, dim) *
                             scale;
                     mx = pr[u] > mx ? pr[u] : mx;
                 }
                 double sum = 0;
-                for (int u = 0; u <= t; u++) {
+                for (int u = 0; u <= last; u++) {
                     pr[u] = expf(pr[u] - mx);
                     sum += pr[u];
                 }
                 float inv = (float)(1.0 / sum);
-                for (int u = 0; u <= t; u++)
+                for (int u = 0; u <= last; u++)
                     pr[u] *= inv;
-                for (int u = t + 1; u < seq; u++)
+                for (int u = last + 1; u < kn; u++)
                     pr[u] = 0;
                 float *orow = o + r * qw + (size_t)j * dim;
                 memset(orow, 0, (size_t)dim * sizeof(float));
-                for (int u = 0; u <= t; u++) {
-                    const float *vr = v + ((size_t)b * seq + u) * kw + (size_t)kh * dim;
+                for (int u = 0; u <= last; u++) {
+                    const float *vr = v + ((size_t)b * kn + u) * kw + (size_t)kh * dim;
                     for (int i = 0; i < dim; i++)
                         orow[i] += pr[u] * vr[i];
                 }
@@ -131,21 +132,22 @@ void sc_cpu_attn_fwd(void *ctx, int batch, int seq, int heads, int kv_heads, int
  * ds = p (dp - sum_u p dp) (written over p); dq = scale ds k;
  * dk += scale ds^T q. dp is computed twice (for the row's sum, then for
  * ds) rather than kept: no scratch. */
-static void attn_bwd_head(int b, int j, int seq, int heads, int kv_heads, int dim,
+static void attn_bwd_head(int b, int j, int seq, int past, int heads, int kv_heads, int dim,
                           const float *q, const float *k, const float *v, float *p,
                           const float *dout, float *dq, float *dk, float *dv)
 {
-    int kh = j / (heads / kv_heads);
+    int kh = j / (heads / kv_heads), kn = past + seq;
     size_t qw = (size_t)heads * dim, kw = (size_t)kv_heads * dim;
     float scale = (float)(1.0 / sqrt((double)dim));
     for (int t = 0; t < seq; t++) {
         size_t r = (size_t)b * seq + t;
+        int last = past + t;
         const float *dor = dout + r * qw + (size_t)j * dim, *qr = q + r * qw + (size_t)j * dim;
-        float *pr = p + (((size_t)b * heads + j) * seq + t) * seq;
+        float *pr = p + (((size_t)b * heads + j) * seq + t) * kn;
         float *dqr = dq + r * qw + (size_t)j * dim;
         double rs = 0;
-        for (int u = 0; u <= t; u++) {
-            size_t ku = ((size_t)b * seq + u) * kw + (size_t)kh * dim;
+        for (int u = 0; u <= last; u++) {
+            size_t ku = ((size_t)b * kn + u) * kw + (size_t)kh * dim;
             float *dvr = dv + ku;
             for (int i = 0; i < dim; i++)
                 dvr[i] += pr[u] * dor[i];
@@ -153,8 +155,8 @@ static void attn_bwd_head(int b, int j, int seq, int heads, int kv_heads, int di
         }
         float rsf = (float)rs;
         memset(dqr, 0, (size_t)dim * sizeof(float));
-        for (int u = 0; u <= t; u++) {
-            size_t ku = ((size_t)b * seq + u) * kw + (size_t)kh * dim;
+        for (int u = 0; u <= last; u++) {
+            size_t ku = ((size_t)b * kn + u) * kw + (size_t)kh * dim;
             float ds = pr[u] * (dotf(dor, v + ku, dim) - rsf);
             pr[u] = ds;
             const float *kr = k + ku;
@@ -167,17 +169,17 @@ static void attn_bwd_head(int b, int j, int seq, int heads, int kv_heads, int di
     }
 }
 
-void sc_cpu_attn_bwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
-                     const float *q, const float *k, const float *v, float *p,
+void sc_cpu_attn_bwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads,
+                     int dim, const float *q, const float *k, const float *v, float *p,
                      const float *dout, float *dq, float *dk, float *dv)
 {
     (void)ctx;
-    size_t kn = (size_t)batch * seq * kv_heads * dim;
+    size_t kn = (size_t)batch * (size_t)(past + seq) * kv_heads * dim;
     memset(dk, 0, kn * sizeof(float));
     memset(dv, 0, kn * sizeof(float));
     for (int b = 0; b < batch; b++)
         for (int j = 0; j < heads; j++)
-            attn_bwd_head(b, j, seq, heads, kv_heads, dim, q, k, v, p, dout, dq, dk, dv);
+            attn_bwd_head(b, j, seq, past, heads, kv_heads, dim, q, k, v, p, dout, dq, dk, dv);
 }
 
 void sc_cpu_swiglu_fwd(void *ctx, size_t n, const float *g, const float *u, float *a)

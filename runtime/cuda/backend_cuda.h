@@ -75,11 +75,11 @@ void sc_cuda_dec_rmsnorm_bwd(void *ctx, int rows, int n, const float *x, const f
                              const float *rstd, const float *dy, float beta, float *dx);
 void sc_cuda_dec_rmsnorm_wgrad(void *ctx, int rows, int n, const float *x, const float *rstd,
                                const float *dy, float *dg);
-void sc_cuda_dec_rope(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                      float *x);
-void sc_cuda_dec_attn_fwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+void sc_cuda_dec_rope(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                      int sign, float *x);
+void sc_cuda_dec_attn_fwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                           const float *q, const float *k, const float *v, float *p, float *o);
-void sc_cuda_dec_attn_bwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
+void sc_cuda_dec_attn_bwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads, int dim,
                           const float *q, const float *k, const float *v, float *p,
                           const float *dout, float *dq, float *dk, float *dv);
 void sc_cuda_dec_swiglu_fwd(void *ctx, size_t n, const float *g, const float *u, float *a);

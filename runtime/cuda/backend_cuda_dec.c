@@ -63,15 +63,16 @@ void sc_cuda_dec_rmsnorm_wgrad(void *ctx, int rows, int n, const float *x, const
         CK(c, sc_cuda_rmsnorm_wgrad(c->compute, rows, n, x, rstd, dy, dg));
 }
 
-void sc_cuda_dec_rope(void *ctx, int rows, int seq, int heads, int dim, float theta, int sign,
-                      float *x)
+void sc_cuda_dec_rope(void *ctx, int rows, int seq, int pos0, int heads, int dim, float theta,
+                      int sign, float *x)
 {
     sc_cuda *c = ctx;
-    if (shape_ok(c, rows >= 0 && seq >= 1 && heads >= 1 && dim >= 2 && dim % 2 == 0 &&
-                        (sign == 1 || sign == -1),
-                 "rope", "rows >= 0, seq >= 1, heads >= 1, an even dim and sign +-1 expected") &&
+    if (shape_ok(c, rows >= 0 && seq >= 1 && pos0 >= 0 && heads >= 1 && dim >= 2 &&
+                        dim % 2 == 0 && (sign == 1 || sign == -1),
+                 "rope", "rows >= 0, seq >= 1, pos0 >= 0, heads >= 1, an even dim and sign +-1 "
+                 "expected") &&
         sc_cuda_ready(c))
-        CK(c, sc_cuda_rope(c->compute, rows, seq, heads, dim, theta, sign, x));
+        CK(c, sc_cuda_rope(c->compute, rows, seq, pos0, heads, dim, theta, sign, x));
 }
 
 void sc_cuda_dec_swiglu_fwd(void *ctx, size_t n, const float *g, const float *u, float *a)
@@ -111,20 +112,22 @@ static int rm_gemm(sc_cuda *c, int ta, int tb, int M, int N, int K, float alpha,
  * start in each tensor. */
 typedef struct attn {
     int batch, seq, heads, kvh, dim, G; /* G: query heads per KV head */
+    int past, kn;                       /* the key/value prefix; keys past + seq */
     int qs, ks;                         /* row strides: heads dim, kv_heads dim */
-    long long ss;                       /* seq x seq: one head's p */
+    long long ss;                       /* seq x kn: one head's p */
     float scale;                        /* 1 / sqrt(dim) */
 } attn;
 
-static int attn_shape(sc_cuda *c, attn *a, const char *slot, int batch, int seq, int heads,
-                      int kv_heads, int dim)
+static int attn_shape(sc_cuda *c, attn *a, const char *slot, int batch, int seq, int past,
+                      int heads, int kv_heads, int dim)
 {
-    int ok = batch >= 0 && seq >= 1 && dim >= 1 && kv_heads >= 1 && heads >= kv_heads &&
-             heads % kv_heads == 0;
-    *a = (attn){batch, seq, heads, kv_heads, dim, ok ? heads / kv_heads : 1, heads * dim,
-                kv_heads * dim, (long long)seq * seq, (float)(1.0 / sqrt((double)dim))};
-    return shape_ok(c, ok, slot,
-                    "batch >= 0, seq >= 1, dim >= 1 and kv_heads dividing heads expected") &&
+    int ok = batch >= 0 && seq >= 1 && past >= 0 && dim >= 1 && kv_heads >= 1 &&
+             heads >= kv_heads && heads % kv_heads == 0;
+    *a = (attn){batch, seq, heads, kv_heads, dim, ok ? heads / kv_heads : 1, past, past + seq,
+                heads * dim, kv_heads * dim, (long long)seq * (past + seq),
+                (float)(1.0 / sqrt((double)dim))};
+    return shape_ok(c, ok, slot, "batch >= 0, seq >= 1, past >= 0, dim >= 1 and kv_heads "
+                    "dividing heads expected") &&
            sc_cuda_ready(c);
 }
 
@@ -136,29 +139,30 @@ static size_t q_at(const attn *a, int b, int h)
 }
 static size_t k_at(const attn *a, int b, int h)
 {
-    return (size_t)b * a->seq * a->ks + (size_t)h * a->dim;
+    return (size_t)b * a->kn * a->ks + (size_t)h * a->dim;
 }
 static size_t p_at(const attn *a, int b, int h)
 {
     return ((size_t)b * a->heads + (size_t)h * a->G) * (size_t)a->ss;
 }
 
-void sc_cuda_dec_attn_fwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
-                          const float *q, const float *k, const float *v, float *p, float *o)
+void sc_cuda_dec_attn_fwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads,
+                          int dim, const float *q, const float *k, const float *v, float *p,
+                          float *o)
 {
     sc_cuda *c = ctx;
     attn a;
-    if (!attn_shape(c, &a, "attn_fwd", batch, seq, heads, kv_heads, dim) || batch == 0)
+    if (!attn_shape(c, &a, "attn_fwd", batch, seq, past, heads, kv_heads, dim) || batch == 0)
         return;
-    int ok = 1;
+    int ok = 1, kn = a.kn;
     for (int b = 0; b < batch && ok; b++) /* S = Q K^T / sqrt(dim) */
         for (int h = 0; h < a.kvh && ok; h++)
-            ok = rm_gemm(c, 0, 1, seq, seq, dim, a.scale, q + q_at(&a, b, h), a.qs, dim,
-                         k + k_at(&a, b, h), a.ks, 0, 0.0f, p + p_at(&a, b, h), seq, a.ss, a.G);
-    ok = ok && CK(c, sc_cuda_causal_softmax(c->compute, batch * heads * seq, seq, p));
+            ok = rm_gemm(c, 0, 1, seq, kn, dim, a.scale, q + q_at(&a, b, h), a.qs, dim,
+                         k + k_at(&a, b, h), a.ks, 0, 0.0f, p + p_at(&a, b, h), kn, a.ss, a.G);
+    ok = ok && CK(c, sc_cuda_causal_softmax(c->compute, batch * heads * seq, seq, past, p));
     for (int b = 0; b < batch && ok; b++) /* O = P V */
         for (int h = 0; h < a.kvh && ok; h++)
-            ok = rm_gemm(c, 0, 0, seq, dim, seq, 1.0f, p + p_at(&a, b, h), seq, a.ss,
+            ok = rm_gemm(c, 0, 0, seq, dim, kn, 1.0f, p + p_at(&a, b, h), kn, a.ss,
                          v + k_at(&a, b, h), a.ks, 0, 0.0f, o + q_at(&a, b, h), a.qs, dim, a.G);
 }
 
@@ -189,28 +193,28 @@ static int attn_bwd_group(sc_cuda *c, const attn *a, int b, int h, const float *
                           float *dq, float *dk, float *dv, float *dp)
 {
     size_t qo = q_at(a, b, h), ko = k_at(a, b, h), po = p_at(a, b, h);
-    int s = a->seq, d = a->dim, ok = 1;
+    int s = a->seq, n = a->kn, d = a->dim, ok = 1;
     for (int j = 0; j < a->G && ok; j++) /* dV = sum_j P_j^T dO_j */
-        ok = rm_gemm(c, 1, 0, s, d, s, 1.0f, p + po + (size_t)j * a->ss, s, 0,
+        ok = rm_gemm(c, 1, 0, n, d, s, 1.0f, p + po + (size_t)j * a->ss, n, 0,
                      dout + qo + (size_t)j * d, a->qs, 0, j ? 1.0f : 0.0f, dv + ko, a->ks, 0, 1);
-    ok = ok && rm_gemm(c, 0, 1, s, s, d, 1.0f, dout + qo, a->qs, d, v + ko, a->ks, 0, 0.0f, dp,
-                       s, a->ss, a->G); /* dP = dO V^T */
-    ok = ok && CK(c, sc_cuda_causal_softmax_bwd(c->compute, a->G * s, s, p + po, dp));
-    ok = ok && rm_gemm(c, 0, 0, s, d, s, a->scale, p + po, s, a->ss, k + ko, a->ks, 0, 0.0f,
+    ok = ok && rm_gemm(c, 0, 1, s, n, d, 1.0f, dout + qo, a->qs, d, v + ko, a->ks, 0, 0.0f, dp,
+                       n, a->ss, a->G); /* dP = dO V^T */
+    ok = ok && CK(c, sc_cuda_causal_softmax_bwd(c->compute, a->G * s, s, a->past, p + po, dp));
+    ok = ok && rm_gemm(c, 0, 0, s, d, n, a->scale, p + po, n, a->ss, k + ko, a->ks, 0, 0.0f,
                        dq + qo, a->qs, d, a->G); /* dQ = dS K / sqrt(dim) */
     for (int j = 0; j < a->G && ok; j++) /* dK = sum_j dS_j^T Q_j / sqrt(dim) */
-        ok = rm_gemm(c, 1, 0, s, d, s, a->scale, p + po + (size_t)j * a->ss, s, 0,
+        ok = rm_gemm(c, 1, 0, n, d, s, a->scale, p + po + (size_t)j * a->ss, n, 0,
                      q + qo + (size_t)j * d, a->qs, 0, j ? 1.0f : 0.0f, dk + ko, a->ks, 0, 1);
     return ok;
 }
 
-void sc_cuda_dec_attn_bwd(void *ctx, int batch, int seq, int heads, int kv_heads, int dim,
-                          const float *q, const float *k, const float *v, float *p,
+void sc_cuda_dec_attn_bwd(void *ctx, int batch, int seq, int past, int heads, int kv_heads,
+                          int dim, const float *q, const float *k, const float *v, float *p,
                           const float *dout, float *dq, float *dk, float *dv)
 {
     sc_cuda *c = ctx;
     attn a;
-    if (!attn_shape(c, &a, "attn_bwd", batch, seq, heads, kv_heads, dim) || batch == 0)
+    if (!attn_shape(c, &a, "attn_bwd", batch, seq, past, heads, kv_heads, dim) || batch == 0)
         return;
     float *dp = dscores(c, &a);
     for (int b = 0; b < batch && dp; b++)

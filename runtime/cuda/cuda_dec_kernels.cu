@@ -118,15 +118,15 @@ __global__ void k_rmsnorm_wgrad(int rows, int n, const float *x, const float *rs
 /* One thread per pair (i, i + dim/2) of a head of a row: turned by sign t
  * theta^(-2i/dim), the angle and its sine and cosine in double (t theta^..
  * reaches thousands of radians, where float loses the angle). */
-__global__ void k_rope(size_t pairs, int seq, int heads, int dim, float theta, int sign,
-                       float *x)
+__global__ void k_rope(size_t pairs, int seq, int pos0, int heads, int dim, float theta,
+                       int sign, float *x)
 {
     int half = dim / 2;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < pairs;
          k += (size_t)gridDim.x * blockDim.x) {
         int i = (int)(k % (size_t)half);
         size_t hr = k / (size_t)half; /* head j of row r: hr = r heads + j */
-        int t = (int)(hr / (size_t)heads % (size_t)seq);
+        int t = pos0 + (int)(hr / (size_t)heads % (size_t)seq);
         double ang = sign * (double)t * pow((double)theta, -2.0 * i / dim);
         double c = cos(ang), s = sin(ang);
         float *p = x + hr * (size_t)dim;
@@ -136,15 +136,15 @@ __global__ void k_rope(size_t pairs, int seq, int heads, int dim, float theta, i
     }
 }
 
-/* In place over one row of scores (row r: position r % seq): the softmax
- * over the columns up to the position (max in float, the sum of exp in
- * double), 0 past it. */
-__global__ void k_causal_softmax(int seq, float *p)
+/* In place over one row of scores (row r: position past + r % seq, of kn =
+ * past + seq keys): the softmax over the columns up to the position (max in
+ * float, the sum of exp in double), 0 past it. */
+__global__ void k_causal_softmax(int seq, int past, float *p)
 {
     __shared__ double sh[ROW_THREADS];
     __shared__ float shm[ROW_THREADS];
-    int t = threadIdx.x, pos = (int)(blockIdx.x % (unsigned)seq);
-    float *row = p + (size_t)blockIdx.x * (size_t)seq;
+    int t = threadIdx.x, pos = past + (int)(blockIdx.x % (unsigned)seq), kn = past + seq;
+    float *row = p + (size_t)blockIdx.x * (size_t)kn;
     float mx = -INFINITY;
     for (int j = t; j <= pos; j += ROW_THREADS)
         mx = fmaxf(mx, row[j]);
@@ -156,22 +156,22 @@ __global__ void k_causal_softmax(int seq, float *p)
         s += e;
     }
     float inv = (float)(1.0 / block_sum(s, sh));
-    for (int j = t; j < seq; j += ROW_THREADS)
+    for (int j = t; j < kn; j += ROW_THREADS)
         row[j] = j <= pos ? row[j] * inv : 0.0f;
 }
 
 /* The softmax's gradient in place over p: p (dp - sum_j p dp) up to the
  * position (the sum in double), 0 past it. */
-__global__ void k_causal_softmax_bwd(int seq, float *p, const float *dp)
+__global__ void k_causal_softmax_bwd(int seq, int past, float *p, const float *dp)
 {
     __shared__ double sh[ROW_THREADS];
-    int t = threadIdx.x, pos = (int)(blockIdx.x % (unsigned)seq);
-    size_t off = (size_t)blockIdx.x * (size_t)seq;
+    int t = threadIdx.x, pos = past + (int)(blockIdx.x % (unsigned)seq), kn = past + seq;
+    size_t off = (size_t)blockIdx.x * (size_t)kn;
     double s = 0;
     for (int j = t; j <= pos; j += ROW_THREADS)
         s += (double)p[off + j] * dp[off + j];
     float d = (float)block_sum(s, sh);
-    for (int j = t; j < seq; j += ROW_THREADS)
+    for (int j = t; j < kn; j += ROW_THREADS)
         p[off + j] = j <= pos ? p[off + j] * (dp[off + j] - d) : 0.0f;
 }
 
@@ -229,33 +229,34 @@ extern "C" cudaError_t sc_cuda_rmsnorm_wgrad(cudaStream_t s, int rows, int n, co
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int heads, int dim,
-                                    float theta, int sign, float *x)
+extern "C" cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int pos0, int heads,
+                                    int dim, float theta, int sign, float *x)
 {
     size_t pairs = (size_t)rows * (size_t)heads * (size_t)(dim / 2);
     if (pairs == 0)
         return cudaSuccess;
     (void)cudaGetLastError(); /* a stale error is not this launch's */
-    k_rope<<<ew_blocks(pairs), EW_THREADS, 0, s>>>(pairs, seq, heads, dim, theta, sign, x);
+    k_rope<<<ew_blocks(pairs), EW_THREADS, 0, s>>>(pairs, seq, pos0, heads, dim, theta, sign, x);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sc_cuda_causal_softmax(cudaStream_t s, int rows, int seq, float *p)
+extern "C" cudaError_t sc_cuda_causal_softmax(cudaStream_t s, int rows, int seq, int past,
+                                              float *p)
 {
     if (rows < 1 || seq < 1)
         return cudaSuccess;
     (void)cudaGetLastError(); /* a stale error is not this launch's */
-    k_causal_softmax<<<(unsigned)rows, ROW_THREADS, 0, s>>>(seq, p);
+    k_causal_softmax<<<(unsigned)rows, ROW_THREADS, 0, s>>>(seq, past, p);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sc_cuda_causal_softmax_bwd(cudaStream_t s, int rows, int seq, float *p,
-                                                  const float *dp)
+extern "C" cudaError_t sc_cuda_causal_softmax_bwd(cudaStream_t s, int rows, int seq, int past,
+                                                  float *p, const float *dp)
 {
     if (rows < 1 || seq < 1)
         return cudaSuccess;
     (void)cudaGetLastError(); /* a stale error is not this launch's */
-    k_causal_softmax_bwd<<<(unsigned)rows, ROW_THREADS, 0, s>>>(seq, p, dp);
+    k_causal_softmax_bwd<<<(unsigned)rows, ROW_THREADS, 0, s>>>(seq, past, p, dp);
     return cudaGetLastError();
 }
 

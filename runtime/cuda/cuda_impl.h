@@ -61,13 +61,13 @@ cudaError_t sc_cuda_rmsnorm_bwd(cudaStream_t s, int rows, int n, const float *x,
                                 const float *rstd, const float *dy, float beta, float *dx);
 cudaError_t sc_cuda_rmsnorm_wgrad(cudaStream_t s, int rows, int n, const float *x,
                                   const float *rstd, const float *dy, float *dg);
-cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int heads, int dim, float theta,
-                         int sign, float *x);
-/* In place over rows x seq scores, row r at position r % seq: the softmax
- * over columns <= the position, 0 past it; and its gradient, p = p (dp -
- * sum p dp) over the same columns (dp: rows x seq). */
-cudaError_t sc_cuda_causal_softmax(cudaStream_t s, int rows, int seq, float *p);
-cudaError_t sc_cuda_causal_softmax_bwd(cudaStream_t s, int rows, int seq, float *p,
+cudaError_t sc_cuda_rope(cudaStream_t s, int rows, int seq, int pos0, int heads, int dim,
+                         float theta, int sign, float *x);
+/* In place over rows x (past + seq) scores, row r at position past + r %
+ * seq: the softmax over columns <= the position, 0 past it; and its
+ * gradient, p = p (dp - sum p dp) over the same columns (dp: alike). */
+cudaError_t sc_cuda_causal_softmax(cudaStream_t s, int rows, int seq, int past, float *p);
+cudaError_t sc_cuda_causal_softmax_bwd(cudaStream_t s, int rows, int seq, int past, float *p,
                                        const float *dp);
 cudaError_t sc_cuda_swiglu_fwd(cudaStream_t s, size_t n, const float *g, const float *u,
                                float *a);

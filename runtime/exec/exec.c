@@ -426,7 +426,8 @@ sc_status sc_exec_device(const sc_prog *pg, int d, sc_backend *be, sc_transport 
     e.box = calloc(2 * SM, sizeof(void *));
     e.rgroup = malloc(2 * SM * sizeof(int));
     e.rec = calloc(SM, sizeof(rec));
-    e.nl = sc_prog_lengths(pg) ? sc_prog_microbatches(pg) : 1; /* docs/lengths.md */
+    e.nl = sc_prog_lengths(pg) || sc_prog_slices(pg) > 1 ? sc_prog_microbatches(pg)
+                                                          : 1; /* lengths.md, slices.md */
     e.lay = calloc((size_t)e.S * (size_t)e.nl, sizeof(layout));
     e.x = calloc(e.n + 1, sizeof(sc_xfer));
     e.g = calloc((size_t)e.ngroups + 1, sizeof(grp));

@@ -89,6 +89,8 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     }
     sc_model_cfg big = *cfg; /* the bounds hold for the longest microbatch (cfg.lengths) */
     sc_status lst = sc_model_lengths_check(cfg, m, DIM_MAX, &big.seq, err, errlen);
+    if (lst == SC_OK)
+        lst = sc_mslice_check(cfg, m, err, errlen);
     if (lst != SC_OK)
         return lst;
     int dec = cfg->kind == SC_MODEL_DECODER; /* what it does not train yet, first */
@@ -170,7 +172,7 @@ sc_status sc_model_new(const sc_model_cfg *cfg, int S, int m, sc_model **out, ch
     md->gstep = malloc((size_t)S * sizeof(int));
     if (!md->first || !md->count || !md->Wl || !md->Gl || !md->Wout || !md->Gout ||
         (dec && (!md->Wn || !md->Gn)) || !md->owner || !md->devs || !md->loss || !md->gstep ||
-        sc_model_lengths_init(md) != SC_OK)
+        sc_model_lengths_init(md) != SC_OK || sc_mslice_init(md) != SC_OK)
         goto nomem;
     md->Rsum *= SC_MEP(md); /* the mean over the EP group's rows */
     for (int s = 0; s < S; s++)
@@ -241,6 +243,7 @@ void sc_model_free(sc_model *md)
             if (md->devs[t] == dv)
                 md->devs[t] = NULL;
         sc_mvocab_free(dv->mv);
+        sc_mslice_free(dv);
         free(dv->targets);
         free(dv->stage);
         free(dv->info);
@@ -255,6 +258,7 @@ void sc_model_free(sc_model *md)
     }
     free(md->gstep);
     free(md->lens);
+    free(md->skv);
     free(md->first);
     free(md->count);
     free(md->Wl);
@@ -276,73 +280,6 @@ int sc_model_stage_layers(const sc_model *md, int s, int *first)
     if (first)
         *first = md->first[s];
     return md->count[s];
-}
-
-size_t sc_model_record_kept_bytes(const sc_model *md, int s, int mb)
-{
-    if (md->kind == SC_MODEL_DECODER)
-        return sc_mdec_kept_bytes(md, s, mb);
-    size_t R = (size_t)sc_model_rows(md, mb), Rh = R * (size_t)md->h;
-    size_t n = 4 * Rh * (size_t)md->count[s];
-    if (SC_MLAST(md, s) && !md->split) /* the head's x and dlogits */
-        n += Rh + R * (size_t)md->V;
-    return n * sizeof(float);
-}
-
-size_t sc_model_record_bonly_bytes(const sc_model *md, int s, int mb)
-{
-    return md->kind == SC_MODEL_DECODER ? sc_mdec_bonly_bytes(md, s, mb) : 0;
-}
-
-size_t sc_model_record_bytes(const sc_model *md, int s, int mb)
-{
-    return sc_model_record_kept_bytes(md, s, mb) + sc_model_record_bonly_bytes(md, s, mb);
-}
-
-size_t sc_model_boundary_bytes(const sc_model *md, int mb)
-{
-    return (size_t)sc_model_rows(md, mb) * (size_t)md->h * sizeof(float);
-}
-
-size_t sc_model_row_bytes(const sc_model *md)
-{
-    return (size_t)md->R * sizeof(float);
-}
-
-size_t sc_model_param_bytes(const sc_model *md, int s)
-{
-    size_t layer = 0;
-    for (int j = 0; j < md->np; j++)
-        layer += md->psz[j];
-    size_t n = 2 * layer * (size_t)md->count[s];
-    if (SC_MLAST(md, s) && !md->split)
-        n += 2 * (size_t)md->h * (size_t)md->V;
-    if (SC_MLAST(md, s) && md->Wn) /* the final norm */
-        n += 2 * (size_t)md->h;
-    if (s == 0 && md->vocab != SC_VOCAB_NONE && !md->split) /* the embedding */
-        n += 2 * (size_t)md->h * (size_t)md->V;
-    return n * sizeof(float);
-}
-
-size_t sc_model_shard_param_bytes(const sc_model *md)
-{
-    return md->split ? 4 * (size_t)md->h * (size_t)(md->V / md->P) * sizeof(float) : 0;
-}
-
-size_t sc_model_allocated_param_bytes(const sc_model *md, int d)
-{
-    for (int s = 0; s < md->S; s++)
-        if (md->devs[s] && md->devs[s]->d == d)
-            return md->devs[s]->pbytes +
-                   (md->devs[s]->mv ? sc_mvocab_param_bytes(md->devs[s]->mv) : 0);
-    return 0;
-}
-
-size_t sc_model_vocab_record_bytes(const sc_model *md)
-{
-    size_t R = (size_t)md->R;
-    return md->split ? (R * (size_t)(md->V / md->P) + R * (size_t)md->h + 3 * R) * sizeof(float)
-                     : 0;
 }
 
 /* ---- the workload: F, B, W of one stage ---- */
@@ -384,10 +321,12 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     int R = sc_model_rows(md, mb);
-    for (int r = 0; r < R; r++)
-        dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, mb % md->m),
-                                            (uint64_t)md->ep_rank * (uint64_t)R + (uint64_t)r) %
+    for (int r = 0, xm, xr; r < R; r++) { /* a slice's: its microbatch's rows */
+        sc_mslice_row(md, mb, r, &xm, &xr);
+        dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, xm),
+                                            (uint64_t)md->ep_rank * (uint64_t)R + (uint64_t)xr) %
                                    (uint64_t)md->V);
+    }
     float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);
     sc_model_graph_note(dv, mb); /* run --graph: read after the replay */
@@ -438,6 +377,8 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (s == 0 && dv->mv) { /* the embedding's rows (model_vocab.h) */
         if (sc_mvocab_input(dv->mv, mb, T[0]) != SC_OK)
             return vocab_fail(dv, SC_ERR_PROGRAM);
+    } else if (SC_MFIRST(md, s) && md->slices > 1) { /* its microbatch's rows (model_slices.c) */
+        sc_mslice_input(dv, mb, T[0]);
     } else if (SC_MFIRST(md, s)) { /* the input (each copy's first stage) */
         fill(dv, T[0], Rh, T_INPUT, mb % md->m, 1.0f);
     } else if (in != T[0]) { /* a redone F (exec/exec.h) may hand back the input it kept */
@@ -446,8 +387,9 @@ static sc_status w_forward(void *ctx, int s, int mb, const void *in, void *out, 
     if (last && md->split && !(out = sc_mvocab_output_buf(dv->mv, mb)))
         return vocab_fail(dv, SC_ERR_NOMEM); /* the output is broadcast to every S */
     if (md->kind == SC_MODEL_DECODER) {
-        if (sc_mdec_forward(dv, s, mb, out, T, b_only) != SC_OK)
-            return SC_ERR_RUNTIME; /* dv->err */
+        sc_status st = sc_mdec_forward(dv, s, mb, out, T, b_only);
+        if (st != SC_OK)
+            return st;
         return last ? head_loss(dv, mb, sc_mdec_logits(md, s, T)) : SC_OK;
     }
     mlp_forward(dv, s, mb, out, T);
@@ -598,6 +540,7 @@ static void *w_lane(void *ctx, sc_backend *be)
     ln->be = be;
     ln->ep_tp = dv->ep_lane_tp; /* ep > 1: the lane's all-to-alls on their own transport */
     ln->err[0] = 0;
+    ln->ssc = NULL; /* the slices' scratch: its own (model_slices.c) */
     ln->targets = malloc((size_t)dv->md->Rmax * sizeof(int32_t));
     ln->stage = malloc(CHUNK * sizeof(float));
     if (!ln->targets || !ln->stage) {
@@ -613,6 +556,7 @@ static void w_lane_free(void *p)
 {
     sc_mdev *ln = p;
     if (ln) {
+        sc_mslice_free(ln);
         free(ln->targets);
         free(ln->stage);
         free(ln);

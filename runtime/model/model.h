@@ -107,6 +107,10 @@ typedef struct sc_model_cfg {
                           * and the batch's sequences ep_rank batch / ep ..: batch / ep of
                           * them; its loss and gradients are its share of the whole batch's
                           * (the mean over ep x its rows; model_moe_ep.c) */
+    int slices;          /* sequence slices (docs/slices.md#run; 0 or 1: none): the m records
+                          * are slices, record r slice r % slices of microbatch r / slices,
+                          * lengths[r] of its tokens (the slices of one sum to seq); the
+                          * data and the reference are the unsliced microbatches' */
     int forward_only;    /* forward-only (docs/guide.md#forward-only): the reference runs
                           * F only, no backward, no optimizer step */
     sc_optim_cfg opt;

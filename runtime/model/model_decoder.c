@@ -85,9 +85,11 @@ float *sc_mdec_logits(const sc_model *md, int s, float **T)
  * sequence length), gate, up (MoE: model_moe.c's in place of gate and up). */
 static size_t bonly_layer(const sc_model *md, int mb)
 {
+    /* sliced: p over the keys of the earlier slices too (model_slices.c) */
     size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
+    size_t kn = (size_t)sc_mslice_span(md, mb);
     return R * (size_t)md->qd + 2 * R * (size_t)md->kd +
-           (size_t)md->c.batch * (size_t)md->H * seq * seq +
+           (size_t)md->c.batch * (size_t)md->H * seq * kn +
            (md->E ? sc_moe_bonly_floats(md, mb) : 2 * R * (size_t)md->I);
 }
 
@@ -103,12 +105,13 @@ typedef struct { float *q, *k, *v, *p, *gate, *up; } bparts;
 static bparts bonly_of(const sc_model *md, int mb, float *b, int i)
 {
     size_t R = (size_t)sc_model_rows(md, mb), seq = (size_t)sc_model_seq(md, mb);
+    size_t kn = (size_t)sc_mslice_span(md, mb);
     bparts t;
     t.q = b + (size_t)i * bonly_layer(md, mb);
     t.k = t.q + R * (size_t)md->qd;
     t.v = t.k + R * (size_t)md->kd;
     t.p = t.v + R * (size_t)md->kd;
-    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * seq * seq;
+    t.gate = t.p + (size_t)md->c.batch * (size_t)md->H * seq * kn;
     t.up = t.gate + R * (size_t)md->I;
     return t;
 }
@@ -117,7 +120,7 @@ static bparts bonly_of(const sc_model *md, int mb, float *b, int i)
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
 
-static void layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *next)
+static sc_status layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *next)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
@@ -128,22 +131,29 @@ static void layer_fwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *ne
     o->gemm(bc, 0, 0, R, qd, h, 1.0f, T[P_XN1], PW(l, 1), 0.0f, b.q);
     o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 2), 0.0f, b.k);
     o->gemm(bc, 0, 0, R, kd, h, 1.0f, T[P_XN1], PW(l, 3), 0.0f, b.v);
-    o->rope(bc, R, seq, md->H, md->D, md->theta, 1, b.q);
-    o->rope(bc, R, seq, md->KV, md->D, md->theta, 1, b.k);
-    o->attn_fwd(bc, (int)md->c.batch, seq, md->H, md->KV, md->D, b.q, b.k, b.v, b.p, T[P_O]);
+    if (md->slices > 1) { /* over the earlier slices' keys and values too */
+        if (sc_mslice_attn_fwd(dv, l, mb, T, b.q, b.k, b.v, b.p) != SC_OK)
+            return SC_ERR_NOMEM;
+    } else {
+        o->rope(bc, R, seq, 0, md->H, md->D, md->theta, 1, b.q);
+        o->rope(bc, R, seq, 0, md->KV, md->D, md->theta, 1, b.k);
+        o->attn_fwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
+                    T[P_O]);
+    }
     o->copy(bc, (size_t)R * h, T[P_X], T[P_Y]);
     o->gemm(bc, 0, 0, R, h, qd, 1.0f, T[P_O], PW(l, 4), 1.0f, T[P_Y]);
     o->rmsnorm_fwd(bc, R, h, T[P_Y], PW(l, 5), md->eps, T[P_XN2], T[P_RSTD2]);
     if (md->E) {
         o->copy(bc, (size_t)R * h, T[P_Y], next);
         sc_moe_forward(dv, l, mb, T, b.gate, next);
-        return;
+        return SC_OK;
     }
     o->gemm(bc, 0, 0, R, I, h, 1.0f, T[P_XN2], PW(l, 6), 0.0f, b.gate);
     o->gemm(bc, 0, 0, R, I, h, 1.0f, T[P_XN2], PW(l, 7), 0.0f, b.up);
     o->swiglu_fwd(bc, (size_t)R * I, b.gate, b.up, T[P_A]);
     o->copy(bc, (size_t)R * h, T[P_Y], next);
     o->gemm(bc, 0, 0, R, h, I, 1.0f, T[P_A], PW(l, 8), 1.0f, next);
+    return SC_OK;
 }
 
 sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void *b_only)
@@ -152,7 +162,10 @@ sc_status sc_mdec_forward(sc_mdev *dv, int s, int mb, void *out, float **T, void
     int n = md->count[s], last = SC_MLAST(md, s);
     for (int i = 0; i < n; i++) {
         float *next = i + 1 < n || last ? T[md->lp * (i + 1)] : out;
-        layer_fwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), next);
+        sc_status st = layer_fwd(dv, md->first[s] + i, mb, T + md->lp * i,
+                                 bonly_of(md, mb, b_only, i), next);
+        if (st != SC_OK)
+            return st;
     }
     if (dv->ep_failed) /* an all-to-all of expert parallelism (dv->err) */
         return SC_ERR_RUNTIME;
@@ -190,10 +203,14 @@ static void layer_bwd(sc_mdev *dv, int l, int mb, float **T, bparts b, float *do
     o->copy(bc, Rh, T[P_DTOP], T[P_DY]);
     o->rmsnorm_bwd(bc, R, h, T[P_Y], PW(l, 5), T[P_RSTD2], T[P_DXN2], 1.0f, T[P_DY]);
     o->gemm(bc, 0, 1, R, qd, h, 1.0f, T[P_DY], PW(l, 4), 0.0f, dout);
-    o->attn_bwd(bc, (int)md->c.batch, seq, md->H, md->KV, md->D, b.q, b.k, b.v, b.p, dout,
-                T[P_DQ], T[P_DK], T[P_DV]);
-    o->rope(bc, R, seq, md->H, md->D, md->theta, -1, T[P_DQ]);
-    o->rope(bc, R, seq, md->KV, md->D, md->theta, -1, T[P_DK]);
+    if (md->slices > 1) { /* adding into the earlier slices' records (model_slices.c) */
+        sc_mslice_attn_bwd(dv, l, mb, T, b.q, b.p, dout);
+    } else {
+        o->attn_bwd(bc, (int)md->c.batch, seq, 0, md->H, md->KV, md->D, b.q, b.k, b.v, b.p,
+                    dout, T[P_DQ], T[P_DK], T[P_DV]);
+        o->rope(bc, R, seq, 0, md->H, md->D, md->theta, -1, T[P_DQ]);
+        o->rope(bc, R, seq, 0, md->KV, md->D, md->theta, -1, T[P_DK]);
+    }
     o->gemm(bc, 0, 1, R, h, qd, 1.0f, T[P_DQ], PW(l, 1), 0.0f, T[P_DXN1]);
     o->gemm(bc, 0, 1, R, h, kd, 1.0f, T[P_DK], PW(l, 2), 1.0f, T[P_DXN1]);
     o->gemm(bc, 0, 1, R, h, kd, 1.0f, T[P_DV], PW(l, 3), 1.0f, T[P_DXN1]);
@@ -222,6 +239,8 @@ sc_status sc_mdec_backward_input(sc_mdev *dv, int s, int mb, const void *gin, vo
     if (s == 0) /* the embedding's W reads it (sc_mdec_backward_weight) */
         gout = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
     float *dout = (float *)b_only + bonly_layer(md, mb) * (size_t)n;
+    if (sc_mslice_ready(dv) != SC_OK) /* a lane's B may be its first slice */
+        return SC_ERR_NOMEM;
     for (int i = n - 1; i >= 0; i--) {
         float *dst = i > 0 ? T[md->lp * (i - 1) + P_DTOP] : gout;
         layer_bwd(dv, md->first[s] + i, mb, T + md->lp * i, bonly_of(md, mb, b_only, i), dout,
@@ -264,8 +283,9 @@ sc_status sc_mdec_backward_weight(sc_mdev *dv, int s, int mb, float **T)
         int first, rows;
         float *gemb = (float *)sc_mvocab_emb(dv->mv, 0, &first, &rows);
         const float *dx0 = T[sc_mdec_record_parts(md, s, mb, NULL, 0) - 1];
-        sc_mvocab_cfg vc = {.R = R, .V = md->V, .m = md->m, .seed = md->c.seed,
-                            .share = md->ep_rank};
+        sc_mvocab_cfg vc = {.R = R, .V = md->V, .m = md->m, .seed = md->c.seed, .rows = md->lens,
+                            .batch = (int)md->c.batch, .slices = md->slices,
+                            .seq = (int)md->c.seq, .share = md->ep_rank};
         for (int r = 0; r < R; r++)
             o->sgd(bc, (size_t)h, -1.0f, dx0 + (size_t)r * h,
                    gemb + (size_t)sc_mvocab_token(&vc, mb, r) * h);

@@ -60,6 +60,7 @@ typedef struct sc_mdev {
     int ep_dev;          /* this device's number on it */
     int ep_failed;       /* an exchange failed (dv->err says why): the pass fails */
     int nx, capturing;   /* loss captured, in order (model_graph.c) */
+    float *ssc;          /* sequence slices' scratch (model_slices.c), or NULL */
     char err[384];
 } sc_mdev;
 
@@ -103,6 +104,9 @@ struct sc_model {
     int *lens;           /* [m] tokens per sequence of each microbatch (cfg.lengths), or NULL */
     int Rmax;            /* rows of the largest microbatch (scratch is sized for it) */
     double Rsum;         /* rows of a step's m microbatches (the loss is their mean) */
+    int slices;          /* sequence slices per microbatch (cfg.slices; 1: none) */
+    float **skv;         /* [C L m][4] slices: each record's keys, values and their
+                          * gradients, per layer (model_slices.c), or NULL */
 };
 
 /* Tokens per sequence and rows of microbatch mb (a stream's number; mb < 0:
@@ -121,6 +125,27 @@ static inline int sc_model_rows(const sc_model *md, int mb)
 sc_status sc_model_lengths_check(const sc_model_cfg *cfg, int m, long dim_max, long *seq_max,
                                  char *err, size_t errlen);
 sc_status sc_model_lengths_init(sc_model *md);
+
+/* model_slices.c: sequence slices (cfg.slices, docs/slices.md#run). The
+ * config's check; the record table; record mb's first token in its
+ * sequence (0 unsliced) and its attention's span, cut + tokens (seq
+ * unsliced); the unsliced microbatch (of a step) and row that row r of mb
+ * is; the first stage's input; the attention of layer l from T[P_XN1] to
+ * T[P_O] (q, k, v, p: the layer's b_only; q padded to the span), and back
+ * from dout to T[P_DQ], T[P_DK], T[P_DV] (adding into the earlier slices'
+ * records); the device's scratch freed. */
+sc_status sc_mslice_check(const sc_model_cfg *cfg, int m, char *err, size_t errlen);
+sc_status sc_mslice_init(sc_model *md);
+int sc_mslice_cut(const sc_model *md, int mb);
+int sc_mslice_span(const sc_model *md, int mb);
+void sc_mslice_row(const sc_model *md, int mb, int r, int *xmb, int *xr);
+sc_status sc_mslice_input(sc_mdev *dv, int mb, float *x);
+sc_status sc_mslice_attn_fwd(sc_mdev *dv, int l, int mb, float **T, float *q, float *k,
+                             float *v, float *p);
+void sc_mslice_attn_bwd(sc_mdev *dv, int l, int mb, float **T, const float *q, float *p,
+                        const float *dout);
+sc_status sc_mslice_ready(sc_mdev *dv); /* the scratch (SC_ERR_NOMEM: dv->err says) */
+void sc_mslice_free(sc_mdev *dv);
 
 /* Layer l's parameter j and its gradient. */
 #define SC_MW(md, l, j) ((md)->Wl[(size_t)(l) * (size_t)(md)->np + (size_t)(j)])

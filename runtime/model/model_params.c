@@ -133,6 +133,7 @@ sc_status sc_model_attach(sc_model *md, int d, sc_backend *be, const int *stage_
                             .P = md->split ? md->P : 1, .d = md->split ? d : 0,
                             .split = md->split, .last_dev = stage_dev[md->S - 1],
                             .first_dev = stage_dev[0], .seed = md->c.seed,
+                            .slices = md->slices, .seq = (int)md->c.seq,
                             .init_scale = sqrtf(3.0f / (float)md->h), .share = md->ep_rank};
         if (!(dv->mv = sc_mvocab_new(&vc, be, err, errlen)))
             return SC_ERR_NOMEM; /* sc_model_free releases what was allocated */

@@ -34,6 +34,18 @@ struct sc_mvocab {
 static const struct sc_backend_ops *O(const sc_mvocab *v) { return v->be->ops; }
 #define BC (v->be->ctx)
 
+/* Sequence slices: record mb's row r is row *r of microbatch *mb. */
+static void slice_row(const sc_mvocab_cfg *c, int *mb, int *r)
+{
+    if (c->slices <= 1 || !c->rows)
+        return;
+    int i = *mb % c->m, Lq = c->rows[i], c0 = 0;
+    for (int k = i - i % c->slices; k < i; k++)
+        c0 += c->rows[k];
+    *r = (*r / Lq) * c->seq + c0 + *r % Lq;
+    *mb = i / c->slices;
+}
+
 /* Row r's index in the whole batch (expert parallelism: the rank's share). */
 static uint64_t row_of(const sc_mvocab_cfg *c, int mb, int r)
 {
@@ -43,12 +55,14 @@ static uint64_t row_of(const sc_mvocab_cfg *c, int mb, int r)
 
 int32_t sc_mvocab_token(const sc_mvocab_cfg *c, int mb, int r)
 {
+    slice_row(c, &mb, &r); /* no share with slices: run_ep.c refuses them */
     return (int32_t)(sc_hash3(c->seed, sc_stream(K_TOKEN, mb % c->m), row_of(c, mb, r)) %
                      (uint64_t)c->V);
 }
 
 int32_t sc_mvocab_target(const sc_mvocab_cfg *c, int mb, int r)
 {
+    slice_row(c, &mb, &r); /* no share with slices: run_ep.c refuses them */
     return (int32_t)(sc_hash3(c->seed, sc_stream(K_TARGET, mb % c->m), row_of(c, mb, r)) %
                      (uint64_t)c->V);
 }

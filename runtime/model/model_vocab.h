@@ -56,6 +56,9 @@ typedef struct sc_mvocab_cfg {
     int split;            /* 0: baseline (whole table); 1: vocab-1; 2: vocab-2 */
     int last_dev, first_dev; /* devices of the last and first stage */
     long long seed;
+    int slices, seq;      /* sequence slices (docs/slices.md#run; 0 or 1: none): the m
+                           * records are slices of rows[i] tokens of microbatches of seq;
+                           * their tokens are those of their microbatch's rows */
     float init_scale;     /* of the initial weights (model.c's sqrt(3/hidden)) */
     int share;            /* expert parallelism: the rank's share of the batch, its rows
                            * the microbatch's after share x its rows (0: the first) */

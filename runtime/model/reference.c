@@ -25,6 +25,11 @@ sc_status sc_model_reference(const sc_model_cfg *cfg, int m, size_t mem_cap, sc_
     c.vocab_par = cfg->vocab_par != SC_VOCAB_NONE ? SC_VOCAB_BASELINE : SC_VOCAB_NONE;
     c.stage_layers = NULL;
     c.copies = 1; /* one copy of the layers */
+    if (c.slices > 1) { /* the unsliced microbatches (docs/slices.md#run) */
+        m /= c.slices;
+        c.slices = 1;
+        c.lengths = NULL;
+    }
     sc_status st = sc_model_new(&c, 1, m, &md, err, errlen);
     if (st)
         return st;

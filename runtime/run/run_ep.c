@@ -209,9 +209,11 @@ done:
 sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
                           char *err, size_t errlen)
 {
-    if (sc_prog_lengths(pg)) { /* each rank's share of a microbatch of its own length: not yet */
-        snprintf(err, errlen, "run: ep > 1 with microbatches of different lengths is not trained "
-                 "yet (docs/semantics.md#expert-parallelism)");
+    if (sc_prog_lengths(pg) || sc_prog_slices(pg) > 1) { /* a rank's share of those: not yet */
+        snprintf(err, errlen, "run: ep > 1 with %s is not trained yet "
+                 "(docs/semantics.md#expert-parallelism)",
+                 sc_prog_slices(pg) > 1 ? "sequence slices"
+                                        : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
     if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {

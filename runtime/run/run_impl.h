@@ -24,7 +24,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
                             sc_model *md, sc_run_result *r, const sc_model *ref, char *err,
                             size_t errlen);
 /* What it does not run yet (MPI ranks, --graph, a backend other than
- * cpu, microbatches of different lengths): SC_ERR_ARG and one line. */
+ * cpu, microbatches of different lengths, slices): SC_ERR_ARG and one line. */
 sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
                           char *err, size_t errlen);
 
@@ -48,6 +48,11 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
  * largest boundary tensor) over the m microbatches and seq's. */
 sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
                                  size_t errlen);
+/* Sequence slices (docs/slices.md#run): each record's tokens, the IR's cuts
+ * of seq rounded to whole tokens (*out: m floats, the caller frees); an
+ * empty slice is an error. */
+sc_status sc_run_slice_lengths(const sc_prog *pg, long seq, double **out, char *err,
+                               size_t errlen);
 size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary);
 /* run_params.c: r's predicted parameter, gradient and optimizer bytes per
  * device (predicted_param_bytes, predicted_optim_bytes): the decoder's from

@@ -6,6 +6,7 @@
  */
 #include "run_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,8 +72,8 @@ sc_status sc_run_set_memory(sc_prog *pg, const sc_model *md, double *unit_bytes,
 sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_bytes, char *err,
                                  size_t errlen)
 {
-    if (!sc_prog_lengths(pg))
-        return SC_OK;
+    if (!sc_prog_lengths(pg) && sc_prog_slices(pg) <= 1)
+        return SC_OK; /* slices: each record's measured size too */
     if (sc_vocab_split(sc_prog_vocab(pg))) {
         snprintf(err, errlen, "run: microbatches of different lengths with a split vocabulary "
                  "(%s) are not trained yet (docs/lengths.md)", sc_vocab_name(sc_prog_vocab(pg)));
@@ -111,6 +112,29 @@ sc_status sc_run_set_len_records(sc_prog *pg, const sc_model *md, double unit_by
     free(units);
     free(kept);
     return st;
+}
+
+sc_status sc_run_slice_lengths(const sc_prog *pg, long seq, double **out, char *err,
+                               size_t errlen)
+{
+    int m = sc_prog_microbatches(pg), K = sc_prog_slices(pg);
+    double *v = malloc((size_t)m * sizeof *v);
+    *out = v;
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return SC_ERR_NOMEM;
+    }
+    for (int r = 0; r < m; r++) {
+        int j = r % K;
+        double c0 = llround(sc_prog_slice_cut(pg, j) * (double)seq);
+        v[r] = (double)llround(sc_prog_slice_cut(pg, j + 1) * (double)seq) - c0;
+        if (v[r] < 1) {
+            snprintf(err, errlen, "run: slice %d of %d of seq = %ld tokens is empty (use fewer "
+                     "slices or a longer seq)", j, K, seq);
+            return SC_ERR_ARG;
+        }
+    }
+    return SC_OK;
 }
 
 size_t sc_run_record_max(const sc_model *md, int s, int m, int boundary)

@@ -7,7 +7,9 @@
  *   rmsnorm_fwd (y, rstd), rmsnorm_bwd (beta 0 over garbage, beta 1 over
  *     values), rmsnorm_wgrad (accumulated onto values), rope (both signs;
  *     -1 undoes +1), attn_fwd (p, 0 above the diagonal, and o), attn_bwd
- *     (dq, dk, dv written over garbage), swiglu_fwd, swiglu_bwd:
+ *     (dq, dk, dv written over garbage), the same with a key/value prefix
+ *     (past) and rope with pos0 against the cpu backend's slots, swiglu_fwd,
+ *     swiglu_bwd:
  *     max |got - want| <= 1e-5 max(1, max |want|);
  *   every backward against the forward by finite differences: the
  *     reference gradients against central differences of the reference
@@ -309,7 +311,7 @@ static double rope_gpu_loss(const rope_case *c, const float *x)
 {
     size_t m = (size_t)c->rows * c->heads * c->dim;
     float *d = put(x, m);
-    O->rope(X, c->rows, c->seq, c->heads, c->dim, THETA, 1, d);
+    O->rope(X, c->rows, c->seq, 0, c->heads, c->dim, THETA, 1, d);
     float *y = get(d, m);
     double l = dotf(y, c->w, m);
     free(y);
@@ -329,13 +331,13 @@ static void rope_one(int rows, int seq, int heads, int dim)
     ref_rope(rows, seq, heads, dim, THETA, -1, gx);
 
     float *dx = put(x, m), *dw = put(w, m);
-    O->rope(X, rows, seq, heads, dim, THETA, 1, dx);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, 1, dx);
     float *hy = get(dx, m);
     CHECK(near("rope +1", hy, y, m, TOL));
-    O->rope(X, rows, seq, heads, dim, THETA, -1, dx);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, -1, dx);
     float *back = get(dx, m);
     CHECK(near("rope -1 after +1", back, c.x, m, TOL));
-    O->rope(X, rows, seq, heads, dim, THETA, -1, dw);
+    O->rope(X, rows, seq, 0, heads, dim, THETA, -1, dw);
     float *hg = get(dw, m);
     CHECK(near("rope -1 (the backward)", hg, gx, m, TOL));
     CHECK(O->sync(X) == SC_OK);
@@ -384,7 +386,7 @@ static double attn_gpu_loss(const attn_case *c, const float *q, const float *k, 
     const shape *s = &c->s;
     float *dq = put(q, nq(s)), *dk = put(k, nk(s)), *dv = put(v, nk(s)), *dp = garbage(np(s)),
           *dout = garbage(nq(s));
-    O->attn_fwd(X, s->batch, s->seq, s->heads, s->kvh, s->dim, dq, dk, dv, dp, dout);
+    O->attn_fwd(X, s->batch, s->seq, 0, s->heads, s->kvh, s->dim, dq, dk, dv, dp, dout);
     float *o = get(dout, nq(s));
     double l = dotf(o, c->w, nq(s));
     free(o);
@@ -409,8 +411,8 @@ static void attn_one(shape s)
 
     float *dq = put(q, mq), *dk = put(k, mk), *dv = put(v, mk), *dw = put(w, mq),
           *dp = garbage(mp), *dout = garbage(mq), *dp2 = garbage(mp), *dout2 = garbage(mq);
-    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dout);
-    O->attn_fwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp2, dout2);
+    O->attn_fwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dout);
+    O->attn_fwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp2, dout2);
     float *hp = get(dp, mp), *ho = get(dout, mq), *ho2 = get(dout2, mq);
     CHECK(near("attn_fwd p", hp, p, mp, TOL));
     CHECK(near("attn_fwd o", ho, o, mq, TOL));
@@ -424,7 +426,7 @@ static void attn_one(shape s)
     CHECK(zeros);
 
     float *gdq = garbage(mq), *gdk = garbage(mk), *gdv = garbage(mk);
-    O->attn_bwd(X, s.batch, s.seq, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
+    O->attn_bwd(X, s.batch, s.seq, 0, s.heads, s.kvh, s.dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
     float *hq = get(gdq, mq), *hk = get(gdk, mk), *hv = get(gdv, mk);
     CHECK(near("attn_bwd dq", hq, gq, mq, TOL));
     CHECK(near("attn_bwd dk", hk, gk, mk, TOL));
@@ -452,6 +454,82 @@ static void attn_one(shape s)
                     uq, uk, uv, qp, qm, kp, km, vp, vm, duq, duk, duv};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         free(host[i]);
+}
+
+/* With a key/value prefix (docs/slices.md#run): seq queries at positions
+ * past.. over past + seq keys, against the cpu backend's slot (itself
+ * checked against a double reference and finite differences by
+ * tests/unit/test_decoder_ops.c). */
+static void attn_past_one(int batch, int seq, int past, int heads, int kvh, int dim)
+{
+    char err[256];
+    sc_backend *cpu = NULL;
+    CHECK(sc_backend_cpu_open(0, &cpu, err, sizeof err) == SC_OK);
+    if (!cpu)
+        return;
+    int kn = past + seq;
+    size_t mq = (size_t)batch * seq * heads * dim, mk = (size_t)batch * kn * kvh * dim;
+    size_t mp = (size_t)batch * heads * seq * kn;
+    float *q = rand_host(mq, 1.5f), *k = rand_host(mk, 1.5f), *v = rand_host(mk, 1),
+          *w = rand_host(mq, 1);
+    float *cp = malloc(mp * 4), *co = malloc(mq * 4), *cq = malloc(mq * 4),
+          *ck = malloc(mk * 4), *cv = malloc(mk * 4);
+    cpu->ops->attn_fwd(cpu->ctx, batch, seq, past, heads, kvh, dim, q, k, v, cp, co);
+    double *po = to_d(cp, mp), *oo = to_d(co, mq);
+    cpu->ops->attn_bwd(cpu->ctx, batch, seq, past, heads, kvh, dim, q, k, v, cp, w, cq, ck, cv);
+    double *gq = to_d(cq, mq), *gk = to_d(ck, mk), *gv = to_d(cv, mk);
+    float *dq = put(q, mq), *dk = put(k, mk), *dv = put(v, mk), *dw = put(w, mq),
+          *dp = garbage(mp), *dout = garbage(mq), *gdq = garbage(mq), *gdk = garbage(mk),
+          *gdv = garbage(mk);
+    O->attn_fwd(X, batch, seq, past, heads, kvh, dim, dq, dk, dv, dp, dout);
+    float *hp = get(dp, mp), *ho = get(dout, mq);
+    CHECK(near("attn_fwd past p", hp, po, mp, TOL));
+    CHECK(near("attn_fwd past o", ho, oo, mq, TOL));
+    O->attn_bwd(X, batch, seq, past, heads, kvh, dim, dq, dk, dv, dp, dw, gdq, gdk, gdv);
+    float *hq = get(gdq, mq), *hk = get(gdk, mk), *hv = get(gdv, mk);
+    CHECK(near("attn_bwd past dq", hq, gq, mq, TOL));
+    CHECK(near("attn_bwd past dk", hk, gk, mk, TOL));
+    CHECK(near("attn_bwd past dv", hv, gv, mk, TOL));
+    CHECK(O->sync(X) == SC_OK);
+    float *dev[] = {dq, dk, dv, dw, dp, dout, gdq, gdk, gdv};
+    size_t n[] = {mq, mk, mk, mq, mp, mq, mq, mk, mk};
+    for (int i = 0; i < 9; i++)
+        drop(dev[i], n[i]);
+    void *host[] = {q, k, v, w, cp, co, cq, ck, cv, po, oo, gq, gk, gv, hp, ho, hq, hk, hv};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        free(host[i]);
+    sc_backend_free(cpu);
+}
+
+/* rope with pos0 (a sequence slice's rows) against the cpu backend's. */
+static void rope_pos0_one(int rows, int seq, int pos0, int heads, int dim)
+{
+    char err[256];
+    sc_backend *cpu = NULL;
+    CHECK(sc_backend_cpu_open(0, &cpu, err, sizeof err) == SC_OK);
+    if (!cpu)
+        return;
+    size_t m = (size_t)rows * heads * dim;
+    float *x = rand_host(m, 1), *c = malloc(m * 4);
+    memcpy(c, x, m * 4);
+    cpu->ops->rope(cpu->ctx, rows, seq, pos0, heads, dim, THETA, 1, c);
+    double *want = to_d(c, m);
+    float *d = put(x, m);
+    O->rope(X, rows, seq, pos0, heads, dim, THETA, 1, d);
+    float *got = get(d, m);
+    CHECK(near("rope pos0", got, want, m, TOL));
+    drop(d, m);
+    free(x), free(c), free(want), free(got);
+    sc_backend_free(cpu);
+}
+
+TEST(attention_past)
+{
+    rope_pos0_one(12, 6, 5, 3, 8);
+    rope_pos0_one(4, 1, 600, 2, 4); /* one row a sequence, far along */
+    attn_past_one(2, 3, 4, 4, 2, 8);
+    attn_past_one(1, 1, 9, 3, 3, 6);    /* one query: the last position */
+    attn_past_one(1, 40, 110, 2, 1, 4); /* a row of scores longer than a block */
 }
 
 TEST(attention)
@@ -538,9 +616,9 @@ TEST(bad_shapes)
         if (!be)
             return;
         if (i == 0)
-            be->ops->attn_fwd(be->ctx, 1, 4, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
+            be->ops->attn_fwd(be->ctx, 1, 4, 0, 3, 2, 8, NULL, NULL, NULL, NULL, NULL);
         else if (i == 1)
-            be->ops->rope(be->ctx, 4, 4, 2, 5, THETA, 1, NULL);
+            be->ops->rope(be->ctx, 4, 4, 0, 2, 5, THETA, 1, NULL);
         else
             be->ops->rmsnorm_fwd(be->ctx, 4, 0, NULL, NULL, 1e-5f, NULL, NULL);
         CHECK(be->ops->sync(be->ctx) == SC_ERR_RUNTIME);
@@ -569,6 +647,7 @@ int main(void)
     RUN(rmsnorm);
     RUN(rope);
     RUN(attention);
+    RUN(attention_past);
     RUN(swiglu);
     RUN(bad_shapes);
     sc_backend_free(gpu);

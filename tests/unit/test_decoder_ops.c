@@ -1,13 +1,13 @@
 /*
  * test_decoder_ops.c — the cpu backend's decoder slots
  * (runtime/backend/backend_cpu_dec.c, backend.h): each forward against a
- * naive reference in double (decoder_ref.h, shared with the cuda backend's
- * test), each backward against finite differences of that reference (central, in double), through the backend's table. The
+ * naive reference in double, each backward against finite differences of
+ * that reference (central, in double), through the backend's table. The
  * loss of a check is sum(w * out) for fixed random w, so the gradient
- * given to a backward slot is w.
+ * given to a backward slot is w. Attention also with a key/value prefix
+ * (past: the last queries of each sequence over all its keys).
  */
 #include "backend/backend.h"
-#include "decoder_ref.h"
 #include "harness.h"
 
 #include <stdlib.h>
@@ -42,29 +42,78 @@ static double relerr(const float *a, const double *b, size_t n)
     return m > 0 ? d / m : d;
 }
 
-/* ---- naive references in double: decoder_ref.h ---- */
+/* ---- naive references in double ---- */
 
 /* The problem the loss functions read: inputs as doubles, the weights w. */
 enum { B_ = 2, S_ = 5, H_ = 4, KV_ = 2, D_ = 6, N_ = 12 };
 static double X[3][B_ * S_ * H_ * D_], Wt[B_ * S_ * H_ * D_];
 
-static const shape SH = {B_, S_, H_, KV_, D_};
-
-/* sum Wt y of RMSNorm's reference. */
 static double loss_rmsnorm(const double *x, const double *g, int rows, int n, double eps)
 {
-    static double y[B_ * S_ * N_], rs[B_ * S_];
-    ref_rms(rows, n, x, g, eps, y, rs);
     double L = 0;
-    for (int i = 0; i < rows * n; i++)
-        L += Wt[i] * y[i];
+    for (int r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int i = 0; i < n; i++)
+            ss += x[r * n + i] * x[r * n + i];
+        double rs = 1 / sqrt(ss / n + eps);
+        for (int i = 0; i < n; i++)
+            L += Wt[r * n + i] * x[r * n + i] * rs * g[i];
+    }
     return L;
+}
+
+static void rope_ref(const double *x, double *y, int rows, int seq, int heads, int dim,
+                     double theta, int sign)
+{
+    int half = dim / 2;
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < heads; j++)
+            for (int i = 0; i < half; i++) {
+                double a = sign * (double)(r % seq) * pow(theta, -2.0 * i / dim);
+                const double *xh = x + (r * heads + j) * dim;
+                double *yh = y + (r * heads + j) * dim;
+                yh[i] = xh[i] * cos(a) - xh[i + half] * sin(a);
+                yh[i + half] = xh[i + half] * cos(a) + xh[i] * sin(a);
+            }
+}
+
+/* o (and p when not NULL) of causal GQA attention on X[0..2] = q, k, v. */
+static void attn_ref(const double *q, const double *k, const double *v, double *o, double *p)
+{
+    int grp = H_ / KV_;
+    for (int b = 0; b < B_; b++)
+        for (int j = 0; j < H_; j++)
+            for (int t = 0; t < S_; t++) {
+                double sc[S_], mx = -INFINITY, sum = 0;
+                const double *qr = q + ((b * S_ + t) * H_ + j) * D_;
+                for (int u = 0; u <= t; u++) {
+                    const double *kr = k + ((b * S_ + u) * KV_ + j / grp) * D_;
+                    sc[u] = 0;
+                    for (int i = 0; i < D_; i++)
+                        sc[u] += qr[i] * kr[i];
+                    sc[u] /= sqrt((double)D_);
+                    mx = fmax(mx, sc[u]);
+                }
+                for (int u = 0; u <= t; u++)
+                    sum += (sc[u] = exp(sc[u] - mx));
+                double *orow = o + ((b * S_ + t) * H_ + j) * D_;
+                for (int i = 0; i < D_; i++)
+                    orow[i] = 0;
+                for (int u = 0; u < S_; u++) {
+                    double pu = u <= t ? sc[u] / sum : 0;
+                    if (p)
+                        p[((b * H_ + j) * S_ + t) * S_ + u] = pu;
+                    const double *vr = v + ((b * S_ + u) * KV_ + j / grp) * D_;
+                    for (int i = 0; i < D_ && u <= t; i++)
+                        orow[i] += pu * vr[i];
+                }
+            }
 }
 
 static double loss_attn(void)
 {
-    static double o[B_ * S_ * H_ * D_], p[B_ * H_ * S_ * S_];
-    ref_attn(&SH, X[0], X[1], X[2], p, o);
+    static double o[B_ * S_ * H_ * D_];
+    attn_ref(X[0], X[1], X[2], o, NULL);
     double L = 0;
     for (int i = 0; i < B_ * S_ * H_ * D_; i++)
         L += Wt[i] * o[i];
@@ -107,10 +156,15 @@ TEST(rmsnorm)
     to_double(x, X[0], rn);
     to_double(g, X[1], (size_t)n);
     to_double(w, Wt, rn);
-    double yr[B_ * S_ * N_], rsr[B_ * S_], gx[B_ * S_ * N_], gg[N_];
-    ref_rms(rows, n, X[0], X[1], RN_eps, yr, rsr);
+    double yr[B_ * S_ * N_], gx[B_ * S_ * N_], gg[N_];
+    for (int r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int i = 0; i < n; i++)
+            ss += X[0][r * n + i] * X[0][r * n + i];
+        for (int i = 0; i < n; i++)
+            yr[r * n + i] = X[0][r * n + i] / sqrt(ss / n + RN_eps) * X[1][i];
+    }
     CHECK(relerr(y, yr, rn) < 1e-6);
-    CHECK(relerr(rstd, rsr, (size_t)rows) < 1e-6);
     O->rmsnorm_bwd(be->ctx, rows, n, x, g, rstd, w, 0.0f, dx);
     fd_grad(loss_rn_x, 0, (int)rn, gx);
     CHECK(relerr(dx, gx, rn) < 1e-5);
@@ -135,8 +189,7 @@ TEST(rmsnorm)
 static double loss_rope(void)
 {
     static double y[B_ * S_ * H_ * D_];
-    memcpy(y, X[0], sizeof y);
-    ref_rope(B_ * S_, S_, H_, D_, 10000.0, 1, y);
+    rope_ref(X[0], y, B_ * S_, S_, H_, D_, 10000.0, 1);
     double L = 0;
     for (int i = 0; i < B_ * S_ * H_ * D_; i++)
         L += Wt[i] * y[i];
@@ -150,55 +203,131 @@ TEST(rope)
     double yr[B_ * S_ * H_ * D_], gx[B_ * S_ * H_ * D_];
     to_double(x, X[0], n);
     to_double(w, Wt, n);
-    memcpy(yr, X[0], sizeof yr);
-    ref_rope(B_ * S_, S_, H_, D_, 10000.0, 1, yr);
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, 1, x);
+    rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, 1, x);
     CHECK(relerr(x, yr, n) < 1e-6);
     /* sign -1 on the output's gradient is the input's gradient */
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, -1, w);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, -1, w);
     fd_grad(loss_rope, 0, (int)n, gx);
     CHECK(relerr(w, gx, n) < 1e-5);
     /* and turns back */
-    O->rope(be->ctx, B_ * S_, S_, H_, D_, 10000.0f, -1, x);
+    O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, -1, x);
     for (size_t i = 0; i < n; i++)
         yr[i] = X[0][i];
     CHECK(relerr(x, yr, n) < 1e-6);
-    free(x), free(w);
+    /* pos0: the last S_ - 2 rows of each sequence at positions 2.. are
+     * those rows of the whole sequence's rotation (a sequence slice) */
+    int L = S_ - 2, w1 = H_ * D_;
+    float *xs = malloc((size_t)B_ * L * w1 * sizeof(float));
+    double ys[B_ * S_ * H_ * D_];
+    rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
+    for (int b = 0; b < B_; b++)
+        for (int i = 0; i < L * w1; i++) {
+            xs[(size_t)b * L * w1 + i] = (float)X[0][((size_t)b * S_ + 2) * w1 + i];
+            ys[(size_t)b * L * w1 + i] = yr[((size_t)b * S_ + 2) * w1 + i];
+        }
+    O->rope(be->ctx, B_ * L, L, 2, H_, D_, 10000.0f, 1, xs);
+    CHECK(relerr(xs, ys, (size_t)B_ * L * w1) < 1e-6);
+    free(x), free(w), free(xs);
 }
 
 TEST(attention)
 {
-    size_t q_n = nq(&SH), k_n = nk(&SH), p_n = np(&SH);
-    float *q = frand(q_n, 6), *k = frand(k_n, 7), *v = frand(k_n, 8), *w = frand(q_n, 9);
-    float *p = malloc(p_n * sizeof(float)), *o = malloc(q_n * sizeof(float));
-    float *dq = malloc(q_n * sizeof(float)), *dk = malloc(k_n * sizeof(float)),
-          *dv = malloc(k_n * sizeof(float));
+    size_t nq = (size_t)B_ * S_ * H_ * D_, nk = (size_t)B_ * S_ * KV_ * D_;
+    size_t np = (size_t)B_ * H_ * S_ * S_;
+    float *q = frand(nq, 6), *k = frand(nk, 7), *v = frand(nk, 8), *w = frand(nq, 9);
+    float *p = malloc(np * sizeof(float)), *o = malloc(nq * sizeof(float));
+    float *dq = malloc(nq * sizeof(float)), *dk = malloc(nk * sizeof(float)),
+          *dv = malloc(nk * sizeof(float));
     static double orf[B_ * S_ * H_ * D_], prf[B_ * H_ * S_ * S_], g[B_ * S_ * H_ * D_];
-    to_double(q, X[0], q_n);
-    to_double(k, X[1], k_n);
-    to_double(v, X[2], k_n);
-    to_double(w, Wt, q_n);
-    ref_attn(&SH, X[0], X[1], X[2], prf, orf);
-    O->attn_fwd(be->ctx, B_, S_, H_, KV_, D_, q, k, v, p, o);
-    CHECK(relerr(o, orf, q_n) < 1e-6);
-    CHECK(relerr(p, prf, p_n) < 1e-6);
-    for (size_t i = 0; i < k_n; i++) /* written, not accumulated */
+    to_double(q, X[0], nq);
+    to_double(k, X[1], nk);
+    to_double(v, X[2], nk);
+    to_double(w, Wt, nq);
+    attn_ref(X[0], X[1], X[2], orf, prf);
+    O->attn_fwd(be->ctx, B_, S_, 0, H_, KV_, D_, q, k, v, p, o);
+    CHECK(relerr(o, orf, nq) < 1e-6);
+    CHECK(relerr(p, prf, np) < 1e-6);
+    for (size_t i = 0; i < nk; i++) /* written, not accumulated */
         dk[i] = dv[i] = 7.0f;
-    O->attn_bwd(be->ctx, B_, S_, H_, KV_, D_, q, k, v, p, w, dq, dk, dv);
-    fd_grad(loss_attn, 0, (int)q_n, g);
-    CHECK(relerr(dq, g, q_n) < 1e-5);
-    fd_grad(loss_attn, 1, (int)k_n, g);
-    CHECK(relerr(dk, g, k_n) < 1e-5);
-    fd_grad(loss_attn, 2, (int)k_n, g);
-    CHECK(relerr(dv, g, k_n) < 1e-5);
+    O->attn_bwd(be->ctx, B_, S_, 0, H_, KV_, D_, q, k, v, p, w, dq, dk, dv);
+    fd_grad(loss_attn, 0, (int)nq, g);
+    CHECK(relerr(dq, g, nq) < 1e-5);
+    fd_grad(loss_attn, 1, (int)nk, g);
+    CHECK(relerr(dk, g, nk) < 1e-5);
+    fd_grad(loss_attn, 2, (int)nk, g);
+    CHECK(relerr(dv, g, nk) < 1e-5);
     free(q), free(k), free(v), free(w), free(p), free(o), free(dq), free(dk), free(dv);
+}
+
+/* Rows t >= P of each sequence of x (rows of w floats), into y. */
+#define P_ 2
+static void last_rows(const double *x, double *y, int w)
+{
+    for (int b = 0; b < B_; b++)
+        for (int t = P_; t < S_; t++)
+            for (int i = 0; i < w; i++)
+                *y++ = x[((size_t)b * S_ + t) * w + i];
+}
+
+/* With a key/value prefix (docs/slices.md#run): the S_ - P_ last queries of
+ * each sequence at positions P_.., over all S_ keys; against the rows of
+ * the whole attention's reference, and differences of the loss whose
+ * weights on the first P_ rows are 0. */
+TEST(attention_past)
+{
+    int L = S_ - P_, qw = H_ * D_;
+    size_t nq = (size_t)B_ * S_ * qw, nk = (size_t)B_ * S_ * KV_ * D_, nl = (size_t)B_ * L * qw;
+    size_t np = (size_t)B_ * H_ * L * S_;
+    float *q = frand(nq, 6), *k = frand(nk, 7), *v = frand(nk, 8), *w = frand(nq, 9);
+    float *qs = malloc(nl * sizeof(float)), *ws = malloc(nl * sizeof(float));
+    float *p = malloc(np * sizeof(float)), *o = malloc(nl * sizeof(float));
+    float *dq = malloc(nl * sizeof(float)), *dk = malloc(nk * sizeof(float)),
+          *dv = malloc(nk * sizeof(float));
+    static double orf[B_ * S_ * H_ * D_], prf[B_ * H_ * S_ * S_], g[B_ * S_ * H_ * D_],
+        sub[B_ * S_ * H_ * D_], psub[B_ * H_ * S_ * S_];
+    for (int b = 0; b < B_; b++)
+        for (int t = 0; t < S_; t++)
+            for (int i = 0; i < qw; i++) {
+                size_t a = ((size_t)b * S_ + t) * qw + i;
+                if (t < P_)
+                    w[a] = 0; /* the prefix's rows: no query of this call */
+                else
+                    qs[((size_t)b * L + t - P_) * qw + i] = q[a],
+                    ws[((size_t)b * L + t - P_) * qw + i] = w[a];
+            }
+    to_double(q, X[0], nq);
+    to_double(k, X[1], nk);
+    to_double(v, X[2], nk);
+    to_double(w, Wt, nq);
+    attn_ref(X[0], X[1], X[2], orf, prf);
+    O->attn_fwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, o);
+    last_rows(orf, sub, qw);
+    CHECK(relerr(o, sub, nl) < 1e-6);
+    for (int bj = 0; bj < B_ * H_; bj++) /* p: rows t >= P_ of each (sequence, head) */
+        for (int t = P_; t < S_; t++)
+            for (int u = 0; u < S_; u++)
+                psub[((size_t)bj * L + t - P_) * S_ + u] = prf[((size_t)bj * S_ + t) * S_ + u];
+    CHECK(relerr(p, psub, np) < 1e-6);
+    for (size_t i = 0; i < nk; i++) /* written, not accumulated */
+        dk[i] = dv[i] = 7.0f;
+    O->attn_bwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, ws, dq, dk, dv);
+    fd_grad(loss_attn, 0, (int)nq, g);
+    last_rows(g, sub, qw);
+    CHECK(relerr(dq, sub, nl) < 1e-5);
+    fd_grad(loss_attn, 1, (int)nk, g);
+    CHECK(relerr(dk, g, nk) < 1e-5);
+    fd_grad(loss_attn, 2, (int)nk, g);
+    CHECK(relerr(dv, g, nk) < 1e-5);
+    free(q), free(k), free(v), free(w), free(qs), free(ws), free(p), free(o);
+    free(dq), free(dk), free(dv);
 }
 
 static double loss_swiglu(void)
 {
     double L = 0;
     for (int i = 0; i < N_; i++)
-        L += Wt[i] * silu(X[0][i]) * X[1][i];
+        L += Wt[i] * X[0][i] / (1 + exp(-X[0][i])) * X[1][i];
     return L;
 }
 
@@ -214,7 +343,7 @@ TEST(swiglu)
     to_double(u, X[1], n);
     to_double(w, Wt, n);
     for (size_t i = 0; i < n; i++)
-        ar[i] = silu(X[0][i]) * X[1][i];
+        ar[i] = X[0][i] / (1 + exp(-X[0][i])) * X[1][i];
     O->swiglu_fwd(be->ctx, n, g, u, a);
     CHECK(relerr(a, ar, n) < 1e-6);
     O->swiglu_bwd(be->ctx, n, g, u, w, dg); /* w: da in, du out */
@@ -238,6 +367,7 @@ int main(void)
     RUN(rmsnorm);
     RUN(rope);
     RUN(attention);
+    RUN(attention_past);
     RUN(swiglu);
     sc_backend_free(be);
     return harness_done("decoder_ops");
