@@ -89,7 +89,7 @@ print('exact: p=4 m=16 V with communication: optimum %g proved, its export timed
 
 # p = 8, m = 32 under a cap: the search's best (v-zb's own orders at least)
 # and the better of the memory fill's bound and bound.h's.
-limit=3; full && limit=120
+limit=1; full && limit=120
 v8="v-zb -D p=8 -D m=32 -D mem=6 -D tw=0.63 -D tcomm=0.016"
 # shellcheck disable=SC2086
 $SC sim $v8 --optimal=$limit --json --export-optimal "$tmp/v8.lua" >"$tmp/v8.json" &&

@@ -136,7 +136,10 @@ fi
 
 # run --profile of an ep program writes each stage's dispatch and combine
 # (measured inside the passes, model_moe_ep.c), and the file reads back.
-if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" >/dev/null 2>"$tmp/err" &&
+# (make check: 5 steps, enough for the fields; make test: to the profile's own target)
+steps=$(full || echo "--profile-max-steps 5")
+# shellcheck disable=SC2086
+if $SC run 1f1b --model $X -D ep=2 --profile "$tmp/ep-costs.json" $steps >/dev/null 2>"$tmp/err" &&
    python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert all(len(j[k]) == 4 and min(j[k]) > 0 for k in ("dispatch", "combine")), j' "$tmp/ep-costs.json" &&
