@@ -16,8 +16,11 @@ local P = sc.params {
   {"w_hold", 0.0, "units of records a device may hold for their W (0: mem - 1 with offload, else none)"},
   sc.COSTS,
   sc.MEM,
-  sc.OFFLOAD, sc.MODEL,
+  sc.OFFLOAD, sc.MODEL, sc.STEPS[1], sc.STEPS[2],
 }
+sc.need(P.optim_sync ~= "post-validation",
+        "interleaved-zb's list schedule does not go with optim_sync = post-validation yet "
+        .. "(its rollback path can deadlock)")
 sc.need(P.v >= 1 and P.m >= 1, "interleaved-zb needs v >= 1 and m >= 1 (v = %d, m = %d)", P.v, P.m)
 local p, m, v = P.p, P.m, P.v
 local S = p * v
@@ -98,4 +101,5 @@ for _ = 1, 3 * S * m do
   for _, e in ipairs {bd, (bd + 1) % p, (bd + p - 1) % p} do pick[e] = choose(e) or false end
 end
 return sc.program(sc.fields(P, {v = v, placement = "loop",
-                                order = function(d) return dev[d].out end}))
+                                order = function(d) return dev[d].out end,
+                                steps = P.steps, optim_sync = P.optim_sync}))
