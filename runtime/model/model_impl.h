@@ -211,6 +211,19 @@ size_t sc_moe_bonly_floats(const sc_model *md, int mb);
 sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
 sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
 void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);
+/* The routed experts' products over a row set (ep = 1: all E experts on
+ * the layer's gathered rows; ep > 1, model_moe_ep.c: this rank's E / ep on
+ * what came): n[e] rows of expert e of the ne, expert-major from row 0 of
+ * L[P_LAYER] (xg), L[P_LAYER + 1] (dyg), L[P_A], L[P_DGATE], L[P_DUP] and
+ * of gate, up (h wide: y). op SC_OP_F: gate, up, a and the outputs y;
+ * SC_OP_B: dup, dgate and the input gradients y; SC_OP_W: adds the
+ * experts' gradients (gate, up, y unused). */
+typedef struct sc_moe_set {
+    int ne;
+    const int *n;
+    float *gate, *up, *y;
+} sc_moe_set;
+void sc_moe_experts(sc_mdev *dv, int l, int op, float **L, const sc_moe_set *x);
 
 /* model_moe_ep.c: the routed experts over an EP group (md->ep > 1,
  * docs/semantics.md#expert-parallelism). SC_MEP: the group's size (1:

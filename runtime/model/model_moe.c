@@ -171,24 +171,37 @@ static sc_moe_rows ep_rows(sc_mdev *dv, int l, int mb, moe_b b)
                          .cnt = counts(dv, l, mb), .cin = counts_in(dv, l, mb)};
 }
 
-/* The experts on their gathered rows: yg = swiglu(xg Wg_e, xg Wu_e) Wd_e. */
-static void experts_forward(sc_mdev *dv, int l, const int *cnt, float **L, moe_b b)
+void sc_moe_experts(sc_mdev *dv, int l, int op, float **L, const sc_moe_set *x)
 {
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
     int h = md->h, Ie = md->Ie;
+    const float *xg = L[P_LAYER + M_XG], *dyg = L[P_LAYER + M_DYG];
     size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int e = 0; e < md->E; off += (size_t)cnt[e++]) {
-        int n = cnt[e];
+    for (int e = 0; e < x->ne; off += (size_t)x->n[e++]) {
+        int n = x->n[e];
         if (!n)
             continue;
-        const float *xg = L[P_LAYER + M_XG] + off * h;
-        float *gate = b.gate + off * Ie, *up = b.up + off * Ie, *a = L[P_A] + off * Ie;
-        o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg, PW(l, 7) + e * w, 0.0f, gate);
-        o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg, PW(l, 8) + e * w, 0.0f, up);
-        o->swiglu_fwd(bc, (size_t)n * Ie, gate, up, a);
-        o->gemm(bc, 0, 0, n, h, Ie, 1.0f, a, PW(l, 9) + e * w, 0.0f, b.yg + off * h);
+        float *a = L[P_A] + off * Ie, *dup = L[P_DUP] + off * Ie, *dgate = L[P_DGATE] + off * Ie;
+        const float *Wg = PW(l, 7) + e * w, *Wu = PW(l, 8) + e * w, *Wd = PW(l, 9) + e * w;
+        float *gate = op != SC_OP_W ? x->gate + off * Ie : NULL;
+        float *up = op != SC_OP_W ? x->up + off * Ie : NULL, *y = op != SC_OP_W ? x->y + off * h : NULL;
+        if (op == SC_OP_F) { /* y = swiglu(xg Wg_e, xg Wu_e) Wd_e */
+            o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wg, 0.0f, gate);
+            o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wu, 0.0f, up);
+            o->swiglu_fwd(bc, (size_t)n * Ie, gate, up, a);
+            o->gemm(bc, 0, 0, n, h, Ie, 1.0f, a, Wd, 0.0f, y);
+        } else if (op == SC_OP_B) { /* dup (da, then du), dgate; y = dxg */
+            o->gemm(bc, 0, 1, n, Ie, h, 1.0f, dyg + off * h, Wd, 0.0f, dup);
+            o->swiglu_bwd(bc, (size_t)n * Ie, gate, up, dup, dgate);
+            o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dgate, Wg, 0.0f, y);
+            o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dup, Wu, 1.0f, y);
+        } else { /* W: the experts' gradients */
+            o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, dgate, 1.0f, PG(l, 7) + e * w);
+            o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, dup, 1.0f, PG(l, 8) + e * w);
+            o->gemm(bc, 1, 0, Ie, h, n, 1.0f, a, dyg + off * h, 1.0f, PG(l, 9) + e * w);
+        }
     }
 }
 
@@ -210,7 +223,8 @@ sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float
             return st;
     } else {
         o->moe_gather(bc, R, K, h, b.pos, L[P_XN2], L[P_LAYER + M_XG]); /* dispatch */
-        experts_forward(dv, l, cnt, L, b);
+        sc_moe_set x = {.ne = E, .n = cnt, .gate = b.gate, .up = b.up, .y = b.yg};
+        sc_moe_experts(dv, l, SC_OP_F, L, &x);
     }
     o->moe_combine(bc, R, K, h, b.pos, b.wt, b.yg, 1.0f, next); /* combine */
     if (!Is)
@@ -220,28 +234,6 @@ sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float
     o->swiglu_fwd(bc, (size_t)R * Is, b.gs, b.us, L[P_LAYER + M_AS]);
     o->gemm(bc, 0, 0, R, h, Is, 1.0f, L[P_LAYER + M_AS], PW(l, 12), 1.0f, next);
     return SC_OK;
-}
-
-/* The experts' backward on their rows: dup (da, then du), dgate kept; the
- * gathered input gradient dxg over yg (read by nothing after dwt). */
-static void experts_backward(sc_mdev *dv, int l, const int *cnt, float **L, moe_b b)
-{
-    const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
-    int h = md->h, Ie = md->Ie;
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int e = 0; e < md->E; off += (size_t)cnt[e++]) {
-        int n = cnt[e];
-        if (!n)
-            continue;
-        float *dup = L[P_DUP] + off * Ie, *dgate = L[P_DGATE] + off * Ie, *dxg = b.yg + off * h;
-        o->gemm(bc, 0, 1, n, Ie, h, 1.0f, L[P_LAYER + M_DYG] + off * h, PW(l, 9) + e * w, 0.0f,
-                dup);
-        o->swiglu_bwd(bc, (size_t)n * Ie, b.gate + off * Ie, b.up + off * Ie, dup, dgate);
-        o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dgate, PW(l, 7) + e * w, 0.0f, dxg);
-        o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dup, PW(l, 8) + e * w, 1.0f, dxg);
-    }
 }
 
 sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *bo)
@@ -263,7 +255,8 @@ sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *bo)
             return st;
     } else {
         o->moe_combine_bwd(bc, R, K, h, b.pos, b.wt, b.yg, L[P_DTOP], X[M_DYG], b.dwt);
-        experts_backward(dv, l, cnt, L, b);
+        sc_moe_set x = {.ne = E, .n = cnt, .gate = b.gate, .up = b.up, .y = b.yg};
+        sc_moe_experts(dv, l, SC_OP_B, L, &x); /* dxg over yg: read by nothing after dwt */
     }
     o->moe_combine(bc, R, K, h, b.pos, NULL, b.yg, 0.0f, L[P_DXN2]);
     o->moe_route_bwd(bc, R, E, K, b.prob, b.sel, b.wt, b.dwt, X[M_DLOG]);
@@ -282,22 +275,14 @@ void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L)
     const sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     void *bc = dv->be->ctx;
-    int R = sc_model_rows(md, mb), h = md->h, E = md->E, Ie = md->Ie, Is = md->Is;
-    const int *cnt = counts(dv, l, mb);
+    int R = sc_model_rows(md, mb), h = md->h, E = md->E, Is = md->Is;
     float **X = L + P_LAYER;
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
     o->gemm(bc, 1, 0, h, E, R, 1.0f, L[P_XN2], X[M_DLOG], 1.0f, PG(l, 6));
-    if (md->ep > 1)
+    if (md->ep > 1) {
         sc_moe_ep_weight(dv, l, L, counts_in(dv, l, mb));
-    for (int e = 0; e < E && md->ep <= 1; off += (size_t)cnt[e++]) {
-        int n = cnt[e];
-        if (!n)
-            continue;
-        const float *xg = X[M_XG] + off * h;
-        o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg, L[P_DGATE] + off * Ie, 1.0f, PG(l, 7) + e * w);
-        o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg, L[P_DUP] + off * Ie, 1.0f, PG(l, 8) + e * w);
-        o->gemm(bc, 1, 0, Ie, h, n, 1.0f, L[P_A] + off * Ie, X[M_DYG] + off * h, 1.0f,
-                PG(l, 9) + e * w);
+    } else {
+        sc_moe_set x = {.ne = E, .n = counts(dv, l, mb)}; /* W reads only L */
+        sc_moe_experts(dv, l, SC_OP_W, L, &x);
     }
     if (!Is)
         return;

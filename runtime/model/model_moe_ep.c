@@ -10,7 +10,7 @@
  *             so destination-major already; what comes is source-major and
  *             is laid out expert-major (expert j's rows from rank 0, 1, ..)
  *             for the experts' products, and kept so for W;
- *   experts   as at ep = 1, on El experts;
+ *   experts   as at ep = 1 (model_moe.c's sc_moe_experts), on El experts;
  *   combine   the outputs, laid out source-major again, go back to their
  *             rank in the order they came (expert-major there: its gathered
  *             order), and the combine of model_moe.c follows.
@@ -206,9 +206,7 @@ static double ep_median(const sc_model *md, int s, int k)
 sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r)
 {
     const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
-    int h = md->h, Ie = md->Ie, El = md->E / md->ep;
+    int h = md->h, El = md->E / md->ep;
     size_t ones[SC_MEP_MAX], got[SC_MEP_MAX];
     for (int q = 0; q < md->ep; q++)
         ones[q] = 1;
@@ -226,17 +224,8 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
     reorder(md, r->cin, (size_t)h, r->sb, xg, 1);
     int tot[SC_MOE_MAXE];
     per_expert(md, r->cin, tot);
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int j = 0; j < El; off += (size_t)tot[j++]) {
-        int n = tot[j];
-        if (!n)
-            continue;
-        float *gate = r->gate + off * Ie, *up = r->up + off * Ie, *a = L[P_A] + off * Ie;
-        o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, PW(l, 7) + j * w, 0.0f, gate);
-        o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, PW(l, 8) + j * w, 0.0f, up);
-        o->swiglu_fwd(bc, (size_t)n * Ie, gate, up, a);
-        o->gemm(bc, 0, 0, n, h, Ie, 1.0f, a, PW(l, 9) + j * w, 0.0f, r->ye + off * h);
-    }
+    sc_moe_set x = {.ne = El, .n = tot, .gate = r->gate, .up = r->up, .y = r->ye};
+    sc_moe_experts(dv, l, SC_OP_F, L, &x);
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 0);
@@ -247,9 +236,7 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
 sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r)
 {
     const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
-    int h = md->h, Ie = md->Ie, El = md->E / md->ep;
+    int h = md->h, El = md->E / md->ep;
     double t0 = ep_clock();
     sc_status st = move_rows(dv, SC_OP_DISPATCH, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 1);
     if (st)
@@ -259,17 +246,8 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
     reorder(md, r->cin, (size_t)h, r->sb, dyg, 1);
     int tot[SC_MOE_MAXE];
     per_expert(md, r->cin, tot);
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int j = 0; j < El; off += (size_t)tot[j++]) {
-        int n = tot[j];
-        if (!n)
-            continue;
-        float *dup = L[P_DUP] + off * Ie, *dgate = L[P_DGATE] + off * Ie, *dx = r->ye + off * h;
-        o->gemm(bc, 0, 1, n, Ie, h, 1.0f, dyg + off * h, PW(l, 9) + j * w, 0.0f, dup);
-        o->swiglu_bwd(bc, (size_t)n * Ie, r->gate + off * Ie, r->up + off * Ie, dup, dgate);
-        o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dgate, PW(l, 7) + j * w, 0.0f, dx);
-        o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dup, PW(l, 8) + j * w, 1.0f, dx);
-    }
+    sc_moe_set x = {.ne = El, .n = tot, .gate = r->gate, .up = r->up, .y = r->ye};
+    sc_moe_experts(dv, l, SC_OP_B, L, &x); /* the input gradients over ye */
     reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 0);
@@ -279,25 +257,10 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
 
 void sc_moe_ep_weight(sc_mdev *dv, int l, float **L, const int *cin)
 {
-    const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
-    int h = md->h, Ie = md->Ie, El = md->E / md->ep;
     int tot[SC_MOE_MAXE];
-    per_expert(md, cin, tot);
-    const float *xg = L[P_LAYER], *dyg = L[P_LAYER + 1];
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int j = 0; j < El; off += (size_t)tot[j++]) {
-        int n = tot[j];
-        if (!n)
-            continue;
-        o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, L[P_DGATE] + off * Ie, 1.0f,
-                PG(l, 7) + j * w);
-        o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, L[P_DUP] + off * Ie, 1.0f,
-                PG(l, 8) + j * w);
-        o->gemm(bc, 1, 0, Ie, h, n, 1.0f, L[P_A] + off * Ie, dyg + off * h, 1.0f,
-                PG(l, 9) + j * w);
-    }
+    per_expert(dv->md, cin, tot);
+    sc_moe_set x = {.ne = dv->md->E / dv->md->ep, .n = tot}; /* W reads only L */
+    sc_moe_experts(dv, l, SC_OP_W, L, &x);
 }
 
 sc_status sc_moe_ep_check(const sc_model *md, const sc_backend *be, char *err, size_t errlen)
