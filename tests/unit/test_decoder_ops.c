@@ -1,13 +1,15 @@
 /*
  * test_decoder_ops.c — the cpu backend's decoder slots
  * (runtime/backend/backend_cpu_dec.c, backend.h): each forward against a
- * naive reference in double, each backward against finite differences of
- * that reference (central, in double), through the backend's table. The
+ * naive reference in double (decoder_ref.h, shared with the cuda backend's
+ * test), each backward against finite differences of that reference
+ * (central, in double), through the backend's table. The
  * loss of a check is sum(w * out) for fixed random w, so the gradient
  * given to a backward slot is w. Attention also with a key/value prefix
  * (past: the last queries of each sequence over all its keys).
  */
 #include "backend/backend.h"
+#include "decoder_ref.h"
 #include "harness.h"
 
 #include <stdlib.h>
@@ -42,78 +44,29 @@ static double relerr(const float *a, const double *b, size_t n)
     return m > 0 ? d / m : d;
 }
 
-/* ---- naive references in double ---- */
+/* ---- naive references in double: decoder_ref.h ---- */
 
 /* The problem the loss functions read: inputs as doubles, the weights w. */
 enum { B_ = 2, S_ = 5, H_ = 4, KV_ = 2, D_ = 6, N_ = 12 };
 static double X[3][B_ * S_ * H_ * D_], Wt[B_ * S_ * H_ * D_];
 
+static const shape SH = {B_, S_, H_, KV_, D_};
+
+/* sum Wt y of RMSNorm's reference. */
 static double loss_rmsnorm(const double *x, const double *g, int rows, int n, double eps)
 {
+    static double y[B_ * S_ * N_], rs[B_ * S_];
+    ref_rms(rows, n, x, g, eps, y, rs);
     double L = 0;
-    for (int r = 0; r < rows; r++) {
-        double ss = 0;
-        for (int i = 0; i < n; i++)
-            ss += x[r * n + i] * x[r * n + i];
-        double rs = 1 / sqrt(ss / n + eps);
-        for (int i = 0; i < n; i++)
-            L += Wt[r * n + i] * x[r * n + i] * rs * g[i];
-    }
+    for (int i = 0; i < rows * n; i++)
+        L += Wt[i] * y[i];
     return L;
-}
-
-static void rope_ref(const double *x, double *y, int rows, int seq, int heads, int dim,
-                     double theta, int sign)
-{
-    int half = dim / 2;
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < heads; j++)
-            for (int i = 0; i < half; i++) {
-                double a = sign * (double)(r % seq) * pow(theta, -2.0 * i / dim);
-                const double *xh = x + (r * heads + j) * dim;
-                double *yh = y + (r * heads + j) * dim;
-                yh[i] = xh[i] * cos(a) - xh[i + half] * sin(a);
-                yh[i + half] = xh[i + half] * cos(a) + xh[i] * sin(a);
-            }
-}
-
-/* o (and p when not NULL) of causal GQA attention on X[0..2] = q, k, v. */
-static void attn_ref(const double *q, const double *k, const double *v, double *o, double *p)
-{
-    int grp = H_ / KV_;
-    for (int b = 0; b < B_; b++)
-        for (int j = 0; j < H_; j++)
-            for (int t = 0; t < S_; t++) {
-                double sc[S_], mx = -INFINITY, sum = 0;
-                const double *qr = q + ((b * S_ + t) * H_ + j) * D_;
-                for (int u = 0; u <= t; u++) {
-                    const double *kr = k + ((b * S_ + u) * KV_ + j / grp) * D_;
-                    sc[u] = 0;
-                    for (int i = 0; i < D_; i++)
-                        sc[u] += qr[i] * kr[i];
-                    sc[u] /= sqrt((double)D_);
-                    mx = fmax(mx, sc[u]);
-                }
-                for (int u = 0; u <= t; u++)
-                    sum += (sc[u] = exp(sc[u] - mx));
-                double *orow = o + ((b * S_ + t) * H_ + j) * D_;
-                for (int i = 0; i < D_; i++)
-                    orow[i] = 0;
-                for (int u = 0; u < S_; u++) {
-                    double pu = u <= t ? sc[u] / sum : 0;
-                    if (p)
-                        p[((b * H_ + j) * S_ + t) * S_ + u] = pu;
-                    const double *vr = v + ((b * S_ + u) * KV_ + j / grp) * D_;
-                    for (int i = 0; i < D_ && u <= t; i++)
-                        orow[i] += pu * vr[i];
-                }
-            }
 }
 
 static double loss_attn(void)
 {
-    static double o[B_ * S_ * H_ * D_];
-    attn_ref(X[0], X[1], X[2], o, NULL);
+    static double o[B_ * S_ * H_ * D_], p[B_ * H_ * S_ * S_];
+    ref_attn(&SH, X[0], X[1], X[2], p, o);
     double L = 0;
     for (int i = 0; i < B_ * S_ * H_ * D_; i++)
         L += Wt[i] * o[i];
@@ -156,15 +109,10 @@ TEST(rmsnorm)
     to_double(x, X[0], rn);
     to_double(g, X[1], (size_t)n);
     to_double(w, Wt, rn);
-    double yr[B_ * S_ * N_], gx[B_ * S_ * N_], gg[N_];
-    for (int r = 0; r < rows; r++) {
-        double ss = 0;
-        for (int i = 0; i < n; i++)
-            ss += X[0][r * n + i] * X[0][r * n + i];
-        for (int i = 0; i < n; i++)
-            yr[r * n + i] = X[0][r * n + i] / sqrt(ss / n + RN_eps) * X[1][i];
-    }
+    double yr[B_ * S_ * N_], rsr[B_ * S_], gx[B_ * S_ * N_], gg[N_];
+    ref_rms(rows, n, X[0], X[1], RN_eps, yr, rsr);
     CHECK(relerr(y, yr, rn) < 1e-6);
+    CHECK(relerr(rstd, rsr, (size_t)rows) < 1e-6);
     O->rmsnorm_bwd(be->ctx, rows, n, x, g, rstd, w, 0.0f, dx);
     fd_grad(loss_rn_x, 0, (int)rn, gx);
     CHECK(relerr(dx, gx, rn) < 1e-5);
@@ -189,7 +137,8 @@ TEST(rmsnorm)
 static double loss_rope(void)
 {
     static double y[B_ * S_ * H_ * D_];
-    rope_ref(X[0], y, B_ * S_, S_, H_, D_, 10000.0, 1);
+    memcpy(y, X[0], sizeof y);
+    ref_rope(B_ * S_, S_, H_, D_, 10000.0, 1, y);
     double L = 0;
     for (int i = 0; i < B_ * S_ * H_ * D_; i++)
         L += Wt[i] * y[i];
@@ -203,7 +152,8 @@ TEST(rope)
     double yr[B_ * S_ * H_ * D_], gx[B_ * S_ * H_ * D_];
     to_double(x, X[0], n);
     to_double(w, Wt, n);
-    rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
+    memcpy(yr, X[0], sizeof yr);
+    ref_rope(B_ * S_, S_, H_, D_, 10000.0, 1, yr);
     O->rope(be->ctx, B_ * S_, S_, 0, H_, D_, 10000.0f, 1, x);
     CHECK(relerr(x, yr, n) < 1e-6);
     /* sign -1 on the output's gradient is the input's gradient */
@@ -215,19 +165,25 @@ TEST(rope)
     for (size_t i = 0; i < n; i++)
         yr[i] = X[0][i];
     CHECK(relerr(x, yr, n) < 1e-6);
-    /* pos0: the last S_ - 2 rows of each sequence at positions 2.. are
-     * those rows of the whole sequence's rotation (a sequence slice) */
+    /* pos0: the last S_ - 2 rows of each sequence at positions 2.., a
+     * sequence slice: against the reference from position 2 (ref_rope_at),
+     * which is those rows of the whole sequence's rotation */
     int L = S_ - 2, w1 = H_ * D_;
     float *xs = malloc((size_t)B_ * L * w1 * sizeof(float));
     double ys[B_ * S_ * H_ * D_];
-    rope_ref(X[0], yr, B_ * S_, S_, H_, D_, 10000.0, 1);
+    memcpy(yr, X[0], sizeof yr);
+    ref_rope(B_ * S_, S_, H_, D_, 10000.0, 1, yr);
     for (int b = 0; b < B_; b++)
         for (int i = 0; i < L * w1; i++) {
             xs[(size_t)b * L * w1 + i] = (float)X[0][((size_t)b * S_ + 2) * w1 + i];
-            ys[(size_t)b * L * w1 + i] = yr[((size_t)b * S_ + 2) * w1 + i];
+            ys[(size_t)b * L * w1 + i] = X[0][((size_t)b * S_ + 2) * w1 + i];
         }
+    ref_rope_at(B_ * L, L, 2, H_, D_, 10000.0, 1, ys);
     O->rope(be->ctx, B_ * L, L, 2, H_, D_, 10000.0f, 1, xs);
     CHECK(relerr(xs, ys, (size_t)B_ * L * w1) < 1e-6);
+    for (int b = 0; b < B_; b++) /* the reference: the whole rotation's rows */
+        for (int i = 0; i < L * w1; i++)
+            CHECK(fabs(ys[(size_t)b * L * w1 + i] - yr[((size_t)b * S_ + 2) * w1 + i]) < 1e-12);
     free(x), free(w), free(xs);
 }
 
@@ -244,7 +200,7 @@ TEST(attention)
     to_double(k, X[1], nk);
     to_double(v, X[2], nk);
     to_double(w, Wt, nq);
-    attn_ref(X[0], X[1], X[2], orf, prf);
+    ref_attn(&SH, X[0], X[1], X[2], prf, orf);
     O->attn_fwd(be->ctx, B_, S_, 0, H_, KV_, D_, q, k, v, p, o);
     CHECK(relerr(o, orf, nq) < 1e-6);
     CHECK(relerr(p, prf, np) < 1e-6);
@@ -272,8 +228,9 @@ static void last_rows(const double *x, double *y, int w)
 
 /* With a key/value prefix (docs/slices.md#run): the S_ - P_ last queries of
  * each sequence at positions P_.., over all S_ keys; against the rows of
- * the whole attention's reference, and differences of the loss whose
- * weights on the first P_ rows are 0. */
+ * the reference with a prefix, it against the rows of the whole
+ * attention's, and differences of the loss whose weights on the first P_
+ * rows are 0. */
 TEST(attention_past)
 {
     int L = S_ - P_, qw = H_ * D_;
@@ -285,7 +242,9 @@ TEST(attention_past)
     float *dq = malloc(nl * sizeof(float)), *dk = malloc(nk * sizeof(float)),
           *dv = malloc(nk * sizeof(float));
     static double orf[B_ * S_ * H_ * D_], prf[B_ * H_ * S_ * S_], g[B_ * S_ * H_ * D_],
-        sub[B_ * S_ * H_ * D_], psub[B_ * H_ * S_ * S_];
+        sub[B_ * S_ * H_ * D_], psub[B_ * H_ * S_ * S_], qd[B_ * S_ * H_ * D_],
+        wd[B_ * S_ * H_ * D_], opast[B_ * S_ * H_ * D_], ppast[B_ * H_ * S_ * S_],
+        gq[B_ * S_ * H_ * D_], gk[B_ * S_ * KV_ * D_], gv[B_ * S_ * KV_ * D_];
     for (int b = 0; b < B_; b++)
         for (int t = 0; t < S_; t++)
             for (int i = 0; i < qw; i++) {
@@ -300,18 +259,32 @@ TEST(attention_past)
     to_double(k, X[1], nk);
     to_double(v, X[2], nk);
     to_double(w, Wt, nq);
-    attn_ref(X[0], X[1], X[2], orf, prf);
+    /* the reference with a prefix (ref_attn_past), and it against the rows
+     * of the whole attention's */
+    const shape SL = {B_, L, H_, KV_, D_};
+    to_double(qs, qd, nl);
+    to_double(ws, wd, nl);
+    ref_attn_past(&SL, P_, qd, X[1], X[2], ppast, opast);
+    ref_attn(&SH, X[0], X[1], X[2], prf, orf);
     O->attn_fwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, o);
+    CHECK(relerr(o, opast, nl) < 1e-6);
+    CHECK(relerr(p, ppast, np) < 1e-6);
     last_rows(orf, sub, qw);
-    CHECK(relerr(o, sub, nl) < 1e-6);
+    for (size_t i = 0; i < nl; i++)
+        CHECK(fabs(opast[i] - sub[i]) < 1e-12);
     for (int bj = 0; bj < B_ * H_; bj++) /* p: rows t >= P_ of each (sequence, head) */
         for (int t = P_; t < S_; t++)
             for (int u = 0; u < S_; u++)
                 psub[((size_t)bj * L + t - P_) * S_ + u] = prf[((size_t)bj * S_ + t) * S_ + u];
-    CHECK(relerr(p, psub, np) < 1e-6);
+    for (size_t i = 0; i < np; i++)
+        CHECK(fabs(ppast[i] - psub[i]) < 1e-12);
     for (size_t i = 0; i < nk; i++) /* written, not accumulated */
         dk[i] = dv[i] = 7.0f;
     O->attn_bwd(be->ctx, B_, L, P_, H_, KV_, D_, qs, k, v, p, ws, dq, dk, dv);
+    ref_attn_past_grad(&SL, P_, qd, X[1], X[2], ppast, wd, gq, gk, gv);
+    CHECK(relerr(dq, gq, nl) < 1e-6);
+    CHECK(relerr(dk, gk, nk) < 1e-6);
+    CHECK(relerr(dv, gv, nk) < 1e-6);
     fd_grad(loss_attn, 0, (int)nq, g);
     last_rows(g, sub, qw);
     CHECK(relerr(dq, sub, nl) < 1e-5);
@@ -327,7 +300,7 @@ static double loss_swiglu(void)
 {
     double L = 0;
     for (int i = 0; i < N_; i++)
-        L += Wt[i] * X[0][i] / (1 + exp(-X[0][i])) * X[1][i];
+        L += Wt[i] * silu(X[0][i]) * X[1][i];
     return L;
 }
 
@@ -343,7 +316,7 @@ TEST(swiglu)
     to_double(u, X[1], n);
     to_double(w, Wt, n);
     for (size_t i = 0; i < n; i++)
-        ar[i] = X[0][i] / (1 + exp(-X[0][i])) * X[1][i];
+        ar[i] = silu(X[0][i]) * X[1][i];
     O->swiglu_fwd(be->ctx, n, g, u, a);
     CHECK(relerr(a, ar, n) < 1e-6);
     O->swiglu_bwd(be->ctx, n, g, u, w, dg); /* w: da in, du out */
