@@ -211,7 +211,7 @@ size_t sc_moe_bonly_floats(const sc_model *md, int mb);
 sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
 sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
 void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);
-/* The routed experts' products over a row set (ep = 1: all E experts on
+/* model_moe_experts.c: the routed experts' products over a row set (ep = 1: all E experts on
  * the layer's gathered rows; ep > 1, model_moe_ep.c: this rank's E / ep on
  * what came): n[e] rows of expert e of the ne, expert-major from row 0 of
  * L[P_LAYER] (xg), L[P_LAYER + 1] (dyg), L[P_A], L[P_DGATE], L[P_DUP] and

@@ -171,40 +171,6 @@ static sc_moe_rows ep_rows(sc_mdev *dv, int l, int mb, moe_b b)
                          .cnt = counts(dv, l, mb), .cin = counts_in(dv, l, mb)};
 }
 
-void sc_moe_experts(sc_mdev *dv, int l, int op, float **L, const sc_moe_set *x)
-{
-    const sc_model *md = dv->md;
-    const struct sc_backend_ops *o = dv->be->ops;
-    void *bc = dv->be->ctx;
-    int h = md->h, Ie = md->Ie;
-    const float *xg = L[P_LAYER + M_XG], *dyg = L[P_LAYER + M_DYG];
-    size_t w = (size_t)h * (size_t)Ie, off = 0;
-    for (int e = 0; e < x->ne; off += (size_t)x->n[e++]) {
-        int n = x->n[e];
-        if (!n)
-            continue;
-        float *a = L[P_A] + off * Ie, *dup = L[P_DUP] + off * Ie, *dgate = L[P_DGATE] + off * Ie;
-        const float *Wg = PW(l, 7) + e * w, *Wu = PW(l, 8) + e * w, *Wd = PW(l, 9) + e * w;
-        float *gate = op != SC_OP_W ? x->gate + off * Ie : NULL;
-        float *up = op != SC_OP_W ? x->up + off * Ie : NULL, *y = op != SC_OP_W ? x->y + off * h : NULL;
-        if (op == SC_OP_F) { /* y = swiglu(xg Wg_e, xg Wu_e) Wd_e */
-            o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wg, 0.0f, gate);
-            o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wu, 0.0f, up);
-            o->swiglu_fwd(bc, (size_t)n * Ie, gate, up, a);
-            o->gemm(bc, 0, 0, n, h, Ie, 1.0f, a, Wd, 0.0f, y);
-        } else if (op == SC_OP_B) { /* dup (da, then du), dgate; y = dxg */
-            o->gemm(bc, 0, 1, n, Ie, h, 1.0f, dyg + off * h, Wd, 0.0f, dup);
-            o->swiglu_bwd(bc, (size_t)n * Ie, gate, up, dup, dgate);
-            o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dgate, Wg, 0.0f, y);
-            o->gemm(bc, 0, 1, n, h, Ie, 1.0f, dup, Wu, 1.0f, y);
-        } else { /* W: the experts' gradients */
-            o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, dgate, 1.0f, PG(l, 7) + e * w);
-            o->gemm(bc, 1, 0, h, Ie, n, 1.0f, xg + off * h, dup, 1.0f, PG(l, 8) + e * w);
-            o->gemm(bc, 1, 0, Ie, h, n, 1.0f, a, dyg + off * h, 1.0f, PG(l, 9) + e * w);
-        }
-    }
-}
-
 sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *bo, float *next)
 {
     const sc_model *md = dv->md;

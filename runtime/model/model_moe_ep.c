@@ -10,7 +10,7 @@
  *             so destination-major already; what comes is source-major and
  *             is laid out expert-major (expert j's rows from rank 0, 1, ..)
  *             for the experts' products, and kept so for W;
- *   experts   as at ep = 1 (model_moe.c's sc_moe_experts), on El experts;
+ *   experts   as at ep = 1 (model_moe_experts.c), on El experts;
  *   combine   the outputs, laid out source-major again, go back to their
  *             rank in the order they came (expert-major there: its gathered
  *             order), and the combine of model_moe.c follows.
