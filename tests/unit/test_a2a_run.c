@@ -10,9 +10,9 @@
  * (coll_host.h) on its own.
  */
 #include "harness.h"
+#include "mpi_main.h"
 #include "model/model.h"
 #include "transport/coll_host.h"
-#include "transport/sc_mpi.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -174,14 +174,9 @@ TEST(host_completion)
 
 /* Under mpirun -np 3 (tests/runtime.sh): this rank's part through the mpi
  * transport. */
-static int mpi_main(void)
+static void ranks(int rank, int size)
 {
-    int rank, size;
     char err[256];
-    if (sc_mpi_init(&rank, &size, 60, err, sizeof err) != SC_OK) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
     CHECK(size == E);
     static worker w[E];
     CHECK(sc_transport_mpi_new(16, 30, &w[rank].tp, err, sizeof err) == SC_OK);
@@ -192,15 +187,12 @@ static int mpi_main(void)
         check_rank(w, rank);
         sc_transport_mpi_free(w[rank].tp);
     }
-    int rc = harness_done("a2a_run (mpi)");
-    sc_mpi_finish(0);
-    return rc;
 }
 
 int main(void)
 {
     if (sc_mpi_launched())
-        return mpi_main();
+        return mpi_main(ranks, "a2a_run (mpi)");
     RUN(dispatch_and_combine);
     RUN(too_little_room);
     RUN(host_completion);

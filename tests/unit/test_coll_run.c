@@ -9,7 +9,7 @@
 #include "device/device.h"
 #include "exec/exec.h"
 #include "harness.h"
-#include "transport/sc_mpi.h"
+#include "mpi_main.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -299,14 +299,9 @@ TEST(transport_without_collectives)
 }
 
 /* Under mpirun: this rank's device through the mpi transport. */
-static int mpi_main(void)
+static void ranks(int rank, int size)
 {
-    int rank, size;
     char err[256];
-    if (sc_mpi_init(&rank, &size, 60, err, sizeof err) != SC_OK) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
     sc_prog *pg = program(size);
     CHECK(sc_check(pg) == SC_OK);
     sc_transport *tp = NULL;
@@ -319,15 +314,12 @@ static int mpi_main(void)
     sc_backend_free(e.be);
     sc_transport_mpi_free(tp);
     sc_prog_free(pg);
-    int rc = harness_done("coll_run (mpi)");
-    sc_mpi_finish(0);
-    return rc;
 }
 
 int main(void)
 {
     if (sc_mpi_launched())
-        return mpi_main();
+        return mpi_main(ranks, "coll_run (mpi)");
     RUN(local_collectives);
     RUN(executor_channel_threads);
     RUN(transport_without_collectives);
