@@ -58,7 +58,7 @@ static void operands(sc_jw *w, const sc_prog *pg, const sc_instr *in, int group)
         sc_prog_coll(pg, in, &c);
         if (sc_op_has(c.op, SC_OPF_REDUCES))
             sc_jw_str(w, "red", sc_red_name(c.red));
-        else
+        else if (sc_op_has(c.op, SC_OPF_ROOTED)) /* an all-to-all has neither */
             sc_jw_int(w, "root", c.root);
         sc_jw_str(w, "what", sc_op_name(c.what));
         sc_jw_int(w, "part", c.part);

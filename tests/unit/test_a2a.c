@@ -6,6 +6,7 @@
  * all-reduce REDUCE reads), their cost, and the pair's overlap.
  */
 #include "compile.h"
+#include "formats/json.h"
 #include "formats/render.h"
 #include "harness.h"
 #include "ir/ir.h"
@@ -88,6 +89,15 @@ TEST(ordering_rule_on_given_streams)
     char *dump = sc_render_dump(pg);
     CHECK_STR(dump, "DISPATCH F s0 mb0");
     CHECK_STR(dump, "COMBINE F s0 mb0 part 1");
+    free(dump);
+    /* export --json: an all-to-all has neither a reduction nor a root */
+    size_t len = 0;
+    FILE *f = open_memstream(&dump, &len);
+    CHECK(sc_json_write(f, pg, NULL, "t") == SC_OK);
+    fclose(f);
+    CHECK_STR(dump, "{\"op\": \"DISPATCH\", \"what\": \"F\", \"part\": 0, \"stage\": 0");
+    CHECK_STR(dump, "{\"op\": \"COMBINE\", \"what\": \"F\", \"part\": 1, \"stage\": 0");
+    CHECK(!strstr(dump, "\"root\"") && !strstr(dump, "\"red\""));
     free(dump);
     sc_prog_free(pg);
     /* Another order on d1: one line names both instructions. */

@@ -143,6 +143,13 @@ TEST(broadcast_cost_and_root)
     sc_coll got;
     sc_prog_coll(pg, &v[nn - 2], &got);
     CHECK(got.op == SC_OP_BCAST && got.root == 0 && got.bytes == 400 && got.what == SC_OP_F);
+    char *js = NULL; /* export --json: a broadcast names its root */
+    size_t len = 0;
+    FILE *f = open_memstream(&js, &len);
+    CHECK(sc_json_write(f, pg, NULL, "t") == SC_OK);
+    fclose(f);
+    CHECK_STR(js, "{\"op\": \"BCAST\", \"root\": 0, \"what\": \"F\", \"part\": 0");
+    free(js);
     sc_prog_free(pg);
     /* A broadcast from a root that never ran the pass it carries. */
     sc_coll bad = b;
