@@ -59,6 +59,24 @@ for f in trace svg; do
   if grep -q DISPATCH "$tmp/o" && grep -q COMBINE "$tmp/o"; then ok; else bad "$f has no DISPATCH"; fi
 done
 
+# PyTorch's CSV (docs/interchange.md#expert-parallelism): no all-to-all
+# action, so the compute_only file is ep = 1's, a note on stderr says what
+# was left out, and the compute_comms file imports back (proved).
+RM=tests/fixtures/models/run-mixtral.json # 8 layers: a V of p = 2
+for r in 1f1b $(sample zb-v); do
+  n=16; [ $r = zb-v ] && n=32 # F and B of 4 microbatches on each stage
+  $SC export $r -D p=2 -D m=4 --model $RM -D seq=64 --format torch-csv >"$tmp/t1" 2>/dev/null
+  if $SC export $r -D p=2 -D m=4 --model $RM -D seq=64 -D ep=2 --format torch-csv >"$tmp/t2" 2>"$tmp/err" &&
+     [ -s "$tmp/t2" ] && cmp -s "$tmp/t1" "$tmp/t2" &&
+     grep -q "note: ep = 2: PyTorch's schedules have no all-to-all action, so the file leaves out the DISPATCH and COMBINE of the $n passes with experts" "$tmp/err"
+  then ok; else bad "$r -D ep=2 --format torch-csv"; head -3 "$tmp/err" >&2; fi
+done
+$SC export 1f1b -D p=2 -D m=4 --model $M -D seq=64 -D ep=2 --format torch-csv-comms -o "$tmp/c2.csv" 2>/dev/null
+expect 0 "instructions  44 verified" -- $SC import "$tmp/c2.csv"
+if grep -q "DISPATCH\|COMBINE" "$tmp/c2.csv"; then bad "torch-csv-comms has DISPATCH"; else ok; fi
+# the JSON dump: an all-to-all has no root (a broadcast's key)
+if grep -q '"root"' "$tmp/e.json"; then bad "json: DISPATCH with a root"; else ok; fi
+
 # 4. The simulator: the all-to-alls lengthen 1f1b, and dualpipev hides more
 # of them (mixtral-8x7b, p = 4, m = 16, seq 4096).
 for ep in 1 2; do

@@ -4,6 +4,7 @@
  * PyTorch loads the file and torchtitan's settings (docs/interchange.md#pytorch-pipelining-csv).
  */
 #include "cli.h"
+#include "ir/ep.h"
 #include "ir/p2p.h"
 #include "ir/recompute_cfg.h"
 
@@ -44,6 +45,28 @@ static void recompute_note(sc_prog *pg)
             "checkpoint the stages it recomputes most)");
 }
 
+/* Expert parallelism (docs/interchange.md#expert-parallelism): PyTorch's
+ * schedules have no all-to-all action; where PyTorch runs them. */
+static void ep_note(sc_prog *pg)
+{
+    int ep = sc_prog_ep(pg), n = 0;
+    for (int d = 0; ep > 1 && d < sc_prog_devices(pg); d++) {
+        size_t k;
+        const sc_instr *v = sc_prog_stream(pg, d, &k);
+        for (size_t i = 0; i < k; i++)
+            n += v[i].op == SC_OP_DISPATCH;
+    }
+    if (!n)
+        return;
+    fprintf(stderr, "stagecraft: note: ep = %d: PyTorch's schedules have no all-to-all action, "
+            "so the file leaves out the DISPATCH and COMBINE of the %d passes with experts and "
+            "the dense gradients' all-reduce over each EP group; in PyTorch the MoE layers run "
+            "their all-to-alls inside each stage's F, I and B (torchtitan: "
+            "--parallelism.expert_parallel_degree %d; an OVERLAP_F_B pair hides one half's "
+            "under the other's compute), and the dense gradients are reduced with the "
+            "data-parallel ones\n", ep, n, ep);
+}
+
 int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int titan)
 {
     int P = sc_prog_devices(pg), S = sc_prog_stages(pg), m = sc_prog_microbatches(pg);
@@ -65,6 +88,7 @@ int sc_cli_torch_note(sc_prog *pg, const char *out, int comms, int version, int 
     }
     fputc('\n', stderr);
     recompute_note(pg);
+    ep_note(pg);
     if (comms) {
         fprintf(stderr, "stagecraft: note: PyTorch %s: each rank builds its stages and runs "
                 "_PipelineScheduleRuntime(stages, n_microbatches=%d, ...)._load_csv(\"%s\", "
