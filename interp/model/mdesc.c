@@ -351,6 +351,28 @@ static int64_t kind_flops(const sc_mdesc *m, sc_mlayer k, int64_t seq)
     return sat_add(sat_mul(2, w), core);
 }
 
+int sc_mdesc_moe_act(const sc_mdesc *m, sc_mact *t)
+{
+    const sc_mdesc_cfg *c = &m->c;
+    int64_t h = c->hidden, k = c->experts_per_tok, I = c->moe_inter;
+    int64_t S = sat_mul(c->shared_experts, I);
+    int e = c->act_bytes;
+    const sc_mact all[SC_MACT_MOE_MAX] = {
+        {"y", h, e}, {"xn2", h, e},      /* the norm's input and output */
+        {"prob", c->experts, 4},          /* the router's softmax, fp32 */
+        {"sel", k, 8}, {"wt", k, e},      /* each copy's expert (int64), weight */
+        {"pos", k, 8},                    /* its place in the gathered rows */
+        {"xg", sat_mul(k, h), e},         /* per copy: its input, */
+        {"gate", sat_mul(k, I), e}, {"up", sat_mul(k, I), e}, /* the SwiGLU's */
+        {"a", sat_mul(k, I), e},          /* inputs and product, */
+        {"yg", sat_mul(k, h), e},         /* the expert's output (dwt reads it) */
+        {"gs", S, e}, {"us", S, e}, {"as", S, e}, /* the shared experts' SwiGLU */
+    };
+    int n = S ? SC_MACT_MOE_MAX : SC_MACT_MOE_MAX - 3;
+    memcpy(t, all, (size_t)n * sizeof *t);
+    return n;
+}
+
 /* Bytes per token one layer of kind k keeps for backward (see
  * docs/model.md#formulas for each term). e: an activation's element. */
 static int64_t kind_act(const sc_mdesc *m, sc_mlayer k, int64_t seq, sc_attn_mem attn)
@@ -388,13 +410,11 @@ static int64_t kind_act(const sc_mdesc *m, sc_mlayer k, int64_t seq, sc_attn_mem
         a = sat_add(a, mul3(gpt ? 2 * e + 1 : e, H, seq));
     /* the MLP: the norm's input and output (the MLP's input) */
     int64_t f = 2 * e * h;
-    if (k == SC_ML_MOE) {
-        /* router probabilities (fp32); per routed copy of the token its
-         * input, the SwiGLU's gate, up and product, and the expert's output
-         * (the routing weight's gradient); the shared experts' SwiGLU */
-        f += 4 * c->experts;
-        f = sat_add(f, sat_mul(c->experts_per_tok, 2 * e * h + 3 * e * c->moe_inter));
-        f = sat_add(f, mul3(c->shared_experts, 3 * e, c->moe_inter));
+    if (k == SC_ML_MOE) { /* the block's tensors, one by one */
+        sc_mact t[SC_MACT_MOE_MAX];
+        f = 0;
+        for (int i = 0, n = sc_mdesc_moe_act(m, t); i < n; i++)
+            f = sat_add(f, sat_mul(t[i].elems, t[i].bytes));
     } else if (gpt) {
         f += 2 * e * c->inter + h; /* GELU's input, fc2's input; dropout mask */
     } else {

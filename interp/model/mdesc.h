@@ -42,7 +42,7 @@
  * Ownership: sc_mdesc_free frees (NULL is a no-op). Thread-safety: an
  * sc_mdesc is immutable once built; no global state.
  *
- * Tested by: tests/unit/test_model.c.
+ * Tested by: tests/unit/test_model.c, tests/unit/test_moe_model.c.
  */
 #ifndef SC_MDESC_H
 #define SC_MDESC_H
@@ -176,6 +176,24 @@ int64_t sc_mdesc_tied(const sc_mdesc *m);
 int64_t sc_mdesc_flops(const sc_mdesc *m, int i, int64_t seq);
 /* Bytes per token layer i keeps for the backward pass (i = -1: all). */
 int64_t sc_mdesc_act_bytes(const sc_mdesc *m, int i, int64_t seq, sc_attn_mem attn);
+
+/* The tensors a MoE layer keeps for its backward after attention, per
+ * token, one by one: name, elements, bytes of one (e = act_bytes; the
+ * router's probabilities fp32, indices int64): the norm's input y and
+ * output xn2; the router's prob (E); per routed copy (k of them) its
+ * expert sel, weight wt and place in the gathered rows pos, its input xg
+ * (h), the SwiGLU's gate, up and product a (moe_i each) and the expert's
+ * output yg (h); with shared experts their gs, us, as (n_shared moe_i
+ * each). The same tensors as the runtime's MoE layer keeps
+ * (runtime/model/model_moe.c's sc_moe_act_tensors, in its own dtype;
+ * tests/unit/test_moe_model.c). Fills t, returns the count. */
+#define SC_MACT_MOE_MAX 14
+typedef struct sc_mact {
+    const char *name;
+    int64_t elems;
+    int bytes;
+} sc_mact;
+int sc_mdesc_moe_act(const sc_mdesc *m, sc_mact *t);
 
 /* Parameters per stage for S stages: first[s] is the first decoder layer
  * (0 .. L) of stage s, first[0] = 0, non-decreasing (a stage may hold no

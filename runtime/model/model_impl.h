@@ -11,6 +11,7 @@
 #include "model.h"
 #include "optim.h"
 #include "model_vocab.h"
+#include "model/mdesc.h"
 
 /* Parameter tensors per layer, at most (the MoE decoder's 13:
  * model_moe.c). */
@@ -208,6 +209,15 @@ void sc_moe_init(sc_mdev *dv, int l, int ll);
 int sc_moe_usable(const sc_backend *be);
 int sc_moe_parts(const sc_model *md, size_t *width);
 size_t sc_moe_bonly_floats(const sc_model *md, int mb);
+/* The tensors the MoE layer's forward keeps for its backward after
+ * attention, per row (of its R), one by one in the names and order of
+ * interp/model's sc_mdesc_moe_act, 4 bytes each (float, int32): y, xn2 and
+ * prob, sel, wt, pos, xg, gate, up, a, yg, the shared gs, us, as, read off
+ * the record's layout (the kept parts and b_only, less what B leaves for
+ * W: the gradients, and its scratch). With ep > 1 the gathered ones (xg,
+ * gate, up, a) have room for ep times the rank's own copies. Returns the
+ * count. */
+int sc_moe_act_tensors(const sc_model *md, sc_mact *t);
 sc_status sc_moe_forward(sc_mdev *dv, int l, int mb, float **L, float *b, float *next);
 sc_status sc_moe_backward(sc_mdev *dv, int l, int mb, float **L, float *b);
 void sc_moe_weight(sc_mdev *dv, int l, int mb, float **L);

@@ -36,6 +36,7 @@
 #include "model_impl.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define PW(l, j) SC_MW(md, l, j)
 #define PG(l, j) SC_MG(md, l, j)
@@ -123,32 +124,57 @@ typedef struct {
 /* With ep > 1 (model_moe_ep.c) the experts' gate and up hold the G = ep R k
  * rows a rank may receive, and two scratch tensors of G rows of h follow:
  * the experts' outputs (input gradients) and the rows as they came. */
-size_t sc_moe_bonly_floats(const sc_model *md, int mb)
+/* moe_b's tensors as offsets in floats from the buffer's start, in order
+ * (end: the layer's b_only floats, sc_moe_bonly_floats). */
+enum { B_GATE, B_UP, B_PROB, B_SEL, B_WT, B_POS, B_DWT, B_YG, B_GS, B_US, B_YE, B_SB, B_END };
+
+static void bonly_offsets(const sc_model *md, int mb, size_t *off)
 {
     size_t R = (size_t)sc_model_rows(md, mb), Rk = R * (size_t)md->K;
-    size_t G = (size_t)SC_MEP(md) * Rk;
-    return 2 * G * (size_t)md->Ie + R * (size_t)md->E + 4 * Rk + Rk * (size_t)md->h +
-           2 * R * (size_t)md->Is + (md->ep > 1 ? 2 * G * (size_t)md->h : 0);
+    size_t G = (size_t)SC_MEP(md) * Rk, Gh = md->ep > 1 ? G * (size_t)md->h : 0;
+    const size_t n[B_END] = {G * (size_t)md->Ie, G * (size_t)md->Ie, R * (size_t)md->E, Rk, Rk,
+                             Rk, Rk, Rk * (size_t)md->h, R * (size_t)md->Is,
+                             R * (size_t)md->Is, Gh, Gh};
+    off[0] = 0;
+    for (int i = 0; i < B_END; i++)
+        off[i + 1] = off[i] + n[i];
+}
+
+size_t sc_moe_bonly_floats(const sc_model *md, int mb)
+{
+    size_t off[B_END + 1];
+    bonly_offsets(md, mb, off);
+    return off[B_END];
 }
 
 static moe_b bonly(const sc_model *md, int mb, float *b)
 {
-    size_t R = (size_t)sc_model_rows(md, mb), Rk = R * (size_t)md->K;
-    size_t G = (size_t)SC_MEP(md) * Rk;
-    moe_b t;
-    t.gate = b;
-    t.up = t.gate + G * (size_t)md->Ie;
-    t.prob = t.up + G * (size_t)md->Ie;
-    t.sel = (int32_t *)(t.prob + R * (size_t)md->E);
-    t.wt = (float *)(t.sel + Rk);
-    t.pos = (int32_t *)(t.wt + Rk);
-    t.dwt = (float *)(t.pos + Rk);
-    t.yg = t.dwt + Rk;
-    t.gs = t.yg + Rk * (size_t)md->h;
-    t.us = t.gs + R * (size_t)md->Is;
-    t.ye = t.us + R * (size_t)md->Is;
-    t.sb = t.ye + G * (size_t)md->h;
-    return t;
+    size_t o[B_END + 1];
+    bonly_offsets(md, mb, o);
+    return (moe_b){.gate = b + o[B_GATE], .up = b + o[B_UP], .prob = b + o[B_PROB],
+                   .sel = (int32_t *)(b + o[B_SEL]), .wt = b + o[B_WT],
+                   .pos = (int32_t *)(b + o[B_POS]), .dwt = b + o[B_DWT], .yg = b + o[B_YG],
+                   .gs = b + o[B_GS], .us = b + o[B_US], .ye = b + o[B_YE], .sb = b + o[B_SB]};
+}
+
+int sc_moe_act_tensors(const sc_model *md, sc_mact *t)
+{
+    size_t o[B_END + 1], kept[M_PARTS], R = (size_t)sc_model_rows(md, 0);
+    bonly_offsets(md, 0, o);
+    sc_moe_parts(md, kept);
+#define W(i) (int64_t)((o[(i) + 1] - o[i]) / R) /* b_only tensor i's floats a row */
+    int64_t h = md->h, a = (int64_t)SC_MEP(md) * md->K * md->Ie; /* P_A's width */
+    const sc_mact all[SC_MACT_MOE_MAX] = {
+        {"y", h, 4}, {"xn2", h, 4}, {"prob", W(B_PROB), 4}, {"sel", W(B_SEL), 4},
+        {"wt", W(B_WT), 4}, {"pos", W(B_POS), 4}, {"xg", (int64_t)kept[M_XG], 4},
+        {"gate", W(B_GATE), 4}, {"up", W(B_UP), 4}, {"a", a, 4}, {"yg", W(B_YG), 4},
+        {"gs", W(B_GS), 4}, {"us", W(B_US), 4},
+        {"as", md->Is ? (int64_t)kept[M_AS] : 0, 4},
+    };
+#undef W
+    int n = md->Is ? SC_MACT_MOE_MAX : SC_MACT_MOE_MAX - 3;
+    memcpy(t, all, (size_t)n * sizeof *t);
+    return n;
 }
 
 /* The rows each expert received in microbatch mb's layer l (host). */

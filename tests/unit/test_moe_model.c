@@ -8,7 +8,8 @@
  * experts. A difference is taken only where neither side changes the
  * routing (the top-k is piecewise constant): the test checks that it does
  * not. Also the record's sizes and the routing rule on the model's own
- * counts.
+ * counts; and the planner's MoE activation bytes (interp/model) against
+ * the tensors the layer keeps, one by one.
  */
 #include "harness.h"
 #include "model/model_impl.h"
@@ -162,12 +163,81 @@ TEST(bad_sizes)
     CHECK_STR(err, "mixture of experts too large");
 }
 
+/* issue 47 item 3: the planner's byte model (interp/model's MoE layer)
+ * counts the tensors the runtime's layer keeps, tensor by tensor, in
+ * elements per token (the dtype factored out: bf16 there, fp32 here); and
+ * the runtime's list accounts for its whole b_only but dwt (B's own). */
+static int kept_part(const char *name) /* the dense layer's y, xn2 and model_moe.c's */
+{
+    const char *kept[] = {"y", "xn2", "xg", "a", "as"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        if (strcmp(name, kept[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void act_tensors(int64_t shared)
+{
+    char err[256];
+    sc_mdesc_cfg mc = {.family = SC_MF_MIXTRAL, .hidden = 16, .inter = 20, .heads = 4,
+                       .kv_heads = 2, .head_dim = 4, .layers = 2, .vocab = 24, .experts = 4,
+                       .experts_per_tok = 2, .moe_inter = 12, .shared_experts = shared,
+                       .param_bytes = 2, .act_bytes = 2};
+    sc_mdesc *m = NULL;
+    CHECK(sc_mdesc_new(&mc, &m, err, sizeof err) == SC_OK);
+    sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 5,
+                      .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
+                      .inter = 20, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
+                      .experts_per_tok = 2, .moe_inter = 12, .shared_inter = shared * 12,
+                      .opt = sc_optim_defaults()};
+    sc_model *rt = NULL;
+    CHECK(sc_model_new(&c, 1, 1, &rt, err, sizeof err) == SC_OK);
+    if (!m || !rt) {
+        sc_mdesc_free(m);
+        sc_model_free(rt);
+        return;
+    }
+    sc_mact a[SC_MACT_MOE_MAX], b[SC_MACT_MOE_MAX];
+    int na = sc_mdesc_moe_act(m, a), nb = sc_moe_act_tensors(rt, b);
+    CHECK(na == nb && na == (shared ? 14 : 11));
+    int64_t bytes = 0, bo = 2 /* dwt: k */;
+    for (int i = 0; i < na && i < nb; i++) {
+        CHECK_STR(a[i].name, b[i].name);
+        if (a[i].elems != b[i].elems)
+            fprintf(stderr, "  %s: %lld elements a token in interp/model, %lld in the runtime\n",
+                    a[i].name, (long long)a[i].elems, (long long)b[i].elems);
+        CHECK(a[i].elems == b[i].elems && a[i].elems > 0 && b[i].bytes == 4);
+        CHECK(a[i].bytes == (strcmp(a[i].name, "prob") == 0 ? 4 :
+                             strcmp(a[i].name, "sel") && strcmp(a[i].name, "pos") ? 2 : 8));
+        bytes += a[i].elems * a[i].bytes;
+        if (!kept_part(b[i].name))
+            bo += b[i].elems;
+    }
+    CHECK((size_t)bo * 12 == sc_moe_bonly_floats(rt, 0));
+    /* the layer's bytes: the dense layer's with the MoE block for its MLP */
+    CHECK(sc_mdesc_kind(m, 1) == SC_ML_MOE);
+    mc.experts = 0;
+    sc_mdesc *dense = NULL;
+    CHECK(sc_mdesc_new(&mc, &dense, err, sizeof err) == SC_OK);
+    if (dense)
+        CHECK(sc_mdesc_act_bytes(m, 1, 6, SC_ATTN_FLASH) ==
+              sc_mdesc_act_bytes(dense, 1, 6, SC_ATTN_FLASH) - (2 * 2 * 16 + 3 * 2 * 20) + bytes);
+    sc_mdesc_free(dense);
+    sc_mdesc_free(m);
+    sc_model_free(rt);
+}
+
+TEST(act_bytes_routed) { act_tensors(0); }
+TEST(act_bytes_shared) { act_tensors(2); }
+
 TEST(routed) { gradients(0); }
 TEST(with_shared) { gradients(24); }
 
 int main(void)
 {
     RUN(bad_sizes);
+    RUN(act_bytes_routed);
+    RUN(act_bytes_shared);
     RUN(routed);
     RUN(with_shared);
     fprintf(stderr, "moe_model: %d differences checked, %d skipped (routing changed)\n", checked,
