@@ -29,8 +29,9 @@ void sc_moe_experts(sc_mdev *dv, int l, int op, float **L, const sc_moe_set *x)
             continue;
         float *a = L[P_A] + off * Ie, *dup = L[P_DUP] + off * Ie, *dgate = L[P_DGATE] + off * Ie;
         const float *Wg = PW(l, 7) + e * w, *Wu = PW(l, 8) + e * w, *Wd = PW(l, 9) + e * w;
-        float *gate = op != SC_OP_W ? x->gate + off * Ie : NULL;
-        float *up = op != SC_OP_W ? x->up + off * Ie : NULL, *y = op != SC_OP_W ? x->y + off * h : NULL;
+        int fb = op != SC_OP_W; /* W reads L only */
+        float *gate = fb ? x->gate + off * Ie : NULL, *up = fb ? x->up + off * Ie : NULL;
+        float *y = fb ? x->y + off * h : NULL;
         if (op == SC_OP_F) { /* y = swiglu(xg Wg_e, xg Wu_e) Wd_e */
             o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wg, 0.0f, gate);
             o->gemm(bc, 0, 0, n, Ie, h, 1.0f, xg + off * h, Wu, 0.0f, up);

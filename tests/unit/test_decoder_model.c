@@ -9,21 +9,19 @@
  */
 #include "harness.h"
 #include "model/model_impl.h"
+#include "model_stage.h"
 
 #include <stdlib.h>
 
 #define EPS 2e-2
 
-static sc_model *md;
-static sc_workload wl;
-static float **parts;
-static void *bonly;
+static mstage st; /* the model, its record */
 
 static double loss(void)
 {
-    if (wl.ops->forward(wl.ctx, 0, 0, NULL, NULL, parts, bonly) != SC_OK)
+    if (st.wl.ops->forward(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) != SC_OK)
         return NAN;
-    return md->loss[0] / md->R; /* the mean over rows: m = 1 */
+    return st.md->loss[0] / st.md->R; /* the mean over rows: m = 1 */
 }
 
 /* One tensor: the analytic gradient g (n floats) against differences of
@@ -54,63 +52,38 @@ static void check_tensor(int t, float *w, const float *g, size_t n)
 
 TEST(gradients)
 {
-    char err[256];
     sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 3,
                       .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
                       .inter = 20, .rope_theta = 10000, .norm_eps = 1e-5,
                       .opt = sc_optim_defaults()};
-    sc_backend *be = NULL;
-    int dev0 = 0;
-    CHECK(sc_model_new(&c, 1, 1, &md, err, sizeof err) == SC_OK);
-    CHECK(sc_backend_cpu_open(0, &be, err, sizeof err) == SC_OK);
-    CHECK(sc_model_attach(md, 0, be, &dev0, &wl, err, sizeof err) == SC_OK);
-    int np = sc_model_record_parts(md, 0, -1, NULL, 0);
-    size_t *pb = calloc((size_t)np, sizeof *pb), kept = 0;
-    parts = calloc((size_t)np, sizeof *parts);
-    sc_model_record_parts(md, 0, -1, pb, np);
-    for (int i = 0; i < np; i++) {
-        parts[i] = malloc(pb[i]);
-        kept += pb[i];
-    }
+    mstage_open(&st, &c);
+    if (!st.md)
+        return;
+    sc_model *md = st.md;
     /* 17 parts a layer, 5 of the head, the first stage's dx0; the sizes of
      * docs/run.md#the-decoder (h 16, q 16, k 8, i 20; H 4, s 6) */
-    CHECK(np == 2 * 17 + 5 + 1);
+    CHECK(st.np == 2 * 17 + 5 + 1);
     size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 20 + 2;
-    CHECK(kept == sc_model_record_kept_bytes(md, 0, -1));
-    CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
-    CHECK(sc_model_record_bonly_bytes(md, 0, -1) ==
+    CHECK(st.kept == sc_model_record_kept_bytes(md, 0, 0));
+    CHECK(st.kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
+    CHECK(sc_model_record_bonly_bytes(md, 0, 0) ==
           R * (2 * (16 + 2 * 8 + 2 * 20 + 4 * 6) + 16) * sizeof(float));
-    bonly = malloc(sc_model_record_bonly_bytes(md, 0, -1));
     CHECK(!isnan(loss()));
-    CHECK(wl.ops->backward_input(wl.ctx, 0, 0, NULL, NULL, parts, bonly) == SC_OK);
-    CHECK(wl.ops->backward_weight(wl.ctx, 0, 0, parts) == SC_OK);
-    int nt = sc_model_tensors(md), s;
+    CHECK(st.wl.ops->backward_input(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) == SC_OK);
+    CHECK(st.wl.ops->backward_weight(st.wl.ctx, 0, 0, st.parts) == SC_OK);
+    int nt = sc_model_tensors(md);
     CHECK(nt == 9 * 2 + 2 + 1);
     for (int t = 0; t < nt; t++) {
         size_t n;
-        float *g, *w;
-        if (t < sc_model_layer_tensors(md)) {
-            g = sc_model_tensor_at(md, t, 0, &n, &s);
-            w = sc_model_tensor_at(md, t, 1, &n, &s);
-        } else { /* the embedding (cpu memory: host pointers) */
-            int first, rows;
-            g = (float *)sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
-            w = (float *)sc_mvocab_emb(md->devs[0]->mv, 1, &first, &rows);
-            n = (size_t)rows * (size_t)md->h;
-        }
+        const float *g = mstage_tensor(&st, t, 0, &n);
+        float *w = mstage_tensor(&st, t, 1, &n);
         float *gc = malloc(n * sizeof(float)); /* the forward passes below do not change it */
         for (size_t i = 0; i < n; i++)
             gc[i] = g[i];
         check_tensor(t, w, gc, n);
         free(gc);
     }
-    for (int i = 0; i < np; i++)
-        free(parts[i]);
-    free(parts);
-    free(pb);
-    free(bonly);
-    sc_model_free(md);
-    sc_backend_free(be);
+    mstage_close(&st);
 }
 
 int main(void)

@@ -11,6 +11,7 @@
  */
 #include "harness.h"
 #include "model/model_impl.h"
+#include "model_stage.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -168,71 +169,36 @@ static void group(int ep)
  * of the ranks' losses and dense gradients is the reference's, and each
  * expert's gradients are the reference's on the rank holding it. */
 typedef struct whole {
-    sc_model *mo;
-    sc_backend *be;
-    sc_workload wl;
-    void **parts, *bo;
-    int np;
+    mstage m;
     sc_status st;
 } whole;
 
 static void whole_new(whole *w, int ep, int q, sc_transport *tp)
 {
-    char err[256];
     sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 4, .seed = 5,
                       .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
                       .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
                       .experts_per_tok = 2, .moe_inter = 12, .shared_inter = 8, .ep = ep,
                       .ep_rank = q, .opt = sc_optim_defaults()};
-    int dev0 = 0;
-    memset(w, 0, sizeof *w);
-    CHECK(sc_model_new(&c, 1, 1, &w->mo, err, sizeof err) == SC_OK);
-    CHECK(sc_backend_cpu_open(0, &w->be, err, sizeof err) == SC_OK);
-    CHECK(sc_model_attach(w->mo, 0, w->be, &dev0, &w->wl, err, sizeof err) == SC_OK);
-    w->mo->devs[0]->ep_tp = tp, w->mo->devs[0]->ep_dev = q;
-    w->np = sc_model_record_parts(w->mo, 0, 0, NULL, 0);
-    size_t *pb = calloc((size_t)w->np, sizeof *pb);
-    w->parts = calloc((size_t)w->np, sizeof *w->parts);
-    sc_model_record_parts(w->mo, 0, 0, pb, w->np);
-    for (int i = 0; i < w->np; i++)
-        w->parts[i] = calloc(1, pb[i]);
-    w->bo = calloc(1, sc_model_record_bonly_bytes(w->mo, 0, 0));
-    free(pb);
+    w->st = SC_OK;
+    mstage_open(&w->m, &c);
+    if (w->m.parts)
+        w->m.md->devs[0]->ep_tp = tp, w->m.md->devs[0]->ep_dev = q;
 }
 
 static void *whole_run(void *arg)
 {
     whole *w = arg;
-    const struct sc_workload_ops *o = w->wl.ops;
-    w->st = o->forward(w->wl.ctx, 0, 0, NULL, NULL, w->parts, w->bo);
+    const struct sc_workload_ops *o = w->m.wl.ops;
+    void *ctx = w->m.wl.ctx;
+    w->st = o->forward(ctx, 0, 0, NULL, NULL, w->m.parts, w->m.bonly);
     if (!w->st)
-        w->st = o->backward_input(w->wl.ctx, 0, 0, NULL, NULL, w->parts, w->bo);
+        w->st = o->backward_input(ctx, 0, 0, NULL, NULL, w->m.parts, w->m.bonly);
     if (!w->st)
-        w->st = o->backward_weight(w->wl.ctx, 0, 0, w->parts);
+        w->st = o->backward_weight(ctx, 0, 0, w->m.parts);
     if (w->st)
-        fprintf(stderr, "%s\n", o->errmsg(w->wl.ctx));
+        fprintf(stderr, "%s\n", o->errmsg(ctx));
     return NULL;
-}
-
-/* Gradient tensor t (its floats in *n; the embedding's last). */
-static float *grad(whole *w, int t, size_t *n)
-{
-    int s, first, rows;
-    if (t < sc_model_layer_tensors(w->mo))
-        return sc_model_tensor_at(w->mo, t, 0, n, &s);
-    float *g = (float *)sc_mvocab_emb(w->mo->devs[0]->mv, 0, &first, &rows);
-    *n = (size_t)rows * (size_t)w->mo->h;
-    return g;
-}
-
-static void whole_free(whole *w)
-{
-    for (int i = 0; i < w->np; i++)
-        free(w->parts[i]);
-    free(w->parts);
-    free(w->bo);
-    sc_model_free(w->mo);
-    sc_backend_free(w->be);
 }
 
 static void model_group(int ep)
@@ -253,18 +219,18 @@ static void model_group(int ep)
     double loss = 0;
     for (int q = 0; q < ep; q++) {
         CHECK(rk[q].st == SC_OK);
-        CHECK(rk[q].mo->R * ep == ref.mo->R);
-        loss += rk[q].mo->loss[0] / rk[q].mo->Rsum;
+        CHECK(rk[q].m.md->R * ep == ref.m.md->R);
+        loss += rk[q].m.md->loss[0] / rk[q].m.md->Rsum;
     }
-    CHECK_NEAR(loss, ref.mo->loss[0] / ref.mo->Rsum, 1e-5);
-    int nt = sc_model_tensors(ref.mo), np = ref.mo->np;
+    CHECK_NEAR(loss, ref.m.md->loss[0] / ref.m.md->Rsum, 1e-5);
+    int nt = sc_model_tensors(ref.m.md), np = ref.m.md->np;
     for (int t = 0; t < nt; t++) {
         size_t n, nq;
-        const float *g = grad(&ref, t, &n);
-        int routed = t < np * ref.mo->L && t % np >= 7 && t % np <= 9;
+        const float *g = mstage_tensor(&ref.m, t, 0, &n);
+        int routed = t < np * ref.m.md->L && t % np >= 7 && t % np <= 9;
         float *sum = calloc(n, sizeof(float));
         for (int q = 0; q < ep; q++) {
-            const float *gq = grad(&rk[q], t, &nq);
+            const float *gq = mstage_tensor(&rk[q].m, t, 0, &nq);
             CHECK(nq == (routed ? n / (size_t)ep : n));
             if (routed)
                 CHECK(rel(gq, g + (size_t)q * nq, nq) < 1e-4);
@@ -277,8 +243,8 @@ static void model_group(int ep)
         free(sum);
     }
     for (int q = 0; q < ep; q++)
-        whole_free(&rk[q]);
-    whole_free(&ref);
+        mstage_close(&rk[q].m);
+    mstage_close(&ref.m);
     sc_transport_local_free(tp);
 }
 
@@ -304,9 +270,10 @@ TEST(refused)
     sc_backend_free(be);
     whole w; /* a rank without its group's transport: the pass fails in one line */
     whole_new(&w, 2, 1, NULL);
-    CHECK(w.wl.ops->forward(w.wl.ctx, 0, 0, NULL, NULL, w.parts, w.bo) == SC_ERR_RUNTIME);
-    CHECK_STR(w.wl.ops->errmsg(w.wl.ctx), "ep rank 1: no transport for the EP group's all-to-alls");
-    whole_free(&w);
+    const struct sc_workload_ops *o = w.m.wl.ops;
+    CHECK(o->forward(w.m.wl.ctx, 0, 0, NULL, NULL, w.m.parts, w.m.bonly) == SC_ERR_RUNTIME);
+    CHECK_STR(o->errmsg(w.m.wl.ctx), "ep rank 1: no transport for the EP group's all-to-alls");
+    mstage_close(&w.m);
     sc_model *bad = NULL; /* a batch the group does not divide */
     sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 3, .seed = 5,
                       .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,

@@ -13,24 +13,22 @@
  */
 #include "harness.h"
 #include "model/model_impl.h"
+#include "model_stage.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define EPS 1e-2
 
-static sc_model *md;
-static sc_workload wl;
-static float **parts;
-static void *bonly;
+static mstage st; /* the model, its record */
 
 /* F's loss; the routing's counts of every layer into cnt (E L ints). */
 static double loss(int *cnt)
 {
-    if (wl.ops->forward(wl.ctx, 0, 0, NULL, NULL, parts, bonly) != SC_OK)
+    if (st.wl.ops->forward(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) != SC_OK)
         return NAN;
-    memcpy(cnt, md->devs[0]->moe_count, (size_t)md->E * md->L * sizeof(int));
-    return md->loss[0] / md->R; /* the mean over rows: m = 1 */
+    memcpy(cnt, st.md->devs[0]->moe_count, (size_t)st.md->E * st.md->L * sizeof(int));
+    return st.md->loss[0] / st.md->R; /* the mean over rows: m = 1 */
 }
 
 static int skipped, checked;
@@ -47,7 +45,7 @@ static void check_tensor(int t, float *w, const float *g, size_t n, const int *c
         if (fabs(g[i]) > gmax)
             gmax = fabs(g[i]), at[0] = i;
     CHECK(gmax > 0);
-    size_t nc = (size_t)md->E * md->L;
+    size_t nc = (size_t)st.md->E * st.md->L;
     int *cp = malloc(nc * sizeof(int)), *cm = malloc(nc * sizeof(int));
     for (int k = 0; k < 4; k++) {
         size_t i = at[k];
@@ -74,38 +72,27 @@ static void check_tensor(int t, float *w, const float *g, size_t n, const int *c
 
 static void gradients(long shared)
 {
-    char err[256];
     sc_model_cfg c = {.hidden = 16, .layers = 2, .vocab = 24, .seq = 6, .batch = 2, .seed = 5,
                       .kind = SC_MODEL_DECODER, .heads = 4, .kv_heads = 2, .head_dim = 4,
                       .inter = 12, .rope_theta = 10000, .norm_eps = 1e-5, .experts = 4,
                       .experts_per_tok = 2, .moe_inter = 12, .shared_inter = shared,
                       .opt = sc_optim_defaults()};
-    sc_backend *be = NULL;
-    int dev0 = 0;
-    CHECK(sc_model_new(&c, 1, 1, &md, err, sizeof err) == SC_OK);
-    CHECK(sc_backend_cpu_open(0, &be, err, sizeof err) == SC_OK);
-    CHECK(sc_model_attach(md, 0, be, &dev0, &wl, err, sizeof err) == SC_OK);
-    int np = sc_model_record_parts(md, 0, -1, NULL, 0);
-    size_t *pb = calloc((size_t)np, sizeof *pb), kept = 0;
-    parts = calloc((size_t)np, sizeof *parts);
-    sc_model_record_parts(md, 0, -1, pb, np);
-    for (int i = 0; i < np; i++) {
-        parts[i] = malloc(pb[i]);
-        kept += pb[i];
-    }
+    mstage_open(&st, &c);
+    if (!st.md)
+        return;
+    sc_model *md = st.md;
     /* 17 parts a layer and the MoE's 3 (6 with shared experts), 5 of the
      * head, dx0: the sizes of docs/run.md#mixture-of-experts (h 16, q 16,
      * kv 8, k 2, Ie 12, E 4) */
     int lp = 17 + (shared ? 6 : 3);
-    CHECK(np == 2 * lp + 5 + 1);
+    CHECK(st.np == 2 * lp + 5 + 1);
     size_t R = 12, layer = 8 * 16 + 2 * 16 + 2 * 8 + 3 * 2 * 12 + 2 + 2 * 2 * 16 + 4 +
                            3 * (size_t)shared;
-    CHECK(kept == sc_model_record_kept_bytes(md, 0, -1));
-    CHECK(kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
+    CHECK(st.kept == sc_model_record_kept_bytes(md, 0, 0));
+    CHECK(st.kept == R * (2 * layer + 3 * 16 + 24 + 1 + 16) * sizeof(float));
     size_t moe_b = 2 * 2 * 12 + 4 + 4 * 2 + 2 * 16 + 2 * (size_t)shared;
-    CHECK(sc_model_record_bonly_bytes(md, 0, -1) ==
+    CHECK(sc_model_record_bonly_bytes(md, 0, 0) ==
           R * (2 * (16 + 2 * 8 + 4 * 6 + moe_b) + 16) * sizeof(float));
-    bonly = malloc(sc_model_record_bonly_bytes(md, 0, -1));
     int cnt0[8];
     CHECK(!isnan(loss(cnt0)));
     for (int l = 0; l < 2; l++) { /* no drop: every token's k copies reach an expert */
@@ -114,35 +101,21 @@ static void gradients(long shared)
             sum += cnt0[l * 4 + e];
         CHECK(sum == 12 * 2);
     }
-    CHECK(wl.ops->backward_input(wl.ctx, 0, 0, NULL, NULL, parts, bonly) == SC_OK);
-    CHECK(wl.ops->backward_weight(wl.ctx, 0, 0, parts) == SC_OK);
-    int nt = sc_model_tensors(md), s;
+    CHECK(st.wl.ops->backward_input(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) == SC_OK);
+    CHECK(st.wl.ops->backward_weight(st.wl.ctx, 0, 0, st.parts) == SC_OK);
+    int nt = sc_model_tensors(md);
     CHECK(nt == (shared ? 13 : 10) * 2 + 2 + 1);
     for (int t = 0; t < nt; t++) {
         size_t n;
-        float *g, *w;
-        if (t < sc_model_layer_tensors(md)) {
-            g = sc_model_tensor_at(md, t, 0, &n, &s);
-            w = sc_model_tensor_at(md, t, 1, &n, &s);
-        } else { /* the embedding (cpu memory: host pointers) */
-            int first, rows;
-            g = (float *)sc_mvocab_emb(md->devs[0]->mv, 0, &first, &rows);
-            w = (float *)sc_mvocab_emb(md->devs[0]->mv, 1, &first, &rows);
-            n = (size_t)rows * (size_t)md->h;
-        }
+        const float *g = mstage_tensor(&st, t, 0, &n);
+        float *w = mstage_tensor(&st, t, 1, &n);
         float *gc = malloc(n * sizeof(float)); /* the forward passes below do not change it */
         for (size_t i = 0; i < n; i++)
             gc[i] = g[i];
         check_tensor(t, w, gc, n, cnt0);
         free(gc);
     }
-    for (int i = 0; i < np; i++)
-        free(parts[i]);
-    free(parts);
-    free(pb);
-    free(bonly);
-    sc_model_free(md);
-    sc_backend_free(be);
+    mstage_close(&st);
 }
 
 /* A config it cannot train: one line naming the size, no model. */
