@@ -13,6 +13,11 @@
  * step's loss is the sum of the ranks' shares (each a mean over the whole
  * batch's rows); each rank's dense gradients, summed over the group, and
  * its experts' are compared with the single-device reference's.
+ *
+ * On GPUs (--backend cuda) device i is GPU i, one each (ep_gpus refuses
+ * fewer GPUs than p x E), and the transports are cuda-local ones over
+ * those devices' backends (transport.h: its all-to-all goes through the
+ * host, the model synchronizing its backend first, model_moe_ep.c).
  */
 #include "run_impl.h"
 
@@ -21,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/device.h"
 #include "transport/sc_mpi.h"
+
+#define SC_EP_TRANSPORT_MAX 256 /* devices in one GPU transport of an ep run */
 
 typedef struct eprun {
     const sc_prog *pg;
@@ -128,18 +136,18 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
     return st;
 }
 
-/* Device i = d E + e: its backend, its share's pipeline transport and its
- * EP group's, its model's workload, where its times go. */
-static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
-                           sc_run_result *r, int i, sc_model *md, sc_transport *pipe,
-                           sc_transport *const *group, const int *stage_dev, double *times,
-                           eprun *x, char *err, size_t errlen)
+/* Device i = d E + e (its backend x->be open): its share's pipeline
+ * transport and its EP group's, its model's workload, where its times go. */
+static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_result *r, int i,
+                           sc_model *md, sc_transport *pipe, sc_transport *const *group,
+                           const int *stage_dev, double *times, eprun *x, char *err,
+                           size_t errlen)
 {
     int E = sc_prog_ep(pg), d = i / E, e = i % E;
-    *x = (eprun){.pg = pg, .d = d, .tp = pipe};
-    sc_status st = k->open(i, o->mem_cap, &x->be, err, errlen);
-    if (!st)
-        st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
+    x->pg = pg;
+    x->d = d;
+    x->tp = pipe;
+    sc_status st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
     if (st)
         return st;
     sc_model_set_ep(&x->wl, group[0], group[1], e);
@@ -151,6 +159,39 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_dev
     x->out.ep_lane_tp = group[1];
     x->out.ep_dev = e;
     return SC_OK;
+}
+
+/* Transport j of the run: j < E the pipeline of EP rank j (devices
+ * d E + j), then each device d's EP group (d E .. d E + E - 1) twice: on
+ * GPUs cuda-local over those devices' backends, local otherwise. */
+static sc_status ep_transport(const sc_device_kind *k, int P, int E, int j, int max_tag,
+                              double timeout_s, const eprun *dr, sc_transport **tp, char *err,
+                              size_t errlen)
+{
+    int n = j < E ? P : E;
+    if (k->host_memory) {
+        if (sc_transport_local_new(n, max_tag, timeout_s, tp) == SC_OK)
+            return SC_OK;
+        snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
+        return SC_ERR_NOMEM;
+    }
+    sc_backend *be[SC_EP_TRANSPORT_MAX];
+    if (n > SC_EP_TRANSPORT_MAX) {
+        snprintf(err, errlen, "run: ep > 1 on GPUs: %d devices in a transport, at most %d", n,
+                 SC_EP_TRANSPORT_MAX);
+        return SC_ERR_ARG;
+    }
+    for (int i = 0; i < n; i++)
+        be[i] = dr[j < E ? i * E + j : (j - E) / 2 * E + i].be;
+    return sc_transport_cuda_local_new(n, be, max_tag, timeout_s, tp, err, errlen);
+}
+
+static void ep_transport_free(const sc_device_kind *k, sc_transport *tp)
+{
+    if (k->host_memory)
+        sc_transport_local_free(tp);
+    else
+        sc_transport_cuda_local_free(tp);
 }
 
 sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
@@ -178,12 +219,19 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         goto done;
     for (int s = 0; s < S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
+    for (int i = 0; i < N && !st; i++) /* the backends first: GPU transports need them */
+        st = k->open(i, o->mem_cap, &dr[i].be, err, errlen);
     for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
-        if ((st = sc_transport_local_new(j < E ? P : E, max_tag, o->timeout_s, &tp[j])) != SC_OK)
-            snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
+        st = ep_transport(k, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
     for (int i = 0; i < N && !st; i++)
-        st = ep_device(pg, o, k, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
+        st = ep_device(pg, o, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
                        times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
+    if (!st && !k->host_memory) {
+        r->gpus = N;
+        r->transport = "cuda-local";
+        if (k->count)
+            k->count(r->gpu_name, sizeof r->gpu_name);
+    }
     if (!st)
         st = ep_start(dr, N, err, errlen);
     if (!st)
@@ -195,7 +243,7 @@ done:
         sc_model_free(md);
     for (int j = 0; tp && j < E + 2 * P; j++)
         if (tp[j])
-            sc_transport_local_free(tp[j]);
+            ep_transport_free(k, tp[j]);
     for (int i = 0; dr && i < N; i++)
         sc_backend_free(dr[i].be);
     free(mds);
@@ -204,6 +252,20 @@ done:
     free(stage_dev);
     free(times);
     return st;
+}
+
+/* On GPUs: one each for the p x E devices. */
+static sc_status ep_gpus(const sc_device_kind *k, const sc_prog *pg, char *err, size_t errlen)
+{
+    int P = sc_prog_devices(pg), E = sc_prog_ep(pg);
+    char info[256] = "";
+    int n = k->host_memory ? P * E : k->count(info, sizeof info);
+    if (n >= P * E)
+        return SC_OK;
+    snprintf(err, errlen, "run: ep = %d needs a GPU for each of the %d x %d devices, and %d %s "
+             "(docs/run.md#expert-parallelism)", E, P, E, n,
+             n == 1 ? "is visible" : "are visible");
+    return SC_ERR_ARG;
 }
 
 sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
@@ -216,12 +278,12 @@ sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const s
                                         : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
-    if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {
-        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
-                 "for now (%s; docs/semantics.md#expert-parallelism)",
+    if ((!k->host_memory && !k->count) || o->graph || sc_mpi_launched()) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads, on --backend cpu "
+                 "or one GPU each, for now (%s; docs/semantics.md#expert-parallelism)",
                  sc_mpi_launched() ? "not MPI ranks" : o->graph ? "no --graph"
-                                                                 : "no NCCL all-to-all yet");
+                                                                 : "not this backend");
         return SC_ERR_ARG;
     }
-    return SC_OK;
+    return ep_gpus(k, pg, err, errlen);
 }
