@@ -15,9 +15,10 @@
  * its experts' are compared with the single-device reference's.
  *
  * On GPUs (--backend cuda) device i is GPU i, one each (ep_gpus refuses
- * fewer GPUs than p x E), and the transports are cuda-local ones over
- * those devices' backends (transport.h: its all-to-all goes through the
- * host, the model synchronizing its backend first, model_moe_ep.c).
+ * fewer GPUs than p x E), and the transports are the device kind's over
+ * those devices' backends: nccl (its all-to-all: ncclSend/ncclRecv of the
+ * counts, then of the rows) or cuda-local (through the host); the model
+ * synchronizes its backend before each all-to-all (model_moe_ep.c).
  */
 #include "run_impl.h"
 
@@ -29,7 +30,7 @@
 #include "device/device.h"
 #include "transport/sc_mpi.h"
 
-#define SC_EP_TRANSPORT_MAX 256 /* devices in one GPU transport of an ep run */
+#define SC_EP_TRANSPORT_MAX 256 /* devices in one transport of an ep run */
 
 typedef struct eprun {
     const sc_prog *pg;
@@ -161,37 +162,44 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_resul
     return SC_OK;
 }
 
-/* Transport j of the run: j < E the pipeline of EP rank j (devices
- * d E + j), then each device d's EP group (d E .. d E + E - 1) twice: on
- * GPUs cuda-local over those devices' backends, local otherwise. */
-static sc_status ep_transport(const sc_device_kind *k, int P, int E, int j, int max_tag,
+/* The kind of an ep run's transports: STAGECRAFT_TRANSPORT's when it names
+ * one of the device kind's, else the first that can start and whose order
+ * the program keeps (nccl on GPUs), else the last (local, cuda-local). */
+static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog *pg)
+{
+    const char *want = getenv("STAGECRAFT_TRANSPORT");
+    const sc_transport_kind *const *c = k->threads;
+    char why[512];
+    int n = 0;
+    while (c[n])
+        n++;
+    for (int i = 0; i < n; i++)
+        if (want && strcmp(want, c[i]->name) == 0)
+            return c[i];
+    for (int i = 0; i < n - 1; i++)
+        if ((!c[i]->usable || c[i]->usable(why, sizeof why)) &&
+            (!c[i]->in_order || sc_run_check_pair_order(pg, why, sizeof why) == SC_OK))
+            return c[i];
+    return c[n - 1];
+}
+
+/* Transport j of the run, of kind t: j < E the pipeline of EP rank j
+ * (devices d E + j), then each device d's EP group (d E .. d E + E - 1)
+ * twice, over those devices' backends. */
+static sc_status ep_transport(const sc_transport_kind *t, int P, int E, int j, int max_tag,
                               double timeout_s, const eprun *dr, sc_transport **tp, char *err,
                               size_t errlen)
 {
     int n = j < E ? P : E;
-    if (k->host_memory) {
-        if (sc_transport_local_new(n, max_tag, timeout_s, tp) == SC_OK)
-            return SC_OK;
-        snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
-        return SC_ERR_NOMEM;
-    }
     sc_backend *be[SC_EP_TRANSPORT_MAX];
     if (n > SC_EP_TRANSPORT_MAX) {
-        snprintf(err, errlen, "run: ep > 1 on GPUs: %d devices in a transport, at most %d", n,
+        snprintf(err, errlen, "run: ep > 1: %d devices in a transport, at most %d", n,
                  SC_EP_TRANSPORT_MAX);
         return SC_ERR_ARG;
     }
     for (int i = 0; i < n; i++)
         be[i] = dr[j < E ? i * E + j : (j - E) / 2 * E + i].be;
-    return sc_transport_cuda_local_new(n, be, max_tag, timeout_s, tp, err, errlen);
-}
-
-static void ep_transport_free(const sc_device_kind *k, sc_transport *tp)
-{
-    if (k->host_memory)
-        sc_transport_local_free(tp);
-    else
-        sc_transport_cuda_local_free(tp);
+    return t->threads_new(n, be, max_tag, timeout_s, tp, err, errlen);
 }
 
 sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
@@ -209,6 +217,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
     eprun *dr = calloc((size_t)N, sizeof *dr);
     int *stage_dev = malloc((size_t)S * sizeof(int));
     double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
+    const sc_transport_kind *t = NULL;
     sc_status st = SC_OK;
     if (!mds || !tp || !dr || !stage_dev || !times) {
         snprintf(err, errlen, "out of memory starting %d x %d devices", P, E);
@@ -221,14 +230,15 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         stage_dev[s] = sc_prog_stage_device(pg, s);
     for (int i = 0; i < N && !st; i++) /* the backends first: GPU transports need them */
         st = k->open(i, o->mem_cap, &dr[i].be, err, errlen);
+    t = ep_tkind(k, pg);
     for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
-        st = ep_transport(k, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
+        st = ep_transport(t, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
     for (int i = 0; i < N && !st; i++)
         st = ep_device(pg, o, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
                        times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
     if (!st && !k->host_memory) {
         r->gpus = N;
-        r->transport = "cuda-local";
+        r->transport = t->name;
         if (k->count)
             k->count(r->gpu_name, sizeof r->gpu_name);
     }
@@ -243,7 +253,7 @@ done:
         sc_model_free(md);
     for (int j = 0; tp && j < E + 2 * P; j++)
         if (tp[j])
-            ep_transport_free(k, tp[j]);
+            t->free(tp[j]);
     for (int i = 0; dr && i < N; i++)
         sc_backend_free(dr[i].be);
     free(mds);
