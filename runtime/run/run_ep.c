@@ -288,11 +288,15 @@ sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const s
                                         : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
-    if ((!k->host_memory && !k->count) || o->graph || sc_mpi_launched()) {
-        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads, on --backend cpu "
-                 "or one GPU each, for now (%s; docs/semantics.md#expert-parallelism)",
-                 sc_mpi_launched() ? "not MPI ranks" : o->graph ? "no --graph"
-                                                                 : "not this backend");
+    if (sc_mpi_launched()) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
+                 "for now (not MPI ranks; docs/semantics.md#expert-parallelism)");
+        return SC_ERR_ARG;
+    }
+    if ((!k->host_memory && !k->count) || o->graph) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads, on the cpu or a "
+                 "GPU each, for now (%s; docs/semantics.md#expert-parallelism)",
+                 o->graph ? "no --graph" : "not this backend");
         return SC_ERR_ARG;
     }
     return ep_gpus(k, pg, err, errlen);
