@@ -47,6 +47,12 @@ static void *ep_thread(void *p)
 {
     eprun *r = p;
     r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
+    /* The executor aborts the pipeline's transport; the EP group's too, so
+     * that the group's other ranks stop waiting in an all-to-all now. */
+    sc_transport *g[2] = {r->out.ep_tp, r->out.ep_lane_tp};
+    for (int i = 0; i < 2 && r->st; i++)
+        if (g[i] && g[i]->ops->abort)
+            g[i]->ops->abort(g[i]->ctx, r->out.ep_dev, r->out.err);
     return NULL;
 }
 

@@ -374,6 +374,12 @@ if full; then
   for r in 1f1b dualpipev; do ep_run $r 8 nccl 0; ep_run $r 8 cuda-local 200; done
   ep_run dualpipev 8 nccl 200
   ep_run 1f1b 4 cuda-local 0 -D p=2 -D m=4
+  # d0 runs out of memory mid-step: its group's ranks leave their all-to-all
+  # at once (the group's transports aborted), not at the watchdog's 600 s.
+  for t in nccl cuda-local; do
+    expect 4 "out of memory on d0" -- env SC_CUDASTUB_GPUS=4 STAGECRAFT_TRANSPORT=$t STAGECRAFT_TIMEOUT=600 \
+      STAGECRAFT_DEVICE_MEMORY=1400000 timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=2 -D m=4 --backend cuda
+  done
 else
   ep_run 1f1b 2 nccl 0 -D p=1 -D m=2
 fi
