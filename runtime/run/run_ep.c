@@ -168,20 +168,21 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_resul
     return SC_OK;
 }
 
-/* The kind of an ep run's transports: STAGECRAFT_TRANSPORT's when it names
- * one of the device kind's, else the first that can start and whose order
- * the program keeps (nccl on GPUs), else the last (local, cuda-local). */
+/* The kind of an ep run's transports: STAGECRAFT_TRANSPORT's when the
+ * device kind has several (NULL when it names none of them), else the
+ * first that can start and whose order the program keeps (nccl on GPUs),
+ * else the last (local, cuda-local). */
 static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog *pg)
 {
-    const char *want = getenv("STAGECRAFT_TRANSPORT");
     const sc_transport_kind *const *c = k->threads;
     char why[512];
     int n = 0;
     while (c[n])
         n++;
-    for (int i = 0; i < n; i++)
-        if (want && strcmp(want, c[i]->name) == 0)
-            return c[i];
+    const char *want = n > 1 ? getenv("STAGECRAFT_TRANSPORT") : NULL;
+    for (int i = 0; want && *want && i <= n; i++)
+        if (i == n || strcmp(want, c[i]->name) == 0)
+            return i < n ? c[i] : NULL;
     for (int i = 0; i < n - 1; i++)
         if ((!c[i]->usable || c[i]->usable(why, sizeof why)) &&
             (!c[i]->in_order || sc_run_check_pair_order(pg, why, sizeof why) == SC_OK))
@@ -236,7 +237,11 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         stage_dev[s] = sc_prog_stage_device(pg, s);
     for (int i = 0; i < N && !st; i++) /* the backends first: GPU transports need them */
         st = k->open(i, o->mem_cap, &dr[i].be, err, errlen);
-    t = ep_tkind(k, pg);
+    if (!st && !(t = ep_tkind(k, pg))) {
+        snprintf(err, errlen, "run: STAGECRAFT_TRANSPORT=%s is not a transport of --backend %s",
+                 getenv("STAGECRAFT_TRANSPORT"), k->name);
+        st = SC_ERR_ARG;
+    }
     for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
         st = ep_transport(t, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
     for (int i = 0; i < N && !st; i++)

@@ -384,6 +384,7 @@ else
   ep_run 1f1b 2 nccl 0 -D p=1 -D m=2
 fi
 expect 3 "run: ep = 2 needs a GPU for each of the 4 x 2 devices, and 4 are visible" -- env SC_CUDASTUB_GPUS=4 timeout 120 $SC run 1f1b --model $X -D ep=2 --backend cuda
+expect 3 "run: STAGECRAFT_TRANSPORT=mpi is not a transport of --backend cuda" -- env SC_CUDASTUB_GPUS=2 STAGECRAFT_TRANSPORT=mpi timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=1 -D m=2 --backend cuda
 expect 2 "--graph and a mixture of experts" -- env SC_CUDASTUB_GPUS=8 timeout 120 $SC run 1f1b --model $X -D ep=2 -D steps=3 --backend cuda --graph
 
 verdicts
