@@ -43,7 +43,8 @@ typedef struct nctx {
 } nctx;
 
 /* Records the failure of a call of device v and aborts v's communicator. */
-sc_status sc_nccl_fail_dev(nctx *c, ndev *v, int line, const char *call, const char *reason);
+sc_status sc_nccl_fail_dev(nctx *c, ndev *v, const char *file, int line, const char *call,
+                          const char *reason);
 /* Device dev's state in this process, or NULL. */
 ndev *sc_nccl_dev_of(nctx *c, int dev);
 /* The start of a group (or collective) of device v on stream st: its
@@ -65,7 +66,7 @@ void sc_nccl_a2a_free(ndev *v, ngroup *g);
 
 #define CUDA_OK(v, call)                                                        \
     ((err_ = (call)) == cudaSuccess ||                                          \
-     (sc_nccl_fail_dev(c, (v), __LINE__, #call, cudaGetErrorString(err_)), 0))
+     (sc_nccl_fail_dev(c, (v), __FILE__, __LINE__, #call, cudaGetErrorString(err_)), 0))
 
 #endif
 #endif

@@ -96,10 +96,11 @@ static void kill_comm(ndev *v)
 }
 
 /* Records the failure of a call of device v and aborts v's communicator. */
-sc_status sc_nccl_fail_dev(nctx *c, ndev *v, int line, const char *call, const char *reason)
+sc_status sc_nccl_fail_dev(nctx *c, ndev *v, const char *file, int line, const char *call,
+                          const char *reason)
 {
     char b[256], m[384];
-    sc_cuda_format(b, sizeof b, __FILE__, line, call, reason);
+    sc_cuda_format(b, sizeof b, file, line, call, reason);
     snprintf(m, sizeof m, "nccl transport: d%d: %s", v->dev, b);
     set_fail(c, m);
     kill_comm(v);
@@ -149,7 +150,7 @@ sc_status sc_nccl_group_queued(nctx *c, ndev *v, ngroup *g, cudaStream_t st, ncc
 {
     cudaError_t err_;
     if (r != ncclSuccess && r != ncclInProgress)
-        return sc_nccl_fail_dev(c, v, __LINE__, what, nccl_why(r, nc));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, what, nccl_why(r, nc));
     if (r == ncclSuccess) {
         if (!CUDA_OK(v, cudaEventRecord(g->ev, st)))
             return SC_ERR_RUNTIME;
@@ -192,9 +193,9 @@ sc_status sc_nccl_test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream
     ncclResult_t ae = ncclSuccess;
     ncclResult_t r = N->CommGetAsyncError(nc, &ae);
     if (r != ncclSuccess)
-        return sc_nccl_fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
     if (ae != ncclSuccess && ae != ncclInProgress)
-        return sc_nccl_fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
     if (!g->enqueued) {
         if (ae == ncclInProgress)
             return SC_OK;
@@ -210,7 +211,7 @@ sc_status sc_nccl_test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream
         return SC_OK;
     }
     if (q != cudaSuccess)
-        return sc_nccl_fail_dev(c, v, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
     *done = 1;
     return SC_OK;
 }
