@@ -121,8 +121,8 @@ MOD_RPATH  ?= $(CUDA_LIBDIR)
 MOD_LIBS    = -L$(CUDA_LIBDIR) -Wl,-rpath,'$(MOD_RPATH)' -lcublas -lcudart -lstdc++ -ldl -lpthread -lm
 CUDA_MOD_C := runtime/cuda/backend_cuda.c runtime/cuda/backend_cuda_dec.c runtime/cuda/backend_cuda_moe.c runtime/cuda/backend_cuda_graph.c runtime/cuda/cuda_check.c \
               runtime/cuda/transport_cuda_local.c \
-              runtime/cuda/transport_nccl.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
-CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c),$(CUDA_MOD_C))) \
+              runtime/cuda/transport_nccl.c runtime/cuda/transport_nccl_a2a.c runtime/cuda/nccl_lib.c runtime/cuda/cuda_module.c
+CUDA_MOD_OBJ = $(patsubst runtime/%.c,$(BUILD)/cudamod/%.o,$(filter-out $(if $(NCCL_H),,runtime/cuda/transport_nccl.c runtime/cuda/transport_nccl_a2a.c),$(CUDA_MOD_C))) \
                $(patsubst runtime/%.cu,$(BUILD)/cudamod/%.o,$(wildcard runtime/*/*.cu))
 CUDA_ECHO   = $(if $(CUDA),yes: $(NVCC) ($(CUDA_ARCH)) with libraries in $(CUDA_LIBDIR); NCCL $(if $(NCCL_H),yes ($(NCCL_H); libnccl.so.2 is loaded at run time),no (GPU threads use cuda-local only)); module $(CUDA_MODULE),$(if $(NVCC),nvcc at $(NVCC) but no CUDA runtime or cuBLAS beside it,no nvcc): CPU only (--backend cuda says it is not built))
 

@@ -36,6 +36,14 @@
  * have started that one, so no two live collectives share a slot. NCCL, on
  * one GPU per device, does the same on the GPUs; this transport serves any
  * number of devices per GPU.
+ *
+ * An all-to-all (a2a_start) is a collective of the same sequence through
+ * the host too: a member copies its rows out on its communication stream
+ * (the caller has synchronized the backend that produced them, which may be
+ * a pair's lane, not the compute stream registered here), the last to
+ * arrive completes it over the host parts (coll_host.h's
+ * sc_a2a_host_complete: row counts, overflow, rows), and each member copies
+ * the rows it received into its buffer, on that stream, synchronized.
  */
 #include "transport/transport.h"
 #include "transport/coll_host.h"
@@ -74,6 +82,7 @@ typedef struct cgroup {
 typedef struct ccoll {
     long gen;          /* the collective number it serves, -1: none yet */
     int arrived, done;
+    int a2a;           /* an all-to-all: host[] are the members' sc_a2a_part */
     sc_cxfer x;        /* the first arrival's description */
     void **host;       /* [P] members' host copies */
 } ccoll;
@@ -85,6 +94,8 @@ typedef struct chandle {
     void *buf;         /* its device buffer */
     size_t bytes;
     int back;          /* the result is copied back */
+    sc_a2a_part *a2a;  /* an all-to-all's caller part, or NULL */
+    sc_a2a_part part;  /* its host twin: send = host, recv = its own host rows */
 } chandle;
 
 typedef struct clocal {
@@ -303,6 +314,43 @@ static const char *cl_errmsg(void *ctx)
     return ((clocal *)ctx)->err;
 }
 
+/* Member dev's arrival at its next collective (x: its description, an
+ * all-to-all's op and row in x->op and x->count); the last completes it. */
+static sc_status arrive(clocal *c, int dev, chandle *hd, const sc_cxfer *x)
+{
+    sc_status st = SC_OK;
+    pthread_mutex_lock(&c->mu);
+    long k = c->cseq[dev]++;
+    ccoll *s = &c->cs[k % NCS];
+    hd->slot = (int)(k % NCS);
+    hd->gen = k;
+    if (c->aborted) {
+        st = SC_ERR_RUNTIME;
+    } else if (s->gen != k) {
+        s->gen = k;
+        s->arrived = s->done = 0;
+        s->x = *x;
+        s->a2a = hd->a2a != NULL;
+    } else if (s->a2a != (hd->a2a != NULL) || !sc_coll_same(&s->x, x)) {
+        char m[192];
+        snprintf(m, sizeof m, "cuda-local transport: d%d's collective %ld is not the one the "
+                 "others posted (kind, reduction, root, type, count or row differ)", dev, k);
+        st = fail_locked(c, m);
+    }
+    if (!st) {
+        s->host[dev] = hd->a2a ? (void *)&hd->part : hd->host;
+        if (++s->arrived == c->P) {
+            if (s->a2a)
+                sc_a2a_host_complete((sc_a2a_part *const *)s->host, c->P);
+            else
+                sc_coll_host_complete(&s->x, s->host, c->P);
+            s->done = 1;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
 static sc_status cl_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
     clocal *c = ctx;
@@ -324,33 +372,55 @@ static sc_status cl_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
                                      me->compute))) ||
         !CK(0, dev, cudaStreamSynchronize(me->compute)))
         return SC_ERR_RUNTIME;
-    sc_status st = SC_OK;
-    pthread_mutex_lock(&c->mu);
-    long k = c->cseq[dev]++;
-    ccoll *s = &c->cs[k % NCS];
-    hd->slot = (int)(k % NCS);
-    hd->gen = k;
-    if (c->aborted) {
-        st = SC_ERR_RUNTIME;
-    } else if (s->gen != k) {
-        s->gen = k;
-        s->arrived = s->done = 0;
-        s->x = *x;
-    } else if (!sc_coll_same(&s->x, x)) {
-        char m[192];
-        snprintf(m, sizeof m, "cuda-local transport: d%d's collective %ld is not the one the "
-                 "others posted (kind, reduction, root, type or count differ)", dev, k);
-        st = fail_locked(c, m);
-    }
-    if (!st) {
-        s->host[dev] = hd->host;
-        if (++s->arrived == c->P) {
-            sc_coll_host_complete(&s->x, s->host, c->P);
-            s->done = 1;
-        }
-    }
-    pthread_mutex_unlock(&c->mu);
-    return st;
+    return arrive(c, dev, hd, x);
+}
+
+/* Rows of an all-to-all part: sent (the sum of nsend) or received. */
+static size_t rows_of(const size_t *n, int P)
+{
+    size_t t = 0;
+    for (int e = 0; e < P; e++)
+        t += n[e];
+    return t;
+}
+
+static sc_status cl_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
+{
+    clocal *c = ctx;
+    cdev *me = &c->d[dev];
+    chandle *hd = calloc(1, sizeof *hd);
+    *h = hd;
+    if (!hd)
+        return SC_ERR_NOMEM;
+    size_t out = rows_of(x->nsend, c->P) * x->row;
+    hd->a2a = x;
+    hd->part = *x;
+    hd->host = malloc(out ? out : 1);
+    hd->part.send = hd->host;
+    hd->part.recv = malloc(x->rcap > 0 && x->row > 0 ? x->rcap * x->row : 1);
+    if (!hd->host || !hd->part.recv)
+        return SC_ERR_NOMEM;
+    if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
+        (out && !CK(0, dev, cudaMemcpyAsync(hd->host, x->send, out, cudaMemcpyDeviceToHost,
+                                            me->comm))) ||
+        !CK(0, dev, cudaStreamSynchronize(me->comm)))
+        return SC_ERR_RUNTIME;
+    return arrive(c, dev, hd, &(sc_cxfer){.op = x->op, .count = x->row});
+}
+
+/* A completed all-to-all's rows into the member's buffer. */
+static sc_status a2a_back(clocal *c, int dev, chandle *hd)
+{
+    cdev *me = &c->d[dev];
+    sc_a2a_part *x = hd->a2a;
+    size_t in = hd->part.overflow ? 0 : rows_of(hd->part.nrecv, c->P) * x->row;
+    x->overflow = hd->part.overflow;
+    if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
+        (in && !CK(0, dev, cudaMemcpyAsync(x->recv, hd->part.recv, in, cudaMemcpyHostToDevice,
+                                           me->comm))) ||
+        !CK(0, dev, cudaStreamSynchronize(me->comm)))
+        return SC_ERR_RUNTIME;
+    return SC_OK;
 }
 
 static sc_status cl_coll_test(void *ctx, int dev, void *h, int *done)
@@ -364,6 +434,11 @@ static sc_status cl_coll_test(void *ctx, int dev, void *h, int *done)
     pthread_mutex_unlock(&c->mu);
     if (!ready)
         return aborted ? SC_ERR_RUNTIME : SC_OK;
+    if (!hd->back && hd->a2a) {
+        if (a2a_back(c, dev, hd) != SC_OK)
+            return SC_ERR_RUNTIME;
+        hd->back = 1;
+    }
     if (!hd->back) { /* the result into the member's buffer, on its stream */
         cdev *me = &c->d[dev];
         if (!CK(0, dev, sc_cuda_use(me->gpu)) ||
@@ -389,8 +464,11 @@ static void cl_coll_release(void *ctx, int dev, void *h)
     (void)ctx;
     (void)dev;
     chandle *hd = h;
-    if (hd)
+    if (hd) {
         free(hd->host);
+        if (hd->a2a)
+            free(hd->part.recv);
+    }
     free(hd);
 }
 
@@ -403,6 +481,7 @@ static const struct sc_transport_ops cuda_local_ops = {
     .abort = cl_abort,
     .errmsg = cl_errmsg,
     .coll_start = cl_coll_start,
+    .a2a_start = cl_a2a_start,
     .coll_test = cl_coll_test,
     .coll_wait = cl_coll_wait,
     .coll_release = cl_coll_release,

@@ -23,7 +23,9 @@
  * ncclAllReduce in place or ncclBroadcast, after the compute queued when
  * the collective starts (the same event as the groups), completion an event
  * on that stream. NCCL's own rule, that every rank calls the collectives
- * of a communicator in the same order, is what the verifier proves.
+ * of a communicator in the same order, is what the verifier proves. An
+ * all-to-all (ep > 1) is two groups of ncclSend/ncclRecv there, the row
+ * counts then the rows (transport_nccl_a2a.c).
  *
  * Never hanging. The communicators are non-blocking (config.blocking = 0):
  * no NCCL call waits for a peer. ncclGroupEnd may return ncclInProgress, the
@@ -44,38 +46,13 @@
 #include <time.h>
 
 #include "cuda_impl.h"
+#include "nccl_impl.h"
 
 /* NCCL's entry points (nccl_lib.c): set by sc_cuda_nccl_id and
  * sc_cuda_nccl_new before anything else of this file runs. */
 static const sc_nccl_lib *N;
 
 _Static_assert(SC_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
-
-typedef struct ndev {
-    int dev, gpu;
-    cudaStream_t compute;  /* the backend's */
-    cudaStream_t comm;
-    cudaEvent_t mark;      /* compute progress when a group is posted */
-    ncclComm_t nc;
-    ncclComm_t cc;         /* the collectives' communicator */
-    cudaStream_t cstream;  /* the collectives' stream */
-    int dead;              /* its communicators were aborted */
-} ndev;
-
-typedef struct ngroup {
-    int enqueued;          /* 0 while ncclGroupEnd's work is still in progress */
-    cudaEvent_t ev;
-} ngroup;
-
-typedef struct nctx {
-    int P, n;
-    ndev *d;               /* [n] */
-    int *local;            /* [P] index into d, or -1 */
-    double timeout_s;
-    pthread_mutex_t mu;
-    int aborted;
-    char err[384];
-} nctx;
 
 static void set_fail(nctx *c, const char *msg)
 {
@@ -119,19 +96,16 @@ static void kill_comm(ndev *v)
 }
 
 /* Records the failure of a call of device v and aborts v's communicator. */
-static sc_status fail_dev(nctx *c, ndev *v, int line, const char *call, const char *reason)
+sc_status sc_nccl_fail_dev(nctx *c, ndev *v, const char *file, int line, const char *call,
+                          const char *reason)
 {
     char b[256], m[384];
-    sc_cuda_format(b, sizeof b, __FILE__, line, call, reason);
+    sc_cuda_format(b, sizeof b, file, line, call, reason);
     snprintf(m, sizeof m, "nccl transport: d%d: %s", v->dev, b);
     set_fail(c, m);
     kill_comm(v);
     return SC_ERR_RUNTIME;
 }
-
-#define CUDA_OK(v, call)                                                        \
-    ((err_ = (call)) == cudaSuccess ||                                          \
-     (fail_dev(c, (v), __LINE__, #call, cudaGetErrorString(err_)), 0))
 
 static const char *nccl_why(ncclResult_t r, ncclComm_t nc)
 {
@@ -139,7 +113,7 @@ static const char *nccl_why(ncclResult_t r, ncclComm_t nc)
     return last && *last ? last : N->GetErrorString(r);
 }
 
-static ndev *dev_of(nctx *c, int dev)
+ndev *sc_nccl_dev_of(nctx *c, int dev)
 {
     return dev >= 0 && dev < c->P && c->local[dev] >= 0 ? &c->d[c->local[dev]] : NULL;
 }
@@ -148,7 +122,7 @@ static ndev *dev_of(nctx *c, int dev)
  * handle in *out (freed by nc_release, also on failure), an event for its
  * completion, and st ordered after the compute queued so far (which
  * produced the buffers). */
-static sc_status group_begin(nctx *c, ndev *v, cudaStream_t *st, void **out)
+sc_status sc_nccl_group_begin(nctx *c, ndev *v, cudaStream_t *st, void **out)
 {
     cudaError_t err_;
     ngroup *g = calloc(1, sizeof *g);
@@ -171,12 +145,12 @@ static sc_status group_begin(nctx *c, ndev *v, cudaStream_t *st, void **out)
 
 /* After the NCCL call r that queued g on st: when it is queued (not still
  * in progress on a non-blocking communicator), its completion event. */
-static sc_status group_queued(nctx *c, ndev *v, ngroup *g, cudaStream_t st, ncclResult_t r,
+sc_status sc_nccl_group_queued(nctx *c, ndev *v, ngroup *g, cudaStream_t st, ncclResult_t r,
                               ncclComm_t nc, const char *what)
 {
     cudaError_t err_;
     if (r != ncclSuccess && r != ncclInProgress)
-        return fail_dev(c, v, __LINE__, what, nccl_why(r, nc));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, what, nccl_why(r, nc));
     if (r == ncclSuccess) {
         if (!CUDA_OK(v, cudaEventRecord(g->ev, st)))
             return SC_ERR_RUNTIME;
@@ -188,8 +162,8 @@ static sc_status group_queued(nctx *c, ndev *v, ngroup *g, cudaStream_t st, nccl
 static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
 {
     nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
-    sc_status st = group_begin(c, v, v ? &v->comm : NULL, group);
+    ndev *v = sc_nccl_dev_of(c, dev);
+    sc_status st = sc_nccl_group_begin(c, v, v ? &v->comm : NULL, group);
     if (st)
         return st;
     ncclResult_t r = N->GroupStart();
@@ -201,12 +175,12 @@ static sc_status nc_start(void *ctx, int dev, const sc_xfer *x, int n, void **gr
     ncclResult_t e = N->GroupEnd();
     if (r == ncclSuccess || r == ncclInProgress)
         r = e;
-    return group_queued(c, v, *group, v->comm, r, v->nc, "ncclGroupEnd");
+    return sc_nccl_group_queued(c, v, *group, v->comm, r, v->nc, "ncclGroupEnd");
 }
 
 /* Whether group (or collective) g of device v on communicator nc and
  * stream st has completed. */
-static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_t st, int *done)
+sc_status sc_nccl_test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_t st, int *done)
 {
     cudaError_t err_;
     *done = 0;
@@ -219,9 +193,9 @@ static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_
     ncclResult_t ae = ncclSuccess;
     ncclResult_t r = N->CommGetAsyncError(nc, &ae);
     if (r != ncclSuccess)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "ncclCommGetAsyncError", N->GetErrorString(r));
     if (ae != ncclSuccess && ae != ncclInProgress)
-        return fail_dev(c, v, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "ncclCommGetAsyncError", nccl_why(ae, nc));
     if (!g->enqueued) {
         if (ae == ncclInProgress)
             return SC_OK;
@@ -237,7 +211,7 @@ static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_
         return SC_OK;
     }
     if (q != cudaSuccess)
-        return fail_dev(c, v, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
+        return sc_nccl_fail_dev(c, v, __FILE__, __LINE__, "cudaEventQuery", cudaGetErrorString(q));
     *done = 1;
     return SC_OK;
 }
@@ -245,17 +219,21 @@ static sc_status test_on(nctx *c, ndev *v, ngroup *g, ncclComm_t nc, cudaStream_
 static sc_status nc_test(void *ctx, int dev, void *group, int *done)
 {
     nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
+    ndev *v = sc_nccl_dev_of(c, dev);
     *done = 0;
-    return v ? test_on(c, v, group, v->nc, v->comm, done) : SC_ERR_ARG;
+    return v ? sc_nccl_test_on(c, v, group, v->nc, v->comm, done) : SC_ERR_ARG;
 }
 
 static sc_status nc_coll_test(void *ctx, int dev, void *h, int *done)
 {
     nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
+    ndev *v = sc_nccl_dev_of(c, dev);
+    ngroup *g = h;
     *done = 0;
-    return v ? test_on(c, v, h, v->cc, v->cstream, done) : SC_ERR_ARG;
+    if (!v)
+        return SC_ERR_ARG;
+    return g->a2a ? sc_nccl_a2a_test(c, v, g, done)
+                  : sc_nccl_test_on(c, v, g, v->cc, v->cstream, done);
 }
 
 /* Polls test until done, an error, or the timeout. */
@@ -273,7 +251,7 @@ static sc_status poll_wait(nctx *c, int dev, void *group,
             snprintf(m, sizeof m, "nccl transport: d%d waited %g s for a %s; a peer is gone or "
                      "stuck: giving up (ncclCommAbort on every device)", dev, c->timeout_s, what);
             set_fail(c, m);
-            kill_comm(dev_of(c, dev));
+            kill_comm(sc_nccl_dev_of(c, dev));
             return SC_ERR_RUNTIME;
         }
         if (spin > 64)
@@ -296,8 +274,8 @@ static sc_status nc_coll_wait(void *ctx, int dev, void *h)
 static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
 {
     nctx *c = ctx;
-    ndev *v = dev_of(c, dev);
-    sc_status st = group_begin(c, v, v ? &v->cstream : NULL, h);
+    ndev *v = sc_nccl_dev_of(c, dev);
+    sc_status st = sc_nccl_group_begin(c, v, v ? &v->cstream : NULL, h);
     if (st)
         return st;
     ncclDataType_t t = x->dtype == SC_DT_F64 ? ncclFloat64 : ncclFloat32;
@@ -307,15 +285,22 @@ static sc_status nc_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
                          : N->AllReduce(x->buf, x->buf, x->count, t,
                                          x->red == SC_RED_MAX ? ncclMax : ncclSum, v->cc,
                                          v->cstream);
-    return group_queued(c, v, *h, v->cstream, r, v->cc,
+    return sc_nccl_group_queued(c, v, *h, v->cstream, r, v->cc,
                         bcast ? "ncclBroadcast" : "ncclAllReduce");
+}
+
+static sc_status nc_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
+{
+    return sc_nccl_a2a_start(ctx, N, dev, x, h);
 }
 
 static void nc_release(void *ctx, int dev, void *group)
 {
     nctx *c = ctx;
     ngroup *g = group;
-    ndev *v = dev_of(c, dev);
+    ndev *v = sc_nccl_dev_of(c, dev);
+    if (g->a2a)
+        sc_nccl_a2a_free(v, g);
     if (g->ev && v && sc_cuda_use(v->gpu) == cudaSuccess)
         cudaEventDestroy(g->ev);
     free(g);
@@ -327,7 +312,7 @@ static void nc_abort(void *ctx, int dev, const char *why)
     char m[384];
     snprintf(m, sizeof m, "d%d failed: %s", dev, why);
     set_fail(c, m);
-    ndev *v = dev_of(c, dev);
+    ndev *v = sc_nccl_dev_of(c, dev);
     if (v)
         kill_comm(v);
 }
@@ -346,6 +331,7 @@ static const struct sc_transport_ops nccl_ops = {
     .abort = nc_abort,
     .errmsg = nc_errmsg,
     .coll_start = nc_coll_start,
+    .a2a_start = nc_a2a_start,
     .coll_test = nc_coll_test,
     .coll_wait = nc_coll_wait,
     .coll_release = nc_release,

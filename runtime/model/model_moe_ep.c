@@ -17,8 +17,11 @@
  * The backward runs the same exchanges with the gradients (the copies'
  * output gradients out, their input gradients back). Every rank posts its
  * all-to-alls in the same order (the layers in turn), so they match.
- * The rows move through host memory (the local and mpi transports): a
- * backend whose memory is the host's (cpu).
+ * The rows move in the backend's memory: the host's (cpu: the local and
+ * mpi transports) or a GPU's (cuda: cuda-local, nccl), the transport's
+ * copies after the compute queued so far (the backend synchronized first).
+ * The counts live on the host; on a GPU they go through device scratch
+ * (sb out, ye in: both free before the rows come).
  */
 #include "model_impl.h"
 #include "backend/sc_hash.h"
@@ -62,6 +65,12 @@ static sc_status x_in(void *ctx, const sc_ep_call *c, const void *recv, const si
     return SC_OK;
 }
 
+/* The backend's memory is the host's: its buffers are the transport's as they are. */
+static int host_memory(const sc_mdev *dv)
+{
+    return strcmp(dv->be->ops->name, "cpu") == 0;
+}
+
 static sc_status exchange(sc_mdev *dv, int op, int pass, int mb, size_t row, xch *x)
 {
     sc_ep_hook h = {.ctx = x, .row_bytes = row, .out = x_out, .in = x_in};
@@ -70,6 +79,12 @@ static sc_status exchange(sc_mdev *dv, int op, int pass, int mb, size_t row, xch
     if (dv->ep_failed) /* the transport failed before: the pass is failing */
         return SC_ERR_RUNTIME;
     dv->err[0] = 0;
+    if (!host_memory(dv) && dv->be->ops->sync(dv->be->ctx) != SC_OK) { /* the rows produced */
+        snprintf(dv->err, sizeof dv->err, "ep rank %d: the backend failed before an "
+                 "all-to-all: %s", dv->md->ep_rank, dv->be->ops->errmsg(dv->be->ctx));
+        dv->ep_failed = 1;
+        return SC_ERR_RUNTIME;
+    }
     sc_status st = dv->ep_tp ? sc_ep_exchange(&h, &c, dv->ep_tp, dv->err, sizeof dv->err)
                              : SC_ERR_PROGRAM;
     if (!dv->ep_tp)
@@ -82,9 +97,10 @@ static sc_status exchange(sc_mdev *dv, int op, int pass, int mb, size_t row, xch
 /* Rows (of w floats) between the source-major order they came in (src)
  * and the expert-major order of the experts' products (exp): to_exp 1
  * copies src into exp, 0 back. cin: [ep][El]. */
-static void reorder(const sc_model *md, const int *cin, size_t w, float *src, float *exp,
+static void reorder(const sc_mdev *dv, const int *cin, size_t w, float *src, float *exp,
                     int to_exp)
 {
+    const sc_model *md = dv->md;
     int ep = md->ep, El = md->E / ep;
     size_t e_off = 0;
     for (int j = 0; j < El; j++) {
@@ -94,7 +110,8 @@ static void reorder(const sc_model *md, const int *cin, size_t w, float *src, fl
             for (int i = 0; i < j; i++)
                 before += (size_t)cin[q * El + i];
             float *a = src + (s_off + before) * w, *b = exp + e_off * w;
-            memcpy(to_exp ? b : a, to_exp ? a : b, n * w * sizeof(float));
+            if (n)
+                dv->be->ops->copy(dv->be->ctx, n * w, to_exp ? a : b, to_exp ? b : a);
             e_off += n;
             for (int i = 0; i < El; i++)
                 s_off += (size_t)cin[q * El + i];
@@ -203,17 +220,38 @@ static double ep_median(const sc_model *md, int s, int k)
     return m;
 }
 
+/* The counts: El ints to each rank, destination-major as cnt is; on a
+ * GPU through sb (out) and ye (in), which hold G h >= E floats. */
+static sc_status exchange_counts(sc_mdev *dv, int mb, const sc_moe_rows *r)
+{
+    const sc_model *md = dv->md;
+    size_t ones[SC_MEP_MAX], got[SC_MEP_MAX], bytes = (size_t)md->E * sizeof(int);
+    for (int q = 0; q < md->ep; q++)
+        ones[q] = 1;
+    int host = host_memory(dv);
+    if (!host && (size_t)md->ep * (size_t)sc_model_rows(md, mb) * (size_t)md->K *
+                         (size_t)md->h < (size_t)md->E) {
+        snprintf(dv->err, sizeof dv->err, "ep rank %d: %d experts' counts do not fit the "
+                 "layer's scratch on the device", md->ep_rank, md->E);
+        return SC_ERR_ARG;
+    }
+    xch xc = {.send = host ? (void *)r->cnt : (void *)r->sb, .nsend = ones,
+              .recv = host ? (void *)r->cin : (void *)r->ye, .cap = (size_t)md->ep,
+              .nrecv = got};
+    if (!host)
+        dv->be->ops->upload(dv->be->ctx, r->sb, r->cnt, bytes);
+    sc_status st = exchange(dv, SC_OP_DISPATCH, SC_OP_F, mb,
+                            (size_t)(md->E / md->ep) * sizeof(int), &xc);
+    if (!st && !host)
+        dv->be->ops->download(dv->be->ctx, r->cin, r->ye, bytes);
+    return st;
+}
+
 sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_rows *r)
 {
     const sc_model *md = dv->md;
     int h = md->h, El = md->E / md->ep;
-    size_t ones[SC_MEP_MAX], got[SC_MEP_MAX];
-    for (int q = 0; q < md->ep; q++)
-        ones[q] = 1;
-    /* the counts: El ints to each rank, destination-major as cnt is */
-    xch xc = {.send = r->cnt, .nsend = ones, .recv = r->cin, .cap = (size_t)md->ep,
-              .nrecv = got};
-    sc_status st = exchange(dv, SC_OP_DISPATCH, SC_OP_F, mb, (size_t)El * sizeof(int), &xc);
+    sc_status st = exchange_counts(dv, mb, r);
     double t0 = ep_clock(); /* the rows' (the counts' count as F's own: B has none) */
     if (!st)
         st = move_rows(dv, SC_OP_DISPATCH, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 1);
@@ -221,12 +259,12 @@ sc_status sc_moe_ep_forward(sc_mdev *dv, int l, int mb, float **L, const sc_moe_
         return st;
     ep_note(dv, l, 0, t0);
     float *xg = L[P_LAYER]; /* model_moe.c's M_XG: kept, expert-major */
-    reorder(md, r->cin, (size_t)h, r->sb, xg, 1);
+    reorder(dv, r->cin, (size_t)h, r->sb, xg, 1);
     int tot[SC_MOE_MAXE];
     per_expert(md, r->cin, tot);
     sc_moe_set x = {.ne = El, .n = tot, .gate = r->gate, .up = r->up, .y = r->ye};
     sc_moe_experts(dv, l, SC_OP_F, L, &x);
-    reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
+    reorder(dv, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_F, mb, r->cnt, r->cin, r->xl, r->sb, 0);
     ep_note(dv, l, 1, t0);
@@ -243,12 +281,12 @@ sc_status sc_moe_ep_backward(sc_mdev *dv, int l, int mb, float **L, const sc_moe
         return st;
     ep_note(dv, l, 0, t0);
     float *dyg = L[P_LAYER + 1]; /* model_moe.c's M_DYG: kept, expert-major */
-    reorder(md, r->cin, (size_t)h, r->sb, dyg, 1);
+    reorder(dv, r->cin, (size_t)h, r->sb, dyg, 1);
     int tot[SC_MOE_MAXE];
     per_expert(md, r->cin, tot);
     sc_moe_set x = {.ne = El, .n = tot, .gate = r->gate, .up = r->up, .y = r->ye};
     sc_moe_experts(dv, l, SC_OP_B, L, &x); /* the input gradients over ye */
-    reorder(md, r->cin, (size_t)h, r->sb, r->ye, 0);
+    reorder(dv, r->cin, (size_t)h, r->sb, r->ye, 0);
     t0 = ep_clock();
     st = move_rows(dv, SC_OP_COMBINE, SC_OP_B, mb, r->cnt, r->cin, r->xl, r->sb, 0);
     ep_note(dv, l, 1, t0);
@@ -270,9 +308,9 @@ sc_status sc_moe_ep_check(const sc_model *md, const sc_backend *be, char *err, s
                  "experts", md->ep, SC_MEP_MAX, md->E);
         return SC_ERR_ARG;
     }
-    if (md->ep > 1 && strcmp(be->ops->name, "cpu")) {
+    if (md->ep > 1 && strcmp(be->ops->name, "cpu") && (!be->ops->copy || !be->ops->sync)) {
         snprintf(err, errlen, "ep = %d: the %s backend has no all-to-all of its memory yet "
-                 "(docs/run.md#expert-parallelism: cpu only)", md->ep, be->ops->name);
+                 "(docs/run.md#expert-parallelism: cpu and cuda)", md->ep, be->ops->name);
         return SC_ERR_ARG;
     }
     return SC_OK;

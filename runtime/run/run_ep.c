@@ -13,6 +13,12 @@
  * step's loss is the sum of the ranks' shares (each a mean over the whole
  * batch's rows); each rank's dense gradients, summed over the group, and
  * its experts' are compared with the single-device reference's.
+ *
+ * On GPUs (--backend cuda) device i is GPU i, one each (ep_gpus refuses
+ * fewer GPUs than p x E), and the transports are the device kind's over
+ * those devices' backends: nccl (its all-to-all: ncclSend/ncclRecv of the
+ * counts, then of the rows) or cuda-local (through the host); the model
+ * synchronizes its backend before each all-to-all (model_moe_ep.c).
  */
 #include "run_impl.h"
 
@@ -21,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/device.h"
 #include "transport/sc_mpi.h"
+
+#define SC_EP_TRANSPORT_MAX 256 /* devices in one transport of an ep run */
 
 typedef struct eprun {
     const sc_prog *pg;
@@ -38,6 +47,12 @@ static void *ep_thread(void *p)
 {
     eprun *r = p;
     r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
+    /* The executor aborts the pipeline's transport; the EP group's too, so
+     * that the group's other ranks stop waiting in an all-to-all now. */
+    sc_transport *g[2] = {r->out.ep_tp, r->out.ep_lane_tp};
+    for (int i = 0; i < 2 && r->st; i++)
+        if (g[i] && g[i]->ops->abort)
+            g[i]->ops->abort(g[i]->ctx, r->out.ep_dev, r->out.err);
     return NULL;
 }
 
@@ -128,18 +143,18 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
     return st;
 }
 
-/* Device i = d E + e: its backend, its share's pipeline transport and its
- * EP group's, its model's workload, where its times go. */
-static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
-                           sc_run_result *r, int i, sc_model *md, sc_transport *pipe,
-                           sc_transport *const *group, const int *stage_dev, double *times,
-                           eprun *x, char *err, size_t errlen)
+/* Device i = d E + e (its backend x->be open): its share's pipeline
+ * transport and its EP group's, its model's workload, where its times go. */
+static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_result *r, int i,
+                           sc_model *md, sc_transport *pipe, sc_transport *const *group,
+                           const int *stage_dev, double *times, eprun *x, char *err,
+                           size_t errlen)
 {
     int E = sc_prog_ep(pg), d = i / E, e = i % E;
-    *x = (eprun){.pg = pg, .d = d, .tp = pipe};
-    sc_status st = k->open(i, o->mem_cap, &x->be, err, errlen);
-    if (!st)
-        st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
+    x->pg = pg;
+    x->d = d;
+    x->tp = pipe;
+    sc_status st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
     if (st)
         return st;
     sc_model_set_ep(&x->wl, group[0], group[1], e);
@@ -151,6 +166,47 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_dev
     x->out.ep_lane_tp = group[1];
     x->out.ep_dev = e;
     return SC_OK;
+}
+
+/* The kind of an ep run's transports: STAGECRAFT_TRANSPORT's when the
+ * device kind has several (NULL when it names none of them), else the
+ * first that can start and whose order the program keeps (nccl on GPUs),
+ * else the last (local, cuda-local). */
+static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog *pg)
+{
+    const sc_transport_kind *const *c = k->threads;
+    char why[512];
+    int n = 0;
+    while (c[n])
+        n++;
+    const char *want = n > 1 ? getenv("STAGECRAFT_TRANSPORT") : NULL;
+    for (int i = 0; want && *want && i <= n; i++)
+        if (i == n || strcmp(want, c[i]->name) == 0)
+            return i < n ? c[i] : NULL;
+    for (int i = 0; i < n - 1; i++)
+        if ((!c[i]->usable || c[i]->usable(why, sizeof why)) &&
+            (!c[i]->in_order || sc_run_check_pair_order(pg, why, sizeof why) == SC_OK))
+            return c[i];
+    return c[n - 1];
+}
+
+/* Transport j of the run, of kind t: j < E the pipeline of EP rank j
+ * (devices d E + j), then each device d's EP group (d E .. d E + E - 1)
+ * twice, over those devices' backends. */
+static sc_status ep_transport(const sc_transport_kind *t, int P, int E, int j, int max_tag,
+                              double timeout_s, const eprun *dr, sc_transport **tp, char *err,
+                              size_t errlen)
+{
+    int n = j < E ? P : E;
+    sc_backend *be[SC_EP_TRANSPORT_MAX];
+    if (n > SC_EP_TRANSPORT_MAX) {
+        snprintf(err, errlen, "run: ep > 1: %d devices in a transport, at most %d", n,
+                 SC_EP_TRANSPORT_MAX);
+        return SC_ERR_ARG;
+    }
+    for (int i = 0; i < n; i++)
+        be[i] = dr[j < E ? i * E + j : (j - E) / 2 * E + i].be;
+    return t->threads_new(n, be, max_tag, timeout_s, tp, err, errlen);
 }
 
 sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
@@ -168,6 +224,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
     eprun *dr = calloc((size_t)N, sizeof *dr);
     int *stage_dev = malloc((size_t)S * sizeof(int));
     double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
+    const sc_transport_kind *t = NULL;
     sc_status st = SC_OK;
     if (!mds || !tp || !dr || !stage_dev || !times) {
         snprintf(err, errlen, "out of memory starting %d x %d devices", P, E);
@@ -178,12 +235,24 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         goto done;
     for (int s = 0; s < S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
+    for (int i = 0; i < N && !st; i++) /* the backends first: GPU transports need them */
+        st = k->open(i, o->mem_cap, &dr[i].be, err, errlen);
+    if (!st && !(t = ep_tkind(k, pg))) {
+        snprintf(err, errlen, "run: STAGECRAFT_TRANSPORT=%s is not a transport of --backend %s",
+                 getenv("STAGECRAFT_TRANSPORT"), k->name);
+        st = SC_ERR_ARG;
+    }
     for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
-        if ((st = sc_transport_local_new(j < E ? P : E, max_tag, o->timeout_s, &tp[j])) != SC_OK)
-            snprintf(err, errlen, "out of memory for the transports of %d x %d devices", P, E);
+        st = ep_transport(t, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
     for (int i = 0; i < N && !st; i++)
-        st = ep_device(pg, o, k, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
+        st = ep_device(pg, o, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
                        times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
+    if (!st && !k->host_memory) {
+        r->gpus = N;
+        r->transport = t->name;
+        if (k->count)
+            k->count(r->gpu_name, sizeof r->gpu_name);
+    }
     if (!st)
         st = ep_start(dr, N, err, errlen);
     if (!st)
@@ -195,7 +264,7 @@ done:
         sc_model_free(md);
     for (int j = 0; tp && j < E + 2 * P; j++)
         if (tp[j])
-            sc_transport_local_free(tp[j]);
+            t->free(tp[j]);
     for (int i = 0; dr && i < N; i++)
         sc_backend_free(dr[i].be);
     free(mds);
@@ -204,6 +273,20 @@ done:
     free(stage_dev);
     free(times);
     return st;
+}
+
+/* On GPUs: one each for the p x E devices. */
+static sc_status ep_gpus(const sc_device_kind *k, const sc_prog *pg, char *err, size_t errlen)
+{
+    int P = sc_prog_devices(pg), E = sc_prog_ep(pg);
+    char info[256] = "";
+    int n = k->host_memory ? P * E : k->count(info, sizeof info);
+    if (n >= P * E)
+        return SC_OK;
+    snprintf(err, errlen, "run: ep = %d needs a GPU for each of the %d x %d devices, and %d %s "
+             "(docs/run.md#expert-parallelism)", E, P, E, n,
+             n == 1 ? "is visible" : "are visible");
+    return SC_ERR_ARG;
 }
 
 sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
@@ -216,12 +299,16 @@ sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const s
                                         : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
-    if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {
+    if (sc_mpi_launched()) {
         snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
-                 "for now (%s; docs/semantics.md#expert-parallelism)",
-                 sc_mpi_launched() ? "not MPI ranks" : o->graph ? "no --graph"
-                                                                 : "no NCCL all-to-all yet");
+                 "for now (not MPI ranks; docs/semantics.md#expert-parallelism)");
         return SC_ERR_ARG;
     }
-    return SC_OK;
+    if ((!k->host_memory && !k->count) || o->graph) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads, on the cpu or a "
+                 "GPU each, for now (%s; docs/semantics.md#expert-parallelism)",
+                 o->graph ? "no --graph" : "not this backend");
+        return SC_ERR_ARG;
+    }
+    return ep_gpus(k, pg, err, errlen);
 }

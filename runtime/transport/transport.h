@@ -121,7 +121,9 @@ struct sc_transport_ops {
     /* Optional (NULL: none). An all-to-all over every device on the same
      * channel, in the same order as the other collectives (a handle for
      * coll_test, coll_wait and coll_release); x is the caller's until it
-     * has completed. The local and mpi transports have one. */
+     * has completed. The local, mpi, nccl and cuda-local transports have
+     * one; a GPU transport's rows are device memory that the caller's
+     * backend has finished writing (it synchronized, model_moe_ep.c). */
     sc_status (*a2a_start)(void *ctx, int dev, sc_a2a_part *x, void **h);
     sc_status (*coll_test)(void *ctx, int dev, void *h, int *done);
     sc_status (*coll_wait)(void *ctx, int dev, void *h);

@@ -329,7 +329,7 @@ static ncclResult_t p2p_call(int send, void *buf, size_t count, ncclDataType_t t
     size_t size = type == ncclFloat32 ? 4 : 1;
     if (c->dead || c->error)
         return c->error ? c->error : ncclInvalidUsage;
-    if (peer < 0 || !c->q || peer >= c->q->nranks || peer == c->rank)
+    if (peer < 0 || !c->q || peer >= c->q->nranks) /* itself: a copy, as NCCL does */
         return nstub_failed(c, ncclInvalidArgument, "peer %d out of range", peer);
     if (sc_cudastub_stream_gpu(s) != c->gpu) {
         sc_cudastub_violation(c->gpu, "%s on a stream of GPU %d for a communicator of GPU %d",

@@ -29,7 +29,9 @@
 #      ranks on one GPU refused;
 #   8. run --graph: captured and replayed steps with the eager run's loss
 #      bits, the capture slots' test (tests/gpu/test_graph_cuda.c), and the
-#      programs refused with their reason.
+#      programs refused with their reason;
+#   9. expert parallelism (ep=2): a GPU per device, the all-to-alls through
+#      NCCL and cuda-local, fewer GPUs and --graph refused.
 # A violation of CUDA's rules found by the stand-in (use after free, use
 # before the allocation is reached, a stale error) fails the run (exit 86).
 # Run from the repository root: sh tests/cudastub/run.sh
@@ -352,6 +354,38 @@ expect 3 "--graph: backend 'cpu' cannot capture" -- timeout 120 $SC run 1f1b -D 
 for f in $(full && echo 5 400) 40; do
   SC_CUDASTUB_CAPTURE_FAULT=$f expect 9 "stagecraft: error: " -- timeout 120 $SC run 1f1b -D p=4 -D m=8 -D steps=3 --backend cuda --graph
 done
+
+# 9. Expert parallelism (-D ep=2, docs/run.md#expert-parallelism): the p x E
+# devices on a GPU each, the MoE layers' all-to-alls through NCCL
+# (ncclSend/ncclRecv of the row counts, then of the rows) or cuda-local
+# (through the host); the CPU reference within 1e-4, peaks and parameter
+# bytes == predicted, the transport asked for. (make check: 1f1b at p=1 m=2
+# on 2 GPUs and the refusals; full: 1f1b and dualpipev at p=4 on 8 GPUs,
+# both transports, with random delays.)
+X=tests/fixtures/models/run-mixtral.json
+ep_run() { # recipe gpus transport delay_us [-D ...]
+  r=$1 g=$2 t=$3 dl=$4; shift 4
+  if SC_CUDASTUB_GPUS=$g SC_CUDASTUB_DELAY_US=$dl STAGECRAFT_TRANSPORT=$t timeout 300 $SC run "$r" \
+       --model $X -D ep=2 "$@" --backend cuda --check --json >"$tmp/ep.json" 2>"$tmp/e" &&
+     json_ok "$tmp/ep.json" "$t"; then ok
+  else bad "run $r -D ep=2 $* on $g GPUs ($t, delays $dl us)"; head -4 "$tmp/e" >&2; fi
+}
+if full; then
+  for r in 1f1b dualpipev; do ep_run $r 8 nccl 0; ep_run $r 8 cuda-local 200; done
+  ep_run dualpipev 8 nccl 200
+  ep_run 1f1b 4 cuda-local 0 -D p=2 -D m=4
+  # d0 runs out of memory mid-step: its group's ranks leave their all-to-all
+  # at once (the group's transports aborted), not at the watchdog's 600 s.
+  for t in nccl cuda-local; do
+    expect 4 "out of memory on d0" -- env SC_CUDASTUB_GPUS=4 STAGECRAFT_TRANSPORT=$t STAGECRAFT_TIMEOUT=600 \
+      STAGECRAFT_DEVICE_MEMORY=1400000 timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=2 -D m=4 --backend cuda
+  done
+else
+  ep_run 1f1b 2 nccl 0 -D p=1 -D m=2
+fi
+expect 3 "run: ep = 2 needs a GPU for each of the 4 x 2 devices, and 4 are visible" -- env SC_CUDASTUB_GPUS=4 timeout 120 $SC run 1f1b --model $X -D ep=2 --backend cuda
+expect 3 "run: STAGECRAFT_TRANSPORT=mpi is not a transport of --backend cuda" -- env SC_CUDASTUB_GPUS=2 STAGECRAFT_TRANSPORT=mpi timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=1 -D m=2 --backend cuda
+expect 2 "--graph and a mixture of experts" -- env SC_CUDASTUB_GPUS=8 timeout 120 $SC run 1f1b --model $X -D ep=2 -D steps=3 --backend cuda --graph
 
 verdicts
 echo "cudastub: $pass passed, $fail failed ($runs recipe runs on the stand-in)"

@@ -31,14 +31,15 @@
 #   5. out of memory: predicted vs free GPU memory before allocating, and a
 #      device cap mid-step, one line naming the device;
 #   6. offload (needs issue 4's -D offload): bit-exact loss with offload=all;
-#   7. run --graph: captured and replayed steps with the eager run's loss bits.
+#   7. run --graph: captured and replayed steps with the eager run's loss bits;
+#   8. expert parallelism (ep=2) through nccl and cuda-local, a GPU per device.
 # Run from the repository root: sh tests/gpu/run.sh  (or make gpu-test)
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 pass=0; fail=0; skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-SECTIONS=7
+SECTIONS=8
 
 . tests/lib.sh # ok, bad, expect
 skipped() { skip=$((skip+1)); echo "SKIP: $*"; }
@@ -195,6 +196,25 @@ sys.exit(not (a["step_loss"] == b["step_loss"] and b.get("graph_replays") == 2))
      [ "$(hex "$tmp/eager")" = "$(hex "$tmp/graph")" ]; then ok
   else bad "run $r --graph: $(hex "$tmp/graph") vs eager $(hex "$tmp/eager")"; fi
 done
+
+# 8. Expert parallelism (docs/run.md#expert-parallelism): ep = 2 at p = 1,
+# a GPU per device, the all-to-alls through nccl and cuda-local: the CPU
+# reference within 1e-4, peaks and parameter bytes == predicted, the same
+# loss bits both ways; one GPU is refused in one line. (bench/gpu/ep.sh
+# times dualpipev against 1f1b.)
+X=tests/fixtures/models/run-mixtral.json
+if [ "$gpus" -ge 2 ]; then
+  for t in nccl cuda-local; do
+    STAGECRAFT_TRANSPORT=$t $SC run 1f1b --model $X -D p=1 -D m=2 -D ep=2 --backend cuda --check \
+      --json >"$tmp/ep_$t" 2>"$tmp/e" && json_ok "$tmp/ep_$t" $t && ok ||
+      { bad "run 1f1b -D ep=2 over $t"; head -3 "$tmp/e" >&2; }
+  done
+  [ "$(hex "$tmp/ep_nccl")" = "$(hex "$tmp/ep_cuda-local")" ] && ok ||
+    bad "ep=2: nccl's loss $(hex "$tmp/ep_nccl"), cuda-local's $(hex "$tmp/ep_cuda-local")"
+else
+  expect 3 "run: ep = 2 needs a GPU for each of the 1 x 2 devices, and 1 is visible" -- \
+    $SC run 1f1b --model $X -D p=1 -D m=2 -D ep=2 --backend cuda
+fi
 
 echo "gpu: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -466,6 +466,48 @@ static void collectives(sc_transport *tp, sc_backend **be)
         be[d]->ops->free(be[d]->ctx, x[d], sizeof a);
 }
 
+/* An all-to-all of two devices (ep > 1's DISPATCH, COMBINE): rows of 4
+ * floats, d0 sending 1 to itself and 2 to d1, d1 none to d0 and 1 to
+ * itself; then d1 with room for 2 of the 3 rows it gets (overflow). Both
+ * are polled in turn (NCCL's rows follow its counts at a test). */
+static void all_to_all(sc_transport *tp, sc_backend **be)
+{
+    float s0[12] = {1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, s1[4] = {4, 4, 4, 4}, out[12];
+    float *x[2] = {put(be[0], s0, 12), put(be[1], s1, 4)};
+    float *y[2] = {be[0]->ops->alloc(be[0]->ctx, 48), be[1]->ops->alloc(be[1]->ctx, 48)};
+    for (int cap1 = 3; cap1 >= 2; cap1--) {
+        size_t ns[2][2] = {{1, 2}, {0, 1}}, nr[2][2] = {{9, 9}, {9, 9}};
+        sc_a2a_part a[2];
+        void *h[2];
+        int done[2] = {0, 0};
+        for (int d = 0; d < 2; d++) {
+            a[d] = (sc_a2a_part){.op = SC_OP_DISPATCH, .row = 16, .send = x[d], .nsend = ns[d],
+                                 .recv = y[d], .rcap = d ? (size_t)cap1 : 3, .nrecv = nr[d]};
+            CHECK(tp->ops->a2a_start(tp->ctx, d, &a[d], &h[d]) == SC_OK);
+        }
+        sc_status st = SC_OK;
+        for (int spin = 0; spin < 1000000 && !st && !(done[0] && done[1]); spin++)
+            for (int d = 0; d < 2 && !st; d++)
+                if (!done[d])
+                    st = tp->ops->coll_test(tp->ctx, d, h[d], &done[d]);
+        CHECK(st == SC_OK && done[0] && done[1]);
+        for (int d = 0; d < 2; d++)
+            tp->ops->coll_release(tp->ctx, d, h[d]);
+        CHECK(nr[0][0] == 1 && nr[0][1] == 0 && nr[1][0] == 2 && nr[1][1] == 1);
+        CHECK(!a[0].overflow && a[1].overflow == (cap1 == 2));
+        be[0]->ops->download(be[0]->ctx, out, y[0], 16);
+        CHECK(out[0] == 1 && out[3] == 1);
+        if (cap1 == 3) {
+            be[1]->ops->download(be[1]->ctx, out, y[1], 48);
+            CHECK(out[0] == 2 && out[4] == 3 && out[8] == 4 && out[11] == 4);
+        }
+    }
+    for (int d = 0; d < 2; d++) {
+        be[d]->ops->free(be[d]->ctx, x[d], d ? 16 : 48);
+        be[d]->ops->free(be[d]->ctx, y[d], 48);
+    }
+}
+
 /* d0 posts a send that d1 never matches: the wait gives up after the
  * timeout, with one line, and everything can be freed. */
 static void stuck_peer(sc_transport *tp, sc_backend **be)
@@ -495,6 +537,7 @@ TEST(cuda_local)
     CHECK_STR(tp->ops->name, "cuda-local");
     one_transfer(tp, be);
     polled_transfer(tp, be);
+    all_to_all(tp, be);
     sc_transport_cuda_local_free(tp);
     CHECK(sc_transport_cuda_local_new(2, be, 16, 30, &tp, err, sizeof err) == SC_OK);
     abort_then_free(tp, be);
@@ -544,6 +587,7 @@ TEST(nccl)
     polled_transfer(tp, be);
     if (tp->ops->coll_start)
         collectives(tp, be);
+    all_to_all(tp, be);
     sc_transport_nccl_free(tp);
     CHECK(sc_transport_nccl_new(2, 2, devs, be, NULL, 3, &tp, err, sizeof err) == SC_OK);
     stuck_peer(tp, be);
