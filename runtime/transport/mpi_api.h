@@ -11,7 +11,8 @@
  * loads the module then, once per process, and sim, show, check never do.
  *
  * Every slot has the contract of its sc_mpi.h / transport.h namesake
- * (sc_mpi_init, sc_mpi_max, ..., sc_transport_mpi_new). The module is
+ * (sc_mpi_init, sc_mpi_max, ..., sc_transport_mpi_split_new; color < 0:
+ * sc_transport_mpi_new, the world). The module is
  * built from the same tree as the executable; version and size catch a
  * module left over from other sources.
  *
@@ -24,7 +25,7 @@
 
 #include "transport.h"
 
-#define SC_MPI_API_VERSION 2 /* 2: sc_transport_ops has a2a_start */
+#define SC_MPI_API_VERSION 3 /* 2: sc_transport_ops has a2a_start; 3: transport_new splits */
 #define SC_MPI_API_SYMBOL "sc_mpi_api_v1"
 
 struct sc_mpi_api {
@@ -37,8 +38,8 @@ struct sc_mpi_api {
     sc_status (*bcast)(void *buf, int n, int root, double timeout_s, char *err, size_t errlen);
     sc_status (*local)(int *local_rank, int *local_size, char *err, size_t errlen);
     void (*finish)(int code);
-    sc_status (*transport_new)(int max_tag, double timeout_s, sc_transport **out, char *err,
-                               size_t errlen);
+    sc_status (*transport_new)(int color, int key, int max_tag, double timeout_s,
+                               sc_transport **out, char *err, size_t errlen);
     void (*transport_free)(sc_transport *tp);
 };
 

@@ -126,7 +126,15 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
 {
     *out = NULL;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->transport_new(max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
+    return a ? a->transport_new(-1, 0, max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
+}
+
+sc_status sc_transport_mpi_split_new(int color, int key, int max_tag, double timeout_s,
+                                     sc_transport **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const struct sc_mpi_api *a = mpi(err, errlen);
+    return a ? a->transport_new(color, key, max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
 }
 
 void sc_transport_mpi_free(sc_transport *tp)
@@ -156,6 +164,14 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
 void sc_transport_mpi_free(sc_transport *tp)
 {
     (void)tp;
+}
+
+sc_status sc_transport_mpi_split_new(int color, int key, int max_tag, double timeout_s,
+                                     sc_transport **out, char *err, size_t errlen)
+{
+    (void)color;
+    (void)key;
+    return sc_transport_mpi_new(max_tag, timeout_s, out, err, errlen);
 }
 
 sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
