@@ -21,25 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/sc_mpi.h"
-
-typedef struct eprun {
-    const sc_prog *pg;
-    int d;
-    sc_backend *be;
-    sc_transport *tp;
-    sc_workload wl;
-    double origin;
-    sc_exec_out out;
-    sc_status st;
-} eprun;
-
-static void *ep_thread(void *p)
-{
-    eprun *r = p;
-    r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
-    return NULL;
-}
 
 /* The E models: md (rank 0) and E - 1 more of the same config. */
 static sc_status ep_models(sc_model *md, int E, sc_model **mds, char *err, size_t errlen)
@@ -55,7 +36,7 @@ static sc_status ep_models(sc_model *md, int E, sc_model **mds, char *err, size_
 
 /* The run's figures: each pipeline device's largest over its ranks, the
  * step's loss the sum of the ranks' shares, the comparison the worst. */
-static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *ref,
+static void ep_collect(sc_model **mds, int E, const sc_devrun *dr, const sc_model *ref,
                        sc_run_result *r)
 {
     for (int d = 0; d < r->P; d++)
@@ -91,7 +72,7 @@ static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *r
 }
 
 /* Starts the N threads, joins them; the first failure's message. */
-static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
+static sc_status ep_start(sc_devrun *dr, int N, char *err, size_t errlen)
 {
     pthread_t *th = calloc((size_t)N, sizeof *th);
     if (!th) {
@@ -103,7 +84,7 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
     sc_status st = SC_OK;
     for (; started < N; started++) {
         dr[started].origin = origin;
-        if (pthread_create(&th[started], NULL, ep_thread, &dr[started]) != 0) {
+        if (pthread_create(&th[started], NULL, sc_run_device_thread, &dr[started]) != 0) {
             dr[started].tp->ops->abort(dr[started].tp->ctx, dr[started].d, "no thread");
             snprintf(err, errlen, "cannot start the thread of device %d", started);
             st = SC_ERR_RUNTIME;
@@ -133,10 +114,10 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
 static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
                            sc_run_result *r, int i, sc_model *md, sc_transport *pipe,
                            sc_transport *const *group, const int *stage_dev, double *times,
-                           eprun *x, char *err, size_t errlen)
+                           sc_devrun *x, char *err, size_t errlen)
 {
     int E = sc_prog_ep(pg), d = i / E, e = i % E;
-    *x = (eprun){.pg = pg, .d = d, .tp = pipe};
+    *x = (sc_devrun){.pg = pg, .d = d, .tp = pipe};
     sc_status st = k->open(i, o->mem_cap, &x->be, err, errlen);
     if (!st)
         st = sc_model_attach(md, d, x->be, stage_dev, &x->wl, err, errlen);
@@ -165,7 +146,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
             most = r->measured->offset[d + 1] - r->measured->offset[d];
     sc_model **mds = calloc((size_t)E, sizeof *mds);
     sc_transport **tp = calloc((size_t)(E + 2 * P), sizeof *tp);
-    eprun *dr = calloc((size_t)N, sizeof *dr);
+    sc_devrun *dr = calloc((size_t)N, sizeof *dr);
     int *stage_dev = malloc((size_t)S * sizeof(int));
     double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
     sc_status st = SC_OK;
@@ -216,11 +197,10 @@ sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const s
                                         : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
-    if (strcmp(k->name, "cpu") || o->graph || sc_mpi_launched()) {
-        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
-                 "for now (%s; docs/semantics.md#expert-parallelism)",
-                 sc_mpi_launched() ? "not MPI ranks" : o->graph ? "no --graph"
-                                                                 : "no NCCL all-to-all yet");
+    if (strcmp(k->name, "cpu") || o->graph) {
+        snprintf(err, errlen, "run: ep > 1 runs its p x E devices on --backend cpu for now "
+                 "(%s; docs/semantics.md#expert-parallelism)",
+                 o->graph ? "no --graph" : "no NCCL all-to-all yet");
         return SC_ERR_ARG;
     }
     return SC_OK;
