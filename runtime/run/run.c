@@ -542,8 +542,12 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
             goto fail;
         int E = mc.ep > 1 ? mc.ep : 1; /* p x E devices (docs/semantics.md#expert-parallelism) */
         if (size != r->P * E) {
-            snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices%s (use "
-                     "mpirun -np %d)", size, r->P * E, E > 1 ? " (p x ep)" : "", r->P * E);
+            if (E > 1)
+                snprintf(err, errlen, "mpirun started %d ranks for a program of %d x %d devices "
+                         "(p x ep; use mpirun -np %d)", size, r->P, E, r->P * E);
+            else
+                snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices (use "
+                         "mpirun -np %d)", size, r->P, r->P);
             st = SC_ERR_ARG;
             goto fail;
         }
