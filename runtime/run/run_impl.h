@@ -3,7 +3,7 @@
  * the step (memory model, prediction, checks, results) and hands the
  * devices to run_devices.c, which runs them as threads or as this MPI
  * rank's device and fills the measured part of the result.
- * Tested by: tests/unit/test_gpu_choice.c, tests/runtime.sh.
+ * Tested by: tests/unit/test_gpu_choice.c, tests/runtime.sh, tests/moe.sh.
  */
 #ifndef SC_RUN_IMPL_H
 #define SC_RUN_IMPL_H

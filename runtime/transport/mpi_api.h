@@ -1,8 +1,8 @@
 /*
  * mpi_api.h — between the executable and the MPI module,
- * libstagecraft_mpi.so (transport_mpi.c, the only file that includes
- * <mpi.h>): the module's one exported symbol is this table, which
- * mpi_load.c finds with dlsym.
+ * libstagecraft_mpi.so (transport_mpi.c, mpi_world.c, mpi_bell.c, the
+ * only files that include <mpi.h>): the module's one exported symbol is
+ * this table (mpi_world.c), which mpi_load.c finds with dlsym.
  *
  * Why a module: linking MPI loads its whole stack (OpenMPI: libmpi,
  * open-rte, open-pal, hwloc, libevent, udev, ...) into every start, and
