@@ -338,6 +338,8 @@ static sc_status a2a_rows(mctx *c, int dev, mgroup *g)
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting an all-to-all failed", dev);
         return SC_ERR_RUNTIME;
     }
+    g->rung = 0; /* the rows posted: the members may move; and again once they are done */
+    ring_members(c);
     return SC_OK;
 }
 
