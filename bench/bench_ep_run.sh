@@ -25,8 +25,7 @@ json.dump({"model_type": "mixtral", "hidden_size": h, "intermediate_size": i,
 echo "bench_ep_run: p=2 m=4, hidden $HIDDEN, inter $INTER, $EXPERTS experts top $TOP, $LAYERS layers, seq $SEQ, batch 4 (best of $ROUNDS)"
 printf '%-10s %-3s %-8s %-12s %-14s %-12s\n' recipe ep devices step_s d0_peak_bytes d0_params
 for r in $RECIPES; do
-  for ep in $EPS; do
-  for how in $HOW; do
+  for ep in $EPS; do for how in $HOW; do
     best=""
     launch=""
     [ "$how" = mpi ] && launch="mpirun -np $((2 * ep)) --oversubscribe"
@@ -46,6 +45,5 @@ else: print(t, j["peak_activation_bytes"][0], p["params"])' "$tmp/j" "$best")
     done
     set -- $best
     printf '%-10s %-3s %-8s %-12.6f %-14s %-12s\n' "$r" "$ep" "$((2 * ep))$([ "$how" = mpi ] && echo ' ranks')" "$1" "$2" "$3"
-  done
-  done
+  done; done
 done
