@@ -528,7 +528,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
      * model or anything that follows from it is allocated. */
     int rank = 0, size = 1;
     if (sc_mpi_launched()) {
-        if ((st = sc_mpi_init(&rank, &size, o->timeout_s, err, errlen)) != SC_OK)
+        if ((st = (mc.ep > 1 ? sc_mpi_init_threads : sc_mpi_init)(&rank, &size, o->timeout_s, err,
+                                                                  errlen)) != SC_OK)
             goto fail;
         r->mpi = 1;
         r->rank = rank;

@@ -4,15 +4,16 @@
  *
  * World rank d·E + e is EP rank e of pipeline device d, as device d·E + e
  * of the threads run (run_ep.c): it runs d's stream with model rank e.
- * Two communicators split from the world, each an mpi transport
+ * Three communicators split from the world, each an mpi transport
  * (sc_transport_mpi_split_new): the pipeline of share e (ranks e, E + e,
- * ...; device d is its rank d), and the EP group of device d (ranks
- * dE .. dE + E - 1; rank e is its member e), where the MoE layers'
- * all-to-alls and the dense gradients' all-reduce run. No lane: MPI is
- * started single-threaded (MPI_Init), and a lane's all-to-alls would be
- * posted from a second thread of the rank, so an overlapped pair's halves
- * run in turn (exec_pair.c's lane_open without ep_lane_tp), which changes
- * no bit. What rank 0 reports is
+ * ...; device d is its rank d), and twice the EP group of device d (ranks
+ * dE .. dE + E - 1; rank e is its member e): the MoE layers' all-to-alls
+ * and the dense gradients' all-reduce on the first, the passes an
+ * overlapped pair runs on its lane on the second, which a second thread of
+ * the rank posts: run.c starts MPI with MPI_THREAD_MULTIPLE for ep
+ * (sc_mpi_init_threads). An MPI without it gets no lane transport, and a
+ * pair's halves run in turn (exec_pair.c's lane_open), which changes no
+ * bit. What rank 0 reports is
  * gathered as sc_run_mpi gathers it (element-wise maximum over the ranks):
  * the step's loss the shares' sum in share order, each device's peak the
  * largest over its ranks, its parameter bytes and all-to-all times share
@@ -27,15 +28,16 @@
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"
 
-/* This rank's two transports: its share's pipeline, its device's EP
- * group (every rank creates them in this order). */
+/* This rank's transports: its share's pipeline, its device's EP group,
+ * and with threads the group's lane (every rank creates them in this
+ * order; MPI gives every rank the same thread level). */
 static sc_status ep_transports(const sc_prog *pg, double timeout_s, int d, int e,
                                sc_transport **tp, char *err, size_t errlen)
 {
     int max_tag = 2 * sc_prog_stages(pg) * sc_prog_stream_microbatches(pg);
     sc_status st = sc_transport_mpi_split_new(e, d, max_tag, timeout_s, &tp[0], err, errlen);
-    if (!st)
-        st = sc_transport_mpi_split_new(d, e, max_tag, timeout_s, &tp[1], err, errlen);
+    for (int j = 1; j < (sc_mpi_threads() ? 3 : 2) && !st; j++)
+        st = sc_transport_mpi_split_new(d, e, max_tag, timeout_s, &tp[j], err, errlen);
     return st;
 }
 
@@ -103,12 +105,12 @@ static sc_status ep_step(const sc_prog *pg, const sc_run_opts *o, sc_model *md,
     sc_status st = sc_model_attach(md, d, be, stage_dev, &wl, err, errlen);
     if (st)
         return st;
-    sc_model_set_ep(&wl, tp[1], NULL, e);
+    sc_model_set_ep(&wl, tp[1], tp[2], e);
     out.t0 = e ? times : r->measured->t0 + r->measured->offset[d];
     out.t1 = e ? times + n : r->measured->t1 + r->measured->offset[d];
     out.timeout_s = o->timeout_s;
     out.ep_tp = tp[1];
-    out.ep_lane_tp = NULL; /* no lane (above) */
+    out.ep_lane_tp = tp[2]; /* or NULL: no lane (above) */
     out.ep_dev = e;
     if ((st = sc_mpi_barrier(o->timeout_s, err, errlen)) != SC_OK)
         return st;
@@ -134,7 +136,7 @@ sc_status sc_run_ep_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind 
 {
     int E = sc_prog_ep(pg), d = rank / E, e = rank % E;
     size_t n = r->measured->offset[d + 1] - r->measured->offset[d];
-    sc_transport *tp[2] = {NULL, NULL};
+    sc_transport *tp[3] = {NULL, NULL, NULL};
     sc_backend *be = NULL;
     sc_model *mine = e ? NULL : md; /* rank e of the EP group: made from md's config */
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
@@ -160,7 +162,7 @@ done:
     if (mine != md)
         sc_model_free(mine);
     sc_model_free(md);
-    for (int j = 1; j >= 0; j--)
+    for (int j = 2; j >= 0; j--)
         sc_transport_mpi_free(tp[j]);
     sc_backend_free(be);
     free(stage_dev);

@@ -25,13 +25,15 @@
 
 #include "transport.h"
 
-#define SC_MPI_API_VERSION 3 /* 2: sc_transport_ops has a2a_start; 3: transport_new splits */
+#define SC_MPI_API_VERSION 3 /* 2: sc_transport_ops has a2a_start; 3: transport_new splits,
+                              * init may ask for threads */
 #define SC_MPI_API_SYMBOL "sc_mpi_api_v1"
 
 struct sc_mpi_api {
     int version;
     size_t size; /* sizeof(struct sc_mpi_api) where the module was built */
-    sc_status (*init)(int *rank, int *size, double timeout_s, char *err, size_t errlen);
+    sc_status (*init)(int *rank, int *size, int *threads, double timeout_s, char *err,
+                      size_t errlen); /* *threads: asked, then given (sc_mpi_init_threads) */
     sc_status (*max)(double *v, int n, const char *what, double timeout_s, char *err,
                      size_t errlen);
     sc_status (*barrier)(double timeout_s, char *err, size_t errlen);

@@ -78,12 +78,32 @@ int sc_mpi_available(void)
     return 1;
 }
 
-sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+static int threads; /* MPI gave MPI_THREAD_MULTIPLE */
+
+static sc_status init(int *rank, int *size, int want, double timeout_s, char *err, size_t errlen)
 {
     *rank = 0;
     *size = 1;
+    threads = want;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->init(rank, size, timeout_s, err, errlen) : SC_ERR_ARG;
+    sc_status st = a ? a->init(rank, size, &threads, timeout_s, err, errlen) : SC_ERR_ARG;
+    threads = !st && threads;
+    return st;
+}
+
+sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return init(rank, size, 0, timeout_s, err, errlen);
+}
+
+sc_status sc_mpi_init_threads(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return init(rank, size, 1, timeout_s, err, errlen);
+}
+
+int sc_mpi_threads(void)
+{
+    return threads;
 }
 
 sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
@@ -182,6 +202,16 @@ sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t 
     snprintf(err, errlen, "started by mpirun, but this stagecraft was built without MPI "
              "(install libopenmpi-dev and rebuild)");
     return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_init_threads(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return sc_mpi_init(rank, size, timeout_s, err, errlen);
+}
+
+int sc_mpi_threads(void)
+{
+    return 0;
 }
 
 sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,

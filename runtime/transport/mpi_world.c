@@ -116,17 +116,22 @@ void sc_mpimod_guard_end(void)
     wd_running = 0;
 }
 
-static sc_status mod_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+/* *threads: in, 1 to ask for MPI_THREAD_MULTIPLE (MPI_Init_thread); out,
+ * 1 when MPI gives it. */
+static sc_status mod_init(int *rank, int *size, int *threads, double timeout_s, char *err,
+                          size_t errlen)
 {
-    int init = 0;
+    int init = 0, want = *threads, got = MPI_THREAD_SINGLE;
     MPI_Initialized(&init);
     started_timeout = timeout_s;
     int rc = MPI_SUCCESS;
     if (!init) {
         guard_begin(timeout_s, "to start (MPI_Init)", 0);
-        rc = MPI_Init(NULL, NULL);
+        rc = want ? MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &got) : MPI_Init(NULL, NULL);
         sc_mpimod_guard_end();
-    }
+    } else
+        MPI_Query_thread(&got);
+    *threads = got >= MPI_THREAD_MULTIPLE;
     if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "MPI_Init failed");
         return SC_ERR_RUNTIME;
