@@ -8,6 +8,7 @@
 # hiding them; a cost file's dispatch and combine; the errors. Run from
 # the repository root: sh tests/moe.sh
 SC=${SC:-./stagecraft}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, expect
@@ -130,14 +131,14 @@ fi
 # of device d; the --json output is the threads run's but for the transport
 # and the time (same loss bits, gradients, peaks, params). make check: 1f1b
 # at p = 2 on 4 ranks; make test: the four recipes at p = 4 on 8 ranks
-# with --check (runjson.py), a wrong -np and a refused combination.
+# with --check (runjson.py), ep = 4 at p = 2, a wrong -np and a refused
+# combination.
 same_run() { python3 -c 'import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert b["transport"] == "mpi", b["transport"]
 d = [k for k in a if k not in ("transport", "step_time_s") and a[k] != b.get(k)]
 assert not d, d' "$1" "$2"; }
 if have_mpi; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
   if full; then set -- "1f1b zb-h1 zb-v dualpipev" "" 8 --check; else set -- 1f1b "-D p=2" 4 ""; fi
   for r in $1; do
     # shellcheck disable=SC2086
@@ -149,7 +150,12 @@ if have_mpi; then
       if full; then later "$tmp/b" "mpirun -np 8 run $r --model run-mixtral -D ep=2 --check"; fi
     else bad "threads vs mpirun -np $3 on $r $2 -D ep=2"; tail -3 "$tmp/err" >&2; fi
   done
-  if full; then
+  if full; then # ep = 4 at p = 2: 8 ranks, groups of 4
+    $SC run dualpipev -D p=2 --model $X -D ep=4 -D batch=4 --check --json >"$tmp/a" 2>"$tmp/err"
+    if timeout -k 10 120 mpirun -np 8 --oversubscribe $SC run dualpipev -D p=2 --model $X -D ep=4 \
+         -D batch=4 --check --json >"$tmp/b" 2>"$tmp/err" && same_run "$tmp/a" "$tmp/b" 2>>"$tmp/err"
+    then ok; later "$tmp/b" "mpirun -np 8 run dualpipev -D p=2 --model run-mixtral -D ep=4 --check"
+    else bad "threads vs mpirun -np 8 on dualpipev -D p=2 -D ep=4"; tail -3 "$tmp/err" >&2; fi
     timeout -k 10 60 mpirun -np 4 --oversubscribe $SC run 1f1b --model $X -D ep=2 >/dev/null 2>"$tmp/err"
     if [ $? = 3 ] && grep -q "mpirun started 4 ranks for a program of 4 x 2 devices (p x ep; use mpirun -np 8)" "$tmp/err"
     then ok; else bad "mpirun -np 4 -D ep=2 at p = 4: one line, exit 3"; head -3 "$tmp/err" >&2; fi
