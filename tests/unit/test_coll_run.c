@@ -355,10 +355,10 @@ static int mpi_main(void)
     CHECK(sc_mpi_barrier(30, err, sizeof err) == SC_OK);
     CHECK(sc_exec_device(pg, rank, e.be, tp, &e.wl, sc_exec_now(), &e.out) == SC_OK);
     CHECK(e.t.ok);
+    mpi_split(rank, size); /* the same transport over a split of the world */
     sc_backend_free(e.be);
     sc_transport_mpi_free(tp);
     sc_prog_free(pg);
-    mpi_split(rank, size);
     int rc = harness_done("coll_run (mpi)");
     sc_mpi_finish(0);
     return rc;
