@@ -149,8 +149,13 @@ sc_status sc_run_ep_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind 
     }
     for (int s = 0; s < r->S; s++)
         stage_dev[s] = sc_prog_stage_device(pg, s);
-    if (e && (st = sc_model_new_ep_rank(md, e, &mine, err, errlen)) != SC_OK)
-        goto done;
+    if (e) { /* md only lends its config (copied) */
+        st = sc_model_new_ep_rank(md, e, &mine, err, errlen);
+        sc_model_free(md);
+        md = NULL;
+        if (st)
+            goto done;
+    }
     if ((st = ep_transports(pg, o->timeout_s, d, e, tp, err, errlen)) != SC_OK ||
         (st = k->open(rank, o->mem_cap, &be, err, errlen)) != SC_OK)
         goto done;
