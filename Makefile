@@ -78,7 +78,7 @@ LDLIBS     += $(GLPK_LIBS)
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS    = $(shell pkg-config --libs ompi-c 2>/dev/null)
 HAVE_MPI    = $(if $(MPI_LIBS),yes,no)
-MPI_MOD_C  := runtime/transport/transport_mpi.c runtime/transport/mpi_bell.c
+MPI_MOD_C  := runtime/transport/transport_mpi.c runtime/transport/mpi_world.c runtime/transport/mpi_bell.c
 MPI_MODULE  = $(if $(MPI_LIBS),$(BUILD)/libstagecraft_mpi.so)
 # CUDA is optional. With nvcc (on PATH or /usr/local/cuda/bin) everything
 # that needs CUDA, cuBLAS or NCCL goes into one module, libstagecraft_cuda.so

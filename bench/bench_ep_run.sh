@@ -6,10 +6,13 @@
 # of RECIPES at p = 2, m = 4, batch 4 (the same total batch: ep = E splits
 # it), best of ROUNDS step times; per ep the measured peak activation bytes
 # and parameter bytes of d0 (run --json), which equal the predicted ones.
+# HOW="threads mpi" adds each point as MPI ranks (mpirun -np p x E
+# --oversubscribe: runtime/run/run_ep_mpi.c); EPS chooses the ep degrees.
 #   sh bench/bench_ep_run.sh        HIDDEN=256 INTER=512 EXPERTS=4 TOP=2 LAYERS=4 SEQ=32
 SC=${SC:-build/stagecraft}
 HIDDEN=${HIDDEN:-256} INTER=${INTER:-512} EXPERTS=${EXPERTS:-4} TOP=${TOP:-2}
 LAYERS=${LAYERS:-4} SEQ=${SEQ:-32} ROUNDS=${ROUNDS:-3} RECIPES=${RECIPES:-"1f1b dualpipev"}
+HOW=${HOW:-threads} EPS=${EPS:-"1 2 4"}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 python3 -c '
 import json, sys
@@ -20,13 +23,16 @@ json.dump({"model_type": "mixtral", "hidden_size": h, "intermediate_size": i,
            "num_local_experts": e, "num_experts_per_tok": k}, open(sys.argv[6], "w"))
 ' "$HIDDEN" "$INTER" "$EXPERTS" "$TOP" "$LAYERS" "$tmp/m.json"
 echo "bench_ep_run: p=2 m=4, hidden $HIDDEN, inter $INTER, $EXPERTS experts top $TOP, $LAYERS layers, seq $SEQ, batch 4 (best of $ROUNDS)"
-printf '%-10s %-3s %-8s %-12s %-14s %-12s\n' recipe ep threads step_s d0_peak_bytes d0_params
+printf '%-10s %-3s %-8s %-12s %-14s %-12s\n' recipe ep devices step_s d0_peak_bytes d0_params
 for r in $RECIPES; do
-  for ep in 1 2 4; do
+  for ep in $EPS; do for how in $HOW; do
     best=""
+    launch=""
+    [ "$how" = mpi ] && launch="mpirun -np $((2 * ep)) --oversubscribe"
     for i in $(seq "$ROUNDS"); do
-      "$SC" run "$r" -D p=2 -D m=4 -D seq="$SEQ" -D batch=4 -D ep="$ep" --model "$tmp/m.json" \
-        --json >"$tmp/j" 2>"$tmp/err" || { echo "run $r ep=$ep failed: $(head -1 "$tmp/err")"; exit 1; }
+      # shellcheck disable=SC2086
+      $launch "$SC" run "$r" -D p=2 -D m=4 -D seq="$SEQ" -D batch=4 -D ep="$ep" --model "$tmp/m.json" \
+        --json >"$tmp/j" 2>"$tmp/err" || { echo "run $r ep=$ep ($how) failed: $(head -1 "$tmp/err")"; exit 1; }
       best=$(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1])); b = sys.argv[2]
@@ -38,6 +44,6 @@ if b and float(b.split()[0]) <= t: print(b)
 else: print(t, j["peak_activation_bytes"][0], p["params"])' "$tmp/j" "$best")
     done
     set -- $best
-    printf '%-10s %-3s %-8s %-12.6f %-14s %-12s\n' "$r" "$ep" $((2 * ep)) "$1" "$2" "$3"
-  done
+    printf '%-10s %-3s %-8s %-12.6f %-14s %-12s\n' "$r" "$ep" "$((2 * ep))$([ "$how" = mpi ] && echo ' ranks')" "$1" "$2" "$3"
+  done; done
 done

@@ -8,6 +8,7 @@
 # hiding them; a cost file's dispatch and combine; the errors. Run from
 # the repository root: sh tests/moe.sh
 SC=${SC:-./stagecraft}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, expect
@@ -144,12 +145,43 @@ if full; then
   else bad "run dualpipev -D ep=2 with STAGECRAFT_A2A_LATENCY_US"; head -3 "$tmp/err" >&2; fi
 fi
 
-# MPI ranks: refused in one line (exit 3), when mpirun runs here (full)
-if full && command -v mpirun >/dev/null; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-  timeout 60 mpirun -np 2 $SC run 1f1b -D p=2 --model $X -D ep=2 >/dev/null 2>"$tmp/err"
-  if grep -q "run: ep > 1 runs its p x E devices as threads on --backend cpu for now (not MPI ranks" "$tmp/err"
-  then ok; else bad "mpirun -D ep=2: one line"; head -3 "$tmp/err" >&2; fi
+# MPI ranks (run_ep_mpi.c): mpirun -np p x E, world rank dE + e is EP rank e
+# of device d; the --json output is the threads run's but for the transport
+# and the time (same loss bits, gradients, peaks, params). make check: 1f1b
+# at p = 2 on 4 ranks; make test: the four recipes at p = 4 on 8 ranks
+# with --check (runjson.py), ep = 4 at p = 2, a wrong -np and a refused
+# combination.
+same_run() { python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert b["transport"] == "mpi", b["transport"]
+d = [k for k in a if k not in ("transport", "step_time_s") and a[k] != b.get(k)]
+assert not d, d' "$1" "$2"; }
+if have_mpi; then
+  if full; then set -- "1f1b zb-h1 zb-v dualpipev" "" 8 --check; else set -- 1f1b "-D p=2" 4 ""; fi
+  for r in $1; do
+    # shellcheck disable=SC2086
+    if [ -f "$tmp/$r.2.json" ] && [ -z "$2" ]; then cp "$tmp/$r.2.json" "$tmp/a"
+    else $SC run $r $2 --model $X -D ep=2 -D batch=4 $4 --json >"$tmp/a" 2>"$tmp/err"; fi
+    # shellcheck disable=SC2086
+    if timeout -k 10 120 mpirun -np $3 --oversubscribe $SC run $r $2 --model $X -D ep=2 -D batch=4 $4 \
+         --json >"$tmp/b" 2>"$tmp/err" && same_run "$tmp/a" "$tmp/b" 2>>"$tmp/err"; then ok
+      if full; then later "$tmp/b" "mpirun -np 8 run $r --model run-mixtral -D ep=2 --check"; fi
+    else bad "threads vs mpirun -np $3 on $r $2 -D ep=2"; tail -3 "$tmp/err" >&2; fi
+  done
+  if full; then # ep = 4 at p = 2: 8 ranks, groups of 4
+    $SC run dualpipev -D p=2 --model $X -D ep=4 -D batch=4 --check --json >"$tmp/a" 2>"$tmp/err"
+    if timeout -k 10 120 mpirun -np 8 --oversubscribe $SC run dualpipev -D p=2 --model $X -D ep=4 \
+         -D batch=4 --check --json >"$tmp/b" 2>"$tmp/err" && same_run "$tmp/a" "$tmp/b" 2>>"$tmp/err"
+    then ok; later "$tmp/b" "mpirun -np 8 run dualpipev -D p=2 --model run-mixtral -D ep=4 --check"
+    else bad "threads vs mpirun -np 8 on dualpipev -D p=2 -D ep=4"; tail -3 "$tmp/err" >&2; fi
+    timeout -k 10 60 mpirun -np 4 --oversubscribe $SC run 1f1b --model $X -D ep=2 >/dev/null 2>"$tmp/err"
+    if [ $? = 3 ] && grep -q "mpirun started 4 ranks for a program of 4 x 2 devices (p x ep; use mpirun -np 8)" "$tmp/err"
+    then ok; else bad "mpirun -np 4 -D ep=2 at p = 4: one line, exit 3"; head -3 "$tmp/err" >&2; fi
+    timeout -k 10 60 mpirun -np 4 --oversubscribe $SC run 1f1b -D p=2 -D m=4 --model $X -D ep=2 \
+      -D lengths='[8,16,24,12]' >/dev/null 2>"$tmp/err"
+    if [ $? = 3 ] && grep -q "run: ep > 1 with microbatches of different lengths is not trained yet" "$tmp/err"
+    then ok; else bad "mpirun -D ep=2 with lengths: one line, exit 3"; head -3 "$tmp/err" >&2; fi
+  fi
 fi
 
 # run --profile of an ep program writes each stage's dispatch and combine

@@ -142,9 +142,9 @@ static void print_text(const char *recipe, const sc_prog *pg, const sc_run_opts 
 {
     printf("recipe        %s\n", recipe);
     if (sc_prog_ep(pg) > 1) /* docs/semantics.md#expert-parallelism: p x E */
-        printf("devices       %d x %d (threads, ep = %d: EP rank e of device d is d x %d + e), "
-               "%d stages, %d microbatches\n", r->P, sc_prog_ep(pg), sc_prog_ep(pg),
-               sc_prog_ep(pg), r->S, r->m);
+        printf("devices       %d x %d (%s, ep = %d: EP rank e of device d is d x %d + e), "
+               "%d stages, %d microbatches\n", r->P, sc_prog_ep(pg),
+               r->mpi ? "MPI ranks" : "threads", sc_prog_ep(pg), sc_prog_ep(pg), r->S, r->m);
     else
         printf("devices       %d (%s), %d stages, %d microbatches\n", r->P,
                r->mpi ? "MPI ranks" : "threads", r->S, r->m / sc_prog_slices(pg));

@@ -528,7 +528,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
      * model or anything that follows from it is allocated. */
     int rank = 0, size = 1;
     if (sc_mpi_launched()) {
-        if ((st = sc_mpi_init(&rank, &size, o->timeout_s, err, errlen)) != SC_OK)
+        if ((st = (mc.ep > 1 ? sc_mpi_init_threads : sc_mpi_init)(&rank, &size, o->timeout_s, err,
+                                                                  errlen)) != SC_OK)
             goto fail;
         r->mpi = 1;
         r->rank = rank;
@@ -540,9 +541,14 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         }
         if ((st = agree(pg, o, o->timeout_s, err, errlen)) != SC_OK)
             goto fail;
-        if (size != r->P) {
-            snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices (use "
-                     "mpirun -np %d)", size, r->P, r->P);
+        int E = mc.ep > 1 ? mc.ep : 1; /* p x E devices (docs/semantics.md#expert-parallelism) */
+        if (size != r->P * E) {
+            if (E > 1)
+                snprintf(err, errlen, "mpirun started %d ranks for a program of %d x %d devices "
+                         "(p x ep; use mpirun -np %d)", size, r->P, E, r->P * E);
+            else
+                snprintf(err, errlen, "mpirun started %d ranks for a program of %d devices (use "
+                         "mpirun -np %d)", size, r->P, r->P);
             st = SC_ERR_ARG;
             goto fail;
         }
@@ -565,7 +571,7 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     if (r->mpi && (st = same_program(pg, o->timeout_s, err, errlen)) != SC_OK)
         goto fail;
-    if ((st = fits(md, r, pg, r->mpi ? rank : -1, o->check, kind->host_memory, o->table_cap,
+    if ((st = fits(md, r, pg, r->mpi ? rank / (mc.ep > 1 ? mc.ep : 1) : -1, o->check, kind->host_memory, o->table_cap,
                    err, errlen)) != SC_OK)
         goto fail;
     if ((st = alloc_measured(r)) != SC_OK ||
@@ -584,7 +590,8 @@ sc_status sc_run(sc_prog *pg, const sc_run_opts *o, sc_run_result **out, char *e
         goto fail;
     sc_model *run_md = md;
     md = NULL; /* freed by the runner */
-    st = r->mpi ? sc_run_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
+    st = r->mpi && mc.ep > 1 ? sc_run_ep_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
+         : r->mpi ? sc_run_mpi(pg, o, kind, run_md, r, rank, ref, err, errlen)
          : mc.ep > 1 ? sc_run_ep_threads(pg, o, kind, run_md, r, ref, err, errlen)
                      : sc_run_threads(pg, o, kind, run_md, r, ref, err, errlen);
     if (st)

@@ -19,21 +19,16 @@
 #include "transport/sc_mpi.h"
 #include "transport/transport.h"
 
-typedef struct devrun {
-    const sc_prog *pg;
-    int d;
-    sc_backend *be;
-    sc_transport *tp;
-    sc_workload wl;
-    double origin;
-    sc_exec_out out;
-    sc_status st;
-} devrun;
-
-static void *device_thread(void *p)
+void *sc_run_device_thread(void *p)
 {
-    devrun *r = p;
+    sc_devrun *r = p;
     r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
+    /* The executor aborts the pipeline's transport; an ep device's EP group's
+     * too, so that the group's other ranks stop waiting in an all-to-all now. */
+    sc_transport *g[2] = {r->out.ep_tp, r->out.ep_lane_tp};
+    for (int i = 0; i < 2 && r->st; i++)
+        if (g[i] && g[i]->ops->abort)
+            g[i]->ops->abort(g[i]->ctx, r->out.ep_dev, r->out.err);
     return NULL;
 }
 
@@ -335,7 +330,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     const sc_transport_kind *used = NULL;
     sc_status st = SC_OK;
     sc_transport *tp = NULL;
-    devrun *dr = calloc((size_t)P, sizeof *dr);
+    sc_devrun *dr = calloc((size_t)P, sizeof *dr);
     pthread_t *th = calloc((size_t)P, sizeof *th);
     int *stage_dev = malloc((size_t)r->S * sizeof(int));
     sc_backend **be = calloc((size_t)P, sizeof *be);
@@ -353,7 +348,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     /* Backends first: the GPU transports need their streams, and the GPUs'
      * free memory is checked before anything large is allocated. */
     for (int d = 0; d < P; d++) {
-        dr[d] = (devrun){.pg = pg, .d = d};
+        dr[d] = (sc_devrun){.pg = pg, .d = d};
         devs[d] = d;
         if ((st = k->open(d, o->mem_cap, &dr[d].be, err, errlen)) != SC_OK)
             goto done;
@@ -387,7 +382,7 @@ sc_status sc_run_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_kind
     double origin = sc_exec_now();
     for (; started < P; started++) {
         dr[started].origin = origin;
-        if (pthread_create(&th[started], NULL, device_thread, &dr[started]) != 0) {
+        if (pthread_create(&th[started], NULL, sc_run_device_thread, &dr[started]) != 0) {
             tp->ops->abort(tp->ctx, started, "cannot start a thread");
             snprintf(err, errlen, "cannot start the thread of d%d", started);
             st = SC_ERR_RUNTIME;
@@ -621,8 +616,8 @@ sc_status sc_run_mpi(sc_prog *pg, const sc_run_opts *o, const sc_device_kind *k,
     sc_run_collect(md, ref, r);
     size_t N = r->measured->offset[P];
     const char *res = "the allreduce of the results";
-    if ((st = sc_run_combine(r, rank, stage_dev[0] == rank, ref != NULL, o->timeout_s, err,
-                             errlen)) != SC_OK ||
+    if ((st = sc_run_combine(r, rank, 0, 1, stage_dev[0] == rank, ref != NULL, o->timeout_s,
+                             err, errlen)) != SC_OK ||
         (st = sc_mpi_max(v, 7 * P + 3, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t0, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||
         (st = sc_mpi_max(r->measured->t1, (int)N, res, o->timeout_s, err, errlen)) != SC_OK ||

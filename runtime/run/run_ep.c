@@ -19,6 +19,7 @@
  * those devices' backends: nccl (its all-to-all: ncclSend/ncclRecv of the
  * counts, then of the rows) or cuda-local (through the host); the model
  * synchronizes its backend before each all-to-all (model_moe_ep.c).
+ * Under mpirun each rank is one device (run_ep_mpi.c, --backend cpu).
  */
 #include "run_impl.h"
 
@@ -31,30 +32,6 @@
 #include "transport/sc_mpi.h"
 
 #define SC_EP_TRANSPORT_MAX 256 /* devices in one transport of an ep run */
-
-typedef struct eprun {
-    const sc_prog *pg;
-    int d;
-    sc_backend *be;
-    sc_transport *tp;
-    sc_workload wl;
-    double origin;
-    sc_exec_out out;
-    sc_status st;
-} eprun;
-
-static void *ep_thread(void *p)
-{
-    eprun *r = p;
-    r->st = sc_exec_device(r->pg, r->d, r->be, r->tp, &r->wl, r->origin, &r->out);
-    /* The executor aborts the pipeline's transport; the EP group's too, so
-     * that the group's other ranks stop waiting in an all-to-all now. */
-    sc_transport *g[2] = {r->out.ep_tp, r->out.ep_lane_tp};
-    for (int i = 0; i < 2 && r->st; i++)
-        if (g[i] && g[i]->ops->abort)
-            g[i]->ops->abort(g[i]->ctx, r->out.ep_dev, r->out.err);
-    return NULL;
-}
 
 /* The E models: md (rank 0) and E - 1 more of the same config. */
 static sc_status ep_models(sc_model *md, int E, sc_model **mds, char *err, size_t errlen)
@@ -70,7 +47,7 @@ static sc_status ep_models(sc_model *md, int E, sc_model **mds, char *err, size_
 
 /* The run's figures: each pipeline device's largest over its ranks, the
  * step's loss the sum of the ranks' shares, the comparison the worst. */
-static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *ref,
+static void ep_collect(sc_model **mds, int E, const sc_devrun *dr, const sc_model *ref,
                        sc_run_result *r)
 {
     for (int d = 0; d < r->P; d++)
@@ -106,7 +83,7 @@ static void ep_collect(sc_model **mds, int E, const eprun *dr, const sc_model *r
 }
 
 /* Starts the N threads, joins them; the first failure's message. */
-static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
+static sc_status ep_start(sc_devrun *dr, int N, char *err, size_t errlen)
 {
     pthread_t *th = calloc((size_t)N, sizeof *th);
     if (!th) {
@@ -118,7 +95,7 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
     sc_status st = SC_OK;
     for (; started < N; started++) {
         dr[started].origin = origin;
-        if (pthread_create(&th[started], NULL, ep_thread, &dr[started]) != 0) {
+        if (pthread_create(&th[started], NULL, sc_run_device_thread, &dr[started]) != 0) {
             dr[started].tp->ops->abort(dr[started].tp->ctx, dr[started].d, "no thread");
             snprintf(err, errlen, "cannot start the thread of device %d", started);
             st = SC_ERR_RUNTIME;
@@ -147,7 +124,7 @@ static sc_status ep_start(eprun *dr, int N, char *err, size_t errlen)
  * transport and its EP group's, its model's workload, where its times go. */
 static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_result *r, int i,
                            sc_model *md, sc_transport *pipe, sc_transport *const *group,
-                           const int *stage_dev, double *times, eprun *x, char *err,
+                           const int *stage_dev, double *times, sc_devrun *x, char *err,
                            size_t errlen)
 {
     int E = sc_prog_ep(pg), d = i / E, e = i % E;
@@ -194,7 +171,7 @@ static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog 
  * (devices d E + j), then each device d's EP group (d E .. d E + E - 1)
  * twice, over those devices' backends. */
 static sc_status ep_transport(const sc_transport_kind *t, int P, int E, int j, int max_tag,
-                              double timeout_s, const eprun *dr, sc_transport **tp, char *err,
+                              double timeout_s, const sc_devrun *dr, sc_transport **tp, char *err,
                               size_t errlen)
 {
     int n = j < E ? P : E;
@@ -221,7 +198,7 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
             most = r->measured->offset[d + 1] - r->measured->offset[d];
     sc_model **mds = calloc((size_t)E, sizeof *mds);
     sc_transport **tp = calloc((size_t)(E + 2 * P), sizeof *tp);
-    eprun *dr = calloc((size_t)N, sizeof *dr);
+    sc_devrun *dr = calloc((size_t)N, sizeof *dr);
     int *stage_dev = malloc((size_t)S * sizeof(int));
     double *times = malloc((size_t)N * (2 * most + 1) * sizeof(double));
     const sc_transport_kind *t = NULL;
@@ -299,9 +276,9 @@ sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const s
                                         : "microbatches of different lengths");
         return SC_ERR_ARG;
     }
-    if (sc_mpi_launched()) {
-        snprintf(err, errlen, "run: ep > 1 runs its p x E devices as threads on --backend cpu "
-                 "for now (not MPI ranks; docs/semantics.md#expert-parallelism)");
+    if (sc_mpi_launched() && strcmp(k->name, "cpu")) {
+        snprintf(err, errlen, "run: ep > 1 under mpirun runs on --backend cpu for now (on GPUs "
+                 "one process drives a GPU each; docs/semantics.md#expert-parallelism)");
         return SC_ERR_ARG;
     }
     if ((!k->host_memory && !k->count) || o->graph) {

@@ -43,12 +43,13 @@ static double known(double x)
     return isnan(x) ? -INFINITY : x;
 }
 
-sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int check,
-                         double timeout_s, char *err, size_t errlen)
+sc_status sc_run_combine(sc_run_result *r, int dev, int share, int shares, int holds_first,
+                         int check, double timeout_s, char *err, size_t errlen)
 {
     int N = r->steps, P = r->P;
-    size_t n = (size_t)(6 + P) * (size_t)N + 3;
-    double *v = malloc(n * sizeof(double)), *ck = v + (size_t)(6 + P) * (size_t)N;
+    size_t L = (size_t)shares * (size_t)N; /* each share's losses, then what follows */
+    size_t n = L + (size_t)(5 + P) * (size_t)N + 3;
+    double *v = malloc(n * sizeof(double)), *w = v + L, *ck = v + n - 3;
     if (!v) {
         snprintf(err, errlen, "out of memory");
         return SC_ERR_NOMEM;
@@ -57,15 +58,16 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
         v[i] = -INFINITY;
     for (int k = 0; k < N; k++) {
         const sc_step_info *i = &r->step_info[k];
-        v[k] = known(r->step_loss[k]);
-        if (rank_holds_first) { /* the verdicts as the lowest device saw them */
-            v[N + k] = i->norm;
-            v[2 * N + k] = i->coef;
-            v[3 * N + k] = i->skipped;
-            v[4 * N + k] = i->eager;
-            v[5 * N + k] = i->rolled_back;
+        v[(size_t)share * (size_t)N + (size_t)k] = known(r->step_loss[k]);
+        if (holds_first) { /* the verdicts as the lowest device saw them */
+            w[k] = i->norm;
+            w[N + k] = i->coef;
+            w[2 * N + k] = i->skipped;
+            w[3 * N + k] = i->eager;
+            w[4 * N + k] = i->rolled_back;
         }
-        v[(size_t)(6 + rank) * (size_t)N + (size_t)k] = r->rollbacks[k]; /* this rank's device */
+        if (share == 0) /* this rank's device (its first share's) */
+            w[(size_t)(5 + dev) * (size_t)N + (size_t)k] = r->rollbacks[k];
     }
     if (check) {
         ck[0] = r->max_grad_rel_err;
@@ -75,14 +77,16 @@ sc_status sc_run_combine(sc_run_result *r, int rank, int rank_holds_first, int c
     sc_status st = sc_mpi_max(v, (int)n, "the allreduce of the results", timeout_s, err, errlen);
     if (st == SC_OK) {
         for (int k = 0; k < N; k++) {
-            r->step_loss[k] = v[k];
-            r->step_info[k] = (sc_step_info){.norm = v[N + k], .coef = v[2 * N + k],
-                                             .skipped = (int)v[3 * N + k],
-                                             .eager = (int)v[4 * N + k],
-                                             .rolled_back = (int)v[5 * N + k]};
+            r->step_loss[k] = v[k]; /* the shares' sum in share order, as on threads */
+            for (int e = 1; e < shares; e++)
+                r->step_loss[k] += v[(size_t)e * (size_t)N + (size_t)k];
+            r->step_info[k] = (sc_step_info){.norm = w[k], .coef = w[N + k],
+                                             .skipped = (int)w[2 * N + k],
+                                             .eager = (int)w[3 * N + k],
+                                             .rolled_back = (int)w[4 * N + k]};
             r->rollbacks[k] = 0;
             for (int d = 0; d < P; d++)
-                r->rollbacks[k] += (int)v[(size_t)(6 + d) * (size_t)N + (size_t)k];
+                r->rollbacks[k] += (int)w[(size_t)(5 + d) * (size_t)N + (size_t)k];
         }
         r->loss = r->step_loss[N - 1];
         if (check) {

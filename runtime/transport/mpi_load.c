@@ -78,12 +78,32 @@ int sc_mpi_available(void)
     return 1;
 }
 
-sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+static int threads; /* MPI gave MPI_THREAD_MULTIPLE */
+
+static sc_status init(int *rank, int *size, int want, double timeout_s, char *err, size_t errlen)
 {
     *rank = 0;
     *size = 1;
+    threads = want;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->init(rank, size, timeout_s, err, errlen) : SC_ERR_ARG;
+    sc_status st = a ? a->init(rank, size, &threads, timeout_s, err, errlen) : SC_ERR_ARG;
+    threads = !st && threads;
+    return st;
+}
+
+sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return init(rank, size, 0, timeout_s, err, errlen);
+}
+
+sc_status sc_mpi_init_threads(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return init(rank, size, 1, timeout_s, err, errlen);
+}
+
+int sc_mpi_threads(void)
+{
+    return threads;
 }
 
 sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,
@@ -126,7 +146,15 @@ sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out
 {
     *out = NULL;
     const struct sc_mpi_api *a = mpi(err, errlen);
-    return a ? a->transport_new(max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
+    return a ? a->transport_new(-1, 0, max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
+}
+
+sc_status sc_transport_mpi_split_new(int color, int key, int max_tag, double timeout_s,
+                                     sc_transport **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const struct sc_mpi_api *a = mpi(err, errlen);
+    return a ? a->transport_new(color, key, max_tag, timeout_s, out, err, errlen) : SC_ERR_ARG;
 }
 
 void sc_transport_mpi_free(sc_transport *tp)
@@ -158,6 +186,14 @@ void sc_transport_mpi_free(sc_transport *tp)
     (void)tp;
 }
 
+sc_status sc_transport_mpi_split_new(int color, int key, int max_tag, double timeout_s,
+                                     sc_transport **out, char *err, size_t errlen)
+{
+    (void)color;
+    (void)key;
+    return sc_transport_mpi_new(max_tag, timeout_s, out, err, errlen);
+}
+
 sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
 {
     (void)timeout_s;
@@ -166,6 +202,16 @@ sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t 
     snprintf(err, errlen, "started by mpirun, but this stagecraft was built without MPI "
              "(install libopenmpi-dev and rebuild)");
     return SC_ERR_ARG;
+}
+
+sc_status sc_mpi_init_threads(int *rank, int *size, double timeout_s, char *err, size_t errlen)
+{
+    return sc_mpi_init(rank, size, timeout_s, err, errlen);
+}
+
+int sc_mpi_threads(void)
+{
+    return 0;
 }
 
 sc_status sc_mpi_max(double *v, int n, const char *what, double timeout_s, char *err,

@@ -27,6 +27,12 @@ int sc_mpi_available(void);
  * be polled (sc_mpi_local's MPI_Comm_split_type, sc_mpi_finish's
  * MPI_Finalize) the same way; the transport's MPI_Comm_idup is polled. */
 sc_status sc_mpi_init(int *rank, int *size, double timeout_s, char *err, size_t errlen);
+/* The same asking MPI for MPI_THREAD_MULTIPLE (MPI_Init_thread), so that
+ * two threads of a rank may call it at once (expert parallelism's lane:
+ * run_ep_mpi.c); sc_mpi_threads() is then 1 when MPI gave it. Any other
+ * run starts MPI single-threaded (sc_mpi_init, MPI_Init). */
+sc_status sc_mpi_init_threads(int *rank, int *size, double timeout_s, char *err, size_t errlen);
+int sc_mpi_threads(void);
 /* In place, over all ranks: element-wise maximum. Both collectives poll
  * non-blocking operations and give up after timeout_s (> 0), so that a rank
  * that vanished cannot hang the others (SC_ERR_RUNTIME, one line in err

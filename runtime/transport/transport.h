@@ -155,6 +155,12 @@ void sc_transport_local_free(sc_transport *tp);
  * built without MPI. */
 sc_status sc_transport_mpi_new(int max_tag, double timeout_s, sc_transport **out, char *err,
                                size_t errlen);
+/* The same over the ranks of MPI_COMM_WORLD that pass this color (>= 0),
+ * this process device number its place among them by key (every rank
+ * calls it, in the same order: MPI_Comm_split). Expert parallelism on MPI
+ * ranks (run_ep_mpi.c): a pipeline per EP rank, a group per device. */
+sc_status sc_transport_mpi_split_new(int color, int key, int max_tag, double timeout_s,
+                                     sc_transport **out, char *err, size_t errlen);
 void sc_transport_mpi_free(sc_transport *tp);
 
 struct sc_backend;

@@ -1,6 +1,9 @@
 /*
- * transport_mpi.c — the MPI transport (transport.h) and the helpers of
- * sc_mpi.h: one process per device, MPI_COMM_WORLD rank = device.
+ * transport_mpi.c — the MPI transport (transport.h): one process per
+ * device, the device its rank in MPI_COMM_WORLD, or in a communicator split
+ * from it (sc_transport_mpi_split_new: expert parallelism's pipelines and
+ * EP groups, docs/semantics.md#expert-parallelism). The helpers of sc_mpi.h
+ * are mpi_world.c's.
  *
  * Built into its own module, libstagecraft_mpi.so, which alone links MPI;
  * its one exported symbol is the table of mpi_api.h, through which
@@ -30,17 +33,15 @@
 #include "coll_host.h"
 #include "mpi_api.h"
 #include "mpi_bell.h"
+#include "mpi_mod.h"
 #include "transport.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <mpi.h>
 
@@ -55,7 +56,10 @@ static double now(void)
 typedef struct mctx {
     int max_tag;
     double timeout_s;
-    MPI_Comm coll;     /* a duplicate of the world for collectives (their own channel) */
+    MPI_Comm comm;     /* the devices: MPI_COMM_WORLD or a split of it */
+    MPI_Comm coll;     /* a duplicate of comm for collectives (their own channel) */
+    int size;          /* comm's ranks */
+    int *world;        /* [size] each device's rank in the world (its doorbell) */
     sc_bell *bell;     /* the ranks' doorbells, or NULL (mpi_bell.h) */
     char err[256];
 } mctx;
@@ -87,11 +91,26 @@ typedef struct mgroup {
  * this rank without a ring (the fragments of a large one) wait this long. */
 #define BELL_SLEEP_NS SC_BACKOFF_SLEEP_NS
 
-static int started;
-static double started_timeout; /* sc_mpi_init's timeout_s: the guard of later blocking calls */
+/* One set of doorbells per process, shared by its transports (opened by
+ * the first, closed with the last): a ring for any of them wakes every wait
+ * of the process, which polls them all (the executor's idle, an EP group's
+ * all-to-all while the pipeline waits). */
+static sc_bell *bells;
+static int bell_users;
 
-static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, char *err,
-                          size_t errlen);
+/* Rings device r of c's communicator (its world rank's bell). */
+static void ring(mctx *c, int r)
+{
+    if (c->bell && r >= 0 && r < c->size)
+        sc_bell_ring(c->bell, c->world[r]);
+}
+
+/* Rings every device of c's communicator (a collective posted or done). */
+static void ring_members(mctx *c)
+{
+    for (int r = 0; c->bell && r < c->size; r++)
+        ring(c, r);
+}
 
 static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **group)
 {
@@ -110,16 +129,16 @@ static sc_status mpi_start(void *ctx, int dev, const sc_xfer *x, int n, void **g
             return SC_ERR_LIMIT;
         }
         int rc = t->send ? MPI_Isend(t->buf, (int)t->bytes, MPI_BYTE, t->peer, t->tag,
-                                     MPI_COMM_WORLD, &g->req[i])
+                                     c->comm, &g->req[i])
                          : MPI_Irecv(t->buf, (int)t->bytes, MPI_BYTE, t->peer, t->tag,
-                                     MPI_COMM_WORLD, &g->req[i]);
+                                     c->comm, &g->req[i]);
         if (rc != MPI_SUCCESS) {
             snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting a transfer with d%d "
                      "failed (MPI error %d)", dev, t->peer, rc);
             return SC_ERR_RUNTIME;
         }
         g->peer[g->n++] = t->peer;
-        sc_bell_ring(c->bell, t->peer); /* a transfer towards it: worth a poll */
+        ring(c, t->peer); /* a transfer towards it: worth a poll */
     }
     return SC_OK;
 }
@@ -132,9 +151,9 @@ static void ring_done(mctx *c, mgroup *g)
         return;
     g->rung = 1;
     if (!g->peer)
-        sc_bell_ring_all(c->bell);
+        ring_members(c);
     for (int i = 0; g->peer && i < g->n; i++)
-        sc_bell_ring(c->bell, g->peer[i]);
+        ring(c, g->peer[i]);
 }
 
 static sc_status mpi_test(void *ctx, int dev, void *group, int *done)
@@ -179,7 +198,7 @@ static sc_status poll_wait(void *ctx, int dev, void *group,
          * waiting for the other's poll to move a large message on. */
         if (slept)
             for (int i = 0; g->peer && i < g->n; i++)
-                sc_bell_ring(c->bell, g->peer[i]);
+                ring(c, g->peer[i]);
         sc_bell_sleep(c->bell, tok, BELL_SLEEP_NS);
         slept = 1;
         /* Rung: what the ring announced may take a few polls to arrive
@@ -222,7 +241,7 @@ static sc_status mpi_coll_start(void *ctx, int dev, const sc_cxfer *x, void **h)
     *h = g;
     if (!g)
         return SC_ERR_NOMEM;
-    sc_bell_ring_all(c->bell); /* a collective posted: every member may move */
+    ring_members(c); /* a collective posted: every member may move */
     if (x->count > INT_MAX) {
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: a collective of %zu elements is too "
                  "large", dev, x->count);
@@ -269,7 +288,7 @@ static sc_status mpi_a2a_start(void *ctx, int dev, sc_a2a_part *x, void **h)
     *h = g;
     if (!g)
         return SC_ERR_NOMEM;
-    sc_bell_ring_all(c->bell);
+    ring_members(c);
     MPI_Comm_size(c->coll, &g->ranks);
     size_t R = (size_t)g->ranks;
     g->a2abuf = malloc(2 * R * sizeof *g->rows + 4 * R * sizeof *g->cnt);
@@ -319,6 +338,8 @@ static sc_status a2a_rows(mctx *c, int dev, mgroup *g)
         snprintf(c->err, sizeof c->err, "mpi transport: d%d: posting an all-to-all failed", dev);
         return SC_ERR_RUNTIME;
     }
+    g->rung = 0; /* the rows posted: the members may move; and again once they are done */
+    ring_members(c);
     return SC_OK;
 }
 
@@ -382,8 +403,48 @@ static const struct sc_transport_ops mpi_ops = {
     .idle = mpi_idle,
 };
 
-static sc_status mod_transport_new(int max_tag, double timeout_s, sc_transport **out,
-                                   char *err, size_t errlen)
+/* The communicator of the devices: the world, or (color >= 0) the ranks
+ * of the world with this color, ordered by key; each device's world rank. */
+static sc_status split(mctx *c, int color, int key, char *err, size_t errlen)
+{
+    c->comm = MPI_COMM_WORLD;
+    if (color >= 0) { /* MPI_Comm_split waits for every rank and has no polled form */
+        sc_mpimod_guard_begin("to split the ranks (MPI_Comm_split)");
+        int rc = MPI_Comm_split(MPI_COMM_WORLD, color, key, &c->comm);
+        sc_mpimod_guard_end();
+        if (rc != MPI_SUCCESS) {
+            c->comm = MPI_COMM_NULL;
+            snprintf(err, errlen, "mpi transport: MPI_Comm_split failed");
+            return SC_ERR_RUNTIME;
+        }
+    }
+    MPI_Comm_size(c->comm, &c->size);
+    MPI_Group g, w;
+    if (!(c->world = malloc(2 * (size_t)c->size * sizeof(int)))) {
+        snprintf(err, errlen, "out of memory creating the mpi transport");
+        return SC_ERR_NOMEM;
+    }
+    int *mine = c->world + c->size; /* 0..size-1, translated into world[] */
+    for (int r = 0; r < c->size; r++)
+        mine[r] = r;
+    MPI_Comm_group(c->comm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &w);
+    MPI_Group_translate_ranks(g, c->size, mine, w, c->world);
+    MPI_Group_free(&g);
+    MPI_Group_free(&w);
+    return SC_OK;
+}
+
+static void ctx_free(mctx *c)
+{
+    if (c->comm != MPI_COMM_WORLD && c->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->comm);
+    free(c->world);
+    free(c);
+}
+
+sc_status sc_mpimod_transport_new(int color, int key, int max_tag, double timeout_s,
+                                  sc_transport **out, char *err, size_t errlen)
 {
     *out = NULL;
     void *ub;
@@ -404,235 +465,42 @@ static sc_status mod_transport_new(int max_tag, double timeout_s, sc_transport *
     }
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
+    c->coll = MPI_COMM_NULL;
     /* MPI_Comm_dup waits for every rank: the non-blocking form, polled, so
      * that a rank stopped before it cannot hang the others. */
     MPI_Request req;
-    sc_status st = SC_OK;
-    if (MPI_Comm_idup(MPI_COMM_WORLD, &c->coll, &req) != MPI_SUCCESS) {
+    sc_status st = split(c, color, key, err, errlen);
+    if (!st && MPI_Comm_idup(c->comm, &c->coll, &req) != MPI_SUCCESS) {
         snprintf(err, errlen, "mpi transport: MPI_Comm_idup failed");
         st = SC_ERR_RUNTIME;
-    } else
-        st = poll_one(&req, timeout_s, "the transport's start (MPI_Comm_idup)", err, errlen);
-    if (!st)
-        c->bell = sc_bell_open(poll_one, timeout_s, &st, err, errlen);
+    } else if (!st)
+        st = sc_mpimod_poll_one(&req, timeout_s, "the transport's start (MPI_Comm_idup)", err,
+                                errlen);
+    if (!st && bell_users == 0) /* over the world: every rank's first transport */
+        bells = sc_bell_open(sc_mpimod_poll_one, timeout_s, &st, err, errlen);
     if (st) {
         free(tp);
-        free(c);
+        ctx_free(c);
         return st;
     }
+    bell_users++;
+    c->bell = bells;
     tp->ops = &mpi_ops;
     tp->ctx = c;
     *out = tp;
     return SC_OK;
 }
 
-static void mod_transport_free(sc_transport *tp)
+void sc_mpimod_transport_free(sc_transport *tp)
 {
     if (!tp)
         return;
     mctx *c = tp->ctx;
-    sc_bell_close(c->bell);
+    if (--bell_users == 0) {
+        sc_bell_close(bells);
+        bells = NULL;
+    }
     MPI_Comm_free(&c->coll);
-    free(c);
+    ctx_free(c);
     free(tp);
 }
-
-/* The guard of an MPI call that waits for every rank and cannot be polled
- * (MPI_Init, MPI_Comm_split_type, MPI_Finalize): a watchdog thread ends the
- * process (one line on stderr) unless guard_end comes first. After MPI_Init
- * it ends the job as every other give-up does, through MPI_Abort: mpirun
- * then kills every rank, a stopped one included. Ending only this process
- * (exit code 9) left that to mpirun's handling of a rank that exits inside
- * MPI_Finalize, which under load once waited on a stopped peer for good
- * (OpenMPI 4.1). MPI_Abort from this second thread is outside what MPI
- * promises in MPI_THREAD_SINGLE, so an alarm bounds it: if it has not
- * ended the process within ABORT_GRACE_S, SIGALRM does, and a rank ended
- * by a signal makes mpirun kill the job too. Before MPI_Init has returned
- * there is no job to abort: exit code 9. One guard at a time (the
- * runtime's main thread). */
-#define ABORT_GRACE_S 5
-static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
-static int wd_done, wd_abort;
-static double wd_timeout;
-static const char *wd_what;
-static pthread_t wd_thread;
-static int wd_running;
-
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    double whole = (double)(time_t)wd_timeout;
-    until.tv_sec += (time_t)wd_timeout;
-    until.tv_nsec += (long)((wd_timeout - whole) * 1e9);
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&wd_mu);
-    while (!wd_done && pthread_cond_timedwait(&wd_cv, &wd_mu, &until) != ETIMEDOUT)
-        ;
-    int done = wd_done;
-    pthread_mutex_unlock(&wd_mu);
-    if (!done) { /* the only way out of a blocked MPI call */
-        char msg[240];
-        int n = snprintf(msg, sizeof msg, "stagecraft: error: mpi: waited %g s for the other "
-                         "ranks %s; a peer is gone or stuck: giving up\n", wd_timeout, wd_what);
-        if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
-            n = 0;
-        if (wd_abort) {
-            signal(SIGALRM, SIG_DFL);
-            alarm(ABORT_GRACE_S);
-            MPI_Abort(MPI_COMM_WORLD, 9);
-        }
-        _exit(9);
-    }
-    return NULL;
-}
-
-/* Starts the guard of a call (what: "to start (MPI_Init)"); no guard
- * without a timeout. */
-static void guard_begin(double timeout_s, const char *what, int can_abort)
-{
-    wd_running = 0;
-    if (!(timeout_s > 0))
-        return;
-    wd_timeout = timeout_s;
-    wd_what = what;
-    wd_done = 0;
-    wd_abort = can_abort;
-    wd_running = pthread_create(&wd_thread, NULL, watchdog, NULL) == 0;
-}
-
-static void guard_end(void)
-{
-    if (!wd_running)
-        return;
-    pthread_mutex_lock(&wd_mu);
-    wd_done = 1;
-    pthread_cond_signal(&wd_cv);
-    pthread_mutex_unlock(&wd_mu);
-    pthread_join(wd_thread, NULL);
-    wd_running = 0;
-}
-
-static sc_status mod_init(int *rank, int *size, double timeout_s, char *err, size_t errlen)
-{
-    int init = 0;
-    MPI_Initialized(&init);
-    started_timeout = timeout_s;
-    int rc = MPI_SUCCESS;
-    if (!init) {
-        guard_begin(timeout_s, "to start (MPI_Init)", 0);
-        rc = MPI_Init(NULL, NULL);
-        guard_end();
-    }
-    if (rc != MPI_SUCCESS) {
-        snprintf(err, errlen, "MPI_Init failed");
-        return SC_ERR_RUNTIME;
-    }
-    started = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, size);
-    return SC_OK;
-}
-
-/* Waits for one request, polling, at most timeout_s. */
-static sc_status poll_one(MPI_Request *req, double timeout_s, const char *what, char *err,
-                          size_t errlen)
-{
-    double deadline = now() + timeout_s;
-    for (sc_backoff b = {0};; sc_backoff_wait(&b)) {
-        int done = 0;
-        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            snprintf(err, errlen, "mpi: %s failed", what);
-            return SC_ERR_RUNTIME;
-        }
-        if (done)
-            return SC_OK;
-        if (timeout_s > 0 && now() > deadline) {
-            snprintf(err, errlen, "mpi: waited %g s in %s; a peer is gone or stuck: giving up",
-                     timeout_s, what);
-            return SC_ERR_RUNTIME;
-        }
-    }
-}
-
-static sc_status mod_max(double *v, int n, const char *what, double timeout_s, char *err,
-                         size_t errlen)
-{
-    MPI_Request req;
-    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req) !=
-        MPI_SUCCESS) {
-        snprintf(err, errlen, "mpi: allreduce failed");
-        return SC_ERR_RUNTIME;
-    }
-    return poll_one(&req, timeout_s, what, err, errlen);
-}
-
-static sc_status mod_barrier(double timeout_s, char *err, size_t errlen)
-{
-    MPI_Request req;
-    if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
-        snprintf(err, errlen, "mpi: barrier failed");
-        return SC_ERR_RUNTIME;
-    }
-    return poll_one(&req, timeout_s, "the barrier before the step", err, errlen);
-}
-
-static sc_status mod_bcast(void *buf, int n, int root, double timeout_s, char *err, size_t errlen)
-{
-    MPI_Request req;
-    if (MPI_Ibcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
-        snprintf(err, errlen, "mpi: broadcast failed");
-        return SC_ERR_RUNTIME;
-    }
-    return poll_one(&req, timeout_s, "a broadcast", err, errlen);
-}
-
-static sc_status mod_local(int *local_rank, int *local_size, char *err, size_t errlen)
-{
-    MPI_Comm node;
-    guard_begin(started_timeout, "to find the ranks of each node (MPI_Comm_split_type)", 1);
-    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    guard_end();
-    if (rc != MPI_SUCCESS) {
-        snprintf(err, errlen, "mpi: cannot find the ranks of this node (MPI_Comm_split_type)");
-        return SC_ERR_RUNTIME;
-    }
-    MPI_Comm_rank(node, local_rank);
-    MPI_Comm_size(node, local_size);
-    MPI_Comm_free(&node);
-    return SC_OK;
-}
-
-static void mod_finish(int code)
-{
-    if (!started)
-        return;
-    started = 0;
-    if (code)
-        MPI_Abort(MPI_COMM_WORLD, code);
-    /* MPI_Finalize waits for every rank (a fence): a rank stopped after the
-     * step would hang the others, which have done their part. */
-    guard_begin(started_timeout, "to finish (MPI_Finalize)", 1);
-    MPI_Finalize();
-    guard_end();
-}
-
-__attribute__((visibility("default"))) extern const struct sc_mpi_api sc_mpi_api_v1;
-
-const struct sc_mpi_api sc_mpi_api_v1 = {
-    .version = SC_MPI_API_VERSION,
-    .size = sizeof(struct sc_mpi_api),
-    .init = mod_init,
-    .max = mod_max,
-    .barrier = mod_barrier,
-    .bcast = mod_bcast,
-    .local = mod_local,
-    .finish = mod_finish,
-    .transport_new = mod_transport_new,
-    .transport_free = mod_transport_free,
-};

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 typedef struct mstage {
-    sc_model *md;
+    sc_model *model;
     sc_backend *be;
     sc_workload wl;
     void **parts; /* the record's np parts (kept bytes in all), b_only */
@@ -37,20 +37,20 @@ static void mstage_open(mstage *m, const sc_model_cfg *c)
     char err[256];
     int dev0 = 0;
     memset(m, 0, sizeof *m);
-    CHECK(sc_model_new(c, 1, 1, &m->md, err, sizeof err) == SC_OK);
+    CHECK(sc_model_new(c, 1, 1, &m->model, err, sizeof err) == SC_OK);
     CHECK(sc_backend_cpu_open(0, &m->be, err, sizeof err) == SC_OK);
-    if (!m->md || !m->be)
+    if (!m->model || !m->be)
         return;
-    CHECK(sc_model_attach(m->md, 0, m->be, &dev0, &m->wl, err, sizeof err) == SC_OK);
-    m->np = sc_model_record_parts(m->md, 0, 0, NULL, 0);
+    CHECK(sc_model_attach(m->model, 0, m->be, &dev0, &m->wl, err, sizeof err) == SC_OK);
+    m->np = sc_model_record_parts(m->model, 0, 0, NULL, 0);
     size_t *pb = calloc((size_t)m->np, sizeof *pb);
     m->parts = calloc((size_t)m->np, sizeof *m->parts);
-    sc_model_record_parts(m->md, 0, 0, pb, m->np);
+    sc_model_record_parts(m->model, 0, 0, pb, m->np);
     for (int i = 0; i < m->np; i++) {
         m->parts[i] = calloc(1, pb[i]);
         m->kept += pb[i];
     }
-    m->bonly = calloc(1, sc_model_record_bonly_bytes(m->md, 0, 0));
+    m->bonly = calloc(1, sc_model_record_bonly_bytes(m->model, 0, 0));
     free(pb);
 }
 
@@ -58,10 +58,10 @@ static void mstage_open(mstage *m, const sc_model_cfg *c)
 static float *mstage_tensor(const mstage *m, int t, int which, size_t *n)
 {
     int s, first, rows;
-    if (t < sc_model_layer_tensors(m->md))
-        return sc_model_tensor_at(m->md, t, which, n, &s);
-    float *x = (float *)sc_mvocab_emb(m->md->devs[0]->mv, which, &first, &rows);
-    *n = (size_t)rows * (size_t)m->md->h;
+    if (t < sc_model_layer_tensors(m->model))
+        return sc_model_tensor_at(m->model, t, which, n, &s);
+    float *x = (float *)sc_mvocab_emb(m->model->devs[0]->mv, which, &first, &rows);
+    *n = (size_t)rows * (size_t)m->model->h;
     return x;
 }
 
@@ -71,7 +71,7 @@ static void mstage_close(mstage *m)
         free(m->parts[i]);
     free(m->parts);
     free(m->bonly);
-    sc_model_free(m->md);
+    sc_model_free(m->model);
     sc_backend_free(m->be);
     memset(m, 0, sizeof *m);
 }

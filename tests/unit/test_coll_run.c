@@ -3,7 +3,8 @@
  * transport's all-reduce and broadcast, and the executor's collective
  * channel with a small workload (test double: a few floats per pass),
  * on threads; started by mpirun (tests/runtime.sh runs it with 3 ranks),
- * the same through the mpi transport, one device per rank.
+ * the same through the mpi transport, one device per rank, and the mpi
+ * transport over a split of the world (sc_transport_mpi_split_new).
  */
 #include "compile.h"
 #include "device/device.h"
@@ -298,6 +299,44 @@ TEST(transport_without_collectives)
     sc_prog_free(pg);
 }
 
+/* sc_transport_mpi_split_new (expert parallelism's pipelines and groups):
+ * the ranks of this rank's parity in reverse order (key -rank), so device
+ * 0 of a group is its highest world rank: a SUM over them, and a message
+ * from the group's device 0 to its device 1 (devices numbered by key). */
+static void mpi_split(int rank, int size)
+{
+    char err[256];
+    sc_transport *tp = NULL;
+    CHECK(sc_transport_mpi_split_new(rank % 2, -rank, 4, 30, &tp, err, sizeof err) == SC_OK);
+    if (!tp)
+        return;
+    int n = 0, me = -1, first = -1;
+    double v = rank + 1, want = 0;
+    for (int r = size - 1; r >= 0; r--)
+        if (r % 2 == rank % 2) {
+            me = r == rank ? n : me;
+            first = n++ == 0 ? r : first;
+            want += r + 1;
+        }
+    sc_cxfer x = {.op = SC_OP_ALLREDUCE, .red = SC_RED_SUM, .dtype = SC_DT_F64, .buf = &v,
+                  .count = 1};
+    void *h = NULL;
+    CHECK(tp->ops->coll_start(tp->ctx, me, &x, &h) == SC_OK);
+    CHECK(tp->ops->coll_wait(tp->ctx, me, h) == SC_OK);
+    tp->ops->coll_release(tp->ctx, me, h);
+    CHECK(v == want);
+    if (n >= 2 && me < 2) {
+        int msg = me == 0 ? rank : -1;
+        sc_xfer t = {.send = me == 0, .peer = 1 - me, .tag = 1, .buf = &msg, .bytes = sizeof msg};
+        void *g = NULL;
+        CHECK(tp->ops->start(tp->ctx, me, &t, 1, &g) == SC_OK);
+        CHECK(tp->ops->wait(tp->ctx, me, g) == SC_OK);
+        tp->ops->release(tp->ctx, me, g);
+        CHECK(msg == first);
+    }
+    sc_transport_mpi_free(tp);
+}
+
 /* Under mpirun: this rank's device through the mpi transport. */
 static void ranks(int rank, int size)
 {
@@ -311,6 +350,7 @@ static void ranks(int rank, int size)
     CHECK(sc_mpi_barrier(30, err, sizeof err) == SC_OK);
     CHECK(sc_exec_device(pg, rank, e.be, tp, &e.wl, sc_exec_now(), &e.out) == SC_OK);
     CHECK(e.t.ok);
+    mpi_split(rank, size); /* the same transport over a split of the world */
     sc_backend_free(e.be);
     sc_transport_mpi_free(tp);
     sc_prog_free(pg);

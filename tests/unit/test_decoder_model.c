@@ -21,7 +21,7 @@ static double loss(void)
 {
     if (st.wl.ops->forward(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) != SC_OK)
         return NAN;
-    return st.md->loss[0] / st.md->R; /* the mean over rows: m = 1 */
+    return st.model->loss[0] / st.model->R; /* the mean over rows: m = 1 */
 }
 
 /* One tensor: the analytic gradient g (n floats) against differences of
@@ -57,9 +57,9 @@ TEST(gradients)
                       .inter = 20, .rope_theta = 10000, .norm_eps = 1e-5,
                       .opt = sc_optim_defaults()};
     mstage_open(&st, &c);
-    if (!st.md)
+    if (!st.model)
         return;
-    sc_model *md = st.md;
+    sc_model *md = st.model;
     /* 17 parts a layer, 5 of the head, the first stage's dx0; the sizes of
      * docs/run.md#the-decoder (h 16, q 16, k 8, i 20; H 4, s 6) */
     CHECK(st.np == 2 * 17 + 5 + 1);

@@ -183,7 +183,7 @@ static void whole_new(whole *w, int ep, int q, sc_transport *tp)
     w->st = SC_OK;
     mstage_open(&w->m, &c);
     if (w->m.parts)
-        w->m.md->devs[0]->ep_tp = tp, w->m.md->devs[0]->ep_dev = q;
+        w->m.model->devs[0]->ep_tp = tp, w->m.model->devs[0]->ep_dev = q;
 }
 
 static void *whole_run(void *arg)
@@ -219,15 +219,15 @@ static void model_group(int ep)
     double loss = 0;
     for (int q = 0; q < ep; q++) {
         CHECK(rk[q].st == SC_OK);
-        CHECK(rk[q].m.md->R * ep == ref.m.md->R);
-        loss += rk[q].m.md->loss[0] / rk[q].m.md->Rsum;
+        CHECK(rk[q].m.model->R * ep == ref.m.model->R);
+        loss += rk[q].m.model->loss[0] / rk[q].m.model->Rsum;
     }
-    CHECK_NEAR(loss, ref.m.md->loss[0] / ref.m.md->Rsum, 1e-5);
-    int nt = sc_model_tensors(ref.m.md), np = ref.m.md->np;
+    CHECK_NEAR(loss, ref.m.model->loss[0] / ref.m.model->Rsum, 1e-5);
+    int nt = sc_model_tensors(ref.m.model), np = ref.m.model->np;
     for (int t = 0; t < nt; t++) {
         size_t n, nq;
         const float *g = mstage_tensor(&ref.m, t, 0, &n);
-        int routed = t < np * ref.m.md->L && t % np >= 7 && t % np <= 9;
+        int routed = t < np * ref.m.model->L && t % np >= 7 && t % np <= 9;
         float *sum = calloc(n, sizeof(float));
         for (int q = 0; q < ep; q++) {
             const float *gq = mstage_tensor(&rk[q].m, t, 0, &nq);

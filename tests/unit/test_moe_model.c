@@ -27,8 +27,8 @@ static double loss(int *cnt)
 {
     if (st.wl.ops->forward(st.wl.ctx, 0, 0, NULL, NULL, st.parts, st.bonly) != SC_OK)
         return NAN;
-    memcpy(cnt, st.md->devs[0]->moe_count, (size_t)st.md->E * st.md->L * sizeof(int));
-    return st.md->loss[0] / st.md->R; /* the mean over rows: m = 1 */
+    memcpy(cnt, st.model->devs[0]->moe_count, (size_t)st.model->E * st.model->L * sizeof(int));
+    return st.model->loss[0] / st.model->R; /* the mean over rows: m = 1 */
 }
 
 static int skipped, checked;
@@ -45,7 +45,7 @@ static void check_tensor(int t, float *w, const float *g, size_t n, const int *c
         if (fabs(g[i]) > gmax)
             gmax = fabs(g[i]), at[0] = i;
     CHECK(gmax > 0);
-    size_t nc = (size_t)st.md->E * st.md->L;
+    size_t nc = (size_t)st.model->E * st.model->L;
     int *cp = malloc(nc * sizeof(int)), *cm = malloc(nc * sizeof(int));
     for (int k = 0; k < 4; k++) {
         size_t i = at[k];
@@ -78,9 +78,9 @@ static void gradients(long shared)
                       .experts_per_tok = 2, .moe_inter = 12, .shared_inter = shared,
                       .opt = sc_optim_defaults()};
     mstage_open(&st, &c);
-    if (!st.md)
+    if (!st.model)
         return;
-    sc_model *md = st.md;
+    sc_model *md = st.model;
     /* 17 parts a layer and the MoE's 3 (6 with shared experts), 5 of the
      * head, dx0: the sizes of docs/run.md#mixture-of-experts (h 16, q 16,
      * kv 8, k 2, Ie 12, E 4) */
