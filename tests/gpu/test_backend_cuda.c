@@ -475,6 +475,8 @@ static void all_to_all(sc_transport *tp, sc_backend **be)
     float s0[12] = {1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, s1[4] = {4, 4, 4, 4}, out[12];
     float *x[2] = {put(be[0], s0, 12), put(be[1], s1, 4)};
     float *y[2] = {be[0]->ops->alloc(be[0]->ctx, 48), be[1]->ops->alloc(be[1]->ctx, 48)};
+    for (int d = 0; d < 2; d++) /* transport.h: the rows' backend has finished (and allocated) */
+        CHECK(be[d]->ops->sync(be[d]->ctx) == SC_OK);
     for (int cap1 = 3; cap1 >= 2; cap1--) {
         size_t ns[2][2] = {{1, 2}, {0, 1}}, nr[2][2] = {{9, 9}, {9, 9}};
         sc_a2a_part a[2];
