@@ -51,6 +51,15 @@ double sc_prog_ep_param_scale(const sc_prog *pg, int d);
  * collective channel (sc_prog_coll_time; in given streams they take their
  * cost there, as any collective). */
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds);
+/* The link's part of stage s's all-to-all part ta (pair.h; the rest of
+ * ta is latency): with ep = 1 (ta set alone, sc_prog_set_cost_a2a) all of
+ * ta, as DualPipe counts it; with ep > 1 the bytes' time on the collective
+ * channel, 2 x (E-1)/E x bytes / bandwidth, at most ta (0 without bytes or
+ * with an unbounded bandwidth: a measured ta is then all latency). An
+ * overlapped pair's halves share the link, not their latencies: two
+ * latency-bound all-to-alls overlap each other
+ * (docs/semantics.md#expert-parallelism). */
+double sc_prog_ep_link_time(const sc_prog *pg, int s);
 /* Whether stage s has experts: a time > 0 given, else bytes > 0. */
 int sc_prog_ep_stage(const sc_prog *pg, int s);
 double sc_prog_ep_time(const sc_prog *pg, int s);
