@@ -37,7 +37,9 @@ done
 # simulator's step from it beside the measured step of the same profile,
 # and the two gains; PROUNDS rounds, 1f1b and dualpipev in turn within a
 # round (the load moves between rounds), then the median of the rounds'
-# gains and the error of the predicted one (pred / meas - 1).
+# gains and the error of the predicted one (pred / meas - 1), and the best
+# of the rounds: each recipe's run with the least measured step (load
+# only adds time), with its own prediction.
 echo
 printf '%-10s %-6s %-10s %-10s %-10s %-10s %-9s %-9s %-7s\n' latency_us round 1f1b_meas \
   1f1b_pred dv_meas dv_pred gain_meas gain_pred err
@@ -61,5 +63,9 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[2])]
 g, p = (statistics.median(float(r[k]) for r in rows) for k in (6, 7))
 print("%-10s %-6s %-10s %-10s %-10s %-10s %-9.3f %-9.3f %+.3f" % (sys.argv[1], "median", "", "", "", "", g, p, p / g - 1))
+a, b = (min(rows, key=lambda r: float(r[k])) for k in (2, 4)) # load only adds time
+m = [float(a[2]), float(a[3]), float(b[4]), float(b[5])]
+g, p = m[0] / m[2], m[1] / m[3]
+print("%-10s %-6s %-10.6f %-10.6f %-10.6f %-10.6f %-9.3f %-9.3f %+.3f" % (sys.argv[1], "best", *m, g, p, p / g - 1))
 ' "$lat" "$tmp/rows"
 done
