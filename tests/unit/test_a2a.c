@@ -6,6 +6,7 @@
  * all-reduce REDUCE reads), their cost, and the pair's overlap (latency-bound
  * all-to-alls overlap each other).
  */
+#include "bound/bound.h"
 #include "compile.h"
 #include "formats/render.h"
 #include "harness.h"
@@ -258,6 +259,8 @@ static double one_device(int ep, double lat, double bytes, double ta, int paired
     sc_sim *sim = NULL;
     CHECK(sc_simulate(pg, &sim) == SC_OK);
     double mk = sim ? sim->makespan : NAN;
+    sc_bound b; /* the bound never exceeds a simulated schedule */
+    CHECK(sc_bound_prog(pg, &b) == SC_OK && b.bound <= mk + 1e-12);
     sc_sim_free(sim);
     sc_prog_free(pg);
     return mk;
