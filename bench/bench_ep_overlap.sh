@@ -6,10 +6,12 @@
 # docs/run.md#expert-parallelism), best of ROUNDS, and dualpipev's gain
 # (1f1b's step / dualpipev's), and dualpipev with its pairs in turn
 # (STAGECRAFT_PAIRS=serial: no lane, no overlap); then at each of PLATS
-# the simulator's prediction of the gain from run --profile (below).
-#   sh bench/bench_ep_overlap.sh        LATS="0 1000 2000 5000" ROUNDS=3 PLATS="2000 5000"
+# the simulator's prediction of the gain from run --profile, PROUNDS
+# rounds (below). LATS=" " skips the first table.
+#   sh bench/bench_ep_overlap.sh   LATS="0 1000 2000 5000" ROUNDS=3 PLATS="2000 5000" PROUNDS=3
 SC=${SC:-build/stagecraft}
 LATS=${LATS:-"0 1000 2000 5000"} ROUNDS=${ROUNDS:-3} PLATS=${PLATS:-"2000 5000"}
+PROUNDS=${PROUNDS:-3}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 X=tests/fixtures/models/run-mixtral.json
 echo "bench_ep_overlap: run-mixtral, ep=2, p=4 (8 threads), best of $ROUNDS step times"
@@ -31,19 +33,39 @@ for lat in $LATS; do
 done
 # The prediction: run --profile of each recipe at each latency (its own
 # cost file: the passes less their measured all-to-alls, dispatch and
-# combine per stage), the simulator's step from it beside the measured
-# step of the same profile, and the two gains.
+# combine per stage; its measured step, the median of its steps), the
+# simulator's step from it beside the measured step of the same profile,
+# and the two gains; PROUNDS rounds, 1f1b and dualpipev in turn within a
+# round (the load moves between rounds), then the median of the rounds'
+# gains and the error of the predicted one (pred / meas - 1), and the best
+# of the rounds: each recipe's run with the least measured step (load
+# only adds time), with its own prediction.
 echo
-printf '%-10s %-13s %-13s %-13s %-13s %-9s %-9s\n' latency_us 1f1b_meas 1f1b_pred dv_meas dv_pred gain_meas gain_pred
+printf '%-10s %-6s %-10s %-10s %-10s %-10s %-9s %-9s %-7s\n' latency_us round 1f1b_meas \
+  1f1b_pred dv_meas dv_pred gain_meas gain_pred err
 for lat in $PLATS; do
-  for r in 1f1b dualpipev; do
-    STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $r --model $X -D ep=2 --profile "$tmp/$r.json" >/dev/null 2>&1 ||
-      { echo "run --profile $r failed"; exit 1; }
+  : >"$tmp/rows"
+  for i in $(seq "$PROUNDS"); do
+    for r in 1f1b dualpipev; do
+      STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $r --model $X -D ep=2 --profile "$tmp/$r.json" \
+        >/dev/null 2>&1 || { echo "run --profile $r failed"; exit 1; }
+    done
+    python3 -c '
+import json, sys
+a, b = (json.load(open(f))["measured"] for f in sys.argv[3:5])
+m = [a["step_time_s"], a["predicted_step_time_s"], b["step_time_s"], b["predicted_step_time_s"]]
+g, p = m[0] / m[2], m[1] / m[3]
+print("%-10s %-6s %-10.6f %-10.6f %-10.6f %-10.6f %-9.3f %-9.3f %+.3f" % (sys.argv[1], sys.argv[2], *m, g, p, p / g - 1))
+' "$lat" "$i" "$tmp/1f1b.json" "$tmp/dualpipev.json" | tee -a "$tmp/rows"
   done
   python3 -c '
-import json, sys
-a, b = (json.load(open(f))["measured"] for f in sys.argv[2:4])
-m = [a["step_time_s"], a["predicted_step_time_s"], b["step_time_s"], b["predicted_step_time_s"]]
-print("%-10s %-13.6f %-13.6f %-13.6f %-13.6f %-9.3f %-9.3f" % (sys.argv[1], *m, m[0] / m[2], m[1] / m[3]))
-' "$lat" "$tmp/1f1b.json" "$tmp/dualpipev.json"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[2])]
+g, p = (statistics.median(float(r[k]) for r in rows) for k in (6, 7))
+print("%-10s %-6s %-10s %-10s %-10s %-10s %-9.3f %-9.3f %+.3f" % (sys.argv[1], "median", "", "", "", "", g, p, p / g - 1))
+a, b = (min(rows, key=lambda r: float(r[k])) for k in (2, 4)) # load only adds time
+m = [float(a[2]), float(a[3]), float(b[4]), float(b[5])]
+g, p = m[0] / m[2], m[1] / m[3]
+print("%-10s %-6s %-10.6f %-10.6f %-10.6f %-10.6f %-9.3f %-9.3f %+.3f" % (sys.argv[1], "best", *m, g, p, p / g - 1))
+' "$lat" "$tmp/rows"
 done

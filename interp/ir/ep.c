@@ -130,6 +130,17 @@ double sc_prog_ep_time(const sc_prog *pg, int s)
     return 2 * (layers * pg->coll_lat + (isinf(pg->coll_bw) ? 0 : f * b / pg->coll_bw));
 }
 
+double sc_prog_ep_link_time(const sc_prog *pg, int s)
+{
+    double ta = pg->ta[s], b = sc_prog_ep_bytes(pg, s);
+    if (pg->ep <= 1)
+        return ta;
+    if (!(b > 0) || isinf(pg->coll_bw))
+        return 0;
+    double link = 2 * sc_coll_factor(SC_OP_DISPATCH, pg->ep) * b / pg->coll_bw;
+    return link < ta ? link : ta;
+}
+
 int sc_prog_ep_group(sc_prog *pg, int d)
 {
     if (!pg->ep_grp) {

@@ -46,11 +46,21 @@ double sc_prog_ep_param_scale(const sc_prog *pg, int d);
  * collective cost, sc_prog_set_coll_cost: 2 x (layers x latency + (E-1)/E
  * x bytes / bandwidth)), and the time the lowering puts
  * on the compute stream (sc_prog_set_cost_a2a): a pass alone takes its
- * time plus it, an overlapped pair hides each half's under the other's
- * compute; the DISPATCH and COMBINE after it then take no time of the
+ * time plus it, an overlapped pair overlaps it with the other half's
+ * (its latency) and compute (sc_prog_ep_link_time, ir_impl.h's
+ * sc_pair_cost); the DISPATCH and COMBINE after it then take no time of the
  * collective channel (sc_prog_coll_time; in given streams they take their
  * cost there, as any collective). */
 sc_status sc_prog_set_ep_time(sc_prog *pg, int s, double seconds);
+/* The link's part of stage s's all-to-all part ta (pair.h; the rest of
+ * ta is latency): with ep = 1 (ta set alone, sc_prog_set_cost_a2a) all of
+ * ta, as DualPipe counts it; with ep > 1 the bytes' time on the collective
+ * channel, 2 x (E-1)/E x bytes / bandwidth, at most ta (0 without bytes or
+ * with an unbounded bandwidth: a measured ta is then all latency). An
+ * overlapped pair's halves share the link, not their latencies: two
+ * latency-bound all-to-alls overlap each other
+ * (docs/semantics.md#expert-parallelism). */
+double sc_prog_ep_link_time(const sc_prog *pg, int s);
 /* Whether stage s has experts: a time > 0 given, else bytes > 0. */
 int sc_prog_ep_stage(const sc_prog *pg, int s);
 double sc_prog_ep_time(const sc_prog *pg, int s);

@@ -229,10 +229,13 @@ static inline double sc_op_cost_mb(const sc_prog *pg, int op, int s, int mb)
 }
 
 /* Time of an overlapped pair (docs/guide.md#overlapped-pairs): F of stage f
- * and B (or BW) of stage b. Their compute, tf(f) + tb(b) (BW: its time),
- * less the mean of the two stages' gains tf + tb - tfb (0 where tfb is not
- * set); plus each half's communication part ta beyond what the other
- * half's compute hides. Never below 0. */
+ * and B (or BW) of stage b, each half its compute c then its all-to-all
+ * part a = ta, of which l is the link's (sc_prog_ep_link_time; the rest a
+ * latency that overlaps anything). The longest of: the compute, cf + cb;
+ * the link, lf + lb; each half, cf + af and cb + ab; less the mean of the
+ * two stages' gains tf + tb - tfb (0 where tfb is not set). With l = a
+ * (no latency part) this is cf + cb plus each half's a beyond what the
+ * other's compute hides. Never below 0. */
 static inline double sc_pair_cost(const sc_prog *pg, const sc_instr *in)
 {
     sc_instr h = sc_pair_half(in);
@@ -244,11 +247,12 @@ static inline double sc_pair_cost(const sc_prog *pg, const sc_instr *in)
     double cf = pg->tf[f] * kf, cb = sc_op_cost_mb(pg, h.op, b, h.mb) - ab;
     double gf = pg->tfb[f] == pg->tfb[f] ? (pg->tf[f] + pg->tb[f] - pg->tfb[f]) * kf : 0;
     double gb = pg->tfb[b] == pg->tfb[b] ? (pg->tf[b] + pg->tb[b] - pg->tfb[b]) * kb : 0;
-    double t = cf + cb - (gf + gb) / 2;
-    if (af > cb)
-        t += af - cb;
-    if (ab > cf)
-        t += ab - cf;
+    double lf = sc_prog_ep_link_time(pg, f) * sc_len_r(pg, in->mb);
+    double lb = sc_prog_ep_link_time(pg, b) * sc_len_r(pg, h.mb);
+    double most[4] = {cf + cb, lf + lb, cf + af, cb + ab}, t = most[0];
+    for (int i = 1; i < 4; i++)
+        t = most[i] > t ? most[i] : t;
+    t -= (gf + gb) / 2;
     return t > 0 ? t : 0;
 }
 

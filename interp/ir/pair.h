@@ -76,7 +76,8 @@ static inline void sc_instr_shift_mb(sc_instr *in, int by)
  * as DualPipe's authors count); and the communication part ta of stage s's
  * F, B and BW (an expert all-to-all, default 0): a pass alone takes its
  * time plus ta, a pair hides each half's ta under the other half's compute
- * (sc_prog_pair_time). s = -1: all stages. */
+ * and, with ep > 1, its latency under the other half's too
+ * (sc_prog_ep_link_time; sc_prog_pair_time). s = -1: all stages. */
 sc_status sc_prog_set_cost_pair(sc_prog *pg, int s, double tfb);
 sc_status sc_prog_set_cost_a2a(sc_prog *pg, int s, double ta);
 double sc_prog_tfb(const sc_prog *pg, int s); /* as set: NAN when not */

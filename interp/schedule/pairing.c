@@ -17,6 +17,7 @@ double sc_prog_pair_gain(const sc_prog *pg)
         if (pg->tfb[s] == pg->tfb[s])
             g = fmax(g, pg->tf[s] + pg->tb[s] - pg->tfb[s]);
         g = fmax(g, fmin(pg->ta[s], pg->tf[s])); /* what a pair can hide */
+        g = fmax(g, pg->ta[s] - sc_prog_ep_link_time(pg, s)); /* and a latency */
     }
     return g;
 }

@@ -34,7 +34,8 @@
 sc_status sc_pair_greedy(sc_prog *pg, double mem_limit, int *npairs);
 
 /* The most a pair can save on any stage by the cost model: tf + tb - tfb,
- * or the all-to-all part a pair hides (min(ta, tf) per half); 0 when
+ * or the all-to-all part a pair hides (min(ta, tf) per half, or its
+ * latency part, ir/ep.h's sc_prog_ep_link_time); 0 when
  * pairing can only lose. */
 double sc_prog_pair_gain(const sc_prog *pg);
 

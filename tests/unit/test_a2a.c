@@ -3,8 +3,10 @@
  * (ir/ep.h, docs/semantics.md#expert-parallelism): their rows in the kind
  * table, the collective ordering rule on streams given by hand, the
  * lowering of an ep program (where they go, the dense gradients'
- * all-reduce REDUCE reads), their cost, and the pair's overlap.
+ * all-reduce REDUCE reads), their cost, and the pair's overlap (latency-bound
+ * all-to-alls overlap each other).
  */
+#include "bound/bound.h"
 #include "compile.h"
 #include "formats/json.h"
 #include "formats/render.h"
@@ -240,6 +242,57 @@ TEST(pair_overlap)
     CHECK_NEAR(mk[1], 15, 1e-12);
 }
 
+/* One device, one stage, tf = tb = tw = 1, two microbatches: F0, the pair
+ * (F1, BW0), BW1. ep = 2 at bandwidth 100: the all-to-all part ta is 2 x
+ * (lat + 1/2 x bytes / 100), of which 2 x 1/2 x bytes / 100 is the link's
+ * (ir/ep.h). */
+static double one_device(int ep, double lat, double bytes, double ta, int paired)
+{
+    sc_prog *pg = sc_prog_new(1, 1, 2);
+    CHECK(sc_prog_set_cost(pg, -1, 1, 1, 1) == SC_OK);
+    CHECK(sc_prog_set_coll_cost(pg, lat, 100) == SC_OK);
+    CHECK(sc_prog_set_ep(pg, ep) == SC_OK);
+    if (ep > 1)
+        CHECK(sc_prog_set_ep_bytes(pg, -1, bytes) == SC_OK);
+    else
+        CHECK(sc_prog_set_cost_a2a(pg, -1, ta) == SC_OK); /* ta alone: all the link's */
+    CHECK(sc_prog_push(pg, 0, SC_OP_F, 0, 0) == SC_OK);
+    if (paired) {
+        CHECK(sc_prog_push_pair(pg, 0, 0, 1, SC_OP_BW, 0, 0) == SC_OK);
+    } else {
+        CHECK(sc_prog_push(pg, 0, SC_OP_BW, 0, 0) == SC_OK);
+        CHECK(sc_prog_push(pg, 0, SC_OP_F, 0, 1) == SC_OK);
+    }
+    CHECK(sc_prog_push(pg, 0, SC_OP_BW, 0, 1) == SC_OK);
+    CHECK(sc_check(pg) == SC_OK);
+    CHECK_NEAR(sc_prog_ta(pg, 0), ta, 1e-12);
+    sc_sim *sim = NULL;
+    CHECK(sc_simulate(pg, &sim) == SC_OK);
+    double mk = sim ? sim->makespan : NAN;
+    sc_bound b; /* the bound never exceeds a simulated schedule */
+    CHECK(sc_bound_prog(pg, &b) == SC_OK && b.bound <= mk + 1e-12);
+    sc_sim_free(sim);
+    sc_prog_free(pg);
+    return mk;
+}
+
+/* The pair's rule by hand: the longest of its compute cf + cb, its link
+ * lf + lb, and each half cf + af, cb + ab. ta = 4 throughout, so F alone
+ * takes 1 + 4, BW alone 2 + 4: in turn 5 + 6 + 5 + 6 = 22.
+ *   latency-bound (lat 1.75, bytes 50: link 0.5 a half): the pair takes
+ *     max(1 + 2, 0.5 + 0.5, 1 + 4, 2 + 4) = 6, and 5 + 6 + 6 = 17;
+ *   link-bound (lat 0, bytes 400: link 4 a half): max(3, 8, 5, 6) = 8,
+ *     and 19, as with ep = 1 and ta = 4 set alone (DualPipe's count). */
+TEST(pair_latency_overlaps)
+{
+    CHECK_NEAR(one_device(2, 1.75, 50, 4, 0), 22, 1e-12);
+    CHECK_NEAR(one_device(2, 1.75, 50, 4, 1), 17, 1e-12);
+    CHECK_NEAR(one_device(2, 0, 400, 4, 0), 22, 1e-12);
+    CHECK_NEAR(one_device(2, 0, 400, 4, 1), 19, 1e-12);
+    CHECK_NEAR(one_device(1, 0, 0, 4, 1), 19, 1e-12);
+    CHECK_NEAR(one_device(1, 0, 0, 4, 0), 22, 1e-12);
+}
+
 int main(void)
 {
     RUN(kinds);
@@ -247,5 +300,6 @@ int main(void)
     RUN(lowering);
     RUN(errors);
     RUN(pair_overlap);
+    RUN(pair_latency_overlaps);
     return harness_done("a2a");
 }
