@@ -208,7 +208,14 @@ sc_status sc_model_new_ep_rank(const sc_model *md, int e, sc_model **out, char *
     c.ep_rank = e;
     c.stage_layers = md->count; /* copied by sc_model_new */
     c.progress = NULL;          /* rank 0 reports */
-    return sc_model_new(&c, md->S, md->m, out, err, errlen);
+    double *len = NULL;         /* md's lengths (or slices' records): not kept in md->c */
+    if (md->lens && !(c.lengths = len = sc_model_lengths_of(md))) {
+        snprintf(err, errlen, "out of memory creating the model");
+        return SC_ERR_NOMEM;
+    }
+    sc_status st = sc_model_new(&c, md->S, md->m, out, err, errlen);
+    free(len);
+    return st;
 }
 
 void sc_model_free(sc_model *md)
@@ -321,11 +328,12 @@ static sc_status head_loss(sc_mdev *dv, int mb, float *dl)
     sc_model *md = dv->md;
     const struct sc_backend_ops *o = dv->be->ops;
     int R = sc_model_rows(md, mb);
+    /* ep > 1: the rank's share of its microbatch's rows (a slice's: the whole one's) */
+    uint64_t share = (uint64_t)md->ep_rank * (uint64_t)(md->slices > 1 ? md->R : R);
     for (int r = 0, xm, xr; r < R; r++) { /* a slice's: its microbatch's rows */
         sc_mslice_row(md, mb, r, &xm, &xr);
         dv->targets[r] = (int32_t)(sc_hash3(md->c.seed, sc_stream(T_TARGET, xm),
-                                            (uint64_t)md->ep_rank * (uint64_t)R + (uint64_t)xr) %
-                                   (uint64_t)md->V);
+                                            share + (uint64_t)xr) % (uint64_t)md->V);
     }
     float scale = (float)(1.0 / md->Rsum); /* the mean over a step's rows */
     md->loss[mb] = o->xent(dv->be->ctx, R, md->V, dl, dv->targets, scale);

@@ -126,6 +126,9 @@ static inline int sc_model_rows(const sc_model *md, int mb)
 sc_status sc_model_lengths_check(const sc_model_cfg *cfg, int m, long dim_max, long *seq_max,
                                  char *err, size_t errlen);
 sc_status sc_model_lengths_init(sc_model *md);
+/* md's lengths as cfg.lengths gives them (malloc'd, m of them; NULL: out
+ * of memory): another EP rank's model is made with the same. */
+double *sc_model_lengths_of(const sc_model *md);
 
 /* model_slices.c: sequence slices (cfg.slices, docs/slices.md#run). The
  * config's check; the record table; record mb's first token in its

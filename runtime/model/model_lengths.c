@@ -51,3 +51,11 @@ sc_status sc_model_lengths_init(sc_model *md)
     }
     return SC_OK;
 }
+
+double *sc_model_lengths_of(const sc_model *md)
+{
+    double *len = malloc((size_t)md->m * sizeof(double));
+    for (int i = 0; len && i < md->m; i++)
+        len[i] = md->lens[i];
+    return len;
+}

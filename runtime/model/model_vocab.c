@@ -46,25 +46,28 @@ static void slice_row(const sc_mvocab_cfg *c, int *mb, int *r)
     *mb = i / c->slices;
 }
 
-/* Row r's index in the whole batch (expert parallelism: the rank's share). */
-static uint64_t row_of(const sc_mvocab_cfg *c, int mb, int r)
+/* Record mb's row r's microbatch (*mb) and index in the whole batch
+ * (expert parallelism: the rank's share, of the microbatch's rows: a
+ * sliced record's are those of its whole microbatch). */
+static uint64_t row_of(const sc_mvocab_cfg *c, int *mb, int r)
 {
-    size_t rows = c->rows ? (size_t)c->rows[mb % c->m] * (size_t)c->batch : (size_t)c->R;
+    size_t rows = !c->rows          ? (size_t)c->R
+                  : c->slices > 1   ? (size_t)c->seq * (size_t)c->batch
+                                    : (size_t)c->rows[*mb % c->m] * (size_t)c->batch;
+    slice_row(c, mb, &r);
     return (uint64_t)c->share * rows + (uint64_t)r;
 }
 
 int32_t sc_mvocab_token(const sc_mvocab_cfg *c, int mb, int r)
 {
-    slice_row(c, &mb, &r); /* no share with slices: run_ep.c refuses them */
-    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TOKEN, mb % c->m), row_of(c, mb, r)) %
-                     (uint64_t)c->V);
+    uint64_t row = row_of(c, &mb, r);
+    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TOKEN, mb % c->m), row) % (uint64_t)c->V);
 }
 
 int32_t sc_mvocab_target(const sc_mvocab_cfg *c, int mb, int r)
 {
-    slice_row(c, &mb, &r); /* no share with slices: run_ep.c refuses them */
-    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TARGET, mb % c->m), row_of(c, mb, r)) %
-                     (uint64_t)c->V);
+    uint64_t row = row_of(c, &mb, r);
+    return (int32_t)(sc_hash3(c->seed, sc_stream(K_TARGET, mb % c->m), row) % (uint64_t)c->V);
 }
 
 static sc_status fail(sc_mvocab *v, sc_status st, const char *what)

@@ -269,13 +269,6 @@ static sc_status ep_gpus(const sc_device_kind *k, const sc_prog *pg, char *err, 
 sc_status sc_run_ep_check(const sc_run_opts *o, const sc_device_kind *k, const sc_prog *pg,
                           char *err, size_t errlen)
 {
-    if (sc_prog_lengths(pg) || sc_prog_slices(pg) > 1) { /* a rank's share of those: not yet */
-        snprintf(err, errlen, "run: ep > 1 with %s is not trained yet "
-                 "(docs/semantics.md#expert-parallelism)",
-                 sc_prog_slices(pg) > 1 ? "sequence slices"
-                                        : "microbatches of different lengths");
-        return SC_ERR_ARG;
-    }
     if (sc_mpi_launched() && strcmp(k->name, "cpu")) {
         snprintf(err, errlen, "run: ep > 1 under mpirun runs on --backend cpu for now (on GPUs "
                  "one process drives a GPU each; docs/semantics.md#expert-parallelism)");
