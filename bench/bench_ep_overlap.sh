@@ -7,14 +7,25 @@
 # (1f1b's step / dualpipev's), and dualpipev with its pairs in turn
 # (STAGECRAFT_PAIRS=serial: no lane, no overlap); then at each of PLATS
 # the simulator's prediction of the gain from run --profile, PROUNDS
-# rounds (below). LATS=" " skips the first table.
+# rounds (below). LATS=" " skips the first table. HOW=mpi runs the 8
+# devices as MPI ranks (mpirun -np 8 --oversubscribe; the MPI transport's
+# latency is measured on each rank from when every member's counts had
+# come, transport_mpi.c) instead of threads.
 #   sh bench/bench_ep_overlap.sh   LATS="0 1000 2000 5000" ROUNDS=3 PLATS="2000 5000" PROUNDS=3
+#   HOW=mpi sh bench/bench_ep_overlap.sh
 SC=${SC:-build/stagecraft}
 LATS=${LATS:-"0 1000 2000 5000"} ROUNDS=${ROUNDS:-3} PLATS=${PLATS:-"2000 5000"}
-PROUNDS=${PROUNDS:-3}
+PROUNDS=${PROUNDS:-3} HOW=${HOW:-threads}
+case $HOW in
+  threads) RUN= ;;
+  mpi) RUN="mpirun -np 8 --oversubscribe"
+       export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+         OMPI_MCA_btl_vader_single_copy_mechanism=none ;;
+  *) echo "bench_ep_overlap: HOW is threads or mpi, not '$HOW'" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 X=tests/fixtures/models/run-mixtral.json
-echo "bench_ep_overlap: run-mixtral, ep=2, p=4 (8 threads), best of $ROUNDS step times"
+echo "bench_ep_overlap: run-mixtral, ep=2, p=4 (8 $HOW), best of $ROUNDS step times"
 printf '%-10s %-12s %-12s %-14s %-6s\n' latency_us 1f1b_s dualpipev_s dv_serial_s gain
 for lat in $LATS; do
   for r in 1f1b dualpipev serial; do
@@ -22,7 +33,7 @@ for lat in $LATS; do
     for i in $(seq "$ROUNDS"); do
       rr=$r pairs=
       [ $r = serial ] && rr=dualpipev pairs=serial
-      t=$(STAGECRAFT_PAIRS=$pairs STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $rr --model $X -D ep=2 --json |
+      t=$(STAGECRAFT_PAIRS=$pairs STAGECRAFT_A2A_LATENCY_US=$lat $RUN "$SC" run $rr --model $X -D ep=2 --json |
           python3 -c 'import json, sys; print(json.load(sys.stdin)["step_time_s"])') || exit 1
       best=$(python3 -c 'import sys; a = sys.argv[1:]; print(min(float(x) for x in a))' $best $t)
     done
@@ -47,7 +58,7 @@ for lat in $PLATS; do
   : >"$tmp/rows"
   for i in $(seq "$PROUNDS"); do
     for r in 1f1b dualpipev; do
-      STAGECRAFT_A2A_LATENCY_US=$lat "$SC" run $r --model $X -D ep=2 --profile "$tmp/$r.json" \
+      STAGECRAFT_A2A_LATENCY_US=$lat $RUN "$SC" run $r --model $X -D ep=2 --profile "$tmp/$r.json" \
         >/dev/null 2>&1 || { echo "run --profile $r failed"; exit 1; }
     done
     python3 -c '

@@ -219,6 +219,20 @@ else
     fi
   done
 fi
+# the MPI transport's injected all-to-all latency (transport_mpi.c) holds
+# every all-to-all back: the step takes longer, no bit changes (full)
+if full && have_mpi; then
+  $SC run 1f1b -D p=2 -D m=4 --model $X -D ep=2 --json >"$tmp/lat.a" 2>"$tmp/err"
+  if STAGECRAFT_A2A_LATENCY_US=3000 timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run 1f1b \
+       -D p=2 -D m=4 --model $X -D ep=2 --json >"$tmp/lat.b" 2>"$tmp/err" &&
+     same_run "$tmp/lat.a" "$tmp/lat.b" 2>>"$tmp/err" &&
+     python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["step_time_s"]
+# a lower bound the sleeps guarantee (not a speed figure): 4 layers a
+# stage, 5 all-to-alls a layer and microbatch, 4 microbatches: 240 ms
+assert t > 0.24, t' "$tmp/lat.b" 2>>"$tmp/err"
+  then ok; else bad "mpirun with STAGECRAFT_A2A_LATENCY_US=3000"; tail -3 "$tmp/err" >&2; fi
+fi
 
 # run --profile of an ep program writes each stage's dispatch and combine
 # (measured inside the passes, model_moe_ep.c), and the file reads back.

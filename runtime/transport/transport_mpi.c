@@ -28,6 +28,13 @@
  * threads by construction: MPI_Iallreduce adds in an order of its own
  * choosing (recursive doubling, rings), which differs from device order.
  * MAX and broadcasts are exact in any order: MPI's own.
+ *
+ * STAGECRAFT_A2A_LATENCY_US=N (docs/run.md#expert-parallelism) holds an
+ * all-to-all's completion back until N µs after its last member arrived,
+ * as the local transport does; here each rank measures from the moment
+ * its own post saw every member's row counts come (the counts' exchange
+ * completes on a rank only once every member has posted), on its own
+ * clock: the members' moments differ by the counts' message latency.
  */
 #include "backoff.h"
 #include "coll_host.h"
@@ -61,6 +68,7 @@ typedef struct mctx {
     int size;          /* comm's ranks */
     int *world;        /* [size] each device's rank in the world (its doorbell) */
     sc_bell *bell;     /* the ranks' doorbells, or NULL (mpi_bell.h) */
+    double a2a_delay;  /* STAGECRAFT_A2A_LATENCY_US, in seconds */
     char err[256];
 } mctx;
 
@@ -80,6 +88,7 @@ typedef struct mgroup {
      * a rank without room for them (overflow). One allocation: a2abuf. */
     sc_a2a_part *a2a;
     int phase;
+    double t_all;      /* when the counts had come: every member had arrived */
     unsigned long long *rows;
     int *cnt;
     void *a2abuf, *sink;
@@ -346,12 +355,13 @@ static sc_status a2a_rows(mctx *c, int dev, mgroup *g)
 /* A collective's test: once a SUM's gather has completed, its ranks'
  * buffers are added in rank order into the rank's own buffer (once); an
  * all-to-all's counts post its rows. */
-static sc_status mpi_coll_test(void *ctx, int dev, void *h, int *done)
+static sc_status coll_test(void *ctx, int dev, void *h, int *done)
 {
     mgroup *g = h;
     sc_status st = mpi_test(ctx, dev, h, done);
     if (!st && *done && g->a2a && g->phase == 1) {
         *done = 0;
+        g->t_all = now();
         return a2a_rows(ctx, dev, g);
     }
     if (st || !*done || !g->gather)
@@ -363,9 +373,29 @@ static sc_status mpi_coll_test(void *ctx, int dev, void *h, int *done)
     return SC_OK;
 }
 
+/* The executor's test: an all-to-all done is held back by the injected
+ * latency too. */
+static sc_status mpi_coll_test(void *ctx, int dev, void *h, int *done)
+{
+    const mctx *c = ctx;
+    const mgroup *g = h;
+    sc_status st = coll_test(ctx, dev, h, done);
+    if (!st && *done && g->a2a && now() < g->t_all + c->a2a_delay)
+        *done = 0;
+    return st;
+}
+
 static sc_status mpi_coll_wait(void *ctx, int dev, void *h)
 {
-    return poll_wait(ctx, dev, h, mpi_coll_test, "collective");
+    const mctx *c = ctx;
+    const mgroup *g = h;
+    sc_status st = poll_wait(ctx, dev, h, coll_test, "collective");
+    double until = !st && g->a2a ? g->t_all + c->a2a_delay : 0;
+    for (double left; (left = until - now()) > 0;) { /* the injected latency */
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    return st;
 }
 
 /* The executor's own waits (polling both channels): the doorbell. */
@@ -465,6 +495,8 @@ sc_status sc_mpimod_transport_new(int color, int key, int max_tag, double timeou
     }
     c->max_tag = max_tag;
     c->timeout_s = timeout_s;
+    const char *lat = getenv("STAGECRAFT_A2A_LATENCY_US"); /* docs/run.md#expert-parallelism */
+    c->a2a_delay = lat && atof(lat) > 0 ? atof(lat) * 1e-6 : 0;
     c->coll = MPI_COMM_NULL;
     /* MPI_Comm_dup waits for every rank: the non-blocking form, polled, so
      * that a rank stopped before it cannot hang the others. */
