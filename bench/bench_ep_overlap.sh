@@ -17,15 +17,15 @@ SC=${SC:-build/stagecraft}
 LATS=${LATS:-"0 1000 2000 5000"} ROUNDS=${ROUNDS:-3} PLATS=${PLATS:-"2000 5000"}
 PROUNDS=${PROUNDS:-3} HOW=${HOW:-threads}
 case $HOW in
-  threads) RUN= ;;
-  mpi) RUN="mpirun -np 8 --oversubscribe"
+  threads) RUN= as="8 threads" ;;
+  mpi) RUN="mpirun -np 8 --oversubscribe" as="8 MPI ranks"
        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
          OMPI_MCA_btl_vader_single_copy_mechanism=none ;;
   *) echo "bench_ep_overlap: HOW is threads or mpi, not '$HOW'" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 X=tests/fixtures/models/run-mixtral.json
-echo "bench_ep_overlap: run-mixtral, ep=2, p=4 (8 $HOW), best of $ROUNDS step times"
+echo "bench_ep_overlap: run-mixtral, ep=2, p=4 ($as), best of $ROUNDS step times"
 printf '%-10s %-12s %-12s %-14s %-6s\n' latency_us 1f1b_s dualpipev_s dv_serial_s gain
 for lat in $LATS; do
   for r in 1f1b dualpipev serial; do
