@@ -187,13 +187,14 @@ fi
 # single-device reference, peaks predicted == measured (runjson.py), and
 # under mpirun the threads' bits. (make check: 1f1b with lengths at p = 2;
 # make test: dualpipev and zb-v with lengths, seq1f1b with slices, threads
-# and mpirun -np 8, and the cuda stand-in's threads when it is built.)
+# and mpirun -np 8, and the cuda stand-in's threads when it is built; ep = 4
+# at p = 2 on threads.)
 LX='[8,16,24,12,4,20,16,8,12,24]' # dualpipev's m = 10
 ep_len() { # label, then run's arguments
   _l=$1; shift
-  if $SC run "$@" --model $X -D ep=2 --check --json >"$tmp/len.json" 2>"$tmp/err"; then
-    later "$tmp/len.json" "run $_l -D ep=2 --check"; cp "$tmp/len.json" "$tmp/len.a"
-  else bad "run $_l -D ep=2 --check"; head -3 "$tmp/err" >&2; return 1; fi
+  if $SC run "$@" --model $X -D ep="${EP:-2}" --check --json >"$tmp/len.json" 2>"$tmp/err"; then
+    later "$tmp/len.json" "run $_l -D ep=${EP:-2} --check"; cp "$tmp/len.json" "$tmp/len.a"
+  else bad "run $_l -D ep=${EP:-2} --check"; head -3 "$tmp/err" >&2; return 1; fi
 }
 if ! full; then
   ep_len "1f1b with lengths" 1f1b -D p=2 -D m=4 -D lengths='[8,16,24,12]'
@@ -218,6 +219,8 @@ else
       else bad "run $c -D ep=2 --backend cuda (stand-in)"; head -3 "$tmp/err" >&2; fi
     fi
   done
+  EP=4 ep_len "dualpipev -D p=2 -D batch=4 with lengths" dualpipev -D p=2 -D batch=4 -D lengths="$LX"
+  EP=4 ep_len "seq1f1b -D p=2 -D batch=4 -D slices=4" seq1f1b -D p=2 -D m=4 -D batch=4 -D slices=4
 fi
 # the MPI transport's injected all-to-all latency (transport_mpi.c) holds
 # every all-to-all back: the step takes longer, no bit changes (full)
