@@ -12,7 +12,11 @@
  * second one for the passes an overlapped pair runs on its lane. The
  * step's loss is the sum of the ranks' shares (each a mean over the whole
  * batch's rows); each rank's dense gradients, summed over the group, and
- * its experts' are compared with the single-device reference's.
+ * its experts' are compared with the single-device reference's. The E
+ * models share md's lengths (-D lengths, or a sliced program's records:
+ * sc_model_new_ep_rank), so each record has one size on every rank of a
+ * group: its batch / E sequences at the record's length, and the room its
+ * all-to-alls receive into E times the rank's routed copies of it.
  *
  * On GPUs (--backend cuda) device i is GPU i, one each (ep_gpus refuses
  * fewer GPUs than p x E), and the transports are the device kind's over
