@@ -232,8 +232,9 @@ if full && have_mpi; then
      python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))["step_time_s"]
 # a lower bound the sleeps guarantee (not a speed figure): 4 layers a
-# stage, 5 all-to-alls a layer and microbatch, 4 microbatches: 240 ms
-assert t > 0.24, t' "$tmp/lat.b" 2>>"$tmp/err"
+# stage, 5 all-to-alls a layer and microbatch, 4 microbatches: 240 ms,
+# asserted with margin: it fails only if the latency is not applied
+assert t > 0.2, t' "$tmp/lat.b" 2>>"$tmp/err"
   then ok; else bad "mpirun with STAGECRAFT_A2A_LATENCY_US=3000"; tail -3 "$tmp/err" >&2; fi
 fi
 
