@@ -173,6 +173,16 @@ send(":help block\n")
 out = read_until(r"\n> $")
 check("interval" in out and "b:lifespans()" in out and "sc.block_search" in out,
       ":help block explains blocks and their methods", out)
+send(":help plan\n")
+out = read_until(r"\n> $")
+check("sc.compare{" in out and "sc.plan{" in out and "peak_memory_max" in out,
+      ":help plan explains sc.compare and sc.plan", out)
+# what :help plan names is what sc.plan returns
+send("r = sc.plan{p = 4, m = 8, cap = 4, time_limit = 0}; c = r.candidates[r.pick]\n")
+read_until(r"\n> $", 30)
+send("c.recipe ~= nil, c.knobs ~= nil, c.makespan > 0, c.peak_memory_max <= 4\n")
+out = read_until(r"\n> $")
+check("true\ttrue\ttrue\ttrue" in out, "the pick's fields that :help plan names", out)
 
 # :help comes from one source: the stdlib, the metatables, the usage text.
 import subprocess
