@@ -35,7 +35,7 @@ row 2 "unknown parameter 'tcom': no recipe given declares it; did you mean 'tcom
 row 2 "--from needs a time >= 0" -- $SC show 1f1b --from x
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
-row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
+row 2 "cannot open recipe file '$tmp/none.lua': No such file or directory" -- $SC check "$tmp/none.lua"
 row 2 "cannot write '$tmp/nodir/x.json': No such file or directory" -- $SC export 1f1b --format json -o "$tmp/nodir/x.json"
 row 2 "--trace and --profile name the same file '$tmp/x.json': give each output a file of its own" -- $SC run 1f1b -D p=2 -D m=2 --trace "$tmp/x.json" --profile "$tmp/x.json"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3
