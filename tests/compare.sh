@@ -58,7 +58,7 @@ expect 2 "-D m=8:2: a range needs FROM <= TO and a STEP > 0" -- $SC sim 1f1b -D 
 expect 2 "-D m=1:x: a range is FROM:TO or FROM:TO:STEP" -- $SC compare 1f1b -D m=1:x
 expect 2 "-D m=8,,16: an empty value in the list" -- $SC compare 1f1b -D m=8,,16
 expect 2 "more than 10000 rows" -- $SC compare 1f1b -D m=1:1000 -D tf=1:100
-expect 2 "unknown parameter 'tcom': no recipe given declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
+expect 2 "unknown parameter 'tcom': none of the recipes declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
 expect 2 "missing RECIPE" -- $SC compare -D m=8
 expect 2 "unknown option '--frob' for 'compare'" -- $SC compare 1f1b --frob
 # A name only some recipes declare goes to those, and a note says so.

@@ -31,11 +31,13 @@ row 2 "parameter 'p': expected an integer, got '2.5'" -- $SC check 1f1b -D p=2.5
 row 2 "unknown recipe 'nosuch' (stdlib: " -- $SC check nosuch
 row 2 "unknown command 'simm': did you mean 'sim'? (commands: " -- $SC simm 1f1b
 row 2 "-D m=8:2: a range needs FROM <= TO and a STEP > 0" -- $SC sim 1f1b -D m=8:2
-row 2 "unknown parameter 'tcom': no recipe given declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
+row 2 "unknown parameter 'tcom': none of the recipes declares it; did you mean 'tcomm'?" -- $SC compare 1f1b zb-h1 -D tcom=1
+row 2 "unknown parameter 'tcom': none of the recipes declares it; did you mean 'tcomm'?" -- $SC plan -D p=4 -D m=8 -D tcom=1 --time-limit 0
+row 2 "unknown option '-d' for 'sim'; did you mean '-D'?" -- $SC sim 1f1b -d m=4
 row 2 "--from needs a time >= 0" -- $SC show 1f1b --from x
 row 2 "parameter 'w_keep' is given (0) but recipe '$tmp/u1.lua' does not read it, so it would change nothing" -- $SC check "$(r u1.lua 'local P = sc.params { {"w_keep", 1.0, "x"} }
 return sc.program { p = 2, m = 2, rule = "1f1b" }')" -D w_keep=0
-row 2 "cannot open recipe file '$tmp/none.lua'" -- $SC check "$tmp/none.lua"
+row 2 "cannot open recipe file '$tmp/none.lua': No such file or directory" -- $SC check "$tmp/none.lua"
 row 2 "cannot write '$tmp/nodir/x.json': No such file or directory" -- $SC export 1f1b --format json -o "$tmp/nodir/x.json"
 row 2 "--trace and --profile name the same file '$tmp/x.json': give each output a file of its own" -- $SC run 1f1b -D p=2 -D m=2 --trace "$tmp/x.json" --profile "$tmp/x.json"
 row 2 "--width needs a number >= 10" -- $SC show 1f1b --width 3

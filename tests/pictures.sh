@@ -142,5 +142,23 @@ for w in (10, 17, 40, 120):
 ' "$tmp/a.json" "$tmp/a"
 done
 
+# Offload: an OFFLOAD and a RELOAD at the same time both show (the upper half
+# of the host row the copies out, the lower the copies back).
+$SC show 1f1b -D p=4 -D m=8 -D offload=all -D offload_ratio=0.3 --svg "$tmp/off.svg" && render "$tmp/off.svg"
+py "offload: copies out above the copies back" "$LIB"'
+root, _, _, _ = load(sys.argv[1])
+ys = {}
+for g in root.iter(ns + "g"):
+    for e in g:
+        t = e.find(ns + "title")
+        if e.tag == ns + "rect" and t is not None and t.text.split()[0] in ("OFFLOAD", "RELOAD"):
+            ys.setdefault((g.get("id"), t.text.split()[0]), set()).add(float(e.get("y")) + float(e.get("height")) / 2)
+devs = {d for d, _ in ys}
+assert devs, "no host copies drawn"
+for d in devs:
+    o, r = ys.get((d, "OFFLOAD"), set()), ys.get((d, "RELOAD"), set())
+    assert len(o) <= 1 and len(r) <= 1 and (not o or not r or max(o) < min(r)), (d, o, r)
+assert any(ys.get((d, "OFFLOAD")) and ys.get((d, "RELOAD")) for d in devs)
+' "$tmp/off.svg"
 echo "pictures: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -142,6 +142,12 @@ PY
 $SC plan -D p=4 -D m=8 --cap 3 --time-limit 0 --svg "$tmp/f.svg" >/dev/null 2>&1 &&
   python3 -c 'import sys, xml.dom.minidom as x; d = x.parse(sys.argv[1]); assert d.getElementsByTagName("polyline")' "$tmp/f.svg" &&
   ok || bad "plan --svg"
+# A cap in bytes: the axis, the cap and the pick in GiB, not 3.9155e+10.
+$SC plan -D p=4 -D m=8 -D layers=8 -D hidden=1024 -D seq=1024 --cap 8GiB --time-limit 0 \
+  --svg "$tmp/fb.svg" >/dev/null 2>&1 &&
+  grep -q 'peak memory per device (GiB)' "$tmp/fb.svg" && grep -q '>cap 8 GiB<' "$tmp/fb.svg" &&
+  grep -q 'peak [0-9.]* GiB</text>' "$tmp/fb.svg" && ! grep -q 'e+[0-9]' "$tmp/fb.svg" &&
+  ok || bad "plan --svg with a cap in bytes: GiB on the axis"
 
 # The lines after the pick, as printed: the sim command gives the pick's
 # makespan; the export writes a CSV that imports back to it (unit costs);

@@ -147,11 +147,11 @@ static void legend(sc_out *f, const frame *fr, double tcomm_all)
             x, y + 10, x + 6, y + 10, x + 12, y + 2, x + 16, y + 9);
     x += 16 + 7 * 17 + 14;
     if (fr->host) {
-        sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"6\" fill=\"#16a085\"/><text "
+        sc_out_printf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"#16a085\"/><text "
                    "x=\"%d\" y=\"%d\" font-size=\"11\">offload</text><rect x=\"%d\" y=\"%d\" "
-                   "width=\"12\" height=\"6\" fill=\"#e84393\"/><text x=\"%d\" y=\"%d\" "
+                   "width=\"12\" height=\"3\" fill=\"#e84393\"/><text x=\"%d\" y=\"%d\" "
                    "font-size=\"11\">reload</text>\n",
-                x, y + 2, x + 16, y + 9, x + 76, y + 2, x + 92, y + 9);
+                x, y + 2, x + 16, y + 9, x + 76, y + 5, x + 92, y + 9);
         x += 150;
     }
     if (fr->coll)
@@ -365,10 +365,11 @@ static void program(sc_out *f, const frame *fr, const sc_prog *pg, const sc_sim 
                             sc_op_has(in->op, SC_OPF_REDUCES) ? "#d35400" : "#2c3e50", name);
             } else if (sc_op_is_host(in->op) && sc_op_has(in->op, SC_OPF_OUT | SC_OPF_IN) &&
                        clip(fr, t0, t1, &x0, &w)) { /* a copy on the host link */
+                int out = sc_op_has(in->op, SC_OPF_OUT); /* the upper half; RELOAD the lower */
                 sc_out_printf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                            "fill-opacity=\"0.8\"><title>%s</title></rect>\n",
-                        x0, yh, w > 0.5 ? w : 0.5, XFER_H,
-                        sc_op_has(in->op, SC_OPF_OUT) ? "#16a085" : "#e84393", name);
+                        x0, out ? yh : yh + XFER_H / 2, w > 0.5 ? w : 0.5, XFER_H / 2,
+                        out ? "#16a085" : "#e84393", name);
             }
         }
         step_marks(f, fr, pg, sim, v, n, d, y);

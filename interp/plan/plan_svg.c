@@ -39,6 +39,10 @@ static double Y(const frame *fr, double y) { return H - BOTTOM - (y - fr->y0) / 
 int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_unit)
 {
     int n = sc_plan_count(pl), nf = 0, front[4096];
+    /* Bytes are written in GiB: 3.9155e+10 on an axis reads as noise. */
+    int gib = strcmp(mem_unit, "bytes") == 0;
+    double div = gib ? 1073741824.0 : 1;
+    const char *unit = gib ? "GiB" : mem_unit, *sp = gib ? " GiB" : "";
     frame fr = {INFINITY, 0, INFINITY, -INFINITY};
     for (int i = 0; i < n; i++) {
         const sc_plan_cand *c = sc_plan_cand_at(pl, i);
@@ -69,11 +73,11 @@ int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_u
     text(f, title);
     fputs("</text>\n", f);
     /* Axes, ticks and grid. */
-    double sx = nice(fr.x1 - fr.x0, 8), sy = nice(fr.y1 - fr.y0, 6);
+    double sx = nice((fr.x1 - fr.x0) / div, 8) * div, sy = nice(fr.y1 - fr.y0, 6);
     for (double x = ceil(fr.x0 / sx) * sx; x <= fr.x1 + 1e-9; x += sx)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
-                X(&fr, x), TOP, X(&fr, x), H - BOTTOM, X(&fr, x), H - BOTTOM + 16, x);
+                X(&fr, x), TOP, X(&fr, x), H - BOTTOM, X(&fr, x), H - BOTTOM + 16, x / div);
     for (double y = ceil(fr.y0 / sy) * sy; y <= fr.y1 + 1e-9; y += sy)
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
                    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
@@ -81,15 +85,15 @@ int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_u
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n",
             LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">peak memory per device (%s)</text>\n",
-            (LEFT + W - RIGHT) / 2, H - 18, mem_unit);
+            (LEFT + W - RIGHT) / 2, H - 18, unit);
     fprintf(f, "<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">makespan"
                "</text>\n", (TOP + H - BOTTOM) / 2);
     if (sc_plan_cap(pl) > 0) {
         double cx = X(&fr, sc_plan_cap(pl));
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#c00\" "
                    "stroke-dasharray=\"6 4\"/><text x=\"%.1f\" y=\"%d\" fill=\"#c00\" "
-                   "text-anchor=\"end\">cap %g</text>\n",
-                cx, TOP, cx, H - BOTTOM, cx - 4, TOP + 14, sc_plan_cap(pl));
+                   "text-anchor=\"end\">cap %.4g%s</text>\n",
+                cx, TOP, cx, H - BOTTOM, cx - 4, TOP + 14, sc_plan_cap(pl) / div, sp);
     }
     /* Every candidate, then the front as a staircase (a point holds until a
      * larger one is faster). */
@@ -111,14 +115,19 @@ int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_u
     }
     fputs("\"/>\n", f);
     char name[200];
+    double ly = -100, lx = -1000; /* the last label's place */
     for (int j = 0; j < nf; j++) {
         const sc_plan_cand *c = sc_plan_cand_at(pl, front[j]);
         sc_plan_name(c, name, sizeof name);
         int right = X(&fr, c->peak) > 0.7 * W; /* labels stay inside */
+        double y = Y(&fr, c->makespan) - 6;
+        if (fabs(y - ly) < 13 && fabs(X(&fr, c->peak) - lx) < 250)
+            y = ly + 14; /* two points close by: the second label under the first */
+        ly = y, lx = X(&fr, c->peak);
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1f5fbf\"/>"
                    "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\"%s>",
                 X(&fr, c->peak), Y(&fr, c->makespan), X(&fr, c->peak) + (right ? -10 : 6),
-                Y(&fr, c->makespan) - 6, right ? " text-anchor=\"end\"" : "");
+                y, right ? " text-anchor=\"end\"" : "");
         text(f, name);
         fputs("</text>\n", f);
     }
@@ -130,7 +139,7 @@ int sc_plan_svg(FILE *f, const sc_plan *pl, const char *title, const char *mem_u
                    "stroke-width=\"2\"/>\n", X(&fr, c->peak), Y(&fr, c->makespan));
         fputs("<text x=\"20\" y=\"40\" fill=\"#c00\">pick: ", f);
         text(f, name);
-        fprintf(f, ", makespan %g, peak %g</text>\n", c->makespan, c->peak);
+        fprintf(f, ", makespan %g, peak %.4g%s</text>\n", c->makespan, c->peak / div, sp);
     }
     fputs("</svg>\n", f);
     return ferror(f) ? -1 : 0;

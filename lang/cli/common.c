@@ -71,7 +71,7 @@ int sc_cli_unknown_option(const char *opt, const char *cmd)
         "--json", "--ascii", "--dump", "--svg", "--trace", "--format", "-o", "--width", "--from",
         "--to", "--optimal", "--time-limit", "--comm", "--torch", "--torchtitan", "--trust",
         "--allow-write", "--max-steps", "--max-mem", "--max-time", "--with-program",
-        "--expect-digest", "--export-optimal"};
+        "--expect-digest", "--export-optimal", "-D", "--model", "--layers"};
     char hint[160], msg[320];
     int near = sc_did_you_mean(hint, sizeof hint, opt, known, (int)(sizeof known / sizeof *known));
     snprintf(msg, sizeof msg, "unknown option '%.80s' for '%s'%s%s", opt, cmd, near ? "; " : "",

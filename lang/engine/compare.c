@@ -198,7 +198,7 @@ int sc_eng_compare_declared(lua_State *L, cmp *c, int decl)
         qsort(names, (size_t)n, sizeof *names, cmp_name); /* a stable hint */
         char hint[200], msg[400];
         sc_did_you_mean(hint, sizeof hint, name, names, n);
-        snprintf(msg, sizeof msg, "unknown parameter '%s': no recipe given declares it%s%s", name,
+        snprintf(msg, sizeof msg, "unknown parameter '%s': none of the recipes declares it%s%s", name,
                  hint[0] ? "; " : "", hint);
         return sc_eng_fail(SC_EXIT_USAGE, msg);
     }

@@ -162,6 +162,13 @@ static void set_num(lua_State *L, const char *k, double x)
     lua_setfield(L, -2, k);
 }
 
+/* Counts are integers, as p:sim() gives them (devices = 4, not 4.0). */
+static void set_int(lua_State *L, const char *k, double x)
+{
+    lua_pushinteger(L, (lua_Integer)x);
+    lua_setfield(L, -2, k);
+}
+
 static void set_nums(lua_State *L, const char *k, const double *v, int n)
 {
     lua_createtable(L, n, 0);
@@ -185,10 +192,10 @@ static void push_rows(lua_State *L, const cmp *c)
         for (int k = 0; k < c->ndefs; k++) {
             const char *v = c->defs[k].values[sc_eng_compare_value_of(c, r->combo, k)];
             double x;
-            if (sc_eng_compare_number(v, &x))
-                lua_pushnumber(L, x);
-            else
+            if (!sc_eng_compare_number(v, &x))
                 lua_pushstring(L, v);
+            else if (lua_stringtonumber(L, v) == 0) /* pushed Lua's reading: "8" an integer */
+                lua_pushnumber(L, x);
             lua_setfield(L, -2, c->defs[k].name);
         }
         lua_setfield(L, -2, "parameters");
@@ -200,17 +207,17 @@ static void push_rows(lua_State *L, const cmp *c)
             lua_pushboolean(L, r->over_mem);
             lua_setfield(L, -2, "over_mem");
         } else {
-            set_num(L, "devices", r->P);
-            set_num(L, "stages", r->S);
-            set_num(L, "microbatches", r->m);
-            set_num(L, "instructions", (double)r->instructions);
+            set_int(L, "devices", r->P);
+            set_int(L, "stages", r->S);
+            set_int(L, "microbatches", r->m);
+            set_int(L, "instructions", (double)r->instructions);
             set_num(L, "makespan", r->makespan);
             set_num(L, "lower_bound", r->bound);
             set_num(L, "bound_gap", sc_bound_gap(r->makespan, r->bound));
             set_num(L, "bubble_rate", r->bubble);
             set_nums(L, "idle", r->idle, r->P);
             if (r->bneck >= 0)
-                set_num(L, "bottleneck", r->bneck);
+                set_int(L, "bottleneck", r->bneck);
             set_nums(L, "peak_memory", r->peak, r->P);
             set_num(L, "peak_memory_max", r->peak_max);
             if (r->unit_bytes > 0) {

@@ -9,6 +9,7 @@
 #include "fields.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
@@ -59,7 +60,7 @@ static int l_chunk(lua_State *L)
         FILE *f = sc_fopen_read(r);
         if (!f) {
             if (is_path(r)) {
-                lua_pushfstring(L, "cannot open recipe file '%s'", r);
+                lua_pushfstring(L, "cannot open recipe file '%s': %s", r, strerror(errno));
                 return sc_lua_throw(L, SC_EXIT_USAGE);
             }
             const char *names[64];

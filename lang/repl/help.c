@@ -183,6 +183,14 @@ static const help_topic topics[] = {
      "= 1 - max busy / max span, peak_memory, busy, start, finish, instructions.\n"
      "p:timeline(width) draws it as text; p:svg(file), p:trace(file), p:export(format, file).",
      NULL},
+    {"plan",
+     "rows = sc.compare{\"1f1b\", \"zb-h1\", \"my.lua\", p = 4, m = \"8,16\"}: a row of\n"
+     "figures per recipe and value, as stagecraft compare --json (other fields are -D).\n"
+     "r = sc.plan{p = 8, m = 32, cap = 6, time_limit = 0}: what to run, as stagecraft\n"
+     "plan --json; r.candidates[r.pick] is the pick (recipe, knobs, makespan,\n"
+     "peak_memory_max). With model = \"config.json\", cap = \"80GiB\" caps bytes\n"
+     "(docs/plan.md, docs/embed.md#the-engine).",
+     NULL},
     {"run",
      "stagecraft run RECIPE [-D k=v]... [--backend cpu|cuda] [--check] [--json] trains one step\n"
      "of a built-in MLP through the schedule's streams (devices as threads, or mpirun -np P)\n"

@@ -1,7 +1,7 @@
 /*
  * repl.c — the interactive REPL (repl.h), on lua.c's skeleton: "return
  * LINE" first, "<eof>" means the chunk continues, a message handler adds
- * the traceback, and SIGINT sets a count hook that raises "interrupted".
+ * the traceback (only through a function of the user's), and SIGINT sets a count hook that raises "interrupted".
  */
 #include "repl.h"
 #include "sandbox/sc_limits.h"
@@ -372,6 +372,23 @@ static void completion_free(void) {}
 
 /* ---- evaluation -------------------------------------------------------------- */
 
+/* A frame of the traceback worth showing: one in code typed at the prompt
+ * or loaded from a file, but for the main chunk itself (the message
+ * already names its line), C functions and the stdlib's Lua half. */
+static int frame_shown(const char *line, size_t n)
+{
+    static const char *const skip[] = {"[C]:", "stdlib/", "in main chunk", "(...tail calls...)"};
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) {
+        size_t k = strlen(skip[i]);
+        for (size_t j = 0; j + k <= n; j++)
+            if (memcmp(line + j, skip[i], k) == 0)
+                return 0;
+    }
+    return 1;
+}
+
+/* The message, and the traceback only when a frame in it is shown
+ * (docs/repl.md): a typo at the prompt is one line. */
 static int msghandler(lua_State *L)
 {
     const char *msg = lua_tostring(L, 1);
@@ -379,7 +396,19 @@ static int msghandler(lua_State *L)
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     if (strstr(msg, "interrupted"))
         return 1;
-    luaL_traceback(L, L, msg, 1);
+    luaL_traceback(L, L, NULL, 1);
+    const char *tb = lua_tostring(L, -1), *nl = strchr(tb, '\n');
+    int shown = 0;
+    while (nl && !shown) {
+        const char *next = strchr(nl + 1, '\n');
+        size_t n = next ? (size_t)(next - nl - 1) : strlen(nl + 1);
+        shown = frame_shown(nl + 1, n);
+        nl = next;
+    }
+    if (shown)
+        lua_pushfstring(L, "%s\n%s", msg, tb);
+    else
+        lua_pushstring(L, msg);
     return 1;
 }
 

@@ -6,7 +6,8 @@ Ctrl-C stops `while true do end` and the next line still works; Ctrl-C
 drops a half-typed line; Programs print their summary; tables print nested,
 sorted and bounded; p:svg and p:export; :help from one source (the stdlib,
 the metatables, --help; the fields :help program names are those of
-lang/lua/fields.h); errors keep the REPL alive; Ctrl-D quits with
+lang/lua/fields.h); errors keep the REPL alive, a typo is one line (a
+traceback only through a function typed at the prompt); Ctrl-D quits with
 status 0; the history file is written, keeps a multi-line chunk as one entry
 across a restart and its last 1000 entries whole.
 Prints "repl: N passed, N failed"."""
@@ -148,6 +149,16 @@ check("p:timeline" in out and "makespan 12" in out, "p:<method> + TAB completes 
 send("nosuch.field\n")
 out = read_until(r"\n> $")
 check("attempt to index a nil value" in out, "errors are reported", out)
+check("traceback" not in out, "an error at the prompt is one line, no traceback", out)
+send("p:simm()\n")
+out = read_until(r"\n> $")
+check("did you mean 'sim'?" in out and "traceback" not in out, "a typo is one line", out)
+send("function bad(t) local v = t.x; return v end\n")
+read_until(r"\n> $")
+send("bad(nil)\n")
+out = read_until(r"\n> $")
+check("stack traceback" in out and "in function 'bad'" in out,
+      "an error inside a function typed at the prompt keeps its traceback", out)
 send("x = 5\n")
 read_until(r"\n> $")
 send("x\n")
@@ -162,6 +173,16 @@ send(":help block\n")
 out = read_until(r"\n> $")
 check("interval" in out and "b:lifespans()" in out and "sc.block_search" in out,
       ":help block explains blocks and their methods", out)
+send(":help plan\n")
+out = read_until(r"\n> $")
+check("sc.compare{" in out and "sc.plan{" in out and "peak_memory_max" in out,
+      ":help plan explains sc.compare and sc.plan", out)
+# what :help plan names is what sc.plan returns
+send("r = sc.plan{p = 4, m = 8, cap = 4, time_limit = 0}; c = r.candidates[r.pick]\n")
+read_until(r"\n> $", 30)
+send("c.recipe ~= nil, c.knobs ~= nil, c.makespan > 0, c.peak_memory_max <= 4\n")
+out = read_until(r"\n> $")
+check("true\ttrue\ttrue\ttrue" in out, "the pick's fields that :help plan names", out)
 
 # :help comes from one source: the stdlib, the metatables, the usage text.
 import subprocess
