@@ -424,6 +424,10 @@ then ok; else ko "JSON dump schema"; fi
 $SC export interleaved -D tcomm=0.5 --format json -o "$tmp/i.json"
 $SC show interleaved -D tcomm=0.5 --trace "$tmp/i.trace"
 if python3 tests/py/check_trace.py "$tmp/i.trace" "$tmp/i.json" >"$tmp/chk"; then ok; else ko "trace: $(cat "$tmp/chk")"; fi
+# with offload: OFFLOAD and RELOAD are slices of the host row, DROP none
+$SC export 1f1b -D p=2 -D m=4 -D offload=all --format json -o "$tmp/o.json"
+$SC show 1f1b -D p=2 -D m=4 -D offload=all --trace "$tmp/o.trace" >/dev/null
+if python3 tests/py/check_trace.py "$tmp/o.trace" "$tmp/o.json" >"$tmp/chk"; then ok; else ko "trace with offload: $(cat "$tmp/chk")"; fi
 $SC export 1f1b --format trace >"$tmp/stdout.trace"
 if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/stdout.trace"; then ok; else ko "trace on stdout"; fi
 

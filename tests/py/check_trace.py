@@ -1,7 +1,8 @@
 """check_trace.py TRACE.json DUMP.json
 
 The Chrome trace of a program against its JSON dump: valid JSON, one slice
-per compute pass and transfer, one flow arrow (s + f with the same id) per
+per compute pass, transfer and host copy (a DROP frees a record's device copy
+in no time: a memory counter step, no slice), one flow arrow (s + f with the same id) per
 RECV, flows between the threads of sender and receiver."""
 import json
 import sys
@@ -14,7 +15,7 @@ def main():
     slices = [e for e in ev if e["ph"] == "X"]
     streams = prog["streams"]
     want = sum(1 for st in streams for i in st
-               if i["op"] not in ("REDUCE", "OPTIM", "VALIDATE") and not i.get("rollback"))
+               if i["op"] not in ("REDUCE", "OPTIM", "VALIDATE", "DROP") and not i.get("rollback"))
     assert len(slices) == want, (len(slices), want)
     recvs = sum(1 for st in streams for i in st if i["op"] == "RECV")
     starts = {e["id"]: e for e in ev if e["ph"] == "s"}
