@@ -16,9 +16,19 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 . tests/lib.sh # ok, bad, expect, full
 
-# py SCRIPT ARGS...: a python check; its assertion message on failure.
+# py SCRIPT ARGS...: a python check, queued for one python3 at the end
+# (verdicts; tests/py/pycheck.py): the files of $tmp it reads copied now, as
+# they are (the suite writes over $tmp/out); its assertion message on failure.
 py() {
-  if python3 -c "$@" 2>"$tmp/pyerr"; then ok; else bad "python check: $(tail -n 1 "$tmp/pyerr")"; fi
+  _pc=$(( ${_pc:-0} + 1 )); mkdir -p "$tmp/py"
+  printf '%s\n' "$1" >"$tmp/py/$_pc.py"; shift
+  _pa=""
+  for _a; do
+    case $_a in "$tmp"/*) [ -f "$_a" ] && cp "$_a" "$tmp/py/$_pc.${_a##*/}" && _a=$tmp/py/$_pc.${_a##*/} ;; esac
+    _pa="$_pa $_a"
+  done
+  # shellcheck disable=SC2086
+  later --with tests/py/pycheck.py "$tmp/py/$_pc.py" "python check $_pc of tests/costs.sh" $_pa
 }
 
 M="-D hidden=32 -D seq=4 -D batch=2"   # a small model: this tests contracts, not speed
@@ -636,5 +646,6 @@ expect 0 '"stages": 4' -- sh -c "python3 tests/py/gen_trace.py /dev/stdout | $SC
 # sc.costs (-D costs=FILE) reads the same way.
 expect 3 "cost file /dev/zero: not JSON: byte 0 is 0x00" -- sh -c "ulimit -t 1; exec $SC sim 1f1b -D costs=/dev/zero"
 
+verdicts
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]
