@@ -16,20 +16,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 . tests/lib.sh # ok, bad, expect, full
 
-# py SCRIPT ARGS...: a python check, queued for one python3 at the end
-# (verdicts; tests/py/pycheck.py): the files of $tmp it reads copied now, as
-# they are (the suite writes over $tmp/out); its assertion message on failure.
-py() {
-  _pc=$(( ${_pc:-0} + 1 )); mkdir -p "$tmp/py"
-  printf '%s\n' "$1" >"$tmp/py/$_pc.py"; shift
-  _pa=""
-  for _a; do
-    case $_a in "$tmp"/*) [ -f "$_a" ] && cp "$_a" "$tmp/py/$_pc.${_a##*/}" && _a=$tmp/py/$_pc.${_a##*/} ;; esac
-    _pa="$_pa $_a"
-  done
-  # shellcheck disable=SC2086
-  later --with tests/py/pycheck.py "$tmp/py/$_pc.py" "python check $_pc of tests/costs.sh" $_pa
-}
+# py SCRIPT ARGS...: a python check (lib.sh's pycheck: one python3 at the
+# end); its assertion message on failure.
+py() { _pc=$(( ${_pc:-0} + 1 )); pycheck "python check $_pc" "$@"; }
 
 M="-D hidden=32 -D seq=4 -D batch=2"   # a small model: this tests contracts, not speed
 

@@ -11,7 +11,7 @@ pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, expect
 F=tests/fixtures/models
-py() { label=$1; shift; if python3 -c "$@" 2>"$tmp/py.err"; then ok; else bad "$label"; cat "$tmp/py.err" >&2; fi; }
+py() { pycheck "$@"; } # LABEL SCRIPT ARGS: one python3 for all, at the end (lib.sh)
 
 # The parameter counts per device sum exactly to each published total, for
 # loop and V placements and every vocabulary placement.
@@ -166,5 +166,6 @@ expect 3 "zero > 0 shards over the data-parallel ranks: give dp > 1" -- $SC sim 
 mkdir -p "$tmp/r" && cp $F/llama3-8b.json "$tmp/r/cfg.json"
 printf 'local P = sc.params{sc.P, sc.M}\nreturn sc.program{p = P.p, m = P.m, tf = 1, tb = 1, tw = 1, order = "1f1b", model = {config = sc.model("%s"), seq = 64}}\n' "/etc/hostname" >"$tmp/r/bad.lua"
 expect 10 "sandbox" -- $SC sim "$tmp/r/bad.lua" -D p=2
+verdicts
 echo "model: $pass passed, $fail failed"
 [ "$fail" = 0 ]
