@@ -7,6 +7,7 @@ SC=${SC:-./stagecraft}
 BUILD=${BUILD:-build}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. tests/tier.sh # full: make test runs every row, make check all but two (below)
 
 # row CODE SUBSTRING -- command...: exit code, substring, one stderr line
 row() {
