@@ -22,8 +22,10 @@ MPIRUN="mpirun -np 4 --oversubscribe"
 # A --json result: every contract field, loss within 1e-5 of the reference,
 # gradients within 1e-5, measured peak == predicted on every device
 # (tests/py/runjson.py; `later` queues one for a single python3 at the end).
+# (json_ok and the checks below queue theirs for verdicts: a python3 each
+# cost more than the check; a failure is one there)
 json_ok() { # file
-  python3 tests/py/runjson.py "$1" >&2
+  later "$1" "run.json check $(( ${_jk:-0} + 1 ))"; _jk=$(( ${_jk:-0} + 1 ))
 }
 
 # 1. Every stdlib recipe that `check` accepts at p in {2, 4}, m in {4, 8}.
@@ -62,13 +64,12 @@ PY
 # the prediction, and each device holds 1/p of the vocabulary layers; the
 # baseline placement (the whole embedding on the first stage) is bitwise.
 vocab_ok() { # file placement
-  json_ok "$1" && python3 - "$1" "$2" <<'PY'
-import json, sys
+  json_ok "$1" && pycheck "vocab_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["vocab_par"] == sys.argv[2], j.get("vocab_par")
 assert j["param_bytes"] == j["predicted_param_bytes"], j
 assert len(j["param_bytes"]) == j["devices"] and min(j["param_bytes"]) > 0, j
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 for r in 1f1b $(full && echo v-half zb-h1); do
   for vp in vocab-1 vocab-2; do
@@ -382,8 +383,7 @@ expect 0 "peak activation bytes" -- env STAGECRAFT_TIMEOUT=0.5e3 STAGECRAFT_DEVI
 # pool and back; loss and gradients stay bitwise the reference's, and the
 # measured device and host high-water marks equal the prediction.
 off_ok() { # file: bitwise, device and host peaks as predicted, something moved
-  python3 - "$1" "$2" <<'PY'
-import json, sys
+  pycheck "off_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["bitwise"] is True, j
 assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
@@ -393,7 +393,7 @@ if sys.argv[2] != "-":
     base = json.load(open(sys.argv[2]))
     assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
     assert j["loss_hex"] == base["loss_hex"], (j, base)
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 $SC run gis -D p=4 -D m=8 --json >"$tmp/base.json" 2>"$tmp/e" || bad "run gis"
 for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_chunks=1" \
@@ -451,14 +451,13 @@ fi
 # input; recomputing is deterministic, so loss and gradients are bitwise
 # the reference's and the peaks the prediction's, below the plain run's.
 rc_ok() { # file base: bitwise, peaks as predicted and lower, the same loss
-  python3 - "$1" "$2" <<'PY'
-import json, sys
+  pycheck "rc_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert j["bitwise"] is True, j
 assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
 assert j["loss_hex"] == base["loss_hex"], (j, base)
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 for a in "-D recompute=all" "-D recompute=selective -D recompute_chunks=1" \
          "-D recompute=all -D recompute_frac=0.5 -D recompute_time=0.25" \
@@ -481,12 +480,11 @@ expect 3 "recomputation with a split vocabulary is not supported yet" -- $SC run
 # sizes: each device's measured peak within its cap; refused (exit 5) where
 # the last stage's larger record passes it; a model that cannot be made says so.
 cap_ok() { # file cap...: the measured peaks, each within its cap, as predicted
-  python3 - "$@" <<'PY'
-import json, sys
+  pycheck "cap_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j, caps = json.load(open(sys.argv[1])), [float(c) for c in sys.argv[2:]]
 assert j["bitwise"] is True and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 assert all(b <= c for b, c in zip(j["peak_activation_bytes"], caps)), (j, caps)
-PY
+' "$@"; _ck=$(( ${_ck:-0} + 1 ))
 }
 if $SC run zb-h1 -D p=4 -D m=8 -D mem=200KB --check --json >"$tmp/j" 2>"$tmp/e" &&
    cap_ok "$tmp/j" 200000 200000 200000 200000; then ok
