@@ -107,17 +107,17 @@ one() { # recipe p m gpus offload [env...]
   runs=$((runs+1))
 }
 # make check: one GPU count and offload per sample recipe, in turn (the
-# four pairs over the sample).
-k=0
+# four pairs over the sample), at p=2 m=4 (NCCL on 2 GPUs; on 4: 6b's).
+k=0 p2=4 m2=8; full || { p2=2 m2=4; }
 for r in $(sample $recipes); do
-  $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || { bad "$r does not build at p=4 m=8"; continue; }
-  k=$((k+1)); want=$(echo 1none 4all 1all 4none | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
-  for g in 1 4; do
+  $SC check "$r" -D p=$p2 -D m=$m2 >/dev/null 2>&1 || { bad "$r does not build at p=$p2 m=$m2"; continue; }
+  k=$((k+1)); want=$(echo 1none ${p2}all 1all ${p2}none | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
+  for g in 1 $p2; do
     for off in none all; do
       full || [ "$g$off" = "$want" ] || continue
       [ "$r$off" = forwardall ] && continue # forward-only: no offload (docs/guide.md#forward-only)
       [ "$r$off" = seq1f1ball ] && continue # slices: no offload yet (docs/slices.md)
-      one "$r" 4 8 $g $off
+      one "$r" $p2 $m2 $g $off
     done
   done
 done
