@@ -16,10 +16,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 . tests/lib.sh # ok, bad, expect, full
 
-# py SCRIPT ARGS...: a python check; its assertion message on failure.
-py() {
-  if python3 -c "$@" 2>"$tmp/pyerr"; then ok; else bad "python check: $(tail -n 1 "$tmp/pyerr")"; fi
-}
+# py SCRIPT ARGS...: a python check (lib.sh's pycheck: one python3 at the
+# end); its assertion message on failure.
+py() { _pc=$(( ${_pc:-0} + 1 )); pycheck "python check $_pc" "$@"; }
 
 M="-D hidden=32 -D seq=4 -D batch=2"   # a small model: this tests contracts, not speed
 
@@ -636,5 +635,6 @@ expect 0 '"stages": 4' -- sh -c "python3 tests/py/gen_trace.py /dev/stdout | $SC
 # sc.costs (-D costs=FILE) reads the same way.
 expect 3 "cost file /dev/zero: not JSON: byte 0 is 0x00" -- sh -c "ulimit -t 1; exec $SC sim 1f1b -D costs=/dev/zero"
 
+verdicts
 echo "costs: $pass passed, $fail failed"
 [ $fail = 0 ]

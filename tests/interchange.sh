@@ -552,7 +552,9 @@ expect 2 "cannot write '$tmp/k/x.json': File too large" -- sh -c "ulimit -f 4; e
 [ "$(wc -l <"$tmp/err")" = 1 ] && ok || ko "ulimit -f: not one error line"
 [ "$(ls -a "$tmp/k" | grep -vc '^\.\.*$')" = 0 ] && ok || { ko "a file-size limit left a file"; ls -a "$tmp/k" >&2; }
 # (a background job starts with SIGINT ignored: python puts it back)
-for sig in TERM HUP INT; do
+# (make check: TERM; where the write wins the race, reading back its 67 MB
+# costs a CPU-second a signal)
+for sig in TERM $(full && echo HUP INT); do
   python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
     $SC export gpipe -D p=16 -D m=3000 --format trace -o "$tmp/k/big.json" 2>/dev/null & pid=$!
   n=0; while [ $n -lt 600 ] && ! ls "$tmp/k" | grep -q tmp; do sleep 0.05; n=$((n+1)); done

@@ -41,6 +41,8 @@ have_mpi() {
 #                           tests/py/runjson.py: a `run --check --json` result's
 #                           loss, gradients and peaks; tests/py/check_torch_csv.py
 #                           takes DIALECT VERSION), with OPTIONS
+#   pycheck LABEL SCRIPT ARGS...
+#                           queues `python3 -c SCRIPT ARGS` (below)
 #   verdicts                runs each SCRIPT once (--batch) over its files:
 #                           ok, or bad "LABEL: why"; a suite calls it before
 #                           it prints its counters
@@ -52,6 +54,21 @@ later() {
   cp "$1" "$_lf" || { bad "$2: no file to check"; return; }
   _ll=$2; shift 2
   printf '%s\t%s\t%s\n' "$_lf" "$_ll" "$*" >>"$tmp/later/$(basename "$_lw" .py).list"
+}
+# pycheck LABEL SCRIPT ARGS...: a check `python3 -c SCRIPT ARGS`, queued for
+# verdicts (tests/py/pycheck.py runs them all in one python3): the files of
+# $tmp among ARGS copied now, as they are (a suite writes over them); on
+# failure LABEL and the exception's last line. ARGS hold no spaces.
+pycheck() {
+  _pl=$1; _pn=$(( ${_pn:-0} + 1 )); mkdir -p "$tmp/py"
+  printf '%s\n' "$2" >"$tmp/py/$_pn.py"; shift 2
+  _pa=""
+  for _a; do
+    case $_a in "$tmp"/*) [ -f "$_a" ] && cp "$_a" "$tmp/py/$_pn.${_a##*/}" && _a=$tmp/py/$_pn.${_a##*/} ;; esac
+    _pa="$_pa $_a"
+  done
+  # shellcheck disable=SC2086
+  later --with tests/py/pycheck.py "$tmp/py/$_pn.py" "$_pl" $_pa
 }
 verdicts() {
   for _list in "$tmp"/later/*.list; do

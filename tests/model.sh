@@ -11,7 +11,7 @@ pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh # ok, bad, expect
 F=tests/fixtures/models
-py() { label=$1; shift; if python3 -c "$@" 2>"$tmp/py.err"; then ok; else bad "$label"; cat "$tmp/py.err" >&2; fi; }
+py() { pycheck "$@"; } # LABEL SCRIPT ARGS: one python3 for all, at the end (lib.sh)
 
 # The parameter counts per device sum exactly to each published total, for
 # loop and V placements and every vocabulary placement.
@@ -85,9 +85,11 @@ expect 0 "in all 37.86 GiB on d0" -- $SC sim 1f1b $S -D mem=38GiB -D offload=bud
 expect 0 "in all 37.96 GiB on d0" -- $SC sim 1f1b $S -D mem=38GiB -D recompute=budget
 
 # The Llama-3-8B case: plan's pick fits 80 GiB by sim's own total, and
-# plan's total_bytes_max equals sim's within 1 %.
+# plan's total_bytes_max equals sim's within 1 %. (make check: at p = 4,
+# m = 16, half the CPU; docs/plan.md plans p = 8, m = 32 of this model)
+SP=$S; full || SP="-D p=4 -D m=16 --model $F/llama3-8b.json -D seq=4096 -D batch=1"
 # shellcheck disable=SC2086
-$SC plan $S --cap 80GiB --json >"$tmp/p.json" || bad "plan --model"
+$SC plan $SP --cap 80GiB --json >"$tmp/p.json" || bad "plan --model"
 python3 - "$tmp/p.json" <<'PY' >"$tmp/pick"
 import json, sys, shlex
 j = json.load(open(sys.argv[1]))
@@ -98,7 +100,7 @@ read -r recipe rest <"$tmp/pick"
 knobs=$(echo "$rest" | awk '{ for (i = 1; i < NF; i++) printf "-D %s ", $i }')
 pbytes=$(echo "$rest" | awk '{ print $NF }')
 # shellcheck disable=SC2086
-$SC sim "$recipe" $S $knobs -D mem=80GiB --json >"$tmp/ps.json" || bad "sim of the pick $recipe $knobs"
+$SC sim "$recipe" $SP $knobs -D mem=80GiB --json >"$tmp/ps.json" || bad "sim of the pick $recipe $knobs"
 py "plan: the pick fits by sim's total" '
 import json, sys
 j = json.load(open(sys.argv[1])); want = float(sys.argv[2])
@@ -166,5 +168,6 @@ expect 3 "zero > 0 shards over the data-parallel ranks: give dp > 1" -- $SC sim 
 mkdir -p "$tmp/r" && cp $F/llama3-8b.json "$tmp/r/cfg.json"
 printf 'local P = sc.params{sc.P, sc.M}\nreturn sc.program{p = P.p, m = P.m, tf = 1, tb = 1, tw = 1, order = "1f1b", model = {config = sc.model("%s"), seq = 64}}\n' "/etc/hostname" >"$tmp/r/bad.lua"
 expect 10 "sandbox" -- $SC sim "$tmp/r/bad.lua" -D p=2
+verdicts
 echo "model: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -22,8 +22,10 @@ MPIRUN="mpirun -np 4 --oversubscribe"
 # A --json result: every contract field, loss within 1e-5 of the reference,
 # gradients within 1e-5, measured peak == predicted on every device
 # (tests/py/runjson.py; `later` queues one for a single python3 at the end).
+# (json_ok and the checks below queue theirs for verdicts: a python3 each
+# cost more than the check; a failure is one there)
 json_ok() { # file
-  python3 tests/py/runjson.py "$1" >&2
+  later "$1" "run.json check $(( ${_jk:-0} + 1 ))"; _jk=$(( ${_jk:-0} + 1 ))
 }
 
 # 1. Every stdlib recipe that `check` accepts at p in {2, 4}, m in {4, 8}.
@@ -62,13 +64,12 @@ PY
 # the prediction, and each device holds 1/p of the vocabulary layers; the
 # baseline placement (the whole embedding on the first stage) is bitwise.
 vocab_ok() { # file placement
-  json_ok "$1" && python3 - "$1" "$2" <<'PY'
-import json, sys
+  json_ok "$1" && pycheck "vocab_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["vocab_par"] == sys.argv[2], j.get("vocab_par")
 assert j["param_bytes"] == j["predicted_param_bytes"], j
 assert len(j["param_bytes"]) == j["devices"] and min(j["param_bytes"]) > 0, j
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 for r in 1f1b $(full && echo v-half zb-h1); do
   for vp in vocab-1 vocab-2; do
@@ -180,9 +181,12 @@ if have_mpi; then
       else bad "threads vs mpirun -np 4 on $r, vocab_par=$vp: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
     done
   done
-  a=$($SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
-  b=$(timeout 120 mpirun -np 2 --oversubscribe $SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
-  if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 2, v-half vocab-1: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
+  # (make check: the loop's 1f1b above; a V on two ranks, make test)
+  if full; then
+    a=$($SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    b=$(timeout 120 mpirun -np 2 --oversubscribe $SC run v-half -D p=2 -D m=4 -D vocab_par=vocab-1 --json 2>"$tmp/e" | sed 's/.*"loss_hex": "\([^"]*\)".*/\1/')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "threads vs mpirun -np 2, v-half vocab-1: '$a' vs '$b'"; head -3 "$tmp/e" >&2; fi
+  fi
   # The ranks' doorbells (runtime/transport/mpi_bell.h) change when a rank
   # wakes, not what it computes: the same bits with and without them, with
   # collectives (zb-h2 post-validation polls both channels) and large
@@ -382,8 +386,7 @@ expect 0 "peak activation bytes" -- env STAGECRAFT_TIMEOUT=0.5e3 STAGECRAFT_DEVI
 # pool and back; loss and gradients stay bitwise the reference's, and the
 # measured device and host high-water marks equal the prediction.
 off_ok() { # file: bitwise, device and host peaks as predicted, something moved
-  python3 - "$1" "$2" <<'PY'
-import json, sys
+  pycheck "off_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["bitwise"] is True, j
 assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
@@ -393,7 +396,7 @@ if sys.argv[2] != "-":
     base = json.load(open(sys.argv[2]))
     assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
     assert j["loss_hex"] == base["loss_hex"], (j, base)
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 $SC run gis -D p=4 -D m=8 --json >"$tmp/base.json" 2>"$tmp/e" || bad "run gis"
 for a in "-D offload=all -D offload_ratio=0.1" "-D offload=selective -D offload_chunks=1" \
@@ -451,14 +454,13 @@ fi
 # input; recomputing is deterministic, so loss and gradients are bitwise
 # the reference's and the peaks the prediction's, below the plain run's.
 rc_ok() { # file base: bitwise, peaks as predicted and lower, the same loss
-  python3 - "$1" "$2" <<'PY'
-import json, sys
+  pycheck "rc_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert j["bitwise"] is True, j
 assert j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 assert j["peak_activation_bytes_max"] < base["peak_activation_bytes_max"], (j, base)
 assert j["loss_hex"] == base["loss_hex"], (j, base)
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 for a in "-D recompute=all" "-D recompute=selective -D recompute_chunks=1" \
          "-D recompute=all -D recompute_frac=0.5 -D recompute_time=0.25" \
@@ -481,12 +483,11 @@ expect 3 "recomputation with a split vocabulary is not supported yet" -- $SC run
 # sizes: each device's measured peak within its cap; refused (exit 5) where
 # the last stage's larger record passes it; a model that cannot be made says so.
 cap_ok() { # file cap...: the measured peaks, each within its cap, as predicted
-  python3 - "$@" <<'PY'
-import json, sys
+  pycheck "cap_ok $(( ${_ck:-0} + 1 ))" 'import json, sys
 j, caps = json.load(open(sys.argv[1])), [float(c) for c in sys.argv[2:]]
 assert j["bitwise"] is True and j["peak_activation_bytes"] == j["predicted_peak_activation_bytes"], j
 assert all(b <= c for b, c in zip(j["peak_activation_bytes"], caps)), (j, caps)
-PY
+' "$@"; _ck=$(( ${_ck:-0} + 1 ))
 }
 if $SC run zb-h1 -D p=4 -D m=8 -D mem=200KB --check --json >"$tmp/j" 2>"$tmp/e" &&
    cap_ok "$tmp/j" 200000 200000 200000 200000; then ok
@@ -507,7 +508,7 @@ printf '%s\n' 'local P = sc.params { {"m", 6, "mb"}, sc.MEM }' 'local o = {}' \
 expect 0 "bubble" -- $SC sim "$tmp/fitted.lua" -D mem=3
 expect 5 "d2 passes mem = 3 at F s2 mb2 (#5), holding 3.66667 units (peak 3.66667); it needs mem >= 3.66667 (its peak as built:" -- \
   $SC run "$tmp/fitted.lua" -D mem=3
-if have_mpi; then
+if full && have_mpi; then # (make check: offload's mpirun above has the memory policies under MPI)
   if timeout -k 10 120 $MPIRUN $SC run gis -D recompute=all --check --json >"$tmp/j" 2>"$tmp/e" &&
      grep -q '"transport": "mpi"' "$tmp/j" && rc_ok "$tmp/j" "$tmp/base.json"; then ok
   else bad "mpirun gis recompute"; head -3 "$tmp/e" >&2; fi

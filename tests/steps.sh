@@ -80,10 +80,10 @@ then ok; else bad "show --svg/--trace with steps"; cat "$tmp/err" >&2; fi
 
 # 4. run: N steps of AdamW against the reference trained for N steps:
 # losses of every step, the last step's gradients and the parameters
-# bitwise (W in microbatch order, the same float operations).
+# bitwise (W in microbatch order, the same float operations). (Queued, as
+# sync_ok's below: lib.sh's pycheck, one python3 for all at the end.)
 steps_ok() { # file steps
-  python3 - "$1" "$2" <<'PY'
-import json, sys
+  pycheck "steps_ok $(( ${_ck:-0} + 1 )) (steps=$2)" 'import json, sys
 j, n = json.load(open(sys.argv[1])), int(sys.argv[2])
 assert j["bitwise"] is True, j
 if n > 1:
@@ -93,7 +93,7 @@ if n > 1:
     assert all(a > b for a, b in zip(j["step_loss"], j["step_loss"][1:])), j["step_loss"]
     assert len(j["step_times_s"]) == n and all(t > 0 for t in j["step_times_s"]), j
     assert len(j["simulated_step_makespan"]) == n, j
-PY
+' "$1" "$2"; _ck=$(( ${_ck:-0} + 1 ))
 }
 for r in $(sample zb-h1 zb-v interleaved); do
   for n in $(full && echo 1 2) 5; do
@@ -167,8 +167,7 @@ else bad "trace of post-validation"; fi
 # rollback path, all against the reference (bitwise here: the same float
 # operations, and the state's sums happen to round alike).
 sync_ok() { # file steps mode what
-  python3 - "$@" <<'PY'
-import json, sys
+  pycheck "sync_ok $(( ${_ck:-0} + 1 )) (steps=$2 $3 $4)" 'import json, sys
 j, n, mode, what = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 assert j["optim_sync"] == mode and j["steps"] == n, j
 assert j["step_loss"] == j["reference_step_loss"], j
@@ -181,7 +180,7 @@ if mode == "post-validation" and what != "plain" and n > 1:
     assert sum(j["step_rollbacks"]) > 0, j["step_rollbacks"]
 if what == "plain":
     assert not any(j["step_skipped"]) and all(c == 1 for c in j["step_clip_coef"]), j
-PY
+' "$@"; _ck=$(( ${_ck:-0} + 1 ))
 }
 # (make check: one of plain, clip and inf per recipe and mode, in turn:
 # each mode meets all three.)
@@ -242,5 +241,6 @@ else
   echo "steps: mpirun missing or stagecraft built without MPI: MPI tests skipped"
 fi
 
+verdicts
 echo "steps: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -109,17 +109,17 @@ one() { # recipe p m gpus offload [env...]
   runs=$((runs+1))
 }
 # make check: one GPU count and offload per sample recipe, in turn (the
-# four pairs over the sample).
-k=0
+# four pairs over the sample), at p=2 m=4 (NCCL on 2 GPUs; on 4: 6b's).
+k=0 p2=4 m2=8; full || { p2=2 m2=4; }
 for r in $(sample $recipes); do
-  $SC check "$r" -D p=4 -D m=8 >/dev/null 2>&1 || { bad "$r does not build at p=4 m=8"; continue; }
-  k=$((k+1)); want=$(echo 1none 4all 1all 4none | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
-  for g in 1 4; do
+  $SC check "$r" -D p=$p2 -D m=$m2 >/dev/null 2>&1 || { bad "$r does not build at p=$p2 m=$m2"; continue; }
+  k=$((k+1)); want=$(echo 1none ${p2}all 1all ${p2}none | cut -d' ' -f$(( (k - 1) % 4 + 1 )))
+  for g in 1 $p2; do
     for off in none all; do
       full || [ "$g$off" = "$want" ] || continue
       [ "$r$off" = forwardall ] && continue # forward-only: no offload (docs/guide.md#forward-only)
       [ "$r$off" = seq1f1ball ] && continue # slices: no offload yet (docs/slices.md)
-      one "$r" 4 8 $g $off
+      one "$r" $p2 $m2 $g $off
     done
   done
 done
@@ -128,20 +128,22 @@ done
 # 2b. Recomputation (docs/recompute.md): R recomputes the dropped parts on
 # the device's compute stream; the peaks as predicted, the reference's
 # gradients within 1e-4 (and the memory policies mixed).
-# (make check: its sample's first recipe on 1 GPU, the second on 4.)
-k=0
+# (make check: its sample's first recipe on 1 GPU, the second on 2, at p=2
+# m=4; make test: p=4 m=8 on 1 and 4.)
+k=0 p2=4 m2=8; full || { p2=2 m2=4; }
 for r in $(sample zb-h1 gis v-half interleaved); do
   k=$((k+1))
-  for g in 1 4; do
+  for g in 1 $p2; do
     full || [ $(( (k + g) % 2 )) = 0 ] || continue
-    mixed="recompute=budget -D offload=budget -D mem=3 -D offload_ratio=0.5"
+    # (the budget moves records at either size: 32 at p=4 under mem 3, 4 at p=2 under 1.5)
+    mixed="recompute=budget -D offload=budget -D mem=$([ $p2 = 4 ] && echo 3 || echo 1.5) -D offload_ratio=0.5"
     [ "$r" = zb-h1 ] && mixed="" # its delayed W hold the records: 4 units at p = 4
     i=0
     for rc in "recompute=all" "recompute=selective -D recompute_frac=0.5" ${mixed:+"$mixed"}; do
       # (make check: all for the first recipe, the mixed budget for the second)
       i=$((i+1)); full || [ $i = $((k == 1 ? 1 : 3)) ] || continue
-      want=cuda-local; [ "$g" = 4 ] && want=nccl
-      if SC_CUDASTUB_GPUS=$g timeout 300 $SC run "$r" -D p=4 -D m=8 -D $rc --backend cuda --check \
+      want=cuda-local; [ "$g" = $p2 ] && want=nccl
+      if SC_CUDASTUB_GPUS=$g timeout 300 $SC run "$r" -D p=$p2 -D m=$m2 -D $rc --backend cuda --check \
            --json >"$tmp/j" 2>"$tmp/e" && json_ok "$tmp/j" $want; then ok
       else bad "run $r $rc on $g emulated GPU(s)"; head -4 "$tmp/e" >&2; fi
     done
@@ -149,10 +151,13 @@ for r in $(sample zb-h1 gis v-half interleaved); do
 done
 
 # 3. Random delays on every stream operation (0-300 us); make check: one
-# recipe (section 2 ran the others of its sample).
+# recipe (section 2 ran the others of its sample), at p=2 on 2 GPUs with
+# offload (make test: p=4 on 1 GPU with offload, p=2 on 2 without).
 for r in $(full && echo zb-h1 interleaved 1f1b-v) zb-v; do
-  one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
-  one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
+  if full; then
+    one $r 4 8 1 all SC_CUDASTUB_DELAY_US=300
+    one $r 2 4 2 none SC_CUDASTUB_DELAY_US=300
+  else one $r 2 4 2 all SC_CUDASTUB_DELAY_US=300; fi
 done
 
 # Overlapped pairs (docs/run.md#overlapped-pairs): the backward half on the
