@@ -400,16 +400,24 @@ $(GPU_BUNDLE)/libsc_openblas.so:
 	$(CC) -shared -o $@ -Wl,-soname,libsc_openblas.so -Wl,-u,cblas_sgemm -Wl,-u,openblas_set_num_threads \
 	  $(STATIC_BLAS) $(STATIC_FORT) -lm -lpthread
 
+# What runs on the GPU machine, without the objects and archives (about 35 of
+# the folder's 55 MB): $(GPU_BUNDLE)/run/, the folder to carry there
+# (bench/gpu/session.sh, bench/gpu.md "How to run the GPU session").
+GPU_BUNDLE_RUN = $(addprefix $(GPU_BUNDLE)/,stagecraft libstagecraft_cuda.so libsc_openblas.so REVISION \
+  gpu_test_backend_cuda gpu_test_decoder_cuda gpu_test_moe_cuda gpu_test_graph_cuda) \
+  $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
 	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
 	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no HAVE_GLPK=no \
-	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
+	  LUA_LIBS="$(STATIC_LUA) -lm -ldl" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
 	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_moe_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
-	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
+	@rm -rf $(GPU_BUNDLE)/run && mkdir -p $(GPU_BUNDLE)/run && \
+	  for f in $(GPU_BUNDLE_RUN); do ln -f $$f $(GPU_BUNDLE)/run/ 2>/dev/null || cp -p $$f $(GPU_BUNDLE)/run/ || exit 1; done
+	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); what runs, to carry: $(GPU_BUNDLE)/run/ ($$(du -sh $(GPU_BUNDLE)/run | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \
 	  echo "  $$f: $$(readelf -d $$f | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')(runpath $$(readelf -d $$f | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p'))"; \
 	  echo "    newest glibc symbol: $$(objdump -T $$f | grep -o 'GLIBC_[0-9.]*' | sort -t. -k2,2n -k3,3n | tail -1)"; \
