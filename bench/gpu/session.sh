@@ -38,6 +38,8 @@
 # STAGECRAFT_NCCL_LIBRARY=build/cudastub/libsc_ncclstub.so SC_CUDASTUB_GPUS=1.
 if [ "${1:-}" = --section ]; then
   . bench/gpu/session_sections.sh
+  # a section that hangs, for the test of the limits (tests/gpusession.sh)
+  [ "${SESSION_TEST_HANG:-}" = "$2" ] && sleep 1000
   "sec_$2"
   exit $?
 fi

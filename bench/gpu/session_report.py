@@ -94,7 +94,7 @@ def decoder(path, fresh, tflops, smi_mib, gpu):
     mib = lambda x: "%.0f" % (x / 2**20)
     smi_s = "%s MiB" % smi_mib if int(smi_mib) >= 0 else "not measured (no nvidia-smi)"
     fe = pct(f.get("prediction_error")) if f else "-"
-    print("| %s | %s | %d | %.3f TFLOP | %.4f | %s | %s | %s | %s | %s / %s MiB | %s |" % (
+    print("| %s | %s | %d | %.4g TFLOP | %.4f | %s | %s | %s | %s | %s / %s MiB | %s |" % (
         gpu, r["recipe"], r["devices"], fl / 1e12, step,
         "%.1f %% of %s" % (mfu * 100, tflops) if mfu else "-",
         num(r.get("predicted_step_time_s")), pct(r.get("prediction_error")), fe,

@@ -135,7 +135,7 @@ sec_3() {
 sec_4() {
   begin 4
   EPM="-D hidden=2048 -D inter=4096 -D layers=8 -D seq=1024 -D batch=8"
-  [ "$SMALL" = 1 ] && EPM="-D hidden=64 -D layers=4 -D seq=16 -D batch=2"
+  [ "$SMALL" = 1 ] && EPM="-D hidden=32 -D layers=4 -D seq=8 -D batch=2"
   if [ "$(gpus)" -ge 2 ]; then
     say "bench/gpu/ep.sh"
     [ "$SMALL" = 1 ] && export EP_MODEL="$EPM"
