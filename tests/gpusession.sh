@@ -6,7 +6,7 @@
 #   refused in one line;
 #   make test: the whole session on the CUDA stand-in (tests/cudastub, one
 #   emulated GPU like the machine lent, small models): every section runs
-#   and its rows are in summary.md (the unit tests, the recipes' and the
+#   and its rows are in summary.txt (the unit tests, the recipes' and the
 #   decoder's --check, the graphs' same loss bits, the MoE's runs), at most
 #   8 files come back; then a section that hangs is stopped by its own
 #   limit, and a section with no budget left is not started, both said in
@@ -32,7 +32,7 @@ if full; then
   O=$tmp/o1
   if BUILD=$BUILD OUT=$O timeout 600 sh $G >"$tmp/log" 2>&1; then ok
   else bad "session.sh on the stand-in failed"; tail -n 20 "$tmp/log" >&2; fi
-  S=$O/summary.md
+  S=$O/summary.txt
   for n in 1 2 3 4 5; do
     grep -q "^section $n: done in" "$S" && ok || bad "section $n not done: $(grep "^section $n:" "$S")"
   done
@@ -41,22 +41,22 @@ if full; then
               "| decoder zb-h1 p=2 m=4 --check | ok |" "| CUDA stand-in (test double) | 1f1b | 2 |" \
               "| MoE dualpipev p=2 m=4 --check | ok |" "| dualpipev | cuda-local |" \
               "ep = 2 needs a GPU for each of the 2 x 2 devices" "compute-sanitizer not found" "all sections: done"; do
-    grep -qF -- "$want" "$S" && ok || bad "summary.md lacks '$want'"
+    grep -qF -- "$want" "$S" && ok || bad "summary.txt lacks '$want'"
   done
   # graphs: both sizes, the same loss bits
   [ "$(grep -c '^| [0-9]* | .* | yes | 0x' "$S")" = 2 ] && ok || bad "graphs: not 2 sizes with the same loss bits"
   n=$(ls "$O" | wc -l); [ "$n" -le 8 ] && ok || bad "$n files in OUT (at most 8 come back)"
   ls "$O" | grep -q '[^A-Za-z0-9._-]' && bad "a name in OUT the device tool cannot return" || ok
-  tar tzf "$O/raw.tar.gz" | grep -q 's2/run.json' && ok || bad "raw.tar.gz lacks s2/run.json"
+  tar tzf "$O/raw.tar.gz" | grep -q "s2/run.json" && tar tzf "$O/raw.tar.gz" | grep -q "s3/graphs.txt" && ok || bad "raw.tar.gz lacks s2/run.json or s3/graphs.txt"
   # A hang: section 1 stopped at its limit (32 s budget - 10 s kept = 22 s), then
   # no budget left for section 5; the summary says both, the driver fails.
   O=$tmp/o2
   SESSION_TEST_HANG=1 SESSION_S=32 SESSION_SECTIONS="1 5" BUILD=$BUILD OUT=$O timeout 120 sh $G >"$tmp/log" 2>&1
   rc=$?
   [ $rc = 1 ] && ok || bad "a hung section: exit $rc, want 1"
-  grep -q "^section 1: STOPPED by its limit of 22 s" "$O/summary.md" && ok || bad "the hung section not stopped at 22 s"
-  grep -q "^not run: [0-9]* s of the budget left" "$O/summary.md" && ok || bad "section 5 started without budget"
-  grep -q "NOT all done" "$O/summary.md" && ok || bad "the summary does not say NOT all done"
+  grep -q "^section 1: STOPPED by its limit of 22 s" "$O/summary.txt" && ok || bad "the hung section not stopped at 22 s"
+  grep -q "^not run: [0-9]* s of the budget left" "$O/summary.txt" && ok || bad "section 5 started without budget"
+  grep -q "NOT all done" "$O/summary.txt" && ok || bad "the summary does not say NOT all done"
 fi
 echo "gpusession: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -20,7 +20,7 @@
 #      dualpipev against 1f1b at ep = 1 instead and records the refusal;
 #   5. compute-sanitizer memcheck on one small run, with the time left.
 # Everything goes to $OUT (at most 8 files come back from the machine):
-# summary.md (the figures, in the rows of bench/gpu.md's tables), s1.log ..
+# summary.txt (the figures, in the rows of bench/gpu.md's tables), s1.log ..
 # s5.log (each section's raw output) and raw.tar.gz (every JSON result and
 # profile). The summary is rewritten after every section, so a session cut
 # short still returns what it finished.
@@ -77,39 +77,39 @@ done
 export LD_LIBRARY_PATH BUILD SC W SMALL
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN} STAGECRAFT_TIMEOUT=${STAGECRAFT_TIMEOUT:-120}
 
-S=$OUT/summary.md
+S=$OUT/summary.txt
 {
   echo "# GPU session ($(date -u '+%Y-%m-%d %H:%M UTC'))"
   echo
   echo "bench/gpu/session.sh at $(cat "$BUILD/REVISION" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo '?'),"
   echo "build $BUILD, budget $SESSION_S s, small models: $SMALL. Raw output: s1.log .. s5.log, raw.tar.gz."
-} >"$W/head.md"
-: >"$W/body.md"
+} >"$W/head.txt"
+: >"$W/body.txt"
 status=0
 for n in $SECTIONS; do
   left=$((start + SESSION_S - $(date +%s) - 10)) # 10 s for the summary and the archive
   lim=$(cap "$n"); [ "$left" -lt "$lim" ] && lim=$left
-  { echo; echo "## $n. $(title "$n")"; echo; } >>"$W/body.md"
+  { echo; echo "## $n. $(title "$n")"; echo; } >>"$W/body.txt"
   if [ "$lim" -lt 15 ]; then
-    echo "not run: ${left} s of the budget left" >>"$W/body.md"; status=1; continue
+    echo "not run: ${left} s of the budget left" >>"$W/body.txt"; status=1; continue
   fi
-  : >"$W/s$n.md"
+  : >"$W/s$n.rows"
   t0=$(date +%s)
   timeout -k 5 "$lim" sh bench/gpu/session.sh --section "$n" >"$W/s$n.log" 2>&1; rc=$?
   dt=$(($(date +%s) - t0))
-  cat "$W/s$n.md" >>"$W/body.md"
+  cat "$W/s$n.rows" >>"$W/body.txt"
   case $rc in
     0) why="done in $dt s" ;;
     124|137) why="STOPPED by its limit of $lim s (the rows above are what it finished)"; status=1 ;;
     *) why="FAILED (exit $rc) after $dt s: see s$n.log"; status=1 ;;
   esac
-  { echo; echo "section $n: $why"; } >>"$W/body.md"
+  { echo; echo "section $n: $why"; } >>"$W/body.txt"
   echo "section $n ($(title "$n")): $why"
   cp "$W/s$n.log" "$OUT/s$n.log"
-  cat "$W/head.md" "$W/body.md" >"$S"
-  (cd "$W" && tar czf "$OUT/raw.tar.gz" --exclude='*.log' --exclude='*.md' . 2>/dev/null)
+  cat "$W/head.txt" "$W/body.txt" >"$S"
+  (cd "$W" && tar czf "$OUT/raw.tar.gz" --exclude='*.log' --exclude='*.rows' --exclude=./head.txt --exclude=./body.txt . 2>/dev/null)
 done
-{ echo; echo "all sections: $([ $status = 0 ] && echo done || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"; } >>"$W/body.md"
-cat "$W/head.md" "$W/body.md" >"$S"
+{ echo; echo "all sections: $([ $status = 0 ] && echo done || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"; } >>"$W/body.txt"
+cat "$W/head.txt" "$W/body.txt" >"$S"
 echo "bench/gpu/session.sh: $(($(date +%s) - start)) s; summary $S"
 exit $status

@@ -1,4 +1,4 @@
-"""session_report.py — the rows of bench/gpu/session.sh's summary.md, from
+"""session_report.py — the rows of bench/gpu/session.sh's summary.txt, from
 the files its sections write (`run --json`, `run --profile`, bench_gemm's
 table, nvidia-smi's samples). Prints markdown table rows in the shape of
 bench/gpu.md's tables; a missing or broken input prints a row that says so

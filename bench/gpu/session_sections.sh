@@ -2,12 +2,12 @@
 # sourced by it and run one at a time under their own time limit
 # (`session.sh --section N`). Each writes its raw output to stdout (the
 # driver keeps it as sN.log), its files under $W/sN/ (into raw.tar.gz) and
-# its summary rows to $W/sN.md as soon as each is known, so that a section
+# its summary rows to $W/sN.rows as soon as each is known, so that a section
 # stopped by its limit still leaves the rows it finished. Needs BUILD, SC,
 # W and SMALL from the driver. Tested by tests/gpusession.sh.
 R=bench/gpu/session_report.py
-rows() { cat >>"$W/s$N.md"; }
-row() { echo "$*" >>"$W/s$N.md"; }
+rows() { cat >>"$W/s$N.rows"; }
+row() { echo "$*" >>"$W/s$N.rows"; }
 begin() { N=$1; D=$W/s$1; mkdir -p "$D"; }
 say() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
 # runjson.py's verdict on a --check result: "ok" or "FAILED: why"
