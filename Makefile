@@ -387,8 +387,9 @@ gpu-bench: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_BENCH_BIN)
 # beside themselves ($$ORIGIN); the CUDA module (built with this machine's
 # nvcc) looks for cuBLAS and the CUDA runtime beside itself, in this
 # machine's CUDA folder and in /usr/local/cuda; NCCL it finds at run time
-# (runtime/cuda/nccl_lib.c). Copy the tree with build-gpu/ and run
-# `make gpu-check` there (it builds nothing).
+# (runtime/cuda/nccl_lib.c). Copy the tree with build-gpu/ (or only
+# build-gpu/run/) and run `make gpu-check` or bench/gpu/session.sh there
+# (they build nothing).
 GPU_BUNDLE  := build-gpu
 LIBDIR      := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib))
 STATIC_LUA   = $(firstword $(wildcard $(LIBDIR)/liblua5.4.a))
@@ -425,10 +426,12 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 
 # On the GPU machine: the environment, the GPU tests, compute-sanitizer
 # (memcheck, racecheck) on a small run, the GPU benchmarks: one log
-# (tools/gpu_check.sh). Uses build-gpu/ when it is there, else $(BUILD).
+# (tools/gpu_check.sh). Uses build-gpu/ (or build-gpu/run/, what runs, when
+# only that was carried) when it is there, else $(BUILD). A session of a few
+# minutes runs bench/gpu/session.sh instead (bench/gpu.md).
 GPU_CHECK_LOG ?=
 gpu-check:
-	@sh tools/gpu_check.sh $(if $(wildcard $(GPU_BUNDLE)/stagecraft),$(GPU_BUNDLE),$(BUILD)) $(GPU_CHECK_LOG)
+	@sh tools/gpu_check.sh $(firstword $(patsubst %/stagecraft,%,$(wildcard $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/run/stagecraft)) $(BUILD)) $(GPU_CHECK_LOG)
 
 fuzz-deps:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n; }' | \
