@@ -74,7 +74,9 @@ for d in $(python3 -c 'import nvidia, os; b = list(nvidia.__path__)[0]; print(" 
   [ -d "$d" ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d
 done
 [ -d /usr/local/cuda/lib64 ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-export LD_LIBRARY_PATH BUILD SC W SMALL
+SESSION_HEADLINE=$W/headline
+: >"$SESSION_HEADLINE"
+export LD_LIBRARY_PATH BUILD SC W SMALL SESSION_HEADLINE
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN} STAGECRAFT_TIMEOUT=${STAGECRAFT_TIMEOUT:-120}
 
 S=$OUT/summary.txt
@@ -109,7 +111,10 @@ for n in $SECTIONS; do
   cat "$W/head.txt" "$W/body.txt" >"$S"
   (cd "$W" && tar czf "$OUT/raw.tar.gz" --exclude='*.log' --exclude='*.rows' --exclude=./head.txt --exclude=./body.txt . 2>/dev/null)
 done
-{ echo; echo "all sections: $([ $status = 0 ] && echo done || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"; } >>"$W/body.txt"
+{
+  echo; echo "all sections: $([ $status = 0 ] && echo done || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"
+  echo; echo "For bench/README.md's line (CUDA backend): $(cat "$W/gpu" 2>/dev/null || echo '?'): $(paste -sd';' "$SESSION_HEADLINE" | sed 's/;/; /g')"
+} >>"$W/body.txt"
 cat "$W/head.txt" "$W/body.txt" >"$S"
 echo "bench/gpu/session.sh: $(($(date +%s) - start)) s; summary $S"
 exit $status

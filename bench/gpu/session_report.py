@@ -12,7 +12,16 @@ bench/gpu.md's tables; a missing or broken input prints a row that says so
   session_report.py moe LABEL RUN.json [BASE.json]   step, predicted, vs 1f1b
 """
 import json
+import os
 import sys
+
+
+def headline(text):
+    """A phrase of bench/README.md's line, into $SESSION_HEADLINE (session.sh)."""
+    path = os.environ.get("SESSION_HEADLINE")
+    if path:
+        with open(path, "a") as f:
+            f.write(text + "\n")
 
 
 def load(path):
@@ -99,6 +108,9 @@ def decoder(path, fresh, tflops, smi_mib, gpu):
         "%.1f %% of %s" % (mfu * 100, tflops) if mfu else "-",
         num(r.get("predicted_step_time_s")), pct(r.get("prediction_error")), fe,
         "+".join(mib(x) for x in pred), "+".join(mib(x) for x in meas), smi_s))
+    headline("the decoder (hidden %d, %d layers, seq %d): %.3f s a step, MFU %s, "
+             "predicted %s" % (r["model"]["hidden"], r["model"]["layers"], r["model"]["seq"], step,
+                               "%.1f %%" % (mfu * 100) if mfu else "-", pct(r.get("prediction_error"))))
 
 
 def moe(label, path, base):
@@ -110,6 +122,8 @@ def moe(label, path, base):
     print("| %s | %s | %.4f | %s | %s | %.3f | %s |" % (
         label, r.get("transport", "?"), r["step_time_s"], num(r.get("predicted_step_time_s")),
         pct(r.get("prediction_error")), rel, r.get("loss_hex", "-")))
+    if b:
+        headline("MoE %s / 1f1b %.3f" % (label, rel))
 
 
 def main(a):

@@ -128,6 +128,9 @@ sec_3() {
   row ""
   grep '^|' "$D/graphs.txt" | rows
   grep -E 'FAILED|differ' "$D/graphs.txt" | sed 's/^/    /' | rows
+  grep '^| [0-9]* | ' "$D/graphs.txt" | tail -n 1 | awk -F'|' '{ gsub(/ /, "", $2); gsub(/^ | $/, "", $6);
+    gsub(/^ | $/, "", $7); print "graphs at hidden " $2 ": executor " $6 " of the step eager, " $7 " with graphs" }' \
+    >>"$SESSION_HEADLINE"
   return $rc
 }
 
