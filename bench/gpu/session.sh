@@ -77,7 +77,7 @@ done
 SESSION_HEADLINE=$W/headline
 : >"$SESSION_HEADLINE"
 export LD_LIBRARY_PATH BUILD SC W SMALL SESSION_HEADLINE
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN} STAGECRAFT_TIMEOUT=${STAGECRAFT_TIMEOUT:-120}
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}" STAGECRAFT_TIMEOUT="${STAGECRAFT_TIMEOUT:-120}"
 
 S=$OUT/summary.txt
 {
@@ -112,7 +112,7 @@ for n in $SECTIONS; do
   (cd "$W" && tar czf "$OUT/raw.tar.gz" --exclude='*.log' --exclude='*.rows' --exclude=./head.txt --exclude=./body.txt . 2>/dev/null)
 done
 {
-  echo; echo "all sections: $([ $status = 0 ] && echo done || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"
+  echo; echo "all sections: $([ $status = 0 ] && echo 'done' || echo 'NOT all done (above)'), $(($(date +%s) - start)) s"
   echo; echo "For bench/README.md's line (CUDA backend): $(cat "$W/gpu" 2>/dev/null || echo '?'): $(paste -sd';' "$SESSION_HEADLINE" | sed 's/;/; /g')"
 } >>"$W/body.txt"
 cat "$W/head.txt" "$W/body.txt" >"$S"

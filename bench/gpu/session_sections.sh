@@ -60,7 +60,7 @@ sec_1() {
       STAGECRAFT_TRANSPORT=$t timeout 90 "$SC" run $r -D p=2 -D m=4 --backend cuda --check --json \
         >"$D/chk_${r}_$t.json" 2>"$D/chk.err"
       cat "$D/chk.err"
-      python3 $R check "run $r p=2 m=4 --check ($t)" "$D/chk_${r}_$t.json" "$(verdict "$D/chk_${r}_$t.json" $t)" | rows
+      python3 $R check "run $r p=2 m=4 --check ($t)" "$D/chk_${r}_$t.json" "$(verdict "$D/chk_${r}_$t.json" "$t")" | rows
     done
   done
   [ "$(gpus)" -ge 2 ] || row "| nccl between devices | not run | one GPU: NCCL needs a GPU per device (the unit test's one-GPU communicator ran) |"
@@ -171,6 +171,7 @@ sec_4() {
       --profile "$D/prof_$r.json" --profile-max-time $pmax --json >"$D/moe_$r.json" 2>"$D/moe.err"
     cat "$D/moe.err"
     b=; [ $r = dualpipev ] && b=$D/moe_1f1b.json
+    # shellcheck disable=SC2086 # no base for 1f1b itself
     python3 $R moe "$r" "$D/moe_$r.json" $b | rows
   done
 }
