@@ -17,6 +17,11 @@ verdict() { # file transport
     echo ok || echo "FAILED: $(echo "$why" | head -n 1)"
 }
 gpus() { cat "$W/gpus" 2>/dev/null || echo 1; }
+# moe_config FILE HIDDEN INTER HEADS KV LAYERS: tiny-mixtral.json (4 experts,
+# top 2) at that size
+moe_config() {
+  python3 -c 'import json, sys; c = json.load(open("tests/fixtures/models/tiny-mixtral.json")); h, i, a, k, l = map(int, sys.argv[2:]); c.update(hidden_size=h, intermediate_size=i, num_attention_heads=a, num_key_value_heads=k, num_hidden_layers=l, vocab_size=32000 if h > 256 else 256); json.dump(c, open(sys.argv[1], "w"), indent=1)' "$@"
+}
 
 # ---- 1. the environment, the unit tests, a few recipes --check -----------
 sec_1() {
@@ -137,11 +142,14 @@ sec_3() {
 # ---- 4. MoE: ep = 2 dualpipev against 1f1b ---------------------------------
 sec_4() {
   begin 4
-  EPM="-D hidden=2048 -D inter=4096 -D layers=8 -D seq=1024 -D batch=8"
-  [ "$SMALL" = 1 ] && EPM="-D hidden=32 -D layers=4 -D seq=8 -D batch=2"
+  # Mixtral's shape, smaller (there is no -D for the experts' width: a config)
+  EPM="-D seq=1024 -D batch=8"; shape="2048 4096 16 4 8"
+  [ "$SMALL" = 1 ] && EPM="-D seq=8 -D batch=2" && shape="32 64 4 2 4"
+  # shellcheck disable=SC2086
+  moe_config "$D/moe.json" $shape
   if [ "$(gpus)" -ge 2 ]; then
     say "bench/gpu/ep.sh"
-    [ "$SMALL" = 1 ] && export EP_MODEL="$EPM"
+    [ "$SMALL" = 1 ] && export EP_MODEL="-D hidden=32 -D layers=8 $EPM" EP_INTER=64
     BUILD=$BUILD SC=$SC sh bench/gpu/ep.sh >"$D/ep.txt" 2>&1; rc=$?
     cat "$D/ep.txt"
     row "bench/gpu/ep.sh on $(gpus) GPUs:"; row ""; row '```'; rows <"$D/ep.txt"; row '```'
@@ -161,13 +169,13 @@ sec_4() {
   cat "$D/moe_check.err"
   python3 $R check "MoE dualpipev p=2 m=4 --check" "$D/moe_check.json" "$(verdict "$D/moe_check.json" cuda-local)" | rows
   row ""
-  row "| MoE ($EPM, ep = 1) | transport | step (s) | predicted from its profile (s) | error | / 1f1b | loss |"
+  row "| MoE (hidden, experts' width, heads, KV heads, layers: $shape; $EPM; ep = 1) | transport | step (s) | predicted from its profile (s) | error | / 1f1b | loss |"
   row "|---|---|---:|---:|---:|---:|---|"
   pmax=15; [ "$SMALL" = 1 ] && pmax=2
   for r in 1f1b dualpipev; do
     say "run $r --profile (MoE, ep = 1)"
     # shellcheck disable=SC2086
-    "$SC" run $r --model tests/fixtures/models/tiny-mixtral.json $EPM -D p=2 -D m=4 --backend cuda \
+    "$SC" run $r --model "$D/moe.json" $EPM -D p=2 -D m=4 --backend cuda \
       --profile "$D/prof_$r.json" --profile-max-time $pmax --json >"$D/moe_$r.json" 2>"$D/moe.err"
     cat "$D/moe.err"
     b=; [ $r = dualpipev ] && b=$D/moe_1f1b.json
