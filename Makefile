@@ -387,8 +387,9 @@ gpu-bench: deps $(BUILD)/stagecraft $(CUDA_MODULE) $(GPU_BENCH_BIN)
 # beside themselves ($$ORIGIN); the CUDA module (built with this machine's
 # nvcc) looks for cuBLAS and the CUDA runtime beside itself, in this
 # machine's CUDA folder and in /usr/local/cuda; NCCL it finds at run time
-# (runtime/cuda/nccl_lib.c). Copy the tree with build-gpu/ and run
-# `make gpu-check` there (it builds nothing).
+# (runtime/cuda/nccl_lib.c). Copy the tree with build-gpu/ (or only
+# build-gpu/run/) and run `make gpu-check` or bench/gpu/session.sh there
+# (they build nothing).
 GPU_BUNDLE  := build-gpu
 LIBDIR      := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib))
 STATIC_LUA   = $(firstword $(wildcard $(LIBDIR)/liblua5.4.a))
@@ -400,16 +401,24 @@ $(GPU_BUNDLE)/libsc_openblas.so:
 	$(CC) -shared -o $@ -Wl,-soname,libsc_openblas.so -Wl,-u,cblas_sgemm -Wl,-u,openblas_set_num_threads \
 	  $(STATIC_BLAS) $(STATIC_FORT) -lm -lpthread
 
+# What runs on the GPU machine, without the objects and archives (about 35 of
+# the folder's 55 MB): $(GPU_BUNDLE)/run/, the folder to carry there
+# (bench/gpu/session.sh, bench/gpu.md "How to run the GPU session").
+GPU_BUNDLE_RUN = $(addprefix $(GPU_BUNDLE)/,stagecraft libstagecraft_cuda.so libsc_openblas.so REVISION \
+  gpu_test_backend_cuda gpu_test_decoder_cuda gpu_test_moe_cuda gpu_test_graph_cuda) \
+  $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 	@[ -n "$(STATIC_LUA)" ] || { echo "error: gpu-bundle needs liblua5.4.a (liblua5.4-dev)"; exit 1; }
 	@[ -n "$(CUDA)" ] || { echo "error: gpu-bundle needs nvcc, the CUDA runtime and cuBLAS (make echo says what is missing)"; exit 1; }
 	$(MAKE) NODEPS=1 BUILD=$(GPU_BUNDLE) MPI_LIBS= MPI_CFLAGS= HAVE_READLINE=no HAVE_GLPK=no \
-	  LUA_LIBS="$(STATIC_LUA)" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
+	  LUA_LIBS="$(STATIC_LUA) -lm -ldl" BLAS_DLOPEN=libsc_openblas.so BLAS_LINK="-Wl,-rpath,'\$$\$$ORIGIN'" \
 	  MOD_RPATH='$$$$ORIGIN:$(CUDA_LIBDIR):/usr/local/cuda/lib64' \
 	  $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so \
 	  $(GPU_BUNDLE)/gpu_test_backend_cuda $(GPU_BUNDLE)/gpu_test_decoder_cuda $(GPU_BUNDLE)/gpu_test_moe_cuda $(GPU_BUNDLE)/gpu_test_graph_cuda $(patsubst bench/gpu/%.c,$(GPU_BUNDLE)/gpubench_%,$(wildcard bench/gpu/*.c))
 	@git rev-parse HEAD > $(GPU_BUNDLE)/REVISION 2>/dev/null || true
-	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); needs at run time:"
+	@rm -rf $(GPU_BUNDLE)/run && mkdir -p $(GPU_BUNDLE)/run && \
+	  for f in $(GPU_BUNDLE_RUN); do ln -f $$f $(GPU_BUNDLE)/run/ 2>/dev/null || cp -p $$f $(GPU_BUNDLE)/run/ || exit 1; done
+	@echo "gpu-bundle: $(GPU_BUNDLE)/ ($$(du -sh $(GPU_BUNDLE) | cut -f1)); what runs, to carry: $(GPU_BUNDLE)/run/ ($$(du -sh $(GPU_BUNDLE)/run | cut -f1)); needs at run time:"
 	@for f in $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/libstagecraft_cuda.so $(GPU_BUNDLE)/libsc_openblas.so; do \
 	  echo "  $$f: $$(readelf -d $$f | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')(runpath $$(readelf -d $$f | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p'))"; \
 	  echo "    newest glibc symbol: $$(objdump -T $$f | grep -o 'GLIBC_[0-9.]*' | sort -t. -k2,2n -k3,3n | tail -1)"; \
@@ -417,10 +426,12 @@ gpu-bundle: $(GPU_BUNDLE)/libsc_openblas.so
 
 # On the GPU machine: the environment, the GPU tests, compute-sanitizer
 # (memcheck, racecheck) on a small run, the GPU benchmarks: one log
-# (tools/gpu_check.sh). Uses build-gpu/ when it is there, else $(BUILD).
+# (tools/gpu_check.sh). Uses build-gpu/ (or build-gpu/run/, what runs, when
+# only that was carried) when it is there, else $(BUILD). A session of a few
+# minutes runs bench/gpu/session.sh instead (bench/gpu.md).
 GPU_CHECK_LOG ?=
 gpu-check:
-	@sh tools/gpu_check.sh $(if $(wildcard $(GPU_BUNDLE)/stagecraft),$(GPU_BUNDLE),$(BUILD)) $(GPU_CHECK_LOG)
+	@sh tools/gpu_check.sh $(firstword $(patsubst %/stagecraft,%,$(wildcard $(GPU_BUNDLE)/stagecraft $(GPU_BUNDLE)/run/stagecraft)) $(BUILD)) $(GPU_CHECK_LOG)
 
 fuzz-deps:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n; }' | \

@@ -26,7 +26,8 @@
 # sequence slices (tests/slices.sh),
 # every example of the documents (tests/py/docs.py),
 # pictures (tests/pictures.sh), cost files and profiles (tests/costs.sh),
-# the GPU tests (tests/gpu/run.sh, skipped without a GPU), the CUDA module
+# the GPU tests (tests/gpu/run.sh, skipped without a GPU), the GPU session
+# script on the stand-in (tests/gpusession.sh), the CUDA module
 # on the CPU stand-in of CUDA (tests/cudastub/run.sh, everywhere), the
 # Makefile's deps step (tests/build.sh), libstagecraft and the Lua module
 # installed and used as a user would (tests/embed.sh, whole in both tiers:
@@ -91,7 +92,7 @@ suites() {
   for s in tests/errors.sh tests/costs.sh tests/pictures.sh tests/cli.sh tests/compare.sh \
            tests/bound.sh tests/exact.sh tests/plan.sh tests/lengths.sh tests/model.sh tests/decoder.sh \
            tests/ux.sh tests/forward.sh tests/slices.sh tests/moe.sh \
-           tests/gpu/run.sh tests/build.sh tests/embed.sh; do
+           tests/gpu/run.sh tests/gpusession.sh tests/build.sh tests/embed.sh; do
     printf '%s\tsh %s\n' "$s" "$s"
   done
   printf 'tests/py/repl_pty.py\tpython3 tests/py/repl_pty.py "$SC"\n'

@@ -15,7 +15,7 @@
 # On the CUDA stand-in (tests/cudastub: SC_CUDASTUB=1, its module and NCCL
 # in STAGECRAFT_CUDA_MODULE, STAGECRAFT_NCCL_LIBRARY, SC_CUDASTUB_GPUS=8) it
 # runs as is, with a small EP_MODEL (the script's own test).
-#   sh bench/gpu/ep.sh   EP_MODEL="-D hidden=... " EP_TRANSPORTS="nccl cuda-local"
+#   sh bench/gpu/ep.sh   EP_MODEL="-D hidden=... " EP_INTER=4096 EP_TRANSPORTS="nccl cuda-local"
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -39,7 +39,11 @@ echo "GPU: $(field "$tmp/probe" gpu), $gpus visible: ep = 2 at p = $P ($((2 * P)
 if [ "$P" -lt 1 ]; then echo "bench/gpu/ep: skipped, ep = 2 needs 2 GPUs"; exit 0; fi
 RECIPES=1f1b; [ "$P" -ge 2 ] && RECIPES="1f1b dualpipev"
 TRANSPORTS=${EP_TRANSPORTS:-"nccl cuda-local"}
-EP_MODEL=${EP_MODEL:-"-D hidden=2048 -D inter=4096 -D layers=$((4 * P)) -D seq=1024 -D batch=8"}
+EP_MODEL=${EP_MODEL:-"-D hidden=2048 -D layers=$((4 * P)) -D seq=1024 -D batch=8"}
+# The experts' width has no -D (an `-D inter` was refused: unknown
+# parameter): tiny-mixtral.json with intermediate_size EP_INTER.
+EP_CFG=$tmp/ep-mixtral.json
+python3 -c 'import json, sys; c = json.load(open("tests/fixtures/models/tiny-mixtral.json")); c["intermediate_size"] = int(sys.argv[2]); json.dump(c, open(sys.argv[1], "w"))' "$EP_CFG" "${EP_INTER:-4096}"
 
 echo "1. --check ($X, p=$P m=$((2 * P)) ep=2)"
 for r in $RECIPES; do
@@ -55,13 +59,13 @@ for r in $RECIPES; do
   done
 done
 
-echo "2. median of 5 warm steps (tiny-mixtral's shape, $EP_MODEL; p=$P m=$((2 * P)) ep=2)"
+echo "2. median of 5 warm steps (tiny-mixtral's shape, $EP_MODEL, experts' width ${EP_INTER:-4096}; p=$P m=$((2 * P)) ep=2)"
 printf '%-10s %-11s %-10s %-10s %s\n' recipe transport step_s vs_1f1b "dispatch+combine s per stage"
 for t in $TRANSPORTS; do
   base=
   for r in $RECIPES; do
     # shellcheck disable=SC2086
-    if ! STAGECRAFT_TRANSPORT=$t $SC run $r --model tests/fixtures/models/tiny-mixtral.json $EP_MODEL \
+    if ! STAGECRAFT_TRANSPORT=$t $SC run $r --model "$EP_CFG" $EP_MODEL \
          -D p=$P -D m=$((2 * P)) -D ep=2 --backend cuda --profile "$tmp/p.json" --json \
          >"$tmp/s.json" 2>"$tmp/err"; then
       echo "  $r $t: failed: $(head -n 1 "$tmp/err")"; continue
