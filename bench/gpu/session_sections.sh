@@ -1,3 +1,12 @@
+  say "bench/gpu/ep.sh"
+  [ "$SMALL" = 1 ] && export EP_MODEL="-D hidden=32 -D layers=8 $EPM" EP_INTER=64
+  BUILD=$BUILD SC=$SC sh bench/gpu/ep.sh >"$D/ep.txt" 2>&1; rc=$?
+  cat "$D/ep.txt"
+  row "bench/gpu/ep.sh on $(gpus) GPU(s) (one GPU: the ep = 2 devices emulated on it):"; row ""; row '```'; rows <"$D/ep.txt"; row '```'
+  [ "$(gpus)" -ge 2 ] && return $rc
+  X=tests/fixtures/models/run-mixtral.json
+  row ""
+  row "And dualpipev against 1f1b at ep = 1 (no all-to-all), p = 2 emulated, m = 4:"
 # bench/gpu/session_sections.sh — the five sections of bench/gpu/session.sh,
 # sourced by it and run one at a time under their own time limit
 # (`session.sh --section N`). Each writes its raw output to stdout (the
@@ -182,6 +191,7 @@ sec_4() {
     # shellcheck disable=SC2086 # no base for 1f1b itself
     python3 $R moe "$r" "$D/moe_$r.json" $b | rows
   done
+  return $rc
 }
 
 # ---- 5. compute-sanitizer on small runs, with the time left ----------------

@@ -18,10 +18,11 @@
  * group: its batch / E sequences at the record's length, and the room its
  * all-to-alls receive into E times the rank's routed copies of it.
  *
- * On GPUs (--backend cuda) device i is GPU i, one each (ep_gpus refuses
- * fewer GPUs than p x E), and the transports are the device kind's over
- * those devices' backends: nccl (its all-to-all: ncclSend/ncclRecv of the
- * counts, then of the rows) or cuda-local (through the host); the model
+ * On GPUs (--backend cuda) device i is GPU i mod the GPUs visible (one each,
+ * or devices emulated on a GPU sharing it), and the transports are the
+ * device kind's over those devices' backends: nccl with a GPU each (its
+ * all-to-all: ncclSend/ncclRecv of the counts, then of the rows) or
+ * cuda-local (through the host; any number of devices a GPU); the model
  * synchronizes its backend before each all-to-all (model_moe_ep.c).
  * Under mpirun each rank is one device (run_ep_mpi.c, --backend cpu).
  */
@@ -149,11 +150,21 @@ static sc_status ep_device(const sc_prog *pg, const sc_run_opts *o, sc_run_resul
     return SC_OK;
 }
 
+/* The GPUs an ep run's N devices use: device i on GPU i mod n (devices
+ * emulated on a GPU share it, as without ep), N on the cpu. */
+static int ep_gpus_used(const sc_device_kind *k, int N)
+{
+    int n = k->host_memory || !k->count ? N : k->count(NULL, 0);
+    return n < N ? n : N;
+}
+
 /* The kind of an ep run's transports: STAGECRAFT_TRANSPORT's when the
- * device kind has several (NULL when it names none of them), else the
- * first that can start and whose order the program keeps (nccl on GPUs),
- * else the last (local, cuda-local). */
-static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog *pg)
+ * device kind has several, else the first that can start, whose order the
+ * program keeps and, with devices sharing a GPU (shared), that does not
+ * need a GPU each (nccl on GPUs), else the last (local, cuda-local). NULL
+ * with the reason in err when the one asked for cannot serve. */
+static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog *pg, int shared,
+                                         char *err, size_t errlen)
 {
     const sc_transport_kind *const *c = k->threads;
     char why[512];
@@ -161,11 +172,21 @@ static const sc_transport_kind *ep_tkind(const sc_device_kind *k, const sc_prog 
     while (c[n])
         n++;
     const char *want = n > 1 ? getenv("STAGECRAFT_TRANSPORT") : NULL;
-    for (int i = 0; want && *want && i <= n; i++)
-        if (i == n || strcmp(want, c[i]->name) == 0)
-            return i < n ? c[i] : NULL;
+    for (int i = 0; want && *want && i <= n; i++) {
+        if (i == n)
+            snprintf(err, errlen, "run: STAGECRAFT_TRANSPORT=%s is not a transport of "
+                     "--backend %s", want, k->name);
+        else if (strcmp(want, c[i]->name))
+            continue;
+        else if (shared && c[i]->gpu_each)
+            snprintf(err, errlen, "run: STAGECRAFT_TRANSPORT=%s needs a GPU for each of the "
+                     "program's devices, and they share GPUs (use cuda-local)", want);
+        else
+            return c[i];
+        return NULL;
+    }
     for (int i = 0; i < n - 1; i++)
-        if ((!c[i]->usable || c[i]->usable(why, sizeof why)) &&
+        if (!(shared && c[i]->gpu_each) && (!c[i]->usable || c[i]->usable(why, sizeof why)) &&
             (!c[i]->in_order || sc_run_check_pair_order(pg, why, sizeof why) == SC_OK))
             return c[i];
     return c[n - 1];
@@ -218,18 +239,16 @@ sc_status sc_run_ep_threads(sc_prog *pg, const sc_run_opts *o, const sc_device_k
         stage_dev[s] = sc_prog_stage_device(pg, s);
     for (int i = 0; i < N && !st; i++) /* the backends first: GPU transports need them */
         st = k->open(i, o->mem_cap, &dr[i].be, err, errlen);
-    if (!st && !(t = ep_tkind(k, pg))) {
-        snprintf(err, errlen, "run: STAGECRAFT_TRANSPORT=%s is not a transport of --backend %s",
-                 getenv("STAGECRAFT_TRANSPORT"), k->name);
+    int gpus = ep_gpus_used(k, N);
+    if (!st && !(t = ep_tkind(k, pg, gpus < N, err, errlen)))
         st = SC_ERR_ARG;
-    }
     for (int j = 0; j < E + 2 * P && !st; j++) /* E pipelines of P, P groups of E, twice */
         st = ep_transport(t, P, E, j, max_tag, o->timeout_s, dr, &tp[j], err, errlen);
     for (int i = 0; i < N && !st; i++)
         st = ep_device(pg, o, r, i, mds[i % E], tp[i % E], tp + E + 2 * (i / E), stage_dev,
                        times + (size_t)i * (2 * most + 1), &dr[i], err, errlen);
     if (!st && !k->host_memory) {
-        r->gpus = N;
+        r->gpus = gpus;
         r->transport = t->name;
         if (k->count)
             k->count(r->gpu_name, sizeof r->gpu_name);
@@ -256,17 +275,15 @@ done:
     return st;
 }
 
-/* On GPUs: one each for the p x E devices. */
+/* On GPUs: at least one for the p x E devices (several devices share a
+ * GPU when there are fewer: cuda-local between them). */
 static sc_status ep_gpus(const sc_device_kind *k, const sc_prog *pg, char *err, size_t errlen)
 {
     int P = sc_prog_devices(pg), E = sc_prog_ep(pg);
-    char info[256] = "";
-    int n = k->host_memory ? P * E : k->count(info, sizeof info);
-    if (n >= P * E)
+    if (k->host_memory || k->count(NULL, 0) > 0)
         return SC_OK;
-    snprintf(err, errlen, "run: ep = %d needs a GPU for each of the %d x %d devices, and %d %s "
-             "(docs/run.md#expert-parallelism)", E, P, E, n,
-             n == 1 ? "is visible" : "are visible");
+    snprintf(err, errlen, "run: ep = %d runs its %d x %d devices on GPUs, and none is visible "
+             "(docs/run.md#expert-parallelism)", E, P, E);
     return SC_ERR_ARG;
 }
 

@@ -361,7 +361,7 @@ for f in $(full && echo 5 400) 40; do
 done
 
 # 9. Expert parallelism (-D ep=2, docs/run.md#expert-parallelism): the p x E
-# devices on a GPU each, the MoE layers' all-to-alls through NCCL
+# devices on a GPU each (or emulated, sharing them), the MoE layers' all-to-alls through NCCL
 # (ncclSend/ncclRecv of the row counts, then of the rows) or cuda-local
 # (through the host); the CPU reference within 1e-4, peaks and parameter
 # bytes == predicted, the transport asked for. (make check: 1f1b at p=1 m=2
@@ -388,7 +388,11 @@ if full; then
 else
   ep_run 1f1b 2 nccl 0 -D p=1 -D m=2
 fi
-expect 3 "run: ep = 2 needs a GPU for each of the 4 x 2 devices, and 4 are visible" -- env SC_CUDASTUB_GPUS=4 timeout 120 $SC run 1f1b --model $X -D ep=2 --backend cuda
+# fewer GPUs than devices: emulated on them (device i on GPU i mod n), over
+# cuda-local; NCCL, which needs a GPU each, refused in one line
+full && ep_run dualpipev 4 cuda-local 200
+ep_run 1f1b 1 cuda-local 0 -D p=1 -D m=2
+expect 3 "run: STAGECRAFT_TRANSPORT=nccl needs a GPU for each of the program's devices, and they share GPUs (use cuda-local)" -- env SC_CUDASTUB_GPUS=1 STAGECRAFT_TRANSPORT=nccl timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=1 -D m=2 --backend cuda
 expect 3 "run: STAGECRAFT_TRANSPORT=mpi is not a transport of --backend cuda" -- env SC_CUDASTUB_GPUS=2 STAGECRAFT_TRANSPORT=mpi timeout 120 $SC run 1f1b --model $X -D ep=2 -D p=1 -D m=2 --backend cuda
 expect 2 "--graph and a mixture of experts" -- env SC_CUDASTUB_GPUS=8 timeout 120 $SC run 1f1b --model $X -D ep=2 -D steps=3 --backend cuda --graph
 

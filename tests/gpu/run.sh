@@ -212,8 +212,10 @@ if [ "$gpus" -ge 2 ]; then
   [ "$(hex "$tmp/ep_nccl")" = "$(hex "$tmp/ep_cuda-local")" ] && ok ||
     bad "ep=2: nccl's loss $(hex "$tmp/ep_nccl"), cuda-local's $(hex "$tmp/ep_cuda-local")"
 else
-  expect 3 "run: ep = 2 needs a GPU for each of the 1 x 2 devices, and 1 is visible" -- \
-    $SC run 1f1b --model $X -D p=1 -D m=2 -D ep=2 --backend cuda
+  # one GPU: the 1 x 2 devices emulated on it, over cuda-local
+  $SC run 1f1b --model $X -D p=1 -D m=2 -D ep=2 --backend cuda --check --json >"$tmp/ep_1" \
+    2>"$tmp/e" && json_ok "$tmp/ep_1" cuda-local && ok ||
+    { bad "run 1f1b -D ep=2 on one GPU (emulated)"; head -3 "$tmp/e" >&2; }
 fi
 
 echo "gpu: $pass passed, $fail failed, $skip skipped"
