@@ -61,8 +61,11 @@ done
 # A --json result of --backend cuda --check on the stand-in (tests/py/runjson.py;
 # `later` queues one for a single python3 at the end).
 CHK="--tol 1e-4 --backend cuda --stand-in"
+# json_ok FILE TRANSPORT: queued too (a python3 start each was most of a
+# check); a failure is reported with its label by verdicts.
 json_ok() { # file transport
-  python3 tests/py/runjson.py "$1" $CHK --transport "$2" >&2
+  _jk=$(( ${_jk:-0} + 1 ))
+  later "$1" "json_ok $_jk: a --json result of --backend cuda --check on $2" $CHK --transport "$2"
 }
 
 # 1. The GPU unit test on the stand-in (make check: on 1 GPU; NCCL between
