@@ -159,8 +159,7 @@ if [ -f "$STUB/libstagecraft_cuda.so" ]; then
     else bad "run $r --backend cuda (stand-in) --model run-mixtral --check"; head -3 "$tmp/e" >&2; fi
   done
 fi
-if command -v mpirun >/dev/null &&
-   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+if have_mpi; then # (tests/run.sh probed once for every suite)
   for r in $(full && echo zb-h1 zb-v) dualpipev; do
     $SC run $r --model $X --json >"$tmp/a" 2>"$tmp/e"
     timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run $r --model $X $(full && echo --check) --json \
