@@ -91,9 +91,10 @@ print('exact: p=4 m=16 V with communication: optimum %g proved, its export timed
 
 # p = 8, m = 32 under a cap: the search's best (v-zb's own orders at least)
 # and the better of the memory fill's bound and bound.h's.
-# (make check: docs/bound.md#the-search shows the same search's best, bound
-# and gap, and tests/py/docs.py compares them; its export timed again is
-# p = 4, m = 16's above)
+# (make test only: a CPU-second to the limit; docs/bound.md#the-search shows
+# the same search's best, bound and gap, a slow example that tests/py/docs.py
+# compares under make test; make check: p = 4, m = 16's export above, its
+# stop at the limit below)
 limit=1; full && limit=120
 v8="v-zb -D p=8 -D m=32 -D mem=6 -D tw=0.63 -D tcomm=0.016"
 if full; then
@@ -112,8 +113,8 @@ print('exact: p=8 m=32 mem=6: best %g, bound %g (bound.h %g), gap %.2f %%, expor
       (o['incumbent'], o['bound'], d['lower_bound'], 100 * o['gap'], re['makespan']))
 " "$tmp/v8.json" "$tmp/v8re.json" && ok || bad "p=8 m=32: $(cat "$tmp/v8.json")"
 fi
-# Its text: one run, two lines (make check: docs/bound.md#the-search shows
-# the same run's lines, and tests/py/docs.py compares them)
+# Its text: one run, two lines (make test; make check: the text of a search
+# stopped at its limit is p = 4, m = 16's below)
 if full; then
   expect 0 "optimal       not proved: best schedule 92.367 (the search's" -- $SC sim $v8 --optimal=1
   grep -qF "bound 92.182, gap 0.20 %" "$tmp/out" && ok || bad "p=8 m=32 mem=6: not bound 92.182, gap 0.20 %: $(cat "$tmp/out")"

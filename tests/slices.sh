@@ -145,8 +145,7 @@ $SC run seq1f1b -D p=2 -D m=2 -D slices=1 --model $M --json >"$tmp/k1.json" &&
   [ "$(grep -o '"loss_hex": "[^"]*"' "$tmp/k1.json")" = "$(grep -o '"loss_hex": "[^"]*"' "$tmp/k2.json")" ] &&
   ok || bad "slices 2 vs 1: the same loss"
 grep -q '"microbatches": 2, "slices": 2' "$tmp/k2.json" && ok || bad "run --json: microbatches and slices"
-if full && command -v mpirun >/dev/null &&
-   timeout 60 mpirun -np 1 $SC run 1f1b -D p=1 -D m=1 --json 2>/dev/null | grep -q '"transport": "mpi"'; then
+if full && have_mpi; then
   timeout -k 10 120 mpirun -np 4 --oversubscribe $SC run seq1f1b -D p=4 -D m=4 -D slices=4 --model $M \
     --check --json >"$tmp/mpi.json" 2>"$tmp/e"
   grep -q '"transport": "mpi"' "$tmp/mpi.json" &&

@@ -61,8 +61,11 @@ done
 # A --json result of --backend cuda --check on the stand-in (tests/py/runjson.py;
 # `later` queues one for a single python3 at the end).
 CHK="--tol 1e-4 --backend cuda --stand-in"
+# json_ok FILE TRANSPORT: queued too (a python3 start each was most of a
+# check); a failure is reported with its label by verdicts.
 json_ok() { # file transport
-  python3 tests/py/runjson.py "$1" $CHK --transport "$2" >&2
+  _jk=$(( ${_jk:-0} + 1 ))
+  later "$1" "json_ok $_jk: a --json result of --backend cuda --check on $2" $CHK --transport "$2"
 }
 
 # 1. The GPU unit test on the stand-in (make check: on 1 GPU; NCCL between
@@ -356,8 +359,11 @@ expect 3 "--graph: backend 'cpu' cannot capture" -- timeout 120 $SC run 1f1b -D 
 # A captured operation that fails (SC_CUDASTUB_CAPTURE_FAULT=N: the N-th):
 # every device stops, the capture is ended before anything is freed, one
 # line, exit 9, no violation (a free of the dropped graph's memory is not one).
+# (make check: the 40th at p=2 m=4; make test: the 5th, 40th, 400th at p=4 m=8)
+pm8="-D p=2 -D m=4"; full && pm8="-D p=4 -D m=8"
 for f in $(full && echo 5 400) 40; do
-  SC_CUDASTUB_CAPTURE_FAULT=$f expect 9 "stagecraft: error: " -- timeout 120 $SC run 1f1b -D p=4 -D m=8 -D steps=3 --backend cuda --graph
+  # shellcheck disable=SC2086
+  SC_CUDASTUB_CAPTURE_FAULT=$f expect 9 "stagecraft: error: " -- timeout 120 $SC run 1f1b $pm8 -D steps=3 --backend cuda --graph
 done
 
 # 9. Expert parallelism (-D ep=2, docs/run.md#expert-parallelism): the p x E
