@@ -22,6 +22,7 @@
 #include "model/model.h"
 #include "schedule/rules.h"
 #include "run/run.h"
+#include "run/run_impl.h" /* sc_devrun: a device's stream on a thread */
 #include "transport/transport.h"
 
 /* ---- a workload that does nothing ---- */
@@ -51,31 +52,13 @@ static const struct sc_workload_ops empty_ops = {
     .backward_input = e_b, .backward_weight = e_w, .errmsg = e_err,
 };
 
-typedef struct job {
-    const sc_prog *pg;
-    int d;
-    sc_backend *be;
-    sc_transport *tp;
-    sc_workload wl;
-    double origin;
-    sc_exec_out out;
-    sc_status st;
-} job;
-
-static void *job_main(void *p)
-{
-    job *j = p;
-    j->st = sc_exec_device(j->pg, j->d, j->be, j->tp, &j->wl, j->origin, &j->out);
-    return NULL;
-}
-
 /* Seconds to execute pg's streams with the empty workload (best of reps). */
 static double empty_run(const sc_prog *pg, int reps)
 {
     int P = sc_prog_devices(pg);
     size_t N = sc_prog_total_instructions(pg);
     double *t0 = malloc(N * sizeof(double)), *t1 = malloc(N * sizeof(double));
-    job *jobs = calloc((size_t)P, sizeof *jobs);
+    sc_devrun *jobs = calloc((size_t)P, sizeof *jobs);
     pthread_t *th = calloc((size_t)P, sizeof *th);
     double best = 1e30;
     char err[256];
@@ -86,7 +69,7 @@ static double empty_run(const sc_prog *pg, int reps)
         for (int d = 0; d < P; d++) {
             size_t n;
             sc_prog_stream(pg, d, &n);
-            jobs[d] = (job){.pg = pg, .d = d, .tp = tp, .wl = {&empty_ops, NULL}};
+            jobs[d] = (sc_devrun){.pg = pg, .d = d, .tp = tp, .wl = {&empty_ops, NULL}};
             sc_backend_open("cpu", d, 0, &jobs[d].be, err, sizeof err);
             jobs[d].out.t0 = t0 + off;
             jobs[d].out.t1 = t1 + off;
@@ -95,7 +78,7 @@ static double empty_run(const sc_prog *pg, int reps)
         double start = sc_exec_now();
         for (int d = 0; d < P; d++) {
             jobs[d].origin = start;
-            pthread_create(&th[d], NULL, job_main, &jobs[d]);
+            pthread_create(&th[d], NULL, sc_run_device_thread, &jobs[d]);
         }
         for (int d = 0; d < P; d++)
             pthread_join(th[d], NULL);
