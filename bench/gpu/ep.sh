@@ -16,6 +16,7 @@
 # in STAGECRAFT_CUDA_MODULE, STAGECRAFT_NCCL_LIBRARY, SC_CUDASTUB_GPUS=8) it
 # runs as is, with a small EP_MODEL (the script's own test).
 #   sh bench/gpu/ep.sh   EP_MODEL="-D hidden=... " EP_INTER=4096 EP_TRANSPORTS="nccl cuda-local"
+#   EP_PMAX=15 (each profile's --profile-max-time, seconds)
 BUILD=${BUILD:-build}
 SC=${SC:-$BUILD/stagecraft}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -70,7 +71,8 @@ for t in $TRANSPORTS; do
   for r in $RECIPES; do
     # shellcheck disable=SC2086
     if ! STAGECRAFT_TRANSPORT=$t $SC run $r --model "$EP_CFG" $EP_MODEL \
-         -D p=$P -D m=$((2 * P)) -D ep=2 --backend cuda --profile "$tmp/p.json" --json \
+         -D p=$P -D m=$((2 * P)) -D ep=2 --backend cuda --profile "$tmp/p.json" \
+         --profile-max-time "${EP_PMAX:-15}" --json \
          >"$tmp/s.json" 2>"$tmp/err"; then
       echo "  $r $t: failed: $(head -n 1 "$tmp/err")"; continue
     fi
@@ -83,6 +85,7 @@ a2a = [d + c for d, c in zip(p.get("dispatch", []), p.get("combine", []))]
 print(f"{r:<10} {t:<11} {step:<10.4f} {step / base if base else 1:<10.3f} "
       + " ".join(f"{x:.4f}" for x in a2a))
 PY
-    [ "$r" = 1f1b ] && base=$(field "$tmp/s.json" step_time_s)
+    if [ "$r" = 1f1b ]; then base=$(field "$tmp/s.json" step_time_s); fi
   done
 done
+exit 0
