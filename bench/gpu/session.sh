@@ -90,6 +90,7 @@ S=$OUT/summary.txt
 status=0
 for n in $SECTIONS; do
   left=$((start + SESSION_S - $(date +%s) - 10)) # 10 s for the summary and the archive
+  [ "$left" -lt 0 ] && left=0 # overrun by the section before: none left
   lim=$(cap "$n"); [ "$left" -lt "$lim" ] && lim=$left
   { echo; echo "## $n. $(title "$n")"; echo; } >>"$W/body.txt"
   if [ "$lim" -lt 15 ]; then
